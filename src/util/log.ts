@@ -1,0 +1,81 @@
+// The daemon's own log: logrus-compatible text lines (what dockerd users grep for) or JSON lines
+// with level, msg and time in RFC 3339 with nanoseconds.
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'fatal';
+export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'fatal'];
+const RANK: Record<LogLevel, number> = { debug: 0, info: 1, warn: 2, error: 3, fatal: 4 };
+
+export interface LogOptions {
+  level: LogLevel;
+  format: 'text' | 'json';
+  raw: boolean;
+}
+
+type Fields = Record<string, unknown>;
+
+const hrBase = process.hrtime.bigint();
+const wallBaseNs = BigInt(Date.now()) * 1_000_000n;
+
+/** Wall-clock time with nanosecond digits, e.g. 2026-11-22T03:20:11.123456789Z. */
+export function rfc3339Nano(): string {
+  const ns = wallBaseNs + (process.hrtime.bigint() - hrBase);
+  const ms = Number(ns / 1_000_000n);
+  const iso = new Date(ms).toISOString(); // …T03:20:11.123Z
+  const frac = (ns % 1_000_000_000n).toString().padStart(9, '0');
+  return `${iso.slice(0, 19)}.${frac}Z`;
+}
+
+function quote(v: string): string {
+  return /^[A-Za-z0-9_.\/:@-]+$/.test(v) ? v : JSON.stringify(v);
+}
+
+export class Logger {
+  private opts: LogOptions;
+  private readonly fields: Fields;
+  private readonly out: NodeJS.WritableStream;
+
+  constructor(opts: LogOptions, fields: Fields = {}, out: NodeJS.WritableStream = process.stderr) {
+    this.opts = opts;
+    this.fields = fields;
+    this.out = out;
+  }
+
+  /** Level and format are shared by every child logger, so a reload (debug toggle) reaches them all. */
+  configure(opts: Partial<LogOptions>): void {
+    Object.assign(this.opts, opts);
+  }
+
+  get level(): LogLevel {
+    return this.opts.level;
+  }
+
+  child(fields: Fields): Logger {
+    return new Logger(this.opts, { ...this.fields, ...fields }, this.out);
+  }
+
+  enabled(level: LogLevel): boolean {
+    return RANK[level] >= RANK[this.opts.level];
+  }
+
+  debug(msg: string, fields?: Fields): void { this.write('debug', msg, fields); }
+  info(msg: string, fields?: Fields): void { this.write('info', msg, fields); }
+  warn(msg: string, fields?: Fields): void { this.write('warn', msg, fields); }
+  error(msg: string, fields?: Fields): void { this.write('error', msg, fields); }
+  fatal(msg: string, fields?: Fields): void { this.write('fatal', msg, fields); }
+
+  private write(level: LogLevel, msg: string, extra?: Fields): void {
+    if (!this.enabled(level)) return;
+    const fields: Fields = { ...this.fields, ...extra };
+    for (const [k, v] of Object.entries(fields)) if (v instanceof Error) fields[k] = v.message;
+    let line: string;
+    if (this.opts.format === 'json') {
+      line = JSON.stringify({ level: level === 'warn' ? 'warning' : level, msg, time: rfc3339Nano(), ...fields });
+    } else {
+      const lvl = level === 'warn' ? 'warning' : level;
+      const parts = [`time="${rfc3339Nano()}"`, `level=${lvl}`, `msg=${JSON.stringify(msg)}`];
+      for (const [k, v] of Object.entries(fields)) parts.push(`${k}=${quote(typeof v === 'string' ? v : JSON.stringify(v))}`);
+      line = parts.join(' ');
+    }
+    this.out.write(line + '\n');
+  }
+}
