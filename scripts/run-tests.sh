@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs the whole suite on the built tree: unit tests beside the code (dist/src/**/*.test.js) and the
+# end-to-end tests (dist/test/e2e/*.test.js), which start real daemons, containerd and runc.
+# Test files run in parallel (each e2e file has its own daemon and containerd); pass file paths to
+# run a subset.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ "$(id -u)" != 0 ]; then echo "run-tests: the suite needs root (namespaces, mounts, iptables)" >&2; exit 1; fi
+if [ $# -gt 0 ]; then files=("$@"); else
+  mapfile -t files < <(find dist/src dist/test/e2e -name '*.test.js' 2>/dev/null | sort)
+fi
+if [ ${#files[@]} -eq 0 ]; then echo "run-tests: no test files (did the build run?)" >&2; exit 1; fi
+concurrency=${TEST_CONCURRENCY:-4}
+exec bin/node --disable-warning=ExperimentalWarning --test --test-concurrency="$concurrency" \
+  --test-timeout="${TEST_TIMEOUT_MS:-600000}" "${files[@]}"

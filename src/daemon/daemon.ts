@@ -1,0 +1,129 @@
+// The daemon's wiring: one function that builds every service, hands them to the API routers as
+// their backends, and opens the listeners — the single place to see how the daemon fits together.
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { ApiServer } from '../api/server.ts';
+import { defaultHosts, parseHostSpec } from '../api/host-spec.ts';
+import { openListeners, type OpenListener } from '../api/listeners.ts';
+import { registerSystemRoutes } from '../api/routes/system.ts';
+import type { LoadedConfig } from '../config/daemon-config.ts';
+import { openDatabase } from '../store/database.ts';
+import { RecordTable } from '../store/kv.ts';
+import { Supervisor } from '../supervisor/supervisor.ts';
+import type { Logger } from '../util/log.ts';
+import { ENGINE_VERSION } from '../version.ts';
+import { SystemService, type ComponentVersions } from './system.ts';
+import { initVersion } from './init-binary.ts';
+import { cgroupDriverFor } from './cgroup-driver.ts';
+
+export interface DaemonOptions {
+  loaded: () => LoadedConfig;
+  log: Logger;
+  roots: { dataRoot: string; execRoot: string; tmpDir: string };
+  startedAt: Date;
+}
+
+export interface RunningDaemon {
+  addresses: string[];
+  reloaded(changed: string[]): void;
+  shutdown(): Promise<void>;
+}
+
+/** Grace period for in-flight requests at shutdown before connections are cut. */
+const REQUEST_DRAIN_MS = 5_000;
+
+export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
+  const { log, roots } = opts;
+  const cfg = () => opts.loaded().config;
+  const initial = cfg();
+  const cleanups: Array<() => Promise<void> | void> = [];
+  const shutdown = async () => {
+    for (const fn of cleanups.splice(0).reverse()) {
+      try {
+        await fn();
+      } catch (err) {
+        log.error(`shutdown step failed: ${(err as Error).message}`);
+      }
+    }
+  };
+
+  try {
+    const cgroupDriver = cgroupDriverFor(initial['exec-opts']);
+    const supervisor = await Supervisor.start({
+      ...(initial.supervisor ? { address: initial.supervisor } : {}),
+      dataRoot: roots.dataRoot,
+      execRoot: roots.execRoot,
+      namespace: initial['supervisor-namespace'],
+      pluginsNamespace: initial['supervisor-plugins-namespace'],
+      cri: initial['cri-supervisor'],
+      log,
+    });
+    cleanups.push(() => supervisor.stop());
+
+    const db = openDatabase(join(roots.dataRoot, 'engine.db'));
+    cleanups.push(() => db.close());
+    const meta = new RecordTable<{ value: string }>(db, 'meta');
+    let engineId = meta.get('engine-id')?.value;
+    if (!engineId) {
+      engineId = randomUUID();
+      meta.put('engine-id', { value: engineId });
+    }
+
+    const listenWarnings: string[] = [];
+    let componentsCache: ComponentVersions | undefined;
+    const system = new SystemService({
+      config: cfg,
+      engineId,
+      warnings: () => [...opts.loaded().warnings, ...listenWarnings],
+      components: async () => {
+        if (componentsCache) return componentsCache;
+        const v = await supervisor.versions();
+        componentsCache = { containerd: v.containerd, runc: { version: v.runc.version, commit: v.runc.commit }, init: initVersion(cfg()['init-path']) };
+        return componentsCache;
+      },
+      counters: { containers: () => ({ total: 0, running: 0, paused: 0, stopped: 0 }), images: () => 0 },
+      supervisorAddress: supervisor.address,
+      runtimes: () => ({ runc: { path: 'runc' }, ...cfg().runtimes }),
+      cgroupDriver,
+      startedAt: opts.startedAt,
+    });
+
+    const api = new ApiServer(log, { serverVersion: ENGINE_VERSION, experimental: () => cfg().experimental });
+    registerSystemRoutes(api.router, system);
+
+    const hosts = initial.hosts.filter((h) => h !== '');
+    const tlsOn = initial.tls || initial.tlsverify;
+    const specs = (hosts.length ? hosts : defaultHosts()).map((h) => parseHostSpec(h, tlsOn));
+    for (const s of specs) {
+      if (s.kind === 'tcp' && !tlsOn) {
+        listenWarnings.push(`WARNING: API is accessible on http://${s.host}:${s.port} without encryption.\n         Access to the remote API is equivalent to root access on the host. Refer\n         to the 'Docker daemon attack surface' section in the documentation for\n         more information: https://docs.docker.com/go/attack-surface/`);
+      }
+    }
+    const listeners: OpenListener[] = await openListeners(specs, {
+      ...(tlsOn ? { tls: { cert: initial.tlscert, key: initial.tlskey, ca: initial.tlscacert, verify: initial.tlsverify } } : {}),
+      group: initial.group,
+      log,
+      onRequest: (req, res, prefix) => api.handleRequest(req, res, prefix),
+      onUpgrade: (req, socket, head, prefix) => api.handleUpgrade(req, socket, head, prefix),
+    });
+    cleanups.push(async () => {
+      // Stop accepting, let in-flight requests finish, then cut what is left (log followers, events).
+      const closing = Promise.all(listeners.map((l) => l.close()));
+      const timer = setTimeout(() => listeners.forEach((l) => l.closeAllConnections()), REQUEST_DRAIN_MS);
+      await closing;
+      clearTimeout(timer);
+    });
+
+    return {
+      addresses: listeners.map((l) => l.address),
+      reloaded(changed: string[]) {
+        const c = cfg();
+        if (changed.includes('debug') || changed.includes('log-level')) log.configure({ level: c['log-level'] });
+      },
+      shutdown,
+    };
+  } catch (err) {
+    await shutdown();
+    throw err;
+  }
+}

@@ -1,0 +1,58 @@
+// Facts about the host that /info and /version report. Read once; they do not change while we run.
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+
+export interface HostInfo {
+  kernelVersion: string;
+  operatingSystem: string;
+  osVersion: string;
+  architecture: string; // uname -m, as /info reports it
+  goArch: string; //       amd64/arm64, as /version reports it
+  ncpu: number;
+  memTotal: number;
+  hostname: string;
+  cgroupVersion: '1' | '2';
+}
+
+function osRelease(): Record<string, string> {
+  try {
+    const out: Record<string, string> = {};
+    for (const line of readFileSync('/etc/os-release', 'utf8').split('\n')) {
+      const m = /^([A-Z_]+)=(.*)$/.exec(line);
+      if (m) out[m[1]!] = m[2]!.replace(/^"(.*)"$/, '$1');
+    }
+    return out;
+  } catch {
+    return {};
+  }
+}
+
+/** cgroup v2 only when /sys/fs/cgroup itself is cgroup2; the hybrid layout (v1 + unified) counts as v1. */
+export function detectCgroupVersion(): '1' | '2' {
+  try {
+    const mounts = readFileSync('/proc/self/mounts', 'utf8');
+    return /^\S+ \/sys\/fs\/cgroup cgroup2 /m.test(mounts) ? '2' : '1';
+  } catch {
+    return '1';
+  }
+}
+
+let cached: HostInfo | undefined;
+
+export function hostInfo(): HostInfo {
+  if (cached) return cached;
+  const rel = osRelease();
+  const machine = os.machine();
+  cached = {
+    kernelVersion: os.release(),
+    operatingSystem: rel.PRETTY_NAME ?? 'Linux',
+    osVersion: rel.VERSION_ID ?? '',
+    architecture: machine,
+    goArch: machine === 'x86_64' ? 'amd64' : machine === 'aarch64' ? 'arm64' : machine,
+    ncpu: os.availableParallelism(),
+    memTotal: os.totalmem(),
+    hostname: os.hostname(),
+    cgroupVersion: detectCgroupVersion(),
+  };
+  return cached;
+}

@@ -1,0 +1,161 @@
+// The system backend: what /version and /info report, assembled from the configuration, the host,
+// the supervisor and the resource services' counters.
+import type { SystemBackend } from '../api/routes/system.ts';
+import { API_VERSION, MIN_API_VERSION } from '../api/version.ts';
+import type { DaemonConfig } from '../config/daemon-config.ts';
+import { ENGINE_COMMIT, ENGINE_VERSION } from '../version.ts';
+import { hostInfo } from './host-info.ts';
+
+export interface ComponentVersions {
+  containerd: { version: string; revision: string };
+  runc: { version: string; commit: string };
+  init: { version: string; commit: string };
+}
+
+/** Counters other services provide; each later issue plugs its own in. */
+export interface SystemCounters {
+  containers(): { total: number; running: number; paused: number; stopped: number };
+  images(): number;
+}
+
+export interface SystemDeps {
+  config: () => DaemonConfig;
+  engineId: string;
+  warnings: () => string[];
+  components: () => Promise<ComponentVersions>;
+  counters: SystemCounters;
+  supervisorAddress: string;
+  runtimes: () => Record<string, { path?: string; runtimeArgs?: string[]; runtimeType?: string }>;
+  cgroupDriver: string;
+  startedAt: Date;
+}
+
+export class SystemService implements SystemBackend {
+  constructor(private readonly deps: SystemDeps) {}
+
+  experimental(): boolean {
+    return this.deps.config().experimental;
+  }
+
+  async version(): Promise<Record<string, unknown>> {
+    const host = hostInfo();
+    const c = await this.deps.components();
+    const engineDetails = {
+      ApiVersion: API_VERSION,
+      Arch: host.goArch,
+      BuildTime: this.deps.startedAt.toISOString(),
+      Experimental: String(this.experimental()),
+      GitCommit: ENGINE_COMMIT,
+      GoVersion: `node${process.versions.node}`,
+      KernelVersion: host.kernelVersion,
+      MinAPIVersion: MIN_API_VERSION,
+      Os: 'linux',
+    };
+    return {
+      Platform: { Name: 'Engine' },
+      Components: [
+        { Name: 'Engine', Version: ENGINE_VERSION, Details: engineDetails },
+        { Name: 'containerd', Version: c.containerd.version, Details: { GitCommit: c.containerd.revision } },
+        { Name: 'runc', Version: c.runc.version, Details: { GitCommit: c.runc.commit } },
+        { Name: 'engine-init', Version: c.init.version, Details: { GitCommit: c.init.commit } },
+      ],
+      Version: ENGINE_VERSION,
+      ApiVersion: API_VERSION,
+      MinAPIVersion: MIN_API_VERSION,
+      GitCommit: ENGINE_COMMIT,
+      GoVersion: `node${process.versions.node}`,
+      Os: 'linux',
+      Arch: host.goArch,
+      KernelVersion: host.kernelVersion,
+      Experimental: this.experimental(),
+      BuildTime: this.deps.startedAt.toISOString(),
+    };
+  }
+
+  async info(): Promise<Record<string, unknown>> {
+    const cfg = this.deps.config();
+    const host = hostInfo();
+    const c = await this.deps.components();
+    const counts = this.deps.counters.containers();
+    const insecure = ['127.0.0.0/8', '::1/128', ...cfg['insecure-registries'].filter((r) => r.includes('/'))];
+    const indexConfigs: Record<string, unknown> = {
+      'docker.io': { Name: 'docker.io', Mirrors: cfg['registry-mirrors'], Secure: true, Official: true },
+    };
+    for (const r of cfg['insecure-registries'].filter((r) => !r.includes('/'))) {
+      indexConfigs[r] = { Name: r, Mirrors: [], Secure: false, Official: false };
+    }
+    const runtimes: Record<string, unknown> = {};
+    for (const [name, rt] of Object.entries(this.deps.runtimes())) {
+      runtimes[name] = rt.runtimeType ? { runtimeType: rt.runtimeType } : { path: rt.path ?? name, ...(rt.runtimeArgs?.length ? { runtimeArgs: rt.runtimeArgs } : {}) };
+    }
+    return {
+      ID: this.deps.engineId,
+      Containers: counts.total,
+      ContainersRunning: counts.running,
+      ContainersPaused: counts.paused,
+      ContainersStopped: counts.stopped,
+      Images: this.deps.counters.images(),
+      Driver: cfg['storage-driver'],
+      DriverStatus: [['driver-type', 'io.containerd.snapshotter.v1']],
+      DockerRootDir: cfg['data-root'],
+      Plugins: { Volume: ['local'], Network: ['bridge', 'host', 'none'], Authorization: null, Log: ['json-file', 'local', 'none'] },
+      MemoryLimit: true,
+      SwapLimit: true,
+      KernelMemoryTCP: false,
+      CpuCfsPeriod: true,
+      CpuCfsQuota: true,
+      CPUShares: true,
+      CPUSet: true,
+      PidsLimit: true,
+      OomKillDisable: host.cgroupVersion === '1',
+      IPv4Forwarding: true,
+      Debug: cfg.debug,
+      NFd: 0,
+      NGoroutines: 0,
+      SystemTime: new Date().toISOString(),
+      LoggingDriver: cfg['log-driver'],
+      CgroupDriver: this.deps.cgroupDriver,
+      CgroupVersion: host.cgroupVersion,
+      NEventsListener: 0,
+      KernelVersion: host.kernelVersion,
+      OperatingSystem: host.operatingSystem,
+      OSVersion: host.osVersion,
+      OSType: 'linux',
+      Architecture: host.architecture,
+      NCPU: host.ncpu,
+      MemTotal: host.memTotal,
+      IndexServerAddress: 'https://index.docker.io/v1/',
+      RegistryConfig: { InsecureRegistryCIDRs: insecure, IndexConfigs: indexConfigs, Mirrors: cfg['registry-mirrors'] },
+      GenericResources: null,
+      HttpProxy: cfg['proxies.http-proxy'] ?? '',
+      HttpsProxy: cfg['proxies.https-proxy'] ?? '',
+      NoProxy: cfg['proxies.no-proxy'] ?? '',
+      Name: host.hostname,
+      Labels: cfg.labels,
+      ExperimentalBuild: cfg.experimental,
+      ServerVersion: ENGINE_VERSION,
+      Runtimes: runtimes,
+      DefaultRuntime: cfg['default-runtime'],
+      Swarm: { NodeID: '', NodeAddr: '', LocalNodeState: 'inactive', ControlAvailable: false, Error: '', RemoteManagers: null },
+      LiveRestoreEnabled: cfg['live-restore'],
+      Isolation: '',
+      InitBinary: 'engine-init',
+      ContainerdCommit: { ID: c.containerd.revision },
+      RuncCommit: { ID: c.runc.commit },
+      InitCommit: { ID: c.init.commit },
+      SecurityOptions: securityOptions(cfg, host.cgroupVersion),
+      DefaultAddressPools: cfg['default-address-pools'].map((p) => ({ Base: p.base, Size: p.size })),
+      FirewallBackend: { Driver: 'iptables' },
+      CDISpecDirs: cfg['cdi-spec-dirs'],
+      Containerd: { Address: this.deps.supervisorAddress, Namespaces: { Containers: cfg['supervisor-namespace'], Plugins: cfg['supervisor-plugins-namespace'] } },
+      Warnings: this.deps.warnings(),
+    };
+  }
+}
+
+function securityOptions(cfg: DaemonConfig, cgroupVersion: string): string[] {
+  const out = [`name=seccomp,profile=${cfg['seccomp-profile'] === 'unconfined' ? 'unconfined' : cfg['seccomp-profile'] === 'builtin' ? 'builtin' : 'custom'}`];
+  if (cfg['no-new-privileges']) out.push('name=no-new-privileges');
+  if (cgroupVersion === '2') out.push('name=cgroupns');
+  return out;
+}

@@ -1,0 +1,228 @@
+// Starts the built engined as a child process on temporary data-root, exec-root, socket and pidfile,
+// and gives tests raw HTTP and docker-CLI access to it. Every test daemon has its own containerd.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
+export const ENGINED = join(REPO_ROOT, 'bin/engined');
+
+export interface HttpResult {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  text(): string;
+  json<T = any>(): T;
+}
+
+export interface RequestOptions {
+  body?: unknown; //  object → JSON; Buffer/string sent as is
+  headers?: Record<string, string>;
+  socketPath?: string;
+  timeoutMs?: number;
+}
+
+export function httpOverUnix(socketPath: string, method: string, path: string, opts: RequestOptions = {}): Promise<HttpResult> {
+  return new Promise((resolvePromise, reject) => {
+    const headers: Record<string, string> = { ...opts.headers };
+    let payload: Buffer | undefined;
+    if (opts.body !== undefined) {
+      if (Buffer.isBuffer(opts.body)) payload = opts.body;
+      else if (typeof opts.body === 'string') payload = Buffer.from(opts.body);
+      else {
+        payload = Buffer.from(JSON.stringify(opts.body));
+        headers['Content-Type'] ??= 'application/json';
+      }
+      headers['Content-Length'] = String(payload.length);
+    }
+    const req = httpRequest({ socketPath, method, path, headers, timeout: opts.timeoutMs ?? 60_000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const body = Buffer.concat(chunks);
+        resolvePromise({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          body,
+          text: () => body.toString('utf8'),
+          json: () => JSON.parse(body.toString('utf8')),
+        });
+      });
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`request ${method} ${path} timed out`)));
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+export interface CommandResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string | Buffer; timeoutMs?: number; cwd?: string } = {}): Promise<CommandResult> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(cmd, args, { env: opts.env ?? process.env, cwd: opts.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 120_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, stdout, stderr });
+    });
+    child.stdin.end(opts.input);
+  });
+}
+
+export interface DaemonStartOptions {
+  /** Extra daemon arguments (the harness already sets data-root, exec-root, -H, pidfile, config-file). */
+  args?: string[];
+  /** Written as the daemon's config file; when absent the daemon gets a path with no file. */
+  config?: Record<string, unknown>;
+  env?: NodeJS.ProcessEnv;
+  /** Skip the default -H unix socket (the test gives its own -H). */
+  noDefaultHost?: boolean;
+  /** Reuse an existing directory (restart on the same state). */
+  dir?: string;
+  waitReady?: boolean;
+}
+
+export class TestDaemon {
+  child!: ChildProcess;
+  output = '';
+  exitCode: number | null = null;
+  exited!: Promise<number | null>;
+
+  constructor(readonly dir: string, private readonly opts: DaemonStartOptions) {}
+
+  get socket(): string { return join(this.dir, 'engine.sock'); }
+  get host(): string { return `unix://${this.socket}`; }
+  get dataRoot(): string { return join(this.dir, 'data'); }
+  get execRoot(): string { return join(this.dir, 'exec'); }
+  get pidfile(): string { return join(this.dir, 'engine.pid'); }
+  get configFile(): string { return join(this.dir, 'daemon.json'); }
+  get pid(): number { return this.child.pid!; }
+
+  baseArgs(): string[] {
+    return [
+      '--data-root', this.dataRoot,
+      '--exec-root', this.execRoot,
+      '--pidfile', this.pidfile,
+      '--config-file', this.configFile,
+      ...(this.opts.noDefaultHost ? [] : ['-H', this.host]),
+      ...(this.opts.args ?? []),
+    ];
+  }
+
+  async spawn(): Promise<void> {
+    if (this.opts.config) await writeFile(this.configFile, JSON.stringify(this.opts.config, null, 2));
+    this.output = '';
+    this.exitCode = null;
+    this.child = spawn(ENGINED, this.baseArgs(), { env: { ...process.env, ...this.opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child.stdout!.on('data', (d) => (this.output += d));
+    this.child.stderr!.on('data', (d) => (this.output += d));
+    this.exited = new Promise((res) => this.child.on('exit', (code, signal) => {
+      this.exitCode = code ?? (signal ? 128 : null);
+      res(this.exitCode);
+    }));
+  }
+
+  async waitReady(timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (this.exitCode !== null) throw new Error(`daemon exited with ${this.exitCode} before it was ready:\n${this.output}`);
+      try {
+        const r = await httpOverUnix(this.socket, 'GET', '/_ping', { timeoutMs: 2000 });
+        if (r.status === 200) return;
+      } catch {
+        // not listening yet
+      }
+      if (Date.now() > deadline) throw new Error(`daemon not ready after ${timeoutMs} ms:\n${this.output}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
+  request(method: string, path: string, opts: RequestOptions = {}): Promise<HttpResult> {
+    return httpOverUnix(opts.socketPath ?? this.socket, method, path, opts);
+  }
+
+  /** Runs the docker CLI (28.x on PATH) against this daemon. */
+  docker(args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string | Buffer; timeoutMs?: number } = {}): Promise<CommandResult> {
+    const env: NodeJS.ProcessEnv = { ...process.env, DOCKER_HOST: this.host, DOCKER_CONFIG: join(this.dir, "docker-config"), ...opts.env };
+    delete env.DOCKER_CONTEXT;
+    return run('docker', args, { ...opts, env });
+  }
+
+  async waitForOutput(pattern: RegExp, timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (!pattern.test(this.output)) {
+      if (Date.now() > deadline) throw new Error(`daemon output did not match ${pattern} within ${timeoutMs} ms:\n${this.output}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
+  /** Graceful stop (SIGTERM); resolves with the exit code. */
+  async stop(signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 30_000): Promise<number | null> {
+    if (this.exitCode !== null) return this.exitCode;
+    this.child.kill(signal);
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), timeoutMs);
+    const code = await this.exited;
+    clearTimeout(timer);
+    return code;
+  }
+
+  /** kill -9 of engined alone; its containerd (and containers) keep running. */
+  async kill9(): Promise<void> {
+    if (this.exitCode !== null) return;
+    this.child.kill('SIGKILL');
+    await this.exited;
+  }
+
+  /** Starts engined again on the same directories. */
+  async restart(): Promise<void> {
+    await this.spawn();
+    if (this.opts.waitReady !== false) await this.waitReady();
+  }
+
+  /** Stops the daemon, kills any containerd it left (after kill -9), removes the directory. */
+  async cleanup(): Promise<void> {
+    await this.stop().catch(() => undefined);
+    await killStrayContainerd(this.execRoot);
+    await unmountUnder(this.dir);
+    await rm(this.dir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+/** Lazily unmounts whatever a test left mounted below `dir` (deepest first), so rm can proceed. */
+export async function unmountUnder(dir: string): Promise<void> {
+  const mounts = (await readFile('/proc/mounts', 'utf8')).split('\n').map((l) => l.split(' ')[1] ?? '').filter((m) => m === dir || m.startsWith(dir + '/'));
+  for (const m of mounts.sort().reverse()) await run('umount', ['-l', m]).catch(() => undefined);
+}
+
+/** A containerd started for a test daemon is found by its config path under the exec-root. */
+export async function killStrayContainerd(execRoot: string): Promise<void> {
+  await run('pkill', ['-9', '-f', `containerd --config ${execRoot}/`]).catch(() => undefined);
+}
+
+export async function startDaemon(opts: DaemonStartOptions = {}): Promise<TestDaemon> {
+  const dir = opts.dir ?? (await mkdtemp(join(tmpdir(), 'engine-t-')));
+  const d = new TestDaemon(dir, opts);
+  await d.spawn();
+  if (opts.waitReady !== false) {
+    try {
+      await d.waitReady();
+    } catch (err) {
+      await d.cleanup();
+      throw err;
+    }
+  }
+  return d;
+}
