@@ -35,12 +35,13 @@ if [ "$(cat $PROTO_DIR/.version 2>/dev/null)" != "$ctd_version" ]; then
   echo "setup: extracting containerd $ctd_version API protos"
   rm -rf "$PROTO_DIR" build/debs && mkdir -p "$PROTO_DIR" build/debs
   (cd build/debs && apt-get download -qq "golang-github-containerd-containerd-dev=$ctd_version" \
-      golang-github-gogo-protobuf-dev golang-github-gogo-googleapis-dev)
+      golang-github-gogo-protobuf-dev golang-github-gogo-googleapis-dev golang-github-containerd-cgroups-dev)
   for deb in build/debs/*.deb; do dpkg-deb -x "$deb" build/debs/root; done
   src=build/debs/root/usr/share/gocode/src
-  mkdir -p "$PROTO_DIR/github.com/containerd/containerd" "$PROTO_DIR/gogo" "$PROTO_DIR/googleapis"
+  mkdir -p "$PROTO_DIR/github.com/containerd/containerd" "$PROTO_DIR/github.com/containerd/cgroups" "$PROTO_DIR/gogo" "$PROTO_DIR/googleapis"
   (cd "$src/github.com/containerd/containerd" && find api protobuf runtime/v2/runc/options -name '*.proto' \
       -exec cp --parents {} "$ROOT/$PROTO_DIR/github.com/containerd/containerd/" \;)
+  (cd "$src/github.com/containerd/cgroups" && find . -name 'metrics.proto' -exec cp --parents {} "$ROOT/$PROTO_DIR/github.com/containerd/cgroups/" \;)
   (cd "$src/github.com/gogo/protobuf" && find gogoproto -name '*.proto' -exec cp --parents {} "$ROOT/$PROTO_DIR/gogo/" \;)
   (cd "$src/github.com/gogo/googleapis" && find google -name '*.proto' -exec cp --parents {} "$ROOT/$PROTO_DIR/googleapis/" \;)
   rm -rf build/debs

@@ -5,6 +5,7 @@ import { chmod, chown, lstat, mkdir, readFile, unlink } from 'node:fs/promises';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
+import { DEFAULT_CIPHERS } from 'node:tls';
 import { dirname } from 'node:path';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../util/log.ts';
@@ -52,7 +53,8 @@ export async function openListeners(specs: ListenSpec[], opts: ListenerOptions):
     for (const spec of specs) {
       switch (spec.kind) {
         case 'unix':
-          opened.push(await openUnix(spec, opts, tlsOptions));
+          // Like dockerd, TLS covers network sockets only; clients speak plain HTTP on unix sockets.
+          opened.push(await openUnix(spec, opts));
           break;
         case 'tcp':
           opened.push(await openTcp(spec, opts, tlsOptions));
@@ -84,8 +86,13 @@ function loadTls(tls: TlsSettings): https.ServerOptions {
   return {
     cert: read('certificate', tls.cert),
     key: read('key', tls.key),
-    ...(tls.ca ? { ca: read('CA certificate', tls.ca) } : {}),
-    minVersion: 'TLSv1', // spec: TLS 1.0 and later; SSLv3 and earlier are refused
+    // The CA only matters for checking client certificates; --tls alone must not need the file.
+    ...(tls.verify && tls.ca ? { ca: read('CA certificate', tls.ca) } : {}),
+    // Spec: TLS 1.0 and later; SSLv3 and earlier are refused. OpenSSL 3's default security level
+    // silently disables TLS 1.0/1.1, so it is lowered; node's curated cipher list stays in force
+    // (no NULL, export, RC4, DES or MD5 suites).
+    minVersion: 'TLSv1',
+    ciphers: `${DEFAULT_CIPHERS}:@SECLEVEL=0`,
     requestCert: tls.verify,
     rejectUnauthorized: tls.verify,
   };
@@ -113,6 +120,10 @@ function createServer(spec: ListenSpec, prefix: string, opts: ListenerOptions, t
     opts.onRequest(req, res, prefix);
   });
   server.on('upgrade', (req, socket, head) => opts.onUpgrade(req, socket, head, prefix));
+  // Errors after start-up (e.g. EMFILE on accept) are logged; unhandled, they would end the process.
+  server.once('listening', () => {
+    server.on('error', (err) => opts.log.error('API listener error', { listener: formatListenSpec(spec), error: err }));
+  });
   if (tlsOptions) {
     server.on('tlsClientError', (err: Error, socket: net.Socket) => {
       opts.log.debug('TLS handshake failed', { listener: formatListenSpec(spec), remote: socket.remoteAddress, error: err.message });
@@ -157,13 +168,13 @@ function listen(server: net.Server, target: net.ListenOptions, beforeBind?: () =
 // ---------------------------------------------------------------------------------------------
 // unix
 
-async function openUnix(spec: Extract<ListenSpec, { kind: 'unix' }>, opts: ListenerOptions, tlsOptions?: https.ServerOptions): Promise<OpenListener> {
+async function openUnix(spec: Extract<ListenSpec, { kind: 'unix' }>, opts: ListenerOptions): Promise<OpenListener> {
   const path = spec.path;
   await mkdir(dirname(path), { recursive: true, mode: 0o755 });
   await clearStaleSocket(path);
   const gid = await socketGid(path, opts.group, opts.log);
 
-  const { server, close, closeAllConnections } = createServer(spec, '', opts, tlsOptions);
+  const { server, close, closeAllConnections } = createServer(spec, '', opts, undefined);
   // Bind under a tight umask so the socket is never reachable by others before chmod; node binds
   // a path synchronously inside listen(), so the umask change does not outlive this call.
   await listen(server, { path }, () => {

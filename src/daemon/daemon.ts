@@ -15,6 +15,18 @@ import { ENGINE_VERSION } from '../version.ts';
 import { SystemService, type ComponentVersions } from './system.ts';
 import { initVersion } from './init-binary.ts';
 import { cgroupDriverFor } from './cgroup-driver.ts';
+import { ContainerStore } from '../store/containers.ts';
+import { ImageStore } from '../images/image-store.ts';
+import { RuntimeRegistry } from './runtimes.ts';
+import { RootfsManager } from './containers/rootfs.ts';
+import { TaskLauncher } from './containers/task-launcher.ts';
+import { ContainerService } from './containers/service.ts';
+import type { ContainerRecord } from './containers/record.ts';
+import { registerContainerRoutes } from '../api/routes/containers.ts';
+import { registerAttachRoutes } from '../api/routes/attach.ts';
+import { parseSize } from '../config/values.ts';
+import { snapshotterFor } from './storage-driver.ts';
+import { mkdir } from 'node:fs/promises';
 
 export interface DaemonOptions {
   loaded: () => LoadedConfig;
@@ -69,6 +81,26 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       meta.put('engine-id', { value: engineId });
     }
 
+    const snapshotter = await snapshotterFor(supervisor.client, initial['storage-driver'], initial['storage-opts']);
+    const client = supervisor.client; // its default snapshotter is overlayfs (overlay2)
+    const containersDir = join(roots.dataRoot, 'containers');
+    await mkdir(containersDir, { recursive: true, mode: 0o710 });
+    const images = new ImageStore(client);
+    await images.list().catch(() => []);
+    const runtimes = new RuntimeRegistry(roots.execRoot, initial.runtimes);
+    const rootfs = new RootfsManager(client, snapshotter, roots.tmpDir);
+    const shmSize = parseSize(initial['default-shm-size']);
+    const launcher = new TaskLauncher({
+      client, rootfs, runtimes, config: cfg, log: log.child({ module: 'containers' }), execRoot: roots.execRoot,
+      runcRoot: supervisor.runcRoot, containersDir, tmpDir: roots.tmpDir, cgroupDriver, shmSize,
+    });
+    const containers = new ContainerService({
+      client, images, store: new ContainerStore<ContainerRecord>(db), rootfs, runtimes, launcher, config: cfg,
+      log: log.child({ module: 'containers' }), containersDir, shmSize,
+    });
+    await containers.restore(initial['live-restore']);
+    cleanups.push(() => containers.shutdown(cfg()['live-restore'], cfg()['shutdown-timeout']));
+
     const listenWarnings: string[] = [];
     let componentsCache: ComponentVersions | undefined;
     const system = new SystemService({
@@ -81,15 +113,17 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         componentsCache = { containerd: v.containerd, runc: { version: v.runc.version, commit: v.runc.commit }, init: initVersion(cfg()['init-path']) };
         return componentsCache;
       },
-      counters: { containers: () => ({ total: 0, running: 0, paused: 0, stopped: 0 }), images: () => 0 },
+      counters: { containers: () => containers.counts(), images: () => images.count() },
       supervisorAddress: supervisor.address,
-      runtimes: () => ({ runc: { path: 'runc' }, ...cfg().runtimes }),
+      runtimes: () => runtimes.specs(),
       cgroupDriver,
       startedAt: opts.startedAt,
     });
 
     const api = new ApiServer(log, { serverVersion: ENGINE_VERSION, experimental: () => cfg().experimental });
     registerSystemRoutes(api.router, system);
+    registerContainerRoutes(api.router, containers);
+    registerAttachRoutes(api.router, containers);
 
     const hosts = initial.hosts.filter((h) => h !== '');
     const tlsOn = initial.tls || initial.tlsverify;
@@ -119,6 +153,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       reloaded(changed: string[]) {
         const c = cfg();
         if (changed.includes('debug') || changed.includes('log-level')) log.configure({ level: c['log-level'] });
+        if (changed.includes('runtimes')) runtimes.reload(c.runtimes);
       },
       shutdown,
     };

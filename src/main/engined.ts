@@ -27,8 +27,9 @@ async function main(): Promise<void> {
   let releasePid: (() => Promise<void>) | undefined;
   let daemon: RunningDaemon | undefined;
   try {
-    const roots = await prepareRoots(cfg['data-root'], cfg['exec-root']);
+    // The pidfile first: a second daemon must be refused before it touches the first one's tmp dir.
     releasePid = (await acquirePidfile(cfg.pidfile)).release;
+    const roots = await prepareRoots(cfg['data-root'], cfg['exec-root'], { cleanTmp: true });
     daemon = await startDaemon({ loaded: () => loaded, log, roots, startedAt: new Date(startedAt) });
   } catch (err) {
     log.fatal(`failed to start daemon: ${(err as Error).message}`);
@@ -39,7 +40,6 @@ async function main(): Promise<void> {
   }
   const running = daemon;
   log.info('Daemon has completed initialization', { startupMs: Date.now() - startedAt });
-  log.info('API listen on ' + running.addresses.join(', '));
 
   process.on('SIGHUP', () => {
     const r = reloadConfig(loaded, process.env);

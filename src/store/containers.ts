@@ -4,6 +4,9 @@
 
 import { conflict, invalidParameter, notFound } from '../errors.ts';
 import type { EngineDatabase } from './database.ts';
+import { deepFreeze, type Snapshot } from './snapshot.ts';
+
+export { thaw, type Snapshot, type Thawed } from './snapshot.ts';
 
 export interface ContainerRecordBase {
   Id: string;
@@ -58,97 +61,169 @@ export function prefixUpperBound(prefix: string): string | undefined {
 }
 
 const SQL = {
-  byId: 'SELECT data FROM containers WHERE id = ?',
-  byName: 'SELECT data FROM containers WHERE name = ?',
+  all: 'SELECT id, created, data FROM containers',
+  one: 'SELECT created, data FROM containers WHERE id = ?',
   idByName: 'SELECT id FROM containers WHERE name = ?',
   upsert:
     'INSERT INTO containers (id, name, created, data) VALUES (?1, ?2, COALESCE(?3, ?5), ?4) ' +
     'ON CONFLICT (id) DO UPDATE SET name = excluded.name, data = excluded.data, ' +
-    'created = COALESCE(?3, containers.created)',
-  prefixRange: 'SELECT data FROM containers WHERE id >= ? AND id < ? ORDER BY id',
-  prefixOpen: 'SELECT data FROM containers WHERE id >= ? ORDER BY id',
-  list: 'SELECT data FROM containers ORDER BY created DESC, id',
+    'created = COALESCE(?3, containers.created) RETURNING created',
+  prefixRange: 'SELECT id FROM containers WHERE id >= ? AND id < ? ORDER BY id',
+  prefixOpen: 'SELECT id FROM containers WHERE id >= ? ORDER BY id',
   rename: 'UPDATE containers SET name = ?, data = ? WHERE id = ?',
   delete: 'DELETE FROM containers WHERE id = ?',
   count: 'SELECT count(*) AS n FROM containers',
 } as const;
 
+interface Cached<T> {
+  rec: Snapshot<T>;
+  created: number;
+}
+
+/**
+ * Reads are served from an in-memory copy of the table (loaded on first read, updated by every write
+ * through this store), because parsing 500 JSON records per `docker ps` costs ~10 ms. Records handed out are therefore frozen snapshots: to change one, build a new
+ * object (or thaw() a copy) and put() it. After a rollback the rows this store wrote in the undone
+ * transaction are re-read. This assumes the daemon is engine.db's only writer.
+ */
 export class ContainerStore<T extends ContainerRecordBase> {
   private readonly db: EngineDatabase;
   private readonly createdOf: (rec: T) => number | undefined;
+  private cache: Map<string, Cached<T>> | undefined;
+  private ordered: Snapshot<T>[] | undefined;
+  /** IDs written by the transaction in progress: what a rollback may have undone. */
+  private readonly touched = new Set<string>();
 
   constructor(db: EngineDatabase, opts: ContainerStoreOptions<T> = {}) {
     this.db = db;
     this.createdOf = opts.createdOf ?? defaultCreated;
+    db.onRollback(() => this.resync());
   }
 
   /** Inserts or replaces the record with rec.Id. Throws conflict if another container has its name. */
-  put(rec: T): void {
-    const name = bareName(rec.Name);
-    if (!rec.Id) throw invalidParameter('container record without an Id');
+  put(rec: T | Snapshot<T>): void {
+    const plain = rec as T;
+    const name = bareName(plain.Name);
+    if (!plain.Id) throw invalidParameter('container record without an Id');
     if (!name) throw invalidParameter('container record without a Name');
-    const created = this.createdOf(rec);
-    const data = JSON.stringify(rec);
+    const created = this.createdOf(plain);
+    const data = JSON.stringify(plain);
+    this.settle();
     this.db.transaction(() => {
-      this.assertNameFree(name, rec.Id);
-      this.db.statement(SQL.upsert).run(rec.Id, name, created ?? null, data, Date.now());
+      this.assertNameFree(name, plain.Id);
+      const row = this.db.statement(SQL.upsert).get(plain.Id, name, created ?? null, data, Date.now()) as {
+        created: number;
+      };
+      this.remember(plain.Id, data, Number(row.created));
     });
   }
 
-  get(id: string): T | undefined {
-    const row = this.db.statement(SQL.byId).get(id) as { data: string } | undefined;
-    return row ? (JSON.parse(row.data) as T) : undefined;
+  get(id: string): Snapshot<T> | undefined {
+    return this.load().get(id)?.rec;
   }
 
   /** By name, with or without the leading '/'. */
-  getByName(name: string): T | undefined {
-    const row = this.db.statement(SQL.byName).get(bareName(name)) as { data: string } | undefined;
-    return row ? (JSON.parse(row.data) as T) : undefined;
+  getByName(name: string): Snapshot<T> | undefined {
+    const row = this.db.statement(SQL.idByName).get(bareName(name)) as { id: string } | undefined;
+    return row ? this.get(row.id) : undefined;
   }
 
   /** Records whose ID starts with prefix, in ID order (a range scan of the primary-key index). */
-  findByPrefix(prefix: string): T[] {
+  findByPrefix(prefix: string): Snapshot<T>[] {
     if (!prefix) return [];
     const upper = prefixUpperBound(prefix);
     const rows = (
       upper === undefined
         ? this.db.statement(SQL.prefixOpen).all(prefix)
         : this.db.statement(SQL.prefixRange).all(prefix, upper)
-    ) as Array<{ data: string }>;
-    return rows.map((r) => JSON.parse(r.data) as T);
+    ) as Array<{ id: string }>;
+    const cache = this.load();
+    return rows.flatMap((r) => cache.get(r.id)?.rec ?? []);
   }
 
-  /** All records, newest first. */
-  list(): T[] {
-    const rows = this.db.statement(SQL.list).all() as Array<{ data: string }>;
-    return rows.map((r) => JSON.parse(r.data) as T);
+  /** All records, newest first (ties by ID). */
+  list(): Snapshot<T>[] {
+    if (!this.ordered) {
+      const entries = [...this.load().entries()];
+      entries.sort(([idA, a], [idB, b]) => b.created - a.created || (idA < idB ? -1 : idA > idB ? 1 : 0));
+      this.ordered = entries.map(([, c]) => c.rec);
+    }
+    return this.ordered.slice();
   }
 
   /** Removes the record; false if there was none. */
   delete(id: string): boolean {
-    return Number(this.db.statement(SQL.delete).run(id).changes) > 0;
+    this.settle();
+    const removed = Number(this.db.statement(SQL.delete).run(id).changes) > 0;
+    if (removed) {
+      this.cache?.delete(id);
+      this.ordered = undefined;
+      if (this.db.inTransaction) this.touched.add(id);
+    }
+    return removed;
   }
 
   /**
    * Atomically gives container id the name newName (with or without '/'); the record's Name keeps
    * the caller's convention (leading '/' or not) of the old Name. Returns the updated record.
    */
-  rename(id: string, newName: string): T {
+  rename(id: string, newName: string): Snapshot<T> {
     const name = bareName(newName);
     if (!name) throw invalidParameter('container name cannot be empty');
+    this.settle();
     return this.db.transaction(() => {
-      const row = this.db.statement(SQL.byId).get(id) as { data: string } | undefined;
-      if (!row) throw notFound(`No such container: ${id}`);
+      const current = this.load().get(id);
+      if (!current) throw notFound(`No such container: ${id}`);
       this.assertNameFree(name, id);
-      const rec = JSON.parse(row.data) as T;
-      const updated = { ...rec, Name: rec.Name.startsWith('/') ? `/${name}` : name };
-      this.db.statement(SQL.rename).run(name, JSON.stringify(updated), id);
-      return updated;
+      const oldName = (current.rec as ContainerRecordBase).Name;
+      const data = JSON.stringify({ ...current.rec, Name: oldName.startsWith('/') ? `/${name}` : name });
+      this.db.statement(SQL.rename).run(name, data, id);
+      return this.remember(id, data, current.created);
     });
   }
 
   count(): number {
+    if (this.cache) return this.cache.size;
     return Number((this.db.statement(SQL.count).get() as { n: number }).n);
+  }
+
+  private load(): Map<string, Cached<T>> {
+    if (!this.cache) {
+      const cache = new Map<string, Cached<T>>();
+      for (const row of this.db.statement(SQL.all).iterate() as Iterable<{ id: string; created: number; data: string }>) {
+        cache.set(row.id, { rec: deepFreeze(JSON.parse(row.data) as T), created: Number(row.created) });
+      }
+      this.cache = cache;
+      this.ordered = undefined;
+    }
+    return this.cache;
+  }
+
+  /** Records a row just written; a fresh parse so the caller's object stays theirs to mutate. */
+  private remember(id: string, data: string, created: number): Snapshot<T> {
+    const rec = deepFreeze(JSON.parse(data) as T);
+    this.cache?.set(id, { rec, created });
+    this.ordered = undefined;
+    this.touched.add(id); // always inside a transaction
+    return rec;
+  }
+
+  /** Outside any transaction, earlier writes are final: nothing left that a rollback could undo. */
+  private settle(): void {
+    if (!this.db.inTransaction) this.touched.clear();
+  }
+
+  /** After a rollback: make the cached rows written in the undone transaction match the table again. */
+  private resync(): void {
+    if (this.cache && this.touched.size) {
+      for (const id of this.touched) {
+        const row = this.db.statement(SQL.one).get(id) as { created: number; data: string } | undefined;
+        if (row) this.cache.set(id, { rec: deepFreeze(JSON.parse(row.data) as T), created: Number(row.created) });
+        else this.cache.delete(id);
+      }
+      this.ordered = undefined;
+    }
+    this.settle();
   }
 
   private assertNameFree(name: string, id: string): void {

@@ -39,6 +39,11 @@ export interface EngineDatabase {
    */
   transaction<T>(fn: () => T): T;
   readonly inTransaction: boolean;
+  /**
+   * Calls listener after any ROLLBACK or ROLLBACK TO a savepoint, so in-memory caches of table
+   * contents can drop what they learned from writes that were just undone. Returns an unsubscribe.
+   */
+  onRollback(listener: () => void): () => void;
   /** PRAGMA integrity_check; ['ok'] when the file is sound. */
   integrityCheck(): string[];
   /** Copies the WAL into the main file and truncates the WAL (e.g. at shutdown). */
@@ -55,6 +60,7 @@ class SqliteEngineDatabase implements EngineDatabase {
   private readonly db: DatabaseSync;
   private readonly statements = new Map<string, StatementSync>();
   private depth = 0;
+  private readonly rollbackListeners = new Set<() => void>();
 
   constructor(path: string, opts: OpenOptions) {
     this.path = path;
@@ -105,6 +111,15 @@ class SqliteEngineDatabase implements EngineDatabase {
     this.db.exec(sql);
   }
 
+  onRollback(listener: () => void): () => void {
+    this.rollbackListeners.add(listener);
+    return () => this.rollbackListeners.delete(listener);
+  }
+
+  private rolledBack(): void {
+    for (const listener of this.rollbackListeners) listener();
+  }
+
   transaction<T>(fn: () => T): T {
     if (this.depth === 0) return this.outer(fn);
     return this.nested(fn);
@@ -122,6 +137,7 @@ class SqliteEngineDatabase implements EngineDatabase {
       // Some errors (e.g. SQLITE_FULL) already rolled the transaction back; and a failed COMMIT
       // leaves it open.
       if (this.db.isTransaction) this.db.exec('ROLLBACK');
+      this.rolledBack();
       throw err;
     } finally {
       this.depth = 0;
@@ -142,6 +158,7 @@ class SqliteEngineDatabase implements EngineDatabase {
         this.db.exec(`ROLLBACK TO ${name}`);
         this.db.exec(`RELEASE ${name}`);
       }
+      this.rolledBack();
       throw err;
     } finally {
       this.depth--;

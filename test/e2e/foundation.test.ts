@@ -135,7 +135,7 @@ describe('engined foundation', () => {
   test('a second daemon on the same pidfile refuses to start', async () => {
     const other = await mkdtemp(join(tmpdir(), 'engine-t-'));
     try {
-      const r = await run(ENGINED, ['--data-root', join(other, 'data'), '--exec-root', join(other, 'exec'), '--pidfile', d.pidfile, '-H', `unix://${join(other, 's.sock')}`, '--config-file', join(other, 'none.json')], { timeoutMs: 30_000 });
+      const r = await run(ENGINED, ['--data-root', join(other, 'data'), '--exec-root', join(other, 'exec'), '--pidfile', d.pidfile, '-H', `unix://${join(other, 's.sock')}`], { timeoutMs: 30_000 });
       assert.equal(r.code, 1);
       assert.match(r.stderr + r.stdout, /pid file found, ensure engine is not running or delete/);
       assert.equal((await readFile(d.pidfile, 'utf8')).trim(), String(d.pid));
@@ -211,7 +211,7 @@ describe('engined listeners', () => {
     const port = await freePort();
     const d = await startDaemon({ args: ['-H', `tcp://127.0.0.1:${port}`, '--tlsverify', '--tlscacert', certs.ca, '--tlscert', certs.serverCert, '--tlskey', certs.serverKey] });
     try {
-      const ok = await d.docker(['version', '--format', '{{.Server.ApiVersion}}'], { env: { DOCKER_HOST: `tcp://127.0.0.1:${port}`, DOCKER_TLS_VERIFY: '1', DOCKER_CERT_PATH: certs.clientDir } });
+      const ok = await d.docker(['version', '--format', '{{.Server.APIVersion}}'], { env: { DOCKER_HOST: `tcp://127.0.0.1:${port}`, DOCKER_TLS_VERIFY: '1', DOCKER_CERT_PATH: certs.clientDir } });
       assert.equal(ok.code, 0, ok.stderr);
       assert.equal(ok.stdout.trim(), '1.51');
       const ca = await readFile(certs.ca);
@@ -248,7 +248,7 @@ describe('engined listeners', () => {
       await d.waitReady();
       const r = await d.request('GET', '/_ping');
       assert.equal(r.text(), 'OK');
-      const missing = await run(ENGINED, ['-H', 'fd://', '--data-root', join(dir, 'd2'), '--exec-root', join(dir, 'e2'), '--pidfile', join(dir, 'p2.pid'), '--config-file', join(dir, 'none.json')], { timeoutMs: 30_000 });
+      const missing = await run(ENGINED, ['-H', 'fd://', '--data-root', join(dir, 'd2'), '--exec-root', join(dir, 'e2'), '--pidfile', join(dir, 'p2.pid')], { timeoutMs: 30_000 });
       assert.notEqual(missing.code, 0);
       assert.match(missing.stderr, /socket activation|fd/);
       await killStrayContainerd(join(dir, 'e2'));

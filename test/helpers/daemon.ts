@@ -116,7 +116,7 @@ export class TestDaemon {
       '--data-root', this.dataRoot,
       '--exec-root', this.execRoot,
       '--pidfile', this.pidfile,
-      '--config-file', this.configFile,
+      ...(this.opts.config ? ['--config-file', this.configFile] : []),
       ...(this.opts.noDefaultHost ? [] : ['-H', this.host]),
       ...(this.opts.args ?? []),
     ];

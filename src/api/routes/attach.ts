@@ -1,0 +1,74 @@
+// POST /containers/{id}/attach: the hijacked stream `docker run` and `docker attach` use. With
+// `Upgrade: tcp` the response is 101 and the connection becomes raw; output is framed with the
+// 8-byte multiplexing header unless the container has a TTY; stdin flows the other way.
+import type { Socket } from 'node:net';
+import type { Writable } from 'node:stream';
+import type { Router } from '../router.ts';
+import type { LogChunk } from './containers.ts';
+
+export interface AttachOptions {
+  stream: boolean;
+  stdin: boolean;
+  stdout: boolean;
+  stderr: boolean;
+  logs: boolean;
+  detachKeys?: string;
+}
+
+export interface AttachSession {
+  tty: boolean;
+  history?: AsyncIterable<LogChunk> | undefined;
+  running(): boolean;
+  /** Live output; null ends the run. */
+  subscribe(fn: (chunk: { stream: 'stdout' | 'stderr'; data: Buffer } | null) => void): () => void;
+  stdin?: (() => Writable | undefined) | undefined;
+  closeStdin(): Promise<void>;
+}
+
+export interface AttachBackend {
+  attach(ref: string, opts: AttachOptions): Promise<AttachSession>;
+}
+
+function frame(stream: 'stdout' | 'stderr', data: Buffer): Buffer {
+  const h = Buffer.alloc(8);
+  h[0] = stream === 'stdout' ? 1 : 2;
+  h.writeUInt32BE(data.length, 4);
+  return Buffer.concat([h, data]);
+}
+
+export function registerAttachRoutes(router: Router, backend: AttachBackend): void {
+  router.post('/containers/{id}/attach', async (ctx) => {
+    const q = ctx.query;
+    const opts: AttachOptions = { stream: q.bool('stream'), stdin: q.bool('stdin'), stdout: q.bool('stdout'), stderr: q.bool('stderr'), logs: q.bool('logs'), ...(q.string('detachKeys') ? { detachKeys: q.string('detachKeys')! } : {}) };
+    const session = await backend.attach(ctx.params.id!, opts);
+    const socket: Socket = ctx.socket ?? (ctx.req.socket as Socket);
+    const contentType = session.tty ? 'application/vnd.docker.raw-stream' : 'application/vnd.docker.multiplexed-stream';
+    const upgrade = (ctx.req.headers.upgrade ?? '').toLowerCase() === 'tcp';
+    // The status line goes out by hand: from here on the connection is a raw stream, not HTTP.
+    ctx.res.detachSocket?.(socket);
+    socket.write(upgrade
+      ? `HTTP/1.1 101 UPGRADED\r\nContent-Type: ${contentType}\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n`
+      : `HTTP/1.1 200 OK\r\nContent-Type: ${contentType}\r\n\r\n`);
+    const write = (c: { stream: 'stdout' | 'stderr'; data: Buffer }) => {
+      if ((c.stream === 'stdout' && !opts.stdout) || (c.stream === 'stderr' && !opts.stderr)) return;
+      if (!socket.writable) return;
+      socket.write(session.tty ? c.data : frame(c.stream, c.data));
+    };
+    let finish!: () => void;
+    const finished = new Promise<void>((r) => (finish = r));
+    const unsubscribe = opts.stream ? session.subscribe((c) => (c ? write(c) : finish())) : () => undefined;
+    if (session.history) for await (const m of session.history) write({ stream: m.stream, data: m.line });
+    if (opts.stdin && session.stdin) {
+      socket.on('data', (b: Buffer) => session.stdin?.()?.write(b));
+      socket.on('end', () => void session.closeStdin());
+    }
+    socket.on('close', () => finish());
+    if (!opts.stream) finish();
+    else if (!session.running() && !opts.logs) {
+      // Attached to a stopped container: the stream stays until it runs and exits (docker start -a).
+    }
+    await finished;
+    unsubscribe();
+    if (socket.writable) socket.end();
+  });
+}

@@ -1,0 +1,195 @@
+// Container routes: parse the request → call the ContainersBackend → write JSON or a stream.
+import type { ServerResponse } from 'node:http';
+import { invalidParameter } from '../../errors.ts';
+import type { ContainerCreateBody } from '../../types/container-api.ts';
+import { readJson, readJsonObject, sendJson, sendNoContent, type Query } from '../http.ts';
+import type { Router } from '../router.ts';
+import { versionLessThan } from '../version.ts';
+
+export interface LogsRequest {
+  follow: boolean;
+  stdout: boolean;
+  stderr: boolean;
+  since?: bigint;
+  until?: bigint;
+  timestamps: boolean;
+  tail: number;
+}
+
+export interface LogChunk {
+  stream: 'stdout' | 'stderr';
+  line: Buffer;
+  timeNano: bigint;
+}
+
+export type WaitCondition = 'not-running' | 'next-exit' | 'removed';
+
+export interface ContainersBackend {
+  create(body: ContainerCreateBody, name: string | undefined, version: string): Promise<{ Id: string; Warnings: string[] }>;
+  list(opts: { all: boolean; limit?: number; size: boolean; filters: Map<string, string[]> }): Promise<unknown[]>;
+  inspect(ref: string, size: boolean, version: string): Promise<unknown>;
+  start(ref: string): Promise<'started' | 'already'>;
+  stop(ref: string, opts: { timeout?: number; signal?: string }): Promise<'stopped' | 'already'>;
+  restart(ref: string, opts: { timeout?: number; signal?: string }): Promise<void>;
+  kill(ref: string, signal: string | undefined): Promise<void>;
+  pause(ref: string): Promise<void>;
+  unpause(ref: string): Promise<void>;
+  /** Resolves the container first (so a 404 can still be a status), then waits. */
+  wait(ref: string, condition: WaitCondition): Promise<() => Promise<{ StatusCode: number; Error: { Message: string } | null }>>;
+  remove(ref: string, opts: { force: boolean; volumes: boolean; link: boolean }): Promise<void>;
+  rename(ref: string, newName: string): Promise<void>;
+  update(ref: string, body: Record<string, unknown>): Promise<{ Warnings: string[] }>;
+  resize(ref: string, height: number, width: number): Promise<void>;
+  top(ref: string, psArgs: string): Promise<{ Titles: string[]; Processes: string[][] }>;
+  logs(ref: string, req: LogsRequest, signal: AbortSignal): Promise<{ tty: boolean; lines: AsyncIterable<LogChunk> }>;
+  prune(filters: Map<string, string[]>): Promise<{ ContainersDeleted: string[]; SpaceReclaimed: number }>;
+}
+
+/** since/until: unix seconds with optional fraction ("1700000000.123456789"), or RFC 3339. */
+export function parseTimestamp(value: string | undefined, name: string): bigint | undefined {
+  if (value === undefined || value === '' || value === '0') return undefined;
+  const m = /^(\d+)(?:\.(\d{1,9}))?$/.exec(value);
+  if (m) return BigInt(m[1]!) * 1_000_000_000n + BigInt((m[2] ?? '').padEnd(9, '0') || '0');
+  const t = Date.parse(value);
+  if (Number.isNaN(t)) throw invalidParameter(`invalid value for ${name}: ${JSON.stringify(value)}`);
+  return BigInt(t) * 1_000_000n;
+}
+
+function rfc3339Nano(ns: bigint): string {
+  const iso = new Date(Number(ns / 1_000_000n)).toISOString();
+  return `${iso.slice(0, 19)}.${(ns % 1_000_000_000n).toString().padStart(9, '0')}Z`;
+}
+
+function stopOpts(q: Query): { timeout?: number; signal?: string } {
+  const t = q.int('t');
+  const signal = q.string('signal');
+  return { ...(t !== undefined ? { timeout: t } : {}), ...(signal ? { signal } : {}) };
+}
+
+/** Writes one frame of the multiplexed stream: [stream, 0, 0, 0, size (big endian u32)] + payload. */
+export function writeFrame(res: ServerResponse, stream: 1 | 2, payload: Buffer): boolean {
+  const header = Buffer.alloc(8);
+  header[0] = stream;
+  header.writeUInt32BE(payload.length, 4);
+  res.write(header);
+  return res.write(payload);
+}
+
+export function registerContainerRoutes(router: Router, backend: ContainersBackend): void {
+  router.post('/containers/create', async (ctx) => {
+    const body = await readJsonObject<ContainerCreateBody>(ctx.req);
+    const name = ctx.query.string('name') || undefined;
+    sendJson(ctx.res, 201, await backend.create(body, name, ctx.version));
+  });
+
+  router.get('/containers/json', async (ctx) => {
+    const limit = ctx.query.int('limit');
+    const list = await backend.list({ all: ctx.query.bool('all'), ...(limit !== undefined && limit > 0 ? { limit } : {}), size: ctx.query.bool('size'), filters: ctx.query.filters() });
+    sendJson(ctx.res, 200, list);
+  });
+
+  router.post('/containers/prune', async (ctx) => sendJson(ctx.res, 200, await backend.prune(ctx.query.filters())));
+
+  router.get('/containers/{id}/json', async (ctx) => sendJson(ctx.res, 200, await backend.inspect(ctx.params.id!, ctx.query.bool('size'), ctx.version)));
+
+  router.post('/containers/{id}/start', async (ctx) => {
+    // Old clients sent a HostConfig here; API ≥ 1.24 forbids it (dockerd answers 400).
+    const body = await readJson<unknown>(ctx.req, null);
+    if (body && typeof body === 'object' && Object.keys(body).length > 0) {
+      throw invalidParameter('starting container with non-empty request body was deprecated since API v1.22 and removed in v1.24');
+    }
+    const r = await backend.start(ctx.params.id!);
+    sendNoContent(ctx.res, r === 'already' ? 304 : 204);
+  });
+
+  router.post('/containers/{id}/stop', async (ctx) => {
+    const r = await backend.stop(ctx.params.id!, stopOpts(ctx.query));
+    sendNoContent(ctx.res, r === 'already' ? 304 : 204);
+  });
+
+  router.post('/containers/{id}/restart', async (ctx) => {
+    await backend.restart(ctx.params.id!, stopOpts(ctx.query));
+    sendNoContent(ctx.res);
+  });
+
+  router.post('/containers/{id}/kill', async (ctx) => {
+    await backend.kill(ctx.params.id!, ctx.query.string('signal') || undefined);
+    sendNoContent(ctx.res);
+  });
+
+  router.post('/containers/{id}/pause', async (ctx) => {
+    await backend.pause(ctx.params.id!);
+    sendNoContent(ctx.res);
+  });
+
+  router.post('/containers/{id}/unpause', async (ctx) => {
+    await backend.unpause(ctx.params.id!);
+    sendNoContent(ctx.res);
+  });
+
+  router.post('/containers/{id}/wait', async (ctx) => {
+    const condition = (ctx.query.string('condition') || 'not-running') as WaitCondition;
+    if (!['not-running', 'next-exit', 'removed'].includes(condition)) throw invalidParameter(`invalid condition: "${condition}"`);
+    const waitFor = await backend.wait(ctx.params.id!, condition);
+    // Headers go out at once so the client knows the wait is registered (dockerd does the same).
+    ctx.res.writeHead(200, { 'Content-Type': 'application/json' });
+    ctx.res.flushHeaders();
+    const abort = new Promise<null>((resolve) => ctx.res.on('close', () => resolve(null)));
+    const result = await Promise.race([waitFor(), abort]);
+    if (result === null) return;
+    const body = versionLessThan(ctx.version, '1.30') ? { StatusCode: result.StatusCode } : result;
+    ctx.res.end(JSON.stringify(body) + '\n');
+  });
+
+  router.delete('/containers/{id}', async (ctx) => {
+    await backend.remove(ctx.params.id!, { force: ctx.query.bool('force'), volumes: ctx.query.bool('v'), link: ctx.query.bool('link') });
+    sendNoContent(ctx.res);
+  });
+
+  router.post('/containers/{id}/rename', async (ctx) => {
+    const name = ctx.query.string('name');
+    if (!name) throw invalidParameter('Neither old nor new names may be empty');
+    await backend.rename(ctx.params.id!, name);
+    sendNoContent(ctx.res);
+  });
+
+  router.post('/containers/{id}/update', async (ctx) => {
+    sendJson(ctx.res, 200, await backend.update(ctx.params.id!, await readJsonObject(ctx.req)));
+  });
+
+  router.post('/containers/{id}/resize', async (ctx) => {
+    const h = ctx.query.int('h', 0)!;
+    const w = ctx.query.int('w', 0)!;
+    if (h < 0 || w < 0) throw invalidParameter('invalid size: height and width must be positive');
+    await backend.resize(ctx.params.id!, h, w);
+    ctx.res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': 0 });
+    ctx.res.end();
+  });
+
+  router.get('/containers/{id}/top', async (ctx) => sendJson(ctx.res, 200, await backend.top(ctx.params.id!, ctx.query.string('ps_args') ?? '-ef')));
+
+  router.get('/containers/{id}/logs', async (ctx) => {
+    const q = ctx.query;
+    const stdout = q.bool('stdout');
+    const stderr = q.bool('stderr');
+    if (!stdout && !stderr) throw invalidParameter('Bad parameters: you must choose at least one stream');
+    const tailRaw = q.string('tail') ?? 'all';
+    const tail = tailRaw === 'all' || tailRaw === '' ? -1 : Number(tailRaw);
+    if (!Number.isInteger(tail)) throw invalidParameter(`invalid value for tail: ${JSON.stringify(tailRaw)}`);
+    const since = parseTimestamp(q.string('since'), 'since');
+    const until = parseTimestamp(q.string('until'), 'until');
+    const req: LogsRequest = { follow: q.bool('follow'), stdout, stderr, timestamps: q.bool('timestamps'), tail: tail < 0 ? -1 : tail, ...(since !== undefined ? { since } : {}), ...(until !== undefined ? { until } : {}) };
+    const abort = new AbortController();
+    ctx.res.on('close', () => abort.abort());
+    const { tty, lines } = await backend.logs(ctx.params.id!, req, abort.signal);
+    ctx.res.writeHead(200, { 'Content-Type': tty ? 'application/vnd.docker.raw-stream' : 'application/vnd.docker.multiplexed-stream' });
+    ctx.res.flushHeaders();
+    for await (const m of lines) {
+      const payload = req.timestamps ? Buffer.concat([Buffer.from(rfc3339Nano(m.timeNano) + ' '), m.line]) : m.line;
+      const ok = tty ? ctx.res.write(payload) : writeFrame(ctx.res, m.stream === 'stdout' ? 1 : 2, payload);
+      if (!ok) await new Promise((r) => ctx.res.once('drain', r));
+      if (abort.signal.aborted) break;
+    }
+    ctx.res.end();
+  });
+}

@@ -1,0 +1,84 @@
+// Turning a create request plus its image into the container's effective Config and HostConfig,
+// the way dockerd merges them (image defaults under the request's values).
+import { invalidParameter } from '../../errors.ts';
+import type { OciImageConfig } from '../../images/image-store.ts';
+import type { ContainerConfig, HostConfig } from '../../types/container-api.ts';
+
+function envKey(e: string): string {
+  const i = e.indexOf('=');
+  return i < 0 ? e : e.slice(0, i);
+}
+
+/** Image env first, request env replacing same-named entries. */
+export function mergeEnv(image: string[] = [], request: string[] = []): string[] {
+  const out = [...image];
+  for (const e of request) {
+    const i = out.findIndex((x) => envKey(x) === envKey(e));
+    if (i >= 0) out[i] = e;
+    else out.push(e);
+  }
+  return out;
+}
+
+export function mergeConfig(req: ContainerConfig, image: OiciLike, id: string): ContainerConfig {
+  const ic = image.config ?? {};
+  const cfg: ContainerConfig = { ...req };
+  cfg.Hostname = req.Hostname || id.slice(0, 12);
+  cfg.Domainname = req.Domainname ?? '';
+  cfg.User = req.User || ic.User || '';
+  cfg.Env = mergeEnv(ic.Env ?? [], req.Env ?? []);
+  // An explicit Entrypoint (even []) discards the image's Cmd unless Cmd is given too.
+  if (req.Entrypoint !== undefined && req.Entrypoint !== null) {
+    cfg.Entrypoint = req.Entrypoint;
+    cfg.Cmd = req.Cmd ?? [];
+  } else {
+    cfg.Entrypoint = ic.Entrypoint ?? undefined;
+    cfg.Cmd = req.Cmd && req.Cmd.length ? req.Cmd : (ic.Cmd ?? []);
+  }
+  cfg.WorkingDir = req.WorkingDir || ic.WorkingDir || '';
+  cfg.Labels = { ...(ic.Labels ?? {}), ...(req.Labels ?? {}) };
+  cfg.ExposedPorts = { ...(ic.ExposedPorts ?? {}), ...(req.ExposedPorts ?? {}) } as ContainerConfig['ExposedPorts'];
+  cfg.Volumes = { ...(ic.Volumes ?? {}), ...(req.Volumes ?? {}) } as ContainerConfig['Volumes'];
+  if (!req.StopSignal && ic.StopSignal) cfg.StopSignal = ic.StopSignal;
+  if (!req.Healthcheck && ic.Healthcheck) cfg.Healthcheck = ic.Healthcheck as ContainerConfig['Healthcheck'];
+  cfg.Tty = req.Tty === true;
+  cfg.OpenStdin = req.OpenStdin === true;
+  cfg.StdinOnce = req.StdinOnce === true;
+  cfg.AttachStdin = req.AttachStdin === true;
+  cfg.AttachStdout = req.AttachStdout !== false;
+  cfg.AttachStderr = req.AttachStderr !== false;
+  if (!cfg.Entrypoint?.length && !cfg.Cmd?.length) throw invalidParameter('no command specified');
+  return cfg;
+}
+
+type OiciLike = Pick<OciImageConfig, 'config'>;
+
+export function argv(cfg: ContainerConfig): string[] {
+  return [...(cfg.Entrypoint ?? []), ...(cfg.Cmd ?? [])];
+}
+
+export interface HostDefaults {
+  logDriver: string;
+  logOpts: Record<string, string>;
+  runtime: string;
+  shmSize: number;
+  cgroupnsMode: 'host' | 'private';
+  ipcMode: 'shareable' | 'private';
+}
+
+export function withHostDefaults(hc: HostConfig | undefined, d: HostDefaults): HostConfig {
+  const out: HostConfig = { ...(hc ?? {}) };
+  if (!out.NetworkMode || out.NetworkMode === 'default') out.NetworkMode = 'bridge';
+  if (!out.LogConfig?.Type) out.LogConfig = { Type: d.logDriver, Config: { ...d.logOpts, ...(out.LogConfig?.Config ?? {}) } };
+  else out.LogConfig = { Type: out.LogConfig.Type, Config: out.LogConfig.Config ?? {} };
+  out.RestartPolicy = { Name: out.RestartPolicy?.Name || 'no', MaximumRetryCount: out.RestartPolicy?.MaximumRetryCount ?? 0 };
+  out.Runtime = out.Runtime || d.runtime;
+  out.ShmSize = out.ShmSize || d.shmSize;
+  out.CgroupnsMode = out.CgroupnsMode || d.cgroupnsMode;
+  out.IpcMode = out.IpcMode || d.ipcMode;
+  out.Binds ??= null as unknown as string[];
+  out.AutoRemove = out.AutoRemove === true;
+  out.Privileged = out.Privileged === true;
+  out.ReadonlyRootfs = out.ReadonlyRootfs === true;
+  return out;
+}

@@ -1,0 +1,102 @@
+// `docker ps` filters: id, name, label, status, exited, ancestor, before, since, health, volume,
+// network. Each filter name maps to a predicate; values of one name are OR-ed, names AND-ed.
+import { invalidParameter } from '../../errors.ts';
+import type { ContainerRecord } from './record.ts';
+
+const STATUSES = ['created', 'restarting', 'running', 'removing', 'paused', 'exited', 'dead'];
+const HEALTH = ['starting', 'healthy', 'unhealthy', 'none'];
+
+export interface FilterContext {
+  /** Resolves a container reference (for before/since) to its record, or throws 404. */
+  resolve(ref: string): ContainerRecord;
+  /** Image IDs an `ancestor` value stands for (the image and its descendants). */
+  ancestorImageIds(ref: string): Set<string>;
+  /** Network names and IDs the container is attached to. */
+  networksOf(rec: ContainerRecord): string[];
+}
+
+function labelMatch(labels: Record<string, string> | undefined, spec: string): boolean {
+  const eq = spec.indexOf('=');
+  const key = eq < 0 ? spec : spec.slice(0, eq);
+  if (!labels || !(key in labels)) return false;
+  return eq < 0 || labels[key] === spec.slice(eq + 1);
+}
+
+export function compileFilters(filters: Map<string, string[]>, ctx: FilterContext): (rec: ContainerRecord) => boolean {
+  const preds: Array<(r: ContainerRecord) => boolean> = [];
+  for (const [name, values] of filters) {
+    if (values.length === 0) continue;
+    switch (name) {
+      case 'id':
+        preds.push((r) => values.some((v) => r.Id.startsWith(v)));
+        break;
+      case 'name':
+        // dockerd matches names as regular expressions against "/name".
+        preds.push((r) => values.some((v) => safeRegex(v).test(r.Name)));
+        break;
+      case 'label':
+        preds.push((r) => values.every((v) => labelMatch(r.Config.Labels, v)));
+        break;
+      case 'status':
+        for (const v of values) if (!STATUSES.includes(v)) throw invalidParameter(`invalid filter 'status=${v}'`);
+        preds.push((r) => values.includes(r.State.Status));
+        break;
+      case 'exited': {
+        const codes = values.map((v) => {
+          const n = Number(v);
+          if (!Number.isInteger(n)) throw invalidParameter(`invalid filter 'exited=${v}'`);
+          return n;
+        });
+        preds.push((r) => r.State.Status === 'exited' && codes.includes(r.State.ExitCode));
+        break;
+      }
+      case 'ancestor': {
+        const ids = new Set<string>();
+        for (const v of values) for (const id of ctx.ancestorImageIds(v)) ids.add(id);
+        preds.push((r) => ids.has(r.Image) || values.includes(r.ImageRef));
+        break;
+      }
+      case 'before': {
+        const refs = values.map((v) => ctx.resolve(v));
+        preds.push((r) => refs.every((b) => r.Created < b.Created));
+        break;
+      }
+      case 'since': {
+        const refs = values.map((v) => ctx.resolve(v));
+        preds.push((r) => refs.every((s) => r.Created > s.Created));
+        break;
+      }
+      case 'health':
+        for (const v of values) if (!HEALTH.includes(v)) throw invalidParameter(`Unrecognised filter value for health: ${v}`);
+        preds.push((r) => values.includes(r.State.Health?.Status ?? 'none'));
+        break;
+      case 'volume':
+        preds.push((r) => r.Mounts.some((m) => values.includes(m.Name ?? '') || values.includes(m.Destination) || values.includes(m.Source)));
+        break;
+      case 'network':
+        preds.push((r) => {
+          const nets = ctx.networksOf(r);
+          return values.some((v) => nets.includes(v));
+        });
+        break;
+      case 'is-task':
+        preds.push(() => values.includes('false'));
+        break;
+      case 'expose':
+      case 'publish':
+        preds.push((r) => values.some((v) => Object.keys(r.Config.ExposedPorts ?? {}).some((p) => p === v || p.split('/')[0] === v)));
+        break;
+      default:
+        throw invalidParameter(`invalid filter '${name}'`);
+    }
+  }
+  return (rec) => preds.every((p) => p(rec));
+}
+
+function safeRegex(v: string): RegExp {
+  try {
+    return new RegExp(v);
+  } catch {
+    throw invalidParameter(`invalid filter 'name=${v}': not a valid regular expression`);
+  }
+}

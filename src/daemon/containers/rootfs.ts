@@ -1,0 +1,116 @@
+// Container filesystems in containerd's snapshotter: a shared "init" layer per image chain that
+// holds the mount points the runtime needs (so they never leak into the container's own layer and
+// a later diff/commit shows only what the process changed), then the container's writable layer.
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile, symlink, lstat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { isNotFound, EngineError } from '../../errors.ts';
+import type { SupervisorClient } from '../../supervisor/client.ts';
+import type { Mount } from '../../supervisor/types.ts';
+
+const execFileP = promisify(execFile);
+const GC_ROOT = 'containerd.io/gc.root';
+
+/** Directories and files the runtime mounts over; created empty in the init layer. */
+const INIT_DIRS = ['dev', 'dev/pts', 'dev/shm', 'dev/mqueue', 'proc', 'sys', 'etc', 'run'];
+const INIT_FILES = ['etc/hosts', 'etc/hostname', 'etc/resolv.conf', '.dockerenv'];
+
+export async function mountAll(mounts: Mount[], target: string): Promise<void> {
+  for (const m of mounts) {
+    const opts = m.options.filter((o) => o !== 'rbind' && o !== 'bind');
+    if (m.type === 'bind') await execFileP('mount', ['--rbind', ...(opts.includes('ro') ? ['-o', 'ro'] : []), m.source, target]);
+    else await execFileP('mount', ['-t', m.type, m.source, '-o', m.options.join(','), target]);
+  }
+}
+
+export async function unmount(target: string): Promise<void> {
+  await execFileP('umount', ['-l', target]).catch(() => undefined);
+}
+
+/** Mounts the snapshot's mounts on a temporary directory for the duration of fn. */
+export async function withMounted<T>(mounts: Mount[], tmpDir: string, fn: (root: string) => Promise<T>): Promise<T> {
+  await mkdir(tmpDir, { recursive: true });
+  const root = await mkdtemp(join(tmpDir, 'mnt-'));
+  try {
+    await mountAll(mounts, root);
+    try {
+      return await fn(root);
+    } finally {
+      await unmount(root);
+    }
+  } finally {
+    await rm(root, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await lstat(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export class RootfsManager {
+  private readonly initBuilds = new Map<string, Promise<string>>();
+
+  constructor(private readonly client: SupervisorClient, readonly snapshotter: string, private readonly tmpDir: string) {}
+
+  /** The committed init layer on top of an image chain, built once and shared. */
+  initLayer(chainId: string): Promise<string> {
+    const name = `init-${chainId.replace(/^sha256:/, '')}`;
+    let p = this.initBuilds.get(name);
+    if (!p) {
+      p = this.buildInit(name, chainId).catch((err) => {
+        this.initBuilds.delete(name);
+        throw err;
+      });
+      this.initBuilds.set(name, p);
+    }
+    return p;
+  }
+
+  private async buildInit(name: string, chainId: string): Promise<string> {
+    try {
+      await this.client.snapshots.stat(name);
+      return name;
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    const key = `${name}-build-${process.pid}-${Date.now()}`;
+    const mounts = await this.client.snapshots.prepare({ key, parent: chainId, labels: { [GC_ROOT]: new Date().toISOString() } });
+    try {
+      await withMounted(mounts, this.tmpDir, async (root) => {
+        for (const d of INIT_DIRS) if (!(await exists(join(root, d)))) await mkdir(join(root, d), { recursive: true, mode: 0o755 });
+        for (const f of INIT_FILES) if (!(await exists(join(root, f)))) await writeFile(join(root, f), '', { mode: 0o755 });
+        if (!(await exists(join(root, 'etc/mtab')))) await symlink('/proc/mounts', join(root, 'etc/mtab'));
+      });
+      await this.client.snapshots.commit({ name, key, labels: { [GC_ROOT]: new Date().toISOString() } });
+    } catch (err) {
+      await this.client.snapshots.remove(key).catch(() => undefined);
+      if (err instanceof EngineError && err.code === 'CONFLICT') return name; // a concurrent build won
+      throw err;
+    }
+    return name;
+  }
+
+  /** The container's writable layer over the init layer. Labelled as a GC root: no lease needed. */
+  async prepare(key: string, chainId: string): Promise<void> {
+    const parent = await this.initLayer(chainId);
+    await this.client.snapshots.prepare({ key, parent, labels: { [GC_ROOT]: new Date().toISOString() } });
+  }
+
+  mounts(key: string): Promise<Mount[]> {
+    return this.client.snapshots.mounts(key);
+  }
+
+  async remove(key: string): Promise<void> {
+    try {
+      await this.client.snapshots.remove(key);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+}

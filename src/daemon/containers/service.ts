@@ -1,0 +1,643 @@
+// The containers backend: records in the store, filesystems in the snapshotter, tasks in
+// containerd. Listing and inspecting read the in-memory records and never wait on a container that
+// is busy; state-changing operations on one container run one at a time (per-container lock).
+import { randomBytes } from 'node:crypto';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { AttachBackend, AttachOptions, AttachSession } from '../../api/routes/attach.ts';
+import type { ContainersBackend, LogChunk, LogsRequest, WaitCondition } from '../../api/routes/containers.ts';
+import type { DaemonConfig } from '../../config/daemon-config.ts';
+import { conflict, EngineError, invalidParameter, isNotFound, notFound, notModified } from '../../errors.ts';
+import type { ImageStore } from '../../images/image-store.ts';
+import { createLogDriver } from '../../logging/index.ts';
+import { validateLogOptions } from '../../logging/options.ts';
+import type { LogDriver } from '../../logging/types.ts';
+import { parseSignal } from '../../oci/signals.ts';
+import type { ContainerStore } from '../../store/containers.ts';
+import type { SupervisorClient } from '../../supervisor/client.ts';
+import { validateCreateBody, type ContainerCreateBody } from '../../types/container-api.ts';
+import type { Logger } from '../../util/log.ts';
+import { KeyedMutex } from '../../util/mutex.ts';
+import type { RuntimeRegistry } from '../runtimes.ts';
+import { argv, mergeConfig, withHostDefaults } from './create-config.ts';
+import { compileFilters } from './filters.ts';
+import { generateName, normalizeName } from './names.ts';
+import { OutputHub } from './output-hub.ts';
+import { initialState, ZERO_TIME, type ContainerRecord } from './record.ts';
+import { nextBackoff, shouldRestart } from './restart-policy.ts';
+import type { RootfsManager } from './rootfs.ts';
+import { TaskLauncher, type RunningTask } from './task-launcher.ts';
+import { inspectView, summaryView, type NetworkView } from './views.ts';
+
+export interface ContainerServiceDeps {
+  client: SupervisorClient;
+  images: ImageStore;
+  store: ContainerStore<ContainerRecord>;
+  rootfs: RootfsManager;
+  runtimes: RuntimeRegistry;
+  launcher: TaskLauncher;
+  config: () => DaemonConfig;
+  log: Logger;
+  containersDir: string;
+  shmSize: number;
+}
+
+interface ExitWaiter {
+  condition: WaitCondition;
+  resolve: (r: { StatusCode: number; Error: { Message: string } | null }) => void;
+}
+
+const DEFAULT_STOP_TIMEOUT_S = 10;
+
+function nowIso(): string {
+  return new Date().toISOString().replace(/\.(\d{3})Z$/, (_m, ms: string) => `.${ms}${String(process.hrtime.bigint() % 1_000_000n).padStart(6, '0')}Z`);
+}
+
+function timestampToIso(ts: { seconds: string | number; nanos: number } | null | undefined): string {
+  if (!ts) return nowIso();
+  const ms = Number(ts.seconds) * 1000 + Math.floor(ts.nanos / 1e6);
+  return `${new Date(ms).toISOString().slice(0, 19)}.${String(ts.nanos).padStart(9, '0')}Z`;
+}
+
+export class ContainerService implements ContainersBackend, AttachBackend {
+  private readonly recs = new Map<string, ContainerRecord>();
+  private readonly tasks = new Map<string, RunningTask>();
+  private readonly hubs = new Map<string, OutputHub>();
+  private readonly drivers = new Map<string, LogDriver>();
+  private readonly waiters = new Map<string, ExitWaiter[]>();
+  private readonly backoff = new Map<string, { ms: number; timer?: NodeJS.Timeout }>();
+  private readonly lock = new KeyedMutex();
+  private shuttingDown = false;
+
+  constructor(private readonly d: ContainerServiceDeps) {
+    for (const r of d.store.list()) this.recs.set(r.Id, structuredClone(r) as ContainerRecord);
+  }
+
+  // ---- lookups ---------------------------------------------------------------------------------
+
+  /** Full ID, unique ID prefix, or name with or without the leading slash. */
+  find(ref: string): ContainerRecord {
+    const exact = this.recs.get(ref);
+    if (exact) return exact;
+    const name = ref.startsWith('/') ? ref : `/${ref}`;
+    for (const r of this.recs.values()) if (r.Name === name) return r;
+    if (/^[a-f0-9]+$/.test(ref)) {
+      const hits = [...this.recs.values()].filter((r) => r.Id.startsWith(ref));
+      if (hits.length === 1) return hits[0]!;
+      if (hits.length > 1) throw invalidParameter(`multiple IDs found with provided prefix: ${ref}`);
+    }
+    throw notFound(`No such container: ${ref}`);
+  }
+
+  counts(): { total: number; running: number; paused: number; stopped: number } {
+    let running = 0;
+    let paused = 0;
+    for (const r of this.recs.values()) {
+      if (r.State.Paused) paused++;
+      else if (r.State.Running) running++;
+    }
+    return { total: this.recs.size, running, paused, stopped: this.recs.size - running - paused };
+  }
+
+  private persist(rec: ContainerRecord): void {
+    this.d.store.put(rec);
+  }
+
+  private networkView(rec: ContainerRecord): NetworkView {
+    // Stand-in until the networking issue lands: own namespace with loopback only.
+    const mode = rec.HostConfig.NetworkMode ?? 'bridge';
+    const endpoint = { IPAMConfig: null, Links: null, Aliases: null, MacAddress: '', DriverOpts: null, GwPriority: 0, NetworkID: '', EndpointID: '', Gateway: '', IPAddress: '', IPPrefixLen: 0, IPv6Gateway: '', GlobalIPv6Address: '', GlobalIPv6PrefixLen: 0, DNSNames: null };
+    const networks = mode.startsWith('container:') ? {} : { [mode]: endpoint };
+    return {
+      settings: {
+        Bridge: '', SandboxID: '', SandboxKey: rec.Internal.netnsPath ?? '', HairpinMode: false, LinkLocalIPv6Address: '', LinkLocalIPv6PrefixLen: 0,
+        Ports: {}, SecondaryIPAddresses: null, SecondaryIPv6Addresses: null, EndpointID: '', Gateway: '', GlobalIPv6Address: '', GlobalIPv6PrefixLen: 0,
+        IPAddress: '', IPPrefixLen: 0, IPv6Gateway: '', MacAddress: '', Networks: networks,
+      },
+      summaryNetworks: networks,
+      ports: [],
+    };
+  }
+
+  // ---- create ----------------------------------------------------------------------------------
+
+  async create(body: ContainerCreateBody, name: string | undefined, _version: string): Promise<{ Id: string; Warnings: string[] }> {
+    const req = validateCreateBody(body);
+    if (!req.Image) throw invalidParameter('config cannot be empty in order to create a container');
+    const image = await this.d.images.resolve(req.Image);
+    const warnings: string[] = [];
+    const cfg = this.d.config();
+    const id = randomBytes(32).toString('hex');
+    const config = mergeConfig(req, image.config, id);
+    config.Image = req.Image;
+    const hostConfig = withHostDefaults(req.HostConfig, {
+      logDriver: cfg['log-driver'], logOpts: cfg['log-opts'], runtime: cfg['default-runtime'], shmSize: this.d.shmSize,
+      cgroupnsMode: cfg['default-cgroupns-mode'], ipcMode: cfg['default-ipc-mode'],
+    });
+    if (hostConfig.AutoRemove && hostConfig.RestartPolicy?.Name && hostConfig.RestartPolicy.Name !== 'no') {
+      throw invalidParameter('can\'t create \'AutoRemove\' container with restart policy');
+    }
+    this.d.runtimes.resolve(hostConfig.Runtime!);
+    validateLogOptions(hostConfig.LogConfig!.Type ?? cfg["log-driver"], hostConfig.LogConfig!.Config ?? {});
+    const mode = hostConfig.NetworkMode!;
+    if (mode === 'bridge' || (mode !== 'none' && mode !== 'host' && !mode.startsWith('container:'))) {
+      warnings.push(`network mode "${mode}" is not built yet: the container gets its own network namespace with loopback only`);
+    }
+    if (mode.startsWith('container:')) this.find(mode.slice('container:'.length));
+    const fullName = name ? normalizeName(name) : generateName((n) => [...this.recs.values()].some((r) => r.Name === n));
+    const holder = [...this.recs.values()].find((r) => r.Name === fullName);
+    if (holder) throw conflict(`Conflict. The container name "${fullName}" is already in use by container "${holder.Id}". You have to remove (or rename) that container to be able to reuse that name.`);
+
+    const args = argv(config);
+    const dir = join(this.d.containersDir, id);
+    const rec: ContainerRecord = {
+      Id: id,
+      Name: fullName,
+      Created: nowIso(),
+      Path: args[0] ?? '',
+      Args: args.slice(1),
+      State: initialState(),
+      Image: image.id,
+      ImageRef: req.Image,
+      ResolvConfPath: join(dir, 'resolv.conf'),
+      HostnamePath: join(dir, 'hostname'),
+      HostsPath: join(dir, 'hosts'),
+      LogPath: hostConfig.LogConfig!.Type === 'json-file' ? join(dir, `${id}-json.log`) : '',
+      RestartCount: 0,
+      Driver: cfg['storage-driver'],
+      Platform: 'linux',
+      MountLabel: '',
+      ProcessLabel: '',
+      AppArmorProfile: '',
+      Config: config,
+      HostConfig: hostConfig,
+      Mounts: this.d.launcher.mountPoints(hostConfig),
+      Internal: { snapshotKey: id, snapshotter: this.d.rootfs.snapshotter, runtime: hostConfig.Runtime!, stoppedByUser: false, chainId: image.chainId } as ContainerRecord['Internal'],
+    };
+    await mkdir(dir, { recursive: true, mode: 0o710 });
+    try {
+      await this.d.rootfs.prepare(id, image.chainId);
+      this.d.store.put(rec); // throws the 409 if a concurrent create took the name
+    } catch (err) {
+      await this.d.rootfs.remove(id).catch(() => undefined);
+      await rm(dir, { recursive: true, force: true });
+      throw err;
+    }
+    this.recs.set(id, rec);
+    this.d.log.debug('container created', { id, name: fullName });
+    return { Id: id, Warnings: warnings };
+  }
+
+  // ---- list / inspect --------------------------------------------------------------------------
+
+  async list(opts: { all: boolean; limit?: number; size: boolean; filters: Map<string, string[]> }): Promise<unknown[]> {
+    const ancestorCache = new Map<string, Set<string>>();
+    for (const v of opts.filters.get('ancestor') ?? []) {
+      const ids = new Set<string>();
+      try {
+        ids.add((await this.d.images.resolve(v)).id);
+      } catch {
+        // an unknown ancestor matches nothing
+      }
+      ancestorCache.set(v, ids);
+    }
+    const match = compileFilters(opts.filters, {
+      resolve: (ref) => this.find(ref),
+      ancestorImageIds: (ref) => ancestorCache.get(ref) ?? new Set(),
+      networksOf: (r) => [r.HostConfig.NetworkMode ?? 'bridge'],
+    });
+    const showAll = opts.all || opts.filters.has('status') || opts.filters.has('exited') || opts.limit !== undefined;
+    let list = [...this.recs.values()]
+      .filter((r) => showAll || r.State.Running || r.State.Paused || r.State.Restarting)
+      .filter(match)
+      .sort((a, b) => (a.Created < b.Created ? 1 : a.Created > b.Created ? -1 : 0));
+    if (opts.limit !== undefined) list = list.slice(0, opts.limit);
+    return list.map((r) => summaryView(r, this.networkView(r)));
+  }
+
+  async inspect(ref: string, _size: boolean, _version: string): Promise<unknown> {
+    const rec = this.find(ref);
+    return inspectView(rec, this.networkView(rec), []);
+  }
+
+  // ---- start -----------------------------------------------------------------------------------
+
+  async start(ref: string): Promise<'started' | 'already'> {
+    const rec = this.find(ref);
+    return this.lock.run(rec.Id, async () => {
+      if (rec.State.Running) return 'already';
+      if (rec.Internal.removing) throw conflict(`container ${rec.Id} is marked for removal and cannot be started`);
+      rec.Internal.stoppedByUser = false;
+      await this.startLocked(rec);
+      return 'started';
+    });
+  }
+
+  private hub(id: string): OutputHub {
+    let h = this.hubs.get(id);
+    if (!h) {
+      h = new OutputHub();
+      this.hubs.set(id, h);
+    }
+    return h;
+  }
+
+  private async startLocked(rec: ContainerRecord): Promise<void> {
+    const hub = this.hub(rec.Id);
+    hub.reset();
+    const logConfig = rec.HostConfig.LogConfig!;
+    const driver = createLogDriver(logConfig.Type ?? "json-file", {
+      containerId: rec.Id,
+      dir: join(this.d.containersDir, rec.Id),
+      options: logConfig.Config ?? {},
+      attrs: { name: rec.Name.slice(1), image: rec.ImageRef, imageId: rec.Image, ...Object.fromEntries(Object.entries(rec.Config.Labels ?? {}).map(([k, v]) => [`label:${k}`, v])), ...Object.fromEntries((rec.Config.Env ?? []).map((e) => { const i = e.indexOf('='); return [`env:${i < 0 ? e : e.slice(0, i)}`, i < 0 ? '' : e.slice(i + 1)]; })) },
+    });
+    this.drivers.get(rec.Id)?.close().catch(() => undefined);
+    this.drivers.set(rec.Id, driver);
+    const logging = driver.attach({ stdout: hub.logStdout, stderr: rec.Config.Tty ? null : hub.logStderr });
+    let task: RunningTask;
+    try {
+      task = await this.d.launcher.launch(rec, hub, (ref) => this.find(ref));
+    } catch (err) {
+      hub.logStdout.end();
+      hub.logStderr.end();
+      hub.endRun();
+      await logging.catch(() => undefined);
+      rec.State = { ...rec.State, Status: rec.State.FinishedAt === ZERO_TIME && rec.State.StartedAt === ZERO_TIME ? 'created' : 'exited', Running: false, Restarting: false, Pid: 0, ExitCode: 128, Error: (err as Error).message };
+      this.persist(rec);
+      throw err;
+    }
+    this.tasks.set(rec.Id, task);
+    rec.State = { ...rec.State, Status: 'running', Running: true, Paused: false, Restarting: false, OOMKilled: false, Dead: false, Pid: task.pid, ExitCode: 0, Error: '', StartedAt: nowIso() };
+    this.persist(rec);
+    this.d.log.debug('container started', { id: rec.Id, pid: task.pid });
+    const startedAt = Date.now();
+    void task.exited.then((exit) => this.onExit(rec, task, exit, logging, startedAt));
+  }
+
+  // ---- exit, restart, auto-remove --------------------------------------------------------------
+
+  private async onExit(rec: ContainerRecord, task: RunningTask, exit: { status: number; at: string; oom: boolean }, logging: Promise<void>, startedAt: number): Promise<void> {
+    await this.lock.run(rec.Id, async () => {
+      // Output drains before the state says exited: `logs` right after `wait` must see all of it.
+      await Promise.race([task.ioDone, new Promise((r) => setTimeout(r, 2000))]);
+      await this.drivers.get(rec.Id)?.close().catch(() => undefined);
+      await logging.catch(() => undefined);
+      await this.d.launcher.cleanup(rec, task).catch((err) => this.d.log.warn(`cleanup after exit: ${(err as Error).message}`, { id: rec.Id }));
+      this.tasks.delete(rec.Id);
+      const restart = shouldRestart(rec.HostConfig.RestartPolicy, { exitCode: exit.status, stoppedByUser: rec.Internal.stoppedByUser, restartCount: rec.RestartCount, shuttingDown: this.shuttingDown });
+      rec.State = { ...rec.State, Status: restart ? 'restarting' : 'exited', Running: false, Paused: false, Restarting: restart, OOMKilled: exit.oom, Pid: 0, ExitCode: exit.status, FinishedAt: exit.at };
+      this.persist(rec);
+      this.notify(rec.Id, ['not-running', 'next-exit'], { StatusCode: exit.status, Error: null });
+      if (restart) {
+        const b = this.backoff.get(rec.Id) ?? { ms: 0 };
+        b.ms = nextBackoff(b.ms, Date.now() - startedAt);
+        b.timer = setTimeout(() => void this.restartAfterBackoff(rec.Id), b.ms);
+        this.backoff.set(rec.Id, b);
+      } else if (rec.HostConfig.AutoRemove && !this.shuttingDown) {
+        await this.removeLocked(rec, false);
+      }
+    });
+  }
+
+  private async restartAfterBackoff(id: string): Promise<void> {
+    const rec = this.recs.get(id);
+    if (!rec) return;
+    await this.lock.run(id, async () => {
+      if (!rec.State.Restarting || rec.Internal.stoppedByUser || this.shuttingDown) return;
+      rec.RestartCount++;
+      try {
+        await this.startLocked(rec);
+      } catch (err) {
+        this.d.log.error(`restart failed: ${(err as Error).message}`, { id });
+        rec.State = { ...rec.State, Status: 'exited', Restarting: false };
+        this.persist(rec);
+      }
+    }).catch(() => undefined);
+  }
+
+  private notify(id: string, conditions: WaitCondition[], result: { StatusCode: number; Error: { Message: string } | null }): void {
+    const list = this.waiters.get(id);
+    if (!list) return;
+    const keep = list.filter((w) => {
+      if (!conditions.includes(w.condition)) return true;
+      w.resolve(result);
+      return false;
+    });
+    if (keep.length) this.waiters.set(id, keep);
+    else this.waiters.delete(id);
+  }
+
+  async wait(ref: string, condition: WaitCondition) {
+    const rec = this.find(ref);
+    return () => new Promise<{ StatusCode: number; Error: { Message: string } | null }>((resolve) => {
+      if (condition === 'not-running' && !rec.State.Running && !rec.State.Restarting) {
+        resolve({ StatusCode: rec.State.ExitCode, Error: null });
+        return;
+      }
+      const list = this.waiters.get(rec.Id) ?? [];
+      list.push({ condition, resolve });
+      this.waiters.set(rec.Id, list);
+    });
+  }
+
+  // ---- stop / kill / restart / pause -----------------------------------------------------------
+
+  private stopSignal(rec: ContainerRecord, override?: string): number {
+    return parseSignal(override || rec.Config.StopSignal || 'SIGTERM');
+  }
+
+  /** Signals the task, waits up to `timeoutS` for the exit to be processed, then SIGKILLs. */
+  private async stopTask(rec: ContainerRecord, signal: number, timeoutS: number): Promise<void> {
+    const task = this.tasks.get(rec.Id);
+    if (!task) return;
+    const processed = new Promise<void>((resolve) => {
+      const list = this.waiters.get(rec.Id) ?? [];
+      list.push({ condition: 'next-exit', resolve: () => resolve() });
+      this.waiters.set(rec.Id, list);
+    });
+    if (rec.State.Paused) await this.d.client.tasks.resume(rec.Id).catch(() => undefined);
+    if (timeoutS !== 0) {
+      await this.d.client.tasks.kill(rec.Id, signal, { all: false }).catch((err) => this.d.log.debug(`stop signal: ${(err as Error).message}`));
+      const graceful = await Promise.race([task.exited.then(() => true), new Promise<boolean>((r) => (timeoutS < 0 ? undefined : setTimeout(() => r(false), timeoutS * 1000)))]);
+      if (graceful) {
+        await processed;
+        return;
+      }
+    }
+    await this.d.client.tasks.kill(rec.Id, 9, { all: true }).catch((err) => this.d.log.debug(`kill: ${(err as Error).message}`));
+    await processed;
+  }
+
+  async stop(ref: string, opts: { timeout?: number; signal?: string }): Promise<'stopped' | 'already'> {
+    const rec = this.find(ref);
+    const signal = this.stopSignal(rec, opts.signal);
+    const timeout = opts.timeout ?? rec.Config.StopTimeout ?? DEFAULT_STOP_TIMEOUT_S;
+    this.cancelRestart(rec);
+    if (!rec.State.Running) {
+      if (rec.State.Restarting) {
+        rec.State = { ...rec.State, Status: 'exited', Restarting: false };
+        this.persist(rec);
+        return 'stopped';
+      }
+      return 'already';
+    }
+    rec.Internal.stoppedByUser = true;
+    await this.stopTask(rec, signal, timeout);
+    return 'stopped';
+  }
+
+  private cancelRestart(rec: ContainerRecord): void {
+    const b = this.backoff.get(rec.Id);
+    if (b?.timer) clearTimeout(b.timer);
+    this.backoff.delete(rec.Id);
+  }
+
+  async restart(ref: string, opts: { timeout?: number; signal?: string }): Promise<void> {
+    const rec = this.find(ref);
+    await this.stop(ref, opts);
+    await this.lock.run(rec.Id, async () => {
+      if (rec.State.Running) return;
+      rec.Internal.stoppedByUser = false;
+      await this.startLocked(rec);
+    });
+  }
+
+  async kill(ref: string, signal: string | undefined): Promise<void> {
+    const rec = this.find(ref);
+    const sig = parseSignal(signal || 'SIGKILL');
+    if (!rec.State.Running) throw conflict(`cannot kill container: ${ref}: container ${rec.Id} is not running`);
+    if (sig === 9 || sig === 15 || sig === 2) rec.Internal.stoppedByUser = sig === 9 ? rec.Internal.stoppedByUser : rec.Internal.stoppedByUser;
+    await this.d.client.tasks.kill(rec.Id, sig, { all: sig === 9 });
+    if (sig === 9) {
+      // dockerd waits for a SIGKILL to take effect before answering.
+      await Promise.race([this.tasks.get(rec.Id)?.exited, new Promise((r) => setTimeout(r, 10_000))]);
+    }
+  }
+
+  async pause(ref: string): Promise<void> {
+    const rec = this.find(ref);
+    await this.lock.run(rec.Id, async () => {
+      if (!rec.State.Running) throw conflict(`Container ${rec.Id} is not running`);
+      if (rec.State.Paused) throw conflict(`Container ${rec.Id} is already paused`);
+      await this.d.client.tasks.pause(rec.Id);
+      rec.State = { ...rec.State, Status: 'paused', Paused: true };
+      this.persist(rec);
+    });
+  }
+
+  async unpause(ref: string): Promise<void> {
+    const rec = this.find(ref);
+    await this.lock.run(rec.Id, async () => {
+      if (!rec.State.Paused) throw conflict(`Container ${rec.Id} is not paused`);
+      await this.d.client.tasks.resume(rec.Id);
+      rec.State = { ...rec.State, Status: 'running', Paused: false };
+      this.persist(rec);
+    });
+  }
+
+  // ---- remove / rename / prune -----------------------------------------------------------------
+
+  async remove(ref: string, opts: { force: boolean; volumes: boolean; link: boolean }): Promise<void> {
+    const rec = this.find(ref);
+    if (opts.link) throw invalidParameter('links are not supported');
+    if ((rec.State.Running || rec.State.Restarting) && !opts.force) {
+      const what = rec.State.Paused ? 'paused' : rec.State.Restarting ? 'restarting' : 'running';
+      throw conflict(`cannot remove container "${rec.Name}": container is ${what}: stop the container before removing or force remove`);
+    }
+    this.cancelRestart(rec);
+    if (rec.State.Running) {
+      rec.Internal.stoppedByUser = true;
+      await this.stopTask(rec, 9, 0);
+    }
+    await this.lock.run(rec.Id, () => this.removeLocked(rec, opts.volumes));
+  }
+
+  private async removeLocked(rec: ContainerRecord, _volumes: boolean): Promise<void> {
+    if (!this.recs.has(rec.Id)) return;
+    rec.Internal.removing = true;
+    rec.State = { ...rec.State, Status: 'removing' };
+    this.persist(rec);
+    await this.drivers.get(rec.Id)?.close().catch(() => undefined);
+    this.drivers.delete(rec.Id);
+    await this.d.launcher.forget(rec.Id).catch(() => undefined);
+    await this.d.rootfs.remove(rec.Internal.snapshotKey);
+    await rm(join(this.d.containersDir, rec.Id), { recursive: true, force: true });
+    this.d.store.delete(rec.Id);
+    this.recs.delete(rec.Id);
+    this.hubs.delete(rec.Id);
+    this.notify(rec.Id, ['not-running', 'next-exit', 'removed'], { StatusCode: rec.State.ExitCode, Error: null });
+  }
+
+  async rename(ref: string, newName: string): Promise<void> {
+    const rec = this.find(ref);
+    const name = normalizeName(newName);
+    if (name === rec.Name) throw invalidParameter(`Renaming a container with the same name as its current name`);
+    await this.lock.run(rec.Id, async () => {
+      this.d.store.rename(rec.Id, name);
+      rec.Name = name;
+    });
+  }
+
+  async prune(filters: Map<string, string[]>): Promise<{ ContainersDeleted: string[]; SpaceReclaimed: number }> {
+    const until = filters.get('until')?.[0];
+    const cutoff = until ? (/^\d+$/.test(until) ? Number(until) * 1000 : Date.now() - durationMs(until)) : undefined;
+    const labels = filters.get('label') ?? [];
+    const deleted: string[] = [];
+    for (const rec of [...this.recs.values()]) {
+      if (rec.State.Running || rec.State.Paused || rec.State.Restarting) continue;
+      if (cutoff !== undefined && Date.parse(rec.Created) > cutoff) continue;
+      if (!labels.every((l) => { const [k, v] = l.split('='); return k! in (rec.Config.Labels ?? {}) && (v === undefined || rec.Config.Labels![k!] === v); })) continue;
+      await this.lock.run(rec.Id, () => this.removeLocked(rec, false));
+      deleted.push(rec.Id);
+    }
+    return { ContainersDeleted: deleted, SpaceReclaimed: 0 };
+  }
+
+  // ---- logs, top, update, resize ---------------------------------------------------------------
+
+  async logs(ref: string, req: LogsRequest, signal: AbortSignal): Promise<{ tty: boolean; lines: AsyncIterable<LogChunk> }> {
+    const rec = this.find(ref);
+    const kind = rec.HostConfig.LogConfig?.Type ?? 'json-file';
+    let driver = this.drivers.get(rec.Id);
+    let owned = false;
+    if (!driver) {
+      driver = createLogDriver(kind, { containerId: rec.Id, dir: join(this.d.containersDir, rec.Id), options: rec.HostConfig.LogConfig?.Config ?? {}, attrs: {} });
+      owned = true;
+    }
+    const follow = req.follow && rec.State.Running;
+    const src = driver.read({ follow, stdout: req.stdout, stderr: req.stderr, tail: req.tail, ...(req.since !== undefined ? { since: req.since } : {}), ...(req.until !== undefined ? { until: req.until } : {}) }, signal);
+    async function* lines(): AsyncIterable<LogChunk> {
+      try {
+        for await (const m of src) yield { stream: m.stream, line: m.line, timeNano: m.timeNano };
+      } finally {
+        if (owned) await driver!.close().catch(() => undefined);
+      }
+    }
+    return { tty: rec.Config.Tty === true, lines: lines() };
+  }
+
+  async top(ref: string, psArgs: string): Promise<{ Titles: string[]; Processes: string[][] }> {
+    const rec = this.find(ref);
+    if (!rec.State.Running) throw conflict(`Container ${rec.Id} is not running`);
+    const pids = (await this.d.client.tasks.listPids(rec.Id)).map((p) => p.pid);
+    return this.d.launcher.top(pids, psArgs);
+  }
+
+  async update(ref: string, body: Record<string, unknown>): Promise<{ Warnings: string[] }> {
+    const rec = this.find(ref);
+    return this.lock.run(rec.Id, async () => {
+      const warnings = await this.d.launcher.update(rec, body);
+      this.persist(rec);
+      return { Warnings: warnings };
+    });
+  }
+
+  async resize(ref: string, height: number, width: number): Promise<void> {
+    const rec = this.find(ref);
+    if (!rec.State.Running) throw conflict(`Container ${rec.Id} is not running`);
+    await this.d.client.tasks.resizePty(rec.Id, { width, height });
+  }
+
+  // ---- attach ----------------------------------------------------------------------------------
+
+  async attach(ref: string, opts: AttachOptions): Promise<AttachSession> {
+    const rec = this.find(ref);
+    const hub = this.hub(rec.Id);
+    let history: AsyncIterable<LogChunk> | undefined;
+    if (opts.logs) {
+      history = (await this.logs(rec.Id, { follow: false, stdout: opts.stdout, stderr: opts.stderr, timestamps: false, tail: -1 }, new AbortController().signal)).lines;
+    }
+    return {
+      tty: rec.Config.Tty === true,
+      history,
+      running: () => rec.State.Running,
+      subscribe: (fn) => hub.subscribe(fn),
+      stdin: opts.stdin && rec.Config.OpenStdin ? () => this.tasks.get(rec.Id)?.stdin : undefined,
+      closeStdin: async () => {
+        if (rec.Config.StdinOnce && rec.State.Running) {
+          this.tasks.get(rec.Id)?.stdin?.end();
+          await this.d.client.tasks.closeIO(rec.Id).catch(() => undefined);
+        }
+      },
+    };
+  }
+
+  // ---- daemon start-up and shutdown ------------------------------------------------------------
+
+  /**
+   * Brings the records and containerd into agreement after a (re)start of the daemon: finishes
+   * interrupted removals, re-attaches or stops tasks left running, removes containerd containers the
+   * store does not know, and starts containers whose restart policy asks for it.
+   */
+  async restore(liveRestore: boolean): Promise<void> {
+    const known = new Set(this.recs.keys());
+    const ctdContainers = await this.d.client.containers.list().catch(() => []);
+    for (const c of ctdContainers) {
+      if (!known.has(c.id)) {
+        this.d.log.info('removing a containerd container the store does not know', { id: c.id });
+        await this.d.launcher.forget(c.id).catch(() => undefined);
+      }
+    }
+    for (const rec of [...this.recs.values()]) {
+      if (rec.Internal.removing) {
+        await this.lock.run(rec.Id, () => this.removeLocked(rec, false)).catch((err) => this.d.log.error(`finishing removal: ${(err as Error).message}`));
+        continue;
+      }
+      if (!rec.State.Running && !rec.State.Restarting) continue;
+      const task = liveRestore ? await this.d.launcher.reattach(rec, this.hub(rec.Id)).catch(() => undefined) : undefined;
+      if (task) {
+        this.tasks.set(rec.Id, task);
+        const logConfig = rec.HostConfig.LogConfig!;
+        const driver = createLogDriver(logConfig.Type ?? "json-file", { containerId: rec.Id, dir: join(this.d.containersDir, rec.Id), options: logConfig.Config ?? {}, attrs: {} });
+        this.drivers.set(rec.Id, driver);
+        const hub = this.hub(rec.Id);
+        const logging = driver.attach({ stdout: hub.logStdout, stderr: rec.Config.Tty ? null : hub.logStderr });
+        void task.exited.then((exit) => this.onExit(rec, task, exit, logging, Date.now()));
+        this.d.log.info('re-attached to running container', { id: rec.Id });
+        continue;
+      }
+      // The task is gone, or live-restore is off: stop whatever is left and record the exit.
+      const exitCode = await this.d.launcher.forget(rec.Id).catch(() => undefined);
+      rec.State = { ...rec.State, Status: 'exited', Running: false, Paused: false, Restarting: false, Pid: 0, ExitCode: exitCode ?? 255, FinishedAt: rec.State.FinishedAt === ZERO_TIME || rec.State.Running ? nowIso() : rec.State.FinishedAt };
+      this.persist(rec);
+    }
+    for (const rec of this.recs.values()) {
+      const policy = rec.HostConfig.RestartPolicy?.Name;
+      const wanted = policy === 'always' || (policy === 'unless-stopped' && !rec.Internal.stoppedByUser);
+      if (wanted && !rec.State.Running && rec.State.StartedAt !== ZERO_TIME) {
+        await this.lock.run(rec.Id, () => this.startLocked(rec)).catch((err) => this.d.log.error(`restart at start-up failed: ${(err as Error).message}`, { id: rec.Id }));
+      }
+    }
+  }
+
+  /** Without live-restore, running containers stop within the shutdown timeout. */
+  async shutdown(liveRestore: boolean, timeoutS: number): Promise<void> {
+    this.shuttingDown = true;
+    for (const b of this.backoff.values()) if (b.timer) clearTimeout(b.timer);
+    if (liveRestore) {
+      for (const t of this.tasks.values()) t.detach();
+      return;
+    }
+    await Promise.all([...this.recs.values()].filter((r) => r.State.Running).map((r) => {
+      const t = r.Config.StopTimeout ?? timeoutS;
+      return this.stopTask(r, this.stopSignal(r), t).catch((err) => this.d.log.warn(`stopping ${r.Id}: ${(err as Error).message}`));
+    }));
+  }
+}
+
+function durationMs(s: string): number {
+  const re = /(\d+(?:\.\d+)?)(h|ms|m|s|us|ns)/g;
+  let total = 0;
+  let m: RegExpExecArray | null;
+  let matched = '';
+  while ((m = re.exec(s))) {
+    const n = Number(m[1]);
+    total += m[2] === 'h' ? n * 3600_000 : m[2] === 'm' ? n * 60_000 : m[2] === 's' ? n * 1000 : m[2] === 'ms' ? n : 0;
+    matched += m[0];
+  }
+  if (matched !== s) throw invalidParameter(`invalid duration ${JSON.stringify(s)}`);
+  return total;
+}
+
+export { EngineError, isNotFound, notModified, timestampToIso };

@@ -1,0 +1,378 @@
+// Running a container's process in containerd: builds the OCI spec, creates the containerd
+// container and its task with FIFO stdio, waits for the exit, and cleans up after it. Also
+// re-attaches to tasks that survived a daemon restart (live-restore).
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { isAbsolute, join } from 'node:path';
+import type { Writable } from 'node:stream';
+import { promisify } from 'node:util';
+import type { DaemonConfig } from '../../config/daemon-config.ts';
+import { conflict, invalidParameter, isNotFound } from '../../errors.ts';
+import { cgroupVersion, type CgroupDriver } from '../../oci/cgroups.ts';
+import type { ResolvedMount } from '../../oci/mounts.ts';
+import { tmpfsMountOptions, tmpfsFromMap } from '../../oci/mounts.ts';
+import { readOwnCapabilities } from '../../oci/caps.ts';
+import { parseSeccompProfile } from '../../oci/seccomp.ts';
+import { buildSpec, type DaemonSpecDefaults } from '../../oci/spec.ts';
+import { resolveDeviceMappings } from '../../oci/devices.ts';
+import { resolveUser } from '../../oci/user.ts';
+import { PROCESS_TYPE_URL, SPEC_TYPE_URL, jsonAny, type SupervisorClient } from '../../supervisor/client.ts';
+import type { HostConfig } from '../../types/container-api.ts';
+import type { Logger } from '../../util/log.ts';
+import { resolveInitPath } from '../init-binary.ts';
+import type { RuntimeRegistry } from '../runtimes.ts';
+import { writeEtcFiles } from './etc-files.ts';
+import { makeFifos, openFifoReader, openFifoWriter } from './fifo.ts';
+import { createNetns, netnsPath, removeNetns } from './netns.ts';
+import type { OutputHub } from './output-hub.ts';
+import type { ContainerRecord, MountPoint } from './record.ts';
+import { withMounted, type RootfsManager } from './rootfs.ts';
+import { readFileSync } from 'node:fs';
+
+const execFileP = promisify(execFile);
+
+export interface TaskExit {
+  status: number;
+  at: string;
+  oom: boolean;
+}
+
+export interface RunningTask {
+  pid: number;
+  exited: Promise<TaskExit>;
+  /** Resolves when the shim closed the output FIFOs (all output delivered). */
+  ioDone: Promise<void>;
+  stdin?: Writable;
+  /** Stops watching without touching the task (live-restore shutdown). */
+  detach(): void;
+}
+
+export interface LauncherDeps {
+  client: SupervisorClient;
+  rootfs: RootfsManager;
+  runtimes: RuntimeRegistry;
+  config: () => DaemonConfig;
+  log: Logger;
+  execRoot: string;
+  runcRoot: string;
+  containersDir: string;
+  tmpDir: string;
+  cgroupDriver: CgroupDriver;
+  shmSize: number;
+}
+
+function tsToIso(ts: { seconds: string | number; nanos: number } | null | undefined): string {
+  if (!ts || Number(ts.seconds) <= 0) return new Date().toISOString();
+  const ms = Number(ts.seconds) * 1000;
+  return `${new Date(ms).toISOString().slice(0, 19)}.${String(ts.nanos).padStart(9, '0')}Z`;
+}
+
+export class TaskLauncher {
+  private readonly oomed = new Set<string>();
+  private readonly daemonCaps = readOwnCapabilities();
+
+  constructor(private readonly d: LauncherDeps) {
+    d.client.subscribe([`namespace==${d.client.namespace}`, 'topic=="/tasks/oom"'], (e) => {
+      const id = (e.event as { container_id?: string } | null)?.container_id;
+      if (id) this.oomed.add(id);
+    });
+  }
+
+  /** The Mounts list inspect shows, from Binds, Mounts and Tmpfs (volumes come with a later issue). */
+  mountPoints(hc: HostConfig): MountPoint[] {
+    return this.resolveMounts(hc).map((m) => ({
+      Type: m.type,
+      Source: m.type === 'bind' ? m.source : '',
+      Destination: m.destination,
+      Mode: m.options.filter((o) => o === 'ro' || o === 'rw' || o === 'z' || o === 'Z').join(','),
+      RW: !m.options.includes('ro'),
+      Propagation: m.options.find((o) => /^r?(private|shared|slave)$/.test(o)) ?? (m.type === 'bind' ? 'rprivate' : ''),
+    }));
+  }
+
+  resolveMounts(hc: HostConfig): ResolvedMount[] {
+    const out: ResolvedMount[] = [];
+    for (const bind of hc.Binds ?? []) {
+      const parts = bind.split(':');
+      if (parts.length < 2 || parts.length > 3) throw invalidParameter(`invalid volume specification: '${bind}'`);
+      const [src, dst, mode = ''] = parts as [string, string, string?];
+      if (!isAbsolute(src)) throw invalidParameter(`invalid volume specification: '${bind}': named volumes are not built yet (interactive and data APIs issue)`);
+      if (!isAbsolute(dst)) throw invalidParameter(`invalid volume specification: '${bind}': mount path must be absolute`);
+      const opts = mode ? mode.split(',').filter((o) => o !== 'z' && o !== 'Z' && o !== 'nocopy') : [];
+      out.push({ type: 'bind', source: src, destination: dst, options: opts.length ? opts : ['rw'] });
+    }
+    for (const m of hc.Mounts ?? []) {
+      if (m.Type === 'bind') {
+        if (!m.Source || !isAbsolute(m.Source)) throw invalidParameter(`invalid mount config for type "bind": invalid mount path: '${m.Source ?? ''}' mount path must be absolute`);
+        out.push({ type: 'bind', source: m.Source, destination: m.Target!, options: [m.ReadOnly ? 'ro' : 'rw', ...(m.BindOptions?.Propagation ? [m.BindOptions.Propagation] : [])] });
+      } else if (m.Type === 'tmpfs') {
+        out.push({ type: 'tmpfs', source: 'tmpfs', destination: m.Target!, options: tmpfsMountOptions(m) });
+      } else {
+        throw invalidParameter(`mount type "${m.Type}" is not built yet`);
+      }
+    }
+    for (const [dst, opts] of Object.entries(hc.Tmpfs ?? {})) {
+      const t = tmpfsFromMap(dst, opts);
+      out.push({ type: 'tmpfs', source: 'tmpfs', destination: t.destination, options: t.options ?? [] });
+    }
+    return out;
+  }
+
+  private daemonDefaults(): DaemonSpecDefaults {
+    const cfg = this.d.config();
+    const profile = cfg['seccomp-profile'];
+    return {
+      seccompProfile: profile === 'builtin' || profile === '' ? 'builtin' : profile === 'unconfined' ? 'unconfined' : parseSeccompProfile(readFileSync(profile, 'utf8')),
+      noNewPrivileges: cfg['no-new-privileges'],
+      defaultUlimits: Object.values(cfg['default-ulimits']),
+      defaultShmSize: this.d.shmSize,
+      cgroupParent: cfg['cgroup-parent'] ?? '',
+      cgroupDriver: this.d.cgroupDriver,
+      cgroupVersion: cgroupVersion(),
+      defaultCgroupnsMode: cfg['default-cgroupns-mode'],
+      defaultIpcMode: cfg['default-ipc-mode'],
+      initPath: resolveInitPath(cfg['init-path']),
+      init: cfg.init,
+      availableCapabilities: this.daemonCaps,
+    };
+  }
+
+  private async namespacesFor(rec: ContainerRecord, find: (ref: string) => ContainerRecord): Promise<{ networkPath?: string; ipcPath?: string; pidPath?: string; utsPath?: string }> {
+    const hc = rec.HostConfig;
+    const ns: { networkPath?: string; ipcPath?: string; pidPath?: string; utsPath?: string } = {};
+    const mode = hc.NetworkMode ?? 'bridge';
+    if (mode === 'host') ns.networkPath = 'host';
+    else if (mode.startsWith('container:')) {
+      const other = find(mode.slice('container:'.length));
+      if (!other.State.Running) throw conflict(`cannot join network namespace of a non running container: container ${other.Id} is ${other.State.Status}`);
+      ns.networkPath = other.Internal.netnsPath ?? `/proc/${other.State.Pid}/ns/net`;
+    } else {
+      const path = await createNetns(this.d.execRoot, rec.Id);
+      rec.Internal.netnsPath = path;
+      ns.networkPath = path;
+    }
+    for (const [field, key] of [['IpcMode', 'ipcPath'], ['PidMode', 'pidPath'], ['UTSMode', 'utsPath']] as const) {
+      const v = hc[field];
+      if (v === 'host') ns[key] = 'host';
+      else if (v?.startsWith('container:')) {
+        const other = find(v.slice('container:'.length));
+        if (!other.State.Running) throw conflict(`cannot join namespace of a non running container: container ${other.Id} is ${other.State.Status}`);
+        ns[key] = `/proc/${other.State.Pid}/ns/${key === 'ipcPath' ? 'ipc' : key === 'pidPath' ? 'pid' : 'uts'}`;
+      }
+    }
+    return ns;
+  }
+
+  async launch(rec: ContainerRecord, hub: OutputHub, find: (ref: string) => ContainerRecord): Promise<RunningTask> {
+    const { client } = this.d;
+    const id = rec.Id;
+    const runtime = this.d.runtimes.resolve(rec.HostConfig.Runtime || 'runc');
+    const dir = join(this.d.containersDir, id);
+    await mkdir(dir, { recursive: true, mode: 0o710 });
+    this.oomed.delete(id);
+    await this.forget(id); // leftovers of an earlier run (a crash between start and cleanup)
+    const namespaces = await this.namespacesFor(rec, find);
+    try {
+      const files = await writeEtcFiles({
+        dir, hostname: rec.Config.Hostname ?? id.slice(0, 12), domainname: rec.Config.Domainname ?? '',
+        extraHosts: (rec.HostConfig.ExtraHosts ?? []).map((h) => { const i = h.lastIndexOf(':'); return `${h.slice(i + 1)} ${h.slice(0, i)}`; }),
+        addresses: [],
+        dns: { servers: rec.HostConfig.Dns?.length ? rec.HostConfig.Dns : this.d.config().dns, options: rec.HostConfig.DnsOptions?.length ? rec.HostConfig.DnsOptions : this.d.config()['dns-opts'], search: rec.HostConfig.DnsSearch?.length ? rec.HostConfig.DnsSearch : this.d.config()['dns-search'] },
+        hostNetwork: namespaces.networkPath === 'host',
+      });
+      const rootMounts = await this.d.rootfs.mounts(rec.Internal.snapshotKey);
+      const user = await this.user(rec, rootMounts);
+      const warnings: string[] = [];
+      const spec = buildSpec({
+        id, config: rec.Config, hostConfig: rec.HostConfig, args: [rec.Path, ...rec.Args], user,
+        daemon: this.daemonDefaults(), files, namespaces, mounts: this.resolveMounts(rec.HostConfig),
+        devices: resolveDeviceMappings(rec.HostConfig.Devices),
+      }, warnings);
+      for (const w of warnings) this.d.log.warn(w, { id });
+
+      const options = runtime.shim === 'io.containerd.runc.v2' ? client.runcOptions({ root: this.d.runcRoot, binary_name: runtime.binary ?? 'runc', systemd_cgroup: this.d.cgroupDriver === 'systemd' }) : null;
+      await client.containers.create({
+        id,
+        runtime: { name: runtime.shim, options },
+        spec: jsonAny(SPEC_TYPE_URL, spec),
+        snapshotter: rec.Internal.snapshotter,
+        snapshot_key: rec.Internal.snapshotKey,
+        labels: { 'engine.container.name': rec.Name.slice(1) },
+      });
+
+      const tty = rec.Config.Tty === true;
+      const fifos = await makeFifos(join(this.d.execRoot, 'fifo', id), 'init', { stdin: rec.Config.OpenStdin === true, stderr: !tty });
+      const out = openFifoReader(fifos.stdout);
+      const err = fifos.stderr ? openFifoReader(fifos.stderr) : undefined;
+      const stdin = fifos.stdin ? openFifoWriter(fifos.stdin) : undefined;
+      const ioDone = Promise.all([hub.pump(out, 'stdout'), err ? hub.pump(err, 'stderr') : Promise.resolve()]).then(() => undefined);
+      try {
+        await client.tasks.create({ container_id: id, rootfs: rootMounts, stdin: fifos.stdin ?? '', stdout: fifos.stdout, stderr: fifos.stderr ?? '', terminal: tty });
+      } catch (e) {
+        out.destroy();
+        err?.destroy();
+        stdin?.destroy();
+        throw runtimeError(e);
+      }
+      if (tty) await client.tasks.resizePty(id, { width: 80, height: 24 }).catch(() => undefined);
+      const exited = this.waitExit(id);
+      let pid: number;
+      try {
+        pid = await client.tasks.start(id);
+      } catch (e) {
+        await this.forget(id);
+        out.destroy();
+        err?.destroy();
+        throw runtimeError(e);
+      }
+      return this.running(pid, exited.promise, ioDone, stdin, exited.cancel);
+    } catch (e) {
+      if (rec.Internal.netnsPath) {
+        await removeNetns(rec.Internal.netnsPath);
+        delete rec.Internal.netnsPath;
+      }
+      throw e;
+    }
+  }
+
+  private running(pid: number, exited: Promise<TaskExit>, ioDone: Promise<void>, stdin: Writable | undefined, cancel: () => void): RunningTask {
+    return { pid, exited, ioDone, ...(stdin ? { stdin } : {}), detach: cancel };
+  }
+
+  /** Tasks.Wait, re-issued when containerd restarts underneath (the task itself keeps running). */
+  private waitExit(id: string): { promise: Promise<TaskExit>; cancel: () => void } {
+    let cancelled = false;
+    const promise = (async (): Promise<TaskExit> => {
+      for (;;) {
+        try {
+          const r = await this.d.client.tasks.wait(id, '', { waitForReady: true });
+          return { status: r.exit_status, at: tsToIso(r.exited_at as { seconds: string; nanos: number } | null), oom: this.oomed.has(id) };
+        } catch (err) {
+          if (cancelled) return new Promise<TaskExit>(() => undefined);
+          if (isNotFound(err)) return { status: 255, at: new Date().toISOString(), oom: false };
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      }
+    })();
+    return { promise, cancel: () => { cancelled = true; } };
+  }
+
+  /** After an exit: delete the task and the containerd container, release the namespace and FIFOs. */
+  async cleanup(rec: ContainerRecord, _task: RunningTask): Promise<void> {
+    await this.forget(rec.Id);
+    if (rec.Internal.netnsPath) {
+      await removeNetns(rec.Internal.netnsPath);
+      delete rec.Internal.netnsPath;
+    }
+    await rm(join(this.d.execRoot, 'fifo', rec.Id), { recursive: true, force: true });
+  }
+
+  /**
+   * Kills and deletes whatever containerd still has for this id (task first: a container deleted
+   * before its task leaves an orphan). Returns the task's exit status when there was one.
+   */
+  async forget(id: string): Promise<number | undefined> {
+    const { client } = this.d;
+    let status: number | undefined;
+    try {
+      const t = await client.tasks.get(id);
+      if (t.status === 'RUNNING' || t.status === 'PAUSED' || t.status === 'CREATED') {
+        await client.tasks.kill(id, 9, { all: true }).catch(() => undefined);
+        await Promise.race([client.tasks.wait(id).catch(() => undefined), new Promise((r) => setTimeout(r, 5000))]);
+      }
+      status = (await client.tasks.delete(id)).exit_status;
+    } catch (err) {
+      if (!isNotFound(err)) this.d.log.debug(`task cleanup: ${(err as Error).message}`, { id });
+    }
+    try {
+      await client.containers.delete(id);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    const ns = netnsPath(this.d.execRoot, id);
+    if (existsSync(ns)) await removeNetns(ns);
+    return status;
+  }
+
+  /** live-restore: the task kept running while the daemon was down; reopen its FIFOs and wait again. */
+  async reattach(rec: ContainerRecord, hub: OutputHub): Promise<RunningTask | undefined> {
+    const t = await this.d.client.tasks.get(rec.Id).catch(() => undefined);
+    if (!t || (t.status !== 'RUNNING' && t.status !== 'PAUSED')) return undefined;
+    const dir = join(this.d.execRoot, 'fifo', rec.Id);
+    const outPath = join(dir, 'init-stdout');
+    if (!existsSync(outPath)) return undefined;
+    const errPath = join(dir, 'init-stderr');
+    const out = openFifoReader(outPath);
+    const err = existsSync(errPath) ? openFifoReader(errPath) : undefined;
+    const inPath = join(dir, 'init-stdin');
+    const stdin = existsSync(inPath) ? openFifoWriter(inPath) : undefined;
+    const ioDone = Promise.all([hub.pump(out, 'stdout'), err ? hub.pump(err, 'stderr') : Promise.resolve()]).then(() => undefined);
+    const exited = this.waitExit(rec.Id);
+    return this.running(t.pid, exited.promise, ioDone, stdin, exited.cancel);
+  }
+
+  private async user(rec: ContainerRecord, rootMounts: Parameters<typeof withMounted>[0]): Promise<{ uid: number; gid: number; additionalGids: number[] }> {
+    const spec = rec.Config.User ?? '';
+    const groupAdd = rec.HostConfig.GroupAdd ?? [];
+    const numeric = /^\d+(:\d+)?$/.test(spec);
+    if ((spec === '' || numeric) && groupAdd.every((g) => /^\d+$/.test(g))) {
+      const [u = '0', g] = spec.split(':');
+      return { uid: Number(u), gid: g !== undefined ? Number(g) : spec === '' ? 0 : Number(u) === 0 ? 0 : Number(u), additionalGids: groupAdd.map(Number) };
+    }
+    return withMounted(rootMounts, this.d.tmpDir, async (root) => resolveUser(root, spec, groupAdd));
+  }
+
+  /** `top`: the host's ps, filtered to the container's pids (what dockerd does). */
+  async top(pids: number[], psArgs: string): Promise<{ Titles: string[]; Processes: string[][] }> {
+    const args = psArgs.trim() ? psArgs.trim().split(/\s+/) : ['-ef'];
+    let out: string;
+    try {
+      out = (await execFileP('ps', args, { maxBuffer: 16 << 20 })).stdout;
+    } catch (err) {
+      throw invalidParameter(`Error running ps: ${(err as Error).message}`);
+    }
+    const lines = out.split('\n').filter((l) => l.trim() !== '');
+    const titles = lines[0]!.trim().split(/\s+/);
+    const pidCol = titles.indexOf('PID');
+    if (pidCol < 0) throw invalidParameter(`Couldn't find PID field in ps output`);
+    const set = new Set(pids);
+    const processes: string[][] = [];
+    for (const line of lines.slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (!set.has(Number(fields[pidCol]))) continue;
+      const row = fields.slice(0, titles.length - 1);
+      row.push(fields.slice(titles.length - 1).join(' '));
+      processes.push(row);
+    }
+    return { Titles: titles, Processes: processes };
+  }
+
+  /** `update`: new resource limits on the record and, when running, on the live task. */
+  async update(rec: ContainerRecord, body: Record<string, unknown>): Promise<string[]> {
+    const allowed = ['CpuShares', 'Memory', 'MemoryReservation', 'MemorySwap', 'NanoCpus', 'CpuPeriod', 'CpuQuota', 'CpusetCpus', 'CpusetMems', 'PidsLimit', 'BlkioWeight', 'RestartPolicy', 'KernelMemory', 'CpuRealtimePeriod', 'CpuRealtimeRuntime', 'MemorySwappiness', 'OomKillDisable'];
+    const hc = rec.HostConfig as Record<string, unknown>;
+    for (const [k, v] of Object.entries(body)) {
+      if (!allowed.includes(k)) continue;
+      if (v === 0 || v === '' || v === null) continue;
+      hc[k] = v;
+    }
+    if (rec.HostConfig.AutoRemove && rec.HostConfig.RestartPolicy?.Name && rec.HostConfig.RestartPolicy.Name !== 'no') {
+      throw invalidParameter('Restart policy cannot be updated because AutoRemove is enabled for the container');
+    }
+    if (rec.State.Running) {
+      const spec = buildSpec({ id: rec.Id, config: rec.Config, hostConfig: rec.HostConfig, args: [rec.Path, ...rec.Args], user: { uid: 0, gid: 0, additionalGids: [] }, daemon: this.daemonDefaults(), files: {}, mounts: [] });
+      await this.d.client.tasks.update(rec.Id, jsonAny('types.containerd.io/opencontainers/runtime-spec/1/LinuxResources', spec.linux.resources ?? {}));
+    }
+    return [];
+  }
+}
+
+/** runc's messages arrive wrapped in containerd's; keep the useful part, classed as a 400 like dockerd. */
+function runtimeError(err: unknown): Error {
+  const msg = (err as Error).message ?? String(err);
+  const e = invalidParameter(`failed to create task for container: ${msg}`);
+  return e;
+}
+
+export { PROCESS_TYPE_URL };

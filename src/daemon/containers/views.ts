@@ -1,0 +1,65 @@
+// What clients see of a container record: the inspect document and the list entry. Every field a
+// client reads is present with the right type (lists are [] not null where dockerd sends []).
+import type { ContainerRecord } from './record.ts';
+import { humanStatus } from './record.ts';
+
+export interface NetworkView {
+  /** NetworkSettings for inspect (built by the networking layer; a stand-in until it lands). */
+  settings: Record<string, unknown>;
+  /** The list entry's NetworkSettings.Networks and Ports. */
+  summaryNetworks: Record<string, unknown>;
+  ports: Array<{ IP?: string; PrivatePort: number; PublicPort?: number; Type: string }>;
+}
+
+export function inspectView(rec: ContainerRecord, net: NetworkView, execIds: string[], size?: { rw: number; rootFs: number }): Record<string, unknown> {
+  return {
+    Id: rec.Id,
+    Created: rec.Created,
+    Path: rec.Path,
+    Args: rec.Args,
+    State: rec.State,
+    Image: rec.Image,
+    ResolvConfPath: rec.ResolvConfPath,
+    HostnamePath: rec.HostnamePath,
+    HostsPath: rec.HostsPath,
+    LogPath: rec.LogPath,
+    Name: rec.Name,
+    RestartCount: rec.RestartCount,
+    Driver: rec.Driver,
+    Platform: rec.Platform,
+    MountLabel: rec.MountLabel,
+    ProcessLabel: rec.ProcessLabel,
+    AppArmorProfile: rec.AppArmorProfile,
+    ExecIDs: execIds.length ? execIds : null,
+    HostConfig: rec.HostConfig,
+    GraphDriver: { Name: rec.Driver, Data: null },
+    ...(size ? { SizeRw: size.rw, SizeRootFs: size.rootFs } : {}),
+    Mounts: rec.Mounts,
+    Config: rec.Config,
+    NetworkSettings: net.settings,
+  };
+}
+
+function commandLine(rec: ContainerRecord): string {
+  const quote = (a: string) => (/[\s"']/.test(a) ? JSON.stringify(a) : a);
+  return [rec.Path, ...rec.Args].filter((a) => a !== '').map(quote).join(' ');
+}
+
+export function summaryView(rec: ContainerRecord, net: NetworkView, size?: { rw: number; rootFs: number }): Record<string, unknown> {
+  return {
+    Id: rec.Id,
+    Names: [rec.Name],
+    Image: rec.ImageRef,
+    ImageID: rec.Image,
+    Command: commandLine(rec),
+    Created: Math.floor(Date.parse(rec.Created) / 1000),
+    Ports: net.ports,
+    ...(size ? { SizeRw: size.rw, SizeRootFs: size.rootFs } : {}),
+    Labels: rec.Config.Labels ?? {},
+    State: rec.State.Status,
+    Status: humanStatus(rec.State),
+    HostConfig: { NetworkMode: rec.HostConfig.NetworkMode ?? 'bridge', ...(rec.HostConfig.Annotations ? { Annotations: rec.HostConfig.Annotations } : {}) },
+    NetworkSettings: { Networks: net.summaryNetworks },
+    Mounts: rec.Mounts,
+  };
+}

@@ -1,0 +1,144 @@
+// Local images as the daemon sees them: containerd image records (name → manifest) resolved to
+// their config, ID (sha256 of the config), layers and snapshot chain. Lookups by reference, by ID
+// or unique ID prefix, as dockerd does. Manifests and configs are immutable, so they are cached.
+import { createHash } from 'node:crypto';
+import { isNotFound, notFound, invalidParameter } from '../errors.ts';
+import type { SupervisorClient } from '../supervisor/client.ts';
+import type { Descriptor, ImageRecord } from '../supervisor/types.ts';
+import { familiarString, looksLikeImageId, parseReference, referenceString } from './reference.ts';
+
+export const MEDIA = {
+  ociIndex: 'application/vnd.oci.image.index.v1+json',
+  ociManifest: 'application/vnd.oci.image.manifest.v1+json',
+  dockerList: 'application/vnd.docker.distribution.manifest.list.v2+json',
+  dockerManifest: 'application/vnd.docker.distribution.manifest.v2+json',
+} as const;
+
+export interface OciImageConfig {
+  architecture?: string;
+  os?: string;
+  created?: string;
+  author?: string;
+  config?: {
+    User?: string;
+    Env?: string[];
+    Entrypoint?: string[] | null;
+    Cmd?: string[] | null;
+    WorkingDir?: string;
+    Labels?: Record<string, string> | null;
+    ExposedPorts?: Record<string, object> | null;
+    Volumes?: Record<string, object> | null;
+    StopSignal?: string;
+    Healthcheck?: Record<string, unknown>;
+    OnBuild?: string[] | null;
+    Shell?: string[];
+  };
+  rootfs: { type: string; diff_ids: string[] };
+  history?: Array<{ created?: string; created_by?: string; empty_layer?: boolean; comment?: string }>;
+}
+
+export interface LocalImage {
+  /** sha256:<config digest> */
+  id: string;
+  /** containerd record names (canonical references) pointing at this image. */
+  names: string[];
+  record: ImageRecord;
+  manifestDigest: string;
+  manifest: { config: Descriptor; layers: Descriptor[] };
+  config: OciImageConfig;
+  chainId: string;
+  /** Sum of compressed layer sizes plus config. */
+  size: number;
+}
+
+export function chainIds(diffIds: string[]): string[] {
+  const out: string[] = [];
+  for (const d of diffIds) {
+    const prev = out[out.length - 1];
+    out.push(prev ? 'sha256:' + createHash('sha256').update(`${prev} ${d}`).digest('hex') : d);
+  }
+  return out;
+}
+
+export class ImageStore {
+  private readonly blobs = new Map<string, unknown>();
+  private cachedCount = 0;
+
+  constructor(private readonly client: SupervisorClient, private readonly platform = { os: 'linux', architecture: 'amd64' }) {}
+
+  private async blobJson<T>(digest: string): Promise<T> {
+    const hit = this.blobs.get(digest);
+    if (hit) return hit as T;
+    const parsed = JSON.parse((await this.client.contentReadAll(digest)).toString('utf8')) as T;
+    this.blobs.set(digest, parsed);
+    return parsed;
+  }
+
+  /** Follows an index/manifest list down to the manifest for our platform. */
+  private async manifestFor(target: Descriptor): Promise<{ digest: string; manifest: { config: Descriptor; layers: Descriptor[] } }> {
+    if (target.media_type === MEDIA.ociIndex || target.media_type === MEDIA.dockerList) {
+      const index = await this.blobJson<{ manifests: Array<{ digest: string; mediaType: string; size: number; platform?: { os: string; architecture: string } }> }>(target.digest);
+      const pick = index.manifests.find((m) => m.platform?.os === this.platform.os && m.platform?.architecture === this.platform.architecture) ?? index.manifests.find((m) => !m.platform);
+      if (!pick) throw notFound(`no matching manifest for ${this.platform.os}/${this.platform.architecture} in the manifest list entries`);
+      return this.manifestFor({ media_type: pick.mediaType, digest: pick.digest, size: String(pick.size) });
+    }
+    const m = await this.blobJson<{ config: { digest: string; mediaType: string; size: number }; layers: Array<{ digest: string; mediaType: string; size: number }> }>(target.digest);
+    const desc = (d: { digest: string; mediaType: string; size: number }): Descriptor => ({ media_type: d.mediaType, digest: d.digest, size: String(d.size) });
+    return { digest: target.digest, manifest: { config: desc(m.config), layers: m.layers.map(desc) } };
+  }
+
+  private async load(record: ImageRecord): Promise<LocalImage> {
+    const { digest, manifest } = await this.manifestFor(record.target);
+    const config = await this.blobJson<OciImageConfig>(manifest.config.digest);
+    const chain = chainIds(config.rootfs?.diff_ids ?? []);
+    const size = manifest.layers.reduce((n, l) => n + Number(l.size), 0);
+    return { id: manifest.config.digest, names: [record.name], record, manifestDigest: digest, manifest, config, chainId: chain[chain.length - 1] ?? '', size };
+  }
+
+  /** Every local image, grouped by ID (several names may point at one image). */
+  async list(): Promise<LocalImage[]> {
+    const byId = new Map<string, LocalImage>();
+    for (const rec of await this.client.images.list()) {
+      let img: LocalImage;
+      try {
+        img = await this.load(rec);
+      } catch {
+        continue; // incomplete content (e.g. an interrupted pull): not an image yet
+      }
+      const seen = byId.get(img.id);
+      if (seen) seen.names.push(rec.name);
+      else byId.set(img.id, img);
+    }
+    this.cachedCount = byId.size;
+    return [...byId.values()];
+  }
+
+  /** Count as of the last list/resolve (for /info; never blocks on containerd). */
+  count(): number {
+    return this.cachedCount;
+  }
+
+  /** By reference (busybox, busybox:1, name@digest), full ID, or unique ID prefix. */
+  async resolve(input: string): Promise<LocalImage> {
+    const hex = input.replace(/^sha256:/, '');
+    if (looksLikeImageId(input) || (/^[a-f0-9]{4,63}$/.test(hex) && !input.includes(':'))) {
+      const matches = (await this.list()).filter((i) => i.id.slice(7).startsWith(hex));
+      if (matches.length === 1) return matches[0]!;
+      if (matches.length > 1 && !looksLikeImageId(input)) throw invalidParameter(`multiple images found with prefix ${input}`);
+      if (looksLikeImageId(input)) throw notFound(`No such image: ${input}`);
+    }
+    let ref;
+    try {
+      ref = parseReference(input);
+    } catch {
+      throw notFound(`No such image: ${input}`);
+    }
+    try {
+      const rec = await this.client.images.get(referenceString(ref));
+      return await this.load(rec);
+    } catch (err) {
+      if (isNotFound(err)) throw notFound(`No such image: ${familiarString(ref)}`);
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,277 @@
+// json-file: one JSON object per line, byte-for-byte what dockerd writes:
+//   {"log":"hi\n","stream":"stdout","time":"2026-11-22T03:20:11.123456789Z"}
+//   {"log":"…","stream":"stderr","attrs":{"k":"v"},"time":"…"}          (with labels/env/tag)
+// Encoding copies runs that need no escaping straight into the output buffer; parsing recognises
+// that exact layout without JSON.parse and falls back to it for anything else.
+
+import type { FileHandle } from 'node:fs/promises';
+import { formatTimeNano, parseTimeNano } from './clock.ts';
+import { CorruptLogError, type LogCodec, type ReadSink } from './codec.ts';
+import { MAX_ENTRY, type RecordEncoder, type StreamId } from './framer.ts';
+import { escapeLogBytes, findSpecial, goJsonObject, MAX_ESCAPE_GROWTH } from './json-escape.ts';
+import type { LogFile } from './logfile.ts';
+
+const PREFIX = Buffer.from('{"log":"');
+const STREAM_KEY = Buffer.from('","stream":"');
+const TIME_KEY = Buffer.from('"time":"');
+const STREAM_NAMES = ['stdout', 'stderr'] as const;
+
+class JsonEncoder implements RecordEncoder {
+  private readonly sfxTs: [bigint, bigint] = [-1n, -1n];
+  private readonly sfxFinal: [Buffer, Buffer] = [Buffer.alloc(0), Buffer.alloc(0)];
+  private readonly sfxPartial: [Buffer, Buffer] = [Buffer.alloc(0), Buffer.alloc(0)];
+
+  constructor(
+    private readonly file: LogFile,
+    /** '' or '"attrs":{…},' */
+    private readonly attrsField: string,
+  ) {}
+
+  /** Everything after the log text: `","stream":"stdout",…"time":"…"}\n`, with `\n` escaped first for whole lines. */
+  private suffixes(stream: StreamId, ts: bigint): void {
+    if (this.sfxTs[stream] === ts) return;
+    const rest = `","stream":"${STREAM_NAMES[stream]}",${this.attrsField}"time":"${formatTimeNano(ts)}"}\n`;
+    this.sfxFinal[stream] = Buffer.from(`\\n${rest}`);
+    this.sfxPartial[stream] = Buffer.from(rest);
+    this.sfxTs[stream] = ts;
+  }
+
+  lines(stream: StreamId, buf: Buffer, start: number, end: number, ts: bigint): void {
+    this.suffixes(stream, ts);
+    const sfx = this.sfxFinal[stream];
+    const sfxLen = sfx.length;
+    const f = this.file;
+    const maxSize = f.maxSize;
+    let special = findSpecial(buf, start, end);
+    // The hot loop keeps the write position and file size in locals and syncs them with the
+    // LogFile only around the (rare) calls that need it.
+    let out = f.buf;
+    let o = f.pos;
+    let size = f.fileBytes;
+    let i = start;
+    while (i < end) {
+      const nl = buf.indexOf(10, i);
+      if (nl < special && nl - i < MAX_ENTRY) {
+        // Fast path: a line that needs no escaping.
+        const need = 8 + (nl - i) + sfxLen;
+        if (size >= maxSize || o + need > out.length) {
+          f.pos = o;
+          f.fileBytes = size;
+          if (size >= maxSize) f.cut();
+          out = f.reserve(need);
+          o = f.pos;
+          size = f.fileBytes;
+        }
+        out[o] = 0x7b; // {"log":"
+        out[o + 1] = 0x22;
+        out[o + 2] = 0x6c;
+        out[o + 3] = 0x6f;
+        out[o + 4] = 0x67;
+        out[o + 5] = 0x22;
+        out[o + 6] = 0x3a;
+        out[o + 7] = 0x22;
+        const n = buf.copy(out, o + 8, i, nl);
+        out.set(sfx, o + 8 + n);
+        o += need;
+        size += need;
+      } else {
+        f.pos = o;
+        f.fileBytes = size;
+        let ls = i;
+        while (nl - ls >= MAX_ENTRY) {
+          this.escaped(buf, ls, ls + MAX_ENTRY, this.sfxPartial[stream]);
+          ls += MAX_ENTRY;
+        }
+        this.escaped(buf, ls, nl, sfx);
+        if (special < nl) special = findSpecial(buf, nl + 1, end);
+        out = f.buf;
+        o = f.pos;
+        size = f.fileBytes;
+      }
+      i = nl + 1;
+    }
+    f.pos = o;
+    f.fileBytes = size;
+  }
+
+  partial(stream: StreamId, buf: Buffer, start: number, end: number, ts: bigint): void {
+    this.suffixes(stream, ts);
+    this.escaped(buf, start, end, this.sfxPartial[stream]);
+  }
+
+  private escaped(buf: Buffer, start: number, end: number, sfx: Buffer): void {
+    const f = this.file;
+    if (f.fileBytes >= f.maxSize) f.cut();
+    const out = f.reserve(8 + (end - start) * MAX_ESCAPE_GROWTH + sfx.length);
+    let o = f.pos;
+    o += PREFIX.copy(out, o);
+    o = escapeLogBytes(buf, start, end, out, o);
+    o += sfx.copy(out, o);
+    f.fileBytes += o - f.pos;
+    f.pos = o;
+  }
+}
+
+function matchesAt(buf: Buffer, at: number, pattern: Buffer): boolean {
+  if (at < 0 || at + pattern.length > buf.length) return false;
+  for (let q = 0; q < pattern.length; q++) if (buf[at + q] !== pattern[q]) return false;
+  return true;
+}
+
+/** Whether the quote at q is escaped (preceded by an odd number of backslashes after `from`). */
+function escapedAt(buf: Buffer, q: number, from: number): boolean {
+  let slashes = 0;
+  for (let k = q - 1; k >= from && buf[k] === 0x5c; k--) slashes++;
+  return (slashes & 1) === 1;
+}
+
+/** Index of the quote closing a JSON string whose body starts at `from`, or -1 before `limit`. */
+function stringEnd(buf: Buffer, from: number, limit: number): number {
+  let q = buf.indexOf(0x22, from);
+  while (q !== -1 && q < limit) {
+    if (!escapedAt(buf, q, from)) return q;
+    q = buf.indexOf(0x22, q + 1);
+  }
+  return -1;
+}
+
+// Consecutive entries mostly share a timestamp (one per read chunk): remember the last one parsed.
+const lastTime = Buffer.alloc(64);
+let lastTimeLen = -1;
+let lastTimeNs = 0n;
+
+function timeAt(buf: Buffer, from: number, to: number): bigint {
+  const len = to - from;
+  if (len === lastTimeLen) {
+    let k = len - 1;
+    while (k >= 0 && buf[from + k] === lastTime[k]) k--;
+    if (k < 0) return lastTimeNs;
+  }
+  const ns = parseTimeNano(buf.toString('latin1', from, to));
+  if (len <= lastTime.length) {
+    buf.copy(lastTime, 0, from, to);
+    lastTimeLen = len;
+    lastTimeNs = ns;
+  }
+  return ns;
+}
+
+/**
+ * The record in buf[s, e) (e = index of its newline). Lines are returned as views into buf (which
+ * the reader owns and never reuses), turning the trailing escaped \n into a real newline in place.
+ */
+function parseRecord(buf: Buffer, s: number, e: number, sink: ReadSink): void {
+  if (sink.skip > 0) {
+    sink.skip--;
+    return;
+  }
+  if (e - s > 40 && buf[e - 1] === 0x7d && buf[e - 2] === 0x22 && matchesAt(buf, s, PREFIX)) {
+    const cs = s + PREFIX.length;
+    // "time" is the last field and its value has no quotes: find its opening quote from the end.
+    let tq = e - 3;
+    while (tq > cs && buf[tq] !== 0x22) tq--;
+    // Without attrs, `","stream":"stdout","time":"` sits right before the value; with them, find
+    // the end of the log string by scanning.
+    let ce = tq - 27;
+    if (!(ce >= cs && buf[tq - 8] === 0x2c && matchesAt(buf, ce, STREAM_KEY) && !escapedAt(buf, ce, cs))) ce = stringEnd(buf, cs, e);
+    const so = ce + STREAM_KEY.length;
+    const stream = ce !== -1 && matchesAt(buf, ce, STREAM_KEY) && buf[so + 6] === 0x22 ? matchesStream(buf, so) : -1;
+    if (stream >= 0 && tq > so) {
+      if (matchesAt(buf, tq - 7, TIME_KEY)) {
+        let ts = -1n;
+        try {
+          ts = timeAt(buf, tq + 1, e - 2);
+        } catch {
+          // not our layout after all
+        }
+        if (ts >= 0n) {
+          if (sink.accept(stream, ts)) {
+            const line = decodeLogText(buf, cs, ce);
+            sink.out.push(line[line.length - 1] === 10 ? { stream: STREAM_NAMES[stream], line, timeNano: ts } : { stream: STREAM_NAMES[stream], line, timeNano: ts, partial: true });
+          }
+          return;
+        }
+      }
+    }
+  }
+  parseGeneric(buf, s, e, sink);
+}
+
+function matchesStream(buf: Buffer, at: number): number {
+  // "stdout" / "stderr"
+  if (buf[at] !== 0x73 || buf[at + 1] !== 0x74 || buf[at + 2] !== 0x64) return -1;
+  if (buf[at + 3] === 0x6f && buf[at + 4] === 0x75 && buf[at + 5] === 0x74) return 0;
+  if (buf[at + 3] === 0x65 && buf[at + 4] === 0x72 && buf[at + 5] === 0x72) return 1;
+  return -1;
+}
+
+/** The bytes of the JSON string body buf[cs, ce). */
+function decodeLogText(buf: Buffer, cs: number, ce: number): Buffer {
+  const bs = buf.indexOf(0x5c, cs);
+  if (bs === -1 || bs >= ce) return buf.subarray(cs, ce);
+  if (bs === ce - 2 && buf[ce - 1] === 0x6e) {
+    // the usual "text\n": turn the escape into the newline byte in place
+    buf[ce - 2] = 10;
+    return buf.subarray(cs, ce - 1);
+  }
+  return Buffer.from(JSON.parse(buf.toString('utf8', cs - 1, ce + 1)) as string, 'utf8');
+}
+
+function parseGeneric(buf: Buffer, s: number, e: number, sink: ReadSink): void {
+  let obj: { log?: unknown; stream?: unknown; time?: unknown };
+  let ts: bigint;
+  try {
+    obj = JSON.parse(buf.toString('utf8', s, e)) as typeof obj;
+    ts = parseTimeNano(String(obj.time));
+  } catch {
+    return; // a torn or foreign line: skip it, as dockerd's decoder resyncs on the next line
+  }
+  const stream = obj.stream === 'stderr' ? 1 : 0;
+  if (!sink.accept(stream, ts)) return;
+  const line = Buffer.from(typeof obj.log === 'string' ? obj.log : '', 'utf8');
+  sink.out.push(line[line.length - 1] === 10 ? { stream: STREAM_NAMES[stream], line, timeNano: ts } : { stream: STREAM_NAMES[stream], line, timeNano: ts, partial: true });
+}
+
+export function jsonCodec(attrs: Record<string, string>): LogCodec {
+  const attrsField = Object.keys(attrs).length > 0 ? `"attrs":${goJsonObject(attrs)},` : '';
+  return {
+    maxRecordBytes: 8 + MAX_ENTRY * MAX_ESCAPE_GROWTH + 1024 + attrsField.length * MAX_ESCAPE_GROWTH,
+    createEncoder: (file) => new JsonEncoder(file, attrsField),
+    parse(buf, start, end, sink) {
+      let i = start;
+      while (i < end && !sink.stopped) {
+        const nl = buf.indexOf(10, i);
+        if (nl === -1 || nl >= end) break;
+        parseRecord(buf, i, nl, sink);
+        i = nl + 1;
+      }
+      return i;
+    },
+    count(buf, start, end) {
+      let count = 0;
+      let next = start;
+      for (let nl = buf.indexOf(10, start); nl !== -1 && nl < end; nl = buf.indexOf(10, nl + 1)) {
+        count++;
+        next = nl + 1;
+      }
+      return { next, count };
+    },
+    async findTail(handle: FileHandle, size: number, n: number) {
+      if (n <= 0 || size <= 0) return { offset: size, found: 0 };
+      const block = Buffer.allocUnsafe(64 * 1024);
+      let count = 0;
+      // The byte at size-1 ends the last record; every earlier '\n' starts one more record.
+      let pos = size - 1;
+      while (pos > 0) {
+        const from = Math.max(0, pos - block.length);
+        const { bytesRead } = await handle.read(block, 0, pos - from, from);
+        if (bytesRead !== pos - from) throw new CorruptLogError('short read');
+        for (let j = block.lastIndexOf(10, bytesRead - 1); j !== -1; j = j > 0 ? block.lastIndexOf(10, j - 1) : -1) {
+          if (++count === n) return { offset: from + j + 1, found: n };
+        }
+        pos = from;
+      }
+      return { offset: 0, found: count + 1 };
+    },
+  };
+}

@@ -1,0 +1,111 @@
+// local: a compact binary format of our own. Each record is
+//   u32 len | u8 flags | u64 timeNano | line bytes | u32 len        (big-endian, len = 9 + line)
+// flags bit 0 = stderr, bit 1 = partial. The trailing length lets tail walk records backwards.
+
+import type { FileHandle } from 'node:fs/promises';
+import { BlockReader, CorruptLogError, type LogCodec, type ReadSink } from './codec.ts';
+import { MAX_ENTRY, type RecordEncoder, type StreamId } from './framer.ts';
+import type { LogFile } from './logfile.ts';
+
+const HEAD = 13; // len + flags + time
+const OVERHEAD = HEAD + 4;
+const FLAG_STDERR = 1;
+const FLAG_PARTIAL = 2;
+const MAX_LEN = 9 + MAX_ENTRY + 1;
+
+class LocalEncoder implements RecordEncoder {
+  constructor(private readonly file: LogFile) {}
+
+  lines(stream: StreamId, buf: Buffer, start: number, end: number, ts: bigint): void {
+    const hi = Number(ts >> 32n) >>> 0;
+    const lo = Number(ts & 0xffffffffn) >>> 0;
+    let i = start;
+    while (i < end) {
+      const nl = buf.indexOf(10, i);
+      let ls = i;
+      while (nl - ls >= MAX_ENTRY) {
+        this.record(stream | FLAG_PARTIAL, buf, ls, ls + MAX_ENTRY, hi, lo);
+        ls += MAX_ENTRY;
+      }
+      this.record(stream, buf, ls, nl + 1, hi, lo);
+      i = nl + 1;
+    }
+  }
+
+  partial(stream: StreamId, buf: Buffer, start: number, end: number, ts: bigint): void {
+    this.record(stream | FLAG_PARTIAL, buf, start, end, Number(ts >> 32n) >>> 0, Number(ts & 0xffffffffn) >>> 0);
+  }
+
+  private record(flags: number, buf: Buffer, start: number, end: number, hi: number, lo: number): void {
+    const f = this.file;
+    if (f.fileBytes >= f.maxSize) f.cut();
+    const len = 9 + (end - start);
+    const out = f.reserve(len + 8);
+    const o = f.pos;
+    out.writeUInt32BE(len, o);
+    out[o + 4] = flags;
+    out.writeUInt32BE(hi, o + 5);
+    out.writeUInt32BE(lo, o + 9);
+    buf.copy(out, o + HEAD, start, end);
+    out.writeUInt32BE(len, o + 4 + len);
+    f.pos = o + len + 8;
+    f.fileBytes += len + 8;
+  }
+}
+
+function recordLen(buf: Buffer, i: number): number {
+  const len = buf.readUInt32BE(i);
+  if (len < 9 || len > MAX_LEN) throw new CorruptLogError(`bad record length ${len}`);
+  return len;
+}
+
+export const localCodec: LogCodec = {
+  maxRecordBytes: MAX_LEN + 8,
+  createEncoder: (file) => new LocalEncoder(file),
+  parse(buf: Buffer, start: number, end: number, sink: ReadSink): number {
+    let i = start;
+    while (i + 4 <= end && !sink.stopped) {
+      const len = recordLen(buf, i);
+      if (i + len + 8 > end) break;
+      if (buf.readUInt32BE(i + 4 + len) !== len) throw new CorruptLogError('record trailer mismatch');
+      if (sink.skip > 0) {
+        sink.skip--;
+      } else {
+        const flags = buf[i + 4]!;
+        const ts = (BigInt(buf.readUInt32BE(i + 5)) << 32n) | BigInt(buf.readUInt32BE(i + 9));
+        const stream = flags & FLAG_STDERR;
+        if (sink.accept(stream, ts)) {
+          const line = buf.subarray(i + HEAD, i + 4 + len); // a view: the reader owns buf
+          const name = stream ? 'stderr' : 'stdout';
+          sink.out.push((flags & FLAG_PARTIAL) === 0 ? { stream: name, line, timeNano: ts } : { stream: name, line, timeNano: ts, partial: true });
+        }
+      }
+      i += len + 8;
+    }
+    return i;
+  },
+  count(buf, start, end) {
+    let i = start;
+    let count = 0;
+    while (i + 4 <= end) {
+      const len = recordLen(buf, i);
+      if (i + len + 8 > end) break;
+      i += len + 8;
+      count++;
+    }
+    return { next: i, count };
+  },
+  async findTail(handle: FileHandle, size: number, n: number) {
+    const reader = new BlockReader(handle);
+    let pos = size;
+    let found = 0;
+    while (pos > 0 && found < n) {
+      if (pos < OVERHEAD) throw new CorruptLogError('truncated record');
+      const len = await reader.u32(pos - 4);
+      if (len < 9 || len > MAX_LEN || len + 8 > pos) throw new CorruptLogError(`bad record length ${len}`);
+      pos -= len + 8;
+      found++;
+    }
+    return { offset: pos, found };
+  },
+};

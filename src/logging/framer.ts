@@ -1,0 +1,74 @@
+// Splits a stream's bytes into log entries the way dockerd's copier does: one entry per line
+// (newline included); a line reaching 16 KiB without a newline is emitted in 16 KiB partial pieces
+// that share the first piece's timestamp; an unterminated tail at end of stream is a partial entry.
+
+/** dockerd's copier buffer size: the longest entry. */
+export const MAX_ENTRY = 16 * 1024;
+
+export type StreamId = 0 | 1; // stdout, stderr
+
+export interface RecordEncoder {
+  /**
+   * Complete lines buf[start, end) — buf[end - 1] is '\n' — all stamped ts. Lines whose content
+   * exceeds MAX_ENTRY are written as MAX_ENTRY partial pieces followed by the final piece.
+   */
+  lines(stream: StreamId, buf: Buffer, start: number, end: number, ts: bigint): void;
+  /** One partial entry (no newline). */
+  partial(stream: StreamId, buf: Buffer, start: number, end: number, ts: bigint): void;
+}
+
+export class LineFramer {
+  private pending: Buffer | null = null;
+  /** Timestamp of the first partial piece of the line in progress. */
+  private partialTs: bigint | null = null;
+
+  constructor(
+    private readonly encoder: RecordEncoder,
+    private readonly stream: StreamId,
+  ) {}
+
+  push(chunk: Buffer, ts: bigint): void {
+    let start = 0;
+    if (this.pending) {
+      const nl = chunk.indexOf(10);
+      if (nl === -1) {
+        this.pending = Buffer.concat([this.pending, chunk]);
+        this.emitFullPieces(ts);
+        return;
+      }
+      const line = Buffer.concat([this.pending, chunk.subarray(0, nl + 1)]);
+      this.pending = null;
+      this.encoder.lines(this.stream, line, 0, line.length, this.partialTs ?? ts);
+      this.partialTs = null;
+      start = nl + 1;
+    }
+    const last = chunk.lastIndexOf(10);
+    if (last >= start) {
+      this.encoder.lines(this.stream, chunk, start, last + 1, ts);
+      start = last + 1;
+    }
+    if (start < chunk.length) {
+      this.pending = Buffer.from(chunk.subarray(start));
+      this.emitFullPieces(ts);
+    }
+  }
+
+  /** End of stream: an unterminated last line becomes a partial entry. */
+  end(ts: bigint): void {
+    if (this.pending) this.encoder.partial(this.stream, this.pending, 0, this.pending.length, this.partialTs ?? ts);
+    this.pending = null;
+    this.partialTs = null;
+  }
+
+  private emitFullPieces(ts: bigint): void {
+    let p = this.pending!;
+    let off = 0;
+    while (p.length - off >= MAX_ENTRY) {
+      this.partialTs ??= ts;
+      this.encoder.partial(this.stream, p, off, off + MAX_ENTRY, this.partialTs);
+      off += MAX_ENTRY;
+    }
+    if (off > 0) p = Buffer.from(p.subarray(off));
+    this.pending = p.length > 0 ? p : null;
+  }
+}

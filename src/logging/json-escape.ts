@@ -1,0 +1,164 @@
+// Byte-exact copies of dockerd's JSON string encodings, working on Buffers without building JS strings:
+//  - escapeLogBytes: json-file's "log" value (jsonlog's hand-written encoder: only \" \\ \n \r get
+//    short escapes, every other control byte and < > & become \u00XX, invalid UTF-8 bytes \ufffd,
+//    U+2028/U+2029 escaped).
+//  - goJsonString: encoding/json's string form, used for the attrs object.
+
+const HEX = Buffer.from('0123456789abcdef');
+const U_FFFD = Buffer.from('\\ufffd');
+
+/** Largest output escapeLogBytes can produce per input byte (\u00XX or \ufffd). */
+export const MAX_ESCAPE_GROWTH = 6;
+
+function needsEscape(b: number): boolean {
+  return b < 0x20 ? b !== 0x0a : b >= 0x80 || b === 0x22 || b === 0x5c || b === 0x3c || b === 0x3e || b === 0x26;
+}
+
+/**
+ * Index of the first byte in [start, end) that escapeLogBytes would not copy verbatim, ignoring
+ * '\n' (the line separator); `end` when there is none. Tests blocks of 16 four-byte words without
+ * branches (SWAR) and looks at single bytes only in a block that has something.
+ */
+export function findSpecial(buf: Buffer, start: number, end: number): number {
+  let i = start;
+  const align = (4 - ((buf.byteOffset + i) & 3)) & 3;
+  for (const stop = Math.min(end, i + align); i < stop; i++) if (needsEscape(buf[i]!)) return i;
+  const words = (end - i) >>> 2;
+  if (words > 0) {
+    const u = new Int32Array(buf.buffer, buf.byteOffset + i, words);
+    for (let w = 0; w < words; w += 16) {
+      const stop = Math.min(words, w + 16);
+      let m = 0;
+      for (let k = w; k < stop; k++) {
+        // (a - 0x01…) & ~a has a high bit set iff some byte of a is zero; `| 0` keeps int32 math.
+        const x = u[k]!;
+        const nl = x ^ 0x0a0a0a0a;
+        const nlMask = ~((((nl & 0x7f7f7f7f) + 0x7f7f7f7f) | 0) | nl | 0x7f7f7f7f); // 0x80 where x has '\n'
+        const xc = x | (nlMask >>> 2); //                   '\n' → '*': not a control byte
+        const q = (x | 0x04040404) ^ 0x26262626; //        '"' or '&'
+        const a = (x | 0x02020202) ^ 0x3e3e3e3e; //        '<' or '>'
+        const b = x ^ 0x5c5c5c5c; //                        backslash
+        m |= x | (((xc - 0x20202020) | 0) & ~xc) | (((q - 0x01010101) | 0) & ~q) | (((a - 0x01010101) | 0) & ~a) | (((b - 0x01010101) | 0) & ~b);
+      }
+      if ((m & 0x80808080) !== 0) {
+        for (let p = i + w * 4, e = i + stop * 4; p < e; p++) if (needsEscape(buf[p]!)) return p;
+      }
+    }
+    i += words * 4;
+  }
+  for (; i < end; i++) if (needsEscape(buf[i]!)) return i;
+  return end;
+}
+
+/** Length of the valid UTF-8 sequence at src[i] (Go's utf8.DecodeRune rules), or 0 when invalid. */
+function utf8SeqLen(src: Buffer, i: number, end: number): number {
+  const b0 = src[i]!;
+  if (b0 < 0xc2) return 0; // continuation byte or overlong lead
+  if (b0 < 0xe0) {
+    if (i + 1 >= end) return 0;
+    const b1 = src[i + 1]!;
+    return b1 >= 0x80 && b1 <= 0xbf ? 2 : 0;
+  }
+  if (b0 < 0xf0) {
+    if (i + 2 >= end) return 0;
+    const b1 = src[i + 1]!;
+    const b2 = src[i + 2]!;
+    const lo = b0 === 0xe0 ? 0xa0 : 0x80;
+    const hi = b0 === 0xed ? 0x9f : 0xbf;
+    return b1 >= lo && b1 <= hi && b2 >= 0x80 && b2 <= 0xbf ? 3 : 0;
+  }
+  if (b0 < 0xf5) {
+    if (i + 3 >= end) return 0;
+    const b1 = src[i + 1]!;
+    const lo = b0 === 0xf0 ? 0x90 : 0x80;
+    const hi = b0 === 0xf4 ? 0x8f : 0xbf;
+    return b1 >= lo && b1 <= hi && src[i + 2]! >= 0x80 && src[i + 2]! <= 0xbf && src[i + 3]! >= 0x80 && src[i + 3]! <= 0xbf ? 4 : 0;
+  }
+  return 0;
+}
+
+/**
+ * Writes src[start, end) escaped as json-file's "log" value (without quotes) into out at o and
+ * returns the new offset. out needs (end - start) * MAX_ESCAPE_GROWTH bytes of room.
+ */
+export function escapeLogBytes(src: Buffer, start: number, end: number, out: Buffer, o: number): number {
+  let i = start;
+  while (i < end) {
+    const b = src[i]!;
+    if (b < 0x80) {
+      if (b >= 0x20 && b !== 0x22 && b !== 0x5c && b !== 0x3c && b !== 0x3e && b !== 0x26) {
+        out[o++] = b;
+      } else if (b === 0x22 || b === 0x5c) {
+        out[o++] = 0x5c;
+        out[o++] = b;
+      } else if (b === 0x0a) {
+        out[o++] = 0x5c;
+        out[o++] = 0x6e;
+      } else if (b === 0x0d) {
+        out[o++] = 0x5c;
+        out[o++] = 0x72;
+      } else {
+        o = writeU00(out, o, b);
+      }
+      i++;
+      continue;
+    }
+    const n = utf8SeqLen(src, i, end);
+    if (n === 0) {
+      o += U_FFFD.copy(out, o);
+      i++;
+    } else if (n === 3 && b === 0xe2 && src[i + 1] === 0x80 && (src[i + 2] === 0xa8 || src[i + 2] === 0xa9)) {
+      // U+2028 / U+2029 → \u2028 / \u2029
+      out[o++] = 0x5c;
+      out[o++] = 0x75;
+      out[o++] = 0x32;
+      out[o++] = 0x30;
+      out[o++] = 0x32;
+      out[o++] = src[i + 2] === 0xa8 ? 0x38 : 0x39;
+      i += 3;
+    } else {
+      for (let q = 0; q < n; q++) out[o++] = src[i + q]!;
+      i += n;
+    }
+  }
+  return o;
+}
+
+function writeU00(out: Buffer, o: number, b: number): number {
+  out[o++] = 0x5c;
+  out[o++] = 0x75;
+  out[o++] = 0x30;
+  out[o++] = 0x30;
+  out[o++] = HEX[b >> 4]!;
+  out[o++] = HEX[b & 0xf]!;
+  return o;
+}
+
+/**
+ * A JS string as Go's encoding/json writes it (HTML-safe: < > & as \u003c…, U+2028/9 escaped,
+ * \b \f \n \r \t short forms, other controls \u00XX, lone surrogates as \ufffd).
+ */
+export function goJsonString(s: string): string {
+  let out = '"';
+  for (const ch of s) {
+    const c = ch.codePointAt(0)!;
+    if (c === 0x22) out += '\\"';
+    else if (c === 0x5c) out += '\\\\';
+    else if (c === 0x0a) out += '\\n';
+    else if (c === 0x0d) out += '\\r';
+    else if (c === 0x09) out += '\\t';
+    else if (c === 0x08) out += '\\b';
+    else if (c === 0x0c) out += '\\f';
+    else if (c < 0x20 || c === 0x3c || c === 0x3e || c === 0x26) out += `\\u00${c.toString(16).padStart(2, '0')}`;
+    else if (c === 0x2028 || c === 0x2029) out += `\\u${c.toString(16)}`;
+    else if (c >= 0xd800 && c <= 0xdfff) out += '\\ufffd';
+    else out += ch;
+  }
+  return `${out}"`;
+}
+
+/** A string map as Go's json.Marshal writes map[string]string: keys sorted, no spaces. */
+export function goJsonObject(map: Record<string, string>): string {
+  const keys = Object.keys(map).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${keys.map((k) => `${goJsonString(k)}:${goJsonString(map[k]!)}`).join(',')}}`;
+}

@@ -1,0 +1,3 @@
+import { runDriverSuite } from './driver-suite.ts';
+
+runDriverSuite('local');

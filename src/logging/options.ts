@@ -1,0 +1,239 @@
+// Log-opt parsing and validation, with dockerd's option sets and messages so that `docker run
+// --log-opt …` fails the same way. Sizes use go-units' FromHumanSize rules (decimal: 10k = 10000).
+
+import { invalidParameter } from '../errors.ts';
+
+export const LOG_DRIVERS = ['json-file', 'local', 'none'] as const;
+export type LogDriverKind = (typeof LOG_DRIVERS)[number];
+
+/** Accepted by every driver and not passed to the driver's own check (dockerd's built-in opts). */
+const COMMON_KEYS = new Set(['mode', 'max-buffer-size', 'cache-disabled']);
+const FILE_KEYS = ['max-file', 'max-size', 'compress'];
+const ATTR_KEYS = ['labels', 'labels-regex', 'env', 'env-regex', 'tag'];
+const JSON_FILE_KEYS = new Set([...FILE_KEYS, ...ATTR_KEYS]);
+const LOCAL_KEYS = new Set([...FILE_KEYS, ...ATTR_KEYS]);
+// The dual-logging cache takes the local driver's options with a "cache-" prefix.
+for (const k of LOCAL_KEYS) COMMON_KEYS.add(`cache-${k}`);
+
+const SIZE_RE = /^(\d+(?:\.\d+)*) ?([kmgtp])?i?b?$/i;
+const DECIMAL: Record<string, number> = { k: 1e3, m: 1e6, g: 1e9, t: 1e12, p: 1e15 };
+const BINARY: Record<string, number> = { k: 2 ** 10, m: 2 ** 20, g: 2 ** 30, t: 2 ** 40, p: 2 ** 50 };
+
+/** '10m' → 10000000 (decimal units, like dockerd's max-size); '-1' → -1 (unlimited). */
+export function parseSize(text: string, binary = false): number {
+  if (text.trim() === '-1') return -1;
+  const m = SIZE_RE.exec(text);
+  const value = m ? Number(m[1]) : Number.NaN;
+  if (!m || !Number.isFinite(value)) throw invalidParameter(`invalid size: '${text}'`);
+  const unit = m[2]?.toLowerCase();
+  const mul = unit ? (binary ? BINARY : DECIMAL)[unit]! : 1;
+  return Math.trunc(value * mul);
+}
+
+/** Go's strconv.ParseBool. */
+export function parseBool(text: string): boolean | undefined {
+  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(text)) return true;
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(text)) return false;
+  return undefined;
+}
+
+function parseIntStrict(text: string): number | undefined {
+  return /^[+-]?\d+$/.test(text) ? Number(text) : undefined;
+}
+
+export interface FileLogConfig {
+  /** Bytes before rotating; Infinity when unlimited. */
+  maxSize: number;
+  /** Files kept, the current one included. */
+  maxFiles: number;
+  compress: boolean;
+}
+
+/** Throws invalidParameter (dockerd's messages) for unknown keys and bad values. */
+export function validateLogOptions(kind: string, options: Record<string, string>): void {
+  if (kind === 'none') return; // dockerd accepts anything for none
+  if (!(LOG_DRIVERS as readonly string[]).includes(kind)) {
+    throw invalidParameter(`logger: no log driver named '${kind}' is registered`);
+  }
+  validateCommon(options);
+  const own = kind === 'json-file' ? JSON_FILE_KEYS : LOCAL_KEYS;
+  for (const key of Object.keys(options)) {
+    if (COMMON_KEYS.has(key) || own.has(key)) continue;
+    throw invalidParameter(kind === 'json-file' ? `unknown log opt '${key}' for json-file log driver` : `unknown log opt '${key}' for log driver ${kind}`);
+  }
+  fileLogConfig(kind, options);
+  for (const key of ['labels-regex', 'env-regex']) {
+    const re = options[key];
+    if (re) compileRegex(key, re);
+  }
+}
+
+function validateCommon(options: Record<string, string>): void {
+  const mode = options['mode'] ?? '';
+  if (mode !== '' && mode !== 'blocking' && mode !== 'non-blocking') {
+    throw invalidParameter(`logger: logging mode not supported: ${mode}`);
+  }
+  const buffer = options['max-buffer-size'];
+  if (buffer !== undefined) {
+    if (mode !== 'non-blocking') throw invalidParameter(`logger: max-buffer-size option is only supported with 'mode=non-blocking'`);
+    try {
+      parseSize(buffer, true);
+    } catch (err) {
+      throw invalidParameter(`error parsing option max-buffer-size: ${(err as Error).message}`);
+    }
+  }
+  const cacheDisabled = options['cache-disabled'];
+  if (cacheDisabled && parseBool(cacheDisabled) === undefined) {
+    throw invalidParameter(`invalid value for option cache-disabled: ${cacheDisabled}`);
+  }
+}
+
+/** Rotation settings with each driver's defaults: json-file never rotates unless asked; local keeps 5×20 MiB, compressed. */
+export function fileLogConfig(kind: string, options: Record<string, string>): FileLogConfig {
+  return kind === 'local' ? localConfig(options) : jsonFileConfig(options);
+}
+
+function jsonFileConfig(options: Record<string, string>): FileLogConfig {
+  let maxSize = Infinity;
+  const sizeText = options['max-size'];
+  if (sizeText !== undefined) {
+    const size = parseSize(sizeText);
+    if (size === 0 || size < -1) throw invalidParameter('max-size must be a positive number');
+    if (size > 0) maxSize = size;
+  }
+  let maxFiles = 1;
+  const fileText = options['max-file'];
+  if (fileText !== undefined) {
+    const n = parseIntStrict(fileText);
+    if (n === undefined) throw invalidParameter(`strconv.Atoi: parsing ${JSON.stringify(fileText)}: invalid syntax`);
+    if (n < 1) throw invalidParameter('max-file cannot be less than 1');
+    maxFiles = n;
+  }
+  let compress = false;
+  const compressText = options['compress'];
+  if (compressText !== undefined) {
+    const b = parseBool(compressText);
+    if (b === undefined) throw invalidParameter(`strconv.ParseBool: parsing ${JSON.stringify(compressText)}: invalid syntax`);
+    if (b && (maxFiles === 1 || maxSize === Infinity)) {
+      throw invalidParameter('compress cannot be true when max-file is less than 2 or max-size is not set');
+    }
+    compress = b;
+  }
+  // max-file without max-size never rotates (dockerd ignores it the same way).
+  return { maxSize, maxFiles: maxSize === Infinity ? 1 : maxFiles, compress };
+}
+
+function localConfig(options: Record<string, string>): FileLogConfig {
+  let maxSize: number = 20 * 1024 * 1024;
+  let maxFiles = 5;
+  let compress = true;
+  const sizeText = options['max-size'];
+  if (sizeText !== undefined) {
+    let size: number;
+    try {
+      size = parseSize(sizeText);
+    } catch (err) {
+      throw invalidParameter(`invalid value for max-size: ${sizeText}: ${(err as Error).message}`);
+    }
+    if (size < -1) throw invalidParameter('max-size must not be negative');
+    maxSize = size <= 0 ? Infinity : size;
+  }
+  const fileText = options['max-file'];
+  if (fileText !== undefined) {
+    const n = parseIntStrict(fileText);
+    if (n === undefined) throw invalidParameter(`invalid value for max-file: ${fileText}: invalid syntax`);
+    if (n < 0) throw invalidParameter('max-file must not be negative');
+    maxFiles = Math.max(n, 1);
+  }
+  const compressText = options['compress'];
+  if (compressText !== undefined) {
+    const b = parseBool(compressText);
+    if (b === undefined) throw invalidParameter(`invalid boolean value for compress: strconv.ParseBool: parsing ${JSON.stringify(compressText)}: invalid syntax`);
+    compress = b;
+  }
+  if (compress && maxFiles <= 1) throw invalidParameter('compression cannot be enabled when max file count is 1');
+  if (maxSize === Infinity) return { maxSize, maxFiles: 1, compress: false };
+  return { maxSize, maxFiles, compress };
+}
+
+function compileRegex(key: string, source: string): RegExp {
+  try {
+    return new RegExp(source);
+  } catch (err) {
+    throw invalidParameter(`error parsing regexp for ${key}: ${(err as Error).message}`);
+  }
+}
+
+/** What the daemon knows about a container, for the labels/env/tag options. */
+export interface ContainerLogInfo {
+  id?: string;
+  name?: string;
+  image?: string;
+  imageId?: string;
+  labels?: Record<string, string>;
+  env?: string[];
+  daemonName?: string;
+}
+
+/** Flattens container facts into the attrs record that createLogDriver takes. */
+export function logAttrs(info: ContainerLogInfo): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (info.name !== undefined) out['name'] = info.name.replace(/^\//, '');
+  if (info.image !== undefined) out['image'] = info.image;
+  if (info.imageId !== undefined) out['imageId'] = info.imageId;
+  if (info.daemonName !== undefined) out['daemonName'] = info.daemonName;
+  for (const [k, v] of Object.entries(info.labels ?? {})) out[`label:${k}`] = v;
+  for (const e of info.env ?? []) {
+    const eq = e.indexOf('=');
+    if (eq > 0) out[`env:${e.slice(0, eq)}`] = e.slice(eq + 1);
+  }
+  return out;
+}
+
+function prefixed(attrs: Record<string, string>, prefix: string): Map<string, string> {
+  const m = new Map<string, string>();
+  for (const [k, v] of Object.entries(attrs)) if (k.startsWith(prefix)) m.set(k.slice(prefix.length), v);
+  return m;
+}
+
+/**
+ * The extra attributes json-file stores with every entry (dockerd's Info.ExtraAttributes plus the
+ * tag): selected labels, labels matching labels-regex, selected env vars, env vars matching env-regex.
+ */
+export function extraAttributes(containerId: string, options: Record<string, string>, attrs: Record<string, string>): Record<string, string> {
+  const extra: Record<string, string> = {};
+  const labels = prefixed(attrs, 'label:');
+  const env = prefixed(attrs, 'env:');
+  for (const key of (options['labels'] ?? '').split(',')) {
+    if (key && labels.has(key)) extra[key] = labels.get(key)!;
+  }
+  if (options['labels-regex']) {
+    const re = compileRegex('labels-regex', options['labels-regex']);
+    for (const [k, v] of labels) if (re.test(k)) extra[k] = v;
+  }
+  for (const key of (options['env'] ?? '').split(',')) {
+    if (key && env.has(key)) extra[key] = env.get(key)!;
+  }
+  if (options['env-regex']) {
+    const re = compileRegex('env-regex', options['env-regex']);
+    for (const [k, v] of env) if (re.test(k)) extra[k] = v;
+  }
+  const tag = options['tag'];
+  if (tag) extra['tag'] = renderTag(tag, containerId, attrs);
+  return extra;
+}
+
+/** The common Go-template fields of --log-opt tag ({{.Name}}, {{.ID}}, …); others are kept verbatim. */
+export function renderTag(template: string, containerId: string, attrs: Record<string, string>): string {
+  const imageId = (attrs['imageId'] ?? '').replace(/^sha256:/, '');
+  const fields: Record<string, string> = {
+    ID: containerId.slice(0, 12),
+    FullID: containerId,
+    Name: attrs['name'] ?? '',
+    ImageID: imageId.slice(0, 12),
+    ImageFullID: attrs['imageId'] ?? '',
+    ImageName: attrs['image'] ?? '',
+    DaemonName: attrs['daemonName'] ?? 'engine',
+  };
+  return template.replace(/\{\{\s*\.(\w+)\s*\}\}/g, (whole, name: string) => fields[name] ?? whole);
+}

@@ -1,0 +1,227 @@
+// Reading a rotating log file back: tail (counted from the end across rotated files, reading plain
+// files backwards in blocks), since/until, stream selection, then following the live file across
+// rotations until the writer closes or the signal aborts.
+
+import type { FileHandle } from 'node:fs/promises';
+import { CorruptLogError, ReadSink, type LogCodec } from './codec.ts';
+import { gunzipChunks, gzipLastTime } from './gzip.ts';
+import { closeAll, type Follower, type LogFile } from './logfile.ts';
+import type { LogMessage, LogReadOptions } from './types.ts';
+
+const BLOCK = 256 * 1024;
+
+interface Source {
+  handle: FileHandle;
+  gz: boolean;
+  /** Bytes to read (plain files). */
+  size: number;
+}
+
+/** Entries in batches (one per block read), in file order. */
+export async function* readBatches(file: LogFile, codec: LogCodec, opts: LogReadOptions, signal?: AbortSignal): AsyncGenerator<LogMessage[]> {
+  if ((!opts.stdout && !opts.stderr) || signal?.aborted) return;
+  const snap = await file.snapshot(opts.follow, (opts.tail ?? -1) !== 0);
+  const sink = new ReadSink(opts.stdout, opts.stderr, opts.since, opts.until);
+  try {
+    const tail = opts.tail ?? -1;
+    if (tail !== 0) {
+      const sources: Source[] = snap.history.map((h) => ({ handle: h.handle, gz: h.gz, size: h.size }));
+      if (snap.current.handle) sources.push({ handle: snap.current.handle, gz: false, size: snap.limit });
+      let first = 0;
+      let offset = 0;
+      let skip = 0;
+      if (tail > 0) {
+        ({ first, offset, skip } = await findTailStart(sources, codec, tail));
+      } else if (opts.since !== undefined) {
+        // Rotated files that end before `since` hold nothing to send.
+        while (first < sources.length - 1) {
+          const last = await lastTime(sources[first]!, codec);
+          if (last === undefined || last >= opts.since) break;
+          first++;
+        }
+      }
+      for (let k = first; k < sources.length && !sink.stopped; k++) {
+        sink.skip = k === first ? skip : 0;
+        const src = sources[k]!;
+        const chunks = src.gz ? gunzipChunks(src.handle, src.size) : plainChunks(src.handle, k === first ? offset : 0, src.size);
+        yield* parseChunks(chunks, codec, sink, signal);
+        if (signal?.aborted) return;
+      }
+    }
+    if (snap.follower && !sink.stopped) yield* follow(file, codec, snap.follower, snap.limit, sink, signal);
+  } finally {
+    await closeAll(snap.history);
+    if (snap.follower) file.endFollow(snap.follower);
+    else snap.current.release();
+  }
+}
+
+/** The source index, byte offset (plain) or records to skip (gz) where the last `tail` records begin. */
+async function findTailStart(sources: Source[], codec: LogCodec, tail: number): Promise<{ first: number; offset: number; skip: number }> {
+  let remaining = tail;
+  for (let k = sources.length - 1; k >= 0; k--) {
+    const src = sources[k]!;
+    if (src.gz) {
+      const count = await countRecords(gunzipChunks(src.handle, src.size), codec);
+      if (count >= remaining) return { first: k, offset: 0, skip: count - remaining };
+      remaining -= count;
+    } else {
+      try {
+        const { offset, found } = await codec.findTail(src.handle, src.size, remaining);
+        if (found >= remaining) return { first: k, offset, skip: 0 };
+        remaining -= found;
+      } catch (err) {
+        if (!(err instanceof CorruptLogError)) throw err;
+        return { first: k + 1, offset: 0, skip: 0 }; // unreadable backwards: start after it
+      }
+    }
+  }
+  return { first: 0, offset: 0, skip: 0 };
+}
+
+async function countRecords(chunks: AsyncIterable<Buffer>, codec: LogCodec): Promise<number> {
+  let count = 0;
+  let rest: Buffer | null = null;
+  try {
+    for await (const chunk of chunks) {
+      const buf: Buffer = rest ? Buffer.concat([rest, chunk]) : chunk;
+      const r = codec.count(buf, 0, buf.length);
+      count += r.count;
+      rest = r.next < buf.length ? buf.subarray(r.next) : null;
+    }
+  } catch (err) {
+    if (!(err instanceof CorruptLogError)) throw err;
+  }
+  return count;
+}
+
+/** Time of a file's last record (from the gzip header for compressed files). */
+async function lastTime(src: Source, codec: LogCodec): Promise<bigint | undefined> {
+  if (src.gz) return gzipLastTime(src.handle);
+  try {
+    const { offset, found } = await codec.findTail(src.handle, src.size, 1);
+    if (found === 0) return undefined;
+    const buf = Buffer.alloc(src.size - offset);
+    await src.handle.read(buf, 0, buf.length, offset);
+    const sink = new ReadSink(true, true, undefined, undefined);
+    codec.parse(buf, 0, buf.length, sink);
+    return sink.out[0]?.timeNano;
+  } catch (err) {
+    if (err instanceof CorruptLogError) return undefined;
+    throw err;
+  }
+}
+
+/** A plain file's bytes [from, to) in fresh blocks, with the next read already under way. */
+async function* plainChunks(handle: FileHandle, from: number, to: number): AsyncGenerator<Buffer> {
+  let pos = from;
+  const readBlock = async (): Promise<Buffer | null> => {
+    if (pos >= to) return null;
+    const buf = Buffer.allocUnsafe(Math.min(BLOCK, to - pos));
+    const at = pos;
+    pos += buf.length;
+    const { bytesRead } = await handle.read(buf, 0, buf.length, at);
+    if (bytesRead === 0) return null; // the file shrank under us
+    return bytesRead === buf.length ? buf : buf.subarray(0, bytesRead);
+  };
+  let pending = readBlock();
+  for (;;) {
+    const buf = await pending;
+    if (!buf) return;
+    pending = readBlock();
+    pending.catch(() => {}); // surfaced by the next await
+    yield buf;
+  }
+}
+
+/** Parses records out of a chunk sequence (records may straddle chunks) and yields the wanted ones. */
+async function* parseChunks(chunks: AsyncIterable<Buffer>, codec: LogCodec, sink: ReadSink, signal: AbortSignal | undefined): AsyncGenerator<LogMessage[]> {
+  let rest: Buffer | null = null;
+  for await (const chunk of chunks) {
+    const buf: Buffer = rest ? Buffer.concat([rest, chunk]) : chunk;
+    let next: number;
+    try {
+      next = codec.parse(buf, 0, buf.length, sink);
+    } catch (err) {
+      if (!(err instanceof CorruptLogError)) throw err;
+      if (sink.out.length) yield sink.take();
+      return; // the rest of this file is not records we can read
+    }
+    if (sink.out.length) yield sink.take();
+    if (sink.stopped || signal?.aborted) return;
+    // Copy the unparsed tail: the entries just yielded may be views into buf.
+    rest = next < buf.length ? Buffer.from(buf.subarray(next)) : null;
+    if (rest && rest.length > codec.maxRecordBytes) return;
+  }
+}
+
+/** Reads the live file from `pos` on, following rotations, until it is closed or the read is aborted. */
+async function* follow(file: LogFile, codec: LogCodec, f: Follower, pos: number, sink: ReadSink, signal: AbortSignal | undefined): AsyncGenerator<LogMessage[]> {
+  let rest: Buffer | null = null;
+  for (;;) {
+    if (signal?.aborted || sink.stopped) return;
+    const seg = f.seg;
+    if (pos < seg.size && seg.handle) {
+      // A fresh block per read: the entries handed out are views into it.
+      const have: number = rest ? rest.length : 0;
+      const block = Buffer.allocUnsafe(have + Math.min(BLOCK, seg.size - pos));
+      if (rest) rest.copy(block, 0);
+      const { bytesRead } = await seg.handle.read(block, have, block.length - have, pos);
+      if (bytesRead === 0) return;
+      pos += bytesRead;
+      const end: number = have + bytesRead;
+      let next: number;
+      try {
+        next = codec.parse(block, 0, end, sink);
+      } catch (err) {
+        if (!(err instanceof CorruptLogError)) throw err;
+        return;
+      }
+      if (sink.out.length) yield sink.take();
+      rest = next < end ? Buffer.from(block.subarray(next, end)) : null;
+      if (rest && rest.length > codec.maxRecordBytes) return; // not records: give up on this read
+      continue;
+    }
+    if (seg.complete) {
+      // Everything this generation will ever hold has been read: move on to the next file.
+      if (!file.advance(f)) return;
+      pos = 0;
+      rest = null;
+      continue;
+    }
+    await file.changedOrAborted(signal);
+  }
+}
+
+/**
+ * Entries one at a time over a batch source, without an async generator per entry. batches() gives
+ * the batches themselves (one per block read) for writers that want fewer, larger writes.
+ */
+export class LogMessages implements AsyncIterable<LogMessage> {
+  constructor(private readonly source: AsyncGenerator<LogMessage[]>) {}
+
+  batches(): AsyncGenerator<LogMessage[]> {
+    return this.source;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<LogMessage> {
+    const source = this.source;
+    let batch: LogMessage[] = [];
+    let i = 0;
+    return {
+      async next(): Promise<IteratorResult<LogMessage>> {
+        while (i >= batch.length) {
+          const r = await source.next();
+          if (r.done) return { done: true, value: undefined };
+          batch = r.value;
+          i = 0;
+        }
+        return { done: false, value: batch[i++]! };
+      },
+      async return(): Promise<IteratorResult<LogMessage>> {
+        await source.return(undefined);
+        return { done: true, value: undefined };
+      },
+    };
+  }
+}

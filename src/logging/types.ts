@@ -1,0 +1,60 @@
+// The log-driver contract shared by every driver (json-file, local, none) and by the daemon, which
+// hands a container's stdout/stderr to attach() and serves GET /containers/{id}/logs from read().
+
+export type LogStream = 'stdout' | 'stderr';
+
+export interface LogMessage {
+  stream: LogStream;
+  /** The bytes of one entry; ends with \n unless the entry is a piece of a longer line (partial). */
+  line: Buffer;
+  /** Wall-clock time the line was received, nanoseconds since the Unix epoch. */
+  timeNano: bigint;
+  /** True for a piece of a line longer than 16 KiB or an unterminated last line (dockerd's partial messages). */
+  partial?: boolean;
+}
+
+export interface LogReadOptions {
+  /** Keep the iterator open and deliver new entries until the signal aborts or the driver closes. */
+  follow: boolean;
+  /** Only entries at or after this time (ns). */
+  since?: bigint;
+  /** Only entries at or before this time (ns); reading stops at the first later entry. */
+  until?: bigint;
+  /** Number of entries from the end (counted over both streams, like dockerd); -1 or undefined = all. */
+  tail?: number;
+  stdout: boolean;
+  stderr: boolean;
+}
+
+export interface LogStreams {
+  stdout?: NodeJS.ReadableStream | null;
+  stderr?: NodeJS.ReadableStream | null;
+}
+
+export interface LogDriver {
+  readonly name: string;
+  /** Path of the current log file; '' when the driver keeps none. */
+  readonly logPath: string;
+  /**
+   * Consume the streams until both end. Resolves once every byte read has been written to the file
+   * (write calls completed, not fsynced). Lines are timestamped when read.
+   */
+  attach(streams: LogStreams): Promise<void>;
+  /** Entries in file order. Throws a NOT_IMPLEMENTED EngineError for drivers that cannot read. */
+  read(opts: LogReadOptions, signal?: AbortSignal): AsyncIterable<LogMessage>;
+  /** Stop consuming, flush, close files; followers drain what was written and end. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface LogDriverOptions {
+  containerId: string;
+  /** The container's directory; json-file writes <dir>/<id>-json.log, local <dir>/local-logs/container.log. */
+  dir: string;
+  /** Effective log-opts (daemon defaults merged with the container's). */
+  options: Record<string, string>;
+  /**
+   * Container facts for the labels/env/tag options, as built by logAttrs(): name, image, imageId,
+   * 'label:<key>' and 'env:<KEY>' entries.
+   */
+  attrs: Record<string, string>;
+}

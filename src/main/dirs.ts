@@ -1,0 +1,73 @@
+// The daemon's root directories: data-root (persistent state), exec-root (runtime state) and the
+// temporary directory. Each may be a symbolic link (spec §8); callers get the resolved paths so
+// that later path comparisons and mounts see the real locations.
+import { chmod, lstat, mkdir, readdir, readlink, realpath, rm, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+
+export interface Roots {
+  dataRoot: string;
+  execRoot: string;
+  tmpDir: string;
+}
+
+export interface PrepareOptions {
+  env?: NodeJS.ProcessEnv; // where ENGINE_TMPDIR is read; defaults to process.env
+  /**
+   * Empty the default <data-root>/tmp of a previous run's leftovers (ENGINE_TMPDIR is never
+   * emptied). Only safe once the pid file is held, or a second daemon would wipe the first's files.
+   */
+  cleanTmp?: boolean;
+}
+
+const DATA_ROOT_MODE = 0o711; // others may traverse to reach e.g. container rootfs, not list
+const EXEC_ROOT_MODE = 0o700;
+const TMP_MODE = 0o700;
+
+export async function prepareRoots(dataRoot: string, execRoot: string, opts: PrepareOptions = {}): Promise<Roots> {
+  const env = opts.env ?? process.env;
+  const data = await ensureDir(dataRoot, DATA_ROOT_MODE, 'data-root');
+  const exec = await ensureDir(execRoot, EXEC_ROOT_MODE, 'exec-root');
+
+  const custom = env.ENGINE_TMPDIR?.trim();
+  let tmpDir: string;
+  if (custom) {
+    tmpDir = await ensureDir(custom, TMP_MODE, 'ENGINE_TMPDIR');
+  } else {
+    tmpDir = await ensureDir(join(data, 'tmp'), TMP_MODE, 'temporary directory');
+    // Only the contents go: the directory itself may be a symbolic link that must survive.
+    if (opts.cleanTmp) await emptyDir(tmpDir);
+  }
+  return { dataRoot: data, execRoot: exec, tmpDir };
+}
+
+/**
+ * mkdir -p with `mode` on the last component when we create it (an existing directory keeps its
+ * mode: the administrator may have chosen it). Returns the real path.
+ */
+async function ensureDir(path: string, mode: number, what: string): Promise<string> {
+  const absolute = resolve(path);
+  let existing;
+  try {
+    existing = await stat(absolute); // follows symbolic links
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`cannot use ${what} ${absolute}: ${(err as Error).message}`, { cause: err });
+  }
+  if (existing) {
+    if (!existing.isDirectory()) throw new Error(`cannot use ${what} ${absolute}: not a directory`);
+  } else {
+    if (await lstat(absolute).then((st) => st.isSymbolicLink(), () => false)) {
+      throw new Error(`cannot use ${what} ${absolute}: it is a symbolic link to ${await readlink(absolute)}, which does not exist`);
+    }
+    try {
+      await mkdir(absolute, { recursive: true, mode });
+    } catch (err) {
+      throw new Error(`cannot create ${what} ${absolute}: ${(err as Error).message}`, { cause: err });
+    }
+    await chmod(absolute, mode); // mkdir's mode is narrowed by the umask
+  }
+  return realpath(absolute);
+}
+
+async function emptyDir(dir: string): Promise<void> {
+  for (const name of await readdir(dir)) await rm(join(dir, name), { recursive: true, force: true });
+}

@@ -1,0 +1,210 @@
+// Type checking of the container-create JSON body the way Go's encoding/json decodes it into
+// dockerd's structs: wrong JSON types are refused with a Go-style message naming the field, nulls
+// mean "not set" (dropped here), a string where a StrSlice is expected becomes a one-element list,
+// and field names match case-insensitively when there is no exact match.
+
+import { invalidParameter } from '../errors.ts';
+
+type Scalar = 'string' | 'bool' | 'int' | 'int64' | 'uint16' | 'uint32' | 'uint64' | 'any';
+
+export type Kind =
+  | Scalar
+  | { strslice: true }
+  | { array: Kind; goType: string }
+  | { map: Kind; goType: string }
+  | { struct: Record<string, Kind>; goType: string };
+
+const str: Kind = 'string';
+const bool: Kind = 'bool';
+const int: Kind = 'int';
+const int64: Kind = 'int64';
+const uint16: Kind = 'uint16';
+const uint32: Kind = 'uint32';
+const uint64: Kind = 'uint64';
+const strslice: Kind = { strslice: true };
+const strings: Kind = { array: 'string', goType: '[]string' };
+const stringMap: Kind = { map: 'string', goType: 'map[string]string' };
+const emptySet: Kind = { map: 'any', goType: 'map[string]struct {}' };
+const struct = (goType: string, fields: Record<string, Kind>): Kind => ({ struct: fields, goType });
+const arrayOf = (item: Kind, goType: string): Kind => ({ array: item, goType });
+
+const healthConfig = struct('container.HealthConfig', {
+  Test: strings, Interval: int64, Timeout: int64, Retries: int, StartPeriod: int64, StartInterval: int64,
+});
+
+const throttleDevices = arrayOf(struct('blkiodev.ThrottleDevice', { Path: str, Rate: uint64 }), '[]*blkiodev.ThrottleDevice');
+
+const mountKind = struct('mount.Mount', {
+  Type: str, Source: str, Target: str, ReadOnly: bool, Consistency: str,
+  BindOptions: struct('mount.BindOptions', {
+    Propagation: str, NonRecursive: bool, CreateMountpoint: bool, ReadOnlyNonRecursive: bool, ReadOnlyForceRecursive: bool,
+  }),
+  VolumeOptions: struct('mount.VolumeOptions', {
+    NoCopy: bool, Labels: stringMap, Subpath: str,
+    DriverConfig: struct('mount.Driver', { Name: str, Options: stringMap }),
+  }),
+  ImageOptions: struct('mount.ImageOptions', { Subpath: str }),
+  TmpfsOptions: struct('mount.TmpfsOptions', {
+    SizeBytes: int64, Mode: uint32, Options: arrayOf(strings, '[][]string'),
+  }),
+});
+
+const hostConfigFields: Record<string, Kind> = {
+  // Resources
+  CpuShares: int64, Memory: int64, CgroupParent: str, BlkioWeight: uint16,
+  BlkioWeightDevice: arrayOf(struct('blkiodev.WeightDevice', { Path: str, Weight: uint16 }), '[]*blkiodev.WeightDevice'),
+  BlkioDeviceReadBps: throttleDevices, BlkioDeviceWriteBps: throttleDevices,
+  BlkioDeviceReadIOps: throttleDevices, BlkioDeviceWriteIOps: throttleDevices,
+  CpuPeriod: int64, CpuQuota: int64, CpuRealtimePeriod: int64, CpuRealtimeRuntime: int64,
+  CpusetCpus: str, CpusetMems: str,
+  Devices: arrayOf(struct('container.DeviceMapping', { PathOnHost: str, PathInContainer: str, CgroupPermissions: str }), '[]container.DeviceMapping'),
+  DeviceCgroupRules: strings,
+  DeviceRequests: arrayOf(struct('container.DeviceRequest', {
+    Driver: str, Count: int, DeviceIDs: strings, Capabilities: arrayOf(strings, '[][]string'), Options: stringMap,
+  }), '[]container.DeviceRequest'),
+  KernelMemory: int64, KernelMemoryTCP: int64, MemoryReservation: int64, MemorySwap: int64,
+  MemorySwappiness: int64, NanoCpus: int64, OomKillDisable: bool, Init: bool, PidsLimit: int64,
+  Ulimits: arrayOf(struct('units.Ulimit', { Name: str, Hard: int64, Soft: int64 }), '[]*units.Ulimit'),
+  CpuCount: int64, CpuPercent: int64, IOMaximumIOps: uint64, IOMaximumBandwidth: uint64,
+  // HostConfig proper
+  Binds: strings, ContainerIDFile: str,
+  LogConfig: struct('container.LogConfig', { Type: str, Config: stringMap }),
+  NetworkMode: str,
+  PortBindings: { map: arrayOf(struct('nat.PortBinding', { HostIp: str, HostPort: str }), '[]nat.PortBinding'), goType: 'nat.PortMap' },
+  RestartPolicy: struct('container.RestartPolicy', { Name: str, MaximumRetryCount: int }),
+  AutoRemove: bool, VolumeDriver: str, VolumesFrom: strings,
+  Mounts: arrayOf(mountKind, '[]mount.Mount'),
+  ConsoleSize: arrayOf('uint32', '[2]uint'),
+  Annotations: stringMap,
+  CapAdd: strslice, CapDrop: strslice, CgroupnsMode: str,
+  Dns: strings, DnsOptions: strings, DnsSearch: strings, ExtraHosts: strings, GroupAdd: strings,
+  IpcMode: str, Cgroup: str, Links: strings, OomScoreAdj: int, PidMode: str, Privileged: bool,
+  PublishAllPorts: bool, ReadonlyRootfs: bool, SecurityOpt: strings, StorageOpt: stringMap,
+  Tmpfs: stringMap, UTSMode: str, UsernsMode: str, ShmSize: int64, Sysctls: stringMap, Runtime: str,
+  Isolation: str, MaskedPaths: strings, ReadonlyPaths: strings,
+};
+
+const endpointSettings = struct('network.EndpointSettings', {
+  IPAMConfig: struct('network.EndpointIPAMConfig', { IPv4Address: str, IPv6Address: str, LinkLocalIPs: strings }),
+  Links: strings, MacAddress: str, Aliases: strings, DriverOpts: stringMap, GwPriority: int,
+  NetworkID: str, EndpointID: str, Gateway: str, IPAddress: str, IPPrefixLen: int, IPv6Gateway: str,
+  GlobalIPv6Address: str, GlobalIPv6PrefixLen: int, DNSNames: strings,
+});
+
+export const HOST_CONFIG: Record<string, Kind> = hostConfigFields;
+export const NETWORKING_CONFIG: Record<string, Kind> = {
+  EndpointsConfig: { map: endpointSettings, goType: 'map[string]*network.EndpointSettings' },
+};
+
+/** ContainerConfig's fields (the create body minus HostConfig and NetworkingConfig). */
+export const CONTAINER_CONFIG: Record<string, Kind> = {
+  Hostname: str, Domainname: str, User: str, AttachStdin: bool, AttachStdout: bool, AttachStderr: bool,
+  ExposedPorts: emptySet, Tty: bool, OpenStdin: bool, StdinOnce: bool, Env: strings, Cmd: strslice,
+  Healthcheck: healthConfig, ArgsEscaped: bool, Image: str, Volumes: emptySet, WorkingDir: str,
+  Entrypoint: strslice, NetworkDisabled: bool, MacAddress: str, OnBuild: strings, Labels: stringMap,
+  StopSignal: str, StopTimeout: int, Shell: strslice,
+};
+
+/** The whole create body. */
+export const CREATE_BODY: Record<string, Kind> = {
+  ...CONTAINER_CONFIG,
+  HostConfig: struct('container.HostConfig', HOST_CONFIG),
+  NetworkingConfig: struct('network.NetworkingConfig', NETWORKING_CONFIG),
+};
+
+const RANGES: Partial<Record<Scalar, [number, number]>> = {
+  int: [-(2 ** 63), 2 ** 63 - 1],
+  int64: [-(2 ** 63), 2 ** 63 - 1],
+  uint16: [0, 65535],
+  uint32: [0, 4294967295],
+  uint64: [0, 2 ** 64 - 1],
+};
+
+function jsonTypeOf(v: unknown): string {
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'boolean') return 'bool';
+  if (typeof v === 'number') return 'number';
+  if (typeof v === 'string') return 'string';
+  return 'object';
+}
+
+function goTypeOf(kind: Kind): string {
+  if (typeof kind === 'string') return kind === 'any' ? 'interface {}' : kind;
+  if ('strslice' in kind) return 'strslice.StrSlice';
+  return kind.goType;
+}
+
+function fail(value: unknown, field: string, kind: Kind): never {
+  const jt = jsonTypeOf(value);
+  const shown = jt === 'number' ? `number ${String(value)}` : jt;
+  throw invalidParameter(`json: cannot unmarshal ${shown} into Go struct field ${field} of type ${goTypeOf(kind)}`);
+}
+
+/**
+ * Checks `value` against `kind` and returns the normalized value (undefined for null). `field` is the
+ * dotted Go path used in messages, e.g. "ContainerConfig.Cmd" or "HostConfig.RestartPolicy.Name".
+ */
+export function decode(value: unknown, kind: Kind, field: string): unknown {
+  if (value === null || value === undefined) return undefined;
+  if (typeof kind === 'string') {
+    switch (kind) {
+      case 'any':
+        return value;
+      case 'string':
+        if (typeof value !== 'string') fail(value, field, kind);
+        return value;
+      case 'bool':
+        if (typeof value !== 'boolean') fail(value, field, kind);
+        return value;
+      default: {
+        if (typeof value !== 'number' || !Number.isInteger(value)) fail(value, field, kind);
+        const [lo, hi] = RANGES[kind]!;
+        if (value < lo || value > hi) fail(value, field, kind);
+        return value;
+      }
+    }
+  }
+  if ('strslice' in kind) {
+    if (typeof value === 'string') return [value];
+    if (!Array.isArray(value)) fail(value, field, kind);
+    return value.map((v) => {
+      if (typeof v !== 'string') fail(v, field, 'string');
+      return v;
+    });
+  }
+  if ('array' in kind) {
+    if (!Array.isArray(value)) fail(value, field, kind);
+    // A null element of a struct array decodes to the zero struct, as in Go.
+    const isStruct = typeof kind.array === 'object' && 'struct' in kind.array;
+    return value.map((v) => (v === null && isStruct ? {} : decode(v, kind.array, field)));
+  }
+  if ('map' in kind) {
+    if (typeof value !== 'object' || Array.isArray(value)) fail(value, field, kind);
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+      // Map values keep nulls where they mean something (PortBindings "80/tcp": null).
+      out[k] = v === null ? null : decode(v, kind.map, field);
+    }
+    return out;
+  }
+  return decodeStruct(value, kind.struct, field, kind);
+}
+
+export function decodeStruct(value: unknown, fields: Record<string, Kind>, prefix: string, kind?: Kind): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    fail(value, prefix, kind ?? { struct: fields, goType: 'struct' });
+  }
+  const names = Object.keys(fields);
+  const lower = new Map(names.map((n) => [n.toLowerCase(), n]));
+  const out: Record<string, unknown> = {};
+  const src = value as Record<string, unknown>;
+  for (const [key, v] of Object.entries(src)) {
+    // Go matches field names case-insensitively, preferring an exact match.
+    const name = key in fields ? key : lower.get(key.toLowerCase());
+    if (!name) continue; // unknown fields are ignored, as by dockerd
+    if (name !== key && name in src) continue;
+    const decoded = decode(v, fields[name]!, `${prefix}.${name}`);
+    if (decoded !== undefined) out[name] = decoded;
+  }
+  return out;
+}

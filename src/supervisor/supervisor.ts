@@ -1,0 +1,144 @@
+// The supervisor layer as the daemon sees it: containerd (started by us, or external with
+// --supervisor), one shared client, our two namespaces, and version facts for /version and /info.
+
+import { execFile } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { Logger } from '../util/log.ts';
+import { unavailable } from '../errors.ts';
+import { SupervisorClient } from './client.ts';
+import { ManagedContainerd } from './containerd-process.ts';
+import type { AnyMessage, RuncOptions } from './protos.ts';
+
+const execFileP = promisify(execFile);
+
+export interface SupervisorStartOptions {
+  /** External containerd socket (--supervisor); when unset we start and watch our own. */
+  address?: string;
+  dataRoot: string;
+  execRoot: string;
+  namespace: string;
+  pluginsNamespace: string;
+  cri: boolean;
+  log: Logger;
+  /** For tests: containerd binary and start timeout of the managed process. */
+  binary?: string;
+  startTimeoutMs?: number;
+}
+
+export interface SupervisorVersions {
+  containerd: { version: string; revision: string };
+  runc: { version: string; commit: string; spec: string };
+}
+
+/** Parses `runc --version`: "runc version 1.1.5+ds1\ncommit: …\nspec: 1.0.2-dev\n…". */
+export function parseRuncVersion(out: string): SupervisorVersions['runc'] {
+  const field = (re: RegExp) => re.exec(out)?.[1]?.trim() ?? '';
+  return { version: field(/^runc version (.+)$/m), commit: field(/^commit: (.+)$/m), spec: field(/^spec: (.+)$/m) };
+}
+
+export class Supervisor extends EventEmitter {
+  readonly client: SupervisorClient;
+  readonly namespace: string;
+  readonly pluginsNamespace: string;
+  readonly managed: ManagedContainerd | null;
+  private readonly execRoot: string;
+  private readonly log: Logger;
+  private runcVersion: Promise<SupervisorVersions['runc']> | null = null;
+
+  private constructor(o: { client: SupervisorClient; managed: ManagedContainerd | null; opts: SupervisorStartOptions; log: Logger }) {
+    super();
+    this.client = o.client;
+    this.managed = o.managed;
+    this.namespace = o.opts.namespace;
+    this.pluginsNamespace = o.opts.pluginsNamespace;
+    this.execRoot = o.opts.execRoot;
+    this.log = o.log;
+  }
+
+  static async start(opts: SupervisorStartOptions): Promise<Supervisor> {
+    const log = opts.log.child({ module: 'supervisor' });
+    let managed: ManagedContainerd | null = null;
+    let address = opts.address;
+    if (!address) {
+      managed = new ManagedContainerd({
+        dataRoot: opts.dataRoot, execRoot: opts.execRoot, cri: opts.cri, log: opts.log,
+        binary: opts.binary, startTimeoutMs: opts.startTimeoutMs,
+      });
+      await managed.start();
+      address = managed.address;
+    }
+    const client = new SupervisorClient(address, { namespace: opts.namespace });
+    try {
+      try {
+        const v = await client.version({ waitForReady: true, deadlineMs: opts.startTimeoutMs ?? 30_000 });
+        log.info('connected to containerd', { address, version: v.version, managed: !!managed });
+      } catch (err) {
+        throw unavailable(`containerd at ${address} does not answer: ${(err as Error).message}`, err);
+      }
+      await client.ensureNamespace(opts.namespace);
+      await client.ensureNamespace(opts.pluginsNamespace);
+    } catch (err) {
+      client.close();
+      await managed?.stop();
+      throw err;
+    }
+    const sup = new Supervisor({ client, managed, opts, log });
+    managed?.on('restarted', (info) => void sup.relayRestart(info));
+    return sup;
+  }
+
+  /** Fired only once the shared channel answers again, so listeners can call containerd right away. */
+  private async relayRestart(info: unknown): Promise<void> {
+    try {
+      await this.client.version({ waitForReady: true, deadlineMs: 10_000 });
+    } catch (err) {
+      this.log.warn('containerd restarted but our client cannot reach it yet', { error: err as Error });
+    }
+    this.emit('restarted', info);
+  }
+
+  override on(event: 'restarted', listener: (info: { pid?: number; reason: string }) => void): this;
+  override on(event: string | symbol, listener: (...args: any[]) => void): this {
+    return super.on(event, listener);
+  }
+
+  /** The containerd socket we talk to (ours under exec-root, or the --supervisor one). */
+  get address(): string {
+    return this.client.address;
+  }
+
+  /** The plugins namespace view of the same client. */
+  get pluginsClient(): SupervisorClient {
+    return this.client.withNamespace(this.pluginsNamespace);
+  }
+
+  /** runc's state root for our containers (runc Options.root), so two daemons never share one. */
+  get runcRoot(): string {
+    return path.join(this.execRoot, 'runc');
+  }
+
+  /** Container.runtime.options for io.containerd.runc.v2 with our runc root. */
+  runcOptions(extra: RuncOptions = {}): AnyMessage {
+    return this.client.runcOptions({ root: this.runcRoot, ...extra });
+  }
+
+  async versions(): Promise<SupervisorVersions> {
+    this.runcVersion ??= execFileP('runc', ['--version']).then(
+      ({ stdout }) => parseRuncVersion(stdout),
+      (err) => {
+        this.runcVersion = null; // retry next time
+        throw unavailable(`runc --version failed: ${err.message}`, err);
+      },
+    );
+    const [containerd, runc] = await Promise.all([this.client.version(), this.runcVersion]);
+    return { containerd: { version: containerd.version, revision: containerd.revision }, runc };
+  }
+
+  /** Closes the client; stops containerd only if we started it (containers keep running). */
+  async stop(): Promise<void> {
+    this.client.close();
+    await this.managed?.stop();
+  }
+}
