@@ -281,6 +281,43 @@ export function runDriverSuite(kind: 'json-file' | 'local'): void {
       });
     }
 
+    it('readers starting while the writer keeps rotating get a gap-free suffix (tail 0, tail all)', async () => {
+      const { driver } = await make({ 'max-size': '1k', 'max-file': '2', ...(kind === 'local' && { compress: 'false' }) });
+      const stdout = new PassThrough();
+      const done = driver.attach({ stdout });
+      const expected: string[] = [];
+      const followers: Array<{ got: string[]; run: Promise<void> }> = [];
+      const join = (tail: number): void => {
+        const got: string[] = [];
+        const run = (async () => {
+          for await (const m of driver.read({ ...ALL, follow: true, tail })) got.push(m.line.toString());
+        })();
+        followers.push({ got, run });
+      };
+      for (let burst = 0; burst < 60; burst++) {
+        let chunk = '';
+        for (let i = 0; i < 40; i++) {
+          const line = `b${burst} l${i}${'-'.repeat(i)}\n`;
+          expected.push(line);
+          chunk += line;
+        }
+        stdout.write(chunk);
+        if (burst === 20 || burst === 40) {
+          join(0);
+          join(-1);
+        }
+        await sleep(1);
+      }
+      stdout.end();
+      await done;
+      await driver.close();
+      await Promise.all(followers.map((f) => f.run));
+      for (const { got } of followers) {
+        assert.ok(got.length > 0);
+        assert.deepEqual(got, expected.slice(expected.length - got.length), 'a contiguous run up to the last line');
+      }
+    });
+
     it('appends to the existing file when a new driver opens the same container', async () => {
       const { driver, dir } = await make();
       await driver.attach({ stdout: Readable.from([Buffer.from('run 1\n')]) });

@@ -8,7 +8,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { formatTimeNano, parseTimeNano } from './clock.ts';
 import { CorruptLogError, type LogCodec, type ReadSink } from './codec.ts';
 import { MAX_ENTRY, type RecordEncoder, type StreamId } from './framer.ts';
-import { escapeLogBytes, findSpecial, goJsonObject, MAX_ESCAPE_GROWTH } from './json-escape.ts';
+import { escapeLogBytes, goJsonObject, MAX_ESCAPE_GROWTH, SpecialScanner } from './json-escape.ts';
 import type { LogFile } from './logfile.ts';
 
 const PREFIX = Buffer.from('{"log":"');
@@ -20,6 +20,7 @@ class JsonEncoder implements RecordEncoder {
   private readonly sfxTs: [bigint, bigint] = [-1n, -1n];
   private readonly sfxFinal: [Buffer, Buffer] = [Buffer.alloc(0), Buffer.alloc(0)];
   private readonly sfxPartial: [Buffer, Buffer] = [Buffer.alloc(0), Buffer.alloc(0)];
+  private readonly scanner = new SpecialScanner();
 
   constructor(
     private readonly file: LogFile,
@@ -42,7 +43,9 @@ class JsonEncoder implements RecordEncoder {
     const sfxLen = sfx.length;
     const f = this.file;
     const maxSize = f.maxSize;
-    let special = findSpecial(buf, start, end);
+    const scanner = this.scanner;
+    scanner.reset(buf, start, end);
+    let special = scanner.first(start);
     // The hot loop keeps the write position and file size in locals and syncs them with the
     // LogFile only around the (rare) calls that need it.
     let out = f.buf;
@@ -83,7 +86,7 @@ class JsonEncoder implements RecordEncoder {
           ls += MAX_ENTRY;
         }
         this.escaped(buf, ls, nl, sfx);
-        if (special < nl) special = findSpecial(buf, nl + 1, end);
+        if (special < nl) special = scanner.first(nl + 1);
         out = f.buf;
         o = f.pos;
         size = f.fileBytes;

@@ -4,25 +4,19 @@
 //    U+2028/U+2029 escaped).
 //  - goJsonString: encoding/json's string form, used for the attrs object.
 
+import { isAscii } from 'node:buffer';
+
 const HEX = Buffer.from('0123456789abcdef');
 const U_FFFD = Buffer.from('\\ufffd');
 
 /** Largest output escapeLogBytes can produce per input byte (\u00XX or \ufffd). */
 export const MAX_ESCAPE_GROWTH = 6;
 
-function needsEscape(b: number): boolean {
-  return b < 0x20 ? b !== 0x0a : b >= 0x80 || b === 0x22 || b === 0x5c || b === 0x3c || b === 0x3e || b === 0x26;
-}
-
-/**
- * Index of the first byte in [start, end) that escapeLogBytes would not copy verbatim, ignoring
- * '\n' (the line separator); `end` when there is none. Tests blocks of 16 four-byte words without
- * branches (SWAR) and looks at single bytes only in a block that has something.
- */
-export function findSpecial(buf: Buffer, start: number, end: number): number {
+/** Index of the first control byte other than '\n' in [start, end), else end (4 bytes at a time, SWAR). */
+function findControl(buf: Buffer, start: number, end: number): number {
   let i = start;
   const align = (4 - ((buf.byteOffset + i) & 3)) & 3;
-  for (const stop = Math.min(end, i + align); i < stop; i++) if (needsEscape(buf[i]!)) return i;
+  for (const stop = Math.min(end, i + align); i < stop; i++) if (buf[i]! < 0x20 && buf[i] !== 0x0a) return i;
   const words = (end - i) >>> 2;
   if (words > 0) {
     const u = new Int32Array(buf.buffer, buf.byteOffset + i, words);
@@ -30,24 +24,75 @@ export function findSpecial(buf: Buffer, start: number, end: number): number {
       const stop = Math.min(words, w + 16);
       let m = 0;
       for (let k = w; k < stop; k++) {
-        // (a - 0x01…) & ~a has a high bit set iff some byte of a is zero; `| 0` keeps int32 math.
-        const x = u[k]!;
+        // (a - 0x20…) & ~a has a high bit set iff some byte of a is below 0x20 (for bytes < 0x80);
+        // '\n' bytes are first turned into '*'. `| 0` keeps the arithmetic in int32.
+        const x = u[k]! & 0x7f7f7f7f;
         const nl = x ^ 0x0a0a0a0a;
-        const nlMask = ~((((nl & 0x7f7f7f7f) + 0x7f7f7f7f) | 0) | nl | 0x7f7f7f7f); // 0x80 where x has '\n'
-        const xc = x | (nlMask >>> 2); //                   '\n' → '*': not a control byte
-        const q = (x | 0x04040404) ^ 0x26262626; //        '"' or '&'
-        const a = (x | 0x02020202) ^ 0x3e3e3e3e; //        '<' or '>'
-        const b = x ^ 0x5c5c5c5c; //                        backslash
-        m |= x | (((xc - 0x20202020) | 0) & ~xc) | (((q - 0x01010101) | 0) & ~q) | (((a - 0x01010101) | 0) & ~a) | (((b - 0x01010101) | 0) & ~b);
+        const nlMask = ~((((nl & 0x7f7f7f7f) + 0x7f7f7f7f) | 0) | nl | 0x7f7f7f7f);
+        const xc = x | (nlMask >>> 2);
+        m |= ((xc - 0x20202020) | 0) & ~xc;
       }
       if ((m & 0x80808080) !== 0) {
-        for (let p = i + w * 4, e = i + stop * 4; p < e; p++) if (needsEscape(buf[p]!)) return p;
+        for (let p = i + w * 4, e = i + stop * 4; p < e; p++) if (buf[p]! < 0x20 && buf[p] !== 0x0a) return p;
       }
     }
     i += words * 4;
   }
-  for (; i < end; i++) if (needsEscape(buf[i]!)) return i;
+  for (; i < end; i++) if (buf[i]! < 0x20 && buf[i] !== 0x0a) return i;
   return end;
+}
+
+const QUOTED = [0x22, 0x5c, 0x3c, 0x3e, 0x26]; // " \ < > &
+
+/**
+ * Finds the bytes of a region that escapeLogBytes would not copy verbatim ('\n' aside). Each kind
+ * of byte is searched with the fastest tool for it (memchr via indexOf for the five quoted
+ * characters, simdutf's isAscii for bytes ≥ 0x80, SWAR for control bytes), and every search
+ * result is remembered until the caller moves past it, so a region costs one pass per kind.
+ */
+export class SpecialScanner {
+  private buf: Buffer = Buffer.alloc(0);
+  private end = 0;
+  /** Next known position per kind: the five quoted characters, control bytes, bytes ≥ 0x80. */
+  private readonly next = new Float64Array(7);
+
+  reset(buf: Buffer, start: number, end: number): void {
+    this.buf = buf;
+    this.end = end;
+    this.next.fill(start - 1);
+  }
+
+  /** First position ≥ from that needs escaping, or the region end. */
+  first(from: number): number {
+    const next = this.next;
+    const buf = this.buf;
+    const end = this.end;
+    let min = end;
+    for (let k = 0; k < 5; k++) {
+      if (next[k]! < from) {
+        const at = buf.indexOf(QUOTED[k]!, from);
+        next[k] = at === -1 || at > end ? end : at;
+      }
+      if (next[k]! < min) min = next[k]!;
+    }
+    if (next[5]! < from) next[5] = findControl(buf, from, min < end ? Math.min(end, min) : end);
+    if (next[5]! < min) min = next[5]!;
+    else if (next[5] === min && min < end) next[5] = from - 1; // searched only up to min: unknown beyond
+    if (next[6]! < from) {
+      let at = end;
+      if (!isAscii(buf.subarray(from, end))) for (at = from; at < end && buf[at]! < 0x80; at++);
+      next[6] = at;
+    }
+    if (next[6]! < min) min = next[6]!;
+    return min;
+  }
+}
+
+/** The first position in [start, end) that needs escaping ('\n' aside), else end. */
+export function findSpecial(buf: Buffer, start: number, end: number): number {
+  const scanner = new SpecialScanner();
+  scanner.reset(buf, start, end);
+  return scanner.first(start);
 }
 
 /** Length of the valid UTF-8 sequence at src[i] (Go's utf8.DecodeRune rules), or 0 when invalid. */

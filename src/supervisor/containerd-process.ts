@@ -114,7 +114,9 @@ export function mapLevel(parsed: ParsedLogLine): LogLevel {
   switch (parsed.level) {
     case 'trace':
     case 'debug': return 'debug';
-    case 'info': return 'info';
+    // containerd narrates every plugin it loads and every shim it starts at info level; at our
+    // info level that would drown the daemon's own lines, so only its start/serve lines stay info.
+    case 'info': return /containerd successfully booted|serving\.\.\.|starting containerd/.test(parsed.msg) ? 'info' : 'debug';
     case 'warning':
     case 'warn': {
       const text = `${parsed.msg} ${parsed.fields.error ?? ''}`;
