@@ -70,7 +70,16 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       cri: initial['cri-supervisor'],
       log,
     });
-    cleanups.push(() => supervisor.stop());
+    cleanups.push(async () => {
+      // live-restore: containerd outlives the daemon so running containers keep their shims,
+      // Wait calls and events; the next daemon adopts it.
+      if (cfg()['live-restore'] && supervisor.managed) {
+        supervisor.client.close();
+        supervisor.managed.release();
+      } else {
+        await supervisor.stop();
+      }
+    });
 
     const db = openDatabase(join(roots.dataRoot, 'engine.db'));
     cleanups.push(() => db.close());

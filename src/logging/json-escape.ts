@@ -12,21 +12,46 @@ const U_FFFD = Buffer.from('\\ufffd');
 /** Largest output escapeLogBytes can produce per input byte (\u00XX or \ufffd). */
 export const MAX_ESCAPE_GROWTH = 6;
 
-/** Index of the first control byte other than '\n' in [start, end), else end (4 bytes at a time, SWAR). */
-function findControl(buf: Buffer, start: number, end: number): number {
+// How escapeLogBytes treats each byte value.
+const VERBATIM = 0;
+const SHORT = 1; //    \" \\ \n \r
+const U00 = 2; //      \u00XX
+const NON_ASCII = 3; // UTF-8 sequence, checked
+const ASCII_KIND = new Uint8Array(256);
+const SHORT_FORM = new Uint8Array(256);
+for (let b = 0; b < 256; b++) {
+  if (b >= 0x80) ASCII_KIND[b] = NON_ASCII;
+  else if (b === 0x22 || b === 0x5c || b === 0x0a || b === 0x0d) ASCII_KIND[b] = SHORT;
+  else if (b < 0x20 || b === 0x3c || b === 0x3e || b === 0x26) ASCII_KIND[b] = U00;
+}
+SHORT_FORM[0x22] = 0x22;
+SHORT_FORM[0x5c] = 0x5c;
+SHORT_FORM[0x0a] = 0x6e; // n
+SHORT_FORM[0x0d] = 0x72; // r
+
+/** An Int32Array over all whole words of a Buffer's memory, for SWAR scans without per-call views. */
+function wordsOf(buf: Buffer): Int32Array<ArrayBufferLike> {
+  return new Int32Array(buf.buffer, 0, buf.buffer.byteLength >>> 2);
+}
+
+/**
+ * Index of the first control byte other than '\n' in buf[start, end), else end. `words` is
+ * wordsOf(buf); aligned words are tested 16 at a time (SWAR).
+ */
+function findControl(buf: Buffer, words: Int32Array<ArrayBufferLike>, start: number, end: number): number {
   let i = start;
-  const align = (4 - ((buf.byteOffset + i) & 3)) & 3;
-  for (const stop = Math.min(end, i + align); i < stop; i++) if (buf[i]! < 0x20 && buf[i] !== 0x0a) return i;
-  const words = (end - i) >>> 2;
-  if (words > 0) {
-    const u = new Int32Array(buf.buffer, buf.byteOffset + i, words);
-    for (let w = 0; w < words; w += 16) {
-      const stop = Math.min(words, w + 16);
+  if (end - start >= 128) {
+    const base = buf.byteOffset;
+    for (; ((base + i) & 3) !== 0; i++) if (buf[i]! < 0x20 && buf[i] !== 0x0a) return i;
+    const first = (base + i) >>> 2;
+    const count = (end - i) >>> 2;
+    for (let w = 0; w < count; w += 16) {
+      const stop = Math.min(count, w + 16);
       let m = 0;
-      for (let k = w; k < stop; k++) {
+      for (let k = first + w; k < first + stop; k++) {
         // (a - 0x20…) & ~a has a high bit set iff some byte of a is below 0x20 (for bytes < 0x80);
         // '\n' bytes are first turned into '*'. `| 0` keeps the arithmetic in int32.
-        const x = u[k]! & 0x7f7f7f7f;
+        const x = words[k]! & 0x7f7f7f7f;
         const nl = x ^ 0x0a0a0a0a;
         const nlMask = ~((((nl & 0x7f7f7f7f) + 0x7f7f7f7f) | 0) | nl | 0x7f7f7f7f);
         const xc = x | (nlMask >>> 2);
@@ -36,7 +61,7 @@ function findControl(buf: Buffer, start: number, end: number): number {
         for (let p = i + w * 4, e = i + stop * 4; p < e; p++) if (buf[p]! < 0x20 && buf[p] !== 0x0a) return p;
       }
     }
-    i += words * 4;
+    i += count * 4;
   }
   for (; i < end; i++) if (buf[i]! < 0x20 && buf[i] !== 0x0a) return i;
   return end;
@@ -52,11 +77,13 @@ const QUOTED = [0x22, 0x5c, 0x3c, 0x3e, 0x26]; // " \ < > &
  */
 export class SpecialScanner {
   private buf: Buffer = Buffer.alloc(0);
+  private words: Int32Array<ArrayBufferLike> = new Int32Array(0);
   private end = 0;
   /** Next known position per kind: the five quoted characters, control bytes, bytes ≥ 0x80. */
   private readonly next = new Float64Array(7);
 
   reset(buf: Buffer, start: number, end: number): void {
+    if (buf.buffer !== this.words.buffer) this.words = wordsOf(buf);
     this.buf = buf;
     this.end = end;
     this.next.fill(start - 1);
@@ -75,7 +102,7 @@ export class SpecialScanner {
       }
       if (next[k]! < min) min = next[k]!;
     }
-    if (next[5]! < from) next[5] = findControl(buf, from, min < end ? Math.min(end, min) : end);
+    if (next[5]! < from) next[5] = findControl(buf, this.words, from, min);
     if (next[5]! < min) min = next[5]!;
     else if (next[5] === min && min < end) next[5] = from - 1; // searched only up to min: unknown beyond
     if (next[6]! < from) {
@@ -130,40 +157,35 @@ export function escapeLogBytes(src: Buffer, start: number, end: number, out: Buf
   let i = start;
   while (i < end) {
     const b = src[i]!;
-    if (b < 0x80) {
-      if (b >= 0x20 && b !== 0x22 && b !== 0x5c && b !== 0x3c && b !== 0x3e && b !== 0x26) {
-        out[o++] = b;
-      } else if (b === 0x22 || b === 0x5c) {
-        out[o++] = 0x5c;
-        out[o++] = b;
-      } else if (b === 0x0a) {
-        out[o++] = 0x5c;
-        out[o++] = 0x6e;
-      } else if (b === 0x0d) {
-        out[o++] = 0x5c;
-        out[o++] = 0x72;
-      } else {
-        o = writeU00(out, o, b);
-      }
+    const kind = ASCII_KIND[b]!;
+    if (kind === VERBATIM) {
+      out[o++] = b;
       i++;
-      continue;
-    }
-    const n = utf8SeqLen(src, i, end);
-    if (n === 0) {
-      o += U_FFFD.copy(out, o);
-      i++;
-    } else if (n === 3 && b === 0xe2 && src[i + 1] === 0x80 && (src[i + 2] === 0xa8 || src[i + 2] === 0xa9)) {
-      // U+2028 / U+2029 → \u2028 / \u2029
+    } else if (kind === SHORT) {
       out[o++] = 0x5c;
-      out[o++] = 0x75;
-      out[o++] = 0x32;
-      out[o++] = 0x30;
-      out[o++] = 0x32;
-      out[o++] = src[i + 2] === 0xa8 ? 0x38 : 0x39;
-      i += 3;
+      out[o++] = SHORT_FORM[b]!;
+      i++;
+    } else if (kind === U00) {
+      o = writeU00(out, o, b);
+      i++;
     } else {
-      for (let q = 0; q < n; q++) out[o++] = src[i + q]!;
-      i += n;
+      const n = utf8SeqLen(src, i, end);
+      if (n === 0) {
+        o += U_FFFD.copy(out, o);
+        i++;
+      } else if (n === 3 && b === 0xe2 && src[i + 1] === 0x80 && (src[i + 2] === 0xa8 || src[i + 2] === 0xa9)) {
+        // U+2028 / U+2029 → \u2028 / \u2029
+        out[o++] = 0x5c;
+        out[o++] = 0x75;
+        out[o++] = 0x32;
+        out[o++] = 0x30;
+        out[o++] = 0x32;
+        out[o++] = src[i + 2] === 0xa8 ? 0x38 : 0x39;
+        i += 3;
+      } else {
+        for (let q = 0; q < n; q++) out[o++] = src[i + q]!;
+        i += n;
+      }
     }
   }
   return o;

@@ -132,17 +132,9 @@ export class LogFile {
     this.maxLag = opts.maxSize === Infinity ? 1 : Math.min(1024, Math.max(8, Math.ceil((64 * 1024 * 1024) / opts.maxSize)));
   }
 
-  get isOpen(): boolean {
-    return this.state === 'open';
-  }
-
   /** A write is queued or in progress. */
   get writing(): boolean {
     return this.pumping !== null;
-  }
-
-  get isClosed(): boolean {
-    return this.state === 'closed';
   }
 
   /** Opens (creating or appending to) the current file for writing. */
@@ -157,12 +149,6 @@ export class LogFile {
       seg.refs = 1; // the writer's
       this.current = seg;
       this.fileBytes = size;
-      // close() may have come while we were opening
-      if ((this.state as string) === 'closed') {
-        seg.complete = true;
-        seg.release();
-        return;
-      }
       this.state = 'open';
     })();
     return this.openPromise;

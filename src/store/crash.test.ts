@@ -158,7 +158,8 @@ test(`committed state survives ${RUNS} SIGKILLs at random moments, with no parti
       t.diagnostic(`run ${run}: progress ${progress}, ${check.rows} containers`);
     }
     t.diagnostic(`${RUNS} kills; ${walRecoveries} reopened a non-empty WAL; ${unreported} killed between commit and report`);
-    assert.ok(progress > 100, `the writer made progress (${progress} steps)`);
+    // Under a loaded CI machine the writer may be slow; what matters is that it committed work between kills.
+    assert.ok(progress > 20, `the writer made progress (${progress} steps)`);
     assert.ok(walRecoveries > 0, 'some reopen had to recover from the WAL');
   } finally {
     tmp.remove();

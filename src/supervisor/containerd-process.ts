@@ -275,6 +275,8 @@ export class ManagedContainerd extends EventEmitter {
       stdio: ['ignore', 'ignore', 'pipe'],
       detached: true,
       cwd: '/',
+      // ENGINE_DISABLE_PIGZ (spec §8): containerd decompresses layers; its own switch does the same.
+      env: process.env.ENGINE_DISABLE_PIGZ ? { ...process.env, CONTAINERD_DISABLE_PIGZ: '1' } : process.env,
     });
     this.child = child;
     this.startedAt = Date.now();
@@ -368,6 +370,21 @@ export class ManagedContainerd extends EventEmitter {
         },
       );
     }, delay);
+  }
+
+  /**
+   * Lets go of containerd without stopping it (live-restore shutdown): running containers keep
+   * their shims, Wait calls and exit events, and the next daemon adopts it (see start()). The
+   * pidfile stays for that.
+   */
+  release(): void {
+    this.stopping = true;
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    if (this.adoptedTimer) clearInterval(this.adoptedTimer);
+    this.restartTimer = this.adoptedTimer = null;
+    this.child?.unref();
+    this.child = null;
+    this.adoptedPid = null;
   }
 
   /** SIGTERM, up to 10 s for a clean exit, then SIGKILL. Containers (shims) keep running. */

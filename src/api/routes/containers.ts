@@ -42,7 +42,7 @@ export interface ContainersBackend {
   resize(ref: string, height: number, width: number): Promise<void>;
   top(ref: string, psArgs: string): Promise<{ Titles: string[]; Processes: string[][] }>;
   logs(ref: string, req: LogsRequest, signal: AbortSignal): Promise<{ tty: boolean; lines: AsyncIterable<LogChunk> }>;
-  prune(filters: Map<string, string[]>): Promise<{ ContainersDeleted: string[]; SpaceReclaimed: number }>;
+  prune(filters: Map<string, string[]>): Promise<{ ContainersDeleted: string[] | null; SpaceReclaimed: number }>;
 }
 
 /** since/until: unix seconds with optional fraction ("1700000000.123456789"), or RFC 3339. */

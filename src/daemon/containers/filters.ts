@@ -100,3 +100,48 @@ function safeRegex(v: string): RegExp {
     throw invalidParameter(`invalid filter 'name=${v}': not a valid regular expression`);
   }
 }
+
+/** dockerd's MatchKVList: every "key" / "key=value" entry must be present in the labels. */
+function allLabelsMatch(labels: Record<string, string> | undefined, specs: string[]): boolean {
+  return specs.every((s) => labelMatch(labels, s));
+}
+
+const GO_DURATION = /^([+-]?)((?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|ms|s|m|h))+$/;
+const DURATION_PART = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)/g;
+const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/**
+ * A point in time given the way dockerd's `until`/`since` filters accept it: a Go duration before
+ * now ("10m", "1h30m"), an RFC 3339 date or date-time, or unix seconds with an optional fraction.
+ * Returns milliseconds since the epoch.
+ */
+export function parseFilterTime(value: string, now = Date.now()): number {
+  const m = GO_DURATION.exec(value);
+  if (m) {
+    let ms = 0;
+    for (const p of value.matchAll(DURATION_PART)) ms += Number(p[1]) * UNIT_MS[p[2]!]!;
+    return now - (m[1] === '-' ? -ms : ms);
+  }
+  if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000;
+  if (/^\d{4}-\d\d-\d\d([T ].*)?$/.test(value)) {
+    const t = Date.parse(value.length === 10 ? `${value}T00:00:00` : value);
+    if (!Number.isNaN(t)) return t;
+  }
+  throw invalidParameter(`failed to parse value as time or duration: "${value}"`);
+}
+
+/** `POST /containers/prune` filters: label, label! and until only (others are a 400, as in dockerd). */
+export function compilePruneFilters(filters: Map<string, string[]>, now = Date.now()): (rec: ContainerRecord) => boolean {
+  for (const name of filters.keys()) if (!['label', 'label!', 'until'].includes(name)) throw invalidParameter(`invalid filter '${name}'`);
+  const untilValues = filters.get('until') ?? [];
+  if (untilValues.length > 1) throw invalidParameter('more than one until filter specified');
+  const until = untilValues.length ? parseFilterTime(untilValues[0]!, now) : undefined;
+  const want = filters.get('label') ?? [];
+  const refuse = filters.get('label!') ?? [];
+  return (rec) => {
+    if (until !== undefined && Date.parse(rec.Created) > until) return false;
+    if (want.length && !allLabelsMatch(rec.Config.Labels, want)) return false;
+    if (refuse.length && allLabelsMatch(rec.Config.Labels, refuse)) return false;
+    return true;
+  };
+}

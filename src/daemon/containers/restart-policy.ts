@@ -31,3 +31,32 @@ export function nextBackoff(previousMs: number, ranForMs: number): number {
   if (ranForMs >= RESET_AFTER_MS || previousMs === 0) return BACKOFF_START_MS;
   return Math.min(previousMs * 2, BACKOFF_MAX_MS);
 }
+
+export interface StartupFacts {
+  /** Started at least once (a container only ever created is never started by the daemon). */
+  startedBefore: boolean;
+  running: boolean;
+  exitCode: number;
+  stoppedByUser: boolean;
+  restartCount: number;
+}
+
+/**
+ * Whether the daemon starts a stopped container when it comes up. As dockerd: `always` even after a
+ * user stop, `unless-stopped` unless the user stopped it, `on-failure` when the last exit was a
+ * failure and retries are left. Unlike dockerd, a user stop also holds back `on-failure` (dockerd
+ * counts the stop's 137/143 as a failure and starts it: moby#35166, moby#47846).
+ */
+export function restartAtStartup(policy: RestartPolicy | undefined, f: StartupFacts): boolean {
+  if (!f.startedBefore || f.running) return false;
+  switch (policy?.Name) {
+    case 'always':
+      return true;
+    case 'unless-stopped':
+      return !f.stoppedByUser;
+    case 'on-failure':
+      return !f.stoppedByUser && f.exitCode !== 0 && (!policy.MaximumRetryCount || f.restartCount < policy.MaximumRetryCount);
+    default:
+      return false;
+  }
+}

@@ -20,11 +20,11 @@ import type { Logger } from '../../util/log.ts';
 import { KeyedMutex } from '../../util/mutex.ts';
 import type { RuntimeRegistry } from '../runtimes.ts';
 import { argv, mergeConfig, withHostDefaults } from './create-config.ts';
-import { compileFilters } from './filters.ts';
+import { compileFilters, compilePruneFilters } from './filters.ts';
 import { generateName, normalizeName } from './names.ts';
 import { OutputHub } from './output-hub.ts';
 import { initialState, ZERO_TIME, type ContainerRecord } from './record.ts';
-import { nextBackoff, shouldRestart } from './restart-policy.ts';
+import { nextBackoff, restartAtStartup, shouldRestart } from './restart-policy.ts';
 import type { RootfsManager } from './rootfs.ts';
 import { TaskLauncher, type RunningTask } from './task-launcher.ts';
 import { inspectView, summaryView, type NetworkView } from './views.ts';
@@ -68,6 +68,9 @@ export class ContainerService implements ContainersBackend, AttachBackend {
   private readonly backoff = new Map<string, { ms: number; timer?: NodeJS.Timeout }>();
   private readonly lock = new KeyedMutex();
   private shuttingDown = false;
+  /** Containers being stopped at start-up (left running by a crashed daemon, no live-restore). */
+  private readonly startupStops = new Set<string>();
+  private pruning = false;
 
   constructor(private readonly d: ContainerServiceDeps) {
     for (const r of d.store.list()) this.recs.set(r.Id, structuredClone(r) as ContainerRecord);
@@ -212,12 +215,13 @@ export class ContainerService implements ContainersBackend, AttachBackend {
       .filter(match)
       .sort((a, b) => (a.Created < b.Created ? 1 : a.Created > b.Created ? -1 : 0));
     if (opts.limit !== undefined) list = list.slice(0, opts.limit);
-    return list.map((r) => summaryView(r, this.networkView(r)));
+    if (!opts.size) return list.map((r) => summaryView(r, this.networkView(r)));
+    return Promise.all(list.map(async (r) => summaryView(r, this.networkView(r), await this.sizes(r))));
   }
 
-  async inspect(ref: string, _size: boolean, _version: string): Promise<unknown> {
+  async inspect(ref: string, size: boolean, _version: string): Promise<unknown> {
     const rec = this.find(ref);
-    return inspectView(rec, this.networkView(rec), []);
+    return inspectView(rec, this.networkView(rec), [], size ? await this.sizes(rec) : undefined);
   }
 
   // ---- start -----------------------------------------------------------------------------------
@@ -281,11 +285,12 @@ export class ContainerService implements ContainersBackend, AttachBackend {
     await this.lock.run(rec.Id, async () => {
       // Output drains before the state says exited: `logs` right after `wait` must see all of it.
       await Promise.race([task.ioDone, new Promise((r) => setTimeout(r, 2000))]);
+      // The driver finishes writing what the streams delivered before it is closed.
+      await Promise.race([logging.catch(() => undefined), new Promise((r) => setTimeout(r, 5000))]);
       await this.drivers.get(rec.Id)?.close().catch(() => undefined);
-      await logging.catch(() => undefined);
       await this.d.launcher.cleanup(rec, task).catch((err) => this.d.log.warn(`cleanup after exit: ${(err as Error).message}`, { id: rec.Id }));
       this.tasks.delete(rec.Id);
-      const restart = shouldRestart(rec.HostConfig.RestartPolicy, { exitCode: exit.status, stoppedByUser: rec.Internal.stoppedByUser, restartCount: rec.RestartCount, shuttingDown: this.shuttingDown });
+      const restart = shouldRestart(rec.HostConfig.RestartPolicy, { exitCode: exit.status, stoppedByUser: rec.Internal.stoppedByUser, restartCount: rec.RestartCount, shuttingDown: this.shuttingDown || this.startupStops.has(rec.Id) });
       rec.State = { ...rec.State, Status: restart ? 'restarting' : 'exited', Running: false, Paused: false, Restarting: restart, OOMKilled: exit.oom, Pid: 0, ExitCode: exit.status, FinishedAt: exit.at };
       this.persist(rec);
       this.notify(rec.Id, ['not-running', 'next-exit'], { StatusCode: exit.status, Error: null });
@@ -347,6 +352,15 @@ export class ContainerService implements ContainersBackend, AttachBackend {
     return parseSignal(override || rec.Config.StopSignal || 'SIGTERM');
   }
 
+  /** Resolves once the next exit of the container has been recorded (state, restart decision). */
+  private exitProcessed(id: string): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const list = this.waiters.get(id) ?? [];
+      list.push({ condition: 'next-exit', resolve: () => resolve() });
+      this.waiters.set(id, list);
+    });
+  }
+
   /** Signals the task, waits up to `timeoutS` for the exit to be processed, then SIGKILLs. */
   private async stopTask(rec: ContainerRecord, signal: number, timeoutS: number): Promise<void> {
     const task = this.tasks.get(rec.Id);
@@ -406,13 +420,11 @@ export class ContainerService implements ContainersBackend, AttachBackend {
   async kill(ref: string, signal: string | undefined): Promise<void> {
     const rec = this.find(ref);
     const sig = parseSignal(signal || 'SIGKILL');
-    if (!rec.State.Running) throw conflict(`cannot kill container: ${ref}: container ${rec.Id} is not running`);
-    if (sig === 9 || sig === 15 || sig === 2) rec.Internal.stoppedByUser = sig === 9 ? rec.Internal.stoppedByUser : rec.Internal.stoppedByUser;
+    if (!rec.State.Running) throw conflict(`cannot kill container: ${ref}: Container ${rec.Id} is not running`);
+    // dockerd waits for a SIGKILL to take effect (state recorded) before answering.
+    const processed = sig === 9 ? this.exitProcessed(rec.Id) : undefined;
     await this.d.client.tasks.kill(rec.Id, sig, { all: sig === 9 });
-    if (sig === 9) {
-      // dockerd waits for a SIGKILL to take effect before answering.
-      await Promise.race([this.tasks.get(rec.Id)?.exited, new Promise((r) => setTimeout(r, 10_000))]);
-    }
+    if (processed) await Promise.race([processed, new Promise((r) => setTimeout(r, 10_000))]);
   }
 
   async pause(ref: string): Promise<void> {
@@ -479,19 +491,43 @@ export class ContainerService implements ContainersBackend, AttachBackend {
     });
   }
 
-  async prune(filters: Map<string, string[]>): Promise<{ ContainersDeleted: string[]; SpaceReclaimed: number }> {
-    const until = filters.get('until')?.[0];
-    const cutoff = until ? (/^\d+$/.test(until) ? Number(until) * 1000 : Date.now() - durationMs(until)) : undefined;
-    const labels = filters.get('label') ?? [];
-    const deleted: string[] = [];
-    for (const rec of [...this.recs.values()]) {
-      if (rec.State.Running || rec.State.Paused || rec.State.Restarting) continue;
-      if (cutoff !== undefined && Date.parse(rec.Created) > cutoff) continue;
-      if (!labels.every((l) => { const [k, v] = l.split('='); return k! in (rec.Config.Labels ?? {}) && (v === undefined || rec.Config.Labels![k!] === v); })) continue;
-      await this.lock.run(rec.Id, () => this.removeLocked(rec, false));
-      deleted.push(rec.Id);
+  async prune(filters: Map<string, string[]>): Promise<{ ContainersDeleted: string[] | null; SpaceReclaimed: number }> {
+    const match = compilePruneFilters(filters);
+    if (this.pruning) throw conflict('a prune operation is already running');
+    this.pruning = true;
+    try {
+      // dockerd leaves the list nil (JSON null) when nothing was removed.
+      let deleted: string[] | null = null;
+      let reclaimed = 0;
+      for (const rec of [...this.recs.values()]) {
+        if (rec.State.Running || rec.State.Paused || rec.State.Restarting || rec.Internal.removing) continue;
+        if (!match(rec)) continue;
+        const size = await this.rwSize(rec).catch(() => 0);
+        try {
+          await this.lock.run(rec.Id, () => this.removeLocked(rec, false));
+        } catch (err) {
+          this.d.log.warn(`failed to prune container: ${(err as Error).message}`, { id: rec.Id });
+          continue;
+        }
+        reclaimed += size;
+        (deleted ??= []).push(rec.Id);
+      }
+      return { ContainersDeleted: deleted, SpaceReclaimed: reclaimed };
+    } finally {
+      this.pruning = false;
     }
-    return { ContainersDeleted: deleted, SpaceReclaimed: 0 };
+  }
+
+  /** Bytes in the container's writable layer (what `size=1` and prune report). */
+  private async rwSize(rec: ContainerRecord): Promise<number> {
+    return Number((await this.d.client.snapshots.usage(rec.Internal.snapshotKey, { snapshotter: rec.Internal.snapshotter })).size);
+  }
+
+  /** SizeRw and SizeRootFs (writable layer plus the image) for inspect and list with size=1. */
+  private async sizes(rec: ContainerRecord): Promise<{ rw: number; rootFs: number }> {
+    const rw = await this.rwSize(rec).catch(() => 0);
+    const image = await this.d.images.resolve(rec.Image).catch(() => undefined);
+    return { rw, rootFs: rw + (image?.size ?? 0) };
   }
 
   // ---- logs, top, update, resize ---------------------------------------------------------------
@@ -571,44 +607,76 @@ export class ContainerService implements ContainersBackend, AttachBackend {
    * store does not know, and starts containers whose restart policy asks for it.
    */
   async restore(liveRestore: boolean): Promise<void> {
-    const known = new Set(this.recs.keys());
-    const ctdContainers = await this.d.client.containers.list().catch(() => []);
-    for (const c of ctdContainers) {
-      if (!known.has(c.id)) {
-        this.d.log.info('removing a containerd container the store does not know', { id: c.id });
-        await this.d.launcher.forget(c.id).catch(() => undefined);
-      }
-    }
+    await this.removeUnknown();
+    const toStop: ContainerRecord[] = [];
     for (const rec of [...this.recs.values()]) {
       if (rec.Internal.removing) {
         await this.lock.run(rec.Id, () => this.removeLocked(rec, false)).catch((err) => this.d.log.error(`finishing removal: ${(err as Error).message}`));
         continue;
       }
       if (!rec.State.Running && !rec.State.Restarting) continue;
-      const task = liveRestore ? await this.d.launcher.reattach(rec, this.hub(rec.Id)).catch(() => undefined) : undefined;
+      // Re-attach even without live-restore: output written while the daemon was down reaches the
+      // log, and the stop below goes through the normal exit path (state, clean-up, AutoRemove).
+      const task = rec.State.Running ? await this.d.launcher.reattach(rec, this.hub(rec.Id)).catch(() => undefined) : undefined;
       if (task) {
-        this.tasks.set(rec.Id, task);
-        const logConfig = rec.HostConfig.LogConfig!;
-        const driver = createLogDriver(logConfig.Type ?? "json-file", { containerId: rec.Id, dir: join(this.d.containersDir, rec.Id), options: logConfig.Config ?? {}, attrs: {} });
-        this.drivers.set(rec.Id, driver);
-        const hub = this.hub(rec.Id);
-        const logging = driver.attach({ stdout: hub.logStdout, stderr: rec.Config.Tty ? null : hub.logStderr });
-        void task.exited.then((exit) => this.onExit(rec, task, exit, logging, Date.now()));
-        this.d.log.info('re-attached to running container', { id: rec.Id });
+        this.adopt(rec, task);
+        if (liveRestore) this.d.log.info('re-attached to running container', { id: rec.Id });
+        else toStop.push(rec);
         continue;
       }
-      // The task is gone, or live-restore is off: stop whatever is left and record the exit.
+      // The task is gone (or exited while the daemon was down): record the exit and clean up.
       const exitCode = await this.d.launcher.forget(rec.Id).catch(() => undefined);
-      rec.State = { ...rec.State, Status: 'exited', Running: false, Paused: false, Restarting: false, Pid: 0, ExitCode: exitCode ?? 255, FinishedAt: rec.State.FinishedAt === ZERO_TIME || rec.State.Running ? nowIso() : rec.State.FinishedAt };
+      await this.d.launcher.cleanup(rec).catch((err) => this.d.log.warn(`cleanup at start-up: ${(err as Error).message}`, { id: rec.Id }));
+      rec.State = { ...rec.State, Status: 'exited', Running: false, Paused: false, Restarting: false, Pid: 0, ExitCode: exitCode ?? (rec.State.Running ? 255 : rec.State.ExitCode), FinishedAt: rec.State.FinishedAt === ZERO_TIME || rec.State.Running ? nowIso() : rec.State.FinishedAt };
       this.persist(rec);
     }
-    for (const rec of this.recs.values()) {
-      const policy = rec.HostConfig.RestartPolicy?.Name;
-      const wanted = policy === 'always' || (policy === 'unless-stopped' && !rec.Internal.stoppedByUser);
-      if (wanted && !rec.State.Running && rec.State.StartedAt !== ZERO_TIME) {
-        await this.lock.run(rec.Id, () => this.startLocked(rec)).catch((err) => this.d.log.error(`restart at start-up failed: ${(err as Error).message}`, { id: rec.Id }));
+    // Without live-restore, containers left running by a crashed daemon get the stop the shutdown
+    // would have given them; their restart policy is applied below like everyone else's.
+    const timeoutS = this.d.config()['shutdown-timeout'];
+    await Promise.all(toStop.map(async (rec) => {
+      this.startupStops.add(rec.Id);
+      try {
+        await this.stopTask(rec, this.stopSignal(rec), rec.Config.StopTimeout ?? timeoutS);
+      } catch (err) {
+        this.d.log.warn(`stopping at start-up: ${(err as Error).message}`, { id: rec.Id });
+      } finally {
+        this.startupStops.delete(rec.Id);
+      }
+    }));
+    await Promise.all([...this.recs.values()].filter((rec) => restartAtStartup(rec.HostConfig.RestartPolicy, { startedBefore: rec.State.StartedAt !== ZERO_TIME, running: rec.State.Running, exitCode: rec.State.ExitCode, stoppedByUser: rec.Internal.stoppedByUser, restartCount: rec.RestartCount })).map((rec) => this.lock.run(rec.Id, async () => {
+      if (rec.State.Running || !this.recs.has(rec.Id)) return;
+      // As dockerd: a start by the daemon is a fresh start (count reset, no longer "stopped by user").
+      rec.RestartCount = 0;
+      rec.Internal.stoppedByUser = false;
+      await this.startLocked(rec);
+    }).catch((err) => this.d.log.error(`restart at start-up failed: ${(err as Error).message}`, { id: rec.Id }))));
+  }
+
+  /** Watches a task that survived a daemon restart as if this daemon had started it. */
+  private adopt(rec: ContainerRecord, task: RunningTask): void {
+    this.tasks.set(rec.Id, task);
+    const logConfig = rec.HostConfig.LogConfig!;
+    const driver = createLogDriver(logConfig.Type ?? 'json-file', { containerId: rec.Id, dir: join(this.d.containersDir, rec.Id), options: logConfig.Config ?? {}, attrs: {} });
+    this.drivers.set(rec.Id, driver);
+    const hub = this.hub(rec.Id);
+    const logging = driver.attach({ stdout: hub.logStdout, stderr: rec.Config.Tty ? null : hub.logStderr });
+    void task.exited.then((exit) => this.onExit(rec, task, exit, logging, Date.now()));
+  }
+
+  /** Containers in containerd's namespace that the store does not know, with their tasks and snapshots. */
+  private async removeUnknown(): Promise<void> {
+    const ownSnapshots = new Set([...this.recs.values()].map((r) => r.Internal.snapshotKey));
+    for (const c of await this.d.client.containers.list().catch(() => [])) {
+      if (this.recs.has(c.id)) continue;
+      this.d.log.info('removing a containerd container the store does not know', { id: c.id });
+      await this.d.launcher.forget(c.id).catch((err) => this.d.log.warn(`removing unknown container: ${(err as Error).message}`, { id: c.id }));
+      if (c.snapshot_key && !ownSnapshots.has(c.snapshot_key)) {
+        await this.d.client.snapshots.remove(c.snapshot_key, { snapshotter: c.snapshotter }).catch((err) => {
+          if (!isNotFound(err)) this.d.log.warn(`removing unknown snapshot: ${(err as Error).message}`, { id: c.id });
+        });
       }
     }
+    await this.d.launcher.removeStaleRuntimeDirs(new Set(this.recs.keys()));
   }
 
   /** Without live-restore, running containers stop within the shutdown timeout. */
@@ -624,20 +692,6 @@ export class ContainerService implements ContainersBackend, AttachBackend {
       return this.stopTask(r, this.stopSignal(r), t).catch((err) => this.d.log.warn(`stopping ${r.Id}: ${(err as Error).message}`));
     }));
   }
-}
-
-function durationMs(s: string): number {
-  const re = /(\d+(?:\.\d+)?)(h|ms|m|s|us|ns)/g;
-  let total = 0;
-  let m: RegExpExecArray | null;
-  let matched = '';
-  while ((m = re.exec(s))) {
-    const n = Number(m[1]);
-    total += m[2] === 'h' ? n * 3600_000 : m[2] === 'm' ? n * 60_000 : m[2] === 's' ? n * 1000 : m[2] === 'ms' ? n : 0;
-    matched += m[0];
-  }
-  if (matched !== s) throw invalidParameter(`invalid duration ${JSON.stringify(s)}`);
-  return total;
 }
 
 export { EngineError, isNotFound, notModified, timestampToIso };

@@ -3,7 +3,7 @@
 // re-attaches to tasks that survived a daemon restart (live-restore).
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { promisify } from 'node:util';
@@ -15,6 +15,7 @@ import { tmpfsMountOptions, tmpfsFromMap } from '../../oci/mounts.ts';
 import { readOwnCapabilities } from '../../oci/caps.ts';
 import { parseSeccompProfile } from '../../oci/seccomp.ts';
 import { buildSpec, type DaemonSpecDefaults } from '../../oci/spec.ts';
+import { serializeSpec } from '../../oci/spec-types.ts';
 import { resolveDeviceMappings } from '../../oci/devices.ts';
 import { resolveUser } from '../../oci/user.ts';
 import { PROCESS_TYPE_URL, SPEC_TYPE_URL, jsonAny, type SupervisorClient } from '../../supervisor/client.ts';
@@ -191,11 +192,12 @@ export class TaskLauncher {
       }, warnings);
       for (const w of warnings) this.d.log.warn(w, { id });
 
-      const options = runtime.shim === 'io.containerd.runc.v2' ? client.runcOptions({ root: this.d.runcRoot, binary_name: runtime.binary ?? 'runc', systemd_cgroup: this.d.cgroupDriver === 'systemd' }) : null;
+      const options = runtime.shim === 'io.containerd.runc.v2' ? client.runcOptions({ root: this.d.runcRoot, binary_name: runtime.binary ?? 'runc', systemd_cgroup: this.d.cgroupDriver === 'systemd', ...(process.env.ENGINE_RAMDISK ? { no_pivot_root: true } : {}) }) : null;
       await client.containers.create({
         id,
         runtime: { name: runtime.shim, options },
-        spec: jsonAny(SPEC_TYPE_URL, spec),
+        // serializeSpec, not JSON.stringify: rlimits are bigints (exact 64-bit values).
+        spec: { type_url: SPEC_TYPE_URL, value: Buffer.from(serializeSpec(spec)) },
         snapshotter: rec.Internal.snapshotter,
         snapshot_key: rec.Internal.snapshotKey,
         labels: { 'engine.container.name': rec.Name.slice(1) },
@@ -259,7 +261,7 @@ export class TaskLauncher {
   }
 
   /** After an exit: delete the task and the containerd container, release the namespace and FIFOs. */
-  async cleanup(rec: ContainerRecord, _task: RunningTask): Promise<void> {
+  async cleanup(rec: ContainerRecord, _task?: RunningTask): Promise<void> {
     await this.forget(rec.Id);
     if (rec.Internal.netnsPath) {
       await removeNetns(rec.Internal.netnsPath);
@@ -293,6 +295,17 @@ export class TaskLauncher {
     const ns = netnsPath(this.d.execRoot, id);
     if (existsSync(ns)) await removeNetns(ns);
     return status;
+  }
+
+  /** At start-up: FIFO directories and network namespaces of containers the store does not know. */
+  async removeStaleRuntimeDirs(known: Set<string>): Promise<void> {
+    for (const [sub, remove] of [['fifo', (p: string) => rm(p, { recursive: true, force: true })], ['netns', removeNetns]] as const) {
+      const names = await readdir(join(this.d.execRoot, sub)).catch(() => [] as string[]);
+      for (const name of names) {
+        if (known.has(name)) continue;
+        await remove(join(this.d.execRoot, sub, name)).catch((err) => this.d.log.warn(`removing stale ${sub} ${name}: ${(err as Error).message}`));
+      }
+    }
   }
 
   /** live-restore: the task kept running while the daemon was down; reopen its FIFOs and wait again. */

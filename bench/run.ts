@@ -1,0 +1,357 @@
+// `npm run bench`: engined against Debian's dockerd 20.10 and the containerd / runc floors, in one
+// run, printed side by side (medians, p90, ratios) and written to bench/results/latest.md.
+//
+//   bin/node dist/bench/run.js [--quick] [--only startup,memory,lifecycle,parallel,list,logs] [--no-dockerd]
+//
+// Every daemon runs on its own temp dir with its own containerd; all are stopped, their leftovers
+// killed and unmounted, and the dirs removed at the end, also after a failure or Ctrl-C.
+
+import { mkdtemp, mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { api } from './lib/http.ts';
+import { loadAverage, rssMiB, teardownDir } from './lib/proc.ts';
+import { repeat, summarize, type Summary } from './lib/stats.ts';
+import { num, ratio, table } from './lib/table.ts';
+import { apiLifecycle, NETWORK_NONE, type ApiPhases } from './scenarios/api-lifecycle.ts';
+import { ContainerdFloor, type FloorPhases } from './scenarios/floor.ts';
+import { listScenario, type ListResult } from './scenarios/list.ts';
+import { LOG_BYTES, logsOnce, type LogsRun } from './scenarios/logs.ts';
+import { parallelWall } from './scenarios/parallel.ts';
+import { RuncRun } from './scenarios/runc-run.ts';
+import { startupSamples } from './scenarios/startup.ts';
+import type { DaemonUnderTest } from './targets/daemon.ts';
+import { Dockerd, dockerdVersion, ensureDockerd } from './targets/dockerd.ts';
+import { Engined } from './targets/engined.ts';
+
+const SCENARIOS = ['startup', 'memory', 'lifecycle', 'parallel', 'list', 'logs'] as const;
+type Scenario = (typeof SCENARIOS)[number];
+
+interface Options {
+  quick: boolean;
+  only: Set<Scenario>;
+  dockerd: boolean;
+  out: string;
+}
+
+const BENCH_DIR = dirname(fileURLToPath(import.meta.url)).replace(/\/dist\/bench$/, '/bench');
+
+function parseOptions(argv: string[]): Options {
+  const o: Options = { quick: false, only: new Set(SCENARIOS), dockerd: true, out: join(BENCH_DIR, 'results', 'latest.md') };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--quick') o.quick = true;
+    else if (a === '--no-dockerd') o.dockerd = false;
+    else if (a === '--only' || a.startsWith('--only=')) {
+      const list = a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i] ?? '';
+      const names = list.split(',').map((s) => s.trim()).filter(Boolean);
+      for (const n of names) if (!SCENARIOS.includes(n as Scenario)) throw new Error(`unknown scenario ${n} (have: ${SCENARIOS.join(', ')})`);
+      o.only = new Set(names as Scenario[]);
+    } else if (a === '--out') o.out = argv[++i] ?? o.out;
+    else if (a === '--help' || a === '-h') {
+      process.stdout.write(`usage: npm run bench -- [--quick] [--only ${SCENARIOS.join(',')}] [--no-dockerd] [--out file.md]\n`);
+      process.exit(0);
+    } else throw new Error(`unknown option ${a}`);
+  }
+  return o;
+}
+
+const progress = (s: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${s}\n`);
+
+// ---- the daemons alive right now, for the teardown on failure / signal ------------------------
+
+const alive = new Set<DaemonUnderTest>();
+const workDirs = new Set<string>();
+let tornDown: Promise<void> | null = null;
+
+function teardownAll(): Promise<void> {
+  tornDown ??= (async () => {
+    for (const d of [...alive]) await d.stop().catch((e) => progress(`stopping ${d.kind}: ${(e as Error).message}`));
+    for (const dir of workDirs) await teardownDir(dir).catch(() => undefined);
+  })();
+  return tornDown;
+}
+
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    progress(`${sig}: cleaning up`);
+    void teardownAll().finally(() => process.exit(130));
+  });
+}
+
+// ---- results ----------------------------------------------------------------------------------
+
+interface MemoryReading {
+  when: string;
+  engined?: { daemon: number; containerd: number };
+  dockerd?: { daemon: number; containerd: number };
+}
+
+interface Results {
+  startup: { engined?: number[]; dockerd?: number[] };
+  memory: MemoryReading[];
+  lifecycle: { enginedNone?: ApiPhases[]; enginedDefault?: ApiPhases[]; dockerdNone?: ApiPhases[]; floor?: FloorPhases[]; runc?: number[] };
+  parallel: { engined?: number[]; dockerd?: number[] };
+  list: { engined?: ListResult; dockerd?: ListResult };
+  logs: { engined?: LogsRun[]; dockerd?: LogsRun[] };
+  notes: string[];
+}
+
+const sum = (xs: number[] | undefined): Summary | undefined => (xs && xs.length ? summarize(xs) : undefined);
+const col = <T,>(xs: T[] | undefined, f: (x: T) => number) => (xs ? xs.map(f) : undefined);
+
+async function settleAndRead(when: string, engined: Engined | null, dockerd: Dockerd | null): Promise<MemoryReading> {
+  await new Promise((r) => setTimeout(r, 3000)); // idle: let timers and GC settle
+  const r: MemoryReading = { when };
+  if (engined) r.engined = { daemon: rssMiB(engined.pid), containerd: rssMiB(engined.containerdPid()) };
+  if (dockerd) r.dockerd = { daemon: rssMiB(dockerd.pid), containerd: rssMiB(dockerd.containerdPid()) };
+  return r;
+}
+
+// ---- the run ----------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const opts = parseOptions(process.argv.slice(2));
+  const want = (s: Scenario) => opts.only.has(s);
+  const it = opts.quick
+    ? { startups: 2, n: 5, warmups: 1, parallelRuns: 1, listContainers: 500, listN: 5, listWarmups: 1, logsRuns: 1 }
+    : { startups: 5, n: 20, warmups: 3, parallelRuns: 3, listContainers: 500, listN: 20, listWarmups: 3, logsRuns: 2 };
+  const res: Results = { startup: {}, memory: [], lifecycle: {}, parallel: {}, list: {}, logs: {}, notes: [] };
+  const started = new Date();
+  const loadBefore = loadAverage();
+
+  let useDockerd = opts.dockerd;
+  if (useDockerd) {
+    const why = await ensureDockerd(progress);
+    if (why) {
+      res.notes.push(`dockerd skipped: ${why}`);
+      useDockerd = false;
+    }
+  } else res.notes.push('dockerd skipped (--no-dockerd)');
+  const versions: string[] = [];
+
+  const startTracked = async <D extends DaemonUnderTest>(start: () => Promise<{ daemon: D; readyMs: number }>) => {
+    const r = await start();
+    alive.add(r.daemon);
+    return r;
+  };
+
+  try {
+    if (want('startup')) {
+      progress(`start-up: ${it.startups}× engined`);
+      res.startup.engined = await startupSamples(it.startups, () => Engined.start(), alive);
+      if (useDockerd) {
+        progress(`start-up: ${it.startups}× dockerd`);
+        res.startup.dockerd = await startupSamples(it.startups, () => Dockerd.start(), alive);
+      }
+    }
+
+    if ([...opts.only].some((s) => s !== 'startup')) {
+      progress('starting the daemons under test');
+      const engined = (await startTracked(() => Engined.start())).daemon;
+      const dockerd = useDockerd ? (await startTracked(() => Dockerd.start())).daemon : null;
+      const ev = (await api(engined.socket, 'GET', '/version')).json();
+      versions.push(`engined ${ev.Version} (API ${ev.ApiVersion}), containerd ${ev.Components?.find((c: any) => c.Name === 'containerd')?.Version ?? '?'}`);
+      if (dockerd) {
+        const dv = (await api(dockerd.socket, 'GET', '/version')).json();
+        versions.push(`${await dockerdVersion()} (API ${dv.ApiVersion}), containerd ${dv.Components?.find((c: any) => c.Name === 'containerd')?.Version ?? '?'}`);
+      }
+      if (want('memory')) res.memory.push(await settleAndRead('after start-up', engined, dockerd));
+      await engined.loadBusybox();
+      if (dockerd) await dockerd.loadBusybox();
+
+      if (want('lifecycle')) {
+        progress(`single lifecycle: engined, network none (${it.warmups} warm-ups + ${it.n})`);
+        res.lifecycle.enginedNone = await repeat(it.n, it.warmups, () => apiLifecycle(engined, NETWORK_NONE));
+        progress('single lifecycle: engined, default network');
+        res.lifecycle.enginedDefault = await repeat(it.n, it.warmups, () => apiLifecycle(engined, {}));
+        if (dockerd) {
+          progress('single lifecycle: dockerd, network none');
+          res.lifecycle.dockerdNone = await repeat(it.n, it.warmups, () => apiLifecycle(dockerd, NETWORK_NONE));
+        }
+        const work = await mkdtemp('/tmp/bench-w-');
+        workDirs.add(work);
+        progress('single lifecycle: bare containerd floor (engined\'s containerd)');
+        const floor = await ContainerdFloor.open(engined.containerdSocket, join(work, 'floor'));
+        try {
+          res.lifecycle.floor = await repeat(it.n, it.warmups, () => floor.once());
+        } finally {
+          floor.close();
+        }
+        progress('single lifecycle: runc run');
+        const runc = await RuncRun.prepare(join(work, 'runc'));
+        res.lifecycle.runc = await repeat(it.n, it.warmups, () => runc.once());
+      }
+
+      if (want('parallel')) {
+        progress(`50 containers, 8 at a time: engined ×${it.parallelRuns}`);
+        res.parallel.engined = await repeat(it.parallelRuns, 0, () => parallelWall(engined));
+        if (dockerd) {
+          progress(`50 containers, 8 at a time: dockerd ×${it.parallelRuns}`);
+          res.parallel.dockerd = await repeat(it.parallelRuns, 0, () => parallelWall(dockerd));
+        }
+      }
+
+      if (want('memory') && (want('lifecycle') || want('parallel'))) res.memory.push(await settleAndRead('after the lifecycle runs', engined, dockerd));
+
+      if (want('list')) {
+        progress(`list: ${it.listContainers} created containers, engined`);
+        res.list.engined = await listScenario(engined, it.listContainers, it.listN, it.listWarmups);
+        if (dockerd) {
+          progress(`list: ${it.listContainers} created containers, dockerd`);
+          res.list.dockerd = await listScenario(dockerd, it.listContainers, it.listN, it.listWarmups);
+        }
+      }
+
+      if (want('logs')) {
+        progress(`logs: 256 MiB, engined ×${it.logsRuns}`);
+        res.logs.engined = await repeat(it.logsRuns, 0, () => logsOnce(engined));
+        if (dockerd) {
+          progress(`logs: 256 MiB, dockerd ×${it.logsRuns}`);
+          res.logs.dockerd = await repeat(it.logsRuns, 0, () => logsOnce(dockerd));
+        }
+      }
+
+      if (want('memory') && (want('list') || want('logs'))) res.memory.push(await settleAndRead('at the end (after list and logs)', engined, dockerd));
+    }
+  } finally {
+    progress('stopping daemons, cleaning up');
+    await teardownAll();
+  }
+
+  const report = render(res, { opts, it, started, loadBefore, loadAfter: loadAverage(), versions });
+  process.stdout.write(report + '\n');
+  await mkdir(dirname(opts.out), { recursive: true });
+  await writeFile(opts.out, report + '\n');
+  progress(`written to ${opts.out}`);
+}
+
+// ---- rendering --------------------------------------------------------------------------------
+
+interface RenderContext {
+  opts: Options;
+  it: Record<string, number>;
+  started: Date;
+  loadBefore: string;
+  loadAfter: string;
+  versions: string[];
+}
+
+function render(res: Results, ctx: RenderContext): string {
+  const out: string[] = [];
+  const { it } = ctx;
+  out.push(`# engine benchmark${ctx.opts.quick ? ' (--quick)' : ''}`);
+  out.push('');
+  out.push(`${ctx.started.toISOString()} · ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB · kernel ${os.release()} · load average before ${ctx.loadBefore}, after ${ctx.loadAfter}`);
+  for (const v of ctx.versions) out.push(`- ${v}`);
+  out.push(`- iterations: lifecycle ${it.warmups} warm-ups + ${it.n}; start-ups ${it.startups}; parallel runs ${it.parallelRuns}; list ${it.listWarmups} + ${it.listN}; logs runs ${it.logsRuns}`);
+  for (const n of res.notes) out.push(`- ${n}`);
+  out.push('');
+
+  // The side-by-side summary.
+  const rows: string[][] = [];
+  const row = (label: string, unit: 'ms' | 's', ours?: number[], theirs?: number[]) => {
+    const k = unit === 's' ? 1 / 1000 : 1;
+    const a = sum(ours);
+    const b = sum(theirs);
+    if (!a && !b) return;
+    rows.push([`${label} (${unit})`, num(a && a.median * k), num(a && a.p90 * k), num(b && b.median * k), num(b && b.p90 * k), ratio(a?.median, b?.median)]);
+  };
+  row('start-up: spawn → /_ping 200, containerd included', 'ms', res.startup.engined, res.startup.dockerd);
+  row('lifecycle of `true`, network none: create→start→wait→delete', 'ms', col(res.lifecycle.enginedNone, (p) => p.total), col(res.lifecycle.dockerdNone, (p) => p.total));
+  row('lifecycle of `true`, default network (ours: own netns, lo only)', 'ms', col(res.lifecycle.enginedDefault, (p) => p.total), undefined);
+  row('50 lifecycles, 8 at a time: wall', 'ms', res.parallel.engined, res.parallel.dockerd);
+  const le = res.list.engined;
+  const ld = res.list.dockerd;
+  row(`create ${it.listContainers} containers, 8 at a time: wall`, 'ms', le && [le.createAllMs], ld && [ld.createAllMs]);
+  row(`GET /containers/json?all=1 with ${it.listContainers} containers`, 'ms', le?.listMs, ld?.listMs);
+  row(`remove ${it.listContainers} containers, 8 at a time: wall`, 'ms', le && [le.removeAllMs], ld && [ld.removeAllMs]);
+  row(`${LOG_BYTES / 2 ** 20} MiB to stdout: start → exit`, 's', col(res.logs.engined, (r) => r.writeMs), col(res.logs.dockerd, (r) => r.writeMs));
+  row(`${LOG_BYTES / 2 ** 20} MiB of logs read back (GET logs, whole stream)`, 's', col(res.logs.engined, (r) => r.readMs), col(res.logs.dockerd, (r) => r.readMs));
+  if (rows.length) {
+    out.push('## Side by side');
+    out.push('');
+    out.push(table(['', 'engined median', 'p90', 'dockerd median', 'p90', 'ours/dockerd'], rows));
+    out.push('');
+  }
+
+  // Single lifecycle against the floors.
+  const lc = res.lifecycle;
+  if (lc.enginedNone) {
+    const ours = sum(col(lc.enginedNone, (p) => p.total))!;
+    const floorRows: [string, Summary | undefined][] = [
+      ['engined, network none', ours],
+      ['engined, default network', sum(col(lc.enginedDefault, (p) => p.total))],
+      ['dockerd 20.10, network none', sum(col(lc.dockerdNone, (p) => p.total))],
+      ['bare containerd lifecycle from Node (floor)', sum(col(lc.floor, (p) => p.total))],
+      ['`runc run` (spawned from Node)', sum(lc.runc)],
+    ];
+    out.push('## Single lifecycle of `true` in busybox (ms)');
+    out.push('');
+    out.push(table(['', 'median', 'p90', 'min', 'engined (none) ÷ this'], floorRows.filter(([, s]) => s).map(([l, s]) => [l, num(s!.median), num(s!.p90), num(s!.min), ratio(ours.median, s!.median)])));
+    const floor = sum(col(lc.floor, (p) => p.total));
+    if (floor) {
+      const r = ours.median / floor.median;
+      out.push('');
+      out.push(`Target (within 1.2× of the bare containerd lifecycle): engined/floor = ${r.toFixed(2)}× → ${r <= 1.2 ? 'met' : 'NOT met'}.`);
+    }
+    out.push('');
+
+    const phase = (xs: ApiPhases[] | undefined, k: keyof ApiPhases) => num(sum(col(xs, (p) => p[k]))?.median);
+    out.push('### Where the time goes: API calls, median ms');
+    out.push('');
+    out.push(table(['call', 'engined none', 'engined default', 'dockerd none'], (['create', 'start', 'wait', 'delete', 'total'] as const).map((k) => [
+      k === 'total' ? 'total' : `${k === 'delete' ? 'DELETE /containers/{id}' : `POST ${k === 'create' ? '/containers/create' : `/containers/{id}/${k}`}`}`,
+      phase(lc.enginedNone, k), phase(lc.enginedDefault, k), phase(lc.dockerdNone, k),
+    ])));
+    out.push('');
+    if (lc.floor) {
+      const f = (k: keyof FloorPhases) => num(sum(col(lc.floor, (p) => p[k]))?.median);
+      out.push('### The floor\'s phases, median ms');
+      out.push('');
+      out.push(table(['phase', 'ms'], [
+        ['Snapshots.Prepare + Containers.Create', f('prepareAndCreate')],
+        ['mkfifo (execFile) + open readers', f('fifos')],
+        ['Tasks.Create', f('taskCreate')],
+        ['Tasks.Start', f('start')],
+        ['Tasks.Wait + output EOF', f('wait')],
+        ['Tasks.Delete + Containers.Delete + Snapshots.Remove + rm FIFOs', f('cleanup')],
+        ['total', f('total')],
+      ]));
+      out.push('');
+    }
+  }
+
+  if (res.memory.length) {
+    out.push('## Idle resident memory (VmRSS, MiB)');
+    out.push('');
+    out.push(table(['when', 'engined', '+ its containerd', '= total', 'dockerd', '+ its containerd', '= total', 'ours/dockerd'], res.memory.map((m) => {
+      const et = m.engined && m.engined.daemon + m.engined.containerd;
+      const dt = m.dockerd && m.dockerd.daemon + m.dockerd.containerd;
+      return [m.when, num(m.engined?.daemon, 1), num(m.engined?.containerd, 1), num(et, 1), num(m.dockerd?.daemon, 1), num(m.dockerd?.containerd, 1), num(dt, 1), ratio(et, dt)];
+    })));
+    out.push('');
+  }
+
+  const le2 = res.list.engined;
+  if (res.logs.engined || le2) {
+    out.push('## Details');
+    out.push('');
+    for (const [name, runs] of [['engined', res.logs.engined], ['dockerd', res.logs.dockerd]] as const) {
+      if (runs) out.push(`- logs, ${name}: ${runs.map((r) => `write ${(r.writeMs / 1000).toFixed(2)} s, read ${(r.readMs / 1000).toFixed(2)} s (${(r.readBytes / 2 ** 20).toFixed(1)} MiB on the wire, ${((r.readBytes / 2 ** 20) / (r.readMs / 1000)).toFixed(0)} MiB/s)`).join('; ')}`);
+    }
+    for (const [name, l] of [['engined', res.list.engined], ['dockerd', res.list.dockerd]] as const) {
+      if (l) out.push(`- list, ${name}: ${l.listed} containers listed; create all ${(l.createAllMs / 1000).toFixed(1)} s (${(l.createAllMs / it.listContainers).toFixed(1)} ms each at 8 in flight), remove all ${(l.removeAllMs / 1000).toFixed(1)} s`);
+    }
+    out.push('');
+  }
+  out.push('Medians and p90 (nearest rank) over the recorded iterations; ratios are of medians. Other work on the machine shows up as noise: compare within one run.');
+  return out.join('\n');
+}
+
+main().catch(async (err) => {
+  progress(`FAILED: ${(err as Error).stack ?? err}`);
+  await teardownAll();
+  process.exit(1);
+});

@@ -1,0 +1,38 @@
+// A container writes 256 MiB to stdout in 100-byte lines (busybox yes | head -c): start → exit wall
+// time, then the whole log read back through GET /containers/{id}/logs.
+
+import { api, drain } from '../lib/http.ts';
+import type { DaemonUnderTest } from '../targets/daemon.ts';
+import { createContainer, removeContainer } from './api-lifecycle.ts';
+
+export const LOG_BYTES = 256 * 1024 * 1024;
+const LINE = 'x'.repeat(99); // + '\n' = 100 bytes a line
+
+export interface LogsRun {
+  writeMs: number;
+  readMs: number;
+  readBytes: number;
+}
+
+export async function logsOnce(d: DaemonUnderTest): Promise<LogsRun> {
+  const id = await createContainer(d, ['sh', '-c', `yes ${LINE} | head -c ${LOG_BYTES}`], {
+    NetworkMode: 'none', LogConfig: { Type: 'json-file', Config: {} },
+  });
+  try {
+    const t0 = performance.now();
+    await api(d.socket, 'POST', `/containers/${id}/start`, undefined, [204]);
+    const w = await api(d.socket, 'POST', `/containers/${id}/wait`, undefined, [200]);
+    const writeMs = performance.now() - t0;
+    const status = w.json<{ StatusCode: number }>().StatusCode;
+    if (status !== 0) throw new Error(`${d.kind}: log writer exited ${status}`);
+    const t1 = performance.now();
+    const r = await drain(d.socket, `/containers/${id}/logs?stdout=1&stderr=1`);
+    const readMs = performance.now() - t1;
+    if (r.status !== 200) throw new Error(`${d.kind}: GET logs → ${r.status}`);
+    // Multiplexed stream: 8-byte frame headers on top of the payload.
+    if (r.bytes < LOG_BYTES) throw new Error(`${d.kind}: logs returned ${r.bytes} bytes, expected ≥ ${LOG_BYTES}`);
+    return { writeMs, readMs, readBytes: r.bytes };
+  } finally {
+    await removeContainer(d, id).catch(() => undefined);
+  }
+}

@@ -1,0 +1,111 @@
+// Debian's dockerd (docker.io 20.10) for comparison: its own data-root, exec-root, socket, pidfile
+// and config file in a temp dir, no bridge and no iptables, and the containerd it starts itself.
+
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { run } from '../../test/helpers/daemon.ts';
+import { buildBusyboxLayer } from '../../test/fixtures/busybox-image.ts';
+import { childNamed, teardownDir } from '../lib/proc.ts';
+import { Tail, waitForPing, type DaemonUnderTest } from './daemon.ts';
+
+const PATH_ENV = 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+function onPath(cmd: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
+}
+
+/**
+ * Makes sure dockerd is installed (Debian's docker.io, without recommends so apparmor and
+ * cgroupfs-mount stay out); returns why it is unavailable, or null when it is there.
+ */
+export async function ensureDockerd(log: (s: string) => void): Promise<string | null> {
+  if (onPath('dockerd')) return null;
+  log('dockerd not found: apt-get install -y --no-install-recommends docker.io …');
+  const r = await run('apt-get', ['install', '-y', '--no-install-recommends', 'docker.io'], {
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, timeoutMs: 600_000,
+  });
+  if (r.code !== 0 || !onPath('dockerd')) return `docker.io could not be installed: ${r.stderr.trim().split('\n').slice(-3).join(' ')}`;
+  return null;
+}
+
+export class Dockerd implements DaemonUnderTest {
+  readonly kind = 'dockerd';
+  readonly output = new Tail();
+  exitCode: number | null = null;
+  private child!: ChildProcess;
+  private exited!: Promise<void>;
+  private stopped: Promise<void> | null = null;
+
+  private constructor(readonly dir: string) {}
+
+  get socket(): string { return join(this.dir, 'docker.sock'); }
+  get pid(): number { return this.child.pid!; }
+
+  containerdPid(): number | null {
+    return childNamed(this.pid, 'containerd');
+  }
+
+  private spawn(): void {
+    const args = [
+      '--data-root', join(this.dir, 'data'),
+      '--exec-root', join(this.dir, 'exec'),
+      '-H', `unix://${this.socket}`,
+      '--pidfile', join(this.dir, 'docker.pid'),
+      '--config-file', join(this.dir, 'daemon.json'),
+      '--bridge', 'none',
+      '--iptables=false',
+    ];
+    this.child = spawn('dockerd', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child.stdout!.on('data', (d) => this.output.push(d));
+    this.child.stderr!.on('data', (d) => this.output.push(d));
+    this.exited = new Promise((res) => this.child.on('exit', (code, signal) => {
+      this.exitCode = code ?? (signal ? 128 : -1);
+      res();
+    }));
+  }
+
+  static async start(): Promise<{ daemon: Dockerd; readyMs: number }> {
+    const dir = await mkdtemp('/tmp/dockerd-b-');
+    await writeFile(join(dir, 'daemon.json'), '{}\n');
+    const daemon = new Dockerd(dir);
+    const t0 = performance.now();
+    try {
+      daemon.spawn();
+      await waitForPing(daemon.socket, () => (daemon.exitCode !== null ? `dockerd exited with ${daemon.exitCode}:\n${daemon.output}` : null));
+    } catch (err) {
+      await daemon.stop();
+      throw err;
+    }
+    return { daemon, readyMs: performance.now() - t0 };
+  }
+
+  /** The same busybox rootfs as our fixture, through `docker import`, tagged busybox:latest. */
+  async loadBusybox(): Promise<void> {
+    const { tar } = await buildBusyboxLayer();
+    const tarPath = join(this.dir, 'busybox.tar');
+    await writeFile(tarPath, tar);
+    const env: NodeJS.ProcessEnv = { ...process.env, DOCKER_HOST: `unix://${this.socket}`, DOCKER_CONFIG: join(this.dir, 'docker-config') };
+    delete env.DOCKER_CONTEXT;
+    const r = await run('docker', ['import', '--change', `ENV ${PATH_ENV}`, '--change', 'CMD ["sh"]', tarPath, 'busybox:latest'], { env });
+    if (r.code !== 0) throw new Error(`docker import failed: ${r.stderr}`);
+  }
+
+  stop(): Promise<void> {
+    this.stopped ??= (async () => {
+      if (this.child && this.exitCode === null) {
+        this.child.kill('SIGTERM');
+        const timer = setTimeout(() => this.child.kill('SIGKILL'), 20_000);
+        await this.exited;
+        clearTimeout(timer);
+      }
+      await teardownDir(this.dir);
+    })();
+    return this.stopped;
+  }
+}
+
+export async function dockerdVersion(): Promise<string> {
+  const r = await run('dockerd', ['--version']);
+  return r.stdout.trim();
+}

@@ -1,0 +1,55 @@
+// Our daemon under test: the built bin/engined on a temp data-root/exec-root/socket, started the
+// way the e2e harness does (TestDaemon), with its own containerd.
+
+import { mkdtemp } from 'node:fs/promises';
+import { join } from 'node:path';
+import { TestDaemon } from '../../test/helpers/daemon.ts';
+import { loadBusybox } from '../../test/helpers/images.ts';
+import { childNamed, pidFromFile, teardownDir } from '../lib/proc.ts';
+import { waitForPing, type DaemonUnderTest } from './daemon.ts';
+
+export class Engined implements DaemonUnderTest {
+  readonly kind = 'engined';
+  private stopped: Promise<void> | null = null;
+
+  private constructor(readonly td: TestDaemon) {}
+
+  get dir(): string { return this.td.dir; }
+  get socket(): string { return this.td.socket; }
+  get pid(): number { return this.td.pid; }
+  get execRoot(): string { return this.td.execRoot; }
+  get containerdSocket(): string { return join(this.td.execRoot, 'containerd', 'containerd.sock'); }
+
+  containerdPid(): number | null {
+    return pidFromFile(join(this.td.execRoot, 'containerd', 'containerd.pid')) ?? childNamed(this.pid, 'containerd');
+  }
+
+  /** Spawns engined on a fresh temp dir; `readyMs` runs from spawn to the first 200 from /_ping. */
+  static async start(): Promise<{ daemon: Engined; readyMs: number }> {
+    const dir = await mkdtemp('/tmp/engine-b-');
+    const td = new TestDaemon(dir, { waitReady: false });
+    const daemon = new Engined(td);
+    const t0 = performance.now();
+    try {
+      await td.spawn();
+      await waitForPing(td.socket, () => (td.exitCode !== null ? `engined exited with ${td.exitCode}:\n${td.output.slice(-4000)}` : null));
+    } catch (err) {
+      await daemon.stop();
+      throw err;
+    }
+    return { daemon, readyMs: performance.now() - t0 };
+  }
+
+  /** Puts the busybox fixture image in (straight into containerd, as the e2e tests do). */
+  async loadBusybox(): Promise<void> {
+    await loadBusybox(this.td);
+  }
+
+  stop(): Promise<void> {
+    this.stopped ??= (async () => {
+      await this.td.stop('SIGTERM', 20_000).catch(() => undefined);
+      await teardownDir(this.td.dir);
+    })();
+    return this.stopped;
+  }
+}
