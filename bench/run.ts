@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { api } from './lib/http.ts';
 import { loadAverage, rssMiB, teardownDir } from './lib/proc.ts';
-import { repeat, summarize, type Summary } from './lib/stats.ts';
+import { interleave, summarize, type Summary } from './lib/stats.ts';
 import { num, ratio, table } from './lib/table.ts';
 import { apiLifecycle, NETWORK_NONE, type ApiPhases } from './scenarios/api-lifecycle.ts';
 import { ContainerdFloor, type FloorPhases } from './scenarios/floor.ts';
@@ -162,35 +162,35 @@ async function main(): Promise<void> {
       if (dockerd) await dockerd.loadBusybox();
 
       if (want('lifecycle')) {
-        progress(`single lifecycle: engined, network none (${it.warmups} warm-ups + ${it.n})`);
-        res.lifecycle.enginedNone = await repeat(it.n, it.warmups, () => apiLifecycle(engined, NETWORK_NONE));
-        progress('single lifecycle: engined, default network');
-        res.lifecycle.enginedDefault = await repeat(it.n, it.warmups, () => apiLifecycle(engined, {}));
-        if (dockerd) {
-          progress('single lifecycle: dockerd, network none');
-          res.lifecycle.dockerdNone = await repeat(it.n, it.warmups, () => apiLifecycle(dockerd, NETWORK_NONE));
-        }
         const work = await mkdtemp('/tmp/bench-w-');
         workDirs.add(work);
-        progress('single lifecycle: bare containerd floor (engined\'s containerd)');
         const floor = await ContainerdFloor.open(engined.containerdSocket, join(work, 'floor'));
+        const runc = await RuncRun.prepare(join(work, 'runc'));
+        progress(`single lifecycle, taking turns: engined none/default${dockerd ? ', dockerd none' : ''}, containerd floor, runc run (${it.warmups} warm-ups + ${it.n} each)`);
         try {
-          res.lifecycle.floor = await repeat(it.n, it.warmups, () => floor.once());
+          const r = await interleave(it.n, it.warmups, {
+            enginedNone: () => apiLifecycle(engined, NETWORK_NONE),
+            enginedDefault: () => apiLifecycle(engined, {}),
+            ...(dockerd ? { dockerdNone: () => apiLifecycle(dockerd, NETWORK_NONE) } : {}),
+            floor: () => floor.once(),
+            runc: () => runc.once(),
+          } as Record<string, () => Promise<unknown>>);
+          res.lifecycle = {
+            enginedNone: r.enginedNone as ApiPhases[],
+            enginedDefault: r.enginedDefault as ApiPhases[],
+            ...(r.dockerdNone ? { dockerdNone: r.dockerdNone as ApiPhases[] } : {}),
+            floor: r.floor as FloorPhases[],
+            runc: r.runc as number[],
+          };
         } finally {
           floor.close();
         }
-        progress('single lifecycle: runc run');
-        const runc = await RuncRun.prepare(join(work, 'runc'));
-        res.lifecycle.runc = await repeat(it.n, it.warmups, () => runc.once());
       }
 
       if (want('parallel')) {
-        progress(`50 containers, 8 at a time: engined ×${it.parallelRuns}`);
-        res.parallel.engined = await repeat(it.parallelRuns, 0, () => parallelWall(engined));
-        if (dockerd) {
-          progress(`50 containers, 8 at a time: dockerd ×${it.parallelRuns}`);
-          res.parallel.dockerd = await repeat(it.parallelRuns, 0, () => parallelWall(dockerd));
-        }
+        progress(`50 containers, 8 at a time: ${it.parallelRuns}× engined${dockerd ? ' and dockerd, taking turns' : ''}`);
+        const r = await interleave(it.parallelRuns, 0, { engined: () => parallelWall(engined), ...(dockerd ? { dockerd: () => parallelWall(dockerd) } : {}) } as Record<string, () => Promise<number>>);
+        res.parallel = { engined: r.engined, ...(r.dockerd ? { dockerd: r.dockerd } : {}) };
       }
 
       if (want('memory') && (want('lifecycle') || want('parallel'))) res.memory.push(await settleAndRead('after the lifecycle runs', engined, dockerd));
@@ -205,12 +205,9 @@ async function main(): Promise<void> {
       }
 
       if (want('logs')) {
-        progress(`logs: 256 MiB, engined ×${it.logsRuns}`);
-        res.logs.engined = await repeat(it.logsRuns, 0, () => logsOnce(engined));
-        if (dockerd) {
-          progress(`logs: 256 MiB, dockerd ×${it.logsRuns}`);
-          res.logs.dockerd = await repeat(it.logsRuns, 0, () => logsOnce(dockerd));
-        }
+        progress(`logs: 256 MiB, ${it.logsRuns}× engined${dockerd ? ' and dockerd, taking turns' : ''}`);
+        const r = await interleave(it.logsRuns, 0, { engined: () => logsOnce(engined), ...(dockerd ? { dockerd: () => logsOnce(dockerd) } : {}) } as Record<string, () => Promise<LogsRun>>);
+        res.logs = { engined: r.engined, ...(r.dockerd ? { dockerd: r.dockerd } : {}) };
       }
 
       if (want('memory') && (want('list') || want('logs'))) res.memory.push(await settleAndRead('at the end (after list and logs)', engined, dockerd));

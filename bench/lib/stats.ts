@@ -57,3 +57,15 @@ export async function pool(count: number, width: number, job: (i: number) => Pro
   };
   await Promise.all(Array.from({ length: Math.min(width, count) }, worker));
 }
+
+/**
+ * Like repeat() for several contenders at once, taking turns (a, b, c, a, b, c, …) so that load
+ * which comes and goes on the machine spreads over all of them instead of hitting one.
+ */
+export async function interleave<K extends string, T>(n: number, warmups: number, contenders: Record<K, () => Promise<T>>): Promise<Record<K, T[]>> {
+  const keys = Object.keys(contenders) as K[];
+  const out = Object.fromEntries(keys.map((k) => [k, [] as T[]])) as Record<K, T[]>;
+  for (let i = 0; i < warmups; i++) for (const k of keys) await contenders[k]();
+  for (let i = 0; i < n; i++) for (const k of keys) out[k].push(await contenders[k]());
+  return out;
+}

@@ -17,6 +17,10 @@ import { initVersion } from './init-binary.ts';
 import { cgroupDriverFor } from './cgroup-driver.ts';
 import { ContainerStore } from '../store/containers.ts';
 import { ImageStore } from '../images/image-store.ts';
+import { ImageService } from '../images/image-service.ts';
+import { registerImageRoutes } from '../api/routes/images.ts';
+import { DistributionService } from '../images/distribution/service.ts';
+import { registerDistributionRoutes } from '../api/routes/distribution.ts';
 import { RuntimeRegistry } from './runtimes.ts';
 import { RootfsManager } from './containers/rootfs.ts';
 import { TaskLauncher } from './containers/task-launcher.ts';
@@ -24,6 +28,10 @@ import { ContainerService } from './containers/service.ts';
 import type { ContainerRecord } from './containers/record.ts';
 import { registerContainerRoutes } from '../api/routes/containers.ts';
 import { registerAttachRoutes } from '../api/routes/attach.ts';
+import { registerExecRoutes } from '../api/routes/exec.ts';
+import { ExecService } from './exec/service.ts';
+import { DEFAULT_DETACH_KEYS, EscapeMatcher, parseDetachKeys } from './exec/detach-keys.ts';
+import { HealthMonitor } from './health/monitor.ts';
 import { parseSize } from '../config/values.ts';
 import { snapshotterFor } from './storage-driver.ts';
 import { mkdir } from 'node:fs/promises';
@@ -96,6 +104,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     await mkdir(containersDir, { recursive: true, mode: 0o710 });
     const images = new ImageStore(client);
     await images.list().catch(() => []);
+    const distribution = new DistributionService({ client, images, snapshotter, config: cfg, log: log.child({ module: 'distribution' }) });
+    void distribution.dropStaleLeases();
+    cleanups.push(() => distribution.close());
     const runtimes = new RuntimeRegistry(roots.execRoot, initial.runtimes);
     const rootfs = new RootfsManager(client, snapshotter, roots.tmpDir);
     const shmSize = parseSize(initial['default-shm-size']);
@@ -107,6 +118,26 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       client, images, store: new ContainerStore<ContainerRecord>(db), rootfs, runtimes, launcher, config: cfg,
       log: log.child({ module: 'containers' }), containersDir, shmSize,
     });
+    const execs = new ExecService({ client, containers, execRoot: roots.execRoot, log: log.child({ module: 'exec' }) });
+    cleanups.push(() => execs.close());
+    // TODO(events): publish exec_* (ExecService onEvent) and "health_status: …" (onStatus) events.
+    const health = new HealthMonitor({
+      host: { find: (id) => containers.find(id), save: (id) => containers.saveState(id), probe: (id, cmd, t, max) => execs.probe(id, cmd, t, max) },
+      log: log.child({ module: 'health' }),
+    });
+    cleanups.push(() => health.stopAll());
+    containers.setExecIdsProvider((id) => execs.idsOf(id));
+    containers.onRunChange((rec, change) => {
+      if (change === 'started') return health.started(rec);
+      health.stopped(rec.Id);
+      execs.containerStopped(rec.Id);
+    });
+    const imageService = new ImageService({
+      client, images, snapshotter, containers, rootfs, tmpDir: roots.tmpDir, log: log.child({ module: 'images' }),
+      driver: initial['storage-driver'] || 'overlay2',
+    });
+    imageService.start();
+    cleanups.push(() => imageService.stop());
     await containers.restore(initial['live-restore']);
     cleanups.push(() => containers.shutdown(cfg()['live-restore'], cfg()['shutdown-timeout']));
 
@@ -133,6 +164,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     registerSystemRoutes(api.router, system);
     registerContainerRoutes(api.router, containers);
     registerAttachRoutes(api.router, containers);
+    registerDistributionRoutes(api.router, distribution);
+    registerImageRoutes(api.router, imageService);
+    registerExecRoutes(api.router, execs, { detachWatcher: (keys) => new EscapeMatcher(keys.length ? keys : parseDetachKeys(DEFAULT_DETACH_KEYS)) });
 
     const hosts = initial.hosts.filter((h) => h !== '');
     const tlsOn = initial.tls || initial.tlsverify;

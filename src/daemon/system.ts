@@ -148,7 +148,7 @@ export class SystemService implements SystemBackend {
       FirewallBackend: { Driver: 'iptables' },
       CDISpecDirs: cfg['cdi-spec-dirs'],
       Containerd: { Address: this.deps.supervisorAddress, Namespaces: { Containers: cfg['supervisor-namespace'], Plugins: cfg['supervisor-plugins-namespace'] } },
-      Warnings: this.deps.warnings(),
+      Warnings: this.deps.warnings().map((w) => (w.startsWith('WARNING') ? w : `WARNING: ${w}`)),
     };
   }
 }

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { isNotFound, notFound, invalidParameter } from '../errors.ts';
 import type { SupervisorClient } from '../supervisor/client.ts';
 import type { Descriptor, ImageRecord } from '../supervisor/types.ts';
-import { familiarString, looksLikeImageId, parseReference, referenceString } from './reference.ts';
+import { familiarString, isDanglingName, looksLikeImageId, parseReference, referenceString } from './reference.ts';
 
 export const MEDIA = {
   ociIndex: 'application/vnd.oci.image.index.v1+json',
@@ -43,6 +43,8 @@ export interface LocalImage {
   /** containerd record names (canonical references) pointing at this image. */
   names: string[];
   record: ImageRecord;
+  /** Every record pointing at this image, dangling ones (moby-dangling@…) included. */
+  records: ImageRecord[];
   manifestDigest: string;
   manifest: { config: Descriptor; layers: Descriptor[] };
   config: OciImageConfig;
@@ -78,9 +80,18 @@ export class ImageStore {
   private async manifestFor(target: Descriptor): Promise<{ digest: string; manifest: { config: Descriptor; layers: Descriptor[] } }> {
     if (target.media_type === MEDIA.ociIndex || target.media_type === MEDIA.dockerList) {
       const index = await this.blobJson<{ manifests: Array<{ digest: string; mediaType: string; size: number; platform?: { os: string; architecture: string } }> }>(target.digest);
-      const pick = index.manifests.find((m) => m.platform?.os === this.platform.os && m.platform?.architecture === this.platform.architecture) ?? index.manifests.find((m) => !m.platform);
-      if (!pick) throw notFound(`no matching manifest for ${this.platform.os}/${this.platform.architecture} in the manifest list entries`);
-      return this.manifestFor({ media_type: pick.mediaType, digest: pick.digest, size: String(pick.size) });
+      // Our platform first; but a pull for another platform (--platform) stores only that one
+      // manifest of the index, so fall back to whichever entry is present locally.
+      const mine = (m: { platform?: { os: string; architecture: string } }) => m.platform?.os === this.platform.os && m.platform?.architecture === this.platform.architecture;
+      const ordered = [...index.manifests.filter(mine), ...index.manifests.filter((m) => !m.platform), ...index.manifests.filter((m) => m.platform && !mine(m))];
+      for (const pick of ordered) {
+        try {
+          return await this.manifestFor({ media_type: pick.mediaType, digest: pick.digest, size: String(pick.size) });
+        } catch (err) {
+          if (!isNotFound(err)) throw err;
+        }
+      }
+      throw notFound(`no matching manifest for ${this.platform.os}/${this.platform.architecture} in the manifest list entries`);
     }
     const m = await this.blobJson<{ config: { digest: string; mediaType: string; size: number }; layers: Array<{ digest: string; mediaType: string; size: number }> }>(target.digest);
     const desc = (d: { digest: string; mediaType: string; size: number }): Descriptor => ({ media_type: d.mediaType, digest: d.digest, size: String(d.size) });
@@ -92,7 +103,8 @@ export class ImageStore {
     const config = await this.blobJson<OciImageConfig>(manifest.config.digest);
     const chain = chainIds(config.rootfs?.diff_ids ?? []);
     const size = manifest.layers.reduce((n, l) => n + Number(l.size), 0);
-    return { id: manifest.config.digest, names: [record.name], record, manifestDigest: digest, manifest, config, chainId: chain[chain.length - 1] ?? '', size };
+    const names = isDanglingName(record.name) ? [] : [record.name];
+    return { id: manifest.config.digest, names, record, records: [record], manifestDigest: digest, manifest, config, chainId: chain[chain.length - 1] ?? '', size };
   }
 
   /** Every local image, grouped by ID (several names may point at one image). */
@@ -106,8 +118,10 @@ export class ImageStore {
         continue; // incomplete content (e.g. an interrupted pull): not an image yet
       }
       const seen = byId.get(img.id);
-      if (seen) seen.names.push(rec.name);
-      else byId.set(img.id, img);
+      if (seen) {
+        seen.records.push(rec);
+        if (!isDanglingName(rec.name)) seen.names.push(rec.name);
+      } else byId.set(img.id, img);
     }
     this.cachedCount = byId.size;
     return [...byId.values()];

@@ -80,3 +80,17 @@ export function parseReference(input: string, opts: { defaultTag?: boolean } = {
 export function looksLikeImageId(s: string): boolean {
   return /^(sha256:)?[a-f0-9]{64}$/.test(s);
 }
+
+export function isValidTag(tag: string): boolean {
+  return TAG.test(tag);
+}
+
+/**
+ * Image records with this prefix keep an image that has lost its last name (moby's containerd
+ * store uses the same name): `moby-dangling@<target digest>`. They are never shown as tags.
+ */
+export const DANGLING_PREFIX = 'moby-dangling@';
+
+export function isDanglingName(name: string): boolean {
+  return name.startsWith(DANGLING_PREFIX);
+}

@@ -58,7 +58,12 @@ function numeric(b: Buffer, off: number, len: number): number {
 }
 
 function checksumOk(h: Buffer): boolean {
-  const stored = numeric(h, 148, 8);
+  let stored: number;
+  try {
+    stored = numeric(h, 148, 8);
+  } catch {
+    return false;
+  }
   let unsigned = 0;
   let signed = 0;
   for (let i = 0; i < BLOCK; i++) {

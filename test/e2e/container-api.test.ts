@@ -2,11 +2,11 @@
 // formats (../shared/api/engine-api-v1.51.yaml), through raw HTTP, the docker CLI, docker-py and
 // dockerode.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import type { Socket } from 'node:net';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -145,7 +145,28 @@ describe('container API', () => {
     const kill = await api('POST', `/containers/${id}/kill`);
     assert.equal(kill.status, 409);
     assert.match(kill.json().message, new RegExp(`^cannot kill container: ${id}: Container ${id} is not running$`));
+    // restart of a stopped container starts it
+    assert.equal((await api('POST', `/containers/${id}/restart`)).status, 204);
+    assert.equal((await inspect(id)).State.Running, true);
+    for (const path of ['start', 'stop', 'restart', 'kill']) assert.equal((await api('POST', `/containers/no-such-thing/${path}`)).status, 404, path);
     await forceRemove(id);
+  });
+
+  test('a start that fails records Error and dockerd\'s exit code (127 not found, 126 not executable)', async () => {
+    for (const [cmd, code] of [['no-such-command', 127], ['/etc', 126]] as const) {
+      const id = await create({ Cmd: [cmd], HostConfig: { NetworkMode: 'none' } });
+      const r = await api('POST', `/containers/${id}/start`);
+      assert.equal(r.status, 400, r.text());
+      assert.match(r.json().message, cmd === '/etc' ? /permission denied/ : /executable file not found/);
+      const i = await inspect(id);
+      assert.equal(i.State.Status, 'created');
+      assert.equal(i.State.Running, false);
+      assert.equal(i.State.ExitCode, code);
+      assert.equal(i.State.Error, r.json().message);
+      const cli = await d.docker(['start', id]);
+      assert.equal(cli.code, 1);
+      await forceRemove(id);
+    }
   });
 
   test('stop sends the stop signal first: signal= and StopSignal are honoured, t is the grace', async () => {
@@ -197,8 +218,14 @@ describe('container API', () => {
     const notPaused = await api('POST', `/containers/${id}/unpause`);
     assert.equal(notPaused.status, 409);
     assert.equal(notPaused.json().message, `Container ${id} is not paused`);
-    // A paused container can be stopped.
+    // A paused container cannot be started or removed without force, but it can be stopped.
     assert.equal((await api('POST', `/containers/${id}/pause`)).status, 204);
+    const startPaused = await api('POST', `/containers/${id}/start`);
+    assert.equal(startPaused.status, 409);
+    assert.equal(startPaused.json().message, 'cannot start a paused container, try unpause instead');
+    const rmPaused = await api('DELETE', `/containers/${id}`);
+    assert.equal(rmPaused.status, 409);
+    assert.match(rmPaused.json().message, /container is paused and must be unpaused first$/);
     assert.equal((await api('POST', `/containers/${id}/stop?t=0`)).status, 204);
     const stopped = await inspect(id);
     assert.equal(stopped.State.Status, 'exited');
@@ -207,7 +234,19 @@ describe('container API', () => {
     assert.equal(pauseStopped.status, 409);
     assert.equal(pauseStopped.json().message, `Container ${id} is not running`);
     assert.equal((await api('POST', `/containers/nope-nope/pause`)).status, 404);
-    await forceRemove(id);
+    // A paused container can be killed; and force-removed.
+    const k = await runDetached(['sleep', '300'], { HostConfig: { NetworkMode: 'none' } });
+    assert.equal((await api('POST', `/containers/${k}/pause`)).status, 204);
+    const t0 = Date.now();
+    assert.equal((await api('POST', `/containers/${k}/kill`)).status, 204);
+    assert.ok(Date.now() - t0 < 5000, `kill of a paused container took ${Date.now() - t0} ms`);
+    const killed = await inspect(k);
+    assert.equal(killed.State.Status, 'exited');
+    assert.equal(killed.State.ExitCode, 137);
+    const f = await runDetached(['sleep', '300'], { HostConfig: { NetworkMode: 'none' } });
+    assert.equal((await api('POST', `/containers/${f}/pause`)).status, 204);
+    assert.equal((await api('DELETE', `/containers/${f}?force=1`)).status, 204);
+    await forceRemove(id, k);
   });
 
   test('wait: 200 with StatusCode and Error; 404 for an unknown container; 400 for a bad condition', async () => {
@@ -229,7 +268,7 @@ describe('container API', () => {
     const id = await runDetached(['sleep', '300'], { HostConfig: { NetworkMode: 'none' } }, 'del-me');
     const running = await api('DELETE', `/containers/${id}`);
     assert.equal(running.status, 409);
-    assert.match(running.json().message, /container is running: stop the container before removing or force remove/);
+    assert.equal(running.json().message, 'cannot remove container "del-me": container is running: stop the container before removing or force remove');
     assert.equal((await inspect(id)).State.Running, true, 'a refused delete leaves it alone');
     const forced = await api('DELETE', '/containers/del-me?force=1');
     assert.equal(forced.status, 204);
@@ -308,6 +347,30 @@ describe('container API', () => {
     assert.equal(cli.code, 0, cli.stderr);
     assert.equal(readFileSync(memFile, 'utf8').trim(), String(128 << 20));
     assert.equal((await inspect(id)).HostConfig.RestartPolicy.Name, 'always');
+    // The CLI sends an empty RestartPolicy with every update: it must not reset the policy.
+    assert.equal((await d.docker(['update', '--cpu-shares', '256', id])).code, 0);
+    const after = await inspect(id);
+    assert.equal(after.HostConfig.RestartPolicy.Name, 'always');
+    assert.equal(after.HostConfig.CpuShares, 256);
+    assert.equal(after.HostConfig.Memory, 128 << 20);
+    const badPolicy = await api('POST', `/containers/${id}/update`, { RestartPolicy: { Name: 'sometimes' } });
+    assert.equal(badPolicy.status, 400);
+    assert.match(badPolicy.json().message, /invalid restart policy/);
+    // Limits dockerd refuses change nothing.
+    const refused = await api('POST', `/containers/${id}/update`, { Memory: 1024 * 1024 * 1024, MemorySwap: 512 * 1024 * 1024 });
+    assert.equal(refused.status, 400, refused.text());
+    assert.equal(refused.json().message, 'Minimum memoryswap limit should be larger than memory limit, see usage');
+    const tiny = await api('POST', `/containers/${id}/update`, { Memory: 1024 });
+    assert.equal(tiny.status, 400);
+    assert.equal(tiny.json().message, 'Minimum memory limit allowed is 6MB');
+    assert.equal((await inspect(id)).HostConfig.Memory, 128 << 20);
+    assert.equal(readFileSync(memFile, 'utf8').trim(), String(128 << 20));
+    // AutoRemove containers keep "no"
+    const auto = await create({ Cmd: ['sleep', '1'], HostConfig: { NetworkMode: 'none', AutoRemove: true } });
+    const autoUpd = await api('POST', `/containers/${auto}/update`, { RestartPolicy: { Name: 'always' } });
+    assert.equal(autoUpd.status, 400);
+    assert.equal((await inspect(auto)).HostConfig.RestartPolicy.Name, 'no');
+    await forceRemove(auto);
     const unknown = await api('POST', '/containers/nope-nope/update', { Memory: 1 << 20 });
     assert.equal(unknown.status, 404);
     await forceRemove(id);
@@ -322,6 +385,9 @@ describe('container API', () => {
       return logs.text().includes('33 101') ? true : undefined;
     });
     assert.equal((await api('POST', `/containers/${id}/resize?h=-1&w=10`)).status, 400);
+    const plain = await runDetached(['sleep', '300'], { HostConfig: { NetworkMode: 'none' } });
+    assert.equal((await api('POST', `/containers/${plain}/resize?h=10&w=10`)).status, 200, 'a non-TTY container ignores a resize');
+    await forceRemove(plain);
     assert.equal((await api('POST', `/containers/${id}/stop?t=0`)).status, 204);
     const stopped = await api('POST', `/containers/${id}/resize?h=10&w=10`);
     assert.equal(stopped.status, 409);
@@ -494,6 +560,10 @@ describe('container API', () => {
     assert.deepEqual(missingProperties(i, inspectSchema).filter((k) => !['ImageManifestDescriptor', 'Storage'].includes(k)), [], 'inspect lacks fields');
     assert.deepEqual(missingProperties(i.State, definition('ContainerState')).filter((k) => k !== 'Health'), []);
     assert.deepEqual(validate(i.Config, definition('ContainerConfig')), []);
+    // Config is the Config part of the body only; unset Entrypoint/OnBuild are null as in dockerd.
+    assert.ok(!('HostConfig' in i.Config) && !('NetworkingConfig' in i.Config), `stray keys in Config: ${Object.keys(i.Config)}`);
+    assert.equal(i.Config.Entrypoint, null);
+    assert.equal(i.Config.OnBuild, null);
     assert.deepEqual(validate(i.HostConfig, definition('HostConfig')), []);
     // State
     assert.equal(i.State.Status, 'running');
@@ -536,9 +606,8 @@ describe('container API', () => {
     assert.deepEqual(i.HostConfig.Ulimits, body.HostConfig.Ulimits);
     assert.equal(i.HostConfig.NetworkMode, 'none');
     assert.deepEqual(i.HostConfig.LogConfig, { Type: 'json-file', Config: {} });
-    // Mounts: the bind (read-only) and the tmpfs
-    const bind = i.Mounts.find((m: any) => m.Destination === '/bound');
-    assert.deepEqual(bind, { Type: 'bind', Source: bindDir, Destination: '/bound', Mode: 'ro', RW: false, Propagation: 'rprivate' });
+    // Mounts: the bind, read-only, with the mode text it was given; --tmpfs mounts are not listed (as in dockerd)
+    assert.deepEqual(i.Mounts, [{ Type: 'bind', Source: bindDir, Destination: '/bound', Mode: 'ro', RW: false, Propagation: 'rprivate' }]);
     // Bookkeeping fields
     assert.equal(i.RestartCount, 0);
     assert.equal(i.Driver, (await api('GET', '/info')).json().Driver, 'the storage driver /info reports');
@@ -579,6 +648,23 @@ describe('container API', () => {
     assert.equal((await inspect(created)).State.Status, 'created');
     await forceRemove(id, created);
     await rm(bindDir, { recursive: true, force: true });
+  });
+
+  test('Mounts list binds and --mount entries as dockerd does', async () => {
+    const src = await mkdtemp(join(tmpdir(), 'engine-mnt-'));
+    const r = await d.docker(['create', '--network', 'none', '-v', `${src}:/a`, '--mount', 'type=tmpfs,dst=/t', '--mount', `type=bind,src=${src},dst=/b,readonly`, '--tmpfs', '/not-listed', 'busybox', 'true']);
+    assert.equal(r.code, 0, r.stderr);
+    const id = r.stdout.trim();
+    const mounts = (await inspect(id)).Mounts.sort((x: any, y: any) => x.Destination.localeCompare(y.Destination));
+    assert.deepEqual(mounts, [
+      { Type: 'bind', Source: src, Destination: '/a', Mode: '', RW: true, Propagation: 'rprivate' },
+      { Type: 'bind', Source: src, Destination: '/b', Mode: '', RW: false, Propagation: 'rprivate' },
+      { Type: 'tmpfs', Source: '', Destination: '/t', Mode: '', RW: true, Propagation: '' },
+    ]);
+    const listed = (await api('GET', '/containers/json?all=1')).json().find((c: any) => c.Id === id);
+    assert.equal(listed.Mounts.length, 3);
+    await forceRemove(id);
+    await rm(src, { recursive: true, force: true });
   });
 
   test('list: all, limit, before/since ordering; newest first', async () => {
@@ -688,5 +774,189 @@ describe('container API', () => {
       client.close();
     }
     await forceRemove(id);
+  });
+  // ---- attach --------------------------------------------------------------------------------------
+
+  /** Opens the hijacked attach stream by hand: returns the status line, headers and the raw socket. */
+  function rawAttach(ref: string, query: string): Promise<{ head: string; socket: Socket; rest: Buffer }> {
+    return new Promise((resolve, reject) => {
+      const req = httpRequest({ socketPath: d.socket, method: 'POST', path: `/containers/${ref}/attach?${query}`, headers: { Connection: 'Upgrade', Upgrade: 'tcp' } });
+      req.on('upgrade', (res, socket, rest) => resolve({ head: `${res.statusCode} ${JSON.stringify(res.headers)}`, socket: socket as Socket, rest }));
+      req.on('response', (res) => reject(new Error(`attach answered ${res.statusCode} without upgrading`)));
+      req.on('error', reject);
+      req.end();
+    });
+  }
+
+  test('attach over raw HTTP: 101 UPGRADED, multiplexed frames with stream ids, ends when the container exits', async () => {
+    const id = await create({ Cmd: ['sh', '-c', 'echo o1; sleep 0.1; echo e1 >&2; sleep 0.1; echo o2'], HostConfig: { NetworkMode: 'none' } });
+    const { head, socket, rest } = await rawAttach(id, 'stream=1&stdout=1&stderr=1');
+    assert.match(head, /^101 /);
+    assert.match(head, /"content-type":"application\/vnd.docker.multiplexed-stream"/);
+    const chunks: Buffer[] = [rest];
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    const ended = new Promise<void>((r) => socket.on('close', () => r()));
+    assert.equal((await api('POST', `/containers/${id}/start`)).status, 204);
+    await Promise.race([ended, sleep(10_000).then(() => assert.fail('attach stream did not end'))]);
+    const frames = demux(Buffer.concat(chunks));
+    assert.equal(streamText(frames, 1), 'o1\no2\n');
+    assert.equal(streamText(frames, 2), 'e1\n');
+    // stdout only: stderr frames are left out
+    const only = await create({ Cmd: ['sh', '-c', 'echo o; echo e >&2'], HostConfig: { NetworkMode: 'none' } });
+    const a2 = await rawAttach(only, 'stream=1&stdout=1');
+    const c2: Buffer[] = [a2.rest];
+    a2.socket.on('data', (c: Buffer) => c2.push(c));
+    const ended2 = new Promise<void>((r) => a2.socket.on('close', () => r()));
+    await api('POST', `/containers/${only}/start`);
+    await Promise.race([ended2, sleep(10_000)]);
+    const f2 = demux(Buffer.concat(c2));
+    assert.ok(f2.every((f) => f.stream === 1));
+    assert.equal(streamText(f2, 1), 'o\n');
+    // logs=1 replays what was already written
+    const replay = await rawAttach(only, 'logs=1&stdout=1&stderr=1');
+    const c3: Buffer[] = [replay.rest];
+    replay.socket.on('data', (c: Buffer) => c3.push(c));
+    await new Promise<void>((r) => replay.socket.on('close', () => r()));
+    const f3 = demux(Buffer.concat(c3));
+    assert.equal(streamText(f3, 1), 'o\n');
+    assert.equal(streamText(f3, 2), 'e\n');
+    assert.equal((await api('POST', '/containers/nope-nope/attach?stream=1&stdout=1')).status, 404);
+    await forceRemove(id, only);
+  });
+
+  test('attach with stdin to a long-lived container: input reaches it; a half-close detaches and leaves its stdin open', async () => {
+    const r = await d.docker(['run', '-d', '-i', '--network', 'none', '--name', 'catter', 'busybox', 'cat']);
+    assert.equal(r.code, 0, r.stderr);
+    for (const word of ['ping', 'pong']) {
+      const a = await rawAttach('catter', 'stream=1&stdin=1&stdout=1&stderr=1');
+      const got: Buffer[] = [a.rest];
+      a.socket.on('data', (c: Buffer) => got.push(c));
+      const closed = new Promise<void>((res) => a.socket.on('close', () => res()));
+      a.socket.write(`${word}\n`);
+      await until('the echo', async () => (streamText(demux(Buffer.concat(got)), 1) === `${word}\n` ? true : undefined), 5000);
+      a.socket.end(); // half-close: no StdinOnce, so the server ends the attach
+      await Promise.race([closed, sleep(5000).then(() => assert.fail('the attach did not end after the half-close'))]);
+      assert.equal((await inspect('catter')).State.Running, true, 'the container keeps running with its stdin open');
+    }
+    await forceRemove('catter');
+  });
+
+  test('docker attach to a running container: output flows; the exit code comes back', async () => {
+    const id = await runDetached(['sh', '-c', 'sleep 1; for i in 1 2 3; do echo at $i; sleep 0.2; done; exit 3'], { HostConfig: { NetworkMode: 'none' } });
+    const r = await d.docker(['attach', '--no-stdin', id], { timeoutMs: 20_000 });
+    assert.equal(r.stdout, 'at 1\nat 2\nat 3\n');
+    assert.equal(r.code, 3, r.stderr);
+    await forceRemove(id);
+  });
+
+  test('docker start -a of a created container prints its output and returns its code', async () => {
+    const created = await d.docker(['create', '--network', 'none', 'busybox', 'sh', '-c', 'echo started-output; echo to-err >&2; exit 2']);
+    assert.equal(created.code, 0, created.stderr);
+    const id = created.stdout.trim();
+    const r = await d.docker(['start', '-a', id], { timeoutMs: 20_000 });
+    assert.equal(r.stdout, 'started-output\n');
+    assert.equal(r.stderr, 'to-err\n');
+    assert.equal(r.code, 2);
+    await forceRemove(id);
+  });
+
+  test('docker run -i with piped stdin: the half-close reaches the container', async () => {
+    const r = await d.docker(['run', '-i', '--rm', '--network', 'none', 'busybox', 'cat'], { input: 'hello\n', timeoutMs: 20_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'hello\n');
+    const wc = await d.docker(['run', '-i', '--rm', '--network', 'none', 'busybox', 'wc', '-c'], { input: Buffer.alloc(300_000, 0x61), timeoutMs: 20_000 });
+    assert.equal(wc.code, 0, wc.stderr);
+    assert.equal(wc.stdout.trim(), '300000');
+    const shell = await d.docker(['run', '-i', '--rm', '--network', 'none', 'busybox', 'sh'], { input: 'echo from-stdin-script; exit 5\n', timeoutMs: 20_000 });
+    assert.equal(shell.stdout, 'from-stdin-script\n');
+    assert.equal(shell.code, 5);
+    // start -ai of a created -i container, twice: each run gets its own input and end of input.
+    const created = await d.docker(['create', '-i', '--network', 'none', 'busybox', 'sh', '-c', 'cat; echo done']);
+    assert.equal(created.code, 0, created.stderr);
+    const id = created.stdout.trim();
+    for (const word of ['first', 'second']) {
+      const r2 = await d.docker(['start', '-ai', id], { input: `${word}\n`, timeoutMs: 20_000 });
+      assert.equal(r2.code, 0, r2.stderr);
+      assert.equal(r2.stdout, `${word}\ndone\n`);
+    }
+    await forceRemove(id);
+  });
+
+  // ---- real clients ---------------------------------------------------------------------------------
+
+  test('docker-py works unmodified', async (t) => {
+    if ((await run('python3', ['-c', 'import docker'])).code !== 0) return t.skip('python3-docker is not installed (scripts/setup.sh test installs it)');
+    const dir = await mkdtemp(join(tmpdir(), 'engine-py-'));
+    const script = join(dir, 'client.py');
+    await writeFile(script, [
+      'import json, sys, docker',
+      'c = docker.DockerClient(base_url=sys.argv[1])',
+      'out = {}',
+      "out['run'] = c.containers.run('busybox', 'echo hi', remove=True).decode()",
+      "ctr = c.containers.run('busybox', ['sh', '-c', 'echo started; sleep 300'], detach=True, name='py-detached')",
+      'import time',
+      'for _ in range(50):',
+      "    if b'started' in ctr.logs(): break",
+      '    time.sleep(0.1)',
+      "out['logs'] = ctr.logs().decode()",
+      'ctr.reload()',
+      "out['status'] = ctr.status",
+      "out['listed'] = [x.name for x in c.containers.list()]",
+      'ctr.stop(timeout=1)',
+      'ctr.reload()',
+      "out['stopped'] = ctr.status",
+      "out['exit'] = ctr.attrs['State']['ExitCode']",
+      'ctr.remove()',
+      "out['after_remove'] = [x.name for x in c.containers.list(all=True)]",
+      "out['version'] = c.version()['ApiVersion']",
+      "out['info'] = c.info()['Containers']",
+      'print(json.dumps(out))',
+    ].join('\n'));
+    const r = await run('python3', [script, d.host], { timeoutMs: 60_000 });
+    await rm(dir, { recursive: true, force: true });
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout);
+    assert.equal(out.run, 'hi\n');
+    assert.equal(out.logs, 'started\n');
+    assert.equal(out.status, 'running');
+    assert.ok(out.listed.includes('py-detached'));
+    assert.equal(out.stopped, 'exited');
+    assert.equal(out.exit, 137);
+    assert.ok(!out.after_remove.includes('py-detached'));
+    assert.match(out.version, /^1\.\d+$/);
+    assert.equal(typeof out.info, 'number');
+  });
+
+  test('dockerode works unmodified', async () => {
+    const Docker = createRequire(import.meta.url)('dockerode');
+    const docker = new Docker({ socketPath: d.socket });
+    const ctr = await docker.createContainer({ Image: 'busybox', Cmd: ['sh', '-c', 'echo node-out; echo node-err >&2; exit 6'], name: 'dockerode-test', HostConfig: { NetworkMode: 'none' } });
+    assert.match(ctr.id, /^[0-9a-f]{64}$/);
+    await ctr.start();
+    const waited = await ctr.wait();
+    assert.equal(waited.StatusCode, 6);
+    const logs: Buffer = await ctr.logs({ stdout: true, stderr: true, follow: false });
+    const frames = demux(logs);
+    assert.equal(streamText(frames, 1), 'node-out\n');
+    assert.equal(streamText(frames, 2), 'node-err\n');
+    // dockerode's own demuxer on a followed stream
+    const stream = await ctr.logs({ stdout: true, stderr: true, follow: true });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    const { PassThrough } = await import('node:stream');
+    const o = new PassThrough().on('data', (c: Buffer) => out.push(c));
+    const e = new PassThrough().on('data', (c: Buffer) => err.push(c));
+    docker.modem.demuxStream(stream, o, e);
+    await new Promise((r) => stream.on('end', r));
+    assert.equal(Buffer.concat(out).toString(), 'node-out\n');
+    assert.equal(Buffer.concat(err).toString(), 'node-err\n');
+    const listed = await docker.listContainers({ all: true, filters: { name: ['dockerode-test'] } });
+    assert.equal(listed.length, 1);
+    assert.equal(listed[0].Id, ctr.id);
+    assert.equal(listed[0].State, 'exited');
+    const info = await ctr.inspect();
+    assert.equal(info.State.ExitCode, 6);
+    await ctr.remove();
+    await assert.rejects(ctr.inspect(), (err: any) => err.statusCode === 404);
   });
 });

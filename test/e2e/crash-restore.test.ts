@@ -25,6 +25,8 @@ async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutM
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const PS_FORMAT = '{{.ID}} {{.Names}} {{.Image}} {{.Command}}';
 const TICKER = 'i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.2; done';
+/** Hundreds of lines a second: bytes are in flight between FIFO and log file at any instant. */
+const FAST_TICKER = 'i=0; while true; do echo tick $i; i=$((i+1)); usleep 2000; done';
 
 function supervisorOf(d: TestDaemon): SupervisorClient {
   return new SupervisorClient(join(d.execRoot, 'containerd', 'containerd.sock'), { namespace: 'engine' });
@@ -149,9 +151,11 @@ describe('kill -9 of the daemon without live-restore', () => {
     ids.unlessStopped = await runDetached(d, ['--name', 'unless-stopped-by-user', '--restart', 'unless-stopped', ...sleeper]);
     ids.alwaysStopped = await runDetached(d, ['--name', 'always-stopped-by-user', '--restart', 'always', ...sleeper]);
     ids.onFailure = await runDetached(d, ['--name', 'onfail', '--restart', 'on-failure', ...sleeper]);
+    ids.onFailureStopped = await runDetached(d, ['--name', 'onfail-stopped-by-user', '--restart', 'on-failure', ...sleeper]);
     ids.onFailureOk = await runDetached(d, ['--name', 'onfail-ok', '--restart', 'on-failure:3', 'busybox', 'true']);
+    ids.autoRemove = await runDetached(d, ['--name', 'autorm', '--rm', ...sleeper]);
     ids.doomed = await runDetached(d, ['--name', 'doomed', 'busybox', 'true']);
-    assert.equal((await d.docker(['stop', '-t', '0', 'unless-stopped-by-user', 'always-stopped-by-user'])).code, 0);
+    assert.equal((await d.docker(['stop', '-t', '0', 'unless-stopped-by-user', 'always-stopped-by-user', 'onfail-stopped-by-user'])).code, 0);
     await until('onfail-ok and doomed exited', async () => {
       const a = await inspect(d, 'onfail-ok');
       const b = await inspect(d, 'doomed');
@@ -159,7 +163,7 @@ describe('kill -9 of the daemon without live-restore', () => {
     });
     await createOrphan(d, orphan);
 
-    for (const name of ['ex0', 'ex3', 'fresh', 'plain', 'always', 'unless', 'unless-stopped-by-user', 'always-stopped-by-user', 'onfail', 'onfail-ok', 'doomed']) {
+    for (const name of ['ex0', 'ex3', 'fresh', 'plain', 'always', 'unless', 'unless-stopped-by-user', 'always-stopped-by-user', 'onfail', 'onfail-stopped-by-user', 'onfail-ok', 'doomed', 'autorm']) {
       before9[name] = await inspect(d, name);
     }
     const ps = await d.docker(['ps', '-a', '--no-trunc', '--format', PS_FORMAT]);
@@ -182,12 +186,12 @@ describe('kill -9 of the daemon without live-restore', () => {
 
   after(async () => d?.cleanup());
 
-  test('docker ps -a shows exactly what it showed before (minus the interrupted removal)', async () => {
+  test('docker ps -a shows exactly what it showed before (minus the interrupted removal and --rm)', async () => {
     const ps = await d.docker(['ps', '-a', '--no-trunc', '--format', PS_FORMAT]);
     assert.equal(ps.code, 0, ps.stderr);
-    const expected = psBefore.split('\n').filter((l) => l !== '' && !l.startsWith(ids.doomed!)).join('\n');
+    const expected = psBefore.split('\n').filter((l) => l !== '' && !l.startsWith(ids.doomed!) && !l.startsWith(ids.autoRemove!)).join('\n');
     assert.equal(ps.stdout.trim(), expected);
-    for (const name of ['ex0', 'ex3', 'fresh', 'onfail-ok', 'unless-stopped-by-user']) {
+    for (const name of ['ex0', 'ex3', 'fresh', 'onfail-ok', 'unless-stopped-by-user', 'onfail-stopped-by-user']) {
       const now = await inspect(d, name);
       const was = before9[name];
       assert.equal(now.Id, was.Id);
@@ -225,6 +229,8 @@ describe('kill -9 of the daemon without live-restore', () => {
     assert.ok(!existsSync(ns), 'netns file removed');
     assert.ok(!mountedAt(ns), 'netns unmounted');
     assert.equal(plain.NetworkSettings.SandboxKey, '');
+    // An AutoRemove container stopped at start-up is removed, as if it had exited normally.
+    assert.equal((await d.request('GET', `/containers/${ids.autoRemove}/json`)).status, 404);
   });
 
   test('restart policies at start-up: always, unless-stopped and on-failure come back; user stops are honoured', async () => {
@@ -237,8 +243,7 @@ describe('kill -9 of the daemon without live-restore', () => {
       assert.ok(pidAlive(i.State.Pid));
       assert.ok(!pidAlive(before9[name].State.Pid), `${name}: the old process is gone`);
     }
-    const stopped = await inspect(d, 'unless-stopped-by-user');
-    assert.equal(stopped.State.Status, 'exited');
+    for (const name of ['unless-stopped-by-user', 'onfail-stopped-by-user']) assert.equal((await inspect(d, name)).State.Status, 'exited', name);
     const ok = await inspect(d, 'onfail-ok');
     assert.equal(ok.State.Status, 'exited');
     assert.equal(ok.State.ExitCode, 0);
@@ -316,24 +321,26 @@ describe('live-restore', () => {
   let d: TestDaemon;
   let id = '';
   let pid = 0;
+  let fastPid = 0;
 
   before(async () => {
     d = await startDaemon({ args: ['--live-restore'] });
     await loadBusybox(d);
     id = await runDetached(d, ['--name', 'ticker', 'busybox', 'sh', '-c', TICKER]);
     pid = (await inspect(d, id)).State.Pid;
+    fastPid = (await inspect(d, await runDetached(d, ['--name', 'fast', 'busybox', 'sh', '-c', FAST_TICKER]))).State.Pid;
   });
 
   after(async () => {
     if (d) {
-      await d.docker(['rm', '-f', 'ticker']).catch(() => undefined);
+      await d.docker(['rm', '-f', 'ticker', 'fast']).catch(() => undefined);
       await killAllTasks(d);
       await d.cleanup();
     }
   });
 
-  async function logsOf(): Promise<number[]> {
-    const r = await d.docker(['logs', 'ticker']);
+  async function logsOf(name = 'ticker'): Promise<number[]> {
+    const r = await d.docker(['logs', name]);
     assert.equal(r.code, 0, r.stderr);
     return ticks(r.stdout);
   }
@@ -362,6 +369,8 @@ describe('live-restore', () => {
       return t[t.length - 1]! >= last + 12 ? t : undefined;
     });
     assertContiguous(seen, `after ${how}`);
+    assert.equal((await inspect(d, 'fast')).State.Pid, fastPid);
+    assertContiguous(await logsOf('fast'), `fast writer after ${how}`);
   }
 
   test('a running container survives kill -9 of the daemon and is re-attached (same pid, logs continue)', async () => {

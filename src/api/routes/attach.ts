@@ -22,7 +22,11 @@ export interface AttachSession {
   /** Live output; null ends the run. */
   subscribe(fn: (chunk: { stream: 'stdout' | 'stderr'; data: Buffer } | null) => void): () => void;
   stdin?: (() => Writable | undefined) | undefined;
-  closeStdin(): Promise<void>;
+  /**
+   * The client half-closed its input. Returns false when the container's stdin stays open (no
+   * StdinOnce, or a TTY): then, as in dockerd, the attach's output ends too and the client detaches.
+   */
+  closeStdin(): Promise<boolean | void>;
 }
 
 export interface AttachBackend {
@@ -59,8 +63,17 @@ export function registerAttachRoutes(router: Router, backend: AttachBackend): vo
     const unsubscribe = opts.stream ? session.subscribe((c) => (c ? write(c) : finish())) : () => undefined;
     if (session.history) for await (const m of session.history) write({ stream: m.stream, data: m.line });
     if (opts.stdin && session.stdin) {
-      socket.on('data', (b: Buffer) => session.stdin?.()?.write(b));
-      socket.on('end', () => void session.closeStdin());
+      socket.on('data', (b: Buffer) => {
+        const stdin = session.stdin?.();
+        // Backpressure: a process that does not read its input slows the client down.
+        if (stdin && !stdin.write(b)) {
+          socket.pause();
+          stdin.once('drain', () => socket.resume());
+        }
+      });
+      socket.on('end', () => void session.closeStdin().then((closed) => {
+        if (closed === false) finish();
+      }, () => finish()));
     }
     socket.on('close', () => finish());
     if (!opts.stream) finish();

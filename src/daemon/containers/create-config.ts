@@ -22,7 +22,9 @@ export function mergeEnv(image: string[] = [], request: string[] = []): string[]
 
 export function mergeConfig(req: ContainerConfig, image: OiciLike, id: string): ContainerConfig {
   const ic = image.config ?? {};
-  const cfg: ContainerConfig = { ...req };
+  // The create body carries HostConfig and NetworkingConfig beside the Config fields; they are not part of Config.
+  const { HostConfig: _hc, NetworkingConfig: _nc, ...configFields } = req as ContainerConfig & { HostConfig?: unknown; NetworkingConfig?: unknown };
+  const cfg: ContainerConfig = { ...configFields };
   cfg.Hostname = req.Hostname || id.slice(0, 12);
   cfg.Domainname = req.Domainname ?? '';
   cfg.User = req.User || ic.User || '';
@@ -47,6 +49,9 @@ export function mergeConfig(req: ContainerConfig, image: OiciLike, id: string): 
   cfg.AttachStdin = req.AttachStdin === true;
   cfg.AttachStdout = req.AttachStdout !== false;
   cfg.AttachStderr = req.AttachStderr !== false;
+  // dockerd writes these two as null when unset (no omitempty on them).
+  cfg.Entrypoint ??= null as unknown as string[];
+  cfg.OnBuild ??= null as unknown as string[];
   if (!cfg.Entrypoint?.length && !cfg.Cmd?.length) throw invalidParameter('no command specified');
   return cfg;
 }

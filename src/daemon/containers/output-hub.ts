@@ -15,6 +15,7 @@ export class OutputHub {
   logStdout = new PassThrough({ highWaterMark: 1 << 20 });
   logStderr = new PassThrough({ highWaterMark: 1 << 20 });
   private open = 0;
+  private readonly releasers = new Set<() => void>();
 
   /** Subscribes to live output; `null` marks the end of the current run. Returns the unsubscribe. */
   subscribe(fn: Listener): () => void {
@@ -50,7 +51,25 @@ export class OutputHub {
       };
       source.once('end', done);
       source.once('error', done);
+      const release = () => {
+        // Paused, read() hands out (through 'data') only what is already buffered; the rest stays
+        // in the FIFO for the next daemon. All synchronous: no read can slip in between.
+        source.pause();
+        while (source.read() !== null);
+        source.destroy();
+        done();
+      };
+      this.releasers.add(release);
+      source.once('close', () => this.releasers.delete(release));
     });
+  }
+
+  /**
+   * Stops reading the FIFOs without losing a byte (live-restore shutdown): what was read goes to
+   * the log streams, which then end; what was not stays in the pipe for the next daemon.
+   */
+  release(): void {
+    for (const release of [...this.releasers]) release();
   }
 
   /** Ends attached clients when a run produced no stream at all (e.g. the task failed to start). */

@@ -102,6 +102,23 @@ export class RootfsManager {
     await this.client.snapshots.prepare({ key, parent, labels: { [GC_ROOT]: new Date().toISOString() } });
   }
 
+  /**
+   * Drops a chain's init layer (when no image uses the chain any more). containerd refuses while a
+   * container's layer still sits on it: then it stays, and false is returned.
+   */
+  async removeInit(chainId: string): Promise<boolean> {
+    const name = `init-${chainId.replace(/^sha256:/, '')}`;
+    this.initBuilds.delete(name);
+    try {
+      await this.client.snapshots.remove(name);
+      return true;
+    } catch (err) {
+      if (isNotFound(err)) return true;
+      if (err instanceof EngineError && err.code === 'CONFLICT') return false;
+      throw err;
+    }
+  }
+
   mounts(key: string): Promise<Mount[]> {
     return this.client.snapshots.mounts(key);
   }

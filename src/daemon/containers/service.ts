@@ -9,6 +9,7 @@ import type { ContainersBackend, LogChunk, LogsRequest, WaitCondition } from '..
 import type { DaemonConfig } from '../../config/daemon-config.ts';
 import { conflict, EngineError, invalidParameter, isNotFound, notFound, notModified } from '../../errors.ts';
 import type { ImageStore } from '../../images/image-store.ts';
+import type { ContainerSnapshot } from '../../images/container-facts.ts';
 import { createLogDriver } from '../../logging/index.ts';
 import { validateLogOptions } from '../../logging/options.ts';
 import type { LogDriver } from '../../logging/types.ts';
@@ -23,6 +24,7 @@ import { argv, mergeConfig, withHostDefaults } from './create-config.ts';
 import { compileFilters, compilePruneFilters } from './filters.ts';
 import { generateName, normalizeName } from './names.ts';
 import { OutputHub } from './output-hub.ts';
+import { StdinRelay } from './stdin-relay.ts';
 import { initialState, ZERO_TIME, type ContainerRecord } from './record.ts';
 import { nextBackoff, restartAtStartup, shouldRestart } from './restart-policy.ts';
 import type { RootfsManager } from './rootfs.ts';
@@ -63,6 +65,7 @@ export class ContainerService implements ContainersBackend, AttachBackend {
   private readonly recs = new Map<string, ContainerRecord>();
   private readonly tasks = new Map<string, RunningTask>();
   private readonly hubs = new Map<string, OutputHub>();
+  private readonly stdinRelays = new Map<string, StdinRelay>();
   private readonly drivers = new Map<string, LogDriver>();
   private readonly waiters = new Map<string, ExitWaiter[]>();
   private readonly backoff = new Map<string, { ms: number; timer?: NodeJS.Timeout }>();
@@ -71,6 +74,9 @@ export class ContainerService implements ContainersBackend, AttachBackend {
   /** Containers being stopped at start-up (left running by a crashed daemon, no live-restore). */
   private readonly startupStops = new Set<string>();
   private pruning = false;
+  /** Other modules following container runs (health checks, exec clean-up). */
+  private readonly runListeners: Array<(rec: ContainerRecord, change: 'started' | 'stopped') => void> = [];
+  private execIds: (id: string) => string[] = () => [];
 
   constructor(private readonly d: ContainerServiceDeps) {
     for (const r of d.store.list()) this.recs.set(r.Id, structuredClone(r) as ContainerRecord);
@@ -104,6 +110,32 @@ export class ContainerService implements ContainersBackend, AttachBackend {
 
   private persist(rec: ContainerRecord): void {
     this.d.store.put(rec);
+  }
+
+  /** Follows runs: 'started' (also a task adopted after a daemon restart) and 'stopped' (exit recorded). */
+  onRunChange(fn: (rec: ContainerRecord, change: 'started' | 'stopped') => void): void {
+    this.runListeners.push(fn);
+  }
+
+  private runChanged(rec: ContainerRecord, change: 'started' | 'stopped'): void {
+    for (const fn of this.runListeners) {
+      try {
+        fn(rec, change);
+      } catch (err) {
+        this.d.log.warn(`run listener failed: ${(err as Error).message}`, { id: rec.Id });
+      }
+    }
+  }
+
+  /** Where inspect's ExecIDs come from (the exec service). */
+  setExecIdsProvider(fn: (id: string) => string[]): void {
+    this.execIds = fn;
+  }
+
+  /** Persists a record whose state another module updated in place (health status). */
+  saveState(id: string): void {
+    const rec = this.recs.get(id);
+    if (rec && !rec.Internal.removing) this.persist(rec);
   }
 
   private networkView(rec: ContainerRecord): NetworkView {
@@ -141,6 +173,7 @@ export class ContainerService implements ContainersBackend, AttachBackend {
       throw invalidParameter('can\'t create \'AutoRemove\' container with restart policy');
     }
     this.d.runtimes.resolve(hostConfig.Runtime!);
+    this.d.launcher.validateHostConfig(hostConfig);
     validateLogOptions(hostConfig.LogConfig!.Type ?? cfg["log-driver"], hostConfig.LogConfig!.Config ?? {});
     const mode = hostConfig.NetworkMode!;
     if (mode === 'bridge' || (mode !== 'none' && mode !== 'host' && !mode.startsWith('container:'))) {
@@ -221,7 +254,7 @@ export class ContainerService implements ContainersBackend, AttachBackend {
 
   async inspect(ref: string, size: boolean, _version: string): Promise<unknown> {
     const rec = this.find(ref);
-    return inspectView(rec, this.networkView(rec), [], size ? await this.sizes(rec) : undefined);
+    return inspectView(rec, this.networkView(rec), this.execIds(rec.Id), size ? await this.sizes(rec) : undefined);
   }
 
   // ---- start -----------------------------------------------------------------------------------
@@ -229,8 +262,9 @@ export class ContainerService implements ContainersBackend, AttachBackend {
   async start(ref: string): Promise<'started' | 'already'> {
     const rec = this.find(ref);
     return this.lock.run(rec.Id, async () => {
+      if (rec.State.Paused) throw conflict('cannot start a paused container, try unpause instead');
       if (rec.State.Running) return 'already';
-      if (rec.Internal.removing) throw conflict(`container ${rec.Id} is marked for removal and cannot be started`);
+      if (rec.Internal.removing) throw conflict('container is marked for removal and cannot be started');
       rec.Internal.stoppedByUser = false;
       await this.startLocked(rec);
       return 'started';
@@ -254,7 +288,7 @@ export class ContainerService implements ContainersBackend, AttachBackend {
       containerId: rec.Id,
       dir: join(this.d.containersDir, rec.Id),
       options: logConfig.Config ?? {},
-      attrs: { name: rec.Name.slice(1), image: rec.ImageRef, imageId: rec.Image, ...Object.fromEntries(Object.entries(rec.Config.Labels ?? {}).map(([k, v]) => [`label:${k}`, v])), ...Object.fromEntries((rec.Config.Env ?? []).map((e) => { const i = e.indexOf('='); return [`env:${i < 0 ? e : e.slice(0, i)}`, i < 0 ? '' : e.slice(i + 1)]; })) },
+      attrs: logAttrs(rec),
     });
     this.drivers.get(rec.Id)?.close().catch(() => undefined);
     this.drivers.set(rec.Id, driver);
@@ -267,12 +301,16 @@ export class ContainerService implements ContainersBackend, AttachBackend {
       hub.logStderr.end();
       hub.endRun();
       await logging.catch(() => undefined);
-      rec.State = { ...rec.State, Status: rec.State.FinishedAt === ZERO_TIME && rec.State.StartedAt === ZERO_TIME ? 'created' : 'exited', Running: false, Restarting: false, Pid: 0, ExitCode: 128, Error: (err as Error).message };
+      rec.State = { ...rec.State, Status: rec.State.FinishedAt === ZERO_TIME && rec.State.StartedAt === ZERO_TIME ? 'created' : 'exited', Running: false, Restarting: false, Pid: 0, ExitCode: startFailureExitCode((err as Error).message), Error: (err as Error).message };
       this.persist(rec);
       throw err;
     }
     this.tasks.set(rec.Id, task);
+    // Input an attached client sent before the start (docker run -i) flows now.
+    const relay = this.stdinRelays.get(rec.Id);
+    if (relay && !relay.connected && !relay.destroyed && task.stdin) relay.connect(task.stdin);
     rec.State = { ...rec.State, Status: 'running', Running: true, Paused: false, Restarting: false, OOMKilled: false, Dead: false, Pid: task.pid, ExitCode: 0, Error: '', StartedAt: nowIso() };
+    this.runChanged(rec, 'started');
     this.persist(rec);
     this.d.log.debug('container started', { id: rec.Id, pid: task.pid });
     const startedAt = Date.now();
@@ -293,6 +331,7 @@ export class ContainerService implements ContainersBackend, AttachBackend {
       const restart = shouldRestart(rec.HostConfig.RestartPolicy, { exitCode: exit.status, stoppedByUser: rec.Internal.stoppedByUser, restartCount: rec.RestartCount, shuttingDown: this.shuttingDown || this.startupStops.has(rec.Id) });
       rec.State = { ...rec.State, Status: restart ? 'restarting' : 'exited', Running: false, Paused: false, Restarting: restart, OOMKilled: exit.oom, Pid: 0, ExitCode: exit.status, FinishedAt: exit.at };
       this.persist(rec);
+      this.runChanged(rec, 'stopped');
       this.notify(rec.Id, ['not-running', 'next-exit'], { StatusCode: exit.status, Error: null });
       if (restart) {
         const b = this.backoff.get(rec.Id) ?? { ms: 0 };
@@ -448,14 +487,39 @@ export class ContainerService implements ContainersBackend, AttachBackend {
     });
   }
 
+  // ---- facts for images: commit, export, image removal ---------------------------------------
+
+  snapshotOf(ref: string): ContainerSnapshot {
+    const rec = this.find(ref);
+    return { id: rec.Id, imageId: rec.Image, snapshotKey: rec.Internal.snapshotKey, snapshotter: rec.Internal.snapshotter, running: rec.State.Running, paused: rec.State.Paused, config: rec.Config };
+  }
+
+  imageUsers(): Array<{ id: string; image: string; running: boolean }> {
+    return [...this.recs.values()].map((r) => ({ id: r.Id, image: r.Image, running: r.State.Running || r.State.Restarting }));
+  }
+
+  /** Runs fn with the task frozen (commit's pause) unless it is not running or paused already. */
+  async frozen<T>(ref: string, fn: () => Promise<T>): Promise<T> {
+    const rec = this.find(ref);
+    return this.lock.run(rec.Id, async () => {
+      const freeze = rec.State.Running && !rec.State.Paused && (await this.d.client.tasks.pause(rec.Id).then(() => true, () => false));
+      try {
+        return await fn();
+      } finally {
+        if (freeze) await this.d.client.tasks.resume(rec.Id).catch((err) => this.d.log.warn(`resume after commit: ${(err as Error).message}`, { id: rec.Id }));
+      }
+    });
+  }
+
   // ---- remove / rename / prune -----------------------------------------------------------------
 
   async remove(ref: string, opts: { force: boolean; volumes: boolean; link: boolean }): Promise<void> {
     const rec = this.find(ref);
     if (opts.link) throw invalidParameter('links are not supported');
     if ((rec.State.Running || rec.State.Restarting) && !opts.force) {
-      const what = rec.State.Paused ? 'paused' : rec.State.Restarting ? 'restarting' : 'running';
-      throw conflict(`cannot remove container "${rec.Name}": container is ${what}: stop the container before removing or force remove`);
+      const name = rec.Name.slice(1);
+      if (rec.State.Paused) throw conflict(`cannot remove container "${name}": container is paused and must be unpaused first`);
+      throw conflict(`cannot remove container "${name}": container is ${rec.State.Restarting ? 'restarting' : 'running'}: stop the container before removing or force remove`);
     }
     this.cancelRestart(rec);
     if (rec.State.Running) {
@@ -478,6 +542,8 @@ export class ContainerService implements ContainersBackend, AttachBackend {
     this.d.store.delete(rec.Id);
     this.recs.delete(rec.Id);
     this.hubs.delete(rec.Id);
+    this.stdinRelays.get(rec.Id)?.destroy();
+    this.stdinRelays.delete(rec.Id);
     this.notify(rec.Id, ['not-running', 'next-exit', 'removed'], { StatusCode: rec.State.ExitCode, Error: null });
   }
 
@@ -589,32 +655,63 @@ export class ContainerService implements ContainersBackend, AttachBackend {
       history,
       running: () => rec.State.Running,
       subscribe: (fn) => hub.subscribe(fn),
-      stdin: opts.stdin && rec.Config.OpenStdin ? () => this.tasks.get(rec.Id)?.stdin : undefined,
+      stdin: opts.stdin && rec.Config.OpenStdin ? () => this.stdinRelay(rec) : undefined,
+      // StdinOnce: the first attached client's end of input is the process's end of input (after
+      // every byte it sent, even when it all came before the start: `echo hi | docker run -i`).
       closeStdin: async () => {
-        if (rec.Config.StdinOnce && rec.State.Running) {
-          this.tasks.get(rec.Id)?.stdin?.end();
-          await this.d.client.tasks.closeIO(rec.Id).catch(() => undefined);
-        }
+        if (!rec.Config.StdinOnce || rec.Config.Tty) return false;
+        const relay = this.stdinRelay(rec);
+        if (relay && !relay.writableEnded) relay.end();
+        return true;
       },
     };
+  }
+
+  /** The relay of the current (or next) run's stdin; undefined once that input was closed. */
+  private stdinRelay(rec: ContainerRecord): StdinRelay | undefined {
+    const task = this.tasks.get(rec.Id);
+    let relay = this.stdinRelays.get(rec.Id);
+    if (relay && (relay.destroyed || (relay.connected && relay.connectedTo !== task?.stdin))) {
+      relay.destroy(); // it belonged to an earlier run
+      relay = undefined;
+    }
+    if (!relay) {
+      relay = new StdinRelay(async (target) => {
+        target.end();
+        if (this.tasks.get(rec.Id)?.stdin === target) await this.d.client.tasks.closeIO(rec.Id).catch(() => undefined);
+      });
+      relay.on('error', () => undefined);
+      this.stdinRelays.set(rec.Id, relay);
+    }
+    if (!relay.connected && task?.stdin && rec.State.Running) relay.connect(task.stdin);
+    return relay.writableEnded ? undefined : relay;
   }
 
   // ---- daemon start-up and shutdown ------------------------------------------------------------
 
   /**
-   * Brings the records and containerd into agreement after a (re)start of the daemon: finishes
-   * interrupted removals, re-attaches or stops tasks left running, removes containerd containers the
-   * store does not know, and starts containers whose restart policy asks for it.
+   * Brings the records and containerd into agreement after a (re)start of the daemon: removes
+   * containerd containers the store does not know, finishes interrupted removals, re-attaches to
+   * tasks left running (and, without live-restore, stops them as the shutdown would have), records
+   * exits that happened while the daemon was down, and starts containers whose restart policy asks.
    */
   async restore(liveRestore: boolean): Promise<void> {
-    await this.removeUnknown();
+    const inSupervisor = await this.removeUnknown();
     const toStop: ContainerRecord[] = [];
     for (const rec of [...this.recs.values()]) {
       if (rec.Internal.removing) {
         await this.lock.run(rec.Id, () => this.removeLocked(rec, false)).catch((err) => this.d.log.error(`finishing removal: ${(err as Error).message}`));
         continue;
       }
-      if (!rec.State.Running && !rec.State.Restarting) continue;
+      if (!rec.State.Running && !rec.State.Restarting) {
+        // A crash between creating the task and recording the start leaves pieces behind.
+        if (inSupervisor.has(rec.Id) || rec.Internal.netnsPath) {
+          await this.d.launcher.forget(rec.Id).catch(() => undefined);
+          await this.d.launcher.cleanup(rec).catch(() => undefined);
+          this.persist(rec);
+        }
+        continue;
+      }
       // Re-attach even without live-restore: output written while the daemon was down reaches the
       // log, and the stop below goes through the normal exit path (state, clean-up, AutoRemove).
       const task = rec.State.Running ? await this.d.launcher.reattach(rec, this.hub(rec.Id)).catch(() => undefined) : undefined;
@@ -629,14 +726,18 @@ export class ContainerService implements ContainersBackend, AttachBackend {
       await this.d.launcher.cleanup(rec).catch((err) => this.d.log.warn(`cleanup at start-up: ${(err as Error).message}`, { id: rec.Id }));
       rec.State = { ...rec.State, Status: 'exited', Running: false, Paused: false, Restarting: false, Pid: 0, ExitCode: exitCode ?? (rec.State.Running ? 255 : rec.State.ExitCode), FinishedAt: rec.State.FinishedAt === ZERO_TIME || rec.State.Running ? nowIso() : rec.State.FinishedAt };
       this.persist(rec);
+      if (rec.HostConfig.AutoRemove) await this.lock.run(rec.Id, () => this.removeLocked(rec, false)).catch((err) => this.d.log.error(`auto-remove at start-up: ${(err as Error).message}`, { id: rec.Id }));
     }
     // Without live-restore, containers left running by a crashed daemon get the stop the shutdown
     // would have given them; their restart policy is applied below like everyone else's.
-    const timeoutS = this.d.config()['shutdown-timeout'];
+    // (-1, "wait without a limit", would hang the start-up: the default stop timeout instead.)
+    const shutdownTimeoutS = this.d.config()['shutdown-timeout'];
+    const timeoutS = shutdownTimeoutS < 0 ? DEFAULT_STOP_TIMEOUT_S : shutdownTimeoutS;
     await Promise.all(toStop.map(async (rec) => {
       this.startupStops.add(rec.Id);
       try {
-        await this.stopTask(rec, this.stopSignal(rec), rec.Config.StopTimeout ?? timeoutS);
+        const own = rec.Config.StopTimeout;
+        await this.stopTask(rec, this.stopSignal(rec), own !== undefined && own >= 0 ? own : timeoutS);
       } catch (err) {
         this.d.log.warn(`stopping at start-up: ${(err as Error).message}`, { id: rec.Id });
       } finally {
@@ -656,17 +757,19 @@ export class ContainerService implements ContainersBackend, AttachBackend {
   private adopt(rec: ContainerRecord, task: RunningTask): void {
     this.tasks.set(rec.Id, task);
     const logConfig = rec.HostConfig.LogConfig!;
-    const driver = createLogDriver(logConfig.Type ?? 'json-file', { containerId: rec.Id, dir: join(this.d.containersDir, rec.Id), options: logConfig.Config ?? {}, attrs: {} });
+    const driver = createLogDriver(logConfig.Type ?? 'json-file', { containerId: rec.Id, dir: join(this.d.containersDir, rec.Id), options: logConfig.Config ?? {}, attrs: logAttrs(rec) });
     this.drivers.set(rec.Id, driver);
     const hub = this.hub(rec.Id);
     const logging = driver.attach({ stdout: hub.logStdout, stderr: rec.Config.Tty ? null : hub.logStderr });
     void task.exited.then((exit) => this.onExit(rec, task, exit, logging, Date.now()));
+    this.runChanged(rec, 'started');
   }
 
   /** Containers in containerd's namespace that the store does not know, with their tasks and snapshots. */
-  private async removeUnknown(): Promise<void> {
+  private async removeUnknown(): Promise<Set<string>> {
     const ownSnapshots = new Set([...this.recs.values()].map((r) => r.Internal.snapshotKey));
-    for (const c of await this.d.client.containers.list().catch(() => [])) {
+    const listed = await this.d.client.containers.list().catch(() => []);
+    for (const c of listed) {
       if (this.recs.has(c.id)) continue;
       this.d.log.info('removing a containerd container the store does not know', { id: c.id });
       await this.d.launcher.forget(c.id).catch((err) => this.d.log.warn(`removing unknown container: ${(err as Error).message}`, { id: c.id }));
@@ -677,6 +780,7 @@ export class ContainerService implements ContainersBackend, AttachBackend {
       }
     }
     await this.d.launcher.removeStaleRuntimeDirs(new Set(this.recs.keys()));
+    return new Set(listed.map((c) => c.id));
   }
 
   /** Without live-restore, running containers stop within the shutdown timeout. */
@@ -684,7 +788,13 @@ export class ContainerService implements ContainersBackend, AttachBackend {
     this.shuttingDown = true;
     for (const b of this.backoff.values()) if (b.timer) clearTimeout(b.timer);
     if (liveRestore) {
-      for (const t of this.tasks.values()) t.detach();
+      // Tasks keep running; stop watching them and flush what was read to the logs (the rest of
+      // their output waits in the FIFOs for the next daemon).
+      await Promise.all([...this.tasks.entries()].map(async ([id, t]) => {
+        t.detach();
+        this.hubs.get(id)?.release();
+        await this.drivers.get(id)?.close().catch(() => undefined);
+      }));
       return;
     }
     await Promise.all([...this.recs.values()].filter((r) => r.State.Running).map((r) => {
@@ -692,6 +802,19 @@ export class ContainerService implements ContainersBackend, AttachBackend {
       return this.stopTask(r, this.stopSignal(r), t).catch((err) => this.d.log.warn(`stopping ${r.Id}: ${(err as Error).message}`));
     }));
   }
+}
+
+/** The exit code dockerd records when a start fails: 127 command not found, 126 not executable, else 128. */
+function startFailureExitCode(message: string): number {
+  const m = message.toLowerCase();
+  if (m.includes('executable file not found') || m.includes('no such file or directory') || m.includes('not a directory')) return 127;
+  if (m.includes('permission denied')) return 126;
+  return 128;
+}
+
+/** The container facts the log drivers' labels/env/tag options draw on. */
+function logAttrs(rec: ContainerRecord): Record<string, string> {
+  return { name: rec.Name.slice(1), image: rec.ImageRef, imageId: rec.Image, ...Object.fromEntries(Object.entries(rec.Config.Labels ?? {}).map(([k, v]) => [`label:${k}`, v])), ...Object.fromEntries((rec.Config.Env ?? []).map((e) => { const i = e.indexOf('='); return [`env:${i < 0 ? e : e.slice(0, i)}`, i < 0 ? '' : e.slice(i + 1)]; })) };
 }
 
 export { EngineError, isNotFound, notModified, timestampToIso };

@@ -8,13 +8,15 @@ import { isAbsolute, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import type { DaemonConfig } from '../../config/daemon-config.ts';
-import { conflict, invalidParameter, isNotFound } from '../../errors.ts';
+import { conflict, internal, invalidParameter, isNotFound } from '../../errors.ts';
 import { cgroupVersion, type CgroupDriver } from '../../oci/cgroups.ts';
 import type { ResolvedMount } from '../../oci/mounts.ts';
 import { tmpfsMountOptions, tmpfsFromMap } from '../../oci/mounts.ts';
 import { readOwnCapabilities } from '../../oci/caps.ts';
+import { checkUlimits, mergeUlimits, readDaemonHardLimits } from '../../oci/rlimits.ts';
 import { parseSeccompProfile } from '../../oci/seccomp.ts';
 import { buildSpec, type DaemonSpecDefaults } from '../../oci/spec.ts';
+import { validateRestartPolicy } from '../../oci/validate-create.ts';
 import { serializeSpec } from '../../oci/spec-types.ts';
 import { resolveDeviceMappings } from '../../oci/devices.ts';
 import { resolveUser } from '../../oci/user.ts';
@@ -82,11 +84,14 @@ export class TaskLauncher {
 
   /** The Mounts list inspect shows, from Binds, Mounts and Tmpfs (volumes come with a later issue). */
   mountPoints(hc: HostConfig): MountPoint[] {
-    return this.resolveMounts(hc).map((m) => ({
+    // As in dockerd: HostConfig.Tmpfs mounts are not listed, and a bind's Mode is the mode text
+    // it was given ("" when none). Binds come first in resolveMounts' order.
+    const binds = hc.Binds ?? [];
+    return this.resolveMounts({ ...hc, Tmpfs: {} }).map((m, i) => ({
       Type: m.type,
       Source: m.type === 'bind' ? m.source : '',
       Destination: m.destination,
-      Mode: m.options.filter((o) => o === 'ro' || o === 'rw' || o === 'z' || o === 'Z').join(','),
+      Mode: i < binds.length ? (binds[i]!.split(':')[2] ?? '') : '',
       RW: !m.options.includes('ro'),
       Propagation: m.options.find((o) => /^r?(private|shared|slave)$/.test(o)) ?? (m.type === 'bind' ? 'rprivate' : ''),
     }));
@@ -139,6 +144,16 @@ export class TaskLauncher {
     };
   }
 
+  /**
+   * Host-dependent checks of a HostConfig, at create and again at start: the merged ulimits must not
+   * exceed the daemon's own hard limits unless it may raise them (this host lacks CAP_SYS_RESOURCE,
+   * and runc would otherwise fail with a bare "setrlimit: operation not permitted").
+   */
+  validateHostConfig(hc: HostConfig): void {
+    const ulimits = mergeUlimits(Object.values(this.d.config()['default-ulimits']), hc.Ulimits);
+    if (ulimits.length > 0) checkUlimits(ulimits, readDaemonHardLimits(), this.daemonCaps.includes('CAP_SYS_RESOURCE'));
+  }
+
   private async namespacesFor(rec: ContainerRecord, find: (ref: string) => ContainerRecord): Promise<{ networkPath?: string; ipcPath?: string; pidPath?: string; utsPath?: string }> {
     const hc = rec.HostConfig;
     const ns: { networkPath?: string; ipcPath?: string; pidPath?: string; utsPath?: string } = {};
@@ -168,7 +183,8 @@ export class TaskLauncher {
   async launch(rec: ContainerRecord, hub: OutputHub, find: (ref: string) => ContainerRecord): Promise<RunningTask> {
     const { client } = this.d;
     const id = rec.Id;
-    const runtime = this.d.runtimes.resolve(rec.HostConfig.Runtime || 'runc');
+    const runtime = this.d.runtimes.resolve(rec.HostConfig.Runtime || this.d.config()['default-runtime'] || 'runc');
+    this.validateHostConfig(rec.HostConfig);
     const dir = join(this.d.containersDir, id);
     await mkdir(dir, { recursive: true, mode: 0o710 });
     this.oomed.delete(id);
@@ -363,20 +379,34 @@ export class TaskLauncher {
 
   /** `update`: new resource limits on the record and, when running, on the live task. */
   async update(rec: ContainerRecord, body: Record<string, unknown>): Promise<string[]> {
-    const allowed = ['CpuShares', 'Memory', 'MemoryReservation', 'MemorySwap', 'NanoCpus', 'CpuPeriod', 'CpuQuota', 'CpusetCpus', 'CpusetMems', 'PidsLimit', 'BlkioWeight', 'RestartPolicy', 'KernelMemory', 'CpuRealtimePeriod', 'CpuRealtimeRuntime', 'MemorySwappiness', 'OomKillDisable'];
-    const hc = rec.HostConfig as Record<string, unknown>;
+    // As dockerd: zero values leave a setting alone, a RestartPolicy with an empty Name too (the CLI
+    // always sends one); nothing changes unless the running task accepted the new resources.
+    const allowed = ['CpuShares', 'Memory', 'MemoryReservation', 'MemorySwap', 'NanoCpus', 'CpuPeriod', 'CpuQuota', 'CpusetCpus', 'CpusetMems', 'PidsLimit', 'BlkioWeight', 'KernelMemory', 'CpuRealtimePeriod', 'CpuRealtimeRuntime', 'MemorySwappiness', 'OomKillDisable'];
+    const next = { ...rec.HostConfig } as Record<string, unknown>;
     for (const [k, v] of Object.entries(body)) {
       if (!allowed.includes(k)) continue;
-      if (v === 0 || v === '' || v === null) continue;
-      hc[k] = v;
+      if (v === 0 || v === '' || v === null || v === undefined) continue;
+      next[k] = v;
     }
-    if (rec.HostConfig.AutoRemove && rec.HostConfig.RestartPolicy?.Name && rec.HostConfig.RestartPolicy.Name !== 'no') {
-      throw invalidParameter('Restart policy cannot be updated because AutoRemove is enabled for the container');
+    const policy = body.RestartPolicy as { Name?: string; MaximumRetryCount?: number } | undefined;
+    if (policy && typeof policy === 'object' && policy.Name) {
+      validateRestartPolicy(policy.Name, policy.MaximumRetryCount ?? 0);
+      if (rec.HostConfig.AutoRemove && policy.Name !== 'no') throw invalidParameter('Restart policy cannot be updated because AutoRemove is enabled for the container');
+      next.RestartPolicy = { Name: policy.Name, MaximumRetryCount: policy.MaximumRetryCount ?? 0 };
     }
+    const hostConfig = next as HostConfig;
+    const mem = hostConfig.Memory ?? 0;
+    if (mem > 0 && mem < 6 * 1024 * 1024) throw invalidParameter('Minimum memory limit allowed is 6MB');
+    if (mem > 0 && (hostConfig.MemorySwap ?? 0) > 0 && hostConfig.MemorySwap! < mem) throw invalidParameter('Minimum memoryswap limit should be larger than memory limit, see usage');
     if (rec.State.Running) {
-      const spec = buildSpec({ id: rec.Id, config: rec.Config, hostConfig: rec.HostConfig, args: [rec.Path, ...rec.Args], user: { uid: 0, gid: 0, additionalGids: [] }, daemon: this.daemonDefaults(), files: {}, mounts: [] });
-      await this.d.client.tasks.update(rec.Id, jsonAny('types.containerd.io/opencontainers/runtime-spec/1/LinuxResources', spec.linux.resources ?? {}));
+      const spec = buildSpec({ id: rec.Id, config: rec.Config, hostConfig, args: [rec.Path, ...rec.Args], user: { uid: 0, gid: 0, additionalGids: [] }, daemon: this.daemonDefaults(), files: {}, mounts: [] });
+      try {
+        await this.d.client.tasks.update(rec.Id, jsonAny('types.containerd.io/opencontainers/runtime-spec/1/LinuxResources', spec.linux.resources ?? {}));
+      } catch (err) {
+        throw internal(`Cannot update container ${rec.Id}: ${(err as Error).message}`); // a 500, as dockerd
+      }
     }
+    rec.HostConfig = hostConfig;
     return [];
   }
 }

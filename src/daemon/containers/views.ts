@@ -40,9 +40,10 @@ export function inspectView(rec: ContainerRecord, net: NetworkView, execIds: str
   };
 }
 
+/** dockerd's list Command: Path, then the args with those holding a space in single quotes. */
 function commandLine(rec: ContainerRecord): string {
-  const quote = (a: string) => (/[\s"']/.test(a) ? JSON.stringify(a) : a);
-  return [rec.Path, ...rec.Args].filter((a) => a !== '').map(quote).join(' ');
+  if (rec.Args.length === 0) return rec.Path;
+  return `${rec.Path} ${rec.Args.map((a) => (a.includes(' ') ? `'${a}'` : a)).join(' ')}`;
 }
 
 export function summaryView(rec: ContainerRecord, net: NetworkView, size?: { rw: number; rootFs: number }): Record<string, unknown> {

@@ -1,0 +1,256 @@
+// Exec endpoints: create, start (a hijacked stream like attach: 101 UPGRADED, 8-byte multiplexed
+// framing without a TTY, raw bytes with one; stdin flows back, a half-close ends it), resize, and
+// inspect (the CLI reads ExitCode there once the stream ends).
+import type { Socket } from 'node:net';
+import type { Writable } from 'node:stream';
+import { invalidParameter, messageOf } from '../../errors.ts';
+import { readJsonObject, sendJson } from '../http.ts';
+import type { Router } from '../router.ts';
+import { versionLessThan } from '../version.ts';
+
+/** The body of POST /containers/{id}/exec. */
+export interface ExecCreateBody {
+  AttachStdin?: boolean;
+  AttachStdout?: boolean;
+  AttachStderr?: boolean;
+  ConsoleSize?: number[] | null;
+  DetachKeys?: string;
+  Tty?: boolean;
+  Env?: string[] | null;
+  Cmd?: string[] | string | null;
+  Privileged?: boolean;
+  User?: string;
+  WorkingDir?: string;
+}
+
+export type OutputSink = (stream: 'stdout' | 'stderr', data: Buffer) => void;
+
+export interface ExecStartOptions {
+  /** [height, width] from the start body. */
+  consoleSize?: number[] | null | undefined;
+}
+
+export interface RunningExec {
+  tty: boolean;
+  /** The detach sequence for a TTY session (empty: the default applies). */
+  detachKeys: Buffer;
+  stdin?: Writable;
+  closeStdin(): Promise<void>;
+  /** Resolves with the exit code once it is recorded and the output delivered. */
+  done: Promise<number>;
+}
+
+export interface ExecBackend {
+  create(ref: string, body: ExecCreateBody): { Id: string };
+  checkStartable(id: string): { tty: boolean; openStdin: boolean };
+  start(id: string, opts: ExecStartOptions, sink: OutputSink | null): Promise<RunningExec>;
+  resize(id: string, height: number, width: number): Promise<void>;
+  inspect(id: string): Record<string, unknown>;
+}
+
+/** Watches a TTY session's stdin for the detach sequence (see daemon/exec/detach-keys.ts). */
+export interface DetachWatcher {
+  push(chunk: Buffer): { forward: Buffer; detach: boolean };
+}
+
+export interface ExecRouteOptions {
+  detachWatcher(keys: Buffer): DetachWatcher;
+}
+
+function frame(stream: 'stdout' | 'stderr', data: Buffer): Buffer {
+  const h = Buffer.alloc(8);
+  h[0] = stream === 'stdout' ? 1 : 2;
+  h.writeUInt32BE(data.length, 4);
+  return Buffer.concat([h, data]);
+}
+
+export function registerExecRoutes(router: Router, backend: ExecBackend, opts: ExecRouteOptions): void {
+  router.post('/containers/{id}/exec', async (ctx) => {
+    const body = await readJsonObject<ExecCreateBody>(ctx.req);
+    sendJson(ctx.res, 201, backend.create(ctx.params.id!, body));
+  });
+
+  router.get('/exec/{id}/json', (ctx) => sendJson(ctx.res, 200, backend.inspect(ctx.params.id!)));
+
+  router.post('/exec/{id}/resize', async (ctx) => {
+    const h = requiredInt(ctx.query.string('h'), 'h');
+    const w = requiredInt(ctx.query.string('w'), 'w');
+    await backend.resize(ctx.params.id!, h, w);
+    ctx.res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': 0 });
+    ctx.res.end();
+  });
+
+  router.post('/exec/{id}/start', async (ctx) => {
+    const id = ctx.params.id!;
+    const upgraded = ctx.socket !== undefined;
+    const socket: Socket = ctx.socket ?? (ctx.req.socket as Socket);
+    // On an upgrade request node hands over the socket with the body still unread on it.
+    const raw = upgraded ? await readUpgradeBody(socket, ctx.req.headers) : undefined;
+    const body = raw !== undefined ? parseBody(raw) : await readJsonObject<Record<string, unknown>>(ctx.req, true);
+    const consoleSize = Array.isArray(body.ConsoleSize) ? (body.ConsoleSize as number[]) : undefined;
+
+    if (body.Detach === true) {
+      const run = await backend.start(id, { consoleSize }, null);
+      void run.done.catch(() => undefined);
+      ctx.res.writeHead(200, { 'Content-Length': 0 });
+      ctx.res.end();
+      return;
+    }
+
+    const info = backend.checkStartable(id);
+    const contentType = info.tty || versionLessThan(ctx.version, '1.42') ? 'application/vnd.docker.raw-stream' : 'application/vnd.docker.multiplexed-stream';
+    // From here on the connection is a raw stream; the status line goes out by hand.
+    ctx.res.detachSocket?.(socket);
+    socket.write(upgraded
+      ? `HTTP/1.1 101 UPGRADED\r\nContent-Type: ${contentType}\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n`
+      : `HTTP/1.1 200 OK\r\nContent-Type: ${contentType}\r\n\r\n`);
+    const write: OutputSink = (stream, data) => {
+      if (socket.writable) socket.write(info.tty ? data : frame(stream, data));
+    };
+
+    let run: RunningExec;
+    try {
+      run = await backend.start(id, { consoleSize }, write);
+    } catch (err) {
+      write('stdout', Buffer.from(`${messageOf(err)}\r\n`));
+      socket.end();
+      return;
+    }
+
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    socket.on('close', () => release());
+    socket.on('error', () => release());
+    const stdin = run.stdin;
+    if (stdin && upgraded) {
+      const watcher = run.tty ? opts.detachWatcher(run.detachKeys) : undefined;
+      const forward = (b: Buffer) => {
+        if (b.length && !stdin.destroyed && !stdin.write(b)) {
+          socket.pause();
+          stdin.once('drain', () => socket.resume());
+        }
+      };
+      socket.on('data', (b: Buffer) => {
+        if (!watcher) return forward(b);
+        const r = watcher.push(b);
+        forward(r.forward);
+        if (r.detach) release(); // the process keeps running; only this session ends
+      });
+      socket.on('end', () => void run.closeStdin());
+      socket.on('close', () => void run.closeStdin());
+    } else if (upgraded) {
+      socket.on('data', () => undefined); // nothing reads stdin: drop it
+    }
+    if (upgraded) socket.resume();
+
+    await Promise.race([run.done.catch(() => undefined), released]);
+    if (!socket.destroyed) socket.end();
+  });
+}
+
+function requiredInt(v: string | undefined, name: string): number {
+  const n = Number(v);
+  if (v === undefined || v === '' || !Number.isInteger(n)) throw invalidParameter(`strconv.Atoi: parsing ${JSON.stringify(v ?? '')}: invalid syntax (${name})`);
+  return n;
+}
+
+function parseBody(raw: Buffer): Record<string, unknown> {
+  if (raw.length === 0 || raw.toString('utf8').trim() === '') return {};
+  let v: unknown;
+  try {
+    v = JSON.parse(raw.toString('utf8'));
+  } catch (err) {
+    throw invalidParameter(`invalid JSON: ${(err as Error).message}`);
+  }
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw invalidParameter('invalid JSON: expected an object');
+  return v as Record<string, unknown>;
+}
+
+const MAX_START_BODY = 64 * 1024;
+
+/** Reads the request body off an upgraded socket (Content-Length or chunked); leaves the rest unread. */
+async function readUpgradeBody(socket: Socket, headers: Record<string, string | string[] | undefined>): Promise<Buffer> {
+  const reader = new SocketReader(socket);
+  try {
+    if (/chunked/i.test(String(headers['transfer-encoding'] ?? ''))) {
+      const parts: Buffer[] = [];
+      let total = 0;
+      for (;;) {
+        const line = (await reader.line()).toString('latin1');
+        const size = parseInt(line.split(';')[0]!.trim(), 16);
+        if (!Number.isFinite(size)) throw invalidParameter('invalid chunked request body');
+        if (size === 0) {
+          while ((await reader.line()).length > 0) { /* trailers */ }
+          break;
+        }
+        total += size;
+        if (total > MAX_START_BODY) throw invalidParameter('request body is too large');
+        parts.push(await reader.exact(size));
+        await reader.line();
+      }
+      return Buffer.concat(parts);
+    }
+    const n = Number(headers['content-length'] ?? 0);
+    if (!Number.isInteger(n) || n < 0 || n > MAX_START_BODY) throw invalidParameter('invalid request body length');
+    return await reader.exact(n);
+  } finally {
+    reader.done();
+  }
+}
+
+/** Pull-style reads from a paused socket; what is read past the need goes back with unshift. */
+class SocketReader {
+  private buf = Buffer.alloc(0);
+  private wake: (() => void) | undefined;
+  private ended = false;
+  private readonly onReadable = () => this.wake?.();
+  private readonly onEnd = () => {
+    this.ended = true;
+    this.wake?.();
+  };
+
+  constructor(private readonly socket: Socket) {
+    socket.on('readable', this.onReadable);
+    socket.on('end', this.onEnd);
+  }
+
+  private async fill(): Promise<void> {
+    for (;;) {
+      const c = this.socket.read() as Buffer | null;
+      if (c) {
+        this.buf = Buffer.concat([this.buf, c]);
+        return;
+      }
+      if (this.ended) throw invalidParameter('unexpected end of request body');
+      await new Promise<void>((r) => (this.wake = r));
+      this.wake = undefined;
+    }
+  }
+
+  async exact(n: number): Promise<Buffer> {
+    while (this.buf.length < n) await this.fill();
+    const out = this.buf.subarray(0, n);
+    this.buf = this.buf.subarray(n);
+    return out;
+  }
+
+  async line(): Promise<Buffer> {
+    for (;;) {
+      const i = this.buf.indexOf('\r\n');
+      if (i >= 0) {
+        const out = this.buf.subarray(0, i);
+        this.buf = this.buf.subarray(i + 2);
+        return out;
+      }
+      if (this.buf.length > 8192) throw invalidParameter('invalid chunked request body');
+      await this.fill();
+    }
+  }
+
+  done(): void {
+    this.socket.off('readable', this.onReadable);
+    this.socket.off('end', this.onEnd);
+    if (this.buf.length) this.socket.unshift(this.buf);
+    this.buf = Buffer.alloc(0);
+  }
+}

@@ -1,0 +1,106 @@
+// Local image routes: list, inspect, history, tag, remove, prune, save (get), load, commit, and
+// container export. Parse the request → call the ImagesBackend → write JSON or a stream. Archives
+// are streamed both ways; errors found before the first byte is written are real HTTP statuses.
+import type { ServerResponse } from 'node:http';
+import type { Writable } from 'node:stream';
+import { invalidParameter } from '../../errors.ts';
+import type { CommitOptions } from '../../images/commit.ts';
+import type { LoadResult } from '../../images/load.ts';
+import type { ContainerConfig } from '../../types/container-api.ts';
+import { readJson, sendJson } from '../http.ts';
+import type { Router } from '../router.ts';
+
+export interface ImageDeleteItem {
+  Untagged?: string;
+  Deleted?: string;
+}
+
+export interface ImagesBackend {
+  list(opts: { all: boolean; digests: boolean; sharedSize: boolean; filters: Map<string, string[]> }): Promise<unknown[]>;
+  inspect(ref: string, version: string): Promise<unknown>;
+  history(ref: string): Promise<unknown[]>;
+  tag(ref: string, repo: string | undefined, tag: string | undefined): Promise<void>;
+  remove(ref: string, opts: { force: boolean; noprune: boolean }): Promise<ImageDeleteItem[]>;
+  prune(filters: Map<string, string[]>): Promise<{ ImagesDeleted: ImageDeleteItem[] | null; SpaceReclaimed: number }>;
+  /** Resolves every name (404 before anything is sent), then returns the archive writer. */
+  prepareSave(names: string[]): Promise<(out: Writable) => Promise<void>>;
+  load(body: AsyncIterable<Uint8Array>): Promise<LoadResult>;
+  commit(opts: CommitOptions): Promise<{ Id: string }>;
+  prepareExport(ref: string): Promise<(out: Writable) => Promise<void>>;
+}
+
+/** Streams an archive; a failure mid-way cuts the connection so the client sees a truncated tar. */
+async function sendArchive(res: ServerResponse, contentType: string, write: (out: Writable) => Promise<void>): Promise<void> {
+  res.writeHead(200, { 'Content-Type': contentType });
+  try {
+    await write(res);
+    res.end();
+  } catch (err) {
+    res.destroy(err as Error);
+    throw err;
+  }
+}
+
+export function registerImageRoutes(router: Router, backend: ImagesBackend): void {
+  router.get('/images/json', async (ctx) => {
+    const q = ctx.query;
+    sendJson(ctx.res, 200, await backend.list({ all: q.bool('all'), digests: q.bool('digests'), sharedSize: q.bool('shared-size'), filters: q.filters() }));
+  });
+
+  router.get('/images/get', async (ctx) => {
+    const names = ctx.query.strings('names').flatMap((n) => n.split(',')).filter(Boolean);
+    await sendArchive(ctx.res, 'application/x-tar', await backend.prepareSave(names));
+  });
+
+  router.post('/images/load', async (ctx) => {
+    const quiet = ctx.query.bool('quiet');
+    const result = await backend.load(ctx.req);
+    const lines = result.messages.map((m) => JSON.stringify({ stream: `${m}\n` }) + '\n').join('');
+    ctx.res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(lines) });
+    void quiet; // dockerd's quiet drops the progress bars; the "Loaded image" lines are always sent
+    ctx.res.end(lines);
+  });
+
+  router.post('/images/prune', async (ctx) => sendJson(ctx.res, 200, await backend.prune(ctx.query.filters())));
+
+  router.post('/commit', async (ctx) => {
+    const q = ctx.query;
+    const container = q.string('container');
+    if (!container) throw invalidParameter('container is required');
+    const body = await readJson<ContainerConfig | null>(ctx.req, null);
+    if (body !== null && (typeof body !== 'object' || Array.isArray(body))) throw invalidParameter('invalid JSON: expected a container config object');
+    const opts: CommitOptions = {
+      container,
+      pause: q.has('pause') ? q.bool('pause') : true,
+      changes: q.strings('changes').filter((c) => c.trim()),
+      config: body,
+      ...(q.string('repo') ? { repo: q.string('repo')! } : {}),
+      ...(q.string('tag') ? { tag: q.string('tag')! } : {}),
+      ...(q.string('comment') ? { comment: q.string('comment')! } : {}),
+      ...(q.string('author') ? { author: q.string('author')! } : {}),
+    };
+    sendJson(ctx.res, 201, await backend.commit(opts));
+  });
+
+  router.get('/containers/{id}/export', async (ctx) => {
+    await sendArchive(ctx.res, 'application/x-tar', await backend.prepareExport(ctx.params.id!));
+  });
+
+  router.get('/images/{name*}/json', async (ctx) => sendJson(ctx.res, 200, await backend.inspect(ctx.params.name!, ctx.version)));
+
+  router.get('/images/{name*}/history', async (ctx) => sendJson(ctx.res, 200, await backend.history(ctx.params.name!)));
+
+  router.get('/images/{name*}/get', async (ctx) => {
+    await sendArchive(ctx.res, 'application/x-tar', await backend.prepareSave([ctx.params.name!]));
+  });
+
+  router.post('/images/{name*}/tag', async (ctx) => {
+    await backend.tag(ctx.params.name!, ctx.query.string('repo') || undefined, ctx.query.string('tag') || undefined);
+    ctx.res.writeHead(201, { 'Content-Length': 0 });
+    ctx.res.end();
+  });
+
+  router.delete('/images/{name*}', async (ctx) => {
+    sendJson(ctx.res, 200, await backend.remove(ctx.params.name!, { force: ctx.query.bool('force'), noprune: ctx.query.bool('noprune') }));
+  });
+}

@@ -1,0 +1,126 @@
+// `docker commit`: the container's writable layer, diffed against the layer it sits on (the image's
+// init layer, so runtime mount points stay out), becomes one new uncompressed layer on top of the
+// image's; config = container config + request body + changes. The new layer is unpacked right
+// away so the image runs at once. Pausing (the default) freezes the processes only for the diff.
+import { randomBytes } from 'node:crypto';
+import { conflict, notFound } from '../errors.ts';
+import type { ContainerConfig } from '../types/container-api.ts';
+import { applyChanges, type RuntimeConfig } from './changes.ts';
+import { readOnlyMounts, type ContainerFacts } from './container-facts.ts';
+import type { ImageDeps } from './import.ts';
+import { targetReference } from './import.ts';
+import type { OciImageConfig } from './image-store.ts';
+import { ensureReachable, LABEL, MT, setName, unpackLayers, writeConfig, writeManifest, type WriteContext } from './image-write.ts';
+import { referenceString } from './reference.ts';
+
+export interface CommitOptions {
+  container: string;
+  repo?: string;
+  tag?: string;
+  comment?: string;
+  author?: string;
+  pause: boolean;
+  changes: string[];
+  /** The request body: a container config whose set fields override the container's. */
+  config?: ContainerConfig | null;
+}
+
+const nonEmpty = <T extends object>(o: T | undefined | null): T | undefined => (o && Object.keys(o).length ? o : undefined);
+
+function envKey(e: string): string {
+  const i = e.indexOf('=');
+  return i < 0 ? e : e.slice(0, i);
+}
+
+/** The runtime config to store: the body's fields over the container's, as dockerd merges them. */
+export function commitRuntimeConfig(container: ContainerConfig, body: ContainerConfig | null | undefined): RuntimeConfig {
+  const user = body ?? {};
+  const env = [...(container.Env ?? [])];
+  for (const e of user.Env ?? []) {
+    const i = env.findIndex((x) => envKey(x) === envKey(e));
+    if (i >= 0) env[i] = e;
+    else env.push(e);
+  }
+  const useUserCmd = !!(user.Cmd?.length || user.Entrypoint?.length);
+  const cfg: RuntimeConfig = {
+    User: user.User || container.User || '',
+    Env: env,
+    Cmd: useUserCmd ? (user.Cmd ?? null) : (container.Cmd ?? null),
+    Entrypoint: useUserCmd ? (user.Entrypoint ?? null) : (container.Entrypoint ?? null),
+    WorkingDir: user.WorkingDir || container.WorkingDir || '',
+  };
+  const labels = nonEmpty({ ...(container.Labels ?? {}), ...(user.Labels ?? {}) });
+  const ports = nonEmpty({ ...(container.ExposedPorts ?? {}), ...(user.ExposedPorts ?? {}) });
+  const volumes = nonEmpty({ ...(container.Volumes ?? {}), ...(user.Volumes ?? {}) });
+  if (labels) cfg.Labels = labels;
+  if (ports) cfg.ExposedPorts = ports;
+  if (volumes) cfg.Volumes = volumes;
+  const stop = user.StopSignal || container.StopSignal;
+  if (stop) cfg.StopSignal = stop;
+  const hc = user.Healthcheck ?? container.Healthcheck;
+  if (hc) cfg.Healthcheck = hc as Record<string, unknown>;
+  const onBuild = user.OnBuild?.length ? user.OnBuild : container.OnBuild;
+  if (onBuild?.length) cfg.OnBuild = onBuild;
+  const shell = user.Shell?.length ? user.Shell : container.Shell;
+  if (shell?.length) cfg.Shell = shell;
+  if (!cfg.Entrypoint) delete cfg.Entrypoint;
+  return cfg;
+}
+
+function nowIso(): string {
+  return new Date().toISOString().replace('Z', `${String(process.hrtime.bigint() % 1_000_000n).padStart(6, '0')}Z`);
+}
+
+export async function commitContainer(deps: ImageDeps, containers: ContainerFacts, opts: CommitOptions): Promise<{ id: string }> {
+  const c = containers.snapshotOf(opts.container);
+  const ref = targetReference(opts.repo, opts.tag);
+  const runtime = applyChanges(commitRuntimeConfig(c.config, opts.config), opts.changes);
+  const parent = (await deps.images.list()).find((i) => i.id === c.imageId);
+  if (!parent) throw conflict(`cannot commit container ${c.id.slice(0, 12)}: its image ${c.imageId} no longer exists`);
+  const { client } = deps;
+  return client.withLease(async (lease) => {
+    const w: WriteContext = { client, snapshotter: deps.snapshotter, lease };
+    // The layer the container sits on (init-<chain>) is the left side of the diff.
+    const info = await client.snapshots.stat(c.snapshotKey, { snapshotter: c.snapshotter }).catch(() => {
+      throw notFound(`the filesystem of container ${c.id} is missing`);
+    });
+    const diff = async () => {
+      const viewKey = `commit-view-${randomBytes(6).toString('hex')}`;
+      const lower = await client.snapshots.view({ key: viewKey, parent: info.parent, snapshotter: c.snapshotter }, { lease });
+      try {
+        const upper = readOnlyMounts(await client.snapshots.mounts(c.snapshotKey, { snapshotter: c.snapshotter }));
+        return await client.diff.diff({ left: lower, right: upper, media_type: MT.ociLayer, ref: `commit-${c.id.slice(0, 12)}-${viewKey.slice(12)}` }, { lease });
+      } finally {
+        await client.snapshots.remove(viewKey, { snapshotter: c.snapshotter, lease }).catch(() => undefined);
+      }
+    };
+    const layer = opts.pause ? await containers.frozen(c.id, diff) : await diff();
+    const diffId = layer.digest; // uncompressed: the blob digest is the diff ID
+
+    const parentDiffIds = parent.config.rootfs?.diff_ids ?? [];
+    const layers = [...parent.manifest.layers, { media_type: MT.ociLayer, digest: layer.digest, size: layer.size }];
+    const top = await unpackLayers(w, layers, [...parentDiffIds, diffId]);
+    const created = nowIso();
+    const base = structuredClone(parent.config) as OciImageConfig & Record<string, unknown>;
+    for (const legacy of ['container', 'container_config', 'docker_version', 'parent', 'id']) delete base[legacy];
+    const config: OciImageConfig & Record<string, unknown> = {
+      ...base,
+      created,
+      ...(opts.author ? { author: opts.author } : { author: undefined }),
+      config: runtime,
+      rootfs: { type: 'layers', diff_ids: [...parentDiffIds, diffId] },
+      history: [
+        ...(parent.config.history ?? []),
+        { created, created_by: (c.config.Cmd ?? []).join(' '), ...(opts.author ? { author: opts.author } : {}), ...(opts.comment ? { comment: opts.comment } : {}) },
+      ],
+    };
+    if (!opts.author) delete config.author;
+    const configDesc = await writeConfig(w, Buffer.from(JSON.stringify(config)), top);
+    const manifest = await writeManifest(w, { config: configDesc, layers });
+    const labels = { [LABEL.parent]: parent.id };
+    if (ref) await setName(client, deps.images, referenceString(ref), manifest, labels);
+    else await ensureReachable(client, deps.images, manifest, labels, configDesc.digest);
+    await deps.images.list().catch(() => undefined);
+    return { id: configDesc.digest };
+  });
+}

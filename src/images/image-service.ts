@@ -1,0 +1,432 @@
+// The local-images backend: list, inspect, history, tag, remove, prune, save, load, import,
+// commit and export over containerd's image records, content and snapshots. Removal follows
+// dockerd's rules (untag first, conflicts with containers, pruning of untagged parents); what no
+// image or container references any more is left to containerd's GC, run synchronously so the
+// space is free when the call returns, together with the init layers of rootfs.ts.
+import type { Writable } from 'node:stream';
+import type { ImagesBackend, ImageDeleteItem } from '../api/routes/images.ts';
+import type { RootfsManager } from '../daemon/containers/rootfs.ts';
+import { conflict, EngineError, invalidParameter, isNotFound } from '../errors.ts';
+import type { SupervisorClient } from '../supervisor/client.ts';
+import type { EventSubscription } from '../supervisor/events.ts';
+import type { Logger } from '../util/log.ts';
+import { KeyedMutex } from '../util/mutex.ts';
+import { commitContainer, type CommitOptions } from './commit.ts';
+import type { ContainerFacts } from './container-facts.ts';
+import { writeContainerExport } from './export.ts';
+import { chainIds, type ImageStore, type LocalImage } from './image-store.ts';
+import {
+  boolFilter, checkFilterNames, createdSeconds, historyView, inspectView, labelMatches, parentId, parseTimeFilter,
+  referenceMatches, repoTags, summaryView,
+} from './image-views.ts';
+import { keepAsDangling, LABEL, setName } from './image-write.ts';
+import { importImage, type ImageDeps, type ImportOptions, type ProgressFn } from './import.ts';
+import { loadImages, type LoadResult } from './load.ts';
+import { isDanglingName, isValidTag, parseReference, referenceString, familiarString, type Reference } from './reference.ts';
+import { resolveSaveNames, writeSaveArchive } from './save.ts';
+
+export interface ImageServiceDeps extends ImageDeps {
+  containers: ContainerFacts;
+  rootfs: RootfsManager;
+  tmpDir: string;
+  log: Logger;
+  /** The storage driver name inspect shows under GraphDriver. */
+  driver: string;
+}
+
+export interface ImageSizes {
+  /** Unpacked size of all the image's layers. */
+  size: number;
+  /** Part of `size` in layers other images use too. */
+  sharedSize: number;
+  uniqueSize: number;
+}
+
+const short = (id: string) => id.replace(/^sha256:/, '').slice(0, 12);
+const INIT_NAME = /^init-([a-f0-9]{64})$/;
+
+function isImageIdPrefix(id: string, ref: string): boolean {
+  return id.startsWith(ref) || id.slice(7).startsWith(ref);
+}
+
+/** All references in one repository and at most one tag (dockerd's isSingleReference). */
+function isSingleReference(names: string[]): boolean {
+  if (names.length <= 1) return names.length === 1;
+  const refs = names.map((n) => parseReference(n, { defaultTag: false }));
+  const repo = (r: Reference) => `${r.domain}/${r.path}`;
+  const tagged = refs.filter((r) => !r.digest);
+  if (tagged.length > 1) return false;
+  const single = tagged[0] ?? refs[0]!;
+  const digestRepos = new Set(refs.filter((r) => r.digest).map(repo));
+  return digestRepos.size === 1 && digestRepos.has(repo(single));
+}
+
+class DeleteConflict extends EngineError {
+  constructor(id: string, readonly hard: boolean, readonly used: boolean, what: string) {
+    super('CONFLICT', `conflict: unable to delete ${short(id)} (${hard ? 'cannot be forced' : 'must be forced'}) - ${what}`);
+  }
+}
+
+export class ImageService implements ImagesBackend {
+  private readonly lock = new KeyedMutex();
+  private readonly layerUsage = new Map<string, number>();
+  private sweeper: EventSubscription | undefined;
+  private sweepTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly d: ImageServiceDeps) {}
+
+  private get client(): SupervisorClient {
+    return this.d.client;
+  }
+
+  /** Watches snapshot removals (container rm) to drop init layers no image needs any more. */
+  start(): void {
+    this.sweeper = this.client.subscribe([`namespace==${this.client.namespace},topic=="/snapshot/remove"`], (e) => {
+      const key = String(e.event?.key ?? '');
+      if (INIT_NAME.test(key) || key.startsWith('extract-') || key.startsWith('commit-view-')) return;
+      clearTimeout(this.sweepTimer);
+      this.sweepTimer = setTimeout(() => void this.sweepInitLayers().catch((err) => this.d.log.warn(`init layer sweep: ${(err as Error).message}`)), 300);
+    }, { onError: (err) => this.d.log.debug(`snapshot events: ${(err as Error).message}`) });
+  }
+
+  stop(): void {
+    clearTimeout(this.sweepTimer);
+    this.sweeper?.close();
+  }
+
+  // ---- sizes -------------------------------------------------------------------------------------
+
+  /** Unpacked size of one layer (its committed snapshot's own usage), cached: snapshots are immutable. */
+  private async layerSize(chainId: string, fallback: number): Promise<number> {
+    const hit = this.layerUsage.get(chainId);
+    if (hit !== undefined) return hit;
+    try {
+      const u = await this.client.snapshots.usage(chainId, { snapshotter: this.d.snapshotter });
+      this.layerUsage.set(chainId, Number(u.size));
+      return Number(u.size);
+    } catch {
+      return fallback;
+    }
+  }
+
+  private async imageSize(img: LocalImage): Promise<number> {
+    const chain = chainIds(img.config.rootfs?.diff_ids ?? []);
+    let total = 0;
+    for (let i = 0; i < chain.length; i++) total += await this.layerSize(chain[i]!, Number(img.manifest.layers[i]?.size ?? 0));
+    return total;
+  }
+
+  /** Per image ID: unpacked size, and how much of it is in layers shared with other images. */
+  async sizes(list?: LocalImage[]): Promise<Map<string, ImageSizes>> {
+    const images = list ?? (await this.d.images.list());
+    const users = new Map<string, number>();
+    const chains = new Map<string, string[]>();
+    for (const img of images) {
+      const c = chainIds(img.config.rootfs?.diff_ids ?? []);
+      chains.set(img.id, c);
+      for (const id of new Set(c)) users.set(id, (users.get(id) ?? 0) + 1);
+    }
+    const out = new Map<string, ImageSizes>();
+    for (const img of images) {
+      let size = 0;
+      let shared = 0;
+      const c = chains.get(img.id)!;
+      for (let i = 0; i < c.length; i++) {
+        const s = await this.layerSize(c[i]!, Number(img.manifest.layers[i]?.size ?? 0));
+        size += s;
+        if ((users.get(c[i]!) ?? 0) > 1) shared += s;
+      }
+      out.set(img.id, { size, sharedSize: shared, uniqueSize: size - shared });
+    }
+    return out;
+  }
+
+  // ---- list / inspect / history ----------------------------------------------------------------
+
+  async list(opts: { all: boolean; digests: boolean; sharedSize: boolean; filters: Map<string, string[]> }): Promise<unknown[]> {
+    const f = opts.filters;
+    checkFilterNames(f, ['before', 'since', 'dangling', 'label', 'reference', 'until']);
+    const dangling = boolFilter('dangling', f.get('dangling'));
+    const images = await this.d.images.list();
+    const createdOf = async (ref: string) => createdSeconds(await this.d.images.resolve(ref));
+    const before = f.get('before')?.length ? Math.min(...(await Promise.all(f.get('before')!.map(createdOf)))) : undefined;
+    const since = f.get('since')?.length ? Math.max(...(await Promise.all(f.get('since')!.map(createdOf)))) : undefined;
+    const until = f.get('until')?.length ? Math.min(...f.get('until')!.map(parseTimeFilter)) : undefined;
+    const labels = f.get('label') ?? [];
+    const refs = f.get('reference') ?? [];
+    const sizes = await this.sizes(images);
+    const out: Array<Record<string, unknown>> = [];
+    for (const img of images) {
+      let tags = repoTags(img);
+      const isDangling = tags.length === 0 && img.names.length === 0;
+      if (dangling === true && !isDangling) continue;
+      if (dangling === false && isDangling) continue;
+      const created = createdSeconds(img);
+      if (before !== undefined && created >= before) continue;
+      if (since !== undefined && created <= since) continue;
+      if (until !== undefined && created >= until) continue;
+      if (!labels.every((l) => labelMatches(img.config.config?.Labels, l))) continue;
+      if (refs.length) {
+        tags = tags.filter((t) => refs.some((p) => referenceMatches(p, t)));
+        if (!tags.length) continue;
+      }
+      const s = sizes.get(img.id)!;
+      out.push(summaryView(img, { size: s.size, sharedSize: opts.sharedSize ? s.sharedSize : -1, containers: -1, tags }));
+    }
+    return out.sort((a, b) => (b.Created as number) - (a.Created as number));
+  }
+
+  async inspect(ref: string, version: string): Promise<unknown> {
+    const img = await this.full(ref);
+    return inspectView(img, { size: await this.imageSize(img), driver: this.d.driver, version });
+  }
+
+  async history(ref: string): Promise<unknown[]> {
+    const img = await this.full(ref);
+    const byId = new Map((await this.d.images.list()).map((i) => [i.id, i]));
+    const chain = chainIds(img.config.rootfs?.diff_ids ?? []);
+    const sizes = await Promise.all(chain.map((c, i) => this.layerSize(c, Number(img.manifest.layers[i]?.size ?? 0))));
+    return historyView(img, byId, sizes);
+  }
+
+  /** The image with all its names and records (resolve() gives only the record it matched). */
+  private async full(ref: string): Promise<LocalImage> {
+    const img = await this.d.images.resolve(ref);
+    return (await this.d.images.list()).find((i) => i.id === img.id) ?? img;
+  }
+
+  // ---- tag -------------------------------------------------------------------------------------
+
+  async tag(source: string, repo: string | undefined, tag: string | undefined): Promise<void> {
+    if (!repo) throw invalidParameter('repository name must be specified');
+    if (/^[a-f0-9]{64}$/.test(repo)) throw invalidParameter(`invalid repository name (${repo}), cannot specify 64-byte hexadecimal strings`);
+    const ref = parseReference(repo, { defaultTag: false });
+    if (ref.digest) throw invalidParameter('refusing to create a tag with a digest reference');
+    if (tag) {
+      if (!isValidTag(tag)) throw invalidParameter(`invalid tag format`);
+      ref.tag = tag;
+    }
+    ref.tag ??= 'latest';
+    await this.lock.run('images', async () => {
+      const img = await this.full(source);
+      const labels = { ...(img.records.find((r) => r.labels?.[LABEL.parent])?.labels ?? {}) };
+      await setName(this.client, this.d.images, referenceString(ref), img.record.target, labels);
+      for (const r of img.records) if (isDanglingName(r.name)) await this.client.images.delete(r.name).catch(() => undefined);
+      await this.d.images.list();
+    });
+  }
+
+  // ---- remove ----------------------------------------------------------------------------------
+
+  async remove(ref: string, opts: { force: boolean; noprune: boolean }): Promise<ImageDeleteItem[]> {
+    return this.lock.run('images', () => this.removeLocked(ref, opts.force, !opts.noprune));
+  }
+
+  private async removeLocked(ref: string, force: boolean, prune: boolean): Promise<ImageDeleteItem[]> {
+    const img = await this.full(ref);
+    const out: ImageDeleteItem[] = [];
+    const users = this.d.containers.imageUsers();
+    let quiet = false;
+    if (!isImageIdPrefix(img.id, ref)) {
+      if (!force && isSingleReference(img.names)) {
+        const user = users.find((u) => u.image === img.id);
+        if (user) throw conflict(`conflict: unable to remove repository reference ${JSON.stringify(ref)} (must force) - container ${short(user.id)} is using its referenced image ${short(img.id)}`);
+      }
+      const parsed = parseReference(ref);
+      const name = referenceString(parsed);
+      await this.untag(img, name, out);
+      // Removing the last tag of a repository takes its digest references along.
+      if (!parsed.digest) {
+        const repo = `${parsed.domain}/${parsed.path}`;
+        const rest = img.names.map((n) => parseReference(n, { defaultTag: false })).filter((r) => `${r.domain}/${r.path}` === repo);
+        if (!rest.some((r) => !r.digest)) for (const r of rest) await this.untag(img, referenceString(r), out);
+      }
+      if (img.names.length) return out;
+      quiet = true;
+    } else if (img.names.length && isSingleReference(img.names)) {
+      this.checkConflicts(img, users, { hard: true, activeReference: false, stopped: !force }, await this.d.images.list());
+      for (const n of [...img.names]) await this.untag(img, n, out);
+    }
+    await this.deleteHelper(img, out, force, prune, quiet);
+    await this.d.images.list();
+    return out;
+  }
+
+  /** Removes one name; an image losing its last name keeps a dangling record until it is deleted. */
+  private async untag(img: LocalImage, name: string, out: ImageDeleteItem[]): Promise<void> {
+    if (!img.names.includes(name)) return;
+    if (img.names.length === 1) await keepAsDangling(this.client, img);
+    try {
+      await this.client.images.delete(name);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    img.names = img.names.filter((n) => n !== name);
+    img.records = img.records.filter((r) => r.name !== name);
+    if (!img.records.length) img.records.push({ name: `moby-dangling@${img.record.target.digest}`, labels: img.record.labels, target: img.record.target });
+    out.push({ Untagged: familiarString(parseReference(name)) });
+  }
+
+  private children(id: string, all: LocalImage[]): LocalImage[] {
+    return all.filter((i) => i.id !== id && parentId(i) === id);
+  }
+
+  private checkConflicts(img: LocalImage, users: Array<{ id: string; image: string; running: boolean }>, mask: { hard: boolean; activeReference: boolean; stopped: boolean }, all?: LocalImage[]): void {
+    if (mask.hard && all && this.children(img.id, all).length) throw new DeleteConflict(img.id, true, false, 'image has dependent child images');
+    const running = users.find((u) => u.image === img.id && u.running);
+    if (mask.hard && running) throw new DeleteConflict(img.id, true, true, `image is being used by running container ${short(running.id)}`);
+    if (mask.activeReference && img.names.length) throw new DeleteConflict(img.id, false, false, 'image is referenced in multiple repositories');
+    const stopped = users.find((u) => u.image === img.id && !u.running);
+    if (mask.stopped && stopped) throw new DeleteConflict(img.id, false, true, `image is being used by stopped container ${short(stopped.id)}`);
+  }
+
+  private async deleteHelper(img: LocalImage, out: ImageDeleteItem[], force: boolean, prune: boolean, quiet: boolean): Promise<void> {
+    const all = await this.d.images.list();
+    const users = this.d.containers.imageUsers();
+    try {
+      this.checkConflicts(img, users, { hard: true, activeReference: !force, stopped: !force }, all);
+    } catch (err) {
+      const dangling = !img.names.length && !this.children(img.id, all).length;
+      if (err instanceof DeleteConflict && quiet && (!dangling || err.used)) return;
+      throw err;
+    }
+    const parent = parentId(img);
+    for (const n of [...img.names]) await this.untag(img, n, out);
+    const { deletedChains } = await this.purge([img]);
+    out.push({ Deleted: img.id }, ...deletedChains.map((c) => ({ Deleted: c })));
+    if (!prune || !parent) return;
+    const p = (await this.d.images.list()).find((i) => i.id === parent);
+    if (p && !p.names.length) await this.deleteHelper(p, out, false, true, true);
+  }
+
+  /**
+   * Deletes the images' records and lets containerd's GC take what nothing references any more
+   * (blobs, layer snapshots, and the init layers of chains no image keeps). Returns the layer
+   * chains that went, and how many content bytes were freed.
+   */
+  private async purge(victims: LocalImage[]): Promise<{ deletedChains: string[]; reclaimed: number }> {
+    const ids = new Set(victims.map((v) => v.id));
+    const remaining = (await this.d.images.list()).filter((i) => !ids.has(i.id));
+    const keptChains = new Set(remaining.flatMap((i) => chainIds(i.config.rootfs?.diff_ids ?? [])));
+    const blobs = new Map<string, number>();
+    const chains: string[] = [];
+    for (const v of victims) {
+      for (const l of v.manifest.layers) blobs.set(l.digest, Number(l.size));
+      blobs.set(v.manifest.config.digest, Number(v.manifest.config.size));
+      blobs.set(v.manifestDigest, 0);
+      for (const c of chainIds(v.config.rootfs?.diff_ids ?? []).reverse()) if (!chains.includes(c) && !keptChains.has(c)) chains.push(c);
+    }
+    for (const b of remaining.flatMap((i) => [...i.manifest.layers.map((l) => l.digest), i.manifest.config.digest, i.manifestDigest])) blobs.delete(b);
+    for (const v of victims) {
+      if (v.chainId && !remaining.some((i) => i.chainId === v.chainId)) await this.d.rootfs.removeInit(v.chainId).catch(() => false);
+    }
+    for (const v of victims) {
+      for (const r of v.records) {
+        await this.client.images.delete(r.name).catch((err) => {
+          if (!isNotFound(err)) throw err;
+        });
+      }
+    }
+    await this.collectGarbage();
+    const deletedChains: string[] = [];
+    for (const c of chains) {
+      try {
+        await this.client.snapshots.stat(c, { snapshotter: this.d.snapshotter });
+      } catch (err) {
+        if (isNotFound(err)) {
+          deletedChains.push(c);
+          this.layerUsage.delete(c);
+        }
+      }
+    }
+    let reclaimed = 0;
+    for (const [digest, size] of blobs) {
+      try {
+        await this.client.contentInfo(digest);
+      } catch (err) {
+        if (isNotFound(err)) reclaimed += size;
+      }
+    }
+    return { deletedChains, reclaimed };
+  }
+
+  /** One synchronous containerd GC pass (a throwaway lease deleted with sync). */
+  private async collectGarbage(): Promise<void> {
+    const lease = await this.client.leases.create({ expireMs: 60_000 });
+    await this.client.leases.delete(lease.id, { sync: true });
+  }
+
+  /** Removes init layers of chains that no image uses and no container sits on any more. */
+  async sweepInitLayers(): Promise<number> {
+    return this.lock.run('images', async () => {
+      const inits = await this.client.snapshots.list([], { snapshotter: this.d.snapshotter });
+      const chains = new Set((await this.d.images.list()).map((i) => i.chainId));
+      let removed = 0;
+      for (const s of inits) {
+        const m = INIT_NAME.exec(s.name);
+        if (!m || chains.has(`sha256:${m[1]}`)) continue;
+        if (await this.d.rootfs.removeInit(`sha256:${m[1]}`).catch(() => false)) removed++;
+      }
+      if (removed) await this.collectGarbage();
+      return removed;
+    });
+  }
+
+  // ---- prune -----------------------------------------------------------------------------------
+
+  async prune(filters: Map<string, string[]>): Promise<{ ImagesDeleted: ImageDeleteItem[] | null; SpaceReclaimed: number }> {
+    checkFilterNames(filters, ['dangling', 'until', 'label', 'label!']);
+    const danglingOnly = boolFilter('dangling', filters.get('dangling')) ?? true;
+    const until = filters.get('until')?.length ? Math.min(...filters.get('until')!.map(parseTimeFilter)) : undefined;
+    const labels = filters.get('label') ?? [];
+    const notLabels = filters.get('label!') ?? [];
+    return this.lock.run('images', async () => {
+      const all = await this.d.images.list();
+      const used = new Set(this.d.containers.imageUsers().map((u) => u.image));
+      const victims = all.filter((img) => {
+        if (used.has(img.id)) return false;
+        if (danglingOnly && img.names.length) return false;
+        if (this.children(img.id, all).length) return false;
+        if (until !== undefined && createdSeconds(img) >= until) return false;
+        const l = img.config.config?.Labels;
+        if (!labels.every((x) => labelMatches(l, x))) return false;
+        if (notLabels.some((x) => labelMatches(l, x))) return false;
+        return true;
+      });
+      const deleted: ImageDeleteItem[] = [];
+      if (!victims.length) return { ImagesDeleted: null, SpaceReclaimed: 0 };
+      for (const v of victims) for (const n of [...v.names]) deleted.push({ Untagged: familiarString(parseReference(n)) });
+      const { deletedChains, reclaimed } = await this.purge(victims);
+      for (const v of victims) deleted.push({ Deleted: v.id });
+      for (const c of deletedChains) deleted.push({ Deleted: c });
+      await this.d.images.list();
+      return { ImagesDeleted: deleted, SpaceReclaimed: reclaimed };
+    });
+  }
+
+  // ---- save / load / import / commit / export --------------------------------------------------
+
+  async prepareSave(names: string[]): Promise<(out: Writable) => Promise<void>> {
+    if (!names.length) throw invalidParameter('no images given to save');
+    const items = await resolveSaveNames(this.d.images, names);
+    return (out) => writeSaveArchive(this.client, items, out);
+  }
+
+  load(body: AsyncIterable<Uint8Array>): Promise<LoadResult> {
+    return loadImages(this.d, body);
+  }
+
+  importImage(body: AsyncIterable<Uint8Array>, opts: ImportOptions, progress?: ProgressFn): Promise<{ id: string; name?: string }> {
+    return importImage(this.d, body, opts, progress);
+  }
+
+  async commit(opts: CommitOptions): Promise<{ Id: string }> {
+    const { id } = await commitContainer(this.d, this.d.containers, opts);
+    return { Id: id };
+  }
+
+  async prepareExport(ref: string): Promise<(out: Writable) => Promise<void>> {
+    const c = this.d.containers.snapshotOf(ref);
+    return (out) => writeContainerExport(this.client, c, this.d.tmpDir, out);
+  }
+}

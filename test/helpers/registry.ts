@@ -1,0 +1,304 @@
+// Debian's docker-registry (distribution 2.8) for tests: plain HTTP or TLS from a throw-away CA,
+// optionally with htpasswd basic auth and required client certificates, on a free port, storage in
+// a temp dir. Plus what the registry tests need around it: a raw uploader that pushes hand-built
+// images straight to a registry (independent of the daemon's push), a reverse proxy in front of a
+// registry that counts and throttles requests, and a forward HTTP proxy that records what it carried.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { connect } from 'node:net';
+import { networkInterfaces, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { run } from './daemon.ts';
+import { freePort } from './ports.ts';
+
+export const REGISTRY_BIN = '/usr/bin/docker-registry';
+
+/** A non-loopback IPv4 address of this host (loopback registries are insecure automatically). */
+export function primaryAddress(): string {
+  for (const list of Object.values(networkInterfaces())) {
+    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  throw new Error('this host has no non-loopback IPv4 address');
+}
+
+export interface RegistryCerts {
+  dir: string;
+  caCert: string;
+  serverCert: string;
+  serverKey: string;
+  clientCert: string;
+  clientKey: string;
+}
+
+async function openssl(args: string[], cwd: string): Promise<void> {
+  const r = await run('openssl', args, { cwd });
+  if (r.code !== 0) throw new Error(`openssl ${args.join(' ')} failed: ${r.stderr}`);
+}
+
+/** CA, server certificate for the given IPs (and localhost), client certificate. */
+export async function makeRegistryCerts(dir: string, ips: string[]): Promise<RegistryCerts> {
+  await mkdir(dir, { recursive: true });
+  await openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=engine-registry-test-ca'], dir);
+  const san = ['DNS:localhost', ...ips.map((ip) => `IP:${ip}`)].join(',');
+  await writeFile(join(dir, 'server.ext'), `subjectAltName=${san}\nextendedKeyUsage=serverAuth\n`);
+  await writeFile(join(dir, 'client.ext'), 'extendedKeyUsage=clientAuth\n');
+  await openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=registry'], dir);
+  await openssl(['x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.crt', '-days', '2', '-extfile', 'server.ext'], dir);
+  await openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'client.key', '-out', 'client.csr', '-subj', '/CN=engine-client'], dir);
+  await openssl(['x509', '-req', '-in', 'client.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'client.cert', '-days', '2', '-extfile', 'client.ext'], dir);
+  return { dir, caCert: join(dir, 'ca.crt'), serverCert: join(dir, 'server.crt'), serverKey: join(dir, 'server.key'), clientCert: join(dir, 'client.cert'), clientKey: join(dir, 'client.key') };
+}
+
+export interface RegistryOptions {
+  tls?: { cert: string; key: string; clientCa?: string };
+  auth?: { user: string; password: string };
+  /** Listen address (default all interfaces, so both loopback and the primary address reach it). */
+  bind?: string;
+}
+
+export class TestRegistry {
+  proc: ChildProcess | null = null;
+  output = '';
+
+  constructor(readonly dir: string, readonly port: number, readonly opts: RegistryOptions) {}
+
+  /** host:port on loopback. */
+  get host(): string { return `127.0.0.1:${this.port}`; }
+  get scheme(): string { return this.opts.tls ? 'https' : 'http'; }
+
+  async start(): Promise<void> {
+    const cfg = [
+      'version: 0.1',
+      'log:', '  level: error', '  accesslog:', '    disabled: true',
+      'storage:', '  filesystem:', `    rootdirectory: ${join(this.dir, 'data')}`, '  delete:', '    enabled: true',
+      '  maintenance:', '    uploadpurging:', '      enabled: false',
+      'http:', `  addr: ${this.opts.bind ?? '0.0.0.0'}:${this.port}`,
+      ...(this.opts.tls ? ['  tls:', `    certificate: ${this.opts.tls.cert}`, `    key: ${this.opts.tls.key}`, ...(this.opts.tls.clientCa ? ['    clientcas:', `      - ${this.opts.tls.clientCa}`] : [])] : []),
+      ...(this.opts.auth ? ['auth:', '  htpasswd:', '    realm: engine-test', `    path: ${join(this.dir, 'htpasswd')}`] : []),
+    ].join('\n') + '\n';
+    await writeFile(join(this.dir, 'config.yml'), cfg);
+    this.output = '';
+    this.proc = spawn(REGISTRY_BIN, ['serve', join(this.dir, 'config.yml')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    this.proc.stdout!.on('data', (d) => (this.output += d));
+    this.proc.stderr!.on('data', (d) => (this.output += d));
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      if (this.proc.exitCode !== null) throw new Error(`docker-registry exited: ${this.output}`);
+      const up = await new Promise<boolean>((resolve) => {
+        const s = connect(this.port, '127.0.0.1');
+        s.on('connect', () => { s.destroy(); resolve(true); });
+        s.on('error', () => resolve(false));
+      });
+      if (up) return;
+      if (Date.now() > deadline) throw new Error(`docker-registry did not listen on ${this.port}: ${this.output}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** SIGKILL, as a crash mid-transfer. */
+  async kill(): Promise<void> {
+    const p = this.proc;
+    if (!p || p.exitCode !== null || p.signalCode) return;
+    const exited = new Promise((r) => p.once('exit', r));
+    p.kill('SIGKILL');
+    await exited;
+  }
+
+  async cleanup(): Promise<void> {
+    await this.kill();
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
+
+export async function startRegistry(opts: RegistryOptions = {}): Promise<TestRegistry> {
+  const dir = await mkdtemp(join(tmpdir(), 'engine-registry-'));
+  if (opts.auth) {
+    const r = await run('htpasswd', ['-Bbn', opts.auth.user, opts.auth.password]);
+    if (r.code !== 0) throw new Error(`htpasswd failed: ${r.stderr}`);
+    await writeFile(join(dir, 'htpasswd'), r.stdout);
+  }
+  const reg = new TestRegistry(dir, await freePort(), opts);
+  await reg.start();
+  return reg;
+}
+
+// ---- raw image upload (no daemon involved) ----------------------------------------------------
+
+export const sha256 = (b: Buffer | string) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
+
+export interface RawBlob {
+  mediaType: string;
+  data: Buffer;
+}
+
+export interface RawImage {
+  config: Record<string, unknown>;
+  layers: RawBlob[];
+  /** Docker schema2 media types instead of OCI ones. */
+  docker?: boolean;
+}
+
+export interface PushedManifest {
+  digest: string;
+  size: number;
+  mediaType: string;
+  configDigest: string;
+  bytes: Buffer;
+}
+
+async function call(method: string, url: string, body?: Buffer, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; text: string }> {
+  const res = await fetch(url, { method, ...(body ? { body: new Uint8Array(body) } : {}), headers, redirect: 'manual' });
+  return { status: res.status, headers: res.headers, text: await res.text() };
+}
+
+/** Monolithic upload of one blob (skipped when the registry has it). */
+export async function uploadBlob(base: string, repo: string, data: Buffer): Promise<string> {
+  const digest = sha256(data);
+  if ((await call('HEAD', `${base}/v2/${repo}/blobs/${digest}`)).status === 200) return digest;
+  const start = await call('POST', `${base}/v2/${repo}/blobs/uploads/`);
+  if (start.status !== 202) throw new Error(`upload start: ${start.status} ${start.text}`);
+  const loc = new URL(start.headers.get('location')!, base);
+  loc.searchParams.set('digest', digest);
+  const put = await call('PUT', loc.toString(), data, { 'Content-Type': 'application/octet-stream' });
+  if (put.status !== 201) throw new Error(`upload put: ${put.status} ${put.text}`);
+  return digest;
+}
+
+export async function putManifest(base: string, repo: string, ref: string, mediaType: string, bytes: Buffer): Promise<void> {
+  const r = await call('PUT', `${base}/v2/${repo}/manifests/${ref}`, bytes, { 'Content-Type': mediaType });
+  if (r.status !== 201) throw new Error(`manifest put ${repo}:${ref}: ${r.status} ${r.text}`);
+}
+
+/** Uploads layers, config and manifest; tags it when `tag` is given. */
+export async function pushRawImage(base: string, repo: string, tag: string | null, img: RawImage): Promise<PushedManifest> {
+  const configBytes = Buffer.from(JSON.stringify(img.config));
+  const configDigest = await uploadBlob(base, repo, configBytes);
+  const layers = [];
+  for (const l of img.layers) layers.push({ mediaType: l.mediaType, digest: await uploadBlob(base, repo, l.data), size: l.data.length });
+  const mediaType = img.docker ? 'application/vnd.docker.distribution.manifest.v2+json' : 'application/vnd.oci.image.manifest.v1+json';
+  const bytes = Buffer.from(JSON.stringify({
+    schemaVersion: 2, mediaType,
+    config: { mediaType: img.docker ? 'application/vnd.docker.container.image.v1+json' : 'application/vnd.oci.image.config.v1+json', digest: configDigest, size: configBytes.length },
+    layers,
+  }));
+  const digest = sha256(bytes);
+  await putManifest(base, repo, tag ?? digest, mediaType, bytes);
+  return { digest, size: bytes.length, mediaType, configDigest, bytes };
+}
+
+/** An index (or docker manifest list) over already pushed manifests. */
+export async function pushRawIndex(base: string, repo: string, tag: string, entries: Array<{ manifest: PushedManifest; platform: Record<string, string> }>, docker = false): Promise<PushedManifest> {
+  const mediaType = docker ? 'application/vnd.docker.distribution.manifest.list.v2+json' : 'application/vnd.oci.image.index.v1+json';
+  const bytes = Buffer.from(JSON.stringify({
+    schemaVersion: 2, mediaType,
+    manifests: entries.map((e) => ({ mediaType: e.manifest.mediaType, digest: e.manifest.digest, size: e.manifest.size, platform: e.platform })),
+  }));
+  await putManifest(base, repo, tag, mediaType, bytes);
+  return { digest: sha256(bytes), size: bytes.length, mediaType, configDigest: '', bytes };
+}
+
+// ---- proxies ----------------------------------------------------------------------------------
+
+/** A reverse proxy in front of a registry: counts requests, can throttle or cut blob downloads. */
+export class RegistryProxy {
+  private server!: Server;
+  port = 0;
+  /** "GET /v2/x/blobs/sha256:…" for every request seen. */
+  readonly seen: string[] = [];
+  /** Bytes per second for blob bodies (0 = unthrottled). */
+  throttle = 0;
+  /** Cut the next blob download after this many bytes (once). */
+  cutNextBlobAfter = 0;
+
+  constructor(private readonly target: number) {}
+
+  get host(): string { return `127.0.0.1:${this.port}`; }
+
+  blobGets(): string[] {
+    return this.seen.filter((s) => /^GET \/v2\/.+\/blobs\/sha256:/.test(s));
+  }
+
+  async start(): Promise<void> {
+    this.server = createServer((req, res) => this.forward(req, res));
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', () => r()));
+    this.port = (this.server.address() as { port: number }).port;
+  }
+
+  private forward(req: IncomingMessage, res: ServerResponse): void {
+    this.seen.push(`${req.method} ${req.url}`);
+    const isBlob = req.method === 'GET' && /\/blobs\/sha256:/.test(req.url ?? '');
+    const up = httpRequest({ host: '127.0.0.1', port: this.target, method: req.method, path: req.url, headers: req.headers }, (ur) => {
+      res.writeHead(ur.statusCode ?? 502, ur.headers);
+      if (!isBlob || (!this.throttle && !this.cutNextBlobAfter)) {
+        ur.pipe(res);
+        ur.on('error', () => res.destroy());
+        return;
+      }
+      const cut = this.cutNextBlobAfter;
+      this.cutNextBlobAfter = 0;
+      let sent = 0;
+      const started = Date.now();
+      ur.on('data', (chunk: Buffer) => {
+        sent += chunk.length;
+        if (cut && sent > cut) {
+          res.destroy();
+          ur.destroy();
+          return;
+        }
+        res.write(chunk);
+        if (this.throttle) {
+          const due = (sent / this.throttle) * 1000 - (Date.now() - started);
+          if (due > 5) {
+            ur.pause();
+            setTimeout(() => ur.resume(), due);
+          }
+        }
+      });
+      ur.on('end', () => res.end());
+      ur.on('error', () => res.destroy());
+      ur.on('aborted', () => res.destroy());
+    });
+    up.on('error', () => res.destroy());
+    req.pipe(up);
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise((r) => this.server.close(r));
+  }
+}
+
+/** A forward HTTP proxy (absolute-form requests only; CONNECT is refused) that records its traffic. */
+export class ForwardProxy {
+  private server!: Server;
+  port = 0;
+  readonly seen: string[] = [];
+
+  async start(): Promise<void> {
+    this.server = createServer((req, res) => {
+      this.seen.push(`${req.method} ${req.url}`);
+      const u = new URL(req.url ?? '/');
+      const up = httpRequest({ host: u.hostname, port: u.port, method: req.method, path: u.pathname + u.search, headers: req.headers }, (ur) => {
+        res.writeHead(ur.statusCode ?? 502, ur.headers);
+        ur.pipe(res);
+      });
+      up.on('error', () => res.destroy());
+      req.pipe(up);
+    });
+    this.server.on('connect', (req, socket) => {
+      this.seen.push(`CONNECT ${req.url}`);
+      socket.end('HTTP/1.1 403 Forbidden\r\n\r\n');
+    });
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', () => r()));
+    this.port = (this.server.address() as { port: number }).port;
+  }
+
+  get url(): string { return `http://127.0.0.1:${this.port}`; }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise((r) => this.server.close(r));
+  }
+}
