@@ -30,15 +30,49 @@ export async function waitForPing(socket: string, exited: () => string | null, t
   }
 }
 
-/** Keeps the last `max` characters of a child's output for error messages. */
-export class Tail {
-  private text = '';
-  constructor(private readonly max = 8000) {}
+/** Keeps a child's first `headMax` characters (start-up lines) and its last `tailMax` (errors). */
+export class OutputKeeper {
+  head = '';
+  private tail = '';
+  constructor(private readonly headMax = 256_000, private readonly tailMax = 8000) {}
   push(chunk: Buffer | string): void {
-    this.text += chunk;
-    if (this.text.length > this.max * 2) this.text = this.text.slice(-this.max);
+    const s = String(chunk);
+    if (this.head.length < this.headMax) this.head += s.slice(0, this.headMax - this.head.length);
+    this.tail += s;
+    if (this.tail.length > this.tailMax * 2) this.tail = this.tail.slice(-this.tailMax);
   }
   toString(): string {
-    return this.text.slice(-this.max);
+    return this.tail.slice(-this.tailMax);
   }
+}
+
+/** Start-up milestones both daemons log (logrus text format), as ms after the spawn. */
+export interface StartupMarks {
+  /** Process running and its code loaded: "Starting up". */
+  startingUp?: number;
+  /** Its containerd answered: containerd's own "successfully booted" line, relayed. */
+  containerdBooted?: number;
+  /** "Daemon has completed initialization". */
+  initialized?: number;
+  /** The first 200 from /_ping (what readyMs measures). */
+  ping: number;
+}
+
+export function startupMarks(output: string, spawnEpochMs: number, readyMs: number): StartupMarks {
+  const at = (msg: RegExp): number | undefined => {
+    for (const line of output.split('\n')) {
+      if (!msg.test(line)) continue;
+      const m = /time="(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)"/.exec(line);
+      if (!m) return undefined;
+      const frac = (m[2] ?? '.0').slice(0, 4).padEnd(4, '0'); // ms precision is plenty
+      return Date.parse(`${m[1]}${frac}${m[3]}`) - spawnEpochMs;
+    }
+    return undefined;
+  };
+  return {
+    startingUp: at(/msg="Starting up"/),
+    containerdBooted: at(/msg="containerd successfully booted/),
+    initialized: at(/msg="Daemon has completed initialization"/),
+    ping: readyMs,
+  };
 }

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { run } from '../../test/helpers/daemon.ts';
 import { buildBusyboxLayer } from '../../test/fixtures/busybox-image.ts';
 import { childNamed, teardownDir } from '../lib/proc.ts';
-import { Tail, waitForPing, type DaemonUnderTest } from './daemon.ts';
+import { OutputKeeper, startupMarks, waitForPing, type DaemonUnderTest, type StartupMarks } from './daemon.ts';
 
 const PATH_ENV = 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
@@ -31,7 +31,7 @@ export async function ensureDockerd(log: (s: string) => void): Promise<string | 
 
 export class Dockerd implements DaemonUnderTest {
   readonly kind = 'dockerd';
-  readonly output = new Tail();
+  readonly output = new OutputKeeper();
   exitCode: number | null = null;
   private child!: ChildProcess;
   private exited!: Promise<void>;
@@ -65,10 +65,11 @@ export class Dockerd implements DaemonUnderTest {
     }));
   }
 
-  static async start(): Promise<{ daemon: Dockerd; readyMs: number }> {
+  static async start(): Promise<{ daemon: Dockerd; readyMs: number; marks: StartupMarks }> {
     const dir = await mkdtemp('/tmp/dockerd-b-');
     await writeFile(join(dir, 'daemon.json'), '{}\n');
     const daemon = new Dockerd(dir);
+    const spawnEpoch = Date.now();
     const t0 = performance.now();
     try {
       daemon.spawn();
@@ -77,7 +78,8 @@ export class Dockerd implements DaemonUnderTest {
       await daemon.stop();
       throw err;
     }
-    return { daemon, readyMs: performance.now() - t0 };
+    const readyMs = performance.now() - t0;
+    return { daemon, readyMs, marks: startupMarks(daemon.output.head, spawnEpoch, readyMs) };
   }
 
   /** The same busybox rootfs as our fixture, through `docker import`, tagged busybox:latest. */

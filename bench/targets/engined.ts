@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { TestDaemon } from '../../test/helpers/daemon.ts';
 import { loadBusybox } from '../../test/helpers/images.ts';
 import { childNamed, pidFromFile, teardownDir } from '../lib/proc.ts';
-import { waitForPing, type DaemonUnderTest } from './daemon.ts';
+import { startupMarks, waitForPing, type DaemonUnderTest, type StartupMarks } from './daemon.ts';
 
 export class Engined implements DaemonUnderTest {
   readonly kind = 'engined';
@@ -25,10 +25,11 @@ export class Engined implements DaemonUnderTest {
   }
 
   /** Spawns engined on a fresh temp dir; `readyMs` runs from spawn to the first 200 from /_ping. */
-  static async start(): Promise<{ daemon: Engined; readyMs: number }> {
+  static async start(): Promise<{ daemon: Engined; readyMs: number; marks: StartupMarks }> {
     const dir = await mkdtemp('/tmp/engine-b-');
     const td = new TestDaemon(dir, { waitReady: false });
     const daemon = new Engined(td);
+    const spawnEpoch = Date.now();
     const t0 = performance.now();
     try {
       await td.spawn();
@@ -37,7 +38,8 @@ export class Engined implements DaemonUnderTest {
       await daemon.stop();
       throw err;
     }
-    return { daemon, readyMs: performance.now() - t0 };
+    const readyMs = performance.now() - t0;
+    return { daemon, readyMs, marks: startupMarks(td.output, spawnEpoch, readyMs) };
   }
 
   /** Puts the busybox fixture image in (straight into containerd, as the e2e tests do). */

@@ -139,6 +139,15 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     imageService.start();
     cleanups.push(() => imageService.stop());
     await containers.restore(initial['live-restore']);
+    // Shutdown order (cleanups run in reverse): stop accepting → stop containers (which ends log
+    // followers and attach streams) → wait for in-flight requests, cutting them after a grace period.
+    let listenersClosing: Promise<unknown> = Promise.resolve();
+    let cutConnections = () => {};
+    cleanups.push(async () => {
+      const timer = setTimeout(cutConnections, REQUEST_DRAIN_MS);
+      await listenersClosing;
+      clearTimeout(timer);
+    });
     cleanups.push(() => containers.shutdown(cfg()['live-restore'], cfg()['shutdown-timeout']));
 
     const listenWarnings: string[] = [];
@@ -183,12 +192,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       onRequest: (req, res, prefix) => api.handleRequest(req, res, prefix),
       onUpgrade: (req, socket, head, prefix) => api.handleUpgrade(req, socket, head, prefix),
     });
-    cleanups.push(async () => {
-      // Stop accepting, let in-flight requests finish, then cut what is left (log followers, events).
-      const closing = Promise.all(listeners.map((l) => l.close()));
-      const timer = setTimeout(() => listeners.forEach((l) => l.closeAllConnections()), REQUEST_DRAIN_MS);
-      await closing;
-      clearTimeout(timer);
+    cutConnections = () => listeners.forEach((l) => l.closeAllConnections());
+    cleanups.push(() => {
+      listenersClosing = Promise.all(listeners.map((l) => l.close()));
     });
 
     return {

@@ -120,7 +120,7 @@ export async function commitContainer(deps: ImageDeps, containers: ContainerFact
     const labels = { [LABEL.parent]: parent.id };
     if (ref) await setName(client, deps.images, referenceString(ref), manifest, labels);
     else await ensureReachable(client, deps.images, manifest, labels, configDesc.digest);
-    await deps.images.list().catch(() => undefined);
+    void deps.images.list().catch(() => undefined); // the /info count; not worth the commit's latency
     return { id: configDesc.digest };
   });
 }

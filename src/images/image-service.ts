@@ -14,7 +14,7 @@ import { KeyedMutex } from '../util/mutex.ts';
 import { commitContainer, type CommitOptions } from './commit.ts';
 import type { ContainerFacts } from './container-facts.ts';
 import { writeContainerExport } from './export.ts';
-import { chainIds, type ImageStore, type LocalImage } from './image-store.ts';
+import { chainIds, type LocalImage } from './image-store.ts';
 import {
   boolFilter, checkFilterNames, createdSeconds, historyView, inspectView, labelMatches, parentId, parseTimeFilter,
   referenceMatches, repoTags, summaryView,
@@ -79,14 +79,24 @@ export class ImageService implements ImagesBackend {
     return this.d.client;
   }
 
-  /** Watches snapshot removals (container rm) to drop init layers no image needs any more. */
+  /**
+   * Watches snapshot removals (container rm) to drop init layers no image needs any more, and image
+   * record changes made outside this service (pulls, other clients) to keep the /info count fresh.
+   */
   start(): void {
-    this.sweeper = this.client.subscribe([`namespace==${this.client.namespace},topic=="/snapshot/remove"`], (e) => {
+    const ns = this.client.namespace;
+    this.sweeper = this.client.subscribe([`namespace==${ns},topic=="/snapshot/remove"`, `namespace==${ns},topic~="^/images/"`], (e) => {
+      if (e.topic.startsWith('/images/')) {
+        void this.d.images.list().catch(() => undefined);
+        return;
+      }
       const key = String(e.event?.key ?? '');
       if (INIT_NAME.test(key) || key.startsWith('extract-') || key.startsWith('commit-view-')) return;
       clearTimeout(this.sweepTimer);
       this.sweepTimer = setTimeout(() => void this.sweepInitLayers().catch((err) => this.d.log.warn(`init layer sweep: ${(err as Error).message}`)), 300);
     }, { onError: (err) => this.d.log.debug(`snapshot events: ${(err as Error).message}`) });
+    // Init layers left by containers removed while the daemon was down.
+    this.sweepTimer = setTimeout(() => void this.sweepInitLayers().catch(() => undefined), 2000);
   }
 
   stop(): void {

@@ -41,7 +41,7 @@ export const sha256 = (b: Buffer | string): string => `sha256:${createHash('sha2
 /** Layer media type from the first bytes of the blob. */
 export function layerMediaType(magic: Buffer, docker: boolean): string {
   if (magic[0] === 0x1f && magic[1] === 0x8b) return docker ? MT.dockerLayerGzip : MT.ociLayerGzip;
-  if (magic.readUInt32LE(0) === 0xfd2fb528) return MT.ociLayerZstd;
+  if (magic.length >= 4 && magic.readUInt32LE(0) === 0xfd2fb528) return MT.ociLayerZstd;
   return docker ? MT.dockerLayer : MT.ociLayer;
 }
 

@@ -103,6 +103,10 @@ class Archive {
       await this.deps.client.contentAbort(ref, { lease: this.lease }).catch(() => undefined);
       throw err;
     });
+    if (magic.length < 8 && size > 0) {
+      // Already in the store (the write skipped the body): sniff the stored copy instead.
+      for await (const c of this.deps.client.contentRead(written.digest, { size: Math.min(8, size) })) magic = Buffer.concat([magic, c]);
+    }
     return { size, magic, digest: written.digest };
   }
 

@@ -82,15 +82,19 @@ export async function writeSaveArchive(client: SupervisorClient, items: SaveItem
   const manifestJson: unknown[] = [];
   const repositories: Record<string, Record<string, string>> = {};
   for (const { image, names } of items) {
-    const blobs = [...image.manifest.layers.map((l) => l.digest), image.manifest.config.digest, image.manifestDigest];
-    for (const d of blobs) {
+    for (const d of [...image.manifest.layers.map((l) => l.digest), image.manifest.config.digest]) {
       if (written.has(d)) continue;
       written.add(d);
       await blobEntry(tw, client, d, mtime);
     }
-    const manifestSize = Number((await client.contentInfo(image.manifestDigest)).size);
-    const mediaType = image.record.target.digest === image.manifestDigest ? image.record.target.media_type : MT.ociManifest;
-    const desc = { mediaType, digest: image.manifestDigest, size: manifestSize };
+    const manifestBytes = await client.contentReadAll(image.manifestDigest);
+    if (!written.has(image.manifestDigest)) {
+      written.add(image.manifestDigest);
+      await tw.file(`blobs/sha256/${image.manifestDigest.slice(7)}`, manifestBytes, { mode: 0o644, mtime });
+    }
+    const declared = (JSON.parse(manifestBytes.toString('utf8')) as { mediaType?: string }).mediaType;
+    const mediaType = declared ?? (image.record.target.digest === image.manifestDigest ? image.record.target.media_type : MT.ociManifest);
+    const desc = { mediaType, digest: image.manifestDigest, size: manifestBytes.length };
     if (names.length) {
       for (const n of names) {
         const r = parseReference(n);

@@ -249,14 +249,14 @@ export interface TarEntryReader {
 type Event = { k: 'entry'; h: TarHeader } | { k: 'data'; c: Buffer } | { k: 'end' };
 
 /** Entries of a tar stream, one at a time, bodies streamed (nothing is buffered beyond one chunk). */
-export async function* readTar(source: AsyncIterable<Uint8Array>): AsyncGenerator<TarEntryReader> {
+export async function* readTar(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): AsyncGenerator<TarEntryReader> {
   const events: Event[] = [];
   const parser = new TarParser({
     entry: (h) => events.push({ k: 'entry', h }),
     data: (c) => events.push({ k: 'data', c }),
     entryEnd: () => events.push({ k: 'end' }),
   });
-  const it = source[Symbol.asyncIterator]();
+  const it: AsyncIterator<Uint8Array> | Iterator<Uint8Array> = Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : source[Symbol.iterator]();
   let exhausted = false;
   const fill = async (): Promise<boolean> => {
     if (exhausted) return false;

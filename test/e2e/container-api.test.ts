@@ -23,6 +23,11 @@ function readdirSyncSafe(dir: string): string[] {
   }
 }
 
+/** Mismatches against a path's 200 response schema; none to report where ../shared is absent. */
+function conformance(value: unknown, path: string, method: string): string[] {
+  return apiSpecMissing() ? [] : validate(value, responseSchema(path, method, '200'));
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
@@ -149,6 +154,7 @@ describe('container API', () => {
     assert.equal((await api('POST', `/containers/${id}/restart`)).status, 204);
     assert.equal((await inspect(id)).State.Running, true);
     for (const path of ['start', 'stop', 'restart', 'kill']) assert.equal((await api('POST', `/containers/no-such-thing/${path}`)).status, 404, path);
+    assert.equal((await api('POST', '/containers/no-such-thing/kill')).json().message, 'cannot kill container: no-such-thing: No such container: no-such-thing');
     await forceRemove(id);
   });
 
@@ -401,7 +407,7 @@ describe('container API', () => {
     const r = await api('GET', `/containers/${id}/top`);
     assert.equal(r.status, 200, r.text());
     const top = r.json();
-    assert.deepEqual(validate(top, responseSchema('/containers/{id}/top', 'get', '200')), []);
+    assert.deepEqual(conformance(top, '/containers/{id}/top', 'get'), []);
     assert.ok(top.Titles.includes('PID') && top.Titles.includes('CMD'), JSON.stringify(top.Titles));
     const cmds = top.Processes.map((p: string[]) => p[top.Titles.indexOf('CMD')]);
     assert.ok(cmds.includes('sleep 301') && cmds.includes('sleep 302'), JSON.stringify(cmds));
@@ -436,7 +442,7 @@ describe('container API', () => {
     const r = await api('POST', `/containers/prune?filters=${encodeURIComponent(JSON.stringify({ label: ['prune=yes'] }))}`);
     assert.equal(r.status, 200, r.text());
     const body = r.json();
-    assert.deepEqual(validate(body, responseSchema('/containers/prune', 'post', '200')), []);
+    assert.deepEqual(conformance(body, '/containers/prune', 'post'), []);
     assert.deepEqual(body.ContainersDeleted, [a]);
     assert.ok(body.SpaceReclaimed >= 300000, `SpaceReclaimed ${body.SpaceReclaimed}`);
     const neg = await api('POST', `/containers/prune?filters=${encodeURIComponent(JSON.stringify({ 'label!': ['prune=no'] }))}`);
@@ -728,7 +734,7 @@ describe('container API', () => {
   test('list and inspect answer at once while a stop is in flight', async () => {
     const id = await runDetached(['sh', '-c', 'trap "" TERM; while true; do sleep 0.1; done'], { HostConfig: { NetworkMode: 'none' } }, 'stubborn');
     await sleep(300);
-    const stopping = api('POST', `/containers/${id}/stop?t=20`);
+    const stopping = d.docker(['stop', '-t', '20', id], { timeoutMs: 30_000 });
     await sleep(300);
     for (let k = 0; k < 5; k++) {
       let t0 = performance.now();
@@ -751,7 +757,8 @@ describe('container API', () => {
     const other = await runDetached(['true'], { HostConfig: { NetworkMode: 'none' } });
     assert.equal((await waitExit(other)).StatusCode, 0);
     assert.equal((await api('POST', `/containers/${id}/kill`)).status, 204);
-    assert.equal((await stopping).status, 204);
+    const stopped = await stopping;
+    assert.equal(stopped.code, 0, stopped.stderr);
     await forceRemove(id, other);
   });
 

@@ -211,6 +211,9 @@ export class RegistryProxy {
   throttle = 0;
   /** Cut the next blob download after this many bytes (once). */
   cutNextBlobAfter = 0;
+  /** Blob downloads in flight now, and the most seen at once. */
+  blobsInFlight = 0;
+  maxBlobsInFlight = 0;
 
   constructor(private readonly target: number) {}
 
@@ -229,15 +232,21 @@ export class RegistryProxy {
   private forward(req: IncomingMessage, res: ServerResponse): void {
     this.seen.push(`${req.method} ${req.url}`);
     const isBlob = req.method === 'GET' && /\/blobs\/sha256:/.test(req.url ?? '');
+    if (isBlob) {
+      this.blobsInFlight++;
+      this.maxBlobsInFlight = Math.max(this.maxBlobsInFlight, this.blobsInFlight);
+      res.on('close', () => this.blobsInFlight--);
+    }
     const up = httpRequest({ host: '127.0.0.1', port: this.target, method: req.method, path: req.url, headers: req.headers }, (ur) => {
       res.writeHead(ur.statusCode ?? 502, ur.headers);
-      if (!isBlob || (!this.throttle && !this.cutNextBlobAfter)) {
+      if (!isBlob || (!this.throttle && !(this.cutNextBlobAfter && Number(ur.headers['content-length'] ?? 0) > this.cutNextBlobAfter))) {
         ur.pipe(res);
         ur.on('error', () => res.destroy());
         return;
       }
-      const cut = this.cutNextBlobAfter;
-      this.cutNextBlobAfter = 0;
+      // Only a body larger than the cut point is cut (not the small config blob).
+      const cut = Number(ur.headers['content-length'] ?? 0) > this.cutNextBlobAfter ? this.cutNextBlobAfter : 0;
+      if (cut) this.cutNextBlobAfter = 0;
       let sent = 0;
       const started = Date.now();
       ur.on('data', (chunk: Buffer) => {
@@ -301,4 +310,104 @@ export class ForwardProxy {
     this.server.closeAllConnections();
     await new Promise((r) => this.server.close(r));
   }
+}
+
+/**
+ * A registry front that demands Bearer tokens (like Docker Hub): /v2/… without a valid token gets a
+ * 401 challenge pointing at /token, which checks Basic credentials (or a refresh token) and hands
+ * out tokens; authorised requests are forwarded to the registry behind it.
+ */
+export class TokenGateway {
+  private server!: Server;
+  port = 0;
+  readonly tokenRequests: string[] = [];
+  private readonly tokens = new Set<string>();
+  private readonly refresh = new Set<string>();
+
+  constructor(private readonly target: number, private readonly user: string, private readonly password: string) {}
+
+  get host(): string { return `127.0.0.1:${this.port}`; }
+
+  async start(): Promise<void> {
+    this.server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://gateway');
+      if (url.pathname === '/token') return this.token(req, res, url);
+      const auth = req.headers.authorization ?? '';
+      if (!auth.startsWith('Bearer ') || !this.tokens.has(auth.slice(7))) {
+        res.writeHead(401, {
+          'Content-Type': 'application/json', 'Docker-Distribution-Api-Version': 'registry/2.0',
+          'WWW-Authenticate': `Bearer realm="http://${this.host}/token",service="engine-test-registry"`,
+        });
+        res.end('{"errors":[{"code":"UNAUTHORIZED","message":"authentication required","detail":null}]}\n');
+        return;
+      }
+      const headers = { ...req.headers };
+      delete headers.authorization;
+      const up = httpRequest({ host: '127.0.0.1', port: this.target, method: req.method, path: req.url, headers }, (ur) => {
+        res.writeHead(ur.statusCode ?? 502, ur.headers);
+        ur.pipe(res);
+      });
+      up.on('error', () => res.destroy());
+      req.pipe(up);
+    });
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', () => r()));
+    this.port = (this.server.address() as { port: number }).port;
+  }
+
+  private token(req: IncomingMessage, res: ServerResponse, url: URL): void {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+      this.tokenRequests.push(`${req.method} ${url.search}${form.toString() ? ' ' + form.toString() : ''}`);
+      let ok = false;
+      if (req.method === 'POST' && form.get('grant_type') === 'refresh_token') ok = this.refresh.has(form.get('refresh_token') ?? '');
+      else {
+        const basic = req.headers.authorization?.startsWith('Basic ') ? Buffer.from(req.headers.authorization.slice(6), 'base64').toString('utf8') : '';
+        ok = basic === `${this.user}:${this.password}`;
+      }
+      if (!ok) {
+        res.writeHead(401, { 'Content-Type': 'application/json' });
+        res.end('{"details":"incorrect username or password"}\n');
+        return;
+      }
+      const token = createHash('sha256').update(String(Math.random())).digest('hex');
+      this.tokens.add(token);
+      const body: Record<string, unknown> = { token, access_token: token, expires_in: 300 };
+      if (url.searchParams.get('offline_token') === 'true') {
+        const r = `refresh-${token.slice(0, 16)}`;
+        this.refresh.add(r);
+        body.refresh_token = r;
+      }
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify(body));
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise((r) => this.server.close(r));
+  }
+}
+
+/** A server that answers like a v1-only registry: /v2/ is unknown, /v1/_ping works. */
+export async function startV1OnlyRegistry(): Promise<{ host: string; stop(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    if (req.url?.startsWith('/v1/')) {
+      res.writeHead(200, { 'Content-Type': 'application/json', 'X-Docker-Registry-Version': '0.9.1' });
+      res.end('true');
+      return;
+    }
+    res.writeHead(404, { 'Content-Type': 'text/plain' });
+    res.end('404 page not found\n');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as { port: number }).port;
+  return {
+    host: `127.0.0.1:${port}`,
+    stop: async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
 }

@@ -1,6 +1,6 @@
 // Container routes: parse the request → call the ContainersBackend → write JSON or a stream.
 import type { ServerResponse } from 'node:http';
-import { invalidParameter } from '../../errors.ts';
+import { EngineError, invalidParameter } from '../../errors.ts';
 import type { ContainerCreateBody } from '../../types/container-api.ts';
 import { readJson, readJsonObject, sendJson, sendNoContent, type Query } from '../http.ts';
 import type { Router } from '../router.ts';
@@ -113,7 +113,14 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
   });
 
   router.post('/containers/{id}/kill', async (ctx) => {
-    await backend.kill(ctx.params.id!, ctx.query.string('signal') || undefined);
+    const name = ctx.params.id!;
+    try {
+      await backend.kill(name, ctx.query.string('signal') || undefined);
+    } catch (err) {
+      // dockerd prefixes every kill failure (404, 409, bad signal) with the reference given.
+      if (err instanceof EngineError) throw new EngineError(err.code, `cannot kill container: ${name}: ${err.message}`, { cause: err });
+      throw err;
+    }
     sendNoContent(ctx.res);
   });
 

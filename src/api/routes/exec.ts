@@ -124,8 +124,9 @@ export function registerExecRoutes(router: Router, backend: ExecBackend, opts: E
     const stdin = run.stdin;
     if (stdin && upgraded) {
       const watcher = run.tty ? opts.detachWatcher(run.detachKeys) : undefined;
+      let detached = false;
       const forward = (b: Buffer) => {
-        if (b.length && !stdin.destroyed && !stdin.write(b)) {
+        if (b.length && !detached && !stdin.destroyed && !stdin.write(b)) {
           socket.pause();
           stdin.once('drain', () => socket.resume());
         }
@@ -134,10 +135,17 @@ export function registerExecRoutes(router: Router, backend: ExecBackend, opts: E
         if (!watcher) return forward(b);
         const r = watcher.push(b);
         forward(r.forward);
-        if (r.detach) release(); // the process keeps running; only this session ends
+        if (r.detach) {
+          detached = true; // the process keeps running; only this session ends
+          release();
+        }
       });
-      socket.on('end', () => void run.closeStdin());
-      socket.on('close', () => void run.closeStdin());
+      // As dockerd: the end of the client's stdin closes the process's stdin without a TTY only (a
+      // terminal's EOF is a ^D the user types, and a detached shell must survive).
+      if (!run.tty) {
+        socket.on('end', () => void run.closeStdin());
+        socket.on('close', () => void run.closeStdin());
+      }
     } else if (upgraded) {
       socket.on('data', () => undefined); // nothing reads stdin: drop it
     }

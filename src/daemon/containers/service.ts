@@ -459,7 +459,7 @@ export class ContainerService implements ContainersBackend, AttachBackend {
   async kill(ref: string, signal: string | undefined): Promise<void> {
     const rec = this.find(ref);
     const sig = parseSignal(signal || 'SIGKILL');
-    if (!rec.State.Running) throw conflict(`cannot kill container: ${ref}: Container ${rec.Id} is not running`);
+    if (!rec.State.Running) throw conflict(`Container ${rec.Id} is not running`);
     // dockerd waits for a SIGKILL to take effect (state recorded) before answering.
     const processed = sig === 9 ? this.exitProcessed(rec.Id) : undefined;
     await this.d.client.tasks.kill(rec.Id, sig, { all: sig === 9 });

@@ -95,7 +95,9 @@ export class ExecService {
   create(ref: string, body: ExecCreateBody): { Id: string } {
     const c = this.activeContainer(ref);
     const cmd = typeof body.Cmd === 'string' ? [body.Cmd] : (body.Cmd ?? []);
+    if (!Array.isArray(cmd) || cmd.some((a) => typeof a !== 'string')) throw invalidParameter('Cmd must be a list of strings');
     if (cmd.length === 0) throw invalidParameter('No exec command specified');
+    if (body.Env != null && !Array.isArray(body.Env)) throw invalidParameter('Env must be a list of strings');
     for (const e of body.Env ?? []) if (typeof e !== 'string' || e.startsWith('=') || e === '') throw invalidParameter(`invalid environment variable: ${JSON.stringify(e)}`);
     const tty = body.Tty === true;
     const size = body.ConsoleSize;

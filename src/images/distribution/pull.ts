@@ -252,8 +252,17 @@ export class Puller {
       await this.hold(desc.digest, 'content');
       bytes = await this.client.contentReadAll(desc.digest);
     } else {
-      const res = await session.getBlob(this.ref.path, desc.digest, this.abort.signal);
-      bytes = await readAll(res.body, 32 << 20);
+      const attempts = Math.max(1, this.deps.limits().maxDownloadAttempts);
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const res = await session.getBlob(this.ref.path, desc.digest, this.abort.signal);
+          bytes = await readAll(res.body, 32 << 20);
+          break;
+        } catch (err) {
+          if (this.abort.signal.aborted || attempt >= attempts || !retryable(err)) throw err;
+          await sleep(1000 * attempt, this.abort.signal);
+        }
+      }
     }
     if (bytes.length !== desc.size || sha256(bytes) !== desc.digest) throw internal(`image config verification failed for digest ${desc.digest}`);
     const parsed = JSON.parse(bytes.toString('utf8')) as OciImageConfig;

@@ -65,7 +65,7 @@ export class SharedOperations<R> {
   run(key: string, sink: ProgressSink, signal: AbortSignal | undefined, start: (sink: ProgressSink, signal: AbortSignal) => Promise<R>): Promise<R> {
     let op = this.running.get(key);
     if (!op) {
-      const created: Running<R> = { history: [], sinks: new Set(), abort: new AbortController(), result: undefined as unknown as Promise<R> };
+      const created: Running<R> = { history: [], sinks: new Set([sink]), abort: new AbortController(), result: undefined as unknown as Promise<R> };
       const broadcast: ProgressSink = (m) => {
         const last = created.history[created.history.length - 1];
         if (isByteProgress(m) && last && isByteProgress(last) && last.id === m.id && last.status === m.status) created.history[created.history.length - 1] = m;

@@ -1,0 +1,30 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { globToRegExp, labelMatches, parseTimeFilter, referenceMatches } from './image-views.ts';
+
+describe('image list filters', () => {
+  test('reference patterns match the familiar name or name:tag, * not crossing /', () => {
+    assert.ok(referenceMatches('busybox', 'busybox:latest'));
+    assert.ok(referenceMatches('busybox:lat*', 'busybox:latest'));
+    assert.ok(referenceMatches('busy*', 'busybox:1'));
+    assert.ok(!referenceMatches('busy*', 'team/busybox:1'));
+    assert.ok(referenceMatches('*/busybox', 'team/busybox:1'));
+    assert.ok(referenceMatches('localhost:5000/*', 'localhost:5000/x:1'));
+    assert.ok(!referenceMatches('other', 'busybox:latest'));
+    assert.ok(globToRegExp('a[bc]?').test('acx'));
+  });
+
+  test('labels by key or key=value', () => {
+    assert.ok(labelMatches({ a: '1' }, 'a'));
+    assert.ok(labelMatches({ a: '1' }, 'a=1'));
+    assert.ok(!labelMatches({ a: '1' }, 'a=2'));
+    assert.ok(!labelMatches(null, 'a'));
+  });
+
+  test('until/since times: unix seconds, RFC 3339, durations', () => {
+    assert.equal(parseTimeFilter('1700000000'), 1700000000);
+    assert.equal(parseTimeFilter('2024-01-01T00:00:00Z'), Date.UTC(2024, 0, 1) / 1000);
+    assert.ok(Math.abs(parseTimeFilter('1h30m') - (Date.now() / 1000 - 5400)) < 5);
+    assert.throws(() => parseTimeFilter('yesterday'), /invalid time filter/);
+  });
+});

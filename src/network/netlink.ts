@@ -1,0 +1,199 @@
+// Links, addresses and routes through iproute2. Each operation is one `ip -batch` process (in the
+// host namespace, or in a container's through unshare/nsenter), so a container's whole network —
+// namespace, veth pair, address, route, bridge port — costs two short processes.
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+
+export class CommandError extends Error {
+  constructor(readonly command: string, readonly stderr: string, readonly code: number | null) {
+    super(`${command}: ${stderr.trim() || `exit status ${code}`}`);
+  }
+}
+
+/** Runs a command with `input` on stdin; rejects with its stderr when it fails. */
+export function exec(cmd: string, args: string[], input = ''): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d));
+    child.stderr.on('data', (d: Buffer) => (err += d));
+    child.on('error', (e) => reject(new CommandError(cmd, e.message, null)));
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new CommandError(`${cmd} ${args.join(' ')}`, err, code))));
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(input);
+  });
+}
+
+export type Where = { kind: 'host' } | { kind: 'new-netns'; path: string } | { kind: 'netns'; path: string };
+
+/** `ip -batch -` with the lines, in the host namespace, a new namespace bound on `path`, or an existing one. */
+export async function ipBatch(lines: string[], where: Where = { kind: 'host' }): Promise<void> {
+  if (lines.length === 0) return;
+  const input = lines.join('\n') + '\n';
+  switch (where.kind) {
+    case 'host':
+      await exec('ip', ['-batch', '-'], input);
+      return;
+    case 'new-netns':
+      // unshare bind-mounts the new namespace on the (existing, empty) file and runs ip inside it.
+      await mkdir(dirname(where.path), { recursive: true, mode: 0o700 });
+      await writeFile(where.path, '');
+      await exec('unshare', [`--net=${where.path}`, 'ip', '-batch', '-'], input);
+      return;
+    case 'netns':
+      await exec('nsenter', [`--net=${where.path}`, 'ip', '-batch', '-'], input);
+  }
+}
+
+export function linkExists(name: string): boolean {
+  return existsSync(`/sys/class/net/${name}`);
+}
+
+export function linkIndex(name: string): number | undefined {
+  try {
+    return Number(readFileSync(`/sys/class/net/${name}/ifindex`, 'utf8').trim());
+  } catch {
+    return undefined;
+  }
+}
+
+export function isBridge(name: string): boolean {
+  return existsSync(`/sys/class/net/${name}/bridge`);
+}
+
+/** The IPv4 addresses on a link, as "a.b.c.d/n". */
+export async function linkIPv4(name: string): Promise<string[]> {
+  const out = await exec('ip', ['-j', '-4', 'addr', 'show', 'dev', name]);
+  const parsed = JSON.parse(out || '[]') as Array<{ addr_info?: Array<{ family: string; local: string; prefixlen: number }> }>;
+  return parsed.flatMap((l) => (l.addr_info ?? []).filter((a) => a.family === 'inet').map((a) => `${a.local}/${a.prefixlen}`));
+}
+
+/** Links whose alias marks them as created by the daemon with this tag (see naming.ts). */
+export function linksWithAlias(alias: string): string[] {
+  let names: string[] = [];
+  try {
+    names = readdirSafe('/sys/class/net');
+  } catch {
+    return [];
+  }
+  return names.filter((n) => {
+    try {
+      return readFileSync(`/sys/class/net/${n}/ifalias`, 'utf8').trim() === alias;
+    } catch {
+      return false;
+    }
+  });
+}
+
+function readdirSafe(path: string): string[] {
+  // Synchronous is fine: /sys/class/net is small and in memory.
+  return readdirSync(path);
+}
+
+/** One side of a container's attachment to a bridge. */
+export interface VethPlan {
+  /** Interface name inside the container (eth0…). */
+  ifname: string;
+  /** The host end, enslaved to the bridge. */
+  hostIf: string;
+  mac: string;
+  mtu: number;
+  /** "a.b.c.d/n" */
+  address: string;
+  /** Default route through this interface, when it is the container's gateway endpoint. */
+  gateway?: string;
+  bridge: string;
+  hairpin: boolean;
+}
+
+function inNamespaceLines(p: VethPlan): string[] {
+  const lines = [
+    // Created inside the container's namespace with the peer moved straight to the daemon's
+    // (process.pid names it), so nothing ever sits in the host namespace under the name eth0.
+    `link add ${p.ifname} address ${p.mac} mtu ${p.mtu} type veth peer name ${p.hostIf} mtu ${p.mtu} netns ${process.pid}`,
+    `addr add ${p.address} brd + dev ${p.ifname}`,
+    `link set ${p.ifname} up`,
+  ];
+  if (p.gateway) lines.push(`route add default via ${p.gateway} dev ${p.ifname}`);
+  return lines;
+}
+
+function hostLines(p: VethPlan): string[] {
+  const lines = [`link set ${p.hostIf} master ${p.bridge} up`];
+  if (p.hairpin) lines.push(`link set ${p.hostIf} type bridge_slave hairpin on`);
+  return lines;
+}
+
+/** A new network namespace bound on `path` with loopback up and the planned interfaces. */
+export async function createSandbox(path: string, plans: VethPlan[]): Promise<void> {
+  await ipBatch(['link set lo up', ...plans.flatMap(inNamespaceLines)], { kind: 'new-netns', path });
+  await ipBatch(plans.flatMap(hostLines));
+}
+
+/** Interfaces added to an existing namespace (network connect on a running container). */
+export async function addInterfaces(path: string, plans: VethPlan[]): Promise<void> {
+  await ipBatch(plans.flatMap(inNamespaceLines), { kind: 'netns', path });
+  await ipBatch(plans.flatMap(hostLines));
+}
+
+/** Replaces the default route inside a namespace (or removes it when `via` is undefined). */
+export async function setDefaultRoute(path: string, via: { gateway: string; ifname: string } | undefined): Promise<void> {
+  const lines = via ? [`route replace default via ${via.gateway} dev ${via.ifname}`] : ['route flush exact 0.0.0.0/0'];
+  await ipBatch(lines, { kind: 'netns', path }).catch(() => undefined);
+}
+
+/** Deletes links (a veth's peer goes with it); ones already gone are fine. */
+export async function deleteLinks(names: string[]): Promise<void> {
+  const present = names.filter(linkExists);
+  if (present.length === 0) return;
+  await ipBatch(present.map((n) => `link del ${n}`)).catch(async () => {
+    // One may have vanished between the check and the batch: delete the rest one by one.
+    for (const n of present) if (linkExists(n)) await ipBatch([`link del ${n}`]).catch(() => undefined);
+  });
+}
+
+export interface BridgeSpec {
+  name: string;
+  mtu: number;
+  /** "a.b.c.d/n" for the bridge, or undefined to leave its addresses alone (an existing --bridge). */
+  address?: string;
+  /** ifalias marking the link as the daemon's (removed with the daemon's networks). */
+  alias?: string;
+}
+
+/** Creates the bridge if missing, gives it exactly its IPv4 address, and brings it up. */
+export async function ensureBridge(spec: BridgeSpec): Promise<void> {
+  const lines: string[] = [];
+  if (!linkExists(spec.name)) {
+    lines.push(`link add ${spec.name} mtu ${spec.mtu} type bridge`);
+    if (spec.alias) lines.push(`link set ${spec.name} alias ${spec.alias}`);
+  }
+  if (spec.address) {
+    const have = lines.length ? [] : await linkIPv4(spec.name);
+    for (const a of have) if (a !== spec.address) lines.push(`addr del ${a} dev ${spec.name}`);
+    if (!have.includes(spec.address)) lines.push(`addr add ${spec.address} brd + dev ${spec.name}`);
+  }
+  lines.push(`link set ${spec.name} up`);
+  await ipBatch(lines);
+}
+
+/** Writes a sysctl given as its path under /proc/sys ("net/ipv4/ip_forward"); false on failure. */
+export function writeSysctl(path: string, value: string): boolean {
+  try {
+    writeFileSync(`/proc/sys/${path}`, value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function readSysctl(path: string): string | undefined {
+  try {
+    return readFileSync(`/proc/sys/${path}`, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
