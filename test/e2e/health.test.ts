@@ -92,12 +92,12 @@ describe('health checks', () => {
   });
 
   test('a probe past its timeout is killed and counts as a failure with exit -1', async () => {
-    const r = await d.docker(['run', '-d', '--name', 'hang', '--health-cmd', 'sleep 30', '--health-timeout', '300ms', '--health-interval', '200ms', '--health-retries', '1', 'busybox', 'sleep', '100000']);
+    const r = await d.docker(['run', '-d', '--name', 'hang', '--health-cmd', 'echo before-timeout; exec sleep 30', '--health-timeout', '300ms', '--health-interval', '200ms', '--health-retries', '1', 'busybox', 'sleep', '100000']);
     assert.equal(r.code, 0, r.stderr);
     const h = await healthIs('hang', 'unhealthy');
     const entry = h.Log.at(-1)!;
     assert.equal(entry.ExitCode, -1);
-    assert.equal(entry.Output, 'Health check exceeded timeout (300ms)');
+    assert.equal(entry.Output, 'Health check exceeded timeout (300ms): before-timeout\n');
     const took = Date.parse(entry.End) - Date.parse(entry.Start);
     assert.ok(took >= 250 && took < 5000, `probe took ${took} ms`);
     // Killed probes do not linger in the container.

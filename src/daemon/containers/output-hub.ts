@@ -51,6 +51,8 @@ export class OutputHub {
       };
       source.once('end', done);
       source.once('error', done);
+      // destroy() (the task failed to start) emits neither 'end' nor 'error', only 'close'.
+      source.once('close', done);
       const release = () => {
         // Paused, read() hands out (through 'data') only what is already buffered; the rest stays
         // in the FIFO for the next daemon. All synchronous: no read can slip in between.

@@ -318,9 +318,9 @@ export class ExecService {
       if (timedOut) {
         await this.d.client.tasks.kill(containerId, 9, { execId: Id }).catch(() => undefined);
         await run.done;
-        return { exitCode: -1, output: Buffer.concat(chunks).toString('utf8'), timedOut: true };
       }
-      return { exitCode: await run.done, output: Buffer.concat(chunks).toString('utf8') + (truncated ? '...' : ''), timedOut: false };
+      const output = Buffer.concat(chunks).toString('utf8') + (truncated ? '...' : '');
+      return timedOut ? { exitCode: -1, output, timedOut } : { exitCode: await run.done, output, timedOut };
     } finally {
       this.execs.delete(Id);
     }

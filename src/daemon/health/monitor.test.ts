@@ -72,7 +72,7 @@ describe('HealthMonitor', () => {
     await until('a probe', () => (rec.State.Health?.Log.length ?? 0) > 0);
     m.stopAll();
     const entry = rec.State.Health!.Log[0]!;
-    assert.deepEqual([entry.ExitCode, entry.Output], [-1, 'Health check exceeded timeout (1.5s)']);
+    assert.deepEqual([entry.ExitCode, entry.Output], [-1, 'Health check exceeded timeout (1.5s): partial']);
     assert.equal(rec.State.Health!.Status, 'unhealthy');
     assert.deepEqual(host.calls[0], ['/bin/sh', '-c', 'x']);
   });

@@ -120,7 +120,11 @@ export class HealthMonitor {
     const start = isoNow();
     try {
       const r = await this.d.host.probe(id, s.command!, s.timeoutMs, MAX_OUTPUT_BYTES);
-      if (r.timedOut) return { Start: start, End: isoNow(), ExitCode: -1, Output: `Health check exceeded timeout (${goDuration(s.timeoutNs)})` };
+      if (r.timedOut) {
+        // As current dockerd: what the probe printed before it was killed follows the message.
+        const msg = `Health check exceeded timeout (${goDuration(s.timeoutNs)})`;
+        return { Start: start, End: isoNow(), ExitCode: -1, Output: r.output ? `${msg}: ${r.output}` : msg };
+      }
       return { Start: start, End: isoNow(), ExitCode: r.exitCode, Output: r.output };
     } catch (err) {
       this.d.log.debug(`health check error: ${(err as Error).message}`, { id });

@@ -1,0 +1,263 @@
+// The daemon's iptables rules. All of them live in the daemon's own chains (prefix from naming.ts),
+// reached from the built-in chains by one jump each. The chains' contents are a pure function of
+// the desired state (networks and published ports), written whole with one `iptables-restore
+// --noflush` — which flushes each chain it declares — so a sync is idempotent: after a crash and a
+// restart the same rules come back once, never twice, and rules of what no longer exists vanish.
+import { exec } from './netlink.ts';
+import type { Logger } from '../util/log.ts';
+
+export interface FwNetwork {
+  bridge: string;
+  subnet: string;
+  icc: boolean;
+  masquerade: boolean;
+  internal: boolean;
+}
+
+export interface FwPort {
+  bridge: string;
+  proto: 'tcp' | 'udp' | 'sctp';
+  /** '' or 0.0.0.0 for every address. */
+  hostIp: string;
+  hostPort: number;
+  containerIp: string;
+  containerPort: number;
+}
+
+export interface FwState {
+  networks: FwNetwork[];
+  ports: FwPort[];
+}
+
+export interface FwSettings {
+  /** Loopback traffic goes through the userland proxy (else DNAT from OUTPUT with route_localnet). */
+  userlandProxy: boolean;
+  /** Published ports also answer when addressed directly to the container's IP from outside. */
+  allowDirectRouting: boolean;
+}
+
+export interface Chains {
+  /** filter: accepts for published ports, then drops other traffic routed in to containers. nat: DNAT. */
+  main: string;
+  forward: string;
+  user: string;
+  iso1: string;
+  iso2: string;
+  post: string;
+}
+
+export function chainNames(prefix: string): Chains {
+  return { main: prefix, forward: `${prefix}-FWD`, user: `${prefix}-USER`, iso1: `${prefix}-ISO1`, iso2: `${prefix}-ISO2`, post: `${prefix}-POST` };
+}
+
+/** The jumps from the built-in chains into ours, exactly as iptables-save prints them. */
+export function jumpRules(c: Chains, s: FwSettings): { filter: string[]; nat: string[] } {
+  return {
+    filter: [`-A FORWARD -j ${c.forward}`],
+    nat: [
+      `-A PREROUTING -m addrtype --dst-type LOCAL -j ${c.main}`,
+      s.userlandProxy ? `-A OUTPUT ! -d 127.0.0.0/8 -m addrtype --dst-type LOCAL -j ${c.main}` : `-A OUTPUT -m addrtype --dst-type LOCAL -j ${c.main}`,
+      `-A POSTROUTING -j ${c.post}`,
+    ],
+  };
+}
+
+function anyHost(ip: string): boolean {
+  return ip === '' || ip === '0.0.0.0';
+}
+
+function isV4(ip: string): boolean {
+  return /^\d+\.\d+\.\d+\.\d+$/.test(ip);
+}
+
+/** Contents of our chains in both tables (without the table headers / COMMIT). */
+export function renderChains(c: Chains, state: FwState, s: FwSettings): { filter: string[]; nat: string[] } {
+  const filter: string[] = [`:${c.main} - [0:0]`, `:${c.forward} - [0:0]`, `:${c.iso1} - [0:0]`, `:${c.iso2} - [0:0]`];
+  const nat: string[] = [`:${c.main} - [0:0]`, `:${c.post} - [0:0]`];
+  const ports = state.ports.filter((p) => anyHost(p.hostIp) || isV4(p.hostIp));
+
+  filter.push(`-A ${c.forward} -j ${c.user}`, `-A ${c.forward} -j ${c.iso1}`);
+  for (const n of state.networks) {
+    filter.push(`-A ${c.forward} -o ${n.bridge} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT`);
+    filter.push(`-A ${c.forward} -o ${n.bridge} -j ${c.main}`);
+    if (!n.internal) filter.push(`-A ${c.forward} -i ${n.bridge} ! -o ${n.bridge} -j ACCEPT`);
+    filter.push(`-A ${c.forward} -i ${n.bridge} -o ${n.bridge} -j ${n.icc ? 'ACCEPT' : 'DROP'}`);
+    if (n.internal) {
+      filter.push(`-A ${c.iso1} -i ${n.bridge} ! -d ${n.subnet} -j DROP`);
+      filter.push(`-A ${c.iso1} -o ${n.bridge} ! -s ${n.subnet} -j DROP`);
+    } else {
+      filter.push(`-A ${c.iso1} -i ${n.bridge} ! -o ${n.bridge} -j ${c.iso2}`);
+    }
+    filter.push(`-A ${c.iso2} -o ${n.bridge} -j DROP`);
+  }
+  for (const p of ports) {
+    const ct = s.allowDirectRouting ? '' : ' -m conntrack --ctstate DNAT';
+    filter.push(`-A ${c.main} -d ${p.containerIp}/32 ! -i ${p.bridge} -o ${p.bridge} -p ${p.proto} -m ${p.proto} --dport ${p.containerPort}${ct} -j ACCEPT`);
+  }
+  // Nothing else reaches a container from outside its bridge: unpublished ports stay closed even
+  // when the FORWARD policy accepts.
+  for (const n of state.networks) filter.push(`-A ${c.main} ! -i ${n.bridge} -o ${n.bridge} -j DROP`);
+
+  for (const n of state.networks) {
+    if (n.masquerade && !n.internal) nat.push(`-A ${c.post} -s ${n.subnet} ! -o ${n.bridge} -j MASQUERADE`);
+    if (!s.userlandProxy) nat.push(`-A ${c.post} -o ${n.bridge} -m addrtype --src-type LOCAL -j MASQUERADE`);
+    // With the proxy, traffic from a container to a published port of its own bridge goes through
+    // the proxy (hairpin without NAT); without it, DNAT applies to it too.
+    if (s.userlandProxy) nat.push(`-A ${c.main} -i ${n.bridge} -j RETURN`);
+  }
+  for (const p of ports) {
+    if (!s.userlandProxy) nat.push(`-A ${c.post} -s ${p.containerIp}/32 -d ${p.containerIp}/32 -p ${p.proto} -m ${p.proto} --dport ${p.containerPort} -j MASQUERADE`);
+    const dst = anyHost(p.hostIp) ? '' : ` -d ${p.hostIp}/32`;
+    const notIn = s.userlandProxy ? ` ! -i ${p.bridge}` : '';
+    nat.push(`-A ${c.main}${dst}${notIn} -p ${p.proto} -m ${p.proto} --dport ${p.hostPort} -j DNAT --to-destination ${p.containerIp}:${p.containerPort}`);
+  }
+  return { filter, nat };
+}
+
+/** The restore script: our chains rewritten, plus jump changes (only at start-up and teardown). */
+export function restoreScript(tables: { filter: string[]; nat: string[] }, extra: { filter: string[]; nat: string[] } = { filter: [], nat: [] }): string {
+  return ['*filter', ...tables.filter, ...extra.filter, 'COMMIT', '*nat', ...tables.nat, ...extra.nat, 'COMMIT', ''].join('\n');
+}
+
+interface SavedTable {
+  chains: Set<string>;
+  rules: string[];
+}
+
+export function parseSave(text: string): Record<string, SavedTable> {
+  const out: Record<string, SavedTable> = {};
+  let cur: SavedTable | undefined;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('*')) {
+      cur = { chains: new Set(), rules: [] };
+      out[line.slice(1).trim()] = cur;
+    } else if (!cur || line.startsWith('#')) {
+      continue;
+    } else if (line.startsWith(':')) {
+      cur.chains.add(line.slice(1).split(' ')[0]!);
+    } else if (line.startsWith('-A ')) {
+      cur.rules.push(line.trim());
+    }
+  }
+  return out;
+}
+
+/** The jump target of a rule ("-j X" at the end or anywhere). */
+function target(rule: string): string | undefined {
+  return /(?:^| )-j (\S+)/.exec(rule)?.[1];
+}
+
+const BUILTIN = new Set(['INPUT', 'FORWARD', 'OUTPUT', 'PREROUTING', 'POSTROUTING']);
+
+/**
+ * Start-up: what to add and remove so each built-in chain jumps into ours exactly once with the
+ * current settings (a changed --userland-proxy swaps the OUTPUT jump; duplicates left by anything
+ * go), and whether the user chain has to be created (it is never flushed: it belongs to the admin).
+ */
+export function jumpChanges(saved: Record<string, SavedTable>, c: Chains, s: FwSettings): { filter: string[]; nat: string[] } {
+  const ours = new Set(Object.values(c));
+  const want = jumpRules(c, s);
+  const out = { filter: [] as string[], nat: [] as string[] };
+  for (const table of ['filter', 'nat'] as const) {
+    const t = saved[table] ?? { chains: new Set<string>(), rules: [] };
+    const seen = new Set<string>();
+    for (const rule of t.rules) {
+      const chain = rule.split(' ')[1]!;
+      const tgt = target(rule);
+      if (!BUILTIN.has(chain) || !tgt || !ours.has(tgt)) continue;
+      if (want[table].includes(rule) && !seen.has(rule)) {
+        seen.add(rule);
+        continue;
+      }
+      out[table].push(rule.replace(/^-A /, '-D '));
+    }
+    for (const rule of want[table]) {
+      if (seen.has(rule)) continue;
+      // FORWARD's jump goes first so other tools' rules cannot shadow the containers' traffic.
+      out[table].push(rule.startsWith('-A FORWARD ') ? rule.replace(/^-A FORWARD /, '-I FORWARD 1 ') : rule);
+    }
+    if (table === 'filter' && !t.chains.has(c.user)) out.filter.unshift(`:${c.user} - [0:0]`);
+  }
+  return out;
+}
+
+/** Teardown: every jump into our chains and the chains themselves (user chain included). */
+export function teardownScript(saved: Record<string, SavedTable>, c: Chains): string | undefined {
+  const ours = Object.values(c);
+  const out = { filter: [] as string[], nat: [] as string[] };
+  let any = false;
+  for (const table of ['filter', 'nat'] as const) {
+    const t = saved[table];
+    if (!t) continue;
+    for (const rule of t.rules) {
+      const chain = rule.split(' ')[1]!;
+      const tgt = target(rule);
+      if (!ours.includes(chain) && tgt && ours.includes(tgt)) out[table].push(rule.replace(/^-A /, '-D '));
+    }
+    const present = ours.filter((ch) => t.chains.has(ch));
+    for (const ch of present) out[table].push(`:${ch} - [0:0]`);
+    for (const ch of present) out[table].push(`-X ${ch}`);
+    if (out[table].length) any = true;
+  }
+  return any ? restoreScript({ filter: [], nat: [] }, out) : undefined;
+}
+
+export class Firewall {
+  readonly chains: Chains;
+  private running: Promise<void> = Promise.resolve();
+  private queued: Promise<void> | null = null;
+  private installed = false;
+
+  constructor(
+    prefix: string,
+    private readonly settings: () => FwSettings,
+    private readonly desired: () => FwState,
+    private readonly log: Logger,
+  ) {
+    this.chains = chainNames(prefix);
+  }
+
+  /**
+   * Writes our chains from the current desired state. Concurrent callers share one run: a sync
+   * requested while another runs waits for it and then writes the state as it is by then.
+   */
+  sync(): Promise<void> {
+    if (this.queued) return this.queued;
+    const next = this.running.catch(() => undefined).then(() => {
+      this.queued = null;
+      return this.apply();
+    });
+    this.queued = next;
+    this.running = next;
+    return next;
+  }
+
+  private async apply(): Promise<void> {
+    const s = this.settings();
+    const tables = renderChains(this.chains, this.desired(), s);
+    let extra = { filter: [] as string[], nat: [] as string[] };
+    if (!this.installed) {
+      const saved = parseSave(await exec('iptables-save', []));
+      extra = jumpChanges(saved, this.chains, s);
+    }
+    await exec('iptables-restore', ['-w', '--noflush'], restoreScript(tables, extra));
+    this.installed = true;
+  }
+
+  /** Removes our jumps and chains (the daemon has no bridge networks left, or shuts down). */
+  async teardown(): Promise<void> {
+    await this.running.catch(() => undefined);
+    await removeChains(this.chains);
+    this.installed = false;
+  }
+
+  warnOnFailure(what: string): (err: unknown) => void {
+    return (err) => this.log.warn(`firewall ${what}: ${(err as Error).message}`);
+  }
+}
+
+export async function removeChains(c: Chains): Promise<void> {
+  const saved = parseSave(await exec('iptables-save', []));
+  const script = teardownScript(saved, c);
+  if (script) await exec('iptables-restore', ['-w', '--noflush'], script);
+}
