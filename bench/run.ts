@@ -15,6 +15,7 @@ import { loadAverage, rssMiB, teardownDir } from './lib/proc.ts';
 import { interleave, summarize, type Summary } from './lib/stats.ts';
 import { num, ratio, table } from './lib/table.ts';
 import { apiLifecycle, NETWORK_NONE, type ApiPhases } from './scenarios/api-lifecycle.ts';
+import { captureEnginedSpec } from './scenarios/engined-spec.ts';
 import { ContainerdFloor, type FloorPhases } from './scenarios/floor.ts';
 import { listScenario, type ListResult } from './scenarios/list.ts';
 import { LOG_BYTES, logsOnce, type LogsRun } from './scenarios/logs.ts';
@@ -92,7 +93,7 @@ interface MemoryReading {
 interface Results {
   startup: { engined?: StartupMarks[]; dockerd?: StartupMarks[] };
   memory: MemoryReading[];
-  lifecycle: { enginedNone?: ApiPhases[]; enginedDefault?: ApiPhases[]; dockerdNone?: ApiPhases[]; floor?: FloorPhases[]; runc?: number[]; spawn?: number[] };
+  lifecycle: { enginedNone?: ApiPhases[]; enginedDefault?: ApiPhases[]; dockerdNone?: ApiPhases[]; floor?: FloorPhases[]; floorEnginedSpec?: FloorPhases[]; runc?: number[]; spawn?: number[] };
   parallel: { engined?: number[]; dockerd?: number[] };
   list: { engined?: ListResult; dockerd?: ListResult };
   logs: { engined?: LogsRun[]; dockerd?: LogsRun[] };
@@ -167,13 +168,15 @@ async function main(): Promise<void> {
         workDirs.add(work);
         const floor = await ContainerdFloor.open(engined.containerdSocket, join(work, 'floor'));
         const runc = await RuncRun.prepare(join(work, 'runc'));
-        progress(`single lifecycle, taking turns: engined none/default${dockerd ? ', dockerd none' : ''}, containerd floor, runc run (${it.warmups} warm-ups + ${it.n} each)`);
+        const enginedSpec = await captureEnginedSpec(engined, join(work, 'engined-spec'));
+        progress(`single lifecycle, taking turns: engined none/default${dockerd ? ', dockerd none' : ''}, containerd floor (2 specs), runc run (${it.warmups} warm-ups + ${it.n} each)`);
         try {
           const r = await interleave(it.n, it.warmups, {
             enginedNone: () => apiLifecycle(engined, NETWORK_NONE),
             enginedDefault: () => apiLifecycle(engined, {}),
             ...(dockerd ? { dockerdNone: () => apiLifecycle(dockerd, NETWORK_NONE) } : {}),
             floor: () => floor.once(),
+            floorEnginedSpec: () => floor.once(enginedSpec),
             runc: () => runc.once(),
             spawn: () => spawnTrue(),
           } as Record<string, () => Promise<unknown>>);
@@ -182,6 +185,7 @@ async function main(): Promise<void> {
             enginedDefault: r.enginedDefault as ApiPhases[],
             ...(r.dockerdNone ? { dockerdNone: r.dockerdNone as ApiPhases[] } : {}),
             floor: r.floor as FloorPhases[],
+            floorEnginedSpec: r.floorEnginedSpec as FloorPhases[],
             runc: r.runc as number[],
             spawn: r.spawn as number[],
           };
@@ -269,6 +273,8 @@ function render(res: Results, ctx: RenderContext): string {
   row(`remove ${it.listContainers} containers, 8 at a time: wall`, 'ms', le && [le.removeAllMs], ld && [ld.removeAllMs]);
   row(`${LOG_BYTES / 2 ** 20} MiB to stdout: start → exit`, 's', col(res.logs.engined, (r) => r.writeMs), col(res.logs.dockerd, (r) => r.writeMs));
   row(`${LOG_BYTES / 2 ** 20} MiB of logs read back (GET logs, whole stream)`, 's', col(res.logs.engined, (r) => r.readMs), col(res.logs.dockerd, (r) => r.readMs));
+  row('  daemon CPU while the container writes them', 's', col(res.logs.engined, (r) => r.writeCpu), col(res.logs.dockerd, (r) => r.writeCpu));
+  row('  daemon CPU while they are read back', 's', col(res.logs.engined, (r) => r.readCpu), col(res.logs.dockerd, (r) => r.readCpu));
   if (rows.length) {
     out.push('## Side by side');
     out.push('');
@@ -297,7 +303,8 @@ function render(res: Results, ctx: RenderContext): string {
       ['engined, network none', ours],
       ['engined, default network', sum(col(lc.enginedDefault, (p) => p.total))],
       ['dockerd 20.10, network none', sum(col(lc.dockerdNone, (p) => p.total))],
-      ['bare containerd lifecycle from Node (floor)', sum(col(lc.floor, (p) => p.total))],
+      ['bare containerd lifecycle from Node (floor; lifecycle-test spec)', sum(col(lc.floor, (p) => p.total))],
+      ['the same floor with engined\'s own spec (seccomp, masks, cgroupns, /etc binds)', sum(col(lc.floorEnginedSpec, (p) => p.total))],
       ['`runc run` (spawned from Node)', sum(lc.runc)],
       ['for scale: one helper process from Node (execFile true)', sum(lc.spawn)],
     ];
@@ -310,30 +317,36 @@ function render(res: Results, ctx: RenderContext): string {
       const shown = r.toFixed(2);
       out.push('');
       out.push(`Target (within 1.2× of the bare containerd lifecycle): engined (network none) / floor = ${shown}× → ${Number(shown) <= 1.2 ? 'met' : 'NOT met'}; ${num(ours.median - floor.median)} ms above the floor.`);
+      const same = sum(col(lc.floorEnginedSpec, (p) => p.total));
+      if (same) out.push(`With engined's own spec in the floor (so only the daemon's own work differs): ${(ours.median / same.median).toFixed(2)}×, ${num(ours.median - same.median)} ms above it.`);
     }
     out.push('');
 
-    const phase = (xs: ApiPhases[] | undefined, k: keyof ApiPhases) => num(sum(col(xs, (p) => p[k]))?.median);
+    const phase = (xs: ApiPhases[] | undefined, k: Exclude<keyof ApiPhases, 'cpu'>) => num(sum(col(xs, (p) => p[k]))?.median);
+    const cpuMean = (xs: ApiPhases[] | undefined, k: 'daemon' | 'containerd') => num(sum(col(xs, (p) => p.cpu[k]))?.mean, 1);
     out.push('### Where the time goes: API calls, median ms');
     out.push('');
     out.push(table(['call', 'engined none', 'engined default', 'dockerd none'], (['create', 'start', 'wait', 'delete', 'total'] as const).map((k) => [
       k === 'total' ? 'total' : `${k === 'delete' ? 'DELETE /containers/{id}' : `POST ${k === 'create' ? '/containers/create' : `/containers/{id}/${k}`}`}`,
       phase(lc.enginedNone, k), phase(lc.enginedDefault, k), phase(lc.dockerdNone, k),
+    ]).concat([
+      ['CPU ms used by the daemon per lifecycle (mean)', cpuMean(lc.enginedNone, 'daemon'), cpuMean(lc.enginedDefault, 'daemon'), cpuMean(lc.dockerdNone, 'daemon')],
+      ['CPU ms used by its containerd per lifecycle (mean)', cpuMean(lc.enginedNone, 'containerd'), cpuMean(lc.enginedDefault, 'containerd'), cpuMean(lc.dockerdNone, 'containerd')],
     ])));
     out.push('');
     if (lc.floor) {
-      const f = (k: keyof FloorPhases) => num(sum(col(lc.floor, (p) => p[k]))?.median);
+      const f = (xs: FloorPhases[] | undefined, k: keyof FloorPhases) => num(sum(col(xs, (p) => p[k]))?.median);
       out.push('### The floor\'s phases, median ms');
       out.push('');
-      out.push(table(['phase', 'ms'], [
-        ['Snapshots.Prepare + Containers.Create', f('prepareAndCreate')],
-        ['mkfifo (execFile) + open readers', f('fifos')],
-        ['Tasks.Create', f('taskCreate')],
-        ['Tasks.Start', f('start')],
-        ['Tasks.Wait + output EOF', f('wait')],
-        ['Tasks.Delete + Containers.Delete + Snapshots.Remove + rm FIFOs', f('cleanup')],
-        ['total', f('total')],
-      ]));
+      out.push(table(['phase', 'lifecycle-test spec', 'engined\'s spec'], ([
+        ['Snapshots.Prepare + Containers.Create', 'prepareAndCreate'],
+        ['mkfifo (execFile) + open readers', 'fifos'],
+        ['Tasks.Create', 'taskCreate'],
+        ['Tasks.Start', 'start'],
+        ['Tasks.Wait + output EOF', 'wait'],
+        ['Tasks.Delete + Containers.Delete + Snapshots.Remove + rm FIFOs', 'cleanup'],
+        ['total', 'total'],
+      ] as const).map(([label, k]) => [label, f(lc.floor, k), f(lc.floorEnginedSpec, k)])));
       out.push('');
     }
   }

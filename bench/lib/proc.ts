@@ -68,3 +68,24 @@ export function loadAverage(): string {
     return '?';
   }
 }
+
+const CLK_TCK = 100; // USER_HZ: 100 on every Linux this runs on (getconf CLK_TCK)
+
+/** CPU time (user + system) a process has used so far, in ms (10 ms resolution); NaN when gone. */
+export function cpuMs(pid: number | null | undefined): number {
+  if (!pid) return NaN;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK; // utime, stime
+  } catch {
+    return NaN;
+  }
+}
+
+/** CPU used by a daemon and by its containerd between two calls of the returned function. */
+export function cpuMeter(pids: { daemon: number; containerd: number | null }): () => { daemon: number; containerd: number } {
+  const d0 = cpuMs(pids.daemon);
+  const c0 = cpuMs(pids.containerd);
+  return () => ({ daemon: cpuMs(pids.daemon) - d0, containerd: cpuMs(pids.containerd) - c0 });
+}

@@ -1,6 +1,7 @@
 // One container through a daemon's HTTP API: create → start → wait → delete, each call timed.
 
 import { api } from '../lib/http.ts';
+import { cpuMeter } from '../lib/proc.ts';
 import type { DaemonUnderTest } from '../targets/daemon.ts';
 
 export interface ApiPhases {
@@ -9,6 +10,8 @@ export interface ApiPhases {
   wait: number;
   delete: number;
   total: number;
+  /** CPU ms the daemon and its containerd used meanwhile (10 ms ticks: average over many). */
+  cpu: { daemon: number; containerd: number };
 }
 
 export const NETWORK_NONE = { NetworkMode: 'none' };
@@ -31,6 +34,7 @@ export async function removeContainer(d: DaemonUnderTest, id: string): Promise<v
 
 /** `true` in busybox, start to removal; throws on a non-zero exit. */
 export async function apiLifecycle(d: DaemonUnderTest, hostConfig: Record<string, unknown> = NETWORK_NONE): Promise<ApiPhases> {
+  const cpu = cpuMeter({ daemon: d.pid, containerd: d.containerdPid() });
   const t0 = performance.now();
   const id = await createContainer(d, ['true'], hostConfig);
   const t1 = performance.now();
@@ -42,5 +46,5 @@ export async function apiLifecycle(d: DaemonUnderTest, hostConfig: Record<string
   if (status !== 0) throw new Error(`${d.kind}: container ${id} exited ${status}`);
   await removeContainer(d, id);
   const t4 = performance.now();
-  return { create: t1 - t0, start: t2 - t1, wait: t3 - t2, delete: t4 - t3, total: t4 - t0 };
+  return { create: t1 - t0, start: t2 - t1, wait: t3 - t2, delete: t4 - t3, total: t4 - t0, cpu: cpu() };
 }

@@ -12,6 +12,7 @@ import { promisify } from 'node:util';
 import { jsonAny, SPEC_TYPE_URL, SupervisorClient } from '../../src/supervisor/client.ts';
 import type { AnyMessage } from '../../src/supervisor/protos.ts';
 import { ensureBusyboxImage, type BusyboxImage } from '../../test/fixtures/busybox-image.ts';
+import type { SpecFor } from './engined-spec.ts';
 import { floorSpec } from './floor-spec.ts';
 
 const execFileP = promisify(execFile);
@@ -56,7 +57,8 @@ export class ContainerdFloor {
     return new ContainerdFloor(client, image, options, workDir);
   }
 
-  async once(): Promise<FloorPhases> {
+  /** One lifecycle of `true`; `specFor` swaps in another spec (default: the lifecycle-test style). */
+  async once(specFor?: SpecFor): Promise<FloorPhases> {
     const c = this.client;
     const id = `floor-${process.pid}-${this.seq++}`;
     const fifoDir = join(this.workDir, 'fifo', id);
@@ -65,7 +67,7 @@ export class ContainerdFloor {
     await c.containers.create({
       id,
       runtime: { name: 'io.containerd.runc.v2', options: this.runtimeOptions },
-      spec: jsonAny(SPEC_TYPE_URL, floorSpec(id, ['true'], `/bench-floor/${id}`)),
+      spec: jsonAny(SPEC_TYPE_URL, specFor ? specFor(id) : floorSpec(id, ['true'], `/bench-floor/${id}`)),
       snapshotter: 'overlayfs',
       snapshot_key: id,
     });

@@ -2,6 +2,7 @@
 // time, then the whole log read back through GET /containers/{id}/logs.
 
 import { api, drain } from '../lib/http.ts';
+import { cpuMeter } from '../lib/proc.ts';
 import type { DaemonUnderTest } from '../targets/daemon.ts';
 import { createContainer, removeContainer } from './api-lifecycle.ts';
 
@@ -12,6 +13,9 @@ export interface LogsRun {
   writeMs: number;
   readMs: number;
   readBytes: number;
+  /** CPU ms the daemon used while the container wrote, and while the logs were read. */
+  writeCpu: number;
+  readCpu: number;
 }
 
 export async function logsOnce(d: DaemonUnderTest): Promise<LogsRun> {
@@ -19,19 +23,24 @@ export async function logsOnce(d: DaemonUnderTest): Promise<LogsRun> {
     NetworkMode: 'none', LogConfig: { Type: 'json-file', Config: {} },
   });
   try {
+    const pids = { daemon: d.pid, containerd: d.containerdPid() };
+    const writeCpu = cpuMeter(pids);
     const t0 = performance.now();
     await api(d.socket, 'POST', `/containers/${id}/start`, undefined, [204]);
     const w = await api(d.socket, 'POST', `/containers/${id}/wait`, undefined, [200]);
     const writeMs = performance.now() - t0;
     const status = w.json<{ StatusCode: number }>().StatusCode;
     if (status !== 0) throw new Error(`${d.kind}: log writer exited ${status}`);
+    const writeCpuMs = writeCpu().daemon;
+    const readCpu = cpuMeter(pids);
     const t1 = performance.now();
     const r = await drain(d.socket, `/containers/${id}/logs?stdout=1&stderr=1`);
     const readMs = performance.now() - t1;
+    const readCpuMs = readCpu().daemon;
     if (r.status !== 200) throw new Error(`${d.kind}: GET logs → ${r.status}`);
     // Multiplexed stream: 8-byte frame headers on top of the payload.
     if (r.bytes < LOG_BYTES) throw new Error(`${d.kind}: logs returned ${r.bytes} bytes, expected ≥ ${LOG_BYTES}`);
-    return { writeMs, readMs, readBytes: r.bytes };
+    return { writeMs, readMs, readBytes: r.bytes, writeCpu: writeCpuMs, readCpu: readCpuMs };
   } finally {
     await removeContainer(d, id).catch(() => undefined);
   }

@@ -42,8 +42,11 @@ export class Dockerd implements DaemonUnderTest {
   get socket(): string { return join(this.dir, 'docker.sock'); }
   get pid(): number { return this.child.pid!; }
 
+  private ctrdPid: number | null = null;
+
   containerdPid(): number | null {
-    return childNamed(this.pid, 'containerd');
+    this.ctrdPid ??= childNamed(this.pid, 'containerd');
+    return this.ctrdPid;
   }
 
   private spawn(): void {

@@ -9,6 +9,12 @@ import { registerSystemRoutes } from '../api/routes/system.ts';
 import type { LoadedConfig } from '../config/daemon-config.ts';
 import { openDatabase } from '../store/database.ts';
 import { RecordTable } from '../store/kv.ts';
+import { EventLog } from '../store/events.ts';
+import { EventBus } from './events/bus.ts';
+import { registerEventRoutes } from '../api/routes/events.ts';
+import { publishDaemonEvent, reloadAttributes } from './events/daemon-events.ts';
+import { registerSystemDfRoutes } from '../api/routes/system-df.ts';
+import { DiskUsageService } from './disk-usage.ts';
 import { Supervisor } from '../supervisor/supervisor.ts';
 import type { Logger } from '../util/log.ts';
 import { ENGINE_VERSION } from '../version.ts';
@@ -27,8 +33,12 @@ import { TaskLauncher } from './containers/task-launcher.ts';
 import { ContainerService } from './containers/service.ts';
 import type { ContainerRecord } from './containers/record.ts';
 import { registerContainerRoutes } from '../api/routes/containers.ts';
+import { registerNetworkRoutes } from '../api/routes/networks.ts';
+import { NetworkService } from '../network/service.ts';
 import { registerAttachRoutes } from '../api/routes/attach.ts';
 import { registerExecRoutes } from '../api/routes/exec.ts';
+import { registerStatsRoutes } from '../api/routes/stats.ts';
+import { StatsService, factsOf } from './stats/service.ts';
 import { ExecService } from './exec/service.ts';
 import { DEFAULT_DETACH_KEYS, EscapeMatcher, parseDetachKeys } from './exec/detach-keys.ts';
 import { HealthMonitor } from './health/monitor.ts';
@@ -91,6 +101,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
 
     const db = openDatabase(join(roots.dataRoot, 'engine.db'));
     cleanups.push(() => db.close());
+    // Every service publishes here (persisted before delivery; see events/bus.ts).
+    const events = new EventBus({ log: new EventLog(db), logger: log.child({ module: 'events' }) });
     const meta = new RecordTable<{ value: string }>(db, 'meta');
     let engineId = meta.get('engine-id')?.value;
     if (!engineId) {
@@ -104,26 +116,40 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     await mkdir(containersDir, { recursive: true, mode: 0o710 });
     const images = new ImageStore(client);
     await images.list().catch(() => []);
-    const distribution = new DistributionService({ client, images, snapshotter, config: cfg, log: log.child({ module: 'distribution' }) });
+    const distribution = new DistributionService({
+      client, images, snapshotter, config: cfg, log: log.child({ module: 'distribution' }), events,
+      // Our own containerd: downloads land directly in its content directory (see blob-writer.ts).
+      ...(supervisor.managed ? { contentRoot: join(roots.dataRoot, 'containerd', 'io.containerd.content.v1.content') } : {}),
+    });
     void distribution.dropStaleLeases();
     cleanups.push(() => distribution.close());
     const runtimes = new RuntimeRegistry(roots.execRoot, initial.runtimes);
     const rootfs = new RootfsManager(client, snapshotter, roots.tmpDir);
     const shmSize = parseSize(initial['default-shm-size']);
+    // Bridges, firewall chains and surviving sandboxes come back before any container starts; at
+    // shutdown (after the containers stopped) proxies and DNS stop, and without live-restore the
+    // daemon's bridges and chains go too.
+    const networks = new NetworkService({ db, config: cfg, log: log.child({ module: 'network' }), execRoot: roots.execRoot });
+    cleanups.push(() => networks.shutdown(cfg()['live-restore']));
+    await networks.init();
     const launcher = new TaskLauncher({
       client, rootfs, runtimes, config: cfg, log: log.child({ module: 'containers' }), execRoot: roots.execRoot,
-      runcRoot: supervisor.runcRoot, containersDir, tmpDir: roots.tmpDir, cgroupDriver, shmSize,
+      runcRoot: supervisor.runcRoot, containersDir, tmpDir: roots.tmpDir, cgroupDriver, shmSize, networks,
     });
     const containers = new ContainerService({
       client, images, store: new ContainerStore<ContainerRecord>(db), rootfs, runtimes, launcher, config: cfg,
-      log: log.child({ module: 'containers' }), containersDir, shmSize,
+      log: log.child({ module: 'containers' }), containersDir, shmSize, events, networks,
     });
-    const execs = new ExecService({ client, containers, execRoot: roots.execRoot, log: log.child({ module: 'exec' }) });
+    networks.attachContainers({ find: (ref) => containers.find(ref) });
+    const execs = new ExecService({
+      client, containers, execRoot: roots.execRoot, log: log.child({ module: 'exec' }),
+      onEvent: (e) => containers.publishEvent(e.containerId, e.action, e.attributes),
+    });
     cleanups.push(() => execs.close());
-    // TODO(events): publish exec_* (ExecService onEvent) and "health_status: …" (onStatus) events.
     const health = new HealthMonitor({
       host: { find: (id) => containers.find(id), save: (id) => containers.saveState(id), probe: (id, cmd, t, max) => execs.probe(id, cmd, t, max) },
       log: log.child({ module: 'health' }),
+      onStatus: (id, status) => containers.publishEvent(id, `health_status: ${status}`),
     });
     cleanups.push(() => health.stopAll());
     containers.setExecIdsProvider((id) => execs.idsOf(id));
@@ -135,10 +161,18 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const imageService = new ImageService({
       client, images, snapshotter, containers, rootfs, tmpDir: roots.tmpDir, log: log.child({ module: 'images' }),
       driver: initial['storage-driver'] || 'overlay2',
+      events, containerEvent: (id, action, attributes) => containers.publishEvent(id, action, attributes),
     });
     imageService.start();
     cleanups.push(() => imageService.stop());
     await containers.restore(initial['live-restore']);
+    await networks.reconcile((id) => {
+      try {
+        return containers.find(id).State.Running;
+      } catch {
+        return undefined;
+      }
+    });
     // Shutdown order (cleanups run in reverse): stop accepting → stop containers (which ends log
     // followers and attach streams) → wait for in-flight requests, cutting them after a grace period.
     let listenersClosing: Promise<unknown> = Promise.resolve();
@@ -148,6 +182,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       await listenersClosing;
       clearTimeout(timer);
     });
+    // After the containers stopped (their kill/die events reach the streams), /events streams end.
+    cleanups.push(() => events.close());
     cleanups.push(() => containers.shutdown(cfg()['live-restore'], cfg()['shutdown-timeout']));
 
     const listenWarnings: string[] = [];
@@ -171,11 +207,30 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
 
     const api = new ApiServer(log, { serverVersion: ENGINE_VERSION, experimental: () => cfg().experimental });
     registerSystemRoutes(api.router, system);
+    registerEventRoutes(api.router, events);
+    registerSystemDfRoutes(api.router, new DiskUsageService({ images: imageService, containers }));
     registerContainerRoutes(api.router, containers);
+    registerNetworkRoutes(api.router, networks);
     registerAttachRoutes(api.router, containers);
     registerDistributionRoutes(api.router, distribution);
     registerImageRoutes(api.router, imageService);
     registerExecRoutes(api.router, execs, { detachWatcher: (keys) => new EscapeMatcher(keys.length ? keys : parseDetachKeys(DEFAULT_DETACH_KEYS)) });
+    // One shared sampler for every stats request; closing it ends open streams before the request drain.
+    const stats = new StatsService({
+      containers: {
+        find: (ref) => factsOf(containers.find(ref)),
+        byId: (id) => {
+          try {
+            const rec = containers.find(id);
+            return rec.Id === id ? factsOf(rec) : undefined;
+          } catch {
+            return undefined;
+          }
+        },
+      },
+    });
+    cleanups.push(() => stats.close());
+    registerStatsRoutes(api.router, stats);
 
     const hosts = initial.hosts.filter((h) => h !== '');
     const tlsOn = initial.tls || initial.tlsverify;
@@ -203,6 +258,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         const c = cfg();
         if (changed.includes('debug') || changed.includes('log-level')) log.configure({ level: c['log-level'] });
         if (changed.includes('runtimes')) runtimes.reload(c.runtimes);
+        publishDaemonEvent(events, engineId!, 'reload', reloadAttributes(c));
       },
       shutdown,
     };

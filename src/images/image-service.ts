@@ -24,6 +24,8 @@ import { importImage, type ImageDeps, type ImportOptions, type ProgressFn } from
 import { loadImages, type LoadResult } from './load.ts';
 import { isDanglingName, isValidTag, parseReference, referenceString, familiarString, type Reference } from './reference.ts';
 import { resolveSaveNames, writeSaveArchive } from './save.ts';
+import type { EventPublisher } from '../daemon/events/bus.ts';
+import { publishImageEvent, publishImageEventFor } from '../daemon/events/image-events.ts';
 
 export interface ImageServiceDeps extends ImageDeps {
   containers: ContainerFacts;
@@ -32,6 +34,10 @@ export interface ImageServiceDeps extends ImageDeps {
   log: Logger;
   /** The storage driver name inspect shows under GraphDriver. */
   driver: string;
+  /** The events stream (tag, untag, delete, load, save, import, prune). */
+  events?: EventPublisher;
+  /** Container events raised here (commit), published with the container's attributes. */
+  containerEvent?: (containerId: string, action: string, attributes: Record<string, string>) => void;
 }
 
 export interface ImageSizes {
@@ -151,6 +157,29 @@ export class ImageService implements ImagesBackend {
     return out;
   }
 
+  /**
+   * For system df: every image with its shared size and how many containers use it, and the
+   * unpacked size of all distinct layers together (LayersSize).
+   */
+  async diskUsage(): Promise<{ layersSize: number; images: Array<Record<string, unknown>> }> {
+    const images = await this.d.images.list();
+    const sizes = await this.sizes(images);
+    const users = new Map<string, number>();
+    for (const u of this.d.containers.imageUsers()) users.set(u.image, (users.get(u.image) ?? 0) + 1);
+    const layers = new Map<string, number>();
+    for (const img of images) {
+      const chain = chainIds(img.config.rootfs?.diff_ids ?? []);
+      for (let i = 0; i < chain.length; i++) if (!layers.has(chain[i]!)) layers.set(chain[i]!, await this.layerSize(chain[i]!, Number(img.manifest.layers[i]?.size ?? 0)));
+    }
+    let layersSize = 0;
+    for (const s of layers.values()) layersSize += s;
+    const views = images.map((img) => {
+      const s = sizes.get(img.id)!;
+      return summaryView(img, { size: s.size, sharedSize: s.sharedSize, containers: users.get(img.id) ?? 0 });
+    });
+    return { layersSize, images: views.sort((a, b) => (b.Created as number) - (a.Created as number)) };
+  }
+
   // ---- list / inspect / history ----------------------------------------------------------------
 
   async list(opts: { all: boolean; digests: boolean; sharedSize: boolean; filters: Map<string, string[]> }): Promise<unknown[]> {
@@ -223,6 +252,7 @@ export class ImageService implements ImagesBackend {
       await setName(this.client, this.d.images, referenceString(ref), img.record.target, labels);
       for (const r of img.records) if (isDanglingName(r.name)) await this.client.images.delete(r.name).catch(() => undefined);
       await this.d.images.list();
+      publishImageEvent(this.d.events, 'tag', img.id, familiarString(ref), img.config.config?.Labels);
     });
   }
 
@@ -275,6 +305,7 @@ export class ImageService implements ImagesBackend {
     img.records = img.records.filter((r) => r.name !== name);
     if (!img.records.length) img.records.push({ name: `moby-dangling@${img.record.target.digest}`, labels: img.record.labels, target: img.record.target });
     out.push({ Untagged: familiarString(parseReference(name)) });
+    publishImageEvent(this.d.events, 'untag', img.id, img.id, img.config.config?.Labels);
   }
 
   private children(id: string, all: LocalImage[]): LocalImage[] {
@@ -304,6 +335,7 @@ export class ImageService implements ImagesBackend {
     for (const n of [...img.names]) await this.untag(img, n, out);
     const { deletedChains } = await this.purge([img]);
     out.push({ Deleted: img.id }, ...deletedChains.map((c) => ({ Deleted: c })));
+    publishImageEvent(this.d.events, 'delete', img.id, img.id);
     if (!prune || !parent) return;
     const p = (await this.d.images.list()).find((i) => i.id === parent);
     if (p && !p.names.length) await this.deleteHelper(p, out, false, true, true);
@@ -410,6 +442,11 @@ export class ImageService implements ImagesBackend {
       for (const v of victims) deleted.push({ Deleted: v.id });
       for (const c of deletedChains) deleted.push({ Deleted: c });
       await this.d.images.list();
+      for (const v of victims) {
+        for (const _ of v.names) publishImageEvent(this.d.events, 'untag', v.id, v.id, v.config.config?.Labels);
+        publishImageEvent(this.d.events, 'delete', v.id, v.id);
+      }
+      this.d.events?.publish({ Type: 'image', Action: 'prune', Actor: { ID: '', Attributes: { reclaimed: String(reclaimed) } } });
       return { ImagesDeleted: deleted, SpaceReclaimed: reclaimed };
     });
   }
@@ -419,19 +456,33 @@ export class ImageService implements ImagesBackend {
   async prepareSave(names: string[]): Promise<(out: Writable) => Promise<void>> {
     if (!names.length) throw invalidParameter('no images given to save');
     const items = await resolveSaveNames(this.d.images, names);
-    return (out) => writeSaveArchive(this.client, items, out);
+    return async (out) => {
+      await writeSaveArchive(this.client, items, out);
+      for (const it of items) publishImageEvent(this.d.events, 'save', it.image.id, it.image.id, it.image.config.config?.Labels);
+    };
   }
 
-  load(body: AsyncIterable<Uint8Array>): Promise<LoadResult> {
-    return loadImages(this.d, body);
+  async load(body: AsyncIterable<Uint8Array>): Promise<LoadResult> {
+    const result = await loadImages(this.d, body);
+    for (const id of result.ids) await publishImageEventFor(this.d.events, (r) => this.d.images.resolve(r), 'load', id, id);
+    return result;
   }
 
-  importImage(body: AsyncIterable<Uint8Array>, opts: ImportOptions, progress?: ProgressFn): Promise<{ id: string; name?: string }> {
-    return importImage(this.d, body, opts, progress);
+  async importImage(body: AsyncIterable<Uint8Array>, opts: ImportOptions, progress?: ProgressFn): Promise<{ id: string; name?: string }> {
+    const result = await importImage(this.d, body, opts, progress);
+    if (result.name) await publishImageEventFor(this.d.events, (r) => this.d.images.resolve(r), 'tag', result.id, familiarString(parseReference(result.name)));
+    await publishImageEventFor(this.d.events, (r) => this.d.images.resolve(r), 'import', result.id, result.id);
+    return result;
   }
 
   async commit(opts: CommitOptions): Promise<{ Id: string }> {
     const { id } = await commitContainer(this.d, this.d.containers, opts);
+    let imageRef = '';
+    if (opts.repo) {
+      imageRef = familiarString(parseReference(opts.tag ? `${opts.repo}:${opts.tag}` : opts.repo));
+      await publishImageEventFor(this.d.events, (r) => this.d.images.resolve(r), 'tag', id, imageRef);
+    }
+    this.d.containerEvent?.(this.d.containers.snapshotOf(opts.container).id, 'commit', { comment: opts.comment ?? '', imageID: id, imageRef });
     return { Id: id };
   }
 

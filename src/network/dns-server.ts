@@ -9,8 +9,8 @@ import { aRecord, buildReply, formErr, parseQuery, ptrRecord, RCODE_NOERROR, RCO
 import { fromReverseName } from './ip4.ts';
 
 export interface DnsBackend {
-  /** IPv4 addresses for a name on this network (case-insensitive); undefined when not ours. */
-  lookup(name: string): number[] | undefined;
+  /** IPv4 addresses for a name, as seen by the asking client (case-insensitive); undefined when not ours. */
+  lookup(name: string, clientIp: string): number[] | undefined;
   /** The primary name of the endpoint holding this address, if any. */
   reverse(addr: number): string | undefined;
   /** Where to forward other queries from this client; [] means none (an internal network). */
@@ -99,12 +99,13 @@ export class EmbeddedDns {
     }
     if (q.opcode !== 0) return buildReply(raw, q, RCODE_NOTIMP);
     const name = q.question.name.replace(/\.$/, '');
+    const client = clientIp.replace(/^::ffff:/, '');
     if (q.question.type === TYPE_PTR) {
       const addr = fromReverseName(name);
       const owner = addr === undefined ? undefined : this.backend.reverse(addr);
       if (owner) return buildReply(raw, q, RCODE_NOERROR, [ptrRecord(owner)]);
     } else {
-      const addrs = this.backend.lookup(name);
+      const addrs = this.backend.lookup(name, client);
       if (addrs) {
         // Ours: A records (in random order, a poor man's load balancing as dockerd); any other
         // type is an empty answer rather than a forward, so a name never leaks outside.
@@ -112,7 +113,7 @@ export class EmbeddedDns {
         return buildReply(raw, q, RCODE_NOERROR, answers);
       }
     }
-    return this.forward(raw, q, this.backend.upstreams(clientIp.replace(/^::ffff:/, '')), transport);
+    return this.forward(raw, q, this.backend.upstreams(client), transport);
   }
 
   private async forward(raw: Buffer, q: Query, upstreams: string[], transport: 'udp' | 'tcp'): Promise<Buffer> {

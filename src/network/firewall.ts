@@ -116,7 +116,10 @@ export function renderChains(c: Chains, state: FwState, s: FwSettings): { filter
 
 /** The restore script: our chains rewritten, plus jump changes (only at start-up and teardown). */
 export function restoreScript(tables: { filter: string[]; nat: string[] }, extra: { filter: string[]; nat: string[] } = { filter: [], nat: [] }): string {
-  return ['*filter', ...tables.filter, ...extra.filter, 'COMMIT', '*nat', ...tables.nat, ...extra.nat, 'COMMIT', ''].join('\n');
+  // Chain declarations first: rules further down may jump to them.
+  const decl = (l: string[]) => l.filter((x) => x.startsWith(':'));
+  const rest = (l: string[]) => l.filter((x) => !x.startsWith(':'));
+  return ['*filter', ...decl(extra.filter), ...tables.filter, ...rest(extra.filter), 'COMMIT', '*nat', ...decl(extra.nat), ...tables.nat, ...rest(extra.nat), 'COMMIT', ''].join('\n');
 }
 
 interface SavedTable {

@@ -71,6 +71,14 @@ export async function linkIPv4(name: string): Promise<string[]> {
   return parsed.flatMap((l) => (l.addr_info ?? []).filter((a) => a.family === 'inet').map((a) => `${a.local}/${a.prefixlen}`));
 }
 
+export function linkAliasOf(name: string): string {
+  try {
+    return readFileSync(`/sys/class/net/${name}/ifalias`, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
+
 /** Links whose alias marks them as created by the daemon with this tag (see naming.ts). */
 export function linksWithAlias(alias: string): string[] {
   let names: string[] = [];

@@ -43,12 +43,13 @@ export async function startProxy(spec: ProxySpec, externalPath?: string): Promis
 /** Reserves a TCP/UDP port without forwarding (userland proxy disabled: DNAT does the work). */
 export async function reservePort(spec: ProxySpec): Promise<ProxyHandle> {
   if (spec.proto === 'tcp') {
-    const server = await listenTcp(spec, () => undefined);
+    // Only holds the port: DNAT takes the traffic before it could reach this listener.
+    const server = await listenTcp(spec, (s) => s.destroy());
     return { close: () => closeServer(server) };
   }
   if (spec.proto === 'udp') {
     const sock = await bindUdp(spec);
-    return { close: async () => sock.close() };
+    return { close: async () => void sock.close() };
   }
   return { close: async () => undefined };
 }

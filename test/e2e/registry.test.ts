@@ -6,7 +6,7 @@ import { mkdir, mkdtemp, rm, writeFile, copyFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { gzipSync, zstdCompressSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { SupervisorClient } from '../../src/supervisor/client.ts';
@@ -214,6 +214,13 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
     const cli = await d.docker(['pull', `${plain.host}/multi:nope`]);
     assert.equal(cli.code, 1);
     assert.match(cli.stderr, new RegExp(`Error response from daemon: manifest for ${plain.host}/multi:nope not found: manifest unknown: manifest unknown`));
+
+    // A zstd-compressed layer (containerd's differ decompresses it).
+    const z = await fileLayer({ 'data/zstd.txt': 'zstd layer\n' });
+    await pushRawImage(`http://${plain.host}`, 'zstd', 'v1', { config: config([sha256(busyboxLayer.tar), sha256(z)]), layers: [{ mediaType: MT_GZ, data: busyboxLayer.gz }, { mediaType: 'application/vnd.oci.image.layer.v1.tar+zstd', data: zstdCompressSync(z) }] });
+    const zr = await d.docker(['run', '--rm', `${plain.host}/zstd:v1`, 'cat', '/data/zstd.txt']);
+    assert.equal(zr.code, 0, zr.stderr);
+    assert.equal(zr.stdout, 'zstd layer\n');
 
     // By digest: the record is the digest reference.
     const byDigest = await d.docker(['pull', `${plain.host}/multi@${pushed.digest}`]);
@@ -432,6 +439,71 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
       assert.ok(at(sha256(ga!), 'Pull complete') >= 0 && at(sha256(ga!), 'Pull complete') < at(sha256(gb!), 'Download complete'),
         'the first layer was unpacked before the second finished downloading');
       assert.match(ls.at(-1)!.status!, /^Status: Downloaded newer image/);
+    } finally {
+      await reload(d, { 'max-download-attempts': 2 });
+      await proxy.stop();
+    }
+  });
+
+  test('push: cross-repository mounts, max-concurrent-uploads, progress', async () => {
+    const src = `${plain.host}/pipelined:v1`;
+    const pulled = await d.docker(['pull', src]);
+    assert.equal(pulled.code, 0, pulled.stderr);
+    const c = supervisor(d);
+    const reg = await startRegistry();
+    const proxy = new RegistryProxy(reg.port);
+    await proxy.start();
+    try {
+      const { target } = await c.images.get(src);
+      for (const name of [`${plain.host}/mounted:v1`, `${proxy.host}/uploaded:v1`]) await c.images.create({ name, labels: {}, target });
+      const mount = await d.docker(['push', `${plain.host}/mounted:v1`]);
+      assert.equal(mount.code, 0, mount.stderr);
+      assert.equal((mount.stdout.match(/: Mounted from pipelined$/gm) ?? []).length, 3, mount.stdout);
+
+      await reload(d, { 'max-download-attempts': 2, 'max-concurrent-uploads': 1 });
+      proxy.throttle = 16 << 20;
+      const r = await d.request('POST', `/images/${proxy.host}/uploaded/push?tag=v1`, { headers: authHeader({}) });
+      assert.equal(r.status, 200);
+      const ls = lines(r.text());
+      assert.deepEqual(ls[0], { status: `The push refers to repository [${proxy.host}/uploaded]` });
+      assert.equal(ls.filter((l) => l.status === 'Preparing').length, 3);
+      assert.ok(ls.some((l) => l.status === 'Waiting'), 'one upload at a time: the others wait');
+      const pushing = ls.find((l) => l.status === 'Pushing')!;
+      assert.match(pushing.progress!, /^\[=*>\s*\] +[\d.]+[kM]?B\/[\d.]+[kM]?B$/);
+      assert.equal(ls.filter((l) => l.status === 'Pushed').length, 3);
+      assert.equal(proxy.maxUploadsInFlight, 1);
+      const final = ls.find((l) => l.aux)!;
+      assert.deepEqual(Object.keys(final.aux!), ['Tag', 'Digest', 'Size']);
+      assert.match(ls.find((l) => l.status?.startsWith('v1: digest:'))!.status!, /^v1: digest: sha256:[0-9a-f]{64} size: \d+$/);
+    } finally {
+      await reload(d, { 'max-download-attempts': 2 });
+      c.close();
+      await proxy.stop();
+      await reg.cleanup();
+    }
+  });
+
+  test('blobs whose bytes do not match their digest are refused', async () => {
+    const proxy = new RegistryProxy(plain.port);
+    await proxy.start();
+    await reload(d, { 'max-download-attempts': 1 });
+    try {
+      const layer = await fileLayer({ 'x.bin': randomBytes(100 << 10) });
+      const gz = gzipSync(layer);
+      await pushRawImage(`http://${plain.host}`, 'corrupt', 'v1', { config: config([sha256(busyboxLayer.tar), sha256(layer)]), layers: [{ mediaType: MT_GZ, data: busyboxLayer.gz }, { mediaType: MT_GZ, data: gz }] });
+      const path = `/images/create?fromImage=${encodeURIComponent(`${proxy.host}/corrupt`)}&tag=v1`;
+      proxy.corruptBlobsFrom = 4096; // the layer, not the config
+      const r = await d.request('POST', path);
+      assert.equal(r.status, 200);
+      assert.equal(lines(r.text()).at(-1)!.error, `filesystem layer verification failed for digest ${sha256(gz)}`);
+      proxy.corruptBlobsFrom = 1; // the config too
+      const rc = await d.request('POST', path);
+      assert.equal(rc.status, 200);
+      assert.match(lines(rc.text()).at(-1)!.error!, /^image config verification failed for digest sha256:[0-9a-f]{64}$/);
+      assert.equal((await d.request('GET', `/images/${encodeURIComponent(`${proxy.host}/corrupt:v1`)}/json`)).status, 404);
+      proxy.corruptBlobsFrom = 0;
+      const ok = await d.request('POST', `/images/create?fromImage=${encodeURIComponent(`${proxy.host}/corrupt`)}&tag=v1`);
+      assert.match(lines(ok.text()).at(-1)!.status!, /^Status: Downloaded newer image/);
     } finally {
       await reload(d, { 'max-download-attempts': 2 });
       await proxy.stop();

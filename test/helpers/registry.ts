@@ -211,9 +211,14 @@ export class RegistryProxy {
   throttle = 0;
   /** Cut the next blob download after this many bytes (once). */
   cutNextBlobAfter = 0;
+  /** Flip one byte in every blob body of at least this size (0: off), like a corrupting network. */
+  corruptBlobsFrom = 0;
   /** Blob downloads in flight now, and the most seen at once. */
   blobsInFlight = 0;
   maxBlobsInFlight = 0;
+  /** Blob uploads (PUT …/blobs/uploads/…) in flight now, and the most seen at once. */
+  uploadsInFlight = 0;
+  maxUploadsInFlight = 0;
 
   constructor(private readonly target: number) {}
 
@@ -232,6 +237,11 @@ export class RegistryProxy {
   private forward(req: IncomingMessage, res: ServerResponse): void {
     this.seen.push(`${req.method} ${req.url}`);
     const isBlob = req.method === 'GET' && /\/blobs\/sha256:/.test(req.url ?? '');
+    if ((req.method === 'PUT' || req.method === 'PATCH') && /\/blobs\/uploads\//.test(req.url ?? '')) {
+      this.uploadsInFlight++;
+      this.maxUploadsInFlight = Math.max(this.maxUploadsInFlight, this.uploadsInFlight);
+      res.on('close', () => this.uploadsInFlight--);
+    }
     if (isBlob) {
       this.blobsInFlight++;
       this.maxBlobsInFlight = Math.max(this.maxBlobsInFlight, this.blobsInFlight);
@@ -239,6 +249,19 @@ export class RegistryProxy {
     }
     const up = httpRequest({ host: '127.0.0.1', port: this.target, method: req.method, path: req.url, headers: req.headers }, (ur) => {
       res.writeHead(ur.statusCode ?? 502, ur.headers);
+      if (isBlob && this.corruptBlobsFrom && Number(ur.headers['content-length'] ?? 0) >= this.corruptBlobsFrom) {
+        let first = true;
+        ur.on('data', (chunk: Buffer) => {
+          if (first && chunk.length) {
+            chunk = Buffer.from(chunk);
+            chunk[0] = chunk[0]! ^ 0xff;
+            first = false;
+          }
+          res.write(chunk);
+        });
+        ur.on('end', () => res.end());
+        return;
+      }
       if (!isBlob || (!this.throttle && !(this.cutNextBlobAfter && Number(ur.headers['content-length'] ?? 0) > this.cutNextBlobAfter))) {
         ur.pipe(res);
         ur.on('error', () => res.destroy());

@@ -30,6 +30,9 @@ import { nextBackoff, restartAtStartup, shouldRestart } from './restart-policy.t
 import type { RootfsManager } from './rootfs.ts';
 import { TaskLauncher, type RunningTask } from './task-launcher.ts';
 import { inspectView, summaryView, type NetworkView } from './views.ts';
+import type { NetworkService } from '../../network/service.ts';
+import type { EventPublisher } from '../events/bus.ts';
+import { containerAttributes } from '../events/actors.ts';
 
 export interface ContainerServiceDeps {
   client: SupervisorClient;
@@ -42,7 +45,14 @@ export interface ContainerServiceDeps {
   log: Logger;
   containersDir: string;
   shmSize: number;
+  /** The events stream (create, start, die, …); optional so tests can leave it out. */
+  events?: EventPublisher;
+  /** Container networking; without it containers get loopback only (and a stand-in NetworkSettings). */
+  networks?: ContainerNetworks;
 }
+
+/** What the containers service asks of the network layer (src/network/service.ts). */
+export type ContainerNetworks = Pick<NetworkService, 'validateCreate' | 'containerCreated' | 'containerRemoved' | 'containerView' | 'networksOf'>;
 
 interface ExitWaiter {
   condition: WaitCondition;
@@ -127,6 +137,16 @@ export class ContainerService implements ContainersBackend, AttachBackend {
     }
   }
 
+  private event(rec: ContainerRecord, action: string, extra: Record<string, string> = {}): void {
+    this.d.events?.publish({ Type: 'container', Action: action, Actor: { ID: rec.Id, Attributes: containerAttributes(rec, extra) } });
+  }
+
+  /** An event about a container from another module (exec, health, commit); ignored once it is gone. */
+  publishEvent(ref: string, action: string, extra: Record<string, string> = {}): void {
+    const rec = this.recs.get(ref) ?? [...this.recs.values()].find((r) => r.Name === `/${ref}`);
+    if (rec) this.event(rec, action, extra);
+  }
+
   /** Where inspect's ExecIDs come from (the exec service). */
   setExecIdsProvider(fn: (id: string) => string[]): void {
     this.execIds = fn;
@@ -139,7 +159,8 @@ export class ContainerService implements ContainersBackend, AttachBackend {
   }
 
   private networkView(rec: ContainerRecord): NetworkView {
-    // Stand-in until the networking issue lands: own namespace with loopback only.
+    if (this.d.networks) return this.d.networks.containerView(rec);
+    // Stand-in without the network layer: own namespace with loopback only.
     const mode = rec.HostConfig.NetworkMode ?? 'bridge';
     const endpoint = { IPAMConfig: null, Links: null, Aliases: null, MacAddress: '', DriverOpts: null, GwPriority: 0, NetworkID: '', EndpointID: '', Gateway: '', IPAddress: '', IPPrefixLen: 0, IPv6Gateway: '', GlobalIPv6Address: '', GlobalIPv6PrefixLen: 0, DNSNames: null };
     const networks = mode.startsWith('container:') ? {} : { [mode]: endpoint };
@@ -176,7 +197,9 @@ export class ContainerService implements ContainersBackend, AttachBackend {
     this.d.launcher.validateHostConfig(hostConfig);
     validateLogOptions(hostConfig.LogConfig!.Type ?? cfg["log-driver"], hostConfig.LogConfig!.Config ?? {});
     const mode = hostConfig.NetworkMode!;
-    if (mode === 'bridge' || (mode !== 'none' && mode !== 'host' && !mode.startsWith('container:'))) {
+    if (this.d.networks) {
+      warnings.push(...this.d.networks.validateCreate(hostConfig, config, req.NetworkingConfig));
+    } else if (mode === 'bridge' || (mode !== 'none' && mode !== 'host' && !mode.startsWith('container:'))) {
       warnings.push(`network mode "${mode}" is not built yet: the container gets its own network namespace with loopback only`);
     }
     if (mode.startsWith('container:')) this.find(mode.slice('container:'.length));
@@ -220,6 +243,8 @@ export class ContainerService implements ContainersBackend, AttachBackend {
       throw err;
     }
     this.recs.set(id, rec);
+    this.d.networks?.containerCreated(id, hostConfig, config, req.NetworkingConfig);
+    this.event(rec, 'create');
     this.d.log.debug('container created', { id, name: fullName });
     return { Id: id, Warnings: warnings };
   }
@@ -240,7 +265,7 @@ export class ContainerService implements ContainersBackend, AttachBackend {
     const match = compileFilters(opts.filters, {
       resolve: (ref) => this.find(ref),
       ancestorImageIds: (ref) => ancestorCache.get(ref) ?? new Set(),
-      networksOf: (r) => [r.HostConfig.NetworkMode ?? 'bridge'],
+      networksOf: (r) => (this.d.networks ? this.d.networks.networksOf(r) : [r.HostConfig.NetworkMode ?? 'bridge']),
     });
     const showAll = opts.all || opts.filters.has('status') || opts.filters.has('exited') || opts.limit !== undefined;
     let list = [...this.recs.values()]
@@ -303,6 +328,9 @@ export class ContainerService implements ContainersBackend, AttachBackend {
       await logging.catch(() => undefined);
       rec.State = { ...rec.State, Status: rec.State.FinishedAt === ZERO_TIME && rec.State.StartedAt === ZERO_TIME ? 'created' : 'exited', Running: false, Restarting: false, Pid: 0, ExitCode: startFailureExitCode((err as Error).message), Error: (err as Error).message };
       this.persist(rec);
+      // As dockerd: an AutoRemove container that fails to start is removed (`docker run --rm`
+      // waits for condition=removed and would otherwise hang).
+      if (rec.HostConfig.AutoRemove) await this.removeLocked(rec, true).catch((e) => this.d.log.warn(`auto-remove after a failed start: ${(e as Error).message}`, { id: rec.Id }));
       throw err;
     }
     this.tasks.set(rec.Id, task);
@@ -312,6 +340,7 @@ export class ContainerService implements ContainersBackend, AttachBackend {
     rec.State = { ...rec.State, Status: 'running', Running: true, Paused: false, Restarting: false, OOMKilled: false, Dead: false, Pid: task.pid, ExitCode: 0, Error: '', StartedAt: nowIso() };
     this.runChanged(rec, 'started');
     this.persist(rec);
+    this.event(rec, 'start');
     this.d.log.debug('container started', { id: rec.Id, pid: task.pid });
     const startedAt = Date.now();
     void task.exited.then((exit) => this.onExit(rec, task, exit, logging, startedAt));
@@ -331,6 +360,8 @@ export class ContainerService implements ContainersBackend, AttachBackend {
       const restart = shouldRestart(rec.HostConfig.RestartPolicy, { exitCode: exit.status, stoppedByUser: rec.Internal.stoppedByUser, restartCount: rec.RestartCount, shuttingDown: this.shuttingDown || this.startupStops.has(rec.Id) });
       rec.State = { ...rec.State, Status: restart ? 'restarting' : 'exited', Running: false, Paused: false, Restarting: restart, OOMKilled: exit.oom, Pid: 0, ExitCode: exit.status, FinishedAt: exit.at };
       this.persist(rec);
+      if (exit.oom) this.event(rec, 'oom');
+      this.event(rec, 'die', { exitCode: String(exit.status), execDuration: String(Math.floor((Date.now() - startedAt) / 1000)) });
       this.runChanged(rec, 'stopped');
       this.notify(rec.Id, ['not-running', 'next-exit'], { StatusCode: exit.status, Error: null });
       if (restart) {
@@ -411,6 +442,7 @@ export class ContainerService implements ContainersBackend, AttachBackend {
     });
     if (rec.State.Paused) await this.d.client.tasks.resume(rec.Id).catch(() => undefined);
     if (timeoutS !== 0) {
+      this.event(rec, 'kill', { signal: String(signal) });
       await this.d.client.tasks.kill(rec.Id, signal, { all: false }).catch((err) => this.d.log.debug(`stop signal: ${(err as Error).message}`));
       const graceful = await Promise.race([task.exited.then(() => true), new Promise<boolean>((r) => (timeoutS < 0 ? undefined : setTimeout(() => r(false), timeoutS * 1000)))]);
       if (graceful) {
@@ -418,6 +450,7 @@ export class ContainerService implements ContainersBackend, AttachBackend {
         return;
       }
     }
+    this.event(rec, 'kill', { signal: '9' });
     await this.d.client.tasks.kill(rec.Id, 9, { all: true }).catch((err) => this.d.log.debug(`kill: ${(err as Error).message}`));
     await processed;
   }
@@ -437,6 +470,7 @@ export class ContainerService implements ContainersBackend, AttachBackend {
     }
     rec.Internal.stoppedByUser = true;
     await this.stopTask(rec, signal, timeout);
+    this.event(rec, 'stop');
     return 'stopped';
   }
 
@@ -454,6 +488,7 @@ export class ContainerService implements ContainersBackend, AttachBackend {
       rec.Internal.stoppedByUser = false;
       await this.startLocked(rec);
     });
+    this.event(rec, 'restart');
   }
 
   async kill(ref: string, signal: string | undefined): Promise<void> {
@@ -462,6 +497,7 @@ export class ContainerService implements ContainersBackend, AttachBackend {
     if (!rec.State.Running) throw conflict(`Container ${rec.Id} is not running`);
     // dockerd waits for a SIGKILL to take effect (state recorded) before answering.
     const processed = sig === 9 ? this.exitProcessed(rec.Id) : undefined;
+    this.event(rec, 'kill', { signal: String(sig) });
     await this.d.client.tasks.kill(rec.Id, sig, { all: sig === 9 });
     if (processed) await Promise.race([processed, new Promise((r) => setTimeout(r, 10_000))]);
   }
@@ -474,6 +510,7 @@ export class ContainerService implements ContainersBackend, AttachBackend {
       await this.d.client.tasks.pause(rec.Id);
       rec.State = { ...rec.State, Status: 'paused', Paused: true };
       this.persist(rec);
+      this.event(rec, 'pause');
     });
   }
 
@@ -484,6 +521,7 @@ export class ContainerService implements ContainersBackend, AttachBackend {
       await this.d.client.tasks.resume(rec.Id);
       rec.State = { ...rec.State, Status: 'running', Paused: false };
       this.persist(rec);
+      this.event(rec, 'unpause');
     });
   }
 
@@ -540,11 +578,13 @@ export class ContainerService implements ContainersBackend, AttachBackend {
     await this.d.rootfs.remove(rec.Internal.snapshotKey);
     await rm(join(this.d.containersDir, rec.Id), { recursive: true, force: true });
     this.d.store.delete(rec.Id);
+    await this.d.networks?.containerRemoved(rec.Id).catch((err) => this.d.log.warn(`releasing networks: ${(err as Error).message}`, { id: rec.Id }));
     this.recs.delete(rec.Id);
     this.hubs.delete(rec.Id);
     this.stdinRelays.get(rec.Id)?.destroy();
     this.stdinRelays.delete(rec.Id);
     this.notify(rec.Id, ['not-running', 'next-exit', 'removed'], { StatusCode: rec.State.ExitCode, Error: null });
+    this.event(rec, 'destroy');
   }
 
   async rename(ref: string, newName: string): Promise<void> {
@@ -552,8 +592,10 @@ export class ContainerService implements ContainersBackend, AttachBackend {
     const name = normalizeName(newName);
     if (name === rec.Name) throw invalidParameter(`Renaming a container with the same name as its current name`);
     await this.lock.run(rec.Id, async () => {
+      const oldName = rec.Name;
       this.d.store.rename(rec.Id, name);
       rec.Name = name;
+      this.event(rec, 'rename', { oldName });
     });
   }
 
@@ -578,6 +620,7 @@ export class ContainerService implements ContainersBackend, AttachBackend {
         reclaimed += size;
         (deleted ??= []).push(rec.Id);
       }
+      this.d.events?.publish({ Type: 'container', Action: 'prune', Actor: { ID: '', Attributes: { reclaimed: String(reclaimed) } } });
       return { ContainersDeleted: deleted, SpaceReclaimed: reclaimed };
     } finally {
       this.pruning = false;
@@ -639,6 +682,7 @@ export class ContainerService implements ContainersBackend, AttachBackend {
     const rec = this.find(ref);
     if (!rec.State.Running) throw conflict(`Container ${rec.Id} is not running`);
     await this.d.client.tasks.resizePty(rec.Id, { width, height });
+    this.event(rec, 'resize', { height: String(height), width: String(width) });
   }
 
   // ---- attach ----------------------------------------------------------------------------------
@@ -646,6 +690,7 @@ export class ContainerService implements ContainersBackend, AttachBackend {
   async attach(ref: string, opts: AttachOptions): Promise<AttachSession> {
     const rec = this.find(ref);
     const hub = this.hub(rec.Id);
+    this.event(rec, 'attach');
     let history: AsyncIterable<LogChunk> | undefined;
     if (opts.logs) {
       history = (await this.logs(rec.Id, { follow: false, stdout: opts.stdout, stderr: opts.stderr, timestamps: false, tail: -1 }, new AbortController().signal)).lines;

@@ -28,6 +28,7 @@ import type { RuntimeRegistry } from '../runtimes.ts';
 import { writeEtcFiles } from './etc-files.ts';
 import { makeFifos, openFifoReader, openFifoWriter } from './fifo.ts';
 import { createNetns, netnsPath, removeNetns } from './netns.ts';
+import type { NetworkService, SandboxInfo } from '../../network/service.ts';
 import type { OutputHub } from './output-hub.ts';
 import type { ContainerRecord, MountPoint } from './record.ts';
 import { withMounted, type RootfsManager } from './rootfs.ts';
@@ -63,6 +64,8 @@ export interface LauncherDeps {
   tmpDir: string;
   cgroupDriver: CgroupDriver;
   shmSize: number;
+  /** Container networking (bridge and user networks, ports, DNS); without it: loopback only. */
+  networks?: Pick<NetworkService, 'setupSandbox' | 'teardownSandbox' | 'extraHosts'>;
 }
 
 function tsToIso(ts: { seconds: string | number; nanos: number } | null | undefined): string {
@@ -154,15 +157,22 @@ export class TaskLauncher {
     if (ulimits.length > 0) checkUlimits(ulimits, readDaemonHardLimits(), this.daemonCaps.includes('CAP_SYS_RESOURCE'));
   }
 
-  private async namespacesFor(rec: ContainerRecord, find: (ref: string) => ContainerRecord): Promise<{ networkPath?: string; ipcPath?: string; pidPath?: string; utsPath?: string }> {
+  private async namespacesFor(rec: ContainerRecord, find: (ref: string) => ContainerRecord): Promise<{ networkPath?: string; ipcPath?: string; pidPath?: string; utsPath?: string; sandbox?: SandboxInfo }> {
     const hc = rec.HostConfig;
-    const ns: { networkPath?: string; ipcPath?: string; pidPath?: string; utsPath?: string } = {};
+    const ns: { networkPath?: string; ipcPath?: string; pidPath?: string; utsPath?: string; sandbox?: SandboxInfo } = {};
     const mode = hc.NetworkMode ?? 'bridge';
     if (mode === 'host') ns.networkPath = 'host';
     else if (mode.startsWith('container:')) {
       const other = find(mode.slice('container:'.length));
       if (!other.State.Running) throw conflict(`cannot join network namespace of a non running container: container ${other.Id} is ${other.State.Status}`);
       ns.networkPath = other.Internal.netnsPath ?? `/proc/${other.State.Pid}/ns/net`;
+    } else if (this.d.networks) {
+      // The namespace (bound under exec-root/netns, so it outlives the task and a daemon restart)
+      // with the container's interfaces, addresses and published ports.
+      const sandbox = await this.d.networks.setupSandbox(rec);
+      rec.Internal.netnsPath = sandbox.netnsPath;
+      ns.networkPath = sandbox.netnsPath;
+      ns.sandbox = sandbox;
     } else {
       const path = await createNetns(this.d.execRoot, rec.Id);
       rec.Internal.netnsPath = path;
@@ -189,13 +199,18 @@ export class TaskLauncher {
     await mkdir(dir, { recursive: true, mode: 0o710 });
     this.oomed.delete(id);
     await this.forget(id); // leftovers of an earlier run (a crash between start and cleanup)
-    const namespaces = await this.namespacesFor(rec, find);
+    // As dockerd: a -v bind whose host path is missing gets it created (a directory); --mount
+    // type=bind sources must exist (checked at create).
+    for (const m of this.resolveMounts({ ...rec.HostConfig, Mounts: [], Tmpfs: {} })) {
+      if (m.type === 'bind' && !existsSync(m.source)) await mkdir(m.source, { recursive: true, mode: 0o755 });
+    }
+    const { sandbox, ...namespaces } = await this.namespacesFor(rec, find);
     try {
       const files = await writeEtcFiles({
         dir, hostname: rec.Config.Hostname ?? id.slice(0, 12), domainname: rec.Config.Domainname ?? '',
-        extraHosts: (rec.HostConfig.ExtraHosts ?? []).map((h) => { const i = h.lastIndexOf(':'); return `${h.slice(i + 1)} ${h.slice(0, i)}`; }),
-        addresses: [],
-        dns: { servers: rec.HostConfig.Dns?.length ? rec.HostConfig.Dns : this.d.config().dns, options: rec.HostConfig.DnsOptions?.length ? rec.HostConfig.DnsOptions : this.d.config()['dns-opts'], search: rec.HostConfig.DnsSearch?.length ? rec.HostConfig.DnsSearch : this.d.config()['dns-search'] },
+        extraHosts: this.d.networks ? this.d.networks.extraHosts(rec) : (rec.HostConfig.ExtraHosts ?? []).map((h) => { const i = h.lastIndexOf(':'); return `${h.slice(i + 1)} ${h.slice(0, i)}`; }),
+        addresses: sandbox?.addresses ?? [],
+        dns: sandbox?.dns ?? { servers: rec.HostConfig.Dns?.length ? rec.HostConfig.Dns : this.d.config().dns, options: rec.HostConfig.DnsOptions?.length ? rec.HostConfig.DnsOptions : this.d.config()['dns-opts'], search: rec.HostConfig.DnsSearch?.length ? rec.HostConfig.DnsSearch : this.d.config()['dns-search'] },
         hostNetwork: namespaces.networkPath === 'host',
       });
       const rootMounts = await this.d.rootfs.mounts(rec.Internal.snapshotKey);
@@ -246,8 +261,9 @@ export class TaskLauncher {
       }
       return this.running(pid, exited.promise, ioDone, stdin, exited.cancel);
     } catch (e) {
+      if (this.d.networks) await this.d.networks.teardownSandbox(id).catch(() => undefined);
       if (rec.Internal.netnsPath) {
-        await removeNetns(rec.Internal.netnsPath);
+        if (existsSync(rec.Internal.netnsPath)) await removeNetns(rec.Internal.netnsPath);
         delete rec.Internal.netnsPath;
       }
       throw e;
@@ -280,7 +296,7 @@ export class TaskLauncher {
   async cleanup(rec: ContainerRecord, _task?: RunningTask): Promise<void> {
     await this.forget(rec.Id);
     if (rec.Internal.netnsPath) {
-      await removeNetns(rec.Internal.netnsPath);
+      if (existsSync(rec.Internal.netnsPath)) await removeNetns(rec.Internal.netnsPath);
       delete rec.Internal.netnsPath;
     }
     await rm(join(this.d.execRoot, 'fifo', rec.Id), { recursive: true, force: true });
@@ -308,6 +324,8 @@ export class TaskLauncher {
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
+    // The sandbox goes with the task: addresses, ports, veths, namespace.
+    if (this.d.networks) await this.d.networks.teardownSandbox(id);
     const ns = netnsPath(this.d.execRoot, id);
     if (existsSync(ns)) await removeNetns(ns);
     return status;

@@ -22,6 +22,7 @@ import { itemProgress, itemStatus, ProgressThrottle, shortId, type ProgressSink 
 import { NotV2Error, RegistrySession, type FetchedManifest } from './registry-client.ts';
 import { certsDir, type Endpoint, type RegistryHosts } from './registry-hosts.ts';
 import { Semaphore } from './shared.ts';
+import { writeBlob } from './blob-writer.ts';
 import { TransportError, readAll, type RegistryTransport } from './transport.ts';
 
 export const PULL_LEASE_LABEL = 'engine.pull';
@@ -37,6 +38,8 @@ export interface PullDeps {
   log: Logger;
   /** Identifies this daemon process on its leases (stale ones from a previous run are dropped). */
   instance: string;
+  /** containerd's content directory when the daemon manages containerd (see blob-writer.ts). */
+  contentRoot?: string;
   /** Seconds to wait before retry n (1-based); dockerd waits 5 s × n. */
   retryDelaySeconds?: (attempt: number) => number;
 }
@@ -190,6 +193,15 @@ export class Puller {
     }
   }
 
+  /** Adds this repository to a blob's distribution-source label (what push uses for cross-repository mounts). */
+  private async noteSource(digest: string): Promise<void> {
+    const key = `containerd.io/distribution.source.${this.ref.domain}`;
+    const info = await this.client.contentInfo(digest).catch(() => null);
+    const repos = (info?.labels[key] ?? '').split(',').filter(Boolean);
+    if (!info || repos.includes(this.ref.path)) return;
+    await this.client.contentUpdate({ digest, labels: { [key]: [...repos, this.ref.path].join(',') } }, [`labels.${key}`]).catch(() => undefined);
+  }
+
   /** Keeps something that is already there alive for the rest of the pull. */
   private async hold(id: string, type: string): Promise<void> {
     await this.client.call('leases', 'AddResource', { id: this.lease, resource: { id, type } }).catch(() => undefined);
@@ -231,6 +243,7 @@ export class Puller {
       if (updated) {
         // Like every other writer of names: an image losing its last name this way stays, dangling.
         await setName(client, this.deps.images, recordName, { media_type: r.top.mediaType, digest: r.top.digest, size: String(r.top.bytes.length) }, {});
+        await this.deps.images.list().catch(() => undefined); // refreshes the count /info shows
       }
       this.sink({ status: `Digest: ${r.top.digest}` });
       this.sink({ status: updated || this.downloadedAny ? `Status: Downloaded newer image for ${this.familiarRef}` : `Status: Image is up to date for ${this.familiarRef}` });
@@ -280,7 +293,10 @@ export class Puller {
       const snapshotPresent = await this.exists(() => this.client.snapshots.stat(chain[i]!, { snapshotter: this.deps.snapshotter }));
       const blobPresent = downloads.has(desc.digest) || (await this.exists(() => this.client.contentInfo(desc.digest)));
       if (blobPresent) {
-        if (!downloads.has(desc.digest)) await this.hold(desc.digest, 'content');
+        if (!downloads.has(desc.digest)) {
+          await this.hold(desc.digest, 'content');
+          await this.noteSource(desc.digest);
+        }
         if (snapshotPresent) {
           await this.hold(chain[i]!, `snapshots/${this.deps.snapshotter}`);
           this.sink(itemStatus(id, 'Already exists'));
@@ -334,7 +350,7 @@ export class Puller {
     const progress = new ProgressThrottle(this.sink, id, 'Downloading');
     const sink = this.sink;
     let received = 0;
-    async function* body(): AsyncIterable<Uint8Array> {
+    async function* body(): AsyncIterable<Buffer> {
       try {
         for await (const chunk of res.body as AsyncIterable<Buffer>) {
           received += chunk.length;
@@ -355,8 +371,9 @@ export class Puller {
       'containerd.io/uncompressed': diffId,
       [`containerd.io/distribution.source.${this.ref.domain}`]: this.ref.path,
     };
+    const target = { client: this.client, lease: this.lease, ...(this.deps.contentRoot ? { contentRoot: this.deps.contentRoot } : {}) };
     try {
-      await this.client.contentWrite(`${this.ingestPrefix}-${desc.digest}`, body(), { expected: desc.digest, total: desc.size, lease: this.lease, labels });
+      await writeBlob(target, `${this.ingestPrefix}-${desc.digest}`, desc.digest, desc.size, body(), labels);
     } catch (err) {
       if (grpcCode(err) === GrpcStatus.FAILED_PRECONDITION || /unexpected commit digest|digest mismatch/.test((err as Error).message)) {
         throw new EngineError('INTERNAL', `filesystem layer verification failed for digest ${desc.digest}`);

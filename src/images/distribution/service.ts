@@ -3,12 +3,17 @@
 // (registry-mirrors, insecure-registries, max-concurrent-*, max-download-attempts and proxies are
 // read per request, so a reload applies to the next operation).
 import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { cleanIngestLeftovers } from './blob-writer.ts';
 import type { DaemonConfig } from '../../config/daemon-config.ts';
 import { EngineError, invalidParameter, notFound, unauthorized } from '../../errors.ts';
 import type { SupervisorClient } from '../../supervisor/client.ts';
 import type { Logger } from '../../util/log.ts';
 import type { ImageStore } from '../image-store.ts';
-import { familiarName, parseReference, referenceString, repoName, DEFAULT_DOMAIN, type Reference } from '../reference.ts';
+import { familiarName, familiarString, parseReference, referenceString, repoName, DEFAULT_DOMAIN, type Reference } from '../reference.ts';
+import type { EventPublisher } from '../../daemon/events/bus.ts';
+import { publishImageEvent, publishImageEventFor } from '../../daemon/events/image-events.ts';
 import { hasCredentials, hostFromServerAddress, type AuthConfig } from './auth-config.ts';
 import { insecureHint, RegistryError, translateRegistryError, statusText } from './errors.ts';
 import { isIndex, parsePlatform, type ImageIndex, type Platform } from './media.ts';
@@ -29,6 +34,10 @@ export interface DistributionDeps {
   snapshotter: string;
   config: () => DaemonConfig;
   log: Logger;
+  /** containerd's io.containerd.content.v1.content directory, when the daemon runs containerd itself. */
+  contentRoot?: string;
+  /** The events stream (pull, push, import). */
+  events?: EventPublisher;
   /** Seconds before download retry n (default dockerd's 5 s × n). */
   retryDelaySeconds?: (attempt: number) => number;
 }
@@ -55,8 +64,11 @@ export class DistributionService {
   readonly transport: RegistryTransport;
   private readonly pulls = new SharedOperations<PullResult>();
   private readonly instance = `${process.pid}-${randomBytes(4).toString('hex')}`;
+  /** Set only when containerd's content directory is really there (the direct blob path). */
+  private readonly contentRoot: string | undefined;
 
   constructor(private readonly deps: DistributionDeps) {
+    this.contentRoot = deps.contentRoot && existsSync(join(deps.contentRoot, 'ingest')) ? deps.contentRoot : undefined;
     const cfg = deps.config;
     this.hosts = new RegistryHosts(() => ({ mirrors: cfg()['registry-mirrors'] ?? [], insecureRegistries: cfg()['insecure-registries'] ?? [] }));
     this.transport = new RegistryTransport(() => effectiveProxies({
@@ -64,8 +76,9 @@ export class DistributionService {
     }));
   }
 
-  /** Drops pull leases a previous daemon process left behind (it was killed mid-pull). */
+  /** Drops pull leases and temporary blob files a previous daemon process left behind (it was killed mid-pull). */
   async dropStaleLeases(): Promise<void> {
+    if (this.contentRoot) await cleanIngestLeftovers(this.contentRoot);
     const leases = await this.deps.client.leases.list().catch(() => []);
     for (const l of leases) {
       if (l.labels[PULL_LEASE_LABEL] && l.labels[PULL_LEASE_LABEL] !== this.instance) {
@@ -103,14 +116,26 @@ export class DistributionService {
     const platform = p.platform ? parsePlatform(p.platform) : undefined;
     if (!allTags) {
       await this.pullOne(ref, platform, p.auth, sink, signal);
+      await this.pulledEvent(ref);
       return;
     }
     // docker pull --all-tags: every tag of the repository, one after the other.
     const session = await this.firstSession(ref.domain, [`repository:${ref.path}:pull`], p.auth, true, signal);
     const tags = await session.listTags(ref.path, signal).catch((err) => { throw translateRegistryError(err); });
     if (!tags.length) throw notFound(`repository ${familiarName(ref)} has no tags`);
-    for (const tag of tags) await this.pullOne({ ...ref, tag }, platform, p.auth, sink, signal, true);
+    for (const tag of tags) {
+      await this.pullOne({ ...ref, tag }, platform, p.auth, sink, signal, true);
+      await this.pulledEvent({ ...ref, tag });
+    }
     sink({ status: `Status: Downloaded newer image for ${familiarName(ref)}` });
+  }
+
+  /** dockerd names the pulled reference (busybox:latest) as the event's actor. */
+  private async pulledEvent(ref: Reference): Promise<void> {
+    const name = familiarString(ref);
+    if (!this.deps.events) return;
+    const labels = await this.deps.images.resolve(referenceString(ref)).then((img) => img.config.config?.Labels, () => undefined);
+    publishImageEvent(this.deps.events, 'pull', name, name, labels);
   }
 
   private pullOne(ref: Reference, platform: Platform | undefined, auth: AuthConfig, sink: ProgressSink, signal: AbortSignal, quietStatus = false): Promise<PullResult> {
@@ -121,6 +146,7 @@ export class DistributionService {
         client: this.deps.client, images: this.deps.images, snapshotter: this.deps.snapshotter, hosts: this.hosts, transport: this.transport,
         limits: () => this.limits(), log: this.deps.log, instance: this.instance,
         ...(this.deps.retryDelaySeconds ? { retryDelaySeconds: this.deps.retryDelaySeconds } : {}),
+        ...(this.contentRoot ? { contentRoot: this.contentRoot } : {}),
       };
       return new Puller(deps, ref, auth, platform, shared, opSignal).run();
     });
@@ -176,13 +202,15 @@ export class DistributionService {
     if (!images.length) throw notFound(`An image does not exist locally with the tag: ${familiarName(ref)}`);
     sink({ status: `The push refers to repository [${repo}]` });
     const session = await this.firstSession(ref.domain, [`repository:${ref.path}:pull,push`], auth, false, signal);
-    const pusher = new Pusher({ client: this.deps.client, limits: () => this.limits(), log: this.deps.log }, session, ref, sink, signal);
+    const pusher = new Pusher({ client: this.deps.client, limits: () => this.limits(), log: this.deps.log, ...(this.contentRoot ? { contentRoot: this.contentRoot } : {}) }, session, ref, sink, signal);
     for (const { tag: t, image } of images) {
       try {
         await pusher.pushTag(t, image);
       } catch (err) {
         throw translateRegistryError(err);
       }
+      const pushed = familiarString({ ...ref, tag: t });
+      publishImageEvent(this.deps.events, 'push', pushed, pushed, image.config.config?.Labels);
     }
   }
 
@@ -320,6 +348,9 @@ export class DistributionService {
       { ...(req.repo ? { repo: req.repo } : {}), ...(req.tag ? { tag: req.tag } : {}), ...(req.message ? { message: req.message } : {}), changes: req.changes, ...(req.platform ? { platform: req.platform } : {}) },
       (m) => sink(m as JsonMessage),
     );
+    const lookup = (r: string) => this.deps.images.resolve(r);
+    if (result.name) await publishImageEventFor(this.deps.events, lookup, 'tag', result.id, familiarString(parseReference(result.name)));
+    await publishImageEventFor(this.deps.events, lookup, 'import', result.id, result.id);
     sink({ status: result.id });
   }
 

@@ -1,0 +1,104 @@
+// GET /events: stored events from `since` (up to `until`), then live ones as they happen, one JSON
+// object per line, each written (and so flushed) on its own. An `until` in the past ends the
+// stream after the replay; one in the future ends it then. Without since/until: live only.
+import type { EngineEvent } from '../../store/events.ts';
+import { invalidParameter } from '../../errors.ts';
+import { compileEventFilter } from '../../daemon/events/filter.ts';
+import { parseEventTime } from '../../daemon/events/time.ts';
+import type { Router } from '../router.ts';
+import { versionLessThan } from '../version.ts';
+
+export interface EventsBackend {
+  /** Stored events in [sinceNano, untilNano] in publish order. */
+  history(sinceNano: bigint, untilNano?: bigint): EngineEvent[];
+  /** Live events; onClose when the source ends (daemon shutdown). Returns the unsubscribe. */
+  subscribe(fn: (ev: EngineEvent) => void, onClose?: () => void): () => void;
+}
+
+/** A client that reads slower than events arrive is cut off past this much unsent output. */
+const MAX_PENDING_BYTES = 16 * 1024 * 1024;
+
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+const STREAM_TYPES = ['application/jsonl', 'application/x-ndjson', 'application/json-seq'] as const;
+
+function negotiate(accept: string | undefined): string {
+  const asked = (accept ?? '').split(',').map((a) => a.split(';')[0]!.trim().toLowerCase());
+  return STREAM_TYPES.find((t) => asked.includes(t)) ?? 'application/json';
+}
+
+/**
+ * One event as dockerd writes it. API < 1.52 also gets the fields deprecated in 1.22 (status, id
+ * and, for containers, from): CLIs before 25.0 and compose still read them.
+ */
+export function eventLine(ev: EngineEvent, version: string): string {
+  const legacy: Record<string, string> = {};
+  if (versionLessThan(version, '1.52') && (ev.Type === 'container' || ev.Type === 'image')) {
+    legacy.status = ev.Action;
+    legacy.id = ev.Actor.ID;
+    if (ev.Type === 'container') legacy.from = ev.Actor.Attributes.image ?? '';
+  }
+  const body = JSON.stringify({ ...legacy, Type: ev.Type, Action: ev.Action, Actor: ev.Actor, scope: ev.scope, time: ev.time });
+  // timeNano exceeds 2^53: written as an exact integer.
+  return `${body.slice(0, -1)},"timeNano":${ev.timeNano.toString()}}`;
+}
+
+export function registerEventRoutes(router: Router, backend: EventsBackend): void {
+  router.get('/events', async (ctx) => {
+    const { query, res, req } = ctx;
+    const since = parseEventTime(query.string('since'), 'since');
+    const until = parseEventTime(query.string('until'), 'until');
+    if (since !== undefined && until !== undefined && until < since) {
+      throw invalidParameter(`\`since\` time (${query.string('since')}) cannot be after \`until\` time (${query.string('until')})`);
+    }
+    const match = compileEventFilter(query.filters());
+    const contentType = negotiate(req.headers.accept);
+    const prefix = contentType === 'application/json-seq' ? '\x1e' : '';
+    const nowNano = BigInt(Date.now()) * 1_000_000n;
+    const onlyPast = until !== undefined && until < nowNano;
+
+    res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-cache' });
+    res.flushHeaders();
+
+    await new Promise<void>((resolve) => {
+      let done = false;
+      let timer: NodeJS.Timeout | undefined;
+      let unsubscribe = () => {};
+      const finish = () => {
+        if (done) return;
+        done = true;
+        unsubscribe();
+        clearTimeout(timer);
+        if (!res.writableEnded) res.end();
+        resolve();
+      };
+      const write = (ev: EngineEvent) => {
+        if (done || !match(ev)) return;
+        if (until !== undefined && ev.timeNano > until) return;
+        if (res.writableLength > MAX_PENDING_BYTES) {
+          res.destroy();
+          finish();
+          return;
+        }
+        res.write(`${prefix}${eventLine(ev, ctx.version)}\n`);
+      };
+      res.on('close', finish);
+      // Subscribing and reading the history happen in one synchronous step: publishing is
+      // synchronous too, so no event can fall between the replay and the live part, or be in both.
+      if (!onlyPast) unsubscribe = backend.subscribe(write, finish);
+      if (since !== undefined || until !== undefined) {
+        for (const ev of backend.history(since ?? 0n, until)) write(ev);
+      }
+      if (onlyPast) finish();
+      else if (until !== undefined) {
+        // setTimeout takes at most ~24.8 days; a later `until` re-arms until it is reached.
+        const arm = () => {
+          const left = Number((until - BigInt(Date.now()) * 1_000_000n) / 1_000_000n) + 1;
+          if (left <= 0) finish();
+          else timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
+        };
+        arm();
+      }
+    });
+  });
+}

@@ -1,0 +1,56 @@
+// Network routes: list, inspect, create, remove, connect, disconnect, prune.
+import { invalidParameter } from '../../errors.ts';
+import type { EndpointSettings } from '../../types/container-api.ts';
+import { readJsonObject, sendJson, sendNoContent } from '../http.ts';
+import type { Router } from '../router.ts';
+
+export interface NetworksBackend {
+  list(filters: Map<string, string[]>): unknown[];
+  inspect(ref: string, opts: { scope?: string }): unknown;
+  create(body: Record<string, unknown>): Promise<{ Id: string; Warning: string }>;
+  remove(ref: string): Promise<void>;
+  connect(ref: string, body: { Container?: string; EndpointConfig?: EndpointSettings | null }): Promise<void>;
+  disconnect(ref: string, body: { Container?: string; Force?: boolean }): Promise<void>;
+  prune(filters: Map<string, string[]>): Promise<{ NetworksDeleted: string[] | null }>;
+}
+
+function str(v: unknown, field: string): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') throw invalidParameter(`invalid JSON: ${field} must be a string`);
+  return v;
+}
+
+export function registerNetworkRoutes(router: Router, backend: NetworksBackend): void {
+  router.get('/networks', (ctx) => sendJson(ctx.res, 200, backend.list(ctx.query.filters())));
+
+  router.post('/networks/create', async (ctx) => {
+    const body = await readJsonObject(ctx.req);
+    sendJson(ctx.res, 201, await backend.create(body));
+  });
+
+  router.post('/networks/prune', async (ctx) => sendJson(ctx.res, 200, await backend.prune(ctx.query.filters())));
+
+  router.get('/networks/{id}', (ctx) => {
+    const scope = ctx.query.string('scope');
+    sendJson(ctx.res, 200, backend.inspect(ctx.params.id!, scope ? { scope } : {}));
+  });
+
+  router.delete('/networks/{id}', async (ctx) => {
+    await backend.remove(ctx.params.id!);
+    sendNoContent(ctx.res);
+  });
+
+  router.post('/networks/{id}/connect', async (ctx) => {
+    const body = await readJsonObject<Record<string, unknown>>(ctx.req);
+    const container = str(body.Container, 'Container');
+    await backend.connect(ctx.params.id!, { ...(container !== undefined ? { Container: container } : {}), EndpointConfig: (body.EndpointConfig as EndpointSettings | null | undefined) ?? null });
+    sendNoContent(ctx.res, 200);
+  });
+
+  router.post('/networks/{id}/disconnect', async (ctx) => {
+    const body = await readJsonObject<Record<string, unknown>>(ctx.req);
+    const container = str(body.Container, 'Container');
+    await backend.disconnect(ctx.params.id!, { ...(container !== undefined ? { Container: container } : {}), Force: body.Force === true });
+    sendNoContent(ctx.res, 200);
+  });
+}

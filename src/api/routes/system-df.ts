@@ -1,0 +1,44 @@
+// GET /system/df (with API 1.42's `type` selection) and POST /build/prune, which `docker system
+// prune` calls along with the container, network, image and volume prunes.
+import { invalidParameter } from '../../errors.ts';
+import { sendJson } from '../http.ts';
+import type { Router } from '../router.ts';
+import { versionLessThan } from '../version.ts';
+
+export interface DiskUsageKinds {
+  containers: boolean;
+  images: boolean;
+  volumes: boolean;
+  buildCache: boolean;
+}
+
+export interface DiskUsageBackend {
+  usage(kinds: DiskUsageKinds): Promise<Record<string, unknown>>;
+  pruneBuildCache(opts: { all: boolean; filters: Map<string, string[]> }): Promise<{ CachesDeleted: string[] | null; SpaceReclaimed: number }>;
+}
+
+const KIND_NAMES: Record<string, keyof DiskUsageKinds> = {
+  container: 'containers',
+  image: 'images',
+  volume: 'volumes',
+  'build-cache': 'buildCache',
+};
+
+export function registerSystemDfRoutes(router: Router, backend: DiskUsageBackend): void {
+  router.get('/system/df', async (ctx) => {
+    const types = ctx.query.strings('type');
+    let kinds: DiskUsageKinds = { containers: true, images: true, volumes: true, buildCache: true };
+    if (types.length && !versionLessThan(ctx.version, '1.42')) {
+      kinds = { containers: false, images: false, volumes: false, buildCache: false };
+      for (const t of types) {
+        const k = KIND_NAMES[t];
+        if (!k) throw invalidParameter(`unknown object type: ${t}`);
+        kinds[k] = true;
+      }
+    }
+    sendJson(ctx.res, 200, await backend.usage(kinds));
+  });
+  router.post('/build/prune', async (ctx) => {
+    sendJson(ctx.res, 200, await backend.pruneBuildCache({ all: ctx.query.bool('all'), filters: ctx.query.filters() }));
+  });
+}

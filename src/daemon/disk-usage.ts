@@ -1,0 +1,46 @@
+// GET /system/df: what images, containers, volumes and the build cache take on disk, in the shape
+// API 1.51 answers (LayersSize and the four lists). Each part is computed only when asked for.
+import type { DiskUsageBackend, DiskUsageKinds } from '../api/routes/system-df.ts';
+
+export interface DiskUsageDeps {
+  images: { diskUsage(): Promise<{ layersSize: number; images: Array<Record<string, unknown>> }> };
+  containers: { list(opts: { all: boolean; size: boolean; filters: Map<string, string[]> }): Promise<unknown[]> };
+  /** Volumes with UsageData {Size, RefCount}; absent until the volumes service exists. */
+  volumes?: () => Promise<unknown[]>;
+}
+
+export class DiskUsageService implements DiskUsageBackend {
+  constructor(private readonly d: DiskUsageDeps) {}
+
+  async usage(kinds: DiskUsageKinds): Promise<Record<string, unknown>> {
+    const [images, containers, volumes] = await Promise.all([
+      kinds.images || kinds.containers ? this.d.images.diskUsage() : undefined,
+      kinds.containers ? this.d.containers.list({ all: true, size: true, filters: new Map() }) : undefined,
+      kinds.volumes ? (this.d.volumes?.() ?? Promise.resolve([])) : undefined,
+    ]);
+    const out: Record<string, unknown> = {};
+    if (images && kinds.images) {
+      out.LayersSize = images.layersSize;
+      out.Images = images.images;
+    }
+    if (containers) {
+      // SizeRootFs is the writable layer plus the image's unpacked layers (what Images[].Size
+      // counts), so the two lists add up the way the CLI's reclaimable figures assume.
+      const imageSize = new Map(images!.images.map((i) => [i.Id as string, i.Size as number]));
+      for (const c of containers as Array<Record<string, unknown>>) {
+        const unpacked = imageSize.get(c.ImageID as string);
+        if (unpacked !== undefined && typeof c.SizeRw === 'number') c.SizeRootFs = c.SizeRw + unpacked;
+      }
+      out.Containers = containers;
+    }
+    if (volumes) out.Volumes = volumes;
+    // No builder: the build cache is always empty.
+    if (kinds.buildCache) out.BuildCache = [];
+    return out;
+  }
+
+  /** POST /build/prune: nothing to prune without a builder. */
+  async pruneBuildCache(): Promise<{ CachesDeleted: string[] | null; SpaceReclaimed: number }> {
+    return { CachesDeleted: null, SpaceReclaimed: 0 };
+  }
+}

@@ -1,0 +1,66 @@
+// The `filters` of GET /volumes (dangling, name, label, driver) and POST /volumes/prune (label,
+// label!, all), with dockerd's matching rules: name is an unanchored regular expression, label is
+// "key" or "key=value", dangling and all take true/false/1/0.
+import { invalidParameter } from '../../errors.ts';
+
+export interface FilterableVolume {
+  Name: string;
+  Driver: string;
+  Labels: Record<string, string> | null;
+  /** Number of containers referencing it. */
+  refs: number;
+}
+
+function boolValue(key: string, v: string): boolean {
+  if (v === 'true' || v === '1') return true;
+  if (v === 'false' || v === '0') return false;
+  throw invalidParameter(`invalid filter '${key}=${v}'`);
+}
+
+function checkKeys(filters: Map<string, string[]>, allowed: string[]): void {
+  for (const k of filters.keys()) if (!allowed.includes(k)) throw invalidParameter(`invalid filter '${k}'`);
+}
+
+function labelMatches(labels: Record<string, string> | null, expr: string): boolean {
+  const eq = expr.indexOf('=');
+  const key = eq < 0 ? expr : expr.slice(0, eq);
+  if (!labels || !(key in labels)) return false;
+  return eq < 0 || labels[key] === expr.slice(eq + 1);
+}
+
+function nameMatches(name: string, pattern: string): boolean {
+  if (name === pattern) return true;
+  try {
+    return new RegExp(pattern).test(name);
+  } catch {
+    return name.includes(pattern);
+  }
+}
+
+export function compileListFilters(filters: Map<string, string[]>): (v: FilterableVolume) => boolean {
+  checkKeys(filters, ['dangling', 'name', 'label', 'driver']);
+  const dangling = filters.get('dangling')?.map((v) => boolValue('dangling', v));
+  const names = filters.get('name') ?? [];
+  const labels = filters.get('label') ?? [];
+  const drivers = filters.get('driver') ?? [];
+  return (v) => {
+    if (dangling?.length && !dangling.some((d) => d === (v.refs === 0))) return false;
+    if (names.length && !names.some((n) => nameMatches(v.Name, n))) return false;
+    if (drivers.length && !drivers.includes(v.Driver)) return false;
+    return labels.every((l) => labelMatches(v.Labels, l));
+  };
+}
+
+/** Prune candidates: unused, anonymous unless all=true, and passing the label filters. */
+export function compilePruneFilters(filters: Map<string, string[]>, anonymousLabel: string): (v: FilterableVolume) => boolean {
+  checkKeys(filters, ['label', 'label!', 'all']);
+  const all = (filters.get('all') ?? []).some((v) => boolValue('all', v));
+  const labels = filters.get('label') ?? [];
+  const notLabels = filters.get('label!') ?? [];
+  return (v) => {
+    if (v.refs > 0) return false;
+    if (!all && !(v.Labels && anonymousLabel in v.Labels)) return false;
+    if (!labels.every((l) => labelMatches(v.Labels, l))) return false;
+    return !notLabels.some((l) => labelMatches(v.Labels, l));
+  };
+}

@@ -1,0 +1,338 @@
+// Volumes with the local driver: records in the store (they survive restarts), data under
+// <data-root>/volumes/<name>/_data. Serves the /volumes API and, for the containers service, turns a
+// container's volume specs into volumes at create, into bind mounts (with copy-up) at start, and
+// cleans up after exit and removal. "In use" means referenced by any container, running or not.
+import { lstat, mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { conflict, invalidParameter, notFound } from '../../errors.ts';
+import { readOnlyMounts } from '../../images/container-facts.ts';
+import type { ResolvedMount } from '../../oci/mounts.ts';
+import { scopedPath } from '../../oci/user.ts';
+import type { RecordTable } from '../../store/kv.ts';
+import type { Mount } from '../../supervisor/types.ts';
+import type { ContainerConfig, HostConfig } from '../../types/container-api.ts';
+import type { Logger } from '../../util/log.ts';
+import { KeyedMutex } from '../../util/mutex.ts';
+import type { MountPoint } from '../containers/record.ts';
+import { withMounted } from '../containers/rootfs.ts';
+import type { EventPublisher } from '../events/bus.ts';
+import { compileListFilters, compilePruneFilters } from './filters.ts';
+import { copyUp, directorySize, isEmptyDir, isMounted, mountVolume, needsMount, unmountVolume, validateDriverOpts } from './local-driver.ts';
+import { ANONYMOUS_LABEL, generateVolumeName, validateVolumeName } from './names.ts';
+import { volumeSpecs } from './specs.ts';
+
+export interface VolumeRecord {
+  Name: string;
+  Driver: 'local';
+  CreatedAt: string;
+  Labels: Record<string, string> | null;
+  /** DriverOpts as given at create (type/device/o). */
+  Options: Record<string, string> | null;
+}
+
+/** The API's Volume object (UsageData only for system df). */
+export interface VolumeView {
+  CreatedAt: string;
+  Driver: string;
+  Labels: Record<string, string> | null;
+  Mountpoint: string;
+  Name: string;
+  Options: Record<string, string> | null;
+  Scope: 'local';
+  UsageData?: { Size: number; RefCount: number };
+}
+
+export interface VolumeCreateRequest {
+  Name?: string;
+  Driver?: string;
+  DriverOpts?: Record<string, string> | null;
+  Labels?: Record<string, string> | null;
+}
+
+/** A container and the volumes its record references. */
+export interface VolumeUser {
+  id: string;
+  running: boolean;
+  volumes: string[];
+}
+
+/** The container facts the hooks below read. */
+export interface VolumeContainer {
+  Id: string;
+  HostConfig: HostConfig;
+  Config: Pick<ContainerConfig, 'Volumes'>;
+  Mounts: MountPoint[];
+}
+
+/** What the containers service and the task launcher call (all optional on their side). */
+export interface ContainerVolumes {
+  /** At create: validates the specs, creates missing volumes; the volume entries of inspect's Mounts. */
+  prepare(containerId: string, hc: HostConfig, config: Pick<ContainerConfig, 'Volumes'>): Promise<MountPoint[]>;
+  /** At start: mounts (DriverOpts), copies image content into empty volumes; the bind mounts to add. */
+  attach(rec: VolumeContainer, rootMounts: Mount[]): Promise<ResolvedMount[]>;
+  /** After an exit (or a failed start): undoes DriverOpts mounts nobody running needs any more. */
+  detach(rec: VolumeContainer): Promise<void>;
+  /** At removal (or a failed create): drops the references; removeAnonymous is `rm -v`. */
+  release(rec: VolumeContainer, removeAnonymous: boolean): Promise<void>;
+}
+
+export interface VolumesBackend {
+  list(opts?: { filters?: Map<string, string[]>; usage?: boolean }): Promise<VolumeView[]>;
+  create(req: VolumeCreateRequest): Promise<VolumeView>;
+  inspect(name: string): Promise<VolumeView>;
+  remove(name: string, opts: { force: boolean }): Promise<void>;
+  prune(filters: Map<string, string[]>): Promise<{ VolumesDeleted: string[] | null; SpaceReclaimed: number }>;
+}
+
+export interface VolumeServiceDeps {
+  table: RecordTable<VolumeRecord>;
+  /** <data-root>/volumes */
+  root: string;
+  tmpDir: string;
+  log: Logger;
+  events?: EventPublisher;
+}
+
+function rfc3339Now(): string {
+  return new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
+export class VolumeService implements VolumesBackend, ContainerVolumes {
+  private readonly lock = new KeyedMutex();
+  private users: () => VolumeUser[] = () => [];
+  /** Containers being created: their volumes count as used before the record exists. */
+  private readonly pending = new Map<string, string[]>();
+  private pruning = false;
+
+  constructor(private readonly d: VolumeServiceDeps) {}
+
+  async init(): Promise<void> {
+    await mkdir(this.d.root, { recursive: true, mode: 0o701 });
+  }
+
+  /** Where the container references come from (the containers service, built after this one). */
+  setUsersProvider(fn: () => VolumeUser[]): void {
+    this.users = fn;
+  }
+
+  dataPath(name: string): string {
+    return join(this.d.root, name, '_data');
+  }
+
+  private allUsers(): VolumeUser[] {
+    const list = this.users();
+    const known = new Set(list.map((u) => u.id));
+    for (const [id, volumes] of this.pending) {
+      if (known.has(id)) this.pending.delete(id);
+      else list.push({ id, running: false, volumes });
+    }
+    return list;
+  }
+
+  private usersOf(name: string, all = this.allUsers()): string[] {
+    return all.filter((u) => u.volumes.includes(name)).map((u) => u.id);
+  }
+
+  private view(v: VolumeRecord): VolumeView {
+    return { CreatedAt: v.CreatedAt, Driver: v.Driver, Labels: v.Labels, Mountpoint: this.dataPath(v.Name), Name: v.Name, Options: v.Options, Scope: 'local' };
+  }
+
+  private event(action: string, name: string, attrs: Record<string, string> = {}): void {
+    this.d.events?.publish({ Type: 'volume', Action: action, Actor: { ID: name, Attributes: { driver: 'local', ...attrs } } });
+  }
+
+  private get(name: string): VolumeRecord {
+    const v = this.d.table.get(name);
+    if (!v) throw notFound(`get ${name}: no such volume`);
+    return v;
+  }
+
+  // ---- API ---------------------------------------------------------------------------------------
+
+  async create(req: VolumeCreateRequest): Promise<VolumeView> {
+    return this.view(await this.createRecord(req));
+  }
+
+  private async createRecord(req: VolumeCreateRequest): Promise<VolumeRecord> {
+    if (req.Name !== undefined && typeof req.Name !== 'string') throw invalidParameter('invalid volume name: must be a string');
+    const name = req.Name || generateVolumeName();
+    validateVolumeName(name);
+    const driver = req.Driver || 'local';
+    if (driver !== 'local') throw notFound(`error looking up volume plugin ${driver}: plugin "${driver}" not found`);
+    validateDriverOpts(req.DriverOpts);
+    for (const [k, v] of Object.entries(req.Labels ?? {})) if (typeof v !== 'string') throw invalidParameter(`invalid label ${JSON.stringify(k)}: value must be a string`);
+    return this.lock.run(name, async () => {
+      const existing = this.d.table.get(name);
+      if (existing) return existing;
+      await mkdir(this.dataPath(name), { recursive: true, mode: 0o755 });
+      const rec: VolumeRecord = { Name: name, Driver: 'local', CreatedAt: rfc3339Now(), Labels: req.Labels ?? null, Options: req.DriverOpts ?? null };
+      this.d.table.put(name, rec);
+      this.event('create', name);
+      return rec;
+    });
+  }
+
+  async inspect(name: string): Promise<VolumeView> {
+    return this.view(this.get(name));
+  }
+
+  /** Every volume (filtered); with usage, UsageData {Size, RefCount} as /system/df reports it. */
+  async list(opts: { filters?: Map<string, string[]>; usage?: boolean } = {}): Promise<VolumeView[]> {
+    const match = compileListFilters(opts.filters ?? new Map());
+    const users = this.allUsers();
+    const out: VolumeView[] = [];
+    for (const v of this.d.table.list()) {
+      const refs = this.usersOf(v.Name, users).length;
+      if (!match({ ...v, refs })) continue;
+      const view = this.view(v);
+      if (opts.usage) view.UsageData = { Size: await directorySize(this.dataPath(v.Name)), RefCount: refs };
+      out.push(view);
+    }
+    return out;
+  }
+
+  async remove(name: string, opts: { force: boolean }): Promise<void> {
+    await this.lock.run(name, async () => {
+      const v = this.d.table.get(name);
+      if (!v) {
+        if (opts.force) return;
+        throw notFound(`get ${name}: no such volume`);
+      }
+      const users = this.usersOf(name);
+      if (users.length) throw conflict(`remove ${name}: volume is in use - [${users.join(', ')}]`);
+      await this.destroy(v);
+    });
+  }
+
+  private async destroy(v: VolumeRecord): Promise<void> {
+    const data = this.dataPath(v.Name);
+    await unmountVolume(data);
+    // Never delete through a mount: a bind-type volume would take its host directory with it.
+    if (isMounted(data)) throw conflict(`remove ${v.Name}: the volume is still mounted at ${data}`);
+    await rm(join(this.d.root, v.Name), { recursive: true, force: true });
+    this.d.table.delete(v.Name);
+    this.event('destroy', v.Name);
+  }
+
+  async prune(filters: Map<string, string[]>): Promise<{ VolumesDeleted: string[] | null; SpaceReclaimed: number }> {
+    const match = compilePruneFilters(filters, ANONYMOUS_LABEL);
+    if (this.pruning) throw conflict('a prune operation is already running');
+    this.pruning = true;
+    try {
+      let deleted: string[] | null = null; // null when nothing went, as dockerd
+      let reclaimed = 0;
+      for (const v of this.d.table.list()) {
+        if (!match({ ...v, refs: this.usersOf(v.Name).length })) continue;
+        const size = await directorySize(this.dataPath(v.Name));
+        try {
+          await this.lock.run(v.Name, async () => {
+            if (this.usersOf(v.Name).length) throw conflict('in use'); // taken meanwhile
+            await this.destroy(v);
+          });
+        } catch (err) {
+          this.d.log.warn(`failed to prune volume: ${(err as Error).message}`, { volume: v.Name });
+          continue;
+        }
+        reclaimed += size;
+        (deleted ??= []).push(v.Name);
+      }
+      this.d.events?.publish({ Type: 'volume', Action: 'prune', Actor: { ID: '', Attributes: { reclaimed: String(reclaimed) } } });
+      return { VolumesDeleted: deleted, SpaceReclaimed: reclaimed };
+    } finally {
+      this.pruning = false;
+    }
+  }
+
+  // ---- containers ----------------------------------------------------------------------------------
+
+  async prepare(containerId: string, hc: HostConfig, config: Pick<ContainerConfig, 'Volumes'>): Promise<MountPoint[]> {
+    const specs = volumeSpecs(hc, config);
+    // Everything is checked before anything is created.
+    for (const s of specs) {
+      if (s.name !== undefined) validateVolumeName(s.name);
+      if (s.driver && s.driver !== 'local') throw notFound(`error looking up volume plugin ${s.driver}: plugin "${s.driver}" not found`);
+      validateDriverOpts(s.driverOpts);
+    }
+    const names = specs.map((s) => s.name ?? generateVolumeName());
+    this.pending.set(containerId, names);
+    const createdAnonymous: string[] = [];
+    try {
+      const mounts: MountPoint[] = [];
+      for (const [i, s] of specs.entries()) {
+        const name = names[i]!;
+        const existed = this.d.table.has(name);
+        const labels = s.name !== undefined ? (s.labels ?? null) : { ...(s.labels ?? {}), [ANONYMOUS_LABEL]: '' };
+        await this.createRecord({ Name: name, Labels: labels, DriverOpts: s.driverOpts ?? null });
+        if (!existed && s.name === undefined) createdAnonymous.push(name);
+        mounts.push({ Type: 'volume', Name: name, Source: this.dataPath(name), Destination: s.destination, Driver: 'local', Mode: s.mode, RW: !s.readOnly, Propagation: '' });
+      }
+      return mounts;
+    } catch (err) {
+      this.pending.delete(containerId);
+      for (const name of createdAnonymous) {
+        const v = this.d.table.get(name);
+        if (v) await this.destroy(v).catch(() => undefined);
+      }
+      throw err;
+    }
+  }
+
+  async attach(rec: VolumeContainer, rootMounts: Mount[]): Promise<ResolvedMount[]> {
+    const specs = new Map(volumeSpecs(rec.HostConfig, rec.Config).map((s) => [s.destination, s]));
+    const out: ResolvedMount[] = [];
+    const copies: Array<{ destination: string; data: string }> = [];
+    for (const m of rec.Mounts) {
+      if (m.Type !== 'volume' || !m.Name) continue;
+      const v = this.d.table.get(m.Name);
+      if (!v) throw notFound(`error while mounting volume '${m.Destination}': get ${m.Name}: no such volume`);
+      const data = this.dataPath(v.Name);
+      await mkdir(data, { recursive: true, mode: 0o755 });
+      if (needsMount(v.Options)) await mountVolume(v.Options!, data);
+      const spec = specs.get(m.Destination);
+      let source = data;
+      if (spec?.subpath) {
+        source = scopedPath(data, spec.subpath);
+        if (!(await lstat(source).catch(() => undefined))) throw invalidParameter(`cannot access path ${source}: no such file or directory`);
+      } else if (spec?.copy !== false && (await isEmptyDir(data))) {
+        copies.push({ destination: m.Destination, data });
+      }
+      out.push({ type: 'bind', source, destination: m.Destination, options: [m.RW ? 'rw' : 'ro'] });
+      this.event('mount', v.Name, { container: rec.Id, destination: m.Destination, propagation: '', 'read/write': String(m.RW) });
+    }
+    if (copies.length) {
+      await withMounted(readOnlyMounts(rootMounts), this.d.tmpDir, async (root) => {
+        for (const c of copies) await copyUp(scopedPath(root, c.destination), c.data);
+      });
+    }
+    return out;
+  }
+
+  async detach(rec: VolumeContainer): Promise<void> {
+    const stillRunning = this.allUsers().filter((u) => u.running && u.id !== rec.Id);
+    for (const m of rec.Mounts) {
+      if (m.Type !== 'volume' || !m.Name) continue;
+      const v = this.d.table.get(m.Name);
+      if (!v) continue;
+      this.event('unmount', v.Name, { container: rec.Id });
+      if (needsMount(v.Options) && !stillRunning.some((u) => u.volumes.includes(v.Name))) {
+        await unmountVolume(this.dataPath(v.Name)).catch((err) => this.d.log.warn(`unmounting volume: ${(err as Error).message}`, { volume: v.Name }));
+      }
+    }
+  }
+
+  async release(rec: VolumeContainer, removeAnonymous: boolean): Promise<void> {
+    this.pending.delete(rec.Id);
+    if (!removeAnonymous) return;
+    let anonymous: Set<string>;
+    try {
+      anonymous = new Set(volumeSpecs(rec.HostConfig, rec.Config).filter((s) => s.name === undefined).map((s) => s.destination));
+    } catch {
+      return;
+    }
+    for (const m of rec.Mounts) {
+      if (m.Type !== 'volume' || !m.Name || !anonymous.has(m.Destination)) continue;
+      // Another container may use it too (--volumes-from, or named explicitly): then it stays.
+      await this.remove(m.Name, { force: true }).catch((err) => this.d.log.debug(`keeping volume ${m.Name}: ${(err as Error).message}`));
+    }
+  }
+}

@@ -1,0 +1,92 @@
+// The `filters` of GET /networks and POST /networks/prune.
+import { invalidParameter } from '../errors.ts';
+import type { NetworkRecord } from './records.ts';
+
+export interface FilterContext {
+  inUse(net: NetworkRecord): boolean;
+}
+
+function labelMatch(labels: Record<string, string>, spec: string): boolean {
+  const i = spec.indexOf('=');
+  if (i < 0) return Object.hasOwn(labels, spec);
+  return labels[spec.slice(0, i)] === spec.slice(i + 1);
+}
+
+function bool(name: string, v: string): boolean {
+  const s = v.toLowerCase();
+  if (s === 'true' || s === '1') return true;
+  if (s === 'false' || s === '0') return false;
+  throw invalidParameter(`invalid filter '${name}=${v}'`);
+}
+
+export function compileListFilters(filters: Map<string, string[]>, ctx: FilterContext): (n: NetworkRecord) => boolean {
+  const preds: Array<(n: NetworkRecord) => boolean> = [];
+  for (const [name, values] of filters) {
+    if (values.length === 0) continue;
+    switch (name) {
+      case 'driver':
+        preds.push((n) => values.includes(n.Driver));
+        break;
+      case 'id':
+        preds.push((n) => values.some((v) => n.Id.startsWith(v)));
+        break;
+      case 'name':
+        preds.push((n) => values.some((v) => n.Name.includes(v)));
+        break;
+      case 'label':
+        preds.push((n) => values.every((v) => labelMatch(n.Labels, v)));
+        break;
+      case 'scope':
+        for (const v of values) if (!['local', 'swarm', 'global'].includes(v)) throw invalidParameter(`invalid filter 'scope=${v}'`);
+        preds.push((n) => values.includes(n.Scope));
+        break;
+      case 'type':
+        for (const v of values) if (v !== 'custom' && v !== 'builtin') throw invalidParameter(`invalid filter: 'type'='${v}'`);
+        preds.push((n) => values.includes(n.x.predefined ? 'builtin' : 'custom'));
+        break;
+      case 'dangling': {
+        if (values.length > 1) throw invalidParameter(`got more than one value for filter key "dangling"`);
+        const want = bool('dangling', values[0]!);
+        // Predefined networks never count as dangling.
+        preds.push((n) => (!n.x.predefined && !ctx.inUse(n)) === want);
+        break;
+      }
+      default:
+        throw invalidParameter(`invalid filter '${name}'`);
+    }
+  }
+  return (n) => preds.every((p) => p(n));
+}
+
+/** `until` accepts Unix seconds (with fractions), RFC 3339 dates, or Go-style durations before now. */
+export function parseUntil(v: string, now = Date.now()): number {
+  if (/^\d+(\.\d+)?$/.test(v)) return Number(v) * 1000;
+  const dur = /^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?$/.exec(v);
+  if (dur && v !== '') return now - ((Number(dur[1] ?? 0) * 3600 + Number(dur[2] ?? 0) * 60 + Number(dur[3] ?? 0)) * 1000);
+  const t = Date.parse(v);
+  if (Number.isNaN(t)) throw invalidParameter(`failed to parse value as time or duration: "${v}"`);
+  return t;
+}
+
+export function compilePruneFilters(filters: Map<string, string[]>): (n: NetworkRecord) => boolean {
+  const preds: Array<(n: NetworkRecord) => boolean> = [];
+  for (const [name, values] of filters) {
+    if (values.length === 0) continue;
+    switch (name) {
+      case 'until': {
+        const limits = values.map((v) => parseUntil(v));
+        preds.push((n) => limits.some((t) => Date.parse(n.Created) < t));
+        break;
+      }
+      case 'label':
+        preds.push((n) => values.every((v) => labelMatch(n.Labels, v)));
+        break;
+      case 'label!':
+        preds.push((n) => !values.some((v) => labelMatch(n.Labels, v)));
+        break;
+      default:
+        throw invalidParameter(`invalid filter '${name}'`);
+    }
+  }
+  return (n) => preds.every((p) => p(n));
+}

@@ -1,0 +1,17 @@
+// Removes what one daemon (identified by its exec-root) left on the host: its bridges and its
+// firewall chains. A daemon does this itself at a graceful shutdown without live-restore; this is
+// for daemons that died (kill -9 in tests) and never came back.
+import { chainNames, removeChains } from './firewall.ts';
+import { chainPrefix, daemonTag, linkAlias } from './naming.ts';
+import { deleteLinks, linksWithAlias } from './netlink.ts';
+
+export async function removeDaemonNetworking(execRoot: string): Promise<void> {
+  const tag = daemonTag(execRoot);
+  await deleteLinks(linksWithAlias(linkAlias(tag)));
+  await removeChains(chainNames(chainPrefix(tag)));
+}
+
+/** What is left of a daemon on the host (for tests asserting that nothing leaked). */
+export function daemonLinks(execRoot: string): string[] {
+  return linksWithAlias(linkAlias(daemonTag(execRoot)));
+}
