@@ -284,13 +284,15 @@ function render(res: Results, ctx: RenderContext): string {
 
   if (res.startup.engined) {
     const mark = (xs: StartupMarks[] | undefined, k: keyof StartupMarks) => num(sum(xs?.map((m) => m[k]).filter((v): v is number => v !== undefined))?.median);
-    out.push('### Start-up milestones, ms after spawn (median; from the daemons\' own log timestamps)');
+    out.push('### Start-up milestones, ms after spawn (median; from the daemons\' own log timestamps), and CPU used');
     out.push('');
     out.push(table(['milestone', 'engined', 'dockerd'], ([
       ['"Starting up" logged (runtime up, code loaded)', 'startingUp'],
       ['its containerd "successfully booted"', 'containerdBooted'],
       ['"Daemon has completed initialization"', 'initialized'],
       ['/_ping answers 200', 'ping'],
+      ['CPU ms used by then: the daemon', 'daemonCpu'],
+      ['CPU ms used by then: its containerd', 'containerdCpu'],
     ] as const).map(([label, k]) => [label, mark(res.startup.engined, k), mark(res.startup.dockerd, k)])));
     out.push('');
   }

@@ -56,6 +56,9 @@ export interface StartupMarks {
   initialized?: number;
   /** The first 200 from /_ping (what readyMs measures). */
   ping: number;
+  /** CPU ms the daemon and its containerd had used by then (load-independent, unlike the wall times). */
+  daemonCpu?: number;
+  containerdCpu?: number;
 }
 
 export function startupMarks(output: string, spawnEpochMs: number, readyMs: number): StartupMarks {

@@ -6,7 +6,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { run } from '../../test/helpers/daemon.ts';
 import { buildBusyboxLayer } from '../../test/fixtures/busybox-image.ts';
-import { childNamed, teardownDir } from '../lib/proc.ts';
+import { childNamed, cpuMs, teardownDir } from '../lib/proc.ts';
 import { OutputKeeper, startupMarks, waitForPing, type DaemonUnderTest, type StartupMarks } from './daemon.ts';
 
 const PATH_ENV = 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
@@ -82,7 +82,8 @@ export class Dockerd implements DaemonUnderTest {
       throw err;
     }
     const readyMs = performance.now() - t0;
-    return { daemon, readyMs, marks: startupMarks(daemon.output.head, spawnEpoch, readyMs) };
+    const marks = { ...startupMarks(daemon.output.head, spawnEpoch, readyMs), daemonCpu: cpuMs(daemon.pid), containerdCpu: cpuMs(daemon.containerdPid()) };
+    return { daemon, readyMs, marks };
   }
 
   /** The same busybox rootfs as our fixture, through `docker import`, tagged busybox:latest. */

@@ -5,7 +5,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TestDaemon } from '../../test/helpers/daemon.ts';
 import { loadBusybox } from '../../test/helpers/images.ts';
-import { childNamed, pidFromFile, teardownDir } from '../lib/proc.ts';
+import { childNamed, cpuMs, pidFromFile, teardownDir } from '../lib/proc.ts';
 import { startupMarks, waitForPing, type DaemonUnderTest, type StartupMarks } from './daemon.ts';
 
 export class Engined implements DaemonUnderTest {
@@ -39,7 +39,8 @@ export class Engined implements DaemonUnderTest {
       throw err;
     }
     const readyMs = performance.now() - t0;
-    return { daemon, readyMs, marks: startupMarks(td.output, spawnEpoch, readyMs) };
+    const marks = { ...startupMarks(td.output, spawnEpoch, readyMs), daemonCpu: cpuMs(daemon.pid), containerdCpu: cpuMs(daemon.containerdPid()) };
+    return { daemon, readyMs, marks };
   }
 
   /** Puts the busybox fixture image in (straight into containerd, as the e2e tests do). */

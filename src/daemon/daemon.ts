@@ -21,6 +21,8 @@ import { ENGINE_VERSION } from '../version.ts';
 import { SystemService, type ComponentVersions } from './system.ts';
 import { initVersion } from './init-binary.ts';
 import { cgroupDriverFor } from './cgroup-driver.ts';
+import { applyCpuRealtime } from './cpu-rt.ts';
+import { defaultCgroupParent, detectCgroupLayout } from '../oci/cgroups.ts';
 import { ContainerStore } from '../store/containers.ts';
 import { ImageStore } from '../images/image-store.ts';
 import { ImageService } from '../images/image-service.ts';
@@ -36,6 +38,11 @@ import { registerContainerRoutes } from '../api/routes/containers.ts';
 import { registerNetworkRoutes } from '../api/routes/networks.ts';
 import { NetworkService } from '../network/service.ts';
 import { registerAttachRoutes } from '../api/routes/attach.ts';
+import { registerAttachWsRoutes } from '../api/routes/attach-ws.ts';
+import { registerVolumeRoutes } from '../api/routes/volumes.ts';
+import { registerArchiveRoutes } from '../api/routes/archive.ts';
+import { VolumeService, type VolumeRecord } from './volumes/service.ts';
+import { ArchiveService } from './archive/service.ts';
 import { registerExecRoutes } from '../api/routes/exec.ts';
 import { registerStatsRoutes } from '../api/routes/stats.ts';
 import { StatsService, factsOf } from './stats/service.ts';
@@ -79,6 +86,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
 
   try {
     const cgroupDriver = cgroupDriverFor(initial['exec-opts']);
+    applyCpuRealtime({ period: initial['cpu-rt-period'], runtime: initial['cpu-rt-runtime'], cgroupParent: initial['cgroup-parent'] || `/${defaultCgroupParent(cgroupDriver).replace(/^\//, '')}`, layout: detectCgroupLayout() });
     const supervisor = await Supervisor.start({
       ...(initial.supervisor ? { address: initial.supervisor } : {}),
       dataRoot: roots.dataRoot,
@@ -110,7 +118,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       meta.put('engine-id', { value: engineId });
     }
 
-    const snapshotter = await snapshotterFor(supervisor.client, initial['storage-driver'], initial['storage-opts']);
+    const snapshotter = await snapshotterFor(supervisor.client, initial['storage-driver'], initial['storage-opts'], roots.dataRoot);
     const client = supervisor.client; // its default snapshotter is overlayfs (overlay2)
     const containersDir = join(roots.dataRoot, 'containers');
     await mkdir(containersDir, { recursive: true, mode: 0o710 });
@@ -129,17 +137,25 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // Bridges, firewall chains and surviving sandboxes come back before any container starts; at
     // shutdown (after the containers stopped) proxies and DNS stop, and without live-restore the
     // daemon's bridges and chains go too.
-    const networks = new NetworkService({ db, config: cfg, log: log.child({ module: 'network' }), execRoot: roots.execRoot });
+    const networks = new NetworkService({ db, config: cfg, log: log.child({ module: 'network' }), execRoot: roots.execRoot, events });
     cleanups.push(() => networks.shutdown(cfg()['live-restore']));
     await networks.init();
+    // Volumes: records in the store, data under <data-root>/volumes; who uses them comes from the containers.
+    const volumes = new VolumeService({
+      table: new RecordTable<VolumeRecord>(db, 'volumes'), root: join(roots.dataRoot, 'volumes'), tmpDir: roots.tmpDir,
+      log: log.child({ module: 'volumes' }), events,
+    });
+    await volumes.init();
     const launcher = new TaskLauncher({
       client, rootfs, runtimes, config: cfg, log: log.child({ module: 'containers' }), execRoot: roots.execRoot,
-      runcRoot: supervisor.runcRoot, containersDir, tmpDir: roots.tmpDir, cgroupDriver, shmSize, networks,
+      runcRoot: supervisor.runcRoot, containersDir, tmpDir: roots.tmpDir, cgroupDriver, shmSize, networks, volumes,
     });
     const containers = new ContainerService({
       client, images, store: new ContainerStore<ContainerRecord>(db), rootfs, runtimes, launcher, config: cfg,
-      log: log.child({ module: 'containers' }), containersDir, shmSize, events, networks,
+      log: log.child({ module: 'containers' }), containersDir, shmSize, events, networks, volumes,
     });
+    volumes.setUsersProvider(() => containers.volumeUsers());
+    const archives = new ArchiveService({ containers, client, tmpDir: roots.tmpDir, log: log.child({ module: 'archive' }) });
     networks.attachContainers({ find: (ref) => containers.find(ref) });
     const execs = new ExecService({
       client, containers, execRoot: roots.execRoot, log: log.child({ module: 'exec' }),
@@ -208,10 +224,13 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const api = new ApiServer(log, { serverVersion: ENGINE_VERSION, experimental: () => cfg().experimental });
     registerSystemRoutes(api.router, system);
     registerEventRoutes(api.router, events);
-    registerSystemDfRoutes(api.router, new DiskUsageService({ images: imageService, containers }));
+    registerSystemDfRoutes(api.router, new DiskUsageService({ images: imageService, containers, volumes: () => volumes.list({ usage: true }) }));
     registerContainerRoutes(api.router, containers);
     registerNetworkRoutes(api.router, networks);
     registerAttachRoutes(api.router, containers);
+    registerAttachWsRoutes(api.router, containers);
+    registerVolumeRoutes(api.router, volumes);
+    registerArchiveRoutes(api.router, archives);
     registerDistributionRoutes(api.router, distribution);
     registerImageRoutes(api.router, imageService);
     registerExecRoutes(api.router, execs, { detachWatcher: (keys) => new EscapeMatcher(keys.length ? keys : parseDetachKeys(DEFAULT_DETACH_KEYS)) });

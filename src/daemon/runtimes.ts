@@ -17,6 +17,24 @@ export interface ResolvedRuntime {
   binary?: string;
   /** Shim options passed through (runtimeType form). */
   options?: Record<string, unknown>;
+  /**
+   * A `--root` among runtimeArgs: the runc shim passes its own --root after the wrapper's
+   * arguments (and the last one wins), so it must be handed to the shim as its root option.
+   */
+  root?: string;
+  /** As configured, for /info: the path and runtimeArgs the user gave. */
+  configured?: { path?: string; runtimeArgs?: string[]; runtimeType?: string };
+}
+
+/** The value of `--root <dir>` / `--root=<dir>` in runtime arguments (the last one wins, as in runc). */
+export function rootFromArgs(args: readonly string[]): string | undefined {
+  let root: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if ((a === '--root' || a === '-root') && i + 1 < args.length) root = args[++i];
+    else if (a.startsWith('--root=') || a.startsWith('-root=')) root = a.slice(a.indexOf('=') + 1);
+  }
+  return root;
 }
 
 function onPath(name: string): string | undefined {
@@ -45,9 +63,21 @@ export class RuntimeRegistry {
     for (const [name, spec] of Object.entries(configured)) {
       if (name === BUILTIN_RUNTIME) continue;
       if (spec.runtimeType) {
-        next.set(name, { name, shim: spec.runtimeType, ...(spec.options ? { options: spec.options } : {}) });
+        const o = spec.options ?? {};
+        // The runc shim's own options (containerd's runc.v1 Options, as dockerd takes them).
+        const runcLike = spec.runtimeType === RUNC_SHIM ? {
+          ...(typeof o['BinaryName'] === 'string' && o['BinaryName'] ? { binary: o['BinaryName'] } : {}),
+          ...(typeof o['Root'] === 'string' && o['Root'] ? { root: o['Root'] } : {}),
+        } : {};
+        next.set(name, { name, shim: spec.runtimeType, ...(spec.options ? { options: spec.options } : {}), ...runcLike, configured: { runtimeType: spec.runtimeType } });
       } else if (spec.path) {
-        next.set(name, { name, shim: RUNC_SHIM, binary: spec.runtimeArgs?.length ? this.wrapper(name, spec.path, spec.runtimeArgs) : spec.path });
+        const args = spec.runtimeArgs ?? [];
+        const root = rootFromArgs(args);
+        next.set(name, {
+          name, shim: RUNC_SHIM, binary: args.length ? this.wrapper(name, spec.path, args) : spec.path,
+          ...(root ? { root } : {}),
+          configured: { path: spec.path, ...(args.length ? { runtimeArgs: [...args] } : {}) },
+        });
       }
     }
     this.runtimes = next;
@@ -71,9 +101,9 @@ export class RuntimeRegistry {
     return this.runtimes.has(name);
   }
 
-  specs(): Record<string, { path?: string; runtimeType?: string }> {
-    const out: Record<string, { path?: string; runtimeType?: string }> = {};
-    for (const [n, r] of this.runtimes) out[n] = r.binary ? { path: r.binary } : { runtimeType: r.shim };
+  specs(): Record<string, { path?: string; runtimeArgs?: string[]; runtimeType?: string }> {
+    const out: Record<string, { path?: string; runtimeArgs?: string[]; runtimeType?: string }> = {};
+    for (const [n, r] of this.runtimes) out[n] = r.configured ?? (r.binary ? { path: r.binary } : { runtimeType: r.shim });
     return out;
   }
 

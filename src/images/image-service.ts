@@ -425,16 +425,23 @@ export class ImageService implements ImagesBackend {
     return this.lock.run('images', async () => {
       const all = await this.d.images.list();
       const used = new Set(this.d.containers.imageUsers().map((u) => u.image));
-      const victims = all.filter((img) => {
+      let victims = all.filter((img) => {
         if (used.has(img.id)) return false;
         if (danglingOnly && img.names.length) return false;
-        if (this.children(img.id, all).length) return false;
         if (until !== undefined && createdSeconds(img) >= until) return false;
         const l = img.config.config?.Labels;
         if (!labels.every((x) => labelMatches(l, x))) return false;
         if (notLabels.some((x) => labelMatches(l, x))) return false;
         return true;
       });
+      // A parent goes only together with all its children (prune -a removes a committed image and
+      // the image it came from, as dockerd does); one with a child that stays, stays too.
+      for (let changed = true; changed;) {
+        const ids = new Set(victims.map((v) => v.id));
+        const kept = victims.filter((v) => this.children(v.id, all).every((c) => ids.has(c.id)));
+        changed = kept.length !== victims.length;
+        victims = kept;
+      }
       const deleted: ImageDeleteItem[] = [];
       if (!victims.length) return { ImagesDeleted: null, SpaceReclaimed: 0 };
       for (const v of victims) for (const n of [...v.names]) deleted.push({ Untagged: familiarString(parseReference(n)) });

@@ -13,6 +13,7 @@ import type { EngineDatabase } from '../store/database.ts';
 import type { ContainerConfig, EndpointSettings, HostConfig, NetworkingConfig } from '../types/container-api.ts';
 import type { Logger } from '../util/log.ts';
 import { KeyedMutex } from '../util/mutex.ts';
+import type { EventPublisher } from '../daemon/events/bus.ts';
 import { EmbeddedDns } from './dns-server.ts';
 import { compileListFilters, compilePruneFilters } from './filters.ts';
 import { Firewall, type FwState } from './firewall.ts';
@@ -33,6 +34,8 @@ export interface NetworkServiceDeps {
   log: Logger;
   execRoot: string;
   env?: NodeJS.ProcessEnv;
+  /** network create/destroy/connect/disconnect events. */
+  events?: EventPublisher;
 }
 
 /** What the network layer needs to know about containers (their records live in the containers service). */
@@ -336,6 +339,10 @@ export class NetworkService {
     this.store.containers.put(c.id, c);
   }
 
+  private event(n: NetworkRecord, action: string, container?: string): void {
+    this.d.events?.publish({ Type: 'network', Action: action, Actor: { ID: n.Id, Attributes: { name: n.Name, type: n.Driver, ...(container ? { container } : {}) } } });
+  }
+
   // ---- lookups ---------------------------------------------------------------------------------
 
   /** Full ID, exact name, then unique ID prefix (dockerd's order). */
@@ -390,21 +397,35 @@ export class NetworkService {
       if (entries.length) throw invalidParameter('container sharing network namespace with another container or host cannot be connected to any other network');
       return [];
     }
-    const primary = mode === 'bridge' ? this.defaultBridgeRecord() : this.findNetwork(mode);
+    // As dockerd, a network may not exist yet when the container is created: it is looked up
+    // again by name at start ("network … not found" then).
+    const lookup = (ref: string): NetworkRecord | undefined => {
+      try {
+        return this.findNetwork(ref);
+      } catch (err) {
+        if (err instanceof EngineError && err.code === 'NOT_FOUND') return undefined;
+        throw err;
+      }
+    };
+    const primary = mode === 'bridge' ? this.defaultBridgeRecord() : lookup(mode);
     if (mode === 'bridge' && !primary) return []; // -b none: no default network, loopback only
     const out: Attachment[] = [];
-    const add = (net: NetworkRecord, cfg: EndpointSettings) => {
-      if (out.some((a) => a.networkId === net.Id)) return;
-      if (net.ConfigOnly) throw invalidParameter(`cannot attach to config-only network ${net.Name}`);
-      out.push({ networkId: net.Id, name: net.Name, config: this.validateEndpoint(net, cfg) });
+    const add = (ref: string, net: NetworkRecord | undefined, cfg: EndpointSettings) => {
+      if (net && out.some((a) => a.networkId === net.Id)) return;
+      if (net?.ConfigOnly) throw invalidParameter(`cannot attach to config-only network ${net.Name}`);
+      try {
+        out.push({ networkId: net?.Id ?? '', name: net?.Name ?? ref, config: this.validateEndpoint(net, cfg, ref) });
+      } catch (err) {
+        throw invalidParameter(`invalid config for network ${ref}: ${(err as Error).message}`);
+      }
     };
-    const primaryEntry = entries.find((e) => this.refersTo(e.ref, primary!));
-    add(primary!, { ...(primaryEntry?.cfg ?? {}), ...(config.MacAddress && !primaryEntry?.cfg.MacAddress ? { MacAddress: config.MacAddress } : {}) });
+    const primaryEntry = entries.find((e) => (primary ? this.refersTo(e.ref, primary) : e.ref === mode));
+    add(mode, primary, { ...(primaryEntry?.cfg ?? {}), ...(config.MacAddress && !primaryEntry?.cfg.MacAddress ? { MacAddress: config.MacAddress } : {}) });
     for (const e of entries) {
       if (e === primaryEntry) continue;
-      add(this.findNetwork(e.ref), e.cfg);
+      add(e.ref, lookup(e.ref), e.cfg);
     }
-    const special = out.find((a) => this.nets.get(a.networkId)!.Driver !== 'bridge');
+    const special = out.find((a) => this.nets.get(a.networkId) && this.nets.get(a.networkId)!.Driver !== 'bridge');
     if (special && out.length > 1) {
       const n = this.nets.get(special.networkId)!;
       throw invalidParameter(n.Driver === 'host'
@@ -420,17 +441,19 @@ export class NetworkService {
     return ref === n.Name || ref === n.Id || (ref.length >= 3 && n.Id.startsWith(ref));
   }
 
-  private validateEndpoint(net: NetworkRecord, cfg: EndpointSettings): EndpointConfig {
+  /** dockerd's endpoint checks; without the network (not created yet) only the network-free ones. */
+  private validateEndpoint(net: NetworkRecord | undefined, cfg: EndpointSettings, ref = net?.Name ?? ''): EndpointConfig {
     const errs: string[] = [];
     const ipam = cfg.IPAMConfig ?? undefined;
     const v4 = ipam?.IPv4Address ?? '';
-    if (!this.isUserDefined(net)) {
+    const userDefined = net ? this.isUserDefined(net) : !PREDEFINED.includes(ref) && ref !== 'default';
+    if (!userDefined) {
       if (v4 || ipam?.IPv6Address) errs.push('user specified IP address is supported on user defined networks only');
       if (cfg.Aliases?.length) errs.push('network-scoped alias is supported only for containers in user defined networks');
     }
     if (v4) {
       if (!isIPv4(v4) || v4 === '0.0.0.0') errs.push(`invalid IPv4 address: ${v4}`);
-      else if (this.isUserDefined(net)) {
+      else if (net && userDefined) {
         if (!net.x.userSubnet) errs.push('user specified IP address is supported only when connecting to networks with user configured subnets');
         else if (!contains(parseCidr(net.x.subnet!), parseIPv4(v4))) errs.push(`no configured subnet or ip-range contain the IP address ${v4}`);
       }
@@ -496,7 +519,14 @@ export class NetworkService {
     return this.lock.run(rec.Id, async () => {
       await this.teardownLocked(rec.Id);
       const c = this.stateOf(rec);
-      for (const a of c.attachments) if (!this.nets.has(a.networkId)) throw notFound(`network ${a.name} not found`);
+      for (const a of c.attachments) {
+        if (this.nets.has(a.networkId)) continue;
+        // Created before the network existed, or the network was removed and made again.
+        const net = this.findNetwork(a.name);
+        a.networkId = net.Id;
+        a.name = net.Name;
+        this.persist(c);
+      }
       const bridged = c.attachments.map((a) => ({ a, net: this.nets.get(a.networkId)! })).filter((x) => x.net.Driver === 'bridge');
       const gw = this.chooseGateway(bridged.map((x) => ({ net: x.net, priority: x.a.config.GwPriority ?? 0 })));
       const sandbox: Sandbox = { key: netnsPath(this.d.execRoot, rec.Id), sandboxId: newId(), endpoints: [], ports: [] };
@@ -516,6 +546,7 @@ export class NetworkService {
         throw setupError(err, rec, sandbox);
       }
       this.persist(c);
+      for (const ep of sandbox.endpoints) this.event(this.nets.get(ep.networkId)!, 'connect', rec.Id);
       return this.sandboxInfo(rec, c);
     });
   }
@@ -539,7 +570,11 @@ export class NetworkService {
     const proxyPath = this.d.config()['userland-proxy-path'];
     if (!handles.length && proxyPath) for (const p of sb.ports) if (p.proxyPid) killStaleProxy(p.proxyPid, proxyPath);
     this.portAlloc.releaseOwner(id);
-    for (const ep of sb.endpoints) this.spaces.get(ep.networkId)?.release(parseIPv4(ep.ip));
+    for (const ep of sb.endpoints) {
+      this.spaces.get(ep.networkId)?.release(parseIPv4(ep.ip));
+      const n = this.nets.get(ep.networkId);
+      if (n) this.event(n, 'disconnect', id);
+    }
     delete c.sandbox;
     this.persist(c);
     if (sb.ports.length && this.firewall) await this.firewall.sync().catch(this.firewall.warnOnFailure('sync'));
@@ -682,7 +717,7 @@ export class NetworkService {
   networksOf(rec: ContainerRecord): string[] {
     const c = this.cons.get(rec.Id);
     if (!c) return [rec.HostConfig.NetworkMode ?? 'bridge'];
-    return c.attachments.flatMap((a) => [this.nets.get(a.networkId)?.Name ?? a.name, a.networkId]);
+    return c.attachments.flatMap((a) => [this.nets.get(a.networkId)?.Name ?? a.name, a.networkId]).filter(Boolean);
   }
 
   // ---- DNS ---------------------------------------------------------------------------------------
@@ -844,6 +879,7 @@ export class NetworkService {
     };
     if (body.ConfigOnly) {
       this.saveNetwork({ ...base, x: { predefined: false } });
+      this.event(this.nets.get(id)!, 'create');
       return { Id: id, Warning: '' };
     }
 
@@ -897,6 +933,7 @@ export class NetworkService {
       throw internal(`programming the firewall for network ${name}: ${(err as Error).message}`);
     }
     await this.startDns(rec);
+    this.event(rec, 'create');
     return { Id: id, Warning: '' };
   }
 
@@ -915,6 +952,7 @@ export class NetworkService {
       if (this.nets.size && [...this.nets.values()].some((o) => o.ConfigFrom.Network === n.Name)) throw forbidden(`configuration network "${n.Name}" is in use`);
       await this.removeNetworkDevices(n);
       this.deleteNetworkRecord(n);
+      this.event(n, 'destroy');
       await this.firewall?.sync().catch(this.firewall.warnOnFailure('sync'));
     });
   }
@@ -965,6 +1003,7 @@ export class NetworkService {
         if (becomesGateway) sb.gatewayNetworkId = net.Id;
         this.persist(c);
         await addInterfaces(sb.key, [this.plan(ep, net, becomesGateway)]);
+        this.event(net, 'connect', rec.Id);
       } catch (err) {
         sb.endpoints = sb.endpoints.filter((e) => e !== ep);
         c.attachments = c.attachments.filter((a) => a !== attachment);
@@ -999,6 +1038,7 @@ export class NetworkService {
         sb.endpoints = sb.endpoints.filter((e) => e !== ep);
         this.spaces.get(net.Id)?.release(parseIPv4(ep.ip));
         await deleteLinks([ep.hostIf]);
+        this.event(net, 'disconnect', rec.Id);
         if (sb.gatewayNetworkId === net.Id) {
           // The default route (and published ports) move to the next best network, if any.
           const next = this.chooseGateway(sb.endpoints.map((e) => ({ net: this.nets.get(e.networkId)!, priority: c.attachments.find((a) => a.networkId === e.networkId)?.config.GwPriority ?? 0 })).filter((x) => x.net));

@@ -219,6 +219,38 @@ describe('docker events', () => {
     assert.ok(filtered.every((e) => e.Type === 'image'));
   });
 
+  test('save, load and import publish image events; health changes publish health_status', async () => {
+    const since = cliTime(Date.now() - 10);
+    const tar = join(d.dir, 'bb.tar');
+    assert.equal((await d.docker(['save', '-o', tar, 'busybox'])).code, 0);
+    assert.equal((await d.docker(['load', '-i', tar])).code, 0);
+    const imp = await d.docker(['import', tar, 'imported:1']);
+    assert.equal(imp.code, 0, imp.stderr);
+    const importedId = imp.stdout.trim();
+    const h = await d.docker(['run', '-d', '--name', 'ev-health', '--health-cmd', 'true', '--health-interval', '200ms', 'busybox', 'sleep', '100000']);
+    assert.equal(h.code, 0, h.stderr);
+    const busyboxId = (await d.request('GET', '/images/busybox/json')).json().Id;
+    let evs: Ev[] = [];
+    const deadline = Date.now() + 15_000;
+    while (!evs.some((e) => e.Action === 'health_status: healthy') && Date.now() < deadline) {
+      await sleep(200);
+      evs = await pastEvents(d, ['--since', since, '--until', cliTime(Date.now())]);
+    }
+    const image = evs.filter((e) => e.Type === 'image');
+    assert.ok(image.some((e) => e.Action === 'save' && e.Actor.ID === busyboxId), JSON.stringify(image));
+    assert.ok(image.some((e) => e.Action === 'load' && e.Actor.ID === busyboxId));
+    assert.ok(image.some((e) => e.Action === 'import' && e.Actor.ID === importedId));
+    assert.ok(image.some((e) => e.Action === 'tag' && e.Actor.ID === importedId && e.Actor.Attributes.name === 'imported:1'));
+    const healthy = evs.find((e) => e.Action === 'health_status: healthy');
+    assert.ok(healthy, evs.map((e) => e.Action).join(','));
+    assert.equal(healthy.Actor.Attributes.name, 'ev-health');
+    // `event=health_status` matches the suffixed action, as in dockerd.
+    const f = await pastEvents(d, ['--since', since, '--until', cliTime(Date.now()), '--filter', 'event=health_status']);
+    assert.ok(f.length >= 1 && f.every((e) => e.Action.startsWith('health_status: ')));
+    assert.equal((await d.docker(['rm', '-f', 'ev-health'])).code, 0);
+    assert.equal((await d.docker(['rmi', 'imported:1'])).code, 0);
+  });
+
   test('raw HTTP: since/until query, JSON lines with exact timeNano, a 400 for since after until', async () => {
     const sinceS = Math.floor(t0 / 1000);
     const r = await d.request('GET', `/events?since=${sinceS}&until=${Math.floor(Date.now() / 1000) + 1}.5`, { timeoutMs: 10_000 });
@@ -266,7 +298,16 @@ describe('docker events', () => {
     const before = cliTime(Date.now() - 10);
     const id = (await d.docker(['create', '--name', 'ev-restart', '--label', 'persist=yes', 'busybox'])).stdout.trim();
     assert.match(id, /^[0-9a-f]{64}$/);
+    // A container running at shutdown: a live watcher sees its kill and die, then its stream ends.
+    const runningId = (await d.docker(['run', '-d', '--name', 'ev-shutdown', '--stop-timeout', '1', 'busybox', 'sleep', '100000'])).stdout.trim();
+    const live = new EventsWatcher(d, ['--filter', 'container=ev-shutdown']);
+    await sleep(500);
+    const stopStarted = Date.now();
     assert.equal(await d.stop(), 0);
+    // 1 s stop timeout; an events stream held open would add the 5 s request drain on top.
+    assert.ok(Date.now() - stopStarted < 4500, `an open events stream must not hold the shutdown up (${Date.now() - stopStarted} ms)`);
+    await live.exited;
+    assert.ok(inOrder(actionsOf(live.events, runningId), ['kill', 'die']), actionsOf(live.events, runningId).join(','));
     await d.restart();
     const evs = await pastEvents(d, ['--since', before, '--until', cliTime(Date.now()), '--filter', 'label=persist=yes']);
     assert.deepEqual(evs.map((e) => `${e.Action} ${e.Actor.ID}`), [`create ${id}`]);

@@ -3,7 +3,7 @@
 // registries with certs.d, basic auth, mirrors, proxies, shared and interrupted pulls.
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile, copyFile } from 'node:fs/promises';
-import { request as httpRequest } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync, zstdCompressSync } from 'node:zlib';
@@ -396,7 +396,7 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
       const layer = await fileLayer({ 'blob.bin': randomBytes(4 << 20) });
       const gz = gzipSync(layer, { level: 1 });
       await pushRawImage(`http://${plain.host}`, 'shared', 'v1', { config: config([sha256(busyboxLayer.tar), sha256(layer)]), layers: [{ mediaType: MT_GZ, data: busyboxLayer.gz }, { mediaType: MT_GZ, data: gz }] });
-      proxy.throttle = 8 << 20; // ~0.5 s for the layer, so the pulls overlap
+      proxy.throttle = 4 << 20; // ~1 s for the layer, so the pulls overlap
       const path = `/images/create?fromImage=${encodeURIComponent(`${proxy.host}/shared`)}&tag=v1`;
       const results = await Promise.all([0, 1, 2].map(async (i) => {
         await new Promise((r) => setTimeout(r, i * 100));
@@ -409,6 +409,12 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
         assert.ok(ls.some((l) => l.status === 'Pull complete'), 'every caller sees the progress');
       }
       assert.equal(proxy.blobGets().filter((g) => g.includes(sha256(gz))).length, 1, proxy.seen.join('\n'));
+      // Present now: a pull fetches the manifest and nothing else.
+      const blobsBefore = proxy.blobGets().length;
+      const again = lines((await d.request('POST', path)).text());
+      assert.equal(proxy.blobGets().length, blobsBefore, 'no blob downloaded');
+      assert.deepEqual(again.filter((l) => l.id && l.id !== 'v1').map((l) => l.status), ['Already exists', 'Already exists']);
+      assert.equal(again.at(-1)!.status, `Status: Image is up to date for ${proxy.host}/shared:v1`);
       const run = await d.docker(['run', '--rm', `${proxy.host}/shared:v1`, 'sh', '-c', 'wc -c < /blob.bin']);
       assert.equal(run.stdout.trim(), String(4 << 20), run.stderr);
     } finally {
@@ -422,7 +428,7 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
     await reload(d, { 'max-download-attempts': 2, 'max-concurrent-downloads': 2 });
     try {
       const a = await fileLayer({ 'a.bin': randomBytes(256 << 10) });
-      const b = await fileLayer({ 'b.bin': randomBytes(6 << 20) });
+      const b = await fileLayer({ 'b.bin': randomBytes(8 << 20) });
       const c = await fileLayer({ 'c.bin': randomBytes(256 << 10) });
       const [ga, gb, gc] = [a, b, c].map((l) => gzipSync(l, { level: 1 }));
       await pushRawImage(`http://${plain.host}`, 'pipelined', 'v1', {
@@ -652,6 +658,25 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
     const tags = await (await fetch(`http://${plain.host}/v2/alltags/tags/list`)).json() as { tags: string[] };
     assert.deepEqual(tags.tags.sort(), ['a', 'b']);
   });
+  test('import from a URL (fromSrc=http://…) with progress', async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/x-tar', 'Content-Length': busyboxLayer.gz.length });
+      res.end(busyboxLayer.gz);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/rootfs.tar.gz`;
+      const r = await d.request('POST', `/images/create?fromSrc=${encodeURIComponent(url)}&repo=from-url&tag=1&changes=${encodeURIComponent('CMD ["echo","imported from a URL"]')}`);
+      assert.equal(r.status, 200, r.text());
+      const ls = lines(r.text());
+      assert.match(ls.at(-1)!.status!, /^sha256:[0-9a-f]{64}$/);
+      const run = await d.docker(['run', '--rm', 'from-url:1']);
+      assert.equal(run.stdout, 'imported from a URL\n', run.stderr);
+    } finally {
+      server.close();
+    }
+  });
+
   test('proxies from the configuration win over the environment; loopback registries bypass them', async () => {
     const fwd = new ForwardProxy();
     await fwd.start();

@@ -97,7 +97,7 @@ describe('system: info counters, df, prune', () => {
     assert.equal(r.code, 0, r.stderr);
     const rows = Object.fromEntries(r.stdout.trim().split('\n').map((l) => { const [t, ...rest] = l.split('|'); return [t, rest]; }));
     assert.deepEqual(rows.Images?.slice(0, 2), ['2', '1']);
-    assert.deepEqual(rows.Containers?.slice(0, 2), ['6', '1']);
+    assert.deepEqual(rows.Containers?.slice(0, 2), ['5', '1']);
     assert.match(rows.Containers![2]!, /^3\.\d+MB$/);
     assert.ok(rows['Local Volumes']);
     assert.deepEqual(rows['Build Cache']?.slice(0, 2), ['0', '0']);
@@ -157,16 +157,30 @@ describe('system: info counters, df, prune', () => {
     await loadBusybox(d);
   });
 
-  test('docker system prune --volumes also prunes unused volumes', async (t) => {
-    const probe = await d.request('GET', '/volumes');
-    if (probe.status !== 200) {
-      t.skip('POST /volumes/prune is not there yet (volumes part of the issue)');
+  test('volumes: df reports their usage; system prune --volumes removes unused anonymous ones', async (t) => {
+    if ((await d.request('GET', '/volumes')).status !== 200) {
+      t.skip('the volumes endpoints are not there yet');
       return;
     }
-    assert.equal((await d.request('POST', '/volumes/create', { body: { Name: 'unused-vol' } })).status, 201);
+    assert.equal((await d.docker(['volume', 'create', 'named-vol'])).code, 0);
+    const w = await d.docker(['run', '--name', 'volwriter', '-v', '/anon', '-v', 'named-vol:/named', 'busybox', 'sh', '-c', 'dd if=/dev/zero of=/anon/f bs=1k count=300 && dd if=/dev/zero of=/named/f bs=1k count=200']);
+    assert.equal(w.code, 0, w.stderr);
+    const u = await df('?type=volume');
+    assert.equal(u.Volumes.length, 2);
+    const named = u.Volumes.find((v: { Name: string }) => v.Name === 'named-vol');
+    const anon = u.Volumes.find((v: { Name: string }) => v.Name !== 'named-vol');
+    assert.ok(named.UsageData.Size >= 200 * 1024, JSON.stringify(named));
+    assert.ok(anon.UsageData.Size >= 300 * 1024, JSON.stringify(anon));
+    assert.equal(named.UsageData.RefCount, 1);
+    const v = await d.docker(['system', 'df', '-v']);
+    assert.match(v.stdout, /^named-vol\s+1\s+/m);
+    assert.equal((await d.docker(['rm', 'volwriter'])).code, 0);
     const r = await d.docker(['system', 'prune', '-af', '--volumes']);
     assert.equal(r.code, 0, r.stderr);
-    await sleep(100);
-    assert.equal((await d.request('GET', '/volumes/unused-vol')).status, 404);
+    assert.match(r.stdout, /Deleted Volumes:/);
+    const left = (await d.docker(['volume', 'ls', '-q'])).stdout.trim().split('\n');
+    // As dockerd since API 1.42: prune takes anonymous volumes only; named ones need `volume prune -a`.
+    assert.deepEqual(left, ['named-vol']);
+    assert.equal((await d.docker(['volume', 'rm', 'named-vol'])).code, 0);
   });
 });

@@ -32,6 +32,7 @@ import { TaskLauncher, type RunningTask } from './task-launcher.ts';
 import { inspectView, summaryView, type NetworkView } from './views.ts';
 import type { NetworkService } from '../../network/service.ts';
 import type { EventPublisher } from '../events/bus.ts';
+import type { ContainerVolumes, VolumeUser } from '../volumes/service.ts';
 import { containerAttributes } from '../events/actors.ts';
 
 export interface ContainerServiceDeps {
@@ -49,6 +50,8 @@ export interface ContainerServiceDeps {
   events?: EventPublisher;
   /** Container networking; without it containers get loopback only (and a stand-in NetworkSettings). */
   networks?: ContainerNetworks;
+  /** Named and anonymous volumes; without it, volume mounts are refused at start. */
+  volumes?: Pick<ContainerVolumes, 'prepare' | 'release'>;
 }
 
 /** What the containers service asks of the network layer (src/network/service.ts). */
@@ -207,6 +210,8 @@ export class ContainerService implements ContainersBackend, AttachBackend {
     const holder = [...this.recs.values()].find((r) => r.Name === fullName);
     if (holder) throw conflict(`Conflict. The container name "${fullName}" is already in use by container "${holder.Id}". You have to remove (or rename) that container to be able to reuse that name.`);
 
+    // Volumes first: a bad spec fails the create before anything else exists.
+    const volumeMounts = this.d.volumes ? await this.d.volumes.prepare(id, hostConfig, config) : [];
     const args = argv(config);
     const dir = join(this.d.containersDir, id);
     const rec: ContainerRecord = {
@@ -230,7 +235,7 @@ export class ContainerService implements ContainersBackend, AttachBackend {
       AppArmorProfile: '',
       Config: config,
       HostConfig: hostConfig,
-      Mounts: this.d.launcher.mountPoints(hostConfig),
+      Mounts: [...this.d.launcher.mountPoints(hostConfig), ...volumeMounts],
       Internal: { snapshotKey: id, snapshotter: this.d.rootfs.snapshotter, runtime: hostConfig.Runtime!, stoppedByUser: false, chainId: image.chainId } as ContainerRecord['Internal'],
     };
     await mkdir(dir, { recursive: true, mode: 0o710 });
@@ -240,6 +245,7 @@ export class ContainerService implements ContainersBackend, AttachBackend {
     } catch (err) {
       await this.d.rootfs.remove(id).catch(() => undefined);
       await rm(dir, { recursive: true, force: true });
+      await this.d.volumes?.release(rec, true).catch(() => undefined);
       throw err;
     }
     this.recs.set(id, rec);
@@ -370,7 +376,7 @@ export class ContainerService implements ContainersBackend, AttachBackend {
         b.timer = setTimeout(() => void this.restartAfterBackoff(rec.Id), b.ms);
         this.backoff.set(rec.Id, b);
       } else if (rec.HostConfig.AutoRemove && !this.shuttingDown) {
-        await this.removeLocked(rec, false);
+        await this.removeLocked(rec, true); // as dockerd: --rm takes the anonymous volumes along
       }
     });
   }
@@ -549,6 +555,28 @@ export class ContainerService implements ContainersBackend, AttachBackend {
     });
   }
 
+  /**
+   * fn under the container's lock (it cannot start, stop or be removed meanwhile); with freeze, a
+   * running container's processes stay frozen during it (the archive endpoints writing into it).
+   */
+  async exclusive<T>(ref: string, freeze: boolean, fn: (rec: ContainerRecord) => Promise<T>): Promise<T> {
+    const rec = this.find(ref);
+    return this.lock.run(rec.Id, async () => {
+      if (!this.recs.has(rec.Id)) throw notFound(`No such container: ${ref}`);
+      const frozen = freeze && rec.State.Running && !rec.State.Paused && (await this.d.client.tasks.pause(rec.Id).then(() => true, () => false));
+      try {
+        return await fn(rec);
+      } finally {
+        if (frozen) await this.d.client.tasks.resume(rec.Id).catch((err) => this.d.log.warn(`resume after archive: ${(err as Error).message}`, { id: rec.Id }));
+      }
+    });
+  }
+
+  /** Every container and the volumes its record references (volume in-use checks, prune, df). */
+  volumeUsers(): VolumeUser[] {
+    return [...this.recs.values()].map((r) => ({ id: r.Id, running: r.State.Running || r.State.Restarting, volumes: r.Mounts.filter((m) => m.Type === 'volume' && m.Name).map((m) => m.Name!) }));
+  }
+
   // ---- remove / rename / prune -----------------------------------------------------------------
 
   async remove(ref: string, opts: { force: boolean; volumes: boolean; link: boolean }): Promise<void> {
@@ -567,7 +595,8 @@ export class ContainerService implements ContainersBackend, AttachBackend {
     await this.lock.run(rec.Id, () => this.removeLocked(rec, opts.volumes));
   }
 
-  private async removeLocked(rec: ContainerRecord, _volumes: boolean): Promise<void> {
+  /** volumes: also remove the container's anonymous volumes (rm -v, AutoRemove). */
+  private async removeLocked(rec: ContainerRecord, volumes: boolean): Promise<void> {
     if (!this.recs.has(rec.Id)) return;
     rec.Internal.removing = true;
     rec.State = { ...rec.State, Status: 'removing' };
@@ -580,6 +609,7 @@ export class ContainerService implements ContainersBackend, AttachBackend {
     this.d.store.delete(rec.Id);
     await this.d.networks?.containerRemoved(rec.Id).catch((err) => this.d.log.warn(`releasing networks: ${(err as Error).message}`, { id: rec.Id }));
     this.recs.delete(rec.Id);
+    await this.d.volumes?.release(rec, volumes).catch((err) => this.d.log.warn(`releasing volumes: ${(err as Error).message}`, { id: rec.Id }));
     this.hubs.delete(rec.Id);
     this.stdinRelays.get(rec.Id)?.destroy();
     this.stdinRelays.delete(rec.Id);
@@ -771,7 +801,7 @@ export class ContainerService implements ContainersBackend, AttachBackend {
       await this.d.launcher.cleanup(rec).catch((err) => this.d.log.warn(`cleanup at start-up: ${(err as Error).message}`, { id: rec.Id }));
       rec.State = { ...rec.State, Status: 'exited', Running: false, Paused: false, Restarting: false, Pid: 0, ExitCode: exitCode ?? (rec.State.Running ? 255 : rec.State.ExitCode), FinishedAt: rec.State.FinishedAt === ZERO_TIME || rec.State.Running ? nowIso() : rec.State.FinishedAt };
       this.persist(rec);
-      if (rec.HostConfig.AutoRemove) await this.lock.run(rec.Id, () => this.removeLocked(rec, false)).catch((err) => this.d.log.error(`auto-remove at start-up: ${(err as Error).message}`, { id: rec.Id }));
+      if (rec.HostConfig.AutoRemove) await this.lock.run(rec.Id, () => this.removeLocked(rec, true)).catch((err) => this.d.log.error(`auto-remove at start-up: ${(err as Error).message}`, { id: rec.Id }));
     }
     // Without live-restore, containers left running by a crashed daemon get the stop the shutdown
     // would have given them; their restart policy is applied below like everyone else's.

@@ -18,7 +18,7 @@ import { parseSeccompProfile } from '../../oci/seccomp.ts';
 import { buildSpec, type DaemonSpecDefaults } from '../../oci/spec.ts';
 import { validateRestartPolicy } from '../../oci/validate-create.ts';
 import { serializeSpec } from '../../oci/spec-types.ts';
-import { resolveDeviceMappings } from '../../oci/devices.ts';
+import { listHostDevices, resolveDeviceMappings } from '../../oci/devices.ts';
 import { resolveUser } from '../../oci/user.ts';
 import { PROCESS_TYPE_URL, SPEC_TYPE_URL, jsonAny, type SupervisorClient } from '../../supervisor/client.ts';
 import type { HostConfig } from '../../types/container-api.ts';
@@ -26,10 +26,13 @@ import type { Logger } from '../../util/log.ts';
 import { resolveInitPath } from '../init-binary.ts';
 import type { RuntimeRegistry } from '../runtimes.ts';
 import { writeEtcFiles } from './etc-files.ts';
+import { mountShm, shmPath, unmountShm } from './ipc-shm.ts';
 import { makeFifos, openFifoReader, openFifoWriter } from './fifo.ts';
 import { createNetns, netnsPath, removeNetns } from './netns.ts';
 import type { NetworkService, SandboxInfo } from '../../network/service.ts';
 import type { OutputHub } from './output-hub.ts';
+import { isVolumeBind } from '../volumes/specs.ts';
+import type { ContainerVolumes } from '../volumes/service.ts';
 import type { ContainerRecord, MountPoint } from './record.ts';
 import { withMounted, type RootfsManager } from './rootfs.ts';
 import { readFileSync } from 'node:fs';
@@ -66,6 +69,8 @@ export interface LauncherDeps {
   shmSize: number;
   /** Container networking (bridge and user networks, ports, DNS); without it: loopback only. */
   networks?: Pick<NetworkService, 'setupSandbox' | 'teardownSandbox' | 'extraHosts'>;
+  /** Named and anonymous volumes (src/daemon/volumes); without it such mounts are refused. */
+  volumes?: Pick<ContainerVolumes, 'attach' | 'detach'>;
 }
 
 function tsToIso(ts: { seconds: string | number; nanos: number } | null | undefined): string {
@@ -85,11 +90,11 @@ export class TaskLauncher {
     });
   }
 
-  /** The Mounts list inspect shows, from Binds, Mounts and Tmpfs (volumes come with a later issue). */
+  /** The Mounts list inspect shows, from Binds, Mounts and Tmpfs (volumes: the volume service's). */
   mountPoints(hc: HostConfig): MountPoint[] {
     // As in dockerd: HostConfig.Tmpfs mounts are not listed, and a bind's Mode is the mode text
-    // it was given ("" when none). Binds come first in resolveMounts' order.
-    const binds = hc.Binds ?? [];
+    // it was given ("" when none). Host-path binds come first in resolveMounts' order.
+    const binds = (hc.Binds ?? []).filter((b) => !isVolumeBind(b));
     return this.resolveMounts({ ...hc, Tmpfs: {} }).map((m, i) => ({
       Type: m.type,
       Source: m.type === 'bind' ? m.source : '',
@@ -103,6 +108,7 @@ export class TaskLauncher {
   resolveMounts(hc: HostConfig): ResolvedMount[] {
     const out: ResolvedMount[] = [];
     for (const bind of hc.Binds ?? []) {
+      if (this.d.volumes && isVolumeBind(bind)) continue; // a named or anonymous volume
       const parts = bind.split(':');
       if (parts.length < 2 || parts.length > 3) throw invalidParameter(`invalid volume specification: '${bind}'`);
       const [src, dst, mode = ''] = parts as [string, string, string?];
@@ -117,6 +123,8 @@ export class TaskLauncher {
         out.push({ type: 'bind', source: m.Source, destination: m.Target!, options: [m.ReadOnly ? 'ro' : 'rw', ...(m.BindOptions?.Propagation ? [m.BindOptions.Propagation] : [])] });
       } else if (m.Type === 'tmpfs') {
         out.push({ type: 'tmpfs', source: 'tmpfs', destination: m.Target!, options: tmpfsMountOptions(m) });
+      } else if (m.Type === 'volume' && this.d.volumes) {
+        continue; // the volume service's
       } else {
         throw invalidParameter(`mount type "${m.Type}" is not built yet`);
       }
@@ -155,6 +163,28 @@ export class TaskLauncher {
   validateHostConfig(hc: HostConfig): void {
     const ulimits = mergeUlimits(Object.values(this.d.config()['default-ulimits']), hc.Ulimits);
     if (ulimits.length > 0) checkUlimits(ulimits, readDaemonHardLimits(), this.daemonCaps.includes('CAP_SYS_RESOURCE'));
+  }
+
+  /**
+   * The host directory bound at /dev/shm for IpcMode shareable (its tmpfs is mounted here) or
+   * container:<id> (the donor's, which must be shareable and running); undefined otherwise.
+   */
+  private async shmFor(rec: ContainerRecord, find: (ref: string) => ContainerRecord): Promise<string | undefined> {
+    const mode = rec.HostConfig.IpcMode || this.d.config()['default-ipc-mode'];
+    if (mode === 'shareable') {
+      const path = shmPath(join(this.d.containersDir, rec.Id));
+      await mountShm(path, rec.HostConfig.ShmSize || this.d.shmSize);
+      return path;
+    }
+    if (mode.startsWith('container:')) {
+      const donor = find(mode.slice('container:'.length));
+      if (!donor.State.Running) throw conflict(`cannot join IPC of a non running container: ${donor.Id}`);
+      if ((donor.HostConfig.IpcMode || 'private') !== 'shareable') {
+        throw invalidParameter(`container ${donor.Id}: non-shareable IPC (hint: use IpcMode:shareable for the donor container)`);
+      }
+      return shmPath(join(this.d.containersDir, donor.Id));
+    }
+    return undefined;
   }
 
   private async namespacesFor(rec: ContainerRecord, find: (ref: string) => ContainerRecord): Promise<{ networkPath?: string; ipcPath?: string; pidPath?: string; utsPath?: string; sandbox?: SandboxInfo }> {
@@ -206,24 +236,29 @@ export class TaskLauncher {
     }
     const { sandbox, ...namespaces } = await this.namespacesFor(rec, find);
     try {
-      const files = await writeEtcFiles({
+      const shm = await this.shmFor(rec, find);
+      const etcFiles = await writeEtcFiles({
         dir, hostname: rec.Config.Hostname ?? id.slice(0, 12), domainname: rec.Config.Domainname ?? '',
         extraHosts: this.d.networks ? this.d.networks.extraHosts(rec) : (rec.HostConfig.ExtraHosts ?? []).map((h) => { const i = h.lastIndexOf(':'); return `${h.slice(i + 1)} ${h.slice(0, i)}`; }),
         addresses: sandbox?.addresses ?? [],
         dns: sandbox?.dns ?? { servers: rec.HostConfig.Dns?.length ? rec.HostConfig.Dns : this.d.config().dns, options: rec.HostConfig.DnsOptions?.length ? rec.HostConfig.DnsOptions : this.d.config()['dns-opts'], search: rec.HostConfig.DnsSearch?.length ? rec.HostConfig.DnsSearch : this.d.config()['dns-search'] },
         hostNetwork: namespaces.networkPath === 'host',
       });
+      const files = shm ? { ...etcFiles, shmPath: shm } : etcFiles;
       const rootMounts = await this.d.rootfs.mounts(rec.Internal.snapshotKey);
+      // Volumes mounted (DriverOpts) and filled from the image (copy-up) before the task exists.
+      const volumeMounts = this.d.volumes ? await this.d.volumes.attach(rec, rootMounts) : [];
       const user = await this.user(rec, rootMounts);
       const warnings: string[] = [];
       const spec = buildSpec({
-        id, config: rec.Config, hostConfig: rec.HostConfig, args: [rec.Path, ...rec.Args], user,
-        daemon: this.daemonDefaults(), files, namespaces, mounts: this.resolveMounts(rec.HostConfig),
+        id, config: rec.Config, hostConfig: specHostConfig(rec.HostConfig), args: [rec.Path, ...rec.Args], user,
+        daemon: this.daemonDefaults(), files, namespaces, mounts: [...this.resolveMounts(rec.HostConfig), ...volumeMounts],
         devices: resolveDeviceMappings(rec.HostConfig.Devices),
+        ...(rec.HostConfig.Privileged ? { hostDevices: listHostDevices() } : {}),
       }, warnings);
       for (const w of warnings) this.d.log.warn(w, { id });
 
-      const options = runtime.shim === 'io.containerd.runc.v2' ? client.runcOptions({ root: this.d.runcRoot, binary_name: runtime.binary ?? 'runc', systemd_cgroup: this.d.cgroupDriver === 'systemd', ...(process.env.ENGINE_RAMDISK ? { no_pivot_root: true } : {}) }) : null;
+      const options = runtime.shim === 'io.containerd.runc.v2' ? client.runcOptions({ root: runtime.root ?? this.d.runcRoot, binary_name: runtime.binary ?? 'runc', systemd_cgroup: this.d.cgroupDriver === 'systemd', ...(process.env.ENGINE_RAMDISK ? { no_pivot_root: true } : {}) }) : null;
       await client.containers.create({
         id,
         runtime: { name: runtime.shim, options },
@@ -261,7 +296,9 @@ export class TaskLauncher {
       }
       return this.running(pid, exited.promise, ioDone, stdin, exited.cancel);
     } catch (e) {
+      await unmountShm(shmPath(dir));
       if (this.d.networks) await this.d.networks.teardownSandbox(id).catch(() => undefined);
+      await this.d.volumes?.detach(rec).catch(() => undefined);
       if (rec.Internal.netnsPath) {
         if (existsSync(rec.Internal.netnsPath)) await removeNetns(rec.Internal.netnsPath);
         delete rec.Internal.netnsPath;
@@ -300,6 +337,7 @@ export class TaskLauncher {
       delete rec.Internal.netnsPath;
     }
     await rm(join(this.d.execRoot, 'fifo', rec.Id), { recursive: true, force: true });
+    await this.d.volumes?.detach(rec).catch((err) => this.d.log.warn(`releasing volumes: ${(err as Error).message}`, { id: rec.Id }));
   }
 
   /**
@@ -328,6 +366,7 @@ export class TaskLauncher {
     if (this.d.networks) await this.d.networks.teardownSandbox(id);
     const ns = netnsPath(this.d.execRoot, id);
     if (existsSync(ns)) await removeNetns(ns);
+    await unmountShm(shmPath(join(this.d.containersDir, id)));
     return status;
   }
 
@@ -427,6 +466,16 @@ export class TaskLauncher {
     rec.HostConfig = hostConfig;
     return [];
   }
+}
+
+/**
+ * The HostConfig as the spec builder should see it at start: PidsLimit 0 or negative means "no
+ * limit" in the API (as dockerd, no pids entry at all; crun rejects the -1 runc accepts).
+ */
+function specHostConfig(hc: HostConfig): HostConfig {
+  if (hc.PidsLimit === undefined || hc.PidsLimit > 0) return hc;
+  const { PidsLimit: _unset, ...rest } = hc;
+  return rest;
 }
 
 /** runc's messages arrive wrapped in containerd's; keep the useful part, classed as a 400 like dockerd. */

@@ -187,8 +187,11 @@ test('shared operations: a joiner gets the history and the result; the last leav
   let cancelled = false;
   const c = ops.run('k2', () => {}, ac.signal, (_s, signal) => new Promise<number>((_r, reject) => signal.addEventListener('abort', () => { cancelled = true; reject(new Error('cancelled')); })));
   ac.abort();
+  // A caller arriving while the cancelled run winds down gets a run of its own.
+  const fresh = ops.run('k2', () => {}, undefined, async () => 7);
   await assert.rejects(c, /cancelled/);
   assert.equal(cancelled, true);
+  assert.equal(await fresh, 7);
 });
 
 test('bearer token flow: challenge, token with credentials, retry, refresh token kept', async () => {

@@ -11,7 +11,7 @@ import { grpcCode, GrpcStatus } from '../../supervisor/errors.ts';
 import type { Logger } from '../../util/log.ts';
 import { chainIds, type ImageStore, type OciImageConfig } from '../image-store.ts';
 import { setName } from '../image-write.ts';
-import { familiarName, familiarString, referenceString, type Reference } from '../reference.ts';
+import { DEFAULT_DOMAIN, familiarName, familiarString, referenceString, type Reference } from '../reference.ts';
 import type { AuthConfig } from './auth-config.ts';
 import { canFallBack, insecureHint, retryable, translatePullError } from './errors.ts';
 import {
@@ -145,7 +145,7 @@ export class Puller {
   }
 
   private describe(err: unknown, ep: Endpoint): EngineError {
-    if (err instanceof TransportError && err.tlsProblem && !ep.insecure && !ep.mirror) {
+    if (err instanceof TransportError && err.tlsProblem && !ep.insecure && !ep.mirror && ep.registry !== DEFAULT_DOMAIN) {
       return new EngineError('INTERNAL', err.message + insecureHint(ep.registry, certsDir()));
     }
     if (err instanceof NotV2Error) return new EngineError('INTERNAL', err.message);

@@ -175,7 +175,7 @@ export class DistributionService {
   }
 
   private describeTransport(err: unknown, ep: Endpoint): unknown {
-    if (err instanceof TransportError && err.tlsProblem && !ep.insecure && !ep.mirror) return new EngineError('INTERNAL', err.message + insecureHint(ep.registry, certsDir()));
+    if (err instanceof TransportError && err.tlsProblem && !ep.insecure && !ep.mirror && ep.registry !== DEFAULT_DOMAIN) return new EngineError('INTERNAL', err.message + insecureHint(ep.registry, certsDir()));
     if (err instanceof NotV2Error) return new EngineError('INTERNAL', err.message);
     return err;
   }

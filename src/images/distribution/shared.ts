@@ -64,6 +64,8 @@ export class SharedOperations<R> {
    */
   run(key: string, sink: ProgressSink, signal: AbortSignal | undefined, start: (sink: ProgressSink, signal: AbortSignal) => Promise<R>): Promise<R> {
     let op = this.running.get(key);
+    // One whose callers all left is being cancelled: start afresh rather than join its failure.
+    if (op?.abort.signal.aborted) op = undefined;
     if (!op) {
       const created: Running<R> = { history: [], sinks: new Set([sink]), abort: new AbortController(), result: undefined as unknown as Promise<R> };
       const broadcast: ProgressSink = (m) => {
@@ -76,7 +78,7 @@ export class SharedOperations<R> {
         try {
           return await start(broadcast, created.abort.signal);
         } finally {
-          this.running.delete(key);
+          if (this.running.get(key) === created) this.running.delete(key);
         }
       })();
       this.running.set(key, created);

@@ -1,0 +1,117 @@
+// GET /containers/{id}/changes: what the container changed in its writable layer, relative to the
+// layer below (the init layer, so the runtime's mount points stay out). With overlayfs the upper
+// directory is that change set: whiteouts (character devices 0:0) are deletions, the rest is an
+// addition unless a lower layer has the path (then a modification); a directory that only changed
+// because something inside it did is listed through its children, as dockerd does. Other
+// snapshotters: both trees are walked and compared.
+import type { Stats } from 'node:fs';
+import { lstat, readdir, readlink } from 'node:fs/promises';
+import { join } from 'node:path';
+
+export const CHANGE_MODIFY = 0;
+export const CHANGE_ADD = 1;
+export const CHANGE_DELETE = 2;
+
+export interface Change {
+  Path: string;
+  Kind: 0 | 1 | 2;
+}
+
+async function lstatOrNull(p: string): Promise<Stats | null> {
+  return lstat(p).catch(() => null);
+}
+
+async function sortedNames(dir: string): Promise<string[]> {
+  return (await readdir(dir).catch(() => [] as string[])).sort();
+}
+
+const sameTime = (a: Stats, b: Stats) => a.mtimeMs === b.mtimeMs || (Math.floor(a.mtimeMs / 1000) === Math.floor(b.mtimeMs / 1000) && (a.mtimeMs % 1000 === 0 || b.mtimeMs % 1000 === 0));
+const isWhiteout = (st: Stats) => st.isCharacterDevice() && st.rdev === 0;
+const parentOf = (p: string) => p.slice(0, p.lastIndexOf('/')) || '/';
+
+/** Changes recorded in an overlay upper directory; lowers are the lower directories, top first. */
+export async function overlayChanges(upper: string, lowers: string[]): Promise<Change[]> {
+  const changes: Change[] = [];
+  const changedDirs = new Set<string>();
+  const inLower = async (path: string): Promise<Stats | null> => {
+    for (const l of lowers) {
+      const st = await lstatOrNull(join(l, path));
+      if (st) return isWhiteout(st) ? null : st;
+    }
+    return null;
+  };
+  const walk = async (dir: string): Promise<void> => {
+    for (const name of await sortedNames(join(upper, dir))) {
+      const path = dir === '/' ? `/${name}` : `${dir}/${name}`;
+      const st = await lstatOrNull(join(upper, path));
+      if (!st) continue;
+      let kind: Change['Kind'];
+      let record = true;
+      if (isWhiteout(st)) {
+        kind = CHANGE_DELETE;
+      } else {
+        const below = await inLower(path);
+        kind = below ? CHANGE_MODIFY : CHANGE_ADD;
+        // A directory copied up only because something below it changed is not itself a change.
+        if (below && below.isDirectory() && st.isDirectory() && below.mode === st.mode && below.size === st.size && sameTime(below, st)) record = false;
+      }
+      if (record && st.isDirectory()) changedDirs.add(path);
+      if (record && kind !== CHANGE_MODIFY) {
+        const parent = parentOf(path);
+        if (parent !== '/' && !changedDirs.has(parent)) {
+          changes.push({ Path: parent, Kind: CHANGE_MODIFY });
+          changedDirs.add(parent);
+        }
+      }
+      if (record) changes.push({ Path: path, Kind: kind });
+      if (st.isDirectory()) await walk(path);
+    }
+  };
+  await walk('/');
+  return changes;
+}
+
+function differs(a: Stats, b: Stats, linkA: string | null, linkB: string | null): boolean {
+  if ((a.mode & 0o170000) !== (b.mode & 0o170000)) return true;
+  if (a.mode !== b.mode || a.uid !== b.uid || a.gid !== b.gid || a.rdev !== b.rdev) return true;
+  if (a.isDirectory()) return false; // a directory's own entries are compared one by one
+  if (a.size !== b.size || !sameTime(a, b)) return true;
+  return linkA !== linkB;
+}
+
+/** Changes from oldRoot to newRoot by walking both (snapshotters without an upper directory). */
+export async function treeChanges(oldRoot: string, newRoot: string): Promise<Change[]> {
+  const changes: Change[] = [];
+  const addAll = async (path: string): Promise<void> => {
+    changes.push({ Path: path, Kind: CHANGE_ADD });
+    const st = await lstatOrNull(join(newRoot, path));
+    if (st?.isDirectory()) for (const n of await sortedNames(join(newRoot, path))) await addAll(`${path}/${n}`);
+  };
+  const walk = async (dir: string): Promise<void> => {
+    const oldNames = new Set(await sortedNames(join(oldRoot, dir)));
+    const newNames = await sortedNames(join(newRoot, dir));
+    const names = [...new Set([...oldNames, ...newNames])].sort();
+    for (const name of names) {
+      const path = dir === '/' ? `/${name}` : `${dir}/${name}`;
+      const a = oldNames.has(name) ? await lstatOrNull(join(oldRoot, path)) : null;
+      const b = await lstatOrNull(join(newRoot, path));
+      if (a && !b) changes.push({ Path: path, Kind: CHANGE_DELETE });
+      else if (!a && b) await addAll(path);
+      else if (a && b) {
+        const la = a.isSymbolicLink() ? await readlink(join(oldRoot, path)) : null;
+        const lb = b.isSymbolicLink() ? await readlink(join(newRoot, path)) : null;
+        if (a.isDirectory() && b.isDirectory()) {
+          const before = changes.length;
+          if (differs(a, b, la, lb)) changes.push({ Path: path, Kind: CHANGE_MODIFY });
+          await walk(path);
+          if (changes.length > before && changes[before]!.Path !== path) changes.splice(before, 0, { Path: path, Kind: CHANGE_MODIFY });
+        } else if (differs(a, b, la, lb)) {
+          if (b.isDirectory()) await addAll(path);
+          else changes.push({ Path: path, Kind: CHANGE_MODIFY });
+        }
+      }
+    }
+  };
+  await walk('/');
+  return changes;
+}

@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { chainNames, jumpChanges, parseSave, renderChains, restoreScript, teardownScript, type FwState } from './firewall.ts';
+
+const c = chainNames('ENGINE-abc123');
+const state: FwState = {
+  networks: [
+    { bridge: 'eng0', subnet: '172.17.0.0/16', icc: true, masquerade: true, internal: false },
+    { bridge: 'br-1', subnet: '172.18.0.0/16', icc: false, masquerade: true, internal: true },
+  ],
+  ports: [{ bridge: 'eng0', proto: 'tcp', hostIp: '0.0.0.0', hostPort: 8080, containerIp: '172.17.0.2', containerPort: 80 }],
+};
+
+describe('firewall rules', () => {
+  test('with the userland proxy: DNAT from outside the bridge, masquerade, isolation, icc, internal', () => {
+    const { filter, nat } = renderChains(c, state, { userlandProxy: true, allowDirectRouting: false });
+    assert.ok(nat.includes('-A ENGINE-abc123 ! -i eng0 -p tcp -m tcp --dport 8080 -j DNAT --to-destination 172.17.0.2:80'));
+    assert.ok(nat.includes('-A ENGINE-abc123 -i eng0 -j RETURN'));
+    assert.ok(nat.includes('-A ENGINE-abc123-POST -s 172.17.0.0/16 ! -o eng0 -j MASQUERADE'));
+    assert.ok(!nat.some((l) => l.includes('172.18.0.0/16') && l.includes('MASQUERADE')), 'no masquerade for an internal network');
+    assert.ok(filter.includes('-A ENGINE-abc123 -d 172.17.0.2/32 ! -i eng0 -o eng0 -p tcp -m tcp --dport 80 -m conntrack --ctstate DNAT -j ACCEPT'));
+    assert.ok(filter.includes('-A ENGINE-abc123-FWD -i br-1 -o br-1 -j DROP'), 'icc=false');
+    assert.ok(filter.includes('-A ENGINE-abc123-FWD -i eng0 ! -o eng0 -j ACCEPT'));
+    assert.ok(!filter.includes('-A ENGINE-abc123-FWD -i br-1 ! -o br-1 -j ACCEPT'), 'internal: no egress');
+    assert.ok(filter.includes('-A ENGINE-abc123-ISO1 -i br-1 ! -d 172.18.0.0/16 -j DROP'));
+    assert.ok(filter.includes('-A ENGINE-abc123-ISO1 -i eng0 ! -o eng0 -j ENGINE-abc123-ISO2'));
+    assert.ok(filter.includes('-A ENGINE-abc123-ISO2 -o br-1 -j DROP'));
+    // The accept for published ports comes before the catch-all drop into the bridge.
+    const accept = filter.findIndex((l) => l.includes('--dport 80'));
+    const drop = filter.indexOf('-A ENGINE-abc123 ! -i eng0 -o eng0 -j DROP');
+    assert.ok(accept >= 0 && drop > accept);
+  });
+
+  test('without the proxy: hairpin and loopback NAT; direct routing allowed drops the DNAT condition', () => {
+    const { filter, nat } = renderChains(c, state, { userlandProxy: false, allowDirectRouting: true });
+    assert.ok(nat.includes('-A ENGINE-abc123 -p tcp -m tcp --dport 8080 -j DNAT --to-destination 172.17.0.2:80'));
+    assert.ok(nat.includes('-A ENGINE-abc123-POST -s 172.17.0.2/32 -d 172.17.0.2/32 -p tcp -m tcp --dport 80 -j MASQUERADE'));
+    assert.ok(nat.includes('-A ENGINE-abc123-POST -o eng0 -m addrtype --src-type LOCAL -j MASQUERADE'));
+    assert.ok(filter.includes('-A ENGINE-abc123 -d 172.17.0.2/32 ! -i eng0 -o eng0 -p tcp -m tcp --dport 80 -j ACCEPT'));
+  });
+
+  test('start-up jumps: added once, duplicates and a stale proxy variant removed, the user chain created once', () => {
+    const saved = parseSave([
+      '*filter', ':FORWARD ACCEPT [0:0]', ':ENGINE-abc123-FWD - [0:0]',
+      '-A FORWARD -j ENGINE-abc123-FWD', '-A FORWARD -j ENGINE-abc123-FWD', '-A FORWARD -j OTHER', 'COMMIT',
+      '*nat', ':OUTPUT ACCEPT [0:0]', '-A OUTPUT -m addrtype --dst-type LOCAL -j ENGINE-abc123', '-A OUTPUT -j ENGINE-zzz', 'COMMIT', '',
+    ].join('\n'));
+    const ch = jumpChanges(saved, c, { userlandProxy: true, allowDirectRouting: false });
+    assert.deepEqual(ch.filter, [':ENGINE-abc123-USER - [0:0]', '-D FORWARD -j ENGINE-abc123-FWD']);
+    assert.deepEqual(ch.nat, [
+      '-D OUTPUT -m addrtype --dst-type LOCAL -j ENGINE-abc123',
+      '-A PREROUTING -m addrtype --dst-type LOCAL -j ENGINE-abc123',
+      '-A OUTPUT ! -d 127.0.0.0/8 -m addrtype --dst-type LOCAL -j ENGINE-abc123',
+      '-A POSTROUTING -j ENGINE-abc123-POST',
+    ]);
+    // Declarations come first in the script, before any rule that jumps to them.
+    const script = restoreScript(renderChains(c, state, { userlandProxy: true, allowDirectRouting: false }), ch).split('\n');
+    assert.ok(script.indexOf(':ENGINE-abc123-USER - [0:0]') < script.indexOf('-A ENGINE-abc123-FWD -j ENGINE-abc123-USER'));
+  });
+
+  test('teardown removes our jumps and chains only', () => {
+    const saved = parseSave(['*filter', ':ENGINE-abc123 - [0:0]', ':ENGINE-abc123-FWD - [0:0]', ':ENGINE-other-FWD - [0:0]',
+      '-A FORWARD -j ENGINE-other-FWD', '-A FORWARD -j ENGINE-abc123-FWD', '-A ENGINE-abc123-FWD -o x -j ENGINE-abc123', 'COMMIT', ''].join('\n'));
+    const script = teardownScript(saved, c)!;
+    assert.match(script, /^-D FORWARD -j ENGINE-abc123-FWD$/m);
+    assert.match(script, /^-X ENGINE-abc123-FWD$/m);
+    assert.match(script, /^-X ENGINE-abc123$/m);
+    assert.doesNotMatch(script, /ENGINE-other/);
+    assert.equal(teardownScript(parseSave('*filter\n:FORWARD ACCEPT [0:0]\nCOMMIT\n'), c), undefined);
+  });
+});
