@@ -279,7 +279,6 @@ test('warnings: pending and unsupported options set to a non-default value, and 
   });
   assert.deepEqual(warnings, [
     'builder is set but the builder is not part of this daemon yet',
-    'default-ulimits is set but not built yet (container lifecycle)',
     'icc is set but not built yet (networking)',
     'live-restore is set but not built yet (container lifecycle)',
     'rootless is set but rootless mode is not supported',

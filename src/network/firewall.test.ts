@@ -67,5 +67,10 @@ describe('firewall rules', () => {
     assert.match(script, /^-X ENGINE-abc123$/m);
     assert.doesNotMatch(script, /ENGINE-other/);
     assert.equal(teardownScript(parseSave('*filter\n:FORWARD ACCEPT [0:0]\nCOMMIT\n'), c), undefined);
+    // An administrator's rules in the user chain survive a daemon's own teardown.
+    const withUser = parseSave(['*filter', ':ENGINE-abc123-USER - [0:0]', ':ENGINE-abc123-FWD - [0:0]', '-A FORWARD -j ENGINE-abc123-FWD',
+      '-A ENGINE-abc123-FWD -j ENGINE-abc123-USER', '-A ENGINE-abc123-USER -s 10.0.0.0/8 -j DROP', 'COMMIT', ''].join('\n'));
+    assert.doesNotMatch(teardownScript(withUser, c)!, /-X ENGINE-abc123-USER/);
+    assert.match(teardownScript(withUser, c, true)!, /^-X ENGINE-abc123-USER$/m);
   });
 });

@@ -184,9 +184,13 @@ export function jumpChanges(saved: Record<string, SavedTable>, c: Chains, s: FwS
   return out;
 }
 
-/** Teardown: every jump into our chains and the chains themselves (user chain included). */
-export function teardownScript(saved: Record<string, SavedTable>, c: Chains): string | undefined {
-  const ours = Object.values(c);
+/**
+ * Teardown: every jump into our chains and the chains themselves. The user chain goes only when
+ * it is empty or `all` is set: rules an administrator put there survive a daemon restart.
+ */
+export function teardownScript(saved: Record<string, SavedTable>, c: Chains, all = false): string | undefined {
+  const userRules = (saved.filter?.rules ?? []).some((r) => r.startsWith(`-A ${c.user} `));
+  const ours = Object.values(c).filter((ch) => all || ch !== c.user || !userRules);
   const out = { filter: [] as string[], nat: [] as string[] };
   let any = false;
   for (const table of ['filter', 'nat'] as const) {
@@ -250,7 +254,7 @@ export class Firewall {
   /** Removes our jumps and chains (the daemon has no bridge networks left, or shuts down). */
   async teardown(): Promise<void> {
     await this.running.catch(() => undefined);
-    await removeChains(this.chains);
+    await removeChains(this.chains, false);
     this.installed = false;
   }
 
@@ -259,8 +263,8 @@ export class Firewall {
   }
 }
 
-export async function removeChains(c: Chains): Promise<void> {
+export async function removeChains(c: Chains, all = true): Promise<void> {
   const saved = parseSave(await exec('iptables-save', []));
-  const script = teardownScript(saved, c);
+  const script = teardownScript(saved, c, all);
   if (script) await exec('iptables-restore', ['-w', '--noflush'], script);
 }

@@ -213,7 +213,6 @@ export class NetworkService {
     const existingBridge = Boolean(cfg.bridge);
     if (existingBridge && !isBridge(name)) throw invalidParameter(`bridge device with non default name ${name} must be created manually`);
     let owns = !existingBridge;
-    if (cfg['bip6'] || cfg['fixed-cidr-v6'] || cfg['default-gateway-v6'] || cfg.ipv6) this.d.log.warn('IPv6 on the default bridge is not built yet: --ipv6, --bip6, --fixed-cidr-v6 and --default-gateway-v6 are ignored');
     const mtu = cfg.mtu || 1500;
     let subnet!: Cidr;
     let gateway!: number;

@@ -425,7 +425,10 @@ describe('runtimes', () => {
     await chmod(join(dir, 'crun-v1'), 0o755);
     d = await startDaemon({
       args: ['--add-runtime', 'myrunc=/usr/sbin/runc', '--add-runtime', 'crun=/usr/bin/crun', '--add-runtime', `crun-v1=${join(dir, 'crun-v1')}`, '--default-runtime', 'myrunc'],
-      config: { runtimes: { runc2: { path: '/usr/sbin/runc', runtimeArgs: ['--root', runc2Root] } } },
+      config: { runtimes: {
+        runc2: { path: '/usr/sbin/runc', runtimeArgs: ['--root', runc2Root] },
+        typed: { runtimeType: 'io.containerd.runc.v2', options: { BinaryName: '/usr/sbin/runc' } },
+      } },
     });
     await loadBusybox(d);
   });
@@ -483,6 +486,18 @@ describe('runtimes', () => {
       await d.docker(['rm', '-f', id]);
     }
     assert.ok(!existsSync(join(runc2Root, 'engine', id)), 'runc state removed with the container');
+  });
+
+  test('runtimeType with runc shim options (BinaryName) runs a container', async () => {
+    const id = ok(await d.docker(['run', '-d', '--runtime', 'typed', 'busybox', 'sleep', '30'])).trim();
+    try {
+      assert.equal((await inspect(d, id)).HostConfig.Runtime, 'typed');
+      assert.ok(shimBinary(id).includes('/usr/sbin/runc'), 'BinaryName reached the shim');
+    } finally {
+      await d.docker(['rm', '-f', id]);
+    }
+    const info = JSON.parse(ok(await d.docker(['info', '--format', '{{json .Runtimes}}'])));
+    assert.equal(info.typed.runtimeType, 'io.containerd.runc.v2');
   });
 
   test('a shim on PATH is selectable by its name', async () => {
@@ -596,6 +611,18 @@ describe('logging: json-file with daemon --log-opt max-size/max-file', () => {
     assert.equal(out[0], 'line 0');
     const id = (await inspect(d, name)).Id;
     assert.ok(existsSync(join(d.dataRoot, 'containers', id, `${id}-json.log.2`)), 'rotation happened while following');
+  });
+
+  test('labels and env log-opts store the selected attributes with each json-file entry', async () => {
+    const name = `attrs-${rand()}`;
+    ok(await d.docker(['run', '--name', name, '--label', 'team=blue', '--label', 'other=x', '-e', 'APP=shop', '-e', 'SECRET=no',
+      '--log-opt', 'labels=team', '--log-opt', 'env=APP', 'busybox', 'echo', 'tagged']));
+    const i = await inspect(d, name);
+    const entry = JSON.parse(readFileSync(i.LogPath, 'utf8').split('\n')[0]!);
+    assert.equal(entry.log, 'tagged\n');
+    assert.equal(entry.stream, 'stdout');
+    assert.deepEqual(entry.attrs, { team: 'blue', APP: 'shop' });
+    assert.equal(ok(await d.docker(['logs', name])), 'tagged\n');
   });
 
   test('--tail, --since, --until and --timestamps', async () => {

@@ -446,6 +446,18 @@ describe('networking: default bridge, user networks, ports, DNS', () => {
     await d.docker(['rm', '-f', 'lost']);
   });
 
+  test('--link on the default bridge writes the linked container into /etc/hosts', async () => {
+    assert.equal((await d.docker(['run', '-d', '--name', 'lk', 'busybox', 'sleep', '300'])).code, 0);
+    const target = await inspect(d, 'lk');
+    const r = await d.docker(['run', '--rm', '--link', 'lk:dbalias', 'busybox', 'sh', '-c', 'cat /etc/hosts; ping -c 1 -W 2 dbalias >/dev/null && echo ping-ok']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`^${target.NetworkSettings.IPAddress.replace(/\./g, '\\.')}\\tdbalias ${target.Id.slice(0, 12)} lk$`, 'm'));
+    assert.match(r.stdout, /ping-ok/);
+    const dead = await d.docker(['run', '--rm', '--link', 'nobody:x', 'busybox', 'true']);
+    assert.notEqual(dead.code, 0);
+    await d.docker(['rm', '-f', 'lk']);
+  });
+
   test('--add-host with host-gateway resolves to the default bridge address', async () => {
     const gw = (await d.request('GET', '/networks/bridge')).json().IPAM.Config[0].Gateway;
     const r = await d.docker(['run', '--rm', '--add-host', 'gw.test:host-gateway', '--add-host', 'fixed.test:10.0.0.9', 'busybox', 'cat', '/etc/hosts']);
@@ -457,8 +469,7 @@ describe('networking: default bridge, user networks, ports, DNS', () => {
   test('removal leaves no veths, addresses or rules; prune removes unused networks', async () => {
     await d.docker(['rm', '-f', 'db']);
     const appBridge = `br-${(await d.request('GET', '/networks/app')).json().Id.slice(0, 12)}`;
-    assert.deepEqual(await portsOf(appBridge), []);
-    assert.deepEqual(await portsOf(bridge), []);
+    await until('the veths to go', async () => ((await portsOf(appBridge)).length + (await portsOf(bridge)).length === 0 ? true : undefined), 5000);
     assert.equal((await d.docker(['network', 'create', 'spare'])).code, 0);
     const prune = await d.request('POST', '/networks/prune');
     assert.equal(prune.status, 200);
@@ -480,7 +491,7 @@ describe('networking: daemon options', () => {
   before(async () => {
     d = await startDaemon({
       env: { ENGINE_DEFAULT_BRIDGE: bridge },
-      args: ['--icc=false', '--bip', `10.232.${a}.1/24`, '--fixed-cidr', `10.232.${a}.128/25`, '--mtu', '1400',
+      args: ['--icc=false', '--bip', `10.232.${a}.1/24`, '--fixed-cidr', `10.232.${a}.128/25`, '--mtu', '1400', '--default-gateway', `10.232.${a}.254`,
         '--default-address-pool', `base=10.233.${a}.0/24,size=28`, '--default-network-opt', 'bridge=com.engine.network.driver.mtu=1300'],
     });
     await loadBusybox(d);
@@ -492,13 +503,14 @@ describe('networking: daemon options', () => {
     }
   });
 
-  test('--bip, --fixed-cidr and --mtu shape the default bridge', async () => {
+  test('--bip, --fixed-cidr, --mtu and --default-gateway shape the default bridge', async () => {
     const net = (await d.request('GET', '/networks/bridge')).json();
-    assert.deepEqual(net.IPAM.Config, [{ Subnet: `10.232.${a}.0/24`, IPRange: `10.232.${a}.128/25`, Gateway: `10.232.${a}.1` }]);
+    assert.deepEqual(net.IPAM.Config, [{ Subnet: `10.232.${a}.0/24`, IPRange: `10.232.${a}.128/25`, Gateway: `10.232.${a}.1`, AuxiliaryAddresses: { DefaultGatewayIPv4: `10.232.${a}.254` } }]);
     assert.equal(net.Options['com.engine.network.driver.mtu'], '1400');
     assert.equal(net.Options['com.engine.network.bridge.enable_icc'], 'false');
-    const r = await d.docker(['run', '--rm', 'busybox', 'sh', '-c', 'ip -o -4 addr show eth0; cat /sys/class/net/eth0/mtu']);
+    const r = await d.docker(['run', '--rm', 'busybox', 'sh', '-c', 'ip route; ip -o -4 addr show eth0; cat /sys/class/net/eth0/mtu']);
     assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`default via 10\\.232\\.${a}\\.254 dev eth0`));
     const m = new RegExp(`inet 10\\.232\\.${a}\\.(\\d+)/24`).exec(r.stdout);
     assert.ok(m && Number(m[1]) >= 128, `address from the fixed CIDR: ${r.stdout}`);
     assert.match(r.stdout, /\n1400\n$/);
@@ -590,5 +602,109 @@ describe('networking: crash and restart', () => {
     assert.deepEqual(daemonLinks(d.execRoot), []);
     assert.deepEqual(ourRules(await iptablesSave(), d.execRoot), []);
     assert.equal((await run('ip', ['link', 'show', bridge])).code, 1);
+  });
+});
+
+describe('networking: proxy, NAT and bridge options', () => {
+  let outside: OutsideHost;
+  before(async () => {
+    outside = await OutsideHost.create();
+    await outside.serve(9000);
+  });
+  after(async () => outside?.destroy());
+
+  test('--userland-proxy-path, --ip, --ip-masq=false, --host-gateway-ip', async () => {
+    const d = await startDaemon({
+      env: { ENGINE_DEFAULT_BRIDGE: testBridge() },
+      args: ['--userland-proxy-path', '/usr/sbin/docker-proxy', '--ip', '127.0.0.1', '--ip-masq=false', '--host-gateway-ip', '10.9.8.7'],
+    });
+    try {
+      await loadBusybox(d);
+      const r = await d.docker(['run', '-d', '--name', 'px', '-p', '80', 'busybox', ...HTTPD]);
+      assert.equal(r.code, 0, r.stderr);
+      const info = await inspect(d, 'px');
+      const [binding] = info.NetworkSettings.Ports['80/tcp'];
+      assert.equal(binding.HostIp, '127.0.0.1', '--ip is the default host address');
+      const port = Number(binding.HostPort);
+      const proxies = (await sh('ps', ['-eo', 'args'])).split('\n').filter((l) => l.startsWith('/usr/sbin/docker-proxy') && l.includes(`-host-port ${port} `));
+      assert.equal(proxies.length, 1, 'one external proxy for the binding');
+      const body = await until('the external proxy', async () => (await fetch(`http://127.0.0.1:${port}/`)).text());
+      assert.equal(body.trim(), info.Config.Hostname);
+      assert.equal(await outside.get(outside.hostIp, port), undefined, 'bound to 127.0.0.1 only');
+      // No masquerading: the outside sees the container's own address.
+      const nat = await d.docker(['run', '--rm', '--add-host', 'gw:host-gateway', 'busybox', 'sh', '-c', `grep gw /etc/hosts; ip -4 -o addr show eth0; ${httpGet(outside.ip, 9000)}`]);
+      assert.equal(nat.code, 0, nat.stderr);
+      assert.match(nat.stdout, /^10\.9\.8\.7\tgw$/m);
+      const own = /inet (\d+\.\d+\.\d+\.\d+)\//.exec(nat.stdout)![1];
+      assert.equal(nat.stdout.trim().split('\n').pop(), own);
+      assert.equal((await d.docker(['rm', '-f', 'px'])).code, 0);
+      const left = (await sh('ps', ['-eo', 'args'])).split('\n').filter((l) => l.includes(`-host-port ${port} `));
+      assert.deepEqual(left, [], 'the proxy stopped with the container');
+    } finally {
+      await d.cleanup();
+      await removeDaemonNetworking(d.execRoot);
+    }
+  });
+
+  test('--bridge (existing), --userland-proxy=false, --allow-direct-routing', async () => {
+    const pre = testBridge();
+    const k = 10 + Math.floor(Math.random() * 200);
+    await sh('ip', ['link', 'add', pre, 'type', 'bridge']);
+    await sh('ip', ['addr', 'add', `10.234.${k}.1/24`, 'dev', pre]);
+    await sh('ip', ['link', 'set', pre, 'up']);
+    const d = await startDaemon({ args: ['--bridge', pre, '--userland-proxy=false', '--allow-direct-routing'] });
+    try {
+      await loadBusybox(d);
+      const net = (await d.request('GET', '/networks/bridge')).json();
+      assert.deepEqual(net.IPAM.Config, [{ Subnet: `10.234.${k}.0/24`, Gateway: `10.234.${k}.1` }]);
+      assert.equal((await d.docker(['run', '-d', '--name', 'dr', '-p', '80', 'busybox', ...HTTPD])).code, 0);
+      const info = await inspect(d, 'dr');
+      assert.equal(info.NetworkSettings.Bridge, pre);
+      assert.equal(info.NetworkSettings.Gateway, `10.234.${k}.1`);
+      const port = Number(info.NetworkSettings.Ports['80/tcp'][0].HostPort);
+      // No proxy: loopback reaches the container through DNAT in OUTPUT (route_localnet).
+      const body = await until('DNAT from loopback', async () => (await fetch(`http://127.0.0.1:${port}/`)).text());
+      assert.equal(body.trim(), info.Config.Hostname);
+      assert.equal((await outside.get(outside.hostIp, port))?.trim(), info.Config.Hostname);
+      // Direct routing allowed: the published port answers on the container's address from outside
+      // (the outside routes back through the host); an unpublished one stays closed.
+      await sh('nsenter', [`--net=${outside.nsPath}`, 'ip', 'route', 'add', `10.234.${k}.0/24`, 'via', outside.hostIp]);
+      assert.equal((await outside.get(info.NetworkSettings.IPAddress, 80))?.trim(), info.Config.Hostname);
+      await d.docker(['exec', '-d', 'dr', 'httpd', '-p', '81', '-h', '/www']);
+      assert.equal(await outside.get(info.NetworkSettings.IPAddress, 81), undefined);
+      // The port is still held on the host (a clash is refused) although nothing proxies it.
+      const clash = await d.docker(['run', '-d', '--name', 'clash', '-p', `${port}:80`, 'busybox', 'true']);
+      assert.notEqual(clash.code, 0);
+      await d.docker(['rm', '-f', 'dr', 'clash']);
+      assert.equal(await d.stop(), 0);
+      assert.equal((await run('ip', ['link', 'show', pre])).code, 0, 'an existing --bridge is never deleted');
+    } finally {
+      await d.cleanup();
+      await removeDaemonNetworking(d.execRoot);
+      await run('ip', ['link', 'del', pre]);
+    }
+  });
+
+  test('--iptables=false and -b none: no rules, no default bridge; user networks and the proxy still work', async () => {
+    const d = await startDaemon({ args: ['--iptables=false', '-b', 'none'] });
+    try {
+      await loadBusybox(d);
+      assert.deepEqual(ourRules(await iptablesSave(), d.execRoot), []);
+      const ls = await d.docker(['network', 'ls', '--format', '{{.Name}}']);
+      assert.deepEqual(ls.stdout.trim().split('\n').sort(), ['host', 'none']);
+      const lo = await d.docker(['run', '--rm', 'busybox', 'ip', '-o', 'link']);
+      assert.deepEqual(lo.stdout.trim().split('\n').map((l) => l.split(':')[1]!.trim()), ['lo'], 'bridge mode without a bridge: loopback only');
+      assert.equal((await d.docker(['network', 'create', 'plain'])).code, 0);
+      assert.equal((await d.docker(['run', '-d', '--name', 'srv', '--network', 'plain', '-p', '80', 'busybox', ...HTTPD])).code, 0);
+      const port = await hostPort(d, 'srv', '80/tcp');
+      assert.equal((await until('the proxy', async () => (await fetch(`http://127.0.0.1:${port}/`)).text())).trim().length > 0, true);
+      const look = await d.docker(['run', '--rm', '--network', 'plain', 'busybox', 'sh', '-c', httpGet('srv', 80)]);
+      assert.equal(look.stdout.trim(), (await inspect(d, 'srv')).Config.Hostname);
+      assert.deepEqual(ourRules(await iptablesSave(), d.execRoot), []);
+      await d.docker(['rm', '-f', 'srv']);
+    } finally {
+      await d.cleanup();
+      await removeDaemonNetworking(d.execRoot);
+    }
   });
 });

@@ -256,4 +256,19 @@ describe('container stats', () => {
     assert.ok(rows.some((l) => /^burn /.test(l)));
     await d.docker(['rm', '-f', ...ids]);
   });
+
+  // Last: it stops the daemon.
+  test('daemon shutdown ends open streams first, not after the request drain period', async () => {
+    let sigtermAt = 0;
+    const s = await readStream(d.socket, '/containers/idle/stats', 1000, 30_000, (n) => {
+      if (n === 1) {
+        sigtermAt = performance.now();
+        d.child.kill('SIGTERM');
+      }
+    });
+    const endedAfter = performance.now() - sigtermAt;
+    assert.ok(s.ended, 'the daemon ended the response');
+    assert.ok(endedAfter < 3000, `stream ended ${endedAfter.toFixed(0)} ms after SIGTERM`);
+    await d.stop();
+  });
 });

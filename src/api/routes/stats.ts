@@ -42,9 +42,14 @@ export function registerStatsRoutes(router: Router, backend: StatsBackend): void
     };
     // Throws the 404 while nothing is written yet.
     const cancel = backend.open(ctx.params.id!, { stream, oneShot }, sink);
-    res.writeHead(200, { 'Content-Type': 'application/json' });
-    // The status goes out now, before the first frame (dockerd flushes at once too).
-    if (stream) res.flushHeaders();
+    // As dockerd: a content type for the single answer only; a stream's status goes out at once,
+    // before the first frame.
+    if (stream) {
+      res.writeHead(200);
+      res.flushHeaders();
+    } else {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+    }
     // Fires when the response ends or the client goes away mid-stream.
     res.on('close', () => {
       cancel();

@@ -1,9 +1,11 @@
 // The archive endpoints' backend: stat, tar out, tar in and the change list of a container's
 // filesystem, on running and stopped containers alike. Each operation holds the container's lock
 // (no start, stop or removal meanwhile). A running container is reached through /proc/<pid>/root,
-// which shows its volumes, binds and tmpfs mounts as the process sees them, and is frozen while an
-// archive is written into it (it cannot swap a checked directory for a symlink). A stopped one gets
-// its snapshot mounted on a private directory, with volumes and binds mapped in by path.
+// which shows its volumes, binds and tmpfs mounts as the process sees them, and its processes are
+// frozen for the operation (as podman's cp does): paths are checked component by component, and a
+// frozen container cannot swap a checked directory for a symlink to the host (CVE-2018-15664).
+// A stopped container gets its snapshot mounted on a private directory, volumes and binds mapped in
+// by path. Not covered: another running container racing on a volume shared with this one.
 import { access, lstat } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import { conflict, invalidParameter, notFound } from '../../errors.ts';
@@ -130,12 +132,12 @@ export class ArchiveService implements ArchiveBackend {
 
   async stat(ref: string, path: string): Promise<ContainerPathStat> {
     if (!path) throw invalidParameter('path is required');
-    return this.d.containers.exclusive(ref, false, (rec) => this.withView(rec, false, async (view) => (await this.statIn(view, ref, path)).stat));
+    return this.d.containers.exclusive(ref, true, (rec) => this.withView(rec, false, async (view) => (await this.statIn(view, ref, path)).stat));
   }
 
   async archive(ref: string, path: string, begin: (statHeader: string) => Writable): Promise<void> {
     if (!path) throw invalidParameter('path is required');
-    await this.d.containers.exclusive(ref, false, (rec) => this.withView(rec, false, async (view) => {
+    await this.d.containers.exclusive(ref, true, (rec) => this.withView(rec, false, async (view) => {
       const s = await this.statIn(view, ref, path);
       const out = begin(encodePathStat(s.stat));
       const tw = new TarWriter(sinkOf(out));

@@ -16,13 +16,13 @@ const minor = (rdev: number) => Number((BigInt(rdev) & 0xffn) | ((BigInt(rdev) >
 async function* fileBytes(path: string, size: number): AsyncGenerator<Buffer> {
   const fh = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
   try {
-    const buf = Buffer.allocUnsafe(Math.min(1 << 20, Math.max(size, 1)));
     let left = size;
     while (left > 0) {
-      const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, left), null);
+      const buf = Buffer.allocUnsafe(Math.min(1 << 20, left)); // fresh each time: the writer keeps it
+      const { bytesRead } = await fh.read(buf, 0, buf.length, null);
       if (bytesRead === 0) break;
       left -= bytesRead;
-      yield Buffer.from(buf.subarray(0, bytesRead));
+      yield bytesRead === buf.length ? buf : buf.subarray(0, bytesRead);
     }
     if (left > 0) yield Buffer.alloc(left);
   } finally {

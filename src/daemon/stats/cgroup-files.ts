@@ -117,9 +117,9 @@ function omitZero<T extends Record<string, U64 | undefined>>(o: T): Partial<T> {
 /** "max" (no limit) reads as 0 for pids, as containerd reports it. */
 function pidsOf(read: ReadText, dir: string | undefined): PidsStats {
   if (!dir) return {};
-  const current = read(join(dir, 'pids.current'));
+  const current = read(`${dir}/pids.current`);
   if (current === undefined) return {};
-  const max = read(join(dir, 'pids.max'))?.trim();
+  const max = read(`${dir}/pids.max`)?.trim();
   return omitZero({ current: u64(current), limit: max === 'max' ? 0 : u64(max) });
 }
 
@@ -164,28 +164,28 @@ function blkioV1(read: ReadText, dir: string | undefined): BlkioStats {
     io_wait_time_recursive: [], io_merged_recursive: [], io_time_recursive: [], sectors_recursive: [],
   };
   let size = 0;
-  const cfqServiced = read(join(dir, 'blkio.io_serviced_recursive'));
+  const cfqServiced = read(`${dir}/blkio.io_serviced_recursive`);
   if (cfqServiced !== undefined) {
     for (const [key, file] of CFQ_FILES) {
-      out[key] = parseBlkioFile(file === 'blkio.io_serviced_recursive' ? cfqServiced : read(join(dir, file)));
+      out[key] = parseBlkioFile(file === 'blkio.io_serviced_recursive' ? cfqServiced : read(`${dir}/${file}`));
       size += out[key]!.length;
     }
   }
-  if (size === 0) for (const [key, file] of THROTTLE_FILES) out[key] = parseBlkioFile(read(join(dir, file)));
+  if (size === 0) for (const [key, file] of THROTTLE_FILES) out[key] = parseBlkioFile(read(`${dir}/${file}`));
   return out;
 }
 
 /** undefined when the cgroup is gone (the container stopped between the state check and the read). */
 export function readV1(read: ReadText, dirs: Partial<Record<V1Controller, string>>, machineMemory: number): CgroupReading | undefined {
-  const usage = dirs.cpuacct ? read(join(dirs.cpuacct, 'cpuacct.usage')) : '0';
+  const usage = dirs.cpuacct ? read(`${dirs.cpuacct}/cpuacct.usage`) : '0';
   if (usage === undefined) return undefined;
   const cpu: CpuStats = {
     cpu_usage: { total_usage: 0, usage_in_kernelmode: 0, usage_in_usermode: 0 },
     throttling_data: { periods: 0, throttled_periods: 0, throttled_time: 0 },
   };
   if (dirs.cpuacct) {
-    const percpu = read(join(dirs.cpuacct, 'cpuacct.usage_percpu'));
-    const times = parseFlatKeyed(read(join(dirs.cpuacct, 'cpuacct.stat')));
+    const percpu = read(`${dirs.cpuacct}/cpuacct.usage_percpu`);
+    const times = parseFlatKeyed(read(`${dirs.cpuacct}/cpuacct.stat`));
     cpu.cpu_usage = {
       total_usage: u64(usage),
       ...(percpu !== undefined ? { percpu_usage: percpu.trim().split(/\s+/).filter(Boolean).map((v) => u64(v)) } : {}),
@@ -194,22 +194,22 @@ export function readV1(read: ReadText, dirs: Partial<Record<V1Controller, string
     };
   }
   if (dirs.cpu) {
-    const st = parseFlatKeyed(read(join(dirs.cpu, 'cpu.stat')));
+    const st = parseFlatKeyed(read(`${dirs.cpu}/cpu.stat`));
     cpu.throttling_data = { periods: u64(st.get('nr_periods')), throttled_periods: u64(st.get('nr_throttled')), throttled_time: u64(st.get('throttled_time')) };
   }
 
   let memory: MemoryStats = {};
   if (dirs.memory) {
     const m = dirs.memory;
-    const stats = memoryStatMap(read(join(m, 'memory.stat')), V1_MEMORY_KEYS);
+    const stats = memoryStatMap(read(`${m}/memory.stat`), V1_MEMORY_KEYS);
     memory = omitZero({
-      usage: u64(read(join(m, 'memory.usage_in_bytes'))),
-      max_usage: u64(read(join(m, 'memory.max_usage_in_bytes'))),
+      usage: u64(read(`${m}/memory.usage_in_bytes`)),
+      max_usage: u64(read(`${m}/memory.max_usage_in_bytes`)),
     });
     memory.stats = stats;
     Object.assign(memory, omitZero({
-      failcnt: u64(read(join(m, 'memory.failcnt'))),
-      limit: capLimit(u64(read(join(m, 'memory.limit_in_bytes'))), machineMemory),
+      failcnt: u64(read(`${m}/memory.failcnt`)),
+      limit: capLimit(u64(read(`${m}/memory.limit_in_bytes`)), machineMemory),
     }));
   }
   return { pids: pidsOf(read, dirs.pids), blkio: blkioV1(read, dirs.blkio), cpu, memory };
@@ -235,7 +235,7 @@ export function parseIoStat(text: string | undefined): BlkioEntry[] | null {
 }
 
 export function readV2(read: ReadText, dir: string, machineMemory: number): CgroupReading | undefined {
-  const cpuStat = read(join(dir, 'cpu.stat'));
+  const cpuStat = read(`${dir}/cpu.stat`);
   if (cpuStat === undefined) return undefined;
   const st = parseFlatKeyed(cpuStat);
   const cpu: CpuStats = {
@@ -244,17 +244,17 @@ export function readV2(read: ReadText, dir: string, machineMemory: number): Cgro
   };
 
   let memory: MemoryStats = {};
-  const current = read(join(dir, 'memory.current'));
+  const current = read(`${dir}/memory.current`);
   if (current !== undefined) {
-    const max = read(join(dir, 'memory.max'))?.trim();
+    const max = read(`${dir}/memory.max`)?.trim();
     const limit: U64 = max === undefined ? 0 : max === 'max' ? 18446744073709551615n : u64(max);
-    const events = parseFlatKeyed(read(join(dir, 'memory.events')));
+    const events = parseFlatKeyed(read(`${dir}/memory.events`));
     memory = omitZero({ usage: u64(current) });
-    memory.stats = memoryStatMap(read(join(dir, 'memory.stat')), V2_MEMORY_KEYS);
+    memory.stats = memoryStatMap(read(`${dir}/memory.stat`), V2_MEMORY_KEYS);
     Object.assign(memory, omitZero({ failcnt: u64(events.get('oom')), limit: capLimit(limit, machineMemory) }));
   }
 
   const blkio = nilBlkio();
-  blkio.io_service_bytes_recursive = parseIoStat(read(join(dir, 'io.stat')));
+  blkio.io_service_bytes_recursive = parseIoStat(read(`${dir}/io.stat`));
   return { pids: pidsOf(read, dir), blkio, cpu, memory };
 }

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { detectCgroupLayout } from '../../oci/cgroups.ts';
 import { CgroupCollector, type DirCache } from './collector.ts';
 import { parseMountinfo } from './cgroup-files.ts';
-import { readText } from './procfs.ts';
+import { FdBudget, readText } from './procfs.ts';
 
 const layout = detectCgroupLayout();
 const hasV2Mount = parseMountinfo(readText('/proc/self/mountinfo') ?? '').v2 !== undefined;
@@ -35,6 +35,20 @@ test('v1 hierarchies: CPU usage of a cgroup grows while its process works', { sk
   assert.deepEqual(Object.keys(b.cpu), ['cpu_usage', 'system_cpu_usage', 'online_cpus', 'throttling_data']);
   assert.ok(b.readNs > a.readNs && b.mono > a.mono);
   assert.ok(!b.networks || !('lo' in b.networks), 'lo is never listed');
+  assert.ok((cache.files?.size ?? 0) > 3, 'files stay open between readings');
+  c.release(cache);
+  assert.equal(cache.files, undefined);
+  assert.equal(cache.dirs, undefined);
+});
+
+test('open descriptors come back to the budget on release', { skip: layout === 'v2' ? 'cgroup v2 host' : false }, () => {
+  const budget = new FdBudget(100);
+  const c = new CgroupCollector({ layout, budget });
+  const cache: DirCache = {};
+  assert.ok(c.sample({ pid: process.pid, networks: true }, undefined, cache));
+  assert.ok(budget.left < 100);
+  c.release(cache);
+  assert.equal(budget.left, 100);
 });
 
 test('cgroup2 files: usage_usec read as nanoseconds', { skip: !hasV2Mount ? 'no cgroup2 mount' : false }, () => {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { parseFlatKeyed, parseNetDev, parseProcStat, readText, ticksToNs } from './procfs.ts';
+import { FdBudget, OpenFiles, parseFlatKeyed, parseNetDev, parseProcStat, readText, ticksToNs } from './procfs.ts';
 
 test('parseProcStat sums the first seven cpu fields in ns and counts cpuN lines', () => {
   const text = 'cpu  100 1 50 1000 10 0 5 7 0 0\ncpu0 50 0 25 500 5 0 2 3 0 0\ncpu1 50 1 25 500 5 0 3 4 0 0\nintr 123 4 5\nctxt 99\n';
@@ -60,4 +60,34 @@ test('readText reads files past its buffer size, and gives undefined for missing
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('OpenFiles keeps descriptors within the budget, re-reads from offset 0, remembers missing files', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'stats-open-'));
+  try {
+    writeFileSync(join(dir, 'a'), 'one\n');
+    writeFileSync(join(dir, 'b'), 'two\n');
+    const budget = new FdBudget(1);
+    const files = new OpenFiles(budget);
+    assert.equal(files.read(join(dir, 'a')), 'one\n');
+    assert.equal(budget.left, 0);
+    assert.equal(files.size, 1);
+    writeFileSync(join(dir, 'a'), 'changed, and longer\n');
+    assert.equal(files.read(join(dir, 'a')), 'changed, and longer\n', 'the kept descriptor sees the new content');
+    assert.equal(files.read(join(dir, 'b')), 'two\n', 'past the budget: opened and closed per read');
+    assert.equal(files.size, 1);
+    assert.equal(files.read(join(dir, 'missing')), undefined);
+    writeFileSync(join(dir, 'missing'), 'x');
+    assert.equal(files.read(join(dir, 'missing')), undefined, 'a missing file stays missing for this set');
+    files.close();
+    assert.equal(budget.left, 1);
+    assert.equal(files.size, 0);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('FdBudget.forProcess takes a share of the descriptor limit', () => {
+  const b = FdBudget.forProcess();
+  assert.ok(b.left >= 1 && b.left <= 8192);
 });

@@ -1,12 +1,32 @@
 // Small synchronous file reads for the sampler (cgroup and /proc files are tiny and never block on
 // I/O; one shared buffer, no promise or thread-pool hop per file), and the /proc parsers:
 // /proc/stat for system CPU time, /proc/<pid>/net/dev for the container's interfaces.
-import { closeSync, openSync, readSync } from 'node:fs';
+//
+// Files of a followed container stay open between readings: a read at offset 0 makes the kernel
+// generate a cgroup or /proc file afresh (seq_file), and skipping the path walk of open() makes a
+// reading several times cheaper. A budget bounds how many descriptors the sampler may hold.
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { toU64, u64, type NetworkStats, type U64 } from './wire.ts';
 
 export type ReadText = (path: string) => string | undefined;
 
 let buf = Buffer.allocUnsafe(64 * 1024);
+
+/** The file from offset 0 to its end (throws on read errors: ENODEV once a cgroup is removed). */
+function readFrom0(fd: number): string {
+  let len = 0;
+  for (;;) {
+    if (len === buf.length) {
+      const bigger = Buffer.allocUnsafe(buf.length * 2);
+      buf.copy(bigger, 0, 0, len);
+      buf = bigger;
+    }
+    const n = readSync(fd, buf, len, buf.length - len, len);
+    if (n === 0) break;
+    len += n;
+  }
+  return buf.toString('utf8', 0, len);
+}
 
 /** The whole file as text, or undefined when it cannot be opened or read (gone, no such controller). */
 export const readText: ReadText = (path) => {
@@ -17,24 +37,86 @@ export const readText: ReadText = (path) => {
     return undefined;
   }
   try {
-    let len = 0;
-    for (;;) {
-      if (len === buf.length) {
-        const bigger = Buffer.allocUnsafe(buf.length * 2);
-        buf.copy(bigger, 0, 0, len);
-        buf = bigger;
-      }
-      const n = readSync(fd, buf, len, buf.length - len, null);
-      if (n === 0) break;
-      len += n;
-    }
-    return buf.toString('utf8', 0, len);
+    return readFrom0(fd);
   } catch {
     return undefined;
   } finally {
     closeSync(fd);
   }
 };
+
+/** How many descriptors the sampler may keep open, shared by all OpenFiles. */
+export class FdBudget {
+  constructor(public left: number) {}
+
+  /** A quarter of the soft RLIMIT_NOFILE, at most 8192 (1024 when the limit is unknown). */
+  static forProcess(): FdBudget {
+    try {
+      const m = /^Max open files\s+(\d+|unlimited)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+      const soft = m && m[1] !== 'unlimited' ? Number(m[1]) : 32768;
+      return new FdBudget(Math.min(8192, Math.floor(soft / 4)));
+    } catch {
+      return new FdBudget(1024);
+    }
+  }
+}
+
+/**
+ * The files of one container, opened on first use and re-read from offset 0 afterwards. Files that
+ * do not exist are remembered as such (controllers and files do not appear in a live cgroup).
+ * Past the budget, files are opened and closed per reading.
+ */
+export class OpenFiles {
+  private readonly fds = new Map<string, number>();
+  private readonly missing = new Set<string>();
+
+  constructor(private readonly budget: FdBudget) {}
+
+  readonly read: ReadText = (path) => {
+    let fd = this.fds.get(path);
+    if (fd === undefined) {
+      if (this.missing.has(path)) return undefined;
+      if (this.budget.left <= 0) {
+        const text = readText(path);
+        if (text === undefined) this.missing.add(path);
+        return text;
+      }
+      try {
+        fd = openSync(path, 'r');
+      } catch {
+        this.missing.add(path);
+        return undefined;
+      }
+      this.fds.set(path, fd);
+      this.budget.left--;
+    }
+    try {
+      return readFrom0(fd);
+    } catch {
+      this.drop(path, fd);
+      return undefined;
+    }
+  };
+
+  get size(): number {
+    return this.fds.size;
+  }
+
+  close(): void {
+    for (const [path, fd] of this.fds) this.drop(path, fd);
+    this.missing.clear();
+  }
+
+  private drop(path: string, fd: number): void {
+    this.fds.delete(path);
+    this.budget.left++;
+    try {
+      closeSync(fd);
+    } catch {
+      // already closed
+    }
+  }
+}
 
 /** USER_HZ: /proc/stat and cpuacct.stat count in ticks of 1/100 s on Linux. */
 const NS_PER_TICK = 10_000_000n;

@@ -8,6 +8,10 @@ import { nilBlkio, type Sample } from './wire.ts';
 class FakeSource implements SampleSource {
   reads = 0;
   sysReads = 0;
+  released = 0;
+  release(_cache: DirCache): void {
+    this.released++;
+  }
   systemCpu(): SystemCpu {
     this.sysReads++;
     return { systemUsage: Math.round(performance.now() * 2e6), onlineCpus: 2 };
@@ -147,6 +151,7 @@ test('a container is dropped some ticks after its last request went away; cancel
   assert.equal(sampler.snapshot().entries, 1, 'still warm');
   await sampler.tick();
   assert.equal(sampler.snapshot().entries, 0);
+  assert.equal(source.released, 1, 'its open files are let go');
   const reads = source.reads;
   await sampler.tick();
   assert.equal(source.reads, reads, 'nothing is read once nobody follows');

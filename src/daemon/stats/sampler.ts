@@ -33,6 +33,8 @@ export interface StatsSink {
 export interface SampleSource {
   systemCpu(): SystemCpu | undefined;
   sample(target: SampleTarget, sys: SystemCpu | undefined, cache: DirCache): Sample | undefined;
+  /** Lets go of what a container's cache holds (open files) once it is not read any more. */
+  release?(cache: DirCache): void;
 }
 
 export interface SamplerOptions {
@@ -135,8 +137,11 @@ export class StatsSampler {
 
   /** One reading now, outside the ticks (one-shot requests). */
   sampleNow(facts: ContainerFacts): Sample | undefined {
-    const e = this.entries.get(facts.id);
-    return this.readOne(e ?? { id: facts.id, subs: new Set(), cache: {}, idleTicks: 0 }, facts, this.systemCpu());
+    const followed = this.entries.get(facts.id);
+    const e = followed ?? { id: facts.id, subs: new Set<Subscriber>(), cache: {}, idleTicks: 0 };
+    const s = this.readOne(e, facts, this.systemCpu());
+    if (!followed) this.o.source.release?.(e.cache);
+    return s;
   }
 
   snapshot(): SamplerCounters {
@@ -149,7 +154,10 @@ export class StatsSampler {
   close(): void {
     this.closed = true;
     this.stopTimer();
-    for (const e of this.entries.values()) for (const sub of [...e.subs]) this.finish(e, sub);
+    for (const e of this.entries.values()) {
+      for (const sub of [...e.subs]) this.finish(e, sub);
+      this.o.source.release?.(e.cache);
+    }
     this.entries.clear();
   }
 
@@ -179,6 +187,11 @@ export class StatsSampler {
     sub.done = true;
     e.subs.delete(sub);
     sub.sink.end();
+  }
+
+  private drop(e: Entry): void {
+    this.entries.delete(e.id);
+    this.o.source.release?.(e.cache);
   }
 
   private ensureTimer(): void {
@@ -215,7 +228,7 @@ export class StatsSampler {
     if (this.entries.get(e.id) !== e) return;
     if (e.subs.size === 0) {
       if (++e.idleTicks > this.lingerTicks) {
-        this.entries.delete(e.id);
+        this.drop(e);
         return;
       }
     } else {
@@ -225,13 +238,14 @@ export class StatsSampler {
     if (!facts) {
       // Removed: its streams end (as dockerd's do on container removal).
       for (const sub of [...e.subs]) this.finish(e, sub);
-      this.entries.delete(e.id);
+      this.drop(e);
       return;
     }
     const s = this.readOne(e, facts, sys);
     e.older = s ? e.last : undefined;
     e.last = s;
     if (!s) {
+      this.o.source.release?.(e.cache);
       // Not running (or just stopped): dockerd keeps streaming name and id with zero values.
       if (e.subs.size === 0) return;
       const text = encodeStats(emptyFrame(facts));

@@ -149,8 +149,11 @@ export function encodeStats(value: unknown): string {
 export function u64(text: string | undefined): U64 {
   if (!text) return 0;
   const t = text.trim();
+  if (t.length < 16) {
+    const n = Number(t); // cgroup files hold plain decimals; anything else ("max", "") reads 0
+    return Number.isSafeInteger(n) && n >= 0 ? n : 0;
+  }
   if (!/^\d+$/.test(t)) return 0;
-  if (t.length < 16) return Number(t);
   const b = BigInt(t);
   return b <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(b) : b;
 }
