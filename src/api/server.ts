@@ -91,7 +91,7 @@ export class ApiServer {
       if (compareVersions(version, MIN_API_VERSION) < 0) {
         throw new EngineError('INVALID_PARAMETER', `client version ${version} is too old. Minimum supported API version is ${MIN_API_VERSION}, please upgrade your client to a newer version`);
       }
-    } else if (/^\/v[^/]*\//.test(path)) {
+    } else if (/^\/v[0-9][^/]*\//.test(path)) {
       throw new EngineError('INVALID_PARAMETER', `malformed API version in path ${JSON.stringify(path.split('/')[1])}`);
     }
     const method = req.method ?? 'GET';

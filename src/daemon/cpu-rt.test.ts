@@ -3,6 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import type { EngineError } from '../errors.ts';
 import { applyCpuRealtime, findCpuMount, ownCpuCgroup, realtimeLevels } from './cpu-rt.ts';
 
 test('nothing to do when neither value is set, whatever the layout', () => {
@@ -11,7 +12,8 @@ test('nothing to do when neither value is set, whatever the layout', () => {
 });
 
 test('cgroup v2 refuses the options with dockerd\'s message', () => {
-  assert.throws(() => applyCpuRealtime({ runtime: 1000, cgroupParent: '/engine', layout: 'v2' }), (err: Error & { statusCode?: number }) => {
+  assert.throws(() => applyCpuRealtime({ runtime: 1000, cgroupParent: '/engine', layout: 'v2' }), (err: EngineError) => {
+    assert.equal(err.status, 400);
     assert.equal(err.message, 'daemon-scoped cpu-rt-period and cpu-rt-runtime are not implemented for cgroup v2');
     return true;
   });

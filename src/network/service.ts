@@ -835,6 +835,7 @@ export class NetworkService {
 
   private async createLocked(body: NetworkCreateBody): Promise<{ Id: string; Warning: string }> {
     const cfg = this.d.config();
+    checkCreateBody(body);
     const name = body.Name ?? '';
     if (!name) throw invalidParameter('invalid name: network name must not be empty');
     if (PREDEFINED.includes(name) || name === 'default') throw forbidden(`operation is not permitted on predefined ${name} network `);
@@ -1066,6 +1067,23 @@ function readResolvConf(): string {
   } catch {
     return '';
   }
+}
+
+/** Field types of a create request (the JSON decoder of dockerd refuses these with a 400). */
+function checkCreateBody(body: NetworkCreateBody): void {
+  const raw = body as Record<string, unknown>;
+  for (const k of ['Name', 'Driver', 'Scope']) if (raw[k] !== undefined && raw[k] !== null && typeof raw[k] !== 'string') throw invalidParameter(`invalid JSON: ${k} must be a string`);
+  for (const k of ['Internal', 'Attachable', 'Ingress', 'ConfigOnly', 'EnableIPv4', 'EnableIPv6', 'CheckDuplicate']) {
+    if (raw[k] !== undefined && raw[k] !== null && typeof raw[k] !== 'boolean') throw invalidParameter(`invalid JSON: ${k} must be a boolean`);
+  }
+  const stringMap = (v: unknown, what: string) => {
+    if (v === undefined || v === null) return;
+    if (typeof v !== 'object' || Array.isArray(v) || Object.values(v).some((x) => typeof x !== 'string')) throw invalidParameter(`invalid JSON: ${what} must be an object of strings`);
+  };
+  stringMap(body.Options, 'Options');
+  stringMap(body.Labels, 'Labels');
+  stringMap(body.IPAM?.Options, 'IPAM.Options');
+  if (body.IPAM?.Config !== undefined && body.IPAM.Config !== null && !Array.isArray(body.IPAM.Config)) throw invalidParameter('invalid JSON: IPAM.Config must be an array');
 }
 
 /** dockerd's IPAM checks (messages as ValidateIPAM's). */

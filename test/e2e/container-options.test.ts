@@ -337,20 +337,27 @@ describe('runtime spec daemon defaults', () => {
   });
 });
 
-describe('real-time CPU budget of the parent cgroup (cgroup v1); --init-path', () => {
+describe('real-time CPU budget of the parent cgroup (cgroup v1); --init-path; --seccomp-profile unconfined', () => {
   let d: TestDaemon;
   let dir: string;
   const parent = `/engine-test-rt-${rand()}`;
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'engine-init-'));
     await copyFile('/usr/bin/tini-static', join(dir, 'my-init'));
-    d = await startDaemon({ args: ['--cgroup-parent', parent, '--cpu-rt-period', '1000000', '--cpu-rt-runtime', '20000', '--init-path', join(dir, 'my-init')] });
+    d = await startDaemon({ args: ['--cgroup-parent', parent, '--cpu-rt-period', '1000000', '--cpu-rt-runtime', '20000', '--init-path', join(dir, 'my-init'), '--seccomp-profile', 'unconfined'] });
     await loadBusybox(d);
   });
   after(async () => {
     await d?.cleanup();
     removeCgroup(parent);
     await rm(dir, { recursive: true, force: true });
+  });
+
+  test('--seccomp-profile unconfined: no filter by default (unshare -U works), builtin still selectable', async () => {
+    assert.match(ok(await d.docker(['run', '--rm', 'busybox', 'grep', 'Seccomp:', '/proc/self/status'])), /Seccomp:\s+0/);
+    ok(await d.docker(['run', '--rm', 'busybox', 'unshare', '-U', 'true']));
+    assert.match(ok(await d.docker(['run', '--rm', '--security-opt', 'seccomp=builtin', 'busybox', 'grep', 'Seccomp:', '/proc/self/status'])), /Seccomp:\s+2/);
+    assert.match(ok(await d.docker(['info', '--format', '{{json .SecurityOptions}}'])), /name=seccomp,profile=unconfined/);
   });
 
   test('--init-path: --init runs that binary as PID 1', async () => {
@@ -401,6 +408,12 @@ describe('daemon start-up refusals', () => {
       assert.match(r.output, why);
     });
   }
+
+  test('a --seccomp-profile file that cannot be read refuses start-up', async () => {
+    const r = await refusedStartup(['--seccomp-profile', '/nonexistent/profile.json']);
+    assert.notEqual(r.code, 0);
+    assert.match(r.output, /opening seccomp profile \(\/nonexistent\/profile\.json\) failed/);
+  });
 
   test('--storage-opt overlay2.size fails clearly on this backing filesystem', async () => {
     const r = await refusedStartup(['--storage-opt', 'overlay2.size=1G']);

@@ -99,7 +99,7 @@ describe('engined foundation', () => {
     const wrong = await d.request('DELETE', '/v1.51/version');
     assert.equal(wrong.status, 404);
     assert.equal(typeof wrong.json().message, 'string');
-    const bad = await d.request('GET', '/vx.y/info');
+    const bad = await d.request('GET', '/v1.x/info');
     assert.equal(bad.status, 400);
     assert.equal(typeof bad.json().message, 'string');
   });

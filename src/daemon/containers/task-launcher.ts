@@ -14,7 +14,7 @@ import type { ResolvedMount } from '../../oci/mounts.ts';
 import { tmpfsMountOptions, tmpfsFromMap } from '../../oci/mounts.ts';
 import { readOwnCapabilities } from '../../oci/caps.ts';
 import { checkUlimits, mergeUlimits, readDaemonHardLimits } from '../../oci/rlimits.ts';
-import { parseSeccompProfile } from '../../oci/seccomp.ts';
+import { parseSeccompProfile, type DockerSeccompProfile } from '../../oci/seccomp.ts';
 import { buildSpec, type DaemonSpecDefaults } from '../../oci/spec.ts';
 import { validateRestartPolicy } from '../../oci/validate-create.ts';
 import { serializeSpec } from '../../oci/spec-types.ts';
@@ -84,6 +84,7 @@ export class TaskLauncher {
   private readonly daemonCaps = readOwnCapabilities();
 
   constructor(private readonly d: LauncherDeps) {
+    this.daemonDefaults(); // validates the daemon's defaults (seccomp profile file) at start-up
     d.client.subscribe([`namespace==${d.client.namespace}`, 'topic=="/tasks/oom"'], (e) => {
       const id = (e.event as { container_id?: string } | null)?.container_id;
       if (id) this.oomed.add(id);
@@ -136,11 +137,27 @@ export class TaskLauncher {
     return out;
   }
 
+  private seccompCache?: { path: string; profile: DockerSeccompProfile };
+
+  /** --seccomp-profile <file>, read once (as dockerd, at start-up: a bad file refuses to start). */
+  private seccompFile(path: string): DockerSeccompProfile {
+    if (this.seccompCache?.path === path) return this.seccompCache.profile;
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (err) {
+      throw invalidParameter(`opening seccomp profile (${path}) failed: ${(err as Error).message}`);
+    }
+    const profile = parseSeccompProfile(text);
+    this.seccompCache = { path, profile };
+    return profile;
+  }
+
   private daemonDefaults(): DaemonSpecDefaults {
     const cfg = this.d.config();
     const profile = cfg['seccomp-profile'];
     return {
-      seccompProfile: profile === 'builtin' || profile === '' ? 'builtin' : profile === 'unconfined' ? 'unconfined' : parseSeccompProfile(readFileSync(profile, 'utf8')),
+      seccompProfile: profile === 'builtin' || profile === '' ? 'builtin' : profile === 'unconfined' ? 'unconfined' : this.seccompFile(profile),
       noNewPrivileges: cfg['no-new-privileges'],
       defaultUlimits: Object.values(cfg['default-ulimits']),
       defaultShmSize: this.d.shmSize,

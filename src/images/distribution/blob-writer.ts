@@ -63,7 +63,7 @@ export async function writeBlob(
         hash.update(chunk);
         yield chunk;
       }
-    }, createWriteStream(tmp, { flush: process.env.ENGINE_NOFSYNC !== '1' }));
+    }, createWriteStream(tmp, { flush: true }));
     const got = `sha256:${hash.digest('hex')}`;
     if (n !== size) throw new BlobVerificationError(`blob ${digest}: got ${n} bytes, expected ${size}`);
     if (got !== digest) throw new BlobVerificationError(`filesystem layer verification failed for digest ${digest}`);

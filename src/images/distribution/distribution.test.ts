@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { EngineError } from '../../errors.ts';
@@ -230,5 +230,40 @@ test('bearer token flow: challenge, token with credentials, retry, refresh token
   } finally {
     transport.close();
     srv.close();
+  }
+});
+
+test('transport: http-proxy carries requests, no-proxy and loopback bypass it', async (t) => {
+  const primary = Object.values(networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+  if (!primary) return t.skip('no non-loopback address');
+  const target = createServer((_req, res) => res.end('direct'));
+  const seen: string[] = [];
+  const proxy = createServer((req, res) => {
+    seen.push(req.url!);
+    res.end('via proxy');
+  });
+  await new Promise<void>((r) => target.listen(0, '0.0.0.0', () => r()));
+  await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', () => r()));
+  const port = (target.address() as { port: number }).port;
+  const proxyUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+  const body = async (tr: RegistryTransport, url: string) => {
+    const res = await tr.request({ method: 'GET', url });
+    const chunks: Buffer[] = [];
+    for await (const c of res.body) chunks.push(c as Buffer);
+    return Buffer.concat(chunks).toString();
+  };
+  const viaProxy = new RegistryTransport(() => ({ httpProxy: proxyUrl }));
+  const bypass = new RegistryTransport(() => ({ httpProxy: proxyUrl, noProxy: primary }));
+  try {
+    assert.equal(await body(viaProxy, `http://${primary}:${port}/v2/`), 'via proxy');
+    assert.deepEqual(seen, [`http://${primary}:${port}/v2/`]);
+    assert.equal(await body(viaProxy, `http://127.0.0.1:${port}/v2/`), 'direct');
+    assert.equal(await body(bypass, `http://${primary}:${port}/v2/`), 'direct');
+    assert.equal(seen.length, 1);
+  } finally {
+    viaProxy.close();
+    bypass.close();
+    target.close();
+    proxy.close();
   }
 });
