@@ -135,16 +135,21 @@ function hostLines(p: VethPlan): string[] {
   return lines;
 }
 
+/** Runs `ip` lines in the host namespace (a one-off `ip -batch`, or the daemon's long-lived one). */
+export type HostIp = (lines: string[]) => Promise<void>;
+
+const oneOff: HostIp = (lines) => ipBatch(lines);
+
 /** A new network namespace bound on `path` with loopback up and the planned interfaces. */
-export async function createSandbox(path: string, plans: VethPlan[]): Promise<void> {
+export async function createSandbox(path: string, plans: VethPlan[], host: HostIp = oneOff): Promise<void> {
   await ipBatch(['link set lo up', ...plans.flatMap(inNamespaceLines)], { kind: 'new-netns', path });
-  await ipBatch(plans.flatMap(hostLines));
+  await host(plans.flatMap(hostLines));
 }
 
 /** Interfaces added to an existing namespace (network connect on a running container). */
-export async function addInterfaces(path: string, plans: VethPlan[]): Promise<void> {
+export async function addInterfaces(path: string, plans: VethPlan[], host: HostIp = oneOff): Promise<void> {
   await ipBatch(plans.flatMap(inNamespaceLines), { kind: 'netns', path });
-  await ipBatch(plans.flatMap(hostLines));
+  await host(plans.flatMap(hostLines));
 }
 
 /** Replaces the default route inside a namespace (or removes it when `via` is undefined). */
@@ -154,12 +159,12 @@ export async function setDefaultRoute(path: string, via: { gateway: string; ifna
 }
 
 /** Deletes links (a veth's peer goes with it); ones already gone are fine. */
-export async function deleteLinks(names: string[]): Promise<void> {
+export async function deleteLinks(names: string[], host: HostIp = oneOff): Promise<void> {
   const present = names.filter(linkExists);
   if (present.length === 0) return;
-  await ipBatch(present.map((n) => `link del ${n}`)).catch(async () => {
+  await host(present.map((n) => `link del ${n}`)).catch(async () => {
     // One may have vanished between the check and the batch: delete the rest one by one.
-    for (const n of present) if (linkExists(n)) await ipBatch([`link del ${n}`]).catch(() => undefined);
+    for (const n of present) if (linkExists(n)) await host([`link del ${n}`]).catch(() => undefined);
   });
 }
 

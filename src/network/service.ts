@@ -15,6 +15,7 @@ import type { Logger } from '../util/log.ts';
 import { KeyedMutex } from '../util/mutex.ts';
 import type { EventPublisher } from '../daemon/events/bus.ts';
 import { EmbeddedDns } from './dns-server.ts';
+import { IpServer } from './ip-server.ts';
 import { compileListFilters, compilePruneFilters } from './filters.ts';
 import { Firewall, type FwState } from './firewall.ts';
 import { withHostLock } from './host-lock.ts';
@@ -94,6 +95,10 @@ export class NetworkService {
   private readonly firewall?: Firewall;
   private readonly tag: string;
   private containers?: ContainerLookup;
+  /** Long-lived `ip` processes: one for attaching veths, one for deleting them (slow: an RCU wait each). */
+  private readonly attachIp = new IpServer();
+  private readonly deleteIp = new IpServer();
+  private readonly deletions = new Set<Promise<void>>();
 
   constructor(private readonly d: NetworkServiceDeps) {
     this.store = new NetworkStore(d.db);
@@ -168,6 +173,9 @@ export class NetworkService {
     }
     await Promise.all([...this.dns.values()].map((s) => s.stop().catch(() => undefined)));
     this.dns.clear();
+    await Promise.all([...this.deletions]);
+    this.attachIp.close();
+    this.deleteIp.close();
     // Anything still attached (live-restore, or a container that would not stop) keeps it all.
     if ([...this.cons.values()].some((c) => c.sandbox)) return;
     await deleteLinks([...this.nets.values()].filter((n) => n.x.ownsBridge && n.x.bridge).map((n) => n.x.bridge!));
@@ -538,7 +546,7 @@ export class NetworkService {
         if (gw) sandbox.gatewayNetworkId = gw.Id;
         c.sandbox = sandbox;
         this.persist(c); // before the devices exist: a crash from here on is cleaned up at restart
-        await createSandbox(sandbox.key, plans);
+        await createSandbox(sandbox.key, plans, this.hostIp);
         if (gw) await this.publishPorts(rec, c, gw);
       } catch (err) {
         await this.teardownLocked(rec.Id).catch(() => undefined);
@@ -577,8 +585,20 @@ export class NetworkService {
     delete c.sandbox;
     this.persist(c);
     if (sb.ports.length && this.firewall) await this.firewall.sync().catch(this.firewall.warnOnFailure('sync'));
-    // Deleting the host ends removes the pairs at once (a namespace's own clean-up is deferred).
-    await Promise.all([deleteLinks(sb.endpoints.map((e) => e.hostIf)), existsSync(sb.key) ? removeNetns(sb.key) : undefined]);
+    if (existsSync(sb.key)) await removeNetns(sb.key);
+    // The host ends go in the background: the kernel's own clean-up of the namespace is deferred
+    // and may lag, an explicit delete is prompt but costs an RCU wait nobody needs to sit through.
+    this.deleteLater(sb.endpoints.map((e) => e.hostIf));
+  }
+
+  private readonly hostIp = (lines: string[]) => this.attachIp.run(lines);
+  private readonly delIp = (lines: string[]) => this.deleteIp.run(lines);
+
+  private deleteLater(links: string[]): void {
+    if (!links.length) return;
+    const p = deleteLinks(links, this.delIp).catch(() => undefined);
+    this.deletions.add(p);
+    void p.finally(() => this.deletions.delete(p));
   }
 
   /** Non-internal bridge networks qualify; highest GwPriority wins, ties go to the first name. */
@@ -1002,7 +1022,7 @@ export class NetworkService {
         c.attachments.push(attachment);
         if (becomesGateway) sb.gatewayNetworkId = net.Id;
         this.persist(c);
-        await addInterfaces(sb.key, [this.plan(ep, net, becomesGateway)]);
+        await addInterfaces(sb.key, [this.plan(ep, net, becomesGateway)], this.hostIp);
         this.event(net, 'connect', rec.Id);
       } catch (err) {
         sb.endpoints = sb.endpoints.filter((e) => e !== ep);
@@ -1010,7 +1030,7 @@ export class NetworkService {
         if (becomesGateway) delete sb.gatewayNetworkId;
         this.spaces.get(net.Id)?.release(parseIPv4(ep.ip));
         this.persist(c);
-        await deleteLinks([ep.hostIf]);
+        await deleteLinks([ep.hostIf], this.delIp);
         throw setupError(err, rec, sb);
       }
     });
@@ -1037,7 +1057,7 @@ export class NetworkService {
       if (sb && ep) {
         sb.endpoints = sb.endpoints.filter((e) => e !== ep);
         this.spaces.get(net.Id)?.release(parseIPv4(ep.ip));
-        await deleteLinks([ep.hostIf]);
+        await deleteLinks([ep.hostIf], this.delIp);
         this.event(net, 'disconnect', rec.Id);
         if (sb.gatewayNetworkId === net.Id) {
           // The default route (and published ports) move to the next best network, if any.

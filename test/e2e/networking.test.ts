@@ -292,7 +292,7 @@ describe('networking: default bridge, user networks, ports, DNS', () => {
     assert.match(b.stderr, new RegExp(`Bind for 0\\.0\\.0\\.0:${port} failed: port is already allocated`));
     const p2 = await inspect(d, 'p2');
     assert.equal(p2.State.Running, false);
-    assert.deepEqual(await portsOf(bridge).then((l) => l.length), 1, 'the failed start left no veth');
+    await until('the failed start\'s veth to go', async () => ((await portsOf(bridge)).length === 1 ? true : undefined), 5000);
     // UDP: an echo server (the host's node, run in the container through a read-only bind of /;
     // busybox has no UDP server), reached through the proxy and, from outside, through DNAT.
     const u = await d.docker(['run', '-d', '--name', 'u1', '-p', '53/udp', '--expose', '7000', '-P', '-v', '/:/host:ro', 'busybox', 'chroot', '/host', join(REPO_ROOT, 'bin/node'), '-e', UDP_ECHO]);

@@ -3,7 +3,7 @@
 // hosts/resolv.conf/hostname files). Container paths are resolved here component by component —
 // symlinks are read and re-rooted at the container's "/", ".." stops there — so the kernel never
 // follows a link the container controls and no path can lead out of the container's view.
-import type { Stats } from 'node:fs';
+import { lstatSync, type Stats } from 'node:fs';
 import { lstat, readlink } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { EngineError, invalidParameter } from '../../errors.ts';
@@ -84,6 +84,18 @@ export async function lstatIn(view: ContainerView, cpath: string): Promise<Stats
   if (isHidden(cpath)) return undefined;
   try {
     return await lstat(hostPath(view, cpath));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
+    throw err;
+  }
+}
+
+/** lstatIn without the thread-pool hop (the extractor's many small metadata calls). */
+export function lstatInSync(view: ContainerView, cpath: string): Stats | undefined {
+  if (isHidden(cpath)) return undefined;
+  try {
+    return lstatSync(hostPath(view, cpath));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
