@@ -31,8 +31,15 @@ export class IpServer {
       const first = this.line + 1;
       this.line += lines.length + 1;
       this.pending.push({ first, barrier: this.line, errors: [], resolve, reject });
+      this.hold(child, true);
       child.stdin.write(`${lines.join('\n')}\n${BARRIER}\n`);
     });
+  }
+
+  /** Keeps the event loop alive while answers are due, never while idle. */
+  private hold(child: ChildProcessWithoutNullStreams, on: boolean): void {
+    const handles = [child, child.stderr as unknown as { ref(): void; unref(): void }];
+    for (const h of handles) (on ? h.ref() : h.unref());
   }
 
   private ensure(): ChildProcessWithoutNullStreams {
@@ -51,11 +58,10 @@ export class IpServer {
     };
     child.on('error', (e) => fail(e.message));
     child.on('exit', (code) => fail(`ip exited with status ${code}`));
-    // Not a reason to keep the daemon alive.
-    child.unref();
-    (child.stdin as unknown as { unref?: () => void }).unref?.();
-    (child.stderr as unknown as { unref?: () => void }).unref?.();
-    (child.stdout as unknown as { unref?: () => void }).unref?.();
+    // Idle, it is no reason to keep the daemon alive.
+    (child.stdin as unknown as { unref(): void }).unref();
+    (child.stdout as unknown as { unref(): void }).unref();
+    this.hold(child, false);
     return child;
   }
 
@@ -77,6 +83,7 @@ export class IpServer {
       if (!p) continue;
       if (n === p.barrier) {
         this.pending.shift();
+        if (this.pending.length === 0 && this.child) this.hold(this.child, false);
         if (p.errors.length) p.reject(new CommandError('ip -batch', p.errors.join('\n'), 1));
         else p.resolve();
       } else if (n >= p.first) {

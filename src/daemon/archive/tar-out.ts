@@ -1,12 +1,13 @@
 // GET /containers/{id}/archive: a tar of one path in the container's view, its entries named from
 // the requested path's base name (as dockerd rebases them). Files are opened without following
 // links; symlinks go in as links; directories are walked in lexical order and across the mounts
-// of the view (a volume under the path is archived with it).
-import { constants, type Stats } from 'node:fs';
-import { open, readdir, readlink } from 'node:fs/promises';
+// of the view (a volume under the path is archived with it). Metadata calls are synchronous (short,
+// and a thread-pool hop per call is what made a many-file copy slow); file data is read async.
+import { constants, readdirSync, readlinkSync, type Stats } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { posix } from 'node:path';
 import type { TarWriter } from '../../util/tar-writer.ts';
-import { hostPath, isHiddenRoot, lstatIn, type ContainerView } from './view.ts';
+import { hostPath, isHiddenRoot, lstatInSync, type ContainerView } from './view.ts';
 
 // Linux dev_t encoding (glibc's major()/minor()).
 const major = (rdev: number) => Number(((BigInt(rdev) >> 8n) & 0xfffn) | ((BigInt(rdev) >> 32n) & ~0xfffn));
@@ -42,7 +43,7 @@ export async function archivePath(view: ContainerView, cpath: string, rootName: 
     if (st.isDirectory()) {
       await tw.directory(name, common);
     } else if (st.isSymbolicLink()) {
-      await tw.symlink(name, await readlink(host), common);
+      await tw.symlink(name, readlinkSync(host), common);
     } else if (st.isFile()) {
       const key = `${st.dev}:${st.ino}`;
       const first = st.nlink > 1 ? hardlinks.get(key) : undefined;
@@ -61,17 +62,22 @@ export async function archivePath(view: ContainerView, cpath: string, rootName: 
   };
   const walk = async (dir: string, prefix: string): Promise<void> => {
     if (isHiddenRoot(dir)) return; // /proc, /sys, /dev: the mount point only, never the kernel's files
-    const names = (await readdir(hostPath(view, dir)).catch(() => [] as string[])).sort();
+    let names: string[];
+    try {
+      names = readdirSync(hostPath(view, dir)).sort();
+    } catch {
+      return; // vanished meanwhile
+    }
     for (const n of names) {
       const cp = dir === '/' ? `/${n}` : `${dir}/${n}`;
-      const st = await lstatIn(view, cp);
+      const st = lstatInSync(view, cp);
       if (!st) continue; // vanished meanwhile (a running container)
       const name = prefix ? `${prefix}/${n}` : n;
       await emit(cp, name, st);
       if (st.isDirectory()) await walk(cp, name);
     }
   };
-  const st = await lstatIn(view, cpath);
+  const st = lstatInSync(view, cpath);
   if (!st) return;
   if (rootName) await emit(cpath, rootName === '.' ? './' : rootName, st);
   if (st.isDirectory()) await walk(cpath, rootName === '.' ? '.' : rootName);
