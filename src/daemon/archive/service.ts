@@ -2,8 +2,9 @@
 // filesystem, on running and stopped containers alike. Each operation holds the container's lock
 // (no start, stop or removal meanwhile). A running container is reached through /proc/<pid>/root,
 // which shows its volumes, binds and tmpfs mounts as the process sees them, and its processes are
-// frozen for the operation (as podman's cp does): paths are checked component by component, and a
-// frozen container cannot swap a checked directory for a symlink to the host (CVE-2018-15664).
+// frozen while an archive is read or written (as podman's cp does): paths are checked component by
+// component, and a frozen container cannot swap a checked directory for a symlink to the host
+// (CVE-2018-15664). A stat (HEAD) only reads metadata and is not frozen.
 // A stopped container gets its snapshot mounted on a private directory, volumes and binds mapped in
 // by path. Not covered: another running container racing on a volume shared with this one.
 import { access, lstat } from 'node:fs/promises';
@@ -132,7 +133,8 @@ export class ArchiveService implements ArchiveBackend {
 
   async stat(ref: string, path: string): Promise<ContainerPathStat> {
     if (!path) throw invalidParameter('path is required');
-    return this.d.containers.exclusive(ref, true, (rec) => this.withView(rec, false, async (view) => (await this.statIn(view, ref, path)).stat));
+    // Not frozen: a stat reads metadata only, and docker cp asks for one before every copy.
+    return this.d.containers.exclusive(ref, false, (rec) => this.withView(rec, false, async (view) => (await this.statIn(view, ref, path)).stat));
   }
 
   async archive(ref: string, path: string, begin: (statHeader: string) => Writable): Promise<void> {
