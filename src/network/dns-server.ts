@@ -5,10 +5,12 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from '../util/log.ts';
-import { aRecord, buildReply, formErr, parseQuery, ptrRecord, RCODE_NOERROR, RCODE_SERVFAIL, TYPE_A, TYPE_PTR, type Query } from './dns-message.ts';
+import { aRecord, buildReply, formErr, parseQuery, ptrRecord, RCODE_NOERROR, RCODE_REFUSED, RCODE_SERVFAIL, TYPE_A, TYPE_PTR, type Query } from './dns-message.ts';
 import { fromReverseName } from './ip4.ts';
 
 export interface DnsBackend {
+  /** Whether to answer this client at all (containers on the network only). */
+  serves(clientIp: string): boolean;
   /** IPv4 addresses for a name, as seen by the asking client (case-insensitive); undefined when not ours. */
   lookup(name: string, clientIp: string): number[] | undefined;
   /** The primary name of the endpoint holding this address, if any. */
@@ -100,6 +102,9 @@ export class EmbeddedDns {
     if (q.opcode !== 0) return buildReply(raw, q, RCODE_NOTIMP);
     const name = q.question.name.replace(/\.$/, '');
     const client = clientIp.replace(/^::ffff:/, '');
+    // The gateway address is reachable from anywhere the host is: other networks' containers must
+    // not learn this network's names.
+    if (!this.backend.serves(client)) return buildReply(raw, q, RCODE_REFUSED);
     if (q.question.type === TYPE_PTR) {
       const addr = fromReverseName(name);
       const owner = addr === undefined ? undefined : this.backend.reverse(addr);

@@ -71,6 +71,7 @@ describe('embedded DNS server', () => {
     await new Promise<void>((r) => upstream.bind(53, upstreamIp, () => r()));
     const log = new Logger({ level: 'fatal', format: 'text', raw: true });
     server = new EmbeddedDns(ownIp, {
+      serves: (ip) => ip.startsWith('127.'),
       lookup: (name) => (['db', 'db.app'].includes(name.toLowerCase()) ? [parseIPv4('172.18.0.2'), parseIPv4('172.18.0.3')] : undefined),
       reverse: (addr) => (addr === parseIPv4('172.18.0.2') ? 'db.app' : undefined),
       upstreams: () => upstreams,

@@ -52,13 +52,6 @@ export function linkExists(name: string): boolean {
   return existsSync(`/sys/class/net/${name}`);
 }
 
-export function linkIndex(name: string): number | undefined {
-  try {
-    return Number(readFileSync(`/sys/class/net/${name}/ifindex`, 'utf8').trim());
-  } catch {
-    return undefined;
-  }
-}
 
 export function isBridge(name: string): boolean {
   return existsSync(`/sys/class/net/${name}/bridge`);

@@ -297,7 +297,9 @@ export class NetworkService {
     // Without the proxy, loopback traffic to published ports is DNATed to the bridge.
     if (!this.d.config()['userland-proxy']) writeSysctl(`net/ipv4/conf/${n.x.bridge}/route_localnet`, '1');
     // icc=false drops bridged traffic in FORWARD, which needs bridged frames to pass iptables.
-    if (n.x.icc === false) writeSysctl('net/bridge/bridge-nf-call-iptables', '1');
+    if (n.x.icc === false && !writeSysctl('net/bridge/bridge-nf-call-iptables', '1')) {
+      this.d.log.warn(`network ${n.Name}: inter-container communication cannot be disabled: net.bridge.bridge-nf-call-iptables is not available (load the br_netfilter module)`);
+    }
   }
 
   /** Subnets a new network must not overlap: the daemon's networks and the host's other routes. */
@@ -743,7 +745,9 @@ export class NetworkService {
 
   private async startDns(n: NetworkRecord): Promise<void> {
     if (this.dns.has(n.Id) || !n.x.gateway) return;
+    const subnet = parseCidr(n.x.subnet!);
     const server = new EmbeddedDns(n.x.gateway, {
+      serves: (clientIp) => isIPv4(clientIp) && contains(subnet, parseIPv4(clientIp)),
       lookup: (name, clientIp) => this.dnsLookup(n.Id, name, clientIp),
       reverse: (addr) => this.dnsReverse(n.Id, addr),
       upstreams: (clientIp) => this.dnsUpstreams(n.Id, clientIp),

@@ -118,10 +118,10 @@ describe('container API', () => {
     const i = await inspect(body.Id);
     assert.match(i.Name, /^\/[a-zA-Z0-9][a-zA-Z0-9_.-]+$/);
     assert.equal(i.State.Status, 'created');
-    // The default (bridge) mode warns about the networking stand-in.
+    // The default (bridge) mode is real networking now: no warning either.
     const w = await api('POST', '/containers/create', { Image: 'busybox', Cmd: ['true'] });
     assert.equal(w.status, 201);
-    assert.equal(w.json().Warnings.length, 1);
+    assert.deepEqual(w.json().Warnings, []);
     await forceRemove(body.Id, w.json().Id);
   });
 
@@ -613,7 +613,12 @@ describe('container API', () => {
     assert.equal(i.HostConfig.NetworkMode, 'none');
     assert.deepEqual(i.HostConfig.LogConfig, { Type: 'json-file', Config: {} });
     // Mounts: the bind, read-only, with the mode text it was given; --tmpfs mounts are not listed (as in dockerd)
-    assert.deepEqual(i.Mounts, [{ Type: 'bind', Source: bindDir, Destination: '/bound', Mode: 'ro', RW: false, Propagation: 'rprivate' }]);
+    // …and the image-style VOLUME /data becomes an anonymous local volume, as in dockerd.
+    assert.deepEqual(i.Mounts[0], { Type: 'bind', Source: bindDir, Destination: '/bound', Mode: 'ro', RW: false, Propagation: 'rprivate' });
+    assert.equal(i.Mounts.length, 2);
+    const vol = i.Mounts[1];
+    assert.match(vol.Name, /^[0-9a-f]{64}$/);
+    assert.deepEqual(vol, { Type: 'volume', Name: vol.Name, Source: join(d.dataRoot, 'volumes', vol.Name, '_data'), Destination: '/data', Driver: 'local', Mode: '', RW: true, Propagation: '' });
     // Bookkeeping fields
     assert.equal(i.RestartCount, 0);
     assert.equal(i.Driver, (await api('GET', '/info')).json().Driver, 'the storage driver /info reports');

@@ -81,6 +81,15 @@ function assertContiguous(nums: number[], what: string): void {
   nums.forEach((n, i) => assert.equal(n, i, `${what}: tick ${i} missing or out of order (got ${nums.slice(Math.max(0, i - 3), i + 3).join(',')})`));
 }
 
+function assertAtMostOneGap(nums: number[], what: string): void {
+  assert.ok(nums.length > 0, `${what}: no ticks`);
+  assert.equal(nums[0], 0, `${what}: starts at tick 0`);
+  const gaps = nums.slice(1).map((n, i) => n - nums[i]!).filter((d) => d !== 1);
+  assert.ok(gaps.every((d) => d > 1), `${what}: ticks out of order or repeated`);
+  assert.ok(gaps.length <= 1, `${what}: ${gaps.length} gaps`);
+  assert.ok((gaps[0] ?? 0) < 2000, `${what}: gap of ${gaps[0]} ticks`);
+}
+
 /** A container and its running task made behind the daemon's back, as a crashed daemon might leave. */
 async function createOrphan(d: TestDaemon, id: string): Promise<void> {
   const client = supervisorOf(d);
@@ -370,7 +379,10 @@ describe('live-restore', () => {
     });
     assertContiguous(seen, `after ${how}`);
     assert.equal((await inspect(d, 'fast')).State.Pid, fastPid);
-    assertContiguous(await logsOf('fast'), `fast writer after ${how}`);
+    // A fast writer's lines that engined had read but not yet written when it was SIGKILLed are
+    // lost with its memory (dockerd loses its copy buffer the same way); at most that one gap, and
+    // nothing after it: what the container wrote while the daemon was down waited in the pipe.
+    assertAtMostOneGap(await logsOf('fast'), `fast writer after ${how}`);
   }
 
   test('a running container survives kill -9 of the daemon and is re-attached (same pid, logs continue)', async () => {

@@ -365,9 +365,12 @@ describe('networking: default bridge, user networks, ports, DNS', () => {
     const dbIp = (await inspect(d, 'db')).NetworkSettings.Networks.app.IPAddress;
     const cross = await d.docker(['run', '--rm', '--network', 'other', 'busybox', 'ping', '-c', '1', '-W', '2', dbIp]);
     assert.notEqual(cross.code, 0, 'other → app must be dropped');
-    // Names of another network do not resolve either.
+    // Names of another network do not resolve either, not even asking that network's resolver.
     const name = await d.docker(['run', '--rm', '--network', 'other', 'busybox', 'nslookup', 'db']);
     assert.notEqual(name.code, 0);
+    const appDns = (await d.request('GET', '/networks/app')).json().IPAM.Config[0].Gateway;
+    const sneaky = await d.docker(['run', '--rm', '--network', 'other', 'busybox', 'nslookup', 'db', appDns]);
+    assert.doesNotMatch(sneaky.stdout, new RegExp(dbIp.replace(/\./g, '\\.')));
     const mk = await d.docker(['network', 'create', '--internal', 'sealed']);
     assert.equal(mk.code, 0, mk.stderr);
     assert.equal((await d.docker(['run', '-d', '--name', 'in1', '--network', 'sealed', 'busybox', 'sleep', '300'])).code, 0);

@@ -233,7 +233,13 @@ describe('container stats', () => {
       assert.equal(r.code, 0, `${cmd.join(' ')}: ${r.stderr}`);
     }
     await run('nsenter', ['-t', String(pid), '-n', 'ping', '-c', '2', '-W', '1', '-I', 'st0', '10.99.0.2']);
-    const f1 = (await d.request('GET', '/containers/nonet/stats?stream=false&one-shot=true')).json();
+    // A one-shot frame may come from the sampler's latest reading (≤ 1 s old): wait for one after the pings.
+    let f1: any;
+    for (let i = 0; i < 30; i++) {
+      f1 = (await d.request('GET', '/containers/nonet/stats?stream=false&one-shot=true')).json();
+      if ((f1.networks?.st0?.tx_packets ?? 0) > 0) break;
+      await sleep(200);
+    }
     assert.deepEqual(Object.keys(f1.networks ?? {}), ['st0', 'st1']);
     assert.deepEqual(schemaErrors(f1), []);
     assert.deepEqual(Object.keys(f1.networks.st0), ['rx_bytes', 'rx_packets', 'rx_errors', 'rx_dropped', 'tx_bytes', 'tx_packets', 'tx_errors', 'tx_dropped']);

@@ -12,8 +12,8 @@ type Listener = (chunk: OutputChunk | null) => void;
 export class OutputHub {
   private readonly listeners = new Set<Listener>();
   /** Fed to the log driver; one pair per task run. */
-  logStdout = new PassThrough({ highWaterMark: 1 << 20 });
-  logStderr = new PassThrough({ highWaterMark: 1 << 20 });
+  logStdout = new PassThrough({ highWaterMark: 64 << 10 });
+  logStderr = new PassThrough({ highWaterMark: 64 << 10 });
   private open = 0;
   private readonly releasers = new Set<() => void>();
 
@@ -25,8 +25,8 @@ export class OutputHub {
 
   /** New log passthroughs for a new run (the previous ones ended with the previous run). */
   reset(): void {
-    this.logStdout = new PassThrough({ highWaterMark: 1 << 20 });
-    this.logStderr = new PassThrough({ highWaterMark: 1 << 20 });
+    this.logStdout = new PassThrough({ highWaterMark: 64 << 10 });
+    this.logStderr = new PassThrough({ highWaterMark: 64 << 10 });
   }
 
   /** Pipes one FIFO into the hub; resolves when the writer side closes (process exited, output drained). */

@@ -83,6 +83,7 @@ export class ContainerService implements ContainersBackend, AttachBackend {
   private readonly waiters = new Map<string, ExitWaiter[]>();
   private readonly backoff = new Map<string, { ms: number; timer?: NodeJS.Timeout }>();
   private readonly lock = new KeyedMutex();
+  private readonly reservedNames = new Map<string, string>();
   private shuttingDown = false;
   /** Containers being stopped at start-up (left running by a crashed daemon, no live-restore). */
   private readonly startupStops = new Set<string>();
@@ -206,9 +207,20 @@ export class ContainerService implements ContainersBackend, AttachBackend {
       warnings.push(`network mode "${mode}" is not built yet: the container gets its own network namespace with loopback only`);
     }
     if (mode.startsWith('container:')) this.find(mode.slice('container:'.length));
-    const fullName = name ? normalizeName(name) : generateName((n) => [...this.recs.values()].some((r) => r.Name === n));
-    const holder = [...this.recs.values()].find((r) => r.Name === fullName);
-    if (holder) throw conflict(`Conflict. The container name "${fullName}" is already in use by container "${holder.Id}". You have to remove (or rename) that container to be able to reuse that name.`);
+    const fullName = name ? normalizeName(name) : generateName((n) => this.reservedNames.has(n) || [...this.recs.values()].some((r) => r.Name === n));
+    const holderId = this.reservedNames.get(fullName) ?? [...this.recs.values()].find((r) => r.Name === fullName)?.Id;
+    if (holderId) throw conflict(`Conflict. The container name "${fullName}" is already in use by container "${holderId}". You have to remove (or rename) that container to be able to reuse that name.`);
+    // Reserved until the record is stored: concurrent creates must not pick the same name.
+    this.reservedNames.set(fullName, id);
+    try {
+      return await this.createNamed(id, fullName, req, image, config, hostConfig, warnings);
+    } finally {
+      this.reservedNames.delete(fullName);
+    }
+  }
+
+  private async createNamed(id: string, fullName: string, req: ContainerCreateBody, image: Awaited<ReturnType<ImageStore['resolve']>>, config: ContainerRecord['Config'], hostConfig: ContainerRecord['HostConfig'], warnings: string[]): Promise<{ Id: string; Warnings: string[] }> {
+    const cfg = this.d.config();
 
     // Volumes first: a bad spec fails the create before anything else exists.
     const volumeMounts = this.d.volumes ? await this.d.volumes.prepare(id, hostConfig, config) : [];
@@ -222,7 +234,7 @@ export class ContainerService implements ContainersBackend, AttachBackend {
       Args: args.slice(1),
       State: initialState(),
       Image: image.id,
-      ImageRef: req.Image,
+      ImageRef: req.Image!,
       ResolvConfPath: join(dir, 'resolv.conf'),
       HostnamePath: join(dir, 'hostname'),
       HostsPath: join(dir, 'hosts'),
