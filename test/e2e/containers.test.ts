@@ -2,7 +2,7 @@
 // restart policies, AutoRemove, crash-safe state, runtimes, seccomp, OOM, filters, errors.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 
 async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
@@ -154,6 +154,46 @@ describe('containers through the docker CLI', () => {
     assert.ok(amb.status === 400 || amb.status === 409 || amb.status === 404, `status ${amb.status}`);
     assert.match(amb.json().message, /ambiguous|multiple/i);
     await d.docker(['container', 'prune', '-f']);
+  });
+
+  // A terminal for the docker CLI: script(1) gives it a pty of a chosen size; input is typed after a pause.
+  async function inTerminal(command: string, typed: string[], pauseMs = 1500): Promise<{ code: number | null; out: string }> {
+    const { spawn } = await import('node:child_process');
+    return new Promise((resolve) => {
+      const child = spawn('script', ['-qec', `stty rows 33 cols 111; ${command}`, '/dev/null'], { env: { ...process.env, DOCKER_HOST: d.host } });
+      let out = '';
+      child.stdout.on('data', (b) => (out += b));
+      let i = 0;
+      const typeNext = () => {
+        if (i < typed.length) {
+          child.stdin.write(typed[i++]!);
+          setTimeout(typeNext, 700);
+        } else setTimeout(() => child.stdin.end(), 2000);
+      };
+      setTimeout(typeNext, pauseMs);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      child.on('close', (code) => {
+        clearTimeout(timer);
+        resolve({ code, out });
+      });
+    });
+  }
+
+  test('docker run -it gives a working shell whose size follows the terminal; exit codes propagate', async () => {
+    const r = await inTerminal('docker run -it --rm busybox sh', ['stty size\n', 'echo hello-$((40+2))\n', 'exit 3\n']);
+    assert.match(r.out, /33 111/);
+    assert.match(r.out, /hello-42/);
+    assert.equal(r.code, 3);
+  });
+
+  test('docker attach to a running container, then detach with ctrl-p ctrl-q: the container keeps running', async () => {
+    assert.equal((await d.docker(['run', '-dit', '--name', 'att', 'busybox', 'sh'])).code, 0);
+    const r = await inTerminal('docker attach att', ['echo attached-$((1+1))\n', '\x10\x11']);
+    assert.match(r.out, /attached-2/);
+    assert.match(r.out, /read escape sequence/);
+    const state = JSON.parse((await d.docker(['inspect', 'att'])).stdout)[0].State;
+    assert.equal(state.Status, 'running');
+    await d.docker(['rm', '-f', 'att']);
   });
 
   test('the default seccomp profile blocks unshare -U; unconfined allows it', async () => {

@@ -6,6 +6,7 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { removeDaemonNetworking } from '../../src/network/teardown.ts';
 
 export const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
 export const ENGINED = join(REPO_ROOT, 'bin/engined');
@@ -197,6 +198,8 @@ export class TestDaemon {
     await this.stop().catch(() => undefined);
     await killStrayContainerd(this.execRoot);
     await unmountUnder(this.dir);
+    // A daemon killed -9 (or stopped with live-restore) leaves its bridge and firewall chains.
+    await removeDaemonNetworking(this.execRoot).catch(() => undefined);
     await rm(this.dir, { recursive: true, force: true }).catch(() => undefined);
   }
 }

@@ -4,6 +4,7 @@
 import type { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
 import type { Router } from '../router.ts';
+import { DEFAULT_DETACH_KEYS, EscapeMatcher, parseDetachKeys } from '../../daemon/exec/detach-keys.ts';
 import type { LogChunk } from './containers.ts';
 
 export interface AttachOptions {
@@ -44,6 +45,8 @@ export function registerAttachRoutes(router: Router, backend: AttachBackend): vo
   router.post('/containers/{id}/attach', async (ctx) => {
     const q = ctx.query;
     const opts: AttachOptions = { stream: q.bool('stream'), stdin: q.bool('stdin'), stdout: q.bool('stdout'), stderr: q.bool('stderr'), logs: q.bool('logs'), ...(q.string('detachKeys') ? { detachKeys: q.string('detachKeys')! } : {}) };
+    // Parsed before the hijack, so a bad sequence is still a plain 400.
+    const escape = new EscapeMatcher(parseDetachKeys(opts.detachKeys ?? DEFAULT_DETACH_KEYS));
     const session = await backend.attach(ctx.params.id!, opts);
     const socket: Socket = ctx.socket ?? (ctx.req.socket as Socket);
     const contentType = session.tty ? 'application/vnd.docker.raw-stream' : 'application/vnd.docker.multiplexed-stream';
@@ -63,7 +66,14 @@ export function registerAttachRoutes(router: Router, backend: AttachBackend): vo
     const unsubscribe = opts.stream ? session.subscribe((c) => (c ? write(c) : finish())) : () => undefined;
     if (session.history) for await (const m of session.history) write({ stream: m.stream, data: m.line });
     if (opts.stdin && session.stdin) {
-      socket.on('data', (b: Buffer) => {
+      socket.on('data', (raw: Buffer) => {
+        // The detach sequence (default ctrl-p ctrl-q) ends this attachment; the container runs on.
+        const { forward: b, detach } = escape.push(raw);
+        if (detach) {
+          finish();
+          return;
+        }
+        if (b.length === 0) return;
         const stdin = session.stdin?.();
         // Backpressure: a process that does not read its input slows the client down.
         if (stdin && !stdin.write(b)) {
