@@ -14,6 +14,7 @@ import { SupervisorClient } from '../../src/supervisor/client.ts';
 import { run, startDaemon, type HttpResult, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { apiSpecMissing, definition, missingProperties, responseSchema, validate } from '../helpers/openapi.ts';
+import { until } from '../helpers/until.ts';
 
 function readdirSyncSafe(dir: string): string[] {
   try {
@@ -30,15 +31,6 @@ function conformance(value: unknown, path: string, method: string): string[] {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 interface Frame {
   stream: number;

@@ -12,18 +12,10 @@ import { capabilityMask, DEFAULT_CAPABILITIES, readOwnCapabilities } from '../..
 import { parseProcLimits } from '../../src/oci/rlimits.ts';
 import { startDaemon, type CommandResult, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
+import { until } from '../helpers/until.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await Promise.resolve().then(fn).catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 function ok(r: CommandResult, what = 'command'): string {
   assert.equal(r.code, 0, `${what} failed (${r.code}): ${r.stderr}`);

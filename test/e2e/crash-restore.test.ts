@@ -11,16 +11,8 @@ import { jsonAny, SPEC_TYPE_URL, SupervisorClient } from '../../src/supervisor/c
 import { ensureBusyboxImage } from '../fixtures/busybox-image.ts';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
+import { until } from '../helpers/until.ts';
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const PS_FORMAT = '{{.ID}} {{.Names}} {{.Image}} {{.Command}}';

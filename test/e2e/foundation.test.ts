@@ -10,20 +10,8 @@ import { ENGINED, run, startDaemon, TestDaemon, killStrayContainerd } from '../h
 import { apiSpecMissing, missingProperties, responseSchema, validate } from '../helpers/openapi.ts';
 import { freePort } from '../helpers/ports.ts';
 import { makeCerts } from '../helpers/tls-certs.ts';
+import { until } from '../helpers/until.ts';
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch {
-      // retry
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('engined foundation', () => {
   let d: TestDaemon;

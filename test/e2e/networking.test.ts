@@ -16,16 +16,8 @@ import { daemonTag } from '../../src/network/naming.ts';
 import { daemonLinks, removeDaemonNetworking } from '../../src/network/teardown.ts';
 import { REPO_ROOT, run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
+import { until } from '../helpers/until.ts';
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 function sh(cmd: string, args: string[]): Promise<string> {
   return run(cmd, args).then((r) => {
