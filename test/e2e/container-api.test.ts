@@ -816,7 +816,9 @@ describe('container API', () => {
     const f2 = demux(Buffer.concat(c2));
     assert.ok(f2.every((f) => f.stream === 1));
     assert.equal(streamText(f2, 1), 'o\n');
-    // logs=1 replays what was already written
+    // logs=1 replays what was already written (complete once wait has answered: the exit is
+    // processed only after the log driver wrote everything; the attach stream may end a moment sooner)
+    await waitExit(only);
     const replay = await rawAttach(only, 'logs=1&stdout=1&stderr=1');
     const c3: Buffer[] = [replay.rest];
     replay.socket.on('data', (c: Buffer) => c3.push(c));
