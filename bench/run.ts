@@ -1,7 +1,7 @@
 // `npm run bench`: engined against Debian's dockerd 20.10 and the containerd / runc floors, in one
 // run, printed side by side (medians, p90, ratios) and written to bench/results/latest.md.
 //
-//   bin/node dist/bench/run.js [--quick] [--only startup,memory,lifecycle,parallel,list,logs] [--no-dockerd]
+//   bin/node dist/bench/run.js [--quick] [--only startup,memory,lifecycle,parallel,list,logs,exec,cp,network] [--no-dockerd]
 //
 // Every daemon runs on its own temp dir with its own containerd; all are stopped, their leftovers
 // killed and unmounted, and the dirs removed at the end, also after a failure or Ctrl-C.
@@ -15,9 +15,12 @@ import { loadAverage, rssMiB, teardownDir } from './lib/proc.ts';
 import { interleave, summarize, type Summary } from './lib/stats.ts';
 import { num, ratio, table } from './lib/table.ts';
 import { apiLifecycle, NETWORK_NONE, type ApiPhases } from './scenarios/api-lifecycle.ts';
+import { cpOnce, makeCpTree, type CpRun } from './scenarios/cp.ts';
 import { captureEnginedSpec } from './scenarios/engined-spec.ts';
+import { execTrue, sleeper } from './scenarios/exec.ts';
 import { ContainerdFloor, type FloorPhases } from './scenarios/floor.ts';
 import { listScenario, type ListResult } from './scenarios/list.ts';
+import { networkCases, startDockerdWithBridge, startEnginedWithBridge } from './scenarios/network.ts';
 import { LOG_BYTES, logsOnce, type LogsRun } from './scenarios/logs.ts';
 import { parallelWall } from './scenarios/parallel.ts';
 import { RuncRun } from './scenarios/runc-run.ts';
@@ -27,7 +30,7 @@ import type { DaemonUnderTest, StartupMarks } from './targets/daemon.ts';
 import { Dockerd, dockerdVersion, ensureDockerd } from './targets/dockerd.ts';
 import { Engined } from './targets/engined.ts';
 
-const SCENARIOS = ['startup', 'memory', 'lifecycle', 'parallel', 'list', 'logs'] as const;
+const SCENARIOS = ['startup', 'memory', 'lifecycle', 'parallel', 'list', 'logs', 'exec', 'cp', 'network'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 interface Options {
@@ -97,6 +100,10 @@ interface Results {
   parallel: { engined?: number[]; dockerd?: number[] };
   list: { engined?: ListResult; dockerd?: ListResult };
   logs: { engined?: LogsRun[]; dockerd?: LogsRun[] };
+  exec: { engined?: number[]; dockerd?: number[] };
+  cp: { engined?: CpRun[]; dockerd?: CpRun[] };
+  /** Keyed `${kind}{Api,Cli}{None,Bridge}` (see scenarios/network.ts). */
+  network: Record<string, number[]>;
   notes: string[];
 }
 
@@ -117,9 +124,9 @@ async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
   const want = (s: Scenario) => opts.only.has(s);
   const it = opts.quick
-    ? { startups: 2, n: 5, warmups: 1, parallelRuns: 1, listContainers: 500, listN: 5, listWarmups: 1, logsRuns: 1 }
-    : { startups: 5, n: 20, warmups: 3, parallelRuns: 3, listContainers: 500, listN: 20, listWarmups: 3, logsRuns: 2 };
-  const res: Results = { startup: {}, memory: [], lifecycle: {}, parallel: {}, list: {}, logs: {}, notes: [] };
+    ? { startups: 2, n: 5, warmups: 1, parallelRuns: 1, listContainers: 500, listN: 5, listWarmups: 1, logsRuns: 1, execN: 20, execWarmups: 3, cpRuns: 2, netN: 5, netWarmups: 1 }
+    : { startups: 5, n: 20, warmups: 3, parallelRuns: 3, listContainers: 500, listN: 20, listWarmups: 3, logsRuns: 2, execN: 20, execWarmups: 3, cpRuns: 5, netN: 20, netWarmups: 3 };
+  const res: Results = { startup: {}, memory: [], lifecycle: {}, parallel: {}, list: {}, logs: {}, exec: {}, cp: {}, network: {}, notes: [] };
   const started = new Date();
   const loadBefore = loadAverage();
 
@@ -149,7 +156,7 @@ async function main(): Promise<void> {
       res.startup = { engined: r.engined!.flat(), ...(r.dockerd ? { dockerd: r.dockerd.flat() } : {}) };
     }
 
-    if ([...opts.only].some((s) => s !== 'startup')) {
+    if ([...opts.only].some((s) => s !== 'startup' && s !== 'network')) {
       progress('starting the daemons under test');
       const engined = (await startTracked(() => Engined.start())).daemon;
       const dockerd = useDockerd ? (await startTracked(() => Dockerd.start())).daemon : null;
@@ -218,6 +225,68 @@ async function main(): Promise<void> {
       }
 
       if (want('memory') && (want('list') || want('logs'))) res.memory.push(await settleAndRead('at the end (after list and logs)', engined, dockerd));
+
+      if (want('exec')) {
+        progress(`exec of \`true\` in a running sleep container: ${it.execWarmups} warm-ups + ${it.execN}, engined${dockerd ? ' and dockerd, taking turns' : ''}`);
+        const se = await sleeper(engined);
+        const sd = dockerd ? await sleeper(dockerd) : null;
+        try {
+          const r = await interleave(it.execN, it.execWarmups, { engined: () => execTrue(engined, se.id), ...(dockerd && sd ? { dockerd: () => execTrue(dockerd, sd.id) } : {}) } as Record<string, () => Promise<number>>);
+          res.exec = { engined: r.engined, ...(r.dockerd ? { dockerd: r.dockerd } : {}) };
+        } finally {
+          await se.remove().catch(() => undefined);
+          await sd?.remove().catch(() => undefined);
+        }
+      }
+
+      if (want('cp')) {
+        const tree = await makeCpTree();
+        const work = dirname(tree);
+        workDirs.add(work);
+        progress(`docker cp of 100 MiB in and out: ${it.cpRuns}× engined${dockerd ? ' and dockerd, taking turns' : ''}`);
+        const se = await sleeper(engined);
+        const sd = dockerd ? await sleeper(dockerd) : null;
+        try {
+          const r = await interleave(it.cpRuns, 0, {
+            engined: () => cpOnce(engined, se.id, tree, join(work, 'out-engined')),
+            ...(dockerd && sd ? { dockerd: () => cpOnce(dockerd, sd.id, tree, join(work, 'out-dockerd')) } : {}),
+          } as Record<string, () => Promise<CpRun>>);
+          res.cp = { engined: r.engined, ...(r.dockerd ? { dockerd: r.dockerd } : {}) };
+        } finally {
+          await se.remove().catch(() => undefined);
+          await sd?.remove().catch(() => undefined);
+          await teardownDir(work).catch(() => undefined);
+          workDirs.delete(work);
+        }
+      }
+    }
+
+    if (want('network')) {
+      // Daemons of their own: each with a bridge (the ones above may have none), stopped afterwards.
+      progress('network: starting engined and dockerd with bridges of their own');
+      const engined = (await startTracked(() => startEnginedWithBridge())).daemon;
+      let dockerdCleanup: (() => Promise<void>) | null = null;
+      let dockerd: Dockerd | null = null;
+      try {
+        if (useDockerd) {
+          const r = await startDockerdWithBridge();
+          alive.add(r.daemon);
+          dockerd = r.daemon;
+          dockerdCleanup = r.cleanup;
+        }
+        await engined.loadBusybox();
+        if (dockerd) await dockerd.loadBusybox();
+        progress(`network: API lifecycle and docker run --rm, bridge vs none, ${it.netWarmups} warm-ups + ${it.netN}, taking turns`);
+        res.network = await interleave(it.netN, it.netWarmups, { ...networkCases(engined), ...(dockerd ? networkCases(dockerd) : {}) });
+      } finally {
+        await engined.stop();
+        alive.delete(engined);
+        if (dockerd) {
+          await dockerd.stop();
+          alive.delete(dockerd);
+        }
+        await dockerdCleanup?.();
+      }
     }
   } finally {
     progress('stopping daemons, cleaning up');
@@ -249,7 +318,7 @@ function render(res: Results, ctx: RenderContext): string {
   out.push('');
   out.push(`${ctx.started.toISOString()} · ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB · kernel ${os.release()} · load average before ${ctx.loadBefore}, after ${ctx.loadAfter}`);
   for (const v of ctx.versions) out.push(`- ${v}`);
-  out.push(`- iterations: lifecycle ${it.warmups} warm-ups + ${it.n}; start-ups ${it.startups}; parallel runs ${it.parallelRuns}; list ${it.listWarmups} + ${it.listN}; logs runs ${it.logsRuns}`);
+  out.push(`- iterations: lifecycle ${it.warmups} warm-ups + ${it.n}; start-ups ${it.startups}; parallel runs ${it.parallelRuns}; list ${it.listWarmups} + ${it.listN}; logs runs ${it.logsRuns}; exec ${it.execWarmups} + ${it.execN}; cp runs ${it.cpRuns}; network ${it.netWarmups} + ${it.netN}`);
   for (const n of res.notes) out.push(`- ${n}`);
   out.push('');
 
@@ -275,6 +344,14 @@ function render(res: Results, ctx: RenderContext): string {
   row(`${LOG_BYTES / 2 ** 20} MiB of logs read back (GET logs, whole stream)`, 's', col(res.logs.engined, (r) => r.readMs), col(res.logs.dockerd, (r) => r.readMs));
   row('  daemon CPU while the container writes them', 's', col(res.logs.engined, (r) => r.writeCpu), col(res.logs.dockerd, (r) => r.writeCpu));
   row('  daemon CPU while they are read back', 's', col(res.logs.engined, (r) => r.readCpu), col(res.logs.dockerd, (r) => r.readCpu));
+  row('exec of `true` in a running container: create → start (hijacked) → inspect', 'ms', res.exec.engined, res.exec.dockerd);
+  row('docker cp of 100 MiB (300 files) into a running container', 'ms', col(res.cp.engined, (r) => r.inMs), col(res.cp.dockerd, (r) => r.inMs));
+  row('docker cp of the same 100 MiB back out', 'ms', col(res.cp.engined, (r) => r.outMs), col(res.cp.dockerd, (r) => r.outMs));
+  const net = res.network;
+  row('network: API lifecycle of `true`, network none', 'ms', net.enginedApiNone, net.dockerdApiNone);
+  row('network: API lifecycle of `true`, default bridge', 'ms', net.enginedApiBridge, net.dockerdApiBridge);
+  row('network: `docker run --rm --network none busybox true`', 'ms', net.enginedCliNone, net.dockerdCliNone);
+  row('network: `docker run --rm busybox true` (default bridge)', 'ms', net.enginedCliBridge, net.dockerdCliBridge);
   if (rows.length) {
     out.push('## Side by side');
     out.push('');

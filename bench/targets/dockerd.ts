@@ -37,10 +37,12 @@ export class Dockerd implements DaemonUnderTest {
   private exited!: Promise<void>;
   private stopped: Promise<void> | null = null;
 
-  private constructor(readonly dir: string) {}
+  /** `bridge`: an existing bridge for dockerd's default network, iptables on; otherwise no bridge. */
+  private constructor(readonly dir: string, private readonly bridge?: string) {}
 
   get socket(): string { return join(this.dir, 'docker.sock'); }
   get pid(): number { return this.child.pid!; }
+  get host(): string { return `unix://${this.socket}`; }
 
   private ctrdPid: number | null = null;
 
@@ -56,8 +58,7 @@ export class Dockerd implements DaemonUnderTest {
       '-H', `unix://${this.socket}`,
       '--pidfile', join(this.dir, 'docker.pid'),
       '--config-file', join(this.dir, 'daemon.json'),
-      '--bridge', 'none',
-      '--iptables=false',
+      ...(this.bridge ? ['--bridge', this.bridge] : ['--bridge', 'none', '--iptables=false']),
     ];
     this.child = spawn('dockerd', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child.stdout!.on('data', (d) => this.output.push(d));
@@ -68,10 +69,10 @@ export class Dockerd implements DaemonUnderTest {
     }));
   }
 
-  static async start(): Promise<{ daemon: Dockerd; readyMs: number; marks: StartupMarks }> {
+  static async start(opts: { bridge?: string } = {}): Promise<{ daemon: Dockerd; readyMs: number; marks: StartupMarks }> {
     const dir = await mkdtemp('/tmp/dockerd-b-');
     await writeFile(join(dir, 'daemon.json'), '{}\n');
-    const daemon = new Dockerd(dir);
+    const daemon = new Dockerd(dir, opts.bridge);
     const spawnEpoch = Date.now();
     const t0 = performance.now();
     try {

@@ -16,6 +16,7 @@ export class Engined implements DaemonUnderTest {
 
   get dir(): string { return this.td.dir; }
   get socket(): string { return this.td.socket; }
+  get host(): string { return this.td.host; }
   get pid(): number { return this.td.pid; }
   get execRoot(): string { return this.td.execRoot; }
   get containerdSocket(): string { return join(this.td.execRoot, 'containerd', 'containerd.sock'); }
@@ -25,9 +26,9 @@ export class Engined implements DaemonUnderTest {
   }
 
   /** Spawns engined on a fresh temp dir; `readyMs` runs from spawn to the first 200 from /_ping. */
-  static async start(): Promise<{ daemon: Engined; readyMs: number; marks: StartupMarks }> {
+  static async start(env?: NodeJS.ProcessEnv): Promise<{ daemon: Engined; readyMs: number; marks: StartupMarks }> {
     const dir = await mkdtemp('/tmp/engine-b-');
-    const td = new TestDaemon(dir, { waitReady: false });
+    const td = new TestDaemon(dir, { waitReady: false, ...(env ? { env } : {}) });
     const daemon = new Engined(td);
     const spawnEpoch = Date.now();
     const t0 = performance.now();

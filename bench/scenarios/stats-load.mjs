@@ -3,10 +3,10 @@
 // the shims of its containers. Usage: node stats-load.mjs [engined|dockerd|both] [containers] [windowS]
 import { readFileSync, readdirSync } from 'node:fs';
 import { spawn } from 'node:child_process';
-import { Engined } from '/work/main/dist/bench/targets/engined.js';
-import { Dockerd } from '/work/main/dist/bench/targets/dockerd.js';
-import { run } from '/work/main/dist/test/helpers/daemon.js';
-import { rssMiB } from '/work/main/dist/bench/lib/proc.js';
+import { Engined } from '../../dist/bench/targets/engined.js';
+import { Dockerd } from '../../dist/bench/targets/dockerd.js';
+import { run } from '../../dist/test/helpers/daemon.js';
+import { rssMiB } from '../../dist/bench/lib/proc.js';
 
 const which = process.argv[2] ?? 'both';
 const N = Number(process.argv[3] ?? 100);
