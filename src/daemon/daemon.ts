@@ -205,6 +205,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const listenWarnings: string[] = [];
     let componentsCache: ComponentVersions | undefined;
     const system = new SystemService({
+      eventListeners: () => events.subscribers,
       config: cfg,
       engineId,
       warnings: () => [...opts.loaded().warnings, ...listenWarnings],

@@ -1,5 +1,6 @@
 // The system backend: what /version and /info report, assembled from the configuration, the host,
 // the supervisor and the resource services' counters.
+import { readdirSync } from 'node:fs';
 import type { SystemBackend } from '../api/routes/system.ts';
 import { API_VERSION, MIN_API_VERSION } from '../api/version.ts';
 import type { DaemonConfig } from '../config/daemon-config.ts';
@@ -28,6 +29,8 @@ export interface SystemDeps {
   runtimes: () => Record<string, { path?: string; runtimeArgs?: string[]; runtimeType?: string }>;
   cgroupDriver: string;
   startedAt: Date;
+  /** Open /events streams. */
+  eventListeners?: () => number;
 }
 
 export class SystemService implements SystemBackend {
@@ -110,13 +113,13 @@ export class SystemService implements SystemBackend {
       OomKillDisable: host.cgroupVersion === '1',
       IPv4Forwarding: true,
       Debug: cfg.debug,
-      NFd: 0,
-      NGoroutines: 0,
+      NFd: openFds(),
+      NGoroutines: 0, // no goroutines in Node; the field stays for clients that print it
       SystemTime: new Date().toISOString(),
       LoggingDriver: cfg['log-driver'],
       CgroupDriver: this.deps.cgroupDriver,
       CgroupVersion: host.cgroupVersion,
-      NEventsListener: 0,
+      NEventsListener: this.deps.eventListeners?.() ?? 0,
       KernelVersion: host.kernelVersion,
       OperatingSystem: host.operatingSystem,
       OSVersion: host.osVersion,
@@ -150,6 +153,14 @@ export class SystemService implements SystemBackend {
       Containerd: { Address: this.deps.supervisorAddress, Namespaces: { Containers: cfg['supervisor-namespace'], Plugins: cfg['supervisor-plugins-namespace'] } },
       Warnings: this.deps.warnings().map((w) => (w.startsWith('WARNING') ? w : `WARNING: ${w}`)),
     };
+  }
+}
+
+function openFds(): number {
+  try {
+    return readdirSync('/proc/self/fd').length;
+  } catch {
+    return 0;
   }
 }
 
