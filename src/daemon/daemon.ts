@@ -20,7 +20,7 @@ import type { Logger } from '../util/log.ts';
 import { ENGINE_VERSION } from '../version.ts';
 import { SystemService, type ComponentVersions } from './system.ts';
 import { initVersion } from './init-binary.ts';
-import { cgroupDriverFor } from './cgroup-driver.ts';
+import { resolveCgroupDriver } from '../oci/cgroups.ts';
 import { applyCpuRealtime } from './cpu-rt.ts';
 import { defaultCgroupParent, detectCgroupLayout } from '../oci/cgroups.ts';
 import { ContainerStore } from '../store/containers.ts';
@@ -85,7 +85,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   };
 
   try {
-    const cgroupDriver = cgroupDriverFor(initial['exec-opts']);
+    const cgroupDriver = resolveCgroupDriver(initial['exec-opts']);
     applyCpuRealtime({ period: initial['cpu-rt-period'], runtime: initial['cpu-rt-runtime'], cgroupParent: initial['cgroup-parent'] || `/${defaultCgroupParent(cgroupDriver).replace(/^\//, '')}`, layout: detectCgroupLayout() });
     const supervisor = await Supervisor.start({
       ...(initial.supervisor ? { address: initial.supervisor } : {}),

@@ -1,6 +1,7 @@
 // Facts about the host that /info and /version report. Read once; they do not change while we run.
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
+import { cgroupVersion } from '../oci/cgroups.ts';
 
 export interface HostInfo {
   kernelVersion: string;
@@ -27,15 +28,6 @@ function osRelease(): Record<string, string> {
   }
 }
 
-/** cgroup v2 only when /sys/fs/cgroup itself is cgroup2; the hybrid layout (v1 + unified) counts as v1. */
-export function detectCgroupVersion(): '1' | '2' {
-  try {
-    const mounts = readFileSync('/proc/self/mounts', 'utf8');
-    return /^\S+ \/sys\/fs\/cgroup cgroup2 /m.test(mounts) ? '2' : '1';
-  } catch {
-    return '1';
-  }
-}
 
 let cached: HostInfo | undefined;
 
@@ -52,7 +44,7 @@ export function hostInfo(): HostInfo {
     ncpu: os.availableParallelism(),
     memTotal: os.totalmem(),
     hostname: os.hostname(),
-    cgroupVersion: detectCgroupVersion(),
+    cgroupVersion: String(cgroupVersion()) as '1' | '2',
   };
   return cached;
 }

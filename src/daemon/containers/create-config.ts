@@ -20,7 +20,7 @@ export function mergeEnv(image: string[] = [], request: string[] = []): string[]
   return out;
 }
 
-export function mergeConfig(req: ContainerConfig, image: OiciLike, id: string): ContainerConfig {
+export function mergeConfig(req: ContainerConfig, image: ImageConfigPart, id: string): ContainerConfig {
   const ic = image.config ?? {};
   // The create body carries HostConfig and NetworkingConfig beside the Config fields; they are not part of Config.
   const { HostConfig: _hc, NetworkingConfig: _nc, ...configFields } = req as ContainerConfig & { HostConfig?: unknown; NetworkingConfig?: unknown };
@@ -56,7 +56,7 @@ export function mergeConfig(req: ContainerConfig, image: OiciLike, id: string): 
   return cfg;
 }
 
-type OiciLike = Pick<OciImageConfig, 'config'>;
+type ImageConfigPart = Pick<OciImageConfig, 'config'>;
 
 export function argv(cfg: ContainerConfig): string[] {
   return [...(cfg.Entrypoint ?? []), ...(cfg.Cmd ?? [])];

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { AttachBackend, AttachOptions, AttachSession } from '../../api/routes/attach.ts';
 import type { ContainersBackend, LogChunk, LogsRequest, WaitCondition } from '../../api/routes/containers.ts';
 import type { DaemonConfig } from '../../config/daemon-config.ts';
-import { conflict, EngineError, invalidParameter, isNotFound, notFound, notModified } from '../../errors.ts';
+import { conflict, invalidParameter, isNotFound, notFound } from '../../errors.ts';
 import type { ImageStore } from '../../images/image-store.ts';
 import type { ContainerSnapshot } from '../../images/container-facts.ts';
 import { createLogDriver } from '../../logging/index.ts';
@@ -68,11 +68,6 @@ function nowIso(): string {
   return new Date().toISOString().replace(/\.(\d{3})Z$/, (_m, ms: string) => `.${ms}${String(process.hrtime.bigint() % 1_000_000n).padStart(6, '0')}Z`);
 }
 
-function timestampToIso(ts: { seconds: string | number; nanos: number } | null | undefined): string {
-  if (!ts) return nowIso();
-  const ms = Number(ts.seconds) * 1000 + Math.floor(ts.nanos / 1e6);
-  return `${new Date(ms).toISOString().slice(0, 19)}.${String(ts.nanos).padStart(9, '0')}Z`;
-}
 
 export class ContainerService implements ContainersBackend, AttachBackend {
   private readonly recs = new Map<string, ContainerRecord>();
@@ -904,4 +899,3 @@ function logAttrs(rec: ContainerRecord): Record<string, string> {
   return { name: rec.Name.slice(1), image: rec.ImageRef, imageId: rec.Image, ...Object.fromEntries(Object.entries(rec.Config.Labels ?? {}).map(([k, v]) => [`label:${k}`, v])), ...Object.fromEntries((rec.Config.Env ?? []).map((e) => { const i = e.indexOf('='); return [`env:${i < 0 ? e : e.slice(0, i)}`, i < 0 ? '' : e.slice(i + 1)]; })) };
 }
 
-export { EngineError, isNotFound, notModified, timestampToIso };
