@@ -137,7 +137,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // Bridges, firewall chains and surviving sandboxes come back before any container starts; at
     // shutdown (after the containers stopped) proxies and DNS stop, and without live-restore the
     // daemon's bridges and chains go too.
-    const networks = new NetworkService({ db, config: cfg, log: log.child({ module: 'network' }), execRoot: roots.execRoot, events });
+    const networks = new NetworkService({ db, config: cfg, log: log.child({ module: 'network' }), execRoot: roots.execRoot, events, daemonId: engineId });
     cleanups.push(() => networks.shutdown(cfg()['live-restore']));
     await networks.init();
     // Volumes: records in the store, data under <data-root>/volumes; who uses them comes from the containers.

@@ -113,6 +113,10 @@ export function aRecord(addr: number, ttl = 600): Answer {
   return { type: TYPE_A, ttl, data };
 }
 
+export function aaaaRecord(addr: Buffer, ttl = 600): Answer {
+  return { type: TYPE_AAAA, ttl, data: addr };
+}
+
 export function ptrRecord(name: string, ttl = 600): Answer {
   return { type: TYPE_PTR, ttl, data: encodeName(name) };
 }

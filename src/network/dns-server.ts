@@ -2,19 +2,21 @@
 // network's gateway address, answers for the network's containers — names, aliases, short IDs,
 // "<name>.<network>" — and their reverse (PTR) names, and forwards every other query to the
 // upstream resolvers of the container that asked (its --dns, the daemon's, or the host's).
+// Addresses are numbers (IPv4, A records) or bigints (IPv6, AAAA records).
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from '../util/log.ts';
-import { aRecord, buildReply, formErr, parseQuery, ptrRecord, RCODE_NOERROR, RCODE_REFUSED, RCODE_SERVFAIL, TYPE_A, TYPE_PTR, type Query } from './dns-message.ts';
+import { aaaaRecord, aRecord, buildReply, formErr, parseQuery, ptrRecord, RCODE_NOERROR, RCODE_REFUSED, RCODE_SERVFAIL, TYPE_A, TYPE_AAAA, TYPE_PTR, type Answer, type Query } from './dns-message.ts';
 import { fromReverseName } from './ip4.ts';
+import { bytesOf6, fromReverseName6 } from './ip6.ts';
 
 export interface DnsBackend {
   /** Whether to answer this client at all (containers on the network only). */
   serves(clientIp: string): boolean;
-  /** IPv4 addresses for a name, as seen by the asking client (case-insensitive); undefined when not ours. */
-  lookup(name: string, clientIp: string): number[] | undefined;
+  /** Addresses for a name, as seen by the asking client (case-insensitive); undefined when not ours. */
+  lookup(name: string, clientIp: string): Array<number | bigint> | undefined;
   /** The primary name of the endpoint holding this address, if any. */
-  reverse(addr: number): string | undefined;
+  reverse(addr: number | bigint): string | undefined;
   /** Where to forward other queries from this client; [] means none (an internal network). */
   upstreams(clientIp: string): string[];
 }
@@ -106,15 +108,19 @@ export class EmbeddedDns {
     // not learn this network's names.
     if (!this.backend.serves(client)) return buildReply(raw, q, RCODE_REFUSED);
     if (q.question.type === TYPE_PTR) {
-      const addr = fromReverseName(name);
+      const addr = fromReverseName(name) ?? fromReverseName6(name);
       const owner = addr === undefined ? undefined : this.backend.reverse(addr);
       if (owner) return buildReply(raw, q, RCODE_NOERROR, [ptrRecord(owner)]);
     } else {
       const addrs = this.backend.lookup(name, client);
       if (addrs) {
-        // Ours: A records (in random order, a poor man's load balancing as dockerd); any other
-        // type is an empty answer rather than a forward, so a name never leaks outside.
-        const answers = q.question.type === TYPE_A ? shuffle(addrs).map((a) => aRecord(a)) : [];
+        // Ours: A / AAAA records (in random order, a poor man's load balancing as dockerd); any
+        // other type is an empty answer rather than a forward, so a name never leaks outside.
+        const answers: Answer[] = [];
+        for (const a of shuffle(addrs)) {
+          if (q.question.type === TYPE_A && typeof a === 'number') answers.push(aRecord(a));
+          if (q.question.type === TYPE_AAAA && typeof a === 'bigint') answers.push(aaaaRecord(bytesOf6(a)));
+        }
         return buildReply(raw, q, RCODE_NOERROR, answers);
       }
     }

@@ -5,6 +5,7 @@ import { Logger } from '../util/log.ts';
 import { aRecord, buildReply, encodeName, parseQuery, readName, RCODE_NOERROR, RCODE_NXDOMAIN, RCODE_SERVFAIL, TYPE_A, TYPE_AAAA, TYPE_PTR } from './dns-message.ts';
 import { EmbeddedDns } from './dns-server.ts';
 import { parseIPv4 } from './ip4.ts';
+import { parseIPv6 } from './ip6.ts';
 
 function query(name: string, type: number, id = 0x1234): Buffer {
   const header = Buffer.alloc(12);
@@ -72,8 +73,8 @@ describe('embedded DNS server', () => {
     const log = new Logger({ level: 'fatal', format: 'text', raw: true });
     server = new EmbeddedDns(ownIp, {
       serves: (ip) => ip.startsWith('127.'),
-      lookup: (name) => (['db', 'db.app'].includes(name.toLowerCase()) ? [parseIPv4('172.18.0.2'), parseIPv4('172.18.0.3')] : undefined),
-      reverse: (addr) => (addr === parseIPv4('172.18.0.2') ? 'db.app' : undefined),
+      lookup: (name) => (['db', 'db.app'].includes(name.toLowerCase()) ? [parseIPv4('172.18.0.2'), parseIPv4('172.18.0.3')] : name === 'v6' ? [parseIPv4('172.18.0.4'), parseIPv6('fd42:9::4')] : undefined),
+      reverse: (addr) => (addr === parseIPv4('172.18.0.2') ? 'db.app' : addr === parseIPv6('fd42:9::4') ? 'v6.app' : undefined),
       upstreams: () => upstreams,
     }, log);
     await server.start();
@@ -93,6 +94,16 @@ describe('embedded DNS server', () => {
     const ptr = await ask(ownIp, query('2.0.18.172.in-addr.arpa', TYPE_PTR));
     assert.equal(ptr.answers[0]!.type, TYPE_PTR);
     assert.equal(readName(ptr.answers[0]!.data, 0).name, 'db.app');
+  });
+
+  test('IPv6 endpoints: AAAA answers their addresses, A the IPv4 ones, PTR in ip6.arpa', async () => {
+    const aaaa = await ask(ownIp, query('v6', TYPE_AAAA));
+    assert.deepEqual(aaaa.answers.map((x) => [x.type, x.data.toString('hex')]), [[TYPE_AAAA, 'fd420009000000000000000000000004']]);
+    const a = await ask(ownIp, query('v6', TYPE_A));
+    assert.deepEqual(a.answers.map((x) => [...x.data].join('.')), ['172.18.0.4']);
+    const name = '4.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.9.0.0.0.2.4.d.f.ip6.arpa';
+    const ptr = await ask(ownIp, query(name, TYPE_PTR));
+    assert.equal(readName(ptr.answers[0]!.data, 0).name, 'v6.app');
   });
 
   test('forwards other names to the upstreams; none (internal network) or a dead one is SERVFAIL', async () => {

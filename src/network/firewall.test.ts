@@ -73,4 +73,33 @@ describe('firewall rules', () => {
     assert.doesNotMatch(teardownScript(withUser, c)!, /-X ENGINE-abc123-USER/);
     assert.match(teardownScript(withUser, c, true)!, /^-X ENGINE-abc123-USER$/m);
   });
+
+  test('IPv6 (ip6tables): only networks with an IPv6 subnet, ports whose host and container addresses are IPv6', () => {
+    const dual: FwState = {
+      networks: [
+        { bridge: 'eng0', subnet: '172.17.0.0/16', subnet6: 'fd42:1::/64', icc: true, masquerade: true, internal: false },
+        { bridge: 'br-4', subnet: '172.19.0.0/16', icc: true, masquerade: true, internal: false },
+      ],
+      ports: [
+        { bridge: 'eng0', proto: 'tcp', hostIp: '0.0.0.0', hostPort: 8080, containerIp: '172.17.0.2', containerPort: 80 },
+        { bridge: 'eng0', proto: 'tcp', hostIp: '::', hostPort: 8080, containerIp: 'fd42:1::2', containerPort: 80 },
+        // The IPv6 side of a container without IPv6 is the proxy's: no DNAT to an IPv4 address.
+        { bridge: 'br-4', proto: 'tcp', hostIp: '::', hostPort: 9090, containerIp: '172.19.0.2', containerPort: 90 },
+        { bridge: 'eng0', proto: 'udp', hostIp: 'fd00::2', hostPort: 5353, containerIp: 'fd42:1::2', containerPort: 53 },
+      ],
+    };
+    const v6 = renderChains(c, dual, { userlandProxy: true, allowDirectRouting: false }, 6);
+    assert.ok(v6.nat.includes('-A ENGINE-abc123 ! -i eng0 -p tcp -m tcp --dport 8080 -j DNAT --to-destination [fd42:1::2]:80'));
+    assert.ok(v6.nat.includes('-A ENGINE-abc123 -d fd00::2/128 ! -i eng0 -p udp -m udp --dport 5353 -j DNAT --to-destination [fd42:1::2]:53'));
+    assert.ok(!v6.nat.some((l) => l.includes('9090')), 'no IPv6 DNAT to an IPv4 container address');
+    assert.ok(v6.nat.includes('-A ENGINE-abc123-POST -s fd42:1::/64 ! -o eng0 -j MASQUERADE'));
+    assert.ok(v6.filter.includes('-A ENGINE-abc123 -d fd42:1::2/128 ! -i eng0 -o eng0 -p tcp -m tcp --dport 80 -m conntrack --ctstate DNAT -j ACCEPT'));
+    assert.ok(!v6.filter.some((l) => l.includes('br-4')), 'an IPv4-only network has no IPv6 rules');
+    assert.ok(!v6.nat.some((l) => l.includes('172.')), 'no IPv4 address in an IPv6 table');
+    const v4 = renderChains(c, dual, { userlandProxy: true, allowDirectRouting: false }, 4);
+    assert.ok(!v4.nat.some((l) => l.includes('fd42') || l.includes('fd00')), 'no IPv6 address in an IPv4 table');
+    assert.ok(v4.filter.some((l) => l.includes('br-4')));
+    const jumps = jumpChanges(parseSave(''), c, { userlandProxy: true, allowDirectRouting: false }, 6);
+    assert.ok(jumps.nat.includes('-A OUTPUT ! -d ::1/128 -m addrtype --dst-type LOCAL -j ENGINE-abc123'));
+  });
 });

@@ -3,12 +3,17 @@
 // the desired state (networks and published ports), written whole with one `iptables-restore
 // --noflush` — which flushes each chain it declares — so a sync is idempotent: after a crash and a
 // restart the same rules come back once, never twice, and rules of what no longer exists vanish.
+// IPv4 and IPv6 have one Firewall each (iptables / ip6tables), rendered from the same state.
 import { exec } from './netlink.ts';
 import type { Logger } from '../util/log.ts';
 
+export type Family = 4 | 6;
+
 export interface FwNetwork {
   bridge: string;
+  /** IPv4 subnet ('' for none) and IPv6 subnet (absent without IPv6). */
   subnet: string;
+  subnet6?: string;
   icc: boolean;
   masquerade: boolean;
   internal: boolean;
@@ -17,7 +22,7 @@ export interface FwNetwork {
 export interface FwPort {
   bridge: string;
   proto: 'tcp' | 'udp' | 'sctp';
-  /** '' or 0.0.0.0 for every address. */
+  /** '' or 0.0.0.0 (IPv4) / :: (IPv6) for every address. */
   hostIp: string;
   hostPort: number;
   containerIp: string;
@@ -50,31 +55,42 @@ export function chainNames(prefix: string): Chains {
   return { main: prefix, forward: `${prefix}-FWD`, user: `${prefix}-USER`, iso1: `${prefix}-ISO1`, iso2: `${prefix}-ISO2`, post: `${prefix}-POST` };
 }
 
-/** The jumps from the built-in chains into ours, exactly as iptables-save prints them. */
-export function jumpRules(c: Chains, s: FwSettings): { filter: string[]; nat: string[] } {
+/** The jumps from the built-in chains into ours, exactly as iptables-save / ip6tables-save print them. */
+export function jumpRules(c: Chains, s: FwSettings, family: Family = 4): { filter: string[]; nat: string[] } {
+  const loopback = family === 4 ? '127.0.0.0/8' : '::1/128';
   return {
     filter: [`-A FORWARD -j ${c.forward}`],
     nat: [
       `-A PREROUTING -m addrtype --dst-type LOCAL -j ${c.main}`,
-      s.userlandProxy ? `-A OUTPUT ! -d 127.0.0.0/8 -m addrtype --dst-type LOCAL -j ${c.main}` : `-A OUTPUT -m addrtype --dst-type LOCAL -j ${c.main}`,
+      s.userlandProxy ? `-A OUTPUT ! -d ${loopback} -m addrtype --dst-type LOCAL -j ${c.main}` : `-A OUTPUT -m addrtype --dst-type LOCAL -j ${c.main}`,
       `-A POSTROUTING -j ${c.post}`,
     ],
   };
 }
 
+function ofFamily(ip: string, family: Family): boolean {
+  return family === 6 ? ip.includes(':') : ip === '' || /^\d+\.\d+\.\d+\.\d+$/.test(ip);
+}
+
 function anyHost(ip: string): boolean {
-  return ip === '' || ip === '0.0.0.0';
+  return ip === '' || ip === '0.0.0.0' || ip === '::';
 }
 
-function isV4(ip: string): boolean {
-  return /^\d+\.\d+\.\d+\.\d+$/.test(ip);
-}
-
-/** Contents of our chains in both tables (without the table headers / COMMIT). */
-export function renderChains(c: Chains, state: FwState, s: FwSettings): { filter: string[]; nat: string[] } {
+/** Contents of our chains in both tables (without the table headers / COMMIT), for one family. */
+export function renderChains(c: Chains, fullState: FwState, s: FwSettings, family: Family = 4): { filter: string[]; nat: string[] } {
   const filter: string[] = [`:${c.main} - [0:0]`, `:${c.forward} - [0:0]`, `:${c.iso1} - [0:0]`, `:${c.iso2} - [0:0]`];
   const nat: string[] = [`:${c.main} - [0:0]`, `:${c.post} - [0:0]`];
-  const ports = state.ports.filter((p) => anyHost(p.hostIp) || isV4(p.hostIp));
+  // One family's view: its subnet per network (networks without one take no part), its ports.
+  const state: FwState = {
+    networks: fullState.networks.flatMap((n) => {
+      const subnet = family === 4 ? n.subnet : n.subnet6;
+      return subnet ? [{ ...n, subnet }] : [];
+    }),
+    ports: fullState.ports,
+  };
+  const host = family === 4 ? '/32' : '/128';
+  const dnatTo = (ip: string, port: number) => (family === 4 ? `${ip}:${port}` : `[${ip}]:${port}`);
+  const ports = state.ports.filter((p) => ofFamily(p.hostIp, family) && ofFamily(p.containerIp, family) && p.containerIp !== '');
 
   filter.push(`-A ${c.forward} -j ${c.user}`, `-A ${c.forward} -j ${c.iso1}`);
   for (const n of state.networks) {
@@ -92,7 +108,7 @@ export function renderChains(c: Chains, state: FwState, s: FwSettings): { filter
   }
   for (const p of ports) {
     const ct = s.allowDirectRouting ? '' : ' -m conntrack --ctstate DNAT';
-    filter.push(`-A ${c.main} -d ${p.containerIp}/32 ! -i ${p.bridge} -o ${p.bridge} -p ${p.proto} -m ${p.proto} --dport ${p.containerPort}${ct} -j ACCEPT`);
+    filter.push(`-A ${c.main} -d ${p.containerIp}${host} ! -i ${p.bridge} -o ${p.bridge} -p ${p.proto} -m ${p.proto} --dport ${p.containerPort}${ct} -j ACCEPT`);
   }
   // Nothing else reaches a container from outside its bridge: unpublished ports stay closed even
   // when the FORWARD policy accepts.
@@ -106,10 +122,10 @@ export function renderChains(c: Chains, state: FwState, s: FwSettings): { filter
     if (s.userlandProxy) nat.push(`-A ${c.main} -i ${n.bridge} -j RETURN`);
   }
   for (const p of ports) {
-    if (!s.userlandProxy) nat.push(`-A ${c.post} -s ${p.containerIp}/32 -d ${p.containerIp}/32 -p ${p.proto} -m ${p.proto} --dport ${p.containerPort} -j MASQUERADE`);
-    const dst = anyHost(p.hostIp) ? '' : ` -d ${p.hostIp}/32`;
+    if (!s.userlandProxy) nat.push(`-A ${c.post} -s ${p.containerIp}${host} -d ${p.containerIp}${host} -p ${p.proto} -m ${p.proto} --dport ${p.containerPort} -j MASQUERADE`);
+    const dst = anyHost(p.hostIp) ? '' : ` -d ${p.hostIp}${host}`;
     const notIn = s.userlandProxy ? ` ! -i ${p.bridge}` : '';
-    nat.push(`-A ${c.main}${dst}${notIn} -p ${p.proto} -m ${p.proto} --dport ${p.hostPort} -j DNAT --to-destination ${p.containerIp}:${p.containerPort}`);
+    nat.push(`-A ${c.main}${dst}${notIn} -p ${p.proto} -m ${p.proto} --dport ${p.hostPort} -j DNAT --to-destination ${dnatTo(p.containerIp, p.containerPort)}`);
   }
   return { filter, nat };
 }
@@ -157,9 +173,9 @@ const BUILTIN = new Set(['INPUT', 'FORWARD', 'OUTPUT', 'PREROUTING', 'POSTROUTIN
  * current settings (a changed --userland-proxy swaps the OUTPUT jump; duplicates left by anything
  * go), and whether the user chain has to be created (it is never flushed: it belongs to the admin).
  */
-export function jumpChanges(saved: Record<string, SavedTable>, c: Chains, s: FwSettings): { filter: string[]; nat: string[] } {
+export function jumpChanges(saved: Record<string, SavedTable>, c: Chains, s: FwSettings, family: Family = 4): { filter: string[]; nat: string[] } {
   const ours = new Set(Object.values(c));
-  const want = jumpRules(c, s);
+  const want = jumpRules(c, s, family);
   const out = { filter: [] as string[], nat: [] as string[] };
   for (const table of ['filter', 'nat'] as const) {
     const t = saved[table] ?? { chains: new Set<string>(), rules: [] };
@@ -209,6 +225,11 @@ export function teardownScript(saved: Record<string, SavedTable>, c: Chains, all
   return any ? restoreScript({ filter: [], nat: [] }, out) : undefined;
 }
 
+/** The save/restore commands of a family. */
+function tools(family: Family): { save: string; restore: string } {
+  return family === 4 ? { save: 'iptables-save', restore: 'iptables-restore' } : { save: 'ip6tables-save', restore: 'ip6tables-restore' };
+}
+
 export class Firewall {
   readonly chains: Chains;
   private running: Promise<void> = Promise.resolve();
@@ -220,6 +241,7 @@ export class Firewall {
     private readonly settings: () => FwSettings,
     private readonly desired: () => FwState,
     private readonly log: Logger,
+    readonly family: Family = 4,
   ) {
     this.chains = chainNames(prefix);
   }
@@ -241,30 +263,36 @@ export class Firewall {
 
   private async apply(): Promise<void> {
     const s = this.settings();
-    const tables = renderChains(this.chains, this.desired(), s);
+    const tables = renderChains(this.chains, this.desired(), s, this.family);
     let extra = { filter: [] as string[], nat: [] as string[] };
+    const { save, restore } = tools(this.family);
     if (!this.installed) {
-      const saved = parseSave(await exec('iptables-save', []));
-      extra = jumpChanges(saved, this.chains, s);
+      const saved = parseSave(await exec(save, []));
+      extra = jumpChanges(saved, this.chains, s, this.family);
     }
-    await exec('iptables-restore', ['-w', '--noflush'], restoreScript(tables, extra));
+    await exec(restore, ['-w', '--noflush'], restoreScript(tables, extra));
     this.installed = true;
   }
 
   /** Removes our jumps and chains (the daemon has no bridge networks left, or shuts down). */
   async teardown(): Promise<void> {
     await this.running.catch(() => undefined);
-    await removeChains(this.chains, false);
+    await removeChains(this.chains, false, this.family);
     this.installed = false;
   }
 
+  get isInstalled(): boolean {
+    return this.installed;
+  }
+
   warnOnFailure(what: string): (err: unknown) => void {
-    return (err) => this.log.warn(`firewall ${what}: ${(err as Error).message}`);
+    return (err) => this.log.warn(`firewall${this.family === 6 ? ' (IPv6)' : ''} ${what}: ${(err as Error).message}`);
   }
 }
 
-export async function removeChains(c: Chains, all = true): Promise<void> {
-  const saved = parseSave(await exec('iptables-save', []));
+export async function removeChains(c: Chains, all = true, family: Family = 4): Promise<void> {
+  const { save, restore } = tools(family);
+  const saved = parseSave(await exec(save, []));
   const script = teardownScript(saved, c, all);
-  if (script) await exec('iptables-restore', ['-w', '--noflush'], script);
+  if (script) await exec(restore, ['-w', '--noflush'], script);
 }

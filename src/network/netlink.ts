@@ -57,6 +57,13 @@ export function isBridge(name: string): boolean {
   return existsSync(`/sys/class/net/${name}/bridge`);
 }
 
+/** The global IPv6 addresses on a link, as "addr/n". */
+export async function linkIPv6(name: string): Promise<string[]> {
+  const out = await exec('ip', ['-j', '-6', 'addr', 'show', 'dev', name, 'scope', 'global']);
+  const parsed = JSON.parse(out || '[]') as Array<{ addr_info?: Array<{ family: string; local: string; prefixlen: number }> }>;
+  return parsed.flatMap((l) => (l.addr_info ?? []).filter((a) => a.family === 'inet6').map((a) => `${a.local}/${a.prefixlen}`));
+}
+
 /** The IPv4 addresses on a link, as "a.b.c.d/n". */
 export async function linkIPv4(name: string): Promise<string[]> {
   const out = await exec('ip', ['-j', '-4', 'addr', 'show', 'dev', name]);
@@ -106,6 +113,9 @@ export interface VethPlan {
   address: string;
   /** Default route through this interface, when it is the container's gateway endpoint. */
   gateway?: string;
+  /** "addr/n" on IPv6 networks, and the IPv6 default route (gateway endpoint only). */
+  address6?: string;
+  gateway6?: string;
   bridge: string;
   hairpin: boolean;
 }
@@ -116,9 +126,13 @@ function inNamespaceLines(p: VethPlan): string[] {
     // (process.pid names it), so nothing ever sits in the host namespace under the name eth0.
     `link add ${p.ifname} address ${p.mac} mtu ${p.mtu} type veth peer name ${p.hostIf} mtu ${p.mtu} netns ${process.pid}`,
     `addr add ${p.address} brd + dev ${p.ifname}`,
-    `link set ${p.ifname} up`,
   ];
+  // nodad: the address is ours alone on the bridge; duplicate detection would hold it
+  // "tentative" (unusable) for a second or more after the container starts.
+  if (p.address6) lines.push(`addr add ${p.address6} dev ${p.ifname} nodad`);
+  lines.push(`link set ${p.ifname} up`);
   if (p.gateway) lines.push(`route add default via ${p.gateway} dev ${p.ifname}`);
+  if (p.gateway6) lines.push(`route add ::/0 via ${p.gateway6} dev ${p.ifname}`);
   return lines;
 }
 
@@ -145,10 +159,13 @@ export async function addInterfaces(path: string, plans: VethPlan[], host: HostI
   await host(plans.flatMap(hostLines));
 }
 
-/** Replaces the default route inside a namespace (or removes it when `via` is undefined). */
-export async function setDefaultRoute(path: string, via: { gateway: string; ifname: string } | undefined): Promise<void> {
-  const lines = via ? [`route replace default via ${via.gateway} dev ${via.ifname}`] : ['route flush exact 0.0.0.0/0'];
-  await ipBatch(lines, { kind: 'netns', path }).catch(() => undefined);
+/** Replaces the default routes inside a namespace (removes them where `via` has none). */
+export async function setDefaultRoute(path: string, via: { gateway: string; gateway6?: string; ifname: string } | undefined): Promise<void> {
+  const lines = [
+    via ? `route replace default via ${via.gateway} dev ${via.ifname}` : 'route flush exact 0.0.0.0/0',
+    via?.gateway6 ? `route replace ::/0 via ${via.gateway6} dev ${via.ifname}` : 'route flush exact ::/0',
+  ];
+  for (const line of lines) await ipBatch([line], { kind: 'netns', path }).catch(() => undefined);
 }
 
 /** Deletes links (a veth's peer goes with it); ones already gone are fine. */
@@ -166,6 +183,8 @@ export interface BridgeSpec {
   mtu: number;
   /** "a.b.c.d/n" for the bridge, or undefined to leave its addresses alone (an existing --bridge). */
   address?: string;
+  /** Its one global IPv6 address ("addr/n"), null for none, undefined to leave them alone. */
+  address6?: string | null;
   /** ifalias marking the link as the daemon's (removed with the daemon's networks). */
   alias?: string;
 }
@@ -183,6 +202,18 @@ export async function ensureBridge(spec: BridgeSpec): Promise<void> {
     if (!have.includes(spec.address)) lines.push(`addr add ${spec.address} brd + dev ${spec.name}`);
   }
   lines.push(`link set ${spec.name} up`);
+  await ipBatch(lines);
+  if (spec.address6 !== undefined) await ensureBridgeIPv6(spec.name, spec.address6);
+}
+
+/** Gives a bridge exactly one global IPv6 address (or none), IPv6 enabled on it when it has one. */
+async function ensureBridgeIPv6(name: string, address6: string | null): Promise<void> {
+  if (address6) writeSysctl(`net/ipv6/conf/${name}/disable_ipv6`, '0');
+  const have = readSysctl(`net/ipv6/conf/${name}/disable_ipv6`) === '1' ? [] : await linkIPv6(name);
+  const norm = (a: string) => a.toLowerCase();
+  const lines: string[] = [];
+  for (const a of have) if (!address6 || norm(a) !== norm(address6)) lines.push(`addr del ${a} dev ${name}`);
+  if (address6 && !have.some((a) => norm(a) === norm(address6))) lines.push(`addr add ${address6} dev ${name} nodad`);
   await ipBatch(lines);
 }
 

@@ -56,6 +56,13 @@ export interface NetworkFacts {
   masquerade?: boolean;
   hostBindingIpv4?: string;
   ifPrefix?: string;
+  /** IPv6 (EnableIPv6): subnet, the bridge's address, allocation range, --default-gateway-v6, reserved. */
+  subnet6?: string;
+  gateway6?: string;
+  range6?: string;
+  routeVia6?: string;
+  reserved6?: string[];
+  userSubnet6?: boolean;
 }
 
 export interface EndpointConfig {
@@ -84,6 +91,10 @@ export interface ActiveEndpoint {
   prefixLen: number;
   gateway: string;
   mac: string;
+  /** On IPv6 networks: the container's address, prefix length and default router. */
+  ip6?: string;
+  prefixLen6?: number;
+  gateway6?: string;
 }
 
 export interface ActivePort {
@@ -91,10 +102,13 @@ export interface ActivePort {
   containerPort: number;
   hostIp: string;
   hostPort: number;
+  /** Where traffic goes: the container's IPv6 address for an IPv6 host address when it has one, else its IPv4 one. */
   containerIp: string;
   bridge: string;
   /** pid of an external userland proxy. */
   proxyPid?: number;
+  /** The IPv6 twin of a wildcard binding: served by that binding's (dual-stack) listener. */
+  sharesListener?: boolean;
 }
 
 export interface Sandbox {

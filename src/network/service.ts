@@ -17,10 +17,11 @@ import type { EventPublisher } from '../daemon/events/bus.ts';
 import { EmbeddedDns } from './dns-server.ts';
 import { IpServer } from './ip-server.ts';
 import { compileListFilters, compilePruneFilters } from './filters.ts';
-import { Firewall, type FwState } from './firewall.ts';
+import { Firewall, removeChains, type FwState } from './firewall.ts';
 import { withHostLock } from './host-lock.ts';
 import { contains, formatCidr, formatIPv4, isIPv4, macFromIPv4, overlaps, parseCidr, parseCidrWithHost, parseIPv4, within, type Cidr } from './ip4.ts';
-import { AddressSpace, DEFAULT_POOLS, hostRoutes, pickSubnet, validatePools, type AddressPool } from './ipam.ts';
+import { addressFromMac, contains6, formatCidr6, formatIPv6, isIPv6, isV6Text, overlaps6, parseCidr6, parseCidr6WithHost, parseIPv6, ulaBase, within6, type Cidr6 } from './ip6.ts';
+import { AddressSpace, AddressSpace6, DEFAULT_POOLS, hostRoutes, hostRoutes6, pickSubnet, pickSubnet6, validatePools, type AddressPool } from './ipam.ts';
 import { createSandbox, addInterfaces, deleteLinks, ensureBridge, exec, isBridge, linkAliasOf, linkExists, linkIPv4, linksWithAlias, readSysctl, setDefaultRoute, writeSysctl, type VethPlan } from './netlink.ts';
 import { chainPrefix, daemonTag, defaultBridgeName, linkAlias, newId, userBridgeName, validInterfaceName, vethName } from './naming.ts';
 import { boolOpt, engineKey, getOpt, intOpt, OPT_BRIDGE_NAME, OPT_DEFAULT_BRIDGE, OPT_ENABLE_IPV4, OPT_ENABLE_IPV6, OPT_HOST_BINDING, OPT_ICC, OPT_IFACE_PREFIX, OPT_MASQ, OPT_MTU } from './options.ts';
@@ -37,6 +38,8 @@ export interface NetworkServiceDeps {
   env?: NodeJS.ProcessEnv;
   /** network create/destroy/connect/disconnect events. */
   events?: EventPublisher;
+  /** The daemon's stable ID: its IPv6 ULA pool derives from it. */
+  daemonId?: string;
 }
 
 /** What the network layer needs to know about containers (their records live in the containers service). */
@@ -87,12 +90,15 @@ export class NetworkService {
   private readonly store: NetworkStore;
   private readonly nets = new Map<string, NetworkRecord>();
   private readonly spaces = new Map<string, AddressSpace>();
+  private readonly spaces6 = new Map<string, AddressSpace6>();
   private readonly cons = new Map<string, ContainerNet>();
   private readonly proxies = new Map<string, ProxyHandle[]>();
   private readonly dns = new Map<string, EmbeddedDns>();
   private readonly lock = new KeyedMutex();
   private readonly portAlloc = new PortAllocator();
   private readonly firewall?: Firewall;
+  /** ip6tables: programmed while some network has IPv6 (--ip6tables, with --iptables). */
+  private readonly firewall6?: Firewall;
   private readonly tag: string;
   private containers?: ContainerLookup;
   /** Long-lived `ip` processes: one for attaching veths, one for deleting them (slow: an RCU wait each). */
@@ -106,7 +112,9 @@ export class NetworkService {
     const cfg = d.config();
     validatePools(cfg['default-address-pools']);
     if (cfg.iptables) {
-      this.firewall = new Firewall(chainPrefix(this.tag), () => ({ userlandProxy: this.d.config()['userland-proxy'], allowDirectRouting: this.d.config()['allow-direct-routing'] }), () => this.firewallState(), d.log);
+      const settings = () => ({ userlandProxy: this.d.config()['userland-proxy'], allowDirectRouting: this.d.config()['allow-direct-routing'] });
+      this.firewall = new Firewall(chainPrefix(this.tag), settings, () => this.firewallState(), d.log);
+      if (cfg.ip6tables) this.firewall6 = new Firewall(chainPrefix(this.tag), settings, () => this.firewallState(), d.log, 6);
     }
   }
 
@@ -125,6 +133,7 @@ export class NetworkService {
     this.ensurePredefined('host', 'host');
     this.ensurePredefined('none', 'null');
     if (cfg['ip-forward']) this.enableForwarding();
+    if (cfg.ipv6 && !cfg.iptables && cfg.ip6tables) this.d.log.warn('--ip6tables has no effect with --iptables=false: no IPv6 firewall rules are added');
     await this.setupDefaultBridge();
     for (const n of this.nets.values()) {
       if (n.Driver !== 'bridge' || n.x.defaultBridge || n.ConfigOnly) continue;
@@ -135,11 +144,20 @@ export class NetworkService {
     // Sandboxes of containers that survived the restart keep their addresses and ports.
     for (const c of this.cons.values()) {
       if (!c.sandbox) continue;
-      for (const ep of c.sandbox.endpoints) this.spaces.get(ep.networkId)?.reserve(parseIPv4(ep.ip));
+      for (const ep of c.sandbox.endpoints) {
+        this.spaces.get(ep.networkId)?.reserve(parseIPv4(ep.ip));
+        if (ep.ip6) this.spaces6.get(ep.networkId)?.reserve(parseIPv6(ep.ip6));
+      }
       for (const p of c.sandbox.ports) this.portAlloc.hold(c.id, p);
     }
     for (const c of this.cons.values()) if (c.sandbox?.ports.length) await this.restartProxies(c).catch((err) => this.d.log.warn(`restoring published ports: ${(err as Error).message}`, { id: c.id }));
-    if (this.firewall) await this.firewall.sync();
+    if (this.hasIPv6Networks()) {
+      if (cfg['ip-forward']) this.enableForwarding6();
+    } else if (this.firewall6) {
+      // A crash after the last IPv6 network went can leave its chains: nothing needs them now.
+      await removeChains(this.firewall6.chains, false, 6).catch(() => undefined);
+    }
+    await this.syncFirewall();
     for (const n of this.nets.values()) if (this.hasDns(n)) await this.startDns(n);
   }
 
@@ -180,7 +198,22 @@ export class NetworkService {
     if ([...this.cons.values()].some((c) => c.sandbox)) return;
     await deleteLinks([...this.nets.values()].filter((n) => n.x.ownsBridge && n.x.bridge).map((n) => n.x.bridge!));
     await this.firewall?.teardown().catch(this.firewall.warnOnFailure('teardown'));
+    if (this.hasIPv6Networks()) await this.firewall6?.teardown().catch(this.firewall6.warnOnFailure('teardown'));
   }
+
+  private hasIPv6Networks(): boolean {
+    return [...this.nets.values()].some((n) => n.x.subnet6);
+  }
+
+  /** Both families' rules from the current state; IPv6 only while some network has IPv6. */
+  private async syncFirewall(): Promise<void> {
+    await this.firewall?.sync();
+    if (!this.firewall6) return;
+    if (this.hasIPv6Networks()) await this.firewall6.sync();
+    else if (this.firewall6.isInstalled) await this.firewall6.teardown();
+  }
+
+  private readonly fwWarn = (what: string) => (err: unknown) => this.d.log.warn(`firewall ${what}: ${(err as Error).message}`);
 
   private ensurePredefined(name: 'host' | 'none', driver: string): void {
     if ([...this.nets.values()].some((n) => n.Name === name && n.x.predefined)) return;
@@ -204,6 +237,17 @@ export class NetworkService {
     if (cfg.iptables && !cfg['ip-forward-no-drop']) void exec('iptables', ['-w', '-P', 'FORWARD', 'DROP']).catch((err) => this.d.log.warn(`setting the FORWARD policy to DROP: ${(err as Error).message}`));
   }
 
+  /** IPv6 forwarding, for the first IPv6 network (as IPv4's, with a DROP policy if it was off). */
+  private enableForwarding6(): void {
+    if (readSysctl('net/ipv6/conf/all/forwarding') === '1') return;
+    if (!writeSysctl('net/ipv6/conf/all/forwarding', '1')) {
+      this.d.log.warn('could not enable IPv6 forwarding (net.ipv6.conf.all.forwarding): containers will not reach other networks over IPv6');
+      return;
+    }
+    const cfg = this.d.config();
+    if (this.firewall6 && !cfg['ip-forward-no-drop']) void exec('ip6tables', ['-w', '-P', 'FORWARD', 'DROP']).catch((err) => this.d.log.warn(`setting the IPv6 FORWARD policy to DROP: ${(err as Error).message}`));
+  }
+
   private defaultBridgeRecord(): NetworkRecord | undefined {
     return [...this.nets.values()].find((n) => n.x.defaultBridge);
   }
@@ -224,6 +268,7 @@ export class NetworkService {
     const mtu = cfg.mtu || 1500;
     let subnet!: Cidr;
     let gateway!: number;
+    let v6: { subnet: Cidr6; gateway: bigint } | undefined;
     await withHostLock(async () => {
       if (!existingBridge && linkExists(name)) {
         const alias = linkAliasOf(name);
@@ -255,8 +300,11 @@ export class NetworkService {
         subnet = chosen;
         gateway = previous && previous.base === chosen.base && stored?.x.gateway ? parseIPv4(stored.x.gateway) : chosen.base + 1;
       }
-      await ensureBridge({ name, mtu, address: `${formatIPv4(gateway)}/${subnet.bits}`, ...(owns ? { alias: linkAlias(this.tag) } : {}) });
+      if (cfg.ipv6) v6 = this.defaultBridgeIPv6(name, stored);
+      const address6 = v6 ? `${formatIPv6(v6.gateway)}/${v6.subnet.bits}` : owns ? null : undefined;
+      await ensureBridge({ name, mtu, address: `${formatIPv4(gateway)}/${subnet.bits}`, address6, ...(owns ? { alias: linkAlias(this.tag) } : {}) });
     });
+    if (!cfg.ipv6) for (const k of ['fixed-cidr-v6', 'bip6', 'default-gateway-v6'] as const) if (cfg[k]) this.d.log.warn(`--${k} has no effect without --ipv6`);
     let range: Cidr | undefined;
     if (cfg['fixed-cidr']) {
       range = parseCidr(cfg['fixed-cidr']);
@@ -269,9 +317,10 @@ export class NetworkService {
     }
     const gw = formatIPv4(gateway);
     const ipamEntry: IpamConfigEntry = { Subnet: formatCidr(subnet), ...(range ? { IPRange: formatCidr(range) } : {}), Gateway: gw, ...(routeVia ? { AuxiliaryAddresses: { DefaultGatewayIPv4: routeVia } } : {}) };
+    const ipam6 = v6 ? this.defaultBridgeIPv6Config(v6.subnet, v6.gateway) : undefined;
     const rec: NetworkRecord = {
-      Name: 'bridge', Id: stored?.Id ?? newId(), Created: stored?.Created ?? nowIso(), Scope: 'local', Driver: 'bridge', EnableIPv4: true, EnableIPv6: false,
-      IPAM: { Driver: 'default', Options: null, Config: [ipamEntry] }, Internal: false, Attachable: false, Ingress: false, ConfigFrom: { Network: '' }, ConfigOnly: false,
+      Name: 'bridge', Id: stored?.Id ?? newId(), Created: stored?.Created ?? nowIso(), Scope: 'local', Driver: 'bridge', EnableIPv4: true, EnableIPv6: Boolean(v6),
+      IPAM: { Driver: 'default', Options: null, Config: ipam6 ? [ipamEntry, ipam6.entry] : [ipamEntry] }, Internal: false, Attachable: false, Ingress: false, ConfigFrom: { Network: '' }, ConfigOnly: false,
       Options: {
         [engineKey(OPT_DEFAULT_BRIDGE)]: 'true',
         [engineKey(OPT_ICC)]: String(cfg.icc),
@@ -285,11 +334,70 @@ export class NetworkService {
         predefined: true, defaultBridge: true, bridge: name, ownsBridge: owns, subnet: formatCidr(subnet), gateway: gw,
         ...(range ? { range: formatCidr(range) } : {}), ...(routeVia ? { routeVia, reserved: [routeVia] } : {}),
         userSubnet: false, mtu, icc: cfg.icc, masquerade: cfg['ip-masq'] && cfg.iptables, hostBindingIpv4: cfg.ip || '0.0.0.0', ifPrefix: 'eth',
+        ...(ipam6?.facts ?? {}),
       },
     };
     if (stored && stored.Id !== rec.Id) this.deleteNetworkRecord(stored);
     this.saveNetwork(rec);
     this.bridgeSysctls(rec);
+  }
+
+  /**
+   * The default bridge's IPv6 subnet and address (--ipv6): --bip6 gives both, else --fixed-cidr-v6
+   * is the subnet, else the one it had, else a /64 from the pools (the daemon's ULA prefix).
+   */
+  private defaultBridgeIPv6(bridge: string, stored: NetworkRecord | undefined): { subnet: Cidr6; gateway: bigint } {
+    const cfg = this.d.config();
+    if (cfg.bip6) {
+      const b = parseCidr6WithHost(cfg.bip6);
+      if (b.addr === b.cidr.base) throw invalidParameter(`invalid --bip6 ${cfg.bip6}: give the bridge's address with its prefix length (for example fd00:1::1/64)`);
+      return { subnet: b.cidr, gateway: b.addr };
+    }
+    if (cfg['fixed-cidr-v6']) {
+      const c = parseCidr6(cfg['fixed-cidr-v6']);
+      const keep = stored?.x.subnet6 === formatCidr6(c) && stored.x.gateway6 ? parseIPv6(stored.x.gateway6) : c.base + 1n;
+      return { subnet: c, gateway: keep };
+    }
+    const taken = this.takenSubnets6(bridge, stored?.Id);
+    const previous = stored?.x.subnet6 ? parseCidr6(stored.x.subnet6) : undefined;
+    if (previous && !taken.some((t) => overlaps6(t, previous))) return { subnet: previous, gateway: stored?.x.gateway6 ? parseIPv6(stored.x.gateway6) : previous.base + 1n };
+    const picked = pickSubnet6(this.pools6(), taken);
+    if (!picked) throw invalidParameter('could not find an available, non-overlapping IPv6 address pool to assign to the default bridge network');
+    return { subnet: picked, gateway: picked.base + 1n };
+  }
+
+  /** The default bridge's IPv6 IPAM entry and facts: --fixed-cidr-v6 as the range under --bip6, --default-gateway-v6. */
+  private defaultBridgeIPv6Config(subnet: Cidr6, gateway: bigint): { entry: IpamConfigEntry; facts: Partial<NetworkRecord['x']> } {
+    const cfg = this.d.config();
+    let range: Cidr6 | undefined;
+    if (cfg.bip6 && cfg['fixed-cidr-v6']) {
+      range = parseCidr6(cfg['fixed-cidr-v6']);
+      if (!within6(range, subnet)) throw invalidParameter(`fixed-cidr-v6 ${cfg['fixed-cidr-v6']} is not within the bridge's IPv6 subnet ${formatCidr6(subnet)}`);
+    }
+    let routeVia: string | undefined;
+    if (cfg['default-gateway-v6']) {
+      if (!isIPv6(cfg['default-gateway-v6']) || !contains6(subnet, parseIPv6(cfg['default-gateway-v6']))) throw invalidParameter(`default-gateway-v6 ${cfg['default-gateway-v6']} is not an address in the bridge's IPv6 subnet ${formatCidr6(subnet)}`);
+      routeVia = formatIPv6(parseIPv6(cfg['default-gateway-v6']));
+    }
+    const gw = formatIPv6(gateway);
+    return {
+      entry: { Subnet: formatCidr6(subnet), ...(range ? { IPRange: formatCidr6(range) } : {}), Gateway: gw, ...(routeVia ? { AuxiliaryAddresses: { DefaultGatewayIPv6: routeVia } } : {}) },
+      facts: { subnet6: formatCidr6(subnet), gateway6: gw, ...(range ? { range6: formatCidr6(range) } : {}), ...(routeVia ? { routeVia6: routeVia, reserved6: [routeVia] } : {}), userSubnet6: Boolean(cfg['fixed-cidr-v6'] || cfg.bip6) },
+    };
+  }
+
+  /** IPv6 pools: those of default-address-pools, else /64s of the daemon's own ULA /48. */
+  private pools6(): AddressPool[] {
+    const mine = this.d.config()['default-address-pools'].filter((p) => isV6Text(p.base));
+    return mine.length ? mine : [{ base: ulaBase(this.d.daemonId ?? this.tag), size: 64 }];
+  }
+
+  /** IPv6 subnets a new network must not overlap: the daemon's networks and the host's routes. */
+  private takenSubnets6(ownBridge?: string, ownId?: string): Cidr6[] {
+    const own = new Set([ownBridge, ...[...this.nets.values()].map((n) => n.x.bridge)].filter(Boolean));
+    const fromRoutes = hostRoutes6().filter((r) => !own.has(r.dev)).map((r) => r.cidr);
+    const fromNets = [...this.nets.values()].filter((n) => n.Id !== ownId && n.x.subnet6).map((n) => parseCidr6(n.x.subnet6!));
+    return [...fromRoutes, ...fromNets];
   }
 
   private bridgeSysctls(n: NetworkRecord): void {
@@ -300,6 +408,7 @@ export class NetworkService {
     if (n.x.icc === false && !writeSysctl('net/bridge/bridge-nf-call-iptables', '1')) {
       this.d.log.warn(`network ${n.Name}: inter-container communication cannot be disabled: net.bridge.bridge-nf-call-iptables is not available (load the br_netfilter module)`);
     }
+    if (n.x.icc === false && n.x.subnet6) writeSysctl('net/bridge/bridge-nf-call-ip6tables', '1');
   }
 
   /** Subnets a new network must not overlap: the daemon's networks and the host's other routes. */
@@ -313,7 +422,8 @@ export class NetworkService {
   private async bringUpUserBridge(n: NetworkRecord): Promise<void> {
     if (!n.x.bridge || !n.x.subnet || !n.x.gateway) return;
     if (!n.x.ownsBridge && !linkExists(n.x.bridge)) throw new Error(`bridge ${n.x.bridge} does not exist`);
-    await ensureBridge({ name: n.x.bridge, mtu: n.x.mtu ?? 1500, address: `${n.x.gateway}/${parseCidr(n.x.subnet).bits}`, ...(n.x.ownsBridge ? { alias: linkAlias(this.tag) } : {}) });
+    const address6 = n.x.subnet6 && n.x.gateway6 ? `${n.x.gateway6}/${parseCidr6(n.x.subnet6).bits}` : n.x.ownsBridge ? null : undefined;
+    await ensureBridge({ name: n.x.bridge, mtu: n.x.mtu ?? 1500, address: `${n.x.gateway}/${parseCidr(n.x.subnet).bits}`, address6, ...(n.x.ownsBridge ? { alias: linkAlias(this.tag) } : {}) });
     this.bridgeSysctls(n);
   }
 
@@ -330,6 +440,11 @@ export class NetworkService {
     const range = n.x.range ? parseCidr(n.x.range) : subnet;
     const reserved = [n.x.gateway, ...(n.x.reserved ?? [])].filter(isIPv4).map(parseIPv4);
     this.spaces.set(n.Id, new AddressSpace(subnet, range, reserved));
+    if (n.x.subnet6 && n.x.gateway6) {
+      const subnet6 = parseCidr6(n.x.subnet6);
+      const reserved6 = [n.x.gateway6, ...(n.x.reserved6 ?? [])].filter(isIPv6).map(parseIPv6);
+      this.spaces6.set(n.Id, new AddressSpace6(subnet6, n.x.range6 ? parseCidr6(n.x.range6) : subnet6, reserved6));
+    }
   }
 
   private saveNetwork(n: NetworkRecord): void {
@@ -340,6 +455,7 @@ export class NetworkService {
   private deleteNetworkRecord(n: NetworkRecord): void {
     this.nets.delete(n.Id);
     this.spaces.delete(n.Id);
+    this.spaces6.delete(n.Id);
     this.store.networks.delete(n.Id);
   }
 
@@ -467,12 +583,22 @@ export class NetworkService {
         else if (!contains(parseCidr(net.x.subnet!), parseIPv4(v4))) errs.push(`no configured subnet or ip-range contain the IP address ${v4}`);
       }
     }
-    if (ipam?.IPv6Address) errs.push(`invalid IPv6 address: ${ipam.IPv6Address}: IPv6 is not built yet`);
+    const v6 = ipam?.IPv6Address ?? '';
+    if (v6) {
+      if (!isIPv6(v6) || parseIPv6(v6) === 0n) errs.push(`invalid IPv6 address: ${v6}`);
+      else if (net && userDefined) {
+        if (!net.x.subnet6) errs.push(`no configured subnet contains IP address ${v6}: IPv6 is not enabled on network ${net.Name}`);
+        else if (!net.x.userSubnet6) errs.push('user specified IP address is supported only when connecting to networks with user configured subnets');
+        else if (!contains6(parseCidr6(net.x.subnet6), parseIPv6(v6))) errs.push(`no configured subnet or ip-range contain the IP address ${v6}`);
+      }
+    }
     if (cfg.MacAddress && !/^([0-9a-fA-F]{2}[:-]){5}[0-9a-fA-F]{2}$/.test(cfg.MacAddress)) throw invalidParameter(`invalid MAC address ${cfg.MacAddress}`);
     if (errs.length === 1) throw invalidParameter(`invalid endpoint settings:\n${errs[0]}`);
     if (errs.length > 1) throw invalidParameter(`invalid endpoint settings:\n* ${errs.join('\n* ')}`);
     const out: EndpointConfig = {};
-    if (ipam && (ipam.IPv4Address || ipam.IPv6Address || ipam.LinkLocalIPs?.length)) out.IPAMConfig = { ...(ipam.IPv4Address ? { IPv4Address: ipam.IPv4Address } : {}), ...(ipam.LinkLocalIPs?.length ? { LinkLocalIPs: ipam.LinkLocalIPs } : {}) };
+    if (ipam && (ipam.IPv4Address || ipam.IPv6Address || ipam.LinkLocalIPs?.length)) {
+      out.IPAMConfig = { ...(ipam.IPv4Address ? { IPv4Address: ipam.IPv4Address } : {}), ...(ipam.IPv6Address ? { IPv6Address: ipam.IPv6Address } : {}), ...(ipam.LinkLocalIPs?.length ? { LinkLocalIPs: ipam.LinkLocalIPs } : {}) };
+    }
     if (cfg.Aliases?.length) out.Aliases = [...cfg.Aliases];
     if (cfg.Links?.length) out.Links = [...cfg.Links];
     if (cfg.MacAddress) out.MacAddress = cfg.MacAddress.toLowerCase().replace(/-/g, ':');
@@ -580,13 +706,13 @@ export class NetworkService {
     if (!handles.length && proxyPath) for (const p of sb.ports) if (p.proxyPid) killStaleProxy(p.proxyPid, proxyPath);
     this.portAlloc.releaseOwner(id);
     for (const ep of sb.endpoints) {
-      this.spaces.get(ep.networkId)?.release(parseIPv4(ep.ip));
+      this.releaseEndpoint(ep);
       const n = this.nets.get(ep.networkId);
       if (n) this.event(n, 'disconnect', id);
     }
     delete c.sandbox;
     this.persist(c);
-    if (sb.ports.length && this.firewall) await this.firewall.sync().catch(this.firewall.warnOnFailure('sync'));
+    if (sb.ports.length) await this.syncFirewall().catch(this.fwWarn('sync'));
     if (existsSync(sb.key)) await removeNetns(sb.key);
     // The host ends go in the background: the kernel's own clean-up of the namespace is deferred
     // and may lag, an explicit delete is prompt but costs an RCU wait nobody needs to sit through.
@@ -615,17 +741,48 @@ export class NetworkService {
     if (!space || !net.x.bridge || !net.x.subnet || !net.x.gateway) throw internal(`network ${net.Name} has no address space`);
     const want = a.config.IPAMConfig?.IPv4Address;
     const addr = space.allocate(want ? parseIPv4(want) : undefined);
+    const mac = a.config.MacAddress ?? macFromIPv4(addr);
+    let v6: Pick<ActiveEndpoint, 'ip6' | 'prefixLen6' | 'gateway6'> = {};
+    const space6 = this.spaces6.get(net.Id);
+    if (space6 && net.x.subnet6 && net.x.gateway6) {
+      try {
+        v6 = { ip6: formatIPv6(this.allocate6(net, space6, a, mac)), prefixLen6: parseCidr6(net.x.subnet6).bits, gateway6: net.x.routeVia6 ?? net.x.gateway6 };
+      } catch (err) {
+        space.release(addr);
+        throw err;
+      }
+    }
     return {
       networkId: net.Id, endpointId: newId(), ifname, hostIf: vethName(), bridge: net.x.bridge,
       ip: formatIPv4(addr), prefixLen: parseCidr(net.x.subnet).bits, gateway: net.x.routeVia ?? net.x.gateway,
-      mac: a.config.MacAddress ?? macFromIPv4(addr),
+      mac, ...v6,
     };
+  }
+
+  /**
+   * A static IPv6Address, else on the default bridge the range's prefix with the MAC as host part
+   * (dockerd's way there), else the next free address.
+   */
+  private allocate6(net: NetworkRecord, space: AddressSpace6, a: Attachment, mac: string): bigint {
+    const want = a.config.IPAMConfig?.IPv6Address;
+    if (want) return space.allocate(parseIPv6(want));
+    if (net.x.defaultBridge) {
+      const fromMac = addressFromMac(space.range, mac);
+      if (fromMac !== undefined && !space.inUse(fromMac)) return space.allocate(fromMac);
+    }
+    return space.allocate();
+  }
+
+  private releaseEndpoint(ep: ActiveEndpoint): void {
+    this.spaces.get(ep.networkId)?.release(parseIPv4(ep.ip));
+    if (ep.ip6) this.spaces6.get(ep.networkId)?.release(parseIPv6(ep.ip6));
   }
 
   private plan(ep: ActiveEndpoint, net: NetworkRecord, isGateway: boolean): VethPlan {
     return {
       ifname: ep.ifname, hostIf: ep.hostIf, mac: ep.mac, mtu: net.x.mtu ?? 1500, address: `${ep.ip}/${ep.prefixLen}`,
       ...(isGateway ? { gateway: ep.gateway } : {}), bridge: ep.bridge, hairpin: !this.d.config()['userland-proxy'],
+      ...(ep.ip6 ? { address6: `${ep.ip6}/${ep.prefixLen6}`, ...(isGateway && ep.gateway6 ? { gateway6: ep.gateway6 } : {}) } : {}),
     };
   }
 
@@ -642,15 +799,34 @@ export class NetworkService {
     const defaultIp = net.x.hostBindingIpv4 || this.d.config().ip || '0.0.0.0';
     const handles: ProxyHandle[] = [];
     this.proxies.set(rec.Id, handles);
+    const cfg = this.d.config();
     for (const b of bindings) {
       const hostIp = b.hostIp || defaultIp;
+      // An IPv6 host address goes to the container's IPv6 address, or through the proxy to its IPv4 one.
+      const target = isV6Text(hostIp) ? (ep.ip6 ?? ep.ip) : ep.ip;
       const { port, handle } = await this.portAlloc.allocate(rec.Id, { proto: b.proto, hostIp, lo: b.hostPortLo, hi: b.hostPortHi }, (hostPort) =>
-        this.bindPort({ proto: b.proto, hostIp, hostPort, containerIp: ep.ip, containerPort: b.port }));
+        this.bindPort({ proto: b.proto, hostIp, hostPort, containerIp: target, containerPort: b.port }));
       handles.push(handle);
-      c.sandbox!.ports.push({ proto: b.proto, containerPort: b.port, hostIp, hostPort: port, containerIp: ep.ip, bridge: ep.bridge, ...(handle.pid ? { proxyPid: handle.pid } : {}) });
+      c.sandbox!.ports.push({ proto: b.proto, containerPort: b.port, hostIp, hostPort: port, containerIp: target, bridge: ep.bridge, ...(handle.pid ? { proxyPid: handle.pid } : {}) });
+      // As dockerd, a binding without an address is published on IPv6 too, on the same port: the
+      // wildcard listener above is dual-stack (the proxy's path), and ip6tables DNATs external
+      // IPv6 traffic to the container's IPv6 address when it has one.
+      if (b.hostIp === '' && hostIp === '0.0.0.0' && hostHasIPv6() && (ep.ip6 || cfg['userland-proxy'])) {
+        const twin = { proto: b.proto, containerPort: b.port, hostIp: '::', hostPort: port, containerIp: ep.ip6 ?? ep.ip, bridge: ep.bridge };
+        if (!cfg['userland-proxy'] || !cfg['userland-proxy-path']) {
+          c.sandbox!.ports.push({ ...twin, sharesListener: true });
+        } else {
+          // An external proxy listens on one family: the IPv6 side needs its own.
+          const h = await this.bindPort(twin).catch((err: Error) => void this.d.log.warn(`publishing ${port}/${b.proto} on [::]: ${err.message}`, { id: rec.Id }));
+          if (h) {
+            handles.push(h);
+            c.sandbox!.ports.push({ ...twin, ...(h.pid ? { proxyPid: h.pid } : {}) });
+          }
+        }
+      }
     }
     this.persist(c);
-    await this.firewall?.sync();
+    await this.syncFirewall();
   }
 
   /** After a restart: the proxies of a surviving sandbox (an old external one is stopped first). */
@@ -659,6 +835,7 @@ export class NetworkService {
     const handles: ProxyHandle[] = [];
     this.proxies.set(c.id, handles);
     for (const p of c.sandbox!.ports) {
+      if (p.sharesListener) continue;
       if (p.proxyPid && proxyPath) killStaleProxy(p.proxyPid, proxyPath);
       const h = await this.bindPort({ proto: p.proto, hostIp: p.hostIp, hostPort: p.hostPort, containerIp: p.containerIp, containerPort: p.containerPort });
       handles.push(h);
@@ -670,7 +847,7 @@ export class NetworkService {
 
   private sandboxInfo(rec: ContainerRecord, c: ContainerNet): SandboxInfo {
     const sb = c.sandbox!;
-    const info: SandboxInfo = { netnsPath: sb.key, addresses: sb.endpoints.map((e) => e.ip) };
+    const info: SandboxInfo = { netnsPath: sb.key, addresses: sb.endpoints.flatMap((e) => (e.ip6 ? [e.ip, e.ip6] : [e.ip])) };
     const dnsEp = [...sb.endpoints].sort((a, b) => Number(b.networkId === sb.gatewayNetworkId) - Number(a.networkId === sb.gatewayNetworkId))
       .find((e) => this.dns.has(e.networkId));
     if (dnsEp) {
@@ -713,9 +890,9 @@ export class NetworkService {
   private hostGatewayIps(): string[] {
     const cfg = this.d.config();
     if (cfg['host-gateway-ips'].length) return cfg['host-gateway-ips'];
-    const gw = this.defaultBridgeRecord()?.x.gateway;
-    if (!gw) throw invalidParameter('unable to derive the IP value for host-gateway');
-    return [gw];
+    const bridge = this.defaultBridgeRecord();
+    if (!bridge?.x.gateway) throw invalidParameter('unable to derive the IP value for host-gateway');
+    return bridge.x.gateway6 ? [bridge.x.gateway, bridge.x.gateway6] : [bridge.x.gateway];
   }
 
   // ---- views -------------------------------------------------------------------------------------
@@ -772,9 +949,9 @@ export class NetworkService {
     return [netId];
   }
 
-  private dnsLookup(netId: string, rawName: string, clientIp?: string): number[] | undefined {
+  private dnsLookup(netId: string, rawName: string, clientIp?: string): Array<number | bigint> | undefined {
     const name = rawName.toLowerCase();
-    const out: number[] = [];
+    const out: Array<number | bigint> = [];
     for (const id of this.scopeOf(netId, clientIp)) {
       const net = this.nets.get(id);
       if (!net) continue;
@@ -785,16 +962,19 @@ export class NetworkService {
         if (!rec) continue;
         const a = c.attachments.find((x) => x.networkId === id);
         const names = dnsNamesFor(rec, a?.config.Aliases ?? []).map((s) => s.toLowerCase());
-        if (names.includes(name) || (short !== undefined && names.includes(short))) out.push(parseIPv4(ep.ip));
+        if (names.includes(name) || (short !== undefined && names.includes(short))) {
+          out.push(parseIPv4(ep.ip));
+          if (ep.ip6) out.push(parseIPv6(ep.ip6));
+        }
       }
     }
     return out.length ? out : undefined;
   }
 
-  private dnsReverse(netId: string, addr: number): string | undefined {
-    const ip = formatIPv4(addr);
+  private dnsReverse(netId: string, addr: number | bigint): string | undefined {
+    const ip = typeof addr === 'bigint' ? formatIPv6(addr) : formatIPv4(addr);
     for (const { c, ep } of this.endpointsOn(netId)) {
-      if (ep.ip !== ip) continue;
+      if (ep.ip !== ip && ep.ip6 !== ip) continue;
       const rec = this.record(c.id);
       if (rec) return `${rec.Name.slice(1)}.${this.nets.get(netId)?.Name ?? ''}`.replace(/\.$/, '');
     }
@@ -821,7 +1001,7 @@ export class NetworkService {
 
   private firewallState(): FwState {
     const networks = [...this.nets.values()].filter((n) => n.Driver === 'bridge' && n.x.bridge && n.x.subnet && !n.ConfigOnly).map((n) => ({
-      bridge: n.x.bridge!, subnet: n.x.subnet!, icc: n.x.icc !== false, masquerade: n.x.masquerade !== false, internal: n.Internal,
+      bridge: n.x.bridge!, subnet: n.x.subnet!, ...(n.x.subnet6 ? { subnet6: n.x.subnet6 } : {}), icc: n.x.icc !== false, masquerade: n.x.masquerade !== false, internal: n.Internal,
     }));
     const ports = [...this.cons.values()].flatMap((c) => (c.sandbox?.ports ?? []).map((p) => ({
       bridge: p.bridge, proto: p.proto, hostIp: p.hostIp, hostPort: p.hostPort, containerIp: p.containerIp, containerPort: p.containerPort,
@@ -848,7 +1028,7 @@ export class NetworkService {
     const containers: Record<string, unknown> = {};
     for (const { c, ep } of this.endpointsOn(n.Id)) {
       const rec = this.record(c.id);
-      containers[c.id] = { Name: rec ? rec.Name.slice(1) : '', EndpointID: ep.endpointId, MacAddress: ep.mac, IPv4Address: `${ep.ip}/${ep.prefixLen}`, IPv6Address: '' };
+      containers[c.id] = { Name: rec ? rec.Name.slice(1) : '', EndpointID: ep.endpointId, MacAddress: ep.mac, IPv4Address: `${ep.ip}/${ep.prefixLen}`, IPv6Address: ep.ip6 ? `${ep.ip6}/${ep.prefixLen6}` : '' };
     }
     return networkInspect(n, containers);
   }
@@ -888,11 +1068,13 @@ export class NetworkService {
     }
     const enableIPv6 = body.EnableIPv6 ?? boolOpt(options, OPT_ENABLE_IPV6, false);
     const enableIPv4 = body.EnableIPv4 ?? boolOpt(options, OPT_ENABLE_IPV4, true);
-    if (enableIPv6) throw invalidParameter('IPv6 networks are not built yet (EnableIPv6)');
     if (!enableIPv4) throw invalidParameter('networks without IPv4 are not built yet (EnableIPv4=false)');
     validateIpam(ipamConfig);
-    const v4 = ipamConfig.filter((c) => c.Subnet && !c.Subnet.includes(':'));
+    const v4 = ipamConfig.filter((c) => c.Subnet && !isV6Text(c.Subnet));
+    const v6 = ipamConfig.filter((c) => c.Subnet && isV6Text(c.Subnet));
     if (v4.length > 1) throw invalidParameter('more than one IPv4 subnet per network is not built yet');
+    if (v6.length > 1) throw invalidParameter('more than one IPv6 subnet per network is not built yet');
+    if (v6.length && !enableIPv6) throw invalidParameter(`invalid network config:\nIPv6 subnet ${v6[0]!.Subnet} given, but IPv6 is not enabled on the network (EnableIPv6)`);
 
     const id = newId();
     const labels = { ...(body.Labels ?? {}) };
@@ -921,6 +1103,7 @@ export class NetworkService {
     if (!ownsBridge && !isBridge(bridgeName)) throw forbidden(`device ${bridgeName} exists and is not a bridge`);
 
     const given = v4[0];
+    const given6 = v6[0];
     let x!: NetworkRecord['x'];
     await withHostLock(async () => {
       let subnet: Cidr;
@@ -940,17 +1123,26 @@ export class NetworkService {
         predefined: false, bridge: bridgeName, ownsBridge, subnet: formatCidr(subnet), gateway,
         ...(given?.IPRange ? { range: formatCidr(parseCidr(given.IPRange)) } : {}), reserved, userSubnet: Boolean(given?.Subnet),
         mtu, icc, masquerade: masq, hostBindingIpv4: hostBinding, ifPrefix,
+        ...(enableIPv6 ? this.ipv6Facts(given6) : {}),
       };
-      await ensureBridge({ name: bridgeName, mtu, address: `${gateway}/${subnet.bits}`, ...(ownsBridge ? { alias: linkAlias(this.tag) } : {}) });
+      const address6 = x.subnet6 ? `${x.gateway6}/${parseCidr6(x.subnet6).bits}` : undefined;
+      await ensureBridge({ name: bridgeName, mtu, address: `${gateway}/${subnet.bits}`, ...(address6 ? { address6 } : {}), ...(ownsBridge ? { alias: linkAlias(this.tag) } : {}) });
     });
     const rec: NetworkRecord = { ...base, x };
-    if (!given) rec.IPAM.Config = [{ Subnet: x.subnet!, Gateway: x.gateway! }];
-    else if (!given.Gateway) rec.IPAM.Config = rec.IPAM.Config.map((c) => (c === undefined ? c : c.Subnet === given.Subnet ? { ...c, Gateway: x.gateway! } : c));
+    // The IPAM config shows what was chosen: subnets from the pools, gateways filled in.
+    const filled = (entry: IpamConfigEntry | undefined, subnet: string, gateway: string) => {
+      if (!entry) return [{ Subnet: subnet, Gateway: gateway }];
+      if (!entry.Gateway) rec.IPAM.Config = rec.IPAM.Config.map((c) => (c.Subnet === entry.Subnet ? { ...c, Gateway: gateway } : c));
+      return [];
+    };
+    rec.IPAM.Config = [...filled(given, x.subnet!, x.gateway!), ...rec.IPAM.Config];
+    if (x.subnet6) rec.IPAM.Config.push(...filled(given6, x.subnet6, x.gateway6!));
+    if (x.subnet6 && this.d.config()['ip-forward']) this.enableForwarding6();
     this.saveNetwork(rec);
     this.makeSpace(rec);
     this.bridgeSysctls(rec);
     try {
-      await this.firewall?.sync();
+      await this.syncFirewall();
     } catch (err) {
       await this.removeNetworkDevices(rec);
       this.deleteNetworkRecord(rec);
@@ -959,6 +1151,26 @@ export class NetworkService {
     await this.startDns(rec);
     this.event(rec, 'create');
     return { Id: id, Warning: '' };
+  }
+
+  /** A new network's IPv6 subnet (given, or a /64 from the pools), gateway, range and reserved addresses; under the host lock. */
+  private ipv6Facts(given: IpamConfigEntry | undefined): Partial<NetworkRecord['x']> {
+    let subnet: Cidr6;
+    if (given?.Subnet) {
+      subnet = parseCidr6(given.Subnet);
+      const clash = [...this.nets.values()].find((n) => n.x.subnet6 && overlaps6(parseCidr6(n.x.subnet6), subnet));
+      if (clash) throw forbidden('invalid pool request: Pool overlaps with other one on this address space');
+    } else {
+      const picked = pickSubnet6(this.pools6(), this.takenSubnets6());
+      if (!picked) throw forbidden('all predefined address pools have been fully subnetted');
+      subnet = picked;
+    }
+    const gateway = given?.Gateway ? formatIPv6(parseIPv6(given.Gateway)) : formatIPv6(subnet.base + 1n);
+    return {
+      subnet6: formatCidr6(subnet), gateway6: gateway, userSubnet6: Boolean(given?.Subnet),
+      ...(given?.IPRange ? { range6: formatCidr6(parseCidr6(given.IPRange)) } : {}),
+      reserved6: Object.values(given?.AuxiliaryAddresses ?? {}).filter(isIPv6).map((a) => formatIPv6(parseIPv6(a))),
+    };
   }
 
   private async removeNetworkDevices(n: NetworkRecord): Promise<void> {
@@ -977,7 +1189,7 @@ export class NetworkService {
       await this.removeNetworkDevices(n);
       this.deleteNetworkRecord(n);
       this.event(n, 'destroy');
-      await this.firewall?.sync().catch(this.firewall.warnOnFailure('sync'));
+      await this.syncFirewall().catch(this.fwWarn('sync'));
     });
   }
 
@@ -1032,7 +1244,7 @@ export class NetworkService {
         sb.endpoints = sb.endpoints.filter((e) => e !== ep);
         c.attachments = c.attachments.filter((a) => a !== attachment);
         if (becomesGateway) delete sb.gatewayNetworkId;
-        this.spaces.get(net.Id)?.release(parseIPv4(ep.ip));
+        this.releaseEndpoint(ep);
         this.persist(c);
         await deleteLinks([ep.hostIf], this.delIp);
         throw setupError(err, rec, sb);
@@ -1060,7 +1272,7 @@ export class NetworkService {
       const ep = sb?.endpoints.find((e) => e.networkId === net.Id);
       if (sb && ep) {
         sb.endpoints = sb.endpoints.filter((e) => e !== ep);
-        this.spaces.get(net.Id)?.release(parseIPv4(ep.ip));
+        this.releaseEndpoint(ep);
         await deleteLinks([ep.hostIf], this.delIp);
         this.event(net, 'disconnect', rec.Id);
         if (sb.gatewayNetworkId === net.Id) {
@@ -1069,7 +1281,7 @@ export class NetworkService {
           const nextEp = next ? sb.endpoints.find((e) => e.networkId === next.Id) : undefined;
           if (next) sb.gatewayNetworkId = next.Id;
           else delete sb.gatewayNetworkId;
-          await setDefaultRoute(sb.key, nextEp ? { gateway: nextEp.gateway, ifname: nextEp.ifname } : undefined);
+          await setDefaultRoute(sb.key, nextEp ? { gateway: nextEp.gateway, ...(nextEp.gateway6 ? { gateway6: nextEp.gateway6 } : {}), ifname: nextEp.ifname } : undefined);
           const handles = this.proxies.get(rec.Id) ?? [];
           this.proxies.delete(rec.Id);
           await Promise.all(handles.map((h) => h.close().catch(() => undefined)));
@@ -1077,12 +1289,17 @@ export class NetworkService {
           const hadPorts = sb.ports.length > 0;
           sb.ports = [];
           if (next) await this.publishPorts(rec, c, next).catch((err) => this.d.log.warn(`republishing ports: ${(err as Error).message}`, { id: rec.Id }));
-          else if (hadPorts) await this.firewall?.sync().catch(this.firewall.warnOnFailure('sync'));
+          else if (hadPorts) await this.syncFirewall().catch(this.fwWarn('sync'));
         }
       }
       this.persist(c);
     });
   }
+}
+
+/** Whether the host has IPv6 at all (wildcard port bindings are then published on :: too). */
+function hostHasIPv6(): boolean {
+  return existsSync('/proc/net/if_inet6') && readSysctl('net/ipv6/conf/all/disable_ipv6') !== '1';
 }
 
 function readResolvConf(): string {
@@ -1115,7 +1332,10 @@ function validateIpam(list: IpamConfigEntry[]): void {
   const errs: string[] = [];
   for (const c of list) {
     const subnetText = c.Subnet ?? '';
-    if (subnetText.includes(':')) continue; // IPv6 pools: rejected with EnableIPv6 already
+    if (isV6Text(subnetText)) {
+      validateIpam6(c, errs);
+      continue;
+    }
     let subnet: Cidr;
     try {
       const parsed = parseCidrWithHost(subnetText);
@@ -1145,6 +1365,35 @@ function validateIpam(list: IpamConfigEntry[]): void {
   for (const c of list) if (!c.Subnet && (c.Gateway || c.IPRange)) errs.push('a gateway or ip-range needs a subnet');
   if (errs.length === 1) throw invalidParameter(`invalid network config:\n${errs[0]}`);
   if (errs.length > 1) throw invalidParameter(`invalid network config:\n* ${errs.join('\n* ')}`);
+}
+
+/** validateIpam's checks for an IPv6 entry. */
+function validateIpam6(c: IpamConfigEntry, errs: string[]): void {
+  let subnet: Cidr6;
+  try {
+    const parsed = parseCidr6WithHost(c.Subnet!);
+    subnet = parsed.cidr;
+    if (parsed.addr !== subnet.base) errs.push(`invalid subnet ${c.Subnet}: it should be ${formatCidr6(subnet)}`);
+  } catch {
+    errs.push(`invalid subnet ${c.Subnet}: invalid CIDR block notation`);
+    return;
+  }
+  if (c.IPRange) {
+    try {
+      const r = parseCidr6WithHost(c.IPRange);
+      if (r.cidr.bits < subnet.bits) errs.push(`invalid ip-range ${c.IPRange}: CIDR block is bigger than its parent subnet ${formatCidr6(subnet)}`);
+      if (r.addr !== r.cidr.base) errs.push(`invalid ip-range ${c.IPRange}: it should be ${formatCidr6(r.cidr)}`);
+      if (!overlaps6(subnet, r.cidr)) errs.push(`invalid ip-range ${c.IPRange}: parent subnet ${formatCidr6(subnet)} doesn't contain ip-range`);
+    } catch {
+      errs.push(`invalid ip-range ${c.IPRange}: invalid CIDR block notation`);
+    }
+  }
+  const checkAddr = (a: string, what: string) => {
+    if (!isIPv6(a)) errs.push(`${what}: invalid address`);
+    else if (!contains6(subnet, parseIPv6(a))) errs.push(`${what}: parent subnet ${formatCidr6(subnet)} doesn't contain this address`);
+  };
+  if (c.Gateway) checkAddr(c.Gateway, `invalid gateway ${c.Gateway}`);
+  for (const [k, v] of Object.entries(c.AuxiliaryAddresses ?? {})) checkAddr(v, `invalid auxiliary address ${k}`);
 }
 
 /** dockerd's wording for a failed sandbox set-up; the cause's class (400/403/404…) is kept. */

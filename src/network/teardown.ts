@@ -9,6 +9,7 @@ export async function removeDaemonNetworking(execRoot: string): Promise<void> {
   const tag = daemonTag(execRoot);
   await deleteLinks(linksWithAlias(linkAlias(tag)));
   await removeChains(chainNames(chainPrefix(tag)));
+  await removeChains(chainNames(chainPrefix(tag)), true, 6).catch(() => undefined); // no ip6tables: nothing to remove
 }
 
 /** What is left of a daemon on the host (for tests asserting that nothing leaked). */

@@ -47,9 +47,9 @@ function endpointSettings(rec: ContainerRecord, a: Attachment, net: NetworkRecor
     Gateway: ep?.gateway ?? '',
     IPAddress: ep?.ip ?? '',
     IPPrefixLen: ep?.prefixLen ?? 0,
-    IPv6Gateway: '',
-    GlobalIPv6Address: '',
-    GlobalIPv6PrefixLen: 0,
+    IPv6Gateway: ep?.gateway6 ?? '',
+    GlobalIPv6Address: ep?.ip6 ?? '',
+    GlobalIPv6PrefixLen: ep?.prefixLen6 ?? 0,
     DNSNames: userDefined ? dnsNamesFor(rec, a.config.Aliases ?? []) : null,
   };
 }
@@ -95,11 +95,11 @@ export function buildContainerView(rec: ContainerRecord, c: ContainerNet, net: (
     SecondaryIPv6Addresses: null,
     EndpointID: (legacy?.EndpointID as string) ?? '',
     Gateway: (legacy?.Gateway as string) ?? '',
-    GlobalIPv6Address: '',
-    GlobalIPv6PrefixLen: 0,
+    GlobalIPv6Address: (legacy?.GlobalIPv6Address as string) ?? '',
+    GlobalIPv6PrefixLen: (legacy?.GlobalIPv6PrefixLen as number) ?? 0,
     IPAddress: (legacy?.IPAddress as string) ?? '',
     IPPrefixLen: (legacy?.IPPrefixLen as number) ?? 0,
-    IPv6Gateway: '',
+    IPv6Gateway: (legacy?.IPv6Gateway as string) ?? '',
     MacAddress: (legacy?.MacAddress as string) ?? '',
     Networks: networks,
   };

@@ -4,11 +4,8 @@
 // The machine has no outside network: a second network namespace on the host plays the outside
 // host (a client of published ports, and a server containers reach through NAT).
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { aRecord, buildReply, parseQuery, RCODE_NXDOMAIN, TYPE_A } from '../../src/network/dns-message.ts';
@@ -16,15 +13,9 @@ import { daemonTag } from '../../src/network/naming.ts';
 import { daemonLinks, removeDaemonNetworking } from '../../src/network/teardown.ts';
 import { REPO_ROOT, run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
+import { httpGet, OutsideHost, sh } from '../helpers/outside-host.ts';
 import { until } from '../helpers/until.ts';
 
-
-function sh(cmd: string, args: string[]): Promise<string> {
-  return run(cmd, args).then((r) => {
-    if (r.code !== 0) throw new Error(`${cmd} ${args.join(' ')}: ${r.stderr}`);
-    return r.stdout;
-  });
-}
 
 /** A per-daemon default bridge name: daemons of parallel test files must not share one. */
 function testBridge(): string {
@@ -44,64 +35,6 @@ async function iptablesSave(): Promise<string> {
 async function portsOf(bridge: string): Promise<string[]> {
   const out = await run('ip', ['-o', 'link', 'show', 'master', bridge]);
   return out.stdout.split('\n').filter(Boolean).map((l) => l.split(':')[1]!.trim().split('@')[0]!);
-}
-
-/**
- * The "outside world": a network namespace joined to the host by a veth pair on a /30 of its own,
- * routing back through the host. Runs servers (a Node HTTP server answering with the client's
- * address) and clients (busybox wget) inside.
- */
-class OutsideHost {
-  private servers: ChildProcess[] = [];
-  private constructor(readonly dir: string, readonly nsPath: string, readonly hostIf: string, readonly hostIp: string, readonly ip: string) {}
-
-  static async create(): Promise<OutsideHost> {
-    const dir = await mkdtemp(join(tmpdir(), 'engine-ext-'));
-    const nsPath = join(dir, 'ns');
-    await writeFile(nsPath, '');
-    const k = 1 + Math.floor(Math.random() * 250);
-    const j = Math.floor(Math.random() * 60) * 4;
-    const hostIp = `10.250.${k}.${j + 1}`;
-    const ip = `10.250.${k}.${j + 2}`;
-    const hostIf = `vx${randomBytes(3).toString('hex')}`;
-    await sh('unshare', [`--net=${nsPath}`, 'ip', 'link', 'set', 'lo', 'up']);
-    await sh('ip', ['link', 'add', hostIf, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', nsPath]);
-    await sh('ip', ['addr', 'add', `${hostIp}/30`, 'dev', hostIf]);
-    await sh('ip', ['link', 'set', hostIf, 'up']);
-    await sh('nsenter', [`--net=${nsPath}`, 'sh', '-c', `ip addr add ${ip}/30 dev eth0 && ip link set eth0 up && ip route add default via ${hostIp}`]);
-    return new OutsideHost(dir, nsPath, hostIf, hostIp, ip);
-  }
-
-  /** An HTTP server on ip:port answering every request with the address it came from. */
-  async serve(port: number): Promise<void> {
-    const script = `require('http').createServer((q,s)=>s.end(q.socket.remoteAddress.replace(/^::ffff:/,''))).listen(${port},'0.0.0.0',()=>console.log('ready'))`;
-    const child = spawn('nsenter', [`--net=${this.nsPath}`, join(REPO_ROOT, 'bin/node'), '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-    this.servers.push(child);
-    await new Promise<void>((resolve, reject) => {
-      child.stdout!.once('data', () => resolve());
-      child.once('exit', (code) => reject(new Error(`outside server exited ${code}`)));
-    });
-  }
-
-  /** An HTTP GET from the outside namespace; the body, or undefined when it failed. */
-  async get(host: string, port: number): Promise<string | undefined> {
-    const r = await run('nsenter', [`--net=${this.nsPath}`, 'sh', '-c', httpGet(host, port, 'busybox nc')]);
-    return r.code === 0 && r.stdout !== '' ? r.stdout : undefined;
-  }
-
-  /** One UDP datagram from the outside namespace; the first reply, or undefined. */
-  async udp(host: string, port: number, text: string): Promise<string | undefined> {
-    const script = `const s=require('dgram').createSocket('udp4');const t=setTimeout(()=>process.exit(1),2000);s.on('message',(m)=>{process.stdout.write(m);process.exit(0)});s.send(${JSON.stringify(text)},${port},${JSON.stringify(host)})`;
-    const r = await run('nsenter', [`--net=${this.nsPath}`, join(REPO_ROOT, 'bin/node'), '-e', script]);
-    return r.code === 0 ? r.stdout : undefined;
-  }
-
-  async destroy(): Promise<void> {
-    for (const s of this.servers) s.kill('SIGKILL');
-    await run('ip', ['link', 'del', this.hostIf]);
-    await run('umount', [this.nsPath]);
-    await rm(this.dir, { recursive: true, force: true });
-  }
 }
 
 /** A stand-in upstream resolver on a host loopback address: answers A queries from a table. */
@@ -133,14 +66,6 @@ async function hostPort(d: TestDaemon, ref: string, spec: string): Promise<numbe
   const r = await d.docker(['port', ref, spec]);
   assert.equal(r.code, 0, r.stderr);
   return Number(r.stdout.split('\n')[0]!.split(':').pop());
-}
-
-/**
- * A shell line fetching http://host:port/ and printing the body's last line (busybox nc: this
- * busybox's wget crashes).
- */
-function httpGet(host: string, port: number, nc = 'nc'): string {
-  return `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | ${nc} -w 3 ${host} ${port} | tail -n 1`;
 }
 
 const UDP_ECHO = "const s=require('dgram').createSocket('udp4');s.on('message',(m,r)=>s.send('pong '+m,r.port,r.address));s.bind(53)";
@@ -246,10 +171,11 @@ describe('networking: default bridge, user networks, ports, DNS', () => {
     assert.equal(r.code, 0, r.stderr);
     const info = await inspect(d, 'web');
     const bindings = info.NetworkSettings.Ports['80/tcp'];
-    assert.equal(bindings.length, 2);
+    // As dockerd on a host with IPv6: the address-less binding is published on 0.0.0.0 and ::.
+    assert.deepEqual(bindings.map((b: any) => b.HostIp), ['0.0.0.0', '::', '127.0.0.1']);
     const any = bindings.find((b: any) => b.HostIp === '0.0.0.0');
     const local = bindings.find((b: any) => b.HostIp === '127.0.0.1');
-    assert.ok(any && local, JSON.stringify(bindings));
+    assert.equal(bindings[1].HostPort, any.HostPort, 'the same port on both families');
     const port = Number(any.HostPort);
     assert.ok(port >= 1024, `ephemeral port ${port}`);
     // Loopback goes through the userland proxy, the host's own other address through DNAT (OUTPUT).
@@ -266,6 +192,9 @@ describe('networking: default bridge, user networks, ports, DNS', () => {
     // docker ps shows the mapping; docker port too.
     const ps = await d.docker(['ps', '--filter', 'name=web', '--format', '{{.Ports}}']);
     assert.match(ps.stdout, new RegExp(`0\\.0\\.0\\.0:${port}->80/tcp`));
+    assert.match(ps.stdout, new RegExp(`\\[::\\]:${port}->80/tcp`));
+    // The IPv6 side of an IPv4-only container is the proxy's (dual-stack listener).
+    assert.equal((await (await fetch(`http://[::1]:${port}/`)).text()).trim(), 'webhost');
     assert.equal(await hostPort(d, 'web', '80/tcp'), port);
     const rules = ourRules(await iptablesSave(), d.execRoot);
     assert.equal(rules.filter((l) => l.includes(`--dport ${port} -j DNAT --to-destination ${info.NetworkSettings.IPAddress}:80`)).length, 1, rules.join('\n'));
@@ -466,9 +395,14 @@ describe('networking: default bridge, user networks, ports, DNS', () => {
     const appBridge = `br-${(await d.request('GET', '/networks/app')).json().Id.slice(0, 12)}`;
     await until('the veths to go', async () => ((await portsOf(appBridge)).length + (await portsOf(bridge)).length === 0 ? true : undefined), 5000);
     assert.equal((await d.docker(['network', 'create', 'spare'])).code, 0);
+    // An IPv6 network brings the daemon's ip6tables chains; the last one's removal takes them away.
+    assert.equal((await d.docker(['network', 'create', '--ipv6', 'spare6'])).code, 0);
+    const v6Prefix = `ENGINE-${daemonTag(d.execRoot)}`;
+    assert.ok((await sh('ip6tables-save', [])).includes(`:${v6Prefix}-FWD`), 'ip6tables chains while an IPv6 network exists');
     const prune = await d.request('POST', '/networks/prune');
     assert.equal(prune.status, 200);
-    assert.deepEqual(prune.json().NetworksDeleted.sort(), ['app', 'spare']);
+    assert.deepEqual(prune.json().NetworksDeleted.sort(), ['app', 'spare', 'spare6']);
+    assert.ok(!(await sh('ip6tables-save', [])).includes(v6Prefix), 'no ip6tables chain after the last IPv6 network');
     assert.equal((await run('ip', ['link', 'show', appBridge])).code, 1, 'the network\'s bridge is gone');
     const rules = ourRules(await iptablesSave(), d.execRoot);
     assert.equal(rules.some((l) => l.includes(appBridge) || l.includes('DNAT')), false, rules.join('\n'));
@@ -693,8 +627,14 @@ describe('networking: proxy, NAT and bridge options', () => {
       assert.equal((await d.docker(['run', '-d', '--name', 'srv', '--network', 'plain', '-p', '80', 'busybox', ...HTTPD])).code, 0);
       const port = await hostPort(d, 'srv', '80/tcp');
       assert.equal((await until('the proxy', async () => (await fetch(`http://127.0.0.1:${port}/`)).text())).trim().length > 0, true);
-      const look = await d.docker(['run', '--rm', '--network', 'plain', 'busybox', 'sh', '-c', httpGet('srv', 80)]);
-      assert.equal(look.stdout.trim(), (await inspect(d, 'srv')).Config.Hostname);
+      // Names resolve; the host reaches the container's address. (Container-to-container traffic is
+      // bridged through the host's FORWARD chain when br_netfilter is loaded: with --iptables=false
+      // its policy is the administrator's, and an earlier daemon on this host may have set DROP.)
+      const srv = await inspect(d, 'srv');
+      const srvIp = srv.NetworkSettings.Networks.plain.IPAddress as string;
+      const look = await d.docker(['run', '--rm', '--network', 'plain', 'busybox', 'nslookup', 'srv']);
+      assert.match(look.stdout, new RegExp(`Address: ${srvIp.replace(/\./g, '\\.')}$`, 'm'), look.stdout + look.stderr);
+      assert.equal((await (await fetch(`http://${srvIp}/`)).text()).trim(), srv.Config.Hostname);
       assert.deepEqual(ourRules(await iptablesSave(), d.execRoot), []);
       await d.docker(['rm', '-f', 'srv']);
     } finally {
