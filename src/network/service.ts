@@ -6,7 +6,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { DaemonConfig } from '../config/daemon-config.ts';
 import type { ContainerRecord } from '../daemon/containers/record.ts';
 import { netnsPath, removeNetns } from '../daemon/containers/netns.ts';
-import { parseResolvConf, type DnsSettings } from '../daemon/containers/etc-files.ts';
+import { ownHostsLine, parseResolvConf, updateHostsEntries, type DnsSettings } from '../daemon/containers/etc-files.ts';
 import type { NetworkView } from '../daemon/containers/views.ts';
 import { conflict, EngineError, forbidden, internal, invalidParameter, notFound } from '../errors.ts';
 import type { EngineDatabase } from '../store/database.ts';
@@ -25,6 +25,7 @@ import { AddressSpace, AddressSpace6, DEFAULT_POOLS, hostRoutes, hostRoutes6, pi
 import { createSandbox, addInterfaces, deleteLinks, ensureBridge, exec, isBridge, linkAliasOf, linkExists, linkIPv4, linksWithAlias, readSysctl, setDefaultRoute, writeSysctl, type VethPlan } from './netlink.ts';
 import { chainPrefix, daemonTag, defaultBridgeName, linkAlias, newId, userBridgeName, validInterfaceName, vethName } from './naming.ts';
 import { boolOpt, engineKey, getOpt, intOpt, OPT_BRIDGE_NAME, OPT_DEFAULT_BRIDGE, OPT_ENABLE_IPV4, OPT_ENABLE_IPV6, OPT_HOST_BINDING, OPT_ICC, OPT_IFACE_PREFIX, OPT_MASQ, OPT_MTU } from './options.ts';
+import { linkEnv } from './link-env.ts';
 import { PortAllocator, requestedPorts } from './ports.ts';
 import { killStaleProxy, reservePort, startProxy, type ProxyHandle } from './proxy.ts';
 import { NetworkStore, type ActiveEndpoint, type Attachment, type ContainerNet, type EndpointConfig, type IpamConfigEntry, type NetworkRecord, type Sandbox } from './records.ts';
@@ -719,6 +720,14 @@ export class NetworkService {
     this.deleteLater(sb.endpoints.map((e) => e.hostIf));
   }
 
+  /** A running container's /etc/hosts follows hot connects and disconnects (as dockerd's). */
+  private async updateHosts(rec: ContainerRecord, change: { add?: string[]; remove?: string[] }): Promise<void> {
+    if (!rec.HostsPath) return;
+    const line = (ip: string) => ownHostsLine(ip, rec.Config.Hostname ?? rec.Id.slice(0, 12), rec.Config.Domainname ?? '');
+    await updateHostsEntries(rec.HostsPath, { add: (change.add ?? []).map(line), removeIps: change.remove ?? [] })
+      .catch((err) => this.d.log.warn(`updating /etc/hosts: ${(err as Error).message}`, { id: rec.Id }));
+  }
+
   private readonly hostIp = (lines: string[]) => this.attachIp.run(lines);
   private readonly delIp = (lines: string[]) => this.deleteIp.run(lines);
 
@@ -875,16 +884,30 @@ export class NetworkService {
       if (ip === 'host-gateway') for (const g of this.hostGatewayIps()) out.push(`${g} ${name}`);
       else out.push(`${ip} ${name}`);
     }
+    for (const { alias, other, ep } of this.resolveLinks(rec)) {
+      out.push(`${ep.ip} ${[alias, other.Id.slice(0, 12), other.Name.slice(1)].filter((v, i, a) => a.indexOf(v) === i).join(' ')}`);
+    }
+    return out;
+  }
+
+  /** The legacy --link environment (ALIAS_PORT_…, ALIAS_NAME, ALIAS_ENV_…) for the container's process. */
+  linkEnvironment(rec: ContainerRecord): string[] {
+    return this.resolveLinks(rec).flatMap(({ alias, other, ep }) => linkEnv({
+      alias, parentName: rec.Name, childIp: ep.ip, childEnv: other.Config.Env ?? [], exposedPorts: Object.keys(other.Config.ExposedPorts ?? {}),
+    }));
+  }
+
+  /** --link targets on the default bridge: running containers only (dockerd's error otherwise). */
+  private resolveLinks(rec: ContainerRecord): Array<{ alias: string; other: ContainerRecord; ep: ActiveEndpoint }> {
     const bridge = this.defaultBridgeRecord();
-    for (const link of rec.HostConfig.Links ?? []) {
+    return (rec.HostConfig.Links ?? []).map((link) => {
       const [target = '', aliasPath = ''] = link.split(':');
       const alias = aliasPath.split('/').pop() || target.replace(/^\//, '');
       const other = this.record(target.replace(/^\//, ''));
       const ep = other && bridge ? this.cons.get(other.Id)?.sandbox?.endpoints.find((e) => e.networkId === bridge.Id) : undefined;
       if (!other || !ep) throw invalidParameter(`Cannot link to a non running container: ${target.startsWith('/') ? target : `/${target}`} AS ${rec.Name}/${alias}`);
-      out.push(`${ep.ip} ${[alias, other.Id.slice(0, 12), other.Name.slice(1)].filter((v, i, a) => a.indexOf(v) === i).join(' ')}`);
-    }
-    return out;
+      return { alias, other, ep };
+    });
   }
 
   private hostGatewayIps(): string[] {
@@ -1072,8 +1095,8 @@ export class NetworkService {
     validateIpam(ipamConfig);
     const v4 = ipamConfig.filter((c) => c.Subnet && !isV6Text(c.Subnet));
     const v6 = ipamConfig.filter((c) => c.Subnet && isV6Text(c.Subnet));
-    if (v4.length > 1) throw invalidParameter('more than one IPv4 subnet per network is not built yet');
-    if (v6.length > 1) throw invalidParameter('more than one IPv6 subnet per network is not built yet');
+    // As dockerd's bridge driver: one subnet per family.
+    if (v4.length > 1 || v6.length > 1) throw forbidden("bridge driver doesn't support multiple subnets");
     if (v6.length && !enableIPv6) throw invalidParameter(`invalid network config:\nIPv6 subnet ${v6[0]!.Subnet} given, but IPv6 is not enabled on the network (EnableIPv6)`);
 
     const id = newId();
@@ -1239,6 +1262,7 @@ export class NetworkService {
         if (becomesGateway) sb.gatewayNetworkId = net.Id;
         this.persist(c);
         await addInterfaces(sb.key, [this.plan(ep, net, becomesGateway)], this.hostIp);
+        await this.updateHosts(rec, { add: [ep.ip, ...(ep.ip6 ? [ep.ip6] : [])] });
         this.event(net, 'connect', rec.Id);
       } catch (err) {
         sb.endpoints = sb.endpoints.filter((e) => e !== ep);
@@ -1274,6 +1298,7 @@ export class NetworkService {
         sb.endpoints = sb.endpoints.filter((e) => e !== ep);
         this.releaseEndpoint(ep);
         await deleteLinks([ep.hostIf], this.delIp);
+        await this.updateHosts(rec, { remove: [ep.ip, ...(ep.ip6 ? [ep.ip6] : [])] });
         this.event(net, 'disconnect', rec.Id);
         if (sb.gatewayNetworkId === net.Id) {
           // The default route (and published ports) move to the next best network, if any.

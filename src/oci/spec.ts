@@ -82,6 +82,8 @@ export interface SpecInput {
   mounts: ResolvedMount[];
   /** HostConfig.Devices resolved with resolveDeviceMappings(). */
   devices?: ResolvedDevice[];
+  /** Variables of legacy --links (below the container's own Env, which overrides them). */
+  linkEnv?: string[];
   /** For privileged containers: listHostDevices(). */
   hostDevices?: ResolvedDevice[];
   /** Major/minor of the paths in BlkioWeightDevice / BlkioDevice* (deviceNumbers()). */
@@ -148,10 +150,10 @@ export function buildSpec(input: SpecInput, warnings: string[] = []): OciSpec {
  * Docker's environment: PATH (default), HOSTNAME, TERM=xterm with a TTY, then the container's Env
  * replacing same-named entries; an entry without "=" removes the variable.
  */
-export function buildEnv(config: ContainerConfig): string[] {
+export function buildEnv(config: ContainerConfig, linkEnv: readonly string[] = []): string[] {
   const env = [`PATH=${DEFAULT_PATH_ENV}`, `HOSTNAME=${config.Hostname ?? ''}`];
   if (config.Tty) env.push('TERM=xterm');
-  return replaceOrAppendEnv(env, config.Env ?? []);
+  return replaceOrAppendEnv([...env, ...linkEnv], config.Env ?? []);
 }
 
 export function replaceOrAppendEnv(base: readonly string[], overrides: readonly string[]): string[] {
@@ -183,7 +185,7 @@ function buildProcess(input: SpecInput, capabilities: string[], noNewPrivileges:
     terminal: config.Tty === true,
     user: { uid: input.user.uid, gid: input.user.gid, additionalGids: [...input.user.additionalGids] },
     args,
-    env: buildEnv(config),
+    env: buildEnv(config, input.linkEnv),
     cwd: config.WorkingDir || '/',
     capabilities: capabilitySets(capabilities, input.user.uid),
   };

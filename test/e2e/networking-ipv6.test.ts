@@ -149,6 +149,9 @@ describe('networking over IPv6', () => {
     const overlap = await d.request('POST', '/networks/create', { body: { Name: 'ov', EnableIPv6: true, IPAM: { Config: [{ Subnet: `${prefix}::/80` }] } } });
     assert.equal(overlap.status, 403);
     assert.match(overlap.json().message, /Pool overlaps/);
+    const two = await d.request('POST', '/networks/create', { body: { Name: 'two', EnableIPv6: true, IPAM: { Config: [{ Subnet: 'fd03::/64' }, { Subnet: 'fd04::/64' }] } } });
+    assert.equal(two.status, 403, 'one subnet per family, as dockerd\'s bridge driver');
+    assert.equal(two.json().message, "bridge driver doesn't support multiple subnets");
     await ok(d, ['rm', '-f', 's6']);
     await ok(d, ['network', 'rm', 'given6']);
   });

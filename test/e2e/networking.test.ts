@@ -331,6 +331,9 @@ describe('networking: default bridge, user networks, ports, DNS', () => {
     assert.match(ifs.stdout, new RegExp(`eth1 +inet ${appIp.replace(/\./g, '\\.')}/`));
     const look = await d.docker(['exec', 'db', 'nslookup', 'stat']);
     assert.match(look.stdout, new RegExp(`Address: ${appIp.replace(/\./g, '\\.')}`));
+    // The container's /etc/hosts gains its new address (and loses it again on disconnect, below).
+    const hostLine = new RegExp(`^${appIp.replace(/\./g, '\\.')}\\t${st.Config.Hostname}$`, 'm');
+    assert.match((await d.docker(['exec', 'st', 'cat', '/etc/hosts'])).stdout, hostLine);
     const again = await d.docker(['network', 'connect', 'app', 'st']);
     assert.notEqual(again.code, 0);
     assert.match(again.stderr, /endpoint with name st already exists in network app/);
@@ -339,6 +342,9 @@ describe('networking: default bridge, user networks, ports, DNS', () => {
     assert.equal((await inspect(d, 'st')).NetworkSettings.Networks.app, undefined);
     const ifs2 = await d.docker(['exec', 'st', 'ip', '-o', 'link']);
     assert.doesNotMatch(ifs2.stdout, /eth1/);
+    const hostsAfter = (await d.docker(['exec', 'st', 'cat', '/etc/hosts'])).stdout;
+    assert.doesNotMatch(hostsAfter, hostLine);
+    assert.match(hostsAfter, /^10\.231\.77\.50\t/m, 'the remaining address stays');
     // A network with an active endpoint cannot go; a stopped container can be connected.
     const busy = await d.request('DELETE', '/networks/fixed');
     assert.equal(busy.status, 403);
@@ -370,13 +376,21 @@ describe('networking: default bridge, user networks, ports, DNS', () => {
     await d.docker(['rm', '-f', 'lost']);
   });
 
-  test('--link on the default bridge writes the linked container into /etc/hosts', async () => {
-    assert.equal((await d.docker(['run', '-d', '--name', 'lk', 'busybox', 'sleep', '300'])).code, 0);
+  test('--link on the default bridge writes the linked container into /etc/hosts and the environment', async () => {
+    assert.equal((await d.docker(['run', '-d', '--name', 'lk', '--expose', '5432', '-e', 'DB_USER=app', 'busybox', 'sleep', '300'])).code, 0);
     const target = await inspect(d, 'lk');
-    const r = await d.docker(['run', '--rm', '--link', 'lk:dbalias', 'busybox', 'sh', '-c', 'cat /etc/hosts; ping -c 1 -W 2 dbalias >/dev/null && echo ping-ok']);
+    const ip = target.NetworkSettings.IPAddress as string;
+    const r = await d.docker(['run', '--rm', '--name', 'linker', '--link', 'lk:dbalias', '-e', 'DBALIAS_ENV_DB_USER=overridden', 'busybox', 'sh', '-c', 'cat /etc/hosts; ping -c 1 -W 2 dbalias >/dev/null && echo ping-ok; env']);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, new RegExp(`^${target.NetworkSettings.IPAddress.replace(/\./g, '\\.')}\\tdbalias ${target.Id.slice(0, 12)} lk$`, 'm'));
+    assert.match(r.stdout, new RegExp(`^${ip.replace(/\./g, '\\.')}\\tdbalias ${target.Id.slice(0, 12)} lk$`, 'm'));
     assert.match(r.stdout, /ping-ok/);
+    // dockerd's legacy link variables; the container's own Env wins over them.
+    const env = new Set(r.stdout.split('\n'));
+    for (const v of [`DBALIAS_PORT=tcp://${ip}:5432`, `DBALIAS_PORT_5432_TCP=tcp://${ip}:5432`, `DBALIAS_PORT_5432_TCP_ADDR=${ip}`,
+      'DBALIAS_PORT_5432_TCP_PORT=5432', 'DBALIAS_PORT_5432_TCP_PROTO=tcp', 'DBALIAS_NAME=/linker/dbalias', 'DBALIAS_ENV_DB_USER=overridden']) {
+      assert.ok(env.has(v), `${v} in:\n${r.stdout}`);
+    }
+    assert.ok(![...env].some((l) => l.startsWith('DBALIAS_ENV_PATH=')), 'PATH and HOME are not passed on');
     const dead = await d.docker(['run', '--rm', '--link', 'nobody:x', 'busybox', 'true']);
     assert.notEqual(dead.code, 0);
     await d.docker(['rm', '-f', 'lk']);

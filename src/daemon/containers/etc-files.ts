@@ -1,7 +1,7 @@
 // The per-container /etc/hosts, /etc/resolv.conf and /etc/hostname the daemon generates and
 // bind-mounts (they live in the container's directory, never in its writable layer).
 import { readFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 export interface DnsSettings {
@@ -70,7 +70,6 @@ export function containerResolvConf(configured: DnsSettings, hostNetwork: boolea
 }
 
 export function containerHosts(input: Pick<EtcFilesInput, 'hostname' | 'domainname' | 'extraHosts' | 'addresses'>): string {
-  const fqdn = input.domainname ? `${input.hostname}.${input.domainname} ${input.hostname}` : input.hostname;
   const lines = [
     '127.0.0.1\tlocalhost',
     '::1\tlocalhost ip6-localhost ip6-loopback',
@@ -79,7 +78,7 @@ export function containerHosts(input: Pick<EtcFilesInput, 'hostname' | 'domainna
     'ff02::1\tip6-allnodes',
     'ff02::2\tip6-allrouters',
     ...input.extraHosts.map((h) => h.replace(/\s+/, '\t')),
-    ...input.addresses.map((a) => `${a}\t${fqdn}`),
+    ...input.addresses.map((a) => ownHostsLine(a, input.hostname, input.domainname)),
   ];
   return lines.join('\n') + '\n';
 }
@@ -93,4 +92,27 @@ export async function writeEtcFiles(input: EtcFilesInput): Promise<EtcFilePaths>
     writeFile(paths.hostnamePath, input.hostname + '\n', { mode: 0o644 }),
   ]);
   return paths;
+}
+
+/**
+ * A running container's /etc/hosts after a network connect (its new addresses added) or
+ * disconnect (lines of the released addresses removed). Rewritten in place: the file is
+ * bind-mounted into the container, a rename would leave the container looking at the old one.
+ */
+export async function updateHostsEntries(path: string, change: { add?: string[]; removeIps?: string[] }): Promise<void> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch {
+    return; // not started through us (no file): nothing to keep current
+  }
+  const drop = new Set(change.removeIps ?? []);
+  const lines = text.split('\n').filter((l) => l !== '' && !drop.has(l.split(/\s+/)[0]!));
+  for (const l of change.add ?? []) if (!lines.includes(l)) lines.push(l);
+  await writeFile(path, lines.join('\n') + '\n', { mode: 0o644 });
+}
+
+/** The /etc/hosts line of one of the container's own addresses. */
+export function ownHostsLine(ip: string, hostname: string, domainname: string): string {
+  return `${ip}\t${domainname ? `${hostname}.${domainname} ${hostname}` : hostname}`;
 }

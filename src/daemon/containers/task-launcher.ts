@@ -68,7 +68,7 @@ export interface LauncherDeps {
   cgroupDriver: CgroupDriver;
   shmSize: number;
   /** Container networking (bridge and user networks, ports, DNS); without it: loopback only. */
-  networks?: Pick<NetworkService, 'setupSandbox' | 'teardownSandbox' | 'extraHosts'>;
+  networks?: Pick<NetworkService, 'setupSandbox' | 'teardownSandbox' | 'extraHosts' | 'linkEnvironment'>;
   /** Named and anonymous volumes (src/daemon/volumes); without it such mounts are refused. */
   volumes?: Pick<ContainerVolumes, 'attach' | 'detach'>;
 }
@@ -271,6 +271,7 @@ export class TaskLauncher {
         id, config: rec.Config, hostConfig: specHostConfig(rec.HostConfig), args: [rec.Path, ...rec.Args], user,
         daemon: this.daemonDefaults(), files, namespaces, mounts: [...this.resolveMounts(rec.HostConfig), ...volumeMounts],
         devices: resolveDeviceMappings(rec.HostConfig.Devices),
+        ...(rec.HostConfig.Links?.length && this.d.networks ? { linkEnv: this.d.networks.linkEnvironment(rec) } : {}),
         ...(rec.HostConfig.Privileged ? { hostDevices: listHostDevices() } : {}),
       }, warnings);
       for (const w of warnings) this.d.log.warn(w, { id });
