@@ -87,26 +87,6 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
   try {
     const cgroupDriver = resolveCgroupDriver(initial['exec-opts']);
     applyCpuRealtime({ period: initial['cpu-rt-period'], runtime: initial['cpu-rt-runtime'], cgroupParent: initial['cgroup-parent'] || `/${defaultCgroupParent(cgroupDriver).replace(/^\//, '')}`, layout: detectCgroupLayout() });
-    const supervisor = await Supervisor.start({
-      ...(initial.supervisor ? { address: initial.supervisor } : {}),
-      dataRoot: roots.dataRoot,
-      execRoot: roots.execRoot,
-      namespace: initial['supervisor-namespace'],
-      pluginsNamespace: initial['supervisor-plugins-namespace'],
-      cri: initial['cri-supervisor'],
-      log,
-    });
-    cleanups.push(async () => {
-      // live-restore: containerd outlives the daemon so running containers keep their shims,
-      // Wait calls and events; the next daemon adopts it.
-      if (cfg()['live-restore'] && supervisor.managed) {
-        supervisor.client.close();
-        supervisor.managed.release();
-      } else {
-        await supervisor.stop();
-      }
-    });
-
     const db = openDatabase(join(roots.dataRoot, 'engine.db'));
     cleanups.push(() => db.close());
     // Every service publishes here (persisted before delivery; see events/bus.ts).
@@ -118,6 +98,40 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       meta.put('engine-id', { value: engineId });
     }
 
+    // Bridges, firewall chains and surviving sandboxes come back before any container starts —
+    // while containerd boots: the two are independent, and both mostly wait on other processes.
+    // At shutdown (after the containers stopped) proxies and DNS stop, and without live-restore
+    // the daemon's bridges and chains go too.
+    const networks = new NetworkService({ db, config: cfg, log: log.child({ module: 'network' }), execRoot: roots.execRoot, events, daemonId: engineId });
+    const starting = Supervisor.start({
+      ...(initial.supervisor ? { address: initial.supervisor } : {}),
+      dataRoot: roots.dataRoot,
+      execRoot: roots.execRoot,
+      namespace: initial['supervisor-namespace'],
+      pluginsNamespace: initial['supervisor-plugins-namespace'],
+      cri: initial['cri-supervisor'],
+      log,
+    });
+    const networkInit = networks.init();
+    const [started] = await Promise.allSettled([starting, networkInit]);
+    if (started.status === 'rejected') {
+      if (await networkInit.then(() => true, () => false)) await networks.shutdown(false).catch(() => undefined);
+      throw started.reason;
+    }
+    const supervisor = started.value;
+    cleanups.push(async () => {
+      // live-restore: containerd outlives the daemon so running containers keep their shims,
+      // Wait calls and events; the next daemon adopts it.
+      if (cfg()['live-restore'] && supervisor.managed) {
+        supervisor.client.close();
+        supervisor.managed.release();
+      } else {
+        await supervisor.stop();
+      }
+    });
+
+    cleanups.push(() => networks.shutdown(cfg()['live-restore']));
+    await networkInit;
     const snapshotter = await snapshotterFor(supervisor.client, initial['storage-driver'], initial['storage-opts'], roots.dataRoot);
     const client = supervisor.client; // its default snapshotter is overlayfs (overlay2)
     const containersDir = join(roots.dataRoot, 'containers');
@@ -134,12 +148,6 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const runtimes = new RuntimeRegistry(roots.execRoot, initial.runtimes);
     const rootfs = new RootfsManager(client, snapshotter, roots.tmpDir);
     const shmSize = parseSize(initial['default-shm-size']);
-    // Bridges, firewall chains and surviving sandboxes come back before any container starts; at
-    // shutdown (after the containers stopped) proxies and DNS stop, and without live-restore the
-    // daemon's bridges and chains go too.
-    const networks = new NetworkService({ db, config: cfg, log: log.child({ module: 'network' }), execRoot: roots.execRoot, events, daemonId: engineId });
-    cleanups.push(() => networks.shutdown(cfg()['live-restore']));
-    await networks.init();
     // Volumes: records in the store, data under <data-root>/volumes; who uses them comes from the containers.
     const volumes = new VolumeService({
       table: new RecordTable<VolumeRecord>(db, 'volumes'), root: join(roots.dataRoot, 'volumes'), tmpDir: roots.tmpDir,
