@@ -1103,7 +1103,7 @@ export class NetworkService {
     const labels = { ...(body.Labels ?? {}) };
     const base: Omit<NetworkRecord, 'x'> = {
       Name: name, Id: id, Created: nowIso(), Scope: 'local', Driver: body.ConfigOnly ? 'null' : driver, EnableIPv4: enableIPv4, EnableIPv6: enableIPv6,
-      IPAM: { Driver: ipamDriver, Options: body.IPAM?.Options ?? null, Config: ipamConfig.map((c) => ({ ...c })) }, Internal: body.Internal === true,
+      IPAM: { Driver: ipamDriver, Options: body.IPAM?.Options ?? null, Config: ipv4First(ipamConfig).map((c) => ({ ...c })) }, Internal: body.Internal === true,
       Attachable: body.Attachable === true, Ingress: false, ConfigFrom: { Network: from?.Name ?? '' }, ConfigOnly: body.ConfigOnly === true, Options: options, Labels: labels,
     };
     if (body.ConfigOnly) {
@@ -1350,6 +1350,15 @@ function checkCreateBody(body: NetworkCreateBody): void {
   stringMap(body.Labels, 'Labels');
   stringMap(body.IPAM?.Options, 'IPAM.Options');
   if (body.IPAM?.Config !== undefined && body.IPAM.Config !== null && !Array.isArray(body.IPAM.Config)) throw invalidParameter('invalid JSON: IPAM.Config must be an array');
+}
+
+/**
+ * IPAM entries as dockerd lists them: IPv4 first, then IPv6 (the docker CLI sends them in no
+ * fixed order).
+ */
+function ipv4First(entries: readonly IpamConfigEntry[]): IpamConfigEntry[] {
+  const isV6 = (c: IpamConfigEntry) => isV6Text(c.Subnet || c.Gateway || c.IPRange || '');
+  return [...entries.filter((c) => !isV6(c)), ...entries.filter(isV6)];
 }
 
 /** dockerd's IPAM checks (messages as ValidateIPAM's). */

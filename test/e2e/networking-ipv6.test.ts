@@ -128,7 +128,12 @@ describe('networking over IPv6', () => {
     const prefix = subnet.replace(/::\/64$/, '');
     await ok(d, ['network', 'create', '--ipv6', '--subnet', subnet, '--subnet', '10.231.7.0/24', 'given6']);
     const net = await inspect(d, 'given6', 'network');
-    assert.deepEqual(net.IPAM.Config, [{ Subnet: subnet, Gateway: `${prefix}::1` }, { Subnet: '10.231.7.0/24', Gateway: '10.231.7.1' }]);
+    // dockerd lists IPv4 entries first, whatever the request's order (the CLI's order is random).
+    assert.deepEqual(net.IPAM.Config, [{ Subnet: '10.231.7.0/24', Gateway: '10.231.7.1' }, { Subnet: subnet, Gateway: `${prefix}::1` }]);
+    const v6First = await d.request('POST', '/networks/create', { body: { Name: 'order6', EnableIPv6: true, IPAM: { Config: [{ Subnet: `${ulaPrefix(3)}::/64` }, { Subnet: '10.231.8.0/24' }] } } });
+    assert.equal(v6First.status, 201, v6First.text());
+    assert.deepEqual((await inspect(d, 'order6', 'network')).IPAM.Config.map((c: any) => c.Subnet.includes(':')), [false, true]);
+    await ok(d, ['network', 'rm', 'order6']);
     await ok(d, ['run', '-d', '--name', 's6', '--network', 'given6', '--ip6', `${prefix}::99`, 'busybox', 'sleep', '300']);
     const ep = (await inspect(d, 's6')).NetworkSettings.Networks.given6;
     assert.equal(ep.GlobalIPv6Address, `${prefix}::99`);
