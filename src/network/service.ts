@@ -21,6 +21,7 @@ import { Firewall, removeChains, type FwState } from './firewall.ts';
 import { withHostLock } from './host-lock.ts';
 import { contains, formatCidr, formatIPv4, isIPv4, macFromIPv4, overlaps, parseCidr, parseCidrWithHost, parseIPv4, within, type Cidr } from './ip4.ts';
 import { addressFromMac, contains6, formatCidr6, formatIPv6, isIPv6, isV6Text, overlaps6, parseCidr6, parseCidr6WithHost, parseIPv6, ulaBase, within6, type Cidr6 } from './ip6.ts';
+import { ipv4First, validateIpam } from './ipam-config.ts';
 import { AddressSpace, AddressSpace6, DEFAULT_POOLS, hostRoutes, hostRoutes6, pickSubnet, pickSubnet6, validatePools, type AddressPool } from './ipam.ts';
 import { createSandbox, addInterfaces, deleteLinks, ensureBridge, exec, isBridge, linkAliasOf, linkExists, linkIPv4, linksWithAlias, readSysctl, setDefaultRoute, writeSysctl, type VethPlan } from './netlink.ts';
 import { chainPrefix, daemonTag, defaultBridgeName, linkAlias, newId, userBridgeName, validInterfaceName, vethName } from './naming.ts';
@@ -1350,84 +1351,6 @@ function checkCreateBody(body: NetworkCreateBody): void {
   stringMap(body.Labels, 'Labels');
   stringMap(body.IPAM?.Options, 'IPAM.Options');
   if (body.IPAM?.Config !== undefined && body.IPAM.Config !== null && !Array.isArray(body.IPAM.Config)) throw invalidParameter('invalid JSON: IPAM.Config must be an array');
-}
-
-/**
- * IPAM entries as dockerd lists them: IPv4 first, then IPv6 (the docker CLI sends them in no
- * fixed order).
- */
-function ipv4First(entries: readonly IpamConfigEntry[]): IpamConfigEntry[] {
-  const isV6 = (c: IpamConfigEntry) => isV6Text(c.Subnet || c.Gateway || c.IPRange || '');
-  return [...entries.filter((c) => !isV6(c)), ...entries.filter(isV6)];
-}
-
-/** dockerd's IPAM checks (messages as ValidateIPAM's). */
-function validateIpam(list: IpamConfigEntry[]): void {
-  const errs: string[] = [];
-  for (const c of list) {
-    const subnetText = c.Subnet ?? '';
-    if (isV6Text(subnetText)) {
-      validateIpam6(c, errs);
-      continue;
-    }
-    let subnet: Cidr;
-    try {
-      const parsed = parseCidrWithHost(subnetText);
-      subnet = parsed.cidr;
-      if (parsed.addr !== subnet.base) errs.push(`invalid subnet ${subnetText}: it should be ${formatCidr(subnet)}`);
-    } catch {
-      errs.push(`invalid subnet ${subnetText}: invalid CIDR block notation`);
-      continue;
-    }
-    if (c.IPRange) {
-      try {
-        const r = parseCidrWithHost(c.IPRange);
-        if (r.cidr.bits < subnet.bits) errs.push(`invalid ip-range ${c.IPRange}: CIDR block is bigger than its parent subnet ${formatCidr(subnet)}`);
-        if (r.addr !== r.cidr.base) errs.push(`invalid ip-range ${c.IPRange}: it should be ${formatCidr(r.cidr)}`);
-        if (!overlaps(subnet, r.cidr)) errs.push(`invalid ip-range ${c.IPRange}: parent subnet ${formatCidr(subnet)} doesn't contain ip-range`);
-      } catch {
-        errs.push(`invalid ip-range ${c.IPRange}: invalid CIDR block notation`);
-      }
-    }
-    const checkAddr = (a: string, what: string) => {
-      if (!isIPv4(a)) errs.push(`${what}: invalid address`);
-      else if (!contains(subnet, parseIPv4(a))) errs.push(`${what}: parent subnet ${formatCidr(subnet)} doesn't contain this address`);
-    };
-    if (c.Gateway) checkAddr(c.Gateway, `invalid gateway ${c.Gateway}`);
-    for (const [k, v] of Object.entries(c.AuxiliaryAddresses ?? {})) checkAddr(v, `invalid auxiliary address ${k}`);
-  }
-  for (const c of list) if (!c.Subnet && (c.Gateway || c.IPRange)) errs.push('a gateway or ip-range needs a subnet');
-  if (errs.length === 1) throw invalidParameter(`invalid network config:\n${errs[0]}`);
-  if (errs.length > 1) throw invalidParameter(`invalid network config:\n* ${errs.join('\n* ')}`);
-}
-
-/** validateIpam's checks for an IPv6 entry. */
-function validateIpam6(c: IpamConfigEntry, errs: string[]): void {
-  let subnet: Cidr6;
-  try {
-    const parsed = parseCidr6WithHost(c.Subnet!);
-    subnet = parsed.cidr;
-    if (parsed.addr !== subnet.base) errs.push(`invalid subnet ${c.Subnet}: it should be ${formatCidr6(subnet)}`);
-  } catch {
-    errs.push(`invalid subnet ${c.Subnet}: invalid CIDR block notation`);
-    return;
-  }
-  if (c.IPRange) {
-    try {
-      const r = parseCidr6WithHost(c.IPRange);
-      if (r.cidr.bits < subnet.bits) errs.push(`invalid ip-range ${c.IPRange}: CIDR block is bigger than its parent subnet ${formatCidr6(subnet)}`);
-      if (r.addr !== r.cidr.base) errs.push(`invalid ip-range ${c.IPRange}: it should be ${formatCidr6(r.cidr)}`);
-      if (!overlaps6(subnet, r.cidr)) errs.push(`invalid ip-range ${c.IPRange}: parent subnet ${formatCidr6(subnet)} doesn't contain ip-range`);
-    } catch {
-      errs.push(`invalid ip-range ${c.IPRange}: invalid CIDR block notation`);
-    }
-  }
-  const checkAddr = (a: string, what: string) => {
-    if (!isIPv6(a)) errs.push(`${what}: invalid address`);
-    else if (!contains6(subnet, parseIPv6(a))) errs.push(`${what}: parent subnet ${formatCidr6(subnet)} doesn't contain this address`);
-  };
-  if (c.Gateway) checkAddr(c.Gateway, `invalid gateway ${c.Gateway}`);
-  for (const [k, v] of Object.entries(c.AuxiliaryAddresses ?? {})) checkAddr(v, `invalid auxiliary address ${k}`);
 }
 
 /** dockerd's wording for a failed sandbox set-up; the cause's class (400/403/404…) is kept. */

@@ -2,7 +2,7 @@
 // restart policies, AutoRemove, crash-safe state, runtimes, seccomp, OOM, filters, errors.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { until } from '../helpers/until.ts';
 
