@@ -2,7 +2,8 @@
 // HTTP servers and hands every request and upgrade to the API layer with the listener's prefix.
 import { closeSync, readFileSync } from 'node:fs';
 import { chmod, chown, lstat, mkdir, readFile, unlink } from 'node:fs/promises';
-import http from 'node:http';
+import type * as Http from 'node:http';
+import { http } from '../util/node-http.ts';
 import https from 'node:https';
 import net from 'node:net';
 import { DEFAULT_CIPHERS } from 'node:tls';
@@ -22,8 +23,8 @@ export interface ListenerOptions {
   tls?: TlsSettings;
   group: string; // owner group of unix sockets ('' = leave the daemon's own group)
   log: Logger;
-  onRequest(req: http.IncomingMessage, res: http.ServerResponse, prefix: string): void;
-  onUpgrade(req: http.IncomingMessage, socket: Duplex, head: Buffer, prefix: string): void;
+  onRequest(req: Http.IncomingMessage, res: Http.ServerResponse, prefix: string): void;
+  onUpgrade(req: Http.IncomingMessage, socket: Duplex, head: Buffer, prefix: string): void;
   /** Where LISTEN_PID / LISTEN_FDS are read from (and removed from); defaults to process.env. */
   env?: NodeJS.ProcessEnv;
 }
@@ -35,7 +36,7 @@ export interface OpenListener {
   close(): Promise<void>;
   /** Destroys every connection, hijacked streams included (for the end of a shutdown grace period). */
   closeAllConnections(): void;
-  server: http.Server | https.Server;
+  server: Http.Server | https.Server;
 }
 
 // Longer than the idle timeout of common clients (Go's transport: 90s) so that the client, not
@@ -100,7 +101,7 @@ function loadTls(tls: TlsSettings): https.ServerOptions {
 
 /** Creates the HTTP(S) server and the bookkeeping shared by all listener kinds. */
 function createServer(spec: ListenSpec, prefix: string, opts: ListenerOptions, tlsOptions: https.ServerOptions | undefined) {
-  const serverOptions: http.ServerOptions = { requestTimeout: 0, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, maxHeaderSize: MAX_HEADER_SIZE };
+  const serverOptions: Http.ServerOptions = { requestTimeout: 0, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, maxHeaderSize: MAX_HEADER_SIZE };
   const server = tlsOptions ? https.createServer({ ...serverOptions, ...tlsOptions }) : http.createServer(serverOptions);
   server.requestTimeout = 0; // logs, attach, events and pulls stream for as long as they like
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;

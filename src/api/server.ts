@@ -1,6 +1,7 @@
 // The HTTP front: version prefix handling, common headers, routing, and the single place where
 // thrown errors become {"message": …} responses. Listeners (unix, tcp, tls, fd) feed it.
-import { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { http } from '../util/node-http.ts';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { EngineError, messageOf, statusOf } from '../errors.ts';
@@ -36,7 +37,7 @@ export class ApiServer {
   /** Node's 'upgrade' event: hijacked streams (attach, exec start). The handler owns the socket. */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, prefix = ''): void {
     if (head.length) socket.unshift(head);
-    const res = new ServerResponse(req);
+    const res = new http.ServerResponse(req);
     res.assignSocket(socket as Socket);
     res.shouldKeepAlive = false;
     this.dispatch(req, res, prefix, socket as Socket).catch((err) => {

@@ -16,6 +16,7 @@ import { publishDaemonEvent, reloadAttributes } from './events/daemon-events.ts'
 import { registerSystemDfRoutes } from '../api/routes/system-df.ts';
 import { DiskUsageService } from './disk-usage.ts';
 import { Supervisor } from '../supervisor/supervisor.ts';
+import type { ManagedStart } from '../supervisor/containerd-process.ts';
 import type { Logger } from '../util/log.ts';
 import { ENGINE_VERSION } from '../version.ts';
 import { SystemService, type ComponentVersions } from './system.ts';
@@ -58,6 +59,8 @@ export interface DaemonOptions {
   log: Logger;
   roots: { dataRoot: string; execRoot: string; tmpDir: string };
   startedAt: Date;
+  /** Our containerd, already starting (engined.ts spawns it before loading this module). */
+  containerd?: ManagedStart;
 }
 
 export interface RunningDaemon {
@@ -111,6 +114,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       pluginsNamespace: initial['supervisor-plugins-namespace'],
       cri: initial['cri-supervisor'],
       log,
+      ...(opts.containerd ? { prestarted: opts.containerd } : {}),
     });
     const networkInit = networks.init();
     const [started] = await Promise.allSettled([starting, networkInit]);

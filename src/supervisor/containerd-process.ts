@@ -8,8 +8,10 @@ import path from 'node:path';
 import readline from 'node:readline';
 import type { Logger, LogLevel } from '../util/log.ts';
 import { unavailable } from '../errors.ts';
-import { SupervisorClient } from './client.ts';
-import { loadProtos } from './protos.ts';
+// The gRPC client (grpc-js, protobufjs: ~75 ms to load) is imported only once containerd has been
+// spawned, so that the daemon can start containerd before it loads the rest of itself.
+type ClientModule = typeof import('./client.ts');
+const clientModule = (): Promise<ClientModule> => import('./client.ts');
 
 export interface ManagedContainerdOptions {
   dataRoot: string;
@@ -159,6 +161,7 @@ export class ManagedContainerd extends EventEmitter {
   private adoptedTimer: NodeJS.Timeout | null = null;
   private restartTimer: NodeJS.Timeout | null = null;
   private stopping = false;
+  private released = false;
   private backoffMs = RESTART_BACKOFF_MIN_MS;
   private startedAt = 0;
   private readonly recentLines: string[] = [];
@@ -191,6 +194,7 @@ export class ManagedContainerd extends EventEmitter {
 
   async start(): Promise<void> {
     this.stopping = false;
+    this.released = false;
     await fs.promises.mkdir(this.stateDir, { recursive: true, mode: 0o711 });
     await fs.promises.mkdir(path.join(this.opts.dataRoot, 'containerd'), { recursive: true, mode: 0o711 });
     const config = this.configText();
@@ -255,6 +259,7 @@ export class ManagedContainerd extends EventEmitter {
 
   private async answers(timeoutMs: number): Promise<boolean> {
     if (!fs.existsSync(this.address)) return false;
+    const { SupervisorClient } = await clientModule();
     const probe = new SupervisorClient(this.address, { namespace: '' });
     try {
       await probe.version({ deadlineMs: timeoutMs, waitForReady: true });
@@ -280,7 +285,6 @@ export class ManagedContainerd extends EventEmitter {
     });
     this.child = child;
     this.startedAt = Date.now();
-    loadProtos(); // parse while containerd boots (both take ~50 ms), not after
     const exited = new Promise<string>((resolve) => {
       child.once('exit', (code, signal) => resolve(signal ? `killed by ${signal}` : `exit status ${code}`));
       child.once('error', (err) => resolve(err.message));
@@ -295,11 +299,15 @@ export class ManagedContainerd extends EventEmitter {
       if (ready && !this.stopping) this.onUnexpectedExit(signal ? `containerd killed by ${signal}` : `containerd exited with status ${code}`);
     });
 
+    // Load the client and parse the protos while containerd boots, not after.
+    const [{ SupervisorClient }, { loadProtos }] = await Promise.all([clientModule(), import('./protos.ts')]);
+    loadProtos();
+
     const timeoutMs = this.opts.startTimeoutMs ?? 30_000;
     const deadline = Date.now() + timeoutMs;
     let outcome: string | null = null;
     void exited.then((why) => (outcome = why));
-    let probe: SupervisorClient | null = null;
+    let probe: InstanceType<ClientModule['SupervisorClient']> | null = null;
     try {
       while (Date.now() < deadline) {
         if (outcome !== null) {
@@ -378,6 +386,7 @@ export class ManagedContainerd extends EventEmitter {
    * pidfile stays for that.
    */
   release(): void {
+    this.released = true;
     this.stopping = true;
     if (this.restartTimer) clearTimeout(this.restartTimer);
     if (this.adoptedTimer) clearInterval(this.adoptedTimer);
@@ -389,6 +398,7 @@ export class ManagedContainerd extends EventEmitter {
 
   /** SIGTERM, up to 10 s for a clean exit, then SIGKILL. Containers (shims) keep running. */
   async stop(timeoutMs = STOP_TIMEOUT_MS): Promise<void> {
+    if (this.released) return; // let go of on purpose: the next daemon adopts it
     this.stopping = true;
     if (this.restartTimer) clearTimeout(this.restartTimer);
     if (this.adoptedTimer) clearInterval(this.adoptedTimer);
@@ -432,4 +442,18 @@ export class ManagedContainerd extends EventEmitter {
       while (isAlive(pid)) await sleep(20);
     }
   }
+}
+
+/** A managed containerd and the promise of its start (settles when it answers, or has failed). */
+export interface ManagedStart {
+  managed: ManagedContainerd;
+  started: Promise<void>;
+}
+
+/** Creates and starts the daemon's own containerd; stop `managed` if the start is abandoned. */
+export function startManagedContainerd(opts: ManagedContainerdOptions): ManagedStart {
+  const managed = new ManagedContainerd(opts);
+  const started = managed.start();
+  started.catch(() => undefined); // awaited by Supervisor.start; never an unhandled rejection meanwhile
+  return { managed, started };
 }

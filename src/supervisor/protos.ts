@@ -4,6 +4,7 @@
 // generation for every message type (including the whole descriptor.proto pulled in by gogo.proto),
 // none of which grpc-js needs; the serializers below are what proto-loader would build anyway.
 
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -157,6 +158,36 @@ function findProtoDir(): string {
 
 function parse(protoDir: string): Protos {
   const started = performance.now();
+  const optional = OPTIONAL_FILES.filter((f) => fs.existsSync(path.join(protoDir, f)));
+  const files = [...SERVICE_FILES, ...EVENT_FILES, RUNC_OPTIONS_FILE, ...optional];
+  const cacheFile = path.join(protoDir, `.parsed-${cacheKey(protoDir, files)}.json`);
+  const root = readCache(cacheFile) ?? parseFiles(protoDir, files, cacheFile);
+  root.resolveAll();
+  return new Protos(root, performance.now() - started, optional);
+}
+
+/**
+ * The parsed Root as protobufjs JSON, kept beside the .proto files: loading it takes a third of
+ * the parse (start-up time). Keyed by the file list and each file's size and mtime.
+ */
+function cacheKey(protoDir: string, files: string[]): string {
+  const h = createHash('sha256');
+  for (const f of files) {
+    const st = fs.statSync(path.join(protoDir, f), { throwIfNoEntry: false });
+    h.update(`${f}:${st?.size ?? -1}:${st?.mtimeMs ?? -1}\n`);
+  }
+  return h.digest('hex').slice(0, 16);
+}
+
+function readCache(file: string): protobuf.Root | null {
+  try {
+    return protobuf.Root.fromJSON(JSON.parse(fs.readFileSync(file, 'utf8')));
+  } catch {
+    return null; // absent or unreadable: parse instead
+  }
+}
+
+function parseFiles(protoDir: string, files: string[], cacheFile: string): protobuf.Root {
   const includeDirs = [protoDir, path.join(protoDir, 'gogo'), path.join(protoDir, 'googleapis')];
   const root = new protobuf.Root();
   // Import-path-style names against our include dirs. null means "skip this import": fine for
@@ -172,15 +203,22 @@ function parse(protoDir: string): Protos {
     }
     return null;
   };
-  const optional = OPTIONAL_FILES.filter((f) => fs.existsSync(path.join(protoDir, f)));
-  root.loadSync([...SERVICE_FILES, ...EVENT_FILES, RUNC_OPTIONS_FILE, ...optional], { keepCase: true });
-  root.resolveAll();
-  return new Protos(root, performance.now() - started, optional);
+  root.loadSync(files, { keepCase: true });
+  root.resolveAll(); // a missing required file fails here, before anything is cached
+  try {
+    // Atomic: daemons starting together never read half a file.
+    const tmp = `${cacheFile}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, JSON.stringify(root.toJSON()));
+    fs.renameSync(tmp, cacheFile);
+  } catch {
+    // a read-only tree: parse every time
+  }
+  return root;
 }
 
 const cache = new Map<string, Protos>();
 
-/** Parses the protos on first use (about 60–70 ms here) and returns the same instance afterwards. */
+/** Loads the protos on first use (parsed JSON: ~20 ms; the .proto files: ~60 ms) and returns the same instance afterwards. */
 export function loadProtos(protoDir: string = findProtoDir()): Protos {
   let p = cache.get(protoDir);
   if (!p) {

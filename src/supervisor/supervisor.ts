@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import type { Logger } from '../util/log.ts';
 import { unavailable } from '../errors.ts';
 import { SupervisorClient } from './client.ts';
-import { ManagedContainerd } from './containerd-process.ts';
+import { startManagedContainerd, type ManagedContainerd, type ManagedStart } from './containerd-process.ts';
 import type { AnyMessage, RuncOptions } from './protos.ts';
 
 const execFileP = promisify(execFile);
@@ -22,6 +22,11 @@ export interface SupervisorStartOptions {
   pluginsNamespace: string;
   cri: boolean;
   log: Logger;
+  /**
+   * Our containerd, already starting (see startManagedContainerd): the daemon spawns it before it
+   * loads its own modules, so both happen at once. Ignored with `address`.
+   */
+  prestarted?: ManagedStart;
   /** For tests: containerd binary and start timeout of the managed process. */
   binary?: string;
   startTimeoutMs?: number;
@@ -62,11 +67,11 @@ export class Supervisor extends EventEmitter {
     let managed: ManagedContainerd | null = null;
     let address = opts.address;
     if (!address) {
-      managed = new ManagedContainerd({
-        dataRoot: opts.dataRoot, execRoot: opts.execRoot, cri: opts.cri, log: opts.log,
-        binary: opts.binary, startTimeoutMs: opts.startTimeoutMs,
+      const start = opts.prestarted ?? startManagedContainerd({
+        dataRoot: opts.dataRoot, execRoot: opts.execRoot, cri: opts.cri, log: opts.log, binary: opts.binary, startTimeoutMs: opts.startTimeoutMs,
       });
-      await managed.start();
+      managed = start.managed;
+      await start.started;
       address = managed.address;
     }
     const client = new SupervisorClient(address, { namespace: opts.namespace });

@@ -3,7 +3,8 @@
 // only to the same host), and errors worded like Go's net/http ones, which is what users and
 // scripts know from dockerd: Get "https://host/v2/": http: server gave HTTP response to HTTPS client.
 import { createHash } from 'node:crypto';
-import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import type { Agent as HttpAgent, IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { http } from '../../util/node-http.ts';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Readable } from 'node:stream';
 import type { TlsSettings } from './registry-hosts.ts';
@@ -116,7 +117,7 @@ export class RegistryTransport {
           ...(tls?.ca ? { ca: tls.ca } : {}),
           ...(tls?.cert ? { cert: tls.cert, key: tls.key } : {}),
         })
-        : new HttpAgent(common);
+        : new http.Agent(common);
       this.agents.set(id, agent);
     }
     return agent;
@@ -153,7 +154,7 @@ export class RegistryTransport {
   private once(method: string, url: URL, headers: Record<string, string>, body: Buffer | Readable | undefined, tls: TlsSettings | undefined, req: HttpRequest): Promise<HttpResponse> {
     return new Promise((resolve, reject) => {
       if (req.signal?.aborted) return reject(req.signal.reason ?? new Error('aborted'));
-      const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+      const send = url.protocol === 'https:' ? httpsRequest : http.request;
       const outHeaders: Record<string, string> = { 'User-Agent': 'engine/registry-client', ...headers };
       if (Buffer.isBuffer(body)) outHeaders['Content-Length'] = String(body.length);
       const r = send(url, { method, headers: outHeaders, agent: this.agentFor(url, tls), timeout: req.idleTimeoutMs ?? 60_000 });
