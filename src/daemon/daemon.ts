@@ -53,6 +53,7 @@ import { HealthMonitor } from './health/monitor.ts';
 import { parseSize } from '../config/values.ts';
 import { snapshotterFor } from './storage-driver.ts';
 import { mkdir } from 'node:fs/promises';
+import { startHeapTrimmer } from '../util/heap-trim.ts';
 
 export interface DaemonOptions {
   loaded: () => LoadedConfig;
@@ -283,6 +284,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     cleanups.push(() => {
       listenersClosing = Promise.all(listeners.map((l) => l.close()));
     });
+    // Memory goes back to the OS once a burst of work is over (see util/heap-trim.ts).
+    const heapTrimmer = startHeapTrimmer({ log: log.child({ module: 'memory' }) });
+    cleanups.push(() => heapTrimmer.stop());
 
     return {
       addresses: listeners.map((l) => l.address),

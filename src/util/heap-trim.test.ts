@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { startHeapTrimmer } from './heap-trim.ts';
+import { Logger } from './log.ts';
+
+/** Event loop utilisation the test scripts: each check() sees the next interval's active ms. */
+function scripted(intervals: Array<{ active: number; utilization: number }>) {
+  let i = -1;
+  return (since?: unknown) => {
+    if (!since) return { idle: 0, active: 0, utilization: 0 }; // a cumulative reading
+    i += 1;
+    const x = intervals[i] ?? { active: 0, utilization: 0 };
+    return { idle: 5000 - x.active, ...x };
+  };
+}
+
+describe('heap trimmer', () => {
+  const log = new Logger({ level: 'error', format: 'text', raw: false });
+
+  it('collects once after busy intervals are followed by a quiet one, then waits for more work', () => {
+    const calls: unknown[] = [];
+    const t = startHeapTrimmer({
+      log, intervalMs: 60_000, startBusy: false, gc: (o) => calls.push(o),
+      utilization: scripted([
+        { active: 2000, utilization: 0.4 }, // busy: no collection while working
+        { active: 1000, utilization: 0.2 },
+        { active: 10, utilization: 0.002 }, // quiet after 3 s of work: collect
+        { active: 5, utilization: 0.001 }, // quiet, but nothing done since: no second collection
+        { active: 20, utilization: 0.004 },
+      ]),
+    });
+    try {
+      assert.deepEqual([t.check(), t.check(), t.check(), t.check(), t.check()], [false, false, true, false, false]);
+      assert.deepEqual(calls, [{ type: 'major', execution: 'sync', flavor: 'last-resort' }]);
+    } finally {
+      t.stop();
+    }
+  });
+
+  it('small amounts of work add up until they are worth a collection', () => {
+    let collected = 0;
+    const t = startHeapTrimmer({ log, intervalMs: 60_000, minBusyMs: 300, startBusy: false, gc: () => collected++, utilization: scripted(Array.from({ length: 10 }, () => ({ active: 40, utilization: 0.008 }))) });
+    try {
+      const results = Array.from({ length: 10 }, () => t.check());
+      assert.deepEqual(results.map((r, i) => (r ? i : -1)).filter((i) => i >= 0), [7], 'the eighth 40 ms interval reaches 300 ms');
+      assert.equal(collected, 1);
+    } finally {
+      t.stop();
+    }
+  });
+
+  it('the real collector is reachable without --expose-gc and gives memory back', () => {
+    const t = startHeapTrimmer({ log, intervalMs: 60_000, minBusyMs: 0, quietBelow: 1.01 });
+    try {
+      let junk: object[] | null = Array.from({ length: 300_000 }, (_, i) => ({ i, s: `x${i}` }));
+      assert.ok(junk.length > 0);
+      junk = null;
+      const before = process.memoryUsage().heapUsed;
+      assert.equal(t.check(), true);
+      assert.ok(process.memoryUsage().heapUsed < before, 'the garbage was collected');
+    } finally {
+      t.stop();
+    }
+  });
+});
+
+describe('heap trimmer at start-up', () => {
+  it('counts the work before it started, so the first quiet interval collects', () => {
+    let collected = 0;
+    const log = new Logger({ level: 'error', format: 'text', raw: false });
+    const t = startHeapTrimmer({ log, intervalMs: 60_000, gc: () => collected++, utilization: scripted([{ active: 500, utilization: 0.25 }, { active: 1, utilization: 0.0005 }]) });
+    try {
+      assert.deepEqual([t.check(), t.check()], [false, true]);
+      assert.equal(collected, 1);
+    } finally {
+      t.stop();
+    }
+  });
+});
