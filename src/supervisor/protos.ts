@@ -94,6 +94,7 @@ export class Protos {
       const svc = this.root.lookupService(SERVICES[service]);
       const m = svc.methods[name];
       if (!m) throw new Error(`unknown method ${SERVICES[service]}.${name}`);
+      m.resolve(); // its request and response types
       const req = m.resolvedRequestType!;
       const res = m.resolvedResponseType!;
       info = {
@@ -160,23 +161,26 @@ function parse(protoDir: string): Protos {
   const started = performance.now();
   const optional = OPTIONAL_FILES.filter((f) => fs.existsSync(path.join(protoDir, f)));
   const files = [...SERVICE_FILES, ...EVENT_FILES, RUNC_OPTIONS_FILE, ...optional];
-  const cacheFile = path.join(protoDir, `.parsed-${cacheKey(protoDir, files)}.json`);
-  const root = readCache(cacheFile) ?? parseFiles(protoDir, files, cacheFile);
-  root.resolveAll();
+  const key = cacheKey(protoDir, files);
+  // A cached Root was resolved whole before it was written: its types resolve lazily on first use.
+  const root = (key && readCache(path.join(protoDir, `.parsed-${key}.json`))) || parseFiles(protoDir, files, key && path.join(protoDir, `.parsed-${key}.json`));
   return new Protos(root, performance.now() - started, optional);
 }
 
 /**
  * The parsed Root as protobufjs JSON, kept beside the .proto files: loading it takes a third of
- * the parse (start-up time). Keyed by the file list and each file's size and mtime.
+ * the parse (start-up time). Keyed by the file list and the containerd version the files came
+ * from (setup.sh writes .version and replaces the whole tree when that version changes); no key,
+ * no cache.
  */
-function cacheKey(protoDir: string, files: string[]): string {
-  const h = createHash('sha256');
-  for (const f of files) {
-    const st = fs.statSync(path.join(protoDir, f), { throwIfNoEntry: false });
-    h.update(`${f}:${st?.size ?? -1}:${st?.mtimeMs ?? -1}\n`);
+function cacheKey(protoDir: string, files: string[]): string | null {
+  let version: string;
+  try {
+    version = fs.readFileSync(path.join(protoDir, '.version'), 'utf8').trim();
+  } catch {
+    return null;
   }
-  return h.digest('hex').slice(0, 16);
+  return createHash('sha256').update(`${version}\n${files.join('\n')}`).digest('hex').slice(0, 16);
 }
 
 function readCache(file: string): protobuf.Root | null {
@@ -187,7 +191,7 @@ function readCache(file: string): protobuf.Root | null {
   }
 }
 
-function parseFiles(protoDir: string, files: string[], cacheFile: string): protobuf.Root {
+function parseFiles(protoDir: string, files: string[], cacheFile: string | null): protobuf.Root {
   const includeDirs = [protoDir, path.join(protoDir, 'gogo'), path.join(protoDir, 'googleapis')];
   const root = new protobuf.Root();
   // Import-path-style names against our include dirs. null means "skip this import": fine for
@@ -205,6 +209,7 @@ function parseFiles(protoDir: string, files: string[], cacheFile: string): proto
   };
   root.loadSync(files, { keepCase: true });
   root.resolveAll(); // a missing required file fails here, before anything is cached
+  if (!cacheFile) return root;
   try {
     // Atomic: daemons starting together never read half a file.
     const tmp = `${cacheFile}.${process.pid}.tmp`;
