@@ -26,6 +26,18 @@ async function main(): Promise<void> {
   log.info('Starting up', { version: ENGINE_VERSION, commit: ENGINE_COMMIT, node: process.versions.node });
   for (const w of loaded.warnings) log.warn(w);
 
+  // Signals are ours from here on: the API answers before start-up has finished, and a SIGTERM
+  // taking Node's default action then would leave containerd and the pidfile behind. One that
+  // arrives during start-up is acted on as soon as start-up ends.
+  let stopOn: ((signal: string) => void) | undefined;
+  let pendingSignal: string | undefined;
+  const onSignal = (signal: string) => (stopOn ? stopOn(signal) : (pendingSignal ??= signal));
+  process.on('SIGTERM', () => onSignal('terminated'));
+  process.on('SIGINT', () => onSignal('interrupt'));
+  let reload: (() => void) | undefined;
+  let reloadPending = false;
+  process.on('SIGHUP', () => (reload ? reload() : (reloadPending = true)));
+
   let releasePid: (() => Promise<void>) | undefined;
   let daemon: RunningDaemon | undefined;
   let containerd: ManagedStart | undefined;
@@ -49,7 +61,7 @@ async function main(): Promise<void> {
   const running = daemon;
   log.info('Daemon has completed initialization', { startupMs: Date.now() - startedAt });
 
-  process.on('SIGHUP', () => {
+  reload = () => {
     const r = reloadConfig(loaded, process.env);
     if (!r.ok) {
       log.error(`Error reloading configuration: ${r.error}`);
@@ -58,7 +70,8 @@ async function main(): Promise<void> {
     loaded = r.loaded;
     running.reloaded(r.changed);
     log.info('Reloaded configuration', { changed: r.changed.join(',') || 'nothing' });
-  });
+  };
+  if (reloadPending) reload();
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -74,8 +87,8 @@ async function main(): Promise<void> {
     log.info('Daemon shutdown complete');
     process.exit(0);
   };
-  process.on('SIGTERM', () => void stop('terminated'));
-  process.on('SIGINT', () => void stop('interrupt'));
+  stopOn = (signal) => void stop(signal);
+  if (pendingSignal) stopOn(pendingSignal);
 }
 
 process.on('unhandledRejection', (err) => {

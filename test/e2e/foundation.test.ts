@@ -215,6 +215,32 @@ describe('engined listeners', () => {
     }
   });
 
+  test('a signal during start-up is acted on when start-up ends: SIGTERM stops cleanly, SIGHUP reloads', async () => {
+    const containerdOf = async (execRoot: string) => (await run('pgrep', ['-a', '-x', 'containerd'])).stdout.split('\n').filter((l) => l.includes(`${execRoot}/`));
+    const stopped = await startDaemon({ waitReady: false });
+    try {
+      await stopped.waitForOutput(/msg="Starting up"/);
+      stopped.child.kill('SIGTERM'); // containerd is being spawned, the daemon's modules are loading
+      assert.equal(await stopped.exited, 0, stopped.output);
+      assert.match(stopped.output, /msg="Processing signal" signal=terminated/);
+      assert.match(stopped.output, /msg="Daemon shutdown complete"/);
+      assert.deepEqual(await containerdOf(stopped.execRoot), [], 'no containerd left running');
+      await assert.rejects(readFile(stopped.pidfile), /ENOENT/);
+    } finally {
+      await stopped.cleanup();
+    }
+    const reloaded = await startDaemon({ waitReady: false });
+    try {
+      await reloaded.waitForOutput(/msg="Starting up"/);
+      reloaded.child.kill('SIGHUP'); // Node's default for SIGHUP would end the process
+      await reloaded.waitReady();
+      await reloaded.waitForOutput(/msg="Reloaded configuration"/);
+      assert.equal((await reloaded.request('GET', '/_ping')).text(), 'OK');
+    } finally {
+      await reloaded.cleanup();
+    }
+  });
+
   test('fd:// takes its socket from systemd-style activation; a missing one exits', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'engine-fd-'));
     const sock = join(dir, 'engine.sock'); // the harness's socket path, so waitReady() polls it
