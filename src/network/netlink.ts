@@ -1,30 +1,17 @@
 // Links, addresses and routes through iproute2. Each operation is one `ip -batch` process (in the
 // host namespace, or in a container's through unshare/nsenter), so a container's whole network —
-// namespace, veth pair, address, route, bridge port — costs two short processes.
-import { spawn } from 'node:child_process';
+// namespace, veth pair, address, route, bridge port — costs two short processes, started by the
+// helper shells (util/helper-shell.ts) or the long-lived `ip` (ip-server.ts), never by a fork of the daemon.
+import { CommandError, runCommand } from '../util/helper-shell.ts';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
-export class CommandError extends Error {
-  constructor(readonly command: string, readonly stderr: string, readonly code: number | null) {
-    super(`${command}: ${stderr.trim() || `exit status ${code}`}`);
-  }
-}
+export { CommandError };
 
-/** Runs a command with `input` on stdin; rejects with its stderr when it fails. */
+/** Runs a command (through the helper shells) with `input` on stdin; rejects with its stderr when it fails. */
 export function exec(cmd: string, args: string[], input = ''): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d));
-    child.stderr.on('data', (d: Buffer) => (err += d));
-    child.on('error', (e) => reject(new CommandError(cmd, e.message, null)));
-    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new CommandError(`${cmd} ${args.join(' ')}`, err, code))));
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(input);
-  });
+  return runCommand(cmd, args, input ? { input } : {});
 }
 
 export type Where = { kind: 'host' } | { kind: 'new-netns'; path: string } | { kind: 'netns'; path: string };

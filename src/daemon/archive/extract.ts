@@ -8,14 +8,11 @@
 // The filesystem calls are synchronous on purpose: each is a short metadata call or a write of about
 // 1 MiB, and a thread-pool hop for every one of them made an upload of many files two to three times
 // slower on a busy machine (measured), while the event loop only waits that long here.
-import { execFile } from 'node:child_process';
 import { chmodSync, closeSync, constants, lchownSync, linkSync, lutimesSync, mkdirSync, openSync, rmSync, symlinkSync, writeSync, writevSync } from 'node:fs';
-import { promisify } from 'node:util';
 import { invalidParameter } from '../../errors.ts';
 import { readTar, safeEntryPath, TarPathGuard, type TarHeader } from '../../images/tar-reader.ts';
 import { checkWritable, hostPath, lstatInSync, type ContainerView } from './view.ts';
-
-const execFileP = promisify(execFile);
+import { runCommand } from '../../util/helper-shell.ts';
 
 export interface ExtractOptions {
   /** Refuse to replace a directory with a non-directory and the reverse. */
@@ -148,7 +145,7 @@ async function createEntry(
     case 'block':
     case 'fifo': {
       const type = h.kind === 'char' ? 'c' : h.kind === 'block' ? 'b' : 'p';
-      await execFileP('mknod', ['-m', (h.mode & 0o777).toString(8), host, type, ...(type === 'p' ? [] : [String(h.devmajor), String(h.devminor)])]);
+      await runCommand('mknod', ['-m', (h.mode & 0o777).toString(8), host, type, ...(type === 'p' ? [] : [String(h.devmajor), String(h.devminor)])]);
       return;
     }
   }

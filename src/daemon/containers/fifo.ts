@@ -1,13 +1,10 @@
 // The FIFOs a container's shim writes stdout/stderr to (and reads stdin from). The read side is
 // opened non-blocking BEFORE Tasks.Create: a FIFO nobody reads makes Tasks.Create hang.
-import { execFile } from 'node:child_process';
 import { constants, openSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-
-const execFileP = promisify(execFile);
+import { runCommand } from '../../util/helper-shell.ts';
 
 export interface StdioPaths {
   dir: string;
@@ -24,7 +21,7 @@ export async function makeFifos(dir: string, prefix: string, want: { stdin: bool
   if (want.stderr) paths.stderr = join(dir, `${prefix}-stderr`);
   const all = [paths.stdin, paths.stdout, paths.stderr].filter((p): p is string => !!p);
   await Promise.all(all.map((p) => rm(p, { force: true })));
-  await execFileP('mkfifo', ['-m', '0600', ...all]);
+  await runCommand('mkfifo', ['-m', '0600', ...all]);
   return paths;
 }
 

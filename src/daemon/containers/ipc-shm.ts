@@ -1,12 +1,9 @@
 // /dev/shm for IpcMode "shareable": a tmpfs the daemon mounts under the container's directory and
 // bind-mounts into it, so that containers joining its IPC namespace (IpcMode "container:<id>") can
 // bind the same one (as dockerd). "private" needs none of this: runc mounts a tmpfs itself.
-import { execFile } from 'node:child_process';
 import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-
-const execFileP = promisify(execFile);
+import { runCommand } from '../../util/helper-shell.ts';
 
 /** Where a container's shareable /dev/shm lives on the host. */
 export function shmPath(containerDir: string): string {
@@ -22,13 +19,13 @@ async function isMountPoint(path: string): Promise<boolean> {
 export async function mountShm(path: string, sizeBytes: number): Promise<void> {
   await mkdir(path, { recursive: true, mode: 0o755 });
   if (await isMountPoint(path)) return;
-  await execFileP('mount', ['-t', 'tmpfs', '-o', `mode=1777,nosuid,nodev,noexec,size=${sizeBytes}`, 'shm', path]);
+  await runCommand('mount', ['-t', 'tmpfs', '-o', `mode=1777,nosuid,nodev,noexec,size=${sizeBytes}`, 'shm', path]);
 }
 
 /** Unmounts it if mounted; never throws (called from clean-up paths). */
 export async function unmountShm(path: string): Promise<void> {
   try {
-    if (await isMountPoint(path)) await execFileP('umount', ['-l', path]);
+    if (await isMountPoint(path)) await runCommand('umount', ['-l', path]);
   } catch {
     // nothing mounted, or already gone with the directory
   }

@@ -1,11 +1,8 @@
 // Network namespaces the daemon creates for containers: a persistent namespace (bind-mounted on a
 // file under exec-root) with loopback up, so it outlives the task and a daemon restart.
-import { execFile } from 'node:child_process';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-
-const execFileP = promisify(execFile);
+import { runCommand } from '../../util/helper-shell.ts';
 
 export function netnsPath(execRoot: string, id: string): string {
   return join(execRoot, 'netns', id);
@@ -16,11 +13,11 @@ export async function createNetns(execRoot: string, id: string): Promise<string>
   await mkdir(join(execRoot, 'netns'), { recursive: true, mode: 0o700 });
   await writeFile(path, '');
   // unshare bind-mounts the new namespace on `path` and runs `ip` inside it: one process for both.
-  await execFileP('unshare', [`--net=${path}`, 'ip', 'link', 'set', 'lo', 'up']);
+  await runCommand('unshare', [`--net=${path}`, 'ip', 'link', 'set', 'lo', 'up']);
   return path;
 }
 
 export async function removeNetns(path: string): Promise<void> {
-  await execFileP('umount', ['-l', path]).catch(() => undefined);
+  await runCommand('umount', ['-l', path]).catch(() => undefined);
   await rm(path, { force: true });
 }

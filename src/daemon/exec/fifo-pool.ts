@@ -1,13 +1,10 @@
 // FIFOs made ahead of time, a batch per mkfifo spawn: Node cannot mkfifo itself, and one spawn per
 // exec (two or three FIFOs) costs milliseconds on the exec path and for every health probe. A pool
 // FIFO has never been opened, so handing it out is as good as making a fresh one.
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-
-const execFileP = promisify(execFile);
+import { runCommand } from '../../util/helper-shell.ts';
 
 export class FifoPool {
   private readonly ready: string[] = [];
@@ -38,7 +35,7 @@ export class FifoPool {
       await this.prepared;
       const want = Math.max(this.batch - this.ready.length, 1);
       const paths = Array.from({ length: want }, () => join(this.dir, randomBytes(8).toString('hex')));
-      await execFileP('mkfifo', ['-m', '0600', ...paths]);
+      await runCommand('mkfifo', ['-m', '0600', ...paths]);
       this.ready.push(...paths);
     })().finally(() => {
       this.filling = undefined;

@@ -7,6 +7,7 @@ import { chmod, lchown, lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { internal, invalidParameter } from '../../errors.ts';
+import { runCommand } from '../../util/helper-shell.ts';
 
 const execFileP = promisify(execFile);
 
@@ -44,7 +45,7 @@ export async function mountVolume(opts: Record<string, string>, target: string):
   if (isMounted(target)) return;
   const args = [...(opts.type ? ['-t', opts.type] : []), ...(opts.o ? ['-o', opts.o] : []), opts.device ?? 'none', target];
   try {
-    await execFileP('mount', args);
+    await runCommand('mount', args);
   } catch (err) {
     const msg = ((err as { stderr?: string }).stderr ?? (err as Error).message).trim();
     throw internal(`error while mounting volume '${target}': failed to mount local volume: mount ${opts.device ?? ''}:${target}, data: ${opts.o ?? ''}: ${msg}`);
@@ -53,7 +54,7 @@ export async function mountVolume(opts: Record<string, string>, target: string):
 
 export async function unmountVolume(target: string): Promise<void> {
   if (!isMounted(target)) return;
-  await execFileP('umount', [target]).catch(() => execFileP('umount', ['-l', target]));
+  await runCommand('umount', [target]).catch(() => runCommand('umount', ['-l', target]));
 }
 
 /** Apparent size of the regular files below dir (hard links counted once), as dockerd's df. */

@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { CommandError, HelperShells, shellQuote } from './helper-shell.ts';
+
+describe('helper shells', () => {
+  it('keep stdout and stderr apart and report the exit status', async () => {
+    const sh = new HelperShells(1);
+    try {
+      assert.equal(await sh.run('sh', ['-c', 'echo out; echo warn >&2']), 'out\n');
+      await assert.rejects(sh.run('sh', ['-c', 'echo partial; echo broken >&2; exit 3']), (err: unknown) => {
+        assert.ok(err instanceof CommandError);
+        assert.deepEqual([err.code, err.stderr], [3, 'broken\n']);
+        assert.match(err.message, /^sh -c .*: broken$/);
+        return true;
+      });
+      await assert.rejects(sh.run('no-such-command-here', []), (err: unknown) => err instanceof CommandError && err.code === 127);
+    } finally {
+      sh.close();
+    }
+  });
+
+  it('pass arguments unchanged, however they are quoted, and output exactly as written', async () => {
+    const sh = new HelperShells(1);
+    try {
+      const odd = `it's "quoted" $HOME \`x\` \\ * ;\nnext line`;
+      assert.equal(await sh.run('printf', ['%s', odd]), odd);
+      assert.equal(await sh.run('printf', ['no newline']), 'no newline');
+      assert.equal(shellQuote("a'b"), `'a'\\''b'`);
+      assert.throws(() => shellQuote('a\0b'), /NUL/);
+    } finally {
+      sh.close();
+    }
+  });
+
+  it('feed input on stdin, and nothing (not the shell\'s own script) when there is none', async () => {
+    const sh = new HelperShells(1);
+    try {
+      assert.equal(await sh.run('cat', [], { input: 'line 1\nline 2' }), 'line 1\nline 2\n');
+      assert.equal(await sh.run('cat', []), '');
+      assert.equal(await sh.run('wc', ['-l'], { input: 'a\nb\nc\n' }).then((s) => s.trim()), '3');
+    } finally {
+      sh.close();
+    }
+  });
+
+  it('run jobs on every shell at once and queue the rest', async () => {
+    const sh = new HelperShells(2);
+    try {
+      const started = performance.now();
+      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => sh.run('sh', ['-c', `sleep 0.2; echo ${i}`])));
+      const ms = performance.now() - started;
+      assert.deepEqual(results, ['0\n', '1\n', '2\n', '3\n', '4\n', '5\n']);
+      assert.ok(ms >= 550 && ms < 1100, `6 jobs of 200 ms on 2 shells took ${ms} ms`);
+    } finally {
+      sh.close();
+    }
+  });
+
+  it('kill a command that hangs, with its shell, and carry on with a new shell', async () => {
+    const sh = new HelperShells(1);
+    try {
+      await assert.rejects(sh.run('sleep', ['30'], { timeoutMs: 200 }), /timed out after 200 ms/);
+      assert.equal(await sh.run('echo', ['after']), 'after\n');
+    } finally {
+      sh.close();
+    }
+  });
+});
+
+describe('the shared helper shells', () => {
+  it('never keep a process alive once their jobs are done', async () => {
+    const { execFile } = await import('node:child_process');
+    const script = `import { runCommand } from ${JSON.stringify(new URL('./helper-shell.js', import.meta.url).href)};
+      console.log((await runCommand('echo', ['done'])).trim());`;
+    const started = performance.now();
+    const out = await new Promise<string>((resolve, reject) => execFile(process.execPath, ['--input-type=module', '-e', script], { timeout: 10_000 }, (err, stdout) => (err ? reject(err) : resolve(stdout))));
+    assert.equal(out.trim(), 'done');
+    assert.ok(performance.now() - started < 5_000, 'the process exited by itself');
+  });
+});
