@@ -195,8 +195,11 @@ export class ManagedContainerd extends EventEmitter {
   async start(): Promise<void> {
     this.stopping = false;
     this.released = false;
-    await fs.promises.mkdir(this.stateDir, { recursive: true, mode: 0o711 });
-    await fs.promises.mkdir(path.join(this.opts.dataRoot, 'containerd'), { recursive: true, mode: 0o711 });
+    // Synchronous up to the spawn on the usual path: the daemon calls this just before it loads
+    // its modules, which holds the event loop for ~0.4 s, and an await here would put the spawn
+    // after that (measured: containerd started 0.5 s after node instead of 0.2 s).
+    fs.mkdirSync(this.stateDir, { recursive: true, mode: 0o711 });
+    fs.mkdirSync(path.join(this.opts.dataRoot, 'containerd'), { recursive: true, mode: 0o711 });
     const config = this.configText();
 
     // After `kill -9` of the daemon, the containerd it started keeps running (Node cannot ask the
@@ -217,7 +220,7 @@ export class ManagedContainerd extends EventEmitter {
       this.log.info('stopping stale containerd from a previous daemon', { pid: stale, reason: sameConfig ? 'not answering' : 'config changed' });
       await this.terminate(stale, STOP_TIMEOUT_MS);
     }
-    await fs.promises.writeFile(this.configPath, config, { mode: 0o600 });
+    fs.writeFileSync(this.configPath, config, { mode: 0o600 });
     await this.spawnAndWait();
   }
 
@@ -273,7 +276,8 @@ export class ManagedContainerd extends EventEmitter {
 
   private async spawnAndWait(): Promise<void> {
     const t0 = performance.now();
-    await fs.promises.rm(this.address, { force: true }); // so "socket exists" means "this containerd listens"
+    // Sync, so that the spawn below happens in the caller's turn (see start()).
+    fs.rmSync(this.address, { force: true }); // so "socket exists" means "this containerd listens"
     // Own session (detached): a Ctrl-C meant for the daemon must not reach containerd directly; the
     // daemon decides when containerd stops.
     const child = spawn(this.binary, ['--config', this.configPath], {
