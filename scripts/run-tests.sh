@@ -10,6 +10,10 @@ if [ $# -gt 0 ]; then files=("$@"); else
   mapfile -t files < <(find dist/src dist/test/e2e -name '*.test.js' 2>/dev/null | sort)
 fi
 if [ ${#files[@]} -eq 0 ]; then echo "run-tests: no test files (did the build run?)" >&2; exit 1; fi
+# The e2e tests run the daemon through bin/engined, i.e. its bundle: remake it if tsc ran alone since.
+if [ ! -f dist/bundle/engined.js ] || [ -n "$(find dist/src -name '*.js' -newer dist/bundle/engined.js -print -quit)" ]; then
+  bin/node scripts/bundle.mjs
+fi
 concurrency=${TEST_CONCURRENCY:-4}
 exec bin/node --disable-warning=ExperimentalWarning --test --test-concurrency="$concurrency" \
   --test-timeout="${TEST_TIMEOUT_MS:-600000}" "${files[@]}"

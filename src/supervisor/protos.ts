@@ -7,8 +7,8 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
+import { findUpwards } from '../util/find-upwards.ts';
 
 export const SERVICES = {
   version: 'containerd.services.version.v1.Version',
@@ -145,16 +145,11 @@ export class Protos {
   }
 }
 
-/** Repo root: the nearest ancestor of this module holding build/proto (works from src/ and dist/src/). */
+/** build/proto of the repository this module runs from (works from src/, dist/src/ and dist/bundle/). */
 function findProtoDir(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const candidate = path.join(dir, 'build', 'proto');
-    if (fs.existsSync(path.join(candidate, API))) return candidate;
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error('containerd protos not found (build/proto); run scripts/setup.sh');
-    dir = parent;
-  }
+  const api = findUpwards(import.meta.url, path.join('build', 'proto', API));
+  if (!api) throw new Error('containerd protos not found (build/proto); run scripts/setup.sh');
+  return api.slice(0, api.length - API.length - 1);
 }
 
 function parse(protoDir: string): Protos {

@@ -1,0 +1,18 @@
+// Bundles the compiled daemon (dist/src/main/engined.js and everything it imports, npm packages
+// included) into one ES module, dist/bundle/engined.js, which bin/engined runs. Start-up is mostly
+// module loading: one file instead of ~300 saves ~190 ms of resolving and reading (measured:
+// spawn → first /_ping, median 906 → 717 ms). The source map is for `node --enable-source-maps`.
+import { build } from 'esbuild';
+
+await build({
+  entryPoints: ['dist/src/main/engined.js'],
+  outfile: 'dist/bundle/engined.js',
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node24',
+  sourcemap: true,
+  // The CommonJS packages (grpc-js, protobufjs) call require(); an ES module has none of its own.
+  banner: { js: "import { createRequire as __engineCreateRequire } from 'node:module'; const require = __engineCreateRequire(import.meta.url);" },
+  logLevel: 'warning',
+});
