@@ -4,7 +4,7 @@
 // --noflush` — which flushes each chain it declares — so a sync is idempotent: after a crash and a
 // restart the same rules come back once, never twice, and rules of what no longer exists vanish.
 // IPv4 and IPv6 have one Firewall each (iptables / ip6tables), rendered from the same state.
-import { exec } from './netlink.ts';
+import { runCommand } from '../util/helper-shell.ts';
 import type { Logger } from '../util/log.ts';
 
 export type Family = 4 | 6;
@@ -267,10 +267,10 @@ export class Firewall {
     let extra = { filter: [] as string[], nat: [] as string[] };
     const { save, restore } = tools(this.family);
     if (!this.installed) {
-      const saved = parseSave(await exec(save, []));
+      const saved = parseSave(await runCommand(save, []));
       extra = jumpChanges(saved, this.chains, s, this.family);
     }
-    await exec(restore, ['-w', '--noflush'], restoreScript(tables, extra));
+    await runCommand(restore, ['-w', '--noflush'], { input: restoreScript(tables, extra) });
     this.installed = true;
   }
 
@@ -292,7 +292,7 @@ export class Firewall {
 
 export async function removeChains(c: Chains, all = true, family: Family = 4): Promise<void> {
   const { save, restore } = tools(family);
-  const saved = parseSave(await exec(save, []));
+  const saved = parseSave(await runCommand(save, []));
   const script = teardownScript(saved, c, all);
-  if (script) await exec(restore, ['-w', '--noflush'], script);
+  if (script) await runCommand(restore, ['-w', '--noflush'], { input: script });
 }

@@ -2,17 +2,10 @@
 // host namespace, or in a container's through unshare/nsenter), so a container's whole network —
 // namespace, veth pair, address, route, bridge port — costs two short processes, started by the
 // helper shells (util/helper-shell.ts) or the long-lived `ip` (ip-server.ts), never by a fork of the daemon.
-import { CommandError, runCommand } from '../util/helper-shell.ts';
+import { runCommand } from '../util/helper-shell.ts';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-
-export { CommandError };
-
-/** Runs a command (through the helper shells) with `input` on stdin; rejects with its stderr when it fails. */
-export function exec(cmd: string, args: string[], input = ''): Promise<string> {
-  return runCommand(cmd, args, input ? { input } : {});
-}
 
 export type Where = { kind: 'host' } | { kind: 'new-netns'; path: string } | { kind: 'netns'; path: string };
 
@@ -22,16 +15,16 @@ export async function ipBatch(lines: string[], where: Where = { kind: 'host' }):
   const input = lines.join('\n') + '\n';
   switch (where.kind) {
     case 'host':
-      await exec('ip', ['-batch', '-'], input);
+      await runCommand('ip', ['-batch', '-'], { input });
       return;
     case 'new-netns':
       // unshare bind-mounts the new namespace on the (existing, empty) file and runs ip inside it.
       await mkdir(dirname(where.path), { recursive: true, mode: 0o700 });
       await writeFile(where.path, '');
-      await exec('unshare', [`--net=${where.path}`, 'ip', '-batch', '-'], input);
+      await runCommand('unshare', [`--net=${where.path}`, 'ip', '-batch', '-'], { input });
       return;
     case 'netns':
-      await exec('nsenter', [`--net=${where.path}`, 'ip', '-batch', '-'], input);
+      await runCommand('nsenter', [`--net=${where.path}`, 'ip', '-batch', '-'], { input });
   }
 }
 
@@ -46,14 +39,14 @@ export function isBridge(name: string): boolean {
 
 /** The global IPv6 addresses on a link, as "addr/n". */
 export async function linkIPv6(name: string): Promise<string[]> {
-  const out = await exec('ip', ['-j', '-6', 'addr', 'show', 'dev', name, 'scope', 'global']);
+  const out = await runCommand('ip', ['-j', '-6', 'addr', 'show', 'dev', name, 'scope', 'global']);
   const parsed = JSON.parse(out || '[]') as Array<{ addr_info?: Array<{ family: string; local: string; prefixlen: number }> }>;
   return parsed.flatMap((l) => (l.addr_info ?? []).filter((a) => a.family === 'inet6').map((a) => `${a.local}/${a.prefixlen}`));
 }
 
 /** The IPv4 addresses on a link, as "a.b.c.d/n". */
 export async function linkIPv4(name: string): Promise<string[]> {
-  const out = await exec('ip', ['-j', '-4', 'addr', 'show', 'dev', name]);
+  const out = await runCommand('ip', ['-j', '-4', 'addr', 'show', 'dev', name]);
   const parsed = JSON.parse(out || '[]') as Array<{ addr_info?: Array<{ family: string; local: string; prefixlen: number }> }>;
   return parsed.flatMap((l) => (l.addr_info ?? []).filter((a) => a.family === 'inet').map((a) => `${a.local}/${a.prefixlen}`));
 }

@@ -13,6 +13,7 @@ import type { EngineDatabase } from '../store/database.ts';
 import type { ContainerConfig, EndpointSettings, HostConfig, NetworkingConfig } from '../types/container-api.ts';
 import type { Logger } from '../util/log.ts';
 import { KeyedMutex } from '../util/mutex.ts';
+import { runCommand } from '../util/helper-shell.ts';
 import type { EventPublisher } from '../daemon/events/bus.ts';
 import { EmbeddedDns } from './dns-server.ts';
 import { IpServer } from './ip-server.ts';
@@ -23,7 +24,7 @@ import { contains, formatCidr, formatIPv4, isIPv4, macFromIPv4, overlaps, parseC
 import { addressFromMac, contains6, formatCidr6, formatIPv6, isIPv6, isV6Text, overlaps6, parseCidr6, parseCidr6WithHost, parseIPv6, ulaBase, within6, type Cidr6 } from './ip6.ts';
 import { ipv4First, validateIpam } from './ipam-config.ts';
 import { AddressSpace, AddressSpace6, DEFAULT_POOLS, hostRoutes, hostRoutes6, pickSubnet, pickSubnet6, validatePools, type AddressPool } from './ipam.ts';
-import { createSandbox, addInterfaces, deleteLinks, ensureBridge, exec, isBridge, linkAliasOf, linkExists, linkIPv4, linksWithAlias, readSysctl, setDefaultRoute, writeSysctl, type VethPlan } from './netlink.ts';
+import { createSandbox, addInterfaces, deleteLinks, ensureBridge, isBridge, linkAliasOf, linkExists, linkIPv4, linksWithAlias, readSysctl, setDefaultRoute, writeSysctl, type VethPlan } from './netlink.ts';
 import { chainPrefix, daemonTag, defaultBridgeName, linkAlias, newId, userBridgeName, validInterfaceName, vethName } from './naming.ts';
 import { boolOpt, engineKey, getOpt, intOpt, OPT_BRIDGE_NAME, OPT_DEFAULT_BRIDGE, OPT_ENABLE_IPV4, OPT_ENABLE_IPV6, OPT_HOST_BINDING, OPT_ICC, OPT_IFACE_PREFIX, OPT_MASQ, OPT_MTU } from './options.ts';
 import { linkEnv } from './link-env.ts';
@@ -236,7 +237,7 @@ export class NetworkService {
     }
     // Forwarding was off: turning it on must not open the host as a router to everything else.
     const cfg = this.d.config();
-    if (cfg.iptables && !cfg['ip-forward-no-drop']) void exec('iptables', ['-w', '-P', 'FORWARD', 'DROP']).catch((err) => this.d.log.warn(`setting the FORWARD policy to DROP: ${(err as Error).message}`));
+    if (cfg.iptables && !cfg['ip-forward-no-drop']) void runCommand('iptables', ['-w', '-P', 'FORWARD', 'DROP']).catch((err) => this.d.log.warn(`setting the FORWARD policy to DROP: ${(err as Error).message}`));
   }
 
   /** IPv6 forwarding, for the first IPv6 network (as IPv4's, with a DROP policy if it was off). */
@@ -247,7 +248,7 @@ export class NetworkService {
       return;
     }
     const cfg = this.d.config();
-    if (this.firewall6 && !cfg['ip-forward-no-drop']) void exec('ip6tables', ['-w', '-P', 'FORWARD', 'DROP']).catch((err) => this.d.log.warn(`setting the IPv6 FORWARD policy to DROP: ${(err as Error).message}`));
+    if (this.firewall6 && !cfg['ip-forward-no-drop']) void runCommand('ip6tables', ['-w', '-P', 'FORWARD', 'DROP']).catch((err) => this.d.log.warn(`setting the IPv6 FORWARD policy to DROP: ${(err as Error).message}`));
   }
 
   private defaultBridgeRecord(): NetworkRecord | undefined {

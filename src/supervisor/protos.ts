@@ -157,8 +157,9 @@ function parse(protoDir: string): Protos {
   const optional = OPTIONAL_FILES.filter((f) => fs.existsSync(path.join(protoDir, f)));
   const files = [...SERVICE_FILES, ...EVENT_FILES, RUNC_OPTIONS_FILE, ...optional];
   const key = cacheKey(protoDir, files);
+  const cacheFile = key && path.join(protoDir, `.parsed-${key}.json`);
   // A cached Root was resolved whole before it was written: its types resolve lazily on first use.
-  const root = (key && readCache(path.join(protoDir, `.parsed-${key}.json`))) || parseFiles(protoDir, files, key && path.join(protoDir, `.parsed-${key}.json`));
+  const root = (cacheFile && readCache(cacheFile)) || parseFiles(protoDir, files, cacheFile);
   return new Protos(root, performance.now() - started, optional);
 }
 
