@@ -1,6 +1,6 @@
-// engined: the composition root. Reads the configuration, prepares directories and the pidfile,
-// starts (or reaches) the supervisor, opens the store, wires the services into the API routers,
-// opens the listeners, and handles SIGHUP (reload) and SIGTERM/SIGINT (graceful shutdown).
+// engined: the entry point. Reads the configuration, prepares directories and the pidfile, starts
+// (or reaches) the supervisor, has compose.ts build the services, the API routers and the
+// listeners, and handles SIGHUP (reload) and SIGTERM/SIGINT (graceful shutdown).
 import { loadConfig } from '../config/load.ts';
 import { reloadConfig } from '../config/reload.ts';
 import type { LoadedConfig } from '../config/daemon-config.ts';
@@ -10,7 +10,7 @@ import { prepareRoots } from './dirs.ts';
 import { acquirePidfile } from './pidfile.ts';
 import { startManagedContainerd, type ManagedStart } from '../supervisor/containerd-process.ts';
 // The daemon's services are imported once containerd is starting (see main()).
-import type { RunningDaemon } from '../daemon/daemon.ts';
+import type { RunningDaemon } from './compose.ts';
 
 async function main(): Promise<void> {
   const startedAt = Date.now();
@@ -47,7 +47,7 @@ async function main(): Promise<void> {
     const roots = await prepareRoots(cfg['data-root'], cfg['exec-root'], { cleanTmp: true });
     // containerd boots in its own process (~250 ms) while this one loads the daemon's modules.
     if (!cfg.supervisor) containerd = startManagedContainerd({ dataRoot: roots.dataRoot, execRoot: roots.execRoot, cri: cfg['cri-supervisor'], log });
-    const { startDaemon } = await import('../daemon/daemon.ts');
+    const { startDaemon } = await import('./compose.ts');
     daemon = await startDaemon({ loaded: () => loaded, log, roots, startedAt: new Date(startedAt), ...(containerd ? { containerd } : {}) });
   } catch (err) {
     log.fatal(`failed to start daemon: ${(err as Error).message}`);

@@ -1,5 +1,6 @@
-// The daemon's wiring: one function that builds every service, hands them to the API routers as
-// their backends, and opens the listeners — the single place to see how the daemon fits together.
+// The composition root: one function that builds every service, hands them to the API routers as
+// their backends, and opens the listeners — the single place to see how the daemon fits together,
+// and the only module that may import from every layer (see ARCHITECTURE.md).
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { ApiServer } from '../api/server.ts';
@@ -10,19 +11,19 @@ import type { LoadedConfig } from '../config/daemon-config.ts';
 import { openDatabase } from '../store/database.ts';
 import { RecordTable } from '../store/kv.ts';
 import { EventLog } from '../store/events.ts';
-import { EventBus } from './events/bus.ts';
+import { EventBus } from '../daemon/events/bus.ts';
 import { registerEventRoutes } from '../api/routes/events.ts';
-import { publishDaemonEvent, reloadAttributes } from './events/daemon-events.ts';
+import { publishDaemonEvent, reloadAttributes } from '../daemon/events/daemon-events.ts';
 import { registerSystemDfRoutes } from '../api/routes/system-df.ts';
-import { DiskUsageService } from './disk-usage.ts';
+import { DiskUsageService } from '../daemon/disk-usage.ts';
 import { Supervisor } from '../supervisor/supervisor.ts';
 import type { ManagedStart } from '../supervisor/containerd-process.ts';
 import type { Logger } from '../util/log.ts';
 import { ENGINE_VERSION } from '../version.ts';
-import { SystemService, type ComponentVersions } from './system.ts';
-import { initVersion } from './init-binary.ts';
+import { SystemService, type ComponentVersions } from '../daemon/system.ts';
+import { initVersion } from '../daemon/init-binary.ts';
 import { resolveCgroupDriver } from '../oci/cgroups.ts';
-import { applyCpuRealtime } from './cpu-rt.ts';
+import { applyCpuRealtime } from '../daemon/cpu-rt.ts';
 import { defaultCgroupParent, detectCgroupLayout } from '../oci/cgroups.ts';
 import { ContainerStore } from '../store/containers.ts';
 import { ImageStore } from '../images/image-store.ts';
@@ -30,11 +31,11 @@ import { ImageService } from '../images/image-service.ts';
 import { registerImageRoutes } from '../api/routes/images.ts';
 import { DistributionService } from '../images/distribution/service.ts';
 import { registerDistributionRoutes } from '../api/routes/distribution.ts';
-import { RuntimeRegistry } from './runtimes.ts';
-import { RootfsManager } from './containers/rootfs.ts';
-import { TaskLauncher } from './containers/task-launcher.ts';
-import { ContainerService } from './containers/service.ts';
-import type { ContainerRecord } from './containers/record.ts';
+import { RuntimeRegistry } from '../daemon/runtimes.ts';
+import { RootfsManager } from '../daemon/containers/rootfs.ts';
+import { TaskLauncher } from '../daemon/containers/task-launcher.ts';
+import { ContainerService } from '../daemon/containers/service.ts';
+import type { ContainerRecord } from '../daemon/containers/record.ts';
 import { registerContainerRoutes } from '../api/routes/containers.ts';
 import { registerNetworkRoutes } from '../api/routes/networks.ts';
 import { NetworkService } from '../network/service.ts';
@@ -42,16 +43,16 @@ import { registerAttachRoutes } from '../api/routes/attach.ts';
 import { registerAttachWsRoutes } from '../api/routes/attach-ws.ts';
 import { registerVolumeRoutes } from '../api/routes/volumes.ts';
 import { registerArchiveRoutes } from '../api/routes/archive.ts';
-import { VolumeService, type VolumeRecord } from './volumes/service.ts';
-import { ArchiveService } from './archive/service.ts';
+import { VolumeService, type VolumeRecord } from '../daemon/volumes/service.ts';
+import { ArchiveService } from '../daemon/archive/service.ts';
 import { registerExecRoutes } from '../api/routes/exec.ts';
 import { registerStatsRoutes } from '../api/routes/stats.ts';
-import { StatsService, factsOf } from './stats/service.ts';
-import { ExecService } from './exec/service.ts';
-import { DEFAULT_DETACH_KEYS, EscapeMatcher, parseDetachKeys } from './exec/detach-keys.ts';
-import { HealthMonitor } from './health/monitor.ts';
+import { StatsService, factsOf } from '../daemon/stats/service.ts';
+import { ExecService } from '../daemon/exec/service.ts';
+import { DEFAULT_DETACH_KEYS, EscapeMatcher, parseDetachKeys } from '../daemon/exec/detach-keys.ts';
+import { HealthMonitor } from '../daemon/health/monitor.ts';
 import { parseSize } from '../config/values.ts';
-import { snapshotterFor } from './storage-driver.ts';
+import { snapshotterFor } from '../daemon/storage-driver.ts';
 import { mkdir } from 'node:fs/promises';
 import { startHeapTrimmer } from '../util/heap-trim.ts';
 
