@@ -8,7 +8,7 @@ import { EngineError, messageOf, statusOf } from '../errors.ts';
 import type { Logger } from '../util/log.ts';
 import { Query } from './http.ts';
 import { Router, type RequestContext } from './router.ts';
-import { API_VERSION, MIN_API_VERSION, compareVersions } from './version.ts';
+import { API_VERSION, MIN_API_VERSION, compareVersions } from '../util/api-version.ts';
 
 export interface ApiServerOptions {
   serverVersion: string;

@@ -1,6 +1,6 @@
 // GET /system/df: what images, containers, volumes and the build cache take on disk, in the shape
 // API 1.51 answers (LayersSize and the four lists). Each part is computed only when asked for.
-import type { DiskUsageBackend, DiskUsageKinds } from '../api/routes/system-df.ts';
+import type { DiskUsageKinds } from '../types/system-df.ts';
 
 export interface DiskUsageDeps {
   images: { diskUsage(): Promise<{ layersSize: number; images: Array<Record<string, unknown>> }> };
@@ -9,7 +9,7 @@ export interface DiskUsageDeps {
   volumes?: () => Promise<unknown[]>;
 }
 
-export class DiskUsageService implements DiskUsageBackend {
+export class DiskUsageService {
   constructor(private readonly d: DiskUsageDeps) {}
 
   async usage(kinds: DiskUsageKinds): Promise<Record<string, unknown>> {

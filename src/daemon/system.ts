@@ -1,8 +1,7 @@
 // The system backend: what /version and /info report, assembled from the configuration, the host,
 // the supervisor and the resource services' counters.
 import { readdirSync } from 'node:fs';
-import type { SystemBackend } from '../api/routes/system.ts';
-import { API_VERSION, MIN_API_VERSION } from '../api/version.ts';
+import { API_VERSION, MIN_API_VERSION } from '../util/api-version.ts';
 import type { DaemonConfig } from '../config/daemon-config.ts';
 import { ENGINE_COMMIT, ENGINE_VERSION } from '../version.ts';
 import { hostInfo } from './host-info.ts';
@@ -33,7 +32,7 @@ export interface SystemDeps {
   eventListeners?: () => number;
 }
 
-export class SystemService implements SystemBackend {
+export class SystemService {
   constructor(private readonly deps: SystemDeps) {}
 
   experimental(): boolean {

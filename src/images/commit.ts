@@ -12,18 +12,7 @@ import { targetReference } from './import.ts';
 import type { OciImageConfig } from './image-store.ts';
 import { ensureReachable, LABEL, MT, setName, unpackLayers, writeConfig, writeManifest, type WriteContext } from './image-write.ts';
 import { referenceString } from './reference.ts';
-
-export interface CommitOptions {
-  container: string;
-  repo?: string;
-  tag?: string;
-  comment?: string;
-  author?: string;
-  pause: boolean;
-  changes: string[];
-  /** The request body: a container config whose set fields override the container's. */
-  config?: ContainerConfig | null;
-}
+import type { CommitOptions } from '../types/images.ts';
 
 const nonEmpty = <T extends object>(o: T | undefined | null): T | undefined => (o && Object.keys(o).length ? o : undefined);
 

@@ -4,14 +4,14 @@
 // image or container references any more is left to containerd's GC, run synchronously so the
 // space is free when the call returns, together with the init layers of rootfs.ts.
 import type { Writable } from 'node:stream';
-import type { ImagesBackend, ImageDeleteItem } from '../api/routes/images.ts';
+import type { CommitOptions, ImageDeleteItem, LoadResult } from '../types/images.ts';
 import type { RootfsManager } from '../daemon/containers/rootfs.ts';
 import { conflict, EngineError, invalidParameter, isNotFound } from '../errors.ts';
 import type { SupervisorClient } from '../supervisor/client.ts';
 import type { EventSubscription } from '../supervisor/events.ts';
 import type { Logger } from '../util/log.ts';
 import { KeyedMutex } from '../util/mutex.ts';
-import { commitContainer, type CommitOptions } from './commit.ts';
+import { commitContainer } from './commit.ts';
 import type { ContainerFacts } from './container-facts.ts';
 import { writeContainerExport } from './export.ts';
 import { chainIds, type LocalImage } from './image-store.ts';
@@ -21,7 +21,7 @@ import {
 } from './image-views.ts';
 import { keepAsDangling, LABEL, setName } from './image-write.ts';
 import { importImage, type ImageDeps, type ImportOptions, type ProgressFn } from './import.ts';
-import { loadImages, type LoadResult } from './load.ts';
+import { loadImages } from './load.ts';
 import { isDanglingName, isValidTag, parseReference, referenceString, familiarString, type Reference } from './reference.ts';
 import { resolveSaveNames, writeSaveArchive } from './save.ts';
 import type { EventPublisher } from '../daemon/events/bus.ts';
@@ -73,7 +73,7 @@ class DeleteConflict extends EngineError {
   }
 }
 
-export class ImageService implements ImagesBackend {
+export class ImageService {
   private readonly lock = new KeyedMutex();
   private readonly layerUsage = new Map<string, number>();
   private sweeper: EventSubscription | undefined;

@@ -1,6 +1,6 @@
 // The API shapes of local images: ImageSummary (list), ImageInspect, history items, and the list
 // filters (dangling, label, reference, before, since, until) with dockerd's matching rules.
-import { versionLessThan } from '../api/version.ts';
+import { versionLessThan } from '../util/api-version.ts';
 import { invalidParameter } from '../errors.ts';
 import type { Timestamp } from '../supervisor/types.ts';
 import type { LocalImage } from './image-store.ts';

@@ -12,6 +12,7 @@ import { MEDIA, type OciImageConfig } from './image-store.ts';
 import { ensureReachable, layerMediaType, MT, setName, unpackLayers, writeConfig, writeManifest, type WriteContext } from './image-write.ts';
 import { familiarString, parseReference, referenceString } from './reference.ts';
 import { readTar, resolveLinkTarget, safeEntryPath, TarPathGuard } from './tar-reader.ts';
+import type { LoadResult } from '../types/images.ts';
 
 const MEM_FILE_MAX = 1 << 20;
 const MEM_TOTAL_MAX = 64 << 20;
@@ -238,12 +239,6 @@ interface Plan {
   candidate?: Candidate;
   /** … or from manifest.json's layer paths. */
   layerPaths?: string[];
-}
-
-export interface LoadResult {
-  /** The lines dockerd prints: "Loaded image: busybox:latest", "Loaded image ID: sha256:…". */
-  messages: string[];
-  ids: string[];
 }
 
 export async function loadImages(deps: ImageDeps, source: AsyncIterable<Uint8Array>): Promise<LoadResult> {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EngineError } from '../errors.ts';
-import { validateCreateBody, type ValidateOptions } from '../types/container-api.ts';
+import { validateCreateBody, type ValidateOptions } from './validate-create.ts';
 import { parseBind } from './validate-create.ts';
 
 const opts: ValidateOptions = { numCPU: 4, bindSourceExists: (p) => p !== '/missing' };

@@ -9,23 +9,8 @@
 // Retention: the newest maxEvents sequence numbers and nothing older than maxAgeMs; trimmed every
 // trimEvery appends (and on open) with two indexed range deletes.
 
+import type { EngineEvent } from '../types/events.ts';
 import type { EngineDatabase } from './database.ts';
-
-export interface EventActor {
-  ID: string;
-  Attributes: Record<string, string>;
-}
-
-export interface EngineEvent {
-  Type: string;
-  Action: string;
-  Actor: EventActor;
-  scope: string;
-  /** Seconds since the epoch. */
-  time: number;
-  /** Nanoseconds since the epoch; a bigint because it exceeds 2^53. */
-  timeNano: bigint;
-}
 
 /** An event to append; time, timeNano and scope default to now and 'local'. */
 export type EventInput = Omit<EngineEvent, 'time' | 'timeNano' | 'scope'> & {

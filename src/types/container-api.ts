@@ -1,10 +1,9 @@
-// Docker Engine API v1.51 wire types for container create (definitions ContainerConfig, HostConfig,
-// Resources, Mount, NetworkingConfig … in engine-api-v1.51.yaml). Field names are exactly the wire
-// names. Every field is optional because clients send partial bodies; absent and null mean "not set"
-// (validateCreateBody drops nulls, so code downstream only has to test for undefined).
-//
-// validateCreateBody lives in src/oci/validate-create.ts (it shares the capability, signal, mount and
-// sysctl rules with the spec builder) and is re-exported from here.
+// Docker Engine API v1.51 wire types for containers: the create body (definitions ContainerConfig,
+// HostConfig, Resources, Mount, NetworkingConfig … in engine-api-v1.51.yaml) and the small shapes of
+// the other container endpoints. Field names are exactly the wire names. Every field is optional
+// because clients send partial bodies; absent and null mean "not set" (validateCreateBody, in
+// src/oci/validate-create.ts, drops nulls, so code downstream only has to test for undefined).
+// Like everything in src/types/, it depends on nothing else in src/.
 
 export interface PortBinding {
   HostIp?: string;
@@ -256,5 +255,5 @@ export interface ImageConfig {
   Shell?: string[];
 }
 
-export { validateCreateBody } from '../oci/validate-create.ts';
-export type { ValidateOptions } from '../oci/validate-create.ts';
+/** POST /containers/{id}/wait?condition= */
+export type WaitCondition = 'not-running' | 'next-exit' | 'removed';

@@ -1,9 +1,18 @@
 // Archive routes: HEAD/GET/PUT /containers/{id}/archive (docker cp) and GET /containers/{id}/changes
 // (docker diff). Tars are streamed both ways, never buffered.
-import type { ArchiveBackend } from '../../daemon/archive/service.ts';
+import type { Writable } from 'node:stream';
 import { encodePathStat } from '../../daemon/archive/path-stat.ts';
 import { sendJson } from '../http.ts';
 import type { Router } from '../router.ts';
+import type { Change, ContainerPathStat } from '../../types/archive.ts';
+
+export interface ArchiveBackend {
+  stat(ref: string, path: string): Promise<ContainerPathStat>;
+  /** begin() gets the stat header value once the path is known and returns where the tar goes. */
+  archive(ref: string, path: string, begin: (statHeader: string) => Writable): Promise<void>;
+  extract(ref: string, path: string, body: AsyncIterable<Buffer>, opts: { noOverwriteDirNonDir: boolean; copyUIDGID: boolean }): Promise<void>;
+  changes(ref: string): Promise<Change[] | null>;
+}
 
 const STAT_HEADER = 'X-Docker-Container-Path-Stat';
 

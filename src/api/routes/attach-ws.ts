@@ -5,9 +5,10 @@
 import type { Socket } from 'node:net';
 import { invalidParameter } from '../../errors.ts';
 import type { Router } from '../router.ts';
-import { versionLessThan } from '../version.ts';
+import { versionLessThan } from '../../util/api-version.ts';
 import { closeFrame, encodeFrame, FrameParser, handshakeResponse, isWebsocketRequest, OP } from '../websocket.ts';
-import type { AttachBackend, AttachOptions } from './attach.ts';
+import type { AttachOptions } from '../../types/attach.ts';
+import type { AttachBackend } from './attach.ts';
 
 export function registerAttachWsRoutes(router: Router, backend: AttachBackend): void {
   router.get('/containers/{id}/attach/ws', async (ctx) => {

@@ -2,33 +2,9 @@
 // `Upgrade: tcp` the response is 101 and the connection becomes raw; output is framed with the
 // 8-byte multiplexing header unless the container has a TTY; stdin flows the other way.
 import type { Socket } from 'node:net';
-import type { Writable } from 'node:stream';
 import type { Router } from '../router.ts';
 import { DEFAULT_DETACH_KEYS, EscapeMatcher, parseDetachKeys } from '../../daemon/exec/detach-keys.ts';
-import type { LogChunk } from './containers.ts';
-
-export interface AttachOptions {
-  stream: boolean;
-  stdin: boolean;
-  stdout: boolean;
-  stderr: boolean;
-  logs: boolean;
-  detachKeys?: string;
-}
-
-export interface AttachSession {
-  tty: boolean;
-  history?: AsyncIterable<LogChunk> | undefined;
-  running(): boolean;
-  /** Live output; null ends the run. */
-  subscribe(fn: (chunk: { stream: 'stdout' | 'stderr'; data: Buffer } | null) => void): () => void;
-  stdin?: (() => Writable | undefined) | undefined;
-  /**
-   * The client half-closed its input. Returns false when the container's stdin stays open (no
-   * StdinOnce, or a TTY): then, as in dockerd, the attach's output ends too and the client detaches.
-   */
-  closeStdin(): Promise<boolean | void>;
-}
+import type { AttachOptions, AttachSession } from '../../types/attach.ts';
 
 export interface AttachBackend {
   attach(ref: string, opts: AttachOptions): Promise<AttachSession>;

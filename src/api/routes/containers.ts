@@ -1,28 +1,11 @@
 // Container routes: parse the request → call the ContainersBackend → write JSON or a stream.
 import type { ServerResponse } from 'node:http';
 import { EngineError, invalidParameter } from '../../errors.ts';
-import type { ContainerCreateBody } from '../../types/container-api.ts';
+import type { ContainerCreateBody, WaitCondition } from '../../types/container-api.ts';
+import type { LogChunk, LogsRequest } from '../../types/logs.ts';
 import { readJson, readJsonObject, sendJson, sendNoContent, type Query } from '../http.ts';
 import type { Router } from '../router.ts';
-import { versionLessThan } from '../version.ts';
-
-export interface LogsRequest {
-  follow: boolean;
-  stdout: boolean;
-  stderr: boolean;
-  since?: bigint;
-  until?: bigint;
-  timestamps: boolean;
-  tail: number;
-}
-
-export interface LogChunk {
-  stream: 'stdout' | 'stderr';
-  line: Buffer;
-  timeNano: bigint;
-}
-
-export type WaitCondition = 'not-running' | 'next-exit' | 'removed';
+import { versionLessThan } from '../../util/api-version.ts';
 
 export interface ContainersBackend {
   create(body: ContainerCreateBody, name: string | undefined, version: string): Promise<{ Id: string; Warnings: string[] }>;

@@ -3,22 +3,12 @@
 // first message is a real HTTP status with {"message"}, after it an errorDetail line (as dockerd).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { invalidParameter, messageOf, notImplemented } from '../../errors.ts';
-import { decodeAuthHeaderLenient, normaliseAuth, type AuthConfig } from '../../images/distribution/auth-config.ts';
-import { encodeMessage, errorMessage, type JsonMessage, type ProgressSink } from '../../images/distribution/progress.ts';
-import type { SearchResult } from '../../images/distribution/service.ts';
+import type { AuthConfig, ImportRequest, JsonMessage, ProgressSink, SearchResult } from '../../types/distribution.ts';
+import { decodeAuthHeaderLenient, normaliseAuth } from '../../images/distribution/auth-config.ts';
+import { encodeMessage, errorMessage } from '../../images/distribution/progress.ts';
 import type { Platform } from '../../images/distribution/media.ts';
 import { readJsonObject, sendJson } from '../http.ts';
 import type { Router } from '../router.ts';
-
-export interface ImportRequest {
-  /** "-" (the request body) or an http(s) URL. */
-  fromSrc: string;
-  repo?: string;
-  tag?: string;
-  message?: string;
-  changes: string[];
-  platform?: string;
-}
 
 export interface DistributionBackend {
   pull(p: { fromImage: string; tag?: string; platform?: string; auth: AuthConfig }, sink: ProgressSink, signal: AbortSignal): Promise<void>;

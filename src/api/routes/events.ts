@@ -1,12 +1,12 @@
 // GET /events: stored events from `since` (up to `until`), then live ones as they happen, one JSON
 // object per line, each written (and so flushed) on its own. An `until` in the past ends the
 // stream after the replay; one in the future ends it then. Without since/until: live only.
-import type { EngineEvent } from '../../store/events.ts';
+import type { EngineEvent } from '../../types/events.ts';
 import { invalidParameter } from '../../errors.ts';
 import { compileEventFilter } from '../../daemon/events/filter.ts';
 import { parseEventTime } from '../../daemon/events/time.ts';
 import type { Router } from '../router.ts';
-import { versionLessThan } from '../version.ts';
+import { versionLessThan } from '../../util/api-version.ts';
 
 export interface EventsBackend {
   /** Stored events in [sinceNano, untilNano] in publish order. */

@@ -2,43 +2,11 @@
 // framing without a TTY, raw bytes with one; stdin flows back, a half-close ends it), resize, and
 // inspect (the CLI reads ExitCode there once the stream ends).
 import type { Socket } from 'node:net';
-import type { Writable } from 'node:stream';
 import { invalidParameter, messageOf } from '../../errors.ts';
 import { readJsonObject, sendJson } from '../http.ts';
 import type { Router } from '../router.ts';
-import { versionLessThan } from '../version.ts';
-
-/** The body of POST /containers/{id}/exec. */
-export interface ExecCreateBody {
-  AttachStdin?: boolean;
-  AttachStdout?: boolean;
-  AttachStderr?: boolean;
-  ConsoleSize?: number[] | null;
-  DetachKeys?: string;
-  Tty?: boolean;
-  Env?: string[] | null;
-  Cmd?: string[] | string | null;
-  Privileged?: boolean;
-  User?: string;
-  WorkingDir?: string;
-}
-
-export type OutputSink = (stream: 'stdout' | 'stderr', data: Buffer) => void;
-
-export interface ExecStartOptions {
-  /** [height, width] from the start body. */
-  consoleSize?: number[] | null | undefined;
-}
-
-export interface RunningExec {
-  tty: boolean;
-  /** The detach sequence for a TTY session (empty: the default applies). */
-  detachKeys: Buffer;
-  stdin?: Writable;
-  closeStdin(): Promise<void>;
-  /** Resolves with the exit code once it is recorded and the output delivered. */
-  done: Promise<number>;
-}
+import type { ExecCreateBody, ExecStartOptions, OutputSink, RunningExec } from '../../types/exec.ts';
+import { versionLessThan } from '../../util/api-version.ts';
 
 export interface ExecBackend {
   create(ref: string, body: ExecCreateBody): { Id: string };

@@ -4,16 +4,10 @@
 import type { ServerResponse } from 'node:http';
 import type { Writable } from 'node:stream';
 import { invalidParameter } from '../../errors.ts';
-import type { CommitOptions } from '../../images/commit.ts';
-import type { LoadResult } from '../../images/load.ts';
 import type { ContainerConfig } from '../../types/container-api.ts';
+import type { CommitOptions, ImageDeleteItem, LoadResult } from '../../types/images.ts';
 import { readJson, sendJson } from '../http.ts';
 import type { Router } from '../router.ts';
-
-export interface ImageDeleteItem {
-  Untagged?: string;
-  Deleted?: string;
-}
 
 export interface ImagesBackend {
   list(opts: { all: boolean; digests: boolean; sharedSize: boolean; filters: Map<string, string[]> }): Promise<unknown[]>;

@@ -1,17 +1,8 @@
 // GET /containers/{id}/stats: newline-delimited JSON frames (one for stream=false), as dockerd's
 // json.Encoder writes them. Frames a slow client cannot take are dropped, never buffered.
 import type { Router } from '../router.ts';
-import { versionLessThan } from '../version.ts';
-
-export interface StatsOptions {
-  stream: boolean;
-  oneShot: boolean;
-}
-
-export interface StatsSink {
-  send(text: string): void;
-  end(): void;
-}
+import type { StatsOptions, StatsSink } from '../../types/stats.ts';
+import { versionLessThan } from '../../util/api-version.ts';
 
 export interface StatsBackend {
   /**

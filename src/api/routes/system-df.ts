@@ -3,14 +3,8 @@
 import { invalidParameter } from '../../errors.ts';
 import { sendJson } from '../http.ts';
 import type { Router } from '../router.ts';
-import { versionLessThan } from '../version.ts';
-
-export interface DiskUsageKinds {
-  containers: boolean;
-  images: boolean;
-  volumes: boolean;
-  buildCache: boolean;
-}
+import type { DiskUsageKinds } from '../../types/system-df.ts';
+import { versionLessThan } from '../../util/api-version.ts';
 
 export interface DiskUsageBackend {
   usage(kinds: DiskUsageKinds): Promise<Record<string, unknown>>;

@@ -1,8 +1,16 @@
 // Volume routes: GET /volumes, POST /volumes/create, GET/DELETE /volumes/{name}, POST /volumes/prune.
 import { invalidParameter } from '../../errors.ts';
-import type { VolumeCreateRequest, VolumesBackend } from '../../daemon/volumes/service.ts';
+import type { VolumeCreateRequest, VolumeView } from '../../types/volumes.ts';
 import { readJsonObject, sendJson, sendNoContent } from '../http.ts';
 import type { Router } from '../router.ts';
+
+export interface VolumesBackend {
+  list(opts?: { filters?: Map<string, string[]>; usage?: boolean }): Promise<VolumeView[]>;
+  create(req: VolumeCreateRequest): Promise<VolumeView>;
+  inspect(name: string): Promise<VolumeView>;
+  remove(name: string, opts: { force: boolean }): Promise<void>;
+  prune(filters: Map<string, string[]>): Promise<{ VolumesDeleted: string[] | null; SpaceReclaimed: number }>;
+}
 
 function stringMap(v: unknown, field: string): Record<string, string> | null | undefined {
   if (v === undefined || v === null) return v;

@@ -7,15 +7,11 @@
 import type { Stats } from 'node:fs';
 import { lstat, readdir, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { Change } from '../../types/archive.ts';
 
 export const CHANGE_MODIFY = 0;
 export const CHANGE_ADD = 1;
 export const CHANGE_DELETE = 2;
-
-export interface Change {
-  Path: string;
-  Kind: 0 | 1 | 2;
-}
 
 async function lstatOrNull(p: string): Promise<Stats | null> {
   return lstat(p).catch(() => null);

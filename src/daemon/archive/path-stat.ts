@@ -1,14 +1,7 @@
 // The X-Docker-Container-Path-Stat header: base64 of {name, size, mode, mtime, linkTarget} with the
 // mode in Go's os.FileMode bits (type bits high, permissions low) and mtime as Go's RFC 3339 text.
 import type { BigIntStats } from 'node:fs';
-
-export interface ContainerPathStat {
-  name: string;
-  size: number;
-  mode: number;
-  mtime: string;
-  linkTarget: string;
-}
+import type { ContainerPathStat } from '../../types/archive.ts';
 
 const GO = {
   dir: 2 ** 31,

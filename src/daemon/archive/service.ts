@@ -18,9 +18,10 @@ import type { Logger } from '../../util/log.ts';
 import { TarWriter } from '../../util/tar-writer.ts';
 import type { ContainerRecord } from '../containers/record.ts';
 import { withMounted } from '../containers/rootfs.ts';
-import { overlayChanges, treeChanges, type Change } from './changes.ts';
+import type { Change, ContainerPathStat } from '../../types/archive.ts';
+import { overlayChanges, treeChanges } from './changes.ts';
 import { extractArchive } from './extract.ts';
-import { encodePathStat, pathStat, type ContainerPathStat } from './path-stat.ts';
+import { encodePathStat, pathStat } from './path-stat.ts';
 import { archivePath, rootEntryName } from './tar-out.ts';
 import { checkWritable, cleanContainerPath, hostPath, lstatIn, PathNotFound, resolvePath, type ContainerView, type ViewMount } from './view.ts';
 
@@ -30,14 +31,6 @@ export interface ArchiveContainers {
   /** fn under the container's lock; with freeze, its processes are frozen while it runs (if running). */
   exclusive<T>(ref: string, freeze: boolean, fn: (rec: ContainerRecord) => Promise<T>): Promise<T>;
   publishEvent?(ref: string, action: string, extra?: Record<string, string>): void;
-}
-
-export interface ArchiveBackend {
-  stat(ref: string, path: string): Promise<ContainerPathStat>;
-  /** begin() gets the stat header value once the path is known and returns where the tar goes. */
-  archive(ref: string, path: string, begin: (statHeader: string) => Writable): Promise<void>;
-  extract(ref: string, path: string, body: AsyncIterable<Buffer>, opts: { noOverwriteDirNonDir: boolean; copyUIDGID: boolean }): Promise<void>;
-  changes(ref: string): Promise<Change[] | null>;
 }
 
 export interface ArchiveServiceDeps {
@@ -91,7 +84,7 @@ function sinkOf(out: Writable): (chunk: Buffer) => Promise<void> {
   };
 }
 
-export class ArchiveService implements ArchiveBackend {
+export class ArchiveService {
   constructor(private readonly d: ArchiveServiceDeps) {}
 
   /** Runs fn on the container's filesystem view (see the file comment). */

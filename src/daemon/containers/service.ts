@@ -4,8 +4,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { AttachBackend, AttachOptions, AttachSession } from '../../api/routes/attach.ts';
-import type { ContainersBackend, LogChunk, LogsRequest, WaitCondition } from '../../api/routes/containers.ts';
+import type { AttachOptions, AttachSession } from '../../types/attach.ts';
+import type { LogChunk, LogsRequest } from '../../types/logs.ts';
 import type { DaemonConfig } from '../../config/daemon-config.ts';
 import { conflict, invalidParameter, isNotFound, notFound } from '../../errors.ts';
 import type { ImageStore } from '../../images/image-store.ts';
@@ -16,7 +16,8 @@ import type { LogDriver } from '../../logging/types.ts';
 import { parseSignal } from '../../oci/signals.ts';
 import type { ContainerStore } from '../../store/containers.ts';
 import type { SupervisorClient } from '../../supervisor/client.ts';
-import { validateCreateBody, type ContainerCreateBody } from '../../types/container-api.ts';
+import { validateCreateBody } from '../../oci/validate-create.ts';
+import type { ContainerCreateBody, WaitCondition } from '../../types/container-api.ts';
 import type { Logger } from '../../util/log.ts';
 import { KeyedMutex } from '../../util/mutex.ts';
 import type { RuntimeRegistry } from '../runtimes.ts';
@@ -69,7 +70,7 @@ function nowIso(): string {
 }
 
 
-export class ContainerService implements ContainersBackend, AttachBackend {
+export class ContainerService {
   private readonly recs = new Map<string, ContainerRecord>();
   private readonly tasks = new Map<string, RunningTask>();
   private readonly hubs = new Map<string, OutputHub>();

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
-import type { ExecCreateBody, ExecStartOptions, OutputSink, RunningExec } from '../../api/routes/exec.ts';
+import type { ExecCreateBody, ExecStartOptions, OutputSink, RunningExec } from '../../types/exec.ts';
 import { conflict, EngineError, invalidParameter, isNotFound, notFound } from '../../errors.ts';
 import { readOwnCapabilities, resolveCapabilities } from '../../oci/caps.ts';
 import type { OciProcess } from '../../oci/spec-types.ts';

@@ -4,7 +4,7 @@
 //   stream=false&one-shot    one reading at once, precpu and preread zero.
 // A container that is not running answers stream=false with name, id and zeros (read = zero time).
 import { invalidParameter } from '../../errors.ts';
-import type { StatsBackend, StatsOptions, StatsSink } from '../../api/routes/stats.ts';
+import type { StatsOptions, StatsSink } from '../../types/stats.ts';
 import { CgroupCollector } from './collector.ts';
 import { StatsSampler, type ContainerFacts, type SampleSource, type SamplerCounters } from './sampler.ts';
 import { emptyFrame, encodeStats, statsFrame } from './wire.ts';
@@ -24,7 +24,7 @@ export interface StatsServiceOptions {
   minGapMs?: number;
 }
 
-export class StatsService implements StatsBackend {
+export class StatsService {
   private readonly sampler: StatsSampler;
 
   constructor(private readonly o: StatsServiceOptions) {

@@ -20,6 +20,7 @@ import { compileListFilters, compilePruneFilters } from './filters.ts';
 import { copyUp, directorySize, isEmptyDir, isMounted, mountVolume, needsMount, unmountVolume, validateDriverOpts } from './local-driver.ts';
 import { ANONYMOUS_LABEL, generateVolumeName, validateVolumeName } from './names.ts';
 import { volumeSpecs } from './specs.ts';
+import type { VolumeCreateRequest, VolumeView } from '../../types/volumes.ts';
 
 export interface VolumeRecord {
   Name: string;
@@ -28,25 +29,6 @@ export interface VolumeRecord {
   Labels: Record<string, string> | null;
   /** DriverOpts as given at create (type/device/o). */
   Options: Record<string, string> | null;
-}
-
-/** The API's Volume object (UsageData only for system df). */
-export interface VolumeView {
-  CreatedAt: string;
-  Driver: string;
-  Labels: Record<string, string> | null;
-  Mountpoint: string;
-  Name: string;
-  Options: Record<string, string> | null;
-  Scope: 'local';
-  UsageData?: { Size: number; RefCount: number };
-}
-
-export interface VolumeCreateRequest {
-  Name?: string;
-  Driver?: string;
-  DriverOpts?: Record<string, string> | null;
-  Labels?: Record<string, string> | null;
 }
 
 /** A container and the volumes its record references. */
@@ -76,14 +58,6 @@ export interface ContainerVolumes {
   release(rec: VolumeContainer, removeAnonymous: boolean): Promise<void>;
 }
 
-export interface VolumesBackend {
-  list(opts?: { filters?: Map<string, string[]>; usage?: boolean }): Promise<VolumeView[]>;
-  create(req: VolumeCreateRequest): Promise<VolumeView>;
-  inspect(name: string): Promise<VolumeView>;
-  remove(name: string, opts: { force: boolean }): Promise<void>;
-  prune(filters: Map<string, string[]>): Promise<{ VolumesDeleted: string[] | null; SpaceReclaimed: number }>;
-}
-
 export interface VolumeServiceDeps {
   table: RecordTable<VolumeRecord>;
   /** <data-root>/volumes */
@@ -97,7 +71,7 @@ function rfc3339Now(): string {
   return new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 }
 
-export class VolumeService implements VolumesBackend, ContainerVolumes {
+export class VolumeService implements ContainerVolumes {
   private readonly lock = new KeyedMutex();
   private users: () => VolumeUser[] = () => [];
   /** Containers being created: their volumes count as used before the record exists. */

@@ -1,18 +1,7 @@
 // Registry credentials as clients send them: the X-Registry-Auth header (base64 of a JSON
 // document, URL-safe or standard alphabet, padded or not) and the POST /auth body.
 import { invalidParameter } from '../../errors.ts';
-
-export interface AuthConfig {
-  username?: string;
-  password?: string;
-  /** Legacy: base64("user:password"). */
-  auth?: string;
-  serveraddress?: string;
-  /** A refresh token from an earlier login (used instead of the password at the token endpoint). */
-  identitytoken?: string;
-  /** A bearer token to send as is. */
-  registrytoken?: string;
-}
+import type { AuthConfig } from '../../types/distribution.ts';
 
 /** Normalises field names (the CLI sends lower case; some SDKs send Username, ServerAddress, …). */
 export function normaliseAuth(raw: unknown): AuthConfig {

@@ -1,22 +1,8 @@
+import type { JsonMessage, ProgressSink } from '../../types/distribution.ts';
 // The JSON progress stream of pull and push, one object per line, in the shape and key order the
 // docker CLI renders (status, progressDetail, progress, id, errorDetail, error, aux). The `progress`
 // text is what dockerd renders for a 200-column terminal: a 50-cell bar plus "current/total" in
 // decimal units with four significant digits.
-
-export interface ProgressDetail {
-  current?: number;
-  total?: number;
-}
-
-export interface JsonMessage {
-  status?: string;
-  progressDetail?: ProgressDetail;
-  progress?: string;
-  id?: string;
-  errorDetail?: { message: string };
-  error?: string;
-  aux?: unknown;
-}
 
 const UNITS = ['B', 'kB', 'MB', 'GB', 'TB', 'PB', 'EB', 'ZB', 'YB'];
 
@@ -66,9 +52,6 @@ export function encodeMessage(m: JsonMessage): string {
   if (m.aux !== undefined) o.aux = m.aux;
   return JSON.stringify(o) + '\r\n';
 }
-
-/** Where a pull or push reports progress. */
-export type ProgressSink = (m: JsonMessage) => void;
 
 /**
  * Rate-limits byte-progress updates per item (one every `intervalMs`, plus the final one) so a fast

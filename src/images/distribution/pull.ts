@@ -12,13 +12,13 @@ import type { Logger } from '../../util/log.ts';
 import { chainIds, type ImageStore, type OciImageConfig } from '../image-store.ts';
 import { setName } from '../image-write.ts';
 import { DEFAULT_DOMAIN, familiarName, familiarString, referenceString, type Reference } from '../reference.ts';
-import type { AuthConfig } from './auth-config.ts';
+import type { AuthConfig, ProgressSink } from '../../types/distribution.ts';
 import { canFallBack, insecureHint, retryable, translatePullError } from './errors.ts';
 import {
   DEFAULT_PLATFORM, formatPlatform, isIndex, isLayer, isManifest, isSchema1, platformMatches, selectManifest,
   type Descriptor, type ImageIndex, type ImageManifest, type Platform,
 } from './media.ts';
-import { itemProgress, itemStatus, ProgressThrottle, shortId, type ProgressSink } from './progress.ts';
+import { itemProgress, itemStatus, ProgressThrottle, shortId } from './progress.ts';
 import { NotV2Error, RegistrySession, type FetchedManifest } from './registry-client.ts';
 import { certsDir, type Endpoint, type RegistryHosts } from './registry-hosts.ts';
 import { Semaphore } from './shared.ts';

@@ -12,7 +12,8 @@ import type { Logger } from '../../util/log.ts';
 import type { LocalImage } from '../image-store.ts';
 import { repoName, type Reference } from '../reference.ts';
 import { isForeign } from './media.ts';
-import { itemStatus, ProgressThrottle, shortId, type ProgressSink } from './progress.ts';
+import type { ProgressSink } from '../../types/distribution.ts';
+import { itemStatus, ProgressThrottle, shortId } from './progress.ts';
 import type { RegistrySession } from './registry-client.ts';
 import { Semaphore } from './shared.ts';
 

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { EngineError } from '../../errors.ts';
-import type { AuthConfig } from './auth-config.ts';
+import type { AuthConfig } from '../../types/distribution.ts';
 import { registryErrorFrom, RegistryError } from './errors.ts';
 import type { Endpoint } from './registry-hosts.ts';
 import { readAll, type HttpResponse, type RegistryTransport } from './transport.ts';

@@ -14,12 +14,12 @@ import type { ImageStore } from '../image-store.ts';
 import { familiarName, familiarString, parseReference, referenceString, repoName, DEFAULT_DOMAIN, type Reference } from '../reference.ts';
 import type { EventPublisher } from '../../daemon/events/bus.ts';
 import { publishImageEvent, publishImageEventFor } from '../../daemon/events/image-events.ts';
-import { hasCredentials, hostFromServerAddress, type AuthConfig } from './auth-config.ts';
+import type { AuthConfig, ImportRequest, JsonMessage, ProgressSink, SearchResult } from '../../types/distribution.ts';
+import { hasCredentials, hostFromServerAddress } from './auth-config.ts';
 import { insecureHint, RegistryError, translateRegistryError, statusText } from './errors.ts';
 import { isIndex, parsePlatform, type ImageIndex, type Platform } from './media.ts';
-import { renderProgress, type JsonMessage, type ProgressSink } from './progress.ts';
+import { renderProgress } from './progress.ts';
 import { importImage } from '../import.ts';
-import type { ImportRequest } from '../../api/routes/distribution.ts';
 import type { IncomingMessage } from 'node:http';
 import { PULL_LEASE_LABEL, Puller, recordNameFor, type PullResult } from './pull.ts';
 import { Pusher } from './push.ts';
@@ -47,14 +47,6 @@ export interface PullParams {
   tag?: string;
   platform?: string;
   auth: AuthConfig;
-}
-
-export interface SearchResult {
-  name: string;
-  description: string;
-  star_count: number;
-  is_official: boolean;
-  is_automated: boolean;
 }
 
 const authKey = (a: AuthConfig) => createHash('sha256').update(JSON.stringify([a.username, a.password, a.identitytoken, a.registrytoken])).digest('hex').slice(0, 16);

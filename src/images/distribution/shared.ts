@@ -1,7 +1,7 @@
 // Concurrency helpers for transfers: a counting semaphore (max-concurrent-downloads/uploads) that
 // tells the caller when it has to wait, and a table of running operations that identical requests
 // join (two `docker pull busybox` at once do the work once; both see the same progress).
-import type { JsonMessage, ProgressSink } from './progress.ts';
+import type { JsonMessage, ProgressSink } from '../../types/distribution.ts';
 
 export class Semaphore {
   private active = 0;

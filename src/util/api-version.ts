@@ -1,4 +1,5 @@
-// The API versions this daemon speaks, and version comparison for version-dependent behaviour.
+// The Docker API versions this daemon speaks, and version comparison for version-dependent behaviour
+// (used by the API server, the routes and the services whose answers differ by version).
 export const API_VERSION = '1.51';
 export const MIN_API_VERSION = '1.24';
 
