@@ -11,7 +11,7 @@ import type { ImageDeps } from './import.ts';
 import { targetReference } from './import.ts';
 import type { OciImageConfig } from './image-store.ts';
 import { ensureReachable, LABEL, MT, setName, unpackLayers, writeConfig, writeManifest, type WriteContext } from './image-write.ts';
-import { referenceString } from './reference.ts';
+import { referenceString } from '../util/image-reference.ts';
 import type { CommitOptions } from '../types/images.ts';
 
 const nonEmpty = <T extends object>(o: T | undefined | null): T | undefined => (o && Object.keys(o).length ? o : undefined);

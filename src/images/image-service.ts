@@ -22,7 +22,7 @@ import {
 import { keepAsDangling, LABEL, setName } from './image-write.ts';
 import { importImage, type ImageDeps, type ImportOptions, type ProgressFn } from './import.ts';
 import { loadImages } from './load.ts';
-import { isDanglingName, isValidTag, parseReference, referenceString, familiarString, type Reference } from './reference.ts';
+import { isDanglingName, isValidTag, parseReference, referenceString, familiarString, type Reference } from '../util/image-reference.ts';
 import { resolveSaveNames, writeSaveArchive } from './save.ts';
 import type { EventPublisher } from '../daemon/events/bus.ts';
 import { publishImageEvent, publishImageEventFor } from '../daemon/events/image-events.ts';

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { isNotFound, notFound, invalidParameter } from '../errors.ts';
 import type { SupervisorClient } from '../supervisor/client.ts';
 import type { Descriptor, ImageRecord } from '../supervisor/types.ts';
-import { familiarString, isDanglingName, looksLikeImageId, parseReference, referenceString } from './reference.ts';
+import { familiarString, isDanglingName, looksLikeImageId, parseReference, referenceString } from '../util/image-reference.ts';
 
 export const MEDIA = {
   ociIndex: 'application/vnd.oci.image.index.v1+json',

@@ -5,7 +5,7 @@ import { invalidParameter } from '../errors.ts';
 import type { Timestamp } from '../supervisor/types.ts';
 import type { LocalImage } from './image-store.ts';
 import { LABEL } from './image-write.ts';
-import { familiarName, familiarString, parseReference } from './reference.ts';
+import { familiarName, familiarString, parseReference } from '../util/image-reference.ts';
 
 export function createdSeconds(img: LocalImage): number {
   const t = img.config.created ? Date.parse(img.config.created) : NaN;

@@ -7,7 +7,7 @@ import { EngineError, invalidParameter, isNotFound } from '../errors.ts';
 import type { SupervisorClient } from '../supervisor/client.ts';
 import type { Descriptor, ImageRecord } from '../supervisor/types.ts';
 import { chainIds, type ImageStore, type LocalImage } from './image-store.ts';
-import { DANGLING_PREFIX, isDanglingName } from './reference.ts';
+import { DANGLING_PREFIX, isDanglingName } from '../util/image-reference.ts';
 
 export const MT = {
   ociManifest: 'application/vnd.oci.image.manifest.v1+json',

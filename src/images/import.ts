@@ -9,7 +9,7 @@ import { applyChanges } from './changes.ts';
 import { decompressed } from './decompress.ts';
 import type { ImageStore, OciImageConfig } from './image-store.ts';
 import { ensureReachable, MT, setName, unpackLayers, writeConfig, writeManifest, type WriteContext } from './image-write.ts';
-import { isValidTag, parseReference, referenceString, type Reference } from './reference.ts';
+import { isValidTag, parseReference, referenceString, type Reference } from '../util/image-reference.ts';
 import { TarParser, TarPathGuard } from './tar-reader.ts';
 
 export interface ImportOptions {

@@ -10,7 +10,7 @@ import { decompressed } from './decompress.ts';
 import type { ImageDeps } from './import.ts';
 import { MEDIA, type OciImageConfig } from './image-store.ts';
 import { ensureReachable, layerMediaType, MT, setName, unpackLayers, writeConfig, writeManifest, type WriteContext } from './image-write.ts';
-import { familiarString, parseReference, referenceString } from './reference.ts';
+import { familiarString, parseReference, referenceString } from '../util/image-reference.ts';
 import { readTar, resolveLinkTarget, safeEntryPath, TarPathGuard } from './tar-reader.ts';
 import type { LoadResult } from '../types/images.ts';
 

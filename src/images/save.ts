@@ -7,7 +7,7 @@ import type { SupervisorClient } from '../supervisor/client.ts';
 import { TarWriter } from '../util/tar-writer.ts';
 import type { ImageStore, LocalImage } from './image-store.ts';
 import { MT } from './image-write.ts';
-import { familiarName, familiarString, isDanglingName, looksLikeImageId, parseReference, referenceString, repoName } from './reference.ts';
+import { familiarName, familiarString, isDanglingName, looksLikeImageId, parseReference, referenceString, repoName } from '../util/image-reference.ts';
 
 interface SaveItem {
   image: LocalImage;

@@ -11,7 +11,7 @@ import { grpcCode, GrpcStatus } from '../../supervisor/errors.ts';
 import type { Logger } from '../../util/log.ts';
 import { chainIds, type ImageStore, type OciImageConfig } from '../image-store.ts';
 import { setName } from '../image-write.ts';
-import { DEFAULT_DOMAIN, familiarName, familiarString, referenceString, type Reference } from '../reference.ts';
+import { DEFAULT_DOMAIN, familiarName, familiarString, referenceString, type Reference } from '../../util/image-reference.ts';
 import type { AuthConfig, ProgressSink } from '../../types/distribution.ts';
 import { canFallBack, insecureHint, retryable, translatePullError } from './errors.ts';
 import {

@@ -10,7 +10,7 @@ import { EngineError, internal } from '../../errors.ts';
 import type { SupervisorClient } from '../../supervisor/client.ts';
 import type { Logger } from '../../util/log.ts';
 import type { LocalImage } from '../image-store.ts';
-import { repoName, type Reference } from '../reference.ts';
+import { repoName, type Reference } from '../../util/image-reference.ts';
 import { isForeign } from './media.ts';
 import type { ProgressSink } from '../../types/distribution.ts';
 import { itemStatus, ProgressThrottle, shortId } from './progress.ts';

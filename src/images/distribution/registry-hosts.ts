@@ -9,7 +9,7 @@ import { BlockList, isIP } from 'node:net';
 import { join } from 'node:path';
 import { rootCertificates } from 'node:tls';
 import { invalidParameter } from '../../errors.ts';
-import { DEFAULT_DOMAIN } from '../reference.ts';
+import { DEFAULT_DOMAIN } from '../../util/image-reference.ts';
 
 export const OFFICIAL_REGISTRY_HOST = 'registry-1.docker.io';
 export const OFFICIAL_INDEX_HOST = 'index.docker.io';

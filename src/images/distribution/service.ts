@@ -11,7 +11,7 @@ import { EngineError, invalidParameter, notFound, unauthorized } from '../../err
 import type { SupervisorClient } from '../../supervisor/client.ts';
 import type { Logger } from '../../util/log.ts';
 import type { ImageStore } from '../image-store.ts';
-import { familiarName, familiarString, parseReference, referenceString, repoName, DEFAULT_DOMAIN, type Reference } from '../reference.ts';
+import { familiarName, familiarString, parseReference, referenceString, repoName, DEFAULT_DOMAIN, type Reference } from '../../util/image-reference.ts';
 import type { EventPublisher } from '../../daemon/events/bus.ts';
 import { publishImageEvent, publishImageEventFor } from '../../daemon/events/image-events.ts';
 import type { AuthConfig, ImportRequest, JsonMessage, ProgressSink, SearchResult } from '../../types/distribution.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { familiarString, parseReference, referenceString } from './reference.ts';
+import { familiarString, parseReference, referenceString } from './image-reference.ts';
 
 test('normalises short names to docker.io/library with :latest', () => {
   assert.equal(referenceString(parseReference('busybox')), 'docker.io/library/busybox:latest');

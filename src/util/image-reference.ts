@@ -1,5 +1,6 @@
 // Image references: parsing, normalisation (busybox → docker.io/library/busybox:latest) and the
-// short "familiar" form users see. Grammar per the distribution reference rules.
+// short "familiar" form users see. Grammar per the distribution reference rules. A leaf module in
+// util/ because layers below images/ parse references too (the event filter in events/).
 import { invalidParameter } from '../errors.ts';
 
 export const DEFAULT_DOMAIN = 'docker.io';
