@@ -24,8 +24,8 @@ import { importImage, type ImageDeps, type ImportOptions, type ProgressFn } from
 import { loadImages } from './load.ts';
 import { isDanglingName, isValidTag, parseReference, referenceString, familiarString, type Reference } from '../util/image-reference.ts';
 import { resolveSaveNames, writeSaveArchive } from './save.ts';
-import type { EventPublisher } from '../daemon/events/bus.ts';
-import { publishImageEvent, publishImageEventFor } from '../daemon/events/image-events.ts';
+import type { EventPublisher } from '../events/bus.ts';
+import { publishImageEvent, publishImageEventFor } from '../events/image-events.ts';
 
 export interface ImageServiceDeps extends ImageDeps {
   containers: ContainerFacts;

@@ -14,7 +14,7 @@ import type { ContainerConfig, EndpointSettings, HostConfig, NetworkingConfig } 
 import type { Logger } from '../util/log.ts';
 import { KeyedMutex } from '../util/mutex.ts';
 import { runCommand } from '../util/helper-shell.ts';
-import type { EventPublisher } from '../daemon/events/bus.ts';
+import type { EventPublisher } from '../events/bus.ts';
 import { EmbeddedDns } from './dns-server.ts';
 import { IpServer } from './ip-server.ts';
 import { compileListFilters, compilePruneFilters } from './filters.ts';

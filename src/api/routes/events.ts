@@ -3,8 +3,8 @@
 // stream after the replay; one in the future ends it then. Without since/until: live only.
 import type { EngineEvent } from '../../types/events.ts';
 import { invalidParameter } from '../../errors.ts';
-import { compileEventFilter } from '../../daemon/events/filter.ts';
-import { parseEventTime } from '../../daemon/events/time.ts';
+import { compileEventFilter } from '../../events/filter.ts';
+import { parseEventTime } from '../../events/time.ts';
 import type { Router } from '../router.ts';
 import { versionLessThan } from '../../util/api-version.ts';
 

@@ -32,9 +32,9 @@ import type { RootfsManager } from './rootfs.ts';
 import { TaskLauncher, type RunningTask } from './task-launcher.ts';
 import { inspectView, summaryView, type NetworkView } from './views.ts';
 import type { NetworkService } from '../../network/service.ts';
-import type { EventPublisher } from '../events/bus.ts';
+import type { EventPublisher } from '../../events/bus.ts';
 import type { ContainerVolumes, VolumeUser } from '../volumes/service.ts';
-import { containerAttributes } from '../events/actors.ts';
+import { containerAttributes } from '../../events/actors.ts';
 
 export interface ContainerServiceDeps {
   client: SupervisorClient;

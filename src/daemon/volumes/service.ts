@@ -15,7 +15,7 @@ import type { Logger } from '../../util/log.ts';
 import { KeyedMutex } from '../../util/mutex.ts';
 import type { MountPoint } from '../containers/record.ts';
 import { withMounted } from '../containers/rootfs.ts';
-import type { EventPublisher } from '../events/bus.ts';
+import type { EventPublisher } from '../../events/bus.ts';
 import { compileListFilters, compilePruneFilters } from './filters.ts';
 import { copyUp, directorySize, isEmptyDir, isMounted, mountVolume, needsMount, unmountVolume, validateDriverOpts } from './local-driver.ts';
 import { ANONYMOUS_LABEL, generateVolumeName, validateVolumeName } from './names.ts';

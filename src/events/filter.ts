@@ -2,7 +2,7 @@
 // are alternatives, except `label`, where every value must match. Names and IDs of containers,
 // networks, volumes and the daemon match by prefix ("fuzzy"), as in dockerd; `event` matches
 // exactly unless it names health_status/exec_create/exec_start, whose actions carry a suffix.
-import type { EngineEvent } from '../../types/events.ts';
+import type { EngineEvent } from '../types/events.ts';
 import { familiarRepository } from './names.ts';
 
 export type EventFilter = (ev: EngineEvent) => boolean;

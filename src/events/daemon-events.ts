@@ -1,7 +1,7 @@
 // The daemon's own events: `reload` after SIGHUP, with the reloadable settings as dockerd reports
 // them (lists as JSON, booleans and numbers as text) and the host name as `name`.
 import { hostname } from 'node:os';
-import type { DaemonConfig } from '../../config/daemon-config.ts';
+import type { DaemonConfig } from '../config/daemon-config.ts';
 import type { EventPublisher } from './bus.ts';
 
 export function reloadAttributes(c: DaemonConfig): Record<string, string> {

@@ -1,7 +1,7 @@
 // The `since`/`until` values of GET /events: unix seconds with an optional fraction (what the docker
 // CLI sends, "1700000000.123456789"; the fraction is scaled like dockerd's, "1.5" = 1.5 s), or an
 // RFC 3339 date for hand-written requests.
-import { invalidParameter } from '../../errors.ts';
+import { invalidParameter } from '../errors.ts';
 
 const NS_PER_S = 1_000_000_000n;
 

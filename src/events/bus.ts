@@ -1,9 +1,9 @@
 // The daemon's event bus: every service publishes here; GET /events subscribes. Each event is
 // written to the persistent EventLog before any subscriber sees it, so a client that saw an event
 // can always find it again with --since, also after a crash or restart.
-import type { EngineEvent } from '../../types/events.ts';
-import { wallClockNanos, type EventInput, type EventLog } from '../../store/events.ts';
-import type { Logger } from '../../util/log.ts';
+import type { EngineEvent } from '../types/events.ts';
+import { wallClockNanos, type EventInput, type EventLog } from '../store/events.ts';
+import type { Logger } from '../util/log.ts';
 
 /** What a publisher hands in: `{Type, Action, Actor: {ID, Attributes}}`. */
 export type EventMessage = EventInput;

@@ -3,10 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { openDatabase } from '../../store/database.ts';
-import type { EngineEvent } from '../../types/events.ts';
-import { EventLog } from '../../store/events.ts';
-import { eventLine } from '../../api/routes/events.ts';
+import { openDatabase } from '../store/database.ts';
+import type { EngineEvent } from '../types/events.ts';
+import { EventLog } from '../store/events.ts';
 import { containerAttributes } from './actors.ts';
 import { EventBus } from './bus.ts';
 import { compileEventFilter } from './filter.ts';
@@ -91,23 +90,7 @@ describe('since/until parsing', () => {
   });
 });
 
-describe('wire format', () => {
-  test('API < 1.52 adds status/id/from for containers and status/id for images; timeNano is exact', () => {
-    const e = { ...ev('container', 'start', 'abc', { image: 'busybox', name: 'x' }), timeNano: 1_700_000_000_123_456_789n, time: 1_700_000_000 };
-    const line = eventLine(e, '1.51');
-    assert.match(line, /"timeNano":1700000000123456789}$/);
-    const o = JSON.parse(line);
-    assert.equal(o.status, 'start');
-    assert.equal(o.id, 'abc');
-    assert.equal(o.from, 'busybox');
-    assert.equal(o.scope, 'local');
-    const i = JSON.parse(eventLine(ev('image', 'tag', 'sha256:1', { name: 'a:b' }), '1.44'));
-    assert.equal(i.status, 'tag');
-    assert.equal('from' in i, false);
-    const n = JSON.parse(eventLine(ev('network', 'create', 'n1', {}), '1.44'));
-    assert.equal('status' in n, false);
-  });
-
+describe('attributes', () => {
   test('container attributes: extras, labels, image, name without slash', () => {
     const a = containerAttributes({ Id: 'x', Name: '/web', Config: { Image: 'busybox', Labels: { a: '1' } } }, { exitCode: '3' });
     assert.deepEqual(a, { exitCode: '3', a: '1', image: 'busybox', name: 'web' });

@@ -1,5 +1,5 @@
 // Image names as dockerd writes them into event attributes (the short "familiar" form).
-import { familiarName, familiarString, parseReference } from '../../util/image-reference.ts';
+import { familiarName, familiarString, parseReference } from '../util/image-reference.ts';
 
 /** busybox:latest for docker.io/library/busybox:latest; the input when it is not a reference. */
 export function familiarReference(ref: string): string {
