@@ -5,10 +5,10 @@ import { lstat, readdir, readlink } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
-import { withMounted } from '../daemon/containers/rootfs.ts';
+import { readOnlyMounts, withMounted } from '../supervisor/mounts.ts';
 import type { SupervisorClient } from '../supervisor/client.ts';
 import { TarWriter } from '../util/tar-writer.ts';
-import { readOnlyMounts, type ContainerSnapshot } from './container-facts.ts';
+import type { ContainerSnapshot } from './container-facts.ts';
 
 // Linux dev_t encoding (glibc's major()/minor()).
 const major = (rdev: number) => Number(((BigInt(rdev) >> 8n) & 0xfffn) | ((BigInt(rdev) >> 32n) & ~0xfffn));

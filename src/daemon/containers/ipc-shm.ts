@@ -1,8 +1,9 @@
 // /dev/shm for IpcMode "shareable": a tmpfs the daemon mounts under the container's directory and
 // bind-mounts into it, so that containers joining its IPC namespace (IpcMode "container:<id>") can
 // bind the same one (as dockerd). "private" needs none of this: runc mounts a tmpfs itself.
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { isMounted } from '../../supervisor/mounts.ts';
 import { runCommand } from '../../util/helper-shell.ts';
 
 /** Where a container's shareable /dev/shm lives on the host. */
@@ -10,22 +11,17 @@ export function shmPath(containerDir: string): string {
   return join(containerDir, 'mounts', 'shm');
 }
 
-async function isMountPoint(path: string): Promise<boolean> {
-  const mounts = await readFile('/proc/self/mounts', 'utf8');
-  return mounts.split('\n').some((l) => l.split(' ')[1] === path);
-}
-
 /** Mounts the tmpfs (idempotent: a leftover mount from an earlier run is reused). */
 export async function mountShm(path: string, sizeBytes: number): Promise<void> {
   await mkdir(path, { recursive: true, mode: 0o755 });
-  if (await isMountPoint(path)) return;
+  if (isMounted(path)) return;
   await runCommand('mount', ['-t', 'tmpfs', '-o', `mode=1777,nosuid,nodev,noexec,size=${sizeBytes}`, 'shm', path]);
 }
 
 /** Unmounts it if mounted; never throws (called from clean-up paths). */
 export async function unmountShm(path: string): Promise<void> {
   try {
-    if (await isMountPoint(path)) await runCommand('umount', ['-l', path]);
+    if (isMounted(path)) await runCommand('umount', ['-l', path]);
   } catch {
     // nothing mounted, or already gone with the directory
   }

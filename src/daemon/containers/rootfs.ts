@@ -1,46 +1,18 @@
 // Container filesystems in containerd's snapshotter: a shared "init" layer per image chain that
 // holds the mount points the runtime needs (so they never leak into the container's own layer and
 // a later diff/commit shows only what the process changed), then the container's writable layer.
-import { mkdir, mkdtemp, rm, writeFile, symlink, lstat } from 'node:fs/promises';
+import { mkdir, writeFile, symlink, lstat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isNotFound, EngineError } from '../../errors.ts';
 import type { SupervisorClient } from '../../supervisor/client.ts';
 import type { Mount } from '../../supervisor/types.ts';
-import { runCommand } from '../../util/helper-shell.ts';
+import { withMounted } from '../../supervisor/mounts.ts';
 
 const GC_ROOT = 'containerd.io/gc.root';
 
 /** Directories and files the runtime mounts over; created empty in the init layer. */
 const INIT_DIRS = ['dev', 'dev/pts', 'dev/shm', 'dev/mqueue', 'proc', 'sys', 'etc', 'run'];
 const INIT_FILES = ['etc/hosts', 'etc/hostname', 'etc/resolv.conf', '.dockerenv'];
-
-export async function mountAll(mounts: Mount[], target: string): Promise<void> {
-  for (const m of mounts) {
-    const opts = m.options.filter((o) => o !== 'rbind' && o !== 'bind');
-    if (m.type === 'bind') await runCommand('mount', ['--rbind', ...(opts.includes('ro') ? ['-o', 'ro'] : []), m.source, target]);
-    else await runCommand('mount', ['-t', m.type, m.source, '-o', m.options.join(','), target]);
-  }
-}
-
-export async function unmount(target: string): Promise<void> {
-  await runCommand('umount', ['-l', target]).catch(() => undefined);
-}
-
-/** Mounts the snapshot's mounts on a temporary directory for the duration of fn. */
-export async function withMounted<T>(mounts: Mount[], tmpDir: string, fn: (root: string) => Promise<T>): Promise<T> {
-  await mkdir(tmpDir, { recursive: true });
-  const root = await mkdtemp(join(tmpDir, 'mnt-'));
-  try {
-    await mountAll(mounts, root);
-    try {
-      return await fn(root);
-    } finally {
-      await unmount(root);
-    }
-  } finally {
-    await rm(root, { recursive: true, force: true }).catch(() => undefined);
-  }
-}
 
 async function exists(p: string): Promise<boolean> {
   try {

@@ -21,6 +21,7 @@ import { serializeSpec } from '../../oci/spec-types.ts';
 import { listHostDevices, resolveDeviceMappings } from '../../oci/devices.ts';
 import { resolveUser } from '../../oci/user.ts';
 import { PROCESS_TYPE_URL, SPEC_TYPE_URL, jsonAny, type SupervisorClient } from '../../supervisor/client.ts';
+import { withMounted } from '../../supervisor/mounts.ts';
 import type { HostConfig } from '../../types/container-api.ts';
 import type { Logger } from '../../util/log.ts';
 import { resolveInitPath } from '../init-binary.ts';
@@ -34,7 +35,7 @@ import type { OutputHub } from './output-hub.ts';
 import { isVolumeBind } from '../volumes/specs.ts';
 import type { ContainerVolumes } from '../volumes/service.ts';
 import type { ContainerRecord, MountPoint } from './record.ts';
-import { withMounted, type RootfsManager } from './rootfs.ts';
+import type { RootfsManager } from './rootfs.ts';
 import { readFileSync } from 'node:fs';
 
 const execFileP = promisify(execFile);

@@ -2,11 +2,11 @@
 // make it a mount of its own (tmpfs, nfs, a block device, a bind) made at first use and undone when
 // no running container needs it; sizes for `system df`; the copy-up of image content.
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { chmod, lchown, lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { internal, invalidParameter } from '../../errors.ts';
+import { isMounted } from '../../supervisor/mounts.ts';
 import { runCommand } from '../../util/helper-shell.ts';
 
 const execFileP = promisify(execFile);
@@ -25,20 +25,6 @@ export function validateDriverOpts(opts: Record<string, string> | null | undefin
 /** Whether the options ask for a mount (else the volume is a plain directory). */
 export function needsMount(opts: Record<string, string> | null | undefined): boolean {
   return !!(opts && (opts.type || opts.device));
-}
-
-/** Mount points of this process (octal escapes of mountinfo undone). */
-function mountPoints(): Set<string> {
-  const out = new Set<string>();
-  for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
-    const f = line.split(' ');
-    if (f.length > 4) out.add(f[4]!.replace(/\\([0-7]{3})/g, (_m, o: string) => String.fromCharCode(parseInt(o, 8))));
-  }
-  return out;
-}
-
-export function isMounted(path: string): boolean {
-  return mountPoints().has(path);
 }
 
 export async function mountVolume(opts: Record<string, string>, target: string): Promise<void> {
