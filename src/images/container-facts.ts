@@ -1,5 +1,6 @@
-// What the image side needs to know about containers (commit, export, image removal), provided by
-// the container service; kept as an interface so images never import the container internals.
+// What the image side needs to know about containers (commit, export, image removal) and their
+// init layers, provided by the container side (daemon/containers: the service and RootfsManager);
+// kept as interfaces declared here so images/ never imports daemon/, the layer above it.
 import type { ContainerConfig } from '../types/container-api.ts';
 
 export interface ContainerSnapshot {
@@ -20,4 +21,10 @@ export interface ContainerFacts {
   imageUsers(): Array<{ id: string; image: string; running: boolean }>;
   /** Runs fn with the container's processes frozen when it is running (and not paused already). */
   frozen<T>(ref: string, fn: () => Promise<T>): Promise<T>;
+}
+
+/** The shared init layers containers sit on (one per image chain), which go with the last image using the chain. */
+export interface InitLayers {
+  /** Drops a chain's init layer; false when a container's layer still sits on it. */
+  removeInit(chainId: string): Promise<boolean>;
 }

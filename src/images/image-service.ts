@@ -5,14 +5,13 @@
 // space is free when the call returns, together with the init layers of rootfs.ts.
 import type { Writable } from 'node:stream';
 import type { CommitOptions, ImageDeleteItem, LoadResult } from '../types/images.ts';
-import type { RootfsManager } from '../daemon/containers/rootfs.ts';
 import { conflict, EngineError, invalidParameter, isNotFound } from '../errors.ts';
 import type { SupervisorClient } from '../supervisor/client.ts';
 import type { EventSubscription } from '../supervisor/events.ts';
 import type { Logger } from '../util/log.ts';
 import { KeyedMutex } from '../util/mutex.ts';
 import { commitContainer } from './commit.ts';
-import type { ContainerFacts } from './container-facts.ts';
+import type { ContainerFacts, InitLayers } from './container-facts.ts';
 import { writeContainerExport } from './export.ts';
 import { chainIds, type LocalImage } from './image-store.ts';
 import {
@@ -29,7 +28,8 @@ import { publishImageEvent, publishImageEventFor } from '../events/image-events.
 
 export interface ImageServiceDeps extends ImageDeps {
   containers: ContainerFacts;
-  rootfs: RootfsManager;
+  /** The init layers (daemon/containers/rootfs.ts): dropped with the last image of their chain. */
+  rootfs: InitLayers;
   tmpDir: string;
   log: Logger;
   /** The storage driver name inspect shows under GraphDriver. */
