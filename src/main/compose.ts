@@ -35,6 +35,8 @@ import { RuntimeRegistry } from '../daemon/runtimes.ts';
 import { RootfsManager } from '../daemon/containers/rootfs.ts';
 import { TaskLauncher } from '../daemon/containers/task-launcher.ts';
 import { ContainerService } from '../daemon/containers/service.ts';
+import { ContainerRunEvents } from '../daemon/containers/run-events.ts';
+import { volumeUsers } from '../daemon/containers/volume-users.ts';
 import type { ContainerRecord } from '../daemon/containers/record.ts';
 import { registerContainerRoutes } from '../api/routes/containers.ts';
 import { registerNetworkRoutes } from '../api/routes/networks.ts';
@@ -49,6 +51,7 @@ import { registerExecRoutes } from '../api/routes/exec.ts';
 import { registerStatsRoutes } from '../api/routes/stats.ts';
 import { StatsService, factsOf } from '../daemon/stats/service.ts';
 import { ExecService } from '../daemon/exec/service.ts';
+import { ExecRegistry } from '../daemon/exec/registry.ts';
 import { DEFAULT_DETACH_KEYS, EscapeMatcher, parseDetachKeys } from '../daemon/exec/detach-keys.ts';
 import { HealthMonitor } from '../daemon/health/monitor.ts';
 import { parseSize } from '../config/values.ts';
@@ -154,25 +157,30 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const runtimes = new RuntimeRegistry(roots.execRoot, initial.runtimes);
     const rootfs = new RootfsManager(client, snapshotter, roots.tmpDir);
     const shmSize = parseSize(initial['default-shm-size']);
-    // Volumes: records in the store, data under <data-root>/volumes; who uses them comes from the containers.
+    // Volumes: records in the store, data under <data-root>/volumes; who uses them is read from the
+    // container records (the volume service comes first: containers need it at create and start).
+    const containerStore = new ContainerStore<ContainerRecord>(db);
     const volumes = new VolumeService({
       table: new RecordTable<VolumeRecord>(db, 'volumes'), root: join(roots.dataRoot, 'volumes'), tmpDir: roots.tmpDir,
-      log: log.child({ module: 'volumes' }), events,
+      log: log.child({ module: 'volumes' }), events, users: () => volumeUsers(containerStore.list()),
     });
     await volumes.init();
     const launcher = new TaskLauncher({
       client, rootfs, runtimes, config: cfg, log: log.child({ module: 'containers' }), execRoot: roots.execRoot,
       runcRoot: supervisor.runcRoot, containersDir, tmpDir: roots.tmpDir, cgroupDriver, shmSize, networks, volumes,
     });
+    // Container runs are announced on `runs` (health checks and exec clean-up subscribe); inspect's
+    // ExecIDs come from the exec registry. Both exist before the services on either side of them.
+    const runs = new ContainerRunEvents(log.child({ module: 'containers' }));
+    const execRegistry = new ExecRegistry();
     const containers = new ContainerService({
-      client, images, store: new ContainerStore<ContainerRecord>(db), rootfs, runtimes, launcher, config: cfg,
-      log: log.child({ module: 'containers' }), containersDir, shmSize, events, networks, volumes,
+      client, images, store: containerStore, rootfs, runtimes, launcher, config: cfg,
+      log: log.child({ module: 'containers' }), containersDir, shmSize, events, networks, volumes, runs, execs: execRegistry,
     });
-    volumes.setUsersProvider(() => containers.volumeUsers());
     const archives = new ArchiveService({ containers, client, tmpDir: roots.tmpDir, log: log.child({ module: 'archive' }) });
     networks.attachContainers({ find: (ref) => containers.find(ref) });
     const execs = new ExecService({
-      client, containers, execRoot: roots.execRoot, log: log.child({ module: 'exec' }),
+      client, containers, execRoot: roots.execRoot, log: log.child({ module: 'exec' }), registry: execRegistry, runs,
       onEvent: (e) => containers.publishEvent(e.containerId, e.action, e.attributes),
     });
     cleanups.push(() => execs.close());
@@ -180,14 +188,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       host: { find: (id) => containers.find(id), save: (id) => containers.saveState(id), probe: (id, cmd, t, max) => execs.probe(id, cmd, t, max) },
       log: log.child({ module: 'health' }),
       onStatus: (id, status) => containers.publishEvent(id, `health_status: ${status}`),
+      runs,
     });
     cleanups.push(() => health.stopAll());
-    containers.setExecIdsProvider((id) => execs.idsOf(id));
-    containers.onRunChange((rec, change) => {
-      if (change === 'started') return health.started(rec);
-      health.stopped(rec.Id);
-      execs.containerStopped(rec.Id);
-    });
     const imageService = new ImageService({
       client, images, snapshotter, containers, rootfs, tmpDir: roots.tmpDir, log: log.child({ module: 'images' }),
       driver: initial['storage-driver'] || 'overlay2',

@@ -29,11 +29,12 @@ import { StdinRelay } from './stdin-relay.ts';
 import { initialState, ZERO_TIME, type ContainerRecord } from './record.ts';
 import { nextBackoff, restartAtStartup, shouldRestart } from './restart-policy.ts';
 import type { RootfsManager } from './rootfs.ts';
+import type { ContainerRunEvents } from './run-events.ts';
 import { TaskLauncher, type RunningTask } from './task-launcher.ts';
 import { inspectView, summaryView, type NetworkView } from './views.ts';
 import type { NetworkService } from '../../network/service.ts';
 import type { EventPublisher } from '../../events/bus.ts';
-import type { ContainerVolumes, VolumeUser } from '../volumes/service.ts';
+import type { ContainerVolumes } from '../volumes/service.ts';
 import { containerAttributes } from '../../events/actors.ts';
 
 export interface ContainerServiceDeps {
@@ -53,6 +54,15 @@ export interface ContainerServiceDeps {
   networks?: ContainerNetworks;
   /** Named and anonymous volumes; without it, volume mounts are refused at start. */
   volumes?: Pick<ContainerVolumes, 'prepare' | 'release'>;
+  /** Where runs are announced (health checks and exec clean-up follow them). */
+  runs?: ContainerRunEvents;
+  /** Inspect's ExecIDs: the exec registry (daemon/exec/registry.ts); none without it. */
+  execs?: ContainerExecs;
+}
+
+/** What inspect needs from the exec instances. */
+export interface ContainerExecs {
+  idsOf(containerId: string): string[];
 }
 
 /** What the containers service asks of the network layer (src/network/service.ts). */
@@ -84,9 +94,6 @@ export class ContainerService {
   /** Containers being stopped at start-up (left running by a crashed daemon, no live-restore). */
   private readonly startupStops = new Set<string>();
   private pruning = false;
-  /** Other modules following container runs (health checks, exec clean-up). */
-  private readonly runListeners: Array<(rec: ContainerRecord, change: 'started' | 'stopped') => void> = [];
-  private execIds: (id: string) => string[] = () => [];
 
   constructor(private readonly d: ContainerServiceDeps) {
     for (const r of d.store.list()) this.recs.set(r.Id, structuredClone(r) as ContainerRecord);
@@ -122,21 +129,6 @@ export class ContainerService {
     this.d.store.put(rec);
   }
 
-  /** Follows runs: 'started' (also a task adopted after a daemon restart) and 'stopped' (exit recorded). */
-  onRunChange(fn: (rec: ContainerRecord, change: 'started' | 'stopped') => void): void {
-    this.runListeners.push(fn);
-  }
-
-  private runChanged(rec: ContainerRecord, change: 'started' | 'stopped'): void {
-    for (const fn of this.runListeners) {
-      try {
-        fn(rec, change);
-      } catch (err) {
-        this.d.log.warn(`run listener failed: ${(err as Error).message}`, { id: rec.Id });
-      }
-    }
-  }
-
   private event(rec: ContainerRecord, action: string, extra: Record<string, string> = {}): void {
     this.d.events?.publish({ Type: 'container', Action: action, Actor: { ID: rec.Id, Attributes: containerAttributes(rec, extra) } });
   }
@@ -145,11 +137,6 @@ export class ContainerService {
   publishEvent(ref: string, action: string, extra: Record<string, string> = {}): void {
     const rec = this.recs.get(ref) ?? [...this.recs.values()].find((r) => r.Name === `/${ref}`);
     if (rec) this.event(rec, action, extra);
-  }
-
-  /** Where inspect's ExecIDs come from (the exec service). */
-  setExecIdsProvider(fn: (id: string) => string[]): void {
-    this.execIds = fn;
   }
 
   /** Persists a record whose state another module updated in place (health status). */
@@ -293,7 +280,7 @@ export class ContainerService {
 
   async inspect(ref: string, size: boolean, _version: string): Promise<unknown> {
     const rec = this.find(ref);
-    return inspectView(rec, this.networkView(rec), this.execIds(rec.Id), size ? await this.sizes(rec) : undefined);
+    return inspectView(rec, this.networkView(rec), this.d.execs?.idsOf(rec.Id) ?? [], size ? await this.sizes(rec) : undefined);
   }
 
   // ---- start -----------------------------------------------------------------------------------
@@ -352,7 +339,7 @@ export class ContainerService {
     const relay = this.stdinRelays.get(rec.Id);
     if (relay && !relay.connected && !relay.destroyed && task.stdin) relay.connect(task.stdin);
     rec.State = { ...rec.State, Status: 'running', Running: true, Paused: false, Restarting: false, OOMKilled: false, Dead: false, Pid: task.pid, ExitCode: 0, Error: '', StartedAt: nowIso() };
-    this.runChanged(rec, 'started');
+    this.d.runs?.emit(rec, 'started');
     this.persist(rec);
     this.event(rec, 'start');
     this.d.log.debug('container started', { id: rec.Id, pid: task.pid });
@@ -376,7 +363,7 @@ export class ContainerService {
       this.persist(rec);
       if (exit.oom) this.event(rec, 'oom');
       this.event(rec, 'die', { exitCode: String(exit.status), execDuration: String(Math.floor((Date.now() - startedAt) / 1000)) });
-      this.runChanged(rec, 'stopped');
+      this.d.runs?.emit(rec, 'stopped');
       this.notify(rec.Id, ['not-running', 'next-exit'], { StatusCode: exit.status, Error: null });
       if (restart) {
         const b = this.backoff.get(rec.Id) ?? { ms: 0 };
@@ -581,10 +568,6 @@ export class ContainerService {
   }
 
   /** Every container and the volumes its record references (volume in-use checks, prune, df). */
-  volumeUsers(): VolumeUser[] {
-    return [...this.recs.values()].map((r) => ({ id: r.Id, running: r.State.Running || r.State.Restarting, volumes: r.Mounts.filter((m) => m.Type === 'volume' && m.Name).map((m) => m.Name!) }));
-  }
-
   // ---- remove / rename / prune -----------------------------------------------------------------
 
   async remove(ref: string, opts: { force: boolean; volumes: boolean; link: boolean }): Promise<void> {
@@ -845,7 +828,7 @@ export class ContainerService {
     const hub = this.hub(rec.Id);
     const logging = driver.attach({ stdout: hub.logStdout, stderr: rec.Config.Tty ? null : hub.logStderr });
     void task.exited.then((exit) => this.onExit(rec, task, exit, logging, Date.now()));
-    this.runChanged(rec, 'started');
+    this.d.runs?.emit(rec, 'started');
   }
 
   /** Containers in containerd's namespace that the store does not know, with their tasks and snapshots. */

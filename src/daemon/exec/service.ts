@@ -15,7 +15,9 @@ import { PROCESS_TYPE_URL, type SupervisorClient } from '../../supervisor/client
 import type { Logger } from '../../util/log.ts';
 import type { ContainerRecord } from '../containers/record.ts';
 import { openFifoReader, openFifoWriter } from '../containers/fifo.ts';
+import type { ContainerRunEvents } from '../containers/run-events.ts';
 import { FifoPool } from './fifo-pool.ts';
+import { ExecRegistry, type ExecRecord } from './registry.ts';
 import { parseDetachKeys } from './detach-keys.ts';
 import { buildExecProcess, execEnv, parseContainerProcess, serializeProcess } from './process-spec.ts';
 
@@ -38,30 +40,10 @@ export interface ExecServiceDeps {
   log: Logger;
   /** Exec lifecycle events, for the events stream (optional until it exists). */
   onEvent?: (e: ExecEvent) => void;
-}
-
-interface ExecRecord {
-  id: string;
-  containerId: string;
-  entrypoint: string;
-  args: string[];
-  env: string[];
-  tty: boolean;
-  privileged: boolean;
-  user: string;
-  workingDir: string;
-  openStdin: boolean;
-  openStdout: boolean;
-  openStderr: boolean;
-  detachKeys: Buffer;
-  consoleSize?: { height: number; width: number };
-  state: 'created' | 'starting' | 'running' | 'exited';
-  exitCode: number | null;
-  pid: number;
-  finishedAt: number;
-  /** Settles once the process runs (or failed to): resize waits on it. */
-  started: Promise<void>;
-  markStarted: () => void;
+  /** Where the exec records live (shared with the containers service); a private one if absent. */
+  registry?: ExecRegistry;
+  /** Container runs: a stopped container's unstarted execs are dropped. */
+  runs?: ContainerRunEvents;
 }
 
 /** Finished execs stay inspectable this long (dockerd's exec GC runs every 5 minutes). */
@@ -72,13 +54,17 @@ const OUTPUT_DRAIN_MS = 2_000;
 const RESIZE_WAIT_MS = 10_000;
 
 export class ExecService {
-  private readonly execs = new Map<string, ExecRecord>();
+  private readonly execs: ExecRegistry;
   private readonly baseProcesses = new Map<string, { pid: number; process: OciProcess }>();
   private readonly allCaps: string[];
   private readonly gcTimer: NodeJS.Timeout;
   private readonly fifos: FifoPool;
 
   constructor(private readonly d: ExecServiceDeps) {
+    this.execs = d.registry ?? new ExecRegistry();
+    d.runs?.subscribe((rec, change) => {
+      if (change === 'stopped') this.containerStopped(rec.Id);
+    });
     this.fifos = new FifoPool(join(d.execRoot, 'exec-fifos'));
     this.allCaps = resolveCapabilities({ privileged: true, available: readOwnCapabilities() });
     this.gcTimer = setInterval(() => this.gc(), GC_EVERY_MS);
@@ -152,13 +138,8 @@ export class ExecService {
     };
   }
 
-  /** The container's execs not yet finished (inspect's ExecIDs). */
-  idsOf(containerId: string): string[] {
-    return [...this.execs.values()].filter((e) => e.containerId === containerId && e.state !== 'exited').map((e) => e.id);
-  }
-
-  /** Called when a container's task exited: execs never started go; the process spec cache too. */
-  containerStopped(containerId: string): void {
+  /** A container's task exited (see the constructor): execs never started go; the process spec cache too. */
+  private containerStopped(containerId: string): void {
     this.baseProcesses.delete(containerId);
     for (const e of this.execs.values()) {
       if (e.containerId !== containerId) continue;

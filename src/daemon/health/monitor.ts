@@ -3,6 +3,7 @@
 // container run: it starts when the container starts (or is re-adopted after a daemon restart) and
 // stops when it exits; a paused container is not probed. The restart policy never looks at health.
 import type { HealthState, ContainerRecord } from '../containers/record.ts';
+import type { ContainerRunEvents } from '../containers/run-events.ts';
 import type { Logger } from '../../util/log.ts';
 import { goDuration, healthSettings, MAX_OUTPUT_BYTES, type HealthSettings } from './config.ts';
 import { applyProbeResult, startingHealth, type ProbeResult } from './state.ts';
@@ -21,6 +22,8 @@ export interface HealthMonitorDeps {
   log: Logger;
   /** Status transitions after a probe ("health_status: healthy" events; the reset to starting is not one, as in dockerd). */
   onStatus?: (containerId: string, status: HealthState['Status']) => void;
+  /** Container runs: probing starts with a run and stops with it. */
+  runs?: ContainerRunEvents;
 }
 
 interface Loop {
@@ -40,7 +43,9 @@ function isoNow(): string {
 export class HealthMonitor {
   private readonly loops = new Map<string, Loop>();
 
-  constructor(private readonly d: HealthMonitorDeps) {}
+  constructor(private readonly d: HealthMonitorDeps) {
+    d.runs?.subscribe((rec, change) => (change === 'started' ? this.started(rec) : this.stopped(rec.Id)));
+  }
 
   /**
    * A run of the container began: health goes back to "starting" (the log is kept) and probing

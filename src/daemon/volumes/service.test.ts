@@ -23,8 +23,8 @@ beforeEach(async () => {
     table: new RecordTable<VolumeRecord>(db, 'volumes'), root: tmp.file('volumes'), tmpDir: tmp.file('tmp'),
     log: new Logger({ level: 'fatal', format: 'text', raw: false }),
     events: { publish: (m) => events.push({ Action: m.Action, ID: m.Actor?.ID ?? '' }) },
+    users: () => users.map((u) => ({ ...u })),
   });
-  svc.setUsersProvider(() => users.map((u) => ({ ...u })));
   await svc.init();
 });
 afterEach(() => {

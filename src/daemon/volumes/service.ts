@@ -64,6 +64,8 @@ export interface VolumeServiceDeps {
   tmpDir: string;
   log: Logger;
   events?: EventPublisher;
+  /** Which containers reference which volumes (daemon/containers/volume-users.ts); none if absent. */
+  users?: () => VolumeUser[];
 }
 
 function rfc3339Now(): string {
@@ -72,7 +74,6 @@ function rfc3339Now(): string {
 
 export class VolumeService implements ContainerVolumes {
   private readonly lock = new KeyedMutex();
-  private users: () => VolumeUser[] = () => [];
   /** Containers being created: their volumes count as used before the record exists. */
   private readonly pending = new Map<string, string[]>();
   private pruning = false;
@@ -83,17 +84,12 @@ export class VolumeService implements ContainerVolumes {
     await mkdir(this.d.root, { recursive: true, mode: 0o701 });
   }
 
-  /** Where the container references come from (the containers service, built after this one). */
-  setUsersProvider(fn: () => VolumeUser[]): void {
-    this.users = fn;
-  }
-
   dataPath(name: string): string {
     return join(this.d.root, name, '_data');
   }
 
   private allUsers(): VolumeUser[] {
-    const list = this.users();
+    const list = this.d.users?.() ?? [];
     const known = new Set(list.map((u) => u.id));
     for (const [id, volumes] of this.pending) {
       if (known.has(id)) this.pending.delete(id);
