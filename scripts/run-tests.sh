@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# Runs the whole suite on the built tree: unit tests beside the code (dist/src/**/*.test.js) and the
-# end-to-end tests (dist/test/e2e/*.test.js), which start real daemons, containerd and runc.
+# Runs the whole suite on the built tree: first the layout check (scripts/check-layout.mjs: file
+# sizes, folder cycles, the layer rule), then unit tests beside the code (dist/src/**/*.test.js),
+# the tests of scripts/ (dist/test/scripts/*.test.js) and the end-to-end tests
+# (dist/test/e2e/*.test.js), which start real daemons, containerd and runc.
 # Test files run in parallel (each e2e file has its own daemon and containerd); pass file paths to
-# run a subset.
+# run a subset (the layout check runs then too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" != 0 ]; then echo "run-tests: the suite needs root (namespaces, mounts, iptables)" >&2; exit 1; fi
+bin/node scripts/check-layout.mjs
 if [ $# -gt 0 ]; then files=("$@"); else
-  mapfile -t files < <(find dist/src dist/test/e2e -name '*.test.js' 2>/dev/null | sort)
+  mapfile -t files < <(find dist/src dist/test/e2e dist/test/scripts -name '*.test.js' 2>/dev/null | sort)
 fi
 if [ ${#files[@]} -eq 0 ]; then echo "run-tests: no test files (did the build run?)" >&2; exit 1; fi
 # The e2e tests run the daemon through bin/engined, i.e. its bundle: remake it if tsc ran alone since.

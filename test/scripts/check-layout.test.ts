@@ -1,0 +1,129 @@
+// scripts/check-layout.mjs on small fixture trees: each case writes a src/ tree to a temporary
+// directory, runs the checker on it as the test run does, and reads its exit code and report.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { findUpwards } from '../../src/util/find-upwards.ts';
+
+const SCRIPT = findUpwards(import.meta.url, 'scripts/check-layout.mjs');
+const root = mkdtempSync(join(tmpdir(), 'engine-check-layout-'));
+after(() => rmSync(root, { recursive: true, force: true }));
+let trees = 0;
+
+/** Writes the files (paths relative to src/) and runs the checker on that src/. */
+function check(files: Record<string, string>): { code: number | null; out: string; err: string } {
+  const src = join(root, `t${trees++}`, 'src');
+  for (const [rel, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(src, rel)), { recursive: true });
+    writeFileSync(join(src, rel), text);
+  }
+  const r = spawnSync(process.execPath, [SCRIPT!, src], { encoding: 'utf8' });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+const lines = (n: number) => Array.from({ length: n }, (_, i) => `export const v${i} = ${i};`).join('\n') + '\n';
+
+/** A tree that follows every rule: imports only go down the layers. */
+const CLEAN: Record<string, string> = {
+  'main/engined.ts': "import { serve } from '../api/server.ts';\nimport { Containers } from '../daemon/containers.ts';\nserve(new Containers());\n",
+  'api/server.ts': "import type { Containers } from '../daemon/containers.ts';\nimport { ok } from '../errors.ts';\nexport function serve(c: Containers) { return ok(c); }\n",
+  'daemon/containers.ts': "import type { Body } from '../types/containers.ts';\nimport { store } from '../store/db.ts';\nexport class Containers { create(b: Body) { return store(b); } }\n",
+  'store/db.ts': "import { log } from '../util/log.ts';\nimport { events } from '../events/bus.ts';\nexport const store = (x: unknown) => { log(x); events(); };\n",
+  'events/bus.ts': "export const events = () => {};\n",
+  'util/log.ts': "export const log = (x: unknown) => console.log(x);\n",
+  'types/containers.ts': "import type { Extra } from './extra.ts';\nexport interface Body { Image: string; extra?: Extra }\n",
+  'types/extra.ts': 'export type Extra = string;\n',
+  'errors.ts': 'export const ok = (x: unknown) => x;\n',
+  'daemon/containers.test.ts': "import { fake } from '../../test/support/fake.ts';\nfake();\n",
+};
+
+describe('check-layout', () => {
+  test('a clean tree passes', () => {
+    const r = check(CLEAN);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /check-layout: ok \(10 files/);
+  });
+
+  test('a cycle between two folders fails, naming the folders and the files', () => {
+    const r = check({
+      ...CLEAN,
+      'store/db.ts': "import { events } from '../events/bus.ts';\nexport const store = () => events();\n",
+      'events/bus.ts': "import type { store } from '../store/db.ts';\nexport const events = (s?: typeof store) => s;\n",
+    });
+    assert.equal(r.code, 1);
+    assert.match(r.err, /cycle between events\/, store\//);
+    assert.match(r.err, /src\/events\/bus\.ts → src\/store\/db\.ts/);
+    assert.match(r.err, /src\/store\/db\.ts → src\/events\/bus\.ts/);
+  });
+
+  test('a cycle through three folders of one layer is found', () => {
+    const r = check({
+      ...CLEAN,
+      'store/db.ts': "import '../oci/spec.ts';\n",
+      'oci/spec.ts': "export { x } from '../logging/driver.ts';\n",
+      'logging/driver.ts': "import * as s from '../store/db.ts';\nexport const x = s;\n",
+    });
+    assert.equal(r.code, 1);
+    assert.match(r.err, /cycle between logging\/, oci\/, store\//);
+  });
+
+  test('an upward import fails, type-only and dynamic ones included', () => {
+    const r = check({
+      ...CLEAN,
+      'images/service.ts': "import type {\n  Containers,\n} from '../daemon/containers.ts';\nexport type C = Containers;\n",
+      'oci/spec.ts': "export async function load() { return (await import('../api/server.ts')).serve; }\nexport type S = import('../network/x.ts').S;\n",
+      'network/x.ts': 'export type S = string;\n',
+    });
+    assert.equal(r.code, 1);
+    assert.match(r.err, /src\/images\/service\.ts imports src\/daemon\/containers\.ts \(images\/ is layer 3, daemon\/ is layer 4\)/);
+    assert.match(r.err, /src\/oci\/spec\.ts imports src\/api\/server\.ts \(oci\/ is layer 2, api\/ is layer 5\)/);
+    assert.match(r.err, /src\/oci\/spec\.ts imports src\/network\/x\.ts/);
+  });
+
+  test('imports in comments, strings and templates do not count', () => {
+    const r = check({
+      ...CLEAN,
+      'util/doc.ts': [
+        "// import { x } from '../api/server.ts';",
+        "/* import('../daemon/containers.ts') */",
+        "export const a = \"import { y } from '../api/server.ts'\";",
+        "export const b = `${'x'} from '../api/server.ts' import('../api/server.ts')`;",
+        "export const re = /'/g; export const c = 'import(\"../api/server.ts\")';",
+      ].join('\n') + '\n',
+    });
+    assert.equal(r.code, 0, r.err);
+  });
+
+  test('a file over 800 lines fails; 800 lines pass', () => {
+    assert.equal(check({ ...CLEAN, 'util/big.ts': lines(800) }).code, 0);
+    const r = check({ ...CLEAN, 'util/big.ts': lines(801) });
+    assert.equal(r.code, 1);
+    assert.match(r.err, /src\/util\/big\.ts: 801 lines \(limit 800\)/);
+  });
+
+  test('types/ imports nothing outside itself', () => {
+    const r = check({ ...CLEAN, 'types/containers.ts': "import type { log } from '../util/log.ts';\nexport type L = typeof log;\n" });
+    assert.equal(r.code, 1);
+    assert.match(r.err, /src\/types\/containers\.ts imports src\/util\/log\.ts/);
+  });
+
+  test('daemon code may not import test support; tests may', () => {
+    const r = check({ ...CLEAN, 'store/db.ts': "import { fake } from '../../test/support/fake.ts';\nexport const store = fake;\n" });
+    assert.equal(r.code, 1);
+    assert.match(r.err, /src\/store\/db\.ts imports test\/support\/fake\.ts/);
+  });
+
+  test('a folder missing from the layer table fails', () => {
+    const r = check({ ...CLEAN, 'gadgets/x.ts': 'export const x = 1;\n' });
+    assert.equal(r.code, 1);
+    assert.match(r.err, /src\/gadgets\/ \(e\.g\. src\/gadgets\/x\.ts\) is not in the layer table/);
+  });
+
+  test('main/ may import every layer', () => {
+    const r = check({ ...CLEAN, 'main/compose.ts': "import '../api/server.ts';\nimport '../types/extra.ts';\nimport '../events/bus.ts';\n" });
+    assert.equal(r.code, 0, r.err);
+  });
+});
