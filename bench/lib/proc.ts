@@ -3,7 +3,7 @@
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { killProcessesUnder } from '../../src/supervisor/harness.ts';
+import { killProcessesUnder } from '../../test/helpers/supervisor-harness.ts';
 import { unmountUnder } from '../../test/helpers/daemon.ts';
 
 /** VmRSS of a process in MiB, or NaN when it is gone. */

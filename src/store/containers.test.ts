@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, test } from 'node:test';
 import { EngineError } from '../errors.ts';
 import { ContainerStore, bareName, prefixUpperBound, thaw } from './containers.ts';
 import { openDatabase, type EngineDatabase } from './database.ts';
-import { tempDir, type TempDir } from './test-util.ts';
+import { tempDir, type TempDir } from '../../test/helpers/temp-dir.ts';
 
 interface Rec {
   Id: string;

@@ -1,4 +1,4 @@
-// kill -9 safety: a child process (crash-writer.ts) runs transactions mixing put/rename/delete,
+// kill -9 safety: a child process (test/helpers/crash-writer.ts) runs transactions mixing put/rename/delete,
 // event appends and a failing nested savepoint; it is SIGKILLed at random moments, and after each
 // kill the database is reopened and must hold exactly the state after some whole number of steps —
 // the steps it reported committed, plus at most the one it committed but was killed before reporting.
@@ -9,13 +9,13 @@ import { existsSync, statSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ContainerStore } from './containers.ts';
-import { FILLER, expectedAfter, expectedFillerKeys, idA, idB, type PairRecord } from './crash-model.ts';
+import { FILLER, expectedAfter, expectedFillerKeys, idA, idB, type PairRecord } from '../../test/helpers/crash-model.ts';
 import { openDatabase } from './database.ts';
 import { EventLog } from './events.ts';
 import { RecordTable } from './kv.ts';
-import { tempDir } from './test-util.ts';
+import { tempDir } from '../../test/helpers/temp-dir.ts';
 
-const WRITER = fileURLToPath(new URL('./crash-writer.js', import.meta.url));
+const WRITER = fileURLToPath(new URL('../../test/helpers/crash-writer.js', import.meta.url));
 const RUNS = 20;
 
 interface RunResult {

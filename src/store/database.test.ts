@@ -3,7 +3,7 @@ import { statSync } from 'node:fs';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { openDatabase, type EngineDatabase, type Migration } from './database.ts';
 import { MIGRATIONS } from './schema.ts';
-import { tempDir, type TempDir } from './test-util.ts';
+import { tempDir, type TempDir } from '../../test/helpers/temp-dir.ts';
 
 let tmp: TempDir;
 const opened: EngineDatabase[] = [];

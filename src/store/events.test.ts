@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { openDatabase, type EngineDatabase } from './database.ts';
 import { EventLog, eventToJSON, wallClockNanos, type EventInput } from './events.ts';
-import { tempDir, type TempDir } from './test-util.ts';
+import { tempDir, type TempDir } from '../../test/helpers/temp-dir.ts';
 
 let tmp: TempDir;
 let db: EngineDatabase;

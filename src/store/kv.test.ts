@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { openDatabase, type EngineDatabase } from './database.ts';
 import { RecordTable } from './kv.ts';
-import { tempDir, type TempDir } from './test-util.ts';
+import { tempDir, type TempDir } from '../../test/helpers/temp-dir.ts';
 
 let tmp: TempDir;
 let db: EngineDatabase;

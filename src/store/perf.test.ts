@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { ContainerStore } from './containers.ts';
 import { openDatabase } from './database.ts';
 import { EventLog } from './events.ts';
-import { tempDir } from './test-util.ts';
+import { tempDir } from '../../test/helpers/temp-dir.ts';
 
 interface Rec {
   Id: string;

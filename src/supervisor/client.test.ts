@@ -5,7 +5,7 @@ import { EngineError } from '../errors.ts';
 import { SupervisorClient } from './client.ts';
 import { ManagedContainerd } from './containerd-process.ts';
 import { GrpcStatus, grpcCode } from './errors.ts';
-import { makeTestEnv, waitFor, type TestEnv } from './harness.ts';
+import { makeTestEnv, waitFor, type TestEnv } from '../../test/helpers/supervisor-harness.ts';
 import type { SupervisorEvent } from './types.ts';
 
 let env: TestEnv;

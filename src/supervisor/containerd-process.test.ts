@@ -6,7 +6,7 @@ import path from 'node:path';
 import { once } from 'node:events';
 import { containerdConfig, findOnPath, ManagedContainerd, mapLevel, parseLogfmt } from './containerd-process.ts';
 import { SupervisorClient } from './client.ts';
-import { makeTestEnv, pidAlive, waitFor, type TestEnv } from './harness.ts';
+import { makeTestEnv, pidAlive, waitFor, type TestEnv } from '../../test/helpers/supervisor-harness.ts';
 
 test('config: our roots, socket under exec-root, CRI off, opt plugin kept out of /opt', () => {
   const text = containerdConfig({ dataRoot: '/d', execRoot: '/e', cri: false, level: 'debug' });

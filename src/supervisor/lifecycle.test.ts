@@ -11,7 +11,7 @@ import path from 'node:path';
 import { ensureBusyboxImage, type BusyboxImage } from '../../test/fixtures/busybox-image.ts';
 import { jsonAny, PROCESS_TYPE_URL, SPEC_TYPE_URL } from './client.ts';
 import { GrpcStatus, grpcCode } from './errors.ts';
-import { makeTestEnv, mountsUnder, type TestEnv } from './harness.ts';
+import { makeTestEnv, mountsUnder, type TestEnv } from '../../test/helpers/supervisor-harness.ts';
 import { Supervisor } from './supervisor.ts';
 
 let env: TestEnv;

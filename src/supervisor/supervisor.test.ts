@@ -6,7 +6,7 @@ import path from 'node:path';
 import { once } from 'node:events';
 import { Supervisor, parseRuncVersion } from './supervisor.ts';
 import { containerdConfig } from './containerd-process.ts';
-import { makeTestEnv, pidAlive, waitFor, type TestEnv } from './harness.ts';
+import { makeTestEnv, pidAlive, waitFor, type TestEnv } from '../../test/helpers/supervisor-harness.ts';
 import type { SupervisorEvent } from './types.ts';
 
 async function withEnv(fn: (env: TestEnv) => Promise<void>): Promise<void> {

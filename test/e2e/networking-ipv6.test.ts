@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { daemonTag } from '../../src/network/naming.ts';
-import { daemonLinks, removeDaemonNetworking } from '../../src/network/teardown.ts';
+import { daemonLinks, removeDaemonNetworking } from '../helpers/network-teardown.ts';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { OutsideHost, sh } from '../helpers/outside-host.ts';

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { aRecord, buildReply, parseQuery, RCODE_NXDOMAIN, TYPE_A } from '../../src/network/dns-message.ts';
 import { daemonTag } from '../../src/network/naming.ts';
-import { daemonLinks, removeDaemonNetworking } from '../../src/network/teardown.ts';
+import { daemonLinks, removeDaemonNetworking } from '../helpers/network-teardown.ts';
 import { REPO_ROOT, run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { httpGet, OutsideHost, sh } from '../helpers/outside-host.ts';

@@ -6,7 +6,7 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { removeDaemonNetworking } from '../../src/network/teardown.ts';
+import { removeDaemonNetworking } from './network-teardown.ts';
 
 export const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
 export const ENGINED = join(REPO_ROOT, 'bin/engined');

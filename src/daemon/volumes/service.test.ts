@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { openDatabase, type EngineDatabase } from '../../store/database.ts';
 import { RecordTable } from '../../store/kv.ts';
-import { tempDir, type TempDir } from '../../store/test-util.ts';
+import { tempDir, type TempDir } from '../../../test/helpers/temp-dir.ts';
 import { Logger } from '../../util/log.ts';
 import { VolumeService, type VolumeRecord, type VolumeUser } from './service.ts';
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { SupervisorClient } from '../../supervisor/client.ts';
 import { ManagedContainerd } from '../../supervisor/containerd-process.ts';
-import { makeTestEnv, type TestEnv } from '../../supervisor/harness.ts';
+import { makeTestEnv, type TestEnv } from '../../../test/helpers/supervisor-harness.ts';
 import { BlobVerificationError, cleanIngestLeftovers, writeBlob } from './blob-writer.ts';
 
 let env: TestEnv;

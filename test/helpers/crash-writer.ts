@@ -1,14 +1,14 @@
-// Child process of crash.test.ts: runs the crash-model workload against engine.db until killed.
+// Child process of src/store/crash.test.ts: runs the crash-model workload against engine.db until killed.
 //   crash-writer.js <db> loop     — steps forever, printing "committed <i>" after each commit
 //   crash-writer.js <db> hang     — opens a transaction, writes a pair, prints "inside", spins
 // stdout to a pipe is synchronous on Linux, so "committed i" is only printed after step i committed
 // and before step i+1 starts.
 
-import { ContainerStore } from './containers.ts';
+import { ContainerStore } from '../../src/store/containers.ts';
 import { FILLER, fillerKey, runStep, pairRecord, type PairRecord, type StepOps } from './crash-model.ts';
-import { openDatabase } from './database.ts';
-import { EventLog } from './events.ts';
-import { RecordTable } from './kv.ts';
+import { openDatabase } from '../../src/store/database.ts';
+import { EventLog } from '../../src/store/events.ts';
+import { RecordTable } from '../../src/store/kv.ts';
 
 const [dbPath, mode] = process.argv.slice(2);
 if (!dbPath) throw new Error('usage: crash-writer <db> loop|hang');

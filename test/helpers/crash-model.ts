@@ -1,6 +1,6 @@
-// The workload of the crash test (crash.test.ts, crash-writer.ts): step i is a fixed mix of puts,
-// renames, deletes and a failing nested savepoint, so the test can recompute exactly what the
-// database must hold after any number of committed steps.
+// The workload of the store's crash test (src/store/crash.test.ts, crash-writer.ts): step i is a
+// fixed mix of puts, renames, deletes and a failing nested savepoint, so the test can recompute
+// exactly what the database must hold after any number of committed steps.
 
 export interface PairRecord {
   Id: string;

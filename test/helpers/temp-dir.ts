@@ -1,4 +1,4 @@
-// Helpers shared by the store tests: a throwaway directory per test.
+// Shared by unit tests (store, volumes): a throwaway directory per test.
 
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,13 +1,14 @@
-// Test support for the supervisor tests (not a test file itself): a temp data-root/exec-root, a
-// logger that records lines, and a cleanup that leaves nothing behind even after a failed test —
-// processes started under the temp dir (containerd, shims) are killed, mounts under it detached.
+// Test support for the unit tests that run a containerd (supervisor, blob writer) and for the
+// bench: a temp data-root/exec-root, a logger that records lines, and a cleanup that leaves nothing
+// behind even after a failed test — processes started under the temp dir (containerd, shims) are
+// killed, mounts under it detached.
 
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { Logger, type LogLevel } from '../util/log.ts';
+import { Logger, type LogLevel } from '../../src/util/log.ts';
 
 export interface TestEnv {
   dir: string;

@@ -1,13 +1,13 @@
 // Throughput check for the file drivers: pushes N MiB of short lines through a driver from an
 // in-memory stream (the way a container floods stdout), then reads everything back.
-//   bin/node dist/src/logging/bench-throughput.js [json-file|local] [MiB] [line-bytes] [log-opt=value …]
+//   bin/node dist/bench/log-throughput.js [json-file|local] [MiB] [line-bytes] [log-opt=value …]
 
 import { mkdtemp, open, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { execFileSync } from 'node:child_process';
-import { createLogDriver } from './index.ts';
+import { createLogDriver } from '../src/logging/index.ts';
 
 async function main(): Promise<void> {
   const [kind = 'json-file', mibText = '256', lineText = '100', ...optArgs] = process.argv.slice(2);
