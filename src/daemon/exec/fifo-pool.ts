@@ -24,6 +24,9 @@ export class FifoPool {
 
   /** Removes the pool (and FIFOs a crashed daemon left in it). */
   async close(): Promise<void> {
+    // A refill in flight would add FIFOs while the directory is being removed (rm: ENOTEMPTY); its
+    // failure does not matter here, the directory goes either way.
+    await this.filling?.catch(() => undefined);
     this.ready.length = 0;
     await rm(this.dir, { recursive: true, force: true });
   }
