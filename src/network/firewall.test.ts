@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { chainNames, jumpChanges, parseSave, renderChains, restoreScript, teardownScript, type FwState } from './firewall.ts';
+import { chainNames, foreignDnatPorts, jumpChanges, parseSave, renderChains, restoreScript, teardownScript, type FwState } from './firewall.ts';
 
 const c = chainNames('ENGINE-abc123');
 const state: FwState = {
@@ -101,5 +101,17 @@ describe('firewall rules', () => {
     assert.ok(v4.filter.some((l) => l.includes('br-4')));
     const jumps = jumpChanges(parseSave(''), c, { userlandProxy: true, allowDirectRouting: false }, 6);
     assert.ok(jumps.nat.includes('-A OUTPUT ! -d ::1/128 -m addrtype --dst-type LOCAL -j ENGINE-abc123'));
+  });
+
+  test('foreign DNAT ports: other chains\' published ports, not our own', () => {
+    const saved = parseSave([
+      '*nat', ':ENGINE-abc123 - [0:0]', ':ENGINE-dead00 - [0:0]',
+      '-A ENGINE-abc123 ! -i eng0 -p tcp -m tcp --dport 32768 -j DNAT --to-destination 172.18.0.2:80',
+      '-A ENGINE-dead00 -p tcp -m tcp --dport 32769 -j DNAT --to-destination 10.1.0.2:80',
+      '-A ENGINE-dead00 -p udp -m udp --dport 5353 -j DNAT --to-destination 10.1.0.2:53',
+      '-A ENGINE-dead00-POST -s 10.1.0.0/24 ! -o br0 -j MASQUERADE',
+      'COMMIT',
+    ].join('\n'));
+    assert.deepEqual([...foreignDnatPorts(saved, chainNames('ENGINE-abc123'))].sort(), ['tcp/32769', 'udp/5353']);
   });
 });

@@ -161,6 +161,28 @@ export function parseSave(text: string): Record<string, SavedTable> {
   return out;
 }
 
+/**
+ * "proto/port" of every DNAT in the nat table outside our own chains: other daemons' published
+ * ports (their rules outlive a daemon killed with -9), which a port of ours must not shadow.
+ */
+export function foreignDnatPorts(saved: Record<string, SavedTable>, own: Chains): Set<string> {
+  const out = new Set<string>();
+  const ours = [own.main, own.post];
+  for (const rule of saved['nat']?.rules ?? []) {
+    const chain = rule.split(' ')[1] ?? '';
+    if (ours.includes(chain) || target(rule) !== 'DNAT') continue;
+    const proto = / -p (tcp|udp|sctp)\b/.exec(rule)?.[1];
+    const port = / --dport (\d+)\b/.exec(rule)?.[1];
+    if (proto && port) out.add(`${proto}/${port}`);
+  }
+  return out;
+}
+
+/** foreignDnatPorts read from the host's IPv4 nat table now (also when we write no rules ourselves). */
+export async function readForeignDnatPorts(own: Chains): Promise<Set<string>> {
+  return foreignDnatPorts(parseSave(await runCommand('iptables-save', ['-t', 'nat'])), own);
+}
+
 /** The jump target of a rule ("-j X" at the end or anywhere). */
 function target(rule: string): string | undefined {
   return /(?:^| )-j (\S+)/.exec(rule)?.[1];

@@ -29,4 +29,13 @@ describe('port publishing', () => {
     a.releaseOwner('c1');
     assert.equal((await a.allocate('c4', { proto: 'tcp', hostIp: '127.0.0.1', lo: 8080, hi: 8080 }, bind)).port, 8080);
   });
+
+  test('allocation: ports another daemon forwards are passed over unless asked for by number', async () => {
+    const a = new PortAllocator({ lo: 40000, hi: 40003 });
+    const bind = async (p: number) => p;
+    const avoid = (p: number) => p === 40000 || p === 40002;
+    assert.equal((await a.allocate('c1', { proto: 'tcp', hostIp: '', lo: 0, hi: 0, avoid }, bind)).port, 40001);
+    assert.equal((await a.allocate('c1', { proto: 'tcp', hostIp: '', lo: 40002, hi: 40003, avoid }, bind)).port, 40003);
+    assert.equal((await a.allocate('c2', { proto: 'tcp', hostIp: '', lo: 40002, hi: 40002, avoid }, bind)).port, 40002, 'a fixed port is the user\'s call');
+  });
 });

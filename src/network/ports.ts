@@ -109,9 +109,10 @@ export class PortAllocator {
    * Candidate host ports for a binding, in the order to try them: the fixed port, each port of a
    * range, or ephemeral ports starting after the last one handed out. `tryBind` actually binds
    * (the proxy's listener); a port something else on the host holds is skipped for ranges and
-   * ephemeral ports, and an error for a fixed port.
+   * ephemeral ports, and an error for a fixed port. `avoid` names ports to pass over in a range or
+   * the ephemeral scan.
    */
-  async allocate<T>(owner: string, b: { proto: Proto; hostIp: string; lo: number; hi: number }, tryBind: (port: number) => Promise<T>): Promise<{ port: number; handle: T }> {
+  async allocate<T>(owner: string, b: { proto: Proto; hostIp: string; lo: number; hi: number; avoid?: (port: number) => boolean }, tryBind: (port: number) => Promise<T>): Promise<{ port: number; handle: T }> {
     const fixed = b.lo !== 0 && b.lo === b.hi;
     const ephemeral = b.lo === 0;
     const lo = ephemeral ? this.range.lo : b.lo;
@@ -125,6 +126,9 @@ export class PortAllocator {
         if (fixed) throw allocatedError(b.hostIp, port);
         continue;
       }
+      // A port another daemon forwards (live, or dead with its rules left) would be stolen from
+      // under our listener by its DNAT: skipped unless asked for by number.
+      if (!fixed && b.avoid?.(port)) continue;
       this.held.push({ proto: b.proto, hostIp: b.hostIp, hostPort: port, containerPort: 0, owner });
       try {
         const handle = await tryBind(port);

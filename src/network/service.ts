@@ -18,7 +18,7 @@ import type { EventPublisher } from '../events/bus.ts';
 import { EmbeddedDns } from './dns-server.ts';
 import { IpServer } from './ip-server.ts';
 import { compileListFilters, compilePruneFilters } from './filters.ts';
-import { Firewall, removeChains, type FwState } from './firewall.ts';
+import { chainNames, Firewall, readForeignDnatPorts, removeChains, type FwState } from './firewall.ts';
 import { withHostLock } from './host-lock.ts';
 import { contains, formatCidr, formatIPv4, isIPv4, macFromIPv4, overlaps, parseCidr, parseCidrWithHost, parseIPv4, within, type Cidr } from './ip4.ts';
 import { addressFromMac, contains6, formatCidr6, formatIPv6, isIPv6, isV6Text, overlaps6, parseCidr6, parseCidr6WithHost, parseIPv6, ulaBase, within6, type Cidr6 } from './ip6.ts';
@@ -803,6 +803,14 @@ export class NetworkService {
     return reservePort(spec);
   }
 
+  /** Ports other daemons DNAT on this host (empty if the nat table cannot be read). */
+  private async foreignPorts(): Promise<Set<string>> {
+    return readForeignDnatPorts(chainNames(chainPrefix(this.tag))).catch((err: unknown) => {
+      this.d.log.debug(`reading the nat table for foreign ports: ${(err as Error).message}`);
+      return new Set<string>();
+    });
+  }
+
   private async publishPorts(rec: ContainerRecord, c: ContainerNet, net: NetworkRecord): Promise<void> {
     const { bindings } = requestedPorts(rec.HostConfig, rec.Config.ExposedPorts);
     const ep = c.sandbox!.endpoints.find((e) => e.networkId === net.Id);
@@ -811,11 +819,13 @@ export class NetworkService {
     const handles: ProxyHandle[] = [];
     this.proxies.set(rec.Id, handles);
     const cfg = this.d.config();
+    const foreign = bindings.some((b) => b.hostPortLo !== b.hostPortHi || b.hostPortLo === 0) ? await this.foreignPorts() : new Set<string>();
     for (const b of bindings) {
       const hostIp = b.hostIp || defaultIp;
       // An IPv6 host address goes to the container's IPv6 address, or through the proxy to its IPv4 one.
       const target = isV6Text(hostIp) ? (ep.ip6 ?? ep.ip) : ep.ip;
-      const { port, handle } = await this.portAlloc.allocate(rec.Id, { proto: b.proto, hostIp, lo: b.hostPortLo, hi: b.hostPortHi }, (hostPort) =>
+      const avoid = (p: number) => foreign.has(`${b.proto}/${p}`);
+      const { port, handle } = await this.portAlloc.allocate(rec.Id, { proto: b.proto, hostIp, lo: b.hostPortLo, hi: b.hostPortHi, avoid }, (hostPort) =>
         this.bindPort({ proto: b.proto, hostIp, hostPort, containerIp: target, containerPort: b.port }));
       handles.push(handle);
       c.sandbox!.ports.push({ proto: b.proto, containerPort: b.port, hostIp, hostPort: port, containerIp: target, bridge: ep.bridge, ...(handle.pid ? { proxyPid: handle.pid } : {}) });
