@@ -200,7 +200,7 @@ describe('engined listeners', () => {
     const d = await startDaemon({ args: ['-H', `tcp://127.0.0.1:${port}`, '--tlsverify', '--tlscacert', certs.ca, '--tlscert', certs.serverCert, '--tlskey', certs.serverKey] });
     try {
       const ok = await d.docker(['version', '--format', '{{.Server.APIVersion}}'], { env: { DOCKER_HOST: `tcp://127.0.0.1:${port}`, DOCKER_TLS_VERIFY: '1', DOCKER_CERT_PATH: certs.clientDir } });
-      assert.equal(ok.code, 0, ok.stderr);
+      assert.equal(ok.code, 0, `${ok.stderr}\n--- daemon output:\n${d.output}`);
       assert.equal(ok.stdout.trim(), '1.51');
       const ca = await readFile(certs.ca);
       const refused = await new Promise<string>((resolve) => {
