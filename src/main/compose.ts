@@ -49,6 +49,10 @@ import { VolumeService, type VolumeRecord } from '../daemon/volumes/service.ts';
 import { ArchiveService } from '../daemon/archive/service.ts';
 import { registerExecRoutes } from '../api/routes/exec.ts';
 import { registerStatsRoutes } from '../api/routes/stats.ts';
+import { registerClusterRoutes } from '../api/routes/cluster.ts';
+import { registerPluginRoutes } from '../api/routes/plugins.ts';
+import { InactiveCluster } from '../cluster/inactive.ts';
+import { NoManagedPlugins } from '../plugins/managed.ts';
 import { StatsService, factsOf } from '../daemon/stats/service.ts';
 import { ExecService } from '../daemon/exec/service.ts';
 import { ExecRegistry } from '../daemon/exec/registry.ts';
@@ -268,6 +272,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     });
     cleanups.push(() => stats.close());
     registerStatsRoutes(api.router, stats);
+    registerClusterRoutes(api.router, new InactiveCluster());
+    registerPluginRoutes(api.router, new NoManagedPlugins());
 
     const hosts = initial.hosts.filter((h) => h !== '');
     const tlsOn = initial.tls || initial.tlsverify;

@@ -1,0 +1,92 @@
+// The shared pattern of the route unit tests (as logging/driver-suite.ts is for log drivers): one
+// route module registered on a real ApiServer over a real HTTP server on loopback, with a fake
+// backend that records every call and answers what the test scripted. Tests then check the wire:
+// status, headers, JSON bodies, and exactly what reached the backend.
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { PassThrough } from 'node:stream';
+import { ApiServer } from '../../src/api/server.ts';
+import type { Router } from '../../src/api/router.ts';
+import { Logger } from '../../src/util/log.ts';
+
+export interface Call {
+  method: string;
+  args: unknown[];
+}
+
+/**
+ * A backend whose every method records its call and runs the scripted answer for that method
+ * (a value — `undefined` for void — or a function of the arguments that may throw); a method the
+ * script does not name throws, so a route calling something unexpected fails the test.
+ */
+export function fakeBackend<T extends object>(script: { [K in keyof T]?: T[K] extends (...a: infer A) => infer R ? ((...a: A) => Awaited<R> | R) | Awaited<R> : never }): { backend: T; calls: Call[] } {
+  const calls: Call[] = [];
+  const backend = new Proxy({} as T, {
+    get(_t, prop) {
+      if (typeof prop !== 'string' || prop === 'then') return undefined;
+      return async (...args: unknown[]) => {
+        calls.push({ method: prop, args });
+        const answer = (script as Record<string, unknown>)[prop];
+        if (!(prop in script)) throw new Error(`unexpected backend call: ${prop}`);
+        return typeof answer === 'function' ? (answer as (...a: unknown[]) => unknown)(...args) : answer;
+      };
+    },
+  });
+  return { backend, calls };
+}
+
+export interface RouteResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  /** The body parsed as JSON, or undefined when it is empty or not JSON. */
+  json: any;
+}
+
+export class RouteHarness {
+  readonly logs = new PassThrough();
+  readonly api: ApiServer;
+  private server?: Server;
+
+  constructor(register: (router: Router) => void) {
+    this.logs.resume();
+    this.api = new ApiServer(new Logger({ level: 'error', format: 'text', raw: false }, {}, this.logs), { serverVersion: '0.0.0-test', experimental: () => false });
+    register(this.api.router);
+  }
+
+  private async port(): Promise<number> {
+    if (!this.server) {
+      this.server = createServer((req, res) => this.api.handleRequest(req, res));
+      await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
+    }
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  async request(method: string, path: string, opts: { body?: unknown; raw?: string | Buffer; headers?: Record<string, string> } = {}): Promise<RouteResponse> {
+    const port = await this.port();
+    const payload = opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body));
+    const headers: Record<string, string> = { ...(payload !== undefined ? { 'Content-Type': 'application/json' } : {}), ...opts.headers };
+    return new Promise((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, method, path, headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let json: unknown;
+          try {
+            json = text ? JSON.parse(text) : undefined;
+          } catch {
+            json = undefined; // not JSON: tests that care look at `text`
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+        });
+      });
+      req.on('error', reject);
+      req.end(payload);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.server) await new Promise<void>((r) => this.server!.close(() => r()));
+  }
+}
