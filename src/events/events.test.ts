@@ -9,7 +9,6 @@ import { EventLog } from '../store/events.ts';
 import { containerAttributes } from './actors.ts';
 import { EventBus } from './bus.ts';
 import { compileEventFilter } from './filter.ts';
-import { parseEventTime } from './time.ts';
 
 function ev(Type: string, Action: string, ID: string, Attributes: Record<string, string> = {}): EngineEvent {
   return { Type, Action, Actor: { ID, Attributes }, scope: 'local', time: 1, timeNano: 1_000_000_000n };
@@ -70,23 +69,6 @@ describe('event filters (dockerd rules)', () => {
     assert.ok(f({ scope: ['local'] })(n));
     assert.ok(!f({ scope: ['swarm'] })(n));
     assert.ok(f({ daemon: ['eng'] })(ev('daemon', 'reload', 'engine-id', { name: 'host' })));
-  });
-});
-
-describe('since/until parsing', () => {
-  test('unix seconds with a fraction scale like dockerd', () => {
-    assert.equal(parseEventTime('1700000000', 'since'), 1_700_000_000_000_000_000n);
-    assert.equal(parseEventTime('1700000000.5', 'since'), 1_700_000_000_500_000_000n);
-    assert.equal(parseEventTime('1700000000.000000001', 'since'), 1_700_000_000_000_000_001n);
-    assert.equal(parseEventTime('', 'since'), undefined);
-    assert.equal(parseEventTime(undefined, 'since'), undefined);
-  });
-  test('RFC 3339 keeps sub-millisecond digits', () => {
-    assert.equal(parseEventTime('2023-11-14T22:13:20.123456789Z', 'until'), 1_700_000_000_123_456_789n);
-    assert.equal(parseEventTime('2023-11-14T23:13:20+01:00', 'until'), 1_700_000_000_000_000_000n);
-  });
-  test('garbage is a 400', () => {
-    assert.throws(() => parseEventTime('10m', 'since'), /invalid value for since/);
   });
 });
 

@@ -2,6 +2,7 @@
 // init layer, so runtime mount points stay out), becomes one new uncompressed layer on top of the
 // image's; config = container config + request body + changes. The new layer is unpacked right
 // away so the image runs at once. Pausing (the default) freezes the processes only for the diff.
+import { nowIso } from '../util/time.ts';
 import { randomBytes } from 'node:crypto';
 import { conflict, notFound } from '../errors.ts';
 import type { ContainerConfig } from '../types/container-api.ts';
@@ -55,10 +56,6 @@ export function commitRuntimeConfig(container: ContainerConfig, body: ContainerC
   if (shell?.length) cfg.Shell = shell;
   if (!cfg.Entrypoint) delete cfg.Entrypoint;
   return cfg;
-}
-
-function nowIso(): string {
-  return new Date().toISOString().replace('Z', `${String(process.hrtime.bigint() % 1_000_000n).padStart(6, '0')}Z`);
 }
 
 export async function commitContainer(deps: ImageDeps, containers: ContainerFacts, opts: CommitOptions): Promise<{ id: string }> {

@@ -1,5 +1,6 @@
 // The API shapes of local images: ImageSummary (list), ImageInspect, history items, and the list
 // filters (dangling, label, reference, before, since, until) with dockerd's matching rules.
+import { parseTimeValue } from '../util/time.ts';
 import { versionLessThan } from '../util/api-version.ts';
 import { invalidParameter } from '../errors.ts';
 import type { Timestamp } from '../supervisor/types.ts';
@@ -178,22 +179,11 @@ export function referenceMatches(pattern: string, tag: string): boolean {
   return re.test(familiarName(r)) || re.test(familiarString(r));
 }
 
-/** Unix seconds, RFC 3339 or a Go duration before now. */
+/** Unix seconds, RFC 3339 or a Go duration before now, in (fractional) unix seconds. */
 export function parseTimeFilter(v: string): number {
-  if (/^\d+(\.\d+)?$/.test(v)) return Number(v);
-  const t = Date.parse(v);
-  if (!Number.isNaN(t)) return t / 1000;
-  const re = /(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|ns)/g;
-  let total = 0;
-  let seen = '';
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(v))) {
-    const n = Number(m[1]);
-    total += m[2] === 'h' ? n * 3600 : m[2] === 'm' ? n * 60 : m[2] === 's' ? n : m[2] === 'ms' ? n / 1e3 : 0;
-    seen += m[0];
-  }
-  if (!seen || seen !== v) throw invalidParameter(`invalid time filter ${JSON.stringify(v)}`);
-  return Date.now() / 1000 - total;
+  const ns = parseTimeValue(v);
+  if (ns === undefined) throw invalidParameter(`invalid time filter ${JSON.stringify(v)}`);
+  return Number(ns) / 1e9;
 }
 
 export function labelMatches(labels: Record<string, string> | null | undefined, want: string): boolean {

@@ -1,6 +1,7 @@
 // `docker import`: a rootfs tar (plain or compressed) becomes a one-layer image. The tar is checked
 // entry by entry while it streams into the content store (uncompressed: its digest is the diff ID),
 // then unpacked, and config, manifest and name are written — all under one lease.
+import { nowIso } from '../util/time.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import { invalidParameter } from '../errors.ts';
 import type { SupervisorClient } from '../supervisor/client.ts';
@@ -63,10 +64,6 @@ export function parsePlatform(p: string | undefined, host: { os: string; archite
   const [os, architecture, variant] = p.split('/');
   if (!os || p.split('/').length > 3) throw invalidParameter(`invalid platform ${JSON.stringify(p)}`);
   return { os: os.toLowerCase(), architecture: (architecture || host.architecture).toLowerCase(), ...(variant ? { variant } : {}) };
-}
-
-function nowIso(): string {
-  return new Date().toISOString().replace('Z', `${String(process.hrtime.bigint() % 1_000_000n).padStart(6, '0')}Z`);
 }
 
 /**

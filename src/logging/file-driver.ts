@@ -1,7 +1,7 @@
 // The drivers that keep a file (json-file, local): consume the container's streams through the
 // line framer into the format's encoder, and read back through the shared reader.
 
-import { nowNano } from './clock.ts';
+import { nowNano } from '../util/time.ts';
 import type { LogCodec } from './codec.ts';
 import { LineFramer, type RecordEncoder, type StreamId } from './framer.ts';
 import { LogFile } from './logfile.ts';

@@ -5,7 +5,7 @@
 // that exact layout without JSON.parse and falls back to it for anything else.
 
 import type { FileHandle } from 'node:fs/promises';
-import { formatTimeNano, parseTimeNano } from './clock.ts';
+import { formatTimeNano, parseTimeNano } from '../util/time.ts';
 import { CorruptLogError, type LogCodec, type ReadSink } from './codec.ts';
 import { MAX_ENTRY, type RecordEncoder, type StreamId } from './framer.ts';
 import { escapeLogBytes, goJsonObject, MAX_ESCAPE_GROWTH, SpecialScanner } from './json-escape.ts';

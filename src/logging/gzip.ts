@@ -9,7 +9,7 @@ import { rename, rm } from 'node:fs/promises';
 import { pipeline } from 'node:stream/promises';
 import { Readable, Transform } from 'node:stream';
 import { constants, crc32, createDeflateRaw, createGunzip } from 'node:zlib';
-import { formatTimeNano, parseTimeNano } from './clock.ts';
+import { formatTimeNano, parseTimeNano } from '../util/time.ts';
 
 function gzipHeader(extra: Buffer): Buffer {
   const h = Buffer.alloc(12 + extra.length);

@@ -10,7 +10,7 @@ import type { LogDriver, LogDriverOptions } from './types.ts';
 
 export type { LogDriver, LogDriverOptions, LogMessage, LogReadOptions, LogStream, LogStreams } from './types.ts';
 export { LOG_DRIVERS, logAttrs, parseSize, validateLogOptions, type ContainerLogInfo } from './options.ts';
-export { formatTimeNano, nowNano, parseTimeNano } from './clock.ts';
+export { formatTimeNano, nowNano, parseTimeNano } from '../util/time.ts';
 export { READ_NOT_SUPPORTED } from './none.ts';
 export { LogMessages } from './reader.ts';
 

@@ -7,7 +7,7 @@ import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { collect, tempDirs, text } from './driver-suite.ts';
-import { formatTimeNano, parseTimeNano } from './clock.ts';
+import { formatTimeNano, parseTimeNano } from '../util/time.ts';
 import { open } from 'node:fs/promises';
 import { gzipLastTime } from './gzip.ts';
 import { createLogDriver, logAttrs, type LogDriver } from './index.ts';

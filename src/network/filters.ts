@@ -1,4 +1,5 @@
 // The `filters` of GET /networks and POST /networks/prune.
+import { parseTimeValue } from '../util/time.ts';
 import { invalidParameter } from '../errors.ts';
 import type { NetworkRecord } from './records.ts';
 
@@ -60,12 +61,9 @@ export function compileListFilters(filters: Map<string, string[]>, ctx: FilterCo
 
 /** `until` accepts Unix seconds (with fractions), RFC 3339 dates, or Go-style durations before now. */
 export function parseUntil(v: string, now = Date.now()): number {
-  if (/^\d+(\.\d+)?$/.test(v)) return Number(v) * 1000;
-  const dur = /^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?$/.exec(v);
-  if (dur && v !== '') return now - ((Number(dur[1] ?? 0) * 3600 + Number(dur[2] ?? 0) * 60 + Number(dur[3] ?? 0)) * 1000);
-  const t = Date.parse(v);
-  if (Number.isNaN(t)) throw invalidParameter(`failed to parse value as time or duration: "${v}"`);
-  return t;
+  const ns = parseTimeValue(v, now);
+  if (ns === undefined) throw invalidParameter(`failed to parse value as time or duration: "${v}"`);
+  return Number(ns) / 1e6;
 }
 
 export function compilePruneFilters(filters: Map<string, string[]>): (n: NetworkRecord) => boolean {

@@ -4,6 +4,7 @@
 // generation for every message type (including the whole descriptor.proto pulled in by gogo.proto),
 // none of which grpc-js needs; the serializers below are what proto-loader would build anyway.
 
+import { ZERO_TIME } from '../util/time.ts';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -251,7 +252,7 @@ export function timestampToDate(ts: Timestamp | null | undefined): Date | null {
 
 /** google.protobuf.Timestamp → RFC 3339 with nanoseconds (what the Docker API prints). */
 export function timestampToRfc3339(ts: Timestamp | null | undefined): string {
-  if (isUnset(ts)) return '0001-01-01T00:00:00Z';
+  if (isUnset(ts)) return ZERO_TIME;
   const iso = new Date(Number(ts.seconds) * 1000).toISOString().slice(0, 19);
   return ts.nanos ? `${iso}.${String(ts.nanos).padStart(9, '0')}Z` : `${iso}Z`;
 }

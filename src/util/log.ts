@@ -1,5 +1,6 @@
 // The daemon's own log: logrus-compatible text lines (what dockerd users grep for) or JSON lines
 // with level, msg and time in RFC 3339 with nanoseconds.
+import { nowIso } from './time.ts';
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'fatal';
 export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'fatal'];
@@ -13,17 +14,6 @@ export interface LogOptions {
 
 type Fields = Record<string, unknown>;
 
-const hrBase = process.hrtime.bigint();
-const wallBaseNs = BigInt(Date.now()) * 1_000_000n;
-
-/** Wall-clock time with nanosecond digits, e.g. 2026-11-22T03:20:11.123456789Z. */
-export function rfc3339Nano(): string {
-  const ns = wallBaseNs + (process.hrtime.bigint() - hrBase);
-  const ms = Number(ns / 1_000_000n);
-  const iso = new Date(ms).toISOString(); // …T03:20:11.123Z
-  const frac = (ns % 1_000_000_000n).toString().padStart(9, '0');
-  return `${iso.slice(0, 19)}.${frac}Z`;
-}
 
 function quote(v: string): string {
   return /^[A-Za-z0-9_.\/:@-]+$/.test(v) ? v : JSON.stringify(v);
@@ -69,10 +59,10 @@ export class Logger {
     for (const [k, v] of Object.entries(fields)) if (v instanceof Error) fields[k] = v.message;
     let line: string;
     if (this.opts.format === 'json') {
-      line = JSON.stringify({ level: level === 'warn' ? 'warning' : level, msg, time: rfc3339Nano(), ...fields });
+      line = JSON.stringify({ level: level === 'warn' ? 'warning' : level, msg, time: nowIso(), ...fields });
     } else {
       const lvl = level === 'warn' ? 'warning' : level;
-      const parts = [`time="${rfc3339Nano()}"`, `level=${lvl}`, `msg=${JSON.stringify(msg)}`];
+      const parts = [`time="${nowIso()}"`, `level=${lvl}`, `msg=${JSON.stringify(msg)}`];
       for (const [k, v] of Object.entries(fields)) parts.push(`${k}=${quote(typeof v === 'string' ? v : JSON.stringify(v))}`);
       line = parts.join(' ');
     }

@@ -1,4 +1,5 @@
 // Container routes: parse the request → call the ContainersBackend → write JSON or a stream.
+import { parseTimeValue, rfc3339NanoFixed } from '../../util/time.ts';
 import type { ServerResponse } from 'node:http';
 import { EngineError, invalidParameter } from '../../errors.ts';
 import type { ContainerCreateBody, WaitCondition } from '../../types/container-api.ts';
@@ -28,19 +29,12 @@ export interface ContainersBackend {
   prune(filters: Map<string, string[]>): Promise<{ ContainersDeleted: string[] | null; SpaceReclaimed: number }>;
 }
 
-/** since/until: unix seconds with optional fraction ("1700000000.123456789"), or RFC 3339. */
+/** Logs since/until: unix seconds with an optional fraction, RFC 3339, or a duration; "0" is unset. */
 export function parseTimestamp(value: string | undefined, name: string): bigint | undefined {
   if (value === undefined || value === '' || value === '0') return undefined;
-  const m = /^(\d+)(?:\.(\d{1,9}))?$/.exec(value);
-  if (m) return BigInt(m[1]!) * 1_000_000_000n + BigInt((m[2] ?? '').padEnd(9, '0') || '0');
-  const t = Date.parse(value);
-  if (Number.isNaN(t)) throw invalidParameter(`invalid value for ${name}: ${JSON.stringify(value)}`);
-  return BigInt(t) * 1_000_000n;
-}
-
-function rfc3339Nano(ns: bigint): string {
-  const iso = new Date(Number(ns / 1_000_000n)).toISOString();
-  return `${iso.slice(0, 19)}.${(ns % 1_000_000_000n).toString().padStart(9, '0')}Z`;
+  const ns = parseTimeValue(value);
+  if (ns === undefined) throw invalidParameter(`invalid value for ${name}: ${JSON.stringify(value)}`);
+  return ns;
 }
 
 function stopOpts(q: Query): { timeout?: number; signal?: string } {
@@ -175,7 +169,7 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
     ctx.res.writeHead(200, { 'Content-Type': tty ? 'application/vnd.docker.raw-stream' : 'application/vnd.docker.multiplexed-stream' });
     ctx.res.flushHeaders();
     for await (const m of lines) {
-      const payload = req.timestamps ? Buffer.concat([Buffer.from(rfc3339Nano(m.timeNano) + ' '), m.line]) : m.line;
+      const payload = req.timestamps ? Buffer.concat([Buffer.from(rfc3339NanoFixed(m.timeNano) + ' '), m.line]) : m.line;
       const ok = tty ? ctx.res.write(payload) : writeFrame(ctx.res, m.stream === 'stdout' ? 1 : 2, payload);
       if (!ok) await new Promise((r) => ctx.res.once('drain', r));
       if (abort.signal.aborted) break;

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { EngineEvent } from '../../types/events.ts';
-import { eventLine } from './events.ts';
+import { eventLine, parseEventTime } from './events.ts';
 
 function ev(Type: string, Action: string, ID: string, Attributes: Record<string, string> = {}): EngineEvent {
   return { Type, Action, Actor: { ID, Attributes }, scope: 'local', time: 1, timeNano: 1_000_000_000n };
@@ -23,5 +23,22 @@ describe('wire format', () => {
     assert.equal('from' in i, false);
     const n = JSON.parse(eventLine(ev('network', 'create', 'n1', {}), '1.44'));
     assert.equal('status' in n, false);
+  });
+});
+
+describe('since/until parsing', () => {
+  test('unix seconds with a fraction scale like dockerd', () => {
+    assert.equal(parseEventTime('1700000000', 'since'), 1_700_000_000_000_000_000n);
+    assert.equal(parseEventTime('1700000000.5', 'since'), 1_700_000_000_500_000_000n);
+    assert.equal(parseEventTime('1700000000.000000001', 'since'), 1_700_000_000_000_000_001n);
+    assert.equal(parseEventTime('', 'since'), undefined);
+    assert.equal(parseEventTime(undefined, 'since'), undefined);
+  });
+  test('RFC 3339 keeps sub-millisecond digits', () => {
+    assert.equal(parseEventTime('2023-11-14T22:13:20.123456789Z', 'until'), 1_700_000_000_123_456_789n);
+    assert.equal(parseEventTime('2023-11-14T23:13:20+01:00', 'until'), 1_700_000_000_000_000_000n);
+  });
+  test('garbage is a 400', () => {
+    assert.throws(() => parseEventTime('10m', 'since'), /invalid value for since/);
   });
 });

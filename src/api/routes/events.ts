@@ -4,7 +4,7 @@
 import type { EngineEvent } from '../../types/events.ts';
 import { invalidParameter } from '../../errors.ts';
 import { compileEventFilter } from '../../events/filter.ts';
-import { parseEventTime } from '../../events/time.ts';
+import { parseGoDuration, parseTimeValue } from '../../util/time.ts';
 import type { Router } from '../router.ts';
 import { versionLessThan } from '../../util/api-version.ts';
 
@@ -41,6 +41,18 @@ export function eventLine(ev: EngineEvent, version: string): string {
   const body = JSON.stringify({ ...legacy, Type: ev.Type, Action: ev.Action, Actor: ev.Actor, scope: ev.scope, time: ev.time });
   // timeNano exceeds 2^53: written as an exact integer.
   return `${body.slice(0, -1)},"timeNano":${ev.timeNano.toString()}}`;
+}
+
+/**
+ * `since`/`until` of GET /events in nanoseconds: unix seconds with an optional fraction (what the
+ * docker CLI sends; "1.5" = 1.5 s) or an RFC 3339 date. Durations are the CLI's business (it turns
+ * them into seconds), so the API refuses them as dockerd does.
+ */
+export function parseEventTime(value: string | undefined, name: string): bigint | undefined {
+  if (value === undefined || value === '') return undefined;
+  const ns = parseGoDuration(value) === undefined ? parseTimeValue(value) : undefined;
+  if (ns === undefined) throw invalidParameter(`invalid value for ${name}: ${JSON.stringify(value)}: want unix seconds (with an optional fraction) or an RFC 3339 date`);
+  return ns;
 }
 
 export function registerEventRoutes(router: Router, backend: EventsBackend): void {

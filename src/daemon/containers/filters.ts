@@ -1,5 +1,6 @@
 // `docker ps` filters: id, name, label, status, exited, ancestor, before, since, health, volume,
 // network. Each filter name maps to a predicate; values of one name are OR-ed, names AND-ed.
+import { parseTimeValue } from '../../util/time.ts';
 import { invalidParameter } from '../../errors.ts';
 import type { ContainerRecord } from './record.ts';
 
@@ -106,28 +107,15 @@ function allLabelsMatch(labels: Record<string, string> | undefined, specs: strin
   return specs.every((s) => labelMatch(labels, s));
 }
 
-const GO_DURATION = /^([+-]?)((?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|ms|s|m|h))+$/;
-const DURATION_PART = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)/g;
-const UNIT_MS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
 /**
  * A point in time given the way dockerd's `until`/`since` filters accept it: a Go duration before
  * now ("10m", "1h30m"), an RFC 3339 date or date-time, or unix seconds with an optional fraction.
  * Returns milliseconds since the epoch.
  */
 export function parseFilterTime(value: string, now = Date.now()): number {
-  const m = GO_DURATION.exec(value);
-  if (m) {
-    let ms = 0;
-    for (const p of value.matchAll(DURATION_PART)) ms += Number(p[1]) * UNIT_MS[p[2]!]!;
-    return now - (m[1] === '-' ? -ms : ms);
-  }
-  if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000;
-  if (/^\d{4}-\d\d-\d\d([T ].*)?$/.test(value)) {
-    const t = Date.parse(value.length === 10 ? `${value}T00:00:00` : value);
-    if (!Number.isNaN(t)) return t;
-  }
-  throw invalidParameter(`failed to parse value as time or duration: "${value}"`);
+  const ns = parseTimeValue(value, now);
+  if (ns === undefined) throw invalidParameter(`failed to parse value as time or duration: "${value}"`);
+  return Number(ns) / 1e6;
 }
 
 /** `POST /containers/prune` filters: label, label! and until only (others are a 400, as in dockerd). */

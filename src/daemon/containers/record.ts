@@ -1,5 +1,6 @@
 // The daemon's record of one container: what inspect returns, persisted in the store on every
 // state change. Config and HostConfig are the create body as accepted (defaults filled in).
+import { ZERO_TIME } from '../../util/time.ts';
 import type { ContainerConfig, HostConfig } from '../../types/container-api.ts';
 
 export type ContainerStatus = 'created' | 'running' | 'paused' | 'restarting' | 'removing' | 'exited' | 'dead';
@@ -74,7 +75,7 @@ export interface ContainerRecord {
   };
 }
 
-export const ZERO_TIME = '0001-01-01T00:00:00Z';
+export { ZERO_TIME };
 
 export function initialState(): ContainerState {
   return { Status: 'created', Running: false, Paused: false, Restarting: false, OOMKilled: false, Dead: false, Pid: 0, ExitCode: 0, Error: '', StartedAt: ZERO_TIME, FinishedAt: ZERO_TIME };

@@ -1,12 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { emptyFrame, encodeStats, rfc3339Nano, statsFrame, u64, zeroCpu, ZERO_TIME, type Sample } from './wire.ts';
-
-test('rfc3339Nano trims trailing zeros of the fraction as Go does', () => {
-  assert.equal(rfc3339Nano(1_700_000_000_123_456_789n), '2023-11-14T22:13:20.123456789Z');
-  assert.equal(rfc3339Nano(1_700_000_000_120_000_000n), '2023-11-14T22:13:20.12Z');
-  assert.equal(rfc3339Nano(1_700_000_000_000_000_000n), '2023-11-14T22:13:20Z');
-});
+import { emptyFrame, encodeStats, statsFrame, u64, zeroCpu, ZERO_TIME, type Sample } from './wire.ts';
 
 test('u64 keeps exact digits: numbers while safe, bigint beyond 2^53', () => {
   assert.equal(u64('42\n'), 42);

@@ -2,6 +2,7 @@
 // omitempty fields left out, nil slices as null, map keys sorted, uint64 counters exact (values past
 // 2^53 — unlimited memory limits, system CPU time on big hosts — are kept as bigint and written as
 // raw JSON digits).
+import { formatTimeNano, ZERO_TIME } from '../../util/time.ts';
 
 /** A uint64 counter: a number while it is exact, a bigint beyond that. */
 export type U64 = number | bigint;
@@ -70,7 +71,7 @@ export interface Sample {
   networks?: Record<string, NetworkStats>;
 }
 
-export const ZERO_TIME = '0001-01-01T00:00:00Z';
+export { ZERO_TIME };
 
 export function nilBlkio(): BlkioStats {
   return {
@@ -87,13 +88,6 @@ export function zeroCpu(): CpuStats {
   };
 }
 
-/** time.Time's JSON form: RFC 3339 in UTC with the fraction's trailing zeros trimmed. */
-export function rfc3339Nano(ns: bigint): string {
-  const secs = ns / 1_000_000_000n;
-  const frac = (ns % 1_000_000_000n).toString().padStart(9, '0').replace(/0+$/, '');
-  const iso = new Date(Number(secs) * 1000).toISOString().slice(0, 19);
-  return frac ? `${iso}.${frac}Z` : `${iso}Z`;
-}
 
 export interface Identity {
   /** With the leading slash, as dockerd writes it. */
@@ -104,8 +98,8 @@ export interface Identity {
 /** The object for one frame, keys in dockerd's order. `prev` fills preread/precpu_stats. */
 export function statsFrame(who: Identity, s: Sample, prev: Sample | undefined): Record<string, unknown> {
   const frame: Record<string, unknown> = {
-    read: rfc3339Nano(s.readNs),
-    preread: prev ? rfc3339Nano(prev.readNs) : ZERO_TIME,
+    read: formatTimeNano(s.readNs),
+    preread: prev ? formatTimeNano(prev.readNs) : ZERO_TIME,
     pids_stats: s.pids,
     blkio_stats: s.blkio,
     num_procs: 0,
