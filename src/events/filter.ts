@@ -2,6 +2,7 @@
 // are alternatives, except `label`, where every value must match. Names and IDs of containers,
 // networks, volumes and the daemon match by prefix ("fuzzy"), as in dockerd; `event` matches
 // exactly unless it names health_status/exec_create/exec_start, whose actions carry a suffix.
+import { allLabelsMatch } from '../util/filters.ts';
 import type { EngineEvent } from '../types/events.ts';
 import { familiarRepository } from './names.ts';
 
@@ -32,12 +33,7 @@ export function compileEventFilter(filters: Map<string, string[]>): EventFilter 
       if (!candidates.some((c) => c !== undefined && get('image').includes(c))) return false;
     }
     if (has('label')) {
-      for (const kv of get('label')) {
-        const i = kv.indexOf('=');
-        const key = i < 0 ? kv : kv.slice(0, i);
-        if (!(key in attrs)) return false;
-        if (i >= 0 && attrs[key] !== kv.slice(i + 1)) return false;
-      }
+      if (!allLabelsMatch(attrs, get('label'))) return false;
     }
     return true;
   };

@@ -3,6 +3,7 @@
 // dockerd's rules (untag first, conflicts with containers, pruning of untagged parents); what no
 // image or container references any more is left to containerd's GC, run synchronously so the
 // space is free when the call returns, together with the init layers of rootfs.ts.
+import { checkFilterNames, labelMatches, lastBoolFilter } from '../util/filters.ts';
 import type { Writable } from 'node:stream';
 import type { CommitOptions, ImageDeleteItem, LoadResult } from '../types/images.ts';
 import { conflict, EngineError, invalidParameter, isNotFound } from '../errors.ts';
@@ -15,7 +16,7 @@ import type { ContainerFacts, InitLayers } from './container-facts.ts';
 import { writeContainerExport } from './export.ts';
 import { chainIds, type LocalImage } from './image-store.ts';
 import {
-  boolFilter, checkFilterNames, createdSeconds, historyView, inspectView, labelMatches, parentId, parseTimeFilter,
+  createdSeconds, historyView, inspectView, parentId, parseTimeFilter,
   referenceMatches, repoTags, summaryView,
 } from './image-views.ts';
 import { keepAsDangling, LABEL, setName } from './image-write.ts';
@@ -185,7 +186,7 @@ export class ImageService {
   async list(opts: { all: boolean; digests: boolean; sharedSize: boolean; filters: Map<string, string[]> }): Promise<unknown[]> {
     const f = opts.filters;
     checkFilterNames(f, ['before', 'since', 'dangling', 'label', 'reference', 'until']);
-    const dangling = boolFilter('dangling', f.get('dangling'));
+    const dangling = lastBoolFilter('dangling', f.get('dangling'));
     const images = await this.d.images.list();
     const createdOf = async (ref: string) => createdSeconds(await this.d.images.resolve(ref));
     const before = f.get('before')?.length ? Math.min(...(await Promise.all(f.get('before')!.map(createdOf)))) : undefined;
@@ -418,7 +419,7 @@ export class ImageService {
 
   async prune(filters: Map<string, string[]>): Promise<{ ImagesDeleted: ImageDeleteItem[] | null; SpaceReclaimed: number }> {
     checkFilterNames(filters, ['dangling', 'until', 'label', 'label!']);
-    const danglingOnly = boolFilter('dangling', filters.get('dangling')) ?? true;
+    const danglingOnly = lastBoolFilter('dangling', filters.get('dangling')) ?? true;
     const until = filters.get('until')?.length ? Math.min(...filters.get('until')!.map(parseTimeFilter)) : undefined;
     const labels = filters.get('label') ?? [];
     const notLabels = filters.get('label!') ?? [];

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { globToRegExp, labelMatches, parseTimeFilter, referenceMatches } from './image-views.ts';
+import { globToRegExp, parseTimeFilter, referenceMatches } from './image-views.ts';
 
 describe('image list filters', () => {
   test('reference patterns match the familiar name or name:tag, * not crossing /', () => {
@@ -12,13 +12,6 @@ describe('image list filters', () => {
     assert.ok(referenceMatches('localhost:5000/*', 'localhost:5000/x:1'));
     assert.ok(!referenceMatches('other', 'busybox:latest'));
     assert.ok(globToRegExp('a[bc]?').test('acx'));
-  });
-
-  test('labels by key or key=value', () => {
-    assert.ok(labelMatches({ a: '1' }, 'a'));
-    assert.ok(labelMatches({ a: '1' }, 'a=1'));
-    assert.ok(!labelMatches({ a: '1' }, 'a=2'));
-    assert.ok(!labelMatches(null, 'a'));
   });
 
   test('until/since times: unix seconds, RFC 3339, durations', () => {

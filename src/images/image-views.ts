@@ -185,22 +185,3 @@ export function parseTimeFilter(v: string): number {
   if (ns === undefined) throw invalidParameter(`invalid time filter ${JSON.stringify(v)}`);
   return Number(ns) / 1e9;
 }
-
-export function labelMatches(labels: Record<string, string> | null | undefined, want: string): boolean {
-  const eq = want.indexOf('=');
-  const key = eq < 0 ? want : want.slice(0, eq);
-  if (!labels || !(key in labels)) return false;
-  return eq < 0 || labels[key] === want.slice(eq + 1);
-}
-
-export function boolFilter(name: string, values: string[] | undefined): boolean | undefined {
-  if (!values?.length) return undefined;
-  const v = values[values.length - 1]!.toLowerCase();
-  if (v === 'true' || v === '1') return true;
-  if (v === 'false' || v === '0') return false;
-  throw invalidParameter(`invalid filter '${name}=${values[values.length - 1]}'`);
-}
-
-export function checkFilterNames(filters: Map<string, string[]>, allowed: string[]): void {
-  for (const k of filters.keys()) if (!allowed.includes(k)) throw invalidParameter(`invalid filter '${k}'`);
-}

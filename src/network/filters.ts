@@ -1,23 +1,11 @@
 // The `filters` of GET /networks and POST /networks/prune.
+import { boolFilterValue, labelMatches } from '../util/filters.ts';
 import { parseTimeValue } from '../util/time.ts';
 import { invalidParameter } from '../errors.ts';
 import type { NetworkRecord } from './records.ts';
 
 export interface FilterContext {
   inUse(net: NetworkRecord): boolean;
-}
-
-function labelMatch(labels: Record<string, string>, spec: string): boolean {
-  const i = spec.indexOf('=');
-  if (i < 0) return Object.hasOwn(labels, spec);
-  return labels[spec.slice(0, i)] === spec.slice(i + 1);
-}
-
-function bool(name: string, v: string): boolean {
-  const s = v.toLowerCase();
-  if (s === 'true' || s === '1') return true;
-  if (s === 'false' || s === '0') return false;
-  throw invalidParameter(`invalid filter '${name}=${v}'`);
 }
 
 export function compileListFilters(filters: Map<string, string[]>, ctx: FilterContext): (n: NetworkRecord) => boolean {
@@ -35,7 +23,7 @@ export function compileListFilters(filters: Map<string, string[]>, ctx: FilterCo
         preds.push((n) => values.some((v) => n.Name.includes(v)));
         break;
       case 'label':
-        preds.push((n) => values.every((v) => labelMatch(n.Labels, v)));
+        preds.push((n) => values.every((v) => labelMatches(n.Labels, v)));
         break;
       case 'scope':
         for (const v of values) if (!['local', 'swarm', 'global'].includes(v)) throw invalidParameter(`invalid filter 'scope=${v}'`);
@@ -47,7 +35,7 @@ export function compileListFilters(filters: Map<string, string[]>, ctx: FilterCo
         break;
       case 'dangling': {
         if (values.length > 1) throw invalidParameter(`got more than one value for filter key "dangling"`);
-        const want = bool('dangling', values[0]!);
+        const want = boolFilterValue('dangling', values[0]!);
         // Predefined networks never count as dangling.
         preds.push((n) => (!n.x.predefined && !ctx.inUse(n)) === want);
         break;
@@ -77,10 +65,10 @@ export function compilePruneFilters(filters: Map<string, string[]>): (n: Network
         break;
       }
       case 'label':
-        preds.push((n) => values.every((v) => labelMatch(n.Labels, v)));
+        preds.push((n) => values.every((v) => labelMatches(n.Labels, v)));
         break;
       case 'label!':
-        preds.push((n) => !values.some((v) => labelMatch(n.Labels, v)));
+        preds.push((n) => !values.some((v) => labelMatches(n.Labels, v)));
         break;
       default:
         throw invalidParameter(`invalid filter '${name}'`);

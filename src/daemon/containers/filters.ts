@@ -1,5 +1,6 @@
 // `docker ps` filters: id, name, label, status, exited, ancestor, before, since, health, volume,
 // network. Each filter name maps to a predicate; values of one name are OR-ed, names AND-ed.
+import { allLabelsMatch, labelMatches, regexFilter } from '../../util/filters.ts';
 import { parseTimeValue } from '../../util/time.ts';
 import { invalidParameter } from '../../errors.ts';
 import type { ContainerRecord } from './record.ts';
@@ -16,13 +17,6 @@ export interface FilterContext {
   networksOf(rec: ContainerRecord): string[];
 }
 
-function labelMatch(labels: Record<string, string> | undefined, spec: string): boolean {
-  const eq = spec.indexOf('=');
-  const key = eq < 0 ? spec : spec.slice(0, eq);
-  if (!labels || !(key in labels)) return false;
-  return eq < 0 || labels[key] === spec.slice(eq + 1);
-}
-
 export function compileFilters(filters: Map<string, string[]>, ctx: FilterContext): (rec: ContainerRecord) => boolean {
   const preds: Array<(r: ContainerRecord) => boolean> = [];
   for (const [name, values] of filters) {
@@ -33,10 +27,13 @@ export function compileFilters(filters: Map<string, string[]>, ctx: FilterContex
         break;
       case 'name':
         // dockerd matches names as regular expressions against "/name".
-        preds.push((r) => values.some((v) => safeRegex(v).test(r.Name)));
+        {
+          const res = values.map((v) => regexFilter('name', v));
+          preds.push((r) => res.some((re) => re.test(r.Name)));
+        }
         break;
       case 'label':
-        preds.push((r) => values.every((v) => labelMatch(r.Config.Labels, v)));
+        preds.push((r) => values.every((v) => labelMatches(r.Config.Labels, v)));
         break;
       case 'status':
         for (const v of values) if (!STATUSES.includes(v)) throw invalidParameter(`invalid filter 'status=${v}'`);
@@ -92,19 +89,6 @@ export function compileFilters(filters: Map<string, string[]>, ctx: FilterContex
     }
   }
   return (rec) => preds.every((p) => p(rec));
-}
-
-function safeRegex(v: string): RegExp {
-  try {
-    return new RegExp(v);
-  } catch {
-    throw invalidParameter(`invalid filter 'name=${v}': not a valid regular expression`);
-  }
-}
-
-/** dockerd's MatchKVList: every "key" / "key=value" entry must be present in the labels. */
-function allLabelsMatch(labels: Record<string, string> | undefined, specs: string[]): boolean {
-  return specs.every((s) => labelMatch(labels, s));
 }
 
 /**

@@ -1,7 +1,7 @@
 // The `filters` of GET /volumes (dangling, name, label, driver) and POST /volumes/prune (label,
 // label!, all), with dockerd's matching rules: name is an unanchored regular expression, label is
 // "key" or "key=value", dangling and all take true/false/1/0.
-import { invalidParameter } from '../../errors.ts';
+import { boolFilterValue, checkFilterNames, labelMatches } from '../../util/filters.ts';
 
 export interface FilterableVolume {
   Name: string;
@@ -9,23 +9,6 @@ export interface FilterableVolume {
   Labels: Record<string, string> | null;
   /** Number of containers referencing it. */
   refs: number;
-}
-
-function boolValue(key: string, v: string): boolean {
-  if (v === 'true' || v === '1') return true;
-  if (v === 'false' || v === '0') return false;
-  throw invalidParameter(`invalid filter '${key}=${v}'`);
-}
-
-function checkKeys(filters: Map<string, string[]>, allowed: string[]): void {
-  for (const k of filters.keys()) if (!allowed.includes(k)) throw invalidParameter(`invalid filter '${k}'`);
-}
-
-function labelMatches(labels: Record<string, string> | null, expr: string): boolean {
-  const eq = expr.indexOf('=');
-  const key = eq < 0 ? expr : expr.slice(0, eq);
-  if (!labels || !(key in labels)) return false;
-  return eq < 0 || labels[key] === expr.slice(eq + 1);
 }
 
 function nameMatches(name: string, pattern: string): boolean {
@@ -38,8 +21,8 @@ function nameMatches(name: string, pattern: string): boolean {
 }
 
 export function compileListFilters(filters: Map<string, string[]>): (v: FilterableVolume) => boolean {
-  checkKeys(filters, ['dangling', 'name', 'label', 'driver']);
-  const dangling = filters.get('dangling')?.map((v) => boolValue('dangling', v));
+  checkFilterNames(filters, ['dangling', 'name', 'label', 'driver']);
+  const dangling = filters.get('dangling')?.map((v) => boolFilterValue('dangling', v));
   const names = filters.get('name') ?? [];
   const labels = filters.get('label') ?? [];
   const drivers = filters.get('driver') ?? [];
@@ -53,8 +36,8 @@ export function compileListFilters(filters: Map<string, string[]>): (v: Filterab
 
 /** Prune candidates: unused, anonymous unless all=true, and passing the label filters. */
 export function compilePruneFilters(filters: Map<string, string[]>, anonymousLabel: string): (v: FilterableVolume) => boolean {
-  checkKeys(filters, ['label', 'label!', 'all']);
-  const all = (filters.get('all') ?? []).some((v) => boolValue('all', v));
+  checkFilterNames(filters, ['label', 'label!', 'all']);
+  const all = (filters.get('all') ?? []).some((v) => boolFilterValue('all', v));
   const labels = filters.get('label') ?? [];
   const notLabels = filters.get('label!') ?? [];
   return (v) => {
