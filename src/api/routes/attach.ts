@@ -1,6 +1,7 @@
 // POST /containers/{id}/attach: the hijacked stream `docker run` and `docker attach` use. With
 // `Upgrade: tcp` the response is 101 and the connection becomes raw; output is framed with the
 // 8-byte multiplexing header unless the container has a TTY; stdin flows the other way.
+import { frame } from '../stream-framing.ts';
 import type { Socket } from 'node:net';
 import type { Router } from '../router.ts';
 import { DEFAULT_DETACH_KEYS, EscapeMatcher, parseDetachKeys } from '../../daemon/exec/detach-keys.ts';
@@ -8,13 +9,6 @@ import type { AttachOptions, AttachSession } from '../../types/attach.ts';
 
 export interface AttachBackend {
   attach(ref: string, opts: AttachOptions): Promise<AttachSession>;
-}
-
-function frame(stream: 'stdout' | 'stderr', data: Buffer): Buffer {
-  const h = Buffer.alloc(8);
-  h[0] = stream === 'stdout' ? 1 : 2;
-  h.writeUInt32BE(data.length, 4);
-  return Buffer.concat([h, data]);
 }
 
 export function registerAttachRoutes(router: Router, backend: AttachBackend): void {

@@ -1,6 +1,6 @@
 // Container routes: parse the request → call the ContainersBackend → write JSON or a stream.
+import { writeFrame } from '../stream-framing.ts';
 import { parseTimeValue, rfc3339NanoFixed } from '../../util/time.ts';
-import type { ServerResponse } from 'node:http';
 import { EngineError, invalidParameter } from '../../errors.ts';
 import type { ContainerCreateBody, WaitCondition } from '../../types/container-api.ts';
 import type { LogChunk, LogsRequest } from '../../types/logs.ts';
@@ -43,14 +43,6 @@ function stopOpts(q: Query): { timeout?: number; signal?: string } {
   return { ...(t !== undefined ? { timeout: t } : {}), ...(signal ? { signal } : {}) };
 }
 
-/** Writes one frame of the multiplexed stream: [stream, 0, 0, 0, size (big endian u32)] + payload. */
-export function writeFrame(res: ServerResponse, stream: 1 | 2, payload: Buffer): boolean {
-  const header = Buffer.alloc(8);
-  header[0] = stream;
-  header.writeUInt32BE(payload.length, 4);
-  res.write(header);
-  return res.write(payload);
-}
 
 export function registerContainerRoutes(router: Router, backend: ContainersBackend): void {
   router.post('/containers/create', async (ctx) => {
@@ -170,7 +162,7 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
     ctx.res.flushHeaders();
     for await (const m of lines) {
       const payload = req.timestamps ? Buffer.concat([Buffer.from(rfc3339NanoFixed(m.timeNano) + ' '), m.line]) : m.line;
-      const ok = tty ? ctx.res.write(payload) : writeFrame(ctx.res, m.stream === 'stdout' ? 1 : 2, payload);
+      const ok = tty ? ctx.res.write(payload) : writeFrame(ctx.res, m.stream, payload);
       if (!ok) await new Promise((r) => ctx.res.once('drain', r));
       if (abort.signal.aborted) break;
     }

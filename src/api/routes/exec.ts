@@ -1,6 +1,7 @@
 // Exec endpoints: create, start (a hijacked stream like attach: 101 UPGRADED, 8-byte multiplexed
 // framing without a TTY, raw bytes with one; stdin flows back, a half-close ends it), resize, and
 // inspect (the CLI reads ExitCode there once the stream ends).
+import { frame } from '../stream-framing.ts';
 import type { Socket } from 'node:net';
 import { invalidParameter, messageOf } from '../../errors.ts';
 import { readJsonObject, sendJson } from '../http.ts';
@@ -23,13 +24,6 @@ export interface DetachWatcher {
 
 export interface ExecRouteOptions {
   detachWatcher(keys: Buffer): DetachWatcher;
-}
-
-function frame(stream: 'stdout' | 'stderr', data: Buffer): Buffer {
-  const h = Buffer.alloc(8);
-  h[0] = stream === 'stdout' ? 1 : 2;
-  h.writeUInt32BE(data.length, 4);
-  return Buffer.concat([h, data]);
 }
 
 export function registerExecRoutes(router: Router, backend: ExecBackend, opts: ExecRouteOptions): void {
