@@ -4,10 +4,19 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { Query } from './http.ts';
 
-export interface RequestContext {
+/** The names of a path's `{name}` / `{name*}` parameters, as a union of string literals. */
+type ParamNames<P extends string> = P extends `${string}{${infer N}}${infer Rest}` ? (N extends `${infer M}*` ? M : N) | ParamNames<Rest> : never;
+
+/**
+ * A route's parameters, typed from its path: `/containers/{id}/json` gives `{ id: string }`, so a
+ * handler reads `ctx.params.id` without an assertion. A path built at run time gets a plain record.
+ */
+export type PathParams<P extends string> = string extends P ? Record<string, string | undefined> : { [K in ParamNames<P>]: string };
+
+export interface RequestContext<Params = Record<string, string | undefined>> {
   req: IncomingMessage;
   res: ServerResponse;
-  params: Record<string, string>;
+  params: Params;
   query: Query;
   /** The API version the client asked for (path prefix), or the newest one when unversioned. */
   version: string;
@@ -15,13 +24,14 @@ export interface RequestContext {
   socket?: Socket;
 }
 
-export type Handler = (ctx: RequestContext) => Promise<void> | void;
+export type Handler<Params = Record<string, string | undefined>> = (ctx: RequestContext<Params>) => Promise<void> | void;
 
 interface Route {
   method: string;
   pattern: RegExp;
   names: string[];
-  handler: Handler;
+  // Stored untyped: the router fills exactly the names the path declares.
+  handler: Handler<any>;
 }
 
 /** `{name}` matches one path segment; `{name*}` matches the rest, slashes included (image names). */
@@ -37,19 +47,19 @@ function compile(path: string): { pattern: RegExp; names: string[] } {
 export class Router {
   private readonly routes: Route[] = [];
 
-  add(method: string, path: string, handler: Handler): this {
+  add<P extends string>(method: string, path: P, handler: Handler<PathParams<P>>): this {
     const { pattern, names } = compile(path);
     this.routes.push({ method, pattern, names, handler });
     return this;
   }
-  get(path: string, handler: Handler): this { return this.add('GET', path, handler); }
-  post(path: string, handler: Handler): this { return this.add('POST', path, handler); }
-  put(path: string, handler: Handler): this { return this.add('PUT', path, handler); }
-  delete(path: string, handler: Handler): this { return this.add('DELETE', path, handler); }
-  head(path: string, handler: Handler): this { return this.add('HEAD', path, handler); }
+  get<P extends string>(path: P, handler: Handler<PathParams<P>>): this { return this.add('GET', path, handler); }
+  post<P extends string>(path: P, handler: Handler<PathParams<P>>): this { return this.add('POST', path, handler); }
+  put<P extends string>(path: P, handler: Handler<PathParams<P>>): this { return this.add('PUT', path, handler); }
+  delete<P extends string>(path: P, handler: Handler<PathParams<P>>): this { return this.add('DELETE', path, handler); }
+  head<P extends string>(path: P, handler: Handler<PathParams<P>>): this { return this.add('HEAD', path, handler); }
 
   /** Finds the handler; `pathExists` tells a 404 (no such path) from a 405 (wrong method). */
-  match(method: string, path: string): { handler: Handler; params: Record<string, string> } | { handler: null; pathExists: boolean } {
+  match(method: string, path: string): { handler: Handler<any>; params: Record<string, string> } | { handler: null; pathExists: boolean } {
     let pathExists = false;
     for (const r of this.routes) {
       const m = r.pattern.exec(path);

@@ -18,14 +18,14 @@ const STAT_HEADER = 'X-Docker-Container-Path-Stat';
 
 export function registerArchiveRoutes(router: Router, backend: ArchiveBackend): void {
   router.head('/containers/{id}/archive', async (ctx) => {
-    const stat = await backend.stat(ctx.params.id!, ctx.query.string('path') ?? '');
+    const stat = await backend.stat(ctx.params.id, ctx.query.string('path') ?? '');
     ctx.res.writeHead(200, { 'Content-Type': 'application/json', [STAT_HEADER]: encodePathStat(stat) });
     ctx.res.end();
   });
 
   router.get('/containers/{id}/archive', async (ctx) => {
     const { res } = ctx;
-    await backend.archive(ctx.params.id!, ctx.query.string('path') ?? '', (statHeader) => {
+    await backend.archive(ctx.params.id, ctx.query.string('path') ?? '', (statHeader) => {
       res.writeHead(200, { 'Content-Type': 'application/x-tar', [STAT_HEADER]: statHeader });
       return res;
     });
@@ -34,7 +34,7 @@ export function registerArchiveRoutes(router: Router, backend: ArchiveBackend): 
 
   router.put('/containers/{id}/archive', async (ctx) => {
     const q = ctx.query;
-    await backend.extract(ctx.params.id!, q.string('path') ?? '', ctx.req as AsyncIterable<Buffer>, {
+    await backend.extract(ctx.params.id, q.string('path') ?? '', ctx.req as AsyncIterable<Buffer>, {
       noOverwriteDirNonDir: q.bool('noOverwriteDirNonDir'),
       copyUIDGID: q.bool('copyUIDGID'),
     });
@@ -43,6 +43,6 @@ export function registerArchiveRoutes(router: Router, backend: ArchiveBackend): 
   });
 
   router.get('/containers/{id}/changes', async (ctx) => {
-    sendJson(ctx.res, 200, await backend.changes(ctx.params.id!));
+    sendJson(ctx.res, 200, await backend.changes(ctx.params.id));
   });
 }

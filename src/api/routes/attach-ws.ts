@@ -21,7 +21,7 @@ export function registerAttachWsRoutes(router: Router, backend: AttachBackend): 
       stdin: all || q.bool('stdin'), stdout: all || q.bool('stdout'), stderr: all || q.bool('stderr'),
       ...(q.string('detachKeys') ? { detachKeys: q.string('detachKeys')! } : {}),
     };
-    const session = await backend.attach(ctx.params.id!, opts);
+    const session = await backend.attach(ctx.params.id, opts);
     ctx.res.detachSocket?.(socket);
     socket.setNoDelay(true);
     socket.write(handshakeResponse(ctx.req.headers['sec-websocket-key'] as string));

@@ -17,7 +17,7 @@ export function registerAttachRoutes(router: Router, backend: AttachBackend): vo
     const opts: AttachOptions = { stream: q.bool('stream'), stdin: q.bool('stdin'), stdout: q.bool('stdout'), stderr: q.bool('stderr'), logs: q.bool('logs'), ...(q.string('detachKeys') ? { detachKeys: q.string('detachKeys')! } : {}) };
     // Parsed before the hijack, so a bad sequence is still a plain 400.
     const escape = new EscapeMatcher(parseDetachKeys(opts.detachKeys ?? DEFAULT_DETACH_KEYS));
-    const session = await backend.attach(ctx.params.id!, opts);
+    const session = await backend.attach(ctx.params.id, opts);
     const socket: Socket = ctx.socket ?? (ctx.req.socket as Socket);
     const contentType = session.tty ? 'application/vnd.docker.raw-stream' : 'application/vnd.docker.multiplexed-stream';
     const upgrade = (ctx.req.headers.upgrade ?? '').toLowerCase() === 'tcp';

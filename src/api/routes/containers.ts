@@ -59,7 +59,7 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
 
   router.post('/containers/prune', async (ctx) => sendJson(ctx.res, 200, await backend.prune(ctx.query.filters())));
 
-  router.get('/containers/{id}/json', async (ctx) => sendJson(ctx.res, 200, await backend.inspect(ctx.params.id!, ctx.query.bool('size'), ctx.version)));
+  router.get('/containers/{id}/json', async (ctx) => sendJson(ctx.res, 200, await backend.inspect(ctx.params.id, ctx.query.bool('size'), ctx.version)));
 
   router.post('/containers/{id}/start', async (ctx) => {
     // Old clients sent a HostConfig here; API ≥ 1.24 forbids it (dockerd answers 400).
@@ -67,22 +67,22 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
     if (body && typeof body === 'object' && Object.keys(body).length > 0) {
       throw invalidParameter('starting container with non-empty request body was deprecated since API v1.22 and removed in v1.24');
     }
-    const r = await backend.start(ctx.params.id!);
+    const r = await backend.start(ctx.params.id);
     sendNoContent(ctx.res, r === 'already' ? 304 : 204);
   });
 
   router.post('/containers/{id}/stop', async (ctx) => {
-    const r = await backend.stop(ctx.params.id!, stopOpts(ctx.query));
+    const r = await backend.stop(ctx.params.id, stopOpts(ctx.query));
     sendNoContent(ctx.res, r === 'already' ? 304 : 204);
   });
 
   router.post('/containers/{id}/restart', async (ctx) => {
-    await backend.restart(ctx.params.id!, stopOpts(ctx.query));
+    await backend.restart(ctx.params.id, stopOpts(ctx.query));
     sendNoContent(ctx.res);
   });
 
   router.post('/containers/{id}/kill', async (ctx) => {
-    const name = ctx.params.id!;
+    const name = ctx.params.id;
     try {
       await backend.kill(name, ctx.query.string('signal') || undefined);
     } catch (err) {
@@ -94,19 +94,19 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
   });
 
   router.post('/containers/{id}/pause', async (ctx) => {
-    await backend.pause(ctx.params.id!);
+    await backend.pause(ctx.params.id);
     sendNoContent(ctx.res);
   });
 
   router.post('/containers/{id}/unpause', async (ctx) => {
-    await backend.unpause(ctx.params.id!);
+    await backend.unpause(ctx.params.id);
     sendNoContent(ctx.res);
   });
 
   router.post('/containers/{id}/wait', async (ctx) => {
     const condition = (ctx.query.string('condition') || 'not-running') as WaitCondition;
     if (!['not-running', 'next-exit', 'removed'].includes(condition)) throw invalidParameter(`invalid condition: "${condition}"`);
-    const waitFor = await backend.wait(ctx.params.id!, condition);
+    const waitFor = await backend.wait(ctx.params.id, condition);
     // Headers go out at once so the client knows the wait is registered (dockerd does the same).
     ctx.res.writeHead(200, { 'Content-Type': 'application/json' });
     ctx.res.flushHeaders();
@@ -118,31 +118,31 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
   });
 
   router.delete('/containers/{id}', async (ctx) => {
-    await backend.remove(ctx.params.id!, { force: ctx.query.bool('force'), volumes: ctx.query.bool('v'), link: ctx.query.bool('link') });
+    await backend.remove(ctx.params.id, { force: ctx.query.bool('force'), volumes: ctx.query.bool('v'), link: ctx.query.bool('link') });
     sendNoContent(ctx.res);
   });
 
   router.post('/containers/{id}/rename', async (ctx) => {
     const name = ctx.query.string('name');
     if (!name) throw invalidParameter('Neither old nor new names may be empty');
-    await backend.rename(ctx.params.id!, name);
+    await backend.rename(ctx.params.id, name);
     sendNoContent(ctx.res);
   });
 
   router.post('/containers/{id}/update', async (ctx) => {
-    sendJson(ctx.res, 200, await backend.update(ctx.params.id!, await readJsonObject(ctx.req)));
+    sendJson(ctx.res, 200, await backend.update(ctx.params.id, await readJsonObject(ctx.req)));
   });
 
   router.post('/containers/{id}/resize', async (ctx) => {
     const h = ctx.query.int('h', 0)!;
     const w = ctx.query.int('w', 0)!;
     if (h < 0 || w < 0) throw invalidParameter('invalid size: height and width must be positive');
-    await backend.resize(ctx.params.id!, h, w);
+    await backend.resize(ctx.params.id, h, w);
     ctx.res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': 0 });
     ctx.res.end();
   });
 
-  router.get('/containers/{id}/top', async (ctx) => sendJson(ctx.res, 200, await backend.top(ctx.params.id!, ctx.query.string('ps_args') ?? '-ef')));
+  router.get('/containers/{id}/top', async (ctx) => sendJson(ctx.res, 200, await backend.top(ctx.params.id, ctx.query.string('ps_args') ?? '-ef')));
 
   router.get('/containers/{id}/logs', async (ctx) => {
     const q = ctx.query;
@@ -157,7 +157,7 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
     const req: LogsRequest = { follow: q.bool('follow'), stdout, stderr, timestamps: q.bool('timestamps'), tail: tail < 0 ? -1 : tail, ...(since !== undefined ? { since } : {}), ...(until !== undefined ? { until } : {}) };
     const abort = new AbortController();
     ctx.res.on('close', () => abort.abort());
-    const { tty, lines } = await backend.logs(ctx.params.id!, req, abort.signal);
+    const { tty, lines } = await backend.logs(ctx.params.id, req, abort.signal);
     ctx.res.writeHead(200, { 'Content-Type': tty ? 'application/vnd.docker.raw-stream' : 'application/vnd.docker.multiplexed-stream' });
     ctx.res.flushHeaders();
     for await (const m of lines) {

@@ -92,7 +92,7 @@ export function registerDistributionRoutes(router: Router, backend: Distribution
     }
     const tag = ctx.query.string('tag');
     const out = new ProgressResponse(ctx.res);
-    await out.run((sink, signal) => backend.push(ctx.params.name!, tag || undefined, auth, sink, signal));
+    await out.run((sink, signal) => backend.push(ctx.params.name, tag || undefined, auth, sink, signal));
   });
 
   router.post('/auth', async (ctx) => {
@@ -108,6 +108,6 @@ export function registerDistributionRoutes(router: Router, backend: Distribution
   });
 
   router.get('/distribution/{name*}/json', async (ctx) => {
-    sendJson(ctx.res, 200, await backend.inspect(ctx.params.name!, authOf(ctx.req)));
+    sendJson(ctx.res, 200, await backend.inspect(ctx.params.name, authOf(ctx.req)));
   });
 }

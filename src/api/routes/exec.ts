@@ -29,21 +29,21 @@ export interface ExecRouteOptions {
 export function registerExecRoutes(router: Router, backend: ExecBackend, opts: ExecRouteOptions): void {
   router.post('/containers/{id}/exec', async (ctx) => {
     const body = await readJsonObject<ExecCreateBody>(ctx.req);
-    sendJson(ctx.res, 201, backend.create(ctx.params.id!, body));
+    sendJson(ctx.res, 201, backend.create(ctx.params.id, body));
   });
 
-  router.get('/exec/{id}/json', (ctx) => sendJson(ctx.res, 200, backend.inspect(ctx.params.id!)));
+  router.get('/exec/{id}/json', (ctx) => sendJson(ctx.res, 200, backend.inspect(ctx.params.id)));
 
   router.post('/exec/{id}/resize', async (ctx) => {
     const h = requiredInt(ctx.query.string('h'), 'h');
     const w = requiredInt(ctx.query.string('w'), 'w');
-    await backend.resize(ctx.params.id!, h, w);
+    await backend.resize(ctx.params.id, h, w);
     ctx.res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': 0 });
     ctx.res.end();
   });
 
   router.post('/exec/{id}/start', async (ctx) => {
-    const id = ctx.params.id!;
+    const id = ctx.params.id;
     const upgraded = ctx.socket !== undefined;
     const socket: Socket = ctx.socket ?? (ctx.req.socket as Socket);
     // On an upgrade request node hands over the socket with the body still unread on it.

@@ -77,24 +77,24 @@ export function registerImageRoutes(router: Router, backend: ImagesBackend): voi
   });
 
   router.get('/containers/{id}/export', async (ctx) => {
-    await sendArchive(ctx.res, 'application/x-tar', await backend.prepareExport(ctx.params.id!));
+    await sendArchive(ctx.res, 'application/x-tar', await backend.prepareExport(ctx.params.id));
   });
 
-  router.get('/images/{name*}/json', async (ctx) => sendJson(ctx.res, 200, await backend.inspect(ctx.params.name!, ctx.version)));
+  router.get('/images/{name*}/json', async (ctx) => sendJson(ctx.res, 200, await backend.inspect(ctx.params.name, ctx.version)));
 
-  router.get('/images/{name*}/history', async (ctx) => sendJson(ctx.res, 200, await backend.history(ctx.params.name!)));
+  router.get('/images/{name*}/history', async (ctx) => sendJson(ctx.res, 200, await backend.history(ctx.params.name)));
 
   router.get('/images/{name*}/get', async (ctx) => {
-    await sendArchive(ctx.res, 'application/x-tar', await backend.prepareSave([ctx.params.name!]));
+    await sendArchive(ctx.res, 'application/x-tar', await backend.prepareSave([ctx.params.name]));
   });
 
   router.post('/images/{name*}/tag', async (ctx) => {
-    await backend.tag(ctx.params.name!, ctx.query.string('repo') || undefined, ctx.query.string('tag') || undefined);
+    await backend.tag(ctx.params.name, ctx.query.string('repo') || undefined, ctx.query.string('tag') || undefined);
     ctx.res.writeHead(201, { 'Content-Length': 0 });
     ctx.res.end();
   });
 
   router.delete('/images/{name*}', async (ctx) => {
-    sendJson(ctx.res, 200, await backend.remove(ctx.params.name!, { force: ctx.query.bool('force'), noprune: ctx.query.bool('noprune') }));
+    sendJson(ctx.res, 200, await backend.remove(ctx.params.name, { force: ctx.query.bool('force'), noprune: ctx.query.bool('noprune') }));
   });
 }

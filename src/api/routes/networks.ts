@@ -32,25 +32,25 @@ export function registerNetworkRoutes(router: Router, backend: NetworksBackend):
 
   router.get('/networks/{id}', (ctx) => {
     const scope = ctx.query.string('scope');
-    sendJson(ctx.res, 200, backend.inspect(ctx.params.id!, scope ? { scope } : {}));
+    sendJson(ctx.res, 200, backend.inspect(ctx.params.id, scope ? { scope } : {}));
   });
 
   router.delete('/networks/{id}', async (ctx) => {
-    await backend.remove(ctx.params.id!);
+    await backend.remove(ctx.params.id);
     sendNoContent(ctx.res);
   });
 
   router.post('/networks/{id}/connect', async (ctx) => {
     const body = await readJsonObject<Record<string, unknown>>(ctx.req);
     const container = str(body.Container, 'Container');
-    await backend.connect(ctx.params.id!, { ...(container !== undefined ? { Container: container } : {}), EndpointConfig: (body.EndpointConfig as EndpointSettings | null | undefined) ?? null });
+    await backend.connect(ctx.params.id, { ...(container !== undefined ? { Container: container } : {}), EndpointConfig: (body.EndpointConfig as EndpointSettings | null | undefined) ?? null });
     sendNoContent(ctx.res, 200);
   });
 
   router.post('/networks/{id}/disconnect', async (ctx) => {
     const body = await readJsonObject<Record<string, unknown>>(ctx.req);
     const container = str(body.Container, 'Container');
-    await backend.disconnect(ctx.params.id!, { ...(container !== undefined ? { Container: container } : {}), Force: body.Force === true });
+    await backend.disconnect(ctx.params.id, { ...(container !== undefined ? { Container: container } : {}), Force: body.Force === true });
     sendNoContent(ctx.res, 200);
   });
 }

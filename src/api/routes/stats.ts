@@ -32,7 +32,7 @@ export function registerStatsRoutes(router: Router, backend: StatsBackend): void
       },
     };
     // Throws the 404 while nothing is written yet.
-    const cancel = backend.open(ctx.params.id!, { stream, oneShot }, sink);
+    const cancel = backend.open(ctx.params.id, { stream, oneShot }, sink);
     // As dockerd: a content type for the single answer only; a stream's status goes out at once,
     // before the first frame.
     if (stream) {

@@ -44,11 +44,11 @@ export function registerVolumeRoutes(router: Router, backend: VolumesBackend): v
   });
 
   router.get('/volumes/{name}', async (ctx) => {
-    sendJson(ctx.res, 200, await backend.inspect(ctx.params.name!));
+    sendJson(ctx.res, 200, await backend.inspect(ctx.params.name));
   });
 
   router.delete('/volumes/{name}', async (ctx) => {
-    await backend.remove(ctx.params.name!, { force: ctx.query.bool('force') });
+    await backend.remove(ctx.params.name, { force: ctx.query.bool('force') });
     sendNoContent(ctx.res);
   });
 }
