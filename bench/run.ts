@@ -449,7 +449,7 @@ function render(res: Results, ctx: RenderContext): string {
       if (runs) out.push(`- logs, ${name}: ${runs.map((r) => `write ${(r.writeMs / 1000).toFixed(2)} s, read ${(r.readMs / 1000).toFixed(2)} s (${(r.readBytes / 2 ** 20).toFixed(1)} MiB on the wire, ${((r.readBytes / 2 ** 20) / (r.readMs / 1000)).toFixed(0)} MiB/s)`).join('; ')}`);
     }
     for (const [name, l] of [['engined', res.list.engined], ['dockerd', res.list.dockerd]] as const) {
-      if (l) out.push(`- list, ${name}: ${l.listed} containers listed; create all ${(l.createAllMs / 1000).toFixed(1)} s (${(l.createAllMs / it.listContainers).toFixed(1)} ms each at 8 in flight), remove all ${(l.removeAllMs / 1000).toFixed(1)} s`);
+      if (l) out.push(`- list, ${name}: ${l.listed} containers listed; create all ${(l.createAllMs / 1000).toFixed(1)} s (${(l.createAllMs / (it.listContainers ?? 1)).toFixed(1)} ms each at 8 in flight), remove all ${(l.removeAllMs / 1000).toFixed(1)} s`);
     }
     out.push('');
   }

@@ -27,7 +27,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
   const parsed: ParsedArgs = { values: new Map(), given: new Set(), help: false, version: false, validate: false };
   const positional: string[] = [];
   for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
+    const arg = argv[i]!;
     if (arg === '--') {
       positional.push(...argv.slice(i + 1));
       break;
@@ -40,7 +40,7 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
       if (!opt || opt.fileOnly) throw new ConfigError(`unknown flag: --${name}`, true);
       if (eq >= 0) apply(parsed, opt, body.slice(eq + 1));
       else if (opt.type === 'bool') apply(parsed, opt, 'true');
-      else if (i + 1 < argv.length) apply(parsed, opt, argv[++i]);
+      else if (i + 1 < argv.length) apply(parsed, opt, argv[++i]!);
       else throw new ConfigError(`flag needs an argument: --${name}`, true);
       continue;
     }
@@ -56,9 +56,9 @@ export function parseArgs(argv: readonly string[]): ParsedArgs {
 
 /** -D, -Dl debug, -Hunix:///x, -H=unix:///x, -H unix:///x. Returns the index of the last argument used. */
 function parseShortGroup(parsed: ParsedArgs, argv: readonly string[], i: number): number {
-  const arg = argv[i];
+  const arg = argv[i]!;
   for (let j = 1; j < arg.length; j++) {
-    const letter = arg[j];
+    const letter = arg[j]!;
     const opt = OPTION_BY_SHORT.get(letter);
     if (!opt) throw new ConfigError(`unknown shorthand flag: '${letter}' in ${arg}`, true);
     const rest = arg.slice(j + 1);
@@ -71,7 +71,7 @@ function parseShortGroup(parsed: ParsedArgs, argv: readonly string[], i: number)
       continue;
     }
     if (rest !== '') apply(parsed, opt, rest.startsWith('=') ? rest.slice(1) : rest);
-    else if (i + 1 < argv.length) apply(parsed, opt, argv[++i]);
+    else if (i + 1 < argv.length) apply(parsed, opt, argv[++i]!);
     else throw new ConfigError(`flag needs an argument: '${letter}' in -${letter}`, true);
     return i;
   }

@@ -136,7 +136,7 @@ export function findConflicts(raw: Map<string, unknown>, flags: FlagValues): str
       const fromFlags = flagValue as Record<string, { path?: string }>;
       const fromFile = (typeof fileValue === 'object' && fileValue !== null ? fileValue : {}) as Record<string, unknown>;
       for (const name of Object.keys(fromFile)) {
-        if (name in fromFlags) describe(`runtimes.${name}`, fromFlags[name].path, fromFile[name]);
+        if (name in fromFlags) describe(`runtimes.${name}`, fromFlags[name]?.path, fromFile[name]);
       }
       continue;
     }

@@ -28,7 +28,7 @@ const SIZE_UNITS: Record<string, number> = { '': 1, k: 1024, m: 1024 ** 2, g: 10
 export function parseSize(text: string): number {
   const m = /^(\d+(?:\.\d+)?) ?(?:([kmgtp])(?:i?b)?|b)?$/i.exec(text.trim());
   if (!m) throw new ConfigError(`invalid size: '${text}'`);
-  return Math.floor(Number(m[1]) * SIZE_UNITS[(m[2] ?? '').toLowerCase()]);
+  return Math.floor(Number(m[1]) * (SIZE_UNITS[(m[2] ?? '').toLowerCase()] ?? 1));
 }
 
 /** A builder storage limit: a size (10GB) or a percentage of the disk (10%). */
@@ -58,7 +58,7 @@ export function parseUlimit(text: string): UlimitSpec {
   if (limits === undefined || name === '' || limits === '') throw new ConfigError(`invalid ulimit argument: ${text}`);
   const [softText, hardText, extra] = limits.split(':');
   if (extra !== undefined) throw new ConfigError(`too many limit value arguments - ${limits}, can only have up to two, \`soft[:hard]\``);
-  const soft = parseInteger(softText);
+  const soft = parseInteger(softText ?? '');
   const hard = hardText === undefined ? soft : parseInteger(hardText);
   const u = { Name: name, Soft: soft, Hard: hard };
   checkUlimit(u);

@@ -190,7 +190,8 @@ function parseRecord(buf: Buffer, s: number, e: number, sink: ReadSink): void {
         if (ts >= 0n) {
           if (sink.accept(stream, ts)) {
             const line = decodeLogText(buf, cs, ce);
-            sink.out.push(line[line.length - 1] === 10 ? { stream: STREAM_NAMES[stream], line, timeNano: ts } : { stream: STREAM_NAMES[stream], line, timeNano: ts, partial: true });
+            const name = STREAM_NAMES[stream]!;
+            sink.out.push(line[line.length - 1] === 10 ? { stream: name, line, timeNano: ts } : { stream: name, line, timeNano: ts, partial: true });
           }
           return;
         }

@@ -76,7 +76,7 @@ test('one reading per container per tick, whatever the number of streams', async
   const cs = { a: facts('a'), b: facts('b'), c: facts('c') };
   const { source, sampler } = setup(cs);
   const sinks = Array.from({ length: 12 }, () => new Collect());
-  sinks.forEach((s, i) => sampler.subscribe(cs[(['a', 'b', 'c'] as const)[i % 3]], true, s));
+  sinks.forEach((s, i) => sampler.subscribe(cs[(['a', 'b', 'c'] as const)[i % 3]!], true, s));
   await sleep(30);
   const before = source.reads;
   const sysBefore = source.sysReads;
