@@ -88,3 +88,28 @@ describe('prepareRoots', () => {
     await assert.rejects(prepareRoots(join(dir, 'd3'), join(dir, 'a-file'), { env: {} }), /exec-root .*a-file: not a directory/);
   });
 });
+
+describe('leftovers in <data-root>/tmp after a crash', () => {
+  it('a mount left there is detached, never emptied through: the mounted files survive and start-up goes on', async () => {
+    const base = join(dir, 'crashed');
+    const tmp = join(base, 'data', 'tmp');
+    const precious = join(base, 'container-rootfs');
+    await mkdir(join(tmp, 'mnt-left'), { recursive: true });
+    await mkdir(precious, { recursive: true });
+    await writeFile(join(precious, 'data.txt'), 'keep me');
+    await writeFile(join(tmp, 'half-written'), 'x');
+    const { execFileSync } = await import('node:child_process');
+    execFileSync('mount', ['--bind', precious, join(tmp, 'mnt-left')]);
+    try {
+      const roots = await prepareRoots(join(base, 'data'), join(base, 'exec'), { env: {}, cleanTmp: true });
+      assert.deepEqual(await readdir(roots.tmpDir), []);
+      assert.equal(await readFile(join(precious, 'data.txt'), 'utf8'), 'keep me');
+    } finally {
+      try {
+        execFileSync('umount', ['-l', join(tmp, 'mnt-left')], { stdio: 'ignore' });
+      } catch {
+        // already detached by prepareRoots: the expected case
+      }
+    }
+  });
+});

@@ -3,6 +3,8 @@
 // that later path comparisons and mounts see the real locations.
 import { chmod, lstat, mkdir, readdir, readlink, realpath, rm, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { mountsUnder, unmount } from '../supervisor/mounts.ts';
+import type { Logger } from '../util/log.ts';
 
 export interface Roots {
   dataRoot: string;
@@ -17,6 +19,8 @@ export interface PrepareOptions {
    * emptied). Only safe once the pid file is held, or a second daemon would wipe the first's files.
    */
   cleanTmp?: boolean;
+  /** Where a leftover that cannot be removed is reported (start-up goes on without it). */
+  log?: Pick<Logger, 'warn'>;
 }
 
 const DATA_ROOT_MODE = 0o711; // others may traverse to reach e.g. container rootfs, not list
@@ -35,7 +39,7 @@ export async function prepareRoots(dataRoot: string, execRoot: string, opts: Pre
   } else {
     tmpDir = await ensureDir(join(data, 'tmp'), TMP_MODE, 'temporary directory');
     // Only the contents go: the directory itself may be a symbolic link that must survive.
-    if (opts.cleanTmp) await emptyDir(tmpDir);
+    if (opts.cleanTmp) await emptyDir(tmpDir, opts.log);
   }
   return { dataRoot: data, execRoot: exec, tmpDir };
 }
@@ -68,6 +72,19 @@ async function ensureDir(path: string, mode: number, what: string): Promise<stri
   return realpath(absolute);
 }
 
-async function emptyDir(dir: string): Promise<void> {
-  for (const name of await readdir(dir)) await rm(join(dir, name), { recursive: true, force: true });
+/**
+ * Removes a previous run's leftovers. A daemon killed while a snapshot was mounted here (commit,
+ * copy-up, docker cp) leaves that mount behind: it is detached first (lazily, deepest first), or
+ * removing the directory would descend into a container's filesystem and delete its files. An
+ * entry that still cannot go is reported and left: it must never keep the daemon from starting.
+ */
+export async function emptyDir(dir: string, log?: Pick<Logger, 'warn'>): Promise<void> {
+  for (const mount of mountsUnder(dir)) {
+    if (mount !== dir) await unmount(mount);
+  }
+  for (const name of await readdir(dir)) {
+    await rm(join(dir, name), { recursive: true, force: true }).catch((err: unknown) => {
+      log?.warn(`could not remove the leftover ${join(dir, name)}: ${(err as Error).message}`);
+    });
+  }
 }

@@ -51,6 +51,12 @@ export function isMounted(path: string): boolean {
   return mountPoints().has(path);
 }
 
+/** Mount points at or below `dir`, deepest first (the order to detach them in). */
+export function mountsUnder(dir: string): string[] {
+  const prefix = dir.endsWith('/') ? dir : `${dir}/`;
+  return [...mountPoints()].filter((m) => m === dir || m.startsWith(prefix)).sort((a, b) => b.length - a.length);
+}
+
 /**
  * A read-only view of a writable snapshot's mounts: an overlay becomes one with only lower
  * layers (its upperdir first), so it can be mounted a second time beside the container's own
