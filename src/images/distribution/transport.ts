@@ -2,6 +2,7 @@
 // daemon configuration over the environment (Node's agent proxy support), redirects (credentials
 // only to the same host), and errors worded like Go's net/http ones, which is what users and
 // scripts know from dockerd: Get "https://host/v2/": http: server gave HTTP response to HTTPS client.
+import { invalidParameter } from '../../errors.ts';
 import { createHash } from 'node:crypto';
 import type { Agent as HttpAgent, IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { http } from '../../util/node-http.ts';
@@ -125,7 +126,13 @@ export class RegistryTransport {
 
   /** One request; follows redirects. Rejects with TransportError when no response came back. */
   async request(req: HttpRequest): Promise<HttpResponse> {
-    let url = new URL(req.url);
+    let url: URL;
+    try {
+      url = new URL(req.url);
+    } catch {
+      // The host part came from the request (a registry address, an image name): a client's mistake.
+      throw invalidParameter(`invalid registry address: ${JSON.stringify(req.url)}`);
+    }
     let method = req.method;
     let headers = { ...req.headers };
     let body = req.body;

@@ -1,0 +1,172 @@
+// Runs hostile cases against a daemon's unix socket over raw connections and classifies what came
+// back: an answer (status, JSON error body or not), a hang (no status line in time), a 5xx, or a
+// dead daemon. Between cases it checks that /_ping still answers quickly, so a request that holds
+// the event loop shows up as a stall even when it eventually answers.
+import { connect } from 'node:net';
+import { hostileCase, type HostileCase } from './hostile-gen.ts';
+
+export interface Outcome {
+  status?: number;
+  contentType?: string;
+  body: string;
+  /** No status line before the timeout. */
+  hang: boolean;
+  /** The server closed without any answer. */
+  closedSilently: boolean;
+  ms: number;
+}
+
+export interface Finding {
+  index: number;
+  name: string;
+  problem: 'hang' | '5xx' | 'non-JSON error' | 'crash' | 'stall';
+  detail: string;
+}
+
+export interface RunReport {
+  seed: number;
+  requests: number;
+  byStatus: Record<string, number>;
+  findings: Finding[];
+  counts: Record<Finding['problem'], number>;
+  /** The slowest /_ping seen between cases (ms). */
+  worstPingMs: number;
+  durationMs: number;
+  /** 501/503 answers of the error table, and registries out of reach (not daemon failures). */
+  notes: { intended: number; upstream: number };
+}
+
+const UPSTREAM = /dial tcp|no such host|connection refused|i\/o timeout|network is unreachable/;
+
+/** Sends one case; reads until the server closes, the answer is complete, or the timeout. */
+export function sendCase(socketPath: string, c: HostileCase, timeoutMs: number): Promise<Outcome> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let done = false;
+    const sock = connect(socketPath);
+    const finish = (hang: boolean) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      sock.destroy();
+      const text = Buffer.concat(chunks).toString('latin1');
+      const m = /^HTTP\/1\.[01] (\d{3})[^\r\n]*\r\n([\s\S]*?)\r\n\r\n([\s\S]*)$/.exec(text);
+      const headers = m?.[2] ?? '';
+      const contentType = /^content-type:\s*([^\r\n]*)/im.exec(headers)?.[1];
+      let body = m?.[3] ?? '';
+      if (/^transfer-encoding:\s*chunked/im.test(headers)) body = dechunk(body);
+      resolve({ ...(m ? { status: Number(m[1]) } : {}), ...(contentType ? { contentType } : {}), body, hang: hang && !m, closedSilently: !hang && text.length === 0, ms: Date.now() - started });
+    };
+    const timer = setTimeout(() => finish(true), timeoutMs);
+    sock.on('error', () => finish(false));
+    sock.on('close', () => finish(false));
+    sock.on('data', (d: Buffer) => {
+      chunks.push(d);
+      // Streaming answers (events, logs, stats) never end by themselves: the status line is enough.
+      const text = Buffer.concat(chunks).toString('latin1');
+      if (/^HTTP\/1\.[01] (\d{3})/.test(text) && text.includes('\r\n\r\n') && Date.now() - started > 50) setTimeout(() => finish(false), 300);
+    });
+    sock.on('connect', () => {
+      sock.write(c.bytes);
+      if (c.halfClose) sock.end();
+      if (c.abortAfterMs !== undefined) setTimeout(() => finish(false), c.abortAfterMs);
+    });
+  });
+}
+
+function dechunk(text: string): string {
+  let out = '';
+  let rest = text;
+  for (;;) {
+    const eol = rest.indexOf('\r\n');
+    if (eol < 0) break;
+    const size = parseInt(rest.slice(0, eol), 16);
+    if (!Number.isFinite(size) || size === 0) break;
+    out += rest.slice(eol + 2, eol + 2 + size);
+    rest = rest.slice(eol + 4 + size);
+  }
+  return out;
+}
+
+function isJsonError(o: Outcome): boolean {
+  if (!o.contentType?.includes('application/json')) return false;
+  try {
+    const j = JSON.parse(o.body) as { message?: unknown };
+    return typeof j.message === 'string' && j.message.length > 0;
+  } catch {
+    return false;
+  }
+}
+
+async function ping(socketPath: string): Promise<number | undefined> {
+  const o = await sendCase(socketPath, { name: 'ping', bytes: Buffer.from('GET /_ping HTTP/1.1\r\nHost: e\r\nConnection: close\r\n\r\n') }, 10_000);
+  return o.status === 200 ? o.ms : undefined;
+}
+
+export interface RunOptions {
+  socketPath: string;
+  seed: number;
+  count: number;
+  /** Cases in flight at once (pipelines several connections, as busy clients do). */
+  concurrency?: number;
+  timeoutMs?: number;
+  /** A /_ping slower than this between cases is a stall. */
+  stallMs?: number;
+  /** Whether the daemon process is still alive (a crash otherwise). */
+  alive?: () => boolean;
+  onProgress?: (done: number) => void;
+}
+
+export async function runHostile(opts: RunOptions): Promise<RunReport> {
+  const started = Date.now();
+  const timeoutMs = opts.timeoutMs ?? 15_000;
+  const stallMs = opts.stallMs ?? 1000;
+  const findings: Finding[] = [];
+  const byStatus: Record<string, number> = {};
+  let worstPingMs = 0;
+  let next = 0;
+  let crashed = false;
+  const notes = { intended: 0, upstream: 0 };
+  const worker = async () => {
+    while (!crashed && next < opts.count) {
+      const index = next++;
+      const c = hostileCase(opts.seed, index);
+      const o = await sendCase(opts.socketPath, c, timeoutMs);
+      const key = o.hang ? 'hang' : o.status !== undefined ? String(o.status) : 'closed';
+      byStatus[key] = (byStatus[key] ?? 0) + 1;
+      const add = (problem: Finding['problem'], detail: string) => findings.push({ index, name: c.name, problem, detail });
+      if (o.hang) add('hang', `no answer in ${timeoutMs} ms`);
+      // 501 and 503 are answers of the error table (a part not built; not in a cluster, as dockerd
+      // says), and a registry this offline machine cannot reach is the network's failure, not the
+      // daemon's: both are counted apart. Any other 5xx means the daemon failed.
+      else if (o.status !== undefined && (o.status === 501 || o.status === 503)) notes.intended++;
+      else if (o.status !== undefined && o.status >= 500 && UPSTREAM.test(o.body)) notes.upstream++;
+      else if (o.status !== undefined && o.status >= 500) add('5xx', `${o.status} ${o.body.slice(0, 200)}`);
+      // A HEAD answer has no body by definition: its status is the whole answer.
+      else if (o.status !== undefined && o.status >= 400 && !c.bytes.subarray(0, 5).equals(Buffer.from('HEAD ')) && !isJsonError(o)) {
+        add('non-JSON error', `${o.status} ${o.contentType ?? '(no content type)'} ${JSON.stringify(o.body.slice(0, 120))}`);
+      }
+      else if (o.status === undefined && o.closedSilently && c.abortAfterMs === undefined && !c.mayCloseSilently) add('non-JSON error', 'closed without an answer');
+      if (index % 25 === 0) {
+        const ms = await ping(opts.socketPath);
+        if (ms === undefined) {
+          if (opts.alive && !opts.alive()) {
+            add('crash', 'the daemon exited');
+            crashed = true;
+          } else {
+            add('stall', '/_ping did not answer');
+          }
+        } else {
+          worstPingMs = Math.max(worstPingMs, ms);
+          if (ms > stallMs) add('stall', `/_ping took ${ms} ms`);
+        }
+      }
+      opts.onProgress?.(index + 1);
+    }
+  };
+  await Promise.all(Array.from({ length: opts.concurrency ?? 4 }, worker));
+  const counts = { hang: 0, '5xx': 0, 'non-JSON error': 0, crash: 0, stall: 0 };
+  for (const f of findings) counts[f.problem]++;
+  return { seed: opts.seed, requests: Math.min(next, opts.count), byStatus, findings, counts, worstPingMs, durationMs: Date.now() - started, notes };
+}

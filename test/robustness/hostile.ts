@@ -1,0 +1,53 @@
+// `npm run hostile`: the hostile-input tool by hand. Starts a daemon of this tree on temporary
+// roots (or uses --socket), loads busybox, creates a container, network and volume for the cases
+// to hit, sends N seeded hostile requests and prints what it found.
+//   npm run hostile -- --count 20000 --seed 7 [--socket /run/x.sock] [--concurrency 4]
+import { parseArgs } from 'node:util';
+import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { loadBusybox } from '../helpers/images.ts';
+import { runHostile } from './hostile-run.ts';
+
+const { values } = parseArgs({
+  options: {
+    count: { type: 'string', default: '2000' },
+    seed: { type: 'string', default: String(Date.now() % 100_000) },
+    socket: { type: 'string' },
+    concurrency: { type: 'string', default: '4' },
+  },
+});
+
+let d: TestDaemon | undefined;
+const socketPath = values.socket ?? (d = await startDaemon()).socket;
+try {
+  if (d) {
+    await loadBusybox(d);
+    await d.docker(['run', '-d', '--name', 'hostile', 'busybox', 'sleep', '3600']);
+    await d.docker(['network', 'create', 'hostile']);
+    await d.docker(['volume', 'create', 'hostile']);
+  }
+  const count = Number(values.count);
+  let last = 0;
+  const report = await runHostile({
+    socketPath, seed: Number(values.seed), count, concurrency: Number(values.concurrency),
+    ...(d ? { alive: () => d!.exitCode === null } : {}),
+    onProgress: (n) => {
+      if (n - last >= 1000) {
+        last = n;
+        process.stderr.write(`  ${n}/${count}\n`);
+      }
+    },
+  });
+  console.log(JSON.stringify({ seed: report.seed, requests: report.requests, seconds: report.durationMs / 1000, counts: report.counts, notes: report.notes, worstPingMs: report.worstPingMs, byStatus: report.byStatus }, null, 2));
+  // One line per kind of finding: how often, and the first case to replay it with.
+  const kinds = new Map<string, { n: number; first: (typeof report.findings)[number] }>();
+  for (const f of report.findings) {
+    const k = `${f.problem}: ${f.name}`;
+    const e = kinds.get(k);
+    if (e) e.n++;
+    else kinds.set(k, { n: 1, first: f });
+  }
+  for (const [k, e] of kinds) console.log(`${String(e.n).padStart(5)} × ${k} (first #${e.first.index}: ${e.first.detail.slice(0, 160)})`);
+  process.exitCode = report.findings.length ? 1 : 0;
+} finally {
+  await d?.cleanup();
+}
