@@ -1,0 +1,55 @@
+// `npm run crash`: the SIGKILL harness by hand. Starts a daemon of this tree on temporary roots,
+// runs the mixed workload, kills the daemon with -9 at random moments and starts it again, for
+// --rounds rounds; prints lost/corrupt objects, failed starts, restart times and orphan shims.
+//   npm run crash -- --rounds 200 --seed 7 [--workers 6] [--max-run-ms 3000]
+import { parseArgs } from 'node:util';
+import { startDaemon } from '../helpers/daemon.ts';
+import { loadBusybox } from '../helpers/images.ts';
+import { CrashWorkload, crashRound, shimsOf, type RoundResult } from './crash-harness.ts';
+import { Rng } from './hostile-gen.ts';
+
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '20' },
+    seed: { type: 'string', default: String(Date.now() % 100_000) },
+    workers: { type: 'string', default: '6' },
+    'max-run-ms': { type: 'string', default: '3000' },
+  },
+});
+
+const d = await startDaemon();
+const results: RoundResult[] = [];
+try {
+  await loadBusybox(d);
+  const rng = new Rng(Number(values.seed));
+  const w = new CrashWorkload(d, rng, 'k');
+  for (let round = 1; round <= Number(values.rounds); round++) {
+    const r = await crashRound(d, w, rng, round, { workers: Number(values.workers), maxRunMs: Number(values['max-run-ms']) });
+    results.push(r);
+    process.stderr.write(`round ${round}: ${r.failedStart ? 'FAILED START' : `restart ${r.restartMs} ms`}, ${r.runningAtKill} running at the kill, lost ${r.lost.length}, corrupt ${r.corrupt.length}, orphan shims ${r.orphanShims}\n`);
+    for (const x of [...r.lost, ...r.corrupt]) process.stderr.write(`  ${x}\n`);
+    if (r.failedStart) {
+      process.stderr.write(`${r.failedStart}\n`);
+      break;
+    }
+  }
+  await d.stop();
+  const leftAfterStop = (await shimsOf(d.execRoot)).length;
+  const ms = results.filter((r) => !r.failedStart).map((r) => r.restartMs).sort((a, b) => a - b);
+  const summary = {
+    seed: Number(values.seed),
+    rounds: results.length,
+    acknowledged: results.at(-1)?.acknowledged ?? 0,
+    lost: results.reduce((n, r) => n + r.lost.length, 0),
+    corrupt: results.reduce((n, r) => n + r.corrupt.length, 0),
+    failedStarts: results.filter((r) => r.failedStart).length,
+    restartMs: { median: ms[Math.floor(ms.length / 2)] ?? null, max: ms.at(-1) ?? null },
+    maxRunningAtKill: Math.max(0, ...results.map((r) => r.runningAtKill)),
+    orphanShimsAfterRestarts: results.reduce((n, r) => n + r.orphanShims, 0),
+    shimsLeftAfterGracefulStop: leftAfterStop,
+  };
+  console.log(JSON.stringify(summary, null, 2));
+  process.exitCode = summary.lost + summary.corrupt + summary.failedStarts + summary.orphanShimsAfterRestarts + leftAfterStop > 0 ? 1 : 0;
+} finally {
+  await d.cleanup();
+}
