@@ -33,7 +33,6 @@ export const notFound = (message: string) => new EngineError('NOT_FOUND', messag
 export const conflict = (message: string) => new EngineError('CONFLICT', message);
 export const unauthorized = (message: string) => new EngineError('UNAUTHORIZED', message);
 export const forbidden = (message: string) => new EngineError('FORBIDDEN', message);
-export const notModified = (message = '') => new EngineError('NOT_MODIFIED', message);
 export const notImplemented = (message: string) => new EngineError('NOT_IMPLEMENTED', message);
 export const unavailable = (message: string, cause?: unknown) => new EngineError('UNAVAILABLE', message, { cause });
 export const internal = (message: string, cause?: unknown) => new EngineError('INTERNAL', message, { cause });

@@ -76,7 +76,3 @@ export class Router {
   }
 }
 
-/** A resource family's routes: one module per family registers into the shared router. */
-export interface RouteModule {
-  register(router: Router): void;
-}

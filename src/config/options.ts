@@ -138,7 +138,3 @@ for (const o of OPTIONS) {
   for (const k of o.altKeys ?? []) OPTION_BY_KEY.set(k, o);
 }
 
-/** Marks an option as built once the issue that builds it lands (keeps the table the single truth). */
-export function optionStatus(key: string): BuildStatus {
-  return OPTION_BY_KEY.get(key)?.status ?? 'unsupported';
-}

@@ -4,8 +4,6 @@
 import { invalidParameter } from '../errors.ts';
 
 export const LOG_DRIVERS = ['json-file', 'local', 'none'] as const;
-export type LogDriverKind = (typeof LOG_DRIVERS)[number];
-
 /** Accepted by every driver and not passed to the driver's own check (dockerd's built-in opts). */
 const COMMON_KEYS = new Set(['mode', 'max-buffer-size', 'cache-disabled']);
 const FILE_KEYS = ['max-file', 'max-size', 'compress'];

@@ -6,8 +6,6 @@ export function containerRef(mode: string | undefined): string | undefined {
   return mode.slice('container:'.length);
 }
 
-export const isHostMode = (mode: string | undefined): boolean => mode === 'host';
-
 export function validIpcMode(mode: string): boolean {
   return ['', 'none', 'private', 'shareable', 'host'].includes(mode) || !!containerRef(mode);
 }

@@ -105,13 +105,6 @@ export const CONTAINER_CONFIG: Record<string, Kind> = {
   StopSignal: str, StopTimeout: int, Shell: strslice,
 };
 
-/** The whole create body. */
-export const CREATE_BODY: Record<string, Kind> = {
-  ...CONTAINER_CONFIG,
-  HostConfig: struct('container.HostConfig', HOST_CONFIG),
-  NetworkingConfig: struct('network.NetworkingConfig', NETWORKING_CONFIG),
-};
-
 const RANGES: Partial<Record<Scalar, [number, number]>> = {
   int: [-(2 ** 63), 2 ** 63 - 1],
   int64: [-(2 ** 63), 2 ** 63 - 1],

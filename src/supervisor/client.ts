@@ -2,7 +2,7 @@
 // the containerd-namespace / containerd-lease metadata, errors mapped to the daemon's error table,
 // and typed wrappers for the calls the daemon makes. Message shapes: ./types.ts.
 
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { loadProtos, type AnyMessage, type Protos, type RuncOptions, type ServiceName } from './protos.ts';
 import { fromGrpc, grpcCode, GrpcStatus } from './errors.ts';
@@ -385,6 +385,3 @@ export class SupervisorClient {
   }
 }
 
-export function sha256Digest(data: Uint8Array): string {
-  return `sha256:${createHash('sha256').update(data).digest('hex')}`;
-}

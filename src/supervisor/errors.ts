@@ -36,6 +36,3 @@ export function grpcCode(err: unknown): number | undefined {
   return undefined;
 }
 
-export function isGrpcCode(err: unknown, code: number): boolean {
-  return grpcCode(err) === code;
-}

@@ -238,22 +238,5 @@ export type ContainerCreateBody = ContainerConfig & {
   NetworkingConfig?: NetworkingConfig;
 };
 
-/** The `config` part of an OCI image configuration (what an image contributes to a container). */
-export interface ImageConfig {
-  User?: string;
-  Env?: string[];
-  Entrypoint?: string[];
-  Cmd?: string[];
-  WorkingDir?: string;
-  Labels?: Record<string, string>;
-  ExposedPorts?: Record<string, Record<string, never>>;
-  Volumes?: Record<string, Record<string, never>>;
-  StopSignal?: string;
-  Healthcheck?: HealthConfig;
-  ArgsEscaped?: boolean;
-  OnBuild?: string[];
-  Shell?: string[];
-}
-
 /** POST /containers/{id}/wait?condition= */
 export type WaitCondition = 'not-running' | 'next-exit' | 'removed';

@@ -14,4 +14,3 @@ export function compareVersions(a: string, b: string): number {
 }
 
 export const versionLessThan = (a: string, b: string) => compareVersions(a, b) < 0;
-export const versionAtLeast = (a: string, b: string) => compareVersions(a, b) >= 0;
