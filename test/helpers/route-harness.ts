@@ -24,7 +24,8 @@ export function fakeBackend<T extends object>(script: { [K in keyof T]?: T[K] ex
   const backend = new Proxy({} as T, {
     get(_t, prop) {
       if (typeof prop !== 'string' || prop === 'then') return undefined;
-      return async (...args: unknown[]) => {
+      // Synchronous: a scripted value serves sync and async methods alike (handlers await it).
+      return (...args: unknown[]) => {
         calls.push({ method: prop, args });
         const answer = (script as Record<string, unknown>)[prop];
         if (!(prop in script)) throw new Error(`unexpected backend call: ${prop}`);

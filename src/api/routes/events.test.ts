@@ -1,8 +1,9 @@
 // The /events wire format: one JSON object per line, with the fields older API versions expect.
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
+import { fakeBackend, RouteHarness } from '../../../test/helpers/route-harness.ts';
 import type { EngineEvent } from '../../types/events.ts';
-import { eventLine, parseEventTime } from './events.ts';
+import { eventLine, parseEventTime, registerEventRoutes, type EventsBackend } from './events.ts';
 
 function ev(Type: string, Action: string, ID: string, Attributes: Record<string, string> = {}): EngineEvent {
   return { Type, Action, Actor: { ID, Attributes }, scope: 'local', time: 1, timeNano: 1_000_000_000n };
@@ -40,5 +41,32 @@ describe('since/until parsing', () => {
   });
   test('garbage is a 400', () => {
     assert.throws(() => parseEventTime('10m', 'since'), /invalid value for since/);
+  });
+});
+
+describe('GET /events on a fake bus', () => {
+  const past = [ev('container', 'start', 'c1', { name: 'web' }), ev('network', 'create', 'n1', {})];
+  const { backend, calls } = fakeBackend<EventsBackend>({ history: past, subscribe: () => () => undefined });
+  const h = new RouteHarness((r) => registerEventRoutes(r, backend));
+  after(() => h.close());
+
+  test('a window in the past replays the stored events that match, one JSON object per line, then ends', async () => {
+    const r = await h.request('GET', `/events?since=0&until=1&filters=${encodeURIComponent('{"type":["container"]}')}`);
+    assert.equal(r.status, 200);
+    assert.equal(r.headers['content-type'], 'application/json');
+    const lines = r.text.trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(lines.map((l) => l.Actor.ID), ['c1']);
+    assert.deepEqual(calls.map((c) => c.method), ['history'], 'no live subscription for a past window');
+    const seq = await h.request('GET', '/events?since=0&until=1', { headers: { Accept: 'application/json-seq' } });
+    assert.equal(seq.headers['content-type'], 'application/json-seq');
+    assert.ok(seq.text.startsWith('\x1e'));
+  });
+
+  test('until before since, and garbage times, are a 400 before anything is streamed', async () => {
+    const r = await h.request('GET', '/events?since=10&until=5');
+    assert.equal(r.status, 400);
+    assert.match(r.json.message, /cannot be after/);
+    assert.equal((await h.request('GET', '/events?since=yesterday')).status, 400);
+    assert.equal((await h.request('GET', '/events?filters=%5B%5D')).status, 400);
   });
 });
