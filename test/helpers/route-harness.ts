@@ -3,7 +3,7 @@
 // backend that records every call and answers what the test scripted. Tests then check the wire:
 // status, headers, JSON bodies, and exactly what reached the backend.
 import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { ApiServer } from '../../src/api/server.ts';
 import type { Router } from '../../src/api/router.ts';
@@ -58,6 +58,7 @@ export class RouteHarness {
   private async port(): Promise<number> {
     if (!this.server) {
       this.server = createServer((req, res) => this.api.handleRequest(req, res));
+      this.server.on('upgrade', (req, socket, head) => this.api.handleUpgrade(req, socket, head));
       await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
     }
     return (this.server.address() as AddressInfo).port;
@@ -85,6 +86,36 @@ export class RouteHarness {
       req.on('error', reject);
       req.end(payload);
     });
+  }
+
+  /**
+   * A hijacked exchange (attach, exec start) as the docker CLI does it: an upgrade request, then
+   * raw bytes both ways. Resolves once the head of the answer is in; `rest()` collects the stream
+   * until the server closes it.
+   */
+  async hijack(method: string, path: string, body?: unknown, headers: Record<string, string> = { Upgrade: 'tcp' }): Promise<{ head: string; socket: Socket; rest(): Promise<Buffer> }> {
+    const port = await this.port();
+    const payload = body === undefined ? '' : JSON.stringify(body);
+    const socket = connect(port, '127.0.0.1');
+    const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    socket.write(`${method} ${path} HTTP/1.1\r\nHost: engine\r\nConnection: Upgrade\r\n${extra}Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`);
+    let buf = Buffer.alloc(0);
+    const ended = new Promise<void>((r) => socket.on('close', () => r()));
+    const head = await new Promise<string>((resolve, reject) => {
+      const onData = (d: Buffer) => {
+        buf = Buffer.concat([buf, d]);
+        const end = buf.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        socket.off('data', onData);
+        const text = buf.subarray(0, end).toString('latin1');
+        buf = buf.subarray(end + 4);
+        socket.on('data', (more: Buffer) => (buf = Buffer.concat([buf, more])));
+        resolve(text);
+      };
+      socket.on('data', onData);
+      socket.on('error', reject);
+    });
+    return { head, socket, rest: async () => (await ended, buf) };
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,51 @@
+// Exec routes on a recording fake backend: create 201, inspect, resize's required integers, a
+// detached start (200, no stream), and a hijacked start streaming frames until the process ends.
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import { fakeBackend, RouteHarness } from '../../../test/helpers/route-harness.ts';
+import type { OutputSink } from '../../types/exec.ts';
+import { frame } from '../stream-framing.ts';
+import { registerExecRoutes, type ExecBackend } from './exec.ts';
+
+describe('exec routes', () => {
+  const { backend, calls } = fakeBackend<ExecBackend>({
+    create: { Id: 'e1' },
+    inspect: { ID: 'e1', ExitCode: 0 },
+    resize: undefined,
+    checkStartable: { tty: false, openStdin: false },
+    start: async (_id: string, _opts: unknown, sink: OutputSink | null) => {
+      if (sink) setImmediate(() => {
+        sink('stdout', Buffer.from('hello'));
+        sink('stderr', Buffer.from('oops'));
+      });
+      return { tty: false, detachKeys: Buffer.alloc(0), closeStdin: async () => undefined, done: new Promise<number>((r) => setTimeout(() => r(0), 30)) };
+    },
+  });
+  const h = new RouteHarness((r) => registerExecRoutes(r, backend, { detachWatcher: () => ({ push: (b: Buffer) => ({ forward: b, detach: false }) }) }));
+  after(() => h.close());
+
+  test('create answers 201 with the ID; inspect is the backend\'s view', async () => {
+    const r = await h.request('POST', '/containers/c1/exec', { body: { Cmd: ['true'], AttachStdout: true } });
+    assert.equal(r.status, 201);
+    assert.deepEqual(r.json, { Id: 'e1' });
+    assert.deepEqual(calls.at(-1)?.args, ['c1', { Cmd: ['true'], AttachStdout: true }]);
+    assert.deepEqual((await h.request('GET', '/exec/e1/json')).json, { ID: 'e1', ExitCode: 0 });
+  });
+
+  test('resize needs integer h and w', async () => {
+    assert.equal((await h.request('POST', '/exec/e1/resize?h=24&w=80')).status, 200);
+    assert.deepEqual(calls.at(-1)?.args, ['e1', 24, 80]);
+    assert.equal((await h.request('POST', '/exec/e1/resize?h=x&w=80')).status, 400);
+    assert.equal((await h.request('POST', '/exec/e1/resize?w=80')).status, 400);
+  });
+
+  test('a detached start answers 200 at once; a hijacked one streams frames until the process ends', async () => {
+    const d = await h.request('POST', '/exec/e1/start', { body: { Detach: true } });
+    assert.equal(d.status, 200);
+    assert.equal(calls.at(-1)?.args[2], null, 'no output sink for a detached start');
+    const s = await h.hijack('POST', '/exec/e1/start', { Detach: false, Tty: false });
+    assert.match(s.head, /^HTTP\/1\.1 101 UPGRADED/);
+    assert.match(s.head, /multiplexed-stream/);
+    assert.deepEqual(await s.rest(), Buffer.concat([frame('stdout', Buffer.from('hello')), frame('stderr', Buffer.from('oops'))]));
+  });
+});
