@@ -68,6 +68,7 @@ export async function openListeners(specs: ListenSpec[], opts: ListenerOptions):
   } catch (err) {
     for (const l of opened) {
       l.closeAllConnections();
+      // Already failing: closing what was opened is best effort; the first error is the one reported.
       await l.close().catch(() => {});
     }
     throw err;
@@ -205,6 +206,7 @@ async function openUnix(spec: Extract<ListenSpec, { kind: 'unix' }>, opts: Liste
       close(async () => {
         // Only remove the file if it is still the socket we created.
         const st = await lstat(path).catch(() => undefined);
+        // Shutting down: a socket file someone else removed or replaced is not ours to worry about.
         if (st && st.ino === ino && st.isSocket()) await unlink(path).catch(() => {});
       }),
   };
@@ -252,6 +254,7 @@ async function socketGid(path: string, group: string, log: Logger): Promise<numb
 }
 
 export async function lookupGroup(name: string, groupFile = '/etc/group'): Promise<number | undefined> {
+  // No group file means no such group: the caller warns that the group was not found.
   const text = await readFile(groupFile, 'utf8').catch(() => '');
   for (const line of text.split('\n')) {
     const [groupName, , gid] = line.split(':');

@@ -78,6 +78,7 @@ export async function commitContainer(deps: ImageDeps, containers: ContainerFact
         const upper = readOnlyMounts(await client.snapshots.mounts(c.snapshotKey, { snapshotter: c.snapshotter }));
         return await client.diff.diff({ left: lower, right: upper, media_type: MT.ociLayer, ref: `commit-${c.id.slice(0, 12)}-${viewKey.slice(12)}` }, { lease });
       } finally {
+        // The view holds no data of its own; it is under the commit's lease, which containerd expires.
         await client.snapshots.remove(viewKey, { snapshotter: c.snapshotter, lease }).catch(() => undefined);
       }
     };

@@ -94,6 +94,7 @@ export class ImageService {
     const ns = this.client.namespace;
     this.sweeper = this.client.subscribe([`namespace==${ns},topic=="/snapshot/remove"`, `namespace==${ns},topic~="^/images/"`], (e) => {
       if (e.topic.startsWith('/images/')) {
+        // Refreshing the image cache on an event; the next list() reloads and reports any failure.
         void this.d.images.list().catch(() => undefined);
         return;
       }
@@ -251,6 +252,7 @@ export class ImageService {
       const img = await this.full(source);
       const labels = { ...(img.records.find((r) => r.labels?.[LABEL.parent])?.labels ?? {}) };
       await setName(this.client, this.d.images, referenceString(ref), img.record.target, labels);
+      // A dangling name someone removed already is the state wanted.
       for (const r of img.records) if (isDanglingName(r.name)) await this.client.images.delete(r.name).catch(() => undefined);
       await this.d.images.list();
       publishImageEvent(this.d.events, 'tag', img.id, familiarString(ref), img.config.config?.Labels);
@@ -361,6 +363,7 @@ export class ImageService {
     }
     for (const b of remaining.flatMap((i) => [...i.manifest.layers.map((l) => l.digest), i.manifest.config.digest, i.manifestDigest])) blobs.delete(b);
     for (const v of victims) {
+      // The init layer is a cache of the image's; one left behind is swept by the next prune.
       if (v.chainId && !remaining.some((i) => i.chainId === v.chainId)) await this.d.rootfs.removeInit(v.chainId).catch(() => false);
     }
     for (const v of victims) {
@@ -408,6 +411,7 @@ export class ImageService {
       for (const s of inits) {
         const m = INIT_NAME.exec(s.name);
         if (!m || chains.has(`sha256:${m[1]}`)) continue;
+        // Counted only when removed; an init layer still in use by a container stays.
         if (await this.d.rootfs.removeInit(`sha256:${m[1]}`).catch(() => false)) removed++;
       }
       if (removed) await this.collectGarbage();

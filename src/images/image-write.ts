@@ -75,6 +75,7 @@ export async function unpackLayers(w: WriteContext, layers: Descriptor[], diffId
       if (applied.digest !== diffIds[i]) throw invalidParameter(`layer ${layers[i]!.digest} has diff ID ${applied.digest}, the image config says ${diffIds[i]}`);
       await w.client.snapshots.commit({ name: chain[i]!, key, snapshotter: w.snapshotter }, { lease: w.lease });
     } catch (err) {
+      // The snapshot is under the write's lease; removing it early is an optimisation.
       await w.client.snapshots.remove(key, { snapshotter: w.snapshotter, lease: w.lease }).catch(() => undefined);
       if (!(err instanceof EngineError && err.code === 'CONFLICT' && (await snapshotExists(w, chain[i]!)))) throw err; // a concurrent unpack won
     }
@@ -156,6 +157,7 @@ export async function setName(client: SupervisorClient, images: ImageStore, name
     }
   }
   await createOrUpdate(client, { name, labels, target });
+  // The image may never have had a dangling name: nothing to remove.
   await client.images.delete(danglingName(target)).catch(() => undefined);
   return result;
 }

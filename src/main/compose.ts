@@ -128,6 +128,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const networkInit = networks.init();
     const [started] = await Promise.allSettled([starting, networkInit]);
     if (started.status === 'rejected') {
+      // Start-up already failed; networking set-up that never finished has nothing to shut down.
       if (await networkInit.then(() => true, () => false)) await networks.shutdown(false).catch(() => undefined);
       throw started.reason;
     }
@@ -150,6 +151,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const containersDir = join(roots.dataRoot, 'containers');
     await mkdir(containersDir, { recursive: true, mode: 0o710 });
     const images = new ImageStore(client);
+    // Warms the image cache; the first API call lists again and reports any failure.
     await images.list().catch(() => []);
     const distribution = new DistributionService({
       client, images, snapshotter, config: cfg, log: log.child({ module: 'distribution' }), events,

@@ -25,10 +25,12 @@ export async function acquirePidfile(path: string): Promise<Pidfile> {
       await rename(tmp, path);
     }
   } finally {
+    // The temporary file of a failed write: the write's error is the one reported.
     await unlink(tmp).catch(() => {});
   }
   return {
     async release() {
+      // Another process may have removed or replaced it already: only our own pid file is removed.
       if ((await readPid(path)) === pid) await unlink(path).catch(() => {});
     },
   };

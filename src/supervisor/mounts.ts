@@ -18,6 +18,7 @@ export async function mountAll(mounts: Mount[], target: string): Promise<void> {
 
 /** Lazy unmount; a target that is not mounted (any more) is not an error. */
 export async function unmount(target: string): Promise<void> {
+  // Not mounted (any more) is the state wanted; umount -l detaches a busy mount anyway.
   await runCommand('umount', ['-l', target]).catch(() => undefined);
 }
 
@@ -33,6 +34,7 @@ export async function withMounted<T>(mounts: Mount[], tmpDir: string, fn: (root:
       await unmount(root);
     }
   } finally {
+    // An empty mount point directory under tmp; the next start empties tmp anyway.
     await rm(root, { recursive: true, force: true }).catch(() => undefined);
   }
 }

@@ -100,6 +100,7 @@ export class ArchiveService {
     });
     if (!write) snap = readOnlyMounts(snap);
     const overlays: ViewMount[] = [];
+    // Only lower layers that still exist on disk are mounted; a missing one is skipped.
     for (const m of mounts) if (m.source && (await lstat(m.source).catch(() => null))) overlays.push(m);
     return withMounted(snap, this.d.tmpDir, (root) => fn({ root, overlays, mounts, readonlyRootfs }));
   }
@@ -186,6 +187,7 @@ export class ArchiveService {
       try {
         changes = await withMounted(lower, this.d.tmpDir, (oldRoot) => withMounted(readOnlyMounts(mounts), this.d.tmpDir, (newRoot) => treeChanges(oldRoot, newRoot)));
       } finally {
+        // The view holds no data of its own; containerd's GC collects it if this removal fails.
         await client.snapshots.remove(viewKey, opts).catch(() => undefined);
       }
     }

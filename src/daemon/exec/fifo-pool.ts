@@ -18,6 +18,7 @@ export class FifoPool {
   async take(n: number): Promise<string[]> {
     while (this.ready.length < n) await this.fill();
     const out = this.ready.splice(0, n);
+    // A background refill: the next take() fills synchronously and reports a failure then.
     if (this.ready.length < this.low) void this.fill().catch(() => undefined);
     return out;
   }

@@ -73,6 +73,7 @@ export class ExecService {
 
   async close(): Promise<void> {
     clearInterval(this.gcTimer);
+    // Shutting down: the FIFO directory is under the exec-root, which the next start cleans.
     await this.fifos.close().catch(() => undefined);
   }
 
@@ -227,7 +228,9 @@ export class ExecService {
     try {
       rec.pid = await client.tasks.start(c.Id, rec.id);
     } catch (e) {
+      // The start failed and is reported below; the wait on a process that never ran can only fail.
       waited.catch(() => undefined);
+      // Removing the half-created process is best effort: the start's own error is what the client gets.
       await client.tasks.deleteProcess(c.Id, rec.id).catch(() => undefined);
       await release();
       throw e;
@@ -262,6 +265,7 @@ export class ExecService {
       closeStdin: async () => {
         if (!stdin || stdin.destroyed) return;
         stdin.end();
+        // The process may have exited between the check and the call: nothing left to close.
         if (rec.state === 'running') await client.tasks.closeIO(c.Id, rec.id).catch(() => undefined);
       },
       done,
@@ -297,6 +301,7 @@ export class ExecService {
       ]);
       clearTimeout(timer);
       if (timedOut) {
+        // The process may have exited on its own just now: then there is nothing to kill.
         await this.d.client.tasks.kill(containerId, 9, { execId: Id }).catch(() => undefined);
         await run.done;
       }

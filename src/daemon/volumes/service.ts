@@ -240,6 +240,7 @@ export class VolumeService implements ContainerVolumes {
       this.pending.delete(containerId);
       for (const name of createdAnonymous) {
         const v = this.d.table.get(name);
+        // Undoing a failed create: the create's error is the one reported; a leftover anonymous volume is pruned later.
         if (v) await this.destroy(v).catch(() => undefined);
       }
       throw err;
@@ -261,6 +262,7 @@ export class VolumeService implements ContainerVolumes {
       let source = data;
       if (spec?.subpath) {
         source = scopedPath(data, spec.subpath);
+        // Any failure to stat the source is reported as the 400 below.
         if (!(await lstat(source).catch(() => undefined))) throw invalidParameter(`cannot access path ${source}: no such file or directory`);
       } else if (spec?.copy !== false && (await isEmptyDir(data))) {
         copies.push({ destination: m.Destination, data });
@@ -296,6 +298,7 @@ export class VolumeService implements ContainerVolumes {
     try {
       anonymous = new Set(volumeSpecs(rec.HostConfig, rec.Config).filter((s) => s.name === undefined).map((s) => s.destination));
     } catch {
+      // A record whose volume specs no longer parse was refused at create; nothing anonymous to find.
       return;
     }
     for (const m of rec.Mounts) {

@@ -32,8 +32,10 @@ export async function cleanIngestLeftovers(contentRoot: string): Promise<void> {
   try {
     names = await readdir(dir);
   } catch {
+    // No blob directory yet (a fresh content store): nothing left over.
     return;
   }
+  // Stale temporary files of an earlier run: removing them is tidying, not correctness.
   await Promise.all(names.filter((n) => n.startsWith(TMP_PREFIX)).map((n) => unlink(join(dir, n)).catch(() => undefined)));
 }
 
@@ -75,6 +77,7 @@ export async function writeBlob(
     }
     await t.client.contentWrite(ref, createReadStream(tmp, { highWaterMark: 1 << 20 }), { expected: digest, total: size, lease: t.lease, labels });
   } finally {
+    // The temporary file of a failed write: the write's error is the one that matters.
     await unlink(tmp).catch(() => undefined);
   }
 }

@@ -196,14 +196,17 @@ export class Puller {
   /** Adds this repository to a blob's distribution-source label (what push uses for cross-repository mounts). */
   private async noteSource(digest: string): Promise<void> {
     const key = `containerd.io/distribution.source.${this.ref.domain}`;
+    // Unknown content has no labels to extend: nothing to do.
     const info = await this.client.contentInfo(digest).catch(() => null);
     const repos = (info?.labels[key] ?? '').split(',').filter(Boolean);
     if (!info || repos.includes(this.ref.path)) return;
+    // The source label only speeds up later cross-repository mounts; a pull does not depend on it.
     await this.client.contentUpdate({ digest, labels: { [key]: [...repos, this.ref.path].join(',') } }, [`labels.${key}`]).catch(() => undefined);
   }
 
   /** Keeps something that is already there alive for the rest of the pull. */
   private async hold(id: string, type: string): Promise<void> {
+    // Content already held by another lease or image stays anyway; this lease only guards against GC.
     await this.client.call('leases', 'AddResource', { id: this.lease, resource: { id, type } }).catch(() => undefined);
   }
 
@@ -217,6 +220,7 @@ export class Puller {
     const lease = await client.leases.create({ expireMs: LEASE_EXPIRE_MS, labels: { [PULL_LEASE_LABEL]: this.deps.instance } });
     this.lease = lease.id;
     try {
+      // No previous record under that name: a first pull.
       const previous = await client.images.get(recordName).catch(() => null);
       const config = await this.fetchConfig(session, r.parsed.config);
       const diffIds = config.parsed.rootfs?.diff_ids ?? [];
@@ -408,6 +412,7 @@ export class Puller {
           if (applied.digest !== job.diffId) throw internal(`failed to register layer: layer ${job.desc.digest} unpacked to ${applied.digest}, the image configuration says ${job.diffId}`);
           await client.snapshots.commit({ name: job.chainId, key, snapshotter }, { lease: this.lease });
         } catch (err) {
+          // The unpack already failed (reported below); the partial snapshot is under the pull's lease.
           await client.snapshots.remove(key, { snapshotter }).catch(() => undefined);
           if (grpcCode(err) !== GrpcStatus.ALREADY_EXISTS) throw err;
         }

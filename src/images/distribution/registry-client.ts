@@ -169,6 +169,7 @@ export class RegistrySession {
     }
     if (refresh) this.token = null;
     if (this.token) {
+      // A failed token fetch means asking anonymously; the registry's answer then says what is wrong.
       const t = await this.token.catch(() => null);
       if (!t || t.expiresAt < Date.now()) this.token = null;
     }

@@ -71,9 +71,11 @@ export class DistributionService {
   /** Drops pull leases and temporary blob files a previous daemon process left behind (it was killed mid-pull). */
   async dropStaleLeases(): Promise<void> {
     if (this.contentRoot) await cleanIngestLeftovers(this.contentRoot);
+    // Cleaning other instances' pull leases is housekeeping; without the list there is nothing to clean.
     const leases = await this.deps.client.leases.list().catch(() => []);
     for (const l of leases) {
       if (l.labels[PULL_LEASE_LABEL] && l.labels[PULL_LEASE_LABEL] !== this.instance) {
+        // A lease another daemon removed first, or one containerd expired: either way it is gone.
         await this.deps.client.leases.delete(l.id).catch(() => undefined);
       }
     }
