@@ -5,9 +5,23 @@ import { invalidParameter } from '../errors.ts';
 /** JSON bodies larger than this are refused; archives and tars are streamed, never buffered. */
 export const MAX_JSON_BODY = 16 * 1024 * 1024;
 
+/** Bodies read whole before the handler ran (authorization): the handler gets them from here. */
+const consumedBodies = new WeakMap<IncomingMessage, Buffer>();
+
+/** Records a body that was read to its end before the handler (the stream has nothing left). */
+export function keepConsumedBody(req: IncomingMessage, body: Buffer): void {
+  consumedBodies.set(req, body);
+}
+
 export async function readBody(req: IncomingMessage, limit = MAX_JSON_BODY): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? '0');
   if (declared > limit) throw invalidParameter(`request body is too large (${declared} bytes, limit ${limit})`);
+  const kept = consumedBodies.get(req);
+  if (kept) {
+    consumedBodies.delete(req);
+    if (kept.length > limit) throw invalidParameter(`request body is too large (limit ${limit} bytes)`);
+    return kept;
+  }
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {

@@ -9,10 +9,13 @@ import type { Logger } from '../util/log.ts';
 import { Query } from './http.ts';
 import { Router, type RequestContext } from './router.ts';
 import { API_VERSION, MIN_API_VERSION, compareVersions } from '../util/api-version.ts';
+import { authorize, type RequestAuthorizer } from './authz.ts';
 
 export interface ApiServerOptions {
   serverVersion: string;
   experimental: () => boolean;
+  /** Authorization plugins around every routed request (when any is configured). */
+  authorizer?: RequestAuthorizer;
 }
 
 const VERSIONED = /^\/v([0-9]+(?:\.[0-9]+)*)(\/.*)$/;
@@ -106,7 +109,15 @@ export class ApiServer {
       throw new EngineError('NOT_FOUND', 'page not found');
     }
     const ctx: RequestContext = { req, res, params: found.params, query: new Query(url.searchParams), version, ...(socket ? { socket } : {}) };
-    await found.handler(ctx);
+    const auth = this.opts.authorizer;
+    const session = auth?.enabled ? await authorize(auth, req, res, socket) : undefined;
+    try {
+      await found.handler(ctx);
+    } catch (err) {
+      session?.abandon();
+      throw err;
+    }
+    await session?.finish();
   }
 
   private writeError(req: IncomingMessage, res: ServerResponse, err: unknown): void {

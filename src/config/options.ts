@@ -42,7 +42,7 @@ const pending = (issue: string) => ({ status: 'pending' as const, note: `not bui
 export const OPTIONS: OptionSpec[] = [
   { flag: 'add-runtime', key: 'runtimes', type: 'runtimes', default: {}, reloadable: true, status: 'built', help: 'Register an additional OCI compatible runtime (name=path)' },
   { flag: 'allow-direct-routing', key: 'allow-direct-routing', type: 'bool', default: false, status: 'built', help: 'Allow remote access to published ports on container IP addresses' },
-  { flag: 'authorization-plugin', key: 'authorization-plugins', type: 'list', default: [], reloadable: true, status: 'unsupported', note: 'authorization plugins are not supported', help: 'Authorization plugins to load' },
+  { flag: 'authorization-plugin', key: 'authorization-plugins', type: 'list', default: [], reloadable: true, status: 'built', help: 'Authorization plugins to load' },
   { flag: 'bip', key: 'bip', type: 'string', status: 'built', help: 'IPv4 address for the default bridge' },
   { flag: 'bip6', key: 'bip6', type: 'string', status: 'built', help: 'IPv6 address for the default bridge' },
   { flag: 'bridge', short: 'b', key: 'bridge', type: 'string', status: 'built', help: 'Attach containers to a network bridge ("none" disables it)' },

@@ -53,6 +53,8 @@ import { registerClusterRoutes } from '../api/routes/cluster.ts';
 import { registerPluginRoutes } from '../api/routes/plugins.ts';
 import { InactiveCluster } from '../cluster/inactive.ts';
 import { NoManagedPlugins } from '../plugins/managed.ts';
+import { AuthzChain } from '../plugins/authz.ts';
+import { PluginRegistry } from '../plugins/registry.ts';
 import { StatsService, factsOf } from '../daemon/stats/service.ts';
 import { ExecService } from '../daemon/exec/service.ts';
 import { ExecRegistry } from '../daemon/exec/registry.ts';
@@ -245,7 +247,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       startedAt: opts.startedAt,
     });
 
-    const api = new ApiServer(log, { serverVersion: ENGINE_VERSION, experimental: () => cfg().experimental });
+    // Authorization plugins: the list is read at each request, so a reload takes effect at once.
+    // A plugin that went away denies at once rather than after dockerd's 30 s of retries.
+    const authorizer = new AuthzChain(new PluginRegistry({ activationBudgetMs: 2000 }), () => cfg()['authorization-plugins'], log.child({ module: 'authz' }));
+    const api = new ApiServer(log, { serverVersion: ENGINE_VERSION, experimental: () => cfg().experimental, authorizer });
     registerSystemRoutes(api.router, system);
     registerEventRoutes(api.router, events);
     registerSystemDfRoutes(api.router, new DiskUsageService({ images: imageService, containers, volumes: () => volumes.list({ usage: true }) }));

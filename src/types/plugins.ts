@@ -8,3 +8,28 @@ export interface PluginView {
   PluginReference: string;
   Config: Record<string, unknown>;
 }
+
+/** AuthZPlugin.AuthZReq: what a plugin sees of a request (bodies are base64, as Go marshals []byte). */
+export interface AuthzRequest {
+  User: string;
+  UserAuthNMethod: string;
+  RequestMethod: string;
+  RequestURI: string;
+  RequestBody: string | null;
+  RequestHeaders: Record<string, string>;
+  RequestPeerCertificates: string[] | null;
+}
+
+/** AuthZPlugin.AuthZRes: the request again, with the response. */
+export interface AuthzResponse extends AuthzRequest {
+  ResponseStatusCode: number;
+  ResponseBody: string | null;
+  ResponseHeaders: Record<string, string>;
+}
+
+/** A plugin's verdict on either. */
+export interface AuthzVerdict {
+  Allow?: boolean;
+  Msg?: string;
+  Err?: string;
+}
