@@ -55,6 +55,7 @@ import { InactiveCluster } from '../cluster/inactive.ts';
 import { NoManagedPlugins } from '../plugins/managed.ts';
 import { AuthzChain } from '../plugins/authz.ts';
 import { PluginRegistry } from '../plugins/registry.ts';
+import { VolumePlugins } from '../plugins/volume-driver.ts';
 import { StatsService, factsOf } from '../daemon/stats/service.ts';
 import { ExecService } from '../daemon/exec/service.ts';
 import { ExecRegistry } from '../daemon/exec/registry.ts';
@@ -171,6 +172,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const volumes = new VolumeService({
       table: new RecordTable<VolumeRecord>(db, 'volumes'), root: join(roots.dataRoot, 'volumes'), tmpDir: roots.tmpDir,
       log: log.child({ module: 'volumes' }), events, users: () => volumeUsers(containerStore.list()),
+      // Volume plugins get dockerd's patience with a plugin that is still starting.
+      plugins: new VolumePlugins(new PluginRegistry({ activationBudgetMs: 10_000 })),
     });
     await volumes.init();
     const launcher = new TaskLauncher({

@@ -8,7 +8,7 @@ export interface VolumeView {
   Mountpoint: string;
   Name: string;
   Options: Record<string, string> | null;
-  Scope: 'local';
+  Scope: 'local' | 'global';
   UsageData?: { Size: number; RefCount: number };
 }
 

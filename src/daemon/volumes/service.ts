@@ -1,5 +1,6 @@
-// Volumes with the local driver: records in the store (they survive restarts), data under
-// <data-root>/volumes/<name>/_data. Serves the /volumes API and, for the containers service, turns a
+// Volumes: records in the store (they survive restarts); with the local driver the data lives under
+// <data-root>/volumes/<name>/_data, with a volume plugin wherever the plugin keeps it (create,
+// mount and remove are the plugin's). Serves the /volumes API and, for the containers service, turns a
 // container's volume specs into volumes at create, into bind mounts (with copy-up) at start, and
 // cleans up after exit and removal. "In use" means referenced by any container, running or not.
 import { lstat, mkdir, rm } from 'node:fs/promises';
@@ -23,7 +24,8 @@ import type { VolumeCreateRequest, VolumeView } from '../../types/volumes.ts';
 
 export interface VolumeRecord {
   Name: string;
-  Driver: 'local';
+  /** 'local', or the name of the volume plugin that holds it. */
+  Driver: string;
   CreatedAt: string;
   Labels: Record<string, string> | null;
   /** DriverOpts as given at create (type/device/o). */
@@ -57,6 +59,16 @@ export interface ContainerVolumes {
   release(rec: VolumeContainer, removeAnonymous: boolean): Promise<void>;
 }
 
+/** What a volume plugin does for this service (plugins/volume-driver.ts speaks the protocol). */
+export interface VolumePlugin {
+  create(name: string, opts: Record<string, string> | null): Promise<void>;
+  remove(name: string): Promise<void>;
+  mount(name: string, id: string): Promise<string>;
+  unmount(name: string, id: string): Promise<void>;
+  path(name: string): Promise<string>;
+  capabilities(): Promise<'local' | 'global'>;
+}
+
 export interface VolumeServiceDeps {
   table: RecordTable<VolumeRecord>;
   /** <data-root>/volumes */
@@ -66,6 +78,8 @@ export interface VolumeServiceDeps {
   events?: EventPublisher;
   /** Which containers reference which volumes (daemon/containers/volume-users.ts); none if absent. */
   users?: () => VolumeUser[];
+  /** Volume plugins by driver name; without it only the local driver exists. */
+  plugins?: { driver(name: string): Promise<VolumePlugin> };
 }
 
 function rfc3339Now(): string {
@@ -102,12 +116,19 @@ export class VolumeService implements ContainerVolumes {
     return all.filter((u) => u.volumes.includes(name)).map((u) => u.id);
   }
 
-  private view(v: VolumeRecord): VolumeView {
-    return { CreatedAt: v.CreatedAt, Driver: v.Driver, Labels: v.Labels, Mountpoint: this.dataPath(v.Name), Name: v.Name, Options: v.Options, Scope: 'local' };
+  private async plugin(driver: string): Promise<VolumePlugin> {
+    if (!this.d.plugins) throw notFound(`error looking up volume plugin ${driver}: plugin "${driver}" not found`);
+    return this.d.plugins.driver(driver);
   }
 
-  private event(action: string, name: string, attrs: Record<string, string> = {}): void {
-    this.d.events?.publish({ Type: 'volume', Action: action, Actor: { ID: name, Attributes: { driver: 'local', ...attrs } } });
+  private async view(v: VolumeRecord): Promise<VolumeView> {
+    if (v.Driver === 'local') return { CreatedAt: v.CreatedAt, Driver: v.Driver, Labels: v.Labels, Mountpoint: this.dataPath(v.Name), Name: v.Name, Options: v.Options, Scope: 'local' };
+    const p = await this.plugin(v.Driver);
+    return { CreatedAt: v.CreatedAt, Driver: v.Driver, Labels: v.Labels, Mountpoint: await p.path(v.Name), Name: v.Name, Options: v.Options, Scope: await p.capabilities() };
+  }
+
+  private event(action: string, name: string, attrs: Record<string, string> = {}, driver = this.d.table.get(name)?.Driver ?? 'local'): void {
+    this.d.events?.publish({ Type: 'volume', Action: action, Actor: { ID: name, Attributes: { driver, ...attrs } } });
   }
 
   private get(name: string): VolumeRecord {
@@ -119,7 +140,7 @@ export class VolumeService implements ContainerVolumes {
   // ---- API ---------------------------------------------------------------------------------------
 
   async create(req: VolumeCreateRequest): Promise<VolumeView> {
-    return this.view(await this.createRecord(req));
+    return await this.view(await this.createRecord(req));
   }
 
   private async createRecord(req: VolumeCreateRequest): Promise<VolumeRecord> {
@@ -127,22 +148,27 @@ export class VolumeService implements ContainerVolumes {
     const name = req.Name || generateVolumeName();
     validateVolumeName(name);
     const driver = req.Driver || 'local';
-    if (driver !== 'local') throw notFound(`error looking up volume plugin ${driver}: plugin "${driver}" not found`);
-    validateDriverOpts(req.DriverOpts);
+    const plugin = driver === 'local' ? undefined : await this.plugin(driver);
+    // The local driver's options are checked here; a plugin checks its own at Create.
+    if (!plugin) validateDriverOpts(req.DriverOpts);
     for (const [k, v] of Object.entries(req.Labels ?? {})) if (typeof v !== 'string') throw invalidParameter(`invalid label ${JSON.stringify(k)}: value must be a string`);
     return this.lock.run(name, async () => {
       const existing = this.d.table.get(name);
-      if (existing) return existing;
-      await mkdir(this.dataPath(name), { recursive: true, mode: 0o755 });
-      const rec: VolumeRecord = { Name: name, Driver: 'local', CreatedAt: rfc3339Now(), Labels: req.Labels ?? null, Options: req.DriverOpts ?? null };
+      if (existing) {
+        if (req.Driver && existing.Driver !== driver) throw conflict(`volume ${name} already exists with driver ${existing.Driver}, not ${driver}`);
+        return existing;
+      }
+      if (plugin) await plugin.create(name, req.DriverOpts ?? null);
+      else await mkdir(this.dataPath(name), { recursive: true, mode: 0o755 });
+      const rec: VolumeRecord = { Name: name, Driver: driver, CreatedAt: rfc3339Now(), Labels: req.Labels ?? null, Options: req.DriverOpts ?? null };
       this.d.table.put(name, rec);
-      this.event('create', name);
+      this.event('create', name, {}, driver);
       return rec;
     });
   }
 
   async inspect(name: string): Promise<VolumeView> {
-    return this.view(this.get(name));
+    return await this.view(this.get(name));
   }
 
   /** Every volume (filtered); with usage, UsageData {Size, RefCount} as /system/df reports it. */
@@ -153,8 +179,13 @@ export class VolumeService implements ContainerVolumes {
     for (const v of this.d.table.list()) {
       const refs = this.usersOf(v.Name, users).length;
       if (!match({ ...v, refs })) continue;
-      const view = this.view(v);
-      if (opts.usage) view.UsageData = { Size: await directorySize(this.dataPath(v.Name)), RefCount: refs };
+      const view = await this.view(v).catch((err: unknown) => {
+        // A plugin that is gone must not hide the other volumes: listed with what the record knows.
+        this.d.log.warn(`volume plugin ${v.Driver}: ${(err as Error).message}`, { volume: v.Name });
+        return { CreatedAt: v.CreatedAt, Driver: v.Driver, Labels: v.Labels, Mountpoint: '', Name: v.Name, Options: v.Options, Scope: 'local' } as VolumeView;
+      });
+      // As dockerd: sizes are known for local volumes only (-1 for a plugin's).
+      if (opts.usage) view.UsageData = { Size: v.Driver === 'local' ? await directorySize(this.dataPath(v.Name)) : -1, RefCount: refs };
       out.push(view);
     }
     return out;
@@ -174,6 +205,12 @@ export class VolumeService implements ContainerVolumes {
   }
 
   private async destroy(v: VolumeRecord): Promise<void> {
+    if (v.Driver !== 'local') {
+      await (await this.plugin(v.Driver)).remove(v.Name);
+      this.d.table.delete(v.Name);
+      this.event('destroy', v.Name, {}, v.Driver);
+      return;
+    }
     const data = this.dataPath(v.Name);
     await unmountVolume(data);
     // Never delete through a mount: a bind-type volume would take its host directory with it.
@@ -192,7 +229,7 @@ export class VolumeService implements ContainerVolumes {
       let reclaimed = 0;
       for (const v of this.d.table.list()) {
         if (!match({ ...v, refs: this.usersOf(v.Name).length })) continue;
-        const size = await directorySize(this.dataPath(v.Name));
+        const size = v.Driver === 'local' ? await directorySize(this.dataPath(v.Name)) : 0;
         try {
           await this.lock.run(v.Name, async () => {
             if (this.usersOf(v.Name).length) throw conflict('in use'); // taken meanwhile
@@ -216,11 +253,13 @@ export class VolumeService implements ContainerVolumes {
 
   async prepare(containerId: string, hc: HostConfig, config: Pick<ContainerConfig, 'Volumes'>): Promise<MountPoint[]> {
     const specs = volumeSpecs(hc, config);
+    // `--volume-driver` applies to every volume that names no driver of its own.
+    const driverOf = (s: { driver?: string }) => s.driver || hc.VolumeDriver || 'local';
     // Everything is checked before anything is created.
     for (const s of specs) {
       if (s.name !== undefined) validateVolumeName(s.name);
-      if (s.driver && s.driver !== 'local') throw notFound(`error looking up volume plugin ${s.driver}: plugin "${s.driver}" not found`);
-      validateDriverOpts(s.driverOpts);
+      if (driverOf(s) !== 'local') await this.plugin(driverOf(s));
+      else validateDriverOpts(s.driverOpts);
     }
     const names = specs.map((s) => s.name ?? generateVolumeName());
     this.pending.set(containerId, names);
@@ -231,9 +270,11 @@ export class VolumeService implements ContainerVolumes {
         const name = names[i]!;
         const existed = this.d.table.has(name);
         const labels = s.name !== undefined ? (s.labels ?? null) : { ...(s.labels ?? {}), [ANONYMOUS_LABEL]: '' };
-        await this.createRecord({ Name: name, Labels: labels, DriverOpts: s.driverOpts ?? null });
+        const driver = existed ? this.d.table.get(name)!.Driver : driverOf(s);
+        await this.createRecord({ Name: name, Labels: labels, DriverOpts: s.driverOpts ?? null, ...(existed ? {} : { Driver: driver }) });
         if (!existed && s.name === undefined) createdAnonymous.push(name);
-        mounts.push({ Type: 'volume', Name: name, Source: this.dataPath(name), Destination: s.destination, Driver: 'local', Mode: s.mode, RW: !s.readOnly, Propagation: '' });
+        // A plugin's volume has its host path only once mounted (at start).
+        mounts.push({ Type: 'volume', Name: name, Source: driver === 'local' ? this.dataPath(name) : '', Destination: s.destination, Driver: driver, Mode: s.mode, RW: !s.readOnly, Propagation: '' });
       }
       return mounts;
     } catch (err) {
@@ -255,10 +296,18 @@ export class VolumeService implements ContainerVolumes {
       if (m.Type !== 'volume' || !m.Name) continue;
       const v = this.d.table.get(m.Name);
       if (!v) throw notFound(`error while mounting volume '${m.Destination}': get ${m.Name}: no such volume`);
+      const spec = specs.get(m.Destination);
+      if (v.Driver !== 'local') {
+        // The mount ID is the container's: the same one unmounts it after the run.
+        const path = await (await this.plugin(v.Driver)).mount(v.Name, rec.Id);
+        m.Source = path;
+        out.push({ type: 'bind', source: spec?.subpath ? scopedPath(path, spec.subpath) : path, destination: m.Destination, options: [m.RW ? 'rw' : 'ro'] });
+        this.event('mount', v.Name, { container: rec.Id, destination: m.Destination, propagation: '', 'read/write': String(m.RW) });
+        continue;
+      }
       const data = this.dataPath(v.Name);
       await mkdir(data, { recursive: true, mode: 0o755 });
       if (needsMount(v.Options)) await mountVolume(v.Options!, data);
-      const spec = specs.get(m.Destination);
       let source = data;
       if (spec?.subpath) {
         source = scopedPath(data, spec.subpath);
@@ -285,6 +334,10 @@ export class VolumeService implements ContainerVolumes {
       const v = this.d.table.get(m.Name);
       if (!v) continue;
       this.event('unmount', v.Name, { container: rec.Id });
+      if (v.Driver !== 'local') {
+        await this.plugin(v.Driver).then((p) => p.unmount(v.Name, rec.Id)).catch((err) => this.d.log.warn(`unmounting volume: ${(err as Error).message}`, { volume: v.Name }));
+        continue;
+      }
       if (needsMount(v.Options) && !stillRunning.some((u) => u.volumes.includes(v.Name))) {
         await unmountVolume(this.dataPath(v.Name)).catch((err) => this.d.log.warn(`unmounting volume: ${(err as Error).message}`, { volume: v.Name }));
       }
