@@ -101,7 +101,7 @@ export const OPTIONS: OptionSpec[] = [
   { flag: 'max-concurrent-downloads', key: 'max-concurrent-downloads', type: 'int', default: 3, reloadable: true, status: 'built', help: 'Concurrent layer downloads per pull' },
   { flag: 'max-concurrent-uploads', key: 'max-concurrent-uploads', type: 'int', default: 5, reloadable: true, status: 'built', help: 'Concurrent layer uploads per push' },
   { flag: 'max-download-attempts', key: 'max-download-attempts', type: 'int', default: 5, reloadable: true, status: 'built', help: 'Download attempts per layer' },
-  { flag: 'metrics-addr', key: 'metrics-addr', type: 'string', status: 'unsupported', note: 'the metrics endpoint is not built', help: 'Address serving the metrics API (experimental)' },
+  { flag: 'metrics-addr', key: 'metrics-addr', type: 'string', status: 'built', help: 'Address serving the metrics API (experimental)' },
   { flag: 'mtu', key: 'mtu', type: 'int', default: 1500, status: 'built', help: 'MTU of the default bridge' },
   { flag: 'network-control-plane-mtu', key: 'network-control-plane-mtu', type: 'int', default: 1500, status: 'unsupported', note: 'cluster mode is not supported', help: 'MTU of the network control plane' },
   { flag: 'no-new-privileges', key: 'no-new-privileges', type: 'bool', default: false, status: 'built', help: 'Set no-new-privileges by default for new containers' },

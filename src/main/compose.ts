@@ -2,6 +2,7 @@
 // their backends, and opens the listeners — the single place to see how the daemon fits together,
 // and the only module that may import from every layer (see ARCHITECTURE.md).
 import { randomUUID } from 'node:crypto';
+import { arch, release } from 'node:os';
 import { join } from 'node:path';
 import { ApiServer } from '../api/server.ts';
 import { defaultHosts, parseHostSpec } from '../api/host-spec.ts';
@@ -19,7 +20,8 @@ import { DiskUsageService } from '../daemon/disk-usage.ts';
 import { Supervisor } from '../supervisor/supervisor.ts';
 import type { ManagedStart } from '../supervisor/containerd-process.ts';
 import type { Logger } from '../util/log.ts';
-import { ENGINE_VERSION } from '../version.ts';
+import { ENGINE_COMMIT, ENGINE_VERSION } from '../version.ts';
+import { startMetricsServer } from '../api/metrics-server.ts';
 import { SystemService, type ComponentVersions } from '../daemon/system.ts';
 import { initVersion } from '../daemon/init-binary.ts';
 import { resolveCgroupDriver } from '../oci/cgroups.ts';
@@ -66,6 +68,10 @@ import { snapshotterFor } from '../daemon/storage-driver.ts';
 import { mkdir } from 'node:fs/promises';
 import { startHeapTrimmer } from '../util/heap-trim.ts';
 
+
+/** Container and network actions timed for metrics, by backend method (dockerd's action names). */
+const CONTAINER_ACTIONS = { create: 'create', start: 'start', stop: 'stop', restart: 'restart', kill: 'kill', remove: 'delete', pause: 'pause', unpause: 'unpause', rename: 'rename', update: 'update', wait: 'wait', inspect: 'inspect', list: 'list' } as const;
+const NETWORK_ACTIONS = { create: 'create', remove: 'delete', connect: 'connect', disconnect: 'disconnect' } as const;
 export interface DaemonOptions {
   loaded: () => LoadedConfig;
   log: Logger;
@@ -195,8 +201,22 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       onEvent: (e) => containers.publishEvent(e.containerId, e.action, e.attributes),
     });
     cleanups.push(() => execs.close());
+    // Metrics (--metrics-addr, experimental): loaded only when asked for. Counters read the stats
+    // sampler at scrape time; action timings wrap the backends the routes call.
+    const metricsAddr = cfg()['metrics-addr'];
+    if (metricsAddr && !cfg().experimental) throw new Error('metrics-addr is only supported when experimental is enabled');
+    const metrics = metricsAddr ? new (await import('../daemon/metrics/engine-metrics.ts')).EngineMetrics({
+      info: { version: ENGINE_VERSION, commit: ENGINE_COMMIT, daemon_id: engineId, kernel: release(), os_type: 'linux', architecture: arch() === 'x64' ? 'x86_64' : arch(), graphdriver: 'overlay2' },
+      containers: () => containerStore.list().map((r) => ({ id: r.Id, name: r.Name.replace(/^\//, ''), state: r.State.Paused ? 'paused' : r.State.Running ? 'running' : 'stopped' })),
+      sample: (id) => stats.sample(id),
+      subscribeEvents: (fn) => events.subscribe(fn),
+    }) : undefined;
+    if (metrics) cleanups.push(() => metrics.close());
     const health = new HealthMonitor({
-      host: { find: (id) => containers.find(id), save: (id) => containers.saveState(id), probe: (id, cmd, t, max) => execs.probe(id, cmd, t, max) },
+      host: {
+        find: (id) => containers.find(id), save: (id) => containers.saveState(id),
+        probe: (id, cmd, t, max) => (metrics ? metrics.healthCheck(execs.probe(id, cmd, t, max)) : execs.probe(id, cmd, t, max)),
+      },
       log: log.child({ module: 'health' }),
       onStatus: (id, status) => containers.publishEvent(id, `health_status: ${status}`),
       runs,
@@ -250,22 +270,6 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       startedAt: opts.startedAt,
     });
 
-    // Authorization plugins: the list is read at each request, so a reload takes effect at once.
-    // A plugin that went away denies at once rather than after dockerd's 30 s of retries.
-    const authorizer = new AuthzChain(new PluginRegistry({ activationBudgetMs: 2000 }), () => cfg()['authorization-plugins'], log.child({ module: 'authz' }));
-    const api = new ApiServer(log, { serverVersion: ENGINE_VERSION, experimental: () => cfg().experimental, authorizer });
-    registerSystemRoutes(api.router, system);
-    registerEventRoutes(api.router, events);
-    registerSystemDfRoutes(api.router, new DiskUsageService({ images: imageService, containers, volumes: () => volumes.list({ usage: true }) }));
-    registerContainerRoutes(api.router, containers);
-    registerNetworkRoutes(api.router, networks);
-    registerAttachRoutes(api.router, containers);
-    registerAttachWsRoutes(api.router, containers);
-    registerVolumeRoutes(api.router, volumes);
-    registerArchiveRoutes(api.router, archives);
-    registerDistributionRoutes(api.router, distribution);
-    registerImageRoutes(api.router, imageService);
-    registerExecRoutes(api.router, execs, { detachWatcher: (keys) => new EscapeMatcher(keys.length ? keys : parseDetachKeys(DEFAULT_DETACH_KEYS)) });
     // One shared sampler for every stats request; closing it ends open streams before the request drain.
     const stats = new StatsService({
       containers: {
@@ -281,6 +285,22 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       },
     });
     cleanups.push(() => stats.close());
+    // Authorization plugins: the list is read at each request, so a reload takes effect at once.
+    // A plugin that went away denies at once rather than after dockerd's 30 s of retries.
+    const authorizer = new AuthzChain(new PluginRegistry({ activationBudgetMs: 2000 }), () => cfg()['authorization-plugins'], log.child({ module: 'authz' }));
+    const api = new ApiServer(log, { serverVersion: ENGINE_VERSION, experimental: () => cfg().experimental, authorizer });
+    registerSystemRoutes(api.router, system);
+    registerEventRoutes(api.router, events);
+    registerSystemDfRoutes(api.router, new DiskUsageService({ images: imageService, containers, volumes: () => volumes.list({ usage: true }) }));
+    registerContainerRoutes(api.router, metrics ? metrics.timed(containers, 'container', CONTAINER_ACTIONS) : containers);
+    registerNetworkRoutes(api.router, metrics ? metrics.timed(networks, 'network', NETWORK_ACTIONS) : networks);
+    registerAttachRoutes(api.router, containers);
+    registerAttachWsRoutes(api.router, containers);
+    registerVolumeRoutes(api.router, volumes);
+    registerArchiveRoutes(api.router, archives);
+    registerDistributionRoutes(api.router, distribution);
+    registerImageRoutes(api.router, imageService);
+    registerExecRoutes(api.router, execs, { detachWatcher: (keys) => new EscapeMatcher(keys.length ? keys : parseDetachKeys(DEFAULT_DETACH_KEYS)) });
     registerStatsRoutes(api.router, stats);
     registerClusterRoutes(api.router, new InactiveCluster());
     registerPluginRoutes(api.router, new NoManagedPlugins());
@@ -304,6 +324,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     cleanups.push(() => {
       listenersClosing = Promise.all(listeners.map((l) => l.close()));
     });
+    if (metrics && metricsAddr) {
+      const metricsServer = await startMetricsServer(metricsAddr, metrics, log);
+      cleanups.push(() => void metricsServer.close());
+    }
     // Memory goes back to the OS once a burst of work is over (see util/heap-trim.ts).
     const heapTrimmer = startHeapTrimmer({ log: log.child({ module: 'memory' }) });
     cleanups.push(() => heapTrimmer.stop());

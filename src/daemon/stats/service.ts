@@ -7,7 +7,7 @@ import { invalidParameter } from '../../errors.ts';
 import type { StatsOptions, StatsSink } from '../../types/stats.ts';
 import { CgroupCollector } from './collector.ts';
 import { StatsSampler, type ContainerFacts, type SampleSource, type SamplerCounters } from './sampler.ts';
-import { emptyFrame, encodeStats, statsFrame } from './wire.ts';
+import { emptyFrame, encodeStats, statsFrame, type Sample } from './wire.ts';
 
 /** The container facts the stats need, as the container service knows them. */
 export interface StatsContainers {
@@ -55,6 +55,12 @@ export class StatsService {
       };
     }
     return this.sampler.subscribe(facts, opts.stream, sink);
+  }
+
+  /** One reading of a running container's counters now (metrics scrapes), or undefined. */
+  sample(id: string): Sample | undefined {
+    const facts = this.o.containers.byId(id);
+    return facts && facts.running && !facts.restarting ? this.sampler.sampleNow(facts) : undefined;
   }
 
   counters(): SamplerCounters {
