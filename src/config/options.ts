@@ -37,7 +37,6 @@ export interface OptionSpec {
   flagOnly?: boolean;
 }
 
-const pending = (issue: string) => ({ status: 'pending' as const, note: `not built yet (${issue})` });
 
 export const OPTIONS: OptionSpec[] = [
   { flag: 'add-runtime', key: 'runtimes', type: 'runtimes', default: {}, reloadable: true, status: 'built', help: 'Register an additional OCI compatible runtime (name=path)' },
@@ -47,7 +46,7 @@ export const OPTIONS: OptionSpec[] = [
   { flag: 'bip6', key: 'bip6', type: 'string', status: 'built', help: 'IPv6 address for the default bridge' },
   { flag: 'bridge', short: 'b', key: 'bridge', type: 'string', status: 'built', help: 'Attach containers to a network bridge ("none" disables it)' },
   { flag: 'builder', key: 'builder', type: 'object', fileOnly: true, status: 'unsupported', note: 'the builder is not part of this daemon yet', help: 'Builder settings (gc)' },
-  { flag: 'cdi-spec-dir', key: 'cdi-spec-dirs', type: 'list', default: ['/etc/cdi', '/var/run/cdi'], ...pending('CDI devices'), help: 'CDI specification directories' },
+  { flag: 'cdi-spec-dir', key: 'cdi-spec-dirs', type: 'list', default: ['/etc/cdi', '/var/run/cdi'], status: 'built', help: 'CDI specification directories' },
   { flag: 'cgroup-parent', key: 'cgroup-parent', type: 'string', status: 'built', help: 'Parent cgroup for all containers' },
   { flag: 'config-file', key: 'config-file', type: 'string', default: '/etc/engine/daemon.json', flagOnly: true, status: 'built', help: 'Daemon configuration file' },
   { flag: 'supervisor', key: 'supervisor', type: 'string', status: 'built', help: 'Address of the supervisor (containerd) gRPC socket; started automatically when unset' },

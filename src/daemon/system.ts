@@ -22,6 +22,8 @@ export interface SystemDeps {
   config: () => DaemonConfig;
   engineId: string;
   warnings: () => string[];
+  /** The CDI spec directories in use (empty with features.cdi=false). */
+  cdiSpecDirs?: () => string[];
   components: () => Promise<ComponentVersions>;
   counters: SystemCounters;
   supervisorAddress: string;
@@ -148,7 +150,7 @@ export class SystemService {
       SecurityOptions: securityOptions(cfg, host.cgroupVersion),
       DefaultAddressPools: cfg['default-address-pools'].map((p) => ({ Base: p.base, Size: p.size })),
       FirewallBackend: { Driver: 'iptables' },
-      CDISpecDirs: cfg['cdi-spec-dirs'],
+      CDISpecDirs: this.deps.cdiSpecDirs?.() ?? cfg['cdi-spec-dirs'],
       Containerd: { Address: this.deps.supervisorAddress, Namespaces: { Containers: cfg['supervisor-namespace'], Plugins: cfg['supervisor-plugins-namespace'] } },
       Warnings: this.deps.warnings().map((w) => (w.startsWith('WARNING') ? w : `WARNING: ${w}`)),
     };

@@ -56,6 +56,7 @@ import { registerPluginRoutes } from '../api/routes/plugins.ts';
 import { InactiveCluster } from '../cluster/inactive.ts';
 import { NoManagedPlugins } from '../plugins/managed.ts';
 import { AuthzChain } from '../plugins/authz.ts';
+import { CdiRegistry } from '../oci/cdi.ts';
 import { PluginRegistry } from '../plugins/registry.ts';
 import { VolumePlugins } from '../plugins/volume-driver.ts';
 import { StatsService, factsOf } from '../daemon/stats/service.ts';
@@ -182,9 +183,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       plugins: new VolumePlugins(new PluginRegistry({ activationBudgetMs: 10_000 })),
     });
     await volumes.init();
+    // CDI specs are read again whenever the spec directories change; features.cdi=false turns CDI off.
+    const cdiDirs = () => (cfg().features?.cdi === false ? [] : cfg()['cdi-spec-dirs']);
+    const cdi = new CdiRegistry(cdiDirs);
     const launcher = new TaskLauncher({
       client, rootfs, runtimes, config: cfg, log: log.child({ module: 'containers' }), execRoot: roots.execRoot,
-      runcRoot: supervisor.runcRoot, containersDir, tmpDir: roots.tmpDir, cgroupDriver, shmSize, networks, volumes,
+      runcRoot: supervisor.runcRoot, containersDir, tmpDir: roots.tmpDir, cgroupDriver, shmSize, networks, volumes, cdi,
     });
     // Container runs are announced on `runs` (health checks and exec clean-up subscribe); inspect's
     // ExecIDs come from the exec registry. Both exist before the services on either side of them.
@@ -256,7 +260,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       eventListeners: () => events.subscribers,
       config: cfg,
       engineId,
-      warnings: () => [...opts.loaded().warnings, ...listenWarnings],
+      warnings: () => [...opts.loaded().warnings, ...listenWarnings, ...cdi.specErrors()],
+      cdiSpecDirs: cdiDirs,
       components: async () => {
         if (componentsCache) return componentsCache;
         const v = await supervisor.versions();

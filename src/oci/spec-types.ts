@@ -9,7 +9,16 @@ export interface OciSpec {
   domainname?: string;
   mounts: OciMount[];
   annotations?: Record<string, string>;
+  /** OCI hooks by phase (prestart, createRuntime, …): CDI devices may bring some. */
+  hooks?: Record<string, OciHook[]>;
   linux: OciLinux;
+}
+
+export interface OciHook {
+  path: string;
+  args?: string[];
+  env?: string[];
+  timeout?: number;
 }
 
 export interface OciUser {

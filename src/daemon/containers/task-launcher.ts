@@ -1,6 +1,7 @@
 // Running a container's process in containerd: builds the OCI spec, creates the containerd
 // container and its task with FIFO stdio, waits for the exit, and cleans up after it. Also
 // re-attaches to tasks that survived a daemon restart (live-restore).
+import { applyCdiProcessEdits, cdiDeviceIds, type CdiInjection, type CdiRegistry } from '../../oci/cdi.ts';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, rm } from 'node:fs/promises';
@@ -72,6 +73,8 @@ export interface LauncherDeps {
   networks?: Pick<NetworkService, 'setupSandbox' | 'teardownSandbox' | 'extraHosts' | 'linkEnvironment'>;
   /** Named and anonymous volumes (src/daemon/volumes); without it such mounts are refused. */
   volumes?: Pick<ContainerVolumes, 'attach' | 'detach'>;
+  /** CDI devices (DeviceRequests with Driver "cdi"); without it such requests are refused. */
+  cdi?: Pick<CdiRegistry, 'resolve'>;
 }
 
 function tsToIso(ts: { seconds: string | number; nanos: number } | null | undefined): string {
@@ -181,6 +184,13 @@ export class TaskLauncher {
   validateHostConfig(hc: HostConfig): void {
     const ulimits = mergeUlimits(Object.values(this.d.config()['default-ulimits']), hc.Ulimits);
     if (ulimits.length > 0) checkUlimits(ulimits, readDaemonHardLimits(), this.daemonCaps.includes('CAP_SYS_RESOURCE'));
+    this.cdiFor(hc);
+  }
+
+  /** The CDI edits a container asked for (400 for unknown devices or drivers), or undefined. */
+  private cdiFor(hc: HostConfig): CdiInjection | undefined {
+    const ids = cdiDeviceIds(hc.DeviceRequests, this.d.cdi !== undefined && this.d.config().features?.cdi !== false);
+    return ids.length ? this.d.cdi!.resolve(ids) : undefined;
   }
 
   /**
@@ -268,14 +278,16 @@ export class TaskLauncher {
       const volumeMounts = this.d.volumes ? await this.d.volumes.attach(rec, rootMounts) : [];
       const user = await this.user(rec, rootMounts);
       const warnings: string[] = [];
+      const cdi = this.cdiFor(rec.HostConfig);
       const spec = buildSpec({
         id, config: rec.Config, hostConfig: specHostConfig(rec.HostConfig), args: [rec.Path, ...rec.Args], user,
-        daemon: this.daemonDefaults(), files, namespaces, mounts: [...this.resolveMounts(rec.HostConfig), ...volumeMounts],
-        devices: resolveDeviceMappings(rec.HostConfig.Devices),
+        daemon: this.daemonDefaults(), files, namespaces, mounts: [...this.resolveMounts(rec.HostConfig), ...volumeMounts, ...(cdi?.mounts ?? [])],
+        devices: [...resolveDeviceMappings(rec.HostConfig.Devices), ...(cdi?.devices ?? [])],
         ...(rec.HostConfig.Links?.length && this.d.networks ? { linkEnv: this.d.networks.linkEnvironment(rec) } : {}),
         ...(rec.HostConfig.Privileged ? { hostDevices: listHostDevices() } : {}),
       }, warnings);
       for (const w of warnings) this.d.log.warn(w, { id });
+      if (cdi) applyCdiProcessEdits(spec, cdi);
 
       const options = runtime.shim === 'io.containerd.runc.v2' ? client.runcOptions({ root: runtime.root ?? this.d.runcRoot, binary_name: runtime.binary ?? 'runc', systemd_cgroup: this.d.cgroupDriver === 'systemd', ...(process.env.ENGINE_RAMDISK ? { no_pivot_root: true } : {}) }) : null;
       await client.containers.create({
