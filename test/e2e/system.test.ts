@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
+import { until } from '../helpers/until.ts';
 
 const MB = 1024 * 1024;
 
@@ -19,6 +20,9 @@ describe('system: info counters, df, prune', () => {
   before(async () => {
     d = await startDaemon();
     await loadBusybox(d);
+    // The image went into containerd behind the daemon's back: its cache learns of it from
+    // containerd's events, which may lag on a busy machine.
+    await until('the daemon to see the loaded image', async () => ((await info()).Images === 1 ? true : undefined));
   });
   after(async () => d?.cleanup());
 
