@@ -92,6 +92,11 @@ const endpointSettings = struct('network.EndpointSettings', {
 });
 
 export const HOST_CONFIG: Record<string, Kind> = hostConfigFields;
+
+/** POST /containers/{id}/update: container.UpdateConfig = the Resources fields and RestartPolicy. */
+export const UPDATE_CONFIG: Record<string, Kind> = Object.fromEntries(
+  Object.entries(hostConfigFields).filter(([k]) => k === 'RestartPolicy' || Object.keys(hostConfigFields).indexOf(k) < Object.keys(hostConfigFields).indexOf('Binds')),
+);
 export const NETWORKING_CONFIG: Record<string, Kind> = {
   EndpointsConfig: { map: endpointSettings, goType: 'map[string]*network.EndpointSettings' },
 };

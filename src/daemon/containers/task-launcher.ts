@@ -1,6 +1,7 @@
 // Running a container's process in containerd: builds the OCI spec, creates the containerd
 // container and its task with FIFO stdio, waits for the exit, and cleans up after it. Also
 // re-attaches to tasks that survived a daemon restart (live-restore).
+import { decodeStruct, UPDATE_CONFIG } from '../../oci/wire-schema.ts';
 import { applyCdiProcessEdits, cdiDeviceIds, type CdiInjection, type CdiRegistry } from '../../oci/cdi.ts';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -470,13 +471,16 @@ export class TaskLauncher {
     // As dockerd: zero values leave a setting alone, a RestartPolicy with an empty Name too (the CLI
     // always sends one); nothing changes unless the running task accepted the new resources.
     const allowed = ['CpuShares', 'Memory', 'MemoryReservation', 'MemorySwap', 'NanoCpus', 'CpuPeriod', 'CpuQuota', 'CpusetCpus', 'CpusetMems', 'PidsLimit', 'BlkioWeight', 'KernelMemory', 'CpuRealtimePeriod', 'CpuRealtimeRuntime', 'MemorySwappiness', 'OomKillDisable'];
+    // Typed as dockerd decodes it before anything else: a field of the wrong type (or nested
+    // beyond reason) is a 400 naming it, and never reaches the record.
+    const typed = decodeStruct(body, UPDATE_CONFIG, 'UpdateConfig');
     const next = { ...rec.HostConfig } as Record<string, unknown>;
-    for (const [k, v] of Object.entries(body)) {
+    for (const [k, v] of Object.entries(typed)) {
       if (!allowed.includes(k)) continue;
       if (v === 0 || v === '' || v === null || v === undefined) continue;
       next[k] = v;
     }
-    const policy = body.RestartPolicy as { Name?: string; MaximumRetryCount?: number } | undefined;
+    const policy = typed.RestartPolicy as { Name?: string; MaximumRetryCount?: number } | undefined;
     if (policy && typeof policy === 'object' && policy.Name) {
       validateRestartPolicy(policy.Name, policy.MaximumRetryCount ?? 0);
       if (rec.HostConfig.AutoRemove && policy.Name !== 'no') throw invalidParameter('Restart policy cannot be updated because AutoRemove is enabled for the container');
