@@ -55,7 +55,11 @@ describe('attachmentsFor', () => {
   });
 
   test('endpoint errors name the network', () => {
-    refusal(() => attachmentsFor(nets, {}, {}, { EndpointsConfig: { bridge: { IPAMConfig: { IPv4Address: '172.17.0.9' } } } }), /^invalid config for network bridge: invalid endpoint settings:\nuser specified IP address is supported on user defined networks only$/);
+    const staticOnDefault = { EndpointsConfig: { bridge: { IPAMConfig: { IPv4Address: '172.17.0.9' } } } };
+    refusal(
+      () => attachmentsFor(nets, {}, {}, staticOnDefault),
+      /^invalid config for network bridge: invalid endpoint settings:\nuser specified IP address is supported on user defined networks only$/,
+    );
   });
 
   test('attachmentsOrNone: a configuration that no longer validates gives no networks', () => {
@@ -75,7 +79,10 @@ describe('validateEndpoint', () => {
   });
 
   test('several errors are listed together, as dockerd does', () => {
-    refusal(() => validateEndpoint(bridge, { IPAMConfig: { IPv4Address: '172.17.0.9' }, Aliases: ['a'] }), /^invalid endpoint settings:\n\* user specified IP address is supported on user defined networks only\n\* network-scoped alias is supported only/);
+    refusal(
+      () => validateEndpoint(bridge, { IPAMConfig: { IPv4Address: '172.17.0.9' }, Aliases: ['a'] }),
+      /^invalid endpoint settings:\n\* user specified IP address is supported on user defined networks only\n\* network-scoped alias is supported only/,
+    );
   });
 
   test('without the network (not created yet) only the network-free checks run', () => {

@@ -118,7 +118,11 @@ export function validateEndpoint(net: NetworkRecord | undefined, cfg: EndpointSe
   if (errs.length > 1) throw invalidParameter(`invalid endpoint settings:\n* ${errs.join('\n* ')}`);
   const out: EndpointConfig = {};
   if (ipam && (ipam.IPv4Address || ipam.IPv6Address || ipam.LinkLocalIPs?.length)) {
-    out.IPAMConfig = { ...(ipam.IPv4Address ? { IPv4Address: ipam.IPv4Address } : {}), ...(ipam.IPv6Address ? { IPv6Address: ipam.IPv6Address } : {}), ...(ipam.LinkLocalIPs?.length ? { LinkLocalIPs: ipam.LinkLocalIPs } : {}) };
+    out.IPAMConfig = {
+      ...(ipam.IPv4Address ? { IPv4Address: ipam.IPv4Address } : {}),
+      ...(ipam.IPv6Address ? { IPv6Address: ipam.IPv6Address } : {}),
+      ...(ipam.LinkLocalIPs?.length ? { LinkLocalIPs: ipam.LinkLocalIPs } : {}),
+    };
   }
   if (cfg.Aliases?.length) out.Aliases = [...cfg.Aliases];
   if (cfg.Links?.length) out.Links = [...cfg.Links];

@@ -9,7 +9,10 @@ import { bridgeNetwork, defaultBridgeNetwork, lookupOf, testConfig } from '../..
 import { bridgeOptions, parseCreateRequest } from './create-request.ts';
 
 const existing = bridgeNetwork('taken', { bridge: 'br-taken' });
-const conf = bridgeNetwork('conf', {}, { ConfigOnly: true, Driver: 'null', Options: { 'com.docker.network.driver.mtu': '1400' }, IPAM: { Driver: 'default', Options: null, Config: [{ Subnet: '10.77.0.0/24' }] } });
+const conf = bridgeNetwork('conf', {}, {
+  ConfigOnly: true, Driver: 'null', Options: { 'com.docker.network.driver.mtu': '1400' },
+  IPAM: { Driver: 'default', Options: null, Config: [{ Subnet: '10.77.0.0/24' }] },
+});
 const nets = lookupOf([defaultBridgeNetwork(), existing, conf]);
 const cfg = testConfig();
 
@@ -85,7 +88,10 @@ describe('bridgeOptions', () => {
   });
 
   test('given options, under either prefix, and their refusals', () => {
-    const opts = { 'com.engine.network.bridge.name': 'mybr0', 'com.docker.network.driver.mtu': '9000', 'com.docker.network.bridge.enable_icc': 'false', 'com.docker.network.bridge.host_binding_ipv4': '127.0.0.1', 'com.docker.network.container_iface_prefix': 'net' };
+    const opts = {
+      'com.engine.network.bridge.name': 'mybr0', 'com.docker.network.driver.mtu': '9000', 'com.docker.network.bridge.enable_icc': 'false',
+      'com.docker.network.bridge.host_binding_ipv4': '127.0.0.1', 'com.docker.network.container_iface_prefix': 'net',
+    };
     assert.deepEqual(bridgeOptions(opts, 'id', nets, cfg), { bridgeName: 'mybr0', mtu: 9000, icc: false, masquerade: true, hostBindingIpv4: '127.0.0.1', ifPrefix: 'net' });
     assert.throws(() => bridgeOptions({ 'com.docker.network.bridge.name': 'br-taken' }, 'id', nets, cfg), /bridge name br-taken is already in use/);
     assert.throws(() => bridgeOptions({ 'com.docker.network.bridge.name': 'a-name-longer-than-15' }, 'id', nets, cfg), /invalid bridge name/);

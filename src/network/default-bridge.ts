@@ -89,15 +89,21 @@ export async function setupDefaultBridge(d: DefaultBridgeDeps): Promise<void> {
   }
   let routeVia: string | undefined;
   if (cfg['default-gateway']) {
-    if (!isIPv4(cfg['default-gateway']) || !contains(subnet, parseIPv4(cfg['default-gateway']))) throw invalidParameter(`default-gateway ${cfg['default-gateway']} is not an address in the bridge subnet ${formatCidr(subnet)}`);
+    if (!isIPv4(cfg['default-gateway']) || !contains(subnet, parseIPv4(cfg['default-gateway']))) {
+      throw invalidParameter(`default-gateway ${cfg['default-gateway']} is not an address in the bridge subnet ${formatCidr(subnet)}`);
+    }
     routeVia = cfg['default-gateway'];
   }
   const gw = formatIPv4(gateway);
-  const ipamEntry: IpamConfigEntry = { Subnet: formatCidr(subnet), ...(range ? { IPRange: formatCidr(range) } : {}), Gateway: gw, ...(routeVia ? { AuxiliaryAddresses: { DefaultGatewayIPv4: routeVia } } : {}) };
+  const ipamEntry: IpamConfigEntry = {
+    Subnet: formatCidr(subnet), ...(range ? { IPRange: formatCidr(range) } : {}), Gateway: gw,
+    ...(routeVia ? { AuxiliaryAddresses: { DefaultGatewayIPv4: routeVia } } : {}),
+  };
   const ipam6 = v6 ? defaultBridgeIPv6Config(cfg, v6.subnet, v6.gateway) : undefined;
   const rec: NetworkRecord = {
     Name: 'bridge', Id: stored?.Id ?? newId(), Created: stored?.Created ?? nowIso(), Scope: 'local', Driver: 'bridge', EnableIPv4: true, EnableIPv6: Boolean(v6),
-    IPAM: { Driver: 'default', Options: null, Config: ipam6 ? [ipamEntry, ipam6.entry] : [ipamEntry] }, Internal: false, Attachable: false, Ingress: false, ConfigFrom: { Network: '' }, ConfigOnly: false,
+    IPAM: { Driver: 'default', Options: null, Config: ipam6 ? [ipamEntry, ipam6.entry] : [ipamEntry] },
+    Internal: false, Attachable: false, Ingress: false, ConfigFrom: { Network: '' }, ConfigOnly: false,
     Options: {
       [engineKey(OPT_DEFAULT_BRIDGE)]: 'true',
       [engineKey(OPT_ICC)]: String(cfg.icc),
@@ -152,12 +158,17 @@ function defaultBridgeIPv6Config(cfg: DaemonConfig, subnet: Cidr6, gateway: bigi
   }
   let routeVia: string | undefined;
   if (cfg['default-gateway-v6']) {
-    if (!isIPv6(cfg['default-gateway-v6']) || !contains6(subnet, parseIPv6(cfg['default-gateway-v6']))) throw invalidParameter(`default-gateway-v6 ${cfg['default-gateway-v6']} is not an address in the bridge's IPv6 subnet ${formatCidr6(subnet)}`);
+    if (!isIPv6(cfg['default-gateway-v6']) || !contains6(subnet, parseIPv6(cfg['default-gateway-v6']))) {
+      throw invalidParameter(`default-gateway-v6 ${cfg['default-gateway-v6']} is not an address in the bridge's IPv6 subnet ${formatCidr6(subnet)}`);
+    }
     routeVia = formatIPv6(parseIPv6(cfg['default-gateway-v6']));
   }
   const gw = formatIPv6(gateway);
   return {
     entry: { Subnet: formatCidr6(subnet), ...(range ? { IPRange: formatCidr6(range) } : {}), Gateway: gw, ...(routeVia ? { AuxiliaryAddresses: { DefaultGatewayIPv6: routeVia } } : {}) },
-    facts: { subnet6: formatCidr6(subnet), gateway6: gw, ...(range ? { range6: formatCidr6(range) } : {}), ...(routeVia ? { routeVia6: routeVia, reserved6: [routeVia] } : {}), userSubnet6: Boolean(cfg['fixed-cidr-v6'] || cfg.bip6) },
+    facts: {
+      subnet6: formatCidr6(subnet), gateway6: gw, ...(range ? { range6: formatCidr6(range) } : {}),
+      ...(routeVia ? { routeVia6: routeVia, reserved6: [routeVia] } : {}), userSubnet6: Boolean(cfg['fixed-cidr-v6'] || cfg.bip6),
+    },
   };
 }

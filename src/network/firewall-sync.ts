@@ -75,7 +75,9 @@ export class FirewallSync {
     }
     // Forwarding was off: turning it on must not open the host as a router to everything else.
     const cfg = this.d.config();
-    if (cfg.iptables && !cfg['ip-forward-no-drop']) void runCommand('iptables', ['-w', '-P', 'FORWARD', 'DROP']).catch((err) => this.d.log.warn(`setting the FORWARD policy to DROP: ${(err as Error).message}`));
+    if (cfg.iptables && !cfg['ip-forward-no-drop']) {
+      void runCommand('iptables', ['-w', '-P', 'FORWARD', 'DROP']).catch((err) => this.d.log.warn(`setting the FORWARD policy to DROP: ${(err as Error).message}`));
+    }
   }
 
   /** IPv6 forwarding, for the first IPv6 network (as IPv4's, with a DROP policy if it was off). */
@@ -86,6 +88,8 @@ export class FirewallSync {
       return;
     }
     const cfg = this.d.config();
-    if (this.firewall6 && !cfg['ip-forward-no-drop']) void runCommand('ip6tables', ['-w', '-P', 'FORWARD', 'DROP']).catch((err) => this.d.log.warn(`setting the IPv6 FORWARD policy to DROP: ${(err as Error).message}`));
+    if (this.firewall6 && !cfg['ip-forward-no-drop']) {
+      void runCommand('ip6tables', ['-w', '-P', 'FORWARD', 'DROP']).catch((err) => this.d.log.warn(`setting the IPv6 FORWARD policy to DROP: ${(err as Error).message}`));
+    }
   }
 }

@@ -60,7 +60,10 @@ export class NetworksApi {
     const containers: Record<string, unknown> = {};
     for (const { c, ep } of this.d.state.endpointsOn(n.Id)) {
       const rec = this.findContainer(c.id);
-      containers[c.id] = { Name: rec ? rec.Name.slice(1) : '', EndpointID: ep.endpointId, MacAddress: ep.mac, IPv4Address: `${ep.ip}/${ep.prefixLen}`, IPv6Address: ep.ip6 ? `${ep.ip6}/${ep.prefixLen6}` : '' };
+      containers[c.id] = {
+        Name: rec ? rec.Name.slice(1) : '', EndpointID: ep.endpointId, MacAddress: ep.mac,
+        IPv4Address: `${ep.ip}/${ep.prefixLen}`, IPv6Address: ep.ip6 ? `${ep.ip6}/${ep.prefixLen6}` : '',
+      };
     }
     return networkInspect(n, containers);
   }
@@ -155,7 +158,8 @@ export class NetworksApi {
     const base: Omit<NetworkRecord, 'x'> = {
       Name: req.name, Id: id, Created: nowIso(), Scope: 'local', Driver: body.ConfigOnly ? 'null' : req.driver, EnableIPv4: req.enableIPv4, EnableIPv6: req.enableIPv6,
       IPAM: { Driver: req.ipamDriver, Options: body.IPAM?.Options ?? null, Config: ipv4First(req.ipamConfig).map((c) => ({ ...c })) }, Internal: body.Internal === true,
-      Attachable: body.Attachable === true, Ingress: false, ConfigFrom: { Network: req.from?.Name ?? '' }, ConfigOnly: body.ConfigOnly === true, Options: req.options, Labels: { ...(body.Labels ?? {}) },
+      Attachable: body.Attachable === true, Ingress: false, ConfigFrom: { Network: req.from?.Name ?? '' }, ConfigOnly: body.ConfigOnly === true,
+      Options: req.options, Labels: { ...(body.Labels ?? {}) },
     };
     if (body.ConfigOnly) {
       const rec: NetworkRecord = { ...base, x: { predefined: false } };

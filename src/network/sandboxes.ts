@@ -191,7 +191,8 @@ export class SandboxService {
     await this.updateHosts(rec, { remove: [ep.ip, ...(ep.ip6 ? [ep.ip6] : [])] });
     this.d.state.event(net, 'disconnect', rec.Id);
     if (sb.gatewayNetworkId !== net.Id) return;
-    const next = chooseGateway(sb.endpoints.map((e) => ({ net: this.d.state.network(e.networkId)!, priority: c.attachments.find((a) => a.networkId === e.networkId)?.config.GwPriority ?? 0 })).filter((x) => x.net));
+    const priority = (netId: string) => c.attachments.find((a) => a.networkId === netId)?.config.GwPriority ?? 0;
+    const next = chooseGateway(sb.endpoints.map((e) => ({ net: this.d.state.network(e.networkId)!, priority: priority(e.networkId) })).filter((x) => x.net));
     const nextEp = next ? sb.endpoints.find((e) => e.networkId === next.Id) : undefined;
     if (next) sb.gatewayNetworkId = next.Id;
     else delete sb.gatewayNetworkId;

@@ -20,7 +20,11 @@ function container(running: boolean): NetContainer {
 }
 
 function netOf(rec: NetContainer, withSandbox: boolean): ContainerNet {
-  const ep = (net: NetworkRecord, ip: string, ifname: string) => ({ networkId: net.Id, endpointId: `ep-${ifname}`, ifname, hostIf: `veth${ifname}`, bridge: net.x.bridge!, ip, prefixLen: 24, gateway: net.x.gateway!, mac: `02:42:00:00:00:0${ifname.slice(-1)}` });
+  const ep = (net: NetworkRecord, ip: string, ifname: string) => ({
+    networkId: net.Id, endpointId: `ep-${ifname}`, ifname, hostIf: `veth${ifname}`, bridge: net.x.bridge!,
+    ip, prefixLen: 24, gateway: net.x.gateway!, mac: `02:42:00:00:00:0${ifname.slice(-1)}`,
+  });
+  const port = { proto: 'tcp' as const, containerPort: 80, hostPort: 8080, containerIp: '172.17.0.2', bridge: 'engine0' };
   return {
     id: rec.Id,
     attachments: [{ networkId: bridge.Id, name: 'bridge', config: {} }, { networkId: user.Id, name: 'front', config: { Aliases: ['www', 'web'] } }],
@@ -28,7 +32,7 @@ function netOf(rec: NetContainer, withSandbox: boolean): ContainerNet {
       sandbox: {
         key: '/run/engine/netns/c0ffee', sandboxId: 'sb1', gatewayNetworkId: bridge.Id,
         endpoints: [ep(bridge, '172.17.0.2', 'eth0'), ep(user, '10.8.0.2', 'eth1')],
-        ports: [{ proto: 'tcp' as const, containerPort: 80, hostIp: '0.0.0.0', hostPort: 8080, containerIp: '172.17.0.2', bridge: 'engine0' }, { proto: 'tcp' as const, containerPort: 80, hostIp: '::', hostPort: 8080, containerIp: '172.17.0.2', bridge: 'engine0', sharesListener: true }],
+        ports: [{ ...port, hostIp: '0.0.0.0' }, { ...port, hostIp: '::', sharesListener: true }],
       },
     } : {}),
   };
@@ -37,7 +41,9 @@ function netOf(rec: NetContainer, withSandbox: boolean): ContainerNet {
 describe('views', () => {
   test('networkInspect: the wire fields in dockerd\'s order, with the containers given', () => {
     const doc = networkInspect(user, { abc: { Name: 'web' } });
-    assert.deepEqual(Object.keys(doc), ['Name', 'Id', 'Created', 'Scope', 'Driver', 'EnableIPv4', 'EnableIPv6', 'IPAM', 'Internal', 'Attachable', 'Ingress', 'ConfigFrom', 'ConfigOnly', 'Containers', 'Options', 'Labels']);
+    assert.deepEqual(Object.keys(doc), [
+      'Name', 'Id', 'Created', 'Scope', 'Driver', 'EnableIPv4', 'EnableIPv6', 'IPAM', 'Internal', 'Attachable', 'Ingress', 'ConfigFrom', 'ConfigOnly', 'Containers', 'Options', 'Labels',
+    ]);
     assert.deepEqual(doc.Containers, { abc: { Name: 'web' } });
     assert.equal('x' in doc, false, 'the daemon\'s own facts stay out');
   });

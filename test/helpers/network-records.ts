@@ -3,6 +3,8 @@
 import { defaultConfig } from '../../src/config/build.ts';
 import type { DaemonConfig } from '../../src/config/daemon-config.ts';
 import { notFound } from '../../src/errors.ts';
+import type { NetworkLookup } from '../../src/network/attachments.ts';
+import type { ExistingNetworks } from '../../src/network/create-request.ts';
 import type { NetworkFacts, NetworkRecord } from '../../src/network/records.ts';
 
 /** The daemon's defaults, with `over` on top. */
@@ -20,7 +22,10 @@ export function bridgeNetwork(name: string, x: Partial<NetworkFacts> = {}, over:
     Name: name, Id: id, Created: '2026-01-01T00:00:00.000000000Z', Scope: 'local', Driver: 'bridge', EnableIPv4: true, EnableIPv6: Boolean(x.subnet6),
     IPAM: { Driver: 'default', Options: null, Config: [] }, Internal: false, Attachable: false, Ingress: false, ConfigFrom: { Network: '' }, ConfigOnly: false,
     Options: {}, Labels: {},
-    x: { predefined: false, bridge: `br-${id.slice(0, 12)}`, ownsBridge: true, subnet: '10.1.0.0/24', gateway: '10.1.0.1', userSubnet: false, mtu: 1500, icc: true, masquerade: true, ifPrefix: 'eth', ...x },
+    x: {
+      predefined: false, bridge: `br-${id.slice(0, 12)}`, ownsBridge: true, subnet: '10.1.0.0/24', gateway: '10.1.0.1', userSubnet: false,
+      mtu: 1500, icc: true, masquerade: true, ifPrefix: 'eth', ...x,
+    },
     ...over,
   };
 }
@@ -36,7 +41,7 @@ export function specialNetwork(name: 'host' | 'none'): NetworkRecord {
 }
 
 /** A network lookup over a fixed list (what NetworkState provides), for the pure rules. */
-export function lookupOf(nets: NetworkRecord[]): { findNetwork(ref: string): NetworkRecord; network(id: string): NetworkRecord | undefined; defaultBridge(): NetworkRecord | undefined; networks(): NetworkRecord[] } {
+export function lookupOf(nets: NetworkRecord[]): NetworkLookup & ExistingNetworks {
   return {
     networks: () => nets,
     network: (id) => nets.find((n) => n.Id === id),
