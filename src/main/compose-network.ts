@@ -4,7 +4,7 @@
 import type { DaemonConfig } from '../config/daemon-config.ts';
 import type { EventPublisher } from '../events/bus.ts';
 import { ContainerNetworking } from '../network/container-networks.ts';
-import type { ContainerLookup, ContainerNetworks, RunNetworking } from '../network/containers.ts';
+import type { ContainerLookup, ContainerNetworks, RunNetworking } from '../network/container-contract.ts';
 import { NetworkDns } from '../network/dns-glue.ts';
 import { FirewallSync } from '../network/firewall-sync.ts';
 import { NetworkLifecycle } from '../network/lifecycle.ts';

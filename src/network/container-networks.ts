@@ -4,7 +4,7 @@
 import type { DaemonConfig } from '../config/daemon-config.ts';
 import type { ContainerConfig, HostConfig, NetworkingConfig } from '../types/container-api.ts';
 import { attachmentsFor, attachmentsOrNone } from './attachments.ts';
-import type { ContainerNetworks, NetContainer } from './containers.ts';
+import type { ContainerNetworks, NetContainer } from './container-contract.ts';
 import type { SandboxService } from './sandboxes.ts';
 import type { NetworkState } from './state.ts';
 import { buildContainerView, type NetworkView } from './views.ts';

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import type { DaemonConfig } from '../config/daemon-config.ts';
 import type { Logger } from '../util/log.ts';
-import type { ContainerLookup, NetContainer } from './containers.ts';
+import type { ContainerLookup, NetContainer } from './container-contract.ts';
 import { EmbeddedDns } from './dns-server.ts';
 import { parseResolvConf, type DnsSettings } from './etc-files.ts';
 import { contains, formatIPv4, isIPv4, parseCidr, parseIPv4 } from './ip4.ts';

@@ -2,7 +2,7 @@
 // --add-host (host-gateway resolved) and legacy --link targets, and the --link environment.
 import type { DaemonConfig } from '../config/daemon-config.ts';
 import { invalidParameter } from '../errors.ts';
-import type { ContainerLookup, NetContainer } from './containers.ts';
+import type { ContainerLookup, NetContainer } from './container-contract.ts';
 import { linkEnv } from './link-env.ts';
 import type { ActiveEndpoint } from './records.ts';
 import type { NetworkState } from './state.ts';

@@ -9,7 +9,7 @@ import { KeyedMutex } from '../util/mutex.ts';
 import { nowIso } from '../util/time.ts';
 import { validateEndpoint } from './attachments.ts';
 import { bridgeSysctls } from './bridges.ts';
-import type { ContainerLookup, NetContainer } from './containers.ts';
+import type { ContainerLookup, NetContainer } from './container-contract.ts';
 import type { NetworkDns } from './dns-glue.ts';
 import { compileListFilters, compilePruneFilters } from './filters.ts';
 import type { FirewallSync } from './firewall-sync.ts';

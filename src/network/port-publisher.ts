@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import type { DaemonConfig } from '../config/daemon-config.ts';
 import type { Logger } from '../util/log.ts';
-import type { NetContainer } from './containers.ts';
+import type { NetContainer } from './container-contract.ts';
 import { chainNames, readForeignDnatPorts } from './firewall.ts';
 import type { FirewallSync } from './firewall-sync.ts';
 import { isV6Text } from './ip6.ts';

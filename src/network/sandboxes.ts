@@ -8,7 +8,7 @@ import { EngineError, internal } from '../errors.ts';
 import type { Logger } from '../util/log.ts';
 import { KeyedMutex } from '../util/mutex.ts';
 import { attachmentsOrNone } from './attachments.ts';
-import type { NetContainer, SandboxInfo } from './containers.ts';
+import type { NetContainer, SandboxInfo } from './container-contract.ts';
 import type { NetworkDns } from './dns-glue.ts';
 import { ownHostsLine, updateHostsEntries } from './etc-files.ts';
 import type { FirewallSync } from './firewall-sync.ts';

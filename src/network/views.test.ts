@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { bridgeNetwork, defaultBridgeNetwork } from '../../test/helpers/network-records.ts';
-import type { NetContainer } from './containers.ts';
+import type { NetContainer } from './container-contract.ts';
 import type { ContainerNet, NetworkRecord } from './records.ts';
 import { buildContainerView, dnsNamesFor, networkInspect } from './views.ts';
 

@@ -1,6 +1,6 @@
 // What clients see: the network inspect/list document, and a container's NetworkSettings (inspect)
 // and Networks/Ports (list), in dockerd's field order and null/[] conventions.
-import type { NetContainer } from './containers.ts';
+import type { NetContainer } from './container-contract.ts';
 import { parsePortKey, portKey, requestedPorts } from './ports.ts';
 import type { Attachment, ContainerNet, NetworkRecord } from './records.ts';
 

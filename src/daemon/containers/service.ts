@@ -33,7 +33,7 @@ import type { ContainerRunEvents } from './run-events.ts';
 import { TaskLauncher, type RunningTask } from './task-launcher.ts';
 import { inspectView, summaryView } from './views.ts';
 import type { NetworkView } from '../../network/views.ts';
-import type { ContainerNetworks } from '../../network/containers.ts';
+import type { ContainerNetworks } from '../../network/container-contract.ts';
 import type { EventPublisher } from '../../events/bus.ts';
 import type { ContainerVolumes } from '../volumes/service.ts';
 import { containerAttributes } from '../../events/actors.ts';

@@ -32,7 +32,7 @@ import { writeEtcFiles } from '../../network/etc-files.ts';
 import { mountShm, shmPath, unmountShm } from './ipc-shm.ts';
 import { makeFifos, openFifoReader, openFifoWriter } from './fifo.ts';
 import { createNetns, netnsPath, removeNetns } from '../../network/netns.ts';
-import type { RunNetworking, SandboxInfo } from '../../network/containers.ts';
+import type { RunNetworking, SandboxInfo } from '../../network/container-contract.ts';
 import type { OutputHub } from './output-hub.ts';
 import { isVolumeBind } from '../volumes/specs.ts';
 import type { ContainerVolumes } from '../volumes/service.ts';
