@@ -1,10 +1,11 @@
 // Path helpers for COPY/ADD: following symlinks without ever leaving a root (moby/sys/symlink's
 // FollowSymlinkInScope: absolute link targets are taken relative to the root, `..` stops at it),
-// and Go's filepath.Match, the glob COPY sources use (`*`, `?`, `[a-z]`, `[^x]`, `\` escapes; none
-// of them matches `/`).
+// and Go's filepath.Match, the glob COPY sources use (`*`, `?`, `[a-z]`, `[^x]`, `\` escapes; `*`
+// and `?` never match `/`).
 import { lstatSync, readlinkSync } from 'node:fs';
 import { posix } from 'node:path';
 import { invalidParameter } from '../../errors.ts';
+import { compileGoGlob, type Nfa } from '../glob.ts';
 
 const MAX_LINKS = 255;
 
@@ -53,80 +54,15 @@ export function containsWildcards(name: string): boolean {
   return false;
 }
 
-const cache = new Map<string, RegExp | null>();
+const cache = new Map<string, Nfa | null>();
 
-/** Go's filepath.Match as a regular expression; null for a malformed pattern (ErrBadPattern). */
-export function globRegExp(pattern: string): RegExp | null {
-  const hit = cache.get(pattern);
-  if (hit !== undefined) return hit;
-  const re = compileGlob(pattern);
-  if (cache.size > 1000) cache.clear();
-  cache.set(pattern, re);
-  return re;
-}
-
-const escapeRe = (ch: string) => ch.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&');
-const escapeClass = (ch: string) => ch.replace(/[\\^\]\[-]/g, '\\$&');
-
-function compileGlob(pattern: string): RegExp | null {
-  const chars = Array.from(pattern);
-  let out = '^';
-  for (let i = 0; i < chars.length; i++) {
-    const ch = chars[i]!;
-    if (ch === '*') out += '[^/]*';
-    else if (ch === '?') out += '[^/]';
-    else if (ch === '\\') {
-      if (i + 1 >= chars.length) return null;
-      out += escapeRe(chars[++i]!);
-    } else if (ch === '[') {
-      let j = i + 1;
-      let cls = '[';
-      if (chars[j] === '^') {
-        cls += '^';
-        j++;
-      }
-      let ranges = 0;
-      for (;;) {
-        if (j >= chars.length) return null;
-        if (chars[j] === ']' && ranges > 0) break;
-        let lo = chars[j]!;
-        if (lo === '\\') {
-          j++;
-          if (j >= chars.length) return null;
-          lo = chars[j]!;
-        } else if (lo === '-' || lo === ']') {
-          return null;
-        }
-        j++;
-        let item = escapeClass(lo);
-        if (chars[j] === '-' && chars[j + 1] !== undefined && chars[j + 1] !== ']') {
-          let hi = chars[j + 1]!;
-          j += 2;
-          if (hi === '\\') {
-            if (j >= chars.length) return null;
-            hi = chars[j++]!;
-          }
-          if (hi < lo) return null;
-          item += `-${escapeClass(hi)}`;
-        }
-        cls += item;
-        ranges++;
-      }
-      // A class never matches the separator.
-      out += cls.startsWith('[^') ? `${cls}/]` : `(?!/)${cls}]`;
-      i = j;
-    } else {
-      out += escapeRe(ch);
-    }
-  }
-  try {
-    return new RegExp(`${out}$`, 'u');
-  } catch {
-    return null;
-  }
-}
-
-/** Go's filepath.Match(pattern, name); a malformed pattern matches nothing. */
+/** Go's filepath.Match(pattern, name); a malformed pattern matches nothing (linear time: glob.ts). */
 export function globMatch(pattern: string, name: string): boolean {
-  return globRegExp(pattern)?.test(name) ?? false;
+  let nfa = cache.get(pattern);
+  if (nfa === undefined) {
+    nfa = compileGoGlob(pattern);
+    if (cache.size > 1000) cache.clear();
+    cache.set(pattern, nfa);
+  }
+  return nfa?.matches(name) ?? false;
 }
