@@ -42,7 +42,7 @@ describe('glob engine', () => {
     assert.equal(go('*a'.repeat(30) + 'b', 'a'.repeat(200)), false);
     assert.equal(ig('x/' + '**/'.repeat(30) + 'z', 'x/' + 'a/'.repeat(200) + 'y'), false);
     assert.equal(ig('x/' + '**/'.repeat(30) + 'z', 'x/' + 'a/'.repeat(200) + 'z'), true);
-    assert.ok(performance.now() - t < 2000);
+    assert.ok(performance.now() - t < 30_000); // exponential backtracking would take hours
   });
 
   test('a budget bounds the work on huge texts', () => {

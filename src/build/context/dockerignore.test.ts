@@ -63,7 +63,7 @@ describe('dockerignore', () => {
     const m = IgnoreMatcher.fromFile(`${'**/'.repeat(25)}z\n${'*a'.repeat(25)}b\n`);
     assert.equal(m.ignores(`${'d/'.repeat(100)}y`), false);
     assert.equal(m.ignores('a'.repeat(100)), false);
-    assert.ok(performance.now() - t < 2000);
+    assert.ok(performance.now() - t < 30_000); // exponential backtracking would take hours
   });
 
   test('the context root is never ignored; empty matcher ignores nothing', () => {

@@ -86,7 +86,7 @@ function matchOne(p: Pattern, path: string): boolean {
       const suffix = p.cleaned.slice(2);
       return path.endsWith(suffix) || (suffix.startsWith('/') && path === suffix.slice(1));
     }
-    case 'regexp': return p.nfa!.matches(path);
+    case 'regexp': return p.nfa!.matches(path); // (ignores() runs NFAs itself, over all parents at once)
   }
 }
 
@@ -126,11 +126,22 @@ export class IgnoreMatcher {
     const file = goClean(path);
     if (file === '.' || this.patterns.length === 0) return false;
     const parents = posix.dirname(file) === '.' ? [] : posix.dirname(file).split('/');
+    let chars: string[] | undefined;
+    let slashes: Set<number> | undefined;
     let matched = false;
     for (const p of this.patterns) {
       if (p.exclusion !== matched) continue;
-      let match = matchOne(p, file);
-      for (let i = 0; !match && i < parents.length; i++) match = matchOne(p, parents.slice(0, i + 1).join('/'));
+      let match: boolean;
+      if (p.nfa) {
+        // One pass: the path matches, or a parent does (a prefix ending just before a `/`).
+        chars ??= Array.from(file);
+        slashes ??= new Set(chars.flatMap((c, i) => (c === '/' ? [i] : [])));
+        const ends = p.nfa.ends(chars);
+        match = ends.some((e) => e === chars!.length || slashes!.has(e));
+      } else {
+        match = matchOne(p, file);
+        for (let i = 0; !match && i < parents.length; i++) match = matchOne(p, parents.slice(0, i + 1).join('/'));
+      }
       if (match) matched = !p.exclusion;
     }
     return matched;

@@ -76,7 +76,7 @@ describe('shell words', () => {
     const t = performance.now();
     assert.equal(expandWord(`\${V%%${'*a'.repeat(20)}b}`, long), 'a'.repeat(5000));
     assert.equal(expandWord(`\${V#${'*a'.repeat(20)}}`, long).length, 4980);
-    assert.ok(performance.now() - t < 5000, 'pattern matching must not backtrack exponentially');
+    assert.ok(performance.now() - t < 30_000, 'pattern matching must not backtrack exponentially (that would take hours)');
   });
 
   test('skipUnsetEnv keeps unknown variables as written', () => {
