@@ -96,7 +96,7 @@ export async function copySources(sources: readonly CopySource[], rootfs: string
     if (src.isDir) {
       copyDirectory(root, src.path, destPath, opts, stats);
     } else if (opts.decompress && !src.fromUrl && await isArchive(src.path)) {
-      mkdirAllScoped(root, destPath, opts.owner);
+      mkdirAllScoped(root, destPath, undefined); // dockerd's Untar makes it root's, whatever --chown says
       await untarInto(src.path, destPath, root);
     } else {
       // dockerd follows links in the destination path, the last one included; a name appended to
