@@ -7,7 +7,7 @@
 // temporary directory, named from the URL or Content-Disposition, dated by Last-Modified.
 import { createWriteStream, lstatSync, mkdtempSync, readdirSync, statSync, utimesSync } from 'node:fs';
 import { posix } from 'node:path';
-import { Readable } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { invalidParameter } from '../../errors.ts';
 import { containsWildcards, followSymlinkInScope, globMatch } from './scoped-path.ts';
@@ -31,6 +31,8 @@ export interface ResolveOptions {
   /** Where ADD downloads go (a fresh directory is made inside; the caller removes `tmpDir`). */
   tmpDir?: string;
   signal?: AbortSignal;
+  /** ADD downloads: bytes received so far and the announced size (for dockerd's "Downloading" progress). */
+  onProgress?: (url: string, received: number, total: number | undefined) => void;
 }
 
 const UNNAMED = '__unnamed__';
@@ -45,7 +47,8 @@ export async function resolveSources(root: string, sources: readonly string[], o
     if (isUrl(src)) {
       if (opts.cmd === 'COPY') throw fail("source can't be a URL for COPY");
       if (!opts.tmpDir) throw fail(`no download directory for ${src}`);
-      const dl = await downloadUrl(src, mkdtempSync(`${opts.tmpDir}/add-`), opts.signal).catch((err: Error) => {
+      const progress = opts.onProgress && ((received: number, total: number | undefined) => opts.onProgress!(src, received, total));
+      const dl = await downloadUrl(src, mkdtempSync(`${opts.tmpDir}/add-`), opts.signal, progress).catch((err: Error) => {
         throw fail(err.message);
       });
       if (dl.name === '' && opts.dest.endsWith('/')) throw fail(`cannot determine filename for source ${src}`);
@@ -123,7 +126,9 @@ export function filenameForDownload(url: URL, contentDisposition: string | null)
 }
 
 /** Downloads `url` into `dir` (streamed to disk); mtime from Last-Modified when the server sends one. */
-export async function downloadUrl(url: string, dir: string, signal?: AbortSignal): Promise<{ file: string; name: string; size: number }> {
+export async function downloadUrl(
+  url: string, dir: string, signal?: AbortSignal, onProgress?: (received: number, total: number | undefined) => void,
+): Promise<{ file: string; name: string; size: number }> {
   const u = new URL(url);
   const res = await fetch(u, { signal, redirect: 'follow' });
   if (!res.ok) {
@@ -132,8 +137,18 @@ export async function downloadUrl(url: string, dir: string, signal?: AbortSignal
   }
   const name = filenameForDownload(u, res.headers.get('content-disposition'));
   const file = `${dir}/${name || UNNAMED}`;
-  if (res.body) await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream), createWriteStream(file, { flags: 'wx', mode: 0o600 }));
-  else await pipeline(Readable.from([]), createWriteStream(file, { flags: 'wx', mode: 0o600 }));
+  const length = Number(res.headers.get('content-length') ?? NaN);
+  const total = Number.isFinite(length) ? length : undefined;
+  let received = 0;
+  const count = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      received += chunk.length;
+      onProgress?.(received, total);
+      done(null, chunk);
+    },
+  });
+  const body = res.body ? Readable.fromWeb(res.body as import('node:stream/web').ReadableStream) : Readable.from([]);
+  await pipeline(body, count, createWriteStream(file, { flags: 'wx', mode: 0o600 }));
   const lastModified = res.headers.get('last-modified');
   const t = lastModified ? Date.parse(lastModified) : NaN;
   if (!Number.isNaN(t)) utimesSync(file, t / 1000, t / 1000);

@@ -105,7 +105,7 @@ describe('ADD of a URL', () => {
   let url = '';
   before(async () => {
     server = createServer((req, res) => {
-      if (req.url === '/files/tool.tgz') res.writeHead(200, { 'Last-Modified': 'Wed, 21 Oct 2015 07:28:00 GMT' }).end('payload');
+      if (req.url === '/files/tool.tgz') res.writeHead(200, { 'Last-Modified': 'Wed, 21 Oct 2015 07:28:00 GMT', 'Content-Length': '7' }).end('payload');
       else if (req.url === '/download/') res.writeHead(200, { 'Content-Disposition': 'attachment; filename="named.bin"' }).end('named');
       else if (req.url === '/bare/') res.writeHead(200).end('bare');
       else res.writeHead(404).end('not here');
@@ -118,7 +118,11 @@ describe('ADD of a URL', () => {
 
   test('downloaded, named from the URL or Content-Disposition, dated by Last-Modified, never extracted', async () => {
     const tmp = fresh();
-    const [a, b] = await resolveSources('/nonexistent', [`${url}/files/tool.tgz`, `${url}/download/`], { cmd: 'ADD', dest: '/opt/', isContext: true, tmpDir: tmp });
+    const progress: Array<[string, number, number | undefined]> = [];
+    const [a, b] = await resolveSources('/nonexistent', [`${url}/files/tool.tgz`, `${url}/download/`], {
+      cmd: 'ADD', dest: '/opt/', isContext: true, tmpDir: tmp, onProgress: (u, r, t) => progress.push([u, r, t]),
+    });
+    assert.deepEqual(progress.at(0), [`${url}/files/tool.tgz`, 7, 7]);
     assert.equal(a!.rel, 'tool.tgz');
     assert.equal(a!.fromUrl, true);
     assert.equal(readFileSync(a!.path, 'utf8'), 'payload');
