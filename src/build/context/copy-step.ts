@@ -22,6 +22,8 @@ export interface CopyStepInput {
   /** A directory for ADD's downloads (the caller removes it after the step). */
   tmpDir: string;
   signal?: AbortSignal;
+  /** ADD downloads' progress (see ResolveOptions.onProgress). */
+  onProgress?: (url: string, received: number, total: number | undefined) => void;
 }
 
 export interface CopyStepPlan {
@@ -44,7 +46,7 @@ export async function planCopyStep(input: CopyStepInput): Promise<CopyStepPlan> 
   const mode = inst.chmod ? parseChmod(inst.chmod) : undefined;
   const preserveOwners = cmd === 'COPY' && !input.fromContext && !inst.chown;
   const sources = await resolveSources(input.sourceRoot, inst.sources, {
-    cmd, dest: inst.dest, isContext: input.fromContext, tmpDir: input.tmpDir, signal: input.signal,
+    cmd, dest: inst.dest, isContext: input.fromContext, tmpDir: input.tmpDir, signal: input.signal, onProgress: input.onProgress,
   });
   checkDestForSources(cmd, sources.length, inst.dest);
   const dest = normalizeDest(input.workdir, inst.dest);
