@@ -128,3 +128,32 @@ export function identityOf(certPem: string | Buffer): CertIdentity {
 export function signedBy(certPem: string, caPem: string): boolean {
   return new X509Certificate(certPem).verify(new X509Certificate(caPem).publicKey);
 }
+
+/** One DER element: where its value starts and ends. */
+function derElement(buf: Buffer, at: number): { start: number; end: number; next: number } {
+  let len = buf[at + 1]!;
+  let start = at + 2;
+  if (len & 0x80) {
+    const n = len & 0x7f;
+    len = 0;
+    for (let i = 0; i < n; i++) len = len * 256 + buf[at + 2 + i]!;
+    start += n;
+  }
+  return { start, end: start + len, next: start + len };
+}
+
+/** The DER of a certificate's subject and public key, base64, as TLSInfo shows them. */
+export function tlsInfoOf(certPem: string): { TrustRoot: string; CertIssuerSubject: string; CertIssuerPublicKey: string } {
+  const cert = new X509Certificate(certPem);
+  const der = cert.raw;
+  const tbs = derElement(der, derElement(der, 0).start); // Certificate → TBSCertificate
+  let at = tbs.start;
+  if (der[at] === 0xa0) at = derElement(der, at).next; // [0] version
+  for (let i = 0; i < 4; i++) at = derElement(der, at).next; // serial, signature, issuer, validity
+  const subject = der.subarray(at, derElement(der, at).end);
+  return {
+    TrustRoot: certPem,
+    CertIssuerSubject: subject.toString('base64'),
+    CertIssuerPublicKey: cert.publicKey.export({ type: 'spki', format: 'der' }).toString('base64'),
+  };
+}
