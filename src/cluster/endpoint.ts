@@ -2,7 +2,8 @@
 // and its client. Every connection presents the manager's node certificate; a joining node fetches
 // the CA first without trusting it (GET /ca), checks it against the digest in its join token, then
 // joins with the CA pinned (POST /join, the token's secret decides the role). Afterwards nodes call
-// with their own certificate (mutual TLS): POST /heartbeat and POST /leave, identified by its CN.
+// with their own certificate (mutual TLS): POST /heartbeat, /promote (a joining manager's etcd
+// learner becomes a voter) and /leave, identified by the certificate's CN.
 import { createServer, request, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
@@ -44,7 +45,10 @@ export interface EndpointHandler {
   caPem(): string;
   join(req: JoinRequest): Promise<JoinResponse>;
   heartbeat(node: CertIdentity): Promise<HeartbeatResponse>;
-  leave(node: CertIdentity): Promise<void>;
+  /** A manager that joined as an etcd learner asks to become a voting member once it has caught up. */
+  promote(node: CertIdentity): Promise<void>;
+  /** `abort`: a join that did not complete; the node and its etcd member are removed. */
+  leave(node: CertIdentity, abort: boolean): Promise<void>;
 }
 
 const MAX_BODY = 1 << 20;
@@ -89,7 +93,12 @@ export async function startEndpoint(listen: HostPort, certs: NodeCerts, clusterI
       if (req.method === 'GET' && req.url === '/ca') return { caPem: handler.caPem() };
       if (req.method === 'POST' && req.url === '/join') return handler.join((await readBody(req)) as JoinRequest);
       if (req.method === 'POST' && req.url === '/heartbeat') return handler.heartbeat(peer(req, clusterId));
-      if (req.method === 'POST' && req.url === '/leave') return handler.leave(peer(req, clusterId)).then(() => ({}));
+      if (req.method === 'POST' && req.url === '/promote') return handler.promote(peer(req, clusterId)).then(() => ({}));
+      if (req.method === 'POST' && req.url === '/leave') {
+        const node = peer(req, clusterId);
+        const body = (await readBody(req)) as { abort?: unknown };
+        return handler.leave(node, body?.abort === true).then(() => ({}));
+      }
       throw new EngineError('NOT_FOUND', `no such endpoint ${req.method} ${req.url}`);
     };
     route().then((body) => send(200, body), (err) => {

@@ -28,6 +28,8 @@ export interface EtcdMemberOptions {
   /** `name=peerURL` pairs of the whole cluster at first start; `new` for init, `existing` for a join. */
   initialCluster: string;
   initialState: 'new' | 'existing';
+  /** A learner just added: ready once it serves /version (it has no quorum vote to be healthy with until promoted). */
+  learner?: boolean;
   /** Makes a one-member cluster out of the data (ForceNewCluster). */
   forceNewCluster?: boolean;
   clusterToken: string;
@@ -137,7 +139,7 @@ export class EtcdMember extends EventEmitter {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       if (outcome !== null) throw unavailable(`etcd failed to start (${outcome})${this.recentLog()}`);
-      if (await this.healthy()) {
+      if (await (this.opts.learner && !force ? this.answers('/version') : this.healthy())) {
         ready = true;
         this.log.debug('etcd is up', { pid: child.pid, ms: Date.now() - this.startedAt });
         return;
@@ -176,14 +178,18 @@ export class EtcdMember extends EventEmitter {
 
   /** GET /health over mutual TLS: true once the member serves with a quorum. */
   healthy(timeoutMs = 2000): Promise<boolean> {
+    return this.answers('/health', timeoutMs, (body) => /"health":\s*"true"/.test(body));
+  }
+
+  private answers(path: string, timeoutMs = 2000, ok: (body: string) => boolean = () => true): Promise<boolean> {
     const { tls } = this.opts;
     return new Promise((resolve) => {
-      const req = request(`${this.endpoint}/health`, {
+      const req = request(`${this.endpoint}${path}`, {
         ca: fs.readFileSync(tls.caFile), cert: fs.readFileSync(tls.certFile), key: fs.readFileSync(tls.keyFile), timeout: timeoutMs,
       }, (res) => {
         let body = '';
         res.on('data', (d) => (body += d));
-        res.on('end', () => resolve(res.statusCode === 200 && /"health":\s*"true"/.test(body)));
+        res.on('end', () => resolve(res.statusCode === 200 && ok(body)));
         res.on('error', () => resolve(false));
       });
       req.on('timeout', () => req.destroy());

@@ -55,18 +55,27 @@ export class Manager {
   }
 
   /** Starts etcd from the saved state, connects, listens, heartbeats. */
-  static async start(env: ManagerEnv, state: LocalClusterState, certs: NodeCerts, opts: { forceNewCluster?: boolean } = {}): Promise<Manager> {
+  static async start(env: ManagerEnv, state: LocalClusterState, certs: NodeCerts, opts: { forceNewCluster?: boolean; promote?: () => Promise<void> } = {}): Promise<Manager> {
     const adv = parseAddr(state.advertiseAddr, 0, 'advertise address');
     const ports = etcdPorts(adv.port);
     const etcd = state.etcd!;
     const member = new EtcdMember({
       name: state.nodeId, dataDir: env.files.etcdDir, host: adv.host, clientPort: ports.client, peerPort: ports.peer, tls: env.files.tlsFiles,
       initialCluster: etcd.initialCluster, initialState: etcd.initialState, clusterToken: etcd.clusterToken,
-      ...(opts.forceNewCluster ? { forceNewCluster: true } : {}), log: env.log,
+      ...(opts.forceNewCluster ? { forceNewCluster: true } : {}), ...(opts.promote ? { learner: true } : {}), log: env.log,
     });
     await member.start();
     let store: ClusterStore | null = null;
     try {
+      if (opts.promote) {
+        // A joining manager starts as a learner: it becomes a voter once it has caught up.
+        await opts.promote();
+        const deadline = Date.now() + 60_000;
+        while (!(await member.healthy())) {
+          if (Date.now() > deadline) throw unavailable('the new etcd member did not become healthy within 60 s of its promotion');
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      }
       store = await ClusterStore.open([member.endpoint], certs);
       const m = new Manager(env, state, certs, member, store);
       return m;
@@ -217,8 +226,27 @@ export class Manager {
     return { managers: await this.managers(), periodSeconds: this.periodSeconds };
   }
 
-  async leave(node: CertIdentity): Promise<void> {
+  async promote(node: CertIdentity): Promise<void> {
+    const id = await this.memberOf(node.nodeId);
+    if (!id) throw notFound(`no etcd member for node ${node.nodeId}`);
+    await this.store.promoteMember(id);
+    this.log.info('manager promoted to a voting etcd member', { node: node.nodeId });
+  }
+
+  /** The etcd member of a node: by name once it started, by peer URL before. */
+  private async memberOf(nodeId: string): Promise<string | undefined> {
+    const rec = await this.store.get<NodeRecord>(nodeKey(nodeId));
+    const peer = rec?.value.ManagerAddr ? peerUrl(rec.value.Addr, etcdPorts(parseAddr(rec.value.ManagerAddr, 0, 'manager address').port).peer) : undefined;
+    return (await this.store.members()).find((m) => m.name === nodeId || (peer !== undefined && m.peerUrls.includes(peer)))?.id;
+  }
+
+  async leave(node: CertIdentity, abort: boolean): Promise<void> {
     await this.store.delete(beatKey(node.nodeId));
+    if (!abort) return;
+    const member = node.role === 'manager' ? await this.memberOf(node.nodeId) : undefined;
+    if (member) await this.store.removeMember(member);
+    await this.store.delete(nodeKey(node.nodeId));
+    this.log.info('a join that did not complete was undone', { node: node.nodeId });
   }
 
   // ---- leaving and stopping ------------------------------------------------------------------

@@ -99,11 +99,11 @@ export class ClusterService {
   }
 
   /** Starts the runtime of a saved state: a manager's etcd and endpoint, or a worker's heartbeat. */
-  private async run(state: LocalClusterState): Promise<void> {
+  private async run(state: LocalClusterState, promote?: () => Promise<void>): Promise<void> {
     const certs = this.files.readCerts();
     if (identityOf(certs.certPem).nodeId !== state.nodeId) throw new Error('the node certificate does not match the saved node ID');
     if (state.role === 'manager') {
-      const m = await Manager.start({ log: this.deps.log, files: this.files, describe: () => this.describe(certs.caPem) }, state, certs);
+      const m = await Manager.start({ log: this.deps.log, files: this.files, describe: () => this.describe(certs.caPem) }, state, certs, promote ? { promote } : {});
       try {
         await m.serve();
       } catch (err) {
@@ -231,11 +231,25 @@ export class ClusterService {
       this.files.remove();
       this.files.writeCerts({ caPem, certPem: res.certPem, keyPem: keys.keyPem });
       this.files.write(state);
+      const certs = { caPem, certPem: res.certPem, keyPem: keys.keyPem };
+      const promote = async () => {
+        const deadline = Date.now() + 60_000;
+        for (;;) {
+          try {
+            return await callManager<void>(remote, 'POST', '/promote', {}, { caPem, certs });
+          } catch (err) {
+            if (Date.now() > deadline) throw err;
+            this.log.debug('etcd promotion not yet possible', { error: (err as Error).message });
+            await new Promise((r) => setTimeout(r, 500));
+          }
+        }
+      };
       try {
-        await this.run(state);
+        await this.run(state, res.role === 'manager' ? promote : undefined);
       } catch (err) {
         this.files.remove();
         this.phase = 'inactive';
+        await callManager(remote, 'POST', '/leave', { abort: true }, { caPem, certs }).catch((e: Error) => this.log.warn('could not undo the join at the manager', { error: e.message }));
         throw err;
       }
       this.log.info('joined the cluster', { node: res.nodeId, role: res.role, via: remote });

@@ -185,13 +185,25 @@ export class ClusterStore {
     }
   }
 
-  /** Adds a member by its peer URL; returns the member list after the change (the new one unnamed). */
+  /**
+   * Adds a member by its peer URL, as a learner (no vote, so a member that never starts costs the
+   * cluster no quorum); returns the member list after the change (the new one unnamed).
+   */
   async addMember(peerUrl: string): Promise<{ id: string; members: StoreMember[] }> {
     try {
-      const r = await this.client.cluster.memberAdd({ peerURLs: [peerUrl] });
+      const r = await this.client.cluster.memberAdd({ peerURLs: [peerUrl], isLearner: true });
       return { id: String(r.member.ID), members: r.members.map((m) => ({ id: String(m.ID), name: m.name, peerUrls: m.peerURLs, clientUrls: m.clientURLs })) };
     } catch (err) {
       throw storeDown(`adding member ${peerUrl}`, err);
+    }
+  }
+
+  /** Makes a learner a voting member; etcd refuses until the learner has caught up. */
+  async promoteMember(id: string): Promise<void> {
+    try {
+      await this.client.cluster.memberPromote({ ID: id });
+    } catch (err) {
+      throw storeDown(`promoting member ${id}`, err);
     }
   }
 
