@@ -28,8 +28,12 @@ export interface EtcdMemberOptions {
   /** `name=peerURL` pairs of the whole cluster at first start; `new` for init, `existing` for a join. */
   initialCluster: string;
   initialState: 'new' | 'existing';
-  /** A learner just added: ready once it serves /version (it has no quorum vote to be healthy with until promoted). */
-  learner?: boolean;
+  /**
+   * What "started" means: `health` (serving with a quorum: init) or `serving` (answers /version:
+   * a learner just added has no vote to be healthy with until promoted, and a restarted member may
+   * wait for its peers; the store answers 503 until the quorum is back).
+   */
+  waitFor?: 'health' | 'serving';
   /** Makes a one-member cluster out of the data (ForceNewCluster). */
   forceNewCluster?: boolean;
   clusterToken: string;
@@ -139,7 +143,7 @@ export class EtcdMember extends EventEmitter {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       if (outcome !== null) throw unavailable(`etcd failed to start (${outcome})${this.recentLog()}`);
-      if (await (this.opts.learner && !force ? this.answers('/version') : this.healthy())) {
+      if (await (this.opts.waitFor === 'serving' ? this.answers('/version') : this.healthy())) {
         ready = true;
         this.log.debug('etcd is up', { pid: child.pid, ms: Date.now() - this.startedAt });
         return;

@@ -55,14 +55,15 @@ export class Manager {
   }
 
   /** Starts etcd from the saved state, connects, listens, heartbeats. */
-  static async start(env: ManagerEnv, state: LocalClusterState, certs: NodeCerts, opts: { forceNewCluster?: boolean; promote?: () => Promise<void> } = {}): Promise<Manager> {
+  /** `restart`: the member comes back among its peers and may have to wait for a quorum. */
+  static async start(env: ManagerEnv, state: LocalClusterState, certs: NodeCerts, opts: { forceNewCluster?: boolean; promote?: () => Promise<void>; restart?: boolean } = {}): Promise<Manager> {
     const adv = parseAddr(state.advertiseAddr, 0, 'advertise address');
     const ports = etcdPorts(adv.port);
     const etcd = state.etcd!;
     const member = new EtcdMember({
       name: state.nodeId, dataDir: env.files.etcdDir, host: adv.host, clientPort: ports.client, peerPort: ports.peer, tls: env.files.tlsFiles,
       initialCluster: etcd.initialCluster, initialState: etcd.initialState, clusterToken: etcd.clusterToken,
-      ...(opts.forceNewCluster ? { forceNewCluster: true } : {}), ...(opts.promote ? { learner: true } : {}), log: env.log,
+      ...(opts.forceNewCluster ? { forceNewCluster: true } : {}), ...(opts.promote || opts.restart ? { waitFor: 'serving' as const } : {}), log: env.log,
     });
     await member.start();
     let store: ClusterStore | null = null;
@@ -88,9 +89,14 @@ export class Manager {
 
   /** The endpoint and the heartbeat, once the store holds this node. */
   async serve(): Promise<void> {
-    const cluster = await this.cluster();
-    const period = (cluster.value.Spec.Dispatcher as { HeartbeatPeriod?: number } | undefined)?.HeartbeatPeriod;
-    if (typeof period === 'number' && period >= 1e9) this.periodSeconds = period / 1e9;
+    try {
+      const cluster = await this.cluster();
+      const period = (cluster.value.Spec.Dispatcher as { HeartbeatPeriod?: number } | undefined)?.HeartbeatPeriod;
+      if (typeof period === 'number' && period >= 1e9) this.periodSeconds = period / 1e9;
+    } catch (err) {
+      // A restarted manager without a quorum yet: serve anyway; the store answers once it is back.
+      this.log.warn('cannot read the cluster object yet; using the default heartbeat period', { error: (err as Error).message });
+    }
     this.server = await startEndpoint(parseAddr(this.state.listenAddr, 0, 'listen address'), this.certs, this.state.clusterId, this, this.log);
     await this.beat();
     this.beatTimer = setInterval(() => void this.beat(), this.periodSeconds * 1000);
@@ -208,11 +214,16 @@ export class Manager {
     const nodeId = newId();
     const certPem = await issueNodeCert(c.value.ca, req.publicKeyPem, { nodeId, role, clusterId: this.state.clusterId, ips: certificateIps(adv.host, listen.host) });
     const description = (req.description ?? {}) as NodeRecord['Description'];
-    await this.store.create(nodeKey(nodeId), newNodeRecord(nodeId, role, formatHostPort(adv), description, req.availability || 'active'));
+    const availability = req.availability ?? 'active';
+    if (availability !== 'active' && availability !== 'pause' && availability !== 'drain') throw invalidParameter(`invalid availability ${JSON.stringify(availability)}`);
+    await this.store.create(nodeKey(nodeId), newNodeRecord(nodeId, role, formatHostPort(adv), description, availability));
     const res: JoinResponse = { nodeId, clusterId: this.state.clusterId, role, certPem, caPem: this.certs.caPem, managers: await this.managers() };
     if (role === 'manager') {
       const peer = peerUrl(adv.host, etcdPorts(adv.port).peer);
-      const { members } = await this.store.addMember(peer);
+      const { members } = await this.store.addMember(peer).catch(async (err: Error) => {
+        await this.store.delete(nodeKey(nodeId)).catch((e: Error) => this.log.warn('cannot remove the node record of a failed join', { error: e.message }));
+        throw err;
+      });
       const initialCluster = members.map((m) => `${m.name || nodeId}=${m.peerUrls[0]}`).join(',');
       res.etcd = { initialCluster, clusterToken: this.state.etcd!.clusterToken };
     }

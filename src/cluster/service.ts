@@ -103,7 +103,7 @@ export class ClusterService {
     const certs = this.files.readCerts();
     if (identityOf(certs.certPem).nodeId !== state.nodeId) throw new Error('the node certificate does not match the saved node ID');
     if (state.role === 'manager') {
-      const m = await Manager.start({ log: this.deps.log, files: this.files, describe: () => this.describe(certs.caPem) }, state, certs, promote ? { promote } : {});
+      const m = await Manager.start({ log: this.deps.log, files: this.files, describe: () => this.describe(certs.caPem) }, state, certs, promote ? { promote } : { restart: true });
       try {
         await m.serve();
       } catch (err) {
@@ -168,6 +168,7 @@ export class ClusterService {
       const spec = withDefaults(req.Spec);
       checkSpec(spec);
       const net = checkInitNetworking(req);
+      const availability = checkAvailability(req.Availability || 'active');
       const nodeId = newId();
       const clusterId = newId();
       const ca = await createRootCa();
@@ -190,7 +191,7 @@ export class ClusterService {
       let m: Manager | null = null;
       try {
         m = await Manager.start({ log: this.deps.log, files: this.files, describe: () => this.describe(ca.certPem) }, state, { caPem: ca.certPem, certPem, keyPem: keys.keyPem });
-        await m.bootstrap(rec, newNodeRecord(nodeId, 'manager', advertiseAddr, this.describe(ca.certPem)));
+        await m.bootstrap(rec, newNodeRecord(nodeId, 'manager', advertiseAddr, this.describe(ca.certPem), availability));
         await m.serve();
       } catch (err) {
         await m?.stop().catch((e: Error) => this.log.warn('stopping the half-made cluster failed', { error: e.message }));
@@ -212,6 +213,7 @@ export class ClusterService {
       const token = req.JoinToken ?? '';
       const listen = parseAddr(req.ListenAddr || `0.0.0.0:${DEFAULT_LISTEN_PORT}`, DEFAULT_LISTEN_PORT, 'listen address');
       const adv = chooseAdvertise(listen, req.AdvertiseAddr);
+      if (req.Availability) checkAvailability(req.Availability);
       const remote = formatHostPort(parseAddr(req.RemoteAddrs[0]!, DEFAULT_LISTEN_PORT, 'remote address'));
       const { caPem } = await callManager<{ caPem: string }>(remote, 'GET', '/ca', undefined, {});
       if (!tokenMatchesCa(token, caPem)) throw invalidParameter(`remote CA does not match fingerprint. Expected: ${caDigest(caPem)}`);
@@ -219,7 +221,7 @@ export class ClusterService {
       const body: JoinRequest = {
         token, publicKeyPem: keys.publicKeyPem, advertiseAddr: formatHostPort(adv), listenAddr: formatHostPort(listen),
         dataPathAddr: req.DataPathAddr ?? '', description: this.describe(caPem),
-        ...(typeof (req as { Availability?: unknown }).Availability === 'string' ? { availability: (req as { Availability: string }).Availability } : {}),
+        ...(req.Availability ? { availability: checkAvailability(req.Availability) } : {}),
       };
       const res = await callManager<JoinResponse>(remote, 'POST', '/join', body, { caPem, timeoutMs: 60_000 });
       if (!signedBy(res.certPem, caPem) || identityOf(res.certPem).nodeId !== res.nodeId) throw unavailable('the manager answered with a certificate of another CA or node');
@@ -340,6 +342,11 @@ export class ClusterService {
     this.requireManager();
     throw notBuilt(kind);
   }
+}
+
+function checkAvailability(a: string): string {
+  if (a !== 'active' && a !== 'pause' && a !== 'drain') throw invalidParameter(`invalid Availability ${JSON.stringify(a)}: must be "active", "pause" or "drain"`);
+  return a;
 }
 
 function notBuilt(kind: string): Error {

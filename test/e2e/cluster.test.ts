@@ -3,7 +3,7 @@
 // (one init, one joins as manager, one as worker; node ls shows 3 Ready nodes; a restarted node
 // comes back). Each manager runs its own etcd (ports listen+2, +3).
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
@@ -12,6 +12,19 @@ import { until } from '../helpers/until.ts';
 // A block of loopback addresses per test process, so two runs never share ports.
 const base = 20 + (process.pid % 40) * 5;
 const ip = (i: number) => `127.0.0.${base + i}`;
+
+/** The pid of the etcd whose data is under `dataRoot`, if one runs. */
+function findEtcd(dataRoot: string): number | undefined {
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      if (readFileSync(`/proc/${e}/cmdline`, 'utf8').includes(`\0--data-dir\0${dataRoot}/`)) return Number(e);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return undefined;
+}
 
 interface NodeLine { ID: string; Self: boolean; Status: string; Availability: string; ManagerStatus: string }
 
@@ -82,6 +95,20 @@ describe('cluster mode on one node', () => {
     assert.equal((await d.request('GET', `/v1.51/nodes?filters=${encodeURIComponent(JSON.stringify({ role: ['boss'] }))}`)).status, 400);
     assert.equal((await d.request('GET', '/v1.51/nodes/nosuchnode')).status, 404);
 
+    // kill -9 of the daemon: its etcd outlives it; the next daemon replaces that member and is back.
+    const etcdPid = findEtcd(d.dataRoot);
+    assert.ok(etcdPid, 'an etcd runs for the manager');
+    await d.kill9();
+    await d.restart();
+    const back = await until('the manager back in its cluster', async () => {
+      const s = JSON.parse((await d.docker(['info', '--format', '{{json .Swarm}}'])).stdout);
+      return s.LocalNodeState === 'active' && s.Cluster?.ID === swarm.ID ? s : undefined;
+    }, 60_000, 250);
+    assert.equal(back.NodeID, nodeId);
+    assert.notEqual(findEtcd(d.dataRoot), etcdPid, 'the old member was replaced');
+    assert.equal((await d.request('GET', '/v1.51/swarm')).json().Spec.Orchestration.TaskHistoryRetentionLimit, 7);
+    assert.deepEqual((await nodeLs(d)).map((n) => [n.ID, n.Status]), [[nodeId, 'Ready']]);
+
     const svc = await d.docker(['service', 'ls']);
     assert.notEqual(svc.code, 0);
     assert.match(svc.stderr, /services are not built yet/);
@@ -125,7 +152,7 @@ describe('cluster mode on three daemons', () => {
     const jb = await b.docker(['swarm', 'join', '--token', managerToken, '--advertise-addr', ip(2), '--listen-addr', `${ip(2)}:2377`, `${ip(1)}:2377`]);
     assert.equal(jb.code, 0, jb.stderr + b.output);
     assert.match(jb.stdout, /This node joined a swarm as a manager/);
-    const jc = await c.docker(['swarm', 'join', '--token', workerToken, '--advertise-addr', ip(3), '--listen-addr', `${ip(3)}:2377`, `${ip(1)}:2377`]);
+    const jc = await c.docker(['swarm', 'join', '--token', workerToken, '--availability', 'drain', '--advertise-addr', ip(3), '--listen-addr', `${ip(3)}:2377`, `${ip(1)}:2377`]);
     assert.equal(jc.code, 0, jc.stderr + c.output);
     assert.match(jc.stdout, /This node joined a swarm as a worker/);
     assert.equal((await c.request('GET', '/_ping')).headers['swarm'], 'active/worker');
@@ -142,6 +169,7 @@ describe('cluster mode on three daemons', () => {
     assert.equal(workerInfo.RemoteManagers.length, 2);
     assert.match((await c.docker(['node', 'ls'])).stderr, /Worker nodes can't be used to view or modify cluster state/);
     const workerId = workerInfo.NodeID as string;
+    assert.equal((await nodeLs(a)).find((n) => n.ID === workerId)?.Availability, 'Drain');
 
     // A node that is up is not removed without force; a manager not at all.
     const rmUp = await a.docker(['node', 'rm', workerId]);
