@@ -128,8 +128,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // Networking finds containers by reference (DNS answers, links, connect); the containers service
     // is built later (it needs the sandboxes), and until then no container is known.
     let containerService: ContainerService | undefined;
+    // Cluster mode: built early (it needs nothing else) so networking can ask whether this node
+    // manages a cluster; a node saved in a cluster comes back into it in the background once the
+    // routes exist (its etcd or its heartbeat to the managers); /info shows it pending until then.
+    const cluster = new ClusterService({ dataRoot: roots.dataRoot, log, engineVersion: ENGINE_VERSION, engineLabels: () => cfg().labels });
+    cleanups.push(() => cluster.shutdown());
     const networking = composeNetworking({
       db, config: cfg, log: log.child({ module: 'network' }), execRoot: roots.execRoot, events, daemonId: engineId,
+      clusterManager: () => cluster.pingState() === 'active/manager',
       containers: {
         find: (ref) => {
           if (!containerService) throw notFound(`No such container: ${ref}`);
@@ -269,10 +275,6 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
 
     const listenWarnings: string[] = [];
     let componentsCache: ComponentVersions | undefined;
-    // Cluster mode: a node saved in a cluster comes back into it in the background (its etcd or its
-    // heartbeat to the managers); /info and /_ping show it pending until then.
-    const cluster = new ClusterService({ dataRoot: roots.dataRoot, log, engineVersion: ENGINE_VERSION, engineLabels: () => cfg().labels });
-    cleanups.push(() => cluster.shutdown());
     void cluster.restore();
     const system = new SystemService({
       cluster,

@@ -112,6 +112,9 @@ describe('cluster mode on one node', () => {
     const svc = await d.docker(['service', 'ls']);
     assert.notEqual(svc.code, 0);
     assert.match(svc.stderr, /services are not built yet/);
+    const overlay = await d.docker(['network', 'create', '-d', 'overlay', 'ov1']);
+    assert.notEqual(overlay.code, 0);
+    assert.match(overlay.stderr, /overlay networks are not built yet in this engine's cluster mode/);
     const again = await d.docker(['swarm', 'init', '--advertise-addr', ip(0)]);
     assert.match(again.stderr, /This node is already part of a swarm/);
 
@@ -126,6 +129,7 @@ describe('cluster mode on one node', () => {
     assert.match((await d.docker(['node', 'ls'])).stderr, /This node is not a swarm manager\. Use "docker swarm init"/);
     assert.match((await d.docker(['swarm', 'leave', '--force'])).stderr, /This node is not part of a swarm/);
     assert.ok(!existsSync(join(d.dataRoot, 'cluster')), 'the cluster state is gone');
+    assert.match((await d.docker(['network', 'create', '-d', 'overlay', 'ov1'])).stderr, /This node is not a swarm manager/);
   });
 });
 
