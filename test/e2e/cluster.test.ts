@@ -207,5 +207,21 @@ describe('cluster mode on three daemons', () => {
     const rmDown = await a.docker(['node', 'rm', workerId]);
     assert.equal(rmDown.code, 0, rmDown.stderr);
     assert.equal((await nodeLs(a)).length, 2);
+
+    // The second manager leaves: refused without force (dockerd's words), then its etcd member goes
+    // and the first manager keeps serving alone.
+    const bId = JSON.parse((await b.docker(['info', '--format', '{{json .Swarm}}'])).stdout).NodeID as string;
+    const leaveB = await b.docker(['swarm', 'leave']);
+    assert.notEqual(leaveB.code, 0);
+    assert.match(leaveB.stderr, /You are attempting to leave the swarm on a node that is participating as a manager\. The only way to restore a swarm that has lost consensus is to reinitialize it with `--force-new-cluster`/);
+    const forcedB = await b.docker(['swarm', 'leave', '--force']);
+    assert.equal(forcedB.code, 0, forcedB.stderr);
+    assert.equal((await b.request('GET', '/_ping')).headers['swarm'], 'inactive');
+    await until('the first manager serving writes alone', async () => {
+      const r = await a.docker(['swarm', 'update', '--task-history-limit', '3']);
+      return r.code === 0 ? true : undefined;
+    }, 60_000, 500);
+    const left = (await nodeLs(a)).find((n) => n.ID === bId);
+    assert.equal(left?.Status, 'Down');
   });
 });
