@@ -54,7 +54,7 @@ import { registerExecRoutes } from '../api/routes/exec.ts';
 import { registerStatsRoutes } from '../api/routes/stats.ts';
 import { registerClusterRoutes } from '../api/routes/cluster.ts';
 import { registerPluginRoutes } from '../api/routes/plugins.ts';
-import { InactiveCluster } from '../cluster/inactive.ts';
+import { ClusterService } from '../cluster/service.ts';
 import { NoManagedPlugins } from '../plugins/managed.ts';
 import { AuthzChain } from '../plugins/authz.ts';
 import { CdiRegistry } from '../oci/cdi.ts';
@@ -128,8 +128,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // Networking finds containers by reference (DNS answers, links, connect); the containers service
     // is built later (it needs the sandboxes), and until then no container is known.
     let containerService: ContainerService | undefined;
+    // Cluster mode: built early (it needs nothing else) so networking can ask whether this node
+    // manages a cluster; a node saved in a cluster comes back into it in the background once the
+    // routes exist (its etcd or its heartbeat to the managers); /info shows it pending until then.
+    const cluster = new ClusterService({ dataRoot: roots.dataRoot, log, engineVersion: ENGINE_VERSION, engineLabels: () => cfg().labels });
+    cleanups.push(() => cluster.shutdown());
     const networking = composeNetworking({
       db, config: cfg, log: log.child({ module: 'network' }), execRoot: roots.execRoot, events, daemonId: engineId,
+      clusterManager: () => cluster.pingState() === 'active/manager',
       containers: {
         find: (ref) => {
           if (!containerService) throw notFound(`No such container: ${ref}`);
@@ -269,7 +275,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
 
     const listenWarnings: string[] = [];
     let componentsCache: ComponentVersions | undefined;
+    void cluster.restore();
     const system = new SystemService({
+      cluster,
       eventListeners: () => events.subscribers,
       config: cfg,
       engineId,
@@ -320,7 +328,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     registerImageRoutes(api.router, imageService);
     registerExecRoutes(api.router, execs, { detachWatcher: (keys) => new EscapeMatcher(keys.length ? keys : parseDetachKeys(DEFAULT_DETACH_KEYS)) });
     registerStatsRoutes(api.router, stats);
-    registerClusterRoutes(api.router, new InactiveCluster());
+    registerClusterRoutes(api.router, cluster);
     registerPluginRoutes(api.router, new NoManagedPlugins());
 
     const hosts = initial.hosts.filter((h) => h !== '');
