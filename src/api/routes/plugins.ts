@@ -1,16 +1,16 @@
 // Managed-plugin routes (/plugins*): list, inspect, install, enable/disable, configure, remove.
 // Handlers parse the request and call the backend, which says what it can and cannot do.
 import { invalidParameter } from '../../errors.ts';
-import type { PluginView } from '../../types/plugins.ts';
+import type { PluginPrivilege, PluginView } from '../../types/plugins.ts';
 import { readJson, sendJson, sendNoContent } from '../http.ts';
 import type { RequestContext, Router } from '../router.ts';
 
 export interface PluginsBackend {
   list(filters: Map<string, string[]>): Promise<PluginView[]>;
   inspect(name: string): Promise<PluginView>;
-  privileges(remote: string): Promise<unknown[]>;
-  /** Install (pull) or upgrade from a registry: `name` is the local name to give it. */
-  install(remote: string, opts: { name?: string; upgradeOf?: string; privileges: unknown; registryAuth?: string }): Promise<void>;
+  privileges(remote: string, registryAuth?: string): Promise<PluginPrivilege[]>;
+  /** Install (pull) or upgrade from a registry: `name` is the local name to give it. Returns the plugin's name. */
+  install(remote: string, opts: { name?: string; upgradeOf?: string; privileges: unknown; registryAuth?: string }): Promise<string>;
   create(name: string, context: NodeJS.ReadableStream): Promise<void>;
   enable(name: string, opts: { timeout: number }): Promise<void>;
   disable(name: string, opts: { force: boolean }): Promise<void>;
@@ -28,11 +28,13 @@ const auth = (ctx: RequestContext): { registryAuth?: string } => {
 
 export function registerPluginRoutes(router: Router, backend: PluginsBackend): void {
   router.get('/plugins', async (ctx) => sendJson(ctx.res, 200, await backend.list(ctx.query.filters())));
-  router.get('/plugins/privileges', async (ctx) => sendJson(ctx.res, 200, await backend.privileges(ctx.query.string('remote') ?? '')));
+  router.get('/plugins/privileges', async (ctx) => sendJson(ctx.res, 200, await backend.privileges(ctx.query.string('remote') ?? '', auth(ctx).registryAuth)));
   router.post('/plugins/pull', async (ctx) => {
     const remote = ctx.query.string('remote') ?? '';
     const local = ctx.query.string('name');
-    await backend.install(remote, { ...(local ? { name: local } : {}), privileges: await readJson(ctx.req, []), ...auth(ctx) });
+    const installed = await backend.install(remote, { ...(local ? { name: local } : {}), privileges: await readJson(ctx.req, []), ...auth(ctx) });
+    // The docker CLI enables the plugin by the name this header gives.
+    ctx.res.setHeader('Docker-Plugin-Name', installed);
     sendNoContent(ctx.res, 200);
   });
   router.post('/plugins/create', async (ctx) => {

@@ -1,0 +1,177 @@
+// Managed plugins (issue 14, item 4), end to end with the docker CLI: a real volume-driver plugin
+// built here (a static C program, test/fixtures/volume-plugin-c.ts) is created from a directory,
+// pushed to a loopback registry, removed, installed again from the registry (privileges granted),
+// used as the driver of a volume that a container writes to, disabled/set/enabled, kept enabled
+// across a daemon restart, and removed.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { buildTestVolumePlugin, canBuildStatic } from '../fixtures/volume-plugin-c.ts';
+import { httpOverUnix, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { loadBusybox } from '../helpers/images.ts';
+import { startRegistry, type TestRegistry } from '../helpers/registry.ts';
+
+const skip = !(await canBuildStatic()) && 'gcc is not installed: the test plugin cannot be built (scripts/setup.sh installs it)';
+
+describe('managed plugins', { skip }, () => {
+  let d: TestDaemon;
+  let reg: TestRegistry;
+  let dir: string;
+  let remote: string;
+  const alias = 'testvol';
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'engine-mplugin-'));
+    await buildTestVolumePlugin(join(dir, 'plugin'));
+    reg = await startRegistry();
+    remote = `${reg.host}/testvol:1.0`;
+    d = await startDaemon();
+    await loadBusybox(d);
+  });
+  after(async () => {
+    await d?.cleanup();
+    await reg?.cleanup();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const ok = async (args: string[]) => {
+    const r = await d.docker(args);
+    assert.equal(r.code, 0, `docker ${args.join(' ')}: ${r.stderr}\n${d.output.slice(-2000)}`);
+    return r.stdout;
+  };
+  const inspect = async (name: string) => JSON.parse(await ok(['plugin', 'inspect', name]))[0];
+
+  test('create from a directory (config.json + rootfs), push to a registry, remove', async () => {
+    await ok(['plugin', 'create', remote, join(dir, 'plugin')]);
+    const p = await inspect(remote);
+    assert.equal(p.Name, remote);
+    assert.equal(p.Enabled, false);
+    assert.deepEqual(p.Config.Interface.Types, ['docker.volumedriver/1.0']);
+    assert.deepEqual(p.Settings.Env, ['ROOT=/data']);
+    assert.equal(p.Config.rootfs.diff_ids.length, 1);
+
+    await ok(['plugin', 'push', remote]);
+    const res = await fetch(`http://${reg.host}/v2/testvol/manifests/1.0`, { headers: { Accept: 'application/vnd.docker.distribution.manifest.v2+json' } });
+    assert.equal(res.status, 200);
+    const manifest = await res.json() as { config: { mediaType: string; digest: string }; layers: Array<{ digest: string }> };
+    assert.equal(manifest.config.mediaType, 'application/vnd.docker.plugin.v1+json');
+    assert.equal(manifest.layers.length, 1);
+    const config = await (await fetch(`http://${reg.host}/v2/testvol/blobs/${manifest.config.digest}`)).json() as { Network: { Type: string }; rootfs: { diff_ids: string[] } };
+    assert.equal(config.Network.Type, 'host');
+    assert.deepEqual(config.rootfs.diff_ids, p.Config.rootfs.diff_ids);
+
+    await ok(['plugin', 'rm', remote]);
+    assert.equal((await ok(['plugin', 'ls', '-q'])).trim(), '');
+    assert.ok(!existsSync(join(d.dataRoot, 'plugins', p.Id)), 'the plugin directory is gone');
+  });
+
+  test('privileges from the registry; a pull must accept exactly them', async () => {
+    const priv = await d.request('GET', `/plugins/privileges?remote=${encodeURIComponent(remote)}`);
+    assert.equal(priv.status, 200);
+    assert.deepEqual(priv.json(), [{ Name: 'network', Description: 'permissions to access a network', Value: ['host'] }]);
+    const refused = await d.request('POST', `/plugins/pull?remote=${encodeURIComponent(remote)}&name=${alias}`, { body: [] });
+    assert.equal(refused.status, 400);
+    assert.match(refused.json().message, /incorrect privileges/);
+    const missing = await d.request('GET', `/plugins/privileges?remote=${encodeURIComponent(`${reg.host}/nothere:1`)}`);
+    assert.ok(missing.status >= 400 && missing.status < 500, `status ${missing.status}`);
+    assert.equal((await d.request('GET', '/plugins/privileges')).status, 400);
+  });
+
+  test('install from the registry (granted), enabled, listed and filtered', async () => {
+    const out = await ok(['plugin', 'install', '--grant-all-permissions', '--alias', alias, remote]);
+    assert.match(out, /Installed plugin/);
+    const p = await inspect(alias);
+    assert.equal(p.Name, `${alias}:latest`);
+    assert.equal(p.Enabled, true);
+    assert.equal(p.PluginReference, `${reg.host}/testvol:1.0`);
+    const ls = await ok(['plugin', 'ls', '--format', '{{.Name}} {{.Enabled}} {{.Description}}']);
+    assert.equal(ls.trim(), `${alias}:latest true engine test volume driver`);
+    assert.equal((await ok(['plugin', 'ls', '-q', '--filter', 'capability=volumedriver'])).trim(), p.Id.slice(0, 12));
+    assert.equal((await ok(['plugin', 'ls', '-q', '--filter', 'capability=authz'])).trim(), '');
+    assert.equal((await ok(['plugin', 'ls', '-q', '--filter', 'enabled=false'])).trim(), '');
+    assert.equal((await d.request('GET', '/plugins?filters=' + encodeURIComponent('{"bogus":["x"]}'))).status, 400);
+    // Its socket sits in <exec-root>/plugins/<id>/, bound at /run/docker/plugins in the plugin.
+    assert.ok(existsSync(join(d.execRoot, 'plugins', p.Id, 'testvol.sock')));
+    const again = await d.docker(['plugin', 'enable', alias]);
+    assert.notEqual(again.code, 0);
+    assert.match(again.stderr, /already enabled/);
+  });
+
+  test('the plugin serves volumes: created by it, mounted into a container, data in its rootfs', async () => {
+    const p = await inspect(alias);
+    await ok(['volume', 'create', '-d', alias, 'mpv1']);
+    const v = JSON.parse(await ok(['volume', 'inspect', 'mpv1']))[0];
+    assert.equal(v.Driver, alias);
+    assert.equal(v.Mountpoint, join(d.dataRoot, 'plugins', p.Id, 'rootfs', 'data', 'mpv1'));
+    const marker = await ok(['run', '--rm', '-v', 'mpv1:/v', 'busybox', 'sh', '-c', 'cat /v/made-by-testvol; echo hello > /v/from-container']);
+    assert.equal(marker.trim(), 'mpv1');
+    assert.equal(await readFile(join(v.Mountpoint, 'from-container'), 'utf8'), 'hello\n');
+    assert.match(await ok(['volume', 'ls', '--filter', `driver=${alias}`]), /mpv1/);
+
+    // A plugin with volumes is in use: disable and rm refuse without --force.
+    const busy = await d.docker(['plugin', 'disable', alias]);
+    assert.notEqual(busy.code, 0);
+    assert.match(busy.stderr, /is in use/);
+    await ok(['volume', 'rm', 'mpv1']);
+    assert.ok(!existsSync(v.Mountpoint), 'the plugin removed the volume directory');
+  });
+
+  test('disable, set what the config allows, enable with the new setting', async () => {
+    const p = await inspect(alias);
+    await ok(['plugin', 'disable', alias]);
+    assert.equal((await inspect(alias)).Enabled, false);
+    assert.ok(!existsSync(join(d.execRoot, 'plugins', p.Id)), 'the socket directory is gone');
+    const vc = await d.docker(['volume', 'create', '-d', alias, 'nope']);
+    assert.notEqual(vc.code, 0, 'a disabled plugin serves no volumes');
+
+    const unknown = await d.docker(['plugin', 'set', alias, 'NOPE=1']);
+    assert.notEqual(unknown.code, 0);
+    assert.match(unknown.stderr, /setting "NOPE" not found in the plugin configuration/);
+    const badField = await d.docker(['plugin', 'set', alias, 'ROOT.source=/x']);
+    assert.notEqual(badField.code, 0);
+    assert.match(badField.stderr, /"ROOT.source" is not settable/);
+    await ok(['plugin', 'set', alias, 'ROOT=/data2']);
+    assert.deepEqual((await inspect(alias)).Settings.Env, ['ROOT=/data2']);
+
+    await ok(['plugin', 'enable', '--timeout', '20', alias]);
+    const noSet = await d.docker(['plugin', 'set', alias, 'ROOT=/data3']);
+    assert.notEqual(noSet.code, 0);
+    assert.match(noSet.stderr, /disable plugin before setting/);
+    await ok(['volume', 'create', '-d', alias, 'mpv2']);
+    assert.ok(existsSync(join(d.dataRoot, 'plugins', p.Id, 'rootfs', 'data2', 'mpv2', 'made-by-testvol')));
+  });
+
+  test('an enabled plugin comes back after a daemon restart and still serves its volumes', async () => {
+    const before = await inspect(alias);
+    await d.stop();
+    await d.restart();
+    const after = await inspect(alias);
+    assert.equal(after.Id, before.Id);
+    assert.equal(after.Enabled, true);
+    assert.deepEqual(after.Settings.Env, ['ROOT=/data2']);
+    const out = await ok(['run', '--rm', '-v', 'mpv2:/v', 'busybox', 'cat', '/v/made-by-testvol']);
+    assert.equal(out.trim(), 'mpv2');
+    // Through the API too: the list shape docker-py and dockerode read.
+    const list = await httpOverUnix(d.socket, 'GET', '/v1.51/plugins');
+    assert.equal(list.status, 200);
+    assert.equal(JSON.parse(list.body.toString())[0].Name, `${alias}:latest`);
+  });
+
+  test('rm refuses an enabled plugin; rm -f stops and removes it', async () => {
+    const p = await inspect(alias);
+    await ok(['volume', 'rm', 'mpv2']);
+    const refused = await d.docker(['plugin', 'rm', alias]);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /is enabled/);
+    await ok(['plugin', 'rm', '-f', alias]);
+    assert.equal((await ok(['plugin', 'ls', '-q'])).trim(), '');
+    assert.ok(!existsSync(join(d.dataRoot, 'plugins', p.Id)));
+    assert.ok(!existsSync(join(d.execRoot, 'plugins', p.Id)));
+    const gone = await d.request('GET', `/plugins/${alias}/json`);
+    assert.equal(gone.status, 404);
+    assert.equal(gone.json().message, `plugin "${alias}" not found`);
+  });
+});
