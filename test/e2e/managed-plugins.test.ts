@@ -5,7 +5,7 @@
 // across a daemon restart, and removed.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -13,6 +13,19 @@ import { buildTestVolumePlugin, canBuildStatic } from '../fixtures/volume-plugin
 import { httpOverUnix, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { startRegistry, type TestRegistry } from '../helpers/registry.ts';
+import { until } from '../helpers/until.ts';
+
+/** The pid of the plugin's process: the one in the plugin's cgroup (its path ends in the plugin id). */
+async function pluginPid(id: string): Promise<number | undefined> {
+  for (const e of await readdir('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    // Processes come and go while we look: one that is gone is not the plugin.
+    const cg = await readFile(`/proc/${e}/cgroup`, 'utf8').catch(() => '');
+    const cmd = await readFile(`/proc/${e}/cmdline`, 'utf8').catch(() => '');
+    if (cg.includes(`/${id}\n`) && cmd === '/testvol\0') return Number(e);
+  }
+  return undefined;
+}
 
 const skip = !(await canBuildStatic()) && 'gcc is not installed: the test plugin cannot be built (scripts/setup.sh installs it)';
 
@@ -22,6 +35,7 @@ describe('managed plugins', { skip }, () => {
   let dir: string;
   let remote: string;
   const alias = 'testvol';
+  const startedAt = Math.floor(Date.now() / 1000) - 1;
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'engine-mplugin-'));
@@ -160,9 +174,54 @@ describe('managed plugins', { skip }, () => {
     assert.equal(JSON.parse(list.body.toString())[0].Name, `${alias}:latest`);
   });
 
+  test('a plugin that dies is started again; after kill -9 of the daemon it keeps running and is adopted', async () => {
+    const p = await inspect(alias);
+    const first = await until('the plugin process', () => pluginPid(p.Id));
+    process.kill(first, 'SIGKILL');
+    const second = await until('the plugin started again', async () => {
+      const pid = await pluginPid(p.Id);
+      return pid !== undefined && pid !== first ? pid : undefined;
+    }, 30_000);
+    assert.match(d.output, /managed plugin testvol:latest exited with status 137; starting it again/);
+    await until('the plugin serving again', async () => ((await d.docker(['volume', 'inspect', 'mpv2'])).code === 0 ? true : undefined), 30_000);
+
+    await d.kill9();
+    await d.restart();
+    assert.equal(await pluginPid(p.Id), second, 'the same plugin process serves the new daemon');
+    assert.equal((await inspect(alias)).Enabled, true);
+    const out = await ok(['run', '--rm', '-v', 'mpv2:/v', 'busybox', 'cat', '/v/made-by-testvol']);
+    assert.equal(out.trim(), 'mpv2');
+  });
+
+  test('upgrade: refused while enabled; disabled, it takes the new rootfs and config and keeps its settings', async () => {
+    const p = await inspect(alias);
+    const v2 = `${reg.host}/testvol:2.0`;
+    await buildTestVolumePlugin(join(dir, 'plugin2'), '2', 'engine test volume driver, second version');
+    await ok(['plugin', 'create', v2, join(dir, 'plugin2')]);
+    await ok(['plugin', 'push', v2]);
+    await ok(['plugin', 'rm', v2]);
+
+    const busy = await d.request('POST', `/plugins/${alias}/upgrade?remote=${encodeURIComponent(v2)}`, { body: [{ Name: 'network', Description: '', Value: ['host'] }] });
+    assert.equal(busy.status, 409);
+    assert.equal(busy.json().message, 'plugin must be disabled before upgrading');
+    await ok(['volume', 'rm', 'mpv2']);
+    await ok(['plugin', 'disable', alias]);
+    const out = await ok(['plugin', 'upgrade', '--grant-all-permissions', '--skip-remote-check', alias, v2]);
+    assert.match(out, new RegExp(`Upgraded plugin ${alias}:latest to ${v2}`));
+    const up = await inspect(alias);
+    assert.equal(up.Id, p.Id);
+    assert.equal(up.Config.Description, 'engine test volume driver, second version');
+    assert.equal(up.PluginReference, v2);
+    assert.deepEqual(up.Settings.Env, ['ROOT=/data2']);
+    assert.equal(await readFile(join(d.dataRoot, 'plugins', p.Id, 'rootfs', 'VERSION'), 'utf8'), '2\n');
+    await ok(['plugin', 'enable', alias]);
+    await ok(['volume', 'create', '-d', alias, 'mpv3']);
+    assert.equal((await ok(['run', '--rm', '-v', 'mpv3:/v', 'busybox', 'cat', '/v/made-by-testvol'])).trim(), 'mpv3');
+    await ok(['volume', 'rm', 'mpv3']);
+  });
+
   test('rm refuses an enabled plugin; rm -f stops and removes it', async () => {
     const p = await inspect(alias);
-    await ok(['volume', 'rm', 'mpv2']);
     const refused = await d.docker(['plugin', 'rm', alias]);
     assert.notEqual(refused.code, 0);
     assert.match(refused.stderr, /is enabled/);
@@ -173,5 +232,7 @@ describe('managed plugins', { skip }, () => {
     const gone = await d.request('GET', `/plugins/${alias}/json`);
     assert.equal(gone.status, 404);
     assert.equal(gone.json().message, `plugin "${alias}" not found`);
+    const events = await ok(['events', '--since', String(startedAt), '--until', String(Math.ceil(Date.now() / 1000)), '--filter', 'type=plugin', '--filter', `plugin=${p.Id}`, '--format', '{{.Action}}']);
+    assert.deepEqual(events.trim().split('\n'), ['pull', 'enable', 'disable', 'enable', 'disable', 'pull', 'enable', 'remove']);
   });
 });

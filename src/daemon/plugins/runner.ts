@@ -149,6 +149,14 @@ export class PluginRunner {
     }
   }
 
+  /** Resolves with the exit status when the plugin's task exits; undefined when there is no exit to report (no task, containerd gone). */
+  async waitExit(id: string): Promise<number | undefined> {
+    return this.d.client.tasks.wait(id).then((r) => r.exit_status, (err) => {
+      if (!notFound(err)) this.d.log.debug('plugin task wait ended without an exit', { id, error: (err as Error).message });
+      return undefined;
+    });
+  }
+
   /** Whether the plugin's task is running (after a daemon restart with live-restore). */
   async running(id: string): Promise<boolean> {
     const t = await this.d.client.tasks.get(id).catch((err) => {

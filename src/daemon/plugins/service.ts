@@ -48,6 +48,7 @@ export class PluginManager implements ManagedPluginLookup {
   /** The address of each enabled plugin, by id (kept as one object while enabled: see PluginRegistry). */
   private readonly addresses = new Map<string, PluginAddress>();
   private readonly lock = new KeyedMutex();
+  private closing = false;
 
   constructor(private readonly d: PluginManagerDeps) {}
 
@@ -62,6 +63,7 @@ export class PluginManager implements ManagedPluginLookup {
         if (await this.d.runner.running(r.Id)) this.d.log.info('managed plugin still running', { plugin: r.Name });
         else await this.d.runner.start(r, 30);
         this.addresses.set(r.Id, this.address(r));
+        this.watch(r);
       } catch (err) {
         // As dockerd: a plugin that does not come back is left disabled, and says why.
         this.d.log.error(`managed plugin ${r.Name} failed to start again; it is now disabled: ${(err as Error).message}`);
@@ -73,8 +75,40 @@ export class PluginManager implements ManagedPluginLookup {
 
   /** Stops the enabled plugins (left running with live-restore, like containers). */
   async shutdown(liveRestore: boolean): Promise<void> {
+    this.closing = true;
     if (liveRestore) return;
     for (const r of this.records.filter((x) => x.Enabled)) await this.d.runner.stop(r.Id);
+  }
+
+  /**
+   * A plugin that exits while enabled is started again, as dockerd does, after a pause that grows
+   * with each consecutive failure; one that cannot be started is left disabled, with the reason logged.
+   */
+  private watch(r: PluginRecord, failures = 0): void {
+    const startedAt = Date.now();
+    void this.d.runner.waitExit(r.Id).then((status) => {
+      if (status === undefined || this.closing || !r.Enabled || !this.records.includes(r)) return;
+      // A plugin that ran for a while before it died starts with a short pause again.
+      const n = Date.now() - startedAt > 60_000 ? 0 : failures;
+      const delay = Math.min(500 * 2 ** n, 30_000);
+      this.d.log.warn(`managed plugin ${r.Name} exited with status ${status}; starting it again in ${delay} ms`);
+      this.addresses.delete(r.Id);
+      setTimeout(() => {
+        void this.lock.run('plugins', async () => {
+          if (this.closing || !r.Enabled || !this.records.includes(r)) return;
+          try {
+            await this.d.runner.start(r, 30);
+            this.addresses.set(r.Id, this.address(r));
+            this.watch(r, n + 1);
+          } catch (err) {
+            this.d.log.error(`managed plugin ${r.Name} could not be started again; it is now disabled: ${(err as Error).message}`);
+            r.Enabled = false;
+            await this.save();
+            this.event(r, 'disable');
+          }
+        });
+      }, delay).unref();
+    });
   }
 
   // ---- the plugin registry's view -----------------------------------------------------------------
@@ -231,6 +265,7 @@ export class PluginManager implements ManagedPluginLookup {
       await this.d.runner.start(r, opts.timeout || 30);
       r.Enabled = true;
       this.addresses.set(r.Id, this.address(r));
+      this.watch(r);
       await this.save();
       this.event(r, 'enable');
     });
@@ -274,8 +309,10 @@ export class PluginManager implements ManagedPluginLookup {
         if (this.d.inUse?.(r.Name)) throw conflict(`plugin ${r.Name} is in use`);
         if (r.Enabled) throw conflict(`plugin ${r.Name} is enabled`);
       }
+      const wasEnabled = r.Enabled;
       if (r.Enabled) {
         this.addresses.delete(r.Id);
+        r.Enabled = false; // first: its exit is not one to restart it after
         await this.d.runner.stop(r.Id).catch((err) => this.d.log.error(`failed to disable plugin ${r.Name}: ${(err as Error).message}`));
       }
       this.records = this.records.filter((x) => x.Id !== r.Id);
@@ -283,7 +320,7 @@ export class PluginManager implements ManagedPluginLookup {
       await this.d.files.removePlugin(r.Id);
       await this.collectBlobs();
       this.event(r, 'remove');
-      return view({ ...r, Enabled: false });
+      return view({ ...r, Enabled: wasEnabled });
     });
   }
 
