@@ -10,6 +10,8 @@ import { DEFAULT_PLUGIN_DIRS, locatePlugin, type PluginAddress, type PluginDirs 
 export interface ManagedPluginLookup {
   /** The plugin's address and the interfaces its config declares; undefined when no such plugin is enabled. */
   find(name: string): { address: PluginAddress; implements: string[] } | undefined;
+  /** True when a managed plugin of that name is installed but disabled. */
+  isDisabled(name: string): boolean;
 }
 
 export interface PluginRegistryOptions {
@@ -51,6 +53,11 @@ export class PluginRegistry {
     }
     if (!entry.implements.includes(capability)) throw invalidParameter(`plugin ${entry.client.name} does not implement ${capability} (it implements ${entry.implements.join(', ') || 'nothing'})`);
     return entry.client;
+  }
+
+  /** A managed plugin of that name is installed and disabled (dockerd then leaves it out of the authorization chain). */
+  isDisabledManaged(name: string): boolean {
+    return this.opts.managed?.isDisabled(name) ?? false;
   }
 
   /** Forgets a plugin so the next use locates and activates it again (after it failed). */

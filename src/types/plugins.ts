@@ -50,7 +50,7 @@ export interface AuthzRequest {
   User: string;
   UserAuthNMethod: string;
   RequestMethod: string;
-  RequestURI: string;
+  RequestUri: string;
   RequestBody: string | null;
   RequestHeaders: Record<string, string>;
   RequestPeerCertificates: string[] | null;

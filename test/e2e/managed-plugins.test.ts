@@ -5,7 +5,7 @@
 // across a daemon restart, and removed.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -42,7 +42,7 @@ describe('managed plugins', { skip }, () => {
     await buildTestVolumePlugin(join(dir, 'plugin'));
     reg = await startRegistry();
     remote = `${reg.host}/testvol:1.0`;
-    d = await startDaemon();
+    d = await startDaemon({ config: {} });
     await loadBusybox(d);
   });
   after(async () => {
@@ -63,11 +63,14 @@ describe('managed plugins', { skip }, () => {
     const p = await inspect(remote);
     assert.equal(p.Name, remote);
     assert.equal(p.Enabled, false);
-    assert.deepEqual(p.Config.Interface.Types, ['docker.volumedriver/1.0']);
+    assert.deepEqual(p.Config.Interface.Types, ['docker.volumedriver/1.0', 'docker.authz/1.0']);
     assert.deepEqual(p.Settings.Env, ['ROOT=/data']);
     assert.equal(p.Config.rootfs.diff_ids.length, 1);
 
-    await ok(['plugin', 'push', remote]);
+    const pushed = await ok(['plugin', 'push', remote]);
+    assert.match(pushed, new RegExp(`The push refers to repository \\[${reg.host}/testvol\\]`));
+    assert.match(pushed, /^[0-9a-f]{12}: Pushed$/m);
+    assert.match(pushed, /^1\.0: digest: sha256:[0-9a-f]{64} size: \d+$/m);
     const res = await fetch(`http://${reg.host}/v2/testvol/manifests/1.0`, { headers: { Accept: 'application/vnd.docker.distribution.manifest.v2+json' } });
     assert.equal(res.status, 200);
     const manifest = await res.json() as { config: { mediaType: string; digest: string }; layers: Array<{ digest: string }> };
@@ -96,7 +99,10 @@ describe('managed plugins', { skip }, () => {
 
   test('install from the registry (granted), enabled, listed and filtered', async () => {
     const out = await ok(['plugin', 'install', '--grant-all-permissions', '--alias', alias, remote]);
-    assert.match(out, /Installed plugin/);
+    assert.match(out, /^1\.0: Pulling from testvol$/m);
+    assert.match(out, /^[0-9a-f]{12}: Download complete$/m);
+    assert.match(out, /^Digest: sha256:[0-9a-f]{64}$/m);
+    assert.match(out, new RegExp(`^Installed plugin ${reg.host}/testvol:1.0$`, 'm'));
     const p = await inspect(alias);
     assert.equal(p.Name, `${alias}:latest`);
     assert.equal(p.Enabled, true);
@@ -104,7 +110,8 @@ describe('managed plugins', { skip }, () => {
     const ls = await ok(['plugin', 'ls', '--format', '{{.Name}} {{.Enabled}} {{.Description}}']);
     assert.equal(ls.trim(), `${alias}:latest true engine test volume driver`);
     assert.equal((await ok(['plugin', 'ls', '-q', '--filter', 'capability=volumedriver'])).trim(), p.Id.slice(0, 12));
-    assert.equal((await ok(['plugin', 'ls', '-q', '--filter', 'capability=authz'])).trim(), '');
+    assert.equal((await ok(['plugin', 'ls', '-q', '--filter', 'capability=authz'])).trim(), p.Id.slice(0, 12));
+    assert.equal((await ok(['plugin', 'ls', '-q', '--filter', 'capability=logdriver'])).trim(), '');
     assert.equal((await ok(['plugin', 'ls', '-q', '--filter', 'enabled=false'])).trim(), '');
     assert.equal((await d.request('GET', '/plugins?filters=' + encodeURIComponent('{"bogus":["x"]}'))).status, 400);
     // Its socket sits in <exec-root>/plugins/<id>/, bound at /run/docker/plugins in the plugin.
@@ -131,6 +138,25 @@ describe('managed plugins', { skip }, () => {
     assert.match(busy.stderr, /is in use/);
     await ok(['volume', 'rm', 'mpv1']);
     assert.ok(!existsSync(v.Mountpoint), 'the plugin removed the volume directory');
+  });
+
+  test('it serves as an authorization plugin too; disabled, it leaves the chain', async () => {
+    const denied = async () => {
+      const r = await d.docker(['volume', 'ls', '--filter', 'name=plugin-says-no']);
+      return r.code !== 0 && /authorization denied by plugin testvol: testvol refuses plugin-says-no/.test(r.stderr) ? true : undefined;
+    };
+    const allowed = async () => ((await d.docker(['volume', 'ls', '--filter', 'name=plugin-says-no'])).code === 0 ? true : undefined);
+    await writeFile(d.configFile, JSON.stringify({ 'authorization-plugins': [alias] }));
+    process.kill(d.pid, 'SIGHUP');
+    await until('the managed plugin denying', denied);
+    await ok(['volume', 'ls']);
+    await ok(['plugin', 'disable', alias]);
+    await until('requests allowed with the plugin disabled', allowed);
+    await ok(['plugin', 'enable', alias]);
+    await until('the plugin denying again', denied);
+    await writeFile(d.configFile, JSON.stringify({}));
+    process.kill(d.pid, 'SIGHUP');
+    await until('the plugin out of the chain after a reload', allowed);
   });
 
   test('disable, set what the config allows, enable with the new setting', async () => {
@@ -233,6 +259,6 @@ describe('managed plugins', { skip }, () => {
     assert.equal(gone.status, 404);
     assert.equal(gone.json().message, `plugin "${alias}" not found`);
     const events = await ok(['events', '--since', String(startedAt), '--until', String(Math.ceil(Date.now() / 1000)), '--filter', 'type=plugin', '--filter', `plugin=${p.Id}`, '--format', '{{.Action}}']);
-    assert.deepEqual(events.trim().split('\n'), ['pull', 'enable', 'disable', 'enable', 'disable', 'pull', 'enable', 'remove']);
+    assert.deepEqual(events.trim().split('\n'), ['pull', 'enable', 'disable', 'enable', 'disable', 'enable', 'disable', 'pull', 'enable', 'remove']);
   });
 });

@@ -11,8 +11,8 @@ import type { EventPublisher } from '../../events/bus.ts';
 import type { RegistrySession } from '../../images/distribution/registry-client.ts';
 import type { PluginAddress } from '../../plugins/discovery.ts';
 import type { ManagedPluginLookup } from '../../plugins/registry.ts';
-import type { AuthConfig } from '../../types/distribution.ts';
-import type { PluginPrivilege, PluginView } from '../../types/plugins.ts';
+import type { AuthConfig, ProgressSink } from '../../types/distribution.ts';
+import type { PluginConfig, PluginPrivilege, PluginView } from '../../types/plugins.ts';
 import { checkFilterNames, lastBoolFilter } from '../../util/filters.ts';
 import { familiarString, parseReference, referenceString, type Reference } from '../../util/image-reference.ts';
 import type { Logger } from '../../util/log.ts';
@@ -32,6 +32,15 @@ export interface PluginManagerDeps {
   events?: EventPublisher;
   /** Whether volumes (or anything else) still use the plugin: disable and remove refuse then, unless forced. */
   inUse?: (name: string) => boolean;
+}
+
+export interface InstallOptions {
+  name?: string;
+  upgradeOf?: string;
+  privileges: unknown;
+  registryAuth?: string;
+  /** Told the plugin's local name before the pull starts (the route sends it as Docker-Plugin-Name). */
+  onName?: (name: string) => void;
 }
 
 const view = (r: PluginRecord): PluginView => ({ Id: r.Id, Name: r.Name, Enabled: r.Enabled, Settings: r.Settings, PluginReference: r.PluginReference, Config: r.Config });
@@ -124,6 +133,14 @@ export class PluginManager implements ManagedPluginLookup {
     return address ? { address, implements: implementsOf(r.Config) } : undefined;
   }
 
+  isDisabled(name: string): boolean {
+    try {
+      return !this.lookup(name).Enabled;
+    } catch {
+      return false; // no managed plugin of that name
+    }
+  }
+
   private address(r: PluginRecord): PluginAddress {
     const rootfs = this.d.files.rootfs(r.Id);
     const propagated = r.Config.PropagatedMount;
@@ -199,17 +216,18 @@ export class PluginManager implements ManagedPluginLookup {
   }
 
   /** POST /plugins/pull (a new plugin, named `name` or after the remote) and /plugins/{name}/upgrade. */
-  async install(remote: string, opts: { name?: string; upgradeOf?: string; privileges: unknown; registryAuth?: string }): Promise<string> {
+  async install(remote: string, opts: InstallOptions, sink: ProgressSink = () => {}, signal?: AbortSignal): Promise<string> {
     const ref = this.remoteRef(remote);
     return this.lock.run('plugins', async () => {
       const old = opts.upgradeOf !== undefined ? this.lookup(opts.upgradeOf) : undefined;
       if (old?.Enabled) throw conflict('plugin must be disabled before upgrading');
       const name = old ? old.Name : localName(opts.name || familiarString(ref));
       if (!old && this.records.some((r) => r.Name === name)) throw conflict(`plugin ${JSON.stringify(name)} already exists`);
-      const session = await this.d.registry.registrySession(ref, false, this.d.decodeAuth(opts.registryAuth));
-      const pulled = await pullPlugin(session, ref, remote, this.d.files);
+      opts.onName?.(name);
+      const session = await this.d.registry.registrySession(ref, false, this.d.decodeAuth(opts.registryAuth), signal);
+      const accept = (c: PluginConfig) => checkPrivileges(computePrivileges(c), opts.privileges);
+      const pulled = await pullPlugin(session, ref, remote, this.d.files, accept, sink, signal);
       try {
-        checkPrivileges(computePrivileges(pulled.config), opts.privileges);
         const rec: PluginRecord = old
           ? { ...old, Config: pulled.config, configDigest: pulled.configDigest, layers: pulled.layers, PluginReference: referenceString(ref) }
           : { Id: randomBytes(32).toString('hex'), Name: name, Enabled: false, Settings: initialSettings(pulled.config), PluginReference: referenceString(ref), Config: pulled.config, configDigest: pulled.configDigest, layers: pulled.layers };
@@ -217,6 +235,7 @@ export class PluginManager implements ManagedPluginLookup {
         this.records = [...this.records.filter((r) => r.Id !== rec.Id), rec];
         await this.save();
         this.event(rec, 'pull');
+        sink({ status: `Status: Downloaded newer image for ${familiarString(ref)}` });
         return rec.Name;
       } finally {
         await rm(pulled.rootfs, { recursive: true, force: true });
@@ -293,11 +312,12 @@ export class PluginManager implements ManagedPluginLookup {
     });
   }
 
-  async push(name: string, opts: { registryAuth?: string }): Promise<void> {
+  async push(name: string, opts: { registryAuth?: string }, sink: ProgressSink = () => {}, signal?: AbortSignal): Promise<void> {
     const r = this.lookup(name);
     const ref = parseReference(r.Name);
-    const session = await this.d.registry.registrySession(ref, true, this.d.decodeAuth(opts.registryAuth));
-    const pushed = await pushPlugin(session, ref, r, this.d.files);
+    const session = await this.d.registry.registrySession(ref, true, this.d.decodeAuth(opts.registryAuth), signal);
+    sink({ status: `The push refers to repository [${referenceString({ ...ref, tag: undefined })}]` });
+    const pushed = await pushPlugin(session, ref, r, this.d.files, sink, signal);
     this.d.log.info('plugin pushed', { plugin: r.Name, digest: pushed.digest });
     this.event(r, 'push');
   }

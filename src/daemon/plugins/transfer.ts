@@ -16,6 +16,8 @@ import { translateRegistryError } from '../../images/distribution/errors.ts';
 import type { RegistrySession } from '../../images/distribution/registry-client.ts';
 import { readAll } from '../../images/distribution/transport.ts';
 import type { PluginConfig } from '../../types/plugins.ts';
+import type { ProgressSink } from '../../types/distribution.ts';
+import { itemStatus, shortId } from '../../images/distribution/progress.ts';
 import type { Reference } from '../../util/image-reference.ts';
 import { LAYER_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, parsePluginConfig, PLUGIN_CONFIG_MEDIA_TYPE } from './config.ts';
 import type { PluginFiles, PluginLayer } from './store.ts';
@@ -172,9 +174,14 @@ export async function fetchPluginConfig(session: RegistrySession, ref: Reference
   return { manifest, manifestDigest: fetched.digest, config: parsePluginConfig(raw), configBytes };
 }
 
-/** Pulls a plugin: config and layers into the blob store, the layers unpacked into a new rootfs. */
-export async function pullPlugin(session: RegistrySession, ref: Reference, remote: string, files: PluginFiles, signal?: AbortSignal): Promise<PulledPlugin> {
+/**
+ * Pulls a plugin: config and layers into the blob store, the layers unpacked into a new rootfs.
+ * `accept` sees the config before any layer is fetched or any progress written (the privileges check).
+ */
+export async function pullPlugin(session: RegistrySession, ref: Reference, remote: string, files: PluginFiles, accept: (c: PluginConfig) => void, sink: ProgressSink, signal?: AbortSignal): Promise<PulledPlugin> {
   const { manifest, manifestDigest, config, configBytes } = await fetchPluginConfig(session, ref, remote, signal);
+  accept(config);
+  sink({ status: `${ref.digest ?? ref.tag ?? 'latest'}: Pulling from ${ref.path}` });
   const diffIds = config.rootfs?.diff_ids ?? [];
   const layers = manifest.layers!;
   if (diffIds.length !== layers.length) throw new EngineError('INTERNAL', `${remote}: the config lists ${diffIds.length} layers, the manifest ${layers.length}`);
@@ -183,11 +190,17 @@ export async function pullPlugin(session: RegistrySession, ref: Reference, remot
   try {
     const out: PluginLayer[] = [];
     for (const [i, l] of layers.entries()) {
-      if (!(await files.hasBlob(l.digest, l.size))) await downloadBlob(session, ref, l, files, signal);
+      if (await files.hasBlob(l.digest, l.size)) sink(itemStatus(shortId(l.digest), 'Already exists'));
+      else {
+        sink(itemStatus(shortId(l.digest), 'Downloading'));
+        await downloadBlob(session, ref, l, files, signal);
+        sink(itemStatus(shortId(l.digest), 'Download complete'));
+      }
       const diffId = await unpackLayer(files.blobPath(l.digest), rootfs);
       if (diffId !== diffIds[i]) throw new EngineError('INTERNAL', `${remote}: layer ${l.digest} unpacks to ${diffId}, but the config says ${diffIds[i]}`);
       out.push({ digest: l.digest, size: l.size, diffId });
     }
+    sink({ status: `Digest: ${manifestDigest}` });
     return { config, configDigest, layers: out, rootfs, manifestDigest };
   } catch (err) {
     await rm(rootfs, { recursive: true, force: true });
@@ -209,22 +222,32 @@ async function downloadBlob(session: RegistrySession, ref: Reference, l: Descrip
 }
 
 /** Pushes a plugin: layers and config (each only when the registry lacks it), then the manifest. Returns its digest. */
-export async function pushPlugin(session: RegistrySession, ref: Reference, p: { configDigest: string; layers: PluginLayer[] }, files: PluginFiles, signal?: AbortSignal): Promise<{ digest: string; size: number }> {
+export async function pushPlugin(session: RegistrySession, ref: Reference, p: { configDigest: string; layers: PluginLayer[] }, files: PluginFiles, sink: ProgressSink, signal?: AbortSignal): Promise<{ digest: string; size: number }> {
   const configBytes = await files.readBlob(p.configDigest);
   const blobs: Descriptor[] = [...p.layers.map((l) => ({ mediaType: LAYER_MEDIA_TYPE, digest: l.digest, size: l.size })), { mediaType: PLUGIN_CONFIG_MEDIA_TYPE, digest: p.configDigest, size: configBytes.length }];
   try {
     for (const b of blobs) {
-      if ((await session.blobSize(ref.path, b.digest, signal)) !== null) continue;
+      const isLayer = b.mediaType !== PLUGIN_CONFIG_MEDIA_TYPE;
+      if (isLayer) sink(itemStatus(shortId(b.digest), 'Preparing'));
+      if ((await session.blobSize(ref.path, b.digest, signal)) !== null) {
+        if (isLayer) sink(itemStatus(shortId(b.digest), 'Layer already exists'));
+        continue;
+      }
       const location = await session.startUpload(ref.path, signal);
-      const body = b.mediaType === PLUGIN_CONFIG_MEDIA_TYPE ? Readable.from([configBytes]) : (files.blobStream(b.digest) as Readable).pipe(new PassThrough());
+      const body = isLayer ? (files.blobStream(b.digest) as Readable).pipe(new PassThrough()) : Readable.from([configBytes]);
       await session.finishUpload(location, b.digest, b.size, body, signal);
+      if (isLayer) sink(itemStatus(shortId(b.digest), 'Pushed'));
     }
     const manifest = Buffer.from(JSON.stringify({
       schemaVersion: 2, mediaType: MANIFEST_MEDIA_TYPE,
       config: blobs[blobs.length - 1], layers: blobs.slice(0, -1),
     }));
-    await session.putManifest(ref.path, ref.tag ?? 'latest', MANIFEST_MEDIA_TYPE, manifest, signal);
-    return { digest: `sha256:${createHash('sha256').update(manifest).digest('hex')}`, size: manifest.length };
+    const tag = ref.tag ?? 'latest';
+    await session.putManifest(ref.path, tag, MANIFEST_MEDIA_TYPE, manifest, signal);
+    const digest = `sha256:${createHash('sha256').update(manifest).digest('hex')}`;
+    sink({ status: `${tag}: digest: ${digest} size: ${manifest.length}` });
+    sink({ progressDetail: {}, aux: { Tag: tag, Digest: digest, Size: manifest.length } });
+    return { digest, size: manifest.length };
   } catch (err) {
     throw err instanceof EngineError ? err : translateRegistryError(err);
   }
