@@ -32,6 +32,7 @@ const skip = !(await canBuildStatic()) && 'gcc is not installed: the test plugin
 describe('managed plugins', { skip }, () => {
   let d: TestDaemon;
   let reg: TestRegistry;
+  let authReg: TestRegistry;
   let dir: string;
   let remote: string;
   const alias = 'testvol';
@@ -41,6 +42,7 @@ describe('managed plugins', { skip }, () => {
     dir = await mkdtemp(join(tmpdir(), 'engine-mplugin-'));
     await buildTestVolumePlugin(join(dir, 'plugin'));
     reg = await startRegistry();
+    authReg = await startRegistry({ auth: { user: 'alice', password: 'wonderland' } });
     remote = `${reg.host}/testvol:1.0`;
     d = await startDaemon({ config: {} });
     await loadBusybox(d);
@@ -48,6 +50,7 @@ describe('managed plugins', { skip }, () => {
   after(async () => {
     await d?.cleanup();
     await reg?.cleanup();
+    await authReg?.cleanup();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -260,5 +263,25 @@ describe('managed plugins', { skip }, () => {
     assert.equal(gone.json().message, `plugin "${alias}" not found`);
     const events = await ok(['events', '--since', String(startedAt), '--until', String(Math.ceil(Date.now() / 1000)), '--filter', 'type=plugin', '--filter', `plugin=${p.Id}`, '--format', '{{.Action}}']);
     assert.deepEqual(events.trim().split('\n'), ['pull', 'enable', 'disable', 'enable', 'disable', 'enable', 'disable', 'pull', 'enable', 'remove']);
+  });
+
+  test('a registry that wants credentials: X-Registry-Auth from docker login carries push, privileges and install', async () => {
+    const priv = `${authReg.host}/private:1`;
+    await ok(['plugin', 'create', priv, join(dir, 'plugin')]);
+    const anonymous = await d.docker(['plugin', 'push', priv]);
+    assert.notEqual(anonymous.code, 0, 'push without credentials is refused');
+    const login = await d.docker(['login', authReg.host, '-u', 'alice', '--password-stdin'], { input: 'wonderland' });
+    assert.equal(login.code, 0, login.stderr);
+    await ok(['plugin', 'push', priv]);
+    await ok(['plugin', 'rm', priv]);
+    const noAuth = await d.request('GET', `/plugins/privileges?remote=${encodeURIComponent(priv)}`);
+    assert.ok(noAuth.status >= 400, `status ${noAuth.status}`);
+    assert.match(noAuth.json().message, /no basic auth credentials/);
+    await ok(['plugin', 'install', '--grant-all-permissions', '--disable', '--alias', 'private', priv]);
+    const p = await inspect('private');
+    assert.equal(p.Enabled, false);
+    assert.equal(p.PluginReference, priv);
+    await ok(['plugin', 'rm', 'private']);
+    await ok(['logout', authReg.host]);
   });
 });
