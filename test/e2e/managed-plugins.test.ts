@@ -13,6 +13,7 @@ import { buildTestVolumePlugin, canBuildStatic } from '../fixtures/volume-plugin
 import { httpOverUnix, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { startRegistry, type TestRegistry } from '../helpers/registry.ts';
+import { tarToBuffer } from '../../src/util/tar-writer.ts';
 import { until } from '../helpers/until.ts';
 
 /** The pid of the plugin's process: the one in the plugin's cgroup (its path ends in the plugin id). */
@@ -86,6 +87,31 @@ describe('managed plugins', { skip }, () => {
     await ok(['plugin', 'rm', remote]);
     assert.equal((await ok(['plugin', 'ls', '-q'])).trim(), '');
     assert.ok(!existsSync(join(d.dataRoot, 'plugins', p.Id)), 'the plugin directory is gone');
+  });
+
+  test('create: bad contexts and names are 400s with a message; a taken name is a 409', async () => {
+    const onlyRootfs = await tarToBuffer(async (tw) => { await tw.directory('rootfs', { mode: 0o755 }); });
+    const noConfig = await d.request('POST', '/plugins/create?name=bad', { body: onlyRootfs, headers: { 'Content-Type': 'application/x-tar' } });
+    assert.equal(noConfig.status, 400);
+    assert.equal(noConfig.json().message, 'invalid plugin context: config.json is missing');
+    const badConfig = await tarToBuffer(async (tw) => {
+      await tw.file('config.json', JSON.stringify({ Interface: { Types: ['docker.volumedriver/1.0'] } }));
+      await tw.directory('rootfs', { mode: 0o755 });
+    });
+    const noSocket = await d.request('POST', '/plugins/create?name=bad', { body: badConfig, headers: { 'Content-Type': 'application/x-tar' } });
+    assert.equal(noSocket.status, 400);
+    assert.match(noSocket.json().message, /Interface.Socket must be a file name/);
+    const garbage = await d.request('POST', '/plugins/create?name=bad', { body: Buffer.from('not a tar at all'), headers: { 'Content-Type': 'application/x-tar' } });
+    assert.equal(garbage.status, 400);
+    assert.equal((await d.request('POST', '/plugins/create', { body: onlyRootfs })).status, 400);
+    assert.equal((await d.request('POST', '/plugins/create?name=UPPER', { body: onlyRootfs })).status, 400);
+    await ok(['plugin', 'create', 'taken', join(dir, 'plugin')]);
+    const taken = await d.docker(['plugin', 'create', 'taken', join(dir, 'plugin')]);
+    assert.notEqual(taken.code, 0);
+    assert.match(taken.stderr, /plugin "taken:latest" already exists/);
+    await ok(['plugin', 'rm', 'taken']);
+    assert.equal((await ok(['plugin', 'ls', '-q'])).trim(), '');
+    assert.deepEqual(await readdir(join(d.dataRoot, 'plugins', 'tmp')), [], 'no temporary files are left');
   });
 
   test('privileges from the registry; a pull must accept exactly them', async () => {
@@ -225,7 +251,9 @@ describe('managed plugins', { skip }, () => {
   test('upgrade: refused while enabled; disabled, it takes the new rootfs and config and keeps its settings', async () => {
     const p = await inspect(alias);
     const v2 = `${reg.host}/testvol:2.0`;
-    await buildTestVolumePlugin(join(dir, 'plugin2'), '2', 'engine test volume driver, second version');
+    // The second version keeps its volumes in a PropagatedMount: on the host they are under the
+    // plugin's propagated-mount directory, not in its rootfs.
+    await buildTestVolumePlugin(join(dir, 'plugin2'), '2', { Description: 'engine test volume driver, second version', PropagatedMount: '/data2' });
     await ok(['plugin', 'create', v2, join(dir, 'plugin2')]);
     await ok(['plugin', 'push', v2]);
     await ok(['plugin', 'rm', v2]);
@@ -245,7 +273,10 @@ describe('managed plugins', { skip }, () => {
     assert.equal(await readFile(join(d.dataRoot, 'plugins', p.Id, 'rootfs', 'VERSION'), 'utf8'), '2\n');
     await ok(['plugin', 'enable', alias]);
     await ok(['volume', 'create', '-d', alias, 'mpv3']);
-    assert.equal((await ok(['run', '--rm', '-v', 'mpv3:/v', 'busybox', 'cat', '/v/made-by-testvol'])).trim(), 'mpv3');
+    const v = JSON.parse(await ok(['volume', 'inspect', 'mpv3']))[0];
+    assert.equal(v.Mountpoint, join(d.dataRoot, 'plugins', p.Id, 'propagated-mount', 'mpv3'));
+    assert.equal((await ok(['run', '--rm', '-v', 'mpv3:/v', 'busybox', 'sh', '-c', 'cat /v/made-by-testvol; echo x > /v/from-container'])).trim(), 'mpv3');
+    assert.equal(await readFile(join(v.Mountpoint, 'from-container'), 'utf8'), 'x\n');
     await ok(['volume', 'rm', 'mpv3']);
   });
 
