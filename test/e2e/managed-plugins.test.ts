@@ -5,11 +5,11 @@
 // across a daemon restart, and removed.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { buildTestVolumePlugin, canBuildStatic } from '../fixtures/volume-plugin-c.ts';
+import { buildTestVolumePlugin, canBuildStatic, TEST_PLUGIN_CONFIG } from '../fixtures/volume-plugin-c.ts';
 import { httpOverUnix, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { startRegistry, type TestRegistry } from '../helpers/registry.ts';
@@ -110,6 +110,15 @@ describe('managed plugins', { skip }, () => {
     assert.notEqual(taken.code, 0);
     assert.match(taken.stderr, /plugin "taken:latest" already exists/);
     await ok(['plugin', 'rm', 'taken']);
+    // A plugin that cannot run: enable fails with the reason and leaves it disabled.
+    await mkdir(join(dir, 'broken', 'rootfs'), { recursive: true });
+    await writeFile(join(dir, 'broken', 'config.json'), JSON.stringify({ ...TEST_PLUGIN_CONFIG, Entrypoint: ['/nope'] }));
+    await ok(['plugin', 'create', 'broken', join(dir, 'broken')]);
+    const cannot = await d.docker(['plugin', 'enable', 'broken']);
+    assert.notEqual(cannot.code, 0);
+    assert.match(cannot.stderr, /plugin broken:latest failed to start: .*nope/);
+    assert.equal((await inspect('broken')).Enabled, false);
+    await ok(['plugin', 'rm', 'broken']);
     assert.equal((await ok(['plugin', 'ls', '-q'])).trim(), '');
     assert.deepEqual(await readdir(join(d.dataRoot, 'plugins', 'tmp')), [], 'no temporary files are left');
   });

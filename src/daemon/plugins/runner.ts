@@ -126,7 +126,9 @@ export class PluginRunner {
       await this.waitForSocket(rec, timeoutSec);
     } catch (err) {
       await this.stop(id, 2000);
-      throw err instanceof EngineError ? err : new EngineError('INTERNAL', `plugin ${rec.Name} failed to start: ${(err as Error).message}`);
+      // The socket wait names the plugin already; runtime errors (runc's "exec: …") get its name here.
+      const msg = (err as Error).message;
+      throw msg.startsWith(`plugin ${rec.Name} `) ? err : new EngineError(err instanceof EngineError ? err.code : 'INTERNAL', `plugin ${rec.Name} failed to start: ${msg}`);
     }
   }
 

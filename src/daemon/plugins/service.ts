@@ -63,10 +63,11 @@ export class PluginManager implements ManagedPluginLookup {
 
   /** Loads the records and starts the enabled plugins again (or adopts them, still running after a live-restore). */
   async init(): Promise<void> {
-    await this.d.files.init();
+    // Whatever an interrupted pull or create left in tmp/ belongs to no plugin.
     await rm(this.d.files.tmp(), { recursive: true, force: true });
     await this.d.files.init();
     this.records = await this.d.files.load();
+    let changed = false;
     for (const r of this.records.filter((x) => x.Enabled)) {
       try {
         if (await this.d.runner.running(r.Id)) this.d.log.info('managed plugin still running', { plugin: r.Name });
@@ -77,9 +78,10 @@ export class PluginManager implements ManagedPluginLookup {
         // As dockerd: a plugin that does not come back is left disabled, and says why.
         this.d.log.error(`managed plugin ${r.Name} failed to start again; it is now disabled: ${(err as Error).message}`);
         r.Enabled = false;
+        changed = true;
       }
     }
-    await this.d.files.save(this.records);
+    if (changed) await this.d.files.save(this.records);
   }
 
   /** Stops the enabled plugins (left running with live-restore, like containers). */

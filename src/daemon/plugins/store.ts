@@ -95,8 +95,12 @@ export class PluginFiles {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw err;
     }
-    const parsed = JSON.parse(text) as { plugins?: PluginRecord[] };
-    return parsed.plugins ?? [];
+    try {
+      return (JSON.parse(text) as { plugins?: PluginRecord[] }).plugins ?? [];
+    } catch (err) {
+      // Written atomically, so this is damage from outside: say where, rather than drop every plugin.
+      throw new Error(`the managed plugins' records in ${this.recordsPath} are not valid JSON (${(err as Error).message}); repair or remove the file`);
+    }
   }
 
   async save(records: PluginRecord[]): Promise<void> {
