@@ -208,10 +208,19 @@ export class ClusterStore {
   }
 
   async removeMember(id: string): Promise<void> {
-    try {
-      await this.client.cluster.memberRemove({ ID: id });
-    } catch (err) {
-      throw storeDown(`removing member ${id}`, err);
+    // etcd refuses a reconfiguration ("unhealthy cluster") until every member has been connected for
+    // a few seconds (its strict reconfig check), as happens right after a member restarts: retry (the
+    // etcd3 client opens its circuit breaker after a few such failures; that passes as well).
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      try {
+        await this.client.cluster.memberRemove({ ID: id });
+        return;
+      } catch (err) {
+        const unhealthy = /unhealthy cluster|circuit breaker is open/i.test(err instanceof Error ? err.message : String(err));
+        if (!unhealthy || Date.now() > deadline) throw storeDown(`removing member ${id}`, err);
+        await new Promise((r) => setTimeout(r, 500));
+      }
     }
   }
 
