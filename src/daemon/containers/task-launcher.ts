@@ -249,7 +249,8 @@ export class TaskLauncher {
         stdin?.destroy();
         throw runtimeError(e);
       }
-      if (tty) await client.tasks.resizePty(id, { width: 80, height: 24 }).catch(() => undefined);
+      // A first size for the TTY; the client sends its own right after the start, so a failure here only logs.
+      if (tty) await client.tasks.resizePty(id, { width: 80, height: 24 }).catch((e) => this.d.log.debug(`initial TTY size: ${(e as Error).message}`, { id }));
       const exited = this.waitExit(id);
       let pid: number;
       try {
@@ -263,8 +264,9 @@ export class TaskLauncher {
       return this.running(pid, exited.promise, ioDone, stdin, exited.cancel);
     } catch (e) {
       await unmountShm(shmPath(dir));
-      if (this.d.networks) await this.d.networks.teardownSandbox(id).catch(() => undefined);
-      await this.d.volumes?.detach(rec).catch(() => undefined);
+      // Undoing a failed start: its error is the one reported; what cannot be undone is logged.
+      if (this.d.networks) await this.d.networks.teardownSandbox(id).catch((u) => this.d.log.debug(`undoing a start: sandbox: ${(u as Error).message}`, { id }));
+      await this.d.volumes?.detach(rec).catch((u) => this.d.log.debug(`undoing a start: volumes: ${(u as Error).message}`, { id }));
       if (rec.Internal.netnsPath) {
         if (existsSync(rec.Internal.netnsPath)) await removeNetns(rec.Internal.netnsPath);
         delete rec.Internal.netnsPath;
@@ -288,6 +290,8 @@ export class TaskLauncher {
         } catch (err) {
           if (cancelled) return new Promise<TaskExit>(() => undefined);
           if (isNotFound(err)) return { status: 255, at: new Date().toISOString(), oom: false };
+          // containerd restarting underneath: the task lives on; wait again shortly.
+          this.d.log.debug(`waiting for the exit: ${(err as Error).message}`, { id });
           await new Promise((r) => setTimeout(r, 200));
         }
       }
@@ -316,8 +320,10 @@ export class TaskLauncher {
     try {
       const t = await client.tasks.get(id);
       if (t.status === 'RUNNING' || t.status === 'PAUSED' || t.status === 'CREATED') {
-        await client.tasks.kill(id, 9, { all: true }).catch(() => undefined);
-        await Promise.race([client.tasks.wait(id).catch(() => undefined), new Promise((r) => setTimeout(r, 5000))]);
+        // The kill may race the task's own exit, and the wait only bounds how long the delete below
+        // waits; the delete reports what matters.
+        await client.tasks.kill(id, 9, { all: true }).catch((e) => this.d.log.debug(`forget: kill: ${(e as Error).message}`, { id }));
+        await Promise.race([client.tasks.wait(id).catch((e) => this.d.log.debug(`forget: wait: ${(e as Error).message}`, { id })), new Promise((r) => setTimeout(r, 5000))]);
       }
       status = (await client.tasks.delete(id)).exit_status;
     } catch (err) {
@@ -339,7 +345,7 @@ export class TaskLauncher {
   /** At start-up: FIFO directories and network namespaces of containers the store does not know. */
   async removeStaleRuntimeDirs(known: Set<string>): Promise<void> {
     for (const [sub, remove] of [['fifo', (p: string) => rm(p, { recursive: true, force: true })], ['netns', removeNetns]] as const) {
-      const names = await readdir(join(this.d.execRoot, sub)).catch(() => [] as string[]);
+      const names = await readdir(join(this.d.execRoot, sub)).catch(() => [] as string[]); // no such directory yet: nothing stale
       for (const name of names) {
         if (known.has(name)) continue;
         await remove(join(this.d.execRoot, sub, name)).catch((err) => this.d.log.warn(`removing stale ${sub} ${name}: ${(err as Error).message}`));
@@ -349,7 +355,10 @@ export class TaskLauncher {
 
   /** live-restore: the task kept running while the daemon was down; reopen its FIFOs and wait again. */
   async reattach(rec: ContainerRecord, hub: OutputHub): Promise<RunningTask | undefined> {
-    const t = await this.d.client.tasks.get(rec.Id).catch(() => undefined);
+    const t = await this.d.client.tasks.get(rec.Id).catch((e) => {
+      if (!isNotFound(e)) this.d.log.debug(`reattach: ${(e as Error).message}`, { id: rec.Id });
+      return undefined; // no task to re-attach to: the caller records the exit
+    });
     if (!t || (t.status !== 'RUNNING' && t.status !== 'PAUSED')) return undefined;
     const dir = join(this.d.execRoot, 'fifo', rec.Id);
     const outPath = join(dir, 'init-stdout');
