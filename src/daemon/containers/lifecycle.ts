@@ -112,7 +112,9 @@ export class Lifecycle {
       if (restart) {
         const b = ctx.backoff.get(rec.Id) ?? { ms: 0 };
         b.ms = nextBackoff(b.ms, Date.now() - startedAt);
-        b.timer = setTimeout(() => void this.restartAfterBackoff(rec.Id), b.ms);
+        b.timer = setTimeout(() => {
+          this.restartAfterBackoff(rec.Id).catch((err) => d.log.error(`restart after backoff: ${(err as Error).message}`, { id: rec.Id }));
+        }, b.ms);
         ctx.backoff.set(rec.Id, b);
       } else if (rec.HostConfig.AutoRemove && !ctx.shuttingDown) {
         await removeLocked(ctx, rec, true); // as dockerd: --rm takes the anonymous volumes along
