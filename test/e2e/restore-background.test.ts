@@ -47,6 +47,8 @@ describe('restart after kill -9: reconcile in the background', () => {
     let answered: HttpResult | undefined;
     const pending = d.request('GET', '/containers/slow/json', { timeoutMs: 300_000 }).then((r) => (answered = r));
     const listing = d.request('GET', '/containers/json?all=1', { timeoutMs: 300_000 });
+    // The record still says running; once reconciled it is not, so an exec is refused.
+    const exec = d.request('POST', '/containers/slow/exec', { body: { Cmd: ['true'] }, timeoutMs: 300_000 });
 
     // Served while /slow is still being stopped: the API, and requests on other containers.
     assert.equal((await d.request('GET', '/_ping')).status, 200);
@@ -67,6 +69,10 @@ describe('restart after kill -9: reconcile in the background', () => {
     assert.equal(state.Running, false);
     assert.equal(state.ExitCode, 137);
     assert.equal(r.json().Id, slow);
+
+    const e = await exec;
+    assert.equal(e.status, 409, `exec create after the reconciliation: ${e.status} ${e.text()}`);
+    assert.match(e.json().message, /is not running/);
 
     // docker ps waits for the reconciliation too, so it never shows a stale "running".
     const list = await listing;
