@@ -35,7 +35,7 @@ function readHostFile(path: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch {
-    return ''; // the host has no such file: the defaults (fallback nameservers, no hosts) apply
+    return '';
   }
 }
 

@@ -18,6 +18,6 @@ export async function createNetns(execRoot: string, id: string): Promise<string>
 }
 
 export async function removeNetns(path: string): Promise<void> {
-  await runCommand('umount', ['-l', path]).catch(() => undefined); // not mounted (any more): the rm below reports a real problem
+  await runCommand('umount', ['-l', path]).catch(() => undefined);
   await rm(path, { force: true });
 }
