@@ -8,6 +8,7 @@ import type { LogChunk, LogsRequest } from '../../types/logs.ts';
 import type { ContainerContext } from './context.ts';
 import type { ContainerRecord } from './record.ts';
 import { StdinRelay } from './stdin-relay.ts';
+import { runTop } from './top.ts';
 
 export class ContainerIo {
   constructor(private readonly ctx: ContainerContext) {}
@@ -91,6 +92,6 @@ export class ContainerIo {
   async top(rec: ContainerRecord, psArgs: string): Promise<{ Titles: string[]; Processes: string[][] }> {
     if (!rec.State.Running) throw conflict(`Container ${rec.Id} is not running`);
     const pids = (await this.ctx.d.client.tasks.listPids(rec.Id)).map((p) => p.pid);
-    return this.ctx.d.launcher.top(pids, psArgs);
+    return runTop(pids, psArgs);
   }
 }

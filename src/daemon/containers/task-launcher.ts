@@ -1,15 +1,13 @@
 // Running a container's process in containerd: builds the OCI spec, creates the containerd
 // container and its task with FIFO stdio, waits for the exit, and cleans up after it. Also
 // re-attaches to tasks that survived a daemon restart (live-restore), applies `docker update`'s
-// resources to a running task and runs `top`. It checks nothing itself: requests are verified
+// resources to a running task. It checks nothing itself: requests are verified
 // before they get here (verify.ts).
 import { applyCdiProcessEdits, type CdiInjection } from '../../oci/cdi.ts';
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
-import { promisify } from 'node:util';
 import type { DaemonConfig } from '../../config/daemon-config.ts';
 import { conflict, internal, invalidParameter, isNotFound } from '../../errors.ts';
 import { cgroupVersion, type CgroupDriver } from '../../oci/cgroups.ts';
@@ -36,8 +34,6 @@ import type { ContainerVolumes } from '../volumes/service.ts';
 import type { ContainerRecord } from './record.ts';
 import type { RootfsManager } from './rootfs.ts';
 import { readFileSync } from 'node:fs';
-
-const execFileP = promisify(execFile);
 
 export interface TaskExit {
   status: number;
@@ -382,31 +378,6 @@ export class TaskLauncher {
       return { uid: Number(u), gid: g !== undefined ? Number(g) : spec === '' ? 0 : Number(u) === 0 ? 0 : Number(u), additionalGids: groupAdd.map(Number) };
     }
     return withMounted(rootMounts, this.d.tmpDir, async (root) => resolveUser(root, spec, groupAdd));
-  }
-
-  /** `top`: the host's ps, filtered to the container's pids (what dockerd does). */
-  async top(pids: number[], psArgs: string): Promise<{ Titles: string[]; Processes: string[][] }> {
-    const args = psArgs.trim() ? psArgs.trim().split(/\s+/) : ['-ef'];
-    let out: string;
-    try {
-      out = (await execFileP('ps', args, { maxBuffer: 16 << 20 })).stdout;
-    } catch (err) {
-      throw invalidParameter(`Error running ps: ${(err as Error).message}`);
-    }
-    const lines = out.split('\n').filter((l) => l.trim() !== '');
-    const titles = lines[0]!.trim().split(/\s+/);
-    const pidCol = titles.indexOf('PID');
-    if (pidCol < 0) throw invalidParameter(`Couldn't find PID field in ps output`);
-    const set = new Set(pids);
-    const processes: string[][] = [];
-    for (const line of lines.slice(1)) {
-      const fields = line.trim().split(/\s+/);
-      if (!set.has(Number(fields[pidCol]))) continue;
-      const row = fields.slice(0, titles.length - 1);
-      row.push(fields.slice(titles.length - 1).join(' '));
-      processes.push(row);
-    }
-    return { Titles: titles, Processes: processes };
   }
 
   /** `update`: the verified HostConfig's resources applied to the running task (nothing when stopped). */
