@@ -10,7 +10,7 @@ import type { EventPublisher } from '../../events/bus.ts';
 import type { ImageStore } from '../../images/image-store.ts';
 import { createLogDriver } from '../../logging/index.ts';
 import type { LogDriver } from '../../logging/types.ts';
-import type { NetworkService } from '../../network/service.ts';
+import type { ContainerNetworks } from '../../network/container-contract.ts';
 import type { CdiRegistry } from '../../oci/cdi.ts';
 import { parseSignal } from '../../oci/signals.ts';
 import type { ContainerStore } from '../../store/containers.ts';
@@ -57,8 +57,7 @@ export interface ContainerExecs {
   idsOf(containerId: string): string[];
 }
 
-/** What the containers service asks of the network layer (src/network/service.ts). */
-export type ContainerNetworks = Pick<NetworkService, 'validateCreate' | 'containerCreated' | 'containerRemoved' | 'containerView' | 'networksOf'>;
+export type { ContainerNetworks };
 
 export const DEFAULT_STOP_TIMEOUT_S = 10;
 

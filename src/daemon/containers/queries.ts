@@ -4,7 +4,8 @@ import type { ContainerSnapshot } from '../../images/container-facts.ts';
 import type { ContainerContext } from './context.ts';
 import { compileFilters } from './filters.ts';
 import type { ContainerRecord } from './record.ts';
-import { inspectView, summaryView, type NetworkView } from './views.ts';
+import type { NetworkView } from '../../network/views.ts';
+import { inspectView, summaryView } from './views.ts';
 
 /** Bytes in the container's writable layer (what `size=1` and prune report). */
 export async function rwSize(ctx: ContainerContext, rec: ContainerRecord): Promise<number> {
