@@ -224,7 +224,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const cdi = new CdiRegistry(cdiDirs);
     const launcher = new TaskLauncher({
       client, rootfs, runtimes, config: cfg, log: log.child({ module: 'containers' }), execRoot: roots.execRoot,
-      runcRoot: supervisor.runcRoot, containersDir, tmpDir: roots.tmpDir, cgroupDriver, shmSize, networks: networking.run, volumes, cdi,
+      runcRoot: supervisor.runcRoot, containersDir, tmpDir: roots.tmpDir, cgroupDriver, shmSize, networks: networking.run, volumes,
     });
     // Container runs are announced on `runs` (health checks and exec clean-up subscribe); inspect's
     // ExecIDs come from the exec registry. Both exist before the services on either side of them.
@@ -232,7 +232,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const execRegistry = new ExecRegistry();
     const containers = new ContainerService({
       client, images, store: containerStore, rootfs, runtimes, launcher, config: cfg,
-      log: log.child({ module: 'containers' }), containersDir, shmSize, events, networks: networking.containers, volumes, runs, execs: execRegistry,
+      log: log.child({ module: 'containers' }), containersDir, shmSize, events, networks: networking.containers, volumes, cdi, runs, execs: execRegistry,
     });
     const archives = new ArchiveService({ containers, client, tmpDir: roots.tmpDir, log: log.child({ module: 'archive' }) });
     containerService = containers;
@@ -269,14 +269,18 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     });
     imageService.start();
     cleanups.push(() => imageService.stop());
-    await containers.restore(initial['live-restore']);
+    // Sandboxes of containers recorded as not running (or unknown) go before anything can start;
+    // those of containers recorded as running are the containers' restore's to keep or tear down.
     await networks.reconcile((id) => {
       try {
         return containers.find(id).State.Running;
       } catch {
-        return undefined;
+        return undefined; // not in the store
       }
     });
+    // Reconciling the containers with containerd goes on in the background: the API answers at
+    // once, and a request on a container still being reconciled waits for that container only.
+    void containers.restore(initial['live-restore']);
     // Shutdown order (cleanups run in reverse): stop accepting → stop containers (which ends log
     // followers and attach streams) → wait for in-flight requests, cutting them after a grace period.
     let listenersClosing: Promise<unknown> = Promise.resolve();

@@ -10,7 +10,8 @@ import type { ExecCreateBody, ExecStartOptions, OutputSink, RunningExec } from '
 import { versionLessThan } from '../../util/api-version.ts';
 
 export interface ExecBackend {
-  create(ref: string, body: ExecCreateBody): { Id: string };
+  /** May wait (a container still being reconciled after a daemon restart). */
+  create(ref: string, body: ExecCreateBody): { Id: string } | Promise<{ Id: string }>;
   checkStartable(id: string): { tty: boolean; openStdin: boolean };
   start(id: string, opts: ExecStartOptions, sink: OutputSink | null): Promise<RunningExec>;
   resize(id: string, height: number, width: number): Promise<void>;
@@ -29,7 +30,7 @@ export interface ExecRouteOptions {
 export function registerExecRoutes(router: Router, backend: ExecBackend, opts: ExecRouteOptions): void {
   router.post('/containers/{id}/exec', async (ctx) => {
     const body = await readJsonObject<ExecCreateBody>(ctx.req);
-    sendJson(ctx.res, 201, backend.create(ctx.params.id, body));
+    sendJson(ctx.res, 201, await backend.create(ctx.params.id, body));
   });
 
   router.get('/exec/{id}/json', (ctx) => sendJson(ctx.res, 200, backend.inspect(ctx.params.id)));

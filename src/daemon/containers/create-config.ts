@@ -68,7 +68,7 @@ export function mergeConfig(req: ContainerConfig, image: ImageConfigPart, id: st
   return cfg;
 }
 
-type ImageConfigPart = Pick<OciImageConfig, 'config'>;
+export type ImageConfigPart = Pick<OciImageConfig, 'config'>;
 
 export function argv(cfg: ContainerConfig): string[] {
   return [...(cfg.Entrypoint ?? []), ...(cfg.Cmd ?? [])];

@@ -40,3 +40,11 @@ test('shouldRestart and nextBackoff (the exit path)', () => {
   assert.equal(nextBackoff(40_000, 50), 60_000);
   assert.equal(nextBackoff(800, 10_000), 100);
 });
+
+test('startFailureExitCode: 127 for a missing command, 126 when not executable, else 128 (as dockerd)', async () => {
+  const { startFailureExitCode } = await import('./lifecycle.ts');
+  assert.equal(startFailureExitCode('exec: "nope": executable file not found in $PATH'), 127);
+  assert.equal(startFailureExitCode('open /x: no such file or directory'), 127);
+  assert.equal(startFailureExitCode('exec: "/etc": permission denied'), 126);
+  assert.equal(startFailureExitCode('cgroup setup failed'), 128);
+});

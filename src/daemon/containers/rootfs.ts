@@ -19,7 +19,7 @@ async function exists(p: string): Promise<boolean> {
     await lstat(p);
     return true;
   } catch {
-    return false;
+    return false; // any lstat failure: treated as absent, the mkdir/writeFile that follows reports real trouble
   }
 }
 
@@ -59,6 +59,8 @@ export class RootfsManager {
       });
       await this.client.snapshots.commit({ name, key, labels: { [GC_ROOT]: new Date().toISOString() } });
     } catch (err) {
+      // The build's error is the one reported; a half-built key that cannot be removed is a
+      // leftover the next build's new key does not collide with.
       await this.client.snapshots.remove(key).catch(() => undefined);
       if (err instanceof EngineError && err.code === 'CONFLICT') return name; // a concurrent build won
       throw err;

@@ -1,24 +1,19 @@
 // Running a container's process in containerd: builds the OCI spec, creates the containerd
 // container and its task with FIFO stdio, waits for the exit, and cleans up after it. Also
-// re-attaches to tasks that survived a daemon restart (live-restore).
-import { decodeStruct, UPDATE_CONFIG } from '../../oci/wire-schema.ts';
-import { applyCdiProcessEdits, cdiDeviceIds, type CdiInjection, type CdiRegistry } from '../../oci/cdi.ts';
-import { execFile } from 'node:child_process';
+// re-attaches to tasks that survived a daemon restart (live-restore), applies `docker update`'s
+// resources to a running task. It checks nothing itself: requests are verified
+// before they get here (verify.ts).
+import { applyCdiProcessEdits, type CdiInjection } from '../../oci/cdi.ts';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, rm } from 'node:fs/promises';
-import { isAbsolute, join } from 'node:path';
+import { join } from 'node:path';
 import type { Writable } from 'node:stream';
-import { promisify } from 'node:util';
 import type { DaemonConfig } from '../../config/daemon-config.ts';
 import { conflict, internal, invalidParameter, isNotFound } from '../../errors.ts';
 import { cgroupVersion, type CgroupDriver } from '../../oci/cgroups.ts';
-import type { ResolvedMount } from '../../oci/mounts.ts';
-import { tmpfsMountOptions, tmpfsFromMap } from '../../oci/mounts.ts';
 import { readOwnCapabilities } from '../../oci/caps.ts';
-import { checkUlimits, mergeUlimits, readDaemonHardLimits } from '../../oci/rlimits.ts';
 import { parseSeccompProfile, type DockerSeccompProfile } from '../../oci/seccomp.ts';
 import { buildSpec, type DaemonSpecDefaults } from '../../oci/spec.ts';
-import { validateRestartPolicy } from '../../oci/validate-create.ts';
 import { serializeSpec } from '../../oci/spec-types.ts';
 import { listHostDevices, resolveDeviceMappings } from '../../oci/devices.ts';
 import { resolveUser } from '../../oci/user.ts';
@@ -34,13 +29,11 @@ import { makeFifos, openFifoReader, openFifoWriter } from './fifo.ts';
 import { createNetns, netnsPath, removeNetns } from '../../network/netns.ts';
 import type { RunNetworking, SandboxInfo } from '../../network/container-contract.ts';
 import type { OutputHub } from './output-hub.ts';
-import { isVolumeBind } from '../volumes/specs.ts';
+import { resolveMounts } from './mount-plan.ts';
 import type { ContainerVolumes } from '../volumes/service.ts';
-import type { ContainerRecord, MountPoint } from './record.ts';
+import type { ContainerRecord } from './record.ts';
 import type { RootfsManager } from './rootfs.ts';
 import { readFileSync } from 'node:fs';
-
-const execFileP = promisify(execFile);
 
 export interface TaskExit {
   status: number;
@@ -74,8 +67,6 @@ export interface LauncherDeps {
   networks?: RunNetworking;
   /** Named and anonymous volumes (src/daemon/volumes); without it such mounts are refused. */
   volumes?: Pick<ContainerVolumes, 'attach' | 'detach'>;
-  /** CDI devices (DeviceRequests with Driver "cdi"); without it such requests are refused. */
-  cdi?: Pick<CdiRegistry, 'resolve'>;
 }
 
 function tsToIso(ts: { seconds: string | number; nanos: number } | null | undefined): string {
@@ -94,52 +85,6 @@ export class TaskLauncher {
       const id = (e.event as { container_id?: string } | null)?.container_id;
       if (id) this.oomed.add(id);
     });
-  }
-
-  /** The Mounts list inspect shows, from Binds, Mounts and Tmpfs (volumes: the volume service's). */
-  mountPoints(hc: HostConfig): MountPoint[] {
-    // As in dockerd: HostConfig.Tmpfs mounts are not listed, and a bind's Mode is the mode text
-    // it was given ("" when none). Host-path binds come first in resolveMounts' order.
-    const binds = (hc.Binds ?? []).filter((b) => !isVolumeBind(b));
-    return this.resolveMounts({ ...hc, Tmpfs: {} }).map((m, i) => ({
-      Type: m.type,
-      Source: m.type === 'bind' ? m.source : '',
-      Destination: m.destination,
-      Mode: i < binds.length ? (binds[i]!.split(':')[2] ?? '') : '',
-      RW: !m.options.includes('ro'),
-      Propagation: m.options.find((o) => /^r?(private|shared|slave)$/.test(o)) ?? (m.type === 'bind' ? 'rprivate' : ''),
-    }));
-  }
-
-  resolveMounts(hc: HostConfig): ResolvedMount[] {
-    const out: ResolvedMount[] = [];
-    for (const bind of hc.Binds ?? []) {
-      if (this.d.volumes && isVolumeBind(bind)) continue; // a named or anonymous volume
-      const parts = bind.split(':');
-      if (parts.length < 2 || parts.length > 3) throw invalidParameter(`invalid volume specification: '${bind}'`);
-      const [src, dst, mode = ''] = parts as [string, string, string?];
-      if (!isAbsolute(src)) throw invalidParameter(`invalid volume specification: '${bind}': named volumes are not built yet (interactive and data APIs issue)`);
-      if (!isAbsolute(dst)) throw invalidParameter(`invalid volume specification: '${bind}': mount path must be absolute`);
-      const opts = mode ? mode.split(',').filter((o) => o !== 'z' && o !== 'Z' && o !== 'nocopy') : [];
-      out.push({ type: 'bind', source: src, destination: dst, options: opts.length ? opts : ['rw'] });
-    }
-    for (const m of hc.Mounts ?? []) {
-      if (m.Type === 'bind') {
-        if (!m.Source || !isAbsolute(m.Source)) throw invalidParameter(`invalid mount config for type "bind": invalid mount path: '${m.Source ?? ''}' mount path must be absolute`);
-        out.push({ type: 'bind', source: m.Source, destination: m.Target!, options: [m.ReadOnly ? 'ro' : 'rw', ...(m.BindOptions?.Propagation ? [m.BindOptions.Propagation] : [])] });
-      } else if (m.Type === 'tmpfs') {
-        out.push({ type: 'tmpfs', source: 'tmpfs', destination: m.Target!, options: tmpfsMountOptions(m) });
-      } else if (m.Type === 'volume' && this.d.volumes) {
-        continue; // the volume service's
-      } else {
-        throw invalidParameter(`mount type "${m.Type}" is not built yet`);
-      }
-    }
-    for (const [dst, opts] of Object.entries(hc.Tmpfs ?? {})) {
-      const t = tmpfsFromMap(dst, opts);
-      out.push({ type: 'tmpfs', source: 'tmpfs', destination: t.destination, options: t.options ?? [] });
-    }
-    return out;
   }
 
   private seccompCache?: { path: string; profile: DockerSeccompProfile };
@@ -175,23 +120,6 @@ export class TaskLauncher {
       init: cfg.init,
       availableCapabilities: this.daemonCaps,
     };
-  }
-
-  /**
-   * Host-dependent checks of a HostConfig, at create and again at start: the merged ulimits must not
-   * exceed the daemon's own hard limits unless it may raise them (this host lacks CAP_SYS_RESOURCE,
-   * and runc would otherwise fail with a bare "setrlimit: operation not permitted").
-   */
-  validateHostConfig(hc: HostConfig): void {
-    const ulimits = mergeUlimits(Object.values(this.d.config()['default-ulimits']), hc.Ulimits);
-    if (ulimits.length > 0) checkUlimits(ulimits, readDaemonHardLimits(), this.daemonCaps.includes('CAP_SYS_RESOURCE'));
-    this.cdiFor(hc);
-  }
-
-  /** The CDI edits a container asked for (400 for unknown devices or drivers), or undefined. */
-  private cdiFor(hc: HostConfig): CdiInjection | undefined {
-    const ids = cdiDeviceIds(hc.DeviceRequests, this.d.cdi !== undefined && this.d.config().features?.cdi !== false);
-    return ids.length ? this.d.cdi!.resolve(ids) : undefined;
   }
 
   /**
@@ -249,18 +177,21 @@ export class TaskLauncher {
     return ns;
   }
 
-  async launch(rec: ContainerRecord, hub: OutputHub, find: (ref: string) => ContainerRecord): Promise<RunningTask> {
+  /**
+   * Starts a run of a container whose HostConfig was verified (verify.ts: at create, and checkStart
+   * just before this); `cdi` holds the CDI edits checkStart resolved.
+   */
+  async launch(rec: ContainerRecord, hub: OutputHub, find: (ref: string) => ContainerRecord, cdi?: CdiInjection): Promise<RunningTask> {
     const { client } = this.d;
     const id = rec.Id;
     const runtime = this.d.runtimes.resolve(rec.HostConfig.Runtime || this.d.config()['default-runtime'] || 'runc');
-    this.validateHostConfig(rec.HostConfig);
     const dir = join(this.d.containersDir, id);
     await mkdir(dir, { recursive: true, mode: 0o710 });
     this.oomed.delete(id);
     await this.forget(id); // leftovers of an earlier run (a crash between start and cleanup)
     // As dockerd: a -v bind whose host path is missing gets it created (a directory); --mount
     // type=bind sources must exist (checked at create).
-    for (const m of this.resolveMounts({ ...rec.HostConfig, Mounts: [], Tmpfs: {} })) {
+    for (const m of resolveMounts({ ...rec.HostConfig, Mounts: [], Tmpfs: {} }, this.d.volumes !== undefined)) {
       if (m.type === 'bind' && !existsSync(m.source)) await mkdir(m.source, { recursive: true, mode: 0o755 });
     }
     const { sandbox, ...namespaces } = await this.namespacesFor(rec, find);
@@ -279,10 +210,9 @@ export class TaskLauncher {
       const volumeMounts = this.d.volumes ? await this.d.volumes.attach(rec, rootMounts) : [];
       const user = await this.user(rec, rootMounts);
       const warnings: string[] = [];
-      const cdi = this.cdiFor(rec.HostConfig);
       const spec = buildSpec({
         id, config: rec.Config, hostConfig: specHostConfig(rec.HostConfig), args: [rec.Path, ...rec.Args], user,
-        daemon: this.daemonDefaults(), files, namespaces, mounts: [...this.resolveMounts(rec.HostConfig), ...volumeMounts, ...(cdi?.mounts ?? [])],
+        daemon: this.daemonDefaults(), files, namespaces, mounts: [...resolveMounts(rec.HostConfig, this.d.volumes !== undefined), ...volumeMounts, ...(cdi?.mounts ?? [])],
         devices: [...resolveDeviceMappings(rec.HostConfig.Devices), ...(cdi?.devices ?? [])],
         ...(rec.HostConfig.Links?.length && this.d.networks ? { linkEnv: this.d.networks.linkEnvironment(rec) } : {}),
         ...(rec.HostConfig.Privileged ? { hostDevices: listHostDevices() } : {}),
@@ -315,7 +245,8 @@ export class TaskLauncher {
         stdin?.destroy();
         throw runtimeError(e);
       }
-      if (tty) await client.tasks.resizePty(id, { width: 80, height: 24 }).catch(() => undefined);
+      // A first size for the TTY; the client sends its own right after the start, so a failure here only logs.
+      if (tty) await client.tasks.resizePty(id, { width: 80, height: 24 }).catch((e) => this.d.log.debug(`initial TTY size: ${(e as Error).message}`, { id }));
       const exited = this.waitExit(id);
       let pid: number;
       try {
@@ -329,8 +260,9 @@ export class TaskLauncher {
       return this.running(pid, exited.promise, ioDone, stdin, exited.cancel);
     } catch (e) {
       await unmountShm(shmPath(dir));
-      if (this.d.networks) await this.d.networks.teardownSandbox(id).catch(() => undefined);
-      await this.d.volumes?.detach(rec).catch(() => undefined);
+      // Undoing a failed start: its error is the one reported; what cannot be undone is logged.
+      if (this.d.networks) await this.d.networks.teardownSandbox(id).catch((u) => this.d.log.debug(`undoing a start: sandbox: ${(u as Error).message}`, { id }));
+      await this.d.volumes?.detach(rec).catch((u) => this.d.log.debug(`undoing a start: volumes: ${(u as Error).message}`, { id }));
       if (rec.Internal.netnsPath) {
         if (existsSync(rec.Internal.netnsPath)) await removeNetns(rec.Internal.netnsPath);
         delete rec.Internal.netnsPath;
@@ -354,6 +286,8 @@ export class TaskLauncher {
         } catch (err) {
           if (cancelled) return new Promise<TaskExit>(() => undefined);
           if (isNotFound(err)) return { status: 255, at: new Date().toISOString(), oom: false };
+          // containerd restarting underneath: the task lives on; wait again shortly.
+          this.d.log.debug(`waiting for the exit: ${(err as Error).message}`, { id });
           await new Promise((r) => setTimeout(r, 200));
         }
       }
@@ -382,8 +316,10 @@ export class TaskLauncher {
     try {
       const t = await client.tasks.get(id);
       if (t.status === 'RUNNING' || t.status === 'PAUSED' || t.status === 'CREATED') {
-        await client.tasks.kill(id, 9, { all: true }).catch(() => undefined);
-        await Promise.race([client.tasks.wait(id).catch(() => undefined), new Promise((r) => setTimeout(r, 5000))]);
+        // The kill may race the task's own exit, and the wait only bounds how long the delete below
+        // waits; the delete reports what matters.
+        await client.tasks.kill(id, 9, { all: true }).catch((e) => this.d.log.debug(`forget: kill: ${(e as Error).message}`, { id }));
+        await Promise.race([client.tasks.wait(id).catch((e) => this.d.log.debug(`forget: wait: ${(e as Error).message}`, { id })), new Promise((r) => setTimeout(r, 5000))]);
       }
       status = (await client.tasks.delete(id)).exit_status;
     } catch (err) {
@@ -405,7 +341,7 @@ export class TaskLauncher {
   /** At start-up: FIFO directories and network namespaces of containers the store does not know. */
   async removeStaleRuntimeDirs(known: Set<string>): Promise<void> {
     for (const [sub, remove] of [['fifo', (p: string) => rm(p, { recursive: true, force: true })], ['netns', removeNetns]] as const) {
-      const names = await readdir(join(this.d.execRoot, sub)).catch(() => [] as string[]);
+      const names = await readdir(join(this.d.execRoot, sub)).catch(() => [] as string[]); // no such directory yet: nothing stale
       for (const name of names) {
         if (known.has(name)) continue;
         await remove(join(this.d.execRoot, sub, name)).catch((err) => this.d.log.warn(`removing stale ${sub} ${name}: ${(err as Error).message}`));
@@ -415,7 +351,10 @@ export class TaskLauncher {
 
   /** live-restore: the task kept running while the daemon was down; reopen its FIFOs and wait again. */
   async reattach(rec: ContainerRecord, hub: OutputHub): Promise<RunningTask | undefined> {
-    const t = await this.d.client.tasks.get(rec.Id).catch(() => undefined);
+    const t = await this.d.client.tasks.get(rec.Id).catch((e) => {
+      if (!isNotFound(e)) this.d.log.debug(`reattach: ${(e as Error).message}`, { id: rec.Id });
+      return undefined; // no task to re-attach to: the caller records the exit
+    });
     if (!t || (t.status !== 'RUNNING' && t.status !== 'PAUSED')) return undefined;
     const dir = join(this.d.execRoot, 'fifo', rec.Id);
     const outPath = join(dir, 'init-stdout');
@@ -441,65 +380,15 @@ export class TaskLauncher {
     return withMounted(rootMounts, this.d.tmpDir, async (root) => resolveUser(root, spec, groupAdd));
   }
 
-  /** `top`: the host's ps, filtered to the container's pids (what dockerd does). */
-  async top(pids: number[], psArgs: string): Promise<{ Titles: string[]; Processes: string[][] }> {
-    const args = psArgs.trim() ? psArgs.trim().split(/\s+/) : ['-ef'];
-    let out: string;
+  /** `update`: the verified HostConfig's resources applied to the running task (nothing when stopped). */
+  async applyResources(rec: ContainerRecord, hostConfig: HostConfig): Promise<void> {
+    if (!rec.State.Running) return;
+    const spec = buildSpec({ id: rec.Id, config: rec.Config, hostConfig, args: [rec.Path, ...rec.Args], user: { uid: 0, gid: 0, additionalGids: [] }, daemon: this.daemonDefaults(), files: {}, mounts: [] });
     try {
-      out = (await execFileP('ps', args, { maxBuffer: 16 << 20 })).stdout;
+      await this.d.client.tasks.update(rec.Id, jsonAny('types.containerd.io/opencontainers/runtime-spec/1/LinuxResources', spec.linux.resources ?? {}));
     } catch (err) {
-      throw invalidParameter(`Error running ps: ${(err as Error).message}`);
+      throw internal(`Cannot update container ${rec.Id}: ${(err as Error).message}`); // a 500, as dockerd
     }
-    const lines = out.split('\n').filter((l) => l.trim() !== '');
-    const titles = lines[0]!.trim().split(/\s+/);
-    const pidCol = titles.indexOf('PID');
-    if (pidCol < 0) throw invalidParameter(`Couldn't find PID field in ps output`);
-    const set = new Set(pids);
-    const processes: string[][] = [];
-    for (const line of lines.slice(1)) {
-      const fields = line.trim().split(/\s+/);
-      if (!set.has(Number(fields[pidCol]))) continue;
-      const row = fields.slice(0, titles.length - 1);
-      row.push(fields.slice(titles.length - 1).join(' '));
-      processes.push(row);
-    }
-    return { Titles: titles, Processes: processes };
-  }
-
-  /** `update`: new resource limits on the record and, when running, on the live task. */
-  async update(rec: ContainerRecord, body: Record<string, unknown>): Promise<string[]> {
-    // As dockerd: zero values leave a setting alone, a RestartPolicy with an empty Name too (the CLI
-    // always sends one); nothing changes unless the running task accepted the new resources.
-    const allowed = ['CpuShares', 'Memory', 'MemoryReservation', 'MemorySwap', 'NanoCpus', 'CpuPeriod', 'CpuQuota', 'CpusetCpus', 'CpusetMems', 'PidsLimit', 'BlkioWeight', 'KernelMemory', 'CpuRealtimePeriod', 'CpuRealtimeRuntime', 'MemorySwappiness', 'OomKillDisable'];
-    // Typed as dockerd decodes it before anything else: a field of the wrong type (or nested
-    // beyond reason) is a 400 naming it, and never reaches the record.
-    const typed = decodeStruct(body, UPDATE_CONFIG, 'UpdateConfig');
-    const next = { ...rec.HostConfig } as Record<string, unknown>;
-    for (const [k, v] of Object.entries(typed)) {
-      if (!allowed.includes(k)) continue;
-      if (v === 0 || v === '' || v === null || v === undefined) continue;
-      next[k] = v;
-    }
-    const policy = typed.RestartPolicy as { Name?: string; MaximumRetryCount?: number } | undefined;
-    if (policy && typeof policy === 'object' && policy.Name) {
-      validateRestartPolicy(policy.Name, policy.MaximumRetryCount ?? 0);
-      if (rec.HostConfig.AutoRemove && policy.Name !== 'no') throw invalidParameter('Restart policy cannot be updated because AutoRemove is enabled for the container');
-      next.RestartPolicy = { Name: policy.Name, MaximumRetryCount: policy.MaximumRetryCount ?? 0 };
-    }
-    const hostConfig = next as HostConfig;
-    const mem = hostConfig.Memory ?? 0;
-    if (mem > 0 && mem < 6 * 1024 * 1024) throw invalidParameter('Minimum memory limit allowed is 6MB');
-    if (mem > 0 && (hostConfig.MemorySwap ?? 0) > 0 && hostConfig.MemorySwap! < mem) throw invalidParameter('Minimum memoryswap limit should be larger than memory limit, see usage');
-    if (rec.State.Running) {
-      const spec = buildSpec({ id: rec.Id, config: rec.Config, hostConfig, args: [rec.Path, ...rec.Args], user: { uid: 0, gid: 0, additionalGids: [] }, daemon: this.daemonDefaults(), files: {}, mounts: [] });
-      try {
-        await this.d.client.tasks.update(rec.Id, jsonAny('types.containerd.io/opencontainers/runtime-spec/1/LinuxResources', spec.linux.resources ?? {}));
-      } catch (err) {
-        throw internal(`Cannot update container ${rec.Id}: ${(err as Error).message}`); // a 500, as dockerd
-      }
-    }
-    rec.HostConfig = hostConfig;
-    return [];
   }
 }
 

@@ -31,6 +31,8 @@ export interface ExecEvent {
 export interface ExecContainers {
   /** The live record (404 when unknown). */
   find(ref: string): ContainerRecord;
+  /** The live record once a daemon restart's reconciliation of it is over (at once otherwise). */
+  ready(ref: string): Promise<ContainerRecord>;
 }
 
 export interface ExecServiceDeps {
@@ -79,8 +81,13 @@ export class ExecService {
 
   // ---- create / inspect ------------------------------------------------------------------------
 
-  create(ref: string, body: ExecCreateBody): { Id: string } {
-    const c = this.activeContainer(ref);
+  /** POST /containers/{id}/exec: the container's state is known once its reconciliation is over. */
+  async create(ref: string, body: ExecCreateBody): Promise<{ Id: string }> {
+    return this.createFor(await this.d.containers.ready(ref), body);
+  }
+
+  private createFor(container: ContainerRecord, body: ExecCreateBody): { Id: string } {
+    const c = this.activeContainer(container);
     const cmd = typeof body.Cmd === 'string' ? [body.Cmd] : (body.Cmd ?? []);
     if (!Array.isArray(cmd) || cmd.some((a) => typeof a !== 'string')) throw invalidParameter('Cmd must be a list of strings');
     if (cmd.length === 0) throw invalidParameter('No exec command specified');
@@ -280,7 +287,8 @@ export class ExecService {
    * After `timeoutMs` of running the process is killed and the result is exit -1.
    */
   async probe(containerId: string, cmd: string[], timeoutMs: number, maxOutput = 4096): Promise<{ exitCode: number; output: string; timedOut: boolean }> {
-    const { Id } = this.create(containerId, { Cmd: cmd, AttachStdout: true, AttachStderr: true });
+    // A probe runs only for a container the health monitor saw start: no need to wait.
+    const { Id } = this.createFor(this.d.containers.find(containerId), { Cmd: cmd, AttachStdout: true, AttachStderr: true });
     const chunks: Buffer[] = [];
     let kept = 0;
     let truncated = false;
@@ -321,8 +329,7 @@ export class ExecService {
   }
 
   /** Exec create: the container must be running, not paused or restarting. */
-  private activeContainer(ref: string): ContainerRecord {
-    const c = this.d.containers.find(ref);
+  private activeContainer(c: ContainerRecord): ContainerRecord {
     if (c.State.Paused) throw conflict(`Container ${c.Id} is paused, unpause the container before exec`);
     if (c.State.Restarting) throw conflict(`Container ${c.Id} is restarting, wait until the container is running`);
     if (!c.State.Running) throw conflict(`container ${c.Id} is not running`);

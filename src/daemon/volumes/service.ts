@@ -49,6 +49,8 @@ export interface VolumeContainer {
 
 /** What the containers service and the task launcher call (all optional on their side). */
 export interface ContainerVolumes {
+  /** At create, before anything exists: the specs, names, drivers and options checked (400/404). */
+  check(hc: HostConfig, config: Pick<ContainerConfig, 'Volumes'>): Promise<void>;
   /** At create: validates the specs, creates missing volumes; the volume entries of inspect's Mounts. */
   prepare(containerId: string, hc: HostConfig, config: Pick<ContainerConfig, 'Volumes'>): Promise<MountPoint[]>;
   /** At start: mounts (DriverOpts), copies image content into empty volumes; the bind mounts to add. */
@@ -251,16 +253,23 @@ export class VolumeService implements ContainerVolumes {
 
   // ---- containers ----------------------------------------------------------------------------------
 
+  /** The volume mounts a container asks for, checked (specs, names, drivers, options); creates nothing. */
+  async check(hc: HostConfig, config: Pick<ContainerConfig, 'Volumes'>): Promise<void> {
+    for (const s of volumeSpecs(hc, config)) {
+      if (s.name !== undefined) validateVolumeName(s.name);
+      const driver = s.driver || hc.VolumeDriver || 'local';
+      if (driver !== 'local') await this.plugin(driver);
+      else validateDriverOpts(s.driverOpts);
+    }
+  }
+
   async prepare(containerId: string, hc: HostConfig, config: Pick<ContainerConfig, 'Volumes'>): Promise<MountPoint[]> {
+    // Everything is checked before anything is created (the create checked it already; a plugin
+    // may have gone away since).
+    await this.check(hc, config);
     const specs = volumeSpecs(hc, config);
     // `--volume-driver` applies to every volume that names no driver of its own.
     const driverOf = (s: { driver?: string }) => s.driver || hc.VolumeDriver || 'local';
-    // Everything is checked before anything is created.
-    for (const s of specs) {
-      if (s.name !== undefined) validateVolumeName(s.name);
-      if (driverOf(s) !== 'local') await this.plugin(driverOf(s));
-      else validateDriverOpts(s.driverOpts);
-    }
     const names = specs.map((s) => s.name ?? generateVolumeName());
     this.pending.set(containerId, names);
     const createdAnonymous: string[] = [];

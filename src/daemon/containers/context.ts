@@ -1,0 +1,167 @@
+// The state the parts of the containers service share (records, running tasks, output hubs, log
+// drivers, waiters, the per-container lock) and the small helpers every part uses: lookup by
+// reference, write-through persistence, events, log driver set-up. One instance per daemon, built by
+// ContainerService (service.ts) and handed to each part.
+import { join } from 'node:path';
+import type { DaemonConfig } from '../../config/daemon-config.ts';
+import { invalidParameter, notFound } from '../../errors.ts';
+import { containerAttributes } from '../../events/actors.ts';
+import type { EventPublisher } from '../../events/bus.ts';
+import type { ImageStore } from '../../images/image-store.ts';
+import { createLogDriver } from '../../logging/index.ts';
+import type { LogDriver } from '../../logging/types.ts';
+import type { ContainerNetworks } from '../../network/container-contract.ts';
+import type { CdiRegistry } from '../../oci/cdi.ts';
+import { parseSignal } from '../../oci/signals.ts';
+import type { ContainerStore } from '../../store/containers.ts';
+import type { SupervisorClient } from '../../supervisor/client.ts';
+import type { Logger } from '../../util/log.ts';
+import { KeyedMutex } from '../../util/mutex.ts';
+import type { RuntimeRegistry } from '../runtimes.ts';
+import type { ContainerVolumes } from '../volumes/service.ts';
+import { OutputHub } from './output-hub.ts';
+import type { ContainerRecord } from './record.ts';
+import type { RootfsManager } from './rootfs.ts';
+import type { ContainerRunEvents } from './run-events.ts';
+import type { StdinRelay } from './stdin-relay.ts';
+import type { RunningTask, TaskLauncher } from './task-launcher.ts';
+import { ExitWaiters } from './waiters.ts';
+
+export interface ContainerServiceDeps {
+  client: SupervisorClient;
+  images: ImageStore;
+  store: ContainerStore<ContainerRecord>;
+  rootfs: RootfsManager;
+  runtimes: RuntimeRegistry;
+  launcher: TaskLauncher;
+  config: () => DaemonConfig;
+  log: Logger;
+  containersDir: string;
+  shmSize: number;
+  /** The events stream (create, start, die, …); optional so tests can leave it out. */
+  events?: EventPublisher;
+  /** Container networking; without it containers get loopback only (and a stand-in NetworkSettings). */
+  networks?: ContainerNetworks;
+  /** Named and anonymous volumes; without it, volume mounts are refused at start. */
+  volumes?: Pick<ContainerVolumes, 'check' | 'prepare' | 'release'>;
+  /** CDI devices (DeviceRequests with Driver "cdi"); without it such requests are refused. */
+  cdi?: Pick<CdiRegistry, 'resolve'>;
+  /** Where runs are announced (health checks and exec clean-up follow them). */
+  runs?: ContainerRunEvents;
+  /** Inspect's ExecIDs: the exec registry (daemon/exec/registry.ts); none without it. */
+  execs?: ContainerExecs;
+}
+
+/** What inspect needs from the exec instances. */
+export interface ContainerExecs {
+  idsOf(containerId: string): string[];
+}
+
+export type { ContainerNetworks };
+
+export const DEFAULT_STOP_TIMEOUT_S = 10;
+
+export class ContainerContext {
+  readonly recs = new Map<string, ContainerRecord>();
+  readonly tasks = new Map<string, RunningTask>();
+  readonly hubs = new Map<string, OutputHub>();
+  readonly stdinRelays = new Map<string, StdinRelay>();
+  readonly drivers = new Map<string, LogDriver>();
+  readonly waiters = new ExitWaiters();
+  /** Pending restarts of containers whose policy asked for one (restart-policy backoff). */
+  readonly backoff = new Map<string, { ms: number; timer?: NodeJS.Timeout }>();
+  readonly lock = new KeyedMutex();
+  /** Names taken by creates that have not stored their record yet. */
+  readonly reservedNames = new Map<string, string>();
+  /** Containers still being reconciled after a daemon restart (restore.ts); requests on them wait. */
+  readonly reconciling = new Map<string, Promise<void>>();
+  /** Containers being stopped at start-up (left running by a crashed daemon, no live-restore). */
+  readonly startupStops = new Set<string>();
+  shuttingDown = false;
+
+  constructor(readonly d: ContainerServiceDeps) {
+    for (const r of d.store.list()) this.recs.set(r.Id, structuredClone(r) as ContainerRecord);
+  }
+
+  /** Full ID, unique ID prefix, or name with or without the leading slash. */
+  find(ref: string): ContainerRecord {
+    const exact = this.recs.get(ref);
+    if (exact) return exact;
+    const name = ref.startsWith('/') ? ref : `/${ref}`;
+    for (const r of this.recs.values()) if (r.Name === name) return r;
+    if (/^[a-f0-9]+$/.test(ref)) {
+      const hits = [...this.recs.values()].filter((r) => r.Id.startsWith(ref));
+      if (hits.length === 1) return hits[0]!;
+      if (hits.length > 1) throw invalidParameter(`multiple IDs found with provided prefix: ${ref}`);
+    }
+    throw notFound(`No such container: ${ref}`);
+  }
+
+  /**
+   * find(), once the container's reconciliation after a daemon restart is over (at once otherwise):
+   * what a request on one container uses, so it sees the container's real state.
+   */
+  async ready(ref: string): Promise<ContainerRecord> {
+    const rec = this.find(ref);
+    const pending = this.reconciling.get(rec.Id);
+    if (!pending) return rec;
+    await pending;
+    return this.find(rec.Id); // it may have been removed meanwhile (AutoRemove): 404
+  }
+
+  persist(rec: ContainerRecord): void {
+    this.d.store.put(rec);
+  }
+
+  event(rec: ContainerRecord, action: string, extra: Record<string, string> = {}): void {
+    this.d.events?.publish({ Type: 'container', Action: action, Actor: { ID: rec.Id, Attributes: containerAttributes(rec, extra) } });
+  }
+
+  hub(id: string): OutputHub {
+    let h = this.hubs.get(id);
+    if (!h) {
+      h = new OutputHub();
+      this.hubs.set(id, h);
+    }
+    return h;
+  }
+
+  /** A new log driver for the container's run (the previous run's is closed), attached to its hub. */
+  openLogDriver(rec: ContainerRecord): Promise<void> {
+    const logConfig = rec.HostConfig.LogConfig!;
+    const driver = createLogDriver(logConfig.Type ?? 'json-file', { containerId: rec.Id, dir: join(this.d.containersDir, rec.Id), options: logConfig.Config ?? {}, attrs: logAttrs(rec) });
+    const previous = this.drivers.get(rec.Id);
+    if (previous && previous !== driver) {
+      previous.close().catch((err) => this.d.log.debug(`closing the previous run's log driver: ${(err as Error).message}`, { id: rec.Id }));
+    }
+    this.drivers.set(rec.Id, driver);
+    const hub = this.hub(rec.Id);
+    return driver.attach({ stdout: hub.logStdout, stderr: rec.Config.Tty ? null : hub.logStderr });
+  }
+
+  /** Closes and forgets the container's log driver (after an exit, at removal, at shutdown). */
+  async closeLogDriver(id: string, why: string): Promise<void> {
+    await this.drivers.get(id)?.close().catch((err) => this.d.log.debug(`closing the log driver (${why}): ${(err as Error).message}`, { id }));
+  }
+
+  stopSignal(rec: ContainerRecord, override?: string): number {
+    return parseSignal(override || rec.Config.StopSignal || 'SIGTERM');
+  }
+
+  cancelRestart(rec: ContainerRecord): void {
+    const b = this.backoff.get(rec.Id);
+    if (b?.timer) clearTimeout(b.timer);
+    this.backoff.delete(rec.Id);
+  }
+}
+
+/** The container facts the log drivers' labels/env/tag options draw on. */
+export function logAttrs(rec: ContainerRecord): Record<string, string> {
+  const attrs: Record<string, string> = { name: rec.Name.slice(1), image: rec.ImageRef, imageId: rec.Image };
+  for (const [k, v] of Object.entries(rec.Config.Labels ?? {})) attrs[`label:${k}`] = v;
+  for (const e of rec.Config.Env ?? []) {
+    const i = e.indexOf('=');
+    attrs[`env:${i < 0 ? e : e.slice(0, i)}`] = i < 0 ? '' : e.slice(i + 1);
+  }
+  return attrs;
+}

@@ -1,0 +1,83 @@
+// Creating a container: the request verified (verify.ts), a name chosen or checked and reserved,
+// volumes prepared, the writable layer made, the record stored, the networks told.
+import { randomBytes } from 'node:crypto';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { conflict } from '../../errors.ts';
+import { nowIso } from '../../util/time.ts';
+import type { ContainerContext } from './context.ts';
+import { argv } from './create-config.ts';
+import { generateName, normalizeName } from './names.ts';
+import { initialState, type ContainerRecord } from './record.ts';
+import type { ContainerVerifier, VerifiedCreate } from './verify.ts';
+
+export class ContainerCreator {
+  constructor(private readonly ctx: ContainerContext, private readonly verifier: ContainerVerifier) {}
+
+  async create(body: unknown, name: string | undefined): Promise<{ Id: string; Warnings: string[] }> {
+    const { ctx } = this;
+    const id = randomBytes(32).toString('hex');
+    const verified = await this.verifier.verifyCreate(body, id);
+    const taken = (n: string) => ctx.reservedNames.has(n) || [...ctx.recs.values()].some((r) => r.Name === n);
+    const fullName = name ? normalizeName(name) : generateName(taken);
+    const holderId = ctx.reservedNames.get(fullName) ?? [...ctx.recs.values()].find((r) => r.Name === fullName)?.Id;
+    if (holderId) throw conflict(`Conflict. The container name "${fullName}" is already in use by container "${holderId}". You have to remove (or rename) that container to be able to reuse that name.`);
+    // Reserved until the record is stored: concurrent creates must not pick the same name.
+    ctx.reservedNames.set(fullName, id);
+    try {
+      return await this.createNamed(id, fullName, verified);
+    } finally {
+      ctx.reservedNames.delete(fullName);
+    }
+  }
+
+  private async createNamed(id: string, fullName: string, v: VerifiedCreate): Promise<{ Id: string; Warnings: string[] }> {
+    const { ctx } = this;
+    const { d } = ctx;
+    const { config, hostConfig } = v;
+    // Volumes first: they are created here (anonymous ones too), after every check passed.
+    const volumeMounts = d.volumes ? await d.volumes.prepare(id, hostConfig, config) : [];
+    const args = argv(config);
+    const dir = join(d.containersDir, id);
+    const rec: ContainerRecord = {
+      Id: id,
+      Name: fullName,
+      Created: nowIso(),
+      Path: args[0] ?? '',
+      Args: args.slice(1),
+      State: initialState(),
+      Image: v.image.id,
+      ImageRef: v.request.Image!,
+      ResolvConfPath: join(dir, 'resolv.conf'),
+      HostnamePath: join(dir, 'hostname'),
+      HostsPath: join(dir, 'hosts'),
+      LogPath: hostConfig.LogConfig!.Type === 'json-file' ? join(dir, `${id}-json.log`) : '',
+      RestartCount: 0,
+      Driver: d.config()['storage-driver'],
+      Platform: 'linux',
+      MountLabel: '',
+      ProcessLabel: '',
+      AppArmorProfile: '',
+      Config: config,
+      HostConfig: hostConfig,
+      Mounts: [...v.mounts, ...volumeMounts],
+      Internal: { snapshotKey: id, snapshotter: d.rootfs.snapshotter, runtime: hostConfig.Runtime!, stoppedByUser: false, chainId: v.image.chainId } as ContainerRecord['Internal'],
+    };
+    try {
+      await mkdir(dir, { recursive: true, mode: 0o710 });
+      await d.rootfs.prepare(id, v.image.chainId);
+      d.store.put(rec); // throws the 409 if a concurrent create took the name
+    } catch (err) {
+      // Undoing a failed create: its error is the one reported; what cannot be undone is logged.
+      await d.rootfs.remove(id).catch((e) => d.log.debug(`undoing a create: writable layer: ${(e as Error).message}`, { id }));
+      await rm(dir, { recursive: true, force: true });
+      await d.volumes?.release(rec, true).catch((e) => d.log.debug(`undoing a create: volumes: ${(e as Error).message}`, { id }));
+      throw err;
+    }
+    ctx.recs.set(id, rec);
+    d.networks?.containerCreated(id, hostConfig, config, v.request.NetworkingConfig);
+    ctx.event(rec, 'create');
+    d.log.debug('container created', { id, name: fullName });
+    return { Id: id, Warnings: v.warnings };
+  }
+}

@@ -1,0 +1,105 @@
+// Reading containers: list (docker ps) with its filters, inspect, sizes of the writable layer, the
+// counters of /info and the facts the image service needs (snapshot, users of an image).
+import type { ContainerSnapshot } from '../../images/container-facts.ts';
+import type { ContainerContext } from './context.ts';
+import { compileFilters } from './filters.ts';
+import type { ContainerRecord } from './record.ts';
+import type { NetworkView } from '../../network/views.ts';
+import { inspectView, summaryView } from './views.ts';
+
+/** Bytes in the container's writable layer (what `size=1` and prune report). */
+export async function rwSize(ctx: ContainerContext, rec: ContainerRecord): Promise<number> {
+  return Number((await ctx.d.client.snapshots.usage(rec.Internal.snapshotKey, { snapshotter: rec.Internal.snapshotter })).size);
+}
+
+export class ContainerQueries {
+  constructor(private readonly ctx: ContainerContext) {}
+
+  /**
+   * docker ps. Which containers run is known only once the reconciliation after a daemon restart is
+   * over, so a listing waits for the containers still being reconciled (requests on one container
+   * wait for that one only).
+   */
+  async list(opts: { all: boolean; limit?: number; size: boolean; filters: Map<string, string[]> }): Promise<unknown[]> {
+    const { ctx } = this;
+    if (ctx.reconciling.size) await Promise.all(ctx.reconciling.values());
+    const ancestorCache = new Map<string, Set<string>>();
+    for (const v of opts.filters.get('ancestor') ?? []) {
+      const ids = new Set<string>();
+      try {
+        ids.add((await ctx.d.images.resolve(v)).id);
+      } catch {
+        // an unknown ancestor matches nothing (as dockerd)
+      }
+      ancestorCache.set(v, ids);
+    }
+    const match = compileFilters(opts.filters, {
+      resolve: (ref) => ctx.find(ref),
+      ancestorImageIds: (ref) => ancestorCache.get(ref) ?? new Set(),
+      networksOf: (r) => (ctx.d.networks ? ctx.d.networks.networksOf(r) : [r.HostConfig.NetworkMode ?? 'bridge']),
+    });
+    const showAll = opts.all || opts.filters.has('status') || opts.filters.has('exited') || opts.limit !== undefined;
+    let list = [...ctx.recs.values()]
+      .filter((r) => showAll || r.State.Running || r.State.Paused || r.State.Restarting)
+      .filter(match)
+      .sort((a, b) => (a.Created < b.Created ? 1 : a.Created > b.Created ? -1 : 0));
+    if (opts.limit !== undefined) list = list.slice(0, opts.limit);
+    if (!opts.size) return list.map((r) => summaryView(r, this.networkView(r)));
+    return Promise.all(list.map(async (r) => summaryView(r, this.networkView(r), await this.sizes(r))));
+  }
+
+  async inspect(rec: ContainerRecord, size: boolean): Promise<unknown> {
+    return inspectView(rec, this.networkView(rec), this.ctx.d.execs?.idsOf(rec.Id) ?? [], size ? await this.sizes(rec) : undefined);
+  }
+
+  counts(): { total: number; running: number; paused: number; stopped: number } {
+    let running = 0;
+    let paused = 0;
+    for (const r of this.ctx.recs.values()) {
+      if (r.State.Paused) paused++;
+      else if (r.State.Running) running++;
+    }
+    return { total: this.ctx.recs.size, running, paused, stopped: this.ctx.recs.size - running - paused };
+  }
+
+  snapshotOf(rec: ContainerRecord): ContainerSnapshot {
+    return { id: rec.Id, imageId: rec.Image, snapshotKey: rec.Internal.snapshotKey, snapshotter: rec.Internal.snapshotter, running: rec.State.Running, paused: rec.State.Paused, config: rec.Config };
+  }
+
+  imageUsers(): Array<{ id: string; image: string; running: boolean }> {
+    return [...this.ctx.recs.values()].map((r) => ({ id: r.Id, image: r.Image, running: r.State.Running || r.State.Restarting }));
+  }
+
+  /** SizeRw and SizeRootFs (writable layer plus the image) for inspect and list with size=1. */
+  private async sizes(rec: ContainerRecord): Promise<{ rw: number; rootFs: number }> {
+    const { d } = this.ctx;
+    const rw = await rwSize(this.ctx, rec).catch((err) => {
+      d.log.debug(`size of the writable layer: ${(err as Error).message}`, { id: rec.Id });
+      return 0;
+    });
+    // The image may have been removed (rmi -f) since: the writable layer alone then.
+    const image = await d.images.resolve(rec.Image).catch(() => undefined);
+    return { rw, rootFs: rw + (image?.size ?? 0) };
+  }
+
+  private networkView(rec: ContainerRecord): NetworkView {
+    if (this.ctx.d.networks) return this.ctx.d.networks.containerView(rec);
+    return standInNetworkView(rec);
+  }
+}
+
+/** NetworkSettings without the network layer: an own namespace with loopback only. */
+export function standInNetworkView(rec: ContainerRecord): NetworkView {
+  const mode = rec.HostConfig.NetworkMode ?? 'bridge';
+  const endpoint = { IPAMConfig: null, Links: null, Aliases: null, MacAddress: '', DriverOpts: null, GwPriority: 0, NetworkID: '', EndpointID: '', Gateway: '', IPAddress: '', IPPrefixLen: 0, IPv6Gateway: '', GlobalIPv6Address: '', GlobalIPv6PrefixLen: 0, DNSNames: null };
+  const networks = mode.startsWith('container:') ? {} : { [mode]: endpoint };
+  return {
+    settings: {
+      Bridge: '', SandboxID: '', SandboxKey: rec.Internal.netnsPath ?? '', HairpinMode: false, LinkLocalIPv6Address: '', LinkLocalIPv6PrefixLen: 0,
+      Ports: {}, SecondaryIPAddresses: null, SecondaryIPv6Addresses: null, EndpointID: '', Gateway: '', GlobalIPv6Address: '', GlobalIPv6PrefixLen: 0,
+      IPAddress: '', IPPrefixLen: 0, IPv6Gateway: '', MacAddress: '', Networks: networks,
+    },
+    summaryNetworks: networks,
+    ports: [],
+  };
+}

@@ -1,0 +1,138 @@
+// The one place a container's create or update request is checked before anything is stored or
+// acted on: the body against the API's types and rules (oci/validate-create.ts), the image, the
+// daemon's defaults merged in, then every host-dependent check of the HostConfig (restart policy with
+// AutoRemove, runtime, ulimits against the daemon's limits, CDI devices, log driver options, network
+// mode and endpoints, volumes, binds and mounts). The task launcher only launches.
+import type { DaemonConfig } from '../../config/daemon-config.ts';
+import { invalidParameter } from '../../errors.ts';
+import { validateLogOptions } from '../../logging/options.ts';
+import { cdiDeviceIds, type CdiInjection, type CdiRegistry } from '../../oci/cdi.ts';
+import { checkUlimits, mergeUlimits, type HardLimits } from '../../oci/rlimits.ts';
+import { validateCreateBody, validateRestartPolicy } from '../../oci/validate-create.ts';
+import { decodeStruct, UPDATE_CONFIG } from '../../oci/wire-schema.ts';
+import type { ContainerConfig, ContainerCreateBody, HostConfig, NetworkingConfig } from '../../types/container-api.ts';
+import { mergeConfig, withHostDefaults, type ImageConfigPart } from './create-config.ts';
+import { mountPoints } from './mount-plan.ts';
+import type { ContainerRecord, MountPoint } from './record.ts';
+
+/** The image a create names, as far as verification needs it. */
+export interface VerifiedImage {
+  id: string;
+  chainId: string;
+  config: ImageConfigPart;
+}
+
+export interface VerifierDeps {
+  images: { resolve(ref: string): Promise<VerifiedImage> };
+  runtimes: { resolve(name: string): unknown };
+  config: () => DaemonConfig;
+  shmSize: number;
+  /** The daemon's hard rlimits, and whether it may raise them (CAP_SYS_RESOURCE). */
+  limits: { hard(): HardLimits; canRaise: boolean };
+  /** Container networking (NetworkMode, EndpointsConfig); without it: loopback only, with a warning. */
+  networks?: { validateCreate(hc: HostConfig, config: ContainerConfig, nc: NetworkingConfig | undefined): string[] };
+  /** Named and anonymous volumes; without it such mounts are refused. */
+  volumes?: { check(hc: HostConfig, config: Pick<ContainerConfig, 'Volumes'>): Promise<void> };
+  /** CDI devices; without it DeviceRequests of driver cdi are refused. */
+  cdi?: Pick<CdiRegistry, 'resolve'>;
+  /** Other containers by reference (NetworkMode container:<ref>). */
+  find: (ref: string) => ContainerRecord;
+}
+
+export interface VerifiedCreate {
+  request: ContainerCreateBody;
+  image: VerifiedImage;
+  config: ContainerConfig;
+  hostConfig: HostConfig;
+  /** Inspect's Mounts for host-path binds, bind and tmpfs mounts (volumes are added by the volume service). */
+  mounts: MountPoint[];
+  warnings: string[];
+}
+
+export class ContainerVerifier {
+  constructor(private readonly d: VerifierDeps) {}
+
+  /** Checks a create request; `id` is the new container's (its default hostname). Throws 4xx errors. */
+  async verifyCreate(body: unknown, id: string): Promise<VerifiedCreate> {
+    const request = validateCreateBody(body);
+    if (!request.Image) throw invalidParameter('config cannot be empty in order to create a container');
+    const image = await this.d.images.resolve(request.Image);
+    const cfg = this.d.config();
+    const config = mergeConfig(request, image.config, id);
+    config.Image = request.Image;
+    const hostConfig = withHostDefaults(request.HostConfig, {
+      logDriver: cfg['log-driver'], logOpts: cfg['log-opts'], runtime: cfg['default-runtime'], shmSize: this.d.shmSize,
+      cgroupnsMode: cfg['default-cgroupns-mode'], ipcMode: cfg['default-ipc-mode'],
+    });
+    if (hostConfig.AutoRemove && hostConfig.RestartPolicy?.Name && hostConfig.RestartPolicy.Name !== 'no') {
+      throw invalidParameter('can\'t create \'AutoRemove\' container with restart policy');
+    }
+    this.checkStart(hostConfig);
+    validateLogOptions(hostConfig.LogConfig!.Type ?? cfg['log-driver'], hostConfig.LogConfig!.Config ?? {});
+    const warnings: string[] = [];
+    const mode = hostConfig.NetworkMode!;
+    if (this.d.networks) {
+      warnings.push(...this.d.networks.validateCreate(hostConfig, config, request.NetworkingConfig));
+    } else if (mode === 'bridge' || (mode !== 'none' && mode !== 'host' && !mode.startsWith('container:'))) {
+      warnings.push(`network mode "${mode}" is not built yet: the container gets its own network namespace with loopback only`);
+    }
+    if (mode.startsWith('container:')) this.d.find(mode.slice('container:'.length));
+    await this.d.volumes?.check(hostConfig, config);
+    const mounts = mountPoints(hostConfig, this.d.volumes !== undefined);
+    return { request, image, config, hostConfig, mounts, warnings };
+  }
+
+  /**
+   * The checks that depend on the daemon's current settings, at create and again before each start
+   * (a reload may have changed them): the runtime exists, the ulimits fit the daemon's own hard
+   * limits unless it may raise them (runc would fail with a bare "setrlimit: operation not
+   * permitted"), the CDI devices are known (their edits are returned for the launch).
+   */
+  checkStart(hc: HostConfig): { cdi?: CdiInjection } {
+    this.d.runtimes.resolve(hc.Runtime || this.d.config()['default-runtime'] || 'runc');
+    const ulimits = mergeUlimits(Object.values(this.d.config()['default-ulimits']), hc.Ulimits);
+    if (ulimits.length > 0) checkUlimits(ulimits, this.d.limits.hard(), this.d.limits.canRaise);
+    const cdi = this.cdiFor(hc);
+    return cdi ? { cdi } : {};
+  }
+
+  /** The CDI edits a container asked for (400 for unknown devices or drivers), or undefined. */
+  private cdiFor(hc: HostConfig): CdiInjection | undefined {
+    const ids = cdiDeviceIds(hc.DeviceRequests, this.d.cdi !== undefined && this.d.config().features?.cdi !== false);
+    return ids.length ? this.d.cdi!.resolve(ids) : undefined;
+  }
+
+  /**
+   * Checks an update request (POST /containers/{id}/update) and returns the HostConfig it asks for;
+   * the record is changed only once the running task (if any) accepted it.
+   */
+  verifyUpdate(rec: ContainerRecord, body: unknown): HostConfig {
+    // Typed as dockerd decodes it before anything else: a field of the wrong type (or nested
+    // beyond reason) is a 400 naming it, and never reaches the record.
+    const typed = decodeStruct(body, UPDATE_CONFIG, 'UpdateConfig');
+    // As dockerd: zero values leave a setting alone, a RestartPolicy with an empty Name too (the CLI
+    // always sends one).
+    const next = { ...rec.HostConfig } as Record<string, unknown>;
+    for (const [k, v] of Object.entries(typed)) {
+      if (!UPDATABLE.has(k)) continue;
+      if (v === 0 || v === '' || v === null || v === undefined) continue;
+      next[k] = v;
+    }
+    const policy = typed.RestartPolicy as { Name?: string; MaximumRetryCount?: number } | undefined;
+    if (policy && typeof policy === 'object' && policy.Name) {
+      validateRestartPolicy(policy.Name, policy.MaximumRetryCount ?? 0);
+      if (rec.HostConfig.AutoRemove && policy.Name !== 'no') throw invalidParameter('Restart policy cannot be updated because AutoRemove is enabled for the container');
+      next.RestartPolicy = { Name: policy.Name, MaximumRetryCount: policy.MaximumRetryCount ?? 0 };
+    }
+    const hostConfig = next as HostConfig;
+    const mem = hostConfig.Memory ?? 0;
+    if (mem > 0 && mem < MIN_MEMORY) throw invalidParameter('Minimum memory limit allowed is 6MB');
+    if (mem > 0 && (hostConfig.MemorySwap ?? 0) > 0 && hostConfig.MemorySwap! < mem) throw invalidParameter('Minimum memoryswap limit should be larger than memory limit, see usage');
+    return hostConfig;
+  }
+}
+
+const MIN_MEMORY = 6 * 1024 * 1024;
+
+/** The resources `docker update` may change (UpdateConfig's fields besides RestartPolicy). */
+const UPDATABLE = new Set(['CpuShares', 'Memory', 'MemoryReservation', 'MemorySwap', 'NanoCpus', 'CpuPeriod', 'CpuQuota', 'CpusetCpus', 'CpusetMems', 'PidsLimit', 'BlkioWeight', 'KernelMemory', 'CpuRealtimePeriod', 'CpuRealtimeRuntime', 'MemorySwappiness', 'OomKillDisable']);
