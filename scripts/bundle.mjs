@@ -16,3 +16,17 @@ await build({
   banner: { js: "import { createRequire as __engineCreateRequire } from 'node:module'; const require = __engineCreateRequire(import.meta.url);" },
   logLevel: 'warning',
 });
+
+// The `engine` command-line client (dist/src/cli/main.js) → dist/bundle/engine.js, which bin/engine
+// runs: a CLI is started for every command, so one file (no module resolution) matters even more
+// than for the daemon. It has no CommonJS dependencies, hence no require banner.
+await build({
+  entryPoints: ['dist/src/cli/main.js'],
+  outfile: 'dist/bundle/engine.js',
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node24',
+  sourcemap: true,
+  logLevel: 'warning',
+});

@@ -36,7 +36,7 @@ export const MAX_LINES = 800;
  */
 export const CLIENT_IMPORTS = {
   client: new Set(['types', 'util']),
-  cli: new Set(['client', 'types', 'util']),
+  cli: new Set(['client', 'types', 'util', 'version.ts']),
 };
 /** The files of util/ a client may import (no daemon state, no helper processes). */
 export const CLIENT_SAFE_UTIL = new Set(['util/api-version.ts', 'util/node-http.ts', 'util/tar-writer.ts', 'util/time.ts']);

@@ -1,0 +1,69 @@
+// Connecting the terminal to a hijacked attach or exec stream: stdin copied in (raw mode when the
+// session has a TTY, and half-closed at EOF so the process sees end of input), output copied out
+// (demultiplexed to stdout and stderr without a TTY), and the terminal size sent at start and on
+// every SIGWINCH.
+import type { Hijacked } from '../client/containers.ts';
+
+export interface PumpOptions {
+  tty: boolean;
+  stdin: boolean;
+  /** Sends the terminal size: called at start and on SIGWINCH when stdout is a terminal. */
+  resize?: (h: number, w: number) => Promise<void>;
+}
+
+/** Sets raw mode on a TTY stdin for the session; returns the restore function. */
+export function rawMode(on: boolean): () => void {
+  const stdin = process.stdin;
+  if (!on || !stdin.isTTY) return () => {};
+  stdin.setRawMode(true);
+  return () => stdin.setRawMode(false);
+}
+
+export function terminalSize(): [number, number] | undefined {
+  const out = process.stdout;
+  return out.isTTY && out.rows && out.columns ? [out.rows, out.columns] : undefined;
+}
+
+/** Resolves once the output has ended (the process exited or detached). */
+export async function pump(h: Hijacked, opts: PumpOptions): Promise<void> {
+  const restore = rawMode(opts.tty && opts.stdin);
+  const onResize = () => {
+    const size = terminalSize();
+    if (size && opts.resize) opts.resize(size[0], size[1]).catch(() => {
+      // a resize racing the process's exit fails with a conflict: nothing to resize any more
+    });
+  };
+  if (opts.tty) {
+    onResize();
+    process.stdout.on('resize', onResize);
+  }
+  let stdinDone = false;
+  if (opts.stdin) {
+    const stdin = process.stdin;
+    stdin.on('data', (b: Buffer) => {
+      if (!h.stream.destroyed && !h.stream.writableEnded) h.stream.write(b);
+    });
+    stdin.once('end', () => {
+      stdinDone = true;
+      if (!h.stream.destroyed && !h.stream.writableEnded) h.stream.end();
+    });
+    stdin.resume();
+  }
+  try {
+    for await (const f of h.output()) {
+      if (f.stream === 'stderr') process.stderr.write(f.data);
+      else process.stdout.write(f.data);
+    }
+  } catch (e) {
+    // The connection is reset when the daemon closes it after the process ends: that is the end of output.
+    if ((e as NodeJS.ErrnoException).code !== 'ECONNRESET') throw e;
+  } finally {
+    restore();
+    process.stdout.off('resize', onResize);
+    if (opts.stdin && !stdinDone) {
+      process.stdin.pause();
+      process.stdin.removeAllListeners('data');
+    }
+    h.stream.destroy();
+  }
+}
