@@ -7,6 +7,8 @@ import type { Hijacked } from '../client/containers.ts';
 export interface PumpOptions {
   tty: boolean;
   stdin: boolean;
+  /** The detach sequence ("ctrl-p,ctrl-q" by default): seen in stdin, the session ends detached. */
+  detachKeys?: string;
   /** Sends the terminal size: called at start and on SIGWINCH when stdout is a terminal. */
   resize?: (h: number, w: number) => Promise<void>;
 }
@@ -24,8 +26,27 @@ export function terminalSize(): [number, number] | undefined {
   return out.isTTY && out.rows && out.columns ? [out.rows, out.columns] : undefined;
 }
 
-/** Resolves once the output has ended (the process exited or detached). */
-export async function pump(h: Hijacked, opts: PumpOptions): Promise<void> {
+/** Parses docker's detach-keys format: comma-separated single characters or ctrl-<c>. */
+export function parseDetachKeys(spec: string | undefined): Buffer {
+  const keys = (spec || 'ctrl-p,ctrl-q').split(',').map((k) => {
+    const t = k.trim();
+    if (t.length === 1) return t.charCodeAt(0);
+    const m = t.match(/^ctrl-([a-z@\[\\\]^_])$/i);
+    if (!m) throw new Error(`Invalid detach keys (${spec}) provided`);
+    return m[1]!.toUpperCase().charCodeAt(0) & 0x1f;
+  });
+  return Buffer.from(keys);
+}
+
+/**
+ * Resolves once the output has ended: detached = true when the user typed the detach sequence (the
+ * daemon, which gets the same keys, ends the session and the container runs on), false when the
+ * process ended.
+ */
+export async function pump(h: Hijacked, opts: PumpOptions): Promise<{ detached: boolean }> {
+  const seq = opts.stdin ? parseDetachKeys(opts.detachKeys) : Buffer.alloc(0);
+  let matched = 0;
+  let detached = false;
   const restore = rawMode(opts.tty && opts.stdin);
   const onResize = () => {
     const size = terminalSize();
@@ -41,6 +62,10 @@ export async function pump(h: Hijacked, opts: PumpOptions): Promise<void> {
   if (opts.stdin) {
     const stdin = process.stdin;
     stdin.on('data', (b: Buffer) => {
+      for (const byte of b) {
+        matched = byte === seq[matched] ? matched + 1 : byte === seq[0] ? 1 : 0;
+        if (seq.length && matched === seq.length) detached = true;
+      }
       if (!h.stream.destroyed && !h.stream.writableEnded) h.stream.write(b);
     });
     stdin.once('end', () => {
@@ -66,4 +91,5 @@ export async function pump(h: Hijacked, opts: PumpOptions): Promise<void> {
     }
     h.stream.destroy();
   }
+  return { detached };
 }

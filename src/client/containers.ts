@@ -7,7 +7,7 @@ import type { ExecCreateBody, ExecInspectResponse } from '../types/exec.ts';
 import type { ContainerInspectResponse, ContainerStatsResponse, ContainerSummary, ContainerTopResponse, ContainerUpdateResponse, ContainerWaitResponse, FilesystemChange } from '../types/api/index.ts';
 import type { ContainerPathStat } from '../types/archive.ts';
 import type { HttpTransport, Query } from './http.ts';
-import { demux, jsonLines, rawFrames, type Frame } from './streams.ts';
+import { collect, demux, jsonLines, rawFrames, type Frame } from './streams.ts';
 
 export type Filters = Record<string, string[]>;
 type Sig = { signal?: AbortSignal };
@@ -92,6 +92,15 @@ export class ContainersApi {
   }
   wait(id: string, opts: Sig & { condition?: WaitCondition } = {}): Promise<ContainerWaitResponse> {
     return this.t.json('POST', `/containers/${enc(id)}/wait`, { query: { condition: opts.condition }, signal: opts.signal });
+  }
+  /**
+   * Registers a wait and resolves once the daemon has (its headers come at registration), with the
+   * result to come (wrapped: a promise returned from an async function would be awaited): run and
+   * start register before starting so that a quick exit is not missed.
+   */
+  async waitRegistered(id: string, opts: Sig & { condition?: WaitCondition } = {}): Promise<{ result: Promise<ContainerWaitResponse> }> {
+    const res = await this.t.request('POST', `/containers/${enc(id)}/wait`, { query: { condition: opts.condition }, signal: opts.signal });
+    return { result: collect(res).then((b) => JSON.parse(b.toString('utf8')) as ContainerWaitResponse) };
   }
   top(id: string, opts: Sig & { psArgs?: string } = {}): Promise<ContainerTopResponse> {
     return this.t.json('GET', `/containers/${enc(id)}/top`, { query: { ps_args: opts.psArgs }, signal: opts.signal });

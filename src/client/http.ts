@@ -146,7 +146,7 @@ export class HttpTransport {
     const url = await this.url(path, opts);
     return new Promise((resolve, reject) => {
       const headers = { ...this.headers(opts), Connection: 'Upgrade', Upgrade: 'tcp' };
-      const req = http.request({ createConnection: this.connect, agent: false, method, path: url, headers, signal: opts.signal } as import('node:http').RequestOptions, (res) => {
+      const req = http.request({ createConnection: this.connect, method, path: url, headers, signal: opts.signal } as import('node:http').RequestOptions, (res) => {
         const status = res.statusCode ?? 0;
         if (status >= 400) {
           collect(res).then((b) => reject(new EngineError(status, errorMessage(b.toString('utf8'), status), method, path)), reject);

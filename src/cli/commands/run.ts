@@ -67,8 +67,10 @@ export async function run(cli: Cli, argv: string[]): Promise<number> {
     return 0;
   }
   const detachKeys = f.str('detach-keys') ?? cli.config.data.detachKeys;
-  const attached = await api.attach(id, { stdin: !!body.AttachStdin, stdout: !!body.AttachStdout, stderr: !!body.AttachStderr, stream: true, detachKeys });
-  const waited = api.wait(id, { condition: body.HostConfig?.AutoRemove ? 'removed' : 'next-exit' });
+  const [attached, { result: waited }] = await Promise.all([
+    api.attach(id, { stdin: !!body.AttachStdin, stdout: !!body.AttachStdout, stderr: !!body.AttachStderr, stream: true, detachKeys }),
+    api.waitRegistered(id, { condition: body.HostConfig?.AutoRemove ? 'removed' : 'next-exit' }),
+  ]);
   waited.catch(() => {
     // reported below when awaited; a start failure makes it moot
   });
@@ -80,10 +82,9 @@ export async function run(cli: Cli, argv: string[]): Promise<number> {
   }
   const size = terminalSize();
   if (tty && size) await api.resize(id, size[0], size[1]).catch(() => {});
-  await pump(attached, { tty, stdin: !!body.AttachStdin, resize: tty ? (h, w) => api.resize(id, h, w) : undefined });
-  // The output ended: the container exited, or the session was detached (the container runs on).
-  const state = await api.inspect(id).then((i) => i.State, () => undefined);
-  if (state?.Running) return 0;
+  const { detached: left } = await pump(attached, { tty, stdin: !!body.AttachStdin, detachKeys, resize: tty ? (h, w) => api.resize(id, h, w) : undefined });
+  // The output ended: the session was detached (the container runs on), or the container exited.
+  if (left) return 0;
   const r = await waited;
   if (r.Error?.Message) cli.err(`${r.Error.Message}\n`);
   return r.StatusCode;
@@ -111,12 +112,12 @@ export async function start(cli: Cli, argv: string[]): Promise<number> {
   const id = f.args[0]!;
   const info = await api.inspect(id);
   const tty = !!info.Config?.Tty;
-  const h = await api.attach(id, { stdin: f.bool('interactive'), stream: true, detachKeys: f.str('detach-keys') ?? cli.config.data.detachKeys });
-  const waited = api.wait(id, { condition: 'next-exit' });
+  const detachKeys = f.str('detach-keys') ?? cli.config.data.detachKeys;
+  const h = await api.attach(id, { stdin: f.bool('interactive'), stream: true, detachKeys });
+  const { result: waited } = await api.waitRegistered(id, { condition: 'next-exit' });
   await api.start(id);
-  await pump(h, { tty, stdin: f.bool('interactive'), resize: tty ? (hh, w) => api.resize(id, hh, w) : undefined });
-  const state = (await api.inspect(id)).State;
-  if (state?.Running) return 0;
+  const { detached } = await pump(h, { tty, stdin: f.bool('interactive'), detachKeys, resize: tty ? (hh, w) => api.resize(id, hh, w) : undefined });
+  if (detached) return 0;
   return (await waited).StatusCode;
 }
 
@@ -128,14 +129,15 @@ export async function attach(cli: Cli, argv: string[]): Promise<number> {
   if (!info.State?.Running) throw new ExitError(1, 'You cannot attach to a stopped container, start it first');
   const tty = !!info.Config?.Tty;
   const stdin = !f.bool('no-stdin') && !!info.Config?.OpenStdin;
-  const h = await api.attach(id, { stdin, stream: true, detachKeys: f.str('detach-keys') ?? cli.config.data.detachKeys });
-  await pump(h, { tty, stdin, resize: tty ? (hh, w) => api.resize(id, hh, w) : undefined });
-  const after = await api.inspect(id);
-  if (after.State?.Running) {
+  const detachKeys = f.str('detach-keys') ?? cli.config.data.detachKeys;
+  const { result: waited } = await api.waitRegistered(id, { condition: 'next-exit' });
+  const h = await api.attach(id, { stdin, stream: true, detachKeys });
+  const { detached } = await pump(h, { tty, stdin, detachKeys, resize: tty ? (hh, w) => api.resize(id, hh, w) : undefined });
+  if (detached) {
     cli.err('read escape sequence\n');
     return 1;
   }
-  return after.State?.ExitCode ?? 0;
+  return (await waited).StatusCode;
 }
 
 const EXEC_FLAGS: FlagSpec[] = [
@@ -166,7 +168,8 @@ export async function exec(cli: Cli, argv: string[]): Promise<number> {
   } catch (e) {
     throw new ExitError(startErrorStatus((e as Error).message), `Error response from daemon: ${(e as Error).message}`);
   }
-  await pump(h, { tty, stdin: interactive, resize: tty ? (hh, w) => cli.api.exec.resize(Id, hh, w) : undefined });
+  const { detached } = await pump(h, { tty, stdin: interactive, detachKeys: f.str('detach-keys') ?? cli.config.data.detachKeys, resize: tty ? (hh, w) => cli.api.exec.resize(Id, hh, w) : undefined });
+  if (detached) return 0;
   const info = await cli.api.exec.inspect(Id);
   return info.ExitCode ?? 0;
 }
