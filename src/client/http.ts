@@ -43,6 +43,11 @@ function isReadable(b: unknown): b is Readable {
   return !!b && typeof (b as Readable).pipe === 'function' && typeof (b as Readable).on === 'function';
 }
 
+function abortError(signal: AbortSignal): Error {
+  const r = signal.reason as unknown;
+  return r instanceof Error ? r : new DOMException('This operation was aborted', 'AbortError');
+}
+
 export class HttpTransport {
   private readonly connect: Connector;
   private readonly agent: HttpAgent;
@@ -106,7 +111,19 @@ export class HttpTransport {
     const url = await this.url(path, opts);
     opts.signal?.throwIfAborted();
     return new Promise((resolve, reject) => {
-      const req = http.request({ agent: this.agent, method, path: url, headers: this.headers(opts), signal: opts.signal }, (res) => {
+      // The signal is handled here rather than by node:http: an abort after the answer began then
+      // ends the body's iteration with the AbortError itself, not with a connection reset.
+      const signal = opts.signal;
+      const onAbort = () => {
+        const reason = abortError(signal!);
+        req.destroy(reason);
+        current?.destroy(reason);
+      };
+      let current: IncomingMessage | undefined;
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const req = http.request({ agent: this.agent, method, path: url, headers: this.headers(opts) }, (res) => {
+        current = res;
+        res.once('close', () => signal?.removeEventListener('abort', onAbort));
         const status = res.statusCode ?? 0;
         if (status < 400) return resolve(res);
         collect(res).then(
