@@ -3,7 +3,8 @@
 // helpers (credsStore, credHelpers: `engine-credential-<name>`, else `docker-credential-<name>`,
 // speaking the docker credential-helper protocol over stdin/stdout), detachKeys, psFormat and
 // imagesFormat. The file is rewritten whole with mode 0600.
-import { spawnSync } from 'node:child_process';
+import type * as ChildProcess from 'node:child_process';
+import { createRequire } from 'node:module';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AuthConfig } from '../types/distribution.ts';
@@ -17,6 +18,9 @@ export interface ConfigFile {
   imagesFormat?: string;
   [k: string]: unknown;
 }
+
+/** Loaded only when a credential helper runs (start-up cost otherwise). */
+const childProcess = () => createRequire(import.meta.url)('node:child_process') as typeof ChildProcess;
 
 export const DEFAULT_REGISTRY = 'https://index.docker.io/v1/';
 
@@ -53,7 +57,7 @@ export class CliConfig {
 
   private runHelper(helper: string, action: 'get' | 'store' | 'erase', input: string): string {
     for (const bin of [`engine-credential-${helper}`, `docker-credential-${helper}`]) {
-      const r = spawnSync(bin, [action], { input, encoding: 'utf8' });
+      const r = childProcess().spawnSync(bin, [action], { input, encoding: 'utf8' });
       if ((r.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') continue;
       if (r.status !== 0) throw new Error(`error ${action === 'get' ? 'getting' : action === 'store' ? 'storing' : 'erasing'} credentials - err: exit status ${r.status}, out: \`${(r.stdout || r.stderr).trim()}\``);
       return r.stdout;

@@ -5,7 +5,7 @@
 import type { Agent as HttpAgent, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { Duplex, Readable } from 'node:stream';
 import { API_VERSION, compareVersions } from '../util/api-version.ts';
-import { http } from '../util/node-http.ts';
+import { createRequire } from 'node:module';
 import { ConnectionError, EngineError, errorMessage } from './errors.ts';
 import type { ConnectionSettings } from './host.ts';
 import { collect } from './streams.ts';
@@ -43,6 +43,12 @@ function isReadable(b: unknown): b is Readable {
   return !!b && typeof (b as Readable).pipe === 'function' && typeof (b as Readable).on === 'function';
 }
 
+// node:http loads on first use, not at start-up: a CLI command that never reaches the daemon
+// (--version, usage errors) does not pay for it, and the bundle has no HTTP state before main runs
+// (see src/util/node-http.ts for why it is required rather than imported).
+let httpModule: typeof import('node:http') | undefined;
+const http = () => (httpModule ??= createRequire(import.meta.url)('node:http') as typeof import('node:http'));
+
 function abortError(signal: AbortSignal): Error {
   const r = signal.reason as unknown;
   return r instanceof Error ? r : new DOMException('This operation was aborted', 'AbortError');
@@ -61,7 +67,7 @@ export class HttpTransport {
     private readonly fixedVersion?: string,
   ) {
     this.connect = connector(settings);
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+    const agent = new (http().Agent)({ keepAlive: true, maxSockets: 16 });
     // The agent opens every pooled connection through our transport (unix, tcp, tls, ssh).
     (agent as unknown as { createConnection: Connector }).createConnection = this.connect;
     this.agent = agent;
@@ -121,7 +127,7 @@ export class HttpTransport {
       };
       let current: IncomingMessage | undefined;
       signal?.addEventListener('abort', onAbort, { once: true });
-      const req = http.request({ agent: this.agent, method, path: url, headers: this.headers(opts) }, (res) => {
+      const req = http().request({ agent: this.agent, method, path: url, headers: this.headers(opts) }, (res) => {
         current = res;
         res.once('close', () => signal?.removeEventListener('abort', onAbort));
         const status = res.statusCode ?? 0;
@@ -163,7 +169,7 @@ export class HttpTransport {
     const url = await this.url(path, opts);
     return new Promise((resolve, reject) => {
       const headers = { ...this.headers(opts), Connection: 'Upgrade', Upgrade: 'tcp' };
-      const req = http.request({ createConnection: this.connect, method, path: url, headers, signal: opts.signal } as import('node:http').RequestOptions, (res) => {
+      const req = http().request({ createConnection: this.connect, method, path: url, headers, signal: opts.signal } as import('node:http').RequestOptions, (res) => {
         const status = res.statusCode ?? 0;
         if (status >= 400) {
           collect(res).then((b) => reject(new EngineError(status, errorMessage(b.toString('utf8'), status), method, path)), reject);

@@ -8,13 +8,20 @@
 // re-implemented, and no dependency is added. BatchMode keeps ssh from prompting: public keys only,
 // and a passphrase-protected key needs an agent (the spec's rule). ENGINE_SSH_OPTS adds options
 // (space-separated, e.g. "-F /path/config"), our extension.
-import { spawn } from 'node:child_process';
+import type * as ChildProcess from 'node:child_process';
+import { createRequire } from 'node:module';
 import { connect as netConnect, type Socket } from 'node:net';
 import { Duplex } from 'node:stream';
-import { connect as tlsConnect } from 'node:tls';
+import type * as Tls from 'node:tls';
 import type { ConnectionSettings, HostTarget } from './host.ts';
 
 export type Connector = () => Duplex;
+
+// node:tls (with crypto) and node:child_process load only for the transports that use them: tls
+// alone costs a CLI run ~3 ms of CPU per start-up otherwise spent for nothing on a unix socket.
+const lazyRequire = createRequire(import.meta.url);
+const tlsModule = () => lazyRequire('node:tls') as typeof Tls;
+const childProcess = () => lazyRequire('node:child_process') as typeof ChildProcess;
 
 /** The remote command that bridges stdio to the daemon's socket. */
 export function dialStdioCommand(target: Extract<HostTarget, { kind: 'ssh' }>): string {
@@ -41,7 +48,7 @@ export class SshStream extends Duplex {
   private stderr = '';
   constructor(args: string[]) {
     super({ allowHalfOpen: true });
-    this.child = spawn('ssh', args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = childProcess().spawn('ssh', args, { stdio: ['pipe', 'pipe', 'pipe'] });
     this.child.stdout.on('data', (b: Buffer) => {
       if (!this.push(b)) this.child.stdout.pause();
     });
@@ -95,7 +102,7 @@ export function connector(settings: ConnectionSettings): Connector {
   const tls = settings.tls;
   if (!tls) return () => netConnect({ host: t.host, port: t.port });
   return () =>
-    tlsConnect({
+    tlsModule().connect({
       host: t.host,
       port: t.port,
       servername: tls.servername ?? (/^[\d.]+$|:/.test(t.host) ? undefined : t.host),

@@ -3,7 +3,8 @@
 // daemon's socket, half-closing each way as the other side ends, so one ssh session carries one
 // HTTP connection.
 import { existsSync, mkdtempSync, renameSync, rmSync, statSync } from 'node:fs';
-import { spawn } from 'node:child_process';
+import type * as ChildProcess from 'node:child_process';
+import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { connector } from '../../client/transport.ts';
@@ -151,7 +152,7 @@ export async function cp(cli: Cli, argv: string[]): Promise<number> {
     const intoDir = existsSync(dst.path) && statSync(dst.path).isDirectory();
     const workDir = mkdtempSync(join(intoDir ? dst.path : dirname(dst.path) || '.', '.engine-cp-'));
     try {
-      const tarProc = spawn('tar', ['-x', '-C', workDir, ...(f.bool('archive') ? ['--same-owner'] : ['--no-same-owner'])], { stdio: ['pipe', 'inherit', 'inherit'] });
+      const tarProc = (createRequire(import.meta.url)('node:child_process') as typeof ChildProcess).spawn('tar', ['-x', '-C', workDir, ...(f.bool('archive') ? ['--same-owner'] : ['--no-same-owner'])], { stdio: ['pipe', 'inherit', 'inherit'] });
       const done = new Promise<number>((res) => tarProc.on('close', (c) => res(c ?? 1)));
       await pipeline(tar, tarProc.stdin);
       if ((await done) !== 0) throw new ExitError(1, 'tar failed to extract the archive');
