@@ -186,6 +186,33 @@ describe('engine CLI against the daemon', () => {
     assert.equal((await engine(['version', '--format', '{{.Server.ApiVersion}}'])).stdout, '1.51\n');
   });
 
+  test('save and load through files, stats --no-stream, events between two times, login stored in the config dir and logout', async () => {
+    const tarPath = join(work, 'busybox.tar');
+    assert.equal((await engine(['save', '-o', tarPath, 'busybox:latest'])).code, 0);
+    assert.equal((await engine(['tag', 'busybox:latest', 'cli/saved:1'])).code, 0);
+    assert.equal((await engine(['rmi', 'cli/saved:1'])).code, 0);
+    const loaded = await engine(['load', '-i', tarPath]);
+    assert.equal(loaded.code, 0, loaded.stderr);
+    assert.match(loaded.stdout, /Loaded image: busybox:latest/);
+
+    const since = Math.floor(Date.now() / 1000) - 1;
+    assert.equal((await engine(['run', '-d', '--name', 'st', 'busybox', 'sleep', '300'])).code, 0);
+    const st = await engine(['stats', '--no-stream', 'st']);
+    assert.equal(st.code, 0, st.stderr);
+    assert.match(st.stdout, /^CONTAINER ID +NAME +CPU % +MEM USAGE \/ LIMIT +MEM % +NET I\/O +BLOCK I\/O +PIDS\n[0-9a-f]{12} +st +\d+\.\d\d% +[\d.]+[KMG]?i?B \/ [\d.]+[KMG]?i?B +[\d.]+% .* 1\n$/);
+    assert.equal((await engine(['rm', '-f', 'st'])).code, 0);
+    const ev = await engine(['events', '--since', String(since), '--until', String(Math.floor(Date.now() / 1000) + 1), '--filter', 'container=st', '--format', '{{.Action}}']);
+    assert.equal(ev.code, 0, ev.stderr);
+    assert.deepEqual(ev.stdout.trim().split('\n').filter((a) => ['create', 'start', 'kill', 'die', 'destroy'].includes(a)), ['create', 'start', 'kill', 'die', 'destroy']);
+
+    const login = await engine(['login', '-u', 'alice', '--password-stdin', reg.host], { input: 'secret\n' });
+    assert.equal(login.code, 0, login.stderr);
+    const cfg = JSON.parse(await readFile(join(work, 'config', 'config.json'), 'utf8'));
+    assert.equal(Buffer.from(cfg.auths[reg.host].auth, 'base64').toString(), 'alice:secret');
+    assert.equal((await engine(['logout', reg.host])).stdout, `Removing login credentials for ${reg.host}\n`);
+    assert.equal(JSON.parse(await readFile(join(work, 'config', 'config.json'), 'utf8')).auths[reg.host], undefined);
+  });
+
   test('TLS flags: --tlsverify with ENGINE_CERT_PATH; without a client certificate the daemon refuses', async () => {
     const host = `tcp://127.0.0.1:${tlsPort}`;
     const ok = await engine(['-H', host, '--tlsverify', 'ps'], { env: { ENGINE_CERT_PATH: certs.clientDir } });
