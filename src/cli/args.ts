@@ -21,6 +21,18 @@ export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
+/** `--help` given to a command: the caller prints the flags (exit status 0, as docker). */
+export class HelpRequested extends Error {
+  override readonly name = 'HelpRequested';
+  constructor(readonly specs: FlagSpec[]) {
+    super('help requested');
+  }
+  usage(cmd: string): string {
+    const flags = this.specs.map((s) => `  ${s.short ? `-${s.short}, ` : '    '}--${s.name}${s.kind === 'bool' ? '' : s.kind === 'list' ? ' list' : s.kind === 'int' ? ' int' : ' string'}`);
+    return `Usage:  engine ${cmd} [OPTIONS]${flags.length ? `\n\nOptions:\n${flags.join('\n')}` : ''}\n`;
+  }
+}
+
 /** Parses argv against specs; interspersed=false stops at the first positional argument. */
 export function parseArgs(argv: string[], specs: FlagSpec[], interspersed = true): Parsed {
   const byLong = new Map<string, FlagSpec>();
@@ -58,6 +70,7 @@ export function parseArgs(argv: string[], specs: FlagSpec[], interspersed = true
       args.push(...argv.slice(i + 1));
       break;
     }
+    if (a === '--help' && !byLong.has('help')) throw new HelpRequested(specs);
     if (a.startsWith('--')) {
       const eq = a.indexOf('=');
       const name = eq < 0 ? a.slice(2) : a.slice(2, eq);

@@ -5,7 +5,7 @@
 import { EngineClient } from '../client/client.ts';
 import { ConnectionError, EngineError } from '../client/errors.ts';
 import { defaultConfigDir, type SettingsInput } from '../client/host.ts';
-import { UsageError } from './args.ts';
+import { HelpRequested, UsageError } from './args.ts';
 import { CliConfig } from './config.ts';
 
 export type Command = (cli: Cli, argv: string[]) => Promise<number>;
@@ -53,10 +53,14 @@ export class Cli {
   }
 
   /** Prints an error the docker way and returns the exit status. */
-  report(e: unknown, cmd: string): number {
+  report(e: unknown, cmd: string, fullName = cmd): number {
     if (e instanceof ExitError) {
       if (e.message) this.err(`${e.message}\n`);
       return e.status;
+    }
+    if (e instanceof HelpRequested) {
+      this.out(e.usage(fullName));
+      return 0;
     }
     if (e instanceof UsageError) {
       this.err(`${e.message.startsWith('"engine') ? e.message : `${e.message}`}\nSee 'engine ${cmd} --help'.\n`);

@@ -83,7 +83,7 @@ export async function main(argv: string[]): Promise<number> {
     return await fn(cli, rest);
   } catch (e) {
     if (!cli) cli = new Cli({}, undefined);
-    return cli.report(e, name.split(' ').pop() ?? name);
+    return cli.report(e, name.split(' ').pop() ?? name, name);
   } finally {
     cli?.close();
   }
