@@ -24,6 +24,8 @@ export class Cli {
   private client?: EngineClient;
   private cfg?: CliConfig;
   readonly configDir: string;
+  /** The context in force (contexts.ts), set by main once resolved. */
+  contextName = 'default';
   constructor(
     readonly settings: SettingsInput,
     configDir: string | undefined,

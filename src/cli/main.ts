@@ -11,13 +11,14 @@ import { network, volume } from './commands/resources.ts';
 import * as r from './commands/run.ts';
 import * as sys from './commands/system.ts';
 import { ENGINE_VERSION } from '../version.ts';
+import { context, resolveContext } from './contexts.ts';
 
 const COMMANDS: Record<string, Command> = {
   run: r.run, create: r.create, start: r.start, attach: r.attach, exec: r.exec,
   ps: c.ps, rm: c.rm, stop: c.stop, restart: c.restart, kill: c.kill, pause: c.pause, unpause: c.unpause, rename: c.rename, wait: c.wait, logs: c.logs, top: c.top, port: c.port,
   inspect: (cli, a) => c.inspect(cli, a),
   images: img.images, pull: img.pull, push: img.push, tag: img.tag, rmi: img.rmi, history: img.history, save: img.save, load: img.load, build: img.build, login: img.login, logout: img.logout,
-  network, volume, version: sys.version, info: sys.info, events: sys.events, stats: sys.stats, cp: sys.cp,
+  network, volume, context, version: sys.version, info: sys.info, events: sys.events, stats: sys.stats, cp: sys.cp,
 };
 
 /** Management commands: `engine container ls` → ps, and the subcommands that exist only there. */
@@ -63,8 +64,11 @@ export async function main(argv: string[]): Promise<number> {
     }
     const hosts = g.list('host');
     if (hosts.length > 1) throw new UsageError('Specify only one -H');
-    if (g.str('context')) throw new UsageError('contexts are not supported by this client yet; use -H or ENGINE_HOST');
-    cli = new Cli({ host: hosts[0], tls: g.bool('tls') || undefined, tlsVerify: g.bool('tlsverify') || undefined, tlsCaCert: g.str('tlscacert'), tlsCert: g.str('tlscert'), tlsKey: g.str('tlskey') }, g.str('config'));
+    const flagSettings = { host: hosts[0], tls: g.bool('tls') || undefined, tlsVerify: g.bool('tlsverify') || undefined, tlsCaCert: g.str('tlscacert'), tlsCert: g.str('tlscert'), tlsKey: g.str('tlskey') };
+    cli = new Cli(flagSettings, g.str('config'));
+    const ctx = resolveContext(g.str('context'), hosts.length > 0, process.env, () => cli!.config);
+    if (ctx.settings) cli = new Cli({ ...ctx.settings }, g.str('config'));
+    cli.contextName = ctx.name;
     const [cmd, ...rest] = g.args;
     name = cmd ?? '';
     if (!cmd || g.bool('help') || cmd === 'help') {

@@ -224,6 +224,26 @@ describe('engine CLI against the daemon', () => {
     assert.equal(noCert.code, 1);
   });
 
+  test('contexts: create one with TLS files, use it, ENGINE_HOST and -H override it, remove it', async () => {
+    const noHost = { ENGINE_HOST: '' };
+    const c = join(certs.clientDir);
+    const created = await engine(['context', 'create', 'remote-tls', '--description', 'tls daemon', '--host', `tcp://127.0.0.1:${tlsPort}`, '--tlscacert', join(c, 'ca.pem'), '--tlscert', join(c, 'cert.pem'), '--tlskey', join(c, 'key.pem')], { env: noHost });
+    assert.equal(created.code, 0, created.stderr);
+    assert.equal((await engine(['--context', 'remote-tls', 'version', '--format', '{{.Server.ApiVersion}}'], { env: noHost })).stdout, '1.51\n');
+    assert.equal((await engine(['context', 'use', 'remote-tls'], { env: noHost })).code, 0);
+    assert.equal((await engine(['context', 'show'], { env: noHost })).stdout, 'remote-tls\n');
+    assert.match((await engine(['context', 'ls'], { env: noHost })).stdout, /^NAME +DESCRIPTION +ENGINE ENDPOINT\ndefault +.*\nremote-tls \* +tls daemon +tcp:\/\/127\.0\.0\.1:\d+\n$/);
+    const viaCtx = await engine(['ps', '-a', '--format', '{{.Names}}'], { env: noHost });
+    assert.equal(viaCtx.code, 0, viaCtx.stderr);
+    assert.equal((await engine(['context', 'show'])).stdout, 'default\n', 'ENGINE_HOST wins over the current context');
+    const both = await engine(['--context', 'remote-tls', '-H', d.host, 'ps']);
+    assert.equal(both.code, 1);
+    assert.match(both.stderr, /either specify --host or --context, not both/);
+    assert.equal((await engine(['context', 'rm', 'remote-tls'], { env: noHost })).code, 1, 'in use: needs -f');
+    assert.equal((await engine(['context', 'rm', '-f', 'remote-tls'], { env: noHost })).stdout, 'remote-tls\n');
+    assert.equal((await engine(['context', 'show'], { env: noHost })).stdout, 'default\n');
+  });
+
   test('ssh://: through a local sshd (public key, loopback), the remote runs engine system dial-stdio', async (t) => {
     if (!existsSync(SSHD)) return t.skip(`${SSHD} is missing (Debian openssh-server, in DEB_TEST of scripts/setup.sh)`);
     const dir = join(work, 'ssh');
