@@ -125,6 +125,20 @@ describe('engine CLI against the daemon', () => {
     assert.equal((await engine(['rm', '-f', 'bg'])).code, 0);
   });
 
+  test('run without a terminal proxies signals to the container (--sig-proxy)', async () => {
+    const child = spawn(ENGINE, ['run', '--rm', 'busybox', 'sh', '-c', "trap 'echo got-term; exit 5' TERM; echo ready; while true; do sleep 0.1; done"], { env });
+    let out = '';
+    const ready = new Promise<void>((resolve) => child.stdout.on('data', (b) => {
+      out += b;
+      if (out.includes('ready')) resolve();
+    }));
+    const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+    await ready;
+    child.kill('SIGTERM');
+    assert.equal(await closed, 5);
+    assert.match(out, /got-term/);
+  });
+
   test('run -it under a pseudo-terminal: the shell sees the terminal size, output echoes, the exit status comes back', async () => {
     const r = await inTerminal(`${ENGINE} run -it --rm busybox sh`, ['stty size\n', 'echo hello-$((40+2))\n', 'exit 3\n']);
     assert.match(r.out, /33 111/);

@@ -12,6 +12,18 @@ import { renderProgress } from '../progress.ts';
 import { createBody, CREATE_FLAGS, RUN_FLAGS } from '../run-options.ts';
 import { pump, terminalSize } from '../stdio.ts';
 
+const PROXIED: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'];
+
+/** Forwards the usual signals to the container instead of letting them end the CLI. */
+function proxySignals(kill: (sig: string) => Promise<void>): void {
+  for (const sig of PROXIED)
+    process.on(sig, () => {
+      kill(sig).catch(() => {
+        // the container may have exited meanwhile: nothing left to signal
+      });
+    });
+}
+
 /** The exit status docker gives a failed start, from the runtime's message. */
 export function startErrorStatus(message: string): number {
   if (/executable file not found|no such file or directory|system cannot find the file/i.test(message)) return 127;
@@ -82,6 +94,8 @@ export async function run(cli: Cli, argv: string[]): Promise<number> {
   }
   const size = terminalSize();
   if (tty && size) await api.resize(id, size[0], size[1]).catch(() => {});
+  // --sig-proxy (default on without a TTY): signals the CLI receives go to the container.
+  if (!tty && (f.has('sig-proxy') ? f.bool('sig-proxy') : true)) proxySignals((sig) => api.kill(id, { killSignal: sig }));
   const { detached: left } = await pump(attached, { tty, stdin: !!body.AttachStdin, detachKeys, resize: tty ? (h, w) => api.resize(id, h, w) : undefined });
   // The output ended: the session was detached (the container runs on), or the container exited.
   if (left) return 0;
