@@ -171,6 +171,12 @@ describe('engine CLI against the daemon', () => {
     assert.match(tty.out, /Pull complete/);
     assert.equal((await engine(['tag', `${name}:v1`, 'busybox:latest'])).code, 0);
     assert.equal((await engine(['rmi', `${name}:v1`])).code, 0);
+    // run of an image that is not here pulls it first, reporting on stderr as docker does.
+    const pulledByRun = await engine(['run', '--rm', `${name}:v1`, 'echo', 'pulled-by-run']);
+    assert.equal(pulledByRun.code, 0, pulledByRun.stderr);
+    assert.equal(pulledByRun.stdout, 'pulled-by-run\n');
+    assert.match(pulledByRun.stderr, new RegExp(`^Unable to find image '${name}:v1' locally\nv1: Pulling from cli-busybox\n`));
+    assert.equal((await engine(['rmi', `${name}:v1`])).code, 0);
   });
 
   test('cp into and out of a container; network and volume commands; system df; version', async () => {
