@@ -19,3 +19,17 @@ await build({
   // from node_modules by the cluster store on a manager only.
   external: ['etcd3'],
 });
+
+// The `engine` command-line client (dist/src/cli/main.js) → dist/bundle/engine.js, which bin/engine
+// runs: a CLI is started for every command, so one file (no module resolution) matters even more
+// than for the daemon. It has no CommonJS dependencies, hence no require banner.
+await build({
+  entryPoints: ['dist/src/cli/main.js'],
+  outfile: 'dist/bundle/engine.js',
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node24',
+  sourcemap: true,
+  logLevel: 'warning',
+});

@@ -12,6 +12,10 @@ import { fileURLToPath } from 'node:url';
 
 /** The layer of each top-level entry of src/ (a folder, or a file at its root). Higher imports lower. */
 export const LAYERS = {
+  // The client side (issue 17) sits above the daemon so that no daemon folder can import it; what
+  // it may import is narrowed further by CLIENT_IMPORTS below (never daemon code).
+  cli: 8, // the `engine` command-line tool, built on the SDK
+  client: 7, // the SDK
   main: 6,
   api: 5,
   daemon: 4, build: 4, cluster: 4,
@@ -25,6 +29,17 @@ const IMPORTS_ANYTHING = new Set(['main']);
 /** Folders that may import nothing outside themselves (node: built-ins aside). */
 const IMPORTS_NOTHING = new Set(['types']);
 export const MAX_LINES = 800;
+/**
+ * Folders of the client side and the only top-level entries they may import: the SDK runs in
+ * applications, so it takes wire types and the client-safe helpers of util/ (CLIENT_SAFE_UTIL),
+ * never daemon code; the CLI takes the SDK as well.
+ */
+export const CLIENT_IMPORTS = {
+  client: new Set(['types', 'util']),
+  cli: new Set(['client', 'types', 'util', 'version.ts']),
+};
+/** The files of util/ a client may import (no daemon state, no helper processes). */
+export const CLIENT_SAFE_UTIL = new Set(['util/api-version.ts', 'util/node-http.ts', 'util/tar-writer.ts', 'util/time.ts']);
 
 // ---- TEMPORARY exceptions (issue 11): each goes when the work named beside it lands. -----------
 // An entry that no longer matches anything is reported as a note, so it can be deleted.
@@ -213,6 +228,7 @@ export function checkLayout(srcDir, { lineExceptions = LINE_LIMIT_EXCEPTIONS, im
   const upward = [];
   const outside = [];
   const typesImports = [];
+  const clientImports = [];
   const usedLineExceptions = new Set();
   const usedImportExceptions = new Set();
   /** folder → folder → ["file → imported file", …] */
@@ -246,6 +262,10 @@ export function checkLayout(srcDir, { lineExceptions = LINE_LIMIT_EXCEPTIONS, im
       const byTarget = edges.get(from);
       if (!byTarget.has(to)) byTarget.set(to, []);
       byTarget.get(to).push(`src/${rel} → src/${targetRel}`);
+      const allowed = CLIENT_IMPORTS[from];
+      if (allowed && (!allowed.has(to) || (to === 'util' && !CLIENT_SAFE_UTIL.has(targetRel)))) {
+        clientImports.push(`src/${rel} imports src/${targetRel} (${from}/ may import only ${[...allowed].join('/, ')}/${allowed.has('util') ? ` (util: ${[...CLIENT_SAFE_UTIL].map((u) => u.slice(5)).join(', ')})` : ''})`);
+      }
       if (IMPORTS_NOTHING.has(from)) typesImports.push(`src/${rel} imports src/${targetRel} (${from}/ imports nothing outside itself)`);
       else if (!IMPORTS_ANYTHING.has(from) && from in LAYERS && to in LAYERS && LAYERS[to] > LAYERS[from]) {
         upward.push(`src/${rel} imports src/${targetRel} (${from}/ is layer ${LAYERS[from]}, ${to}/ is layer ${LAYERS[to]})`);
@@ -274,6 +294,7 @@ export function checkLayout(srcDir, { lineExceptions = LINE_LIMIT_EXCEPTIONS, im
       'top-level folders importing each other in a cycle': cycles,
       'imports of a higher layer (see the layer table in ARCHITECTURE.md)': upward,
       'imports out of src/types/ (wire types depend on nothing)': typesImports,
+      'client-side imports of daemon code (the SDK and the CLI import only what CLIENT_IMPORTS allows)': clientImports,
       'imports from outside src/ in daemon code (test support and benchmarks belong to test/ and bench/)': outside,
       'top-level entries of src/ missing from the layer table in scripts/check-layout.mjs': [...unknown].map(([u, f]) => `src/${u}${u.endsWith('.ts') ? '' : '/'} (e.g. src/${f}) is not in the layer table`),
     },

@@ -33,3 +33,18 @@ export interface RunningExec {
   /** Resolves with the exit code once it is recorded and the output delivered. */
   done: Promise<number>;
 }
+
+/** GET /exec/{id}/json (ExecInspectResponse in the API description, defined inline there). */
+export interface ExecInspectResponse {
+  CanRemove?: boolean;
+  ID: string;
+  Running: boolean;
+  ExitCode: number | null;
+  ProcessConfig: { tty: boolean; entrypoint: string; arguments: string[]; privileged: boolean; user?: string };
+  OpenStdin: boolean;
+  OpenStderr: boolean;
+  OpenStdout: boolean;
+  ContainerID: string;
+  DetachKeys?: string;
+  Pid: number;
+}

@@ -127,3 +127,29 @@ describe('check-layout', () => {
     assert.equal(r.code, 0, r.err);
   });
 });
+
+describe('the client side (src/client/, src/cli/)', () => {
+  test('the SDK may import wire types and the client-safe util files; the CLI also the SDK', () => {
+    const r = check({
+      'client/index.ts': "import type { Body } from '../types/containers.ts';\nimport { API_VERSION } from '../util/api-version.ts';\nexport const v: Body | string = API_VERSION;\n",
+      'cli/main.ts': "import { v } from '../client/index.ts';\nexport const x = v;\n",
+      'types/containers.ts': 'export interface Body { Image: string }\n',
+      'util/api-version.ts': "export const API_VERSION = '1.51';\n",
+    });
+    assert.equal(r.code, 0, r.err);
+  });
+  test('daemon code, daemon-only util files and errors.ts are refused to the SDK and the CLI', () => {
+    const r = check({
+      'client/index.ts': "import { Containers } from '../daemon/containers.ts';\nimport { log } from '../util/log.ts';\nexport const c = [Containers, log];\n",
+      'cli/main.ts': "import { ok } from '../errors.ts';\nexport const x = ok;\n",
+      'daemon/containers.ts': 'export class Containers {}\n',
+      'util/log.ts': 'export const log = () => {};\n',
+      'errors.ts': 'export const ok = 1;\n',
+    });
+    assert.equal(r.code, 1);
+    assert.match(r.err, /client-side imports of daemon code/);
+    assert.match(r.err, /src\/client\/index\.ts imports src\/daemon\/containers\.ts/);
+    assert.match(r.err, /src\/client\/index\.ts imports src\/util\/log\.ts/);
+    assert.match(r.err, /src\/cli\/main\.ts imports src\/errors\.ts/);
+  });
+});

@@ -1,0 +1,85 @@
+// Output helpers of the CLI, matching the docker CLI's look: tab-aligned tables (Go's tabwriter
+// with min width 10 and padding 3), `--format` (table or plain templates), human sizes and
+// durations as go-units prints them, and short IDs.
+import { compile } from './template.ts';
+
+/** Aligns tab-separated rows: each column as wide as its widest cell + 3 (min 10); the last one unpadded. */
+export function alignTable(rows: string[][]): string {
+  const widths: number[] = [];
+  for (const r of rows) r.forEach((c, i) => i < r.length - 1 && (widths[i] = Math.max(widths[i] ?? 0, Math.max(c.length + 3, 10))));
+  return rows.map((r) => r.map((c, i) => (i < r.length - 1 ? c.padEnd(widths[i]!) : c)).join('').trimEnd()).join('\n') + (rows.length ? '\n' : '');
+}
+
+/**
+ * Prints items with a --format value (or the default table format): `table …` gives a header from
+ * `titles` and aligned columns; a plain template prints one line per item; `json` prints each item as JSON.
+ */
+export function printFormatted(items: unknown[], format: string, titles: Record<string, string>, out: (s: string) => void): void {
+  if (format === 'json') {
+    for (const it of items) out(`${JSON.stringify(it)}\n`);
+    return;
+  }
+  const t = compile(format);
+  if (!t.table) {
+    for (const it of items) out(`${t.render(it)}\n`);
+    return;
+  }
+  const rows = [t.header(titles).split('\t'), ...items.map((it) => t.render(it).split('\t'))];
+  out(alignTable(rows));
+}
+
+/** go-units HumanDuration. */
+export function humanDuration(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  if (s < 1) return 'Less than a second';
+  if (s === 1) return '1 second';
+  if (s < 60) return `${s} seconds`;
+  const m = Math.floor(s / 60);
+  if (m === 1) return 'About a minute';
+  if (m < 60) return `${m} minutes`;
+  const h = Math.round(ms / 3_600_000);
+  if (h === 1) return 'About an hour';
+  if (h < 48) return `${h} hours`;
+  if (h < 24 * 7 * 2) return `${Math.floor(h / 24)} days`;
+  if (h < 24 * 30 * 2) return `${Math.floor(h / 24 / 7)} weeks`;
+  if (h < 24 * 365 * 2) return `${Math.floor(h / 24 / 30)} months`;
+  return `${Math.floor(h / 24 / 365)} years`;
+}
+
+export function ago(epochSeconds: number | undefined, now = Date.now()): string {
+  if (!epochSeconds) return '';
+  return `${humanDuration(now - epochSeconds * 1000)} ago`;
+}
+
+/** go-units HumanSizeWithPrecision (decimal units). */
+export function humanSize(bytes: number, precision = 3): string {
+  const units = ['B', 'kB', 'MB', 'GB', 'TB', 'PB', 'EB'];
+  let v = bytes;
+  let i = 0;
+  while (v >= 1000 && i < units.length - 1) {
+    v /= 1000;
+    i++;
+  }
+  return `${Number(v.toPrecision(precision))}${units[i]}`;
+}
+
+/** go-units BytesSize (binary units), as stats prints memory. */
+export function bytesSize(bytes: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+  let v = bytes;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${Number(v.toPrecision(4))}${units[i]}`;
+}
+
+export function shortId(id: string | undefined): string {
+  return (id ?? '').replace(/^sha256:/, '').slice(0, 12);
+}
+
+/** A Go-style `"…"` quoted and truncated cell (docker ps COMMAND). */
+export function ellipsis(s: string, max: number): string {
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}

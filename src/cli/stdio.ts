@@ -1,0 +1,95 @@
+// Connecting the terminal to a hijacked attach or exec stream: stdin copied in (raw mode when the
+// session has a TTY, and half-closed at EOF so the process sees end of input), output copied out
+// (demultiplexed to stdout and stderr without a TTY), and the terminal size sent at start and on
+// every SIGWINCH.
+import type { Hijacked } from '../client/containers.ts';
+
+export interface PumpOptions {
+  tty: boolean;
+  stdin: boolean;
+  /** The detach sequence ("ctrl-p,ctrl-q" by default): seen in stdin, the session ends detached. */
+  detachKeys?: string;
+  /** Sends the terminal size: called at start and on SIGWINCH when stdout is a terminal. */
+  resize?: (h: number, w: number) => Promise<void>;
+}
+
+/** Sets raw mode on a TTY stdin for the session; returns the restore function. */
+export function rawMode(on: boolean): () => void {
+  const stdin = process.stdin;
+  if (!on || !stdin.isTTY) return () => {};
+  stdin.setRawMode(true);
+  return () => stdin.setRawMode(false);
+}
+
+export function terminalSize(): [number, number] | undefined {
+  const out = process.stdout;
+  return out.isTTY && out.rows && out.columns ? [out.rows, out.columns] : undefined;
+}
+
+/** Parses docker's detach-keys format: comma-separated single characters or ctrl-<c>. */
+export function parseDetachKeys(spec: string | undefined): Buffer {
+  const keys = (spec || 'ctrl-p,ctrl-q').split(',').map((k) => {
+    const t = k.trim();
+    if (t.length === 1) return t.charCodeAt(0);
+    const m = t.match(/^ctrl-([a-z@\[\\\]^_])$/i);
+    if (!m) throw new Error(`Invalid detach keys (${spec}) provided`);
+    return m[1]!.toUpperCase().charCodeAt(0) & 0x1f;
+  });
+  return Buffer.from(keys);
+}
+
+/**
+ * Resolves once the output has ended: detached = true when the user typed the detach sequence (the
+ * daemon, which gets the same keys, ends the session and the container runs on), false when the
+ * process ended.
+ */
+export async function pump(h: Hijacked, opts: PumpOptions): Promise<{ detached: boolean }> {
+  const seq = opts.stdin ? parseDetachKeys(opts.detachKeys) : Buffer.alloc(0);
+  let matched = 0;
+  let detached = false;
+  const restore = rawMode(opts.tty && opts.stdin);
+  const onResize = () => {
+    const size = terminalSize();
+    if (size && opts.resize) opts.resize(size[0], size[1]).catch(() => {
+      // a resize racing the process's exit fails with a conflict: nothing to resize any more
+    });
+  };
+  if (opts.tty) {
+    onResize();
+    process.stdout.on('resize', onResize);
+  }
+  let stdinDone = false;
+  if (opts.stdin) {
+    const stdin = process.stdin;
+    stdin.on('data', (b: Buffer) => {
+      for (const byte of b) {
+        matched = byte === seq[matched] ? matched + 1 : byte === seq[0] ? 1 : 0;
+        if (seq.length && matched === seq.length) detached = true;
+      }
+      if (!h.stream.destroyed && !h.stream.writableEnded) h.stream.write(b);
+    });
+    stdin.once('end', () => {
+      stdinDone = true;
+      if (!h.stream.destroyed && !h.stream.writableEnded) h.stream.end();
+    });
+    stdin.resume();
+  }
+  try {
+    for await (const f of h.output()) {
+      if (f.stream === 'stderr') process.stderr.write(f.data);
+      else process.stdout.write(f.data);
+    }
+  } catch (e) {
+    // The connection is reset when the daemon closes it after the process ends: that is the end of output.
+    if ((e as NodeJS.ErrnoException).code !== 'ECONNRESET') throw e;
+  } finally {
+    restore();
+    process.stdout.off('resize', onResize);
+    if (opts.stdin && !stdinDone) {
+      process.stdin.pause();
+      process.stdin.removeAllListeners('data');
+    }
+    h.stream.destroy();
+  }
+  return { detached };
+}

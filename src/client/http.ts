@@ -1,0 +1,194 @@
+// The HTTP layer of the SDK: requests with query encoding, JSON and streamed bodies, error answers
+// turned into EngineError, cancellation by AbortSignal, API version negotiation through /_ping
+// (the lower of the daemon's API-Version and ours, unless a version was fixed), and hijacked
+// connections (attach, exec start: `Upgrade: tcp`, then the raw socket as a Duplex).
+import type { Agent as HttpAgent, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import type { Duplex, Readable } from 'node:stream';
+import { API_VERSION, compareVersions } from '../util/api-version.ts';
+import { createRequire } from 'node:module';
+import { ConnectionError, EngineError, errorMessage } from './errors.ts';
+import type { ConnectionSettings } from './host.ts';
+import { collect } from './streams.ts';
+import { connector, type Connector } from './transport.ts';
+
+export type QueryValue = string | number | boolean | undefined | null | string[] | Record<string, unknown>;
+export type Query = Record<string, QueryValue>;
+
+export interface RequestOptions {
+  query?: Query;
+  /** A plain value is sent as JSON; a Buffer or string as is; a Readable is streamed (chunked). */
+  body?: unknown;
+  headers?: OutgoingHttpHeaders;
+  signal?: AbortSignal;
+  /** Send without the /v<version> prefix (only /_ping is ever sent so). */
+  unversioned?: boolean;
+}
+
+/** Encodes a query: objects (filters) as JSON, booleans as 1/0, arrays as repeated keys. */
+export function encodeQuery(q: Query | undefined): string {
+  if (!q) return '';
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(q)) {
+    if (v === undefined || v === null) continue;
+    const add = (s: string) => parts.push(`${encodeURIComponent(k)}=${encodeURIComponent(s)}`);
+    if (Array.isArray(v)) v.forEach(add);
+    else if (typeof v === 'object') add(JSON.stringify(v));
+    else if (typeof v === 'boolean') add(v ? '1' : '0');
+    else add(String(v));
+  }
+  return parts.length ? `?${parts.join('&')}` : '';
+}
+
+function isReadable(b: unknown): b is Readable {
+  return !!b && typeof (b as Readable).pipe === 'function' && typeof (b as Readable).on === 'function';
+}
+
+// node:http loads on first use, not at start-up: a CLI command that never reaches the daemon
+// (--version, usage errors) does not pay for it, and the bundle has no HTTP state before main runs
+// (see src/util/node-http.ts for why it is required rather than imported).
+let httpModule: typeof import('node:http') | undefined;
+const http = () => (httpModule ??= createRequire(import.meta.url)('node:http') as typeof import('node:http'));
+
+function abortError(signal: AbortSignal): Error {
+  const r = signal.reason as unknown;
+  return r instanceof Error ? r : new DOMException('This operation was aborted', 'AbortError');
+}
+
+export class HttpTransport {
+  private readonly connect: Connector;
+  private readonly agent: HttpAgent;
+  private negotiated?: Promise<string>;
+  readonly hostLabel: string;
+  private readonly prefix: string;
+
+  constructor(
+    readonly settings: ConnectionSettings,
+    /** A fixed API version (ENGINE_API_VERSION, or the caller's); negotiated when absent. */
+    private readonly fixedVersion?: string,
+  ) {
+    this.connect = connector(settings);
+    const agent = new (http().Agent)({ keepAlive: true, maxSockets: 16 });
+    // The agent opens every pooled connection through our transport (unix, tcp, tls, ssh).
+    (agent as unknown as { createConnection: Connector }).createConnection = this.connect;
+    this.agent = agent;
+    const t = settings.target;
+    this.prefix = t.kind === 'tcp' ? t.prefix : '';
+    this.hostLabel = t.kind === 'unix' ? `unix://${t.path}` : t.kind === 'tcp' ? `${settings.tls ? 'https' : 'tcp'}://${t.host}:${t.port}` : `ssh://${t.user ? `${t.user}@` : ''}${t.host}${t.port ? `:${t.port}` : ''}`;
+  }
+
+  /** The API version requests use: fixed, or negotiated once through /_ping. */
+  version(signal?: AbortSignal): Promise<string> {
+    if (this.fixedVersion) return Promise.resolve(this.fixedVersion);
+    this.negotiated ??= this.request('GET', '/_ping', { unversioned: true, signal }).then(
+      async (res) => {
+        await collect(res);
+        const server = String(res.headers['api-version'] ?? '');
+        return server && compareVersions(server, API_VERSION) < 0 ? server : API_VERSION;
+      },
+      (e) => {
+        this.negotiated = undefined; // a later call tries again
+        throw e;
+      },
+    );
+    return this.negotiated;
+  }
+
+  private async url(path: string, opts: RequestOptions): Promise<string> {
+    const v = opts.unversioned ? '' : `/v${await this.version(opts.signal)}`;
+    return `${this.prefix}${v}${path}${encodeQuery(opts.query)}`;
+  }
+
+  private headers(opts: RequestOptions): OutgoingHttpHeaders {
+    const h: OutgoingHttpHeaders = { 'User-Agent': 'engine-client/0.1', Host: 'engine', ...opts.headers };
+    const b = opts.body;
+    if (b !== undefined && !Buffer.isBuffer(b) && typeof b !== 'string' && !isReadable(b)) h['Content-Type'] ??= 'application/json';
+    return h;
+  }
+
+  private send(req: import('node:http').ClientRequest, body: unknown): void {
+    if (body === undefined) req.end();
+    else if (isReadable(body)) body.pipe(req);
+    else if (Buffer.isBuffer(body) || typeof body === 'string') req.end(body);
+    else req.end(JSON.stringify(body));
+  }
+
+  /** Sends a request; resolves with the response of a 1xx/2xx/3xx status, rejects with EngineError otherwise. */
+  async request(method: string, path: string, opts: RequestOptions = {}): Promise<IncomingMessage> {
+    const url = await this.url(path, opts);
+    opts.signal?.throwIfAborted();
+    return new Promise((resolve, reject) => {
+      // The signal is handled here rather than by node:http: an abort after the answer began then
+      // ends the body's iteration with the AbortError itself, not with a connection reset.
+      const signal = opts.signal;
+      const onAbort = () => {
+        const reason = abortError(signal!);
+        req.destroy(reason);
+        current?.destroy(reason);
+      };
+      let current: IncomingMessage | undefined;
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const req = http().request({ agent: this.agent, method, path: url, headers: this.headers(opts) }, (res) => {
+        current = res;
+        res.once('close', () => signal?.removeEventListener('abort', onAbort));
+        const status = res.statusCode ?? 0;
+        if (status < 400) return resolve(res);
+        collect(res).then(
+          (b) => reject(new EngineError(status, errorMessage(b.toString('utf8'), status), method, path)),
+          reject,
+        );
+      });
+      req.on('error', (e: NodeJS.ErrnoException) => reject(this.wrapError(e)));
+      this.send(req, opts.body);
+    });
+  }
+
+  private wrapError(e: NodeJS.ErrnoException): Error {
+    if (e.name === 'AbortError') return e;
+    if (e.code === 'ENOENT' || e.code === 'ECONNREFUSED' || e.code === 'EACCES' || e.code === 'ENOTFOUND' || e.code === 'EHOSTUNREACH' || /^ssh exited/.test(e.message)) return new ConnectionError(this.hostLabel, e);
+    return e;
+  }
+
+  /** A request whose JSON answer is returned (undefined for an empty body, as 204s have). */
+  async json<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+    const res = await this.request(method, path, opts);
+    const text = (await collect(res)).toString('utf8');
+    return (text.trim() ? JSON.parse(text) : undefined) as T;
+  }
+
+  /** A request whose answer is discarded. */
+  async call(method: string, path: string, opts: RequestOptions = {}): Promise<void> {
+    await collect(await this.request(method, path, opts));
+  }
+
+  /**
+   * A hijacked connection: the request goes out with `Upgrade: tcp`; after the daemon's 101 (or a
+   * 200 from daemons that answer without upgrading) the connection is the returned Duplex. Ending
+   * its writable side half-closes the connection (stdin EOF) while output keeps coming.
+   */
+  async hijack(method: string, path: string, opts: RequestOptions = {}): Promise<{ stream: Duplex; contentType: string }> {
+    const url = await this.url(path, opts);
+    return new Promise((resolve, reject) => {
+      const headers = { ...this.headers(opts), Connection: 'Upgrade', Upgrade: 'tcp' };
+      const req = http().request({ createConnection: this.connect, method, path: url, headers, signal: opts.signal } as import('node:http').RequestOptions, (res) => {
+        const status = res.statusCode ?? 0;
+        if (status >= 400) {
+          collect(res).then((b) => reject(new EngineError(status, errorMessage(b.toString('utf8'), status), method, path)), reject);
+          return;
+        }
+        // No upgrade: the response body carries the stream; the request side carries nothing more.
+        resolve({ stream: res.socket as Duplex, contentType: String(res.headers['content-type'] ?? '') });
+      });
+      req.on('upgrade', (res, socket, head) => {
+        if (head.length) socket.unshift(head);
+        resolve({ stream: socket, contentType: String(res.headers['content-type'] ?? '') });
+      });
+      req.on('error', (e: NodeJS.ErrnoException) => reject(this.wrapError(e)));
+      this.send(req, opts.body);
+    });
+  }
+
+  /** Closes pooled connections (a CLI calls it before exiting; an idle keep-alive socket would hold the loop). */
+  close(): void {
+    this.agent.destroy();
+  }
+}
