@@ -48,7 +48,7 @@ export interface BuildMessage {
   stream?: string;
   status?: string;
   id?: string;
-  progressDetail?: Record<string, unknown>;
+  progressDetail?: { current?: number; total?: number };
   progress?: string;
   aux?: { ID: string };
   errorDetail?: { code?: number; message: string };
