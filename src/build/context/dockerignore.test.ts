@@ -58,6 +58,14 @@ describe('dockerignore', () => {
     assert.throws(() => new IgnoreMatcher(['!']), /illegal exclusion pattern/);
   });
 
+  test('hostile patterns do not backtrack exponentially', () => {
+    const t = performance.now();
+    const m = IgnoreMatcher.fromFile(`${'**/'.repeat(25)}z\n${'*a'.repeat(25)}b\n`);
+    assert.equal(m.ignores(`${'d/'.repeat(100)}y`), false);
+    assert.equal(m.ignores('a'.repeat(100)), false);
+    assert.ok(performance.now() - t < 30_000); // exponential backtracking would take hours
+  });
+
   test('the context root is never ignored; empty matcher ignores nothing', () => {
     assert.equal(ig('*', '.'), false);
     assert.equal(new IgnoreMatcher([]).ignores('a'), false);

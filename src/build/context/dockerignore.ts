@@ -7,6 +7,7 @@
 // ignore `a/b/x/y`), and the quirks below (`**` match types) are patternmatcher's.
 import { posix } from 'node:path';
 import { invalidParameter } from '../../errors.ts';
+import { compileIgnoreGlob, type Nfa } from '../glob.ts';
 
 /** Go's filepath.Clean for slash paths: '' → '.', no trailing slash, `.`/`..` resolved. */
 export function goClean(p: string): string {
@@ -40,13 +41,14 @@ interface Pattern {
   cleaned: string;
   exclusion: boolean;
   type: MatchType;
-  re?: RegExp;
+  nfa?: Nfa;
 }
 
-const ESCAPE = new Set(['.', '+', '(', ')', '|', '{', '}', '$']);
-
+/**
+ * The match type patternmatcher picks for a pattern (its fast paths, with their quirks: `**x` is a
+ * suffix match, `x/**` a prefix match); 'regexp' patterns run as an NFA (glob.ts), in linear time.
+ */
 function compile(cleaned: string): Pattern {
-  let re = '^';
   let type: MatchType = 'exact';
   const chars = Array.from(cleaned);
   for (let i = 0, pos = 0; pos < chars.length; i++) {
@@ -55,44 +57,23 @@ function compile(cleaned: string): Pattern {
       if (chars[pos] === '*') {
         pos++;
         if (chars[pos] === '/') pos++;
-        if (pos >= chars.length) {
-          if (type === 'exact') type = 'prefix';
-          else { re += '[^]*'; type = 'regexp'; }
-        } else {
-          re += '(?:[^]*/)?';
-          type = 'regexp';
-        }
+        type = pos >= chars.length && type === 'exact' ? 'prefix' : 'regexp';
         if (i === 0) type = 'suffix';
       } else {
-        re += '[^/]*';
         type = 'regexp';
       }
-    } else if (ch === '?') {
-      re += '[^/]';
+    } else if (ch === '?' || ch === '[' || ch === ']') {
       type = 'regexp';
-    } else if (ESCAPE.has(ch)) {
-      re += `\\${ch}`;
-    } else if (ch === '\\') {
-      if (pos < chars.length) {
-        re += `\\${chars[pos++]}`;
-        type = 'regexp';
-      } else {
-        re += '\\\\';
-      }
-    } else if (ch === '[' || ch === ']') {
-      re += ch;
+    } else if (ch === '\\' && pos < chars.length) {
+      pos++;
       type = 'regexp';
-    } else {
-      re += ch.replace(/[\^*?]/, '\\$&');
     }
   }
   const p: Pattern = { cleaned, exclusion: false, type };
   if (type === 'regexp') {
-    try {
-      p.re = new RegExp(`${re}$`);
-    } catch {
-      throw invalidParameter(`invalid .dockerignore pattern ${JSON.stringify(cleaned)}: syntax error in pattern`);
-    }
+    const nfa = compileIgnoreGlob(cleaned);
+    if (!nfa) throw invalidParameter(`invalid .dockerignore pattern ${JSON.stringify(cleaned)}: syntax error in pattern`);
+    p.nfa = nfa;
   }
   return p;
 }
@@ -105,7 +86,7 @@ function matchOne(p: Pattern, path: string): boolean {
       const suffix = p.cleaned.slice(2);
       return path.endsWith(suffix) || (suffix.startsWith('/') && path === suffix.slice(1));
     }
-    case 'regexp': return p.re!.test(path);
+    case 'regexp': return p.nfa!.matches(path); // (ignores() runs NFAs itself, over all parents at once)
   }
 }
 
@@ -145,11 +126,22 @@ export class IgnoreMatcher {
     const file = goClean(path);
     if (file === '.' || this.patterns.length === 0) return false;
     const parents = posix.dirname(file) === '.' ? [] : posix.dirname(file).split('/');
+    let chars: string[] | undefined;
+    let slashes: Set<number> | undefined;
     let matched = false;
     for (const p of this.patterns) {
       if (p.exclusion !== matched) continue;
-      let match = matchOne(p, file);
-      for (let i = 0; !match && i < parents.length; i++) match = matchOne(p, parents.slice(0, i + 1).join('/'));
+      let match: boolean;
+      if (p.nfa) {
+        // One pass: the path matches, or a parent does (a prefix ending just before a `/`).
+        chars ??= Array.from(file);
+        slashes ??= new Set(chars.flatMap((c, i) => (c === '/' ? [i] : [])));
+        const ends = p.nfa.ends(chars);
+        match = ends.some((e) => e === chars!.length || slashes!.has(e));
+      } else {
+        match = matchOne(p, file);
+        for (let i = 0; !match && i < parents.length; i++) match = matchOne(p, parents.slice(0, i + 1).join('/'));
+      }
       if (match) matched = !p.exclusion;
     }
     return matched;

@@ -26,7 +26,7 @@ import { posix } from 'node:path';
 import { invalidParameter } from '../../errors.ts';
 import { decompressed } from '../../images/decompress.ts';
 import { readTar, safeEntryPath, TarPathGuard, type TarHeader } from '../../images/tar-reader.ts';
-import { dockerfileIgnorePath, goClean, IgnoreMatcher } from './dockerignore.ts';
+import { dockerfileIgnorePath, goClean, IgnoreMatcher, ignoredBuildFiles } from './dockerignore.ts';
 
 export interface ExtractOptions {
   /** The Dockerfile's path in the context (default `Dockerfile`): it and the ignore files are always kept. */
@@ -48,6 +48,11 @@ export interface ExtractResult {
   /** The ignore file that applied, if any, and its matcher (empty when none). */
   ignoreFile?: string;
   ignore: IgnoreMatcher;
+  /**
+   * Build files (the Dockerfile, the ignore files) that were kept for reading although the ignore
+   * file matches them: dockerd removes them from the context once read, so COPY does not see them.
+   */
+  removeAfterRead: string[];
 }
 
 const bad = (msg: string) => invalidParameter(`invalid build context: ${msg}`);
@@ -85,7 +90,7 @@ export async function extractContext(source: AsyncIterable<Uint8Array>, dir: str
   const guard = new TarPathGuard({ absoluteSymlinks: true });
   const dirs = new Set<string>(['']);
   const dirTimes: Array<[string, number]> = [];
-  const result: ExtractResult = { entries: 0, bytes: 0, skipped: 0, ignore: new IgnoreMatcher([]) };
+  const result: ExtractResult = { entries: 0, bytes: 0, skipped: 0, ignore: new IgnoreMatcher([]), removeAfterRead: [] };
   let matcherFrom: string | undefined;
   let sweep = false;
   const abs = (rel: string) => (rel === '' ? root : `${root}/${rel}`);
@@ -146,6 +151,7 @@ export async function extractContext(source: AsyncIterable<Uint8Array>, dir: str
   }
   if (matcherFrom !== undefined) result.ignoreFile = matcherFrom;
   if (sweep) result.skipped += sweepIgnored(root, '', result.ignore, alwaysKept);
+  result.removeAfterRead = ignoredBuildFiles(result.ignore, dockerfile).filter((f) => lstatOrNull(abs(f)) !== null);
   // Directory times last: creating their entries changed them.
   for (let i = dirTimes.length - 1; i >= 0; i--) {
     const [p, mtime] = dirTimes[i]!;

@@ -132,6 +132,24 @@ export function applyMetaArgs(metaArgs: readonly ArgInstruction[], args: BuildAr
   }
 }
 
+/**
+ * BuildKit's automatic platform ARGs (BUILDPLATFORM, TARGETARCH …). dockerd's classic builder had
+ * none, so `FROM --platform=$BUILDPLATFORM` expanded to nothing there; given to planStages they
+ * behave as meta ARGs with defaults: usable in FROM, and in a stage after a bare `ARG TARGETARCH`.
+ */
+export function platformArgs(build: { os: string; architecture: string; variant?: string }, target = build): Record<string, string> {
+  const spec = (p: typeof build) => [p.os, p.architecture, p.variant].filter(Boolean).join('/');
+  return {
+    BUILDPLATFORM: spec(build), BUILDOS: build.os, BUILDARCH: build.architecture, BUILDVARIANT: build.variant ?? '',
+    TARGETPLATFORM: spec(target), TARGETOS: target.os, TARGETARCH: target.architecture, TARGETVARIANT: target.variant ?? '',
+  };
+}
+
+/** Automatic ARGs as meta ARGs with defaults, declared before the Dockerfile's own. */
+export function applyAutomaticArgs(args: BuildArgs, automatic: Record<string, string>): void {
+  for (const [name, value] of Object.entries(automatic)) args.declareMeta(name, value);
+}
+
 /** A FROM word (image, platform) expanded with the meta ARGs. */
 export function expandWithMeta(word: string, args: BuildArgs, escape: EscapeChar = '\\'): string {
   const env = envFromList([...args.metaValues()].map(([k, v]) => `${k}=${v}`));

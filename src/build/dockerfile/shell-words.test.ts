@@ -69,6 +69,16 @@ describe('shell words', () => {
     assert.deepEqual(expandWords('', env), []);
   });
 
+  test('hostile words: deep nesting and exponential patterns fail fast or run in linear time', () => {
+    const deep = '${a:-'.repeat(5000) + '}'.repeat(5000);
+    assert.throws(() => w(deep), (e: Error & { status?: number }) => e.status === 400 && /nested deeper than 100/.test(e.message));
+    const long = envFromList([`V=${'a'.repeat(5000)}`]);
+    const t = performance.now();
+    assert.equal(expandWord(`\${V%%${'*a'.repeat(20)}b}`, long), 'a'.repeat(5000));
+    assert.equal(expandWord(`\${V#${'*a'.repeat(20)}}`, long).length, 4980);
+    assert.ok(performance.now() - t < 30_000, 'pattern matching must not backtrack exponentially (that would take hours)');
+  });
+
   test('skipUnsetEnv keeps unknown variables as written', () => {
     assert.equal(expandWord('$HOME $NOPE ${NOPE:-x}', env, '\\', { skipUnsetEnv: true }), '/root $NOPE ${NOPE:-x}');
   });

@@ -7,6 +7,7 @@
 // fields Docker expands, per instruction; RUN, CMD, ENTRYPOINT, SHELL, HEALTHCHECK, ONBUILD and
 // MAINTAINER are never expanded by the builder (the shell does it at run time).
 import { invalidParameter } from '../../errors.ts';
+import { compileShellGlob, GlobBudgetError, GlobError, type Nfa } from '../glob.ts';
 import { isSpace } from './split.ts';
 import type { EscapeChar, Instruction } from './types.ts';
 
@@ -25,6 +26,7 @@ export interface LexOptions {
 class LexError extends Error {}
 
 const EOF = null;
+const MAX_DEPTH = 100;
 
 class Words {
   words: string[] = [];
@@ -60,6 +62,8 @@ class ShellWord {
   private readonly chars: string[];
   private pos = 0;
   private rawEscapes: boolean;
+  /** Nesting of `${…${…}}`: bounded, so a hostile word cannot exhaust the stack. */
+  private depth = 0;
 
   constructor(word: string, private readonly env: EnvLookup, private readonly escape: string, private readonly opts: LexOptions) {
     this.chars = Array.from(word);
@@ -76,6 +80,7 @@ class ShellWord {
   process(stop: string | null = EOF, rawEscapes = this.rawEscapes): { result: string; words: string[] } {
     const saved = this.rawEscapes;
     this.rawEscapes = rawEscapes;
+    if (++this.depth > MAX_DEPTH) throw new LexError(`substitutions nested deeper than ${MAX_DEPTH}`);
     try {
       let result = '';
       const words = new Words();
@@ -117,6 +122,7 @@ class ShellWord {
       return { result, words: words.done() };
     } finally {
       this.rawEscapes = saved;
+      this.depth--;
     }
   }
 
@@ -263,54 +269,71 @@ class ShellWord {
     const replacement = part('}', "syntax error: missing '}'");
     const value = this.env(name);
     if (value === undefined && this.opts.skipUnsetEnv) return `\${${name}/${pattern}/${replacement}}`;
-    const re = shellPattern(pattern, true, false, all);
-    return (value ?? '').replace(re, () => replacement);
+    return replacePattern(pattern, value ?? '', replacement, all);
   }
 }
 
-/** A shell glob (`*`, `?`, `\x`) as a regular expression, as Docker converts it. */
-function shellPattern(pattern: string, greedy: boolean, anchored: boolean, global = false): RegExp {
-  let out = anchored ? '^' : '';
-  const chars = Array.from(pattern);
-  for (let i = 0; i < chars.length; i++) {
-    const tok = chars[i]!;
-    if (tok === '*') out += greedy ? '[^]*' : '[^]*?';
-    else if (tok === '?') out += '[^]';
-    else if (tok === '\\') {
-      const n = chars[i + 1];
-      if (n === '}' || n === '/') continue;
-      i++;
-      if (n !== '*' && n !== '?' && n !== '\\') throw new LexError(`invalid pattern (${pattern}) in substitution: invalid escape '\\${n ?? ''}'`);
-      out += `\\${n}`;
-    } else out += tok.replace(/[[\]{}.+()|^$]/, '\\$&');
+/** The shell pattern's NFA; a bad escape is the lexer's error, as in Docker. */
+function shellNfa(pattern: string, reversed = false): Nfa {
+  try {
+    return compileShellGlob(pattern, reversed);
+  } catch (err) {
+    if (err instanceof GlobError) throw new LexError(`invalid pattern (${pattern}) in substitution: ${err.message}`);
+    throw err;
   }
-  return new RegExp(out, global ? 'gu' : 'u');
 }
 
+function guarded<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (err) {
+    if (err instanceof GlobBudgetError) throw new LexError(err.message);
+    throw err;
+  }
+}
+
+/** `${v#p}` / `${v##p}`: the shortest / longest prefix matching the pattern removed. */
 function trimPrefix(pattern: string, value: string, greedy: boolean): string {
-  const m = shellPattern(pattern, greedy, true).exec(value);
-  return m ? value.slice(m[0].length) : value;
+  const chars = Array.from(value);
+  const ends = guarded(() => shellNfa(pattern).ends(chars));
+  if (!ends.length) return value;
+  return chars.slice(greedy ? ends[ends.length - 1]! : ends[0]!).join('');
 }
 
-const reverse = (s: string) => Array.from(s).reverse().join('');
+/** `${v%p}` / `${v%%p}`: the shortest / longest suffix matching the pattern removed (one pass, backwards). */
+function trimSuffix(pattern: string, value: string, greedy: boolean): string {
+  const chars = Array.from(value);
+  const lengths = guarded(() => shellNfa(pattern, true).ends([...chars].reverse()));
+  if (!lengths.length) return value;
+  return chars.slice(0, chars.length - (greedy ? lengths[lengths.length - 1]! : lengths[0]!)).join('');
+}
 
-function reversePattern(pattern: string): string {
-  const chars = Array.from(pattern);
-  const out: string[] = [];
-  for (let i = 0; i < chars.length; ) {
-    if (chars[i] === '\\' && i !== chars.length - 1) {
-      out.unshift(chars[i]!, chars[i + 1]!);
-      i += 2;
+/** `${v/p/r}` and `${v//p/r}`: the leftmost longest match(es) replaced. */
+function replacePattern(pattern: string, value: string, replacement: string, all: boolean): string {
+  const chars = Array.from(value);
+  const nfa = shellNfa(pattern);
+  const budget = { ops: 50_000_000 };
+  let out = '';
+  let pos = 0;
+  let replaced = false;
+  while (pos <= chars.length && !(replaced && !all)) {
+    const ends = guarded(() => nfa.ends(chars, pos, budget));
+    if (!ends.length) {
+      if (pos < chars.length) out += chars[pos];
+      pos++;
+      continue;
+    }
+    const end = ends[ends.length - 1]!;
+    out += replacement;
+    replaced = true;
+    if (end === pos) {
+      if (pos < chars.length) out += chars[pos];
+      pos++;
     } else {
-      out.unshift(chars[i]!);
-      i++;
+      pos = end;
     }
   }
-  return out.join('');
-}
-
-function trimSuffix(pattern: string, value: string, greedy: boolean): string {
-  return reverse(trimPrefix(reversePattern(pattern), reverse(value), greedy));
+  return out + chars.slice(pos).join('');
 }
 
 function run<T>(word: string, f: () => T): T {

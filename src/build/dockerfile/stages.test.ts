@@ -1,7 +1,7 @@
 // Tests of stage resolution (target, FROM/COPY --from references, needed stages) and build-arg scoping.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { applyMetaArgs, BuildArgs, expandWithMeta, unconsumedWarning } from './build-args.ts';
+import { applyMetaArgs, BuildArgs, expandWithMeta, platformArgs, unconsumedWarning } from './build-args.ts';
 import { parseDockerfile } from './parser.ts';
 import { planStages, resolveCopyFrom } from './stages.ts';
 
@@ -65,6 +65,20 @@ describe('stage plan', () => {
   test('FROM --platform is expanded with meta args', () => {
     const df = parseDockerfile('ARG P=linux/arm64\nFROM --platform=$P busybox\n');
     assert.equal(planStages(df).platforms.get(0), 'linux/arm64');
+  });
+
+  test('automatic platform args: in FROM, and in a stage after a bare ARG', () => {
+    const df = parseDockerfile('FROM --platform=$BUILDPLATFORM golang:$TARGETARCH AS b\nARG TARGETARCH\n');
+    const auto = platformArgs({ os: 'linux', architecture: 'arm', variant: 'v7' }, { os: 'linux', architecture: 'amd64' });
+    assert.equal(auto.BUILDPLATFORM, 'linux/arm/v7');
+    const plan = planStages(df, { automaticArgs: auto, buildArgs: { TARGETARCH: 'riscv64' } });
+    assert.equal(plan.platforms.get(0), 'linux/arm/v7');
+    assert.deepEqual(plan.bases.get(0), { kind: 'image', ref: 'golang:riscv64' });
+    const stage = plan.args.forStage();
+    assert.equal(stage.allowedValues().has('TARGETOS'), false);
+    stage.declare('TARGETOS', undefined);
+    assert.equal(stage.allowedValues().get('TARGETOS'), 'linux');
+    assert.equal(planStages(df).platforms.has(0), false); // without them: empty, the build's platform
   });
 });
 

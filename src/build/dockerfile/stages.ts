@@ -3,7 +3,7 @@
 // index, or an image), and the set of stages the target needs — only those are built (dockerd's
 // classic builder built every stage up to the target; BuildKit skips the unused ones, and so do we).
 import { invalidParameter } from '../../errors.ts';
-import { applyMetaArgs, BuildArgs, expandWithMeta, type BuildArgOptions } from './build-args.ts';
+import { applyAutomaticArgs, applyMetaArgs, BuildArgs, expandWithMeta, type BuildArgOptions } from './build-args.ts';
 import type { Dockerfile, Stage } from './types.ts';
 
 export type StageSource =
@@ -73,14 +73,15 @@ export function resolveCopyFrom(df: Dockerfile, current: number, value: string):
 
 /**
  * The plan of a build: the target, the stages it needs in order, each stage's base. `buildArgs`
- * are the request's; the meta ARGs are applied here. COPY --from values holding variables are
+ * are the request's; `automaticArgs` (platformArgs) precede the meta ARGs, applied here. COPY --from values holding variables are
  * resolved with the meta ARGs (stage ARGs are not known before the stage runs); one that does not
  * name a stage then is treated as an image.
  */
-export function planStages(df: Dockerfile, opts: { target?: string; buildArgs?: BuildArgOptions } = {}): StagePlan {
+export function planStages(df: Dockerfile, opts: { target?: string; buildArgs?: BuildArgOptions; automaticArgs?: Record<string, string> } = {}): StagePlan {
   checkNames(df);
   const target = findTarget(df, opts.target);
   const args = new BuildArgs(opts.buildArgs ?? {});
+  if (opts.automaticArgs) applyAutomaticArgs(args, opts.automaticArgs);
   applyMetaArgs(df.metaArgs, args, df.escapeChar);
   const bases = new Map<number, StageSource>();
   const platforms = new Map<number, string>();
@@ -92,7 +93,9 @@ export function planStages(df: Dockerfile, opts: { target?: string; buildArgs?: 
     const name = expandWithMeta(stage.from.image, args, df.escapeChar);
     const base = resolveFrom(df, index, name, stage.from.image);
     bases.set(index, base);
-    if (stage.from.platform) platforms.set(index, expandWithMeta(stage.from.platform, args, df.escapeChar));
+    // An empty expansion means the build's platform (dockerd failed to parse "" instead).
+    const platform = stage.from.platform ? expandWithMeta(stage.from.platform, args, df.escapeChar) : '';
+    if (platform) platforms.set(index, platform);
     if (base.kind === 'stage') visit(base.index);
     for (const inst of stage.instructions) {
       if (inst.kind !== 'COPY' || inst.from === undefined) continue;

@@ -19,7 +19,10 @@ export interface InstructionBase {
    * e.g. `COPY . /app` — what the builder prints in "Step 3/7 : COPY . /app".
    */
   original: string;
-  /** `--name=value` flags as given (`--name` alone → 'true' for boolean flags). */
+  /**
+   * `--name=value` flags as given (booleans 'true'/'false'; a repeatable flag's values joined by
+   * '\n'). Only the flags the instruction declares get here; BuildKit-only ones are refused.
+   */
   flags: Record<string, string>;
 }
 
@@ -146,7 +149,7 @@ export interface Dockerfile {
   escapeChar: EscapeChar;
   /** The `# syntax=` directive, if any (ignored by the classic builder, with a warning). */
   syntax?: string;
-  /** Warnings for the build output (ignored directives, empty continuation lines…). */
+  /** Warnings for the build output, each printed as `[WARNING]: <text>` (ignored directives, empty continuation lines…). */
   warnings: string[];
   /** ARG instructions before the first FROM. */
   metaArgs: ArgInstruction[];
