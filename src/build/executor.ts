@@ -49,6 +49,8 @@ export interface StepPlan {
   kind: CacheKind;
   /** Makes the step's image (cache miss); absent: a config-only step. */
   execute?: (lease: string) => Promise<NewLayer | undefined>;
+  /** Runs after the step, hit or miss (mounts and downloads of COPY/ADD). */
+  cleanup?: () => Promise<void>;
 }
 
 export const short = (id: string) => id.replace(/^sha256:/, '').slice(0, 12);
@@ -66,6 +68,13 @@ export class BuildExecutor {
     readonly sink: BuildSink,
     readonly signal: AbortSignal,
   ) {}
+
+  /** The image an earlier stage ended with. */
+  stageResult(index: number): StepImage {
+    const img = this.results.get(index);
+    if (!img) throw invalidParameter(`stage ${index} has not been built`);
+    return img;
+  }
 
   out(text: string): void {
     this.sink({ stream: text });
@@ -169,6 +178,14 @@ export class BuildExecutor {
 
   /** Cache lookup, else execution and image write; the stage moves on to the step's image. */
   private async commitStep(state: StageState, plan: StepPlan, runtime: RuntimeConfig): Promise<void> {
+    try {
+      await this.commitOrReuse(state, plan, runtime);
+    } finally {
+      await plan.cleanup?.();
+    }
+  }
+
+  private async commitOrReuse(state: StageState, plan: StepPlan, runtime: RuntimeConfig): Promise<void> {
     const parent = state.image;
     const key = cacheKey(parent.id, plan.createdBy, plan.checksum);
     if (!this.opts.noCache) {

@@ -13,6 +13,7 @@ import type { ImageService } from '../images/image-service.ts';
 import type { DistributionService } from '../images/distribution/service.ts';
 import type { ContainerService } from '../daemon/containers/service.ts';
 import { BuildService } from '../build/service.ts';
+import { CopySteps } from '../build/copy-steps.ts';
 import type { BuildContainers, BaseImages } from '../build/deps.ts';
 import type { ContainerCreateBody } from '../types/container-api.ts';
 import type { BuildMessage } from '../types/build.ts';
@@ -86,6 +87,7 @@ export function buildService(o: {
         throw err;
       }
     },
+    fs: new CopySteps({ client: o.client, snapshotter: o.snapshotter, tmpDir: o.tmpDir }),
     platform: { os: 'linux', architecture: process.arch === 'x64' ? 'amd64' : process.arch },
   });
 }
