@@ -119,5 +119,6 @@ export async function pruneCache(d: PruneDeps, opts: BuildPruneOptions): Promise
     deleted.push(v.row.key.slice(0, 25));
     if (!v.named && (await d.removeImage(v.row.imageId))) reclaimed += v.row.size;
   }
-  return { CachesDeleted: deleted, SpaceReclaimed: reclaimed };
+  // dockerd answers null, not [], when nothing was deleted.
+  return { CachesDeleted: deleted.length ? deleted : null, SpaceReclaimed: reclaimed };
 }

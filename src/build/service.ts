@@ -23,6 +23,7 @@ import { fetchRemote, looksLikeArchive, peek } from './remote.ts';
 import { StepFailed } from './run-step.ts';
 import { cacheUsage, pruneCache, type GcPolicy } from './prune.ts';
 import type { BuildCacheTable } from '../store/build-cache.ts';
+import type { GcSettings } from './gc-config.ts';
 
 export interface BuildServiceDeps {
   client: SupervisorClient;
@@ -39,6 +40,8 @@ export interface BuildServiceDeps {
   platform: { os: string; architecture: string };
   log: Logger;
   fs?: FsSteps;
+  /** builder.gc of the current configuration (read at each build, so a reload applies). */
+  gcSettings?: () => GcSettings;
 }
 
 /** Tags as `repo` + `tag`, checked before anything runs (dockerd refuses a bad -t with a 400). */
@@ -98,6 +101,7 @@ export class BuildService {
         await this.d.tag(result.id, t.repo, t.tag);
         sink({ stream: `Successfully tagged ${t.text}\n` });
       }
+      this.collectGarbage();
     } catch (err) {
       if (abort.signal.aborted && !(err instanceof StepFailed)) throw invalidParameter(`build cancelled: ${(abort.signal.reason as Error)?.message ?? 'cancelled'}`);
       throw err;
@@ -144,6 +148,18 @@ export class BuildService {
     return pruneCache(this.pruneDeps(), opts);
   }
 
+  /** builder.gc after a build: in the background, one pass at a time. */
+  private gcRunning = false;
+  private collectGarbage(): void {
+    const settings = this.d.gcSettings?.();
+    if (!settings?.enabled || this.gcRunning) return;
+    this.gcRunning = true;
+    void this.gc(settings.policies)
+      .then((r) => r.CachesDeleted?.length && this.d.log.info('build cache garbage collected', { entries: r.CachesDeleted.length, reclaimed: r.SpaceReclaimed }))
+      .catch((err) => this.d.log.warn(`build cache garbage collection failed: ${(err as Error).message}`))
+      .finally(() => (this.gcRunning = false));
+  }
+
   /** builder.gc: drops the least recently used cache beyond the policy's keep-storage. */
   async gc(policies: GcPolicy[]): Promise<BuildPruneResult> {
     let deleted: string[] = [];
@@ -153,7 +169,7 @@ export class BuildService {
       deleted = deleted.concat(r.CachesDeleted ?? []);
       reclaimed += r.SpaceReclaimed;
     }
-    return { CachesDeleted: deleted, SpaceReclaimed: reclaimed };
+    return { CachesDeleted: deleted.length ? deleted : null, SpaceReclaimed: reclaimed };
   }
 
   async diskUsage(): Promise<BuildCacheEntry[]> {

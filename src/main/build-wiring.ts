@@ -14,6 +14,7 @@ import type { DistributionService } from '../images/distribution/service.ts';
 import type { ContainerService } from '../daemon/containers/service.ts';
 import { BuildService } from '../build/service.ts';
 import { CopySteps } from '../build/copy-steps.ts';
+import { gcSettings } from '../build/gc-config.ts';
 import type { BuildContainers, BaseImages } from '../build/deps.ts';
 import type { ContainerCreateBody } from '../types/container-api.ts';
 import type { BuildMessage } from '../types/build.ts';
@@ -70,7 +71,7 @@ function baseImages(images: ImageStore, distribution: DistributionService): Base
 
 export function buildService(o: {
   db: EngineDatabase; client: SupervisorClient; images: ImageStore; imageService: ImageService; distribution: DistributionService;
-  containers: ContainerService; snapshotter: string; tmpDir: string; log: Logger;
+  containers: ContainerService; snapshotter: string; tmpDir: string; log: Logger; builderConfig: () => Record<string, unknown> | undefined;
 }): BuildService {
   return new BuildService({
     client: o.client, images: o.images, snapshotter: o.snapshotter, tmpDir: o.tmpDir, log: o.log,
@@ -87,6 +88,7 @@ export function buildService(o: {
         throw err;
       }
     },
+    gcSettings: () => gcSettings(o.builderConfig(), o.tmpDir),
     fs: new CopySteps({ client: o.client, snapshotter: o.snapshotter, tmpDir: o.tmpDir }),
     platform: { os: 'linux', architecture: process.arch === 'x64' ? 'amd64' : process.arch },
   });

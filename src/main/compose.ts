@@ -236,7 +236,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     imageService.start();
     cleanups.push(() => imageService.stop());
     // The classic builder: RUN steps are containers of the container service; its cache is in engine.db.
-    const builder = buildService({ db, client, images, imageService, distribution, containers, snapshotter, tmpDir: roots.tmpDir, log: log.child({ module: 'build' }) });
+    const builder = buildService({ db, client, images, imageService, distribution, containers, snapshotter, tmpDir: roots.tmpDir, log: log.child({ module: 'build' }), builderConfig: () => cfg().builder });
     await containers.restore(initial['live-restore']);
     await networks.reconcile((id) => {
       try {
