@@ -19,6 +19,7 @@ import type { BaseImages, BuildContainers } from './deps.ts';
 import { runStep } from './run-step.ts';
 import { workdirStep, type FsSteps } from './fs-steps.ts';
 import { authForImage } from './registry-auth.ts';
+import { matchCacheFrom } from './cache-from.ts';
 
 export interface ExecutorDeps {
   client: SupervisorClient;
@@ -198,6 +199,16 @@ export class BuildExecutor {
         this.out(` ---> ${short(hit)}\n`);
         return;
       }
+      const from = matchCacheFrom(parent, plan.createdBy, await this.cacheFromImages());
+      if (from) {
+        const next = await this.d.client.withLease((lease) => this.d.writer.write(parent, runtime, plan.createdBy, from.layer ? { desc: from.layer.desc, diffId: from.layer.diffId, unpacked: false } : undefined, lease));
+        this.d.cache.store(key, { imageId: next.id, parentId: parent.id, createdBy: plan.createdBy, kind: plan.kind, size: from.layer ? Number(from.layer.desc.size) : 0 });
+        state.image = next;
+        state.runtime = structuredClone(next.config.config ?? {});
+        this.out(' ---> Using cache\n');
+        this.out(` ---> ${short(next.id)}\n`);
+        return;
+      }
     }
     const next = await this.d.client.withLease(async (lease) => {
       const layer = plan.execute ? await plan.execute(lease) : undefined;
@@ -209,6 +220,21 @@ export class BuildExecutor {
     state.image = next;
     state.runtime = structuredClone(next.config.config ?? {});
     this.out(` ---> ${short(next.id)}\n`);
+  }
+
+  private cacheFrom?: Promise<StepImage[]>;
+  /** The cachefrom images present locally (dockerd skips missing ones silently; so do we, in the log). */
+  private cacheFromImages(): Promise<StepImage[]> {
+    this.cacheFrom ??= (async () => {
+      const out: StepImage[] = [];
+      for (const ref of this.opts.cacheFrom) {
+        const img = await this.d.base.find(ref);
+        if (img) out.push(stepImageOf(img));
+        else this.d.log.debug(`cachefrom image ${ref} is not present locally: not used`);
+      }
+      return out;
+    })();
+    return this.cacheFrom;
   }
 
   async findImage(id: string) {

@@ -49,6 +49,8 @@ export interface NewLayer {
   desc: Descriptor;
   /** Whether the snapshot for the new chain exists already (filesystem steps commit it themselves). */
   unpacked: boolean;
+  /** The layer's diff ID when the blob is compressed (a cachefrom image's layer); else its digest. */
+  diffId?: string;
 }
 
 export class StepImageWriter {
@@ -62,8 +64,8 @@ export class StepImageWriter {
     const layers = [...parent.layers];
     const empty = !layer || layer.desc.digest === EMPTY_TAR_DIGEST;
     if (!empty) {
-      diffIds.push(layer.desc.digest); // uncompressed: the blob digest is the diff ID
-      layers.push({ media_type: MT.ociLayer, digest: layer.desc.digest, size: layer.desc.size });
+      diffIds.push(layer.diffId ?? layer.desc.digest); // uncompressed: the blob digest is the diff ID
+      layers.push({ media_type: layer.diffId ? layer.desc.media_type : MT.ociLayer, digest: layer.desc.digest, size: layer.desc.size });
     }
     const top = empty || layer.unpacked ? (chainIds(diffIds).at(-1) ?? '') : await unpackLayers(w, layers, diffIds);
     const base = structuredClone(parent.config);
