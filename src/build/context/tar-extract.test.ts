@@ -118,6 +118,26 @@ describe('build context extraction', () => {
     assert.equal(lstatSync(`${d}/s`).isFile(), true);
   });
 
+  test('a path given twice: the later entry replaces the earlier one, directories merge', async () => {
+    const buf = Buffer.concat([
+      raw('p', '0', '', 'file first'),
+      raw('p/', '5'),
+      raw('p/in', '0', '', 'inside'),
+      raw('p/', '5'),
+      raw('q', '2', 'p'),
+      raw('q/', '5'),
+      raw('r', '0', '', 'one'),
+      raw('r', '0', '', 'two'),
+      raw('h', '1', 'h'),
+      end,
+    ]);
+    const d = fresh();
+    await assert.rejects(extractContext(chunks(buf), d), is400(/hard link "h" points to itself/));
+    assert.equal(readFileSync(`${d}/p/in`, 'utf8'), 'inside');
+    assert.equal(lstatSync(`${d}/q`).isDirectory(), true);
+    assert.equal(readFileSync(`${d}/r`, 'utf8'), 'two');
+  });
+
   test('a truncated archive and a non-empty directory are errors', async () => {
     const buf = await tar([[{ name: 'a' }, 'x'.repeat(2000)]]);
     await assert.rejects(extractContext(chunks(buf.subarray(0, 1024)), fresh()), is400(/unexpected end of archive/));

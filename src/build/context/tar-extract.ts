@@ -120,14 +120,25 @@ export async function extractContext(source: AsyncIterable<Uint8Array>, dir: str
     }
     ensureParents(rel);
     const target = abs(rel);
-    const existing = lstatOrNull(target);
-    if (existing && !(existing.isDirectory() && h.kind === 'directory')) {
+    /**
+     * Runs `make` (which creates `target`); when something is already there (an archive may hold a
+     * path twice), replaces it — unless both are directories — and runs it again. Trying first
+     * saves an lstat per entry in the common case of a new path.
+     */
+    const place = <T>(make: () => T): T => {
+      try {
+        return make();
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      }
+      if (h.kind === 'directory' && lstatOrNull(target)?.isDirectory()) return undefined as T;
       rmSync(target, { recursive: true, force: true });
       for (const d of dirs) if (d === rel || d.startsWith(`${rel}/`)) dirs.delete(d);
-    }
+      return make();
+    };
     if (isIgnoreFile) {
       const data = await readSmall(body, rel);
-      writeFileSync(target, [data], data.length);
+      place(() => writeFileSync(target, [data], data.length));
       result.bytes += data.length;
       // The Dockerfile's own ignore file wins over the root one, whichever comes first.
       if (rel === dfIgnore || matcherFrom !== dfIgnore) {
@@ -136,7 +147,7 @@ export async function extractContext(source: AsyncIterable<Uint8Array>, dir: str
         if (result.entries > 0) sweep = true;
       }
     } else {
-      result.bytes += await createEntry(root, target, h, body, existing?.isDirectory() === true);
+      result.bytes += await createEntry(root, target, h, body, place);
     }
     result.entries++;
     if (h.kind === 'link') continue;
@@ -178,29 +189,30 @@ function writeFileSync(target: string, chunks: Buffer[], size: number): void {
   }
 }
 
-/** Creates one entry; returns the bytes of file data written. */
-async function createEntry(root: string, target: string, h: TarHeader, body: AsyncIterable<Buffer>, keepDir: boolean): Promise<number> {
+/** Creates one entry (through `place`, which replaces what is there); returns the bytes of file data written. */
+async function createEntry(root: string, target: string, h: TarHeader, body: AsyncIterable<Buffer>, place: <T>(make: () => T) => T): Promise<number> {
   switch (h.kind) {
     case 'directory':
-      if (!keepDir) mkdirSync(target, { mode: 0o700 });
+      place(() => mkdirSync(target, { mode: 0o700 }));
       return 0;
     case 'symlink':
-      symlinkSync(h.linkname, target);
+      place(() => symlinkSync(h.linkname, target));
       return 0;
     case 'link': {
       const linkRel = safeEntryPath(h.linkname);
       const src = linkRel === '' ? root : `${root}/${linkRel}`;
+      if (src === target) throw bad(`hard link ${JSON.stringify(h.name)} points to itself`);
       const st = lstatOrNull(src);
       if (!st) throw bad(`hard link ${JSON.stringify(h.name)} -> ${JSON.stringify(h.linkname)}: target not found (ignored or not in the archive)`);
       if (st.isDirectory()) throw bad(`hard link ${JSON.stringify(h.name)} -> ${JSON.stringify(h.linkname)} is a directory`);
       // The target's directory must be inside the root through real directories only.
       const parent = realpathSync(posix.dirname(src));
       if (parent !== root && !parent.startsWith(`${root}/`)) throw bad(`hard link ${JSON.stringify(h.name)} -> ${JSON.stringify(h.linkname)} points outside the context`);
-      linkSync(src, target);
+      place(() => linkSync(src, target));
       return 0;
     }
     default: {
-      const fd = openSync(target, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+      const fd = place(() => openSync(target, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600));
       let total = 0;
       try {
         let pending: Buffer[] = [];
