@@ -69,7 +69,7 @@ export function applyConfigStep(cfg: RuntimeConfig, inst: Instruction): string |
     case 'MAINTAINER':
       return `MAINTAINER ${inst.maintainer}`;
     case 'EXPOSE': {
-      const ports = exposedPorts(inst.ports);
+      const ports = exposedPorts(inst.ports).sort(); // dockerd sorts the list it records
       cfg.ExposedPorts = { ...(cfg.ExposedPorts ?? {}) };
       for (const p of ports) cfg.ExposedPorts[p] = {};
       return `EXPOSE ${ports.join(' ')}`;
