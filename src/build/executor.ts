@@ -5,7 +5,7 @@
 import { invalidParameter, notFound } from '../errors.ts';
 import type { Logger } from '../util/log.ts';
 import type { SupervisorClient } from '../supervisor/client.ts';
-import type { ImageStore } from '../images/image-store.ts';
+import type { ImageStore, LocalImage } from '../images/image-store.ts';
 import type { BuildOptions, BuildSink } from '../types/build.ts';
 import { planStages } from './dockerfile/stages.ts';
 import { expandInstruction } from './dockerfile/shell-words.ts';
@@ -193,7 +193,7 @@ export class BuildExecutor {
       const hit = await this.d.cache.lookup(key, async (id) => !!(await this.findImage(id)));
       if (hit) {
         const img = (await this.findImage(hit))!;
-        state.image = stepImageOf(img);
+        state.image = img;
         state.runtime = structuredClone(img.config.config ?? {});
         this.out(' ---> Using cache\n');
         this.out(` ---> ${short(hit)}\n`);
@@ -215,6 +215,7 @@ export class BuildExecutor {
       if (this.signal.aborted) throw this.signal.reason;
       return this.d.writer.write(parent, runtime, plan.createdBy, layer, lease);
     });
+    this.known?.set(next.id, next);
     const size = next.layers.length > parent.layers.length ? Number(next.layers.at(-1)!.size) : 0;
     this.d.cache.store(key, { imageId: next.id, parentId: parent.id, createdBy: plan.createdBy, kind: plan.kind, size });
     state.image = next;
@@ -236,11 +237,17 @@ export class BuildExecutor {
     })();
     return this.cacheFrom;
   }
+  /** The local images by ID, listed once per build (a cached step costs no containerd round trip). */
+  private known?: Map<string, StepImage | LocalImage>;
 
-  async findImage(id: string) {
+  async findImage(id: string): Promise<StepImage | undefined> {
+    this.known ??= new Map((await this.d.images.list()).map((i) => [i.id, i]));
+    const hit = this.known.get(id);
+    if (hit) return 'manifest' in hit ? stepImageOf(hit) : hit;
     try {
+      // Made since the listing (a concurrent build): ask containerd.
       const img = await this.d.images.resolve(id);
-      return img.id === id ? img : undefined;
+      return img.id === id ? stepImageOf(img) : undefined;
     } catch (err) {
       if ((err as { code?: string }).code === 'NOT_FOUND') return undefined;
       throw err;

@@ -6,7 +6,7 @@ import { posix } from 'node:path';
 import type { AddInstruction, CopyInstruction } from './dockerfile/types.ts';
 import { DEFAULT_SHELL, nopCreatedBy } from './config-steps.ts';
 import type { BuildExecutor, StageState, StepPlan } from './executor.ts';
-import { safeJoin } from './safe-path.ts';
+import { followSymlinkInScope } from './context/scoped-path.ts';
 
 /** COPY and ADD, provided by the context side (sources, wildcards, --chown/--chmod, URLs, tars). */
 export interface FsSteps {
@@ -27,7 +27,7 @@ export function workdirStep(b: BuildExecutor, state: StageState, path: string): 
     createdBy: nopCreatedBy(shell, `WORKDIR ${dir}`),
     kind: 'internal',
     execute: (lease) => b.d.writer.fsLayer(parent, lease, async (root) => {
-      await mkdir(await safeJoin(root, dir), { recursive: true, mode: 0o755 });
+      await mkdir(followSymlinkInScope(posix.join(root, dir), root), { recursive: true, mode: 0o755 });
     }),
   };
 }

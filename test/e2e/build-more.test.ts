@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { until } from '../helpers/until.ts';
 
@@ -103,6 +103,20 @@ describe('docker build: ONBUILD, remote, cancel, bad contexts', () => {
     assert.match(r.json().message, /a\/\.\.\/\.\.\/x.*escapes/);
     const { readdir } = await import('node:fs/promises');
     assert.deepEqual((await readdir(join(d.dataRoot, 'tmp'))).filter((n) => n.startsWith('build-')), [], 'the context directory was left behind');
+  });
+
+  test('docker-compose (v1) build: builds the service image with its args', async (t) => {
+    if ((await run('sh', ['-c', 'command -v docker-compose'])).code !== 0) {
+      t.skip('docker-compose is not installed (scripts/setup.sh installs it with the test packages)');
+      return;
+    }
+    const proj = join(dir, 'compose');
+    execFileSync('mkdir', ['-p', proj]);
+    await writeFile(join(proj, 'Dockerfile'), 'FROM busybox\nARG FLAVOUR=plain\nRUN echo "$FLAVOUR" > /flavour\nCMD ["cat", "/flavour"]\n');
+    await writeFile(join(proj, 'docker-compose.yml'), 'version: "3"\nservices:\n  web:\n    build:\n      context: .\n      args:\n        FLAVOUR: composed\n    image: composed-web:1\n');
+    const r = await run('docker-compose', ['--project-directory', proj, '-f', join(proj, 'docker-compose.yml'), 'build'], { env: { ...process.env, DOCKER_HOST: d.host, COMPOSE_DOCKER_CLI_BUILD: '0', DOCKER_BUILDKIT: '0' }, timeoutMs: 120_000 });
+    assert.equal(r.code, 0, r.stdout + r.stderr);
+    assert.equal((await d.docker(['run', '--rm', 'composed-web:1'])).stdout, 'composed\n');
   });
 
   test('RUN with --network host sees the host\'s interfaces', async () => {
