@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { until } from '../helpers/until.ts';
+import { startRegistry } from '../helpers/registry.ts';
 
 const ENV = { DOCKER_BUILDKIT: '0' };
 
@@ -117,6 +118,29 @@ describe('docker build: ONBUILD, remote, cancel, bad contexts', () => {
     const r = await run('docker-compose', ['--project-directory', proj, '-f', join(proj, 'docker-compose.yml'), 'build'], { env: { ...process.env, DOCKER_HOST: d.host, COMPOSE_DOCKER_CLI_BUILD: '0', DOCKER_BUILDKIT: '0' }, timeoutMs: 120_000 });
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.equal((await d.docker(['run', '--rm', 'composed-web:1'])).stdout, 'composed\n');
+  });
+
+  test('a base image missing locally is pulled (and pull=1 pulls again)', async () => {
+    const reg = await startRegistry();
+    try {
+      const ref = `${reg.host}/base/busybox:1`;
+      assert.equal((await d.docker(['tag', 'busybox', ref])).code, 0);
+      const push = await d.docker(['push', ref], { timeoutMs: 120_000 });
+      assert.equal(push.code, 0, push.stderr);
+      assert.equal((await d.docker(['rmi', ref])).code, 0);
+      const ctxDir = join(dir, 'pull');
+      execFileSync('mkdir', ['-p', ctxDir]);
+      await writeFile(join(ctxDir, 'Dockerfile'), `FROM ${ref}\nRUN echo pulled-base > /p\n`);
+      const r = await build(['-t', 'from-registry', ctxDir]);
+      assert.equal(r.code, 0, r.stdout + r.stderr);
+      assert.match(r.stdout, /Pulling from base\/busybox/);
+      assert.equal((await d.docker(['run', '--rm', 'from-registry', 'cat', '/p'])).stdout, 'pulled-base\n');
+      const again = await build(['--pull', '-t', 'from-registry', ctxDir]);
+      assert.equal(again.code, 0, again.stderr);
+      assert.match(again.stdout, /Image is up to date|Pulling from/);
+    } finally {
+      await reg.cleanup();
+    }
   });
 
   test('RUN with --network host sees the host\'s interfaces', async () => {
