@@ -9,10 +9,22 @@ import { withMounted } from '../supervisor/mounts.ts';
 import type { AddInstruction, CopyInstruction } from './dockerfile/types.ts';
 import { resolveCopyFrom } from './dockerfile/stages.ts';
 import { planCopyStep } from './context/copy-step.ts';
+import { renderProgress } from '../images/distribution/progress.ts';
 import { DEFAULT_SHELL } from './config-steps.ts';
 import type { BuildExecutor, StageState, StepPlan } from './executor.ts';
 import type { FsSteps } from './fs-steps.ts';
 import { scratchImage, topChain, type StepImage } from './image-writer.ts';
+
+/** ADD of a URL: dockerd's "Downloading" progress lines, at most ten a second (and the last one). */
+function downloadProgress(b: BuildExecutor): (url: string, received: number, total: number | undefined) => void {
+  let last = 0;
+  return (_url, received, total) => {
+    const now = Date.now();
+    if (now - last < 100 && received !== total) return;
+    last = now;
+    b.sink({ status: 'Downloading', progressDetail: { current: received, ...(total ? { total } : {}) }, progress: renderProgress(received, total ?? 0) });
+  };
+}
 
 export class CopySteps implements FsSteps {
   constructor(private readonly d: { client: SupervisorClient; snapshotter: string; tmpDir: string }) {}
@@ -33,6 +45,7 @@ export class CopySteps implements FsSteps {
       }
       const plan = await planCopyStep({
         inst, sourceRoot, fromContext: sourceRoot === b.contextDir, workdir: state.runtime.WorkingDir || '/', tmpDir: downloads, signal: b.signal,
+        onProgress: downloadProgress(b),
       });
       const shell = state.runtime.Shell?.length ? state.runtime.Shell : DEFAULT_SHELL;
       const parent = state.image;

@@ -72,6 +72,18 @@ describe('docker build: ONBUILD, remote, cancel, bad contexts', () => {
     assert.match(missing.json().message, /404/);
   });
 
+  test('ADD of a URL downloads the file into the image, with Downloading progress', async () => {
+    const ctxDir = join(dir, 'addurl');
+    execFileSync('mkdir', ['-p', ctxDir]);
+    await writeFile(join(ctxDir, 'Dockerfile'), `FROM busybox\nADD ${base}/Dockerfile /downloaded/\n`);
+    const tar = execFileSync('tar', ['-c', '-C', ctxDir, '.']);
+    const r = await d.request('POST', '/build?t=addurl', { body: tar, headers: { 'Content-Type': 'application/x-tar' } });
+    assert.equal(r.status, 200);
+    assert.match(r.text(), /"status":"Downloading","progressDetail":\{"current":\d+/);
+    assert.match(r.text(), /Successfully tagged addurl:latest/);
+    assert.equal((await d.docker(['run', '--rm', 'addurl', 'cat', '/downloaded/Dockerfile'])).stdout, 'FROM busybox\nRUN echo from-remote-dockerfile > /r\n');
+  });
+
   test('POST /build/cancel stops a running build and removes its container', async () => {
     await writeFile(join(dir, 'Dockerfile.slow'), 'FROM busybox\nRUN echo slow-started && sleep 60\n');
     const tar = execFileSync('tar', ['-c', '-C', dir, 'Dockerfile.slow']);
