@@ -45,7 +45,7 @@ export const OPTIONS: OptionSpec[] = [
   { flag: 'bip', key: 'bip', type: 'string', status: 'built', help: 'IPv4 address for the default bridge' },
   { flag: 'bip6', key: 'bip6', type: 'string', status: 'built', help: 'IPv6 address for the default bridge' },
   { flag: 'bridge', short: 'b', key: 'bridge', type: 'string', status: 'built', help: 'Attach containers to a network bridge ("none" disables it)' },
-  { flag: 'builder', key: 'builder', type: 'object', fileOnly: true, status: 'unsupported', note: 'the builder is not part of this daemon yet', help: 'Builder settings (gc)' },
+  { flag: 'builder', key: 'builder', type: 'object', fileOnly: true, reloadable: true, status: 'built', help: 'Builder settings (gc)' },
   { flag: 'cdi-spec-dir', key: 'cdi-spec-dirs', type: 'list', default: ['/etc/cdi', '/var/run/cdi'], status: 'built', help: 'CDI specification directories' },
   { flag: 'cgroup-parent', key: 'cgroup-parent', type: 'string', status: 'built', help: 'Parent cgroup for all containers' },
   { flag: 'config-file', key: 'config-file', type: 'string', default: '/etc/engine/daemon.json', flagOnly: true, status: 'built', help: 'Daemon configuration file' },

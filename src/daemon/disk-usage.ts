@@ -1,22 +1,31 @@
 // GET /system/df: what images, containers, volumes and the build cache take on disk, in the shape
 // API 1.51 answers (LayersSize and the four lists). Each part is computed only when asked for.
 import type { DiskUsageKinds } from '../types/system-df.ts';
+import type { BuildCacheEntry, BuildPruneOptions, BuildPruneResult } from '../types/build.ts';
+
+/** The classic builder's cache (build/service.ts), as /system/df and /build/prune see it. */
+export interface BuildCacheUsage {
+  diskUsage(): Promise<BuildCacheEntry[]>;
+  prune(opts: BuildPruneOptions): Promise<BuildPruneResult>;
+}
 
 export interface DiskUsageDeps {
   images: { diskUsage(): Promise<{ layersSize: number; images: Array<Record<string, unknown>> }> };
   containers: { list(opts: { all: boolean; size: boolean; filters: Map<string, string[]> }): Promise<unknown[]> };
   /** Volumes with UsageData {Size, RefCount}; absent until the volumes service exists. */
   volumes?: () => Promise<unknown[]>;
+  buildCache: BuildCacheUsage;
 }
 
 export class DiskUsageService {
   constructor(private readonly d: DiskUsageDeps) {}
 
   async usage(kinds: DiskUsageKinds): Promise<Record<string, unknown>> {
-    const [images, containers, volumes] = await Promise.all([
+    const [images, containers, volumes, buildCache] = await Promise.all([
       kinds.images || kinds.containers ? this.d.images.diskUsage() : undefined,
       kinds.containers ? this.d.containers.list({ all: true, size: true, filters: new Map() }) : undefined,
       kinds.volumes ? (this.d.volumes?.() ?? Promise.resolve([])) : undefined,
+      kinds.buildCache ? this.d.buildCache.diskUsage() : undefined,
     ]);
     const out: Record<string, unknown> = {};
     if (images && kinds.images) {
@@ -34,13 +43,12 @@ export class DiskUsageService {
       out.Containers = containers;
     }
     if (volumes) out.Volumes = volumes;
-    // No builder: the build cache is always empty.
-    if (kinds.buildCache) out.BuildCache = [];
+    if (buildCache) out.BuildCache = buildCache;
     return out;
   }
 
-  /** POST /build/prune: nothing to prune without a builder. */
-  async pruneBuildCache(): Promise<{ CachesDeleted: string[] | null; SpaceReclaimed: number }> {
-    return { CachesDeleted: null, SpaceReclaimed: 0 };
+  /** POST /build/prune. */
+  pruneBuildCache(opts: BuildPruneOptions): Promise<BuildPruneResult> {
+    return this.d.buildCache.prune(opts);
   }
 }

@@ -14,6 +14,8 @@ import { targetReference } from './import.ts';
 import type { OciImageConfig } from './image-store.ts';
 import { ensureReachable, LABEL, MT, setName, unpackLayers, writeConfig, writeManifest, type WriteContext } from './image-write.ts';
 import { referenceString } from '../util/image-reference.ts';
+import type { SupervisorClient } from '../supervisor/client.ts';
+import type { Descriptor } from '../supervisor/types.ts';
 import type { CommitOptions } from '../types/images.ts';
 
 const nonEmpty = <T extends object>(o: T | undefined | null): T | undefined => (o && Object.keys(o).length ? o : undefined);
@@ -58,6 +60,25 @@ export function commitRuntimeConfig(container: ContainerConfig, body: ContainerC
   return cfg;
 }
 
+/**
+ * The changes of a container's writable layer as one uncompressed layer blob: the layer it sits on
+ * (its image's init layer, so runtime mount points stay out) is the left side of the diff.
+ */
+export async function diffContainerLayer(client: SupervisorClient, snapshotKey: string, snapshotter: string, lease: string, containerId: string): Promise<Descriptor> {
+  const info = await client.snapshots.stat(snapshotKey, { snapshotter }).catch(() => {
+    throw notFound(`the filesystem of container ${containerId} is missing`);
+  });
+  const viewKey = `commit-view-${randomBytes(6).toString('hex')}`;
+  const lower = await client.snapshots.view({ key: viewKey, parent: info.parent, snapshotter }, { lease });
+  try {
+    const upper = readOnlyMounts(await client.snapshots.mounts(snapshotKey, { snapshotter }));
+    return await client.diff.diff({ left: lower, right: upper, media_type: MT.ociLayer, ref: `commit-${containerId.slice(0, 12)}-${viewKey.slice(12)}` }, { lease });
+  } finally {
+    // The view holds no data of its own; it is under the commit's lease, which containerd expires.
+    await client.snapshots.remove(viewKey, { snapshotter, lease }).catch(() => undefined);
+  }
+}
+
 export async function commitContainer(deps: ImageDeps, containers: ContainerFacts, opts: CommitOptions): Promise<{ id: string }> {
   const c = containers.snapshotOf(opts.container);
   const ref = targetReference(opts.repo, opts.tag);
@@ -67,21 +88,7 @@ export async function commitContainer(deps: ImageDeps, containers: ContainerFact
   const { client } = deps;
   return client.withLease(async (lease) => {
     const w: WriteContext = { client, snapshotter: deps.snapshotter, lease };
-    // The layer the container sits on (init-<chain>) is the left side of the diff.
-    const info = await client.snapshots.stat(c.snapshotKey, { snapshotter: c.snapshotter }).catch(() => {
-      throw notFound(`the filesystem of container ${c.id} is missing`);
-    });
-    const diff = async () => {
-      const viewKey = `commit-view-${randomBytes(6).toString('hex')}`;
-      const lower = await client.snapshots.view({ key: viewKey, parent: info.parent, snapshotter: c.snapshotter }, { lease });
-      try {
-        const upper = readOnlyMounts(await client.snapshots.mounts(c.snapshotKey, { snapshotter: c.snapshotter }));
-        return await client.diff.diff({ left: lower, right: upper, media_type: MT.ociLayer, ref: `commit-${c.id.slice(0, 12)}-${viewKey.slice(12)}` }, { lease });
-      } finally {
-        // The view holds no data of its own; it is under the commit's lease, which containerd expires.
-        await client.snapshots.remove(viewKey, { snapshotter: c.snapshotter, lease }).catch(() => undefined);
-      }
-    };
+    const diff = () => diffContainerLayer(client, c.snapshotKey, c.snapshotter, lease, c.id);
     const layer = opts.pause ? await containers.frozen(c.id, diff) : await diff();
     const diffId = layer.digest; // uncompressed: the blob digest is the diff ID
 

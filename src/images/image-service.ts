@@ -196,10 +196,13 @@ export class ImageService {
     const labels = f.get('label') ?? [];
     const refs = f.get('reference') ?? [];
     const sizes = await this.sizes(images);
+    // Unnamed images with children are intermediate images (build steps): listed only with all=1.
+    const parents = new Set(images.map(parentId).filter(Boolean));
     const out: Array<Record<string, unknown>> = [];
     for (const img of images) {
       let tags = repoTags(img);
       const isDangling = tags.length === 0 && img.names.length === 0;
+      if (isDangling && !opts.all && parents.has(img.id)) continue;
       if (dangling === true && !isDangling) continue;
       if (dangling === false && isDangling) continue;
       const created = createdSeconds(img);

@@ -72,6 +72,8 @@ import { parseSize } from '../config/values.ts';
 import { snapshotterFor } from '../daemon/storage-driver.ts';
 import { mkdir } from 'node:fs/promises';
 import { startHeapTrimmer } from '../util/heap-trim.ts';
+import { registerBuildRoutes } from '../api/routes/build.ts';
+import { buildService } from './build-wiring.ts';
 
 
 /** Container and network actions timed for metrics, by backend method (dockerd's action names). */
@@ -269,6 +271,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     });
     imageService.start();
     cleanups.push(() => imageService.stop());
+    // The classic builder: RUN steps are containers of the container service; its cache is in engine.db.
+    const builder = buildService({ db, client, images, imageService, distribution, containers, snapshotter, tmpDir: roots.tmpDir, log: log.child({ module: 'build' }), builderConfig: () => cfg().builder });
     // Sandboxes of containers recorded as not running (or unknown) go before anything can start;
     // those of containers recorded as running are the containers' restore's to keep or tear down.
     await networks.reconcile((id) => {
@@ -338,7 +342,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const api = new ApiServer(log, { serverVersion: ENGINE_VERSION, experimental: () => cfg().experimental, authorizer });
     registerSystemRoutes(api.router, system);
     registerEventRoutes(api.router, events);
-    registerSystemDfRoutes(api.router, new DiskUsageService({ images: imageService, containers, volumes: () => volumes.list({ usage: true }) }));
+    registerSystemDfRoutes(api.router, new DiskUsageService({ images: imageService, containers, volumes: () => volumes.list({ usage: true }), buildCache: builder }));
     registerContainerRoutes(api.router, metrics ? metrics.timed(containers, 'container', CONTAINER_ACTIONS) : containers);
     registerNetworkRoutes(api.router, metrics ? metrics.timed(networking.api, 'network', NETWORK_ACTIONS) : networking.api);
     registerAttachRoutes(api.router, containers);
@@ -347,6 +351,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     registerArchiveRoutes(api.router, archives);
     registerDistributionRoutes(api.router, distribution);
     registerImageRoutes(api.router, imageService);
+    registerBuildRoutes(api.router, builder, { experimental: () => cfg().experimental });
     registerExecRoutes(api.router, execs, { detachWatcher: (keys) => new EscapeMatcher(keys.length ? keys : parseDetachKeys(DEFAULT_DETACH_KEYS)) });
     registerStatsRoutes(api.router, stats);
     registerClusterRoutes(api.router, cluster);

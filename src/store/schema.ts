@@ -39,4 +39,26 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX events_time ON events (time_nano);
     `,
   },
+  {
+    version: 2,
+    name: 'build cache',
+    sql: `
+      -- The classic builder's layer cache: a step's key (parent image + instruction with resolved
+      -- arguments + content checksum) → the image the step produced. size is the bytes of the step's
+      -- own layer (0 for config-only steps); last_used drives builder.gc and prune's until filter.
+      CREATE TABLE build_cache (
+        key        TEXT PRIMARY KEY NOT NULL,
+        image_id   TEXT NOT NULL,
+        parent_id  TEXT NOT NULL,
+        created_by TEXT NOT NULL,
+        kind       TEXT NOT NULL,
+        size       INTEGER NOT NULL,
+        created    INTEGER NOT NULL,
+        last_used  INTEGER NOT NULL,
+        usage      INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX build_cache_image ON build_cache (image_id);
+      CREATE INDEX build_cache_last_used ON build_cache (last_used);
+    `,
+  },
 ];

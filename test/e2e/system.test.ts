@@ -118,7 +118,7 @@ describe('system: info counters, df, prune', () => {
     assert.match(v.stdout, /Build cache usage: 0B/);
   });
 
-  test('POST /build/prune answers an empty report (there is no builder)', async () => {
+  test('POST /build/prune with an empty build cache answers an empty report', async () => {
     const r = await d.request('POST', '/build/prune?all=1');
     assert.equal(r.status, 200);
     assert.deepEqual(r.json(), { CachesDeleted: null, SpaceReclaimed: 0 });

@@ -5,10 +5,11 @@ import { sendJson } from '../http.ts';
 import type { Router } from '../router.ts';
 import type { DiskUsageKinds } from '../../types/system-df.ts';
 import { versionLessThan } from '../../util/api-version.ts';
+import type { BuildPruneOptions, BuildPruneResult } from '../../types/build.ts';
 
 export interface DiskUsageBackend {
   usage(kinds: DiskUsageKinds): Promise<Record<string, unknown>>;
-  pruneBuildCache(opts: { all: boolean; filters: Map<string, string[]> }): Promise<{ CachesDeleted: string[] | null; SpaceReclaimed: number }>;
+  pruneBuildCache(opts: BuildPruneOptions): Promise<BuildPruneResult>;
 }
 
 const KIND_NAMES: Record<string, keyof DiskUsageKinds> = {
@@ -33,6 +34,9 @@ export function registerSystemDfRoutes(router: Router, backend: DiskUsageBackend
     sendJson(ctx.res, 200, await backend.usage(kinds));
   });
   router.post('/build/prune', async (ctx) => {
-    sendJson(ctx.res, 200, await backend.pruneBuildCache({ all: ctx.query.bool('all'), filters: ctx.query.filters() }));
+    // keep-storage (bytes); API 1.48's max-used-space means the same for this cache.
+    const keepStorage = ctx.query.int('keep-storage') ?? ctx.query.int('max-used-space') ?? 0;
+    if (keepStorage < 0) throw invalidParameter('keep-storage must not be negative');
+    sendJson(ctx.res, 200, await backend.pruneBuildCache({ all: ctx.query.bool('all'), keepStorage, filters: ctx.query.filters() }));
   });
 }

@@ -1,0 +1,195 @@
+// The classic builder's service (POST /build, /build/cancel, /build/prune, the BuildCache part of
+// /system/df): the context is streamed into a temporary directory (never buffered whole), the
+// Dockerfile read and parsed, the executor runs the stages, the result is tagged; the temporary
+// directory and any step container go whatever happens. Running builds can be cancelled by the
+// client's build ID or by the client hanging up.
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { join, posix } from 'node:path';
+import { invalidParameter, isNotFound } from '../errors.ts';
+import type { Logger } from '../util/log.ts';
+import { parseReference, familiarString } from '../util/image-reference.ts';
+import type { SupervisorClient } from '../supervisor/client.ts';
+import type { ImageStore } from '../images/image-store.ts';
+import type { BuildCacheEntry, BuildOptions, BuildPruneOptions, BuildPruneResult, BuildSink } from '../types/build.ts';
+import { extractContext } from './context/tar-extract.ts';
+import { parseDockerfile } from './dockerfile/parser.ts';
+import { BuildExecutor } from './executor.ts';
+import type { FsSteps } from './fs-steps.ts';
+import { StepImageWriter } from './image-writer.ts';
+import { StepCache } from './cache.ts';
+import type { BaseImages, BuildContainers } from './deps.ts';
+import { fetchRemote, looksLikeArchive, peek } from './remote.ts';
+import { StepFailed } from './run-step.ts';
+import { cacheUsage, pruneCache, type GcPolicy } from './prune.ts';
+import type { BuildCacheTable } from '../store/build-cache.ts';
+import type { GcSettings } from './gc-config.ts';
+
+export interface BuildServiceDeps {
+  client: SupervisorClient;
+  images: ImageStore;
+  snapshotter: string;
+  tmpDir: string;
+  containers: BuildContainers;
+  base: BaseImages;
+  cacheTable: BuildCacheTable;
+  /** Tags an image (repo, tag) as `docker tag` does (events included). */
+  tag(imageId: string, repo: string, tag: string): Promise<void>;
+  /** Removes an image that is no longer needed (prune); false when something still uses it. */
+  removeImage(imageId: string): Promise<boolean>;
+  platform: { os: string; architecture: string };
+  log: Logger;
+  fs?: FsSteps;
+  /** builder.gc of the current configuration (read at each build, so a reload applies). */
+  gcSettings?: () => GcSettings;
+}
+
+/** Tags as `repo` + `tag`, checked before anything runs (dockerd refuses a bad -t with a 400). */
+export function parseTags(tags: readonly string[]): Array<{ repo: string; tag: string; text: string }> {
+  return tags.map((t) => {
+    let ref;
+    try {
+      ref = parseReference(t, { defaultTag: false });
+    } catch {
+      throw invalidParameter(`invalid reference format: ${t}`);
+    }
+    if (ref.digest) throw invalidParameter(`invalid reference format: ${t}`);
+    const tag = ref.tag ?? 'latest';
+    return { repo: familiarString({ ...ref, tag: undefined }), tag, text: familiarString({ ...ref, tag }) };
+  });
+}
+
+export class BuildService {
+  private readonly running = new Map<string, AbortController>();
+  readonly cache: StepCache;
+  private readonly writer: StepImageWriter;
+
+  constructor(private readonly d: BuildServiceDeps) {
+    this.cache = new StepCache(d.cacheTable);
+    this.writer = new StepImageWriter({ client: d.client, images: d.images, snapshotter: d.snapshotter, tmpDir: d.tmpDir });
+  }
+
+  async build(opts: BuildOptions, body: AsyncIterable<Uint8Array> | null, sink: BuildSink, signal: AbortSignal): Promise<void> {
+    const tags = parseTags(opts.tags);
+    const abort = new AbortController();
+    const onAbort = () => abort.abort(signal.reason ?? new Error('build cancelled'));
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    const buildId = opts.buildId || randomBytes(16).toString('hex');
+    this.running.set(buildId, abort);
+    await mkdir(this.d.tmpDir, { recursive: true });
+    const work = await mkdtemp(join(this.d.tmpDir, 'build-'));
+    try {
+      const contextDir = join(work, 'context');
+      await mkdir(contextDir);
+      await this.receiveContext(opts, body, contextDir, abort.signal);
+      const text = await readFile(join(contextDir, posix.normalize(`/${opts.dockerfile}`))).catch((err) => {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'EISDIR') {
+          throw invalidParameter(`Cannot locate specified Dockerfile: ${opts.dockerfile}`);
+        }
+        throw err;
+      });
+      const df = parseDockerfile(text.toString('utf8'));
+      const exec = new BuildExecutor({
+        client: this.d.client, images: this.d.images, writer: this.writer, containers: this.d.containers, base: this.d.base,
+        cache: this.cache, platform: this.d.platform, log: this.d.log, ...(this.d.fs ? { fs: this.d.fs } : {}),
+      }, opts, df, contextDir, sink, abort.signal);
+      const result = await exec.run();
+      sink({ aux: { ID: result.id } });
+      sink({ stream: `Successfully built ${result.id.slice(7, 19)}\n` });
+      for (const t of tags) {
+        await this.d.tag(result.id, t.repo, t.tag);
+        sink({ stream: `Successfully tagged ${t.text}\n` });
+      }
+      this.collectGarbage();
+    } catch (err) {
+      if (abort.signal.aborted && !(err instanceof StepFailed)) throw invalidParameter(`build cancelled: ${(abort.signal.reason as Error)?.message ?? 'cancelled'}`);
+      throw err;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      this.running.delete(buildId);
+      await rm(work, { recursive: true, force: true }).catch((err) => this.d.log.warn(`removing build context ${work}: ${(err as Error).message}`));
+    }
+  }
+
+  private async receiveContext(opts: BuildOptions, body: AsyncIterable<Uint8Array> | null, dir: string, signal: AbortSignal): Promise<void> {
+    let source: AsyncIterable<Uint8Array>;
+    if (opts.remote) source = await fetchRemote(opts.remote, signal);
+    else if (body) source = body;
+    else throw invalidParameter('a build context is required (a tar in the request body or remote=)');
+    const { head, all } = await peek(source, 512);
+    if (!head.length) throw invalidParameter('the build context is empty (send a tar of the context or a Dockerfile)');
+    if (looksLikeArchive(head)) {
+      await extractContext(all, dir, { dockerfile: opts.dockerfile, signal });
+      return;
+    }
+    // A plain Dockerfile (at the URL, or as the body as dockerd accepts it): it is the whole context.
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const c of all) {
+      size += c.length;
+      if (size > 16 * 1024 * 1024) throw invalidParameter('the build context is neither a tar archive nor a Dockerfile (over 16 MiB of text)');
+      chunks.push(Buffer.from(c));
+    }
+    const path = join(dir, posix.normalize(`/${opts.dockerfile}`));
+    await mkdir(posix.dirname(path), { recursive: true });
+    await writeFile(path, Buffer.concat(chunks));
+  }
+
+  /** POST /build/cancel: true when a build with that ID was running. */
+  cancel(id: string): boolean {
+    const c = this.running.get(id);
+    if (!c) return false;
+    c.abort(new Error('cancelled by the client'));
+    return true;
+  }
+
+  async prune(opts: BuildPruneOptions): Promise<BuildPruneResult> {
+    return pruneCache(this.pruneDeps(), opts);
+  }
+
+  /** builder.gc after a build: in the background, one pass at a time. */
+  private gcRunning = false;
+  private collectGarbage(): void {
+    const settings = this.d.gcSettings?.();
+    if (!settings?.enabled || this.gcRunning) return;
+    this.gcRunning = true;
+    void this.gc(settings.policies)
+      .then((r) => r.CachesDeleted?.length && this.d.log.info('build cache garbage collected', { entries: r.CachesDeleted.length, reclaimed: r.SpaceReclaimed }))
+      .catch((err) => this.d.log.warn(`build cache garbage collection failed: ${(err as Error).message}`))
+      .finally(() => (this.gcRunning = false));
+  }
+
+  /** builder.gc: drops the least recently used cache beyond the policy's keep-storage. */
+  async gc(policies: GcPolicy[]): Promise<BuildPruneResult> {
+    let deleted: string[] = [];
+    let reclaimed = 0;
+    for (const p of policies) {
+      const r = await pruneCache(this.pruneDeps(), { all: p.all, keepStorage: p.keepStorage, filters: p.filters });
+      deleted = deleted.concat(r.CachesDeleted ?? []);
+      reclaimed += r.SpaceReclaimed;
+    }
+    return { CachesDeleted: deleted.length ? deleted : null, SpaceReclaimed: reclaimed };
+  }
+
+  async diskUsage(): Promise<BuildCacheEntry[]> {
+    return cacheUsage(this.pruneDeps());
+  }
+
+  private pruneDeps() {
+    return {
+      cache: this.cache,
+      image: async (id: string) => {
+        try {
+          const img = await this.d.images.resolve(id);
+          return img.id === id ? { named: img.names.length > 0 } : undefined;
+        } catch (err) {
+          if (isNotFound(err)) return undefined;
+          throw err;
+        }
+      },
+      removeImage: this.d.removeImage,
+      building: () => this.running.size > 0,
+    };
+  }
+}
