@@ -52,6 +52,7 @@ export class ClusterService {
   /** One lifecycle change at a time (init, join, leave, restore, shutdown). */
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.busy.then(fn, fn);
+    // The caller gets the failure through `run`; the queue only needs to move on.
     this.busy = run.catch(() => undefined);
     return run;
   }

@@ -101,6 +101,7 @@ class Archive {
     }
     const ref = `load-${randomBytes(8).toString('hex')}`;
     const written = await this.deps.client.contentWrite(ref, tee(), { lease: this.lease, total: size, ...(expected ? { expected } : {}) }).catch(async (err) => {
+      // Best effort: the lease expires and takes the partial write with it if the abort fails.
       await this.deps.client.contentAbort(ref, { lease: this.lease }).catch(() => undefined);
       throw err;
     });
@@ -305,6 +306,7 @@ export async function loadImages(deps: ImageDeps, source: AsyncIterable<Uint8Arr
         messages.push(`Loaded image ID: ${id}`);
       }
     }
+    // Refreshes the image cache for the next listing; a failure here only delays that, the load is done.
     await deps.images.list().catch(() => undefined);
     return { messages, ids };
   });

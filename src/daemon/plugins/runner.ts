@@ -142,6 +142,7 @@ export class PluginRunner {
         s.on('error', (e) => { last = e.message; resolve(false); });
       });
       if (ok) return;
+      // No task yet (or containerd busy) means "still starting": keep waiting for the socket.
       const task = await this.d.client.tasks.get(rec.Id).catch(() => undefined);
       if (task && task.status === 'STOPPED') {
         throw new EngineError('INTERNAL', `plugin ${rec.Name} exited (status ${task.exit_status}) before it created its socket ${rec.Config.Interface.Socket}; see ${this.d.files.logFile(rec.Id)}`);
