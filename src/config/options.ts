@@ -123,7 +123,7 @@ export const OPTIONS: OptionSpec[] = [
   { flag: 'tlsverify', key: 'tlsverify', type: 'bool', default: false, status: 'built', help: 'Use TLS and verify the remote' },
   { flag: 'userland-proxy', key: 'userland-proxy', type: 'bool', default: true, status: 'built', help: 'Use userland proxy for loopback traffic' },
   { flag: 'userland-proxy-path', key: 'userland-proxy-path', type: 'string', status: 'built', help: 'Path to the userland proxy binary' },
-  { flag: 'userns-remap', key: 'userns-remap', type: 'string', status: 'unsupported', note: 'user namespace remapping is not supported yet', help: 'User/Group setting for user namespaces' },
+  { flag: 'userns-remap', key: 'userns-remap', type: 'string', status: 'built', help: 'User/Group setting for user namespaces (default, user[:group], uid[:gid])' },
   { flag: 'validate', key: 'validate', type: 'bool', flagOnly: true, status: 'built', help: 'Validate daemon configuration and exit' },
   { flag: 'version', short: 'v', key: 'version', type: 'bool', flagOnly: true, status: 'built', help: 'Print version information and quit' },
   { flag: 'help', key: 'help', type: 'bool', flagOnly: true, status: 'built', help: 'Print usage' },

@@ -67,7 +67,8 @@ import { DEFAULT_DETACH_KEYS, EscapeMatcher, parseDetachKeys } from '../daemon/e
 import { HealthMonitor } from '../daemon/health/monitor.ts';
 import { parseSize } from '../config/values.ts';
 import { snapshotterFor } from '../daemon/storage-driver.ts';
-import { mkdir } from 'node:fs/promises';
+import { chown, mkdir } from 'node:fs/promises';
+import type { IdentityMap } from '../oci/userns.ts';
 import { startHeapTrimmer } from '../util/heap-trim.ts';
 
 
@@ -81,6 +82,8 @@ export interface DaemonOptions {
   startedAt: Date;
   /** Our containerd, already starting (engined.ts spawns it before loading this module). */
   containerd?: ManagedStart;
+  /** --userns-remap in force (resolved by engined.ts; roots.dataRoot is then the `<uid>.<gid>` tree). */
+  userns?: IdentityMap;
 }
 
 export interface RunningDaemon {
@@ -173,6 +176,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const client = supervisor.client; // its default snapshotter is overlayfs (overlay2)
     const containersDir = join(roots.dataRoot, 'containers');
     await mkdir(containersDir, { recursive: true, mode: 0o710 });
+    // Remapped containers reach their /etc/hosts & co. through the group (dockerd's 0710 root:<gid>).
+    if (opts.userns) await chown(containersDir, process.getuid!(), opts.userns.rootGid);
     const images = new ImageStore(client);
     // Warms the image cache; the first API call lists again and reports any failure.
     await images.list().catch(() => []);
@@ -184,7 +189,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     void distribution.dropStaleLeases();
     cleanups.push(() => distribution.close());
     const runtimes = new RuntimeRegistry(roots.execRoot, initial.runtimes);
-    const rootfs = new RootfsManager(client, snapshotter, roots.tmpDir);
+    const rootfs = new RootfsManager(client, snapshotter, roots.tmpDir, opts.userns);
     const shmSize = parseSize(initial['default-shm-size']);
     // Volumes: records in the store, data under <data-root>/volumes; who uses them is read from the
     // container records (the volume service comes first: containers need it at create and start).
@@ -194,6 +199,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       log: log.child({ module: 'volumes' }), events, users: () => volumeUsers(containerStore.list()),
       // Volume plugins get dockerd's patience with a plugin that is still starting.
       plugins: new VolumePlugins(new PluginRegistry({ activationBudgetMs: 10_000 })),
+      ...(opts.userns ? { rootOwner: { uid: opts.userns.rootUid, gid: opts.userns.rootGid } } : {}),
     });
     await volumes.init();
     // CDI specs are read again whenever the spec directories change; features.cdi=false turns CDI off.
@@ -202,6 +208,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const launcher = new TaskLauncher({
       client, rootfs, runtimes, config: cfg, log: log.child({ module: 'containers' }), execRoot: roots.execRoot,
       runcRoot: supervisor.runcRoot, containersDir, tmpDir: roots.tmpDir, cgroupDriver, shmSize, networks: networking.run, volumes, cdi,
+      ...(opts.userns ? { userns: opts.userns } : {}),
     });
     // Container runs are announced on `runs` (health checks and exec clean-up subscribe); inspect's
     // ExecIDs come from the exec registry. Both exist before the services on either side of them.
@@ -286,6 +293,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       runtimes: () => runtimes.specs(),
       cgroupDriver,
       startedAt: opts.startedAt,
+      security: { userns: opts.userns !== undefined },
+      ...(opts.userns ? { dataRoot: roots.dataRoot } : {}),
     });
 
     // One shared sampler for every stats request; closing it ends open streams before the request drain.

@@ -6,7 +6,9 @@ import { reloadConfig } from '../config/reload.ts';
 import type { LoadedConfig } from '../config/daemon-config.ts';
 import { Logger } from '../util/log.ts';
 import { ENGINE_COMMIT, ENGINE_VERSION } from '../version.ts';
-import { prepareRoots } from './dirs.ts';
+import { prepareRoots, remappedDataRoot, remappedExecRoot } from './dirs.ts';
+import { resolveRemap } from '../oci/userns-setup.ts';
+import type { IdentityMap } from '../oci/userns.ts';
 import { acquirePidfile } from './pidfile.ts';
 import { startManagedContainerd, type ManagedStart } from '../supervisor/containerd-process.ts';
 // The daemon's services are imported once containerd is starting (see main()).
@@ -44,11 +46,20 @@ async function main(): Promise<void> {
   try {
     // The pidfile first: a second daemon must be refused before it touches the first one's tmp dir.
     releasePid = (await acquirePidfile(cfg.pidfile)).release;
-    const roots = await prepareRoots(cfg['data-root'], cfg['exec-root'], { cleanTmp: true, log });
+    // --userns-remap: the user and its ranges first (created for `default`), then its own data tree.
+    let userns: IdentityMap | undefined;
+    if (cfg['userns-remap']) {
+      userns = await resolveRemap(cfg['userns-remap']);
+      if (!userns) log.warn('User namespaces: root cannot be remapped with itself; user namespaces are OFF');
+      else log.info(`User namespaces: ID ranges will be mapped to subuid/subgid ranges of: ${userns.user}`, { root: userns.key });
+    }
+    const dataRoot = userns ? await remappedDataRoot(cfg['data-root'], userns.rootUid, userns.rootGid) : cfg['data-root'];
+    const roots = await prepareRoots(dataRoot, cfg['exec-root'], { cleanTmp: true, log });
+    if (userns) await remappedExecRoot(roots.execRoot, userns.rootUid, userns.rootGid);
     // containerd boots in its own process (~250 ms) while this one loads the daemon's modules.
     if (!cfg.supervisor) containerd = startManagedContainerd({ dataRoot: roots.dataRoot, execRoot: roots.execRoot, cri: cfg['cri-supervisor'], log });
     const { startDaemon } = await import('./compose.ts');
-    daemon = await startDaemon({ loaded: () => loaded, log, roots, startedAt: new Date(startedAt), ...(containerd ? { containerd } : {}) });
+    daemon = await startDaemon({ loaded: () => loaded, log, roots, startedAt: new Date(startedAt), ...(containerd ? { containerd } : {}), ...(userns ? { userns } : {}) });
   } catch (err) {
     log.fatal(`failed to start daemon: ${(err as Error).message}`);
     if (log.enabled('debug')) log.debug('start-up failure', { stack: (err as Error).stack });

@@ -29,6 +29,7 @@ import { StdinRelay } from './stdin-relay.ts';
 import { initialState, ZERO_TIME, type ContainerRecord } from './record.ts';
 import { nextBackoff, restartAtStartup, shouldRestart } from './restart-policy.ts';
 import type { RootfsManager } from './rootfs.ts';
+import { usesRemap } from '../../oci/userns.ts';
 import type { ContainerRunEvents } from './run-events.ts';
 import { TaskLauncher, type RunningTask } from './task-launcher.ts';
 import { inspectView, summaryView } from './views.ts';
@@ -233,7 +234,7 @@ export class ContainerService {
     };
     await mkdir(dir, { recursive: true, mode: 0o710 });
     try {
-      await this.d.rootfs.prepare(id, image.chainId);
+      await this.d.rootfs.prepare(id, image.chainId, usesRemap(hostConfig.UsernsMode, this.d.rootfs.remapping));
       this.d.store.put(rec); // throws the 409 if a concurrent create took the name
     } catch (err) {
       await this.d.rootfs.remove(id).catch(() => undefined);

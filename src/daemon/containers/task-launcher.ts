@@ -5,7 +5,7 @@ import { decodeStruct, UPDATE_CONFIG } from '../../oci/wire-schema.ts';
 import { applyCdiProcessEdits, cdiDeviceIds, type CdiInjection, type CdiRegistry } from '../../oci/cdi.ts';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { chown, mkdir, readdir, rm } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { promisify } from 'node:util';
@@ -22,6 +22,7 @@ import { validateRestartPolicy } from '../../oci/validate-create.ts';
 import { serializeSpec } from '../../oci/spec-types.ts';
 import { listHostDevices, resolveDeviceMappings } from '../../oci/devices.ts';
 import { resolveUser } from '../../oci/user.ts';
+import { checkUsernsMode, usesRemap, type IdentityMap } from '../../oci/userns.ts';
 import { PROCESS_TYPE_URL, SPEC_TYPE_URL, jsonAny, type SupervisorClient } from '../../supervisor/client.ts';
 import { withMounted } from '../../supervisor/mounts.ts';
 import type { HostConfig } from '../../types/container-api.ts';
@@ -30,6 +31,7 @@ import { resolveInitPath } from '../init-binary.ts';
 import type { RuntimeRegistry } from '../runtimes.ts';
 import { writeEtcFiles } from '../../network/etc-files.ts';
 import { mountShm, shmPath, unmountShm } from './ipc-shm.ts';
+import { mountNetnsSysfs, sysfsPath, unmountNetnsSysfs } from './netns-sysfs.ts';
 import { makeFifos, openFifoReader, openFifoWriter } from './fifo.ts';
 import { createNetns, netnsPath, removeNetns } from '../../network/netns.ts';
 import type { RunNetworking, SandboxInfo } from '../../network/container-contract.ts';
@@ -76,6 +78,8 @@ export interface LauncherDeps {
   volumes?: Pick<ContainerVolumes, 'attach' | 'detach'>;
   /** CDI devices (DeviceRequests with Driver "cdi"); without it such requests are refused. */
   cdi?: Pick<CdiRegistry, 'resolve'>;
+  /** --userns-remap: containers not opting out (UsernsMode "host") run in a user namespace with it. */
+  userns?: IdentityMap;
 }
 
 function tsToIso(ts: { seconds: string | number; nanos: number } | null | undefined): string {
@@ -185,6 +189,7 @@ export class TaskLauncher {
   validateHostConfig(hc: HostConfig): void {
     const ulimits = mergeUlimits(Object.values(this.d.config()['default-ulimits']), hc.Ulimits);
     if (ulimits.length > 0) checkUlimits(ulimits, readDaemonHardLimits(), this.daemonCaps.includes('CAP_SYS_RESOURCE'));
+    checkUsernsMode(hc, this.d.userns !== undefined);
     this.cdiFor(hc);
   }
 
@@ -256,12 +261,19 @@ export class TaskLauncher {
     this.validateHostConfig(rec.HostConfig);
     const dir = join(this.d.containersDir, id);
     await mkdir(dir, { recursive: true, mode: 0o710 });
+    const remap = usesRemap(rec.HostConfig.UsernsMode, this.d.userns !== undefined) ? this.d.userns : undefined;
+    // The remapped root reaches /etc/hosts & co. (bound from here) through the group, as in dockerd.
+    if (this.d.userns) await chown(dir, process.getuid!(), this.d.userns.rootGid);
     this.oomed.delete(id);
     await this.forget(id); // leftovers of an earlier run (a crash between start and cleanup)
     // As dockerd: a -v bind whose host path is missing gets it created (a directory); --mount
     // type=bind sources must exist (checked at create).
     for (const m of this.resolveMounts({ ...rec.HostConfig, Mounts: [], Tmpfs: {} })) {
-      if (m.type === 'bind' && !existsSync(m.source)) await mkdir(m.source, { recursive: true, mode: 0o755 });
+      if (m.type === 'bind' && !existsSync(m.source)) {
+        await mkdir(m.source, { recursive: true, mode: 0o755 });
+        // dockerd gives a created bind source to the container's (remapped) root.
+        if (remap) await chown(m.source, remap.rootUid, remap.rootGid);
+      }
     }
     const { sandbox, ...namespaces } = await this.namespacesFor(rec, find);
     try {
@@ -273,7 +285,11 @@ export class TaskLauncher {
         dns: sandbox?.dns ?? { servers: rec.HostConfig.Dns?.length ? rec.HostConfig.Dns : this.d.config().dns, options: rec.HostConfig.DnsOptions?.length ? rec.HostConfig.DnsOptions : this.d.config()['dns-opts'], search: rec.HostConfig.DnsSearch?.length ? rec.HostConfig.DnsSearch : this.d.config()['dns-search'] },
         hostNetwork: namespaces.networkPath === 'host',
       });
-      const files = shm ? { ...etcFiles, shmPath: shm } : etcFiles;
+      const files: Parameters<typeof buildSpec>[0]['files'] = shm ? { ...etcFiles, shmPath: shm } : { ...etcFiles };
+      if (remap && namespaces.networkPath && namespaces.networkPath !== 'host') {
+        files.sysfsPath = sysfsPath(dir);
+        await mountNetnsSysfs(namespaces.networkPath, files.sysfsPath);
+      }
       const rootMounts = await this.d.rootfs.mounts(rec.Internal.snapshotKey);
       // Volumes mounted (DriverOpts) and filled from the image (copy-up) before the task exists.
       const volumeMounts = this.d.volumes ? await this.d.volumes.attach(rec, rootMounts) : [];
@@ -286,6 +302,7 @@ export class TaskLauncher {
         devices: [...resolveDeviceMappings(rec.HostConfig.Devices), ...(cdi?.devices ?? [])],
         ...(rec.HostConfig.Links?.length && this.d.networks ? { linkEnv: this.d.networks.linkEnvironment(rec) } : {}),
         ...(rec.HostConfig.Privileged ? { hostDevices: listHostDevices() } : {}),
+        ...(remap ? { userns: { uidMappings: remap.uids, gidMappings: remap.gids } } : {}),
       }, warnings);
       for (const w of warnings) this.d.log.warn(w, { id });
       if (cdi) applyCdiProcessEdits(spec, cdi);
@@ -329,6 +346,7 @@ export class TaskLauncher {
       return this.running(pid, exited.promise, ioDone, stdin, exited.cancel);
     } catch (e) {
       await unmountShm(shmPath(dir));
+      await unmountNetnsSysfs(sysfsPath(dir));
       if (this.d.networks) await this.d.networks.teardownSandbox(id).catch(() => undefined);
       await this.d.volumes?.detach(rec).catch(() => undefined);
       if (rec.Internal.netnsPath) {
@@ -399,6 +417,7 @@ export class TaskLauncher {
     const ns = netnsPath(this.d.execRoot, id);
     if (existsSync(ns)) await removeNetns(ns);
     await unmountShm(shmPath(join(this.d.containersDir, id)));
+    await unmountNetnsSysfs(sysfsPath(join(this.d.containersDir, id)));
     return status;
   }
 
