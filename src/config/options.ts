@@ -109,7 +109,7 @@ export const OPTIONS: OptionSpec[] = [
   { flag: 'pidfile', short: 'p', key: 'pidfile', type: 'string', default: '/var/run/engine.pid', status: 'built', help: 'PID file path' },
   { flag: 'raw-logs', key: 'raw-logs', type: 'bool', default: false, status: 'built', help: 'Full timestamps without ANSI colouring' },
   { flag: 'registry-mirror', key: 'registry-mirrors', type: 'list', default: [], reloadable: true, status: 'built', help: 'Preferred registry mirrors' },
-  { flag: 'rootless', key: 'rootless', type: 'bool', default: false, status: 'unsupported', note: 'rootless mode is not supported', help: 'Rootless mode' },
+  { flag: 'rootless', key: 'rootless', type: 'bool', default: false, status: 'built', help: 'Rootless mode (inside rootlesskit: use bin/engined-rootless)' },
   { flag: 'seccomp-profile', key: 'seccomp-profile', type: 'string', default: 'builtin', status: 'built', help: 'Seccomp profile path ("builtin" or "unconfined")' },
   { flag: 'selinux-enabled', key: 'selinux-enabled', type: 'bool', default: false, status: 'unsupported', note: 'SELinux is not supported', help: 'Enable SELinux support' },
   { flag: 'shutdown-timeout', key: 'shutdown-timeout', type: 'int', default: 15, reloadable: true, status: 'built', help: 'Default shutdown timeout in seconds' },

@@ -26,7 +26,7 @@ import { SystemService, type ComponentVersions } from '../daemon/system.ts';
 import { initVersion } from '../daemon/init-binary.ts';
 import { resolveCgroupDriver } from '../oci/cgroups.ts';
 import { applyCpuRealtime } from '../daemon/cpu-rt.ts';
-import { defaultCgroupParent, detectCgroupLayout } from '../oci/cgroups.ts';
+import { cgroupsDelegated, defaultCgroupParent, detectCgroupLayout } from '../oci/cgroups.ts';
 import { ContainerStore } from '../store/containers.ts';
 import { ImageStore } from '../images/image-store.ts';
 import { ImageService } from '../images/image-service.ts';
@@ -191,6 +191,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const runtimes = new RuntimeRegistry(roots.execRoot, initial.runtimes);
     const rootfs = new RootfsManager(client, snapshotter, roots.tmpDir, opts.userns);
     const shmSize = parseSize(initial['default-shm-size']);
+    // Rootless: cgroups only where delegated to the user (cgroup v2); otherwise limits are refused.
+    const noCgroups = initial.rootless && !cgroupsDelegated();
+    const rootlessWarnings = noCgroups ? ['Running in rootless mode without cgroups: resource limits are refused. To enable cgroups in rootless mode, boot the host with cgroup v2 and delegate controllers to the user.'] : [];
+    for (const w of rootlessWarnings) log.warn(w);
     // Volumes: records in the store, data under <data-root>/volumes; who uses them is read from the
     // container records (the volume service comes first: containers need it at create and start).
     const containerStore = new ContainerStore<ContainerRecord>(db);
@@ -209,6 +213,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       client, rootfs, runtimes, config: cfg, log: log.child({ module: 'containers' }), execRoot: roots.execRoot,
       runcRoot: supervisor.runcRoot, containersDir, tmpDir: roots.tmpDir, cgroupDriver, shmSize, networks: networking.run, volumes, cdi,
       ...(opts.userns ? { userns: opts.userns } : {}),
+      ...(noCgroups ? { noCgroups } : {}),
     });
     // Container runs are announced on `runs` (health checks and exec clean-up subscribe); inspect's
     // ExecIDs come from the exec registry. Both exist before the services on either side of them.
@@ -280,7 +285,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       eventListeners: () => events.subscribers,
       config: cfg,
       engineId,
-      warnings: () => [...opts.loaded().warnings, ...listenWarnings, ...cdi.specErrors()],
+      warnings: () => [...opts.loaded().warnings, ...rootlessWarnings, ...listenWarnings, ...cdi.specErrors()],
       cdiSpecDirs: cdiDirs,
       components: async () => {
         if (componentsCache) return componentsCache;
@@ -293,7 +298,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       runtimes: () => runtimes.specs(),
       cgroupDriver,
       startedAt: opts.startedAt,
-      security: { userns: opts.userns !== undefined },
+      security: { userns: opts.userns !== undefined, rootless: initial.rootless },
       ...(opts.userns ? { dataRoot: roots.dataRoot } : {}),
     });
 

@@ -40,6 +40,19 @@ async function main(): Promise<void> {
   let reloadPending = false;
   process.on('SIGHUP', () => (reload ? reload() : (reloadPending = true)));
 
+  // Rootless mode runs inside rootlesskit (bin/engined-rootless); as root outside it, never.
+  const inRootlesskit = !!process.env.ROOTLESSKIT_STATE_DIR;
+  const refusal = cfg.rootless && !inRootlesskit
+    ? 'rootless mode needs rootlesskit: start the daemon with bin/engined-rootless as an unprivileged user'
+    : process.getuid!() !== 0 && !inRootlesskit
+      ? 'engined needs to be started with root privileges; to run it as an unprivileged user, use bin/engined-rootless (rootless mode)'
+      : cfg.rootless && cfg['userns-remap']
+        ? 'userns-remap is not supported in rootless mode'
+        : undefined;
+  if (refusal) {
+    log.fatal(`failed to start daemon: ${refusal}`);
+    process.exit(1);
+  }
   let releasePid: (() => Promise<void>) | undefined;
   let daemon: RunningDaemon | undefined;
   let containerd: ManagedStart | undefined;

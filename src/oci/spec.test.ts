@@ -478,3 +478,12 @@ describe('buildSpec: user namespace (--userns-remap)', () => {
     assert.equal(mount(buildSpec(input()), '/sys')?.type, 'sysfs');
   });
 });
+
+describe('buildSpec: rootless without cgroups', () => {
+  it('leaves cgroupsPath out, so runc skips the cgroups it cannot create', () => {
+    const base = input();
+    const spec = buildSpec({ ...base, daemon: { ...base.daemon, noCgroups: true } });
+    assert.equal(spec.linux.cgroupsPath, undefined);
+    assert.ok(buildSpec(input()).linux.cgroupsPath);
+  });
+});

@@ -61,6 +61,11 @@ export interface DaemonSpecDefaults {
   /** Host kernel release / GOARCH for the seccomp conditions; default: this host. */
   kernel?: string;
   arch?: string;
+  /**
+   * Rootless without delegated cgroups: no cgroupsPath, so runc (rootless) skips the cgroups it
+   * cannot create instead of failing; limits were refused before the spec is built.
+   */
+  noCgroups?: boolean;
   /** cgroup v1: memory.memsw.* exists (swap accounting). Default true. */
   swapLimit?: boolean;
 }
@@ -121,7 +126,7 @@ export function buildSpec(input: SpecInput, warnings: string[] = []): OciSpec {
     linux: {
       namespaces: buildNamespaces(input),
       resources: buildResources(input, warnings),
-      cgroupsPath: cgroupsPath(daemon.cgroupDriver, hc.CgroupParent || daemon.cgroupParent || undefined, input.id),
+      ...(daemon.noCgroups ? {} : { cgroupsPath: cgroupsPath(daemon.cgroupDriver, hc.CgroupParent || daemon.cgroupParent || undefined, input.id) }),
     },
   };
 

@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { EngineError } from '../errors.ts';
 import { IdentityMap, checkUsernsMode, mappingsFrom, nextFreeRange, parseRemapSetting, subIdRanges, usesRemap } from './userns.ts';
 import { resolveRemap, type HostFiles } from './userns-setup.ts';
+import { cgroupsDelegated, refuseLimitsWithoutCgroups, requestedLimits } from './cgroups.ts';
 
 describe('id maps', () => {
   test('ranges are laid end to end from container id 0, and ids translate across them', () => {
@@ -86,5 +87,21 @@ describe('resolveRemap on files', () => {
     await assert.rejects(resolveRemap('norange', files), /no subgid ranges found for user "norange"/);
     await writeFile(files.subuid, '');
     await assert.rejects(resolveRemap('alice', files), /no subuid ranges found for user "alice"/);
+  });
+});
+
+describe('rootless without cgroups', () => {
+  test('every cgroup setting asked for is named in the refusal; none asked, none refused', () => {
+    assert.deepEqual(requestedLimits({}), []);
+    assert.deepEqual(requestedLimits({ Memory: 0, MemorySwap: -1, MemorySwappiness: -1, CpusetCpus: '', BlkioWeightDevice: [] }), []);
+    assert.deepEqual(requestedLimits({ Memory: 64 << 20, PidsLimit: 10, CpusetCpus: '0', DeviceCgroupRules: ['c 1:3 r'], OomKillDisable: true }),
+      ['Memory', 'PidsLimit', 'CpusetCpus', 'DeviceCgroupRules', 'OomKillDisable']);
+    refuseLimitsWithoutCgroups({ Privileged: false });
+    assert.throws(() => refuseLimitsWithoutCgroups({ NanoCpus: 1e9 }), (err: EngineError) => err.code === 'INVALID_PARAMETER' && /not delegated.*refused NanoCpus$/.test(err.message));
+  });
+
+  test('cgroups are never delegated on v1 or hybrid', () => {
+    assert.equal(cgroupsDelegated('v1'), false);
+    assert.equal(cgroupsDelegated('hybrid'), false);
   });
 });

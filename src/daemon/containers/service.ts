@@ -451,7 +451,7 @@ export class ContainerService {
       }
     }
     this.event(rec, 'kill', { signal: '9' });
-    await this.d.client.tasks.kill(rec.Id, 9, { all: true }).catch((err) => this.d.log.debug(`kill: ${(err as Error).message}`));
+    await this.d.client.tasks.kill(rec.Id, 9, { all: this.d.launcher.killsAll }).catch((err) => this.d.log.debug(`kill: ${(err as Error).message}`));
     await processed;
   }
 

@@ -11,7 +11,7 @@ import type { Writable } from 'node:stream';
 import { promisify } from 'node:util';
 import type { DaemonConfig } from '../../config/daemon-config.ts';
 import { conflict, internal, invalidParameter, isNotFound } from '../../errors.ts';
-import { cgroupVersion, type CgroupDriver } from '../../oci/cgroups.ts';
+import { cgroupVersion, refuseLimitsWithoutCgroups, type CgroupDriver } from '../../oci/cgroups.ts';
 import type { ResolvedMount } from '../../oci/mounts.ts';
 import { tmpfsMountOptions, tmpfsFromMap } from '../../oci/mounts.ts';
 import { readOwnCapabilities } from '../../oci/caps.ts';
@@ -80,6 +80,8 @@ export interface LauncherDeps {
   cdi?: Pick<CdiRegistry, 'resolve'>;
   /** --userns-remap: containers not opting out (UsernsMode "host") run in a user namespace with it. */
   userns?: IdentityMap;
+  /** Rootless without delegated cgroups: limits are refused and runc gets no cgroup to manage. */
+  noCgroups?: boolean;
 }
 
 function tsToIso(ts: { seconds: string | number; nanos: number } | null | undefined): string {
@@ -98,6 +100,15 @@ export class TaskLauncher {
       const id = (e.event as { container_id?: string } | null)?.container_id;
       if (id) this.oomed.add(id);
     });
+  }
+
+  /**
+   * Whether SIGKILL goes to every process of the container (runc kill --all, which finds them in
+   * the container's cgroup) or to its init alone (which takes its PID namespace down with it):
+   * rootless without cgroups has no cgroup to search (runc fails with "lstat : no such file").
+   */
+  get killsAll(): boolean {
+    return !this.d.noCgroups;
   }
 
   /** The Mounts list inspect shows, from Binds, Mounts and Tmpfs (volumes: the volume service's). */
@@ -178,6 +189,7 @@ export class TaskLauncher {
       initPath: resolveInitPath(cfg['init-path']),
       init: cfg.init,
       availableCapabilities: this.daemonCaps,
+      ...(this.d.noCgroups ? { noCgroups: true } : {}),
     };
   }
 
@@ -190,6 +202,7 @@ export class TaskLauncher {
     const ulimits = mergeUlimits(Object.values(this.d.config()['default-ulimits']), hc.Ulimits);
     if (ulimits.length > 0) checkUlimits(ulimits, readDaemonHardLimits(), this.daemonCaps.includes('CAP_SYS_RESOURCE'));
     checkUsernsMode(hc, this.d.userns !== undefined);
+    if (this.d.noCgroups) refuseLimitsWithoutCgroups(hc as Record<string, unknown>);
     this.cdiFor(hc);
   }
 
@@ -400,7 +413,7 @@ export class TaskLauncher {
     try {
       const t = await client.tasks.get(id);
       if (t.status === 'RUNNING' || t.status === 'PAUSED' || t.status === 'CREATED') {
-        await client.tasks.kill(id, 9, { all: true }).catch(() => undefined);
+        await client.tasks.kill(id, 9, { all: this.killsAll }).catch(() => undefined);
         await Promise.race([client.tasks.wait(id).catch(() => undefined), new Promise((r) => setTimeout(r, 5000))]);
       }
       status = (await client.tasks.delete(id)).exit_status;
