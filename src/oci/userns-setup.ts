@@ -55,23 +55,30 @@ function lookup(entries: Entry[], ref: string): Entry | undefined {
 
 /**
  * Creates the default remap user and group (a system account that cannot log in) and gives it a
- * 65536-id range after the highest one in use in /etc/subuid and /etc/subgid. The ranges are
- * appended to the files directly: usermod -v refuses when /etc/subuid does not exist yet.
+ * 65536-id range after the highest one in use in /etc/subuid and /etc/subgid, through usermod (as
+ * dockerd does; shadow-utils lock the files against concurrent edits). usermod refuses when a file
+ * does not exist yet, so a missing one is created empty first. usermod edits the host's files:
+ * `files` other than HOST_FILES (tests) only serve lookups of existing users.
  */
 async function createDefaultUser(files: HostFiles): Promise<void> {
-  try {
-    await execFileP('useradd', ['--system', '--user-group', '--shell', '/bin/false', '--no-create-home', DEFAULT_REMAP_USER]);
-  } catch (err) {
-    const e = err as { stderr?: string; message: string };
-    throw new Error(`Error during "${DEFAULT_REMAP_USER}" user creation: ${(e.stderr || e.message).trim()}`, { cause: err });
-  }
-  for (const path of [files.subuid, files.subgid]) {
+  const tool = async (cmd: string, args: string[]) => {
+    try {
+      await execFileP(cmd, args);
+    } catch (err) {
+      const e = err as { stderr?: string; message: string };
+      throw new Error(`Error during "${DEFAULT_REMAP_USER}" user creation: ${(e.stderr || e.message).trim()}`, { cause: err });
+    }
+  };
+  await tool('useradd', ['--system', '--user-group', '--shell', '/bin/false', '--no-create-home', DEFAULT_REMAP_USER]);
+  const args: string[] = [];
+  for (const [path, flag] of [[files.subuid, '--add-subuids'], [files.subgid, '--add-subgids']] as const) {
+    await appendFile(path, '', { mode: 0o644 }); // exists afterwards, contents untouched
     const text = await readOrEmpty(path);
     if (subIdRanges(text, [DEFAULT_REMAP_USER]).length > 0) continue;
     const r = nextFreeRange(allSubIdRanges(text), DEFAULT_RANGE_SIZE);
-    const sep = text === '' || text.endsWith('\n') ? '' : '\n';
-    await appendFile(path, `${sep}${DEFAULT_REMAP_USER}:${r.start}:${r.length}\n`, { mode: 0o644 });
+    args.push(flag, `${r.start}-${r.start + r.length - 1}`);
   }
+  if (args.length > 0) await tool('usermod', [...args, DEFAULT_REMAP_USER]);
 }
 
 /**
