@@ -25,6 +25,10 @@ describe('id maps', () => {
     assert.equal(m.toHostUid(65537), 500001);
     assert.throws(() => m.toHostUid(65636), /Container ID 65636 cannot be mapped/);
     assert.throws(() => m.toHostGid(70000), EngineError);
+    assert.equal(m.toContainerUid(101000), 1000);
+    assert.equal(m.toContainerUid(500001), 65537);
+    assert.equal(m.toContainerUid(0), 65534); // unmapped: the overflow id
+    assert.equal(m.toContainerGid(200005), 5);
   });
 
   test('a free range starts at 100000, after every overlapping one', () => {

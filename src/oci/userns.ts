@@ -49,6 +49,25 @@ export class IdentityMap {
   toHostGid(id: number): number {
     return translate(this.gids, id, 'gid');
   }
+
+  /** The container's view of a host uid; one outside the ranges shows as the overflow id (65534), as in the kernel. */
+  toContainerUid(id: number): number {
+    return reverse(this.uids, id);
+  }
+
+  toContainerGid(id: number): number {
+    return reverse(this.gids, id);
+  }
+}
+
+/** The kernel's overflow id: what a process in the namespace sees for an unmapped owner. */
+export const OVERFLOW_ID = 65534;
+
+function reverse(ranges: readonly IdMapping[], id: number): number {
+  for (const r of ranges) {
+    if (id >= r.hostID && id < r.hostID + r.size) return r.containerID + (id - r.hostID);
+  }
+  return OVERFLOW_ID;
 }
 
 function translate(ranges: readonly IdMapping[], id: number, what: string): number {

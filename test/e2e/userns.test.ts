@@ -147,6 +147,23 @@ describe('userns-remap', () => {
     await d.request('DELETE', `/v1.51/containers/${r.json().Id}?force=1`);
   });
 
+  test('export writes the ids the container sees; commit of a remapped container is refused clearly', async () => {
+    await ok(['create', '--name', 'exp', 'busybox', 'true']);
+    const out = join(bindDir, 'exp.tar');
+    await ok(['export', '-o', out, 'exp']);
+    const listing = await run('tar', ['-tvnf', out, 'bin/sh', 'etc']);
+    assert.equal(listing.code, 0, listing.stderr);
+    // GNU tar prints numeric owners as uid/gid: container root, not the remapped host id.
+    for (const line of listing.stdout.trim().split('\n')) assert.match(line, /^\S+ 0\/0 /, line);
+    const commit = await d.request('POST', '/v1.51/commit?container=exp&repo=remapped-commit');
+    assert.equal(commit.status, 501);
+    assert.match(commit.json().message, /commit of container [0-9a-f]{12} is not built with --userns-remap/);
+    const hostCt = (await ok(['create', '--userns=host', 'busybox', 'true'])).trim();
+    assert.equal((await d.request('POST', `/v1.51/commit?container=${hostCt}&repo=host-commit`)).status, 201);
+    await ok(['rm', 'exp', hostCt]);
+    await ok(['rmi', 'host-commit']);
+  });
+
   test('the remapped copy of a chain and its init layer go with the last image on the chain', async () => {
     const snapshots = async () => (await run('ctr', ['--address', join(d.execRoot, 'containerd', 'containerd.sock'), '-n', 'engine', 'snapshots', 'ls'])).stdout;
     const remapped = /^(?:remap|init)-\d+\.\d+-[0-9a-f]{64}/gm;

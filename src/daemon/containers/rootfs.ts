@@ -31,7 +31,7 @@ export class RootfsManager {
   private readonly builds = new Map<string, Promise<string>>();
 
   /** `remap`: the daemon's --userns-remap identity map (containers that do not opt out use it). */
-  constructor(private readonly client: SupervisorClient, readonly snapshotter: string, private readonly tmpDir: string, private readonly remap?: IdentityMap) {}
+  constructor(private readonly client: SupervisorClient, readonly snapshotter: string, private readonly tmpDir: string, readonly remap?: IdentityMap) {}
 
   /** Whether --userns-remap is on (containers not opting out get remapped layers). */
   get remapping(): boolean {

@@ -529,7 +529,11 @@ export class ContainerService {
 
   snapshotOf(ref: string): ContainerSnapshot {
     const rec = this.find(ref);
-    return { id: rec.Id, imageId: rec.Image, snapshotKey: rec.Internal.snapshotKey, snapshotter: rec.Internal.snapshotter, running: rec.State.Running, paused: rec.State.Paused, config: rec.Config };
+    const map = usesRemap(rec.HostConfig.UsernsMode, this.d.rootfs.remapping) ? this.d.rootfs.remap : undefined;
+    return {
+      id: rec.Id, imageId: rec.Image, snapshotKey: rec.Internal.snapshotKey, snapshotter: rec.Internal.snapshotter, running: rec.State.Running, paused: rec.State.Paused, config: rec.Config,
+      ...(map ? { remap: { uid: (id: number) => map.toContainerUid(id), gid: (id: number) => map.toContainerGid(id) } } : {}),
+    };
   }
 
   imageUsers(): Array<{ id: string; image: string; running: boolean }> {
