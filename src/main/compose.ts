@@ -68,7 +68,7 @@ import { HealthMonitor } from '../daemon/health/monitor.ts';
 import { parseSize } from '../config/values.ts';
 import { snapshotterFor } from '../daemon/storage-driver.ts';
 import { chown, mkdir } from 'node:fs/promises';
-import type { IdentityMap } from '../oci/userns.ts';
+import { usesRemap, type IdentityMap } from '../oci/userns.ts';
 import { startHeapTrimmer } from '../util/heap-trim.ts';
 
 
@@ -223,7 +223,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       client, images, store: containerStore, rootfs, runtimes, launcher, config: cfg,
       log: log.child({ module: 'containers' }), containersDir, shmSize, events, networks: networking.containers, volumes, runs, execs: execRegistry,
     });
-    const archives = new ArchiveService({ containers, client, tmpDir: roots.tmpDir, log: log.child({ module: 'archive' }) });
+    const archives = new ArchiveService({
+      containers, client, tmpDir: roots.tmpDir, log: log.child({ module: 'archive' }),
+      ...(opts.userns ? { remapOf: (rec: ContainerRecord) => (usesRemap(rec.HostConfig.UsernsMode, true) ? opts.userns : undefined) } : {}),
+    });
     containerService = containers;
     const execs = new ExecService({
       client, containers, execRoot: roots.execRoot, log: log.child({ module: 'exec' }), registry: execRegistry, runs,

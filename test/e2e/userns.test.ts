@@ -164,6 +164,22 @@ describe('userns-remap', () => {
     await ok(['rmi', 'host-commit']);
   });
 
+  test('docker cp in and out translates owners between the container and the remapped host ids', async () => {
+    const uids = firstRange('/etc/subuid');
+    await ok(['create', '--name', 'cpx', 'busybox', 'true']);
+    const src = join(bindDir, 'cp-in.txt');
+    await writeFile(src, 'in\n');
+    await ok(['cp', src, 'cpx:/cp-in.txt']);
+    const upper = await run('sh', ['-c', `find ${JSON.stringify(join(d.dataRoot, `${uids.start}.${firstRange('/etc/subgid').start}`))} -name cp-in.txt -path '*/fs/*' -printf '%U:%G\\n'`]);
+    assert.equal(upper.stdout.trim(), `${uids.start}:${firstRange('/etc/subgid').start}`, upper.stderr);
+    const out = join(bindDir, 'cp-out.tar');
+    const r = await run('sh', ['-c', `docker cp cpx:/cp-in.txt - > ${out}`], { env: { ...process.env, DOCKER_HOST: d.host } });
+    assert.equal(r.code, 0, r.stderr);
+    const listing = await run('tar', ['-tvnf', out]);
+    assert.match(listing.stdout, /^\S+ 0\/0 .* cp-in\.txt$/m, listing.stdout);
+    await ok(['rm', 'cpx']);
+  });
+
   test('the remapped copy of a chain and its init layer go with the last image on the chain', async () => {
     const snapshots = async () => (await run('ctr', ['--address', join(d.execRoot, 'containerd', 'containerd.sock'), '-n', 'engine', 'snapshots', 'ls'])).stdout;
     const remapped = /^(?:remap|init)-\d+\.\d+-[0-9a-f]{64}/gm;
