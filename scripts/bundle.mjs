@@ -15,4 +15,7 @@ await build({
   // The CommonJS packages (grpc-js, protobufjs) call require(); an ES module has none of its own.
   banner: { js: "import { createRequire as __engineCreateRequire } from 'node:module'; const require = __engineCreateRequire(import.meta.url);" },
   logLevel: 'warning',
+  // etcd3 reads its .proto files beside its own modules (__dirname): it stays a package, loaded
+  // from node_modules by the cluster store on a manager only.
+  external: ['etcd3'],
 });

@@ -16,10 +16,10 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 # Debian packages: the supervisor, runtimes, init, firewall, CNI plugins; the registry, busybox and
 # clients used by tests; nodejs/npm only to bootstrap npm (the daemon runs on the pinned Node from npm).
 # rootlesskit, slirp4netns and uidmap (newuidmap/newgidmap) serve rootless mode (bin/engined-rootless).
-DEB_RUNTIME=(containerd runc crun tini iptables iproute2 containernetworking-plugins ca-certificates procps rootlesskit slirp4netns uidmap)
+DEB_RUNTIME=(containerd runc crun tini iptables iproute2 containernetworking-plugins ca-certificates procps bzip2 xz-utils etcd-server openssl rootlesskit slirp4netns uidmap)
 # docker.io: its docker-proxy serves the --userland-proxy-path tests (and dockerd the benchmark's
 # side-by-side runs); the docker CLI the tests drive stays the one first on PATH.
-DEB_TEST=(docker-registry busybox-static python3-docker apache2-utils openssl util-linux tmux docker.io)
+DEB_TEST=(docker-registry busybox-static python3-docker apache2-utils openssl util-linux tmux docker.io gcc libc6-dev)
 need=()
 for p in "${DEB_RUNTIME[@]}" $([ "$mode" = test ] && echo "${DEB_TEST[@]}"); do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")

@@ -146,7 +146,7 @@ export async function authorize(auth: RequestAuthorizer, req: IncomingMessage, r
     User: who.user,
     UserAuthNMethod: who.method,
     RequestMethod: req.method ?? 'GET',
-    RequestURI: req.url ?? '/',
+    RequestUri: req.url ?? '/',
     RequestBody: body && body.length ? body.toString('base64') : null,
     RequestHeaders: flatHeaders(req.headers),
     RequestPeerCertificates: who.certs,

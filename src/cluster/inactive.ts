@@ -1,7 +1,7 @@
-// The cluster backend of a node that is not part of a cluster: every cluster operation answers as
-// dockerd does outside swarm mode (503 with its messages; `leave` says there is nothing to leave),
-// and creating or joining a cluster says plainly that cluster mode is not built yet (501).
-import { notImplemented, unavailable } from '../errors.ts';
+// The answers of a node that is not part of a cluster: every cluster operation answers as dockerd
+// does outside swarm mode (503 with its messages; `leave` says there is nothing to leave).
+// service.ts uses them while the node is inactive; init and join are service.ts's own.
+import { unavailable } from '../errors.ts';
 import type { ClusterObject } from '../types/cluster.ts';
 
 /** dockerd's errNoManager for a node without a cluster. */
@@ -16,14 +16,6 @@ const noManager = (): never => {
 export class InactiveCluster {
   async inspectCluster(): Promise<ClusterObject> {
     return noManager();
-  }
-
-  async init(): Promise<string> {
-    throw notImplemented('cluster mode is not built yet in this engine: this node cannot create a cluster');
-  }
-
-  async join(): Promise<void> {
-    throw notImplemented('cluster mode is not built yet in this engine: this node cannot join a cluster');
   }
 
   async leave(): Promise<void> {

@@ -36,13 +36,21 @@ export interface SystemDeps {
   dataRoot?: string;
   /** Security modes in force beyond the config's: --userns-remap active, rootless. */
   security?: { userns?: boolean; rootless?: boolean };
+  /** The Swarm section of /info and the Swarm header of /_ping (cluster/ fills them; absent: inactive). */
+  cluster?: { info(): Promise<Record<string, unknown>>; pingState(): string };
 }
+
+const INACTIVE_SWARM = { NodeID: '', NodeAddr: '', LocalNodeState: 'inactive', ControlAvailable: false, Error: '', RemoteManagers: null };
 
 export class SystemService {
   constructor(private readonly deps: SystemDeps) {}
 
   experimental(): boolean {
     return this.deps.config().experimental;
+  }
+
+  swarmState(): string {
+    return this.deps.cluster?.pingState() ?? 'inactive';
   }
 
   async version(): Promise<Record<string, unknown>> {
@@ -83,7 +91,7 @@ export class SystemService {
   async info(): Promise<Record<string, unknown>> {
     const cfg = this.deps.config();
     const host = hostInfo();
-    const c = await this.deps.components();
+    const [c, swarm] = await Promise.all([this.deps.components(), this.deps.cluster?.info() ?? INACTIVE_SWARM]);
     const counts = this.deps.counters.containers();
     const insecure = ['127.0.0.0/8', '::1/128', ...cfg['insecure-registries'].filter((r) => r.includes('/'))];
     const indexConfigs: Record<string, unknown> = {
@@ -144,7 +152,7 @@ export class SystemService {
       ServerVersion: ENGINE_VERSION,
       Runtimes: runtimes,
       DefaultRuntime: cfg['default-runtime'],
-      Swarm: { NodeID: '', NodeAddr: '', LocalNodeState: 'inactive', ControlAvailable: false, Error: '', RemoteManagers: null },
+      Swarm: swarm,
       LiveRestoreEnabled: cfg['live-restore'],
       Isolation: '',
       InitBinary: 'engine-init',

@@ -30,6 +30,8 @@ export interface NetworkingDeps {
   /** Containers by reference (DNS answers, links, connect/disconnect, inspect's names). */
   containers: ContainerLookup;
   env?: NodeJS.ProcessEnv;
+  /** Whether this node is an active cluster manager. */
+  clusterManager?: () => boolean;
 }
 
 export interface Networking {
@@ -57,7 +59,7 @@ export function composeNetworking(d: NetworkingDeps): Networking {
   const lifecycle = new NetworkLifecycle({ config, log, state, firewall, ports, dns, sandboxes, tag, ulaSeed: d.daemonId, ...(d.env ? { env: d.env } : {}) });
   return {
     lifecycle,
-    api: new NetworksApi({ config, log, state, firewall, dns, sandboxes, containers, tag, ulaSeed: d.daemonId }),
+    api: new NetworksApi({ config, log, state, firewall, dns, sandboxes, containers, tag, ulaSeed: d.daemonId, ...(d.clusterManager ? { clusterManager: d.clusterManager } : {}) }),
     run: {
       setupSandbox: (rec) => sandboxes.setupSandbox(rec),
       teardownSandbox: (id) => sandboxes.teardownSandbox(id),

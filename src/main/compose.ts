@@ -54,8 +54,11 @@ import { registerExecRoutes } from '../api/routes/exec.ts';
 import { registerStatsRoutes } from '../api/routes/stats.ts';
 import { registerClusterRoutes } from '../api/routes/cluster.ts';
 import { registerPluginRoutes } from '../api/routes/plugins.ts';
-import { InactiveCluster } from '../cluster/inactive.ts';
-import { NoManagedPlugins } from '../plugins/managed.ts';
+import { ClusterService } from '../cluster/service.ts';
+import { PluginManager } from '../daemon/plugins/service.ts';
+import { PluginRunner } from '../daemon/plugins/runner.ts';
+import { PluginFiles } from '../daemon/plugins/store.ts';
+import { decodeAuthHeaderLenient } from '../images/distribution/auth-config.ts';
 import { AuthzChain } from '../plugins/authz.ts';
 import { CdiRegistry } from '../oci/cdi.ts';
 import { PluginRegistry } from '../plugins/registry.ts';
@@ -131,8 +134,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // Networking finds containers by reference (DNS answers, links, connect); the containers service
     // is built later (it needs the sandboxes), and until then no container is known.
     let containerService: ContainerService | undefined;
+    // Cluster mode: built early (it needs nothing else) so networking can ask whether this node
+    // manages a cluster; a node saved in a cluster comes back into it in the background once the
+    // routes exist (its etcd or its heartbeat to the managers); /info shows it pending until then.
+    const cluster = new ClusterService({ dataRoot: roots.dataRoot, log, engineVersion: ENGINE_VERSION, engineLabels: () => cfg().labels });
+    cleanups.push(() => cluster.shutdown());
     const networking = composeNetworking({
       db, config: cfg, log: log.child({ module: 'network' }), execRoot: roots.execRoot, events, daemonId: engineId,
+      clusterManager: () => cluster.pingState() === 'active/manager',
       containers: {
         find: (ref) => {
           if (!containerService) throw notFound(`No such container: ${ref}`);
@@ -198,11 +207,25 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // Volumes: records in the store, data under <data-root>/volumes; who uses them is read from the
     // container records (the volume service comes first: containers need it at create and start).
     const containerStore = new ContainerStore<ContainerRecord>(db);
+    const volumeTable = new RecordTable<VolumeRecord>(db, 'volumes');
+    // Managed plugins (/plugins*): containers in the plugins namespace, records and rootfs under
+    // <data-root>/plugins, sockets under <exec-root>/plugins/<id>/. They start before anything that
+    // may use them (volumes, authorization) and stop after the containers.
+    const pluginFiles = new PluginFiles(join(roots.dataRoot, 'plugins'));
+    const plugins = new PluginManager({
+      files: pluginFiles,
+      runner: new PluginRunner({ client: supervisor.pluginsClient, files: pluginFiles, socketsRoot: join(roots.execRoot, 'plugins'), runcRoot: supervisor.runcRoot, cgroupDriver, log: log.child({ module: 'plugins' }) }),
+      registry: distribution, decodeAuth: decodeAuthHeaderLenient, log: log.child({ module: 'plugins' }), events,
+      // dockerd counts a plugin's volumes as references: it cannot be disabled or removed while they exist.
+      inUse: (name) => volumeTable.list().some((v) => v.Driver === name || `${v.Driver}:latest` === name),
+    });
+    await plugins.init();
+    cleanups.push(() => plugins.shutdown(cfg()['live-restore']));
     const volumes = new VolumeService({
-      table: new RecordTable<VolumeRecord>(db, 'volumes'), root: join(roots.dataRoot, 'volumes'), tmpDir: roots.tmpDir,
+      table: volumeTable, root: join(roots.dataRoot, 'volumes'), tmpDir: roots.tmpDir,
       log: log.child({ module: 'volumes' }), events, users: () => volumeUsers(containerStore.list()),
       // Volume plugins get dockerd's patience with a plugin that is still starting.
-      plugins: new VolumePlugins(new PluginRegistry({ activationBudgetMs: 10_000 })),
+      plugins: new VolumePlugins(new PluginRegistry({ activationBudgetMs: 10_000, managed: plugins })),
       ...(opts.userns ? { rootOwner: { uid: opts.userns.rootUid, gid: opts.userns.rootGid } } : {}),
     });
     await volumes.init();
@@ -284,7 +307,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
 
     const listenWarnings: string[] = [];
     let componentsCache: ComponentVersions | undefined;
+    void cluster.restore();
     const system = new SystemService({
+      cluster,
       eventListeners: () => events.subscribers,
       config: cfg,
       engineId,
@@ -322,7 +347,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     cleanups.push(() => stats.close());
     // Authorization plugins: the list is read at each request, so a reload takes effect at once.
     // A plugin that went away denies at once rather than after dockerd's 30 s of retries.
-    const authorizer = new AuthzChain(new PluginRegistry({ activationBudgetMs: 2000 }), () => cfg()['authorization-plugins'], log.child({ module: 'authz' }));
+    const authorizer = new AuthzChain(new PluginRegistry({ activationBudgetMs: 2000, managed: plugins }), () => cfg()['authorization-plugins'], log.child({ module: 'authz' }));
     const api = new ApiServer(log, { serverVersion: ENGINE_VERSION, experimental: () => cfg().experimental, authorizer });
     registerSystemRoutes(api.router, system);
     registerEventRoutes(api.router, events);
@@ -337,8 +362,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     registerImageRoutes(api.router, imageService);
     registerExecRoutes(api.router, execs, { detachWatcher: (keys) => new EscapeMatcher(keys.length ? keys : parseDetachKeys(DEFAULT_DETACH_KEYS)) });
     registerStatsRoutes(api.router, stats);
-    registerClusterRoutes(api.router, new InactiveCluster());
-    registerPluginRoutes(api.router, new NoManagedPlugins());
+    registerClusterRoutes(api.router, cluster);
+    registerPluginRoutes(api.router, plugins);
 
     const hosts = initial.hosts.filter((h) => h !== '');
     const tlsOn = initial.tls || initial.tlsverify;

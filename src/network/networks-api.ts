@@ -2,7 +2,7 @@
 // host-wide lock, firewall and DNS), remove, prune, connect and disconnect (checked here, carried
 // out on the sandbox by sandboxes.ts). Network creation and removal are serialised.
 import type { DaemonConfig } from '../config/daemon-config.ts';
-import { forbidden, internal, invalidParameter, notFound } from '../errors.ts';
+import { forbidden, internal, invalidParameter, notFound, notImplemented } from '../errors.ts';
 import type { IpamConfigEntry, NetworkConnectBody, NetworkCreateBody, NetworkDisconnectBody } from '../types/networks.ts';
 import type { Logger } from '../util/log.ts';
 import { KeyedMutex } from '../util/mutex.ts';
@@ -38,6 +38,8 @@ export interface NetworksApiDeps {
   tag: string;
   /** Seed of the daemon's ULA /48 (its ID). */
   ulaSeed: string;
+  /** Whether this node is an active cluster manager (cluster/ answers; absent: never). */
+  clusterManager?: () => boolean;
 }
 
 /** The lock key of network creation and removal (never a container ID). */
@@ -153,6 +155,8 @@ export class NetworksApi {
 
   private async createLocked(body: NetworkCreateBody): Promise<{ Id: string; Warning: string }> {
     const cfg = this.d.config();
+    // On a cluster manager dockerd would create it; outside a cluster parseCreateRequest says why not.
+    if (body.Driver === 'overlay' && this.d.clusterManager?.()) throw notImplemented('overlay networks are not built yet in this engine\'s cluster mode');
     const req = parseCreateRequest(body, this.d.state, cfg);
     const id = newId();
     const base: Omit<NetworkRecord, 'x'> = {

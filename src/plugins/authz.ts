@@ -35,6 +35,8 @@ export class AuthzChain {
 
   private async ask(method: string, body: AuthzRequest): Promise<void> {
     for (const configured of this.names()) {
+      // As dockerd: disabling a managed authorization plugin takes it out of the chain.
+      if (this.registry.isDisabledManaged(configured)) continue;
       const name = pluginName(configured);
       let verdict: AuthzVerdict;
       try {
@@ -45,7 +47,7 @@ export class AuthzChain {
         // and the plugin is looked up afresh next time (it may have been restarted).
         this.registry.forget(configured);
         const reason = (err as Error).message.replace(/^plugin [^:]+: /, '');
-        this.log.warn(`authorization plugin ${name} failed`, { method: body.RequestMethod, uri: body.RequestURI, error: reason });
+        this.log.warn(`authorization plugin ${name} failed`, { method: body.RequestMethod, uri: body.RequestUri, error: reason });
         throw new EngineError('INTERNAL', `plugin ${name} failed with error: ${method}: ${reason}`);
       }
       if (verdict.Err) throw new EngineError('INTERNAL', `plugin ${name} failed with error: ${method}: ${verdict.Err}`);

@@ -29,6 +29,8 @@ export interface PluginAddress {
   socketPath?: string;
   url?: string;
   tls?: PluginTls;
+  /** A managed plugin's paths are in its rootfs: this maps one to the host (dockerd's ScopedPath). */
+  scopePath?: (path: string) => string;
 }
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;

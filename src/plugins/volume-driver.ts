@@ -17,6 +17,10 @@ export class VolumePluginClient {
 
   constructor(private readonly plugin: PluginClient) {}
 
+  get client(): PluginClient {
+    return this.plugin;
+  }
+
   get name(): string {
     return this.plugin.name;
   }
@@ -39,7 +43,7 @@ export class VolumePluginClient {
   async mount(name: string, id: string): Promise<string> {
     const r = await this.call<{ Mountpoint?: string; Err?: string }>('Mount', { Name: name, ID: id });
     if (!r.Mountpoint) throw new EngineError('INTERNAL', `VolumeDriver.Mount: plugin ${this.name} returned no mount point for ${name}`);
-    return r.Mountpoint;
+    return this.scoped(r.Mountpoint);
   }
 
   async unmount(name: string, id: string): Promise<void> {
@@ -47,11 +51,18 @@ export class VolumePluginClient {
   }
 
   async path(name: string): Promise<string> {
-    return (await this.call<{ Mountpoint?: string; Err?: string }>('Path', { Name: name })).Mountpoint ?? '';
+    const mp = (await this.call<{ Mountpoint?: string; Err?: string }>('Path', { Name: name })).Mountpoint ?? '';
+    return mp ? this.scoped(mp) : mp;
   }
 
   async get(name: string): Promise<PluginVolume | undefined> {
-    return (await this.call<{ Volume?: PluginVolume; Err?: string }>('Get', { Name: name })).Volume;
+    const v = (await this.call<{ Volume?: PluginVolume; Err?: string }>('Get', { Name: name })).Volume;
+    return v?.Mountpoint ? { ...v, Mountpoint: this.scoped(v.Mountpoint) } : v;
+  }
+
+  /** A managed plugin answers paths inside its rootfs; the host path is under the plugin's directory. */
+  private scoped(path: string): string {
+    return this.plugin.address.scopePath ? this.plugin.address.scopePath(path) : path;
   }
 
   async list(): Promise<PluginVolume[]> {
@@ -76,13 +87,17 @@ export class VolumePlugins {
   constructor(private readonly registry: PluginRegistry) {}
 
   async driver(name: string): Promise<VolumePluginClient> {
+    let plugin: PluginClient;
+    try {
+      plugin = await this.registry.get(name, 'VolumeDriver');
+    } catch (err) {
+      throw new EngineError(err instanceof EngineError && err.code === 'NOT_FOUND' ? 'NOT_FOUND' : 'INTERNAL', `error looking up volume plugin ${name}: ${(err as Error).message}`);
+    }
+    // The registry hands out one client per plugin while it lives; a new one (a managed plugin
+    // enabled again, a plugin located afresh) gets a new driver, which asks its scope again.
     let c = this.clients.get(name);
-    if (!c) {
-      try {
-        c = new VolumePluginClient(await this.registry.get(name, 'VolumeDriver'));
-      } catch (err) {
-        throw new EngineError(err instanceof EngineError && err.code === 'NOT_FOUND' ? 'NOT_FOUND' : 'INTERNAL', `error looking up volume plugin ${name}: ${(err as Error).message}`);
-      }
+    if (!c || c.client !== plugin) {
+      c = new VolumePluginClient(plugin);
       this.clients.set(name, c);
     }
     return c;

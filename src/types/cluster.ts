@@ -19,6 +19,8 @@ export interface SwarmInitRequest {
   SubnetSize?: number;
   ForceNewCluster?: boolean;
   Spec?: ClusterObject;
+  /** The first node's availability: active, pause or drain. */
+  Availability?: string;
 }
 
 export interface SwarmJoinRequest {
@@ -27,6 +29,8 @@ export interface SwarmJoinRequest {
   DataPathAddr?: string;
   RemoteAddrs?: string[];
   JoinToken?: string;
+  /** The joining node's availability: active, pause or drain. */
+  Availability?: string;
 }
 
 export interface SwarmUpdateOptions {

@@ -45,7 +45,7 @@ describe('authorization plugins', () => {
   });
 
   test('a denial is a 403 with the plugin\'s message, and nothing happens', async () => {
-    plugin.request = (q) => (q.RequestURI.includes('/containers/create') && (decodeBody(q.RequestBody) as { Labels?: Record<string, string> } | null)?.Labels?.forbidden ? { Allow: false, Msg: 'no forbidden containers' } : { Allow: true });
+    plugin.request = (q) => (q.RequestUri.includes('/containers/create') && (decodeBody(q.RequestBody) as { Labels?: Record<string, string> } | null)?.Labels?.forbidden ? { Allow: false, Msg: 'no forbidden containers' } : { Allow: true });
     const r = await d.docker(['create', '--label', 'forbidden=1', '--name', 'denied', 'busybox']);
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /authorization denied by plugin testauthz: no forbidden containers/);
@@ -56,7 +56,7 @@ describe('authorization plugins', () => {
   });
 
   test('a response the plugin refuses is not sent: 403 instead', async () => {
-    plugin.response = (r) => (r.RequestURI.endsWith('/info') ? { Allow: false, Msg: 'info is secret' } : { Allow: true });
+    plugin.response = (r) => (r.RequestUri.endsWith('/info') ? { Allow: false, Msg: 'info is secret' } : { Allow: true });
     const r = await d.request('GET', '/v1.51/info');
     assert.equal(r.status, 403);
     assert.equal(r.json().message, 'authorization denied by plugin testauthz: info is secret');
@@ -65,12 +65,12 @@ describe('authorization plugins', () => {
 
   test('bodies over 1 MiB and chunked bodies never skip the plugin', async () => {
     const big = { Image: 'busybox', Env: Array.from({ length: 40_000 }, (_v, i) => `VARIABLE_${i}=${'x'.repeat(40)}`) };
-    plugin.request = (q) => (q.RequestURI.includes('/containers/create') && q.RequestBody === null ? { Allow: false, Msg: 'body not shown' } : { Allow: true });
+    plugin.request = (q) => (q.RequestUri.includes('/containers/create') && q.RequestBody === null ? { Allow: false, Msg: 'body not shown' } : { Allow: true });
     const r = await d.request('POST', '/containers/create', { body: big });
     assert.equal(r.status, 403, 'a body too large to show is decided without it, never let through');
     assert.match(r.json().message, /body not shown/);
     // Chunked: no Content-Length at all; the plugin still sees the whole body.
-    plugin.request = (q) => (q.RequestURI.includes('/containers/create') && (decodeBody(q.RequestBody) as { Labels?: Record<string, string> } | null)?.Labels?.sneaky ? { Allow: false, Msg: 'seen through' } : { Allow: true });
+    plugin.request = (q) => (q.RequestUri.includes('/containers/create') && (decodeBody(q.RequestBody) as { Labels?: Record<string, string> } | null)?.Labels?.sneaky ? { Allow: false, Msg: 'seen through' } : { Allow: true });
     const status = await new Promise<number>((resolve, reject) => {
       const req = request({ socketPath: d.socket, method: 'POST', path: '/containers/create', headers: { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' } }, (res) => {
         res.resume();
@@ -89,7 +89,7 @@ describe('authorization plugins', () => {
     const e = await d.docker(['exec', 'execme', 'echo', 'from-exec']);
     assert.equal(e.code, 0, e.stderr);
     assert.equal(e.stdout, 'from-exec\n');
-    const start = plugin.requestsFor('POST', '/start').find((q) => q.RequestURI.includes('/exec/'))!;
+    const start = plugin.requestsFor('POST', '/start').find((q) => q.RequestUri.includes('/exec/'))!;
     assert.ok(start, 'exec start reached the plugin');
     assert.equal((decodeBody(start.RequestBody) as { Detach: boolean }).Detach, false);
     await until('the exec start response', async () => (plugin.responsesFor('POST', '/exec/').some((r) => r.ResponseStatusCode === 101) ? true : undefined));

@@ -55,11 +55,11 @@ export class TestAuthzPlugin {
 
   /** The requests seen for a path (URIs carry the /v1.xx prefix). */
   requestsFor(method: string, pathPart: string): AuthzRequest[] {
-    return this.seen.filter((s) => s.kind === 'req' && s.body.RequestMethod === method && s.body.RequestURI.includes(pathPart)).map((s) => s.body);
+    return this.seen.filter((s) => s.kind === 'req' && s.body.RequestMethod === method && s.body.RequestUri.includes(pathPart)).map((s) => s.body);
   }
 
   responsesFor(method: string, pathPart: string): AuthzResponse[] {
-    return this.seen.filter((s) => s.kind === 'res' && s.body.RequestMethod === method && s.body.RequestURI.includes(pathPart)).map((s) => s.body as AuthzResponse);
+    return this.seen.filter((s) => s.kind === 'res' && s.body.RequestMethod === method && s.body.RequestUri.includes(pathPart)).map((s) => s.body as AuthzResponse);
   }
 }
 

@@ -203,6 +203,7 @@ export class TestDaemon {
   async cleanup(): Promise<void> {
     await this.stop().catch(() => undefined);
     await killStrayContainerd(this.execRoot);
+    await killStrayEtcd(this.dataRoot);
     await unmountUnder(this.dir);
     // A daemon killed -9 (or stopped with live-restore) leaves its bridge and firewall chains.
     await removeDaemonNetworking(this.execRoot).catch(() => undefined);
@@ -219,6 +220,22 @@ export async function unmountUnder(dir: string): Promise<void> {
 /** A containerd started for a test daemon is found by its config path under the exec-root. */
 export async function killStrayContainerd(execRoot: string): Promise<void> {
   await run('pkill', ['-9', '-f', `containerd --config ${execRoot}/`]).catch(() => undefined);
+}
+
+/** The etcd of a cluster manager outlives a daemon killed -9: found by its data-dir, killed by pid. */
+export async function killStrayEtcd(dataRoot: string): Promise<void> {
+  const { readdir } = await import('node:fs/promises');
+  for (const entry of await readdir('/proc')) {
+    const pid = Number(entry);
+    if (!(pid > 0)) continue;
+    const cmd = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+    if (!cmd.includes(`\0--data-dir\0${dataRoot}/`)) continue;
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone meanwhile
+    }
+  }
 }
 
 export async function startDaemon(opts: DaemonStartOptions = {}): Promise<TestDaemon> {

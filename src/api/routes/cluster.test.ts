@@ -3,12 +3,22 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { fakeBackend, RouteHarness } from '../../../test/helpers/route-harness.ts';
-import { InactiveCluster, NOT_A_MANAGER, NOT_IN_A_CLUSTER } from '../../cluster/inactive.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { NOT_A_MANAGER, NOT_IN_A_CLUSTER } from '../../cluster/inactive.ts';
+import { ClusterService } from '../../cluster/service.ts';
+import { Logger } from '../../util/log.ts';
 import { registerClusterRoutes, type ClusterBackend } from './cluster.ts';
 
 describe('cluster routes: a node outside a cluster', () => {
-  const h = new RouteHarness((r) => registerClusterRoutes(r, new InactiveCluster()));
-  after(() => h.close());
+  const dataRoot = mkdtempSync(join(tmpdir(), 'engine-cluster-routes-'));
+  const service = new ClusterService({ dataRoot, log: new Logger({ level: 'error', format: 'text', raw: false }), engineVersion: 'test', engineLabels: () => [] });
+  const h = new RouteHarness((r) => registerClusterRoutes(r, service));
+  after(() => {
+    h.close();
+    rmSync(dataRoot, { recursive: true, force: true });
+  });
 
   test('leave is 503 "not part of a swarm"; inspect, lists and updates are 503 "not a swarm manager"', async () => {
     const leave = await h.request('POST', '/v1.41/swarm/leave?force=1');
@@ -25,12 +35,22 @@ describe('cluster routes: a node outside a cluster', () => {
     assert.equal(upd.status, 503);
   });
 
-  test('init and join say cluster mode is not built (501), never a silent success', async () => {
-    const init = await h.request('POST', '/swarm/init', { body: { ListenAddr: '0.0.0.0:2377' } });
-    assert.equal(init.status, 501);
-    assert.match(init.json.message, /cluster mode is not built yet/);
-    const join = await h.request('POST', '/swarm/join', { body: { RemoteAddrs: ['10.0.0.1:2377'], JoinToken: 't' } });
-    assert.equal(join.status, 501);
+  test('init and join refuse bad addresses, pools and tokens with a 400 before anything starts', async () => {
+    const adv = await h.request('POST', '/swarm/init', { body: { ListenAddr: '0.0.0.0:2377', AdvertiseAddr: '0.0.0.0' } });
+    assert.equal(adv.status, 400);
+    assert.match(adv.json.message, /advertise address must be a non-zero IP address/);
+    const port = await h.request('POST', '/swarm/init', { body: { ListenAddr: '127.0.0.1:99999' } });
+    assert.equal(port.status, 400);
+    const pool = await h.request('POST', '/swarm/init', { body: { AdvertiseAddr: '127.0.0.1', DefaultAddrPool: ['10.0.0.0'] } });
+    assert.equal(pool.status, 400);
+    assert.match(pool.json.message, /invalid default address pool/);
+    const autolock = await h.request('POST', '/swarm/init', { body: { AdvertiseAddr: '127.0.0.1', Spec: { EncryptionConfig: { AutoLockManagers: true } } } });
+    assert.equal(autolock.status, 501);
+    const noRemote = await h.request('POST', '/swarm/join', { body: { JoinToken: 't' } });
+    assert.equal(noRemote.status, 400);
+    assert.match(noRemote.json.message, /at least 1 RemoteAddr is required/);
+    // Still outside any cluster after all of these.
+    assert.equal((await h.request('GET', '/swarm')).status, 503);
   });
 
   test('bad bodies and versions are 400 before the backend is asked', async () => {

@@ -64,7 +64,7 @@ function intField(body: Record<string, unknown>, name: string, max: number): num
 
 function parseInit(body: Record<string, unknown>): SwarmInitRequest {
   const req: SwarmInitRequest = {};
-  for (const k of ['ListenAddr', 'AdvertiseAddr', 'DataPathAddr'] as const) {
+  for (const k of ['ListenAddr', 'AdvertiseAddr', 'DataPathAddr', 'Availability'] as const) {
     const v = stringField(body, k);
     if (v !== undefined) req[k] = v;
   }
@@ -83,7 +83,7 @@ function parseInit(body: Record<string, unknown>): SwarmInitRequest {
 
 function parseJoin(body: Record<string, unknown>): SwarmJoinRequest {
   const req: SwarmJoinRequest = {};
-  for (const k of ['ListenAddr', 'AdvertiseAddr', 'DataPathAddr', 'JoinToken'] as const) {
+  for (const k of ['ListenAddr', 'AdvertiseAddr', 'DataPathAddr', 'JoinToken', 'Availability'] as const) {
     const v = stringField(body, k);
     if (v !== undefined) req[k] = v;
   }

@@ -20,8 +20,8 @@ export interface DistributionBackend {
   inspect(name: string, auth: AuthConfig): Promise<{ Descriptor: unknown; Platforms: Platform[] }>;
 }
 
-/** A JSON-lines response whose status line goes out with the first message. */
-class ProgressResponse {
+/** A JSON-lines response whose status line goes out with the first message (plugins' pull and push use it too). */
+export class ProgressResponse {
   started = false;
   readonly abort = new AbortController();
 

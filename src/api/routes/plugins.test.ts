@@ -1,35 +1,36 @@
-// Plugin routes on fake backends and on the engine's "no managed plugins" backend, which must
-// answer as a dockerd without plugins (an empty list, 404 for a name) and 501 for what it cannot do.
+// Plugin routes on a recording fake backend: what reaches the backend, and bad input as 400s.
+// (The real backend, daemon/plugins/service.ts, is tested end to end in test/e2e/managed-plugins.)
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { fakeBackend, RouteHarness } from '../../../test/helpers/route-harness.ts';
-import { NoManagedPlugins } from '../../plugins/managed.ts';
+import type { PluginView } from '../../types/plugins.ts';
 import { registerPluginRoutes, type PluginsBackend } from './plugins.ts';
 
-describe('plugin routes: no managed plugins', () => {
-  const h = new RouteHarness((r) => registerPluginRoutes(r, new NoManagedPlugins()));
-  after(() => h.close());
-
-  test('the list is empty, a named plugin is not found, installing is 501', async () => {
-    const list = await h.request('GET', '/v1.51/plugins');
-    assert.equal(list.status, 200);
-    assert.deepEqual(list.json, []);
-    const one = await h.request('GET', '/plugins/vieux/sshfs:latest/json');
-    assert.equal(one.status, 404);
-    assert.equal(one.json.message, 'plugin "vieux/sshfs:latest" not found');
-    assert.equal((await h.request('DELETE', '/plugins/x')).status, 404);
-    assert.equal((await h.request('POST', '/plugins/x/enable')).status, 404);
-    const pull = await h.request('POST', '/plugins/pull?remote=vieux/sshfs', { body: [] });
-    assert.equal(pull.status, 501);
-    assert.match(pull.json.message, /managed plugins are not supported/);
-  });
-});
-
 describe('plugin routes: what reaches the backend', () => {
-  const view = { Id: 'p1', Name: 'x:latest', Enabled: true, Settings: { Mounts: [], Env: [], Args: [], Devices: [] }, PluginReference: 'x:latest', Config: {} };
-  const { backend, calls } = fakeBackend<PluginsBackend>({ configure: undefined, remove: view, inspect: view });
+  const view = { Id: 'p1', Name: 'x:latest', Enabled: true, Settings: { Mounts: [], Env: [], Args: [], Devices: [] }, PluginReference: 'x:latest', Config: {} as PluginView['Config'] };
+  const { backend, calls } = fakeBackend<PluginsBackend>({
+    configure: undefined, remove: view, inspect: view,
+    install: async (_remote, opts, sink) => {
+      opts.onName?.('x:latest');
+      sink({ status: 'Digest: sha256:00' });
+      return 'x:latest';
+    },
+  });
   const h = new RouteHarness((r) => registerPluginRoutes(r, backend));
   after(() => h.close());
+
+  test('pull: privileges from the body, the name in Docker-Plugin-Name, progress as JSON lines', async () => {
+    const r = await h.request('POST', '/plugins/pull?remote=localhost:5000/x:1&name=x', { body: [{ Name: 'network', Value: ['host'] }], headers: { 'X-Registry-Auth': 'e30=' } });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers['docker-plugin-name'], 'x:latest');
+    assert.equal(r.text.trim(), '{"status":"Digest: sha256:00"}');
+    const call = calls.at(-1)!;
+    assert.equal(call.method, 'install');
+    assert.equal(call.args[0], 'localhost:5000/x:1');
+    assert.deepEqual((call.args[1] as { privileges: unknown }).privileges, [{ Name: 'network', Value: ['host'] }]);
+    assert.equal((call.args[1] as { registryAuth?: string }).registryAuth, 'e30=');
+    assert.equal((call.args[1] as { name?: string }).name, 'x');
+  });
 
   test('set takes a list of strings; delete answers the removed plugin', async () => {
     assert.equal((await h.request('POST', '/plugins/x/set', { body: ['DEBUG=1'] })).status, 204);

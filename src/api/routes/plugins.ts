@@ -1,21 +1,27 @@
-// Managed-plugin routes (/plugins*): list, inspect, install, enable/disable, configure, remove.
-// Handlers parse the request and call the backend, which says what it can and cannot do.
+// Managed-plugin routes (/plugins*): list, inspect, privileges, install/upgrade and push (JSON progress
+// streams, as dockerd), create, enable/disable, configure, remove. Handlers parse the request and
+// call the backend, which says what it can and cannot do.
 import { invalidParameter } from '../../errors.ts';
-import type { PluginView } from '../../types/plugins.ts';
+import type { ProgressSink } from '../../types/distribution.ts';
+import type { PluginPrivilege, PluginView } from '../../types/plugins.ts';
+import { ProgressResponse } from './distribution.ts';
 import { readJson, sendJson, sendNoContent } from '../http.ts';
 import type { RequestContext, Router } from '../router.ts';
 
 export interface PluginsBackend {
   list(filters: Map<string, string[]>): Promise<PluginView[]>;
   inspect(name: string): Promise<PluginView>;
-  privileges(remote: string): Promise<unknown[]>;
-  /** Install (pull) or upgrade from a registry: `name` is the local name to give it. */
-  install(remote: string, opts: { name?: string; upgradeOf?: string; privileges: unknown; registryAuth?: string }): Promise<void>;
+  privileges(remote: string, registryAuth?: string): Promise<PluginPrivilege[]>;
+  /**
+   * Install (pull) or upgrade from a registry: `name` is the local name to give it; `onName` hears the
+   * final name before any progress is written. Returns the plugin's name.
+   */
+  install(remote: string, opts: { name?: string; upgradeOf?: string; privileges: unknown; registryAuth?: string; onName?: (name: string) => void }, sink: ProgressSink, signal: AbortSignal): Promise<string>;
   create(name: string, context: NodeJS.ReadableStream): Promise<void>;
   enable(name: string, opts: { timeout: number }): Promise<void>;
   disable(name: string, opts: { force: boolean }): Promise<void>;
   configure(name: string, settings: string[]): Promise<void>;
-  push(name: string, opts: { registryAuth?: string }): Promise<void>;
+  push(name: string, opts: { registryAuth?: string }, sink: ProgressSink, signal: AbortSignal): Promise<void>;
   /** Returns the removed plugin, as the API answers. */
   remove(name: string, opts: { force: boolean }): Promise<PluginView>;
 }
@@ -28,12 +34,15 @@ const auth = (ctx: RequestContext): { registryAuth?: string } => {
 
 export function registerPluginRoutes(router: Router, backend: PluginsBackend): void {
   router.get('/plugins', async (ctx) => sendJson(ctx.res, 200, await backend.list(ctx.query.filters())));
-  router.get('/plugins/privileges', async (ctx) => sendJson(ctx.res, 200, await backend.privileges(ctx.query.string('remote') ?? '')));
+  router.get('/plugins/privileges', async (ctx) => sendJson(ctx.res, 200, await backend.privileges(ctx.query.string('remote') ?? '', auth(ctx).registryAuth)));
   router.post('/plugins/pull', async (ctx) => {
     const remote = ctx.query.string('remote') ?? '';
     const local = ctx.query.string('name');
-    await backend.install(remote, { ...(local ? { name: local } : {}), privileges: await readJson(ctx.req, []), ...auth(ctx) });
-    sendNoContent(ctx.res, 200);
+    const privileges = await readJson(ctx.req, []);
+    const out = new ProgressResponse(ctx.res);
+    // The docker CLI enables the plugin by the name this header gives.
+    const onName = (n: string) => ctx.res.setHeader('Docker-Plugin-Name', n);
+    await out.run(async (sink, signal) => { await backend.install(remote, { ...(local ? { name: local } : {}), privileges, ...auth(ctx), onName }, sink, signal); });
   });
   router.post('/plugins/create', async (ctx) => {
     await backend.create(ctx.query.string('name') ?? '', ctx.req);
@@ -50,12 +59,11 @@ export function registerPluginRoutes(router: Router, backend: PluginsBackend): v
   });
   router.post('/plugins/{name*}/upgrade', async (ctx) => {
     const remote = ctx.query.string('remote') ?? '';
-    await backend.install(remote, { upgradeOf: name(ctx), privileges: await readJson(ctx.req, []), ...auth(ctx) });
-    sendNoContent(ctx.res, 200);
+    const privileges = await readJson(ctx.req, []);
+    await new ProgressResponse(ctx.res).run(async (sink, signal) => { await backend.install(remote, { upgradeOf: name(ctx), privileges, ...auth(ctx) }, sink, signal); });
   });
   router.post('/plugins/{name*}/push', async (ctx) => {
-    await backend.push(name(ctx), auth(ctx));
-    sendNoContent(ctx.res, 200);
+    await new ProgressResponse(ctx.res).run((sink, signal) => backend.push(name(ctx), auth(ctx), sink, signal));
   });
   router.post('/plugins/{name*}/set', async (ctx) => {
     const body = await readJson<unknown>(ctx.req, []);

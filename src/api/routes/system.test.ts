@@ -6,7 +6,7 @@ import { registerSystemDfRoutes, type DiskUsageBackend } from './system-df.ts';
 import { registerSystemRoutes, type SystemBackend } from './system.ts';
 
 describe('system routes', () => {
-  const { backend } = fakeBackend<SystemBackend>({ version: { Version: '0.1.0', ApiVersion: '1.51' }, info: { Name: 'host' }, experimental: false });
+  const { backend } = fakeBackend<SystemBackend>({ version: { Version: '0.1.0', ApiVersion: '1.51' }, info: { Name: 'host' }, experimental: false, swarmState: 'inactive' });
   const df = fakeBackend<DiskUsageBackend>({ usage: { Images: [] }, pruneBuildCache: { CachesDeleted: null, SpaceReclaimed: 0 } });
   const h = new RouteHarness((r) => {
     registerSystemRoutes(r, backend);

@@ -6,6 +6,8 @@ export interface SystemBackend {
   version(): Promise<Record<string, unknown>>;
   info(): Promise<Record<string, unknown>>;
   experimental(): boolean;
+  /** The Swarm header: inactive, pending, error, locked, active/worker or active/manager. */
+  swarmState(): string;
 }
 
 export function registerSystemRoutes(router: Router, backend: SystemBackend): void {
@@ -17,7 +19,7 @@ export function registerSystemRoutes(router: Router, backend: SystemBackend): vo
       'Cache-Control': 'no-cache, no-store, must-revalidate',
       Pragma: 'no-cache',
       'Builder-Version': '1',
-      Swarm: 'inactive',
+      Swarm: backend.swarmState(),
     });
     ctx.res.end(withBody ? 'OK' : undefined);
   };

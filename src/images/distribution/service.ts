@@ -152,6 +152,14 @@ export class DistributionService {
   }
 
   /** A session on the first endpoint that answers its /v2/ ping (https, then http if insecure). */
+  /**
+   * A session with the registry of `ref`, for artifacts that are not images (managed plugins): pull
+   * may go through mirrors, push never does. Connection errors come back in dockerd's words.
+   */
+  registrySession(ref: Reference, push: boolean, auth: AuthConfig, signal?: AbortSignal): Promise<RegistrySession> {
+    return this.firstSession(ref.domain, [`repository:${ref.path}:${push ? 'pull,push' : 'pull'}`], auth, !push, signal);
+  }
+
   private async firstSession(registry: string, scopes: string[], auth: AuthConfig, mirrors: boolean, signal?: AbortSignal, opts: { offlineToken?: boolean } = {}): Promise<RegistrySession> {
     const endpoints = await this.hosts.endpoints(registry, { mirrors });
     let lastErr: unknown;

@@ -1,0 +1,156 @@
+// The manager endpoint other nodes talk to, HTTPS on the node's listen address (2377 by default),
+// and its client. Every connection presents the manager's node certificate; a joining node fetches
+// the CA first without trusting it (GET /ca), checks it against the digest in its join token, then
+// joins with the CA pinned (POST /join, the token's secret decides the role). Afterwards nodes call
+// with their own certificate (mutual TLS): POST /heartbeat, /promote (a joining manager's etcd
+// learner becomes a voter) and /leave, identified by the certificate's CN.
+import { createServer, request, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TLSSocket } from 'node:tls';
+import { EngineError, messageOf, statusOf, unauthorized, unavailable } from '../errors.ts';
+import type { Logger } from '../util/log.ts';
+import { identityOf, type CertIdentity, type NodeRole } from './ca.ts';
+import type { NodeCerts, RemoteManager } from './local-state.ts';
+import { formatHostPort, type HostPort } from './addresses.ts';
+
+export interface JoinRequest {
+  token: string;
+  publicKeyPem: string;
+  /** host:port of the joining node's advertise address, and its listen address. */
+  advertiseAddr: string;
+  listenAddr: string;
+  dataPathAddr: string;
+  description: Record<string, unknown>;
+  availability?: string;
+}
+
+export interface JoinResponse {
+  nodeId: string;
+  clusterId: string;
+  role: NodeRole;
+  certPem: string;
+  caPem: string;
+  managers: RemoteManager[];
+  /** For a new manager: the etcd member list to start with. */
+  etcd?: { initialCluster: string; clusterToken: string };
+}
+
+export interface HeartbeatResponse {
+  managers: RemoteManager[];
+  /** Seconds until the next heartbeat is due. */
+  periodSeconds: number;
+}
+
+export interface EndpointHandler {
+  caPem(): string;
+  join(req: JoinRequest): Promise<JoinResponse>;
+  heartbeat(node: CertIdentity): Promise<HeartbeatResponse>;
+  /** A manager that joined as an etcd learner asks to become a voting member once it has caught up. */
+  promote(node: CertIdentity): Promise<void>;
+  /** `abort`: a join that did not complete; the node and its etcd member are removed. */
+  leave(node: CertIdentity, abort: boolean): Promise<void>;
+}
+
+const MAX_BODY = 1 << 20;
+
+function readBody(req: IncomingMessage): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    let size = 0;
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > MAX_BODY) req.destroy(new Error('request body too large'));
+      else chunks.push(c);
+    });
+    req.on('end', () => {
+      try {
+        resolve(chunks.length ? JSON.parse(Buffer.concat(chunks).toString()) : {});
+      } catch (err) {
+        reject(new EngineError('INVALID_PARAMETER', 'invalid JSON body', { cause: err }));
+      }
+    });
+    req.on('error', reject);
+  });
+}
+
+function peer(req: IncomingMessage, clusterId: string): CertIdentity {
+  const sock = req.socket as TLSSocket;
+  const cert = sock.getPeerCertificate();
+  if (!sock.authorized || !cert?.raw) throw unauthorized('a node certificate of this cluster is required');
+  const id = identityOf(cert.raw);
+  if (id.clusterId !== clusterId) throw unauthorized('the node certificate belongs to another cluster');
+  return id;
+}
+
+/** Starts the endpoint; resolves once it listens. */
+export async function startEndpoint(listen: HostPort, certs: NodeCerts, clusterId: string, handler: EndpointHandler, log: Logger): Promise<Server> {
+  const server = createServer({ cert: certs.certPem, key: certs.keyPem, ca: certs.caPem, requestCert: true, rejectUnauthorized: false }, (req, res: ServerResponse) => {
+    const send = (status: number, body: unknown) => {
+      res.writeHead(status, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    const route = async (): Promise<unknown> => {
+      if (req.method === 'GET' && req.url === '/ca') return { caPem: handler.caPem() };
+      if (req.method === 'POST' && req.url === '/join') return handler.join((await readBody(req)) as JoinRequest);
+      if (req.method === 'POST' && req.url === '/heartbeat') return handler.heartbeat(peer(req, clusterId));
+      if (req.method === 'POST' && req.url === '/promote') return handler.promote(peer(req, clusterId)).then(() => ({}));
+      if (req.method === 'POST' && req.url === '/leave') {
+        const node = peer(req, clusterId);
+        const body = (await readBody(req)) as { abort?: unknown };
+        return handler.leave(node, body?.abort === true).then(() => ({}));
+      }
+      throw new EngineError('NOT_FOUND', `no such endpoint ${req.method} ${req.url}`);
+    };
+    route().then((body) => send(200, body), (err) => {
+      if (statusOf(err) >= 500) log.warn('cluster endpoint request failed', { url: req.url, error: messageOf(err) });
+      send(statusOf(err), { message: messageOf(err) });
+    });
+  });
+  server.on('tlsClientError', (err) => log.debug('cluster endpoint TLS handshake failed', { error: err.message }));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err) => reject(unavailable(`cannot listen on ${formatHostPort(listen)} for the cluster: ${err.message}`, err)));
+    server.listen(listen.port, listen.host, () => resolve());
+  });
+  return server;
+}
+
+export interface CallOptions {
+  /** Pinned CA; absent only for GET /ca, whose answer the caller checks against its token. */
+  caPem?: string;
+  certs?: NodeCerts;
+  timeoutMs?: number;
+}
+
+/** Calls a manager's endpoint at host:port. Errors keep the manager's status and message. */
+export function callManager<T>(addr: string, method: 'GET' | 'POST', path: string, body: unknown, opts: CallOptions): Promise<T> {
+  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/.exec(addr);
+  if (!m) return Promise.reject(new EngineError('INVALID_PARAMETER', `invalid manager address ${JSON.stringify(addr)}`));
+  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+  return new Promise((resolve, reject) => {
+    const req = request({
+      host: m[1] ?? m[2], port: Number(m[3]), method, path, timeout: opts.timeoutMs ?? 15_000,
+      ca: opts.caPem, rejectUnauthorized: opts.caPem !== undefined, cert: opts.certs?.certPem, key: opts.certs?.keyPem,
+      // The chain is checked against the pinned cluster CA; the name is the node ID, not the address.
+      checkServerIdentity: () => undefined, servername: '',
+      headers: payload ? { 'Content-Type': 'application/json', 'Content-Length': payload.length } : {},
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(Buffer.concat(chunks).toString() || '{}');
+        } catch {
+          parsed = { message: Buffer.concat(chunks).toString() };
+        }
+        const status = res.statusCode ?? 500;
+        if (status === 200) resolve(parsed as T);
+        else reject(new EngineError(status === 400 ? 'INVALID_PARAMETER' : status === 401 ? 'UNAUTHORIZED' : status === 404 ? 'NOT_FOUND' : status === 409 ? 'CONFLICT' : status === 501 ? 'NOT_IMPLEMENTED' : 'UNAVAILABLE', (parsed as { message?: string }).message ?? `manager ${addr} answered ${status}`));
+      });
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`manager ${addr} did not answer in time`)));
+    req.on('error', (err) => reject(err instanceof EngineError ? err : unavailable(`cannot reach the manager at ${addr}: ${err.message}`, err)));
+    req.end(payload);
+  });
+}

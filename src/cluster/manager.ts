@@ -1,0 +1,307 @@
+// A manager's runtime: its etcd member, the store client, the endpoint other nodes call, its own
+// heartbeat; and what a manager answers: the cluster object, nodes, joins of other nodes.
+// Created by `init` (a new cluster), `joined` (after a join as manager) or `reopen` (restart).
+import type { Server } from 'node:https';
+import { invalidParameter, notFound, unavailable } from '../errors.ts';
+import type { ClusterObject, SwarmUpdateOptions } from '../types/cluster.ts';
+import type { Logger } from '../util/log.ts';
+import { certificateIps, formatHostPort, parseAddr } from './addresses.ts';
+import { identityOf, issueNodeCert, tlsInfoOf, type CertIdentity, type NodeRole } from './ca.ts';
+import { startEndpoint, type HeartbeatResponse, type JoinRequest, type JoinResponse } from './endpoint.ts';
+import { EtcdMember, peerUrl } from './etcd-process.ts';
+import { newId } from './ids.ts';
+import type { LocalClusterState, LocalStateFiles, NodeCerts, RemoteManager } from './local-state.ts';
+import { checkNodeSpec, checkRemovable, filterNodes, findNode, nodeView, type NodeRecord } from './nodes.ts';
+import { ClusterStore, type Stored } from './store.ts';
+import { checkSpec, clusterView, HEARTBEAT_PERIOD_NS, withDefaults, type ClusterRecord } from './swarm-object.ts';
+import { newJoinToken, parseJoinToken, sameToken } from './tokens.ts';
+
+export interface ManagerEnv {
+  log: Logger;
+  files: LocalStateFiles;
+  /** This node's Description (hostname, platform, resources, engine). */
+  describe(): NodeRecord['Description'];
+}
+
+const CLUSTER_KEY = 'cluster';
+const nodeKey = (id: string) => `nodes/${id}`;
+const beatKey = (id: string) => `heartbeats/${id}`;
+/** A node is down once it missed this many heartbeat periods. */
+const MISSED_BEATS = 3;
+
+export const etcdPorts = (advertisePort: number) => ({ client: advertisePort + 2, peer: advertisePort + 3 });
+
+export function newNodeRecord(id: string, role: NodeRole, advertiseAddr: string, description: NodeRecord['Description'], availability = 'active'): NodeRecord {
+  const now = new Date().toISOString();
+  const adv = parseAddr(advertiseAddr, 0, 'advertise address');
+  return {
+    ID: id, CreatedAt: now, UpdatedAt: now,
+    Spec: { Labels: {}, Role: role, Availability: availability as NodeRecord['Spec']['Availability'] },
+    Description: description,
+    Addr: adv.host,
+    ...(role === 'manager' ? { ManagerAddr: advertiseAddr } : {}),
+  };
+}
+
+export class Manager {
+  private server: Server | null = null;
+  private beatTimer: NodeJS.Timeout | null = null;
+  private periodSeconds = HEARTBEAT_PERIOD_NS / 1e9;
+  private readonly log: Logger;
+
+  private constructor(env: ManagerEnv, readonly state: LocalClusterState, private readonly certs: NodeCerts,
+    private readonly member: EtcdMember, readonly store: ClusterStore) {
+    this.log = env.log.child({ module: 'cluster' });
+  }
+
+  /** Starts etcd from the saved state, connects, listens, heartbeats. */
+  /** `restart`: the member comes back among its peers and may have to wait for a quorum. */
+  static async start(env: ManagerEnv, state: LocalClusterState, certs: NodeCerts, opts: { forceNewCluster?: boolean; promote?: () => Promise<void>; restart?: boolean } = {}): Promise<Manager> {
+    const adv = parseAddr(state.advertiseAddr, 0, 'advertise address');
+    const ports = etcdPorts(adv.port);
+    const etcd = state.etcd!;
+    const member = new EtcdMember({
+      name: state.nodeId, dataDir: env.files.etcdDir, host: adv.host, clientPort: ports.client, peerPort: ports.peer, tls: env.files.tlsFiles,
+      initialCluster: etcd.initialCluster, initialState: etcd.initialState, clusterToken: etcd.clusterToken,
+      ...(opts.forceNewCluster ? { forceNewCluster: true } : {}), ...(opts.promote || opts.restart ? { waitFor: 'serving' as const } : {}), log: env.log,
+    });
+    await member.start();
+    let store: ClusterStore | null = null;
+    try {
+      if (opts.promote) {
+        // A joining manager starts as a learner: it becomes a voter once it has caught up.
+        await opts.promote();
+        const deadline = Date.now() + 60_000;
+        while (!(await member.healthy())) {
+          if (Date.now() > deadline) throw unavailable('the new etcd member did not become healthy within 60 s of its promotion');
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      }
+      store = await ClusterStore.open([member.endpoint], certs);
+      const m = new Manager(env, state, certs, member, store);
+      return m;
+    } catch (err) {
+      store?.close();
+      await member.stop();
+      throw err;
+    }
+  }
+
+  /** The endpoint and the heartbeat, once the store holds this node. */
+  async serve(): Promise<void> {
+    try {
+      const cluster = await this.cluster();
+      const period = (cluster.value.Spec.Dispatcher as { HeartbeatPeriod?: number } | undefined)?.HeartbeatPeriod;
+      if (typeof period === 'number' && period >= 1e9) this.periodSeconds = period / 1e9;
+    } catch (err) {
+      // A restarted manager without a quorum yet: serve anyway; the store answers once it is back.
+      this.log.warn('cannot read the cluster object yet; using the default heartbeat period', { error: (err as Error).message });
+    }
+    this.server = await startEndpoint(parseAddr(this.state.listenAddr, 0, 'listen address'), this.certs, this.state.clusterId, this, this.log);
+    await this.beat();
+    this.beatTimer = setInterval(() => void this.beat(), this.periodSeconds * 1000);
+    this.beatTimer.unref();
+  }
+
+  private async beat(): Promise<void> {
+    try {
+      await this.store.putLeased(beatKey(this.state.nodeId), { at: new Date().toISOString() }, Math.ceil(this.periodSeconds * MISSED_BEATS));
+    } catch (err) {
+      this.log.warn('manager heartbeat failed', { error: (err as Error).message });
+    }
+  }
+
+  /** Writes the cluster object and this node at `swarm init`. */
+  async bootstrap(rec: ClusterRecord, node: NodeRecord): Promise<void> {
+    await this.store.create(CLUSTER_KEY, rec);
+    await this.store.create(nodeKey(node.ID), node);
+  }
+
+  async cluster(): Promise<Stored<ClusterRecord>> {
+    const c = await this.store.get<ClusterRecord>(CLUSTER_KEY);
+    if (!c) throw unavailable('the cluster store holds no cluster object');
+    return c;
+  }
+
+  async inspectCluster(withTokens = true): Promise<ClusterObject> {
+    const c = await this.cluster();
+    return clusterView(c.value, c.version, tlsInfoOf(c.value.ca.certPem), withTokens);
+  }
+
+  async updateCluster(spec: ClusterObject, opts: SwarmUpdateOptions): Promise<void> {
+    const c = await this.cluster();
+    const next = withDefaults(spec);
+    checkSpec(next);
+    const rec: ClusterRecord = { ...c.value, Spec: next, UpdatedAt: new Date().toISOString() };
+    if (opts.rotateWorkerToken) rec.JoinTokens = { ...rec.JoinTokens, Worker: newJoinToken(rec.ca.certPem) };
+    if (opts.rotateManagerToken) rec.JoinTokens = { ...rec.JoinTokens, Manager: newJoinToken(rec.ca.certPem) };
+    await this.store.update(CLUSTER_KEY, rec, opts.version);
+  }
+
+  private async nodeRecords(): Promise<Stored<NodeRecord>[]> {
+    return this.store.list<NodeRecord>('nodes/');
+  }
+
+  private async liveness(): Promise<(rec: NodeRecord) => { up: boolean; leader: boolean }> {
+    const [beats, members, status] = await Promise.all([this.store.list('heartbeats/'), this.store.members(), this.store.leader()]);
+    const up = new Set(beats.map((b) => b.key.slice('heartbeats/'.length)));
+    const leaderName = members.find((m) => m.id === status.leader)?.name;
+    return (rec) => ({ up: up.has(rec.ID), leader: rec.ID === leaderName });
+  }
+
+  async listNodes(filters: Map<string, string[]>): Promise<ClusterObject[]> {
+    const all = await this.nodeRecords();
+    const keep = new Set(filterNodes(all.map((s) => s.value), filters).map((n) => n.ID));
+    const live = await this.liveness();
+    return all.filter((s) => keep.has(s.value.ID)).map((s) => nodeView(s.value, s.version, live(s.value)));
+  }
+
+  private async findNode(ref: string): Promise<Stored<NodeRecord>> {
+    const all = await this.nodeRecords();
+    const rec = findNode(all.map((s) => s.value), ref);
+    return all.find((s) => s.value.ID === rec.ID)!;
+  }
+
+  async inspectNode(ref: string): Promise<ClusterObject> {
+    const s = await this.findNode(ref);
+    return nodeView(s.value, s.version, (await this.liveness())(s.value));
+  }
+
+  async updateNode(ref: string, body: ClusterObject, version: number): Promise<void> {
+    const s = await this.findNode(ref);
+    const spec = checkNodeSpec(s.value.Spec, body);
+    await this.store.update(nodeKey(s.value.ID), { ...s.value, Spec: spec, UpdatedAt: new Date().toISOString() }, version);
+  }
+
+  async removeNode(ref: string, force: boolean): Promise<void> {
+    const s = await this.findNode(ref);
+    checkRemovable(s.value, (await this.liveness())(s.value).up, force);
+    await this.store.delete(nodeKey(s.value.ID));
+    await this.store.delete(beatKey(s.value.ID));
+  }
+
+  /** The managers, for /info's RemoteManagers and for workers. */
+  async managers(): Promise<RemoteManager[]> {
+    return (await this.nodeRecords()).filter((s) => s.value.Spec.Role === 'manager' && s.value.ManagerAddr).map((s) => ({ NodeID: s.value.ID, Addr: s.value.ManagerAddr! }));
+  }
+
+  /** /info's Swarm section. */
+  async info(): Promise<ClusterObject> {
+    const [nodes, cluster] = await Promise.all([this.nodeRecords(), this.inspectCluster(false)]);
+    const managers = nodes.filter((s) => s.value.Spec.Role === 'manager');
+    return {
+      Nodes: nodes.length,
+      Managers: managers.length,
+      Cluster: cluster,
+      RemoteManagers: managers.filter((s) => s.value.ManagerAddr).map((s) => ({ NodeID: s.value.ID, Addr: s.value.ManagerAddr })),
+    };
+  }
+
+  // ---- the endpoint's handler ----------------------------------------------------------------
+
+  caPem(): string {
+    return this.certs.caPem;
+  }
+
+  async join(req: JoinRequest): Promise<JoinResponse> {
+    if (typeof req?.token !== 'string' || typeof req.publicKeyPem !== 'string' || typeof req.advertiseAddr !== 'string') throw invalidParameter('invalid join request');
+    parseJoinToken(req.token);
+    const c = await this.cluster();
+    const role: NodeRole | null = sameToken(req.token, c.value.JoinTokens.Manager) ? 'manager' : sameToken(req.token, c.value.JoinTokens.Worker) ? 'worker' : null;
+    if (!role) throw invalidParameter('A valid join token is necessary to join this cluster');
+    const adv = parseAddr(req.advertiseAddr, 0, 'advertise address');
+    const listen = parseAddr(req.listenAddr || req.advertiseAddr, adv.port, 'listen address');
+    const nodeId = newId();
+    const certPem = await issueNodeCert(c.value.ca, req.publicKeyPem, { nodeId, role, clusterId: this.state.clusterId, ips: certificateIps(adv.host, listen.host) });
+    const description = (req.description ?? {}) as NodeRecord['Description'];
+    const availability = req.availability ?? 'active';
+    if (availability !== 'active' && availability !== 'pause' && availability !== 'drain') throw invalidParameter(`invalid availability ${JSON.stringify(availability)}`);
+    await this.store.create(nodeKey(nodeId), newNodeRecord(nodeId, role, formatHostPort(adv), description, availability));
+    const res: JoinResponse = { nodeId, clusterId: this.state.clusterId, role, certPem, caPem: this.certs.caPem, managers: await this.managers() };
+    if (role === 'manager') {
+      const peer = peerUrl(adv.host, etcdPorts(adv.port).peer);
+      const { members } = await this.store.addMember(peer).catch(async (err: Error) => {
+        await this.store.delete(nodeKey(nodeId)).catch((e: Error) => this.log.warn('cannot remove the node record of a failed join', { error: e.message }));
+        throw err;
+      });
+      const initialCluster = members.map((m) => `${m.name || nodeId}=${m.peerUrls[0]}`).join(',');
+      res.etcd = { initialCluster, clusterToken: this.state.etcd!.clusterToken };
+    }
+    this.log.info('node joined the cluster', { node: nodeId, role, addr: req.advertiseAddr });
+    return res;
+  }
+
+  async heartbeat(node: CertIdentity): Promise<HeartbeatResponse> {
+    if (!(await this.store.get(nodeKey(node.nodeId)))) throw notFound(`node ${node.nodeId} not found`);
+    await this.store.putLeased(beatKey(node.nodeId), { at: new Date().toISOString() }, Math.ceil(this.periodSeconds * MISSED_BEATS));
+    return { managers: await this.managers(), periodSeconds: this.periodSeconds };
+  }
+
+  async promote(node: CertIdentity): Promise<void> {
+    const id = await this.memberOf(node.nodeId);
+    if (!id) throw notFound(`no etcd member for node ${node.nodeId}`);
+    await this.store.promoteMember(id);
+    this.log.info('manager promoted to a voting etcd member', { node: node.nodeId });
+  }
+
+  /** The etcd member of a node: by name once it started, by peer URL before. */
+  private async memberOf(nodeId: string): Promise<string | undefined> {
+    const rec = await this.store.get<NodeRecord>(nodeKey(nodeId));
+    const peer = rec?.value.ManagerAddr ? peerUrl(rec.value.Addr, etcdPorts(parseAddr(rec.value.ManagerAddr, 0, 'manager address').port).peer) : undefined;
+    return (await this.store.members()).find((m) => m.name === nodeId || (peer !== undefined && m.peerUrls.includes(peer)))?.id;
+  }
+
+  async leave(node: CertIdentity, abort: boolean): Promise<void> {
+    await this.store.delete(beatKey(node.nodeId));
+    if (!abort) return;
+    const member = node.role === 'manager' ? await this.memberOf(node.nodeId) : undefined;
+    if (member) await this.store.removeMember(member);
+    await this.store.delete(nodeKey(node.nodeId));
+    this.log.info('a join that did not complete was undone', { node: node.nodeId });
+  }
+
+  // ---- leaving and stopping ------------------------------------------------------------------
+
+  /** dockerd's refusal of `swarm leave` without force on a manager, or the removal of this member. */
+  async leaveCluster(force: boolean): Promise<void> {
+    const members = await this.store.members().catch((err: Error) => {
+      if (!force) throw err;
+      this.log.warn('cannot read the etcd members while leaving by force', { error: err.message });
+      return [];
+    });
+    if (!force) {
+      const live = await this.liveness();
+      const managers = (await this.nodeRecords()).filter((s) => s.value.Spec.Role === 'manager');
+      const reachable = managers.filter((s) => live(s.value).up).length;
+      const unreachable = managers.length - reachable;
+      let msg = 'You are attempting to leave the swarm on a node that is participating as a manager. ';
+      if (reachable - 1 <= unreachable) {
+        if (reachable === 1 && unreachable === 0) throw unavailable(`${msg}Removing the last manager erases all current state of the swarm. Use \`--force\` to ignore this message. `.trimEnd());
+        msg += `Removing this node leaves ${reachable - 1} managers out of ${reachable + unreachable}. Without a Raft quorum your swarm will be inaccessible. `;
+      }
+      throw unavailable(`${msg}The only way to restore a swarm that has lost consensus is to reinitialize it with \`--force-new-cluster\`. Use \`--force\` to suppress this message.`);
+    }
+    const self = members.find((m) => m.name === this.state.nodeId);
+    if (self && members.length > 1) {
+      await this.store.delete(beatKey(this.state.nodeId)).catch((err: Error) => this.log.warn('cannot clear this node\'s heartbeat', { error: err.message }));
+      await this.store.removeMember(self.id);
+    }
+  }
+
+  async stop(): Promise<void> {
+    if (this.beatTimer) clearInterval(this.beatTimer);
+    this.beatTimer = null;
+    if (this.server) {
+      this.server.closeAllConnections();
+      await new Promise<void>((r) => this.server!.close(() => r()));
+      this.server = null;
+    }
+    this.store.close();
+    await this.member.stop();
+  }
+
+  /** The node's identity from its certificate (checked at start). */
+  identity(): CertIdentity {
+    return identityOf(this.certs.certPem);
+  }
+}

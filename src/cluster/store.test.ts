@@ -1,0 +1,99 @@
+// The replicated store against a real one-member etcd started by EtcdMember over mutual TLS with
+// certificates of a fresh cluster CA: compare-and-swap versions, create conflicts, watches, leased
+// keys, members; and a crashed etcd is restarted by its watcher.
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { Logger } from '../util/log.ts';
+import { freePort } from '../../test/helpers/ports.ts';
+import { createRootCa, issueNodeCert, newKeyPair } from './ca.ts';
+import { EtcdMember, peerUrl } from './etcd-process.ts';
+import { newId } from './ids.ts';
+import { ClusterStore, OUT_OF_SEQUENCE } from './store.ts';
+
+describe('cluster store on a real etcd', () => {
+  let dir: string;
+  let member: EtcdMember;
+  let store: ClusterStore;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'engine-etcd-'));
+    const ca = await createRootCa();
+    const keys = newKeyPair();
+    const nodeId = newId();
+    const cert = await issueNodeCert(ca, keys.publicKeyPem, { nodeId, role: 'manager', clusterId: newId(), ips: ['127.0.0.1'] });
+    const tls = { caFile: join(dir, 'ca.pem'), certFile: join(dir, 'node.pem'), keyFile: join(dir, 'node.key') };
+    await writeFile(tls.caFile, ca.certPem);
+    await writeFile(tls.certFile, cert);
+    await writeFile(tls.keyFile, keys.keyPem, { mode: 0o600 });
+    const [clientPort, peerPort] = [await freePort(), await freePort()];
+    member = new EtcdMember({
+      name: nodeId, dataDir: join(dir, 'etcd'), host: '127.0.0.1', clientPort, peerPort, tls,
+      initialCluster: `${nodeId}=${peerUrl('127.0.0.1', peerPort)}`, initialState: 'new', clusterToken: newId(),
+      log: new Logger({ level: 'error', format: 'text', raw: false }),
+    });
+    await member.start();
+    store = await ClusterStore.open([member.endpoint], { caPem: ca.certPem, certPem: cert, keyPem: keys.keyPem });
+  });
+  after(async () => {
+    store?.close();
+    await member?.stop();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  test('versions are compare-and-swap: a stale version is refused, a current one wins', async () => {
+    const v1 = await store.create('things/a', { n: 1 });
+    await assert.rejects(store.create('things/a', { n: 9 }), (e: Error & { status?: number }) => e.status === 409 && /already exists/.test(e.message));
+    const got = await store.get<{ n: number }>('things/a');
+    assert.deepEqual(got?.value, { n: 1 });
+    assert.equal(got?.version, v1);
+    const v2 = await store.update('things/a', { n: 2 }, v1);
+    assert.ok(v2 > v1);
+    await assert.rejects(store.update('things/a', { n: 3 }, v1), (e: Error & { status?: number }) => e.status === 409 && e.message === OUT_OF_SEQUENCE);
+    await assert.rejects(store.update('things/none', { n: 3 }, v1), (e: Error & { status?: number }) => e.status === 404);
+    assert.deepEqual((await store.get('things/a'))?.value, { n: 2 });
+    await store.create('things/b', { n: 5 });
+    assert.deepEqual((await store.list<{ n: number }>('things/')).map((s) => [s.key, s.value.n]), [['things/a', 2], ['things/b', 5]]);
+    await assert.rejects(store.delete('things/b', v1), /out of sequence/);
+    assert.equal(await store.delete('things/b'), true);
+    assert.equal(await store.get('things/b'), null);
+  });
+
+  test('a watch sees puts and deletes under its prefix only', async () => {
+    const seen: string[] = [];
+    const stop = await store.watch('watched/', (key, deleted) => seen.push(`${deleted ? 'del' : 'put'} ${key}`));
+    await store.put('watched/x', 1);
+    await store.put('elsewhere/y', 1);
+    await store.delete('watched/x');
+    const deadline = Date.now() + 20_000;
+    while (seen.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await stop();
+    assert.deepEqual(seen, ['put watched/x', 'del watched/x']);
+  });
+
+  test('a leased key lives while refreshed and goes when its lease runs out', async () => {
+    await store.putLeased('beat/n1', { at: 1 }, 2);
+    await store.putLeased('beat/n1', { at: 2 }, 2);
+    assert.deepEqual((await store.get('beat/n1'))?.value, { at: 2 });
+    const deadline = Date.now() + 30_000;
+    while ((await store.get('beat/n1')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+    assert.equal(await store.get('beat/n1'), null);
+    await store.putLeased('beat/n1', { at: 3 }, 5); // the expired lease is replaced by a new one
+    assert.deepEqual((await store.get('beat/n1'))?.value, { at: 3 });
+  });
+
+  test('the member list names this member; a killed etcd is restarted and serves again', async () => {
+    const members = await store.members();
+    assert.equal(members.length, 1);
+    assert.deepEqual(members[0]!.clientUrls, [member.endpoint]);
+    const { leader, member: self } = await store.leader();
+    assert.equal(leader, self);
+    const pid = member.pid!;
+    const restarted = new Promise((r) => member.once('restarted', r));
+    process.kill(pid, 'SIGKILL');
+    await restarted;
+    assert.notEqual(member.pid, pid);
+    assert.deepEqual((await store.get('things/a'))?.value, { n: 2 });
+  });
+});

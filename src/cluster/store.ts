@@ -1,0 +1,233 @@
+// The typed client of the replicated store (etcd, through npm etcd3 over grpc-js with mutual TLS).
+// Objects are JSON values under one prefix; an object's API `Version.Index` is its etcd
+// mod_revision, so an update carrying a stale version fails in the same transaction that would
+// have written it (compare-and-swap), and creation refuses a key that exists. Also: leases for
+// heartbeats, prefix watches and the member list of the etcd cluster.
+// etcd3 is loaded on first use only: a node outside a cluster never pays for it.
+import type { Etcd3, Lease, Watcher } from 'etcd3';
+import { conflict, EngineError, notFound, unavailable } from '../errors.ts';
+
+export interface StoreTls {
+  caPem: string;
+  certPem: string;
+  keyPem: string;
+}
+
+export interface Stored<T> {
+  key: string;
+  value: T;
+  /** mod_revision: the object's Version.Index. */
+  version: number;
+  /** create_revision. */
+  created: number;
+}
+
+export interface StoreMember {
+  id: string;
+  name: string;
+  peerUrls: string[];
+  clientUrls: string[];
+}
+
+/** The message swarmkit gives an update against a stale version. */
+export const OUT_OF_SEQUENCE = 'update out of sequence';
+
+const PREFIX = '/engine/';
+
+/** Maps an etcd/grpc failure to the API's 503 with a word of what failed. */
+function storeDown(what: string, err: unknown): Error {
+  if (err instanceof EngineError) return err;
+  return unavailable(`cluster store: ${what} failed: ${(err as Error)?.message ?? String(err)}`, err);
+}
+
+export class ClusterStore {
+  private readonly leases = new Map<string, Lease>();
+
+  private constructor(private readonly client: Etcd3) {}
+
+  static async open(endpoints: string[], tls: StoreTls, opts: { dialTimeoutMs?: number } = {}): Promise<ClusterStore> {
+    const { Etcd3: Client } = await import('etcd3');
+    const client = new Client({
+      hosts: endpoints,
+      credentials: { rootCertificate: Buffer.from(tls.caPem), privateKey: Buffer.from(tls.keyPem), certChain: Buffer.from(tls.certPem) },
+      dialTimeout: opts.dialTimeoutMs ?? 10_000,
+    });
+    return new ClusterStore(client);
+  }
+
+  async get<T>(key: string): Promise<Stored<T> | null> {
+    try {
+      const r = await this.client.get(PREFIX + key).exec();
+      const kv = r.kvs[0];
+      if (!kv) return null;
+      return { key, value: JSON.parse(kv.value.toString()) as T, version: Number(kv.mod_revision), created: Number(kv.create_revision) };
+    } catch (err) {
+      throw storeDown(`get ${key}`, err);
+    }
+  }
+
+  async list<T>(prefix: string): Promise<Stored<T>[]> {
+    try {
+      const r = await this.client.getAll().prefix(PREFIX + prefix).exec();
+      return r.kvs.map((kv) => ({
+        key: kv.key.toString().slice(PREFIX.length),
+        value: JSON.parse(kv.value.toString()) as T,
+        version: Number(kv.mod_revision),
+        created: Number(kv.create_revision),
+      }));
+    } catch (err) {
+      throw storeDown(`list ${prefix}`, err);
+    }
+  }
+
+  /** Writes a new key; 409 if it exists. Returns the new version. */
+  async create<T>(key: string, value: T): Promise<number> {
+    let r;
+    try {
+      r = await this.client.if(PREFIX + key, 'Create', '==', 0).then(this.client.put(PREFIX + key).value(JSON.stringify(value))).commit();
+    } catch (err) {
+      throw storeDown(`create ${key}`, err);
+    }
+    if (!r.succeeded) throw conflict(`${key} already exists`);
+    return Number(r.header.revision);
+  }
+
+  /** Writes `value` if the key is still at `version`; 409 "update out of sequence" if not, 404 if gone. */
+  async update<T>(key: string, value: T, version: number): Promise<number> {
+    let r;
+    try {
+      r = await this.client.if(PREFIX + key, 'Mod', '==', version).then(this.client.put(PREFIX + key).value(JSON.stringify(value))).commit();
+    } catch (err) {
+      throw storeDown(`update ${key}`, err);
+    }
+    if (r.succeeded) return Number(r.header.revision);
+    if (!(await this.get(key))) throw notFound(`${key} not found`);
+    throw conflict(OUT_OF_SEQUENCE);
+  }
+
+  /** Writes unconditionally (state the node itself owns, such as its status). */
+  async put<T>(key: string, value: T): Promise<number> {
+    try {
+      const r = await this.client.put(PREFIX + key).value(JSON.stringify(value)).exec();
+      return Number(r.header.revision);
+    } catch (err) {
+      throw storeDown(`put ${key}`, err);
+    }
+  }
+
+  /** Deletes a key (if `version` is given, only at that version). Returns whether it existed. */
+  async delete(key: string, version?: number): Promise<boolean> {
+    try {
+      if (version === undefined) return Number((await this.client.delete().key(PREFIX + key).exec()).deleted) > 0;
+      const r = await this.client.if(PREFIX + key, 'Mod', '==', version).then(this.client.delete().key(PREFIX + key)).commit();
+      if (!r.succeeded) throw conflict(OUT_OF_SEQUENCE);
+      return true;
+    } catch (err) {
+      throw storeDown(`delete ${key}`, err);
+    }
+  }
+
+  async deletePrefix(prefix: string): Promise<void> {
+    try {
+      await this.client.delete().prefix(PREFIX + prefix).exec();
+    } catch (err) {
+      throw storeDown(`delete ${prefix}*`, err);
+    }
+  }
+
+  /**
+   * Puts `value` at `key` bound to a lease of `ttlSeconds` that this call refreshes: the key
+   * disappears `ttlSeconds` after the last call (a node's heartbeat).
+   */
+  async putLeased<T>(key: string, value: T, ttlSeconds: number): Promise<void> {
+    const existing = this.leases.get(key);
+    if (existing) {
+      try {
+        await existing.keepaliveOnce();
+        await existing.put(PREFIX + key).value(JSON.stringify(value));
+        return;
+      } catch {
+        // The lease expired (the node was silent too long) or was revoked: grant a new one below.
+        this.leases.delete(key);
+        existing.release();
+      }
+    }
+    const lease = this.client.lease(ttlSeconds, { autoKeepAlive: false });
+    lease.on('lost', () => this.leases.get(key) === lease && this.leases.delete(key));
+    try {
+      await lease.put(PREFIX + key).value(JSON.stringify(value));
+    } catch (err) {
+      lease.release();
+      throw storeDown(`put ${key} with a lease`, err);
+    }
+    this.leases.set(key, lease);
+  }
+
+  /** Calls `onChange(key)` for every put or delete under `prefix`; returns the stop function. */
+  async watch(prefix: string, onChange: (key: string, deleted: boolean) => void): Promise<() => Promise<void>> {
+    let w: Watcher;
+    try {
+      w = await this.client.watch().prefix(PREFIX + prefix).create();
+    } catch (err) {
+      throw storeDown(`watch ${prefix}`, err);
+    }
+    w.on('put', (kv) => onChange(kv.key.toString().slice(PREFIX.length), false));
+    w.on('delete', (kv) => onChange(kv.key.toString().slice(PREFIX.length), true));
+    return () => w.cancel();
+  }
+
+  async members(): Promise<StoreMember[]> {
+    try {
+      const r = await this.client.cluster.memberList({});
+      return r.members.map((m) => ({ id: String(m.ID), name: m.name, peerUrls: m.peerURLs, clientUrls: m.clientURLs }));
+    } catch (err) {
+      throw storeDown('member list', err);
+    }
+  }
+
+  /**
+   * Adds a member by its peer URL, as a learner (no vote, so a member that never starts costs the
+   * cluster no quorum); returns the member list after the change (the new one unnamed).
+   */
+  async addMember(peerUrl: string): Promise<{ id: string; members: StoreMember[] }> {
+    try {
+      const r = await this.client.cluster.memberAdd({ peerURLs: [peerUrl], isLearner: true });
+      return { id: String(r.member.ID), members: r.members.map((m) => ({ id: String(m.ID), name: m.name, peerUrls: m.peerURLs, clientUrls: m.clientURLs })) };
+    } catch (err) {
+      throw storeDown(`adding member ${peerUrl}`, err);
+    }
+  }
+
+  /** Makes a learner a voting member; etcd refuses until the learner has caught up. */
+  async promoteMember(id: string): Promise<void> {
+    try {
+      await this.client.cluster.memberPromote({ ID: id });
+    } catch (err) {
+      throw storeDown(`promoting member ${id}`, err);
+    }
+  }
+
+  async removeMember(id: string): Promise<void> {
+    try {
+      await this.client.cluster.memberRemove({ ID: id });
+    } catch (err) {
+      throw storeDown(`removing member ${id}`, err);
+    }
+  }
+
+  /** The ID of the etcd member that leads, and the member this client talks to. */
+  async leader(): Promise<{ leader: string; member: string }> {
+    try {
+      const s = await this.client.maintenance.status({});
+      return { leader: String(s.leader), member: String(s.header.member_id) };
+    } catch (err) {
+      throw storeDown('status', err);
+    }
+  }
+
+  close(): void {
+    for (const l of this.leases.values()) l.release();
+    this.leases.clear();
+    this.client.close();
+  }
+}

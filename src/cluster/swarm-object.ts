@@ -1,0 +1,79 @@
+// The cluster object (what GET /swarm shows) as it is kept in the store, its spec defaults as
+// dockerd fills them, and the checks of a spec sent to init or update.
+import { invalidParameter, notImplemented } from '../errors.ts';
+import type { ClusterObject } from '../types/cluster.ts';
+
+export const HEARTBEAT_PERIOD_NS = 5_000_000_000;
+
+/** The stored record: the API's fields plus the CA key (managers only ever read it). */
+export interface ClusterRecord {
+  ID: string;
+  CreatedAt: string;
+  UpdatedAt: string;
+  Spec: ClusterObject;
+  RootRotationInProgress: boolean;
+  DataPathPort: number;
+  DefaultAddrPool: string[];
+  SubnetSize: number;
+  JoinTokens: { Worker: string; Manager: string };
+  ca: { certPem: string; keyPem: string };
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Fills zero or absent fields with dockerd's defaults (its swarm init does the same). */
+export function withDefaults(spec: ClusterObject | undefined): ClusterObject {
+  const s = isObj(spec) ? structuredClone(spec) : {};
+  const section = (name: string): Record<string, unknown> => {
+    const v = s[name];
+    if (v !== undefined && v !== null && !isObj(v)) throw invalidParameter(`invalid Spec.${name}: must be an object`);
+    return (s[name] = isObj(v) ? v : {}) as Record<string, unknown>;
+  };
+  const def = (o: Record<string, unknown>, k: string, v: unknown) => {
+    if (o[k] === undefined || o[k] === null || o[k] === 0) o[k] = v;
+  };
+  if (!s.Name) s.Name = 'default';
+  if (!isObj(s.Labels)) s.Labels = {};
+  def(section('Orchestration'), 'TaskHistoryRetentionLimit', 5);
+  const raft = section('Raft');
+  def(raft, 'SnapshotInterval', 10000);
+  def(raft, 'KeepOldSnapshots', 0);
+  def(raft, 'LogEntriesForSlowFollowers', 500);
+  def(raft, 'ElectionTick', 10);
+  def(raft, 'HeartbeatTick', 1);
+  def(section('Dispatcher'), 'HeartbeatPeriod', HEARTBEAT_PERIOD_NS);
+  def(section('CAConfig'), 'NodeCertExpiry', 7_776_000_000_000_000);
+  section('TaskDefaults');
+  const enc = section('EncryptionConfig');
+  if (enc.AutoLockManagers === undefined) enc.AutoLockManagers = false;
+  return s;
+}
+
+/** Checks a spec the engine can honour; what it cannot yet is a 501, not silently ignored. */
+export function checkSpec(spec: ClusterObject): void {
+  const enc = spec.EncryptionConfig as Record<string, unknown> | undefined;
+  if (enc?.AutoLockManagers === true) throw notImplemented('autolock (EncryptionConfig.AutoLockManagers) is not built yet in this engine');
+  const ca = spec.CAConfig as Record<string, unknown> | undefined;
+  if (Array.isArray(ca?.ExternalCAs) && ca.ExternalCAs.length > 0) throw notImplemented('external CAs are not built yet in this engine');
+  if (ca?.SigningCACert || ca?.SigningCAKey) throw notImplemented('rotating the cluster root CA is not built yet in this engine');
+  const period = (spec.Dispatcher as Record<string, unknown> | undefined)?.HeartbeatPeriod;
+  if (typeof period !== 'number' || period < 1_000_000_000) throw invalidParameter('invalid Dispatcher.HeartbeatPeriod: at least 1s is required');
+}
+
+/** GET /swarm's answer (the `Cluster` of /info without JoinTokens). */
+export function clusterView(rec: ClusterRecord, version: number, tls: ClusterObject, withTokens: boolean): ClusterObject {
+  const view: ClusterObject = {
+    ID: rec.ID,
+    Version: { Index: version },
+    CreatedAt: rec.CreatedAt,
+    UpdatedAt: rec.UpdatedAt,
+    Spec: rec.Spec,
+    TLSInfo: tls,
+    RootRotationInProgress: rec.RootRotationInProgress,
+    DefaultAddrPool: rec.DefaultAddrPool,
+    SubnetSize: rec.SubnetSize,
+    DataPathPort: rec.DataPathPort,
+  };
+  if (withTokens) view.JoinTokens = rec.JoinTokens;
+  return view;
+}

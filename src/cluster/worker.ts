@@ -1,0 +1,77 @@
+// A worker's runtime: no store; it heartbeats to one of the managers it knows over mutual TLS with
+// its node certificate, moves to the next manager when one does not answer, and keeps the list of
+// managers each answer carries (saved, so a restarted worker finds them again).
+import type { Logger } from '../util/log.ts';
+import { callManager, type HeartbeatResponse } from './endpoint.ts';
+import type { LocalClusterState, LocalStateFiles, NodeCerts } from './local-state.ts';
+import { HEARTBEAT_PERIOD_NS } from './swarm-object.ts';
+
+export class Worker {
+  private timer: NodeJS.Timeout | null = null;
+  private next = 0;
+  private stopped = false;
+  /** The last heartbeat failure, shown as /info's Swarm.Error while no manager answers. */
+  lastError = '';
+
+  constructor(readonly state: LocalClusterState, private readonly certs: NodeCerts, private readonly files: LocalStateFiles, private readonly log: Logger) {}
+
+  /** Sends the first heartbeat (its failure is the caller's) and keeps beating. */
+  async start(): Promise<void> {
+    const period = await this.beat(true);
+    this.schedule(period);
+  }
+
+  private schedule(seconds: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.beat(false).then((p) => this.schedule(p), (err: Error) => {
+        this.log.debug('worker heartbeat round failed', { error: err.message });
+        this.schedule(HEARTBEAT_PERIOD_NS / 1e9);
+      });
+    }, seconds * 1000);
+    this.timer.unref();
+  }
+
+  /** One heartbeat, trying each known manager once; returns the period to wait. */
+  private async beat(throwOnFailure: boolean): Promise<number> {
+    const managers = this.state.managers;
+    let lastErr: Error | null = null;
+    for (let i = 0; i < managers.length; i++) {
+      const m = managers[(this.next + i) % managers.length]!;
+      try {
+        const r = await callManager<HeartbeatResponse>(m.Addr, 'POST', '/heartbeat', {}, { caPem: this.certs.caPem, certs: this.certs, timeoutMs: 10_000 });
+        this.next = (this.next + i) % managers.length;
+        this.lastError = '';
+        if (r.managers.length && JSON.stringify(r.managers) !== JSON.stringify(this.state.managers)) {
+          this.state.managers = r.managers;
+          this.files.write(this.state);
+        }
+        return r.periodSeconds;
+      } catch (err) {
+        lastErr = err as Error;
+        this.log.debug('heartbeat to a manager failed', { manager: m.Addr, error: lastErr.message });
+      }
+    }
+    this.lastError = lastErr ? `no manager answers: ${lastErr.message}` : 'no manager known';
+    if (throwOnFailure && lastErr) throw lastErr;
+    return HEARTBEAT_PERIOD_NS / 1e9;
+  }
+
+  /** Tells a manager this node leaves (it shows as down at once); best effort. */
+  async announceLeave(): Promise<void> {
+    for (const m of this.state.managers) {
+      try {
+        await callManager(m.Addr, 'POST', '/leave', {}, { caPem: this.certs.caPem, certs: this.certs, timeoutMs: 5000 });
+        return;
+      } catch (err) {
+        this.log.debug('leave announcement to a manager failed', { manager: m.Addr, error: (err as Error).message });
+      }
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+}
