@@ -3,6 +3,8 @@
 #   scripts/setup.sh run    install everything, build, run engined in the foreground with its defaults
 #   scripts/setup.sh test   install everything, build, run the whole test suite
 #   scripts/setup.sh        install and build only
+#   scripts/setup.sh rootless <user>   install and build, and prepare <user> for rootless mode
+#                           (subordinate ids, /dev/net/tun usable); then <user> runs bin/engined
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -13,7 +15,8 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # Debian packages: the supervisor, runtimes, init, firewall, CNI plugins; the registry, busybox and
 # clients used by tests; nodejs/npm only to bootstrap npm (the daemon runs on the pinned Node from npm).
-DEB_RUNTIME=(containerd runc crun tini iptables iproute2 containernetworking-plugins ca-certificates procps bzip2 xz-utils etcd-server openssl)
+# rootlesskit, slirp4netns and uidmap (newuidmap/newgidmap) serve rootless mode (bin/engined-rootless).
+DEB_RUNTIME=(containerd runc crun tini iptables iproute2 containernetworking-plugins ca-certificates procps bzip2 xz-utils etcd-server openssl rootlesskit slirp4netns uidmap)
 # docker.io: its docker-proxy serves the --userland-proxy-path tests (and dockerd the benchmark's
 # side-by-side runs); the docker CLI the tests drive stays the one first on PATH.
 # gcc/libc6-dev build the managed-plugin test plugin; openssh-server serves the client's ssh:// tests;
@@ -64,5 +67,20 @@ case "$mode" in
   run) exec bin/engined "$@" ;;
   test) exec bash scripts/run-tests.sh "$@" ;;
   install) echo "setup: done" ;;
-  *) echo "usage: scripts/setup.sh [run|test|install]" >&2; exit 2 ;;
+  rootless)
+    user=${1:?usage: scripts/setup.sh rootless <user>}
+    id "$user" >/dev/null
+    # A 65536-id range after the highest in use, unless the user has one (useradd gives one to
+    # regular accounts it creates).
+    for f in /etc/subuid /etc/subgid; do
+      if ! grep -qE "^($user|$(id -u "$user")):" "$f" 2>/dev/null; then
+        start=$(awk -F: 'BEGIN{m=100000} {e=$2+$3; if (e>m) m=e} END{print m}' "$f" 2>/dev/null || echo 100000)
+        echo "$user:$start:65536" | as_root tee -a "$f" >/dev/null
+        echo "setup: $f: $user:$start:65536"
+      fi
+    done
+    # slirp4netns opens the tun device as the user: Debian's udev default is 0666.
+    if [ "$(stat -c %a /dev/net/tun)" != 666 ]; then as_root chmod 0666 /dev/net/tun; echo "setup: /dev/net/tun made 0666"; fi
+    echo "setup: done; as $user run: bin/engined   (socket: \$XDG_RUNTIME_DIR/engine.sock)" ;;
+  *) echo "usage: scripts/setup.sh [run|test|install|rootless <user>]" >&2; exit 2 ;;
 esac

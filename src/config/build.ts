@@ -12,6 +12,7 @@ import { OPTIONS, OPTION_BY_KEY } from './options.ts';
 import { ACTION_FLAGS } from './args.ts';
 import { KNOWN_FEATURES, normalizeConfig, validateConfig } from './validate.ts';
 import { formatValue, maskCredentials } from './values.ts';
+import { rootlessConfigFile, rootlessDefaults, rootlessRequested } from './rootless.ts';
 
 export const DEFAULT_CONFIG_FILE = OPTION_BY_KEY.get('config-file')!.default as string;
 
@@ -58,7 +59,8 @@ export interface Built {
 
 /** Throws ConfigError; errors that involve the file name it (`unable to configure … with file <path>: …`). */
 export function buildConfig(flags: FlagValues, env: NodeJS.ProcessEnv): Built {
-  const path = (flags.values.get('config-file') as string | undefined) ?? DEFAULT_CONFIG_FILE;
+  const rootless = rootlessRequested(flags.values.get('rootless'), env);
+  const path = (flags.values.get('config-file') as string | undefined) ?? (rootless ? rootlessConfigFile(env) : DEFAULT_CONFIG_FILE);
   const inFile = (fn: () => void) => {
     try {
       fn();
@@ -88,6 +90,9 @@ export function buildConfig(flags: FlagValues, env: NodeJS.ProcessEnv): Built {
   }
   config['config-file'] = path;
   const explicit = (key: string) => flags.values.has(key) || file.values.has(key);
+  if (rootless) {
+    for (const [key, value] of Object.entries(rootlessDefaults(env))) if (!explicit(key)) config[key] = value;
+  }
   applyEnvironment(config, explicit, env);
   normalizeConfig(config);
 

@@ -172,8 +172,8 @@ test('--validate prints configuration OK, or the error naming the file', () => {
     kind: 'exit', code: 1, stderr: `unable to configure the Engine daemon with file ${badValue}: invalid logging level: loud\n`,
   });
   // An option that is not supported prints its warning beside "configuration OK".
-  const pending = loadConfig(['--validate', '--config-file', configFile({ rootless: true })], {}, VERSION);
-  assert.deepEqual(pending, { kind: 'exit', code: 0, stdout: 'configuration OK\n', stderr: 'WARNING: rootless is set but rootless mode is not supported\n' });
+  const pending = loadConfig(['--validate', '--config-file', configFile({ 'selinux-enabled': true })], {}, VERSION);
+  assert.deepEqual(pending, { kind: 'exit', code: 0, stdout: 'configuration OK\n', stderr: 'WARNING: selinux-enabled is set but SELinux is not supported\n' });
 });
 
 test('values are validated', () => {
@@ -274,17 +274,17 @@ test('environment: proxy variables fill only what flags and file left unset', ()
 });
 
 test('warnings: pending and unsupported options set to a non-default value, and unknown features', () => {
-  const { warnings } = run(['--icc=false', '--iptables=true', '--rootless', '--feature', 'teleport'], {
+  const { warnings } = run(['--icc=false', '--iptables=true', '--selinux-enabled', '--feature', 'teleport'], {
     'live-restore': true, 'max-concurrent-downloads': 3, 'default-ulimits': { nofile: { Name: 'nofile', Soft: 1, Hard: 2 } },
     builder: { gc: { enabled: false } }, debug: true,
   });
   // Which of these warn follows the option table's build status (unsupported ones always do).
-  const expected = ['builder', 'icc', 'live-restore', 'rootless']
+  const expected = ['builder', 'icc', 'live-restore', 'selinux-enabled']
     .map((k) => OPTIONS.find((o) => o.key === k)!)
     .filter((o) => o.status !== 'built')
     .map((o) => `${o.key} is set but ${o.note}`);
   assert.deepEqual(warnings, [...expected, 'features.teleport is set but is not a known feature']);
-  assert.ok(warnings.includes('rootless is set but rootless mode is not supported'));
+  assert.ok(warnings.includes('selinux-enabled is set but SELinux is not supported'));
 });
 
 test('the full sample configuration file validates', () => {

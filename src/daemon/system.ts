@@ -32,6 +32,10 @@ export interface SystemDeps {
   startedAt: Date;
   /** Open /events streams. */
   eventListeners?: () => number;
+  /** The data root in use when it is not the configured one (--userns-remap: `<data-root>/<uid>.<gid>`). */
+  dataRoot?: string;
+  /** Security modes in force beyond the config's: --userns-remap active, rootless. */
+  security?: { userns?: boolean; rootless?: boolean };
   /** The Swarm section of /info and the Swarm header of /_ping (cluster/ fills them; absent: inactive). */
   cluster?: { info(): Promise<Record<string, unknown>>; pingState(): string };
 }
@@ -109,7 +113,7 @@ export class SystemService {
       Images: this.deps.counters.images(),
       Driver: cfg['storage-driver'],
       DriverStatus: [['driver-type', 'io.containerd.snapshotter.v1']],
-      DockerRootDir: cfg['data-root'],
+      DockerRootDir: this.deps.dataRoot ?? cfg['data-root'],
       Plugins: { Volume: ['local'], Network: ['bridge', 'host', 'none'], Authorization: null, Log: ['json-file', 'local', 'none'] },
       MemoryLimit: true,
       SwapLimit: true,
@@ -155,7 +159,7 @@ export class SystemService {
       ContainerdCommit: { ID: c.containerd.revision },
       RuncCommit: { ID: c.runc.commit },
       InitCommit: { ID: c.init.commit },
-      SecurityOptions: securityOptions(cfg, host.cgroupVersion),
+      SecurityOptions: securityOptions(cfg, host.cgroupVersion, this.deps.security ?? {}),
       DefaultAddressPools: cfg['default-address-pools'].map((p) => ({ Base: p.base, Size: p.size })),
       FirewallBackend: { Driver: 'iptables' },
       CDISpecDirs: this.deps.cdiSpecDirs?.() ?? cfg['cdi-spec-dirs'],
@@ -173,8 +177,11 @@ function openFds(): number {
   }
 }
 
-function securityOptions(cfg: DaemonConfig, cgroupVersion: string): string[] {
+function securityOptions(cfg: DaemonConfig, cgroupVersion: string, modes: { userns?: boolean; rootless?: boolean }): string[] {
   const out = [`name=seccomp,profile=${cfg['seccomp-profile'] === 'unconfined' ? 'unconfined' : cfg['seccomp-profile'] === 'builtin' ? 'builtin' : 'custom'}`];
+  // As in dockerd, userns and rootless come right after seccomp (and SELinux, never on here).
+  if (modes.userns) out.push('name=userns');
+  if (modes.rootless) out.push('name=rootless');
   if (cfg['no-new-privileges']) out.push('name=no-new-privileges');
   if (cgroupVersion === '2') out.push('name=cgroupns');
   return out;

@@ -4,7 +4,7 @@
 // away so the image runs at once. Pausing (the default) freezes the processes only for the diff.
 import { nowIso } from '../util/time.ts';
 import { randomBytes } from 'node:crypto';
-import { conflict, notFound } from '../errors.ts';
+import { conflict, notFound, notImplemented } from '../errors.ts';
 import type { ContainerConfig } from '../types/container-api.ts';
 import { applyChanges, type RuntimeConfig } from './changes.ts';
 import { readOnlyMounts } from '../supervisor/mounts.ts';
@@ -81,6 +81,9 @@ export async function diffContainerLayer(client: SupervisorClient, snapshotKey: 
 
 export async function commitContainer(deps: ImageDeps, containers: ContainerFacts, opts: CommitOptions): Promise<{ id: string }> {
   const c = containers.snapshotOf(opts.container);
+  // containerd's diff would carry the remapped host ids into the image; translating them back
+  // (as dockerd does) is not built.
+  if (c.remap) throw notImplemented(`commit of container ${c.id.slice(0, 12)} is not built with --userns-remap: its files are owned by remapped ids on disk (a container created with --userns=host can be committed)`);
   const ref = targetReference(opts.repo, opts.tag);
   const runtime = applyChanges(commitRuntimeConfig(c.config, opts.config), opts.changes);
   const parent = (await deps.images.list()).find((i) => i.id === c.imageId);

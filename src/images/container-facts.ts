@@ -12,6 +12,11 @@ export interface ContainerSnapshot {
   running: boolean;
   paused: boolean;
   config: ContainerConfig;
+  /**
+   * --userns-remap: the container's files are owned by remapped host ids on disk; these give the
+   * ids the container sees (what export writes). Absent for containers in the host's namespace.
+   */
+  remap?: { uid(hostId: number): number; gid(hostId: number): number };
 }
 
 export interface ContainerFacts {

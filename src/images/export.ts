@@ -14,8 +14,11 @@ import type { ContainerSnapshot } from './container-facts.ts';
 const major = (rdev: number) => Number(((BigInt(rdev) >> 8n) & 0xfffn) | ((BigInt(rdev) >> 32n) & ~0xfffn));
 const minor = (rdev: number) => Number((BigInt(rdev) & 0xffn) | ((BigInt(rdev) >> 12n) & ~0xffn));
 
-/** Writes every entry below `root` (not the root itself) to the tar writer. */
-export async function tarTree(root: string, tw: TarWriter): Promise<void> {
+/**
+ * Writes every entry below `root` (not the root itself) to the tar writer; `ids` translates owners
+ * (a remapped container's files are written as the container sees them).
+ */
+export async function tarTree(root: string, tw: TarWriter, ids?: ContainerSnapshot['remap']): Promise<void> {
   const hardlinks = new Map<string, string>();
   const walk = async (rel: string): Promise<void> => {
     const names = (await readdir(join(root, rel))).sort();
@@ -28,7 +31,7 @@ export async function tarTree(root: string, tw: TarWriter): Promise<void> {
       } catch {
         continue; // vanished while we walked (a running container)
       }
-      const common = { mode: st.mode & 0o7777, uid: st.uid, gid: st.gid, mtime: st.mtime };
+      const common = { mode: st.mode & 0o7777, uid: ids ? ids.uid(st.uid) : st.uid, gid: ids ? ids.gid(st.gid) : st.gid, mtime: st.mtime };
       if (st.isDirectory()) {
         await tw.directory(path, common);
         await walk(path);
@@ -57,7 +60,7 @@ export async function writeContainerExport(client: SupervisorClient, c: Containe
   const mounts = readOnlyMounts(await client.snapshots.mounts(c.snapshotKey, { snapshotter: c.snapshotter }));
   await withMounted(mounts, tmpDir, async (root) => {
     const tw = new TarWriter(out);
-    await tarTree(root, tw);
+    await tarTree(root, tw, c.remap);
     await tw.finish();
   });
 }

@@ -50,7 +50,8 @@ export interface ImageSizes {
 }
 
 const short = (id: string) => id.replace(/^sha256:/, '').slice(0, 12);
-const INIT_NAME = /^init-([a-f0-9]{64})$/;
+// init layers and, with --userns-remap, the remapped copies of chains and their init layers.
+const INIT_NAME = /^(?:init|remap)-(?:\d+\.\d+-)?([a-f0-9]{64})$/;
 
 function isImageIdPrefix(id: string, ref: string): boolean {
   return id.startsWith(ref) || id.slice(7).startsWith(ref);

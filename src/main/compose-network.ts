@@ -12,6 +12,7 @@ import { ContainerLinks } from '../network/links.ts';
 import { daemonTag } from '../network/naming.ts';
 import { NetworksApi } from '../network/networks-api.ts';
 import { PortPublisher } from '../network/port-publisher.ts';
+import { RootlesskitPorts } from '../network/rootlesskit-ports.ts';
 import { SandboxService } from '../network/sandboxes.ts';
 import { NetworkState } from '../network/state.ts';
 import type { EngineDatabase } from '../store/database.ts';
@@ -49,7 +50,9 @@ export function composeNetworking(d: NetworkingDeps): Networking {
   const tag = daemonTag(d.execRoot);
   const state = new NetworkState(d.db, d.events);
   const firewall = new FirewallSync({ config, log, state, tag });
-  const ports = new PortPublisher({ config, log, state, firewall, tag });
+  // Rootless (inside rootlesskit): published ports are opened on the host by its port driver.
+  const rootlesskitDir = (d.env ?? process.env).ROOTLESSKIT_STATE_DIR;
+  const ports = new PortPublisher({ config, log, state, firewall, tag, ...(rootlesskitDir ? { parentPorts: new RootlesskitPorts(rootlesskitDir) } : {}) });
   const dns = new NetworkDns({ config, log, state, containers });
   const sandboxes = new SandboxService({ config, log, execRoot: d.execRoot, state, ports, dns, firewall });
   const links = new ContainerLinks({ config, state, containers });

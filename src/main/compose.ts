@@ -26,7 +26,7 @@ import { SystemService, type ComponentVersions } from '../daemon/system.ts';
 import { initVersion } from '../daemon/init-binary.ts';
 import { resolveCgroupDriver } from '../oci/cgroups.ts';
 import { applyCpuRealtime } from '../daemon/cpu-rt.ts';
-import { defaultCgroupParent, detectCgroupLayout } from '../oci/cgroups.ts';
+import { cgroupsDelegated, defaultCgroupParent, detectCgroupLayout } from '../oci/cgroups.ts';
 import { ContainerStore } from '../store/containers.ts';
 import { ImageStore } from '../images/image-store.ts';
 import { ImageService } from '../images/image-service.ts';
@@ -70,7 +70,8 @@ import { DEFAULT_DETACH_KEYS, EscapeMatcher, parseDetachKeys } from '../daemon/e
 import { HealthMonitor } from '../daemon/health/monitor.ts';
 import { parseSize } from '../config/values.ts';
 import { snapshotterFor } from '../daemon/storage-driver.ts';
-import { mkdir } from 'node:fs/promises';
+import { chown, mkdir } from 'node:fs/promises';
+import { usesRemap, type IdentityMap } from '../oci/userns.ts';
 import { startHeapTrimmer } from '../util/heap-trim.ts';
 import { registerBuildRoutes } from '../api/routes/build.ts';
 import { buildService } from './build-wiring.ts';
@@ -86,6 +87,8 @@ export interface DaemonOptions {
   startedAt: Date;
   /** Our containerd, already starting (engined.ts spawns it before loading this module). */
   containerd?: ManagedStart;
+  /** --userns-remap in force (resolved by engined.ts; roots.dataRoot is then the `<uid>.<gid>` tree). */
+  userns?: IdentityMap;
 }
 
 export interface RunningDaemon {
@@ -184,6 +187,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const client = supervisor.client; // its default snapshotter is overlayfs (overlay2)
     const containersDir = join(roots.dataRoot, 'containers');
     await mkdir(containersDir, { recursive: true, mode: 0o710 });
+    // Remapped containers reach their /etc/hosts & co. through the group (dockerd's 0710 root:<gid>).
+    if (opts.userns) await chown(containersDir, process.getuid!(), opts.userns.rootGid);
     const images = new ImageStore(client);
     // Warms the image cache; the first API call lists again and reports any failure.
     await images.list().catch(() => []);
@@ -195,8 +200,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     void distribution.dropStaleLeases();
     cleanups.push(() => distribution.close());
     const runtimes = new RuntimeRegistry(roots.execRoot, initial.runtimes);
-    const rootfs = new RootfsManager(client, snapshotter, roots.tmpDir);
+    const rootfs = new RootfsManager(client, snapshotter, roots.tmpDir, opts.userns);
     const shmSize = parseSize(initial['default-shm-size']);
+    // Rootless: cgroups only where delegated to the user (cgroup v2); otherwise limits are refused.
+    const noCgroups = initial.rootless && !cgroupsDelegated();
+    const rootlessWarnings = noCgroups ? ['Running in rootless mode without cgroups: resource limits are refused. To enable cgroups in rootless mode, boot the host with cgroup v2 and delegate controllers to the user.'] : [];
+    for (const w of rootlessWarnings) log.warn(w);
     // Volumes: records in the store, data under <data-root>/volumes; who uses them is read from the
     // container records (the volume service comes first: containers need it at create and start).
     const containerStore = new ContainerStore<ContainerRecord>(db);
@@ -219,6 +228,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       log: log.child({ module: 'volumes' }), events, users: () => volumeUsers(containerStore.list()),
       // Volume plugins get dockerd's patience with a plugin that is still starting.
       plugins: new VolumePlugins(new PluginRegistry({ activationBudgetMs: 10_000, managed: plugins })),
+      ...(opts.userns ? { rootOwner: { uid: opts.userns.rootUid, gid: opts.userns.rootGid } } : {}),
     });
     await volumes.init();
     // CDI specs are read again whenever the spec directories change; features.cdi=false turns CDI off.
@@ -227,6 +237,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const launcher = new TaskLauncher({
       client, rootfs, runtimes, config: cfg, log: log.child({ module: 'containers' }), execRoot: roots.execRoot,
       runcRoot: supervisor.runcRoot, containersDir, tmpDir: roots.tmpDir, cgroupDriver, shmSize, networks: networking.run, volumes,
+      ...(opts.userns ? { userns: opts.userns } : {}),
+      ...(noCgroups ? { noCgroups } : {}),
     });
     // Container runs are announced on `runs` (health checks and exec clean-up subscribe); inspect's
     // ExecIDs come from the exec registry. Both exist before the services on either side of them.
@@ -236,7 +248,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       client, images, store: containerStore, rootfs, runtimes, launcher, config: cfg,
       log: log.child({ module: 'containers' }), containersDir, shmSize, events, networks: networking.containers, volumes, cdi, runs, execs: execRegistry,
     });
-    const archives = new ArchiveService({ containers, client, tmpDir: roots.tmpDir, log: log.child({ module: 'archive' }) });
+    const archives = new ArchiveService({
+      containers, client, tmpDir: roots.tmpDir, log: log.child({ module: 'archive' }),
+      ...(opts.userns ? { remapOf: (rec: ContainerRecord) => (usesRemap(rec.HostConfig.UsernsMode, true) ? opts.userns : undefined) } : {}),
+    });
     containerService = containers;
     const execs = new ExecService({
       client, containers, execRoot: roots.execRoot, log: log.child({ module: 'exec' }), registry: execRegistry, runs,
@@ -306,7 +321,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       eventListeners: () => events.subscribers,
       config: cfg,
       engineId,
-      warnings: () => [...opts.loaded().warnings, ...listenWarnings, ...cdi.specErrors()],
+      warnings: () => [...opts.loaded().warnings, ...rootlessWarnings, ...listenWarnings, ...cdi.specErrors()],
       cdiSpecDirs: cdiDirs,
       components: async () => {
         if (componentsCache) return componentsCache;
@@ -319,6 +334,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       runtimes: () => runtimes.specs(),
       cgroupDriver,
       startedAt: opts.startedAt,
+      security: { userns: opts.userns !== undefined, rootless: initial.rootless },
+      ...(opts.userns ? { dataRoot: roots.dataRoot } : {}),
     });
 
     // One shared sampler for every stats request; closing it ends open streams before the request drain.

@@ -1,8 +1,8 @@
 // The daemon's root directories: data-root (persistent state), exec-root (runtime state) and the
 // temporary directory. Each may be a symbolic link (spec §8); callers get the resolved paths so
 // that later path comparisons and mounts see the real locations.
-import { chmod, lstat, mkdir, readdir, readlink, realpath, rm, stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { chmod, chown, lstat, mkdir, readdir, readlink, realpath, rm, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
 import { mountsUnder, unmount } from '../supervisor/mounts.ts';
 import type { Logger } from '../util/log.ts';
 
@@ -87,4 +87,49 @@ export async function emptyDir(dir: string, log?: Pick<Logger, 'warn'>): Promise
       log?.warn(`could not remove the leftover ${join(dir, name)}: ${(err as Error).message}`);
     });
   }
+}
+
+/**
+ * --userns-remap keeps its state apart, as dockerd does: `<data-root>/<uid>.<gid>` (mode 0710,
+ * group the remapped root's) becomes the data root, so images, containers and volumes of the
+ * remapped root never mix with those of a daemon without it. The remapped root must be able to
+ * traverse every directory above it (bind sources such as volumes and /etc/hosts live there).
+ */
+export async function remappedDataRoot(dataRoot: string, uid: number, gid: number): Promise<string> {
+  const top = await ensureDir(dataRoot, DATA_ROOT_MODE, 'data-root');
+  await allowTraversal(top);
+  const root = await ensureDir(join(top, `${uid}.${gid}`), 0o710, 'remapped data-root');
+  await chown(root, process.getuid!(), gid);
+  await checkAncestors(root, uid, gid);
+  return root;
+}
+
+/**
+ * The exec-root with --userns-remap: runc mounts the container's rootfs from containerd's bundle
+ * below it from inside the remapped namespace, so the remapped root must be able to traverse it.
+ */
+export async function remappedExecRoot(execRoot: string, uid: number, gid: number): Promise<void> {
+  await allowTraversal(execRoot);
+  await checkAncestors(execRoot, uid, gid);
+}
+
+async function allowTraversal(dir: string): Promise<void> {
+  const st = await stat(dir);
+  if ((st.mode & 0o001) === 0) await chmod(dir, (st.mode & 0o7777) | 0o011);
+}
+
+async function checkAncestors(root: string, uid: number, gid: number): Promise<void> {
+  for (let dir = dirname(root); dir !== '/'; dir = dirname(dir)) {
+    if (!(await canTraverse(dir, uid, gid))) {
+      throw new Error(`a subdirectory in your graphroot path (${root}) restricts access to the remapped root uid/gid; please fix by allowing 'o+x' permissions on existing directories`);
+    }
+  }
+}
+
+async function canTraverse(dir: string, uid: number, gid: number): Promise<boolean> {
+  const st = await stat(dir).catch(() => undefined);
+  if (!st) return false;
+  if (st.mode & 0o001) return true;
+  if (st.uid === uid && st.mode & 0o100) return true;
+  return st.gid === gid && (st.mode & 0o010) !== 0;
 }

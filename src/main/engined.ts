@@ -6,7 +6,9 @@ import { reloadConfig } from '../config/reload.ts';
 import type { LoadedConfig } from '../config/daemon-config.ts';
 import { Logger } from '../util/log.ts';
 import { ENGINE_COMMIT, ENGINE_VERSION } from '../version.ts';
-import { prepareRoots } from './dirs.ts';
+import { prepareRoots, remappedDataRoot, remappedExecRoot } from './dirs.ts';
+import { resolveRemap } from '../oci/userns-setup.ts';
+import type { IdentityMap } from '../oci/userns.ts';
 import { acquirePidfile } from './pidfile.ts';
 import { startManagedContainerd, type ManagedStart } from '../supervisor/containerd-process.ts';
 // The daemon's services are imported once containerd is starting (see main()).
@@ -38,17 +40,39 @@ async function main(): Promise<void> {
   let reloadPending = false;
   process.on('SIGHUP', () => (reload ? reload() : (reloadPending = true)));
 
+  // Rootless mode runs inside rootlesskit (bin/engined-rootless); as root outside it, never.
+  const inRootlesskit = !!process.env.ROOTLESSKIT_STATE_DIR;
+  const refusal = cfg.rootless && !inRootlesskit
+    ? 'rootless mode needs rootlesskit: start the daemon with bin/engined-rootless as an unprivileged user'
+    : process.getuid!() !== 0 && !inRootlesskit
+      ? 'engined needs to be started with root privileges; to run it as an unprivileged user, use bin/engined-rootless (rootless mode)'
+      : cfg.rootless && cfg['userns-remap']
+        ? 'userns-remap is not supported in rootless mode'
+        : undefined;
+  if (refusal) {
+    log.fatal(`failed to start daemon: ${refusal}`);
+    process.exit(1);
+  }
   let releasePid: (() => Promise<void>) | undefined;
   let daemon: RunningDaemon | undefined;
   let containerd: ManagedStart | undefined;
   try {
     // The pidfile first: a second daemon must be refused before it touches the first one's tmp dir.
     releasePid = (await acquirePidfile(cfg.pidfile)).release;
-    const roots = await prepareRoots(cfg['data-root'], cfg['exec-root'], { cleanTmp: true, log });
+    // --userns-remap: the user and its ranges first (created for `default`), then its own data tree.
+    let userns: IdentityMap | undefined;
+    if (cfg['userns-remap']) {
+      userns = await resolveRemap(cfg['userns-remap']);
+      if (!userns) log.warn('User namespaces: root cannot be remapped with itself; user namespaces are OFF');
+      else log.info(`User namespaces: ID ranges will be mapped to subuid/subgid ranges of: ${userns.user}`, { root: userns.key });
+    }
+    const dataRoot = userns ? await remappedDataRoot(cfg['data-root'], userns.rootUid, userns.rootGid) : cfg['data-root'];
+    const roots = await prepareRoots(dataRoot, cfg['exec-root'], { cleanTmp: true, log });
+    if (userns) await remappedExecRoot(roots.execRoot, userns.rootUid, userns.rootGid);
     // containerd boots in its own process (~250 ms) while this one loads the daemon's modules.
     if (!cfg.supervisor) containerd = startManagedContainerd({ dataRoot: roots.dataRoot, execRoot: roots.execRoot, cri: cfg['cri-supervisor'], log });
     const { startDaemon } = await import('./compose.ts');
-    daemon = await startDaemon({ loaded: () => loaded, log, roots, startedAt: new Date(startedAt), ...(containerd ? { containerd } : {}) });
+    daemon = await startDaemon({ loaded: () => loaded, log, roots, startedAt: new Date(startedAt), ...(containerd ? { containerd } : {}), ...(userns ? { userns } : {}) });
   } catch (err) {
     log.fatal(`failed to start daemon: ${(err as Error).message}`);
     if (log.enabled('debug')) log.debug('start-up failure', { stack: (err as Error).stack });

@@ -14,6 +14,7 @@ import { PortAllocator, requestedPorts, type Proto } from './ports.ts';
 import { killStaleProxy, reservePort, startProxy, type ProxyHandle } from './proxy.ts';
 import type { ActivePort, ContainerNet, NetworkRecord } from './records.ts';
 import type { NetworkState } from './state.ts';
+import type { RootlesskitPorts } from './rootlesskit-ports.ts';
 
 export interface PortPublisherDeps {
   config: () => DaemonConfig;
@@ -21,6 +22,8 @@ export interface PortPublisherDeps {
   state: NetworkState;
   firewall: FirewallSync;
   tag: string;
+  /** Rootless mode: published ports are also opened on the host by rootlesskit's port driver. */
+  parentPorts?: Pick<RootlesskitPorts, 'expose'>;
 }
 
 interface BindSpec {
@@ -132,8 +135,14 @@ export class PortPublisher {
 
   private async bind(spec: BindSpec): Promise<ProxyHandle> {
     const cfg = this.d.config();
-    if (cfg['userland-proxy']) return startProxy(spec, cfg['userland-proxy-path'] || undefined);
-    return reservePort(spec);
+    const local = cfg['userland-proxy'] ? await startProxy(spec, cfg['userland-proxy-path'] || undefined) : await reservePort(spec);
+    if (!this.d.parentPorts) return local;
+    try {
+      return await this.d.parentPorts.expose(spec, local);
+    } catch (err) {
+      await local.close().catch((e: unknown) => this.d.log.debug(`closing a port listener: ${(e as Error).message}`));
+      throw err;
+    }
   }
 
   /** Ports other daemons DNAT on this host (empty if the nat table cannot be read). */

@@ -4,7 +4,7 @@
 // "hybrid" (v1 controllers plus a cgroup2 tree at /sys/fs/cgroup/unified). Hybrid counts as v1 for
 // resources: the controllers containers are limited by live in the v1 hierarchies.
 
-import { statfsSync, statSync } from 'node:fs';
+import { accessSync, constants, readFileSync, statfsSync, statSync } from 'node:fs';
 import { invalidParameter } from '../errors.ts';
 
 export type CgroupLayout = 'v1' | 'v2' | 'hybrid';
@@ -91,4 +91,44 @@ export function cgroupsPath(driver: CgroupDriver, parent: string | undefined, id
   }
   const p = (parent || '/engine').replace(/\/+$/, '');
   return `${p}/${id}`;
+}
+
+/**
+ * Whether this (rootless) daemon may manage cgroups: only on cgroup v2 with its own cgroup writable
+ * (delegated to the user); v1 hierarchies are never delegated to an unprivileged user.
+ */
+export function cgroupsDelegated(layout: CgroupLayout = detectCgroupLayout()): boolean {
+  if (layout !== 'v2') return false;
+  try {
+    const own = readFileSync('/proc/self/cgroup', 'utf8').split('\n').find((l) => l.startsWith('0::'))?.slice(3);
+    if (!own) return false;
+    accessSync(`/sys/fs/cgroup${own}/cgroup.subtree_control`, constants.W_OK);
+    return true;
+  } catch {
+    return false; // not writable: not delegated
+  }
+}
+
+const LIMIT_FIELDS = [
+  'CpuShares', 'Memory', 'BlkioWeight', 'CpuPeriod', 'CpuQuota', 'CpuRealtimePeriod', 'CpuRealtimeRuntime', 'KernelMemoryTCP',
+  'MemoryReservation', 'NanoCpus', 'PidsLimit',
+] as const;
+const LIMIT_LISTS = ['BlkioWeightDevice', 'BlkioDeviceReadBps', 'BlkioDeviceWriteBps', 'BlkioDeviceReadIOps', 'BlkioDeviceWriteIOps', 'DeviceCgroupRules'] as const;
+
+/** The cgroup settings a HostConfig asks for (what a daemon without cgroups must refuse). */
+export function requestedLimits(hc: Record<string, unknown>): string[] {
+  const out: string[] = LIMIT_FIELDS.filter((k) => typeof hc[k] === 'number' && (hc[k] as number) > 0);
+  if (typeof hc.MemorySwap === 'number' && hc.MemorySwap > 0) out.push('MemorySwap');
+  if (typeof hc.MemorySwappiness === 'number' && hc.MemorySwappiness >= 0) out.push('MemorySwappiness');
+  for (const k of ['CpusetCpus', 'CpusetMems', 'CgroupParent'] as const) if (typeof hc[k] === 'string' && hc[k] !== '') out.push(k);
+  for (const k of LIMIT_LISTS) if (Array.isArray(hc[k]) && (hc[k] as unknown[]).length > 0) out.push(k);
+  if (hc.OomKillDisable === true) out.push('OomKillDisable');
+  return out;
+}
+
+/** Rootless without delegated cgroups: a request for limits is a clear 400, never silently dropped. */
+export function refuseLimitsWithoutCgroups(hc: Record<string, unknown>): void {
+  const asked = requestedLimits(hc);
+  if (asked.length === 0) return;
+  throw invalidParameter(`resource limits need cgroups, which are not delegated to this rootless daemon (cgroup v2 with a delegated cgroup is required; this host has cgroup v1): refused ${asked.join(', ')}`);
 }

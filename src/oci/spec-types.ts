@@ -159,8 +159,16 @@ export interface LinuxSeccomp {
   syscalls?: OciSeccompSyscall[];
 }
 
+export interface OciIdMapping {
+  containerID: number;
+  hostID: number;
+  size: number;
+}
+
 export interface OciLinux {
   namespaces: OciNamespace[];
+  uidMappings?: OciIdMapping[];
+  gidMappings?: OciIdMapping[];
   devices?: OciLinuxDevice[];
   cgroupsPath?: string;
   resources?: OciResources;

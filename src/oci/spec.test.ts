@@ -457,3 +457,33 @@ describe('buildSpec: cgroups path', () => {
     assert.equal(buildSpec({ ...d, hostConfig: { CgroupParent: 'user-a.slice' } }).linux.cgroupsPath, `user-a.slice:engine:${ID}`);
   });
 });
+
+describe('buildSpec: user namespace (--userns-remap)', () => {
+  const uidMappings = [{ containerID: 0, hostID: 100000, size: 65536 }];
+  const gidMappings = [{ containerID: 0, hostID: 200000, size: 65536 }];
+
+  it('adds a user namespace with the mappings; none without them', () => {
+    const spec = buildSpec(input({}, { userns: { uidMappings, gidMappings } }));
+    assert.ok(nsTypes(spec).includes('user'));
+    assert.deepEqual(spec.linux.uidMappings, uidMappings);
+    assert.deepEqual(spec.linux.gidMappings, gidMappings);
+    const plain = buildSpec(input());
+    assert.equal(nsTypes(plain).includes('user'), false);
+    assert.equal(plain.linux.uidMappings, undefined);
+  });
+
+  it('binds the daemon-mounted sysfs at /sys when given, read-only', () => {
+    const spec = buildSpec(input({}, { files: { sysfsPath: '/data/c/mounts/sys' } }));
+    assert.deepEqual(mount(spec, '/sys'), { destination: '/sys', type: 'bind', source: '/data/c/mounts/sys', options: ['rbind', 'nosuid', 'noexec', 'nodev', 'ro'] });
+    assert.equal(mount(buildSpec(input()), '/sys')?.type, 'sysfs');
+  });
+});
+
+describe('buildSpec: rootless without cgroups', () => {
+  it('leaves cgroupsPath out, so runc skips the cgroups it cannot create', () => {
+    const base = input();
+    const spec = buildSpec({ ...base, daemon: { ...base.daemon, noCgroups: true } });
+    assert.equal(spec.linux.cgroupsPath, undefined);
+    assert.ok(buildSpec(input()).linux.cgroupsPath);
+  });
+});

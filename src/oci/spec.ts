@@ -14,7 +14,7 @@ import { seccompFromProfile, type DockerSeccompProfile } from './seccomp.ts';
 import { defaultSeccompProfile } from './seccomp-default.ts';
 import { parseSecurityOpt, securityOptWarnings } from './security-opt.ts';
 import type {
-  LinuxSeccomp, OciBlockIO, OciCapabilities, OciCpu, OciLinuxDevice, OciMemory, OciMount, OciNamespace,
+  LinuxSeccomp, OciBlockIO, OciIdMapping, OciCapabilities, OciCpu, OciLinuxDevice, OciMemory, OciMount, OciNamespace,
   OciProcess, OciResources, OciSpec,
 } from './spec-types.ts';
 
@@ -61,6 +61,11 @@ export interface DaemonSpecDefaults {
   /** Host kernel release / GOARCH for the seccomp conditions; default: this host. */
   kernel?: string;
   arch?: string;
+  /**
+   * Rootless without delegated cgroups: no cgroupsPath, so runc (rootless) skips the cgroups it
+   * cannot create instead of failing; limits were refused before the spec is built.
+   */
+  noCgroups?: boolean;
   /** cgroup v1: memory.memsw.* exists (swap accounting). Default true. */
   swapLimit?: boolean;
 }
@@ -74,8 +79,12 @@ export interface SpecInput {
   args: string[];
   user: { uid: number; gid: number; additionalGids: number[] };
   daemon: DaemonSpecDefaults;
-  /** Host files bind-mounted at /etc/hosts, /etc/resolv.conf, /etc/hostname; /dev/shm for shared IPC. */
-  files: { hostsPath?: string; resolvConfPath?: string; hostnamePath?: string; shmPath?: string };
+  /**
+   * Host files bind-mounted at /etc/hosts, /etc/resolv.conf, /etc/hostname; /dev/shm for shared IPC;
+   * /sys when the container cannot mount its own (a user namespace joining a network namespace it
+   * does not own: the kernel refuses that sysfs mount).
+   */
+  files: { hostsPath?: string; resolvConfPath?: string; hostnamePath?: string; shmPath?: string; sysfsPath?: string };
   /** Namespaces to join: a path (/proc/<pid>/ns/net, a bind-mounted netns) or 'host' for none. */
   namespaces?: { networkPath?: string; ipcPath?: string; pidPath?: string; utsPath?: string };
   /** Binds, volumes and HostConfig.Mounts, resolved to host sources. */
@@ -86,6 +95,8 @@ export interface SpecInput {
   linkEnv?: string[];
   /** For privileged containers: listHostDevices(). */
   hostDevices?: ResolvedDevice[];
+  /** --userns-remap: the container gets a user namespace with these mappings (absent: the host's). */
+  userns?: { uidMappings: readonly OciIdMapping[]; gidMappings: readonly OciIdMapping[] };
   /** Major/minor of the paths in BlkioWeightDevice / BlkioDevice* (deviceNumbers()). */
   blkioDevices?: Record<string, { major: number; minor: number }>;
 }
@@ -115,7 +126,7 @@ export function buildSpec(input: SpecInput, warnings: string[] = []): OciSpec {
     linux: {
       namespaces: buildNamespaces(input),
       resources: buildResources(input, warnings),
-      cgroupsPath: cgroupsPath(daemon.cgroupDriver, hc.CgroupParent || daemon.cgroupParent || undefined, input.id),
+      ...(daemon.noCgroups ? {} : { cgroupsPath: cgroupsPath(daemon.cgroupDriver, hc.CgroupParent || daemon.cgroupParent || undefined, input.id) }),
     },
   };
 
@@ -124,6 +135,12 @@ export function buildSpec(input: SpecInput, warnings: string[] = []): OciSpec {
   if (ownUts) {
     if (config.Hostname) spec.hostname = config.Hostname;
     if (config.Domainname) spec.domainname = config.Domainname;
+  }
+
+  if (input.userns) {
+    spec.linux.namespaces.push({ type: 'user' });
+    spec.linux.uidMappings = input.userns.uidMappings.map((m) => ({ ...m }));
+    spec.linux.gidMappings = input.userns.gidMappings.map((m) => ({ ...m }));
   }
 
   const devices = buildDevices(input);
@@ -266,6 +283,11 @@ function buildMounts(input: SpecInput, writableCgroups: boolean): OciMount[] {
   const defaults: OciMount[] = [];
   for (const m of baseMounts()) {
     if (m.destination === '/sys' && privileged) m.options = m.options!.filter((o) => o !== 'ro');
+    if (m.destination === '/sys' && files.sysfsPath) {
+      // A sysfs the daemon mounted for the container's network namespace (files.sysfsPath).
+      defaults.push({ destination: '/sys', type: 'bind', source: files.sysfsPath, options: ['rbind', ...m.options!] });
+      continue;
+    }
     if (m.destination === '/sys/fs/cgroup' && (privileged || writableCgroups)) m.options = m.options!.filter((o) => o !== 'ro');
     if (m.destination === '/dev/mqueue' && ipcMode === 'host') {
       defaults.push({ destination: '/dev/mqueue', type: 'bind', source: '/dev/mqueue', options: ['rbind', 'nosuid', 'noexec', 'nodev'] });

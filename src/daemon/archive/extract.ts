@@ -19,6 +19,8 @@ export interface ExtractOptions {
   noOverwriteDirNonDir: boolean;
   /** Owner for everything extracted (copyUIDGID: the container's user); else the archive's ids. */
   chown?: { uid: number; gid: number };
+  /** --userns-remap: the container's ids as they are stored on disk (remapped host ids). */
+  toHost?: { uid(id: number): number; gid(id: number): number };
 }
 
 const bad = (msg: string) => invalidParameter(msg);
@@ -75,7 +77,9 @@ export async function extractArchive(view: ContainerView, dest: string, source: 
     }
     await createEntry(view, dest, cpath, host, h, body, !!existing?.isDirectory() && isDir, ensureParents);
     if (h.kind === 'link') continue; // the linked file's metadata stays as its own entry set it
-    lchownSync(host, opts.chown?.uid ?? h.uid, opts.chown?.gid ?? h.gid);
+    const uid = opts.chown?.uid ?? h.uid;
+    const gid = opts.chown?.gid ?? h.gid;
+    lchownSync(host, opts.toHost ? opts.toHost.uid(uid) : uid, opts.toHost ? opts.toHost.gid(gid) : gid);
     if (h.kind !== 'symlink') chmodSync(host, h.mode & 0o7777); // after chown, which clears setuid
     if (isDir) {
       verified.add(cpath);

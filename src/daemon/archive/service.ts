@@ -7,6 +7,7 @@
 // (CVE-2018-15664). A stat (HEAD) only reads metadata and is not frozen.
 // A stopped container gets its snapshot mounted on a private directory, volumes and binds mapped in
 // by path. Not covered: another running container racing on a volume shared with this one.
+import type { IdentityMap } from '../../oci/userns.ts';
 import { access, lstat } from 'node:fs/promises';
 import type { Writable } from 'node:stream';
 import { conflict, invalidParameter, notFound } from '../../errors.ts';
@@ -37,6 +38,8 @@ export interface ArchiveServiceDeps {
   client: SupervisorClient;
   tmpDir: string;
   log: Logger;
+  /** --userns-remap: the identity map of a container in the remapped namespace (undefined otherwise). */
+  remapOf?: (rec: ContainerRecord) => IdentityMap | undefined;
 }
 
 /** The path as the client meant it: absolute, cleaned, keeping a trailing "/" or "/." (they mean "the directory"). */
@@ -136,7 +139,8 @@ export class ArchiveService {
       const s = await this.statIn(view, ref, path);
       const out = begin(encodePathStat(s.stat));
       const tw = new TarWriter(sinkOf(out));
-      await archivePath(view, s.resolved, rootEntryName(s.abs), tw);
+      const map = this.d.remapOf?.(rec);
+      await archivePath(view, s.resolved, rootEntryName(s.abs), tw, map ? { uid: (id) => map.toContainerUid(id), gid: (id) => map.toContainerGid(id) } : undefined);
       await tw.finish();
       this.d.containers.publishEvent?.(rec.Id, 'archive-path');
     }));
@@ -162,7 +166,9 @@ export class ArchiveService {
         const u = resolveUser(view.root, rec.Config.User, []);
         chown = { uid: u.uid, gid: u.gid };
       }
-      await extractArchive(view, dest, decompressed(body), { noOverwriteDirNonDir: opts.noOverwriteDirNonDir, ...(chown ? { chown } : {}) });
+      const map = this.d.remapOf?.(rec);
+      const toHost = map ? { uid: (id: number) => map.toHostUid(id), gid: (id: number) => map.toHostGid(id) } : undefined;
+      await extractArchive(view, dest, decompressed(body), { noOverwriteDirNonDir: opts.noOverwriteDirNonDir, ...(chown ? { chown } : {}), ...(toHost ? { toHost } : {}) });
       this.d.containers.publishEvent?.(rec.Id, 'extract-to-dir');
     }));
   }

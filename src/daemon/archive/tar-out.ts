@@ -35,10 +35,11 @@ async function* fileBytes(path: string, size: number): AsyncGenerator<Buffer> {
  * Writes `cpath` (already resolved, existing) and, for a directory, everything below it. `rootName`
  * is the name of the top entry ("" for the container's "/": only what is inside, unprefixed).
  */
-export async function archivePath(view: ContainerView, cpath: string, rootName: string, tw: TarWriter): Promise<void> {
+export async function archivePath(view: ContainerView, cpath: string, rootName: string, tw: TarWriter, ids?: { uid(id: number): number; gid(id: number): number }): Promise<void> {
   const hardlinks = new Map<string, string>();
   const emit = async (cp: string, name: string, st: Stats): Promise<void> => {
-    const common = { mode: st.mode & 0o7777, uid: st.uid, gid: st.gid, mtime: st.mtime };
+    // `ids`: a remapped container's owners as it sees them.
+    const common = { mode: st.mode & 0o7777, uid: ids ? ids.uid(st.uid) : st.uid, gid: ids ? ids.gid(st.gid) : st.gid, mtime: st.mtime };
     const host = hostPath(view, cp);
     if (st.isDirectory()) {
       await tw.directory(name, common);

@@ -1,5 +1,6 @@
 // Creating a container: the request verified (verify.ts), a name chosen or checked and reserved,
 // volumes prepared, the writable layer made, the record stored, the networks told.
+import { usesRemap } from '../../oci/userns.ts';
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -65,7 +66,7 @@ export class ContainerCreator {
     };
     try {
       await mkdir(dir, { recursive: true, mode: 0o710 });
-      await d.rootfs.prepare(id, v.image.chainId);
+      await d.rootfs.prepare(id, v.image.chainId, usesRemap(v.hostConfig.UsernsMode, d.rootfs.remapping));
       d.store.put(rec); // throws the 409 if a concurrent create took the name
     } catch (err) {
       // Undoing a failed create: its error is the one reported; what cannot be undone is logged.

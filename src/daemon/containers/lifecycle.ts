@@ -174,7 +174,7 @@ export class Lifecycle {
     // dockerd waits for a SIGKILL to take effect (state recorded) before answering.
     const processed = sig === 9 ? this.ctx.waiters.nextExit(rec.Id) : undefined;
     this.ctx.event(rec, 'kill', { signal: String(sig) });
-    await this.ctx.d.client.tasks.kill(rec.Id, sig, { all: sig === 9 });
+    await this.ctx.d.client.tasks.kill(rec.Id, sig, { all: sig === 9 && this.ctx.d.launcher.killsAll });
     if (processed) await Promise.race([processed, delay(KILL_WAIT_MS)]);
   }
 

@@ -1,5 +1,6 @@
 // Reading containers: list (docker ps) with its filters, inspect, sizes of the writable layer, the
 // counters of /info and the facts the image service needs (snapshot, users of an image).
+import { usesRemap } from '../../oci/userns.ts';
 import type { ContainerSnapshot } from '../../images/container-facts.ts';
 import type { ContainerContext } from './context.ts';
 import { compileFilters } from './filters.ts';
@@ -63,7 +64,11 @@ export class ContainerQueries {
   }
 
   snapshotOf(rec: ContainerRecord): ContainerSnapshot {
-    return { id: rec.Id, imageId: rec.Image, snapshotKey: rec.Internal.snapshotKey, snapshotter: rec.Internal.snapshotter, running: rec.State.Running, paused: rec.State.Paused, config: rec.Config };
+    const map = usesRemap(rec.HostConfig.UsernsMode, this.ctx.d.rootfs.remapping) ? this.ctx.d.rootfs.remap : undefined;
+    return {
+      id: rec.Id, imageId: rec.Image, snapshotKey: rec.Internal.snapshotKey, snapshotter: rec.Internal.snapshotter, running: rec.State.Running, paused: rec.State.Paused, config: rec.Config,
+      ...(map ? { remap: { uid: (id: number) => map.toContainerUid(id), gid: (id: number) => map.toContainerGid(id) } } : {}),
+    };
   }
 
   imageUsers(): Array<{ id: string; image: string; running: boolean }> {

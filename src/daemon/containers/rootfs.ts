@@ -1,12 +1,16 @@
 // Container filesystems in containerd's snapshotter: a shared "init" layer per image chain that
 // holds the mount points the runtime needs (so they never leak into the container's own layer and
 // a later diff/commit shows only what the process changed), then the container's writable layer.
-import { mkdir, writeFile, symlink, lstat } from 'node:fs/promises';
+// With --userns-remap, the init layer of a remapped container sits on a remapped copy of the chain
+// (remap-copy.ts), built once per chain and root pair (`remap-<uid>.<gid>-<chain>`).
+import { mkdir, writeFile, symlink, lstat, lchown } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isNotFound, EngineError } from '../../errors.ts';
 import type { SupervisorClient } from '../../supervisor/client.ts';
 import type { Mount } from '../../supervisor/types.ts';
 import { withMounted } from '../../supervisor/mounts.ts';
+import type { IdentityMap } from '../../oci/userns.ts';
+import { copyRemapped } from './remap-copy.ts';
 
 const GC_ROOT = 'containerd.io/gc.root';
 
@@ -24,38 +28,97 @@ async function exists(p: string): Promise<boolean> {
 }
 
 export class RootfsManager {
-  private readonly initBuilds = new Map<string, Promise<string>>();
+  private readonly builds = new Map<string, Promise<string>>();
 
-  constructor(private readonly client: SupervisorClient, readonly snapshotter: string, private readonly tmpDir: string) {}
+  /** `remap`: the daemon's --userns-remap identity map (containers that do not opt out use it). */
+  constructor(private readonly client: SupervisorClient, readonly snapshotter: string, private readonly tmpDir: string, readonly remap?: IdentityMap) {}
 
-  /** The committed init layer on top of an image chain, built once and shared. */
-  initLayer(chainId: string): Promise<string> {
-    const name = `init-${chainId.replace(/^sha256:/, '')}`;
-    let p = this.initBuilds.get(name);
+  /** Whether --userns-remap is on (containers not opting out get remapped layers). */
+  get remapping(): boolean {
+    return this.remap !== undefined;
+  }
+
+  /** The committed init layer on top of an image chain (remapped: on its remapped copy), built once and shared. */
+  initLayer(chainId: string, remapped = false): Promise<string> {
+    const hex = chainId.replace(/^sha256:/, '');
+    const map = remapped ? this.remap : undefined;
+    if (remapped && !map) throw new Error('a remapped layer was asked for without --userns-remap');
+    const name = map ? `init-${map.key}-${hex}` : `init-${hex}`;
+    return this.once(name, async () => this.buildInit(name, map ? await this.remappedChain(chainId, map) : chainId, map));
+  }
+
+  private once(name: string, build: () => Promise<string>): Promise<string> {
+    let p = this.builds.get(name);
     if (!p) {
-      p = this.buildInit(name, chainId).catch((err) => {
-        this.initBuilds.delete(name);
+      p = build().catch((err) => {
+        this.builds.delete(name);
         throw err;
       });
-      this.initBuilds.set(name, p);
+      this.builds.set(name, p);
     }
     return p;
   }
 
-  private async buildInit(name: string, chainId: string): Promise<string> {
+  private async exists(name: string): Promise<boolean> {
     try {
       await this.client.snapshots.stat(name);
-      return name;
+      return true;
     } catch (err) {
       if (!isNotFound(err)) throw err;
+      return false;
     }
+  }
+
+  /** A parentless committed copy of the chain's tree with owners shifted into the remapped range. */
+  private remappedChain(chainId: string, map: IdentityMap): Promise<string> {
+    const name = `remap-${map.key}-${chainId.replace(/^sha256:/, '')}`;
+    return this.once(name, async () => {
+      if (await this.exists(name)) return name;
+      const stamp = `${process.pid}-${Date.now()}`;
+      const viewKey = `${name}-src-${stamp}`;
+      const key = `${name}-build-${stamp}`;
+      const source = await this.client.snapshots.view({ key: viewKey, parent: chainId });
+      try {
+        const target = await this.client.snapshots.prepare({ key, labels: { [GC_ROOT]: new Date().toISOString() } });
+        try {
+          await withMounted(source, this.tmpDir, (src) => withMounted(target, this.tmpDir, (dst) => copyRemapped(src, dst, map)));
+          await this.client.snapshots.commit({ name, key, labels: { [GC_ROOT]: new Date().toISOString() } });
+        } catch (err) {
+          await this.client.snapshots.remove(key).catch(() => undefined);
+          if (err instanceof EngineError && err.code === 'CONFLICT') return name; // a concurrent build won
+          throw err;
+        }
+      } finally {
+        // The view only served the copy; a failure to drop it leaves an unlabelled snapshot that
+        // containerd's garbage collector removes.
+        await this.client.snapshots.remove(viewKey).catch(() => undefined);
+      }
+      return name;
+    });
+  }
+
+  private async buildInit(name: string, parent: string, map?: IdentityMap): Promise<string> {
+    if (await this.exists(name)) return name;
     const key = `${name}-build-${process.pid}-${Date.now()}`;
-    const mounts = await this.client.snapshots.prepare({ key, parent: chainId, labels: { [GC_ROOT]: new Date().toISOString() } });
+    const mounts = await this.client.snapshots.prepare({ key, parent, labels: { [GC_ROOT]: new Date().toISOString() } });
     try {
       await withMounted(mounts, this.tmpDir, async (root) => {
-        for (const d of INIT_DIRS) if (!(await exists(join(root, d)))) await mkdir(join(root, d), { recursive: true, mode: 0o755 });
-        for (const f of INIT_FILES) if (!(await exists(join(root, f)))) await writeFile(join(root, f), '', { mode: 0o755 });
-        if (!(await exists(join(root, 'etc/mtab')))) await symlink('/proc/mounts', join(root, 'etc/mtab'));
+        // What is created here belongs to the container's root: the remapped one when remapping.
+        const own = async (p: string) => { if (map) await lchown(p, map.rootUid, map.rootGid); };
+        for (const d of INIT_DIRS) {
+          if (await exists(join(root, d))) continue;
+          await mkdir(join(root, d), { recursive: true, mode: 0o755 });
+          await own(join(root, d));
+        }
+        for (const f of INIT_FILES) {
+          if (await exists(join(root, f))) continue;
+          await writeFile(join(root, f), '', { mode: 0o755 });
+          await own(join(root, f));
+        }
+        if (!(await exists(join(root, 'etc/mtab')))) {
+          await symlink('/proc/mounts', join(root, 'etc/mtab'));
+          await own(join(root, 'etc/mtab'));
+        }
       });
       await this.client.snapshots.commit({ name, key, labels: { [GC_ROOT]: new Date().toISOString() } });
     } catch (err) {
@@ -68,9 +131,12 @@ export class RootfsManager {
     return name;
   }
 
-  /** The container's writable layer over the init layer. Labelled as a GC root: no lease needed. */
-  async prepare(key: string, chainId: string): Promise<void> {
-    const parent = await this.initLayer(chainId);
+  /**
+   * The container's writable layer over the init layer (`remapped`: over the remapped chain's).
+   * Labelled as a GC root: no lease needed.
+   */
+  async prepare(key: string, chainId: string, remapped = false): Promise<void> {
+    const parent = await this.initLayer(chainId, remapped);
     await this.client.snapshots.prepare({ key, parent, labels: { [GC_ROOT]: new Date().toISOString() } });
   }
 
@@ -79,16 +145,25 @@ export class RootfsManager {
    * container's layer still sits on it: then it stays, and false is returned.
    */
   async removeInit(chainId: string): Promise<boolean> {
-    const name = `init-${chainId.replace(/^sha256:/, '')}`;
-    this.initBuilds.delete(name);
-    try {
-      await this.client.snapshots.remove(name);
-      return true;
-    } catch (err) {
-      if (isNotFound(err)) return true;
-      if (err instanceof EngineError && err.code === 'CONFLICT') return false;
-      throw err;
+    const hex = chainId.replace(/^sha256:/, '');
+    // The remapped init layer sits on the remapped copy: the layers go top down.
+    const names = this.remap ? [`init-${hex}`, `init-${this.remap.key}-${hex}`, `remap-${this.remap.key}-${hex}`] : [`init-${hex}`];
+    let all = true;
+    for (const name of names) {
+      this.builds.delete(name);
+      try {
+        await this.client.snapshots.remove(name);
+      } catch (err) {
+        if (isNotFound(err)) continue;
+        if (err instanceof EngineError && err.code === 'CONFLICT') {
+          all = false;
+          if (name.startsWith(`init-${this.remap?.key}-`)) break; // its remapped copy is still under it
+          continue;
+        }
+        throw err;
+      }
     }
+    return all;
   }
 
   mounts(key: string): Promise<Mount[]> {

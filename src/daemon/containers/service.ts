@@ -44,6 +44,7 @@ export class ContainerService {
       ...(d.networks ? { networks: d.networks } : {}),
       ...(d.volumes ? { volumes: d.volumes } : {}),
       ...(d.cdi ? { cdi: d.cdi } : {}),
+      userns: d.rootfs.remapping, noCgroups: !d.launcher.killsAll,
       find: (ref) => ctx.find(ref),
     });
     this.creator = new ContainerCreator(ctx, this.verifier);

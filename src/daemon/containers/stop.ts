@@ -31,6 +31,6 @@ export async function stopTask(ctx: ContainerContext, rec: ContainerRecord, sign
     }
   }
   ctx.event(rec, 'kill', { signal: '9' });
-  await client.tasks.kill(rec.Id, 9, { all: true }).catch((err) => log.debug(`kill: ${(err as Error).message}`, { id: rec.Id }));
+  await client.tasks.kill(rec.Id, 9, { all: ctx.d.launcher.killsAll }).catch((err) => log.debug(`kill: ${(err as Error).message}`, { id: rec.Id }));
   await processed;
 }

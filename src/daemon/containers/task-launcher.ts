@@ -5,7 +5,7 @@
 // before they get here (verify.ts).
 import { applyCdiProcessEdits, type CdiInjection } from '../../oci/cdi.ts';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, rm } from 'node:fs/promises';
+import { chown, mkdir, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { DaemonConfig } from '../../config/daemon-config.ts';
@@ -17,6 +17,7 @@ import { buildSpec, type DaemonSpecDefaults } from '../../oci/spec.ts';
 import { serializeSpec } from '../../oci/spec-types.ts';
 import { listHostDevices, resolveDeviceMappings } from '../../oci/devices.ts';
 import { resolveUser } from '../../oci/user.ts';
+import { usesRemap, type IdentityMap } from '../../oci/userns.ts';
 import { PROCESS_TYPE_URL, SPEC_TYPE_URL, jsonAny, type SupervisorClient } from '../../supervisor/client.ts';
 import { withMounted } from '../../supervisor/mounts.ts';
 import type { HostConfig } from '../../types/container-api.ts';
@@ -25,6 +26,7 @@ import { resolveInitPath } from '../init-binary.ts';
 import type { RuntimeRegistry } from '../runtimes.ts';
 import { writeEtcFiles } from '../../network/etc-files.ts';
 import { mountShm, shmPath, unmountShm } from './ipc-shm.ts';
+import { mountNetnsSysfs, sysfsPath, unmountNetnsSysfs } from './netns-sysfs.ts';
 import { makeFifos, openFifoReader, openFifoWriter } from './fifo.ts';
 import { createNetns, netnsPath, removeNetns } from '../../network/netns.ts';
 import type { RunNetworking, SandboxInfo } from '../../network/container-contract.ts';
@@ -67,6 +69,10 @@ export interface LauncherDeps {
   networks?: RunNetworking;
   /** Named and anonymous volumes (src/daemon/volumes); without it such mounts are refused. */
   volumes?: Pick<ContainerVolumes, 'attach' | 'detach'>;
+  /** --userns-remap: containers not opting out (UsernsMode "host") run in a user namespace with it. */
+  userns?: IdentityMap;
+  /** Rootless without delegated cgroups: limits are refused and runc gets no cgroup to manage. */
+  noCgroups?: boolean;
 }
 
 function tsToIso(ts: { seconds: string | number; nanos: number } | null | undefined): string {
@@ -85,6 +91,15 @@ export class TaskLauncher {
       const id = (e.event as { container_id?: string } | null)?.container_id;
       if (id) this.oomed.add(id);
     });
+  }
+
+  /**
+   * Whether SIGKILL goes to every process of the container (runc kill --all, which finds them in
+   * the container's cgroup) or to its init alone (which takes its PID namespace down with it):
+   * rootless without cgroups has no cgroup to search (runc fails with "lstat : no such file").
+   */
+  get killsAll(): boolean {
+    return !this.d.noCgroups;
   }
 
   private seccompCache?: { path: string; profile: DockerSeccompProfile };
@@ -119,6 +134,7 @@ export class TaskLauncher {
       initPath: resolveInitPath(cfg['init-path']),
       init: cfg.init,
       availableCapabilities: this.daemonCaps,
+      ...(this.d.noCgroups ? { noCgroups: true } : {}),
     };
   }
 
@@ -187,12 +203,19 @@ export class TaskLauncher {
     const runtime = this.d.runtimes.resolve(rec.HostConfig.Runtime || this.d.config()['default-runtime'] || 'runc');
     const dir = join(this.d.containersDir, id);
     await mkdir(dir, { recursive: true, mode: 0o710 });
+    const remap = usesRemap(rec.HostConfig.UsernsMode, this.d.userns !== undefined) ? this.d.userns : undefined;
+    // The remapped root reaches /etc/hosts & co. (bound from here) through the group, as in dockerd.
+    if (this.d.userns) await chown(dir, process.getuid!(), this.d.userns.rootGid);
     this.oomed.delete(id);
     await this.forget(id); // leftovers of an earlier run (a crash between start and cleanup)
     // As dockerd: a -v bind whose host path is missing gets it created (a directory); --mount
     // type=bind sources must exist (checked at create).
     for (const m of resolveMounts({ ...rec.HostConfig, Mounts: [], Tmpfs: {} }, this.d.volumes !== undefined)) {
-      if (m.type === 'bind' && !existsSync(m.source)) await mkdir(m.source, { recursive: true, mode: 0o755 });
+      if (m.type === 'bind' && !existsSync(m.source)) {
+        await mkdir(m.source, { recursive: true, mode: 0o755 });
+        // dockerd gives a created bind source to the container's (remapped) root.
+        if (remap) await chown(m.source, remap.rootUid, remap.rootGid);
+      }
     }
     const { sandbox, ...namespaces } = await this.namespacesFor(rec, find);
     try {
@@ -204,7 +227,11 @@ export class TaskLauncher {
         dns: sandbox?.dns ?? { servers: rec.HostConfig.Dns?.length ? rec.HostConfig.Dns : this.d.config().dns, options: rec.HostConfig.DnsOptions?.length ? rec.HostConfig.DnsOptions : this.d.config()['dns-opts'], search: rec.HostConfig.DnsSearch?.length ? rec.HostConfig.DnsSearch : this.d.config()['dns-search'] },
         hostNetwork: namespaces.networkPath === 'host',
       });
-      const files = shm ? { ...etcFiles, shmPath: shm } : etcFiles;
+      const files: Parameters<typeof buildSpec>[0]['files'] = shm ? { ...etcFiles, shmPath: shm } : { ...etcFiles };
+      if (remap && namespaces.networkPath && namespaces.networkPath !== 'host') {
+        files.sysfsPath = sysfsPath(dir);
+        await mountNetnsSysfs(namespaces.networkPath, files.sysfsPath);
+      }
       const rootMounts = await this.d.rootfs.mounts(rec.Internal.snapshotKey);
       // Volumes mounted (DriverOpts) and filled from the image (copy-up) before the task exists.
       const volumeMounts = this.d.volumes ? await this.d.volumes.attach(rec, rootMounts) : [];
@@ -216,6 +243,7 @@ export class TaskLauncher {
         devices: [...resolveDeviceMappings(rec.HostConfig.Devices), ...(cdi?.devices ?? [])],
         ...(rec.HostConfig.Links?.length && this.d.networks ? { linkEnv: this.d.networks.linkEnvironment(rec) } : {}),
         ...(rec.HostConfig.Privileged ? { hostDevices: listHostDevices() } : {}),
+        ...(remap ? { userns: { uidMappings: remap.uids, gidMappings: remap.gids } } : {}),
       }, warnings);
       for (const w of warnings) this.d.log.warn(w, { id });
       if (cdi) applyCdiProcessEdits(spec, cdi);
@@ -260,6 +288,7 @@ export class TaskLauncher {
       return this.running(pid, exited.promise, ioDone, stdin, exited.cancel);
     } catch (e) {
       await unmountShm(shmPath(dir));
+      await unmountNetnsSysfs(sysfsPath(dir));
       // Undoing a failed start: its error is the one reported; what cannot be undone is logged.
       if (this.d.networks) await this.d.networks.teardownSandbox(id).catch((u) => this.d.log.debug(`undoing a start: sandbox: ${(u as Error).message}`, { id }));
       await this.d.volumes?.detach(rec).catch((u) => this.d.log.debug(`undoing a start: volumes: ${(u as Error).message}`, { id }));
@@ -318,7 +347,7 @@ export class TaskLauncher {
       if (t.status === 'RUNNING' || t.status === 'PAUSED' || t.status === 'CREATED') {
         // The kill may race the task's own exit, and the wait only bounds how long the delete below
         // waits; the delete reports what matters.
-        await client.tasks.kill(id, 9, { all: true }).catch((e) => this.d.log.debug(`forget: kill: ${(e as Error).message}`, { id }));
+        await client.tasks.kill(id, 9, { all: this.killsAll }).catch((e) => this.d.log.debug(`forget: kill: ${(e as Error).message}`, { id }));
         await Promise.race([client.tasks.wait(id).catch((e) => this.d.log.debug(`forget: wait: ${(e as Error).message}`, { id })), new Promise((r) => setTimeout(r, 5000))]);
       }
       status = (await client.tasks.delete(id)).exit_status;
@@ -335,6 +364,7 @@ export class TaskLauncher {
     const ns = netnsPath(this.d.execRoot, id);
     if (existsSync(ns)) await removeNetns(ns);
     await unmountShm(shmPath(join(this.d.containersDir, id)));
+    await unmountNetnsSysfs(sysfsPath(join(this.d.containersDir, id)));
     return status;
   }
 

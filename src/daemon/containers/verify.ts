@@ -8,6 +8,8 @@ import { invalidParameter } from '../../errors.ts';
 import { validateLogOptions } from '../../logging/options.ts';
 import { cdiDeviceIds, type CdiInjection, type CdiRegistry } from '../../oci/cdi.ts';
 import { checkUlimits, mergeUlimits, type HardLimits } from '../../oci/rlimits.ts';
+import { checkUsernsMode } from '../../oci/userns.ts';
+import { refuseLimitsWithoutCgroups } from '../../oci/cgroups.ts';
 import { validateCreateBody, validateRestartPolicy } from '../../oci/validate-create.ts';
 import { decodeStruct, UPDATE_CONFIG } from '../../oci/wire-schema.ts';
 import type { ContainerConfig, ContainerCreateBody, HostConfig, NetworkingConfig } from '../../types/container-api.ts';
@@ -35,6 +37,10 @@ export interface VerifierDeps {
   volumes?: { check(hc: HostConfig, config: Pick<ContainerConfig, 'Volumes'>): Promise<void> };
   /** CDI devices; without it DeviceRequests of driver cdi are refused. */
   cdi?: Pick<CdiRegistry, 'resolve'>;
+  /** --userns-remap is on (UsernsMode "host" opts out; privileged and host namespaces need that). */
+  userns?: boolean;
+  /** Rootless without delegated cgroups: resource limits are refused. */
+  noCgroups?: boolean;
   /** Other containers by reference (NetworkMode container:<ref>). */
   find: (ref: string) => ContainerRecord;
 }
@@ -92,6 +98,8 @@ export class ContainerVerifier {
     this.d.runtimes.resolve(hc.Runtime || this.d.config()['default-runtime'] || 'runc');
     const ulimits = mergeUlimits(Object.values(this.d.config()['default-ulimits']), hc.Ulimits);
     if (ulimits.length > 0) checkUlimits(ulimits, this.d.limits.hard(), this.d.limits.canRaise);
+    checkUsernsMode(hc, this.d.userns === true);
+    if (this.d.noCgroups) refuseLimitsWithoutCgroups(hc as Record<string, unknown>);
     const cdi = this.cdiFor(hc);
     return cdi ? { cdi } : {};
   }

@@ -3,7 +3,7 @@
 // mount and remove are the plugin's). Serves the /volumes API and, for the containers service, turns a
 // container's volume specs into volumes at create, into bind mounts (with copy-up) at start, and
 // cleans up after exit and removal. "In use" means referenced by any container, running or not.
-import { lstat, mkdir, rm } from 'node:fs/promises';
+import { chown, lstat, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { conflict, invalidParameter, notFound } from '../../errors.ts';
 import type { ResolvedMount } from '../../oci/mounts.ts';
@@ -82,6 +82,8 @@ export interface VolumeServiceDeps {
   users?: () => VolumeUser[];
   /** Volume plugins by driver name; without it only the local driver exists. */
   plugins?: { driver(name: string): Promise<VolumePlugin> };
+  /** --userns-remap: local volume directories belong to the remapped root (as dockerd's). */
+  rootOwner?: { uid: number; gid: number };
 }
 
 function rfc3339Now(): string {
@@ -102,6 +104,12 @@ export class VolumeService implements ContainerVolumes {
 
   dataPath(name: string): string {
     return join(this.d.root, name, '_data');
+  }
+
+  /** A local volume's _data directory (owned by the remapped root with --userns-remap), if missing. */
+  private async makeDataDir(path: string): Promise<void> {
+    const created = await mkdir(path, { recursive: true, mode: 0o755 });
+    if (created !== undefined && this.d.rootOwner) await chown(path, this.d.rootOwner.uid, this.d.rootOwner.gid);
   }
 
   private allUsers(): VolumeUser[] {
@@ -161,7 +169,7 @@ export class VolumeService implements ContainerVolumes {
         return existing;
       }
       if (plugin) await plugin.create(name, req.DriverOpts ?? null);
-      else await mkdir(this.dataPath(name), { recursive: true, mode: 0o755 });
+      else await this.makeDataDir(this.dataPath(name));
       const rec: VolumeRecord = { Name: name, Driver: driver, CreatedAt: rfc3339Now(), Labels: req.Labels ?? null, Options: req.DriverOpts ?? null };
       this.d.table.put(name, rec);
       this.event('create', name, {}, driver);
@@ -315,7 +323,7 @@ export class VolumeService implements ContainerVolumes {
         continue;
       }
       const data = this.dataPath(v.Name);
-      await mkdir(data, { recursive: true, mode: 0o755 });
+      await this.makeDataDir(data);
       if (needsMount(v.Options)) await mountVolume(v.Options!, data);
       let source = data;
       if (spec?.subpath) {
