@@ -49,6 +49,18 @@ export class ApiServer {
     });
   }
 
+  /** Node's 'connect' event: no route takes CONNECT, so it is answered like any unknown route and closed. */
+  handleConnect(req: IncomingMessage, socket: Duplex, head: Buffer, prefix = ''): void {
+    const res = new http.ServerResponse(req);
+    res.assignSocket(socket as Socket);
+    res.shouldKeepAlive = false;
+    res.once('finish', () => socket.end());
+    this.dispatch(req, res, prefix).catch((err) => {
+      this.log.error('CONNECT request failed', { error: err });
+      socket.destroy();
+    });
+  }
+
   /** Resolves once no request is being handled (for graceful shutdown). */
   drained(): Promise<void> {
     if (this.inFlight === 0) return Promise.resolve();
@@ -65,6 +77,9 @@ export class ApiServer {
       res.setHeader('Docker-Experimental', String(this.opts.experimental()));
       await this.route(req, res, prefix, socket);
     } catch (err) {
+      // An answer given before the body was read would be lost to a client still writing it (the
+      // close after the answer resets the connection), so the rest of the body is read first.
+      if (!socket) await discardUnreadBody(req);
       this.writeError(req, res, err);
     } finally {
       this.inFlight--;
@@ -123,6 +138,13 @@ export class ApiServer {
   private writeError(req: IncomingMessage, res: ServerResponse, err: unknown): void {
     const status = statusOf(err);
     const message = messageOf(err);
+    if (clientGone(req, res)) {
+      // The client closed or reset its connection (or the parser already answered a broken body):
+      // the failure is the disconnect, not the handler's, and nobody is left to read an answer.
+      this.log.debug('client went away before the answer', { method: req.method, uri: req.url, error: message });
+      res.destroy();
+      return;
+    }
     if (status >= 500) this.log.error('handler error', { method: req.method, uri: req.url, status, error: message, stack: err instanceof EngineError ? undefined : (err as Error)?.stack });
     else this.log.debug('handler error', { method: req.method, uri: req.url, status, error: message });
     if (res.headersSent) {
@@ -135,4 +157,34 @@ export class ApiServer {
     res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
     res.end(body);
   }
+}
+
+/** Bodies larger than this are not read to their end before an error: the connection is cut. */
+const MAX_DISCARDED_BODY = 64 * 1024 * 1024;
+const DISCARD_GRACE_MS = 5000;
+
+/** Reads and drops what is left of a request body (bounded in size and time). */
+function discardUnreadBody(req: IncomingMessage): Promise<void> {
+  if (req.complete || req.readableEnded || req.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    let size = 0;
+    const done = () => {
+      clearTimeout(timer);
+      req.off('data', onData).off('end', done).off('close', done).off('error', done);
+      resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_DISCARDED_BODY) done();
+    };
+    const timer = setTimeout(done, DISCARD_GRACE_MS);
+    req.on('data', onData).once('end', done).once('close', done).once('error', done);
+    req.resume();
+  });
+}
+
+/** Nothing more can reach the client: its socket is closed, reset, or already ended by us. */
+function clientGone(req: IncomingMessage, res: ServerResponse): boolean {
+  const socket = req.socket;
+  return res.destroyed || socket.destroyed || !socket.writable;
 }
