@@ -7,6 +7,7 @@ import { invalidParameter } from '../../errors.ts';
 import type { ContainerConfig } from '../../types/container-api.ts';
 import type { CommitOptions, ImageDeleteItem, LoadResult } from '../../types/images.ts';
 import { readJson, sendJson } from '../http.ts';
+import { COMMIT_CONFIG, decodeBody } from '../body-schemas.ts';
 import type { Router } from '../router.ts';
 
 export interface ImagesBackend {
@@ -63,11 +64,12 @@ export function registerImageRoutes(router: Router, backend: ImagesBackend): voi
     if (!container) throw invalidParameter('container is required');
     const body = await readJson<ContainerConfig | null>(ctx.req, null);
     if (body !== null && (typeof body !== 'object' || Array.isArray(body))) throw invalidParameter('invalid JSON: expected a container config object');
+    const config = body === null ? null : decodeBody<ContainerConfig>(body, COMMIT_CONFIG, 'Config');
     const opts: CommitOptions = {
       container,
       pause: q.has('pause') ? q.bool('pause') : true,
       changes: q.strings('changes').filter((c) => c.trim()),
-      config: body,
+      config,
       ...(q.string('repo') ? { repo: q.string('repo')! } : {}),
       ...(q.string('tag') ? { tag: q.string('tag')! } : {}),
       ...(q.string('comment') ? { comment: q.string('comment')! } : {}),
