@@ -121,3 +121,27 @@ export class Query {
     return out;
   }
 }
+
+/** Bodies larger than this are not read to their end before an error: the connection is cut. */
+const MAX_DISCARDED_BODY = 64 * 1024 * 1024;
+const DISCARD_GRACE_MS = 5000;
+
+/** Reads and drops what is left of a request body (bounded in size and time). */
+export function discardUnreadBody(req: IncomingMessage): Promise<void> {
+  if (req.complete || req.readableEnded || req.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    let size = 0;
+    const done = () => {
+      clearTimeout(timer);
+      req.off('data', onData).off('end', done).off('close', done).off('error', done);
+      resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_DISCARDED_BODY) done();
+    };
+    const timer = setTimeout(done, DISCARD_GRACE_MS);
+    req.on('data', onData).once('end', done).once('close', done).once('error', done);
+    req.resume();
+  });
+}

@@ -6,7 +6,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { EngineError, messageOf, statusOf } from '../errors.ts';
 import type { Logger } from '../util/log.ts';
-import { Query } from './http.ts';
+import { Query, discardUnreadBody } from './http.ts';
 import { Router, type RequestContext } from './router.ts';
 import { API_VERSION, MIN_API_VERSION, compareVersions } from '../util/api-version.ts';
 import { authorize, type RequestAuthorizer } from './authz.ts';
@@ -92,7 +92,12 @@ export class ApiServer {
   }
 
   private async route(req: IncomingMessage, res: ServerResponse, prefix: string, socket?: Socket): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://engine');
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://engine');
+    } catch {
+      throw new EngineError('INVALID_PARAMETER', `invalid request URI: ${JSON.stringify((req.url ?? '').slice(0, 100))}`);
+    }
     let path = url.pathname;
     if (prefix) {
       if (path !== prefix && !path.startsWith(prefix + '/')) throw new EngineError('NOT_FOUND', 'page not found');
@@ -157,30 +162,6 @@ export class ApiServer {
     res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
     res.end(body);
   }
-}
-
-/** Bodies larger than this are not read to their end before an error: the connection is cut. */
-const MAX_DISCARDED_BODY = 64 * 1024 * 1024;
-const DISCARD_GRACE_MS = 5000;
-
-/** Reads and drops what is left of a request body (bounded in size and time). */
-function discardUnreadBody(req: IncomingMessage): Promise<void> {
-  if (req.complete || req.readableEnded || req.destroyed) return Promise.resolve();
-  return new Promise((resolve) => {
-    let size = 0;
-    const done = () => {
-      clearTimeout(timer);
-      req.off('data', onData).off('end', done).off('close', done).off('error', done);
-      resolve();
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_DISCARDED_BODY) done();
-    };
-    const timer = setTimeout(done, DISCARD_GRACE_MS);
-    req.on('data', onData).once('end', done).once('close', done).once('error', done);
-    req.resume();
-  });
 }
 
 /** Nothing more can reach the client: its socket is closed, reset, or already ended by us. */

@@ -1,7 +1,7 @@
 // Container routes: parse the request → call the ContainersBackend → write JSON or a stream.
 import { writeFrame } from '../stream-framing.ts';
 import { parseTimeValue, rfc3339NanoFixed } from '../../util/time.ts';
-import { EngineError, invalidParameter } from '../../errors.ts';
+import { EngineError, invalidParameter, notFound } from '../../errors.ts';
 import type { ContainerCreateBody, WaitCondition } from '../../types/container-api.ts';
 import type { LogChunk, LogsRequest } from '../../types/logs.ts';
 import { readJson, readJsonObject, sendJson, sendNoContent, type Query } from '../http.ts';
@@ -119,6 +119,14 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
 
   router.delete('/containers/{id}', async (ctx) => {
     await backend.remove(ctx.params.id, { force: ctx.query.bool('force'), volumes: ctx.query.bool('v'), link: ctx.query.bool('link') });
+    sendNoContent(ctx.res);
+  });
+
+  // A legacy link's name is "/<parent>/<alias>": removing it by that name needs link=1.
+  router.delete('/containers/{id}/{alias}', async (ctx) => {
+    const name = `${ctx.params.id}/${ctx.params.alias}`;
+    if (!ctx.query.bool('link')) throw notFound(`No such container: ${name}`);
+    await backend.remove(name, { force: false, volumes: false, link: true });
     sendNoContent(ctx.res);
   });
 

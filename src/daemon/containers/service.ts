@@ -26,6 +26,7 @@ import { compileFilters, compilePruneFilters } from './filters.ts';
 import { generateName, normalizeName } from './names.ts';
 import { OutputHub } from './output-hub.ts';
 import { StdinRelay } from './stdin-relay.ts';
+import { removeLegacyLink } from './links.ts';
 import { initialState, ZERO_TIME, type ContainerRecord } from './record.ts';
 import { nextBackoff, restartAtStartup, shouldRestart } from './restart-policy.ts';
 import type { RootfsManager } from './rootfs.ts';
@@ -571,8 +572,13 @@ export class ContainerService {
   // ---- remove / rename / prune -----------------------------------------------------------------
 
   async remove(ref: string, opts: { force: boolean; volumes: boolean; link: boolean }): Promise<void> {
+    if (opts.link) {
+      // Only the link goes: the parent's record loses it, nothing else is touched.
+      const parent = removeLegacyLink(ref, (r) => this.find(r));
+      this.persist(parent);
+      return;
+    }
     const rec = this.find(ref);
-    if (opts.link) throw invalidParameter('links are not supported');
     if ((rec.State.Running || rec.State.Restarting) && !opts.force) {
       const name = rec.Name.slice(1);
       if (rec.State.Paused) throw conflict(`cannot remove container "${name}": container is paused and must be unpaused first`);
