@@ -181,7 +181,10 @@ export function decode(value: unknown, kind: Kind, field: string): unknown {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
       // Map values keep nulls where they mean something (PortBindings "80/tcp": null).
-      out[k] = v === null ? null : decode(v, kind.map, field);
+      const decoded = v === null ? null : decode(v, kind.map, field);
+      // A "__proto__" key stays a key (as JSON.parse made it), never the object's prototype.
+      if (k === '__proto__') Object.defineProperty(out, k, { value: decoded, enumerable: true, writable: true, configurable: true });
+      else out[k] = decoded;
     }
     return out;
   }
@@ -198,9 +201,10 @@ export function decodeStruct(value: unknown, fields: Record<string, Kind>, prefi
   const src = value as Record<string, unknown>;
   for (const [key, v] of Object.entries(src)) {
     // Go matches field names case-insensitively, preferring an exact match.
-    const name = key in fields ? key : lower.get(key.toLowerCase());
+    // Own properties only: "constructor" or "__proto__" in a body must not find Object's.
+    const name = Object.hasOwn(fields, key) ? key : lower.get(key.toLowerCase());
     if (!name) continue; // unknown fields are ignored, as by dockerd
-    if (name !== key && name in src) continue;
+    if (name !== key && Object.hasOwn(src, name)) continue;
     const decoded = decode(v, fields[name]!, `${prefix}.${name}`);
     if (decoded !== undefined) out[name] = decoded;
   }
