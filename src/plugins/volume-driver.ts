@@ -81,7 +81,8 @@ export class VolumePlugins {
       try {
         c = new VolumePluginClient(await this.registry.get(name, 'VolumeDriver'));
       } catch (err) {
-        throw new EngineError(err instanceof EngineError && err.code === 'NOT_FOUND' ? 'NOT_FOUND' : 'INTERNAL', `error looking up volume plugin ${name}: ${(err as Error).message}`);
+        // The lookup's own verdict stands (an invalid name is a 400, an unknown plugin a 404).
+        throw new EngineError(err instanceof EngineError ? err.code : 'INTERNAL', `error looking up volume plugin ${name}: ${(err as Error).message}`);
       }
       this.clients.set(name, c);
     }

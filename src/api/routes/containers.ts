@@ -4,7 +4,7 @@ import { parseTimeValue, rfc3339NanoFixed } from '../../util/time.ts';
 import { EngineError, invalidParameter, notFound } from '../../errors.ts';
 import type { ContainerCreateBody, WaitCondition } from '../../types/container-api.ts';
 import type { LogChunk, LogsRequest } from '../../types/logs.ts';
-import { readJson, readJsonObject, sendJson, sendNoContent, type Query } from '../http.ts';
+import { readJson, readJsonObject, sendJson, sendJsonList, sendNoContent, type Query } from '../http.ts';
 import type { Router } from '../router.ts';
 import { versionLessThan } from '../../util/api-version.ts';
 
@@ -54,7 +54,7 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
   router.get('/containers/json', async (ctx) => {
     const limit = ctx.query.int('limit');
     const list = await backend.list({ all: ctx.query.bool('all'), ...(limit !== undefined && limit > 0 ? { limit } : {}), size: ctx.query.bool('size'), filters: ctx.query.filters() });
-    sendJson(ctx.res, 200, list);
+    await sendJsonList(ctx.res, 200, list);
   });
 
   router.post('/containers/prune', async (ctx) => sendJson(ctx.res, 200, await backend.prune(ctx.query.filters())));

@@ -7,7 +7,7 @@ import { invalidParameter, messageOf } from '../../errors.ts';
 import { encodeMessage, errorMessage } from '../../images/distribution/progress.ts';
 import type { ContainerConfig } from '../../types/container-api.ts';
 import type { CommitOptions, ImageDeleteItem, LoadResult } from '../../types/images.ts';
-import { discardUnreadBody, readJson, sendJson } from '../http.ts';
+import { discardUnreadBody, readJson, sendJson, sendJsonList } from '../http.ts';
 import { COMMIT_CONFIG, decodeBody } from '../body-schemas.ts';
 import type { Router } from '../router.ts';
 
@@ -40,7 +40,7 @@ async function sendArchive(res: ServerResponse, contentType: string, write: (out
 export function registerImageRoutes(router: Router, backend: ImagesBackend): void {
   router.get('/images/json', async (ctx) => {
     const q = ctx.query;
-    sendJson(ctx.res, 200, await backend.list({ all: q.bool('all'), digests: q.bool('digests'), sharedSize: q.bool('shared-size'), filters: q.filters() }));
+    await sendJsonList(ctx.res, 200, await backend.list({ all: q.bool('all'), digests: q.bool('digests'), sharedSize: q.bool('shared-size'), filters: q.filters() }));
   });
 
   router.get('/images/get', async (ctx) => {
