@@ -6,6 +6,7 @@ import type { ContainerCreateBody, WaitCondition } from '../../types/container-a
 import type { LogChunk, LogsRequest } from '../../types/logs.ts';
 import { readJson, readJsonObject, sendJson, sendJsonList, sendNoContent, type Query } from '../http.ts';
 import type { Router } from '../router.ts';
+import { inspectForVersion } from './container-compat.ts';
 import { versionLessThan } from '../../util/api-version.ts';
 
 export interface ContainersBackend {
@@ -59,7 +60,10 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
 
   router.post('/containers/prune', async (ctx) => sendJson(ctx.res, 200, await backend.prune(ctx.query.filters())));
 
-  router.get('/containers/{id}/json', async (ctx) => sendJson(ctx.res, 200, await backend.inspect(ctx.params.id, ctx.query.bool('size'), ctx.version)));
+  router.get('/containers/{id}/json', async (ctx) => {
+    const view = await backend.inspect(ctx.params.id, ctx.query.bool('size'), ctx.version);
+    sendJson(ctx.res, 200, inspectForVersion(view, versionLessThan(ctx.version, '1.45')));
+  });
 
   router.post('/containers/{id}/start', async (ctx) => {
     // Old clients sent a HostConfig here; API ≥ 1.24 forbids it (dockerd answers 400).
