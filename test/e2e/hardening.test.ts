@@ -158,4 +158,28 @@ describe('dockerd answers clients depend on', () => {
     assert.deepEqual(old.json().VolumesDeleted.sort(), ['named-a', 'named-b']);
     assert.deepEqual((await d.request('GET', '/volumes')).json().Volumes, []);
   });
+
+  test('user networks: names with spaces, link aliases through the network DNS, Aliases with the short ID before 1.45', async () => {
+    const net = 'test 01';
+    const created = await d.docker(['network', 'create', net]);
+    assert.equal(created.code, 0, created.stderr);
+    const other = await d.docker(['run', '-d', '--name', 'other', '--network', net, 'busybox', 'sleep', '3600']);
+    assert.equal(other.code, 0, other.stderr);
+    const ip = (await d.request('GET', '/containers/other/json')).json().NetworkSettings.Networks[net].IPAddress as string;
+    assert.match(ip, /^\d+\.\d+\.\d+\.\d+$/);
+    // The alias resolves for the linking container only, to the linked container's address.
+    const linked = await d.docker(['run', '--rm', '--network', net, '--link', 'other:al', 'busybox', 'nslookup', 'al']);
+    assert.equal(linked.code, 0, linked.stdout + linked.stderr);
+    assert.match(linked.stdout, new RegExp(`Address: ${ip.replace(/\./g, '\\.')}\\b`));
+    const unlinked = await d.docker(['run', '--rm', '--network', net, 'busybox', 'nslookup', 'al']);
+    assert.notEqual(unlinked.code, 0, unlinked.stdout);
+    const id = (await d.request('GET', '/containers/other/json')).json().Id as string;
+    const old = (await d.request('GET', '/v1.44/containers/other/json')).json().NetworkSettings.Networks[net].Aliases as string[];
+    assert.ok(old.includes(id.slice(0, 12)), JSON.stringify(old));
+    const current = (await d.request('GET', '/v1.45/containers/other/json')).json().NetworkSettings.Networks[net].Aliases as string[] | null;
+    assert.ok(!(current ?? []).includes(id.slice(0, 12)), JSON.stringify(current));
+    assert.equal((await d.docker(['rm', '-f', 'other'])).code, 0);
+    assert.equal((await d.docker(['network', 'rm', net])).code, 0);
+  });
 });
+
