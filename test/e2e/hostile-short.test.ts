@@ -33,6 +33,10 @@ describe('hostile input (short run)', () => {
     const refused = Object.entries(report.byStatus).filter(([s]) => /^4\d\d$/.test(s)).reduce((n, [, c]) => n + c, 0);
     assert.ok(refused > COUNT / 2, JSON.stringify(report.byStatus));
     assert.equal((await d.request('GET', '/_ping')).status, 200);
-    assert.equal((await d.request('GET', '/containers/hostile/json')).json().State.Running, true, 'the target container survived');
+    // The cases may remove their targets (DELETE /containers/hostile?force=1 is one); the daemon
+    // must still list what is left.
+    const list = await d.request('GET', '/containers/json?all=1');
+    assert.equal(list.status, 200);
+    assert.ok(Array.isArray(list.json()));
   });
 });

@@ -49,6 +49,7 @@ export function sendCase(socketPath: string, c: HostileCase, timeoutMs: number):
       if (done) return;
       done = true;
       clearTimeout(timer);
+      clearTimeout(cut);
       sock.destroy();
       const text = Buffer.concat(chunks).toString('latin1');
       const m = /^HTTP\/1\.[01] (\d{3})[^\r\n]*\r\n([\s\S]*?)\r\n\r\n([\s\S]*)$/.exec(text);
@@ -61,11 +62,20 @@ export function sendCase(socketPath: string, c: HostileCase, timeoutMs: number):
     const timer = setTimeout(() => finish(true), timeoutMs);
     sock.on('error', () => finish(false));
     sock.on('close', () => finish(false));
+    let cut: NodeJS.Timeout | undefined;
     sock.on('data', (d: Buffer) => {
       chunks.push(d);
-      // Streaming answers (events, logs, stats) never end by themselves: the status line is enough.
       const text = Buffer.concat(chunks).toString('latin1');
-      if (/^HTTP\/1\.[01] (\d{3})/.test(text) && text.includes('\r\n\r\n') && Date.now() - started > 50) setTimeout(() => finish(false), 300);
+      const end = text.indexOf('\r\n\r\n');
+      if (!/^HTTP\/1\.[01] (\d{3})/.test(text) || end < 0) return;
+      // An answer with a length is read whole (a long error message must not be cut); streaming
+      // answers (events, logs, stats) never end by themselves: their status line is enough.
+      const length = /^content-length:\s*(\d+)/im.exec(text.slice(0, end))?.[1];
+      if (length !== undefined) {
+        if (Buffer.byteLength(text.slice(end + 4), 'latin1') >= Number(length)) finish(false);
+      } else if (!cut && Date.now() - started > 50) {
+        cut = setTimeout(() => finish(false), 300);
+      }
     });
     sock.on('connect', () => {
       sock.write(c.bytes);
