@@ -44,9 +44,6 @@ export const NETWORK_CONNECT: Record<string, Kind> = { Container: str, EndpointC
 /** POST /networks/{id}/disconnect: network.DisconnectOptions. */
 export const NETWORK_DISCONNECT: Record<string, Kind> = { Container: str, Force: bool };
 
-/** POST /volumes/create: volume.CreateOptions (cluster volumes are not served: their spec is opaque). */
-export const VOLUME_CREATE: Record<string, Kind> = { Name: str, Driver: str, DriverOpts: stringMap, Labels: stringMap, ClusterVolumeSpec: 'any' };
-
 /** POST /auth and the old push body: registry.AuthConfig (its JSON names are lower case). */
 export const AUTH_CONFIG: Record<string, Kind> = {
   username: str, password: str, auth: str, email: str, serveraddress: str, identitytoken: str, registrytoken: str,
