@@ -38,15 +38,31 @@ export async function readBody(req: IncomingMessage, limit = MAX_JSON_BODY): Pro
  */
 export async function readJson<T = unknown>(req: IncomingMessage, emptyValue?: T): Promise<T> {
   const body = await readBody(req);
-  if (body.length === 0 || body.toString('utf8').trim() === '') {
+  const text = body.toString('utf8');
+  if (text.trim() === '') {
     if (emptyValue !== undefined) return emptyValue;
     throw invalidParameter('invalid JSON: request body is empty');
   }
+  // Parsing megabytes holds the event loop: other requests get their turn before and after it,
+  // so the stall is the parse alone, not the parse plus whatever the handler does next.
+  const big = body.length > YIELD_ABOVE_BYTES;
+  if (big) await yieldToLoop();
+  let value: T;
   try {
-    return JSON.parse(body.toString('utf8')) as T;
+    value = JSON.parse(text) as T;
   } catch (err) {
     throw invalidParameter(`invalid JSON: ${(err as Error).message}`);
   }
+  if (big) await yieldToLoop();
+  return value;
+}
+
+/** Bodies above this size are parsed in a turn of the event loop of their own. */
+const YIELD_ABOVE_BYTES = 256 * 1024;
+
+/** Lets queued I/O callbacks (other requests) run before going on. */
+export function yieldToLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** Like readJson, but requires a JSON object (not an array, string or null). */
@@ -63,6 +79,28 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
   res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
   res.end(text);
 }
+
+/**
+ * Like sendJson for a list that may be large (every container with its labels): the items are
+ * serialised one by one, and other requests get a turn whenever a slice of work took long.
+ */
+export async function sendJsonList(res: ServerResponse, status: number, items: readonly unknown[]): Promise<void> {
+  const parts: string[] = [];
+  let sliceStart = performance.now();
+  for (const item of items) {
+    parts.push(JSON.stringify(item) ?? 'null');
+    if (performance.now() - sliceStart > SLICE_MS) {
+      await yieldToLoop();
+      sliceStart = performance.now();
+    }
+  }
+  const text = `[${parts.join(',')}]`;
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/** How long a list serialisation runs before it lets other requests in. */
+const SLICE_MS = 10;
 
 export function sendNoContent(res: ServerResponse, status = 204): void {
   res.writeHead(status);
@@ -120,4 +158,28 @@ export class Query {
     }
     return out;
   }
+}
+
+/** Bodies larger than this are not read to their end before an error: the connection is cut. */
+const MAX_DISCARDED_BODY = 64 * 1024 * 1024;
+const DISCARD_GRACE_MS = 5000;
+
+/** Reads and drops what is left of a request body (bounded in size and time). */
+export function discardUnreadBody(req: IncomingMessage): Promise<void> {
+  if (req.complete || req.readableEnded || req.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    let size = 0;
+    const done = () => {
+      clearTimeout(timer);
+      req.off('data', onData).off('end', done).off('close', done).off('error', done);
+      resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_DISCARDED_BODY) done();
+    };
+    const timer = setTimeout(done, DISCARD_GRACE_MS);
+    req.on('data', onData).once('end', done).once('close', done).once('error', done);
+    req.resume();
+  });
 }

@@ -10,6 +10,7 @@ import { DEFAULT_CIPHERS } from 'node:tls';
 import { dirname } from 'node:path';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../util/log.ts';
+import { answerClientError, jsonErrorResponse } from './client-error.ts';
 import { formatListenSpec, type ListenSpec } from './host-spec.ts';
 
 export interface TlsSettings {
@@ -25,6 +26,8 @@ export interface ListenerOptions {
   log: Logger;
   onRequest(req: Http.IncomingMessage, res: Http.ServerResponse, prefix: string): void;
   onUpgrade(req: Http.IncomingMessage, socket: Duplex, head: Buffer, prefix: string): void;
+  /** CONNECT requests (Node keeps them apart from 'request'); without it they get a JSON 404. */
+  onConnect?(req: Http.IncomingMessage, socket: Duplex, head: Buffer, prefix: string): void;
   /** Where LISTEN_PID / LISTEN_FDS are read from (and removed from); defaults to process.env. */
   env?: NodeJS.ProcessEnv;
 }
@@ -122,6 +125,14 @@ function createServer(spec: ListenSpec, prefix: string, opts: ListenerOptions, t
     opts.onRequest(req, res, prefix);
   });
   server.on('upgrade', (req, socket, head) => opts.onUpgrade(req, socket, head, prefix));
+  // Without a listener Node closes CONNECT connections without a word; no route takes CONNECT, so
+  // the API server answers it like any unknown route.
+  server.on('connect', (req, socket, head) => {
+    if (opts.onConnect) opts.onConnect(req, socket, head, prefix);
+    else socket.end(jsonErrorResponse(404, 'page not found'));
+  });
+  // Requests the parser refuses get a JSON answer instead of Node's bare status line.
+  server.on('clientError', (err: Error, socket: Duplex) => answerClientError(err, socket, opts.log, formatListenSpec(spec)));
   // Errors after start-up (e.g. EMFILE on accept) are logged; unhandled, they would end the process.
   server.once('listening', () => {
     server.on('error', (err) => opts.log.error('API listener error', { listener: formatListenSpec(spec), error: err }));

@@ -21,3 +21,9 @@ test('parameters are typed from the path and filled from the URL (greedy ones ac
   assert.equal(!wrongMethod.handler && wrongMethod.pathExists, true, 'a 405, not a 404');
   assert.equal(r.match('GET', '/nothing').handler, null);
 });
+
+test('a broken %-escape in a path parameter is a 400, not a thrown URIError', () => {
+  const r = new Router();
+  r.get('/containers/{id}/json', () => undefined);
+  assert.throws(() => r.match('GET', '/containers/%zz/json'), { code: 'INVALID_PARAMETER', message: /invalid URL escape in path: "%zz"/ });
+});

@@ -2,6 +2,7 @@
 // mounts every route with and without the /v<version> prefix.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { invalidParameter } from '../errors.ts';
 import { Query } from './http.ts';
 
 /** The names of a path's `{name}` / `{name*}` parameters, as a union of string literals. */
@@ -68,7 +69,7 @@ export class Router {
       if (r.method !== method) continue;
       const params: Record<string, string> = {};
       r.names.forEach((n, i) => {
-        params[n] = decodeURIComponent(m[i + 1]!);
+        params[n] = decodePathSegment(m[i + 1]!);
       });
       return { handler: r.handler, params };
     }
@@ -76,3 +77,11 @@ export class Router {
   }
 }
 
+/** A path parameter with its %-escapes decoded; a broken escape is the client's error (400). */
+function decodePathSegment(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw invalidParameter(`invalid URL escape in path: ${JSON.stringify(raw.slice(0, 100))}`);
+  }
+}

@@ -6,7 +6,7 @@ import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { EngineError, messageOf, statusOf } from '../errors.ts';
 import type { Logger } from '../util/log.ts';
-import { Query } from './http.ts';
+import { Query, discardUnreadBody } from './http.ts';
 import { Router, type RequestContext } from './router.ts';
 import { API_VERSION, MIN_API_VERSION, compareVersions } from '../util/api-version.ts';
 import { authorize, type RequestAuthorizer } from './authz.ts';
@@ -49,6 +49,18 @@ export class ApiServer {
     });
   }
 
+  /** Node's 'connect' event: no route takes CONNECT, so it is answered like any unknown route and closed. */
+  handleConnect(req: IncomingMessage, socket: Duplex, head: Buffer, prefix = ''): void {
+    const res = new http.ServerResponse(req);
+    res.assignSocket(socket as Socket);
+    res.shouldKeepAlive = false;
+    res.once('finish', () => socket.end());
+    this.dispatch(req, res, prefix).catch((err) => {
+      this.log.error('CONNECT request failed', { error: err });
+      socket.destroy();
+    });
+  }
+
   /** Resolves once no request is being handled (for graceful shutdown). */
   drained(): Promise<void> {
     if (this.inFlight === 0) return Promise.resolve();
@@ -65,6 +77,9 @@ export class ApiServer {
       res.setHeader('Docker-Experimental', String(this.opts.experimental()));
       await this.route(req, res, prefix, socket);
     } catch (err) {
+      // An answer given before the body was read would be lost to a client still writing it (the
+      // close after the answer resets the connection), so the rest of the body is read first.
+      if (!socket) await discardUnreadBody(req);
       this.writeError(req, res, err);
     } finally {
       this.inFlight--;
@@ -77,7 +92,12 @@ export class ApiServer {
   }
 
   private async route(req: IncomingMessage, res: ServerResponse, prefix: string, socket?: Socket): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://engine');
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://engine');
+    } catch {
+      throw new EngineError('INVALID_PARAMETER', `invalid request URI: ${JSON.stringify((req.url ?? '').slice(0, 100))}`);
+    }
     let path = url.pathname;
     if (prefix) {
       if (path !== prefix && !path.startsWith(prefix + '/')) throw new EngineError('NOT_FOUND', 'page not found');
@@ -123,6 +143,13 @@ export class ApiServer {
   private writeError(req: IncomingMessage, res: ServerResponse, err: unknown): void {
     const status = statusOf(err);
     const message = messageOf(err);
+    if (clientGone(req, res)) {
+      // The client closed or reset its connection (or the parser already answered a broken body):
+      // the failure is the disconnect, not the handler's, and nobody is left to read an answer.
+      this.log.debug('client went away before the answer', { method: req.method, uri: req.url, error: message });
+      res.destroy();
+      return;
+    }
     if (status >= 500) this.log.error('handler error', { method: req.method, uri: req.url, status, error: message, stack: err instanceof EngineError ? undefined : (err as Error)?.stack });
     else this.log.debug('handler error', { method: req.method, uri: req.url, status, error: message });
     if (res.headersSent) {
@@ -135,4 +162,10 @@ export class ApiServer {
     res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
     res.end(body);
   }
+}
+
+/** Nothing more can reach the client: its socket is closed, reset, or already ended by us. */
+function clientGone(req: IncomingMessage, res: ServerResponse): boolean {
+  const socket = req.socket;
+  return res.destroyed || socket.destroyed || !socket.writable;
 }

@@ -388,6 +388,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       log,
       onRequest: (req, res, prefix) => api.handleRequest(req, res, prefix),
       onUpgrade: (req, socket, head, prefix) => api.handleUpgrade(req, socket, head, prefix),
+      onConnect: (req, socket, head, prefix) => api.handleConnect(req, socket, head, prefix),
     });
     cutConnections = () => listeners.forEach((l) => l.closeAllConnections());
     cleanups.push(() => {

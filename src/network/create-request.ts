@@ -13,7 +13,6 @@ import { boolOpt, getOpt, intOpt, OPT_BRIDGE_NAME, OPT_ENABLE_IPV4, OPT_ENABLE_I
 import type { NetworkRecord } from './records.ts';
 
 const PREDEFINED = ['bridge', 'host', 'none'];
-const NAME_RE = /^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/;
 
 /** The networks a request is checked against. */
 export interface ExistingNetworks {
@@ -69,9 +68,9 @@ export function checkCreateBody(body: NetworkCreateBody): void {
 export function parseCreateRequest(body: NetworkCreateBody, nets: ExistingNetworks, cfg: DaemonConfig): CreateRequest {
   checkCreateBody(body);
   const name = body.Name ?? '';
-  if (!name) throw invalidParameter('invalid name: network name must not be empty');
+  // As dockerd (libnetwork's IsValidName): any name that is not blank, spaces included ("test 01").
+  if (!name.trim()) throw invalidParameter(`invalid name: network name must not be empty`);
   if (PREDEFINED.includes(name) || name === 'default') throw forbidden(`operation is not permitted on predefined ${name} network `);
-  if (!NAME_RE.test(name)) throw invalidParameter(`invalid network name ${JSON.stringify(name)}: only [a-zA-Z0-9][a-zA-Z0-9_.-] are allowed`);
   if (nets.networks().some((n) => n.Name === name)) throw conflict(`network with name ${name} already exists`);
   const driver = body.Driver || 'bridge';
   if (driver === 'host' || driver === 'null') throw forbidden(`only one instance of "${driver}" network is allowed`);

@@ -108,6 +108,7 @@ export class NetworkDns {
   private lookup(netId: string, rawName: string, clientIp?: string): Array<number | bigint> | undefined {
     const name = rawName.toLowerCase();
     const out: Array<number | bigint> = [];
+    const linked = clientIp ? this.linkTarget(netId, name, clientIp) : undefined;
     for (const id of this.scopeOf(netId, clientIp)) {
       const net = this.d.state.network(id);
       if (!net) continue;
@@ -118,13 +119,37 @@ export class NetworkDns {
         if (!rec) continue;
         const a = c.attachments.find((x) => x.networkId === id);
         const names = dnsNamesFor(rec, a?.config.Aliases ?? []).map((s) => s.toLowerCase());
-        if (names.includes(name) || (short !== undefined && names.includes(short))) {
+        if (names.includes(name) || (short !== undefined && names.includes(short)) || (linked !== undefined && rec.Id === linked)) {
           out.push(parseIPv4(ep.ip));
           if (ep.ip6) out.push(parseIPv6(ep.ip6));
         }
       }
     }
     return out.length ? out : undefined;
+  }
+
+  /**
+   * `--link other:alias` on a user network (dockerd: the endpoint's Links, an alias only the linking
+   * container resolves): the ID of the container `name` is a link alias for, seen from the asking
+   * container, or undefined.
+   */
+  private linkTarget(netId: string, name: string, clientIp: string): string | undefined {
+    const asking = this.d.state.containers().find((c) => c.sandbox?.endpoints.some((e) => e.networkId === netId && e.ip === clientIp));
+    const rec = asking && this.record(asking.id);
+    if (!asking || !rec) return undefined;
+    const net = this.d.state.network(netId);
+    const links = [...(asking.attachments.find((x) => x.networkId === netId)?.config.Links ?? [])];
+    // API clients put --link in HostConfig only; on the container's own user network it means the same.
+    if (net && rec.HostConfig.NetworkMode === net.Name) links.push(...(rec.HostConfig.Links ?? []));
+    for (const link of links) {
+      const colon = link.indexOf(':');
+      const target = (colon < 0 ? link : link.slice(0, colon)).replace(/^\//, '');
+      const alias = colon < 0 ? target : link.slice(colon + 1).split('/').pop() ?? '';
+      if (alias.toLowerCase() !== name) continue;
+      const other = this.record(target);
+      if (other) return other.Id;
+    }
+    return undefined;
   }
 
   private reverse(netId: string, addr: number | bigint): string | undefined {

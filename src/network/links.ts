@@ -43,9 +43,14 @@ export class ContainerLinks {
     }));
   }
 
-  /** --link targets on the default bridge: running containers only (dockerd's error otherwise). */
+  /**
+   * --link targets on the default bridge: running containers only (dockerd's error otherwise). On a
+   * user-defined network a link is a DNS alias of that network instead (see dns-glue.ts).
+   */
   private resolveLinks(rec: NetContainer): Array<{ alias: string; other: NetContainer; ep: ActiveEndpoint }> {
     const bridge = this.d.state.defaultBridge();
+    const mode = rec.HostConfig.NetworkMode ?? '';
+    if (mode !== '' && mode !== 'default' && mode !== 'bridge') return [];
     return (rec.HostConfig.Links ?? []).map((link) => {
       const [target = '', aliasPath = ''] = link.split(':');
       const alias = aliasPath.split('/').pop() || target.replace(/^\//, '');

@@ -172,20 +172,36 @@ export function decode(value: unknown, kind: Kind, field: string): unknown {
   }
   if ('array' in kind) {
     if (!Array.isArray(value)) fail(value, field, kind);
+    // The common large case (Env, Binds: strings only) is checked in place, without a copy.
+    if (kind.array === 'string' && value.every((v) => typeof v === 'string')) return value;
     // A null element of a struct array decodes to the zero struct, as in Go.
     const isStruct = typeof kind.array === 'object' && 'struct' in kind.array;
     return value.map((v) => (v === null && isStruct ? {} : decode(v, kind.array, field)));
   }
   if ('map' in kind) {
     if (typeof value !== 'object' || Array.isArray(value)) fail(value, field, kind);
+    if (kind.map === 'string' && isStringMap(value as Record<string, unknown>)) return value;
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
       // Map values keep nulls where they mean something (PortBindings "80/tcp": null).
-      out[k] = v === null ? null : decode(v, kind.map, field);
+      const decoded = v === null ? null : decode(v, kind.map, field);
+      // A "__proto__" key stays a key (as JSON.parse made it), never the object's prototype.
+      if (k === '__proto__') Object.defineProperty(out, k, { value: decoded, enumerable: true, writable: true, configurable: true });
+      else out[k] = decoded;
     }
     return out;
   }
   return decodeStruct(value, kind.struct, field, kind);
+}
+
+/** Whether every value of a parsed JSON object is a string or null (Labels, Options: checked in place). */
+function isStringMap(obj: Record<string, unknown>): boolean {
+  // JSON.parse makes own, enumerable properties only, so for-in sees exactly the keys.
+  for (const k in obj) {
+    const v = obj[k];
+    if (typeof v !== 'string' && v !== null) return false;
+  }
+  return true;
 }
 
 export function decodeStruct(value: unknown, fields: Record<string, Kind>, prefix: string, kind?: Kind): Record<string, unknown> {
@@ -198,9 +214,10 @@ export function decodeStruct(value: unknown, fields: Record<string, Kind>, prefi
   const src = value as Record<string, unknown>;
   for (const [key, v] of Object.entries(src)) {
     // Go matches field names case-insensitively, preferring an exact match.
-    const name = key in fields ? key : lower.get(key.toLowerCase());
+    // Own properties only: "constructor" or "__proto__" in a body must not find Object's.
+    const name = Object.hasOwn(fields, key) ? key : lower.get(key.toLowerCase());
     if (!name) continue; // unknown fields are ignored, as by dockerd
-    if (name !== key && name in src) continue;
+    if (name !== key && Object.hasOwn(src, name)) continue;
     const decoded = decode(v, fields[name]!, `${prefix}.${name}`);
     if (decoded !== undefined) out[name] = decoded;
   }

@@ -91,7 +91,8 @@ export class VolumePlugins {
     try {
       plugin = await this.registry.get(name, 'VolumeDriver');
     } catch (err) {
-      throw new EngineError(err instanceof EngineError && err.code === 'NOT_FOUND' ? 'NOT_FOUND' : 'INTERNAL', `error looking up volume plugin ${name}: ${(err as Error).message}`);
+      // The lookup's own verdict stands (an invalid name is a 400, an unknown plugin a 404).
+      throw new EngineError(err instanceof EngineError ? err.code : 'INTERNAL', `error looking up volume plugin ${name}: ${(err as Error).message}`);
     }
     // The registry hands out one client per plugin while it lives; a new one (a managed plugin
     // enabled again, a plugin located afresh) gets a new driver, which asks its scope again.

@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
+import type { HostileCase } from '../robustness/hostile-gen.ts';
+import { sendCase } from '../robustness/hostile-run.ts';
 
 describe('hostile request bodies', () => {
   let d: TestDaemon;
@@ -53,3 +55,131 @@ describe('hostile request bodies', () => {
     assert.equal(rm.code, 0, rm.stderr);
   });
 });
+
+describe('HTTP-level errors and disconnects', () => {
+  let d: TestDaemon;
+  before(async () => {
+    d = await startDaemon();
+  });
+  after(async () => d?.cleanup());
+
+  const raw = (text: string, halfClose = false): HostileCase => ({ name: 'raw', bytes: Buffer.from(text, 'latin1'), halfClose });
+
+  test('requests the parser refuses get a status with a JSON message; CONNECT is answered', async () => {
+    const cases: Array<[string, HostileCase, number, RegExp]> = [
+      ['bad chunk framing', raw('POST /containers/create HTTP/1.1\r\nHost: e\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n'), 400, /chunked/],
+      ['Content-Length with Transfer-Encoding', raw('POST /containers/create HTTP/1.1\r\nHost: e\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n'), 400, /Transfer-Encoding/],
+      ['unknown HTTP version', raw('GET /_ping HTTP/7.3\r\nHost: e\r\n\r\n'), 400, /HTTP version/],
+      ['bad method token', raw('G(T /_ping HTTP/1.1\r\nHost: e\r\n\r\n'), 400, /method/],
+      ['oversized headers', raw(`GET /_ping HTTP/1.1\r\nHost: e\r\nX-Big: ${'a'.repeat(1100 * 1024)}\r\n\r\n`), 431, /header/],
+      ['truncated body, half-closed', raw('POST /volumes/create HTTP/1.1\r\nHost: e\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"Name":', true), 400, /closed before the end of the request body/],
+      ['negative Content-Length', raw('POST /volumes/create HTTP/1.1\r\nHost: e\r\nContent-Length: -5\r\n\r\n{}'), 400, /Content-Length/],
+      ['CONNECT', raw('CONNECT engine:443 HTTP/1.1\r\nHost: engine:443\r\n\r\n'), 404, /page not found/],
+      ['broken %-escape in a path', raw('GET /containers/%zz/json HTTP/1.1\r\nHost: e\r\nConnection: close\r\n\r\n'), 400, /invalid URL escape/],
+    ];
+    for (const [what, c, status, message] of cases) {
+      const o = await sendCase(d.socket, c, 10_000);
+      assert.equal(o.status, status, `${what}: ${JSON.stringify(o)}`);
+      assert.match(o.contentType ?? '', /application\/json/, what);
+      assert.match(JSON.parse(o.body).message, message, what);
+    }
+    // The volume of the truncated body was never created.
+    assert.deepEqual((await d.request('GET', '/volumes')).json().Volumes, []);
+  });
+
+  test('a client that disconnects mid-request is a debug line, not a 500 with a stack trace', async () => {
+    const before = d.output.length;
+    for (let i = 0; i < 5; i++) {
+      await sendCase(d.socket, { ...raw('POST /containers/create HTTP/1.1\r\nHost: e\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"Image":"bus'), abortAfterMs: 5 }, 5000);
+      await sendCase(d.socket, { ...raw('GET /containers/json?all=1 HTTP/1.1\r\nHost: e\r\n\r\n'), abortAfterMs: 0 }, 5000);
+    }
+    assert.equal((await d.request('GET', '/_ping')).status, 200);
+    const logged = d.output.slice(before);
+    assert.doesNotMatch(logged, /handler error|request failed|"status":500|\bstack\b/i, logged);
+  });
+});
+
+describe('dockerd answers clients depend on', () => {
+  let d: TestDaemon;
+  before(async () => {
+    d = await startDaemon();
+    await loadBusybox(d);
+    const r = await d.docker(['run', '-d', '--name', 'box', 'busybox', 'sleep', '3600']);
+    assert.equal(r.code, 0, r.stderr);
+  });
+  after(async () => d?.cleanup());
+
+  const execStart = async (execTty: boolean, startTty: boolean) => {
+    const e = await d.request('POST', '/containers/box/exec', { body: { Cmd: ['echo', 'hi'], AttachStdout: true, Tty: execTty } });
+    assert.equal(e.status, 201, e.text());
+    return d.request('POST', `/exec/${e.json().Id}/start`, { body: { Detach: false, Tty: startTty } });
+  };
+
+  test('exec start multiplexes unless the start request says Tty:true, whatever the exec was created with', async () => {
+    const framed = await execStart(true, false);
+    assert.equal(framed.status, 200);
+    // stdout frame: stream 1, three zero bytes, big-endian length, then the TTY's "hi\r\n".
+    assert.deepEqual(framed.body, Buffer.concat([Buffer.from([1, 0, 0, 0, 0, 0, 0, 4]), Buffer.from('hi\r\n')]));
+    const rawTty = await execStart(true, true);
+    assert.deepEqual(rawTty.body, Buffer.from('hi\r\n'));
+    const rawPlain = await execStart(false, true);
+    assert.deepEqual(rawPlain.body, Buffer.from('hi\n'));
+  });
+
+  test('exec of a file that is not executable exits 126; a missing binary 127', async () => {
+    const notExec = await d.docker(['exec', 'box', '/etc/passwd']);
+    assert.equal(notExec.code, 126, notExec.stderr);
+    assert.match(notExec.stdout + notExec.stderr, /permission denied/);
+    const missing = await d.docker(['exec', 'box', '/no/such/binary']);
+    assert.equal(missing.code, 127, missing.stderr);
+  });
+
+  test('DELETE /containers/{parent}/{alias}?link=1 removes a legacy link, and only it', async () => {
+    assert.equal((await d.docker(['run', '-d', '--name', 'web', '--link', 'box:data', 'busybox', 'sleep', '3600'])).code, 0);
+    assert.equal((await d.request('DELETE', '/containers/web/data')).status, 404, 'without link=1 it names no container');
+    const rm = await d.docker(['rm', '--link', 'web/data']);
+    assert.equal(rm.code, 0, rm.stderr);
+    const web = (await d.request('GET', '/containers/web/json')).json();
+    assert.ok(!(web.HostConfig.Links ?? []).some((l: string) => /data/.test(l)), JSON.stringify(web.HostConfig.Links));
+    assert.equal(web.State.Running, true);
+    assert.equal((await d.request('GET', '/containers/box/json')).json().State.Running, true);
+    const again = await d.request('DELETE', '/containers/web/data?link=1');
+    assert.equal(again.status, 404);
+    assert.match(again.json().message, /No such container: web\/data/);
+    assert.equal((await d.request('DELETE', '/containers/web?link=1')).status, 409);
+  });
+
+  test('volume prune before API 1.42 removes named unused volumes too; VolumesDeleted is always a list', async () => {
+    for (const name of ['named-a', 'named-b']) assert.equal((await d.request('POST', '/volumes/create', { body: { Name: name } })).status, 201);
+    const modern = await d.request('POST', '/v1.51/volumes/prune');
+    assert.deepEqual(modern.json(), { VolumesDeleted: [], SpaceReclaimed: 0 });
+    const old = await d.request('POST', '/v1.41/volumes/prune');
+    assert.equal(old.status, 200);
+    assert.deepEqual(old.json().VolumesDeleted.sort(), ['named-a', 'named-b']);
+    assert.deepEqual((await d.request('GET', '/volumes')).json().Volumes, []);
+  });
+
+  test('user networks: names with spaces, link aliases through the network DNS, Aliases with the short ID before 1.45', async () => {
+    const net = 'test 01';
+    const created = await d.docker(['network', 'create', net]);
+    assert.equal(created.code, 0, created.stderr);
+    const other = await d.docker(['run', '-d', '--name', 'other', '--network', net, 'busybox', 'sleep', '3600']);
+    assert.equal(other.code, 0, other.stderr);
+    const ip = (await d.request('GET', '/containers/other/json')).json().NetworkSettings.Networks[net].IPAddress as string;
+    assert.match(ip, /^\d+\.\d+\.\d+\.\d+$/);
+    // The alias resolves for the linking container only, to the linked container's address.
+    const linked = await d.docker(['run', '--rm', '--network', net, '--link', 'other:al', 'busybox', 'nslookup', 'al']);
+    assert.equal(linked.code, 0, linked.stdout + linked.stderr);
+    assert.match(linked.stdout, new RegExp(`Address: ${ip.replace(/\./g, '\\.')}\\b`));
+    const unlinked = await d.docker(['run', '--rm', '--network', net, 'busybox', 'nslookup', 'al']);
+    assert.notEqual(unlinked.code, 0, unlinked.stdout);
+    const id = (await d.request('GET', '/containers/other/json')).json().Id as string;
+    const old = (await d.request('GET', '/v1.44/containers/other/json')).json().NetworkSettings.Networks[net].Aliases as string[];
+    assert.ok(old.includes(id.slice(0, 12)), JSON.stringify(old));
+    const current = (await d.request('GET', '/v1.45/containers/other/json')).json().NetworkSettings.Networks[net].Aliases as string[] | null;
+    assert.ok(!(current ?? []).includes(id.slice(0, 12)), JSON.stringify(current));
+    assert.equal((await d.docker(['rm', '-f', 'other'])).code, 0);
+    assert.equal((await d.docker(['network', 'rm', net])).code, 0);
+  });
+});
+

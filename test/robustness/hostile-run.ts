@@ -49,6 +49,7 @@ export function sendCase(socketPath: string, c: HostileCase, timeoutMs: number):
       if (done) return;
       done = true;
       clearTimeout(timer);
+      clearTimeout(cut);
       sock.destroy();
       const text = Buffer.concat(chunks).toString('latin1');
       const m = /^HTTP\/1\.[01] (\d{3})[^\r\n]*\r\n([\s\S]*?)\r\n\r\n([\s\S]*)$/.exec(text);
@@ -61,11 +62,20 @@ export function sendCase(socketPath: string, c: HostileCase, timeoutMs: number):
     const timer = setTimeout(() => finish(true), timeoutMs);
     sock.on('error', () => finish(false));
     sock.on('close', () => finish(false));
+    let cut: NodeJS.Timeout | undefined;
     sock.on('data', (d: Buffer) => {
       chunks.push(d);
-      // Streaming answers (events, logs, stats) never end by themselves: the status line is enough.
       const text = Buffer.concat(chunks).toString('latin1');
-      if (/^HTTP\/1\.[01] (\d{3})/.test(text) && text.includes('\r\n\r\n') && Date.now() - started > 50) setTimeout(() => finish(false), 300);
+      const end = text.indexOf('\r\n\r\n');
+      if (!/^HTTP\/1\.[01] (\d{3})/.test(text) || end < 0) return;
+      // An answer with a length is read whole (a long error message must not be cut); streaming
+      // answers (events, logs, stats) never end by themselves: their status line is enough.
+      const length = /^content-length:\s*(\d+)/im.exec(text.slice(0, end))?.[1];
+      if (length !== undefined) {
+        if (Buffer.byteLength(text.slice(end + 4), 'latin1') >= Number(length)) finish(false);
+      } else if (!cut && Date.now() - started > 50) {
+        cut = setTimeout(() => finish(false), 300);
+      }
     });
     sock.on('connect', () => {
       sock.write(c.bytes);
@@ -115,6 +125,10 @@ export interface RunOptions {
   stallMs?: number;
   /** Whether the daemon process is still alive (a crash otherwise). */
   alive?: () => boolean;
+  /** Replay only these case numbers of the seed (count is then ignored). */
+  only?: number[];
+  /** Called with every case's outcome (for replaying findings by hand). */
+  onOutcome?: (index: number, c: HostileCase, o: Outcome) => void;
   onProgress?: (done: number) => void;
 }
 
@@ -128,11 +142,14 @@ export async function runHostile(opts: RunOptions): Promise<RunReport> {
   let next = 0;
   let crashed = false;
   const notes = { intended: 0, upstream: 0 };
+  const total = opts.only ? opts.only.length : opts.count;
   const worker = async () => {
-    while (!crashed && next < opts.count) {
-      const index = next++;
+    while (!crashed && next < total) {
+      const n = next++;
+      const index = opts.only ? opts.only[n]! : n;
       const c = hostileCase(opts.seed, index);
       const o = await sendCase(opts.socketPath, c, timeoutMs);
+      opts.onOutcome?.(index, c, o);
       const key = o.hang ? 'hang' : o.status !== undefined ? String(o.status) : 'closed';
       byStatus[key] = (byStatus[key] ?? 0) + 1;
       const add = (problem: Finding['problem'], detail: string) => findings.push({ index, name: c.name, problem, detail });
@@ -148,7 +165,7 @@ export async function runHostile(opts: RunOptions): Promise<RunReport> {
         add('non-JSON error', `${o.status} ${o.contentType ?? '(no content type)'} ${JSON.stringify(o.body.slice(0, 120))}`);
       }
       else if (o.status === undefined && o.closedSilently && c.abortAfterMs === undefined && !c.mayCloseSilently) add('non-JSON error', 'closed without an answer');
-      if (index % 25 === 0) {
+      if (n % 25 === 0) {
         const ms = await ping(opts.socketPath);
         if (ms === undefined) {
           if (opts.alive && !opts.alive()) {
@@ -162,11 +179,11 @@ export async function runHostile(opts: RunOptions): Promise<RunReport> {
           if (ms > stallMs) add('stall', `/_ping took ${ms} ms`);
         }
       }
-      opts.onProgress?.(index + 1);
+      opts.onProgress?.(n + 1);
     }
   };
   await Promise.all(Array.from({ length: opts.concurrency ?? 4 }, worker));
   const counts = { hang: 0, '5xx': 0, 'non-JSON error': 0, crash: 0, stall: 0 };
   for (const f of findings) counts[f.problem]++;
-  return { seed: opts.seed, requests: Math.min(next, opts.count), byStatus, findings, counts, worstPingMs, durationMs: Date.now() - started, notes };
+  return { seed: opts.seed, requests: Math.min(next, total), byStatus, findings, counts, worstPingMs, durationMs: Date.now() - started, notes };
 }

@@ -2,6 +2,7 @@
 // roots (or uses --socket), loads busybox, creates a container, network and volume for the cases
 // to hit, sends N seeded hostile requests and prints what it found.
 //   npm run hostile -- --count 20000 --seed 7 [--socket /run/x.sock] [--concurrency 4]
+//   npm run hostile -- --seed 7 --cases 269,390   (replays those cases and prints each answer)
 import { parseArgs } from 'node:util';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
@@ -13,6 +14,7 @@ const { values } = parseArgs({
     seed: { type: 'string', default: String(Date.now() % 100_000) },
     socket: { type: 'string' },
     concurrency: { type: 'string', default: '4' },
+    cases: { type: 'string' },
   },
 });
 
@@ -25,11 +27,16 @@ try {
     await d.docker(['network', 'create', 'hostile']);
     await d.docker(['volume', 'create', 'hostile']);
   }
-  const count = Number(values.count);
+  const only = values.cases?.split(',').map(Number);
+  const count = only?.length ?? Number(values.count);
   let last = 0;
   const report = await runHostile({
     socketPath, seed: Number(values.seed), count, concurrency: Number(values.concurrency),
     ...(d ? { alive: () => d!.exitCode === null } : {}),
+    ...(only ? {
+      only,
+      onOutcome: (i, c, o) => console.log(`#${i} ${c.name}: ${o.hang ? 'hang' : o.status ?? 'closed'} ${o.contentType ?? ''} ${o.ms} ms ${JSON.stringify(o.body.slice(0, 300))}`),
+    } : {}),
     onProgress: (n) => {
       if (n - last >= 1000) {
         last = n;

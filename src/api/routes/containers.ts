@@ -1,11 +1,12 @@
 // Container routes: parse the request → call the ContainersBackend → write JSON or a stream.
 import { writeFrame } from '../stream-framing.ts';
 import { parseTimeValue, rfc3339NanoFixed } from '../../util/time.ts';
-import { EngineError, invalidParameter } from '../../errors.ts';
+import { EngineError, invalidParameter, notFound } from '../../errors.ts';
 import type { ContainerCreateBody, WaitCondition } from '../../types/container-api.ts';
 import type { LogChunk, LogsRequest } from '../../types/logs.ts';
-import { readJson, readJsonObject, sendJson, sendNoContent, type Query } from '../http.ts';
+import { readJson, readJsonObject, sendJson, sendJsonList, sendNoContent, type Query } from '../http.ts';
 import type { Router } from '../router.ts';
+import { inspectForVersion } from './container-compat.ts';
 import { versionLessThan } from '../../util/api-version.ts';
 
 export interface ContainersBackend {
@@ -54,12 +55,15 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
   router.get('/containers/json', async (ctx) => {
     const limit = ctx.query.int('limit');
     const list = await backend.list({ all: ctx.query.bool('all'), ...(limit !== undefined && limit > 0 ? { limit } : {}), size: ctx.query.bool('size'), filters: ctx.query.filters() });
-    sendJson(ctx.res, 200, list);
+    await sendJsonList(ctx.res, 200, list);
   });
 
   router.post('/containers/prune', async (ctx) => sendJson(ctx.res, 200, await backend.prune(ctx.query.filters())));
 
-  router.get('/containers/{id}/json', async (ctx) => sendJson(ctx.res, 200, await backend.inspect(ctx.params.id, ctx.query.bool('size'), ctx.version)));
+  router.get('/containers/{id}/json', async (ctx) => {
+    const view = await backend.inspect(ctx.params.id, ctx.query.bool('size'), ctx.version);
+    sendJson(ctx.res, 200, inspectForVersion(view, versionLessThan(ctx.version, '1.45')));
+  });
 
   router.post('/containers/{id}/start', async (ctx) => {
     // Old clients sent a HostConfig here; API ≥ 1.24 forbids it (dockerd answers 400).
@@ -119,6 +123,14 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
 
   router.delete('/containers/{id}', async (ctx) => {
     await backend.remove(ctx.params.id, { force: ctx.query.bool('force'), volumes: ctx.query.bool('v'), link: ctx.query.bool('link') });
+    sendNoContent(ctx.res);
+  });
+
+  // A legacy link's name is "/<parent>/<alias>": removing it by that name needs link=1.
+  router.delete('/containers/{id}/{alias}', async (ctx) => {
+    const name = `${ctx.params.id}/${ctx.params.alias}`;
+    if (!ctx.query.bool('link')) throw notFound(`No such container: ${name}`);
+    await backend.remove(name, { force: false, volumes: false, link: true });
     sendNoContent(ctx.res);
   });
 

@@ -8,6 +8,7 @@ import { decodeAuthHeaderLenient, normaliseAuth } from '../../images/distributio
 import { encodeMessage, errorMessage } from '../../images/distribution/progress.ts';
 import type { Platform } from '../../images/distribution/media.ts';
 import { readJsonObject, sendJson } from '../http.ts';
+import { AUTH_CONFIG, decodeBody } from '../body-schemas.ts';
 import type { Router } from '../router.ts';
 
 export interface DistributionBackend {
@@ -88,7 +89,7 @@ export function registerDistributionRoutes(router: Router, backend: Distribution
     let auth = authOf(ctx.req);
     if (!ctx.req.headers['x-registry-auth']) {
       // The old clients' form: the auth config as the JSON body.
-      auth = normaliseAuth(await readJsonObject(ctx.req, true));
+      auth = normaliseAuth(decodeBody(await readJsonObject(ctx.req, true), AUTH_CONFIG, 'AuthConfig'));
     }
     const tag = ctx.query.string('tag');
     const out = new ProgressResponse(ctx.res);
@@ -96,7 +97,7 @@ export function registerDistributionRoutes(router: Router, backend: Distribution
   });
 
   router.post('/auth', async (ctx) => {
-    const body = normaliseAuth(await readJsonObject(ctx.req));
+    const body = normaliseAuth(decodeBody(await readJsonObject(ctx.req), AUTH_CONFIG, 'AuthConfig'));
     sendJson(ctx.res, 200, await backend.login(body));
   });
 

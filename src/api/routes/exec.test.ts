@@ -48,4 +48,40 @@ describe('exec routes', () => {
     assert.match(s.head, /multiplexed-stream/);
     assert.deepEqual(await s.rest(), Buffer.concat([frame('stdout', Buffer.from('hello')), frame('stderr', Buffer.from('oops'))]));
   });
+
+  test('wrong JSON types in the create and start bodies are 400s naming the field', async () => {
+    const before = calls.length;
+    const c = await h.request('POST', '/containers/c1/exec', { body: { Cmd: ['true'], Tty: 'yes' } });
+    assert.equal(c.status, 400);
+    assert.match(c.json.message, /ExecOptions\.Tty of type bool/);
+    const e = await h.request('POST', '/containers/c1/exec', { body: { Cmd: 'true', Env: [1] } });
+    assert.equal(e.status, 400);
+    const s = await h.request('POST', '/exec/e1/start', { body: { Detach: 'no' } });
+    assert.equal(s.status, 400);
+    assert.match(s.json.message, /ExecStartOptions\.Detach of type bool/);
+    assert.equal(calls.length, before, 'nothing reached the backend');
+  });
+});
+
+describe('exec start framing (dockerd: the start body\'s Tty decides, not the exec\'s)', () => {
+  // An exec created with a TTY: its process writes everything to stdout.
+  const { backend } = fakeBackend<ExecBackend>({
+    create: { Id: 'e1' }, inspect: {}, resize: undefined,
+    checkStartable: { tty: true, openStdin: false },
+    start: async (_id: string, _opts: unknown, sink: OutputSink | null) => {
+      if (sink) setImmediate(() => sink('stdout', Buffer.from('from a tty')));
+      return { tty: true, detachKeys: Buffer.alloc(0), closeStdin: async () => undefined, done: new Promise<number>((r) => setTimeout(() => r(0), 30)) };
+    },
+  });
+  const h = new RouteHarness((r) => registerExecRoutes(r, backend, { detachWatcher: () => ({ push: (b: Buffer) => ({ forward: b, detach: false }) }) }));
+  after(() => h.close());
+
+  test('a TTY exec started with Tty:false is multiplexed; with Tty:true it is raw', async () => {
+    const framed = await h.hijack('POST', '/exec/e1/start', { Detach: false, Tty: false });
+    assert.match(framed.head, /multiplexed-stream/);
+    assert.deepEqual(await framed.rest(), frame('stdout', Buffer.from('from a tty')));
+    const raw = await h.hijack('POST', '/exec/e1/start', { Detach: false, Tty: true });
+    assert.match(raw.head, /raw-stream/);
+    assert.deepEqual(await raw.rest(), Buffer.from('from a tty'));
+  });
 });

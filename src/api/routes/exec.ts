@@ -5,6 +5,7 @@ import { frame } from '../stream-framing.ts';
 import type { Socket } from 'node:net';
 import { invalidParameter, messageOf } from '../../errors.ts';
 import { readJsonObject, sendJson } from '../http.ts';
+import { EXEC_OPTIONS, EXEC_START_OPTIONS, decodeBody } from '../body-schemas.ts';
 import type { Router } from '../router.ts';
 import type { ExecCreateBody, ExecStartOptions, OutputSink, RunningExec } from '../../types/exec.ts';
 import { versionLessThan } from '../../util/api-version.ts';
@@ -29,7 +30,7 @@ export interface ExecRouteOptions {
 
 export function registerExecRoutes(router: Router, backend: ExecBackend, opts: ExecRouteOptions): void {
   router.post('/containers/{id}/exec', async (ctx) => {
-    const body = await readJsonObject<ExecCreateBody>(ctx.req);
+    const body = decodeBody<ExecCreateBody>(await readJsonObject(ctx.req), EXEC_OPTIONS, 'ExecOptions');
     sendJson(ctx.res, 201, await backend.create(ctx.params.id, body));
   });
 
@@ -49,8 +50,12 @@ export function registerExecRoutes(router: Router, backend: ExecBackend, opts: E
     const socket: Socket = ctx.socket ?? (ctx.req.socket as Socket);
     // On an upgrade request node hands over the socket with the body still unread on it.
     const raw = upgraded ? await readUpgradeBody(socket, ctx.req.headers) : undefined;
-    const body = raw !== undefined ? parseBody(raw) : await readJsonObject<Record<string, unknown>>(ctx.req, true);
-    const consoleSize = Array.isArray(body.ConsoleSize) ? (body.ConsoleSize as number[]) : undefined;
+    const parsed = raw !== undefined ? parseBody(raw) : await readJsonObject<Record<string, unknown>>(ctx.req, true);
+    const body = decodeBody<{ Detach?: boolean; Tty?: boolean; ConsoleSize?: number[] }>(parsed, EXEC_START_OPTIONS, 'ExecStartOptions');
+    const consoleSize = body.ConsoleSize;
+    // As dockerd: the start request's Tty decides the framing, whatever the exec was created with
+    // (the process's terminal is still the exec's own).
+    const tty = body.Tty === true;
 
     if (body.Detach === true) {
       const run = await backend.start(id, { consoleSize }, null);
@@ -61,15 +66,15 @@ export function registerExecRoutes(router: Router, backend: ExecBackend, opts: E
       return;
     }
 
-    const info = backend.checkStartable(id);
-    const contentType = info.tty || versionLessThan(ctx.version, '1.42') ? 'application/vnd.docker.raw-stream' : 'application/vnd.docker.multiplexed-stream';
+    backend.checkStartable(id);
+    const contentType = tty || versionLessThan(ctx.version, '1.42') ? 'application/vnd.docker.raw-stream' : 'application/vnd.docker.multiplexed-stream';
     // From here on the connection is a raw stream; the status line goes out by hand.
     ctx.res.detachSocket?.(socket);
     socket.write(upgraded
       ? `HTTP/1.1 101 UPGRADED\r\nContent-Type: ${contentType}\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n`
-      : `HTTP/1.1 200 OK\r\nContent-Type: ${contentType}\r\n\r\n`);
+      : 'HTTP/1.1 200 OK\r\nContent-Type: application/vnd.docker.raw-stream\r\n\r\n');
     const write: OutputSink = (stream, data) => {
-      if (socket.writable) socket.write(info.tty ? data : frame(stream, data));
+      if (socket.writable) socket.write(tty ? data : frame(stream, data));
     };
 
     let run: RunningExec;

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import type { Writable } from 'node:stream';
 import { fakeBackend, RouteHarness } from '../../../test/helpers/route-harness.ts';
-import { notFound } from '../../errors.ts';
+import { invalidParameter, notFound } from '../../errors.ts';
 import { registerImageRoutes, type ImagesBackend } from './images.ts';
 
 describe('image routes', () => {
@@ -19,7 +19,12 @@ describe('image routes', () => {
       if (names.includes('missing')) throw notFound('reference does not exist');
       return async (out: Writable) => void out.write('TARBYTES');
     },
-    load: { messages: ['Loaded image: busybox:latest'], ids: [] },
+    load: async (body: AsyncIterable<Uint8Array>) => {
+      let text = '';
+      for await (const c of body) text += Buffer.from(c).toString();
+      if (text.startsWith('broken')) throw invalidParameter('archive/tar: invalid tar header');
+      return { messages: ['Loaded image: busybox:latest'], ids: [] };
+    },
     commit: { Id: 'sha256:2' },
     prepareExport: async () => async (out: Writable) => void out.write('ROOTFS'),
   });
@@ -51,6 +56,12 @@ describe('image routes', () => {
     const r = await h.request('POST', '/images/load', { raw: 'not really a tar' });
     assert.equal(r.status, 200);
     assert.deepEqual(JSON.parse(r.text.trim()), { stream: 'Loaded image: busybox:latest\n' });
+  });
+
+  test('a load that fails answers 200 with the error as the stream\'s message (dockerd; clients raise it)', async () => {
+    const r = await h.request('POST', '/images/load', { raw: 'broken tar' });
+    assert.equal(r.status, 200);
+    assert.deepEqual(JSON.parse(r.text.trim()), { errorDetail: { message: 'archive/tar: invalid tar header' }, error: 'archive/tar: invalid tar header' });
   });
 
   test('commit: container required, body an object or nothing, pause defaults to true', async () => {

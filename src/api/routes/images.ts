@@ -3,10 +3,12 @@
 // are streamed both ways; errors found before the first byte is written are real HTTP statuses.
 import type { ServerResponse } from 'node:http';
 import type { Writable } from 'node:stream';
-import { invalidParameter } from '../../errors.ts';
+import { invalidParameter, messageOf } from '../../errors.ts';
+import { encodeMessage, errorMessage } from '../../images/distribution/progress.ts';
 import type { ContainerConfig } from '../../types/container-api.ts';
 import type { CommitOptions, ImageDeleteItem, LoadResult } from '../../types/images.ts';
-import { readJson, sendJson } from '../http.ts';
+import { discardUnreadBody, readJson, sendJson, sendJsonList } from '../http.ts';
+import { COMMIT_CONFIG, decodeBody } from '../body-schemas.ts';
 import type { Router } from '../router.ts';
 
 export interface ImagesBackend {
@@ -38,7 +40,7 @@ async function sendArchive(res: ServerResponse, contentType: string, write: (out
 export function registerImageRoutes(router: Router, backend: ImagesBackend): void {
   router.get('/images/json', async (ctx) => {
     const q = ctx.query;
-    sendJson(ctx.res, 200, await backend.list({ all: q.bool('all'), digests: q.bool('digests'), sharedSize: q.bool('shared-size'), filters: q.filters() }));
+    await sendJsonList(ctx.res, 200, await backend.list({ all: q.bool('all'), digests: q.bool('digests'), sharedSize: q.bool('shared-size'), filters: q.filters() }));
   });
 
   router.get('/images/get', async (ctx) => {
@@ -48,8 +50,16 @@ export function registerImageRoutes(router: Router, backend: ImagesBackend): voi
 
   router.post('/images/load', async (ctx) => {
     const quiet = ctx.query.bool('quiet');
-    const result = await backend.load(ctx.req);
-    const lines = result.messages.map((m) => JSON.stringify({ stream: `${m}\n` }) + '\n').join('');
+    // As dockerd: once the load started, its failure is the last message of a 200 stream (clients
+    // raise their load error from it), not an HTTP error.
+    let lines: string;
+    try {
+      const result = await backend.load(ctx.req);
+      lines = result.messages.map((m) => JSON.stringify({ stream: `${m}\n` }) + '\n').join('');
+    } catch (err) {
+      await discardUnreadBody(ctx.req);
+      lines = encodeMessage(errorMessage(messageOf(err)));
+    }
     ctx.res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(lines) });
     void quiet; // dockerd's quiet drops the progress bars; the "Loaded image" lines are always sent
     ctx.res.end(lines);
@@ -63,11 +73,12 @@ export function registerImageRoutes(router: Router, backend: ImagesBackend): voi
     if (!container) throw invalidParameter('container is required');
     const body = await readJson<ContainerConfig | null>(ctx.req, null);
     if (body !== null && (typeof body !== 'object' || Array.isArray(body))) throw invalidParameter('invalid JSON: expected a container config object');
+    const config = body === null ? null : decodeBody<ContainerConfig>(body, COMMIT_CONFIG, 'Config');
     const opts: CommitOptions = {
       container,
       pause: q.has('pause') ? q.bool('pause') : true,
       changes: q.strings('changes').filter((c) => c.trim()),
-      config: body,
+      config,
       ...(q.string('repo') ? { repo: q.string('repo')! } : {}),
       ...(q.string('tag') ? { tag: q.string('tag')! } : {}),
       ...(q.string('comment') ? { comment: q.string('comment')! } : {}),

@@ -31,7 +31,7 @@ describe('network routes', () => {
     assert.deepEqual(calls.at(-1)?.args, ['n1', { Container: 'c1', Force: true }]);
     const bad = await h.request('POST', '/networks/n1/connect', { body: { Container: 7 } });
     assert.equal(bad.status, 400);
-    assert.match(bad.json.message, /Container must be a string/);
+    assert.match(bad.json.message, /Go struct field ConnectOptions\.Container of type string/);
     assert.equal((await h.request('POST', '/networks/create', { raw: '[1]' })).status, 400);
   });
 });

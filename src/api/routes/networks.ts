@@ -3,6 +3,7 @@ import { invalidParameter } from '../../errors.ts';
 import type { EndpointSettings } from '../../types/container-api.ts';
 import type { NetworkConnectBody, NetworkCreateBody, NetworkDisconnectBody } from '../../types/networks.ts';
 import { readJsonObject, sendJson, sendNoContent } from '../http.ts';
+import { NETWORK_CONNECT, NETWORK_CREATE, NETWORK_DISCONNECT, decodeBody } from '../body-schemas.ts';
 import type { Router } from '../router.ts';
 
 export interface NetworksBackend {
@@ -26,7 +27,7 @@ export function registerNetworkRoutes(router: Router, backend: NetworksBackend):
   router.get('/networks', (ctx) => sendJson(ctx.res, 200, backend.list(ctx.query.filters())));
 
   router.post('/networks/create', async (ctx) => {
-    const body = await readJsonObject<NetworkCreateBody>(ctx.req);
+    const body = decodeBody<NetworkCreateBody>(await readJsonObject(ctx.req), NETWORK_CREATE, 'CreateRequest');
     sendJson(ctx.res, 201, await backend.create(body));
   });
 
@@ -43,14 +44,14 @@ export function registerNetworkRoutes(router: Router, backend: NetworksBackend):
   });
 
   router.post('/networks/{id}/connect', async (ctx) => {
-    const body = await readJsonObject<Record<string, unknown>>(ctx.req);
+    const body = decodeBody(await readJsonObject(ctx.req), NETWORK_CONNECT, 'ConnectOptions');
     const container = str(body.Container, 'Container');
     await backend.connect(ctx.params.id, { ...(container !== undefined ? { Container: container } : {}), EndpointConfig: (body.EndpointConfig as EndpointSettings | null | undefined) ?? null });
     sendNoContent(ctx.res, 200);
   });
 
   router.post('/networks/{id}/disconnect', async (ctx) => {
-    const body = await readJsonObject<Record<string, unknown>>(ctx.req);
+    const body = decodeBody(await readJsonObject(ctx.req), NETWORK_DISCONNECT, 'DisconnectOptions');
     const container = str(body.Container, 'Container');
     await backend.disconnect(ctx.params.id, { ...(container !== undefined ? { Container: container } : {}), Force: body.Force === true });
     sendNoContent(ctx.res, 200);

@@ -39,4 +39,13 @@ describe('volume routes', () => {
     assert.deepEqual(calls.at(-1), { method: 'remove', args: ['v1', { force: true }] });
     assert.equal((await h.request('DELETE', '/volumes/a/b')).status, 404);
   });
+
+  test('prune before API 1.42 takes named volumes too (all=true added); from 1.42 the filters are the client\'s', async () => {
+    assert.equal((await h.request('POST', '/v1.41/volumes/prune')).status, 200);
+    assert.deepEqual([...(calls.at(-1)?.args[0] as Map<string, string[]>)], [['all', ['true']]]);
+    assert.equal((await h.request('POST', `/v1.41/volumes/prune?filters=${encodeURIComponent('{"label":["a"]}')}`)).status, 200);
+    assert.deepEqual([...(calls.at(-1)?.args[0] as Map<string, string[]>)], [['label', ['a']], ['all', ['true']]]);
+    assert.equal((await h.request('POST', '/v1.42/volumes/prune')).status, 200);
+    assert.deepEqual([...(calls.at(-1)?.args[0] as Map<string, string[]>)], []);
+  });
 });

@@ -3,13 +3,14 @@ import { invalidParameter } from '../../errors.ts';
 import type { VolumeCreateRequest, VolumeView } from '../../types/volumes.ts';
 import { readJsonObject, sendJson, sendNoContent } from '../http.ts';
 import type { Router } from '../router.ts';
+import { versionLessThan } from '../../util/api-version.ts';
 
 export interface VolumesBackend {
   list(opts?: { filters?: Map<string, string[]>; usage?: boolean }): Promise<VolumeView[]>;
   create(req: VolumeCreateRequest): Promise<VolumeView>;
   inspect(name: string): Promise<VolumeView>;
   remove(name: string, opts: { force: boolean }): Promise<void>;
-  prune(filters: Map<string, string[]>): Promise<{ VolumesDeleted: string[] | null; SpaceReclaimed: number }>;
+  prune(filters: Map<string, string[]>): Promise<{ VolumesDeleted: string[]; SpaceReclaimed: number }>;
 }
 
 function stringMap(v: unknown, field: string): Record<string, string> | null | undefined {
@@ -40,7 +41,10 @@ export function registerVolumeRoutes(router: Router, backend: VolumesBackend): v
   });
 
   router.post('/volumes/prune', async (ctx) => {
-    sendJson(ctx.res, 200, await backend.prune(ctx.query.filters()));
+    const filters = ctx.query.filters();
+    // API 1.42 made prune take anonymous volumes only; older clients still mean every unused one.
+    if (versionLessThan(ctx.version, '1.42')) filters.set('all', ['true']);
+    sendJson(ctx.res, 200, await backend.prune(filters));
   });
 
   router.get('/volumes/{name}', async (ctx) => {

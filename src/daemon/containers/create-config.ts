@@ -50,7 +50,9 @@ export function mergeConfig(req: ContainerConfig, image: ImageConfigPart, id: st
     cfg.Cmd = req.Cmd && req.Cmd.length ? req.Cmd : (ic.Cmd ?? []);
   }
   cfg.WorkingDir = req.WorkingDir || ic.WorkingDir || '';
-  cfg.Labels = { ...(ic.Labels ?? {}), ...(req.Labels ?? {}) };
+  // Without image labels the request's own (freshly parsed) object is taken, not copied: a copy of
+  // a hostile 200 000-label object holds the event loop for hundreds of milliseconds.
+  cfg.Labels = ic.Labels && Object.keys(ic.Labels).length ? { ...ic.Labels, ...(req.Labels ?? {}) } : (req.Labels ?? {});
   cfg.ExposedPorts = { ...(ic.ExposedPorts ?? {}), ...(req.ExposedPorts ?? {}) } as ContainerConfig['ExposedPorts'];
   cfg.Volumes = { ...(ic.Volumes ?? {}), ...(req.Volumes ?? {}) } as ContainerConfig['Volumes'];
   if (!req.StopSignal && ic.StopSignal) cfg.StopSignal = ic.StopSignal;

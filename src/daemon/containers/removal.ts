@@ -41,7 +41,6 @@ export class Removal {
   constructor(private readonly ctx: ContainerContext) {}
 
   async remove(rec: ContainerRecord, opts: { force: boolean; volumes: boolean; link: boolean }): Promise<void> {
-    if (opts.link) throw invalidParameter('links are not supported');
     if ((rec.State.Running || rec.State.Restarting) && !opts.force) {
       const name = rec.Name.slice(1);
       if (rec.State.Paused) throw conflict(`cannot remove container "${name}": container is paused and must be unpaused first`);

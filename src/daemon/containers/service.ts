@@ -5,6 +5,7 @@
 // pause), removal.ts (rm, rename, prune), io.ts (logs, attach, top, resize), queries.ts (list,
 // inspect), restore.ts (after a daemon restart). Listing and inspecting read the in-memory records
 // and never wait on a busy container; state changes on one container run one at a time (its lock).
+import { removeLegacyLink } from './links.ts';
 import { notFound } from '../../errors.ts';
 import type { ContainerSnapshot } from '../../images/container-facts.ts';
 import { readOwnCapabilities } from '../../oci/caps.ts';
@@ -167,6 +168,13 @@ export class ContainerService {
   }
 
   async remove(ref: string, opts: { force: boolean; volumes: boolean; link: boolean }): Promise<void> {
+    if (opts.link) {
+      // Only the link goes (`parent/alias` is no container name: resolved before any lookup); the
+      // parent's record loses it, nothing else is touched.
+      const parent = removeLegacyLink(ref, (r) => this.ctx.find(r));
+      this.ctx.persist(parent);
+      return;
+    }
     await this.removal.remove(await this.ready(ref), opts);
   }
 

@@ -12,6 +12,7 @@ let tmp: TempDir;
 let db: EngineDatabase;
 let svc: VolumeService;
 let users: VolumeUser[];
+let table: RecordTable<VolumeRecord>;
 const events: Array<{ Action: string; ID: string }> = [];
 
 beforeEach(async () => {
@@ -19,8 +20,9 @@ beforeEach(async () => {
   db = openDatabase(tmp.file('engine.db'));
   users = [];
   events.length = 0;
+  table = new RecordTable<VolumeRecord>(db, 'volumes');
   svc = new VolumeService({
-    table: new RecordTable<VolumeRecord>(db, 'volumes'), root: tmp.file('volumes'), tmpDir: tmp.file('tmp'),
+    table, root: tmp.file('volumes'), tmpDir: tmp.file('tmp'),
     log: new Logger({ level: 'fatal', format: 'text', raw: false }),
     events: { publish: (m) => events.push({ Action: m.Action, ID: m.Actor?.ID ?? '' }) },
     users: () => users.map((u) => ({ ...u })),
@@ -94,8 +96,10 @@ describe('VolumeService', () => {
     users = [{ id: 'c', running: true, volumes: ['used'] }];
     assert.deepEqual(await svc.prune(new Map()), { VolumesDeleted: [anon.Name], SpaceReclaimed: 3 });
     assert.deepEqual(await svc.prune(new Map([['all', ['true']]])), { VolumesDeleted: ['named'], SpaceReclaimed: 0 });
-    assert.deepEqual(await svc.prune(new Map([['all', ['true']]])), { VolumesDeleted: null, SpaceReclaimed: 0 });
-    assert.deepEqual((await svc.list()).map((v) => v.Name), ['used']);
+    // A plugin's volume is the plugin's: prune, as dockerd's, takes local ones only.
+    table.put('plugged', { Name: 'plugged', Driver: 'someplugin', CreatedAt: '', Labels: null, Options: null });
+    assert.deepEqual(await svc.prune(new Map([['all', ['true']]])), { VolumesDeleted: [], SpaceReclaimed: 0 });
+    assert.deepEqual(table.list().map((v) => v.Name).sort(), ['plugged', 'used']);
   });
 
   test('DriverOpts are checked at create', async () => {

@@ -230,16 +230,18 @@ export class VolumeService implements ContainerVolumes {
     this.event('destroy', v.Name);
   }
 
-  async prune(filters: Map<string, string[]>): Promise<{ VolumesDeleted: string[] | null; SpaceReclaimed: number }> {
+  async prune(filters: Map<string, string[]>): Promise<{ VolumesDeleted: string[]; SpaceReclaimed: number }> {
     const match = compilePruneFilters(filters, ANONYMOUS_LABEL);
     if (this.pruning) throw conflict('a prune operation is already running');
     this.pruning = true;
     try {
-      let deleted: string[] | null = null; // null when nothing went, as dockerd
+      const deleted: string[] = []; // a list even when nothing went, as dockerd
       let reclaimed = 0;
       for (const v of this.d.table.list()) {
+        // As dockerd, prune considers volumes of the local driver only: a plugin's are its own.
+        if (v.Driver !== 'local') continue;
         if (!match({ ...v, refs: this.usersOf(v.Name).length })) continue;
-        const size = v.Driver === 'local' ? await directorySize(this.dataPath(v.Name)) : 0;
+        const size = await directorySize(this.dataPath(v.Name));
         try {
           await this.lock.run(v.Name, async () => {
             if (this.usersOf(v.Name).length) throw conflict('in use'); // taken meanwhile
@@ -250,7 +252,7 @@ export class VolumeService implements ContainerVolumes {
           continue;
         }
         reclaimed += size;
-        (deleted ??= []).push(v.Name);
+        deleted.push(v.Name);
       }
       this.d.events?.publish({ Type: 'volume', Action: 'prune', Actor: { ID: '', Attributes: { reclaimed: String(reclaimed) } } });
       return { VolumesDeleted: deleted, SpaceReclaimed: reclaimed };

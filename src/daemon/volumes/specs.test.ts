@@ -44,6 +44,9 @@ describe('volume specs', () => {
     for (const bad of ['a', '../x', 'a/b', '.hidden', '-x', 'x y', '']) {
       assert.throws(() => validateVolumeName(bad), /includes invalid characters for a local volume name/, bad);
     }
+    // A directory name: NAME_MAX bytes at most (a 400, not mkdir's ENAMETOOLONG as a 500).
+    validateVolumeName('v'.repeat(255));
+    assert.throws(() => validateVolumeName('v'.repeat(256)), { code: 'INVALID_PARAMETER', message: /volume name is too long \(256 bytes, at most 255\)/ });
   });
 });
 

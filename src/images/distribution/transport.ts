@@ -81,7 +81,9 @@ export function describeNetError(err: NodeJS.ErrnoException & { reason?: string;
   }
   const target = `${err.address ?? url.hostname}:${err.port ?? (url.port || (url.protocol === 'https:' ? 443 : 80))}`;
   if (code === 'ECONNREFUSED') return { text: `dial tcp ${target}: connect: connection refused`, tls: false };
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return { text: `dial tcp: lookup ${url.hostname}: no such host`, tls: false };
+  // getaddrinfo refuses a name that cannot be a host name (too long, empty label) with EINVAL; Go's
+  // resolver reports such names as not found.
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || (code === 'EINVAL' && (err as { syscall?: string }).syscall === 'getaddrinfo')) return { text: `dial tcp: lookup ${url.hostname}: no such host`, tls: false };
   if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return { text: `dial tcp ${target}: connect: no route to host`, tls: false };
   if (code === 'ECONNRESET') return { text: 'read: connection reset by peer', tls: false };
   if (code === 'ETIMEDOUT') return { text: `dial tcp ${target}: i/o timeout`, tls: false };

@@ -1,0 +1,58 @@
+// The JSON bodies of the endpoints other than container create/update, described with the Go
+// types dockerd decodes them into (api/types in the Engine API), so a wrong JSON type is a 400
+// naming the field — "json: cannot unmarshal number into Go struct field ExecOptions.Tty of type
+// bool" — and only known, well-typed fields reach a service. Container bodies are in
+// oci/wire-schema.ts; the decoder (case-insensitive names, nulls dropped) is shared.
+import { CONTAINER_CONFIG, NETWORKING_CONFIG, decodeStruct, type Kind } from '../oci/wire-schema.ts';
+
+const str: Kind = 'string';
+const bool: Kind = 'bool';
+const strings: Kind = { array: 'string', goType: '[]string' };
+const stringMap: Kind = { map: 'string', goType: 'map[string]string' };
+const consoleSize: Kind = { array: 'uint64', goType: '[2]uint' };
+const struct = (goType: string, fields: Record<string, Kind>): Kind => ({ struct: fields, goType });
+
+/** POST /containers/{id}/exec: container.ExecOptions. */
+export const EXEC_OPTIONS: Record<string, Kind> = {
+  User: str, Privileged: bool, Tty: bool, ConsoleSize: consoleSize, AttachStdin: bool, AttachStderr: bool,
+  AttachStdout: bool, Detach: bool, DetachKeys: str, Env: strings, WorkingDir: str, Cmd: strings,
+};
+
+/** POST /exec/{id}/start: container.ExecStartOptions. */
+export const EXEC_START_OPTIONS: Record<string, Kind> = { Detach: bool, Tty: bool, ConsoleSize: consoleSize };
+
+const ipam = struct('network.IPAM', {
+  Driver: str, Options: stringMap,
+  Config: {
+    array: struct('network.IPAMConfig', { Subnet: str, IPRange: str, Gateway: str, AuxiliaryAddresses: stringMap }),
+    goType: '[]network.IPAMConfig',
+  },
+});
+
+/** POST /networks/create: network.CreateRequest. */
+export const NETWORK_CREATE: Record<string, Kind> = {
+  Name: str, CheckDuplicate: bool, Driver: str, Scope: str, EnableIPv4: bool, EnableIPv6: bool, IPAM: ipam,
+  Internal: bool, Attachable: bool, Ingress: bool, ConfigOnly: bool,
+  ConfigFrom: struct('network.ConfigReference', { Network: str }), Options: stringMap, Labels: stringMap,
+};
+
+const endpointSettings = (NETWORKING_CONFIG.EndpointsConfig as { map: Kind }).map;
+
+/** POST /networks/{id}/connect: network.ConnectOptions. */
+export const NETWORK_CONNECT: Record<string, Kind> = { Container: str, EndpointConfig: endpointSettings };
+
+/** POST /networks/{id}/disconnect: network.DisconnectOptions. */
+export const NETWORK_DISCONNECT: Record<string, Kind> = { Container: str, Force: bool };
+
+/** POST /auth and the old push body: registry.AuthConfig (its JSON names are lower case). */
+export const AUTH_CONFIG: Record<string, Kind> = {
+  username: str, password: str, auth: str, email: str, serveraddress: str, identitytoken: str, registrytoken: str,
+};
+
+/** POST /commit: container.Config. */
+export const COMMIT_CONFIG: Record<string, Kind> = CONTAINER_CONFIG;
+
+/** Decodes a request body (already parsed JSON) against one of the tables above; throws a 400. */
+export function decodeBody<T = Record<string, unknown>>(value: unknown, fields: Record<string, Kind>, goType: string): T {
+  return decodeStruct(value, fields, goType) as T;
+}
