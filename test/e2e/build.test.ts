@@ -159,6 +159,25 @@ describe('docker build: failures, flags, stages, cache', () => {
     const nocache = await build(['--no-cache', '-t', 'cached', dir]);
     assert.match(nocache.stdout, /^ran-step$/m);
     assert.doesNotMatch(nocache.stdout, /Using cache/);
+  });
 
+  test('a context of 10 000 files in nested directories: all copied, .dockerignore applied, cached on rebuild', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'build-ctx-'));
+    dirs.push(dir);
+    // 100 directories × 100 files, each naming itself; one directory is ignored.
+    for (let i = 0; i < 100; i++) {
+      const sub = join(dir, 'tree', `d${i}`);
+      await mkdir(sub, { recursive: true });
+      await Promise.all(Array.from({ length: 100 }, (_v, j) => writeFile(join(sub, `f${j}`), `${i}/${j}\n`)));
+    }
+    await writeFile(join(dir, '.dockerignore'), 'tree/d99\n');
+    await writeFile(join(dir, 'Dockerfile'), 'FROM busybox\nCOPY tree /tree\nRUN find /tree -type f | wc -l > /count && cat /tree/d42/f7\n');
+    const first = await build(['-t', 'many', dir]);
+    assert.equal(first.code, 0, first.stdout + first.stderr);
+    assert.match(first.stdout, /^42\/7$/m);
+    const count = await d.docker(['run', '--rm', 'many', 'cat', '/count']);
+    assert.equal(count.stdout.trim(), '9900', count.stderr);
+    const again = await build(['-t', 'many', dir]);
+    assert.equal((again.stdout.match(/ ---> Using cache/g) ?? []).length, 2, again.stdout);
   });
 });
