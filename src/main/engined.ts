@@ -43,7 +43,7 @@ async function main(): Promise<void> {
   let containerd: ManagedStart | undefined;
   try {
     // The pidfile first: a second daemon must be refused before it touches the first one's tmp dir.
-    releasePid = (await acquirePidfile(cfg.pidfile)).release;
+    releasePid = (await acquirePidfile(cfg.pidfile, { log })).release;
     const roots = await prepareRoots(cfg['data-root'], cfg['exec-root'], { cleanTmp: true, log });
     // containerd boots in its own process (~250 ms) while this one loads the daemon's modules.
     if (!cfg.supervisor) containerd = startManagedContainerd({ dataRoot: roots.dataRoot, execRoot: roots.execRoot, cri: cfg['cri-supervisor'], log });

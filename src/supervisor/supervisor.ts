@@ -10,6 +10,7 @@ import { unavailable } from '../errors.ts';
 import { SupervisorClient } from './client.ts';
 import { startManagedContainerd, type ManagedContainerd, type ManagedStart } from './containerd-process.ts';
 import type { AnyMessage, RuncOptions } from './protos.ts';
+import { reapOrphanShims } from './shims.ts';
 
 const execFileP = promisify(execFile);
 
@@ -90,6 +91,8 @@ export class Supervisor extends EventEmitter {
       throw err;
     }
     const sup = new Supervisor({ client, managed, opts, log });
+    // Shims a killed daemon left without a task would otherwise live for ever (issue 12, item 7).
+    await sup.reapOrphanShims();
     managed?.on('restarted', (info) => void sup.relayRestart(info));
     return sup;
   }
@@ -141,8 +144,28 @@ export class Supervisor extends EventEmitter {
     return { containerd: { version: containerd.version, revision: containerd.revision }, runc };
   }
 
-  /** Closes the client; stops containerd only if we started it (containers keep running). */
+  /**
+   * Ends the shims of our namespaces that serve no task containerd knows (see shims.ts). Safe only
+   * when no task of ours is being created: at start-up before any service runs, and at shutdown.
+   * A failure to list is logged and leaves the shims alone: start-up and shutdown go on.
+   */
+  async reapOrphanShims(): Promise<string[]> {
+    const tasks = new Map<string, Set<string>>();
+    try {
+      for (const ns of new Set([this.namespace, this.pluginsNamespace])) {
+        const listed = await this.client.withNamespace(ns).tasks.list('', { deadlineMs: 10_000 });
+        tasks.set(ns, new Set(listed.map((t) => t.id)));
+      }
+    } catch (err) {
+      this.log.warn(`could not list tasks to look for orphan shims: ${(err as Error).message}`);
+      return [];
+    }
+    return reapOrphanShims({ address: this.address, tasks, runcRoot: this.runcRoot, log: this.log });
+  }
+
+  /** Ends orphan shims, closes the client; stops containerd only if we started it (containers keep running). */
   async stop(): Promise<void> {
+    await this.reapOrphanShims();
     this.client.close();
     await this.managed?.stop();
   }
