@@ -126,7 +126,8 @@ export async function reapOrphanShims(o: ReapOptions): Promise<string[]> {
   return reaped;
 }
 
-async function endShim(shim: ShimProcess, o: ReapOptions): Promise<void> {
+/** Ends one shim: its container's processes (runc state, then its children), the shim, its socket. */
+export async function endShim(shim: ShimProcess, o: Pick<ReapOptions, 'address' | 'runcRoot' | 'log'>): Promise<void> {
   const runcRoot = path.join(o.runcRoot, shim.namespace);
   if (existsSync(path.join(runcRoot, shim.id))) {
     // The container the shim made (even one only created): runc kills its processes and forgets it.

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
+import { TestVolumePlugin } from '../helpers/volume-plugin.ts';
 import { plantOrphanShim, type PlantedShim } from '../helpers/orphan-shim.ts';
 import { until } from '../helpers/until.ts';
 
@@ -119,6 +120,30 @@ describe('start-up after kill -9 with leftovers in the roots', () => {
     });
     const v = await d.request('GET', '/version');
     assert.equal(v.status, 200, v.text());
+  });
+
+  test('a stale volume plugin socket (the plugin died with the daemon) under a running container', async () => {
+    const sock = join(d.dir, 'plug.sock');
+    const plugin = new TestVolumePlugin(sock, join(d.dir, 'plug-store'));
+    await plugin.start();
+    try {
+      const v = await d.request('POST', '/volumes/create', { body: { Name: 'pv', Driver: sock } });
+      assert.equal(v.status, 201, v.text());
+      const c = await d.request('POST', '/containers/create?name=onplugin', { body: { Image: 'busybox', Cmd: ['sleep', '600'], HostConfig: { Binds: ['pv:/x'] } } });
+      assert.equal(c.status, 201, c.text());
+      const s = await d.request('POST', '/containers/onplugin/start');
+      assert.equal(s.status, 204, s.text());
+    } finally {
+      await plugin.stop();
+    }
+    await crashWith(async () => {
+      // A socket file nobody listens on: what a plugin killed -9 leaves.
+      await sh('python3', ['-c', `import socket; socket.socket(socket.AF_UNIX).bind(${JSON.stringify(sock)})`]);
+      assert.ok(statSync(sock).isSocket());
+    });
+    const vols = await d.request('GET', '/volumes');
+    assert.equal(vols.status, 200, vols.text());
+    await until('the container is stopped', async () => ((await d.request('GET', '/containers/onplugin/json')).json().State.Running === false ? true : undefined), 30_000);
   });
 
   test('network namespace files of unknown containers, mounted or not, are removed', async () => {

@@ -1,7 +1,10 @@
 // `npm run crash`: the SIGKILL harness by hand. Starts a daemon of this tree on temporary roots,
 // runs the mixed workload, kills the daemon with -9 at random moments and starts it again, for
 // --rounds rounds; prints lost/corrupt objects, failed starts, restart times and orphan shims.
-//   npm run crash -- --rounds 200 --seed 7 [--workers 6] [--max-run-ms 3000]
+//   npm run crash -- --rounds 200 --seed 7 [--workers 6] [--max-run-ms 3000] [--log-dir DIR]
+// With --log-dir, each round's daemon output (the start after the kill) goes to DIR/round-N.log.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
@@ -14,6 +17,7 @@ const { values } = parseArgs({
     seed: { type: 'string', default: String(Date.now() % 100_000) },
     workers: { type: 'string', default: '6' },
     'max-run-ms': { type: 'string', default: '3000' },
+    'log-dir': { type: 'string' },
   },
 });
 
@@ -26,6 +30,10 @@ try {
   for (let round = 1; round <= Number(values.rounds); round++) {
     const r = await crashRound(d, w, rng, round, { workers: Number(values.workers), maxRunMs: Number(values['max-run-ms']) });
     results.push(r);
+    if (values['log-dir']) {
+      mkdirSync(values['log-dir'], { recursive: true });
+      writeFileSync(join(values['log-dir'], `round-${round}.log`), d.output);
+    }
     process.stderr.write(`round ${round}: ${r.failedStart ? 'FAILED START' : `restart ${r.restartMs} ms`}, ${r.runningAtKill} running at the kill, lost ${r.lost.length}, corrupt ${r.corrupt.length}, orphan shims ${r.orphanShims}\n`);
     for (const x of [...r.lost, ...r.corrupt]) process.stderr.write(`  ${x}\n`);
     if (r.failedStart) {
