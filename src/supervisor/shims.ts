@@ -111,19 +111,22 @@ export interface ReapOptions {
 
 /** Ends every shim of `address` whose task containerd does not know; returns the IDs ended. */
 export async function reapOrphanShims(o: ReapOptions): Promise<string[]> {
-  const reaped: string[] = [];
-  for (const shim of findShims(o.address)) {
+  const orphans = findShims(o.address).filter((shim) => {
     const known = o.tasks.get(shim.namespace);
-    if (!known || known.has(shim.id)) continue;
+    return known && !known.has(shim.id);
+  });
+  // All at once: this runs on the way to the first /_ping after a crash.
+  const ended = await Promise.all(orphans.map(async (shim) => {
     o.log.info('ending a shim whose task containerd does not know', { pid: shim.pid, namespace: shim.namespace, id: shim.id });
     try {
       await endShim(shim, o);
-      reaped.push(shim.id);
+      return shim.id;
     } catch (err) {
       o.log.warn(`could not end the orphan shim ${shim.pid} (${shim.id}): ${(err as Error).message}`);
+      return undefined;
     }
-  }
-  return reaped;
+  }));
+  return ended.filter((id): id is string => id !== undefined);
 }
 
 /** Ends one shim: its container's processes (runc state, then its children), the shim, its socket. */

@@ -151,6 +151,7 @@ export class Supervisor extends EventEmitter {
    */
   async reapOrphanShims(): Promise<string[]> {
     const tasks = new Map<string, Set<string>>();
+    const t0 = performance.now();
     try {
       for (const ns of new Set([this.namespace, this.pluginsNamespace])) {
         const listed = await this.client.withNamespace(ns).tasks.list('', { deadlineMs: 10_000 });
@@ -160,7 +161,9 @@ export class Supervisor extends EventEmitter {
       this.log.warn(`could not list tasks to look for orphan shims: ${(err as Error).message}`);
       return [];
     }
-    return reapOrphanShims({ address: this.address, tasks, runcRoot: this.runcRoot, log: this.log });
+    const ended = await reapOrphanShims({ address: this.address, tasks, runcRoot: this.runcRoot, log: this.log });
+    this.log.debug('looked for orphan shims', { ended: ended.length, ms: Math.round(performance.now() - t0) });
+    return ended;
   }
 
   /** Ends orphan shims, closes the client; stops containerd only if we started it (containers keep running). */
