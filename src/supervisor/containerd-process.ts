@@ -152,7 +152,8 @@ export class ManagedContainerd extends EventEmitter {
   readonly configPath: string;
   readonly address: string;
   readonly pidFile: string;
-  private readonly stateDir: string;
+  /** containerd's state directory (under the exec-root). */
+  readonly stateDir: string;
   private readonly log: Logger;
   private readonly binary: string;
   private readonly opts: ManagedContainerdOptions;

@@ -11,6 +11,7 @@ import { SupervisorClient } from './client.ts';
 import { startManagedContainerd, type ManagedContainerd, type ManagedStart } from './containerd-process.ts';
 import type { AnyMessage, RuncOptions } from './protos.ts';
 import { reapOrphanShims } from './shims.ts';
+import { removeStaleBundles } from './bundles.ts';
 
 const execFileP = promisify(execFile);
 
@@ -145,7 +146,8 @@ export class Supervisor extends EventEmitter {
   }
 
   /**
-   * Ends the shims of our namespaces that serve no task containerd knows (see shims.ts). Safe only
+   * Ends the shims of our namespaces that serve no task containerd knows (see shims.ts), and
+   * removes the task bundles containerd left behind for such tasks (bundles.ts). Safe only
    * when no task of ours is being created: at start-up before any service runs, and at shutdown.
    * A failure to list is logged and leaves the shims alone: start-up and shutdown go on.
    */
@@ -162,7 +164,15 @@ export class Supervisor extends EventEmitter {
       return [];
     }
     const ended = await reapOrphanShims({ address: this.address, tasks, runcRoot: this.runcRoot, log: this.log });
-    this.log.debug('looked for orphan shims', { ended: ended.length, ms: Math.round(performance.now() - t0) });
+    // Our own containerd's state directory is known: bundles it could not remove go too.
+    let bundles = 0;
+    if (this.managed) {
+      bundles = (await removeStaleBundles({ stateDir: this.managed.stateDir, tasks, log: this.log }).catch((err: Error) => {
+        this.log.warn(`could not look for stale task bundles: ${err.message}`);
+        return [];
+      })).length;
+    }
+    this.log.debug('looked for orphan shims and bundles', { shims: ended.length, bundles, ms: Math.round(performance.now() - t0) });
     return ended;
   }
 
