@@ -146,12 +146,15 @@ export class Supervisor extends EventEmitter {
   }
 
   /**
-   * Ends the shims of our namespaces that serve no task containerd knows (see shims.ts), and
-   * removes the task bundles containerd left behind for such tasks (bundles.ts). Safe only
+   * With our own containerd: ends the shims of our namespaces that serve no task it knows (see
+   * shims.ts), and removes the task bundles it left behind for such tasks (bundles.ts). Safe only
    * when no task of ours is being created: at start-up before any service runs, and at shutdown.
    * A failure to list is logged and leaves the shims alone: start-up and shutdown go on.
    */
   async reapOrphanShims(): Promise<string[]> {
+    // An external containerd (--supervisor) may have other clients creating tasks in our
+    // namespaces right now: their shims are not ours to judge.
+    if (!this.managed) return [];
     const tasks = new Map<string, Set<string>>();
     const t0 = performance.now();
     try {
@@ -164,14 +167,10 @@ export class Supervisor extends EventEmitter {
       return [];
     }
     const ended = await reapOrphanShims({ address: this.address, tasks, runcRoot: this.runcRoot, log: this.log });
-    // Our own containerd's state directory is known: bundles it could not remove go too.
-    let bundles = 0;
-    if (this.managed) {
-      bundles = (await removeStaleBundles({ stateDir: this.managed.stateDir, tasks, log: this.log }).catch((err: Error) => {
-        this.log.warn(`could not look for stale task bundles: ${err.message}`);
-        return [];
-      })).length;
-    }
+    const bundles = (await removeStaleBundles({ stateDir: this.managed.stateDir, tasks, log: this.log }).catch((err: Error) => {
+      this.log.warn(`could not look for stale task bundles: ${err.message}`);
+      return [];
+    })).length;
     this.log.debug('looked for orphan shims and bundles', { shims: ended.length, bundles, ms: Math.round(performance.now() - t0) });
     return ended;
   }
