@@ -15,7 +15,7 @@ describe('shimSocketPath', () => {
 });
 
 describe('findShims', () => {
-  it('finds no shim for an address no containerd serves', () => {
-    assert.deepEqual(findShims(`/nonexistent/${process.pid}/containerd.sock`), []);
+  it('finds no shim for an address no containerd serves', async () => {
+    assert.deepEqual(await findShims(`/nonexistent/${process.pid}/containerd.sock`), []);
   });
 });

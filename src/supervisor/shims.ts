@@ -6,7 +6,7 @@
 // first (runc state, then the shim's children), then the shim, then its socket.
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../util/log.ts';
 import { runCommand } from '../util/helper-shell.ts';
@@ -32,29 +32,40 @@ function argAfter(argv: string[], flag: string): string | undefined {
   return i >= 0 ? argv[i + 1] : undefined;
 }
 
-/** Shim processes (any containerd-shim-* binary) serving the containerd at `address`. */
-export function findShims(address: string): ShimProcess[] {
+/** How many /proc entries are read at once: the scan must not hold the event loop. */
+const SCAN_BATCH = 64;
+const SHIM_MARK = Buffer.from('containerd-shim');
+
+/**
+ * Shim processes (any containerd-shim-* binary) serving the containerd at `address`. Reads every
+ * /proc/<pid>/cmdline, asynchronously and in batches: on a host with thousands of processes a
+ * synchronous scan held the daemon for most of a second.
+ */
+export async function findShims(address: string): Promise<ShimProcess[]> {
   address = bare(address);
+  const pids = (await readdir('/proc')).map(Number).filter((pid) => pid > 0);
   const out: ShimProcess[] = [];
-  for (const entry of readdirSync('/proc')) {
-    const pid = Number(entry);
-    if (!(pid > 0)) continue;
-    let argv: string[];
-    try {
-      argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-    } catch {
-      continue; // exited while we looked: nothing to do
-    }
-    if (!path.basename(argv[0] ?? '').startsWith('containerd-shim')) continue;
-    if (bare(argAfter(argv, '-address') ?? '') !== address) continue;
-    const namespace = argAfter(argv, '-namespace');
-    const id = argAfter(argv, '-id');
-    // The shim's `start` and `delete` invocations end with that action word and end by themselves.
-    const action = argv.filter(Boolean).at(-1);
-    if (!namespace || !id || action === 'start' || action === 'delete') continue;
-    out.push({ pid, namespace, id });
+  for (let i = 0; i < pids.length; i += SCAN_BATCH) {
+    await Promise.all(pids.slice(i, i + SCAN_BATCH).map(async (pid) => {
+      // A process that exits while we look has nothing to end.
+      const raw = await readFile(`/proc/${pid}/cmdline`).catch(() => undefined);
+      if (!raw || !raw.includes(SHIM_MARK)) return;
+      const shim = parseShim(pid, raw.toString('utf8').split('\0'), address);
+      if (shim) out.push(shim);
+    }));
   }
   return out;
+}
+
+function parseShim(pid: number, argv: string[], address: string): ShimProcess | undefined {
+  if (!path.basename(argv[0] ?? '').startsWith('containerd-shim')) return undefined;
+  if (bare(argAfter(argv, '-address') ?? '') !== address) return undefined;
+  const namespace = argAfter(argv, '-namespace');
+  const id = argAfter(argv, '-id');
+  // The shim's `start` and `delete` invocations end with that action word and end by themselves.
+  const action = argv.filter(Boolean).at(-1);
+  if (!namespace || !id || action === 'start' || action === 'delete') return undefined;
+  return { pid, namespace, id };
 }
 
 /** Direct children of a process (the shim's container init, if any). */
@@ -102,6 +113,8 @@ async function gone(pid: number, timeoutMs: number): Promise<boolean> {
 
 export interface ReapOptions {
   address: string;
+  /** The shims found (findShims) before `tasks` was listed. */
+  shims: ShimProcess[];
   /** Task IDs containerd knows, per namespace; a namespace missing here is left alone. */
   tasks: Map<string, Set<string>>;
   /** runc's state root (runc Options.root); the shim uses <root>/<namespace>. */
@@ -111,7 +124,7 @@ export interface ReapOptions {
 
 /** Ends every shim of `address` whose task containerd does not know; returns the IDs ended. */
 export async function reapOrphanShims(o: ReapOptions): Promise<string[]> {
-  const orphans = findShims(o.address).filter((shim) => {
+  const orphans = o.shims.filter((shim) => {
     const known = o.tasks.get(shim.namespace);
     return known && !known.has(shim.id);
   });

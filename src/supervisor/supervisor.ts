@@ -10,7 +10,7 @@ import { unavailable } from '../errors.ts';
 import { SupervisorClient } from './client.ts';
 import { startManagedContainerd, type ManagedContainerd, type ManagedStart } from './containerd-process.ts';
 import type { AnyMessage, RuncOptions } from './protos.ts';
-import { reapOrphanShims } from './shims.ts';
+import { findShims, reapOrphanShims, type ShimProcess } from './shims.ts';
 import { removeStaleBundles } from './bundles.ts';
 
 const execFileP = promisify(execFile);
@@ -157,16 +157,21 @@ export class Supervisor extends EventEmitter {
     if (!this.managed) return [];
     const tasks = new Map<string, Set<string>>();
     const t0 = performance.now();
+    // The shims are looked for first (or at once): a shim seen is never newer than the task list.
+    const found = findShims(this.address);
+    let shims: ShimProcess[];
     try {
       for (const ns of new Set([this.namespace, this.pluginsNamespace])) {
         const listed = await this.client.withNamespace(ns).tasks.list('', { deadlineMs: 10_000 });
         tasks.set(ns, new Set(listed.map((t) => t.id)));
       }
+      shims = await found;
     } catch (err) {
-      this.log.warn(`could not list tasks to look for orphan shims: ${(err as Error).message}`);
+      found.catch(() => undefined); // the failure reported is the one above
+      this.log.warn(`could not look for orphan shims: ${(err as Error).message}`);
       return [];
     }
-    const ended = await reapOrphanShims({ address: this.address, tasks, runcRoot: this.runcRoot, log: this.log });
+    const ended = await reapOrphanShims({ address: this.address, shims, tasks, runcRoot: this.runcRoot, log: this.log });
     const bundles = (await removeStaleBundles({ stateDir: this.managed.stateDir, tasks, log: this.log }).catch((err: Error) => {
       this.log.warn(`could not look for stale task bundles: ${err.message}`);
       return [];

@@ -95,7 +95,7 @@ describe('start-up after kill -9 with leftovers in the roots', () => {
     await crashWith(async () => {
       // Everything dies at once (as in an OOM kill of the lot); the mount stays, held by a process.
       await run('pkill', ['-9', '-f', `containerd --config ${d.execRoot}/`]);
-      for (const shim of findShims(containerdSock())) process.kill(shim.pid, 'SIGKILL');
+      for (const shim of await findShims(containerdSock())) process.kill(shim.pid, 'SIGKILL');
       process.kill(pid, 'SIGKILL');
       holders.push(holdBusy(rootfs));
     });

@@ -217,7 +217,7 @@ export async function unmountUnder(dir: string): Promise<void> {
 export async function killShims(execRoot: string): Promise<void> {
   const address = join(execRoot, 'containerd', 'containerd.sock');
   const quiet = { info() {}, warn() {}, debug() {} };
-  for (const shim of findShims(address)) {
+  for (const shim of await findShims(address)) {
     await endShim(shim, { address, runcRoot: join(execRoot, 'runc'), log: quiet }).catch(() => undefined); // best effort, as the rest of cleanup
   }
 }

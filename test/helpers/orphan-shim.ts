@@ -46,7 +46,7 @@ export async function plantOrphanShim(address: string, namespace: string, id: st
   // containerd 1.6's shim writes no pid file when started by hand: found by its command line.
   let pid: number | undefined;
   for (let i = 0; i < 100 && !pid; i++) {
-    pid = findShims(address).find((s) => s.id === id && s.namespace === namespace)?.pid;
+    pid = (await findShims(address)).find((s) => s.id === id && s.namespace === namespace)?.pid;
     if (!pid) await new Promise((r) => setTimeout(r, 20));
   }
   if (!pid) {
