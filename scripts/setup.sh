@@ -13,7 +13,7 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # Debian packages: the supervisor, runtimes, init, firewall, CNI plugins; the registry, busybox and
 # clients used by tests; nodejs/npm only to bootstrap npm (the daemon runs on the pinned Node from npm).
-DEB_RUNTIME=(containerd runc crun tini iptables iproute2 containernetworking-plugins ca-certificates procps)
+DEB_RUNTIME=(containerd runc crun tini iptables iproute2 containernetworking-plugins ca-certificates procps bzip2 xz-utils)
 # docker.io: its docker-proxy serves the --userland-proxy-path tests (and dockerd the benchmark's
 # side-by-side runs); the docker CLI the tests drive stays the one first on PATH.
 DEB_TEST=(docker-registry busybox-static python3-docker apache2-utils openssl util-linux tmux docker.io)

@@ -42,7 +42,8 @@ import { volumeUsers } from '../daemon/containers/volume-users.ts';
 import type { ContainerRecord } from '../daemon/containers/record.ts';
 import { registerContainerRoutes } from '../api/routes/containers.ts';
 import { registerNetworkRoutes } from '../api/routes/networks.ts';
-import { NetworkService } from '../network/service.ts';
+import { composeNetworking } from './compose-network.ts';
+import { notFound } from '../errors.ts';
 import { registerAttachRoutes } from '../api/routes/attach.ts';
 import { registerAttachWsRoutes } from '../api/routes/attach-ws.ts';
 import { registerVolumeRoutes } from '../api/routes/volumes.ts';
@@ -124,7 +125,19 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // while containerd boots: the two are independent, and both mostly wait on other processes.
     // At shutdown (after the containers stopped) proxies and DNS stop, and without live-restore
     // the daemon's bridges and chains go too.
-    const networks = new NetworkService({ db, config: cfg, log: log.child({ module: 'network' }), execRoot: roots.execRoot, events, daemonId: engineId });
+    // Networking finds containers by reference (DNS answers, links, connect); the containers service
+    // is built later (it needs the sandboxes), and until then no container is known.
+    let containerService: ContainerService | undefined;
+    const networking = composeNetworking({
+      db, config: cfg, log: log.child({ module: 'network' }), execRoot: roots.execRoot, events, daemonId: engineId,
+      containers: {
+        find: (ref) => {
+          if (!containerService) throw notFound(`No such container: ${ref}`);
+          return containerService.find(ref);
+        },
+      },
+    });
+    const networks = networking.lifecycle;
     const starting = Supervisor.start({
       ...(initial.supervisor ? { address: initial.supervisor } : {}),
       dataRoot: roots.dataRoot,
@@ -189,7 +202,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const cdi = new CdiRegistry(cdiDirs);
     const launcher = new TaskLauncher({
       client, rootfs, runtimes, config: cfg, log: log.child({ module: 'containers' }), execRoot: roots.execRoot,
-      runcRoot: supervisor.runcRoot, containersDir, tmpDir: roots.tmpDir, cgroupDriver, shmSize, networks, volumes, cdi,
+      runcRoot: supervisor.runcRoot, containersDir, tmpDir: roots.tmpDir, cgroupDriver, shmSize, networks: networking.run, volumes, cdi,
     });
     // Container runs are announced on `runs` (health checks and exec clean-up subscribe); inspect's
     // ExecIDs come from the exec registry. Both exist before the services on either side of them.
@@ -197,10 +210,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const execRegistry = new ExecRegistry();
     const containers = new ContainerService({
       client, images, store: containerStore, rootfs, runtimes, launcher, config: cfg,
-      log: log.child({ module: 'containers' }), containersDir, shmSize, events, networks, volumes, runs, execs: execRegistry,
+      log: log.child({ module: 'containers' }), containersDir, shmSize, events, networks: networking.containers, volumes, runs, execs: execRegistry,
     });
     const archives = new ArchiveService({ containers, client, tmpDir: roots.tmpDir, log: log.child({ module: 'archive' }) });
-    networks.attachContainers({ find: (ref) => containers.find(ref) });
+    containerService = containers;
     const execs = new ExecService({
       client, containers, execRoot: roots.execRoot, log: log.child({ module: 'exec' }), registry: execRegistry, runs,
       onEvent: (e) => containers.publishEvent(e.containerId, e.action, e.attributes),
@@ -299,7 +312,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     registerEventRoutes(api.router, events);
     registerSystemDfRoutes(api.router, new DiskUsageService({ images: imageService, containers, volumes: () => volumes.list({ usage: true }) }));
     registerContainerRoutes(api.router, metrics ? metrics.timed(containers, 'container', CONTAINER_ACTIONS) : containers);
-    registerNetworkRoutes(api.router, metrics ? metrics.timed(networks, 'network', NETWORK_ACTIONS) : networks);
+    registerNetworkRoutes(api.router, metrics ? metrics.timed(networking.api, 'network', NETWORK_ACTIONS) : networking.api);
     registerAttachRoutes(api.router, containers);
     registerAttachWsRoutes(api.router, containers);
     registerVolumeRoutes(api.router, volumes);

@@ -274,6 +274,7 @@ export class Firewall {
    */
   sync(): Promise<void> {
     if (this.queued) return this.queued;
+    // The previous run's failure went to its own callers; this run starts afresh either way.
     const next = this.running.catch(() => undefined).then(() => {
       this.queued = null;
       return this.apply();
@@ -298,7 +299,7 @@ export class Firewall {
 
   /** Removes our jumps and chains (the daemon has no bridge networks left, or shuts down). */
   async teardown(): Promise<void> {
-    await this.running.catch(() => undefined);
+    await this.running.catch(() => undefined); // its failure went to its callers: the chains go regardless
     await removeChains(this.chains, false, this.family);
     this.installed = false;
   }

@@ -50,6 +50,7 @@ export class IpServer {
     this.stderr = '';
     this.message = [];
     child.stdout.resume();
+    // EPIPE when ip dies: its 'exit' below rejects what was pending, with the reason.
     child.stdin.on('error', () => undefined);
     child.stderr.on('data', (d: Buffer) => this.onStderr(d.toString()));
     const fail = (why: string) => {

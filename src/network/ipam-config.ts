@@ -3,7 +3,7 @@
 import { invalidParameter } from '../errors.ts';
 import { contains, formatCidr, isIPv4, overlaps, parseCidrWithHost, parseIPv4 } from './ip4.ts';
 import { contains6, formatCidr6, isIPv6, isV6Text, overlaps6, parseCidr6WithHost, parseIPv6 } from './ip6.ts';
-import type { IpamConfigEntry } from './records.ts';
+import type { IpamConfigEntry } from '../types/networks.ts';
 
 interface Prefix<A> {
   base: A;

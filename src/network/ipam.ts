@@ -116,7 +116,7 @@ function readFileSafe(path: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch {
-    return '';
+    return ''; // no such table (no IPv6 in this kernel): no routes to avoid
   }
 }
 

@@ -27,7 +27,7 @@ export function linkEnv(t: LinkTarget): string[] {
     try {
       return [parsePortKey(k)];
     } catch {
-      return [];
+      return []; // a key that does not parse was refused at create: it gives no variables
     }
   }).sort(tcpFirst);
   const env: string[] = [];

@@ -55,7 +55,7 @@ export function linkAliasOf(name: string): string {
   try {
     return readFileSync(`/sys/class/net/${name}/ifalias`, 'utf8').trim();
   } catch {
-    return '';
+    return ''; // no such link (or no alias file): no alias
   }
 }
 
@@ -65,13 +65,13 @@ export function linksWithAlias(alias: string): string[] {
   try {
     names = readdirSafe('/sys/class/net');
   } catch {
-    return [];
+    return []; // no /sys/class/net (not a network namespace we can read): no links of ours
   }
   return names.filter((n) => {
     try {
       return readFileSync(`/sys/class/net/${n}/ifalias`, 'utf8').trim() === alias;
     } catch {
-      return false;
+      return false; // the link went between the listing and the read
     }
   });
 }
@@ -145,6 +145,7 @@ export async function setDefaultRoute(path: string, via: { gateway: string; gate
     via ? `route replace default via ${via.gateway} dev ${via.ifname}` : 'route flush exact 0.0.0.0/0',
     via?.gateway6 ? `route replace ::/0 via ${via.gateway6} dev ${via.ifname}` : 'route flush exact ::/0',
   ];
+  // Line by line, each failure ignored: flushing a route that is not there fails, and is the goal.
   for (const line of lines) await ipBatch([line], { kind: 'netns', path }).catch(() => undefined);
 }
 
@@ -154,6 +155,7 @@ export async function deleteLinks(names: string[], host: HostIp = oneOff): Promi
   if (present.length === 0) return;
   await host(present.map((n) => `link del ${n}`)).catch(async () => {
     // One may have vanished between the check and the batch: delete the rest one by one.
+    // A link that still cannot be deleted is going with its namespace (the kernel's deferred clean-up).
     for (const n of present) if (linkExists(n)) await host([`link del ${n}`]).catch(() => undefined);
   });
 }
@@ -203,7 +205,7 @@ export function writeSysctl(path: string, value: string): boolean {
     writeFileSync(`/proc/sys/${path}`, value);
     return true;
   } catch {
-    return false;
+    return false; // not writable here (no such sysctl, read-only /proc): the caller decides what that means
   }
 }
 
@@ -211,6 +213,6 @@ export function readSysctl(path: string): string | undefined {
   try {
     return readFileSync(`/proc/sys/${path}`, 'utf8').trim();
   } catch {
-    return undefined;
+    return undefined; // no such sysctl in this kernel
   }
 }

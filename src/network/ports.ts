@@ -86,7 +86,7 @@ function readSafe(path: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch {
-    return '';
+    return ''; // unreadable: the caller falls back to the kernel's default range
   }
 }
 

@@ -67,6 +67,7 @@ async function listenTcp(spec: ProxySpec, onConn: (s: Socket) => void): Promise<
           resolve();
         });
       });
+      // Listening: a later error (an accept failing) concerns one connection, never the daemon.
       server.on('error', () => undefined);
       return server;
     } catch (err) {
@@ -128,6 +129,7 @@ async function bindUdp(spec: ProxySpec): Promise<UdpSocket> {
           resolve();
         });
       });
+      // Bound: a later error (an ICMP error for one datagram) concerns one flow, never the daemon.
       sock.on('error', () => undefined);
       return sock;
     } catch (err) {

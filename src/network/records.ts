@@ -4,14 +4,8 @@
 // exactly what exists and can keep it (live-restore) or clean it up.
 import type { EngineDatabase } from '../store/database.ts';
 import { RecordTable } from '../store/kv.ts';
+import type { IpamConfigEntry } from '../types/networks.ts';
 import type { Proto } from './ports.ts';
-
-export interface IpamConfigEntry {
-  Subnet?: string;
-  IPRange?: string;
-  Gateway?: string;
-  AuxiliaryAddresses?: Record<string, string>;
-}
 
 /** The inspect document (wire names) plus the daemon's own facts under `x`. */
 export interface NetworkRecord {

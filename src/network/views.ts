@@ -1,9 +1,17 @@
 // What clients see: the network inspect/list document, and a container's NetworkSettings (inspect)
 // and Networks/Ports (list), in dockerd's field order and null/[] conventions.
-import type { ContainerRecord } from '../daemon/containers/record.ts';
-import type { NetworkView } from '../daemon/containers/views.ts';
+import type { NetContainer } from './container-contract.ts';
 import { parsePortKey, portKey, requestedPorts } from './ports.ts';
 import type { Attachment, ContainerNet, NetworkRecord } from './records.ts';
+
+/** A container's networking as inspect and list show it. */
+export interface NetworkView {
+  /** NetworkSettings for inspect. */
+  settings: Record<string, unknown>;
+  /** The list entry's NetworkSettings.Networks and Ports. */
+  summaryNetworks: Record<string, unknown>;
+  ports: Array<{ IP?: string; PrivatePort: number; PublicPort?: number; Type: string }>;
+}
 
 export function networkInspect(n: NetworkRecord, containers: Record<string, unknown>): Record<string, unknown> {
   return {
@@ -27,12 +35,12 @@ export function networkInspect(n: NetworkRecord, containers: Record<string, unkn
 }
 
 /** Container name, aliases, short ID and hostname, without repeats (dockerd's DNSNames). */
-export function dnsNamesFor(rec: ContainerRecord, aliases: string[]): string[] {
+export function dnsNamesFor(rec: NetContainer, aliases: string[]): string[] {
   const names = [rec.Name.replace(/^\//, ''), ...aliases, rec.Id.slice(0, 12), rec.Config.Hostname ?? ''].filter(Boolean);
   return names.filter((v, i) => names.indexOf(v) === i);
 }
 
-function endpointSettings(rec: ContainerRecord, a: Attachment, net: NetworkRecord | undefined, c: ContainerNet): Record<string, unknown> {
+function endpointSettings(rec: NetContainer, a: Attachment, net: NetworkRecord | undefined, c: ContainerNet): Record<string, unknown> {
   const ep = c.sandbox?.endpoints.find((e) => e.networkId === a.networkId);
   const userDefined = net ? !net.x.predefined : false;
   return {
@@ -54,7 +62,7 @@ function endpointSettings(rec: ContainerRecord, a: Attachment, net: NetworkRecor
   };
 }
 
-export function buildContainerView(rec: ContainerRecord, c: ContainerNet, net: (id: string) => NetworkRecord | undefined, bridgeFlag: string): NetworkView {
+export function buildContainerView(rec: NetContainer, c: ContainerNet, net: (id: string) => NetworkRecord | undefined, bridgeFlag: string): NetworkView {
   const networks: Record<string, unknown> = {};
   for (const a of c.attachments) networks[net(a.networkId)?.Name ?? a.name] = endpointSettings(rec, a, net(a.networkId), c);
   const running = rec.State.Running && c.sandbox !== undefined;
@@ -65,11 +73,13 @@ export function buildContainerView(rec: ContainerRecord, c: ContainerNet, net: (
     try {
       exposed = requestedPorts(rec.HostConfig, rec.Config.ExposedPorts).exposed;
     } catch {
+      // Bindings that no longer parse (a record from an older version) cannot fail an inspect:
+      // the exposed ports alone are shown, each key that parses.
       exposed = Object.keys(rec.Config.ExposedPorts ?? {}).flatMap((k) => {
         try {
           return [parsePortKey(k)];
         } catch {
-          return [];
+          return []; // an unparsable key is left out of the view (it was never published)
         }
       });
     }

@@ -144,10 +144,10 @@ describe('exec', () => {
 
   test('docker exec -it under a pseudo-terminal: TTY output and the terminal size', async () => {
     const env = { ...process.env, DOCKER_HOST: d.host, DOCKER_CONFIG: `${d.dir}/docker-config` };
-    const r = await run('script', ['-qec', 'stty rows 33 cols 111; docker exec -it box sh -c "stty size; tty"', '/dev/null'], { env, timeoutMs: 30_000 });
+    const r = await run('script', ['-qec', 'stty rows 33 cols 111; docker exec -it box sh -c "stty size; tty"', '/dev/null'], { env, timeoutMs: 30_000, holdStdin: true });
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /33 111\r\n\/dev\/pts\/\d+\r\n/);
-    const code = await run('script', ['-qec', 'docker exec -it box sh -c "exit 5"', '/dev/null'], { env, timeoutMs: 30_000 });
+    const code = await run('script', ['-qec', 'docker exec -it box sh -c "exit 5"', '/dev/null'], { env, timeoutMs: 30_000, holdStdin: true });
     assert.equal(code.code, 5);
   });
 

@@ -168,7 +168,7 @@ describe('networking over IPv6', () => {
     assert.deepEqual(bindings.map((b: any) => b.HostIp), ['0.0.0.0', '::']);
     const port = Number(bindings[0].HostPort);
     assert.equal(Number(bindings[1].HostPort), port);
-    assert.equal(await until('the proxy to answer over IPv6', async () => (await fetch(`http://[::1]:${port}/`)).text()).then((t) => t.trim()), 'web6host');
+    assert.equal(await until('the proxy to answer over IPv6', async () => (await fetch(`http://[::1]:${port}/`, { signal: AbortSignal.timeout(3000) })).text()).then((t) => t.trim()), 'web6host');
     const addr6 = info.NetworkSettings.Networks.v6net.GlobalIPv6Address as string;
     const rules = await ours6(d.execRoot);
     assert.equal(rules.filter((l) => l.includes(`--dport ${port} -j DNAT --to-destination [${addr6}]:80`)).length, 1, rules.join('\n'));

@@ -179,7 +179,7 @@ describe('networking: default bridge, user networks, ports, DNS', () => {
     const port = Number(any.HostPort);
     assert.ok(port >= 1024, `ephemeral port ${port}`);
     // Loopback goes through the userland proxy, the host's own other address through DNAT (OUTPUT).
-    const viaLoopback = await until('the proxy to answer', async () => (await fetch(`http://127.0.0.1:${port}/`)).text());
+    const viaLoopback = await until('the proxy to answer', async () => (await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(3000) })).text());
     assert.equal(viaLoopback.trim(), 'webhost');
     assert.equal((await (await fetch(`http://127.0.0.1:${local.HostPort}/`)).text()).trim(), 'webhost');
     assert.equal((await (await fetch(`http://${outside.hostIp}:${port}/`)).text()).trim(), 'webhost');
@@ -521,7 +521,7 @@ describe('networking: crash and restart', () => {
     assert.equal(after1.NetworkSettings.Networks.keep.IPAddress, ip);
     assert.equal(after1.NetworkSettings.Ports['80/tcp'][0].HostPort, String(port));
     assert.deepEqual(ourRules(await iptablesSave(), d.execRoot).sort(), rulesBefore, 'same rules, once');
-    const body = await until('the published port after the restart', async () => (await fetch(`http://127.0.0.1:${port}/`)).text());
+    const body = await until('the published port after the restart', async () => (await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(3000) })).text());
     assert.equal(body.trim(), before1.Config.Hostname);
     // Names still resolve (the embedded DNS came back) and a new container gets a fresh address.
     const dns = await d.docker(['exec', 'k2', 'nslookup', 'k1']);
@@ -571,7 +571,7 @@ describe('networking: proxy, NAT and bridge options', () => {
       const port = Number(binding.HostPort);
       const proxies = (await sh('ps', ['-eo', 'args'])).split('\n').filter((l) => l.startsWith('/usr/sbin/docker-proxy') && l.includes(`-host-port ${port} `));
       assert.equal(proxies.length, 1, 'one external proxy for the binding');
-      const body = await until('the external proxy', async () => (await fetch(`http://127.0.0.1:${port}/`)).text());
+      const body = await until('the external proxy', async () => (await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(3000) })).text());
       assert.equal(body.trim(), info.Config.Hostname);
       assert.equal(await outside.get(outside.hostIp, port), undefined, 'bound to 127.0.0.1 only');
       // No masquerading: the outside sees the container's own address.
@@ -606,7 +606,7 @@ describe('networking: proxy, NAT and bridge options', () => {
       assert.equal(info.NetworkSettings.Gateway, `10.234.${k}.1`);
       const port = Number(info.NetworkSettings.Ports['80/tcp'][0].HostPort);
       // No proxy: loopback reaches the container through DNAT in OUTPUT (route_localnet).
-      const body = await until('DNAT from loopback', async () => (await fetch(`http://127.0.0.1:${port}/`)).text());
+      const body = await until('DNAT from loopback', async () => (await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(3000) })).text());
       assert.equal(body.trim(), info.Config.Hostname);
       assert.equal((await outside.get(outside.hostIp, port))?.trim(), info.Config.Hostname);
       // Direct routing allowed: the published port answers on the container's address from outside
@@ -640,7 +640,7 @@ describe('networking: proxy, NAT and bridge options', () => {
       assert.equal((await d.docker(['network', 'create', 'plain'])).code, 0);
       assert.equal((await d.docker(['run', '-d', '--name', 'srv', '--network', 'plain', '-p', '80', 'busybox', ...HTTPD])).code, 0);
       const port = await hostPort(d, 'srv', '80/tcp');
-      assert.equal((await until('the proxy', async () => (await fetch(`http://127.0.0.1:${port}/`)).text())).trim().length > 0, true);
+      assert.equal((await until('the proxy', async () => (await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(3000) })).text())).trim().length > 0, true);
       // Names resolve; the host reaches the container's address. (Container-to-container traffic is
       // bridged through the host's FORWARD chain when br_netfilter is loaded: with --iptables=false
       // its policy is the administrator's, and an earlier daemon on this host may have set DROP.)

@@ -67,7 +67,12 @@ export interface CommandResult {
   stderr: string;
 }
 
-export function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string | Buffer; timeoutMs?: number; cwd?: string } = {}): Promise<CommandResult> {
+/**
+ * Runs a command to its end. `holdStdin` keeps its stdin open (and empty) until it exits: `script`
+ * turns an early EOF on its stdin into the terminal's EOF character typed into the session, which a
+ * raw-mode program then sees (and echoes) as input.
+ */
+export function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string | Buffer; timeoutMs?: number; cwd?: string; holdStdin?: boolean } = {}): Promise<CommandResult> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(cmd, args, { env: opts.env ?? process.env, cwd: opts.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
@@ -80,7 +85,8 @@ export function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv
       clearTimeout(timer);
       resolvePromise({ code, stdout, stderr });
     });
-    child.stdin.end(opts.input);
+    if (opts.holdStdin) child.on('exit', () => child.stdin.end());
+    else child.stdin.end(opts.input);
   });
 }
 

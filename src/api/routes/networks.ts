@@ -1,16 +1,18 @@
 // Network routes: list, inspect, create, remove, connect, disconnect, prune.
 import { invalidParameter } from '../../errors.ts';
 import type { EndpointSettings } from '../../types/container-api.ts';
+import type { NetworkConnectBody, NetworkCreateBody, NetworkDisconnectBody } from '../../types/networks.ts';
 import { readJsonObject, sendJson, sendNoContent } from '../http.ts';
 import type { Router } from '../router.ts';
 
 export interface NetworksBackend {
   list(filters: Map<string, string[]>): unknown[];
   inspect(ref: string, opts: { scope?: string }): unknown;
-  create(body: Record<string, unknown>): Promise<{ Id: string; Warning: string }>;
+  /** The body as sent: the backend checks its field types (dockerd's decoder errors). */
+  create(body: NetworkCreateBody): Promise<{ Id: string; Warning: string }>;
   remove(ref: string): Promise<void>;
-  connect(ref: string, body: { Container?: string; EndpointConfig?: EndpointSettings | null }): Promise<void>;
-  disconnect(ref: string, body: { Container?: string; Force?: boolean }): Promise<void>;
+  connect(ref: string, body: NetworkConnectBody): Promise<void>;
+  disconnect(ref: string, body: NetworkDisconnectBody): Promise<void>;
   prune(filters: Map<string, string[]>): Promise<{ NetworksDeleted: string[] | null }>;
 }
 
@@ -24,7 +26,7 @@ export function registerNetworkRoutes(router: Router, backend: NetworksBackend):
   router.get('/networks', (ctx) => sendJson(ctx.res, 200, backend.list(ctx.query.filters())));
 
   router.post('/networks/create', async (ctx) => {
-    const body = await readJsonObject(ctx.req);
+    const body = await readJsonObject<NetworkCreateBody>(ctx.req);
     sendJson(ctx.res, 201, await backend.create(body));
   });
 

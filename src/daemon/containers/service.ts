@@ -31,8 +31,9 @@ import { nextBackoff, restartAtStartup, shouldRestart } from './restart-policy.t
 import type { RootfsManager } from './rootfs.ts';
 import type { ContainerRunEvents } from './run-events.ts';
 import { TaskLauncher, type RunningTask } from './task-launcher.ts';
-import { inspectView, summaryView, type NetworkView } from './views.ts';
-import type { NetworkService } from '../../network/service.ts';
+import { inspectView, summaryView } from './views.ts';
+import type { NetworkView } from '../../network/views.ts';
+import type { ContainerNetworks } from '../../network/container-contract.ts';
 import type { EventPublisher } from '../../events/bus.ts';
 import type { ContainerVolumes } from '../volumes/service.ts';
 import { containerAttributes } from '../../events/actors.ts';
@@ -64,9 +65,6 @@ export interface ContainerServiceDeps {
 export interface ContainerExecs {
   idsOf(containerId: string): string[];
 }
-
-/** What the containers service asks of the network layer (src/network/service.ts). */
-export type ContainerNetworks = Pick<NetworkService, 'validateCreate' | 'containerCreated' | 'containerRemoved' | 'containerView' | 'networksOf'>;
 
 interface ExitWaiter {
   condition: WaitCondition;

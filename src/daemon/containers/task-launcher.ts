@@ -28,11 +28,11 @@ import type { HostConfig } from '../../types/container-api.ts';
 import type { Logger } from '../../util/log.ts';
 import { resolveInitPath } from '../init-binary.ts';
 import type { RuntimeRegistry } from '../runtimes.ts';
-import { writeEtcFiles } from './etc-files.ts';
+import { writeEtcFiles } from '../../network/etc-files.ts';
 import { mountShm, shmPath, unmountShm } from './ipc-shm.ts';
 import { makeFifos, openFifoReader, openFifoWriter } from './fifo.ts';
-import { createNetns, netnsPath, removeNetns } from './netns.ts';
-import type { NetworkService, SandboxInfo } from '../../network/service.ts';
+import { createNetns, netnsPath, removeNetns } from '../../network/netns.ts';
+import type { RunNetworking, SandboxInfo } from '../../network/container-contract.ts';
 import type { OutputHub } from './output-hub.ts';
 import { isVolumeBind } from '../volumes/specs.ts';
 import type { ContainerVolumes } from '../volumes/service.ts';
@@ -71,7 +71,7 @@ export interface LauncherDeps {
   cgroupDriver: CgroupDriver;
   shmSize: number;
   /** Container networking (bridge and user networks, ports, DNS); without it: loopback only. */
-  networks?: Pick<NetworkService, 'setupSandbox' | 'teardownSandbox' | 'extraHosts' | 'linkEnvironment'>;
+  networks?: RunNetworking;
   /** Named and anonymous volumes (src/daemon/volumes); without it such mounts are refused. */
   volumes?: Pick<ContainerVolumes, 'attach' | 'detach'>;
   /** CDI devices (DeviceRequests with Driver "cdi"); without it such requests are refused. */

@@ -2,14 +2,7 @@
 // client reads is present with the right type (lists are [] not null where dockerd sends []).
 import type { ContainerRecord } from './record.ts';
 import { humanStatus } from './record.ts';
-
-export interface NetworkView {
-  /** NetworkSettings for inspect (built by the networking layer; a stand-in until it lands). */
-  settings: Record<string, unknown>;
-  /** The list entry's NetworkSettings.Networks and Ports. */
-  summaryNetworks: Record<string, unknown>;
-  ports: Array<{ IP?: string; PrivatePort: number; PublicPort?: number; Type: string }>;
-}
+import type { NetworkView } from '../../network/views.ts';
 
 export function inspectView(rec: ContainerRecord, net: NetworkView, execIds: string[], size?: { rw: number; rootFs: number }): Record<string, unknown> {
   return {

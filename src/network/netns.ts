@@ -2,7 +2,7 @@
 // file under exec-root) with loopback up, so it outlives the task and a daemon restart.
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runCommand } from '../../util/helper-shell.ts';
+import { runCommand } from '../util/helper-shell.ts';
 
 export function netnsPath(execRoot: string, id: string): string {
   return join(execRoot, 'netns', id);
@@ -18,6 +18,7 @@ export async function createNetns(execRoot: string, id: string): Promise<string>
 }
 
 export async function removeNetns(path: string): Promise<void> {
+  // Not mounted (a set-up that failed before unshare): nothing to detach, the file goes below.
   await runCommand('umount', ['-l', path]).catch(() => undefined);
   await rm(path, { force: true });
 }

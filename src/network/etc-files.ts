@@ -35,7 +35,7 @@ function readHostFile(path: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch {
-    return '';
+    return ''; // the host has no such file: the generated one has only our own lines
   }
 }
 

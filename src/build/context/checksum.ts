@@ -1,0 +1,89 @@
+// The content checksum of a COPY/ADD's sources, for the layer cache key: for every entry the copy
+// would write, in a fixed order — its kind, its name relative to the source, its mode (after
+// --chmod), its owner (after --chown; the source's when owners are kept), its size and the SHA-256
+// of its data, a symlink's target, a hard link's first path. Not mtimes and not the context's path,
+// so touching a file keeps the cache and changing a byte, a mode or an owner invalidates it.
+// Streaming: files are hashed in reads of at most 1 MiB, never held whole. The reads are
+// synchronous (a thread-pool hop per small file costs more than the read), and the walk yields to
+// the event loop every 8 MiB or 1000 entries so a large context does not stall the daemon.
+import { createHash } from 'node:crypto';
+import { closeSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, statSync, type Stats } from 'node:fs';
+import type { CopySource } from './copy-sources.ts';
+import type { Owner } from './copy.ts';
+import { setImmediate as tick } from 'node:timers/promises';
+
+export interface ChecksumOptions {
+  /** The owner the copy gives every entry; undefined: the sources' own owners are kept. */
+  owner?: Owner;
+  /** The --chmod mode, if any. */
+  mode?: number;
+}
+
+const CHUNK = 1 << 20;
+
+/** SHA-256 of a file's data, read in chunks of at most 1 MiB. */
+export function fileDigest(path: string, size: number): string {
+  const h = createHash('sha256');
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(Math.min(Math.max(size, 1), CHUNK));
+    for (;;) {
+      const n = readSync(fd, buf, 0, buf.length, null);
+      if (n === 0) break;
+      h.update(n === buf.length ? buf : buf.subarray(0, n));
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return h.digest('hex');
+}
+
+/** `sha256:<hex>` over the sources as `copySources` would write them. */
+export async function checksumSources(sources: readonly CopySource[], opts: ChecksumOptions = {}): Promise<string> {
+  const total = createHash('sha256');
+  const record = (fields: unknown[]) => total.update(`${JSON.stringify(fields)}\n`);
+  const owner = (st: Stats) => (opts.owner ? [opts.owner.uid, opts.owner.gid] : [st.uid, st.gid]);
+  const mode = (st: Stats) => opts.mode ?? (st.mode & 0o7777);
+  const links = new Map<string, string>();
+  let work = 0;
+  const pace = async (cost: number) => {
+    work += cost;
+    if (work >= 8 << 20) {
+      work = 0;
+      await tick();
+    }
+  };
+
+  const entry = async (path: string, name: string, st: Stats): Promise<void> => {
+    await pace(8 << 10); // ~1000 entries between yields
+    if (st.isDirectory()) {
+      // The top directory's own metadata is not copied (its contents are), so it is not recorded.
+      record(name === '' ? ['dir', ''] : ['dir', name, mode(st), ...owner(st)]);
+      for (const child of readdirSync(path).sort()) {
+        await entry(`${path}/${child}`, name === '' ? child : `${name}/${child}`, lstatSync(`${path}/${child}`));
+      }
+    } else if (st.isSymbolicLink()) {
+      record(['symlink', name, readlinkSync(path), ...owner(st)]);
+    } else if (st.isFile()) {
+      const key = st.nlink > 1 ? `${st.dev}:${st.ino}` : '';
+      const first = key ? links.get(key) : undefined;
+      if (first !== undefined) {
+        record(['link', name, first]);
+        return;
+      }
+      if (key) links.set(key, name);
+      record(['file', name, mode(st), ...owner(st), st.size, fileDigest(path, st.size)]);
+      await pace(st.size);
+    } else {
+      record(['other', name]); // not copied; recorded so that its appearance is noticed
+    }
+  };
+
+  for (const src of sources) {
+    // The source itself, followed if it is a link (as the copy follows it); its contents by name.
+    record(['source', src.rel, src.isDir, !!src.fromUrl]);
+    const st = statSync(src.path);
+    await entry(src.path, st.isDirectory() ? '' : '.', st);
+  }
+  return `sha256:${total.digest('hex')}`;
+}

@@ -1,0 +1,205 @@
+// The write half of COPY and ADD: resolved sources (copy-sources.ts) into a destination inside a
+// filesystem root (the step's mounted snapshot, given as a path), as dockerd's classic builder does
+// it: a directory source copies its *contents*; a file goes to `dest` itself, or into it when `dest`
+// ends in `/` or is an existing directory; several sources need a `/`-terminated destination; new
+// parent directories are 0755; owners are root (or `--chown`, resolved in the image's /etc/passwd
+// and /etc/group), kept from the source for `COPY --from` without --chown; modes and mtimes are the
+// source's (`--chmod` sets files and directories); ADD extracts local tar archives (untar-into.ts).
+// Every destination path is resolved inside the root: an image's symlinks never lead a write out.
+// Where a directory of the source meets a symlink to a directory in the image, the copy goes
+// through the link (BuildKit's behaviour; dockerd replaced the link with a directory).
+import {
+  chmodSync, copyFileSync, constants, lchownSync, linkSync, lstatSync, lutimesSync, mkdirSync, readdirSync, readFileSync,
+  readlinkSync, rmSync, statSync, symlinkSync, type Stats,
+} from 'node:fs';
+import { posix } from 'node:path';
+import { invalidParameter } from '../../errors.ts';
+import type { CopySource } from './copy-sources.ts';
+import { followSymlinkInScope } from './scoped-path.ts';
+import { isArchive, untarInto } from './untar-into.ts';
+
+export interface Owner {
+  uid: number;
+  gid: number;
+}
+
+export interface CopyOptions {
+  /** Owner of everything written; undefined keeps the sources' owners (COPY --from without --chown). */
+  owner?: Owner;
+  /** `--chmod`: the mode of every file and directory written. */
+  mode?: number;
+  /** ADD: local tar archives (plain, gzip, bzip2, xz, zstd) are extracted into the destination. */
+  decompress?: boolean;
+}
+
+export interface CopyStats {
+  files: number;
+  dirs: number;
+  symlinks: number;
+  bytes: number;
+  /** Sockets, FIFOs and device nodes of the source, not copied. */
+  skipped: number;
+}
+
+/** The destination as an absolute path in the image: relative to WORKDIR; a trailing `/` kept. */
+export function normalizeDest(workdir: string, dest: string): string {
+  if (dest.startsWith('/')) return dest;
+  const joined = posix.join('/', workdir || '/', dest);
+  return dest.endsWith('/') && !joined.endsWith('/') ? `${joined}/` : joined;
+}
+
+/** dockerd's rule: several sources (after wildcards) need a directory destination ending in `/`. */
+export function checkDestForSources(cmd: 'COPY' | 'ADD', count: number, dest: string): void {
+  if (count > 1 && !dest.endsWith('/')) {
+    throw invalidParameter(`When using ${cmd} with more than one source file, the destination must be a directory and end with a /`);
+  }
+}
+
+/** `--chmod` as dockerd/BuildKit take it: an octal number. */
+export function parseChmod(value: string): number {
+  if (!/^[0-7]{1,4}$/.test(value)) throw invalidParameter(`invalid chmod parameter: ${JSON.stringify(value)}: must be an octal mode such as 0755`);
+  return parseInt(value, 8);
+}
+
+/**
+ * `--chown=user[:group]` → ids: numbers are taken as they are, names are looked up in the image's
+ * /etc/passwd and /etc/group (resolved inside `rootfs`); a lone user means the group of that name.
+ */
+export function resolveChown(chown: string, rootfs: string): Owner {
+  const parts = chown.split(':');
+  if (parts.length > 2) throw invalidParameter(`invalid chown string format: ${chown}`);
+  const [userStr, groupStr] = parts.length === 1 ? [parts[0]!, parts[0]!] : [parts[0]!, parts[1]!];
+  const lookup = (file: string, name: string, what: 'user' | 'group'): number => {
+    if (/^[+-]?\d+$/.test(name)) return Number(name);
+    const path = followSymlinkInScope(posix.join(rootfs, 'etc', file), rootfs);
+    let text = '';
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (err) {
+      throw invalidParameter(`unable to convert uid/gid chown string to host mapping: can't find ${what === 'user' ? 'uid' : 'gid'} for ${what} ${name}: open /etc/${file}: ${(err as Error).message}`);
+    }
+    for (const line of text.split('\n')) {
+      const f = line.split(':');
+      if (f[0] === name && f.length >= 3 && /^\d+$/.test(f[2]!)) return Number(f[2]);
+    }
+    throw invalidParameter(`unable to convert uid/gid chown string to host mapping: can't find ${what === 'user' ? 'uid' : 'gid'} for ${what} ${name}: no such ${what}: ${name}`);
+  };
+  return { uid: lookup('passwd', userStr, 'user'), gid: lookup('group', groupStr, 'group') };
+}
+
+/** Copies each source to `dest` (absolute in the image, as normalizeDest returns it) under `rootfs`. */
+export async function copySources(sources: readonly CopySource[], rootfs: string, dest: string, opts: CopyOptions = {}): Promise<CopyStats> {
+  const root = posix.resolve(rootfs);
+  const stats: CopyStats = { files: 0, dirs: 0, symlinks: 0, bytes: 0, skipped: 0 };
+  for (const src of sources) {
+    const destPath = followSymlinkInScope(posix.join(root, dest), root);
+    if (src.isDir) {
+      copyDirectory(root, src.path, destPath, opts, stats);
+    } else if (opts.decompress && !src.fromUrl && await isArchive(src.path)) {
+      mkdirAllScoped(root, destPath, undefined); // dockerd's Untar makes it root's, whatever --chown says
+      await untarInto(src.path, destPath, root);
+    } else {
+      // dockerd follows links in the destination path, the last one included; a name appended to
+      // a directory is not followed: whatever is there is replaced.
+      const target = dest.endsWith('/') || statSync(destPath, { throwIfNoEntry: false })?.isDirectory()
+        ? posix.join(destPath, posix.basename(src.rel))
+        : destPath;
+      mkdirAllScoped(root, posix.dirname(target), opts.owner);
+      const st = statSync(src.path);
+      replaceWithFile(src.path, target, st, opts, stats);
+    }
+  }
+  return stats;
+}
+
+/** mkdir -p inside the root; directories it creates are 0755 and belong to `owner` (root if none). */
+function mkdirAllScoped(root: string, path: string, owner?: Owner): void {
+  const real = followSymlinkInScope(path, root);
+  const st = lstatSync(real, { throwIfNoEntry: false });
+  if (st?.isDirectory()) return;
+  if (st) throw invalidParameter(`failed to copy files: ${real.slice(root.length) || '/'} is not a directory`);
+  mkdirAllScoped(root, posix.dirname(real), owner);
+  mkdirSync(real, { mode: 0o755 });
+  chmodSync(real, 0o755);
+  if (owner) lchownSync(real, owner.uid, owner.gid);
+}
+
+function setMeta(path: string, st: Stats, opts: CopyOptions, isDir: boolean): void {
+  const owner = opts.owner ?? { uid: st.uid, gid: st.gid };
+  lchownSync(path, owner.uid, owner.gid);
+  chmodSync(path, opts.mode ?? (st.mode & 0o7777)); // after chown, which clears setuid
+  if (!isDir) lutimesSync(path, st.atime, st.mtime);
+}
+
+/** Removes whatever is at `target` unless it is a directory and `keepDir`. */
+function clear(target: string, keepDir: boolean): Stats | undefined {
+  const st = lstatSync(target, { throwIfNoEntry: false });
+  if (st && !(keepDir && st.isDirectory())) {
+    rmSync(target, { recursive: true, force: true });
+    return undefined;
+  }
+  return st;
+}
+
+function replaceWithFile(src: string, target: string, st: Stats, opts: CopyOptions, stats: CopyStats, links?: Map<string, string>): void {
+  clear(target, false);
+  const key = st.nlink > 1 && links ? `${st.dev}:${st.ino}` : '';
+  const first = key ? links!.get(key) : undefined;
+  if (first) {
+    linkSync(first, target);
+    return;
+  }
+  copyFileSync(src, target, constants.COPYFILE_EXCL);
+  if (key) links!.set(key, target);
+  setMeta(target, st, opts, false);
+  stats.files++;
+  stats.bytes += st.size;
+}
+
+function copyDirectory(root: string, srcDir: string, destDir: string, opts: CopyOptions, stats: CopyStats): void {
+  const existed = lstatSync(destDir, { throwIfNoEntry: false })?.isDirectory() === true;
+  mkdirAllScoped(root, destDir, undefined);
+  const links = new Map<string, string>();
+  copyTree(root, srcDir, destDir, opts, stats, links);
+  // A destination directory the copy created stays 0755 and goes to the new owner (dockerd's
+  // fixPermissions); an existing one keeps its metadata.
+  if (!existed && opts.owner) lchownSync(destDir, opts.owner.uid, opts.owner.gid);
+}
+
+function copyTree(root: string, srcDir: string, destDir: string, opts: CopyOptions, stats: CopyStats, links: Map<string, string>): void {
+  for (const name of readdirSync(srcDir).sort()) {
+    const src = `${srcDir}/${name}`;
+    const target = `${destDir}/${name}`;
+    const st = lstatSync(src);
+    if (st.isDirectory()) {
+      let into = target;
+      const existing = lstatSync(target, { throwIfNoEntry: false });
+      if (existing?.isSymbolicLink()) {
+        const resolved = followSymlinkInScope(target, root);
+        if (statSync(resolved, { throwIfNoEntry: false })?.isDirectory()) into = resolved;
+        else clear(target, false);
+      } else if (existing && !existing.isDirectory()) {
+        clear(target, false);
+      }
+      const created = !lstatSync(into, { throwIfNoEntry: false });
+      if (created) mkdirSync(into, { mode: 0o700 });
+      copyTree(root, src, into, opts, stats, links);
+      if (into === target) {
+        setMeta(into, st, opts, true);
+        lutimesSync(into, st.atime, st.mtime); // after its content was written
+      }
+      stats.dirs++;
+    } else if (st.isFile()) {
+      replaceWithFile(src, target, st, opts, stats, links);
+    } else if (st.isSymbolicLink()) {
+      clear(target, false);
+      symlinkSync(readlinkSync(src), target);
+      const owner = opts.owner ?? { uid: st.uid, gid: st.gid };
+      lchownSync(target, owner.uid, owner.gid);
+      lutimesSync(target, st.atime, st.mtime);
+      stats.symlinks++;
+    } else {
+      stats.skipped++;
+    }
+  }
+}

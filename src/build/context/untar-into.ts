@@ -1,0 +1,124 @@
+// ADD's auto-extraction of a local tar archive (plain, gzip, bzip2, xz, zstd) into a directory of
+// an image's filesystem, as dockerd's archive.Untar does it: owners, modes and mtimes from the
+// archive, an existing path replaced unless both are directories. dockerd ran it in a chroot;
+// here every parent directory is resolved inside the root (symlinks of the image followed without
+// leaving it) and the last component is never followed. Entries with `..`, absolute names, links
+// leading out or entries beneath a symlink of the archive are refused (400).
+import { createReadStream, chmodSync, closeSync, constants, lchownSync, linkSync, lstatSync, lutimesSync, mkdirSync, openSync, rmSync, symlinkSync, writeSync, writevSync } from 'node:fs';
+import { posix } from 'node:path';
+import { invalidParameter } from '../../errors.ts';
+import { decompressed } from '../../images/decompress.ts';
+import { readTar, safeEntryPath, TarPathGuard } from '../../images/tar-reader.ts';
+import { followSymlinkInScope } from './scoped-path.ts';
+
+/** Whether the file is a tar archive, compressed or not (dockerd's IsArchivePath: a readable first header). */
+export async function isArchive(path: string): Promise<boolean> {
+  const stream = createReadStream(path, { highWaterMark: 64 << 10 });
+  try {
+    let head = Buffer.alloc(0);
+    for await (const chunk of decompressed(stream as AsyncIterable<Buffer>)) {
+      head = Buffer.concat([head, chunk]);
+      if (head.length >= 512) break;
+    }
+    return head.length >= 512 && validHeader(head.subarray(0, 512));
+  } catch {
+    return false; // not decompressible: not an archive, copied as a file
+  } finally {
+    stream.destroy();
+  }
+}
+
+function validHeader(h: Buffer): boolean {
+  if (h.every((b) => b === 0)) return false;
+  const field = h.toString('latin1', 148, 156).replace(/[\0 ]+$/g, '').trim();
+  if (!/^[0-7]+$/.test(field)) return false;
+  const stored = parseInt(field, 8);
+  let sum = 0;
+  for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 0x20 : h[i]!;
+  return stored === sum;
+}
+
+function writeAll(fd: number, parts: Buffer[], size: number): void {
+  let written = writevSync(fd, parts);
+  while (written < size) written += writeSync(fd, Buffer.concat(parts).subarray(written));
+}
+
+/** Extracts `file` into `destDir` (a real directory inside `root`). */
+export async function untarInto(file: string, destDir: string, root: string): Promise<{ entries: number }> {
+  const guard = new TarPathGuard({ absoluteSymlinks: true });
+  const parents = new Map<string, string>([['', destDir]]);
+  const dirTimes: Array<[string, number]> = [];
+  let entries = 0;
+  /** The real directory for `rel` (created 0755 when missing), resolved inside the root. */
+  const dirFor = (rel: string): string => {
+    const known = parents.get(rel);
+    if (known) return known;
+    const parent = dirFor(posix.dirname(rel) === '.' ? '' : posix.dirname(rel));
+    const real = followSymlinkInScope(`${parent}/${posix.basename(rel)}`, root);
+    const st = lstatSync(real, { throwIfNoEntry: false });
+    if (!st) mkdirSync(real, { mode: 0o755 });
+    else if (!st.isDirectory()) throw invalidParameter(`failed to extract archive: ${rel} is not a directory`);
+    parents.set(rel, real);
+    return real;
+  };
+  for await (const { header: h, body } of readTar(decompressed(createReadStream(file) as AsyncIterable<Buffer>))) {
+    const rel = guard.check(h);
+    if (rel === '' || h.kind === 'other' || h.kind === 'char' || h.kind === 'block' || h.kind === 'fifo') continue;
+    const dir = dirFor(posix.dirname(rel) === '.' ? '' : posix.dirname(rel));
+    const target = `${dir}/${posix.basename(rel)}`;
+    const existing = lstatSync(target, { throwIfNoEntry: false });
+    if (existing && !(existing.isDirectory() && h.kind === 'directory')) {
+      rmSync(target, { recursive: true, force: true });
+      for (const k of parents.keys()) if (k === rel || k.startsWith(`${rel}/`)) parents.delete(k);
+    }
+    switch (h.kind) {
+      case 'directory':
+        if (!existing?.isDirectory()) mkdirSync(target, { mode: 0o700 });
+        parents.set(rel, target);
+        dirTimes.push([target, h.mtime]);
+        break;
+      case 'symlink':
+        symlinkSync(h.linkname, target);
+        break;
+      case 'link': {
+        const linkRel = safeEntryPath(h.linkname);
+        const ldir = dirFor(posix.dirname(linkRel) === '.' ? '' : posix.dirname(linkRel));
+        linkSync(`${ldir}/${posix.basename(linkRel)}`, target);
+        break;
+      }
+      default: {
+        const fd = openSync(target, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+        try {
+          let parts: Buffer[] = [];
+          let size = 0;
+          for await (const c of body) {
+            parts.push(c);
+            size += c.length;
+            if (size >= 1 << 20) {
+              writeAll(fd, parts, size);
+              parts = [];
+              size = 0;
+            }
+          }
+          if (size) writeAll(fd, parts, size);
+        } finally {
+          closeSync(fd);
+        }
+      }
+    }
+    entries++;
+    if (h.kind === 'link') continue;
+    lchownSync(target, h.uid, h.gid);
+    if (h.kind !== 'symlink') chmodSync(target, h.mode & 0o7777);
+    if (h.kind !== 'directory') lutimesSync(target, h.mtime, h.mtime);
+  }
+  for (let i = dirTimes.length - 1; i >= 0; i--) {
+    const [p, t] = dirTimes[i]!;
+    try {
+      lutimesSync(p, t, t);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err; // replaced by a later entry
+    }
+  }
+  return { entries };
+}

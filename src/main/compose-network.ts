@@ -1,0 +1,66 @@
+// The network layer's part of the composition root: its services built, each with what it needs
+// (state, firewall, ports, DNS, sandboxes, links, the containers' and the API's sides, start-up and
+// shutdown), and handed back as the four faces the rest of the daemon uses.
+import type { DaemonConfig } from '../config/daemon-config.ts';
+import type { EventPublisher } from '../events/bus.ts';
+import { ContainerNetworking } from '../network/container-networks.ts';
+import type { ContainerLookup, ContainerNetworks, RunNetworking } from '../network/container-contract.ts';
+import { NetworkDns } from '../network/dns-glue.ts';
+import { FirewallSync } from '../network/firewall-sync.ts';
+import { NetworkLifecycle } from '../network/lifecycle.ts';
+import { ContainerLinks } from '../network/links.ts';
+import { daemonTag } from '../network/naming.ts';
+import { NetworksApi } from '../network/networks-api.ts';
+import { PortPublisher } from '../network/port-publisher.ts';
+import { SandboxService } from '../network/sandboxes.ts';
+import { NetworkState } from '../network/state.ts';
+import type { EngineDatabase } from '../store/database.ts';
+import type { Logger } from '../util/log.ts';
+
+export interface NetworkingDeps {
+  db: EngineDatabase;
+  config: () => DaemonConfig;
+  log: Logger;
+  execRoot: string;
+  /** network create/destroy/connect/disconnect events. */
+  events: EventPublisher;
+  /** The daemon's stable ID: its IPv6 ULA pool derives from it. */
+  daemonId: string;
+  /** Containers by reference (DNS answers, links, connect/disconnect, inspect's names). */
+  containers: ContainerLookup;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface Networking {
+  /** init (before containers start), reconcile (after they are restored), shutdown. */
+  lifecycle: NetworkLifecycle;
+  /** The /networks routes' backend. */
+  api: NetworksApi;
+  /** The task launcher's side: sandboxes, /etc/hosts entries, link variables. */
+  run: RunNetworking;
+  /** The containers service's side: create checks, removal, views. */
+  containers: ContainerNetworks;
+}
+
+export function composeNetworking(d: NetworkingDeps): Networking {
+  const { config, log, containers } = d;
+  const tag = daemonTag(d.execRoot);
+  const state = new NetworkState(d.db, d.events);
+  const firewall = new FirewallSync({ config, log, state, tag });
+  const ports = new PortPublisher({ config, log, state, firewall, tag });
+  const dns = new NetworkDns({ config, log, state, containers });
+  const sandboxes = new SandboxService({ config, log, execRoot: d.execRoot, state, ports, dns, firewall });
+  const links = new ContainerLinks({ config, state, containers });
+  const lifecycle = new NetworkLifecycle({ config, log, state, firewall, ports, dns, sandboxes, tag, ulaSeed: d.daemonId, ...(d.env ? { env: d.env } : {}) });
+  return {
+    lifecycle,
+    api: new NetworksApi({ config, log, state, firewall, dns, sandboxes, containers, tag, ulaSeed: d.daemonId }),
+    run: {
+      setupSandbox: (rec) => sandboxes.setupSandbox(rec),
+      teardownSandbox: (id) => sandboxes.teardownSandbox(id),
+      extraHosts: (rec) => links.extraHosts(rec),
+      linkEnvironment: (rec) => links.linkEnvironment(rec),
+    },
+    containers: new ContainerNetworking({ config, state, sandboxes }),
+  };
+}
