@@ -2,6 +2,7 @@
 // runs the mixed workload, kills the daemon with -9 at random moments and starts it again, for
 // --rounds rounds; prints lost/corrupt objects, failed starts, restart times and orphan shims.
 //   npm run crash -- --rounds 200 --seed 7 [--workers 6] [--max-run-ms 3000] [--log-dir DIR]
+// Ctrl-C stops after the current round and prints the summary so far.
 // With --log-dir, each round's daemon output (the start after the kill) goes to DIR/round-N.log.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,13 +22,21 @@ const { values } = parseArgs({
   },
 });
 
+// Ctrl-C (SIGINT) ends the run after the current round, with the summary of the rounds done.
+let interrupted = false;
+process.on('SIGINT', () => {
+  if (interrupted) process.exit(130);
+  interrupted = true;
+  process.stderr.write('stopping after this round (Ctrl-C again to quit at once)\n');
+});
+
 const d = await startDaemon();
 const results: RoundResult[] = [];
 try {
   await loadBusybox(d);
   const rng = new Rng(Number(values.seed));
   const w = new CrashWorkload(d, rng, 'k');
-  for (let round = 1; round <= Number(values.rounds); round++) {
+  for (let round = 1; round <= Number(values.rounds) && !interrupted; round++) {
     const r = await crashRound(d, w, rng, round, { workers: Number(values.workers), maxRunMs: Number(values['max-run-ms']) });
     results.push(r);
     if (values['log-dir']) {
@@ -47,6 +56,7 @@ try {
   const summary = {
     seed: Number(values.seed),
     rounds: results.length,
+    interrupted,
     acknowledged: results.at(-1)?.acknowledged ?? 0,
     lost: results.reduce((n, r) => n + r.lost.length, 0),
     corrupt: results.reduce((n, r) => n + r.corrupt.length, 0),
