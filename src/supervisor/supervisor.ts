@@ -93,7 +93,8 @@ export class Supervisor extends EventEmitter {
     }
     const sup = new Supervisor({ client, managed, opts, log });
     // Shims a killed daemon left without a task would otherwise live for ever (issue 12, item 7).
-    await sup.reapOrphanShims();
+    // A first start on these roots has none, and skips scanning every process of the host.
+    if (managed && !managed.freshState) await sup.reapOrphanShims();
     managed?.on('restarted', (info) => void sup.relayRestart(info));
     return sup;
   }
