@@ -174,6 +174,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       // live-restore: containerd outlives the daemon so running containers keep their shims,
       // Wait calls and events; the next daemon adopts it.
       if (cfg()['live-restore'] && supervisor.managed) {
+        await supervisor.reapOrphanShims();
         supervisor.client.close();
         supervisor.managed.release();
       } else {

@@ -58,7 +58,7 @@ async function main(): Promise<void> {
   let containerd: ManagedStart | undefined;
   try {
     // The pidfile first: a second daemon must be refused before it touches the first one's tmp dir.
-    releasePid = (await acquirePidfile(cfg.pidfile)).release;
+    releasePid = (await acquirePidfile(cfg.pidfile, { log })).release;
     // --userns-remap: the user and its ranges first (created for `default`), then its own data tree.
     let userns: IdentityMap | undefined;
     if (cfg['userns-remap']) {

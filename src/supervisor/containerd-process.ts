@@ -152,7 +152,8 @@ export class ManagedContainerd extends EventEmitter {
   readonly configPath: string;
   readonly address: string;
   readonly pidFile: string;
-  private readonly stateDir: string;
+  /** containerd's state directory (under the exec-root). */
+  readonly stateDir: string;
   private readonly log: Logger;
   private readonly binary: string;
   private readonly opts: ManagedContainerdOptions;
@@ -169,6 +170,11 @@ export class ManagedContainerd extends EventEmitter {
   lastStartMs = 0;
   /** Whether start() took over a containerd left running by a previous daemon. */
   adopted = false;
+  /**
+   * Whether the last start() found no state of an earlier containerd of ours (no config file under
+   * the exec-root): then no shim of an earlier run can be serving our socket.
+   */
+  freshState = false;
 
   constructor(opts: ManagedContainerdOptions) {
     super();
@@ -201,6 +207,7 @@ export class ManagedContainerd extends EventEmitter {
     fs.mkdirSync(this.stateDir, { recursive: true, mode: 0o711 });
     fs.mkdirSync(path.join(this.opts.dataRoot, 'containerd'), { recursive: true, mode: 0o711 });
     const config = this.configText();
+    this.freshState = !fs.existsSync(this.configPath);
 
     // After `kill -9` of the daemon, the containerd it started keeps running (Node cannot ask the
     // kernel for a parent-death signal). If it still answers on our socket and runs with the same

@@ -6,6 +6,7 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { endShim, findShims } from '../../src/supervisor/shims.ts';
 import { removeDaemonNetworking } from './network-teardown.ts';
 
 export const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
@@ -204,6 +205,8 @@ export class TestDaemon {
     await this.stop().catch(() => undefined);
     await killStrayContainerd(this.execRoot);
     await killStrayEtcd(this.dataRoot);
+    // Shims outlive a containerd killed -9, and their containers with them.
+    await killShims(this.execRoot);
     await unmountUnder(this.dir);
     // A daemon killed -9 (or stopped with live-restore) leaves its bridge and firewall chains.
     await removeDaemonNetworking(this.execRoot).catch(() => undefined);
@@ -215,6 +218,15 @@ export class TestDaemon {
 export async function unmountUnder(dir: string): Promise<void> {
   const mounts = (await readFile('/proc/mounts', 'utf8')).split('\n').map((l) => l.split(' ')[1] ?? '').filter((m) => m === dir || m.startsWith(dir + '/'));
   for (const m of mounts.sort().reverse()) await run('umount', ['-l', m]).catch(() => undefined);
+}
+
+/** Ends every shim (and its container) serving the test daemon's containerd. */
+export async function killShims(execRoot: string): Promise<void> {
+  const address = join(execRoot, 'containerd', 'containerd.sock');
+  const quiet = { info() {}, warn() {}, debug() {} };
+  for (const shim of await findShims(address)) {
+    await endShim(shim, { address, runcRoot: join(execRoot, 'runc'), log: quiet }).catch(() => undefined); // best effort, as the rest of cleanup
+  }
 }
 
 /** A containerd started for a test daemon is found by its config path under the exec-root. */

@@ -226,9 +226,15 @@ export async function orphanShims(d: TestDaemon): Promise<string[]> {
 }
 
 /** One round: run the workload, kill -9 at a random moment, start again, verify. */
-export async function crashRound(d: TestDaemon, w: CrashWorkload, rng: Rng, round: number, opts: { workers: number; maxRunMs: number }): Promise<RoundResult> {
+export async function crashRound(d: TestDaemon, w: CrashWorkload, rng: Rng, round: number, opts: { workers: number; maxRunMs: number; minAcks?: number }): Promise<RoundResult> {
+  const ackedBefore = w.acknowledged;
   const running = w.run(opts.workers);
   await new Promise((r) => setTimeout(r, 200 + rng.int(opts.maxRunMs)));
+  // On a loaded host the random moment may come before anything was acknowledged: with minAcks,
+  // the kill waits (up to 60 s) until the round has done that much.
+  for (const deadline = Date.now() + 60_000; w.acknowledged - ackedBefore < (opts.minAcks ?? 0) && Date.now() < deadline; ) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
   const runningAtKill = w.runningCount();
   await d.kill9();
   w.stop();
