@@ -13,7 +13,9 @@ await build({
   target: 'node24',
   sourcemap: true,
   // The CommonJS packages (grpc-js, protobufjs) call require(); an ES module has none of its own.
-  banner: { js: "import { createRequire as __engineCreateRequire } from 'node:module'; const require = __engineCreateRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __engineCreateRequire } from 'node:module'; const require = __engineCreateRequire(import.meta.url);",
+  },
   logLevel: 'warning',
   // etcd3 reads its .proto files beside its own modules (__dirname): it stays a package, loaded
   // from node_modules by the cluster store on a manager only.

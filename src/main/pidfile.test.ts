@@ -40,12 +40,15 @@ describe('acquirePidfile', () => {
   it('refuses while another live process holds the file, and takes it over once that process is dead', async () => {
     const path = join(dir, 'held.pid');
     const script = join(dir, 'holder.mjs');
-    await writeFile(script, `
+    await writeFile(
+      script,
+      `
       import { acquirePidfile } from ${JSON.stringify(PIDFILE_MODULE)};
       await acquirePidfile(process.argv[2]);
       process.stdout.write('held\\n');
       setInterval(() => {}, 1000);
-    `);
+    `,
+    );
     const holder = spawn(NODE, [script, path], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
       const [chunk] = await once(holder.stdout!, 'data');

@@ -21,7 +21,12 @@ export interface ShimProcess {
 export const SHIM_SOCKET_DIR = '/run/containerd/s';
 
 export function shimSocketPath(address: string, namespace: string, id: string): string {
-  return path.join(SHIM_SOCKET_DIR, createHash('sha256').update(path.join(address, namespace, id)).digest('hex'));
+  return path.join(
+    SHIM_SOCKET_DIR,
+    createHash('sha256')
+      .update(path.join(address, namespace, id))
+      .digest('hex'),
+  );
 }
 
 /** A socket address as the shim is given it: a path, without any unix:// scheme. */
@@ -46,13 +51,15 @@ export async function findShims(address: string): Promise<ShimProcess[]> {
   const pids = (await readdir('/proc')).map(Number).filter((pid) => pid > 0);
   const out: ShimProcess[] = [];
   for (let i = 0; i < pids.length; i += SCAN_BATCH) {
-    await Promise.all(pids.slice(i, i + SCAN_BATCH).map(async (pid) => {
-      // A process that exits while we look has nothing to end.
-      const raw = await readFile(`/proc/${pid}/cmdline`).catch(() => undefined);
-      if (!raw || !raw.includes(SHIM_MARK)) return;
-      const shim = parseShim(pid, raw.toString('utf8').split('\0'), address);
-      if (shim) out.push(shim);
-    }));
+    await Promise.all(
+      pids.slice(i, i + SCAN_BATCH).map(async (pid) => {
+        // A process that exits while we look has nothing to end.
+        const raw = await readFile(`/proc/${pid}/cmdline`).catch(() => undefined);
+        if (!raw || !raw.includes(SHIM_MARK)) return;
+        const shim = parseShim(pid, raw.toString('utf8').split('\0'), address);
+        if (shim) out.push(shim);
+      }),
+    );
   }
   return out;
 }
@@ -129,16 +136,18 @@ export async function reapOrphanShims(o: ReapOptions): Promise<string[]> {
     return known && !known.has(shim.id);
   });
   // All at once: this runs on the way to the first /_ping after a crash.
-  const ended = await Promise.all(orphans.map(async (shim) => {
-    o.log.info('ending a shim whose task containerd does not know', { pid: shim.pid, namespace: shim.namespace, id: shim.id });
-    try {
-      await endShim(shim, o);
-      return shim.id;
-    } catch (err) {
-      o.log.warn(`could not end the orphan shim ${shim.pid} (${shim.id}): ${(err as Error).message}`);
-      return undefined;
-    }
-  }));
+  const ended = await Promise.all(
+    orphans.map(async (shim) => {
+      o.log.info('ending a shim whose task containerd does not know', { pid: shim.pid, namespace: shim.namespace, id: shim.id });
+      try {
+        await endShim(shim, o);
+        return shim.id;
+      } catch (err) {
+        o.log.warn(`could not end the orphan shim ${shim.pid} (${shim.id}): ${(err as Error).message}`);
+        return undefined;
+      }
+    }),
+  );
   return ended.filter((id): id is string => id !== undefined);
 }
 
@@ -147,7 +156,9 @@ export async function endShim(shim: ShimProcess, o: Pick<ReapOptions, 'address' 
   const runcRoot = path.join(o.runcRoot, shim.namespace);
   if (existsSync(path.join(runcRoot, shim.id))) {
     // The container the shim made (even one only created): runc kills its processes and forgets it.
-    await runCommand('runc', ['--root', runcRoot, 'delete', '--force', shim.id]).catch((err: Error) => o.log.debug(`runc delete of an orphan: ${err.message}`, { id: shim.id }));
+    await runCommand('runc', ['--root', runcRoot, 'delete', '--force', shim.id]).catch((err: Error) =>
+      o.log.debug(`runc delete of an orphan: ${err.message}`, { id: shim.id }),
+    );
   }
   for (const child of childrenOf(shim.pid)) kill(child);
   kill(shim.pid);

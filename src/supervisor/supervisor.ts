@@ -69,9 +69,16 @@ export class Supervisor extends EventEmitter {
     let managed: ManagedContainerd | null = null;
     let address = opts.address;
     if (!address) {
-      const start = opts.prestarted ?? startManagedContainerd({
-        dataRoot: opts.dataRoot, execRoot: opts.execRoot, cri: opts.cri, log: opts.log, binary: opts.binary, startTimeoutMs: opts.startTimeoutMs,
-      });
+      const start =
+        opts.prestarted ??
+        startManagedContainerd({
+          dataRoot: opts.dataRoot,
+          execRoot: opts.execRoot,
+          cri: opts.cri,
+          log: opts.log,
+          binary: opts.binary,
+          startTimeoutMs: opts.startTimeoutMs,
+        });
       managed = start.managed;
       await start.started;
       address = managed.address;
@@ -173,10 +180,12 @@ export class Supervisor extends EventEmitter {
       return [];
     }
     const ended = await reapOrphanShims({ address: this.address, shims, tasks, runcRoot: this.runcRoot, log: this.log });
-    const bundles = (await removeStaleBundles({ stateDir: this.managed.stateDir, tasks, log: this.log }).catch((err: Error) => {
-      this.log.warn(`could not look for stale task bundles: ${err.message}`);
-      return [];
-    })).length;
+    const bundles = (
+      await removeStaleBundles({ stateDir: this.managed.stateDir, tasks, log: this.log }).catch((err: Error) => {
+        this.log.warn(`could not look for stale task bundles: ${err.message}`);
+        return [];
+      })
+    ).length;
     this.log.debug('looked for orphan shims and bundles', { shims: ended.length, bundles, ms: Math.round(performance.now() - t0) });
     return ended;
   }

@@ -40,7 +40,11 @@ describe('SIGKILL at random moments during a mixed workload (short run)', () => 
     assert.ok(results.at(-1)!.acknowledged >= ROUNDS, `only ${results.at(-1)!.acknowledged} acknowledged operations`);
     assert.equal(await d.stop(), 0);
     // Shims of tasks stopped at shutdown exit as containerd deletes the tasks: allow them a moment.
-    await until('no shim left after the graceful stop', async () => ((await shimsOf(d.execRoot)).length === 0 ? true : undefined), 10_000).catch(async () => {
+    await until(
+      'no shim left after the graceful stop',
+      async () => ((await shimsOf(d.execRoot)).length === 0 ? true : undefined),
+      10_000,
+    ).catch(async () => {
       assert.deepEqual(await shimsOf(d.execRoot), [], 'shims left after a graceful stop');
     });
   });

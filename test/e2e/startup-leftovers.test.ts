@@ -16,7 +16,10 @@ import { findShims } from '../../src/supervisor/shims.ts';
 import { plantOrphanShim, type PlantedShim } from '../helpers/orphan-shim.ts';
 import { until } from '../helpers/until.ts';
 
-const mounted = (path: string) => readFileSync('/proc/mounts', 'utf8').split('\n').some((l) => l.split(' ')[1] === path);
+const mounted = (path: string) =>
+  readFileSync('/proc/mounts', 'utf8')
+    .split('\n')
+    .some((l) => l.split(' ')[1] === path);
 
 async function sh(cmd: string, args: string[]): Promise<void> {
   const r = await run(cmd, args);
@@ -133,15 +136,19 @@ describe('start-up after kill -9 with leftovers in the roots', () => {
     assert.equal(run2.stdout.trim(), 'after', run2.stderr);
   });
 
-  test('stale sockets: the API socket path and containerd\'s socket', async () => {
+  test("stale sockets: the API socket path and containerd's socket", async () => {
     await crashWith(async () => {
       await run('pkill', ['-9', '-f', `containerd --config ${d.execRoot}/`]);
-      await until('containerd gone', async () => ((await run('pgrep', ['-f', `containerd --config ${d.execRoot}/`])).code === 1 ? true : undefined));
+      await until('containerd gone', async () =>
+        (await run('pgrep', ['-f', `containerd --config ${d.execRoot}/`])).code === 1 ? true : undefined,
+      );
       assert.ok(existsSync(containerdSock()), 'containerd left its socket');
       // Both sockets are still there, and nobody answers on them.
       for (const sock of [d.socket, containerdSock()]) {
         assert.ok(statSync(sock).isSocket(), `${sock} is left`);
-        await assert.rejects(new Promise((resolve, reject) => connect(sock).on('connect', resolve).on('error', reject)), { code: 'ECONNREFUSED' });
+        await assert.rejects(new Promise((resolve, reject) => connect(sock).on('connect', resolve).on('error', reject)), {
+          code: 'ECONNREFUSED',
+        });
       }
     });
     const v = await d.request('GET', '/version');
@@ -155,7 +162,9 @@ describe('start-up after kill -9 with leftovers in the roots', () => {
     try {
       const v = await d.request('POST', '/volumes/create', { body: { Name: 'pv', Driver: sock } });
       assert.equal(v.status, 201, v.text());
-      const c = await d.request('POST', '/containers/create?name=onplugin', { body: { Image: 'busybox', Cmd: ['sleep', '600'], HostConfig: { Binds: ['pv:/x'] } } });
+      const c = await d.request('POST', '/containers/create?name=onplugin', {
+        body: { Image: 'busybox', Cmd: ['sleep', '600'], HostConfig: { Binds: ['pv:/x'] } },
+      });
       assert.equal(c.status, 201, c.text());
       const s = await d.request('POST', '/containers/onplugin/start');
       assert.equal(s.status, 204, s.text());
@@ -171,7 +180,11 @@ describe('start-up after kill -9 with leftovers in the roots', () => {
     }, 120_000);
     const vols = await d.request('GET', '/volumes');
     assert.equal(vols.status, 200, vols.text());
-    await until('the container is stopped', async () => ((await d.request('GET', '/containers/onplugin/json')).json().State.Running === false ? true : undefined), 30_000);
+    await until(
+      'the container is stopped',
+      async () => ((await d.request('GET', '/containers/onplugin/json')).json().State.Running === false ? true : undefined),
+      30_000,
+    );
   });
 
   test('network namespace files of unknown containers, mounted or not, are removed', async () => {
@@ -201,10 +214,14 @@ describe('start-up after kill -9 with leftovers in the roots', () => {
     });
     await until('the orphan shim is gone', () => (shim.alive() ? undefined : true), 15_000);
     assert.ok(!existsSync(shim.socket), 'its socket file was removed');
-    await until('the stray container is gone', async () => {
-      const r = await run('ctr', [...ctr, 'c', 'ls', '-q']);
-      return r.code === 0 && !r.stdout.includes(stray) ? true : undefined;
-    }, 15_000);
+    await until(
+      'the stray container is gone',
+      async () => {
+        const r = await run('ctr', [...ctr, 'c', 'ls', '-q']);
+        return r.code === 0 && !r.stdout.includes(stray) ? true : undefined;
+      },
+      15_000,
+    );
   });
 
   test('a graceful stop ends a shim that serves no task', async () => {

@@ -23,14 +23,23 @@ export async function plantOrphanShim(address: string, namespace: string, id: st
   const dir = await mkdtemp(join(tmpdir(), 'engine-shim-'));
   const bundle = join(dir, 'bundle');
   await mkdir(bundle);
-  await writeFile(join(bundle, 'config.json'), JSON.stringify({ ociVersion: '1.0.2', process: { args: ['true'], cwd: '/' }, root: { path: 'rootfs' } }));
+  await writeFile(
+    join(bundle, 'config.json'),
+    JSON.stringify({ ociVersion: '1.0.2', process: { args: ['true'], cwd: '/' }, root: { path: 'rootfs' } }),
+  );
   const mk = await run('mkfifo', [join(bundle, 'log')]);
   if (mk.code !== 0) throw new Error(`mkfifo: ${mk.stderr}`);
   const reader: ChildProcess = spawn('cat', [join(bundle, 'log')], { stdio: ['ignore', 'ignore', 'ignore'] });
   const start = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const c = spawn('containerd-shim-runc-v2', ['-namespace', namespace, '-id', id, '-address', address, '-publish-binary', 'containerd', 'start'], {
-      cwd: bundle, env: { ...process.env, TTRPC_ADDRESS: `${address}.ttrpc` }, stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const c = spawn(
+      'containerd-shim-runc-v2',
+      ['-namespace', namespace, '-id', id, '-address', address, '-publish-binary', 'containerd', 'start'],
+      {
+        cwd: bundle,
+        env: { ...process.env, TTRPC_ADDRESS: `${address}.ttrpc` },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     let stderr = '';
     c.stdout.on('data', (d) => (stdout += d));
@@ -63,7 +72,9 @@ export async function plantOrphanShim(address: string, namespace: string, id: st
     }
   };
   return {
-    pid, socket, alive,
+    pid,
+    socket,
+    alive,
     async cleanup() {
       if (alive()) process.kill(pid, 'SIGKILL');
       reader.kill('SIGKILL');

@@ -43,7 +43,9 @@ try {
       mkdirSync(values['log-dir'], { recursive: true });
       writeFileSync(join(values['log-dir'], `round-${round}.log`), d.output);
     }
-    process.stderr.write(`round ${round}: ${r.failedStart ? 'FAILED START' : `restart ${r.restartMs} ms`}, ${r.runningAtKill} running at the kill, lost ${r.lost.length}, corrupt ${r.corrupt.length}, orphan shims ${r.orphanShims}\n`);
+    process.stderr.write(
+      `round ${round}: ${r.failedStart ? 'FAILED START' : `restart ${r.restartMs} ms`}, ${r.runningAtKill} running at the kill, lost ${r.lost.length}, corrupt ${r.corrupt.length}, orphan shims ${r.orphanShims}\n`,
+    );
     for (const x of [...r.lost, ...r.corrupt]) process.stderr.write(`  ${x}\n`);
     if (r.failedStart) {
       process.stderr.write(`${r.failedStart}\n`);
@@ -52,7 +54,10 @@ try {
   }
   await d.stop();
   const leftAfterStop = (await shimsOf(d.execRoot)).length;
-  const ms = results.filter((r) => !r.failedStart).map((r) => r.restartMs).sort((a, b) => a - b);
+  const ms = results
+    .filter((r) => !r.failedStart)
+    .map((r) => r.restartMs)
+    .sort((a, b) => a - b);
   const summary = {
     seed: Number(values.seed),
     rounds: results.length,

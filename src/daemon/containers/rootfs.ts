@@ -31,7 +31,12 @@ export class RootfsManager {
   private readonly builds = new Map<string, Promise<string>>();
 
   /** `remap`: the daemon's --userns-remap identity map (containers that do not opt out use it). */
-  constructor(private readonly client: SupervisorClient, readonly snapshotter: string, private readonly tmpDir: string, readonly remap?: IdentityMap) {}
+  constructor(
+    private readonly client: SupervisorClient,
+    readonly snapshotter: string,
+    private readonly tmpDir: string,
+    readonly remap?: IdentityMap,
+  ) {}
 
   /** Whether --userns-remap is on (containers not opting out get remapped layers). */
   get remapping(): boolean {
@@ -104,7 +109,9 @@ export class RootfsManager {
     try {
       await withMounted(mounts, this.tmpDir, async (root) => {
         // What is created here belongs to the container's root: the remapped one when remapping.
-        const own = async (p: string) => { if (map) await lchown(p, map.rootUid, map.rootGid); };
+        const own = async (p: string) => {
+          if (map) await lchown(p, map.rootUid, map.rootGid);
+        };
         for (const d of INIT_DIRS) {
           if (await exists(join(root, d))) continue;
           await mkdir(join(root, d), { recursive: true, mode: 0o755 });
