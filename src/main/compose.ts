@@ -195,6 +195,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           () => false,
         )
       )
+        // Start-up already failed (that error is thrown below); a failed network teardown adds nothing to it.
         await networks.shutdown(false).catch(() => undefined);
       throw started.reason;
     }

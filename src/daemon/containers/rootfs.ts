@@ -89,6 +89,8 @@ export class RootfsManager {
           await withMounted(source, this.tmpDir, (src) => withMounted(target, this.tmpDir, (dst) => copyRemapped(src, dst, map)));
           await this.client.snapshots.commit({ name, key, labels: { [GC_ROOT]: new Date().toISOString() } });
         } catch (err) {
+          // The copy failed: its half snapshot goes if it can; a GC-rooted leftover is harmless and is
+          // replaced by the next attempt (the key is per attempt).
           await this.client.snapshots.remove(key).catch(() => undefined);
           if (err instanceof EngineError && err.code === 'CONFLICT') return name; // a concurrent build won
           throw err;
