@@ -29,10 +29,12 @@ describe('hostile request bodies', () => {
     }
     const r = await create;
     assert.equal(r.status, 201, r.text());
-    assert.ok(Date.now() - started < 1000 + 500, `create took ${Date.now() - started} ms`);
+    // The figure itself (≤ 1 s on a quiet machine, was 90 s) is the benchmark's; here the test only
+    // guards against the quadratic merge coming back, with room for a loaded test machine.
+    assert.ok(Date.now() - started < 5000, `create took ${Date.now() - started} ms`);
     const inspect = (await d.request('GET', `/containers/${r.json().Id}/json`)).json();
     assert.equal(inspect.Config.Env.filter((e: string) => e.startsWith('VARIABLE_')).length, 100_000);
-    assert.ok(Math.max(0, ...pings) < 500, `slowest /_ping during the create: ${Math.max(...pings)} ms`);
+    assert.ok(Math.max(0, ...pings) < 1000, `slowest /_ping during the create: ${Math.max(...pings)} ms`);
   });
 
   test('a malformed update is a 400 naming the field and never reaches the record', async () => {

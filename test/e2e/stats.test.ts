@@ -231,18 +231,25 @@ describe('container stats', () => {
     // A running container's stream goes on with zero frames once it stops, and ends at its removal.
     const run1 = await d.docker(['run', '-d', '--name', 'brief', 'busybox', 'sleep', '1000']);
     assert.equal(run1.code, 0, run1.stderr);
-    let removed = 0;
+    // The stream ends when the removal happens, which may be before the CLI doing it has exited.
+    let rmStarted = 0;
+    let rmDone: Promise<number> | undefined;
     const streamed = readStream(d.socket, '/containers/brief/stats', 100, 20_000, (n) => {
       if (n === 1)
-        void d
+        rmDone = d
           .docker(['stop', '-t', '0', 'brief'])
           .then(() => sleep(2500))
+          .then(() => (rmStarted = performance.now()))
           .then(() => d.docker(['rm', 'brief']))
-          .then(() => (removed = performance.now()));
+          .then(() => performance.now());
     });
     const s = await streamed;
+    const endedAt = performance.now();
     assert.ok(s.ended, 'the server ends the stream');
-    assert.ok(removed > 0 && performance.now() - removed < 3000, 'soon after the removal');
+    assert.ok(rmDone, 'the removal was started');
+    const removedAt = await rmDone;
+    assert.ok(rmStarted > 0 && endedAt >= rmStarted, 'the stream went on until the removal');
+    assert.ok(endedAt - removedAt < 3000, 'soon after the removal');
     assert.notEqual(s.frames[0].read, ZERO_TIME);
     assert.ok(
       s.frames.some((x) => x.read === ZERO_TIME && x.name === '/brief'),
