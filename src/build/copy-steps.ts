@@ -35,8 +35,14 @@ export class CopySteps implements FsSteps {
       for (const fn of cleanups.splice(0).reverse()) await fn();
     };
     try {
-      const downloads = await mkdtemp(join(this.d.tmpDir, 'build-add-'));
-      cleanups.push(() => rm(downloads, { recursive: true, force: true }));
+      // Only ADD downloads (COPY refuses URLs before anything is fetched): no directory to make and
+      // remove for every COPY.
+      let downloads = this.d.tmpDir;
+      if (inst.kind === 'ADD') {
+        const dir = await mkdtemp(join(this.d.tmpDir, 'build-add-'));
+        cleanups.push(() => rm(dir, { recursive: true, force: true }));
+        downloads = dir;
+      }
       let sourceRoot = b.contextDir;
       if (inst.kind === 'COPY' && inst.from !== undefined) {
         const src = resolveCopyFrom(b.df, state.stageIndex, inst.from);

@@ -274,8 +274,17 @@ export class ImageService {
     ref.tag ??= 'latest';
     await this.lock.run('images', async () => {
       const img = await this.full(source);
+      const name = referenceString(ref);
+      if (
+        img.records.some((r) => r.name === name && r.target.digest === img.record.target.digest) &&
+        !img.records.some((r) => isDanglingName(r.name))
+      ) {
+        // Already so named (a rebuild of an unchanged image): nothing to write, but the event, as dockerd.
+        publishImageEvent(this.d.events, 'tag', img.id, familiarString(ref), img.config.config?.Labels);
+        return;
+      }
       const labels = { ...(img.records.find((r) => r.labels?.[LABEL.parent])?.labels ?? {}) };
-      await setName(this.client, this.d.images, referenceString(ref), img.record.target, labels);
+      await setName(this.client, this.d.images, name, img.record.target, labels);
       // A dangling name someone removed already is the state wanted.
       for (const r of img.records) if (isDanglingName(r.name)) await this.client.images.delete(r.name).catch(() => undefined);
       await this.d.images.list();
