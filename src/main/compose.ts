@@ -74,7 +74,7 @@ import { chown, mkdir } from 'node:fs/promises';
 import { usesRemap, type IdentityMap } from '../oci/userns.ts';
 import { startHeapTrimmer } from '../util/heap-trim.ts';
 import { registerBuildRoutes } from '../api/routes/build.ts';
-import { buildService } from './build-wiring.ts';
+import { lazyBuildService } from './build-lazy.ts';
 
 
 /** Container and network actions timed for metrics, by backend method (dockerd's action names). */
@@ -286,8 +286,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     });
     imageService.start();
     cleanups.push(() => imageService.stop());
-    // The classic builder: RUN steps are containers of the container service; its cache is in engine.db.
-    const builder = buildService({ db, client, images, imageService, distribution, containers, snapshotter, tmpDir: roots.tmpDir, log: log.child({ module: 'build' }), builderConfig: () => cfg().builder });
+    // The classic builder: RUN steps are containers of the container service; its cache is in
+    // engine.db. Its modules load on its first use (build-lazy.ts).
+    const builder = lazyBuildService({ db, client, images, imageService, distribution, containers, snapshotter, tmpDir: roots.tmpDir, log: log.child({ module: 'build' }), builderConfig: () => cfg().builder });
     // Sandboxes of containers recorded as not running (or unknown) go before anything can start;
     // those of containers recorded as running are the containers' restore's to keep or tear down.
     await networks.reconcile((id) => {
