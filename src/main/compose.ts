@@ -55,8 +55,6 @@ import { registerStatsRoutes } from '../api/routes/stats.ts';
 import { registerClusterRoutes } from '../api/routes/cluster.ts';
 import { registerPluginRoutes } from '../api/routes/plugins.ts';
 import { ClusterService } from '../cluster/service.ts';
-import { PluginManager } from '../daemon/plugins/service.ts';
-import { PluginRunner } from '../daemon/plugins/runner.ts';
 import { PluginFiles } from '../daemon/plugins/store.ts';
 import { decodeAuthHeaderLenient } from '../images/distribution/auth-config.ts';
 import { AuthzChain } from '../plugins/authz.ts';
@@ -75,6 +73,7 @@ import { usesRemap, type IdentityMap } from '../oci/userns.ts';
 import { startHeapTrimmer } from '../util/heap-trim.ts';
 import { registerBuildRoutes } from '../api/routes/build.ts';
 import { lazyBuildService } from './build-lazy.ts';
+import { lazyPluginManager } from './plugins-lazy.ts';
 
 
 /** Container and network actions timed for metrics, by backend method (dockerd's action names). */
@@ -213,13 +212,17 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // Managed plugins (/plugins*): containers in the plugins namespace, records and rootfs under
     // <data-root>/plugins, sockets under <exec-root>/plugins/<id>/. They start before anything that
     // may use them (volumes, authorization) and stop after the containers.
+    // The manager's modules load only when plugins are recorded or first asked for (plugins-lazy.ts).
     const pluginFiles = new PluginFiles(join(roots.dataRoot, 'plugins'));
-    const plugins = new PluginManager({
-      files: pluginFiles,
-      runner: new PluginRunner({ client: supervisor.pluginsClient, files: pluginFiles, socketsRoot: join(roots.execRoot, 'plugins'), runcRoot: supervisor.runcRoot, cgroupDriver, log: log.child({ module: 'plugins' }) }),
-      registry: distribution, decodeAuth: decodeAuthHeaderLenient, log: log.child({ module: 'plugins' }), events,
-      // dockerd counts a plugin's volumes as references: it cannot be disabled or removed while they exist.
-      inUse: (name) => volumeTable.list().some((v) => v.Driver === name || `${v.Driver}:latest` === name),
+    const plugins = lazyPluginManager(pluginFiles, async () => {
+      const [{ PluginManager }, { PluginRunner }] = await Promise.all([import('../daemon/plugins/service.ts'), import('../daemon/plugins/runner.ts')]);
+      return new PluginManager({
+        files: pluginFiles,
+        runner: new PluginRunner({ client: supervisor.pluginsClient, files: pluginFiles, socketsRoot: join(roots.execRoot, 'plugins'), runcRoot: supervisor.runcRoot, cgroupDriver, log: log.child({ module: 'plugins' }) }),
+        registry: distribution, decodeAuth: decodeAuthHeaderLenient, log: log.child({ module: 'plugins' }), events,
+        // dockerd counts a plugin's volumes as references: it cannot be disabled or removed while they exist.
+        inUse: (name) => volumeTable.list().some((v) => v.Driver === name || `${v.Driver}:latest` === name),
+      });
     });
     await plugins.init();
     cleanups.push(() => plugins.shutdown(cfg()['live-restore']));
