@@ -54,7 +54,6 @@ import { registerExecRoutes } from '../api/routes/exec.ts';
 import { registerStatsRoutes } from '../api/routes/stats.ts';
 import { registerClusterRoutes } from '../api/routes/cluster.ts';
 import { registerPluginRoutes } from '../api/routes/plugins.ts';
-import { ClusterService } from '../cluster/service.ts';
 import { PluginFiles } from '../daemon/plugins/store.ts';
 import { decodeAuthHeaderLenient } from '../images/distribution/auth-config.ts';
 import { AuthzChain } from '../plugins/authz.ts';
@@ -74,6 +73,7 @@ import { startHeapTrimmer } from '../util/heap-trim.ts';
 import { registerBuildRoutes } from '../api/routes/build.ts';
 import { lazyBuildService } from './build-lazy.ts';
 import { lazyPluginManager } from './plugins-lazy.ts';
+import { lazyClusterService } from './cluster-lazy.ts';
 
 
 /** Container and network actions timed for metrics, by backend method (dockerd's action names). */
@@ -138,7 +138,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // Cluster mode: built early (it needs nothing else) so networking can ask whether this node
     // manages a cluster; a node saved in a cluster comes back into it in the background once the
     // routes exist (its etcd or its heartbeat to the managers); /info shows it pending until then.
-    const cluster = new ClusterService({ dataRoot: roots.dataRoot, log, engineVersion: ENGINE_VERSION, engineLabels: () => cfg().labels });
+    // Its modules load only for a node saved in a cluster or on a cluster request (cluster-lazy.ts).
+    const cluster = lazyClusterService({ dataRoot: roots.dataRoot, log, engineVersion: ENGINE_VERSION, engineLabels: () => cfg().labels });
     cleanups.push(() => cluster.shutdown());
     const networking = composeNetworking({
       db, config: cfg, log: log.child({ module: 'network' }), execRoot: roots.execRoot, events, daemonId: engineId,
