@@ -6,7 +6,7 @@
 // plugins, metrics) is neither parsed nor run by a start-up that does not use it. The chunks sit
 // beside the entry (modules find build/proto upwards from their own file). The source maps are for
 // `node --enable-source-maps`.
-import { readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { build } from 'esbuild';
 
@@ -30,6 +30,7 @@ const httpWithoutFacade = {
 };
 
 // Chunks of an earlier build (their names carry a content hash) would pile up.
+mkdirSync('dist/bundle', { recursive: true });
 for (const f of readdirSync('dist/bundle', { withFileTypes: true })) {
   if (f.isFile() && f.name.startsWith('engined-')) rmSync(`dist/bundle/${f.name}`);
 }
