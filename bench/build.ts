@@ -14,7 +14,8 @@ import { Engined } from './targets/engined.ts';
 import { Dockerd, ensureDockerd } from './targets/dockerd.ts';
 import type { DaemonUnderTest } from './targets/daemon.ts';
 
-const DOCKERFILE = 'FROM busybox\nENV APP=/app MODE=bench\nWORKDIR /app\nCOPY . .\nRUN echo one > /app/one.txt\nRUN cat /app/one.txt /app/src/a.txt > /app/both.txt\nCMD ["cat", "/app/both.txt"]\n';
+const DOCKERFILE =
+  'FROM busybox\nENV APP=/app MODE=bench\nWORKDIR /app\nCOPY . .\nRUN echo one > /app/one.txt\nRUN cat /app/one.txt /app/src/a.txt > /app/both.txt\nCMD ["cat", "/app/both.txt"]\n';
 
 function hwmMiB(pid: number): number {
   const m = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -22,7 +23,12 @@ function hwmMiB(pid: number): number {
 }
 
 async function build(d: DaemonUnderTest, dir: string, extra: string[]): Promise<number> {
-  const env: NodeJS.ProcessEnv = { ...process.env, DOCKER_BUILDKIT: '0', DOCKER_HOST: `unix://${d.socket}`, DOCKER_CONFIG: join(d.dir, 'docker-config') };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DOCKER_BUILDKIT: '0',
+    DOCKER_HOST: `unix://${d.socket}`,
+    DOCKER_CONFIG: join(d.dir, 'docker-config'),
+  };
   delete env.DOCKER_CONTEXT;
   const t0 = performance.now();
   const r = await run('docker', ['build', '-q', '--network', 'none', ...extra, dir], { env, timeoutMs: 600_000 });
@@ -63,14 +69,18 @@ async function main(): Promise<void> {
       for (let i = 0; i < runs; i++) for (const d of daemons) times.set(d.kind, [...(times.get(d.kind) ?? []), await build(d, dir, extra)]);
       const e = median(times.get('engined')!);
       const k = times.get('dockerd') ? median(times.get('dockerd')!) : NaN;
-      rows.push(`| ${label} | ${e.toFixed(0)} | ${Number.isNaN(k) ? '–' : k.toFixed(0)} | ${Number.isNaN(k) ? '–' : (e / k).toFixed(2)}× |`);
+      rows.push(
+        `| ${label} | ${e.toFixed(0)} | ${Number.isNaN(k) ? '–' : k.toFixed(0)} | ${Number.isNaN(k) ? '–' : (e / k).toFixed(2)}× |`,
+      );
     };
     await measure('7-step Dockerfile, cold (--no-cache)', small, ['--no-cache'], false);
     await measure('7-step Dockerfile, every step cached', small, [], true);
     const hwmSmall = daemons.map((d) => `${d.kind} ${hwmMiB(d.pid).toFixed(0)} MiB`);
     await measure('100 MiB / 10 000-file context, COPY . (--no-cache)', big, ['--no-cache'], false);
     const hwmBig = daemons.map((d) => `${d.kind} ${hwmMiB(d.pid).toFixed(0)} MiB`);
-    process.stdout.write(`${rows.join('\n')}\n\nPeak RSS (VmHWM) of the daemon process after the small builds: ${hwmSmall.join(', ')}; after the 100 MiB context: ${hwmBig.join(', ')}\n`);
+    process.stdout.write(
+      `${rows.join('\n')}\n\nPeak RSS (VmHWM) of the daemon process after the small builds: ${hwmSmall.join(', ')}; after the 100 MiB context: ${hwmBig.join(', ')}\n`,
+    );
   } finally {
     for (const d of daemons) await d.stop().catch((err) => process.stderr.write(`stopping ${d.kind}: ${(err as Error).message}\n`));
     await rm(work, { recursive: true, force: true });

@@ -60,7 +60,10 @@ async function main(): Promise<void> {
     const r = await interleave(n, warmups, cases);
     const rows: string[][] = [];
     const row = (label: string, ours: Sample[], theirs: Sample[]) => {
-      for (const [what, f] of [['wall', (x: Sample) => x.wallMs], ['CPU', (x: Sample) => x.cpuMs]] as const) {
+      for (const [what, f] of [
+        ['wall', (x: Sample) => x.wallMs],
+        ['CPU', (x: Sample) => x.cpuMs],
+      ] as const) {
         const a = summarize(ours.map(f));
         const b = summarize(theirs.map(f));
         rows.push([`${label} (${what})`, num(a.median), num(a.p90), num(b.median), num(b.p90), (a.median / b.median).toFixed(2)]);

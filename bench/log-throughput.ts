@@ -18,7 +18,8 @@ async function main(): Promise<void> {
   // 1 MiB of printable lines plus one spare line, sliced into 64 KiB reads at drifting offsets.
   const pattern = Buffer.alloc(1024 * 1024 + lineLen);
   for (let i = 0; i < pattern.length; i++) pattern[i] = i % lineLen === lineLen - 1 ? 10 : 0x21 + ((i * 7) % 90);
-  for (let i = 0; i < pattern.length; i++) if (pattern[i] === 0x22 || pattern[i] === 0x5c || pattern[i] === 0x3c || pattern[i] === 0x3e || pattern[i] === 0x26) pattern[i] = 0x61;
+  for (let i = 0; i < pattern.length; i++)
+    if (pattern[i] === 0x22 || pattern[i] === 0x5c || pattern[i] === 0x3c || pattern[i] === 0x3e || pattern[i] === 0x26) pattern[i] = 0x61;
   const CHUNK = 64 * 1024;
   function* chunks(): Generator<Buffer> {
     let sent = 0;
@@ -66,10 +67,16 @@ async function main(): Promise<void> {
     await driver.close();
     const mb = total / 1e6;
     console.log(`${kind} ${Object.keys(options).length ? JSON.stringify(options) : ''}`);
-    console.log(`  write: ${mb.toFixed(0)} MB of ${lineLen}-byte lines in ${writeSec.toFixed(2)} s = ${(mb / writeSec).toFixed(0)} MB/s; ${(onDisk / 1e6).toFixed(0)} MB on disk in ${files.length} file(s)`);
+    console.log(
+      `  write: ${mb.toFixed(0)} MB of ${lineLen}-byte lines in ${writeSec.toFixed(2)} s = ${(mb / writeSec).toFixed(0)} MB/s; ${(onDisk / 1e6).toFixed(0)} MB on disk in ${files.length} file(s)`,
+    );
     console.log(`  disk alone: the same ${(onDisk / 1e6).toFixed(0)} MB as plain 1 MiB writes take ${rawSec.toFixed(2)} s`);
-    console.log(`  read:  ${lines} entries, ${(bytes / 1e6).toFixed(0)} MB in ${readSec.toFixed(2)} s = ${(bytes / 1e6 / readSec).toFixed(0)} MB/s`);
-    console.log(`  rss: ${(rss0 / 2 ** 20).toFixed(0)} MiB before, peak ${(peakWrite / 2 ** 20).toFixed(0)} MiB while writing, peak ${((process.resourceUsage().maxRSS * 1024) / 2 ** 20).toFixed(0)} MiB overall`);
+    console.log(
+      `  read:  ${lines} entries, ${(bytes / 1e6).toFixed(0)} MB in ${readSec.toFixed(2)} s = ${(bytes / 1e6 / readSec).toFixed(0)} MB/s`,
+    );
+    console.log(
+      `  rss: ${(rss0 / 2 ** 20).toFixed(0)} MiB before, peak ${(peakWrite / 2 ** 20).toFixed(0)} MiB while writing, peak ${((process.resourceUsage().maxRSS * 1024) / 2 ** 20).toFixed(0)} MiB overall`,
+    );
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -49,12 +49,28 @@ try {
     await new Promise((r) => setTimeout(r, 10));
   }
   // Every container inspected: each answer waits for that container's reconciliation.
-  const states = await Promise.all(ids.map(async (id) => (await d.request('GET', `/containers/${id}/json`, { timeoutMs: 120_000 })).json<{ State: { Status: string } }>().State.Status));
+  const states = await Promise.all(
+    ids.map(
+      async (id) =>
+        (await d.request('GET', `/containers/${id}/json`, { timeoutMs: 120_000 })).json<{ State: { Status: string } }>().State.Status,
+    ),
+  );
   const allMs = performance.now() - t0;
   const startup = /startupMs=(\d+)/.exec(d.output)?.[1];
   const reconciled = /containers reconciled.*?\bms=(\d+)/.exec(d.output)?.[1];
   const tally = states.reduce<Record<string, number>>((acc, s) => ({ ...acc, [s]: (acc[s] ?? 0) + 1 }), {});
-  console.log(JSON.stringify({ containers: count, liveRestore, pingMs: Math.round(pingMs), pingCpuMs, allInspectedMs: Math.round(allMs), startupMsLogged: startup ? Number(startup) : null, reconcileMsLogged: reconciled ? Number(reconciled) : null, states: tally }));
+  console.log(
+    JSON.stringify({
+      containers: count,
+      liveRestore,
+      pingMs: Math.round(pingMs),
+      pingCpuMs,
+      allInspectedMs: Math.round(allMs),
+      startupMsLogged: startup ? Number(startup) : null,
+      reconcileMsLogged: reconciled ? Number(reconciled) : null,
+      states: tally,
+    }),
+  );
 } finally {
   await d.cleanup();
 }

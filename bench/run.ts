@@ -49,9 +49,13 @@ function parseOptions(argv: string[]): Options {
     if (a === '--quick') o.quick = true;
     else if (a === '--no-dockerd') o.dockerd = false;
     else if (a === '--only' || a.startsWith('--only=')) {
-      const list = a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i] ?? '';
-      const names = list.split(',').map((s) => s.trim()).filter(Boolean);
-      for (const n of names) if (!SCENARIOS.includes(n as Scenario)) throw new Error(`unknown scenario ${n} (have: ${SCENARIOS.join(', ')})`);
+      const list = a.includes('=') ? a.slice(a.indexOf('=') + 1) : (argv[++i] ?? '');
+      const names = list
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+      for (const n of names)
+        if (!SCENARIOS.includes(n as Scenario)) throw new Error(`unknown scenario ${n} (have: ${SCENARIOS.join(', ')})`);
       o.only = new Set(names as Scenario[]);
     } else if (a === '--out') o.out = argv[++i] ?? o.out;
     else if (a === '--help' || a === '-h') {
@@ -96,7 +100,15 @@ interface MemoryReading {
 interface Results {
   startup: { engined?: StartupMarks[]; dockerd?: StartupMarks[] };
   memory: MemoryReading[];
-  lifecycle: { enginedNone?: ApiPhases[]; enginedDefault?: ApiPhases[]; dockerdNone?: ApiPhases[]; floor?: FloorPhases[]; floorEnginedSpec?: FloorPhases[]; runc?: number[]; spawn?: number[] };
+  lifecycle: {
+    enginedNone?: ApiPhases[];
+    enginedDefault?: ApiPhases[];
+    dockerdNone?: ApiPhases[];
+    floor?: FloorPhases[];
+    floorEnginedSpec?: FloorPhases[];
+    runc?: number[];
+    spawn?: number[];
+  };
   parallel: { engined?: number[]; dockerd?: number[] };
   list: { engined?: ListResult; dockerd?: ListResult };
   logs: { engined?: LogsRun[]; dockerd?: LogsRun[] };
@@ -108,7 +120,7 @@ interface Results {
 }
 
 const sum = (xs: number[] | undefined): Summary | undefined => (xs && xs.length ? summarize(xs) : undefined);
-const col = <T,>(xs: T[] | undefined, f: (x: T) => number) => (xs ? xs.map(f) : undefined);
+const col = <T>(xs: T[] | undefined, f: (x: T) => number) => (xs ? xs.map(f) : undefined);
 
 async function settleAndRead(when: string, engined: Engined | null, dockerd: Dockerd | null): Promise<MemoryReading> {
   await new Promise((r) => setTimeout(r, 3000)); // idle: let timers and GC settle
@@ -124,9 +136,48 @@ async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
   const want = (s: Scenario) => opts.only.has(s);
   const it = opts.quick
-    ? { startups: 2, n: 5, warmups: 1, parallelRuns: 1, listContainers: 500, listN: 5, listWarmups: 1, logsRuns: 1, execN: 20, execWarmups: 3, cpRuns: 2, netN: 5, netWarmups: 1 }
-    : { startups: 5, n: 20, warmups: 3, parallelRuns: 3, listContainers: 500, listN: 20, listWarmups: 3, logsRuns: 2, execN: 20, execWarmups: 3, cpRuns: 5, netN: 20, netWarmups: 3 };
-  const res: Results = { startup: {}, memory: [], lifecycle: {}, parallel: {}, list: {}, logs: {}, exec: {}, cp: {}, network: {}, notes: [] };
+    ? {
+        startups: 2,
+        n: 5,
+        warmups: 1,
+        parallelRuns: 1,
+        listContainers: 500,
+        listN: 5,
+        listWarmups: 1,
+        logsRuns: 1,
+        execN: 20,
+        execWarmups: 3,
+        cpRuns: 2,
+        netN: 5,
+        netWarmups: 1,
+      }
+    : {
+        startups: 5,
+        n: 20,
+        warmups: 3,
+        parallelRuns: 3,
+        listContainers: 500,
+        listN: 20,
+        listWarmups: 3,
+        logsRuns: 2,
+        execN: 20,
+        execWarmups: 3,
+        cpRuns: 5,
+        netN: 20,
+        netWarmups: 3,
+      };
+  const res: Results = {
+    startup: {},
+    memory: [],
+    lifecycle: {},
+    parallel: {},
+    list: {},
+    logs: {},
+    exec: {},
+    cp: {},
+    network: {},
+    notes: [],
+  };
   const started = new Date();
   const loadBefore = loadAverage();
 
@@ -161,10 +212,14 @@ async function main(): Promise<void> {
       const engined = (await startTracked(() => Engined.start())).daemon;
       const dockerd = useDockerd ? (await startTracked(() => Dockerd.start())).daemon : null;
       const ev = (await api(engined.socket, 'GET', '/version')).json();
-      versions.push(`engined ${ev.Version} (API ${ev.ApiVersion}), containerd ${ev.Components?.find((c: any) => c.Name === 'containerd')?.Version ?? '?'}`);
+      versions.push(
+        `engined ${ev.Version} (API ${ev.ApiVersion}), containerd ${ev.Components?.find((c: any) => c.Name === 'containerd')?.Version ?? '?'}`,
+      );
       if (dockerd) {
         const dv = (await api(dockerd.socket, 'GET', '/version')).json();
-        versions.push(`${await dockerdVersion()} (API ${dv.ApiVersion}), containerd ${dv.Components?.find((c: any) => c.Name === 'containerd')?.Version ?? '?'}`);
+        versions.push(
+          `${await dockerdVersion()} (API ${dv.ApiVersion}), containerd ${dv.Components?.find((c: any) => c.Name === 'containerd')?.Version ?? '?'}`,
+        );
       }
       if (want('memory')) res.memory.push(await settleAndRead('after start-up', engined, dockerd));
       await engined.loadBusybox();
@@ -176,7 +231,9 @@ async function main(): Promise<void> {
         const floor = await ContainerdFloor.open(engined.containerdSocket, join(work, 'floor'));
         const runc = await RuncRun.prepare(join(work, 'runc'));
         const enginedSpec = await captureEnginedSpec(engined, join(work, 'engined-spec'));
-        progress(`single lifecycle, taking turns: engined none/default${dockerd ? ', dockerd none' : ''}, containerd floor (2 specs), runc run (${it.warmups} warm-ups + ${it.n} each)`);
+        progress(
+          `single lifecycle, taking turns: engined none/default${dockerd ? ', dockerd none' : ''}, containerd floor (2 specs), runc run (${it.warmups} warm-ups + ${it.n} each)`,
+        );
         try {
           const r = await interleave(it.n, it.warmups, {
             enginedNone: () => apiLifecycle(engined, NETWORK_NONE),
@@ -203,11 +260,15 @@ async function main(): Promise<void> {
 
       if (want('parallel')) {
         progress(`50 containers, 8 at a time: ${it.parallelRuns}× engined${dockerd ? ' and dockerd, taking turns' : ''}`);
-        const r = await interleave(it.parallelRuns, 0, { engined: () => parallelWall(engined), ...(dockerd ? { dockerd: () => parallelWall(dockerd) } : {}) } as Record<string, () => Promise<number>>);
+        const r = await interleave(it.parallelRuns, 0, {
+          engined: () => parallelWall(engined),
+          ...(dockerd ? { dockerd: () => parallelWall(dockerd) } : {}),
+        } as Record<string, () => Promise<number>>);
         res.parallel = { engined: r.engined, ...(r.dockerd ? { dockerd: r.dockerd } : {}) };
       }
 
-      if (want('memory') && (want('lifecycle') || want('parallel'))) res.memory.push(await settleAndRead('after the lifecycle runs', engined, dockerd));
+      if (want('memory') && (want('lifecycle') || want('parallel')))
+        res.memory.push(await settleAndRead('after the lifecycle runs', engined, dockerd));
 
       if (want('list')) {
         progress(`list: ${it.listContainers} created containers, engined`);
@@ -220,18 +281,27 @@ async function main(): Promise<void> {
 
       if (want('logs')) {
         progress(`logs: 256 MiB, ${it.logsRuns}× engined${dockerd ? ' and dockerd, taking turns' : ''}`);
-        const r = await interleave(it.logsRuns, 0, { engined: () => logsOnce(engined), ...(dockerd ? { dockerd: () => logsOnce(dockerd) } : {}) } as Record<string, () => Promise<LogsRun>>);
+        const r = await interleave(it.logsRuns, 0, {
+          engined: () => logsOnce(engined),
+          ...(dockerd ? { dockerd: () => logsOnce(dockerd) } : {}),
+        } as Record<string, () => Promise<LogsRun>>);
         res.logs = { engined: r.engined, ...(r.dockerd ? { dockerd: r.dockerd } : {}) };
       }
 
-      if (want('memory') && (want('list') || want('logs'))) res.memory.push(await settleAndRead('at the end (after list and logs)', engined, dockerd));
+      if (want('memory') && (want('list') || want('logs')))
+        res.memory.push(await settleAndRead('at the end (after list and logs)', engined, dockerd));
 
       if (want('exec')) {
-        progress(`exec of \`true\` in a running sleep container: ${it.execWarmups} warm-ups + ${it.execN}, engined${dockerd ? ' and dockerd, taking turns' : ''}`);
+        progress(
+          `exec of \`true\` in a running sleep container: ${it.execWarmups} warm-ups + ${it.execN}, engined${dockerd ? ' and dockerd, taking turns' : ''}`,
+        );
         const se = await sleeper(engined);
         const sd = dockerd ? await sleeper(dockerd) : null;
         try {
-          const r = await interleave(it.execN, it.execWarmups, { engined: () => execTrue(engined, se.id), ...(dockerd && sd ? { dockerd: () => execTrue(dockerd, sd.id) } : {}) } as Record<string, () => Promise<number>>);
+          const r = await interleave(it.execN, it.execWarmups, {
+            engined: () => execTrue(engined, se.id),
+            ...(dockerd && sd ? { dockerd: () => execTrue(dockerd, sd.id) } : {}),
+          } as Record<string, () => Promise<number>>);
           res.exec = { engined: r.engined, ...(r.dockerd ? { dockerd: r.dockerd } : {}) };
         } finally {
           await se.remove().catch(() => undefined);
@@ -316,9 +386,13 @@ function render(res: Results, ctx: RenderContext): string {
   const { it } = ctx;
   out.push(`# engine benchmark${ctx.opts.quick ? ' (--quick)' : ''}`);
   out.push('');
-  out.push(`${ctx.started.toISOString()} · ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB · kernel ${os.release()} · load average before ${ctx.loadBefore}, after ${ctx.loadAfter}`);
+  out.push(
+    `${ctx.started.toISOString()} · ${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? '?'}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB · kernel ${os.release()} · load average before ${ctx.loadBefore}, after ${ctx.loadAfter}`,
+  );
   for (const v of ctx.versions) out.push(`- ${v}`);
-  out.push(`- iterations: lifecycle ${it.warmups} warm-ups + ${it.n}; start-ups ${it.startups}; parallel runs ${it.parallelRuns}; list ${it.listWarmups} + ${it.listN}; logs runs ${it.logsRuns}; exec ${it.execWarmups} + ${it.execN}; cp runs ${it.cpRuns}; network ${it.netWarmups} + ${it.netN}`);
+  out.push(
+    `- iterations: lifecycle ${it.warmups} warm-ups + ${it.n}; start-ups ${it.startups}; parallel runs ${it.parallelRuns}; list ${it.listWarmups} + ${it.listN}; logs runs ${it.logsRuns}; exec ${it.execWarmups} + ${it.execN}; cp runs ${it.cpRuns}; network ${it.netWarmups} + ${it.netN}`,
+  );
   for (const n of res.notes) out.push(`- ${n}`);
   out.push('');
 
@@ -329,24 +403,76 @@ function render(res: Results, ctx: RenderContext): string {
     const a = sum(ours);
     const b = sum(theirs);
     if (!a && !b) return;
-    rows.push([`${label} (${unit})`, num(a && a.median * k), num(a && a.p90 * k), num(b && b.median * k), num(b && b.p90 * k), ratio(a?.median, b?.median)]);
+    rows.push([
+      `${label} (${unit})`,
+      num(a && a.median * k),
+      num(a && a.p90 * k),
+      num(b && b.median * k),
+      num(b && b.p90 * k),
+      ratio(a?.median, b?.median),
+    ]);
   };
-  row('start-up: spawn → /_ping 200, containerd included', 'ms', col(res.startup.engined, (m) => m.ping), col(res.startup.dockerd, (m) => m.ping));
-  row('lifecycle of `true`, network none: create→start→wait→delete', 'ms', col(res.lifecycle.enginedNone, (p) => p.total), col(res.lifecycle.dockerdNone, (p) => p.total));
-  row('lifecycle of `true`, default network (ours: own netns, lo only)', 'ms', col(res.lifecycle.enginedDefault, (p) => p.total), undefined);
+  row(
+    'start-up: spawn → /_ping 200, containerd included',
+    'ms',
+    col(res.startup.engined, (m) => m.ping),
+    col(res.startup.dockerd, (m) => m.ping),
+  );
+  row(
+    'lifecycle of `true`, network none: create→start→wait→delete',
+    'ms',
+    col(res.lifecycle.enginedNone, (p) => p.total),
+    col(res.lifecycle.dockerdNone, (p) => p.total),
+  );
+  row(
+    'lifecycle of `true`, default network (ours: own netns, lo only)',
+    'ms',
+    col(res.lifecycle.enginedDefault, (p) => p.total),
+    undefined,
+  );
   row('50 lifecycles, 8 at a time: wall', 'ms', res.parallel.engined, res.parallel.dockerd);
   const le = res.list.engined;
   const ld = res.list.dockerd;
   row(`create ${it.listContainers} containers, 8 at a time: wall`, 'ms', le && [le.createAllMs], ld && [ld.createAllMs]);
   row(`GET /containers/json?all=1 with ${it.listContainers} containers`, 'ms', le?.listMs, ld?.listMs);
   row(`remove ${it.listContainers} containers, 8 at a time: wall`, 'ms', le && [le.removeAllMs], ld && [ld.removeAllMs]);
-  row(`${LOG_BYTES / 2 ** 20} MiB to stdout: start → exit`, 's', col(res.logs.engined, (r) => r.writeMs), col(res.logs.dockerd, (r) => r.writeMs));
-  row(`${LOG_BYTES / 2 ** 20} MiB of logs read back (GET logs, whole stream)`, 's', col(res.logs.engined, (r) => r.readMs), col(res.logs.dockerd, (r) => r.readMs));
-  row('  daemon CPU while the container writes them', 's', col(res.logs.engined, (r) => r.writeCpu), col(res.logs.dockerd, (r) => r.writeCpu));
-  row('  daemon CPU while they are read back', 's', col(res.logs.engined, (r) => r.readCpu), col(res.logs.dockerd, (r) => r.readCpu));
+  row(
+    `${LOG_BYTES / 2 ** 20} MiB to stdout: start → exit`,
+    's',
+    col(res.logs.engined, (r) => r.writeMs),
+    col(res.logs.dockerd, (r) => r.writeMs),
+  );
+  row(
+    `${LOG_BYTES / 2 ** 20} MiB of logs read back (GET logs, whole stream)`,
+    's',
+    col(res.logs.engined, (r) => r.readMs),
+    col(res.logs.dockerd, (r) => r.readMs),
+  );
+  row(
+    '  daemon CPU while the container writes them',
+    's',
+    col(res.logs.engined, (r) => r.writeCpu),
+    col(res.logs.dockerd, (r) => r.writeCpu),
+  );
+  row(
+    '  daemon CPU while they are read back',
+    's',
+    col(res.logs.engined, (r) => r.readCpu),
+    col(res.logs.dockerd, (r) => r.readCpu),
+  );
   row('exec of `true` in a running container: create → start (hijacked) → inspect', 'ms', res.exec.engined, res.exec.dockerd);
-  row('docker cp of 100 MiB (300 files) into a running container', 'ms', col(res.cp.engined, (r) => r.inMs), col(res.cp.dockerd, (r) => r.inMs));
-  row('docker cp of the same 100 MiB back out', 'ms', col(res.cp.engined, (r) => r.outMs), col(res.cp.dockerd, (r) => r.outMs));
+  row(
+    'docker cp of 100 MiB (300 files) into a running container',
+    'ms',
+    col(res.cp.engined, (r) => r.inMs),
+    col(res.cp.dockerd, (r) => r.inMs),
+  );
+  row(
+    'docker cp of the same 100 MiB back out',
+    'ms',
+    col(res.cp.engined, (r) => r.outMs),
+    col(res.cp.dockerd, (r) => r.outMs),
+  );
   const net = res.network;
   row('network: API lifecycle of `true`, network none', 'ms', net.enginedApiNone, net.dockerdApiNone);
   row('network: API lifecycle of `true`, default bridge', 'ms', net.enginedApiBridge, net.dockerdApiBridge);
@@ -360,17 +486,25 @@ function render(res: Results, ctx: RenderContext): string {
   }
 
   if (res.startup.engined) {
-    const mark = (xs: StartupMarks[] | undefined, k: keyof StartupMarks) => num(sum(xs?.map((m) => m[k]).filter((v): v is number => v !== undefined))?.median);
-    out.push('### Start-up milestones, ms after spawn (median; from the daemons\' own log timestamps), and CPU used');
+    const mark = (xs: StartupMarks[] | undefined, k: keyof StartupMarks) =>
+      num(sum(xs?.map((m) => m[k]).filter((v): v is number => v !== undefined))?.median);
+    out.push("### Start-up milestones, ms after spawn (median; from the daemons' own log timestamps), and CPU used");
     out.push('');
-    out.push(table(['milestone', 'engined', 'dockerd'], ([
-      ['"Starting up" logged (runtime up, code loaded)', 'startingUp'],
-      ['its containerd "successfully booted"', 'containerdBooted'],
-      ['"Daemon has completed initialization"', 'initialized'],
-      ['/_ping answers 200', 'ping'],
-      ['CPU ms used by then: the daemon', 'daemonCpu'],
-      ['CPU ms used by then: its containerd', 'containerdCpu'],
-    ] as const).map(([label, k]) => [label, mark(res.startup.engined, k), mark(res.startup.dockerd, k)])));
+    out.push(
+      table(
+        ['milestone', 'engined', 'dockerd'],
+        (
+          [
+            ['"Starting up" logged (runtime up, code loaded)', 'startingUp'],
+            ['its containerd "successfully booted"', 'containerdBooted'],
+            ['"Daemon has completed initialization"', 'initialized'],
+            ['/_ping answers 200', 'ping'],
+            ['CPU ms used by then: the daemon', 'daemonCpu'],
+            ['CPU ms used by then: its containerd', 'containerdCpu'],
+          ] as const
+        ).map(([label, k]) => [label, mark(res.startup.engined, k), mark(res.startup.dockerd, k)]),
+      ),
+    );
     out.push('');
   }
 
@@ -383,21 +517,31 @@ function render(res: Results, ctx: RenderContext): string {
       ['engined, default network', sum(col(lc.enginedDefault, (p) => p.total))],
       ['dockerd 20.10, network none', sum(col(lc.dockerdNone, (p) => p.total))],
       ['bare containerd lifecycle from Node (floor; lifecycle-test spec)', sum(col(lc.floor, (p) => p.total))],
-      ['the same floor with engined\'s own spec (seccomp, masks, cgroupns, /etc binds)', sum(col(lc.floorEnginedSpec, (p) => p.total))],
+      ["the same floor with engined's own spec (seccomp, masks, cgroupns, /etc binds)", sum(col(lc.floorEnginedSpec, (p) => p.total))],
       ['`runc run` (spawned from Node)', sum(lc.runc)],
       ['for scale: one helper process from Node (execFile true)', sum(lc.spawn)],
     ];
     out.push('## Single lifecycle of `true` in busybox (ms)');
     out.push('');
-    out.push(table(['', 'median', 'p90', 'min', 'engined (none) ÷ this'], floorRows.filter(([, s]) => s).map(([l, s]) => [l, num(s!.median), num(s!.p90), num(s!.min), ratio(ours.median, s!.median)])));
+    out.push(
+      table(
+        ['', 'median', 'p90', 'min', 'engined (none) ÷ this'],
+        floorRows.filter(([, s]) => s).map(([l, s]) => [l, num(s!.median), num(s!.p90), num(s!.min), ratio(ours.median, s!.median)]),
+      ),
+    );
     const floor = sum(col(lc.floor, (p) => p.total));
     if (floor) {
       const r = ours.median / floor.median;
       const shown = r.toFixed(2);
       out.push('');
-      out.push(`Target (within 1.2× of the bare containerd lifecycle): engined (network none) / floor = ${shown}× → ${Number(shown) <= 1.2 ? 'met' : 'NOT met'}; ${num(ours.median - floor.median)} ms above the floor.`);
+      out.push(
+        `Target (within 1.2× of the bare containerd lifecycle): engined (network none) / floor = ${shown}× → ${Number(shown) <= 1.2 ? 'met' : 'NOT met'}; ${num(ours.median - floor.median)} ms above the floor.`,
+      );
       const same = sum(col(lc.floorEnginedSpec, (p) => p.total));
-      if (same) out.push(`With engined's own spec in the floor (so only the daemon's own work differs): ${(ours.median / same.median).toFixed(2)}×, ${num(ours.median - same.median)} ms above it.`);
+      if (same)
+        out.push(
+          `With engined's own spec in the floor (so only the daemon's own work differs): ${(ours.median / same.median).toFixed(2)}×, ${num(ours.median - same.median)} ms above it.`,
+        );
     }
     out.push('');
 
@@ -405,27 +549,55 @@ function render(res: Results, ctx: RenderContext): string {
     const cpuMean = (xs: ApiPhases[] | undefined, k: 'daemon' | 'containerd') => num(sum(col(xs, (p) => p.cpu[k]))?.mean, 1);
     out.push('### Where the time goes: API calls, median ms');
     out.push('');
-    out.push(table(['call', 'engined none', 'engined default', 'dockerd none'], (['create', 'start', 'wait', 'delete', 'total'] as const).map((k) => [
-      k === 'total' ? 'total' : `${k === 'delete' ? 'DELETE /containers/{id}' : `POST ${k === 'create' ? '/containers/create' : `/containers/{id}/${k}`}`}`,
-      phase(lc.enginedNone, k), phase(lc.enginedDefault, k), phase(lc.dockerdNone, k),
-    ]).concat([
-      ['CPU ms used by the daemon per lifecycle (mean)', cpuMean(lc.enginedNone, 'daemon'), cpuMean(lc.enginedDefault, 'daemon'), cpuMean(lc.dockerdNone, 'daemon')],
-      ['CPU ms used by its containerd per lifecycle (mean)', cpuMean(lc.enginedNone, 'containerd'), cpuMean(lc.enginedDefault, 'containerd'), cpuMean(lc.dockerdNone, 'containerd')],
-    ])));
+    out.push(
+      table(
+        ['call', 'engined none', 'engined default', 'dockerd none'],
+        (['create', 'start', 'wait', 'delete', 'total'] as const)
+          .map((k) => [
+            k === 'total'
+              ? 'total'
+              : `${k === 'delete' ? 'DELETE /containers/{id}' : `POST ${k === 'create' ? '/containers/create' : `/containers/{id}/${k}`}`}`,
+            phase(lc.enginedNone, k),
+            phase(lc.enginedDefault, k),
+            phase(lc.dockerdNone, k),
+          ])
+          .concat([
+            [
+              'CPU ms used by the daemon per lifecycle (mean)',
+              cpuMean(lc.enginedNone, 'daemon'),
+              cpuMean(lc.enginedDefault, 'daemon'),
+              cpuMean(lc.dockerdNone, 'daemon'),
+            ],
+            [
+              'CPU ms used by its containerd per lifecycle (mean)',
+              cpuMean(lc.enginedNone, 'containerd'),
+              cpuMean(lc.enginedDefault, 'containerd'),
+              cpuMean(lc.dockerdNone, 'containerd'),
+            ],
+          ]),
+      ),
+    );
     out.push('');
     if (lc.floor) {
       const f = (xs: FloorPhases[] | undefined, k: keyof FloorPhases) => num(sum(col(xs, (p) => p[k]))?.median);
-      out.push('### The floor\'s phases, median ms');
+      out.push("### The floor's phases, median ms");
       out.push('');
-      out.push(table(['phase', 'lifecycle-test spec', 'engined\'s spec'], ([
-        ['Snapshots.Prepare + Containers.Create', 'prepareAndCreate'],
-        ['mkfifo (execFile) + open readers', 'fifos'],
-        ['Tasks.Create', 'taskCreate'],
-        ['Tasks.Start', 'start'],
-        ['Tasks.Wait + output EOF', 'wait'],
-        ['Tasks.Delete + Containers.Delete + Snapshots.Remove + rm FIFOs', 'cleanup'],
-        ['total', 'total'],
-      ] as const).map(([label, k]) => [label, f(lc.floor, k), f(lc.floorEnginedSpec, k)])));
+      out.push(
+        table(
+          ['phase', 'lifecycle-test spec', "engined's spec"],
+          (
+            [
+              ['Snapshots.Prepare + Containers.Create', 'prepareAndCreate'],
+              ['mkfifo (execFile) + open readers', 'fifos'],
+              ['Tasks.Create', 'taskCreate'],
+              ['Tasks.Start', 'start'],
+              ['Tasks.Wait + output EOF', 'wait'],
+              ['Tasks.Delete + Containers.Delete + Snapshots.Remove + rm FIFOs', 'cleanup'],
+              ['total', 'total'],
+            ] as const
+          ).map(([label, k]) => [label, f(lc.floor, k), f(lc.floorEnginedSpec, k)]),
+        ),
+      );
       out.push('');
     }
   }
@@ -433,11 +605,25 @@ function render(res: Results, ctx: RenderContext): string {
   if (res.memory.length) {
     out.push('## Idle resident memory (VmRSS, MiB)');
     out.push('');
-    out.push(table(['when', 'engined', '+ its containerd', '= total', 'dockerd', '+ its containerd', '= total', 'ours/dockerd'], res.memory.map((m) => {
-      const et = m.engined && m.engined.daemon + m.engined.containerd;
-      const dt = m.dockerd && m.dockerd.daemon + m.dockerd.containerd;
-      return [m.when, num(m.engined?.daemon, 1), num(m.engined?.containerd, 1), num(et, 1), num(m.dockerd?.daemon, 1), num(m.dockerd?.containerd, 1), num(dt, 1), ratio(et, dt)];
-    })));
+    out.push(
+      table(
+        ['when', 'engined', '+ its containerd', '= total', 'dockerd', '+ its containerd', '= total', 'ours/dockerd'],
+        res.memory.map((m) => {
+          const et = m.engined && m.engined.daemon + m.engined.containerd;
+          const dt = m.dockerd && m.dockerd.daemon + m.dockerd.containerd;
+          return [
+            m.when,
+            num(m.engined?.daemon, 1),
+            num(m.engined?.containerd, 1),
+            num(et, 1),
+            num(m.dockerd?.daemon, 1),
+            num(m.dockerd?.containerd, 1),
+            num(dt, 1),
+            ratio(et, dt),
+          ];
+        }),
+      ),
+    );
     out.push('');
   }
 
@@ -445,15 +631,29 @@ function render(res: Results, ctx: RenderContext): string {
   if (res.logs.engined || le2) {
     out.push('## Details');
     out.push('');
-    for (const [name, runs] of [['engined', res.logs.engined], ['dockerd', res.logs.dockerd]] as const) {
-      if (runs) out.push(`- logs, ${name}: ${runs.map((r) => `write ${(r.writeMs / 1000).toFixed(2)} s, read ${(r.readMs / 1000).toFixed(2)} s (${(r.readBytes / 2 ** 20).toFixed(1)} MiB on the wire, ${((r.readBytes / 2 ** 20) / (r.readMs / 1000)).toFixed(0)} MiB/s)`).join('; ')}`);
+    for (const [name, runs] of [
+      ['engined', res.logs.engined],
+      ['dockerd', res.logs.dockerd],
+    ] as const) {
+      if (runs)
+        out.push(
+          `- logs, ${name}: ${runs.map((r) => `write ${(r.writeMs / 1000).toFixed(2)} s, read ${(r.readMs / 1000).toFixed(2)} s (${(r.readBytes / 2 ** 20).toFixed(1)} MiB on the wire, ${(r.readBytes / 2 ** 20 / (r.readMs / 1000)).toFixed(0)} MiB/s)`).join('; ')}`,
+        );
     }
-    for (const [name, l] of [['engined', res.list.engined], ['dockerd', res.list.dockerd]] as const) {
-      if (l) out.push(`- list, ${name}: ${l.listed} containers listed; create all ${(l.createAllMs / 1000).toFixed(1)} s (${(l.createAllMs / (it.listContainers ?? 1)).toFixed(1)} ms each at 8 in flight), remove all ${(l.removeAllMs / 1000).toFixed(1)} s`);
+    for (const [name, l] of [
+      ['engined', res.list.engined],
+      ['dockerd', res.list.dockerd],
+    ] as const) {
+      if (l)
+        out.push(
+          `- list, ${name}: ${l.listed} containers listed; create all ${(l.createAllMs / 1000).toFixed(1)} s (${(l.createAllMs / (it.listContainers ?? 1)).toFixed(1)} ms each at 8 in flight), remove all ${(l.removeAllMs / 1000).toFixed(1)} s`,
+        );
     }
     out.push('');
   }
-  out.push('Medians and p90 (nearest rank) over the recorded iterations; ratios are of medians. Other work on the machine shows up as noise: compare within one run.');
+  out.push(
+    'Medians and p90 (nearest rank) over the recorded iterations; ratios are of medians. Other work on the machine shows up as noise: compare within one run.',
+  );
   return out.join('\n');
 }
 

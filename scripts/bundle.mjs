@@ -20,10 +20,18 @@ const UNDICI_GETTERS = new Set(['WebSocket', 'CloseEvent', 'MessageEvent']);
 const httpWithoutFacade = {
   name: 'http-without-esm-facade',
   setup(b) {
-    b.onResolve({ filter: /^(node:)?http$/ }, (args) => (args.kind === 'import-statement' || args.kind === 'dynamic-import' ? { path: 'node:http', namespace: 'builtin-exports' } : undefined));
+    b.onResolve({ filter: /^(node:)?http$/ }, (args) =>
+      args.kind === 'import-statement' || args.kind === 'dynamic-import' ? { path: 'node:http', namespace: 'builtin-exports' } : undefined,
+    );
     b.onLoad({ filter: /.*/, namespace: 'builtin-exports' }, (args) => {
-      const names = Object.keys(createRequire(import.meta.url)(args.path)).filter((k) => !UNDICI_GETTERS.has(k) && /^[A-Za-z_$][\w$]*$/.test(k));
-      const lines = [`const m = process.getBuiltinModule(${JSON.stringify(args.path)});`, 'export default m;', ...names.map((n) => `export const ${n} = m.${n};`)];
+      const names = Object.keys(createRequire(import.meta.url)(args.path)).filter(
+        (k) => !UNDICI_GETTERS.has(k) && /^[A-Za-z_$][\w$]*$/.test(k),
+      );
+      const lines = [
+        `const m = process.getBuiltinModule(${JSON.stringify(args.path)});`,
+        'export default m;',
+        ...names.map((n) => `export const ${n} = m.${n};`),
+      ];
       return { contents: lines.join('\n'), loader: 'js' };
     });
   },
@@ -47,7 +55,9 @@ await build({
   target: 'node24',
   sourcemap: true,
   // The CommonJS packages (grpc-js, protobufjs) call require(); an ES module has none of its own.
-  banner: { js: "import { createRequire as __engineCreateRequire } from 'node:module'; const require = __engineCreateRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __engineCreateRequire } from 'node:module'; const require = __engineCreateRequire(import.meta.url);",
+  },
   logLevel: 'warning',
   // etcd3 reads its .proto files beside its own modules (__dirname): it stays a package, loaded
   // from node_modules by the cluster store on a manager only.

@@ -18,11 +18,22 @@ export const LAYERS = {
   client: 7, // the SDK
   main: 6,
   api: 5,
-  daemon: 4, build: 4, cluster: 4,
-  images: 3, network: 3,
-  supervisor: 2, store: 2, oci: 2, logging: 2, events: 2, plugins: 2,
+  daemon: 4,
+  build: 4,
+  cluster: 4,
+  images: 3,
+  network: 3,
+  supervisor: 2,
+  store: 2,
+  oci: 2,
+  logging: 2,
+  events: 2,
+  plugins: 2,
   config: 1,
-  types: 0, util: 0, 'errors.ts': 0, 'version.ts': 0,
+  types: 0,
+  util: 0,
+  'errors.ts': 0,
+  'version.ts': 0,
 };
 /** Folders that may import every layer (the composition root). */
 const IMPORTS_ANYTHING = new Set(['main']);
@@ -44,8 +55,7 @@ export const CLIENT_SAFE_UTIL = new Set(['util/api-version.ts', 'util/node-http.
 // ---- TEMPORARY exceptions (issue 11): each goes when the work named beside it lands. -----------
 // An entry that no longer matches anything is reported as a note, so it can be deleted.
 /** Files allowed over MAX_LINES until they are split. Paths relative to src/. */
-export const LINE_LIMIT_EXCEPTIONS = new Set([
-]);
+export const LINE_LIMIT_EXCEPTIONS = new Set([]);
 /** Imports allowed against the layer rule, by file: `rel → [targets]` (none at present). */
 export const IMPORT_EXCEPTIONS = new Map();
 // ---------------------------------------------------------------------------------------------------
@@ -61,8 +71,45 @@ function listTs(dir) {
   return out;
 }
 
-const PUNCT_BEFORE_REGEX = new Set(['(', ',', '=', ':', '[', '!', '&', '|', '?', '{', '}', ';', '+', '-', '*', '%', '<', '>', '~', '^', '=>']);
-const KEYWORDS_BEFORE_REGEX = new Set(['return', 'typeof', 'instanceof', 'in', 'of', 'new', 'delete', 'void', 'throw', 'case', 'do', 'else', 'yield', 'await']);
+const PUNCT_BEFORE_REGEX = new Set([
+  '(',
+  ',',
+  '=',
+  ':',
+  '[',
+  '!',
+  '&',
+  '|',
+  '?',
+  '{',
+  '}',
+  ';',
+  '+',
+  '-',
+  '*',
+  '%',
+  '<',
+  '>',
+  '~',
+  '^',
+  '=>',
+]);
+const KEYWORDS_BEFORE_REGEX = new Set([
+  'return',
+  'typeof',
+  'instanceof',
+  'in',
+  'of',
+  'new',
+  'delete',
+  'void',
+  'throw',
+  'case',
+  'do',
+  'else',
+  'yield',
+  'await',
+]);
 
 /**
  * A small lexer: the file's identifiers, punctuation and string literals, with comments dropped and
@@ -126,15 +173,18 @@ export function tokenize(src) {
       i = j;
     } else if (c === '/') {
       const prev = prevSignificant();
-      const regexAllowed = !prev || (prev.kind === 'punct' && PUNCT_BEFORE_REGEX.has(prev.value)) || (prev.kind === 'word' && KEYWORDS_BEFORE_REGEX.has(prev.value));
+      const regexAllowed =
+        !prev ||
+        (prev.kind === 'punct' && PUNCT_BEFORE_REGEX.has(prev.value)) ||
+        (prev.kind === 'word' && KEYWORDS_BEFORE_REGEX.has(prev.value));
       if (regexAllowed) {
         let j = i + 1;
         let inClass = false;
         while (j < src.length && src[j] !== '\n') {
           const d = src[j];
           if (d === '\\') j += 2;
-          else if (d === '[') (inClass = true), j++;
-          else if (d === ']') (inClass = false), j++;
+          else if (d === '[') ((inClass = true), j++);
+          else if (d === ']') ((inClass = false), j++);
           else if (d === '/' && !inClass) break;
           else j++;
         }
@@ -264,7 +314,9 @@ export function checkLayout(srcDir, { lineExceptions = LINE_LIMIT_EXCEPTIONS, im
       byTarget.get(to).push(`src/${rel} → src/${targetRel}`);
       const allowed = CLIENT_IMPORTS[from];
       if (allowed && (!allowed.has(to) || (to === 'util' && !CLIENT_SAFE_UTIL.has(targetRel)))) {
-        clientImports.push(`src/${rel} imports src/${targetRel} (${from}/ may import only ${[...allowed].join('/, ')}/${allowed.has('util') ? ` (util: ${[...CLIENT_SAFE_UTIL].map((u) => u.slice(5)).join(', ')})` : ''})`);
+        clientImports.push(
+          `src/${rel} imports src/${targetRel} (${from}/ may import only ${[...allowed].join('/, ')}/${allowed.has('util') ? ` (util: ${[...CLIENT_SAFE_UTIL].map((u) => u.slice(5)).join(', ')})` : ''})`,
+        );
       }
       if (IMPORTS_NOTHING.has(from)) typesImports.push(`src/${rel} imports src/${targetRel} (${from}/ imports nothing outside itself)`);
       else if (!IMPORTS_ANYTHING.has(from) && from in LAYERS && to in LAYERS && LAYERS[to] > LAYERS[from]) {
@@ -279,13 +331,19 @@ export function checkLayout(srcDir, { lineExceptions = LINE_LIMIT_EXCEPTIONS, im
     for (const a of members) {
       for (const [b, examples] of edges.get(a) ?? []) {
         if (!inCycle.has(b)) continue;
-        cycles.push(`  ${a}/ → ${b}/ (${examples.length} import${examples.length === 1 ? '' : 's'}), e.g. ${examples.slice(0, 3).join('; ')}`);
+        cycles.push(
+          `  ${a}/ → ${b}/ (${examples.length} import${examples.length === 1 ? '' : 's'}), e.g. ${examples.slice(0, 3).join('; ')}`,
+        );
       }
     }
   }
   const stale = [
-    ...[...lineExceptions].filter((rel) => !usedLineExceptions.has(rel)).map((rel) => `line limit: src/${rel} is within ${MAX_LINES} lines or gone`),
-    ...[...importExceptions].flatMap(([rel, targets]) => targets.filter((t) => !usedImportExceptions.has(`${rel} → ${t}`)).map((t) => `import: src/${rel} no longer imports src/${t}`)),
+    ...[...lineExceptions]
+      .filter((rel) => !usedLineExceptions.has(rel))
+      .map((rel) => `line limit: src/${rel} is within ${MAX_LINES} lines or gone`),
+    ...[...importExceptions].flatMap(([rel, targets]) =>
+      targets.filter((t) => !usedImportExceptions.has(`${rel} → ${t}`)).map((t) => `import: src/${rel} no longer imports src/${t}`),
+    ),
   ];
   return {
     files: files.length,
@@ -296,9 +354,14 @@ export function checkLayout(srcDir, { lineExceptions = LINE_LIMIT_EXCEPTIONS, im
       'imports out of src/types/ (wire types depend on nothing)': typesImports,
       'client-side imports of daemon code (the SDK and the CLI import only what CLIENT_IMPORTS allows)': clientImports,
       'imports from outside src/ in daemon code (test support and benchmarks belong to test/ and bench/)': outside,
-      'top-level entries of src/ missing from the layer table in scripts/check-layout.mjs': [...unknown].map(([u, f]) => `src/${u}${u.endsWith('.ts') ? '' : '/'} (e.g. src/${f}) is not in the layer table`),
+      'top-level entries of src/ missing from the layer table in scripts/check-layout.mjs': [...unknown].map(
+        ([u, f]) => `src/${u}${u.endsWith('.ts') ? '' : '/'} (e.g. src/${f}) is not in the layer table`,
+      ),
     },
-    excepted: [...[...usedLineExceptions].map((rel) => `src/${rel} (line limit)`), ...[...usedImportExceptions].map((e) => `src/${e.replace(' → ', ' → src/')}`)],
+    excepted: [
+      ...[...usedLineExceptions].map((rel) => `src/${rel} (line limit)`),
+      ...[...usedImportExceptions].map((e) => `src/${e.replace(' → ', ' → src/')}`),
+    ],
     stale,
   };
 }
@@ -350,14 +413,17 @@ function main() {
     failed = true;
     process.stderr.write(`check-layout: ${title}:\n${lines.map((l) => `  ${l}`).join('\n')}\n`);
   }
-  for (const line of r.stale) process.stderr.write(`check-layout: note: stale exception, delete it from scripts/check-layout.mjs: ${line}\n`);
+  for (const line of r.stale)
+    process.stderr.write(`check-layout: note: stale exception, delete it from scripts/check-layout.mjs: ${line}\n`);
   const where = relative(process.cwd(), srcDir) || '.';
   if (failed) {
     process.stderr.write(`check-layout: FAILED (${r.files} files under ${where})\n`);
     process.exit(1);
   }
   const excepted = r.excepted.length ? `\n  temporary exceptions still in use:\n${r.excepted.map((e) => `    ${e}`).join('\n')}` : '';
-  process.stdout.write(`check-layout: ok (${r.files} files under ${where}: none over ${MAX_LINES} lines, no folder cycles, no upward imports)${excepted}\n`);
+  process.stdout.write(
+    `check-layout: ok (${r.files} files under ${where}: none over ${MAX_LINES} lines, no folder cycles, no upward imports)${excepted}\n`,
+  );
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

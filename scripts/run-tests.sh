@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole suite on the built tree: first the layout check (scripts/check-layout.mjs: file
-# sizes, folder cycles, the layer rule), then unit tests beside the code (dist/src/**/*.test.js),
-# the tests of scripts/ (dist/test/scripts/*.test.js) and the end-to-end tests
+# sizes, folder cycles, the layer rule) and, on a whole run, the formatter's check (prettier), then
+# unit tests beside the code (dist/src/**/*.test.js), the tests of scripts/ (dist/test/scripts/*.test.js) and the end-to-end tests
 # (dist/test/e2e/*.test.js), which start real daemons, containerd and runc.
 # Test files run in parallel (each e2e file has its own daemon and containerd); pass file paths to
 # run a subset (the layout check runs then too).
@@ -9,6 +9,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" != 0 ]; then echo "run-tests: the suite needs root (namespaces, mounts, iptables)" >&2; exit 1; fi
 bin/node scripts/check-layout.mjs
+# The formatter's check (prettier, .prettierrc.json) on a whole run; `npm run format` fixes what it lists.
+if [ $# -eq 0 ]; then
+  bin/node node_modules/prettier/bin/prettier.cjs --check --log-level warn "src/**/*.ts" "test/**/*.ts" "bench/**/*.ts" "scripts/**/*.mjs" \
+    || { echo "run-tests: files not formatted (run: npm run format)" >&2; exit 1; }
+fi
 if [ $# -gt 0 ]; then files=("$@"); else
   mapfile -t files < <(find dist/src dist/test/e2e dist/test/scripts -name '*.test.js' 2>/dev/null | sort)
 fi

@@ -4,7 +4,13 @@
 import { connect } from 'node:net';
 import { httpOverUnix, type HttpResult } from '../../test/helpers/daemon.ts';
 
-export async function api(socket: string, method: string, path: string, body?: unknown, expect: number[] = [200, 201, 204]): Promise<HttpResult> {
+export async function api(
+  socket: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  expect: number[] = [200, 201, 204],
+): Promise<HttpResult> {
   const r = await httpOverUnix(socket, method, path, { ...(body === undefined ? {} : { body }), timeoutMs: 300_000 });
   if (!expect.includes(r.status)) throw new Error(`${method} ${path} → ${r.status}: ${r.text().slice(0, 500)}`);
   return r;

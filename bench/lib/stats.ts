@@ -62,7 +62,11 @@ export async function pool(count: number, width: number, job: (i: number) => Pro
  * Like repeat() for several contenders at once, taking turns (a, b, c, a, b, c, …) so that load
  * which comes and goes on the machine spreads over all of them instead of hitting one.
  */
-export async function interleave<K extends string, T>(n: number, warmups: number, contenders: Record<K, () => Promise<T>>): Promise<Record<K, T[]>> {
+export async function interleave<K extends string, T>(
+  n: number,
+  warmups: number,
+  contenders: Record<K, () => Promise<T>>,
+): Promise<Record<K, T[]>> {
   const keys = Object.keys(contenders) as K[];
   const out = Object.fromEntries(keys.map((k) => [k, [] as T[]])) as Record<K, T[]>;
   for (let i = 0; i < warmups; i++) for (const k of keys) await contenders[k]();

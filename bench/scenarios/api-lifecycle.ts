@@ -22,7 +22,11 @@ let seq = 0;
  * Always with an explicit unique name: engined's generated names can collide between concurrent
  * creates (409 from the store), which dockerd avoids by reserving the name up front.
  */
-export async function createContainer(d: DaemonUnderTest, cmd: string[], hostConfig: Record<string, unknown> = NETWORK_NONE): Promise<string> {
+export async function createContainer(
+  d: DaemonUnderTest,
+  cmd: string[],
+  hostConfig: Record<string, unknown> = NETWORK_NONE,
+): Promise<string> {
   const name = `bench-${process.pid}-${seq++}`;
   const r = await api(d.socket, 'POST', `/containers/create?name=${name}`, { Image: 'busybox', Cmd: cmd, HostConfig: hostConfig }, [201]);
   return r.json<{ Id: string }>().Id;

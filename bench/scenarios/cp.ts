@@ -52,7 +52,10 @@ async function cleanInside(d: DaemonUnderTest, id: string): Promise<void> {
   const execId = e.json<{ Id: string }>().Id;
   await api(d.socket, 'POST', `/exec/${execId}/start`, { Detach: true }, [200, 204]);
   for (let i = 0; i < 600; i++) {
-    const info = (await api(d.socket, 'GET', `/exec/${execId}/json`, undefined, [200])).json<{ Running: boolean; ExitCode: number | null }>();
+    const info = (await api(d.socket, 'GET', `/exec/${execId}/json`, undefined, [200])).json<{
+      Running: boolean;
+      ExitCode: number | null;
+    }>();
     if (!info.Running && info.ExitCode !== null) {
       if (info.ExitCode !== 0) throw new Error(`${d.kind}: rm -rf /tmp/tree exited ${info.ExitCode}`);
       return;

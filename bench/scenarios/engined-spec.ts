@@ -44,7 +44,9 @@ export async function captureEnginedSpec(engined: Engined, workDir: string): Pro
     s.hostname = cid.slice(0, 12);
     s.process.env = (s.process.env as string[]).map((e) => (e.startsWith('HOSTNAME=') ? `HOSTNAME=${s.hostname}` : e));
     // A fresh network namespace from runc instead of engined's bind-mounted one.
-    s.linux.namespaces = (s.linux.namespaces as { type: string; path?: string }[]).map((n) => (n.type === 'network' ? { type: 'network' } : n));
+    s.linux.namespaces = (s.linux.namespaces as { type: string; path?: string }[]).map((n) =>
+      n.type === 'network' ? { type: 'network' } : n,
+    );
     s.linux.cgroupsPath = `/bench-floor/${cid}`;
     return s;
   };

@@ -23,7 +23,9 @@ function hijack(socket: string, path: string, body: unknown): Promise<Buffer> {
     s.on('end', () => resolve(Buffer.concat(chunks)));
     s.on('error', reject);
     s.setTimeout(60_000, () => s.destroy(new Error(`POST ${path} timed out`)));
-    s.write(`POST ${path} HTTP/1.1\r\nHost: engine\r\nConnection: Upgrade\r\nUpgrade: tcp\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`);
+    s.write(
+      `POST ${path} HTTP/1.1\r\nHost: engine\r\nConnection: Upgrade\r\nUpgrade: tcp\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`,
+    );
   });
 }
 
@@ -34,10 +36,10 @@ export async function execTrue(d: DaemonUnderTest, id: string): Promise<number> 
   const execId = e.json<{ Id: string }>().Id;
   const raw = await hijack(d.socket, `/exec/${execId}/start`, { Detach: false, Tty: false });
   const status = /^HTTP\/1\.[01] (\d{3})/.exec(raw.subarray(0, 32).toString('latin1'))?.[1];
-  if (status !== '101' && status !== '200') throw new Error(`${d.kind}: exec start → ${status ?? 'no status'}: ${raw.subarray(0, 300).toString()}`);
+  if (status !== '101' && status !== '200')
+    throw new Error(`${d.kind}: exec start → ${status ?? 'no status'}: ${raw.subarray(0, 300).toString()}`);
   const info = (await api(d.socket, 'GET', `/exec/${execId}/json`, undefined, [200])).json<{ ExitCode: number | null; Running: boolean }>();
   const ms = performance.now() - t0;
   if (info.Running || info.ExitCode !== 0) throw new Error(`${d.kind}: exec exit ${info.ExitCode} (running ${info.Running})`);
   return ms;
 }
-

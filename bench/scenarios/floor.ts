@@ -92,7 +92,15 @@ export class ContainerdFloor {
     await c.snapshots.remove(id);
     await rm(fifoDir, { recursive: true, force: true });
     const t6 = performance.now();
-    return { prepareAndCreate: t1 - t0, fifos: t2 - t1, taskCreate: t3 - t2, start: t4 - t3, wait: t5 - t4, cleanup: t6 - t5, total: t6 - t0 };
+    return {
+      prepareAndCreate: t1 - t0,
+      fifos: t2 - t1,
+      taskCreate: t3 - t2,
+      start: t4 - t3,
+      wait: t5 - t4,
+      cleanup: t6 - t5,
+      total: t6 - t0,
+    };
   }
 
   close(): void {

@@ -20,7 +20,8 @@ export interface LogsRun {
 
 export async function logsOnce(d: DaemonUnderTest): Promise<LogsRun> {
   const id = await createContainer(d, ['sh', '-c', `yes ${LINE} | head -c ${LOG_BYTES}`], {
-    NetworkMode: 'none', LogConfig: { Type: 'json-file', Config: {} },
+    NetworkMode: 'none',
+    LogConfig: { Type: 'json-file', Config: {} },
   });
   try {
     const pids = { daemon: d.pid, containerd: d.containerdPid() };

@@ -45,7 +45,10 @@ export function startEnginedWithBridge(): Promise<{ daemon: Engined; readyMs: nu
  * `cleanup` (after dockerd stopped) removes the bridge and dockerd's iptables rules for it.
  */
 export async function startDockerdWithBridge(): Promise<{ daemon: Dockerd; cleanup: () => Promise<void> }> {
-  await run('sh', ['-c', `ip link del ${DOCKERD_BRIDGE} 2>/dev/null; ip link add ${DOCKERD_BRIDGE} type bridge && ip addr add 10.238.0.1/16 dev ${DOCKERD_BRIDGE} && ip link set ${DOCKERD_BRIDGE} up`]);
+  await run('sh', [
+    '-c',
+    `ip link del ${DOCKERD_BRIDGE} 2>/dev/null; ip link add ${DOCKERD_BRIDGE} type bridge && ip addr add 10.238.0.1/16 dev ${DOCKERD_BRIDGE} && ip link set ${DOCKERD_BRIDGE} up`,
+  ]);
   const cleanup = async () => {
     await run('ip', ['link', 'del', DOCKERD_BRIDGE]);
     await dropDockerRules();
@@ -72,8 +75,13 @@ export async function dropDockerRules(): Promise<void> {
     const jump = /^-A (FORWARD|PREROUTING|OUTPUT|POSTROUTING) .*-j DOCKER/.test(line);
     if (ours || (jump && !othersUse)) script[table]!.push(line.replace(/^-A /, '-D '));
   }
-  await run('iptables-restore', ['-w', '--noflush'], { input: ['*filter', ...script.filter!, 'COMMIT', '*nat', ...script.nat!, 'COMMIT', ''].join('\n') });
+  await run('iptables-restore', ['-w', '--noflush'], {
+    input: ['*filter', ...script.filter!, 'COMMIT', '*nat', ...script.nat!, 'COMMIT', ''].join('\n'),
+  });
   if (!othersUse) {
-    await run('sh', ['-c', 'for c in DOCKER DOCKER-ISOLATION-STAGE-1 DOCKER-ISOLATION-STAGE-2 DOCKER-USER; do iptables -F $c; iptables -X $c; done 2>/dev/null; iptables -t nat -F DOCKER 2>/dev/null; iptables -t nat -X DOCKER 2>/dev/null; true']);
+    await run('sh', [
+      '-c',
+      'for c in DOCKER DOCKER-ISOLATION-STAGE-1 DOCKER-ISOLATION-STAGE-2 DOCKER-USER; do iptables -F $c; iptables -X $c; done 2>/dev/null; iptables -t nat -F DOCKER 2>/dev/null; iptables -t nat -X DOCKER 2>/dev/null; true',
+    ]);
   }
 }

@@ -10,7 +10,10 @@ import { floorSpec } from './floor-spec.ts';
 
 export class RuncRun {
   private seq = 0;
-  private constructor(private readonly bundle: string, private readonly root: string) {}
+  private constructor(
+    private readonly bundle: string,
+    private readonly root: string,
+  ) {}
 
   static async prepare(workDir: string): Promise<RuncRun> {
     const bundle = join(workDir, 'bundle');

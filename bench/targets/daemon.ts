@@ -34,7 +34,10 @@ export async function waitForPing(socket: string, exited: () => string | null, t
 export class OutputKeeper {
   head = '';
   private tail = '';
-  constructor(private readonly headMax = 256_000, private readonly tailMax = 8000) {}
+  constructor(
+    private readonly headMax = 256_000,
+    private readonly tailMax = 8000,
+  ) {}
   push(chunk: Buffer | string): void {
     const s = String(chunk);
     if (this.head.length < this.headMax) this.head += s.slice(0, this.headMax - this.head.length);

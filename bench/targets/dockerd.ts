@@ -23,7 +23,8 @@ export async function ensureDockerd(log: (s: string) => void): Promise<string | 
   if (onPath('dockerd')) return null;
   log('dockerd not found: apt-get install -y --no-install-recommends docker.io …');
   const r = await run('apt-get', ['install', '-y', '--no-install-recommends', 'docker.io'], {
-    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, timeoutMs: 600_000,
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    timeoutMs: 600_000,
   });
   if (r.code !== 0 || !onPath('dockerd')) return `docker.io could not be installed: ${r.stderr.trim().split('\n').slice(-3).join(' ')}`;
   return null;
@@ -38,11 +39,20 @@ export class Dockerd implements DaemonUnderTest {
   private stopped: Promise<void> | null = null;
 
   /** `bridge`: an existing bridge for dockerd's default network, iptables on; otherwise no bridge. */
-  private constructor(readonly dir: string, private readonly bridge?: string) {}
+  private constructor(
+    readonly dir: string,
+    private readonly bridge?: string,
+  ) {}
 
-  get socket(): string { return join(this.dir, 'docker.sock'); }
-  get pid(): number { return this.child.pid!; }
-  get host(): string { return `unix://${this.socket}`; }
+  get socket(): string {
+    return join(this.dir, 'docker.sock');
+  }
+  get pid(): number {
+    return this.child.pid!;
+  }
+  get host(): string {
+    return `unix://${this.socket}`;
+  }
 
   private ctrdPid: number | null = null;
 
@@ -53,20 +63,27 @@ export class Dockerd implements DaemonUnderTest {
 
   private spawn(): void {
     const args = [
-      '--data-root', join(this.dir, 'data'),
-      '--exec-root', join(this.dir, 'exec'),
-      '-H', `unix://${this.socket}`,
-      '--pidfile', join(this.dir, 'docker.pid'),
-      '--config-file', join(this.dir, 'daemon.json'),
+      '--data-root',
+      join(this.dir, 'data'),
+      '--exec-root',
+      join(this.dir, 'exec'),
+      '-H',
+      `unix://${this.socket}`,
+      '--pidfile',
+      join(this.dir, 'docker.pid'),
+      '--config-file',
+      join(this.dir, 'daemon.json'),
       ...(this.bridge ? ['--bridge', this.bridge] : ['--bridge', 'none', '--iptables=false']),
     ];
     this.child = spawn('dockerd', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child.stdout!.on('data', (d) => this.output.push(d));
     this.child.stderr!.on('data', (d) => this.output.push(d));
-    this.exited = new Promise((res) => this.child.on('exit', (code, signal) => {
-      this.exitCode = code ?? (signal ? 128 : -1);
-      res();
-    }));
+    this.exited = new Promise((res) =>
+      this.child.on('exit', (code, signal) => {
+        this.exitCode = code ?? (signal ? 128 : -1);
+        res();
+      }),
+    );
   }
 
   static async start(opts: { bridge?: string } = {}): Promise<{ daemon: Dockerd; readyMs: number; marks: StartupMarks }> {
@@ -77,13 +94,19 @@ export class Dockerd implements DaemonUnderTest {
     const t0 = performance.now();
     try {
       daemon.spawn();
-      await waitForPing(daemon.socket, () => (daemon.exitCode !== null ? `dockerd exited with ${daemon.exitCode}:\n${daemon.output}` : null));
+      await waitForPing(daemon.socket, () =>
+        daemon.exitCode !== null ? `dockerd exited with ${daemon.exitCode}:\n${daemon.output}` : null,
+      );
     } catch (err) {
       await daemon.stop();
       throw err;
     }
     const readyMs = performance.now() - t0;
-    const marks = { ...startupMarks(daemon.output.head, spawnEpoch, readyMs), daemonCpu: cpuMs(daemon.pid), containerdCpu: cpuMs(daemon.containerdPid()) };
+    const marks = {
+      ...startupMarks(daemon.output.head, spawnEpoch, readyMs),
+      daemonCpu: cpuMs(daemon.pid),
+      containerdCpu: cpuMs(daemon.containerdPid()),
+    };
     return { daemon, readyMs, marks };
   }
 

@@ -14,12 +14,24 @@ export class Engined implements DaemonUnderTest {
 
   private constructor(readonly td: TestDaemon) {}
 
-  get dir(): string { return this.td.dir; }
-  get socket(): string { return this.td.socket; }
-  get host(): string { return this.td.host; }
-  get pid(): number { return this.td.pid; }
-  get execRoot(): string { return this.td.execRoot; }
-  get containerdSocket(): string { return join(this.td.execRoot, 'containerd', 'containerd.sock'); }
+  get dir(): string {
+    return this.td.dir;
+  }
+  get socket(): string {
+    return this.td.socket;
+  }
+  get host(): string {
+    return this.td.host;
+  }
+  get pid(): number {
+    return this.td.pid;
+  }
+  get execRoot(): string {
+    return this.td.execRoot;
+  }
+  get containerdSocket(): string {
+    return join(this.td.execRoot, 'containerd', 'containerd.sock');
+  }
 
   containerdPid(): number | null {
     return pidFromFile(join(this.td.execRoot, 'containerd', 'containerd.pid')) ?? childNamed(this.pid, 'containerd');
@@ -40,7 +52,11 @@ export class Engined implements DaemonUnderTest {
       throw err;
     }
     const readyMs = performance.now() - t0;
-    const marks = { ...startupMarks(td.output, spawnEpoch, readyMs), daemonCpu: cpuMs(daemon.pid), containerdCpu: cpuMs(daemon.containerdPid()) };
+    const marks = {
+      ...startupMarks(td.output, spawnEpoch, readyMs),
+      daemonCpu: cpuMs(daemon.pid),
+      containerdCpu: cpuMs(daemon.containerdPid()),
+    };
     return { daemon, readyMs, marks };
   }
 

@@ -42,7 +42,10 @@ function flatHeaders(headers: Record<string, string | string[] | number | undefi
  * handler: put back on a stream that has more to come, or kept for readBody when the body ended
  * (a stream cannot take data back after its end). Returns the body when it fits, else null.
  */
-async function peekBody(stream: NodeJS.ReadableStream & { unshift(chunk: Buffer): void }, keep: (body: Buffer) => void): Promise<Buffer | null> {
+async function peekBody(
+  stream: NodeJS.ReadableStream & { unshift(chunk: Buffer): void },
+  keep: (body: Buffer) => void,
+): Promise<Buffer | null> {
   const chunks: Buffer[] = [];
   let size = 0;
   let ended = false;
@@ -133,7 +136,12 @@ export interface AuthzSession {
  * Asks the authorizer about the request (throws its 403/500), then wraps `res` so the response is
  * held (up to 1 MiB, until the handler streams) and shown to the authorizer before it is sent.
  */
-export async function authorize(auth: RequestAuthorizer, req: IncomingMessage, res: ServerResponse, socket?: Socket): Promise<AuthzSession> {
+export async function authorize(
+  auth: RequestAuthorizer,
+  req: IncomingMessage,
+  res: ServerResponse,
+  socket?: Socket,
+): Promise<AuthzSession> {
   const who = identity(req.socket);
   let body: Buffer | null = null;
   if (isJson(req.headers['content-type'])) {
@@ -163,9 +171,19 @@ class HeldResponse implements AuthzSession {
   private size = 0;
   private streaming = false;
   private active = true;
-  private readonly original: { writeHead: ServerResponse['writeHead']; write: ServerResponse['write']; end: ServerResponse['end']; flushHeaders: ServerResponse['flushHeaders'] };
+  private readonly original: {
+    writeHead: ServerResponse['writeHead'];
+    write: ServerResponse['write'];
+    end: ServerResponse['end'];
+    flushHeaders: ServerResponse['flushHeaders'];
+  };
 
-  constructor(private readonly auth: RequestAuthorizer, private readonly request: AuthzRequest, private readonly res: ServerResponse, private readonly hijacked: boolean) {
+  constructor(
+    private readonly auth: RequestAuthorizer,
+    private readonly request: AuthzRequest,
+    private readonly res: ServerResponse,
+    private readonly hijacked: boolean,
+  ) {
     this.original = { writeHead: res.writeHead, write: res.write, end: res.end, flushHeaders: res.flushHeaders };
     const self = this;
     res.writeHead = function (this: ServerResponse, status: number, ...rest: unknown[]) {

@@ -14,15 +14,26 @@ const struct = (goType: string, fields: Record<string, Kind>): Kind => ({ struct
 
 /** POST /containers/{id}/exec: container.ExecOptions. */
 export const EXEC_OPTIONS: Record<string, Kind> = {
-  User: str, Privileged: bool, Tty: bool, ConsoleSize: consoleSize, AttachStdin: bool, AttachStderr: bool,
-  AttachStdout: bool, Detach: bool, DetachKeys: str, Env: strings, WorkingDir: str, Cmd: strings,
+  User: str,
+  Privileged: bool,
+  Tty: bool,
+  ConsoleSize: consoleSize,
+  AttachStdin: bool,
+  AttachStderr: bool,
+  AttachStdout: bool,
+  Detach: bool,
+  DetachKeys: str,
+  Env: strings,
+  WorkingDir: str,
+  Cmd: strings,
 };
 
 /** POST /exec/{id}/start: container.ExecStartOptions. */
 export const EXEC_START_OPTIONS: Record<string, Kind> = { Detach: bool, Tty: bool, ConsoleSize: consoleSize };
 
 const ipam = struct('network.IPAM', {
-  Driver: str, Options: stringMap,
+  Driver: str,
+  Options: stringMap,
   Config: {
     array: struct('network.IPAMConfig', { Subnet: str, IPRange: str, Gateway: str, AuxiliaryAddresses: stringMap }),
     goType: '[]network.IPAMConfig',
@@ -31,9 +42,20 @@ const ipam = struct('network.IPAM', {
 
 /** POST /networks/create: network.CreateRequest. */
 export const NETWORK_CREATE: Record<string, Kind> = {
-  Name: str, CheckDuplicate: bool, Driver: str, Scope: str, EnableIPv4: bool, EnableIPv6: bool, IPAM: ipam,
-  Internal: bool, Attachable: bool, Ingress: bool, ConfigOnly: bool,
-  ConfigFrom: struct('network.ConfigReference', { Network: str }), Options: stringMap, Labels: stringMap,
+  Name: str,
+  CheckDuplicate: bool,
+  Driver: str,
+  Scope: str,
+  EnableIPv4: bool,
+  EnableIPv6: bool,
+  IPAM: ipam,
+  Internal: bool,
+  Attachable: bool,
+  Ingress: bool,
+  ConfigOnly: bool,
+  ConfigFrom: struct('network.ConfigReference', { Network: str }),
+  Options: stringMap,
+  Labels: stringMap,
 };
 
 const endpointSettings = (NETWORKING_CONFIG.EndpointsConfig as { map: Kind }).map;
@@ -46,7 +68,13 @@ export const NETWORK_DISCONNECT: Record<string, Kind> = { Container: str, Force:
 
 /** POST /auth and the old push body: registry.AuthConfig (its JSON names are lower case). */
 export const AUTH_CONFIG: Record<string, Kind> = {
-  username: str, password: str, auth: str, email: str, serveraddress: str, identitytoken: str, registrytoken: str,
+  username: str,
+  password: str,
+  auth: str,
+  email: str,
+  serveraddress: str,
+  identitytoken: str,
+  registrytoken: str,
 };
 
 /** POST /commit: container.Config. */

@@ -12,7 +12,15 @@ test('statuses by parser error code; every message says what was wrong', () => {
   assert.equal(clientErrorAnswer(parserError('HPE_HEADER_OVERFLOW')).status, 431);
   assert.equal(clientErrorAnswer(parserError('HPE_CHUNK_EXTENSIONS_OVERFLOW')).status, 413);
   assert.equal(clientErrorAnswer(parserError('ERR_HTTP_REQUEST_TIMEOUT')).status, 408);
-  for (const code of ['HPE_INVALID_CHUNK_SIZE', 'HPE_INVALID_TRANSFER_ENCODING', 'HPE_INVALID_VERSION', 'HPE_INVALID_METHOD', 'HPE_INVALID_EOF_STATE', 'HPE_INVALID_CONTENT_LENGTH', 'HPE_SOMETHING_NEW']) {
+  for (const code of [
+    'HPE_INVALID_CHUNK_SIZE',
+    'HPE_INVALID_TRANSFER_ENCODING',
+    'HPE_INVALID_VERSION',
+    'HPE_INVALID_METHOD',
+    'HPE_INVALID_EOF_STATE',
+    'HPE_INVALID_CONTENT_LENGTH',
+    'HPE_SOMETHING_NEW',
+  ]) {
     const a = clientErrorAnswer(parserError(code, 'Something odd'));
     assert.equal(a.status, 400, code);
     assert.match(a.message, /^bad request: ./, code);

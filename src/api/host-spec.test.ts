@@ -67,7 +67,8 @@ describe('parseHostSpec', () => {
     it(`refuses ${JSON.stringify(input)}`, () => {
       assert.throws(
         () => parseHostSpec(input, false),
-        (err: unknown) => err instanceof EngineError && err.code === 'INVALID_PARAMETER' && message.test(err.message) && err.message.includes(input),
+        (err: unknown) =>
+          err instanceof EngineError && err.code === 'INVALID_PARAMETER' && message.test(err.message) && err.message.includes(input),
       );
     });
   }

@@ -9,7 +9,9 @@ import { sendJsonList } from './http.ts';
 const slowItem = (i: number, ms: number) => ({
   toJSON() {
     const until = performance.now() + ms;
-    while (performance.now() < until) { /* busy: the cost of a big object */ }
+    while (performance.now() < until) {
+      /* busy: the cost of a big object */
+    }
     return { i, labels: { a: String(i) } };
   },
 });
@@ -34,12 +36,14 @@ test('sendJsonList lets other work run while it serialises a long list, and send
     setTimeout(tick, 1);
     const started = performance.now();
     const body = await new Promise<string>((resolve, reject) => {
-      http.get({ host: '127.0.0.1', port, path: '/' }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d) => (text += d));
-        res.on('end', () => resolve(text));
-      }).on('error', reject);
+      http
+        .get({ host: '127.0.0.1', port, path: '/' }, (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (d) => (text += d));
+          res.on('end', () => resolve(text));
+        })
+        .on('error', reject);
     });
     ticking = false;
     assert.equal(body, JSON.stringify(items));

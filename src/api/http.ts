@@ -150,10 +150,17 @@ export class Query {
     } catch (err) {
       throw invalidParameter(`invalid filter: ${(err as Error).message}`);
     }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw invalidParameter('invalid filter: expected a JSON object');
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+      throw invalidParameter('invalid filter: expected a JSON object');
     for (const [k, v] of Object.entries(parsed as Record<string, unknown>)) {
       if (Array.isArray(v)) out.set(k, v.map(String));
-      else if (v && typeof v === 'object') out.set(k, Object.entries(v as Record<string, unknown>).filter(([, on]) => on).map(([val]) => val));
+      else if (v && typeof v === 'object')
+        out.set(
+          k,
+          Object.entries(v as Record<string, unknown>)
+            .filter(([, on]) => on)
+            .map(([val]) => val),
+        );
       else throw invalidParameter(`invalid filter: value of ${k} must be a list`);
     }
     return out;

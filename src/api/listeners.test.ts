@@ -49,7 +49,9 @@ function options(overrides: Partial<ListenerOptions> & { seen?: Seen[] } = {}): 
   };
 }
 
-function request(opts: http.RequestOptions & { tls?: boolean; ca?: Buffer; cert?: Buffer; key?: Buffer }): Promise<{ status: number; body: string }> {
+function request(
+  opts: http.RequestOptions & { tls?: boolean; ca?: Buffer; cert?: Buffer; key?: Buffer },
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = (opts.tls ? https : http).request({ agent: false, ...opts }, (res) => {
       let body = '';
@@ -92,7 +94,11 @@ describe('unix listener', () => {
       assert.equal(st.uid, process.getuid!());
       assert.equal(st.gid, process.getgid!());
       assert.ok(
-        lines.some((x) => x.level === 'warning' && x.msg === `could not change group ${path} to engine-test-no-such-group: group engine-test-no-such-group not found`),
+        lines.some(
+          (x) =>
+            x.level === 'warning' &&
+            x.msg === `could not change group ${path} to engine-test-no-such-group: group engine-test-no-such-group not found`,
+        ),
         JSON.stringify(lines),
       );
       assert.ok(lines.some((x) => x.level === 'info' && x.msg === `API listen on unix://${path}`));
@@ -106,7 +112,10 @@ describe('unix listener', () => {
   });
 
   it('gives the socket to an existing group', async () => {
-    const other = readFileSync('/etc/group', 'utf8').split('\n').map((l) => l.split(':')).find((f) => f.length >= 3 && Number(f[2]) !== process.getgid!());
+    const other = readFileSync('/etc/group', 'utf8')
+      .split('\n')
+      .map((l) => l.split(':'))
+      .find((f) => f.length >= 3 && Number(f[2]) !== process.getgid!());
     assert.ok(other, 'need a second group in /etc/group');
     const [name, , gid] = other;
     assert.equal(await lookupGroup(name!), Number(gid));
@@ -195,7 +204,13 @@ describe('tcp listener', () => {
     const unixPath = join(dir, 'rollback.sock');
     try {
       await assert.rejects(
-        openListeners([{ kind: 'unix', path: unixPath }, { kind: 'tcp', host: '127.0.0.1', port, prefix: '' }], options()),
+        openListeners(
+          [
+            { kind: 'unix', path: unixPath },
+            { kind: 'tcp', host: '127.0.0.1', port, prefix: '' },
+          ],
+          options(),
+        ),
         new RegExp(`can't listen on tcp://127.0.0.1:${port}: .*EADDRINUSE`),
       );
       assert.equal(existsSync(unixPath), false, 'the unix listener opened first is closed again');
@@ -226,7 +241,9 @@ describe('tcp listener', () => {
       await assert.rejects(request({ host: '127.0.0.1', port, path: '/new' }), /ECONNREFUSED/);
       finish();
       assert.deepEqual(await pending, { status: 200, body: 'late' });
-      const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error('close() still waits on the idle keep-alive connection')), 3000).unref());
+      const timeout = new Promise((_, reject) =>
+        setTimeout(() => reject(new Error('close() still waits on the idle keep-alive connection')), 3000).unref(),
+      );
       await Promise.race([closing, timeout]);
     } finally {
       agent.destroy();
@@ -270,12 +287,43 @@ describe('tls listener', () => {
     mkdirSync(d, { recursive: true });
     const key = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
     const ca = (name: string) =>
-      ssl('req', '-x509', ...key, '-keyout', `${name}-key.pem`, '-out', `${name}.pem`, '-days', '1', '-subj', `/CN=${name}`,
-        '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+      ssl(
+        'req',
+        '-x509',
+        ...key,
+        '-keyout',
+        `${name}-key.pem`,
+        '-out',
+        `${name}.pem`,
+        '-days',
+        '1',
+        '-subj',
+        `/CN=${name}`,
+        '-addext',
+        'basicConstraints=critical,CA:TRUE',
+        '-addext',
+        'keyUsage=critical,keyCertSign,cRLSign',
+      );
     const leaf = (name: string, signer: string, ext: string) => {
       ssl('req', ...key, '-keyout', `${name}-key.pem`, '-out', `${name}.csr`, '-subj', `/CN=${name}`);
       execFileSync('sh', ['-c', `printf '%s\\n' '${ext}' > ${name}.ext`], { cwd: d });
-      ssl('x509', '-req', '-in', `${name}.csr`, '-CA', `${signer}.pem`, '-CAkey', `${signer}-key.pem`, '-CAcreateserial', '-out', `${name}.pem`, '-days', '1', '-extfile', `${name}.ext`);
+      ssl(
+        'x509',
+        '-req',
+        '-in',
+        `${name}.csr`,
+        '-CA',
+        `${signer}.pem`,
+        '-CAkey',
+        `${signer}-key.pem`,
+        '-CAcreateserial',
+        '-out',
+        `${name}.pem`,
+        '-days',
+        '1',
+        '-extfile',
+        `${name}.ext`,
+      );
     };
     ca('ca');
     ca('rogue-ca');
@@ -284,16 +332,25 @@ describe('tls listener', () => {
     leaf('rogue', 'rogue-ca', 'extendedKeyUsage=clientAuth');
     const p = (f: string) => join(d, f);
     certs = {
-      ca: p('ca.pem'), serverCert: p('server.pem'), serverKey: p('server-key.pem'),
-      clientCert: p('client.pem'), clientKey: p('client-key.pem'), rogueCert: p('rogue.pem'), rogueKey: p('rogue-key.pem'),
+      ca: p('ca.pem'),
+      serverCert: p('server.pem'),
+      serverKey: p('server-key.pem'),
+      clientCert: p('client.pem'),
+      clientKey: p('client-key.pem'),
+      rogueCert: p('rogue.pem'),
+      rogueKey: p('rogue-key.pem'),
     };
   });
 
   it('with verify, refuses clients without a certificate or with a foreign one, and accepts a CA-signed one', async () => {
     const seen: Seen[] = [];
-    const listeners = await openListeners([parseHostSpec('tcp://127.0.0.1:0', true)], options({
-      seen, tls: { cert: certs.serverCert, key: certs.serverKey, ca: certs.ca, verify: true },
-    }));
+    const listeners = await openListeners(
+      [parseHostSpec('tcp://127.0.0.1:0', true)],
+      options({
+        seen,
+        tls: { cert: certs.serverCert, key: certs.serverKey, ca: certs.ca, verify: true },
+      }),
+    );
     try {
       const server = listeners[0]!.server;
       assert.ok(server instanceof https.Server);
@@ -311,9 +368,13 @@ describe('tls listener', () => {
 
   it('without verify, accepts clients without a certificate', async () => {
     const { log, lines } = captureLog();
-    const listeners = await openListeners([parseHostSpec('tcp://127.0.0.1:0', true)], options({
-      log, tls: { cert: certs.serverCert, key: certs.serverKey, ca: join(dir, 'absent-ca.pem'), verify: false }, // CA unused without verify
-    }));
+    const listeners = await openListeners(
+      [parseHostSpec('tcp://127.0.0.1:0', true)],
+      options({
+        log,
+        tls: { cert: certs.serverCert, key: certs.serverKey, ca: join(dir, 'absent-ca.pem'), verify: false }, // CA unused without verify
+      }),
+    );
     try {
       const port = (listeners[0]!.server.address() as net.AddressInfo).port;
       assert.deepEqual(await request({ tls: true, host: '127.0.0.1', port, path: '/', ca: read(certs.ca) }), { status: 200, body: 'ok ' });
@@ -326,17 +387,23 @@ describe('tls listener', () => {
   });
 
   it('negotiates TLS 1.0 with an old client (spec: TLS 1.0 and later) and TLS 1.3 with a new one', async () => {
-    const listeners = await openListeners([parseHostSpec('tcp://127.0.0.1:0', true)], options({
-      tls: { cert: certs.serverCert, key: certs.serverKey, verify: false },
-    }));
+    const listeners = await openListeners(
+      [parseHostSpec('tcp://127.0.0.1:0', true)],
+      options({
+        tls: { cert: certs.serverCert, key: certs.serverKey, verify: false },
+      }),
+    );
     try {
       const port = (listeners[0]!.server.address() as net.AddressInfo).port;
       const negotiate = (version: tls.SecureVersion) =>
         new Promise<string | null>((resolve, reject) => {
-          const c = tls.connect({ host: '127.0.0.1', port, ca: read(certs.ca), minVersion: version, maxVersion: version, ciphers: 'DEFAULT:@SECLEVEL=0' }, () => {
-            resolve(c.getProtocol());
-            c.end();
-          });
+          const c = tls.connect(
+            { host: '127.0.0.1', port, ca: read(certs.ca), minVersion: version, maxVersion: version, ciphers: 'DEFAULT:@SECLEVEL=0' },
+            () => {
+              resolve(c.getProtocol());
+              c.end();
+            },
+          );
           c.on('error', reject);
         });
       assert.equal(await negotiate('TLSv1'), 'TLSv1');
@@ -348,9 +415,12 @@ describe('tls listener', () => {
 
   it('serves plain HTTP on a unix socket next to a TLS TCP listener', async () => {
     const path = join(dir, 'tls-sibling.sock');
-    const listeners = await openListeners([{ kind: 'unix', path }, parseHostSpec('tcp://127.0.0.1:0', true)], options({
-      tls: { cert: certs.serverCert, key: certs.serverKey, ca: certs.ca, verify: true },
-    }));
+    const listeners = await openListeners(
+      [{ kind: 'unix', path }, parseHostSpec('tcp://127.0.0.1:0', true)],
+      options({
+        tls: { cert: certs.serverCert, key: certs.serverKey, ca: certs.ca, verify: true },
+      }),
+    );
     try {
       assert.ok(!(listeners[0]!.server instanceof https.Server));
       assert.ok(listeners[1]!.server instanceof https.Server);
@@ -362,7 +432,10 @@ describe('tls listener', () => {
 
   it('names a missing certificate file', async () => {
     await assert.rejects(
-      openListeners([parseHostSpec('tcp://127.0.0.1:0', true)], options({ tls: { cert: join(dir, 'nope.pem'), key: certs.serverKey, verify: false } })),
+      openListeners(
+        [parseHostSpec('tcp://127.0.0.1:0', true)],
+        options({ tls: { cert: join(dir, 'nope.pem'), key: certs.serverKey, verify: false } }),
+      ),
       /could not read TLS certificate .*nope\.pem/,
     );
   });
@@ -372,7 +445,9 @@ describe('fd listener (systemd socket activation)', () => {
   let script: string;
   before(async () => {
     script = join(dir, 'activated.mjs');
-    await writeFile(script, `
+    await writeFile(
+      script,
+      `
       import { openListeners } from ${JSON.stringify(LISTENERS_MODULE)};
       import { Logger } from ${JSON.stringify(LOG_MODULE)};
       const log = new Logger({ level: 'info', format: 'text', raw: false }, {}, process.stderr);
@@ -386,7 +461,8 @@ describe('fd listener (systemd socket activation)', () => {
         process.stdout.write(JSON.stringify({ error: err.message }) + '\\n');
         process.exit(3);
       }
-    `);
+    `,
+    );
   });
 
   async function activated(name: string): Promise<{ child: ChildProcess; port: number; first: Record<string, unknown> }> {
@@ -431,7 +507,11 @@ describe('fd listener (systemd socket activation)', () => {
 
   it('without activation variables (or for another pid) there are no sockets', async () => {
     const missing = /^Error: no sockets found via socket activation: make sure the service was started by systemd$/;
-    for (const env of [{}, { LISTEN_PID: String(process.pid + 1), LISTEN_FDS: '1' }, { LISTEN_PID: String(process.pid), LISTEN_FDS: '0' }]) {
+    for (const env of [
+      {},
+      { LISTEN_PID: String(process.pid + 1), LISTEN_FDS: '1' },
+      { LISTEN_PID: String(process.pid), LISTEN_FDS: '0' },
+    ]) {
       for (const name of ['', '3']) {
         const e: NodeJS.ProcessEnv = { ...env };
         await assert.rejects(openListeners([{ kind: 'fd', name }], options({ env: e })), (err: Error) => missing.test(String(err)));

@@ -51,7 +51,9 @@ const FIRST_ACTIVATION_FD = 3; // SD_LISTEN_FDS_START
 
 export async function openListeners(specs: ListenSpec[], opts: ListenerOptions): Promise<OpenListener[]> {
   const tlsOptions = opts.tls ? loadTls(opts.tls) : undefined;
-  const fdsBySpec = specs.some((s) => s.kind === 'fd') ? pickActivationFds(specs, opts.env ?? process.env) : new Map<ListenSpec, number[]>();
+  const fdsBySpec = specs.some((s) => s.kind === 'fd')
+    ? pickActivationFds(specs, opts.env ?? process.env)
+    : new Map<ListenSpec, number[]>();
   const opened: OpenListener[] = [];
   try {
     for (const spec of specs) {
@@ -121,7 +123,10 @@ function createServer(spec: ListenSpec, prefix: string, opts: ListenerOptions, t
   server.on('request', (req, res) => {
     // A keep-alive connection whose request finishes after close() began must not linger idle.
     if (closing) res.shouldKeepAlive = false;
-    else res.once('finish', () => { if (closing) setImmediate(() => server.closeIdleConnections()); });
+    else
+      res.once('finish', () => {
+        if (closing) setImmediate(() => server.closeIdleConnections());
+      });
     opts.onRequest(req, res, prefix);
   });
   server.on('upgrade', (req, socket, head) => opts.onUpgrade(req, socket, head, prefix));
@@ -234,7 +239,9 @@ async function clearStaleSocket(path: string): Promise<void> {
   }
   if (!st.isSocket()) throw new Error(`can't create unix socket ${path}: the path exists and is not a socket`);
   if (await socketAnswers(path)) {
-    throw new Error(`can't create unix socket ${path}: listen unix ${path}: bind: address already in use (another daemon is serving on it)`);
+    throw new Error(
+      `can't create unix socket ${path}: listen unix ${path}: bind: address already in use (another daemon is serving on it)`,
+    );
   }
   await unlink(path).catch((err: NodeJS.ErrnoException) => {
     if (err.code !== 'ENOENT') throw err;
@@ -277,7 +284,11 @@ export async function lookupGroup(name: string, groupFile = '/etc/group'): Promi
 // ---------------------------------------------------------------------------------------------
 // tcp
 
-async function openTcp(spec: Extract<ListenSpec, { kind: 'tcp' }>, opts: ListenerOptions, tlsOptions?: https.ServerOptions): Promise<OpenListener> {
+async function openTcp(
+  spec: Extract<ListenSpec, { kind: 'tcp' }>,
+  opts: ListenerOptions,
+  tlsOptions?: https.ServerOptions,
+): Promise<OpenListener> {
   const { server, close, closeAllConnections } = createServer(spec, spec.prefix, opts, tlsOptions);
   await listen(server, { host: spec.host, port: spec.port }).catch((err: Error) => {
     throw new Error(`can't listen on ${formatListenSpec(spec)}: ${err.message}`, { cause: err });
@@ -285,7 +296,10 @@ async function openTcp(spec: Extract<ListenSpec, { kind: 'tcp' }>, opts: Listene
   const bound = server.address() as net.AddressInfo;
   const address = formatListenSpec({ ...spec, host: bound.address, port: bound.port });
   if (!opts.tls) warnPlainTcp(opts.log, address);
-  else if (!opts.tls.verify) opts.log.warn('TLS without client certificate verification: anyone who can reach this address controls the daemon; use --tlsverify', { host: address });
+  else if (!opts.tls.verify)
+    opts.log.warn('TLS without client certificate verification: anyone who can reach this address controls the daemon; use --tlsverify', {
+      host: address,
+    });
   return { spec, address, server, closeAllConnections, close: () => close() };
 }
 
@@ -344,7 +358,12 @@ function activationFds(env: NodeJS.ProcessEnv): number[] {
   return Array.from({ length: Number(countText) }, (_, i) => FIRST_ACTIVATION_FD + i);
 }
 
-async function openFd(spec: Extract<ListenSpec, { kind: 'fd' }>, fd: number, opts: ListenerOptions, tlsOptions?: https.ServerOptions): Promise<OpenListener> {
+async function openFd(
+  spec: Extract<ListenSpec, { kind: 'fd' }>,
+  fd: number,
+  opts: ListenerOptions,
+  tlsOptions?: https.ServerOptions,
+): Promise<OpenListener> {
   const { server, close, closeAllConnections } = createServer(spec, '', opts, tlsOptions);
   await listen(server, { fd } as net.ListenOptions).catch((err: Error) => {
     throw new Error(`failed to listen on systemd activated file: fd ${fd}: ${err.message}`, { cause: err });

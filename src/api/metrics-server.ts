@@ -16,7 +16,11 @@ export function parseMetricsAddr(addr: string): { host: string; port: number } {
   return { host: m[1] ?? (m[2] || '0.0.0.0'), port };
 }
 
-export async function startMetricsServer(addr: string, source: MetricsSource, log: Pick<Logger, 'info' | 'warn'>): Promise<{ close(): Promise<void> }> {
+export async function startMetricsServer(
+  addr: string,
+  source: MetricsSource,
+  log: Pick<Logger, 'info' | 'warn'>,
+): Promise<{ close(): Promise<void> }> {
   const { host, port } = parseMetricsAddr(addr);
   const server: Server = createServer((req, res) => {
     if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {

@@ -6,7 +6,9 @@ import { invalidParameter } from '../errors.ts';
 import { Query } from './http.ts';
 
 /** The names of a path's `{name}` / `{name*}` parameters, as a union of string literals. */
-type ParamNames<P extends string> = P extends `${string}{${infer N}}${infer Rest}` ? (N extends `${infer M}*` ? M : N) | ParamNames<Rest> : never;
+type ParamNames<P extends string> = P extends `${string}{${infer N}}${infer Rest}`
+  ? (N extends `${infer M}*` ? M : N) | ParamNames<Rest>
+  : never;
 
 /**
  * A route's parameters, typed from its path: `/containers/{id}/json` gives `{ id: string }`, so a
@@ -53,11 +55,21 @@ export class Router {
     this.routes.push({ method, pattern, names, handler });
     return this;
   }
-  get<P extends string>(path: P, handler: Handler<PathParams<P>>): this { return this.add('GET', path, handler); }
-  post<P extends string>(path: P, handler: Handler<PathParams<P>>): this { return this.add('POST', path, handler); }
-  put<P extends string>(path: P, handler: Handler<PathParams<P>>): this { return this.add('PUT', path, handler); }
-  delete<P extends string>(path: P, handler: Handler<PathParams<P>>): this { return this.add('DELETE', path, handler); }
-  head<P extends string>(path: P, handler: Handler<PathParams<P>>): this { return this.add('HEAD', path, handler); }
+  get<P extends string>(path: P, handler: Handler<PathParams<P>>): this {
+    return this.add('GET', path, handler);
+  }
+  post<P extends string>(path: P, handler: Handler<PathParams<P>>): this {
+    return this.add('POST', path, handler);
+  }
+  put<P extends string>(path: P, handler: Handler<PathParams<P>>): this {
+    return this.add('PUT', path, handler);
+  }
+  delete<P extends string>(path: P, handler: Handler<PathParams<P>>): this {
+    return this.add('DELETE', path, handler);
+  }
+  head<P extends string>(path: P, handler: Handler<PathParams<P>>): this {
+    return this.add('HEAD', path, handler);
+  }
 
   /** Finds the handler; `pathExists` tells a 404 (no such path) from a 405 (wrong method). */
   match(method: string, path: string): { handler: Handler<any>; params: Record<string, string> } | { handler: null; pathExists: boolean } {

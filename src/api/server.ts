@@ -113,7 +113,10 @@ export class ApiServer {
         throw new EngineError('INVALID_PARAMETER', `client version ${version} is too new. Maximum supported API version is ${API_VERSION}`);
       }
       if (compareVersions(version, MIN_API_VERSION) < 0) {
-        throw new EngineError('INVALID_PARAMETER', `client version ${version} is too old. Minimum supported API version is ${MIN_API_VERSION}, please upgrade your client to a newer version`);
+        throw new EngineError(
+          'INVALID_PARAMETER',
+          `client version ${version} is too old. Minimum supported API version is ${MIN_API_VERSION}, please upgrade your client to a newer version`,
+        );
       }
     } else if (/^\/v[0-9][^/]*\//.test(path)) {
       throw new EngineError('INVALID_PARAMETER', `malformed API version in path ${JSON.stringify(path.split('/')[1])}`);
@@ -128,7 +131,14 @@ export class ApiServer {
       }
       throw new EngineError('NOT_FOUND', 'page not found');
     }
-    const ctx: RequestContext = { req, res, params: found.params, query: new Query(url.searchParams), version, ...(socket ? { socket } : {}) };
+    const ctx: RequestContext = {
+      req,
+      res,
+      params: found.params,
+      query: new Query(url.searchParams),
+      version,
+      ...(socket ? { socket } : {}),
+    };
     const auth = this.opts.authorizer;
     const session = auth?.enabled ? await authorize(auth, req, res, socket) : undefined;
     try {
@@ -150,7 +160,14 @@ export class ApiServer {
       res.destroy();
       return;
     }
-    if (status >= 500) this.log.error('handler error', { method: req.method, uri: req.url, status, error: message, stack: err instanceof EngineError ? undefined : (err as Error)?.stack });
+    if (status >= 500)
+      this.log.error('handler error', {
+        method: req.method,
+        uri: req.url,
+        status,
+        error: message,
+        stack: err instanceof EngineError ? undefined : (err as Error)?.stack,
+      });
     else this.log.debug('handler error', { method: req.method, uri: req.url, status, error: message });
     if (res.headersSent) {
       // Mid-stream failure: the status line is gone; the stream's own error framing (if any) was the

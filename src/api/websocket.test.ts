@@ -8,8 +8,14 @@ function clientFrame(opcode: number, payload: Buffer, fin = true): Buffer {
   const mask = randomBytes(4);
   const len = payload.length;
   const head = len < 126 ? Buffer.from([0, 0x80 | len]) : len < 65536 ? Buffer.alloc(4) : Buffer.alloc(10);
-  if (len >= 126 && len < 65536) { head[1] = 0x80 | 126; head.writeUInt16BE(len, 2); }
-  if (len >= 65536) { head[1] = 0x80 | 127; head.writeBigUInt64BE(BigInt(len), 2); }
+  if (len >= 126 && len < 65536) {
+    head[1] = 0x80 | 126;
+    head.writeUInt16BE(len, 2);
+  }
+  if (len >= 65536) {
+    head[1] = 0x80 | 127;
+    head.writeBigUInt64BE(BigInt(len), 2);
+  }
   head[0] = (fin ? 0x80 : 0) | opcode;
   const body = Buffer.from(payload.map((b, i) => b ^ mask[i & 3]!));
   return Buffer.concat([head, mask, body]);
@@ -40,9 +46,20 @@ describe('websocket framing', () => {
     ]);
     const got = [];
     for (let i = 0; i < whole.length; i += 1000) got.push(...p.push(whole.subarray(i, i + 1000)));
-    assert.deepEqual(got.map((m) => [m.opcode, m.payload.length]), [[OP.ping, 1], [OP.text, 5], [OP.binary, 70000], [OP.close, 2]]);
+    assert.deepEqual(
+      got.map((m) => [m.opcode, m.payload.length]),
+      [
+        [OP.ping, 1],
+        [OP.text, 5],
+        [OP.binary, 70000],
+        [OP.close, 2],
+      ],
+    );
     assert.equal(got[1]!.payload.toString(), 'hello');
-    assert.equal(got[2]!.payload.every((b) => b === 7), true);
+    assert.equal(
+      got[2]!.payload.every((b) => b === 7),
+      true,
+    );
     assert.throws(() => new FrameParser().push(Buffer.from([0x82, 0x01, 0x41])), ProtocolError);
   });
 });

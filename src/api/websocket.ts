@@ -11,7 +11,9 @@ export const OP = { continuation: 0x0, text: 0x1, binary: 0x2, close: 0x8, ping:
 const MAX_MESSAGE = 16 * 1024 * 1024;
 
 export function acceptKey(key: string): string {
-  return createHash('sha1').update(key + GUID).digest('base64');
+  return createHash('sha1')
+    .update(key + GUID)
+    .digest('base64');
 }
 
 /** Whether the request is a usable websocket upgrade (RFC 6455 §4.2.1). */

@@ -28,7 +28,10 @@ export class HelpRequested extends Error {
     super('help requested');
   }
   usage(cmd: string): string {
-    const flags = this.specs.map((s) => `  ${s.short ? `-${s.short}, ` : '    '}--${s.name}${s.kind === 'bool' ? '' : s.kind === 'list' ? ' list' : s.kind === 'int' ? ' int' : ' string'}`);
+    const flags = this.specs.map(
+      (s) =>
+        `  ${s.short ? `-${s.short}, ` : '    '}--${s.name}${s.kind === 'bool' ? '' : s.kind === 'list' ? ' list' : s.kind === 'int' ? ' int' : ' string'}`,
+    );
     return `Usage:  engine ${cmd} [OPTIONS]${flags.length ? `\n\nOptions:\n${flags.join('\n')}` : ''}\n`;
   }
 }
@@ -48,14 +51,16 @@ export function parseArgs(argv: string[], specs: FlagSpec[], interspersed = true
     if (s.kind === 'bool') {
       if (value === undefined || value === 'true' || value === '1') flags.set(s.name, true);
       else if (value === 'false' || value === '0') flags.set(s.name, false);
-      else throw new UsageError(`invalid argument "${value}" for "--${s.name}" flag: strconv.ParseBool: parsing "${value}": invalid syntax`);
+      else
+        throw new UsageError(`invalid argument "${value}" for "--${s.name}" flag: strconv.ParseBool: parsing "${value}": invalid syntax`);
       return;
     }
     const v = value ?? next();
     if (s.kind === 'list') flags.set(s.name, [...((flags.get(s.name) as string[] | undefined) ?? []), v]);
     else if (s.kind === 'int') {
       const n = Number(v);
-      if (!/^-?\d+$/.test(v) || !Number.isSafeInteger(n)) throw new UsageError(`invalid argument "${v}" for "--${s.name}" flag: strconv.ParseInt: parsing "${v}": invalid syntax`);
+      if (!/^-?\d+$/.test(v) || !Number.isSafeInteger(n))
+        throw new UsageError(`invalid argument "${v}" for "--${s.name}" flag: strconv.ParseInt: parsing "${v}": invalid syntax`);
       flags.set(s.name, n);
     } else flags.set(s.name, v);
   };
@@ -127,11 +132,24 @@ export class Flags {
 }
 
 /** Parses and wraps; with min/max positional counts checked in docker's words. */
-export function flagsOf(cmd: string, argv: string[], specs: FlagSpec[], opts: { interspersed?: boolean; min?: number; max?: number } = {}): Flags {
+export function flagsOf(
+  cmd: string,
+  argv: string[],
+  specs: FlagSpec[],
+  opts: { interspersed?: boolean; min?: number; max?: number } = {},
+): Flags {
   const f = new Flags(parseArgs(argv, specs, opts.interspersed ?? true));
   const n = f.args.length;
-  if (opts.min !== undefined && n < opts.min) throw new UsageError(`"engine ${cmd}" requires ${opts.min === opts.max ? 'exactly' : 'at least'} ${opts.min} argument${opts.min === 1 ? '' : 's'}.`);
-  if (opts.max !== undefined && n > opts.max) throw new UsageError(opts.max === 0 ? `"engine ${cmd}" accepts no arguments.` : `"engine ${cmd}" requires at most ${opts.max} argument${opts.max === 1 ? '' : 's'}.`);
+  if (opts.min !== undefined && n < opts.min)
+    throw new UsageError(
+      `"engine ${cmd}" requires ${opts.min === opts.max ? 'exactly' : 'at least'} ${opts.min} argument${opts.min === 1 ? '' : 's'}.`,
+    );
+  if (opts.max !== undefined && n > opts.max)
+    throw new UsageError(
+      opts.max === 0
+        ? `"engine ${cmd}" accepts no arguments.`
+        : `"engine ${cmd}" requires at most ${opts.max} argument${opts.max === 1 ? '' : 's'}.`,
+    );
   return f;
 }
 

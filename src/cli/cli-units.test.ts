@@ -16,14 +16,21 @@ import { compile, TemplateError } from './template.ts';
 import { collect } from '../client/streams.ts';
 
 test('flags: combined shorts, attached values, =values, repeats, -- and stopping at the image', () => {
-  const p = parseArgs(['-it', '-p80:80', '-p', '81:81', '--name=x', '-e', 'A=1', '--rm', 'busybox', '-c', 'ls', '--', 'x'], RUN_FLAGS, false);
+  const p = parseArgs(
+    ['-it', '-p80:80', '-p', '81:81', '--name=x', '-e', 'A=1', '--rm', 'busybox', '-c', 'ls', '--', 'x'],
+    RUN_FLAGS,
+    false,
+  );
   const f = new Flags(p);
   assert.equal(f.bool('interactive'), true);
   assert.equal(f.bool('tty'), true);
   assert.deepEqual(f.list('publish'), ['80:80', '81:81']);
   assert.equal(f.str('name'), 'x');
   assert.deepEqual(f.args, ['busybox', '-c', 'ls', '--', 'x']);
-  assert.throws(() => parseArgs(['--nope'], RUN_FLAGS), (e: unknown) => e instanceof UsageError && /unknown flag: --nope/.test(e.message));
+  assert.throws(
+    () => parseArgs(['--nope'], RUN_FLAGS),
+    (e: unknown) => e instanceof UsageError && /unknown flag: --nope/.test(e.message),
+  );
   assert.throws(() => parseArgs(['--name'], RUN_FLAGS), /flag needs an argument: --name/);
   assert.equal(new Flags(parseArgs(['--rm=false'], RUN_FLAGS)).bool('rm'), false);
   assert.deepEqual(filtersOf(['label=a', 'label=b', 'status=exited']), { label: ['a', 'b'], status: ['exited'] });
@@ -41,14 +48,61 @@ test('templates: fields, json, index, join, if/else, range, printf, table header
   const t = compile('table {{.ID}}\\t{{.Names}}');
   assert.equal(t.table, true);
   assert.equal(t.header({ ID: 'CONTAINER ID', Names: 'NAMES' }), 'CONTAINER ID\tNAMES');
-  assert.throws(() => compile('{{nosuch .Name}}').render(dot), (e: unknown) => e instanceof TemplateError && /function "nosuch" not defined/.test(e.message));
+  assert.throws(
+    () => compile('{{nosuch .Name}}').render(dot),
+    (e: unknown) => e instanceof TemplateError && /function "nosuch" not defined/.test(e.message),
+  );
 });
 
 test('run flags become the create body: ports, env, volumes, resources, restart, entrypoint, health', () => {
-  const f = new Flags(parseArgs(['--rm', '-p', '127.0.0.1:8080:80/udp', '-p', '9000-9001:90-91', '-e', 'X=1', '-v', '/host:/c:ro', '-v', '/anon', '-m', '64m', '--cpus', '1.5',
-    '--restart', 'on-failure:3', '--entrypoint', '/bin/sh', '-w', '/w', '-u', '1000', '--health-cmd', 'true', '--health-interval', '1m30s', '--network', 'n1', '--network-alias', 'svc', 'busybox', '-c', 'true'], RUN_FLAGS, false));
+  const f = new Flags(
+    parseArgs(
+      [
+        '--rm',
+        '-p',
+        '127.0.0.1:8080:80/udp',
+        '-p',
+        '9000-9001:90-91',
+        '-e',
+        'X=1',
+        '-v',
+        '/host:/c:ro',
+        '-v',
+        '/anon',
+        '-m',
+        '64m',
+        '--cpus',
+        '1.5',
+        '--restart',
+        'on-failure:3',
+        '--entrypoint',
+        '/bin/sh',
+        '-w',
+        '/w',
+        '-u',
+        '1000',
+        '--health-cmd',
+        'true',
+        '--health-interval',
+        '1m30s',
+        '--network',
+        'n1',
+        '--network-alias',
+        'svc',
+        'busybox',
+        '-c',
+        'true',
+      ],
+      RUN_FLAGS,
+      false,
+    ),
+  );
   const { body } = createBody(f, false);
-  assert.deepEqual(body.HostConfig?.PortBindings, { '80/udp': [{ HostIp: '127.0.0.1', HostPort: '8080' }], '90/tcp': [{ HostIp: '', HostPort: '9000' }], '91/tcp': [{ HostIp: '', HostPort: '9001' }] });
+  assert.deepEqual(body.HostConfig?.PortBindings, {
+    '80/udp': [{ HostIp: '127.0.0.1', HostPort: '8080' }],
+    '90/tcp': [{ HostIp: '', HostPort: '9000' }],
+    '91/tcp': [{ HostIp: '', HostPort: '9001' }],
+  });
   assert.deepEqual(Object.keys(body.ExposedPorts ?? {}).sort(), ['80/udp', '90/tcp', '91/tcp']);
   assert.deepEqual(body.HostConfig?.Binds, ['/host:/c:ro']);
   assert.deepEqual(body.Volumes, { '/anon': {} });
@@ -70,7 +124,13 @@ test('run flags become the create body: ports, env, volumes, resources, restart,
 });
 
 test('tables align as tabwriter (min 10, padding 3); human units as go-units', () => {
-  assert.equal(alignTable([['A', 'LONGER HEADER', 'Z'], ['value-long-1', 'b', 'c']]), 'A              LONGER HEADER   Z\nvalue-long-1   b               c\n');
+  assert.equal(
+    alignTable([
+      ['A', 'LONGER HEADER', 'Z'],
+      ['value-long-1', 'b', 'c'],
+    ]),
+    'A              LONGER HEADER   Z\nvalue-long-1   b               c\n',
+  );
   assert.equal(humanSize(2_030_000), '2.03MB');
   assert.equal(humanSize(999), '999B');
   assert.equal(humanDuration(500), 'Less than a second');
@@ -111,10 +171,20 @@ test('.dockerignore: globs, ** and exceptions; the build context tar leaves igno
     const { stream, dockerfile } = await tarContext(dir);
     const tar = await collect(stream);
     const names: string[] = [];
-    for (let off = 0; off + 512 <= tar.length; ) {
-      const name = tar.subarray(off, off + 100).toString('utf8').replace(/\0.*$/s, '');
+    for (let off = 0; off + 512 <= tar.length;) {
+      const name = tar
+        .subarray(off, off + 100)
+        .toString('utf8')
+        .replace(/\0.*$/s, '');
       if (!name) break;
-      const size = parseInt(tar.subarray(off + 124, off + 136).toString('ascii').replace(/\0.*$/s, '').trim() || '0', 8);
+      const size = parseInt(
+        tar
+          .subarray(off + 124, off + 136)
+          .toString('ascii')
+          .replace(/\0.*$/s, '')
+          .trim() || '0',
+        8,
+      );
       names.push(name);
       off += 512 + Math.ceil(size / 512) * 512;
     }

@@ -59,7 +59,10 @@ export class CliConfig {
     for (const bin of [`engine-credential-${helper}`, `docker-credential-${helper}`]) {
       const r = childProcess().spawnSync(bin, [action], { input, encoding: 'utf8' });
       if ((r.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') continue;
-      if (r.status !== 0) throw new Error(`error ${action === 'get' ? 'getting' : action === 'store' ? 'storing' : 'erasing'} credentials - err: exit status ${r.status}, out: \`${(r.stdout || r.stderr).trim()}\``);
+      if (r.status !== 0)
+        throw new Error(
+          `error ${action === 'get' ? 'getting' : action === 'store' ? 'storing' : 'erasing'} credentials - err: exit status ${r.status}, out: \`${(r.stdout || r.stderr).trim()}\``,
+        );
       return r.stdout;
     }
     throw new Error(`credential helper engine-credential-${helper} (or docker-credential-${helper}) not found in PATH`);
@@ -76,7 +79,9 @@ export class CliConfig {
         return undefined; // "credentials not found" is an error exit of the helper: no credentials
       }
       const j = JSON.parse(out) as { Username: string; Secret: string };
-      return j.Username === '<token>' ? { identitytoken: j.Secret, serveraddress: server } : { username: j.Username, password: j.Secret, serveraddress: server };
+      return j.Username === '<token>'
+        ? { identitytoken: j.Secret, serveraddress: server }
+        : { username: j.Username, password: j.Secret, serveraddress: server };
     }
     const a = this.data.auths?.[server];
     if (!a) return undefined;
@@ -90,9 +95,20 @@ export class CliConfig {
   store(server: string, auth: AuthConfig): void {
     const helper = this.helperFor(server);
     if (helper) {
-      this.runHelper(helper, 'store', JSON.stringify({ ServerURL: server, Username: auth.identitytoken ? '<token>' : auth.username, Secret: auth.identitytoken ?? auth.password }));
+      this.runHelper(
+        helper,
+        'store',
+        JSON.stringify({
+          ServerURL: server,
+          Username: auth.identitytoken ? '<token>' : auth.username,
+          Secret: auth.identitytoken ?? auth.password,
+        }),
+      );
       (this.data.auths ??= {})[server] = {};
-    } else (this.data.auths ??= {})[server] = auth.identitytoken ? { identitytoken: auth.identitytoken } : { auth: Buffer.from(`${auth.username}:${auth.password}`).toString('base64') };
+    } else
+      (this.data.auths ??= {})[server] = auth.identitytoken
+        ? { identitytoken: auth.identitytoken }
+        : { auth: Buffer.from(`${auth.username}:${auth.password}`).toString('base64') };
     this.save();
   }
 

@@ -31,18 +31,27 @@ export function readContext(configDir: string, name: string): ContextMeta | unde
 export function listContexts(configDir: string): ContextMeta[] {
   const root = join(configDir, 'contexts', 'meta');
   if (!existsSync(root)) return [];
-  return readdirSync(root).flatMap((h) => {
-    const f = join(root, h, 'meta.json');
-    return existsSync(f) ? [JSON.parse(readFileSync(f, 'utf8')) as ContextMeta] : [];
-  }).sort((a, b) => a.Name.localeCompare(b.Name));
+  return readdirSync(root)
+    .flatMap((h) => {
+      const f = join(root, h, 'meta.json');
+      return existsSync(f) ? [JSON.parse(readFileSync(f, 'utf8')) as ContextMeta] : [];
+    })
+    .sort((a, b) => a.Name.localeCompare(b.Name));
 }
 
 /** The context in force: its name, and the settings it gives (undefined for "default"). */
-export function resolveContext(flag: string | undefined, hostGiven: boolean, env: NodeJS.ProcessEnv, configOf: CliConfig | (() => CliConfig)): { name: string; settings?: SettingsInput } {
+export function resolveContext(
+  flag: string | undefined,
+  hostGiven: boolean,
+  env: NodeJS.ProcessEnv,
+  configOf: CliConfig | (() => CliConfig),
+): { name: string; settings?: SettingsInput } {
   // The config file is read only when no host was given (a command with -H or ENGINE_HOST skips it).
   const config = () => (typeof configOf === 'function' ? configOf() : configOf);
   if (flag && hostGiven) throw new UsageError('conflicting options: either specify --host or --context, not both');
-  const name = flag || (hostGiven || env.ENGINE_HOST ? 'default' : env.ENGINE_CONTEXT || (config().data.currentContext as string | undefined) || 'default');
+  const name =
+    flag ||
+    (hostGiven || env.ENGINE_HOST ? 'default' : env.ENGINE_CONTEXT || (config().data.currentContext as string | undefined) || 'default');
   if (name === 'default') return { name };
   const meta = readContext(config().dir, name);
   if (!meta) throw new UsageError(`context "${name}" does not exist`);
@@ -56,17 +65,44 @@ export async function context(cli: Cli, argv: string[]): Promise<number> {
   const dir = cli.config.dir;
   switch (sub) {
     case 'create': {
-      const f = flagsOf('context create', rest, [{ name: 'description', kind: 'string' }, { name: 'docker', kind: 'string' }, { name: 'host', kind: 'string' }, { name: 'tlsverify', kind: 'bool' }, { name: 'tlscacert', kind: 'string' }, { name: 'tlscert', kind: 'string' }, { name: 'tlskey', kind: 'string' }, { name: 'skip-tls-verify', kind: 'bool' }], { min: 1, max: 1 });
+      const f = flagsOf(
+        'context create',
+        rest,
+        [
+          { name: 'description', kind: 'string' },
+          { name: 'docker', kind: 'string' },
+          { name: 'host', kind: 'string' },
+          { name: 'tlsverify', kind: 'bool' },
+          { name: 'tlscacert', kind: 'string' },
+          { name: 'tlscert', kind: 'string' },
+          { name: 'tlskey', kind: 'string' },
+          { name: 'skip-tls-verify', kind: 'bool' },
+        ],
+        { min: 1, max: 1 },
+      );
       const name = f.args[0]!;
       if (name === 'default' || !/^[a-zA-Z0-9][a-zA-Z0-9_.+-]*$/.test(name)) throw new UsageError(`context name "${name}" is invalid`);
       if (readContext(dir, name)) throw new UsageError(`context "${name}" already exists`);
       // --docker host=…,skip-tls-verify=… as docker takes it, or --host directly.
-      const kv = Object.fromEntries((f.str('docker') ?? '').split(',').filter(Boolean).map((p) => p.split('=') as [string, string]));
+      const kv = Object.fromEntries(
+        (f.str('docker') ?? '')
+          .split(',')
+          .filter(Boolean)
+          .map((p) => p.split('=') as [string, string]),
+      );
       const host = f.str('host') ?? kv.host ?? `unix://${DEFAULT_SOCKET}`;
-      const meta: ContextMeta = { Name: name, Metadata: { Description: f.str('description') ?? '' }, Endpoints: { engine: { Host: host, SkipTLSVerify: f.bool('skip-tls-verify') || kv['skip-tls-verify'] === 'true' } } };
+      const meta: ContextMeta = {
+        Name: name,
+        Metadata: { Description: f.str('description') ?? '' },
+        Endpoints: { engine: { Host: host, SkipTLSVerify: f.bool('skip-tls-verify') || kv['skip-tls-verify'] === 'true' } },
+      };
       mkdirSync(metaDir(dir, name), { recursive: true, mode: 0o700 });
       writeFileSync(join(metaDir(dir, name), 'meta.json'), JSON.stringify(meta));
-      const files: [string | undefined, string][] = [[f.str('tlscacert') ?? kv.ca, 'ca.pem'], [f.str('tlscert') ?? kv.cert, 'cert.pem'], [f.str('tlskey') ?? kv.key, 'key.pem']];
+      const files: [string | undefined, string][] = [
+        [f.str('tlscacert') ?? kv.ca, 'ca.pem'],
+        [f.str('tlscert') ?? kv.cert, 'cert.pem'],
+        [f.str('tlskey') ?? kv.key, 'key.pem'],
+      ];
       if (files.some(([src]) => src)) {
         mkdirSync(tlsDir(dir, name), { recursive: true, mode: 0o700 });
         for (const [src, dst] of files) if (src) copyFileSync(src, join(tlsDir(dir, name), dst));
@@ -77,12 +113,36 @@ export async function context(cli: Cli, argv: string[]): Promise<number> {
     }
     case 'ls':
     case 'list': {
-      const f = flagsOf('context ls', rest, [{ name: 'quiet', short: 'q', kind: 'bool' }, { name: 'format', kind: 'string' }], { max: 0 });
+      const f = flagsOf(
+        'context ls',
+        rest,
+        [
+          { name: 'quiet', short: 'q', kind: 'bool' },
+          { name: 'format', kind: 'string' },
+        ],
+        { max: 0 },
+      );
       const current = cli.contextName;
-      const rows = [{ Name: 'default', Description: 'Current ENGINE_HOST based configuration', EngineEndpoint: cli.env.ENGINE_HOST || `unix://${DEFAULT_SOCKET}` }, ...listContexts(dir).map((m) => ({ Name: m.Name, Description: m.Metadata.Description ?? '', EngineEndpoint: m.Endpoints.engine.Host }))]
-        .map((r) => ({ ...r, Current: r.Name === current, Name: r.Name === current && !f.str('format') ? `${r.Name} *` : r.Name }));
+      const rows = [
+        {
+          Name: 'default',
+          Description: 'Current ENGINE_HOST based configuration',
+          EngineEndpoint: cli.env.ENGINE_HOST || `unix://${DEFAULT_SOCKET}`,
+        },
+        ...listContexts(dir).map((m) => ({
+          Name: m.Name,
+          Description: m.Metadata.Description ?? '',
+          EngineEndpoint: m.Endpoints.engine.Host,
+        })),
+      ].map((r) => ({ ...r, Current: r.Name === current, Name: r.Name === current && !f.str('format') ? `${r.Name} *` : r.Name }));
       if (f.bool('quiet')) cli.out(rows.map((r) => `${r.Name.replace(/ \*$/, '')}\n`).join(''));
-      else printFormatted(rows, f.str('format') ?? 'table {{.Name}}\t{{.Description}}\t{{.EngineEndpoint}}', { Name: 'NAME', Description: 'DESCRIPTION', EngineEndpoint: 'ENGINE ENDPOINT' }, (s) => cli.out(s));
+      else
+        printFormatted(
+          rows,
+          f.str('format') ?? 'table {{.Name}}\t{{.Description}}\t{{.EngineEndpoint}}',
+          { Name: 'NAME', Description: 'DESCRIPTION', EngineEndpoint: 'ENGINE ENDPOINT' },
+          (s) => cli.out(s),
+        );
       return 0;
     }
     case 'use': {
@@ -101,7 +161,8 @@ export async function context(cli: Cli, argv: string[]): Promise<number> {
       const f = flagsOf('context rm', rest, [{ name: 'force', short: 'f', kind: 'bool' }], { min: 1 });
       for (const name of f.args) {
         if (!readContext(dir, name)) throw new UsageError(`context "${name}" does not exist`);
-        if (cli.config.data.currentContext === name && !f.bool('force')) throw new UsageError(`context "${name}" is in use, set -f flag to force remove`);
+        if (cli.config.data.currentContext === name && !f.bool('force'))
+          throw new UsageError(`context "${name}" is in use, set -f flag to force remove`);
         rmSync(metaDir(dir, name), { recursive: true, force: true });
         rmSync(join(dir, 'contexts', 'tls', hash(name)), { recursive: true, force: true });
         if (cli.config.data.currentContext === name) {
@@ -115,7 +176,13 @@ export async function context(cli: Cli, argv: string[]): Promise<number> {
     case 'inspect': {
       const f = flagsOf('context inspect', rest, [{ name: 'format', short: 'f', kind: 'string' }]);
       const names = f.args.length ? f.args : [cli.contextName];
-      const metas = names.map((n) => readContext(dir, n) ?? (n === 'default' ? { Name: 'default', Metadata: {}, Endpoints: { engine: { Host: cli.env.ENGINE_HOST || `unix://${DEFAULT_SOCKET}` } } } : undefined));
+      const metas = names.map(
+        (n) =>
+          readContext(dir, n) ??
+          (n === 'default'
+            ? { Name: 'default', Metadata: {}, Endpoints: { engine: { Host: cli.env.ENGINE_HOST || `unix://${DEFAULT_SOCKET}` } } }
+            : undefined),
+      );
       if (metas.some((m) => !m)) throw new UsageError(`context "${names[metas.findIndex((m) => !m)]}" does not exist`);
       const { printInspect } = await import('./commands/containers.ts');
       printInspect(cli, metas, f.str('format'));

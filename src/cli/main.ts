@@ -14,31 +14,104 @@ import { ENGINE_VERSION } from '../version.ts';
 import { context, resolveContext } from './contexts.ts';
 
 const COMMANDS: Record<string, Command> = {
-  run: r.run, create: r.create, start: r.start, attach: r.attach, exec: r.exec,
-  ps: c.ps, rm: c.rm, stop: c.stop, restart: c.restart, kill: c.kill, pause: c.pause, unpause: c.unpause, rename: c.rename, wait: c.wait, logs: c.logs, top: c.top, port: c.port,
+  run: r.run,
+  create: r.create,
+  start: r.start,
+  attach: r.attach,
+  exec: r.exec,
+  ps: c.ps,
+  rm: c.rm,
+  stop: c.stop,
+  restart: c.restart,
+  kill: c.kill,
+  pause: c.pause,
+  unpause: c.unpause,
+  rename: c.rename,
+  wait: c.wait,
+  logs: c.logs,
+  top: c.top,
+  port: c.port,
   inspect: (cli, a) => c.inspect(cli, a),
-  images: img.images, pull: img.pull, push: img.push, tag: img.tag, rmi: img.rmi, history: img.history, save: img.save, load: img.load, build: img.build, login: img.login, logout: img.logout,
-  network, volume, context, version: sys.version, info: sys.info, events: sys.events, stats: sys.stats, cp: sys.cp,
+  images: img.images,
+  pull: img.pull,
+  push: img.push,
+  tag: img.tag,
+  rmi: img.rmi,
+  history: img.history,
+  save: img.save,
+  load: img.load,
+  build: img.build,
+  login: img.login,
+  logout: img.logout,
+  network,
+  volume,
+  context,
+  version: sys.version,
+  info: sys.info,
+  events: sys.events,
+  stats: sys.stats,
+  cp: sys.cp,
 };
 
 /** Management commands: `engine container ls` → ps, and the subcommands that exist only there. */
 const GROUPS: Record<string, Record<string, Command>> = {
   container: {
-    ls: c.ps, list: c.ps, ps: c.ps, run: r.run, create: r.create, start: r.start, attach: r.attach, exec: r.exec, rm: c.rm, remove: c.rm, stop: c.stop, restart: c.restart, kill: c.kill,
-    pause: c.pause, unpause: c.unpause, rename: c.rename, wait: c.wait, logs: c.logs, top: c.top, port: c.port, stats: sys.stats, cp: sys.cp, prune: pr.containerPrune,
+    ls: c.ps,
+    list: c.ps,
+    ps: c.ps,
+    run: r.run,
+    create: r.create,
+    start: r.start,
+    attach: r.attach,
+    exec: r.exec,
+    rm: c.rm,
+    remove: c.rm,
+    stop: c.stop,
+    restart: c.restart,
+    kill: c.kill,
+    pause: c.pause,
+    unpause: c.unpause,
+    rename: c.rename,
+    wait: c.wait,
+    logs: c.logs,
+    top: c.top,
+    port: c.port,
+    stats: sys.stats,
+    cp: sys.cp,
+    prune: pr.containerPrune,
     inspect: (cli, a) => c.inspect(cli, a, 'container'),
   },
   image: {
-    ls: img.images, list: img.images, pull: img.pull, push: img.push, tag: img.tag, rm: img.rmi, remove: img.rmi, history: img.history, save: img.save, load: img.load, build: img.build,
-    prune: pr.imagePrune, inspect: (cli, a) => c.inspect(cli, a, 'image'),
+    ls: img.images,
+    list: img.images,
+    pull: img.pull,
+    push: img.push,
+    tag: img.tag,
+    rm: img.rmi,
+    remove: img.rmi,
+    history: img.history,
+    save: img.save,
+    load: img.load,
+    build: img.build,
+    prune: pr.imagePrune,
+    inspect: (cli, a) => c.inspect(cli, a, 'image'),
   },
   system: { df: pr.df, prune: pr.systemPrune, info: sys.info, events: sys.events, 'dial-stdio': sys.dialStdio },
 };
 
 const GLOBAL: FlagSpec[] = [
-  { name: 'host', short: 'H', kind: 'list' }, { name: 'tls', kind: 'bool' }, { name: 'tlsverify', kind: 'bool' }, { name: 'tlscacert', kind: 'string' }, { name: 'tlscert', kind: 'string' },
-  { name: 'tlskey', kind: 'string' }, { name: 'config', kind: 'string' }, { name: 'debug', short: 'D', kind: 'bool' }, { name: 'log-level', short: 'l', kind: 'string' },
-  { name: 'version', short: 'v', kind: 'bool' }, { name: 'help', kind: 'bool' }, { name: 'context', short: 'c', kind: 'string' },
+  { name: 'host', short: 'H', kind: 'list' },
+  { name: 'tls', kind: 'bool' },
+  { name: 'tlsverify', kind: 'bool' },
+  { name: 'tlscacert', kind: 'string' },
+  { name: 'tlscert', kind: 'string' },
+  { name: 'tlskey', kind: 'string' },
+  { name: 'config', kind: 'string' },
+  { name: 'debug', short: 'D', kind: 'bool' },
+  { name: 'log-level', short: 'l', kind: 'string' },
+  { name: 'version', short: 'v', kind: 'bool' },
+  { name: 'help', kind: 'bool' },
+  { name: 'context', short: 'c', kind: 'string' },
 ];
 
 const USAGE = `Usage:  engine [OPTIONS] COMMAND
@@ -64,7 +137,14 @@ export async function main(argv: string[]): Promise<number> {
     }
     const hosts = g.list('host');
     if (hosts.length > 1) throw new UsageError('Specify only one -H');
-    const flagSettings = { host: hosts[0], tls: g.bool('tls') || undefined, tlsVerify: g.bool('tlsverify') || undefined, tlsCaCert: g.str('tlscacert'), tlsCert: g.str('tlscert'), tlsKey: g.str('tlskey') };
+    const flagSettings = {
+      host: hosts[0],
+      tls: g.bool('tls') || undefined,
+      tlsVerify: g.bool('tlsverify') || undefined,
+      tlsCaCert: g.str('tlscacert'),
+      tlsCert: g.str('tlscert'),
+      tlsKey: g.str('tlskey'),
+    };
     cli = new Cli(flagSettings, g.str('config'));
     const ctx = resolveContext(g.str('context'), hosts.length > 0, process.env, () => cli!.config);
     if (ctx.settings) cli = new Cli({ ...ctx.settings }, g.str('config'));

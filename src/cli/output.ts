@@ -7,7 +7,16 @@ import { compile } from './template.ts';
 export function alignTable(rows: string[][]): string {
   const widths: number[] = [];
   for (const r of rows) r.forEach((c, i) => i < r.length - 1 && (widths[i] = Math.max(widths[i] ?? 0, Math.max(c.length + 3, 10))));
-  return rows.map((r) => r.map((c, i) => (i < r.length - 1 ? c.padEnd(widths[i]!) : c)).join('').trimEnd()).join('\n') + (rows.length ? '\n' : '');
+  return (
+    rows
+      .map((r) =>
+        r
+          .map((c, i) => (i < r.length - 1 ? c.padEnd(widths[i]!) : c))
+          .join('')
+          .trimEnd(),
+      )
+      .join('\n') + (rows.length ? '\n' : '')
+  );
 }
 
 /**

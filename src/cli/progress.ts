@@ -21,7 +21,8 @@ export function progressBar(m: JsonMessage, width = 50): string {
 /** One message as a line (no newline), as jsonmessage prints it. */
 export function messageLine(m: JsonMessage & { stream?: string }, tty: boolean): string | undefined {
   if (m.stream !== undefined) return undefined;
-  const hasProgress = !!(m.progressDetail && (m.progressDetail.current !== undefined || m.progressDetail.total !== undefined)) || !!m.progress;
+  const hasProgress =
+    !!(m.progressDetail && (m.progressDetail.current !== undefined || m.progressDetail.total !== undefined)) || !!m.progress;
   if (hasProgress && !tty) return undefined;
   const prefix = m.id ? `${m.id}: ` : '';
   const bar = tty && hasProgress ? ` ${progressBar(m)}` : '';

@@ -10,13 +10,80 @@ const s = (name: string, short?: string, alias?: string[]): FlagSpec => ({ name,
 const l = (name: string, short?: string, alias?: string[]): FlagSpec => ({ name, short, kind: 'list', alias });
 
 export const CREATE_FLAGS: FlagSpec[] = [
-  b('interactive', 'i'), b('tty', 't'), b('rm'), b('privileged'), b('read-only'), b('init'), b('publish-all', 'P'), b('no-healthcheck'), b('oom-kill-disable'), b('quiet', 'q'),
-  l('env', 'e'), l('env-file'), l('publish', 'p'), l('volume', 'v'), l('mount'), l('label', 'l'), l('cap-add'), l('cap-drop'), l('security-opt'), l('tmpfs'), l('ulimit'),
-  l('dns'), l('dns-search'), l('dns-option'), l('add-host'), l('expose'), l('log-opt'), l('device'), l('group-add'), l('sysctl'), l('network-alias', undefined, ['net-alias']), l('attach', 'a'), l('volumes-from'), l('link'),
-  s('name'), s('network', undefined, ['net']), s('workdir', 'w'), s('user', 'u'), s('entrypoint'), s('hostname', 'h'), s('domainname'), s('restart'), s('memory', 'm'), s('memory-swap'), s('memory-reservation'),
-  s('cpus'), s('cpu-shares', 'c'), s('cpuset-cpus'), s('log-driver'), s('stop-signal'), s('stop-timeout'), s('pull'), s('platform'), s('pid'), s('ipc'), s('uts'), s('userns'), s('cgroupns'),
-  s('health-cmd'), s('health-interval'), s('health-timeout'), s('health-retries'), s('health-start-period'), s('detach-keys'), s('shm-size'), s('runtime'), s('mac-address'), s('ip'), s('ip6'),
-  s('pids-limit'), s('cidfile'), s('workdir-unused'), s('isolation'), s('cgroup-parent'),
+  b('interactive', 'i'),
+  b('tty', 't'),
+  b('rm'),
+  b('privileged'),
+  b('read-only'),
+  b('init'),
+  b('publish-all', 'P'),
+  b('no-healthcheck'),
+  b('oom-kill-disable'),
+  b('quiet', 'q'),
+  l('env', 'e'),
+  l('env-file'),
+  l('publish', 'p'),
+  l('volume', 'v'),
+  l('mount'),
+  l('label', 'l'),
+  l('cap-add'),
+  l('cap-drop'),
+  l('security-opt'),
+  l('tmpfs'),
+  l('ulimit'),
+  l('dns'),
+  l('dns-search'),
+  l('dns-option'),
+  l('add-host'),
+  l('expose'),
+  l('log-opt'),
+  l('device'),
+  l('group-add'),
+  l('sysctl'),
+  l('network-alias', undefined, ['net-alias']),
+  l('attach', 'a'),
+  l('volumes-from'),
+  l('link'),
+  s('name'),
+  s('network', undefined, ['net']),
+  s('workdir', 'w'),
+  s('user', 'u'),
+  s('entrypoint'),
+  s('hostname', 'h'),
+  s('domainname'),
+  s('restart'),
+  s('memory', 'm'),
+  s('memory-swap'),
+  s('memory-reservation'),
+  s('cpus'),
+  s('cpu-shares', 'c'),
+  s('cpuset-cpus'),
+  s('log-driver'),
+  s('stop-signal'),
+  s('stop-timeout'),
+  s('pull'),
+  s('platform'),
+  s('pid'),
+  s('ipc'),
+  s('uts'),
+  s('userns'),
+  s('cgroupns'),
+  s('health-cmd'),
+  s('health-interval'),
+  s('health-timeout'),
+  s('health-retries'),
+  s('health-start-period'),
+  s('detach-keys'),
+  s('shm-size'),
+  s('runtime'),
+  s('mac-address'),
+  s('ip'),
+  s('ip6'),
+  s('pids-limit'),
+  s('cidfile'),
+  s('workdir-unused'),
+  s('isolation'),
+  s('cgroup-parent'),
 ];
 export const RUN_FLAGS: FlagSpec[] = [...CREATE_FLAGS, b('detach', 'd'), { name: 'sig-proxy', kind: 'bool' }];
 
@@ -66,7 +133,8 @@ export function parsePorts(specs: string[], exposed: Record<string, Record<strin
     };
     const [c0, c1] = range(ctr);
     const [h0, h1] = host ? range(host) : [0, 0];
-    if (host && h1 - h0 !== c1 - c0 && h0 !== h1) throw new UsageError(`invalid ranges specified for container and host Ports: ${ctr} and ${host}`);
+    if (host && h1 - h0 !== c1 - c0 && h0 !== h1)
+      throw new UsageError(`invalid ranges specified for container and host Ports: ${ctr} and ${host}`);
     for (let p = c0; p <= c1; p++) {
       const key = `${p}/${proto}`;
       exposed[key] = {};
@@ -82,15 +150,36 @@ export function parseMount(spec: string): MountSpec {
   for (const field of spec.split(',')) {
     const [k, v = 'true'] = field.split('=') as [string, string?];
     switch (k.toLowerCase()) {
-      case 'type': m.Type = v as MountSpec['Type']; break;
-      case 'source': case 'src': m.Source = v; break;
-      case 'target': case 'destination': case 'dst': m.Target = v; break;
-      case 'readonly': case 'ro': m.ReadOnly = v === 'true' || v === '1'; break;
-      case 'bind-propagation': m.BindOptions = { ...m.BindOptions, Propagation: v as never }; break;
-      case 'volume-nocopy': m.VolumeOptions = { ...m.VolumeOptions, NoCopy: v === 'true' }; break;
-      case 'tmpfs-size': m.TmpfsOptions = { ...m.TmpfsOptions, SizeBytes: parseBytes(v) }; break;
-      case 'tmpfs-mode': m.TmpfsOptions = { ...m.TmpfsOptions, Mode: parseInt(v, 8) }; break;
-      default: throw new UsageError(`invalid field '${k}' must be a key=value pair`);
+      case 'type':
+        m.Type = v as MountSpec['Type'];
+        break;
+      case 'source':
+      case 'src':
+        m.Source = v;
+        break;
+      case 'target':
+      case 'destination':
+      case 'dst':
+        m.Target = v;
+        break;
+      case 'readonly':
+      case 'ro':
+        m.ReadOnly = v === 'true' || v === '1';
+        break;
+      case 'bind-propagation':
+        m.BindOptions = { ...m.BindOptions, Propagation: v as never };
+        break;
+      case 'volume-nocopy':
+        m.VolumeOptions = { ...m.VolumeOptions, NoCopy: v === 'true' };
+        break;
+      case 'tmpfs-size':
+        m.TmpfsOptions = { ...m.TmpfsOptions, SizeBytes: parseBytes(v) };
+        break;
+      case 'tmpfs-mode':
+        m.TmpfsOptions = { ...m.TmpfsOptions, Mode: parseInt(v, 8) };
+        break;
+      default:
+        throw new UsageError(`invalid field '${k}' must be a key=value pair`);
     }
   }
   return m;
@@ -142,7 +231,12 @@ export function createBody(f: Flags, detached: boolean): { body: ContainerCreate
     VolumesFrom: f.list('volumes-from'),
     Links: f.list('link'),
     Mounts: f.list('mount').map(parseMount),
-    Tmpfs: Object.fromEntries(f.list('tmpfs').map((t) => { const i = t.indexOf(':'); return i < 0 ? [t, ''] : [t.slice(0, i), t.slice(i + 1)]; })),
+    Tmpfs: Object.fromEntries(
+      f.list('tmpfs').map((t) => {
+        const i = t.indexOf(':');
+        return i < 0 ? [t, ''] : [t.slice(0, i), t.slice(i + 1)];
+      }),
+    ),
     Sysctls: keyValues(f.list('sysctl')),
     NetworkMode: f.str('network') ?? 'default',
     ...(f.has('init') ? { Init: f.bool('init') } : {}),
@@ -162,9 +256,18 @@ export function createBody(f: Flags, detached: boolean): { body: ContainerCreate
     ...(f.str('cgroup-parent') ? { CgroupParent: f.str('cgroup-parent') } : {}),
     ...(f.str('runtime') ? { Runtime: f.str('runtime') } : {}),
     ...(f.bool('oom-kill-disable') ? { OomKillDisable: true } : {}),
-    ...(f.str('log-driver') || f.list('log-opt').length ? { LogConfig: { Type: f.str('log-driver') ?? '', Config: keyValues(f.list('log-opt')) } } : {}),
-    Devices: f.list('device').map((d) => { const [h, c, p] = d.split(':') as [string, string?, string?]; return { PathOnHost: h, PathInContainer: c ?? h, CgroupPermissions: p ?? 'rwm' }; }),
-    Ulimits: f.list('ulimit').map((u) => { const [n, v] = u.split('=') as [string, string]; const [soft, hard] = v.split(':').map(Number) as [number, number?]; return { Name: n, Soft: soft, Hard: hard ?? soft }; }),
+    ...(f.str('log-driver') || f.list('log-opt').length
+      ? { LogConfig: { Type: f.str('log-driver') ?? '', Config: keyValues(f.list('log-opt')) } }
+      : {}),
+    Devices: f.list('device').map((d) => {
+      const [h, c, p] = d.split(':') as [string, string?, string?];
+      return { PathOnHost: h, PathInContainer: c ?? h, CgroupPermissions: p ?? 'rwm' };
+    }),
+    Ulimits: f.list('ulimit').map((u) => {
+      const [n, v] = u.split('=') as [string, string];
+      const [soft, hard] = v.split(':').map(Number) as [number, number?];
+      return { Name: n, Soft: soft, Hard: hard ?? soft };
+    }),
   };
   const restart = f.str('restart');
   if (restart) {
@@ -172,9 +275,18 @@ export function createBody(f: Flags, detached: boolean): { body: ContainerCreate
     hc.RestartPolicy = { Name: name as 'always', ...(count ? { MaximumRetryCount: Number(count) } : {}) };
   }
   const network = f.str('network');
-  const endpoint = network && !['host', 'none', 'bridge', 'default'].includes(network) && !network.startsWith('container:') && (f.list('network-alias').length || f.str('ip') || f.str('ip6'))
-    ? { [network]: { Aliases: f.list('network-alias'), ...(f.str('ip') || f.str('ip6') ? { IPAMConfig: { IPv4Address: f.str('ip'), IPv6Address: f.str('ip6') } } : {}) } }
-    : undefined;
+  const endpoint =
+    network &&
+    !['host', 'none', 'bridge', 'default'].includes(network) &&
+    !network.startsWith('container:') &&
+    (f.list('network-alias').length || f.str('ip') || f.str('ip6'))
+      ? {
+          [network]: {
+            Aliases: f.list('network-alias'),
+            ...(f.str('ip') || f.str('ip6') ? { IPAMConfig: { IPv4Address: f.str('ip'), IPv6Address: f.str('ip6') } } : {}),
+          },
+        }
+      : undefined;
   const health = f.bool('no-healthcheck')
     ? { Test: ['NONE'] }
     : f.str('health-cmd') || f.str('health-interval') || f.str('health-timeout') || f.str('health-retries') || f.str('health-start-period')

@@ -50,9 +50,10 @@ export async function pump(h: Hijacked, opts: PumpOptions): Promise<{ detached: 
   const restore = rawMode(opts.tty && opts.stdin);
   const onResize = () => {
     const size = terminalSize();
-    if (size && opts.resize) opts.resize(size[0], size[1]).catch(() => {
-      // a resize racing the process's exit fails with a conflict: nothing to resize any more
-    });
+    if (size && opts.resize)
+      opts.resize(size[0], size[1]).catch(() => {
+        // a resize racing the process's exit fails with a conflict: nothing to resize any more
+      });
   };
   if (opts.tty) {
     onResize();

@@ -3,7 +3,11 @@
 // {{printf "%s" .X}}, {{len .X}}, {{if .X}}…{{else}}…{{end}}, {{range .X}}…{{end}} (dot rebinds),
 // and the `table` prefix (header row from the field names, columns aligned). Unknown functions
 // and fields are errors with Go's wording, as the docker CLI reports them.
-type Node = { t: 'text'; s: string } | { t: 'act'; expr: string } | { t: 'if'; expr: string; yes: Node[]; no: Node[] } | { t: 'range'; expr: string; body: Node[] };
+type Node =
+  | { t: 'text'; s: string }
+  | { t: 'act'; expr: string }
+  | { t: 'if'; expr: string; yes: Node[]; no: Node[] }
+  | { t: 'range'; expr: string; body: Node[] };
 
 export class TemplateError extends Error {
   override readonly name = 'TemplateError';
@@ -21,7 +25,13 @@ function lex(src: string): ({ text: string } | { action: string })[] {
     if (open > i) out.push({ text: src.slice(i, open) });
     const close = src.indexOf('}}', open);
     if (close < 0) throw new TemplateError(`template: unclosed action`);
-    out.push({ action: src.slice(open + 2, close).replace(/^-\s*/, '').replace(/\s*-$/, '').trim() });
+    out.push({
+      action: src
+        .slice(open + 2, close)
+        .replace(/^-\s*/, '')
+        .replace(/\s*-$/, '')
+        .trim(),
+    });
     i = close + 2;
   }
   return out;
@@ -88,7 +98,16 @@ export function goString(v: unknown): string {
   return String(v);
 }
 
-const truthy = (v: unknown) => !(v === undefined || v === null || v === false || v === 0 || v === '' || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && Object.keys(v as object).length === 0));
+const truthy = (v: unknown) =>
+  !(
+    v === undefined ||
+    v === null ||
+    v === false ||
+    v === 0 ||
+    v === '' ||
+    (Array.isArray(v) && v.length === 0) ||
+    (typeof v === 'object' && Object.keys(v as object).length === 0)
+  );
 
 function evalExpr(expr: string, dot: unknown): unknown {
   const w = words(expr);
@@ -129,7 +148,9 @@ function evalExpr(expr: string, dot: unknown): unknown {
       return a.map(goString).join('');
     case 'printf': {
       let n = 1;
-      return String(a[0]).replace(/%[-+ #0]*\d*(?:\.\d+)?([svdq%])/g, (_m, c: string) => (c === '%' ? '%' : c === 'q' ? JSON.stringify(String(a[n++])) : goString(a[n++])));
+      return String(a[0]).replace(/%[-+ #0]*\d*(?:\.\d+)?([svdq%])/g, (_m, c: string) =>
+        c === '%' ? '%' : c === 'q' ? JSON.stringify(String(a[n++])) : goString(a[n++]),
+      );
     }
     case 'eq':
       return a.slice(1).some((x) => x === a[0]);
@@ -160,7 +181,13 @@ function render(nodes: Node[], dot: unknown): string {
     else if (n.t === 'if') out += render(truthy(evalExpr(n.expr, dot)) ? n.yes : n.no, dot);
     else {
       const v = evalExpr(n.expr, dot);
-      const items = Array.isArray(v) ? v : v && typeof v === 'object' ? Object.keys(v).sort().map((k) => (v as Record<string, unknown>)[k]) : [];
+      const items = Array.isArray(v)
+        ? v
+        : v && typeof v === 'object'
+          ? Object.keys(v)
+              .sort()
+              .map((k) => (v as Record<string, unknown>)[k])
+          : [];
       for (const item of items) out += render(n.body, item);
     }
   }
@@ -183,6 +210,7 @@ export function compile(format: string): Compiled {
   return {
     table,
     render: (dot) => render(nodes, dot),
-    header: (titles) => body.replace(/\{\{-?\s*\.(\w+)\s*-?\}\}/g, (_m, f: string) => titles[f] ?? f.toUpperCase()).replace(/\{\{[^}]*\}\}/g, ''),
+    header: (titles) =>
+      body.replace(/\{\{-?\s*\.(\w+)\s*-?\}\}/g, (_m, f: string) => titles[f] ?? f.toUpperCase()).replace(/\{\{[^}]*\}\}/g, ''),
   };
 }

@@ -18,7 +18,13 @@ test('hosts: unix, tcp with default ports and prefix, shorthand, ssh with user/p
   assert.deepEqual(parseHost('tcp://10.0.0.1', true), { kind: 'tcp', host: '10.0.0.1', port: 2376, prefix: '' });
   assert.deepEqual(parseHost('tcp://[::1]:99/base/'), { kind: 'tcp', host: '::1', port: 99, prefix: '/base' });
   assert.deepEqual(parseHost(':2380'), { kind: 'tcp', host: '127.0.0.1', port: 2380, prefix: '' });
-  assert.deepEqual(parseHost('ssh://me@box:2222/run/e.sock'), { kind: 'ssh', user: 'me', host: 'box', port: 2222, socketPath: '/run/e.sock' });
+  assert.deepEqual(parseHost('ssh://me@box:2222/run/e.sock'), {
+    kind: 'ssh',
+    user: 'me',
+    host: 'box',
+    port: 2222,
+    socketPath: '/run/e.sock',
+  });
   assert.deepEqual(parseHost('ssh://box'), { kind: 'ssh', host: 'box' });
   assert.throws(() => parseHost('ssh://me:pw@box'), /password is not supported/);
   assert.throws(() => parseHost('ftp://x'), /unsupported scheme/);
@@ -35,12 +41,19 @@ test('settings from the environment: TLS only when asked; ENGINE_TLS_VERIFY veri
 });
 
 test('query: filters as JSON, booleans as 1/0, arrays repeated, undefined dropped', () => {
-  assert.equal(encodeQuery({ all: true, limit: 3, x: undefined, filters: { label: ['a=b'] }, t: ['x', 'y'] }), '?all=1&limit=3&filters=%7B%22label%22%3A%5B%22a%3Db%22%5D%7D&t=x&t=y');
+  assert.equal(
+    encodeQuery({ all: true, limit: 3, x: undefined, filters: { label: ['a=b'] }, t: ['x', 'y'] }),
+    '?all=1&limit=3&filters=%7B%22label%22%3A%5B%22a%3Db%22%5D%7D&t=x&t=y',
+  );
   assert.equal(encodeQuery({}), '');
 });
 
 test('demux: frames split across any chunk size come out whole; a type-3 frame is an error', async () => {
-  const wire = Buffer.concat([encodeFrame('stdout', Buffer.from('hello ')), encodeFrame('stderr', Buffer.from('oops\n')), encodeFrame('stdout', Buffer.from('world\n'))]);
+  const wire = Buffer.concat([
+    encodeFrame('stdout', Buffer.from('hello ')),
+    encodeFrame('stderr', Buffer.from('oops\n')),
+    encodeFrame('stdout', Buffer.from('world\n')),
+  ]);
   for (const size of [1, 3, 7, wire.length]) {
     const got: string[] = [];
     for await (const f of demux(chunks(wire, size))) got.push(`${f.stream}:${f.data}`);
@@ -65,5 +78,20 @@ test('jsonLines: values split across chunks, blank lines skipped', async () => {
 test('ssh: BatchMode, user, port, the remote dial-stdio with a quoted socket path, ENGINE_SSH_OPTS first', () => {
   const t = { kind: 'ssh' as const, user: 'me', host: 'box', port: 2222, socketPath: "/run/it's.sock" };
   assert.equal(dialStdioCommand(t), `engine --host 'unix:///run/it'\\''s.sock' system dial-stdio`);
-  assert.deepEqual(sshArgs(t, { ENGINE_SSH_OPTS: '-F /c' }), ['-F', '/c', '-o', 'ConnectTimeout=30', '-o', 'BatchMode=yes', '-T', '-l', 'me', '-p', '2222', '--', 'box', dialStdioCommand(t)]);
+  assert.deepEqual(sshArgs(t, { ENGINE_SSH_OPTS: '-F /c' }), [
+    '-F',
+    '/c',
+    '-o',
+    'ConnectTimeout=30',
+    '-o',
+    'BatchMode=yes',
+    '-T',
+    '-l',
+    'me',
+    '-p',
+    '2222',
+    '--',
+    'box',
+    dialStdioCommand(t),
+  ]);
 });

@@ -91,7 +91,10 @@ export class EngineClient {
   }
   /** The event stream; ends at `until`, or when the signal aborts. */
   async *events(opts: Sig & { since?: string; until?: string; filters?: Filters } = {}): AsyncGenerator<EventMessage> {
-    const res = await this.transport.request('GET', '/events', { query: { since: opts.since, until: opts.until, filters: opts.filters }, signal: opts.signal });
+    const res = await this.transport.request('GET', '/events', {
+      query: { since: opts.since, until: opts.until, filters: opts.filters },
+      signal: opts.signal,
+    });
     yield* jsonLines<EventMessage>(res);
   }
   buildPrune(opts: Sig & { all?: boolean; filters?: Filters } = {}): Promise<{ CachesDeleted: string[] | null; SpaceReclaimed: number }> {

@@ -4,7 +4,15 @@
 import type { Duplex, Readable } from 'node:stream';
 import type { ContainerCreateBody, WaitCondition } from '../types/container-api.ts';
 import type { ExecCreateBody, ExecInspectResponse } from '../types/exec.ts';
-import type { ContainerInspectResponse, ContainerStatsResponse, ContainerSummary, ContainerTopResponse, ContainerUpdateResponse, ContainerWaitResponse, FilesystemChange } from '../types/api/index.ts';
+import type {
+  ContainerInspectResponse,
+  ContainerStatsResponse,
+  ContainerSummary,
+  ContainerTopResponse,
+  ContainerUpdateResponse,
+  ContainerWaitResponse,
+  FilesystemChange,
+} from '../types/api/index.ts';
 import type { ContainerPathStat } from '../types/archive.ts';
 import type { HttpTransport, Query } from './http.ts';
 import { collect, demux, jsonLines, rawFrames, type Frame } from './streams.ts';
@@ -51,7 +59,10 @@ export class ContainersApi {
   constructor(private readonly t: HttpTransport) {}
 
   list(opts: Sig & { all?: boolean; limit?: number; size?: boolean; filters?: Filters } = {}): Promise<ContainerSummary[]> {
-    return this.t.json('GET', '/containers/json', { query: { all: opts.all, limit: opts.limit, size: opts.size, filters: opts.filters }, signal: opts.signal });
+    return this.t.json('GET', '/containers/json', {
+      query: { all: opts.all, limit: opts.limit, size: opts.size, filters: opts.filters },
+      signal: opts.signal,
+    });
   }
   create(body: ContainerCreateBody, opts: Sig & { name?: string; platform?: string } = {}): Promise<{ Id: string; Warnings: string[] }> {
     return this.t.json('POST', '/containers/create', { query: { name: opts.name, platform: opts.platform }, body, signal: opts.signal });
@@ -67,13 +78,19 @@ export class ContainersApi {
     return this.t.call('POST', `/containers/${enc(id)}/stop`, { query: { t: opts.timeout, signal: opts.stopSignal }, signal: opts.signal });
   }
   restart(id: string, opts: Sig & { timeout?: number; stopSignal?: string } = {}): Promise<void> {
-    return this.t.call('POST', `/containers/${enc(id)}/restart`, { query: { t: opts.timeout, signal: opts.stopSignal }, signal: opts.signal });
+    return this.t.call('POST', `/containers/${enc(id)}/restart`, {
+      query: { t: opts.timeout, signal: opts.stopSignal },
+      signal: opts.signal,
+    });
   }
   kill(id: string, opts: Sig & { killSignal?: string } = {}): Promise<void> {
     return this.t.call('POST', `/containers/${enc(id)}/kill`, { query: { signal: opts.killSignal }, signal: opts.signal });
   }
   remove(id: string, opts: Sig & { force?: boolean; volumes?: boolean; link?: boolean } = {}): Promise<void> {
-    return this.t.call('DELETE', `/containers/${enc(id)}`, { query: { force: opts.force, v: opts.volumes, link: opts.link }, signal: opts.signal });
+    return this.t.call('DELETE', `/containers/${enc(id)}`, {
+      query: { force: opts.force, v: opts.volumes, link: opts.link },
+      signal: opts.signal,
+    });
   }
   pause(id: string, opts: Sig = {}): Promise<void> {
     return this.t.call('POST', `/containers/${enc(id)}/pause`, opts);
@@ -114,7 +131,15 @@ export class ContainersApi {
 
   /** The container's logs, demultiplexed (raw chunks as stdout for a TTY container). */
   async *logs(id: string, opts: LogsOptions = {}): AsyncGenerator<Frame> {
-    const q: Query = { stdout: opts.stdout ?? true, stderr: opts.stderr ?? true, follow: opts.follow, timestamps: opts.timestamps, tail: opts.tail, since: opts.since, until: opts.until };
+    const q: Query = {
+      stdout: opts.stdout ?? true,
+      stderr: opts.stderr ?? true,
+      follow: opts.follow,
+      timestamps: opts.timestamps,
+      tail: opts.tail,
+      since: opts.since,
+      until: opts.until,
+    };
     const res = await this.t.request('GET', `/containers/${enc(id)}/logs`, { query: q, signal: opts.signal });
     const framed = opts.tty === undefined ? !String(res.headers['content-type'] ?? '').includes('raw-stream') : !opts.tty;
     yield* framed ? demux(res) : rawFrames(res);
@@ -122,12 +147,22 @@ export class ContainersApi {
 
   /** Stats: a stream of samples (stream: true, the default) or one sample. */
   async *stats(id: string, opts: Sig & { stream?: boolean; oneShot?: boolean } = {}): AsyncGenerator<ContainerStatsResponse> {
-    const res = await this.t.request('GET', `/containers/${enc(id)}/stats`, { query: { stream: opts.stream ?? true, 'one-shot': opts.oneShot }, signal: opts.signal });
+    const res = await this.t.request('GET', `/containers/${enc(id)}/stats`, {
+      query: { stream: opts.stream ?? true, 'one-shot': opts.oneShot },
+      signal: opts.signal,
+    });
     yield* jsonLines<ContainerStatsResponse>(res);
   }
 
   async attach(id: string, opts: AttachStreamOptions = {}): Promise<Hijacked> {
-    const q: Query = { stdin: opts.stdin, stdout: opts.stdout ?? true, stderr: opts.stderr ?? true, stream: opts.stream ?? true, logs: opts.logs, detachKeys: opts.detachKeys };
+    const q: Query = {
+      stdin: opts.stdin,
+      stdout: opts.stdout ?? true,
+      stderr: opts.stderr ?? true,
+      stream: opts.stream ?? true,
+      logs: opts.logs,
+      detachKeys: opts.detachKeys,
+    };
     return hijacked(await this.t.hijack('POST', `/containers/${enc(id)}/attach`, { query: q, signal: opts.signal }));
   }
 
@@ -142,8 +177,18 @@ export class ContainersApi {
   getArchive(id: string, path: string, opts: Sig = {}): Promise<Readable> {
     return this.t.request('GET', `/containers/${enc(id)}/archive`, { query: { path }, signal: opts.signal });
   }
-  putArchive(id: string, path: string, tar: Readable | Buffer, opts: Sig & { noOverwriteDirNonDir?: boolean; copyUIDGID?: boolean } = {}): Promise<void> {
-    return this.t.call('PUT', `/containers/${enc(id)}/archive`, { query: { path, noOverwriteDirNonDir: opts.noOverwriteDirNonDir, copyUIDGID: opts.copyUIDGID }, body: tar, headers: { 'Content-Type': 'application/x-tar' }, signal: opts.signal });
+  putArchive(
+    id: string,
+    path: string,
+    tar: Readable | Buffer,
+    opts: Sig & { noOverwriteDirNonDir?: boolean; copyUIDGID?: boolean } = {},
+  ): Promise<void> {
+    return this.t.call('PUT', `/containers/${enc(id)}/archive`, {
+      query: { path, noOverwriteDirNonDir: opts.noOverwriteDirNonDir, copyUIDGID: opts.copyUIDGID },
+      body: tar,
+      headers: { 'Content-Type': 'application/x-tar' },
+      signal: opts.signal,
+    });
   }
   export(id: string, opts: Sig = {}): Promise<Readable> {
     return this.t.request('GET', `/containers/${enc(id)}/export`, opts);

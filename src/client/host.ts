@@ -101,7 +101,12 @@ export function settingsFromEnv(input: SettingsInput = {}, env: NodeJS.ProcessEn
     if (explicit) throw new Error(`could not read ${p}`);
     return undefined;
   };
-  const tls: TlsSettings = { verify, ca: read(input.tlsCaCert, 'ca.pem'), cert: read(input.tlsCert, 'cert.pem'), key: read(input.tlsKey, 'key.pem') };
+  const tls: TlsSettings = {
+    verify,
+    ca: read(input.tlsCaCert, 'ca.pem'),
+    cert: read(input.tlsCert, 'cert.pem'),
+    key: read(input.tlsKey, 'key.pem'),
+  };
   if (!!tls.cert !== !!tls.key) throw new Error(`TLS client certificate and key must both be given (looked in ${certDir})`);
   return { target, tls };
 }

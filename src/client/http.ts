@@ -73,7 +73,12 @@ export class HttpTransport {
     this.agent = agent;
     const t = settings.target;
     this.prefix = t.kind === 'tcp' ? t.prefix : '';
-    this.hostLabel = t.kind === 'unix' ? `unix://${t.path}` : t.kind === 'tcp' ? `${settings.tls ? 'https' : 'tcp'}://${t.host}:${t.port}` : `ssh://${t.user ? `${t.user}@` : ''}${t.host}${t.port ? `:${t.port}` : ''}`;
+    this.hostLabel =
+      t.kind === 'unix'
+        ? `unix://${t.path}`
+        : t.kind === 'tcp'
+          ? `${settings.tls ? 'https' : 'tcp'}://${t.host}:${t.port}`
+          : `ssh://${t.user ? `${t.user}@` : ''}${t.host}${t.port ? `:${t.port}` : ''}`;
   }
 
   /** The API version requests use: fixed, or negotiated once through /_ping. */
@@ -132,10 +137,7 @@ export class HttpTransport {
         res.once('close', () => signal?.removeEventListener('abort', onAbort));
         const status = res.statusCode ?? 0;
         if (status < 400) return resolve(res);
-        collect(res).then(
-          (b) => reject(new EngineError(status, errorMessage(b.toString('utf8'), status), method, path)),
-          reject,
-        );
+        collect(res).then((b) => reject(new EngineError(status, errorMessage(b.toString('utf8'), status), method, path)), reject);
       });
       req.on('error', (e: NodeJS.ErrnoException) => reject(this.wrapError(e)));
       this.send(req, opts.body);
@@ -144,7 +146,15 @@ export class HttpTransport {
 
   private wrapError(e: NodeJS.ErrnoException): Error {
     if (e.name === 'AbortError') return e;
-    if (e.code === 'ENOENT' || e.code === 'ECONNREFUSED' || e.code === 'EACCES' || e.code === 'ENOTFOUND' || e.code === 'EHOSTUNREACH' || /^ssh exited/.test(e.message)) return new ConnectionError(this.hostLabel, e);
+    if (
+      e.code === 'ENOENT' ||
+      e.code === 'ECONNREFUSED' ||
+      e.code === 'EACCES' ||
+      e.code === 'ENOTFOUND' ||
+      e.code === 'EHOSTUNREACH' ||
+      /^ssh exited/.test(e.message)
+    )
+      return new ConnectionError(this.hostLabel, e);
     return e;
   }
 
@@ -169,15 +179,18 @@ export class HttpTransport {
     const url = await this.url(path, opts);
     return new Promise((resolve, reject) => {
       const headers = { ...this.headers(opts), Connection: 'Upgrade', Upgrade: 'tcp' };
-      const req = http().request({ createConnection: this.connect, method, path: url, headers, signal: opts.signal } as import('node:http').RequestOptions, (res) => {
-        const status = res.statusCode ?? 0;
-        if (status >= 400) {
-          collect(res).then((b) => reject(new EngineError(status, errorMessage(b.toString('utf8'), status), method, path)), reject);
-          return;
-        }
-        // No upgrade: the response body carries the stream; the request side carries nothing more.
-        resolve({ stream: res.socket as Duplex, contentType: String(res.headers['content-type'] ?? '') });
-      });
+      const req = http().request(
+        { createConnection: this.connect, method, path: url, headers, signal: opts.signal } as import('node:http').RequestOptions,
+        (res) => {
+          const status = res.statusCode ?? 0;
+          if (status >= 400) {
+            collect(res).then((b) => reject(new EngineError(status, errorMessage(b.toString('utf8'), status), method, path)), reject);
+            return;
+          }
+          // No upgrade: the response body carries the stream; the request side carries nothing more.
+          resolve({ stream: res.socket as Duplex, contentType: String(res.headers['content-type'] ?? '') });
+        },
+      );
       req.on('upgrade', (res, socket, head) => {
         if (head.length) socket.unshift(head);
         resolve({ stream: socket, contentType: String(res.headers['content-type'] ?? '') });

@@ -5,7 +5,16 @@
 // It imports only src/types/, the client-safe parts of src/util/ and node built-ins (layout rule).
 export { EngineClient, type ClientOptions, type PingResult, type DiskUsage } from './client.ts';
 export { EngineError, ConnectionError } from './errors.ts';
-export { parseHost, settingsFromEnv, defaultConfigDir, DEFAULT_SOCKET, type HostTarget, type ConnectionSettings, type TlsSettings, type SettingsInput } from './host.ts';
+export {
+  parseHost,
+  settingsFromEnv,
+  defaultConfigDir,
+  DEFAULT_SOCKET,
+  type HostTarget,
+  type ConnectionSettings,
+  type TlsSettings,
+  type SettingsInput,
+} from './host.ts';
 export { HttpTransport, encodeQuery, type RequestOptions, type Query } from './http.ts';
 export { ContainersApi, ExecApi, type Filters, type LogsOptions, type AttachStreamOptions, type Hijacked } from './containers.ts';
 export { ImagesApi, encodeAuth, progress, type BuildOptions } from './images.ts';

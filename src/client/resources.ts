@@ -20,7 +20,11 @@ export interface NetworkCreateOptions {
   Ingress?: boolean;
   EnableIPv4?: boolean;
   EnableIPv6?: boolean;
-  IPAM?: { Driver?: string; Config?: { Subnet?: string; IPRange?: string; Gateway?: string; AuxiliaryAddresses?: Record<string, string> }[]; Options?: Record<string, string> };
+  IPAM?: {
+    Driver?: string;
+    Config?: { Subnet?: string; IPRange?: string; Gateway?: string; AuxiliaryAddresses?: Record<string, string> }[];
+    Options?: Record<string, string>;
+  };
   Options?: Record<string, string>;
   Labels?: Record<string, string>;
 }
@@ -40,10 +44,16 @@ export class NetworksApi {
     return this.t.call('DELETE', `/networks/${enc(id)}`, opts);
   }
   connect(id: string, container: string, endpoint: EndpointSettings = {}, opts: Sig = {}): Promise<void> {
-    return this.t.call('POST', `/networks/${enc(id)}/connect`, { body: { Container: container, EndpointConfig: endpoint }, signal: opts.signal });
+    return this.t.call('POST', `/networks/${enc(id)}/connect`, {
+      body: { Container: container, EndpointConfig: endpoint },
+      signal: opts.signal,
+    });
   }
   disconnect(id: string, container: string, opts: Sig & { force?: boolean } = {}): Promise<void> {
-    return this.t.call('POST', `/networks/${enc(id)}/disconnect`, { body: { Container: container, Force: !!opts.force }, signal: opts.signal });
+    return this.t.call('POST', `/networks/${enc(id)}/disconnect`, {
+      body: { Container: container, Force: !!opts.force },
+      signal: opts.signal,
+    });
   }
   prune(opts: Sig & { filters?: Filters } = {}): Promise<{ NetworksDeleted: string[] | null }> {
     return this.t.json('POST', '/networks/prune', { query: { filters: opts.filters }, signal: opts.signal });
@@ -120,7 +130,13 @@ export class ClusterApi {
   create(kind: 'services' | 'secrets' | 'configs', spec: Record<string, unknown>, opts: Sig = {}): Promise<{ ID: string }> {
     return this.t.json('POST', `/${kind}/create`, { body: spec, signal: opts.signal });
   }
-  update(kind: 'nodes' | 'services' | 'secrets' | 'configs', id: string, version: number, spec: Record<string, unknown>, opts: Sig = {}): Promise<unknown> {
+  update(
+    kind: 'nodes' | 'services' | 'secrets' | 'configs',
+    id: string,
+    version: number,
+    spec: Record<string, unknown>,
+    opts: Sig = {},
+  ): Promise<unknown> {
     return this.t.json('POST', `/${kind}/${enc(id)}/update`, { query: { version }, body: spec, signal: opts.signal });
   }
   remove(kind: 'nodes' | 'services' | 'secrets' | 'configs', id: string, opts: Sig & { force?: boolean } = {}): Promise<void> {

@@ -56,7 +56,8 @@ export class SshStream extends Duplex {
     this.child.stderr.on('data', (b: Buffer) => (this.stderr = (this.stderr + b.toString()).slice(-4096)));
     this.child.on('error', (e) => this.destroy(e));
     this.child.on('close', (code) => {
-      if (code !== 0 && code !== null && !this.destroyed && !this.readableEnded) this.destroy(new Error(`ssh exited with status ${code}: ${this.stderr.trim()}`));
+      if (code !== 0 && code !== null && !this.destroyed && !this.readableEnded)
+        this.destroy(new Error(`ssh exited with status ${code}: ${this.stderr.trim()}`));
     });
     this.child.stdin.on('error', () => {
       // EPIPE when ssh has already gone; its exit status reports the cause (the 'close' handler).

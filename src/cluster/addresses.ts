@@ -53,9 +53,13 @@ export function chooseAdvertise(listen: HostPort, advertise: string | undefined)
     return a;
   }
   if (!unspecified(listen.host)) return listen;
-  const candidates = Object.values(networkInterfaces()).flat().filter((a) => a && !a.internal && a.family === 'IPv4');
+  const candidates = Object.values(networkInterfaces())
+    .flat()
+    .filter((a) => a && !a.internal && a.family === 'IPv4');
   if (candidates.length !== 1) {
-    throw invalidParameter('could not choose an IP address to advertise since this system has multiple addresses on different interfaces (use --advertise-addr)');
+    throw invalidParameter(
+      'could not choose an IP address to advertise since this system has multiple addresses on different interfaces (use --advertise-addr)',
+    );
   }
   return { host: candidates[0]!.address, port: listen.port };
 }

@@ -26,10 +26,13 @@ test('a node certificate carries the node ID, role and cluster and is signed by 
   assert.ok(x.checkIP('127.0.0.11'));
   assert.equal(x.publicKey.export({ type: 'spki', format: 'pem' }).toString(), publicKeyPem);
   await assert.rejects(issueNodeCert(ca, 'not a key', { nodeId, role: 'manager', clusterId, ips: [] }), /invalid public key/);
-  await assert.rejects(issueNodeCert(ca, publicKeyPem, { nodeId: 'a/b', role: 'manager', clusterId, ips: [] }), /invalid certificate subject/);
+  await assert.rejects(
+    issueNodeCert(ca, publicKeyPem, { nodeId: 'a/b', role: 'manager', clusterId, ips: [] }),
+    /invalid certificate subject/,
+  );
 });
 
-test('join tokens have Docker\'s shape and bind the CA digest', async () => {
+test("join tokens have Docker's shape and bind the CA digest", async () => {
   const ca = await createRootCa();
   const other = await createRootCa();
   const t1 = newJoinToken(ca.certPem);

@@ -66,10 +66,26 @@ export async function createRootCa(): Promise<RootCa> {
   const { keyPem } = newKeyPair();
   return withScratch(async (dir) => {
     await writeFile(join(dir, 'ca.key'), keyPem, { mode: 0o600 });
-    await openssl([
-      'req', '-x509', '-new', '-key', 'ca.key', '-subj', `/CN=${ROOT_CN}`, '-days', String(ROOT_DAYS), '-out', 'ca.pem',
-      '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
-    ], dir);
+    await openssl(
+      [
+        'req',
+        '-x509',
+        '-new',
+        '-key',
+        'ca.key',
+        '-subj',
+        `/CN=${ROOT_CN}`,
+        '-days',
+        String(ROOT_DAYS),
+        '-out',
+        'ca.pem',
+        '-addext',
+        'basicConstraints=critical,CA:TRUE',
+        '-addext',
+        'keyUsage=critical,keyCertSign,cRLSign',
+      ],
+      dir,
+    );
     return { certPem: await readFile(join(dir, 'ca.pem'), 'utf8'), keyPem };
   });
 }
@@ -78,7 +94,8 @@ const SUBJECT_PART = /^[0-9A-Za-z.\-]+$/;
 
 /** Signs a node certificate for `publicKeyPem` (usable as TLS server and client). */
 export async function issueNodeCert(ca: RootCa, publicKeyPem: string, req: NodeCertRequest): Promise<string> {
-  for (const part of [req.nodeId, req.clusterId]) if (!SUBJECT_PART.test(part)) throw invalidParameter(`invalid certificate subject part ${JSON.stringify(part)}`);
+  for (const part of [req.nodeId, req.clusterId])
+    if (!SUBJECT_PART.test(part)) throw invalidParameter(`invalid certificate subject part ${JSON.stringify(part)}`);
   try {
     createPublicKey(publicKeyPem);
   } catch (err) {
@@ -91,18 +108,40 @@ export async function issueNodeCert(ca: RootCa, publicKeyPem: string, req: NodeC
       writeFile(join(dir, 'ca.pem'), ca.certPem),
       writeFile(join(dir, 'ca.key'), ca.keyPem, { mode: 0o600 }),
       writeFile(join(dir, 'node.pub'), publicKeyPem),
-      writeFile(join(dir, 'ext.cnf'), [
-        'basicConstraints=CA:FALSE',
-        'keyUsage=critical,digitalSignature,keyEncipherment',
-        'extendedKeyUsage=serverAuth,clientAuth',
-        `subjectAltName=${san}`,
-        '',
-      ].join('\n')),
+      writeFile(
+        join(dir, 'ext.cnf'),
+        [
+          'basicConstraints=CA:FALSE',
+          'keyUsage=critical,digitalSignature,keyEncipherment',
+          'extendedKeyUsage=serverAuth,clientAuth',
+          `subjectAltName=${san}`,
+          '',
+        ].join('\n'),
+      ),
     ]);
-    await openssl([
-      'x509', '-new', '-subj', `/O=${req.clusterId}/OU=${ROLE_OU[req.role]}/CN=${req.nodeId}`, '-force_pubkey', 'node.pub',
-      '-CA', 'ca.pem', '-CAkey', 'ca.key', '-days', String(NODE_CERT_DAYS), '-extfile', 'ext.cnf', '-set_serial', `0x${randomBytes(12).toString('hex')}`, '-out', 'node.pem',
-    ], dir);
+    await openssl(
+      [
+        'x509',
+        '-new',
+        '-subj',
+        `/O=${req.clusterId}/OU=${ROLE_OU[req.role]}/CN=${req.nodeId}`,
+        '-force_pubkey',
+        'node.pub',
+        '-CA',
+        'ca.pem',
+        '-CAkey',
+        'ca.key',
+        '-days',
+        String(NODE_CERT_DAYS),
+        '-extfile',
+        'ext.cnf',
+        '-set_serial',
+        `0x${randomBytes(12).toString('hex')}`,
+        '-out',
+        'node.pem',
+      ],
+      dir,
+    );
     return readFile(join(dir, 'node.pem'), 'utf8');
   });
 }

@@ -83,29 +83,41 @@ function peer(req: IncomingMessage, clusterId: string): CertIdentity {
 }
 
 /** Starts the endpoint; resolves once it listens. */
-export async function startEndpoint(listen: HostPort, certs: NodeCerts, clusterId: string, handler: EndpointHandler, log: Logger): Promise<Server> {
-  const server = createServer({ cert: certs.certPem, key: certs.keyPem, ca: certs.caPem, requestCert: true, rejectUnauthorized: false }, (req, res: ServerResponse) => {
-    const send = (status: number, body: unknown) => {
-      res.writeHead(status, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify(body));
-    };
-    const route = async (): Promise<unknown> => {
-      if (req.method === 'GET' && req.url === '/ca') return { caPem: handler.caPem() };
-      if (req.method === 'POST' && req.url === '/join') return handler.join((await readBody(req)) as JoinRequest);
-      if (req.method === 'POST' && req.url === '/heartbeat') return handler.heartbeat(peer(req, clusterId));
-      if (req.method === 'POST' && req.url === '/promote') return handler.promote(peer(req, clusterId)).then(() => ({}));
-      if (req.method === 'POST' && req.url === '/leave') {
-        const node = peer(req, clusterId);
-        const body = (await readBody(req)) as { abort?: unknown };
-        return handler.leave(node, body?.abort === true).then(() => ({}));
-      }
-      throw new EngineError('NOT_FOUND', `no such endpoint ${req.method} ${req.url}`);
-    };
-    route().then((body) => send(200, body), (err) => {
-      if (statusOf(err) >= 500) log.warn('cluster endpoint request failed', { url: req.url, error: messageOf(err) });
-      send(statusOf(err), { message: messageOf(err) });
-    });
-  });
+export async function startEndpoint(
+  listen: HostPort,
+  certs: NodeCerts,
+  clusterId: string,
+  handler: EndpointHandler,
+  log: Logger,
+): Promise<Server> {
+  const server = createServer(
+    { cert: certs.certPem, key: certs.keyPem, ca: certs.caPem, requestCert: true, rejectUnauthorized: false },
+    (req, res: ServerResponse) => {
+      const send = (status: number, body: unknown) => {
+        res.writeHead(status, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify(body));
+      };
+      const route = async (): Promise<unknown> => {
+        if (req.method === 'GET' && req.url === '/ca') return { caPem: handler.caPem() };
+        if (req.method === 'POST' && req.url === '/join') return handler.join((await readBody(req)) as JoinRequest);
+        if (req.method === 'POST' && req.url === '/heartbeat') return handler.heartbeat(peer(req, clusterId));
+        if (req.method === 'POST' && req.url === '/promote') return handler.promote(peer(req, clusterId)).then(() => ({}));
+        if (req.method === 'POST' && req.url === '/leave') {
+          const node = peer(req, clusterId);
+          const body = (await readBody(req)) as { abort?: unknown };
+          return handler.leave(node, body?.abort === true).then(() => ({}));
+        }
+        throw new EngineError('NOT_FOUND', `no such endpoint ${req.method} ${req.url}`);
+      };
+      route().then(
+        (body) => send(200, body),
+        (err) => {
+          if (statusOf(err) >= 500) log.warn('cluster endpoint request failed', { url: req.url, error: messageOf(err) });
+          send(statusOf(err), { message: messageOf(err) });
+        },
+      );
+    },
+  );
   server.on('tlsClientError', (err) => log.debug('cluster endpoint TLS handshake failed', { error: err.message }));
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err) => reject(unavailable(`cannot listen on ${formatHostPort(listen)} for the cluster: ${err.message}`, err)));
@@ -127,30 +139,59 @@ export function callManager<T>(addr: string, method: 'GET' | 'POST', path: strin
   if (!m) return Promise.reject(new EngineError('INVALID_PARAMETER', `invalid manager address ${JSON.stringify(addr)}`));
   const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
   return new Promise((resolve, reject) => {
-    const req = request({
-      host: m[1] ?? m[2], port: Number(m[3]), method, path, timeout: opts.timeoutMs ?? 15_000,
-      ca: opts.caPem, rejectUnauthorized: opts.caPem !== undefined, cert: opts.certs?.certPem, key: opts.certs?.keyPem,
-      // The chain is checked against the pinned cluster CA; the name is the node ID, not the address.
-      checkServerIdentity: () => undefined, servername: '',
-      headers: payload ? { 'Content-Type': 'application/json', 'Content-Length': payload.length } : {},
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(Buffer.concat(chunks).toString() || '{}');
-        } catch {
-          parsed = { message: Buffer.concat(chunks).toString() };
-        }
-        const status = res.statusCode ?? 500;
-        if (status === 200) resolve(parsed as T);
-        else reject(new EngineError(status === 400 ? 'INVALID_PARAMETER' : status === 401 ? 'UNAUTHORIZED' : status === 404 ? 'NOT_FOUND' : status === 409 ? 'CONFLICT' : status === 501 ? 'NOT_IMPLEMENTED' : 'UNAVAILABLE', (parsed as { message?: string }).message ?? `manager ${addr} answered ${status}`));
-      });
-      res.on('error', reject);
-    });
+    const req = request(
+      {
+        host: m[1] ?? m[2],
+        port: Number(m[3]),
+        method,
+        path,
+        timeout: opts.timeoutMs ?? 15_000,
+        ca: opts.caPem,
+        rejectUnauthorized: opts.caPem !== undefined,
+        cert: opts.certs?.certPem,
+        key: opts.certs?.keyPem,
+        // The chain is checked against the pinned cluster CA; the name is the node ID, not the address.
+        checkServerIdentity: () => undefined,
+        servername: '',
+        headers: payload ? { 'Content-Type': 'application/json', 'Content-Length': payload.length } : {},
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(Buffer.concat(chunks).toString() || '{}');
+          } catch {
+            parsed = { message: Buffer.concat(chunks).toString() };
+          }
+          const status = res.statusCode ?? 500;
+          if (status === 200) resolve(parsed as T);
+          else
+            reject(
+              new EngineError(
+                status === 400
+                  ? 'INVALID_PARAMETER'
+                  : status === 401
+                    ? 'UNAUTHORIZED'
+                    : status === 404
+                      ? 'NOT_FOUND'
+                      : status === 409
+                        ? 'CONFLICT'
+                        : status === 501
+                          ? 'NOT_IMPLEMENTED'
+                          : 'UNAVAILABLE',
+                (parsed as { message?: string }).message ?? `manager ${addr} answered ${status}`,
+              ),
+            );
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`manager ${addr} did not answer in time`)));
-    req.on('error', (err) => reject(err instanceof EngineError ? err : unavailable(`cannot reach the manager at ${addr}: ${err.message}`, err)));
+    req.on('error', (err) =>
+      reject(err instanceof EngineError ? err : unavailable(`cannot reach the manager at ${addr}: ${err.message}`, err)),
+    );
     req.end(payload);
   });
 }

@@ -55,16 +55,49 @@ export function etcdArgs(o: EtcdMemberOptions): string[] {
   const client = clientUrl(o.host, o.clientPort);
   const peer = peerUrl(o.host, o.peerPort);
   return [
-    '--name', o.name,
-    '--data-dir', o.dataDir,
-    '--listen-client-urls', client, '--advertise-client-urls', client,
-    '--listen-peer-urls', peer, '--initial-advertise-peer-urls', peer,
-    '--initial-cluster', o.initialCluster, '--initial-cluster-state', o.initialState, '--initial-cluster-token', o.clusterToken,
-    '--client-cert-auth', '--trusted-ca-file', o.tls.caFile, '--cert-file', o.tls.certFile, '--key-file', o.tls.keyFile,
-    '--peer-client-cert-auth', '--peer-trusted-ca-file', o.tls.caFile, '--peer-cert-file', o.tls.certFile, '--peer-key-file', o.tls.keyFile,
+    '--name',
+    o.name,
+    '--data-dir',
+    o.dataDir,
+    '--listen-client-urls',
+    client,
+    '--advertise-client-urls',
+    client,
+    '--listen-peer-urls',
+    peer,
+    '--initial-advertise-peer-urls',
+    peer,
+    '--initial-cluster',
+    o.initialCluster,
+    '--initial-cluster-state',
+    o.initialState,
+    '--initial-cluster-token',
+    o.clusterToken,
+    '--client-cert-auth',
+    '--trusted-ca-file',
+    o.tls.caFile,
+    '--cert-file',
+    o.tls.certFile,
+    '--key-file',
+    o.tls.keyFile,
+    '--peer-client-cert-auth',
+    '--peer-trusted-ca-file',
+    o.tls.caFile,
+    '--peer-cert-file',
+    o.tls.certFile,
+    '--peer-key-file',
+    o.tls.keyFile,
     // Machines running the tests are loaded: a longer election timeout avoids needless elections.
-    '--heartbeat-interval', '250', '--election-timeout', '2500',
-    '--logger', 'zap', '--log-outputs', 'stderr', '--log-level', 'info',
+    '--heartbeat-interval',
+    '250',
+    '--election-timeout',
+    '2500',
+    '--logger',
+    'zap',
+    '--log-outputs',
+    'stderr',
+    '--log-level',
+    'info',
     ...(o.forceNewCluster ? ['--force-new-cluster'] : []),
   ];
 }
@@ -188,14 +221,21 @@ export class EtcdMember extends EventEmitter {
   private answers(path: string, timeoutMs = 2000, ok: (body: string) => boolean = () => true): Promise<boolean> {
     const { tls } = this.opts;
     return new Promise((resolve) => {
-      const req = request(`${this.endpoint}${path}`, {
-        ca: fs.readFileSync(tls.caFile), cert: fs.readFileSync(tls.certFile), key: fs.readFileSync(tls.keyFile), timeout: timeoutMs,
-      }, (res) => {
-        let body = '';
-        res.on('data', (d) => (body += d));
-        res.on('end', () => resolve(res.statusCode === 200 && ok(body)));
-        res.on('error', () => resolve(false));
-      });
+      const req = request(
+        `${this.endpoint}${path}`,
+        {
+          ca: fs.readFileSync(tls.caFile),
+          cert: fs.readFileSync(tls.certFile),
+          key: fs.readFileSync(tls.keyFile),
+          timeout: timeoutMs,
+        },
+        (res) => {
+          let body = '';
+          res.on('data', (d) => (body += d));
+          res.on('end', () => resolve(res.statusCode === 200 && ok(body)));
+          res.on('error', () => resolve(false));
+        },
+      );
       req.on('timeout', () => req.destroy());
       req.on('error', () => resolve(false)); // not listening yet, or no quorum: the caller retries
       req.end();

@@ -5,7 +5,8 @@ import { unavailable } from '../errors.ts';
 import type { ClusterObject } from '../types/cluster.ts';
 
 /** dockerd's errNoManager for a node without a cluster. */
-export const NOT_A_MANAGER = 'This node is not a swarm manager. Use "docker swarm init" or "docker swarm join" to connect this node to swarm and try again.';
+export const NOT_A_MANAGER =
+  'This node is not a swarm manager. Use "docker swarm init" or "docker swarm join" to connect this node to swarm and try again.';
 /** dockerd's errNoSwarm. */
 export const NOT_IN_A_CLUSTER = 'This node is not part of a swarm';
 

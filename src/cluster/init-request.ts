@@ -13,7 +13,8 @@ export function checkInitNetworking(req: SwarmInitRequest): { DataPathPort: numb
   const size = req.SubnetSize || 24;
   for (const cidr of pool) {
     const m = /^([0-9.]+)\/(\d+)$/.exec(cidr);
-    if (!m || !isIPv4(m[1]!) || Number(m[2]) > 32) throw invalidParameter(`invalid default address pool ${JSON.stringify(cidr)}: an IPv4 CIDR is required`);
+    if (!m || !isIPv4(m[1]!) || Number(m[2]) > 32)
+      throw invalidParameter(`invalid default address pool ${JSON.stringify(cidr)}: an IPv4 CIDR is required`);
     if (Number(m[2]) > size) throw invalidParameter(`invalid SubnetSize ${size}: it must not be shorter than the pool ${cidr}`);
   }
   return { DataPathPort: port, DefaultAddrPool: pool, SubnetSize: size };

@@ -46,7 +46,11 @@ export class LocalStateFiles {
   }
 
   get tlsFiles(): { caFile: string; certFile: string; keyFile: string } {
-    return { caFile: path.join(this.certDir, 'ca.pem'), certFile: path.join(this.certDir, 'node.pem'), keyFile: path.join(this.certDir, 'node.key') };
+    return {
+      caFile: path.join(this.certDir, 'ca.pem'),
+      certFile: path.join(this.certDir, 'node.pem'),
+      keyFile: path.join(this.certDir, 'node.key'),
+    };
   }
 
   /** The saved state, or null when the node is in no cluster. A corrupt file is an error, not "no cluster". */
@@ -63,7 +67,11 @@ export class LocalStateFiles {
 
   readCerts(): NodeCerts {
     const t = this.tlsFiles;
-    return { caPem: fs.readFileSync(t.caFile, 'utf8'), certPem: fs.readFileSync(t.certFile, 'utf8'), keyPem: fs.readFileSync(t.keyFile, 'utf8') };
+    return {
+      caPem: fs.readFileSync(t.caFile, 'utf8'),
+      certPem: fs.readFileSync(t.certFile, 'utf8'),
+      keyPem: fs.readFileSync(t.keyFile, 'utf8'),
+    };
   }
 
   writeCerts(c: NodeCerts): void {

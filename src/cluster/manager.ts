@@ -31,11 +31,19 @@ const MISSED_BEATS = 3;
 
 export const etcdPorts = (advertisePort: number) => ({ client: advertisePort + 2, peer: advertisePort + 3 });
 
-export function newNodeRecord(id: string, role: NodeRole, advertiseAddr: string, description: NodeRecord['Description'], availability = 'active'): NodeRecord {
+export function newNodeRecord(
+  id: string,
+  role: NodeRole,
+  advertiseAddr: string,
+  description: NodeRecord['Description'],
+  availability = 'active',
+): NodeRecord {
   const now = new Date().toISOString();
   const adv = parseAddr(advertiseAddr, 0, 'advertise address');
   return {
-    ID: id, CreatedAt: now, UpdatedAt: now,
+    ID: id,
+    CreatedAt: now,
+    UpdatedAt: now,
     Spec: { Labels: {}, Role: role, Availability: availability as NodeRecord['Spec']['Availability'] },
     Description: description,
     Addr: adv.host,
@@ -49,21 +57,40 @@ export class Manager {
   private periodSeconds = HEARTBEAT_PERIOD_NS / 1e9;
   private readonly log: Logger;
 
-  private constructor(env: ManagerEnv, readonly state: LocalClusterState, private readonly certs: NodeCerts,
-    private readonly member: EtcdMember, readonly store: ClusterStore) {
+  private constructor(
+    env: ManagerEnv,
+    readonly state: LocalClusterState,
+    private readonly certs: NodeCerts,
+    private readonly member: EtcdMember,
+    readonly store: ClusterStore,
+  ) {
     this.log = env.log.child({ module: 'cluster' });
   }
 
   /** Starts etcd from the saved state, connects, listens, heartbeats. */
   /** `restart`: the member comes back among its peers and may have to wait for a quorum. */
-  static async start(env: ManagerEnv, state: LocalClusterState, certs: NodeCerts, opts: { forceNewCluster?: boolean; promote?: () => Promise<void>; restart?: boolean } = {}): Promise<Manager> {
+  static async start(
+    env: ManagerEnv,
+    state: LocalClusterState,
+    certs: NodeCerts,
+    opts: { forceNewCluster?: boolean; promote?: () => Promise<void>; restart?: boolean } = {},
+  ): Promise<Manager> {
     const adv = parseAddr(state.advertiseAddr, 0, 'advertise address');
     const ports = etcdPorts(adv.port);
     const etcd = state.etcd!;
     const member = new EtcdMember({
-      name: state.nodeId, dataDir: env.files.etcdDir, host: adv.host, clientPort: ports.client, peerPort: ports.peer, tls: env.files.tlsFiles,
-      initialCluster: etcd.initialCluster, initialState: etcd.initialState, clusterToken: etcd.clusterToken,
-      ...(opts.forceNewCluster ? { forceNewCluster: true } : {}), ...(opts.promote || opts.restart ? { waitFor: 'serving' as const } : {}), log: env.log,
+      name: state.nodeId,
+      dataDir: env.files.etcdDir,
+      host: adv.host,
+      clientPort: ports.client,
+      peerPort: ports.peer,
+      tls: env.files.tlsFiles,
+      initialCluster: etcd.initialCluster,
+      initialState: etcd.initialState,
+      clusterToken: etcd.clusterToken,
+      ...(opts.forceNewCluster ? { forceNewCluster: true } : {}),
+      ...(opts.promote || opts.restart ? { waitFor: 'serving' as const } : {}),
+      log: env.log,
     });
     await member.start();
     let store: ClusterStore | null = null;
@@ -97,7 +124,13 @@ export class Manager {
       // A restarted manager without a quorum yet: serve anyway; the store answers once it is back.
       this.log.warn('cannot read the cluster object yet; using the default heartbeat period', { error: (err as Error).message });
     }
-    this.server = await startEndpoint(parseAddr(this.state.listenAddr, 0, 'listen address'), this.certs, this.state.clusterId, this, this.log);
+    this.server = await startEndpoint(
+      parseAddr(this.state.listenAddr, 0, 'listen address'),
+      this.certs,
+      this.state.clusterId,
+      this,
+      this.log,
+    );
     await this.beat();
     this.beatTimer = setInterval(() => void this.beat(), this.periodSeconds * 1000);
     this.beatTimer.unref();
@@ -105,7 +138,11 @@ export class Manager {
 
   private async beat(): Promise<void> {
     try {
-      await this.store.putLeased(beatKey(this.state.nodeId), { at: new Date().toISOString() }, Math.ceil(this.periodSeconds * MISSED_BEATS));
+      await this.store.putLeased(
+        beatKey(this.state.nodeId),
+        { at: new Date().toISOString() },
+        Math.ceil(this.periodSeconds * MISSED_BEATS),
+      );
     } catch (err) {
       this.log.warn('manager heartbeat failed', { error: (err as Error).message });
     }
@@ -151,14 +188,22 @@ export class Manager {
 
   async listNodes(filters: Map<string, string[]>): Promise<ClusterObject[]> {
     const all = await this.nodeRecords();
-    const keep = new Set(filterNodes(all.map((s) => s.value), filters).map((n) => n.ID));
+    const keep = new Set(
+      filterNodes(
+        all.map((s) => s.value),
+        filters,
+      ).map((n) => n.ID),
+    );
     const live = await this.liveness();
     return all.filter((s) => keep.has(s.value.ID)).map((s) => nodeView(s.value, s.version, live(s.value)));
   }
 
   private async findNode(ref: string): Promise<Stored<NodeRecord>> {
     const all = await this.nodeRecords();
-    const rec = findNode(all.map((s) => s.value), ref);
+    const rec = findNode(
+      all.map((s) => s.value),
+      ref,
+    );
     return all.find((s) => s.value.ID === rec.ID)!;
   }
 
@@ -182,7 +227,9 @@ export class Manager {
 
   /** The managers, for /info's RemoteManagers and for workers. */
   async managers(): Promise<RemoteManager[]> {
-    return (await this.nodeRecords()).filter((s) => s.value.Spec.Role === 'manager' && s.value.ManagerAddr).map((s) => ({ NodeID: s.value.ID, Addr: s.value.ManagerAddr! }));
+    return (await this.nodeRecords())
+      .filter((s) => s.value.Spec.Role === 'manager' && s.value.ManagerAddr)
+      .map((s) => ({ NodeID: s.value.ID, Addr: s.value.ManagerAddr! }));
   }
 
   /** /info's Swarm section. */
@@ -204,24 +251,44 @@ export class Manager {
   }
 
   async join(req: JoinRequest): Promise<JoinResponse> {
-    if (typeof req?.token !== 'string' || typeof req.publicKeyPem !== 'string' || typeof req.advertiseAddr !== 'string') throw invalidParameter('invalid join request');
+    if (typeof req?.token !== 'string' || typeof req.publicKeyPem !== 'string' || typeof req.advertiseAddr !== 'string')
+      throw invalidParameter('invalid join request');
     parseJoinToken(req.token);
     const c = await this.cluster();
-    const role: NodeRole | null = sameToken(req.token, c.value.JoinTokens.Manager) ? 'manager' : sameToken(req.token, c.value.JoinTokens.Worker) ? 'worker' : null;
+    const role: NodeRole | null = sameToken(req.token, c.value.JoinTokens.Manager)
+      ? 'manager'
+      : sameToken(req.token, c.value.JoinTokens.Worker)
+        ? 'worker'
+        : null;
     if (!role) throw invalidParameter('A valid join token is necessary to join this cluster');
     const adv = parseAddr(req.advertiseAddr, 0, 'advertise address');
     const listen = parseAddr(req.listenAddr || req.advertiseAddr, adv.port, 'listen address');
     const nodeId = newId();
-    const certPem = await issueNodeCert(c.value.ca, req.publicKeyPem, { nodeId, role, clusterId: this.state.clusterId, ips: certificateIps(adv.host, listen.host) });
+    const certPem = await issueNodeCert(c.value.ca, req.publicKeyPem, {
+      nodeId,
+      role,
+      clusterId: this.state.clusterId,
+      ips: certificateIps(adv.host, listen.host),
+    });
     const description = (req.description ?? {}) as NodeRecord['Description'];
     const availability = req.availability ?? 'active';
-    if (availability !== 'active' && availability !== 'pause' && availability !== 'drain') throw invalidParameter(`invalid availability ${JSON.stringify(availability)}`);
+    if (availability !== 'active' && availability !== 'pause' && availability !== 'drain')
+      throw invalidParameter(`invalid availability ${JSON.stringify(availability)}`);
     await this.store.create(nodeKey(nodeId), newNodeRecord(nodeId, role, formatHostPort(adv), description, availability));
-    const res: JoinResponse = { nodeId, clusterId: this.state.clusterId, role, certPem, caPem: this.certs.caPem, managers: await this.managers() };
+    const res: JoinResponse = {
+      nodeId,
+      clusterId: this.state.clusterId,
+      role,
+      certPem,
+      caPem: this.certs.caPem,
+      managers: await this.managers(),
+    };
     if (role === 'manager') {
       const peer = peerUrl(adv.host, etcdPorts(adv.port).peer);
       const { members } = await this.store.addMember(peer).catch(async (err: Error) => {
-        await this.store.delete(nodeKey(nodeId)).catch((e: Error) => this.log.warn('cannot remove the node record of a failed join', { error: e.message }));
+        await this.store
+          .delete(nodeKey(nodeId))
+          .catch((e: Error) => this.log.warn('cannot remove the node record of a failed join', { error: e.message }));
         throw err;
       });
       const initialCluster = members.map((m) => `${m.name || nodeId}=${m.peerUrls[0]}`).join(',');
@@ -247,7 +314,9 @@ export class Manager {
   /** The etcd member of a node: by name once it started, by peer URL before. */
   private async memberOf(nodeId: string): Promise<string | undefined> {
     const rec = await this.store.get<NodeRecord>(nodeKey(nodeId));
-    const peer = rec?.value.ManagerAddr ? peerUrl(rec.value.Addr, etcdPorts(parseAddr(rec.value.ManagerAddr, 0, 'manager address').port).peer) : undefined;
+    const peer = rec?.value.ManagerAddr
+      ? peerUrl(rec.value.Addr, etcdPorts(parseAddr(rec.value.ManagerAddr, 0, 'manager address').port).peer)
+      : undefined;
     return (await this.store.members()).find((m) => m.name === nodeId || (peer !== undefined && m.peerUrls.includes(peer)))?.id;
   }
 
@@ -276,14 +345,21 @@ export class Manager {
       const unreachable = managers.length - reachable;
       let msg = 'You are attempting to leave the swarm on a node that is participating as a manager. ';
       if (reachable - 1 <= unreachable) {
-        if (reachable === 1 && unreachable === 0) throw unavailable(`${msg}Removing the last manager erases all current state of the swarm. Use \`--force\` to ignore this message. `.trimEnd());
+        if (reachable === 1 && unreachable === 0)
+          throw unavailable(
+            `${msg}Removing the last manager erases all current state of the swarm. Use \`--force\` to ignore this message. `.trimEnd(),
+          );
         msg += `Removing this node leaves ${reachable - 1} managers out of ${reachable + unreachable}. Without a Raft quorum your swarm will be inaccessible. `;
       }
-      throw unavailable(`${msg}The only way to restore a swarm that has lost consensus is to reinitialize it with \`--force-new-cluster\`. Use \`--force\` to suppress this message.`);
+      throw unavailable(
+        `${msg}The only way to restore a swarm that has lost consensus is to reinitialize it with \`--force-new-cluster\`. Use \`--force\` to suppress this message.`,
+      );
     }
     const self = members.find((m) => m.name === this.state.nodeId);
     if (self && members.length > 1) {
-      await this.store.delete(beatKey(this.state.nodeId)).catch((err: Error) => this.log.warn('cannot clear this node\'s heartbeat', { error: err.message }));
+      await this.store
+        .delete(beatKey(this.state.nodeId))
+        .catch((err: Error) => this.log.warn("cannot clear this node's heartbeat", { error: err.message }));
       await this.store.removeMember(self.id);
     }
   }

@@ -7,12 +7,26 @@ import { checkInitNetworking } from './init-request.ts';
 import { checkNodeSpec, checkRemovable, filterNodes, findNode, nodeView, type NodeRecord } from './nodes.ts';
 import { checkSpec, withDefaults } from './swarm-object.ts';
 
-const node = (ID: string, Hostname: string, role: 'manager' | 'worker', labels: Record<string, string> = {}, engine: Record<string, string> = {}): NodeRecord => ({
-  ID, CreatedAt: '', UpdatedAt: '', Spec: { Labels: labels, Role: role, Availability: 'active' },
-  Description: { Hostname, Engine: { EngineVersion: 'x', Labels: engine, Plugins: [] } }, Addr: '10.0.0.1',
+const node = (
+  ID: string,
+  Hostname: string,
+  role: 'manager' | 'worker',
+  labels: Record<string, string> = {},
+  engine: Record<string, string> = {},
+): NodeRecord => ({
+  ID,
+  CreatedAt: '',
+  UpdatedAt: '',
+  Spec: { Labels: labels, Role: role, Availability: 'active' },
+  Description: { Hostname, Engine: { EngineVersion: 'x', Labels: engine, Plugins: [] } },
+  Addr: '10.0.0.1',
   ...(role === 'manager' ? { ManagerAddr: '10.0.0.1:2377' } : {}),
 });
-const nodes = [node('aaa111', 'host-a', 'manager', { zone: 'x' }), node('aab222', 'host-b', 'worker', { zone: 'y' }, { ssd: 'yes' }), node('ccc333', 'host-b', 'worker')];
+const nodes = [
+  node('aaa111', 'host-a', 'manager', { zone: 'x' }),
+  node('aab222', 'host-b', 'worker', { zone: 'y' }, { ssd: 'yes' }),
+  node('ccc333', 'host-b', 'worker'),
+];
 const ids = (list: NodeRecord[]) => list.map((n) => n.ID);
 
 test('node filters: id prefix, name, role, labels; unknown filters and values are 400s', () => {
@@ -35,7 +49,10 @@ test('lookup: full ID, then hostname, then a unique prefix; ambiguity and absenc
   assert.equal(findNode(nodes, 'cc').ID, 'ccc333');
   assert.throws(() => findNode(nodes, 'host-b'), /ambiguous/);
   assert.throws(() => findNode(nodes, 'aa'), /ambiguous/);
-  assert.throws(() => findNode(nodes, 'zzz'), (e: Error & { status?: number }) => e.status === 404 && e.message === 'node zzz not found');
+  assert.throws(
+    () => findNode(nodes, 'zzz'),
+    (e: Error & { status?: number }) => e.status === 404 && e.message === 'node zzz not found',
+  );
 });
 
 test('view: Status from the heartbeat, ManagerStatus for managers only', () => {
@@ -50,10 +67,17 @@ test('view: Status from the heartbeat, ManagerStatus for managers only', () => {
 
 test('update and removal checks', () => {
   const cur = nodes[1]!.Spec;
-  assert.deepEqual(checkNodeSpec(cur, { Labels: { a: 'b' }, Availability: 'drain' }), { Labels: { a: 'b' }, Role: 'worker', Availability: 'drain' });
+  assert.deepEqual(checkNodeSpec(cur, { Labels: { a: 'b' }, Availability: 'drain' }), {
+    Labels: { a: 'b' },
+    Role: 'worker',
+    Availability: 'drain',
+  });
   assert.throws(() => checkNodeSpec(cur, { Availability: 'sleep' }), /invalid availability/);
   assert.throws(() => checkNodeSpec(cur, { Labels: { a: 1 } }), /invalid Labels/);
-  assert.throws(() => checkNodeSpec(cur, { Role: 'manager' }), (e: Error & { status?: number }) => e.status === 501);
+  assert.throws(
+    () => checkNodeSpec(cur, { Role: 'manager' }),
+    (e: Error & { status?: number }) => e.status === 501,
+  );
   assert.throws(() => checkRemovable(nodes[1]!, true, false), /is not down and can't be removed/);
   checkRemovable(nodes[1]!, true, true);
   checkRemovable(nodes[1]!, false, false);
@@ -82,11 +106,21 @@ test('cluster spec: dockerd defaults fill zeros; autolock and external CAs are 5
   assert.equal((s.Dispatcher as { HeartbeatPeriod: number }).HeartbeatPeriod, 5e9);
   assert.equal((s.Raft as { ElectionTick: number }).ElectionTick, 10);
   checkSpec(s);
-  assert.throws(() => checkSpec(withDefaults({ EncryptionConfig: { AutoLockManagers: true } })), (e: Error & { status?: number }) => e.status === 501);
-  assert.throws(() => checkSpec(withDefaults({ CAConfig: { ExternalCAs: [{ URL: 'https://ca' }] } })), (e: Error & { status?: number }) => e.status === 501);
+  assert.throws(
+    () => checkSpec(withDefaults({ EncryptionConfig: { AutoLockManagers: true } })),
+    (e: Error & { status?: number }) => e.status === 501,
+  );
+  assert.throws(
+    () => checkSpec(withDefaults({ CAConfig: { ExternalCAs: [{ URL: 'https://ca' }] } })),
+    (e: Error & { status?: number }) => e.status === 501,
+  );
   assert.throws(() => withDefaults({ Raft: 7 }), /invalid Spec.Raft/);
   assert.deepEqual(checkInitNetworking({}), { DataPathPort: 4789, DefaultAddrPool: ['10.0.0.0/8'], SubnetSize: 24 });
-  assert.deepEqual(checkInitNetworking({ DataPathPort: 7789, DefaultAddrPool: ['10.20.0.0/16'], SubnetSize: 26 }), { DataPathPort: 7789, DefaultAddrPool: ['10.20.0.0/16'], SubnetSize: 26 });
+  assert.deepEqual(checkInitNetworking({ DataPathPort: 7789, DefaultAddrPool: ['10.20.0.0/16'], SubnetSize: 26 }), {
+    DataPathPort: 7789,
+    DefaultAddrPool: ['10.20.0.0/16'],
+    SubnetSize: 26,
+  });
   assert.throws(() => checkInitNetworking({ DataPathPort: 80 }), /out of range/);
   assert.throws(() => checkInitNetworking({ DefaultAddrPool: ['10.0.0.0/24'], SubnetSize: 16 }), /SubnetSize/);
 });

@@ -43,7 +43,11 @@ export function nodeView(rec: NodeRecord, version: number, live: NodeLiveness): 
     Status: { State: live.up ? 'ready' : 'down', Addr: rec.Addr, ...(live.up ? {} : { Message: 'heartbeat failure' }) },
   };
   if (rec.Spec.Role === 'manager' && rec.ManagerAddr) {
-    view.ManagerStatus = { ...(live.leader ? { Leader: true } : {}), Reachability: live.up ? 'reachable' : 'unreachable', Addr: rec.ManagerAddr };
+    view.ManagerStatus = {
+      ...(live.leader ? { Leader: true } : {}),
+      Reachability: live.up ? 'reachable' : 'unreachable',
+      Addr: rec.ManagerAddr,
+    };
   }
   return view;
 }
@@ -54,18 +58,21 @@ const NODE_FILTERS = ['id', 'label', 'membership', 'name', 'node.label', 'role']
 export function filterNodes(nodes: NodeRecord[], filters: Map<string, string[]>): NodeRecord[] {
   checkFilterNames(filters, NODE_FILTERS);
   for (const r of filters.get('role') ?? []) if (r !== 'manager' && r !== 'worker') throw invalidParameter(`invalid filter 'role=${r}'`);
-  for (const m of filters.get('membership') ?? []) if (m !== 'accepted' && m !== 'pending') throw invalidParameter(`invalid filter 'membership=${m}'`);
+  for (const m of filters.get('membership') ?? [])
+    if (m !== 'accepted' && m !== 'pending') throw invalidParameter(`invalid filter 'membership=${m}'`);
   const any = (name: string, test: (v: string) => boolean) => {
     const values = filters.get(name);
     return !values || values.length === 0 || values.some(test);
   };
-  return nodes.filter((n) =>
-    any('id', (v) => n.ID.startsWith(v))
-    && any('name', (v) => n.Description.Hostname.startsWith(v))
-    && any('role', (v) => n.Spec.Role === v)
-    && any('membership', (v) => v === 'accepted') // a node joins accepted: there is no manual acceptance
-    && allLabelsMatch(n.Description.Engine.Labels, filters.get('label') ?? [])
-    && allLabelsMatch(n.Spec.Labels, filters.get('node.label') ?? []));
+  return nodes.filter(
+    (n) =>
+      any('id', (v) => n.ID.startsWith(v)) &&
+      any('name', (v) => n.Description.Hostname.startsWith(v)) &&
+      any('role', (v) => n.Spec.Role === v) &&
+      any('membership', (v) => v === 'accepted') && // a node joins accepted: there is no manual acceptance
+      allLabelsMatch(n.Description.Engine.Labels, filters.get('label') ?? []) &&
+      allLabelsMatch(n.Spec.Labels, filters.get('node.label') ?? []),
+  );
 }
 
 /** Finds a node by full ID, then hostname, then unique ID prefix (swarmkit's order). */
@@ -88,7 +95,8 @@ export function checkNodeSpec(current: NodeSpec, body: ClusterObject): NodeSpec 
     throw invalidParameter('invalid Labels: must be an object of strings');
   }
   const role = body.Role ?? current.Role;
-  if (role !== 'manager' && role !== 'worker') throw invalidParameter(`invalid role ${JSON.stringify(role)}: must be "manager" or "worker"`);
+  if (role !== 'manager' && role !== 'worker')
+    throw invalidParameter(`invalid role ${JSON.stringify(role)}: must be "manager" or "worker"`);
   const availability = body.Availability ?? current.Availability;
   if (availability !== 'active' && availability !== 'pause' && availability !== 'drain') {
     throw invalidParameter(`invalid availability ${JSON.stringify(availability)}: must be "active", "pause" or "drain"`);
@@ -100,7 +108,9 @@ export function checkNodeSpec(current: NodeSpec, body: ClusterObject): NodeSpec 
 /** swarmkit's refusals of DELETE /nodes/{id}. */
 export function checkRemovable(rec: NodeRecord, up: boolean, force: boolean): void {
   if (rec.Spec.Role === 'manager') {
-    throw invalidParameter(`rpc error: code = FailedPrecondition desc = node ${rec.ID} is a cluster manager and is a member of the raft cluster. It must be demoted to worker before removal`);
+    throw invalidParameter(
+      `rpc error: code = FailedPrecondition desc = node ${rec.ID} is a cluster manager and is a member of the raft cluster. It must be demoted to worker before removal`,
+    );
   }
   if (up && !force) throw invalidParameter(`rpc error: code = FailedPrecondition desc = node ${rec.ID} is not down and can't be removed`);
 }

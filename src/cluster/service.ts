@@ -5,7 +5,17 @@
 // and configs are not built yet: inside a cluster they answer 501.
 import { arch, cpus, hostname, totalmem } from 'node:os';
 import { invalidParameter, notImplemented, unavailable } from '../errors.ts';
-import type { ClusterLogOptions, ClusterObject, ClusterObjectKind, CreatableKind, MutableKind, ObjectUpdateOptions, SwarmInitRequest, SwarmJoinRequest, SwarmUpdateOptions } from '../types/cluster.ts';
+import type {
+  ClusterLogOptions,
+  ClusterObject,
+  ClusterObjectKind,
+  CreatableKind,
+  MutableKind,
+  ObjectUpdateOptions,
+  SwarmInitRequest,
+  SwarmJoinRequest,
+  SwarmUpdateOptions,
+} from '../types/cluster.ts';
 import type { Logger } from '../util/log.ts';
 import { certificateIps, chooseAdvertise, DEFAULT_LISTEN_PORT, formatHostPort, parseAddr } from './addresses.ts';
 import { createRootCa, identityOf, issueNodeCert, newKeyPair, signedBy, tlsInfoOf } from './ca.ts';
@@ -21,8 +31,10 @@ import { caDigest, newJoinToken, tokenMatchesCa } from './tokens.ts';
 import { Worker } from './worker.ts';
 import { checkInitNetworking } from './init-request.ts';
 
-export const ALREADY_IN_A_CLUSTER = 'This node is already part of a swarm. Use "docker swarm leave" to leave this swarm and join another one.';
-export const WORKER_NOT_MANAGER = 'This node is not a swarm manager. Worker nodes can\'t be used to view or modify cluster state. Please run this command on a manager node or promote the current node to a manager.';
+export const ALREADY_IN_A_CLUSTER =
+  'This node is already part of a swarm. Use "docker swarm leave" to leave this swarm and join another one.';
+export const WORKER_NOT_MANAGER =
+  "This node is not a swarm manager. Worker nodes can't be used to view or modify cluster state. Please run this command on a manager node or promote the current node to a manager.";
 
 export interface ClusterServiceDeps {
   dataRoot: string;
@@ -104,7 +116,12 @@ export class ClusterService {
     const certs = this.files.readCerts();
     if (identityOf(certs.certPem).nodeId !== state.nodeId) throw new Error('the node certificate does not match the saved node ID');
     if (state.role === 'manager') {
-      const m = await Manager.start({ log: this.deps.log, files: this.files, describe: () => this.describe(certs.caPem) }, state, certs, promote ? { promote } : { restart: true });
+      const m = await Manager.start(
+        { log: this.deps.log, files: this.files, describe: () => this.describe(certs.caPem) },
+        state,
+        certs,
+        promote ? { promote } : { restart: true },
+      );
       try {
         await m.serve();
       } catch (err) {
@@ -140,8 +157,12 @@ export class ClusterService {
       return { NodeID: '', NodeAddr: '', LocalNodeState: this.phase, ControlAvailable: false, Error: this.error, RemoteManagers: null };
     }
     const base: ClusterObject = {
-      NodeID: state.nodeId, NodeAddr: parseAddr(state.advertiseAddr, 0, 'advertise address').host, LocalNodeState: this.phase,
-      ControlAvailable: !!this.manager, Error: this.worker?.lastError ?? '', RemoteManagers: state.managers,
+      NodeID: state.nodeId,
+      NodeAddr: parseAddr(state.advertiseAddr, 0, 'advertise address').host,
+      LocalNodeState: this.phase,
+      ControlAvailable: !!this.manager,
+      Error: this.worker?.lastError ?? '',
+      RemoteManagers: state.managers,
     };
     if (!this.manager) return base;
     try {
@@ -174,24 +195,44 @@ export class ClusterService {
       const clusterId = newId();
       const ca = await createRootCa();
       const keys = newKeyPair();
-      const certPem = await issueNodeCert(ca, keys.publicKeyPem, { nodeId, role: 'manager', clusterId, ips: certificateIps(adv.host, listen.host) });
+      const certPem = await issueNodeCert(ca, keys.publicKeyPem, {
+        nodeId,
+        role: 'manager',
+        clusterId,
+        ips: certificateIps(adv.host, listen.host),
+      });
       const advertiseAddr = formatHostPort(adv);
       const state: LocalClusterState = {
-        nodeId, clusterId, role: 'manager', listenAddr: formatHostPort(listen), advertiseAddr, dataPathAddr: req.DataPathAddr ?? '',
+        nodeId,
+        clusterId,
+        role: 'manager',
+        listenAddr: formatHostPort(listen),
+        advertiseAddr,
+        dataPathAddr: req.DataPathAddr ?? '',
         managers: [{ NodeID: nodeId, Addr: advertiseAddr }],
         etcd: { initialCluster: `${nodeId}=${peerUrl(adv.host, etcdPorts(adv.port).peer)}`, initialState: 'new', clusterToken: clusterId },
       };
       const now = new Date().toISOString();
       const rec: ClusterRecord = {
-        ID: clusterId, CreatedAt: now, UpdatedAt: now, Spec: spec, RootRotationInProgress: false, ...net,
-        JoinTokens: { Worker: newJoinToken(ca.certPem), Manager: newJoinToken(ca.certPem) }, ca,
+        ID: clusterId,
+        CreatedAt: now,
+        UpdatedAt: now,
+        Spec: spec,
+        RootRotationInProgress: false,
+        ...net,
+        JoinTokens: { Worker: newJoinToken(ca.certPem), Manager: newJoinToken(ca.certPem) },
+        ca,
       };
       this.files.remove(); // what a failed attempt may have left
       this.files.writeCerts({ caPem: ca.certPem, certPem, keyPem: keys.keyPem });
       this.files.write(state);
       let m: Manager | null = null;
       try {
-        m = await Manager.start({ log: this.deps.log, files: this.files, describe: () => this.describe(ca.certPem) }, state, { caPem: ca.certPem, certPem, keyPem: keys.keyPem });
+        m = await Manager.start({ log: this.deps.log, files: this.files, describe: () => this.describe(ca.certPem) }, state, {
+          caPem: ca.certPem,
+          certPem,
+          keyPem: keys.keyPem,
+        });
         await m.bootstrap(rec, newNodeRecord(nodeId, 'manager', advertiseAddr, this.describe(ca.certPem), availability));
         await m.serve();
       } catch (err) {
@@ -220,16 +261,28 @@ export class ClusterService {
       if (!tokenMatchesCa(token, caPem)) throw invalidParameter(`remote CA does not match fingerprint. Expected: ${caDigest(caPem)}`);
       const keys = newKeyPair();
       const body: JoinRequest = {
-        token, publicKeyPem: keys.publicKeyPem, advertiseAddr: formatHostPort(adv), listenAddr: formatHostPort(listen),
-        dataPathAddr: req.DataPathAddr ?? '', description: this.describe(caPem),
+        token,
+        publicKeyPem: keys.publicKeyPem,
+        advertiseAddr: formatHostPort(adv),
+        listenAddr: formatHostPort(listen),
+        dataPathAddr: req.DataPathAddr ?? '',
+        description: this.describe(caPem),
         ...(req.Availability ? { availability: checkAvailability(req.Availability) } : {}),
       };
       const res = await callManager<JoinResponse>(remote, 'POST', '/join', body, { caPem, timeoutMs: 60_000 });
-      if (!signedBy(res.certPem, caPem) || identityOf(res.certPem).nodeId !== res.nodeId) throw unavailable('the manager answered with a certificate of another CA or node');
+      if (!signedBy(res.certPem, caPem) || identityOf(res.certPem).nodeId !== res.nodeId)
+        throw unavailable('the manager answered with a certificate of another CA or node');
       const state: LocalClusterState = {
-        nodeId: res.nodeId, clusterId: res.clusterId, role: res.role, listenAddr: formatHostPort(listen), advertiseAddr: formatHostPort(adv),
-        dataPathAddr: req.DataPathAddr ?? '', managers: res.managers,
-        ...(res.etcd ? { etcd: { initialCluster: res.etcd.initialCluster, initialState: 'existing' as const, clusterToken: res.etcd.clusterToken } } : {}),
+        nodeId: res.nodeId,
+        clusterId: res.clusterId,
+        role: res.role,
+        listenAddr: formatHostPort(listen),
+        advertiseAddr: formatHostPort(adv),
+        dataPathAddr: req.DataPathAddr ?? '',
+        managers: res.managers,
+        ...(res.etcd
+          ? { etcd: { initialCluster: res.etcd.initialCluster, initialState: 'existing' as const, clusterToken: res.etcd.clusterToken } }
+          : {}),
       };
       this.files.remove();
       this.files.writeCerts({ caPem, certPem: res.certPem, keyPem: keys.keyPem });
@@ -252,7 +305,9 @@ export class ClusterService {
       } catch (err) {
         this.files.remove();
         this.phase = 'inactive';
-        await callManager(remote, 'POST', '/leave', { abort: true }, { caPem, certs }).catch((e: Error) => this.log.warn('could not undo the join at the manager', { error: e.message }));
+        await callManager(remote, 'POST', '/leave', { abort: true }, { caPem, certs }).catch((e: Error) =>
+          this.log.warn('could not undo the join at the manager', { error: e.message }),
+        );
         throw err;
       }
       this.log.info('joined the cluster', { node: res.nodeId, role: res.role, via: remote });
@@ -346,7 +401,8 @@ export class ClusterService {
 }
 
 function checkAvailability(a: string): string {
-  if (a !== 'active' && a !== 'pause' && a !== 'drain') throw invalidParameter(`invalid Availability ${JSON.stringify(a)}: must be "active", "pause" or "drain"`);
+  if (a !== 'active' && a !== 'pause' && a !== 'drain')
+    throw invalidParameter(`invalid Availability ${JSON.stringify(a)}: must be "active", "pause" or "drain"`);
   return a;
 }
 

@@ -29,8 +29,15 @@ describe('cluster store on a real etcd', () => {
     await writeFile(tls.keyFile, keys.keyPem, { mode: 0o600 });
     const [clientPort, peerPort] = [await freePort(), await freePort()];
     member = new EtcdMember({
-      name: nodeId, dataDir: join(dir, 'etcd'), host: '127.0.0.1', clientPort, peerPort, tls,
-      initialCluster: `${nodeId}=${peerUrl('127.0.0.1', peerPort)}`, initialState: 'new', clusterToken: newId(),
+      name: nodeId,
+      dataDir: join(dir, 'etcd'),
+      host: '127.0.0.1',
+      clientPort,
+      peerPort,
+      tls,
+      initialCluster: `${nodeId}=${peerUrl('127.0.0.1', peerPort)}`,
+      initialState: 'new',
+      clusterToken: newId(),
       log: new Logger({ level: 'error', format: 'text', raw: false }),
     });
     await member.start();
@@ -44,17 +51,29 @@ describe('cluster store on a real etcd', () => {
 
   test('versions are compare-and-swap: a stale version is refused, a current one wins', async () => {
     const v1 = await store.create('things/a', { n: 1 });
-    await assert.rejects(store.create('things/a', { n: 9 }), (e: Error & { status?: number }) => e.status === 409 && /already exists/.test(e.message));
+    await assert.rejects(
+      store.create('things/a', { n: 9 }),
+      (e: Error & { status?: number }) => e.status === 409 && /already exists/.test(e.message),
+    );
     const got = await store.get<{ n: number }>('things/a');
     assert.deepEqual(got?.value, { n: 1 });
     assert.equal(got?.version, v1);
     const v2 = await store.update('things/a', { n: 2 }, v1);
     assert.ok(v2 > v1);
-    await assert.rejects(store.update('things/a', { n: 3 }, v1), (e: Error & { status?: number }) => e.status === 409 && e.message === OUT_OF_SEQUENCE);
+    await assert.rejects(
+      store.update('things/a', { n: 3 }, v1),
+      (e: Error & { status?: number }) => e.status === 409 && e.message === OUT_OF_SEQUENCE,
+    );
     await assert.rejects(store.update('things/none', { n: 3 }, v1), (e: Error & { status?: number }) => e.status === 404);
     assert.deepEqual((await store.get('things/a'))?.value, { n: 2 });
     await store.create('things/b', { n: 5 });
-    assert.deepEqual((await store.list<{ n: number }>('things/')).map((s) => [s.key, s.value.n]), [['things/a', 2], ['things/b', 5]]);
+    assert.deepEqual(
+      (await store.list<{ n: number }>('things/')).map((s) => [s.key, s.value.n]),
+      [
+        ['things/a', 2],
+        ['things/b', 5],
+      ],
+    );
     await assert.rejects(store.delete('things/b', v1), /out of sequence/);
     assert.equal(await store.delete('things/b'), true);
     assert.equal(await store.get('things/b'), null);

@@ -68,7 +68,10 @@ export class ClusterStore {
 
   async list<T>(prefix: string): Promise<Stored<T>[]> {
     try {
-      const r = await this.client.getAll().prefix(PREFIX + prefix).exec();
+      const r = await this.client
+        .getAll()
+        .prefix(PREFIX + prefix)
+        .exec();
       return r.kvs.map((kv) => ({
         key: kv.key.toString().slice(PREFIX.length),
         value: JSON.parse(kv.value.toString()) as T,
@@ -84,7 +87,10 @@ export class ClusterStore {
   async create<T>(key: string, value: T): Promise<number> {
     let r;
     try {
-      r = await this.client.if(PREFIX + key, 'Create', '==', 0).then(this.client.put(PREFIX + key).value(JSON.stringify(value))).commit();
+      r = await this.client
+        .if(PREFIX + key, 'Create', '==', 0)
+        .then(this.client.put(PREFIX + key).value(JSON.stringify(value)))
+        .commit();
     } catch (err) {
       throw storeDown(`create ${key}`, err);
     }
@@ -96,7 +102,10 @@ export class ClusterStore {
   async update<T>(key: string, value: T, version: number): Promise<number> {
     let r;
     try {
-      r = await this.client.if(PREFIX + key, 'Mod', '==', version).then(this.client.put(PREFIX + key).value(JSON.stringify(value))).commit();
+      r = await this.client
+        .if(PREFIX + key, 'Mod', '==', version)
+        .then(this.client.put(PREFIX + key).value(JSON.stringify(value)))
+        .commit();
     } catch (err) {
       throw storeDown(`update ${key}`, err);
     }
@@ -108,7 +117,10 @@ export class ClusterStore {
   /** Writes unconditionally (state the node itself owns, such as its status). */
   async put<T>(key: string, value: T): Promise<number> {
     try {
-      const r = await this.client.put(PREFIX + key).value(JSON.stringify(value)).exec();
+      const r = await this.client
+        .put(PREFIX + key)
+        .value(JSON.stringify(value))
+        .exec();
       return Number(r.header.revision);
     } catch (err) {
       throw storeDown(`put ${key}`, err);
@@ -118,8 +130,21 @@ export class ClusterStore {
   /** Deletes a key (if `version` is given, only at that version). Returns whether it existed. */
   async delete(key: string, version?: number): Promise<boolean> {
     try {
-      if (version === undefined) return Number((await this.client.delete().key(PREFIX + key).exec()).deleted) > 0;
-      const r = await this.client.if(PREFIX + key, 'Mod', '==', version).then(this.client.delete().key(PREFIX + key)).commit();
+      if (version === undefined)
+        return (
+          Number(
+            (
+              await this.client
+                .delete()
+                .key(PREFIX + key)
+                .exec()
+            ).deleted,
+          ) > 0
+        );
+      const r = await this.client
+        .if(PREFIX + key, 'Mod', '==', version)
+        .then(this.client.delete().key(PREFIX + key))
+        .commit();
       if (!r.succeeded) throw conflict(OUT_OF_SEQUENCE);
       return true;
     } catch (err) {
@@ -129,7 +154,10 @@ export class ClusterStore {
 
   async deletePrefix(prefix: string): Promise<void> {
     try {
-      await this.client.delete().prefix(PREFIX + prefix).exec();
+      await this.client
+        .delete()
+        .prefix(PREFIX + prefix)
+        .exec();
     } catch (err) {
       throw storeDown(`delete ${prefix}*`, err);
     }
@@ -167,7 +195,10 @@ export class ClusterStore {
   async watch(prefix: string, onChange: (key: string, deleted: boolean) => void): Promise<() => Promise<void>> {
     let w: Watcher;
     try {
-      w = await this.client.watch().prefix(PREFIX + prefix).create();
+      w = await this.client
+        .watch()
+        .prefix(PREFIX + prefix)
+        .create();
     } catch (err) {
       throw storeDown(`watch ${prefix}`, err);
     }
@@ -192,7 +223,10 @@ export class ClusterStore {
   async addMember(peerUrl: string): Promise<{ id: string; members: StoreMember[] }> {
     try {
       const r = await this.client.cluster.memberAdd({ peerURLs: [peerUrl], isLearner: true });
-      return { id: String(r.member.ID), members: r.members.map((m) => ({ id: String(m.ID), name: m.name, peerUrls: m.peerURLs, clientUrls: m.clientURLs })) };
+      return {
+        id: String(r.member.ID),
+        members: r.members.map((m) => ({ id: String(m.ID), name: m.name, peerUrls: m.peerURLs, clientUrls: m.clientURLs })),
+      };
     } catch (err) {
       throw storeDown(`adding member ${peerUrl}`, err);
     }

@@ -57,7 +57,8 @@ export function checkSpec(spec: ClusterObject): void {
   if (Array.isArray(ca?.ExternalCAs) && ca.ExternalCAs.length > 0) throw notImplemented('external CAs are not built yet in this engine');
   if (ca?.SigningCACert || ca?.SigningCAKey) throw notImplemented('rotating the cluster root CA is not built yet in this engine');
   const period = (spec.Dispatcher as Record<string, unknown> | undefined)?.HeartbeatPeriod;
-  if (typeof period !== 'number' || period < 1_000_000_000) throw invalidParameter('invalid Dispatcher.HeartbeatPeriod: at least 1s is required');
+  if (typeof period !== 'number' || period < 1_000_000_000)
+    throw invalidParameter('invalid Dispatcher.HeartbeatPeriod: at least 1s is required');
 }
 
 /** GET /swarm's answer (the `Cluster` of /info without JoinTokens). */

@@ -13,7 +13,12 @@ export class Worker {
   /** The last heartbeat failure, shown as /info's Swarm.Error while no manager answers. */
   lastError = '';
 
-  constructor(readonly state: LocalClusterState, private readonly certs: NodeCerts, private readonly files: LocalStateFiles, private readonly log: Logger) {}
+  constructor(
+    readonly state: LocalClusterState,
+    private readonly certs: NodeCerts,
+    private readonly files: LocalStateFiles,
+    private readonly log: Logger,
+  ) {}
 
   /** Sends the first heartbeat (its failure is the caller's) and keeps beating. */
   async start(): Promise<void> {
@@ -24,10 +29,13 @@ export class Worker {
   private schedule(seconds: number): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
-      this.beat(false).then((p) => this.schedule(p), (err: Error) => {
-        this.log.debug('worker heartbeat round failed', { error: err.message });
-        this.schedule(HEARTBEAT_PERIOD_NS / 1e9);
-      });
+      this.beat(false).then(
+        (p) => this.schedule(p),
+        (err: Error) => {
+          this.log.debug('worker heartbeat round failed', { error: err.message });
+          this.schedule(HEARTBEAT_PERIOD_NS / 1e9);
+        },
+      );
     }, seconds * 1000);
     this.timer.unref();
   }
@@ -39,7 +47,13 @@ export class Worker {
     for (let i = 0; i < managers.length; i++) {
       const m = managers[(this.next + i) % managers.length]!;
       try {
-        const r = await callManager<HeartbeatResponse>(m.Addr, 'POST', '/heartbeat', {}, { caPem: this.certs.caPem, certs: this.certs, timeoutMs: 10_000 });
+        const r = await callManager<HeartbeatResponse>(
+          m.Addr,
+          'POST',
+          '/heartbeat',
+          {},
+          { caPem: this.certs.caPem, certs: this.certs, timeoutMs: 10_000 },
+        );
         this.next = (this.next + i) % managers.length;
         this.lastError = '';
         if (r.managers.length && JSON.stringify(r.managers) !== JSON.stringify(this.state.managers)) {

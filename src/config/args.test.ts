@@ -18,12 +18,17 @@ test('booleans: bare means true, =false turns off, a following word is not consu
 
 test('short forms: -D, -H value, -Hvalue, -H=value, grouped bools', () => {
   assert.deepEqual(values(['-D']), { debug: true });
-  assert.deepEqual(values(['-H', 'unix:///a', '-Hunix:///b', '-H=tcp://0.0.0.0:2375']), { hosts: ['unix:///a', 'unix:///b', 'tcp://0.0.0.0:2375'] });
+  assert.deepEqual(values(['-H', 'unix:///a', '-Hunix:///b', '-H=tcp://0.0.0.0:2375']), {
+    hosts: ['unix:///a', 'unix:///b', 'tcp://0.0.0.0:2375'],
+  });
   assert.deepEqual(values(['-Dl', 'warn']), { debug: true, 'log-level': 'warn' });
   assert.deepEqual(values(['-Dlerror']), { debug: true, 'log-level': 'error' });
   assert.deepEqual(values(['-D=false']), { debug: false });
   assert.deepEqual(values(['-s', 'btrfs', '-G', 'staff', '-p', '/run/x.pid', '-b', 'none']), {
-    'storage-driver': 'btrfs', group: 'staff', pidfile: '/run/x.pid', bridge: 'none',
+    'storage-driver': 'btrfs',
+    group: 'staff',
+    pidfile: '/run/x.pid',
+    bridge: 'none',
   });
 });
 
@@ -37,13 +42,41 @@ test('action flags are reported apart from the configuration', () => {
 });
 
 test('repeatable list flags accumulate in order', () => {
-  const v = values(['--label', 'a=b', '--label=c=d', '--dns', '1.1.1.1', '--dns', '8.8.8.8', '--insecure-registry', 'r:5000',
-    '--registry-mirror', 'https://m', '--exec-opt', 'native.cgroupdriver=systemd', '--storage-opt', 'overlay2.size=1G',
-    '--host-gateway-ip', '10.0.0.1', '--host-gateway-ip', 'fd00::1', '--cdi-spec-dir', '/x', '--authorization-plugin', 'p']);
+  const v = values([
+    '--label',
+    'a=b',
+    '--label=c=d',
+    '--dns',
+    '1.1.1.1',
+    '--dns',
+    '8.8.8.8',
+    '--insecure-registry',
+    'r:5000',
+    '--registry-mirror',
+    'https://m',
+    '--exec-opt',
+    'native.cgroupdriver=systemd',
+    '--storage-opt',
+    'overlay2.size=1G',
+    '--host-gateway-ip',
+    '10.0.0.1',
+    '--host-gateway-ip',
+    'fd00::1',
+    '--cdi-spec-dir',
+    '/x',
+    '--authorization-plugin',
+    'p',
+  ]);
   assert.deepEqual(v, {
-    labels: ['a=b', 'c=d'], dns: ['1.1.1.1', '8.8.8.8'], 'insecure-registries': ['r:5000'], 'registry-mirrors': ['https://m'],
-    'exec-opts': ['native.cgroupdriver=systemd'], 'storage-opts': ['overlay2.size=1G'], 'host-gateway-ips': ['10.0.0.1', 'fd00::1'],
-    'cdi-spec-dirs': ['/x'], 'authorization-plugins': ['p'],
+    labels: ['a=b', 'c=d'],
+    dns: ['1.1.1.1', '8.8.8.8'],
+    'insecure-registries': ['r:5000'],
+    'registry-mirrors': ['https://m'],
+    'exec-opts': ['native.cgroupdriver=systemd'],
+    'storage-opts': ['overlay2.size=1G'],
+    'host-gateway-ips': ['10.0.0.1', 'fd00::1'],
+    'cdi-spec-dirs': ['/x'],
+    'authorization-plugins': ['p'],
   });
 });
 
@@ -53,31 +86,53 @@ test('a repeated single-value flag keeps the last value', () => {
 
 test('structured flags build the same shapes as the file', () => {
   const v = values([
-    '--add-runtime', 'crun=/usr/bin/crun', '--add-runtime=kata=/opt/kata',
-    '--feature', 'cdi', '--feature', 'containerd-snapshotter=false',
-    '--default-ulimit', 'nofile=1024:2048', '--default-ulimit', 'nproc=100',
-    '--default-address-pool', 'base=10.10.0.0/16,size=24',
-    '--default-network-opt', 'bridge=com.engine.network.driver.mtu=1400',
-    '--default-network-opt', 'bridge=com.engine.network.bridge.host_binding_ipv4=127.0.0.1',
-    '--log-opt', 'max-size=10m', '--log-opt', 'max-file=3',
+    '--add-runtime',
+    'crun=/usr/bin/crun',
+    '--add-runtime=kata=/opt/kata',
+    '--feature',
+    'cdi',
+    '--feature',
+    'containerd-snapshotter=false',
+    '--default-ulimit',
+    'nofile=1024:2048',
+    '--default-ulimit',
+    'nproc=100',
+    '--default-address-pool',
+    'base=10.10.0.0/16,size=24',
+    '--default-network-opt',
+    'bridge=com.engine.network.driver.mtu=1400',
+    '--default-network-opt',
+    'bridge=com.engine.network.bridge.host_binding_ipv4=127.0.0.1',
+    '--log-opt',
+    'max-size=10m',
+    '--log-opt',
+    'max-file=3',
   ]);
   assert.deepEqual(v, {
     runtimes: { crun: { path: '/usr/bin/crun' }, kata: { path: '/opt/kata' } },
     features: { cdi: true, 'containerd-snapshotter': false },
     'default-ulimits': { nofile: { Name: 'nofile', Soft: 1024, Hard: 2048 }, nproc: { Name: 'nproc', Soft: 100, Hard: 100 } },
     'default-address-pools': [{ base: '10.10.0.0/16', size: 24 }],
-    'default-network-opts': { bridge: { 'com.engine.network.driver.mtu': '1400', 'com.engine.network.bridge.host_binding_ipv4': '127.0.0.1' } },
+    'default-network-opts': {
+      bridge: { 'com.engine.network.driver.mtu': '1400', 'com.engine.network.bridge.host_binding_ipv4': '127.0.0.1' },
+    },
     'log-opts': { 'max-size': '10m', 'max-file': '3' },
   });
 });
 
 test('--add-runtime refuses the built-in name and a name given twice', () => {
-  assert.throws(() => parseArgs(['--add-runtime', 'runc=/x']), /invalid argument "runc=\/x" for "--add-runtime" flag: runtime name 'runc' is reserved/);
+  assert.throws(
+    () => parseArgs(['--add-runtime', 'runc=/x']),
+    /invalid argument "runc=\/x" for "--add-runtime" flag: runtime name 'runc' is reserved/,
+  );
   assert.throws(() => parseArgs(['--add-runtime', 'a=/x', '--add-runtime', 'A=/y']), /runtime 'a' was already defined/);
 });
 
 test('errors name the flag', () => {
-  assert.throws(() => parseArgs(['--bogus']), (e: Error & { usage?: boolean }) => e.message === 'unknown flag: --bogus' && e.usage === true);
+  assert.throws(
+    () => parseArgs(['--bogus']),
+    (e: Error & { usage?: boolean }) => e.message === 'unknown flag: --bogus' && e.usage === true,
+  );
   assert.throws(() => parseArgs(['--bogus=1']), /^ConfigError: unknown flag: --bogus$/);
   assert.throws(() => parseArgs(['-x']), /unknown shorthand flag: 'x' in -x/);
   assert.throws(() => parseArgs(['--builder', 'x']), /unknown flag: --builder/); // file-only
@@ -91,7 +146,7 @@ test('errors name the flag', () => {
 });
 
 test('given lists every key set, an empty string value means the default', () => {
-  const p = parseArgs(['--bip=', '-D', '--', ]);
+  const p = parseArgs(['--bip=', '-D', '--']);
   assert.deepEqual([...p.given].sort(), ['bip', 'debug']);
   assert.equal(p.values.has('bip'), false);
   assert.throws(() => parseArgs(['--', '-D']), /accepts no arguments \(got "-D"\)/);

@@ -7,7 +7,14 @@ import { ConfigError } from './config-error.ts';
 import type { RuntimeSpec, UlimitSpec, AddressPool } from './daemon-config.ts';
 import { OPTION_BY_FLAG, OPTION_BY_SHORT, type OptionSpec } from './options.ts';
 import {
-  parseAddressPool, parseBool, parseFeature, parseInteger, parseKeyValue, parseNetworkOpt, parseRuntimeFlag, parseUlimit,
+  parseAddressPool,
+  parseBool,
+  parseFeature,
+  parseInteger,
+  parseKeyValue,
+  parseNetworkOpt,
+  parseRuntimeFlag,
+  parseUlimit,
 } from './values.ts';
 
 /** Options that make the program do something instead of configuring the daemon. */

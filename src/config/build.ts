@@ -160,7 +160,11 @@ const PROXY_ENV: [string, string[]][] = [
   ['proxies.https-proxy', ['HTTPS_PROXY', 'https_proxy']],
   ['proxies.no-proxy', ['NO_PROXY', 'no_proxy']],
 ];
-const TLS_FILES: [string, string][] = [['tlscacert', 'ca.pem'], ['tlscert', 'cert.pem'], ['tlskey', 'key.pem']];
+const TLS_FILES: [string, string][] = [
+  ['tlscacert', 'ca.pem'],
+  ['tlscert', 'cert.pem'],
+  ['tlskey', 'key.pem'],
+];
 
 /** The environment fills only what neither the command line nor the file set. */
 function applyEnvironment(config: Record<string, unknown>, explicit: (key: string) => boolean, env: NodeJS.ProcessEnv): void {

@@ -37,7 +37,9 @@ test('invalid JSON and non-object documents are refused', () => {
 });
 
 test('proxies are flattened; unknown directives are all listed, sorted', () => {
-  const raw = parseConfigText(JSON.stringify({ proxies: { 'http-proxy': 'http://p:3128', 'ftp-proxy': 'x' }, zeta: 1, alpha: 2, debug: true, 'config-file': '/x' }));
+  const raw = parseConfigText(
+    JSON.stringify({ proxies: { 'http-proxy': 'http://p:3128', 'ftp-proxy': 'x' }, zeta: 1, alpha: 2, debug: true, 'config-file': '/x' }),
+  );
   assert.equal(raw.get('proxies.http-proxy'), 'http://p:3128');
   assert.deepEqual(unknownDirectives(raw), ['alpha', 'config-file', 'proxies.ftp-proxy', 'zeta']);
 });
@@ -63,7 +65,10 @@ test('default-network-opts is an object of objects of strings', () => {
     'default-network-opts': { bridge: { 'com.engine.network.driver.mtu': '1400' } },
   });
   assert.throws(() => convert({ 'default-network-opts': { bridge: 'x' } }), /default-network-opts\.bridge: expected an object/);
-  assert.throws(() => convert({ 'default-network-opts': { bridge: { mtu: 1400 } } }), /default-network-opts\.bridge\.mtu: expected a string/);
+  assert.throws(
+    () => convert({ 'default-network-opts': { bridge: { mtu: 1400 } } }),
+    /default-network-opts\.bridge\.mtu: expected a string/,
+  );
 });
 
 test('features are booleans', () => {
@@ -75,34 +80,68 @@ test('default-ulimits entries carry Name, Soft and Hard', () => {
   assert.deepEqual(typed({ 'default-ulimits': { nofile: { Name: 'nofile', Soft: 1024, Hard: 2048 }, nproc: { Soft: 5, Hard: 5 } } }), {
     'default-ulimits': { nofile: { Name: 'nofile', Soft: 1024, Hard: 2048 }, nproc: { Name: 'nproc', Soft: 5, Hard: 5 } },
   });
-  assert.throws(() => convert({ 'default-ulimits': { nofile: { Name: 'nofile', Soft: '1', Hard: 2 } } }), /default-ulimits\.nofile\.Soft: expected an integer/);
-  assert.throws(() => convert({ 'default-ulimits': { nofile: { Name: 'nofile', Soft: 3, Hard: 2 } } }), /soft limit must be less than or equal to hard limit: 3 > 2/);
+  assert.throws(
+    () => convert({ 'default-ulimits': { nofile: { Name: 'nofile', Soft: '1', Hard: 2 } } }),
+    /default-ulimits\.nofile\.Soft: expected an integer/,
+  );
+  assert.throws(
+    () => convert({ 'default-ulimits': { nofile: { Name: 'nofile', Soft: 3, Hard: 2 } } }),
+    /soft limit must be less than or equal to hard limit: 3 > 2/,
+  );
   assert.throws(() => convert({ 'default-ulimits': { x: { Name: 'x', Soft: 1, Hard: 2 } } }), /invalid ulimit type: x/);
   assert.throws(() => convert({ 'default-ulimits': { nofile: { Name: 'nofile', Soft: 1, Hard: 2, Max: 3 } } }), /unknown field "Max"/);
 });
 
 test('runtimes take either a path (with args) or a runtimeType (with options)', () => {
-  assert.deepEqual(typed({ runtimes: {
-    custom: { path: '/usr/local/bin/my-runc', runtimeArgs: ['--debug'] },
-    gvisor: { runtimeType: 'io.containerd.runsc.v1', options: { TypeUrl: 'io.containerd.runsc.v1.options', ConfigPath: '/etc/runsc.toml' } },
-  } }), { runtimes: {
-    custom: { path: '/usr/local/bin/my-runc', runtimeArgs: ['--debug'] },
-    gvisor: { runtimeType: 'io.containerd.runsc.v1', options: { TypeUrl: 'io.containerd.runsc.v1.options', ConfigPath: '/etc/runsc.toml' } },
-  } });
-  assert.throws(() => convert({ runtimes: { x: { path: '/a', runtimeType: 'io.x.v1' } } }), /runtime x: cannot configure both path and runtimeType/);
+  assert.deepEqual(
+    typed({
+      runtimes: {
+        custom: { path: '/usr/local/bin/my-runc', runtimeArgs: ['--debug'] },
+        gvisor: {
+          runtimeType: 'io.containerd.runsc.v1',
+          options: { TypeUrl: 'io.containerd.runsc.v1.options', ConfigPath: '/etc/runsc.toml' },
+        },
+      },
+    }),
+    {
+      runtimes: {
+        custom: { path: '/usr/local/bin/my-runc', runtimeArgs: ['--debug'] },
+        gvisor: {
+          runtimeType: 'io.containerd.runsc.v1',
+          options: { TypeUrl: 'io.containerd.runsc.v1.options', ConfigPath: '/etc/runsc.toml' },
+        },
+      },
+    },
+  );
+  assert.throws(
+    () => convert({ runtimes: { x: { path: '/a', runtimeType: 'io.x.v1' } } }),
+    /runtime x: cannot configure both path and runtimeType/,
+  );
   assert.throws(() => convert({ runtimes: { x: {} } }), /runtime x: either a runtimeType or a path must be configured/);
-  assert.throws(() => convert({ runtimes: { x: { path: '/a', options: { a: 1 } } } }), /runtime x: options cannot be used with a path runtime/);
-  assert.throws(() => convert({ runtimes: { x: { runtimeType: 'io.x.v1', runtimeArgs: ['-a'] } } }), /runtime x: args cannot be used with a runtimeType runtime/);
+  assert.throws(
+    () => convert({ runtimes: { x: { path: '/a', options: { a: 1 } } } }),
+    /runtime x: options cannot be used with a path runtime/,
+  );
+  assert.throws(
+    () => convert({ runtimes: { x: { runtimeType: 'io.x.v1', runtimeArgs: ['-a'] } } }),
+    /runtime x: args cannot be used with a runtimeType runtime/,
+  );
   assert.throws(() => convert({ runtimes: { runc: { path: '/usr/bin/runc' } } }), /runtime name 'runc' is reserved/);
   assert.throws(() => convert({ runtimes: { x: { path: '/a', args: [] } } }), /runtimes\.x: unknown field "args"/);
-  assert.throws(() => convert({ runtimes: { x: { path: '/a', runtimeArgs: '--debug' } } }), /runtimes\.x\.runtimeArgs: expected an array of strings/);
+  assert.throws(
+    () => convert({ runtimes: { x: { path: '/a', runtimeArgs: '--debug' } } }),
+    /runtimes\.x\.runtimeArgs: expected an array of strings/,
+  );
 });
 
 test('default-address-pools are {base, size} with a valid CIDR and size', () => {
   assert.deepEqual(typed({ 'default-address-pools': [{ base: '172.30.0.0/16', size: 24 }] }), {
     'default-address-pools': [{ base: '172.30.0.0/16', size: 24 }],
   });
-  assert.throws(() => convert({ 'default-address-pools': [{ base: '172.30.0.0', size: 24 }] }), /default-address-pools\[0\]: invalid base prefix/);
+  assert.throws(
+    () => convert({ 'default-address-pools': [{ base: '172.30.0.0', size: 24 }] }),
+    /default-address-pools\[0\]: invalid base prefix/,
+  );
   assert.throws(() => convert({ 'default-address-pools': [{ base: '172.30.0.0/16', size: 8 }] }), /invalid pool size 8/);
   assert.throws(() => convert({ 'default-address-pools': [{ base: '172.30.0.0/16', size: '24' }] }), /\.size: expected an integer/);
   assert.throws(() => convert({ 'default-address-pools': { base: '172.30.0.0/16', size: 24 } }), /expected an array/);
@@ -117,9 +156,16 @@ test('host-gateway-ips and the older single host-gateway-ip', () => {
 });
 
 test('builder gc settings are shape-checked', () => {
-  const builder = { gc: { enabled: true, defaultKeepStorage: '10GB', policy: [
-    { keepStorage: '10GB', filter: ['unused-for=2200h'] }, { keepStorage: '100GB', all: true },
-  ] } };
+  const builder = {
+    gc: {
+      enabled: true,
+      defaultKeepStorage: '10GB',
+      policy: [
+        { keepStorage: '10GB', filter: ['unused-for=2200h'] },
+        { keepStorage: '100GB', all: true },
+      ],
+    },
+  };
   assert.deepEqual(typed({ builder }), { builder });
   assert.throws(() => convert({ builder: { gc: { enabled: 'yes' } } }), /builder\.gc\.enabled: expected a boolean/);
   assert.throws(() => convert({ builder: { gc: { defaultKeepStorage: 'lots' } } }), /builder\.gc\.defaultKeepStorage: invalid size/);

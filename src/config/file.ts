@@ -168,8 +168,10 @@ function runtimeEntry(value: unknown, name: string, where: string): RuntimeSpec 
   if (obj.options !== undefined) spec.options = record(obj.options, `${where}.options`);
   if (!spec.path && !spec.runtimeType) fail(where, `runtime ${name}: either a runtimeType or a path must be configured`);
   if (spec.path && spec.runtimeType) fail(where, `runtime ${name}: cannot configure both path and runtimeType for the same runtime`);
-  if (spec.path && spec.options && Object.keys(spec.options).length > 0) fail(where, `runtime ${name}: options cannot be used with a path runtime`);
-  if (spec.runtimeType && spec.runtimeArgs && spec.runtimeArgs.length > 0) fail(where, `runtime ${name}: args cannot be used with a runtimeType runtime`);
+  if (spec.path && spec.options && Object.keys(spec.options).length > 0)
+    fail(where, `runtime ${name}: options cannot be used with a path runtime`);
+  if (spec.runtimeType && spec.runtimeArgs && spec.runtimeArgs.length > 0)
+    fail(where, `runtime ${name}: args cannot be used with a runtimeType runtime`);
   return spec;
 }
 
@@ -194,11 +196,20 @@ function checkBuilder(value: unknown, where: string): void {
   for (const [k, v] of Object.entries(record(value, where))) {
     const at = `${where}.${k}`;
     switch (k.toLowerCase()) {
-      case 'gc': checkGC(v, at); break;
-      case 'entitlements': mapValues(record(v, at), (b, e) => bool(b, `${at}.${e}`)); break;
-      case 'history': record(v, at); break;
-      case 'proxy-network': bool(v, at); break;
-      default: fail(at, 'unknown builder setting');
+      case 'gc':
+        checkGC(v, at);
+        break;
+      case 'entitlements':
+        mapValues(record(v, at), (b, e) => bool(b, `${at}.${e}`));
+        break;
+      case 'history':
+        record(v, at);
+        break;
+      case 'proxy-network':
+        bool(v, at);
+        break;
+      default:
+        fail(at, 'unknown builder setting');
     }
   }
 }

@@ -34,13 +34,7 @@ export function usageText(): string {
     });
   const width = Math.max(...rows.map(([left]) => left.length)) + 3;
   const lines = rows.map(([left, right]) => left.padEnd(width) + right);
-  return [
-    'Usage:\tengined [OPTIONS]',
-    '',
-    'A container engine daemon serving the Docker Engine API.',
-    '',
-    'Options:',
-    ...lines,
-    '',
-  ].join('\n');
+  return ['Usage:\tengined [OPTIONS]', '', 'A container engine daemon serving the Docker Engine API.', '', 'Options:', ...lines, ''].join(
+    '\n',
+  );
 }

@@ -70,17 +70,22 @@ test('a named configuration file that is missing is an error naming it', () => {
   const path = join(dir, 'missing.json');
   const out = loadConfig(['--config-file', path], {}, VERSION);
   assert.deepEqual(out, {
-    kind: 'exit', code: 1,
+    kind: 'exit',
+    code: 1,
     stderr: `unable to configure the Engine daemon with file ${path}: open ${path}: no such file or directory\n`,
   });
 });
 
-test('the default configuration file may be absent', { skip: existsSync('/etc/engine/daemon.json') && 'host has /etc/engine/daemon.json' }, () => {
-  const out = loadConfig([], { HOME: '/home/u' }, VERSION);
-  assert.equal(out.kind, 'run');
-  assert.equal((out as { loaded: LoadedConfig }).loaded.config['config-file'], '/etc/engine/daemon.json');
-  assert.equal((out as { loaded: LoadedConfig }).loaded.fileKeys.size, 0);
-});
+test(
+  'the default configuration file may be absent',
+  { skip: existsSync('/etc/engine/daemon.json') && 'host has /etc/engine/daemon.json' },
+  () => {
+    const out = loadConfig([], { HOME: '/home/u' }, VERSION);
+    assert.equal(out.kind, 'run');
+    assert.equal((out as { loaded: LoadedConfig }).loaded.config['config-file'], '/etc/engine/daemon.json');
+    assert.equal((out as { loaded: LoadedConfig }).loaded.fileKeys.size, 0);
+  },
+);
 
 test('defaults come from the table', () => {
   const { config, warnings, flagKeys, fileKeys } = run([]);
@@ -98,7 +103,10 @@ test('defaults come from the table', () => {
 });
 
 test('file and flags merge, and the result records where each key came from', () => {
-  const { config, flagKeys, fileKeys } = run(['--label', 'a=b', '-H', 'unix:///tmp/e.sock'], { 'data-root': '/srv/engine', 'exec-opts': ['native.cgroupdriver=cgroupfs'] });
+  const { config, flagKeys, fileKeys } = run(['--label', 'a=b', '-H', 'unix:///tmp/e.sock'], {
+    'data-root': '/srv/engine',
+    'exec-opts': ['native.cgroupdriver=cgroupfs'],
+  });
   assert.equal(config['data-root'], '/srv/engine');
   assert.deepEqual(config['exec-opts'], ['native.cgroupdriver=cgroupfs']);
   assert.deepEqual(config.labels, ['a=b']);
@@ -116,18 +124,28 @@ test('invalid JSON is reported with the file name', () => {
 
 test('unknown directives are all listed, sorted', () => {
   const err = failure([], { 'zzz-option': 1, debug: true, 'aaa-option': true, proxies: { 'gopher-proxy': 'x' } });
-  assert.match(err, /^unable to configure the Engine daemon with file \/.*\.json: the following directives don't match any configuration option: aaa-option, proxies\.gopher-proxy, zzz-option\n$/);
+  assert.match(
+    err,
+    /^unable to configure the Engine daemon with file \/.*\.json: the following directives don't match any configuration option: aaa-option, proxies\.gopher-proxy, zzz-option\n$/,
+  );
 });
 
 test('an option set as a flag and in the file refuses start-up, naming each', () => {
   const err = failure(['--debug', '-H', 'unix:///a.sock', '--log-format=json', '--feature', 'cdi=false', '--icc=false'], {
-    debug: false, hosts: ['unix:///b.sock'], 'log-format': 'text', features: { cdi: true }, 'data-root': '/x',
+    debug: false,
+    hosts: ['unix:///b.sock'],
+    'log-format': 'text',
+    features: { cdi: true },
+    'data-root': '/x',
   });
   assert.match(err, /: the following directives are specified both as a flag and in the configuration file: /);
-  assert.ok(err.endsWith(
-    'debug: (from flag: true, from file: false), features: (from flag: map[cdi:false], from file: map[cdi:true]), ' +
-    'hosts: (from flag: [unix:///a.sock], from file: [unix:///b.sock]), log-format: (from flag: json, from file: text)\n',
-  ), err);
+  assert.ok(
+    err.endsWith(
+      'debug: (from flag: true, from file: false), features: (from flag: map[cdi:false], from file: map[cdi:true]), ' +
+        'hosts: (from flag: [unix:///a.sock], from file: [unix:///b.sock]), log-format: (from flag: json, from file: text)\n',
+    ),
+    err,
+  );
 });
 
 test('a conflict counts whatever the file value, and proxy credentials are masked', () => {
@@ -138,18 +156,26 @@ test('a conflict counts whatever the file value, and proxy credentials are maske
 });
 
 test('host-gateway-ip and host-gateway-ips together are refused; the old key conflicts with the flag', () => {
-  assert.match(failure([], { 'host-gateway-ip': '10.0.0.1', 'host-gateway-ips': ['10.0.0.2'] }),
-    /host-gateway-ip and host-gateway-ips must not both be specified in the config file/);
-  assert.match(failure(['--host-gateway-ip', '10.0.0.3'], { 'host-gateway-ip': '10.0.0.1' }),
-    /specified both as a flag and in the configuration file: host-gateway-ip: \(from flag: \[10\.0\.0\.3\], from file: 10\.0\.0\.1\)/);
+  assert.match(
+    failure([], { 'host-gateway-ip': '10.0.0.1', 'host-gateway-ips': ['10.0.0.2'] }),
+    /host-gateway-ip and host-gateway-ips must not both be specified in the config file/,
+  );
+  assert.match(
+    failure(['--host-gateway-ip', '10.0.0.3'], { 'host-gateway-ip': '10.0.0.1' }),
+    /specified both as a flag and in the configuration file: host-gateway-ip: \(from flag: \[10\.0\.0\.3\], from file: 10\.0\.0\.1\)/,
+  );
   assert.deepEqual(run([], { 'host-gateway-ip': '10.0.0.1' }).config['host-gateway-ips'], ['10.0.0.1']);
 });
 
 test('--add-runtime and file runtimes merge; one name in both conflicts', () => {
-  const { config } = run(['--add-runtime', 'crun=/usr/bin/crun', '--default-runtime', 'kata'], { runtimes: { kata: { path: '/opt/kata' } } });
+  const { config } = run(['--add-runtime', 'crun=/usr/bin/crun', '--default-runtime', 'kata'], {
+    runtimes: { kata: { path: '/opt/kata' } },
+  });
   assert.deepEqual(config.runtimes, { kata: { path: '/opt/kata' }, crun: { path: '/usr/bin/crun' } });
-  assert.match(failure(['--add-runtime', 'kata=/usr/bin/kata'], { runtimes: { kata: { path: '/opt/kata' } } }),
-    /runtimes\.kata: \(from flag: \/usr\/bin\/kata, from file: map\[path:\/opt\/kata\]\)/);
+  assert.match(
+    failure(['--add-runtime', 'kata=/usr/bin/kata'], { runtimes: { kata: { path: '/opt/kata' } } }),
+    /runtimes\.kata: \(from flag: \/usr\/bin\/kata, from file: map\[path:\/opt\/kata\]\)/,
+  );
 });
 
 test('default-runtime must name runc, a registered runtime or a shim name', () => {
@@ -164,16 +190,24 @@ test('--validate prints configuration OK, or the error naming the file', () => {
   const bad = configFile({ 'log-level': 'loud', bogus: 1 });
   const out = loadConfig(['--validate', '--config-file', bad], {}, VERSION);
   assert.deepEqual(out, {
-    kind: 'exit', code: 1,
+    kind: 'exit',
+    code: 1,
     stderr: `unable to configure the Engine daemon with file ${bad}: the following directives don't match any configuration option: bogus\n`,
   });
   const badValue = configFile({ 'log-level': 'loud' });
   assert.deepEqual(loadConfig(['--validate', '--config-file', badValue], {}, VERSION), {
-    kind: 'exit', code: 1, stderr: `unable to configure the Engine daemon with file ${badValue}: invalid logging level: loud\n`,
+    kind: 'exit',
+    code: 1,
+    stderr: `unable to configure the Engine daemon with file ${badValue}: invalid logging level: loud\n`,
   });
   // An option that is not supported prints its warning beside "configuration OK".
   const pending = loadConfig(['--validate', '--config-file', configFile({ 'selinux-enabled': true })], {}, VERSION);
-  assert.deepEqual(pending, { kind: 'exit', code: 0, stdout: 'configuration OK\n', stderr: 'WARNING: selinux-enabled is set but SELinux is not supported\n' });
+  assert.deepEqual(pending, {
+    kind: 'exit',
+    code: 0,
+    stdout: 'configuration OK\n',
+    stderr: 'WARNING: selinux-enabled is set but SELinux is not supported\n',
+  });
 });
 
 test('values are validated', () => {
@@ -248,7 +282,10 @@ test('environment: ENGINE_DRIVER is only the storage-driver default', () => {
 
 test('environment: ENGINE_CERT_PATH, ~ expansion and ENGINE_TLS_VERIFY', () => {
   const certs = run([], {}, { HOME: '/home/u', ENGINE_CERT_PATH: '/etc/engine/certs' }).config;
-  assert.deepEqual([certs.tlscacert, certs.tlscert, certs.tlskey], ['/etc/engine/certs/ca.pem', '/etc/engine/certs/cert.pem', '/etc/engine/certs/key.pem']);
+  assert.deepEqual(
+    [certs.tlscacert, certs.tlscert, certs.tlskey],
+    ['/etc/engine/certs/ca.pem', '/etc/engine/certs/cert.pem', '/etc/engine/certs/key.pem'],
+  );
   const explicit = run(['--tlscert', '~/mine.pem'], {}, { HOME: '/home/u', ENGINE_CERT_PATH: '/etc/engine/certs' }).config;
   assert.equal(explicit.tlscert, '/home/u/mine.pem');
   assert.equal(explicit.tlskey, '/etc/engine/certs/key.pem');
@@ -275,8 +312,11 @@ test('environment: proxy variables fill only what flags and file left unset', ()
 
 test('warnings: pending and unsupported options set to a non-default value, and unknown features', () => {
   const { warnings } = run(['--icc=false', '--iptables=true', '--selinux-enabled', '--feature', 'teleport'], {
-    'live-restore': true, 'max-concurrent-downloads': 3, 'default-ulimits': { nofile: { Name: 'nofile', Soft: 1, Hard: 2 } },
-    builder: { gc: { enabled: false } }, debug: true,
+    'live-restore': true,
+    'max-concurrent-downloads': 3,
+    'default-ulimits': { nofile: { Name: 'nofile', Soft: 1, Hard: 2 } },
+    builder: { gc: { enabled: false } },
+    debug: true,
   });
   // Which of these warn follows the option table's build status (unsupported ones always do).
   const expected = ['builder', 'icc', 'live-restore', 'selinux-enabled']
@@ -289,30 +329,108 @@ test('warnings: pending and unsupported options set to a non-default value, and 
 
 test('the full sample configuration file validates', () => {
   const sample = {
-    'allow-direct-routing': false, 'authorization-plugins': [], bip: '', bip6: '', bridge: '',
-    builder: { gc: { enabled: true, defaultKeepStorage: '10GB', policy: [
-      { keepStorage: '10GB', filter: ['unused-for=2200h'] }, { keepStorage: '50GB', filter: ['unused-for=3300h'] },
-      { keepStorage: '100GB', all: true }] } },
-    'cgroup-parent': '', supervisor: '/run/supervisor/supervisor.sock', 'supervisor-namespace': 'engine',
-    'supervisor-plugins-namespace': 'engine-plugins', 'data-root': '', debug: true,
-    'default-address-pools': [{ base: '172.30.0.0/16', size: 24 }, { base: '172.31.0.0/16', size: 24 }],
-    'default-cgroupns-mode': 'private', 'default-gateway': '', 'default-gateway-v6': '', 'default-network-opts': {},
-    'default-runtime': 'runc', 'default-shm-size': '64M',
+    'allow-direct-routing': false,
+    'authorization-plugins': [],
+    bip: '',
+    bip6: '',
+    bridge: '',
+    builder: {
+      gc: {
+        enabled: true,
+        defaultKeepStorage: '10GB',
+        policy: [
+          { keepStorage: '10GB', filter: ['unused-for=2200h'] },
+          { keepStorage: '50GB', filter: ['unused-for=3300h'] },
+          { keepStorage: '100GB', all: true },
+        ],
+      },
+    },
+    'cgroup-parent': '',
+    supervisor: '/run/supervisor/supervisor.sock',
+    'supervisor-namespace': 'engine',
+    'supervisor-plugins-namespace': 'engine-plugins',
+    'data-root': '',
+    debug: true,
+    'default-address-pools': [
+      { base: '172.30.0.0/16', size: 24 },
+      { base: '172.31.0.0/16', size: 24 },
+    ],
+    'default-cgroupns-mode': 'private',
+    'default-gateway': '',
+    'default-gateway-v6': '',
+    'default-network-opts': {},
+    'default-runtime': 'runc',
+    'default-shm-size': '64M',
     'default-ulimits': { nofile: { Hard: 64000, Name: 'nofile', Soft: 64000 } },
-    dns: [], 'dns-opts': [], 'dns-search': [], 'exec-opts': [], 'exec-root': '', experimental: false,
-    features: { cdi: true, 'containerd-snapshotter': true }, 'fixed-cidr': '', 'fixed-cidr-v6': '', group: '',
-    'host-gateway-ip': '', hosts: [],
-    proxies: { 'http-proxy': 'http://proxy.example.com:80', 'https-proxy': 'https://proxy.example.com:443', 'no-proxy': '*.test.example.com,.example.org' },
-    icc: false, init: false, 'init-path': '/usr/libexec/engine-init', 'insecure-registries': [], ip: '0.0.0.0',
-    'ip-forward': false, 'ip-masq': false, iptables: false, ip6tables: false, ipv6: false, labels: [], 'live-restore': true,
-    'log-driver': 'json-file', 'log-format': 'text', 'log-level': '',
-    'log-opts': { 'cache-disabled': 'false', 'cache-max-file': '5', 'cache-max-size': '20m', 'cache-compress': 'true', env: 'os,customer', labels: 'somelabel', 'max-file': '5', 'max-size': '10m' },
-    'max-concurrent-downloads': 3, 'max-concurrent-uploads': 5, 'max-download-attempts': 5, mtu: 0, 'no-new-privileges': false,
-    'node-generic-resources': ['NVIDIA-GPU=UUID1', 'NVIDIA-GPU=UUID2'], pidfile: '', 'raw-logs': false, 'registry-mirrors': [],
-    runtimes: { 'cc-runtime': { path: '/usr/bin/cc-runtime' }, custom: { path: '/usr/local/bin/my-runc-replacement', runtimeArgs: ['--debug'] } },
-    'seccomp-profile': '', 'selinux-enabled': false, 'shutdown-timeout': 15, 'storage-driver': '', 'storage-opts': [],
-    'cluster-default-advertise-addr': '', tls: true, tlscacert: '', tlscert: '', tlskey: '', tlsverify: true,
-    'userland-proxy': false, 'userland-proxy-path': '/usr/libexec/engine-proxy', 'userns-remap': '',
+    dns: [],
+    'dns-opts': [],
+    'dns-search': [],
+    'exec-opts': [],
+    'exec-root': '',
+    experimental: false,
+    features: { cdi: true, 'containerd-snapshotter': true },
+    'fixed-cidr': '',
+    'fixed-cidr-v6': '',
+    group: '',
+    'host-gateway-ip': '',
+    hosts: [],
+    proxies: {
+      'http-proxy': 'http://proxy.example.com:80',
+      'https-proxy': 'https://proxy.example.com:443',
+      'no-proxy': '*.test.example.com,.example.org',
+    },
+    icc: false,
+    init: false,
+    'init-path': '/usr/libexec/engine-init',
+    'insecure-registries': [],
+    ip: '0.0.0.0',
+    'ip-forward': false,
+    'ip-masq': false,
+    iptables: false,
+    ip6tables: false,
+    ipv6: false,
+    labels: [],
+    'live-restore': true,
+    'log-driver': 'json-file',
+    'log-format': 'text',
+    'log-level': '',
+    'log-opts': {
+      'cache-disabled': 'false',
+      'cache-max-file': '5',
+      'cache-max-size': '20m',
+      'cache-compress': 'true',
+      env: 'os,customer',
+      labels: 'somelabel',
+      'max-file': '5',
+      'max-size': '10m',
+    },
+    'max-concurrent-downloads': 3,
+    'max-concurrent-uploads': 5,
+    'max-download-attempts': 5,
+    mtu: 0,
+    'no-new-privileges': false,
+    'node-generic-resources': ['NVIDIA-GPU=UUID1', 'NVIDIA-GPU=UUID2'],
+    pidfile: '',
+    'raw-logs': false,
+    'registry-mirrors': [],
+    runtimes: {
+      'cc-runtime': { path: '/usr/bin/cc-runtime' },
+      custom: { path: '/usr/local/bin/my-runc-replacement', runtimeArgs: ['--debug'] },
+    },
+    'seccomp-profile': '',
+    'selinux-enabled': false,
+    'shutdown-timeout': 15,
+    'storage-driver': '',
+    'storage-opts': [],
+    'cluster-default-advertise-addr': '',
+    tls: true,
+    tlscacert: '',
+    tlscert: '',
+    tlskey: '',
+    tlsverify: true,
+    'userland-proxy': false,
+    'userland-proxy-path': '/usr/libexec/engine-proxy',
+    'userns-remap': '',
   };
   const path = configFile(sample);
   const out = loadConfig(['--validate', '--config-file', path], { HOME: '/root' }, VERSION);

@@ -7,15 +7,9 @@ import { ConfigError } from './config-error.ts';
 import type { LoadedConfig } from './daemon-config.ts';
 import { usageText } from './help.ts';
 
-export type LoadOutcome =
-  | { kind: 'run'; loaded: LoadedConfig }
-  | { kind: 'exit'; code: number; stdout?: string; stderr?: string };
+export type LoadOutcome = { kind: 'run'; loaded: LoadedConfig } | { kind: 'exit'; code: number; stdout?: string; stderr?: string };
 
-export function loadConfig(
-  argv: string[],
-  env: NodeJS.ProcessEnv,
-  version: { version: string; commit: string },
-): LoadOutcome {
+export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, version: { version: string; commit: string }): LoadOutcome {
   let args: ParsedArgs;
   try {
     args = parseArgs(argv);

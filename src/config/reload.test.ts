@@ -40,7 +40,10 @@ test('reload applies reloadable keys from the file and leaves the others', () =>
   assert.deepEqual([...out.loaded.fileKeys].sort(), ['data-root', 'labels', 'live-restore', 'shutdown-timeout']);
   // Warnings follow the option table: only options not built yet warn (none of these, once built).
   const pendingNow = ['live-restore', 'shutdown-timeout'].filter((k) => OPTION_BY_KEY.get(k)!.status !== 'built');
-  assert.deepEqual(out.loaded.warnings, pendingNow.map((k) => `${k} is set but ${OPTION_BY_KEY.get(k)!.note}`));
+  assert.deepEqual(
+    out.loaded.warnings,
+    pendingNow.map((k) => `${k} is set but ${OPTION_BY_KEY.get(k)!.note}`),
+  );
   assert.equal(loaded.config['data-root'], '/srv/one');
   assert.deepEqual(loaded.config.labels, ['a=1'], 'the current configuration is not modified');
 });
@@ -57,7 +60,12 @@ test('reload keeps flag values and refuses a file that now sets a flag option', 
 
   const bad = reload(ok.loaded, path, { labels: ['from=file'] });
   assert.equal(bad.ok, false);
-  assert.match(!bad.ok ? bad.error : '', new RegExp(`^unable to configure the Engine daemon with file ${path}: the following directives are specified both as a flag and in the configuration file: labels: \\(from flag: \\[from=flag\\], from file: \\[from=file\\]\\)$`));
+  assert.match(
+    !bad.ok ? bad.error : '',
+    new RegExp(
+      `^unable to configure the Engine daemon with file ${path}: the following directives are specified both as a flag and in the configuration file: labels: \\(from flag: \\[from=flag\\], from file: \\[from=file\\]\\)$`,
+    ),
+  );
   const again = reloadConfig(ok.loaded, ENV);
   assert.equal(again.ok, false, 'a non-reloadable conflict fails too');
 });

@@ -13,30 +13,48 @@ export const STORAGE_DRIVERS = ['overlay2', 'fuse-overlayfs', 'btrfs', 'zfs'];
 export const KNOWN_FEATURES = new Set(['cdi', 'containerd-snapshotter']);
 
 /** Integer options where 0 means "use the default" (as dockerd treats a zero in daemon.json). */
-const ZERO_MEANS_DEFAULT = ['mtu', 'network-control-plane-mtu', 'max-concurrent-downloads', 'max-concurrent-uploads', 'max-download-attempts'];
+const ZERO_MEANS_DEFAULT = [
+  'mtu',
+  'network-control-plane-mtu',
+  'max-concurrent-downloads',
+  'max-concurrent-uploads',
+  'max-download-attempts',
+];
 
 type Config = Record<string, unknown>;
 type Rule = (value: any, config: Config) => string | undefined;
 
-const oneOf = (allowed: readonly string[], message: (v: string) => string): Rule => (v: string) =>
-  allowed.includes(v) ? undefined : message(v);
+const oneOf =
+  (allowed: readonly string[], message: (v: string) => string): Rule =>
+  (v: string) =>
+    allowed.includes(v) ? undefined : message(v);
 
-const intRange = (min: number, max: number, message: (v: number) => string): Rule => (v: number) =>
-  v >= min && v <= max ? undefined : message(v);
+const intRange =
+  (min: number, max: number, message: (v: number) => string): Rule =>
+  (v: number) =>
+    v >= min && v <= max ? undefined : message(v);
 
-const each = (check: (item: any) => string | undefined): Rule => (list: unknown[]) => {
-  for (const item of list) {
-    const err = check(item);
-    if (err) return err;
-  }
-  return undefined;
-};
+const each =
+  (check: (item: any) => string | undefined): Rule =>
+  (list: unknown[]) => {
+    for (const item of list) {
+      const err = check(item);
+      if (err) return err;
+    }
+    return undefined;
+  };
 
-const cidr = (family: 4 | 6, key: string): Rule => (v: string) =>
-  parseCIDR(v)?.family === family ? undefined : `invalid ${key}: ${v} is not an IPv${family} address with a prefix length`;
+const cidr =
+  (family: 4 | 6, key: string): Rule =>
+  (v: string) =>
+    parseCIDR(v)?.family === family ? undefined : `invalid ${key}: ${v} is not an IPv${family} address with a prefix length`;
 
-const ip = (family: 4 | 6 | 0, key: string): Rule => (v: string) =>
-  (family === 0 ? isIP(v) !== 0 : isIP(v) === family) ? undefined : `invalid ${key}: ${v} is not an IP${family ? `v${family}` : ''} address`;
+const ip =
+  (family: 4 | 6 | 0, key: string): Rule =>
+  (v: string) =>
+    (family === 0 ? isIP(v) !== 0 : isIP(v) === family)
+      ? undefined
+      : `invalid ${key}: ${v} is not an IP${family ? `v${family}` : ''} address`;
 
 const DOMAIN = /^(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])\.)*(?:[A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9-]*[A-Za-z0-9])$/;
 
@@ -50,26 +68,26 @@ const RULES: Record<string, Rule> = {
   'max-concurrent-downloads': intRange(1, Infinity, (v) => `invalid max concurrent downloads: ${v}`),
   'max-concurrent-uploads': intRange(1, Infinity, (v) => `invalid max concurrent uploads: ${v}`),
   'max-download-attempts': intRange(1, Infinity, (v) => `invalid max download attempts: ${v}`),
-  'mtu': intRange(68, 65535, (v) => `invalid default MTU: ${v} (must be between 68 and 65535)`),
+  mtu: intRange(68, 65535, (v) => `invalid default MTU: ${v} (must be between 68 and 65535)`),
   'network-control-plane-mtu': intRange(68, 65535, (v) => `invalid network-control-plane-mtu: ${v} (must be between 68 and 65535)`),
   // A negative timeout means "wait for the containers however long they take" (dockerd: -1).
   'shutdown-timeout': intRange(-1, Infinity, (v) => `invalid shutdown-timeout: ${v} (use -1 to wait without a limit)`),
   'cpu-rt-period': intRange(0, Infinity, (v) => `invalid cpu-rt-period: ${v}`),
   'cpu-rt-runtime': intRange(0, Infinity, (v) => `invalid cpu-rt-runtime: ${v}`),
   'default-shm-size': checkShmSize,
-  'labels': checkLabels,
+  labels: checkLabels,
   'node-generic-resources': each((r: string) => (/^[^=]+=.+$/.test(r) ? undefined : `invalid generic resource specification: ${r}`)),
-  'dns': each((a: string) => (isIPAddress(a) ? undefined : `IP address is not correctly formatted: ${a}`)),
+  dns: each((a: string) => (isIPAddress(a) ? undefined : `IP address is not correctly formatted: ${a}`)),
   'dns-search': each(checkDNSSearch),
-  'ip': ip(0, 'ip'),
+  ip: ip(0, 'ip'),
   'default-gateway': ip(4, 'default-gateway'),
   'default-gateway-v6': ip(6, 'default-gateway-v6'),
-  'bip': cidr(4, 'bip'),
-  'bip6': cidr(6, 'bip6'),
+  bip: cidr(4, 'bip'),
+  bip6: cidr(6, 'bip6'),
   'fixed-cidr': cidr(4, 'fixed-cidr'),
   'fixed-cidr-v6': cidr(6, 'fixed-cidr-v6'),
   'host-gateway-ips': checkHostGatewayIPs,
-  'hosts': each((h: string) => errorOf(() => checkHost(h))),
+  hosts: each((h: string) => errorOf(() => checkHost(h))),
   'registry-mirrors': each(checkMirror),
   'insecure-registries': each((r: string) => (r.includes('://') ? `insecure registry ${r} should not contain '://'` : undefined)),
   'storage-opts': each((o: string) => errorOf(() => parseKeyValue(o)) && `invalid storage option: ${o} (expected key=value)`),

@@ -1,8 +1,19 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  checkHost, formatValue, isGoDuration, maskCredentials, parseAddressPool, parseBool, parseCIDR, parseFeature,
-  parseInteger, parseNetworkOpt, parseRuntimeFlag, parseSize, parseUlimit,
+  checkHost,
+  formatValue,
+  isGoDuration,
+  maskCredentials,
+  parseAddressPool,
+  parseBool,
+  parseCIDR,
+  parseFeature,
+  parseInteger,
+  parseNetworkOpt,
+  parseRuntimeFlag,
+  parseSize,
+  parseUlimit,
 } from './values.ts';
 
 test('parseBool accepts the Go spellings and nothing else', () => {

@@ -43,8 +43,21 @@ export function isGoDuration(text: string): boolean {
 }
 
 export const ULIMIT_NAMES = new Set([
-  'core', 'cpu', 'data', 'fsize', 'locks', 'memlock', 'msgqueue', 'nice',
-  'nofile', 'nproc', 'rss', 'rtprio', 'rttime', 'sigpending', 'stack',
+  'core',
+  'cpu',
+  'data',
+  'fsize',
+  'locks',
+  'memlock',
+  'msgqueue',
+  'nice',
+  'nofile',
+  'nproc',
+  'rss',
+  'rtprio',
+  'rttime',
+  'sigpending',
+  'stack',
 ]);
 
 export function checkUlimit(u: UlimitSpec): void {
@@ -100,9 +113,14 @@ export function parseAddressPool(text: string): AddressPool {
     const [key, value] = splitOnce(field, '=');
     if (value === undefined) throw new ConfigError(`invalid field '${field}' must be a key=value pair`);
     switch (key.trim().toLowerCase()) {
-      case 'base': base = value.trim(); break;
-      case 'size': size = parseInteger(value); break;
-      default: throw new ConfigError(`invalid field key ${key}`);
+      case 'base':
+        base = value.trim();
+        break;
+      case 'size':
+        size = parseInteger(value);
+        break;
+      default:
+        throw new ConfigError(`invalid field key ${key}`);
     }
   }
   if (base === undefined || size === undefined) throw new ConfigError(`address pool needs both base and size: ${text}`);

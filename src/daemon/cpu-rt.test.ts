@@ -11,15 +11,18 @@ test('nothing to do when neither value is set, whatever the layout', () => {
   assert.deepEqual(applyCpuRealtime({ period: 0, runtime: 0, cgroupParent: '/engine', layout: 'v1' }), []);
 });
 
-test('cgroup v2 refuses the options with dockerd\'s message', () => {
-  assert.throws(() => applyCpuRealtime({ runtime: 1000, cgroupParent: '/engine', layout: 'v2' }), (err: EngineError) => {
-    assert.equal(err.status, 400);
-    assert.equal(err.message, 'daemon-scoped cpu-rt-period and cpu-rt-runtime are not implemented for cgroup v2');
-    return true;
-  });
+test("cgroup v2 refuses the options with dockerd's message", () => {
+  assert.throws(
+    () => applyCpuRealtime({ runtime: 1000, cgroupParent: '/engine', layout: 'v2' }),
+    (err: EngineError) => {
+      assert.equal(err.status, 400);
+      assert.equal(err.message, 'daemon-scoped cpu-rt-period and cpu-rt-runtime are not implemented for cgroup v2');
+      return true;
+    },
+  );
 });
 
-test('levels: absolute parents from the root, relative ones below the daemon\'s cgroup', () => {
+test("levels: absolute parents from the root, relative ones below the daemon's cgroup", () => {
   assert.deepEqual(realtimeLevels('/engine', '/'), ['/engine']);
   assert.deepEqual(realtimeLevels('/a/b/', '/x'), ['/a', '/a/b']);
   assert.deepEqual(realtimeLevels('sub', '/daemon/cg'), ['/daemon', '/daemon/cg', '/daemon/cg/sub']);
@@ -40,7 +43,14 @@ test('writes period then runtime at every level, top-down', () => {
   const mount = mkdtempSync(join(tmpdir(), 'cpu-rt-'));
   try {
     writeFileSync(join(mount, 'cpu.rt_runtime_us'), '950000');
-    const dirs = applyCpuRealtime({ period: 1000000, runtime: 20000, cgroupParent: '/a/b', layout: 'hybrid', cpuMount: mount, ownCgroup: '/' });
+    const dirs = applyCpuRealtime({
+      period: 1000000,
+      runtime: 20000,
+      cgroupParent: '/a/b',
+      layout: 'hybrid',
+      cpuMount: mount,
+      ownCgroup: '/',
+    });
     assert.deepEqual(dirs, [join(mount, 'a'), join(mount, 'a/b')]);
     for (const d of dirs) {
       assert.equal(readFileSync(join(d, 'cpu.rt_period_us'), 'utf8'), '1000000');
@@ -54,7 +64,10 @@ test('writes period then runtime at every level, top-down', () => {
 test('a kernel without real-time group scheduling is refused clearly', () => {
   const mount = mkdtempSync(join(tmpdir(), 'cpu-rt-'));
   try {
-    assert.throws(() => applyCpuRealtime({ runtime: 1000, cgroupParent: '/engine', layout: 'v1', cpuMount: mount, ownCgroup: '/' }), /not supported by the kernel/);
+    assert.throws(
+      () => applyCpuRealtime({ runtime: 1000, cgroupParent: '/engine', layout: 'v1', cpuMount: mount, ownCgroup: '/' }),
+      /not supported by the kernel/,
+    );
   } finally {
     rmSync(mount, { recursive: true, force: true });
   }

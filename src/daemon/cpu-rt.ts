@@ -61,20 +61,27 @@ export function applyCpuRealtime(s: CpuRealtimeSettings): string[] {
   const mount = s.cpuMount ?? findCpuMount();
   if (!mount) throw invalidParameter('cpu-rt-period/cpu-rt-runtime: no cgroup v1 hierarchy with the cpu controller is mounted');
   if (!existsSync(join(mount, 'cpu.rt_runtime_us'))) {
-    throw invalidParameter('daemon-scoped cpu-rt-period and cpu-rt-runtime are not supported by the kernel (no cpu.rt_runtime_us: real-time group scheduling is not built in)');
+    throw invalidParameter(
+      'daemon-scoped cpu-rt-period and cpu-rt-runtime are not supported by the kernel (no cpu.rt_runtime_us: real-time group scheduling is not built in)',
+    );
   }
   const written: string[] = [];
   for (const level of realtimeLevels(s.cgroupParent, s.ownCgroup ?? ownCpuCgroup())) {
     const dir = join(mount, level);
     mkdirSync(dir, { recursive: true, mode: 0o755 });
-    for (const [file, value] of [['cpu.rt_period_us', period], ['cpu.rt_runtime_us', runtime]] as const) {
+    for (const [file, value] of [
+      ['cpu.rt_period_us', period],
+      ['cpu.rt_runtime_us', runtime],
+    ] as const) {
       if (value === 0) continue;
       try {
         writeFileSync(join(dir, file), String(value));
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code ?? '';
-        throw invalidParameter(`cannot set ${file}=${value} on cgroup ${level}: ${code || (err as Error).message}` +
-          (code === 'EINVAL' || code === 'EBUSY' ? ' (the runtime must fit the period and the parent cgroup\'s real-time budget)' : ''));
+        throw invalidParameter(
+          `cannot set ${file}=${value} on cgroup ${level}: ${code || (err as Error).message}` +
+            (code === 'EINVAL' || code === 'EBUSY' ? " (the runtime must fit the period and the parent cgroup's real-time budget)" : ''),
+        );
       }
     }
     written.push(dir);

@@ -28,7 +28,6 @@ function osRelease(): Record<string, string> {
   }
 }
 
-
 let cached: HostInfo | undefined;
 
 export function hostInfo(): HostInfo {

@@ -21,7 +21,12 @@ test('path runtimes: runtimeArgs go into a wrapper; their --root becomes the shi
       args: { path: '/usr/sbin/runc', runtimeArgs: ['--root', '/tmp/r2', '--debug'] },
       typed: { runtimeType: RUNC_SHIM, options: { BinaryName: '/opt/runc', Root: '/tmp/r3' } },
     });
-    assert.deepEqual(reg.resolve('plain'), { name: 'plain', shim: RUNC_SHIM, binary: '/usr/sbin/runc', configured: { path: '/usr/sbin/runc' } });
+    assert.deepEqual(reg.resolve('plain'), {
+      name: 'plain',
+      shim: RUNC_SHIM,
+      binary: '/usr/sbin/runc',
+      configured: { path: '/usr/sbin/runc' },
+    });
     const args = reg.resolve('args');
     assert.equal(args.root, '/tmp/r2');
     assert.equal(args.binary, join(execRoot, 'runtimes', 'args'));
@@ -40,11 +45,14 @@ test('path runtimes: runtimeArgs go into a wrapper; their --root becomes the shi
   }
 });
 
-test('unknown names are a 400 with dockerd\'s message', () => {
+test("unknown names are a 400 with dockerd's message", () => {
   const reg = new RuntimeRegistry(tmpdir(), {});
-  assert.throws(() => reg.resolve('nope'), (err: EngineError) => {
-    assert.equal(err.status, 400);
-    assert.equal(err.message, 'unknown or invalid runtime name: nope');
-    return true;
-  });
+  assert.throws(
+    () => reg.resolve('nope'),
+    (err: EngineError) => {
+      assert.equal(err.status, 400);
+      assert.equal(err.message, 'unknown or invalid runtime name: nope');
+      return true;
+    },
+  );
 });

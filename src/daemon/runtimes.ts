@@ -53,7 +53,10 @@ function onPath(name: string): string | undefined {
 export class RuntimeRegistry {
   private runtimes = new Map<string, ResolvedRuntime>();
 
-  constructor(private readonly execRoot: string, configured: Record<string, RuntimeSpec>) {
+  constructor(
+    private readonly execRoot: string,
+    configured: Record<string, RuntimeSpec>,
+  ) {
     this.reload(configured);
   }
 
@@ -65,16 +68,27 @@ export class RuntimeRegistry {
       if (spec.runtimeType) {
         const o = spec.options ?? {};
         // The runc shim's own options (containerd's runc.v1 Options, as dockerd takes them).
-        const runcLike = spec.runtimeType === RUNC_SHIM ? {
-          ...(typeof o['BinaryName'] === 'string' && o['BinaryName'] ? { binary: o['BinaryName'] } : {}),
-          ...(typeof o['Root'] === 'string' && o['Root'] ? { root: o['Root'] } : {}),
-        } : {};
-        next.set(name, { name, shim: spec.runtimeType, ...(spec.options ? { options: spec.options } : {}), ...runcLike, configured: { runtimeType: spec.runtimeType } });
+        const runcLike =
+          spec.runtimeType === RUNC_SHIM
+            ? {
+                ...(typeof o['BinaryName'] === 'string' && o['BinaryName'] ? { binary: o['BinaryName'] } : {}),
+                ...(typeof o['Root'] === 'string' && o['Root'] ? { root: o['Root'] } : {}),
+              }
+            : {};
+        next.set(name, {
+          name,
+          shim: spec.runtimeType,
+          ...(spec.options ? { options: spec.options } : {}),
+          ...runcLike,
+          configured: { runtimeType: spec.runtimeType },
+        });
       } else if (spec.path) {
         const args = spec.runtimeArgs ?? [];
         const root = rootFromArgs(args);
         next.set(name, {
-          name, shim: RUNC_SHIM, binary: args.length ? this.wrapper(name, spec.path, args) : spec.path,
+          name,
+          shim: RUNC_SHIM,
+          binary: args.length ? this.wrapper(name, spec.path, args) : spec.path,
           ...(root ? { root } : {}),
           configured: { path: spec.path, ...(args.length ? { runtimeArgs: [...args] } : {}) },
         });

@@ -13,8 +13,14 @@ const SNAPSHOTTERS: Record<string, string> = {
 };
 
 const FS_NAMES: Record<number, string> = {
-  0x58465342: 'xfs', 0xef53: 'extfs', 0x9123683e: 'btrfs', 0x01021994: 'tmpfs', 0x794c7630: 'overlayfs',
-  0x2fc12fc1: 'zfs', 0x6969: 'nfs', 0x65735546: 'fuse',
+  0x58465342: 'xfs',
+  0xef53: 'extfs',
+  0x9123683e: 'btrfs',
+  0x01021994: 'tmpfs',
+  0x794c7630: 'overlayfs',
+  0x2fc12fc1: 'zfs',
+  0x6969: 'nfs',
+  0x65735546: 'fuse',
 };
 
 /** The filesystem type of the nearest existing ancestor of `path` (the data root may not exist yet). */
@@ -50,14 +56,24 @@ function checkStorageOpts(driver: string, opts: string[], dataRoot: string): voi
     const key = opt.split('=')[0]!.trim().toLowerCase();
     if (key === 'overlay2.size' && driver === 'overlay2') {
       const fs = backingFs(dataRoot);
-      if (fs !== 'xfs') throw invalidParameter(`storage-opt overlay2.size: only supported on an xfs backing filesystem mounted with pquota; ${dataRoot} is on ${fs}`);
-      throw invalidParameter('storage-opt overlay2.size: the overlayfs snapshotter of this containerd has no project-quota support (xfs with pquota is not enough here)');
+      if (fs !== 'xfs')
+        throw invalidParameter(
+          `storage-opt overlay2.size: only supported on an xfs backing filesystem mounted with pquota; ${dataRoot} is on ${fs}`,
+        );
+      throw invalidParameter(
+        'storage-opt overlay2.size: the overlayfs snapshotter of this containerd has no project-quota support (xfs with pquota is not enough here)',
+      );
     }
     throw invalidParameter(`storage-opt ${key} is not supported by the ${driver} driver on this daemon`);
   }
 }
 
-export async function snapshotterFor(client: SupervisorClient, driver: string, storageOpts: string[], dataRoot = '/var/lib/engine'): Promise<string> {
+export async function snapshotterFor(
+  client: SupervisorClient,
+  driver: string,
+  storageOpts: string[],
+  dataRoot = '/var/lib/engine',
+): Promise<string> {
   const snapshotter = SNAPSHOTTERS[driver];
   if (!snapshotter) throw invalidParameter(`unknown storage driver: ${driver} (supported: ${Object.keys(SNAPSHOTTERS).join(', ')})`);
   checkStorageOpts(driver, storageOpts, dataRoot);
@@ -65,12 +81,15 @@ export async function snapshotterFor(client: SupervisorClient, driver: string, s
   const p = plugins.find((x) => x.id === snapshotter);
   if (!p) {
     if (driver === 'fuse-overlayfs') {
-      throw invalidParameter(`storage driver fuse-overlayfs: the fuse-overlayfs snapshotter is not available in this containerd (it is a proxy plugin, containerd-fuse-overlayfs-grpc, which is not configured)` +
-        (onPath('fuse-overlayfs') ? '' : '; the fuse-overlayfs binary is not installed either'));
+      throw invalidParameter(
+        `storage driver fuse-overlayfs: the fuse-overlayfs snapshotter is not available in this containerd (it is a proxy plugin, containerd-fuse-overlayfs-grpc, which is not configured)` +
+          (onPath('fuse-overlayfs') ? '' : '; the fuse-overlayfs binary is not installed either'),
+      );
     }
     throw invalidParameter(`storage driver ${driver}: the ${snapshotter} snapshotter is not available in this containerd`);
   }
   const initErr = (p as { init_err?: { message?: string } | null }).init_err;
-  if (initErr && initErr.message) throw invalidParameter(`storage driver ${driver} is not usable here: ${initErr.message.replace(/: skip plugin$/, '')}`);
+  if (initErr && initErr.message)
+    throw invalidParameter(`storage driver ${driver} is not usable here: ${initErr.message.replace(/: skip plugin$/, '')}`);
   return snapshotter;
 }

@@ -102,7 +102,9 @@ export class SystemService {
     }
     const runtimes: Record<string, unknown> = {};
     for (const [name, rt] of Object.entries(this.deps.runtimes())) {
-      runtimes[name] = rt.runtimeType ? { runtimeType: rt.runtimeType } : { path: rt.path ?? name, ...(rt.runtimeArgs?.length ? { runtimeArgs: rt.runtimeArgs } : {}) };
+      runtimes[name] = rt.runtimeType
+        ? { runtimeType: rt.runtimeType }
+        : { path: rt.path ?? name, ...(rt.runtimeArgs?.length ? { runtimeArgs: rt.runtimeArgs } : {}) };
     }
     return {
       ID: this.deps.engineId,
@@ -163,7 +165,10 @@ export class SystemService {
       DefaultAddressPools: cfg['default-address-pools'].map((p) => ({ Base: p.base, Size: p.size })),
       FirewallBackend: { Driver: 'iptables' },
       CDISpecDirs: this.deps.cdiSpecDirs?.() ?? cfg['cdi-spec-dirs'],
-      Containerd: { Address: this.deps.supervisorAddress, Namespaces: { Containers: cfg['supervisor-namespace'], Plugins: cfg['supervisor-plugins-namespace'] } },
+      Containerd: {
+        Address: this.deps.supervisorAddress,
+        Namespaces: { Containers: cfg['supervisor-namespace'], Plugins: cfg['supervisor-plugins-namespace'] },
+      },
       Warnings: this.deps.warnings().map((w) => (w.startsWith('WARNING') ? w : `WARNING: ${w}`)),
     };
   }
@@ -178,7 +183,9 @@ function openFds(): number {
 }
 
 function securityOptions(cfg: DaemonConfig, cgroupVersion: string, modes: { userns?: boolean; rootless?: boolean }): string[] {
-  const out = [`name=seccomp,profile=${cfg['seccomp-profile'] === 'unconfined' ? 'unconfined' : cfg['seccomp-profile'] === 'builtin' ? 'builtin' : 'custom'}`];
+  const out = [
+    `name=seccomp,profile=${cfg['seccomp-profile'] === 'unconfined' ? 'unconfined' : cfg['seccomp-profile'] === 'builtin' ? 'builtin' : 'custom'}`,
+  ];
   // As in dockerd, userns and rootless come right after seccomp (and SELinux, never on here).
   if (modes.userns) out.push('name=userns');
   if (modes.rootless) out.push('name=rootless');

@@ -16,12 +16,18 @@ export function reloadAttributes(c: DaemonConfig): Record<string, string> {
     'max-concurrent-uploads': String(c['max-concurrent-uploads']),
     'max-download-attempts': String(c['max-download-attempts']),
     'registry-mirrors': JSON.stringify(c['registry-mirrors'] ?? []),
-    runtimes: Object.keys(c.runtimes ?? {}).sort().join(' '),
+    runtimes: Object.keys(c.runtimes ?? {})
+      .sort()
+      .join(' '),
     'shutdown-timeout': String(c['shutdown-timeout']),
     name: hostname(),
   };
 }
 
 export function publishDaemonEvent(events: EventPublisher, engineId: string, action: string, attributes: Record<string, string>): void {
-  events.publish({ Type: 'daemon', Action: action, Actor: { ID: engineId, Attributes: { ...attributes, name: attributes.name ?? hostname() } } });
+  events.publish({
+    Type: 'daemon',
+    Action: action,
+    Actor: { ID: engineId, Attributes: { ...attributes, name: attributes.name ?? hostname() } },
+  });
 }

@@ -93,7 +93,10 @@ describe('EventBus', () => {
     seen.forEach((s, i) => assert.equal(s.storedAtDelivery, i + 1, 'delivered before it was stored'));
     for (let i = 1; i < seen.length; i++) assert.ok(seen[i]!.ev.timeNano > seen[i - 1]!.ev.timeNano);
     const mid = seen[20]!.ev.timeNano;
-    assert.deepEqual(bus.history(mid, seen[22]!.ev.timeNano).map((e) => e.Action), ['a20', 'a21', 'a22']);
+    assert.deepEqual(
+      bus.history(mid, seen[22]!.ev.timeNano).map((e) => e.Action),
+      ['a20', 'a21', 'a22'],
+    );
     db.close();
     // A new process (new bus on the same file) still has them.
     const db2 = openDatabase(join(dir, 'a.db'));
@@ -106,15 +109,23 @@ describe('EventBus', () => {
     const bus = new EventBus();
     let closed = 0;
     let got = 0;
-    bus.subscribe(() => { throw new Error('boom'); });
-    bus.subscribe(() => got++, () => closed++);
+    bus.subscribe(() => {
+      throw new Error('boom');
+    });
+    bus.subscribe(
+      () => got++,
+      () => closed++,
+    );
     bus.publish({ Type: 'daemon', Action: 'reload', Actor: { ID: 'd', Attributes: {} } });
     assert.equal(got, 1);
     bus.close();
     assert.equal(closed, 1);
     assert.equal(bus.subscribers, 0);
     let lateClosed = false;
-    bus.subscribe(() => undefined, () => (lateClosed = true));
+    bus.subscribe(
+      () => undefined,
+      () => (lateClosed = true),
+    );
     assert.ok(lateClosed);
   });
 });

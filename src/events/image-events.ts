@@ -10,13 +10,28 @@ interface LabelledImage {
 export type ImageLookup = (ref: string) => Promise<LabelledImage>;
 
 /** Publishes at once with the labels given (none for a deleted image). */
-export function publishImageEvent(events: EventPublisher | undefined, action: string, id: string, name: string, labels?: Record<string, string> | null): void {
+export function publishImageEvent(
+  events: EventPublisher | undefined,
+  action: string,
+  id: string,
+  name: string,
+  labels?: Record<string, string> | null,
+): void {
   events?.publish({ Type: 'image', Action: action, Actor: { ID: id, Attributes: imageAttributes(labels, name) } });
 }
 
 /** Looks the image up for its labels first; never throws (an image gone meanwhile has none). */
-export async function publishImageEventFor(events: EventPublisher | undefined, lookup: ImageLookup, action: string, id: string, name: string): Promise<void> {
+export async function publishImageEventFor(
+  events: EventPublisher | undefined,
+  lookup: ImageLookup,
+  action: string,
+  id: string,
+  name: string,
+): Promise<void> {
   if (!events) return;
-  const labels = await lookup(id).then((img) => img.config.config?.Labels, () => undefined);
+  const labels = await lookup(id).then(
+    (img) => img.config.config?.Labels,
+    () => undefined,
+  );
   publishImageEvent(events, action, id, name, labels);
 }

@@ -40,7 +40,10 @@ describe('Dockerfile changes', () => {
   });
 
   test('unknown instructions are refused', () => {
-    assert.throws(() => applyChanges({}, ['RUN rm -rf /']), (e: Error & { status?: number }) => e.status === 400 && e.message === 'run is not a valid change command');
+    assert.throws(
+      () => applyChanges({}, ['RUN rm -rf /']),
+      (e: Error & { status?: number }) => e.status === 400 && e.message === 'run is not a valid change command',
+    );
     assert.throws(() => applyChanges({}, ['EXPOSE banana']), /invalid containerPort/);
   });
 

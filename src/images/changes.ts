@@ -126,7 +126,7 @@ function exposedPorts(words: string[]): string[] {
 
 function durationNs(flag: string, v: string): number {
   const re = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g;
-  const unit: Record<string, number> = { ns: 1, us: 1e3, 'µs': 1e3, ms: 1e6, s: 1e9, m: 60e9, h: 3600e9 };
+  const unit: Record<string, number> = { ns: 1, us: 1e3, µs: 1e3, ms: 1e6, s: 1e9, m: 60e9, h: 3600e9 };
   let total = 0;
   let seen = '';
   let m: RegExpExecArray | null;
@@ -227,7 +227,7 @@ export function applyChanges(base: RuntimeConfig, changes: string[]): RuntimeCon
         const trigger = /^(\S+)\s*([\s\S]*)$/.exec(rest);
         if (!trigger) throw invalidParameter('ONBUILD requires at least one argument');
         const t = trigger[1]!.toUpperCase();
-        if (t === 'ONBUILD') throw invalidParameter('Chaining ONBUILD via `ONBUILD ONBUILD` isn\'t allowed');
+        if (t === 'ONBUILD') throw invalidParameter("Chaining ONBUILD via `ONBUILD ONBUILD` isn't allowed");
         if (t === 'MAINTAINER' || t === 'FROM') throw invalidParameter(`${t} isn't allowed as an ONBUILD trigger`);
         cfg.OnBuild = [...(cfg.OnBuild ?? []), `${t} ${trigger[2]}`.trim()];
         break;

@@ -64,7 +64,13 @@ export function commitRuntimeConfig(container: ContainerConfig, body: ContainerC
  * The changes of a container's writable layer as one uncompressed layer blob: the layer it sits on
  * (its image's init layer, so runtime mount points stay out) is the left side of the diff.
  */
-export async function diffContainerLayer(client: SupervisorClient, snapshotKey: string, snapshotter: string, lease: string, containerId: string): Promise<Descriptor> {
+export async function diffContainerLayer(
+  client: SupervisorClient,
+  snapshotKey: string,
+  snapshotter: string,
+  lease: string,
+  containerId: string,
+): Promise<Descriptor> {
   const info = await client.snapshots.stat(snapshotKey, { snapshotter }).catch(() => {
     throw notFound(`the filesystem of container ${containerId} is missing`);
   });
@@ -72,7 +78,10 @@ export async function diffContainerLayer(client: SupervisorClient, snapshotKey: 
   const lower = await client.snapshots.view({ key: viewKey, parent: info.parent, snapshotter }, { lease });
   try {
     const upper = readOnlyMounts(await client.snapshots.mounts(snapshotKey, { snapshotter }));
-    return await client.diff.diff({ left: lower, right: upper, media_type: MT.ociLayer, ref: `commit-${containerId.slice(0, 12)}-${viewKey.slice(12)}` }, { lease });
+    return await client.diff.diff(
+      { left: lower, right: upper, media_type: MT.ociLayer, ref: `commit-${containerId.slice(0, 12)}-${viewKey.slice(12)}` },
+      { lease },
+    );
   } finally {
     // The view holds no data of its own; it is under the commit's lease, which containerd expires.
     await client.snapshots.remove(viewKey, { snapshotter, lease }).catch(() => undefined);
@@ -83,7 +92,10 @@ export async function commitContainer(deps: ImageDeps, containers: ContainerFact
   const c = containers.snapshotOf(opts.container);
   // containerd's diff would carry the remapped host ids into the image; translating them back
   // (as dockerd does) is not built.
-  if (c.remap) throw notImplemented(`commit of container ${c.id.slice(0, 12)} is not built with --userns-remap: its files are owned by remapped ids on disk (a container created with --userns=host can be committed)`);
+  if (c.remap)
+    throw notImplemented(
+      `commit of container ${c.id.slice(0, 12)} is not built with --userns-remap: its files are owned by remapped ids on disk (a container created with --userns=host can be committed)`,
+    );
   const ref = targetReference(opts.repo, opts.tag);
   const runtime = applyChanges(commitRuntimeConfig(c.config, opts.config), opts.changes);
   const parent = (await deps.images.list()).find((i) => i.id === c.imageId);
@@ -109,7 +121,12 @@ export async function commitContainer(deps: ImageDeps, containers: ContainerFact
       rootfs: { type: 'layers', diff_ids: [...parentDiffIds, diffId] },
       history: [
         ...(parent.config.history ?? []),
-        { created, created_by: (c.config.Cmd ?? []).join(' '), ...(opts.author ? { author: opts.author } : {}), ...(opts.comment ? { comment: opts.comment } : {}) },
+        {
+          created,
+          created_by: (c.config.Cmd ?? []).join(' '),
+          ...(opts.author ? { author: opts.author } : {}),
+          ...(opts.comment ? { comment: opts.comment } : {}),
+        },
       ],
     };
     if (!opts.author) delete config.author;

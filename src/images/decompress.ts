@@ -33,7 +33,9 @@ function throughTool(cmd: string, input: AsyncIterable<Buffer>): AsyncIterable<B
     child.on('error', (err) => reject(invalidParameter(`cannot decompress ${cmd} archive: ${err.message}`)));
     child.on('close', (code) => (code === 0 ? resolve() : reject(invalidParameter(`${cmd}: ${stderr.trim() || `exit ${code}`}`))));
   });
-  pipeline(Readable.from(input), child.stdin, (err) => { if (err) child.kill('SIGKILL'); });
+  pipeline(Readable.from(input), child.stdin, (err) => {
+    if (err) child.kill('SIGKILL');
+  });
   return (async function* () {
     try {
       for await (const c of child.stdout) yield c as Buffer;

@@ -46,7 +46,13 @@ export async function tarTree(root: string, tw: TarWriter, ids?: ContainerSnapsh
           await tw.fileFromPath(path, abs, common);
         }
       } else if (st.isCharacterDevice() || st.isBlockDevice()) {
-        await tw.entry({ ...common, name: path, type: st.isCharacterDevice() ? 'char' : 'block', devmajor: major(st.rdev), devminor: minor(st.rdev) });
+        await tw.entry({
+          ...common,
+          name: path,
+          type: st.isCharacterDevice() ? 'char' : 'block',
+          devmajor: major(st.rdev),
+          devminor: minor(st.rdev),
+        });
       } else if (st.isFIFO()) {
         await tw.entry({ ...common, name: path, type: 'fifo' });
       }

@@ -16,8 +16,14 @@ import type { ContainerFacts, InitLayers } from './container-facts.ts';
 import { writeContainerExport } from './export.ts';
 import { chainIds, type LocalImage } from './image-store.ts';
 import {
-  createdSeconds, historyView, inspectView, parentId, parseTimeFilter,
-  referenceMatches, repoTags, summaryView,
+  createdSeconds,
+  historyView,
+  inspectView,
+  parentId,
+  parseTimeFilter,
+  referenceMatches,
+  repoTags,
+  summaryView,
 } from './image-views.ts';
 import { keepAsDangling, LABEL, setName } from './image-write.ts';
 import { importImage, type ImageDeps, type ImportOptions, type ProgressFn } from './import.ts';
@@ -70,7 +76,12 @@ function isSingleReference(names: string[]): boolean {
 }
 
 class DeleteConflict extends EngineError {
-  constructor(id: string, readonly hard: boolean, readonly used: boolean, what: string) {
+  constructor(
+    id: string,
+    readonly hard: boolean,
+    readonly used: boolean,
+    what: string,
+  ) {
     super('CONFLICT', `conflict: unable to delete ${short(id)} (${hard ? 'cannot be forced' : 'must be forced'}) - ${what}`);
   }
 }
@@ -93,17 +104,24 @@ export class ImageService {
    */
   start(): void {
     const ns = this.client.namespace;
-    this.sweeper = this.client.subscribe([`namespace==${ns},topic=="/snapshot/remove"`, `namespace==${ns},topic~="^/images/"`], (e) => {
-      if (e.topic.startsWith('/images/')) {
-        // Refreshing the image cache on an event; the next list() reloads and reports any failure.
-        void this.d.images.list().catch(() => undefined);
-        return;
-      }
-      const key = String(e.event?.key ?? '');
-      if (INIT_NAME.test(key) || key.startsWith('extract-') || key.startsWith('commit-view-')) return;
-      clearTimeout(this.sweepTimer);
-      this.sweepTimer = setTimeout(() => void this.sweepInitLayers().catch((err) => this.d.log.warn(`init layer sweep: ${(err as Error).message}`)), 300);
-    }, { onError: (err) => this.d.log.debug(`snapshot events: ${(err as Error).message}`) });
+    this.sweeper = this.client.subscribe(
+      [`namespace==${ns},topic=="/snapshot/remove"`, `namespace==${ns},topic~="^/images/"`],
+      (e) => {
+        if (e.topic.startsWith('/images/')) {
+          // Refreshing the image cache on an event; the next list() reloads and reports any failure.
+          void this.d.images.list().catch(() => undefined);
+          return;
+        }
+        const key = String(e.event?.key ?? '');
+        if (INIT_NAME.test(key) || key.startsWith('extract-') || key.startsWith('commit-view-')) return;
+        clearTimeout(this.sweepTimer);
+        this.sweepTimer = setTimeout(
+          () => void this.sweepInitLayers().catch((err) => this.d.log.warn(`init layer sweep: ${(err as Error).message}`)),
+          300,
+        );
+      },
+      { onError: (err) => this.d.log.debug(`snapshot events: ${(err as Error).message}`) },
+    );
     // Init layers left by containers removed while the daemon was down.
     this.sweepTimer = setTimeout(() => void this.sweepInitLayers().catch(() => undefined), 2000);
   }
@@ -172,7 +190,8 @@ export class ImageService {
     const layers = new Map<string, number>();
     for (const img of images) {
       const chain = chainIds(img.config.rootfs?.diff_ids ?? []);
-      for (let i = 0; i < chain.length; i++) if (!layers.has(chain[i]!)) layers.set(chain[i]!, await this.layerSize(chain[i]!, Number(img.manifest.layers[i]?.size ?? 0)));
+      for (let i = 0; i < chain.length; i++)
+        if (!layers.has(chain[i]!)) layers.set(chain[i]!, await this.layerSize(chain[i]!, Number(img.manifest.layers[i]?.size ?? 0)));
     }
     let layersSize = 0;
     for (const s of layers.values()) layersSize += s;
@@ -244,7 +263,8 @@ export class ImageService {
 
   async tag(source: string, repo: string | undefined, tag: string | undefined): Promise<void> {
     if (!repo) throw invalidParameter('repository name must be specified');
-    if (/^[a-f0-9]{64}$/.test(repo)) throw invalidParameter(`invalid repository name (${repo}), cannot specify 64-byte hexadecimal strings`);
+    if (/^[a-f0-9]{64}$/.test(repo))
+      throw invalidParameter(`invalid repository name (${repo}), cannot specify 64-byte hexadecimal strings`);
     const ref = parseReference(repo, { defaultTag: false });
     if (ref.digest) throw invalidParameter('refusing to create a tag with a digest reference');
     if (tag) {
@@ -277,7 +297,10 @@ export class ImageService {
     if (!isImageIdPrefix(img.id, ref)) {
       if (!force && isSingleReference(img.names)) {
         const user = users.find((u) => u.image === img.id);
-        if (user) throw conflict(`conflict: unable to remove repository reference ${JSON.stringify(ref)} (must force) - container ${short(user.id)} is using its referenced image ${short(img.id)}`);
+        if (user)
+          throw conflict(
+            `conflict: unable to remove repository reference ${JSON.stringify(ref)} (must force) - container ${short(user.id)} is using its referenced image ${short(img.id)}`,
+          );
       }
       const parsed = parseReference(ref);
       const name = referenceString(parsed);
@@ -310,7 +333,8 @@ export class ImageService {
     }
     img.names = img.names.filter((n) => n !== name);
     img.records = img.records.filter((r) => r.name !== name);
-    if (!img.records.length) img.records.push({ name: `moby-dangling@${img.record.target.digest}`, labels: img.record.labels, target: img.record.target });
+    if (!img.records.length)
+      img.records.push({ name: `moby-dangling@${img.record.target.digest}`, labels: img.record.labels, target: img.record.target });
     out.push({ Untagged: familiarString(parseReference(name)) });
     publishImageEvent(this.d.events, 'untag', img.id, img.id, img.config.config?.Labels);
   }
@@ -319,13 +343,21 @@ export class ImageService {
     return all.filter((i) => i.id !== id && parentId(i) === id);
   }
 
-  private checkConflicts(img: LocalImage, users: Array<{ id: string; image: string; running: boolean }>, mask: { hard: boolean; activeReference: boolean; stopped: boolean }, all?: LocalImage[]): void {
-    if (mask.hard && all && this.children(img.id, all).length) throw new DeleteConflict(img.id, true, false, 'image has dependent child images');
+  private checkConflicts(
+    img: LocalImage,
+    users: Array<{ id: string; image: string; running: boolean }>,
+    mask: { hard: boolean; activeReference: boolean; stopped: boolean },
+    all?: LocalImage[],
+  ): void {
+    if (mask.hard && all && this.children(img.id, all).length)
+      throw new DeleteConflict(img.id, true, false, 'image has dependent child images');
     const running = users.find((u) => u.image === img.id && u.running);
     if (mask.hard && running) throw new DeleteConflict(img.id, true, true, `image is being used by running container ${short(running.id)}`);
-    if (mask.activeReference && img.names.length) throw new DeleteConflict(img.id, false, false, 'image is referenced in multiple repositories');
+    if (mask.activeReference && img.names.length)
+      throw new DeleteConflict(img.id, false, false, 'image is referenced in multiple repositories');
     const stopped = users.find((u) => u.image === img.id && !u.running);
-    if (mask.stopped && stopped) throw new DeleteConflict(img.id, false, true, `image is being used by stopped container ${short(stopped.id)}`);
+    if (mask.stopped && stopped)
+      throw new DeleteConflict(img.id, false, true, `image is being used by stopped container ${short(stopped.id)}`);
   }
 
   private async deleteHelper(img: LocalImage, out: ImageDeleteItem[], force: boolean, prune: boolean, quiet: boolean): Promise<void> {
@@ -365,7 +397,8 @@ export class ImageService {
       blobs.set(v.manifestDigest, 0);
       for (const c of chainIds(v.config.rootfs?.diff_ids ?? []).reverse()) if (!chains.includes(c) && !keptChains.has(c)) chains.push(c);
     }
-    for (const b of remaining.flatMap((i) => [...i.manifest.layers.map((l) => l.digest), i.manifest.config.digest, i.manifestDigest])) blobs.delete(b);
+    for (const b of remaining.flatMap((i) => [...i.manifest.layers.map((l) => l.digest), i.manifest.config.digest, i.manifestDigest]))
+      blobs.delete(b);
     for (const v of victims) {
       // The init layer is a cache of the image's; one left behind is swept by the next prune.
       if (v.chainId && !remaining.some((i) => i.chainId === v.chainId)) await this.d.rootfs.removeInit(v.chainId).catch(() => false);
@@ -486,7 +519,14 @@ export class ImageService {
 
   async importImage(body: AsyncIterable<Uint8Array>, opts: ImportOptions, progress?: ProgressFn): Promise<{ id: string; name?: string }> {
     const result = await importImage(this.d, body, opts, progress);
-    if (result.name) await publishImageEventFor(this.d.events, (r) => this.d.images.resolve(r), 'tag', result.id, familiarString(parseReference(result.name)));
+    if (result.name)
+      await publishImageEventFor(
+        this.d.events,
+        (r) => this.d.images.resolve(r),
+        'tag',
+        result.id,
+        familiarString(parseReference(result.name)),
+      );
     await publishImageEventFor(this.d.events, (r) => this.d.images.resolve(r), 'import', result.id, result.id);
     return result;
   }
@@ -498,7 +538,11 @@ export class ImageService {
       imageRef = familiarString(parseReference(opts.tag ? `${opts.repo}:${opts.tag}` : opts.repo));
       await publishImageEventFor(this.d.events, (r) => this.d.images.resolve(r), 'tag', id, imageRef);
     }
-    this.d.containerEvent?.(this.d.containers.snapshotOf(opts.container).id, 'commit', { comment: opts.comment ?? '', imageID: id, imageRef });
+    this.d.containerEvent?.(this.d.containers.snapshotOf(opts.container).id, 'commit', {
+      comment: opts.comment ?? '',
+      imageID: id,
+      imageRef,
+    });
     return { Id: id };
   }
 

@@ -66,7 +66,10 @@ export class ImageStore {
   private readonly blobs = new Map<string, unknown>();
   private cachedCount = 0;
 
-  constructor(private readonly client: SupervisorClient, private readonly platform = { os: 'linux', architecture: 'amd64' }) {}
+  constructor(
+    private readonly client: SupervisorClient,
+    private readonly platform = { os: 'linux', architecture: 'amd64' },
+  ) {}
 
   private async blobJson<T>(digest: string): Promise<T> {
     const hit = this.blobs.get(digest);
@@ -79,11 +82,18 @@ export class ImageStore {
   /** Follows an index/manifest list down to the manifest for our platform. */
   private async manifestFor(target: Descriptor): Promise<{ digest: string; manifest: { config: Descriptor; layers: Descriptor[] } }> {
     if (target.media_type === MEDIA.ociIndex || target.media_type === MEDIA.dockerList) {
-      const index = await this.blobJson<{ manifests: Array<{ digest: string; mediaType: string; size: number; platform?: { os: string; architecture: string } }> }>(target.digest);
+      const index = await this.blobJson<{
+        manifests: Array<{ digest: string; mediaType: string; size: number; platform?: { os: string; architecture: string } }>;
+      }>(target.digest);
       // Our platform first; but a pull for another platform (--platform) stores only that one
       // manifest of the index, so fall back to whichever entry is present locally.
-      const mine = (m: { platform?: { os: string; architecture: string } }) => m.platform?.os === this.platform.os && m.platform?.architecture === this.platform.architecture;
-      const ordered = [...index.manifests.filter(mine), ...index.manifests.filter((m) => !m.platform), ...index.manifests.filter((m) => m.platform && !mine(m))];
+      const mine = (m: { platform?: { os: string; architecture: string } }) =>
+        m.platform?.os === this.platform.os && m.platform?.architecture === this.platform.architecture;
+      const ordered = [
+        ...index.manifests.filter(mine),
+        ...index.manifests.filter((m) => !m.platform),
+        ...index.manifests.filter((m) => m.platform && !mine(m)),
+      ];
       for (const pick of ordered) {
         try {
           return await this.manifestFor({ media_type: pick.mediaType, digest: pick.digest, size: String(pick.size) });
@@ -93,8 +103,15 @@ export class ImageStore {
       }
       throw notFound(`no matching manifest for ${this.platform.os}/${this.platform.architecture} in the manifest list entries`);
     }
-    const m = await this.blobJson<{ config: { digest: string; mediaType: string; size: number }; layers: Array<{ digest: string; mediaType: string; size: number }> }>(target.digest);
-    const desc = (d: { digest: string; mediaType: string; size: number }): Descriptor => ({ media_type: d.mediaType, digest: d.digest, size: String(d.size) });
+    const m = await this.blobJson<{
+      config: { digest: string; mediaType: string; size: number };
+      layers: Array<{ digest: string; mediaType: string; size: number }>;
+    }>(target.digest);
+    const desc = (d: { digest: string; mediaType: string; size: number }): Descriptor => ({
+      media_type: d.mediaType,
+      digest: d.digest,
+      size: String(d.size),
+    });
     return { digest: target.digest, manifest: { config: desc(m.config), layers: m.layers.map(desc) } };
   }
 
@@ -104,7 +121,17 @@ export class ImageStore {
     const chain = chainIds(config.rootfs?.diff_ids ?? []);
     const size = manifest.layers.reduce((n, l) => n + Number(l.size), 0);
     const names = isDanglingName(record.name) ? [] : [record.name];
-    return { id: manifest.config.digest, names, record, records: [record], manifestDigest: digest, manifest, config, chainId: chain[chain.length - 1] ?? '', size };
+    return {
+      id: manifest.config.digest,
+      names,
+      record,
+      records: [record],
+      manifestDigest: digest,
+      manifest,
+      config,
+      chainId: chain[chain.length - 1] ?? '',
+      size,
+    };
   }
 
   /** Every local image, grouped by ID (several names may point at one image). */

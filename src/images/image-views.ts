@@ -46,7 +46,10 @@ export function repoDigests(img: LocalImage): string[] {
   return [...out].sort();
 }
 
-export function summaryView(img: LocalImage, o: { size: number; sharedSize: number; containers: number; tags?: string[] }): Record<string, unknown> {
+export function summaryView(
+  img: LocalImage,
+  o: { size: number; sharedSize: number; containers: number; tags?: string[] },
+): Record<string, unknown> {
   return {
     Containers: o.containers,
     Created: createdSeconds(img),
@@ -85,9 +88,22 @@ export function inspectView(img: LocalImage, o: { size: number; driver: string; 
   };
   if (versionLessThan(o.version, '1.50')) {
     // Older clients expect the full container-config shape here.
-    Object.assign(config, { Hostname: '', Domainname: '', AttachStdin: false, AttachStdout: false, AttachStderr: false, Tty: false, OpenStdin: false, StdinOnce: false, Image: '' });
+    Object.assign(config, {
+      Hostname: '',
+      Domainname: '',
+      AttachStdin: false,
+      AttachStdout: false,
+      AttachStderr: false,
+      Tty: false,
+      OpenStdin: false,
+      StdinOnce: false,
+      Image: '',
+    });
   }
-  const tagged = img.records.filter((r) => img.names.includes(r.name)).map((r) => r.updated_at ?? r.created_at).filter(Boolean) as Timestamp[];
+  const tagged = img.records
+    .filter((r) => img.names.includes(r.name))
+    .map((r) => r.updated_at ?? r.created_at)
+    .filter(Boolean) as Timestamp[];
   const last = tagged.sort((a, b) => Number(b.seconds) - Number(a.seconds))[0];
   const lastComment = [...(c.history ?? [])].reverse().find((h) => h.comment)?.comment ?? '';
   return {
@@ -126,7 +142,14 @@ export function historyView(img: LocalImage, byId: Map<string, LocalImage>, laye
     const size = h.empty_layer ? 0 : (layerSizes[li] ?? Number(layers[li]?.size ?? 0));
     if (!h.empty_layer) li++;
     const created = h.created ? Math.floor(Date.parse(h.created) / 1000) : 0;
-    return { Id: '<missing>', Created: Number.isNaN(created) ? 0 : created, CreatedBy: h.created_by ?? '', Tags: null as string[] | null, Size: size, Comment: h.comment ?? '' };
+    return {
+      Id: '<missing>',
+      Created: Number.isNaN(created) ? 0 : created,
+      CreatedBy: h.created_by ?? '',
+      Tags: null as string[] | null,
+      Size: size,
+      Comment: h.comment ?? '',
+    };
   });
   let cur: LocalImage | undefined = img;
   const seen = new Set<string>();

@@ -63,16 +63,21 @@ async function snapshotExists(w: WriteContext, key: string): Promise<boolean> {
  * Returns the top chain ID.
  */
 export async function unpackLayers(w: WriteContext, layers: Descriptor[], diffIds: string[]): Promise<string> {
-  if (layers.length !== diffIds.length) throw invalidParameter(`image has ${layers.length} layers but its config lists ${diffIds.length} diff IDs`);
+  if (layers.length !== diffIds.length)
+    throw invalidParameter(`image has ${layers.length} layers but its config lists ${diffIds.length} diff IDs`);
   const chain = chainIds(diffIds);
   let have = chain.length;
   while (have > 0 && !(await snapshotExists(w, chain[have - 1]!))) have--;
   for (let i = have; i < chain.length; i++) {
     const key = `extract-${randomBytes(6).toString('hex')}-${chain[i]!.slice(7, 19)}`;
-    const mounts = await w.client.snapshots.prepare({ key, parent: i ? chain[i - 1]! : '', snapshotter: w.snapshotter }, { lease: w.lease });
+    const mounts = await w.client.snapshots.prepare(
+      { key, parent: i ? chain[i - 1]! : '', snapshotter: w.snapshotter },
+      { lease: w.lease },
+    );
     try {
       const applied = await w.client.diff.apply(layers[i]!, mounts, { lease: w.lease });
-      if (applied.digest !== diffIds[i]) throw invalidParameter(`layer ${layers[i]!.digest} has diff ID ${applied.digest}, the image config says ${diffIds[i]}`);
+      if (applied.digest !== diffIds[i])
+        throw invalidParameter(`layer ${layers[i]!.digest} has diff ID ${applied.digest}, the image config says ${diffIds[i]}`);
       await w.client.snapshots.commit({ name: chain[i]!, key, snapshotter: w.snapshotter }, { lease: w.lease });
     } catch (err) {
       // The snapshot is under the write's lease; removing it early is an optimisation.
@@ -82,7 +87,11 @@ export async function unpackLayers(w: WriteContext, layers: Descriptor[], diffId
   }
   for (let i = have; i < layers.length; i++) {
     if (isCompressedLayer(layers[i]!.media_type)) {
-      await w.client.contentUpdate({ digest: layers[i]!.digest, labels: { [LABEL.uncompressed]: diffIds[i]! } }, [`labels.${LABEL.uncompressed}`], { lease: w.lease });
+      await w.client.contentUpdate(
+        { digest: layers[i]!.digest, labels: { [LABEL.uncompressed]: diffIds[i]! } },
+        [`labels.${LABEL.uncompressed}`],
+        { lease: w.lease },
+      );
     }
   }
   return chain[chain.length - 1] ?? '';
@@ -97,14 +106,21 @@ export async function writeConfig(w: WriteContext, bytes: Buffer, topChain: stri
 }
 
 /** Stores a manifest blob (given bytes, or built from config and layers) with its gc.ref labels. */
-export async function writeManifest(w: WriteContext, m: { config: Descriptor; layers: Descriptor[]; mediaType?: string; bytes?: Buffer }): Promise<Descriptor> {
+export async function writeManifest(
+  w: WriteContext,
+  m: { config: Descriptor; layers: Descriptor[]; mediaType?: string; bytes?: Buffer },
+): Promise<Descriptor> {
   const mediaType = m.mediaType ?? MT.ociManifest;
-  const bytes = m.bytes ?? Buffer.from(JSON.stringify({
-    schemaVersion: 2,
-    mediaType,
-    config: { mediaType: m.config.media_type, digest: m.config.digest, size: Number(m.config.size) },
-    layers: m.layers.map((l) => ({ mediaType: l.media_type, digest: l.digest, size: Number(l.size) })),
-  }));
+  const bytes =
+    m.bytes ??
+    Buffer.from(
+      JSON.stringify({
+        schemaVersion: 2,
+        mediaType,
+        config: { mediaType: m.config.media_type, digest: m.config.digest, size: Number(m.config.size) },
+        layers: m.layers.map((l) => ({ mediaType: l.media_type, digest: l.digest, size: Number(l.size) })),
+      }),
+    );
   const digest = sha256(bytes);
   const labels: Record<string, string> = { 'containerd.io/gc.ref.content.config': m.config.digest };
   m.layers.forEach((l, i) => (labels[`containerd.io/gc.ref.content.l.${i}`] = l.digest));
@@ -140,7 +156,13 @@ export interface NamedResult {
  * Points `name` at `target`. An image that loses its last name this way stays as a dangling
  * image (dockerd keeps it too); the new image's own dangling record goes once it has a name.
  */
-export async function setName(client: SupervisorClient, images: ImageStore, name: string, target: Descriptor, labels: Record<string, string>): Promise<NamedResult> {
+export async function setName(
+  client: SupervisorClient,
+  images: ImageStore,
+  name: string,
+  target: Descriptor,
+  labels: Record<string, string>,
+): Promise<NamedResult> {
   const result: NamedResult = {};
   let previous: ImageRecord | undefined;
   try {
@@ -163,7 +185,13 @@ export async function setName(client: SupervisorClient, images: ImageStore, name
 }
 
 /** Gives a nameless new image its dangling record (unless it is already reachable by a name). */
-export async function ensureReachable(client: SupervisorClient, images: ImageStore, target: Descriptor, labels: Record<string, string>, configDigest: string): Promise<void> {
+export async function ensureReachable(
+  client: SupervisorClient,
+  images: ImageStore,
+  target: Descriptor,
+  labels: Record<string, string>,
+  configDigest: string,
+): Promise<void> {
   const existing = (await images.list()).find((i) => i.id === configDigest);
   if (existing && existing.records.length) return;
   await createOrUpdate(client, { name: danglingName(target), labels, target });

@@ -59,7 +59,10 @@ export function targetReference(repo: string | undefined, tag: string | undefine
   return ref;
 }
 
-export function parsePlatform(p: string | undefined, host: { os: string; architecture: string }): { os: string; architecture: string; variant?: string } {
+export function parsePlatform(
+  p: string | undefined,
+  host: { os: string; architecture: string },
+): { os: string; architecture: string; variant?: string } {
   if (!p) return { ...host };
   const [os, architecture, variant] = p.split('/');
   if (!os || p.split('/').length > 3) throw invalidParameter(`invalid platform ${JSON.stringify(p)}`);
@@ -74,7 +77,14 @@ export async function storeLayerTar(client: SupervisorClient, source: AsyncItera
   const hash = createHash('sha256');
   const guard = new TarPathGuard({ absoluteSymlinks: true });
   let entries = 0;
-  const parser = new TarParser({ entry: (h) => { guard.check(h); entries++; }, data: () => undefined, entryEnd: () => undefined });
+  const parser = new TarParser({
+    entry: (h) => {
+      guard.check(h);
+      entries++;
+    },
+    data: () => undefined,
+    entryEnd: () => undefined,
+  });
   let bytes = 0;
   async function* checked(): AsyncGenerator<Buffer> {
     for await (const chunk of decompressed(source)) {
@@ -102,7 +112,12 @@ export async function storeLayerTar(client: SupervisorClient, source: AsyncItera
  * import either), so a refused archive can still be answered with a 400 status; the caller writes
  * the final {"status": id} line.
  */
-export async function importImage(deps: ImageDeps, source: AsyncIterable<Uint8Array>, opts: ImportOptions = {}, _progress?: ProgressFn): Promise<{ id: string; name?: string }> {
+export async function importImage(
+  deps: ImageDeps,
+  source: AsyncIterable<Uint8Array>,
+  opts: ImportOptions = {},
+  _progress?: ProgressFn,
+): Promise<{ id: string; name?: string }> {
   const ref = targetReference(opts.repo, opts.tag);
   const platform = parsePlatform(opts.platform, deps.platform ?? { os: 'linux', architecture: 'amd64' });
   const runtime = applyChanges({}, opts.changes ?? []);

@@ -9,7 +9,16 @@ import type { Descriptor } from '../supervisor/types.ts';
 import { decompressed } from './decompress.ts';
 import type { ImageDeps } from './import.ts';
 import { MEDIA, type OciImageConfig } from './image-store.ts';
-import { ensureReachable, layerMediaType, MT, setName, unpackLayers, writeConfig, writeManifest, type WriteContext } from './image-write.ts';
+import {
+  ensureReachable,
+  layerMediaType,
+  MT,
+  setName,
+  unpackLayers,
+  writeConfig,
+  writeManifest,
+  type WriteContext,
+} from './image-write.ts';
 import { familiarString, parseReference, referenceString } from '../util/image-reference.ts';
 import { readTar, resolveLinkTarget, safeEntryPath, TarPathGuard } from './tar-reader.ts';
 import type { LoadResult } from '../types/images.ts';
@@ -68,7 +77,10 @@ class Archive {
   private memTotal = 0;
   private readonly stored = new Map<string, Descriptor>();
 
-  constructor(private readonly deps: ImageDeps, private readonly lease: string) {}
+  constructor(
+    private readonly deps: ImageDeps,
+    private readonly lease: string,
+  ) {}
 
   async read(source: AsyncIterable<Uint8Array>): Promise<void> {
     const guard = new TarPathGuard({ absoluteSymlinks: false });
@@ -100,11 +112,13 @@ class Archive {
       if (expected && `sha256:${hash.copy().digest('hex')}` !== expected) throw invalid(`${path} does not match its digest`);
     }
     const ref = `load-${randomBytes(8).toString('hex')}`;
-    const written = await this.deps.client.contentWrite(ref, tee(), { lease: this.lease, total: size, ...(expected ? { expected } : {}) }).catch(async (err) => {
-      // Best effort: the lease expires and takes the partial write with it if the abort fails.
-      await this.deps.client.contentAbort(ref, { lease: this.lease }).catch(() => undefined);
-      throw err;
-    });
+    const written = await this.deps.client
+      .contentWrite(ref, tee(), { lease: this.lease, total: size, ...(expected ? { expected } : {}) })
+      .catch(async (err) => {
+        // Best effort: the lease expires and takes the partial write with it if the abort fails.
+        await this.deps.client.contentAbort(ref, { lease: this.lease }).catch(() => undefined);
+        throw err;
+      });
     if (magic.length < 8 && size > 0) {
       // Already in the store (the write skipped the body): sniff the stored copy instead.
       for await (const c of this.deps.client.contentRead(written.digest, { size: Math.min(8, size) })) magic = Buffer.concat([magic, c]);
@@ -210,8 +224,10 @@ async function indexCandidates(a: Archive, platform: { os: string; architecture:
     const mediaType = d.mediaType || parsed.mediaType || MT.ociManifest;
     if (mediaType === MEDIA.ociIndex || mediaType === MEDIA.dockerList || parsed.manifests) {
       const list = parsed.manifests ?? [];
-      const pick = list.find((m) => m.platform?.os === platform.os && m.platform?.architecture === platform.architecture && a.has(blobPath(m.digest)))
-        ?? list.find((m) => !m.platform && a.has(blobPath(m.digest)));
+      const pick =
+        list.find(
+          (m) => m.platform?.os === platform.os && m.platform?.architecture === platform.architecture && a.has(blobPath(m.digest)),
+        ) ?? list.find((m) => !m.platform && a.has(blobPath(m.digest)));
       if (pick) await visit(pick, names, depth + 1);
       return;
     }
@@ -257,7 +273,11 @@ export async function loadImages(deps: ImageDeps, source: AsyncIterable<Uint8Arr
         if (typeof e.Config !== 'string' || !Array.isArray(e.Layers)) throw invalid('manifest.json entry without Config or Layers');
         const configDigest = digestOf(await a.bytes(e.Config));
         const candidate = candidates.find((c) => c.manifest.config.digest === configDigest);
-        plans.push({ configPath: e.Config, names: (e.RepoTags ?? []).map(canonicalName), ...(candidate ? { candidate } : { layerPaths: e.Layers }) });
+        plans.push({
+          configPath: e.Config,
+          names: (e.RepoTags ?? []).map(canonicalName),
+          ...(candidate ? { candidate } : { layerPaths: e.Layers }),
+        });
       }
     } else if (candidates.length) {
       for (const c of candidates) plans.push({ configPath: blobPath(c.manifest.config.digest), names: c.names, candidate: c });
@@ -298,7 +318,8 @@ export async function loadImages(deps: ImageDeps, source: AsyncIterable<Uint8Arr
       for (const name of plan.names) {
         const { replaced } = await setName(client, deps.images, name, manifest, {});
         const familiar = familiarString(parseReference(name));
-        if (replaced && replaced.id !== id) messages.push(`The image ${familiar} already exists, renaming the old one with ID ${replaced.id} to empty string`);
+        if (replaced && replaced.id !== id)
+          messages.push(`The image ${familiar} already exists, renaming the old one with ID ${replaced.id} to empty string`);
         messages.push(`Loaded image: ${familiar}`);
       }
       if (!plan.names.length) {

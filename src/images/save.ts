@@ -7,7 +7,15 @@ import type { SupervisorClient } from '../supervisor/client.ts';
 import { TarWriter } from '../util/tar-writer.ts';
 import type { ImageStore, LocalImage } from './image-store.ts';
 import { MT } from './image-write.ts';
-import { familiarName, familiarString, isDanglingName, looksLikeImageId, parseReference, referenceString, repoName } from '../util/image-reference.ts';
+import {
+  familiarName,
+  familiarString,
+  isDanglingName,
+  looksLikeImageId,
+  parseReference,
+  referenceString,
+  repoName,
+} from '../util/image-reference.ts';
 
 interface SaveItem {
   image: LocalImage;
@@ -110,7 +118,8 @@ export async function writeSaveArchive(client: SupervisorClient, items: SaveItem
       Layers: image.manifest.layers.map((l) => `blobs/sha256/${l.digest.slice(7)}`),
     });
   }
-  const file = (name: string, value: unknown) => tw.file(name, JSON.stringify(value) + (name === 'manifest.json' ? '\n' : ''), { mode: 0o644, mtime });
+  const file = (name: string, value: unknown) =>
+    tw.file(name, JSON.stringify(value) + (name === 'manifest.json' ? '\n' : ''), { mode: 0o644, mtime });
   await file('index.json', { schemaVersion: 2, mediaType: MT.ociIndex, manifests: index });
   await file('manifest.json', manifestJson);
   await file('oci-layout', { imageLayoutVersion: '1.0.0' });

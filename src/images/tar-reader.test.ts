@@ -20,7 +20,21 @@ async function entries(buf: Buffer, chunk = 7): Promise<Array<{ h: TarHeader; da
 /** A raw ustar header block (for names the writer would normalise away). */
 function rawEntry(name: string, typeflag: string, linkname = '', data = ''): Buffer {
   const body = Buffer.from(data);
-  const h = buildHeader({ name, prefix: '', mode: 0o644, uid: 0, gid: 0, size: body.length, mtime: 0, typeflag, linkname, uname: '', gname: '', devmajor: 0, devminor: 0 });
+  const h = buildHeader({
+    name,
+    prefix: '',
+    mode: 0o644,
+    uid: 0,
+    gid: 0,
+    size: body.length,
+    mtime: 0,
+    typeflag,
+    linkname,
+    uname: '',
+    gname: '',
+    devmajor: 0,
+    devminor: 0,
+  });
   const pad = Buffer.alloc((512 - (body.length % 512)) % 512);
   return Buffer.concat([h, body, pad]);
 }
@@ -40,7 +54,17 @@ describe('tar reader', () => {
     });
     for (const size of [1, 7, 512, 100_000]) {
       const got = await entries(tar, size);
-      assert.deepEqual(got.map((e) => [e.h.name, e.h.kind]), [['etc/', 'directory'], ['etc/hello', 'file'], [long, 'file'], ['bin/sh', 'symlink'], ['etc/hello2', 'link'], ['ünïcode', 'file']]);
+      assert.deepEqual(
+        got.map((e) => [e.h.name, e.h.kind]),
+        [
+          ['etc/', 'directory'],
+          ['etc/hello', 'file'],
+          [long, 'file'],
+          ['bin/sh', 'symlink'],
+          ['etc/hello2', 'link'],
+          ['ünïcode', 'file'],
+        ],
+      );
       assert.equal(got[1]!.data, 'hello world\n');
       assert.equal(got[1]!.h.mode, 0o600);
       assert.equal(got[1]!.h.uid, 7);
@@ -63,8 +87,14 @@ describe('tar reader', () => {
 
   test('truncated archives and garbage are refused with a 400', async () => {
     const tar = await tarToBuffer(async (tw) => tw.file('a', 'A'.repeat(3000)));
-    await assert.rejects(entries(tar.subarray(0, 1500)), (e: Error & { status?: number }) => e.status === 400 && /unexpected end/.test(e.message));
-    await assert.rejects(entries(Buffer.from('this is not a tar archive'.repeat(40))), (e: Error & { status?: number }) => e.status === 400 && /checksum/.test(e.message));
+    await assert.rejects(
+      entries(tar.subarray(0, 1500)),
+      (e: Error & { status?: number }) => e.status === 400 && /unexpected end/.test(e.message),
+    );
+    await assert.rejects(
+      entries(Buffer.from('this is not a tar archive'.repeat(40))),
+      (e: Error & { status?: number }) => e.status === 400 && /checksum/.test(e.message),
+    );
   });
 
   test('a GNU long name entry applies to the next entry', async () => {
@@ -102,8 +132,22 @@ describe('tar path rules', () => {
     assert.equal(resolveLinkTarget('a/link', '../../x'), null);
   });
 
-  const h = (name: string, kind: TarHeader['kind'], linkname = ''): TarHeader =>
-    ({ name, kind, typeflag: '', mode: 0, uid: 0, gid: 0, size: 0, mtime: 0, linkname, uname: '', gname: '', devmajor: 0, devminor: 0, pax: {} });
+  const h = (name: string, kind: TarHeader['kind'], linkname = ''): TarHeader => ({
+    name,
+    kind,
+    typeflag: '',
+    mode: 0,
+    uid: 0,
+    gid: 0,
+    size: 0,
+    mtime: 0,
+    linkname,
+    uname: '',
+    gname: '',
+    devmajor: 0,
+    devminor: 0,
+    pax: {},
+  });
 
   test('layer archives may hold absolute symlinks but nothing that leads out', () => {
     const g = new TarPathGuard({ absoluteSymlinks: true });

@@ -93,15 +93,25 @@ function parsePax(body: Buffer): Record<string, string> {
 
 function kindOf(typeflag: string, name: string): TarEntryKind {
   switch (typeflag) {
-    case '0': case '7': return 'file';
-    case '\0': return name.endsWith('/') ? 'directory' : 'file';
-    case '1': return 'link';
-    case '2': return 'symlink';
-    case '3': return 'char';
-    case '4': return 'block';
-    case '5': return 'directory';
-    case '6': return 'fifo';
-    default: return 'other';
+    case '0':
+    case '7':
+      return 'file';
+    case '\0':
+      return name.endsWith('/') ? 'directory' : 'file';
+    case '1':
+      return 'link';
+    case '2':
+      return 'symlink';
+    case '3':
+      return 'char';
+    case '4':
+      return 'block';
+    case '5':
+      return 'directory';
+    case '6':
+      return 'fifo';
+    default:
+      return 'other';
   }
 }
 
@@ -256,7 +266,8 @@ export async function* readTar(source: AsyncIterable<Uint8Array> | Iterable<Uint
     data: (c) => events.push({ k: 'data', c }),
     entryEnd: () => events.push({ k: 'end' }),
   });
-  const it: AsyncIterator<Uint8Array> | Iterator<Uint8Array> = Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : source[Symbol.iterator]();
+  const it: AsyncIterator<Uint8Array> | Iterator<Uint8Array> =
+    Symbol.asyncIterator in source ? source[Symbol.asyncIterator]() : source[Symbol.iterator]();
   let exhausted = false;
   const fill = async (): Promise<boolean> => {
     if (exhausted) return false;
@@ -339,7 +350,8 @@ export class TarPathGuard {
       if (this.symlinks.has(parts.slice(0, i).join('/'))) throw bad(`entry ${JSON.stringify(h.name)} is beneath a symlink`);
     }
     if (h.kind === 'link') {
-      if (h.linkname.startsWith('/') || h.linkname.split('/').includes('..')) throw bad(`hard link ${JSON.stringify(h.name)} -> ${JSON.stringify(h.linkname)} points outside the archive`);
+      if (h.linkname.startsWith('/') || h.linkname.split('/').includes('..'))
+        throw bad(`hard link ${JSON.stringify(h.name)} -> ${JSON.stringify(h.linkname)} points outside the archive`);
     } else if (h.kind === 'symlink') {
       if (h.linkname.startsWith('/')) {
         if (!this.opts.absoluteSymlinks) throw bad(`symlink ${JSON.stringify(h.name)} -> ${JSON.stringify(h.linkname)} is absolute`);

@@ -61,7 +61,10 @@ export function runDriverSuite(kind: 'json-file' | 'local'): void {
       assert.deepEqual(text(all.filter((m) => m.stream === 'stderr')), err);
       assert.ok(all.every((m) => !m.partial && typeof m.timeNano === 'bigint'));
       const nowNs = BigInt(Date.now()) * 1_000_000n;
-      assert.ok(all.every((m) => m.timeNano > nowNs - 60_000_000_000n && m.timeNano <= nowNs + 1_000_000_000n), 'times are wall-clock now');
+      assert.ok(
+        all.every((m) => m.timeNano > nowNs - 60_000_000_000n && m.timeNano <= nowNs + 1_000_000_000n),
+        'times are wall-clock now',
+      );
       for (let i = 1; i < all.length; i++) assert.ok(all[i]!.timeNano >= all[i - 1]!.timeNano - 5_000_000n, 'file order is time order');
       assert.deepEqual(text(await collect(driver, { stderr: false })), out);
       assert.deepEqual(text(await collect(driver, { stdout: false })), err);
@@ -241,12 +244,19 @@ export function runDriverSuite(kind: 'json-file' | 'local'): void {
       const n = kept.length - 5;
       assert.deepEqual(text(await collect(driver, { tail: n })), lines.slice(-n));
       const all = await collect(driver);
-      assert.deepEqual(text(await collect(driver, { since: all[10]!.timeNano })), kept.filter((_, i) => all[i]!.timeNano >= all[10]!.timeNano));
+      assert.deepEqual(
+        text(await collect(driver, { since: all[10]!.timeNano })),
+        kept.filter((_, i) => all[i]!.timeNano >= all[10]!.timeNano),
+      );
     });
 
     for (const maxFile of ['1', '3']) {
       it(`follow across rotation loses nothing (max-file ${maxFile})`, async () => {
-        const { driver } = await make({ 'max-size': '1k', 'max-file': maxFile, ...(kind === 'local' && { compress: maxFile === '1' ? 'false' : 'true' }) });
+        const { driver } = await make({
+          'max-size': '1k',
+          'max-file': maxFile,
+          ...(kind === 'local' && { compress: maxFile === '1' ? 'false' : 'true' }),
+        });
         const stdout = new PassThrough();
         const done = driver.attach({ stdout });
         stdout.write('first\n');

@@ -191,7 +191,9 @@ function parseRecord(buf: Buffer, s: number, e: number, sink: ReadSink): void {
           if (sink.accept(stream, ts)) {
             const line = decodeLogText(buf, cs, ce);
             const name = STREAM_NAMES[stream]!;
-            sink.out.push(line[line.length - 1] === 10 ? { stream: name, line, timeNano: ts } : { stream: name, line, timeNano: ts, partial: true });
+            sink.out.push(
+              line[line.length - 1] === 10 ? { stream: name, line, timeNano: ts } : { stream: name, line, timeNano: ts, partial: true },
+            );
           }
           return;
         }
@@ -233,7 +235,11 @@ function parseGeneric(buf: Buffer, s: number, e: number, sink: ReadSink): void {
   const stream = obj.stream === 'stderr' ? 1 : 0;
   if (!sink.accept(stream, ts)) return;
   const line = Buffer.from(typeof obj.log === 'string' ? obj.log : '', 'utf8');
-  sink.out.push(line[line.length - 1] === 10 ? { stream: STREAM_NAMES[stream], line, timeNano: ts } : { stream: STREAM_NAMES[stream], line, timeNano: ts, partial: true });
+  sink.out.push(
+    line[line.length - 1] === 10
+      ? { stream: STREAM_NAMES[stream], line, timeNano: ts }
+      : { stream: STREAM_NAMES[stream], line, timeNano: ts, partial: true },
+  );
 }
 
 export function jsonCodec(attrs: Record<string, string>): LogCodec {

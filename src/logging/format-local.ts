@@ -77,7 +77,9 @@ export const localCodec: LogCodec = {
         if (sink.accept(stream, ts)) {
           const line = buf.subarray(i + HEAD, i + 4 + len); // a view: the reader owns buf
           const name = stream ? 'stderr' : 'stdout';
-          sink.out.push((flags & FLAG_PARTIAL) === 0 ? { stream: name, line, timeNano: ts } : { stream: name, line, timeNano: ts, partial: true });
+          sink.out.push(
+            (flags & FLAG_PARTIAL) === 0 ? { stream: name, line, timeNano: ts } : { stream: name, line, timeNano: ts, partial: true },
+          );
         }
       }
       i += len + 8;

@@ -80,7 +80,7 @@ export async function gzipLastTime(handle: FileHandle): Promise<bigint | undefin
 /** The inflated bytes of a gzip file, in chunks. The handle stays open (it is only read from). */
 export async function* gunzipChunks(handle: FileHandle, size: number): AsyncGenerator<Buffer> {
   async function* compressed(): AsyncGenerator<Buffer> {
-    for (let pos = 0; pos < size; ) {
+    for (let pos = 0; pos < size;) {
       const buf = Buffer.allocUnsafe(Math.min(256 * 1024, size - pos));
       const { bytesRead } = await handle.read(buf, 0, buf.length, pos);
       if (bytesRead === 0) return;

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { escapeLogBytes, findSpecial, goJsonObject, SpecialScanner } from './json-escape.ts';
 
-const verbatim = (b: number): boolean => b === 0x0a || (b >= 0x20 && b < 0x80 && b !== 0x22 && b !== 0x5c && b !== 0x3c && b !== 0x3e && b !== 0x26);
+const verbatim = (b: number): boolean =>
+  b === 0x0a || (b >= 0x20 && b < 0x80 && b !== 0x22 && b !== 0x5c && b !== 0x3c && b !== 0x3e && b !== 0x26);
 
 describe('json escaping', () => {
   it('finds the first byte needing an escape, at any alignment, like a byte-by-byte scan', () => {
@@ -14,7 +15,11 @@ describe('json escaping', () => {
       for (let i = 0; i < n; i++) buf[i] = Math.random() < 0.03 ? alphabet[Math.floor(Math.random() * alphabet.length)]! : 0x30 + (i % 40);
       const start = Math.floor(Math.random() * n);
       let expected = n;
-      for (let i = start; i < n; i++) if (!verbatim(buf[i]!)) { expected = i; break; }
+      for (let i = start; i < n; i++)
+        if (!verbatim(buf[i]!)) {
+          expected = i;
+          break;
+        }
       assert.equal(findSpecial(buf, start, n), expected, `${buf.toString('hex')} from ${start}`);
     }
   });
@@ -48,7 +53,7 @@ describe('json escaping', () => {
     }
   });
 
-  it('writes attrs as Go\'s json.Marshal does for map[string]string', () => {
+  it("writes attrs as Go's json.Marshal does for map[string]string", () => {
     assert.equal(goJsonObject({ b: '<x>', a: 'tab\there', 'c"': '\u2028' }), '{"a":"tab\\there","b":"\\u003cx\\u003e","c\\"":"\\u2028"}');
   });
 });

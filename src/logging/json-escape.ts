@@ -53,7 +53,7 @@ function findControl(buf: Buffer, words: Int32Array<ArrayBufferLike>, start: num
         // '\n' bytes are first turned into '*'. `| 0` keeps the arithmetic in int32.
         const x = words[k]! & 0x7f7f7f7f;
         const nl = x ^ 0x0a0a0a0a;
-        const nlMask = ~((((nl & 0x7f7f7f7f) + 0x7f7f7f7f) | 0) | nl | 0x7f7f7f7f);
+        const nlMask = ~(((nl & 0x7f7f7f7f) + 0x7f7f7f7f) | 0 | nl | 0x7f7f7f7f);
         const xc = x | (nlMask >>> 2);
         m |= ((xc - 0x20202020) | 0) & ~xc;
       }

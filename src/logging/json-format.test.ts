@@ -16,9 +16,17 @@ const GO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{0,8}[1-9])?Z$/;
 
 describe('json-file format', () => {
   const newDir = tempDirs();
-  async function write(stdout: Buffer[], opts: { options?: Record<string, string>; attrs?: Record<string, string>; stderr?: Buffer[] } = {}): Promise<{ driver: LogDriver; lines: string[] }> {
+  async function write(
+    stdout: Buffer[],
+    opts: { options?: Record<string, string>; attrs?: Record<string, string>; stderr?: Buffer[] } = {},
+  ): Promise<{ driver: LogDriver; lines: string[] }> {
     const dir = await newDir();
-    const driver = createLogDriver('json-file', { containerId: 'c0ffee0123456789', dir, options: opts.options ?? {}, attrs: opts.attrs ?? {} });
+    const driver = createLogDriver('json-file', {
+      containerId: 'c0ffee0123456789',
+      dir,
+      options: opts.options ?? {},
+      attrs: opts.attrs ?? {},
+    });
     await driver.attach({ stdout: Readable.from(stdout), ...(opts.stderr && { stderr: Readable.from(opts.stderr) }) });
     await driver.close();
     const raw = await readFile(driver.logPath, 'utf8');
@@ -53,12 +61,21 @@ describe('json-file format', () => {
 
   it('replaces each invalid UTF-8 byte with \\ufffd, as Go does', async () => {
     const bytes = [
-      0x61, 0xff, //             stray byte
-      0xc3, 0x28, //             lead without continuation
-      0xc0, 0x80, //             overlong
-      0xed, 0xa0, 0x80, //       surrogate
-      0xf4, 0x90, 0x80, 0x80, // above U+10FFFF
-      0xe2, 0x82, //             truncated by the end of the line
+      0x61,
+      0xff, //             stray byte
+      0xc3,
+      0x28, //             lead without continuation
+      0xc0,
+      0x80, //             overlong
+      0xed,
+      0xa0,
+      0x80, //       surrogate
+      0xf4,
+      0x90,
+      0x80,
+      0x80, // above U+10FFFF
+      0xe2,
+      0x82, //             truncated by the end of the line
       0x0a,
     ];
     const { lines } = await write([Buffer.from(bytes)]);
@@ -80,10 +97,25 @@ describe('json-file format', () => {
   });
 
   it('adds attrs selected by labels, labels-regex, env, env-regex and tag (sorted, HTML-escaped)', async () => {
-    const attrs = logAttrs({ name: '/web', image: 'nginx:1', imageId: 'sha256:abcdef0123456789', labels: { 'com.example.team': 'a<b', 'com.example.tier': 'front', other: 'x' }, env: ['FOO=1', 'BAR=2', 'BAZ=3=4', 'PATH=/bin'] });
-    const options = { labels: 'com.example.team,missing', 'labels-regex': '^com\\.example\\.ti', env: 'FOO', 'env-regex': '^BA', tag: '{{.Name}}/{{.ID}}/{{.ImageName}}' };
+    const attrs = logAttrs({
+      name: '/web',
+      image: 'nginx:1',
+      imageId: 'sha256:abcdef0123456789',
+      labels: { 'com.example.team': 'a<b', 'com.example.tier': 'front', other: 'x' },
+      env: ['FOO=1', 'BAR=2', 'BAZ=3=4', 'PATH=/bin'],
+    });
+    const options = {
+      labels: 'com.example.team,missing',
+      'labels-regex': '^com\\.example\\.ti',
+      env: 'FOO',
+      'env-regex': '^BA',
+      tag: '{{.Name}}/{{.ID}}/{{.ImageName}}',
+    };
     const { driver, lines } = await write([Buffer.from('x\n')], { options, attrs });
-    assert.match(lines[0]!, /^\{"log":"x\\n","stream":"stdout","attrs":\{"BAR":"2","BAZ":"3=4","FOO":"1","com\.example\.team":"a\\u003cb","com\.example\.tier":"front","tag":"web\/c0ffee012345\/nginx:1"\},"time":"[^"]+"\}$/);
+    assert.match(
+      lines[0]!,
+      /^\{"log":"x\\n","stream":"stdout","attrs":\{"BAR":"2","BAZ":"3=4","FOO":"1","com\.example\.team":"a\\u003cb","com\.example\.tier":"front","tag":"web\/c0ffee012345\/nginx:1"\},"time":"[^"]+"\}$/,
+    );
     assert.deepEqual(text(await collect(driver)), ['x\n']);
   });
 
@@ -136,9 +168,14 @@ describe('json-file format', () => {
     assert.deepEqual(await readdir(dir), ['n-json.log']);
   });
 
-  it('gzips rotated files with dockerd\'s lastTime header and skips them for a later since', async () => {
+  it("gzips rotated files with dockerd's lastTime header and skips them for a later since", async () => {
     const dir = await newDir();
-    const driver = createLogDriver('json-file', { containerId: 'z', dir, options: { 'max-size': '1k', 'max-file': '3', compress: 'true' }, attrs: {} });
+    const driver = createLogDriver('json-file', {
+      containerId: 'z',
+      dir,
+      options: { 'max-size': '1k', 'max-file': '3', compress: 'true' },
+      attrs: {},
+    });
     await driver.attach({ stdout: Readable.from(Array.from({ length: 60 }, (_, i) => Buffer.from(`gz line ${i}\n`))) });
     await driver.close();
     const gz = await readFile(join(dir, 'z-json.log.1.gz'));

@@ -20,7 +20,7 @@ describe('local format', () => {
     await driver.close();
     const raw = await readFile(driver.logPath);
     const records: Array<{ flags: number; ts: bigint; line: string }> = [];
-    for (let i = 0; i < raw.length; ) {
+    for (let i = 0; i < raw.length;) {
       const len = raw.readUInt32BE(i);
       assert.equal(raw.readUInt32BE(i + 4 + len), len, 'trailing length');
       records.push({ flags: raw[i + 4]!, ts: raw.readBigUInt64BE(i + 5), line: raw.subarray(i + 13, i + 4 + len).toString() });
@@ -48,7 +48,7 @@ describe('local format', () => {
     await driver.close();
   });
 
-  it('defaults to dockerd\'s 20 MiB × 5 files, compressed', async () => {
+  it("defaults to dockerd's 20 MiB × 5 files, compressed", async () => {
     assert.deepEqual(fileLogConfig('local', {}), { maxSize: 20 * 1024 * 1024, maxFiles: 5, compress: true });
     const dir = await newDir();
     const driver = createLogDriver('local', { containerId: 'l', dir, options: {}, attrs: {} });

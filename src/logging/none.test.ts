@@ -24,11 +24,15 @@ describe('none driver', () => {
     await driver.close();
   });
 
-  it('refuses to read with dockerd\'s NotImplemented error (501)', () => {
+  it("refuses to read with dockerd's NotImplemented error (501)", () => {
     const driver = createLogDriver('none', { containerId: 'n', dir: '/nonexistent', options: {}, attrs: {} });
     assert.throws(
       () => driver.read({ follow: false, stdout: true, stderr: true }),
-      (err: unknown) => err instanceof EngineError && err.code === 'NOT_IMPLEMENTED' && err.status === 501 && err.message === 'configured logging driver does not support reading',
+      (err: unknown) =>
+        err instanceof EngineError &&
+        err.code === 'NOT_IMPLEMENTED' &&
+        err.status === 501 &&
+        err.message === 'configured logging driver does not support reading',
     );
   });
 });

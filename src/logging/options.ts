@@ -57,7 +57,9 @@ export function validateLogOptions(kind: string, options: Record<string, string>
   const own = kind === 'json-file' ? JSON_FILE_KEYS : LOCAL_KEYS;
   for (const key of Object.keys(options)) {
     if (COMMON_KEYS.has(key) || own.has(key)) continue;
-    throw invalidParameter(kind === 'json-file' ? `unknown log opt '${key}' for json-file log driver` : `unknown log opt '${key}' for log driver ${kind}`);
+    throw invalidParameter(
+      kind === 'json-file' ? `unknown log opt '${key}' for json-file log driver` : `unknown log opt '${key}' for log driver ${kind}`,
+    );
   }
   fileLogConfig(kind, options);
   for (const key of ['labels-regex', 'env-regex']) {
@@ -146,7 +148,10 @@ function localConfig(options: Record<string, string>): FileLogConfig {
   const compressText = options['compress'];
   if (compressText !== undefined) {
     const b = parseBool(compressText);
-    if (b === undefined) throw invalidParameter(`invalid boolean value for compress: strconv.ParseBool: parsing ${JSON.stringify(compressText)}: invalid syntax`);
+    if (b === undefined)
+      throw invalidParameter(
+        `invalid boolean value for compress: strconv.ParseBool: parsing ${JSON.stringify(compressText)}: invalid syntax`,
+      );
     compress = b;
   }
   if (compress && maxFiles <= 1) throw invalidParameter('compression cannot be enabled when max file count is 1');
@@ -198,7 +203,11 @@ function prefixed(attrs: Record<string, string>, prefix: string): Map<string, st
  * The extra attributes json-file stores with every entry (dockerd's Info.ExtraAttributes plus the
  * tag): selected labels, labels matching labels-regex, selected env vars, env vars matching env-regex.
  */
-export function extraAttributes(containerId: string, options: Record<string, string>, attrs: Record<string, string>): Record<string, string> {
+export function extraAttributes(
+  containerId: string,
+  options: Record<string, string>,
+  attrs: Record<string, string>,
+): Record<string, string> {
   const extra: Record<string, string> = {};
   const labels = prefixed(attrs, 'label:');
   const env = prefixed(attrs, 'env:');

@@ -18,7 +18,12 @@ interface Source {
 }
 
 /** Entries in batches (one per block read), in file order. */
-export async function* readBatches(file: LogFile, codec: LogCodec, opts: LogReadOptions, signal?: AbortSignal): AsyncGenerator<LogMessage[]> {
+export async function* readBatches(
+  file: LogFile,
+  codec: LogCodec,
+  opts: LogReadOptions,
+  signal?: AbortSignal,
+): AsyncGenerator<LogMessage[]> {
   if ((!opts.stdout && !opts.stderr) || signal?.aborted) return;
   const snap = await file.snapshot(opts.follow, (opts.tail ?? -1) !== 0);
   const sink = new ReadSink(opts.stdout, opts.stderr, opts.since, opts.until);
@@ -135,7 +140,12 @@ async function* plainChunks(handle: FileHandle, from: number, to: number): Async
 }
 
 /** Parses records out of a chunk sequence (records may straddle chunks) and yields the wanted ones. */
-async function* parseChunks(chunks: AsyncIterable<Buffer>, codec: LogCodec, sink: ReadSink, signal: AbortSignal | undefined): AsyncGenerator<LogMessage[]> {
+async function* parseChunks(
+  chunks: AsyncIterable<Buffer>,
+  codec: LogCodec,
+  sink: ReadSink,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<LogMessage[]> {
   let rest: Buffer | null = null;
   for await (const chunk of chunks) {
     const buf: Buffer = rest ? Buffer.concat([rest, chunk]) : chunk;
@@ -156,7 +166,14 @@ async function* parseChunks(chunks: AsyncIterable<Buffer>, codec: LogCodec, sink
 }
 
 /** Reads the live file from `pos` on, following rotations, until it is closed or the read is aborted. */
-async function* follow(file: LogFile, codec: LogCodec, f: Follower, pos: number, sink: ReadSink, signal: AbortSignal | undefined): AsyncGenerator<LogMessage[]> {
+async function* follow(
+  file: LogFile,
+  codec: LogCodec,
+  f: Follower,
+  pos: number,
+  sink: ReadSink,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<LogMessage[]> {
   let rest: Buffer | null = null;
   for (;;) {
     if (signal?.aborted || sink.stopped) return;

@@ -24,8 +24,15 @@ function stepContainers(containers: ContainerService, log: Logger): BuildContain
   return {
     async create(spec) {
       const body = {
-        Image: spec.image, Cmd: spec.cmd, Entrypoint: [], Env: spec.env, User: spec.user, WorkingDir: spec.workingDir,
-        AttachStdout: true, AttachStderr: true, HostConfig: spec.hostConfig,
+        Image: spec.image,
+        Cmd: spec.cmd,
+        Entrypoint: [],
+        Env: spec.env,
+        User: spec.user,
+        WorkingDir: spec.workingDir,
+        AttachStdout: true,
+        AttachStderr: true,
+        HostConfig: spec.hostConfig,
       } as unknown as ContainerCreateBody;
       const { Id } = await containers.create(body, undefined, API_VERSION);
       const snap = containers.snapshotOf(Id);
@@ -37,7 +44,8 @@ function stepContainers(containers: ContainerService, log: Logger): BuildContain
       const outputEnded = new Promise<void>((r) => (ended = r));
       const unsubscribe = session.subscribe((chunk) => (chunk ? output(chunk.data) : ended()));
       const exited = (await containers.wait(id, 'next-exit'))();
-      const kill = () => void containers.kill(id, 'SIGKILL').catch((err) => log.debug(`killing build container ${id}: ${(err as Error).message}`));
+      const kill = () =>
+        void containers.kill(id, 'SIGKILL').catch((err) => log.debug(`killing build container ${id}: ${(err as Error).message}`));
       signal.addEventListener('abort', kill, { once: true });
       try {
         await containers.start(id);
@@ -66,20 +74,34 @@ function baseImages(images: ImageStore, distribution: DistributionService): Base
         throw err;
       }
     },
-    pull: (ref, platform, auth, sink, signal) => distribution.pull({ fromImage: ref, ...(platform ? { platform } : {}), auth }, (m) => sink(m as BuildMessage), signal),
+    pull: (ref, platform, auth, sink, signal) =>
+      distribution.pull({ fromImage: ref, ...(platform ? { platform } : {}), auth }, (m) => sink(m as BuildMessage), signal),
   };
 }
 
 /** What the builder is built from (compose.ts hands it to build-lazy.ts, which builds on first use). */
 export interface BuildWiring {
-  db: EngineDatabase; client: SupervisorClient; images: ImageStore; imageService: ImageService; distribution: DistributionService;
-  containers: ContainerService; snapshotter: string; tmpDir: string; log: Logger; builderConfig: () => Record<string, unknown> | undefined;
+  db: EngineDatabase;
+  client: SupervisorClient;
+  images: ImageStore;
+  imageService: ImageService;
+  distribution: DistributionService;
+  containers: ContainerService;
+  snapshotter: string;
+  tmpDir: string;
+  log: Logger;
+  builderConfig: () => Record<string, unknown> | undefined;
 }
 
 export function buildService(o: BuildWiring): BuildService {
   return new BuildService({
-    client: o.client, images: o.images, snapshotter: o.snapshotter, tmpDir: o.tmpDir, log: o.log,
-    containers: stepContainers(o.containers, o.log), base: baseImages(o.images, o.distribution),
+    client: o.client,
+    images: o.images,
+    snapshotter: o.snapshotter,
+    tmpDir: o.tmpDir,
+    log: o.log,
+    containers: stepContainers(o.containers, o.log),
+    base: baseImages(o.images, o.distribution),
     cacheTable: new BuildCacheTable(o.db),
     tag: (id, repo, tag) => o.imageService.tag(id, repo, tag),
     removeImage: async (id) => {

@@ -20,13 +20,14 @@ export function lazyClusterService(deps: ClusterServiceDeps): LazyClusterService
   let loaded: ClusterService | undefined;
   let loading: Promise<ClusterService> | undefined;
   let restoring: Promise<void> | undefined;
-  const load = (restore = false) => (loading ??= import('../cluster/service.ts').then((m) => {
-    const s = new m.ClusterService(deps);
-    // Queued before any caller that waited for the load: restore comes first, as at start-up.
-    if (restore) restoring = s.restore();
-    loaded = s;
-    return s;
-  }));
+  const load = (restore = false) =>
+    (loading ??= import('../cluster/service.ts').then((m) => {
+      const s = new m.ClusterService(deps);
+      // Queued before any caller that waited for the load: restore comes first, as at start-up.
+      if (restore) restoring = s.restore();
+      loaded = s;
+      return s;
+    }));
   const svc = () => (loaded ? Promise.resolve(loaded) : load());
   return {
     restore() {
@@ -44,7 +45,16 @@ export function lazyClusterService(deps: ClusterServiceDeps): LazyClusterService
     },
     // Loading (only for a node saved in a cluster): the service's phase is "pending" from its first step.
     pingState: () => loaded?.pingState() ?? (loading ? 'pending' : 'inactive'),
-    info: () => loaded?.info() ?? Promise.resolve({ NodeID: '', NodeAddr: '', LocalNodeState: loading ? 'pending' : 'inactive', ControlAvailable: false, Error: '', RemoteManagers: null }),
+    info: () =>
+      loaded?.info() ??
+      Promise.resolve({
+        NodeID: '',
+        NodeAddr: '',
+        LocalNodeState: loading ? 'pending' : 'inactive',
+        ControlAvailable: false,
+        Error: '',
+        RemoteManagers: null,
+      }),
     inspectCluster: async () => (await svc()).inspectCluster(),
     init: async (req) => (await svc()).init(req),
     join: async (req) => (await svc()).join(req),

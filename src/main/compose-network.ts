@@ -52,14 +52,43 @@ export function composeNetworking(d: NetworkingDeps): Networking {
   const firewall = new FirewallSync({ config, log, state, tag });
   // Rootless (inside rootlesskit): published ports are opened on the host by its port driver.
   const rootlesskitDir = (d.env ?? process.env).ROOTLESSKIT_STATE_DIR;
-  const ports = new PortPublisher({ config, log, state, firewall, tag, ...(rootlesskitDir ? { parentPorts: new RootlesskitPorts(rootlesskitDir) } : {}) });
+  const ports = new PortPublisher({
+    config,
+    log,
+    state,
+    firewall,
+    tag,
+    ...(rootlesskitDir ? { parentPorts: new RootlesskitPorts(rootlesskitDir) } : {}),
+  });
   const dns = new NetworkDns({ config, log, state, containers });
   const sandboxes = new SandboxService({ config, log, execRoot: d.execRoot, state, ports, dns, firewall });
   const links = new ContainerLinks({ config, state, containers });
-  const lifecycle = new NetworkLifecycle({ config, log, state, firewall, ports, dns, sandboxes, tag, ulaSeed: d.daemonId, ...(d.env ? { env: d.env } : {}) });
+  const lifecycle = new NetworkLifecycle({
+    config,
+    log,
+    state,
+    firewall,
+    ports,
+    dns,
+    sandboxes,
+    tag,
+    ulaSeed: d.daemonId,
+    ...(d.env ? { env: d.env } : {}),
+  });
   return {
     lifecycle,
-    api: new NetworksApi({ config, log, state, firewall, dns, sandboxes, containers, tag, ulaSeed: d.daemonId, ...(d.clusterManager ? { clusterManager: d.clusterManager } : {}) }),
+    api: new NetworksApi({
+      config,
+      log,
+      state,
+      firewall,
+      dns,
+      sandboxes,
+      containers,
+      tag,
+      ulaSeed: d.daemonId,
+      ...(d.clusterManager ? { clusterManager: d.clusterManager } : {}),
+    }),
     run: {
       setupSandbox: (rec) => sandboxes.setupSandbox(rec),
       teardownSandbox: (id) => sandboxes.teardownSandbox(id),

@@ -75,9 +75,22 @@ import { lazyBuildService } from './build-lazy.ts';
 import { lazyPluginManager } from './plugins-lazy.ts';
 import { lazyClusterService } from './cluster-lazy.ts';
 
-
 /** Container and network actions timed for metrics, by backend method (dockerd's action names). */
-const CONTAINER_ACTIONS = { create: 'create', start: 'start', stop: 'stop', restart: 'restart', kill: 'kill', remove: 'delete', pause: 'pause', unpause: 'unpause', rename: 'rename', update: 'update', wait: 'wait', inspect: 'inspect', list: 'list' } as const;
+const CONTAINER_ACTIONS = {
+  create: 'create',
+  start: 'start',
+  stop: 'stop',
+  restart: 'restart',
+  kill: 'kill',
+  remove: 'delete',
+  pause: 'pause',
+  unpause: 'unpause',
+  rename: 'rename',
+  update: 'update',
+  wait: 'wait',
+  inspect: 'inspect',
+  list: 'list',
+} as const;
 const NETWORK_ACTIONS = { create: 'create', remove: 'delete', connect: 'connect', disconnect: 'disconnect' } as const;
 export interface DaemonOptions {
   loaded: () => LoadedConfig;
@@ -116,7 +129,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
 
   try {
     const cgroupDriver = resolveCgroupDriver(initial['exec-opts']);
-    applyCpuRealtime({ period: initial['cpu-rt-period'], runtime: initial['cpu-rt-runtime'], cgroupParent: initial['cgroup-parent'] || `/${defaultCgroupParent(cgroupDriver).replace(/^\//, '')}`, layout: detectCgroupLayout() });
+    applyCpuRealtime({
+      period: initial['cpu-rt-period'],
+      runtime: initial['cpu-rt-runtime'],
+      cgroupParent: initial['cgroup-parent'] || `/${defaultCgroupParent(cgroupDriver).replace(/^\//, '')}`,
+      layout: detectCgroupLayout(),
+    });
     const db = openDatabase(join(roots.dataRoot, 'engine.db'));
     cleanups.push(() => db.close());
     // Every service publishes here (persisted before delivery; see events/bus.ts).
@@ -142,7 +160,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const cluster = lazyClusterService({ dataRoot: roots.dataRoot, log, engineVersion: ENGINE_VERSION, engineLabels: () => cfg().labels });
     cleanups.push(() => cluster.shutdown());
     const networking = composeNetworking({
-      db, config: cfg, log: log.child({ module: 'network' }), execRoot: roots.execRoot, events, daemonId: engineId,
+      db,
+      config: cfg,
+      log: log.child({ module: 'network' }),
+      execRoot: roots.execRoot,
+      events,
+      daemonId: engineId,
       clusterManager: () => cluster.pingState() === 'active/manager',
       containers: {
         find: (ref) => {
@@ -166,7 +189,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const [started] = await Promise.allSettled([starting, networkInit]);
     if (started.status === 'rejected') {
       // Start-up already failed; networking set-up that never finished has nothing to shut down.
-      if (await networkInit.then(() => true, () => false)) await networks.shutdown(false).catch(() => undefined);
+      if (
+        await networkInit.then(
+          () => true,
+          () => false,
+        )
+      )
+        // Start-up already failed (that error is thrown below); a failed network teardown adds nothing to it.
+        await networks.shutdown(false).catch(() => undefined);
       throw started.reason;
     }
     const supervisor = started.value;
@@ -174,6 +204,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       // live-restore: containerd outlives the daemon so running containers keep their shims,
       // Wait calls and events; the next daemon adopts it.
       if (cfg()['live-restore'] && supervisor.managed) {
+        await supervisor.reapOrphanShims();
         supervisor.client.close();
         supervisor.managed.release();
       } else {
@@ -193,7 +224,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // Warms the image cache; the first API call lists again and reports any failure.
     await images.list().catch(() => []);
     const distribution = new DistributionService({
-      client, images, snapshotter, config: cfg, log: log.child({ module: 'distribution' }), events,
+      client,
+      images,
+      snapshotter,
+      config: cfg,
+      log: log.child({ module: 'distribution' }),
+      events,
       // Our own containerd: downloads land directly in its content directory (see blob-writer.ts).
       ...(supervisor.managed ? { contentRoot: join(roots.dataRoot, 'containerd', 'io.containerd.content.v1.content') } : {}),
     });
@@ -204,7 +240,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const shmSize = parseSize(initial['default-shm-size']);
     // Rootless: cgroups only where delegated to the user (cgroup v2); otherwise limits are refused.
     const noCgroups = initial.rootless && !cgroupsDelegated();
-    const rootlessWarnings = noCgroups ? ['Running in rootless mode without cgroups: resource limits are refused. To enable cgroups in rootless mode, boot the host with cgroup v2 and delegate controllers to the user.'] : [];
+    const rootlessWarnings = noCgroups
+      ? [
+          'Running in rootless mode without cgroups: resource limits are refused. To enable cgroups in rootless mode, boot the host with cgroup v2 and delegate controllers to the user.',
+        ]
+      : [];
     for (const w of rootlessWarnings) log.warn(w);
     // Volumes: records in the store, data under <data-root>/volumes; who uses them is read from the
     // container records (the volume service comes first: containers need it at create and start).
@@ -216,11 +256,24 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // The manager's modules load only when plugins are recorded or first asked for (plugins-lazy.ts).
     const pluginFiles = new PluginFiles(join(roots.dataRoot, 'plugins'));
     const plugins = lazyPluginManager(pluginFiles, async () => {
-      const [{ PluginManager }, { PluginRunner }] = await Promise.all([import('../daemon/plugins/service.ts'), import('../daemon/plugins/runner.ts')]);
+      const [{ PluginManager }, { PluginRunner }] = await Promise.all([
+        import('../daemon/plugins/service.ts'),
+        import('../daemon/plugins/runner.ts'),
+      ]);
       return new PluginManager({
         files: pluginFiles,
-        runner: new PluginRunner({ client: supervisor.pluginsClient, files: pluginFiles, socketsRoot: join(roots.execRoot, 'plugins'), runcRoot: supervisor.runcRoot, cgroupDriver, log: log.child({ module: 'plugins' }) }),
-        registry: distribution, decodeAuth: decodeAuthHeaderLenient, log: log.child({ module: 'plugins' }), events,
+        runner: new PluginRunner({
+          client: supervisor.pluginsClient,
+          files: pluginFiles,
+          socketsRoot: join(roots.execRoot, 'plugins'),
+          runcRoot: supervisor.runcRoot,
+          cgroupDriver,
+          log: log.child({ module: 'plugins' }),
+        }),
+        registry: distribution,
+        decodeAuth: decodeAuthHeaderLenient,
+        log: log.child({ module: 'plugins' }),
+        events,
         // dockerd counts a plugin's volumes as references: it cannot be disabled or removed while they exist.
         inUse: (name) => volumeTable.list().some((v) => v.Driver === name || `${v.Driver}:latest` === name),
       });
@@ -228,8 +281,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     await plugins.init();
     cleanups.push(() => plugins.shutdown(cfg()['live-restore']));
     const volumes = new VolumeService({
-      table: volumeTable, root: join(roots.dataRoot, 'volumes'), tmpDir: roots.tmpDir,
-      log: log.child({ module: 'volumes' }), events, users: () => volumeUsers(containerStore.list()),
+      table: volumeTable,
+      root: join(roots.dataRoot, 'volumes'),
+      tmpDir: roots.tmpDir,
+      log: log.child({ module: 'volumes' }),
+      events,
+      users: () => volumeUsers(containerStore.list()),
       // Volume plugins get dockerd's patience with a plugin that is still starting.
       plugins: new VolumePlugins(new PluginRegistry({ activationBudgetMs: 10_000, managed: plugins })),
       ...(opts.userns ? { rootOwner: { uid: opts.userns.rootUid, gid: opts.userns.rootGid } } : {}),
@@ -239,8 +296,19 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const cdiDirs = () => (cfg().features?.cdi === false ? [] : cfg()['cdi-spec-dirs']);
     const cdi = new CdiRegistry(cdiDirs);
     const launcher = new TaskLauncher({
-      client, rootfs, runtimes, config: cfg, log: log.child({ module: 'containers' }), execRoot: roots.execRoot,
-      runcRoot: supervisor.runcRoot, containersDir, tmpDir: roots.tmpDir, cgroupDriver, shmSize, networks: networking.run, volumes,
+      client,
+      rootfs,
+      runtimes,
+      config: cfg,
+      log: log.child({ module: 'containers' }),
+      execRoot: roots.execRoot,
+      runcRoot: supervisor.runcRoot,
+      containersDir,
+      tmpDir: roots.tmpDir,
+      cgroupDriver,
+      shmSize,
+      networks: networking.run,
+      volumes,
       ...(opts.userns ? { userns: opts.userns } : {}),
       ...(noCgroups ? { noCgroups } : {}),
     });
@@ -249,16 +317,38 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const runs = new ContainerRunEvents(log.child({ module: 'containers' }));
     const execRegistry = new ExecRegistry();
     const containers = new ContainerService({
-      client, images, store: containerStore, rootfs, runtimes, launcher, config: cfg,
-      log: log.child({ module: 'containers' }), containersDir, shmSize, events, networks: networking.containers, volumes, cdi, runs, execs: execRegistry,
+      client,
+      images,
+      store: containerStore,
+      rootfs,
+      runtimes,
+      launcher,
+      config: cfg,
+      log: log.child({ module: 'containers' }),
+      containersDir,
+      shmSize,
+      events,
+      networks: networking.containers,
+      volumes,
+      cdi,
+      runs,
+      execs: execRegistry,
     });
     const archives = new ArchiveService({
-      containers, client, tmpDir: roots.tmpDir, log: log.child({ module: 'archive' }),
+      containers,
+      client,
+      tmpDir: roots.tmpDir,
+      log: log.child({ module: 'archive' }),
       ...(opts.userns ? { remapOf: (rec: ContainerRecord) => (usesRemap(rec.HostConfig.UsernsMode, true) ? opts.userns : undefined) } : {}),
     });
     containerService = containers;
     const execs = new ExecService({
-      client, containers, execRoot: roots.execRoot, log: log.child({ module: 'exec' }), registry: execRegistry, runs,
+      client,
+      containers,
+      execRoot: roots.execRoot,
+      log: log.child({ module: 'exec' }),
+      registry: execRegistry,
+      runs,
       onEvent: (e) => containers.publishEvent(e.containerId, e.action, e.attributes),
     });
     cleanups.push(() => execs.close());
@@ -266,16 +356,32 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // sampler at scrape time; action timings wrap the backends the routes call.
     const metricsAddr = cfg()['metrics-addr'];
     if (metricsAddr && !cfg().experimental) throw new Error('metrics-addr is only supported when experimental is enabled');
-    const metrics = metricsAddr ? new (await import('../daemon/metrics/engine-metrics.ts')).EngineMetrics({
-      info: { version: ENGINE_VERSION, commit: ENGINE_COMMIT, daemon_id: engineId, kernel: release(), os_type: 'linux', architecture: arch() === 'x64' ? 'x86_64' : arch(), graphdriver: 'overlay2' },
-      containers: () => containerStore.list().map((r) => ({ id: r.Id, name: r.Name.replace(/^\//, ''), state: r.State.Paused ? 'paused' : r.State.Running ? 'running' : 'stopped' })),
-      sample: (id) => stats.sample(id),
-      subscribeEvents: (fn) => events.subscribe(fn),
-    }) : undefined;
+    const metrics = metricsAddr
+      ? new (await import('../daemon/metrics/engine-metrics.ts')).EngineMetrics({
+          info: {
+            version: ENGINE_VERSION,
+            commit: ENGINE_COMMIT,
+            daemon_id: engineId,
+            kernel: release(),
+            os_type: 'linux',
+            architecture: arch() === 'x64' ? 'x86_64' : arch(),
+            graphdriver: 'overlay2',
+          },
+          containers: () =>
+            containerStore.list().map((r) => ({
+              id: r.Id,
+              name: r.Name.replace(/^\//, ''),
+              state: r.State.Paused ? 'paused' : r.State.Running ? 'running' : 'stopped',
+            })),
+          sample: (id) => stats.sample(id),
+          subscribeEvents: (fn) => events.subscribe(fn),
+        })
+      : undefined;
     if (metrics) cleanups.push(() => metrics.close());
     const health = new HealthMonitor({
       host: {
-        find: (id) => containers.find(id), save: (id) => containers.saveState(id),
+        find: (id) => containers.find(id),
+        save: (id) => containers.saveState(id),
         probe: (id, cmd, t, max) => (metrics ? metrics.healthCheck(execs.probe(id, cmd, t, max)) : execs.probe(id, cmd, t, max)),
       },
       log: log.child({ module: 'health' }),
@@ -284,15 +390,33 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     });
     cleanups.push(() => health.stopAll());
     const imageService = new ImageService({
-      client, images, snapshotter, containers, rootfs, tmpDir: roots.tmpDir, log: log.child({ module: 'images' }),
+      client,
+      images,
+      snapshotter,
+      containers,
+      rootfs,
+      tmpDir: roots.tmpDir,
+      log: log.child({ module: 'images' }),
       driver: initial['storage-driver'] || 'overlay2',
-      events, containerEvent: (id, action, attributes) => containers.publishEvent(id, action, attributes),
+      events,
+      containerEvent: (id, action, attributes) => containers.publishEvent(id, action, attributes),
     });
     imageService.start();
     cleanups.push(() => imageService.stop());
     // The classic builder: RUN steps are containers of the container service; its cache is in
     // engine.db. Its modules load on its first use (build-lazy.ts).
-    const builder = lazyBuildService({ db, client, images, imageService, distribution, containers, snapshotter, tmpDir: roots.tmpDir, log: log.child({ module: 'build' }), builderConfig: () => cfg().builder });
+    const builder = lazyBuildService({
+      db,
+      client,
+      images,
+      imageService,
+      distribution,
+      containers,
+      snapshotter,
+      tmpDir: roots.tmpDir,
+      log: log.child({ module: 'build' }),
+      builderConfig: () => cfg().builder,
+    });
     // Sandboxes of containers recorded as not running (or unknown) go before anything can start;
     // those of containers recorded as running are the containers' restore's to keep or tear down.
     await networks.reconcile((id) => {
@@ -331,7 +455,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       components: async () => {
         if (componentsCache) return componentsCache;
         const v = await supervisor.versions();
-        componentsCache = { containerd: v.containerd, runc: { version: v.runc.version, commit: v.runc.commit }, init: initVersion(cfg()['init-path']) };
+        componentsCache = {
+          containerd: v.containerd,
+          runc: { version: v.runc.version, commit: v.runc.commit },
+          init: initVersion(cfg()['init-path']),
+        };
         return componentsCache;
       },
       counters: { containers: () => containers.counts(), images: () => images.count() },
@@ -360,11 +488,18 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     cleanups.push(() => stats.close());
     // Authorization plugins: the list is read at each request, so a reload takes effect at once.
     // A plugin that went away denies at once rather than after dockerd's 30 s of retries.
-    const authorizer = new AuthzChain(new PluginRegistry({ activationBudgetMs: 2000, managed: plugins }), () => cfg()['authorization-plugins'], log.child({ module: 'authz' }));
+    const authorizer = new AuthzChain(
+      new PluginRegistry({ activationBudgetMs: 2000, managed: plugins }),
+      () => cfg()['authorization-plugins'],
+      log.child({ module: 'authz' }),
+    );
     const api = new ApiServer(log, { serverVersion: ENGINE_VERSION, experimental: () => cfg().experimental, authorizer });
     registerSystemRoutes(api.router, system);
     registerEventRoutes(api.router, events);
-    registerSystemDfRoutes(api.router, new DiskUsageService({ images: imageService, containers, volumes: () => volumes.list({ usage: true }), buildCache: builder }));
+    registerSystemDfRoutes(
+      api.router,
+      new DiskUsageService({ images: imageService, containers, volumes: () => volumes.list({ usage: true }), buildCache: builder }),
+    );
     registerContainerRoutes(api.router, metrics ? metrics.timed(containers, 'container', CONTAINER_ACTIONS) : containers);
     registerNetworkRoutes(api.router, metrics ? metrics.timed(networking.api, 'network', NETWORK_ACTIONS) : networking.api);
     registerAttachRoutes(api.router, containers);
@@ -374,7 +509,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     registerDistributionRoutes(api.router, distribution);
     registerImageRoutes(api.router, imageService);
     registerBuildRoutes(api.router, builder, { experimental: () => cfg().experimental });
-    registerExecRoutes(api.router, execs, { detachWatcher: (keys) => new EscapeMatcher(keys.length ? keys : parseDetachKeys(DEFAULT_DETACH_KEYS)) });
+    registerExecRoutes(api.router, execs, {
+      detachWatcher: (keys) => new EscapeMatcher(keys.length ? keys : parseDetachKeys(DEFAULT_DETACH_KEYS)),
+    });
     registerStatsRoutes(api.router, stats);
     registerClusterRoutes(api.router, cluster);
     registerPluginRoutes(api.router, plugins);
@@ -384,7 +521,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const specs = (hosts.length ? hosts : defaultHosts()).map((h) => parseHostSpec(h, tlsOn));
     for (const s of specs) {
       if (s.kind === 'tcp' && !tlsOn) {
-        listenWarnings.push(`WARNING: API is accessible on http://${s.host}:${s.port} without encryption.\n         Access to the remote API is equivalent to root access on the host. Refer\n         to the 'Docker daemon attack surface' section in the documentation for\n         more information: https://docs.docker.com/go/attack-surface/`);
+        listenWarnings.push(
+          `WARNING: API is accessible on http://${s.host}:${s.port} without encryption.\n         Access to the remote API is equivalent to root access on the host. Refer\n         to the 'Docker daemon attack surface' section in the documentation for\n         more information: https://docs.docker.com/go/attack-surface/`,
+        );
       }
     }
     const listeners: OpenListener[] = await openListeners(specs, {

@@ -26,7 +26,11 @@ describe('prepareRoots', () => {
     } finally {
       process.umask(old);
     }
-    assert.deepEqual(roots, { dataRoot: join(base, 'lib', 'engine'), execRoot: join(base, 'run', 'engine'), tmpDir: join(base, 'lib', 'engine', 'tmp') });
+    assert.deepEqual(roots, {
+      dataRoot: join(base, 'lib', 'engine'),
+      execRoot: join(base, 'run', 'engine'),
+      tmpDir: join(base, 'lib', 'engine', 'tmp'),
+    });
     assert.equal(await mode(roots.dataRoot), 0o711);
     assert.equal(await mode(roots.execRoot), 0o700);
     assert.equal(await mode(roots.tmpDir), 0o700);
@@ -83,7 +87,10 @@ describe('prepareRoots', () => {
 
   it('refuses a dangling symbolic link and a path that is not a directory, naming them', async () => {
     await symlink(join(dir, 'nowhere'), join(dir, 'dangling'));
-    await assert.rejects(prepareRoots(join(dir, 'dangling'), join(dir, 'e3'), { env: {} }), /data-root .*dangling: it is a symbolic link to .*nowhere, which does not exist/);
+    await assert.rejects(
+      prepareRoots(join(dir, 'dangling'), join(dir, 'e3'), { env: {} }),
+      /data-root .*dangling: it is a symbolic link to .*nowhere, which does not exist/,
+    );
     await writeFile(join(dir, 'a-file'), '');
     await assert.rejects(prepareRoots(join(dir, 'd3'), join(dir, 'a-file'), { env: {} }), /exec-root .*a-file: not a directory/);
   });

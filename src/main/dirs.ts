@@ -54,12 +54,18 @@ async function ensureDir(path: string, mode: number, what: string): Promise<stri
   try {
     existing = await stat(absolute); // follows symbolic links
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`cannot use ${what} ${absolute}: ${(err as Error).message}`, { cause: err });
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new Error(`cannot use ${what} ${absolute}: ${(err as Error).message}`, { cause: err });
   }
   if (existing) {
     if (!existing.isDirectory()) throw new Error(`cannot use ${what} ${absolute}: not a directory`);
   } else {
-    if (await lstat(absolute).then((st) => st.isSymbolicLink(), () => false)) {
+    if (
+      await lstat(absolute).then(
+        (st) => st.isSymbolicLink(),
+        () => false,
+      )
+    ) {
       throw new Error(`cannot use ${what} ${absolute}: it is a symbolic link to ${await readlink(absolute)}, which does not exist`);
     }
     try {
@@ -121,12 +127,15 @@ async function allowTraversal(dir: string): Promise<void> {
 async function checkAncestors(root: string, uid: number, gid: number): Promise<void> {
   for (let dir = dirname(root); dir !== '/'; dir = dirname(dir)) {
     if (!(await canTraverse(dir, uid, gid))) {
-      throw new Error(`a subdirectory in your graphroot path (${root}) restricts access to the remapped root uid/gid; please fix by allowing 'o+x' permissions on existing directories`);
+      throw new Error(
+        `a subdirectory in your graphroot path (${root}) restricts access to the remapped root uid/gid; please fix by allowing 'o+x' permissions on existing directories`,
+      );
     }
   }
 }
 
 async function canTraverse(dir: string, uid: number, gid: number): Promise<boolean> {
+  // A directory that cannot be read counts as one the remapped root cannot traverse.
   const st = await stat(dir).catch(() => undefined);
   if (!st) return false;
   if (st.mode & 0o001) return true;

@@ -42,13 +42,14 @@ async function main(): Promise<void> {
 
   // Rootless mode runs inside rootlesskit (bin/engined-rootless); as root outside it, never.
   const inRootlesskit = !!process.env.ROOTLESSKIT_STATE_DIR;
-  const refusal = cfg.rootless && !inRootlesskit
-    ? 'rootless mode needs rootlesskit: start the daemon with bin/engined-rootless as an unprivileged user'
-    : process.getuid!() !== 0 && !inRootlesskit
-      ? 'engined needs to be started with root privileges; to run it as an unprivileged user, use bin/engined-rootless (rootless mode)'
-      : cfg.rootless && cfg['userns-remap']
-        ? 'userns-remap is not supported in rootless mode'
-        : undefined;
+  const refusal =
+    cfg.rootless && !inRootlesskit
+      ? 'rootless mode needs rootlesskit: start the daemon with bin/engined-rootless as an unprivileged user'
+      : process.getuid!() !== 0 && !inRootlesskit
+        ? 'engined needs to be started with root privileges; to run it as an unprivileged user, use bin/engined-rootless (rootless mode)'
+        : cfg.rootless && cfg['userns-remap']
+          ? 'userns-remap is not supported in rootless mode'
+          : undefined;
   if (refusal) {
     log.fatal(`failed to start daemon: ${refusal}`);
     process.exit(1);
@@ -58,7 +59,7 @@ async function main(): Promise<void> {
   let containerd: ManagedStart | undefined;
   try {
     // The pidfile first: a second daemon must be refused before it touches the first one's tmp dir.
-    releasePid = (await acquirePidfile(cfg.pidfile)).release;
+    releasePid = (await acquirePidfile(cfg.pidfile, { log })).release;
     // --userns-remap: the user and its ranges first (created for `default`), then its own data tree.
     let userns: IdentityMap | undefined;
     if (cfg['userns-remap']) {
@@ -70,9 +71,17 @@ async function main(): Promise<void> {
     const roots = await prepareRoots(dataRoot, cfg['exec-root'], { cleanTmp: true, log });
     if (userns) await remappedExecRoot(roots.execRoot, userns.rootUid, userns.rootGid);
     // containerd boots in its own process (~250 ms) while this one loads the daemon's modules.
-    if (!cfg.supervisor) containerd = startManagedContainerd({ dataRoot: roots.dataRoot, execRoot: roots.execRoot, cri: cfg['cri-supervisor'], log });
+    if (!cfg.supervisor)
+      containerd = startManagedContainerd({ dataRoot: roots.dataRoot, execRoot: roots.execRoot, cri: cfg['cri-supervisor'], log });
     const { startDaemon } = await import('./compose.ts');
-    daemon = await startDaemon({ loaded: () => loaded, log, roots, startedAt: new Date(startedAt), ...(containerd ? { containerd } : {}), ...(userns ? { userns } : {}) });
+    daemon = await startDaemon({
+      loaded: () => loaded,
+      log,
+      roots,
+      startedAt: new Date(startedAt),
+      ...(containerd ? { containerd } : {}),
+      ...(userns ? { userns } : {}),
+    });
   } catch (err) {
     log.fatal(`failed to start daemon: ${(err as Error).message}`);
     if (log.enabled('debug')) log.debug('start-up failure', { stack: (err as Error).stack });
@@ -120,7 +129,9 @@ async function main(): Promise<void> {
 
 process.on('unhandledRejection', (err) => {
   // A bug, but never a reason to take the daemon down with every container's state in it.
-  process.stderr.write(`time="${new Date().toISOString()}" level=error msg="unhandled rejection: ${(err as Error)?.stack ?? String(err)}"\n`);
+  process.stderr.write(
+    `time="${new Date().toISOString()}" level=error msg="unhandled rejection: ${(err as Error)?.stack ?? String(err)}"\n`,
+  );
 });
 
 void main();

@@ -67,7 +67,13 @@ test('plugins-lazy: with no records the manager loads on the first request only,
     // No plugin is recorded, so the manager never starts one: it needs no runner.
     const make = async () => {
       made++;
-      return new PluginManager({ files, runner: {} as PluginRunner, registry: { registrySession: () => Promise.reject(new Error('no registry')) }, decodeAuth: () => ({}), log });
+      return new PluginManager({
+        files,
+        runner: {} as PluginRunner,
+        registry: { registrySession: () => Promise.reject(new Error('no registry')) },
+        decodeAuth: () => ({}),
+        log,
+      });
     };
     await mkdir(files.tmp(), { recursive: true });
     await writeFile(join(files.tmp(), 'left-over'), 'x');
@@ -75,7 +81,10 @@ test('plugins-lazy: with no records the manager loads on the first request only,
     await lazy.init();
     assert.equal(made, 0);
     assert.ok((await stat(files.blobsDir)).isDirectory());
-    assert.equal(await failure(stat(join(files.tmp(), 'left-over'))), 'ENOENT: ' + `ENOENT: no such file or directory, stat '${join(files.tmp(), 'left-over')}'`);
+    assert.equal(
+      await failure(stat(join(files.tmp(), 'left-over'))),
+      'ENOENT: ' + `ENOENT: no such file or directory, stat '${join(files.tmp(), 'left-over')}'`,
+    );
     assert.equal(lazy.find('vol'), undefined);
     assert.equal(lazy.isDisabled('vol'), false);
     assert.deepEqual(await Promise.all([lazy.list(new Map()), lazy.list(new Map())]), [[], []]);
@@ -84,7 +93,16 @@ test('plugins-lazy: with no records the manager loads on the first request only,
     await lazy.shutdown(false);
 
     // A recorded (disabled) plugin: the manager loads during init and knows it.
-    await files.save([{ Id: 'a'.repeat(64), Name: 'vol:latest', Enabled: false, Settings: { Mounts: [], Env: [], Args: [], Devices: [] }, PluginReference: '', Config: {} } as never]);
+    await files.save([
+      {
+        Id: 'a'.repeat(64),
+        Name: 'vol:latest',
+        Enabled: false,
+        Settings: { Mounts: [], Env: [], Args: [], Devices: [] },
+        PluginReference: '',
+        Config: {},
+      } as never,
+    ]);
     const again = lazyPluginManager(files, make);
     await again.init();
     assert.equal(made, 2);

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { acquirePidfile, isAlive } from './pidfile.ts';
+import { acquirePidfile, isAlive, runsOurProgram } from './pidfile.ts';
 
 const NODE = fileURLToPath(new URL('../../../bin/node', import.meta.url));
 const PIDFILE_MODULE = fileURLToPath(new URL('./pidfile.js', import.meta.url));
@@ -40,12 +40,15 @@ describe('acquirePidfile', () => {
   it('refuses while another live process holds the file, and takes it over once that process is dead', async () => {
     const path = join(dir, 'held.pid');
     const script = join(dir, 'holder.mjs');
-    await writeFile(script, `
+    await writeFile(
+      script,
+      `
       import { acquirePidfile } from ${JSON.stringify(PIDFILE_MODULE)};
       await acquirePidfile(process.argv[2]);
       process.stdout.write('held\\n');
       setInterval(() => {}, 1000);
-    `);
+    `,
+    );
     const holder = spawn(NODE, [script, path], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
       const [chunk] = await once(holder.stdout!, 'data');
@@ -72,6 +75,25 @@ describe('acquirePidfile', () => {
       const pf = await acquirePidfile(path);
       assert.equal((await readFile(path, 'utf8')).trim(), String(process.pid), `replacing ${JSON.stringify(content)}`);
       await pf.release();
+    }
+  });
+
+  it('takes over a file naming a live process of another program (a pid reused after a crash)', async () => {
+    const path = join(dir, 'reused.pid');
+    const other = spawn('sleep', ['60'], { stdio: 'ignore' });
+    try {
+      await once(other, 'spawn');
+      assert.equal(isAlive(other.pid!), true);
+      assert.equal(runsOurProgram(other.pid!), false);
+      assert.equal(runsOurProgram(process.pid), true);
+      await writeFile(path, String(other.pid));
+      const warnings: string[] = [];
+      const pf = await acquirePidfile(path, { log: { warn: (m: string) => void warnings.push(m) } });
+      assert.equal((await readFile(path, 'utf8')).trim(), String(process.pid));
+      assert.match(warnings.join('\n'), new RegExp(`names process ${other.pid}, which is not an engine daemon`));
+      await pf.release();
+    } finally {
+      other.kill('SIGKILL');
     }
   });
 

@@ -1,14 +1,16 @@
 // The daemon's pid file: refuses to start a second daemon on the same file, replaces files left by
-// dead daemons, and only ever removes a file that still names this process.
-import { readFileSync } from 'node:fs';
+// dead daemons (or naming a process of another program: a crashed daemon's pid reused, or a file
+// cut short), and only ever removes a file that still names this process.
+import { readFileSync, readlinkSync } from 'node:fs';
 import { chmod, link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import type { Logger } from '../util/log.ts';
 
 export interface Pidfile {
   release(): Promise<void>;
 }
 
-export async function acquirePidfile(path: string): Promise<Pidfile> {
+export async function acquirePidfile(path: string, opts: { log?: Pick<Logger, 'warn'> } = {}): Promise<Pidfile> {
   const pid = process.pid;
   await mkdir(dirname(path), { recursive: true, mode: 0o755 });
   const tmp = join(dirname(path), `.${basename(path)}.${pid}.tmp`);
@@ -20,7 +22,8 @@ export async function acquirePidfile(path: string): Promise<Pidfile> {
     if (!(await linkExclusive(tmp, path))) {
       const holder = await readPid(path);
       if (holder !== undefined && holder !== pid && isAlive(holder)) {
-        throw new Error(`pid file found, ensure engine is not running or delete ${path}`);
+        if (runsOurProgram(holder)) throw new Error(`pid file found, ensure engine is not running or delete ${path}`);
+        opts.log?.warn(`the pid file ${path} names process ${holder}, which is not an engine daemon: taking it over`);
       }
       await rename(tmp, path);
     }
@@ -75,4 +78,17 @@ export function isAlive(pid: number): boolean {
   // "pid (comm) S ...": comm may hold spaces and parentheses, so the state follows the last ')'.
   const state = stat.charAt(stat.lastIndexOf(')') + 2);
   return state !== 'Z' && state !== 'X';
+}
+
+/**
+ * Whether `pid` runs the same executable as this process (the daemon is a Node program, so any
+ * other executable cannot be a daemon holding the file). Unknown (unreadable) counts as yes.
+ */
+export function runsOurProgram(pid: number): boolean {
+  try {
+    return readlinkSync(`/proc/${pid}/exe`) === readlinkSync('/proc/self/exe');
+  } catch (err) {
+    // ENOENT: gone meanwhile, so not a daemon; EACCES and the like: cannot tell, assume it is one.
+    return (err as NodeJS.ErrnoException).code !== 'ENOENT';
+  }
 }

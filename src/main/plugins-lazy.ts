@@ -18,14 +18,17 @@ export interface LazyPluginManager extends PluginsBackend, ManagedPluginLookup {
 export function lazyPluginManager(files: PluginFiles, make: () => Promise<PluginManager>): LazyPluginManager {
   let loaded: PluginManager | undefined;
   let loading: Promise<PluginManager> | undefined;
-  const manager = () => (loading ??= make().then(async (m) => {
-    await m.init();
-    loaded = m;
-    return m;
-  }).catch((err: unknown) => {
-    loading = undefined; // the next request tries again
-    throw err;
-  }));
+  const manager = () =>
+    (loading ??= make()
+      .then(async (m) => {
+        await m.init();
+        loaded = m;
+        return m;
+      })
+      .catch((err: unknown) => {
+        loading = undefined; // the next request tries again
+        throw err;
+      }));
   return {
     async init() {
       // What the manager's own init does first, so the disk looks the same whether it loads or not.

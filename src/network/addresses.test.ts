@@ -28,7 +28,7 @@ describe('AddressBook', () => {
     assert.notEqual(a.hostIf, b.hostIf);
   });
 
-  test('the range narrows allocation; --default-gateway (routeVia) is the endpoints\' gateway', () => {
+  test("the range narrows allocation; --default-gateway (routeVia) is the endpoints' gateway", () => {
     const net = bridgeNetwork('n', { subnet: '10.4.0.0/16', gateway: '10.4.0.1', range: '10.4.7.0/24', routeVia: '10.4.0.254' });
     const book = new AddressBook();
     book.add(net);
@@ -43,7 +43,10 @@ describe('AddressBook', () => {
     book.add(net);
     const fixed = book.allocate(net, attach(net, { IPAMConfig: { IPv4Address: '10.5.0.50' } }), 'eth0');
     assert.equal(fixed.ip, '10.5.0.50');
-    assert.throws(() => book.allocate(net, attach(net, { IPAMConfig: { IPv4Address: '10.5.0.50' } }), 'eth0'), (e: unknown) => e instanceof EngineError && e.code === 'FORBIDDEN');
+    assert.throws(
+      () => book.allocate(net, attach(net, { IPAMConfig: { IPv4Address: '10.5.0.50' } }), 'eth0'),
+      (e: unknown) => e instanceof EngineError && e.code === 'FORBIDDEN',
+    );
     const first = book.allocate(net, attach(net), 'eth0');
     book.release(first);
     assert.equal(book.allocate(net, attach(net), 'eth0').ip, '10.5.0.3');
@@ -82,7 +85,10 @@ describe('AddressBook', () => {
     const book = new AddressBook();
     book.add(net);
     book.allocate(net, attach(net, { IPAMConfig: { IPv6Address: 'fd00:19::5' } }), 'eth0');
-    assert.throws(() => book.allocate(net, attach(net, { IPAMConfig: { IPv4Address: '10.7.0.9', IPv6Address: 'fd00:19::5' } }), 'eth0'), /Address already in use: fd00:19::5/);
+    assert.throws(
+      () => book.allocate(net, attach(net, { IPAMConfig: { IPv4Address: '10.7.0.9', IPv6Address: 'fd00:19::5' } }), 'eth0'),
+      /Address already in use: fd00:19::5/,
+    );
     assert.equal(book.allocate(net, attach(net, { IPAMConfig: { IPv4Address: '10.7.0.9' } }), 'eth0').ip, '10.7.0.9');
   });
 

@@ -47,16 +47,27 @@ export class AddressBook {
     const space6 = this.spaces6.get(net.Id);
     if (space6 && net.x.subnet6 && net.x.gateway6) {
       try {
-        v6 = { ip6: formatIPv6(allocate6(net, space6, a, mac)), prefixLen6: parseCidr6(net.x.subnet6).bits, gateway6: net.x.routeVia6 ?? net.x.gateway6 };
+        v6 = {
+          ip6: formatIPv6(allocate6(net, space6, a, mac)),
+          prefixLen6: parseCidr6(net.x.subnet6).bits,
+          gateway6: net.x.routeVia6 ?? net.x.gateway6,
+        };
       } catch (err) {
         space.release(addr);
         throw err;
       }
     }
     return {
-      networkId: net.Id, endpointId: newId(), ifname, hostIf: vethName(), bridge: net.x.bridge,
-      ip: formatIPv4(addr), prefixLen: parseCidr(net.x.subnet).bits, gateway: net.x.routeVia ?? net.x.gateway,
-      mac, ...v6,
+      networkId: net.Id,
+      endpointId: newId(),
+      ifname,
+      hostIf: vethName(),
+      bridge: net.x.bridge,
+      ip: formatIPv4(addr),
+      prefixLen: parseCidr(net.x.subnet).bits,
+      gateway: net.x.routeVia ?? net.x.gateway,
+      mac,
+      ...v6,
     };
   }
 

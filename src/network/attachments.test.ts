@@ -7,7 +7,14 @@ import { bridgeNetwork, defaultBridgeNetwork, lookupOf, specialNetwork } from '.
 import { attachmentsFor, attachmentsOrNone, validateEndpoint } from './attachments.ts';
 
 const bridge = defaultBridgeNetwork();
-const user = bridgeNetwork('front', { userSubnet: true, subnet: '10.5.0.0/24', gateway: '10.5.0.1', subnet6: 'fd00:5::/64', gateway6: 'fd00:5::1', userSubnet6: true });
+const user = bridgeNetwork('front', {
+  userSubnet: true,
+  subnet: '10.5.0.0/24',
+  gateway: '10.5.0.1',
+  subnet6: 'fd00:5::/64',
+  gateway6: 'fd00:5::1',
+  userSubnet6: true,
+});
 const pooled = bridgeNetwork('pooled');
 const host = specialNetwork('host');
 const none = specialNetwork('none');
@@ -24,14 +31,30 @@ describe('attachmentsFor', () => {
   });
 
   test('the Config.MacAddress of old clients goes to the primary network unless its endpoint has one', () => {
-    assert.equal(attachmentsFor(nets, { NetworkMode: 'front' }, { MacAddress: '02:00:00:00:00:01' }, undefined)[0]?.config.MacAddress, '02:00:00:00:00:01');
-    const own = attachmentsFor(nets, { NetworkMode: 'front' }, { MacAddress: '02:00:00:00:00:01' }, { EndpointsConfig: { front: { MacAddress: '02:00:00:00:00:02' } } });
+    assert.equal(
+      attachmentsFor(nets, { NetworkMode: 'front' }, { MacAddress: '02:00:00:00:00:01' }, undefined)[0]?.config.MacAddress,
+      '02:00:00:00:00:01',
+    );
+    const own = attachmentsFor(
+      nets,
+      { NetworkMode: 'front' },
+      { MacAddress: '02:00:00:00:00:01' },
+      { EndpointsConfig: { front: { MacAddress: '02:00:00:00:00:02' } } },
+    );
     assert.equal(own[0]?.config.MacAddress, '02:00:00:00:00:02');
   });
 
   test('a user network first, then the other endpoints; one entry per network', () => {
-    const out = attachmentsFor(nets, { NetworkMode: 'front' }, {}, { EndpointsConfig: { front: { Aliases: ['web'] }, pooled: {}, [pooled.Id]: {} } });
-    assert.deepEqual(out.map((a) => a.name), ['front', 'pooled']);
+    const out = attachmentsFor(
+      nets,
+      { NetworkMode: 'front' },
+      {},
+      { EndpointsConfig: { front: { Aliases: ['web'] }, pooled: {}, [pooled.Id]: {} } },
+    );
+    assert.deepEqual(
+      out.map((a) => a.name),
+      ['front', 'pooled'],
+    );
     assert.deepEqual(out[0]?.config, { Aliases: ['web'] });
   });
 
@@ -47,9 +70,18 @@ describe('attachmentsFor', () => {
   });
 
   test("dockerd's refusals of modes", () => {
-    refusal(() => attachmentsFor(nets, { NetworkMode: 'container:abc' }, {}, { EndpointsConfig: { front: {} } }), /sharing network namespace/);
-    refusal(() => attachmentsFor(nets, { NetworkMode: 'host' }, {}, { EndpointsConfig: { front: {} } }), /sharing network namespace with another container or host/);
-    refusal(() => attachmentsFor(nets, { NetworkMode: 'none' }, {}, { EndpointsConfig: { front: {} } }), /one of the networks in private \(none\) mode/);
+    refusal(
+      () => attachmentsFor(nets, { NetworkMode: 'container:abc' }, {}, { EndpointsConfig: { front: {} } }),
+      /sharing network namespace/,
+    );
+    refusal(
+      () => attachmentsFor(nets, { NetworkMode: 'host' }, {}, { EndpointsConfig: { front: {} } }),
+      /sharing network namespace with another container or host/,
+    );
+    refusal(
+      () => attachmentsFor(nets, { NetworkMode: 'none' }, {}, { EndpointsConfig: { front: {} } }),
+      /one of the networks in private \(none\) mode/,
+    );
     const configOnly = bridgeNetwork('conf', {}, { ConfigOnly: true, Driver: 'null' });
     refusal(() => attachmentsFor(lookupOf([bridge, configOnly]), { NetworkMode: 'conf' }, {}, undefined), /config-only network conf/);
   });
@@ -64,15 +96,26 @@ describe('attachmentsFor', () => {
 
   test('attachmentsOrNone: a configuration that no longer validates gives no networks', () => {
     assert.deepEqual(attachmentsOrNone(nets, { NetworkMode: 'container:x' }, {}), []);
-    assert.deepEqual(attachmentsOrNone(nets, {}, {}).map((a) => a.name), ['bridge']);
+    assert.deepEqual(
+      attachmentsOrNone(nets, {}, {}).map((a) => a.name),
+      ['bridge'],
+    );
   });
 });
 
 describe('validateEndpoint', () => {
   test('static addresses: user networks with a user subnet, inside it', () => {
-    assert.deepEqual(validateEndpoint(user, { IPAMConfig: { IPv4Address: '10.5.0.7', IPv6Address: 'fd00:5::7' } }), { IPAMConfig: { IPv4Address: '10.5.0.7', IPv6Address: 'fd00:5::7' } });
-    refusal(() => validateEndpoint(pooled, { IPAMConfig: { IPv4Address: '10.1.0.7' } }), /only when connecting to networks with user configured subnets/);
-    refusal(() => validateEndpoint(user, { IPAMConfig: { IPv4Address: '10.6.0.7' } }), /no configured subnet or ip-range contain the IP address 10\.6\.0\.7/);
+    assert.deepEqual(validateEndpoint(user, { IPAMConfig: { IPv4Address: '10.5.0.7', IPv6Address: 'fd00:5::7' } }), {
+      IPAMConfig: { IPv4Address: '10.5.0.7', IPv6Address: 'fd00:5::7' },
+    });
+    refusal(
+      () => validateEndpoint(pooled, { IPAMConfig: { IPv4Address: '10.1.0.7' } }),
+      /only when connecting to networks with user configured subnets/,
+    );
+    refusal(
+      () => validateEndpoint(user, { IPAMConfig: { IPv4Address: '10.6.0.7' } }),
+      /no configured subnet or ip-range contain the IP address 10\.6\.0\.7/,
+    );
     refusal(() => validateEndpoint(user, { IPAMConfig: { IPv4Address: '0.0.0.0' } }), /invalid IPv4 address: 0\.0\.0\.0/);
     refusal(() => validateEndpoint(pooled, { IPAMConfig: { IPv6Address: 'fd00::9' } }), /IPv6 is not enabled on network pooled/);
     refusal(() => validateEndpoint(user, { IPAMConfig: { IPv6Address: '::' } }), /invalid IPv6 address: ::/);
@@ -86,13 +129,22 @@ describe('validateEndpoint', () => {
   });
 
   test('without the network (not created yet) only the network-free checks run', () => {
-    assert.deepEqual(validateEndpoint(undefined, { IPAMConfig: { IPv4Address: '10.9.9.9' }, Aliases: ['x'] }, 'later'), { IPAMConfig: { IPv4Address: '10.9.9.9' }, Aliases: ['x'] });
+    assert.deepEqual(validateEndpoint(undefined, { IPAMConfig: { IPv4Address: '10.9.9.9' }, Aliases: ['x'] }, 'later'), {
+      IPAMConfig: { IPv4Address: '10.9.9.9' },
+      Aliases: ['x'],
+    });
     refusal(() => validateEndpoint(undefined, { Aliases: ['x'] }, 'bridge'), /network-scoped alias/);
   });
 
   test('MAC addresses are checked and normalised; empty settings are dropped', () => {
     refusal(() => validateEndpoint(user, { MacAddress: '02:42:zz:00:00:01' }), /invalid MAC address/);
-    assert.deepEqual(validateEndpoint(user, { MacAddress: '02-42-AC-11-00-02', Aliases: [], Links: [], DriverOpts: {}, GwPriority: 0 }), { MacAddress: '02:42:ac:11:00:02' });
-    assert.deepEqual(validateEndpoint(user, { GwPriority: 5, DriverOpts: { a: 'b' }, Links: ['c:d'] }), { GwPriority: 5, DriverOpts: { a: 'b' }, Links: ['c:d'] });
+    assert.deepEqual(validateEndpoint(user, { MacAddress: '02-42-AC-11-00-02', Aliases: [], Links: [], DriverOpts: {}, GwPriority: 0 }), {
+      MacAddress: '02:42:ac:11:00:02',
+    });
+    assert.deepEqual(validateEndpoint(user, { GwPriority: 5, DriverOpts: { a: 'b' }, Links: ['c:d'] }), {
+      GwPriority: 5,
+      DriverOpts: { a: 'b' },
+      Links: ['c:d'],
+    });
   });
 });

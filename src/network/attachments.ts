@@ -22,13 +22,19 @@ const PREDEFINED = ['bridge', 'host', 'none'];
  * EndpointsConfig entries. Validates modes, network existence and endpoint settings (dockerd's
  * messages); throws the 400/404.
  */
-export function attachmentsFor(nets: NetworkLookup, hc: HostConfig, config: ContainerConfig, nc: NetworkingConfig | undefined): Attachment[] {
+export function attachmentsFor(
+  nets: NetworkLookup,
+  hc: HostConfig,
+  config: ContainerConfig,
+  nc: NetworkingConfig | undefined,
+): Attachment[] {
   const mode = !hc.NetworkMode || hc.NetworkMode === 'default' ? 'bridge' : hc.NetworkMode;
   const eps = nc?.EndpointsConfig ?? {};
   const entries = Object.entries(eps).map(([ref, cfg]) => ({ ref, cfg: cfg ?? {} }));
   if (config.NetworkDisabled) return [];
   if (mode.startsWith('container:')) {
-    if (entries.length) throw invalidParameter('container sharing network namespace with another container or host cannot be connected to any other network');
+    if (entries.length)
+      throw invalidParameter('container sharing network namespace with another container or host cannot be connected to any other network');
     return [];
   }
   // As dockerd, a network may not exist yet when the container is created: it is looked up
@@ -54,7 +60,10 @@ export function attachmentsFor(nets: NetworkLookup, hc: HostConfig, config: Cont
     }
   };
   const primaryEntry = entries.find((e) => (primary ? refersTo(e.ref, primary) : e.ref === mode));
-  add(mode, primary, { ...(primaryEntry?.cfg ?? {}), ...(config.MacAddress && !primaryEntry?.cfg.MacAddress ? { MacAddress: config.MacAddress } : {}) });
+  add(mode, primary, {
+    ...(primaryEntry?.cfg ?? {}),
+    ...(config.MacAddress && !primaryEntry?.cfg.MacAddress ? { MacAddress: config.MacAddress } : {}),
+  });
   for (const e of entries) {
     if (e === primaryEntry) continue;
     add(e.ref, lookup(e.ref), e.cfg);
@@ -62,9 +71,11 @@ export function attachmentsFor(nets: NetworkLookup, hc: HostConfig, config: Cont
   const special = out.find((a) => nets.network(a.networkId) && nets.network(a.networkId)!.Driver !== 'bridge');
   if (special && out.length > 1) {
     const n = nets.network(special.networkId)!;
-    throw invalidParameter(n.Driver === 'host'
-      ? 'container sharing network namespace with another container or host cannot be connected to any other network'
-      : 'container cannot be connected to multiple networks with one of the networks in private (none) mode');
+    throw invalidParameter(
+      n.Driver === 'host'
+        ? 'container sharing network namespace with another container or host cannot be connected to any other network'
+        : 'container cannot be connected to multiple networks with one of the networks in private (none) mode',
+    );
   }
   return out;
 }
@@ -100,8 +111,10 @@ export function validateEndpoint(net: NetworkRecord | undefined, cfg: EndpointSe
   if (v4) {
     if (!isIPv4(v4) || v4 === '0.0.0.0') errs.push(`invalid IPv4 address: ${v4}`);
     else if (net && userDefined) {
-      if (!net.x.userSubnet) errs.push('user specified IP address is supported only when connecting to networks with user configured subnets');
-      else if (!contains(parseCidr(net.x.subnet!), parseIPv4(v4))) errs.push(`no configured subnet or ip-range contain the IP address ${v4}`);
+      if (!net.x.userSubnet)
+        errs.push('user specified IP address is supported only when connecting to networks with user configured subnets');
+      else if (!contains(parseCidr(net.x.subnet!), parseIPv4(v4)))
+        errs.push(`no configured subnet or ip-range contain the IP address ${v4}`);
     }
   }
   const v6 = ipam?.IPv6Address ?? '';
@@ -109,11 +122,14 @@ export function validateEndpoint(net: NetworkRecord | undefined, cfg: EndpointSe
     if (!isIPv6(v6) || parseIPv6(v6) === 0n) errs.push(`invalid IPv6 address: ${v6}`);
     else if (net && userDefined) {
       if (!net.x.subnet6) errs.push(`no configured subnet contains IP address ${v6}: IPv6 is not enabled on network ${net.Name}`);
-      else if (!net.x.userSubnet6) errs.push('user specified IP address is supported only when connecting to networks with user configured subnets');
-      else if (!contains6(parseCidr6(net.x.subnet6), parseIPv6(v6))) errs.push(`no configured subnet or ip-range contain the IP address ${v6}`);
+      else if (!net.x.userSubnet6)
+        errs.push('user specified IP address is supported only when connecting to networks with user configured subnets');
+      else if (!contains6(parseCidr6(net.x.subnet6), parseIPv6(v6)))
+        errs.push(`no configured subnet or ip-range contain the IP address ${v6}`);
     }
   }
-  if (cfg.MacAddress && !/^([0-9a-fA-F]{2}[:-]){5}[0-9a-fA-F]{2}$/.test(cfg.MacAddress)) throw invalidParameter(`invalid MAC address ${cfg.MacAddress}`);
+  if (cfg.MacAddress && !/^([0-9a-fA-F]{2}[:-]){5}[0-9a-fA-F]{2}$/.test(cfg.MacAddress))
+    throw invalidParameter(`invalid MAC address ${cfg.MacAddress}`);
   if (errs.length === 1) throw invalidParameter(`invalid endpoint settings:\n${errs[0]}`);
   if (errs.length > 1) throw invalidParameter(`invalid endpoint settings:\n* ${errs.join('\n* ')}`);
   const out: EndpointConfig = {};

@@ -17,7 +17,9 @@ export function bridgeSysctls(n: NetworkRecord, cfg: DaemonConfig, log: Logger):
   if (!cfg['userland-proxy']) writeSysctl(`net/ipv4/conf/${n.x.bridge}/route_localnet`, '1');
   // icc=false drops bridged traffic in FORWARD, which needs bridged frames to pass iptables.
   if (n.x.icc === false && !writeSysctl('net/bridge/bridge-nf-call-iptables', '1')) {
-    log.warn(`network ${n.Name}: inter-container communication cannot be disabled: net.bridge.bridge-nf-call-iptables is not available (load the br_netfilter module)`);
+    log.warn(
+      `network ${n.Name}: inter-container communication cannot be disabled: net.bridge.bridge-nf-call-iptables is not available (load the br_netfilter module)`,
+    );
   }
   if (n.x.icc === false && n.x.subnet6) writeSysctl('net/bridge/bridge-nf-call-ip6tables', '1');
 }
@@ -27,7 +29,13 @@ export async function bringUpUserBridge(n: NetworkRecord, tag: string, cfg: Daem
   if (!n.x.bridge || !n.x.subnet || !n.x.gateway) return;
   if (!n.x.ownsBridge && !linkExists(n.x.bridge)) throw new Error(`bridge ${n.x.bridge} does not exist`);
   const address6 = n.x.subnet6 && n.x.gateway6 ? `${n.x.gateway6}/${parseCidr6(n.x.subnet6).bits}` : n.x.ownsBridge ? null : undefined;
-  await ensureBridge({ name: n.x.bridge, mtu: n.x.mtu ?? 1500, address: `${n.x.gateway}/${parseCidr(n.x.subnet).bits}`, address6, ...(n.x.ownsBridge ? { alias: linkAlias(tag) } : {}) });
+  await ensureBridge({
+    name: n.x.bridge,
+    mtu: n.x.mtu ?? 1500,
+    address: `${n.x.gateway}/${parseCidr(n.x.subnet).bits}`,
+    address6,
+    ...(n.x.ownsBridge ? { alias: linkAlias(tag) } : {}),
+  });
   bridgeSysctls(n, cfg, log);
 }
 
@@ -42,8 +50,21 @@ export async function removeStrayBridges(state: NetworkState, tag: string): Prom
 export function ensurePredefined(state: NetworkState, name: 'host' | 'none', driver: string): void {
   if (state.networks().some((n) => n.Name === name && n.x.predefined)) return;
   state.saveNetwork({
-    Name: name, Id: newId(), Created: ZERO_TIME, Scope: 'local', Driver: driver, EnableIPv4: false, EnableIPv6: false,
-    IPAM: { Driver: 'default', Options: null, Config: [] }, Internal: false, Attachable: false, Ingress: false, ConfigFrom: { Network: '' }, ConfigOnly: false,
-    Options: {}, Labels: {}, x: { predefined: true },
+    Name: name,
+    Id: newId(),
+    Created: ZERO_TIME,
+    Scope: 'local',
+    Driver: driver,
+    EnableIPv4: false,
+    EnableIPv6: false,
+    IPAM: { Driver: 'default', Options: null, Config: [] },
+    Internal: false,
+    Attachable: false,
+    Ingress: false,
+    ConfigFrom: { Network: '' },
+    ConfigOnly: false,
+    Options: {},
+    Labels: {},
+    x: { predefined: true },
   });
 }

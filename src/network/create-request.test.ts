@@ -9,20 +9,29 @@ import { bridgeNetwork, defaultBridgeNetwork, lookupOf, testConfig } from '../..
 import { bridgeOptions, parseCreateRequest } from './create-request.ts';
 
 const existing = bridgeNetwork('taken', { bridge: 'br-taken' });
-const conf = bridgeNetwork('conf', {}, {
-  ConfigOnly: true, Driver: 'null', Options: { 'com.docker.network.driver.mtu': '1400' },
-  IPAM: { Driver: 'default', Options: null, Config: [{ Subnet: '10.77.0.0/24' }] },
-});
+const conf = bridgeNetwork(
+  'conf',
+  {},
+  {
+    ConfigOnly: true,
+    Driver: 'null',
+    Options: { 'com.docker.network.driver.mtu': '1400' },
+    IPAM: { Driver: 'default', Options: null, Config: [{ Subnet: '10.77.0.0/24' }] },
+  },
+);
 const nets = lookupOf([defaultBridgeNetwork(), existing, conf]);
 const cfg = testConfig();
 
 function refused(body: NetworkCreateBody, code: string, pattern: RegExp, config = cfg): void {
-  assert.throws(() => parseCreateRequest(body, nets, config), (e: unknown) => {
-    assert.ok(e instanceof EngineError, String(e));
-    assert.equal(e.code, code, e.message);
-    assert.match(e.message, pattern);
-    return true;
-  });
+  assert.throws(
+    () => parseCreateRequest(body, nets, config),
+    (e: unknown) => {
+      assert.ok(e instanceof EngineError, String(e));
+      assert.equal(e.code, code, e.message);
+      assert.match(e.message, pattern);
+      return true;
+    },
+  );
 }
 
 describe('parseCreateRequest', () => {
@@ -54,23 +63,42 @@ describe('parseCreateRequest', () => {
 
   test('IPv4 off, two subnets of a family, IPv6 subnet without EnableIPv6', () => {
     refused({ Name: 'x', EnableIPv4: false }, 'INVALID_PARAMETER', /without IPv4 are not built yet/);
-    refused({ Name: 'x', IPAM: { Config: [{ Subnet: '10.1.0.0/24' }, { Subnet: '10.2.0.0/24' }] } }, 'FORBIDDEN', /doesn't support multiple subnets/);
-    refused({ Name: 'x', IPAM: { Config: [{ Subnet: 'fd00:1::/64' }] } }, 'INVALID_PARAMETER', /IPv6 subnet fd00:1::\/64 given, but IPv6 is not enabled/);
+    refused(
+      { Name: 'x', IPAM: { Config: [{ Subnet: '10.1.0.0/24' }, { Subnet: '10.2.0.0/24' }] } },
+      'FORBIDDEN',
+      /doesn't support multiple subnets/,
+    );
+    refused(
+      { Name: 'x', IPAM: { Config: [{ Subnet: 'fd00:1::/64' }] } },
+      'INVALID_PARAMETER',
+      /IPv6 subnet fd00:1::\/64 given, but IPv6 is not enabled/,
+    );
     refused({ Name: 'x', IPAM: { Config: [{ Subnet: '10.1.0.5/24' }] } }, 'INVALID_PARAMETER', /it should be 10\.1\.0\.0\/24/);
   });
 
-  test('a valid request: both families split, IPv6 from the option, the daemon\'s default options under the request\'s', () => {
-    const config = testConfig({ 'default-network-opts': { bridge: { 'com.docker.network.driver.mtu': '1450', 'com.docker.network.bridge.enable_icc': 'false' } } });
-    const req = parseCreateRequest({
-      Name: 'x', Options: { 'com.docker.network.driver.mtu': '1300', 'com.docker.network.enable_ipv6': 'true' },
-      IPAM: { Config: [{ Subnet: 'fd00:2::/64' }, { Subnet: '10.2.0.0/24', Gateway: '10.2.0.254' }] },
-    }, nets, config);
+  test("a valid request: both families split, IPv6 from the option, the daemon's default options under the request's", () => {
+    const config = testConfig({
+      'default-network-opts': { bridge: { 'com.docker.network.driver.mtu': '1450', 'com.docker.network.bridge.enable_icc': 'false' } },
+    });
+    const req = parseCreateRequest(
+      {
+        Name: 'x',
+        Options: { 'com.docker.network.driver.mtu': '1300', 'com.docker.network.enable_ipv6': 'true' },
+        IPAM: { Config: [{ Subnet: 'fd00:2::/64' }, { Subnet: '10.2.0.0/24', Gateway: '10.2.0.254' }] },
+      },
+      nets,
+      config,
+    );
     assert.equal(req.name, 'x');
     assert.equal(req.driver, 'bridge');
     assert.equal(req.enableIPv6, true);
     assert.deepEqual(req.v4, { Subnet: '10.2.0.0/24', Gateway: '10.2.0.254' });
     assert.deepEqual(req.v6, { Subnet: 'fd00:2::/64' });
-    assert.deepEqual(req.options, { 'com.docker.network.driver.mtu': '1300', 'com.docker.network.enable_ipv6': 'true', 'com.docker.network.bridge.enable_icc': 'false' });
+    assert.deepEqual(req.options, {
+      'com.docker.network.driver.mtu': '1300',
+      'com.docker.network.enable_ipv6': 'true',
+      'com.docker.network.bridge.enable_icc': 'false',
+    });
   });
 
   test('ConfigFrom: a config-only network gives options and IPAM; nothing else may be given', () => {
@@ -79,26 +107,59 @@ describe('parseCreateRequest', () => {
     assert.deepEqual(req.options, { 'com.docker.network.driver.mtu': '1400' });
     assert.deepEqual(req.v4, { Subnet: '10.77.0.0/24' });
     refused({ Name: 'y', ConfigFrom: { Network: 'taken' } }, 'FORBIDDEN', /network taken is not a config-only network/);
-    refused({ Name: 'y', ConfigFrom: { Network: 'conf' }, Options: { a: 'b' } }, 'FORBIDDEN', /user specified configurations are not supported/);
+    refused(
+      { Name: 'y', ConfigFrom: { Network: 'conf' }, Options: { a: 'b' } },
+      'FORBIDDEN',
+      /user specified configurations are not supported/,
+    );
   });
 });
 
 describe('bridgeOptions', () => {
   test('defaults: a bridge named after the ID, MTU 1500, icc and masquerade on, eth', () => {
-    assert.deepEqual(bridgeOptions({}, 'abcdef0123456789', nets, cfg), { bridgeName: 'br-abcdef012345', mtu: 1500, icc: true, masquerade: true, hostBindingIpv4: '', ifPrefix: 'eth' });
+    assert.deepEqual(bridgeOptions({}, 'abcdef0123456789', nets, cfg), {
+      bridgeName: 'br-abcdef012345',
+      mtu: 1500,
+      icc: true,
+      masquerade: true,
+      hostBindingIpv4: '',
+      ifPrefix: 'eth',
+    });
     assert.equal(bridgeOptions({}, 'abcdef0123456789', nets, testConfig({ iptables: false })).masquerade, false);
   });
 
   test('given options, under either prefix, and their refusals', () => {
     const opts = {
-      'com.engine.network.bridge.name': 'mybr0', 'com.docker.network.driver.mtu': '9000', 'com.docker.network.bridge.enable_icc': 'false',
-      'com.docker.network.bridge.host_binding_ipv4': '127.0.0.1', 'com.docker.network.container_iface_prefix': 'net',
+      'com.engine.network.bridge.name': 'mybr0',
+      'com.docker.network.driver.mtu': '9000',
+      'com.docker.network.bridge.enable_icc': 'false',
+      'com.docker.network.bridge.host_binding_ipv4': '127.0.0.1',
+      'com.docker.network.container_iface_prefix': 'net',
     };
-    assert.deepEqual(bridgeOptions(opts, 'id', nets, cfg), { bridgeName: 'mybr0', mtu: 9000, icc: false, masquerade: true, hostBindingIpv4: '127.0.0.1', ifPrefix: 'net' });
-    assert.throws(() => bridgeOptions({ 'com.docker.network.bridge.name': 'br-taken' }, 'id', nets, cfg), /bridge name br-taken is already in use/);
-    assert.throws(() => bridgeOptions({ 'com.docker.network.bridge.name': 'a-name-longer-than-15' }, 'id', nets, cfg), /invalid bridge name/);
+    assert.deepEqual(bridgeOptions(opts, 'id', nets, cfg), {
+      bridgeName: 'mybr0',
+      mtu: 9000,
+      icc: false,
+      masquerade: true,
+      hostBindingIpv4: '127.0.0.1',
+      ifPrefix: 'net',
+    });
+    assert.throws(
+      () => bridgeOptions({ 'com.docker.network.bridge.name': 'br-taken' }, 'id', nets, cfg),
+      /bridge name br-taken is already in use/,
+    );
+    assert.throws(
+      () => bridgeOptions({ 'com.docker.network.bridge.name': 'a-name-longer-than-15' }, 'id', nets, cfg),
+      /invalid bridge name/,
+    );
     assert.throws(() => bridgeOptions({ 'com.docker.network.driver.mtu': '40' }, 'id', nets, cfg), /must be an integer from 68 to 65535/);
-    assert.throws(() => bridgeOptions({ 'com.docker.network.bridge.host_binding_ipv4': 'nope' }, 'id', nets, cfg), /invalid host binding address nope/);
-    assert.throws(() => bridgeOptions({ 'com.docker.network.container_iface_prefix': '9x' }, 'id', nets, cfg), /invalid container interface prefix/);
+    assert.throws(
+      () => bridgeOptions({ 'com.docker.network.bridge.host_binding_ipv4': 'nope' }, 'id', nets, cfg),
+      /invalid host binding address nope/,
+    );
+    assert.throws(
+      () => bridgeOptions({ 'com.docker.network.container_iface_prefix': '9x' }, 'id', nets, cfg),
+      /invalid container interface prefix/,
+    );
   });
 });

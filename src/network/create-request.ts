@@ -9,7 +9,19 @@ import { isIPv4 } from './ip4.ts';
 import { isV6Text } from './ip6.ts';
 import { validateIpam } from './ipam-config.ts';
 import { userBridgeName, validInterfaceName } from './naming.ts';
-import { boolOpt, getOpt, intOpt, OPT_BRIDGE_NAME, OPT_ENABLE_IPV4, OPT_ENABLE_IPV6, OPT_HOST_BINDING, OPT_ICC, OPT_IFACE_PREFIX, OPT_MASQ, OPT_MTU } from './options.ts';
+import {
+  boolOpt,
+  getOpt,
+  intOpt,
+  OPT_BRIDGE_NAME,
+  OPT_ENABLE_IPV4,
+  OPT_ENABLE_IPV6,
+  OPT_HOST_BINDING,
+  OPT_ICC,
+  OPT_IFACE_PREFIX,
+  OPT_MASQ,
+  OPT_MTU,
+} from './options.ts';
 import type { NetworkRecord } from './records.ts';
 
 const PREDEFINED = ['bridge', 'host', 'none'];
@@ -50,18 +62,23 @@ export interface BridgeOptions {
 /** Field types of a create request (the JSON decoder of dockerd refuses these with a 400). */
 export function checkCreateBody(body: NetworkCreateBody): void {
   const raw = body as Record<string, unknown>;
-  for (const k of ['Name', 'Driver', 'Scope']) if (raw[k] !== undefined && raw[k] !== null && typeof raw[k] !== 'string') throw invalidParameter(`invalid JSON: ${k} must be a string`);
+  for (const k of ['Name', 'Driver', 'Scope'])
+    if (raw[k] !== undefined && raw[k] !== null && typeof raw[k] !== 'string')
+      throw invalidParameter(`invalid JSON: ${k} must be a string`);
   for (const k of ['Internal', 'Attachable', 'Ingress', 'ConfigOnly', 'EnableIPv4', 'EnableIPv6', 'CheckDuplicate']) {
-    if (raw[k] !== undefined && raw[k] !== null && typeof raw[k] !== 'boolean') throw invalidParameter(`invalid JSON: ${k} must be a boolean`);
+    if (raw[k] !== undefined && raw[k] !== null && typeof raw[k] !== 'boolean')
+      throw invalidParameter(`invalid JSON: ${k} must be a boolean`);
   }
   const stringMap = (v: unknown, what: string) => {
     if (v === undefined || v === null) return;
-    if (typeof v !== 'object' || Array.isArray(v) || Object.values(v).some((x) => typeof x !== 'string')) throw invalidParameter(`invalid JSON: ${what} must be an object of strings`);
+    if (typeof v !== 'object' || Array.isArray(v) || Object.values(v).some((x) => typeof x !== 'string'))
+      throw invalidParameter(`invalid JSON: ${what} must be an object of strings`);
   };
   stringMap(body.Options, 'Options');
   stringMap(body.Labels, 'Labels');
   stringMap(body.IPAM?.Options, 'IPAM.Options');
-  if (body.IPAM?.Config !== undefined && body.IPAM.Config !== null && !Array.isArray(body.IPAM.Config)) throw invalidParameter('invalid JSON: IPAM.Config must be an array');
+  if (body.IPAM?.Config !== undefined && body.IPAM.Config !== null && !Array.isArray(body.IPAM.Config))
+    throw invalidParameter('invalid JSON: IPAM.Config must be an array');
 }
 
 /** The request checked (dockerd's statuses and messages) and resolved. */
@@ -74,9 +91,13 @@ export function parseCreateRequest(body: NetworkCreateBody, nets: ExistingNetwor
   if (nets.networks().some((n) => n.Name === name)) throw conflict(`network with name ${name} already exists`);
   const driver = body.Driver || 'bridge';
   if (driver === 'host' || driver === 'null') throw forbidden(`only one instance of "${driver}" network is allowed`);
-  if (driver === 'overlay') throw forbidden('This node is not a swarm manager. Use "docker swarm init" or "docker swarm join" to connect this node to swarm and try again.');
+  if (driver === 'overlay')
+    throw forbidden(
+      'This node is not a swarm manager. Use "docker swarm init" or "docker swarm join" to connect this node to swarm and try again.',
+    );
   if (driver !== 'bridge') throw notFound(`could not find plugin ${driver} in v1 plugin registry: plugin not found`);
-  if (body.Scope && body.Scope !== 'local') throw invalidParameter(`invalid scope ${JSON.stringify(body.Scope)}: only local networks are supported`);
+  if (body.Scope && body.Scope !== 'local')
+    throw invalidParameter(`invalid scope ${JSON.stringify(body.Scope)}: only local networks are supported`);
   if (body.Ingress) throw forbidden('ingress networks are only supported in cluster (swarm) mode');
   const ipamDriver = body.IPAM?.Driver || 'default';
   if (ipamDriver !== 'default') throw notFound(`could not find plugin ${ipamDriver} in v1 plugin registry: plugin not found`);
@@ -87,7 +108,8 @@ export function parseCreateRequest(body: NetworkCreateBody, nets: ExistingNetwor
   if (body.ConfigFrom?.Network) {
     from = nets.findNetwork(body.ConfigFrom.Network);
     if (!from.ConfigOnly) throw forbidden(`network ${body.ConfigFrom.Network} is not a config-only network`);
-    if (Object.keys(options).length || ipamConfig.length) throw forbidden('user specified configurations are not supported if the network depends on a configuration network');
+    if (Object.keys(options).length || ipamConfig.length)
+      throw forbidden('user specified configurations are not supported if the network depends on a configuration network');
     options = { ...from.Options };
     ipamConfig = from.IPAM.Config;
   } else {
@@ -101,10 +123,21 @@ export function parseCreateRequest(body: NetworkCreateBody, nets: ExistingNetwor
   const v6 = ipamConfig.filter((c) => c.Subnet && isV6Text(c.Subnet));
   // As dockerd's bridge driver: one subnet per family.
   if (v4.length > 1 || v6.length > 1) throw forbidden("bridge driver doesn't support multiple subnets");
-  if (v6.length && !enableIPv6) throw invalidParameter(`invalid network config:\nIPv6 subnet ${v6[0]!.Subnet} given, but IPv6 is not enabled on the network (EnableIPv6)`);
+  if (v6.length && !enableIPv6)
+    throw invalidParameter(
+      `invalid network config:\nIPv6 subnet ${v6[0]!.Subnet} given, but IPv6 is not enabled on the network (EnableIPv6)`,
+    );
   return {
-    name, driver, ipamDriver, options, ipamConfig, ...(from ? { from } : {}), enableIPv4, enableIPv6,
-    ...(v4[0] ? { v4: v4[0] } : {}), ...(v6[0] ? { v6: v6[0] } : {}),
+    name,
+    driver,
+    ipamDriver,
+    options,
+    ipamConfig,
+    ...(from ? { from } : {}),
+    enableIPv4,
+    enableIPv6,
+    ...(v4[0] ? { v4: v4[0] } : {}),
+    ...(v6[0] ? { v6: v6[0] } : {}),
   };
 }
 
@@ -112,7 +145,8 @@ export function parseCreateRequest(body: NetworkCreateBody, nets: ExistingNetwor
 export function bridgeOptions(options: Record<string, string>, id: string, nets: ExistingNetworks, cfg: DaemonConfig): BridgeOptions {
   const bridgeName = getOpt(options, OPT_BRIDGE_NAME) || userBridgeName(id);
   if (!validInterfaceName(bridgeName)) throw invalidParameter(`invalid bridge name ${JSON.stringify(bridgeName)}`);
-  if (nets.networks().some((n) => n.x.bridge === bridgeName)) throw forbidden(`bridge name ${bridgeName} is already in use by another network`);
+  if (nets.networks().some((n) => n.x.bridge === bridgeName))
+    throw forbidden(`bridge name ${bridgeName} is already in use by another network`);
   const mtu = intOpt(options, OPT_MTU, 1500, 68, 65535);
   const icc = boolOpt(options, OPT_ICC, true);
   const masquerade = boolOpt(options, OPT_MASQ, true) && cfg.iptables;

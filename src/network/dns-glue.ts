@@ -47,17 +47,23 @@ export class NetworkDns {
   async start(n: NetworkRecord): Promise<void> {
     if (this.servers.has(n.Id) || !n.x.gateway) return;
     const subnet = parseCidr(n.x.subnet!);
-    const server = new EmbeddedDns(n.x.gateway, {
-      serves: (clientIp) => isIPv4(clientIp) && contains(subnet, parseIPv4(clientIp)),
-      lookup: (name, clientIp) => this.lookup(n.Id, name, clientIp),
-      reverse: (addr) => this.reverse(n.Id, addr),
-      upstreams: (clientIp) => this.upstreams(n.Id, clientIp),
-    }, this.d.log.child({ module: 'dns', network: n.Name }));
+    const server = new EmbeddedDns(
+      n.x.gateway,
+      {
+        serves: (clientIp) => isIPv4(clientIp) && contains(subnet, parseIPv4(clientIp)),
+        lookup: (name, clientIp) => this.lookup(n.Id, name, clientIp),
+        reverse: (addr) => this.reverse(n.Id, addr),
+        upstreams: (clientIp) => this.upstreams(n.Id, clientIp),
+      },
+      this.d.log.child({ module: 'dns', network: n.Name }),
+    );
     try {
       await server.start();
       this.servers.set(n.Id, server);
     } catch (err) {
-      this.d.log.warn(`embedded DNS for network ${n.Name} could not listen on ${n.x.gateway}:53: ${(err as Error).message}; its containers use the host's resolvers`);
+      this.d.log.warn(
+        `embedded DNS for network ${n.Name} could not listen on ${n.x.gateway}:53: ${(err as Error).message}; its containers use the host's resolvers`,
+      );
     }
   }
 
@@ -73,7 +79,8 @@ export class NetworkDns {
 
   /** resolv.conf settings for a container the embedded DNS serves (through its gateway network first); undefined otherwise. */
   resolvConf(rec: NetContainer, sb: Sandbox): DnsSettings | undefined {
-    const dnsEp = [...sb.endpoints].sort((a, b) => Number(b.networkId === sb.gatewayNetworkId) - Number(a.networkId === sb.gatewayNetworkId))
+    const dnsEp = [...sb.endpoints]
+      .sort((a, b) => Number(b.networkId === sb.gatewayNetworkId) - Number(a.networkId === sb.gatewayNetworkId))
       .find((e) => this.servers.has(e.networkId));
     if (!dnsEp) return undefined;
     const cfg = this.d.config();
@@ -81,7 +88,11 @@ export class NetworkDns {
     const host = parseResolvConf(readResolvConf());
     const options = hc.DnsOptions?.length ? [...hc.DnsOptions] : cfg['dns-opts'].length ? [...cfg['dns-opts']] : host.options;
     if (!options.some((o) => o.startsWith('ndots:'))) options.push('ndots:0');
-    return { servers: [this.d.state.network(dnsEp.networkId)!.x.gateway!], options, search: hc.DnsSearch?.length ? hc.DnsSearch : cfg['dns-search'] };
+    return {
+      servers: [this.d.state.network(dnsEp.networkId)!.x.gateway!],
+      options,
+      search: hc.DnsSearch?.length ? hc.DnsSearch : cfg['dns-search'],
+    };
   }
 
   /** A container by ID, or undefined when it is gone (removed while its endpoint was being released). */
@@ -98,7 +109,9 @@ export class NetworkDns {
     if (clientIp) {
       for (const c of this.d.state.containers()) {
         if (c.sandbox?.endpoints.some((e) => e.networkId === netId && e.ip === clientIp)) {
-          return c.sandbox.endpoints.map((e) => e.networkId).filter((id) => this.d.state.network(id) && !this.d.state.network(id)!.x.predefined);
+          return c.sandbox.endpoints
+            .map((e) => e.networkId)
+            .filter((id) => this.d.state.network(id) && !this.d.state.network(id)!.x.predefined);
         }
       }
     }
@@ -144,7 +157,13 @@ export class NetworkDns {
     for (const link of links) {
       const colon = link.indexOf(':');
       const target = (colon < 0 ? link : link.slice(0, colon)).replace(/^\//, '');
-      const alias = colon < 0 ? target : link.slice(colon + 1).split('/').pop() ?? '';
+      const alias =
+        colon < 0
+          ? target
+          : (link
+              .slice(colon + 1)
+              .split('/')
+              .pop() ?? '');
       if (alias.toLowerCase() !== name) continue;
       const other = this.record(target);
       if (other) return other.Id;

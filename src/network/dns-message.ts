@@ -68,7 +68,10 @@ export function parseQuery(buf: Buffer): Query {
 }
 
 export function encodeName(name: string): Buffer {
-  const parts = name.replace(/\.$/, '').split('.').filter((l) => l.length > 0);
+  const parts = name
+    .replace(/\.$/, '')
+    .split('.')
+    .filter((l) => l.length > 0);
   const bufs = parts.map((l) => {
     const b = Buffer.from(l, 'latin1').subarray(0, 63);
     return Buffer.concat([Buffer.from([b.length]), b]);

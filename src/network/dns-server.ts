@@ -6,7 +6,22 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import type { Logger } from '../util/log.ts';
-import { aaaaRecord, aRecord, buildReply, formErr, parseQuery, ptrRecord, RCODE_NOERROR, RCODE_REFUSED, RCODE_SERVFAIL, TYPE_A, TYPE_AAAA, TYPE_PTR, type Answer, type Query } from './dns-message.ts';
+import {
+  aaaaRecord,
+  aRecord,
+  buildReply,
+  formErr,
+  parseQuery,
+  ptrRecord,
+  RCODE_NOERROR,
+  RCODE_REFUSED,
+  RCODE_SERVFAIL,
+  TYPE_A,
+  TYPE_AAAA,
+  TYPE_PTR,
+  type Answer,
+  type Query,
+} from './dns-message.ts';
 import { fromReverseName } from './ip4.ts';
 import { bytesOf6, fromReverseName6 } from './ip6.ts';
 
@@ -29,7 +44,11 @@ export class EmbeddedDns {
   private tcp?: Server;
   private readonly conns = new Set<Socket>();
 
-  constructor(readonly address: string, private readonly backend: DnsBackend, private readonly log: Logger) {}
+  constructor(
+    readonly address: string,
+    private readonly backend: DnsBackend,
+    private readonly log: Logger,
+  ) {}
 
   async start(): Promise<void> {
     const udp = createSocket({ type: 'udp4', reuseAddr: true });

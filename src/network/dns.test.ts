@@ -2,7 +2,19 @@ import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
 import { after, before, describe, test } from 'node:test';
 import { Logger } from '../util/log.ts';
-import { aRecord, buildReply, encodeName, parseQuery, readName, RCODE_NOERROR, RCODE_NXDOMAIN, RCODE_SERVFAIL, TYPE_A, TYPE_AAAA, TYPE_PTR } from './dns-message.ts';
+import {
+  aRecord,
+  buildReply,
+  encodeName,
+  parseQuery,
+  readName,
+  RCODE_NOERROR,
+  RCODE_NXDOMAIN,
+  RCODE_SERVFAIL,
+  TYPE_A,
+  TYPE_AAAA,
+  TYPE_PTR,
+} from './dns-message.ts';
 import { EmbeddedDns } from './dns-server.ts';
 import { parseIPv4 } from './ip4.ts';
 import { parseIPv6 } from './ip6.ts';
@@ -18,7 +30,11 @@ function query(name: string, type: number, id = 0x1234): Buffer {
   return Buffer.concat([header, encodeName(name), tail]);
 }
 
-interface Parsed { id: number; rcode: number; answers: Array<{ type: number; data: Buffer }> }
+interface Parsed {
+  id: number;
+  rcode: number;
+  answers: Array<{ type: number; data: Buffer }>;
+}
 
 function parseReply(b: Buffer): Parsed {
   const q = readName(b, 12);
@@ -37,8 +53,15 @@ function parseReply(b: Buffer): Parsed {
 function ask(server: string, msg: Buffer): Promise<Parsed> {
   return new Promise((resolve, reject) => {
     const s = createSocket('udp4');
-    const t = setTimeout(() => { s.close(); reject(new Error('no answer')); }, 5000);
-    s.on('message', (m) => { clearTimeout(t); s.close(); resolve(parseReply(m)); });
+    const t = setTimeout(() => {
+      s.close();
+      reject(new Error('no answer'));
+    }, 5000);
+    s.on('message', (m) => {
+      clearTimeout(t);
+      s.close();
+      resolve(parseReply(m));
+    });
     s.send(msg, 53, server);
   });
 }
@@ -66,17 +89,29 @@ describe('embedded DNS server', () => {
   before(async () => {
     upstream.on('message', (m, r) => {
       const q = parseQuery(m);
-      const reply = q.question.name === 'outside.test' ? buildReply(m, q, RCODE_NOERROR, [aRecord(parseIPv4('10.9.9.9'))]) : buildReply(m, q, RCODE_NXDOMAIN);
+      const reply =
+        q.question.name === 'outside.test'
+          ? buildReply(m, q, RCODE_NOERROR, [aRecord(parseIPv4('10.9.9.9'))])
+          : buildReply(m, q, RCODE_NXDOMAIN);
       upstream.send(reply, r.port, r.address);
     });
     await new Promise<void>((r) => upstream.bind(53, upstreamIp, () => r()));
     const log = new Logger({ level: 'fatal', format: 'text', raw: true });
-    server = new EmbeddedDns(ownIp, {
-      serves: (ip) => ip.startsWith('127.'),
-      lookup: (name) => (['db', 'db.app'].includes(name.toLowerCase()) ? [parseIPv4('172.18.0.2'), parseIPv4('172.18.0.3')] : name === 'v6' ? [parseIPv4('172.18.0.4'), parseIPv6('fd42:9::4')] : undefined),
-      reverse: (addr) => (addr === parseIPv4('172.18.0.2') ? 'db.app' : addr === parseIPv6('fd42:9::4') ? 'v6.app' : undefined),
-      upstreams: () => upstreams,
-    }, log);
+    server = new EmbeddedDns(
+      ownIp,
+      {
+        serves: (ip) => ip.startsWith('127.'),
+        lookup: (name) =>
+          ['db', 'db.app'].includes(name.toLowerCase())
+            ? [parseIPv4('172.18.0.2'), parseIPv4('172.18.0.3')]
+            : name === 'v6'
+              ? [parseIPv4('172.18.0.4'), parseIPv6('fd42:9::4')]
+              : undefined,
+        reverse: (addr) => (addr === parseIPv4('172.18.0.2') ? 'db.app' : addr === parseIPv6('fd42:9::4') ? 'v6.app' : undefined),
+        upstreams: () => upstreams,
+      },
+      log,
+    );
     await server.start();
   });
   after(async () => {
@@ -98,9 +133,15 @@ describe('embedded DNS server', () => {
 
   test('IPv6 endpoints: AAAA answers their addresses, A the IPv4 ones, PTR in ip6.arpa', async () => {
     const aaaa = await ask(ownIp, query('v6', TYPE_AAAA));
-    assert.deepEqual(aaaa.answers.map((x) => [x.type, x.data.toString('hex')]), [[TYPE_AAAA, 'fd420009000000000000000000000004']]);
+    assert.deepEqual(
+      aaaa.answers.map((x) => [x.type, x.data.toString('hex')]),
+      [[TYPE_AAAA, 'fd420009000000000000000000000004']],
+    );
     const a = await ask(ownIp, query('v6', TYPE_A));
-    assert.deepEqual(a.answers.map((x) => [...x.data].join('.')), ['172.18.0.4']);
+    assert.deepEqual(
+      a.answers.map((x) => [...x.data].join('.')),
+      ['172.18.0.4'],
+    );
     const name = '4.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.9.0.0.0.2.4.d.f.ip6.arpa';
     const ptr = await ask(ownIp, query(name, TYPE_PTR));
     assert.equal(readName(ptr.answers[0]!.data, 0).name, 'v6.app');

@@ -84,8 +84,14 @@ export function containerHosts(input: Pick<EtcFilesInput, 'hostname' | 'domainna
 }
 
 export async function writeEtcFiles(input: EtcFilesInput): Promise<EtcFilePaths> {
-  const paths = { hostsPath: join(input.dir, 'hosts'), resolvConfPath: join(input.dir, 'resolv.conf'), hostnamePath: join(input.dir, 'hostname') };
-  const hosts = input.hostNetwork ? readHostFile('/etc/hosts') + input.extraHosts.map((h) => h.replace(/\s+/, '\t') + '\n').join('') : containerHosts(input);
+  const paths = {
+    hostsPath: join(input.dir, 'hosts'),
+    resolvConfPath: join(input.dir, 'resolv.conf'),
+    hostnamePath: join(input.dir, 'hostname'),
+  };
+  const hosts = input.hostNetwork
+    ? readHostFile('/etc/hosts') + input.extraHosts.map((h) => h.replace(/\s+/, '\t') + '\n').join('')
+    : containerHosts(input);
   await Promise.all([
     writeFile(paths.hostsPath, hosts, { mode: 0o644 }),
     writeFile(paths.resolvConfPath, containerResolvConf(input.dns, input.hostNetwork), { mode: 0o644 }),

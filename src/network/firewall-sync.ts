@@ -19,12 +19,27 @@ export interface FirewallSyncDeps {
 
 /** The rules the current networks and published ports need. */
 export function firewallState(state: NetworkState): FwState {
-  const networks = state.networks().filter((n) => n.Driver === 'bridge' && n.x.bridge && n.x.subnet && !n.ConfigOnly).map((n) => ({
-    bridge: n.x.bridge!, subnet: n.x.subnet!, ...(n.x.subnet6 ? { subnet6: n.x.subnet6 } : {}), icc: n.x.icc !== false, masquerade: n.x.masquerade !== false, internal: n.Internal,
-  }));
-  const ports = state.containers().flatMap((c) => (c.sandbox?.ports ?? []).map((p) => ({
-    bridge: p.bridge, proto: p.proto, hostIp: p.hostIp, hostPort: p.hostPort, containerIp: p.containerIp, containerPort: p.containerPort,
-  })));
+  const networks = state
+    .networks()
+    .filter((n) => n.Driver === 'bridge' && n.x.bridge && n.x.subnet && !n.ConfigOnly)
+    .map((n) => ({
+      bridge: n.x.bridge!,
+      subnet: n.x.subnet!,
+      ...(n.x.subnet6 ? { subnet6: n.x.subnet6 } : {}),
+      icc: n.x.icc !== false,
+      masquerade: n.x.masquerade !== false,
+      internal: n.Internal,
+    }));
+  const ports = state.containers().flatMap((c) =>
+    (c.sandbox?.ports ?? []).map((p) => ({
+      bridge: p.bridge,
+      proto: p.proto,
+      hostIp: p.hostIp,
+      hostPort: p.hostPort,
+      containerIp: p.containerIp,
+      containerPort: p.containerPort,
+    })),
+  );
   return { networks, ports };
 }
 
@@ -57,7 +72,9 @@ export class FirewallSync {
   /** Start-up without IPv6 networks: chains a crash left after the last IPv6 network went. */
   async dropStaleIPv6(): Promise<void> {
     if (!this.firewall6) return;
-    await removeChains(this.firewall6.chains, false, 6).catch((err: unknown) => this.d.log.debug(`removing stale IPv6 chains: ${(err as Error).message}`));
+    await removeChains(this.firewall6.chains, false, 6).catch((err: unknown) =>
+      this.d.log.debug(`removing stale IPv6 chains: ${(err as Error).message}`),
+    );
   }
 
   /** Shutdown with nothing attached: our jumps and chains go (the next start writes them again). */
@@ -76,7 +93,9 @@ export class FirewallSync {
     // Forwarding was off: turning it on must not open the host as a router to everything else.
     const cfg = this.d.config();
     if (cfg.iptables && !cfg['ip-forward-no-drop']) {
-      void runCommand('iptables', ['-w', '-P', 'FORWARD', 'DROP']).catch((err) => this.d.log.warn(`setting the FORWARD policy to DROP: ${(err as Error).message}`));
+      void runCommand('iptables', ['-w', '-P', 'FORWARD', 'DROP']).catch((err) =>
+        this.d.log.warn(`setting the FORWARD policy to DROP: ${(err as Error).message}`),
+      );
     }
   }
 
@@ -84,12 +103,16 @@ export class FirewallSync {
   enableForwarding6(): void {
     if (readSysctl('net/ipv6/conf/all/forwarding') === '1') return;
     if (!writeSysctl('net/ipv6/conf/all/forwarding', '1')) {
-      this.d.log.warn('could not enable IPv6 forwarding (net.ipv6.conf.all.forwarding): containers will not reach other networks over IPv6');
+      this.d.log.warn(
+        'could not enable IPv6 forwarding (net.ipv6.conf.all.forwarding): containers will not reach other networks over IPv6',
+      );
       return;
     }
     const cfg = this.d.config();
     if (this.firewall6 && !cfg['ip-forward-no-drop']) {
-      void runCommand('ip6tables', ['-w', '-P', 'FORWARD', 'DROP']).catch((err) => this.d.log.warn(`setting the IPv6 FORWARD policy to DROP: ${(err as Error).message}`));
+      void runCommand('ip6tables', ['-w', '-P', 'FORWARD', 'DROP']).catch((err) =>
+        this.d.log.warn(`setting the IPv6 FORWARD policy to DROP: ${(err as Error).message}`),
+      );
     }
   }
 }

@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { chainNames, foreignDnatPorts, jumpChanges, parseSave, renderChains, restoreScript, teardownScript, type FwState } from './firewall.ts';
+import {
+  chainNames,
+  foreignDnatPorts,
+  jumpChanges,
+  parseSave,
+  renderChains,
+  restoreScript,
+  teardownScript,
+  type FwState,
+} from './firewall.ts';
 
 const c = chainNames('ENGINE-abc123');
 const state: FwState = {
@@ -18,7 +27,9 @@ describe('firewall rules', () => {
     assert.ok(nat.includes('-A ENGINE-abc123 -i eng0 -j RETURN'));
     assert.ok(nat.includes('-A ENGINE-abc123-POST -s 172.17.0.0/16 ! -o eng0 -j MASQUERADE'));
     assert.ok(!nat.some((l) => l.includes('172.18.0.0/16') && l.includes('MASQUERADE')), 'no masquerade for an internal network');
-    assert.ok(filter.includes('-A ENGINE-abc123 -d 172.17.0.2/32 ! -i eng0 -o eng0 -p tcp -m tcp --dport 80 -m conntrack --ctstate DNAT -j ACCEPT'));
+    assert.ok(
+      filter.includes('-A ENGINE-abc123 -d 172.17.0.2/32 ! -i eng0 -o eng0 -p tcp -m tcp --dport 80 -m conntrack --ctstate DNAT -j ACCEPT'),
+    );
     assert.ok(filter.includes('-A ENGINE-abc123-FWD -i br-1 -o br-1 -j DROP'), 'icc=false');
     assert.ok(filter.includes('-A ENGINE-abc123-FWD -i eng0 ! -o eng0 -j ACCEPT'));
     assert.ok(!filter.includes('-A ENGINE-abc123-FWD -i br-1 ! -o br-1 -j ACCEPT'), 'internal: no egress');
@@ -40,11 +51,23 @@ describe('firewall rules', () => {
   });
 
   test('start-up jumps: added once, duplicates and a stale proxy variant removed, the user chain created once', () => {
-    const saved = parseSave([
-      '*filter', ':FORWARD ACCEPT [0:0]', ':ENGINE-abc123-FWD - [0:0]',
-      '-A FORWARD -j ENGINE-abc123-FWD', '-A FORWARD -j ENGINE-abc123-FWD', '-A FORWARD -j OTHER', 'COMMIT',
-      '*nat', ':OUTPUT ACCEPT [0:0]', '-A OUTPUT -m addrtype --dst-type LOCAL -j ENGINE-abc123', '-A OUTPUT -j ENGINE-zzz', 'COMMIT', '',
-    ].join('\n'));
+    const saved = parseSave(
+      [
+        '*filter',
+        ':FORWARD ACCEPT [0:0]',
+        ':ENGINE-abc123-FWD - [0:0]',
+        '-A FORWARD -j ENGINE-abc123-FWD',
+        '-A FORWARD -j ENGINE-abc123-FWD',
+        '-A FORWARD -j OTHER',
+        'COMMIT',
+        '*nat',
+        ':OUTPUT ACCEPT [0:0]',
+        '-A OUTPUT -m addrtype --dst-type LOCAL -j ENGINE-abc123',
+        '-A OUTPUT -j ENGINE-zzz',
+        'COMMIT',
+        '',
+      ].join('\n'),
+    );
     const ch = jumpChanges(saved, c, { userlandProxy: true, allowDirectRouting: false });
     assert.deepEqual(ch.filter, [':ENGINE-abc123-USER - [0:0]', '-D FORWARD -j ENGINE-abc123-FWD']);
     assert.deepEqual(ch.nat, [
@@ -59,8 +82,19 @@ describe('firewall rules', () => {
   });
 
   test('teardown removes our jumps and chains only', () => {
-    const saved = parseSave(['*filter', ':ENGINE-abc123 - [0:0]', ':ENGINE-abc123-FWD - [0:0]', ':ENGINE-other-FWD - [0:0]',
-      '-A FORWARD -j ENGINE-other-FWD', '-A FORWARD -j ENGINE-abc123-FWD', '-A ENGINE-abc123-FWD -o x -j ENGINE-abc123', 'COMMIT', ''].join('\n'));
+    const saved = parseSave(
+      [
+        '*filter',
+        ':ENGINE-abc123 - [0:0]',
+        ':ENGINE-abc123-FWD - [0:0]',
+        ':ENGINE-other-FWD - [0:0]',
+        '-A FORWARD -j ENGINE-other-FWD',
+        '-A FORWARD -j ENGINE-abc123-FWD',
+        '-A ENGINE-abc123-FWD -o x -j ENGINE-abc123',
+        'COMMIT',
+        '',
+      ].join('\n'),
+    );
     const script = teardownScript(saved, c)!;
     assert.match(script, /^-D FORWARD -j ENGINE-abc123-FWD$/m);
     assert.match(script, /^-X ENGINE-abc123-FWD$/m);
@@ -68,8 +102,18 @@ describe('firewall rules', () => {
     assert.doesNotMatch(script, /ENGINE-other/);
     assert.equal(teardownScript(parseSave('*filter\n:FORWARD ACCEPT [0:0]\nCOMMIT\n'), c), undefined);
     // An administrator's rules in the user chain survive a daemon's own teardown.
-    const withUser = parseSave(['*filter', ':ENGINE-abc123-USER - [0:0]', ':ENGINE-abc123-FWD - [0:0]', '-A FORWARD -j ENGINE-abc123-FWD',
-      '-A ENGINE-abc123-FWD -j ENGINE-abc123-USER', '-A ENGINE-abc123-USER -s 10.0.0.0/8 -j DROP', 'COMMIT', ''].join('\n'));
+    const withUser = parseSave(
+      [
+        '*filter',
+        ':ENGINE-abc123-USER - [0:0]',
+        ':ENGINE-abc123-FWD - [0:0]',
+        '-A FORWARD -j ENGINE-abc123-FWD',
+        '-A ENGINE-abc123-FWD -j ENGINE-abc123-USER',
+        '-A ENGINE-abc123-USER -s 10.0.0.0/8 -j DROP',
+        'COMMIT',
+        '',
+      ].join('\n'),
+    );
     assert.doesNotMatch(teardownScript(withUser, c)!, /-X ENGINE-abc123-USER/);
     assert.match(teardownScript(withUser, c, true)!, /^-X ENGINE-abc123-USER$/m);
   });
@@ -90,10 +134,16 @@ describe('firewall rules', () => {
     };
     const v6 = renderChains(c, dual, { userlandProxy: true, allowDirectRouting: false }, 6);
     assert.ok(v6.nat.includes('-A ENGINE-abc123 ! -i eng0 -p tcp -m tcp --dport 8080 -j DNAT --to-destination [fd42:1::2]:80'));
-    assert.ok(v6.nat.includes('-A ENGINE-abc123 -d fd00::2/128 ! -i eng0 -p udp -m udp --dport 5353 -j DNAT --to-destination [fd42:1::2]:53'));
+    assert.ok(
+      v6.nat.includes('-A ENGINE-abc123 -d fd00::2/128 ! -i eng0 -p udp -m udp --dport 5353 -j DNAT --to-destination [fd42:1::2]:53'),
+    );
     assert.ok(!v6.nat.some((l) => l.includes('9090')), 'no IPv6 DNAT to an IPv4 container address');
     assert.ok(v6.nat.includes('-A ENGINE-abc123-POST -s fd42:1::/64 ! -o eng0 -j MASQUERADE'));
-    assert.ok(v6.filter.includes('-A ENGINE-abc123 -d fd42:1::2/128 ! -i eng0 -o eng0 -p tcp -m tcp --dport 80 -m conntrack --ctstate DNAT -j ACCEPT'));
+    assert.ok(
+      v6.filter.includes(
+        '-A ENGINE-abc123 -d fd42:1::2/128 ! -i eng0 -o eng0 -p tcp -m tcp --dport 80 -m conntrack --ctstate DNAT -j ACCEPT',
+      ),
+    );
     assert.ok(!v6.filter.some((l) => l.includes('br-4')), 'an IPv4-only network has no IPv6 rules');
     assert.ok(!v6.nat.some((l) => l.includes('172.')), 'no IPv4 address in an IPv6 table');
     const v4 = renderChains(c, dual, { userlandProxy: true, allowDirectRouting: false }, 4);
@@ -103,15 +153,19 @@ describe('firewall rules', () => {
     assert.ok(jumps.nat.includes('-A OUTPUT ! -d ::1/128 -m addrtype --dst-type LOCAL -j ENGINE-abc123'));
   });
 
-  test('foreign DNAT ports: other chains\' published ports, not our own', () => {
-    const saved = parseSave([
-      '*nat', ':ENGINE-abc123 - [0:0]', ':ENGINE-dead00 - [0:0]',
-      '-A ENGINE-abc123 ! -i eng0 -p tcp -m tcp --dport 32768 -j DNAT --to-destination 172.18.0.2:80',
-      '-A ENGINE-dead00 -p tcp -m tcp --dport 32769 -j DNAT --to-destination 10.1.0.2:80',
-      '-A ENGINE-dead00 -p udp -m udp --dport 5353 -j DNAT --to-destination 10.1.0.2:53',
-      '-A ENGINE-dead00-POST -s 10.1.0.0/24 ! -o br0 -j MASQUERADE',
-      'COMMIT',
-    ].join('\n'));
+  test("foreign DNAT ports: other chains' published ports, not our own", () => {
+    const saved = parseSave(
+      [
+        '*nat',
+        ':ENGINE-abc123 - [0:0]',
+        ':ENGINE-dead00 - [0:0]',
+        '-A ENGINE-abc123 ! -i eng0 -p tcp -m tcp --dport 32768 -j DNAT --to-destination 172.18.0.2:80',
+        '-A ENGINE-dead00 -p tcp -m tcp --dport 32769 -j DNAT --to-destination 10.1.0.2:80',
+        '-A ENGINE-dead00 -p udp -m udp --dport 5353 -j DNAT --to-destination 10.1.0.2:53',
+        '-A ENGINE-dead00-POST -s 10.1.0.0/24 ! -o br0 -j MASQUERADE',
+        'COMMIT',
+      ].join('\n'),
+    );
     assert.deepEqual([...foreignDnatPorts(saved, chainNames('ENGINE-abc123'))].sort(), ['tcp/32769', 'udp/5353']);
   });
 });

@@ -52,7 +52,14 @@ export interface Chains {
 }
 
 export function chainNames(prefix: string): Chains {
-  return { main: prefix, forward: `${prefix}-FWD`, user: `${prefix}-USER`, iso1: `${prefix}-ISO1`, iso2: `${prefix}-ISO2`, post: `${prefix}-POST` };
+  return {
+    main: prefix,
+    forward: `${prefix}-FWD`,
+    user: `${prefix}-USER`,
+    iso1: `${prefix}-ISO1`,
+    iso2: `${prefix}-ISO2`,
+    post: `${prefix}-POST`,
+  };
 }
 
 /** The jumps from the built-in chains into ours, exactly as iptables-save / ip6tables-save print them. */
@@ -62,7 +69,9 @@ export function jumpRules(c: Chains, s: FwSettings, family: Family = 4): { filte
     filter: [`-A FORWARD -j ${c.forward}`],
     nat: [
       `-A PREROUTING -m addrtype --dst-type LOCAL -j ${c.main}`,
-      s.userlandProxy ? `-A OUTPUT ! -d ${loopback} -m addrtype --dst-type LOCAL -j ${c.main}` : `-A OUTPUT -m addrtype --dst-type LOCAL -j ${c.main}`,
+      s.userlandProxy
+        ? `-A OUTPUT ! -d ${loopback} -m addrtype --dst-type LOCAL -j ${c.main}`
+        : `-A OUTPUT -m addrtype --dst-type LOCAL -j ${c.main}`,
       `-A POSTROUTING -j ${c.post}`,
     ],
   };
@@ -108,7 +117,9 @@ export function renderChains(c: Chains, fullState: FwState, s: FwSettings, famil
   }
   for (const p of ports) {
     const ct = s.allowDirectRouting ? '' : ' -m conntrack --ctstate DNAT';
-    filter.push(`-A ${c.main} -d ${p.containerIp}${host} ! -i ${p.bridge} -o ${p.bridge} -p ${p.proto} -m ${p.proto} --dport ${p.containerPort}${ct} -j ACCEPT`);
+    filter.push(
+      `-A ${c.main} -d ${p.containerIp}${host} ! -i ${p.bridge} -o ${p.bridge} -p ${p.proto} -m ${p.proto} --dport ${p.containerPort}${ct} -j ACCEPT`,
+    );
   }
   // Nothing else reaches a container from outside its bridge: unpublished ports stay closed even
   // when the FORWARD policy accepts.
@@ -122,20 +133,40 @@ export function renderChains(c: Chains, fullState: FwState, s: FwSettings, famil
     if (s.userlandProxy) nat.push(`-A ${c.main} -i ${n.bridge} -j RETURN`);
   }
   for (const p of ports) {
-    if (!s.userlandProxy) nat.push(`-A ${c.post} -s ${p.containerIp}${host} -d ${p.containerIp}${host} -p ${p.proto} -m ${p.proto} --dport ${p.containerPort} -j MASQUERADE`);
+    if (!s.userlandProxy)
+      nat.push(
+        `-A ${c.post} -s ${p.containerIp}${host} -d ${p.containerIp}${host} -p ${p.proto} -m ${p.proto} --dport ${p.containerPort} -j MASQUERADE`,
+      );
     const dst = anyHost(p.hostIp) ? '' : ` -d ${p.hostIp}${host}`;
     const notIn = s.userlandProxy ? ` ! -i ${p.bridge}` : '';
-    nat.push(`-A ${c.main}${dst}${notIn} -p ${p.proto} -m ${p.proto} --dport ${p.hostPort} -j DNAT --to-destination ${dnatTo(p.containerIp, p.containerPort)}`);
+    nat.push(
+      `-A ${c.main}${dst}${notIn} -p ${p.proto} -m ${p.proto} --dport ${p.hostPort} -j DNAT --to-destination ${dnatTo(p.containerIp, p.containerPort)}`,
+    );
   }
   return { filter, nat };
 }
 
 /** The restore script: our chains rewritten, plus jump changes (only at start-up and teardown). */
-export function restoreScript(tables: { filter: string[]; nat: string[] }, extra: { filter: string[]; nat: string[] } = { filter: [], nat: [] }): string {
+export function restoreScript(
+  tables: { filter: string[]; nat: string[] },
+  extra: { filter: string[]; nat: string[] } = { filter: [], nat: [] },
+): string {
   // Chain declarations first: rules further down may jump to them.
   const decl = (l: string[]) => l.filter((x) => x.startsWith(':'));
   const rest = (l: string[]) => l.filter((x) => !x.startsWith(':'));
-  return ['*filter', ...decl(extra.filter), ...tables.filter, ...rest(extra.filter), 'COMMIT', '*nat', ...decl(extra.nat), ...tables.nat, ...rest(extra.nat), 'COMMIT', ''].join('\n');
+  return [
+    '*filter',
+    ...decl(extra.filter),
+    ...tables.filter,
+    ...rest(extra.filter),
+    'COMMIT',
+    '*nat',
+    ...decl(extra.nat),
+    ...tables.nat,
+    ...rest(extra.nat),
+    'COMMIT',
+    '',
+  ].join('\n');
 }
 
 interface SavedTable {
@@ -195,7 +226,12 @@ const BUILTIN = new Set(['INPUT', 'FORWARD', 'OUTPUT', 'PREROUTING', 'POSTROUTIN
  * current settings (a changed --userland-proxy swaps the OUTPUT jump; duplicates left by anything
  * go), and whether the user chain has to be created (it is never flushed: it belongs to the admin).
  */
-export function jumpChanges(saved: Record<string, SavedTable>, c: Chains, s: FwSettings, family: Family = 4): { filter: string[]; nat: string[] } {
+export function jumpChanges(
+  saved: Record<string, SavedTable>,
+  c: Chains,
+  s: FwSettings,
+  family: Family = 4,
+): { filter: string[]; nat: string[] } {
   const ours = new Set(Object.values(c));
   const want = jumpRules(c, s, family);
   const out = { filter: [] as string[], nat: [] as string[] };
@@ -275,10 +311,12 @@ export class Firewall {
   sync(): Promise<void> {
     if (this.queued) return this.queued;
     // The previous run's failure went to its own callers; this run starts afresh either way.
-    const next = this.running.catch(() => undefined).then(() => {
-      this.queued = null;
-      return this.apply();
-    });
+    const next = this.running
+      .catch(() => undefined)
+      .then(() => {
+        this.queued = null;
+        return this.apply();
+      });
     this.queued = next;
     this.running = next;
     return next;

@@ -10,7 +10,7 @@ import { hostLockPath, withHostLock } from './host-lock.ts';
 const dir = mkdtempSync(join(tmpdir(), 'engine-host-lock-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-test('the lock is in /run, or in rootlesskit\'s state directory for a rootless daemon', () => {
+test("the lock is in /run, or in rootlesskit's state directory for a rootless daemon", () => {
   assert.equal(hostLockPath({}), existsSync('/run') ? '/run/engine-network.lock' : join(tmpdir(), 'engine-network.lock'));
   assert.equal(hostLockPath({ ROOTLESSKIT_STATE_DIR: '/run/user/1000/rk' }), '/run/user/1000/rk/engine-network.lock');
 });
@@ -20,9 +20,15 @@ test('holders take turns and the lock is gone afterwards', async () => {
   const order: string[] = [];
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
-  const first = withHostLock(async () => { order.push('first in'); await gate; order.push('first out'); }, path);
+  const first = withHostLock(async () => {
+    order.push('first in');
+    await gate;
+    order.push('first out');
+  }, path);
   await new Promise((r) => setTimeout(r, 20));
-  const second = withHostLock(async () => { order.push('second'); }, path);
+  const second = withHostLock(async () => {
+    order.push('second');
+  }, path);
   await new Promise((r) => setTimeout(r, 50));
   release();
   await Promise.all([first, second]);

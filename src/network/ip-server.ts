@@ -39,7 +39,7 @@ export class IpServer {
   /** Keeps the event loop alive while answers are due, never while idle. */
   private hold(child: ChildProcessWithoutNullStreams, on: boolean): void {
     const handles = [child, child.stderr as unknown as { ref(): void; unref(): void }];
-    for (const h of handles) (on ? h.ref() : h.unref());
+    for (const h of handles) on ? h.ref() : h.unref();
   }
 
   private ensure(): ChildProcessWithoutNullStreams {

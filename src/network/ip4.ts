@@ -54,12 +54,12 @@ export function formatCidr(c: Cidr): string {
 }
 
 export function contains(c: Cidr, addr: number): boolean {
-  return ((addr & maskOf(c.bits)) >>> 0) === c.base;
+  return (addr & maskOf(c.bits)) >>> 0 === c.base;
 }
 
 export function overlaps(a: Cidr, b: Cidr): boolean {
   const bits = Math.min(a.bits, b.bits);
-  return ((a.base & maskOf(bits)) >>> 0) === ((b.base & maskOf(bits)) >>> 0);
+  return (a.base & maskOf(bits)) >>> 0 === (b.base & maskOf(bits)) >>> 0;
 }
 
 /** Whether inner lies entirely within outer. */

@@ -1,7 +1,21 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { EngineError } from '../errors.ts';
-import { addressFromMac, bytesOf6, contains6, formatCidr6, formatIPv6, fromReverseName6, isIPv6, overlaps6, parseCidr6, parseCidr6WithHost, parseIPv6, ulaBase, within6 } from './ip6.ts';
+import {
+  addressFromMac,
+  bytesOf6,
+  contains6,
+  formatCidr6,
+  formatIPv6,
+  fromReverseName6,
+  isIPv6,
+  overlaps6,
+  parseCidr6,
+  parseCidr6WithHost,
+  parseIPv6,
+  ulaBase,
+  within6,
+} from './ip6.ts';
 import { AddressSpace6, hostRoutes6, pickSubnet, pickSubnet6, validatePools } from './ipam.ts';
 
 describe('ip6', () => {
@@ -17,7 +31,8 @@ describe('ip6', () => {
       ['fd42:1:2:3:0:242:ac11:2', 'fd42:1:2:3:0:242:ac11:2'],
     ];
     for (const [text, canonical] of cases) assert.equal(formatIPv6(parseIPv6(text)), canonical, text);
-    for (const bad of ['1.2.3.4', 'fd00::1::2', 'fd00:::1', '1:2:3:4:5:6:7:8:9', 'g::1', 'fe80::1%eth0', '', '12345::']) assert.equal(isIPv6(bad), false, bad);
+    for (const bad of ['1.2.3.4', 'fd00::1::2', 'fd00:::1', '1:2:3:4:5:6:7:8:9', 'g::1', 'fe80::1%eth0', '', '12345::'])
+      assert.equal(isIPv6(bad), false, bad);
     assert.throws(() => parseIPv6('nope'), EngineError);
   });
 
@@ -54,9 +69,15 @@ describe('ip6', () => {
 
 describe('IPv6 address management', () => {
   test('pools: IPv6 bases validated; each family picks from its own pools only', () => {
-    validatePools([{ base: 'fd00:aa::/56', size: 64 }, { base: '10.0.0.0/8', size: 24 }]);
+    validatePools([
+      { base: 'fd00:aa::/56', size: 64 },
+      { base: '10.0.0.0/8', size: 24 },
+    ]);
     assert.throws(() => validatePools([{ base: 'fd00:aa::/56', size: 48 }]), /size 48 must be between 56 and 128/);
-    const pools = [{ base: '10.10.0.0/16', size: 24 }, { base: 'fd00:aa::/56', size: 64 }];
+    const pools = [
+      { base: '10.10.0.0/16', size: 24 },
+      { base: 'fd00:aa::/56', size: 64 },
+    ];
     assert.equal(formatCidr6(pickSubnet6(pools, [parseCidr6('fd00:aa::/64'), parseCidr6('fd00:aa:0:1::/64')])!), 'fd00:aa:0:2::/64');
     assert.equal(pickSubnet6([{ base: '10.10.0.0/16', size: 24 }], []), undefined);
     assert.ok(pickSubnet(pools, []), 'the IPv4 pool still serves IPv4');
@@ -73,7 +94,10 @@ describe('IPv6 address management', () => {
       '00000000000000000000000000000001 80 00000000000000000000000000000000 00 00000000000000000000000000000000 00000000 00000002 00000000 80200001       lo',
       'ff000000000000000000000000000000 08 00000000000000000000000000000000 00 00000000000000000000000000000000 00000100 00000001 00000000 00000001     eth0',
     ].join('\n');
-    assert.deepEqual(hostRoutes6(text).map((r) => `${r.dev} ${formatCidr6(r.cidr)}`), ['eth0 fd00::/64']);
+    assert.deepEqual(
+      hostRoutes6(text).map((r) => `${r.dev} ${formatCidr6(r.cidr)}`),
+      ['eth0 fd00::/64'],
+    );
   });
 
   test('allocation: serial after the last, never the subnet-router or reserved addresses; static ones checked', () => {
@@ -84,13 +108,19 @@ describe('IPv6 address management', () => {
     space.release(parseIPv6('fd42:9::2'));
     assert.equal(formatIPv6(space.allocate()), 'fd42:9::4', 'a released address is not reused at once');
     assert.equal(formatIPv6(space.allocate(parseIPv6('fd42:9::99'))), 'fd42:9::99');
-    assert.throws(() => space.allocate(parseIPv6('fd42:9::99')), (e: EngineError) => e.code === 'FORBIDDEN' && /Address already in use/.test(e.message));
+    assert.throws(
+      () => space.allocate(parseIPv6('fd42:9::99')),
+      (e: EngineError) => e.code === 'FORBIDDEN' && /Address already in use/.test(e.message),
+    );
     assert.throws(() => space.allocate(parseIPv6('fd42:9::1')), /Address already in use/);
     assert.throws(() => space.allocate(parseIPv6('fd43::1')), /no configured subnet or ip-range contain/);
     const range = parseCidr6('fd42:9::8/126');
     const small = new AddressSpace6(subnet, range, []);
     const got = [small.allocate(), small.allocate(), small.allocate(), small.allocate()].map(formatIPv6).sort();
     assert.deepEqual(got, ['fd42:9::8', 'fd42:9::9', 'fd42:9::a', 'fd42:9::b']);
-    assert.throws(() => small.allocate(), (e: EngineError) => e.code === 'UNAVAILABLE');
+    assert.throws(
+      () => small.allocate(),
+      (e: EngineError) => e.code === 'UNAVAILABLE',
+    );
   });
 });

@@ -22,7 +22,12 @@ interface Family<A> {
 
 const IPV4: Family<number> = { parseCidrWithHost, formatCidr, isAddress: isIPv4, parseAddress: parseIPv4, contains, overlaps };
 const IPV6: Family<bigint> = {
-  parseCidrWithHost: parseCidr6WithHost, formatCidr: formatCidr6, isAddress: isIPv6, parseAddress: parseIPv6, contains: contains6, overlaps: overlaps6,
+  parseCidrWithHost: parseCidr6WithHost,
+  formatCidr: formatCidr6,
+  isAddress: isIPv6,
+  parseAddress: parseIPv6,
+  contains: contains6,
+  overlaps: overlaps6,
 };
 
 /** dockerd's IPAM checks; every problem is listed in one 400. */
@@ -50,16 +55,19 @@ function checkEntry<A>(fam: Family<A>, c: IpamConfigEntry, errs: string[]): void
   if (c.IPRange) {
     try {
       const r = fam.parseCidrWithHost(c.IPRange);
-      if (r.cidr.bits < subnet.bits) errs.push(`invalid ip-range ${c.IPRange}: CIDR block is bigger than its parent subnet ${fam.formatCidr(subnet)}`);
+      if (r.cidr.bits < subnet.bits)
+        errs.push(`invalid ip-range ${c.IPRange}: CIDR block is bigger than its parent subnet ${fam.formatCidr(subnet)}`);
       if (r.addr !== r.cidr.base) errs.push(`invalid ip-range ${c.IPRange}: it should be ${fam.formatCidr(r.cidr)}`);
-      if (!fam.overlaps(subnet, r.cidr)) errs.push(`invalid ip-range ${c.IPRange}: parent subnet ${fam.formatCidr(subnet)} doesn't contain ip-range`);
+      if (!fam.overlaps(subnet, r.cidr))
+        errs.push(`invalid ip-range ${c.IPRange}: parent subnet ${fam.formatCidr(subnet)} doesn't contain ip-range`);
     } catch {
       errs.push(`invalid ip-range ${c.IPRange}: invalid CIDR block notation`);
     }
   }
   const checkAddress = (a: string, what: string) => {
     if (!fam.isAddress(a)) errs.push(`${what}: invalid address`);
-    else if (!fam.contains(subnet, fam.parseAddress(a))) errs.push(`${what}: parent subnet ${fam.formatCidr(subnet)} doesn't contain this address`);
+    else if (!fam.contains(subnet, fam.parseAddress(a)))
+      errs.push(`${what}: parent subnet ${fam.formatCidr(subnet)} doesn't contain this address`);
   };
   if (c.Gateway) checkAddress(c.Gateway, `invalid gateway ${c.Gateway}`);
   for (const [k, v] of Object.entries(c.AuxiliaryAddresses ?? {})) checkAddress(v, `invalid auxiliary address ${k}`);

@@ -1,7 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { EngineError } from '../errors.ts';
-import { contains, formatCidr, formatIPv4, fromReverseName, isIPv4, macFromIPv4, overlaps, parseCidr, parseCidrWithHost, parseIPv4, within } from './ip4.ts';
+import {
+  contains,
+  formatCidr,
+  formatIPv4,
+  fromReverseName,
+  isIPv4,
+  macFromIPv4,
+  overlaps,
+  parseCidr,
+  parseCidrWithHost,
+  parseIPv4,
+  within,
+} from './ip4.ts';
 import { AddressSpace, DEFAULT_POOLS, hostRoutes, pickSubnet, validatePools } from './ipam.ts';
 
 describe('ip4', () => {
@@ -25,7 +37,7 @@ describe('ip4', () => {
     assert.ok(!within(parseCidr('172.16.0.0/12'), b.cidr));
   });
 
-  test('MAC from address (dockerd\'s 02:42 form) and reverse names', () => {
+  test("MAC from address (dockerd's 02:42 form) and reverse names", () => {
     assert.equal(macFromIPv4(parseIPv4('172.17.0.2')), '02:42:ac:11:00:02');
     assert.equal(formatIPv4(fromReverseName('2.0.17.172.in-addr.arpa')!), '172.17.0.2');
     assert.equal(fromReverseName('example.com'), undefined);
@@ -43,11 +55,15 @@ describe('ipam', () => {
   });
 
   test('host routes are read from /proc/net/route (little-endian hex), the default route ignored', () => {
-    const text = 'Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\tMTU\tWindow\tIRTT\n'
-      + 'eth0\t00000000\t010200C0\t0003\t0\t0\t0\t00000000\t0\t0\t0\n'
-      + 'eth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n'
-      + 'br0\t000011AC\t00000000\t0001\t0\t0\t0\t0000FFFF\t0\t0\t0\n';
-    assert.deepEqual(hostRoutes(text).map((r) => `${r.dev} ${formatCidr(r.cidr)}`), ['eth0 192.0.2.0/24', 'br0 172.17.0.0/16']);
+    const text =
+      'Iface\tDestination\tGateway\tFlags\tRefCnt\tUse\tMetric\tMask\tMTU\tWindow\tIRTT\n' +
+      'eth0\t00000000\t010200C0\t0003\t0\t0\t0\t00000000\t0\t0\t0\n' +
+      'eth0\t000200C0\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0\n' +
+      'br0\t000011AC\t00000000\t0001\t0\t0\t0\t0000FFFF\t0\t0\t0\n';
+    assert.deepEqual(
+      hostRoutes(text).map((r) => `${r.dev} ${formatCidr(r.cidr)}`),
+      ['eth0 192.0.2.0/24', 'br0 172.17.0.0/16'],
+    );
   });
 
   test('addresses: serial allocation in the range, never network/broadcast/reserved, statics checked', () => {
@@ -61,7 +77,10 @@ describe('ipam', () => {
     assert.equal(formatIPv4(space.allocate()), '10.1.0.6');
     assert.equal(formatIPv4(space.allocate()), '10.1.0.2');
     assert.throws(() => space.allocate(), /no available IPv4 addresses/);
-    assert.throws(() => space.allocate(parseIPv4('10.1.0.3')), (e: EngineError) => e.status === 403 && /Address already in use/.test(e.message));
+    assert.throws(
+      () => space.allocate(parseIPv4('10.1.0.3')),
+      (e: EngineError) => e.status === 403 && /Address already in use/.test(e.message),
+    );
     assert.throws(() => space.allocate(parseIPv4('10.2.0.3')), /no configured subnet or ip-range contain the IP address 10\.2\.0\.3/);
     const ranged = new AddressSpace(parseCidr('10.3.0.0/24'), parseCidr('10.3.0.128/25'), []);
     assert.equal(formatIPv4(ranged.allocate()), '10.3.0.129');

@@ -131,7 +131,11 @@ export class AddressSpace {
   private readonly reserved: Set<number>;
   private last: number;
 
-  constructor(readonly subnet: Cidr, readonly range: Cidr, reserved: number[]) {
+  constructor(
+    readonly subnet: Cidr,
+    readonly range: Cidr,
+    reserved: number[],
+  ) {
     this.reserved = new Set(reserved);
     this.last = range.base;
   }
@@ -145,7 +149,8 @@ export class AddressSpace {
   /** A static address (any in the subnet, as dockerd) or the next free one in the range. */
   allocate(preferred?: number): number {
     if (preferred !== undefined) {
-      if (!contains(this.subnet, preferred)) throw invalidParameter(`no configured subnet or ip-range contain the IP address ${formatIPv4(preferred)}`);
+      if (!contains(this.subnet, preferred))
+        throw invalidParameter(`no configured subnet or ip-range contain the IP address ${formatIPv4(preferred)}`);
       if (this.used.has(preferred) || this.reserved.has(preferred)) throw conflictAddress(preferred);
       if (!this.usable(preferred)) throw invalidParameter(`invalid address ${formatIPv4(preferred)} for subnet ${formatCidr(this.subnet)}`);
       this.used.add(preferred);
@@ -191,7 +196,11 @@ export class AddressSpace6 {
   private readonly reserved: Set<bigint>;
   private last: bigint;
 
-  constructor(readonly subnet: Cidr6, readonly range: Cidr6, reserved: bigint[]) {
+  constructor(
+    readonly subnet: Cidr6,
+    readonly range: Cidr6,
+    reserved: bigint[],
+  ) {
     this.reserved = new Set(reserved);
     this.last = range.base;
   }
@@ -202,9 +211,11 @@ export class AddressSpace6 {
 
   allocate(preferred?: bigint): bigint {
     if (preferred !== undefined) {
-      if (!contains6(this.subnet, preferred)) throw invalidParameter(`no configured subnet or ip-range contain the IP address ${formatIPv6(preferred)}`);
+      if (!contains6(this.subnet, preferred))
+        throw invalidParameter(`no configured subnet or ip-range contain the IP address ${formatIPv6(preferred)}`);
       if (this.used.has(preferred) || this.reserved.has(preferred)) throw forbidden(`Address already in use: ${formatIPv6(preferred)}`);
-      if (!this.usable(preferred)) throw invalidParameter(`invalid address ${formatIPv6(preferred)} for subnet ${formatCidr6(this.subnet)}`);
+      if (!this.usable(preferred))
+        throw invalidParameter(`invalid address ${formatIPv6(preferred)} for subnet ${formatCidr6(this.subnet)}`);
       this.used.add(preferred);
       return preferred;
     }

@@ -42,8 +42,16 @@ export class NetworkLifecycle {
     ensurePredefined(state, 'host', 'host');
     ensurePredefined(state, 'none', 'null');
     if (cfg['ip-forward']) this.d.firewall.enableForwarding();
-    if (cfg.ipv6 && !cfg.iptables && cfg.ip6tables) log.warn('--ip6tables has no effect with --iptables=false: no IPv6 firewall rules are added');
-    await setupDefaultBridge({ config: this.d.config, log, state, tag: this.d.tag, ulaSeed: this.d.ulaSeed, ...(this.d.env ? { env: this.d.env } : {}) });
+    if (cfg.ipv6 && !cfg.iptables && cfg.ip6tables)
+      log.warn('--ip6tables has no effect with --iptables=false: no IPv6 firewall rules are added');
+    await setupDefaultBridge({
+      config: this.d.config,
+      log,
+      state,
+      tag: this.d.tag,
+      ulaSeed: this.d.ulaSeed,
+      ...(this.d.env ? { env: this.d.env } : {}),
+    });
     for (const n of state.networks()) {
       if (n.Driver !== 'bridge' || n.x.defaultBridge || n.ConfigOnly) continue;
       await bringUpUserBridge(n, this.d.tag, cfg, log).catch((err) => log.error(`network ${n.Name}: ${(err as Error).message}`));
@@ -56,7 +64,9 @@ export class NetworkLifecycle {
       for (const ep of c.sandbox.endpoints) state.addresses.reserve(ep);
       for (const p of c.sandbox.ports) this.d.ports.hold(c.id, p);
     }
-    for (const c of state.containers()) if (c.sandbox?.ports.length) await this.d.ports.restore(c).catch((err) => log.warn(`restoring published ports: ${(err as Error).message}`, { id: c.id }));
+    for (const c of state.containers())
+      if (c.sandbox?.ports.length)
+        await this.d.ports.restore(c).catch((err) => log.warn(`restoring published ports: ${(err as Error).message}`, { id: c.id }));
     if (state.hasIPv6Networks()) {
       if (cfg['ip-forward']) this.d.firewall.enableForwarding6();
     } else {
@@ -96,7 +106,12 @@ export class NetworkLifecycle {
     await this.d.sandboxes.close();
     // Anything still attached (live-restore, or a container that would not stop) keeps it all.
     if (this.d.state.containers().some((c) => c.sandbox)) return;
-    await deleteLinks(this.d.state.networks().filter((n) => n.x.ownsBridge && n.x.bridge).map((n) => n.x.bridge!));
+    await deleteLinks(
+      this.d.state
+        .networks()
+        .filter((n) => n.x.ownsBridge && n.x.bridge)
+        .map((n) => n.x.bridge!),
+    );
     await this.d.firewall.teardown();
   }
 }

@@ -23,13 +23,15 @@ function tcpFirst(a: ExposedPort, b: ExposedPort): number {
 
 export function linkEnv(t: LinkTarget): string[] {
   const alias = t.alias.toUpperCase().replace(/-/g, '_');
-  const ports = t.exposedPorts.flatMap((k) => {
-    try {
-      return [parsePortKey(k)];
-    } catch {
-      return []; // a key that does not parse was refused at create: it gives no variables
-    }
-  }).sort(tcpFirst);
+  const ports = t.exposedPorts
+    .flatMap((k) => {
+      try {
+        return [parsePortKey(k)];
+      } catch {
+        return []; // a key that does not parse was refused at create: it gives no variables
+      }
+    })
+    .sort(tcpFirst);
   const env: string[] = [];
   const url = (p: ExposedPort) => `${p.proto}://${t.childIp}:${p.port}`;
   const prefixOf = (p: ExposedPort) => `${alias}_PORT_${p.port}_${p.proto.toUpperCase()}`;

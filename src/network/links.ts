@@ -38,9 +38,15 @@ export class ContainerLinks {
 
   /** The legacy --link environment (ALIAS_PORT_…, ALIAS_NAME, ALIAS_ENV_…) for the container's process. */
   linkEnvironment(rec: NetContainer): string[] {
-    return this.resolveLinks(rec).flatMap(({ alias, other, ep }) => linkEnv({
-      alias, parentName: rec.Name, childIp: ep.ip, childEnv: other.Config.Env ?? [], exposedPorts: Object.keys(other.Config.ExposedPorts ?? {}),
-    }));
+    return this.resolveLinks(rec).flatMap(({ alias, other, ep }) =>
+      linkEnv({
+        alias,
+        parentName: rec.Name,
+        childIp: ep.ip,
+        childEnv: other.Config.Env ?? [],
+        exposedPorts: Object.keys(other.Config.ExposedPorts ?? {}),
+      }),
+    );
   }
 
   /**
@@ -56,7 +62,10 @@ export class ContainerLinks {
       const alias = aliasPath.split('/').pop() || target.replace(/^\//, '');
       const other = this.find(target.replace(/^\//, ''));
       const ep = other && bridge ? this.d.state.container(other.Id)?.sandbox?.endpoints.find((e) => e.networkId === bridge.Id) : undefined;
-      if (!other || !ep) throw invalidParameter(`Cannot link to a non running container: ${target.startsWith('/') ? target : `/${target}`} AS ${rec.Name}/${alias}`);
+      if (!other || !ep)
+        throw invalidParameter(
+          `Cannot link to a non running container: ${target.startsWith('/') ? target : `/${target}`} AS ${rec.Name}/${alias}`,
+        );
       return { alias, other, ep };
     });
   }

@@ -32,7 +32,6 @@ export function linkExists(name: string): boolean {
   return existsSync(`/sys/class/net/${name}`);
 }
 
-
 export function isBridge(name: string): boolean {
   return existsSync(`/sys/class/net/${name}/bridge`);
 }
@@ -140,7 +139,10 @@ export async function addInterfaces(path: string, plans: VethPlan[], host: HostI
 }
 
 /** Replaces the default routes inside a namespace (removes them where `via` has none). */
-export async function setDefaultRoute(path: string, via: { gateway: string; gateway6?: string; ifname: string } | undefined): Promise<void> {
+export async function setDefaultRoute(
+  path: string,
+  via: { gateway: string; gateway6?: string; ifname: string } | undefined,
+): Promise<void> {
   const lines = [
     via ? `route replace default via ${via.gateway} dev ${via.ifname}` : 'route flush exact 0.0.0.0/0',
     via?.gateway6 ? `route replace ::/0 via ${via.gateway6} dev ${via.ifname}` : 'route flush exact ::/0',

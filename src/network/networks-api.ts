@@ -53,7 +53,11 @@ export class NetworksApi {
   list(filters: Map<string, string[]>): unknown[] {
     const inUse = (n: NetworkRecord) => this.d.state.endpointsOn(n.Id).length > 0 || this.d.state.configuredOn(n.Id);
     const match = compileListFilters(filters, { inUse });
-    return this.d.state.networks().filter(match).sort((a, b) => (a.Name < b.Name ? -1 : a.Name > b.Name ? 1 : 0)).map((n) => networkInspect(n, {}));
+    return this.d.state
+      .networks()
+      .filter(match)
+      .sort((a, b) => (a.Name < b.Name ? -1 : a.Name > b.Name ? 1 : 0))
+      .map((n) => networkInspect(n, {}));
   }
 
   inspect(ref: string, opts: { scope?: string } = {}): unknown {
@@ -63,8 +67,11 @@ export class NetworksApi {
     for (const { c, ep } of this.d.state.endpointsOn(n.Id)) {
       const rec = this.findContainer(c.id);
       containers[c.id] = {
-        Name: rec ? rec.Name.slice(1) : '', EndpointID: ep.endpointId, MacAddress: ep.mac,
-        IPv4Address: `${ep.ip}/${ep.prefixLen}`, IPv6Address: ep.ip6 ? `${ep.ip6}/${ep.prefixLen6}` : '',
+        Name: rec ? rec.Name.slice(1) : '',
+        EndpointID: ep.endpointId,
+        MacAddress: ep.mac,
+        IPv4Address: `${ep.ip}/${ep.prefixLen}`,
+        IPv6Address: ep.ip6 ? `${ep.ip6}/${ep.prefixLen6}` : '',
       };
     }
     return networkInspect(n, containers);
@@ -78,8 +85,10 @@ export class NetworksApi {
     await this.lock.run(NETWORKS, async () => {
       const n = this.d.state.findNetwork(ref);
       if (n.x.predefined) throw forbidden(`${n.Name} is a pre-defined network and cannot be removed`);
-      if (this.d.state.endpointsOn(n.Id).length) throw forbidden(`error while removing network: network ${n.Name} id ${n.Id} has active endpoints`);
-      if (this.d.state.networks().some((o) => o.ConfigFrom.Network === n.Name)) throw forbidden(`configuration network "${n.Name}" is in use`);
+      if (this.d.state.endpointsOn(n.Id).length)
+        throw forbidden(`error while removing network: network ${n.Name} id ${n.Id} has active endpoints`);
+      if (this.d.state.networks().some((o) => o.ConfigFrom.Network === n.Name))
+        throw forbidden(`configuration network "${n.Name}" is in use`);
       await this.removeDevices(n);
       this.d.state.deleteNetwork(n);
       this.d.state.event(n, 'destroy');
@@ -108,11 +117,17 @@ export class NetworksApi {
     await this.d.sandboxes.withContainer(rec.Id, async () => {
       const c = this.d.sandboxes.containerNet(rec);
       const mode = rec.HostConfig.NetworkMode ?? 'bridge';
-      if (mode.startsWith('container:') || mode === 'host') throw invalidParameter('container sharing network namespace with another container or host cannot be connected to any other network');
-      if (net.Driver === 'host') throw invalidParameter('cannot connect container to host network - container must be created in host network mode');
-      if (mode === 'none' || net.Driver === 'null') throw invalidParameter('container cannot be connected to multiple networks with one of the networks in private (none) mode');
+      if (mode.startsWith('container:') || mode === 'host')
+        throw invalidParameter(
+          'container sharing network namespace with another container or host cannot be connected to any other network',
+        );
+      if (net.Driver === 'host')
+        throw invalidParameter('cannot connect container to host network - container must be created in host network mode');
+      if (mode === 'none' || net.Driver === 'null')
+        throw invalidParameter('container cannot be connected to multiple networks with one of the networks in private (none) mode');
       if (net.ConfigOnly) throw invalidParameter(`cannot attach to config-only network ${net.Name}`);
-      if (c.attachments.some((a) => a.networkId === net.Id)) throw forbidden(`endpoint with name ${rec.Name.slice(1)} already exists in network ${net.Name}`);
+      if (c.attachments.some((a) => a.networkId === net.Id))
+        throw forbidden(`endpoint with name ${rec.Name.slice(1)} already exists in network ${net.Name}`);
       const attachment: Attachment = { networkId: net.Id, name: net.Name, config: validateEndpoint(net, body.EndpointConfig ?? {}) };
       if (!c.sandbox || !rec.State.Running) {
         // Not running: the network is joined at the next start.
@@ -137,7 +152,8 @@ export class NetworksApi {
       const c = this.d.sandboxes.containerNet(rec);
       const idx = c.attachments.findIndex((a) => a.networkId === net.Id);
       if (idx < 0) throw invalidParameter(`container ${rec.Id} is not connected to network ${net.Name}`);
-      if (net.Driver !== 'bridge') throw invalidParameter(`container cannot be disconnected from network ${net.Name}: change its network mode instead`);
+      if (net.Driver !== 'bridge')
+        throw invalidParameter(`container cannot be disconnected from network ${net.Name}: change its network mode instead`);
       c.attachments.splice(idx, 1);
       await this.d.sandboxes.removeEndpoint(rec, c, net);
       this.d.state.persist(c);
@@ -156,14 +172,26 @@ export class NetworksApi {
   private async createLocked(body: NetworkCreateBody): Promise<{ Id: string; Warning: string }> {
     const cfg = this.d.config();
     // On a cluster manager dockerd would create it; outside a cluster parseCreateRequest says why not.
-    if (body.Driver === 'overlay' && this.d.clusterManager?.()) throw notImplemented('overlay networks are not built yet in this engine\'s cluster mode');
+    if (body.Driver === 'overlay' && this.d.clusterManager?.())
+      throw notImplemented("overlay networks are not built yet in this engine's cluster mode");
     const req = parseCreateRequest(body, this.d.state, cfg);
     const id = newId();
     const base: Omit<NetworkRecord, 'x'> = {
-      Name: req.name, Id: id, Created: nowIso(), Scope: 'local', Driver: body.ConfigOnly ? 'null' : req.driver, EnableIPv4: req.enableIPv4, EnableIPv6: req.enableIPv6,
-      IPAM: { Driver: req.ipamDriver, Options: body.IPAM?.Options ?? null, Config: ipv4First(req.ipamConfig).map((c) => ({ ...c })) }, Internal: body.Internal === true,
-      Attachable: body.Attachable === true, Ingress: false, ConfigFrom: { Network: req.from?.Name ?? '' }, ConfigOnly: body.ConfigOnly === true,
-      Options: req.options, Labels: { ...(body.Labels ?? {}) },
+      Name: req.name,
+      Id: id,
+      Created: nowIso(),
+      Scope: 'local',
+      Driver: body.ConfigOnly ? 'null' : req.driver,
+      EnableIPv4: req.enableIPv4,
+      EnableIPv6: req.enableIPv6,
+      IPAM: { Driver: req.ipamDriver, Options: body.IPAM?.Options ?? null, Config: ipv4First(req.ipamConfig).map((c) => ({ ...c })) },
+      Internal: body.Internal === true,
+      Attachable: body.Attachable === true,
+      Ingress: false,
+      ConfigFrom: { Network: req.from?.Name ?? '' },
+      ConfigOnly: body.ConfigOnly === true,
+      Options: req.options,
+      Labels: { ...(body.Labels ?? {}) },
     };
     if (body.ConfigOnly) {
       const rec: NetworkRecord = { ...base, x: { predefined: false } };
@@ -217,13 +245,29 @@ export class NetworksApi {
       }
       const gateway = given?.Gateway || formatIPv4(subnet.base + 1);
       const x: NetworkFacts = {
-        predefined: false, bridge: opts.bridgeName, ownsBridge, subnet: formatCidr(subnet), gateway,
-        ...(given?.IPRange ? { range: formatCidr(parseCidr(given.IPRange)) } : {}), reserved: Object.values(given?.AuxiliaryAddresses ?? {}), userSubnet: Boolean(given?.Subnet),
-        mtu: opts.mtu, icc: opts.icc, masquerade: opts.masquerade, hostBindingIpv4: opts.hostBindingIpv4, ifPrefix: opts.ifPrefix,
+        predefined: false,
+        bridge: opts.bridgeName,
+        ownsBridge,
+        subnet: formatCidr(subnet),
+        gateway,
+        ...(given?.IPRange ? { range: formatCidr(parseCidr(given.IPRange)) } : {}),
+        reserved: Object.values(given?.AuxiliaryAddresses ?? {}),
+        userSubnet: Boolean(given?.Subnet),
+        mtu: opts.mtu,
+        icc: opts.icc,
+        masquerade: opts.masquerade,
+        hostBindingIpv4: opts.hostBindingIpv4,
+        ifPrefix: opts.ifPrefix,
         ...(req.enableIPv6 ? newIPv6Facts(nets, pools6(cfg['default-address-pools'], this.d.ulaSeed), hostRoutes6(), req.v6) : {}),
       };
       const address6 = x.subnet6 ? `${x.gateway6}/${parseCidr6(x.subnet6).bits}` : undefined;
-      await ensureBridge({ name: opts.bridgeName, mtu: opts.mtu, address: `${gateway}/${subnet.bits}`, ...(address6 ? { address6 } : {}), ...(ownsBridge ? { alias: linkAlias(this.d.tag) } : {}) });
+      await ensureBridge({
+        name: opts.bridgeName,
+        mtu: opts.mtu,
+        address: `${gateway}/${subnet.bits}`,
+        ...(address6 ? { address6 } : {}),
+        ...(ownsBridge ? { alias: linkAlias(this.d.tag) } : {}),
+      });
       return x;
     });
   }

@@ -37,6 +37,7 @@ export function intOpt(options: Record<string, string>, suffix: string, dflt: nu
   const v = getOpt(options, suffix);
   if (v === undefined || v === '') return dflt;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < min || n > max) throw invalidParameter(`invalid value for option ${suffix}: ${JSON.stringify(v)} (must be an integer from ${min} to ${max})`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw invalidParameter(`invalid value for option ${suffix}: ${JSON.stringify(v)} (must be an integer from ${min} to ${max})`);
   return n;
 }

@@ -60,26 +60,48 @@ export class PortPublisher {
     const handles: ProxyHandle[] = [];
     this.proxies.set(rec.Id, handles);
     const cfg = this.d.config();
-    const foreign = bindings.some((b) => b.hostPortLo !== b.hostPortHi || b.hostPortLo === 0) ? await this.foreignPorts() : new Set<string>();
+    const foreign = bindings.some((b) => b.hostPortLo !== b.hostPortHi || b.hostPortLo === 0)
+      ? await this.foreignPorts()
+      : new Set<string>();
     for (const b of bindings) {
       const hostIp = b.hostIp || defaultIp;
       // An IPv6 host address goes to the container's IPv6 address, or through the proxy to its IPv4 one.
       const target = isV6Text(hostIp) ? (ep.ip6 ?? ep.ip) : ep.ip;
       const avoid = (p: number) => foreign.has(`${b.proto}/${p}`);
-      const { port, handle } = await this.alloc.allocate(rec.Id, { proto: b.proto, hostIp, lo: b.hostPortLo, hi: b.hostPortHi, avoid }, (hostPort) =>
-        this.bind({ proto: b.proto, hostIp, hostPort, containerIp: target, containerPort: b.port }));
+      const { port, handle } = await this.alloc.allocate(
+        rec.Id,
+        { proto: b.proto, hostIp, lo: b.hostPortLo, hi: b.hostPortHi, avoid },
+        (hostPort) => this.bind({ proto: b.proto, hostIp, hostPort, containerIp: target, containerPort: b.port }),
+      );
       handles.push(handle);
-      c.sandbox!.ports.push({ proto: b.proto, containerPort: b.port, hostIp, hostPort: port, containerIp: target, bridge: ep.bridge, ...(handle.pid ? { proxyPid: handle.pid } : {}) });
+      c.sandbox!.ports.push({
+        proto: b.proto,
+        containerPort: b.port,
+        hostIp,
+        hostPort: port,
+        containerIp: target,
+        bridge: ep.bridge,
+        ...(handle.pid ? { proxyPid: handle.pid } : {}),
+      });
       // As dockerd, a binding without an address is published on IPv6 too, on the same port: the
       // wildcard listener above is dual-stack (the proxy's path), and ip6tables DNATs external
       // IPv6 traffic to the container's IPv6 address when it has one.
       if (b.hostIp === '' && hostIp === '0.0.0.0' && hostHasIPv6() && (ep.ip6 || cfg['userland-proxy'])) {
-        const twin = { proto: b.proto, containerPort: b.port, hostIp: '::', hostPort: port, containerIp: ep.ip6 ?? ep.ip, bridge: ep.bridge };
+        const twin = {
+          proto: b.proto,
+          containerPort: b.port,
+          hostIp: '::',
+          hostPort: port,
+          containerIp: ep.ip6 ?? ep.ip,
+          bridge: ep.bridge,
+        };
         if (!cfg['userland-proxy'] || !cfg['userland-proxy-path']) {
           c.sandbox!.ports.push({ ...twin, sharesListener: true });
         } else {
           // An external proxy listens on one family: the IPv6 side needs its own.
-          const h = await this.bind(twin).catch((err: Error) => void this.d.log.warn(`publishing ${port}/${b.proto} on [::]: ${err.message}`, { id: rec.Id }));
+          const h = await this.bind(twin).catch(
+            (err: Error) => void this.d.log.warn(`publishing ${port}/${b.proto} on [::]: ${err.message}`, { id: rec.Id }),
+          );
           if (h) {
             handles.push(h);
             c.sandbox!.ports.push({ ...twin, ...(h.pid ? { proxyPid: h.pid } : {}) });
@@ -99,7 +121,13 @@ export class PortPublisher {
     for (const p of c.sandbox!.ports) {
       if (p.sharesListener) continue;
       if (p.proxyPid && proxyPath) killStaleProxy(p.proxyPid, proxyPath);
-      const h = await this.bind({ proto: p.proto, hostIp: p.hostIp, hostPort: p.hostPort, containerIp: p.containerIp, containerPort: p.containerPort });
+      const h = await this.bind({
+        proto: p.proto,
+        hostIp: p.hostIp,
+        hostPort: p.hostPort,
+        containerIp: p.containerIp,
+        containerPort: p.containerPort,
+      });
       handles.push(h);
       if (h.pid) p.proxyPid = h.pid;
       else delete p.proxyPid;
@@ -111,7 +139,11 @@ export class PortPublisher {
   async close(owner: string): Promise<number> {
     const handles = this.proxies.get(owner) ?? [];
     this.proxies.delete(owner);
-    await Promise.all(handles.map((h) => h.close().catch((err: unknown) => this.d.log.debug(`closing a port listener: ${(err as Error).message}`, { id: owner }))));
+    await Promise.all(
+      handles.map((h) =>
+        h.close().catch((err: unknown) => this.d.log.debug(`closing a port listener: ${(err as Error).message}`, { id: owner })),
+      ),
+    );
     return handles.length;
   }
 
@@ -129,7 +161,13 @@ export class PortPublisher {
   async shutdown(liveRestore: boolean): Promise<void> {
     for (const [id, hs] of this.proxies) {
       this.proxies.delete(id);
-      await Promise.all(hs.map((h) => (h.pid && liveRestore ? Promise.resolve() : h.close().catch((err: unknown) => this.d.log.debug(`closing a port listener: ${(err as Error).message}`, { id })))));
+      await Promise.all(
+        hs.map((h) =>
+          h.pid && liveRestore
+            ? Promise.resolve()
+            : h.close().catch((err: unknown) => this.d.log.debug(`closing a port listener: ${(err as Error).message}`, { id })),
+        ),
+      );
     }
   }
 

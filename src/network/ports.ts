@@ -44,7 +44,10 @@ function byPort(a: ExposedPort, b: ExposedPort): number {
 }
 
 /** Exposed ports (ExposedPorts plus every key of PortBindings) and the bindings asked for. */
-export function requestedPorts(hc: HostConfig, exposedPorts: Record<string, unknown> | undefined): { exposed: ExposedPort[]; bindings: RequestedBinding[] } {
+export function requestedPorts(
+  hc: HostConfig,
+  exposedPorts: Record<string, unknown> | undefined,
+): { exposed: ExposedPort[]; bindings: RequestedBinding[] } {
   const seen = new Map<string, ExposedPort>();
   for (const key of [...Object.keys(exposedPorts ?? {}), ...Object.keys(hc.PortBindings ?? {})]) {
     const p = parsePortKey(key);
@@ -112,7 +115,11 @@ export class PortAllocator {
    * ephemeral ports, and an error for a fixed port. `avoid` names ports to pass over in a range or
    * the ephemeral scan.
    */
-  async allocate<T>(owner: string, b: { proto: Proto; hostIp: string; lo: number; hi: number; avoid?: (port: number) => boolean }, tryBind: (port: number) => Promise<T>): Promise<{ port: number; handle: T }> {
+  async allocate<T>(
+    owner: string,
+    b: { proto: Proto; hostIp: string; lo: number; hi: number; avoid?: (port: number) => boolean },
+    tryBind: (port: number) => Promise<T>,
+  ): Promise<{ port: number; handle: T }> {
     const fixed = b.lo !== 0 && b.lo === b.hi;
     const ephemeral = b.lo === 0;
     const lo = ephemeral ? this.range.lo : b.lo;
@@ -160,5 +167,7 @@ export class PortAllocator {
 }
 
 export function allocatedError(hostIp: string, port: number): Error {
-  return invalidParameter(`Bind for ${hostIp.includes(':') ? `[${hostIp}]` : hostIp || '0.0.0.0'}:${port} failed: port is already allocated`);
+  return invalidParameter(
+    `Bind for ${hostIp.includes(':') ? `[${hostIp}]` : hostIp || '0.0.0.0'}:${port} failed: port is already allocated`,
+  );
 }

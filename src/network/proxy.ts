@@ -178,7 +178,18 @@ async function startUdp(spec: ProxySpec): Promise<ProxyHandle> {
 }
 
 async function startExternal(spec: ProxySpec, path: string): Promise<ProxyHandle> {
-  const args = ['-proto', spec.proto, '-host-ip', spec.hostIp || '0.0.0.0', '-host-port', String(spec.hostPort), '-container-ip', spec.containerIp, '-container-port', String(spec.containerPort)];
+  const args = [
+    '-proto',
+    spec.proto,
+    '-host-ip',
+    spec.hostIp || '0.0.0.0',
+    '-host-port',
+    String(spec.hostPort),
+    '-container-ip',
+    spec.containerIp,
+    '-container-port',
+    String(spec.containerPort),
+  ];
   const child = spawn(path, args, { stdio: ['ignore', 'ignore', 'pipe', 'pipe'], detached: false });
   // A failed spawn may report more than once (and after the start): never an unhandled 'error'.
   child.on('error', () => undefined);

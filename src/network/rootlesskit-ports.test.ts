@@ -11,7 +11,9 @@ import { RootlesskitPorts } from './rootlesskit-ports.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'engine-rk-ports-'));
 const calls: string[] = [];
-let ports: Array<{ id: number; spec: Record<string, unknown> }> = [{ id: 7, spec: { proto: 'tcp', parentIP: '0.0.0.0', parentPort: 8080, childPort: 8080 } }];
+let ports: Array<{ id: number; spec: Record<string, unknown> }> = [
+  { id: 7, spec: { proto: 'tcp', parentIP: '0.0.0.0', parentPort: 8080, childPort: 8080 } },
+];
 let nextId = 10;
 let server: Server;
 
@@ -21,7 +23,10 @@ before(async () => {
     req.on('data', (c) => (body += c));
     req.on('end', () => {
       calls.push(`${req.method} ${req.url}${body ? ` ${body}` : ''}`);
-      const reply = (status: number, v: unknown) => { res.writeHead(status, { 'Content-Type': 'application/json' }); res.end(JSON.stringify(v)); };
+      const reply = (status: number, v: unknown) => {
+        res.writeHead(status, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify(v));
+      };
       if (req.method === 'GET' && req.url === '/v1/ports') return reply(200, ports);
       if (req.method === 'POST' && req.url === '/v1/ports') {
         const spec = JSON.parse(body) as Record<string, unknown>;
@@ -49,10 +54,25 @@ after(async () => {
 test('expose replaces a stale port, and close undoes both sides', async () => {
   let localClosed = false;
   const client = new RootlesskitPorts(dir);
-  const h = await client.expose({ proto: 'tcp', hostIp: '0.0.0.0', hostPort: 8080 }, { pid: 42, close: async () => { localClosed = true; } });
+  const h = await client.expose(
+    { proto: 'tcp', hostIp: '0.0.0.0', hostPort: 8080 },
+    {
+      pid: 42,
+      close: async () => {
+        localClosed = true;
+      },
+    },
+  );
   assert.equal(h.pid, 42);
-  assert.deepEqual(calls, ['GET /v1/ports', 'DELETE /v1/ports/7', 'POST /v1/ports {"proto":"tcp","parentIP":"0.0.0.0","parentPort":8080,"childPort":8080}']);
-  assert.deepEqual(ports.map((p) => p.id), [10]);
+  assert.deepEqual(calls, [
+    'GET /v1/ports',
+    'DELETE /v1/ports/7',
+    'POST /v1/ports {"proto":"tcp","parentIP":"0.0.0.0","parentPort":8080,"childPort":8080}',
+  ]);
+  assert.deepEqual(
+    ports.map((p) => p.id),
+    [10],
+  );
   await h.close();
   assert.equal(localClosed, true);
   assert.deepEqual(ports, []);
@@ -61,5 +81,8 @@ test('expose replaces a stale port, and close undoes both sides', async () => {
 
 test("an API error carries rootlesskit's message", async () => {
   const client = new RootlesskitPorts(dir);
-  await assert.rejects(client.expose({ proto: 'tcp', hostIp: '0.0.0.0', hostPort: 1 }, { close: async () => undefined }), /rootlesskit POST \/v1\/ports: 500 listen tcp 0.0.0.0:1: bind: permission denied/);
+  await assert.rejects(
+    client.expose({ proto: 'tcp', hostIp: '0.0.0.0', hostPort: 1 }, { close: async () => undefined }),
+    /rootlesskit POST \/v1\/ports: 500 listen tcp 0.0.0.0:1: bind: permission denied/,
+  );
 });

@@ -22,29 +22,38 @@ interface PortStatus {
 function call<T>(socketPath: string, method: string, path: string, body?: unknown): Promise<T> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const req = request({ socketPath, method, path, timeout: 10_000, headers: payload ? { 'Content-Type': 'application/json', 'Content-Length': String(payload.length) } : {} }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        if ((res.statusCode ?? 500) >= 300) {
-          let message = text.trim();
-          try {
-            message = (JSON.parse(text) as { message?: string }).message ?? message;
-          } catch {
-            // not JSON: the text as it is
+    const req = request(
+      {
+        socketPath,
+        method,
+        path,
+        timeout: 10_000,
+        headers: payload ? { 'Content-Type': 'application/json', 'Content-Length': String(payload.length) } : {},
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if ((res.statusCode ?? 500) >= 300) {
+            let message = text.trim();
+            try {
+              message = (JSON.parse(text) as { message?: string }).message ?? message;
+            } catch {
+              // not JSON: the text as it is
+            }
+            reject(new Error(`rootlesskit ${method} ${path}: ${res.statusCode} ${message}`));
+            return;
           }
-          reject(new Error(`rootlesskit ${method} ${path}: ${res.statusCode} ${message}`));
-          return;
-        }
-        try {
-          resolve((text ? JSON.parse(text) : undefined) as T);
-        } catch (err) {
-          reject(new Error(`rootlesskit ${method} ${path}: bad answer ${JSON.stringify(text.slice(0, 200))}`, { cause: err }));
-        }
-      });
-      res.on('error', reject);
-    });
+          try {
+            resolve((text ? JSON.parse(text) : undefined) as T);
+          } catch (err) {
+            reject(new Error(`rootlesskit ${method} ${path}: bad answer ${JSON.stringify(text.slice(0, 200))}`, { cause: err }));
+          }
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`rootlesskit ${method} ${path} timed out`)));
     req.on('error', reject);
     req.end(payload);
@@ -68,7 +77,8 @@ export class RootlesskitPorts {
     // One left by an earlier run of the daemon inside the same rootlesskit would make POST fail.
     const existing = await call<PortStatus[]>(this.socket, 'GET', '/v1/ports');
     for (const p of existing ?? []) {
-      if (p.spec.proto === want.proto && p.spec.parentPort === want.parentPort && p.spec.parentIP === want.parentIP) await call(this.socket, 'DELETE', `/v1/ports/${p.id}`);
+      if (p.spec.proto === want.proto && p.spec.parentPort === want.parentPort && p.spec.parentIP === want.parentIP)
+        await call(this.socket, 'DELETE', `/v1/ports/${p.id}`);
     }
     const status = await call<PortStatus>(this.socket, 'POST', '/v1/ports', want);
     return {

@@ -106,7 +106,9 @@ export class SandboxService {
         await createSandbox(sandbox.key, plans, this.hostIp);
         if (gw) await this.d.ports.publish(rec, c, gw);
       } catch (err) {
-        await this.teardownLocked(rec.Id).catch((e: unknown) => this.d.log.warn(`rolling back a failed network set-up: ${(e as Error).message}`, { id: rec.Id }));
+        await this.teardownLocked(rec.Id).catch((e: unknown) =>
+          this.d.log.warn(`rolling back a failed network set-up: ${(e as Error).message}`, { id: rec.Id }),
+        );
         throw setupError(err, rec, sandbox);
       }
       this.d.state.persist(c);
@@ -192,16 +194,24 @@ export class SandboxService {
     this.d.state.event(net, 'disconnect', rec.Id);
     if (sb.gatewayNetworkId !== net.Id) return;
     const priority = (netId: string) => c.attachments.find((a) => a.networkId === netId)?.config.GwPriority ?? 0;
-    const next = chooseGateway(sb.endpoints.map((e) => ({ net: this.d.state.network(e.networkId)!, priority: priority(e.networkId) })).filter((x) => x.net));
+    const next = chooseGateway(
+      sb.endpoints.map((e) => ({ net: this.d.state.network(e.networkId)!, priority: priority(e.networkId) })).filter((x) => x.net),
+    );
     const nextEp = next ? sb.endpoints.find((e) => e.networkId === next.Id) : undefined;
     if (next) sb.gatewayNetworkId = next.Id;
     else delete sb.gatewayNetworkId;
-    await setDefaultRoute(sb.key, nextEp ? { gateway: nextEp.gateway, ...(nextEp.gateway6 ? { gateway6: nextEp.gateway6 } : {}), ifname: nextEp.ifname } : undefined);
+    await setDefaultRoute(
+      sb.key,
+      nextEp ? { gateway: nextEp.gateway, ...(nextEp.gateway6 ? { gateway6: nextEp.gateway6 } : {}), ifname: nextEp.ifname } : undefined,
+    );
     await this.d.ports.close(rec.Id);
     this.d.ports.release(rec.Id);
     const hadPorts = sb.ports.length > 0;
     sb.ports = [];
-    if (next) await this.d.ports.publish(rec, c, next).catch((err) => this.d.log.warn(`republishing ports: ${(err as Error).message}`, { id: rec.Id }));
+    if (next)
+      await this.d.ports
+        .publish(rec, c, next)
+        .catch((err) => this.d.log.warn(`republishing ports: ${(err as Error).message}`, { id: rec.Id }));
     else if (hadPorts) await this.d.firewall.syncOrWarn();
   }
 
@@ -216,21 +226,30 @@ export class SandboxService {
   private async updateHosts(rec: NetContainer, change: { add?: string[]; remove?: string[] }): Promise<void> {
     if (!rec.HostsPath) return;
     const line = (ip: string) => ownHostsLine(ip, rec.Config.Hostname ?? rec.Id.slice(0, 12), rec.Config.Domainname ?? '');
-    await updateHostsEntries(rec.HostsPath, { add: (change.add ?? []).map(line), removeIps: change.remove ?? [] })
-      .catch((err) => this.d.log.warn(`updating /etc/hosts: ${(err as Error).message}`, { id: rec.Id }));
+    await updateHostsEntries(rec.HostsPath, { add: (change.add ?? []).map(line), removeIps: change.remove ?? [] }).catch((err) =>
+      this.d.log.warn(`updating /etc/hosts: ${(err as Error).message}`, { id: rec.Id }),
+    );
   }
 
   private deleteLater(links: string[]): void {
     if (!links.length) return;
-    const p = deleteLinks(links, this.delIp).catch((err: unknown) => this.d.log.debug(`deleting host veth ends ${links.join(' ')}: ${(err as Error).message}`));
+    const p = deleteLinks(links, this.delIp).catch((err: unknown) =>
+      this.d.log.debug(`deleting host veth ends ${links.join(' ')}: ${(err as Error).message}`),
+    );
     this.deletions.add(p);
     void p.finally(() => this.deletions.delete(p));
   }
 
   private plan(ep: ActiveEndpoint, net: NetworkRecord, isGateway: boolean): VethPlan {
     return {
-      ifname: ep.ifname, hostIf: ep.hostIf, mac: ep.mac, mtu: net.x.mtu ?? 1500, address: `${ep.ip}/${ep.prefixLen}`,
-      ...(isGateway ? { gateway: ep.gateway } : {}), bridge: ep.bridge, hairpin: !this.d.config()['userland-proxy'],
+      ifname: ep.ifname,
+      hostIf: ep.hostIf,
+      mac: ep.mac,
+      mtu: net.x.mtu ?? 1500,
+      address: `${ep.ip}/${ep.prefixLen}`,
+      ...(isGateway ? { gateway: ep.gateway } : {}),
+      bridge: ep.bridge,
+      hairpin: !this.d.config()['userland-proxy'],
       ...(ep.ip6 ? { address6: `${ep.ip6}/${ep.prefixLen6}`, ...(isGateway && ep.gateway6 ? { gateway6: ep.gateway6 } : {}) } : {}),
     };
   }

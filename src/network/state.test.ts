@@ -43,9 +43,18 @@ describe('NetworkState', () => {
     assert.equal(state.findNetwork('beta').Id, b.Id);
     assert.equal(state.findNetwork('aaaa1').Id, a.Id);
     assert.equal(state.findNetwork('aaaa2').Id, c.Id);
-    assert.equal(code(() => state.findNetwork('aaaa')), 'INVALID_PARAMETER');
-    assert.equal(code(() => state.findNetwork('zzz')), 'NOT_FOUND');
-    assert.equal(code(() => state.findNetwork('')), 'NOT_FOUND');
+    assert.equal(
+      code(() => state.findNetwork('aaaa')),
+      'INVALID_PARAMETER',
+    );
+    assert.equal(
+      code(() => state.findNetwork('zzz')),
+      'NOT_FOUND',
+    );
+    assert.equal(
+      code(() => state.findNetwork('')),
+      'NOT_FOUND',
+    );
   });
 
   test('networks and containers are written through and load again', () => {
@@ -65,31 +74,57 @@ describe('NetworkState', () => {
     again.forgetContainer('c1');
     const third = new NetworkState(db);
     third.load();
-    assert.deepEqual(third.networks().map((n) => n.Name), ['bridge']);
+    assert.deepEqual(
+      third.networks().map((n) => n.Name),
+      ['bridge'],
+    );
     assert.equal(third.container('c1'), undefined);
     assert.equal(third.hasIPv6Networks(), false);
   });
 
-  test('endpointsOn lists running sandboxes\' endpoints on a network; events carry the container', () => {
+  test("endpointsOn lists running sandboxes' endpoints on a network; events carry the container", () => {
     const published: unknown[] = [];
     const state = new NetworkState(db, { publish: (e) => void published.push(e) });
     const user = bridgeNetwork('front');
     state.saveNetwork(user);
-    const ep = { networkId: user.Id, endpointId: 'e', ifname: 'eth0', hostIf: 'v', bridge: 'b', ip: '10.1.0.2', prefixLen: 24, gateway: '10.1.0.1', mac: 'm' };
+    const ep = {
+      networkId: user.Id,
+      endpointId: 'e',
+      ifname: 'eth0',
+      hostIf: 'v',
+      bridge: 'b',
+      ip: '10.1.0.2',
+      prefixLen: 24,
+      gateway: '10.1.0.1',
+      mac: 'm',
+    };
     state.persist({ id: 'c1', attachments: [], sandbox: { key: 'k', sandboxId: 's', endpoints: [ep], ports: [] } });
     state.persist({ id: 'c2', attachments: [] });
-    assert.deepEqual(state.endpointsOn(user.Id).map((x) => x.c.id), ['c1']);
+    assert.deepEqual(
+      state.endpointsOn(user.Id).map((x) => x.c.id),
+      ['c1'],
+    );
     state.event(user, 'connect', 'c1');
-    assert.deepEqual(published, [{ Type: 'network', Action: 'connect', Actor: { ID: user.Id, Attributes: { name: 'front', type: 'bridge', container: 'c1' } } }]);
+    assert.deepEqual(published, [
+      { Type: 'network', Action: 'connect', Actor: { ID: user.Id, Attributes: { name: 'front', type: 'bridge', container: 'c1' } } },
+    ]);
   });
 
-  test('firewallState: bridge networks (config-only ones aside) and every sandbox\'s published ports', () => {
+  test("firewallState: bridge networks (config-only ones aside) and every sandbox's published ports", () => {
     const state = new NetworkState(db);
     const user = bridgeNetwork('front', { bridge: 'br-f', subnet: '10.2.0.0/24', icc: false, subnet6: 'fd00:2::/64' }, { Internal: true });
     const plain = bridgeNetwork('plain', { bridge: 'br-p', subnet: '10.3.0.0/24', masquerade: false });
     const conf = bridgeNetwork('conf', { bridge: 'br-c' }, { ConfigOnly: true });
     for (const n of [user, plain, conf]) state.saveNetwork(n);
-    const port = { proto: 'tcp' as const, containerPort: 80, hostIp: '0.0.0.0', hostPort: 8080, containerIp: '10.3.0.2', bridge: 'br-p', proxyPid: 42 };
+    const port = {
+      proto: 'tcp' as const,
+      containerPort: 80,
+      hostIp: '0.0.0.0',
+      hostPort: 8080,
+      containerIp: '10.3.0.2',
+      bridge: 'br-p',
+      proxyPid: 42,
+    };
     state.persist({ id: 'c1', attachments: [], sandbox: { key: 'k', sandboxId: 's', endpoints: [], ports: [port] } });
     assert.deepEqual(firewallState(state), {
       networks: [

@@ -15,7 +15,10 @@ export class NetworkState {
   /** The address space of every bridge network (filled by addresses.add once its bridge is up). */
   readonly addresses = new AddressBook();
 
-  constructor(db: EngineDatabase, private readonly events?: EventPublisher) {
+  constructor(
+    db: EngineDatabase,
+    private readonly events?: EventPublisher,
+  ) {
     this.store = new NetworkStore(db);
   }
 
@@ -98,7 +101,8 @@ export class NetworkState {
 
   /** Some container is configured for this user network (running or not). */
   configuredOn(netId: string): boolean {
-    for (const c of this.cons.values()) if (c.attachments.some((a) => a.networkId === netId) && !this.nets.get(netId)?.x.predefined) return true;
+    for (const c of this.cons.values())
+      if (c.attachments.some((a) => a.networkId === netId) && !this.nets.get(netId)?.x.predefined) return true;
     return false;
   }
 
@@ -106,6 +110,10 @@ export class NetworkState {
 
   /** network create/destroy/connect/disconnect. */
   event(n: NetworkRecord, action: string, container?: string): void {
-    this.events?.publish({ Type: 'network', Action: action, Actor: { ID: n.Id, Attributes: { name: n.Name, type: n.Driver, ...(container ? { container } : {}) } } });
+    this.events?.publish({
+      Type: 'network',
+      Action: action,
+      Actor: { ID: n.Id, Attributes: { name: n.Name, type: n.Driver, ...(container ? { container } : {}) } },
+    });
   }
 }

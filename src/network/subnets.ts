@@ -42,11 +42,17 @@ export function pools6(configured: AddressPool[], seed: string): AddressPool[] {
 
 /** A given IPv4 subnet must not overlap another network's (dockerd's 403). */
 export function checkFreeSubnet(nets: NetworkRecord[], subnet: Cidr): void {
-  if (nets.some((n) => n.x.subnet && overlaps(parseCidr(n.x.subnet), subnet))) throw forbidden('invalid pool request: Pool overlaps with other one on this address space');
+  if (nets.some((n) => n.x.subnet && overlaps(parseCidr(n.x.subnet), subnet)))
+    throw forbidden('invalid pool request: Pool overlaps with other one on this address space');
 }
 
 /** A new network's IPv6 subnet (given, or a /64 from the pools), gateway, range and reserved addresses. */
-export function newIPv6Facts(nets: NetworkRecord[], pools: AddressPool[], routes: Array<Route<Cidr6>>, given: IpamConfigEntry | undefined): Partial<NetworkFacts> {
+export function newIPv6Facts(
+  nets: NetworkRecord[],
+  pools: AddressPool[],
+  routes: Array<Route<Cidr6>>,
+  given: IpamConfigEntry | undefined,
+): Partial<NetworkFacts> {
   let subnet: Cidr6;
   if (given?.Subnet) {
     subnet = parseCidr6(given.Subnet);
@@ -59,8 +65,12 @@ export function newIPv6Facts(nets: NetworkRecord[], pools: AddressPool[], routes
   }
   const gateway = given?.Gateway ? formatIPv6(parseIPv6(given.Gateway)) : formatIPv6(subnet.base + 1n);
   return {
-    subnet6: formatCidr6(subnet), gateway6: gateway, userSubnet6: Boolean(given?.Subnet),
+    subnet6: formatCidr6(subnet),
+    gateway6: gateway,
+    userSubnet6: Boolean(given?.Subnet),
     ...(given?.IPRange ? { range6: formatCidr6(parseCidr6(given.IPRange)) } : {}),
-    reserved6: Object.values(given?.AuxiliaryAddresses ?? {}).filter(isIPv6).map((a) => formatIPv6(parseIPv6(a))),
+    reserved6: Object.values(given?.AuxiliaryAddresses ?? {})
+      .filter(isIPv6)
+      .map((a) => formatIPv6(parseIPv6(a))),
   };
 }

@@ -13,7 +13,10 @@ const byId = (id: string): NetworkRecord | undefined => [bridge, user].find((n) 
 
 function container(running: boolean): NetContainer {
   return {
-    Id: 'c0ffee'.padEnd(64, '0'), Name: '/web', HostsPath: '', State: { Running: running },
+    Id: 'c0ffee'.padEnd(64, '0'),
+    Name: '/web',
+    HostsPath: '',
+    State: { Running: running },
     Config: { Hostname: 'web-host', ExposedPorts: { '80/tcp': {}, '53/udp': {} } },
     HostConfig: { PortBindings: { '80/tcp': [{ HostIp: '', HostPort: '8080' }] } },
   };
@@ -21,31 +24,63 @@ function container(running: boolean): NetContainer {
 
 function netOf(rec: NetContainer, withSandbox: boolean): ContainerNet {
   const ep = (net: NetworkRecord, ip: string, ifname: string) => ({
-    networkId: net.Id, endpointId: `ep-${ifname}`, ifname, hostIf: `veth${ifname}`, bridge: net.x.bridge!,
-    ip, prefixLen: 24, gateway: net.x.gateway!, mac: `02:42:00:00:00:0${ifname.slice(-1)}`,
+    networkId: net.Id,
+    endpointId: `ep-${ifname}`,
+    ifname,
+    hostIf: `veth${ifname}`,
+    bridge: net.x.bridge!,
+    ip,
+    prefixLen: 24,
+    gateway: net.x.gateway!,
+    mac: `02:42:00:00:00:0${ifname.slice(-1)}`,
   });
   const port = { proto: 'tcp' as const, containerPort: 80, hostPort: 8080, containerIp: '172.17.0.2', bridge: 'engine0' };
   return {
     id: rec.Id,
-    attachments: [{ networkId: bridge.Id, name: 'bridge', config: {} }, { networkId: user.Id, name: 'front', config: { Aliases: ['www', 'web'] } }],
-    ...(withSandbox ? {
-      sandbox: {
-        key: '/run/engine/netns/c0ffee', sandboxId: 'sb1', gatewayNetworkId: bridge.Id,
-        endpoints: [ep(bridge, '172.17.0.2', 'eth0'), ep(user, '10.8.0.2', 'eth1')],
-        ports: [{ ...port, hostIp: '0.0.0.0' }, { ...port, hostIp: '::', sharesListener: true }],
-      },
-    } : {}),
+    attachments: [
+      { networkId: bridge.Id, name: 'bridge', config: {} },
+      { networkId: user.Id, name: 'front', config: { Aliases: ['www', 'web'] } },
+    ],
+    ...(withSandbox
+      ? {
+          sandbox: {
+            key: '/run/engine/netns/c0ffee',
+            sandboxId: 'sb1',
+            gatewayNetworkId: bridge.Id,
+            endpoints: [ep(bridge, '172.17.0.2', 'eth0'), ep(user, '10.8.0.2', 'eth1')],
+            ports: [
+              { ...port, hostIp: '0.0.0.0' },
+              { ...port, hostIp: '::', sharesListener: true },
+            ],
+          },
+        }
+      : {}),
   };
 }
 
 describe('views', () => {
-  test('networkInspect: the wire fields in dockerd\'s order, with the containers given', () => {
+  test("networkInspect: the wire fields in dockerd's order, with the containers given", () => {
     const doc = networkInspect(user, { abc: { Name: 'web' } });
     assert.deepEqual(Object.keys(doc), [
-      'Name', 'Id', 'Created', 'Scope', 'Driver', 'EnableIPv4', 'EnableIPv6', 'IPAM', 'Internal', 'Attachable', 'Ingress', 'ConfigFrom', 'ConfigOnly', 'Containers', 'Options', 'Labels',
+      'Name',
+      'Id',
+      'Created',
+      'Scope',
+      'Driver',
+      'EnableIPv4',
+      'EnableIPv6',
+      'IPAM',
+      'Internal',
+      'Attachable',
+      'Ingress',
+      'ConfigFrom',
+      'ConfigOnly',
+      'Containers',
+      'Options',
+      'Labels',
     ]);
     assert.deepEqual(doc.Containers, { abc: { Name: 'web' } });
-    assert.equal('x' in doc, false, 'the daemon\'s own facts stay out');
+    assert.equal('x' in doc, false, "the daemon's own facts stay out");
   });
 
   test('dnsNamesFor: name, aliases, short ID, hostname, without repeats', () => {
@@ -59,7 +94,13 @@ describe('views', () => {
     assert.equal(s.SandboxKey, '/run/engine/netns/c0ffee');
     assert.equal(s.IPAddress, '172.17.0.2');
     assert.equal(s.EndpointID, 'ep-eth0');
-    assert.deepEqual(s.Ports, { '80/tcp': [{ HostIp: '0.0.0.0', HostPort: '8080' }, { HostIp: '::', HostPort: '8080' }], '53/udp': null });
+    assert.deepEqual(s.Ports, {
+      '80/tcp': [
+        { HostIp: '0.0.0.0', HostPort: '8080' },
+        { HostIp: '::', HostPort: '8080' },
+      ],
+      '53/udp': null,
+    });
     const nets = s.Networks as Record<string, Record<string, unknown>>;
     assert.deepEqual(Object.keys(nets), ['bridge', 'front']);
     assert.equal(nets.bridge?.DNSNames, null, 'no DNS names on the default bridge');

@@ -62,7 +62,12 @@ function endpointSettings(rec: NetContainer, a: Attachment, net: NetworkRecord |
   };
 }
 
-export function buildContainerView(rec: NetContainer, c: ContainerNet, net: (id: string) => NetworkRecord | undefined, bridgeFlag: string): NetworkView {
+export function buildContainerView(
+  rec: NetContainer,
+  c: ContainerNet,
+  net: (id: string) => NetworkRecord | undefined,
+  bridgeFlag: string,
+): NetworkView {
   const networks: Record<string, unknown> = {};
   for (const a of c.attachments) networks[net(a.networkId)?.Name ?? a.name] = endpointSettings(rec, a, net(a.networkId), c);
   const running = rec.State.Running && c.sandbox !== undefined;

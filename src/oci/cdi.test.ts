@@ -10,8 +10,27 @@ describe('CDI', () => {
   let dir: string;
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'engine-cdi-unit-'));
-    await writeFile(join(dir, 'a.json'), JSON.stringify({ cdiVersion: '0.6.0', kind: 'a.test/c', devices: [{ name: 'd1', containerEdits: { hooks: [{ hookName: 'createContainer', path: '/bin/true', args: ['true', 'x'] }], additionalGids: [5] } }] }));
-    await writeFile(join(dir, 'bad-hook.json'), JSON.stringify({ cdiVersion: '0.6.0', kind: 'b.test/c', devices: [{ name: 'd', containerEdits: { hooks: [{ hookName: 'whenever', path: '/x' }] } }] }));
+    await writeFile(
+      join(dir, 'a.json'),
+      JSON.stringify({
+        cdiVersion: '0.6.0',
+        kind: 'a.test/c',
+        devices: [
+          {
+            name: 'd1',
+            containerEdits: { hooks: [{ hookName: 'createContainer', path: '/bin/true', args: ['true', 'x'] }], additionalGids: [5] },
+          },
+        ],
+      }),
+    );
+    await writeFile(
+      join(dir, 'bad-hook.json'),
+      JSON.stringify({
+        cdiVersion: '0.6.0',
+        kind: 'b.test/c',
+        devices: [{ name: 'd', containerEdits: { hooks: [{ hookName: 'whenever', path: '/x' }] } }],
+      }),
+    );
     await writeFile(join(dir, 'bad-kind.yaml'), 'cdiVersion: "0.6.0"\nkind: nokind\ndevices: [{name: d}]\n');
     await writeFile(join(dir, 'ignored.txt'), 'not a spec');
   });

@@ -81,13 +81,16 @@ function versionAtMost(v: string, max: string): boolean {
 function checkSpec(raw: unknown): SpecFile {
   const s = raw as Partial<SpecFile> | null;
   if (!s || typeof s !== 'object') throw new Error('not a CDI spec object');
-  if (typeof s.cdiVersion !== 'string' || !/^\d+\.\d+\.\d+$/.test(s.cdiVersion)) throw new Error(`invalid cdiVersion ${JSON.stringify(s.cdiVersion)}`);
-  if (!versionAtMost(s.cdiVersion, CDI_MAX_VERSION)) throw new Error(`unsupported cdiVersion ${s.cdiVersion} (newest known: ${CDI_MAX_VERSION})`);
+  if (typeof s.cdiVersion !== 'string' || !/^\d+\.\d+\.\d+$/.test(s.cdiVersion))
+    throw new Error(`invalid cdiVersion ${JSON.stringify(s.cdiVersion)}`);
+  if (!versionAtMost(s.cdiVersion, CDI_MAX_VERSION))
+    throw new Error(`unsupported cdiVersion ${s.cdiVersion} (newest known: ${CDI_MAX_VERSION})`);
   if (typeof s.kind !== 'string' || !KIND.test(s.kind)) throw new Error(`invalid kind ${JSON.stringify(s.kind)}: want vendor.com/class`);
   if (!Array.isArray(s.devices) || s.devices.length === 0) throw new Error('no devices');
   for (const d of s.devices) {
     if (!d || typeof d.name !== 'string' || !DEVICE_NAME.test(d.name)) throw new Error(`invalid device name ${JSON.stringify(d?.name)}`);
-    for (const h of d.containerEdits?.hooks ?? []) if (!HOOK_NAMES.has(h.hookName)) throw new Error(`device ${d.name}: unknown hook ${JSON.stringify(h.hookName)}`);
+    for (const h of d.containerEdits?.hooks ?? [])
+      if (!HOOK_NAMES.has(h.hookName)) throw new Error(`device ${d.name}: unknown hook ${JSON.stringify(h.hookName)}`);
   }
   return s as SpecFile;
 }
@@ -170,12 +173,22 @@ export class CdiRegistry {
       out.env.push(...(e.env ?? []));
       for (const n of e.deviceNodes ?? []) {
         const dev = resolveDevice(n.hostPath ?? n.path, n.path, n.permissions ?? 'rwm');
-        out.devices.push({ ...dev, ...(n.fileMode !== undefined ? { fileMode: n.fileMode } : {}), ...(n.uid !== undefined ? { uid: n.uid } : {}), ...(n.gid !== undefined ? { gid: n.gid } : {}) });
+        out.devices.push({
+          ...dev,
+          ...(n.fileMode !== undefined ? { fileMode: n.fileMode } : {}),
+          ...(n.uid !== undefined ? { uid: n.uid } : {}),
+          ...(n.gid !== undefined ? { gid: n.gid } : {}),
+        });
       }
       for (const m of e.mounts ?? []) {
         // CDI mounts are bind mounts in practice; a tmpfs is the only other kind the builder takes.
         const type = m.type === 'tmpfs' ? 'tmpfs' : 'bind';
-        out.mounts.push({ type, source: m.hostPath, destination: m.containerPath, options: m.options ?? (type === 'bind' ? ['rbind', 'rprivate'] : []) });
+        out.mounts.push({
+          type,
+          source: m.hostPath,
+          destination: m.containerPath,
+          options: m.options ?? (type === 'bind' ? ['rbind', 'rprivate'] : []),
+        });
       }
       out.hooks.push(...(e.hooks ?? []));
       out.additionalGids.push(...(e.additionalGids ?? []));
@@ -201,7 +214,9 @@ export function cdiDeviceIds(requests: readonly DeviceRequest[] | undefined, cdi
   for (const r of requests ?? []) {
     const driver = r.Driver ?? '';
     if (driver !== 'cdi' || !cdiEnabled) {
-      const caps = JSON.stringify(r.Capabilities ?? []).replace(/"/g, '').replace(/,/g, ' ');
+      const caps = JSON.stringify(r.Capabilities ?? [])
+        .replace(/"/g, '')
+        .replace(/,/g, ' ');
       throw invalidParameter(`could not select device driver ${JSON.stringify(driver)} with capabilities: ${caps}`);
     }
     ids.push(...(r.DeviceIDs ?? []));
@@ -218,6 +233,11 @@ export function applyCdiProcessEdits(spec: OciSpec, cdi: CdiInjection): void {
   }
   for (const h of cdi.hooks) {
     const hooks = (spec.hooks ??= {});
-    (hooks[h.hookName] ??= []).push({ path: h.path, ...(h.args ? { args: h.args } : {}), ...(h.env ? { env: h.env } : {}), ...(h.timeout !== undefined ? { timeout: h.timeout } : {}) });
+    (hooks[h.hookName] ??= []).push({
+      path: h.path,
+      ...(h.args ? { args: h.args } : {}),
+      ...(h.env ? { env: h.env } : {}),
+      ...(h.timeout !== undefined ? { timeout: h.timeout } : {}),
+    });
   }
 }

@@ -67,7 +67,9 @@ export function resolveCgroupDriver(
   if (requested === 'none') throw invalidParameter('native.cgroupdriver option none is internally used and cannot be specified manually');
   if (requested !== 'cgroupfs' && requested !== 'systemd') throw invalidParameter(`native.cgroupdriver option ${requested} not supported`);
   if (requested === 'systemd' && !systemd) {
-    throw invalidParameter('systemd cgroup driver requested but systemd is not running (native.cgroupdriver=systemd needs systemd as PID 1)');
+    throw invalidParameter(
+      'systemd cgroup driver requested but systemd is not running (native.cgroupdriver=systemd needs systemd as PID 1)',
+    );
   }
   return requested;
 }
@@ -100,7 +102,10 @@ export function cgroupsPath(driver: CgroupDriver, parent: string | undefined, id
 export function cgroupsDelegated(layout: CgroupLayout = detectCgroupLayout()): boolean {
   if (layout !== 'v2') return false;
   try {
-    const own = readFileSync('/proc/self/cgroup', 'utf8').split('\n').find((l) => l.startsWith('0::'))?.slice(3);
+    const own = readFileSync('/proc/self/cgroup', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('0::'))
+      ?.slice(3);
     if (!own) return false;
     accessSync(`/sys/fs/cgroup${own}/cgroup.subtree_control`, constants.W_OK);
     return true;
@@ -110,10 +115,26 @@ export function cgroupsDelegated(layout: CgroupLayout = detectCgroupLayout()): b
 }
 
 const LIMIT_FIELDS = [
-  'CpuShares', 'Memory', 'BlkioWeight', 'CpuPeriod', 'CpuQuota', 'CpuRealtimePeriod', 'CpuRealtimeRuntime', 'KernelMemoryTCP',
-  'MemoryReservation', 'NanoCpus', 'PidsLimit',
+  'CpuShares',
+  'Memory',
+  'BlkioWeight',
+  'CpuPeriod',
+  'CpuQuota',
+  'CpuRealtimePeriod',
+  'CpuRealtimeRuntime',
+  'KernelMemoryTCP',
+  'MemoryReservation',
+  'NanoCpus',
+  'PidsLimit',
 ] as const;
-const LIMIT_LISTS = ['BlkioWeightDevice', 'BlkioDeviceReadBps', 'BlkioDeviceWriteBps', 'BlkioDeviceReadIOps', 'BlkioDeviceWriteIOps', 'DeviceCgroupRules'] as const;
+const LIMIT_LISTS = [
+  'BlkioWeightDevice',
+  'BlkioDeviceReadBps',
+  'BlkioDeviceWriteBps',
+  'BlkioDeviceReadIOps',
+  'BlkioDeviceWriteIOps',
+  'DeviceCgroupRules',
+] as const;
 
 /** The cgroup settings a HostConfig asks for (what a daemon without cgroups must refuse). */
 export function requestedLimits(hc: Record<string, unknown>): string[] {
@@ -130,5 +151,7 @@ export function requestedLimits(hc: Record<string, unknown>): string[] {
 export function refuseLimitsWithoutCgroups(hc: Record<string, unknown>): void {
   const asked = requestedLimits(hc);
   if (asked.length === 0) return;
-  throw invalidParameter(`resource limits need cgroups, which are not delegated to this rootless daemon (cgroup v2 with a delegated cgroup is required; this host has cgroup v1): refused ${asked.join(', ')}`);
+  throw invalidParameter(
+    `resource limits need cgroups, which are not delegated to this rootless daemon (cgroup v2 with a delegated cgroup is required; this host has cgroup v1): refused ${asked.join(', ')}`,
+  );
 }

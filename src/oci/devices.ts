@@ -56,10 +56,14 @@ export function resolveDevice(pathOnHost: string, pathInContainer = pathOnHost, 
   try {
     st = statSync(pathOnHost, { bigint: true });
   } catch (err) {
-    throw invalidParameter(`error gathering device information while adding custom device ${JSON.stringify(pathOnHost)}: ${(err as Error).message}`);
+    throw invalidParameter(
+      `error gathering device information while adding custom device ${JSON.stringify(pathOnHost)}: ${(err as Error).message}`,
+    );
   }
   if (!st.isBlockDevice() && !st.isCharacterDevice()) {
-    throw invalidParameter(`error gathering device information while adding custom device ${JSON.stringify(pathOnHost)}: not a device node`);
+    throw invalidParameter(
+      `error gathering device information while adding custom device ${JSON.stringify(pathOnHost)}: not a device node`,
+    );
   }
   return {
     path: pathInContainer,
@@ -94,7 +98,9 @@ export function resolveDeviceMappings(mappings: readonly DeviceMapping[] | undef
     }
     const found = walkDevices(host);
     if (found.length === 0) {
-      throw invalidParameter(`error gathering device information while adding custom device ${JSON.stringify(host)}: no device nodes found`);
+      throw invalidParameter(
+        `error gathering device information while adding custom device ${JSON.stringify(host)}: no device nodes found`,
+      );
     }
     for (const p of found) out.push(resolveDevice(p, inContainer + p.slice(host.length), perms));
   }

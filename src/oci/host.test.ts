@@ -23,7 +23,10 @@ describe('cgroups', () => {
     assert.equal(resolveCgroupDriver([], { layout: 'v2', systemd: true }), 'systemd');
     assert.equal(resolveCgroupDriver(['native.cgroupdriver=cgroupfs'], { layout: 'v2', systemd: true }), 'cgroupfs');
     assert.equal(resolveCgroupDriver(['Native.CgroupDriver=systemd'], { systemd: true }), 'systemd');
-    assert.throws(() => resolveCgroupDriver(['native.cgroupdriver=systemd'], { systemd: false }), /systemd cgroup driver requested but systemd is not running/);
+    assert.throws(
+      () => resolveCgroupDriver(['native.cgroupdriver=systemd'], { systemd: false }),
+      /systemd cgroup driver requested but systemd is not running/,
+    );
     assert.throws(() => resolveCgroupDriver(['native.cgroupdriver=foo']), /native.cgroupdriver option foo not supported/);
     // This host has no systemd as PID 1.
     assert.throws(() => resolveCgroupDriver(['native.cgroupdriver=systemd']), /systemd is not running/);
@@ -51,9 +54,16 @@ Max open files            1024                 20000                files
 
   it('refuses hard limits above the daemon’s own unless it can raise them', () => {
     const hard = parseProcLimits(LIMITS);
-    checkUlimits([{ Name: 'nofile', Soft: 1024, Hard: 20000 }, { Name: 'cpu', Soft: -1, Hard: -1 }], hard);
+    checkUlimits(
+      [
+        { Name: 'nofile', Soft: 1024, Hard: 20000 },
+        { Name: 'cpu', Soft: -1, Hard: -1 },
+      ],
+      hard,
+    );
     assert.throws(() => checkUlimits([{ Name: 'nofile', Soft: 1024, Hard: 30000 }], hard), {
-      message: "ulimit nofile: hard limit 30000 is above the daemon's own hard limit 20000, and the daemon lacks CAP_SYS_RESOURCE to raise it",
+      message:
+        "ulimit nofile: hard limit 30000 is above the daemon's own hard limit 20000, and the daemon lacks CAP_SYS_RESOURCE to raise it",
     });
     assert.throws(() => checkUlimits([{ Name: 'nproc', Soft: 1, Hard: -1 }], hard), /hard limit unlimited is above/);
     checkUlimits([{ Name: 'nofile', Soft: 1024, Hard: 30000 }], hard, true);
@@ -86,7 +96,10 @@ describe('devices', () => {
     assert.equal(d.major, 1);
     assert.equal(d.minor, 3);
     assert.equal(d.permissions, 'rw');
-    assert.throws(() => resolveDevice('/etc/hostname'), /error gathering device information while adding custom device "\/etc\/hostname": not a device node/);
+    assert.throws(
+      () => resolveDevice('/etc/hostname'),
+      /error gathering device information while adding custom device "\/etc\/hostname": not a device node/,
+    );
     assert.throws(() => resolveDevice('/dev/does-not-exist'), /error gathering device information/);
     const mapped = resolveDeviceMappings([{ PathOnHost: '/dev/zero' }]);
     assert.deepEqual([mapped[0]!.path, mapped[0]!.permissions, mapped[0]!.minor], ['/dev/zero', 'rwm', 5]);

@@ -1,11 +1,28 @@
 // The OCI layer's public surface: build a container's runtime spec and the host facts it needs.
 
-export { buildSpec, buildEnv, cgroupnsMode, DEFAULT_MASKED_PATHS, DEFAULT_READONLY_PATHS, DEFAULT_PATH_ENV, INIT_PATH_IN_CONTAINER, OCI_VERSION } from './spec.ts';
+export {
+  buildSpec,
+  buildEnv,
+  cgroupnsMode,
+  DEFAULT_MASKED_PATHS,
+  DEFAULT_READONLY_PATHS,
+  DEFAULT_PATH_ENV,
+  INIT_PATH_IN_CONTAINER,
+  OCI_VERSION,
+} from './spec.ts';
 export type { DaemonSpecDefaults, SpecInput } from './spec.ts';
 export { serializeSpec } from './spec-types.ts';
 export type { LinuxSeccomp, OciSpec } from './spec-types.ts';
 export { ALL_CAPABILITIES, DEFAULT_CAPABILITIES, normalizeCapabilities, readOwnCapabilities, resolveCapabilities } from './caps.ts';
-export { cgroupDriverDefault, cgroupsPath, cgroupVersion, defaultCgroupParent, detectCgroupLayout, isSystemdRunning, resolveCgroupDriver } from './cgroups.ts';
+export {
+  cgroupDriverDefault,
+  cgroupsPath,
+  cgroupVersion,
+  defaultCgroupParent,
+  detectCgroupLayout,
+  isSystemdRunning,
+  resolveCgroupDriver,
+} from './cgroups.ts';
 export type { CgroupDriver, CgroupLayout } from './cgroups.ts';
 export { deviceNumbers, listHostDevices, resolveDevice, resolveDeviceMappings } from './devices.ts';
 export type { ResolvedDevice } from './devices.ts';

@@ -43,7 +43,12 @@ export function baseMounts(): OciMount[] {
   return [
     { destination: '/proc', type: 'proc', source: 'proc', options: ['nosuid', 'noexec', 'nodev'] },
     { destination: '/dev', type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'strictatime', 'mode=755', 'size=65536k'] },
-    { destination: '/dev/pts', type: 'devpts', source: 'devpts', options: ['nosuid', 'noexec', 'newinstance', 'ptmxmode=0666', 'mode=0620', 'gid=5'] },
+    {
+      destination: '/dev/pts',
+      type: 'devpts',
+      source: 'devpts',
+      options: ['nosuid', 'noexec', 'newinstance', 'ptmxmode=0666', 'mode=0620', 'gid=5'],
+    },
     { destination: '/sys', type: 'sysfs', source: 'sysfs', options: ['nosuid', 'noexec', 'nodev', 'ro'] },
     { destination: '/sys/fs/cgroup', type: 'cgroup', source: 'cgroup', options: ['ro', 'nosuid', 'noexec', 'nodev'] },
     { destination: '/dev/mqueue', type: 'mqueue', source: 'mqueue', options: ['nosuid', 'noexec', 'nodev'] },
@@ -51,12 +56,27 @@ export function baseMounts(): OciMount[] {
 }
 
 export function shmTmpfs(sizeBytes: number): OciMount {
-  return { destination: '/dev/shm', type: 'tmpfs', source: 'shm', options: ['nosuid', 'noexec', 'nodev', 'mode=1777', `size=${sizeBytes}`] };
+  return {
+    destination: '/dev/shm',
+    type: 'tmpfs',
+    source: 'shm',
+    options: ['nosuid', 'noexec', 'nodev', 'mode=1777', `size=${sizeBytes}`],
+  };
 }
 
 const FLAG_OPPOSITES: Readonly<Record<string, string>> = {
-  exec: 'noexec', noexec: 'exec', suid: 'nosuid', nosuid: 'suid', dev: 'nodev', nodev: 'dev',
-  ro: 'rw', rw: 'ro', atime: 'noatime', noatime: 'atime', diratime: 'nodiratime', nodiratime: 'diratime',
+  exec: 'noexec',
+  noexec: 'exec',
+  suid: 'nosuid',
+  nosuid: 'suid',
+  dev: 'nodev',
+  nodev: 'dev',
+  ro: 'rw',
+  rw: 'ro',
+  atime: 'noatime',
+  noatime: 'atime',
+  diratime: 'nodiratime',
+  nodiratime: 'diratime',
 };
 
 /**
@@ -85,13 +105,20 @@ export function tmpfsFromMap(destination: string, options: string): OciMount {
     destination: cleanPath(destination),
     type: 'tmpfs',
     source: 'tmpfs',
-    options: mergeTmpfsOptions(['noexec', 'nosuid', 'nodev'], options.split(',').map((o) => o.trim())),
+    options: mergeTmpfsOptions(
+      ['noexec', 'nosuid', 'nodev'],
+      options.split(',').map((o) => o.trim()),
+    ),
   };
 }
 
 /** size in bytes → "Ng" / "Nm" / "Nk" when exact (what dockerd writes). */
 function sizeOption(bytes: number): string {
-  for (const [suffix, div] of [['g', 1 << 30], ['m', 1 << 20], ['k', 1 << 10]] as const) {
+  for (const [suffix, div] of [
+    ['g', 1 << 30],
+    ['m', 1 << 20],
+    ['k', 1 << 10],
+  ] as const) {
     if (bytes % div === 0) return `size=${bytes / div}${suffix}`;
   }
   return `size=${bytes}`;
@@ -105,8 +132,10 @@ export function tmpfsMountOptions(m: MountSpec): string[] {
   if (t?.Mode) raw.push(`mode=${t.Mode.toString(8)}`);
   if (t?.SizeBytes) raw.push(sizeOption(t.SizeBytes));
   for (const opt of t?.Options ?? []) {
-    if (!Array.isArray(opt) || opt.length < 1 || opt.length > 2) throw invalidParameter('invalid mount config for type "tmpfs": invalid option array length');
-    if (opt[0] !== 'exec' && opt[0] !== 'noexec') throw invalidParameter(`invalid mount config for type "tmpfs": invalid option: ${opt[0]}`);
+    if (!Array.isArray(opt) || opt.length < 1 || opt.length > 2)
+      throw invalidParameter('invalid mount config for type "tmpfs": invalid option array length');
+    if (opt[0] !== 'exec' && opt[0] !== 'noexec')
+      throw invalidParameter(`invalid mount config for type "tmpfs": invalid option: ${opt[0]}`);
     raw.push(opt.length === 1 ? opt[0] : `${opt[0]}=${opt[1]}`);
   }
   return mergeTmpfsOptions(['noexec', 'nosuid', 'nodev'], raw);

@@ -18,14 +18,28 @@ const RUNC = '/usr/sbin/runc';
 const BUSYBOX = '/usr/bin/busybox';
 const APPLETS = ['sh', 'echo', 'cat', 'grep', 'unshare', 'true', 'id', 'wc', 'hostname'];
 const CGROUP_PARENT = `/engine-oci-test-${process.pid}`;
-const missing = !existsSync(RUNC) ? `${RUNC} not installed` : !existsSync(BUSYBOX) ? `${BUSYBOX} not installed (busybox-static)` : process.getuid?.() !== 0 ? 'needs root' : undefined;
+const missing = !existsSync(RUNC)
+  ? `${RUNC} not installed`
+  : !existsSync(BUSYBOX)
+    ? `${BUSYBOX} not installed (busybox-static)`
+    : process.getuid?.() !== 0
+      ? 'needs root'
+      : undefined;
 
 let work: string;
 let runs = 0;
 
-interface Run { status: number | null; stdout: string; stderr: string }
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
 
-function run(script: string, hostConfig: HostConfig = {}, opts: { config?: ContainerConfig; user?: string; available?: string[] } = {}): Run {
+function run(
+  script: string,
+  hostConfig: HostConfig = {},
+  opts: { config?: ContainerConfig; user?: string; available?: string[] } = {},
+): Run {
   const id = `engine-oci-test-${process.pid}-${++runs}`;
   const bundle = join(work, id);
   const rootfs = join(bundle, 'rootfs');

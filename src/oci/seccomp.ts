@@ -36,16 +36,34 @@ export interface DockerSeccompProfile {
 
 /** Go's GOARCH name for this process (the names `includes.arches` uses). */
 export function goArch(nodeArch: string = process.arch): string {
-  const map: Record<string, string> = { x64: 'amd64', ia32: '386', arm64: 'arm64', arm: 'arm', s390x: 's390x', ppc64: 'ppc64le', riscv64: 'riscv64', loong64: 'loong64', mips: 'mips', mipsel: 'mipsle' };
+  const map: Record<string, string> = {
+    x64: 'amd64',
+    ia32: '386',
+    arm64: 'arm64',
+    arm: 'arm',
+    s390x: 's390x',
+    ppc64: 'ppc64le',
+    riscv64: 'riscv64',
+    loong64: 'loong64',
+    mips: 'mips',
+    mipsel: 'mipsle',
+  };
   return map[nodeArch] ?? nodeArch;
 }
 
 /** libseccomp's native architecture constant for a GOARCH name. */
 export function nativeSeccompArch(arch: string = goArch()): string {
   const map: Record<string, string> = {
-    amd64: 'SCMP_ARCH_X86_64', '386': 'SCMP_ARCH_X86', arm64: 'SCMP_ARCH_AARCH64', arm: 'SCMP_ARCH_ARM',
-    s390x: 'SCMP_ARCH_S390X', ppc64le: 'SCMP_ARCH_PPC64LE', riscv64: 'SCMP_ARCH_RISCV64', loong64: 'SCMP_ARCH_LOONGARCH64',
-    mips: 'SCMP_ARCH_MIPS', mipsle: 'SCMP_ARCH_MIPSEL',
+    amd64: 'SCMP_ARCH_X86_64',
+    '386': 'SCMP_ARCH_X86',
+    arm64: 'SCMP_ARCH_AARCH64',
+    arm: 'SCMP_ARCH_ARM',
+    s390x: 'SCMP_ARCH_S390X',
+    ppc64le: 'SCMP_ARCH_PPC64LE',
+    riscv64: 'SCMP_ARCH_RISCV64',
+    loong64: 'SCMP_ARCH_LOONGARCH64',
+    mips: 'SCMP_ARCH_MIPS',
+    mipsle: 'SCMP_ARCH_MIPSEL',
   };
   return map[arch] ?? `SCMP_ARCH_${arch.toUpperCase()}`;
 }
@@ -98,7 +116,9 @@ export function seccompFromProfile(profile: DockerSeccompProfile, context: Secco
 
   if (profile.archMap?.length) {
     if (profile.architectures?.length) {
-      throw invalidParameter("Decoding seccomp profile failed: both 'architectures' and 'archMap' are specified in the seccomp profile, use either 'architectures' or 'archMap'");
+      throw invalidParameter(
+        "Decoding seccomp profile failed: both 'architectures' and 'archMap' are specified in the seccomp profile, use either 'architectures' or 'archMap'",
+      );
     }
     const native = nativeSeccompArch(ctx.arch);
     const entry = profile.archMap.find((a) => a.architecture === native);
@@ -140,6 +160,7 @@ export function parseSeccompProfile(text: string): DockerSeccompProfile {
   }
   const p = parsed as DockerSeccompProfile;
   if (typeof p.defaultAction !== 'string') throw invalidParameter('Decoding seccomp profile failed: defaultAction is missing');
-  if (p.syscalls != null && !Array.isArray(p.syscalls)) throw invalidParameter('Decoding seccomp profile failed: syscalls must be an array');
+  if (p.syscalls != null && !Array.isArray(p.syscalls))
+    throw invalidParameter('Decoding seccomp profile failed: syscalls must be an array');
   return p;
 }

@@ -90,15 +90,31 @@ describe('buildSpec: a plain container', () => {
 
   it('mounts the kernel filesystems and the network files', () => {
     assert.deepEqual(dests(spec), [
-      '/proc', '/dev', '/sys', '/dev/pts', '/dev/mqueue', '/dev/shm',
-      '/etc/resolv.conf', '/etc/hostname', '/etc/hosts', '/sys/fs/cgroup',
+      '/proc',
+      '/dev',
+      '/sys',
+      '/dev/pts',
+      '/dev/mqueue',
+      '/dev/shm',
+      '/etc/resolv.conf',
+      '/etc/hostname',
+      '/etc/hosts',
+      '/sys/fs/cgroup',
     ]);
     assert.deepEqual(mount(spec, '/sys')!.options, ['nosuid', 'noexec', 'nodev', 'ro']);
     assert.ok(mount(spec, '/sys/fs/cgroup')!.options!.includes('ro'));
     assert.deepEqual(mount(spec, '/dev/shm'), {
-      destination: '/dev/shm', type: 'tmpfs', source: 'shm', options: ['nosuid', 'noexec', 'nodev', 'mode=1777', 'size=67108864'],
+      destination: '/dev/shm',
+      type: 'tmpfs',
+      source: 'shm',
+      options: ['nosuid', 'noexec', 'nodev', 'mode=1777', 'size=67108864'],
     });
-    assert.deepEqual(mount(spec, '/etc/hosts'), { destination: '/etc/hosts', type: 'bind', source: '/data/c/hosts', options: ['rbind', 'rprivate'] });
+    assert.deepEqual(mount(spec, '/etc/hosts'), {
+      destination: '/etc/hosts',
+      type: 'bind',
+      source: '/data/c/hosts',
+      options: ['rbind', 'rprivate'],
+    });
   });
 
   it('allows only the default devices', () => {
@@ -141,7 +157,12 @@ describe('buildSpec: process', () => {
   it('prepends the init binary and mounts it read-only', () => {
     const spec = buildSpec(input({ Init: true }));
     assert.deepEqual(spec.process.args, ['/sbin/engine-init', '--', '/bin/sh', '-c', 'echo hi']);
-    assert.deepEqual(mount(spec, '/sbin/engine-init'), { destination: '/sbin/engine-init', type: 'bind', source: '/usr/bin/tini', options: ['bind', 'ro'] });
+    assert.deepEqual(mount(spec, '/sbin/engine-init'), {
+      destination: '/sbin/engine-init',
+      type: 'bind',
+      source: '/usr/bin/tini',
+      options: ['bind', 'ro'],
+    });
     const daemonInit = input();
     daemonInit.daemon.init = true;
     assert.equal(buildSpec(daemonInit).process.args[0], '/sbin/engine-init');
@@ -221,7 +242,10 @@ describe('buildSpec: capabilities', () => {
 describe('buildSpec: rlimits', () => {
   it('uses default-ulimits, overridden per name by the container', () => {
     const i = input({ Ulimits: [{ Name: 'nofile', Soft: 1024, Hard: 2048 }] });
-    i.daemon.defaultUlimits = [{ Name: 'nofile', Soft: 100, Hard: 200 }, { Name: 'nproc', Soft: 50, Hard: -1 }];
+    i.daemon.defaultUlimits = [
+      { Name: 'nofile', Soft: 100, Hard: 200 },
+      { Name: 'nproc', Soft: 50, Hard: -1 },
+    ];
     const r = buildSpec(i).process.rlimits!;
     assert.deepEqual(r, [
       { type: 'RLIMIT_NOFILE', soft: 1024n, hard: 2048n },
@@ -231,7 +255,9 @@ describe('buildSpec: rlimits', () => {
   });
 
   it('container Ulimits alone', () => {
-    assert.deepEqual(buildSpec(input({ Ulimits: [{ Name: 'core', Soft: 0, Hard: 0 }] })).process.rlimits, [{ type: 'RLIMIT_CORE', soft: 0n, hard: 0n }]);
+    assert.deepEqual(buildSpec(input({ Ulimits: [{ Name: 'core', Soft: 0, Hard: 0 }] })).process.rlimits, [
+      { type: 'RLIMIT_CORE', soft: 0n, hard: 0n },
+    ]);
   });
 });
 
@@ -264,7 +290,12 @@ describe('buildSpec: seccomp', () => {
 });
 
 describe('buildSpec: privileged', () => {
-  const spec = buildSpec(input({ Privileged: true }, { hostDevices: [{ path: '/dev/sda', type: 'b', major: 8, minor: 0, fileMode: 0o660, uid: 0, gid: 6, permissions: 'rwm' }] }));
+  const spec = buildSpec(
+    input(
+      { Privileged: true },
+      { hostDevices: [{ path: '/dev/sda', type: 'b', major: 8, minor: 0, fileMode: 0o660, uid: 0, gid: 6, permissions: 'rwm' }] },
+    ),
+  );
 
   it('has no masked or read-only paths, rw /sys and cgroups, all devices', () => {
     assert.equal(spec.linux.maskedPaths, undefined);
@@ -289,13 +320,18 @@ describe('buildSpec: privileged', () => {
 
 describe('buildSpec: mounts', () => {
   it('orders parents before children and lets user mounts replace defaults', () => {
-    const spec = buildSpec(input({ Tmpfs: { '/run': 'rw,exec,size=65536k', '/dev/shm': 'size=1m' } }, {
-      mounts: [
-        { type: 'bind', source: '/host/a/b', destination: '/data/sub', options: ['ro'] },
-        { type: 'bind', source: '/host/a', destination: '/data', options: ['rbind', 'rshared'] },
-        { type: 'tmpfs', source: '', destination: '/data/sub/tmp', options: ['size=1m'] },
-      ],
-    }));
+    const spec = buildSpec(
+      input(
+        { Tmpfs: { '/run': 'rw,exec,size=65536k', '/dev/shm': 'size=1m' } },
+        {
+          mounts: [
+            { type: 'bind', source: '/host/a/b', destination: '/data/sub', options: ['ro'] },
+            { type: 'bind', source: '/host/a', destination: '/data', options: ['rbind', 'rshared'] },
+            { type: 'tmpfs', source: '', destination: '/data/sub/tmp', options: ['size=1m'] },
+          ],
+        },
+      ),
+    );
     const d = dests(spec);
     assert.ok(d.indexOf('/data') < d.indexOf('/data/sub'));
     assert.ok(d.indexOf('/data/sub') < d.indexOf('/data/sub/tmp'));
@@ -313,12 +349,18 @@ describe('buildSpec: mounts', () => {
 
   it('a user mount at /dev replaces every default under /dev', () => {
     const spec = buildSpec(input({}, { mounts: [{ type: 'bind', source: '/dev', destination: '/dev', options: [] }] }));
-    assert.deepEqual(dests(spec).filter((x) => x.startsWith('/dev')), ['/dev']);
+    assert.deepEqual(
+      dests(spec).filter((x) => x.startsWith('/dev')),
+      ['/dev'],
+    );
   });
 
   it('a user bind at /etc/hosts replaces the daemon-written file', () => {
     const spec = buildSpec(input({}, { mounts: [{ type: 'bind', source: '/mine', destination: '/etc/hosts', options: [] }] }));
-    assert.deepEqual(spec.mounts.filter((m) => m.destination === '/etc/hosts').map((m) => m.source), ['/mine']);
+    assert.deepEqual(
+      spec.mounts.filter((m) => m.destination === '/etc/hosts').map((m) => m.source),
+      ['/mine'],
+    );
   });
 
   it('read-only rootfs makes the network files read-only', () => {
@@ -331,7 +373,12 @@ describe('buildSpec: mounts', () => {
     assert.equal(mount(buildSpec(input({ IpcMode: 'none' })), '/dev/shm'), undefined);
     assert.ok(mount(buildSpec(input({ ShmSize: 1024 * 1024 })), '/dev/shm')!.options!.includes('size=1048576'));
     const shared = buildSpec(input({ IpcMode: 'shareable' }, { files: { shmPath: '/data/c/shm' } }));
-    assert.deepEqual(mount(shared, '/dev/shm'), { destination: '/dev/shm', type: 'bind', source: '/data/c/shm', options: ['rbind', 'rprivate'] });
+    assert.deepEqual(mount(shared, '/dev/shm'), {
+      destination: '/dev/shm',
+      type: 'bind',
+      source: '/data/c/shm',
+      options: ['rbind', 'rprivate'],
+    });
     assert.throws(() => buildSpec(input({ IpcMode: 'shareable' })), /needs the shared \/dev\/shm path/);
     const host = buildSpec(input({ IpcMode: 'host' }));
     assert.equal(mount(host, '/dev/shm')!.source, '/dev/shm');
@@ -348,18 +395,33 @@ describe('buildSpec: resources', () => {
   });
 
   it('CPU shares (clamped), period/quota, cpuset, realtime', () => {
-    assert.deepEqual(res({ CpuShares: 1, CpuPeriod: 50000, CpuQuota: 25000, CpusetCpus: '0-1', CpusetMems: '0', CpuRealtimeRuntime: 950 }).cpu, {
-      shares: 2, period: 50000, quota: 25000, cpus: '0-1', mems: '0', realtimeRuntime: 950,
-    });
+    assert.deepEqual(
+      res({ CpuShares: 1, CpuPeriod: 50000, CpuQuota: 25000, CpusetCpus: '0-1', CpusetMems: '0', CpuRealtimeRuntime: 950 }).cpu,
+      {
+        shares: 2,
+        period: 50000,
+        quota: 25000,
+        cpus: '0-1',
+        mems: '0',
+        realtimeRuntime: 950,
+      },
+    );
     assert.equal(res({ CpuShares: 1_000_000 }).cpu!.shares, 262144);
   });
 
   it('Memory, MemorySwap (default twice the limit; -1 unlimited), reservation, swappiness, OOM killer', () => {
     const mb = 1024 * 1024;
     assert.deepEqual(res({ Memory: 64 * mb }).memory, { limit: 64 * mb, swap: 128 * mb });
-    assert.deepEqual(res({ Memory: 64 * mb, MemorySwap: 100 * mb, MemoryReservation: 32 * mb, MemorySwappiness: 10, OomKillDisable: true }).memory, {
-      limit: 64 * mb, swap: 100 * mb, reservation: 32 * mb, swappiness: 10, disableOOMKiller: true,
-    });
+    assert.deepEqual(
+      res({ Memory: 64 * mb, MemorySwap: 100 * mb, MemoryReservation: 32 * mb, MemorySwappiness: 10, OomKillDisable: true }).memory,
+      {
+        limit: 64 * mb,
+        swap: 100 * mb,
+        reservation: 32 * mb,
+        swappiness: 10,
+        disableOOMKiller: true,
+      },
+    );
     assert.deepEqual(res({ Memory: 64 * mb, MemorySwap: -1 }).memory, { limit: 64 * mb, swap: -1 });
   });
 
@@ -379,15 +441,25 @@ describe('buildSpec: resources', () => {
   });
 
   it('blkio weight and throttling via resolved device numbers', () => {
-    const spec = buildSpec(input({ BlkioWeight: 300, BlkioDeviceReadBps: [{ Path: '/dev/sda', Rate: 1000 }] }, { blkioDevices: { '/dev/sda': { major: 8, minor: 0 } } }));
+    const spec = buildSpec(
+      input(
+        { BlkioWeight: 300, BlkioDeviceReadBps: [{ Path: '/dev/sda', Rate: 1000 }] },
+        { blkioDevices: { '/dev/sda': { major: 8, minor: 0 } } },
+      ),
+    );
     assert.deepEqual(spec.linux.resources!.blockIO, { weight: 300, throttleReadBpsDevice: [{ major: 8, minor: 0, rate: 1000 }] });
     assert.throws(() => buildSpec(input({ BlkioDeviceReadBps: [{ Path: '/dev/sdz', Rate: 1 }] })), /could not be resolved/);
   });
 
   it('user devices and cgroup rules', () => {
-    const spec = buildSpec(input({ DeviceCgroupRules: ['c 13:* rwm'] }, {
-      devices: [{ path: '/dev/mydev', type: 'c', major: 240, minor: 1, fileMode: 0o600, uid: 0, gid: 0, permissions: 'rw' }],
-    }));
+    const spec = buildSpec(
+      input(
+        { DeviceCgroupRules: ['c 13:* rwm'] },
+        {
+          devices: [{ path: '/dev/mydev', type: 'c', major: 240, minor: 1, fileMode: 0o600, uid: 0, gid: 0, permissions: 'rw' }],
+        },
+      ),
+    );
     assert.deepEqual(spec.linux.devices, [{ path: '/dev/mydev', type: 'c', major: 240, minor: 1, fileMode: 0o600, uid: 0, gid: 0 }]);
     const rules = spec.linux.resources!.devices!;
     assert.ok(rules.some((r) => r.allow && r.major === 240 && r.minor === 1 && r.access === 'rw'));
@@ -409,10 +481,15 @@ describe('buildSpec: namespaces', () => {
   });
 
   it('container modes join the given paths', () => {
-    const spec = buildSpec(input({ NetworkMode: 'container:abc', PidMode: 'container:abc', IpcMode: 'container:abc' }, {
-      namespaces: { networkPath: '/proc/42/ns/net', pidPath: '/proc/42/ns/pid', ipcPath: '/proc/42/ns/ipc' },
-      files: { shmPath: '/data/abc/shm' },
-    }));
+    const spec = buildSpec(
+      input(
+        { NetworkMode: 'container:abc', PidMode: 'container:abc', IpcMode: 'container:abc' },
+        {
+          namespaces: { networkPath: '/proc/42/ns/net', pidPath: '/proc/42/ns/pid', ipcPath: '/proc/42/ns/ipc' },
+          files: { shmPath: '/data/abc/shm' },
+        },
+      ),
+    );
     const byType = Object.fromEntries(spec.linux.namespaces.map((n) => [n.type, n.path]));
     assert.equal(byType.network, '/proc/42/ns/net');
     assert.equal(byType.pid, '/proc/42/ns/pid');
@@ -433,7 +510,10 @@ describe('buildSpec: namespaces', () => {
     const s = buildSpec(input({ NetworkMode: 'bridge' }, { namespaces: { networkPath: '/run/engine/netns/x' } }));
     assert.equal(s.linux.namespaces.find((n) => n.type === 'network')!.path, '/run/engine/netns/x');
     const none = buildSpec(input({ NetworkMode: 'none' }));
-    assert.deepEqual(none.linux.namespaces.find((n) => n.type === 'network'), { type: 'network' });
+    assert.deepEqual(
+      none.linux.namespaces.find((n) => n.type === 'network'),
+      { type: 'network' },
+    );
     assert.ok(!nsTypes(buildSpec(input({}, { namespaces: { networkPath: 'host' } }))).includes('network'));
   });
 
@@ -474,7 +554,12 @@ describe('buildSpec: user namespace (--userns-remap)', () => {
 
   it('binds the daemon-mounted sysfs at /sys when given, read-only', () => {
     const spec = buildSpec(input({}, { files: { sysfsPath: '/data/c/mounts/sys' } }));
-    assert.deepEqual(mount(spec, '/sys'), { destination: '/sys', type: 'bind', source: '/data/c/mounts/sys', options: ['rbind', 'nosuid', 'noexec', 'nodev', 'ro'] });
+    assert.deepEqual(mount(spec, '/sys'), {
+      destination: '/sys',
+      type: 'bind',
+      source: '/data/c/mounts/sys',
+      options: ['rbind', 'nosuid', 'noexec', 'nodev', 'ro'],
+    });
     assert.equal(mount(buildSpec(input()), '/sys')?.type, 'sysfs');
   });
 });

@@ -14,8 +14,18 @@ import { seccompFromProfile, type DockerSeccompProfile } from './seccomp.ts';
 import { defaultSeccompProfile } from './seccomp-default.ts';
 import { parseSecurityOpt, securityOptWarnings } from './security-opt.ts';
 import type {
-  LinuxSeccomp, OciBlockIO, OciIdMapping, OciCapabilities, OciCpu, OciLinuxDevice, OciMemory, OciMount, OciNamespace,
-  OciProcess, OciResources, OciSpec,
+  LinuxSeccomp,
+  OciBlockIO,
+  OciIdMapping,
+  OciCapabilities,
+  OciCpu,
+  OciLinuxDevice,
+  OciMemory,
+  OciMount,
+  OciNamespace,
+  OciProcess,
+  OciResources,
+  OciSpec,
 } from './spec-types.ts';
 
 export type { ResolvedMount } from './mounts.ts';
@@ -27,14 +37,21 @@ export const DEFAULT_PATH_ENV = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/b
 export const INIT_PATH_IN_CONTAINER = '/sbin/engine-init';
 
 export const DEFAULT_MASKED_PATHS: readonly string[] = [
-  '/proc/asound', '/proc/acpi', '/proc/interrupts', '/proc/kcore', '/proc/keys', '/proc/latency_stats',
-  '/proc/timer_list', '/proc/timer_stats', '/proc/sched_debug', '/proc/scsi', '/sys/firmware',
+  '/proc/asound',
+  '/proc/acpi',
+  '/proc/interrupts',
+  '/proc/kcore',
+  '/proc/keys',
+  '/proc/latency_stats',
+  '/proc/timer_list',
+  '/proc/timer_stats',
+  '/proc/sched_debug',
+  '/proc/scsi',
+  '/sys/firmware',
   '/sys/devices/virtual/powercap',
 ];
 
-export const DEFAULT_READONLY_PATHS: readonly string[] = [
-  '/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger',
-];
+export const DEFAULT_READONLY_PATHS: readonly string[] = ['/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'];
 
 const MIN_CPU_SHARES = 2;
 const MAX_CPU_SHARES = 262144;
@@ -126,7 +143,9 @@ export function buildSpec(input: SpecInput, warnings: string[] = []): OciSpec {
     linux: {
       namespaces: buildNamespaces(input),
       resources: buildResources(input, warnings),
-      ...(daemon.noCgroups ? {} : { cgroupsPath: cgroupsPath(daemon.cgroupDriver, hc.CgroupParent || daemon.cgroupParent || undefined, input.id) }),
+      ...(daemon.noCgroups
+        ? {}
+        : { cgroupsPath: cgroupsPath(daemon.cgroupDriver, hc.CgroupParent || daemon.cgroupParent || undefined, input.id) }),
     },
   };
 
@@ -251,7 +270,10 @@ function buildNamespaces(input: SpecInput): OciNamespace[] {
 }
 
 /** Unset: host for privileged containers on cgroup v1 (as dockerd), else the daemon default. */
-export function cgroupnsMode(hc: HostConfig, daemon: Pick<DaemonSpecDefaults, 'defaultCgroupnsMode' | 'cgroupVersion'>): 'host' | 'private' {
+export function cgroupnsMode(
+  hc: HostConfig,
+  daemon: Pick<DaemonSpecDefaults, 'defaultCgroupnsMode' | 'cgroupVersion'>,
+): 'host' | 'private' {
   if (hc.CgroupnsMode === 'host' || hc.CgroupnsMode === 'private') return hc.CgroupnsMode;
   if (hc.Privileged && daemon.cgroupVersion === 1) return 'host';
   return daemon.defaultCgroupnsMode;

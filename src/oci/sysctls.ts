@@ -4,8 +4,14 @@
 import { invalidParameter } from '../errors.ts';
 
 const IPC_SYSCTLS = new Set([
-  'kernel.msgmax', 'kernel.msgmnb', 'kernel.msgmni', 'kernel.sem', 'kernel.shmall', 'kernel.shmmax',
-  'kernel.shmmni', 'kernel.shm_rmid_forced',
+  'kernel.msgmax',
+  'kernel.msgmnb',
+  'kernel.msgmni',
+  'kernel.sem',
+  'kernel.shmall',
+  'kernel.shmmax',
+  'kernel.shmmni',
+  'kernel.shm_rmid_forced',
 ]);
 
 export interface NamespaceModes {

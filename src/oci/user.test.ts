@@ -60,7 +60,11 @@ describe('resolveUser', () => {
   });
 
   it('adds GroupAdd by name or number', () => {
-    assert.deepEqual(resolveUser(root, 'www-data', ['video', '4000', 'daemon', 'www-data']), { uid: 33, gid: 33, additionalGids: [33, 44, 4000, 1] });
+    assert.deepEqual(resolveUser(root, 'www-data', ['video', '4000', 'daemon', 'www-data']), {
+      uid: 33,
+      gid: 33,
+      additionalGids: [33, 44, 4000, 1],
+    });
   });
 
   it('reports unknown names with dockerd messages', () => {

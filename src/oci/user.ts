@@ -42,7 +42,8 @@ export function scopedPath(root: string, unsafePath: string): string {
       resolved.push(part);
       continue;
     }
-    if (++links > MAX_SYMLINKS) throw invalidParameter(`too many symbolic links resolving ${unsafePath} in the container's root filesystem`);
+    if (++links > MAX_SYMLINKS)
+      throw invalidParameter(`too many symbolic links resolving ${unsafePath} in the container's root filesystem`);
     const target = readlinkSync(candidate);
     if (target.startsWith('/')) resolved.length = 0;
     pending = [...target.split('/').filter((p) => p !== '' && p !== '.'), ...pending];
@@ -69,8 +70,16 @@ function readScoped(root: string, path: string): string | undefined {
   }
 }
 
-interface PasswdEntry { name: string; uid: number; gid: number }
-interface GroupEntry { name: string; gid: number; members: string[] }
+interface PasswdEntry {
+  name: string;
+  uid: number;
+  gid: number;
+}
+interface GroupEntry {
+  name: string;
+  gid: number;
+  members: string[];
+}
 
 function lines(text: string | undefined): string[][] {
   if (!text) return [];
@@ -91,7 +100,14 @@ export function parsePasswd(text: string | undefined): PasswdEntry[] {
 export function parseGroup(text: string | undefined): GroupEntry[] {
   return lines(text)
     .filter((f) => f.length >= 3)
-    .map((f) => ({ name: f[0]!, gid: Number.parseInt(f[2]!, 10), members: (f[3] ?? '').split(',').map((m) => m.trim()).filter(Boolean) }))
+    .map((f) => ({
+      name: f[0]!,
+      gid: Number.parseInt(f[2]!, 10),
+      members: (f[3] ?? '')
+        .split(',')
+        .map((m) => m.trim())
+        .filter(Boolean),
+    }))
     .filter((e) => Number.isInteger(e.gid));
 }
 

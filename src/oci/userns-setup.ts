@@ -71,7 +71,10 @@ async function createDefaultUser(files: HostFiles): Promise<void> {
   };
   await tool('useradd', ['--system', '--user-group', '--shell', '/bin/false', '--no-create-home', DEFAULT_REMAP_USER]);
   const args: string[] = [];
-  for (const [path, flag] of [[files.subuid, '--add-subuids'], [files.subgid, '--add-subgids']] as const) {
+  for (const [path, flag] of [
+    [files.subuid, '--add-subuids'],
+    [files.subgid, '--add-subgids'],
+  ] as const) {
     await appendFile(path, '', { mode: 0o644 }); // exists afterwards, contents untouched
     const text = await readOrEmpty(path);
     if (subIdRanges(text, [DEFAULT_REMAP_USER]).length > 0) continue;
@@ -96,12 +99,18 @@ export async function resolveRemap(setting: string, files: HostFiles = HOST_FILE
     users = parseDb(await readOrEmpty(files.passwd), true);
     user = lookup(users, userRef);
   }
-  if (!user) throw new Error(/^\d+$/.test(userRef) ? `Uid ${userRef} has no entry in /etc/passwd` : `Error during uid lookup for "${userRef}": no such user`);
+  if (!user)
+    throw new Error(
+      /^\d+$/.test(userRef) ? `Uid ${userRef} has no entry in /etc/passwd` : `Error during uid lookup for "${userRef}": no such user`,
+    );
   if (user.id === 0) return undefined;
   const groups = parseDb(await readOrEmpty(files.group), false);
   const groupRef = isDefault ? DEFAULT_REMAP_USER : (parsed.group ?? user.name);
   const group = lookup(groups, groupRef);
-  if (!group) throw new Error(/^\d+$/.test(groupRef) ? `Gid ${groupRef} has no entry in /etc/group` : `Error during gid lookup for "${groupRef}": no such group`);
+  if (!group)
+    throw new Error(
+      /^\d+$/.test(groupRef) ? `Gid ${groupRef} has no entry in /etc/group` : `Error during gid lookup for "${groupRef}": no such group`,
+    );
   // As dockerd: both files are searched by the user's name (or its numeric uid, which shadow-utils
   // also accept there).
   const names = [user.name, String(user.id)];

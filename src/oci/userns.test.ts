@@ -14,9 +14,15 @@ describe('id maps', () => {
   test('ranges are laid end to end from container id 0, and ids translate across them', () => {
     const text = 'alice:100000:65536\n# comment\nbob:300000:10\nalice:500000:100\nalice:bad:1\n';
     const ranges = subIdRanges(text, ['alice']);
-    assert.deepEqual(ranges, [{ start: 100000, length: 65536 }, { start: 500000, length: 100 }]);
+    assert.deepEqual(ranges, [
+      { start: 100000, length: 65536 },
+      { start: 500000, length: 100 },
+    ]);
     const maps = mappingsFrom(ranges);
-    assert.deepEqual(maps, [{ containerID: 0, hostID: 100000, size: 65536 }, { containerID: 65536, hostID: 500000, size: 100 }]);
+    assert.deepEqual(maps, [
+      { containerID: 0, hostID: 100000, size: 65536 },
+      { containerID: 65536, hostID: 500000, size: 100 },
+    ]);
     const m = new IdentityMap('alice', 'alice', maps, mappingsFrom([{ start: 200000, length: 65536 }]));
     assert.equal(m.rootUid, 100000);
     assert.equal(m.rootGid, 200000);
@@ -33,9 +39,21 @@ describe('id maps', () => {
 
   test('a free range starts at 100000, after every overlapping one', () => {
     assert.deepEqual(nextFreeRange([]), { start: 100000, length: 65536 });
-    assert.deepEqual(nextFreeRange([{ start: 100000, length: 65536 }, { start: 165536, length: 10 }]), { start: 165546, length: 65536 });
+    assert.deepEqual(
+      nextFreeRange([
+        { start: 100000, length: 65536 },
+        { start: 165536, length: 10 },
+      ]),
+      { start: 165546, length: 65536 },
+    );
     // A range far above leaves the gap below it usable; one below 100000 does not matter.
-    assert.deepEqual(nextFreeRange([{ start: 10, length: 5 }, { start: 500000, length: 65536 }]), { start: 100000, length: 65536 });
+    assert.deepEqual(
+      nextFreeRange([
+        { start: 10, length: 5 },
+        { start: 500000, length: 65536 },
+      ]),
+      { start: 100000, length: 65536 },
+    );
     assert.deepEqual(nextFreeRange([{ start: 150000, length: 1 }]), { start: 150001, length: 65536 });
   });
 
@@ -65,14 +83,17 @@ describe('resolveRemap on files', () => {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'engine-userns-unit-'));
     files = { passwd: join(dir, 'passwd'), group: join(dir, 'group'), subuid: join(dir, 'subuid'), subgid: join(dir, 'subgid') };
-    await writeFile(files.passwd, 'root:x:0:0:root:/root:/bin/sh\nalice:x:1000:1000::/home/alice:/bin/sh\nnorange:x:1001:1001::/:/bin/false\n');
+    await writeFile(
+      files.passwd,
+      'root:x:0:0:root:/root:/bin/sh\nalice:x:1000:1000::/home/alice:/bin/sh\nnorange:x:1001:1001::/:/bin/false\n',
+    );
     await writeFile(files.group, 'root:x:0:\nalice:x:1000:\nstaff:x:50:\nnorange:x:1001:\n');
     await writeFile(files.subuid, 'alice:100000:65536\n1001:300000:65536\n');
     await writeFile(files.subgid, 'alice:200000:65536\n');
   });
   after(async () => rm(dir, { recursive: true, force: true }));
 
-  test('user, user:group and uid:gid resolve to the user\'s ranges', async () => {
+  test("user, user:group and uid:gid resolve to the user's ranges", async () => {
     const a = await resolveRemap('alice', files);
     assert.ok(a);
     assert.deepEqual([a.user, a.group, a.rootUid, a.rootGid], ['alice', 'alice', 100000, 200000]);
@@ -98,10 +119,15 @@ describe('rootless without cgroups', () => {
   test('every cgroup setting asked for is named in the refusal; none asked, none refused', () => {
     assert.deepEqual(requestedLimits({}), []);
     assert.deepEqual(requestedLimits({ Memory: 0, MemorySwap: -1, MemorySwappiness: -1, CpusetCpus: '', BlkioWeightDevice: [] }), []);
-    assert.deepEqual(requestedLimits({ Memory: 64 << 20, PidsLimit: 10, CpusetCpus: '0', DeviceCgroupRules: ['c 1:3 r'], OomKillDisable: true }),
-      ['Memory', 'PidsLimit', 'CpusetCpus', 'DeviceCgroupRules', 'OomKillDisable']);
+    assert.deepEqual(
+      requestedLimits({ Memory: 64 << 20, PidsLimit: 10, CpusetCpus: '0', DeviceCgroupRules: ['c 1:3 r'], OomKillDisable: true }),
+      ['Memory', 'PidsLimit', 'CpusetCpus', 'DeviceCgroupRules', 'OomKillDisable'],
+    );
     refuseLimitsWithoutCgroups({ Privileged: false });
-    assert.throws(() => refuseLimitsWithoutCgroups({ NanoCpus: 1e9 }), (err: EngineError) => err.code === 'INVALID_PARAMETER' && /not delegated.*refused NanoCpus$/.test(err.message));
+    assert.throws(
+      () => refuseLimitsWithoutCgroups({ NanoCpus: 1e9 }),
+      (err: EngineError) => err.code === 'INVALID_PARAMETER' && /not delegated.*refused NanoCpus$/.test(err.message),
+    );
   });
 
   test('cgroups are never delegated on v1 or hybrid', () => {

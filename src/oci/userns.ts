@@ -131,10 +131,12 @@ export function nextFreeRange(used: readonly SubIdRange[], size = DEFAULT_RANGE_
 /** --userns-remap's value split into its user and optional group parts (validated, not resolved). */
 export function parseRemapSetting(value: string): { user: string; group?: string } {
   const parts = value.split(':');
-  if (parts.length > 2 || parts.some((p) => p === '')) throw invalidParameter(`Invalid userns-remap value ${JSON.stringify(value)}: must be default, user[:group] or uid[:gid]`);
+  if (parts.length > 2 || parts.some((p) => p === ''))
+    throw invalidParameter(`Invalid userns-remap value ${JSON.stringify(value)}: must be default, user[:group] or uid[:gid]`);
   const [user, group] = parts as [string, string?];
   for (const p of parts) {
-    if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]*\$?$/.test(p)) throw invalidParameter(`Invalid userns-remap value ${JSON.stringify(value)}: ${JSON.stringify(p)} is not a user or group name or id`);
+    if (!/^[A-Za-z0-9_][A-Za-z0-9_.-]*\$?$/.test(p))
+      throw invalidParameter(`Invalid userns-remap value ${JSON.stringify(value)}: ${JSON.stringify(p)} is not a user or group name or id`);
   }
   return group === undefined ? { user } : { user, group };
 }
@@ -148,11 +150,17 @@ export function usesRemap(usernsMode: string | undefined, remapOn: boolean): boo
  * HostConfig.UsernsMode is "" or "host"; with remapping on, a container in the remapped namespace
  * cannot be privileged nor share the host's network or PID namespace (dockerd's messages).
  */
-export function checkUsernsMode(hc: { UsernsMode?: string; Privileged?: boolean; NetworkMode?: string; PidMode?: string }, remapOn: boolean): void {
+export function checkUsernsMode(
+  hc: { UsernsMode?: string; Privileged?: boolean; NetworkMode?: string; PidMode?: string },
+  remapOn: boolean,
+): void {
   const mode = hc.UsernsMode ?? '';
   if (mode !== '' && mode !== 'host') throw invalidParameter(`invalid USER mode: ${mode}`);
   if (!usesRemap(mode, remapOn)) return;
-  if (hc.Privileged) throw invalidParameter('privileged mode is incompatible with user namespaces.  You must run the container in the host namespace when running privileged mode');
+  if (hc.Privileged)
+    throw invalidParameter(
+      'privileged mode is incompatible with user namespaces.  You must run the container in the host namespace when running privileged mode',
+    );
   if (hc.NetworkMode === 'host') throw invalidParameter("cannot share the host's network namespace when user namespaces are enabled");
   if (hc.PidMode === 'host') throw invalidParameter('cannot share the host PID namespace when user namespaces are enabled');
 }

@@ -21,7 +21,10 @@ function refuses(fn: () => unknown, message: string | RegExp): void {
 
 describe('validateCreateBody: types', () => {
   it('accepts a normal body and drops nulls', () => {
-    const b = validateCreateBody({ Image: 'busybox', Cmd: ['echo', 'hi'], Env: null, HostConfig: { Memory: 0, PidsLimit: null, Binds: ['/tmp:/tmp'] } }, opts);
+    const b = validateCreateBody(
+      { Image: 'busybox', Cmd: ['echo', 'hi'], Env: null, HostConfig: { Memory: 0, PidsLimit: null, Binds: ['/tmp:/tmp'] } },
+      opts,
+    );
     assert.deepEqual(b, { Image: 'busybox', Cmd: ['echo', 'hi'], HostConfig: { Memory: 0, Binds: ['/tmp:/tmp'] } });
   });
 
@@ -33,12 +36,24 @@ describe('validateCreateBody: types', () => {
   });
 
   it('refuses wrong JSON types with a Go-style message naming the field', () => {
-    refuses(() => validateCreateBody({ Env: 'A=1' }, opts), 'json: cannot unmarshal string into Go struct field ContainerConfig.Env of type []string');
-    refuses(() => validateCreateBody({ Cmd: 5 }, opts), 'json: cannot unmarshal number 5 into Go struct field ContainerConfig.Cmd of type strslice.StrSlice');
-    refuses(() => validateCreateBody({ Tty: 'yes' }, opts), 'json: cannot unmarshal string into Go struct field ContainerConfig.Tty of type bool');
+    refuses(
+      () => validateCreateBody({ Env: 'A=1' }, opts),
+      'json: cannot unmarshal string into Go struct field ContainerConfig.Env of type []string',
+    );
+    refuses(
+      () => validateCreateBody({ Cmd: 5 }, opts),
+      'json: cannot unmarshal number 5 into Go struct field ContainerConfig.Cmd of type strslice.StrSlice',
+    );
+    refuses(
+      () => validateCreateBody({ Tty: 'yes' }, opts),
+      'json: cannot unmarshal string into Go struct field ContainerConfig.Tty of type bool',
+    );
     refuses(() => hc({ Memory: '1g' }), 'json: cannot unmarshal string into Go struct field HostConfig.Memory of type int64');
     refuses(() => hc({ Memory: 1.5 }), 'json: cannot unmarshal number 1.5 into Go struct field HostConfig.Memory of type int64');
-    refuses(() => hc({ RestartPolicy: { Name: 1 } }), 'json: cannot unmarshal number 1 into Go struct field HostConfig.RestartPolicy.Name of type string');
+    refuses(
+      () => hc({ RestartPolicy: { Name: 1 } }),
+      'json: cannot unmarshal number 1 into Go struct field HostConfig.RestartPolicy.Name of type string',
+    );
     refuses(() => hc({ Mounts: [{ Target: ['/x'] }] }), /Go struct field HostConfig\.Mounts\.Target of type string/);
     refuses(() => hc({ BlkioWeight: 70000 }), /number 70000 .* of type uint16/);
     refuses(() => validateCreateBody([], opts), /cannot unmarshal array/);
@@ -54,7 +69,10 @@ describe('validateCreateBody: types', () => {
 
 describe('validateCreateBody: container config', () => {
   it('WorkingDir must be absolute and is cleaned', () => {
-    refuses(() => validateCreateBody({ WorkingDir: 'srv' }, opts), "the working directory 'srv' is invalid, it needs to be an absolute path");
+    refuses(
+      () => validateCreateBody({ WorkingDir: 'srv' }, opts),
+      "the working directory 'srv' is invalid, it needs to be an absolute path",
+    );
     assert.equal(validateCreateBody({ WorkingDir: '/srv//app/' }, opts).WorkingDir, '/srv/app');
   });
 
@@ -79,10 +97,22 @@ describe('validateCreateBody: container config', () => {
 
 describe('validateCreateBody: restart policy', () => {
   it('uses dockerd messages', () => {
-    refuses(() => hc({ RestartPolicy: { Name: 'sometimes' } }), "invalid restart policy: unknown policy 'sometimes'; use one of 'no', 'always', 'on-failure', or 'unless-stopped'");
-    refuses(() => hc({ RestartPolicy: { Name: 'always', MaximumRetryCount: 3 } }), "invalid restart policy: maximum retry count can only be used with 'on-failure'");
-    refuses(() => hc({ RestartPolicy: { Name: 'no', MaximumRetryCount: -1 } }), "invalid restart policy: maximum retry count can only be used with 'on-failure' and cannot be negative");
-    refuses(() => hc({ RestartPolicy: { Name: 'on-failure', MaximumRetryCount: -2 } }), 'invalid restart policy: maximum retry count cannot be negative');
+    refuses(
+      () => hc({ RestartPolicy: { Name: 'sometimes' } }),
+      "invalid restart policy: unknown policy 'sometimes'; use one of 'no', 'always', 'on-failure', or 'unless-stopped'",
+    );
+    refuses(
+      () => hc({ RestartPolicy: { Name: 'always', MaximumRetryCount: 3 } }),
+      "invalid restart policy: maximum retry count can only be used with 'on-failure'",
+    );
+    refuses(
+      () => hc({ RestartPolicy: { Name: 'no', MaximumRetryCount: -1 } }),
+      "invalid restart policy: maximum retry count can only be used with 'on-failure' and cannot be negative",
+    );
+    refuses(
+      () => hc({ RestartPolicy: { Name: 'on-failure', MaximumRetryCount: -2 } }),
+      'invalid restart policy: maximum retry count cannot be negative',
+    );
     refuses(() => hc({ AutoRemove: true, RestartPolicy: { Name: 'always' } }), "can't create 'AutoRemove' container with restart policy");
     for (const Name of ['', 'no', 'always', 'unless-stopped']) hc({ RestartPolicy: { Name } });
     hc({ RestartPolicy: { Name: 'on-failure', MaximumRetryCount: 5 } });
@@ -92,17 +122,47 @@ describe('validateCreateBody: restart policy', () => {
 
 describe('validateCreateBody: mounts and binds', () => {
   it('Mount types and paths', () => {
-    refuses(() => hc({ Mounts: [{ Type: 'bind', Source: 'rel', Target: '/x' }] }), `invalid mount config for type "bind": invalid mount path: 'rel' mount path must be absolute`);
-    refuses(() => hc({ Mounts: [{ Type: 'bind', Source: '/tmp', Target: 'x' }] }), `invalid mount config for type "bind": invalid mount path: 'x' mount path must be absolute`);
-    refuses(() => hc({ Mounts: [{ Type: 'volume', Target: '/' }] }), `invalid mount config for type "volume": invalid specification: destination can't be '/'`);
+    refuses(
+      () => hc({ Mounts: [{ Type: 'bind', Source: 'rel', Target: '/x' }] }),
+      `invalid mount config for type "bind": invalid mount path: 'rel' mount path must be absolute`,
+    );
+    refuses(
+      () => hc({ Mounts: [{ Type: 'bind', Source: '/tmp', Target: 'x' }] }),
+      `invalid mount config for type "bind": invalid mount path: 'x' mount path must be absolute`,
+    );
+    refuses(
+      () => hc({ Mounts: [{ Type: 'volume', Target: '/' }] }),
+      `invalid mount config for type "volume": invalid specification: destination can't be '/'`,
+    );
     refuses(() => hc({ Mounts: [{ Type: 'bind', Target: '/x' }] }), 'invalid mount config for type "bind": field Source must not be empty');
-    refuses(() => hc({ Mounts: [{ Type: 'bind', Source: '/missing', Target: '/x' }] }), 'invalid mount config for type "bind": bind source path does not exist: /missing');
-    refuses(() => hc({ Mounts: [{ Type: 'tmpfs', Source: '/x', Target: '/x' }] }), 'invalid mount config for type "tmpfs": field Source must not be specified');
-    refuses(() => hc({ Mounts: [{ Type: 'volume', Target: '/x', TmpfsOptions: {} }] }), 'invalid mount config for type "volume": field TmpfsOptions must not be specified');
+    refuses(
+      () => hc({ Mounts: [{ Type: 'bind', Source: '/missing', Target: '/x' }] }),
+      'invalid mount config for type "bind": bind source path does not exist: /missing',
+    );
+    refuses(
+      () => hc({ Mounts: [{ Type: 'tmpfs', Source: '/x', Target: '/x' }] }),
+      'invalid mount config for type "tmpfs": field Source must not be specified',
+    );
+    refuses(
+      () => hc({ Mounts: [{ Type: 'volume', Target: '/x', TmpfsOptions: {} }] }),
+      'invalid mount config for type "volume": field TmpfsOptions must not be specified',
+    );
     refuses(() => hc({ Mounts: [{ Type: 'floppy', Target: '/x' }] }), 'invalid mount config for type "floppy": mount type unknown');
-    refuses(() => hc({ Mounts: [{ Type: 'tmpfs', Target: '/x', TmpfsOptions: { Options: [['suid']] } }] }), 'invalid mount config for type "tmpfs": invalid option: suid');
-    refuses(() => hc({ Mounts: [{ Type: 'bind', Source: '/tmp', Target: '/x', BindOptions: { Propagation: 'sideways' } }] }), 'invalid mount config for type "bind": invalid propagation mode: sideways');
-    hc({ Mounts: [{ Type: 'bind', Source: '/missing', Target: '/x', BindOptions: { CreateMountpoint: true } }, { Type: 'volume', Source: 'data', Target: '/data' }, { Type: 'tmpfs', Target: '/t' }] });
+    refuses(
+      () => hc({ Mounts: [{ Type: 'tmpfs', Target: '/x', TmpfsOptions: { Options: [['suid']] } }] }),
+      'invalid mount config for type "tmpfs": invalid option: suid',
+    );
+    refuses(
+      () => hc({ Mounts: [{ Type: 'bind', Source: '/tmp', Target: '/x', BindOptions: { Propagation: 'sideways' } }] }),
+      'invalid mount config for type "bind": invalid propagation mode: sideways',
+    );
+    hc({
+      Mounts: [
+        { Type: 'bind', Source: '/missing', Target: '/x', BindOptions: { CreateMountpoint: true } },
+        { Type: 'volume', Source: 'data', Target: '/data' },
+        { Type: 'tmpfs', Target: '/t' },
+      ],
+    });
   });
 
   it('no duplicate mount points across Binds, Mounts and Tmpfs', () => {
@@ -117,11 +177,35 @@ describe('validateCreateBody: mounts and binds', () => {
     refuses(() => hc({ Binds: ['/a:/b:c:d'] }), "invalid volume specification: '/a:/b:c:d'");
     refuses(() => hc({ Binds: ['/a:/b:rx'] }), 'invalid mode: rx');
     refuses(() => hc({ Binds: ['/a:/b:ro,rw'] }), 'invalid mode: ro,rw');
-    refuses(() => hc({ Binds: ['/a:b'] }), `invalid volume specification: '/a:b': invalid mount config for type "bind": invalid mount path: 'b' mount path must be absolute`);
+    refuses(
+      () => hc({ Binds: ['/a:b'] }),
+      `invalid volume specification: '/a:b': invalid mount config for type "bind": invalid mount path: 'b' mount path must be absolute`,
+    );
     refuses(() => hc({ Binds: ['./data:/data'] }), /"\.\/data" includes invalid characters for a local volume name.*use absolute path/);
-    assert.deepEqual(parseBind('/host/dir/:/ctr:ro,rshared'), { source: '/host/dir', destination: '/ctr', mode: 'ro,rshared', type: 'bind', readOnly: true, propagation: 'rshared' });
-    assert.deepEqual(parseBind('myvol:/data'), { source: 'myvol', destination: '/data', mode: '', type: 'volume', readOnly: false, propagation: undefined });
-    assert.deepEqual(parseBind('/anon'), { source: '', destination: '/anon', mode: '', type: 'volume', readOnly: false, propagation: undefined });
+    assert.deepEqual(parseBind('/host/dir/:/ctr:ro,rshared'), {
+      source: '/host/dir',
+      destination: '/ctr',
+      mode: 'ro,rshared',
+      type: 'bind',
+      readOnly: true,
+      propagation: 'rshared',
+    });
+    assert.deepEqual(parseBind('myvol:/data'), {
+      source: 'myvol',
+      destination: '/data',
+      mode: '',
+      type: 'volume',
+      readOnly: false,
+      propagation: undefined,
+    });
+    assert.deepEqual(parseBind('/anon'), {
+      source: '',
+      destination: '/anon',
+      mode: '',
+      type: 'volume',
+      readOnly: false,
+      propagation: undefined,
+    });
   });
 
   it('Tmpfs destinations', () => {
@@ -137,7 +221,10 @@ describe('validateCreateBody: resources', () => {
     refuses(() => hc({ MemorySwap: 32 * MB }), 'You should always set the Memory limit when using Memoryswap limit, see usage');
     refuses(() => hc({ MemorySwappiness: 101 }), 'Invalid value: 101, valid memory swappiness range is 0-100');
     refuses(() => hc({ MemoryReservation: MB }), 'Minimum memory reservation allowed is 6MB');
-    refuses(() => hc({ Memory: 8 * MB, MemoryReservation: 16 * MB }), 'Minimum memory limit can not be less than memory reservation limit, see usage');
+    refuses(
+      () => hc({ Memory: 8 * MB, MemoryReservation: 16 * MB }),
+      'Minimum memory limit can not be less than memory reservation limit, see usage',
+    );
     hc({ Memory: 6 * MB, MemorySwap: -1 });
     assert.equal(hc({ MemorySwappiness: -1 }).HostConfig!.MemorySwappiness, undefined);
   });
@@ -167,9 +254,20 @@ describe('validateCreateBody: resources', () => {
 
   it('ulimits', () => {
     refuses(() => hc({ Ulimits: [{ Name: 'nofiles', Soft: 1, Hard: 2 }] }), 'invalid ulimit type: nofiles');
-    refuses(() => hc({ Ulimits: [{ Name: 'nofile', Soft: 3, Hard: 2 }] }), 'ulimit soft limit must be less than or equal to hard limit: 3 > 2');
-    refuses(() => hc({ Ulimits: [{ Name: 'nofile', Soft: -1, Hard: 2 }] }), 'ulimit soft limit must be less than or equal to hard limit: -1 > 2');
-    hc({ Ulimits: [{ Name: 'nofile', Soft: 1024, Hard: -1 }, { Name: 'core', Soft: 0, Hard: 0 }] });
+    refuses(
+      () => hc({ Ulimits: [{ Name: 'nofile', Soft: 3, Hard: 2 }] }),
+      'ulimit soft limit must be less than or equal to hard limit: 3 > 2',
+    );
+    refuses(
+      () => hc({ Ulimits: [{ Name: 'nofile', Soft: -1, Hard: 2 }] }),
+      'ulimit soft limit must be less than or equal to hard limit: -1 > 2',
+    );
+    hc({
+      Ulimits: [
+        { Name: 'nofile', Soft: 1024, Hard: -1 },
+        { Name: 'core', Soft: 0, Hard: 0 },
+      ],
+    });
   });
 
   it('devices', () => {
@@ -177,7 +275,10 @@ describe('validateCreateBody: resources', () => {
     refuses(() => hc({ Devices: [{ PathOnHost: '/dev/null', CgroupPermissions: 'rwx' }] }), 'invalid device mode: rwx');
     refuses(() => hc({ Devices: [{ PathOnHost: '/dev/null', CgroupPermissions: 'rr' }] }), 'invalid device mode: rr');
     refuses(() => hc({ DeviceCgroupRules: ['c 1:3'] }), "invalid device cgroup format 'c 1:3'");
-    hc({ Devices: [{ PathOnHost: '/dev/null', PathInContainer: '/dev/n', CgroupPermissions: 'rw' }], DeviceCgroupRules: ['c 13:* rwm', 'b *:* m'] });
+    hc({
+      Devices: [{ PathOnHost: '/dev/null', PathInContainer: '/dev/n', CgroupPermissions: 'rw' }],
+      DeviceCgroupRules: ['c 13:* rwm', 'b *:* m'],
+    });
   });
 });
 
@@ -189,8 +290,14 @@ describe('validateCreateBody: namespaces, sysctls, security', () => {
     refuses(() => hc({ CgroupnsMode: 'shared' }), 'invalid cgroup namespace mode: shared');
     refuses(() => hc({ NetworkMode: 'container:' }), 'Invalid network mode: invalid container format container:<name|id>');
     refuses(() => hc({ NetworkMode: 'container:abc' }, { Hostname: 'x' }), 'conflicting options: hostname and the network mode');
-    refuses(() => hc({ NetworkMode: 'container:abc', PortBindings: { '80/tcp': [{ HostPort: '8080' }] } }), 'conflicting options: port publishing and the container type network mode');
-    refuses(() => hc({ NetworkMode: 'host' }, { MacAddress: '02:42:ac:11:00:02' }), 'conflicting options: mac-address and the network mode');
+    refuses(
+      () => hc({ NetworkMode: 'container:abc', PortBindings: { '80/tcp': [{ HostPort: '8080' }] } }),
+      'conflicting options: port publishing and the container type network mode',
+    );
+    refuses(
+      () => hc({ NetworkMode: 'host' }, { MacAddress: '02:42:ac:11:00:02' }),
+      'conflicting options: mac-address and the network mode',
+    );
     refuses(() => hc({ UTSMode: 'host' }, { Hostname: 'x' }), 'conflicting options: hostname and the UTS mode');
     hc({ IpcMode: 'shareable', PidMode: 'host', UTSMode: 'host', CgroupnsMode: 'private', NetworkMode: 'mynet' });
     hc({ IpcMode: 'container:abc', NetworkMode: 'container:abc' });
@@ -198,7 +305,10 @@ describe('validateCreateBody: namespaces, sysctls, security', () => {
 
   it('sysctls: namespaced ones only, net.* not with the host network', () => {
     hc({ Sysctls: { 'kernel.msgmax': '65536', 'kernel.shmmax': '1', 'fs.mqueue.msg_max': '10', 'net.ipv4.ip_forward': '1' } });
-    refuses(() => hc({ Sysctls: { 'net.ipv4.ip_forward': '1' }, NetworkMode: 'host' }), 'sysctl "net.ipv4.ip_forward" is not allowed in the hosts network namespace');
+    refuses(
+      () => hc({ Sysctls: { 'net.ipv4.ip_forward': '1' }, NetworkMode: 'host' }),
+      'sysctl "net.ipv4.ip_forward" is not allowed in the hosts network namespace',
+    );
     refuses(() => hc({ Sysctls: { 'kernel.sem': '1' }, IpcMode: 'host' }), 'sysctl "kernel.sem" is not allowed in the hosts ipc namespace');
     refuses(() => hc({ Sysctls: { 'vm.swappiness': '1' } }), 'sysctl "vm.swappiness" is not in a separate kernel namespace');
     refuses(() => hc({ Sysctls: { 'kernel.hostname': 'x' } }), /conflicts with the OCI "hostname" field/);
@@ -223,13 +333,19 @@ describe('validateCreateBody: namespaces, sysctls, security', () => {
   });
 
   it('a systemd daemon wants a slice as CgroupParent', () => {
-    assert.throws(() => validateCreateBody({ HostConfig: { CgroupParent: '/foo' } }, { ...opts, cgroupDriver: 'systemd' }), /valid slice named as "xxx.slice"/);
+    assert.throws(
+      () => validateCreateBody({ HostConfig: { CgroupParent: '/foo' } }, { ...opts, cgroupDriver: 'systemd' }),
+      /valid slice named as "xxx.slice"/,
+    );
     validateCreateBody({ HostConfig: { CgroupParent: 'my.slice' } }, { ...opts, cgroupDriver: 'systemd' });
   });
 
   it('collects warnings', () => {
     const warnings: string[] = [];
-    validateCreateBody({ HostConfig: { OomKillDisable: true, NetworkMode: 'host', PortBindings: { '80/tcp': [] } } }, { ...opts, warnings });
+    validateCreateBody(
+      { HostConfig: { OomKillDisable: true, NetworkMode: 'host', PortBindings: { '80/tcp': [] } } },
+      { ...opts, warnings },
+    );
     assert.equal(warnings.length, 2);
   });
 });

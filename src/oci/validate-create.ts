@@ -50,7 +50,8 @@ export function validateCreateBody(body: unknown, options: ValidateOptions = {})
   const hcKey = findKey(raw, 'HostConfig');
   const ncKey = findKey(raw, 'NetworkingConfig');
   const hostConfig = hcKey && raw[hcKey] != null ? (decodeStruct(raw[hcKey], HOST_CONFIG, 'HostConfig') as HostConfig) : undefined;
-  const networking = ncKey && raw[ncKey] != null ? (decodeStruct(raw[ncKey], NETWORKING_CONFIG, 'NetworkingConfig') as NetworkingConfig) : undefined;
+  const networking =
+    ncKey && raw[ncKey] != null ? (decodeStruct(raw[ncKey], NETWORKING_CONFIG, 'NetworkingConfig') as NetworkingConfig) : undefined;
 
   validateContainerConfig(config);
   if (hostConfig) validateHostConfig(hostConfig, config, options);
@@ -100,7 +101,10 @@ function validateHostConfig(hc: HostConfig, c: ContainerConfig, options: Validat
   for (const h of hc.ExtraHosts ?? []) validateExtraHost(h);
   validatePortBindings(hc);
   if (restart) validateRestartPolicy(restart.Name ?? '', restart.MaximumRetryCount ?? 0);
-  for (const [field, list] of [['CapAdd', hc.CapAdd], ['CapDrop', hc.CapDrop]] as const) {
+  for (const [field, list] of [
+    ['CapAdd', hc.CapAdd],
+    ['CapDrop', hc.CapDrop],
+  ] as const) {
     try {
       normalizeCapabilities(list ?? []);
     } catch (err) {
@@ -178,7 +182,9 @@ function validateResources(hc: HostConfig, numCPU: number, warnings: string[]): 
     throw bad('Minimum memory limit can not be less than memory reservation limit, see usage');
   }
   if (hc.OomKillDisable && memory === 0) {
-    warnings.push('OOM killer is disabled for the container, but no memory limit is set, this can result in the system running out of resources.');
+    warnings.push(
+      'OOM killer is disabled for the container, but no memory limit is set, this can result in the system running out of resources.',
+    );
   }
 
   const nano = hc.NanoCpus ?? 0;
@@ -211,12 +217,19 @@ function validateResources(hc: HostConfig, numCPU: number, warnings: string[]): 
   const weight = hc.BlkioWeight ?? 0;
   if (weight > 0 && (weight < 10 || weight > 1000)) throw bad('Range of blkio weight is from 10 to 1000');
   for (const d of hc.BlkioWeightDevice ?? []) {
-    if (d.Weight !== undefined && d.Weight !== 0 && (d.Weight < 10 || d.Weight > 1000)) throw bad('Range of blkio weight is from 10 to 1000');
+    if (d.Weight !== undefined && d.Weight !== 0 && (d.Weight < 10 || d.Weight > 1000))
+      throw bad('Range of blkio weight is from 10 to 1000');
   }
   if (hc.IOMaximumBandwidth || hc.IOMaximumIOps) {
     throw bad('Invalid QoS settings: linux does not support Maximum IO Bandwidth or Maximum IO IOps');
   }
-  for (const list of [hc.BlkioWeightDevice, hc.BlkioDeviceReadBps, hc.BlkioDeviceWriteBps, hc.BlkioDeviceReadIOps, hc.BlkioDeviceWriteIOps]) {
+  for (const list of [
+    hc.BlkioWeightDevice,
+    hc.BlkioDeviceReadBps,
+    hc.BlkioDeviceWriteBps,
+    hc.BlkioDeviceReadIOps,
+    hc.BlkioDeviceWriteIOps,
+  ]) {
     for (const d of list ?? []) {
       if (!d.Path?.startsWith('/')) throw bad(`invalid blkio device path ${JSON.stringify(d.Path ?? '')}: must be an absolute path`);
     }
@@ -434,7 +447,8 @@ function validateNetworkMode(hc: HostConfig, c: ContainerConfig): void {
   if (mode.startsWith('container:') || mode === 'container') {
     if (!containerRef(mode)) throw bad('Invalid network mode: invalid container format container:<name|id>');
     if (c.Hostname) throw bad('conflicting options: hostname and the network mode');
-    if (hc.Links?.length) throw bad("conflicting options: container type network can't be used with links. This would result in undefined behavior");
+    if (hc.Links?.length)
+      throw bad("conflicting options: container type network can't be used with links. This would result in undefined behavior");
     if (hc.Dns?.length) throw bad('conflicting options: dns and the network mode');
     if (hc.ExtraHosts?.length) throw bad('conflicting options: custom host-to-IP mapping and the network mode');
     if (c.MacAddress) throw bad('conflicting options: mac-address and the network mode');
@@ -444,7 +458,8 @@ function validateNetworkMode(hc: HostConfig, c: ContainerConfig): void {
     if (Object.keys(c.ExposedPorts ?? {}).length > 0) throw bad('conflicting options: port exposing and the container type network mode');
   }
   if (mode === 'host') {
-    if (hc.Links?.length) throw bad("conflicting options: host type networking can't be used with links. This would result in undefined behavior");
+    if (hc.Links?.length)
+      throw bad("conflicting options: host type networking can't be used with links. This would result in undefined behavior");
     if (c.MacAddress) throw bad('conflicting options: mac-address and the network mode');
   }
 }

@@ -12,7 +12,11 @@ test('"constructor" and "__proto__" in a body are unknown fields or plain map ke
   assert.equal(Object.getPrototypeOf(labels), Object.prototype);
   assert.deepEqual(Object.keys(labels), ['__proto__', 'a']);
   assert.equal(JSON.stringify(labels), '{"__proto__":"x","a":"b"}');
-  const ports = decodeStruct(JSON.parse('{"PortBindings":{"__proto__":[{"HostPort":"80"}]}}'), HOST_CONFIG, 'HostConfig').PortBindings as object;
+  const ports = decodeStruct(JSON.parse('{"PortBindings":{"__proto__":[{"HostPort":"80"}]}}'), HOST_CONFIG, 'HostConfig')
+    .PortBindings as object;
   assert.equal(Object.getPrototypeOf(ports), Object.prototype);
-  assert.throws(() => decodeStruct(JSON.parse('{"Labels":{"constructor":1}}'), CONTAINER_CONFIG, 'Config'), /Config\.Labels of type string/);
+  assert.throws(
+    () => decodeStruct(JSON.parse('{"Labels":{"constructor":1}}'), CONTAINER_CONFIG, 'Config'),
+    /Config\.Labels of type string/,
+  );
 });

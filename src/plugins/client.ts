@@ -18,7 +18,10 @@ export class PluginUnavailableError extends Error {}
 export class PluginClient {
   private readonly tls?: { ca?: Buffer; cert?: Buffer; key?: Buffer; rejectUnauthorized: boolean };
 
-  constructor(readonly address: PluginAddress, private readonly defaults: { timeoutMs: number } = { timeoutMs: 30_000 }) {
+  constructor(
+    readonly address: PluginAddress,
+    private readonly defaults: { timeoutMs: number } = { timeoutMs: 30_000 },
+  ) {
     const t = address.tls;
     if (t) {
       this.tls = {
@@ -55,7 +58,11 @@ export class PluginClient {
           const status = res.statusCode ?? 0;
           if (status < 200 || status >= 300) {
             const msg = (parsed as { Err?: unknown } | undefined)?.Err;
-            reject(new Error(`plugin ${this.name} answered ${status} to ${method}: ${typeof msg === 'string' && msg ? msg : text.trim().slice(0, 500)}`));
+            reject(
+              new Error(
+                `plugin ${this.name} answered ${status} to ${method}: ${typeof msg === 'string' && msg ? msg : text.trim().slice(0, 500)}`,
+              ),
+            );
           } else if (parsed === undefined) {
             reject(new Error(`plugin ${this.name} answered ${method} with something that is not JSON`));
           } else {
@@ -66,9 +73,17 @@ export class PluginClient {
       const path = `/${method}`;
       const req = this.address.socketPath
         ? httpRequest({ socketPath: this.address.socketPath, method: 'POST', path, headers }, onResponse)
-        : (this.address.url!.startsWith('https:') ? httpsRequest : httpRequest)(`${this.address.url}${path}`, { method: 'POST', headers, ...(this.tls ?? {}) }, onResponse);
-      req.setTimeout(timeoutMs, () => req.destroy(new PluginUnavailableError(`plugin ${this.name}: ${method} timed out after ${timeoutMs} ms`)));
-      req.on('error', (err) => reject(err instanceof PluginUnavailableError ? err : new PluginUnavailableError(`plugin ${this.name}: ${err.message}`)));
+        : (this.address.url!.startsWith('https:') ? httpsRequest : httpRequest)(
+            `${this.address.url}${path}`,
+            { method: 'POST', headers, ...(this.tls ?? {}) },
+            onResponse,
+          );
+      req.setTimeout(timeoutMs, () =>
+        req.destroy(new PluginUnavailableError(`plugin ${this.name}: ${method} timed out after ${timeoutMs} ms`)),
+      );
+      req.on('error', (err) =>
+        reject(err instanceof PluginUnavailableError ? err : new PluginUnavailableError(`plugin ${this.name}: ${err.message}`)),
+      );
       req.end(payload);
     });
   }
@@ -82,7 +97,11 @@ export class PluginClient {
     let delay = 100;
     for (;;) {
       try {
-        const r = await this.call<{ Implements?: unknown }>('Plugin.Activate', {}, { timeoutMs: Math.max(1000, Math.min(this.defaults.timeoutMs, deadline - Date.now())) });
+        const r = await this.call<{ Implements?: unknown }>(
+          'Plugin.Activate',
+          {},
+          { timeoutMs: Math.max(1000, Math.min(this.defaults.timeoutMs, deadline - Date.now())) },
+        );
         return Array.isArray(r.Implements) ? r.Implements.filter((x): x is string => typeof x === 'string') : [];
       } catch (err) {
         if (!(err instanceof PluginUnavailableError) || Date.now() + delay > deadline) throw err;

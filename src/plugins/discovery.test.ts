@@ -21,7 +21,10 @@ describe('plugin discovery', () => {
     await listen(join(dir, 'run', 'flat.sock'));
     await listen(join(dir, 'run', 'nested', 'nested.sock'));
     await writeFile(join(dir, 'etc', 'byurl.spec'), 'tcp://127.0.0.1:8080\n');
-    await writeFile(join(dir, 'etc', 'byjson.json'), JSON.stringify({ Name: 'byjson', Addr: 'https://plugins.example:443', TLSConfig: { InsecureSkipVerify: true, CAFile: '/ca.pem' } }));
+    await writeFile(
+      join(dir, 'etc', 'byjson.json'),
+      JSON.stringify({ Name: 'byjson', Addr: 'https://plugins.example:443', TLSConfig: { InsecureSkipVerify: true, CAFile: '/ca.pem' } }),
+    );
     await writeFile(join(dir, 'etc', 'bad.json'), '{');
   });
   after(async () => {

@@ -37,7 +37,10 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
 
 async function isSocket(path: string): Promise<boolean> {
   // Absent or unreadable: not this candidate, the next one is tried.
-  return stat(path).then((s) => s.isSocket(), () => false);
+  return stat(path).then(
+    (s) => s.isSocket(),
+    () => false,
+  );
 }
 
 async function readText(path: string): Promise<string | undefined> {
@@ -60,7 +63,11 @@ function fromUrl(name: string, text: string, where: string): PluginAddress {
 }
 
 async function fromJsonSpec(name: string, path: string, text: string): Promise<PluginAddress> {
-  let spec: { Name?: unknown; Addr?: unknown; TLSConfig?: { InsecureSkipVerify?: unknown; CAFile?: unknown; CertFile?: unknown; KeyFile?: unknown } };
+  let spec: {
+    Name?: unknown;
+    Addr?: unknown;
+    TLSConfig?: { InsecureSkipVerify?: unknown; CAFile?: unknown; CertFile?: unknown; KeyFile?: unknown };
+  };
   try {
     spec = JSON.parse(text) as typeof spec;
   } catch (err) {
@@ -99,7 +106,12 @@ export async function locatePlugin(nameOrPath: string, dirs: PluginDirs = DEFAUL
     }
   }
   for (const dir of dirs.specs) {
-    for (const [p, json] of [[join(dir, `${name}.spec`), false], [join(dir, `${name}.json`), true], [join(dir, name, `${name}.spec`), false], [join(dir, name, `${name}.json`), true]] as const) {
+    for (const [p, json] of [
+      [join(dir, `${name}.spec`), false],
+      [join(dir, `${name}.json`), true],
+      [join(dir, name, `${name}.spec`), false],
+      [join(dir, name, `${name}.json`), true],
+    ] as const) {
       const text = await readText(p);
       if (text !== undefined) return json ? fromJsonSpec(name, p, text) : fromUrl(name, text, p);
     }

@@ -35,7 +35,10 @@ export class PluginRegistry {
     const managed = this.opts.managed?.find(nameOrPath);
     if (managed) {
       // Managed plugins declare their interfaces in their config; dockerd does not activate them.
-      if (!managed.implements.includes(capability)) throw invalidParameter(`plugin ${managed.address.name} does not implement ${capability} (it implements ${managed.implements.join(', ') || 'nothing'})`);
+      if (!managed.implements.includes(capability))
+        throw invalidParameter(
+          `plugin ${managed.address.name} does not implement ${capability} (it implements ${managed.implements.join(', ') || 'nothing'})`,
+        );
       let client = this.managedClients.get(managed.address);
       if (!client) {
         client = new PluginClient(managed.address, { timeoutMs: this.opts.timeoutMs ?? 30_000 });
@@ -51,7 +54,10 @@ export class PluginRegistry {
       entry = { client, implements: implemented };
       this.active.set(nameOrPath, entry);
     }
-    if (!entry.implements.includes(capability)) throw invalidParameter(`plugin ${entry.client.name} does not implement ${capability} (it implements ${entry.implements.join(', ') || 'nothing'})`);
+    if (!entry.implements.includes(capability))
+      throw invalidParameter(
+        `plugin ${entry.client.name} does not implement ${capability} (it implements ${entry.implements.join(', ') || 'nothing'})`,
+      );
     return entry.client;
   }
 

@@ -73,7 +73,9 @@ export class VolumePluginClient {
   async capabilities(): Promise<'local' | 'global'> {
     if (!this.scope) {
       // Older plugins do not implement Capabilities: they are local, as dockerd assumes.
-      const r = await this.plugin.call<{ Capabilities?: { Scope?: string } }>('VolumeDriver.Capabilities', {}).catch(() => ({} as { Capabilities?: { Scope?: string } }));
+      const r = await this.plugin
+        .call<{ Capabilities?: { Scope?: string } }>('VolumeDriver.Capabilities', {})
+        .catch(() => ({}) as { Capabilities?: { Scope?: string } });
       this.scope = r.Capabilities?.Scope === 'global' ? 'global' : 'local';
     }
     return this.scope;
@@ -92,7 +94,10 @@ export class VolumePlugins {
       plugin = await this.registry.get(name, 'VolumeDriver');
     } catch (err) {
       // The lookup's own verdict stands (an invalid name is a 400, an unknown plugin a 404).
-      throw new EngineError(err instanceof EngineError ? err.code : 'INTERNAL', `error looking up volume plugin ${name}: ${(err as Error).message}`);
+      throw new EngineError(
+        err instanceof EngineError ? err.code : 'INTERNAL',
+        `error looking up volume plugin ${name}: ${(err as Error).message}`,
+      );
     }
     // The registry hands out one client per plugin while it lives; a new one (a managed plugin
     // enabled again, a plugin located afresh) gets a new driver, which asks its scope again.

@@ -18,13 +18,27 @@ export interface BuildCacheRow {
 }
 
 interface Raw {
-  key: string; image_id: string; parent_id: string; created_by: string; kind: string;
-  size: number; created: number; last_used: number; usage: number;
+  key: string;
+  image_id: string;
+  parent_id: string;
+  created_by: string;
+  kind: string;
+  size: number;
+  created: number;
+  last_used: number;
+  usage: number;
 }
 
 const fromRaw = (r: Raw): BuildCacheRow => ({
-  key: r.key, imageId: r.image_id, parentId: r.parent_id, createdBy: r.created_by, kind: r.kind,
-  size: Number(r.size), created: Number(r.created), lastUsed: Number(r.last_used), usage: Number(r.usage),
+  key: r.key,
+  imageId: r.image_id,
+  parentId: r.parent_id,
+  createdBy: r.created_by,
+  kind: r.kind,
+  size: Number(r.size),
+  created: Number(r.created),
+  lastUsed: Number(r.last_used),
+  usage: Number(r.usage),
 });
 
 export class BuildCacheTable {
@@ -36,11 +50,13 @@ export class BuildCacheTable {
   }
 
   put(row: BuildCacheRow): void {
-    this.db.statement(
-      'INSERT INTO build_cache (key, image_id, parent_id, created_by, kind, size, created, last_used, usage) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ' +
-        'ON CONFLICT (key) DO UPDATE SET image_id = excluded.image_id, parent_id = excluded.parent_id, created_by = excluded.created_by, ' +
-        'kind = excluded.kind, size = excluded.size, last_used = excluded.last_used',
-    ).run(row.key, row.imageId, row.parentId, row.createdBy, row.kind, row.size, row.created, row.lastUsed, row.usage);
+    this.db
+      .statement(
+        'INSERT INTO build_cache (key, image_id, parent_id, created_by, kind, size, created, last_used, usage) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ' +
+          'ON CONFLICT (key) DO UPDATE SET image_id = excluded.image_id, parent_id = excluded.parent_id, created_by = excluded.created_by, ' +
+          'kind = excluded.kind, size = excluded.size, last_used = excluded.last_used',
+      )
+      .run(row.key, row.imageId, row.parentId, row.createdBy, row.kind, row.size, row.created, row.lastUsed, row.usage);
   }
 
   /** Records a cache hit. */

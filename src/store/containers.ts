@@ -133,9 +133,7 @@ export class ContainerStore<T extends ContainerRecordBase> {
     if (!prefix) return [];
     const upper = prefixUpperBound(prefix);
     const rows = (
-      upper === undefined
-        ? this.db.statement(SQL.prefixOpen).all(prefix)
-        : this.db.statement(SQL.prefixRange).all(prefix, upper)
+      upper === undefined ? this.db.statement(SQL.prefixOpen).all(prefix) : this.db.statement(SQL.prefixRange).all(prefix, upper)
     ) as Array<{ id: string }>;
     const cache = this.load();
     return rows.flatMap((r) => cache.get(r.id)?.rec ?? []);

@@ -139,7 +139,12 @@ test(`committed state survives ${RUNS} SIGKILLs at random moments, with no parti
       // Every fourth run is killed on a timer from spawn (during start-up or migration at times).
       const early = run % 4 === 0 ? Math.floor(Math.random() * 150) : undefined;
       const afterReady = 5 + Math.floor(Math.random() * 150);
-      const result = await runWriter(dbPath, 'loop', (line) => (line.startsWith('ready') && early === undefined ? afterReady : undefined), early);
+      const result = await runWriter(
+        dbPath,
+        'loop',
+        (line) => (line.startsWith('ready') && early === undefined ? afterReady : undefined),
+        early,
+      );
       assert.equal(result.signal, 'SIGKILL', `writer died on its own: ${result.stderr}`);
 
       if (existsSync(`${dbPath}-wal`) && statSync(`${dbPath}-wal`).size > 0) walRecoveries++;

@@ -98,10 +98,7 @@ describe('openDatabase', () => {
   });
 
   test('refuses a misnumbered migration list', () => {
-    assert.throws(
-      () => open({ migrations: [T_MIGRATIONS[0]!, { version: 3, name: 'gap', sql: '' }] }),
-      /numbered 1, 2, 3/,
-    );
+    assert.throws(() => open({ migrations: [T_MIGRATIONS[0]!, { version: 3, name: 'gap', sql: '' }] }), /numbered 1, 2, 3/);
   });
 
   test('statements are prepared once and reused', () => {

@@ -48,11 +48,9 @@ export function eventToJSON(ev: EngineEvent): string {
 }
 
 const SQL = {
-  insert:
-    'INSERT INTO events (time_nano, type, action, actor_id, attributes, scope) VALUES (?, ?, ?, ?, ?, ?)',
+  insert: 'INSERT INTO events (time_nano, type, action, actor_id, attributes, scope) VALUES (?, ?, ?, ?, ?, ?)',
   since:
-    'SELECT time_nano, type, action, actor_id, attributes, scope FROM events ' +
-    'WHERE time_nano >= ? AND time_nano <= ? ORDER BY seq',
+    'SELECT time_nano, type, action, actor_id, attributes, scope FROM events ' + 'WHERE time_nano >= ? AND time_nano <= ? ORDER BY seq',
   lastSeq: "SELECT seq FROM sqlite_sequence WHERE name = 'events'",
   count: 'SELECT count(*) AS n FROM events',
   trimSeq: 'DELETE FROM events WHERE seq <= ?',
@@ -157,8 +155,6 @@ export class EventLog {
   }
 
   private insert(ev: EngineEvent): void {
-    this.db
-      .statement(SQL.insert)
-      .run(ev.timeNano, ev.Type, ev.Action, ev.Actor.ID, JSON.stringify(ev.Actor.Attributes), ev.scope);
+    this.db.statement(SQL.insert).run(ev.timeNano, ev.Type, ev.Action, ev.Actor.ID, JSON.stringify(ev.Actor.Attributes), ev.scope);
   }
 }

@@ -23,9 +23,7 @@ export class RecordTable<T> {
     this.db = db;
     this.table = `kv_${name}`;
     const t = this.table;
-    db.exec(
-      `CREATE TABLE IF NOT EXISTS ${t} (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL, updated INTEGER NOT NULL) STRICT`,
-    );
+    db.exec(`CREATE TABLE IF NOT EXISTS ${t} (key TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL, updated INTEGER NOT NULL) STRICT`);
     this.sql = {
       get: `SELECT value FROM ${t} WHERE key = ?`,
       put:

@@ -38,7 +38,12 @@ function record(i: number): Rec {
     State: { Status: 'running', Running: true, Pid: 10_000 + i, StartedAt: new Date().toISOString(), ExitCode: 0 },
     NetworkSettings: {
       Networks: {
-        bridge: { IPAddress: `172.17.${i >> 8}.${i & 255}`, MacAddress: '02:42:ac:11:00:02', Gateway: '172.17.0.1', NetworkID: 'n'.repeat(64) },
+        bridge: {
+          IPAddress: `172.17.${i >> 8}.${i & 255}`,
+          MacAddress: '02:42:ac:11:00:02',
+          Gateway: '172.17.0.1',
+          NetworkID: 'n'.repeat(64),
+        },
       },
     },
     LogPath: `/var/lib/engine/containers/${i}/${i}-json.log`,

@@ -43,7 +43,10 @@ test('version and namespaces', async () => {
   assert.deepEqual(names, ['other', 'test']);
   assert.deepEqual((await client.namespaces.get('other')).labels, { purpose: 'test' });
   await client.namespaces.delete('other');
-  assert.deepEqual((await client.namespaces.list()).map((n) => n.name), ['test']);
+  assert.deepEqual(
+    (await client.namespaces.list()).map((n) => n.name),
+    ['test'],
+  );
 });
 
 test('errors carry the error-table code, containerd message and gRPC code', async () => {
@@ -56,10 +59,14 @@ test('errors carry the error-table code, containerd message and gRPC code', asyn
     return true;
   });
   // Without a namespace containerd answers FAILED_PRECONDITION → conflict.
-  await assert.rejects(client.containers.list([], { namespace: null }), (err: EngineError) =>
-    err.code === 'CONFLICT' && /namespace is required/.test(err.message));
-  await assert.rejects(client.containers.create({ id: 'bad', runtime: { name: '' }, spec: { type_url: '', value: Buffer.alloc(0) } }),
-    (err: EngineError) => err.code === 'INVALID_PARAMETER' && grpcCode(err) === GrpcStatus.INVALID_ARGUMENT);
+  await assert.rejects(
+    client.containers.list([], { namespace: null }),
+    (err: EngineError) => err.code === 'CONFLICT' && /namespace is required/.test(err.message),
+  );
+  await assert.rejects(
+    client.containers.create({ id: 'bad', runtime: { name: '' }, spec: { type_url: '', value: Buffer.alloc(0) } }),
+    (err: EngineError) => err.code === 'INVALID_PARAMETER' && grpcCode(err) === GrpcStatus.INVALID_ARGUMENT,
+  );
   const ac = new AbortController();
   const pending = client.tasks.wait('nope', '', { signal: ac.signal });
   ac.abort();
@@ -153,8 +160,10 @@ test('content: multi-MiB blobs from a Buffer and from an uneven stream; a wrong 
     assert.equal(again.existed, true);
     assert.equal(again.digest, digestOf(other));
 
-    await assert.rejects(client.contentWrite('wrong', Buffer.from('abc'), { expected: digestOf(Buffer.from('abd')), lease }),
-      (err: EngineError) => err.code === 'CONFLICT' && /unexpected commit digest/.test(err.message));
+    await assert.rejects(
+      client.contentWrite('wrong', Buffer.from('abc'), { expected: digestOf(Buffer.from('abd')), lease }),
+      (err: EngineError) => err.code === 'CONFLICT' && /unexpected commit digest/.test(err.message),
+    );
   });
 });
 
@@ -193,10 +202,13 @@ test('withLease holds a lease for the callback and deletes it afterwards, also o
   });
   assert.equal(out, 42);
   assert.ok(!(await client.leases.list()).some((x) => x.id === seen));
-  await assert.rejects(client.withLease(async (lease) => {
-    seen = lease;
-    throw new Error('inner');
-  }), /inner/);
+  await assert.rejects(
+    client.withLease(async (lease) => {
+      seen = lease;
+      throw new Error('inner');
+    }),
+    /inner/,
+  );
   assert.ok(!(await client.leases.list()).some((x) => x.id === seen));
 });
 

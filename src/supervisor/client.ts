@@ -9,9 +9,25 @@ import { fromGrpc, grpcCode, GrpcStatus } from './errors.ts';
 import { writeContent, type ContentWriteOptions, type ContentWriteResult } from './content-write.ts';
 import { EventSubscription, type SubscribeOptions } from './events.ts';
 import type {
-  ContainerRecord, ContentInfo, CreateTaskRequest, DeleteTaskResult, Descriptor, ExecProcessRequest, ExitResult,
-  ImageRecord, IngestStatus, Lease, Mount, Namespace, NewContainer, PidInfo, Plugin, SnapshotInfo, SupervisorEvent,
-  TaskMetric, TaskProcess,
+  ContainerRecord,
+  ContentInfo,
+  CreateTaskRequest,
+  DeleteTaskResult,
+  Descriptor,
+  ExecProcessRequest,
+  ExitResult,
+  ImageRecord,
+  IngestStatus,
+  Lease,
+  Mount,
+  Namespace,
+  NewContainer,
+  PidInfo,
+  Plugin,
+  SnapshotInfo,
+  SupervisorEvent,
+  TaskMetric,
+  TaskProcess,
 } from './types.ts';
 
 export interface CallOptions {
@@ -127,12 +143,19 @@ export class SupervisorClient {
     const m = this.protos.method(service, method);
     return new Promise<Res>((resolve, reject) => {
       if (opts.signal?.aborted) return reject(opts.signal.reason);
-      const call = this.core.raw.makeUnaryRequest<object, Res>(m.path, m.serialize, m.deserialize, req,
-        this.metadata(opts), this.callOptions(opts), (err, res) => {
+      const call = this.core.raw.makeUnaryRequest<object, Res>(
+        m.path,
+        m.serialize,
+        m.deserialize,
+        req,
+        this.metadata(opts),
+        this.callOptions(opts),
+        (err, res) => {
           opts.signal?.removeEventListener('abort', onAbort);
           if (err) reject(fromGrpc(err));
           else resolve(res as Res);
-        });
+        },
+      );
       const onAbort = () => call.cancel();
       opts.signal?.addEventListener('abort', onAbort, { once: true });
     });
@@ -141,14 +164,23 @@ export class SupervisorClient {
   /** A server-streaming call; the caller consumes the stream and maps errors (see collect). */
   serverStream<Res = any>(service: ServiceName, method: string, req: object, opts: CallOptions = {}): grpc.ClientReadableStream<Res> {
     const m = this.protos.method(service, method);
-    return this.core.raw.makeServerStreamRequest<object, Res>(m.path, m.serialize, m.deserialize, req,
-      this.metadata(opts), this.callOptions(opts));
+    return this.core.raw.makeServerStreamRequest<object, Res>(
+      m.path,
+      m.serialize,
+      m.deserialize,
+      req,
+      this.metadata(opts),
+      this.callOptions(opts),
+    );
   }
 
-  bidiStream<Req extends object = any, Res = any>(service: ServiceName, method: string, opts: CallOptions = {}): grpc.ClientDuplexStream<Req, Res> {
+  bidiStream<Req extends object = any, Res = any>(
+    service: ServiceName,
+    method: string,
+    opts: CallOptions = {},
+  ): grpc.ClientDuplexStream<Req, Res> {
     const m = this.protos.method(service, method);
-    return this.core.raw.makeBidiStreamRequest<Req, Res>(m.path, m.serialize, m.deserialize,
-      this.metadata(opts), this.callOptions(opts));
+    return this.core.raw.makeBidiStreamRequest<Req, Res>(m.path, m.serialize, m.deserialize, this.metadata(opts), this.callOptions(opts));
   }
 
   /** Reads a whole server stream into an array. */
@@ -180,7 +212,9 @@ export class SupervisorClient {
   readonly namespaces = {
     list: async (): Promise<Namespace[]> => (await this.call('namespaces', 'List', {}, { namespace: null })).namespaces,
     get: async (name: string): Promise<Namespace> => (await this.call('namespaces', 'Get', { name }, { namespace: name })).namespace,
-    delete: async (name: string): Promise<void> => { await this.call('namespaces', 'Delete', { name }, { namespace: name }); },
+    delete: async (name: string): Promise<void> => {
+      await this.call('namespaces', 'Delete', { name }, { namespace: name });
+    },
   };
 
   readonly leases = {
@@ -194,11 +228,15 @@ export class SupervisorClient {
     delete: async (id: string, o: { sync?: boolean } = {}, opts?: CallOptions): Promise<void> => {
       await this.call('leases', 'Delete', { id, sync: !!o.sync }, opts);
     },
-    list: async (filters: string[] = [], opts?: CallOptions): Promise<Lease[]> => (await this.call('leases', 'List', { filters }, opts)).leases,
+    list: async (filters: string[] = [], opts?: CallOptions): Promise<Lease[]> =>
+      (await this.call('leases', 'List', { filters }, opts)).leases,
   };
 
   /** Runs fn under a fresh lease (pass it on as `lease`), deleting the lease afterwards either way. */
-  async withLease<T>(fn: (lease: string) => Promise<T>, o: { expireMs?: number; sync?: boolean; labels?: Record<string, string> } = {}): Promise<T> {
+  async withLease<T>(
+    fn: (lease: string) => Promise<T>,
+    o: { expireMs?: number; sync?: boolean; labels?: Record<string, string> } = {},
+  ): Promise<T> {
     const lease = await this.leases.create(o);
     try {
       return await fn(lease.id);
@@ -213,14 +251,22 @@ export class SupervisorClient {
    * Content.Write following the notes' protocol; an already present blob counts as success.
    * Pass a lease (or a gc.root / gc.ref label path to it): unreferenced content goes at the next GC.
    */
-  contentWrite(ref: string, data: Buffer | AsyncIterable<Uint8Array> | Iterable<Uint8Array>, o: ContentWriteOptions = {}): Promise<ContentWriteResult> {
+  contentWrite(
+    ref: string,
+    data: Buffer | AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+    o: ContentWriteOptions = {},
+  ): Promise<ContentWriteResult> {
     return writeContent(this, ref, data, o);
   }
 
   /** Streams a blob (or a range of it: size 0 = to the end). */
   async *contentRead(digest: string, o: { offset?: number; size?: number } = {}, opts?: CallOptions): AsyncIterable<Buffer> {
-    const stream = this.serverStream<{ offset: string; data: Buffer }>('content', 'Read',
-      { digest, offset: o.offset ?? 0, size: o.size ?? 0 }, opts);
+    const stream = this.serverStream<{ offset: string; data: Buffer }>(
+      'content',
+      'Read',
+      { digest, offset: o.offset ?? 0, size: o.size ?? 0 },
+      opts,
+    );
     try {
       for await (const msg of stream) yield msg.data;
     } catch (err) {
@@ -241,7 +287,11 @@ export class SupervisorClient {
   }
 
   /** Updates fields named by paths, e.g. ['labels.containerd.io/gc.root'] (a label absent from info is removed). */
-  async contentUpdate(info: { digest: string; labels?: Record<string, string> }, paths: string[], opts?: CallOptions): Promise<ContentInfo> {
+  async contentUpdate(
+    info: { digest: string; labels?: Record<string, string> },
+    paths: string[],
+    opts?: CallOptions,
+  ): Promise<ContentInfo> {
     return (await this.call('content', 'Update', { info: { labels: {}, ...info }, update_mask: { paths } }, opts)).info;
   }
 
@@ -264,13 +314,20 @@ export class SupervisorClient {
   // ---- snapshots, diff -------------------------------------------------------------------------
 
   readonly snapshots = {
-    prepare: async (o: { key: string; parent?: string; labels?: Record<string, string>; snapshotter?: string }, opts?: CallOptions): Promise<Mount[]> =>
-      (await this.call('snapshots', 'Prepare', { snapshotter: this.snapshotter, ...o }, opts)).mounts,
-    view: async (o: { key: string; parent: string; labels?: Record<string, string>; snapshotter?: string }, opts?: CallOptions): Promise<Mount[]> =>
-      (await this.call('snapshots', 'View', { snapshotter: this.snapshotter, ...o }, opts)).mounts,
+    prepare: async (
+      o: { key: string; parent?: string; labels?: Record<string, string>; snapshotter?: string },
+      opts?: CallOptions,
+    ): Promise<Mount[]> => (await this.call('snapshots', 'Prepare', { snapshotter: this.snapshotter, ...o }, opts)).mounts,
+    view: async (
+      o: { key: string; parent: string; labels?: Record<string, string>; snapshotter?: string },
+      opts?: CallOptions,
+    ): Promise<Mount[]> => (await this.call('snapshots', 'View', { snapshotter: this.snapshotter, ...o }, opts)).mounts,
     mounts: async (key: string, opts?: CallOptions & { snapshotter?: string }): Promise<Mount[]> =>
       (await this.call('snapshots', 'Mounts', { snapshotter: opts?.snapshotter ?? this.snapshotter, key }, opts)).mounts,
-    commit: async (o: { name: string; key: string; labels?: Record<string, string>; snapshotter?: string }, opts?: CallOptions): Promise<void> => {
+    commit: async (
+      o: { name: string; key: string; labels?: Record<string, string>; snapshotter?: string },
+      opts?: CallOptions,
+    ): Promise<void> => {
       await this.call('snapshots', 'Commit', { snapshotter: this.snapshotter, ...o }, opts);
     },
     remove: async (key: string, opts?: CallOptions & { snapshotter?: string }): Promise<void> => {
@@ -278,10 +335,28 @@ export class SupervisorClient {
     },
     stat: async (key: string, opts?: CallOptions & { snapshotter?: string }): Promise<SnapshotInfo> =>
       (await this.call('snapshots', 'Stat', { snapshotter: opts?.snapshotter ?? this.snapshotter, key }, opts)).info,
-    update: async (info: { name: string; labels?: Record<string, string> }, paths: string[], opts?: CallOptions & { snapshotter?: string }): Promise<SnapshotInfo> =>
-      (await this.call('snapshots', 'Update', { snapshotter: opts?.snapshotter ?? this.snapshotter, info: { labels: {}, ...info }, update_mask: { paths } }, opts)).info,
+    update: async (
+      info: { name: string; labels?: Record<string, string> },
+      paths: string[],
+      opts?: CallOptions & { snapshotter?: string },
+    ): Promise<SnapshotInfo> =>
+      (
+        await this.call(
+          'snapshots',
+          'Update',
+          { snapshotter: opts?.snapshotter ?? this.snapshotter, info: { labels: {}, ...info }, update_mask: { paths } },
+          opts,
+        )
+      ).info,
     list: async (filters: string[] = [], opts?: CallOptions & { snapshotter?: string }): Promise<SnapshotInfo[]> =>
-      (await this.collect<{ info: SnapshotInfo[] }>('snapshots', 'List', { snapshotter: opts?.snapshotter ?? this.snapshotter, filters }, opts)).flatMap((m) => m.info),
+      (
+        await this.collect<{ info: SnapshotInfo[] }>(
+          'snapshots',
+          'List',
+          { snapshotter: opts?.snapshotter ?? this.snapshotter, filters },
+          opts,
+        )
+      ).flatMap((m) => m.info),
     usage: async (key: string, opts?: CallOptions & { snapshotter?: string }): Promise<{ size: string; inodes: string }> =>
       this.call('snapshots', 'Usage', { snapshotter: opts?.snapshotter ?? this.snapshotter, key }, opts),
   };
@@ -291,8 +366,10 @@ export class SupervisorClient {
     apply: async (layer: Descriptor, mounts: Mount[], opts?: CallOptions): Promise<Descriptor> =>
       (await this.call('diff', 'Apply', { diff: layer, mounts }, opts)).applied,
     /** Writes the difference lower→upper as a layer blob into the content store. */
-    diff: async (o: { left: Mount[]; right: Mount[]; media_type?: string; ref?: string; labels?: Record<string, string> }, opts?: CallOptions): Promise<Descriptor> =>
-      (await this.call('diff', 'Diff', o, opts)).diff,
+    diff: async (
+      o: { left: Mount[]; right: Mount[]; media_type?: string; ref?: string; labels?: Record<string, string> },
+      opts?: CallOptions,
+    ): Promise<Descriptor> => (await this.call('diff', 'Diff', o, opts)).diff,
   };
 
   // ---- containers, tasks -----------------------------------------------------------------------
@@ -306,7 +383,9 @@ export class SupervisorClient {
     /** paths like ['labels', 'spec', 'labels.<key>']; an empty list replaces every updatable field. */
     update: async (container: Partial<ContainerRecord> & { id: string }, paths: string[], opts?: CallOptions): Promise<ContainerRecord> =>
       (await this.call('containers', 'Update', { container, update_mask: { paths } }, opts)).container,
-    delete: async (id: string, opts?: CallOptions): Promise<void> => { await this.call('containers', 'Delete', { id }, opts); },
+    delete: async (id: string, opts?: CallOptions): Promise<void> => {
+      await this.call('containers', 'Delete', { id }, opts);
+    },
   };
 
   readonly tasks = {
@@ -323,7 +402,9 @@ export class SupervisorClient {
     },
     delete: async (containerId: string, opts?: CallOptions): Promise<DeleteTaskResult> =>
       this.call('tasks', 'Delete', { container_id: containerId }, opts),
-    exec: async (req: ExecProcessRequest, opts?: CallOptions): Promise<void> => { await this.call('tasks', 'Exec', req, opts); },
+    exec: async (req: ExecProcessRequest, opts?: CallOptions): Promise<void> => {
+      await this.call('tasks', 'Exec', req, opts);
+    },
     deleteProcess: async (containerId: string, execId: string, opts?: CallOptions): Promise<DeleteTaskResult> =>
       this.call('tasks', 'DeleteProcess', { container_id: containerId, exec_id: execId }, opts),
     resizePty: async (containerId: string, size: { width: number; height: number }, execId = '', opts?: CallOptions): Promise<void> => {
@@ -332,8 +413,12 @@ export class SupervisorClient {
     closeIO: async (containerId: string, execId = '', opts?: CallOptions): Promise<void> => {
       await this.call('tasks', 'CloseIO', { container_id: containerId, exec_id: execId, stdin: true }, opts);
     },
-    pause: async (containerId: string, opts?: CallOptions): Promise<void> => { await this.call('tasks', 'Pause', { container_id: containerId }, opts); },
-    resume: async (containerId: string, opts?: CallOptions): Promise<void> => { await this.call('tasks', 'Resume', { container_id: containerId }, opts); },
+    pause: async (containerId: string, opts?: CallOptions): Promise<void> => {
+      await this.call('tasks', 'Pause', { container_id: containerId }, opts);
+    },
+    resume: async (containerId: string, opts?: CallOptions): Promise<void> => {
+      await this.call('tasks', 'Resume', { container_id: containerId }, opts);
+    },
     get: async (containerId: string, execId = '', opts?: CallOptions): Promise<TaskProcess> =>
       (await this.call('tasks', 'Get', { container_id: containerId, exec_id: execId }, opts)).process,
     list: async (filter = '', opts?: CallOptions): Promise<TaskProcess[]> => (await this.call('tasks', 'List', { filter }, opts)).tasks,
@@ -341,11 +426,21 @@ export class SupervisorClient {
       (await this.call('tasks', 'ListPids', { container_id: containerId }, opts)).processes,
     /** filters like ['id==<container id>']; data is decoded when the cgroups protos are available. */
     metrics: async (filters: string[], opts?: CallOptions): Promise<TaskMetric[]> => {
-      const res = await this.call<{ metrics: { id: string; timestamp: TaskMetric['timestamp']; data: AnyMessage | null }[] }>('tasks', 'Metrics', { filters }, opts);
+      const res = await this.call<{ metrics: { id: string; timestamp: TaskMetric['timestamp']; data: AnyMessage | null }[] }>(
+        'tasks',
+        'Metrics',
+        { filters },
+        opts,
+      );
       return res.metrics.map((m) => ({ id: m.id, timestamp: m.timestamp, raw: m.data, data: this.protos.decodeAny(m.data) }));
     },
     /** resources: an Any of the OCI LinuxResources as JSON (types.containerd.io/opencontainers/runtime-spec/1/LinuxResources). */
-    update: async (containerId: string, resources: AnyMessage | null, annotations: Record<string, string> = {}, opts?: CallOptions): Promise<void> => {
+    update: async (
+      containerId: string,
+      resources: AnyMessage | null,
+      annotations: Record<string, string> = {},
+      opts?: CallOptions,
+    ): Promise<void> => {
       await this.call('tasks', 'Update', { container_id: containerId, resources, annotations }, opts);
     },
   };
@@ -353,9 +448,11 @@ export class SupervisorClient {
   // ---- images, introspection, events -----------------------------------------------------------
 
   readonly images = {
-    create: async (image: ImageRecord, opts?: CallOptions): Promise<ImageRecord> => (await this.call('images', 'Create', { image }, opts)).image,
+    create: async (image: ImageRecord, opts?: CallOptions): Promise<ImageRecord> =>
+      (await this.call('images', 'Create', { image }, opts)).image,
     get: async (name: string, opts?: CallOptions): Promise<ImageRecord> => (await this.call('images', 'Get', { name }, opts)).image,
-    list: async (filters: string[] = [], opts?: CallOptions): Promise<ImageRecord[]> => (await this.call('images', 'List', { filters }, opts)).images,
+    list: async (filters: string[] = [], opts?: CallOptions): Promise<ImageRecord[]> =>
+      (await this.call('images', 'List', { filters }, opts)).images,
     update: async (image: ImageRecord, paths: string[] = [], opts?: CallOptions): Promise<ImageRecord> =>
       (await this.call('images', 'Update', { image, update_mask: { paths } }, opts)).image,
     /** sync runs a GC pass, so the image's now unreferenced blobs and snapshots are gone on return. */
@@ -384,4 +481,3 @@ export class SupervisorClient {
     return this.protos.encodeRuncOptions(opts);
   }
 }
-

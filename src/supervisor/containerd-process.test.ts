@@ -22,8 +22,13 @@ test('config: our roots, socket under exec-root, CRI off, opt plugin kept out of
 });
 
 test('containerd log lines: logfmt parsing and level mapping', () => {
-  const line = 'time="2026-11-22T03:28:50.178758903Z" level=info msg="loading plugin \\"io.containerd.x\\"..." id=x type=io.containerd.snapshotter.v1';
-  assert.deepEqual(parseLogfmt(line), { level: 'info', msg: 'loading plugin "io.containerd.x"...', fields: { id: 'x', type: 'io.containerd.snapshotter.v1' } });
+  const line =
+    'time="2026-11-22T03:28:50.178758903Z" level=info msg="loading plugin \\"io.containerd.x\\"..." id=x type=io.containerd.snapshotter.v1';
+  assert.deepEqual(parseLogfmt(line), {
+    level: 'info',
+    msg: 'loading plugin "io.containerd.x"...',
+    fields: { id: 'x', type: 'io.containerd.snapshotter.v1' },
+  });
   assert.equal(parseLogfmt('panic: runtime error'), null);
   const warn = (msg: string, error = '') => mapLevel({ level: 'warning', msg, fields: error ? { error } : {} });
   assert.equal(warn('failed to load plugin io.containerd.snapshotter.v1.devmapper', 'devmapper not configured'), 'debug');
@@ -57,7 +62,10 @@ test('starts containerd, forwards its log, restarts it after kill -9, stops it',
     assert.match(fs.readFileSync(mc.configPath, 'utf8'), /level = "info"/);
     assert.ok(mc.lastStartMs > 0 && mc.lastStartMs < 10_000);
     console.log(`containerd spawn → first Version answer: ${mc.lastStartMs.toFixed(1)} ms`);
-    assert.ok(env.lines.some((l) => /level=info msg="starting containerd" module=supervisor/.test(l)), 'containerd lines forwarded');
+    assert.ok(
+      env.lines.some((l) => /level=info msg="starting containerd" module=supervisor/.test(l)),
+      'containerd lines forwarded',
+    );
     assert.ok(!env.lines.some((l) => /devmapper/.test(l) && /level=warning/.test(l)), 'devmapper warning demoted');
     assert.ok(fs.existsSync(path.join(env.dataRoot, 'containerd', 'io.containerd.metadata.v1.bolt')));
     // Another containerd on the host (a dockerd) may own /opt/containerd; ours must use its own opt dir.
@@ -111,7 +119,13 @@ test('a start failure is a clear error, not a restart loop', async () => {
     // A containerd that never opens its socket:
     const script = path.join(env.dir, 'hang.sh');
     fs.writeFileSync(script, '#!/bin/sh\nexec sleep 30\n', { mode: 0o755 });
-    const hang = new ManagedContainerd({ dataRoot: env.dataRoot, execRoot: env.execRoot, log: env.log, binary: script, startTimeoutMs: 300 });
+    const hang = new ManagedContainerd({
+      dataRoot: env.dataRoot,
+      execRoot: env.execRoot,
+      log: env.log,
+      binary: script,
+      startTimeoutMs: 300,
+    });
     await assert.rejects(hang.start(), /did not answer on .*containerd.sock within 300 ms/);
   });
 });
@@ -128,7 +142,9 @@ async function startInChild(env: TestEnv, logLevel = 'info'): Promise<{ daemonPi
     await mc.start();
     process.stdout.write(JSON.stringify({ pid: mc.pid }) + '\\n');
     setInterval(() => {}, 1000);`;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', code, env.dataRoot, env.execRoot], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(process.execPath, ['--input-type=module', '-e', code, env.dataRoot, env.execRoot], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   env.defer(() => child.kill('SIGKILL'));
   let out = '';
   child.stdout!.on('data', (b) => (out += b));

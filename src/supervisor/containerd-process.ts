@@ -115,16 +115,19 @@ const NOISY_WARNINGS = [
 export function mapLevel(parsed: ParsedLogLine): LogLevel {
   switch (parsed.level) {
     case 'trace':
-    case 'debug': return 'debug';
+    case 'debug':
+      return 'debug';
     // containerd narrates every plugin it loads and every shim it starts at info level; at our
     // info level that would drown the daemon's own lines, so only its start/serve lines stay info.
-    case 'info': return /containerd successfully booted|serving\.\.\.|starting containerd/.test(parsed.msg) ? 'info' : 'debug';
+    case 'info':
+      return /containerd successfully booted|serving\.\.\.|starting containerd/.test(parsed.msg) ? 'info' : 'debug';
     case 'warning':
     case 'warn': {
       const text = `${parsed.msg} ${parsed.fields.error ?? ''}`;
       return NOISY_WARNINGS.some((re) => re.test(text)) ? 'debug' : 'warn';
     }
-    default: return 'error'; // error, fatal, panic: containerd's fatal is not ours
+    default:
+      return 'error'; // error, fatal, panic: containerd's fatal is not ours
   }
 }
 
@@ -152,7 +155,8 @@ export class ManagedContainerd extends EventEmitter {
   readonly configPath: string;
   readonly address: string;
   readonly pidFile: string;
-  private readonly stateDir: string;
+  /** containerd's state directory (under the exec-root). */
+  readonly stateDir: string;
   private readonly log: Logger;
   private readonly binary: string;
   private readonly opts: ManagedContainerdOptions;
@@ -169,6 +173,11 @@ export class ManagedContainerd extends EventEmitter {
   lastStartMs = 0;
   /** Whether start() took over a containerd left running by a previous daemon. */
   adopted = false;
+  /**
+   * Whether the last start() found no state of an earlier containerd of ours (no config file under
+   * the exec-root): then no shim of an earlier run can be serving our socket.
+   */
+  freshState = false;
 
   constructor(opts: ManagedContainerdOptions) {
     super();
@@ -189,7 +198,12 @@ export class ManagedContainerd extends EventEmitter {
 
   private configText(): string {
     const level = this.opts.logLevel ?? this.opts.log.level;
-    return containerdConfig({ dataRoot: this.opts.dataRoot, execRoot: this.opts.execRoot, cri: !!this.opts.cri, level: level === 'warn' ? 'warning' : level });
+    return containerdConfig({
+      dataRoot: this.opts.dataRoot,
+      execRoot: this.opts.execRoot,
+      cri: !!this.opts.cri,
+      level: level === 'warn' ? 'warning' : level,
+    });
   }
 
   async start(): Promise<void> {
@@ -201,6 +215,7 @@ export class ManagedContainerd extends EventEmitter {
     fs.mkdirSync(this.stateDir, { recursive: true, mode: 0o711 });
     fs.mkdirSync(path.join(this.opts.dataRoot, 'containerd'), { recursive: true, mode: 0o711 });
     const config = this.configText();
+    this.freshState = !fs.existsSync(this.configPath);
 
     // After `kill -9` of the daemon, the containerd it started keeps running (Node cannot ask the
     // kernel for a parent-death signal). If it still answers on our socket and runs with the same
@@ -217,7 +232,10 @@ export class ManagedContainerd extends EventEmitter {
         this.adopt(stale);
         return;
       }
-      this.log.info('stopping stale containerd from a previous daemon', { pid: stale, reason: sameConfig ? 'not answering' : 'config changed' });
+      this.log.info('stopping stale containerd from a previous daemon', {
+        pid: stale,
+        reason: sameConfig ? 'not answering' : 'config changed',
+      });
       await this.terminate(stale, STOP_TIMEOUT_MS);
     }
     fs.writeFileSync(this.configPath, config, { mode: 0o600 });
@@ -300,7 +318,8 @@ export class ManagedContainerd extends EventEmitter {
       if (this.child !== child) return;
       this.child = null;
       // Before it was ready, the failure is reported by this function's promise instead.
-      if (ready && !this.stopping) this.onUnexpectedExit(signal ? `containerd killed by ${signal}` : `containerd exited with status ${code}`);
+      if (ready && !this.stopping)
+        this.onUnexpectedExit(signal ? `containerd killed by ${signal}` : `containerd exited with status ${code}`);
     });
 
     // Load the client and parse the protos while containerd boots, not after.

@@ -60,13 +60,17 @@ class Replies {
     });
     stream.on('error', (e) => this.fail(e));
     // 'status' may come before 'error': build the failure from it so the gRPC code is never lost.
-    this.finished = new Promise((resolve) => stream.on('status', (s: grpc.StatusObject) => {
-      this.ended = true;
-      this.fail(s.code === 0
-        ? new Error('content write stream ended early')
-        : Object.assign(new Error(`${s.code}: ${s.details}`), { code: s.code, details: s.details, metadata: s.metadata }));
-      resolve();
-    }));
+    this.finished = new Promise((resolve) =>
+      stream.on('status', (s: grpc.StatusObject) => {
+        this.ended = true;
+        this.fail(
+          s.code === 0
+            ? new Error('content write stream ended early')
+            : Object.assign(new Error(`${s.code}: ${s.details}`), { code: s.code, details: s.details, metadata: s.metadata }),
+        );
+        resolve();
+      }),
+    );
   }
 
   private fail(e: unknown): void {
@@ -80,7 +84,9 @@ class Replies {
   next(): Promise<WriteReply> {
     if (this.queue.length) return Promise.resolve(this.queue.shift()!);
     if (this.failure || this.ended) return Promise.reject(this.failure);
-    return new Promise((resolve, reject) => { this.waiter = { resolve, reject }; });
+    return new Promise((resolve, reject) => {
+      this.waiter = { resolve, reject };
+    });
   }
 }
 
@@ -168,7 +174,11 @@ export async function writeContent(
     if (!digest) throw fromGrpc(err);
     const labels = o.labels ?? {};
     if (Object.keys(labels).length) {
-      await client.contentUpdate({ digest, labels }, Object.keys(labels).map((k) => `labels.${k}`), callOpts);
+      await client.contentUpdate(
+        { digest, labels },
+        Object.keys(labels).map((k) => `labels.${k}`),
+        callOpts,
+      );
     }
     const size = total ?? Number((await client.contentInfo(digest, callOpts)).size);
     return { digest, size, existed: true };

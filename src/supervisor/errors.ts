@@ -12,12 +12,17 @@ function isServiceError(err: unknown): err is ServiceError {
 
 export function codeFor(grpcCode: number): ErrorCode {
   switch (grpcCode) {
-    case status.NOT_FOUND: return 'NOT_FOUND';
+    case status.NOT_FOUND:
+      return 'NOT_FOUND';
     case status.ALREADY_EXISTS:
-    case status.FAILED_PRECONDITION: return 'CONFLICT';
-    case status.INVALID_ARGUMENT: return 'INVALID_PARAMETER';
-    case status.UNAVAILABLE: return 'UNAVAILABLE';
-    default: return 'INTERNAL';
+    case status.FAILED_PRECONDITION:
+      return 'CONFLICT';
+    case status.INVALID_ARGUMENT:
+      return 'INVALID_PARAMETER';
+    case status.UNAVAILABLE:
+      return 'UNAVAILABLE';
+    default:
+      return 'INTERNAL';
   }
 }
 
@@ -35,4 +40,3 @@ export function grpcCode(err: unknown): number | undefined {
   if (err instanceof EngineError && isServiceError(err.cause)) return err.cause.code;
   return undefined;
 }
-

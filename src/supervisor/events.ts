@@ -92,8 +92,12 @@ export class EventSubscription {
     const probeTopic = PROBE_TOPIC_PREFIX + randomBytes(8).toString('hex');
     // Filters are ORed; no filters means everything, which our probe filter alone would narrow.
     const filters = this.filters.length ? this.filters : ['topic~="/"'];
-    const stream = this.client.serverStream<Envelope>('events', 'Subscribe',
-      { filters: [...filters, `topic=="${probeTopic}"`] }, { namespace: null, waitForReady: true });
+    const stream = this.client.serverStream<Envelope>(
+      'events',
+      'Subscribe',
+      { filters: [...filters, `topic=="${probeTopic}"`] },
+      { namespace: null, waitForReady: true },
+    );
     this.stream = stream;
     let live = false;
     let markLive!: () => void;
@@ -111,13 +115,15 @@ export class EventSubscription {
         return;
       }
       if (env.topic.startsWith(PROBE_TOPIC_PREFIX)) return; // another subscriber's probe
-      this.safely(() => this.onEvent({
-        topic: env.topic,
-        namespace: env.namespace,
-        timestamp: timestampToDate(env.timestamp),
-        type: env.event?.type_url ?? '',
-        event: this.client.protos.decodeAny(env.event),
-      }));
+      this.safely(() =>
+        this.onEvent({
+          topic: env.topic,
+          namespace: env.namespace,
+          timestamp: timestampToDate(env.timestamp),
+          type: env.event?.type_url ?? '',
+          event: this.client.protos.decodeAny(env.event),
+        }),
+      );
     });
     const ended = new Promise<void>((resolve) => {
       stream.on('error', (err) => {
@@ -131,10 +137,15 @@ export class EventSubscription {
     // The Subscribe may be registered after our first Publish lands, so repeat until one is seen.
     while (!live && !streamDone && !this.closed) {
       try {
-        await this.client.call('events', 'Publish', {
-          topic: probeTopic,
-          event: { type_url: 'google.protobuf.Empty', value: Buffer.alloc(0) },
-        }, { namespace: this.client.namespace || 'default', waitForReady: true, deadlineMs: 10_000 }); // Publish needs one
+        await this.client.call(
+          'events',
+          'Publish',
+          {
+            topic: probeTopic,
+            event: { type_url: 'google.protobuf.Empty', value: Buffer.alloc(0) },
+          },
+          { namespace: this.client.namespace || 'default', waitForReady: true, deadlineMs: 10_000 },
+        ); // Publish needs one
       } catch (err) {
         if (!this.closed) this.opts.onError?.(err);
         stream.cancel();

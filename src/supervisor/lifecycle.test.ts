@@ -21,7 +21,12 @@ let image: BusyboxImage;
 before(async () => {
   env = await makeTestEnv('lc-');
   sup = await Supervisor.start({
-    dataRoot: env.dataRoot, execRoot: env.execRoot, namespace: 'engine-t', pluginsNamespace: 'engine-t-plugins', cri: false, log: env.log,
+    dataRoot: env.dataRoot,
+    execRoot: env.execRoot,
+    namespace: 'engine-t',
+    pluginsNamespace: 'engine-t-plugins',
+    cri: false,
+    log: env.log,
   });
   env.defer(() => sup.stop());
 });
@@ -49,7 +54,8 @@ test('busybox fixture: builds, unpacks and records the image once; the second ca
   assert.equal(manifest.config.digest, image.configDigest);
   const layer = manifest.layers[0].digest as string;
   assert.deepEqual((await sup.client.contentInfo(image.manifestDigest)).labels, {
-    'containerd.io/gc.ref.content.config': image.configDigest, 'containerd.io/gc.ref.content.l.0': layer,
+    'containerd.io/gc.ref.content.config': image.configDigest,
+    'containerd.io/gc.ref.content.l.0': layer,
   });
   assert.equal((await sup.client.contentInfo(image.configDigest)).labels['containerd.io/gc.ref.snapshot.overlayfs'], image.chainId);
   const config = JSON.parse((await sup.client.contentReadAll(image.configDigest)).toString());
@@ -65,12 +71,29 @@ test('busybox fixture: builds, unpacks and records the image once; the second ca
 });
 
 function defaultSpec(id: string, args: string[]) {
-  const caps = ['CAP_CHOWN', 'CAP_DAC_OVERRIDE', 'CAP_FSETID', 'CAP_FOWNER', 'CAP_MKNOD', 'CAP_NET_RAW', 'CAP_SETGID',
-    'CAP_SETUID', 'CAP_SETFCAP', 'CAP_SETPCAP', 'CAP_NET_BIND_SERVICE', 'CAP_SYS_CHROOT', 'CAP_KILL', 'CAP_AUDIT_WRITE'];
+  const caps = [
+    'CAP_CHOWN',
+    'CAP_DAC_OVERRIDE',
+    'CAP_FSETID',
+    'CAP_FOWNER',
+    'CAP_MKNOD',
+    'CAP_NET_RAW',
+    'CAP_SETGID',
+    'CAP_SETUID',
+    'CAP_SETFCAP',
+    'CAP_SETPCAP',
+    'CAP_NET_BIND_SERVICE',
+    'CAP_SYS_CHROOT',
+    'CAP_KILL',
+    'CAP_AUDIT_WRITE',
+  ];
   return {
     ociVersion: '1.0.2-dev',
     process: {
-      terminal: false, user: { uid: 0, gid: 0 }, args, cwd: '/',
+      terminal: false,
+      user: { uid: 0, gid: 0 },
+      args,
+      cwd: '/',
       env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'],
       capabilities: { bounding: caps, effective: caps, permitted: caps },
       rlimits: [{ type: 'RLIMIT_NOFILE', hard: 1024, soft: 1024 }],
@@ -81,7 +104,12 @@ function defaultSpec(id: string, args: string[]) {
     mounts: [
       { destination: '/proc', type: 'proc', source: 'proc', options: ['nosuid', 'noexec', 'nodev'] },
       { destination: '/dev', type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'strictatime', 'mode=755', 'size=65536k'] },
-      { destination: '/dev/pts', type: 'devpts', source: 'devpts', options: ['nosuid', 'noexec', 'newinstance', 'ptmxmode=0666', 'mode=0620', 'gid=5'] },
+      {
+        destination: '/dev/pts',
+        type: 'devpts',
+        source: 'devpts',
+        options: ['nosuid', 'noexec', 'newinstance', 'ptmxmode=0666', 'mode=0620', 'gid=5'],
+      },
       { destination: '/dev/shm', type: 'tmpfs', source: 'shm', options: ['nosuid', 'noexec', 'nodev', 'mode=1777', 'size=65536k'] },
       { destination: '/sys', type: 'sysfs', source: 'sysfs', options: ['nosuid', 'noexec', 'nodev', 'ro'] },
     ],
@@ -100,10 +128,12 @@ function readFifo(p: string): { done: Promise<string> } {
   const sock = new net.Socket({ fd, readable: true, writable: false });
   const chunks: Buffer[] = [];
   sock.on('data', (b: Buffer) => chunks.push(b));
-  return { done: new Promise((resolve, reject) => {
-    sock.on('end', () => resolve(Buffer.concat(chunks).toString()));
-    sock.on('error', reject);
-  }) };
+  return {
+    done: new Promise((resolve, reject) => {
+      sock.on('end', () => resolve(Buffer.concat(chunks).toString()));
+      sock.on('error', reject);
+    }),
+  };
 }
 
 test('container lifecycle with FIFO stdio', async () => {
@@ -130,15 +160,18 @@ test('container lifecycle with FIFO stdio', async () => {
       const mounts = await c.snapshots.prepare({ key: id, parent: image.chainId }, { lease });
       snapshotPrepared = true;
       lap('lease + Snapshots.Prepare');
-      await c.containers.create({
-        id,
-        labels: { test: 'lifecycle' },
-        image: image.name,
-        runtime: { name: 'io.containerd.runc.v2', options: sup.runcOptions() },
-        spec: jsonAny(SPEC_TYPE_URL, defaultSpec(id, ['sh', '-c', 'echo hi; echo oops >&2; exit 3'])),
-        snapshotter: 'overlayfs',
-        snapshot_key: id,
-      }, { lease });
+      await c.containers.create(
+        {
+          id,
+          labels: { test: 'lifecycle' },
+          image: image.name,
+          runtime: { name: 'io.containerd.runc.v2', options: sup.runcOptions() },
+          spec: jsonAny(SPEC_TYPE_URL, defaultSpec(id, ['sh', '-c', 'echo hi; echo oops >&2; exit 3'])),
+          snapshotter: 'overlayfs',
+          snapshot_key: id,
+        },
+        { lease },
+      );
       containerCreated = true;
       return mounts;
     });
@@ -182,7 +215,11 @@ test('container lifecycle with FIFO stdio', async () => {
     containerCreated = false;
     lap('Containers.Delete');
     const total = performance.now() - start;
-    console.log(`lifecycle: ${Object.entries(times).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(', ')}; total ${total.toFixed(1)} ms`);
+    console.log(
+      `lifecycle: ${Object.entries(times)
+        .map(([k, v]) => `${k} ${v.toFixed(1)}`)
+        .join(', ')}; total ${total.toFixed(1)} ms`,
+    );
 
     await assert.rejects(c.containers.get(id), (e: unknown) => grpcCode(e) === GrpcStatus.NOT_FOUND);
     assert.deepEqual(mountsUnder(env.dir), [], 'no mounts left');
@@ -209,15 +246,24 @@ test('a running task: exec, pids, pause/resume, metrics, kill', async () => {
     const rootfs = await c.withLease(async (lease) => {
       const mounts = await c.snapshots.prepare({ key: id, parent: image.chainId }, { lease });
       stage = 'snapshot';
-      await c.containers.create({
-        id, runtime: { name: 'io.containerd.runc.v2', options: sup.runcOptions() },
-        spec: jsonAny(SPEC_TYPE_URL, defaultSpec(id, ['sleep', '30'])), snapshotter: 'overlayfs', snapshot_key: id,
-      }, { lease });
+      await c.containers.create(
+        {
+          id,
+          runtime: { name: 'io.containerd.runc.v2', options: sup.runcOptions() },
+          spec: jsonAny(SPEC_TYPE_URL, defaultSpec(id, ['sleep', '30'])),
+          snapshotter: 'overlayfs',
+          snapshot_key: id,
+        },
+        { lease },
+      );
       stage = 'container';
       return mounts;
     });
     const listed = await c.containers.list([`id==${id}`]);
-    assert.deepEqual(listed.map((x) => x.id), [id]);
+    assert.deepEqual(
+      listed.map((x) => x.id),
+      [id],
+    );
     const updated = await c.containers.update({ id, labels: { role: 'sleeper' } }, ['labels']);
     assert.deepEqual(updated.labels, { role: 'sleeper' });
     assert.equal(c.protos.decodeAny(updated.runtime!.options)!.root, sup.runcRoot);
@@ -229,7 +275,10 @@ test('a running task: exec, pids, pause/resume, metrics, kill', async () => {
     assert.equal((await c.tasks.get(id)).status, 'RUNNING');
     // Tasks.List leaves container_id empty; id is the container's id for init processes.
     assert.ok((await c.tasks.list()).some((t) => t.id === id && t.pid === pid && t.status === 'RUNNING'));
-    assert.deepEqual((await c.tasks.listPids(id)).map((p) => p.pid), [pid]);
+    assert.deepEqual(
+      (await c.tasks.listPids(id)).map((p) => p.pid),
+      [pid],
+    );
 
     // Exec with FIFO stdio; the exec id must be released with DeleteProcess before reuse.
     const out = path.join(fifoDir, 'exec-out');
@@ -237,7 +286,13 @@ test('a running task: exec, pids, pause/resume, metrics, kill', async () => {
     execFileSync('mkfifo', ['-m', '0600', out, err]);
     const outR = readFifo(out);
     const errR = readFifo(err);
-    const proc = { terminal: false, user: { uid: 0, gid: 0 }, args: ['sh', '-c', 'echo exec-out; ls /nope; exit 7'], cwd: '/', env: ['PATH=/bin'] };
+    const proc = {
+      terminal: false,
+      user: { uid: 0, gid: 0 },
+      args: ['sh', '-c', 'echo exec-out; ls /nope; exit 7'],
+      cwd: '/',
+      env: ['PATH=/bin'],
+    };
     await c.tasks.exec({ container_id: id, exec_id: 'e1', stdout: out, stderr: err, spec: jsonAny(PROCESS_TYPE_URL, proc) });
     const execWait = c.tasks.wait(id, 'e1');
     await c.tasks.start(id, 'e1');
@@ -286,7 +341,10 @@ test('Diff.Diff of a snapshot change, read back as a layer', async () => {
     const upperdir = upper[0]!.options.find((o) => o.startsWith('upperdir='))!.slice('upperdir='.length);
     fs.mkdirSync(path.join(upperdir, 'root'), { mode: 0o700 });
     fs.writeFileSync(path.join(upperdir, 'root', 'newfile'), 'data\n');
-    const layer = await c.diff.diff({ left: lower, right: upper, media_type: 'application/vnd.oci.image.layer.v1.tar+gzip', ref: `diff-${process.pid}` }, { lease });
+    const layer = await c.diff.diff(
+      { left: lower, right: upper, media_type: 'application/vnd.oci.image.layer.v1.tar+gzip', ref: `diff-${process.pid}` },
+      { lease },
+    );
     assert.equal(layer.media_type, 'application/vnd.oci.image.layer.v1.tar+gzip');
     const gz = await c.contentReadAll(layer.digest);
     assert.equal(gz.length, Number(layer.size));
@@ -300,7 +358,10 @@ test('Diff.Diff of a snapshot change, read back as a layer', async () => {
 test('deleting the image with sync GC removes its blobs and snapshot', async () => {
   image ??= await ensureBusyboxImage(sup.client);
   const c = sup.client;
-  assert.deepEqual((await c.images.list()).map((i) => i.name), [image.name]);
+  assert.deepEqual(
+    (await c.images.list()).map((i) => i.name),
+    [image.name],
+  );
   await c.images.delete(image.name, { sync: true });
   await assert.rejects(c.images.get(image.name), (e: unknown) => grpcCode(e) === GrpcStatus.NOT_FOUND);
   await assert.rejects(c.snapshots.stat(image.chainId), (e: unknown) => grpcCode(e) === GrpcStatus.NOT_FOUND);

@@ -35,10 +35,19 @@ test('loads every service once, quickly, with snake_case fields', () => {
   assert.deepEqual(back.toObject(back.decode(kill.serialize(req))), req);
   const read = p.method('content', 'Read');
   const readReq = p.root.lookupType('containerd.services.content.v1.ReadContentRequest');
-  assert.deepEqual(readReq.toObject(readReq.decode(read.serialize({ digest: 'sha256:x', offset: 5, size: '3' })), { longs: String }),
-    { digest: 'sha256:x', offset: '5', size: '3' });
-  const res = p.method('content', 'Info').deserialize(Buffer.from(p.root.lookupType('containerd.services.content.v1.InfoResponse')
-    .encode({ info: { digest: 'sha256:y', size: 7, labels: { a: 'b' } } }).finish()));
+  assert.deepEqual(readReq.toObject(readReq.decode(read.serialize({ digest: 'sha256:x', offset: 5, size: '3' })), { longs: String }), {
+    digest: 'sha256:x',
+    offset: '5',
+    size: '3',
+  });
+  const res = p.method('content', 'Info').deserialize(
+    Buffer.from(
+      p.root
+        .lookupType('containerd.services.content.v1.InfoResponse')
+        .encode({ info: { digest: 'sha256:y', size: 7, labels: { a: 'b' } } })
+        .finish(),
+    ),
+  );
   assert.equal(res.info.size, '7');
   assert.deepEqual(res.info.labels, { a: 'b' });
   assert.equal(res.info.created_at, null, 'unset message decodes as null');
@@ -58,13 +67,22 @@ test('encodes runc options as a bare-type-url Any and decodes it back', () => {
 
 test('decodes event payloads and JSON-typed Anys', () => {
   const p = loadProtos();
-  const exit = p.encodeAny('containerd.events.TaskExit', { container_id: 'c', id: 'c', pid: 42, exit_status: 3, exited_at: { seconds: 1700000000, nanos: 5 } });
+  const exit = p.encodeAny('containerd.events.TaskExit', {
+    container_id: 'c',
+    id: 'c',
+    pid: 42,
+    exit_status: 3,
+    exited_at: { seconds: 1700000000, nanos: 5 },
+  });
   const ev = p.decodeAny(exit)!;
   assert.equal(ev.container_id, 'c');
   assert.equal(ev.pid, 42);
   assert.equal(ev.exit_status, 3);
   assert.deepEqual(ev.exited_at, { seconds: '1700000000', nanos: 5 });
-  const withPrefix = p.decodeAny({ type_url: 'type.googleapis.com/containerd.events.ContainerDelete', value: p.encodeAny('containerd.events.ContainerDelete', { id: 'x' }).value });
+  const withPrefix = p.decodeAny({
+    type_url: 'type.googleapis.com/containerd.events.ContainerDelete',
+    value: p.encodeAny('containerd.events.ContainerDelete', { id: 'x' }).value,
+  });
   assert.deepEqual(withPrefix, { id: 'x' });
   assert.deepEqual(p.decodeAny(jsonAny(SPEC_TYPE_URL, { ociVersion: '1.0.2' })), { ociVersion: '1.0.2' });
   assert.equal(p.decodeAny({ type_url: 'no.such.Type', value: Buffer.alloc(0) }), null);
@@ -98,10 +116,15 @@ test('timestamps', () => {
 });
 
 test('gRPC errors map onto the error table, keeping containerd message and code', () => {
-  const mk = (code: number, details: string) => Object.assign(new Error(`${code} X: ${details}`), { code, details, metadata: new grpc.Metadata() });
+  const mk = (code: number, details: string) =>
+    Object.assign(new Error(`${code} X: ${details}`), { code, details, metadata: new grpc.Metadata() });
   const cases: [number, string][] = [
-    [grpc.status.NOT_FOUND, 'NOT_FOUND'], [grpc.status.ALREADY_EXISTS, 'CONFLICT'], [grpc.status.FAILED_PRECONDITION, 'CONFLICT'],
-    [grpc.status.INVALID_ARGUMENT, 'INVALID_PARAMETER'], [grpc.status.UNAVAILABLE, 'UNAVAILABLE'], [grpc.status.UNKNOWN, 'INTERNAL'],
+    [grpc.status.NOT_FOUND, 'NOT_FOUND'],
+    [grpc.status.ALREADY_EXISTS, 'CONFLICT'],
+    [grpc.status.FAILED_PRECONDITION, 'CONFLICT'],
+    [grpc.status.INVALID_ARGUMENT, 'INVALID_PARAMETER'],
+    [grpc.status.UNAVAILABLE, 'UNAVAILABLE'],
+    [grpc.status.UNKNOWN, 'INTERNAL'],
     [grpc.status.DEADLINE_EXCEEDED, 'INTERNAL'],
   ];
   for (const [code, want] of cases) {

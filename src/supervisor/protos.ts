@@ -28,9 +28,17 @@ export type ServiceName = keyof typeof SERVICES;
 
 const API = 'github.com/containerd/containerd/api';
 const SERVICE_FILES = [
-  'version/v1/version', 'namespaces/v1/namespace', 'content/v1/content', 'snapshots/v1/snapshots',
-  'diff/v1/diff', 'leases/v1/leases', 'containers/v1/containers', 'tasks/v1/tasks', 'events/v1/events',
-  'introspection/v1/introspection', 'images/v1/images',
+  'version/v1/version',
+  'namespaces/v1/namespace',
+  'content/v1/content',
+  'snapshots/v1/snapshots',
+  'diff/v1/diff',
+  'leases/v1/leases',
+  'containers/v1/containers',
+  'tasks/v1/tasks',
+  'events/v1/events',
+  'introspection/v1/introspection',
+  'images/v1/images',
 ].map((f) => `${API}/services/${f}.proto`);
 const EVENT_FILES = ['task', 'container', 'snapshot', 'content', 'namespace', 'image'].map((f) => `${API}/events/${f}.proto`);
 const RUNC_OPTIONS_FILE = 'github.com/containerd/containerd/runtime/v2/runc/options/oci.proto';
@@ -177,7 +185,10 @@ function cacheKey(protoDir: string, files: string[]): string | null {
   } catch {
     return null;
   }
-  return createHash('sha256').update(`${version}\n${files.join('\n')}`).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update(`${version}\n${files.join('\n')}`)
+    .digest('hex')
+    .slice(0, 16);
 }
 
 function readCache(file: string): protobuf.Root | null {

@@ -19,12 +19,19 @@ async function withEnv(fn: (env: TestEnv) => Promise<void>): Promise<void> {
 }
 
 const base = (env: TestEnv) => ({
-  dataRoot: env.dataRoot, execRoot: env.execRoot, namespace: 'engine-t', pluginsNamespace: 'engine-t-plugins', cri: false, log: env.log,
+  dataRoot: env.dataRoot,
+  execRoot: env.execRoot,
+  namespace: 'engine-t',
+  pluginsNamespace: 'engine-t-plugins',
+  cri: false,
+  log: env.log,
 });
 
 test('parses runc --version', () => {
-  assert.deepEqual(parseRuncVersion('runc version 1.1.5+ds1\ncommit: 1.1.5+ds1-1+deb12u1\nspec: 1.0.2-dev\ngo: go1.19.8\nlibseccomp: 2.5.4\n'),
-    { version: '1.1.5+ds1', commit: '1.1.5+ds1-1+deb12u1', spec: '1.0.2-dev' });
+  assert.deepEqual(
+    parseRuncVersion('runc version 1.1.5+ds1\ncommit: 1.1.5+ds1-1+deb12u1\nspec: 1.0.2-dev\ngo: go1.19.8\nlibseccomp: 2.5.4\n'),
+    { version: '1.1.5+ds1', commit: '1.1.5+ds1-1+deb12u1', spec: '1.0.2-dev' },
+  );
   assert.deepEqual(parseRuncVersion('garbage'), { version: '', commit: '', spec: '' });
 });
 
@@ -33,7 +40,9 @@ test('managed: versions, namespaces, runc root; survives kill -9 of containerd w
     const t0 = performance.now();
     const sup = await Supervisor.start(base(env));
     env.defer(() => sup.stop());
-    console.log(`Supervisor.start (managed): ${(performance.now() - t0).toFixed(1)} ms, containerd spawn → Version ${sup.managed!.lastStartMs.toFixed(1)} ms, protos ${sup.client.protos.loadMs.toFixed(1)} ms`);
+    console.log(
+      `Supervisor.start (managed): ${(performance.now() - t0).toFixed(1)} ms, containerd spawn → Version ${sup.managed!.lastStartMs.toFixed(1)} ms, protos ${sup.client.protos.loadMs.toFixed(1)} ms`,
+    );
     assert.equal(sup.address, path.join(env.execRoot, 'containerd', 'containerd.sock'));
     assert.equal(sup.namespace, 'engine-t');
 
@@ -114,8 +123,10 @@ test('external address: uses a containerd it did not start and leaves it running
 test('external address that does not answer: clear error', async () => {
   await withEnv(async (env) => {
     const t0 = Date.now();
-    await assert.rejects(Supervisor.start({ ...base(env), address: path.join(env.dir, 'nothing.sock'), startTimeoutMs: 500 }),
-      (err: Error & { code?: string }) => err.code === 'UNAVAILABLE' && /containerd at .*nothing.sock does not answer/.test(err.message));
+    await assert.rejects(
+      Supervisor.start({ ...base(env), address: path.join(env.dir, 'nothing.sock'), startTimeoutMs: 500 }),
+      (err: Error & { code?: string }) => err.code === 'UNAVAILABLE' && /containerd at .*nothing.sock does not answer/.test(err.message),
+    );
     assert.ok(Date.now() - t0 < 5000);
   });
 });

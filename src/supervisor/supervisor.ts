@@ -10,6 +10,8 @@ import { unavailable } from '../errors.ts';
 import { SupervisorClient } from './client.ts';
 import { startManagedContainerd, type ManagedContainerd, type ManagedStart } from './containerd-process.ts';
 import type { AnyMessage, RuncOptions } from './protos.ts';
+import { findShims, reapOrphanShims, type ShimProcess } from './shims.ts';
+import { removeStaleBundles } from './bundles.ts';
 
 const execFileP = promisify(execFile);
 
@@ -67,9 +69,16 @@ export class Supervisor extends EventEmitter {
     let managed: ManagedContainerd | null = null;
     let address = opts.address;
     if (!address) {
-      const start = opts.prestarted ?? startManagedContainerd({
-        dataRoot: opts.dataRoot, execRoot: opts.execRoot, cri: opts.cri, log: opts.log, binary: opts.binary, startTimeoutMs: opts.startTimeoutMs,
-      });
+      const start =
+        opts.prestarted ??
+        startManagedContainerd({
+          dataRoot: opts.dataRoot,
+          execRoot: opts.execRoot,
+          cri: opts.cri,
+          log: opts.log,
+          binary: opts.binary,
+          startTimeoutMs: opts.startTimeoutMs,
+        });
       managed = start.managed;
       await start.started;
       address = managed.address;
@@ -90,6 +99,9 @@ export class Supervisor extends EventEmitter {
       throw err;
     }
     const sup = new Supervisor({ client, managed, opts, log });
+    // Shims a killed daemon left without a task would otherwise live for ever (issue 12, item 7).
+    // A first start on these roots has none, and skips scanning every process of the host.
+    if (managed && !managed.freshState) await sup.reapOrphanShims();
     managed?.on('restarted', (info) => void sup.relayRestart(info));
     return sup;
   }
@@ -141,8 +153,46 @@ export class Supervisor extends EventEmitter {
     return { containerd: { version: containerd.version, revision: containerd.revision }, runc };
   }
 
-  /** Closes the client; stops containerd only if we started it (containers keep running). */
+  /**
+   * With our own containerd: ends the shims of our namespaces that serve no task it knows (see
+   * shims.ts), and removes the task bundles it left behind for such tasks (bundles.ts). Safe only
+   * when no task of ours is being created: at start-up before any service runs, and at shutdown.
+   * A failure to list is logged and leaves the shims alone: start-up and shutdown go on.
+   */
+  async reapOrphanShims(): Promise<string[]> {
+    // An external containerd (--supervisor) may have other clients creating tasks in our
+    // namespaces right now: their shims are not ours to judge.
+    if (!this.managed) return [];
+    const tasks = new Map<string, Set<string>>();
+    const t0 = performance.now();
+    // The shims are looked for first (or at once): a shim seen is never newer than the task list.
+    const found = findShims(this.address);
+    let shims: ShimProcess[];
+    try {
+      for (const ns of new Set([this.namespace, this.pluginsNamespace])) {
+        const listed = await this.client.withNamespace(ns).tasks.list('', { deadlineMs: 10_000 });
+        tasks.set(ns, new Set(listed.map((t) => t.id)));
+      }
+      shims = await found;
+    } catch (err) {
+      found.catch(() => undefined); // the failure reported is the one above
+      this.log.warn(`could not look for orphan shims: ${(err as Error).message}`);
+      return [];
+    }
+    const ended = await reapOrphanShims({ address: this.address, shims, tasks, runcRoot: this.runcRoot, log: this.log });
+    const bundles = (
+      await removeStaleBundles({ stateDir: this.managed.stateDir, tasks, log: this.log }).catch((err: Error) => {
+        this.log.warn(`could not look for stale task bundles: ${err.message}`);
+        return [];
+      })
+    ).length;
+    this.log.debug('looked for orphan shims and bundles', { shims: ended.length, bundles, ms: Math.round(performance.now() - t0) });
+    return ended;
+  }
+
+  /** Ends orphan shims, closes the client; stops containerd only if we started it (containers keep running). */
   async stop(): Promise<void> {
+    await this.reapOrphanShims();
     this.client.close();
     await this.managed?.stop();
   }

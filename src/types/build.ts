@@ -40,7 +40,10 @@ export interface BuildOptions {
   /** The client's session/build ID (`buildid`), for POST /build/cancel. */
   buildId?: string;
   /** X-Registry-Config: registry host → credentials, for base image pulls. */
-  registryAuth: Record<string, { username?: string; password?: string; auth?: string; identitytoken?: string; registrytoken?: string; serveraddress?: string }>;
+  registryAuth: Record<
+    string,
+    { username?: string; password?: string; auth?: string; identitytoken?: string; registrytoken?: string; serveraddress?: string }
+  >;
 }
 
 /** One line of the build's JSON stream. */

@@ -2,12 +2,27 @@
 // inspect shape, privileges) and the authorization-plugin protocol.
 
 /** A setting of a plugin's config: an env variable, args or a mount/device. */
-export interface PluginEnvSpec { Name: string; Description?: string; Settable?: string[] | null; Value?: string | null }
-export interface PluginMountSpec {
-  Name?: string; Description?: string; Settable?: string[] | null; Source?: string | null; Destination: string;
-  Type?: string; Options?: string[] | null;
+export interface PluginEnvSpec {
+  Name: string;
+  Description?: string;
+  Settable?: string[] | null;
+  Value?: string | null;
 }
-export interface PluginDeviceSpec { Name?: string; Description?: string; Settable?: string[] | null; Path?: string | null }
+export interface PluginMountSpec {
+  Name?: string;
+  Description?: string;
+  Settable?: string[] | null;
+  Source?: string | null;
+  Destination: string;
+  Type?: string;
+  Options?: string[] | null;
+}
+export interface PluginDeviceSpec {
+  Name?: string;
+  Description?: string;
+  Settable?: string[] | null;
+  Path?: string | null;
+}
 
 /** The plugin config (`application/vnd.docker.plugin.v1+json`), as in the registry and in config.json. */
 export interface PluginConfig {
@@ -30,7 +45,12 @@ export interface PluginConfig {
   rootfs?: { type: string; diff_ids: string[] };
 }
 
-export interface PluginSettings { Mounts: PluginMountSpec[]; Env: string[]; Args: string[]; Devices: PluginDeviceSpec[] }
+export interface PluginSettings {
+  Mounts: PluginMountSpec[];
+  Env: string[];
+  Args: string[];
+  Devices: PluginDeviceSpec[];
+}
 
 /** GET /plugins and /plugins/{name}/json. */
 export interface PluginView {
@@ -43,7 +63,11 @@ export interface PluginView {
 }
 
 /** GET /plugins/privileges and the body of POST /plugins/pull. */
-export interface PluginPrivilege { Name: string; Description: string; Value: string[] }
+export interface PluginPrivilege {
+  Name: string;
+  Description: string;
+  Value: string[];
+}
 
 /** AuthZPlugin.AuthZReq: what a plugin sees of a request (bodies are base64, as Go marshals []byte). */
 export interface AuthzRequest {

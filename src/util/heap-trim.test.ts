@@ -20,7 +20,10 @@ describe('heap trimmer', () => {
   it('collects once after busy intervals are followed by a quiet one, then waits for more work', () => {
     const calls: unknown[] = [];
     const t = startHeapTrimmer({
-      log, intervalMs: 60_000, startBusy: false, gc: (o) => calls.push(o),
+      log,
+      intervalMs: 60_000,
+      startBusy: false,
+      gc: (o) => calls.push(o),
       utilization: scripted([
         { active: 2000, utilization: 0.4 }, // busy: no collection while working
         { active: 1000, utilization: 0.2 },
@@ -39,10 +42,21 @@ describe('heap trimmer', () => {
 
   it('small amounts of work add up until they are worth a collection', () => {
     let collected = 0;
-    const t = startHeapTrimmer({ log, intervalMs: 60_000, minBusyMs: 300, startBusy: false, gc: () => collected++, utilization: scripted(Array.from({ length: 10 }, () => ({ active: 40, utilization: 0.008 }))) });
+    const t = startHeapTrimmer({
+      log,
+      intervalMs: 60_000,
+      minBusyMs: 300,
+      startBusy: false,
+      gc: () => collected++,
+      utilization: scripted(Array.from({ length: 10 }, () => ({ active: 40, utilization: 0.008 }))),
+    });
     try {
       const results = Array.from({ length: 10 }, () => t.check());
-      assert.deepEqual(results.map((r, i) => (r ? i : -1)).filter((i) => i >= 0), [7], 'the eighth 40 ms interval reaches 300 ms');
+      assert.deepEqual(
+        results.map((r, i) => (r ? i : -1)).filter((i) => i >= 0),
+        [7],
+        'the eighth 40 ms interval reaches 300 ms',
+      );
       assert.equal(collected, 1);
     } finally {
       t.stop();
@@ -68,7 +82,15 @@ describe('heap trimmer at start-up', () => {
   it('counts the work before it started, so the first quiet interval collects', () => {
     let collected = 0;
     const log = new Logger({ level: 'error', format: 'text', raw: false });
-    const t = startHeapTrimmer({ log, intervalMs: 60_000, gc: () => collected++, utilization: scripted([{ active: 500, utilization: 0.25 }, { active: 1, utilization: 0.0005 }]) });
+    const t = startHeapTrimmer({
+      log,
+      intervalMs: 60_000,
+      gc: () => collected++,
+      utilization: scripted([
+        { active: 500, utilization: 0.25 },
+        { active: 1, utilization: 0.0005 },
+      ]),
+    });
     try {
       assert.deepEqual([t.check(), t.check()], [false, true]);
       assert.equal(collected, 1);

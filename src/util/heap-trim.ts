@@ -67,7 +67,11 @@ export function startHeapTrimmer(opts: HeapTrimOptions): HeapTrimmer {
     busySinceTrim = 0;
     last = utilization(); // the collection itself is not work to trim after
     if (opts.log.enabled('debug')) {
-      opts.log.debug('heap trimmed after a busy period', { ms: Math.round(performance.now() - started), rssBeforeMiB: before >> 20, rssAfterMiB: process.memoryUsage.rss() >> 20 });
+      opts.log.debug('heap trimmed after a busy period', {
+        ms: Math.round(performance.now() - started),
+        rssBeforeMiB: before >> 20,
+        rssAfterMiB: process.memoryUsage.rss() >> 20,
+      });
     }
     return true;
   };

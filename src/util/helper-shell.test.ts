@@ -32,7 +32,7 @@ describe('helper shells', () => {
     }
   });
 
-  it('feed input on stdin, and nothing (not the shell\'s own script) when there is none', async () => {
+  it("feed input on stdin, and nothing (not the shell's own script) when there is none", async () => {
     const sh = new HelperShells(1);
     try {
       assert.equal(await sh.run('cat', [], { input: 'line 1\nline 2' }), 'line 1\nline 2\n');
@@ -73,7 +73,11 @@ describe('the shared helper shells', () => {
     const script = `import { runCommand } from ${JSON.stringify(new URL('./helper-shell.js', import.meta.url).href)};
       console.log((await runCommand('echo', ['done'])).trim());`;
     const started = performance.now();
-    const out = await new Promise<string>((resolve, reject) => execFile(process.execPath, ['--input-type=module', '-e', script], { timeout: 10_000 }, (err, stdout) => (err ? reject(err) : resolve(stdout))));
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, ['--input-type=module', '-e', script], { timeout: 10_000 }, (err, stdout) =>
+        err ? reject(err) : resolve(stdout),
+      ),
+    );
     assert.equal(out.trim(), 'done');
     assert.ok(performance.now() - started < 5_000, 'the process exited by itself');
   });

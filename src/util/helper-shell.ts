@@ -10,7 +10,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 
 export class CommandError extends Error {
-  constructor(readonly command: string, readonly stderr: string, readonly code: number | null) {
+  constructor(
+    readonly command: string,
+    readonly stderr: string,
+    readonly code: number | null,
+  ) {
     super(`${command}: ${stderr.trim() || `exit status ${code}`}`);
   }
 }
@@ -77,7 +81,10 @@ class Shell {
     const stdin = input ? ` <<'${this.token}_in'\n${input}${input.endsWith('\n') ? '' : '\n'}${this.token}_in` : ' </dev/null';
     const t = this.token;
     const script = `${line}${stdin}\n__s=$?; printf '\\n%s %s\\n' ${t} "$__s"; printf '\\n%s\\n' ${t} >&2\n`;
-    this.timer = setTimeout(() => this.kill(`timed out after ${job.opts.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms`), job.opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+    this.timer = setTimeout(
+      () => this.kill(`timed out after ${job.opts.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms`),
+      job.opts.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    );
     child.stdin!.write(script);
   }
 

@@ -10,7 +10,8 @@ const OFFICIAL_PREFIX = 'library/';
 const COMPONENT = /^[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*$/;
 const TAG = /^[\w][\w.-]{0,127}$/;
 const DIGEST = /^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-zA-Z0-9=_-]{32,}$/;
-const DOMAIN = /^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:.]+\])(?::[0-9]+)?$/;
+const DOMAIN =
+  /^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:.]+\])(?::[0-9]+)?$/;
 
 export interface Reference {
   domain: string;
@@ -31,7 +32,8 @@ export function referenceString(r: Reference): string {
 /** What users see: busybox:latest, localhost:5000/x:1. */
 export function familiarName(r: Reference): string {
   let name = repoName(r);
-  if (r.domain === DEFAULT_DOMAIN) name = r.path.startsWith(OFFICIAL_PREFIX) && r.path.split('/').length === 2 ? r.path.slice(OFFICIAL_PREFIX.length) : r.path;
+  if (r.domain === DEFAULT_DOMAIN)
+    name = r.path.startsWith(OFFICIAL_PREFIX) && r.path.split('/').length === 2 ? r.path.slice(OFFICIAL_PREFIX.length) : r.path;
   return name;
 }
 
@@ -72,7 +74,8 @@ export function parseReference(input: string, opts: { defaultTag?: boolean } = {
   if (path !== path.toLowerCase()) throw invalidParameter(`invalid reference format: repository name (${path}) must be lowercase`);
   if (!path || !path.split('/').every((c) => COMPONENT.test(c))) throw invalidParameter('invalid reference format');
   if (domain === DEFAULT_DOMAIN && !path.includes('/')) path = OFFICIAL_PREFIX + path;
-  if (repoName({ domain, path }).length > 255) throw invalidParameter('invalid reference format: repository name must not be more than 255 characters');
+  if (repoName({ domain, path }).length > 255)
+    throw invalidParameter('invalid reference format: repository name must not be more than 255 characters');
   if (!tag && !digest && opts.defaultTag !== false) tag = 'latest';
   return { domain, path, ...(tag ? { tag } : {}), ...(digest ? { digest } : {}) };
 }

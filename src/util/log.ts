@@ -14,7 +14,6 @@ export interface LogOptions {
 
 type Fields = Record<string, unknown>;
 
-
 function quote(v: string): string {
   return /^[A-Za-z0-9_.\/:@-]+$/.test(v) ? v : JSON.stringify(v);
 }
@@ -47,11 +46,21 @@ export class Logger {
     return RANK[level] >= RANK[this.opts.level];
   }
 
-  debug(msg: string, fields?: Fields): void { this.write('debug', msg, fields); }
-  info(msg: string, fields?: Fields): void { this.write('info', msg, fields); }
-  warn(msg: string, fields?: Fields): void { this.write('warn', msg, fields); }
-  error(msg: string, fields?: Fields): void { this.write('error', msg, fields); }
-  fatal(msg: string, fields?: Fields): void { this.write('fatal', msg, fields); }
+  debug(msg: string, fields?: Fields): void {
+    this.write('debug', msg, fields);
+  }
+  info(msg: string, fields?: Fields): void {
+    this.write('info', msg, fields);
+  }
+  warn(msg: string, fields?: Fields): void {
+    this.write('warn', msg, fields);
+  }
+  error(msg: string, fields?: Fields): void {
+    this.write('error', msg, fields);
+  }
+  fatal(msg: string, fields?: Fields): void {
+    this.write('fatal', msg, fields);
+  }
 
   private write(level: LogLevel, msg: string, extra?: Fields): void {
     if (!this.enabled(level)) return;

@@ -51,7 +51,21 @@ test('PAX records count their own length', () => {
 });
 
 test('header fields and checksum', () => {
-  const h = buildHeader({ name: 'a', prefix: '', mode: 0o755, uid: 1, gid: 2, size: 10, mtime: MTIME, typeflag: '0', linkname: '', uname: 'u', gname: 'g', devmajor: 0, devminor: 0 });
+  const h = buildHeader({
+    name: 'a',
+    prefix: '',
+    mode: 0o755,
+    uid: 1,
+    gid: 2,
+    size: 10,
+    mtime: MTIME,
+    typeflag: '0',
+    linkname: '',
+    uname: 'u',
+    gname: 'g',
+    devmajor: 0,
+    devminor: 0,
+  });
   assert.equal(h.length, 512);
   assert.equal(h.subarray(100, 108).toString(), '0000755\0');
   assert.equal(h.subarray(124, 136).toString(), '00000000012\0');
@@ -95,9 +109,15 @@ test('GNU tar reads back every kind of entry, long and non-ASCII names included'
       await tw.entry({ name: 'top/fifo', type: 'fifo', mode: 0o600, mtime: MTIME });
     });
     assert.equal(tar.length % 512, 0);
-    assert.ok(tar.subarray(tar.length - 1024).every((b) => b === 0), 'two zero blocks at the end');
+    assert.ok(
+      tar.subarray(tar.length - 1024).every((b) => b === 0),
+      'two zero blocks at the end',
+    );
     const hs = headers(tar);
-    assert.ok(hs.some((h) => h.type === 'x'), 'PAX headers used');
+    assert.ok(
+      hs.some((h) => h.type === 'x'),
+      'PAX headers used',
+    );
     const split = hs.find((h) => h.name === 'f'.repeat(90));
     assert.equal(split?.prefix, 'top/' + 'd'.repeat(120), 'ustar prefix split for a 215-char path');
 
@@ -148,7 +168,15 @@ test('streams into a Writable with backpressure, and rejects wrong sizes', async
     for (let i = 0; i < data.length; i += 33_333) yield data.subarray(i, i + 33_333);
   }
   await tw.entry({ name: 'f', size: data.length, mtime: MTIME }, pieces());
-  await assert.rejects(tw.entry({ name: 'short', size: 10, mtime: MTIME }, (async function* () { yield Buffer.alloc(5); })()), /5 bytes, header says 10/);
+  await assert.rejects(
+    tw.entry(
+      { name: 'short', size: 10, mtime: MTIME },
+      (async function* () {
+        yield Buffer.alloc(5);
+      })(),
+    ),
+    /5 bytes, header says 10/,
+  );
   await tw.finish();
   sink.end();
   await consumed;
@@ -157,6 +185,12 @@ test('streams into a Writable with backpressure, and rejects wrong sizes', async
   // The failed entry left a header in the stream: callers abort the archive on error. The good entry is intact.
   assert.equal(headers(all)[0]!.size, 200_000);
   assert.ok(all.subarray(512, 512 + data.length).equals(data));
-  await assert.rejects(tarToBuffer(async (tw2) => tw2.entry({ name: 'x', size: 3 }, Buffer.from('ab'))), /size 3 != 2/);
-  await assert.rejects(tarToBuffer(async (tw2) => tw2.entry({ name: 'd', type: 'directory' }, Buffer.from('ab'))), /cannot have content/);
+  await assert.rejects(
+    tarToBuffer(async (tw2) => tw2.entry({ name: 'x', size: 3 }, Buffer.from('ab'))),
+    /size 3 != 2/,
+  );
+  await assert.rejects(
+    tarToBuffer(async (tw2) => tw2.entry({ name: 'd', type: 'directory' }, Buffer.from('ab'))),
+    /cannot have content/,
+  );
 });

@@ -76,8 +76,19 @@ function writeOctal(buf: Buffer, offset: number, length: number, n: number): voi
 }
 
 export function buildHeader(e: {
-  name: string; prefix: string; mode: number; uid: number; gid: number; size: number; mtime: number;
-  typeflag: string; linkname: string; uname: string; gname: string; devmajor: number; devminor: number;
+  name: string;
+  prefix: string;
+  mode: number;
+  uid: number;
+  gid: number;
+  size: number;
+  mtime: number;
+  typeflag: string;
+  linkname: string;
+  uname: string;
+  gname: string;
+  devmajor: number;
+  devminor: number;
 }): Buffer {
   const h = Buffer.alloc(BLOCK);
   writeString(h, 0, 100, e.name);
@@ -145,7 +156,7 @@ export class TarWriter {
     const mode = (entry.mode ?? (type === 'directory' ? 0o755 : 0o644)) & 0o7777;
     const uid = entry.uid ?? 0;
     const gid = entry.gid ?? 0;
-    const mtimeRaw = entry.mtime instanceof Date ? entry.mtime.getTime() / 1000 : entry.mtime ?? Date.now() / 1000;
+    const mtimeRaw = entry.mtime instanceof Date ? entry.mtime.getTime() / 1000 : (entry.mtime ?? Date.now() / 1000);
     const mtime = Math.floor(mtimeRaw);
     const linkname = entry.linkname ?? '';
     const uname = entry.uname ?? '';
@@ -163,30 +174,53 @@ export class TarWriter {
     if (Buffer.byteLength(gname) > 32 || !isAscii(gname)) pax.gname = gname;
 
     if (Object.keys(pax).length) {
-      const body = Buffer.from(Object.entries(pax).map(([k, v]) => paxRecord(k, v)).join(''));
+      const body = Buffer.from(
+        Object.entries(pax)
+          .map(([k, v]) => paxRecord(k, v))
+          .join(''),
+      );
       const base = name.replace(/\/$/, '').split('/').pop()!;
       const paxName = `PaxHeaders.${this.paxCount++}/${base}`;
-      await this.push(buildHeader({
-        name: asciiStandIn(paxName, 100), prefix: '', mode: 0o644, uid: 0, gid: 0,
-        size: body.length, mtime: Math.max(0, Math.min(mtime, MAX_OCTAL_11)), typeflag: 'x', linkname: '', uname: '',
-        gname: '', devmajor: 0, devminor: 0,
-      }));
+      await this.push(
+        buildHeader({
+          name: asciiStandIn(paxName, 100),
+          prefix: '',
+          mode: 0o644,
+          uid: 0,
+          gid: 0,
+          size: body.length,
+          mtime: Math.max(0, Math.min(mtime, MAX_OCTAL_11)),
+          typeflag: 'x',
+          linkname: '',
+          uname: '',
+          gname: '',
+          devmajor: 0,
+          devminor: 0,
+        }),
+      );
       await this.push(body);
       await this.pad(body.length);
     }
 
     // Fields that went to PAX get a truncated/zeroed stand-in in the ustar header.
     const [prefix, shortName] = split ?? ['', asciiStandIn(name, 100)];
-    await this.push(buildHeader({
-      name: shortName, prefix, mode,
-      uid: pax.uid ? 0 : uid, gid: pax.gid ? 0 : gid,
-      size: pax.size ? 0 : size,
-      mtime: pax.mtime ? 0 : mtime,
-      typeflag: TYPEFLAG[type],
-      linkname: pax.linkpath !== undefined ? asciiStandIn(linkname, 100) : linkname,
-      uname: pax.uname !== undefined ? '' : uname, gname: pax.gname !== undefined ? '' : gname,
-      devmajor: entry.devmajor ?? 0, devminor: entry.devminor ?? 0,
-    }));
+    await this.push(
+      buildHeader({
+        name: shortName,
+        prefix,
+        mode,
+        uid: pax.uid ? 0 : uid,
+        gid: pax.gid ? 0 : gid,
+        size: pax.size ? 0 : size,
+        mtime: pax.mtime ? 0 : mtime,
+        typeflag: TYPEFLAG[type],
+        linkname: pax.linkpath !== undefined ? asciiStandIn(linkname, 100) : linkname,
+        uname: pax.uname !== undefined ? '' : uname,
+        gname: pax.gname !== undefined ? '' : gname,
+        devmajor: entry.devmajor ?? 0,
+        devminor: entry.devminor ?? 0,
+      }),
+    );
   }
 
   private async pad(size: number): Promise<void> {
@@ -204,7 +238,8 @@ export class TarWriter {
     }
     if (content === undefined || Buffer.isBuffer(content)) {
       const data = content ?? Buffer.alloc(0);
-      if (entry.size !== undefined && entry.size !== data.length) throw new Error(`tar: ${entry.name}: size ${entry.size} != ${data.length}`);
+      if (entry.size !== undefined && entry.size !== data.length)
+        throw new Error(`tar: ${entry.name}: size ${entry.size} != ${data.length}`);
       await this.header(entry, data.length);
       if (data.length) await this.push(data);
       await this.pad(data.length);
@@ -271,9 +306,10 @@ function asciiStandIn(s: string, max: number): string {
 /** Builds a whole archive in memory. */
 export async function tarToBuffer(build: (tw: TarWriter) => Promise<void>): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  const tw = new TarWriter((c) => { chunks.push(c); });
+  const tw = new TarWriter((c) => {
+    chunks.push(c);
+  });
   await build(tw);
   await tw.finish();
   return Buffer.concat(chunks);
 }
-

@@ -47,7 +47,8 @@ describe('clock and RFC 3339 nano', () => {
     }
     assert.equal(parseTimeNano('2024-01-02T03:04:05.5+01:00'), 1704161045500000000n);
     assert.equal(parseTimeNano('2024-01-02T03:04:05Z'), 1704164645000000000n);
-    for (const bad of ['2024-01-02 03:04:05Z', '2024-01-02T03:04:05', 'yesterday', '']) assert.throws(() => parseTimeNano(bad), /invalid timestamp/);
+    for (const bad of ['2024-01-02 03:04:05Z', '2024-01-02T03:04:05', 'yesterday', ''])
+      assert.throws(() => parseTimeNano(bad), /invalid timestamp/);
   });
 
   it('reads the wall clock with nanosecond digits', () => {

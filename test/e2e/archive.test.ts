@@ -20,11 +20,16 @@ interface WsFrame {
 }
 
 /** A minimal websocket client over the daemon's unix socket (the global WebSocket cannot dial one). */
-async function wsConnect(socketPath: string, path: string): Promise<{ socket: Socket; next: (timeoutMs?: number) => Promise<WsFrame | null>; send: (opcode: number, data: Buffer) => void }> {
+async function wsConnect(
+  socketPath: string,
+  path: string,
+): Promise<{ socket: Socket; next: (timeoutMs?: number) => Promise<WsFrame | null>; send: (opcode: number, data: Buffer) => void }> {
   const socket = connect(socketPath);
   const key = randomBytes(16).toString('base64');
   await new Promise<void>((res, rej) => socket.once('connect', res).once('error', rej));
-  socket.write(`GET ${path} HTTP/1.1\r\nHost: engine\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+  socket.write(
+    `GET ${path} HTTP/1.1\r\nHost: engine\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+  );
   let buf = Buffer.alloc(0);
   const frames: WsFrame[] = [];
   const waiters: Array<() => void> = [];
@@ -44,16 +49,29 @@ async function wsConnect(socketPath: string, path: string): Promise<{ socket: So
       if (buf.length < 2) return;
       let len = buf[1]! & 0x7f;
       let off = 2;
-      if (len === 126) { if (buf.length < 4) return; len = buf.readUInt16BE(2); off = 4; }
-      else if (len === 127) { if (buf.length < 10) return; len = Number(buf.readBigUInt64BE(2)); off = 10; }
+      if (len === 126) {
+        if (buf.length < 4) return;
+        len = buf.readUInt16BE(2);
+        off = 4;
+      } else if (len === 127) {
+        if (buf.length < 10) return;
+        len = Number(buf.readBigUInt64BE(2));
+        off = 10;
+      }
       if (buf.length < off + len) return;
       frames.push({ opcode: buf[0]! & 0x0f, payload: Buffer.from(buf.subarray(off, off + len)) });
       buf = buf.subarray(off + len);
       waiters.splice(0).forEach((w) => w());
     }
   };
-  socket.on('data', (c: Buffer) => { buf = Buffer.concat([buf, c]); parse(); });
-  socket.on('close', () => { ended = true; waiters.splice(0).forEach((w) => w()); });
+  socket.on('data', (c: Buffer) => {
+    buf = Buffer.concat([buf, c]);
+    parse();
+  });
+  socket.on('close', () => {
+    ended = true;
+    waiters.splice(0).forEach((w) => w());
+  });
   const status = await head;
   assert.match(status, /^HTTP\/1\.1 101 /, status);
   const accept = createHash('sha1').update(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`).digest('base64');
@@ -63,13 +81,19 @@ async function wsConnect(socketPath: string, path: string): Promise<{ socket: So
     while (!frames.length) {
       if (ended) return null;
       if (Date.now() > deadline) throw new Error('no websocket frame in time');
-      await new Promise<void>((r) => { waiters.push(r); setTimeout(r, 100); });
+      await new Promise<void>((r) => {
+        waiters.push(r);
+        setTimeout(r, 100);
+      });
     }
     return frames.shift()!;
   };
   const send = (opcode: number, data: Buffer) => {
     const mask = randomBytes(4);
-    const headBytes = data.length < 126 ? Buffer.from([0x80 | opcode, 0x80 | data.length]) : Buffer.from([0x80 | opcode, 0x80 | 126, data.length >> 8, data.length & 0xff]);
+    const headBytes =
+      data.length < 126
+        ? Buffer.from([0x80 | opcode, 0x80 | data.length])
+        : Buffer.from([0x80 | opcode, 0x80 | 126, data.length >> 8, data.length & 0xff]);
     socket.write(Buffer.concat([headBytes, mask, Buffer.from(data.map((b, i) => b ^ mask[i & 3]!))]));
   };
   return { socket, next, send };
@@ -93,7 +117,11 @@ describe('archive: docker cp, stat, diff; websocket attach', () => {
     assert.equal(r.code, 0, `docker ${args.join(' ')}: ${r.stderr}`);
     return r.stdout;
   };
-  const put = (container: string, path: string, tar: Buffer) => d.request('PUT', `${V}/containers/${container}/archive?path=${encodeURIComponent(path)}`, { body: tar, headers: { 'Content-Type': 'application/x-tar' } });
+  const put = (container: string, path: string, tar: Buffer) =>
+    d.request('PUT', `${V}/containers/${container}/archive?path=${encodeURIComponent(path)}`, {
+      body: tar,
+      headers: { 'Content-Type': 'application/x-tar' },
+    });
 
   test('HEAD: the stat header (name, size, Go mode bits, mtime, resolved link target); 404 when missing', async () => {
     await ok(['run', '-d', '--name', 'statc', 'busybox', 'sh', '-c', 'ln -s ../etc/passwd /root/pl; sleep 1000']);
@@ -103,7 +131,10 @@ describe('archive: docker cp, stat, diff; websocket attach', () => {
     assert.equal(file.status, 200);
     const fs = decode(file.headers['x-docker-container-path-stat']);
     const size = Number((await ok(['exec', 'statc', 'stat', '-c', '%s', '/etc/passwd'])).trim());
-    assert.deepEqual({ name: fs.name, size: fs.size, mode: fs.mode, linkTarget: fs.linkTarget }, { name: 'passwd', size, mode: 0o644, linkTarget: '' });
+    assert.deepEqual(
+      { name: fs.name, size: fs.size, mode: fs.mode, linkTarget: fs.linkTarget },
+      { name: 'passwd', size, mode: 0o644, linkTarget: '' },
+    );
     assert.match(fs.mtime, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
     const dir = decode((await d.request('HEAD', `${V}/containers/statc/archive?path=/etc/`)).headers['x-docker-container-path-stat']);
     assert.equal(dir.name, 'etc');
@@ -133,7 +164,10 @@ describe('archive: docker cp, stat, diff; websocket attach', () => {
     symlinkSync('..', join(src, 'sub', 'up'));
     await ok(['cp', src, 'cpc:/root/']);
     assert.equal(await ok(['exec', 'cpc', 'cat', '/root/src/a.txt', '/root/src/sub/b.txt']), 'alpha\nbeta\n');
-    assert.equal(await ok(['exec', 'cpc', 'sh', '-c', 'for l in rel-link abs-link sub/up; do readlink /root/src/$l; done']), 'a.txt\n/etc/passwd\n..\n');
+    assert.equal(
+      await ok(['exec', 'cpc', 'sh', '-c', 'for l in rel-link abs-link sub/up; do readlink /root/src/$l; done']),
+      'a.txt\n/etc/passwd\n..\n',
+    );
     assert.equal((await ok(['exec', 'cpc', 'stat', '-c', '%a', '/root/src/a.txt'])).trim(), '600');
     assert.match(await ok(['exec', 'cpc', 'cat', '/root/src/abs-link']), /^root:x:0:0:/, 'an absolute link resolves in the container');
 
@@ -163,11 +197,25 @@ describe('archive: docker cp, stat, diff; websocket attach', () => {
 
   test('docker cp on a stopped container, and into a volume-mounted path', async () => {
     writeFileSync(join(work, 'in.txt'), 'copied-before-start\n');
-    await ok(['create', '--name', 'stopped', '-v', 'cpvol:/data', 'busybox', 'sh', '-c', 'cat /root/in.txt /data/vol.txt; echo made-inside > /root/made.txt']);
+    await ok([
+      'create',
+      '--name',
+      'stopped',
+      '-v',
+      'cpvol:/data',
+      'busybox',
+      'sh',
+      '-c',
+      'cat /root/in.txt /data/vol.txt; echo made-inside > /root/made.txt',
+    ]);
     await ok(['cp', join(work, 'in.txt'), 'stopped:/root/in.txt']);
     writeFileSync(join(work, 'vol.txt'), 'into-volume\n');
     await ok(['cp', join(work, 'vol.txt'), 'stopped:/data/']);
-    assert.equal(readFileSync(join(d.dataRoot, 'volumes', 'cpvol', '_data', 'vol.txt'), 'utf8'), 'into-volume\n', 'a path inside a volume goes to the volume');
+    assert.equal(
+      readFileSync(join(d.dataRoot, 'volumes', 'cpvol', '_data', 'vol.txt'), 'utf8'),
+      'into-volume\n',
+      'a path inside a volume goes to the volume',
+    );
     assert.equal(await ok(['start', '-a', 'stopped']), 'copied-before-start\ninto-volume\n');
     await ok(['cp', 'stopped:/root/made.txt', join(work, 'made.txt')]);
     assert.equal(readFileSync(join(work, 'made.txt'), 'utf8'), 'made-inside\n');
@@ -190,7 +238,14 @@ describe('archive: docker cp, stat, diff; websocket attach', () => {
       ['absolute name', (tw) => tw.entry({ name: 'x', pax: { path: '/escape' } }, Buffer.from('x')), /absolute path/],
       ['hard link out', (tw) => tw.hardlink('h', '../../etc/passwd'), /points outside the archive/],
       ['symlink out', (tw) => tw.symlink('s', '../../../../etc'), /points outside the archive/],
-      ['entry beneath a symlink of the archive', async (tw) => { await tw.symlink('l', '/etc'); await tw.file('l/evil', 'x'); }, /beneath a symlink/],
+      [
+        'entry beneath a symlink of the archive',
+        async (tw) => {
+          await tw.symlink('l', '/etc');
+          await tw.file('l/evil', 'x');
+        },
+        /beneath a symlink/,
+      ],
       ['entry through a symlink in the container', (tw) => tw.file('sl/evil', 'x'), /written through the symlink \/root\/sl/],
     ];
     for (const [what, build, re] of cases) {
@@ -217,7 +272,15 @@ describe('archive: docker cp, stat, diff; websocket attach', () => {
   });
 
   test('docker diff lists the writable layer: added, changed, deleted; no runtime mount points', async () => {
-    await ok(['run', '--name', 'diffc', 'busybox', 'sh', '-c', 'echo y >> /etc/passwd; rm /etc/group; mkdir -p /newdir/sub; echo n > /root/new']);
+    await ok([
+      'run',
+      '--name',
+      'diffc',
+      'busybox',
+      'sh',
+      '-c',
+      'echo y >> /etc/passwd; rm /etc/group; mkdir -p /newdir/sub; echo n > /root/new',
+    ]);
     const lines = (await ok(['diff', 'diffc'])).trim().split('\n').sort();
     assert.deepEqual(lines, ['A /newdir', 'A /newdir/sub', 'A /root/new', 'C /etc', 'C /etc/passwd', 'C /root', 'D /etc/group'].sort());
     const api = await d.request('GET', `${V}/containers/diffc/changes`);

@@ -44,8 +44,12 @@ describe('authorization plugins', () => {
     assert.match((decodeBody(res.ResponseBody) as { Id: string }).Id, /^[0-9a-f]{64}$/);
   });
 
-  test('a denial is a 403 with the plugin\'s message, and nothing happens', async () => {
-    plugin.request = (q) => (q.RequestUri.includes('/containers/create') && (decodeBody(q.RequestBody) as { Labels?: Record<string, string> } | null)?.Labels?.forbidden ? { Allow: false, Msg: 'no forbidden containers' } : { Allow: true });
+  test("a denial is a 403 with the plugin's message, and nothing happens", async () => {
+    plugin.request = (q) =>
+      q.RequestUri.includes('/containers/create') &&
+      (decodeBody(q.RequestBody) as { Labels?: Record<string, string> } | null)?.Labels?.forbidden
+        ? { Allow: false, Msg: 'no forbidden containers' }
+        : { Allow: true };
     const r = await d.docker(['create', '--label', 'forbidden=1', '--name', 'denied', 'busybox']);
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /authorization denied by plugin testauthz: no forbidden containers/);
@@ -65,17 +69,30 @@ describe('authorization plugins', () => {
 
   test('bodies over 1 MiB and chunked bodies never skip the plugin', async () => {
     const big = { Image: 'busybox', Env: Array.from({ length: 40_000 }, (_v, i) => `VARIABLE_${i}=${'x'.repeat(40)}`) };
-    plugin.request = (q) => (q.RequestUri.includes('/containers/create') && q.RequestBody === null ? { Allow: false, Msg: 'body not shown' } : { Allow: true });
+    plugin.request = (q) =>
+      q.RequestUri.includes('/containers/create') && q.RequestBody === null ? { Allow: false, Msg: 'body not shown' } : { Allow: true };
     const r = await d.request('POST', '/containers/create', { body: big });
     assert.equal(r.status, 403, 'a body too large to show is decided without it, never let through');
     assert.match(r.json().message, /body not shown/);
     // Chunked: no Content-Length at all; the plugin still sees the whole body.
-    plugin.request = (q) => (q.RequestUri.includes('/containers/create') && (decodeBody(q.RequestBody) as { Labels?: Record<string, string> } | null)?.Labels?.sneaky ? { Allow: false, Msg: 'seen through' } : { Allow: true });
+    plugin.request = (q) =>
+      q.RequestUri.includes('/containers/create') &&
+      (decodeBody(q.RequestBody) as { Labels?: Record<string, string> } | null)?.Labels?.sneaky
+        ? { Allow: false, Msg: 'seen through' }
+        : { Allow: true };
     const status = await new Promise<number>((resolve, reject) => {
-      const req = request({ socketPath: d.socket, method: 'POST', path: '/containers/create', headers: { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = request(
+        {
+          socketPath: d.socket,
+          method: 'POST',
+          path: '/containers/create',
+          headers: { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', reject);
       req.write('{"Image":"busybox",');
       setTimeout(() => req.end('"Labels":{"sneaky":"1"}}'), 50);
@@ -92,7 +109,9 @@ describe('authorization plugins', () => {
     const start = plugin.requestsFor('POST', '/start').find((q) => q.RequestUri.includes('/exec/'))!;
     assert.ok(start, 'exec start reached the plugin');
     assert.equal((decodeBody(start.RequestBody) as { Detach: boolean }).Detach, false);
-    await until('the exec start response', async () => (plugin.responsesFor('POST', '/exec/').some((r) => r.ResponseStatusCode === 101) ? true : undefined));
+    await until('the exec start response', async () =>
+      plugin.responsesFor('POST', '/exec/').some((r) => r.ResponseStatusCode === 101) ? true : undefined,
+    );
   });
 
   test('a plugin that is gone denies (fail closed); back, it allows again', async () => {

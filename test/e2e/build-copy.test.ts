@@ -40,23 +40,32 @@ describe('docker build: COPY, ADD and the content cache', () => {
     await mkdir(join(root, 'tarsrc/inner'), { recursive: true });
     await writeFile(join(root, 'tarsrc/inner/t.txt'), 'from-tar\n');
     execFileSync('tar', ['-czf', join(root, 'bundle.tar.gz'), '-C', join(root, 'tarsrc'), 'inner']);
-    await write('Dockerfile', [
-      'FROM busybox AS build',
-      'RUN echo stage-one > /made',
-      'FROM busybox',
-      'WORKDIR /w',
-      'COPY app/ ./app/',
-      'COPY *.conf /etc/confs/',
-      'COPY --chown=1234:5678 one.conf owned.conf',
-      'COPY --from=build /made /made',
-      'ADD bundle.tar.gz /x/',
-      'COPY . /ctx/',
-      '',
-    ].join('\n'));
+    await write(
+      'Dockerfile',
+      [
+        'FROM busybox AS build',
+        'RUN echo stage-one > /made',
+        'FROM busybox',
+        'WORKDIR /w',
+        'COPY app/ ./app/',
+        'COPY *.conf /etc/confs/',
+        'COPY --chown=1234:5678 one.conf owned.conf',
+        'COPY --from=build /made /made',
+        'ADD bundle.tar.gz /x/',
+        'COPY . /ctx/',
+        '',
+      ].join('\n'),
+    );
     const r = await build(['-t', 'copy-test', root]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
-    const out = await d.docker(['run', '--rm', 'copy-test', 'sh', '-c',
-      'cat /w/app/a.txt /w/app/sub/b.txt /etc/confs/one.conf /etc/confs/two.conf /made /x/inner/t.txt; stat -c "%u:%g" /w/owned.conf; ls /ctx | tr "\\n" " "']);
+    const out = await d.docker([
+      'run',
+      '--rm',
+      'copy-test',
+      'sh',
+      '-c',
+      'cat /w/app/a.txt /w/app/sub/b.txt /etc/confs/one.conf /etc/confs/two.conf /made /x/inner/t.txt; stat -c "%u:%g" /w/owned.conf; ls /ctx | tr "\\n" " "',
+    ]);
     assert.equal(out.code, 0, out.stderr);
     const lines = out.stdout.split('\n');
     assert.deepEqual(lines.slice(0, 7), ['A', 'B', 'one', 'two', 'stage-one', 'from-tar', '1234:5678']);

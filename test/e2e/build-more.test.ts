@@ -81,7 +81,10 @@ describe('docker build: ONBUILD, remote, cancel, bad contexts', () => {
     assert.equal(r.status, 200);
     assert.match(r.text(), /"status":"Downloading","progressDetail":\{"current":\d+/);
     assert.match(r.text(), /Successfully tagged addurl:latest/);
-    assert.equal((await d.docker(['run', '--rm', 'addurl', 'cat', '/downloaded/Dockerfile'])).stdout, 'FROM busybox\nRUN echo from-remote-dockerfile > /r\n');
+    assert.equal(
+      (await d.docker(['run', '--rm', 'addurl', 'cat', '/downloaded/Dockerfile'])).stdout,
+      'FROM busybox\nRUN echo from-remote-dockerfile > /r\n',
+    );
   });
 
   test('POST /build/cancel stops a running build and removes its container', async () => {
@@ -89,10 +92,18 @@ describe('docker build: ONBUILD, remote, cancel, bad contexts', () => {
     const tar = execFileSync('tar', ['-c', '-C', dir, 'Dockerfile.slow']);
     let text = '';
     const done = new Promise<void>((resolve, reject) => {
-      const req = request({ socketPath: d.socket, method: 'POST', path: '/build?dockerfile=Dockerfile.slow&buildid=cancel-me&t=cancelled', headers: { 'Content-Type': 'application/x-tar' } }, (res) => {
-        res.on('data', (c: Buffer) => (text += c.toString()));
-        res.on('end', resolve);
-      });
+      const req = request(
+        {
+          socketPath: d.socket,
+          method: 'POST',
+          path: '/build?dockerfile=Dockerfile.slow&buildid=cancel-me&t=cancelled',
+          headers: { 'Content-Type': 'application/x-tar' },
+        },
+        (res) => {
+          res.on('data', (c: Buffer) => (text += c.toString()));
+          res.on('end', resolve);
+        },
+      );
       req.on('error', reject);
       req.end(tar);
     });
@@ -115,7 +126,11 @@ describe('docker build: ONBUILD, remote, cancel, bad contexts', () => {
     assert.equal(r.status, 400, r.text());
     assert.match(r.json().message, /a\/\.\.\/\.\.\/x.*escapes/);
     const { readdir } = await import('node:fs/promises');
-    assert.deepEqual((await readdir(join(d.dataRoot, 'tmp'))).filter((n) => n.startsWith('build-')), [], 'the context directory was left behind');
+    assert.deepEqual(
+      (await readdir(join(d.dataRoot, 'tmp'))).filter((n) => n.startsWith('build-')),
+      [],
+      'the context directory was left behind',
+    );
   });
 
   test('docker-compose (v1) build: builds the service image with its args', async (t) => {
@@ -126,8 +141,14 @@ describe('docker build: ONBUILD, remote, cancel, bad contexts', () => {
     const proj = join(dir, 'compose');
     execFileSync('mkdir', ['-p', proj]);
     await writeFile(join(proj, 'Dockerfile'), 'FROM busybox\nARG FLAVOUR=plain\nRUN echo "$FLAVOUR" > /flavour\nCMD ["cat", "/flavour"]\n');
-    await writeFile(join(proj, 'docker-compose.yml'), 'version: "3"\nservices:\n  web:\n    build:\n      context: .\n      args:\n        FLAVOUR: composed\n    image: composed-web:1\n');
-    const r = await run('docker-compose', ['--project-directory', proj, '-f', join(proj, 'docker-compose.yml'), 'build'], { env: { ...process.env, DOCKER_HOST: d.host, COMPOSE_DOCKER_CLI_BUILD: '0', DOCKER_BUILDKIT: '0' }, timeoutMs: 120_000 });
+    await writeFile(
+      join(proj, 'docker-compose.yml'),
+      'version: "3"\nservices:\n  web:\n    build:\n      context: .\n      args:\n        FLAVOUR: composed\n    image: composed-web:1\n',
+    );
+    const r = await run('docker-compose', ['--project-directory', proj, '-f', join(proj, 'docker-compose.yml'), 'build'], {
+      env: { ...process.env, DOCKER_HOST: d.host, COMPOSE_DOCKER_CLI_BUILD: '0', DOCKER_BUILDKIT: '0' },
+      timeoutMs: 120_000,
+    });
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.equal((await d.docker(['run', '--rm', 'composed-web:1'])).stdout, 'composed\n');
   });
@@ -155,7 +176,7 @@ describe('docker build: ONBUILD, remote, cancel, bad contexts', () => {
     }
   });
 
-  test('RUN with --network host sees the host\'s interfaces', async () => {
+  test("RUN with --network host sees the host's interfaces", async () => {
     await writeFile(join(dir, 'Dockerfile.host'), 'FROM busybox\nRUN ls /sys/class/net > /nets\n');
     const r = await build(['--network', 'host', '-f', join(dir, 'Dockerfile.host'), '-t', 'hostnet', dir]);
     assert.equal(r.code, 0, r.stdout + r.stderr);

@@ -43,16 +43,19 @@ describe('docker-py images.build', () => {
   let ctx: string;
   before(async () => {
     ctx = await mkdtemp(join(tmpdir(), 'build-py-'));
-    await writeFile(join(ctx, 'Dockerfile'), [
-      'FROM busybox AS base',
-      'ARG WHO=nobody',
-      'RUN echo "hi $WHO" > /who && grep myhost /etc/hosts > /hosts',
-      'FROM base AS final',
-      'CMD cat /who /hosts',
-      'FROM final AS never',
-      'RUN echo never-built && exit 1',
-      '',
-    ].join('\n'));
+    await writeFile(
+      join(ctx, 'Dockerfile'),
+      [
+        'FROM busybox AS base',
+        'ARG WHO=nobody',
+        'RUN echo "hi $WHO" > /who && grep myhost /etc/hosts > /hosts',
+        'FROM base AS final',
+        'CMD cat /who /hosts',
+        'FROM final AS never',
+        'RUN echo never-built && exit 1',
+        '',
+      ].join('\n'),
+    );
     await writeFile(join(ctx, 'Dockerfile.net'), 'FROM busybox\nRUN ls /sys/class/net | tr "\\n" " " > /nets\n');
     await writeFile(join(ctx, 'Dockerfile.fail'), 'FROM busybox\nRUN echo failing && exit 3\n');
     await writeFile(join(ctx, 'Dockerfile.slow'), 'FROM busybox\nRUN echo started-slow && sleep 60\n');
@@ -81,20 +84,31 @@ describe('docker-py images.build', () => {
   test('a client hanging up mid-build cancels it and removes its container', async () => {
     const tar = execFileSync('tar', ['-c', '-C', ctx, '.']);
     const { request } = await import('node:http');
-    const req = request({ socketPath: d.socket, method: 'POST', path: '/build?dockerfile=Dockerfile.slow&t=slow', headers: { 'Content-Type': 'application/x-tar' } });
+    const req = request({
+      socketPath: d.socket,
+      method: 'POST',
+      path: '/build?dockerfile=Dockerfile.slow&t=slow',
+      headers: { 'Content-Type': 'application/x-tar' },
+    });
     let seen = '';
     const started = new Promise<void>((resolve, reject) => {
-      req.on('response', (res) => res.on('data', (c: Buffer) => {
-        seen += c.toString();
-        if (seen.includes('"started-slow\\n"')) resolve(); // the command's output, not the Step line
-      }));
+      req.on('response', (res) =>
+        res.on('data', (c: Buffer) => {
+          seen += c.toString();
+          if (seen.includes('"started-slow\\n"')) resolve(); // the command's output, not the Step line
+        }),
+      );
       req.on('error', reject);
     });
     req.end(tar);
     await started;
     assert.equal((await d.docker(['ps', '-q'])).stdout.trim().split('\n').filter(Boolean).length, 1, 'the RUN step runs in a container');
     req.destroy();
-    await until('the build container is removed', async () => ((await d.docker(['ps', '-aq'])).stdout.trim() === '' ? true : undefined), 30_000);
+    await until(
+      'the build container is removed',
+      async () => ((await d.docker(['ps', '-aq'])).stdout.trim() === '' ? true : undefined),
+      30_000,
+    );
     assert.notEqual((await d.docker(['image', 'inspect', 'slow'])).code, 0);
   });
 });

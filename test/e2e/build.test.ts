@@ -40,12 +40,16 @@ describe('docker build (classic builder)', () => {
 
   test('a simple Dockerfile builds: the classic stream, config and history, tags, no containers left', async () => {
     const dir = await ctx({
-      Dockerfile: 'FROM busybox\nENV GREETING=hello\nWORKDIR /app\nRUN echo "$GREETING world" > out.txt && echo built\nLABEL a=b\nEXPOSE 8080\nCMD ["cat", "out.txt"]\n',
+      Dockerfile:
+        'FROM busybox\nENV GREETING=hello\nWORKDIR /app\nRUN echo "$GREETING world" > out.txt && echo built\nLABEL a=b\nEXPOSE 8080\nCMD ["cat", "out.txt"]\n',
     });
     const r = await d.docker(['build', '-t', 'simple:1', '-t', 'simple:2', dir], { env: ENV, timeoutMs: 120_000 });
     assert.equal(r.code, 0, r.stderr + r.stdout);
     assert.match(r.stdout, /^Step 1\/7 : FROM busybox\n ---> [0-9a-f]{12}\n/m);
-    assert.match(r.stdout, /Step 4\/7 : RUN echo "\$GREETING world" > out.txt && echo built\n ---> Running in ([0-9a-f]{12})\nbuilt\nRemoving intermediate container \1\n ---> [0-9a-f]{12}\n/);
+    assert.match(
+      r.stdout,
+      /Step 4\/7 : RUN echo "\$GREETING world" > out.txt && echo built\n ---> Running in ([0-9a-f]{12})\nbuilt\nRemoving intermediate container \1\n ---> [0-9a-f]{12}\n/,
+    );
     const built = /Successfully built ([0-9a-f]{12})\n/.exec(r.stdout);
     assert.ok(built, r.stdout);
     assert.match(r.stdout, /Successfully tagged simple:1\nSuccessfully tagged simple:2\n/);
@@ -71,7 +75,11 @@ describe('docker build (classic builder)', () => {
     const ps = await d.docker(['ps', '-aq']);
     assert.equal(ps.stdout.trim(), '', 'intermediate containers left behind');
     const images = await d.docker(['images', '--format', '{{.Repository}}:{{.Tag}}']);
-    assert.deepEqual(images.stdout.trim().split('\n').sort(), ['busybox:latest', 'simple:1', 'simple:2'], 'intermediate images must be hidden from docker images');
+    assert.deepEqual(
+      images.stdout.trim().split('\n').sort(),
+      ['busybox:latest', 'simple:1', 'simple:2'],
+      'intermediate images must be hidden from docker images',
+    );
   });
 });
 
@@ -83,7 +91,8 @@ describe('docker build: failures, flags, stages, cache', () => {
     dirs.push(dir);
     return dir;
   };
-  const build = (args: string[], input?: string) => d.docker(['build', ...args], { env: ENV, timeoutMs: 120_000, ...(input !== undefined ? { input } : {}) });
+  const build = (args: string[], input?: string) =>
+    d.docker(['build', ...args], { env: ENV, timeoutMs: 120_000, ...(input !== undefined ? { input } : {}) });
   before(async () => {
     d = await startDaemon();
     await loadBusybox(d);
@@ -99,7 +108,7 @@ describe('docker build: failures, flags, stages, cache', () => {
     assert.equal(r.code, 7, r.stdout + r.stderr);
     assert.match(r.stderr, /The command '\/bin\/sh -c exit 7' returned a non-zero code: 7/);
     assert.doesNotMatch(r.stdout, /never|Successfully/);
-    assert.equal((await d.docker(['ps', '-aq'])).stdout.trim(), '', 'the failed step\'s container was left behind');
+    assert.equal((await d.docker(['ps', '-aq'])).stdout.trim(), '', "the failed step's container was left behind");
     assert.notEqual((await d.docker(['image', 'inspect', 'fails'])).code, 0, 'a failed build must not tag');
     const raw = await d.request('POST', '/build?t=x', { body: Buffer.alloc(0) });
     assert.equal(raw.status, 400, raw.text());
@@ -107,7 +116,10 @@ describe('docker build: failures, flags, stages, cache', () => {
   });
 
   test('-f, --build-arg, an unknown instruction and a missing Dockerfile', async () => {
-    const dir = await ctx({ 'sub/Other.dockerfile': 'FROM busybox\nARG WHO=nobody\nRUN echo "hello $WHO" > /who\nCMD cat /who\n', Dockerfile: 'FROM busybox\nFROBNICATE now\n' });
+    const dir = await ctx({
+      'sub/Other.dockerfile': 'FROM busybox\nARG WHO=nobody\nRUN echo "hello $WHO" > /who\nCMD cat /who\n',
+      Dockerfile: 'FROM busybox\nFROBNICATE now\n',
+    });
     const r = await build(['-f', join(dir, 'sub/Other.dockerfile'), '--build-arg', 'WHO=world', '-t', 'args', dir]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.equal((await d.docker(['run', '--rm', 'args'])).stdout, 'hello world\n');
@@ -118,7 +130,10 @@ describe('docker build: failures, flags, stages, cache', () => {
     assert.match(bad.stderr + bad.stdout, /unknown instruction: FROBNICATE/i);
     // The CLI checks -f itself; the daemon's own answer, for API clients:
     const tar = execFileSync('tar', ['-c', '-C', dir, '.']);
-    const missing = await d.request('POST', '/build?dockerfile=nope/Dockerfile', { body: tar, headers: { 'Content-Type': 'application/x-tar' } });
+    const missing = await d.request('POST', '/build?dockerfile=nope/Dockerfile', {
+      body: tar,
+      headers: { 'Content-Type': 'application/x-tar' },
+    });
     assert.equal(missing.status, 400, missing.text());
     assert.equal(missing.json().message, 'Cannot locate specified Dockerfile: nope/Dockerfile');
   });
@@ -130,7 +145,10 @@ describe('docker build: failures, flags, stages, cache', () => {
   });
 
   test('multi-stage: --target builds only the stages it needs', async () => {
-    const dir = await ctx({ Dockerfile: 'FROM busybox AS base\nRUN echo base > /base\n\nFROM busybox AS unused\nRUN echo unused-ran && exit 1\n\nFROM base AS final\nRUN cat /base > /copy\n\nFROM final AS other\nRUN echo other\n' });
+    const dir = await ctx({
+      Dockerfile:
+        'FROM busybox AS base\nRUN echo base > /base\n\nFROM busybox AS unused\nRUN echo unused-ran && exit 1\n\nFROM base AS final\nRUN cat /base > /copy\n\nFROM final AS other\nRUN echo other\n',
+    });
     const r = await build(['--target', 'final', '-t', 'ms', dir]);
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.doesNotMatch(r.stdout, /unused-ran|echo other/);
@@ -159,6 +177,28 @@ describe('docker build: failures, flags, stages, cache', () => {
     const nocache = await build(['--no-cache', '-t', 'cached', dir]);
     assert.match(nocache.stdout, /^ran-step$/m);
     assert.doesNotMatch(nocache.stdout, /Using cache/);
+  });
 
+  test('a context of 10 000 files in nested directories: all copied, .dockerignore applied, cached on rebuild', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'build-ctx-'));
+    dirs.push(dir);
+    // 100 directories × 100 files, each naming itself; one directory is ignored.
+    for (let i = 0; i < 100; i++) {
+      const sub = join(dir, 'tree', `d${i}`);
+      await mkdir(sub, { recursive: true });
+      await Promise.all(Array.from({ length: 100 }, (_v, j) => writeFile(join(sub, `f${j}`), `${i}/${j}\n`)));
+    }
+    await writeFile(join(dir, '.dockerignore'), 'tree/d99\n');
+    await writeFile(
+      join(dir, 'Dockerfile'),
+      'FROM busybox\nCOPY tree /tree\nRUN find /tree -type f | wc -l > /count && cat /tree/d42/f7\n',
+    );
+    const first = await build(['-t', 'many', dir]);
+    assert.equal(first.code, 0, first.stdout + first.stderr);
+    assert.match(first.stdout, /^42\/7$/m);
+    const count = await d.docker(['run', '--rm', 'many', 'cat', '/count']);
+    assert.equal(count.stdout.trim(), '9900', count.stderr);
+    const again = await build(['-t', 'many', dir]);
+    assert.equal((again.stdout.match(/ ---> Using cache/g) ?? []).length, 2, again.stdout);
   });
 });

@@ -26,7 +26,8 @@ describe('engine CLI against the daemon', () => {
   let tlsPort: number;
   let reg: TestRegistry;
   let env: NodeJS.ProcessEnv;
-  const engine = (args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv } = {}) => run(ENGINE, args, { env: { ...env, ...opts.env }, input: opts.input, timeoutMs: 120_000 });
+  const engine = (args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv } = {}) =>
+    run(ENGINE, args, { env: { ...env, ...opts.env }, input: opts.input, timeoutMs: 120_000 });
 
   // A terminal of a chosen size for the CLI; input typed after pauses; stdin kept open until exit.
   function inTerminal(command: string, typed: string[], pauseMs = 1500): Promise<{ code: number | null; out: string }> {
@@ -54,7 +55,19 @@ describe('engine CLI against the daemon', () => {
     work = await mkdtemp(join(tmpdir(), 'engine-cli-test-'));
     certs = await makeCerts(join(work, 'certs'));
     tlsPort = await freePort();
-    d = await startDaemon({ args: ['-H', `tcp://127.0.0.1:${tlsPort}`, '--tlsverify', '--tlscacert', certs.ca, '--tlscert', certs.serverCert, '--tlskey', certs.serverKey] });
+    d = await startDaemon({
+      args: [
+        '-H',
+        `tcp://127.0.0.1:${tlsPort}`,
+        '--tlsverify',
+        '--tlscacert',
+        certs.ca,
+        '--tlscert',
+        certs.serverCert,
+        '--tlskey',
+        certs.serverKey,
+      ],
+    });
     await loadBusybox(d);
     reg = await startRegistry();
     env = { PATH: process.env.PATH, HOME: work, ENGINE_HOST: d.host, ENGINE_CONFIG: join(work, 'config') };
@@ -80,7 +93,10 @@ describe('engine CLI against the daemon', () => {
     assert.equal(logs.stdout, 'out-42\n');
     assert.equal(logs.stderr, 'err\n');
     assert.match((await engine(['logs', '-t', 'c1'])).stdout, /^\d{4}-\d\d-\d\dT\S+Z out-42\n$/);
-    assert.equal((await engine(['inspect', '-f', '{{.State.ExitCode}} {{index .Config.Env 1}} {{json .Config.Cmd}}', 'c1'])).stdout, `3 X=42 ["sh","-c","echo out-$X; echo err >&2; exit 3"]\n`);
+    assert.equal(
+      (await engine(['inspect', '-f', '{{.State.ExitCode}} {{index .Config.Env 1}} {{json .Config.Cmd}}', 'c1'])).stdout,
+      `3 X=42 ["sh","-c","echo out-$X; echo err >&2; exit 3"]\n`,
+    );
     const full = JSON.parse((await engine(['inspect', 'c1'])).stdout);
     assert.equal(full[0].Name, '/c1');
     assert.deepEqual(await engine(['rm', 'c1']), { code: 0, stdout: 'c1\n', stderr: '' });
@@ -126,12 +142,18 @@ describe('engine CLI against the daemon', () => {
   });
 
   test('run without a terminal proxies signals to the container (--sig-proxy)', async () => {
-    const child = spawn(ENGINE, ['run', '--rm', 'busybox', 'sh', '-c', "trap 'echo got-term; exit 5' TERM; echo ready; while true; do sleep 0.1; done"], { env });
+    const child = spawn(
+      ENGINE,
+      ['run', '--rm', 'busybox', 'sh', '-c', "trap 'echo got-term; exit 5' TERM; echo ready; while true; do sleep 0.1; done"],
+      { env },
+    );
     let out = '';
-    const ready = new Promise<void>((resolve) => child.stdout.on('data', (b) => {
-      out += b;
-      if (out.includes('ready')) resolve();
-    }));
+    const ready = new Promise<void>((resolve) =>
+      child.stdout.on('data', (b) => {
+        out += b;
+        if (out.includes('ready')) resolve();
+      }),
+    );
     const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
     await ready;
     child.kill('SIGTERM');
@@ -191,8 +213,22 @@ describe('engine CLI against the daemon', () => {
     assert.equal((await engine(['rm', '-f', 'cpx'])).code, 0);
 
     assert.match((await engine(['network', 'create', 'cli-net'])).stdout, /^[0-9a-f]{64}\n$/);
-    assert.match((await engine(['network', 'ls'])).stdout, /^NETWORK ID +NAME +DRIVER +SCOPE\n(.*\n)*[0-9a-f]{12} +cli-net +bridge +local\n/);
-    const onNet = await engine(['run', '--rm', '--network', 'cli-net', '--network-alias', 'svc', 'busybox', 'sh', '-c', 'nslookup svc >/dev/null && echo resolved']);
+    assert.match(
+      (await engine(['network', 'ls'])).stdout,
+      /^NETWORK ID +NAME +DRIVER +SCOPE\n(.*\n)*[0-9a-f]{12} +cli-net +bridge +local\n/,
+    );
+    const onNet = await engine([
+      'run',
+      '--rm',
+      '--network',
+      'cli-net',
+      '--network-alias',
+      'svc',
+      'busybox',
+      'sh',
+      '-c',
+      'nslookup svc >/dev/null && echo resolved',
+    ]);
     assert.equal(onNet.stdout, 'resolved\n', onNet.stderr);
     assert.equal((await engine(['network', 'rm', 'cli-net'])).stdout, 'cli-net\n');
     assert.equal((await engine(['volume', 'create', 'cli-vol'])).stdout, 'cli-vol\n');
@@ -219,11 +255,30 @@ describe('engine CLI against the daemon', () => {
     assert.equal((await engine(['run', '-d', '--name', 'st', 'busybox', 'sleep', '300'])).code, 0);
     const st = await engine(['stats', '--no-stream', 'st']);
     assert.equal(st.code, 0, st.stderr);
-    assert.match(st.stdout, /^CONTAINER ID +NAME +CPU % +MEM USAGE \/ LIMIT +MEM % +NET I\/O +BLOCK I\/O +PIDS\n[0-9a-f]{12} +st +\d+\.\d\d% +[\d.]+[KMG]?i?B \/ [\d.]+[KMG]?i?B +[\d.]+% .* 1\n$/);
+    assert.match(
+      st.stdout,
+      /^CONTAINER ID +NAME +CPU % +MEM USAGE \/ LIMIT +MEM % +NET I\/O +BLOCK I\/O +PIDS\n[0-9a-f]{12} +st +\d+\.\d\d% +[\d.]+[KMG]?i?B \/ [\d.]+[KMG]?i?B +[\d.]+% .* 1\n$/,
+    );
     assert.equal((await engine(['rm', '-f', 'st'])).code, 0);
-    const ev = await engine(['events', '--since', String(since), '--until', String(Math.floor(Date.now() / 1000) + 1), '--filter', 'container=st', '--format', '{{.Action}}']);
+    const ev = await engine([
+      'events',
+      '--since',
+      String(since),
+      '--until',
+      String(Math.floor(Date.now() / 1000) + 1),
+      '--filter',
+      'container=st',
+      '--format',
+      '{{.Action}}',
+    ]);
     assert.equal(ev.code, 0, ev.stderr);
-    assert.deepEqual(ev.stdout.trim().split('\n').filter((a) => ['create', 'start', 'kill', 'die', 'destroy'].includes(a)), ['create', 'start', 'kill', 'die', 'destroy']);
+    assert.deepEqual(
+      ev.stdout
+        .trim()
+        .split('\n')
+        .filter((a) => ['create', 'start', 'kill', 'die', 'destroy'].includes(a)),
+      ['create', 'start', 'kill', 'die', 'destroy'],
+    );
 
     const login = await engine(['login', '-u', 'alice', '--password-stdin', reg.host], { input: 'secret\n' });
     assert.equal(login.code, 0, login.stderr);
@@ -238,21 +293,48 @@ describe('engine CLI against the daemon', () => {
     const ok = await engine(['-H', host, '--tlsverify', 'ps'], { env: { ENGINE_CERT_PATH: certs.clientDir } });
     assert.equal(ok.code, 0, ok.stderr);
     assert.match(ok.stdout, /^CONTAINER ID/);
-    const viaEnv = await engine(['images', '-q'], { env: { ENGINE_HOST: host, ENGINE_TLS_VERIFY: '1', ENGINE_CERT_PATH: certs.clientDir } });
+    const viaEnv = await engine(['images', '-q'], {
+      env: { ENGINE_HOST: host, ENGINE_TLS_VERIFY: '1', ENGINE_CERT_PATH: certs.clientDir },
+    });
     assert.match(viaEnv.stdout, /^[0-9a-f]{12}\n/);
-    const noCert = await engine(['-H', host, '--tlsverify', '--tlscacert', certs.ca, 'ps'], { env: { ENGINE_CERT_PATH: join(work, 'nothing') } });
+    const noCert = await engine(['-H', host, '--tlsverify', '--tlscacert', certs.ca, 'ps'], {
+      env: { ENGINE_CERT_PATH: join(work, 'nothing') },
+    });
     assert.equal(noCert.code, 1);
   });
 
   test('contexts: create one with TLS files, use it, ENGINE_HOST and -H override it, remove it', async () => {
     const noHost = { ENGINE_HOST: '' };
     const c = join(certs.clientDir);
-    const created = await engine(['context', 'create', 'remote-tls', '--description', 'tls daemon', '--host', `tcp://127.0.0.1:${tlsPort}`, '--tlscacert', join(c, 'ca.pem'), '--tlscert', join(c, 'cert.pem'), '--tlskey', join(c, 'key.pem')], { env: noHost });
+    const created = await engine(
+      [
+        'context',
+        'create',
+        'remote-tls',
+        '--description',
+        'tls daemon',
+        '--host',
+        `tcp://127.0.0.1:${tlsPort}`,
+        '--tlscacert',
+        join(c, 'ca.pem'),
+        '--tlscert',
+        join(c, 'cert.pem'),
+        '--tlskey',
+        join(c, 'key.pem'),
+      ],
+      { env: noHost },
+    );
     assert.equal(created.code, 0, created.stderr);
-    assert.equal((await engine(['--context', 'remote-tls', 'version', '--format', '{{.Server.ApiVersion}}'], { env: noHost })).stdout, '1.51\n');
+    assert.equal(
+      (await engine(['--context', 'remote-tls', 'version', '--format', '{{.Server.ApiVersion}}'], { env: noHost })).stdout,
+      '1.51\n',
+    );
     assert.equal((await engine(['context', 'use', 'remote-tls'], { env: noHost })).code, 0);
     assert.equal((await engine(['context', 'show'], { env: noHost })).stdout, 'remote-tls\n');
-    assert.match((await engine(['context', 'ls'], { env: noHost })).stdout, /^NAME +DESCRIPTION +ENGINE ENDPOINT\ndefault +.*\nremote-tls \* +tls daemon +tcp:\/\/127\.0\.0\.1:\d+\n$/);
+    assert.match(
+      (await engine(['context', 'ls'], { env: noHost })).stdout,
+      /^NAME +DESCRIPTION +ENGINE ENDPOINT\ndefault +.*\nremote-tls \* +tls daemon +tcp:\/\/127\.0\.0\.1:\d+\n$/,
+    );
     const viaCtx = await engine(['ps', '-a', '--format', '{{.Names}}'], { env: noHost });
     assert.equal(viaCtx.code, 0, viaCtx.stderr);
     assert.equal((await engine(['context', 'show'])).stdout, 'default\n', 'ENGINE_HOST wins over the current context');
@@ -276,11 +358,35 @@ describe('engine CLI against the daemon', () => {
     // The remote PATH finds bin/engine (sshd's default PATH would not).
     await writeFile(join(dir, 'authorized_keys'), `environment="PATH=${join(REPO_ROOT, 'bin')}:/usr/bin:/bin" ${pub}\n`, { mode: 0o600 });
     const port = await freePort();
-    await writeFile(join(dir, 'sshd_config'), [
-      `Port ${port}`, 'ListenAddress 127.0.0.1', `HostKey ${join(dir, 'host_key')}`, `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`, `PidFile ${join(dir, 'sshd.pid')}`,
-      'PasswordAuthentication no', 'KbdInteractiveAuthentication no', 'UsePAM no', 'StrictModes no', 'PermitRootLogin prohibit-password', 'PermitUserEnvironment yes', '',
-    ].join('\n'));
-    await writeFile(join(dir, 'ssh_config'), [`Host *`, `  IdentityFile ${join(dir, 'client_key')}`, '  IdentitiesOnly yes', '  StrictHostKeyChecking no', '  UserKnownHostsFile /dev/null', '  LogLevel ERROR', ''].join('\n'));
+    await writeFile(
+      join(dir, 'sshd_config'),
+      [
+        `Port ${port}`,
+        'ListenAddress 127.0.0.1',
+        `HostKey ${join(dir, 'host_key')}`,
+        `AuthorizedKeysFile ${join(dir, 'authorized_keys')}`,
+        `PidFile ${join(dir, 'sshd.pid')}`,
+        'PasswordAuthentication no',
+        'KbdInteractiveAuthentication no',
+        'UsePAM no',
+        'StrictModes no',
+        'PermitRootLogin prohibit-password',
+        'PermitUserEnvironment yes',
+        '',
+      ].join('\n'),
+    );
+    await writeFile(
+      join(dir, 'ssh_config'),
+      [
+        `Host *`,
+        `  IdentityFile ${join(dir, 'client_key')}`,
+        '  IdentitiesOnly yes',
+        '  StrictHostKeyChecking no',
+        '  UserKnownHostsFile /dev/null',
+        '  LogLevel ERROR',
+        '',
+      ].join('\n'),
+    );
     if (!existsSync('/run/sshd')) await mkdir('/run/sshd', { recursive: true, mode: 0o755 }); // sshd's privilege-separation directory
     const sshd: ChildProcess = spawn(SSHD, ['-D', '-e', '-f', join(dir, 'sshd_config')], { stdio: ['ignore', 'ignore', 'pipe'] });
     let sshdLog = '';

@@ -30,7 +30,19 @@ describe('client SDK against the daemon', () => {
     work = await mkdtemp(join(tmpdir(), 'engine-sdk-test-'));
     certs = await makeCerts(join(work, 'certs'));
     tlsPort = await freePort();
-    d = await startDaemon({ args: ['-H', `tcp://127.0.0.1:${tlsPort}`, '--tlsverify', '--tlscacert', certs.ca, '--tlscert', certs.serverCert, '--tlskey', certs.serverKey] });
+    d = await startDaemon({
+      args: [
+        '-H',
+        `tcp://127.0.0.1:${tlsPort}`,
+        '--tlsverify',
+        '--tlscacert',
+        certs.ca,
+        '--tlscert',
+        certs.serverCert,
+        '--tlskey',
+        certs.serverKey,
+      ],
+    });
     await loadBusybox(d);
     c = new EngineClient({ host: d.host, env: {} });
   });
@@ -64,7 +76,10 @@ describe('client SDK against the daemon', () => {
   });
 
   test('containers: create, start, wait, logs demultiplexed, inspect, list with filters, remove; 404 is an EngineError', async () => {
-    const { Id } = await c.containers.create({ Image: 'busybox', Cmd: ['sh', '-c', 'echo to-out; echo to-err >&2; exit 7'], Labels: { sdk: 'yes' } }, { name: 'sdk-one' });
+    const { Id } = await c.containers.create(
+      { Image: 'busybox', Cmd: ['sh', '-c', 'echo to-out; echo to-err >&2; exit 7'], Labels: { sdk: 'yes' } },
+      { name: 'sdk-one' },
+    );
     const w = await c.containers.waitRegistered(Id, { condition: 'next-exit' });
     await c.containers.start(Id);
     assert.equal((await w.result).StatusCode, 7);
@@ -76,13 +91,27 @@ describe('client SDK against the daemon', () => {
     const info = await c.containers.inspect('sdk-one');
     assert.equal(info.State?.ExitCode, 7);
     const listed = await c.containers.list({ all: true, filters: { label: ['sdk=yes'] } });
-    assert.deepEqual(listed.map((x) => x.Id), [Id]);
+    assert.deepEqual(
+      listed.map((x) => x.Id),
+      [Id],
+    );
     await c.containers.remove(Id);
-    await assert.rejects(c.containers.inspect(Id), (e: unknown) => e instanceof EngineError && e.status === 404 && /No such container/i.test(e.message));
+    await assert.rejects(
+      c.containers.inspect(Id),
+      (e: unknown) => e instanceof EngineError && e.status === 404 && /No such container/i.test(e.message),
+    );
   });
 
   test('attach as a duplex: stdin written, half-closed, output read until the process exits', async () => {
-    const { Id } = await c.containers.create({ Image: 'busybox', Cmd: ['sh', '-c', 'tr a-z A-Z; echo done >&2'], OpenStdin: true, StdinOnce: true, AttachStdin: true, AttachStdout: true, AttachStderr: true });
+    const { Id } = await c.containers.create({
+      Image: 'busybox',
+      Cmd: ['sh', '-c', 'tr a-z A-Z; echo done >&2'],
+      OpenStdin: true,
+      StdinOnce: true,
+      AttachStdin: true,
+      AttachStdout: true,
+      AttachStderr: true,
+    });
     const h = await c.containers.attach(Id, { stdin: true });
     assert.equal(h.multiplexed, true);
     await c.containers.start(Id);
@@ -139,7 +168,10 @@ describe('client SDK against the daemon', () => {
     assert.deepEqual(removed, [{ Untagged: 'sdk/copy:v1' }]);
     const loaded = [];
     for await (const m of c.images.load(tar)) loaded.push(m);
-    assert.ok(loaded.some((m) => /Loaded image: sdk\/copy:v1/.test(String((m as { stream?: string }).stream ?? m.status))), JSON.stringify(loaded));
+    assert.ok(
+      loaded.some((m) => /Loaded image: sdk\/copy:v1/.test(String((m as { stream?: string }).stream ?? m.status))),
+      JSON.stringify(loaded),
+    );
     await c.images.remove('sdk/copy:v1');
 
     let reg: TestRegistry | undefined;
@@ -149,21 +181,31 @@ describe('client SDK against the daemon', () => {
       await c.images.tag('busybox:latest', name, 'latest');
       const pushed = [];
       for await (const m of c.images.push(name, { tag: 'latest' })) pushed.push(m);
-      assert.ok(pushed.some((m) => m.status === 'Pushed'), JSON.stringify(pushed));
+      assert.ok(
+        pushed.some((m) => m.status === 'Pushed'),
+        JSON.stringify(pushed),
+      );
       // Without any local copy of its layers, the pull downloads them (byte progress, Pull complete).
       await c.images.remove(`${name}:latest`);
       await c.images.remove('busybox:latest');
       const pulled = [];
       for await (const m of c.images.pull(`${name}:latest`)) pulled.push(m);
       assert.ok(pulled.some((m) => m.status === 'Pull complete'));
-      assert.ok(pulled.some((m) => m.progressDetail?.total), 'byte progress is reported');
+      assert.ok(
+        pulled.some((m) => m.progressDetail?.total),
+        'byte progress is reported',
+      );
       assert.match(String(pulled.at(-1)?.status), /Downloaded newer image/);
       await c.images.tag(`${name}:latest`, 'busybox', 'latest');
       await c.images.remove(`${name}:latest`);
       // An error in the progress stream ends the iteration with an Error
-      await assert.rejects(async () => {
-        for await (const _ of c.images.pull(`${reg!.host}/does-not-exist:latest`));
-      }, (e: unknown) => e instanceof Error && !(e instanceof EngineError) ? /not found|unknown/i.test(e.message) : e instanceof EngineError);
+      await assert.rejects(
+        async () => {
+          for await (const _ of c.images.pull(`${reg!.host}/does-not-exist:latest`));
+        },
+        (e: unknown) =>
+          e instanceof Error && !(e instanceof EngineError) ? /not found|unknown/i.test(e.message) : e instanceof EngineError,
+      );
     } finally {
       await reg?.cleanup();
     }
@@ -217,7 +259,9 @@ describe('client SDK against the daemon', () => {
   });
 
   test('TLS: client certificate from ENGINE_CERT_PATH and verification per ENGINE_TLS_VERIFY; no certificate refused', async () => {
-    const tls = new EngineClient({ env: { ENGINE_HOST: `tcp://127.0.0.1:${tlsPort}`, ENGINE_TLS_VERIFY: '1', ENGINE_CERT_PATH: certs.clientDir } });
+    const tls = new EngineClient({
+      env: { ENGINE_HOST: `tcp://127.0.0.1:${tlsPort}`, ENGINE_TLS_VERIFY: '1', ENGINE_CERT_PATH: certs.clientDir },
+    });
     try {
       assert.equal((await tls.ping()).apiVersion, '1.51');
       assert.ok((await tls.images.list()).length >= 1);
@@ -225,11 +269,19 @@ describe('client SDK against the daemon', () => {
       tls.close();
     }
     // A client without the CA does not trust the daemon when verifying.
-    const untrusting = new EngineClient({ env: { ENGINE_HOST: `tcp://127.0.0.1:${tlsPort}`, ENGINE_TLS_VERIFY: '1', ENGINE_CERT_PATH: join(work, 'empty') } });
+    const untrusting = new EngineClient({
+      env: { ENGINE_HOST: `tcp://127.0.0.1:${tlsPort}`, ENGINE_TLS_VERIFY: '1', ENGINE_CERT_PATH: join(work, 'empty') },
+    });
     await assert.rejects(untrusting.ping(), /self-signed|unable to verify|certificate/i);
     untrusting.close();
     // Trusting the daemon but without a client certificate: the daemon (--tlsverify) refuses.
-    const anonymous = new EngineClient({ host: `tcp://127.0.0.1:${tlsPort}`, tlsVerify: true, tlsCaCert: certs.ca, certPath: join(work, 'empty'), env: {} });
+    const anonymous = new EngineClient({
+      host: `tcp://127.0.0.1:${tlsPort}`,
+      tlsVerify: true,
+      tlsCaCert: certs.ca,
+      certPath: join(work, 'empty'),
+      env: {},
+    });
     await assert.rejects(anonymous.ping(), /certificate|alert|socket hang up|ECONNRESET/i);
     anonymous.close();
     // Plain TCP to a TLS port fails; an unreachable daemon is a ConnectionError.

@@ -26,12 +26,22 @@ function findEtcd(dataRoot: string): number | undefined {
   return undefined;
 }
 
-interface NodeLine { ID: string; Self: boolean; Status: string; Availability: string; ManagerStatus: string }
+interface NodeLine {
+  ID: string;
+  Self: boolean;
+  Status: string;
+  Availability: string;
+  ManagerStatus: string;
+}
 
 async function nodeLs(d: TestDaemon): Promise<NodeLine[]> {
   const r = await d.docker(['node', 'ls', '--format', '{{json .}}']);
   assert.equal(r.code, 0, r.stderr);
-  return r.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as NodeLine);
+  return r.stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as NodeLine);
 }
 
 describe('cluster mode on one node', () => {
@@ -46,7 +56,10 @@ describe('cluster mode on one node', () => {
     assert.equal(init.code, 0, init.stderr + d.output);
     const nodeId = /current node \((\w+)\) is now a manager/.exec(init.stdout)?.[1];
     assert.ok(nodeId, init.stdout);
-    assert.match(init.stdout, new RegExp(`docker swarm join --token SWMTKN-1-[0-9a-z]{50}-[0-9a-z]{25} ${ip(0).replace(/\./g, '\\.')}:2377`));
+    assert.match(
+      init.stdout,
+      new RegExp(`docker swarm join --token SWMTKN-1-[0-9a-z]{50}-[0-9a-z]{25} ${ip(0).replace(/\./g, '\\.')}:2377`),
+    );
     assert.ok(existsSync(join(d.dataRoot, 'cluster/etcd/member')), 'etcd data under <data-root>/cluster/etcd');
 
     const info = JSON.parse((await d.docker(['info', '--format', '{{json .Swarm}}'])).stdout);
@@ -81,7 +94,9 @@ describe('cluster mode on one node', () => {
     // The CLI's update reads the current version; an old one is refused and changes nothing.
     const upd = await d.docker(['swarm', 'update', '--task-history-limit', '7']);
     assert.equal(upd.code, 0, upd.stderr);
-    const stale = await d.request('POST', `/v1.51/swarm/update?version=${swarm.Version.Index}`, { body: { ...swarm.Spec, Orchestration: { TaskHistoryRetentionLimit: 9 } } });
+    const stale = await d.request('POST', `/v1.51/swarm/update?version=${swarm.Version.Index}`, {
+      body: { ...swarm.Spec, Orchestration: { TaskHistoryRetentionLimit: 9 } },
+    });
     assert.equal(stale.status, 409);
     assert.match(stale.json().message, /update out of sequence/);
     assert.equal((await d.request('GET', '/v1.51/swarm')).json().Spec.Orchestration.TaskHistoryRetentionLimit, 7);
@@ -90,8 +105,19 @@ describe('cluster mode on one node', () => {
     assert.equal(nodeUpd.code, 0, nodeUpd.stderr);
     const inspected = (await d.request('GET', `/v1.51/nodes/${nodeId}`)).json();
     assert.deepEqual(inspected.Spec, { Labels: { zone: 'a' }, Role: 'manager', Availability: 'drain' });
-    assert.equal((await d.request('GET', `/v1.51/nodes?filters=${encodeURIComponent(JSON.stringify({ 'node.label': ['zone=b'] }))}`)).json().length, 0);
-    assert.equal((await d.request('GET', `/v1.51/nodes?filters=${encodeURIComponent(JSON.stringify({ 'node.label': ['zone=a'], role: ['manager'] }))}`)).json().length, 1);
+    assert.equal(
+      (await d.request('GET', `/v1.51/nodes?filters=${encodeURIComponent(JSON.stringify({ 'node.label': ['zone=b'] }))}`)).json().length,
+      0,
+    );
+    assert.equal(
+      (
+        await d.request(
+          'GET',
+          `/v1.51/nodes?filters=${encodeURIComponent(JSON.stringify({ 'node.label': ['zone=a'], role: ['manager'] }))}`,
+        )
+      ).json().length,
+      1,
+    );
     assert.equal((await d.request('GET', `/v1.51/nodes?filters=${encodeURIComponent(JSON.stringify({ role: ['boss'] }))}`)).status, 400);
     assert.equal((await d.request('GET', '/v1.51/nodes/nosuchnode')).status, 404);
 
@@ -100,14 +126,22 @@ describe('cluster mode on one node', () => {
     assert.ok(etcdPid, 'an etcd runs for the manager');
     await d.kill9();
     await d.restart();
-    const back = await until('the manager back in its cluster', async () => {
-      const s = JSON.parse((await d.docker(['info', '--format', '{{json .Swarm}}'])).stdout);
-      return s.LocalNodeState === 'active' && s.Cluster?.ID === swarm.ID ? s : undefined;
-    }, 60_000, 250);
+    const back = await until(
+      'the manager back in its cluster',
+      async () => {
+        const s = JSON.parse((await d.docker(['info', '--format', '{{json .Swarm}}'])).stdout);
+        return s.LocalNodeState === 'active' && s.Cluster?.ID === swarm.ID ? s : undefined;
+      },
+      60_000,
+      250,
+    );
     assert.equal(back.NodeID, nodeId);
     assert.notEqual(findEtcd(d.dataRoot), etcdPid, 'the old member was replaced');
     assert.equal((await d.request('GET', '/v1.51/swarm')).json().Spec.Orchestration.TaskHistoryRetentionLimit, 7);
-    assert.deepEqual((await nodeLs(d)).map((n) => [n.ID, n.Status]), [[nodeId, 'Ready']]);
+    assert.deepEqual(
+      (await nodeLs(d)).map((n) => [n.ID, n.Status]),
+      [[nodeId, 'Ready']],
+    );
 
     const svc = await d.docker(['service', 'ls']);
     assert.notEqual(svc.code, 0);
@@ -149,14 +183,46 @@ describe('cluster mode on three daemons', () => {
     const managerToken = (await a.docker(['swarm', 'join-token', '-q', 'manager'])).stdout.trim();
     const workerToken = (await a.docker(['swarm', 'join-token', '-q', 'worker'])).stdout.trim();
 
-    const bad = await c.docker(['swarm', 'join', '--token', workerToken.replace(/-[0-9a-z]{25}$/, '-0000000000000000000000000'), '--advertise-addr', ip(3), '--listen-addr', `${ip(3)}:2377`, `${ip(1)}:2377`]);
+    const bad = await c.docker([
+      'swarm',
+      'join',
+      '--token',
+      workerToken.replace(/-[0-9a-z]{25}$/, '-0000000000000000000000000'),
+      '--advertise-addr',
+      ip(3),
+      '--listen-addr',
+      `${ip(3)}:2377`,
+      `${ip(1)}:2377`,
+    ]);
     assert.notEqual(bad.code, 0);
     assert.match(bad.stderr, /A valid join token is necessary/);
 
-    const jb = await b.docker(['swarm', 'join', '--token', managerToken, '--advertise-addr', ip(2), '--listen-addr', `${ip(2)}:2377`, `${ip(1)}:2377`]);
+    const jb = await b.docker([
+      'swarm',
+      'join',
+      '--token',
+      managerToken,
+      '--advertise-addr',
+      ip(2),
+      '--listen-addr',
+      `${ip(2)}:2377`,
+      `${ip(1)}:2377`,
+    ]);
     assert.equal(jb.code, 0, jb.stderr + b.output);
     assert.match(jb.stdout, /This node joined a swarm as a manager/);
-    const jc = await c.docker(['swarm', 'join', '--token', workerToken, '--availability', 'drain', '--advertise-addr', ip(3), '--listen-addr', `${ip(3)}:2377`, `${ip(1)}:2377`]);
+    const jc = await c.docker([
+      'swarm',
+      'join',
+      '--token',
+      workerToken,
+      '--availability',
+      'drain',
+      '--advertise-addr',
+      ip(3),
+      '--listen-addr',
+      `${ip(3)}:2377`,
+      `${ip(1)}:2377`,
+    ]);
     assert.equal(jc.code, 0, jc.stderr + c.output);
     assert.match(jc.stdout, /This node joined a swarm as a worker/);
     assert.equal((await c.request('GET', '/_ping')).headers['swarm'], 'active/worker');
@@ -165,7 +231,10 @@ describe('cluster mode on three daemons', () => {
     for (const m of [a, b]) {
       const nodes = await nodeLs(m);
       assert.equal(nodes.length, 3, JSON.stringify(nodes));
-      assert.deepEqual(nodes.map((n) => n.Status), ['Ready', 'Ready', 'Ready']);
+      assert.deepEqual(
+        nodes.map((n) => n.Status),
+        ['Ready', 'Ready', 'Ready'],
+      );
       assert.deepEqual(nodes.map((n) => n.ManagerStatus).sort(), ['', 'Leader', 'Reachable']);
     }
     const workerInfo = JSON.parse((await c.docker(['info', '--format', '{{json .Swarm}}'])).stdout);
@@ -178,32 +247,52 @@ describe('cluster mode on three daemons', () => {
     // A node that is up is not removed without force; a manager not at all.
     const rmUp = await a.docker(['node', 'rm', workerId]);
     assert.match(rmUp.stderr, /is not down and can't be removed/);
-    const rmManager = await a.docker(['node', 'rm', '--force', JSON.parse((await b.docker(['info', '--format', '{{json .Swarm}}'])).stdout).NodeID]);
+    const rmManager = await a.docker([
+      'node',
+      'rm',
+      '--force',
+      JSON.parse((await b.docker(['info', '--format', '{{json .Swarm}}'])).stdout).NodeID,
+    ]);
     assert.match(rmManager.stderr, /must be demoted to worker before removal/);
 
     // The worker restarts: it comes back with its identity; the second manager restarts too.
     await c.stop();
     await c.restart();
-    await until('the worker back in the cluster', async () => {
-      const s = JSON.parse((await c.docker(['info', '--format', '{{json .Swarm}}'])).stdout);
-      return s.LocalNodeState === 'active' && s.NodeID === workerId ? true : undefined;
-    }, 60_000, 250);
+    await until(
+      'the worker back in the cluster',
+      async () => {
+        const s = JSON.parse((await c.docker(['info', '--format', '{{json .Swarm}}'])).stdout);
+        return s.LocalNodeState === 'active' && s.NodeID === workerId ? true : undefined;
+      },
+      60_000,
+      250,
+    );
     await b.stop();
     await b.restart();
-    await until('the manager back with three ready nodes', async () => {
-      const nodes = await nodeLs(b);
-      return nodes.length === 3 && nodes.every((n) => n.Status === 'Ready') ? true : undefined;
-    }, 60_000, 500);
+    await until(
+      'the manager back with three ready nodes',
+      async () => {
+        const nodes = await nodeLs(b);
+        return nodes.length === 3 && nodes.every((n) => n.Status === 'Ready') ? true : undefined;
+      },
+      60_000,
+      500,
+    );
     // Both managers answer and agree on the cluster after the restart.
     const ida = (await a.request('GET', '/v1.51/swarm')).json().ID;
     assert.equal((await b.request('GET', '/v1.51/swarm')).json().ID, ida);
 
     const leaveW = await c.docker(['swarm', 'leave']);
     assert.equal(leaveW.code, 0, leaveW.stderr);
-    await until('the worker shown down', async () => {
-      const n = (await nodeLs(a)).find((x) => x.ID === workerId);
-      return n?.Status === 'Down' ? true : undefined;
-    }, 30_000, 250);
+    await until(
+      'the worker shown down',
+      async () => {
+        const n = (await nodeLs(a)).find((x) => x.ID === workerId);
+        return n?.Status === 'Down' ? true : undefined;
+      },
+      30_000,
+      250,
+    );
     const rmDown = await a.docker(['node', 'rm', workerId]);
     assert.equal(rmDown.code, 0, rmDown.stderr);
     assert.equal((await nodeLs(a)).length, 2);
@@ -213,14 +302,22 @@ describe('cluster mode on three daemons', () => {
     const bId = JSON.parse((await b.docker(['info', '--format', '{{json .Swarm}}'])).stdout).NodeID as string;
     const leaveB = await b.docker(['swarm', 'leave']);
     assert.notEqual(leaveB.code, 0);
-    assert.match(leaveB.stderr, /You are attempting to leave the swarm on a node that is participating as a manager\. The only way to restore a swarm that has lost consensus is to reinitialize it with `--force-new-cluster`/);
+    assert.match(
+      leaveB.stderr,
+      /You are attempting to leave the swarm on a node that is participating as a manager\. The only way to restore a swarm that has lost consensus is to reinitialize it with `--force-new-cluster`/,
+    );
     const forcedB = await b.docker(['swarm', 'leave', '--force']);
     assert.equal(forcedB.code, 0, forcedB.stderr);
     assert.equal((await b.request('GET', '/_ping')).headers['swarm'], 'inactive');
-    await until('the first manager serving writes alone', async () => {
-      const r = await a.docker(['swarm', 'update', '--task-history-limit', '3']);
-      return r.code === 0 ? true : undefined;
-    }, 60_000, 500);
+    await until(
+      'the first manager serving writes alone',
+      async () => {
+        const r = await a.docker(['swarm', 'update', '--task-history-limit', '3']);
+        return r.code === 0 ? true : undefined;
+      },
+      60_000,
+      500,
+    );
     const left = (await nodeLs(a)).find((n) => n.ID === bId);
     assert.equal(left?.Status, 'Down');
   });

@@ -31,7 +31,6 @@ function conformance(value: unknown, path: string, method: string): string[] {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-
 interface Frame {
   stream: number;
   data: Buffer;
@@ -61,7 +60,8 @@ function streamText(frames: Frame[], stream: number): string {
 describe('container API', () => {
   let d: TestDaemon;
 
-  const api = (method: string, path: string, body?: unknown): Promise<HttpResult> => d.request(method, path, body === undefined ? {} : { body });
+  const api = (method: string, path: string, body?: unknown): Promise<HttpResult> =>
+    d.request(method, path, body === undefined ? {} : { body });
 
   async function create(body: Record<string, unknown>, name?: string): Promise<string> {
     const r = await api('POST', `/containers/create${name ? `?name=${encodeURIComponent(name)}` : ''}`, { Image: 'busybox', ...body });
@@ -145,13 +145,20 @@ describe('container API', () => {
     // restart of a stopped container starts it
     assert.equal((await api('POST', `/containers/${id}/restart`)).status, 204);
     assert.equal((await inspect(id)).State.Running, true);
-    for (const path of ['start', 'stop', 'restart', 'kill']) assert.equal((await api('POST', `/containers/no-such-thing/${path}`)).status, 404, path);
-    assert.equal((await api('POST', '/containers/no-such-thing/kill')).json().message, 'cannot kill container: no-such-thing: No such container: no-such-thing');
+    for (const path of ['start', 'stop', 'restart', 'kill'])
+      assert.equal((await api('POST', `/containers/no-such-thing/${path}`)).status, 404, path);
+    assert.equal(
+      (await api('POST', '/containers/no-such-thing/kill')).json().message,
+      'cannot kill container: no-such-thing: No such container: no-such-thing',
+    );
     await forceRemove(id);
   });
 
-  test('a start that fails records Error and dockerd\'s exit code (127 not found, 126 not executable)', async () => {
-    for (const [cmd, code] of [['no-such-command', 127], ['/etc', 126]] as const) {
+  test("a start that fails records Error and dockerd's exit code (127 not found, 126 not executable)", async () => {
+    for (const [cmd, code] of [
+      ['no-such-command', 127],
+      ['/etc', 126],
+    ] as const) {
       const id = await create({ Cmd: [cmd], HostConfig: { NetworkMode: 'none' } });
       const r = await api('POST', `/containers/${id}/start`);
       assert.equal(r.status, 400, r.text());
@@ -189,7 +196,9 @@ describe('container API', () => {
   });
 
   test('kill sends the signal; 204', async () => {
-    const id = await runDetached(['sh', '-c', 'trap "exit 9" HUP; while true; do sleep 0.1; done'], { HostConfig: { NetworkMode: 'none' } });
+    const id = await runDetached(['sh', '-c', 'trap "exit 9" HUP; while true; do sleep 0.1; done'], {
+      HostConfig: { NetworkMode: 'none' },
+    });
     await sleep(300);
     assert.equal((await api('POST', `/containers/${id}/kill?signal=HUP`)).status, 204);
     assert.equal((await waitExit(id)).StatusCode, 9);
@@ -266,7 +275,10 @@ describe('container API', () => {
     const id = await runDetached(['sleep', '300'], { HostConfig: { NetworkMode: 'none' } }, 'del-me');
     const running = await api('DELETE', `/containers/${id}`);
     assert.equal(running.status, 409);
-    assert.equal(running.json().message, 'cannot remove container "del-me": container is running: stop the container before removing or force remove');
+    assert.equal(
+      running.json().message,
+      'cannot remove container "del-me": container is running: stop the container before removing or force remove',
+    );
     assert.equal((await inspect(id)).State.Running, true, 'a refused delete leaves it alone');
     const forced = await api('DELETE', '/containers/del-me?force=1');
     assert.equal(forced.status, 204);
@@ -289,7 +301,10 @@ describe('container API', () => {
     assert.equal((await api('GET', '/containers/ren-a/json')).status, 404, 'the old name is released');
     const taken = await api('POST', `/containers/${a}/rename?name=ren-b`);
     assert.equal(taken.status, 409);
-    assert.equal(taken.json().message, `Conflict. The container name "/ren-b" is already in use by container "${b}". You have to remove (or rename) that container to be able to reuse that name.`);
+    assert.equal(
+      taken.json().message,
+      `Conflict. The container name "/ren-b" is already in use by container "${b}". You have to remove (or rename) that container to be able to reuse that name.`,
+    );
     const same = await api('POST', `/containers/${a}/rename?name=ren-c`);
     assert.equal(same.status, 400);
     const invalid = await api('POST', `/containers/${a}/rename?name=${encodeURIComponent('bad name!')}`);
@@ -310,7 +325,9 @@ describe('container API', () => {
     for (const l of lines) {
       const [, ctrls, path] = l.split(':');
       if (ctrls!.split(',').includes(controller)) {
-        const mount = readdirSyncSafe('/sys/fs/cgroup').find((m) => m.split(',').includes(controller) && existsSync(join('/sys/fs/cgroup', m, path!)));
+        const mount = readdirSyncSafe('/sys/fs/cgroup').find(
+          (m) => m.split(',').includes(controller) && existsSync(join('/sys/fs/cgroup', m, path!)),
+        );
         return join('/sys/fs/cgroup', mount ?? controller, path!);
       }
     }
@@ -325,7 +342,12 @@ describe('container API', () => {
     const v2 = !existsSync('/sys/fs/cgroup/memory');
     const memFile = v2 ? join(cgroupDir(pid, 'memory'), 'memory.max') : join(cgroupDir(pid, 'memory'), 'memory.limit_in_bytes');
     assert.equal(readFileSync(memFile, 'utf8').trim(), String(64 << 20));
-    const r = await api('POST', `/containers/${id}/update`, { Memory: 96 << 20, MemorySwap: -1, NanoCpus: 500_000_000, RestartPolicy: { Name: 'on-failure', MaximumRetryCount: 3 } });
+    const r = await api('POST', `/containers/${id}/update`, {
+      Memory: 96 << 20,
+      MemorySwap: -1,
+      NanoCpus: 500_000_000,
+      RestartPolicy: { Name: 'on-failure', MaximumRetryCount: 3 },
+    });
     assert.equal(r.status, 200, r.text());
     assert.deepEqual(r.json(), { Warnings: [] });
     assert.equal(readFileSync(memFile, 'utf8').trim(), String(96 << 20));
@@ -375,7 +397,10 @@ describe('container API', () => {
   });
 
   test('resize: 200 for a running TTY container; 409 when not running', async () => {
-    const id = await runDetached(['sh', '-c', 'while true; do stty size; sleep 0.2; done'], { Tty: true, HostConfig: { NetworkMode: 'none' } });
+    const id = await runDetached(['sh', '-c', 'while true; do stty size; sleep 0.2; done'], {
+      Tty: true,
+      HostConfig: { NetworkMode: 'none' },
+    });
     const r = await api('POST', `/containers/${id}/resize?h=33&w=101`);
     assert.equal(r.status, 200, r.text());
     await until('the new size inside', async () => {
@@ -403,7 +428,7 @@ describe('container API', () => {
     assert.ok(top.Titles.includes('PID') && top.Titles.includes('CMD'), JSON.stringify(top.Titles));
     const cmds = top.Processes.map((p: string[]) => p[top.Titles.indexOf('CMD')]);
     assert.ok(cmds.includes('sleep 301') && cmds.includes('sleep 302'), JSON.stringify(cmds));
-    assert.equal(top.Processes.length, 3, 'only the container\'s processes: sh and two sleeps');
+    assert.equal(top.Processes.length, 3, "only the container's processes: sh and two sleeps");
     for (const p of top.Processes) assert.equal(p.length, top.Titles.length);
     const aux = (await api('GET', `/containers/${id}/top?ps_args=aux`)).json();
     assert.deepEqual(aux.Titles.slice(0, 3), ['USER', 'PID', '%CPU']);
@@ -422,13 +447,19 @@ describe('container API', () => {
 
   test('prune: 200 {ContainersDeleted, SpaceReclaimed}; label and until filters; null when nothing goes', async () => {
     const keep = await runDetached(['sleep', '300'], { HostConfig: { NetworkMode: 'none' } });
-    const a = await runDetached(['sh', '-c', 'head -c 300000 /dev/zero > /blob'], { Labels: { prune: 'yes' }, HostConfig: { NetworkMode: 'none' } });
+    const a = await runDetached(['sh', '-c', 'head -c 300000 /dev/zero > /blob'], {
+      Labels: { prune: 'yes' },
+      HostConfig: { NetworkMode: 'none' },
+    });
     const b = await runDetached(['true'], { Labels: { prune: 'no' }, HostConfig: { NetworkMode: 'none' } });
     await waitExit(a);
     await waitExit(b);
     const bad = await api('POST', `/containers/prune?filters=${encodeURIComponent(JSON.stringify({ name: ['x'] }))}`);
     assert.equal(bad.status, 400);
-    const future = await api('POST', `/containers/prune?filters=${encodeURIComponent(JSON.stringify({ until: ['2000-01-01T00:00:00Z'] }))}`);
+    const future = await api(
+      'POST',
+      `/containers/prune?filters=${encodeURIComponent(JSON.stringify({ until: ['2000-01-01T00:00:00Z'] }))}`,
+    );
     assert.equal(future.status, 200);
     assert.deepEqual(future.json(), { ContainersDeleted: null, SpaceReclaimed: 0 });
     const r = await api('POST', `/containers/prune?filters=${encodeURIComponent(JSON.stringify({ label: ['prune=yes'] }))}`);
@@ -450,7 +481,10 @@ describe('container API', () => {
   // ---- logs --------------------------------------------------------------------------------------
 
   test('logs: multiplexed framing with stream ids, stdout/stderr selection, tail, timestamps, since/until', async () => {
-    const id = await runDetached(['sh', '-c', 'echo out1; sleep 0.1; echo err1 >&2; sleep 1.2; echo out2; sleep 0.1; echo err2 >&2; sleep 0.1; printf "no-newline"'], { HostConfig: { NetworkMode: 'none' } });
+    const id = await runDetached(
+      ['sh', '-c', 'echo out1; sleep 0.1; echo err1 >&2; sleep 1.2; echo out2; sleep 0.1; echo err2 >&2; sleep 0.1; printf "no-newline"'],
+      { HostConfig: { NetworkMode: 'none' } },
+    );
     await waitExit(id);
     const both = await api('GET', `/containers/${id}/logs?stdout=1&stderr=1`);
     assert.equal(both.status, 200);
@@ -469,7 +503,10 @@ describe('container API', () => {
     assert.equal(none.status, 400);
     assert.equal(none.json().message, 'Bad parameters: you must choose at least one stream');
     const tail = demux((await api('GET', `/containers/${id}/logs?stdout=1&stderr=1&tail=2`)).body);
-    assert.deepEqual(tail.map((f) => f.data.toString()), ['err2\n', 'no-newline']);
+    assert.deepEqual(
+      tail.map((f) => f.data.toString()),
+      ['err2\n', 'no-newline'],
+    );
     const tail0 = await api('GET', `/containers/${id}/logs?stdout=1&stderr=1&tail=0`);
     assert.equal(tail0.body.length, 0);
     const ts = demux((await api('GET', `/containers/${id}/logs?stdout=1&stderr=1&timestamps=1`)).body);
@@ -478,14 +515,23 @@ describe('container API', () => {
       assert.ok(m, `timestamped line ${JSON.stringify(f.data.toString())}`);
       return { at: m[1]!, text: m[2]! };
     });
-    assert.deepEqual(stamps.map((s) => s.text), ['out1\n', 'err1\n', 'out2\n', 'err2\n', 'no-newline']);
+    assert.deepEqual(
+      stamps.map((s) => s.text),
+      ['out1\n', 'err1\n', 'out2\n', 'err2\n', 'no-newline'],
+    );
     // since/until in unix seconds with a fraction, between the two bursts (1.2 s apart).
     const secs = (iso: string) => Date.parse(iso) / 1000;
     const mid = ((secs(stamps[1]!.at) + secs(stamps[2]!.at)) / 2).toFixed(3);
     const since = demux((await api('GET', `/containers/${id}/logs?stdout=1&stderr=1&since=${mid}`)).body);
-    assert.deepEqual(since.map((f) => f.data.toString()), ['out2\n', 'err2\n', 'no-newline']);
+    assert.deepEqual(
+      since.map((f) => f.data.toString()),
+      ['out2\n', 'err2\n', 'no-newline'],
+    );
     const untilR = demux((await api('GET', `/containers/${id}/logs?stdout=1&stderr=1&until=${mid}`)).body);
-    assert.deepEqual(untilR.map((f) => f.data.toString()), ['out1\n', 'err1\n']);
+    assert.deepEqual(
+      untilR.map((f) => f.data.toString()),
+      ['out1\n', 'err1\n'],
+    );
     const unknown = await api('GET', '/containers/nope-nope/logs?stdout=1');
     assert.equal(unknown.status, 404);
     const cli = await d.docker(['logs', '--tail', '1', id]);
@@ -494,7 +540,9 @@ describe('container API', () => {
   });
 
   test('logs follow streams while the container runs and ends when it exits; TTY logs are raw', async () => {
-    const id = await runDetached(['sh', '-c', 'for i in 1 2 3 4 5; do echo tick $i; sleep 0.3; done'], { HostConfig: { NetworkMode: 'none' } });
+    const id = await runDetached(['sh', '-c', 'for i in 1 2 3 4 5; do echo tick $i; sleep 0.3; done'], {
+      HostConfig: { NetworkMode: 'none' },
+    });
     const chunks: Array<{ at: number; buf: Buffer }> = [];
     const t0 = Date.now();
     const status = await new Promise<number>((resolve, reject) => {
@@ -555,8 +603,15 @@ describe('container API', () => {
     const i = r.json();
     const inspectSchema = responseSchema('/containers/{id}/json', 'get', '200');
     assert.deepEqual(validate(i, inspectSchema), []);
-    assert.deepEqual(missingProperties(i, inspectSchema).filter((k) => !['ImageManifestDescriptor', 'Storage'].includes(k)), [], 'inspect lacks fields');
-    assert.deepEqual(missingProperties(i.State, definition('ContainerState')).filter((k) => k !== 'Health'), []);
+    assert.deepEqual(
+      missingProperties(i, inspectSchema).filter((k) => !['ImageManifestDescriptor', 'Storage'].includes(k)),
+      [],
+      'inspect lacks fields',
+    );
+    assert.deepEqual(
+      missingProperties(i.State, definition('ContainerState')).filter((k) => k !== 'Health'),
+      [],
+    );
     assert.deepEqual(validate(i.Config, definition('ContainerConfig')), []);
     // Config is the Config part of the body only; unset Entrypoint/OnBuild are null as in dockerd.
     assert.ok(!('HostConfig' in i.Config) && !('NetworkingConfig' in i.Config), `stray keys in Config: ${Object.keys(i.Config)}`);
@@ -585,7 +640,10 @@ describe('container API', () => {
     assert.match(i.Image, /^sha256:[0-9a-f]{64}$/);
     assert.deepEqual(i.Config.Labels, body.Labels);
     assert.ok(i.Config.Env.includes('FOO=bar') && i.Config.Env.includes('EMPTY='), JSON.stringify(i.Config.Env));
-    assert.ok(i.Config.Env.some((e: string) => e.startsWith('PATH=')), 'the image PATH is merged in');
+    assert.ok(
+      i.Config.Env.some((e: string) => e.startsWith('PATH=')),
+      'the image PATH is merged in',
+    );
     assert.deepEqual(i.Config.ExposedPorts, body.ExposedPorts);
     assert.deepEqual(i.Config.Volumes, body.Volumes);
     assert.deepEqual(i.Config.Healthcheck, body.Healthcheck);
@@ -610,7 +668,16 @@ describe('container API', () => {
     assert.equal(i.Mounts.length, 2);
     const vol = i.Mounts[1];
     assert.match(vol.Name, /^[0-9a-f]{64}$/);
-    assert.deepEqual(vol, { Type: 'volume', Name: vol.Name, Source: join(d.dataRoot, 'volumes', vol.Name, '_data'), Destination: '/data', Driver: 'local', Mode: '', RW: true, Propagation: '' });
+    assert.deepEqual(vol, {
+      Type: 'volume',
+      Name: vol.Name,
+      Source: join(d.dataRoot, 'volumes', vol.Name, '_data'),
+      Destination: '/data',
+      Driver: 'local',
+      Mode: '',
+      RW: true,
+      Propagation: '',
+    });
     // Bookkeeping fields
     assert.equal(i.RestartCount, 0);
     assert.equal(i.Driver, (await api('GET', '/info')).json().Driver, 'the storage driver /info reports');
@@ -629,7 +696,11 @@ describe('container API', () => {
     assert.deepEqual(validate(entries, responseSchema('/containers/json', 'get', '200')), []);
     assert.equal(entries.length, 1);
     const e = entries[0];
-    assert.deepEqual(missingProperties(e, definition('ContainerSummary')).filter((k) => !['ImageManifestDescriptor', 'Health'].includes(k)), [], 'list entry lacks fields');
+    assert.deepEqual(
+      missingProperties(e, definition('ContainerSummary')).filter((k) => !['ImageManifestDescriptor', 'Health'].includes(k)),
+      [],
+      'list entry lacks fields',
+    );
     assert.equal(e.Id, id);
     assert.deepEqual(e.Names, ['/shape-test']);
     assert.equal(e.Image, 'busybox');
@@ -655,7 +726,21 @@ describe('container API', () => {
 
   test('Mounts list binds and --mount entries as dockerd does', async () => {
     const src = await mkdtemp(join(tmpdir(), 'engine-mnt-'));
-    const r = await d.docker(['create', '--network', 'none', '-v', `${src}:/a`, '--mount', 'type=tmpfs,dst=/t', '--mount', `type=bind,src=${src},dst=/b,readonly`, '--tmpfs', '/not-listed', 'busybox', 'true']);
+    const r = await d.docker([
+      'create',
+      '--network',
+      'none',
+      '-v',
+      `${src}:/a`,
+      '--mount',
+      'type=tmpfs,dst=/t',
+      '--mount',
+      `type=bind,src=${src},dst=/b,readonly`,
+      '--tmpfs',
+      '/not-listed',
+      'busybox',
+      'true',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const id = r.stdout.trim();
     const mounts = (await inspect(id)).Mounts.sort((x: any, y: any) => x.Destination.localeCompare(y.Destination));
@@ -676,14 +761,27 @@ describe('container API', () => {
     const running = (await api('GET', '/containers/json')).json().map((c: any) => c.Id);
     for (const id of ids) assert.ok(!running.includes(id), 'created containers only with all=1');
     const all = (await api('GET', `/containers/json?all=1&filters=${encodeURIComponent(JSON.stringify({ name: ['ord-'] }))}`)).json();
-    assert.deepEqual(all.map((c: any) => c.Names[0]), ['/ord-3', '/ord-2', '/ord-1']);
+    assert.deepEqual(
+      all.map((c: any) => c.Names[0]),
+      ['/ord-3', '/ord-2', '/ord-1'],
+    );
     const limited = (await api('GET', '/containers/json?limit=2')).json();
     assert.equal(limited.length, 2);
     assert.equal(limited[0].Id, ids[2], 'limit implies all and keeps the newest');
-    const before = (await api('GET', `/containers/json?all=1&filters=${encodeURIComponent(JSON.stringify({ before: ['ord-3'], name: ['ord-'] }))}`)).json();
-    assert.deepEqual(before.map((c: any) => c.Names[0]), ['/ord-2', '/ord-1']);
-    const since = (await api('GET', `/containers/json?all=1&filters=${encodeURIComponent(JSON.stringify({ since: ['ord-1'], name: ['ord-'] }))}`)).json();
-    assert.deepEqual(since.map((c: any) => c.Names[0]), ['/ord-3', '/ord-2']);
+    const before = (
+      await api('GET', `/containers/json?all=1&filters=${encodeURIComponent(JSON.stringify({ before: ['ord-3'], name: ['ord-'] }))}`)
+    ).json();
+    assert.deepEqual(
+      before.map((c: any) => c.Names[0]),
+      ['/ord-2', '/ord-1'],
+    );
+    const since = (
+      await api('GET', `/containers/json?all=1&filters=${encodeURIComponent(JSON.stringify({ since: ['ord-1'], name: ['ord-'] }))}`)
+    ).json();
+    assert.deepEqual(
+      since.map((c: any) => c.Names[0]),
+      ['/ord-3', '/ord-2'],
+    );
     const badFilter = await api('GET', `/containers/json?filters=${encodeURIComponent(JSON.stringify({ colour: ['red'] }))}`);
     assert.equal(badFilter.status, 400);
     await forceRemove(...ids);
@@ -729,7 +827,11 @@ describe('container API', () => {
   // ---- never wait on a busy container -------------------------------------------------------------
 
   test('list and inspect answer at once while a stop is in flight', async () => {
-    const id = await runDetached(['sh', '-c', 'trap "" TERM; while true; do sleep 0.1; done'], { HostConfig: { NetworkMode: 'none' } }, 'stubborn');
+    const id = await runDetached(
+      ['sh', '-c', 'trap "" TERM; while true; do sleep 0.1; done'],
+      { HostConfig: { NetworkMode: 'none' } },
+      'stubborn',
+    );
     await sleep(300);
     const stopping = d.docker(['stop', '-t', '20', id], { timeoutMs: 30_000 });
     await sleep(300);
@@ -768,12 +870,16 @@ describe('container API', () => {
     const client = new SupervisorClient(join(d.execRoot, 'containerd', 'containerd.sock'), { namespace: 'engine' });
     try {
       const mounts = await client.snapshots.mounts(id);
-      const upper = mounts.flatMap((m) => m.options).find((o) => o.startsWith('upperdir='))?.slice('upperdir='.length);
+      const upper = mounts
+        .flatMap((m) => m.options)
+        .find((o) => o.startsWith('upperdir='))
+        ?.slice('upperdir='.length);
       assert.ok(upper, `no upperdir in ${JSON.stringify(mounts)}`);
       const entries = await readdir(upper);
       assert.deepEqual(entries, ['newfile'], `the writable layer holds ${JSON.stringify(entries)}`);
       assert.equal(readFileSync(join(upper, 'newfile'), 'utf8'), 'x\n');
-      for (const p of ['dev', 'proc', 'sys', 'etc/hosts', 'etc/resolv.conf', 'etc/hostname', '.dockerenv']) assert.equal(existsSync(join(upper, p)), false, p);
+      for (const p of ['dev', 'proc', 'sys', 'etc/hosts', 'etc/resolv.conf', 'etc/hostname', '.dockerenv'])
+        assert.equal(existsSync(join(upper, p)), false, p);
     } finally {
       client.close();
     }
@@ -784,8 +890,15 @@ describe('container API', () => {
   /** Opens the hijacked attach stream by hand: returns the status line, headers and the raw socket. */
   function rawAttach(ref: string, query: string): Promise<{ head: string; socket: Socket; rest: Buffer }> {
     return new Promise((resolve, reject) => {
-      const req = httpRequest({ socketPath: d.socket, method: 'POST', path: `/containers/${ref}/attach?${query}`, headers: { Connection: 'Upgrade', Upgrade: 'tcp' } });
-      req.on('upgrade', (res, socket, rest) => resolve({ head: `${res.statusCode} ${JSON.stringify(res.headers)}`, socket: socket as Socket, rest }));
+      const req = httpRequest({
+        socketPath: d.socket,
+        method: 'POST',
+        path: `/containers/${ref}/attach?${query}`,
+        headers: { Connection: 'Upgrade', Upgrade: 'tcp' },
+      });
+      req.on('upgrade', (res, socket, rest) =>
+        resolve({ head: `${res.statusCode} ${JSON.stringify(res.headers)}`, socket: socket as Socket, rest }),
+      );
       req.on('response', (res) => reject(new Error(`attach answered ${res.statusCode} without upgrading`)));
       req.on('error', reject);
       req.end();
@@ -793,7 +906,10 @@ describe('container API', () => {
   }
 
   test('attach over raw HTTP: 101 UPGRADED, multiplexed frames with stream ids, ends when the container exits', async () => {
-    const id = await create({ Cmd: ['sh', '-c', 'echo o1; sleep 0.1; echo e1 >&2; sleep 0.1; echo o2'], HostConfig: { NetworkMode: 'none' } });
+    const id = await create({
+      Cmd: ['sh', '-c', 'echo o1; sleep 0.1; echo e1 >&2; sleep 0.1; echo o2'],
+      HostConfig: { NetworkMode: 'none' },
+    });
     const { head, socket, rest } = await rawAttach(id, 'stream=1&stdout=1&stderr=1');
     assert.match(head, /^101 /);
     assert.match(head, /"content-type":"application\/vnd.docker.multiplexed-stream"/);
@@ -848,7 +964,9 @@ describe('container API', () => {
   });
 
   test('docker attach to a running container: output flows; the exit code comes back', async () => {
-    const id = await runDetached(['sh', '-c', 'sleep 1; for i in 1 2 3; do echo at $i; sleep 0.2; done; exit 3'], { HostConfig: { NetworkMode: 'none' } });
+    const id = await runDetached(['sh', '-c', 'sleep 1; for i in 1 2 3; do echo at $i; sleep 0.2; done; exit 3'], {
+      HostConfig: { NetworkMode: 'none' },
+    });
     const r = await d.docker(['attach', '--no-stdin', id], { timeoutMs: 20_000 });
     assert.equal(r.stdout, 'at 1\nat 2\nat 3\n');
     assert.equal(r.code, 3, r.stderr);
@@ -870,10 +988,16 @@ describe('container API', () => {
     const r = await d.docker(['run', '-i', '--rm', '--network', 'none', 'busybox', 'cat'], { input: 'hello\n', timeoutMs: 20_000 });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, 'hello\n');
-    const wc = await d.docker(['run', '-i', '--rm', '--network', 'none', 'busybox', 'wc', '-c'], { input: Buffer.alloc(300_000, 0x61), timeoutMs: 20_000 });
+    const wc = await d.docker(['run', '-i', '--rm', '--network', 'none', 'busybox', 'wc', '-c'], {
+      input: Buffer.alloc(300_000, 0x61),
+      timeoutMs: 20_000,
+    });
     assert.equal(wc.code, 0, wc.stderr);
     assert.equal(wc.stdout.trim(), '300000');
-    const shell = await d.docker(['run', '-i', '--rm', '--network', 'none', 'busybox', 'sh'], { input: 'echo from-stdin-script; exit 5\n', timeoutMs: 20_000 });
+    const shell = await d.docker(['run', '-i', '--rm', '--network', 'none', 'busybox', 'sh'], {
+      input: 'echo from-stdin-script; exit 5\n',
+      timeoutMs: 20_000,
+    });
     assert.equal(shell.stdout, 'from-stdin-script\n');
     assert.equal(shell.code, 5);
     // start -ai of a created -i container, twice: each run gets its own input and end of input.
@@ -891,33 +1015,37 @@ describe('container API', () => {
   // ---- real clients ---------------------------------------------------------------------------------
 
   test('docker-py works unmodified', async (t) => {
-    if ((await run('python3', ['-c', 'import docker'])).code !== 0) return t.skip('python3-docker is not installed (scripts/setup.sh test installs it)');
+    if ((await run('python3', ['-c', 'import docker'])).code !== 0)
+      return t.skip('python3-docker is not installed (scripts/setup.sh test installs it)');
     const dir = await mkdtemp(join(tmpdir(), 'engine-py-'));
     const script = join(dir, 'client.py');
-    await writeFile(script, [
-      'import json, sys, docker',
-      'c = docker.DockerClient(base_url=sys.argv[1])',
-      'out = {}',
-      "out['run'] = c.containers.run('busybox', 'echo hi', remove=True).decode()",
-      "ctr = c.containers.run('busybox', ['sh', '-c', 'echo started; sleep 300'], detach=True, name='py-detached')",
-      'import time',
-      'for _ in range(50):',
-      "    if b'started' in ctr.logs(): break",
-      '    time.sleep(0.1)',
-      "out['logs'] = ctr.logs().decode()",
-      'ctr.reload()',
-      "out['status'] = ctr.status",
-      "out['listed'] = [x.name for x in c.containers.list()]",
-      'ctr.stop(timeout=1)',
-      'ctr.reload()',
-      "out['stopped'] = ctr.status",
-      "out['exit'] = ctr.attrs['State']['ExitCode']",
-      'ctr.remove()',
-      "out['after_remove'] = [x.name for x in c.containers.list(all=True)]",
-      "out['version'] = c.version()['ApiVersion']",
-      "out['info'] = c.info()['Containers']",
-      'print(json.dumps(out))',
-    ].join('\n'));
+    await writeFile(
+      script,
+      [
+        'import json, sys, docker',
+        'c = docker.DockerClient(base_url=sys.argv[1])',
+        'out = {}',
+        "out['run'] = c.containers.run('busybox', 'echo hi', remove=True).decode()",
+        "ctr = c.containers.run('busybox', ['sh', '-c', 'echo started; sleep 300'], detach=True, name='py-detached')",
+        'import time',
+        'for _ in range(50):',
+        "    if b'started' in ctr.logs(): break",
+        '    time.sleep(0.1)',
+        "out['logs'] = ctr.logs().decode()",
+        'ctr.reload()',
+        "out['status'] = ctr.status",
+        "out['listed'] = [x.name for x in c.containers.list()]",
+        'ctr.stop(timeout=1)',
+        'ctr.reload()',
+        "out['stopped'] = ctr.status",
+        "out['exit'] = ctr.attrs['State']['ExitCode']",
+        'ctr.remove()',
+        "out['after_remove'] = [x.name for x in c.containers.list(all=True)]",
+        "out['version'] = c.version()['ApiVersion']",
+        "out['info'] = c.info()['Containers']",
+        'print(json.dumps(out))',
+      ].join('\n'),
+    );
     const r = await run('python3', [script, d.host], { timeoutMs: 60_000 });
     await rm(dir, { recursive: true, force: true });
     assert.equal(r.code, 0, r.stderr);
@@ -936,7 +1064,12 @@ describe('container API', () => {
   test('dockerode works unmodified', async () => {
     const Docker = createRequire(import.meta.url)('dockerode');
     const docker = new Docker({ socketPath: d.socket });
-    const ctr = await docker.createContainer({ Image: 'busybox', Cmd: ['sh', '-c', 'echo node-out; echo node-err >&2; exit 6'], name: 'dockerode-test', HostConfig: { NetworkMode: 'none' } });
+    const ctr = await docker.createContainer({
+      Image: 'busybox',
+      Cmd: ['sh', '-c', 'echo node-out; echo node-err >&2; exit 6'],
+      name: 'dockerode-test',
+      HostConfig: { NetworkMode: 'none' },
+    });
     assert.match(ctr.id, /^[0-9a-f]{64}$/);
     await ctr.start();
     const waited = await ctr.wait();

@@ -16,7 +16,6 @@ import { until } from '../helpers/until.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-
 function ok(r: CommandResult, what = 'command'): string {
   assert.equal(r.code, 0, `${what} failed (${r.code}): ${r.stderr}`);
   return r.stdout;
@@ -79,7 +78,9 @@ describe('runtime spec options per container', () => {
 
   test('--init: PID 1 is the init and the command its child', async () => {
     const out = ok(await d.docker(['run', '--rm', '--init', 'busybox', 'ps', '-o', 'pid,ppid,args']));
-    const rows = lines(out).slice(1).map((l) => l.trim().split(/\s+/));
+    const rows = lines(out)
+      .slice(1)
+      .map((l) => l.trim().split(/\s+/));
     const init = rows.find((r) => r[0] === '1');
     assert.ok(init, out);
     assert.equal(init[2], '/sbin/engine-init', out);
@@ -90,13 +91,16 @@ describe('runtime spec options per container', () => {
     assert.match(without, /^\s*1 ps -o pid,args$/m);
   });
 
-  test('--ulimit is applied; without it the daemon\'s limits are inherited', async () => {
-    assert.equal(ok(await d.docker(['run', '--rm', '--ulimit', 'nofile=1024:2048', 'busybox', 'sh', '-c', 'ulimit -n; ulimit -Hn'])), '1024\n2048\n');
+  test("--ulimit is applied; without it the daemon's limits are inherited", async () => {
+    assert.equal(
+      ok(await d.docker(['run', '--rm', '--ulimit', 'nofile=1024:2048', 'busybox', 'sh', '-c', 'ulimit -n; ulimit -Hn'])),
+      '1024\n2048\n',
+    );
     const daemonHard = parseProcLimits(readFileSync(`/proc/${d.pid}/limits`, 'utf8'))['nofile']!;
     assert.equal(ok(await d.docker(['run', '--rm', 'busybox', 'sh', '-c', 'ulimit -Hn'])).trim(), daemonHard.toString());
   });
 
-  test('a ulimit above the daemon\'s own hard limit is refused with a clear error', async () => {
+  test("a ulimit above the daemon's own hard limit is refused with a clear error", async () => {
     const daemonHard = parseProcLimits(readFileSync(`/proc/${d.pid}/limits`, 'utf8'))['nofile']!;
     const canRaise = readOwnCapabilities(readFileSync(`/proc/${d.pid}/status`, 'utf8')).includes('CAP_SYS_RESOURCE');
     const want = daemonHard + 1n;
@@ -107,7 +111,9 @@ describe('runtime spec options per container', () => {
     }
     assert.equal(r.code, 125);
     assert.match(r.stderr, new RegExp(`ulimit nofile: hard limit ${want} is above the daemon's own hard limit ${daemonHard}`));
-    const api = await d.request('POST', '/containers/create', { body: { Image: 'busybox', Cmd: ['true'], HostConfig: { Ulimits: [{ Name: 'nofile', Soft: 1024, Hard: Number(want) }] } } });
+    const api = await d.request('POST', '/containers/create', {
+      body: { Image: 'busybox', Cmd: ['true'], HostConfig: { Ulimits: [{ Name: 'nofile', Soft: 1024, Hard: Number(want) }] } },
+    });
     assert.equal(api.status, 400);
     assert.match(api.json().message, /CAP_SYS_RESOURCE/);
   });
@@ -120,8 +126,26 @@ describe('runtime spec options per container', () => {
   });
 
   test('--dns, --dns-search, --dns-opt, --add-host and --hostname shape /etc files', async () => {
-    const out = ok(await d.docker(['run', '--rm', '--dns', '1.2.3.4', '--dns-search', 'ex.example', '--dns-opt', 'ndots:2',
-      '--add-host', 'foo.test:5.6.7.8', '--hostname', 'box1', 'busybox', 'sh', '-c', 'cat /etc/resolv.conf; echo ---; cat /etc/hosts; echo ---; hostname; cat /etc/hostname']));
+    const out = ok(
+      await d.docker([
+        'run',
+        '--rm',
+        '--dns',
+        '1.2.3.4',
+        '--dns-search',
+        'ex.example',
+        '--dns-opt',
+        'ndots:2',
+        '--add-host',
+        'foo.test:5.6.7.8',
+        '--hostname',
+        'box1',
+        'busybox',
+        'sh',
+        '-c',
+        'cat /etc/resolv.conf; echo ---; cat /etc/hosts; echo ---; hostname; cat /etc/hostname',
+      ]),
+    );
     const [resolv, hosts, names] = out.split('---\n');
     assert.match(resolv!, /^nameserver 1\.2\.3\.4$/m);
     assert.match(resolv!, /^search ex\.example$/m);
@@ -136,8 +160,21 @@ describe('runtime spec options per container', () => {
     const ro = await d.docker(['run', '--rm', '--read-only', 'busybox', 'touch', '/x']);
     assert.notEqual(ro.code, 0);
     assert.match(ro.stderr, /Read-only file system/);
-    const out = ok(await d.docker(['run', '--rm', '--read-only', '--tmpfs', '/run:size=1m', '--mount', 'type=tmpfs,dst=/scratch,tmpfs-size=2m',
-      'busybox', 'sh', '-c', 'touch /run/a /scratch/b && df -k /run /scratch && grep -E " /(run|scratch) " /proc/mounts']));
+    const out = ok(
+      await d.docker([
+        'run',
+        '--rm',
+        '--read-only',
+        '--tmpfs',
+        '/run:size=1m',
+        '--mount',
+        'type=tmpfs,dst=/scratch,tmpfs-size=2m',
+        'busybox',
+        'sh',
+        '-c',
+        'touch /run/a /scratch/b && df -k /run /scratch && grep -E " /(run|scratch) " /proc/mounts',
+      ]),
+    );
     assert.match(out, /^tmpfs\s+1024\s.*\/run$/m);
     assert.match(out, /^tmpfs\s+2048\s.*\/scratch$/m);
     assert.match(out, /^tmpfs \/run tmpfs /m);
@@ -161,7 +198,22 @@ describe('runtime spec options per container', () => {
   test('--cap-drop and --cap-add change the capability set', async () => {
     const dflt = ok(await d.docker(['run', '--rm', 'busybox', 'grep', 'CapEff', '/proc/self/status']));
     assert.equal(dflt.trim().split(/\s+/)[1], capabilityMask(DEFAULT_CAPABILITIES));
-    const changed = ok(await d.docker(['run', '--rm', '--cap-drop', 'NET_RAW', '--cap-drop', 'chown', '--cap-add', 'SYS_ADMIN', 'busybox', 'grep', 'CapEff', '/proc/self/status']));
+    const changed = ok(
+      await d.docker([
+        'run',
+        '--rm',
+        '--cap-drop',
+        'NET_RAW',
+        '--cap-drop',
+        'chown',
+        '--cap-add',
+        'SYS_ADMIN',
+        'busybox',
+        'grep',
+        'CapEff',
+        '/proc/self/status',
+      ]),
+    );
     const expected = [...DEFAULT_CAPABILITIES.filter((c) => c !== 'CAP_NET_RAW' && c !== 'CAP_CHOWN'), 'CAP_SYS_ADMIN'];
     assert.equal(changed.trim().split(/\s+/)[1], capabilityMask(expected));
     const chown = await d.docker(['run', '--rm', '--cap-drop', 'CHOWN', 'busybox', 'sh', '-c', 'touch /f && chown 1:1 /f']);
@@ -172,8 +224,17 @@ describe('runtime spec options per container', () => {
   test('--privileged works with the capabilities the daemon has (no CAP_SYS_RESOURCE here)', async () => {
     const own = readFileSync(`/proc/${d.pid}/status`, 'utf8');
     const ownEff = /^CapEff:\s*([0-9a-f]+)$/m.exec(own)![1]!;
-    const out = ok(await d.docker(['run', '--rm', '--privileged', 'busybox', 'sh', '-c',
-      'grep CapEff /proc/self/status; ls /dev | wc -l; mkdir -p /tmp/m && mount -t tmpfs none /tmp/m && echo mounted; grep -c "" /proc/self/mountinfo >/dev/null']));
+    const out = ok(
+      await d.docker([
+        'run',
+        '--rm',
+        '--privileged',
+        'busybox',
+        'sh',
+        '-c',
+        'grep CapEff /proc/self/status; ls /dev | wc -l; mkdir -p /tmp/m && mount -t tmpfs none /tmp/m && echo mounted; grep -c "" /proc/self/mountinfo >/dev/null',
+      ]),
+    );
     assert.match(out, new RegExp(`^CapEff:\\s+${ownEff}$`, 'm'));
     assert.match(out, /^mounted$/m);
     const devCount = Number(lines(out)[1]);
@@ -182,11 +243,14 @@ describe('runtime spec options per container', () => {
   });
 
   test('--security-opt no-new-privileges sets the flag; the default leaves it off', async () => {
-    assert.match(ok(await d.docker(['run', '--rm', '--security-opt', 'no-new-privileges', 'busybox', 'grep', 'NoNewPrivs', '/proc/self/status'])), /NoNewPrivs:\s+1/);
+    assert.match(
+      ok(await d.docker(['run', '--rm', '--security-opt', 'no-new-privileges', 'busybox', 'grep', 'NoNewPrivs', '/proc/self/status'])),
+      /NoNewPrivs:\s+1/,
+    );
     assert.match(ok(await d.docker(['run', '--rm', 'busybox', 'grep', 'NoNewPrivs', '/proc/self/status'])), /NoNewPrivs:\s+0/);
   });
 
-  test('--cpus, --memory and --pids-limit are written to the container\'s cgroup (v1 under /engine)', async () => {
+  test("--cpus, --memory and --pids-limit are written to the container's cgroup (v1 under /engine)", async () => {
     const id = ok(await d.docker(['run', '-d', '--cpus', '0.5', '--memory', '64m', '--pids-limit', '50', 'busybox', 'sleep', '30'])).trim();
     try {
       const path = `engine/${id}`;
@@ -214,10 +278,40 @@ describe('runtime spec options per container', () => {
 
   test('--ipc shareable: another container joins its IPC namespace and /dev/shm', async () => {
     const name = `donor-${rand()}`;
-    ok(await d.docker(['run', '-d', '--name', name, '--ipc', 'shareable', '--shm-size', '8m', 'busybox', 'sh', '-c', 'echo shared > /dev/shm/f; sleep 60']));
+    ok(
+      await d.docker([
+        'run',
+        '-d',
+        '--name',
+        name,
+        '--ipc',
+        'shareable',
+        '--shm-size',
+        '8m',
+        'busybox',
+        'sh',
+        '-c',
+        'echo shared > /dev/shm/f; sleep 60',
+      ]),
+    );
     try {
-      await until('donor wrote /dev/shm/f', async () => ((await d.docker(['exec', name, 'cat', '/dev/shm/f'])).stdout === 'shared\n' ? true : undefined), 5000).catch(() => sleep(500));
-      const out = ok(await d.docker(['run', '--rm', '--ipc', `container:${name}`, 'busybox', 'sh', '-c', 'cat /dev/shm/f; df -k /dev/shm; readlink /proc/self/ns/ipc']));
+      await until(
+        'donor wrote /dev/shm/f',
+        async () => ((await d.docker(['exec', name, 'cat', '/dev/shm/f'])).stdout === 'shared\n' ? true : undefined),
+        5000,
+      ).catch(() => sleep(500));
+      const out = ok(
+        await d.docker([
+          'run',
+          '--rm',
+          '--ipc',
+          `container:${name}`,
+          'busybox',
+          'sh',
+          '-c',
+          'cat /dev/shm/f; df -k /dev/shm; readlink /proc/self/ns/ipc',
+        ]),
+      );
       assert.match(out, /^shared$/m);
       assert.match(out, /^shm\s+8192\s/m);
       const donorPid = (await inspect(d, name)).State.Pid;
@@ -231,7 +325,11 @@ describe('runtime spec options per container', () => {
     } finally {
       await d.docker(['rm', '-f', name]);
     }
-    assert.doesNotMatch(readFileSync('/proc/mounts', 'utf8'), new RegExp(`${d.dataRoot}/containers/[0-9a-f]+/mounts/shm`), 'shm unmounted at removal');
+    assert.doesNotMatch(
+      readFileSync('/proc/mounts', 'utf8'),
+      new RegExp(`${d.dataRoot}/containers/[0-9a-f]+/mounts/shm`),
+      'shm unmounted at removal',
+    );
   });
 });
 
@@ -248,16 +346,35 @@ describe('runtime spec daemon defaults', () => {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'engine-seccomp-'));
     // Allows everything but mkdir: proves the daemon's profile is the one applied.
-    await writeFile(join(dir, 'profile.json'), JSON.stringify({
-      defaultAction: 'SCMP_ACT_ALLOW',
-      syscalls: [{ names: ['mkdir', 'mkdirat'], action: 'SCMP_ACT_ERRNO' }],
-    }));
+    await writeFile(
+      join(dir, 'profile.json'),
+      JSON.stringify({
+        defaultAction: 'SCMP_ACT_ALLOW',
+        syscalls: [{ names: ['mkdir', 'mkdirat'], action: 'SCMP_ACT_ERRNO' }],
+      }),
+    );
     d = await startDaemon({
       args: [
-        '--init', '--default-ulimit', 'nofile=512:1024', '--default-shm-size', '16M',
-        '--dns', '9.9.9.9', '--dns-search', 'd.example', '--dns-opt', 'ndots:3',
-        '--no-new-privileges', '--seccomp-profile', join(dir, 'profile.json'), '--cgroup-parent', parent,
-        '--default-cgroupns-mode', 'host', '--default-ipc-mode', 'shareable',
+        '--init',
+        '--default-ulimit',
+        'nofile=512:1024',
+        '--default-shm-size',
+        '16M',
+        '--dns',
+        '9.9.9.9',
+        '--dns-search',
+        'd.example',
+        '--dns-opt',
+        'ndots:3',
+        '--no-new-privileges',
+        '--seccomp-profile',
+        join(dir, 'profile.json'),
+        '--cgroup-parent',
+        parent,
+        '--default-cgroupns-mode',
+        'host',
+        '--default-ipc-mode',
+        'shareable',
       ],
     });
     await loadBusybox(d);
@@ -282,7 +399,10 @@ describe('runtime spec daemon defaults', () => {
       assert.match(readFileSync(`/proc/${pid}/limits`, 'utf8'), /^Max open files\s+512\s+1024\s/m);
       // --default-shm-size (and --default-ipc-mode shareable: the daemon mounted the tmpfs)
       assert.match(ok(await sh('df -k /dev/shm')), /^shm\s+16384\s/m);
-      assert.match(readFileSync('/proc/mounts', 'utf8'), new RegExp(`^shm ${d.dataRoot}/containers/${id}/mounts/shm tmpfs .*size=16384k`, 'm'));
+      assert.match(
+        readFileSync('/proc/mounts', 'utf8'),
+        new RegExp(`^shm ${d.dataRoot}/containers/${id}/mounts/shm tmpfs .*size=16384k`, 'm'),
+      );
       assert.equal((await inspect(d, id)).HostConfig.IpcMode, 'shareable');
       // --dns*
       const resolv = ok(await sh('cat /etc/resolv.conf'));
@@ -292,7 +412,7 @@ describe('runtime spec daemon defaults', () => {
       // --no-new-privileges (PID 1's status; exec'd processes get their own flag)
       assert.match(readFileSync(`/proc/${pid}/status`, 'utf8'), /^NoNewPrivs:\s+1$/m);
       // --cgroup-parent
-      assert.ok(existsSync(join(CGROUP_V1, 'pids', parent, id)), 'container cgroup under the daemon\'s cgroup parent');
+      assert.ok(existsSync(join(CGROUP_V1, 'pids', parent, id)), "container cgroup under the daemon's cgroup parent");
       // --default-cgroupns-mode host: the container sees the host's cgroup paths
       assert.match(ok(await sh('cat /proc/1/cgroup')), new RegExp(`:pids:${parent}/${id}$`, 'm'));
       assert.equal((await inspect(d, id)).HostConfig.CgroupnsMode, 'host');
@@ -310,8 +430,27 @@ describe('runtime spec daemon defaults', () => {
   });
 
   test('per-container settings override the daemon defaults', async () => {
-    const out = ok(await d.docker(['run', '--rm', '--ulimit', 'nofile=100:200', '--dns', '1.1.1.1', '--shm-size', '8m', '--ipc', 'private',
-      '--cgroupns', 'private', '--init=false', 'busybox', 'sh', '-c', 'ulimit -n; ulimit -Hn; df -k /dev/shm; cat /etc/resolv.conf; cat /proc/self/cgroup; ps -o pid,args']));
+    const out = ok(
+      await d.docker([
+        'run',
+        '--rm',
+        '--ulimit',
+        'nofile=100:200',
+        '--dns',
+        '1.1.1.1',
+        '--shm-size',
+        '8m',
+        '--ipc',
+        'private',
+        '--cgroupns',
+        'private',
+        '--init=false',
+        'busybox',
+        'sh',
+        '-c',
+        'ulimit -n; ulimit -Hn; df -k /dev/shm; cat /etc/resolv.conf; cat /proc/self/cgroup; ps -o pid,args',
+      ]),
+    );
     assert.match(out, /^100\n200\n/);
     assert.match(out, /^shm\s+8192\s/m);
     assert.match(out, /^nameserver 1\.1\.1\.1$/m);
@@ -323,7 +462,19 @@ describe('runtime spec daemon defaults', () => {
   test('the options are built: no "not built yet" warnings for them', async () => {
     const info = await d.docker(['info']);
     ok(info);
-    for (const key of ['init', 'default-ulimits', 'default-shm-size', 'dns', 'dns-search', 'dns-opts', 'no-new-privileges', 'seccomp-profile', 'cgroup-parent', 'default-cgroupns-mode', 'default-ipc-mode']) {
+    for (const key of [
+      'init',
+      'default-ulimits',
+      'default-shm-size',
+      'dns',
+      'dns-search',
+      'dns-opts',
+      'no-new-privileges',
+      'seccomp-profile',
+      'cgroup-parent',
+      'default-cgroupns-mode',
+      'default-ipc-mode',
+    ]) {
       assert.doesNotMatch(info.stderr, new RegExp(`WARNING: ${key} is set but not built yet`), key);
     }
   });
@@ -336,7 +487,20 @@ describe('real-time CPU budget of the parent cgroup (cgroup v1); --init-path; --
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'engine-init-'));
     await copyFile('/usr/bin/tini-static', join(dir, 'my-init'));
-    d = await startDaemon({ args: ['--cgroup-parent', parent, '--cpu-rt-period', '1000000', '--cpu-rt-runtime', '20000', '--init-path', join(dir, 'my-init'), '--seccomp-profile', 'unconfined'] });
+    d = await startDaemon({
+      args: [
+        '--cgroup-parent',
+        parent,
+        '--cpu-rt-period',
+        '1000000',
+        '--cpu-rt-runtime',
+        '20000',
+        '--init-path',
+        join(dir, 'my-init'),
+        '--seccomp-profile',
+        'unconfined',
+      ],
+    });
     await loadBusybox(d);
   });
   after(async () => {
@@ -348,7 +512,10 @@ describe('real-time CPU budget of the parent cgroup (cgroup v1); --init-path; --
   test('--seccomp-profile unconfined: no filter by default (unshare -U works), builtin still selectable', async () => {
     assert.match(ok(await d.docker(['run', '--rm', 'busybox', 'grep', 'Seccomp:', '/proc/self/status'])), /Seccomp:\s+0/);
     ok(await d.docker(['run', '--rm', 'busybox', 'unshare', '-U', 'true']));
-    assert.match(ok(await d.docker(['run', '--rm', '--security-opt', 'seccomp=builtin', 'busybox', 'grep', 'Seccomp:', '/proc/self/status'])), /Seccomp:\s+2/);
+    assert.match(
+      ok(await d.docker(['run', '--rm', '--security-opt', 'seccomp=builtin', 'busybox', 'grep', 'Seccomp:', '/proc/self/status'])),
+      /Seccomp:\s+2/,
+    );
     assert.match(ok(await d.docker(['info', '--format', '{{json .SecurityOptions}}'])), /name=seccomp,profile=unconfined/);
   });
 
@@ -358,7 +525,9 @@ describe('real-time CPU budget of the parent cgroup (cgroup v1); --init-path; --
       const pid = (await inspect(d, id)).State.Pid;
       assert.equal(readFileSync(`/proc/${pid}/cmdline`, 'utf8'), '/sbin/engine-init\0--\0sleep\x0030\0');
       // The bind mount at /sbin/engine-init comes from our copy (mountinfo's root field names the source file).
-      const line = readFileSync(`/proc/${pid}/mountinfo`, 'utf8').split('\n').find((l) => l.split(' ')[4] === '/sbin/engine-init');
+      const line = readFileSync(`/proc/${pid}/mountinfo`, 'utf8')
+        .split('\n')
+        .find((l) => l.split(' ')[4] === '/sbin/engine-init');
       assert.ok(line, 'init bind mount present');
       assert.match(line.split(' ')[3]!, /\/my-init$/);
     } finally {
@@ -426,14 +595,28 @@ describe('runtimes', () => {
     runc2Root = join(dir, 'runc2');
     // crun refuses hybrid cgroups (host-quirks.md); in a private mount namespace without the
     // cgroup2 tree at /sys/fs/cgroup/unified it sees plain v1 and runs.
-    await writeFile(join(dir, 'crun-v1'), `#!/bin/sh\nexec unshare -m sh -c 'umount /sys/fs/cgroup/unified 2>/dev/null; exec /usr/bin/crun "$@"' crun "$@"\n`);
+    await writeFile(
+      join(dir, 'crun-v1'),
+      `#!/bin/sh\nexec unshare -m sh -c 'umount /sys/fs/cgroup/unified 2>/dev/null; exec /usr/bin/crun "$@"' crun "$@"\n`,
+    );
     await chmod(join(dir, 'crun-v1'), 0o755);
     d = await startDaemon({
-      args: ['--add-runtime', 'myrunc=/usr/sbin/runc', '--add-runtime', 'crun=/usr/bin/crun', '--add-runtime', `crun-v1=${join(dir, 'crun-v1')}`, '--default-runtime', 'myrunc'],
-      config: { runtimes: {
-        runc2: { path: '/usr/sbin/runc', runtimeArgs: ['--root', runc2Root] },
-        typed: { runtimeType: 'io.containerd.runc.v2', options: { BinaryName: '/usr/sbin/runc' } },
-      } },
+      args: [
+        '--add-runtime',
+        'myrunc=/usr/sbin/runc',
+        '--add-runtime',
+        'crun=/usr/bin/crun',
+        '--add-runtime',
+        `crun-v1=${join(dir, 'crun-v1')}`,
+        '--default-runtime',
+        'myrunc',
+      ],
+      config: {
+        runtimes: {
+          runc2: { path: '/usr/sbin/runc', runtimeArgs: ['--root', runc2Root] },
+          typed: { runtimeType: 'io.containerd.runc.v2', options: { BinaryName: '/usr/sbin/runc' } },
+        },
+      },
     });
     await loadBusybox(d);
   });
@@ -444,7 +627,9 @@ describe('runtimes', () => {
 
   /** The runc binary containerd's shim was told to use for a container (its runc options). */
   function shimBinary(id: string): string {
-    const out = execFileSync('ctr', ['-a', join(d.execRoot, 'containerd', 'containerd.sock'), '-n', 'engine', 'containers', 'info', id], { encoding: 'utf8' });
+    const out = execFileSync('ctr', ['-a', join(d.execRoot, 'containerd', 'containerd.sock'), '-n', 'engine', 'containers', 'info', id], {
+      encoding: 'utf8',
+    });
     const options = JSON.parse(out).Runtime.Options;
     return Buffer.from(options.value, 'base64').toString('latin1');
   }
@@ -485,7 +670,11 @@ describe('runtimes', () => {
     try {
       assert.equal((await inspect(d, id)).HostConfig.Runtime, 'runc2');
       // The shim keeps one directory per containerd namespace below the root.
-      await until('runc state under the runtimeArgs root', () => (existsSync(join(runc2Root, 'engine', id, 'state.json')) ? true : undefined), 5000);
+      await until(
+        'runc state under the runtimeArgs root',
+        () => (existsSync(join(runc2Root, 'engine', id, 'state.json')) ? true : undefined),
+        5000,
+      );
       assert.ok(!existsSync(join(d.execRoot, 'runc', 'engine', id)), 'not under the default runc root');
     } finally {
       await d.docker(['rm', '-f', id]);
@@ -518,7 +707,7 @@ describe('runtimes', () => {
     assert.match(cli.stderr, /unknown or invalid runtime name: nope/);
   });
 
-  test('crun registered as a runtime runs, or reports this host\'s hybrid-cgroup refusal', async () => {
+  test("crun registered as a runtime runs, or reports this host's hybrid-cgroup refusal", async () => {
     const r = await d.docker(['run', '--rm', '--runtime', 'crun', 'busybox', 'echo', 'via-crun']);
     if (r.code === 0) {
       assert.equal(r.stdout, 'via-crun\n');
@@ -553,7 +742,11 @@ const numbered = (n: number, every = 0, pause = '0.02') =>
 function assertConsecutive(out: string[], last: number, what: string): void {
   assert.ok(out.length > 0, `${what}: no lines`);
   const first = Number(/^line (\d+)$/.exec(out[0]!)?.[1]);
-  assert.deepEqual(out, Array.from({ length: last - first + 1 }, (_, i) => `line ${first + i}`), `${what}: lines out of order, missing or repeated`);
+  assert.deepEqual(
+    out,
+    Array.from({ length: last - first + 1 }, (_, i) => `line ${first + i}`),
+    `${what}: lines out of order, missing or repeated`,
+  );
 }
 
 /** Entries json-file keeps on disk for a container, across the current, rotated and gzipped files. */
@@ -581,7 +774,9 @@ describe('logging: json-file with daemon --log-opt max-size/max-file', () => {
     const dir = join(d.dataRoot, 'containers', i.Id);
     assert.equal(i.LogPath, join(dir, `${i.Id}-json.log`));
     assert.deepEqual(i.HostConfig.LogConfig, { Type: 'json-file', Config: { 'max-size': '1k', 'max-file': '3' } });
-    const files = readdirSync(dir).filter((f) => f.startsWith(`${i.Id}-json.log`)).sort();
+    const files = readdirSync(dir)
+      .filter((f) => f.startsWith(`${i.Id}-json.log`))
+      .sort();
     assert.deepEqual(files, [`${i.Id}-json.log`, `${i.Id}-json.log.1`, `${i.Id}-json.log.2`]);
     for (const f of files.slice(1)) assert.ok(statSync(join(dir, f)).size <= 1000 + 100, `${f} is about max-size`);
     const out = lines(ok(await d.docker(['logs', name])));
@@ -596,10 +791,16 @@ describe('logging: json-file with daemon --log-opt max-size/max-file', () => {
     const i = await inspect(d, name);
     assert.deepEqual(i.HostConfig.LogConfig, { Type: 'json-file', Config: { 'max-size': '1k', 'max-file': '3', compress: 'true' } });
     const dir = join(d.dataRoot, 'containers', i.Id);
-    await until('rotated files compressed', () => {
-      const files = readdirSync(dir).filter((f) => f.startsWith(`${i.Id}-json.log`)).sort();
-      return files.join(',') === [`${i.Id}-json.log`, `${i.Id}-json.log.1.gz`, `${i.Id}-json.log.2.gz`].join(',') ? files : undefined;
-    }, 5000);
+    await until(
+      'rotated files compressed',
+      () => {
+        const files = readdirSync(dir)
+          .filter((f) => f.startsWith(`${i.Id}-json.log`))
+          .sort();
+        return files.join(',') === [`${i.Id}-json.log`, `${i.Id}-json.log.1.gz`, `${i.Id}-json.log.2.gz`].join(',') ? files : undefined;
+      },
+      5000,
+    );
     const out = lines(ok(await d.docker(['logs', name])));
     assertConsecutive(out, 299, 'docker logs (compressed)');
     assert.equal(out.length, jsonEntriesOnDisk(dir, i.Id));
@@ -620,8 +821,28 @@ describe('logging: json-file with daemon --log-opt max-size/max-file', () => {
 
   test('labels and env log-opts store the selected attributes with each json-file entry', async () => {
     const name = `attrs-${rand()}`;
-    ok(await d.docker(['run', '--name', name, '--label', 'team=blue', '--label', 'other=x', '-e', 'APP=shop', '-e', 'SECRET=no',
-      '--log-opt', 'labels=team', '--log-opt', 'env=APP', 'busybox', 'echo', 'tagged']));
+    ok(
+      await d.docker([
+        'run',
+        '--name',
+        name,
+        '--label',
+        'team=blue',
+        '--label',
+        'other=x',
+        '-e',
+        'APP=shop',
+        '-e',
+        'SECRET=no',
+        '--log-opt',
+        'labels=team',
+        '--log-opt',
+        'env=APP',
+        'busybox',
+        'echo',
+        'tagged',
+      ]),
+    );
     const i = await inspect(d, name);
     const entry = JSON.parse(readFileSync(i.LogPath, 'utf8').split('\n')[0]!);
     assert.equal(entry.log, 'tagged\n');
@@ -632,7 +853,19 @@ describe('logging: json-file with daemon --log-opt max-size/max-file', () => {
 
   test('--tail, --since, --until and --timestamps', async () => {
     const name = `tail-${rand()}`;
-    ok(await d.docker(['run', '--name', name, '--log-opt', 'max-size=1m', 'busybox', 'sh', '-c', 'for i in 1 2 3 4 5; do echo t$i; done; sleep 1.5; echo late']));
+    ok(
+      await d.docker([
+        'run',
+        '--name',
+        name,
+        '--log-opt',
+        'max-size=1m',
+        'busybox',
+        'sh',
+        '-c',
+        'for i in 1 2 3 4 5; do echo t$i; done; sleep 1.5; echo late',
+      ]),
+    );
     assert.equal(ok(await d.docker(['logs', '--tail', '3', name])), 't4\nt5\nlate\n');
     assert.equal(ok(await d.docker(['logs', '--tail', '0', name])), '');
     const stamped = lines(ok(await d.docker(['logs', '--timestamps', name])));
@@ -738,4 +971,3 @@ describe('logging: daemon --log-driver local with --log-opt, per-container overr
     assert.match(bad.stderr, /strconv\.Atoi: parsing "x": invalid syntax/);
   });
 });
-

@@ -6,7 +6,6 @@ import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { until } from '../helpers/until.ts';
 
-
 describe('containers through the docker CLI', () => {
   let d: TestDaemon;
   before(async () => {
@@ -28,7 +27,16 @@ describe('containers through the docker CLI', () => {
   });
 
   test('-d, logs -f, ps, stop and rm behave as against dockerd', async () => {
-    const run = await d.docker(['run', '-d', '--name', 'web', 'busybox', 'sh', '-c', 'i=0; while true; do echo line $i; i=$((i+1)); sleep 0.2; done']);
+    const run = await d.docker([
+      'run',
+      '-d',
+      '--name',
+      'web',
+      'busybox',
+      'sh',
+      '-c',
+      'i=0; while true; do echo line $i; i=$((i+1)); sleep 0.2; done',
+    ]);
     assert.equal(run.code, 0, run.stderr);
     const id = run.stdout.trim();
     assert.match(id, /^[0-9a-f]{64}$/);
@@ -74,7 +82,10 @@ describe('containers through the docker CLI', () => {
   });
 
   test('bad create bodies are 400 JSON', async () => {
-    const malformed = await d.request('POST', '/containers/create', { body: '{"Image": "busybox",', headers: { 'Content-Type': 'application/json' } });
+    const malformed = await d.request('POST', '/containers/create', {
+      body: '{"Image": "busybox",',
+      headers: { 'Content-Type': 'application/json' },
+    });
     assert.equal(malformed.status, 400);
     assert.equal(typeof malformed.json().message, 'string');
     const wrongType = await d.request('POST', '/containers/create', { body: { Image: 'busybox', Cmd: 42 } });
@@ -83,9 +94,14 @@ describe('containers through the docker CLI', () => {
     const badName = await d.request('POST', '/containers/create?name=bad%20name', { body: { Image: 'busybox' } });
     assert.equal(badName.status, 400);
     assert.match(badName.json().message, /Invalid container name/);
-    const big = await d.request('POST', '/containers/create', { body: Buffer.alloc(20 * 1024 * 1024, 0x20), headers: { 'Content-Type': 'application/json' } });
+    const big = await d.request('POST', '/containers/create', {
+      body: Buffer.alloc(20 * 1024 * 1024, 0x20),
+      headers: { 'Content-Type': 'application/json' },
+    });
     assert.equal(big.status, 400);
-    const policy = await d.request('POST', '/containers/create', { body: { Image: 'busybox', HostConfig: { RestartPolicy: { Name: 'sometimes' } } } });
+    const policy = await d.request('POST', '/containers/create', {
+      body: { Image: 'busybox', HostConfig: { RestartPolicy: { Name: 'sometimes' } } },
+    });
     assert.equal(policy.status, 400);
   });
 
@@ -152,7 +168,9 @@ describe('containers through the docker CLI', () => {
   async function inTerminal(command: string, typed: string[], pauseMs = 1500): Promise<{ code: number | null; out: string }> {
     const { spawn } = await import('node:child_process');
     return new Promise((resolve) => {
-      const child = spawn('script', ['-qec', `stty rows 33 cols 111; ${command}`, '/dev/null'], { env: { ...process.env, DOCKER_HOST: d.host } });
+      const child = spawn('script', ['-qec', `stty rows 33 cols 111; ${command}`, '/dev/null'], {
+        env: { ...process.env, DOCKER_HOST: d.host },
+      });
       let out = '';
       child.stdout.on('data', (b) => (out += b));
       let i = 0;
@@ -196,7 +214,19 @@ describe('containers through the docker CLI', () => {
   });
 
   test('a memory limit that is hit reports OOMKilled', async () => {
-    const r = await d.docker(['run', '--name', 'oom', '-m', '8m', '--memory-swap', '8m', 'busybox', 'sh', '-c', 'x=aaaaaaaaaaaaaaaa; while true; do x=$x$x; done']);
+    const r = await d.docker([
+      'run',
+      '--name',
+      'oom',
+      '-m',
+      '8m',
+      '--memory-swap',
+      '8m',
+      'busybox',
+      'sh',
+      '-c',
+      'x=aaaaaaaaaaaaaaaa; while true; do x=$x$x; done',
+    ]);
     assert.notEqual(r.code, 0);
     const i = JSON.parse((await d.docker(['inspect', 'oom'])).stdout)[0];
     assert.equal(i.State.OOMKilled, true);

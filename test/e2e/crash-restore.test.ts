@@ -13,7 +13,6 @@ import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { until } from '../helpers/until.ts';
 
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const PS_FORMAT = '{{.ID}} {{.Names}} {{.Image}} {{.Command}}';
 const TICKER = 'i=0; while true; do echo tick $i; i=$((i+1)); sleep 0.2; done';
@@ -46,7 +45,9 @@ function pidAlive(pid: number): boolean {
 }
 
 function mountedAt(path: string): boolean {
-  return readFileSync('/proc/mounts', 'utf8').split('\n').some((l) => l.split(' ')[1] === path);
+  return readFileSync('/proc/mounts', 'utf8')
+    .split('\n')
+    .some((l) => l.split(' ')[1] === path);
 }
 
 async function taskGone(client: SupervisorClient, id: string): Promise<boolean> {
@@ -70,14 +71,22 @@ function ticks(out: string): number[] {
 
 function assertContiguous(nums: number[], what: string): void {
   assert.ok(nums.length > 0, `${what}: no ticks`);
-  nums.forEach((n, i) => assert.equal(n, i, `${what}: tick ${i} missing or out of order (got ${nums.slice(Math.max(0, i - 3), i + 3).join(',')})`));
+  nums.forEach((n, i) =>
+    assert.equal(n, i, `${what}: tick ${i} missing or out of order (got ${nums.slice(Math.max(0, i - 3), i + 3).join(',')})`),
+  );
 }
 
 function assertAtMostOneGap(nums: number[], what: string): void {
   assert.ok(nums.length > 0, `${what}: no ticks`);
   assert.equal(nums[0], 0, `${what}: starts at tick 0`);
-  const gaps = nums.slice(1).map((n, i) => n - nums[i]!).filter((d) => d !== 1);
-  assert.ok(gaps.every((d) => d > 1), `${what}: ticks out of order or repeated`);
+  const gaps = nums
+    .slice(1)
+    .map((n, i) => n - nums[i]!)
+    .filter((d) => d !== 1);
+  assert.ok(
+    gaps.every((d) => d > 1),
+    `${what}: ticks out of order or repeated`,
+  );
   assert.ok(gaps.length <= 1, `${what}: ${gaps.length} gaps`);
   assert.ok((gaps[0] ?? 0) < 2000, `${what}: gap of ${gaps[0]} ticks`);
 }
@@ -97,13 +106,16 @@ async function createOrphan(d: TestDaemon, id: string): Promise<void> {
         mounts: [{ destination: '/proc', type: 'proc', source: 'proc', options: ['nosuid', 'noexec', 'nodev'] }],
         linux: { namespaces: [{ type: 'pid' }, { type: 'ipc' }, { type: 'uts' }, { type: 'mount' }, { type: 'network' }] },
       };
-      await client.containers.create({
-        id,
-        runtime: { name: 'io.containerd.runc.v2', options: client.runcOptions({ root: join(d.execRoot, 'runc') }) },
-        spec: jsonAny(SPEC_TYPE_URL, spec),
-        snapshotter: 'overlayfs',
-        snapshot_key: id,
-      }, { lease });
+      await client.containers.create(
+        {
+          id,
+          runtime: { name: 'io.containerd.runc.v2', options: client.runcOptions({ root: join(d.execRoot, 'runc') }) },
+          spec: jsonAny(SPEC_TYPE_URL, spec),
+          snapshotter: 'overlayfs',
+          snapshot_key: id,
+        },
+        { lease },
+      );
       return mounts;
     });
     await client.tasks.create({ container_id: id, rootfs });
@@ -156,7 +168,10 @@ describe('kill -9 of the daemon without live-restore', () => {
     ids.onFailureOk = await runDetached(d, ['--name', 'onfail-ok', '--restart', 'on-failure:3', 'busybox', 'true']);
     ids.autoRemove = await runDetached(d, ['--name', 'autorm', '--rm', ...sleeper]);
     ids.doomed = await runDetached(d, ['--name', 'doomed', 'busybox', 'true']);
-    assert.equal((await d.docker(['stop', '-t', '0', 'unless-stopped-by-user', 'always-stopped-by-user', 'onfail-stopped-by-user'])).code, 0);
+    assert.equal(
+      (await d.docker(['stop', '-t', '0', 'unless-stopped-by-user', 'always-stopped-by-user', 'onfail-stopped-by-user'])).code,
+      0,
+    );
     await until('onfail-ok and doomed exited', async () => {
       const a = await inspect(d, 'onfail-ok');
       const b = await inspect(d, 'doomed');
@@ -164,7 +179,21 @@ describe('kill -9 of the daemon without live-restore', () => {
     });
     await createOrphan(d, orphan);
 
-    for (const name of ['ex0', 'ex3', 'fresh', 'plain', 'always', 'unless', 'unless-stopped-by-user', 'always-stopped-by-user', 'onfail', 'onfail-stopped-by-user', 'onfail-ok', 'doomed', 'autorm']) {
+    for (const name of [
+      'ex0',
+      'ex3',
+      'fresh',
+      'plain',
+      'always',
+      'unless',
+      'unless-stopped-by-user',
+      'always-stopped-by-user',
+      'onfail',
+      'onfail-stopped-by-user',
+      'onfail-ok',
+      'doomed',
+      'autorm',
+    ]) {
       before9[name] = await inspect(d, name);
     }
     const ps = await d.docker(['ps', '-a', '--no-trunc', '--format', PS_FORMAT]);
@@ -177,7 +206,11 @@ describe('kill -9 of the daemon without live-restore', () => {
     const db = new DatabaseSync(join(d.dataRoot, 'engine.db'));
     try {
       assert.deepEqual(integrityCheck(db), ['ok']);
-      const changed = db.prepare(`UPDATE containers SET data = json_set(data, '$.Internal.removing', json('true'), '$.State.Status', 'removing') WHERE id = ?`).run(ids.doomed);
+      const changed = db
+        .prepare(
+          `UPDATE containers SET data = json_set(data, '$.Internal.removing', json('true'), '$.State.Status', 'removing') WHERE id = ?`,
+        )
+        .run(ids.doomed);
       assert.equal(changed.changes, 1);
     } finally {
       db.close();
@@ -190,7 +223,10 @@ describe('kill -9 of the daemon without live-restore', () => {
   test('docker ps -a shows exactly what it showed before (minus the interrupted removal and --rm)', async () => {
     const ps = await d.docker(['ps', '-a', '--no-trunc', '--format', PS_FORMAT]);
     assert.equal(ps.code, 0, ps.stderr);
-    const expected = psBefore.split('\n').filter((l) => l !== '' && !l.startsWith(ids.doomed!) && !l.startsWith(ids.autoRemove!)).join('\n');
+    const expected = psBefore
+      .split('\n')
+      .filter((l) => l !== '' && !l.startsWith(ids.doomed!) && !l.startsWith(ids.autoRemove!))
+      .join('\n');
     assert.equal(ps.stdout.trim(), expected);
     for (const name of ['ex0', 'ex3', 'fresh', 'onfail-ok', 'unless-stopped-by-user', 'onfail-stopped-by-user']) {
       const now = await inspect(d, name);
@@ -222,7 +258,11 @@ describe('kill -9 of the daemon without live-restore', () => {
     const client = supervisorOf(d);
     try {
       assert.ok(await taskGone(client, ids.plain!), 'no task left in containerd');
-      assert.deepEqual((await client.containers.list([`id==${ids.plain}`])).map((c) => c.id), [], 'no containerd container left');
+      assert.deepEqual(
+        (await client.containers.list([`id==${ids.plain}`])).map((c) => c.id),
+        [],
+        'no containerd container left',
+      );
     } finally {
       client.close();
     }
@@ -244,7 +284,8 @@ describe('kill -9 of the daemon without live-restore', () => {
       assert.ok(pidAlive(i.State.Pid));
       assert.ok(!pidAlive(before9[name].State.Pid), `${name}: the old process is gone`);
     }
-    for (const name of ['unless-stopped-by-user', 'onfail-stopped-by-user']) assert.equal((await inspect(d, name)).State.Status, 'exited', name);
+    for (const name of ['unless-stopped-by-user', 'onfail-stopped-by-user'])
+      assert.equal((await inspect(d, name)).State.Status, 'exited', name);
     const ok = await inspect(d, 'onfail-ok');
     assert.equal(ok.State.Status, 'exited');
     assert.equal(ok.State.ExitCode, 0);
@@ -268,10 +309,18 @@ describe('kill -9 of the daemon without live-restore', () => {
     const client = supervisorOf(d);
     try {
       // Removed by the reconciliation that runs in the background after the start.
-      const snapshotGone = () => client.snapshots.stat(orphan).then(() => false, (e: unknown) => (isNotFound(e) ? true : Promise.reject(e)));
+      const snapshotGone = () =>
+        client.snapshots.stat(orphan).then(
+          () => false,
+          (e: unknown) => (isNotFound(e) ? true : Promise.reject(e)),
+        );
       await until('the orphan removed', async () => ((await taskGone(client, orphan)) && (await snapshotGone()) ? true : undefined));
       assert.ok(await taskGone(client, orphan), 'orphan task removed');
-      assert.deepEqual((await client.containers.list([`id==${orphan}`])).map((c) => c.id), [], 'orphan container removed');
+      assert.deepEqual(
+        (await client.containers.list([`id==${orphan}`])).map((c) => c.id),
+        [],
+        'orphan container removed',
+      );
       await assert.rejects(client.snapshots.stat(orphan), (e: unknown) => isNotFound(e), 'orphan snapshot removed');
       // Only the daemon's own containers are left in containerd.
       const known = new Set((await d.docker(['ps', '-aq', '--no-trunc'])).stdout.trim().split('\n'));
@@ -362,7 +411,11 @@ describe('live-restore', () => {
     assert.ok(pidAlive(pid), 'container process alive while the daemon is down');
     assert.ok(pidAlive(containerdPid), 'containerd alive while the daemon is down');
     await d.restart();
-    assert.equal(Number(readFileSync(join(d.execRoot, 'containerd', 'containerd.pid'), 'utf8')), containerdPid, 'the same containerd is adopted');
+    assert.equal(
+      Number(readFileSync(join(d.execRoot, 'containerd', 'containerd.pid'), 'utf8')),
+      containerdPid,
+      'the same containerd is adopted',
+    );
     const i = await inspect(d, id);
     assert.equal(i.State.Running, true);
     assert.equal(i.State.Status, 'running');

@@ -49,7 +49,10 @@ class EventsWatcher {
   async waitFor(what: string, pred: (evs: Ev[]) => boolean, timeoutMs = 20_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!pred(this.events)) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; got:\n${this.events.map((e) => `${e.Type} ${e.Action} ${e.Actor.ID.slice(0, 12)}`).join('\n')}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `timed out waiting for ${what}; got:\n${this.events.map((e) => `${e.Type} ${e.Action} ${e.Actor.ID.slice(0, 12)}`).join('\n')}`,
+        );
       await sleep(50);
     }
   }
@@ -65,7 +68,10 @@ const cliTime = (ms: number) => `${Math.floor(ms / 1000)}.${String((ms % 1000) *
 async function pastEvents(d: TestDaemon, args: string[]): Promise<Ev[]> {
   const r = await d.docker(['events', '--format', '{{json .}}', ...args], { timeoutMs: 30_000 });
   assert.equal(r.code, 0, r.stderr);
-  return r.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Ev);
+  return r.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Ev);
 }
 
 const actionsOf = (evs: Ev[], id: string) => evs.filter((e) => e.Type === 'container' && e.Actor.ID === id).map((e) => e.Action);
@@ -135,8 +141,28 @@ describe('docker events', () => {
       assert.equal((await d.docker(['stop', '-t', '1', 'ev2b'])).code, 0);
       await w.waitFor('stop of ev2b', (evs) => evs.filter((e) => e.Actor.ID === id && e.Action === 'stop').length >= 2);
       const actions = actionsOf(w.events, id);
-      assert.ok(inOrder(actions, ['create', 'start', 'pause', 'unpause', 'exec_create: sh -c exit 4', 'exec_start: sh -c exit 4', 'exec_die', 'rename',
-        'kill', 'die', 'stop', 'start', 'restart', 'kill', 'kill', 'die', 'stop']), actions.join(','));
+      assert.ok(
+        inOrder(actions, [
+          'create',
+          'start',
+          'pause',
+          'unpause',
+          'exec_create: sh -c exit 4',
+          'exec_start: sh -c exit 4',
+          'exec_die',
+          'rename',
+          'kill',
+          'die',
+          'stop',
+          'start',
+          'restart',
+          'kill',
+          'kill',
+          'die',
+          'stop',
+        ]),
+        actions.join(','),
+      );
       const mine = w.events.filter((e) => e.Actor.ID === id);
       const execDie = mine.find((e) => e.Action === 'exec_die')!;
       assert.equal(execDie.Actor.Attributes.exitCode, '4');
@@ -170,7 +196,10 @@ describe('docker events', () => {
     assert.ok(byLabel.length >= 4);
     assert.ok(byLabel.every((e) => e.Actor.ID === runId));
     const byId = await pastEvents(d, ['--since', cliTime(t0), '--until', now, '--filter', `container=${runId.slice(0, 12)}`]);
-    assert.deepEqual(byId.map((e) => e.Actor.ID), byId.map(() => runId));
+    assert.deepEqual(
+      byId.map((e) => e.Actor.ID),
+      byId.map(() => runId),
+    );
     // --until before anything happened: nothing, and the command still ends.
     assert.deepEqual(await pastEvents(d, ['--since', cliTime(t0 - 60_000), '--until', cliTime(t0 - 30_000)]), []);
     // The CLI's relative form.
@@ -208,13 +237,27 @@ describe('docker events', () => {
     assert.equal(tag.status, 'tag');
     assert.ok(images.some((e) => e.Action === 'untag' && e.Actor.ID === busyboxId));
     assert.ok(images.some((e) => e.Action === 'tag' && e.Actor.ID === imageId && e.Actor.Attributes.name === 'evcommit:v1'));
-    assert.ok(inOrder(images.filter((e) => e.Actor.ID === imageId).map((e) => e.Action), ['tag', 'untag', 'delete']));
+    assert.ok(
+      inOrder(
+        images.filter((e) => e.Actor.ID === imageId).map((e) => e.Action),
+        ['tag', 'untag', 'delete'],
+      ),
+    );
     const commit = evs.find((e) => e.Type === 'container' && e.Action === 'commit');
     assert.ok(commit);
     assert.equal(commit.Actor.Attributes.imageID, imageId);
     assert.equal(commit.Actor.Attributes.imageRef, 'evcommit:v1');
     assert.equal(commit.Actor.Attributes.name, 'ev-until');
-    const filtered = await pastEvents(d, ['--since', since, '--until', cliTime(Date.now()), '--filter', 'type=image', '--filter', 'image=evtag']);
+    const filtered = await pastEvents(d, [
+      '--since',
+      since,
+      '--until',
+      cliTime(Date.now()),
+      '--filter',
+      'type=image',
+      '--filter',
+      'image=evtag',
+    ]);
     assert.ok(filtered.length >= 1);
     assert.ok(filtered.every((e) => e.Type === 'image'));
   });
@@ -227,7 +270,19 @@ describe('docker events', () => {
     const imp = await d.docker(['import', tar, 'imported:1']);
     assert.equal(imp.code, 0, imp.stderr);
     const importedId = imp.stdout.trim();
-    const h = await d.docker(['run', '-d', '--name', 'ev-health', '--health-cmd', 'true', '--health-interval', '200ms', 'busybox', 'sleep', '100000']);
+    const h = await d.docker([
+      'run',
+      '-d',
+      '--name',
+      'ev-health',
+      '--health-cmd',
+      'true',
+      '--health-interval',
+      '200ms',
+      'busybox',
+      'sleep',
+      '100000',
+    ]);
     assert.equal(h.code, 0, h.stderr);
     const busyboxId = (await d.request('GET', '/images/busybox/json')).json().Id;
     let evs: Ev[] = [];
@@ -237,7 +292,10 @@ describe('docker events', () => {
       evs = await pastEvents(d, ['--since', since, '--until', cliTime(Date.now())]);
     }
     const image = evs.filter((e) => e.Type === 'image');
-    assert.ok(image.some((e) => e.Action === 'save' && e.Actor.ID === busyboxId), JSON.stringify(image));
+    assert.ok(
+      image.some((e) => e.Action === 'save' && e.Actor.ID === busyboxId),
+      JSON.stringify(image),
+    );
     assert.ok(image.some((e) => e.Action === 'load' && e.Actor.ID === busyboxId));
     assert.ok(image.some((e) => e.Action === 'import' && e.Actor.ID === importedId));
     assert.ok(image.some((e) => e.Action === 'tag' && e.Actor.ID === importedId && e.Actor.Attributes.name === 'imported:1'));
@@ -261,7 +319,10 @@ describe('docker events', () => {
     for (const l of lines) assert.match(l, /"timeNano":\d{19}}$/);
     const first = JSON.parse(lines[0]!);
     assert.ok(first.time >= sinceS);
-    const rfc = await d.request('GET', `/events?since=${encodeURIComponent(new Date(t0).toISOString())}&until=${encodeURIComponent(new Date().toISOString())}`);
+    const rfc = await d.request(
+      'GET',
+      `/events?since=${encodeURIComponent(new Date(t0).toISOString())}&until=${encodeURIComponent(new Date().toISOString())}`,
+    );
     assert.equal(rfc.status, 200);
     assert.equal(rfc.text().split('\n').filter(Boolean).length >= lines.length - 5, true);
     const bad = await d.request('GET', '/events?since=20&until=10');
@@ -275,10 +336,13 @@ describe('docker events', () => {
     const got: string[] = [];
     let res!: import('node:http').IncomingMessage;
     const filters = encodeURIComponent(JSON.stringify({ type: ['container'], event: ['create'] }));
-    const req = httpRequest({ socketPath: d.socket, path: `/v1.44/events?filters=${filters}`, headers: { Accept: 'application/x-ndjson' } }, (r) => {
-      res = r;
-      r.on('data', (c: Buffer) => got.push(...c.toString().split('\n').filter(Boolean)));
-    });
+    const req = httpRequest(
+      { socketPath: d.socket, path: `/v1.44/events?filters=${filters}`, headers: { Accept: 'application/x-ndjson' } },
+      (r) => {
+        res = r;
+        r.on('data', (c: Buffer) => got.push(...c.toString().split('\n').filter(Boolean)));
+      },
+    );
     req.end();
     await sleep(300);
     assert.equal(res.headers['content-type'], 'application/x-ndjson');
@@ -299,7 +363,9 @@ describe('docker events', () => {
     const id = (await d.docker(['create', '--name', 'ev-restart', '--label', 'persist=yes', 'busybox'])).stdout.trim();
     assert.match(id, /^[0-9a-f]{64}$/);
     // A container running at shutdown: a live watcher sees its kill and die, then its stream ends.
-    const runningId = (await d.docker(['run', '-d', '--name', 'ev-shutdown', '--stop-timeout', '1', 'busybox', 'sleep', '100000'])).stdout.trim();
+    const runningId = (
+      await d.docker(['run', '-d', '--name', 'ev-shutdown', '--stop-timeout', '1', 'busybox', 'sleep', '100000'])
+    ).stdout.trim();
     const live = new EventsWatcher(d, ['--filter', 'container=ev-shutdown']);
     await sleep(500);
     const stopStarted = Date.now();
@@ -310,10 +376,19 @@ describe('docker events', () => {
     assert.ok(inOrder(actionsOf(live.events, runningId), ['kill', 'die']), actionsOf(live.events, runningId).join(','));
     await d.restart();
     const evs = await pastEvents(d, ['--since', before, '--until', cliTime(Date.now()), '--filter', 'label=persist=yes']);
-    assert.deepEqual(evs.map((e) => `${e.Action} ${e.Actor.ID}`), [`create ${id}`]);
+    assert.deepEqual(
+      evs.map((e) => `${e.Action} ${e.Actor.ID}`),
+      [`create ${id}`],
+    );
     // And the relative form reaches back across the restart too.
     const older = await pastEvents(d, ['--since', '10m', '--until', '0s', '--filter', `container=${runId}`]);
-    assert.ok(inOrder(older.map((e) => e.Action), ['create', 'start', 'die', 'destroy']), older.map((e) => e.Action).join(','));
+    assert.ok(
+      inOrder(
+        older.map((e) => e.Action),
+        ['create', 'start', 'die', 'destroy'],
+      ),
+      older.map((e) => e.Action).join(','),
+    );
     // Live events still flow on the restarted daemon.
     const w = new EventsWatcher(d, ['--filter', 'container=ev-restart']);
     try {

@@ -10,7 +10,6 @@ import { until } from '../helpers/until.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-
 /** Splits a multiplexed stream into [stream id, text] frames; every byte must belong to a frame. */
 function demux(buf: Buffer): Array<[number, string]> {
   const out: Array<[number, string]> = [];
@@ -25,7 +24,11 @@ function demux(buf: Buffer): Array<[number, string]> {
   return out;
 }
 
-const text = (frames: Array<[number, string]>, stream: number) => frames.filter(([s]) => s === stream).map(([, t]) => t).join('');
+const text = (frames: Array<[number, string]>, stream: number) =>
+  frames
+    .filter(([s]) => s === stream)
+    .map(([, t]) => t)
+    .join('');
 
 interface Hijacked {
   status: number;
@@ -62,10 +65,13 @@ function hijack(socketPath: string, path: string, body: unknown): Promise<Hijack
         socket,
         data: () => buf,
         ended,
-        waitFor: async (re, timeoutMs = 10_000) => until(`output matching ${re}`, async () => (re.test(buf.toString('utf8')) ? buf.toString('utf8') : undefined), timeoutMs),
+        waitFor: async (re, timeoutMs = 10_000) =>
+          until(`output matching ${re}`, async () => (re.test(buf.toString('utf8')) ? buf.toString('utf8') : undefined), timeoutMs),
       });
     });
-    socket.write(`POST ${path} HTTP/1.1\r\nHost: engine\r\nContent-Type: application/json\r\nConnection: Upgrade\r\nUpgrade: tcp\r\nContent-Length: ${payload.length}\r\n\r\n`);
+    socket.write(
+      `POST ${path} HTTP/1.1\r\nHost: engine\r\nContent-Type: application/json\r\nConnection: Upgrade\r\nUpgrade: tcp\r\nContent-Length: ${payload.length}\r\n\r\n`,
+    );
     socket.write(payload);
   });
 }
@@ -100,7 +106,21 @@ describe('exec', () => {
   });
 
   test('env, working directory and user: -e, -w, -u', async () => {
-    const r = await d.docker(['exec', '-e', 'FOO=bar', '-e', 'FROM_CONTAINER=override', '-w', '/tmp', '-u', 'nobody', 'box', 'sh', '-c', 'echo "$FOO $FROM_CONTAINER $HOSTNAME"; pwd; id -u; id -g']);
+    const r = await d.docker([
+      'exec',
+      '-e',
+      'FOO=bar',
+      '-e',
+      'FROM_CONTAINER=override',
+      '-w',
+      '/tmp',
+      '-u',
+      'nobody',
+      'box',
+      'sh',
+      '-c',
+      'echo "$FOO $FROM_CONTAINER $HOSTNAME"; pwd; id -u; id -g',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, `bar override ${cid.slice(0, 12)}\n/tmp\n65534\n65534\n`);
     const inherited = await d.docker(['exec', 'box', 'sh', '-c', 'echo $FROM_CONTAINER; pwd; id -u; echo "term=$TERM"']);
@@ -112,8 +132,22 @@ describe('exec', () => {
     assert.match(unknown.stdout + unknown.stderr, /no-such-user/);
   });
 
-  test('the exec inherits the container\'s limits, 64-bit rlimits included', async () => {
-    const r = await d.docker(['run', '-d', '--name', 'limits', '--ulimit', 'core=-1', '--ulimit', 'nofile=2048:4096', '--ulimit', 'nproc=1500:3000', 'busybox', 'sleep', '100000']);
+  test("the exec inherits the container's limits, 64-bit rlimits included", async () => {
+    const r = await d.docker([
+      'run',
+      '-d',
+      '--name',
+      'limits',
+      '--ulimit',
+      'core=-1',
+      '--ulimit',
+      'nofile=2048:4096',
+      '--ulimit',
+      'nproc=1500:3000',
+      'busybox',
+      'sleep',
+      '100000',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     // Only the hard NOFILE limit is checked: runc 1.1 (Debian's) sets an exec's rlimits with prlimit
     // while its Go runtime raises the soft NOFILE limit to the hard one, so that soft value is a race
@@ -124,7 +158,7 @@ describe('exec', () => {
     await d.docker(['rm', '-f', 'limits']);
   });
 
-  test('--privileged gives the exec every capability; otherwise the container\'s set', async () => {
+  test("--privileged gives the exec every capability; otherwise the container's set", async () => {
     const plain = await d.docker(['exec', 'box', 'sh', '-c', 'grep CapEff /proc/self/status']);
     const priv = await d.docker(['exec', '--privileged', 'box', 'sh', '-c', 'grep CapEff /proc/self/status']);
     const mask = (s: string) => BigInt(`0x${s.trim().split(/\s+/)[1]}`);
@@ -144,15 +178,31 @@ describe('exec', () => {
 
   test('docker exec -it under a pseudo-terminal: TTY output and the terminal size', async () => {
     const env = { ...process.env, DOCKER_HOST: d.host, DOCKER_CONFIG: `${d.dir}/docker-config` };
-    const r = await run('script', ['-qec', 'stty rows 33 cols 111; docker exec -it box sh -c "stty size; tty"', '/dev/null'], { env, timeoutMs: 30_000, holdStdin: true });
+    const r = await run('script', ['-qec', 'stty rows 33 cols 111; docker exec -it box sh -c "stty size; tty"', '/dev/null'], {
+      env,
+      timeoutMs: 30_000,
+      holdStdin: true,
+    });
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /33 111\r\n\/dev\/pts\/\d+\r\n/);
-    const code = await run('script', ['-qec', 'docker exec -it box sh -c "exit 5"', '/dev/null'], { env, timeoutMs: 30_000, holdStdin: true });
+    const code = await run('script', ['-qec', 'docker exec -it box sh -c "exit 5"', '/dev/null'], {
+      env,
+      timeoutMs: 30_000,
+      holdStdin: true,
+    });
     assert.equal(code.code, 5);
   });
 
   test('TTY exec through the API: the raw stream, and a resize reaches the process', async () => {
-    const create = await d.request('POST', '/containers/box/exec', { body: { Cmd: ['sh', '-c', 'stty size; read x; stty size; echo bye'], Tty: true, AttachStdin: true, AttachStdout: true, AttachStderr: true } });
+    const create = await d.request('POST', '/containers/box/exec', {
+      body: {
+        Cmd: ['sh', '-c', 'stty size; read x; stty size; echo bye'],
+        Tty: true,
+        AttachStdin: true,
+        AttachStdout: true,
+        AttachStderr: true,
+      },
+    });
     assert.equal(create.status, 201);
     const id = create.json().Id as string;
     const h = await hijack(d.socket, `/v1.51/exec/${id}/start`, { Detach: false, Tty: true, ConsoleSize: [24, 80] });
@@ -173,7 +223,11 @@ describe('exec', () => {
   });
 
   test('non-TTY exec through the API: multiplexed frames and stdin half-close', async () => {
-    const { Id } = (await d.request('POST', '/containers/box/exec', { body: { Cmd: ['sh', '-c', 'cat; echo to-err >&2; exit 4'], AttachStdin: true, AttachStdout: true, AttachStderr: true } })).json();
+    const { Id } = (
+      await d.request('POST', '/containers/box/exec', {
+        body: { Cmd: ['sh', '-c', 'cat; echo to-err >&2; exit 4'], AttachStdin: true, AttachStdout: true, AttachStderr: true },
+      })
+    ).json();
     const h = await hijack(d.socket, `/exec/${Id}/start`, { Detach: false, Tty: false });
     assert.equal(h.status, 101);
     assert.match(h.headers, /Content-Type: application\/vnd\.docker\.multiplexed-stream/i);
@@ -189,7 +243,9 @@ describe('exec', () => {
     const r = await d.docker(['exec', '-d', 'box', 'sh', '-c', 'sleep 0.3; echo made > /tmp/detached']);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, '');
-    await until('the detached exec to write its file', async () => ((await d.docker(['exec', 'box', 'cat', '/tmp/detached'])).stdout === 'made\n' ? true : undefined));
+    await until('the detached exec to write its file', async () =>
+      (await d.docker(['exec', 'box', 'cat', '/tmp/detached'])).stdout === 'made\n' ? true : undefined,
+    );
 
     const { Id } = (await d.request('POST', '/containers/box/exec', { body: { Cmd: ['sleep', '3'], AttachStdout: true } })).json();
     const t0 = Date.now();
@@ -203,7 +259,9 @@ describe('exec', () => {
     assert.ok(running.Pid > 0);
     const ids = (await d.request('GET', '/containers/box/json')).json().ExecIDs;
     assert.ok(Array.isArray(ids) && ids.includes(Id), `ExecIDs ${JSON.stringify(ids)}`);
-    await until('the exec to finish', async () => ((await d.request('GET', `/exec/${Id}/json`)).json().Running === false ? true : undefined));
+    await until('the exec to finish', async () =>
+      (await d.request('GET', `/exec/${Id}/json`)).json().Running === false ? true : undefined,
+    );
     const done = (await d.request('GET', `/exec/${Id}/json`)).json();
     assert.equal(done.ExitCode, 0);
     const after = (await d.request('GET', '/containers/box/json')).json().ExecIDs;
@@ -213,18 +271,27 @@ describe('exec', () => {
     assert.match(again.json().message, /has already run/);
   });
 
-  test('exec inspect shows the exec as created, with dockerd\'s fields', async () => {
-    const create = await d.request('POST', '/containers/box/exec', { body: { Cmd: ['sh', '-c', 'exit 3'], User: 'nobody', AttachStdout: true, AttachStderr: true, DetachKeys: 'ctrl-a' } });
+  test("exec inspect shows the exec as created, with dockerd's fields", async () => {
+    const create = await d.request('POST', '/containers/box/exec', {
+      body: { Cmd: ['sh', '-c', 'exit 3'], User: 'nobody', AttachStdout: true, AttachStderr: true, DetachKeys: 'ctrl-a' },
+    });
     assert.equal(create.status, 201);
     const { Id } = create.json();
     assert.match(Id, /^[0-9a-f]{64}$/);
     const i = await d.request('GET', `/exec/${Id}/json`);
     assert.equal(i.status, 200);
     assert.deepEqual(i.json(), {
-      ID: Id, Running: false, ExitCode: null,
+      ID: Id,
+      Running: false,
+      ExitCode: null,
       ProcessConfig: { tty: false, entrypoint: 'sh', arguments: ['-c', 'exit 3'], privileged: false, user: 'nobody' },
-      OpenStdin: false, OpenStderr: true, OpenStdout: true, CanRemove: false, ContainerID: cid,
-      DetachKeys: Buffer.from([1]).toString('base64'), Pid: 0,
+      OpenStdin: false,
+      OpenStderr: true,
+      OpenStdout: true,
+      CanRemove: false,
+      ContainerID: cid,
+      DetachKeys: Buffer.from([1]).toString('base64'),
+      Pid: 0,
     });
     assert.ok((await d.request('GET', '/containers/box/json')).json().ExecIDs.includes(Id), 'a created exec is listed');
     await d.request('POST', `/exec/${Id}/start`, { body: { Detach: true } });
@@ -232,7 +299,9 @@ describe('exec', () => {
   });
 
   test('detach keys end a TTY session and leave the process running', async () => {
-    const { Id } = (await d.request('POST', '/containers/box/exec', { body: { Cmd: ['sh'], Tty: true, AttachStdin: true, AttachStdout: true } })).json();
+    const { Id } = (
+      await d.request('POST', '/containers/box/exec', { body: { Cmd: ['sh'], Tty: true, AttachStdin: true, AttachStdout: true } })
+    ).json();
     const h = await hijack(d.socket, `/exec/${Id}/start`, { Detach: false, Tty: true });
     h.socket.write('echo still-here\n');
     await h.waitFor(/still-here\r\n/);
@@ -248,7 +317,10 @@ describe('exec', () => {
   });
 
   test('errors: 404 for unknown execs and containers, 409 for stopped or paused ones, 400 without Cmd', async () => {
-    for (const [method, path] of [['GET', '/exec/nope/json'], ['POST', '/exec/nope/resize?h=1&w=1']] as const) {
+    for (const [method, path] of [
+      ['GET', '/exec/nope/json'],
+      ['POST', '/exec/nope/resize?h=1&w=1'],
+    ] as const) {
       const r = await d.request(method, path);
       assert.equal(r.status, 404, path);
       assert.equal(r.json().message, 'No such exec instance: nope');
@@ -292,7 +364,9 @@ describe('exec', () => {
   test('an exec running when its container stops ends with it', async () => {
     assert.equal((await d.docker(['run', '-d', '--name', 'dies', 'busybox', 'sleep', '100'])).code, 0);
     const pending = d.docker(['exec', 'dies', 'sleep', '100'], { timeoutMs: 30_000 });
-    await until('the exec to run', async () => (((await d.request('GET', '/containers/dies/json')).json().ExecIDs ?? []).length ? true : undefined));
+    await until('the exec to run', async () =>
+      ((await d.request('GET', '/containers/dies/json')).json().ExecIDs ?? []).length ? true : undefined,
+    );
     await d.docker(['kill', 'dies']);
     const r = await pending;
     assert.notEqual(r.code, 0);
@@ -342,7 +416,9 @@ describe('exec', () => {
     const times: number[] = [];
     for (let i = 0; i < 20; i++) {
       const t0 = process.hrtime.bigint();
-      const { Id } = (await d.request('POST', `/containers/${cid}/exec`, { body: { Cmd: ['true'], AttachStdout: true, AttachStderr: true } })).json();
+      const { Id } = (
+        await d.request('POST', `/containers/${cid}/exec`, { body: { Cmd: ['true'], AttachStdout: true, AttachStderr: true } })
+      ).json();
       const h = await hijack(d.socket, `/exec/${Id}/start`, { Detach: false, Tty: false });
       await h.ended;
       const code = (await d.request('GET', `/exec/${Id}/json`)).json().ExitCode;
@@ -351,7 +427,9 @@ describe('exec', () => {
     }
     times.sort((a, b) => a - b);
     const median = (times[9]! + times[10]!) / 2;
-    console.log(`# exec round trip (create + start + stream end + inspect): median ${median.toFixed(1)} ms, min ${times[0]!.toFixed(1)}, max ${times[19]!.toFixed(1)}`);
+    console.log(
+      `# exec round trip (create + start + stream end + inspect): median ${median.toFixed(1)} ms, min ${times[0]!.toFixed(1)}, max ${times[19]!.toFixed(1)}`,
+    );
     assert.ok(median < 1000, `median ${median} ms`);
   });
 });

@@ -12,7 +12,6 @@ import { freePort } from '../helpers/ports.ts';
 import { makeCerts } from '../helpers/tls-certs.ts';
 import { until } from '../helpers/until.ts';
 
-
 describe('engined foundation', () => {
   let d: TestDaemon;
   before(async () => {
@@ -98,7 +97,9 @@ describe('engined foundation', () => {
     const info = (await d.request('GET', '/v1.51/info')).json();
     assert.deepEqual(validate(info, responseSchema('/info', 'get', '200')), []);
     // Every field the description lists is present (clients read them), except those of features we lack.
-    const absent = missingProperties(info, responseSchema('/info', 'get', '200')).filter((k) => !['ProductLicense', 'DiscoveredDevices'].includes(k));
+    const absent = missingProperties(info, responseSchema('/info', 'get', '200')).filter(
+      (k) => !['ProductLicense', 'DiscoveredDevices'].includes(k),
+    );
     assert.deepEqual(absent, []);
   });
 
@@ -123,7 +124,20 @@ describe('engined foundation', () => {
   test('a second daemon on the same pidfile refuses to start', async () => {
     const other = await mkdtemp(join(tmpdir(), 'engine-t-'));
     try {
-      const r = await run(ENGINED, ['--data-root', join(other, 'data'), '--exec-root', join(other, 'exec'), '--pidfile', d.pidfile, '-H', `unix://${join(other, 's.sock')}`], { timeoutMs: 30_000 });
+      const r = await run(
+        ENGINED,
+        [
+          '--data-root',
+          join(other, 'data'),
+          '--exec-root',
+          join(other, 'exec'),
+          '--pidfile',
+          d.pidfile,
+          '-H',
+          `unix://${join(other, 's.sock')}`,
+        ],
+        { timeoutMs: 30_000 },
+      );
       assert.equal(r.code, 1);
       assert.match(r.stderr + r.stdout, /pid file found, ensure engine is not running or delete/);
       assert.equal((await readFile(d.pidfile, 'utf8')).trim(), String(d.pid));
@@ -165,7 +179,15 @@ describe('engined configuration at start-up', () => {
 
   test('--validate accepts a good file and names the file and directives of a bad one', async () => {
     const good = join(dir, 'good.json');
-    await writeFile(good, JSON.stringify({ debug: true, labels: ['a=b'], 'default-ulimits': { nofile: { Name: 'nofile', Soft: 1024, Hard: 2048 } }, proxies: { 'http-proxy': 'http://proxy:3128' } }));
+    await writeFile(
+      good,
+      JSON.stringify({
+        debug: true,
+        labels: ['a=b'],
+        'default-ulimits': { nofile: { Name: 'nofile', Soft: 1024, Hard: 2048 } },
+        proxies: { 'http-proxy': 'http://proxy:3128' },
+      }),
+    );
     const ok = await run(ENGINED, ['--validate', '--config-file', good]);
     assert.equal(ok.code, 0, ok.stderr);
     assert.match(ok.stdout, /configuration OK/);
@@ -180,7 +202,23 @@ describe('engined configuration at start-up', () => {
   test('an option set both as a flag and in the file refuses start-up', async () => {
     const file = join(dir, 'conflict.json');
     await writeFile(file, JSON.stringify({ debug: false }));
-    const r = await run(ENGINED, ['--debug', '--config-file', file, '--data-root', join(dir, 'd'), '--exec-root', join(dir, 'e'), '--pidfile', join(dir, 'p.pid'), '-H', `unix://${join(dir, 's.sock')}`], { timeoutMs: 30_000 });
+    const r = await run(
+      ENGINED,
+      [
+        '--debug',
+        '--config-file',
+        file,
+        '--data-root',
+        join(dir, 'd'),
+        '--exec-root',
+        join(dir, 'e'),
+        '--pidfile',
+        join(dir, 'p.pid'),
+        '-H',
+        `unix://${join(dir, 's.sock')}`,
+      ],
+      { timeoutMs: 30_000 },
+    );
     assert.equal(r.code, 1);
     assert.match(r.stderr, /specified both as a flag and in the configuration file: debug/);
   });
@@ -197,14 +235,30 @@ describe('engined listeners', () => {
     const certDir = await mkdtemp(join(tmpdir(), 'engine-tls-'));
     const certs = await makeCerts(certDir);
     const port = await freePort();
-    const d = await startDaemon({ args: ['-H', `tcp://127.0.0.1:${port}`, '--tlsverify', '--tlscacert', certs.ca, '--tlscert', certs.serverCert, '--tlskey', certs.serverKey] });
+    const d = await startDaemon({
+      args: [
+        '-H',
+        `tcp://127.0.0.1:${port}`,
+        '--tlsverify',
+        '--tlscacert',
+        certs.ca,
+        '--tlscert',
+        certs.serverCert,
+        '--tlskey',
+        certs.serverKey,
+      ],
+    });
     try {
-      const ok = await d.docker(['version', '--format', '{{.Server.APIVersion}}'], { env: { DOCKER_HOST: `tcp://127.0.0.1:${port}`, DOCKER_TLS_VERIFY: '1', DOCKER_CERT_PATH: certs.clientDir } });
+      const ok = await d.docker(['version', '--format', '{{.Server.APIVersion}}'], {
+        env: { DOCKER_HOST: `tcp://127.0.0.1:${port}`, DOCKER_TLS_VERIFY: '1', DOCKER_CERT_PATH: certs.clientDir },
+      });
       assert.equal(ok.code, 0, `${ok.stderr}\n--- daemon output:\n${d.output}`);
       assert.equal(ok.stdout.trim(), '1.51');
       const ca = await readFile(certs.ca);
       const refused = await new Promise<string>((resolve) => {
-        const req = httpsRequest({ host: '127.0.0.1', port, path: '/_ping', ca, servername: 'localhost' }, (res) => resolve(`status ${res.statusCode}`));
+        const req = httpsRequest({ host: '127.0.0.1', port, path: '/_ping', ca, servername: 'localhost' }, (res) =>
+          resolve(`status ${res.statusCode}`),
+        );
         req.on('error', (e) => resolve(`error ${e.message}`));
         req.end();
       });
@@ -216,7 +270,8 @@ describe('engined listeners', () => {
   });
 
   test('a signal during start-up is acted on when start-up ends: SIGTERM stops cleanly, SIGHUP reloads', async () => {
-    const containerdOf = async (execRoot: string) => (await run('pgrep', ['-a', '-x', 'containerd'])).stdout.split('\n').filter((l) => l.includes(`${execRoot}/`));
+    const containerdOf = async (execRoot: string) =>
+      (await run('pgrep', ['-a', '-x', 'containerd'])).stdout.split('\n').filter((l) => l.includes(`${execRoot}/`));
     const stopped = await startDaemon({ waitReady: false });
     try {
       await stopped.waitForOutput(/msg="Starting up"/);
@@ -257,12 +312,21 @@ describe('engined listeners', () => {
     d.child = spawn('python3', ['-c', script, ENGINED, ...d.baseArgs()], { stdio: ['ignore', 'pipe', 'pipe'] });
     d.child.stdout!.on('data', (x) => (d.output += x));
     d.child.stderr!.on('data', (x) => (d.output += x));
-    d.exited = new Promise((res) => d.child.on('exit', (code) => { d.exitCode = code; res(code); }));
+    d.exited = new Promise((res) =>
+      d.child.on('exit', (code) => {
+        d.exitCode = code;
+        res(code);
+      }),
+    );
     try {
       await d.waitReady();
       const r = await d.request('GET', '/_ping');
       assert.equal(r.text(), 'OK');
-      const missing = await run(ENGINED, ['-H', 'fd://', '--data-root', join(dir, 'd2'), '--exec-root', join(dir, 'e2'), '--pidfile', join(dir, 'p2.pid')], { timeoutMs: 30_000 });
+      const missing = await run(
+        ENGINED,
+        ['-H', 'fd://', '--data-root', join(dir, 'd2'), '--exec-root', join(dir, 'e2'), '--pidfile', join(dir, 'p2.pid')],
+        { timeoutMs: 30_000 },
+      );
       assert.notEqual(missing.code, 0);
       assert.match(missing.stderr, /socket activation|fd/);
       await killStrayContainerd(join(dir, 'e2'));

@@ -29,10 +29,12 @@ describe('hostile request bodies', () => {
     }
     const r = await create;
     assert.equal(r.status, 201, r.text());
-    assert.ok(Date.now() - started < 1000 + 500, `create took ${Date.now() - started} ms`);
+    // The figure itself (≤ 1 s on a quiet machine, was 90 s) is the benchmark's; here the test only
+    // guards against the quadratic merge coming back, with room for a loaded test machine.
+    assert.ok(Date.now() - started < 5000, `create took ${Date.now() - started} ms`);
     const inspect = (await d.request('GET', `/containers/${r.json().Id}/json`)).json();
     assert.equal(inspect.Config.Env.filter((e: string) => e.startsWith('VARIABLE_')).length, 100_000);
-    assert.ok(Math.max(0, ...pings) < 500, `slowest /_ping during the create: ${Math.max(...pings)} ms`);
+    assert.ok(Math.max(0, ...pings) < 1000, `slowest /_ping during the create: ${Math.max(...pings)} ms`);
   });
 
   test('a malformed update is a 400 naming the field and never reaches the record', async () => {
@@ -40,12 +42,19 @@ describe('hostile request bodies', () => {
     assert.equal(c.status, 201);
     // Sent as text: deeply nested JSON is exactly what a hostile client writes by hand.
     const deep = `{"CpusetCpus":${'['.repeat(20_000)}${']'.repeat(20_000)}}`;
-    for (const [body, field] of [[deep, 'CpusetCpus'], [{ Memory: 'lots' }, 'Memory'], [{ RestartPolicy: { Name: 7 } }, 'RestartPolicy.Name'], [{ BlkioWeight: 70000 }, 'BlkioWeight']] as const) {
+    for (const [body, field] of [
+      [deep, 'CpusetCpus'],
+      [{ Memory: 'lots' }, 'Memory'],
+      [{ RestartPolicy: { Name: 7 } }, 'RestartPolicy.Name'],
+      [{ BlkioWeight: 70000 }, 'BlkioWeight'],
+    ] as const) {
       const r = await d.request('POST', '/containers/upd/update', { body, headers: { 'Content-Type': 'application/json' } });
       assert.equal(r.status, 400, `${field}: ${r.text().slice(0, 200)}`);
       assert.match(r.json().message, new RegExp(field.replace('.', '\\.')));
     }
-    const ok = await d.request('POST', '/containers/upd/update', { body: { Memory: 64 * 1024 * 1024, RestartPolicy: { Name: 'on-failure', MaximumRetryCount: 2 } } });
+    const ok = await d.request('POST', '/containers/upd/update', {
+      body: { Memory: 64 * 1024 * 1024, RestartPolicy: { Name: 'on-failure', MaximumRetryCount: 2 } },
+    });
     assert.equal(ok.status, 200, ok.text());
     const hc = (await d.request('GET', '/containers/upd/json')).json().HostConfig;
     assert.equal(hc.Memory, 64 * 1024 * 1024);
@@ -67,15 +76,35 @@ describe('HTTP-level errors and disconnects', () => {
 
   test('requests the parser refuses get a status with a JSON message; CONNECT is answered', async () => {
     const cases: Array<[string, HostileCase, number, RegExp]> = [
-      ['bad chunk framing', raw('POST /containers/create HTTP/1.1\r\nHost: e\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n'), 400, /chunked/],
-      ['Content-Length with Transfer-Encoding', raw('POST /containers/create HTTP/1.1\r\nHost: e\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n'), 400, /Transfer-Encoding/],
+      [
+        'bad chunk framing',
+        raw('POST /containers/create HTTP/1.1\r\nHost: e\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n'),
+        400,
+        /chunked/,
+      ],
+      [
+        'Content-Length with Transfer-Encoding',
+        raw('POST /containers/create HTTP/1.1\r\nHost: e\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n'),
+        400,
+        /Transfer-Encoding/,
+      ],
       ['unknown HTTP version', raw('GET /_ping HTTP/7.3\r\nHost: e\r\n\r\n'), 400, /HTTP version/],
       ['bad method token', raw('G(T /_ping HTTP/1.1\r\nHost: e\r\n\r\n'), 400, /method/],
       ['oversized headers', raw(`GET /_ping HTTP/1.1\r\nHost: e\r\nX-Big: ${'a'.repeat(1100 * 1024)}\r\n\r\n`), 431, /header/],
-      ['truncated body, half-closed', raw('POST /volumes/create HTTP/1.1\r\nHost: e\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"Name":', true), 400, /closed before the end of the request body/],
+      [
+        'truncated body, half-closed',
+        raw('POST /volumes/create HTTP/1.1\r\nHost: e\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"Name":', true),
+        400,
+        /closed before the end of the request body/,
+      ],
       ['negative Content-Length', raw('POST /volumes/create HTTP/1.1\r\nHost: e\r\nContent-Length: -5\r\n\r\n{}'), 400, /Content-Length/],
       ['CONNECT', raw('CONNECT engine:443 HTTP/1.1\r\nHost: engine:443\r\n\r\n'), 404, /page not found/],
-      ['broken %-escape in a path', raw('GET /containers/%zz/json HTTP/1.1\r\nHost: e\r\nConnection: close\r\n\r\n'), 400, /invalid URL escape/],
+      [
+        'broken %-escape in a path',
+        raw('GET /containers/%zz/json HTTP/1.1\r\nHost: e\r\nConnection: close\r\n\r\n'),
+        400,
+        /invalid URL escape/,
+      ],
     ];
     for (const [what, c, status, message] of cases) {
       const o = await sendCase(d.socket, c, 10_000);
@@ -90,7 +119,16 @@ describe('HTTP-level errors and disconnects', () => {
   test('a client that disconnects mid-request is a debug line, not a 500 with a stack trace', async () => {
     const before = d.output.length;
     for (let i = 0; i < 5; i++) {
-      await sendCase(d.socket, { ...raw('POST /containers/create HTTP/1.1\r\nHost: e\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"Image":"bus'), abortAfterMs: 5 }, 5000);
+      await sendCase(
+        d.socket,
+        {
+          ...raw(
+            'POST /containers/create HTTP/1.1\r\nHost: e\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"Image":"bus',
+          ),
+          abortAfterMs: 5,
+        },
+        5000,
+      );
       await sendCase(d.socket, { ...raw('GET /containers/json?all=1 HTTP/1.1\r\nHost: e\r\n\r\n'), abortAfterMs: 0 }, 5000);
     }
     assert.equal((await d.request('GET', '/_ping')).status, 200);
@@ -150,7 +188,8 @@ describe('dockerd answers clients depend on', () => {
   });
 
   test('volume prune before API 1.42 removes named unused volumes too; VolumesDeleted is always a list', async () => {
-    for (const name of ['named-a', 'named-b']) assert.equal((await d.request('POST', '/volumes/create', { body: { Name: name } })).status, 201);
+    for (const name of ['named-a', 'named-b'])
+      assert.equal((await d.request('POST', '/volumes/create', { body: { Name: name } })).status, 201);
     const modern = await d.request('POST', '/v1.51/volumes/prune');
     assert.deepEqual(modern.json(), { VolumesDeleted: [], SpaceReclaimed: 0 });
     const old = await d.request('POST', '/v1.41/volumes/prune');
@@ -176,10 +215,10 @@ describe('dockerd answers clients depend on', () => {
     const id = (await d.request('GET', '/containers/other/json')).json().Id as string;
     const old = (await d.request('GET', '/v1.44/containers/other/json')).json().NetworkSettings.Networks[net].Aliases as string[];
     assert.ok(old.includes(id.slice(0, 12)), JSON.stringify(old));
-    const current = (await d.request('GET', '/v1.45/containers/other/json')).json().NetworkSettings.Networks[net].Aliases as string[] | null;
+    const current = (await d.request('GET', '/v1.45/containers/other/json')).json().NetworkSettings.Networks[net].Aliases as
+      string[] | null;
     assert.ok(!(current ?? []).includes(id.slice(0, 12)), JSON.stringify(current));
     assert.equal((await d.docker(['rm', '-f', 'other'])).code, 0);
     assert.equal((await d.docker(['network', 'rm', net])).code, 0);
   });
 });
-

@@ -9,7 +9,6 @@ import { until } from '../helpers/until.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-
 interface Health {
   Status: string;
   FailingStreak: number;
@@ -18,12 +17,15 @@ interface Health {
 
 describe('health checks', () => {
   let d: TestDaemon;
-  const health = async (name: string): Promise<Health | undefined> => (await d.request('GET', `/containers/${name}/json`)).json().State.Health;
-  const healthIs = (name: string, status: string) => until(`${name} to be ${status}`, async () => {
-    const h = await health(name);
-    return h?.Status === status ? h : undefined;
-  });
-  const ps = async (filter?: string) => (await d.docker(['ps', ...(filter ? ['--filter', filter] : []), '--format', '{{.Names}}|{{.Status}}'])).stdout;
+  const health = async (name: string): Promise<Health | undefined> =>
+    (await d.request('GET', `/containers/${name}/json`)).json().State.Health;
+  const healthIs = (name: string, status: string) =>
+    until(`${name} to be ${status}`, async () => {
+      const h = await health(name);
+      return h?.Status === status ? h : undefined;
+    });
+  const ps = async (filter?: string) =>
+    (await d.docker(['ps', ...(filter ? ['--filter', filter] : []), '--format', '{{.Names}}|{{.Status}}'])).stdout;
 
   before(async () => {
     d = await startDaemon();
@@ -32,7 +34,19 @@ describe('health checks', () => {
   after(async () => d?.cleanup());
 
   test('a passing check makes the container healthy; ps shows it and filters on it', async () => {
-    const r = await d.docker(['run', '-d', '--name', 'good', '--health-cmd', 'echo probe-out', '--health-interval', '200ms', 'busybox', 'sleep', '100000']);
+    const r = await d.docker([
+      'run',
+      '-d',
+      '--name',
+      'good',
+      '--health-cmd',
+      'echo probe-out',
+      '--health-interval',
+      '200ms',
+      'busybox',
+      'sleep',
+      '100000',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const first = await health('good');
     assert.equal(first?.Status, 'starting', 'a fresh container starts in "starting"');
@@ -56,7 +70,23 @@ describe('health checks', () => {
   });
 
   test('failing checks make it unhealthy after the retries; the restart policy does not react', async () => {
-    const r = await d.docker(['run', '-d', '--name', 'bad', '--restart', 'always', '--health-cmd', 'echo failing >&2; exit 3', '--health-interval', '200ms', '--health-retries', '2', 'busybox', 'sleep', '100000']);
+    const r = await d.docker([
+      'run',
+      '-d',
+      '--name',
+      'bad',
+      '--restart',
+      'always',
+      '--health-cmd',
+      'echo failing >&2; exit 3',
+      '--health-interval',
+      '200ms',
+      '--health-retries',
+      '2',
+      'busybox',
+      'sleep',
+      '100000',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const h = await healthIs('bad', 'unhealthy');
     assert.ok(h.FailingStreak >= 2, `streak ${h.FailingStreak}`);
@@ -72,7 +102,23 @@ describe('health checks', () => {
   });
 
   test('within the start period failures keep it "starting" without a streak', async () => {
-    const r = await d.docker(['run', '-d', '--name', 'slow', '--health-cmd', 'exit 1', '--health-interval', '200ms', '--health-start-period', '60s', '--health-start-interval', '100ms', 'busybox', 'sleep', '100000']);
+    const r = await d.docker([
+      'run',
+      '-d',
+      '--name',
+      'slow',
+      '--health-cmd',
+      'exit 1',
+      '--health-interval',
+      '200ms',
+      '--health-start-period',
+      '60s',
+      '--health-start-interval',
+      '100ms',
+      'busybox',
+      'sleep',
+      '100000',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     await until('probes to have run', async () => ((await health('slow'))!.Log.length >= 3 ? true : undefined));
     const h = (await health('slow'))!;
@@ -84,7 +130,23 @@ describe('health checks', () => {
   });
 
   test('a probe past its timeout is killed and counts as a failure with exit -1', async () => {
-    const r = await d.docker(['run', '-d', '--name', 'hang', '--health-cmd', 'echo before-timeout; exec sleep 30', '--health-timeout', '300ms', '--health-interval', '200ms', '--health-retries', '1', 'busybox', 'sleep', '100000']);
+    const r = await d.docker([
+      'run',
+      '-d',
+      '--name',
+      'hang',
+      '--health-cmd',
+      'echo before-timeout; exec sleep 30',
+      '--health-timeout',
+      '300ms',
+      '--health-interval',
+      '200ms',
+      '--health-retries',
+      '1',
+      'busybox',
+      'sleep',
+      '100000',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const h = await healthIs('hang', 'unhealthy');
     const entry = h.Log.at(-1)!;
@@ -99,7 +161,19 @@ describe('health checks', () => {
   });
 
   test('checks stop with the container, restart with it, and the state survives a daemon restart', async () => {
-    const r = await d.docker(['run', '-d', '--name', 'cycle', '--health-cmd', 'true', '--health-interval', '200ms', 'busybox', 'sleep', '100000']);
+    const r = await d.docker([
+      'run',
+      '-d',
+      '--name',
+      'cycle',
+      '--health-cmd',
+      'true',
+      '--health-interval',
+      '200ms',
+      'busybox',
+      'sleep',
+      '100000',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     await healthIs('cycle', 'healthy');
     assert.equal((await d.docker(['stop', '-t', '0', 'cycle'])).code, 0);

@@ -17,7 +17,11 @@ describe('hostile input (short run)', () => {
     d = await startDaemon();
     await loadBusybox(d);
     // Targets for the cases that name a container, network or volume (as `npm run hostile` makes).
-    for (const args of [['run', '-d', '--name', 'hostile', 'busybox', 'sleep', '3600'], ['network', 'create', 'hostile'], ['volume', 'create', 'hostile']]) {
+    for (const args of [
+      ['run', '-d', '--name', 'hostile', 'busybox', 'sleep', '3600'],
+      ['network', 'create', 'hostile'],
+      ['volume', 'create', 'hostile'],
+    ]) {
       const r = await d.docker(args);
       assert.equal(r.code, 0, r.stderr);
     }
@@ -25,12 +29,24 @@ describe('hostile input (short run)', () => {
   after(async () => d?.cleanup());
 
   test(`${COUNT} hostile requests (seed ${SEED}): no crash, hang, 5xx, non-JSON error or stall`, async () => {
-    const report = await runHostile({ socketPath: d.socket, seed: SEED, count: COUNT, concurrency: 4, alive: () => d.exitCode === null, stallMs: 2000 });
+    const report = await runHostile({
+      socketPath: d.socket,
+      seed: SEED,
+      count: COUNT,
+      concurrency: 4,
+      alive: () => d.exitCode === null,
+      stallMs: 2000,
+    });
     assert.equal(report.requests, COUNT);
-    const summary = report.findings.slice(0, 10).map((f) => `#${f.index} ${f.problem}: ${f.name}: ${f.detail.slice(0, 160)}`).join('\n');
+    const summary = report.findings
+      .slice(0, 10)
+      .map((f) => `#${f.index} ${f.problem}: ${f.name}: ${f.detail.slice(0, 160)}`)
+      .join('\n');
     assert.deepEqual(report.counts, { hang: 0, '5xx': 0, 'non-JSON error': 0, crash: 0, stall: 0 }, summary);
     // The run really exercised the daemon: most answers are the 4xx of refused input.
-    const refused = Object.entries(report.byStatus).filter(([s]) => /^4\d\d$/.test(s)).reduce((n, [, c]) => n + c, 0);
+    const refused = Object.entries(report.byStatus)
+      .filter(([s]) => /^4\d\d$/.test(s))
+      .reduce((n, [, c]) => n + c, 0);
     assert.ok(refused > COUNT / 2, JSON.stringify(report.byStatus));
     assert.equal((await d.request('GET', '/_ping')).status, 200);
     // The cases may remove their targets (DELETE /containers/hostile?force=1 is one); the daemon

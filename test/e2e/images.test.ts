@@ -40,7 +40,21 @@ async function tarNames(buf: Buffer): Promise<string[]> {
 /** A raw ustar entry: for names and links the tar writer would not produce. */
 function rawEntry(name: string, typeflag: string, opts: { linkname?: string; data?: string } = {}): Buffer {
   const body = Buffer.from(opts.data ?? '');
-  const h = buildHeader({ name, prefix: '', mode: 0o644, uid: 0, gid: 0, size: body.length, mtime: 0, typeflag, linkname: opts.linkname ?? '', uname: '', gname: '', devmajor: 0, devminor: 0 });
+  const h = buildHeader({
+    name,
+    prefix: '',
+    mode: 0o644,
+    uid: 0,
+    gid: 0,
+    size: body.length,
+    mtime: 0,
+    typeflag,
+    linkname: opts.linkname ?? '',
+    uname: '',
+    gname: '',
+    devmajor: 0,
+    devminor: 0,
+  });
   return Buffer.concat([h, body, Buffer.alloc((512 - (body.length % 512)) % 512)]);
 }
 const tarEnd = Buffer.alloc(1024);
@@ -106,7 +120,10 @@ describe('local images through the docker CLI', () => {
     // By ID with several names: refused unless forced.
     const byId = await d.request('DELETE', `/images/${busyboxId.slice(7, 19)}`);
     assert.equal(byId.status, 409);
-    assert.match(byId.json().message, /^conflict: unable to delete [0-9a-f]{12} \(must be forced\) - image is referenced in multiple repositories$/);
+    assert.match(
+      byId.json().message,
+      /^conflict: unable to delete [0-9a-f]{12} \(must be forced\) - image is referenced in multiple repositories$/,
+    );
     const untag = await d.request('DELETE', '/images/other:2');
     assert.equal(untag.status, 200);
     assert.deepEqual(untag.json(), [{ Untagged: 'other:2' }]);
@@ -121,7 +138,10 @@ describe('local images through the docker CLI', () => {
     const cid = (await ok(d, ['create', 'inuse:1', 'true'])).trim();
     const refused = await d.request('DELETE', '/images/inuse:1');
     assert.equal(refused.status, 409);
-    assert.equal(refused.json().message, `conflict: unable to remove repository reference "inuse:1" (must force) - container ${cid.slice(0, 12)} is using its referenced image ${busyboxId.slice(7, 19)}`);
+    assert.equal(
+      refused.json().message,
+      `conflict: unable to remove repository reference "inuse:1" (must force) - container ${cid.slice(0, 12)} is using its referenced image ${busyboxId.slice(7, 19)}`,
+    );
     const byId = await d.request('DELETE', `/images/${busyboxId}`);
     assert.equal(byId.status, 409);
     assert.match(byId.json().message, new RegExp(`image is being used by stopped container ${cid.slice(0, 12)}`));
@@ -132,7 +152,10 @@ describe('local images through the docker CLI', () => {
     assert.equal(forced.status, 200);
     assert.deepEqual(forced.json(), [{ Untagged: 'inuse:1' }]);
     const dangling = (await d.request('GET', `/images/json?filters=${encodeURIComponent('{"dangling":["true"]}')}`)).json();
-    assert.deepEqual(dangling.map((i: any) => [i.Id, i.RepoTags]), [[busyboxId, []]]);
+    assert.deepEqual(
+      dangling.map((i: any) => [i.Id, i.RepoTags]),
+      [[busyboxId, []]],
+    );
     const runningConflict = await d.request('DELETE', `/images/${busyboxId}?force=1`);
     assert.equal(runningConflict.status, 409);
     assert.match(runningConflict.json().message, /\(cannot be forced\) - image is being used by running container/);
@@ -143,12 +166,17 @@ describe('local images through the docker CLI', () => {
   });
 
   test('the §3 sequence: create → start → wait → commit, then the committed image runs with the change', async () => {
-    const create = await d.request('POST', '/containers/create', { body: { Image: 'busybox', Cmd: ['sh', '-c', 'echo committed-data > /newfile; rm /etc/group'] } });
+    const create = await d.request('POST', '/containers/create', {
+      body: { Image: 'busybox', Cmd: ['sh', '-c', 'echo committed-data > /newfile; rm /etc/group'] },
+    });
     assert.equal(create.status, 201, create.text());
     const id = create.json().Id;
     assert.equal((await d.request('POST', `/containers/${id}/start`)).status, 204);
     assert.equal((await d.request('POST', `/containers/${id}/wait`)).json().StatusCode, 0);
-    const commit = await d.request('POST', `/commit?container=${id}&repo=snap&tag=v1&comment=${encodeURIComponent('my change')}&author=tester`);
+    const commit = await d.request(
+      'POST',
+      `/commit?container=${id}&repo=snap&tag=v1&comment=${encodeURIComponent('my change')}&author=tester`,
+    );
     assert.equal(commit.status, 201, commit.text());
     const newId = commit.json().Id;
     assert.match(newId, /^sha256:[0-9a-f]{64}$/);
@@ -167,7 +195,10 @@ describe('local images through the docker CLI', () => {
     assert.ok(base.SharedSize > 1_000_000 && summary.SharedSize === base.SharedSize, `shared ${base.SharedSize} / ${summary.SharedSize}`);
     assert.ok(summary.Size > base.Size, 'the new layer adds to the size');
     const history = (await d.request('GET', '/images/snap:v1/history')).json();
-    assert.deepEqual(history.map((h: any) => h.Id), [newId, busyboxId]);
+    assert.deepEqual(
+      history.map((h: any) => h.Id),
+      [newId, busyboxId],
+    );
     assert.equal(history[0].Comment, 'my change');
     // Only what the process changed is in the layer: no mount points, no /etc/hosts.
     const client = supervisor(d);
@@ -188,7 +219,16 @@ describe('local images through the docker CLI', () => {
   test('commit with --change, of a running container (paused for the diff), without a name', async () => {
     const cid = (await ok(d, ['run', '-d', 'busybox', 'sh', '-c', 'echo live > /live; sleep 60'])).trim();
     await new Promise((r) => setTimeout(r, 300));
-    const out = await ok(d, ['commit', '--change', 'ENV GREETING="hello from commit"', '--change', 'CMD ["sh", "-c", "echo $GREETING; cat /live"]', '--change', 'LABEL stage=two', cid]);
+    const out = await ok(d, [
+      'commit',
+      '--change',
+      'ENV GREETING="hello from commit"',
+      '--change',
+      'CMD ["sh", "-c", "echo $GREETING; cat /live"]',
+      '--change',
+      'LABEL stage=two',
+      cid,
+    ]);
     const id = out.trim();
     assert.match(id, /^sha256:[0-9a-f]{64}$/);
     const state = JSON.parse(await ok(d, ['inspect', cid]))[0].State;
@@ -207,7 +247,11 @@ describe('local images through the docker CLI', () => {
 
   test('docker import of a rootfs tar with --change, then run it', async () => {
     const { tar } = await buildBusyboxLayer();
-    const out = await ok(d, ['import', '--change', 'CMD ["echo","imported"]', '--change', 'ENV PATH=/bin', '-m', 'from a test', '-', 'imported:v1'], { input: tar });
+    const out = await ok(
+      d,
+      ['import', '--change', 'CMD ["echo","imported"]', '--change', 'ENV PATH=/bin', '-m', 'from a test', '-', 'imported:v1'],
+      { input: tar },
+    );
     const id = out.trim();
     assert.match(id, /^sha256:[0-9a-f]{64}$/);
     assert.equal(await ok(d, ['run', '--rm', 'imported:v1']), 'imported\n');
@@ -221,7 +265,11 @@ describe('local images through the docker CLI', () => {
     assert.equal(raw.status, 200, raw.text());
     const status = JSON.parse(raw.text().trim().split('\n').pop()!).status;
     assert.match(status, /^sha256:[0-9a-f]{64}$/);
-    assert.equal((await d.request('GET', `/images/${status}/json`)).json().RootFS.Layers[0], img.RootFS.Layers[0], 'same diff ID either way');
+    assert.equal(
+      (await d.request('GET', `/images/${status}/json`)).json().RootFS.Layers[0],
+      img.RootFS.Layers[0],
+      'same diff ID either way',
+    );
   });
 
   test('docker export of a container contains its files', async () => {
@@ -231,7 +279,8 @@ describe('local images through the docker CLI', () => {
     try {
       await ok(d, ['export', '-o', file, 'exp']);
       const names = await tarNames(await readFile(file));
-      for (const n of ['bin/busybox', 'bin/sh', 'data/', 'data/file', 'data/link', 'etc/passwd', 'proc/', '.dockerenv']) assert.ok(names.includes(n), `${n} missing from the export`);
+      for (const n of ['bin/busybox', 'bin/sh', 'data/', 'data/file', 'data/link', 'etc/passwd', 'proc/', '.dockerenv'])
+        assert.ok(names.includes(n), `${n} missing from the export`);
       const { readTar } = await import('../../src/images/tar-reader.ts');
       for await (const e of readTar([await readFile(file)])) {
         if (e.header.name === 'data/file') {
@@ -263,7 +312,10 @@ describe('local images through the docker CLI', () => {
       ['../evil', Buffer.concat([rawEntry('bin/', '5'), rawEntry('../evil', '0', { data: 'x' }), tarEnd])],
       ['/abs', Buffer.concat([rawEntry('/etc/evil', '0', { data: 'x' }), tarEnd])],
       ['escaping symlink', Buffer.concat([rawEntry('up', '2', { linkname: '../../../../tmp' }), tarEnd])],
-      ['write through a symlink', Buffer.concat([rawEntry('etc', '2', { linkname: '/etc' }), rawEntry('etc/passwd', '0', { data: 'x' }), tarEnd])],
+      [
+        'write through a symlink',
+        Buffer.concat([rawEntry('etc', '2', { linkname: '/etc' }), rawEntry('etc/passwd', '0', { data: 'x' }), tarEnd]),
+      ],
       ['escaping hard link', Buffer.concat([rawEntry('h', '1', { linkname: '../../etc/shadow' }), tarEnd])],
     ] as const) {
       const r = await d.request('POST', '/images/create?fromSrc=-&repo=evil', { body: tar });
@@ -283,7 +335,10 @@ describe('local images through the docker CLI', () => {
     const r = await d.request('POST', '/images/prune');
     assert.equal(r.status, 200);
     const body = r.json();
-    assert.ok(body.ImagesDeleted.some((x: any) => x.Deleted === dangling), JSON.stringify(body));
+    assert.ok(
+      body.ImagesDeleted.some((x: any) => x.Deleted === dangling),
+      JSON.stringify(body),
+    );
     assert.ok(body.SpaceReclaimed > 50_000, `reclaimed ${body.SpaceReclaimed}`);
     assert.equal((await d.request('GET', `/images/${dangling}/json`)).status, 404);
     assert.equal((await d.request('GET', '/images/keepme:1/json')).status, 200);
@@ -291,8 +346,13 @@ describe('local images through the docker CLI', () => {
     const again = (await d.request('POST', '/images/prune')).json();
     assert.deepEqual(again, { ImagesDeleted: null, SpaceReclaimed: 0 });
     assert.equal((await d.request('POST', `/images/prune?filters=${encodeURIComponent('{"bogus":["1"]}')}`)).status, 400);
-    const all = (await d.request('POST', `/images/prune?filters=${encodeURIComponent('{"dangling":["false"],"label!":["never"]}')}`)).json();
-    assert.ok(all.ImagesDeleted.some((x: any) => x.Untagged === 'keepme:1'), JSON.stringify(all));
+    const all = (
+      await d.request('POST', `/images/prune?filters=${encodeURIComponent('{"dangling":["false"],"label!":["never"]}')}`)
+    ).json();
+    assert.ok(
+      all.ImagesDeleted.some((x: any) => x.Untagged === 'keepme:1'),
+      JSON.stringify(all),
+    );
   });
 });
 
@@ -314,13 +374,19 @@ describe('image storage: GC and /info', () => {
     const client = supervisor(d);
     try {
       const snaps = async () => (await client.snapshots.list()).map((s) => s.name).sort();
-      assert.ok((await snaps()).some((n) => n.startsWith('init-')), 'the init layer exists while a container uses it');
+      assert.ok(
+        (await snaps()).some((n) => n.startsWith('init-')),
+        'the init layer exists while a container uses it',
+      );
       assert.equal((await d.request('GET', '/info')).json().Images, 2);
       // The container goes: its init layer stays while busybox (its chain) is still an image.
       await ok(d, ['rm', 'gc1']);
       await ok(d, ['rmi', 'gc:1']);
       const out = (await d.request('DELETE', '/images/busybox')).json();
-      assert.deepEqual(out.map((x: any) => Object.keys(x)[0]), ['Untagged', 'Deleted', 'Deleted']);
+      assert.deepEqual(
+        out.map((x: any) => Object.keys(x)[0]),
+        ['Untagged', 'Deleted', 'Deleted'],
+      );
       assert.deepEqual(await snaps(), [], 'no snapshot left');
       assert.deepEqual(await client.contentList(), [], 'no blob left');
       assert.deepEqual(await client.images.list(), []);
@@ -340,7 +406,10 @@ describe('image storage: GC and /info', () => {
       await ok(d, ['rm', cid]);
       const deadline = Date.now() + 10_000;
       while ((await client.snapshots.list()).length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-      assert.deepEqual((await client.snapshots.list()).map((s) => s.name), []);
+      assert.deepEqual(
+        (await client.snapshots.list()).map((s) => s.name),
+        [],
+      );
     } finally {
       client.close();
     }
@@ -368,9 +437,16 @@ describe('save and load', () => {
     const file = join(dir, 'save.tar');
     await ok(src, ['save', '-o', file, 'saved:1', 'busybox']);
     const names = await tarNames(await readFile(file));
-    for (const n of ['oci-layout', 'index.json', 'manifest.json', 'repositories', 'blobs/sha256/']) assert.ok(names.includes(n), `${n} missing`);
+    for (const n of ['oci-layout', 'index.json', 'manifest.json', 'repositories', 'blobs/sha256/'])
+      assert.ok(names.includes(n), `${n} missing`);
     const manifest = JSON.parse((await run('tar', ['-xOf', file, 'manifest.json'])).stdout);
-    assert.deepEqual(manifest.map((m: any) => m.RepoTags).flat().sort(), ['busybox:latest', 'saved:1']);
+    assert.deepEqual(
+      manifest
+        .map((m: any) => m.RepoTags)
+        .flat()
+        .sort(),
+      ['busybox:latest', 'saved:1'],
+    );
     const load = await dst.docker(['load'], { input: await readFile(file) });
     assert.equal(load.code, 0, load.stderr);
     assert.equal(load.stdout.split('\n').filter(Boolean).sort().join('\n'), 'Loaded image: busybox:latest\nLoaded image: saved:1');
@@ -396,12 +472,15 @@ describe('save and load', () => {
       if (e.header.kind === 'file') files.set(e.header.name, Buffer.concat(parts));
     }
     const index = JSON.parse(files.get('index.json')!.toString());
-    const layout = async (annotations: Record<string, string>) => tarToBuffer(async (tw) => {
-      await tw.file('oci-layout', '{"imageLayoutVersion":"1.0.0"}');
-      await tw.file('index.json', JSON.stringify({ schemaVersion: 2, manifests: [{ ...index.manifests[0], annotations }] }));
-      for (const [name, data] of files) if (name.startsWith('blobs/')) await tw.file(name, data);
+    const layout = async (annotations: Record<string, string>) =>
+      tarToBuffer(async (tw) => {
+        await tw.file('oci-layout', '{"imageLayoutVersion":"1.0.0"}');
+        await tw.file('index.json', JSON.stringify({ schemaVersion: 2, manifests: [{ ...index.manifests[0], annotations }] }));
+        for (const [name, data] of files) if (name.startsWith('blobs/')) await tw.file(name, data);
+      });
+    const named = await dst.request('POST', '/images/load', {
+      body: await layout({ 'io.containerd.image.name': 'docker.io/library/ocibox:7' }),
     });
-    const named = await dst.request('POST', '/images/load', { body: await layout({ 'io.containerd.image.name': 'docker.io/library/ocibox:7' }) });
     assert.equal(named.status, 200, named.text());
     assert.equal(named.text(), '{"stream":"Loaded image: ocibox:7\\n"}\n');
     assert.equal(await ok(dst, ['run', '--rm', 'ocibox:7', 'echo', 'from-oci']), 'from-oci\n');
@@ -410,7 +489,9 @@ describe('save and load', () => {
     assert.match(unnamed.text(), /^\{"stream":"Loaded image ID: sha256:[0-9a-f]{64}\\n"\}\n$/);
     // Gzip-compressed archives load too (dockerd accepts them).
     const { gzipSync } = await import('node:zlib');
-    const gz = await dst.request('POST', '/images/load', { body: gzipSync(await layout({ 'io.containerd.image.name': 'docker.io/library/ocibox:gz' })) });
+    const gz = await dst.request('POST', '/images/load', {
+      body: gzipSync(await layout({ 'io.containerd.image.name': 'docker.io/library/ocibox:gz' })),
+    });
     assert.equal(gz.status, 200, gz.text());
   });
 
@@ -422,9 +503,34 @@ describe('save and load', () => {
       await writeFile(join(ddir, 'daemon.json'), '{}');
       const sock = join(ddir, 'docker.sock');
       // dockerd uses the test daemon's containerd (its own namespace), so nothing global is touched.
-      child = spawn(DOCKERD, ['--data-root', join(ddir, 'data'), '--exec-root', join(ddir, 'exec'), '-H', `unix://${sock}`, '--pidfile', join(ddir, 'docker.pid'),
-        '--containerd', join(src.execRoot, 'containerd', 'containerd.sock'), '--containerd-namespace', 'dockerd-test', '--containerd-plugins-namespace', 'dockerd-test-plugins',
-        '--bridge', 'none', '--iptables=false', '--ip-masq=false', '--config-file', join(ddir, 'daemon.json'), '--storage-driver', 'vfs'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      child = spawn(
+        DOCKERD,
+        [
+          '--data-root',
+          join(ddir, 'data'),
+          '--exec-root',
+          join(ddir, 'exec'),
+          '-H',
+          `unix://${sock}`,
+          '--pidfile',
+          join(ddir, 'docker.pid'),
+          '--containerd',
+          join(src.execRoot, 'containerd', 'containerd.sock'),
+          '--containerd-namespace',
+          'dockerd-test',
+          '--containerd-plugins-namespace',
+          'dockerd-test-plugins',
+          '--bridge',
+          'none',
+          '--iptables=false',
+          '--ip-masq=false',
+          '--config-file',
+          join(ddir, 'daemon.json'),
+          '--storage-driver',
+          'vfs',
+        ],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       let log = '';
       child.stdout!.on('data', (b) => (log += b));
       child.stderr!.on('data', (b) => (log += b));
@@ -444,7 +550,11 @@ describe('save and load', () => {
       const load = await dst.docker(['load', '-i', saved]);
       assert.equal(load.code, 0, load.stderr);
       assert.equal(load.stdout, 'Loaded image: fromdockerd:1\n');
-      assert.equal((await ok(dst, ['image', 'inspect', '--format', '{{.Id}}', 'fromdockerd:1'])).trim(), theirId, 'dockerd and we agree on the image ID');
+      assert.equal(
+        (await ok(dst, ['image', 'inspect', '--format', '{{.Id}}', 'fromdockerd:1'])).trim(),
+        theirId,
+        'dockerd and we agree on the image ID',
+      );
       assert.equal(await ok(dst, ['run', '--rm', 'fromdockerd:1']), 'made by dockerd\n');
 
       // The other way: our save, loaded by dockerd 20.10.
@@ -470,7 +580,11 @@ describe('save and load', () => {
 async function loadError(d: TestDaemon, tar: Buffer): Promise<string> {
   const r = await d.request('POST', '/images/load', { body: tar });
   assert.equal(r.status, 200, r.text());
-  const messages = r.text().split(/\r?\n/).filter((l) => l.trim()).map((l) => JSON.parse(l) as { error?: string; errorDetail?: { message: string } });
+  const messages = r
+    .text()
+    .split(/\r?\n/)
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as { error?: string; errorDetail?: { message: string } });
   const last = messages.at(-1);
   assert.ok(last?.error && last.errorDetail?.message === last.error, `the stream ends with an error: ${r.text()}`);
   assert.ok(!messages.some((m) => 'stream' in m), 'nothing was reported loaded');

@@ -75,12 +75,17 @@ describe('managed plugins', { skip }, () => {
     assert.match(pushed, new RegExp(`The push refers to repository \\[${reg.host}/testvol\\]`));
     assert.match(pushed, /^[0-9a-f]{12}: Pushed$/m);
     assert.match(pushed, /^1\.0: digest: sha256:[0-9a-f]{64} size: \d+$/m);
-    const res = await fetch(`http://${reg.host}/v2/testvol/manifests/1.0`, { headers: { Accept: 'application/vnd.docker.distribution.manifest.v2+json' } });
+    const res = await fetch(`http://${reg.host}/v2/testvol/manifests/1.0`, {
+      headers: { Accept: 'application/vnd.docker.distribution.manifest.v2+json' },
+    });
     assert.equal(res.status, 200);
-    const manifest = await res.json() as { config: { mediaType: string; digest: string }; layers: Array<{ digest: string }> };
+    const manifest = (await res.json()) as { config: { mediaType: string; digest: string }; layers: Array<{ digest: string }> };
     assert.equal(manifest.config.mediaType, 'application/vnd.docker.plugin.v1+json');
     assert.equal(manifest.layers.length, 1);
-    const config = await (await fetch(`http://${reg.host}/v2/testvol/blobs/${manifest.config.digest}`)).json() as { Network: { Type: string }; rootfs: { diff_ids: string[] } };
+    const config = (await (await fetch(`http://${reg.host}/v2/testvol/blobs/${manifest.config.digest}`)).json()) as {
+      Network: { Type: string };
+      rootfs: { diff_ids: string[] };
+    };
     assert.equal(config.Network.Type, 'host');
     assert.deepEqual(config.rootfs.diff_ids, p.Config.rootfs.diff_ids);
 
@@ -90,18 +95,29 @@ describe('managed plugins', { skip }, () => {
   });
 
   test('create: bad contexts and names are 400s with a message; a taken name is a 409', async () => {
-    const onlyRootfs = await tarToBuffer(async (tw) => { await tw.directory('rootfs', { mode: 0o755 }); });
-    const noConfig = await d.request('POST', '/plugins/create?name=bad', { body: onlyRootfs, headers: { 'Content-Type': 'application/x-tar' } });
+    const onlyRootfs = await tarToBuffer(async (tw) => {
+      await tw.directory('rootfs', { mode: 0o755 });
+    });
+    const noConfig = await d.request('POST', '/plugins/create?name=bad', {
+      body: onlyRootfs,
+      headers: { 'Content-Type': 'application/x-tar' },
+    });
     assert.equal(noConfig.status, 400);
     assert.equal(noConfig.json().message, 'invalid plugin context: config.json is missing');
     const badConfig = await tarToBuffer(async (tw) => {
       await tw.file('config.json', JSON.stringify({ Interface: { Types: ['docker.volumedriver/1.0'] } }));
       await tw.directory('rootfs', { mode: 0o755 });
     });
-    const noSocket = await d.request('POST', '/plugins/create?name=bad', { body: badConfig, headers: { 'Content-Type': 'application/x-tar' } });
+    const noSocket = await d.request('POST', '/plugins/create?name=bad', {
+      body: badConfig,
+      headers: { 'Content-Type': 'application/x-tar' },
+    });
     assert.equal(noSocket.status, 400);
     assert.match(noSocket.json().message, /Interface.Socket must be a file name/);
-    const garbage = await d.request('POST', '/plugins/create?name=bad', { body: Buffer.from('not a tar at all'), headers: { 'Content-Type': 'application/x-tar' } });
+    const garbage = await d.request('POST', '/plugins/create?name=bad', {
+      body: Buffer.from('not a tar at all'),
+      headers: { 'Content-Type': 'application/x-tar' },
+    });
     assert.equal(garbage.status, 400);
     assert.equal((await d.request('POST', '/plugins/create', { body: onlyRootfs })).status, 400);
     assert.equal((await d.request('POST', '/plugins/create?name=UPPER', { body: onlyRootfs })).status, 400);
@@ -165,7 +181,16 @@ describe('managed plugins', { skip }, () => {
     const v = JSON.parse(await ok(['volume', 'inspect', 'mpv1']))[0];
     assert.equal(v.Driver, alias);
     assert.equal(v.Mountpoint, join(d.dataRoot, 'plugins', p.Id, 'rootfs', 'data', 'mpv1'));
-    const marker = await ok(['run', '--rm', '-v', 'mpv1:/v', 'busybox', 'sh', '-c', 'cat /v/made-by-testvol; echo hello > /v/from-container']);
+    const marker = await ok([
+      'run',
+      '--rm',
+      '-v',
+      'mpv1:/v',
+      'busybox',
+      'sh',
+      '-c',
+      'cat /v/made-by-testvol; echo hello > /v/from-container',
+    ]);
     assert.equal(marker.trim(), 'mpv1');
     assert.equal(await readFile(join(v.Mountpoint, 'from-container'), 'utf8'), 'hello\n');
     assert.match(await ok(['volume', 'ls', '--filter', `driver=${alias}`]), /mpv1/);
@@ -242,12 +267,20 @@ describe('managed plugins', { skip }, () => {
     const p = await inspect(alias);
     const first = await until('the plugin process', () => pluginPid(p.Id));
     process.kill(first, 'SIGKILL');
-    const second = await until('the plugin started again', async () => {
-      const pid = await pluginPid(p.Id);
-      return pid !== undefined && pid !== first ? pid : undefined;
-    }, 30_000);
+    const second = await until(
+      'the plugin started again',
+      async () => {
+        const pid = await pluginPid(p.Id);
+        return pid !== undefined && pid !== first ? pid : undefined;
+      },
+      30_000,
+    );
     assert.match(d.output, /managed plugin testvol:latest exited with status 137; starting it again/);
-    await until('the plugin serving again', async () => ((await d.docker(['volume', 'inspect', 'mpv2'])).code === 0 ? true : undefined), 30_000);
+    await until(
+      'the plugin serving again',
+      async () => ((await d.docker(['volume', 'inspect', 'mpv2'])).code === 0 ? true : undefined),
+      30_000,
+    );
 
     await d.kill9();
     await d.restart();
@@ -262,12 +295,17 @@ describe('managed plugins', { skip }, () => {
     const v2 = `${reg.host}/testvol:2.0`;
     // The second version keeps its volumes in a PropagatedMount: on the host they are under the
     // plugin's propagated-mount directory, not in its rootfs.
-    await buildTestVolumePlugin(join(dir, 'plugin2'), '2', { Description: 'engine test volume driver, second version', PropagatedMount: '/data2' });
+    await buildTestVolumePlugin(join(dir, 'plugin2'), '2', {
+      Description: 'engine test volume driver, second version',
+      PropagatedMount: '/data2',
+    });
     await ok(['plugin', 'create', v2, join(dir, 'plugin2')]);
     await ok(['plugin', 'push', v2]);
     await ok(['plugin', 'rm', v2]);
 
-    const busy = await d.request('POST', `/plugins/${alias}/upgrade?remote=${encodeURIComponent(v2)}`, { body: [{ Name: 'network', Description: '', Value: ['host'] }] });
+    const busy = await d.request('POST', `/plugins/${alias}/upgrade?remote=${encodeURIComponent(v2)}`, {
+      body: [{ Name: 'network', Description: '', Value: ['host'] }],
+    });
     assert.equal(busy.status, 409);
     assert.equal(busy.json().message, 'plugin must be disabled before upgrading');
     await ok(['volume', 'rm', 'mpv2']);
@@ -284,7 +322,10 @@ describe('managed plugins', { skip }, () => {
     await ok(['volume', 'create', '-d', alias, 'mpv3']);
     const v = JSON.parse(await ok(['volume', 'inspect', 'mpv3']))[0];
     assert.equal(v.Mountpoint, join(d.dataRoot, 'plugins', p.Id, 'propagated-mount', 'mpv3'));
-    assert.equal((await ok(['run', '--rm', '-v', 'mpv3:/v', 'busybox', 'sh', '-c', 'cat /v/made-by-testvol; echo x > /v/from-container'])).trim(), 'mpv3');
+    assert.equal(
+      (await ok(['run', '--rm', '-v', 'mpv3:/v', 'busybox', 'sh', '-c', 'cat /v/made-by-testvol; echo x > /v/from-container'])).trim(),
+      'mpv3',
+    );
     assert.equal(await readFile(join(v.Mountpoint, 'from-container'), 'utf8'), 'x\n');
     await ok(['volume', 'rm', 'mpv3']);
   });
@@ -301,8 +342,31 @@ describe('managed plugins', { skip }, () => {
     const gone = await d.request('GET', `/plugins/${alias}/json`);
     assert.equal(gone.status, 404);
     assert.equal(gone.json().message, `plugin "${alias}" not found`);
-    const events = await ok(['events', '--since', String(startedAt), '--until', String(Math.ceil(Date.now() / 1000)), '--filter', 'type=plugin', '--filter', `plugin=${p.Id}`, '--format', '{{.Action}}']);
-    assert.deepEqual(events.trim().split('\n'), ['pull', 'enable', 'disable', 'enable', 'disable', 'enable', 'disable', 'pull', 'enable', 'remove']);
+    const events = await ok([
+      'events',
+      '--since',
+      String(startedAt),
+      '--until',
+      String(Math.ceil(Date.now() / 1000)),
+      '--filter',
+      'type=plugin',
+      '--filter',
+      `plugin=${p.Id}`,
+      '--format',
+      '{{.Action}}',
+    ]);
+    assert.deepEqual(events.trim().split('\n'), [
+      'pull',
+      'enable',
+      'disable',
+      'enable',
+      'disable',
+      'enable',
+      'disable',
+      'pull',
+      'enable',
+      'remove',
+    ]);
   });
 
   test('a registry that wants credentials: X-Registry-Auth from docker login carries push, privileges and install', async () => {

@@ -42,7 +42,22 @@ describe('metrics', () => {
 
   test('daemon info, container actions and states, events, network actions, health checks', async () => {
     assert.equal((await d.docker(['network', 'create', 'mnet'])).code, 0);
-    const r = await d.docker(['run', '-d', '--name', 'busy', '--network', 'mnet', '--health-cmd', 'true', '--health-interval', '1s', 'busybox', 'sh', '-c', 'while true; do echo x > /dev/null; done']);
+    const r = await d.docker([
+      'run',
+      '-d',
+      '--name',
+      'busy',
+      '--network',
+      'mnet',
+      '--health-cmd',
+      'true',
+      '--health-interval',
+      '1s',
+      'busybox',
+      'sh',
+      '-c',
+      'while true; do echo x > /dev/null; done',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const m = await until('a health check counted', async () => {
       const s = await scrape();
@@ -72,12 +87,31 @@ describe('metrics', () => {
     assert.ok(cpu2 > cpu1);
     assert.equal((await d.docker(['rm', '-f', 'busy'])).code, 0);
     const after = await scrape();
-    assert.equal(find(after, 'engine_container_cpu_usage_seconds_total', 'name="busy"'), undefined, 'a removed container is gone from the scrape');
+    assert.equal(
+      find(after, 'engine_container_cpu_usage_seconds_total', 'name="busy"'),
+      undefined,
+      'a removed container is gone from the scrape',
+    );
     assert.equal((await fetch(`http://127.0.0.1:${port}/other`)).status, 404);
   });
 
   test('without --experimental the daemon refuses --metrics-addr', async () => {
-    const r = await run(ENGINED, ['--metrics-addr', '127.0.0.1:1', '--data-root', `${d.dir}/x-data`, '--exec-root', `${d.dir}/x-exec`, '--pidfile', `${d.dir}/x.pid`, '-H', `unix://${d.dir}/x.sock`], { timeoutMs: 30_000 });
+    const r = await run(
+      ENGINED,
+      [
+        '--metrics-addr',
+        '127.0.0.1:1',
+        '--data-root',
+        `${d.dir}/x-data`,
+        '--exec-root',
+        `${d.dir}/x-exec`,
+        '--pidfile',
+        `${d.dir}/x.pid`,
+        '-H',
+        `unix://${d.dir}/x.sock`,
+      ],
+      { timeoutMs: 30_000 },
+    );
     assert.equal(r.code, 1);
     assert.match(r.stderr, /metrics-addr is only supported when experimental is enabled/);
   });

@@ -89,7 +89,7 @@ describe('networking over IPv6', () => {
     await ok(d, ['rm', '-f', 'b1']);
   });
 
-  test('user network with EnableIPv6: a /64 of the daemon\'s ULA pool, AAAA names, reachability', async () => {
+  test("user network with EnableIPv6: a /64 of the daemon's ULA pool, AAAA names, reachability", async () => {
     await ok(d, ['network', 'create', '--ipv6', 'v6net']);
     const net = await inspect(d, 'v6net', 'network');
     assert.equal(net.EnableIPv6, true);
@@ -110,14 +110,32 @@ describe('networking over IPv6', () => {
     const entry = Object.values(netView.Containers as Record<string, any>)[0];
     assert.equal(entry.IPv6Address, `${dbAddr}/64`);
     // Names and aliases resolve to the IPv6 address (AAAA) from the daemon's DNS, and answer.
-    const out = await ok(d, ['run', '--rm', '--network', 'v6net', 'busybox', 'sh', '-c', 'nslookup -type=AAAA db6; nslookup -type=AAAA store; ping -6 -c1 -W2 db6']);
+    const out = await ok(d, [
+      'run',
+      '--rm',
+      '--network',
+      'v6net',
+      'busybox',
+      'sh',
+      '-c',
+      'nslookup -type=AAAA db6; nslookup -type=AAAA store; ping -6 -c1 -W2 db6',
+    ]);
     assert.equal(out.split('\n').filter((l) => l.trim() === `Address: ${dbAddr}`).length, 2, out);
     assert.match(out, /1 packets received/);
     // Different networks are isolated over IPv6 too.
     const across = await d.docker(['run', '--rm', '--network', 'v6other', 'busybox', 'ping', '-6', '-c1', '-W1', dbAddr]);
     assert.notEqual(across.code, 0, 'v6other must not reach v6net');
     // Egress: the outside host sees the host's address (masquerade), not the container's ULA.
-    const seen = await ok(d, ['run', '--rm', '--network', 'v6net', 'busybox', 'sh', '-c', `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${outside.ip6} 9000 | tail -n 1`]);
+    const seen = await ok(d, [
+      'run',
+      '--rm',
+      '--network',
+      'v6net',
+      'busybox',
+      'sh',
+      '-c',
+      `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${outside.ip6} 9000 | tail -n 1`,
+    ]);
     assert.equal(seen.trim(), outside.hostIp6);
     await ok(d, ['rm', '-f', 'db6']);
     await ok(d, ['network', 'rm', 'v6other']);
@@ -129,10 +147,18 @@ describe('networking over IPv6', () => {
     await ok(d, ['network', 'create', '--ipv6', '--subnet', subnet, '--subnet', '10.231.7.0/24', 'given6']);
     const net = await inspect(d, 'given6', 'network');
     // dockerd lists IPv4 entries first, whatever the request's order (the CLI's order is random).
-    assert.deepEqual(net.IPAM.Config, [{ Subnet: '10.231.7.0/24', Gateway: '10.231.7.1' }, { Subnet: subnet, Gateway: `${prefix}::1` }]);
-    const v6First = await d.request('POST', '/networks/create', { body: { Name: 'order6', EnableIPv6: true, IPAM: { Config: [{ Subnet: `${ulaPrefix(3)}::/64` }, { Subnet: '10.231.8.0/24' }] } } });
+    assert.deepEqual(net.IPAM.Config, [
+      { Subnet: '10.231.7.0/24', Gateway: '10.231.7.1' },
+      { Subnet: subnet, Gateway: `${prefix}::1` },
+    ]);
+    const v6First = await d.request('POST', '/networks/create', {
+      body: { Name: 'order6', EnableIPv6: true, IPAM: { Config: [{ Subnet: `${ulaPrefix(3)}::/64` }, { Subnet: '10.231.8.0/24' }] } },
+    });
     assert.equal(v6First.status, 201, v6First.text());
-    assert.deepEqual((await inspect(d, 'order6', 'network')).IPAM.Config.map((c: any) => c.Subnet.includes(':')), [false, true]);
+    assert.deepEqual(
+      (await inspect(d, 'order6', 'network')).IPAM.Config.map((c: any) => c.Subnet.includes(':')),
+      [false, true],
+    );
     await ok(d, ['network', 'rm', 'order6']);
     await ok(d, ['run', '-d', '--name', 's6', '--network', 'given6', '--ip6', `${prefix}::99`, 'busybox', 'sleep', '300']);
     const ep = (await inspect(d, 's6')).NetworkSettings.Networks.given6;
@@ -148,14 +174,20 @@ describe('networking over IPv6', () => {
     const noV6 = await d.request('POST', '/networks/create', { body: { Name: 'nov6', IPAM: { Config: [{ Subnet: 'fd02::/64' }] } } });
     assert.equal(noV6.status, 400);
     assert.match(noV6.json().message, /IPv6 subnet fd02::\/64 given, but IPv6 is not enabled/);
-    const hostBits = await d.request('POST', '/networks/create', { body: { Name: 'hb', EnableIPv6: true, IPAM: { Config: [{ Subnet: `${prefix}:0:0:1:0/64` }] } } });
+    const hostBits = await d.request('POST', '/networks/create', {
+      body: { Name: 'hb', EnableIPv6: true, IPAM: { Config: [{ Subnet: `${prefix}:0:0:1:0/64` }] } },
+    });
     assert.equal(hostBits.status, 400);
     assert.match(hostBits.json().message, /it should be/);
-    const overlap = await d.request('POST', '/networks/create', { body: { Name: 'ov', EnableIPv6: true, IPAM: { Config: [{ Subnet: `${prefix}::/80` }] } } });
+    const overlap = await d.request('POST', '/networks/create', {
+      body: { Name: 'ov', EnableIPv6: true, IPAM: { Config: [{ Subnet: `${prefix}::/80` }] } },
+    });
     assert.equal(overlap.status, 403);
     assert.match(overlap.json().message, /Pool overlaps/);
-    const two = await d.request('POST', '/networks/create', { body: { Name: 'two', EnableIPv6: true, IPAM: { Config: [{ Subnet: 'fd03::/64' }, { Subnet: 'fd04::/64' }] } } });
-    assert.equal(two.status, 403, 'one subnet per family, as dockerd\'s bridge driver');
+    const two = await d.request('POST', '/networks/create', {
+      body: { Name: 'two', EnableIPv6: true, IPAM: { Config: [{ Subnet: 'fd03::/64' }, { Subnet: 'fd04::/64' }] } },
+    });
+    assert.equal(two.status, 403, "one subnet per family, as dockerd's bridge driver");
     assert.equal(two.json().message, "bridge driver doesn't support multiple subnets");
     await ok(d, ['rm', '-f', 's6']);
     await ok(d, ['network', 'rm', 'given6']);
@@ -165,10 +197,18 @@ describe('networking over IPv6', () => {
     await ok(d, ['run', '-d', '--name', 'web6', '--hostname', 'web6host', '--network', 'v6net', '-p', '80', 'busybox', ...HTTPD]);
     const info = await inspect(d, 'web6');
     const bindings = info.NetworkSettings.Ports['80/tcp'];
-    assert.deepEqual(bindings.map((b: any) => b.HostIp), ['0.0.0.0', '::']);
+    assert.deepEqual(
+      bindings.map((b: any) => b.HostIp),
+      ['0.0.0.0', '::'],
+    );
     const port = Number(bindings[0].HostPort);
     assert.equal(Number(bindings[1].HostPort), port);
-    assert.equal(await until('the proxy to answer over IPv6', async () => (await fetch(`http://[::1]:${port}/`, { signal: AbortSignal.timeout(3000) })).text()).then((t) => t.trim()), 'web6host');
+    assert.equal(
+      await until('the proxy to answer over IPv6', async () =>
+        (await fetch(`http://[::1]:${port}/`, { signal: AbortSignal.timeout(3000) })).text(),
+      ).then((t) => t.trim()),
+      'web6host',
+    );
     const addr6 = info.NetworkSettings.Networks.v6net.GlobalIPv6Address as string;
     const rules = await ours6(d.execRoot);
     assert.equal(rules.filter((l) => l.includes(`--dport ${port} -j DNAT --to-destination [${addr6}]:80`)).length, 1, rules.join('\n'));
@@ -186,7 +226,10 @@ describe('networking over IPv6', () => {
   test('a crash-restart neither duplicates nor loses IPv6 rules; network removal and a graceful stop remove them', async () => {
     // Rules are the same after kill -9 and a restart.
     const before = await ours6(d.execRoot);
-    assert.ok(before.some((l) => l.includes('MASQUERADE') && l.includes(fixed)), before.join('\n'));
+    assert.ok(
+      before.some((l) => l.includes('MASQUERADE') && l.includes(fixed)),
+      before.join('\n'),
+    );
     await d.kill9();
     await d.restart();
     const again = await until('the daemon to rewrite its chains', async () => {
@@ -210,7 +253,16 @@ describe('IPv6 daemon options: --bip6, --default-gateway-v6, --ip6tables=false',
 
   before(async () => {
     d = await startDaemon({
-      args: ['--ipv6', '--bip6', `${prefix}::a/64`, '--fixed-cidr-v6', `${prefix}::100:0/112`, '--default-gateway-v6', `${prefix}::fe`, '--ip6tables=false'],
+      args: [
+        '--ipv6',
+        '--bip6',
+        `${prefix}::a/64`,
+        '--fixed-cidr-v6',
+        `${prefix}::100:0/112`,
+        '--default-gateway-v6',
+        `${prefix}::fe`,
+        '--ip6tables=false',
+      ],
       env: { ENGINE_DEFAULT_BRIDGE: `engb${randomBytes(3).toString('hex')}` },
     });
     await loadBusybox(d);
@@ -225,7 +277,12 @@ describe('IPv6 daemon options: --bip6, --default-gateway-v6, --ip6tables=false',
   test('the bridge address from --bip6, allocation in --fixed-cidr-v6, the default route via --default-gateway-v6', async () => {
     const net = await inspect(d, 'bridge', 'network');
     const v6 = net.IPAM.Config.find((c: any) => c.Subnet.includes(':'));
-    assert.deepEqual(v6, { Subnet: `${prefix}::/64`, IPRange: `${prefix}::100:0/112`, Gateway: `${prefix}::a`, AuxiliaryAddresses: { DefaultGatewayIPv6: `${prefix}::fe` } });
+    assert.deepEqual(v6, {
+      Subnet: `${prefix}::/64`,
+      IPRange: `${prefix}::100:0/112`,
+      Gateway: `${prefix}::a`,
+      AuxiliaryAddresses: { DefaultGatewayIPv6: `${prefix}::fe` },
+    });
     const out = await ok(d, ['run', '--rm', 'busybox', 'sh', '-c', 'ip -6 addr show dev eth0 scope global; ip -6 route show default']);
     // A /112 range has no room for the MAC: addresses are handed out in turn from the range.
     assert.match(out, new RegExp(`inet6 ${prefix}::100:1/64`));
@@ -241,10 +298,16 @@ describe('IPv6 daemon options: --bip6, --default-gateway-v6, --ip6tables=false',
     // policy, which an administrator owns once ip6tables is off, does not matter).
     await sh('busybox', ['ping', '-6', '-c1', '-W2', addr]);
     assert.match(await ok(d, ['exec', 'q1', 'ping', '-6', '-c1', '-W2', ep.IPv6Gateway]), /1 packets received/);
-    assert.match(await ok(d, ['run', '--rm', '--network', 'quiet6', 'busybox', 'nslookup', '-type=AAAA', 'q1']), new RegExp(`Address: ${addr}`));
+    assert.match(
+      await ok(d, ['run', '--rm', '--network', 'quiet6', 'busybox', 'nslookup', '-type=AAAA', 'q1']),
+      new RegExp(`Address: ${addr}`),
+    );
     assert.deepEqual(await ours6(d.execRoot), []);
     const start = await d.request('GET', '/info');
-    assert.ok(!(start.json().Warnings ?? []).some((w: string) => /ip6tables|ipv6|bip6|cidr-v6/i.test(w)), 'the IPv6 options are built: no "not built yet" warning');
+    assert.ok(
+      !(start.json().Warnings ?? []).some((w: string) => /ip6tables|ipv6|bip6|cidr-v6/i.test(w)),
+      'the IPv6 options are built: no "not built yet" warning',
+    );
     await ok(d, ['rm', '-f', 'q1']);
   });
 });

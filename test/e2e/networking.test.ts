@@ -16,7 +16,6 @@ import { loadBusybox } from '../helpers/images.ts';
 import { httpGet, OutsideHost, sh } from '../helpers/outside-host.ts';
 import { until } from '../helpers/until.ts';
 
-
 /** A per-daemon default bridge name: daemons of parallel test files must not share one. */
 function testBridge(): string {
   return `engt${randomBytes(3).toString('hex')}`;
@@ -34,7 +33,10 @@ async function iptablesSave(): Promise<string> {
 /** Host links enslaved to a bridge (the containers' veth ends). */
 async function portsOf(bridge: string): Promise<string[]> {
   const out = await run('ip', ['-o', 'link', 'show', 'master', bridge]);
-  return out.stdout.split('\n').filter(Boolean).map((l) => l.split(':')[1]!.trim().split('@')[0]!);
+  return out.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.split(':')[1]!.trim().split('@')[0]!);
 }
 
 /** A stand-in upstream resolver on a host loopback address: answers A queries from a table. */
@@ -44,9 +46,15 @@ async function fakeResolver(address: string, table: Record<string, string>): Pro
     try {
       const q = parseQuery(msg);
       const ip = table[q.question.name.toLowerCase()];
-      const reply = ip && q.question.type === TYPE_A
-        ? buildReply(msg, q, 0, [aRecord(ip.split('.').reduce((a, o) => a * 256 + Number(o), 0), 30)])
-        : buildReply(msg, q, RCODE_NXDOMAIN);
+      const reply =
+        ip && q.question.type === TYPE_A
+          ? buildReply(msg, q, 0, [
+              aRecord(
+                ip.split('.').reduce((a, o) => a * 256 + Number(o), 0),
+                30,
+              ),
+            ])
+          : buildReply(msg, q, RCODE_NXDOMAIN);
       sock.send(reply, rinfo.port, rinfo.address);
     } catch {
       // not a query
@@ -95,7 +103,7 @@ describe('networking: default bridge, user networks, ports, DNS', () => {
     }
   });
 
-  test('the predefined networks exist, show dockerd\'s shape, and cannot be removed', async () => {
+  test("the predefined networks exist, show dockerd's shape, and cannot be removed", async () => {
     const ls = await d.docker(['network', 'ls', '--format', '{{.Name}} {{.Driver}} {{.Scope}}']);
     assert.equal(ls.code, 0, ls.stderr);
     assert.deepEqual(ls.stdout.trim().split('\n').sort(), ['bridge bridge local', 'host host local', 'none null local']);
@@ -167,19 +175,37 @@ describe('networking: default bridge, user networks, ports, DNS', () => {
   });
 
   test('published ports: reachable from the host (proxy and DNAT) and from the outside namespace', async () => {
-    const r = await d.docker(['run', '-d', '--name', 'web', '--hostname', 'webhost', '-p', '80', '-p', '127.0.0.1::80', 'busybox', ...HTTPD]);
+    const r = await d.docker([
+      'run',
+      '-d',
+      '--name',
+      'web',
+      '--hostname',
+      'webhost',
+      '-p',
+      '80',
+      '-p',
+      '127.0.0.1::80',
+      'busybox',
+      ...HTTPD,
+    ]);
     assert.equal(r.code, 0, r.stderr);
     const info = await inspect(d, 'web');
     const bindings = info.NetworkSettings.Ports['80/tcp'];
     // As dockerd on a host with IPv6: the address-less binding is published on 0.0.0.0 and ::.
-    assert.deepEqual(bindings.map((b: any) => b.HostIp), ['0.0.0.0', '::', '127.0.0.1']);
+    assert.deepEqual(
+      bindings.map((b: any) => b.HostIp),
+      ['0.0.0.0', '::', '127.0.0.1'],
+    );
     const any = bindings.find((b: any) => b.HostIp === '0.0.0.0');
     const local = bindings.find((b: any) => b.HostIp === '127.0.0.1');
     assert.equal(bindings[1].HostPort, any.HostPort, 'the same port on both families');
     const port = Number(any.HostPort);
     assert.ok(port >= 1024, `ephemeral port ${port}`);
     // Loopback goes through the userland proxy, the host's own other address through DNAT (OUTPUT).
-    const viaLoopback = await until('the proxy to answer', async () => (await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(3000) })).text());
+    const viaLoopback = await until('the proxy to answer', async () =>
+      (await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(3000) })).text(),
+    );
     assert.equal(viaLoopback.trim(), 'webhost');
     assert.equal((await (await fetch(`http://127.0.0.1:${local.HostPort}/`)).text()).trim(), 'webhost');
     assert.equal((await (await fetch(`http://${outside.hostIp}:${port}/`)).text()).trim(), 'webhost');
@@ -197,10 +223,17 @@ describe('networking: default bridge, user networks, ports, DNS', () => {
     assert.equal((await (await fetch(`http://[::1]:${port}/`)).text()).trim(), 'webhost');
     assert.equal(await hostPort(d, 'web', '80/tcp'), port);
     const rules = ourRules(await iptablesSave(), d.execRoot);
-    assert.equal(rules.filter((l) => l.includes(`--dport ${port} -j DNAT --to-destination ${info.NetworkSettings.IPAddress}:80`)).length, 1, rules.join('\n'));
+    assert.equal(
+      rules.filter((l) => l.includes(`--dport ${port} -j DNAT --to-destination ${info.NetworkSettings.IPAddress}:80`)).length,
+      1,
+      rules.join('\n'),
+    );
     // Removal takes the rules and the listener with it.
     assert.equal((await d.docker(['rm', '-f', 'web'])).code, 0);
-    assert.equal(ourRules(await iptablesSave(), d.execRoot).some((l) => l.includes('DNAT')), false);
+    assert.equal(
+      ourRules(await iptablesSave(), d.execRoot).some((l) => l.includes('DNAT')),
+      false,
+    );
     await assert.rejects(fetch(`http://127.0.0.1:${port}/`));
   });
 
@@ -213,20 +246,49 @@ describe('networking: default bridge, user networks, ports, DNS', () => {
     assert.match(b.stderr, new RegExp(`Bind for 0\\.0\\.0\\.0:${port} failed: port is already allocated`));
     const p2 = await inspect(d, 'p2');
     assert.equal(p2.State.Running, false);
-    await until('the failed start\'s veth to go', async () => ((await portsOf(bridge)).length === 1 ? true : undefined), 5000);
+    await until("the failed start's veth to go", async () => ((await portsOf(bridge)).length === 1 ? true : undefined), 5000);
     // UDP: an echo server (the host's node, run in the container through a read-only bind of /;
     // busybox has no UDP server), reached through the proxy and, from outside, through DNAT.
-    const u = await d.docker(['run', '-d', '--name', 'u1', '-p', '53/udp', '--expose', '7000', '-P', '-v', '/:/host:ro', 'busybox', 'chroot', '/host', join(REPO_ROOT, 'bin/node'), '-e', UDP_ECHO]);
+    const u = await d.docker([
+      'run',
+      '-d',
+      '--name',
+      'u1',
+      '-p',
+      '53/udp',
+      '--expose',
+      '7000',
+      '-P',
+      '-v',
+      '/:/host:ro',
+      'busybox',
+      'chroot',
+      '/host',
+      join(REPO_ROOT, 'bin/node'),
+      '-e',
+      UDP_ECHO,
+    ]);
     assert.equal(u.code, 0, u.stderr);
     const uinfo = await inspect(d, 'u1');
     const uport = Number(uinfo.NetworkSettings.Ports['53/udp'][0].HostPort);
     assert.ok(Number(uinfo.NetworkSettings.Ports['7000/tcp'][0].HostPort) > 0, '-P publishes exposed ports');
-    const answer = await until('a UDP answer', () => new Promise<string | undefined>((resolve) => {
-      const s = createSocket('udp4');
-      const t = setTimeout(() => { s.close(); resolve(undefined); }, 1000);
-      s.on('message', (m) => { clearTimeout(t); s.close(); resolve(m.toString()); });
-      s.send('ping', uport, '127.0.0.1');
-    }));
+    const answer = await until(
+      'a UDP answer',
+      () =>
+        new Promise<string | undefined>((resolve) => {
+          const s = createSocket('udp4');
+          const t = setTimeout(() => {
+            s.close();
+            resolve(undefined);
+          }, 1000);
+          s.on('message', (m) => {
+            clearTimeout(t);
+            s.close();
+            resolve(m.toString());
+          });
+          s.send('ping', uport, '127.0.0.1');
+        }),
+    );
     assert.equal(answer, 'pong ping');
     assert.equal(await outside.udp(outside.hostIp, uport, 'outside'), 'pong outside');
     await d.docker(['rm', '-f', 'p1', 'p2', 'u1']);
@@ -295,7 +357,16 @@ describe('networking: default bridge, user networks, ports, DNS', () => {
     const mk = await d.docker(['network', 'create', '--internal', 'sealed']);
     assert.equal(mk.code, 0, mk.stderr);
     assert.equal((await d.docker(['run', '-d', '--name', 'in1', '--network', 'sealed', 'busybox', 'sleep', '300'])).code, 0);
-    const inner = await d.docker(['run', '--rm', '--network', 'sealed', 'busybox', 'sh', '-c', `ping -c 1 -W 2 in1 >/dev/null && echo inside-ok; [ -z "$(${httpGet(outside.ip, 9000)})" ] && echo no-egress; ip route`]);
+    const inner = await d.docker([
+      'run',
+      '--rm',
+      '--network',
+      'sealed',
+      'busybox',
+      'sh',
+      '-c',
+      `ping -c 1 -W 2 in1 >/dev/null && echo inside-ok; [ -z "$(${httpGet(outside.ip, 9000)})" ] && echo no-egress; ip route`,
+    ]);
     assert.match(inner.stdout, /inside-ok/);
     assert.match(inner.stdout, /no-egress/);
     assert.doesNotMatch(inner.stdout, /default via/, 'no default route on an internal network');
@@ -359,10 +430,16 @@ describe('networking: default bridge, user networks, ports, DNS', () => {
   test('host and none modes', async () => {
     const host = await d.docker(['run', '--rm', '--network', 'host', 'busybox', 'ip', '-o', 'link']);
     assert.equal(host.code, 0, host.stderr);
-    assert.match(host.stdout, new RegExp(`: ${outside.hostIf}[@:]`), 'the host\'s interfaces are visible');
+    assert.match(host.stdout, new RegExp(`: ${outside.hostIf}[@:]`), "the host's interfaces are visible");
     const none = await d.docker(['run', '--rm', '--network', 'none', 'busybox', 'ip', '-o', 'link']);
     assert.equal(none.code, 0, none.stderr);
-    assert.deepEqual(none.stdout.trim().split('\n').map((l) => l.split(':')[1]!.trim()), ['lo']);
+    assert.deepEqual(
+      none.stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split(':')[1]!.trim()),
+      ['lo'],
+    );
     assert.equal((await d.docker(['create', '--name', 'hn', '--network', 'host', 'busybox', 'true'])).code, 0);
     const hostNet = (await d.request('GET', '/networks/host')).json();
     assert.equal((await inspect(d, 'hn')).NetworkSettings.Networks.host.NetworkID, hostNet.Id);
@@ -377,17 +454,40 @@ describe('networking: default bridge, user networks, ports, DNS', () => {
   });
 
   test('--link on the default bridge writes the linked container into /etc/hosts and the environment', async () => {
-    assert.equal((await d.docker(['run', '-d', '--name', 'lk', '--expose', '5432', '-e', 'DB_USER=app', 'busybox', 'sleep', '300'])).code, 0);
+    assert.equal(
+      (await d.docker(['run', '-d', '--name', 'lk', '--expose', '5432', '-e', 'DB_USER=app', 'busybox', 'sleep', '300'])).code,
+      0,
+    );
     const target = await inspect(d, 'lk');
     const ip = target.NetworkSettings.IPAddress as string;
-    const r = await d.docker(['run', '--rm', '--name', 'linker', '--link', 'lk:dbalias', '-e', 'DBALIAS_ENV_DB_USER=overridden', 'busybox', 'sh', '-c', 'cat /etc/hosts; ping -c 1 -W 2 dbalias >/dev/null && echo ping-ok; env']);
+    const r = await d.docker([
+      'run',
+      '--rm',
+      '--name',
+      'linker',
+      '--link',
+      'lk:dbalias',
+      '-e',
+      'DBALIAS_ENV_DB_USER=overridden',
+      'busybox',
+      'sh',
+      '-c',
+      'cat /etc/hosts; ping -c 1 -W 2 dbalias >/dev/null && echo ping-ok; env',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, new RegExp(`^${ip.replace(/\./g, '\\.')}\\tdbalias ${target.Id.slice(0, 12)} lk$`, 'm'));
     assert.match(r.stdout, /ping-ok/);
     // dockerd's legacy link variables; the container's own Env wins over them.
     const env = new Set(r.stdout.split('\n'));
-    for (const v of [`DBALIAS_PORT=tcp://${ip}:5432`, `DBALIAS_PORT_5432_TCP=tcp://${ip}:5432`, `DBALIAS_PORT_5432_TCP_ADDR=${ip}`,
-      'DBALIAS_PORT_5432_TCP_PORT=5432', 'DBALIAS_PORT_5432_TCP_PROTO=tcp', 'DBALIAS_NAME=/linker/dbalias', 'DBALIAS_ENV_DB_USER=overridden']) {
+    for (const v of [
+      `DBALIAS_PORT=tcp://${ip}:5432`,
+      `DBALIAS_PORT_5432_TCP=tcp://${ip}:5432`,
+      `DBALIAS_PORT_5432_TCP_ADDR=${ip}`,
+      'DBALIAS_PORT_5432_TCP_PORT=5432',
+      'DBALIAS_PORT_5432_TCP_PROTO=tcp',
+      'DBALIAS_NAME=/linker/dbalias',
+      'DBALIAS_ENV_DB_USER=overridden',
+    ]) {
       assert.ok(env.has(v), `${v} in:\n${r.stdout}`);
     }
     assert.ok(![...env].some((l) => l.startsWith('DBALIAS_ENV_PATH=')), 'PATH and HOME are not passed on');
@@ -398,7 +498,17 @@ describe('networking: default bridge, user networks, ports, DNS', () => {
 
   test('--add-host with host-gateway resolves to the default bridge address', async () => {
     const gw = (await d.request('GET', '/networks/bridge')).json().IPAM.Config[0].Gateway;
-    const r = await d.docker(['run', '--rm', '--add-host', 'gw.test:host-gateway', '--add-host', 'fixed.test:10.0.0.9', 'busybox', 'cat', '/etc/hosts']);
+    const r = await d.docker([
+      'run',
+      '--rm',
+      '--add-host',
+      'gw.test:host-gateway',
+      '--add-host',
+      'fixed.test:10.0.0.9',
+      'busybox',
+      'cat',
+      '/etc/hosts',
+    ]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, new RegExp(`^${gw.replace(/\./g, '\\.')}\\tgw\\.test$`, 'm'));
     assert.match(r.stdout, /^10\.0\.0\.9\tfixed\.test$/m);
@@ -407,7 +517,11 @@ describe('networking: default bridge, user networks, ports, DNS', () => {
   test('removal leaves no veths, addresses or rules; prune removes unused networks', async () => {
     await d.docker(['rm', '-f', 'db']);
     const appBridge = `br-${(await d.request('GET', '/networks/app')).json().Id.slice(0, 12)}`;
-    await until('the veths to go', async () => ((await portsOf(appBridge)).length + (await portsOf(bridge)).length === 0 ? true : undefined), 5000);
+    await until(
+      'the veths to go',
+      async () => ((await portsOf(appBridge)).length + (await portsOf(bridge)).length === 0 ? true : undefined),
+      5000,
+    );
     assert.equal((await d.docker(['network', 'create', 'spare'])).code, 0);
     // An IPv6 network brings the daemon's ip6tables chains; the last one's removal takes them away.
     assert.equal((await d.docker(['network', 'create', '--ipv6', 'spare6'])).code, 0);
@@ -417,9 +531,13 @@ describe('networking: default bridge, user networks, ports, DNS', () => {
     assert.equal(prune.status, 200);
     assert.deepEqual(prune.json().NetworksDeleted.sort(), ['app', 'spare', 'spare6']);
     assert.ok(!(await sh('ip6tables-save', [])).includes(v6Prefix), 'no ip6tables chain after the last IPv6 network');
-    assert.equal((await run('ip', ['link', 'show', appBridge])).code, 1, 'the network\'s bridge is gone');
+    assert.equal((await run('ip', ['link', 'show', appBridge])).code, 1, "the network's bridge is gone");
     const rules = ourRules(await iptablesSave(), d.execRoot);
-    assert.equal(rules.some((l) => l.includes(appBridge) || l.includes('DNAT')), false, rules.join('\n'));
+    assert.equal(
+      rules.some((l) => l.includes(appBridge) || l.includes('DNAT')),
+      false,
+      rules.join('\n'),
+    );
     assert.deepEqual(daemonLinks(d.execRoot), [bridge]);
     const empty = await d.request('POST', '/networks/prune');
     assert.equal(empty.json().NetworksDeleted, null);
@@ -434,8 +552,21 @@ describe('networking: daemon options', () => {
   before(async () => {
     d = await startDaemon({
       env: { ENGINE_DEFAULT_BRIDGE: bridge },
-      args: ['--icc=false', '--bip', `10.232.${a}.1/24`, '--fixed-cidr', `10.232.${a}.128/25`, '--mtu', '1400', '--default-gateway', `10.232.${a}.254`,
-        '--default-address-pool', `base=10.233.${a}.0/24,size=28`, '--default-network-opt', 'bridge=com.engine.network.driver.mtu=1300'],
+      args: [
+        '--icc=false',
+        '--bip',
+        `10.232.${a}.1/24`,
+        '--fixed-cidr',
+        `10.232.${a}.128/25`,
+        '--mtu',
+        '1400',
+        '--default-gateway',
+        `10.232.${a}.254`,
+        '--default-address-pool',
+        `base=10.233.${a}.0/24,size=28`,
+        '--default-network-opt',
+        'bridge=com.engine.network.driver.mtu=1300',
+      ],
     });
     await loadBusybox(d);
   });
@@ -448,7 +579,14 @@ describe('networking: daemon options', () => {
 
   test('--bip, --fixed-cidr, --mtu and --default-gateway shape the default bridge', async () => {
     const net = (await d.request('GET', '/networks/bridge')).json();
-    assert.deepEqual(net.IPAM.Config, [{ Subnet: `10.232.${a}.0/24`, IPRange: `10.232.${a}.128/25`, Gateway: `10.232.${a}.1`, AuxiliaryAddresses: { DefaultGatewayIPv4: `10.232.${a}.254` } }]);
+    assert.deepEqual(net.IPAM.Config, [
+      {
+        Subnet: `10.232.${a}.0/24`,
+        IPRange: `10.232.${a}.128/25`,
+        Gateway: `10.232.${a}.1`,
+        AuxiliaryAddresses: { DefaultGatewayIPv4: `10.232.${a}.254` },
+      },
+    ]);
     assert.equal(net.Options['com.engine.network.driver.mtu'], '1400');
     assert.equal(net.Options['com.engine.network.bridge.enable_icc'], 'false');
     const r = await d.docker(['run', '--rm', 'busybox', 'sh', '-c', 'ip route; ip -o -4 addr show eth0; cat /sys/class/net/eth0/mtu']);
@@ -481,10 +619,17 @@ describe('networking: daemon options', () => {
     assert.equal(n1.Options['com.engine.network.driver.mtu'], '1300');
     const r = await d.docker(['run', '--rm', '--network', 'n1', 'busybox', 'cat', '/sys/class/net/eth0/mtu']);
     assert.equal(r.stdout.trim(), '1300');
-    const bad = await d.request('POST', '/networks/create', { body: { Name: 'bad', IPAM: { Config: [{ Subnet: '10.1.2.3/16', Gateway: '10.2.0.1' }] } } });
+    const bad = await d.request('POST', '/networks/create', {
+      body: { Name: 'bad', IPAM: { Config: [{ Subnet: '10.1.2.3/16', Gateway: '10.2.0.1' }] } },
+    });
     assert.equal(bad.status, 400);
-    assert.equal(bad.json().message, 'invalid network config:\n* invalid subnet 10.1.2.3/16: it should be 10.1.0.0/16\n* invalid gateway 10.2.0.1: parent subnet 10.1.0.0/16 doesn\'t contain this address');
-    const overlap = await d.request('POST', '/networks/create', { body: { Name: 'ov', IPAM: { Config: [{ Subnet: `10.233.${a}.0/24` }] } } });
+    assert.equal(
+      bad.json().message,
+      "invalid network config:\n* invalid subnet 10.1.2.3/16: it should be 10.1.0.0/16\n* invalid gateway 10.2.0.1: parent subnet 10.1.0.0/16 doesn't contain this address",
+    );
+    const overlap = await d.request('POST', '/networks/create', {
+      body: { Name: 'ov', IPAM: { Config: [{ Subnet: `10.233.${a}.0/24` }] } },
+    });
     assert.equal(overlap.status, 403);
     await d.docker(['network', 'rm', 'n1', 'n2']);
   });
@@ -521,7 +666,9 @@ describe('networking: crash and restart', () => {
     assert.equal(after1.NetworkSettings.Networks.keep.IPAddress, ip);
     assert.equal(after1.NetworkSettings.Ports['80/tcp'][0].HostPort, String(port));
     assert.deepEqual(ourRules(await iptablesSave(), d.execRoot).sort(), rulesBefore, 'same rules, once');
-    const body = await until('the published port after the restart', async () => (await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(3000) })).text());
+    const body = await until('the published port after the restart', async () =>
+      (await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(3000) })).text(),
+    );
     assert.equal(body.trim(), before1.Config.Hostname);
     // Names still resolve (the embedded DNS came back) and a new container gets a fresh address.
     const dns = await d.docker(['exec', 'k2', 'nslookup', 'k1']);
@@ -538,7 +685,10 @@ describe('networking: crash and restart', () => {
     const keepBridge = `br-${(await d.request('GET', '/networks/keep')).json().Id.slice(0, 12)}`;
     assert.equal((await d.docker(['rm', '-f', 'k1', 'k2'])).code, 0);
     assert.deepEqual(await portsOf(keepBridge), []);
-    assert.equal(ourRules(await iptablesSave(), d.execRoot).some((l) => l.includes('DNAT')), false);
+    assert.equal(
+      ourRules(await iptablesSave(), d.execRoot).some((l) => l.includes('DNAT')),
+      false,
+    );
     assert.equal((await d.docker(['network', 'rm', 'keep'])).code, 0);
     assert.equal((await run('ip', ['link', 'show', keepBridge])).code, 1);
     assert.equal(await d.stop(), 0);
@@ -569,13 +719,26 @@ describe('networking: proxy, NAT and bridge options', () => {
       const [binding] = info.NetworkSettings.Ports['80/tcp'];
       assert.equal(binding.HostIp, '127.0.0.1', '--ip is the default host address');
       const port = Number(binding.HostPort);
-      const proxies = (await sh('ps', ['-eo', 'args'])).split('\n').filter((l) => l.startsWith('/usr/sbin/docker-proxy') && l.includes(`-host-port ${port} `));
+      const proxies = (await sh('ps', ['-eo', 'args']))
+        .split('\n')
+        .filter((l) => l.startsWith('/usr/sbin/docker-proxy') && l.includes(`-host-port ${port} `));
       assert.equal(proxies.length, 1, 'one external proxy for the binding');
-      const body = await until('the external proxy', async () => (await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(3000) })).text());
+      const body = await until('the external proxy', async () =>
+        (await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(3000) })).text(),
+      );
       assert.equal(body.trim(), info.Config.Hostname);
       assert.equal(await outside.get(outside.hostIp, port), undefined, 'bound to 127.0.0.1 only');
       // No masquerading: the outside sees the container's own address.
-      const nat = await d.docker(['run', '--rm', '--add-host', 'gw:host-gateway', 'busybox', 'sh', '-c', `grep gw /etc/hosts; ip -4 -o addr show eth0; ${httpGet(outside.ip, 9000)}`]);
+      const nat = await d.docker([
+        'run',
+        '--rm',
+        '--add-host',
+        'gw:host-gateway',
+        'busybox',
+        'sh',
+        '-c',
+        `grep gw /etc/hosts; ip -4 -o addr show eth0; ${httpGet(outside.ip, 9000)}`,
+      ]);
       assert.equal(nat.code, 0, nat.stderr);
       assert.match(nat.stdout, /^10\.9\.8\.7\tgw$/m);
       const own = /inet (\d+\.\d+\.\d+\.\d+)\//.exec(nat.stdout)![1];
@@ -606,7 +769,9 @@ describe('networking: proxy, NAT and bridge options', () => {
       assert.equal(info.NetworkSettings.Gateway, `10.234.${k}.1`);
       const port = Number(info.NetworkSettings.Ports['80/tcp'][0].HostPort);
       // No proxy: loopback reaches the container through DNAT in OUTPUT (route_localnet).
-      const body = await until('DNAT from loopback', async () => (await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(3000) })).text());
+      const body = await until('DNAT from loopback', async () =>
+        (await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(3000) })).text(),
+      );
       assert.equal(body.trim(), info.Config.Hostname);
       assert.equal((await outside.get(outside.hostIp, port))?.trim(), info.Config.Hostname);
       // Direct routing allowed: the published port answers on the container's address from outside
@@ -636,11 +801,23 @@ describe('networking: proxy, NAT and bridge options', () => {
       const ls = await d.docker(['network', 'ls', '--format', '{{.Name}}']);
       assert.deepEqual(ls.stdout.trim().split('\n').sort(), ['host', 'none']);
       const lo = await d.docker(['run', '--rm', 'busybox', 'ip', '-o', 'link']);
-      assert.deepEqual(lo.stdout.trim().split('\n').map((l) => l.split(':')[1]!.trim()), ['lo'], 'bridge mode without a bridge: loopback only');
+      assert.deepEqual(
+        lo.stdout
+          .trim()
+          .split('\n')
+          .map((l) => l.split(':')[1]!.trim()),
+        ['lo'],
+        'bridge mode without a bridge: loopback only',
+      );
       assert.equal((await d.docker(['network', 'create', 'plain'])).code, 0);
       assert.equal((await d.docker(['run', '-d', '--name', 'srv', '--network', 'plain', '-p', '80', 'busybox', ...HTTPD])).code, 0);
       const port = await hostPort(d, 'srv', '80/tcp');
-      assert.equal((await until('the proxy', async () => (await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(3000) })).text())).trim().length > 0, true);
+      assert.equal(
+        (
+          await until('the proxy', async () => (await fetch(`http://127.0.0.1:${port}/`, { signal: AbortSignal.timeout(3000) })).text())
+        ).trim().length > 0,
+        true,
+      );
       // Names resolve; the host reaches the container's address. (Container-to-container traffic is
       // bridged through the host's FORWARD chain when br_netfilter is loaded: with --iptables=false
       // its policy is the administrator's, and an earlier daemon on this host may have set DROP.)

@@ -15,8 +15,18 @@ import { buildBusyboxLayer } from '../fixtures/busybox-image.ts';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import {
-  ForwardProxy, makeRegistryCerts, primaryAddress, pushRawImage, pushRawIndex, RegistryProxy, sha256, startRegistry,
-  startV1OnlyRegistry, TokenGateway, type RegistryCerts, type TestRegistry,
+  ForwardProxy,
+  makeRegistryCerts,
+  primaryAddress,
+  pushRawImage,
+  pushRawIndex,
+  RegistryProxy,
+  sha256,
+  startRegistry,
+  startV1OnlyRegistry,
+  TokenGateway,
+  type RegistryCerts,
+  type TestRegistry,
 } from '../helpers/registry.ts';
 
 const MT_GZ = 'application/vnd.oci.image.layer.v1.tar+gzip';
@@ -34,11 +44,19 @@ interface Line {
 }
 
 function lines(text: string): Line[] {
-  return text.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Line);
+  return text
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as Line);
 }
 
 /** A raw POST whose JSON lines arrive one by one; onLine may react mid-stream, or hang up by returning 'hangup'. */
-function streamRequest(d: TestDaemon, path: string, onLine: (l: Line) => void | 'hangup', headers: Record<string, string> = {}): Promise<{ status: number; lines: Line[] }> {
+function streamRequest(
+  d: TestDaemon,
+  path: string,
+  onLine: (l: Line) => void | 'hangup',
+  headers: Record<string, string> = {},
+): Promise<{ status: number; lines: Line[] }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest({ socketPath: d.socket, method: 'POST', path, headers }, (res) => {
       const got: Line[] = [];
@@ -98,9 +116,12 @@ async function removeImage(d: TestDaemon, name: string): Promise<void> {
 }
 
 const config = (diffIds: string[], extra: Record<string, unknown> = {}) => ({
-  architecture: 'amd64', os: 'linux', created: new Date(MTIME * 1000).toISOString(),
+  architecture: 'amd64',
+  os: 'linux',
+  created: new Date(MTIME * 1000).toISOString(),
   config: { Env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'], Cmd: ['sh'] },
-  rootfs: { type: 'layers', diff_ids: diffIds }, ...extra,
+  rootfs: { type: 'layers', diff_ids: diffIds },
+  ...extra,
 });
 
 async function fileLayer(files: Record<string, string | Buffer>): Promise<Buffer> {
@@ -131,7 +152,10 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
     await mkdir(certsD);
     certs = await makeRegistryCerts(join(work, 'ca'), ['127.0.0.1', ip]);
     plain = await startRegistry();
-    secure = await startRegistry({ tls: { cert: certs.serverCert, key: certs.serverKey, clientCa: certs.caCert }, auth: { user: 'alice', password: 'wonderland' } });
+    secure = await startRegistry({
+      tls: { cert: certs.serverCert, key: certs.serverKey, clientCa: certs.caCert },
+      auth: { user: 'alice', password: 'wonderland' },
+    });
     d = await startDaemon({ config: { 'max-download-attempts': 2 }, env: { ENGINE_CERTS_D: certsD } });
     busyboxLayer = await buildBusyboxLayer();
   });
@@ -177,7 +201,13 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
   test('raw HTTP: the progress stream dockerd sends, a two-layer image with an uncompressed layer, errors', async () => {
     const l2 = await fileLayer({ 'data/hello.txt': 'hello from layer two\n' });
     const cfg = config([sha256(busyboxLayer.tar), sha256(l2)]);
-    const pushed = await pushRawImage(`http://${plain.host}`, 'multi', 'v1', { config: cfg, layers: [{ mediaType: MT_GZ, data: busyboxLayer.gz }, { mediaType: MT_TAR, data: l2 }] });
+    const pushed = await pushRawImage(`http://${plain.host}`, 'multi', 'v1', {
+      config: cfg,
+      layers: [
+        { mediaType: MT_GZ, data: busyboxLayer.gz },
+        { mediaType: MT_TAR, data: l2 },
+      ],
+    });
     const r = await d.request('POST', `/images/create?fromImage=${encodeURIComponent(`${plain.host}/multi`)}&tag=v1`);
     assert.equal(r.status, 200, r.text());
     assert.equal(r.headers['content-type'], 'application/json');
@@ -185,7 +215,11 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
     assert.deepEqual(ls[0], { status: 'Pulling from multi', id: 'v1' });
     const busyId = sha256(busyboxLayer.gz).slice(7, 19);
     const l2Id = sha256(l2).slice(7, 19);
-    assert.deepEqual(ls.filter((l) => l.id === busyId).map((l) => l.status), ['Already exists'], 'the busybox layer is already unpacked');
+    assert.deepEqual(
+      ls.filter((l) => l.id === busyId).map((l) => l.status),
+      ['Already exists'],
+      'the busybox layer is already unpacked',
+    );
     const mine = ls.filter((l) => l.id === l2Id);
     assert.deepEqual(mine[0], { status: 'Pulling fs layer', progressDetail: {}, id: l2Id });
     const dl = mine.find((l) => l.status === 'Downloading')!;
@@ -213,11 +247,20 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
     assert.match(bad.json().message, /invalid reference format: repository name \((library\/)?Busybox\) must be lowercase/);
     const cli = await d.docker(['pull', `${plain.host}/multi:nope`]);
     assert.equal(cli.code, 1);
-    assert.match(cli.stderr, new RegExp(`Error response from daemon: manifest for ${plain.host}/multi:nope not found: manifest unknown: manifest unknown`));
+    assert.match(
+      cli.stderr,
+      new RegExp(`Error response from daemon: manifest for ${plain.host}/multi:nope not found: manifest unknown: manifest unknown`),
+    );
 
     // A zstd-compressed layer (containerd's differ decompresses it).
     const z = await fileLayer({ 'data/zstd.txt': 'zstd layer\n' });
-    await pushRawImage(`http://${plain.host}`, 'zstd', 'v1', { config: config([sha256(busyboxLayer.tar), sha256(z)]), layers: [{ mediaType: MT_GZ, data: busyboxLayer.gz }, { mediaType: 'application/vnd.oci.image.layer.v1.tar+zstd', data: zstdCompressSync(z) }] });
+    await pushRawImage(`http://${plain.host}`, 'zstd', 'v1', {
+      config: config([sha256(busyboxLayer.tar), sha256(z)]),
+      layers: [
+        { mediaType: MT_GZ, data: busyboxLayer.gz },
+        { mediaType: 'application/vnd.oci.image.layer.v1.tar+zstd', data: zstdCompressSync(z) },
+      ],
+    });
     const zr = await d.docker(['run', '--rm', `${plain.host}/zstd:v1`, 'cat', '/data/zstd.txt']);
     assert.equal(zr.code, 0, zr.stderr);
     assert.equal(zr.stdout, 'zstd layer\n');
@@ -225,31 +268,66 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
     // By digest: the record is the digest reference.
     const byDigest = await d.docker(['pull', `${plain.host}/multi@${pushed.digest}`]);
     assert.equal(byDigest.code, 0, byDigest.stderr);
-    assert.match(byDigest.stdout, new RegExp(`Status: (Downloaded newer image|Image is up to date) for ${plain.host}/multi@${pushed.digest}`));
+    assert.match(
+      byDigest.stdout,
+      new RegExp(`Status: (Downloaded newer image|Image is up to date) for ${plain.host}/multi@${pushed.digest}`),
+    );
   });
 
   test('manifest lists and OCI indexes: platform selection, docker media types, distribution inspect', async () => {
     const amdLayer = await fileLayer({ 'data/arch': 'amd64\n' });
     const armLayer = await fileLayer({ 'data/arch': 'arm64\n' });
     const amdGz = gzipSync(amdLayer);
-    const amd = await pushRawImage(`http://${plain.host}`, 'multiarch', null, { docker: true, config: config([sha256(busyboxLayer.tar), sha256(amdLayer)]), layers: [{ mediaType: 'application/vnd.docker.image.rootfs.diff.tar.gzip', data: busyboxLayer.gz }, { mediaType: 'application/vnd.docker.image.rootfs.diff.tar.gzip', data: amdGz }] });
-    const arm = await pushRawImage(`http://${plain.host}`, 'multiarch', null, { docker: true, config: config([sha256(busyboxLayer.tar), sha256(armLayer)], { architecture: 'arm64', variant: 'v8' }), layers: [{ mediaType: 'application/vnd.docker.image.rootfs.diff.tar.gzip', data: busyboxLayer.gz }, { mediaType: 'application/vnd.docker.image.rootfs.diff.tar.gzip', data: gzipSync(armLayer) }] });
-    const list = await pushRawIndex(`http://${plain.host}`, 'multiarch', 'dlist', [{ manifest: arm, platform: { os: 'linux', architecture: 'arm64', variant: 'v8' } }, { manifest: amd, platform: { os: 'linux', architecture: 'amd64' } }], true);
-    const oci = await pushRawIndex(`http://${plain.host}`, 'multiarch', 'oci', [{ manifest: arm, platform: { os: 'linux', architecture: 'arm64' } }, { manifest: amd, platform: { os: 'linux', architecture: 'amd64' } }]);
+    const amd = await pushRawImage(`http://${plain.host}`, 'multiarch', null, {
+      docker: true,
+      config: config([sha256(busyboxLayer.tar), sha256(amdLayer)]),
+      layers: [
+        { mediaType: 'application/vnd.docker.image.rootfs.diff.tar.gzip', data: busyboxLayer.gz },
+        { mediaType: 'application/vnd.docker.image.rootfs.diff.tar.gzip', data: amdGz },
+      ],
+    });
+    const arm = await pushRawImage(`http://${plain.host}`, 'multiarch', null, {
+      docker: true,
+      config: config([sha256(busyboxLayer.tar), sha256(armLayer)], { architecture: 'arm64', variant: 'v8' }),
+      layers: [
+        { mediaType: 'application/vnd.docker.image.rootfs.diff.tar.gzip', data: busyboxLayer.gz },
+        { mediaType: 'application/vnd.docker.image.rootfs.diff.tar.gzip', data: gzipSync(armLayer) },
+      ],
+    });
+    const list = await pushRawIndex(
+      `http://${plain.host}`,
+      'multiarch',
+      'dlist',
+      [
+        { manifest: arm, platform: { os: 'linux', architecture: 'arm64', variant: 'v8' } },
+        { manifest: amd, platform: { os: 'linux', architecture: 'amd64' } },
+      ],
+      true,
+    );
+    const oci = await pushRawIndex(`http://${plain.host}`, 'multiarch', 'oci', [
+      { manifest: arm, platform: { os: 'linux', architecture: 'arm64' } },
+      { manifest: amd, platform: { os: 'linux', architecture: 'amd64' } },
+    ]);
 
     const pull = await d.docker(['pull', `${plain.host}/multiarch:dlist`]);
     assert.equal(pull.code, 0, pull.stderr);
-    assert.match(pull.stdout, new RegExp(`^Digest: ${list.digest}$`, 'm'), 'the digest shown is the list\'s');
+    assert.match(pull.stdout, new RegExp(`^Digest: ${list.digest}$`, 'm'), "the digest shown is the list's");
     const run = await d.docker(['run', '--rm', `${plain.host}/multiarch:dlist`, 'cat', '/data/arch']);
     assert.equal(run.stdout, 'amd64\n', run.stderr);
 
-    const armPull = await d.request('POST', `/images/create?fromImage=${encodeURIComponent(`${plain.host}/multiarch`)}&tag=oci&platform=linux/arm64`);
+    const armPull = await d.request(
+      'POST',
+      `/images/create?fromImage=${encodeURIComponent(`${plain.host}/multiarch`)}&tag=oci&platform=linux/arm64`,
+    );
     assert.equal(armPull.status, 200);
     const armIds = lines(armPull.text()).map((l) => l.id);
     assert.ok(armIds.includes(sha256(gzipSync(armLayer)).slice(7, 19)), 'the arm64 layer was pulled');
     assert.ok(!armIds.includes(sha256(amdGz).slice(7, 19)), 'the amd64 layer was not');
     assert.deepEqual(lines(armPull.text()).at(-2), { status: `Digest: ${oci.digest}` });
-    const none = await d.request('POST', `/images/create?fromImage=${encodeURIComponent(`${plain.host}/multiarch`)}&tag=oci&platform=linux/s390x`);
+    const none = await d.request(
+      'POST',
+      `/images/create?fromImage=${encodeURIComponent(`${plain.host}/multiarch`)}&tag=oci&platform=linux/s390x`,
+    );
     assert.equal(none.status, 404);
     assert.equal(none.json().message, 'no matching manifest for linux/s390x in the manifest list entries');
 
@@ -257,7 +335,10 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
     assert.equal(insp.status, 200, insp.text());
     assert.deepEqual(insp.json(), {
       Descriptor: { mediaType: 'application/vnd.oci.image.index.v1+json', digest: oci.digest, size: oci.size },
-      Platforms: [{ os: 'linux', architecture: 'arm64' }, { os: 'linux', architecture: 'amd64' }],
+      Platforms: [
+        { os: 'linux', architecture: 'arm64' },
+        { os: 'linux', architecture: 'amd64' },
+      ],
     });
     const single = await d.request('GET', `/distribution/${plain.host}/multi:v1/json`);
     assert.equal(single.status, 200, single.text());
@@ -271,7 +352,10 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
     const name = `${ip}:${plain.port}/busybox:latest`;
     const refused = await d.request('POST', `/images/create?fromImage=${encodeURIComponent(`${ip}:${plain.port}/busybox`)}&tag=latest`);
     assert.equal(refused.status, 500);
-    assert.match(refused.json().message, new RegExp(`^Get "https://${ip}:${plain.port}/v2/": http: server gave HTTP response to HTTPS client`));
+    assert.match(
+      refused.json().message,
+      new RegExp(`^Get "https://${ip}:${plain.port}/v2/": http: server gave HTTP response to HTTPS client`),
+    );
     assert.match(refused.json().message, /insecure-registr/);
     const cli = await d.docker(['pull', name]);
     assert.equal(cli.code, 1);
@@ -301,7 +385,10 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
     const host = `${ip}:${secure.port}`;
     const untrusted = await d.docker(['login', host, '-u', 'alice', '--password-stdin'], { input: 'wonderland' });
     assert.equal(untrusted.code, 1);
-    assert.match(untrusted.stderr, new RegExp(`Get "https://${host}/v2/": tls: failed to verify certificate: x509: certificate signed by unknown authority`));
+    assert.match(
+      untrusted.stderr,
+      new RegExp(`Get "https://${host}/v2/": tls: failed to verify certificate: x509: certificate signed by unknown authority`),
+    );
 
     await mkdir(join(certsD, host), { recursive: true });
     await copyFile(certs.caCert, join(certsD, host, 'ca.crt'));
@@ -313,7 +400,10 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
 
     const wrong = await d.docker(['login', host, '-u', 'alice', '--password-stdin'], { input: 'not-it' });
     assert.equal(wrong.code, 1);
-    assert.match(wrong.stderr, new RegExp(`Error response from daemon: login attempt to https://${host}/v2/ failed with status: 401 Unauthorized`));
+    assert.match(
+      wrong.stderr,
+      new RegExp(`Error response from daemon: login attempt to https://${host}/v2/ failed with status: 401 Unauthorized`),
+    );
     const raw = await d.request('POST', '/auth', { body: { username: 'alice', password: 'nope', serveraddress: `https://${host}` } });
     assert.equal(raw.status, 401);
     assert.equal(raw.json().message, `login attempt to https://${host}/v2/ failed with status: 401 Unauthorized`);
@@ -321,7 +411,10 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
     const right = await d.docker(['login', host, '-u', 'alice', '--password-stdin'], { input: 'wonderland' });
     assert.equal(right.code, 0, right.stderr);
     assert.match(right.stdout, /Login Succeeded/);
-    assert.deepEqual((await d.request('POST', '/auth', { body: { username: 'alice', password: 'wonderland', serveraddress: host } })).json(), { Status: 'Login Succeeded', IdentityToken: '' });
+    assert.deepEqual(
+      (await d.request('POST', '/auth', { body: { username: 'alice', password: 'wonderland', serveraddress: host } })).json(),
+      { Status: 'Login Succeeded', IdentityToken: '' },
+    );
 
     const name = `${host}/team/busybox:1`;
     await loadBusybox(d, name);
@@ -346,23 +439,39 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
     try {
       const wrong = await d.request('POST', '/auth', { body: { username: 'tok', password: 'bad', serveraddress: gw.host } });
       assert.equal(wrong.status, 401);
-      assert.equal(wrong.json().message, `Get "https://${gw.host}/v2/": unauthorized: incorrect username or password`.replace('https', 'http'));
+      assert.equal(
+        wrong.json().message,
+        `Get "https://${gw.host}/v2/": unauthorized: incorrect username or password`.replace('https', 'http'),
+      );
       const login = await d.request('POST', '/auth', { body: { username: 'tok', password: 'en', serveraddress: gw.host } });
       assert.equal(login.status, 200, login.text());
       const identity = login.json().IdentityToken as string;
       assert.match(identity, /^refresh-/);
-      assert.ok(gw.tokenRequests.some((t) => /offline_token=true&client_id=docker/.test(t)), gw.tokenRequests.join('\n'));
+      assert.ok(
+        gw.tokenRequests.some((t) => /offline_token=true&client_id=docker/.test(t)),
+        gw.tokenRequests.join('\n'),
+      );
 
       const anon = await d.request('POST', `/images/create?fromImage=${encodeURIComponent(`${gw.host}/multi`)}&tag=v1`);
       assert.equal(anon.status, 500);
       assert.match(anon.json().message, /unauthorized/);
-      const withPassword = await d.request('POST', `/images/create?fromImage=${encodeURIComponent(`${gw.host}/multi`)}&tag=v1`, { headers: authHeader({ username: 'tok', password: 'en', serveraddress: gw.host }) });
+      const withPassword = await d.request('POST', `/images/create?fromImage=${encodeURIComponent(`${gw.host}/multi`)}&tag=v1`, {
+        headers: authHeader({ username: 'tok', password: 'en', serveraddress: gw.host }),
+      });
       assert.equal(withPassword.status, 200, withPassword.text());
       assert.match(lines(withPassword.text()).at(-1)!.status!, /^Status: Downloaded newer image for /);
-      assert.ok(gw.tokenRequests.some((t) => t.includes('scope=repository%3Amulti%3Apull')), gw.tokenRequests.join('\n'));
-      const withIdentity = await d.request('POST', `/images/create?fromImage=${encodeURIComponent(`${gw.host}/multi`)}&tag=v1`, { headers: authHeader({ identitytoken: identity, serveraddress: gw.host }) });
+      assert.ok(
+        gw.tokenRequests.some((t) => t.includes('scope=repository%3Amulti%3Apull')),
+        gw.tokenRequests.join('\n'),
+      );
+      const withIdentity = await d.request('POST', `/images/create?fromImage=${encodeURIComponent(`${gw.host}/multi`)}&tag=v1`, {
+        headers: authHeader({ identitytoken: identity, serveraddress: gw.host }),
+      });
       assert.equal(withIdentity.status, 200, withIdentity.text());
-      assert.ok(gw.tokenRequests.some((t) => t.startsWith('POST') && t.includes('grant_type=refresh_token')), gw.tokenRequests.join('\n'));
+      assert.ok(
+        gw.tokenRequests.some((t) => t.startsWith('POST') && t.includes('grant_type=refresh_token')),
+        gw.tokenRequests.join('\n'),
+      );
     } finally {
       await gw.stop();
     }
@@ -395,25 +504,39 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
     try {
       const layer = await fileLayer({ 'blob.bin': randomBytes(4 << 20) });
       const gz = gzipSync(layer, { level: 1 });
-      await pushRawImage(`http://${plain.host}`, 'shared', 'v1', { config: config([sha256(busyboxLayer.tar), sha256(layer)]), layers: [{ mediaType: MT_GZ, data: busyboxLayer.gz }, { mediaType: MT_GZ, data: gz }] });
+      await pushRawImage(`http://${plain.host}`, 'shared', 'v1', {
+        config: config([sha256(busyboxLayer.tar), sha256(layer)]),
+        layers: [
+          { mediaType: MT_GZ, data: busyboxLayer.gz },
+          { mediaType: MT_GZ, data: gz },
+        ],
+      });
       proxy.throttle = 4 << 20; // ~1 s for the layer, so the pulls overlap
       const path = `/images/create?fromImage=${encodeURIComponent(`${proxy.host}/shared`)}&tag=v1`;
-      const results = await Promise.all([0, 1, 2].map(async (i) => {
-        await new Promise((r) => setTimeout(r, i * 100));
-        return d.request('POST', path);
-      }));
+      const results = await Promise.all(
+        [0, 1, 2].map(async (i) => {
+          await new Promise((r) => setTimeout(r, i * 100));
+          return d.request('POST', path);
+        }),
+      );
       for (const r of results) {
         assert.equal(r.status, 200);
         const ls = lines(r.text());
         assert.equal(ls.at(-1)!.status, `Status: Downloaded newer image for ${proxy.host}/shared:v1`, r.text());
-        assert.ok(ls.some((l) => l.status === 'Pull complete'), 'every caller sees the progress');
+        assert.ok(
+          ls.some((l) => l.status === 'Pull complete'),
+          'every caller sees the progress',
+        );
       }
       assert.equal(proxy.blobGets().filter((g) => g.includes(sha256(gz))).length, 1, proxy.seen.join('\n'));
       // Present now: a pull fetches the manifest and nothing else.
       const blobsBefore = proxy.blobGets().length;
       const again = lines((await d.request('POST', path)).text());
       assert.equal(proxy.blobGets().length, blobsBefore, 'no blob downloaded');
-      assert.deepEqual(again.filter((l) => l.id && l.id !== 'v1').map((l) => l.status), ['Already exists', 'Already exists']);
+      assert.deepEqual(
+        again.filter((l) => l.id && l.id !== 'v1').map((l) => l.status),
+        ['Already exists', 'Already exists'],
+      );
       assert.equal(again.at(-1)!.status, `Status: Image is up to date for ${proxy.host}/shared:v1`);
       const run = await d.docker(['run', '--rm', `${proxy.host}/shared:v1`, 'sh', '-c', 'wc -c < /blob.bin']);
       assert.equal(run.stdout.trim(), String(4 << 20), run.stderr);
@@ -442,8 +565,10 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
       const at = (digest: string, status: string) => ls.findIndex((l) => l.id === digest.slice(7, 19) && l.status === status);
       assert.equal(proxy.maxBlobsInFlight, 2, 'two downloads at a time');
       assert.ok(at(sha256(gc!), 'Waiting') > 0, 'the third layer waited for a download slot');
-      assert.ok(at(sha256(ga!), 'Pull complete') >= 0 && at(sha256(ga!), 'Pull complete') < at(sha256(gb!), 'Download complete'),
-        'the first layer was unpacked before the second finished downloading');
+      assert.ok(
+        at(sha256(ga!), 'Pull complete') >= 0 && at(sha256(ga!), 'Pull complete') < at(sha256(gb!), 'Download complete'),
+        'the first layer was unpacked before the second finished downloading',
+      );
       assert.match(ls.at(-1)!.status!, /^Status: Downloaded newer image/);
     } finally {
       await reload(d, { 'max-download-attempts': 2 });
@@ -473,7 +598,10 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
       const ls = lines(r.text());
       assert.deepEqual(ls[0], { status: `The push refers to repository [${proxy.host}/uploaded]` });
       assert.equal(ls.filter((l) => l.status === 'Preparing').length, 3);
-      assert.ok(ls.some((l) => l.status === 'Waiting'), 'one upload at a time: the others wait');
+      assert.ok(
+        ls.some((l) => l.status === 'Waiting'),
+        'one upload at a time: the others wait',
+      );
       const pushing = ls.find((l) => l.status === 'Pushing')!;
       assert.match(pushing.progress!, /^\[=*>\s*\] +[\d.]+[kM]?B\/[\d.]+[kM]?B$/);
       assert.equal(ls.filter((l) => l.status === 'Pushed').length, 3);
@@ -496,7 +624,13 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
     try {
       const layer = await fileLayer({ 'x.bin': randomBytes(100 << 10) });
       const gz = gzipSync(layer);
-      await pushRawImage(`http://${plain.host}`, 'corrupt', 'v1', { config: config([sha256(busyboxLayer.tar), sha256(layer)]), layers: [{ mediaType: MT_GZ, data: busyboxLayer.gz }, { mediaType: MT_GZ, data: gz }] });
+      await pushRawImage(`http://${plain.host}`, 'corrupt', 'v1', {
+        config: config([sha256(busyboxLayer.tar), sha256(layer)]),
+        layers: [
+          { mediaType: MT_GZ, data: busyboxLayer.gz },
+          { mediaType: MT_GZ, data: gz },
+        ],
+      });
       const path = `/images/create?fromImage=${encodeURIComponent(`${proxy.host}/corrupt`)}&tag=v1`;
       proxy.corruptBlobsFrom = 4096; // the layer, not the config
       const r = await d.request('POST', path);
@@ -523,7 +657,13 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
     try {
       const layer = await fileLayer({ 'big.bin': randomBytes(50 << 20) });
       const gz = gzipSync(layer, { level: 1 });
-      await pushRawImage(`http://${reg.host}`, 'big', 'v1', { config: config([sha256(busyboxLayer.tar), sha256(layer)]), layers: [{ mediaType: MT_GZ, data: busyboxLayer.gz }, { mediaType: MT_GZ, data: gz }] });
+      await pushRawImage(`http://${reg.host}`, 'big', 'v1', {
+        config: config([sha256(busyboxLayer.tar), sha256(layer)]),
+        layers: [
+          { mediaType: MT_GZ, data: busyboxLayer.gz },
+          { mediaType: MT_GZ, data: gz },
+        ],
+      });
       const name = `${proxy.host}/big:v1`;
       proxy.throttle = 20 << 20;
       let killed = false;
@@ -538,13 +678,20 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
       assert.equal(res.status, 200);
       const last = res.lines.at(-1)!;
       assert.ok(last.errorDetail, JSON.stringify(res.lines.slice(-5)));
-      assert.ok(res.lines.some((l) => l.id === bigId && /^Retrying in \d+ seconds?$/.test(l.status ?? '')), 'max-download-attempts 2: one retry');
+      assert.ok(
+        res.lines.some((l) => l.id === bigId && /^Retrying in \d+ seconds?$/.test(l.status ?? '')),
+        'max-download-attempts 2: one retry',
+      );
       assert.equal((await d.request('GET', `/images/${encodeURIComponent(name)}/json`)).status, 404);
       const listed = (await d.request('GET', '/images/json')).json() as Array<{ RepoTags: string[] | null }>;
       assert.ok(!listed.some((i) => (i.RepoTags ?? []).includes(name)), 'not listed');
       const c = supervisor(d);
       try {
-        assert.deepEqual((await c.leases.list()).filter((l) => l.labels['engine.pull']), [], 'the pull lease is gone');
+        assert.deepEqual(
+          (await c.leases.list()).filter((l) => l.labels['engine.pull']),
+          [],
+          'the pull lease is gone',
+        );
       } finally {
         c.close();
       }
@@ -574,8 +721,10 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
       };
       await removeImage(d, name);
       proxy.throttle = 20 << 20;
-      const midway = (l: Line) => (l.id === bigId && l.status === 'Downloading' && (l.progressDetail?.current ?? 0) > 5 << 20);
-      const hung = await streamRequest(d, `/images/create?fromImage=${encodeURIComponent(`${proxy.host}/big`)}&tag=v1`, (l) => (midway(l) ? 'hangup' : undefined));
+      const midway = (l: Line) => l.id === bigId && l.status === 'Downloading' && (l.progressDetail?.current ?? 0) > 5 << 20;
+      const hung = await streamRequest(d, `/images/create?fromImage=${encodeURIComponent(`${proxy.host}/big`)}&tag=v1`, (l) =>
+        midway(l) ? 'hangup' : undefined,
+      );
       assert.ok(hung.lines.some(midway));
       await untilNoPullLease();
       assert.equal((await d.request('GET', `/images/${encodeURIComponent(name)}/json`)).status, 404);
@@ -599,11 +748,20 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
 
       // A dropped connection is retried (max-download-attempts) and the pull still succeeds.
       const layer2 = await fileLayer({ 'other.bin': randomBytes(2 << 20) });
-      await pushRawImage(`http://${reg.host}`, 'big', 'v2', { config: config([sha256(busyboxLayer.tar), sha256(layer2)]), layers: [{ mediaType: MT_GZ, data: busyboxLayer.gz }, { mediaType: MT_TAR, data: layer2 }] });
+      await pushRawImage(`http://${reg.host}`, 'big', 'v2', {
+        config: config([sha256(busyboxLayer.tar), sha256(layer2)]),
+        layers: [
+          { mediaType: MT_GZ, data: busyboxLayer.gz },
+          { mediaType: MT_TAR, data: layer2 },
+        ],
+      });
       proxy.cutNextBlobAfter = 1 << 20;
       const retried = await d.request('POST', `/images/create?fromImage=${encodeURIComponent(`${proxy.host}/big`)}&tag=v2`);
       const rl = lines(retried.text());
-      assert.ok(rl.some((l) => /^Retrying in/.test(l.status ?? '')), retried.text());
+      assert.ok(
+        rl.some((l) => /^Retrying in/.test(l.status ?? '')),
+        retried.text(),
+      );
       assert.match(rl.at(-1)!.status ?? '', /^Status: Downloaded newer image/);
     } finally {
       await proxy.stop();
@@ -654,8 +812,11 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
     assert.equal(r.status, 200);
     const ls = lines(r.text());
     assert.deepEqual(ls[0], { status: `The push refers to repository [${plain.host}/alltags]` });
-    assert.deepEqual(ls.filter((l) => l.aux).map((l) => l.aux!.Tag), ['a', 'b']);
-    const tags = await (await fetch(`http://${plain.host}/v2/alltags/tags/list`)).json() as { tags: string[] };
+    assert.deepEqual(
+      ls.filter((l) => l.aux).map((l) => l.aux!.Tag),
+      ['a', 'b'],
+    );
+    const tags = (await (await fetch(`http://${plain.host}/v2/alltags/tags/list`)).json()) as { tags: string[] };
     assert.deepEqual(tags.tags.sort(), ['a', 'b']);
   });
   test('import from a URL (fromSrc=http://…) with progress', async () => {
@@ -666,7 +827,10 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     try {
       const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/rootfs.tar.gz`;
-      const r = await d.request('POST', `/images/create?fromSrc=${encodeURIComponent(url)}&repo=from-url&tag=1&changes=${encodeURIComponent('CMD ["echo","imported from a URL"]')}`);
+      const r = await d.request(
+        'POST',
+        `/images/create?fromSrc=${encodeURIComponent(url)}&repo=from-url&tag=1&changes=${encodeURIComponent('CMD ["echo","imported from a URL"]')}`,
+      );
       assert.equal(r.status, 200, r.text());
       const ls = lines(r.text());
       assert.match(ls.at(-1)!.status!, /^sha256:[0-9a-f]{64}$/);
@@ -688,8 +852,14 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
       const r = await d2.request('POST', `/images/create?fromImage=${encodeURIComponent(`${ip}:${plain.port}/multi`)}&tag=v1`);
       assert.equal(r.status, 200, r.text());
       assert.match(lines(r.text()).at(-1)!.status!, /^Status: Downloaded newer image/);
-      assert.ok(fwd.seen.some((l) => l.startsWith(`GET http://${ip}:${plain.port}/v2/multi/manifests/v1`)), fwd.seen.join('\n'));
-      assert.ok(fwd.seen.some((l) => l.startsWith(`GET http://${ip}:${plain.port}/v2/multi/blobs/`)), fwd.seen.join('\n'));
+      assert.ok(
+        fwd.seen.some((l) => l.startsWith(`GET http://${ip}:${plain.port}/v2/multi/manifests/v1`)),
+        fwd.seen.join('\n'),
+      );
+      assert.ok(
+        fwd.seen.some((l) => l.startsWith(`GET http://${ip}:${plain.port}/v2/multi/blobs/`)),
+        fwd.seen.join('\n'),
+      );
       const before = fwd.seen.length;
       const lo = await d2.request('POST', `/images/create?fromImage=${encodeURIComponent(`${plain.host}/busybox`)}&tag=latest`);
       assert.equal(lo.status, 200, lo.text());

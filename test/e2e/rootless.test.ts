@@ -22,10 +22,14 @@ import { freePort } from '../helpers/ports.ts';
 import { until } from '../helpers/until.ts';
 
 const USER = 'engine-rl-test';
-const missing = ['rootlesskit', 'slirp4netns', 'newuidmap'].filter((c) => !['/usr/bin', '/usr/sbin', '/bin'].some((d) => existsSync(join(d, c))));
+const missing = ['rootlesskit', 'slirp4netns', 'newuidmap'].filter(
+  (c) => !['/usr/bin', '/usr/sbin', '/bin'].some((d) => existsSync(join(d, c))),
+);
 
 function idOf(name: string): number | undefined {
-  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith(`${name}:`));
+  const line = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${name}:`));
   return line ? Number(line.split(':')[2]) : undefined;
 }
 
@@ -35,115 +39,159 @@ function httpGet(port: number): Promise<string> {
       let body = '';
       res.on('data', (c) => (body += c));
       res.on('end', () => resolve(body));
-    }).on('error', reject).on('timeout', function (this: { destroy(e: Error): void }) { this.destroy(new Error('timeout')); });
+    })
+      .on('error', reject)
+      .on('timeout', function (this: { destroy(e: Error): void }) {
+        this.destroy(new Error('timeout'));
+      });
   });
 }
 
-describe('rootless', { skip: missing.length ? `missing ${missing.join(', ')} (Debian packages rootlesskit, slirp4netns, uidmap)` : false }, () => {
-  let dir: string;
-  let uid: number;
-  let createdUser = false;
-  let tunMode: number | undefined;
-  let daemon: ChildProcess | undefined;
-  let output = '';
-  const env = () => ({ XDG_RUNTIME_DIR: join(dir, 'run'), XDG_DATA_HOME: join(dir, 'data'), XDG_CONFIG_HOME: join(dir, 'config') });
-  const socket = () => join(dir, 'run', 'engine.sock');
-  const asUser = (cmd: string[], timeoutMs = 120_000) =>
-    run('runuser', ['-u', USER, '--', 'env', `HOME=${dir}`, `DOCKER_HOST=unix://${socket()}`, `DOCKER_CONFIG=${join(dir, 'docker-config')}`, ...cmd], { timeoutMs });
+describe(
+  'rootless',
+  { skip: missing.length ? `missing ${missing.join(', ')} (Debian packages rootlesskit, slirp4netns, uidmap)` : false },
+  () => {
+    let dir: string;
+    let uid: number;
+    let createdUser = false;
+    let tunMode: number | undefined;
+    let daemon: ChildProcess | undefined;
+    let output = '';
+    const env = () => ({ XDG_RUNTIME_DIR: join(dir, 'run'), XDG_DATA_HOME: join(dir, 'data'), XDG_CONFIG_HOME: join(dir, 'config') });
+    const socket = () => join(dir, 'run', 'engine.sock');
+    const asUser = (cmd: string[], timeoutMs = 120_000) =>
+      run(
+        'runuser',
+        ['-u', USER, '--', 'env', `HOME=${dir}`, `DOCKER_HOST=unix://${socket()}`, `DOCKER_CONFIG=${join(dir, 'docker-config')}`, ...cmd],
+        { timeoutMs },
+      );
 
-  before(async () => {
-    if (idOf(USER) === undefined) {
-      // A regular account: useradd gives it subordinate ranges from /etc/login.defs.
-      const r = await run('useradd', ['--no-create-home', '--shell', '/bin/sh', USER]);
-      assert.equal(r.code, 0, r.stderr);
-      createdUser = true;
-    }
-    uid = idOf(USER)!;
-    for (const f of ['/etc/subuid', '/etc/subgid']) {
-      assert.match(await readFile(f, 'utf8').catch(() => ''), new RegExp(`^${USER}:`, 'm'), `${USER} needs ranges in ${f}`);
-    }
-    const tun = statSync('/dev/net/tun').mode & 0o777;
-    if (tun !== 0o666) {
-      tunMode = tun;
-      await chmod('/dev/net/tun', 0o666);
-    }
-    dir = await mkdtemp(join(tmpdir(), 'engine-t-rootless-'));
-    await chmod(dir, 0o755);
-    await chown(dir, uid, uid);
-    // Started as the user: bin/engined hands over to bin/engined-rootless (rootlesskit).
-    daemon = spawn('runuser', ['-u', USER, '--', 'env', `HOME=${dir}`, ...Object.entries(env()).map(([k, v]) => `${k}=${v}`), ENGINED], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-    daemon.stdout!.on('data', (d) => (output += d));
-    daemon.stderr!.on('data', (d) => (output += d));
-    const ready = await until('the rootless daemon to answer', async () => {
-      if (daemon!.exitCode !== null) return 'exited';
-      return (await httpOverUnix(socket(), 'GET', '/_ping', { timeoutMs: 2000 })).status === 200 ? 'ready' : undefined;
-    }, 90_000, 200).catch((err: Error) => `${err.message}`);
-    assert.equal(ready, 'ready', `rootless daemon: ${ready}:\n${output}`);
-    // The image goes straight into the daemon's containerd (no registry in these tests).
-    const client = new SupervisorClient(join(dir, 'run', 'engine', 'containerd', 'containerd.sock'), { namespace: 'engine' });
-    try {
-      await ensureBusyboxImage(client, { name: 'docker.io/library/busybox:latest' });
-    } finally {
-      client.close();
-    }
-  });
-
-  after(async () => {
-    const pid = Number(await readFile(join(dir, 'run', 'engine.pid'), 'utf8').catch(() => '0'));
-    if (pid > 0) {
-      try {
-        process.kill(pid, 'SIGTERM');
-      } catch {
-        // already gone
+    before(async () => {
+      if (idOf(USER) === undefined) {
+        // A regular account: useradd gives it subordinate ranges from /etc/login.defs.
+        const r = await run('useradd', ['--no-create-home', '--shell', '/bin/sh', USER]);
+        assert.equal(r.code, 0, r.stderr);
+        createdUser = true;
       }
-    }
-    if (daemon && daemon.exitCode === null) {
-      const exited = new Promise((r) => daemon!.once('exit', r));
-      const timer = setTimeout(() => daemon!.kill('SIGKILL'), 30_000);
-      await exited;
-      clearTimeout(timer);
-    }
-    if (dir) await rm(dir, { recursive: true, force: true });
-    if (tunMode !== undefined) await chmod('/dev/net/tun', tunMode);
-    if (createdUser) {
-      const r = await run('userdel', [USER]);
-      if (r.code !== 0) console.error(`userdel ${USER}: ${r.stderr}`);
-    }
-  });
+      uid = idOf(USER)!;
+      for (const f of ['/etc/subuid', '/etc/subgid']) {
+        assert.match(await readFile(f, 'utf8').catch(() => ''), new RegExp(`^${USER}:`, 'm'), `${USER} needs ranges in ${f}`);
+      }
+      const tun = statSync('/dev/net/tun').mode & 0o777;
+      if (tun !== 0o666) {
+        tunMode = tun;
+        await chmod('/dev/net/tun', 0o666);
+      }
+      dir = await mkdtemp(join(tmpdir(), 'engine-t-rootless-'));
+      await chmod(dir, 0o755);
+      await chown(dir, uid, uid);
+      // Started as the user: bin/engined hands over to bin/engined-rootless (rootlesskit).
+      daemon = spawn('runuser', ['-u', USER, '--', 'env', `HOME=${dir}`, ...Object.entries(env()).map(([k, v]) => `${k}=${v}`), ENGINED], {
+        cwd: dir,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      daemon.stdout!.on('data', (d) => (output += d));
+      daemon.stderr!.on('data', (d) => (output += d));
+      const ready = await until(
+        'the rootless daemon to answer',
+        async () => {
+          if (daemon!.exitCode !== null) return 'exited';
+          return (await httpOverUnix(socket(), 'GET', '/_ping', { timeoutMs: 2000 })).status === 200 ? 'ready' : undefined;
+        },
+        90_000,
+        200,
+      ).catch((err: Error) => `${err.message}`);
+      assert.equal(ready, 'ready', `rootless daemon: ${ready}:\n${output}`);
+      // The image goes straight into the daemon's containerd (no registry in these tests).
+      const client = new SupervisorClient(join(dir, 'run', 'engine', 'containerd', 'containerd.sock'), { namespace: 'engine' });
+      try {
+        await ensureBusyboxImage(client, { name: 'docker.io/library/busybox:latest' });
+      } finally {
+        client.close();
+      }
+    });
 
-  test('the daemon runs as the user, with data and socket under the XDG directories', async () => {
-    const pid = Number(readFileSync(join(dir, 'run', 'engine.pid'), 'utf8'));
-    const uids = readFileSync(`/proc/${pid}/status`, 'utf8').match(/^Uid:\s+(\d+)/m)?.[1];
-    assert.equal(Number(uids), uid);
-    const info = (await httpOverUnix(socket(), 'GET', '/v1.51/info')).json();
-    assert.equal(info.DockerRootDir, join(dir, 'data', 'engine'));
-    assert.ok(info.SecurityOptions.includes('name=rootless'), JSON.stringify(info.SecurityOptions));
-    assert.ok(info.Warnings.some((w: string) => /rootless.*cgroup/i.test(w)), JSON.stringify(info.Warnings));
-  });
+    after(async () => {
+      const pid = Number(await readFile(join(dir, 'run', 'engine.pid'), 'utf8').catch(() => '0'));
+      if (pid > 0) {
+        try {
+          process.kill(pid, 'SIGTERM');
+        } catch {
+          // already gone
+        }
+      }
+      if (daemon && daemon.exitCode === null) {
+        const exited = new Promise((r) => daemon!.once('exit', r));
+        const timer = setTimeout(() => daemon!.kill('SIGKILL'), 30_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      if (dir) await rm(dir, { recursive: true, force: true });
+      if (tunMode !== undefined) await chmod('/dev/net/tun', tunMode);
+      if (createdUser) {
+        const r = await run('userdel', [USER]);
+        if (r.code !== 0) console.error(`userdel ${USER}: ${r.stderr}`);
+      }
+    });
 
-  test('docker run --rm busybox true, run by the user; the container is inside the user namespace', async () => {
-    const r = await asUser(['docker', 'run', '--rm', 'busybox', 'true']);
-    assert.equal(r.code, 0, `${r.stderr}\n${output}`);
-    const m = await asUser(['docker', 'run', '--rm', 'busybox', 'head', '-1', '/proc/self/uid_map']);
-    assert.equal(m.code, 0, m.stderr);
-    assert.deepEqual(m.stdout.trim().split(/\s+/), ['0', String(uid), '1']);
-  });
+    test('the daemon runs as the user, with data and socket under the XDG directories', async () => {
+      const pid = Number(readFileSync(join(dir, 'run', 'engine.pid'), 'utf8'));
+      const uids = readFileSync(`/proc/${pid}/status`, 'utf8').match(/^Uid:\s+(\d+)/m)?.[1];
+      assert.equal(Number(uids), uid);
+      const info = (await httpOverUnix(socket(), 'GET', '/v1.51/info')).json();
+      assert.equal(info.DockerRootDir, join(dir, 'data', 'engine'));
+      assert.ok(info.SecurityOptions.includes('name=rootless'), JSON.stringify(info.SecurityOptions));
+      assert.ok(
+        info.Warnings.some((w: string) => /rootless.*cgroup/i.test(w)),
+        JSON.stringify(info.Warnings),
+      );
+    });
 
-  test('a published port answers on the host through the port driver', async () => {
-    const port = await freePort();
-    const r = await asUser(['docker', 'run', '-d', '--name', 'web', '-p', `${port}:80`, 'busybox', 'sh', '-c', 'echo rootless-ok > /tmp/index.html && exec httpd -f -p 80 -h /tmp']);
-    assert.equal(r.code, 0, `${r.stderr}\n${output}`);
-    const body = await until('the published port', async () => (await httpGet(port)).trim() || undefined, 20_000, 200);
-    assert.equal(body, 'rootless-ok');
-    assert.equal((await asUser(['docker', 'rm', '-f', 'web'])).code, 0);
-    // Closed on the host again with the container gone.
-    await until('the host port to close', () => httpGet(port).then(() => undefined, () => true), 20_000, 200);
-  });
+    test('docker run --rm busybox true, run by the user; the container is inside the user namespace', async () => {
+      const r = await asUser(['docker', 'run', '--rm', 'busybox', 'true']);
+      assert.equal(r.code, 0, `${r.stderr}\n${output}`);
+      const m = await asUser(['docker', 'run', '--rm', 'busybox', 'head', '-1', '/proc/self/uid_map']);
+      assert.equal(m.code, 0, m.stderr);
+      assert.deepEqual(m.stdout.trim().split(/\s+/), ['0', String(uid), '1']);
+    });
 
-  test('resource limits are refused: cgroups are not delegated here', async () => {
-    const r = await asUser(['docker', 'run', '--rm', '-m', '64m', 'busybox', 'true']);
-    assert.notEqual(r.code, 0);
-    assert.match(r.stderr, /cgroup/i);
-    assert.match(r.stderr, /Memory/);
-  });
-});
+    test('a published port answers on the host through the port driver', async () => {
+      const port = await freePort();
+      const r = await asUser([
+        'docker',
+        'run',
+        '-d',
+        '--name',
+        'web',
+        '-p',
+        `${port}:80`,
+        'busybox',
+        'sh',
+        '-c',
+        'echo rootless-ok > /tmp/index.html && exec httpd -f -p 80 -h /tmp',
+      ]);
+      assert.equal(r.code, 0, `${r.stderr}\n${output}`);
+      const body = await until('the published port', async () => (await httpGet(port)).trim() || undefined, 20_000, 200);
+      assert.equal(body, 'rootless-ok');
+      assert.equal((await asUser(['docker', 'rm', '-f', 'web'])).code, 0);
+      // Closed on the host again with the container gone.
+      await until(
+        'the host port to close',
+        () =>
+          httpGet(port).then(
+            () => undefined,
+            () => true,
+          ),
+        20_000,
+        200,
+      );
+    });
+
+    test('resource limits are refused: cgroups are not delegated here', async () => {
+      const r = await asUser(['docker', 'run', '--rm', '-m', '64m', 'busybox', 'true']);
+      assert.notEqual(r.code, 0);
+      assert.match(r.stderr, /cgroup/i);
+      assert.match(r.stderr, /Memory/);
+    });
+  },
+);

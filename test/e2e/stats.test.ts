@@ -26,7 +26,13 @@ interface StreamRead {
 }
 
 /** Reads NDJSON frames from a stats stream until `count` arrived, the server ends it, or the timeout. */
-function readStream(socketPath: string, path: string, count: number, timeoutMs = 15_000, onFrame?: (n: number) => void): Promise<StreamRead> {
+function readStream(
+  socketPath: string,
+  path: string,
+  count: number,
+  timeoutMs = 15_000,
+  onFrame?: (n: number) => void,
+): Promise<StreamRead> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     const out: StreamRead = { status: 0, frames: [], at: [], ended: false };
@@ -102,7 +108,7 @@ describe('container stats', () => {
     assert.match(f.id, /^[0-9a-f]{64}$/);
     assert.notEqual(f.read, ZERO_TIME);
     assert.notEqual(f.preread, ZERO_TIME);
-    const gapMs = (Date.parse(f.read) - Date.parse(f.preread));
+    const gapMs = Date.parse(f.read) - Date.parse(f.preread);
     assert.ok(gapMs >= 250, `read − preread = ${gapMs} ms`);
     assert.ok(f.precpu_stats.system_cpu_usage > 0);
     assert.ok(f.precpu_stats.online_cpus > 0);
@@ -110,7 +116,7 @@ describe('container stats', () => {
     assert.ok(f.cpu_stats.cpu_usage.total_usage > f.precpu_stats.cpu_usage.total_usage, 'a busy loop uses CPU between the readings');
     assert.ok(f.pids_stats.current >= 1);
     assert.ok(f.memory_stats.usage > 0);
-    assert.ok(f.memory_stats.limit > 0 && f.memory_stats.limit <= totalmem(), 'no limit reads as the host\'s memory');
+    assert.ok(f.memory_stats.limit > 0 && f.memory_stats.limit <= totalmem(), "no limit reads as the host's memory");
     assert.ok('inactive_file' in f.memory_stats.stats);
     assert.ok(Array.isArray(f.blkio_stats.io_service_bytes_recursive) || f.blkio_stats.io_service_bytes_recursive === null);
     assert.equal(f.num_procs, 0);
@@ -118,10 +124,22 @@ describe('container stats', () => {
     assert.ok(cpuPercent(f) > 5, `CPU % of a busy loop: ${cpuPercent(f)}`);
   });
 
-  test('docker stats --no-stream shows the busy loop\'s CPU and the -m limit', async () => {
-    const r = await d.docker(['stats', '--no-stream', '--format', '{{.Name}} {{.CPUPerc}} {{.MemUsage}} {{.MemPerc}} {{.PIDs}}', 'burn', 'idle']);
+  test("docker stats --no-stream shows the busy loop's CPU and the -m limit", async () => {
+    const r = await d.docker([
+      'stats',
+      '--no-stream',
+      '--format',
+      '{{.Name}} {{.CPUPerc}} {{.MemUsage}} {{.MemPerc}} {{.PIDs}}',
+      'burn',
+      'idle',
+    ]);
     assert.equal(r.code, 0, r.stderr);
-    const rows = new Map(r.stdout.trim().split('\n').map((l) => [l.split(' ')[0]!, l]));
+    const rows = new Map(
+      r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => [l.split(' ')[0]!, l]),
+    );
     const burn = /^burn ([\d.]+)% (\S+) \/ (\S+) ([\d.]+)% (\d+)$/.exec(rows.get('burn') ?? '');
     assert.ok(burn, r.stdout);
     assert.ok(Number(burn[1]) > 10, `busy loop CPU % ${burn[1]}`);
@@ -150,7 +168,7 @@ describe('container stats', () => {
       assert.ok(f.precpu_stats.system_cpu_usage > 0, `frame ${i} precpu`);
       assert.ok(f.cpu_stats.cpu_usage.total_usage > f.precpu_stats.cpu_usage.total_usage, `frame ${i} CPU grows`);
       if (i > 0) {
-        assert.deepEqual(f.precpu_stats, s.frames[i - 1].cpu_stats, 'precpu is the previous frame\'s cpu');
+        assert.deepEqual(f.precpu_stats, s.frames[i - 1].cpu_stats, "precpu is the previous frame's cpu");
         assert.equal(f.preread, s.frames[i - 1].read);
         // The first frame may be an extra reading taken when the request came; then the ticks.
         const gap = Date.parse(f.read) - Date.parse(s.frames[i - 1].read);
@@ -160,9 +178,15 @@ describe('container stats', () => {
   });
 
   test('streams of one container share the readings', async () => {
-    const [a, b] = await Promise.all([readStream(d.socket, '/containers/idle/stats', 3), readStream(d.socket, '/containers/idle/stats', 3)]);
+    const [a, b] = await Promise.all([
+      readStream(d.socket, '/containers/idle/stats', 3),
+      readStream(d.socket, '/containers/idle/stats', 3),
+    ]);
     const readsA = new Set(a.frames.slice(1).map((f) => f.read));
-    assert.ok(b.frames.slice(1).some((f) => readsA.has(f.read)), 'both streams carry the same reading');
+    assert.ok(
+      b.frames.slice(1).some((f) => readsA.has(f.read)),
+      'both streams carry the same reading',
+    );
   });
 
   test('one-shot: a single immediate reading, precpu and preread zero', async () => {
@@ -175,7 +199,10 @@ describe('container stats', () => {
     assert.ok(ms < 900, `one-shot took ${ms} ms`);
     assert.notEqual(f.read, ZERO_TIME);
     assert.equal(f.preread, ZERO_TIME);
-    assert.deepEqual(f.precpu_stats, { cpu_usage: { total_usage: 0, usage_in_kernelmode: 0, usage_in_usermode: 0 }, throttling_data: { periods: 0, throttled_periods: 0, throttled_time: 0 } });
+    assert.deepEqual(f.precpu_stats, {
+      cpu_usage: { total_usage: 0, usage_in_kernelmode: 0, usage_in_usermode: 0 },
+      throttling_data: { periods: 0, throttled_periods: 0, throttled_time: 0 },
+    });
     assert.ok(f.cpu_stats.cpu_usage.total_usage > 0);
     assert.ok(f.cpu_stats.system_cpu_usage > 0);
     const both = await d.request('GET', '/containers/burn/stats?stream=true&one-shot=true');
@@ -204,15 +231,30 @@ describe('container stats', () => {
     // A running container's stream goes on with zero frames once it stops, and ends at its removal.
     const run1 = await d.docker(['run', '-d', '--name', 'brief', 'busybox', 'sleep', '1000']);
     assert.equal(run1.code, 0, run1.stderr);
-    let removed = 0;
+    // The stream ends when the removal happens, which may be before the CLI doing it has exited.
+    let rmStarted = 0;
+    let rmDone: Promise<number> | undefined;
     const streamed = readStream(d.socket, '/containers/brief/stats', 100, 20_000, (n) => {
-      if (n === 1) void d.docker(['stop', '-t', '0', 'brief']).then(() => sleep(2500)).then(() => d.docker(['rm', 'brief'])).then(() => (removed = performance.now()));
+      if (n === 1)
+        rmDone = d
+          .docker(['stop', '-t', '0', 'brief'])
+          .then(() => sleep(2500))
+          .then(() => (rmStarted = performance.now()))
+          .then(() => d.docker(['rm', 'brief']))
+          .then(() => performance.now());
     });
     const s = await streamed;
+    const endedAt = performance.now();
     assert.ok(s.ended, 'the server ends the stream');
-    assert.ok(removed > 0 && performance.now() - removed < 3000, 'soon after the removal');
+    assert.ok(rmDone, 'the removal was started');
+    const removedAt = await rmDone;
+    assert.ok(rmStarted > 0 && endedAt >= rmStarted, 'the stream went on until the removal');
+    assert.ok(endedAt - removedAt < 3000, 'soon after the removal');
     assert.notEqual(s.frames[0].read, ZERO_TIME);
-    assert.ok(s.frames.some((x) => x.read === ZERO_TIME && x.name === '/brief'), 'zero frames while stopped');
+    assert.ok(
+      s.frames.some((x) => x.read === ZERO_TIME && x.name === '/brief'),
+      'zero frames while stopped',
+    );
     await d.docker(['rm', 'cold']);
   });
 
@@ -228,7 +270,12 @@ describe('container stats', () => {
 
     // A veth pair inside the container's namespace shows up, with its traffic.
     const pid = JSON.parse((await d.docker(['inspect', 'nonet'])).stdout)[0].State.Pid;
-    for (const cmd of [['ip', 'link', 'add', 'st0', 'type', 'veth', 'peer', 'name', 'st1'], ['ip', 'link', 'set', 'st0', 'up'], ['ip', 'link', 'set', 'st1', 'up'], ['ip', 'addr', 'add', '10.99.0.1/24', 'dev', 'st0']]) {
+    for (const cmd of [
+      ['ip', 'link', 'add', 'st0', 'type', 'veth', 'peer', 'name', 'st1'],
+      ['ip', 'link', 'set', 'st0', 'up'],
+      ['ip', 'link', 'set', 'st1', 'up'],
+      ['ip', 'addr', 'add', '10.99.0.1/24', 'dev', 'st0'],
+    ]) {
       const r = await run('nsenter', ['-t', String(pid), '-n', ...cmd]);
       assert.equal(r.code, 0, `${cmd.join(' ')}: ${r.stderr}`);
     }
@@ -242,7 +289,16 @@ describe('container stats', () => {
     }
     assert.deepEqual(Object.keys(f1.networks ?? {}), ['st0', 'st1']);
     assert.deepEqual(schemaErrors(f1), []);
-    assert.deepEqual(Object.keys(f1.networks.st0), ['rx_bytes', 'rx_packets', 'rx_errors', 'rx_dropped', 'tx_bytes', 'tx_packets', 'tx_errors', 'tx_dropped']);
+    assert.deepEqual(Object.keys(f1.networks.st0), [
+      'rx_bytes',
+      'rx_packets',
+      'rx_errors',
+      'rx_dropped',
+      'tx_bytes',
+      'tx_packets',
+      'tx_errors',
+      'tx_dropped',
+    ]);
     assert.ok(f1.networks.st0.tx_packets > 0, 'the pings went out of st0');
     assert.equal(f1.networks.st1.rx_packets, f1.networks.st0.tx_packets, 'and into its peer');
     await d.docker(['rm', '-f', 'nonet', 'hostnet']);
@@ -258,7 +314,11 @@ describe('container stats', () => {
     const r = await d.docker(['stats', '--no-stream', '--format', '{{.Name}} {{.CPUPerc}} {{.PIDs}}']);
     assert.equal(r.code, 0, r.stderr);
     const rows = r.stdout.trim().split('\n');
-    for (let i = 0; i < 5; i++) assert.ok(rows.some((l) => new RegExp(`^many${i} [\\d.]+% 1$`).test(l)), `many${i} in\n${r.stdout}`);
+    for (let i = 0; i < 5; i++)
+      assert.ok(
+        rows.some((l) => new RegExp(`^many${i} [\\d.]+% 1$`).test(l)),
+        `many${i} in\n${r.stdout}`,
+      );
     assert.ok(rows.some((l) => /^burn /.test(l)));
     await d.docker(['rm', '-f', ...ids]);
   });

@@ -40,7 +40,11 @@ describe('system: info counters, df, prune', () => {
     assert.deepEqual([i.Containers, i.ContainersRunning, i.ContainersPaused, i.ContainersStopped], [4, 1, 1, 2]);
     // A second tag of the same image is still one image.
     assert.equal(i.Images, 1);
-    const cli = await d.docker(['info', '--format', '{{.Containers}} {{.ContainersRunning}} {{.ContainersPaused}} {{.ContainersStopped}} {{.Images}}']);
+    const cli = await d.docker([
+      'info',
+      '--format',
+      '{{.Containers}} {{.ContainersRunning}} {{.ContainersPaused}} {{.ContainersStopped}} {{.Images}}',
+    ]);
     assert.equal(cli.stdout.trim(), '4 1 1 2 1');
     assert.equal((await d.docker(['unpause', 'paused'])).code, 0);
     assert.equal((await d.docker(['stop', '-t', '0', 'paused'])).code, 0);
@@ -98,7 +102,15 @@ describe('system: info counters, df, prune', () => {
   test('docker system df and df -v print the usage', async () => {
     const r = await d.docker(['system', 'df', '--format', '{{.Type}}|{{.TotalCount}}|{{.Active}}|{{.Size}}|{{.Reclaimable}}']);
     assert.equal(r.code, 0, r.stderr);
-    const rows = Object.fromEntries(r.stdout.trim().split('\n').map((l) => { const [t, ...rest] = l.split('|'); return [t, rest]; }));
+    const rows = Object.fromEntries(
+      r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => {
+          const [t, ...rest] = l.split('|');
+          return [t, rest];
+        }),
+    );
     assert.deepEqual(rows.Images?.slice(0, 2), ['2', '1']);
     assert.deepEqual(rows.Containers?.slice(0, 2), ['5', '1']);
     assert.match(rows.Containers![2]!, /^3\.\d+MB$/);
@@ -166,7 +178,19 @@ describe('system: info counters, df, prune', () => {
       return;
     }
     assert.equal((await d.docker(['volume', 'create', 'named-vol'])).code, 0);
-    const w = await d.docker(['run', '--name', 'volwriter', '-v', '/anon', '-v', 'named-vol:/named', 'busybox', 'sh', '-c', 'dd if=/dev/zero of=/anon/f bs=1k count=300 && dd if=/dev/zero of=/named/f bs=1k count=200']);
+    const w = await d.docker([
+      'run',
+      '--name',
+      'volwriter',
+      '-v',
+      '/anon',
+      '-v',
+      'named-vol:/named',
+      'busybox',
+      'sh',
+      '-c',
+      'dd if=/dev/zero of=/anon/f bs=1k count=300 && dd if=/dev/zero of=/named/f bs=1k count=200',
+    ]);
     assert.equal(w.code, 0, w.stderr);
     const u = await df('?type=volume');
     assert.equal(u.Volumes.length, 2);

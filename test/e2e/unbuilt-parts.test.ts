@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 
-describe('a node outside any cluster, and a fresh daemon\'s plugins, through the docker CLI', () => {
+describe("a node outside any cluster, and a fresh daemon's plugins, through the docker CLI", () => {
   let d: TestDaemon;
   before(async () => {
     d = await startDaemon();

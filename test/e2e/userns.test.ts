@@ -15,12 +15,16 @@ import { loadBusybox } from '../helpers/images.ts';
 const USER = 'engremap';
 
 function hasUser(name: string): boolean {
-  return readFileSync('/etc/passwd', 'utf8').split('\n').some((l) => l.startsWith(`${name}:`));
+  return readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .some((l) => l.startsWith(`${name}:`));
 }
 
 /** The remap user's first subordinate range in /etc/subuid or /etc/subgid. */
 function firstRange(path: string): { start: number; length: number } {
-  const line = readFileSync(path, 'utf8').split('\n').find((l) => l.startsWith(`${USER}:`));
+  const line = readFileSync(path, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${USER}:`));
   assert.ok(line, `${path} has no ${USER} line`);
   const [, start, length] = line.split(':');
   return { start: Number(start), length: Number(length) };
@@ -62,7 +66,12 @@ describe('userns-remap', () => {
     if (!userExisted && hasUser(USER)) {
       const r = await run('userdel', [USER]);
       if (r.code !== 0) console.error(`userdel ${USER}: ${r.stderr}`);
-      if (readFileSync('/etc/group', 'utf8').split('\n').some((l) => l.startsWith(`${USER}:`))) await run('groupdel', [USER]);
+      if (
+        readFileSync('/etc/group', 'utf8')
+          .split('\n')
+          .some((l) => l.startsWith(`${USER}:`))
+      )
+        await run('groupdel', [USER]);
       await dropRanges('/etc/subuid', subuidExisted);
       await dropRanges('/etc/subgid', subgidExisted);
     }
@@ -86,14 +95,28 @@ describe('userns-remap', () => {
     const st = statSync(info.DockerRootDir);
     assert.equal(st.mode & 0o777, 0o710);
     assert.equal(st.gid, gids.start);
-    assert.equal(info.Warnings.some((w: string) => /userns/.test(w)), false, JSON.stringify(info.Warnings));
+    assert.equal(
+      info.Warnings.some((w: string) => /userns/.test(w)),
+      false,
+      JSON.stringify(info.Warnings),
+    );
   });
 
   test('a container sees the mapping and its root owns the image files', async () => {
     const uids = firstRange('/etc/subuid');
     const gids = firstRange('/etc/subgid');
-    const out = await ok(['run', '--rm', 'busybox', 'sh', '-c', 'cat /proc/self/uid_map /proc/self/gid_map; id -u; stat -c %u:%g /bin/sh /etc; touch /newfile && echo wrote']);
-    const lines = out.trim().split('\n').map((l) => l.trim().split(/\s+/));
+    const out = await ok([
+      'run',
+      '--rm',
+      'busybox',
+      'sh',
+      '-c',
+      'cat /proc/self/uid_map /proc/self/gid_map; id -u; stat -c %u:%g /bin/sh /etc; touch /newfile && echo wrote',
+    ]);
+    const lines = out
+      .trim()
+      .split('\n')
+      .map((l) => l.trim().split(/\s+/));
     assert.deepEqual(lines[0], ['0', String(uids.start), '65536']);
     assert.deepEqual(lines[1], ['0', String(gids.start), '65536']);
     assert.deepEqual(lines[2], ['0']);
@@ -106,7 +129,18 @@ describe('userns-remap', () => {
   test('files written to a volume and a bind show the remapped owner on the host', async () => {
     const uids = firstRange('/etc/subuid');
     const gids = firstRange('/etc/subgid');
-    await ok(['run', '--rm', '-v', 'uvol:/data', '-v', `${bindDir}:/bind`, 'busybox', 'sh', '-c', 'touch /data/f /bind/f && chown 1000:1000 /bind/f']);
+    await ok([
+      'run',
+      '--rm',
+      '-v',
+      'uvol:/data',
+      '-v',
+      `${bindDir}:/bind`,
+      'busybox',
+      'sh',
+      '-c',
+      'touch /data/f /bind/f && chown 1000:1000 /bind/f',
+    ]);
     const mountpoint = JSON.parse(await ok(['volume', 'inspect', 'uvol']))[0].Mountpoint as string;
     const vol = statSync(join(mountpoint, 'f'));
     assert.deepEqual([vol.uid, vol.gid], [uids.start, gids.start]);
@@ -123,16 +157,30 @@ describe('userns-remap', () => {
   });
 
   test('--userns=host opts out: identity map, host ids on disk', async () => {
-    const out = await ok(['run', '--rm', '--userns=host', '-v', `${bindDir}:/bind`, 'busybox', 'sh', '-c', 'cat /proc/self/uid_map; touch /bind/hostfile']);
+    const out = await ok([
+      'run',
+      '--rm',
+      '--userns=host',
+      '-v',
+      `${bindDir}:/bind`,
+      'busybox',
+      'sh',
+      '-c',
+      'cat /proc/self/uid_map; touch /bind/hostfile',
+    ]);
     assert.deepEqual(out.trim().split(/\s+/), ['0', '0', '4294967295']);
     assert.equal(statSync(join(bindDir, 'hostfile')).uid, 0);
   });
 
   test("dockerd's refusals: privileged, host network, host pid in the remapped namespace; bad UsernsMode", async () => {
-    const create = (hc: Record<string, unknown>) => d.request('POST', '/v1.51/containers/create', { body: { Image: 'busybox', Cmd: ['true'], HostConfig: hc } });
+    const create = (hc: Record<string, unknown>) =>
+      d.request('POST', '/v1.51/containers/create', { body: { Image: 'busybox', Cmd: ['true'], HostConfig: hc } });
     let r = await create({ Privileged: true });
     assert.equal(r.status, 400);
-    assert.match(r.json().message, /^privileged mode is incompatible with user namespaces\.  You must run the container in the host namespace when running privileged mode$/);
+    assert.match(
+      r.json().message,
+      /^privileged mode is incompatible with user namespaces\.  You must run the container in the host namespace when running privileged mode$/,
+    );
     r = await create({ NetworkMode: 'host' });
     assert.equal(r.status, 400);
     assert.equal(r.json().message, "cannot share the host's network namespace when user namespaces are enabled");
@@ -170,7 +218,10 @@ describe('userns-remap', () => {
     const src = join(bindDir, 'cp-in.txt');
     await writeFile(src, 'in\n');
     await ok(['cp', src, 'cpx:/cp-in.txt']);
-    const upper = await run('sh', ['-c', `find ${JSON.stringify(join(d.dataRoot, `${uids.start}.${firstRange('/etc/subgid').start}`))} -name cp-in.txt -path '*/fs/*' -printf '%U:%G\\n'`]);
+    const upper = await run('sh', [
+      '-c',
+      `find ${JSON.stringify(join(d.dataRoot, `${uids.start}.${firstRange('/etc/subgid').start}`))} -name cp-in.txt -path '*/fs/*' -printf '%U:%G\\n'`,
+    ]);
     assert.equal(upper.stdout.trim(), `${uids.start}:${firstRange('/etc/subgid').start}`, upper.stderr);
     const out = join(bindDir, 'cp-out.tar');
     const r = await run('sh', ['-c', `docker cp cpx:/cp-in.txt - > ${out}`], { env: { ...process.env, DOCKER_HOST: d.host } });
@@ -181,7 +232,8 @@ describe('userns-remap', () => {
   });
 
   test('the remapped copy of a chain and its init layer go with the last image on the chain', async () => {
-    const snapshots = async () => (await run('ctr', ['--address', join(d.execRoot, 'containerd', 'containerd.sock'), '-n', 'engine', 'snapshots', 'ls'])).stdout;
+    const snapshots = async () =>
+      (await run('ctr', ['--address', join(d.execRoot, 'containerd', 'containerd.sock'), '-n', 'engine', 'snapshots', 'ls'])).stdout;
     const remapped = /^(?:remap|init)-\d+\.\d+-[0-9a-f]{64}/gm;
     assert.equal((await snapshots()).match(remapped)?.length, 2, await snapshots());
     await ok(['volume', 'rm', 'uvol']);

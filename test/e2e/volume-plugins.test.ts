@@ -31,7 +31,7 @@ describe('volume plugins', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  test('volume create -d, inspect and ls show the plugin; data goes to the plugin\'s storage', async () => {
+  test("volume create -d, inspect and ls show the plugin; data goes to the plugin's storage", async () => {
     const c = await d.docker(['volume', 'create', '-d', name, '-o', 'size=1g', 'pv1']);
     assert.equal(c.code, 0, c.stderr);
     assert.deepEqual(plugin.volumes.get('pv1')?.opts, { size: '1g' });
@@ -56,7 +56,7 @@ describe('volume plugins', () => {
     assert.ok(plugin.volumes.has('pv3'));
   });
 
-  test('the plugin\'s errors reach the client; removal goes through the plugin', async () => {
+  test("the plugin's errors reach the client; removal goes through the plugin", async () => {
     const bad = await d.docker(['volume', 'create', '-d', name, '-o', 'fail=no-space', 'pv4']);
     assert.notEqual(bad.code, 0);
     assert.match(bad.stderr, /VolumeDriver\.Create: refusing pv4: no-space/);

@@ -11,7 +11,9 @@ import { loadBusybox } from '../helpers/images.ts';
 const ANON = 'com.docker.volume.anonymous';
 
 function isMounted(path: string): boolean {
-  return readFileSync('/proc/self/mountinfo', 'utf8').split('\n').some((l) => l.split(' ')[4] === path);
+  return readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .some((l) => l.split(' ')[4] === path);
 }
 
 describe('volumes', () => {
@@ -46,10 +48,19 @@ describe('volumes', () => {
     assert.equal((await ok(['volume', 'ls', '-q', '--filter', 'name=plain'])).trim(), 'v-plain');
     const dangling = (await ok(['volume', 'ls', '-q', '--filter', 'dangling=true'])).split('\n');
     assert.ok(dangling.includes('v-plain') && dangling.includes('v-labelled'));
-    const list = await d.request('GET', `/v1.51/volumes?filters=${encodeURIComponent(JSON.stringify({ driver: ['local'], name: ['v-'] }))}`);
+    const list = await d.request(
+      'GET',
+      `/v1.51/volumes?filters=${encodeURIComponent(JSON.stringify({ driver: ['local'], name: ['v-'] }))}`,
+    );
     assert.equal(list.status, 200);
     assert.deepEqual(list.json().Warnings, []);
-    assert.deepEqual(list.json().Volumes.map((x: { Name: string }) => x.Name).sort(), ['v-labelled', 'v-plain']);
+    assert.deepEqual(
+      list
+        .json()
+        .Volumes.map((x: { Name: string }) => x.Name)
+        .sort(),
+      ['v-labelled', 'v-plain'],
+    );
     assert.equal((await d.request('GET', `/v1.51/volumes?filters=${encodeURIComponent('{"bogus":["x"]}')}`)).status, 400);
 
     const generated = await d.request('POST', '/v1.51/volumes/create', { body: {} });
@@ -72,7 +83,18 @@ describe('volumes', () => {
   test('data persists across containers and a daemon restart; inspect lists the mount', async () => {
     await ok(['run', '--name', 'writer', '-v', 'data:/data', 'busybox', 'sh', '-c', 'echo x > /data/f']);
     const mounts = JSON.parse(await ok(['inspect', 'writer']))[0].Mounts;
-    assert.deepEqual(mounts, [{ Type: 'volume', Name: 'data', Source: join(d.dataRoot, 'volumes', 'data', '_data'), Destination: '/data', Driver: 'local', Mode: 'z', RW: true, Propagation: '' }]);
+    assert.deepEqual(mounts, [
+      {
+        Type: 'volume',
+        Name: 'data',
+        Source: join(d.dataRoot, 'volumes', 'data', '_data'),
+        Destination: '/data',
+        Driver: 'local',
+        Mode: 'z',
+        RW: true,
+        Propagation: '',
+      },
+    ]);
     assert.equal(await ok(['run', '--rm', '-v', 'data:/d:ro', 'busybox', 'cat', '/d/f']), 'x\n');
     const ro = await d.docker(['run', '--rm', '-v', 'data:/d:ro', 'busybox', 'sh', '-c', 'echo y > /d/g']);
     assert.notEqual(ro.code, 0, 'a :ro volume must not be writable');
@@ -89,9 +111,20 @@ describe('volumes', () => {
     await ok(['run', '--rm', '-v', 'rootvol:/root', 'busybox', 'true']);
     assert.equal(statSync(join(d.dataRoot, 'volumes', 'rootvol', '_data')).mode & 0o777, 0o700, 'the volume root takes the mode of /root');
     // Not empty any more: a second use copies nothing over what is there.
-    assert.equal(await ok(['run', '--rm', '-v', 'etcvol:/etc', 'busybox', 'sh', '-c', 'echo changed > /etc/passwd; cat /etc/passwd']), 'changed\n');
+    assert.equal(
+      await ok(['run', '--rm', '-v', 'etcvol:/etc', 'busybox', 'sh', '-c', 'echo changed > /etc/passwd; cat /etc/passwd']),
+      'changed\n',
+    );
     assert.equal(await ok(['run', '--rm', '-v', 'etcvol:/etc', 'busybox', 'cat', '/etc/passwd']), 'changed\n');
-    const nocopy = await d.docker(['run', '--rm', '--mount', 'type=volume,src=nocopyvol,dst=/etc,volume-nocopy', 'busybox', 'cat', '/etc/passwd']);
+    const nocopy = await d.docker([
+      'run',
+      '--rm',
+      '--mount',
+      'type=volume,src=nocopyvol,dst=/etc,volume-nocopy',
+      'busybox',
+      'cat',
+      '/etc/passwd',
+    ]);
     assert.notEqual(nocopy.code, 0);
     assert.match(nocopy.stderr, /No such file/);
     await ok(['volume', 'rm', 'etcvol', 'rootvol', 'nocopyvol']);
@@ -100,13 +133,17 @@ describe('volumes', () => {
   test('anonymous volumes: -v /path, --mount without source, image VOLUMEs; rm -v and --rm remove them', async () => {
     await ok(['create', '--name', 'anon', '-v', '/anon1', '--mount', 'type=volume,dst=/anon2', 'busybox', 'true']);
     const mounts = JSON.parse(await ok(['inspect', 'anon']))[0].Mounts as Array<{ Name: string; Destination: string; Type: string }>;
-    assert.deepEqual(mounts.map((m) => [m.Type, m.Destination]).sort(), [['volume', '/anon1'], ['volume', '/anon2']]);
+    assert.deepEqual(mounts.map((m) => [m.Type, m.Destination]).sort(), [
+      ['volume', '/anon1'],
+      ['volume', '/anon2'],
+    ]);
     for (const m of mounts) {
       assert.match(m.Name, /^[0-9a-f]{64}$/);
       assert.deepEqual((await inspectVolume(m.Name)).Labels, { [ANON]: '' });
     }
     await ok(['rm', '-v', 'anon']);
-    for (const m of mounts) assert.equal((await d.request('GET', `/v1.51/volumes/${m.Name}`)).status, 404, 'rm -v removes anonymous volumes');
+    for (const m of mounts)
+      assert.equal((await d.request('GET', `/v1.51/volumes/${m.Name}`)).status, 404, 'rm -v removes anonymous volumes');
 
     await ok(['create', '--name', 'keep', '-v', '/kept', '-v', 'named-kept:/named', 'busybox', 'true']);
     const kept = JSON.parse(await ok(['inspect', 'keep']))[0].Mounts as Array<{ Name: string; Destination: string }>;
@@ -161,7 +198,16 @@ describe('volumes', () => {
     const v = await inspectVolume('tv');
     assert.deepEqual(v.Options, { type: 'tmpfs', device: 'tmpfs', o: 'size=10m' });
     assert.equal(isMounted(v.Mountpoint), false, 'not mounted before first use');
-    const out = await ok(['run', '--rm', '-v', 'tv:/t', 'busybox', 'sh', '-c', 'echo hi > /t/f; df -k /t | tail -n 1; grep " /t " /proc/mounts']);
+    const out = await ok([
+      'run',
+      '--rm',
+      '-v',
+      'tv:/t',
+      'busybox',
+      'sh',
+      '-c',
+      'echo hi > /t/f; df -k /t | tail -n 1; grep " /t " /proc/mounts',
+    ]);
     assert.match(out, /^tmpfs\s+10240\s/m);
     assert.match(out, / \/t tmpfs /);
     assert.equal(isMounted(v.Mountpoint), false, 'unmounted after the container exited');
@@ -176,10 +222,20 @@ describe('volumes', () => {
     await ok(['run', '--rm', '-v', 'evvol:/e', 'busybox', 'true']);
     await ok(['volume', 'rm', 'evvol']);
     const until = Math.floor(Date.now() / 1000) + 1;
-    const r = await d.request('GET', `/events?since=${since}&until=${until}&filters=${encodeURIComponent(JSON.stringify({ type: ['volume'], volume: ['evvol'] }))}`);
+    const r = await d.request(
+      'GET',
+      `/events?since=${since}&until=${until}&filters=${encodeURIComponent(JSON.stringify({ type: ['volume'], volume: ['evvol'] }))}`,
+    );
     assert.equal(r.status, 200);
-    const events = r.text().split('\n').filter(Boolean).map((l) => JSON.parse(l));
-    assert.deepEqual(events.map((e) => e.Action), ['create', 'mount', 'unmount', 'destroy']);
+    const events = r
+      .text()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
+    assert.deepEqual(
+      events.map((e) => e.Action),
+      ['create', 'mount', 'unmount', 'destroy'],
+    );
     assert.equal(events[1].Actor.Attributes.destination, '/e');
     assert.equal(events[1].Actor.Attributes.driver, 'local');
   });

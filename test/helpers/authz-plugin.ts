@@ -47,19 +47,24 @@ export class TestAuthzPlugin {
   async stop(): Promise<void> {
     const s = this.server;
     this.server = undefined;
-    if (s) await new Promise<void>((r) => {
-      s.close(() => r());
-      s.closeAllConnections();
-    });
+    if (s)
+      await new Promise<void>((r) => {
+        s.close(() => r());
+        s.closeAllConnections();
+      });
   }
 
   /** The requests seen for a path (URIs carry the /v1.xx prefix). */
   requestsFor(method: string, pathPart: string): AuthzRequest[] {
-    return this.seen.filter((s) => s.kind === 'req' && s.body.RequestMethod === method && s.body.RequestUri.includes(pathPart)).map((s) => s.body);
+    return this.seen
+      .filter((s) => s.kind === 'req' && s.body.RequestMethod === method && s.body.RequestUri.includes(pathPart))
+      .map((s) => s.body);
   }
 
   responsesFor(method: string, pathPart: string): AuthzResponse[] {
-    return this.seen.filter((s) => s.kind === 'res' && s.body.RequestMethod === method && s.body.RequestUri.includes(pathPart)).map((s) => s.body as AuthzResponse);
+    return this.seen
+      .filter((s) => s.kind === 'res' && s.body.RequestMethod === method && s.body.RequestUri.includes(pathPart))
+      .map((s) => s.body as AuthzResponse);
   }
 }
 

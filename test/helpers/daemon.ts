@@ -6,6 +6,7 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { endShim, findShims } from '../../src/supervisor/shims.ts';
 import { removeDaemonNetworking } from './network-teardown.ts';
 
 export const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
@@ -71,7 +72,11 @@ export interface CommandResult {
  * turns an early EOF on its stdin into the terminal's EOF character typed into the session, which a
  * raw-mode program then sees (and echoes) as input.
  */
-export function run(cmd: string, args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string | Buffer; timeoutMs?: number; cwd?: string; holdStdin?: boolean } = {}): Promise<CommandResult> {
+export function run(
+  cmd: string,
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; input?: string | Buffer; timeoutMs?: number; cwd?: string; holdStdin?: boolean } = {},
+): Promise<CommandResult> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(cmd, args, { env: opts.env ?? process.env, cwd: opts.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
@@ -108,21 +113,41 @@ export class TestDaemon {
   exitCode: number | null = null;
   exited!: Promise<number | null>;
 
-  constructor(readonly dir: string, private readonly opts: DaemonStartOptions) {}
+  constructor(
+    readonly dir: string,
+    private readonly opts: DaemonStartOptions,
+  ) {}
 
-  get socket(): string { return join(this.dir, 'engine.sock'); }
-  get host(): string { return `unix://${this.socket}`; }
-  get dataRoot(): string { return join(this.dir, 'data'); }
-  get execRoot(): string { return join(this.dir, 'exec'); }
-  get pidfile(): string { return join(this.dir, 'engine.pid'); }
-  get configFile(): string { return join(this.dir, 'daemon.json'); }
-  get pid(): number { return this.child.pid!; }
+  get socket(): string {
+    return join(this.dir, 'engine.sock');
+  }
+  get host(): string {
+    return `unix://${this.socket}`;
+  }
+  get dataRoot(): string {
+    return join(this.dir, 'data');
+  }
+  get execRoot(): string {
+    return join(this.dir, 'exec');
+  }
+  get pidfile(): string {
+    return join(this.dir, 'engine.pid');
+  }
+  get configFile(): string {
+    return join(this.dir, 'daemon.json');
+  }
+  get pid(): number {
+    return this.child.pid!;
+  }
 
   baseArgs(): string[] {
     return [
-      '--data-root', this.dataRoot,
-      '--exec-root', this.execRoot,
-      '--pidfile', this.pidfile,
+      '--data-root',
+      this.dataRoot,
+      '--exec-root',
+      this.execRoot,
+      '--pidfile',
+      this.pidfile,
       ...(this.opts.config ? ['--config-file', this.configFile] : []),
       ...(this.opts.noDefaultHost ? [] : ['-H', this.host]),
       ...(this.opts.args ?? []),
@@ -136,10 +161,12 @@ export class TestDaemon {
     this.child = spawn(ENGINED, this.baseArgs(), { env: { ...process.env, ...this.opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child.stdout!.on('data', (d) => (this.output += d));
     this.child.stderr!.on('data', (d) => (this.output += d));
-    this.exited = new Promise((res) => this.child.on('exit', (code, signal) => {
-      this.exitCode = code ?? (signal ? 128 : null);
-      res(this.exitCode);
-    }));
+    this.exited = new Promise((res) =>
+      this.child.on('exit', (code, signal) => {
+        this.exitCode = code ?? (signal ? 128 : null);
+        res(this.exitCode);
+      }),
+    );
   }
 
   async waitReady(timeoutMs = 30_000): Promise<void> {
@@ -163,7 +190,7 @@ export class TestDaemon {
 
   /** Runs the docker CLI (28.x on PATH) against this daemon. */
   docker(args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string | Buffer; timeoutMs?: number } = {}): Promise<CommandResult> {
-    const env: NodeJS.ProcessEnv = { ...process.env, DOCKER_HOST: this.host, DOCKER_CONFIG: join(this.dir, "docker-config"), ...opts.env };
+    const env: NodeJS.ProcessEnv = { ...process.env, DOCKER_HOST: this.host, DOCKER_CONFIG: join(this.dir, 'docker-config'), ...opts.env };
     delete env.DOCKER_CONTEXT;
     return run('docker', args, { ...opts, env });
   }
@@ -204,6 +231,8 @@ export class TestDaemon {
     await this.stop().catch(() => undefined);
     await killStrayContainerd(this.execRoot);
     await killStrayEtcd(this.dataRoot);
+    // Shims outlive a containerd killed -9, and their containers with them.
+    await killShims(this.execRoot);
     await unmountUnder(this.dir);
     // A daemon killed -9 (or stopped with live-restore) leaves its bridge and firewall chains.
     await removeDaemonNetworking(this.execRoot).catch(() => undefined);
@@ -213,8 +242,20 @@ export class TestDaemon {
 
 /** Lazily unmounts whatever a test left mounted below `dir` (deepest first), so rm can proceed. */
 export async function unmountUnder(dir: string): Promise<void> {
-  const mounts = (await readFile('/proc/mounts', 'utf8')).split('\n').map((l) => l.split(' ')[1] ?? '').filter((m) => m === dir || m.startsWith(dir + '/'));
+  const mounts = (await readFile('/proc/mounts', 'utf8'))
+    .split('\n')
+    .map((l) => l.split(' ')[1] ?? '')
+    .filter((m) => m === dir || m.startsWith(dir + '/'));
   for (const m of mounts.sort().reverse()) await run('umount', ['-l', m]).catch(() => undefined);
+}
+
+/** Ends every shim (and its container) serving the test daemon's containerd. */
+export async function killShims(execRoot: string): Promise<void> {
+  const address = join(execRoot, 'containerd', 'containerd.sock');
+  const quiet = { info() {}, warn() {}, debug() {} };
+  for (const shim of await findShims(address)) {
+    await endShim(shim, { address, runcRoot: join(execRoot, 'runc'), log: quiet }).catch(() => undefined); // best effort, as the rest of cleanup
+  }
 }
 
 /** A containerd started for a test daemon is found by its config path under the exec-root. */

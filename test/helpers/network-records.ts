@@ -19,12 +19,33 @@ export function bridgeNetwork(name: string, x: Partial<NetworkFacts> = {}, over:
   serial++;
   const id = `${serial.toString(16).padStart(4, '0')}${'ab'.repeat(30)}`;
   return {
-    Name: name, Id: id, Created: '2026-01-01T00:00:00.000000000Z', Scope: 'local', Driver: 'bridge', EnableIPv4: true, EnableIPv6: Boolean(x.subnet6),
-    IPAM: { Driver: 'default', Options: null, Config: [] }, Internal: false, Attachable: false, Ingress: false, ConfigFrom: { Network: '' }, ConfigOnly: false,
-    Options: {}, Labels: {},
+    Name: name,
+    Id: id,
+    Created: '2026-01-01T00:00:00.000000000Z',
+    Scope: 'local',
+    Driver: 'bridge',
+    EnableIPv4: true,
+    EnableIPv6: Boolean(x.subnet6),
+    IPAM: { Driver: 'default', Options: null, Config: [] },
+    Internal: false,
+    Attachable: false,
+    Ingress: false,
+    ConfigFrom: { Network: '' },
+    ConfigOnly: false,
+    Options: {},
+    Labels: {},
     x: {
-      predefined: false, bridge: `br-${id.slice(0, 12)}`, ownsBridge: true, subnet: '10.1.0.0/24', gateway: '10.1.0.1', userSubnet: false,
-      mtu: 1500, icc: true, masquerade: true, ifPrefix: 'eth', ...x,
+      predefined: false,
+      bridge: `br-${id.slice(0, 12)}`,
+      ownsBridge: true,
+      subnet: '10.1.0.0/24',
+      gateway: '10.1.0.1',
+      userSubnet: false,
+      mtu: 1500,
+      icc: true,
+      masquerade: true,
+      ifPrefix: 'eth',
+      ...x,
     },
     ...over,
   };
@@ -32,12 +53,23 @@ export function bridgeNetwork(name: string, x: Partial<NetworkFacts> = {}, over:
 
 /** The default bridge ("bridge", predefined) on 172.17.0.0/16. */
 export function defaultBridgeNetwork(x: Partial<NetworkFacts> = {}): NetworkRecord {
-  return bridgeNetwork('bridge', { predefined: true, defaultBridge: true, bridge: 'engine0', subnet: '172.17.0.0/16', gateway: '172.17.0.1', ...x });
+  return bridgeNetwork('bridge', {
+    predefined: true,
+    defaultBridge: true,
+    bridge: 'engine0',
+    subnet: '172.17.0.0/16',
+    gateway: '172.17.0.1',
+    ...x,
+  });
 }
 
 /** The predefined host or none network. */
 export function specialNetwork(name: 'host' | 'none'): NetworkRecord {
-  return bridgeNetwork(name, { predefined: true, bridge: undefined, subnet: undefined, gateway: undefined }, { Driver: name === 'host' ? 'host' : 'null', EnableIPv4: false });
+  return bridgeNetwork(
+    name,
+    { predefined: true, bridge: undefined, subnet: undefined, gateway: undefined },
+    { Driver: name === 'host' ? 'host' : 'null', EnableIPv4: false },
+  );
 }
 
 /** A network lookup over a fixed list (what NetworkState provides), for the pure rules. */

@@ -13,7 +13,9 @@ let doc: any;
 
 /** Why a schema test cannot run here (../shared is not part of a user's clone), or undefined. */
 export function apiSpecMissing(): string | undefined {
-  return existsSync(API_SPEC_PATH) ? undefined : `skipped: ${API_SPEC_PATH} is absent (../shared sits beside the project only on developer and CI machines)`;
+  return existsSync(API_SPEC_PATH)
+    ? undefined
+    : `skipped: ${API_SPEC_PATH} is absent (../shared sits beside the project only on developer and CI machines)`;
 }
 
 function spec(): any {
@@ -60,7 +62,8 @@ export function validate(value: unknown, schema: Schema, path = '$', errors: str
     if (typeof value !== 'number') errors.push(`${path}: expected number, got ${actual}`);
   } else if (t === 'string') {
     if (typeof value !== 'string') errors.push(`${path}: expected string, got ${actual}`);
-    else if (s.enum && !s.enum.includes(value) && value !== '') errors.push(`${path}: ${JSON.stringify(value)} not in ${JSON.stringify(s.enum)}`);
+    else if (s.enum && !s.enum.includes(value) && value !== '')
+      errors.push(`${path}: ${JSON.stringify(value)} not in ${JSON.stringify(s.enum)}`);
   } else if (t === 'boolean') {
     if (typeof value !== 'boolean') errors.push(`${path}: expected boolean, got ${actual}`);
   } else if (t === 'array') {
@@ -75,7 +78,8 @@ export function validate(value: unknown, schema: Schema, path = '$', errors: str
     for (const r of s.required ?? []) if (!(r in obj)) errors.push(`${path}: missing required ${r}`);
     for (const [k, v] of Object.entries(obj)) {
       if (s.properties?.[k]) validate(v, s.properties[k], `${path}.${k}`, errors);
-      else if (s.additionalProperties && typeof s.additionalProperties === 'object') validate(v, s.additionalProperties, `${path}.${k}`, errors);
+      else if (s.additionalProperties && typeof s.additionalProperties === 'object')
+        validate(v, s.additionalProperties, `${path}.${k}`, errors);
     }
   }
   return errors;

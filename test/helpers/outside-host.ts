@@ -58,17 +58,27 @@ export class OutsideHost {
     await sh('ip', ['addr', 'add', `${hostIp}/30`, 'dev', hostIf]);
     await sh('ip', ['-6', 'addr', 'add', `${hostIp6}/64`, 'dev', hostIf, 'nodad']);
     await sh('ip', ['link', 'set', hostIf, 'up']);
-    await sh('nsenter', [`--net=${nsPath}`, 'sh', '-c', [
-      `ip addr add ${ip}/30 dev eth0`, `ip -6 addr add ${ip6}/64 dev eth0 nodad`, 'ip link set eth0 up',
-      `ip route add default via ${hostIp}`, `ip -6 route add default via ${hostIp6}`,
-    ].join(' && ')]);
+    await sh('nsenter', [
+      `--net=${nsPath}`,
+      'sh',
+      '-c',
+      [
+        `ip addr add ${ip}/30 dev eth0`,
+        `ip -6 addr add ${ip6}/64 dev eth0 nodad`,
+        'ip link set eth0 up',
+        `ip route add default via ${hostIp}`,
+        `ip -6 route add default via ${hostIp6}`,
+      ].join(' && '),
+    ]);
     return new OutsideHost(dir, nsPath, hostIf, hostIp, ip, hostIp6, ip6);
   }
 
   /** An HTTP server on port (both families) answering every request with the address it came from. */
   async serve(port: number): Promise<void> {
     const script = `require('http').createServer((q,s)=>s.end(q.socket.remoteAddress.replace(/^::ffff:/,''))).listen(${port},'::',()=>console.log('ready'))`;
-    const child = spawn('nsenter', [`--net=${this.nsPath}`, join(REPO_ROOT, 'bin/node'), '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn('nsenter', [`--net=${this.nsPath}`, join(REPO_ROOT, 'bin/node'), '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     this.servers.push(child);
     await new Promise<void>((resolve, reject) => {
       child.stdout!.once('data', () => resolve());

@@ -40,15 +40,77 @@ async function openssl(args: string[], cwd: string): Promise<void> {
 /** CA, server certificate for the given IPs (and localhost), client certificate. */
 export async function makeRegistryCerts(dir: string, ips: string[]): Promise<RegistryCerts> {
   await mkdir(dir, { recursive: true });
-  await openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=engine-registry-test-ca'], dir);
+  await openssl(
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.crt',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=engine-registry-test-ca',
+    ],
+    dir,
+  );
   const san = ['DNS:localhost', ...ips.map((ip) => `IP:${ip}`)].join(',');
   await writeFile(join(dir, 'server.ext'), `subjectAltName=${san}\nextendedKeyUsage=serverAuth\n`);
   await writeFile(join(dir, 'client.ext'), 'extendedKeyUsage=clientAuth\n');
   await openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=registry'], dir);
-  await openssl(['x509', '-req', '-in', 'server.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.crt', '-days', '2', '-extfile', 'server.ext'], dir);
+  await openssl(
+    [
+      'x509',
+      '-req',
+      '-in',
+      'server.csr',
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      'server.crt',
+      '-days',
+      '2',
+      '-extfile',
+      'server.ext',
+    ],
+    dir,
+  );
   await openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'client.key', '-out', 'client.csr', '-subj', '/CN=engine-client'], dir);
-  await openssl(['x509', '-req', '-in', 'client.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'client.cert', '-days', '2', '-extfile', 'client.ext'], dir);
-  return { dir, caCert: join(dir, 'ca.crt'), serverCert: join(dir, 'server.crt'), serverKey: join(dir, 'server.key'), clientCert: join(dir, 'client.cert'), clientKey: join(dir, 'client.key') };
+  await openssl(
+    [
+      'x509',
+      '-req',
+      '-in',
+      'client.csr',
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      'client.cert',
+      '-days',
+      '2',
+      '-extfile',
+      'client.ext',
+    ],
+    dir,
+  );
+  return {
+    dir,
+    caCert: join(dir, 'ca.crt'),
+    serverCert: join(dir, 'server.crt'),
+    serverKey: join(dir, 'server.key'),
+    clientCert: join(dir, 'client.cert'),
+    clientKey: join(dir, 'client.key'),
+  };
 }
 
 export interface RegistryOptions {
@@ -62,22 +124,48 @@ export class TestRegistry {
   proc: ChildProcess | null = null;
   output = '';
 
-  constructor(readonly dir: string, readonly port: number, readonly opts: RegistryOptions) {}
+  constructor(
+    readonly dir: string,
+    readonly port: number,
+    readonly opts: RegistryOptions,
+  ) {}
 
   /** host:port on loopback. */
-  get host(): string { return `127.0.0.1:${this.port}`; }
-  get scheme(): string { return this.opts.tls ? 'https' : 'http'; }
+  get host(): string {
+    return `127.0.0.1:${this.port}`;
+  }
+  get scheme(): string {
+    return this.opts.tls ? 'https' : 'http';
+  }
 
   async start(): Promise<void> {
-    const cfg = [
-      'version: 0.1',
-      'log:', '  level: error', '  accesslog:', '    disabled: true',
-      'storage:', '  filesystem:', `    rootdirectory: ${join(this.dir, 'data')}`, '  delete:', '    enabled: true',
-      '  maintenance:', '    uploadpurging:', '      enabled: false',
-      'http:', `  addr: ${this.opts.bind ?? '0.0.0.0'}:${this.port}`,
-      ...(this.opts.tls ? ['  tls:', `    certificate: ${this.opts.tls.cert}`, `    key: ${this.opts.tls.key}`, ...(this.opts.tls.clientCa ? ['    clientcas:', `      - ${this.opts.tls.clientCa}`] : [])] : []),
-      ...(this.opts.auth ? ['auth:', '  htpasswd:', '    realm: engine-test', `    path: ${join(this.dir, 'htpasswd')}`] : []),
-    ].join('\n') + '\n';
+    const cfg =
+      [
+        'version: 0.1',
+        'log:',
+        '  level: error',
+        '  accesslog:',
+        '    disabled: true',
+        'storage:',
+        '  filesystem:',
+        `    rootdirectory: ${join(this.dir, 'data')}`,
+        '  delete:',
+        '    enabled: true',
+        '  maintenance:',
+        '    uploadpurging:',
+        '      enabled: false',
+        'http:',
+        `  addr: ${this.opts.bind ?? '0.0.0.0'}:${this.port}`,
+        ...(this.opts.tls
+          ? [
+              '  tls:',
+              `    certificate: ${this.opts.tls.cert}`,
+              `    key: ${this.opts.tls.key}`,
+              ...(this.opts.tls.clientCa ? ['    clientcas:', `      - ${this.opts.tls.clientCa}`] : []),
+            ]
+          : []),
+        ...(this.opts.auth ? ['auth:', '  htpasswd:', '    realm: engine-test', `    path: ${join(this.dir, 'htpasswd')}`] : []),
+      ].join('\n') + '\n';
     await writeFile(join(this.dir, 'config.yml'), cfg);
     this.output = '';
     this.proc = spawn(REGISTRY_BIN, ['serve', join(this.dir, 'config.yml')], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -88,7 +176,10 @@ export class TestRegistry {
       if (this.proc.exitCode !== null) throw new Error(`docker-registry exited: ${this.output}`);
       const up = await new Promise<boolean>((resolve) => {
         const s = connect(this.port, '127.0.0.1');
-        s.on('connect', () => { s.destroy(); resolve(true); });
+        s.on('connect', () => {
+          s.destroy();
+          resolve(true);
+        });
         s.on('error', () => resolve(false));
       });
       if (up) return;
@@ -148,7 +239,12 @@ export interface PushedManifest {
   bytes: Buffer;
 }
 
-async function call(method: string, url: string, body?: Buffer, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; text: string }> {
+async function call(
+  method: string,
+  url: string,
+  body?: Buffer,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; text: string }> {
   const res = await fetch(url, { method, ...(body ? { body: new Uint8Array(body) } : {}), headers, redirect: 'manual' });
   return { status: res.status, headers: res.headers, text: await res.text() };
 }
@@ -178,23 +274,44 @@ export async function pushRawImage(base: string, repo: string, tag: string | nul
   const layers = [];
   for (const l of img.layers) layers.push({ mediaType: l.mediaType, digest: await uploadBlob(base, repo, l.data), size: l.data.length });
   const mediaType = img.docker ? 'application/vnd.docker.distribution.manifest.v2+json' : 'application/vnd.oci.image.manifest.v1+json';
-  const bytes = Buffer.from(JSON.stringify({
-    schemaVersion: 2, mediaType,
-    config: { mediaType: img.docker ? 'application/vnd.docker.container.image.v1+json' : 'application/vnd.oci.image.config.v1+json', digest: configDigest, size: configBytes.length },
-    layers,
-  }));
+  const bytes = Buffer.from(
+    JSON.stringify({
+      schemaVersion: 2,
+      mediaType,
+      config: {
+        mediaType: img.docker ? 'application/vnd.docker.container.image.v1+json' : 'application/vnd.oci.image.config.v1+json',
+        digest: configDigest,
+        size: configBytes.length,
+      },
+      layers,
+    }),
+  );
   const digest = sha256(bytes);
   await putManifest(base, repo, tag ?? digest, mediaType, bytes);
   return { digest, size: bytes.length, mediaType, configDigest, bytes };
 }
 
 /** An index (or docker manifest list) over already pushed manifests. */
-export async function pushRawIndex(base: string, repo: string, tag: string, entries: Array<{ manifest: PushedManifest; platform: Record<string, string> }>, docker = false): Promise<PushedManifest> {
+export async function pushRawIndex(
+  base: string,
+  repo: string,
+  tag: string,
+  entries: Array<{ manifest: PushedManifest; platform: Record<string, string> }>,
+  docker = false,
+): Promise<PushedManifest> {
   const mediaType = docker ? 'application/vnd.docker.distribution.manifest.list.v2+json' : 'application/vnd.oci.image.index.v1+json';
-  const bytes = Buffer.from(JSON.stringify({
-    schemaVersion: 2, mediaType,
-    manifests: entries.map((e) => ({ mediaType: e.manifest.mediaType, digest: e.manifest.digest, size: e.manifest.size, platform: e.platform })),
-  }));
+  const bytes = Buffer.from(
+    JSON.stringify({
+      schemaVersion: 2,
+      mediaType,
+      manifests: entries.map((e) => ({
+        mediaType: e.manifest.mediaType,
+        digest: e.manifest.digest,
+        size: e.manifest.size,
+        platform: e.platform,
+      })),
+    }),
+  );
   await putManifest(base, repo, tag, mediaType, bytes);
   return { digest: sha256(bytes), size: bytes.length, mediaType, configDigest: '', bytes };
 }
@@ -222,7 +339,9 @@ export class RegistryProxy {
 
   constructor(private readonly target: number) {}
 
-  get host(): string { return `127.0.0.1:${this.port}`; }
+  get host(): string {
+    return `127.0.0.1:${this.port}`;
+  }
 
   blobGets(): string[] {
     return this.seen.filter((s) => /^GET \/v2\/.+\/blobs\/sha256:/.test(s));
@@ -312,10 +431,13 @@ export class ForwardProxy {
     this.server = createServer((req, res) => {
       this.seen.push(`${req.method} ${req.url}`);
       const u = new URL(req.url ?? '/');
-      const up = httpRequest({ host: u.hostname, port: u.port, method: req.method, path: u.pathname + u.search, headers: req.headers }, (ur) => {
-        res.writeHead(ur.statusCode ?? 502, ur.headers);
-        ur.pipe(res);
-      });
+      const up = httpRequest(
+        { host: u.hostname, port: u.port, method: req.method, path: u.pathname + u.search, headers: req.headers },
+        (ur) => {
+          res.writeHead(ur.statusCode ?? 502, ur.headers);
+          ur.pipe(res);
+        },
+      );
       up.on('error', () => res.destroy());
       req.pipe(up);
     });
@@ -327,7 +449,9 @@ export class ForwardProxy {
     this.port = (this.server.address() as { port: number }).port;
   }
 
-  get url(): string { return `http://127.0.0.1:${this.port}`; }
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
 
   async stop(): Promise<void> {
     this.server.closeAllConnections();
@@ -347,9 +471,15 @@ export class TokenGateway {
   private readonly tokens = new Set<string>();
   private readonly refresh = new Set<string>();
 
-  constructor(private readonly target: number, private readonly user: string, private readonly password: string) {}
+  constructor(
+    private readonly target: number,
+    private readonly user: string,
+    private readonly password: string,
+  ) {}
 
-  get host(): string { return `127.0.0.1:${this.port}`; }
+  get host(): string {
+    return `127.0.0.1:${this.port}`;
+  }
 
   async start(): Promise<void> {
     this.server = createServer((req, res) => {
@@ -358,7 +488,8 @@ export class TokenGateway {
       const auth = req.headers.authorization ?? '';
       if (!auth.startsWith('Bearer ') || !this.tokens.has(auth.slice(7))) {
         res.writeHead(401, {
-          'Content-Type': 'application/json', 'Docker-Distribution-Api-Version': 'registry/2.0',
+          'Content-Type': 'application/json',
+          'Docker-Distribution-Api-Version': 'registry/2.0',
           'WWW-Authenticate': `Bearer realm="http://${this.host}/token",service="engine-test-registry"`,
         });
         res.end('{"errors":[{"code":"UNAUTHORIZED","message":"authentication required","detail":null}]}\n');
@@ -386,7 +517,9 @@ export class TokenGateway {
       let ok = false;
       if (req.method === 'POST' && form.get('grant_type') === 'refresh_token') ok = this.refresh.has(form.get('refresh_token') ?? '');
       else {
-        const basic = req.headers.authorization?.startsWith('Basic ') ? Buffer.from(req.headers.authorization.slice(6), 'base64').toString('utf8') : '';
+        const basic = req.headers.authorization?.startsWith('Basic ')
+          ? Buffer.from(req.headers.authorization.slice(6), 'base64').toString('utf8')
+          : '';
         ok = basic === `${this.user}:${this.password}`;
       }
       if (!ok) {

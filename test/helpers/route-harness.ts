@@ -19,7 +19,9 @@ export interface Call {
  * (a value — `undefined` for void — or a function of the arguments that may throw); a method the
  * script does not name throws, so a route calling something unexpected fails the test.
  */
-export function fakeBackend<T extends object>(script: { [K in keyof T]?: T[K] extends (...a: infer A) => infer R ? ((...a: A) => Awaited<R> | R) | Awaited<R> : never }): { backend: T; calls: Call[] } {
+export function fakeBackend<T extends object>(script: {
+  [K in keyof T]?: T[K] extends (...a: infer A) => infer R ? ((...a: A) => Awaited<R> | R) | Awaited<R> : never;
+}): { backend: T; calls: Call[] } {
   const calls: Call[] = [];
   const backend = new Proxy({} as T, {
     get(_t, prop) {
@@ -51,7 +53,10 @@ export class RouteHarness {
 
   constructor(register: (router: Router) => void) {
     this.logs.resume();
-    this.api = new ApiServer(new Logger({ level: 'error', format: 'text', raw: false }, {}, this.logs), { serverVersion: '0.0.0-test', experimental: () => false });
+    this.api = new ApiServer(new Logger({ level: 'error', format: 'text', raw: false }, {}, this.logs), {
+      serverVersion: '0.0.0-test',
+      experimental: () => false,
+    });
     register(this.api.router);
   }
 
@@ -64,7 +69,11 @@ export class RouteHarness {
     return (this.server.address() as AddressInfo).port;
   }
 
-  async request(method: string, path: string, opts: { body?: unknown; raw?: string | Buffer; headers?: Record<string, string> } = {}): Promise<RouteResponse> {
+  async request(
+    method: string,
+    path: string,
+    opts: { body?: unknown; raw?: string | Buffer; headers?: Record<string, string> } = {},
+  ): Promise<RouteResponse> {
     const port = await this.port();
     const payload = opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body));
     const headers: Record<string, string> = { ...(payload !== undefined ? { 'Content-Type': 'application/json' } : {}), ...opts.headers };
@@ -93,12 +102,21 @@ export class RouteHarness {
    * raw bytes both ways. Resolves once the head of the answer is in; `rest()` collects the stream
    * until the server closes it.
    */
-  async hijack(method: string, path: string, body?: unknown, headers: Record<string, string> = { Upgrade: 'tcp' }): Promise<{ head: string; socket: Socket; rest(): Promise<Buffer> }> {
+  async hijack(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = { Upgrade: 'tcp' },
+  ): Promise<{ head: string; socket: Socket; rest(): Promise<Buffer> }> {
     const port = await this.port();
     const payload = body === undefined ? '' : JSON.stringify(body);
     const socket = connect(port, '127.0.0.1');
-    const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
-    socket.write(`${method} ${path} HTTP/1.1\r\nHost: engine\r\nConnection: Upgrade\r\n${extra}Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`);
+    const extra = Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
+    socket.write(
+      `${method} ${path} HTTP/1.1\r\nHost: engine\r\nConnection: Upgrade\r\n${extra}Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(payload)}\r\n\r\n${payload}`,
+    );
     let buf = Buffer.alloc(0);
     const ended = new Promise<void>((r) => socket.on('close', () => r()));
     const head = await new Promise<string>((resolve, reject) => {

@@ -82,7 +82,9 @@ export function killProcessesUnder(dir: string): number[] {
 }
 
 export function mountsUnder(dir: string): string[] {
-  return fs.readFileSync('/proc/self/mountinfo', 'utf8').split('\n')
+  return fs
+    .readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
     .map((l) => l.split(' ')[4] ?? '')
     .filter((m) => m === dir || m.startsWith(dir + '/'));
 }

@@ -4,7 +4,13 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { run } from './daemon.ts';
 
-export interface TestCerts { dir: string; ca: string; serverCert: string; serverKey: string; clientDir: string }
+export interface TestCerts {
+  dir: string;
+  ca: string;
+  serverCert: string;
+  serverKey: string;
+  clientDir: string;
+}
 
 async function openssl(args: string[], cwd: string): Promise<void> {
   const r = await run('openssl', args, { cwd });
@@ -15,13 +21,68 @@ export async function makeCerts(dir: string): Promise<TestCerts> {
   await mkdir(dir, { recursive: true });
   const clientDir = join(dir, 'client');
   await mkdir(clientDir, { recursive: true });
-  await openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca-key.pem', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=engine-test-ca'], dir);
+  await openssl(
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      'ca-key.pem',
+      '-out',
+      'ca.pem',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=engine-test-ca',
+    ],
+    dir,
+  );
   await writeFile(join(dir, 'server.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
   await writeFile(join(dir, 'client.ext'), 'extendedKeyUsage=clientAuth\n');
   await openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server-key.pem', '-out', 'server.csr', '-subj', '/CN=localhost'], dir);
-  await openssl(['x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca-key.pem', '-CAcreateserial', '-out', 'server-cert.pem', '-days', '2', '-extfile', 'server.ext'], dir);
+  await openssl(
+    [
+      'x509',
+      '-req',
+      '-in',
+      'server.csr',
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca-key.pem',
+      '-CAcreateserial',
+      '-out',
+      'server-cert.pem',
+      '-days',
+      '2',
+      '-extfile',
+      'server.ext',
+    ],
+    dir,
+  );
   await openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'client/key.pem', '-out', 'client.csr', '-subj', '/CN=client'], dir);
-  await openssl(['x509', '-req', '-in', 'client.csr', '-CA', 'ca.pem', '-CAkey', 'ca-key.pem', '-CAcreateserial', '-out', 'client/cert.pem', '-days', '2', '-extfile', 'client.ext'], dir);
+  await openssl(
+    [
+      'x509',
+      '-req',
+      '-in',
+      'client.csr',
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca-key.pem',
+      '-CAcreateserial',
+      '-out',
+      'client/cert.pem',
+      '-days',
+      '2',
+      '-extfile',
+      'client.ext',
+    ],
+    dir,
+  );
   await openssl(['x509', '-in', 'ca.pem', '-out', 'client/ca.pem'], dir);
   return { dir, ca: join(dir, 'ca.pem'), serverCert: join(dir, 'server-cert.pem'), serverKey: join(dir, 'server-key.pem'), clientDir };
 }

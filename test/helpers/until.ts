@@ -3,7 +3,12 @@
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-export async function until<T>(what: string, fn: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000, everyMs = 50): Promise<T> {
+export async function until<T>(
+  what: string,
+  fn: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 20_000,
+  everyMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
@@ -15,7 +20,10 @@ export async function until<T>(what: string, fn: () => Promise<T | undefined> | 
       });
     if (v !== undefined) return v;
     if (Date.now() > deadline) {
-      const cause = lastError instanceof Error ? `${lastError.message}${lastError.cause instanceof Error ? ` (${lastError.cause.message})` : ''}` : undefined;
+      const cause =
+        lastError instanceof Error
+          ? `${lastError.message}${lastError.cause instanceof Error ? ` (${lastError.cause.message})` : ''}`
+          : undefined;
       throw new Error(`timed out waiting for ${what}${cause ? `; last error: ${cause}` : ''}`);
     }
     await sleep(everyMs);

@@ -9,7 +9,11 @@ export class TestVolumePlugin {
   readonly calls: string[] = [];
   private server?: Server;
 
-  constructor(readonly socketPath: string, readonly root: string, private readonly scope: 'local' | 'global' = 'local') {}
+  constructor(
+    readonly socketPath: string,
+    readonly root: string,
+    private readonly scope: 'local' | 'global' = 'local',
+  ) {}
 
   async start(): Promise<void> {
     await mkdir(this.root, { recursive: true });
@@ -69,10 +73,11 @@ export class TestVolumePlugin {
   async stop(): Promise<void> {
     const s = this.server;
     this.server = undefined;
-    if (s) await new Promise<void>((r) => {
-      s.close(() => r());
-      s.closeAllConnections();
-    });
+    if (s)
+      await new Promise<void>((r) => {
+        s.close(() => r());
+        s.closeAllConnections();
+      });
     await rm(this.socketPath, { force: true });
   }
 }

@@ -38,7 +38,11 @@ export class CrashWorkload {
   private stopped = false;
   acknowledged = 0;
 
-  constructor(private readonly d: TestDaemon, private readonly rng: Rng, private readonly tag: string) {}
+  constructor(
+    private readonly d: TestDaemon,
+    private readonly rng: Rng,
+    private readonly tag: string,
+  ) {}
 
   /** Runs `workers` loops of random operations until stop(); errors from the dying daemon are expected. */
   async run(workers: number): Promise<void> {
@@ -74,7 +78,12 @@ export class CrashWorkload {
       const fact: Fact = { kind: 'container', exists: false, pending: true };
       this.facts.set(name, fact);
       const detached = this.rng.int(2) === 0;
-      const res = await this.req('POST', `/containers/create?name=${name}`, { Image: 'busybox', Cmd: ['sleep', '600'], Labels: { crash: this.tag, name }, StopTimeout: 1 });
+      const res = await this.req('POST', `/containers/create?name=${name}`, {
+        Image: 'busybox',
+        Cmd: ['sleep', '600'],
+        Labels: { crash: this.tag, name },
+        StopTimeout: 1,
+      });
       if (res.status !== 201) throw new Error(`create ${res.status}`);
       this.ack(fact, { exists: true, running: false });
       if (detached) {
@@ -100,7 +109,11 @@ export class CrashWorkload {
     } else if (r < 8) {
       // A line appended to the volume through a container: acknowledged once it exited 0.
       const n = this.seq++;
-      const c = await this.req('POST', '/containers/create', { Image: 'busybox', Cmd: ['sh', '-c', `echo ${n} >> /data/lines`], HostConfig: { Binds: [`${this.tag}-vol:/data`], AutoRemove: true } });
+      const c = await this.req('POST', '/containers/create', {
+        Image: 'busybox',
+        Cmd: ['sh', '-c', `echo ${n} >> /data/lines`],
+        HostConfig: { Binds: [`${this.tag}-vol:/data`], AutoRemove: true },
+      });
       if (c.status !== 201) throw new Error(`writer create ${c.status}`);
       const id = (c.json() as { Id: string }).Id;
       const wait = this.req('POST', `/containers/${id}/wait?condition=removed`);
@@ -158,7 +171,8 @@ export class CrashWorkload {
       if (present && fact.kind === 'container') {
         try {
           const j = res.json() as { Name: string; Config: { Labels: Record<string, string> }; State: { Status: string } };
-          if (j.Name !== `/${name}` || j.Config.Labels.name !== name) corrupt.push(`${name}: inspect shows ${j.Name} / ${JSON.stringify(j.Config.Labels)}`);
+          if (j.Name !== `/${name}` || j.Config.Labels.name !== name)
+            corrupt.push(`${name}: inspect shows ${j.Name} / ${JSON.stringify(j.Config.Labels)}`);
           if (j.State.Status === 'removing') present = false;
         } catch (err) {
           corrupt.push(`${name}: inspect is not JSON: ${(err as Error).message}`);
@@ -176,7 +190,11 @@ export class CrashWorkload {
       if (fact.kind === 'container') fact.running = false;
     }
     if (this.lines.size) {
-      const c = await this.req('POST', '/containers/create', { Image: 'busybox', Cmd: ['cat', '/data/lines'], HostConfig: { Binds: [`${this.tag}-vol:/data`] } });
+      const c = await this.req('POST', '/containers/create', {
+        Image: 'busybox',
+        Cmd: ['cat', '/data/lines'],
+        HostConfig: { Binds: [`${this.tag}-vol:/data`] },
+      });
       if (c.status === 201) {
         const id = (c.json() as { Id: string }).Id;
         await this.req('POST', `/containers/${id}/start`);
@@ -198,7 +216,7 @@ export class CrashWorkload {
 
 function demux(buf: Buffer): string {
   let out = '';
-  for (let o = 0; o + 8 <= buf.length; ) {
+  for (let o = 0; o + 8 <= buf.length;) {
     const size = buf.readUInt32BE(o + 4);
     out += buf.subarray(o + 8, o + 8 + size).toString('utf8');
     o += 8 + size;
@@ -226,9 +244,21 @@ export async function orphanShims(d: TestDaemon): Promise<string[]> {
 }
 
 /** One round: run the workload, kill -9 at a random moment, start again, verify. */
-export async function crashRound(d: TestDaemon, w: CrashWorkload, rng: Rng, round: number, opts: { workers: number; maxRunMs: number }): Promise<RoundResult> {
+export async function crashRound(
+  d: TestDaemon,
+  w: CrashWorkload,
+  rng: Rng,
+  round: number,
+  opts: { workers: number; maxRunMs: number; minAcks?: number },
+): Promise<RoundResult> {
+  const ackedBefore = w.acknowledged;
   const running = w.run(opts.workers);
   await new Promise((r) => setTimeout(r, 200 + rng.int(opts.maxRunMs)));
+  // On a loaded host the random moment may come before anything was acknowledged: with minAcks,
+  // the kill waits (up to 60 s) until the round has done that much.
+  for (const deadline = Date.now() + 60_000; w.acknowledged - ackedBefore < (opts.minAcks ?? 0) && Date.now() < deadline;) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
   const runningAtKill = w.runningCount();
   await d.kill9();
   w.stop();
@@ -241,7 +271,8 @@ export async function crashRound(d: TestDaemon, w: CrashWorkload, rng: Rng, roun
     failedStart = (err as Error).message.slice(0, 2000);
   }
   const restartMs = Date.now() - started;
-  if (failedStart) return { round, acknowledged: w.acknowledged, lost: [], corrupt: [], failedStart, restartMs, runningAtKill, orphanShims: 0 };
+  if (failedStart)
+    return { round, acknowledged: w.acknowledged, lost: [], corrupt: [], failedStart, restartMs, runningAtKill, orphanShims: 0 };
   const { lost, corrupt } = await w.verify();
   // Shims of containers stopped at start-up take a moment to exit: give them that, not more.
   let orphans = await orphanShims(d);

@@ -1,7 +1,11 @@
 // `npm run crash`: the SIGKILL harness by hand. Starts a daemon of this tree on temporary roots,
 // runs the mixed workload, kills the daemon with -9 at random moments and starts it again, for
 // --rounds rounds; prints lost/corrupt objects, failed starts, restart times and orphan shims.
-//   npm run crash -- --rounds 200 --seed 7 [--workers 6] [--max-run-ms 3000]
+//   npm run crash -- --rounds 200 --seed 7 [--workers 6] [--max-run-ms 3000] [--log-dir DIR]
+// Ctrl-C stops after the current round and prints the summary so far.
+// With --log-dir, each round's daemon output (the start after the kill) goes to DIR/round-N.log.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
@@ -14,7 +18,16 @@ const { values } = parseArgs({
     seed: { type: 'string', default: String(Date.now() % 100_000) },
     workers: { type: 'string', default: '6' },
     'max-run-ms': { type: 'string', default: '3000' },
+    'log-dir': { type: 'string' },
   },
+});
+
+// Ctrl-C (SIGINT) ends the run after the current round, with the summary of the rounds done.
+let interrupted = false;
+process.on('SIGINT', () => {
+  if (interrupted) process.exit(130);
+  interrupted = true;
+  process.stderr.write('stopping after this round (Ctrl-C again to quit at once)\n');
 });
 
 const d = await startDaemon();
@@ -23,10 +36,16 @@ try {
   await loadBusybox(d);
   const rng = new Rng(Number(values.seed));
   const w = new CrashWorkload(d, rng, 'k');
-  for (let round = 1; round <= Number(values.rounds); round++) {
+  for (let round = 1; round <= Number(values.rounds) && !interrupted; round++) {
     const r = await crashRound(d, w, rng, round, { workers: Number(values.workers), maxRunMs: Number(values['max-run-ms']) });
     results.push(r);
-    process.stderr.write(`round ${round}: ${r.failedStart ? 'FAILED START' : `restart ${r.restartMs} ms`}, ${r.runningAtKill} running at the kill, lost ${r.lost.length}, corrupt ${r.corrupt.length}, orphan shims ${r.orphanShims}\n`);
+    if (values['log-dir']) {
+      mkdirSync(values['log-dir'], { recursive: true });
+      writeFileSync(join(values['log-dir'], `round-${round}.log`), d.output);
+    }
+    process.stderr.write(
+      `round ${round}: ${r.failedStart ? 'FAILED START' : `restart ${r.restartMs} ms`}, ${r.runningAtKill} running at the kill, lost ${r.lost.length}, corrupt ${r.corrupt.length}, orphan shims ${r.orphanShims}\n`,
+    );
     for (const x of [...r.lost, ...r.corrupt]) process.stderr.write(`  ${x}\n`);
     if (r.failedStart) {
       process.stderr.write(`${r.failedStart}\n`);
@@ -35,10 +54,14 @@ try {
   }
   await d.stop();
   const leftAfterStop = (await shimsOf(d.execRoot)).length;
-  const ms = results.filter((r) => !r.failedStart).map((r) => r.restartMs).sort((a, b) => a - b);
+  const ms = results
+    .filter((r) => !r.failedStart)
+    .map((r) => r.restartMs)
+    .sort((a, b) => a - b);
   const summary = {
     seed: Number(values.seed),
     rounds: results.length,
+    interrupted,
     acknowledged: results.at(-1)?.acknowledged ?? 0,
     lost: results.reduce((n, r) => n + r.lost.length, 0),
     corrupt: results.reduce((n, r) => n + r.corrupt.length, 0),

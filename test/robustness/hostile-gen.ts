@@ -50,34 +50,120 @@ interface Endpoint {
 }
 
 const HOST_CONFIG: Record<string, FieldType> = {
-  Memory: 'int', MemorySwap: 'int', CpuShares: 'int', NanoCpus: 'int', CpuQuota: 'int', CpusetCpus: 'string', PidsLimit: 'int',
-  Binds: 'strings', Links: 'strings', PortBindings: 'object', RestartPolicy: 'object', AutoRemove: 'bool', NetworkMode: 'string',
-  Mounts: 'objects', Ulimits: 'objects', Devices: 'objects', CapAdd: 'strings', CapDrop: 'strings', Dns: 'strings', ExtraHosts: 'strings',
-  LogConfig: 'object', Privileged: 'bool', ReadonlyRootfs: 'bool', SecurityOpt: 'strings', Tmpfs: 'map', ShmSize: 'int', Sysctls: 'map',
-  BlkioWeight: 'int', OomScoreAdj: 'int', Init: 'bool', Runtime: 'string', GroupAdd: 'strings', VolumesFrom: 'strings',
+  Memory: 'int',
+  MemorySwap: 'int',
+  CpuShares: 'int',
+  NanoCpus: 'int',
+  CpuQuota: 'int',
+  CpusetCpus: 'string',
+  PidsLimit: 'int',
+  Binds: 'strings',
+  Links: 'strings',
+  PortBindings: 'object',
+  RestartPolicy: 'object',
+  AutoRemove: 'bool',
+  NetworkMode: 'string',
+  Mounts: 'objects',
+  Ulimits: 'objects',
+  Devices: 'objects',
+  CapAdd: 'strings',
+  CapDrop: 'strings',
+  Dns: 'strings',
+  ExtraHosts: 'strings',
+  LogConfig: 'object',
+  Privileged: 'bool',
+  ReadonlyRootfs: 'bool',
+  SecurityOpt: 'strings',
+  Tmpfs: 'map',
+  ShmSize: 'int',
+  Sysctls: 'map',
+  BlkioWeight: 'int',
+  OomScoreAdj: 'int',
+  Init: 'bool',
+  Runtime: 'string',
+  GroupAdd: 'strings',
+  VolumesFrom: 'strings',
 };
 
 const CREATE: Record<string, FieldType> = {
-  Image: 'string', Cmd: 'strings', Entrypoint: 'strings', Env: 'strings', Labels: 'map', WorkingDir: 'string', User: 'string',
-  Hostname: 'string', Domainname: 'string', ExposedPorts: 'object', Volumes: 'object', Tty: 'bool', OpenStdin: 'bool', StopSignal: 'string',
-  StopTimeout: 'int', Healthcheck: 'object', HostConfig: 'object', NetworkingConfig: 'object', AttachStdin: 'bool', Shell: 'strings',
+  Image: 'string',
+  Cmd: 'strings',
+  Entrypoint: 'strings',
+  Env: 'strings',
+  Labels: 'map',
+  WorkingDir: 'string',
+  User: 'string',
+  Hostname: 'string',
+  Domainname: 'string',
+  ExposedPorts: 'object',
+  Volumes: 'object',
+  Tty: 'bool',
+  OpenStdin: 'bool',
+  StopSignal: 'string',
+  StopTimeout: 'int',
+  Healthcheck: 'object',
+  HostConfig: 'object',
+  NetworkingConfig: 'object',
+  AttachStdin: 'bool',
+  Shell: 'strings',
 };
 
 const ENDPOINTS: Endpoint[] = [
   { method: 'POST', path: '/containers/create', fields: CREATE, query: { name: 'string', platform: 'string' } },
   { method: 'POST', path: '/containers/{c}/update', fields: HOST_CONFIG },
-  { method: 'POST', path: '/containers/{c}/exec', fields: { Cmd: 'strings', Env: 'strings', User: 'string', WorkingDir: 'string', Tty: 'bool', AttachStdout: 'bool', Privileged: 'bool', DetachKeys: 'string', ConsoleSize: 'strings' } },
-  { method: 'POST', path: '/networks/create', fields: { Name: 'string', Driver: 'string', Internal: 'bool', Attachable: 'bool', EnableIPv6: 'bool', IPAM: 'object', Options: 'map', Labels: 'map', Scope: 'string' } },
+  {
+    method: 'POST',
+    path: '/containers/{c}/exec',
+    fields: {
+      Cmd: 'strings',
+      Env: 'strings',
+      User: 'string',
+      WorkingDir: 'string',
+      Tty: 'bool',
+      AttachStdout: 'bool',
+      Privileged: 'bool',
+      DetachKeys: 'string',
+      ConsoleSize: 'strings',
+    },
+  },
+  {
+    method: 'POST',
+    path: '/networks/create',
+    fields: {
+      Name: 'string',
+      Driver: 'string',
+      Internal: 'bool',
+      Attachable: 'bool',
+      EnableIPv6: 'bool',
+      IPAM: 'object',
+      Options: 'map',
+      Labels: 'map',
+      Scope: 'string',
+    },
+  },
   { method: 'POST', path: '/networks/{n}/connect', fields: { Container: 'string', EndpointConfig: 'object' } },
   { method: 'POST', path: '/networks/{n}/disconnect', fields: { Container: 'string', Force: 'bool' } },
   { method: 'POST', path: '/volumes/create', fields: { Name: 'string', Driver: 'string', DriverOpts: 'map', Labels: 'map' } },
   { method: 'POST', path: '/auth', fields: { username: 'string', password: 'string', serveraddress: 'string' } },
-  { method: 'POST', path: '/commit', fields: CREATE, query: { container: 'string', repo: 'string', tag: 'string', pause: 'bool', changes: 'string' } },
+  {
+    method: 'POST',
+    path: '/commit',
+    fields: CREATE,
+    query: { container: 'string', repo: 'string', tag: 'string', pause: 'bool', changes: 'string' },
+  },
   { method: 'POST', path: '/exec/{e}/start', fields: { Detach: 'bool', Tty: 'bool', ConsoleSize: 'strings' } },
-  { method: 'POST', path: '/swarm/init', fields: { ListenAddr: 'string', AdvertiseAddr: 'string', DataPathPort: 'int', DefaultAddrPool: 'strings', Spec: 'object' } },
+  {
+    method: 'POST',
+    path: '/swarm/init',
+    fields: { ListenAddr: 'string', AdvertiseAddr: 'string', DataPathPort: 'int', DefaultAddrPool: 'strings', Spec: 'object' },
+  },
   { method: 'GET', path: '/containers/json', query: { all: 'bool', limit: 'int', size: 'bool', filters: 'filters' } },
   { method: 'GET', path: '/containers/{c}/json', query: { size: 'bool' } },
-  { method: 'GET', path: '/containers/{c}/logs', query: { stdout: 'bool', stderr: 'bool', since: 'string', until: 'string', tail: 'string', timestamps: 'bool' } },
+  {
+    method: 'GET',
+    path: '/containers/{c}/logs',
+    query: { stdout: 'bool', stderr: 'bool', since: 'string', until: 'string', tail: 'string', timestamps: 'bool' },
+  },
   { method: 'GET', path: '/containers/{c}/top', query: { ps_args: 'string' } },
   { method: 'GET', path: '/containers/{c}/stats', query: { stream: 'bool', 'one-shot': 'bool' } },
   { method: 'GET', path: '/containers/{c}/archive', query: { path: 'string' } },
@@ -121,8 +207,48 @@ const ENDPOINTS: Endpoint[] = [
   { method: 'POST', path: '/swarm/leave', query: { force: 'bool' } },
 ];
 
-const NAMES = ['hostile', 'web', '../../etc/passwd', '..', '.', '%2e%2e%2f%2e%2e', 'a/b/../../c', ' spaced name', 'UPPER', 'x'.repeat(300), '\u00e9t\u00e9', 'busybox', 'busybox:latest', 'sha256:' + '0'.repeat(64), '', '-rf', 'nul%00byte'];
-const STRINGS = ['', ' ', '0', '-1', 'true', 'null', '{}', '[]', '../../../../etc/shadow', '/', '\u0000', '\ud800', '%', '%zz', 'a'.repeat(70_000), '${PATH}', '$(reboot)', '\n\r\n', 'busybox', '1e309', '9'.repeat(40)];
+const NAMES = [
+  'hostile',
+  'web',
+  '../../etc/passwd',
+  '..',
+  '.',
+  '%2e%2e%2f%2e%2e',
+  'a/b/../../c',
+  ' spaced name',
+  'UPPER',
+  'x'.repeat(300),
+  '\u00e9t\u00e9',
+  'busybox',
+  'busybox:latest',
+  'sha256:' + '0'.repeat(64),
+  '',
+  '-rf',
+  'nul%00byte',
+];
+const STRINGS = [
+  '',
+  ' ',
+  '0',
+  '-1',
+  'true',
+  'null',
+  '{}',
+  '[]',
+  '../../../../etc/shadow',
+  '/',
+  '\u0000',
+  '\ud800',
+  '%',
+  '%zz',
+  'a'.repeat(70_000),
+  '${PATH}',
+  '$(reboot)',
+  '\n\r\n',
+  'busybox',
+  '1e309',
+  '9'.repeat(40),
+];
 const NUMBERS = [0, -1, 1, 2 ** 31, 2 ** 53, -(2 ** 63), 1e308, 0.5, -0.0];
 
 function deepArray(depth: number): string {
@@ -137,26 +263,56 @@ function deepObject(depth: number): string {
 function hostileValue(rng: Rng, type: FieldType): string {
   const r = rng.int(14);
   switch (r) {
-    case 0: return JSON.stringify(rng.pick(STRINGS));
-    case 1: return String(rng.pick(NUMBERS));
-    case 2: return rng.pick(['true', 'false', 'null']);
-    case 3: return deepArray(rng.pick([10, 1000, 20_000]));
-    case 4: return deepObject(rng.pick([10, 1000, 20_000]));
-    case 5: return JSON.stringify(Array.from({ length: rng.pick([1000, 30_000, 100_000]) }, (_v, i) => (type === 'strings' ? `K${i}=v` : i)));
-    case 6: return JSON.stringify(Object.fromEntries(Array.from({ length: rng.pick([100, 20_000]) }, (_v, i) => [`k${i}`, rng.pick(STRINGS.slice(0, 14))])));
-    case 7: return JSON.stringify({ [rng.pick(['__proto__', 'constructor', 'prototype'])]: { polluted: true } });
-    case 8: return JSON.stringify([rng.pick(STRINGS), 1, null, {}, []]);
-    case 9: return JSON.stringify({ Name: 1, Type: [], Source: { x: 1 }, Target: '/../..', Hard: 'x', Soft: -5 });
-    case 10: return JSON.stringify('x'.repeat(rng.pick([1000, 1_000_000])));
-    case 11: return type === 'map' ? JSON.stringify({ a: 1, b: null, c: [] }) : JSON.stringify([{ a: [[[]]] }]);
-    case 12: return '"\\ud800\\udc00\\u0000"';
-    default: return JSON.stringify(rng.pick(NAMES));
+    case 0:
+      return JSON.stringify(rng.pick(STRINGS));
+    case 1:
+      return String(rng.pick(NUMBERS));
+    case 2:
+      return rng.pick(['true', 'false', 'null']);
+    case 3:
+      return deepArray(rng.pick([10, 1000, 20_000]));
+    case 4:
+      return deepObject(rng.pick([10, 1000, 20_000]));
+    case 5:
+      return JSON.stringify(Array.from({ length: rng.pick([1000, 30_000, 100_000]) }, (_v, i) => (type === 'strings' ? `K${i}=v` : i)));
+    case 6:
+      return JSON.stringify(
+        Object.fromEntries(Array.from({ length: rng.pick([100, 20_000]) }, (_v, i) => [`k${i}`, rng.pick(STRINGS.slice(0, 14))])),
+      );
+    case 7:
+      return JSON.stringify({ [rng.pick(['__proto__', 'constructor', 'prototype'])]: { polluted: true } });
+    case 8:
+      return JSON.stringify([rng.pick(STRINGS), 1, null, {}, []]);
+    case 9:
+      return JSON.stringify({ Name: 1, Type: [], Source: { x: 1 }, Target: '/../..', Hard: 'x', Soft: -5 });
+    case 10:
+      return JSON.stringify('x'.repeat(rng.pick([1000, 1_000_000])));
+    case 11:
+      return type === 'map' ? JSON.stringify({ a: 1, b: null, c: [] }) : JSON.stringify([{ a: [[[]]] }]);
+    case 12:
+      return '"\\ud800\\udc00\\u0000"';
+    default:
+      return JSON.stringify(rng.pick(NAMES));
   }
 }
 
 function body(rng: Rng, fields: Record<string, FieldType>): string {
   const mode = rng.int(10);
-  if (mode === 0) return rng.pick(['{', '{"a":', '[', 'nul', '{"Image":"busybox",}', '{"Image":"busybox"}{"x":1}', '\u0000', '{"a":1e999999}', '"just a string"', '[1,2,3]', '42', 'null']);
+  if (mode === 0)
+    return rng.pick([
+      '{',
+      '{"a":',
+      '[',
+      'nul',
+      '{"Image":"busybox",}',
+      '{"Image":"busybox"}{"x":1}',
+      '\u0000',
+      '{"a":1e999999}',
+      '"just a string"',
+      '[1,2,3]',
+      '42',
+      'null',
+    ]);
   const names = Object.keys(fields);
   const parts: string[] = [];
   const count = 1 + rng.int(3);
@@ -176,9 +332,38 @@ function body(rng: Rng, fields: Record<string, FieldType>): string {
 }
 
 function queryValue(rng: Rng, kind: 'int' | 'bool' | 'string' | 'filters'): string {
-  const bad = ['', '-1', 'abc', '1e3', '99999999999999999999', '0x10', '%ff', '%', '%00', 'true', 'NaN', encodeURIComponent('../..'), 'a'.repeat(5000)];
+  const bad = [
+    '',
+    '-1',
+    'abc',
+    '1e3',
+    '99999999999999999999',
+    '0x10',
+    '%ff',
+    '%',
+    '%00',
+    'true',
+    'NaN',
+    encodeURIComponent('../..'),
+    'a'.repeat(5000),
+  ];
   if (kind === 'filters') {
-    return encodeURIComponent(rng.pick(['{', '[]', '{"label":"x"}', '{"label":[1]}', '{"label":{"a":true}}', '{"until":["yesterday"]}', '{"name":["(("]}', '{"status":["bogus"]}', '{"dangling":["maybe"]}', '{"__proto__":["x"]}', '{"reference":["' + '*'.repeat(3000) + '"]}', JSON.stringify({ label: Array.from({ length: 5000 }, (_v, i) => `k${i}`) })]));
+    return encodeURIComponent(
+      rng.pick([
+        '{',
+        '[]',
+        '{"label":"x"}',
+        '{"label":[1]}',
+        '{"label":{"a":true}}',
+        '{"until":["yesterday"]}',
+        '{"name":["(("]}',
+        '{"status":["bogus"]}',
+        '{"dangling":["maybe"]}',
+        '{"__proto__":["x"]}',
+        '{"reference":["' + '*'.repeat(3000) + '"]}',
+        JSON.stringify({ label: Array.from({ length: 5000 }, (_v, i) => `k${i}`) }),
+      ]),
+    );
   }
   return rng.pick(bad);
 }
@@ -187,7 +372,9 @@ function target(rng: Rng, ep: Endpoint): string {
   let path = ep.path.replace(/\{(\w)\}/g, () => encodeURIComponent(rng.pick(NAMES)).replace(/%2F/g, rng.int(2) ? '/' : '%2F'));
   if (rng.int(4) === 0) path = `/v${rng.pick(['1.12', '1.24', '1.41', '1.44', '1.51', '1.99', '9', 'x', '1.5.1'])}${path}`;
   if (ep.query) {
-    const qs = Object.entries(ep.query).filter(() => rng.int(2) === 0).map(([k, kind]) => `${k}=${queryValue(rng, kind)}`);
+    const qs = Object.entries(ep.query)
+      .filter(() => rng.int(2) === 0)
+      .map(([k, kind]) => `${k}=${queryValue(rng, kind)}`);
     if (qs.length) path += `?${qs.join('&')}`;
   }
   return path;
@@ -202,18 +389,66 @@ function request(method: string, path: string, payload?: string, extraHeaders: s
 /** Protocol-level abuse: framing, versions, methods, sizes, truncation, pipelining, disconnects. */
 function protocolCase(rng: Rng): HostileCase {
   switch (rng.int(12)) {
-    case 0: return { name: 'http: bad chunk framing', bytes: Buffer.from('POST /containers/create HTTP/1.1\r\nHost: e\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\nzz\r\n{}\r\n0\r\n\r\n') };
-    case 1: return { name: 'http: Content-Length with Transfer-Encoding', bytes: Buffer.from('POST /containers/create HTTP/1.1\r\nHost: e\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n') };
-    case 2: return { name: 'http: unknown version', bytes: Buffer.from('GET /_ping HTTP/7.3\r\nHost: e\r\n\r\n') };
-    case 3: return { name: 'http: bad method token', bytes: Buffer.from('G(T /_ping HTTP/1.1\r\nHost: e\r\n\r\n') };
-    case 4: return { name: 'http: oversized headers', bytes: Buffer.from(`GET /_ping HTTP/1.1\r\nHost: e\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`) };
-    case 5: return { name: 'http: truncated body, half-closed', bytes: Buffer.from('POST /containers/create HTTP/1.1\r\nHost: e\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"Image":'), halfClose: true };
-    case 6: return { name: 'http: CONNECT', bytes: Buffer.from('CONNECT engine:443 HTTP/1.1\r\nHost: engine:443\r\n\r\n') };
-    case 7: return { name: 'http: pipelined requests', bytes: Buffer.concat([Buffer.from('GET /_ping HTTP/1.1\r\nHost: e\r\n\r\n'), Buffer.from('GET /version HTTP/1.1\r\nHost: e\r\n\r\n'), request('GET', '/info')]), mayCloseSilently: false };
-    case 8: return { name: 'http: disconnect mid-body', bytes: Buffer.from('POST /containers/create HTTP/1.1\r\nHost: e\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"Image":"bus'), abortAfterMs: 5 };
-    case 9: return { name: 'http: disconnect before the answer', bytes: request('GET', '/containers/json?all=1'), abortAfterMs: 0 };
-    case 10: return { name: 'http: garbage', bytes: Buffer.from(Array.from({ length: 200 }, () => rng.int(256))) };
-    default: return { name: 'http: bad content length', bytes: Buffer.from('POST /volumes/create HTTP/1.1\r\nHost: e\r\nContent-Length: -5\r\n\r\n{}') };
+    case 0:
+      return {
+        name: 'http: bad chunk framing',
+        bytes: Buffer.from(
+          'POST /containers/create HTTP/1.1\r\nHost: e\r\nTransfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\nzz\r\n{}\r\n0\r\n\r\n',
+        ),
+      };
+    case 1:
+      return {
+        name: 'http: Content-Length with Transfer-Encoding',
+        bytes: Buffer.from(
+          'POST /containers/create HTTP/1.1\r\nHost: e\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n',
+        ),
+      };
+    case 2:
+      return { name: 'http: unknown version', bytes: Buffer.from('GET /_ping HTTP/7.3\r\nHost: e\r\n\r\n') };
+    case 3:
+      return { name: 'http: bad method token', bytes: Buffer.from('G(T /_ping HTTP/1.1\r\nHost: e\r\n\r\n') };
+    case 4:
+      return {
+        name: 'http: oversized headers',
+        bytes: Buffer.from(`GET /_ping HTTP/1.1\r\nHost: e\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`),
+      };
+    case 5:
+      return {
+        name: 'http: truncated body, half-closed',
+        bytes: Buffer.from(
+          'POST /containers/create HTTP/1.1\r\nHost: e\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"Image":',
+        ),
+        halfClose: true,
+      };
+    case 6:
+      return { name: 'http: CONNECT', bytes: Buffer.from('CONNECT engine:443 HTTP/1.1\r\nHost: engine:443\r\n\r\n') };
+    case 7:
+      return {
+        name: 'http: pipelined requests',
+        bytes: Buffer.concat([
+          Buffer.from('GET /_ping HTTP/1.1\r\nHost: e\r\n\r\n'),
+          Buffer.from('GET /version HTTP/1.1\r\nHost: e\r\n\r\n'),
+          request('GET', '/info'),
+        ]),
+        mayCloseSilently: false,
+      };
+    case 8:
+      return {
+        name: 'http: disconnect mid-body',
+        bytes: Buffer.from(
+          'POST /containers/create HTTP/1.1\r\nHost: e\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"Image":"bus',
+        ),
+        abortAfterMs: 5,
+      };
+    case 9:
+      return { name: 'http: disconnect before the answer', bytes: request('GET', '/containers/json?all=1'), abortAfterMs: 0 };
+    case 10:
+      return { name: 'http: garbage', bytes: Buffer.from(Array.from({ length: 200 }, () => rng.int(256))) };
+    default:
+      return {
+        name: 'http: bad content length',
+        bytes: Buffer.from('POST /volumes/create HTTP/1.1\r\nHost: e\r\nContent-Length: -5\r\n\r\n{}'),
+      };
   }
 }
 
@@ -231,10 +466,16 @@ export function hostileCase(seed: number, i: number): HostileCase {
     return { name: `${ep.method} ${ep.path}: hostile body`, bytes: request(ep.method, target(rng, ep), body(rng, ep.fields)) };
   }
   if (ep.path.endsWith('/archive') && ep.method === 'PUT') {
-    return { name: 'PUT archive: hostile tar', bytes: request('PUT', target(rng, ep), hostileTar(rng), ['Content-Type: application/x-tar']) };
+    return {
+      name: 'PUT archive: hostile tar',
+      bytes: request('PUT', target(rng, ep), hostileTar(rng), ['Content-Type: application/x-tar']),
+    };
   }
   if (ep.path === '/images/load') {
-    return { name: 'images/load: hostile tar', bytes: request('POST', target(rng, ep), hostileTar(rng), ['Content-Type: application/x-tar']) };
+    return {
+      name: 'images/load: hostile tar',
+      bytes: request('POST', target(rng, ep), hostileTar(rng), ['Content-Type: application/x-tar']),
+    };
   }
   return { name: `${ep.method} ${ep.path}: hostile query`, bytes: request(ep.method, target(rng, ep)) };
 }

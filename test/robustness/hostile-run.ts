@@ -57,7 +57,14 @@ export function sendCase(socketPath: string, c: HostileCase, timeoutMs: number):
       const contentType = /^content-type:\s*([^\r\n]*)/im.exec(headers)?.[1];
       let body = m?.[3] ?? '';
       if (/^transfer-encoding:\s*chunked/im.test(headers)) body = dechunk(body);
-      resolve({ ...(m ? { status: Number(m[1]) } : {}), ...(contentType ? { contentType } : {}), body, hang: hang && !m, closedSilently: !hang && text.length === 0, ms: Date.now() - started });
+      resolve({
+        ...(m ? { status: Number(m[1]) } : {}),
+        ...(contentType ? { contentType } : {}),
+        body,
+        hang: hang && !m,
+        closedSilently: !hang && text.length === 0,
+        ms: Date.now() - started,
+      });
     };
     const timer = setTimeout(() => finish(true), timeoutMs);
     sock.on('error', () => finish(false));
@@ -110,7 +117,11 @@ function isJsonError(o: Outcome): boolean {
 }
 
 async function ping(socketPath: string): Promise<number | undefined> {
-  const o = await sendCase(socketPath, { name: 'ping', bytes: Buffer.from('GET /_ping HTTP/1.1\r\nHost: e\r\nConnection: close\r\n\r\n') }, 10_000);
+  const o = await sendCase(
+    socketPath,
+    { name: 'ping', bytes: Buffer.from('GET /_ping HTTP/1.1\r\nHost: e\r\nConnection: close\r\n\r\n') },
+    10_000,
+  );
   return o.status === 200 ? o.ms : undefined;
 }
 
@@ -163,8 +174,8 @@ export async function runHostile(opts: RunOptions): Promise<RunReport> {
       // A HEAD answer has no body by definition: its status is the whole answer.
       else if (o.status !== undefined && o.status >= 400 && !c.bytes.subarray(0, 5).equals(Buffer.from('HEAD ')) && !isJsonError(o)) {
         add('non-JSON error', `${o.status} ${o.contentType ?? '(no content type)'} ${JSON.stringify(o.body.slice(0, 120))}`);
-      }
-      else if (o.status === undefined && o.closedSilently && c.abortAfterMs === undefined && !c.mayCloseSilently) add('non-JSON error', 'closed without an answer');
+      } else if (o.status === undefined && o.closedSilently && c.abortAfterMs === undefined && !c.mayCloseSilently)
+        add('non-JSON error', 'closed without an answer');
       if (n % 25 === 0) {
         const ms = await ping(opts.socketPath);
         if (ms === undefined) {
@@ -185,5 +196,14 @@ export async function runHostile(opts: RunOptions): Promise<RunReport> {
   await Promise.all(Array.from({ length: opts.concurrency ?? 4 }, worker));
   const counts = { hang: 0, '5xx': 0, 'non-JSON error': 0, crash: 0, stall: 0 };
   for (const f of findings) counts[f.problem]++;
-  return { seed: opts.seed, requests: Math.min(next, total), byStatus, findings, counts, worstPingMs, durationMs: Date.now() - started, notes };
+  return {
+    seed: opts.seed,
+    requests: Math.min(next, total),
+    byStatus,
+    findings,
+    counts,
+    worstPingMs,
+    durationMs: Date.now() - started,
+    notes,
+  };
 }

@@ -31,12 +31,20 @@ try {
   const count = only?.length ?? Number(values.count);
   let last = 0;
   const report = await runHostile({
-    socketPath, seed: Number(values.seed), count, concurrency: Number(values.concurrency),
+    socketPath,
+    seed: Number(values.seed),
+    count,
+    concurrency: Number(values.concurrency),
     ...(d ? { alive: () => d!.exitCode === null } : {}),
-    ...(only ? {
-      only,
-      onOutcome: (i, c, o) => console.log(`#${i} ${c.name}: ${o.hang ? 'hang' : o.status ?? 'closed'} ${o.contentType ?? ''} ${o.ms} ms ${JSON.stringify(o.body.slice(0, 300))}`),
-    } : {}),
+    ...(only
+      ? {
+          only,
+          onOutcome: (i, c, o) =>
+            console.log(
+              `#${i} ${c.name}: ${o.hang ? 'hang' : (o.status ?? 'closed')} ${o.contentType ?? ''} ${o.ms} ms ${JSON.stringify(o.body.slice(0, 300))}`,
+            ),
+        }
+      : {}),
     onProgress: (n) => {
       if (n - last >= 1000) {
         last = n;
@@ -44,7 +52,21 @@ try {
       }
     },
   });
-  console.log(JSON.stringify({ seed: report.seed, requests: report.requests, seconds: report.durationMs / 1000, counts: report.counts, notes: report.notes, worstPingMs: report.worstPingMs, byStatus: report.byStatus }, null, 2));
+  console.log(
+    JSON.stringify(
+      {
+        seed: report.seed,
+        requests: report.requests,
+        seconds: report.durationMs / 1000,
+        counts: report.counts,
+        notes: report.notes,
+        worstPingMs: report.worstPingMs,
+        byStatus: report.byStatus,
+      },
+      null,
+      2,
+    ),
+  );
   // One line per kind of finding: how often, and the first case to replay it with.
   const kinds = new Map<string, { n: number; first: (typeof report.findings)[number] }>();
   for (const f of report.findings) {

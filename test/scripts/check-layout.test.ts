@@ -28,12 +28,16 @@ const lines = (n: number) => Array.from({ length: n }, (_, i) => `export const v
 
 /** A tree that follows every rule: imports only go down the layers. */
 const CLEAN: Record<string, string> = {
-  'main/engined.ts': "import { serve } from '../api/server.ts';\nimport { Containers } from '../daemon/containers.ts';\nserve(new Containers());\n",
-  'api/server.ts': "import type { Containers } from '../daemon/containers.ts';\nimport { ok } from '../errors.ts';\nexport function serve(c: Containers) { return ok(c); }\n",
-  'daemon/containers.ts': "import type { Body } from '../types/containers.ts';\nimport { store } from '../store/db.ts';\nexport class Containers { create(b: Body) { return store(b); } }\n",
-  'store/db.ts': "import { log } from '../util/log.ts';\nimport { events } from '../events/bus.ts';\nexport const store = (x: unknown) => { log(x); events(); };\n",
-  'events/bus.ts': "export const events = () => {};\n",
-  'util/log.ts': "export const log = (x: unknown) => console.log(x);\n",
+  'main/engined.ts':
+    "import { serve } from '../api/server.ts';\nimport { Containers } from '../daemon/containers.ts';\nserve(new Containers());\n",
+  'api/server.ts':
+    "import type { Containers } from '../daemon/containers.ts';\nimport { ok } from '../errors.ts';\nexport function serve(c: Containers) { return ok(c); }\n",
+  'daemon/containers.ts':
+    "import type { Body } from '../types/containers.ts';\nimport { store } from '../store/db.ts';\nexport class Containers { create(b: Body) { return store(b); } }\n",
+  'store/db.ts':
+    "import { log } from '../util/log.ts';\nimport { events } from '../events/bus.ts';\nexport const store = (x: unknown) => { log(x); events(); };\n",
+  'events/bus.ts': 'export const events = () => {};\n',
+  'util/log.ts': 'export const log = (x: unknown) => console.log(x);\n',
   'types/containers.ts': "import type { Extra } from './extra.ts';\nexport interface Body { Image: string; extra?: Extra }\n",
   'types/extra.ts': 'export type Extra = string;\n',
   'errors.ts': 'export const ok = (x: unknown) => x;\n',
@@ -74,7 +78,8 @@ describe('check-layout', () => {
     const r = check({
       ...CLEAN,
       'images/service.ts': "import type {\n  Containers,\n} from '../daemon/containers.ts';\nexport type C = Containers;\n",
-      'oci/spec.ts': "export async function load() { return (await import('../api/server.ts')).serve; }\nexport type S = import('../network/x.ts').S;\n",
+      'oci/spec.ts':
+        "export async function load() { return (await import('../api/server.ts')).serve; }\nexport type S = import('../network/x.ts').S;\n",
       'network/x.ts': 'export type S = string;\n',
     });
     assert.equal(r.code, 1);
@@ -86,13 +91,14 @@ describe('check-layout', () => {
   test('imports in comments, strings and templates do not count', () => {
     const r = check({
       ...CLEAN,
-      'util/doc.ts': [
-        "// import { x } from '../api/server.ts';",
-        "/* import('../daemon/containers.ts') */",
-        "export const a = \"import { y } from '../api/server.ts'\";",
-        "export const b = `${'x'} from '../api/server.ts' import('../api/server.ts')`;",
-        "export const re = /'/g; export const c = 'import(\"../api/server.ts\")';",
-      ].join('\n') + '\n',
+      'util/doc.ts':
+        [
+          "// import { x } from '../api/server.ts';",
+          "/* import('../daemon/containers.ts') */",
+          'export const a = "import { y } from \'../api/server.ts\'";',
+          "export const b = `${'x'} from '../api/server.ts' import('../api/server.ts')`;",
+          "export const re = /'/g; export const c = 'import(\"../api/server.ts\")';",
+        ].join('\n') + '\n',
     });
     assert.equal(r.code, 0, r.err);
   });
@@ -123,7 +129,10 @@ describe('check-layout', () => {
   });
 
   test('main/ may import every layer', () => {
-    const r = check({ ...CLEAN, 'main/compose.ts': "import '../api/server.ts';\nimport '../types/extra.ts';\nimport '../events/bus.ts';\n" });
+    const r = check({
+      ...CLEAN,
+      'main/compose.ts': "import '../api/server.ts';\nimport '../types/extra.ts';\nimport '../events/bus.ts';\n",
+    });
     assert.equal(r.code, 0, r.err);
   });
 });
@@ -131,7 +140,8 @@ describe('check-layout', () => {
 describe('the client side (src/client/, src/cli/)', () => {
   test('the SDK may import wire types and the client-safe util files; the CLI also the SDK', () => {
     const r = check({
-      'client/index.ts': "import type { Body } from '../types/containers.ts';\nimport { API_VERSION } from '../util/api-version.ts';\nexport const v: Body | string = API_VERSION;\n",
+      'client/index.ts':
+        "import type { Body } from '../types/containers.ts';\nimport { API_VERSION } from '../util/api-version.ts';\nexport const v: Body | string = API_VERSION;\n",
       'cli/main.ts': "import { v } from '../client/index.ts';\nexport const x = v;\n",
       'types/containers.ts': 'export interface Body { Image: string }\n',
       'util/api-version.ts': "export const API_VERSION = '1.51';\n",
@@ -140,7 +150,8 @@ describe('the client side (src/client/, src/cli/)', () => {
   });
   test('daemon code, daemon-only util files and errors.ts are refused to the SDK and the CLI', () => {
     const r = check({
-      'client/index.ts': "import { Containers } from '../daemon/containers.ts';\nimport { log } from '../util/log.ts';\nexport const c = [Containers, log];\n",
+      'client/index.ts':
+        "import { Containers } from '../daemon/containers.ts';\nimport { log } from '../util/log.ts';\nexport const c = [Containers, log];\n",
       'cli/main.ts': "import { ok } from '../errors.ts';\nexport const x = ok;\n",
       'daemon/containers.ts': 'export class Containers {}\n',
       'util/log.ts': 'export const log = () => {};\n',

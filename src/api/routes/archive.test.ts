@@ -41,7 +41,10 @@ describe('archive routes', () => {
     assert.equal(g.headers['content-type'], 'application/x-tar');
     assert.equal(g.headers['x-docker-container-path-stat'], 'eyJuYW1lIjoiZXRjIn0=');
     assert.equal(g.text, 'TAR');
-    const p = await h.request('PUT', '/containers/c1/archive?path=/tmp&noOverwriteDirNonDir=1', { raw: 'tarbytes', headers: { 'Content-Type': 'application/x-tar' } });
+    const p = await h.request('PUT', '/containers/c1/archive?path=/tmp&noOverwriteDirNonDir=1', {
+      raw: 'tarbytes',
+      headers: { 'Content-Type': 'application/x-tar' },
+    });
     assert.equal(p.status, 200);
     assert.equal(received, 'tarbytes');
     assert.deepEqual(calls.at(-1)?.args[3], { noOverwriteDirNonDir: true, copyUIDGID: false });

@@ -10,7 +10,12 @@ export interface ArchiveBackend {
   stat(ref: string, path: string): Promise<ContainerPathStat>;
   /** begin() gets the stat header value once the path is known and returns where the tar goes. */
   archive(ref: string, path: string, begin: (statHeader: string) => Writable): Promise<void>;
-  extract(ref: string, path: string, body: AsyncIterable<Buffer>, opts: { noOverwriteDirNonDir: boolean; copyUIDGID: boolean }): Promise<void>;
+  extract(
+    ref: string,
+    path: string,
+    body: AsyncIterable<Buffer>,
+    opts: { noOverwriteDirNonDir: boolean; copyUIDGID: boolean },
+  ): Promise<void>;
   changes(ref: string): Promise<Change[] | null>;
 }
 

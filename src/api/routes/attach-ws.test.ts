@@ -11,7 +11,7 @@ import { registerAttachWsRoutes } from './attach-ws.ts';
 /** Server frames are unmasked; the short ones of this test have a one-byte length. */
 function serverFrames(buf: Buffer): Array<{ opcode: number; payload: Buffer }> {
   const out: Array<{ opcode: number; payload: Buffer }> = [];
-  for (let o = 0; o + 2 <= buf.length; ) {
+  for (let o = 0; o + 2 <= buf.length;) {
     const len = buf[o + 1]! & 0x7f;
     out.push({ opcode: buf[o]! & 0x0f, payload: buf.subarray(o + 2, o + 2 + len) });
     o += 2 + len;
@@ -21,14 +21,22 @@ function serverFrames(buf: Buffer): Array<{ opcode: number; payload: Buffer }> {
 
 describe('attach over a websocket', () => {
   let emit: ((c: { stream: 'stdout' | 'stderr'; data: Buffer } | null) => void) | undefined;
-  const session: AttachSession = { tty: false, running: () => true, subscribe: (f) => ((emit = f), () => (emit = undefined)), closeStdin: async () => true };
+  const session: AttachSession = {
+    tty: false,
+    running: () => true,
+    subscribe: (f) => ((emit = f), () => (emit = undefined)),
+    closeStdin: async () => true,
+  };
   const { backend } = fakeBackend<AttachBackend>({ attach: session });
   const h = new RouteHarness((r) => registerAttachWsRoutes(r, backend));
   after(() => h.close());
   const key = 'dGhlIHNhbXBsZSBub25jZQ==';
   const ws = { Upgrade: 'websocket', 'Sec-WebSocket-Key': key, 'Sec-WebSocket-Version': '13' };
 
-  for (const [version, op] of [['1.51', OP.binary], ['1.27', OP.text]] as const) {
+  for (const [version, op] of [
+    ['1.51', OP.binary],
+    ['1.27', OP.text],
+  ] as const) {
     test(`API ${version}: handshake, output frames (opcode ${op}), close at the end of the run`, async () => {
       const s = await h.hijack('GET', `/v${version}/containers/c1/attach/ws?stream=1&stdout=1`, undefined, ws);
       assert.match(s.head, /^HTTP\/1\.1 101/);
@@ -36,7 +44,10 @@ describe('attach over a websocket', () => {
       emit?.({ stream: 'stdout', data: Buffer.from('hi') });
       emit?.(null);
       const frames = serverFrames(await s.rest());
-      assert.deepEqual(frames.map((f) => f.opcode), [op, OP.close]);
+      assert.deepEqual(
+        frames.map((f) => f.opcode),
+        [op, OP.close],
+      );
       assert.equal(frames[0]!.payload.toString(), 'hi');
     });
   }

@@ -14,11 +14,15 @@ export function registerAttachWsRoutes(router: Router, backend: AttachBackend): 
   router.get('/containers/{id}/attach/ws', async (ctx) => {
     const q = ctx.query;
     const socket: Socket | undefined = ctx.socket;
-    if (!socket || !isWebsocketRequest(ctx.req.headers)) throw invalidParameter('websocket: the client is not using the websocket protocol');
+    if (!socket || !isWebsocketRequest(ctx.req.headers))
+      throw invalidParameter('websocket: the client is not using the websocket protocol');
     const all = versionLessThan(ctx.version, '1.42');
     const opts: AttachOptions = {
-      stream: q.bool('stream'), logs: q.bool('logs'),
-      stdin: all || q.bool('stdin'), stdout: all || q.bool('stdout'), stderr: all || q.bool('stderr'),
+      stream: q.bool('stream'),
+      logs: q.bool('logs'),
+      stdin: all || q.bool('stdin'),
+      stdout: all || q.bool('stdout'),
+      stderr: all || q.bool('stderr'),
       ...(q.string('detachKeys') ? { detachKeys: q.string('detachKeys')! } : {}),
     };
     const session = await backend.attach(ctx.params.id, opts);

@@ -9,7 +9,10 @@ import type { AttachSession } from '../../types/attach.ts';
 import { frame } from '../stream-framing.ts';
 import { registerAttachRoutes, type AttachBackend } from './attach.ts';
 
-function session(tty: boolean, stdin?: PassThrough): AttachSession & { emit(c: { stream: 'stdout' | 'stderr'; data: Buffer } | null): void } {
+function session(
+  tty: boolean,
+  stdin?: PassThrough,
+): AttachSession & { emit(c: { stream: 'stdout' | 'stderr'; data: Buffer } | null): void } {
   let fn: ((c: { stream: 'stdout' | 'stderr'; data: Buffer } | null) => void) | undefined;
   return {
     tty,

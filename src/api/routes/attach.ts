@@ -14,7 +14,14 @@ export interface AttachBackend {
 export function registerAttachRoutes(router: Router, backend: AttachBackend): void {
   router.post('/containers/{id}/attach', async (ctx) => {
     const q = ctx.query;
-    const opts: AttachOptions = { stream: q.bool('stream'), stdin: q.bool('stdin'), stdout: q.bool('stdout'), stderr: q.bool('stderr'), logs: q.bool('logs'), ...(q.string('detachKeys') ? { detachKeys: q.string('detachKeys')! } : {}) };
+    const opts: AttachOptions = {
+      stream: q.bool('stream'),
+      stdin: q.bool('stdin'),
+      stdout: q.bool('stdout'),
+      stderr: q.bool('stderr'),
+      logs: q.bool('logs'),
+      ...(q.string('detachKeys') ? { detachKeys: q.string('detachKeys')! } : {}),
+    };
     // Parsed before the hijack, so a bad sequence is still a plain 400.
     const escape = new EscapeMatcher(parseDetachKeys(opts.detachKeys ?? DEFAULT_DETACH_KEYS));
     const session = await backend.attach(ctx.params.id, opts);
@@ -23,9 +30,11 @@ export function registerAttachRoutes(router: Router, backend: AttachBackend): vo
     const upgrade = (ctx.req.headers.upgrade ?? '').toLowerCase() === 'tcp';
     // The status line goes out by hand: from here on the connection is a raw stream, not HTTP.
     ctx.res.detachSocket?.(socket);
-    socket.write(upgrade
-      ? `HTTP/1.1 101 UPGRADED\r\nContent-Type: ${contentType}\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n`
-      : `HTTP/1.1 200 OK\r\nContent-Type: ${contentType}\r\n\r\n`);
+    socket.write(
+      upgrade
+        ? `HTTP/1.1 101 UPGRADED\r\nContent-Type: ${contentType}\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n`
+        : `HTTP/1.1 200 OK\r\nContent-Type: ${contentType}\r\n\r\n`,
+    );
     const write = (c: { stream: 'stdout' | 'stderr'; data: Buffer }) => {
       if ((c.stream === 'stdout' && !opts.stdout) || (c.stream === 'stderr' && !opts.stderr)) return;
       if (!socket.writable) return;
@@ -51,9 +60,16 @@ export function registerAttachRoutes(router: Router, backend: AttachBackend): vo
           stdin.once('drain', () => socket.resume());
         }
       });
-      socket.on('end', () => void session.closeStdin().then((closed) => {
-        if (closed === false) finish();
-      }, () => finish()));
+      socket.on(
+        'end',
+        () =>
+          void session.closeStdin().then(
+            (closed) => {
+              if (closed === false) finish();
+            },
+            () => finish(),
+          ),
+      );
     }
     socket.on('close', () => finish());
     if (!opts.stream) finish();

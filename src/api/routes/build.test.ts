@@ -8,7 +8,11 @@ import { registerBuildRoutes, type BuildBackend } from './build.ts';
 import type { BuildOptions, BuildSink } from '../../types/build.ts';
 import { invalidParameter } from '../../errors.ts';
 
-const lines = (text: string) => text.trim().split(/\r?\n/).map((l) => JSON.parse(l));
+const lines = (text: string) =>
+  text
+    .trim()
+    .split(/\r?\n/)
+    .map((l) => JSON.parse(l));
 
 describe('build routes', () => {
   let received = '';
@@ -48,7 +52,13 @@ describe('build routes', () => {
     q.set('forcerm', '1');
     q.set('target', 'final');
     q.set('buildid', 'abc');
-    const r = await h.request('POST', `/build?${q}`, { raw: 'tar-bytes', headers: { 'Content-Type': 'application/x-tar', 'X-Registry-Config': Buffer.from(JSON.stringify({ 'reg.example:5000': { username: 'u', password: 'p' } })).toString('base64') } });
+    const r = await h.request('POST', `/build?${q}`, {
+      raw: 'tar-bytes',
+      headers: {
+        'Content-Type': 'application/x-tar',
+        'X-Registry-Config': Buffer.from(JSON.stringify({ 'reg.example:5000': { username: 'u', password: 'p' } })).toString('base64'),
+      },
+    });
     assert.equal(r.status, 200, r.text);
     assert.equal(received, 'tar-bytes');
     const o = calls[0]!.args[0] as BuildOptions;
@@ -120,6 +130,9 @@ describe('build routes', () => {
     assert.match(none.json.message, /build ID not provided/);
     const r = await h.request('POST', '/build/cancel?id=abc');
     assert.equal(r.status, 200);
-    assert.deepEqual(calls.map((c) => [c.method, c.args[0]]), [['cancel', 'abc']]);
+    assert.deepEqual(
+      calls.map((c) => [c.method, c.args[0]]),
+      [['cancel', 'abc']],
+    );
   });
 });

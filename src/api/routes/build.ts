@@ -29,10 +29,14 @@ function jsonParam<T>(q: Query, name: string, check: (v: unknown) => v is T, dfl
   return v;
 }
 
-const isStringMap = (v: unknown): v is Record<string, string> => !!v && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');
-const isArgMap = (v: unknown): v is Record<string, string | null> => !!v && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((x) => x === null || typeof x === 'string');
+const isStringMap = (v: unknown): v is Record<string, string> =>
+  !!v && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((x) => typeof x === 'string');
+const isArgMap = (v: unknown): v is Record<string, string | null> =>
+  !!v && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((x) => x === null || typeof x === 'string');
 const isStringList = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
-const isUlimits = (v: unknown): v is Ulimit[] => Array.isArray(v) && v.every((u) => u && typeof u === 'object' && typeof u.Name === 'string' && Number.isInteger(u.Soft) && Number.isInteger(u.Hard));
+const isUlimits = (v: unknown): v is Ulimit[] =>
+  Array.isArray(v) &&
+  v.every((u) => u && typeof u === 'object' && typeof u.Name === 'string' && Number.isInteger(u.Soft) && Number.isInteger(u.Hard));
 
 function registryConfig(header: string | string[] | undefined): BuildOptions['registryAuth'] {
   const h = Array.isArray(header) ? header[0] : header;
@@ -50,7 +54,8 @@ function registryConfig(header: string | string[] | undefined): BuildOptions['re
 /** The query of POST /build as BuildOptions; refuses what this builder does not do. */
 export function parseBuildQuery(q: Query, headers: IncomingMessage['headers'], experimental: boolean): BuildOptions {
   const version = q.string('version');
-  if (version === '2') throw invalidParameter('BuildKit (version=2) is not available on this daemon: use the classic builder (DOCKER_BUILDKIT=0)');
+  if (version === '2')
+    throw invalidParameter('BuildKit (version=2) is not available on this daemon: use the classic builder (DOCKER_BUILDKIT=0)');
   if (q.string('outputs')) throw invalidParameter('outputs are not supported by the classic builder (they need BuildKit)');
   if (q.bool('squash') && !experimental) throw invalidParameter('squash is only supported with experimental mode');
   if (q.bool('squash')) throw invalidParameter('squash is not implemented by this builder');
@@ -59,8 +64,13 @@ export function parseBuildQuery(q: Query, headers: IncomingMessage['headers'], e
     if (n !== undefined && n < (name === 'memswap' || name === 'cpuquota' ? -1 : 0)) throw invalidParameter(`invalid ${name}: ${n}`);
     return n || undefined;
   };
-  const extraHosts = q.strings('extrahosts').flatMap((v) => v.split(',')).map((s) => s.trim()).filter(Boolean);
-  for (const h of extraHosts) if (!/^[^:=\s]+[:=].+$/.test(h)) throw invalidParameter(`invalid IP address in add-host: ${JSON.stringify(h)}`);
+  const extraHosts = q
+    .strings('extrahosts')
+    .flatMap((v) => v.split(','))
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const h of extraHosts)
+    if (!/^[^:=\s]+[:=].+$/.test(h)) throw invalidParameter(`invalid IP address in add-host: ${JSON.stringify(h)}`);
   const opts: BuildOptions = {
     dockerfile: q.string('dockerfile') || 'Dockerfile',
     tags: q.strings('t').filter(Boolean),
@@ -100,7 +110,10 @@ class BuildStream {
   readonly abort = new AbortController();
   private held: BuildMessage[] = [];
 
-  constructor(private readonly res: ServerResponse, private readonly quiet: boolean) {
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly quiet: boolean,
+  ) {
     res.on('close', () => {
       if (!res.writableFinished) this.abort.abort(new Error('the client hung up'));
     });

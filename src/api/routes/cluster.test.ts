@@ -13,7 +13,12 @@ import { registerClusterRoutes, type ClusterBackend } from './cluster.ts';
 
 describe('cluster routes: a node outside a cluster', () => {
   const dataRoot = mkdtempSync(join(tmpdir(), 'engine-cluster-routes-'));
-  const service = new ClusterService({ dataRoot, log: new Logger({ level: 'error', format: 'text', raw: false }), engineVersion: 'test', engineLabels: () => [] });
+  const service = new ClusterService({
+    dataRoot,
+    log: new Logger({ level: 'error', format: 'text', raw: false }),
+    engineVersion: 'test',
+    engineLabels: () => [],
+  });
   const h = new RouteHarness((r) => registerClusterRoutes(r, service));
   after(() => {
     h.close();
@@ -24,8 +29,17 @@ describe('cluster routes: a node outside a cluster', () => {
     const leave = await h.request('POST', '/v1.41/swarm/leave?force=1');
     assert.equal(leave.status, 503);
     assert.equal(leave.json.message, NOT_IN_A_CLUSTER);
-    for (const [method, path] of [['GET', '/swarm'], ['GET', '/nodes'], ['GET', '/services?status=1'], ['GET', '/tasks'], ['GET', '/secrets/x'],
-      ['GET', '/configs'], ['GET', '/swarm/unlockkey'], ['DELETE', '/services/web'], ['GET', '/services/web/logs?stdout=1']] as const) {
+    for (const [method, path] of [
+      ['GET', '/swarm'],
+      ['GET', '/nodes'],
+      ['GET', '/services?status=1'],
+      ['GET', '/tasks'],
+      ['GET', '/secrets/x'],
+      ['GET', '/configs'],
+      ['GET', '/swarm/unlockkey'],
+      ['DELETE', '/services/web'],
+      ['GET', '/services/web/logs?stdout=1'],
+    ] as const) {
       const r = await h.request(method, path);
       assert.equal(r.status, 503, `${method} ${path}`);
       assert.equal(r.json.message, NOT_A_MANAGER, `${method} ${path}`);
@@ -44,7 +58,9 @@ describe('cluster routes: a node outside a cluster', () => {
     const pool = await h.request('POST', '/swarm/init', { body: { AdvertiseAddr: '127.0.0.1', DefaultAddrPool: ['10.0.0.0'] } });
     assert.equal(pool.status, 400);
     assert.match(pool.json.message, /invalid default address pool/);
-    const autolock = await h.request('POST', '/swarm/init', { body: { AdvertiseAddr: '127.0.0.1', Spec: { EncryptionConfig: { AutoLockManagers: true } } } });
+    const autolock = await h.request('POST', '/swarm/init', {
+      body: { AdvertiseAddr: '127.0.0.1', Spec: { EncryptionConfig: { AutoLockManagers: true } } },
+    });
     assert.equal(autolock.status, 501);
     const noRemote = await h.request('POST', '/swarm/join', { body: { JoinToken: 't' } });
     assert.equal(noRemote.status, 400);
@@ -74,8 +90,10 @@ describe('cluster routes: what reaches a cluster backend', () => {
   const h = new RouteHarness((r) => registerClusterRoutes(r, backend));
   after(() => h.close());
 
-  test('init returns the node ID; create answers 201 with the family\'s shape', async () => {
-    const init = await h.request('POST', '/swarm/init', { body: { ListenAddr: '0.0.0.0:2377', DataPathPort: 4789, ForceNewCluster: false } });
+  test("init returns the node ID; create answers 201 with the family's shape", async () => {
+    const init = await h.request('POST', '/swarm/init', {
+      body: { ListenAddr: '0.0.0.0:2377', DataPathPort: 4789, ForceNewCluster: false },
+    });
     assert.equal(init.status, 200);
     assert.equal(init.json, 'node-1');
     assert.deepEqual(calls.at(-1), { method: 'init', args: [{ ListenAddr: '0.0.0.0:2377', DataPathPort: 4789 }] });

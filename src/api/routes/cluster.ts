@@ -3,8 +3,15 @@
 // through the same routes with dockerd's errors (clients' clean-up code depends on them).
 import { invalidParameter } from '../../errors.ts';
 import type {
-  ClusterLogOptions, ClusterObject, ClusterObjectKind, CreatableKind, MutableKind, ObjectUpdateOptions,
-  SwarmInitRequest, SwarmJoinRequest, SwarmUpdateOptions,
+  ClusterLogOptions,
+  ClusterObject,
+  ClusterObjectKind,
+  CreatableKind,
+  MutableKind,
+  ObjectUpdateOptions,
+  SwarmInitRequest,
+  SwarmJoinRequest,
+  SwarmUpdateOptions,
 } from '../../types/cluster.ts';
 import { readJsonObject, sendJson, sendNoContent, type Query } from '../http.ts';
 import type { RequestContext, Router } from '../router.ts';
@@ -30,7 +37,8 @@ export interface ClusterBackend {
 /** The `version` query parameter every update carries (the object's version the client read). */
 function version(q: Query): number {
   const raw = q.string('version');
-  if (raw === undefined || !/^\d+$/.test(raw)) throw invalidParameter(`invalid version: ${JSON.stringify(raw ?? '')}: a non-negative integer is required`);
+  if (raw === undefined || !/^\d+$/.test(raw))
+    throw invalidParameter(`invalid version: ${JSON.stringify(raw ?? '')}: a non-negative integer is required`);
   return Number(raw);
 }
 
@@ -58,7 +66,8 @@ function objectField(body: Record<string, unknown>, name: string): ClusterObject
 function intField(body: Record<string, unknown>, name: string, max: number): number | undefined {
   const v = body[name];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > max) throw invalidParameter(`invalid ${name}: must be an integer between 0 and ${max}`);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > max)
+    throw invalidParameter(`invalid ${name}: must be an integer between 0 and ${max}`);
   return v;
 }
 
@@ -76,7 +85,8 @@ function parseInit(body: Record<string, unknown>): SwarmInitRequest {
   if (pool !== undefined) req.DefaultAddrPool = pool;
   if (size !== undefined) req.SubnetSize = size;
   if (spec !== undefined) req.Spec = spec;
-  if (body.ForceNewCluster !== undefined && typeof body.ForceNewCluster !== 'boolean') throw invalidParameter('invalid ForceNewCluster: must be a boolean');
+  if (body.ForceNewCluster !== undefined && typeof body.ForceNewCluster !== 'boolean')
+    throw invalidParameter('invalid ForceNewCluster: must be a boolean');
   if (body.ForceNewCluster) req.ForceNewCluster = true;
   return req;
 }
@@ -93,7 +103,13 @@ function parseJoin(body: Record<string, unknown>): SwarmJoinRequest {
 }
 
 function logOptions(q: Query): ClusterLogOptions {
-  const opts: ClusterLogOptions = { follow: q.bool('follow'), stdout: q.bool('stdout'), stderr: q.bool('stderr'), timestamps: q.bool('timestamps'), details: q.bool('details') };
+  const opts: ClusterLogOptions = {
+    follow: q.bool('follow'),
+    stdout: q.bool('stdout'),
+    stderr: q.bool('stderr'),
+    timestamps: q.bool('timestamps'),
+    details: q.bool('details'),
+  };
   const since = q.string('since');
   const tail = q.string('tail');
   if (since !== undefined) opts.since = since;
@@ -133,8 +149,12 @@ export function registerClusterRoutes(router: Router, backend: ClusterBackend): 
 
   const families: ClusterObjectKind[] = ['nodes', 'services', 'tasks', 'secrets', 'configs'];
   for (const kind of families) {
-    router.get(`/${kind}`, async (ctx) => sendJson(ctx.res, 200, await backend.list(kind, ctx.query.filters(), { status: ctx.query.bool('status') })));
-    router.get(`/${kind}/{id}`, async (ctx) => sendJson(ctx.res, 200, await backend.inspect(kind, id(ctx), { insertDefaults: ctx.query.bool('insertDefaults') })));
+    router.get(`/${kind}`, async (ctx) =>
+      sendJson(ctx.res, 200, await backend.list(kind, ctx.query.filters(), { status: ctx.query.bool('status') })),
+    );
+    router.get(`/${kind}/{id}`, async (ctx) =>
+      sendJson(ctx.res, 200, await backend.inspect(kind, id(ctx), { insertDefaults: ctx.query.bool('insertDefaults') })),
+    );
   }
   for (const kind of ['services', 'secrets', 'configs'] as const) {
     router.post(`/${kind}/create`, async (ctx) => {

@@ -4,11 +4,12 @@ import { test } from 'node:test';
 import { inspectForVersion, isUserDefinedNetwork } from './container-compat.ts';
 
 const id = 'abcdef0123456789'.repeat(4);
-const view = () => Object.freeze({
-  Id: id,
-  Config: { Hostname: 'web' },
-  NetworkSettings: { Networks: { bridge: { Aliases: null }, appnet: { Aliases: ['api', 'web'] }, other: { Aliases: null } } },
-});
+const view = () =>
+  Object.freeze({
+    Id: id,
+    Config: { Hostname: 'web' },
+    NetworkSettings: { Networks: { bridge: { Aliases: null }, appnet: { Aliases: ['api', 'web'] }, other: { Aliases: null } } },
+  });
 
 test('before 1.45 user-defined networks list the short ID and hostname among Aliases (deduplicated)', () => {
   const v = view();

@@ -87,7 +87,7 @@ describe('container routes', () => {
     assert.equal((await h.request('GET', '/containers/abc/logs?stdout=1&since=soon')).status, 400);
   });
 
-  test('remove passes force, v and link; top defaults to -ef; prune answers the backend\'s report', async () => {
+  test("remove passes force, v and link; top defaults to -ef; prune answers the backend's report", async () => {
     assert.equal((await h.request('DELETE', '/containers/abc?force=1&v=1')).status, 204);
     assert.deepEqual(calls.at(-1)?.args, ['abc', { force: true, volumes: true, link: false }]);
     await h.request('GET', '/containers/abc/top');

@@ -44,7 +44,6 @@ function stopOpts(q: Query): { timeout?: number; signal?: string } {
   return { ...(t !== undefined ? { timeout: t } : {}), ...(signal ? { signal } : {}) };
 }
 
-
 export function registerContainerRoutes(router: Router, backend: ContainersBackend): void {
   router.post('/containers/create', async (ctx) => {
     const body = await readJsonObject<ContainerCreateBody>(ctx.req);
@@ -54,7 +53,12 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
 
   router.get('/containers/json', async (ctx) => {
     const limit = ctx.query.int('limit');
-    const list = await backend.list({ all: ctx.query.bool('all'), ...(limit !== undefined && limit > 0 ? { limit } : {}), size: ctx.query.bool('size'), filters: ctx.query.filters() });
+    const list = await backend.list({
+      all: ctx.query.bool('all'),
+      ...(limit !== undefined && limit > 0 ? { limit } : {}),
+      size: ctx.query.bool('size'),
+      filters: ctx.query.filters(),
+    });
     await sendJsonList(ctx.res, 200, list);
   });
 
@@ -154,7 +158,9 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
     ctx.res.end();
   });
 
-  router.get('/containers/{id}/top', async (ctx) => sendJson(ctx.res, 200, await backend.top(ctx.params.id, ctx.query.string('ps_args') ?? '-ef')));
+  router.get('/containers/{id}/top', async (ctx) =>
+    sendJson(ctx.res, 200, await backend.top(ctx.params.id, ctx.query.string('ps_args') ?? '-ef')),
+  );
 
   router.get('/containers/{id}/logs', async (ctx) => {
     const q = ctx.query;
@@ -166,7 +172,15 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
     if (!Number.isInteger(tail)) throw invalidParameter(`invalid value for tail: ${JSON.stringify(tailRaw)}`);
     const since = parseTimestamp(q.string('since'), 'since');
     const until = parseTimestamp(q.string('until'), 'until');
-    const req: LogsRequest = { follow: q.bool('follow'), stdout, stderr, timestamps: q.bool('timestamps'), tail: tail < 0 ? -1 : tail, ...(since !== undefined ? { since } : {}), ...(until !== undefined ? { until } : {}) };
+    const req: LogsRequest = {
+      follow: q.bool('follow'),
+      stdout,
+      stderr,
+      timestamps: q.bool('timestamps'),
+      tail: tail < 0 ? -1 : tail,
+      ...(since !== undefined ? { since } : {}),
+      ...(until !== undefined ? { until } : {}),
+    };
     const abort = new AbortController();
     ctx.res.on('close', () => abort.abort());
     const { tty, lines } = await backend.logs(ctx.params.id, req, abort.signal);

@@ -27,7 +27,13 @@ describe('distribution routes', () => {
     const ok = await h.request('POST', '/images/create?fromImage=busybox&tag=latest');
     assert.equal(ok.status, 200);
     assert.equal(ok.headers['content-type'], 'application/json');
-    assert.deepEqual(ok.text.trim().split('\n').map((l) => JSON.parse(l).status), ['Pulling from library/busybox', 'Status: Downloaded newer image for busybox:latest']);
+    assert.deepEqual(
+      ok.text
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).status),
+      ['Pulling from library/busybox', 'Status: Downloaded newer image for busybox:latest'],
+    );
     const missing = await h.request('POST', '/images/create?fromImage=missing');
     assert.equal(missing.status, 404);
     assert.equal(missing.json.message, 'manifest unknown');

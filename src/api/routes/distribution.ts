@@ -69,7 +69,9 @@ export function registerDistributionRoutes(router: Router, backend: Distribution
       const tag = q.string('tag');
       const platform = q.string('platform');
       const auth = authOf(ctx.req);
-      await out.run((sink, signal) => backend.pull({ fromImage, ...(tag ? { tag } : {}), ...(platform ? { platform } : {}), auth }, sink, signal));
+      await out.run((sink, signal) =>
+        backend.pull({ fromImage, ...(tag ? { tag } : {}), ...(platform ? { platform } : {}), auth }, sink, signal),
+      );
       return;
     }
     if (fromSrc) {
@@ -78,7 +80,14 @@ export function registerDistributionRoutes(router: Router, backend: Distribution
       const tag = q.string('tag');
       const message = q.string('message');
       const platform = q.string('platform');
-      const req: ImportRequest = { fromSrc, changes: q.strings('changes'), ...(repo ? { repo } : {}), ...(tag ? { tag } : {}), ...(message ? { message } : {}), ...(platform ? { platform } : {}) };
+      const req: ImportRequest = {
+        fromSrc,
+        changes: q.strings('changes'),
+        ...(repo ? { repo } : {}),
+        ...(tag ? { tag } : {}),
+        ...(message ? { message } : {}),
+        ...(platform ? { platform } : {}),
+      };
       await out.run((sink, signal) => backend.importImage!(req, ctx.req, sink, signal));
       return;
     }

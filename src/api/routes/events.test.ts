@@ -11,7 +11,11 @@ function ev(Type: string, Action: string, ID: string, Attributes: Record<string,
 
 describe('wire format', () => {
   test('API < 1.52 adds status/id/from for containers and status/id for images; timeNano is exact', () => {
-    const e = { ...ev('container', 'start', 'abc', { image: 'busybox', name: 'x' }), timeNano: 1_700_000_000_123_456_789n, time: 1_700_000_000 };
+    const e = {
+      ...ev('container', 'start', 'abc', { image: 'busybox', name: 'x' }),
+      timeNano: 1_700_000_000_123_456_789n,
+      time: 1_700_000_000,
+    };
     const line = eventLine(e, '1.51');
     assert.match(line, /"timeNano":1700000000123456789}$/);
     const o = JSON.parse(line);
@@ -54,9 +58,19 @@ describe('GET /events on a fake bus', () => {
     const r = await h.request('GET', `/events?since=0&until=1&filters=${encodeURIComponent('{"type":["container"]}')}`);
     assert.equal(r.status, 200);
     assert.equal(r.headers['content-type'], 'application/json');
-    const lines = r.text.trim().split('\n').map((l) => JSON.parse(l));
-    assert.deepEqual(lines.map((l) => l.Actor.ID), ['c1']);
-    assert.deepEqual(calls.map((c) => c.method), ['history'], 'no live subscription for a past window');
+    const lines = r.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.deepEqual(
+      lines.map((l) => l.Actor.ID),
+      ['c1'],
+    );
+    assert.deepEqual(
+      calls.map((c) => c.method),
+      ['history'],
+      'no live subscription for a past window',
+    );
     const seq = await h.request('GET', '/events?since=0&until=1', { headers: { Accept: 'application/json-seq' } });
     assert.equal(seq.headers['content-type'], 'application/json-seq');
     assert.ok(seq.text.startsWith('\x1e'));

@@ -51,7 +51,10 @@ export function eventLine(ev: EngineEvent, version: string): string {
 export function parseEventTime(value: string | undefined, name: string): bigint | undefined {
   if (value === undefined || value === '') return undefined;
   const ns = parseGoDuration(value) === undefined ? parseTimeValue(value) : undefined;
-  if (ns === undefined) throw invalidParameter(`invalid value for ${name}: ${JSON.stringify(value)}: want unix seconds (with an optional fraction) or an RFC 3339 date`);
+  if (ns === undefined)
+    throw invalidParameter(
+      `invalid value for ${name}: ${JSON.stringify(value)}: want unix seconds (with an optional fraction) or an RFC 3339 date`,
+    );
   return ns;
 }
 

@@ -14,17 +14,25 @@ describe('exec routes', () => {
     resize: undefined,
     checkStartable: { tty: false, openStdin: false },
     start: async (_id: string, _opts: unknown, sink: OutputSink | null) => {
-      if (sink) setImmediate(() => {
-        sink('stdout', Buffer.from('hello'));
-        sink('stderr', Buffer.from('oops'));
-      });
-      return { tty: false, detachKeys: Buffer.alloc(0), closeStdin: async () => undefined, done: new Promise<number>((r) => setTimeout(() => r(0), 30)) };
+      if (sink)
+        setImmediate(() => {
+          sink('stdout', Buffer.from('hello'));
+          sink('stderr', Buffer.from('oops'));
+        });
+      return {
+        tty: false,
+        detachKeys: Buffer.alloc(0),
+        closeStdin: async () => undefined,
+        done: new Promise<number>((r) => setTimeout(() => r(0), 30)),
+      };
     },
   });
-  const h = new RouteHarness((r) => registerExecRoutes(r, backend, { detachWatcher: () => ({ push: (b: Buffer) => ({ forward: b, detach: false }) }) }));
+  const h = new RouteHarness((r) =>
+    registerExecRoutes(r, backend, { detachWatcher: () => ({ push: (b: Buffer) => ({ forward: b, detach: false }) }) }),
+  );
   after(() => h.close());
 
-  test('create answers 201 with the ID; inspect is the backend\'s view', async () => {
+  test("create answers 201 with the ID; inspect is the backend's view", async () => {
     const r = await h.request('POST', '/containers/c1/exec', { body: { Cmd: ['true'], AttachStdout: true } });
     assert.equal(r.status, 201);
     assert.deepEqual(r.json, { Id: 'e1' });
@@ -63,17 +71,26 @@ describe('exec routes', () => {
   });
 });
 
-describe('exec start framing (dockerd: the start body\'s Tty decides, not the exec\'s)', () => {
+describe("exec start framing (dockerd: the start body's Tty decides, not the exec's)", () => {
   // An exec created with a TTY: its process writes everything to stdout.
   const { backend } = fakeBackend<ExecBackend>({
-    create: { Id: 'e1' }, inspect: {}, resize: undefined,
+    create: { Id: 'e1' },
+    inspect: {},
+    resize: undefined,
     checkStartable: { tty: true, openStdin: false },
     start: async (_id: string, _opts: unknown, sink: OutputSink | null) => {
       if (sink) setImmediate(() => sink('stdout', Buffer.from('from a tty')));
-      return { tty: true, detachKeys: Buffer.alloc(0), closeStdin: async () => undefined, done: new Promise<number>((r) => setTimeout(() => r(0), 30)) };
+      return {
+        tty: true,
+        detachKeys: Buffer.alloc(0),
+        closeStdin: async () => undefined,
+        done: new Promise<number>((r) => setTimeout(() => r(0), 30)),
+      };
     },
   });
-  const h = new RouteHarness((r) => registerExecRoutes(r, backend, { detachWatcher: () => ({ push: (b: Buffer) => ({ forward: b, detach: false }) }) }));
+  const h = new RouteHarness((r) =>
+    registerExecRoutes(r, backend, { detachWatcher: () => ({ push: (b: Buffer) => ({ forward: b, detach: false }) }) }),
+  );
   after(() => h.close());
 
   test('a TTY exec started with Tty:false is multiplexed; with Tty:true it is raw', async () => {

@@ -67,12 +67,15 @@ export function registerExecRoutes(router: Router, backend: ExecBackend, opts: E
     }
 
     backend.checkStartable(id);
-    const contentType = tty || versionLessThan(ctx.version, '1.42') ? 'application/vnd.docker.raw-stream' : 'application/vnd.docker.multiplexed-stream';
+    const contentType =
+      tty || versionLessThan(ctx.version, '1.42') ? 'application/vnd.docker.raw-stream' : 'application/vnd.docker.multiplexed-stream';
     // From here on the connection is a raw stream; the status line goes out by hand.
     ctx.res.detachSocket?.(socket);
-    socket.write(upgraded
-      ? `HTTP/1.1 101 UPGRADED\r\nContent-Type: ${contentType}\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n`
-      : 'HTTP/1.1 200 OK\r\nContent-Type: application/vnd.docker.raw-stream\r\n\r\n');
+    socket.write(
+      upgraded
+        ? `HTTP/1.1 101 UPGRADED\r\nContent-Type: ${contentType}\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n`
+        : 'HTTP/1.1 200 OK\r\nContent-Type: application/vnd.docker.raw-stream\r\n\r\n',
+    );
     const write: OutputSink = (stream, data) => {
       if (socket.writable) socket.write(tty ? data : frame(stream, data));
     };
@@ -128,7 +131,8 @@ export function registerExecRoutes(router: Router, backend: ExecBackend, opts: E
 
 function requiredInt(v: string | undefined, name: string): number {
   const n = Number(v);
-  if (v === undefined || v === '' || !Number.isInteger(n)) throw invalidParameter(`strconv.Atoi: parsing ${JSON.stringify(v ?? '')}: invalid syntax (${name})`);
+  if (v === undefined || v === '' || !Number.isInteger(n))
+    throw invalidParameter(`strconv.Atoi: parsing ${JSON.stringify(v ?? '')}: invalid syntax (${name})`);
   return n;
 }
 
@@ -158,7 +162,9 @@ async function readUpgradeBody(socket: Socket, headers: Record<string, string | 
         const size = parseInt(line.split(';')[0]!.trim(), 16);
         if (!Number.isFinite(size)) throw invalidParameter('invalid chunked request body');
         if (size === 0) {
-          while ((await reader.line()).length > 0) { /* trailers */ }
+          while ((await reader.line()).length > 0) {
+            /* trailers */
+          }
           break;
         }
         total += size;

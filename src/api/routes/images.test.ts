@@ -58,10 +58,13 @@ describe('image routes', () => {
     assert.deepEqual(JSON.parse(r.text.trim()), { stream: 'Loaded image: busybox:latest\n' });
   });
 
-  test('a load that fails answers 200 with the error as the stream\'s message (dockerd; clients raise it)', async () => {
+  test("a load that fails answers 200 with the error as the stream's message (dockerd; clients raise it)", async () => {
     const r = await h.request('POST', '/images/load', { raw: 'broken tar' });
     assert.equal(r.status, 200);
-    assert.deepEqual(JSON.parse(r.text.trim()), { errorDetail: { message: 'archive/tar: invalid tar header' }, error: 'archive/tar: invalid tar header' });
+    assert.deepEqual(JSON.parse(r.text.trim()), {
+      errorDetail: { message: 'archive/tar: invalid tar header' },
+      error: 'archive/tar: invalid tar header',
+    });
   });
 
   test('commit: container required, body an object or nothing, pause defaults to true', async () => {

@@ -40,11 +40,18 @@ async function sendArchive(res: ServerResponse, contentType: string, write: (out
 export function registerImageRoutes(router: Router, backend: ImagesBackend): void {
   router.get('/images/json', async (ctx) => {
     const q = ctx.query;
-    await sendJsonList(ctx.res, 200, await backend.list({ all: q.bool('all'), digests: q.bool('digests'), sharedSize: q.bool('shared-size'), filters: q.filters() }));
+    await sendJsonList(
+      ctx.res,
+      200,
+      await backend.list({ all: q.bool('all'), digests: q.bool('digests'), sharedSize: q.bool('shared-size'), filters: q.filters() }),
+    );
   });
 
   router.get('/images/get', async (ctx) => {
-    const names = ctx.query.strings('names').flatMap((n) => n.split(',')).filter(Boolean);
+    const names = ctx.query
+      .strings('names')
+      .flatMap((n) => n.split(','))
+      .filter(Boolean);
     await sendArchive(ctx.res, 'application/x-tar', await backend.prepareSave(names));
   });
 
@@ -72,7 +79,8 @@ export function registerImageRoutes(router: Router, backend: ImagesBackend): voi
     const container = q.string('container');
     if (!container) throw invalidParameter('container is required');
     const body = await readJson<ContainerConfig | null>(ctx.req, null);
-    if (body !== null && (typeof body !== 'object' || Array.isArray(body))) throw invalidParameter('invalid JSON: expected a container config object');
+    if (body !== null && (typeof body !== 'object' || Array.isArray(body)))
+      throw invalidParameter('invalid JSON: expected a container config object');
     const config = body === null ? null : decodeBody<ContainerConfig>(body, COMMIT_CONFIG, 'Config');
     const opts: CommitOptions = {
       container,

@@ -6,7 +6,13 @@ import { registerNetworkRoutes, type NetworksBackend } from './networks.ts';
 
 describe('network routes', () => {
   const { backend, calls } = fakeBackend<NetworksBackend>({
-    list: [{ Name: 'bridge' }], inspect: { Name: 'n1' }, create: { Id: 'abc', Warning: '' }, remove: undefined, connect: undefined, disconnect: undefined, prune: { NetworksDeleted: null },
+    list: [{ Name: 'bridge' }],
+    inspect: { Name: 'n1' },
+    create: { Id: 'abc', Warning: '' },
+    remove: undefined,
+    connect: undefined,
+    disconnect: undefined,
+    prune: { NetworksDeleted: null },
   });
   const h = new RouteHarness((r) => registerNetworkRoutes(r, backend));
   after(() => h.close());

@@ -46,7 +46,10 @@ export function registerNetworkRoutes(router: Router, backend: NetworksBackend):
   router.post('/networks/{id}/connect', async (ctx) => {
     const body = decodeBody(await readJsonObject(ctx.req), NETWORK_CONNECT, 'ConnectOptions');
     const container = str(body.Container, 'Container');
-    await backend.connect(ctx.params.id, { ...(container !== undefined ? { Container: container } : {}), EndpointConfig: (body.EndpointConfig as EndpointSettings | null | undefined) ?? null });
+    await backend.connect(ctx.params.id, {
+      ...(container !== undefined ? { Container: container } : {}),
+      EndpointConfig: (body.EndpointConfig as EndpointSettings | null | undefined) ?? null,
+    });
     sendNoContent(ctx.res, 200);
   });
 

@@ -7,9 +7,18 @@ import type { PluginView } from '../../types/plugins.ts';
 import { registerPluginRoutes, type PluginsBackend } from './plugins.ts';
 
 describe('plugin routes: what reaches the backend', () => {
-  const view = { Id: 'p1', Name: 'x:latest', Enabled: true, Settings: { Mounts: [], Env: [], Args: [], Devices: [] }, PluginReference: 'x:latest', Config: {} as PluginView['Config'] };
+  const view = {
+    Id: 'p1',
+    Name: 'x:latest',
+    Enabled: true,
+    Settings: { Mounts: [], Env: [], Args: [], Devices: [] },
+    PluginReference: 'x:latest',
+    Config: {} as PluginView['Config'],
+  };
   const { backend, calls } = fakeBackend<PluginsBackend>({
-    configure: undefined, remove: view, inspect: view,
+    configure: undefined,
+    remove: view,
+    inspect: view,
     install: async (_remote, opts, sink) => {
       opts.onName?.('x:latest');
       sink({ status: 'Digest: sha256:00' });
@@ -20,7 +29,10 @@ describe('plugin routes: what reaches the backend', () => {
   after(() => h.close());
 
   test('pull: privileges from the body, the name in Docker-Plugin-Name, progress as JSON lines', async () => {
-    const r = await h.request('POST', '/plugins/pull?remote=localhost:5000/x:1&name=x', { body: [{ Name: 'network', Value: ['host'] }], headers: { 'X-Registry-Auth': 'e30=' } });
+    const r = await h.request('POST', '/plugins/pull?remote=localhost:5000/x:1&name=x', {
+      body: [{ Name: 'network', Value: ['host'] }],
+      headers: { 'X-Registry-Auth': 'e30=' },
+    });
     assert.equal(r.status, 200);
     assert.equal(r.headers['docker-plugin-name'], 'x:latest');
     assert.equal(r.text.trim(), '{"status":"Digest: sha256:00"}');

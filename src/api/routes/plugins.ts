@@ -16,7 +16,12 @@ export interface PluginsBackend {
    * Install (pull) or upgrade from a registry: `name` is the local name to give it; `onName` hears the
    * final name before any progress is written. Returns the plugin's name.
    */
-  install(remote: string, opts: { name?: string; upgradeOf?: string; privileges: unknown; registryAuth?: string; onName?: (name: string) => void }, sink: ProgressSink, signal: AbortSignal): Promise<string>;
+  install(
+    remote: string,
+    opts: { name?: string; upgradeOf?: string; privileges: unknown; registryAuth?: string; onName?: (name: string) => void },
+    sink: ProgressSink,
+    signal: AbortSignal,
+  ): Promise<string>;
   create(name: string, context: NodeJS.ReadableStream): Promise<void>;
   enable(name: string, opts: { timeout: number }): Promise<void>;
   disable(name: string, opts: { force: boolean }): Promise<void>;
@@ -34,7 +39,9 @@ const auth = (ctx: RequestContext): { registryAuth?: string } => {
 
 export function registerPluginRoutes(router: Router, backend: PluginsBackend): void {
   router.get('/plugins', async (ctx) => sendJson(ctx.res, 200, await backend.list(ctx.query.filters())));
-  router.get('/plugins/privileges', async (ctx) => sendJson(ctx.res, 200, await backend.privileges(ctx.query.string('remote') ?? '', auth(ctx).registryAuth)));
+  router.get('/plugins/privileges', async (ctx) =>
+    sendJson(ctx.res, 200, await backend.privileges(ctx.query.string('remote') ?? '', auth(ctx).registryAuth)),
+  );
   router.post('/plugins/pull', async (ctx) => {
     const remote = ctx.query.string('remote') ?? '';
     const local = ctx.query.string('name');
@@ -42,7 +49,9 @@ export function registerPluginRoutes(router: Router, backend: PluginsBackend): v
     const out = new ProgressResponse(ctx.res);
     // The docker CLI enables the plugin by the name this header gives.
     const onName = (n: string) => ctx.res.setHeader('Docker-Plugin-Name', n);
-    await out.run(async (sink, signal) => { await backend.install(remote, { ...(local ? { name: local } : {}), privileges, ...auth(ctx), onName }, sink, signal); });
+    await out.run(async (sink, signal) => {
+      await backend.install(remote, { ...(local ? { name: local } : {}), privileges, ...auth(ctx), onName }, sink, signal);
+    });
   });
   router.post('/plugins/create', async (ctx) => {
     await backend.create(ctx.query.string('name') ?? '', ctx.req);
@@ -60,7 +69,9 @@ export function registerPluginRoutes(router: Router, backend: PluginsBackend): v
   router.post('/plugins/{name*}/upgrade', async (ctx) => {
     const remote = ctx.query.string('remote') ?? '';
     const privileges = await readJson(ctx.req, []);
-    await new ProgressResponse(ctx.res).run(async (sink, signal) => { await backend.install(remote, { upgradeOf: name(ctx), privileges, ...auth(ctx) }, sink, signal); });
+    await new ProgressResponse(ctx.res).run(async (sink, signal) => {
+      await backend.install(remote, { upgradeOf: name(ctx), privileges, ...auth(ctx) }, sink, signal);
+    });
   });
   router.post('/plugins/{name*}/push', async (ctx) => {
     await new ProgressResponse(ctx.res).run((sink, signal) => backend.push(name(ctx), auth(ctx), sink, signal));

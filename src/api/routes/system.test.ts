@@ -6,7 +6,12 @@ import { registerSystemDfRoutes, type DiskUsageBackend } from './system-df.ts';
 import { registerSystemRoutes, type SystemBackend } from './system.ts';
 
 describe('system routes', () => {
-  const { backend } = fakeBackend<SystemBackend>({ version: { Version: '0.1.0', ApiVersion: '1.51' }, info: { Name: 'host' }, experimental: false, swarmState: 'inactive' });
+  const { backend } = fakeBackend<SystemBackend>({
+    version: { Version: '0.1.0', ApiVersion: '1.51' },
+    info: { Name: 'host' },
+    experimental: false,
+    swarmState: 'inactive',
+  });
   const df = fakeBackend<DiskUsageBackend>({ usage: { Images: [] }, pruneBuildCache: { CachesDeleted: null, SpaceReclaimed: 0 } });
   const h = new RouteHarness((r) => {
     registerSystemRoutes(r, backend);
@@ -28,7 +33,7 @@ describe('system routes', () => {
     assert.equal(head.text, '');
   });
 
-  test('/version and /info are the backend\'s; an unsupported API version is a 400', async () => {
+  test("/version and /info are the backend's; an unsupported API version is a 400", async () => {
     assert.deepEqual((await h.request('GET', '/version')).json, { Version: '0.1.0', ApiVersion: '1.51' });
     assert.deepEqual((await h.request('GET', '/v1.44/info')).json, { Name: 'host' });
     const old = await h.request('GET', '/v1.11/info');

@@ -8,7 +8,13 @@ import { registerVolumeRoutes, type VolumesBackend } from './volumes.ts';
 const view: VolumeView = { Name: 'v1', Driver: 'local', Mountpoint: '/x', Labels: null, Scope: 'local', Options: null, CreatedAt: '' };
 
 describe('volume routes', () => {
-  const { backend, calls } = fakeBackend<VolumesBackend>({ list: [view], create: view, inspect: view, remove: undefined, prune: { VolumesDeleted: ['v1'], SpaceReclaimed: 3 } });
+  const { backend, calls } = fakeBackend<VolumesBackend>({
+    list: [view],
+    create: view,
+    inspect: view,
+    remove: undefined,
+    prune: { VolumesDeleted: ['v1'], SpaceReclaimed: 3 },
+  });
   const h = new RouteHarness((r) => registerVolumeRoutes(r, backend));
   after(() => h.close());
 
@@ -16,7 +22,7 @@ describe('volume routes', () => {
     const r = await h.request('GET', `/volumes?filters=${encodeURIComponent('{"dangling":["true"]}')}`);
     assert.equal(r.status, 200);
     assert.deepEqual(r.json, { Volumes: [view], Warnings: [] });
-    assert.deepEqual([...((calls.at(-1)?.args[0] as { filters: Map<string, string[]> }).filters)], [['dangling', ['true']]]);
+    assert.deepEqual([...(calls.at(-1)?.args[0] as { filters: Map<string, string[]> }).filters], [['dangling', ['true']]]);
     assert.equal((await h.request('GET', '/volumes?filters=%7Bnot')).status, 400);
   });
 
@@ -40,11 +46,17 @@ describe('volume routes', () => {
     assert.equal((await h.request('DELETE', '/volumes/a/b')).status, 404);
   });
 
-  test('prune before API 1.42 takes named volumes too (all=true added); from 1.42 the filters are the client\'s', async () => {
+  test("prune before API 1.42 takes named volumes too (all=true added); from 1.42 the filters are the client's", async () => {
     assert.equal((await h.request('POST', '/v1.41/volumes/prune')).status, 200);
     assert.deepEqual([...(calls.at(-1)?.args[0] as Map<string, string[]>)], [['all', ['true']]]);
     assert.equal((await h.request('POST', `/v1.41/volumes/prune?filters=${encodeURIComponent('{"label":["a"]}')}`)).status, 200);
-    assert.deepEqual([...(calls.at(-1)?.args[0] as Map<string, string[]>)], [['label', ['a']], ['all', ['true']]]);
+    assert.deepEqual(
+      [...(calls.at(-1)?.args[0] as Map<string, string[]>)],
+      [
+        ['label', ['a']],
+        ['all', ['true']],
+      ],
+    );
     assert.equal((await h.request('POST', '/v1.42/volumes/prune')).status, 200);
     assert.deepEqual([...(calls.at(-1)?.args[0] as Map<string, string[]>)], []);
   });

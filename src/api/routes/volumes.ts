@@ -16,7 +16,8 @@ export interface VolumesBackend {
 function stringMap(v: unknown, field: string): Record<string, string> | null | undefined {
   if (v === undefined || v === null) return v;
   if (typeof v !== 'object' || Array.isArray(v)) throw invalidParameter(`invalid ${field}: expected an object of strings`);
-  for (const [k, x] of Object.entries(v)) if (typeof x !== 'string') throw invalidParameter(`invalid ${field}: value of ${JSON.stringify(k)} must be a string`);
+  for (const [k, x] of Object.entries(v))
+    if (typeof x !== 'string') throw invalidParameter(`invalid ${field}: value of ${JSON.stringify(k)} must be a string`);
   return v as Record<string, string>;
 }
 

@@ -9,7 +9,11 @@ import { compile } from '../template.ts';
 
 export function formatPorts(ports: Port[] | undefined): string {
   return (ports ?? [])
-    .map((p) => (p.PublicPort ? `${p.IP?.includes(':') ? `[${p.IP}]` : p.IP ?? ''}:${p.PublicPort}->${p.PrivatePort}/${p.Type}` : `${p.PrivatePort}/${p.Type}`))
+    .map((p) =>
+      p.PublicPort
+        ? `${p.IP?.includes(':') ? `[${p.IP}]` : (p.IP ?? '')}:${p.PublicPort}->${p.PrivatePort}/${p.Type}`
+        : `${p.PrivatePort}/${p.Type}`,
+    )
     .join(', ');
 }
 
@@ -20,29 +24,64 @@ export function psRow(c: ContainerSummary, noTrunc: boolean): Record<string, unk
     ID: noTrunc ? c.Id : shortId(c.Id),
     Image: c.Image,
     Command: JSON.stringify(noTrunc ? cmd : ellipsis(cmd, 20)),
-    CreatedAt: c.Created ? new Date(c.Created * 1000).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' +0000 UTC') : '',
+    CreatedAt: c.Created
+      ? new Date(c.Created * 1000)
+          .toISOString()
+          .replace('T', ' ')
+          .replace(/\.\d+Z$/, ' +0000 UTC')
+      : '',
     RunningFor: ago(c.Created),
     Status: c.Status,
     State: c.State,
     Ports: formatPorts(c.Ports),
-    Names: (c.Names ?? []).map((n) => n.replace(/^\//, '')).filter((n) => !n.includes('/')).join(','),
-    Labels: Object.entries(c.Labels ?? {}).map(([k, v]) => `${k}=${v}`).join(','),
+    Names: (c.Names ?? [])
+      .map((n) => n.replace(/^\//, ''))
+      .filter((n) => !n.includes('/'))
+      .join(','),
+    Labels: Object.entries(c.Labels ?? {})
+      .map(([k, v]) => `${k}=${v}`)
+      .join(','),
     Mounts: (c.Mounts ?? []).map((m) => m.Name || m.Source).join(','),
     Networks: Object.keys(c.NetworkSettings?.Networks ?? {}).join(','),
     Size: c.SizeRw !== undefined && c.SizeRw !== null ? `${humanSize(c.SizeRw)} (virtual ${humanSize(c.SizeRootFs ?? 0)})` : '',
   };
 }
 
-const PS_TITLES = { ID: 'CONTAINER ID', Image: 'IMAGE', Command: 'COMMAND', CreatedAt: 'CREATED AT', RunningFor: 'CREATED', Status: 'STATUS', State: 'STATE', Ports: 'PORTS', Names: 'NAMES', Labels: 'LABELS', Mounts: 'MOUNTS', Networks: 'NETWORKS', Size: 'SIZE' };
+const PS_TITLES = {
+  ID: 'CONTAINER ID',
+  Image: 'IMAGE',
+  Command: 'COMMAND',
+  CreatedAt: 'CREATED AT',
+  RunningFor: 'CREATED',
+  Status: 'STATUS',
+  State: 'STATE',
+  Ports: 'PORTS',
+  Names: 'NAMES',
+  Labels: 'LABELS',
+  Mounts: 'MOUNTS',
+  Networks: 'NETWORKS',
+  Size: 'SIZE',
+};
 const PS_FLAGS: FlagSpec[] = [
-  { name: 'all', short: 'a', kind: 'bool' }, { name: 'quiet', short: 'q', kind: 'bool' }, { name: 'no-trunc', kind: 'bool' }, { name: 'size', short: 's', kind: 'bool' },
-  { name: 'latest', short: 'l', kind: 'bool' }, { name: 'last', short: 'n', kind: 'int' }, { name: 'filter', short: 'f', kind: 'list' }, { name: 'format', kind: 'string' },
+  { name: 'all', short: 'a', kind: 'bool' },
+  { name: 'quiet', short: 'q', kind: 'bool' },
+  { name: 'no-trunc', kind: 'bool' },
+  { name: 'size', short: 's', kind: 'bool' },
+  { name: 'latest', short: 'l', kind: 'bool' },
+  { name: 'last', short: 'n', kind: 'int' },
+  { name: 'filter', short: 'f', kind: 'list' },
+  { name: 'format', kind: 'string' },
 ];
 
 export async function ps(cli: Cli, argv: string[]): Promise<number> {
   const f = flagsOf('ps', argv, PS_FLAGS, { max: 0 });
   const last = f.bool('latest') ? 1 : f.int('last');
-  const list = await cli.api.containers.list({ all: f.bool('all') || (last ?? -1) > 0, limit: last, size: f.bool('size'), filters: filtersOf(f.list('filter')) });
+  const list = await cli.api.containers.list({
+    all: f.bool('all') || (last ?? -1) > 0,
+    limit: last,
+    size: f.bool('size'),
+    filters: filtersOf(f.list('filter')),
+  });
   const noTrunc = f.bool('no-trunc');
   if (f.bool('quiet')) {
     cli.out(list.map((c) => `${noTrunc ? c.Id : shortId(c.Id)}\n`).join(''));
@@ -50,16 +89,35 @@ export async function ps(cli: Cli, argv: string[]): Promise<number> {
   }
   const fallback = `table {{.ID}}\t{{.Image}}\t{{.Command}}\t{{.RunningFor}}\t{{.Status}}\t{{.Ports}}\t{{.Names}}${f.bool('size') ? '\t{{.Size}}' : ''}`;
   const format = f.str('format') ?? cli.config.data.psFormat ?? fallback;
-  printFormatted(list.map((c) => psRow(c, noTrunc)), format === 'table' ? fallback : format, PS_TITLES, (s) => cli.out(s));
+  printFormatted(
+    list.map((c) => psRow(c, noTrunc)),
+    format === 'table' ? fallback : format,
+    PS_TITLES,
+    (s) => cli.out(s),
+  );
   return 0;
 }
 
 export async function rm(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf('rm', argv, [{ name: 'force', short: 'f', kind: 'bool' }, { name: 'volumes', short: 'v', kind: 'bool' }, { name: 'link', short: 'l', kind: 'bool' }], { min: 1 });
-  return eachName(cli, f.args, (n) => cli.api.containers.remove(n, { force: f.bool('force'), volumes: f.bool('volumes'), link: f.bool('link') }));
+  const f = flagsOf(
+    'rm',
+    argv,
+    [
+      { name: 'force', short: 'f', kind: 'bool' },
+      { name: 'volumes', short: 'v', kind: 'bool' },
+      { name: 'link', short: 'l', kind: 'bool' },
+    ],
+    { min: 1 },
+  );
+  return eachName(cli, f.args, (n) =>
+    cli.api.containers.remove(n, { force: f.bool('force'), volumes: f.bool('volumes'), link: f.bool('link') }),
+  );
 }
 
-const TIME_FLAGS: FlagSpec[] = [{ name: 'time', short: 't', kind: 'int' }, { name: 'signal', short: 's', kind: 'string' }];
+const TIME_FLAGS: FlagSpec[] = [
+  { name: 'time', short: 't', kind: 'int' },
+  { name: 'signal', short: 's', kind: 'string' },
+];
 
 export async function stop(cli: Cli, argv: string[]): Promise<number> {
   const f = flagsOf('stop', argv, TIME_FLAGS, { min: 1 });
@@ -105,8 +163,12 @@ export async function wait(cli: Cli, argv: string[]): Promise<number> {
 }
 
 const LOGS_FLAGS: FlagSpec[] = [
-  { name: 'follow', short: 'f', kind: 'bool' }, { name: 'timestamps', short: 't', kind: 'bool' }, { name: 'tail', short: 'n', kind: 'string' },
-  { name: 'since', kind: 'string' }, { name: 'until', kind: 'string' }, { name: 'details', kind: 'bool' },
+  { name: 'follow', short: 'f', kind: 'bool' },
+  { name: 'timestamps', short: 't', kind: 'bool' },
+  { name: 'tail', short: 'n', kind: 'string' },
+  { name: 'since', kind: 'string' },
+  { name: 'until', kind: 'string' },
+  { name: 'details', kind: 'bool' },
 ];
 
 export async function logs(cli: Cli, argv: string[]): Promise<number> {
@@ -114,8 +176,12 @@ export async function logs(cli: Cli, argv: string[]): Promise<number> {
   const info = await cli.api.containers.inspect(f.args[0]!);
   const tail = f.str('tail');
   const frames = cli.api.containers.logs(info.Id!, {
-    follow: f.bool('follow'), timestamps: f.bool('timestamps'), tail: tail === undefined || tail === 'all' ? undefined : Number(tail),
-    since: f.str('since'), until: f.str('until'), tty: !!info.Config?.Tty,
+    follow: f.bool('follow'),
+    timestamps: f.bool('timestamps'),
+    tail: tail === undefined || tail === 'all' ? undefined : Number(tail),
+    since: f.str('since'),
+    until: f.str('until'),
+    tty: !!info.Config?.Tty,
   });
   for await (const fr of frames) (fr.stream === 'stderr' ? process.stderr : process.stdout).write(fr.data);
   return 0;
@@ -136,7 +202,8 @@ export async function port(cli: Cli, argv: string[]): Promise<number> {
   const info = await cli.api.containers.inspect(f.args[0]!);
   const ports = (info.NetworkSettings?.Ports ?? {}) as Record<string, { HostIp: string; HostPort: string }[] | null>;
   const want = f.args[1] ? (f.args[1].includes('/') ? f.args[1] : `${f.args[1]}/tcp`) : undefined;
-  const addr = (b: { HostIp: string; HostPort: string }) => `${b.HostIp.includes(':') ? `[${b.HostIp}]` : b.HostIp || '0.0.0.0'}:${b.HostPort}`;
+  const addr = (b: { HostIp: string; HostPort: string }) =>
+    `${b.HostIp.includes(':') ? `[${b.HostIp}]` : b.HostIp || '0.0.0.0'}:${b.HostPort}`;
   if (want) {
     const bs = ports[want];
     if (!bs?.length) throw new ExitError(1, `Error: No public port '${want}' published for ${f.args[0]}`);
@@ -164,7 +231,16 @@ export function printInspect(cli: Cli, items: unknown[], format: string | undefi
 }
 
 export async function inspect(cli: Cli, argv: string[], only?: string): Promise<number> {
-  const f = flagsOf('inspect', argv, [{ name: 'format', short: 'f', kind: 'string' }, { name: 'type', kind: 'string' }, { name: 'size', short: 's', kind: 'bool' }], { min: 1 });
+  const f = flagsOf(
+    'inspect',
+    argv,
+    [
+      { name: 'format', short: 'f', kind: 'string' },
+      { name: 'type', kind: 'string' },
+      { name: 'size', short: 's', kind: 'bool' },
+    ],
+    { min: 1 },
+  );
   const kinds = only ? [only] : f.str('type') ? [f.str('type')!] : ['container', 'image', 'volume', 'network'];
   const found: unknown[] = [];
   let failed = false;

@@ -11,7 +11,15 @@ import { ago, humanSize, printFormatted, shortId } from '../output.ts';
 import { renderProgress } from '../progress.ts';
 import { tarContext } from '../tar-context.ts';
 
-const IMAGES_TITLES = { Repository: 'REPOSITORY', Tag: 'TAG', ID: 'IMAGE ID', Digest: 'DIGEST', CreatedSince: 'CREATED', CreatedAt: 'CREATED AT', Size: 'SIZE' };
+const IMAGES_TITLES = {
+  Repository: 'REPOSITORY',
+  Tag: 'TAG',
+  ID: 'IMAGE ID',
+  Digest: 'DIGEST',
+  CreatedSince: 'CREATED',
+  CreatedAt: 'CREATED AT',
+  Size: 'SIZE',
+};
 
 export function imageRows(list: ImageSummary[], all: boolean, noTrunc: boolean): Record<string, unknown>[] {
   const rows: Record<string, unknown>[] = [];
@@ -20,8 +28,13 @@ export function imageRows(list: ImageSummary[], all: boolean, noTrunc: boolean):
     for (const t of tags) {
       const i = t.lastIndexOf(':');
       rows.push({
-        Repository: t.slice(0, i), Tag: t.slice(i + 1), ID: noTrunc ? img.Id : shortId(img.Id), Digest: img.RepoDigests?.[0]?.split('@')[1] ?? '<none>',
-        CreatedSince: ago(img.Created), CreatedAt: new Date((img.Created ?? 0) * 1000).toISOString(), Size: humanSize(img.Size ?? 0),
+        Repository: t.slice(0, i),
+        Tag: t.slice(i + 1),
+        ID: noTrunc ? img.Id : shortId(img.Id),
+        Digest: img.RepoDigests?.[0]?.split('@')[1] ?? '<none>',
+        CreatedSince: ago(img.Created),
+        CreatedAt: new Date((img.Created ?? 0) * 1000).toISOString(),
+        Size: humanSize(img.Size ?? 0),
       });
     }
   }
@@ -29,7 +42,19 @@ export function imageRows(list: ImageSummary[], all: boolean, noTrunc: boolean):
 }
 
 export async function images(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf('images', argv, [{ name: 'all', short: 'a', kind: 'bool' }, { name: 'quiet', short: 'q', kind: 'bool' }, { name: 'no-trunc', kind: 'bool' }, { name: 'digests', kind: 'bool' }, { name: 'filter', short: 'f', kind: 'list' }, { name: 'format', kind: 'string' }], { max: 1 });
+  const f = flagsOf(
+    'images',
+    argv,
+    [
+      { name: 'all', short: 'a', kind: 'bool' },
+      { name: 'quiet', short: 'q', kind: 'bool' },
+      { name: 'no-trunc', kind: 'bool' },
+      { name: 'digests', kind: 'bool' },
+      { name: 'filter', short: 'f', kind: 'list' },
+      { name: 'format', kind: 'string' },
+    ],
+    { max: 1 },
+  );
   const filters = filtersOf(f.list('filter')) ?? {};
   if (f.args[0]) filters.reference = [f.args[0]];
   const list = await cli.api.images.list({ all: f.bool('all'), filters });
@@ -39,7 +64,9 @@ export async function images(cli: Cli, argv: string[]): Promise<number> {
   }
   const fallback = `table {{.Repository}}\t{{.Tag}}${f.bool('digests') ? '\t{{.Digest}}' : ''}\t{{.ID}}\t{{.CreatedSince}}\t{{.Size}}`;
   const format = f.str('format') ?? cli.config.data.imagesFormat ?? fallback;
-  printFormatted(imageRows(list, f.bool('all'), f.bool('no-trunc')), format === 'table' ? fallback : format, IMAGES_TITLES, (s) => cli.out(s));
+  printFormatted(imageRows(list, f.bool('all'), f.bool('no-trunc')), format === 'table' ? fallback : format, IMAGES_TITLES, (s) =>
+    cli.out(s),
+  );
   return 0;
 }
 
@@ -53,7 +80,16 @@ export function qualified(ref: string): { withTag: string; full: string } {
 }
 
 export async function pull(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf('pull', argv, [{ name: 'quiet', short: 'q', kind: 'bool' }, { name: 'platform', kind: 'string' }, { name: 'all-tags', short: 'a', kind: 'bool' }], { min: 1, max: 1 });
+  const f = flagsOf(
+    'pull',
+    argv,
+    [
+      { name: 'quiet', short: 'q', kind: 'bool' },
+      { name: 'platform', kind: 'string' },
+      { name: 'all-tags', short: 'a', kind: 'bool' },
+    ],
+    { min: 1, max: 1 },
+  );
   const ref = f.args[0]!;
   const { withTag, full } = qualified(ref);
   const auth = cli.config.credentials(registryKey(ref));
@@ -65,7 +101,16 @@ export async function pull(cli: Cli, argv: string[]): Promise<number> {
 }
 
 export async function push(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf('push', argv, [{ name: 'quiet', short: 'q', kind: 'bool' }, { name: 'all-tags', short: 'a', kind: 'bool' }, { name: 'platform', kind: 'string' }], { min: 1, max: 1 });
+  const f = flagsOf(
+    'push',
+    argv,
+    [
+      { name: 'quiet', short: 'q', kind: 'bool' },
+      { name: 'all-tags', short: 'a', kind: 'bool' },
+      { name: 'platform', kind: 'string' },
+    ],
+    { min: 1, max: 1 },
+  );
   const ref = f.args[0]!;
   const at = ref.lastIndexOf(':');
   const [name, tag] = at > ref.lastIndexOf('/') ? [ref.slice(0, at), ref.slice(at + 1)] : [ref, f.bool('all-tags') ? undefined : 'latest'];
@@ -87,11 +132,20 @@ export async function tag(cli: Cli, argv: string[]): Promise<number> {
 }
 
 export async function rmi(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf('rmi', argv, [{ name: 'force', short: 'f', kind: 'bool' }, { name: 'no-prune', kind: 'bool' }], { min: 1 });
+  const f = flagsOf(
+    'rmi',
+    argv,
+    [
+      { name: 'force', short: 'f', kind: 'bool' },
+      { name: 'no-prune', kind: 'bool' },
+    ],
+    { min: 1 },
+  );
   let failed = false;
   for (const n of f.args) {
     try {
-      for (const d of await cli.api.images.remove(n, { force: f.bool('force'), noprune: f.bool('no-prune') })) cli.out(d.Untagged ? `Untagged: ${d.Untagged}\n` : `Deleted: ${d.Deleted}\n`);
+      for (const d of await cli.api.images.remove(n, { force: f.bool('force'), noprune: f.bool('no-prune') }))
+        cli.out(d.Untagged ? `Untagged: ${d.Untagged}\n` : `Deleted: ${d.Deleted}\n`);
     } catch (e) {
       failed = true;
       cli.err(`Error response from daemon: ${(e as Error).message}\n`);
@@ -101,16 +155,46 @@ export async function rmi(cli: Cli, argv: string[]): Promise<number> {
 }
 
 export async function history(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf('history', argv, [{ name: 'quiet', short: 'q', kind: 'bool' }, { name: 'no-trunc', kind: 'bool' }, { name: 'format', kind: 'string' }, { name: 'human', short: 'H', kind: 'bool' }], { min: 1, max: 1 });
+  const f = flagsOf(
+    'history',
+    argv,
+    [
+      { name: 'quiet', short: 'q', kind: 'bool' },
+      { name: 'no-trunc', kind: 'bool' },
+      { name: 'format', kind: 'string' },
+      { name: 'human', short: 'H', kind: 'bool' },
+    ],
+    { min: 1, max: 1 },
+  );
   const h = await cli.api.images.history(f.args[0]!);
-  const rows = h.map((e) => ({ ID: e.Id === '<missing>' ? e.Id : f.bool('no-trunc') ? e.Id : shortId(e.Id), CreatedSince: ago(e.Created), CreatedBy: f.bool('no-trunc') ? e.CreatedBy : e.CreatedBy.length > 45 ? `${e.CreatedBy.slice(0, 44)}…` : e.CreatedBy, Size: humanSize(e.Size), Comment: e.Comment }));
+  const rows = h.map((e) => ({
+    ID: e.Id === '<missing>' ? e.Id : f.bool('no-trunc') ? e.Id : shortId(e.Id),
+    CreatedSince: ago(e.Created),
+    CreatedBy: f.bool('no-trunc') ? e.CreatedBy : e.CreatedBy.length > 45 ? `${e.CreatedBy.slice(0, 44)}…` : e.CreatedBy,
+    Size: humanSize(e.Size),
+    Comment: e.Comment,
+  }));
   if (f.bool('quiet')) cli.out(rows.map((r) => `${r.ID}\n`).join(''));
-  else printFormatted(rows, f.str('format') ?? 'table {{.ID}}\t{{.CreatedSince}}\t{{.CreatedBy}}\t{{.Size}}\t{{.Comment}}', { ID: 'IMAGE', CreatedSince: 'CREATED', CreatedBy: 'CREATED BY', Size: 'SIZE', Comment: 'COMMENT' }, (s) => cli.out(s));
+  else
+    printFormatted(
+      rows,
+      f.str('format') ?? 'table {{.ID}}\t{{.CreatedSince}}\t{{.CreatedBy}}\t{{.Size}}\t{{.Comment}}',
+      { ID: 'IMAGE', CreatedSince: 'CREATED', CreatedBy: 'CREATED BY', Size: 'SIZE', Comment: 'COMMENT' },
+      (s) => cli.out(s),
+    );
   return 0;
 }
 
 export async function save(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf('save', argv, [{ name: 'output', short: 'o', kind: 'string' }, { name: 'platform', kind: 'string' }], { min: 1 });
+  const f = flagsOf(
+    'save',
+    argv,
+    [
+      { name: 'output', short: 'o', kind: 'string' },
+      { name: 'platform', kind: 'string' },
+    ],
+    { min: 1 },
+  );
   const out = f.str('output');
   if (!out && process.stdout.isTTY) throw new ExitError(1, 'cowardly refusing to save to a terminal. Use the -o flag or redirect');
   const tar = await cli.api.images.save(f.args, { platform: f.str('platform') });
@@ -119,7 +203,16 @@ export async function save(cli: Cli, argv: string[]): Promise<number> {
 }
 
 export async function load(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf('load', argv, [{ name: 'input', short: 'i', kind: 'string' }, { name: 'quiet', short: 'q', kind: 'bool' }, { name: 'platform', kind: 'string' }], { max: 0 });
+  const f = flagsOf(
+    'load',
+    argv,
+    [
+      { name: 'input', short: 'i', kind: 'string' },
+      { name: 'quiet', short: 'q', kind: 'bool' },
+      { name: 'platform', kind: 'string' },
+    ],
+    { max: 0 },
+  );
   const input = f.str('input');
   if (!input && process.stdin.isTTY) throw new ExitError(1, 'requested load from stdin, but stdin is empty');
   const src = input ? createReadStream(input) : process.stdin;
@@ -131,37 +224,73 @@ export async function load(cli: Cli, argv: string[]): Promise<number> {
 }
 
 const BUILD_FLAGS: FlagSpec[] = [
-  { name: 'tag', short: 't', kind: 'list' }, { name: 'file', short: 'f', kind: 'string' }, { name: 'build-arg', kind: 'list' }, { name: 'label', kind: 'list' },
-  { name: 'no-cache', kind: 'bool' }, { name: 'pull', kind: 'bool' }, { name: 'quiet', short: 'q', kind: 'bool' }, { name: 'rm', kind: 'bool' }, { name: 'force-rm', kind: 'bool' },
-  { name: 'target', kind: 'string' }, { name: 'platform', kind: 'string' },
+  { name: 'tag', short: 't', kind: 'list' },
+  { name: 'file', short: 'f', kind: 'string' },
+  { name: 'build-arg', kind: 'list' },
+  { name: 'label', kind: 'list' },
+  { name: 'no-cache', kind: 'bool' },
+  { name: 'pull', kind: 'bool' },
+  { name: 'quiet', short: 'q', kind: 'bool' },
+  { name: 'rm', kind: 'bool' },
+  { name: 'force-rm', kind: 'bool' },
+  { name: 'target', kind: 'string' },
+  { name: 'platform', kind: 'string' },
 ];
 
 export async function build(cli: Cli, argv: string[]): Promise<number> {
   const f = flagsOf('build', argv, BUILD_FLAGS, { min: 1, max: 1 });
   const { stream, dockerfile } = await tarContext(f.args[0]!, f.str('file'));
   const buildArgs = keyValues(f.list('build-arg'));
-  for (const [k, v] of Object.entries(buildArgs)) if (v === '' && !f.list('build-arg').some((a) => a.startsWith(`${k}=`)) && process.env[k] !== undefined) buildArgs[k] = process.env[k]!;
+  for (const [k, v] of Object.entries(buildArgs))
+    if (v === '' && !f.list('build-arg').some((a) => a.startsWith(`${k}=`)) && process.env[k] !== undefined) buildArgs[k] = process.env[k]!;
   const messages = cli.api.images.build(stream, {
-    tags: f.list('tag'), dockerfile, buildArgs, labels: keyValues(f.list('label')), noCache: f.bool('no-cache'), pull: f.bool('pull'), quiet: f.bool('quiet'),
-    rm: f.has('rm') ? f.bool('rm') : true, forceRm: f.bool('force-rm'), target: f.str('target'), platform: f.str('platform'),
+    tags: f.list('tag'),
+    dockerfile,
+    buildArgs,
+    labels: keyValues(f.list('label')),
+    noCache: f.bool('no-cache'),
+    pull: f.bool('pull'),
+    quiet: f.bool('quiet'),
+    rm: f.has('rm') ? f.bool('rm') : true,
+    forceRm: f.bool('force-rm'),
+    target: f.str('target'),
+    platform: f.str('platform'),
   });
   const aux = await renderProgress(messages, f.bool('quiet') ? { write: () => true } : process.stdout);
-  const id = aux.map((a) => (a as { ID?: string }).ID).filter(Boolean).pop();
+  const id = aux
+    .map((a) => (a as { ID?: string }).ID)
+    .filter(Boolean)
+    .pop();
   if (f.bool('quiet') && id) cli.out(`${id}\n`);
   return 0;
 }
 
 export async function login(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf('login', argv, [{ name: 'username', short: 'u', kind: 'string' }, { name: 'password', short: 'p', kind: 'string' }, { name: 'password-stdin', kind: 'bool' }], { max: 1 });
+  const f = flagsOf(
+    'login',
+    argv,
+    [
+      { name: 'username', short: 'u', kind: 'string' },
+      { name: 'password', short: 'p', kind: 'string' },
+      { name: 'password-stdin', kind: 'bool' },
+    ],
+    { max: 1 },
+  );
   const server = f.args[0] ? f.args[0].replace(/^https?:\/\//, '').replace(/\/.*$/, '') : DEFAULT_REGISTRY;
   let password = f.str('password');
   if (f.bool('password-stdin')) {
     const chunks: Buffer[] = [];
     for await (const c of process.stdin) chunks.push(c as Buffer);
-    password = Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+    password = Buffer.concat(chunks)
+      .toString('utf8')
+      .replace(/\r?\n$/, '');
   }
   const username = f.str('username');
-  if (!username || password === undefined) throw new ExitError(1, 'Error: Cannot perform an interactive login from a non TTY device (give --username and --password or --password-stdin)');
+  if (!username || password === undefined)
+    throw new ExitError(
+      1,
+      'Error: Cannot perform an interactive login from a non TTY device (give --username and --password or --password-stdin)',
+    );
   if (f.str('password')) cli.err('WARNING! Using --password via the CLI is insecure. Use --password-stdin.\n');
   const r = await cli.api.auth({ username, password, serveraddress: server });
   cli.config.store(server, r.IdentityToken ? { identitytoken: r.IdentityToken } : { username, password });

@@ -4,12 +4,26 @@ import { filtersOf, flagsOf, type FlagSpec } from '../args.ts';
 import type { Cli } from '../cli.ts';
 import { humanSize, printFormatted } from '../output.ts';
 
-const PRUNE_FLAGS: FlagSpec[] = [{ name: 'force', short: 'f', kind: 'bool' }, { name: 'all', short: 'a', kind: 'bool' }, { name: 'volumes', kind: 'bool' }, { name: 'filter', kind: 'list' }];
+const PRUNE_FLAGS: FlagSpec[] = [
+  { name: 'force', short: 'f', kind: 'bool' },
+  { name: 'all', short: 'a', kind: 'bool' },
+  { name: 'volumes', kind: 'bool' },
+  { name: 'filter', kind: 'list' },
+];
 
 export async function df(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf('system df', argv, [{ name: 'verbose', short: 'v', kind: 'bool' }, { name: 'format', kind: 'string' }], { max: 0 });
+  const f = flagsOf(
+    'system df',
+    argv,
+    [
+      { name: 'verbose', short: 'v', kind: 'bool' },
+      { name: 'format', kind: 'string' },
+    ],
+    { max: 0 },
+  );
   const d = await cli.api.df();
-  const sum = (xs: Record<string, unknown>[] | undefined, key: string) => (xs ?? []).reduce((a, x) => a + Math.max(0, Number(x[key] ?? 0)), 0);
+  const sum = (xs: Record<string, unknown>[] | undefined, key: string) =>
+    (xs ?? []).reduce((a, x) => a + Math.max(0, Number(x[key] ?? 0)), 0);
   const images = d.Images ?? [];
   const containers = d.Containers ?? [];
   const volumes = d.Volumes ?? [];
@@ -23,12 +37,46 @@ export async function df(cli: Cli, argv: string[]): Promise<number> {
   const pct = (part: number, total: number) => (total > 0 ? ` (${Math.round((part * 100) / total)}%)` : '');
   const reclaimImg = imgSize - sum(activeImgs, 'Size');
   const rows = [
-    { Type: 'Images', TotalCount: String(images.length), Active: String(activeImgs.length), Size: humanSize(imgSize), Reclaimable: `${humanSize(Math.max(0, reclaimImg))}${pct(reclaimImg, imgSize)}` },
-    { Type: 'Containers', TotalCount: String(containers.length), Active: String(running.length), Size: humanSize(ctrSize), Reclaimable: `${humanSize(ctrSize - sum(running, 'SizeRw'))}${pct(ctrSize - sum(running, 'SizeRw'), ctrSize)}` },
-    { Type: 'Local Volumes', TotalCount: String(volumes.length), Active: String(activeVols.length), Size: humanSize(volSize), Reclaimable: `${humanSize(volSize - activeVols.reduce((a, v) => a + Number((v.UsageData as { Size?: number }).Size ?? 0), 0))}` },
-    { Type: 'Build Cache', TotalCount: String(cache.length), Active: String(cache.filter((c) => c.InUse).length), Size: humanSize(sum(cache, 'Size')), Reclaimable: humanSize(sum(cache.filter((c) => !c.InUse), 'Size')) },
+    {
+      Type: 'Images',
+      TotalCount: String(images.length),
+      Active: String(activeImgs.length),
+      Size: humanSize(imgSize),
+      Reclaimable: `${humanSize(Math.max(0, reclaimImg))}${pct(reclaimImg, imgSize)}`,
+    },
+    {
+      Type: 'Containers',
+      TotalCount: String(containers.length),
+      Active: String(running.length),
+      Size: humanSize(ctrSize),
+      Reclaimable: `${humanSize(ctrSize - sum(running, 'SizeRw'))}${pct(ctrSize - sum(running, 'SizeRw'), ctrSize)}`,
+    },
+    {
+      Type: 'Local Volumes',
+      TotalCount: String(volumes.length),
+      Active: String(activeVols.length),
+      Size: humanSize(volSize),
+      Reclaimable: `${humanSize(volSize - activeVols.reduce((a, v) => a + Number((v.UsageData as { Size?: number }).Size ?? 0), 0))}`,
+    },
+    {
+      Type: 'Build Cache',
+      TotalCount: String(cache.length),
+      Active: String(cache.filter((c) => c.InUse).length),
+      Size: humanSize(sum(cache, 'Size')),
+      Reclaimable: humanSize(
+        sum(
+          cache.filter((c) => !c.InUse),
+          'Size',
+        ),
+      ),
+    },
   ];
-  printFormatted(rows, f.str('format') ?? 'table {{.Type}}\t{{.TotalCount}}\t{{.Active}}\t{{.Size}}\t{{.Reclaimable}}', { Type: 'TYPE', TotalCount: 'TOTAL', Active: 'ACTIVE', Size: 'SIZE', Reclaimable: 'RECLAIMABLE' }, (s) => cli.out(s));
+  printFormatted(
+    rows,
+    f.str('format') ?? 'table {{.Type}}\t{{.TotalCount}}\t{{.Active}}\t{{.Size}}\t{{.Reclaimable}}',
+    { Type: 'TYPE', TotalCount: 'TOTAL', Active: 'ACTIVE', Size: 'SIZE', Reclaimable: 'RECLAIMABLE' },
+    (s) => cli.out(s),
+  );
   return 0;
 }
 
@@ -74,4 +122,3 @@ export async function systemPrune(cli: Cli, argv: string[]): Promise<number> {
   cli.out(`Total reclaimed space: ${humanSize(total)}\n`);
   return 0;
 }
-

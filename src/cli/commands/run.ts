@@ -36,7 +36,13 @@ async function pullImage(cli: Cli, image: string, platform: string | undefined, 
   await renderProgress(cli.api.images.pull(image, { platform, auth }), toStderr ? process.stderr : process.stdout);
 }
 
-async function createContainer(cli: Cli, body: ContainerCreateBody, name: string | undefined, platform: string | undefined, pull: string | undefined): Promise<string> {
+async function createContainer(
+  cli: Cli,
+  body: ContainerCreateBody,
+  name: string | undefined,
+  platform: string | undefined,
+  pull: string | undefined,
+): Promise<string> {
   const image = body.Image!;
   const withTag = /[:@][^/]*$/.test(image) ? image : `${image}:latest`;
   if (pull === 'always') await pullImage(cli, withTag, platform, true);
@@ -97,7 +103,12 @@ export async function run(cli: Cli, argv: string[]): Promise<number> {
   if (tty && size) await api.resize(id, size[0], size[1]).catch(() => {});
   // --sig-proxy (default on without a TTY): signals the CLI receives go to the container.
   if (!tty && (f.has('sig-proxy') ? f.bool('sig-proxy') : true)) proxySignals((sig) => api.kill(id, { killSignal: sig }));
-  const { detached: left } = await pump(attached, { tty, stdin: !!body.AttachStdin, detachKeys, resize: tty ? (h, w) => api.resize(id, h, w) : undefined });
+  const { detached: left } = await pump(attached, {
+    tty,
+    stdin: !!body.AttachStdin,
+    detachKeys,
+    resize: tty ? (h, w) => api.resize(id, h, w) : undefined,
+  });
   // The output ended: the session was detached (the container runs on), or the container exited.
   if (left) return 0;
   const r = await waited;
@@ -105,7 +116,11 @@ export async function run(cli: Cli, argv: string[]): Promise<number> {
   return r.StatusCode;
 }
 
-const START_FLAGS: FlagSpec[] = [{ name: 'attach', short: 'a', kind: 'bool' }, { name: 'interactive', short: 'i', kind: 'bool' }, { name: 'detach-keys', kind: 'string' }];
+const START_FLAGS: FlagSpec[] = [
+  { name: 'attach', short: 'a', kind: 'bool' },
+  { name: 'interactive', short: 'i', kind: 'bool' },
+  { name: 'detach-keys', kind: 'string' },
+];
 
 export async function start(cli: Cli, argv: string[]): Promise<number> {
   const f = flagsOf('start', argv, START_FLAGS, { min: 1 });
@@ -131,13 +146,27 @@ export async function start(cli: Cli, argv: string[]): Promise<number> {
   const h = await api.attach(id, { stdin: f.bool('interactive'), stream: true, detachKeys });
   const { result: waited } = await api.waitRegistered(id, { condition: 'next-exit' });
   await api.start(id);
-  const { detached } = await pump(h, { tty, stdin: f.bool('interactive'), detachKeys, resize: tty ? (hh, w) => api.resize(id, hh, w) : undefined });
+  const { detached } = await pump(h, {
+    tty,
+    stdin: f.bool('interactive'),
+    detachKeys,
+    resize: tty ? (hh, w) => api.resize(id, hh, w) : undefined,
+  });
   if (detached) return 0;
   return (await waited).StatusCode;
 }
 
 export async function attach(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf('attach', argv, [{ name: 'no-stdin', kind: 'bool' }, { name: 'sig-proxy', kind: 'bool' }, { name: 'detach-keys', kind: 'string' }], { min: 1, max: 1 });
+  const f = flagsOf(
+    'attach',
+    argv,
+    [
+      { name: 'no-stdin', kind: 'bool' },
+      { name: 'sig-proxy', kind: 'bool' },
+      { name: 'detach-keys', kind: 'string' },
+    ],
+    { min: 1, max: 1 },
+  );
   const api = cli.api.containers;
   const id = f.args[0]!;
   const info = await api.inspect(id);
@@ -156,8 +185,14 @@ export async function attach(cli: Cli, argv: string[]): Promise<number> {
 }
 
 const EXEC_FLAGS: FlagSpec[] = [
-  { name: 'interactive', short: 'i', kind: 'bool' }, { name: 'tty', short: 't', kind: 'bool' }, { name: 'detach', short: 'd', kind: 'bool' }, { name: 'privileged', kind: 'bool' },
-  { name: 'env', short: 'e', kind: 'list' }, { name: 'user', short: 'u', kind: 'string' }, { name: 'workdir', short: 'w', kind: 'string' }, { name: 'detach-keys', kind: 'string' },
+  { name: 'interactive', short: 'i', kind: 'bool' },
+  { name: 'tty', short: 't', kind: 'bool' },
+  { name: 'detach', short: 'd', kind: 'bool' },
+  { name: 'privileged', kind: 'bool' },
+  { name: 'env', short: 'e', kind: 'list' },
+  { name: 'user', short: 'u', kind: 'string' },
+  { name: 'workdir', short: 'w', kind: 'string' },
+  { name: 'detach-keys', kind: 'string' },
 ];
 
 export async function exec(cli: Cli, argv: string[]): Promise<number> {
@@ -169,9 +204,17 @@ export async function exec(cli: Cli, argv: string[]): Promise<number> {
   const detach = f.bool('detach');
   const size = tty ? terminalSize() : undefined;
   const { Id } = await cli.api.exec.create(container, {
-    Cmd: cmd, Tty: tty, AttachStdin: interactive && !detach, AttachStdout: !detach, AttachStderr: !detach, Privileged: f.bool('privileged'),
-    Env: f.list('env'), ...(f.str('user') ? { User: f.str('user') } : {}), ...(f.str('workdir') ? { WorkingDir: f.str('workdir') } : {}),
-    ...(f.str('detach-keys') ?? cli.config.data.detachKeys ? { DetachKeys: f.str('detach-keys') ?? cli.config.data.detachKeys } : {}), ...(size ? { ConsoleSize: size } : {}),
+    Cmd: cmd,
+    Tty: tty,
+    AttachStdin: interactive && !detach,
+    AttachStdout: !detach,
+    AttachStderr: !detach,
+    Privileged: f.bool('privileged'),
+    Env: f.list('env'),
+    ...(f.str('user') ? { User: f.str('user') } : {}),
+    ...(f.str('workdir') ? { WorkingDir: f.str('workdir') } : {}),
+    ...((f.str('detach-keys') ?? cli.config.data.detachKeys) ? { DetachKeys: f.str('detach-keys') ?? cli.config.data.detachKeys } : {}),
+    ...(size ? { ConsoleSize: size } : {}),
   });
   if (detach) {
     await cli.api.exec.startDetached(Id);
@@ -183,7 +226,12 @@ export async function exec(cli: Cli, argv: string[]): Promise<number> {
   } catch (e) {
     throw new ExitError(startErrorStatus((e as Error).message), `Error response from daemon: ${(e as Error).message}`);
   }
-  const { detached } = await pump(h, { tty, stdin: interactive, detachKeys: f.str('detach-keys') ?? cli.config.data.detachKeys, resize: tty ? (hh, w) => cli.api.exec.resize(Id, hh, w) : undefined });
+  const { detached } = await pump(h, {
+    tty,
+    stdin: interactive,
+    detachKeys: f.str('detach-keys') ?? cli.config.data.detachKeys,
+    resize: tty ? (hh, w) => cli.api.exec.resize(Id, hh, w) : undefined,
+  });
   if (detached) return 0;
   const info = await cli.api.exec.inspect(Id);
   return info.ExitCode ?? 0;

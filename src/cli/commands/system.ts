@@ -21,7 +21,13 @@ export async function version(cli: Cli, argv: string[]): Promise<number> {
   const f = flagsOf('version', argv, [{ name: 'format', short: 'f', kind: 'string' }], { max: 0 });
   // No daemon: `version` still prints the client part, as docker does (the server part reports the error).
   const apiVersion = await cli.api.apiVersion().catch(() => undefined);
-  const client = { Version: VERSION, ApiVersion: apiVersion ?? '1.51', NodeVersion: process.version, Os: process.platform, Arch: process.arch === 'x64' ? 'amd64' : process.arch };
+  const client = {
+    Version: VERSION,
+    ApiVersion: apiVersion ?? '1.51',
+    NodeVersion: process.version,
+    Os: process.platform,
+    Arch: process.arch === 'x64' ? 'amd64' : process.arch,
+  };
   let server: Record<string, unknown> | undefined;
   let failure: unknown;
   try {
@@ -32,12 +38,20 @@ export async function version(cli: Cli, argv: string[]): Promise<number> {
   if (f.str('format')) {
     cli.out(`${compile(f.str('format')!).render({ Client: client, Server: server ?? null })}\n`);
   } else {
-    cli.out(`Client:\n Version:           ${client.Version}\n API version:       ${client.ApiVersion}\n Node version:      ${client.NodeVersion}\n OS/Arch:           ${client.Os}/${client.Arch}\n`);
+    cli.out(
+      `Client:\n Version:           ${client.Version}\n API version:       ${client.ApiVersion}\n Node version:      ${client.NodeVersion}\n OS/Arch:           ${client.Os}/${client.Arch}\n`,
+    );
     if (server) {
-      cli.out(`\nServer:\n Engine:\n  Version:          ${server.Version}\n  API version:      ${server.ApiVersion} (minimum version ${server.MinAPIVersion})\n  Git commit:       ${server.GitCommit}\n  OS/Arch:          ${server.Os}/${server.Arch}\n  Experimental:     ${!!server.Experimental}\n`);
+      cli.out(
+        `\nServer:\n Engine:\n  Version:          ${server.Version}\n  API version:      ${server.ApiVersion} (minimum version ${server.MinAPIVersion})\n  Git commit:       ${server.GitCommit}\n  OS/Arch:          ${server.Os}/${server.Arch}\n  Experimental:     ${!!server.Experimental}\n`,
+      );
       for (const c of (server.Components as { Name: string; Version: string; Details?: Record<string, string> }[] | undefined) ?? []) {
         if (c.Name === 'Engine') continue;
-        cli.out(` ${c.Name}:\n  Version:          ${c.Version}\n${Object.entries(c.Details ?? {}).map(([k, v]) => `  ${`${k}:`.padEnd(18)}${v}\n`).join('')}`);
+        cli.out(
+          ` ${c.Name}:\n  Version:          ${c.Version}\n${Object.entries(c.Details ?? {})
+            .map(([k, v]) => `  ${`${k}:`.padEnd(18)}${v}\n`)
+            .join('')}`,
+        );
       }
     }
   }
@@ -62,7 +76,26 @@ export async function info(cli: Cli, argv: string[]): Promise<number> {
   line('Paused', i.ContainersPaused, 2);
   line('Stopped', i.ContainersStopped, 2);
   line('Images', i.Images);
-  for (const k of ['ServerVersion', 'Driver', 'LoggingDriver', 'CgroupDriver', 'CgroupVersion', 'DefaultRuntime', 'KernelVersion', 'OperatingSystem', 'OSType', 'Architecture', 'NCPU', 'Name', 'ID', 'DockerRootDir', 'Debug', 'Experimental', 'LiveRestoreEnabled']) line(k.replace(/([a-z])([A-Z])/g, '$1 $2'), k === 'MemTotal' ? humanSize(i[k] as number) : i[k]);
+  for (const k of [
+    'ServerVersion',
+    'Driver',
+    'LoggingDriver',
+    'CgroupDriver',
+    'CgroupVersion',
+    'DefaultRuntime',
+    'KernelVersion',
+    'OperatingSystem',
+    'OSType',
+    'Architecture',
+    'NCPU',
+    'Name',
+    'ID',
+    'DockerRootDir',
+    'Debug',
+    'Experimental',
+    'LiveRestoreEnabled',
+  ])
+    line(k.replace(/([a-z])([A-Z])/g, '$1 $2'), k === 'MemTotal' ? humanSize(i[k] as number) : i[k]);
   line('Total Memory', bytesSize((i.MemTotal as number) ?? 0));
   for (const w of (i.Warnings as string[] | null) ?? []) cli.err(`${w}\n`);
   return 0;
@@ -73,12 +106,25 @@ export function eventLine(e: EventMessage): string {
   const ns = BigInt(e.timeNano ?? (e.time ?? 0) * 1e9);
   const secs = Number(ns / 1_000_000_000n);
   const iso = new Date(secs * 1000).toISOString().replace(/\.\d+Z$/, `.${String(ns % 1_000_000_000n).padStart(9, '0')}Z`);
-  const attrs = Object.entries(e.Actor?.Attributes ?? {}).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k}=${v}`).join(', ');
+  const attrs = Object.entries(e.Actor?.Attributes ?? {})
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([k, v]) => `${k}=${v}`)
+    .join(', ');
   return `${iso} ${e.Type} ${e.Action} ${e.Actor?.ID ?? ''}${attrs ? ` (${attrs})` : ''}`;
 }
 
 export async function events(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf('events', argv, [{ name: 'since', kind: 'string' }, { name: 'until', kind: 'string' }, { name: 'filter', short: 'f', kind: 'list' }, { name: 'format', kind: 'string' }], { max: 0 });
+  const f = flagsOf(
+    'events',
+    argv,
+    [
+      { name: 'since', kind: 'string' },
+      { name: 'until', kind: 'string' },
+      { name: 'filter', short: 'f', kind: 'list' },
+      { name: 'format', kind: 'string' },
+    ],
+    { max: 0 },
+  );
   const t = f.str('format') && f.str('format') !== 'json' ? compile(f.str('format')!) : undefined;
   for await (const e of cli.api.events({ since: f.str('since'), until: f.str('until'), filters: filtersOf(f.list('filter')) })) {
     cli.out(`${f.str('format') === 'json' ? JSON.stringify(e) : t ? t.render(e) : eventLine(e)}\n`);
@@ -92,7 +138,10 @@ export function statsRow(name: string, s: ContainerStatsResponse): Record<string
   const cpus = s.cpu_stats?.online_cpus || 1;
   const cpu = sysDelta > 0 && cpuDelta > 0 ? (cpuDelta / sysDelta) * cpus * 100 : 0;
   const m = s.memory_stats ?? {};
-  const cache = (m.stats as Record<string, number> | undefined)?.inactive_file ?? (m.stats as Record<string, number> | undefined)?.total_inactive_file ?? 0;
+  const cache =
+    (m.stats as Record<string, number> | undefined)?.inactive_file ??
+    (m.stats as Record<string, number> | undefined)?.total_inactive_file ??
+    0;
   const used = Math.max(0, (m.usage ?? 0) - cache);
   const limit = m.limit ?? 0;
   const nets = Object.values(s.networks ?? {}) as { rx_bytes?: number; tx_bytes?: number }[];
@@ -101,16 +150,38 @@ export function statsRow(name: string, s: ContainerStatsResponse): Record<string
   const blk = (s.blkio_stats?.io_service_bytes_recursive ?? []) as { op: string; value: number }[];
   const sum = (op: string) => blk.filter((b) => b.op.toLowerCase() === op).reduce((a, b) => a + b.value, 0);
   return {
-    ID: shortId(s.id ?? undefined), Container: name, Name: (s.name ?? '').replace(/^\//, ''), CPUPerc: `${cpu.toFixed(2)}%`, MemUsage: `${bytesSize(used)} / ${bytesSize(limit)}`,
-    MemPerc: `${limit ? ((used / limit) * 100).toFixed(2) : '0.00'}%`, NetIO: `${humanSize(rx)} / ${humanSize(tx)}`, BlockIO: `${humanSize(sum('read'))} / ${humanSize(sum('write'))}`, PIDs: String(s.pids_stats?.current ?? 0),
+    ID: shortId(s.id ?? undefined),
+    Container: name,
+    Name: (s.name ?? '').replace(/^\//, ''),
+    CPUPerc: `${cpu.toFixed(2)}%`,
+    MemUsage: `${bytesSize(used)} / ${bytesSize(limit)}`,
+    MemPerc: `${limit ? ((used / limit) * 100).toFixed(2) : '0.00'}%`,
+    NetIO: `${humanSize(rx)} / ${humanSize(tx)}`,
+    BlockIO: `${humanSize(sum('read'))} / ${humanSize(sum('write'))}`,
+    PIDs: String(s.pids_stats?.current ?? 0),
   };
 }
 
 const STATS_FORMAT = 'table {{.ID}}\t{{.Name}}\t{{.CPUPerc}}\t{{.MemUsage}}\t{{.MemPerc}}\t{{.NetIO}}\t{{.BlockIO}}\t{{.PIDs}}';
-const STATS_TITLES = { ID: 'CONTAINER ID', Container: 'CONTAINER', Name: 'NAME', CPUPerc: 'CPU %', MemUsage: 'MEM USAGE / LIMIT', MemPerc: 'MEM %', NetIO: 'NET I/O', BlockIO: 'BLOCK I/O', PIDs: 'PIDS' };
+const STATS_TITLES = {
+  ID: 'CONTAINER ID',
+  Container: 'CONTAINER',
+  Name: 'NAME',
+  CPUPerc: 'CPU %',
+  MemUsage: 'MEM USAGE / LIMIT',
+  MemPerc: 'MEM %',
+  NetIO: 'NET I/O',
+  BlockIO: 'BLOCK I/O',
+  PIDs: 'PIDS',
+};
 
 export async function stats(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf('stats', argv, [{ name: 'no-stream', kind: 'bool' }, { name: 'all', short: 'a', kind: 'bool' }, { name: 'format', kind: 'string' }, { name: 'no-trunc', kind: 'bool' }]);
+  const f = flagsOf('stats', argv, [
+    { name: 'no-stream', kind: 'bool' },
+    { name: 'all', short: 'a', kind: 'bool' },
+    { name: 'format', kind: 'string' },
+    { name: 'no-trunc', kind: 'bool' },
+  ]);
   const names = f.args.length ? f.args : (await cli.api.containers.list({ all: f.bool('all') })).map((c) => c.Id!);
   const format = f.str('format') ?? STATS_FORMAT;
   const latest = new Map<string, Record<string, string>>();
@@ -119,17 +190,21 @@ export async function stats(cli: Cli, argv: string[]): Promise<number> {
     printFormatted(names.map((n) => latest.get(n)).filter(Boolean), format, STATS_TITLES, (s) => cli.out(s));
   };
   if (f.bool('no-stream')) {
-    await Promise.all(names.map(async (n) => {
-      for await (const s of cli.api.containers.stats(n, { stream: false })) latest.set(n, statsRow(n, s));
-    }));
+    await Promise.all(
+      names.map(async (n) => {
+        for await (const s of cli.api.containers.stats(n, { stream: false })) latest.set(n, statsRow(n, s));
+      }),
+    );
     draw();
     return 0;
   }
   const timer = setInterval(draw, 1000);
   try {
-    await Promise.all(names.map(async (n) => {
-      for await (const s of cli.api.containers.stats(n)) latest.set(n, statsRow(n, s));
-    }));
+    await Promise.all(
+      names.map(async (n) => {
+        for await (const s of cli.api.containers.stats(n)) latest.set(n, statsRow(n, s));
+      }),
+    );
   } finally {
     clearInterval(timer);
   }
@@ -138,14 +213,24 @@ export async function stats(cli: Cli, argv: string[]): Promise<number> {
 
 /** engine cp CONTAINER:SRC DEST | SRC CONTAINER:DEST (tar through the archive endpoints; extraction by tar(1)). */
 export async function cp(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf('cp', argv, [{ name: 'archive', short: 'a', kind: 'bool' }, { name: 'follow-link', short: 'L', kind: 'bool' }, { name: 'quiet', short: 'q', kind: 'bool' }], { min: 2, max: 2 });
+  const f = flagsOf(
+    'cp',
+    argv,
+    [
+      { name: 'archive', short: 'a', kind: 'bool' },
+      { name: 'follow-link', short: 'L', kind: 'bool' },
+      { name: 'quiet', short: 'q', kind: 'bool' },
+    ],
+    { min: 2, max: 2 },
+  );
   const split = (s: string) => {
     const i = s.indexOf(':');
     return i > 0 && !s.startsWith('/') && !s.startsWith('.') ? { ctr: s.slice(0, i), path: s.slice(i + 1) } : { path: s };
   };
   const src = split(f.args[0]!);
   const dst = split(f.args[1]!);
-  if (!!src.ctr === !!dst.ctr) throw new UsageError(src.ctr ? 'copying between containers is not supported' : 'must specify at least one container source');
+  if (!!src.ctr === !!dst.ctr)
+    throw new UsageError(src.ctr ? 'copying between containers is not supported' : 'must specify at least one container source');
   const api = cli.api.containers;
   if (src.ctr) {
     const tar = await api.getArchive(src.ctr, src.path);
@@ -153,7 +238,11 @@ export async function cp(cli: Cli, argv: string[]): Promise<number> {
     const intoDir = existsSync(dst.path) && statSync(dst.path).isDirectory();
     const workDir = mkdtempSync(join(intoDir ? dst.path : dirname(dst.path) || '.', '.engine-cp-'));
     try {
-      const tarProc = (createRequire(import.meta.url)('node:child_process') as typeof ChildProcess).spawn('tar', ['-x', '-C', workDir, ...(f.bool('archive') ? ['--same-owner'] : ['--no-same-owner'])], { stdio: ['pipe', 'inherit', 'inherit'] });
+      const tarProc = (createRequire(import.meta.url)('node:child_process') as typeof ChildProcess).spawn(
+        'tar',
+        ['-x', '-C', workDir, ...(f.bool('archive') ? ['--same-owner'] : ['--no-same-owner'])],
+        { stdio: ['pipe', 'inherit', 'inherit'] },
+      );
       const done = new Promise<number>((res) => tarProc.on('close', (c) => res(c ?? 1)));
       await pipeline(tar, tarProc.stdin);
       if ((await done) !== 0) throw new ExitError(1, 'tar failed to extract the archive');
@@ -197,4 +286,3 @@ export async function dialStdio(cli: Cli, argv: string[]): Promise<number> {
   });
   return 0;
 }
-

@@ -1,6 +1,17 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
@@ -28,7 +39,15 @@ beforeEach(() => {
   symlinkSync('/etc', join(root, 'abs-etc'));
   symlinkSync('../../../../etc', join(root, 'dotdot-etc'));
   symlinkSync('/', join(root, 'slash'));
-  view = { root, overlays: [{ destination: '/data', source: vol, readOnly: false, volume: true }], mounts: [{ destination: '/data', source: vol, readOnly: false, volume: true }, { destination: '/ro', source: '', readOnly: true, volume: true }], readonlyRootfs: false };
+  view = {
+    root,
+    overlays: [{ destination: '/data', source: vol, readOnly: false, volume: true }],
+    mounts: [
+      { destination: '/data', source: vol, readOnly: false, volume: true },
+      { destination: '/ro', source: '', readOnly: true, volume: true },
+    ],
+    readonlyRootfs: false,
+  };
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -66,7 +85,15 @@ describe('archive out', () => {
 });
 
 describe('archive in', () => {
-  const put = (buf: Buffer, dest = '/', opts = { noOverwriteDirNonDir: false }) => extractArchive(view, dest, (async function* () { yield buf; })(), opts);
+  const put = (buf: Buffer, dest = '/', opts = { noOverwriteDirNonDir: false }) =>
+    extractArchive(
+      view,
+      dest,
+      (async function* () {
+        yield buf;
+      })(),
+      opts,
+    );
 
   test('files, directories, links and owners land in place; a path inside a volume goes to the volume', async () => {
     const buf = await tarToBuffer(async (tw) => {
@@ -94,7 +121,14 @@ describe('archive in', () => {
       ['absolute', (tw) => tw.entry({ name: 'abs', pax: { path: '/escape' } }, Buffer.from('x')), /absolute path/],
       ['hardlink out', (tw) => tw.hardlink('h', '../../etc/passwd'), /points outside the archive/],
       ['symlink out', (tw) => tw.symlink('s', '../../../etc'), /points outside the archive/],
-      ['beneath archive symlink', async (tw) => { await tw.symlink('l', '/etc'); await tw.file('l/evil', 'x'); }, /beneath a symlink/],
+      [
+        'beneath archive symlink',
+        async (tw) => {
+          await tw.symlink('l', '/etc');
+          await tw.file('l/evil', 'x');
+        },
+        /beneath a symlink/,
+      ],
       ['through container symlink', (tw) => tw.file('abs-etc/evil', 'x'), /written through the symlink \/abs-etc/],
     ];
     for (const [what, build, re] of cases) {
@@ -106,8 +140,14 @@ describe('archive in', () => {
 
   test('read-only mounts and noOverwriteDirNonDir', async () => {
     mkdirSync(join(root, 'ro'));
-    await assert.rejects(put(await tarToBuffer((tw) => tw.file('ro/x', 'x'))), (e: Error & { status?: number }) => e.status === 403 && /read-only/.test(e.message));
-    await assert.rejects(put(await tarToBuffer((tw) => tw.file('etc', 'x')), '/', { noOverwriteDirNonDir: true }), /cannot overwrite directory "\/etc" with non-directory "etc"/);
+    await assert.rejects(
+      put(await tarToBuffer((tw) => tw.file('ro/x', 'x'))),
+      (e: Error & { status?: number }) => e.status === 403 && /read-only/.test(e.message),
+    );
+    await assert.rejects(
+      put(await tarToBuffer((tw) => tw.file('etc', 'x')), '/', { noOverwriteDirNonDir: true }),
+      /cannot overwrite directory "\/etc" with non-directory "etc"/,
+    );
     await assert.rejects(put(await tarToBuffer((tw) => tw.file('data', 'x'))), /a volume or bind mount is mounted there/);
     // Without the flag a file replaces a directory (as tar does).
     mkdirSync(join(root, 'gone/sub'), { recursive: true });
@@ -132,7 +172,17 @@ describe('changes and stat encoding', () => {
     utimesSync(join(upper, 'usr'), 1000, 1000); // copied up only because of its child: not listed
     const changes = await overlayChanges(upper, [lower]);
     const text = changes.map((c) => `${'CAD'[c.Kind]} ${c.Path}`);
-    assert.deepEqual(text, ['C /etc', 'D /etc/group', 'C /etc/passwd', 'A /newdir', 'A /newdir/sub', 'C /root', 'A /root/new', 'C /usr/share', 'A /usr/share/added']);
+    assert.deepEqual(text, [
+      'C /etc',
+      'D /etc/group',
+      'C /etc/passwd',
+      'A /newdir',
+      'A /newdir/sub',
+      'C /root',
+      'A /root/new',
+      'C /usr/share',
+      'A /usr/share/added',
+    ]);
   });
 
   test('Go FileMode bits and RFC 3339 times', () => {

@@ -23,7 +23,9 @@ async function sortedNames(dir: string): Promise<string[]> {
   return (await readdir(dir).catch(() => [] as string[])).sort();
 }
 
-const sameTime = (a: Stats, b: Stats) => a.mtimeMs === b.mtimeMs || (Math.floor(a.mtimeMs / 1000) === Math.floor(b.mtimeMs / 1000) && (a.mtimeMs % 1000 === 0 || b.mtimeMs % 1000 === 0));
+const sameTime = (a: Stats, b: Stats) =>
+  a.mtimeMs === b.mtimeMs ||
+  (Math.floor(a.mtimeMs / 1000) === Math.floor(b.mtimeMs / 1000) && (a.mtimeMs % 1000 === 0 || b.mtimeMs % 1000 === 0));
 const isWhiteout = (st: Stats) => st.isCharacterDevice() && st.rdev === 0;
 const parentOf = (p: string) => p.slice(0, p.lastIndexOf('/')) || '/';
 
@@ -51,7 +53,8 @@ export async function overlayChanges(upper: string, lowers: string[]): Promise<C
         const below = await inLower(path);
         kind = below ? CHANGE_MODIFY : CHANGE_ADD;
         // A directory copied up only because something below it changed is not itself a change.
-        if (below && below.isDirectory() && st.isDirectory() && below.mode === st.mode && below.size === st.size && sameTime(below, st)) record = false;
+        if (below && below.isDirectory() && st.isDirectory() && below.mode === st.mode && below.size === st.size && sameTime(below, st))
+          record = false;
       }
       if (record && st.isDirectory()) changedDirs.add(path);
       if (record && kind !== CHANGE_MODIFY) {

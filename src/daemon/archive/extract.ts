@@ -8,7 +8,20 @@
 // The filesystem calls are synchronous on purpose: each is a short metadata call or a write of about
 // 1 MiB, and a thread-pool hop for every one of them made an upload of many files two to three times
 // slower on a busy machine (measured), while the event loop only waits that long here.
-import { chmodSync, closeSync, constants, lchownSync, linkSync, lutimesSync, mkdirSync, openSync, rmSync, symlinkSync, writeSync, writevSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  lchownSync,
+  linkSync,
+  lutimesSync,
+  mkdirSync,
+  openSync,
+  rmSync,
+  symlinkSync,
+  writeSync,
+  writevSync,
+} from 'node:fs';
 import { invalidParameter } from '../../errors.ts';
 import { readTar, safeEntryPath, TarPathGuard, type TarHeader } from '../../images/tar-reader.ts';
 import { checkWritable, hostPath, lstatInSync, type ContainerView } from './view.ts';
@@ -27,7 +40,12 @@ const bad = (msg: string) => invalidParameter(msg);
 const join = (dir: string, rel: string) => (rel === '' ? dir : dir === '/' ? `/${rel}` : `${dir}/${rel}`);
 const under = (p: string, dir: string) => p === dir || p.startsWith(dir === '/' ? '/' : `${dir}/`);
 
-export async function extractArchive(view: ContainerView, dest: string, source: AsyncIterable<Buffer>, opts: ExtractOptions): Promise<void> {
+export async function extractArchive(
+  view: ContainerView,
+  dest: string,
+  source: AsyncIterable<Buffer>,
+  opts: ExtractOptions,
+): Promise<void> {
   const guard = new TarPathGuard({ absoluteSymlinks: true });
   /** Directories known to be real directories (created or checked during this extraction). */
   const verified = new Set<string>([dest]);
@@ -66,11 +84,14 @@ export async function extractArchive(view: ContainerView, dest: string, source: 
     const existing = lstatInSync(view, cpath);
     const isDir = h.kind === 'directory';
     if (existing) {
-      if (opts.noOverwriteDirNonDir && existing.isDirectory() && !isDir) throw bad(`cannot overwrite directory "${cpath}" with non-directory "${h.name}"`);
-      if (opts.noOverwriteDirNonDir && !existing.isDirectory() && isDir) throw bad(`cannot overwrite non-directory "${cpath}" with directory "${h.name}"`);
+      if (opts.noOverwriteDirNonDir && existing.isDirectory() && !isDir)
+        throw bad(`cannot overwrite directory "${cpath}" with non-directory "${h.name}"`);
+      if (opts.noOverwriteDirNonDir && !existing.isDirectory() && isDir)
+        throw bad(`cannot overwrite non-directory "${cpath}" with directory "${h.name}"`);
       if (!(existing.isDirectory() && isDir)) {
         // Never remove a mount point or anything holding one (a volume's content would go with it).
-        if (view.mounts.some((m) => under(m.destination, cpath))) throw bad(`cannot replace ${cpath}: a volume or bind mount is mounted there`);
+        if (view.mounts.some((m) => under(m.destination, cpath)))
+          throw bad(`cannot replace ${cpath}: a volume or bind mount is mounted there`);
         rmSync(host, { recursive: true, force: true });
         for (const v of verified) if (under(v, cpath)) verified.delete(v);
       }
@@ -123,7 +144,13 @@ async function writeFile(host: string, body: AsyncIterable<Buffer>): Promise<voi
 }
 
 async function createEntry(
-  view: ContainerView, dest: string, cpath: string, host: string, h: TarHeader, body: AsyncIterable<Buffer>, keepDir: boolean,
+  view: ContainerView,
+  dest: string,
+  cpath: string,
+  host: string,
+  h: TarHeader,
+  body: AsyncIterable<Buffer>,
+  keepDir: boolean,
   ensureParents: (cpath: string, entryName: string, create: boolean) => void,
 ): Promise<void> {
   switch (h.kind) {
@@ -141,7 +168,8 @@ async function createEntry(
       ensureParents(target, h.name, false);
       const st = lstatInSync(view, target);
       if (!st) throw bad(`invalid tar archive: hard link ${JSON.stringify(h.name)} -> ${JSON.stringify(h.linkname)}: no such file`);
-      if (st.isDirectory()) throw bad(`invalid tar archive: hard link ${JSON.stringify(h.name)} -> ${JSON.stringify(h.linkname)} is a directory`);
+      if (st.isDirectory())
+        throw bad(`invalid tar archive: hard link ${JSON.stringify(h.name)} -> ${JSON.stringify(h.linkname)} is a directory`);
       linkSync(hostPath(view, target), host);
       return;
     }
@@ -149,7 +177,13 @@ async function createEntry(
     case 'block':
     case 'fifo': {
       const type = h.kind === 'char' ? 'c' : h.kind === 'block' ? 'b' : 'p';
-      await runCommand('mknod', ['-m', (h.mode & 0o777).toString(8), host, type, ...(type === 'p' ? [] : [String(h.devmajor), String(h.devminor)])]);
+      await runCommand('mknod', [
+        '-m',
+        (h.mode & 0o777).toString(8),
+        host,
+        type,
+        ...(type === 'p' ? [] : [String(h.devmajor), String(h.devminor)]),
+      ]);
       return;
     }
   }

@@ -21,12 +21,24 @@ const S_IFMT = 0o170000;
 export function goFileMode(mode: number): number {
   let m = mode & 0o777;
   switch (mode & S_IFMT) {
-    case 0o040000: m += GO.dir; break;
-    case 0o120000: m += GO.symlink; break;
-    case 0o010000: m += GO.namedPipe; break;
-    case 0o140000: m += GO.socket; break;
-    case 0o020000: m += GO.device + GO.charDevice; break;
-    case 0o060000: m += GO.device; break;
+    case 0o040000:
+      m += GO.dir;
+      break;
+    case 0o120000:
+      m += GO.symlink;
+      break;
+    case 0o010000:
+      m += GO.namedPipe;
+      break;
+    case 0o140000:
+      m += GO.socket;
+      break;
+    case 0o020000:
+      m += GO.device + GO.charDevice;
+      break;
+    case 0o060000:
+      m += GO.device;
+      break;
   }
   if (mode & 0o4000) m += GO.setuid;
   if (mode & 0o2000) m += GO.setgid;

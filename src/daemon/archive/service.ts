@@ -23,7 +23,16 @@ import { overlayChanges, treeChanges } from './changes.ts';
 import { extractArchive } from './extract.ts';
 import { encodePathStat, pathStat } from './path-stat.ts';
 import { archivePath, rootEntryName } from './tar-out.ts';
-import { checkWritable, cleanContainerPath, hostPath, lstatIn, PathNotFound, resolvePath, type ContainerView, type ViewMount } from './view.ts';
+import {
+  checkWritable,
+  cleanContainerPath,
+  hostPath,
+  lstatIn,
+  PathNotFound,
+  resolvePath,
+  type ContainerView,
+  type ViewMount,
+} from './view.ts';
 
 /** What the archive backend needs from the containers service. */
 export interface ArchiveContainers {
@@ -58,9 +67,19 @@ function baseName(abs: string): string {
 }
 
 function viewMounts(rec: ContainerRecord): ViewMount[] {
-  const out: ViewMount[] = rec.Mounts.map((m) => ({ destination: cleanContainerPath(m.Destination), source: m.Source, readOnly: !m.RW, volume: true }));
-  for (const [dst, opts] of Object.entries(rec.HostConfig.Tmpfs ?? {})) out.push({ destination: cleanContainerPath(dst), source: '', readOnly: opts.split(',').includes('ro'), volume: true });
-  for (const [dst, file] of [['/etc/hosts', rec.HostsPath], ['/etc/resolv.conf', rec.ResolvConfPath], ['/etc/hostname', rec.HostnamePath]] as const) {
+  const out: ViewMount[] = rec.Mounts.map((m) => ({
+    destination: cleanContainerPath(m.Destination),
+    source: m.Source,
+    readOnly: !m.RW,
+    volume: true,
+  }));
+  for (const [dst, opts] of Object.entries(rec.HostConfig.Tmpfs ?? {}))
+    out.push({ destination: cleanContainerPath(dst), source: '', readOnly: opts.split(',').includes('ro'), volume: true });
+  for (const [dst, file] of [
+    ['/etc/hosts', rec.HostsPath],
+    ['/etc/resolv.conf', rec.ResolvConfPath],
+    ['/etc/hostname', rec.HostnamePath],
+  ] as const) {
     if (file && !out.some((m) => m.destination === dst)) out.push({ destination: dst, source: file, readOnly: false, volume: false });
   }
   return out;
@@ -95,7 +114,13 @@ export class ArchiveService {
     const readonlyRootfs = rec.HostConfig.ReadonlyRootfs === true;
     if (rec.State.Running && rec.State.Pid > 0) {
       const root = `/proc/${rec.State.Pid}/root`;
-      if (await access(root).then(() => true, () => false)) return fn({ root, overlays: [], mounts, readonlyRootfs });
+      if (
+        await access(root).then(
+          () => true,
+          () => false,
+        )
+      )
+        return fn({ root, overlays: [], mounts, readonlyRootfs });
     }
     if (rec.State.Running) throw conflict(`container ${rec.Id} is not running any more`);
     let snap = await this.d.client.snapshots.mounts(rec.Internal.snapshotKey, { snapshotter: rec.Internal.snapshotter }).catch(() => {
@@ -108,7 +133,11 @@ export class ArchiveService {
     return withMounted(snap, this.d.tmpDir, (root) => fn({ root, overlays, mounts, readonlyRootfs }));
   }
 
-  private async statIn(view: ContainerView, ref: string, path: string): Promise<{ resolved: string; abs: string; stat: ContainerPathStat; isDir: boolean }> {
+  private async statIn(
+    view: ContainerView,
+    ref: string,
+    path: string,
+  ): Promise<{ resolved: string; abs: string; stat: ContainerPathStat; isDir: boolean }> {
     const { abs, followFinal } = absolutePath(path);
     const missing = () => notFound(`Could not find the file ${path} in container ${ref}`);
     let resolved: string;
@@ -130,47 +159,68 @@ export class ArchiveService {
   async stat(ref: string, path: string): Promise<ContainerPathStat> {
     if (!path) throw invalidParameter('path is required');
     // Not frozen: a stat reads metadata only, and docker cp asks for one before every copy.
-    return this.d.containers.exclusive(ref, false, (rec) => this.withView(rec, false, async (view) => (await this.statIn(view, ref, path)).stat));
+    return this.d.containers.exclusive(ref, false, (rec) =>
+      this.withView(rec, false, async (view) => (await this.statIn(view, ref, path)).stat),
+    );
   }
 
   async archive(ref: string, path: string, begin: (statHeader: string) => Writable): Promise<void> {
     if (!path) throw invalidParameter('path is required');
-    await this.d.containers.exclusive(ref, true, (rec) => this.withView(rec, false, async (view) => {
-      const s = await this.statIn(view, ref, path);
-      const out = begin(encodePathStat(s.stat));
-      const tw = new TarWriter(sinkOf(out));
-      const map = this.d.remapOf?.(rec);
-      await archivePath(view, s.resolved, rootEntryName(s.abs), tw, map ? { uid: (id) => map.toContainerUid(id), gid: (id) => map.toContainerGid(id) } : undefined);
-      await tw.finish();
-      this.d.containers.publishEvent?.(rec.Id, 'archive-path');
-    }));
+    await this.d.containers.exclusive(ref, true, (rec) =>
+      this.withView(rec, false, async (view) => {
+        const s = await this.statIn(view, ref, path);
+        const out = begin(encodePathStat(s.stat));
+        const tw = new TarWriter(sinkOf(out));
+        const map = this.d.remapOf?.(rec);
+        await archivePath(
+          view,
+          s.resolved,
+          rootEntryName(s.abs),
+          tw,
+          map ? { uid: (id) => map.toContainerUid(id), gid: (id) => map.toContainerGid(id) } : undefined,
+        );
+        await tw.finish();
+        this.d.containers.publishEvent?.(rec.Id, 'archive-path');
+      }),
+    );
   }
 
-  async extract(ref: string, path: string, body: AsyncIterable<Buffer>, opts: { noOverwriteDirNonDir: boolean; copyUIDGID: boolean }): Promise<void> {
+  async extract(
+    ref: string,
+    path: string,
+    body: AsyncIterable<Buffer>,
+    opts: { noOverwriteDirNonDir: boolean; copyUIDGID: boolean },
+  ): Promise<void> {
     if (!path) throw invalidParameter('path is required');
-    await this.d.containers.exclusive(ref, true, (rec) => this.withView(rec, true, async (view) => {
-      const { abs } = absolutePath(path);
-      let dest: string;
-      try {
-        dest = await resolvePath(view, abs, true);
-      } catch (err) {
-        if (err instanceof PathNotFound) throw notFound(`Could not find the file ${path} in container ${ref}`);
-        throw err;
-      }
-      const st = await lstatIn(view, dest);
-      if (!st) throw notFound(`Could not find the file ${path} in container ${ref}`);
-      if (!st.isDirectory()) throw invalidParameter('extraction point is not a directory');
-      checkWritable(view, dest);
-      let chown: { uid: number; gid: number } | undefined;
-      if (opts.copyUIDGID && rec.Config.User) {
-        const u = resolveUser(view.root, rec.Config.User, []);
-        chown = { uid: u.uid, gid: u.gid };
-      }
-      const map = this.d.remapOf?.(rec);
-      const toHost = map ? { uid: (id: number) => map.toHostUid(id), gid: (id: number) => map.toHostGid(id) } : undefined;
-      await extractArchive(view, dest, decompressed(body), { noOverwriteDirNonDir: opts.noOverwriteDirNonDir, ...(chown ? { chown } : {}), ...(toHost ? { toHost } : {}) });
-      this.d.containers.publishEvent?.(rec.Id, 'extract-to-dir');
-    }));
+    await this.d.containers.exclusive(ref, true, (rec) =>
+      this.withView(rec, true, async (view) => {
+        const { abs } = absolutePath(path);
+        let dest: string;
+        try {
+          dest = await resolvePath(view, abs, true);
+        } catch (err) {
+          if (err instanceof PathNotFound) throw notFound(`Could not find the file ${path} in container ${ref}`);
+          throw err;
+        }
+        const st = await lstatIn(view, dest);
+        if (!st) throw notFound(`Could not find the file ${path} in container ${ref}`);
+        if (!st.isDirectory()) throw invalidParameter('extraction point is not a directory');
+        checkWritable(view, dest);
+        let chown: { uid: number; gid: number } | undefined;
+        if (opts.copyUIDGID && rec.Config.User) {
+          const u = resolveUser(view.root, rec.Config.User, []);
+          chown = { uid: u.uid, gid: u.gid };
+        }
+        const map = this.d.remapOf?.(rec);
+        const toHost = map ? { uid: (id: number) => map.toHostUid(id), gid: (id: number) => map.toHostGid(id) } : undefined;
+        await extractArchive(view, dest, decompressed(body), {
+          noOverwriteDirNonDir: opts.noOverwriteDirNonDir,
+          ...(chown ? { chown } : {}),
+          ...(toHost ? { toHost } : {}),
+        });
+        this.d.containers.publishEvent?.(rec.Id, 'extract-to-dir');
+      }),
+    );
   }
 
   async changes(ref: string): Promise<Change[] | null> {
@@ -191,7 +241,9 @@ export class ArchiveService {
       const viewKey = `changes-${rec.Id.slice(0, 12)}-${Date.now()}`;
       const lower = await client.snapshots.view({ key: viewKey, parent: info.parent, ...opts });
       try {
-        changes = await withMounted(lower, this.d.tmpDir, (oldRoot) => withMounted(readOnlyMounts(mounts), this.d.tmpDir, (newRoot) => treeChanges(oldRoot, newRoot)));
+        changes = await withMounted(lower, this.d.tmpDir, (oldRoot) =>
+          withMounted(readOnlyMounts(mounts), this.d.tmpDir, (newRoot) => treeChanges(oldRoot, newRoot)),
+        );
       } finally {
         // The view holds no data of its own; containerd's GC collects it if this removal fails.
         await client.snapshots.remove(viewKey, opts).catch(() => undefined);

@@ -35,7 +35,13 @@ async function* fileBytes(path: string, size: number): AsyncGenerator<Buffer> {
  * Writes `cpath` (already resolved, existing) and, for a directory, everything below it. `rootName`
  * is the name of the top entry ("" for the container's "/": only what is inside, unprefixed).
  */
-export async function archivePath(view: ContainerView, cpath: string, rootName: string, tw: TarWriter, ids?: { uid(id: number): number; gid(id: number): number }): Promise<void> {
+export async function archivePath(
+  view: ContainerView,
+  cpath: string,
+  rootName: string,
+  tw: TarWriter,
+  ids?: { uid(id: number): number; gid(id: number): number },
+): Promise<void> {
   const hardlinks = new Map<string, string>();
   const emit = async (cp: string, name: string, st: Stats): Promise<void> => {
     // `ids`: a remapped container's owners as it sees them.
@@ -55,7 +61,13 @@ export async function archivePath(view: ContainerView, cpath: string, rootName: 
       if (st.nlink > 1) hardlinks.set(key, name);
       await tw.entry({ ...common, name, type: 'file', size: st.size }, fileBytes(host, st.size));
     } else if (st.isCharacterDevice() || st.isBlockDevice()) {
-      await tw.entry({ ...common, name, type: st.isCharacterDevice() ? 'char' : 'block', devmajor: major(st.rdev), devminor: minor(st.rdev) });
+      await tw.entry({
+        ...common,
+        name,
+        type: st.isCharacterDevice() ? 'char' : 'block',
+        devmajor: major(st.rdev),
+        devminor: minor(st.rdev),
+      });
     } else if (st.isFIFO()) {
       await tw.entry({ ...common, name, type: 'fifo' });
     }

@@ -71,7 +71,8 @@ export function mountOf(view: ContainerView, cpath: string): ViewMount | undefin
 
 /** Throws the 403 dockerd gives when the path cannot be written. */
 export function checkWritable(view: ContainerView, cpath: string): void {
-  if (isHidden(cpath) || isHiddenRoot(cpath)) throw invalidParameter(`cannot write to ${cpath}: it belongs to a kernel filesystem of the container`);
+  if (isHidden(cpath) || isHiddenRoot(cpath))
+    throw invalidParameter(`cannot write to ${cpath}: it belongs to a kernel filesystem of the container`);
   const m = mountOf(view, cpath);
   if (m) {
     if (m.readOnly) throw new EngineError('FORBIDDEN', 'mounted volume is marked read-only');

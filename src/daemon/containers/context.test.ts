@@ -7,7 +7,16 @@ import { ContainerContext, logAttrs, type ContainerServiceDeps } from './context
 import { initialState, type ContainerRecord } from './record.ts';
 
 function record(id: string, name: string): ContainerRecord {
-  return { Id: id, Name: name, State: initialState(), Config: { Labels: { tier: 'web' }, Env: ['A=1', 'FLAG'] }, HostConfig: {}, Image: 'sha256:i', ImageRef: 'busybox', Internal: {} } as unknown as ContainerRecord;
+  return {
+    Id: id,
+    Name: name,
+    State: initialState(),
+    Config: { Labels: { tier: 'web' }, Env: ['A=1', 'FLAG'] },
+    HostConfig: {},
+    Image: 'sha256:i',
+    ImageRef: 'busybox',
+    Internal: {},
+  } as unknown as ContainerRecord;
 }
 
 function context(recs: ContainerRecord[]): ContainerContext {
@@ -24,18 +33,24 @@ test('find: full ID, unique prefix, name with or without slash; ambiguous prefix
   assert.equal(ctx.find('abc2').Id, B);
   assert.equal(ctx.find('db').Id, B);
   assert.equal(ctx.find('/web').Id, A);
-  assert.throws(() => ctx.find('abc'), (e: unknown) => e instanceof EngineError && e.status === 400 && /multiple IDs found with provided prefix: abc/.test(e.message));
-  assert.throws(() => ctx.find('nope'), (e: unknown) => e instanceof EngineError && e.status === 404 && e.message === 'No such container: nope');
+  assert.throws(
+    () => ctx.find('abc'),
+    (e: unknown) => e instanceof EngineError && e.status === 400 && /multiple IDs found with provided prefix: abc/.test(e.message),
+  );
+  assert.throws(
+    () => ctx.find('nope'),
+    (e: unknown) => e instanceof EngineError && e.status === 404 && e.message === 'No such container: nope',
+  );
 });
 
-test('records are copies of the store\'s (the store keeps its own)', () => {
+test("records are copies of the store's (the store keeps its own)", () => {
   const stored = record(A, '/web');
   const ctx = context([stored]);
   ctx.find(A).State.Running = true;
   assert.equal(stored.State.Running, false);
 });
 
-test('ready waits for the container\'s own reconciliation only, then sees its state', async () => {
+test("ready waits for the container's own reconciliation only, then sees its state", async () => {
   const ctx = context([record(A, '/web'), record(B, '/db')]);
   let release!: () => void;
   ctx.reconciling.set(A, new Promise<void>((r) => (release = r)));
@@ -66,6 +81,13 @@ test('ready: a container removed while being reconciled (AutoRemove) is a 404', 
   await assert.rejects(pending, (e: unknown) => e instanceof EngineError && e.status === 404);
 });
 
-test('logAttrs: name, image, labels and env for the log drivers\' tag and attrs options', () => {
-  assert.deepEqual(logAttrs(record(A, '/web')), { name: 'web', image: 'busybox', imageId: 'sha256:i', 'label:tier': 'web', 'env:A': '1', 'env:FLAG': '' });
+test("logAttrs: name, image, labels and env for the log drivers' tag and attrs options", () => {
+  assert.deepEqual(logAttrs(record(A, '/web')), {
+    name: 'web',
+    image: 'busybox',
+    imageId: 'sha256:i',
+    'label:tier': 'web',
+    'env:A': '1',
+    'env:FLAG': '',
+  });
 });

@@ -129,7 +129,12 @@ export class ContainerContext {
   /** A new log driver for the container's run (the previous run's is closed), attached to its hub. */
   openLogDriver(rec: ContainerRecord): Promise<void> {
     const logConfig = rec.HostConfig.LogConfig!;
-    const driver = createLogDriver(logConfig.Type ?? 'json-file', { containerId: rec.Id, dir: join(this.d.containersDir, rec.Id), options: logConfig.Config ?? {}, attrs: logAttrs(rec) });
+    const driver = createLogDriver(logConfig.Type ?? 'json-file', {
+      containerId: rec.Id,
+      dir: join(this.d.containersDir, rec.Id),
+      options: logConfig.Config ?? {},
+      attrs: logAttrs(rec),
+    });
     const previous = this.drivers.get(rec.Id);
     if (previous && previous !== driver) {
       previous.close().catch((err) => this.d.log.debug(`closing the previous run's log driver: ${(err as Error).message}`, { id: rec.Id }));
@@ -141,7 +146,10 @@ export class ContainerContext {
 
   /** Closes and forgets the container's log driver (after an exit, at removal, at shutdown). */
   async closeLogDriver(id: string, why: string): Promise<void> {
-    await this.drivers.get(id)?.close().catch((err) => this.d.log.debug(`closing the log driver (${why}): ${(err as Error).message}`, { id }));
+    await this.drivers
+      .get(id)
+      ?.close()
+      .catch((err) => this.d.log.debug(`closing the log driver (${why}): ${(err as Error).message}`, { id }));
   }
 
   stopSignal(rec: ContainerRecord, override?: string): number {

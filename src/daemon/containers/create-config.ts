@@ -35,7 +35,11 @@ export function mergeEnv(image: string[] = [], request: string[] = []): string[]
 export function mergeConfig(req: ContainerConfig, image: ImageConfigPart, id: string): ContainerConfig {
   const ic = image.config ?? {};
   // The create body carries HostConfig and NetworkingConfig beside the Config fields; they are not part of Config.
-  const { HostConfig: _hc, NetworkingConfig: _nc, ...configFields } = req as ContainerConfig & { HostConfig?: unknown; NetworkingConfig?: unknown };
+  const {
+    HostConfig: _hc,
+    NetworkingConfig: _nc,
+    ...configFields
+  } = req as ContainerConfig & { HostConfig?: unknown; NetworkingConfig?: unknown };
   const cfg: ContainerConfig = { ...configFields };
   cfg.Hostname = req.Hostname || id.slice(0, 12);
   cfg.Domainname = req.Domainname ?? '';

@@ -13,7 +13,10 @@ import { initialState, type ContainerRecord } from './record.ts';
 import type { ContainerVerifier, VerifiedCreate } from './verify.ts';
 
 export class ContainerCreator {
-  constructor(private readonly ctx: ContainerContext, private readonly verifier: ContainerVerifier) {}
+  constructor(
+    private readonly ctx: ContainerContext,
+    private readonly verifier: ContainerVerifier,
+  ) {}
 
   async create(body: unknown, name: string | undefined): Promise<{ Id: string; Warnings: string[] }> {
     const { ctx } = this;
@@ -22,7 +25,10 @@ export class ContainerCreator {
     const taken = (n: string) => ctx.reservedNames.has(n) || [...ctx.recs.values()].some((r) => r.Name === n);
     const fullName = name ? normalizeName(name) : generateName(taken);
     const holderId = ctx.reservedNames.get(fullName) ?? [...ctx.recs.values()].find((r) => r.Name === fullName)?.Id;
-    if (holderId) throw conflict(`Conflict. The container name "${fullName}" is already in use by container "${holderId}". You have to remove (or rename) that container to be able to reuse that name.`);
+    if (holderId)
+      throw conflict(
+        `Conflict. The container name "${fullName}" is already in use by container "${holderId}". You have to remove (or rename) that container to be able to reuse that name.`,
+      );
     // Reserved until the record is stored: concurrent creates must not pick the same name.
     ctx.reservedNames.set(fullName, id);
     try {
@@ -62,7 +68,13 @@ export class ContainerCreator {
       Config: config,
       HostConfig: hostConfig,
       Mounts: [...v.mounts, ...volumeMounts],
-      Internal: { snapshotKey: id, snapshotter: d.rootfs.snapshotter, runtime: hostConfig.Runtime!, stoppedByUser: false, chainId: v.image.chainId } as ContainerRecord['Internal'],
+      Internal: {
+        snapshotKey: id,
+        snapshotter: d.rootfs.snapshotter,
+        runtime: hostConfig.Runtime!,
+        stoppedByUser: false,
+        chainId: v.image.chainId,
+      } as ContainerRecord['Internal'],
     };
     try {
       await mkdir(dir, { recursive: true, mode: 0o710 });

@@ -5,22 +5,53 @@ import { EngineError, notFound } from '../../errors.ts';
 import { compileFilters, type FilterContext } from './filters.ts';
 import { initialState, type ContainerRecord } from './record.ts';
 
-function rec(id: string, name: string, over: { created: string; status?: 'running' | 'exited' | 'created'; exitCode?: number; labels?: Record<string, string>; image?: string; ports?: string[] }): ContainerRecord {
+function rec(
+  id: string,
+  name: string,
+  over: {
+    created: string;
+    status?: 'running' | 'exited' | 'created';
+    exitCode?: number;
+    labels?: Record<string, string>;
+    image?: string;
+    ports?: string[];
+  },
+): ContainerRecord {
   return {
-    Id: id, Name: name, Created: over.created, Image: over.image ?? 'sha256:busybox', ImageRef: 'busybox',
+    Id: id,
+    Name: name,
+    Created: over.created,
+    Image: over.image ?? 'sha256:busybox',
+    ImageRef: 'busybox',
     State: { ...initialState(), Status: over.status ?? 'created', Running: over.status === 'running', ExitCode: over.exitCode ?? 0 },
     Config: { Labels: over.labels ?? {}, ExposedPorts: Object.fromEntries((over.ports ?? []).map((p) => [p, {}])) },
-    HostConfig: { NetworkMode: 'bridge' }, Mounts: [{ Type: 'volume', Name: 'data', Source: '/v/data', Destination: '/data', Mode: '', RW: true, Propagation: '' }],
+    HostConfig: { NetworkMode: 'bridge' },
+    Mounts: [{ Type: 'volume', Name: 'data', Source: '/v/data', Destination: '/data', Mode: '', RW: true, Propagation: '' }],
   } as unknown as ContainerRecord;
 }
 
-const web = rec('aaa111', '/web', { created: '2030-01-01T00:00:01Z', status: 'running', labels: { tier: 'front', env: 'prod' }, ports: ['80/tcp'] });
-const db = rec('bbb222', '/db', { created: '2030-01-01T00:00:02Z', status: 'exited', exitCode: 3, labels: { tier: 'back' }, image: 'sha256:postgres' });
+const web = rec('aaa111', '/web', {
+  created: '2030-01-01T00:00:01Z',
+  status: 'running',
+  labels: { tier: 'front', env: 'prod' },
+  ports: ['80/tcp'],
+});
+const db = rec('bbb222', '/db', {
+  created: '2030-01-01T00:00:02Z',
+  status: 'exited',
+  exitCode: 3,
+  labels: { tier: 'back' },
+  image: 'sha256:postgres',
+});
 const job = rec('ccc333', '/job-1', { created: '2030-01-01T00:00:03Z', status: 'exited', exitCode: 0 });
 const all = [web, db, job];
 
 const ctx: FilterContext = {
-  resolve: (ref) => all.find((r) => r.Name === `/${ref}` || r.Id === ref) ?? (() => { throw notFound(`No such container: ${ref}`); })(),
+  resolve: (ref) =>
+    all.find((r) => r.Name === `/${ref}` || r.Id === ref) ??
+    (() => {
+      throw notFound(`No such container: ${ref}`);
+    })(),
   ancestorImageIds: (ref) => new Set(ref === 'postgres' ? ['sha256:postgres'] : []),
   networksOf: (r) => (r === web ? ['bridge', 'front-net'] : ['bridge']),
 };

@@ -69,7 +69,9 @@ export function compileFilters(filters: Map<string, string[]>, ctx: FilterContex
         preds.push((r) => values.includes(r.State.Health?.Status ?? 'none'));
         break;
       case 'volume':
-        preds.push((r) => r.Mounts.some((m) => values.includes(m.Name ?? '') || values.includes(m.Destination) || values.includes(m.Source)));
+        preds.push((r) =>
+          r.Mounts.some((m) => values.includes(m.Name ?? '') || values.includes(m.Destination) || values.includes(m.Source)),
+        );
         break;
       case 'network':
         preds.push((r) => {

@@ -19,12 +19,27 @@ export class ContainerIo {
     let driver = this.ctx.drivers.get(rec.Id);
     let owned = false;
     if (!driver) {
-      driver = createLogDriver(kind, { containerId: rec.Id, dir: join(d.containersDir, rec.Id), options: rec.HostConfig.LogConfig?.Config ?? {}, attrs: {} });
+      driver = createLogDriver(kind, {
+        containerId: rec.Id,
+        dir: join(d.containersDir, rec.Id),
+        options: rec.HostConfig.LogConfig?.Config ?? {},
+        attrs: {},
+      });
       owned = true;
     }
     const reader = driver;
     const follow = req.follow && rec.State.Running;
-    const src = reader.read({ follow, stdout: req.stdout, stderr: req.stderr, tail: req.tail, ...(req.since !== undefined ? { since: req.since } : {}), ...(req.until !== undefined ? { until: req.until } : {}) }, signal);
+    const src = reader.read(
+      {
+        follow,
+        stdout: req.stdout,
+        stderr: req.stderr,
+        tail: req.tail,
+        ...(req.since !== undefined ? { since: req.since } : {}),
+        ...(req.until !== undefined ? { until: req.until } : {}),
+      },
+      signal,
+    );
     async function* lines(): AsyncIterable<LogChunk> {
       try {
         for await (const m of src) yield { stream: m.stream, line: m.line, timeNano: m.timeNano };
@@ -40,7 +55,13 @@ export class ContainerIo {
     this.ctx.event(rec, 'attach');
     let history: AsyncIterable<LogChunk> | undefined;
     if (opts.logs) {
-      history = (await this.logs(rec, { follow: false, stdout: opts.stdout, stderr: opts.stderr, timestamps: false, tail: -1 }, new AbortController().signal)).lines;
+      history = (
+        await this.logs(
+          rec,
+          { follow: false, stdout: opts.stdout, stderr: opts.stderr, timestamps: false, tail: -1 },
+          new AbortController().signal,
+        )
+      ).lines;
     }
     return {
       tty: rec.Config.Tty === true,
@@ -73,7 +94,9 @@ export class ContainerIo {
         target.end();
         if (ctx.tasks.get(rec.Id)?.stdin !== target) return;
         // The task may be gone already (it exited): nothing left to close then.
-        await ctx.d.client.tasks.closeIO(rec.Id).catch((err) => ctx.d.log.debug(`closing stdin: ${(err as Error).message}`, { id: rec.Id }));
+        await ctx.d.client.tasks
+          .closeIO(rec.Id)
+          .catch((err) => ctx.d.log.debug(`closing stdin: ${(err as Error).message}`, { id: rec.Id }));
       });
       // A write after the process closed its stdin (EPIPE) ends the relay; the attach goes on.
       relay.on('error', (err: Error) => ctx.d.log.debug(`stdin relay: ${err.message}`, { id: rec.Id }));

@@ -24,7 +24,10 @@ function delay(ms: number): Promise<void> {
 }
 
 export class Lifecycle {
-  constructor(private readonly ctx: ContainerContext, private readonly verifier: ContainerVerifier) {}
+  constructor(
+    private readonly ctx: ContainerContext,
+    private readonly verifier: ContainerVerifier,
+  ) {}
 
   async start(rec: ContainerRecord): Promise<'started' | 'already'> {
     return this.ctx.lock.run(rec.Id, async () => {
@@ -57,18 +60,41 @@ export class Lifecycle {
       await logging?.catch((e) => d.log.debug(`log driver after a failed start: ${(e as Error).message}`, { id: rec.Id }));
       const message = (err as Error).message;
       const neverRan = rec.State.FinishedAt === ZERO_TIME && rec.State.StartedAt === ZERO_TIME;
-      rec.State = { ...rec.State, Status: neverRan ? 'created' : 'exited', Running: false, Restarting: false, Pid: 0, ExitCode: startFailureExitCode(message), Error: message };
+      rec.State = {
+        ...rec.State,
+        Status: neverRan ? 'created' : 'exited',
+        Running: false,
+        Restarting: false,
+        Pid: 0,
+        ExitCode: startFailureExitCode(message),
+        Error: message,
+      };
       ctx.persist(rec);
       // As dockerd: an AutoRemove container that fails to start is removed (`docker run --rm`
       // waits for condition=removed and would otherwise hang).
-      if (rec.HostConfig.AutoRemove) await removeLocked(ctx, rec, true).catch((e) => d.log.warn(`auto-remove after a failed start: ${(e as Error).message}`, { id: rec.Id }));
+      if (rec.HostConfig.AutoRemove)
+        await removeLocked(ctx, rec, true).catch((e) =>
+          d.log.warn(`auto-remove after a failed start: ${(e as Error).message}`, { id: rec.Id }),
+        );
       throw err;
     }
     ctx.tasks.set(rec.Id, task);
     // Input an attached client sent before the start (docker run -i) flows now.
     const relay = ctx.stdinRelays.get(rec.Id);
     if (relay && !relay.connected && !relay.destroyed && task.stdin) relay.connect(task.stdin);
-    rec.State = { ...rec.State, Status: 'running', Running: true, Paused: false, Restarting: false, OOMKilled: false, Dead: false, Pid: task.pid, ExitCode: 0, Error: '', StartedAt: nowIso() };
+    rec.State = {
+      ...rec.State,
+      Status: 'running',
+      Running: true,
+      Paused: false,
+      Restarting: false,
+      OOMKilled: false,
+      Dead: false,
+      Pid: task.pid,
+      ExitCode: 0,
+      Error: '',
+      StartedAt: nowIso(),
+    };
     d.runs?.emit(rec, 'started');
     ctx.persist(rec);
     ctx.event(rec, 'start');
@@ -85,9 +111,11 @@ export class Lifecycle {
   }
 
   private watch(rec: ContainerRecord, task: RunningTask, logging: Promise<void>, startedAt: number): void {
-    void task.exited.then((exit) => this.onExit(rec, task, exit, logging, startedAt)).catch((err) => {
-      this.ctx.d.log.error(`recording an exit: ${(err as Error).message}`, { id: rec.Id });
-    });
+    void task.exited
+      .then((exit) => this.onExit(rec, task, exit, logging, startedAt))
+      .catch((err) => {
+        this.ctx.d.log.error(`recording an exit: ${(err as Error).message}`, { id: rec.Id });
+      });
   }
 
   private async onExit(rec: ContainerRecord, task: RunningTask, exit: TaskExit, logging: Promise<void>, startedAt: number): Promise<void> {
@@ -102,8 +130,23 @@ export class Lifecycle {
       await ctx.closeLogDriver(rec.Id, 'exit');
       await d.launcher.cleanup(rec, task).catch((err) => d.log.warn(`cleanup after exit: ${(err as Error).message}`, { id: rec.Id }));
       ctx.tasks.delete(rec.Id);
-      const restart = shouldRestart(rec.HostConfig.RestartPolicy, { exitCode: exit.status, stoppedByUser: rec.Internal.stoppedByUser, restartCount: rec.RestartCount, shuttingDown: ctx.shuttingDown || ctx.startupStops.has(rec.Id) });
-      rec.State = { ...rec.State, Status: restart ? 'restarting' : 'exited', Running: false, Paused: false, Restarting: restart, OOMKilled: exit.oom, Pid: 0, ExitCode: exit.status, FinishedAt: exit.at };
+      const restart = shouldRestart(rec.HostConfig.RestartPolicy, {
+        exitCode: exit.status,
+        stoppedByUser: rec.Internal.stoppedByUser,
+        restartCount: rec.RestartCount,
+        shuttingDown: ctx.shuttingDown || ctx.startupStops.has(rec.Id),
+      });
+      rec.State = {
+        ...rec.State,
+        Status: restart ? 'restarting' : 'exited',
+        Running: false,
+        Paused: false,
+        Restarting: restart,
+        OOMKilled: exit.oom,
+        Pid: 0,
+        ExitCode: exit.status,
+        FinishedAt: exit.at,
+      };
       ctx.persist(rec);
       if (exit.oom) ctx.event(rec, 'oom');
       ctx.event(rec, 'die', { exitCode: String(exit.status), execDuration: String(Math.floor((Date.now() - startedAt) / 1000)) });
@@ -207,17 +250,23 @@ export class Lifecycle {
     if (liveRestore) {
       // Tasks keep running; stop watching them and flush what was read to the logs (the rest of
       // their output waits in the FIFOs for the next daemon).
-      await Promise.all([...ctx.tasks.entries()].map(async ([id, t]) => {
-        t.detach();
-        ctx.hubs.get(id)?.release();
-        await ctx.closeLogDriver(id, 'shutdown');
-      }));
+      await Promise.all(
+        [...ctx.tasks.entries()].map(async ([id, t]) => {
+          t.detach();
+          ctx.hubs.get(id)?.release();
+          await ctx.closeLogDriver(id, 'shutdown');
+        }),
+      );
       return;
     }
-    await Promise.all([...ctx.recs.values()].filter((r) => r.State.Running).map((r) => {
-      const t = r.Config.StopTimeout ?? timeoutS;
-      return stopTask(ctx, r, ctx.stopSignal(r), t).catch((err) => ctx.d.log.warn(`stopping ${r.Id}: ${(err as Error).message}`));
-    }));
+    await Promise.all(
+      [...ctx.recs.values()]
+        .filter((r) => r.State.Running)
+        .map((r) => {
+          const t = r.Config.StopTimeout ?? timeoutS;
+          return stopTask(ctx, r, ctx.stopSignal(r), t).catch((err) => ctx.d.log.warn(`stopping ${r.Id}: ${(err as Error).message}`));
+        }),
+    );
   }
 }
 

@@ -5,7 +5,8 @@ import { notFound } from '../../errors.ts';
 import { parseLink, removeLegacyLink } from './links.ts';
 import type { ContainerRecord } from './record.ts';
 
-const rec = (name: string, links: string[], networkMode = 'bridge') => ({ Id: name.repeat(8), Name: `/${name}`, HostConfig: { Links: links, NetworkMode: networkMode } }) as unknown as ContainerRecord;
+const rec = (name: string, links: string[], networkMode = 'bridge') =>
+  ({ Id: name.repeat(8), Name: `/${name}`, HostConfig: { Links: links, NetworkMode: networkMode } }) as unknown as ContainerRecord;
 
 function finder(...recs: ContainerRecord[]) {
   return (ref: string) => {

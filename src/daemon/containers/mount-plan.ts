@@ -16,15 +16,22 @@ export function resolveMounts(hc: HostConfig, withVolumes: boolean): ResolvedMou
     const parts = bind.split(':');
     if (parts.length < 2 || parts.length > 3) throw invalidParameter(`invalid volume specification: '${bind}'`);
     const [src, dst, mode = ''] = parts as [string, string, string?];
-    if (!isAbsolute(src)) throw invalidParameter(`invalid volume specification: '${bind}': named volumes are not built yet (interactive and data APIs issue)`);
+    if (!isAbsolute(src))
+      throw invalidParameter(`invalid volume specification: '${bind}': named volumes are not built yet (interactive and data APIs issue)`);
     if (!isAbsolute(dst)) throw invalidParameter(`invalid volume specification: '${bind}': mount path must be absolute`);
     const opts = mode ? mode.split(',').filter((o) => o !== 'z' && o !== 'Z' && o !== 'nocopy') : [];
     out.push({ type: 'bind', source: src, destination: dst, options: opts.length ? opts : ['rw'] });
   }
   for (const m of hc.Mounts ?? []) {
     if (m.Type === 'bind') {
-      if (!m.Source || !isAbsolute(m.Source)) throw invalidParameter(`invalid mount config for type "bind": invalid mount path: '${m.Source ?? ''}' mount path must be absolute`);
-      out.push({ type: 'bind', source: m.Source, destination: m.Target!, options: [m.ReadOnly ? 'ro' : 'rw', ...(m.BindOptions?.Propagation ? [m.BindOptions.Propagation] : [])] });
+      if (!m.Source || !isAbsolute(m.Source))
+        throw invalidParameter(`invalid mount config for type "bind": invalid mount path: '${m.Source ?? ''}' mount path must be absolute`);
+      out.push({
+        type: 'bind',
+        source: m.Source,
+        destination: m.Target!,
+        options: [m.ReadOnly ? 'ro' : 'rw', ...(m.BindOptions?.Propagation ? [m.BindOptions.Propagation] : [])],
+      });
     } else if (m.Type === 'tmpfs') {
       out.push({ type: 'tmpfs', source: 'tmpfs', destination: m.Target!, options: tmpfsMountOptions(m) });
     } else if (m.Type === 'volume' && withVolumes) {

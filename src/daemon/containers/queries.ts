@@ -66,7 +66,13 @@ export class ContainerQueries {
   snapshotOf(rec: ContainerRecord): ContainerSnapshot {
     const map = usesRemap(rec.HostConfig.UsernsMode, this.ctx.d.rootfs.remapping) ? this.ctx.d.rootfs.remap : undefined;
     return {
-      id: rec.Id, imageId: rec.Image, snapshotKey: rec.Internal.snapshotKey, snapshotter: rec.Internal.snapshotter, running: rec.State.Running, paused: rec.State.Paused, config: rec.Config,
+      id: rec.Id,
+      imageId: rec.Image,
+      snapshotKey: rec.Internal.snapshotKey,
+      snapshotter: rec.Internal.snapshotter,
+      running: rec.State.Running,
+      paused: rec.State.Paused,
+      config: rec.Config,
       ...(map ? { remap: { uid: (id: number) => map.toContainerUid(id), gid: (id: number) => map.toContainerGid(id) } } : {}),
     };
   }
@@ -96,13 +102,44 @@ export class ContainerQueries {
 /** NetworkSettings without the network layer: an own namespace with loopback only. */
 export function standInNetworkView(rec: ContainerRecord): NetworkView {
   const mode = rec.HostConfig.NetworkMode ?? 'bridge';
-  const endpoint = { IPAMConfig: null, Links: null, Aliases: null, MacAddress: '', DriverOpts: null, GwPriority: 0, NetworkID: '', EndpointID: '', Gateway: '', IPAddress: '', IPPrefixLen: 0, IPv6Gateway: '', GlobalIPv6Address: '', GlobalIPv6PrefixLen: 0, DNSNames: null };
+  const endpoint = {
+    IPAMConfig: null,
+    Links: null,
+    Aliases: null,
+    MacAddress: '',
+    DriverOpts: null,
+    GwPriority: 0,
+    NetworkID: '',
+    EndpointID: '',
+    Gateway: '',
+    IPAddress: '',
+    IPPrefixLen: 0,
+    IPv6Gateway: '',
+    GlobalIPv6Address: '',
+    GlobalIPv6PrefixLen: 0,
+    DNSNames: null,
+  };
   const networks = mode.startsWith('container:') ? {} : { [mode]: endpoint };
   return {
     settings: {
-      Bridge: '', SandboxID: '', SandboxKey: rec.Internal.netnsPath ?? '', HairpinMode: false, LinkLocalIPv6Address: '', LinkLocalIPv6PrefixLen: 0,
-      Ports: {}, SecondaryIPAddresses: null, SecondaryIPv6Addresses: null, EndpointID: '', Gateway: '', GlobalIPv6Address: '', GlobalIPv6PrefixLen: 0,
-      IPAddress: '', IPPrefixLen: 0, IPv6Gateway: '', MacAddress: '', Networks: networks,
+      Bridge: '',
+      SandboxID: '',
+      SandboxKey: rec.Internal.netnsPath ?? '',
+      HairpinMode: false,
+      LinkLocalIPv6Address: '',
+      LinkLocalIPv6PrefixLen: 0,
+      Ports: {},
+      SecondaryIPAddresses: null,
+      SecondaryIPv6Addresses: null,
+      EndpointID: '',
+      Gateway: '',
+      GlobalIPv6Address: '',
+      GlobalIPv6PrefixLen: 0,
+      IPAddress: '',
+      IPPrefixLen: 0,
+      IPv6Gateway: '',
+      MacAddress: '',
+      Networks: networks,
     },
     summaryNetworks: networks,
     ports: [],

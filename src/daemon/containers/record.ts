@@ -78,14 +78,27 @@ export interface ContainerRecord {
 export { ZERO_TIME };
 
 export function initialState(): ContainerState {
-  return { Status: 'created', Running: false, Paused: false, Restarting: false, OOMKilled: false, Dead: false, Pid: 0, ExitCode: 0, Error: '', StartedAt: ZERO_TIME, FinishedAt: ZERO_TIME };
+  return {
+    Status: 'created',
+    Running: false,
+    Paused: false,
+    Restarting: false,
+    OOMKilled: false,
+    Dead: false,
+    Pid: 0,
+    ExitCode: 0,
+    Error: '',
+    StartedAt: ZERO_TIME,
+    FinishedAt: ZERO_TIME,
+  };
 }
 
 /** "Up 5 seconds", "Exited (0) 3 minutes ago" … as `docker ps` shows in STATUS. */
 export function humanStatus(s: ContainerState, now = Date.now()): string {
   switch (s.Status) {
     case 'running': {
-      const health = s.Health && s.Health.Status !== 'none' ? ` (${s.Health.Status === 'starting' ? 'health: starting' : s.Health.Status})` : '';
+      const health =
+        s.Health && s.Health.Status !== 'none' ? ` (${s.Health.Status === 'starting' ? 'health: starting' : s.Health.Status})` : '';
       return `Up ${humanDuration(now - Date.parse(s.StartedAt))}${health}`;
     }
     case 'paused':

@@ -44,7 +44,9 @@ export class Removal {
     if ((rec.State.Running || rec.State.Restarting) && !opts.force) {
       const name = rec.Name.slice(1);
       if (rec.State.Paused) throw conflict(`cannot remove container "${name}": container is paused and must be unpaused first`);
-      throw conflict(`cannot remove container "${name}": container is ${rec.State.Restarting ? 'restarting' : 'running'}: stop the container before removing or force remove`);
+      throw conflict(
+        `cannot remove container "${name}": container is ${rec.State.Restarting ? 'restarting' : 'running'}: stop the container before removing or force remove`,
+      );
     }
     this.ctx.cancelRestart(rec);
     if (rec.State.Running) {

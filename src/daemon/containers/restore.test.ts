@@ -20,10 +20,21 @@ after(async () => rm(dir, { recursive: true, force: true }));
 
 const STARTED = '2030-01-01T00:00:00.000000000Z';
 
-function record(id: string, state: Partial<ContainerRecord['State']>, internal: Partial<ContainerRecord['Internal']> = {}): ContainerRecord {
+function record(
+  id: string,
+  state: Partial<ContainerRecord['State']>,
+  internal: Partial<ContainerRecord['Internal']> = {},
+): ContainerRecord {
   return {
-    Id: id, Name: `/${id}`, State: { ...initialState(), StartedAt: STARTED, ...state }, RestartCount: 0, Image: 'sha256:i', ImageRef: 'busybox',
-    Config: {}, HostConfig: { LogConfig: { Type: 'none', Config: {} }, RestartPolicy: { Name: 'no', MaximumRetryCount: 0 } }, Mounts: [],
+    Id: id,
+    Name: `/${id}`,
+    State: { ...initialState(), StartedAt: STARTED, ...state },
+    RestartCount: 0,
+    Image: 'sha256:i',
+    ImageRef: 'busybox',
+    Config: {},
+    HostConfig: { LogConfig: { Type: 'none', Config: {} }, RestartPolicy: { Name: 'no', MaximumRetryCount: 0 } },
+    Mounts: [],
     Internal: { snapshotKey: id, snapshotter: 'overlayfs', runtime: 'runc', stoppedByUser: false, ...internal },
   } as unknown as ContainerRecord;
 }
@@ -79,13 +90,16 @@ function fakeTask(pid: number): RunningTask {
 }
 
 test('each record is made to match containerd: adopted, exit recorded, leftovers cleaned, removal finished', async () => {
-  const { ctx, restorer, f } = setUp([
-    record('alive', { Status: 'running', Running: true, Pid: 10 }),
-    record('died', { Status: 'running', Running: true, Pid: 11 }),
-    record('doomed', { Status: 'removing' }, { removing: true }),
-    record('halfstarted', { Status: 'created', StartedAt: '0001-01-01T00:00:00Z' }),
-    record('quiet', { Status: 'exited', ExitCode: 1 }),
-  ], ['alive', 'halfstarted', 'stranger']);
+  const { ctx, restorer, f } = setUp(
+    [
+      record('alive', { Status: 'running', Running: true, Pid: 10 }),
+      record('died', { Status: 'running', Running: true, Pid: 11 }),
+      record('doomed', { Status: 'removing' }, { removing: true }),
+      record('halfstarted', { Status: 'created', StartedAt: '0001-01-01T00:00:00Z' }),
+      record('quiet', { Status: 'exited', ExitCode: 1 }),
+    ],
+    ['alive', 'halfstarted', 'stranger'],
+  );
   f.reattach.set('alive', Promise.resolve(fakeTask(10)));
   f.exitCodes.set('died', 3);
   await restorer.restore(true);
@@ -98,8 +112,14 @@ test('each record is made to match containerd: adopted, exit recorded, leftovers
   assert.throws(() => ctx.find('doomed'), /No such container/);
   assert.equal(f.stored.has('doomed'), false);
   assert.ok(f.calls.includes('rootfs-rm doomed'));
-  assert.ok(f.calls.includes('forget halfstarted') && f.calls.includes('cleanup halfstarted'), 'a task created but never recorded as started is cleaned up');
-  assert.ok(!f.calls.includes('forget quiet') && !f.calls.includes('cleanup quiet'), 'a stopped container with nothing left is not touched');
+  assert.ok(
+    f.calls.includes('forget halfstarted') && f.calls.includes('cleanup halfstarted'),
+    'a task created but never recorded as started is cleaned up',
+  );
+  assert.ok(
+    !f.calls.includes('forget quiet') && !f.calls.includes('cleanup quiet'),
+    'a stopped container with nothing left is not touched',
+  );
   assert.deepEqual(ctx.find('quiet').State.ExitCode, 1);
   // A containerd container the store does not know goes, with its snapshot.
   assert.ok(f.calls.includes('forget stranger') && f.calls.includes('snapshot-rm stranger'));
@@ -107,12 +127,12 @@ test('each record is made to match containerd: adopted, exit recorded, leftovers
   assert.equal(ctx.reconciling.size, 0, 'every gate released');
 });
 
-test('a request waits for its own container\'s reconciliation only', async () => {
+test("a request waits for its own container's reconciliation only", async () => {
   const slowTask = deferred<RunningTask | undefined>();
-  const { ctx, restorer, f } = setUp([
-    record('slow', { Status: 'running', Running: true, Pid: 20 }),
-    record('fast', { Status: 'running', Running: true, Pid: 21 }),
-  ], ['slow']);
+  const { ctx, restorer, f } = setUp(
+    [record('slow', { Status: 'running', Running: true, Pid: 20 }), record('fast', { Status: 'running', Running: true, Pid: 21 })],
+    ['slow'],
+  );
   f.reattach.set('slow', slowTask.promise);
   f.exitCodes.set('fast', 137);
   const done = restorer.restore(true);

@@ -22,7 +22,10 @@ type Next = 'done' | 'stop';
 export class Restorer {
   private done: Promise<void> = Promise.resolve();
 
-  constructor(private readonly ctx: ContainerContext, private readonly lifecycle: Lifecycle) {}
+  constructor(
+    private readonly ctx: ContainerContext,
+    private readonly lifecycle: Lifecycle,
+  ) {}
 
   /**
    * Starts the reconciliation and returns its completion (it never rejects: failures are logged).
@@ -37,11 +40,13 @@ export class Restorer {
       this.ctx.reconciling.delete(id);
       gates.get(id)?.();
     };
-    this.done = this.run(liveRestore, release).catch((err) => {
-      this.ctx.d.log.error(`reconciling containers after the start: ${(err as Error).message}`);
-    }).finally(() => {
-      for (const id of gates.keys()) release(id); // whatever happened, nobody waits forever
-    });
+    this.done = this.run(liveRestore, release)
+      .catch((err) => {
+        this.ctx.d.log.error(`reconciling containers after the start: ${(err as Error).message}`);
+      })
+      .finally(() => {
+        for (const id of gates.keys()) release(id); // whatever happened, nobody waits forever
+      });
     return this.done;
   }
 
@@ -64,10 +69,12 @@ export class Restorer {
     const worker = async () => {
       for (let rec = queue.shift(); rec; rec = queue.shift()) {
         const r = rec;
-        const next = await this.ctx.lock.run(r.Id, () => this.firstLook(r, liveRestore, inSupervisor)).catch((err) => {
-          d.log.error(`reconciling a container: ${(err as Error).message}`, { id: r.Id });
-          return 'done' as const;
-        });
+        const next = await this.ctx.lock
+          .run(r.Id, () => this.firstLook(r, liveRestore, inSupervisor))
+          .catch((err) => {
+            d.log.error(`reconciling a container: ${(err as Error).message}`, { id: r.Id });
+            return 'done' as const;
+          });
         // The stop and restart run outside the worker: a stop may take the whole stop timeout.
         pipelines.push(this.finish(r, next).finally(() => release(r.Id)));
       }
@@ -89,8 +96,12 @@ export class Restorer {
     if (!rec.State.Running && !rec.State.Restarting) {
       // A crash between creating the task and recording the start leaves pieces behind.
       if (inSupervisor.has(rec.Id) || rec.Internal.netnsPath) {
-        await d.launcher.forget(rec.Id).catch((err) => d.log.debug(`leftovers of an unrecorded start: ${(err as Error).message}`, { id: rec.Id }));
-        await d.launcher.cleanup(rec).catch((err) => d.log.debug(`clean-up of an unrecorded start: ${(err as Error).message}`, { id: rec.Id }));
+        await d.launcher
+          .forget(rec.Id)
+          .catch((err) => d.log.debug(`leftovers of an unrecorded start: ${(err as Error).message}`, { id: rec.Id }));
+        await d.launcher
+          .cleanup(rec)
+          .catch((err) => d.log.debug(`clean-up of an unrecorded start: ${(err as Error).message}`, { id: rec.Id }));
         ctx.persist(rec);
       }
       return 'done';
@@ -118,9 +129,19 @@ export class Restorer {
     });
     await d.launcher.cleanup(rec).catch((err) => d.log.warn(`cleanup at start-up: ${(err as Error).message}`, { id: rec.Id }));
     const finishedAt = rec.State.FinishedAt === ZERO_TIME || rec.State.Running ? nowIso() : rec.State.FinishedAt;
-    rec.State = { ...rec.State, Status: 'exited', Running: false, Paused: false, Restarting: false, Pid: 0, ExitCode: exitCode ?? (rec.State.Running ? 255 : rec.State.ExitCode), FinishedAt: finishedAt };
+    rec.State = {
+      ...rec.State,
+      Status: 'exited',
+      Running: false,
+      Paused: false,
+      Restarting: false,
+      Pid: 0,
+      ExitCode: exitCode ?? (rec.State.Running ? 255 : rec.State.ExitCode),
+      FinishedAt: finishedAt,
+    };
     ctx.persist(rec);
-    if (rec.HostConfig.AutoRemove) await removeLocked(ctx, rec, true).catch((err) => d.log.error(`auto-remove at start-up: ${(err as Error).message}`, { id: rec.Id }));
+    if (rec.HostConfig.AutoRemove)
+      await removeLocked(ctx, rec, true).catch((err) => d.log.error(`auto-remove at start-up: ${(err as Error).message}`, { id: rec.Id }));
     return 'done';
   }
 
@@ -143,15 +164,23 @@ export class Restorer {
       }
     }
     if (!ctx.recs.has(rec.Id) || ctx.shuttingDown) return;
-    const facts = { startedBefore: rec.State.StartedAt !== ZERO_TIME, running: rec.State.Running, exitCode: rec.State.ExitCode, stoppedByUser: rec.Internal.stoppedByUser, restartCount: rec.RestartCount };
+    const facts = {
+      startedBefore: rec.State.StartedAt !== ZERO_TIME,
+      running: rec.State.Running,
+      exitCode: rec.State.ExitCode,
+      stoppedByUser: rec.Internal.stoppedByUser,
+      restartCount: rec.RestartCount,
+    };
     if (!restartAtStartup(rec.HostConfig.RestartPolicy, facts)) return;
-    await ctx.lock.run(rec.Id, async () => {
-      if (rec.State.Running || !ctx.recs.has(rec.Id) || ctx.shuttingDown) return;
-      // As dockerd: a start by the daemon is a fresh start (count reset, no longer "stopped by user").
-      rec.RestartCount = 0;
-      rec.Internal.stoppedByUser = false;
-      await this.lifecycle.startLocked(rec);
-    }).catch((err) => d.log.error(`restart at start-up failed: ${(err as Error).message}`, { id: rec.Id }));
+    await ctx.lock
+      .run(rec.Id, async () => {
+        if (rec.State.Running || !ctx.recs.has(rec.Id) || ctx.shuttingDown) return;
+        // As dockerd: a start by the daemon is a fresh start (count reset, no longer "stopped by user").
+        rec.RestartCount = 0;
+        rec.Internal.stoppedByUser = false;
+        await this.lifecycle.startLocked(rec);
+      })
+      .catch((err) => d.log.error(`restart at start-up failed: ${(err as Error).message}`, { id: rec.Id }));
   }
 
   /** Containers in containerd's namespace that the store does not know, with their tasks and snapshots. */
@@ -169,6 +198,8 @@ export class Restorer {
         });
       }
     }
-    await d.launcher.removeStaleRuntimeDirs(new Set(ctx.recs.keys())).catch((err) => d.log.warn(`removing stale runtime directories: ${(err as Error).message}`));
+    await d.launcher
+      .removeStaleRuntimeDirs(new Set(ctx.recs.keys()))
+      .catch((err) => d.log.warn(`removing stale runtime directories: ${(err as Error).message}`));
   }
 }

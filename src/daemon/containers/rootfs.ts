@@ -31,7 +31,12 @@ export class RootfsManager {
   private readonly builds = new Map<string, Promise<string>>();
 
   /** `remap`: the daemon's --userns-remap identity map (containers that do not opt out use it). */
-  constructor(private readonly client: SupervisorClient, readonly snapshotter: string, private readonly tmpDir: string, readonly remap?: IdentityMap) {}
+  constructor(
+    private readonly client: SupervisorClient,
+    readonly snapshotter: string,
+    private readonly tmpDir: string,
+    readonly remap?: IdentityMap,
+  ) {}
 
   /** Whether --userns-remap is on (containers not opting out get remapped layers). */
   get remapping(): boolean {
@@ -84,6 +89,8 @@ export class RootfsManager {
           await withMounted(source, this.tmpDir, (src) => withMounted(target, this.tmpDir, (dst) => copyRemapped(src, dst, map)));
           await this.client.snapshots.commit({ name, key, labels: { [GC_ROOT]: new Date().toISOString() } });
         } catch (err) {
+          // The copy failed: its half snapshot goes if it can; a GC-rooted leftover is harmless and is
+          // replaced by the next attempt (the key is per attempt).
           await this.client.snapshots.remove(key).catch(() => undefined);
           if (err instanceof EngineError && err.code === 'CONFLICT') return name; // a concurrent build won
           throw err;
@@ -104,7 +111,9 @@ export class RootfsManager {
     try {
       await withMounted(mounts, this.tmpDir, async (root) => {
         // What is created here belongs to the container's root: the remapped one when remapping.
-        const own = async (p: string) => { if (map) await lchown(p, map.rootUid, map.rootGid); };
+        const own = async (p: string) => {
+          if (map) await lchown(p, map.rootUid, map.rootGid);
+        };
         for (const d of INIT_DIRS) {
           if (await exists(join(root, d))) continue;
           await mkdir(join(root, d), { recursive: true, mode: 0o755 });

@@ -26,8 +26,15 @@ test('run events reach every subscriber in order; a failing one is logged and th
 
 test('volume users: named volume mounts of each record, restarting counts as running', () => {
   const users = volumeUsers([
-    { Id: 'a', State: { Running: false, Restarting: true }, Mounts: [{ Type: 'volume', Name: 'v1' }, { Type: 'bind' }, { Type: 'volume' }] },
+    {
+      Id: 'a',
+      State: { Running: false, Restarting: true },
+      Mounts: [{ Type: 'volume', Name: 'v1' }, { Type: 'bind' }, { Type: 'volume' }],
+    },
     { Id: 'b', State: { Running: false, Restarting: false }, Mounts: [] },
   ]);
-  assert.deepEqual(users, [{ id: 'a', running: true, volumes: ['v1'] }, { id: 'b', running: false, volumes: [] }]);
+  assert.deepEqual(users, [
+    { id: 'a', running: true, volumes: ['v1'] },
+    { id: 'b', running: false, volumes: [] },
+  ]);
 });

@@ -40,12 +40,16 @@ export class ContainerService {
     const ctx = new ContainerContext(d);
     this.ctx = ctx;
     this.verifier = new ContainerVerifier({
-      images: d.images, runtimes: d.runtimes, config: d.config, shmSize: d.shmSize,
+      images: d.images,
+      runtimes: d.runtimes,
+      config: d.config,
+      shmSize: d.shmSize,
       limits: { hard: readDaemonHardLimits, canRaise: readOwnCapabilities().includes('CAP_SYS_RESOURCE') },
       ...(d.networks ? { networks: d.networks } : {}),
       ...(d.volumes ? { volumes: d.volumes } : {}),
       ...(d.cdi ? { cdi: d.cdi } : {}),
-      userns: d.rootfs.remapping, noCgroups: !d.launcher.killsAll,
+      userns: d.rootfs.remapping,
+      noCgroups: !d.launcher.killsAll,
       find: (ref) => ctx.find(ref),
     });
     this.creator = new ContainerCreator(ctx, this.verifier);
@@ -209,14 +213,22 @@ export class ContainerService {
   private async whileFrozen<T>(rec: ContainerRecord, freeze: boolean, what: string, fn: () => Promise<T>): Promise<T> {
     const { client, log } = this.ctx.d;
     // A pause that fails (the task just exited) is no reason to refuse: fn runs unfrozen.
-    const frozen = freeze && rec.State.Running && !rec.State.Paused && (await client.tasks.pause(rec.Id).then(() => true, (err) => {
-      log.debug(`pause for ${what}: ${(err as Error).message}`, { id: rec.Id });
-      return false;
-    }));
+    const frozen =
+      freeze &&
+      rec.State.Running &&
+      !rec.State.Paused &&
+      (await client.tasks.pause(rec.Id).then(
+        () => true,
+        (err) => {
+          log.debug(`pause for ${what}: ${(err as Error).message}`, { id: rec.Id });
+          return false;
+        },
+      ));
     try {
       return await fn();
     } finally {
-      if (frozen) await client.tasks.resume(rec.Id).catch((err) => log.warn(`resume after ${what}: ${(err as Error).message}`, { id: rec.Id }));
+      if (frozen)
+        await client.tasks.resume(rec.Id).catch((err) => log.warn(`resume after ${what}: ${(err as Error).message}`, { id: rec.Id }));
     }
   }
 

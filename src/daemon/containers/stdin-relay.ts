@@ -45,7 +45,11 @@ export class StdinRelay extends Writable {
   override _final(cb: (err?: Error | null) => void): void {
     // The end of input is delivered either way; onEnd logs its own failures (io.ts), and an error
     // here would only fail the client's half-close, which has nothing left to do about it.
-    const close = () => void this.onEnd(this.target!).then(() => cb(), () => cb());
+    const close = () =>
+      void this.onEnd(this.target!).then(
+        () => cb(),
+        () => cb(),
+      );
     if (this.target) close();
     else this.resumeFinal = close;
   }

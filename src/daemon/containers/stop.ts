@@ -16,7 +16,9 @@ export async function stopTask(ctx: ContainerContext, rec: ContainerRecord, sign
   }
   if (timeoutS !== 0) {
     ctx.event(rec, 'kill', { signal: String(signal) });
-    await client.tasks.kill(rec.Id, signal, { all: false }).catch((err) => log.debug(`stop signal: ${(err as Error).message}`, { id: rec.Id }));
+    await client.tasks
+      .kill(rec.Id, signal, { all: false })
+      .catch((err) => log.debug(`stop signal: ${(err as Error).message}`, { id: rec.Id }));
     let timer: NodeJS.Timeout | undefined;
     const graceful = await Promise.race([
       task.exited.then(() => true),
@@ -31,6 +33,8 @@ export async function stopTask(ctx: ContainerContext, rec: ContainerRecord, sign
     }
   }
   ctx.event(rec, 'kill', { signal: '9' });
-  await client.tasks.kill(rec.Id, 9, { all: ctx.d.launcher.killsAll }).catch((err) => log.debug(`kill: ${(err as Error).message}`, { id: rec.Id }));
+  await client.tasks
+    .kill(rec.Id, 9, { all: ctx.d.launcher.killsAll })
+    .catch((err) => log.debug(`kill: ${(err as Error).message}`, { id: rec.Id }));
   await processed;
 }

@@ -122,7 +122,8 @@ export class TaskLauncher {
     const cfg = this.d.config();
     const profile = cfg['seccomp-profile'];
     return {
-      seccompProfile: profile === 'builtin' || profile === '' ? 'builtin' : profile === 'unconfined' ? 'unconfined' : this.seccompFile(profile),
+      seccompProfile:
+        profile === 'builtin' || profile === '' ? 'builtin' : profile === 'unconfined' ? 'unconfined' : this.seccompFile(profile),
       noNewPrivileges: cfg['no-new-privileges'],
       defaultUlimits: Object.values(cfg['default-ulimits']),
       defaultShmSize: this.d.shmSize,
@@ -160,14 +161,18 @@ export class TaskLauncher {
     return undefined;
   }
 
-  private async namespacesFor(rec: ContainerRecord, find: (ref: string) => ContainerRecord): Promise<{ networkPath?: string; ipcPath?: string; pidPath?: string; utsPath?: string; sandbox?: SandboxInfo }> {
+  private async namespacesFor(
+    rec: ContainerRecord,
+    find: (ref: string) => ContainerRecord,
+  ): Promise<{ networkPath?: string; ipcPath?: string; pidPath?: string; utsPath?: string; sandbox?: SandboxInfo }> {
     const hc = rec.HostConfig;
     const ns: { networkPath?: string; ipcPath?: string; pidPath?: string; utsPath?: string; sandbox?: SandboxInfo } = {};
     const mode = hc.NetworkMode ?? 'bridge';
     if (mode === 'host') ns.networkPath = 'host';
     else if (mode.startsWith('container:')) {
       const other = find(mode.slice('container:'.length));
-      if (!other.State.Running) throw conflict(`cannot join network namespace of a non running container: container ${other.Id} is ${other.State.Status}`);
+      if (!other.State.Running)
+        throw conflict(`cannot join network namespace of a non running container: container ${other.Id} is ${other.State.Status}`);
       ns.networkPath = other.Internal.netnsPath ?? `/proc/${other.State.Pid}/ns/net`;
     } else if (this.d.networks) {
       // The namespace (bound under exec-root/netns, so it outlives the task and a daemon restart)
@@ -181,12 +186,17 @@ export class TaskLauncher {
       rec.Internal.netnsPath = path;
       ns.networkPath = path;
     }
-    for (const [field, key] of [['IpcMode', 'ipcPath'], ['PidMode', 'pidPath'], ['UTSMode', 'utsPath']] as const) {
+    for (const [field, key] of [
+      ['IpcMode', 'ipcPath'],
+      ['PidMode', 'pidPath'],
+      ['UTSMode', 'utsPath'],
+    ] as const) {
       const v = hc[field];
       if (v === 'host') ns[key] = 'host';
       else if (v?.startsWith('container:')) {
         const other = find(v.slice('container:'.length));
-        if (!other.State.Running) throw conflict(`cannot join namespace of a non running container: container ${other.Id} is ${other.State.Status}`);
+        if (!other.State.Running)
+          throw conflict(`cannot join namespace of a non running container: container ${other.Id} is ${other.State.Status}`);
         ns[key] = `/proc/${other.State.Pid}/ns/${key === 'ipcPath' ? 'ipc' : key === 'pidPath' ? 'pid' : 'uts'}`;
       }
     }
@@ -221,10 +231,21 @@ export class TaskLauncher {
     try {
       const shm = await this.shmFor(rec, find);
       const etcFiles = await writeEtcFiles({
-        dir, hostname: rec.Config.Hostname ?? id.slice(0, 12), domainname: rec.Config.Domainname ?? '',
-        extraHosts: this.d.networks ? this.d.networks.extraHosts(rec) : (rec.HostConfig.ExtraHosts ?? []).map((h) => { const i = h.lastIndexOf(':'); return `${h.slice(i + 1)} ${h.slice(0, i)}`; }),
+        dir,
+        hostname: rec.Config.Hostname ?? id.slice(0, 12),
+        domainname: rec.Config.Domainname ?? '',
+        extraHosts: this.d.networks
+          ? this.d.networks.extraHosts(rec)
+          : (rec.HostConfig.ExtraHosts ?? []).map((h) => {
+              const i = h.lastIndexOf(':');
+              return `${h.slice(i + 1)} ${h.slice(0, i)}`;
+            }),
         addresses: sandbox?.addresses ?? [],
-        dns: sandbox?.dns ?? { servers: rec.HostConfig.Dns?.length ? rec.HostConfig.Dns : this.d.config().dns, options: rec.HostConfig.DnsOptions?.length ? rec.HostConfig.DnsOptions : this.d.config()['dns-opts'], search: rec.HostConfig.DnsSearch?.length ? rec.HostConfig.DnsSearch : this.d.config()['dns-search'] },
+        dns: sandbox?.dns ?? {
+          servers: rec.HostConfig.Dns?.length ? rec.HostConfig.Dns : this.d.config().dns,
+          options: rec.HostConfig.DnsOptions?.length ? rec.HostConfig.DnsOptions : this.d.config()['dns-opts'],
+          search: rec.HostConfig.DnsSearch?.length ? rec.HostConfig.DnsSearch : this.d.config()['dns-search'],
+        },
         hostNetwork: namespaces.networkPath === 'host',
       });
       const files: Parameters<typeof buildSpec>[0]['files'] = shm ? { ...etcFiles, shmPath: shm } : { ...etcFiles };
@@ -237,18 +258,36 @@ export class TaskLauncher {
       const volumeMounts = this.d.volumes ? await this.d.volumes.attach(rec, rootMounts) : [];
       const user = await this.user(rec, rootMounts);
       const warnings: string[] = [];
-      const spec = buildSpec({
-        id, config: rec.Config, hostConfig: specHostConfig(rec.HostConfig), args: [rec.Path, ...rec.Args], user,
-        daemon: this.daemonDefaults(), files, namespaces, mounts: [...resolveMounts(rec.HostConfig, this.d.volumes !== undefined), ...volumeMounts, ...(cdi?.mounts ?? [])],
-        devices: [...resolveDeviceMappings(rec.HostConfig.Devices), ...(cdi?.devices ?? [])],
-        ...(rec.HostConfig.Links?.length && this.d.networks ? { linkEnv: this.d.networks.linkEnvironment(rec) } : {}),
-        ...(rec.HostConfig.Privileged ? { hostDevices: listHostDevices() } : {}),
-        ...(remap ? { userns: { uidMappings: remap.uids, gidMappings: remap.gids } } : {}),
-      }, warnings);
+      const spec = buildSpec(
+        {
+          id,
+          config: rec.Config,
+          hostConfig: specHostConfig(rec.HostConfig),
+          args: [rec.Path, ...rec.Args],
+          user,
+          daemon: this.daemonDefaults(),
+          files,
+          namespaces,
+          mounts: [...resolveMounts(rec.HostConfig, this.d.volumes !== undefined), ...volumeMounts, ...(cdi?.mounts ?? [])],
+          devices: [...resolveDeviceMappings(rec.HostConfig.Devices), ...(cdi?.devices ?? [])],
+          ...(rec.HostConfig.Links?.length && this.d.networks ? { linkEnv: this.d.networks.linkEnvironment(rec) } : {}),
+          ...(rec.HostConfig.Privileged ? { hostDevices: listHostDevices() } : {}),
+          ...(remap ? { userns: { uidMappings: remap.uids, gidMappings: remap.gids } } : {}),
+        },
+        warnings,
+      );
       for (const w of warnings) this.d.log.warn(w, { id });
       if (cdi) applyCdiProcessEdits(spec, cdi);
 
-      const options = runtime.shim === 'io.containerd.runc.v2' ? client.runcOptions({ root: runtime.root ?? this.d.runcRoot, binary_name: runtime.binary ?? 'runc', systemd_cgroup: this.d.cgroupDriver === 'systemd', ...(process.env.ENGINE_RAMDISK ? { no_pivot_root: true } : {}) }) : null;
+      const options =
+        runtime.shim === 'io.containerd.runc.v2'
+          ? client.runcOptions({
+              root: runtime.root ?? this.d.runcRoot,
+              binary_name: runtime.binary ?? 'runc',
+              systemd_cgroup: this.d.cgroupDriver === 'systemd',
+              ...(process.env.ENGINE_RAMDISK ? { no_pivot_root: true } : {}),
+            })
+          : null;
       await client.containers.create({
         id,
         runtime: { name: runtime.shim, options },
@@ -266,7 +305,14 @@ export class TaskLauncher {
       const stdin = fifos.stdin ? openFifoWriter(fifos.stdin) : undefined;
       const ioDone = Promise.all([hub.pump(out, 'stdout'), err ? hub.pump(err, 'stderr') : Promise.resolve()]).then(() => undefined);
       try {
-        await client.tasks.create({ container_id: id, rootfs: rootMounts, stdin: fifos.stdin ?? '', stdout: fifos.stdout, stderr: fifos.stderr ?? '', terminal: tty });
+        await client.tasks.create({
+          container_id: id,
+          rootfs: rootMounts,
+          stdin: fifos.stdin ?? '',
+          stdout: fifos.stdout,
+          stderr: fifos.stderr ?? '',
+          terminal: tty,
+        });
       } catch (e) {
         out.destroy();
         err?.destroy();
@@ -274,7 +320,10 @@ export class TaskLauncher {
         throw runtimeError(e);
       }
       // A first size for the TTY; the client sends its own right after the start, so a failure here only logs.
-      if (tty) await client.tasks.resizePty(id, { width: 80, height: 24 }).catch((e) => this.d.log.debug(`initial TTY size: ${(e as Error).message}`, { id }));
+      if (tty)
+        await client.tasks
+          .resizePty(id, { width: 80, height: 24 })
+          .catch((e) => this.d.log.debug(`initial TTY size: ${(e as Error).message}`, { id }));
       const exited = this.waitExit(id);
       let pid: number;
       try {
@@ -290,7 +339,10 @@ export class TaskLauncher {
       await unmountShm(shmPath(dir));
       await unmountNetnsSysfs(sysfsPath(dir));
       // Undoing a failed start: its error is the one reported; what cannot be undone is logged.
-      if (this.d.networks) await this.d.networks.teardownSandbox(id).catch((u) => this.d.log.debug(`undoing a start: sandbox: ${(u as Error).message}`, { id }));
+      if (this.d.networks)
+        await this.d.networks
+          .teardownSandbox(id)
+          .catch((u) => this.d.log.debug(`undoing a start: sandbox: ${(u as Error).message}`, { id }));
       await this.d.volumes?.detach(rec).catch((u) => this.d.log.debug(`undoing a start: volumes: ${(u as Error).message}`, { id }));
       if (rec.Internal.netnsPath) {
         if (existsSync(rec.Internal.netnsPath)) await removeNetns(rec.Internal.netnsPath);
@@ -300,7 +352,13 @@ export class TaskLauncher {
     }
   }
 
-  private running(pid: number, exited: Promise<TaskExit>, ioDone: Promise<void>, stdin: Writable | undefined, cancel: () => void): RunningTask {
+  private running(
+    pid: number,
+    exited: Promise<TaskExit>,
+    ioDone: Promise<void>,
+    stdin: Writable | undefined,
+    cancel: () => void,
+  ): RunningTask {
     return { pid, exited, ioDone, ...(stdin ? { stdin } : {}), detach: cancel };
   }
 
@@ -321,7 +379,12 @@ export class TaskLauncher {
         }
       }
     })();
-    return { promise, cancel: () => { cancelled = true; } };
+    return {
+      promise,
+      cancel: () => {
+        cancelled = true;
+      },
+    };
   }
 
   /** After an exit: delete the task and the containerd container, release the namespace and FIFOs. */
@@ -347,8 +410,13 @@ export class TaskLauncher {
       if (t.status === 'RUNNING' || t.status === 'PAUSED' || t.status === 'CREATED') {
         // The kill may race the task's own exit, and the wait only bounds how long the delete below
         // waits; the delete reports what matters.
-        await client.tasks.kill(id, 9, { all: this.killsAll }).catch((e) => this.d.log.debug(`forget: kill: ${(e as Error).message}`, { id }));
-        await Promise.race([client.tasks.wait(id).catch((e) => this.d.log.debug(`forget: wait: ${(e as Error).message}`, { id })), new Promise((r) => setTimeout(r, 5000))]);
+        await client.tasks
+          .kill(id, 9, { all: this.killsAll })
+          .catch((e) => this.d.log.debug(`forget: kill: ${(e as Error).message}`, { id }));
+        await Promise.race([
+          client.tasks.wait(id).catch((e) => this.d.log.debug(`forget: wait: ${(e as Error).message}`, { id })),
+          new Promise((r) => setTimeout(r, 5000)),
+        ]);
       }
       status = (await client.tasks.delete(id)).exit_status;
     } catch (err) {
@@ -370,11 +438,16 @@ export class TaskLauncher {
 
   /** At start-up: FIFO directories and network namespaces of containers the store does not know. */
   async removeStaleRuntimeDirs(known: Set<string>): Promise<void> {
-    for (const [sub, remove] of [['fifo', (p: string) => rm(p, { recursive: true, force: true })], ['netns', removeNetns]] as const) {
+    for (const [sub, remove] of [
+      ['fifo', (p: string) => rm(p, { recursive: true, force: true })],
+      ['netns', removeNetns],
+    ] as const) {
       const names = await readdir(join(this.d.execRoot, sub)).catch(() => [] as string[]); // no such directory yet: nothing stale
       for (const name of names) {
         if (known.has(name)) continue;
-        await remove(join(this.d.execRoot, sub, name)).catch((err) => this.d.log.warn(`removing stale ${sub} ${name}: ${(err as Error).message}`));
+        await remove(join(this.d.execRoot, sub, name)).catch((err) =>
+          this.d.log.warn(`removing stale ${sub} ${name}: ${(err as Error).message}`),
+        );
       }
     }
   }
@@ -399,13 +472,20 @@ export class TaskLauncher {
     return this.running(t.pid, exited.promise, ioDone, stdin, exited.cancel);
   }
 
-  private async user(rec: ContainerRecord, rootMounts: Parameters<typeof withMounted>[0]): Promise<{ uid: number; gid: number; additionalGids: number[] }> {
+  private async user(
+    rec: ContainerRecord,
+    rootMounts: Parameters<typeof withMounted>[0],
+  ): Promise<{ uid: number; gid: number; additionalGids: number[] }> {
     const spec = rec.Config.User ?? '';
     const groupAdd = rec.HostConfig.GroupAdd ?? [];
     const numeric = /^\d+(:\d+)?$/.test(spec);
     if ((spec === '' || numeric) && groupAdd.every((g) => /^\d+$/.test(g))) {
       const [u = '0', g] = spec.split(':');
-      return { uid: Number(u), gid: g !== undefined ? Number(g) : spec === '' ? 0 : Number(u) === 0 ? 0 : Number(u), additionalGids: groupAdd.map(Number) };
+      return {
+        uid: Number(u),
+        gid: g !== undefined ? Number(g) : spec === '' ? 0 : Number(u) === 0 ? 0 : Number(u),
+        additionalGids: groupAdd.map(Number),
+      };
     }
     return withMounted(rootMounts, this.d.tmpDir, async (root) => resolveUser(root, spec, groupAdd));
   }
@@ -413,9 +493,21 @@ export class TaskLauncher {
   /** `update`: the verified HostConfig's resources applied to the running task (nothing when stopped). */
   async applyResources(rec: ContainerRecord, hostConfig: HostConfig): Promise<void> {
     if (!rec.State.Running) return;
-    const spec = buildSpec({ id: rec.Id, config: rec.Config, hostConfig, args: [rec.Path, ...rec.Args], user: { uid: 0, gid: 0, additionalGids: [] }, daemon: this.daemonDefaults(), files: {}, mounts: [] });
+    const spec = buildSpec({
+      id: rec.Id,
+      config: rec.Config,
+      hostConfig,
+      args: [rec.Path, ...rec.Args],
+      user: { uid: 0, gid: 0, additionalGids: [] },
+      daemon: this.daemonDefaults(),
+      files: {},
+      mounts: [],
+    });
     try {
-      await this.d.client.tasks.update(rec.Id, jsonAny('types.containerd.io/opencontainers/runtime-spec/1/LinuxResources', spec.linux.resources ?? {}));
+      await this.d.client.tasks.update(
+        rec.Id,
+        jsonAny('types.containerd.io/opencontainers/runtime-spec/1/LinuxResources', spec.linux.resources ?? {}),
+      );
     } catch (err) {
       throw internal(`Cannot update container ${rec.Id}: ${(err as Error).message}`); // a 500, as dockerd
     }

@@ -67,11 +67,15 @@ export class ContainerVerifier {
     const config = mergeConfig(request, image.config, id);
     config.Image = request.Image;
     const hostConfig = withHostDefaults(request.HostConfig, {
-      logDriver: cfg['log-driver'], logOpts: cfg['log-opts'], runtime: cfg['default-runtime'], shmSize: this.d.shmSize,
-      cgroupnsMode: cfg['default-cgroupns-mode'], ipcMode: cfg['default-ipc-mode'],
+      logDriver: cfg['log-driver'],
+      logOpts: cfg['log-opts'],
+      runtime: cfg['default-runtime'],
+      shmSize: this.d.shmSize,
+      cgroupnsMode: cfg['default-cgroupns-mode'],
+      ipcMode: cfg['default-ipc-mode'],
     });
     if (hostConfig.AutoRemove && hostConfig.RestartPolicy?.Name && hostConfig.RestartPolicy.Name !== 'no') {
-      throw invalidParameter('can\'t create \'AutoRemove\' container with restart policy');
+      throw invalidParameter("can't create 'AutoRemove' container with restart policy");
     }
     this.checkStart(hostConfig);
     validateLogOptions(hostConfig.LogConfig!.Type ?? cfg['log-driver'], hostConfig.LogConfig!.Config ?? {});
@@ -129,13 +133,15 @@ export class ContainerVerifier {
     const policy = typed.RestartPolicy as { Name?: string; MaximumRetryCount?: number } | undefined;
     if (policy && typeof policy === 'object' && policy.Name) {
       validateRestartPolicy(policy.Name, policy.MaximumRetryCount ?? 0);
-      if (rec.HostConfig.AutoRemove && policy.Name !== 'no') throw invalidParameter('Restart policy cannot be updated because AutoRemove is enabled for the container');
+      if (rec.HostConfig.AutoRemove && policy.Name !== 'no')
+        throw invalidParameter('Restart policy cannot be updated because AutoRemove is enabled for the container');
       next.RestartPolicy = { Name: policy.Name, MaximumRetryCount: policy.MaximumRetryCount ?? 0 };
     }
     const hostConfig = next as HostConfig;
     const mem = hostConfig.Memory ?? 0;
     if (mem > 0 && mem < MIN_MEMORY) throw invalidParameter('Minimum memory limit allowed is 6MB');
-    if (mem > 0 && (hostConfig.MemorySwap ?? 0) > 0 && hostConfig.MemorySwap! < mem) throw invalidParameter('Minimum memoryswap limit should be larger than memory limit, see usage');
+    if (mem > 0 && (hostConfig.MemorySwap ?? 0) > 0 && hostConfig.MemorySwap! < mem)
+      throw invalidParameter('Minimum memoryswap limit should be larger than memory limit, see usage');
     return hostConfig;
   }
 }
@@ -143,4 +149,21 @@ export class ContainerVerifier {
 const MIN_MEMORY = 6 * 1024 * 1024;
 
 /** The resources `docker update` may change (UpdateConfig's fields besides RestartPolicy). */
-const UPDATABLE = new Set(['CpuShares', 'Memory', 'MemoryReservation', 'MemorySwap', 'NanoCpus', 'CpuPeriod', 'CpuQuota', 'CpusetCpus', 'CpusetMems', 'PidsLimit', 'BlkioWeight', 'KernelMemory', 'CpuRealtimePeriod', 'CpuRealtimeRuntime', 'MemorySwappiness', 'OomKillDisable']);
+const UPDATABLE = new Set([
+  'CpuShares',
+  'Memory',
+  'MemoryReservation',
+  'MemorySwap',
+  'NanoCpus',
+  'CpuPeriod',
+  'CpuQuota',
+  'CpusetCpus',
+  'CpusetMems',
+  'PidsLimit',
+  'BlkioWeight',
+  'KernelMemory',
+  'CpuRealtimePeriod',
+  'CpuRealtimeRuntime',
+  'MemorySwappiness',
+  'OomKillDisable',
+]);

@@ -4,7 +4,12 @@ import type { ContainerRecord } from './record.ts';
 import { humanStatus } from './record.ts';
 import type { NetworkView } from '../../network/views.ts';
 
-export function inspectView(rec: ContainerRecord, net: NetworkView, execIds: string[], size?: { rw: number; rootFs: number }): Record<string, unknown> {
+export function inspectView(
+  rec: ContainerRecord,
+  net: NetworkView,
+  execIds: string[],
+  size?: { rw: number; rootFs: number },
+): Record<string, unknown> {
   return {
     Id: rec.Id,
     Created: rec.Created,
@@ -52,7 +57,10 @@ export function summaryView(rec: ContainerRecord, net: NetworkView, size?: { rw:
     Labels: rec.Config.Labels ?? {},
     State: rec.State.Status,
     Status: humanStatus(rec.State),
-    HostConfig: { NetworkMode: rec.HostConfig.NetworkMode ?? 'bridge', ...(rec.HostConfig.Annotations ? { Annotations: rec.HostConfig.Annotations } : {}) },
+    HostConfig: {
+      NetworkMode: rec.HostConfig.NetworkMode ?? 'bridge',
+      ...(rec.HostConfig.Annotations ? { Annotations: rec.HostConfig.Annotations } : {}),
+    },
     NetworkSettings: { Networks: net.summaryNetworks },
     Mounts: rec.Mounts,
   };

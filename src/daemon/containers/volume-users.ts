@@ -12,5 +12,9 @@ interface VolumeReferrer {
 
 /** A container and the volumes its record references (running: running or restarting). */
 export function volumeUsers(records: Iterable<VolumeReferrer>): Array<{ id: string; running: boolean; volumes: string[] }> {
-  return [...records].map((r) => ({ id: r.Id, running: r.State.Running || r.State.Restarting, volumes: r.Mounts.filter((m) => m.Type === 'volume' && m.Name).map((m) => m.Name!) }));
+  return [...records].map((r) => ({
+    id: r.Id,
+    running: r.State.Running || r.State.Restarting,
+    volumes: r.Mounts.filter((m) => m.Type === 'volume' && m.Name).map((m) => m.Name!),
+  }));
 }

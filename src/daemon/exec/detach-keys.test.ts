@@ -11,7 +11,11 @@ describe('parseDetachKeys', () => {
 
   it('refuses unknown keys with a 400', () => {
     for (const bad of ['ctrl-1', 'ctrl-', 'meta-x', 'ab']) {
-      assert.throws(() => parseDetachKeys(bad), (e: { status?: number; message: string }) => e.status === 400 && /Invalid detach keys/.test(e.message), bad);
+      assert.throws(
+        () => parseDetachKeys(bad),
+        (e: { status?: number; message: string }) => e.status === 400 && /Invalid detach keys/.test(e.message),
+        bad,
+      );
     }
   });
 });

@@ -5,7 +5,7 @@ import { invalidParameter } from '../../errors.ts';
 
 export const DEFAULT_DETACH_KEYS = 'ctrl-p,ctrl-q';
 
-const CTRL_SPECIALS: Record<string, number> = { '@': 0, '[': 27, '\\': 28, ']': 29, '^': 30, '_': 31 };
+const CTRL_SPECIALS: Record<string, number> = { '@': 0, '[': 27, '\\': 28, ']': 29, '^': 30, _: 31 };
 
 /** "ctrl-p,ctrl-q" → [0x10, 0x11]; a key is one character or ctrl-<a-z @ [ \ ] ^ _>. */
 export function parseDetachKeys(spec: string): Buffer {

@@ -21,7 +21,7 @@ describe('FifoPool', () => {
     assert.equal(all.length, 12);
     assert.equal(new Set(all).size, 12, 'no FIFO is handed out twice');
     for (const p of all) assert.ok((await stat(p)).isFIFO(), p);
-    await assert.rejects(stat(join(dir, 'stale')), 'a previous daemon\'s leftovers are removed');
+    await assert.rejects(stat(join(dir, 'stale')), "a previous daemon's leftovers are removed");
     await pool.close();
     await assert.rejects(stat(dir));
   });

@@ -12,7 +12,11 @@ export class FifoPool {
   private prepared: Promise<void> | undefined;
 
   /** Refills to `batch` FIFOs whenever fewer than `low` are left. */
-  constructor(private readonly dir: string, private readonly low = 6, private readonly batch = 12) {}
+  constructor(
+    private readonly dir: string,
+    private readonly low = 6,
+    private readonly batch = 12,
+  ) {}
 
   /** `n` fresh FIFO paths; the caller removes them after use. */
   async take(n: number): Promise<string[]> {
@@ -35,7 +39,9 @@ export class FifoPool {
   private fill(): Promise<void> {
     this.filling ??= (async () => {
       // The first fill clears what an earlier daemon left behind.
-      this.prepared ??= rm(this.dir, { recursive: true, force: true }).then(() => mkdir(this.dir, { recursive: true, mode: 0o700 })).then(() => undefined);
+      this.prepared ??= rm(this.dir, { recursive: true, force: true })
+        .then(() => mkdir(this.dir, { recursive: true, mode: 0o700 }))
+        .then(() => undefined);
       await this.prepared;
       const want = Math.max(this.batch - this.ready.length, 1);
       const paths = Array.from({ length: want }, () => join(this.dir, randomBytes(8).toString('hex')));

@@ -47,7 +47,8 @@ export function buildExecProcess(base: OciProcess, x: ExecProcessInput): OciProc
  */
 export function parseContainerProcess(specJson: string): OciProcess {
   const spec = JSON.parse(specJson, (key, value, ctx?: { source?: string }) =>
-    (key === 'hard' || key === 'soft') && typeof value === 'number' && ctx?.source ? BigInt(ctx.source) : value) as { process?: OciProcess };
+    (key === 'hard' || key === 'soft') && typeof value === 'number' && ctx?.source ? BigInt(ctx.source) : value,
+  ) as { process?: OciProcess };
   if (!spec.process) throw new Error('the container spec has no process');
   return spec.process;
 }

@@ -92,7 +92,9 @@ export class ExecService {
     if (!Array.isArray(cmd) || cmd.some((a) => typeof a !== 'string')) throw invalidParameter('Cmd must be a list of strings');
     if (cmd.length === 0) throw invalidParameter('No exec command specified');
     if (body.Env != null && !Array.isArray(body.Env)) throw invalidParameter('Env must be a list of strings');
-    for (const e of body.Env ?? []) if (typeof e !== 'string' || e.startsWith('=') || e === '') throw invalidParameter(`invalid environment variable: ${JSON.stringify(e)}`);
+    for (const e of body.Env ?? [])
+      if (typeof e !== 'string' || e.startsWith('=') || e === '')
+        throw invalidParameter(`invalid environment variable: ${JSON.stringify(e)}`);
     const tty = body.Tty === true;
     const size = body.ConsoleSize;
     let started!: () => void;
@@ -194,7 +196,10 @@ export class ExecService {
     if (height < 0 || width < 0) throw invalidParameter('invalid size: height and width must be positive');
     if (rec.state === 'created' || rec.state === 'starting') {
       // The CLI resizes right after the start request; wait for the process like dockerd does.
-      const ready = await Promise.race([rec.started.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), RESIZE_WAIT_MS).unref())]);
+      const ready = await Promise.race([
+        rec.started.then(() => true),
+        new Promise<boolean>((r) => setTimeout(() => r(false), RESIZE_WAIT_MS).unref()),
+      ]);
       if (!ready) throw conflict('timeout waiting for exec session ready');
     }
     if (rec.state !== 'running') throw conflict(`Exec process ${rec.id} is not running`);
@@ -205,17 +210,28 @@ export class ExecService {
   private async launch(rec: ExecRecord, c: ContainerRecord, sink: OutputSink | null): Promise<RunningExec> {
     const { client } = this.d;
     const base = await this.baseProcess(c);
-    const user = rec.user ? await this.resolveExecUser(c, rec.user) : { uid: base.user.uid, gid: base.user.gid, additionalGids: base.user.additionalGids ?? [] };
+    const user = rec.user
+      ? await this.resolveExecUser(c, rec.user)
+      : { uid: base.user.uid, gid: base.user.gid, additionalGids: base.user.additionalGids ?? [] };
     const proc = buildExecProcess(base, {
-      args: [rec.entrypoint, ...rec.args], env: rec.env, cwd: rec.workingDir, tty: rec.tty, consoleSize: rec.consoleSize,
-      user, privileged: rec.privileged, allCapabilities: this.allCaps,
+      args: [rec.entrypoint, ...rec.args],
+      env: rec.env,
+      cwd: rec.workingDir,
+      tty: rec.tty,
+      consoleSize: rec.consoleSize,
+      user,
+      privileged: rec.privileged,
+      allCapabilities: this.allCaps,
     });
     const paths = await this.fifos.take(1 + (rec.tty ? 0 : 1) + (rec.openStdin ? 1 : 0));
     const fifos = { stdout: paths[0]!, stderr: rec.tty ? undefined : paths[1], stdin: rec.openStdin ? paths.at(-1) : undefined };
     const out = openFifoReader(fifos.stdout);
     const err = fifos.stderr ? openFifoReader(fifos.stderr) : undefined;
     const stdin = fifos.stdin ? openFifoWriter(fifos.stdin) : undefined;
-    const ioDone = Promise.all([pump(out, 'stdout', rec.openStdout ? sink : null), err ? pump(err, 'stderr', rec.openStderr ? sink : null) : undefined]).then(() => undefined);
+    const ioDone = Promise.all([
+      pump(out, 'stdout', rec.openStdout ? sink : null),
+      err ? pump(err, 'stderr', rec.openStderr ? sink : null) : undefined,
+    ]).then(() => undefined);
     const release = async () => {
       out.destroy();
       err?.destroy();
@@ -224,8 +240,13 @@ export class ExecService {
     };
     try {
       await client.tasks.exec({
-        container_id: c.Id, exec_id: rec.id, stdin: fifos.stdin ?? '', stdout: fifos.stdout, stderr: fifos.stderr ?? '',
-        terminal: rec.tty, spec: { type_url: PROCESS_TYPE_URL, value: Buffer.from(serializeProcess(proc)) },
+        container_id: c.Id,
+        exec_id: rec.id,
+        stdin: fifos.stdin ?? '',
+        stdout: fifos.stdout,
+        stderr: fifos.stderr ?? '',
+        terminal: rec.tty,
+        spec: { type_url: PROCESS_TYPE_URL, value: Buffer.from(serializeProcess(proc)) },
       });
     } catch (e) {
       await release();
@@ -261,7 +282,11 @@ export class ExecService {
       rec.finishedAt = Date.now();
       this.emit(rec, 'exec_die', { exitCode: String(status) });
       // Clean-up runs behind the answer: the client may read the exit code right away.
-      void client.tasks.deleteProcess(c.Id, rec.id).catch(() => undefined).then(release).catch(() => undefined);
+      void client.tasks
+        .deleteProcess(c.Id, rec.id)
+        .catch(() => undefined)
+        .then(release)
+        .catch(() => undefined);
       return status;
     })();
 
@@ -286,7 +311,12 @@ export class ExecService {
    * environment; stdout and stderr together, the first `maxOutput` bytes kept ("..." marks a cut).
    * After `timeoutMs` of running the process is killed and the result is exit -1.
    */
-  async probe(containerId: string, cmd: string[], timeoutMs: number, maxOutput = 4096): Promise<{ exitCode: number; output: string; timedOut: boolean }> {
+  async probe(
+    containerId: string,
+    cmd: string[],
+    timeoutMs: number,
+    maxOutput = 4096,
+  ): Promise<{ exitCode: number; output: string; timedOut: boolean }> {
     // A probe runs only for a container the health monitor saw start: no need to wait.
     const { Id } = this.createFor(this.d.containers.find(containerId), { Cmd: cmd, AttachStdout: true, AttachStderr: true });
     const chunks: Buffer[] = [];

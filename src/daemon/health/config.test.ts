@@ -17,13 +17,21 @@ describe('probeCommand', () => {
 });
 
 describe('healthSettings', () => {
-  it('fills dockerd\'s defaults', () => {
+  it("fills dockerd's defaults", () => {
     assert.deepEqual(healthSettings({ Healthcheck: { Test: ['CMD', 'true'] } }), {
-      command: ['true'], intervalMs: 30_000, timeoutMs: 30_000, startPeriodMs: 0, startIntervalMs: 5_000, retries: 3, timeoutNs: 30e9,
+      command: ['true'],
+      intervalMs: 30_000,
+      timeoutMs: 30_000,
+      startPeriodMs: 0,
+      startIntervalMs: 5_000,
+      retries: 3,
+      timeoutNs: 30e9,
     });
   });
   it('converts the nanosecond fields', () => {
-    const s = healthSettings({ Healthcheck: { Test: ['CMD-SHELL', 'x'], Interval: 200e6, Timeout: 1.5e9, StartPeriod: 60e9, StartInterval: 100e6, Retries: 7 } });
+    const s = healthSettings({
+      Healthcheck: { Test: ['CMD-SHELL', 'x'], Interval: 200e6, Timeout: 1.5e9, StartPeriod: 60e9, StartInterval: 100e6, Retries: 7 },
+    });
     assert.deepEqual([s.intervalMs, s.timeoutMs, s.startPeriodMs, s.startIntervalMs, s.retries], [200, 1500, 60_000, 100, 7]);
   });
 });
@@ -31,8 +39,19 @@ describe('healthSettings', () => {
 describe('goDuration', () => {
   it('writes durations the way Go does', () => {
     const cases: Array<[number, string]> = [
-      [0, '0s'], [300e6, '300ms'], [1.5e6, '1.5ms'], [2500, '2.5µs'], [999, '999ns'], [1e9, '1s'], [1.5e9, '1.5s'],
-      [30e9, '30s'], [60e9, '1m0s'], [90e9, '1m30s'], [3600e9, '1h0m0s'], [3723.5e9, '1h2m3.5s'], [-2e9, '-2s'],
+      [0, '0s'],
+      [300e6, '300ms'],
+      [1.5e6, '1.5ms'],
+      [2500, '2.5µs'],
+      [999, '999ns'],
+      [1e9, '1s'],
+      [1.5e9, '1.5s'],
+      [30e9, '30s'],
+      [60e9, '1m0s'],
+      [90e9, '1m30s'],
+      [3600e9, '1h0m0s'],
+      [3723.5e9, '1h2m3.5s'],
+      [-2e9, '-2s'],
     ];
     for (const [ns, text] of cases) assert.equal(goDuration(ns), text, String(ns));
   });

@@ -60,7 +60,7 @@ describe('HealthMonitor', () => {
     assert.equal(host.calls.length, calls, 'no probes after stop');
   });
 
-  it('skips probes while paused and records timeouts as -1 with Go\'s duration', async () => {
+  it("skips probes while paused and records timeouts as -1 with Go's duration", async () => {
     const rec = record({ Test: ['CMD-SHELL', 'x'], Interval: 15e6, Timeout: 1.5e9, Retries: 1 });
     rec.State.Paused = true;
     const host = fakeHost(rec, async () => ({ exitCode: 137, output: 'partial', timedOut: true }));
@@ -87,7 +87,9 @@ describe('HealthMonitor', () => {
 
   it('an error running the probe is a failure with its message', async () => {
     const rec = record({ Test: ['CMD', 'x'], Interval: 10e6, Retries: 1 });
-    const host = fakeHost(rec, async () => { throw new Error('container abc is not running'); });
+    const host = fakeHost(rec, async () => {
+      throw new Error('container abc is not running');
+    });
     const m = new HealthMonitor({ host, log });
     m.started(rec);
     await until('a probe', () => (rec.State.Health?.Log.length ?? 0) > 0);

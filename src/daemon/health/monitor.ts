@@ -14,7 +14,12 @@ export interface HealthHost {
   /** Persists the record after State.Health changed in place. */
   save(id: string): void;
   /** Runs a probe command in the container (exec). */
-  probe(containerId: string, cmd: string[], timeoutMs: number, maxOutput: number): Promise<{ exitCode: number; output: string; timedOut: boolean }>;
+  probe(
+    containerId: string,
+    cmd: string[],
+    timeoutMs: number,
+    maxOutput: number,
+  ): Promise<{ exitCode: number; output: string; timedOut: boolean }>;
 }
 
 export interface HealthMonitorDeps {
@@ -114,7 +119,11 @@ export class HealthMonitor {
     const result = await this.runProbe(id, loop.settings);
     if (loop.stopped) return;
     const current = rec.State.Health ?? startingHealth(undefined);
-    const next = applyProbeResult(current, result, { retries: loop.settings.retries, startPeriodMs: loop.settings.startPeriodMs, containerStartedAt: loop.startedAt });
+    const next = applyProbeResult(current, result, {
+      retries: loop.settings.retries,
+      startPeriodMs: loop.settings.startPeriodMs,
+      containerStartedAt: loop.startedAt,
+    });
     rec.State.Health = next;
     this.d.host.save(id);
     if (next.Status !== current.Status) this.report(id, next.Status);

@@ -37,16 +37,45 @@ export class EngineMetrics {
 
   constructor(private readonly src: MetricsSources) {
     const r = [this.registry];
-    new Gauge({ name: 'engine_daemon_engine_info', help: 'The information related to the engine and the OS it is running on', labelNames: Object.keys(src.info), registers: r }).set(src.info, 1);
-    this.containerActions = new Histogram({ name: 'engine_daemon_container_actions_seconds', help: 'The number of seconds it takes to process each container action', labelNames: ['action'], buckets: ACTION_BUCKETS, registers: r });
-    this.networkActions = new Histogram({ name: 'engine_daemon_network_actions_seconds', help: 'The number of seconds it takes to process each network action', labelNames: ['action'], buckets: ACTION_BUCKETS, registers: r });
-    const events = new Counter({ name: 'engine_daemon_events_total', help: 'The number of events logged', labelNames: ['type', 'action'], registers: r });
+    new Gauge({
+      name: 'engine_daemon_engine_info',
+      help: 'The information related to the engine and the OS it is running on',
+      labelNames: Object.keys(src.info),
+      registers: r,
+    }).set(src.info, 1);
+    this.containerActions = new Histogram({
+      name: 'engine_daemon_container_actions_seconds',
+      help: 'The number of seconds it takes to process each container action',
+      labelNames: ['action'],
+      buckets: ACTION_BUCKETS,
+      registers: r,
+    });
+    this.networkActions = new Histogram({
+      name: 'engine_daemon_network_actions_seconds',
+      help: 'The number of seconds it takes to process each network action',
+      labelNames: ['action'],
+      buckets: ACTION_BUCKETS,
+      registers: r,
+    });
+    const events = new Counter({
+      name: 'engine_daemon_events_total',
+      help: 'The number of events logged',
+      labelNames: ['type', 'action'],
+      registers: r,
+    });
     this.healthChecks = new Counter({ name: 'engine_daemon_health_checks_total', help: 'The total number of health checks', registers: r });
-    this.healthChecksFailed = new Counter({ name: 'engine_daemon_health_checks_failed_total', help: 'The total number of failed health checks', registers: r });
+    this.healthChecksFailed = new Counter({
+      name: 'engine_daemon_health_checks_failed_total',
+      help: 'The total number of failed health checks',
+      registers: r,
+    });
     // "exec_start: sh -c …" counts as exec_start: the family is the action, not its argument.
     this.unsubscribe = src.subscribeEvents((ev) => events.inc({ type: ev.Type, action: ev.Action.split(':')[0] ?? ev.Action }));
     new Gauge({
-      name: 'engine_daemon_container_states_containers', help: 'The count of containers in various states', labelNames: ['state'], registers: r,
+      name: 'engine_daemon_container_states_containers',
+      help: 'The count of containers in various states',
+      labelNames: ['state'],
+      registers: r,
       collect() {
         const counts = { running: 0, paused: 0, stopped: 0 };
         for (const c of src.containers()) counts[c.state]++;
@@ -59,15 +88,55 @@ export class EngineMetrics {
   /** Per-container counters, read when scraped (nothing is sampled between scrapes). */
   private perContainer(r: Registry[]): void {
     const labelNames = ['name', 'id'] as const;
-    const cpu = new Counter({ name: 'engine_container_cpu_usage_seconds_total', help: 'CPU time the container used (user and system)', labelNames, registers: [] });
-    const cpuUser = new Counter({ name: 'engine_container_cpu_user_seconds_total', help: 'CPU time the container used in user mode', labelNames, registers: [] });
-    const cpuSys = new Counter({ name: 'engine_container_cpu_system_seconds_total', help: 'CPU time the container used in kernel mode', labelNames, registers: [] });
+    const cpu = new Counter({
+      name: 'engine_container_cpu_usage_seconds_total',
+      help: 'CPU time the container used (user and system)',
+      labelNames,
+      registers: [],
+    });
+    const cpuUser = new Counter({
+      name: 'engine_container_cpu_user_seconds_total',
+      help: 'CPU time the container used in user mode',
+      labelNames,
+      registers: [],
+    });
+    const cpuSys = new Counter({
+      name: 'engine_container_cpu_system_seconds_total',
+      help: 'CPU time the container used in kernel mode',
+      labelNames,
+      registers: [],
+    });
     const mem = new Gauge({ name: 'engine_container_memory_usage_bytes', help: 'Memory the container uses', labelNames, registers: [] });
-    const memLimit = new Gauge({ name: 'engine_container_memory_limit_bytes', help: 'The container\'s memory limit', labelNames, registers: [] });
-    const rx = new Counter({ name: 'engine_container_network_receive_bytes_total', help: 'Bytes received on the container\'s interfaces', labelNames: [...labelNames, 'interface'], registers: [] });
-    const tx = new Counter({ name: 'engine_container_network_transmit_bytes_total', help: 'Bytes sent on the container\'s interfaces', labelNames: [...labelNames, 'interface'], registers: [] });
-    const blkRead = new Counter({ name: 'engine_container_blkio_read_bytes_total', help: 'Bytes read from block devices', labelNames, registers: [] });
-    const blkWrite = new Counter({ name: 'engine_container_blkio_write_bytes_total', help: 'Bytes written to block devices', labelNames, registers: [] });
+    const memLimit = new Gauge({
+      name: 'engine_container_memory_limit_bytes',
+      help: "The container's memory limit",
+      labelNames,
+      registers: [],
+    });
+    const rx = new Counter({
+      name: 'engine_container_network_receive_bytes_total',
+      help: "Bytes received on the container's interfaces",
+      labelNames: [...labelNames, 'interface'],
+      registers: [],
+    });
+    const tx = new Counter({
+      name: 'engine_container_network_transmit_bytes_total',
+      help: "Bytes sent on the container's interfaces",
+      labelNames: [...labelNames, 'interface'],
+      registers: [],
+    });
+    const blkRead = new Counter({
+      name: 'engine_container_blkio_read_bytes_total',
+      help: 'Bytes read from block devices',
+      labelNames,
+      registers: [],
+    });
+    const blkWrite = new Counter({
+      name: 'engine_container_blkio_write_bytes_total',
+      help: 'Bytes written to block devices',
+      labelNames,
+      registers: [],
+    });
     const pids = new Gauge({ name: 'engine_container_pids', help: 'Processes in the container', labelNames, registers: [] });
     const src = this.src;
     // One collect() refreshes every per-container family: they are reset so removed containers go.
@@ -75,7 +144,9 @@ export class EngineMetrics {
     // Registered first: the registry reads metrics in order, so this collect() runs before the
     // families it fills are read.
     new Gauge({
-      name: 'engine_containers_sampled', help: 'Running containers whose counters this scrape read', registers: r,
+      name: 'engine_containers_sampled',
+      help: 'Running containers whose counters this scrape read',
+      registers: r,
       collect() {
         for (const f of families) f.reset();
         let n = 0;
@@ -114,7 +185,8 @@ export class EngineMetrics {
       get(target, prop, receiver) {
         const value = Reflect.get(target, prop, receiver) as unknown;
         const action = typeof prop === 'string' ? (actions as Record<string, string | undefined>)[prop] : undefined;
-        if (!action || typeof value !== 'function') return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        if (!action || typeof value !== 'function')
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
         return (...args: unknown[]) => {
           const end = hist.startTimer({ action });
           const out = (value as (...a: unknown[]) => unknown).apply(target, args);

@@ -6,7 +6,8 @@ import { describe, test } from 'node:test';
 import { applySettings, checkPrivileges, computePrivileges, implementsOf, initialSettings, parsePluginConfig } from './config.ts';
 
 const base = {
-  Description: 'd', Entrypoint: ['/p'],
+  Description: 'd',
+  Entrypoint: ['/p'],
   Interface: { Types: ['docker.volumedriver/1.0', { Prefix: 'docker', Capability: 'authz', Version: '1.0' }], Socket: 'p.sock' },
 };
 const status = (e: unknown) => (e as { status?: number }).status;
@@ -31,23 +32,43 @@ describe('plugin config', () => {
       [{ ...base, Entrypoint: 'x' }, /Entrypoint must be a list of strings/],
       [{ ...base, PropagatedMount: 'data' }, /PropagatedMount must be an absolute path/],
     ];
-    for (const [raw, msg] of bad) assert.throws(() => parsePluginConfig(raw), (e: Error) => status(e) === 400 && msg.test(e.message), String(msg));
+    for (const [raw, msg] of bad)
+      assert.throws(
+        () => parsePluginConfig(raw),
+        (e: Error) => status(e) === 400 && msg.test(e.message),
+        String(msg),
+      );
   });
 
   test('privileges in dockerd order; a pull must accept exactly them', () => {
     const c = parsePluginConfig({
-      ...base, Network: { Type: 'host' }, PidHost: true,
-      Mounts: [{ Name: 'state', Source: '/var/lib/x', Destination: '/state', Settable: ['source'] }, { Destination: '/tmp', Type: 'tmpfs' }],
+      ...base,
+      Network: { Type: 'host' },
+      PidHost: true,
+      Mounts: [
+        { Name: 'state', Source: '/var/lib/x', Destination: '/state', Settable: ['source'] },
+        { Destination: '/tmp', Type: 'tmpfs' },
+      ],
       Linux: { Capabilities: ['CAP_SYS_ADMIN'], Devices: [{ Name: 'fuse', Path: '/dev/fuse' }] },
     });
     const p = computePrivileges(c);
-    assert.deepEqual(p.map((x) => [x.Name, x.Value]), [
-      ['network', ['host']], ['host pid namespace', ['true']], ['mount', ['/var/lib/x']], ['device', ['/dev/fuse']], ['capabilities', ['CAP_SYS_ADMIN']],
-    ]);
+    assert.deepEqual(
+      p.map((x) => [x.Name, x.Value]),
+      [
+        ['network', ['host']],
+        ['host pid namespace', ['true']],
+        ['mount', ['/var/lib/x']],
+        ['device', ['/dev/fuse']],
+        ['capabilities', ['CAP_SYS_ADMIN']],
+      ],
+    );
     assert.doesNotThrow(() => checkPrivileges(p, [...p].reverse()));
     assert.throws(() => checkPrivileges(p, p.slice(1)), /incorrect privileges/);
     assert.throws(() => checkPrivileges(p, [...p.slice(1), { Name: 'network', Value: ['bridge'] }]), /incorrect privileges/);
-    assert.throws(() => checkPrivileges(p, { x: 1 }), (e: Error) => status(e) === 400);
+    assert.throws(
+      () => checkPrivileges(p, { x: 1 }),
+      (e: Error) => status(e) === 400,
+    );
     assert.deepEqual(computePrivileges(parsePluginConfig({ ...base, Network: { Type: 'bridge' } })), []);
     assert.doesNotThrow(() => checkPrivileges([], null));
   });
@@ -55,7 +76,11 @@ describe('plugin config', () => {
   test('settings start from the config and change only where it allows', () => {
     const c = parsePluginConfig({
       ...base,
-      Env: [{ Name: 'DEBUG', Settable: ['value'], Value: '0' }, { Name: 'FIXED', Value: 'x' }, { Name: 'UNSET', Settable: ['value'] }],
+      Env: [
+        { Name: 'DEBUG', Settable: ['value'], Value: '0' },
+        { Name: 'FIXED', Value: 'x' },
+        { Name: 'UNSET', Settable: ['value'] },
+      ],
       Args: { Name: 'args', Settable: ['value'], Value: ['-v'] },
       Mounts: [{ Name: 'state', Source: '/var/lib/x', Destination: '/state', Settable: ['source'] }],
       Linux: { Devices: [{ Name: 'dev', Path: '/dev/null', Settable: ['path'] }] },
@@ -72,6 +97,9 @@ describe('plugin config', () => {
     assert.throws(() => applySettings(c, s0, ['FIXED=y']), /"FIXED" is not settable/);
     assert.throws(() => applySettings(c, s0, ['DEBUG.source=y']), /"DEBUG.source" is not settable/);
     assert.throws(() => applySettings(c, s0, ['NOPE=1']), /setting "NOPE" not found in the plugin configuration/);
-    assert.throws(() => applySettings(c, s0, ['novalue']), (e: Error) => status(e) === 400);
+    assert.throws(
+      () => applySettings(c, s0, ['novalue']),
+      (e: Error) => status(e) === 400,
+    );
   });
 });

@@ -16,7 +16,8 @@ export const PLUGIN_SOCKET_DIR_IN_CONTAINER = '/run/docker/plugins';
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const strList = (v: unknown, what: string): string[] | null => {
   if (v === undefined || v === null) return null;
-  if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) throw invalidParameter(`invalid plugin config: ${what} must be a list of strings`);
+  if (!Array.isArray(v) || !v.every((x) => typeof x === 'string'))
+    throw invalidParameter(`invalid plugin config: ${what} must be a list of strings`);
   return v as string[];
 };
 const str = (v: unknown, what: string): string => {
@@ -28,7 +29,8 @@ const str = (v: unknown, what: string): string => {
 /** "docker.volumedriver/1.0" (or dockerd's object form) → the string form. */
 function interfaceType(t: unknown): string {
   if (typeof t === 'string' && /^[^./]+\.[^/]+\/.+$/.test(t)) return t;
-  if (isObj(t) && typeof t['Prefix'] === 'string' && typeof t['Capability'] === 'string' && typeof t['Version'] === 'string') return `${t['Prefix']}.${t['Capability']}/${t['Version']}`;
+  if (isObj(t) && typeof t['Prefix'] === 'string' && typeof t['Capability'] === 'string' && typeof t['Version'] === 'string')
+    return `${t['Prefix']}.${t['Capability']}/${t['Version']}`;
   throw invalidParameter(`invalid plugin config: interface type ${JSON.stringify(t)} is not of the form "prefix.capability/version"`);
 }
 
@@ -49,37 +51,81 @@ export function parsePluginConfig(raw: unknown): PluginConfig {
   const linux = isObj(raw['Linux']) ? raw['Linux'] : {};
   const args = isObj(raw['Args']) ? raw['Args'] : {};
   const user = isObj(raw['User']) ? raw['User'] : {};
-  const mounts = Array.isArray(raw['Mounts']) ? raw['Mounts'].map((m, i): PluginMountSpec => {
-    if (!isObj(m) || typeof m['Destination'] !== 'string' || !m['Destination'].startsWith('/')) throw invalidParameter(`invalid plugin config: Mounts[${i}] needs an absolute Destination`);
-    return { Name: str(m['Name'], 'Mounts.Name'), Description: str(m['Description'], 'Mounts.Description'), Settable: strList(m['Settable'], 'Mounts.Settable'), Source: typeof m['Source'] === 'string' ? m['Source'] : null, Destination: m['Destination'], Type: str(m['Type'], 'Mounts.Type') || 'bind', Options: strList(m['Options'], 'Mounts.Options') };
-  }) : null;
-  const devices = Array.isArray(linux['Devices']) ? linux['Devices'].map((d): PluginDeviceSpec => {
-    if (!isObj(d)) throw invalidParameter('invalid plugin config: Linux.Devices entries must be objects');
-    return { Name: str(d['Name'], 'Devices.Name'), Description: str(d['Description'], 'Devices.Description'), Settable: strList(d['Settable'], 'Devices.Settable'), Path: typeof d['Path'] === 'string' ? d['Path'] : null };
-  }) : null;
-  const env = Array.isArray(raw['Env']) ? raw['Env'].map((e) => {
-    if (!isObj(e) || typeof e['Name'] !== 'string' || !e['Name']) throw invalidParameter('invalid plugin config: Env entries need a Name');
-    return { Name: e['Name'], Description: str(e['Description'], 'Env.Description'), Settable: strList(e['Settable'], 'Env.Settable'), Value: typeof e['Value'] === 'string' ? e['Value'] : null };
-  }) : null;
+  const mounts = Array.isArray(raw['Mounts'])
+    ? raw['Mounts'].map((m, i): PluginMountSpec => {
+        if (!isObj(m) || typeof m['Destination'] !== 'string' || !m['Destination'].startsWith('/'))
+          throw invalidParameter(`invalid plugin config: Mounts[${i}] needs an absolute Destination`);
+        return {
+          Name: str(m['Name'], 'Mounts.Name'),
+          Description: str(m['Description'], 'Mounts.Description'),
+          Settable: strList(m['Settable'], 'Mounts.Settable'),
+          Source: typeof m['Source'] === 'string' ? m['Source'] : null,
+          Destination: m['Destination'],
+          Type: str(m['Type'], 'Mounts.Type') || 'bind',
+          Options: strList(m['Options'], 'Mounts.Options'),
+        };
+      })
+    : null;
+  const devices = Array.isArray(linux['Devices'])
+    ? linux['Devices'].map((d): PluginDeviceSpec => {
+        if (!isObj(d)) throw invalidParameter('invalid plugin config: Linux.Devices entries must be objects');
+        return {
+          Name: str(d['Name'], 'Devices.Name'),
+          Description: str(d['Description'], 'Devices.Description'),
+          Settable: strList(d['Settable'], 'Devices.Settable'),
+          Path: typeof d['Path'] === 'string' ? d['Path'] : null,
+        };
+      })
+    : null;
+  const env = Array.isArray(raw['Env'])
+    ? raw['Env'].map((e) => {
+        if (!isObj(e) || typeof e['Name'] !== 'string' || !e['Name'])
+          throw invalidParameter('invalid plugin config: Env entries need a Name');
+        return {
+          Name: e['Name'],
+          Description: str(e['Description'], 'Env.Description'),
+          Settable: strList(e['Settable'], 'Env.Settable'),
+          Value: typeof e['Value'] === 'string' ? e['Value'] : null,
+        };
+      })
+    : null;
   const propagated = str(raw['PropagatedMount'], 'PropagatedMount');
   if (propagated && !propagated.startsWith('/')) throw invalidParameter('invalid plugin config: PropagatedMount must be an absolute path');
-  const rootfs = isObj(raw['rootfs']) ? { type: str(raw['rootfs']['type'], 'rootfs.type') || 'layers', diff_ids: strList(raw['rootfs']['diff_ids'], 'rootfs.diff_ids') ?? [] } : undefined;
+  const rootfs = isObj(raw['rootfs'])
+    ? { type: str(raw['rootfs']['type'], 'rootfs.type') || 'layers', diff_ids: strList(raw['rootfs']['diff_ids'], 'rootfs.diff_ids') ?? [] }
+    : undefined;
   return {
     Description: str(raw['Description'], 'Description'),
     Documentation: str(raw['Documentation'], 'Documentation'),
     ...(typeof raw['DockerVersion'] === 'string' ? { DockerVersion: raw['DockerVersion'] } : {}),
-    Interface: { Types: types, Socket: socket, ...(typeof iface['ProtocolScheme'] === 'string' && iface['ProtocolScheme'] ? { ProtocolScheme: iface['ProtocolScheme'] } : {}) },
+    Interface: {
+      Types: types,
+      Socket: socket,
+      ...(typeof iface['ProtocolScheme'] === 'string' && iface['ProtocolScheme'] ? { ProtocolScheme: iface['ProtocolScheme'] } : {}),
+    },
     Entrypoint: strList(raw['Entrypoint'], 'Entrypoint'),
     WorkDir: str(raw['WorkDir'], 'WorkDir'),
-    User: { ...(typeof user['UID'] === 'number' ? { UID: user['UID'] } : {}), ...(typeof user['GID'] === 'number' ? { GID: user['GID'] } : {}) },
+    User: {
+      ...(typeof user['UID'] === 'number' ? { UID: user['UID'] } : {}),
+      ...(typeof user['GID'] === 'number' ? { GID: user['GID'] } : {}),
+    },
     Network: { Type: isObj(raw['Network']) ? str(raw['Network']['Type'], 'Network.Type') : '' },
-    Linux: { Capabilities: strList(linux['Capabilities'], 'Linux.Capabilities'), AllowAllDevices: linux['AllowAllDevices'] === true, Devices: devices },
+    Linux: {
+      Capabilities: strList(linux['Capabilities'], 'Linux.Capabilities'),
+      AllowAllDevices: linux['AllowAllDevices'] === true,
+      Devices: devices,
+    },
     PropagatedMount: propagated,
     IpcHost: raw['IpcHost'] === true,
     PidHost: raw['PidHost'] === true,
     Mounts: mounts,
     Env: env,
-    Args: { Name: str(args['Name'], 'Args.Name'), Description: str(args['Description'], 'Args.Description'), Settable: strList(args['Settable'], 'Args.Settable'), Value: strList(args['Value'], 'Args.Value') },
+    Args: {
+      Name: str(args['Name'], 'Args.Name'),
+      Description: str(args['Description'], 'Args.Description'),
+      Settable: strList(args['Settable'], 'Args.Settable'),
+      Value: strList(args['Value'], 'Args.Value'),
+    },
     ...(rootfs ? { rootfs } : {}),
   };
 }
@@ -87,13 +133,15 @@ export function parsePluginConfig(raw: unknown): PluginConfig {
 /** What installing the plugin grants it, in dockerd's words and order. */
 export function computePrivileges(c: PluginConfig): PluginPrivilege[] {
   const out: PluginPrivilege[] = [];
-  if (c.Network.Type && c.Network.Type !== 'null' && c.Network.Type !== 'bridge') out.push({ Name: 'network', Description: 'permissions to access a network', Value: [c.Network.Type] });
+  if (c.Network.Type && c.Network.Type !== 'null' && c.Network.Type !== 'bridge')
+    out.push({ Name: 'network', Description: 'permissions to access a network', Value: [c.Network.Type] });
   if (c.IpcHost) out.push({ Name: 'host ipc namespace', Description: 'allow access to host ipc namespace', Value: ['true'] });
   if (c.PidHost) out.push({ Name: 'host pid namespace', Description: 'allow access to host pid namespace', Value: ['true'] });
   for (const m of c.Mounts ?? []) if (m.Source) out.push({ Name: 'mount', Description: 'host path to mount', Value: [m.Source] });
   for (const d of c.Linux.Devices ?? []) if (d.Path) out.push({ Name: 'device', Description: 'host device to access', Value: [d.Path] });
   if (c.Linux.AllowAllDevices) out.push({ Name: 'allow-all-devices', Description: "allow 'rwm' access to all devices", Value: ['true'] });
-  if (c.Linux.Capabilities?.length) out.push({ Name: 'capabilities', Description: 'list of additional capabilities required', Value: c.Linux.Capabilities });
+  if (c.Linux.Capabilities?.length)
+    out.push({ Name: 'capabilities', Description: 'list of additional capabilities required', Value: c.Linux.Capabilities });
   return out;
 }
 
@@ -101,11 +149,16 @@ export function computePrivileges(c: PluginConfig): PluginPrivilege[] {
 export function checkPrivileges(required: PluginPrivilege[], accepted: unknown): void {
   const list = Array.isArray(accepted) ? accepted : accepted === null || accepted === undefined ? [] : undefined;
   if (!list) throw invalidParameter('invalid privileges: expected a list of {"Name","Description","Value"}');
-  const key = (p: { Name?: unknown; Value?: unknown }) => `${String(p.Name)}=${JSON.stringify([...(Array.isArray(p.Value) ? p.Value : [])].map(String).sort())}`;
+  const key = (p: { Name?: unknown; Value?: unknown }) =>
+    `${String(p.Name)}=${JSON.stringify([...(Array.isArray(p.Value) ? p.Value : [])].map(String).sort())}`;
   const want = required.map(key).sort();
   const got = list.map((p) => key(isObj(p) ? p : {})).sort();
   if (want.length !== got.length || want.some((w, i) => w !== got[i])) {
-    throw invalidParameter('incorrect privileges: the plugin needs ' + (required.length ? required.map((p) => `${p.Name} [${p.Value.join(' ')}]`).join(', ') : 'none') + '; accept them (docker plugin install --grant-all-permissions) or ask for them with GET /plugins/privileges');
+    throw invalidParameter(
+      'incorrect privileges: the plugin needs ' +
+        (required.length ? required.map((p) => `${p.Name} [${p.Value.join(' ')}]`).join(', ') : 'none') +
+        '; accept them (docker plugin install --grant-all-permissions) or ask for them with GET /plugins/privileges',
+    );
   }
 }
 
@@ -123,7 +176,12 @@ const ALLOWED = { env: ['value'], mount: ['source'], device: ['path'], args: ['v
 
 /** `docker plugin set name=value|name.field=value …`: only what the config marks settable. */
 export function applySettings(c: PluginConfig, current: PluginSettings, args: string[]): PluginSettings {
-  const next: PluginSettings = { Mounts: current.Mounts.map((m) => ({ ...m })), Devices: current.Devices.map((d) => ({ ...d })), Env: [...current.Env], Args: [...current.Args] };
+  const next: PluginSettings = {
+    Mounts: current.Mounts.map((m) => ({ ...m })),
+    Devices: current.Devices.map((d) => ({ ...d })),
+    Env: [...current.Env],
+    Args: [...current.Args],
+  };
   for (const arg of args) {
     const eq = arg.indexOf('=');
     if (eq <= 0) throw invalidParameter(`invalid setting ${JSON.stringify(arg)}: must be of the form name=value or name.field=value`);
@@ -137,10 +195,14 @@ export function applySettings(c: PluginConfig, current: PluginSettings, args: st
       let f = field;
       const s = list ?? [];
       if (!f) {
-        if (s.length > 1) throw invalidParameter(`${JSON.stringify(name)} has several settable fields (${s.join(', ')}): name one, as ${name}.<field>=value`);
+        if (s.length > 1)
+          throw invalidParameter(
+            `${JSON.stringify(name)} has several settable fields (${s.join(', ')}): name one, as ${name}.<field>=value`,
+          );
         f = s[0] ?? '';
       }
-      if (!(ALLOWED[kind] as readonly string[]).includes(f) || !s.includes(f)) throw invalidParameter(`${JSON.stringify(pretty)} is not settable`);
+      if (!(ALLOWED[kind] as readonly string[]).includes(f) || !s.includes(f))
+        throw invalidParameter(`${JSON.stringify(pretty)} is not settable`);
     };
     const env = (c.Env ?? []).find((e) => e.Name === name);
     if (env) {
@@ -174,12 +236,20 @@ export function applySettings(c: PluginConfig, current: PluginSettings, args: st
 
 /** Plugin-protocol interface names (Plugin.Activate's `Implements`) of the config's capabilities. */
 const IMPLEMENTS: Record<string, string> = {
-  volumedriver: 'VolumeDriver', authz: 'authz', logdriver: 'LogDriver', networkdriver: 'NetworkDriver',
-  ipamdriver: 'IpamDriver', metricscollector: 'MetricsCollector', csinode: 'csinode', csicontroller: 'csicontroller',
+  volumedriver: 'VolumeDriver',
+  authz: 'authz',
+  logdriver: 'LogDriver',
+  networkdriver: 'NetworkDriver',
+  ipamdriver: 'IpamDriver',
+  metricscollector: 'MetricsCollector',
+  csinode: 'csinode',
+  csicontroller: 'csicontroller',
 };
 
 export function implementsOf(c: PluginConfig): string[] {
-  return c.Interface.Types.map(parseInterfaceType).filter((t) => t.prefix === 'docker').map((t) => IMPLEMENTS[t.capability.toLowerCase()] ?? t.capability);
+  return c.Interface.Types.map(parseInterfaceType)
+    .filter((t) => t.prefix === 'docker')
+    .map((t) => IMPLEMENTS[t.capability.toLowerCase()] ?? t.capability);
 }
 
 export function capabilitiesOf(c: PluginConfig): string[] {

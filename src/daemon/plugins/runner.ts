@@ -65,10 +65,21 @@ export class PluginRunner {
       shmTmpfs(64 << 20),
       { destination: PLUGIN_SOCKET_DIR_IN_CONTAINER, type: 'bind', source: this.socketDir(rec.Id), options: ['rbind', 'rw'] },
     ];
-    if (c.PropagatedMount) mounts.push({ destination: c.PropagatedMount, type: 'bind', source: this.d.files.propagatedMount(rec.Id), options: ['rbind', 'rshared'] });
+    if (c.PropagatedMount)
+      mounts.push({
+        destination: c.PropagatedMount,
+        type: 'bind',
+        source: this.d.files.propagatedMount(rec.Id),
+        options: ['rbind', 'rshared'],
+      });
     for (const m of s.Mounts) {
       if (!m.Source && m.Type === 'bind') continue; // a bind mount nobody gave a source: nothing to mount
-      mounts.push({ destination: m.Destination, type: m.Type || 'bind', source: m.Source || m.Type || 'none', options: m.Options?.length ? m.Options : m.Type === 'bind' || !m.Type ? ['rbind', 'rw'] : [] });
+      mounts.push({
+        destination: m.Destination,
+        type: m.Type || 'bind',
+        source: m.Source || m.Type || 'none',
+        options: m.Options?.length ? m.Options : m.Type === 'bind' || !m.Type ? ['rbind', 'rw'] : [],
+      });
     }
     const devices = s.Devices.filter((d) => d.Path).map((d) => resolveDevice(d.Path!));
     const namespaces = [{ type: 'mount' }, { type: 'uts' }];
@@ -94,7 +105,14 @@ export class PluginRunner {
       linux: {
         namespaces,
         cgroupsPath: cgroupsPath(this.d.cgroupDriver, this.d.cgroupDriver === 'systemd' ? undefined : '/engine/plugins', rec.Id),
-        resources: { devices: c.Linux.AllowAllDevices ? [...PRIVILEGED_DEVICE_RULES] : [...DEFAULT_DEVICE_RULES, ...devices.map((d) => ({ allow: true, type: d.type, major: d.major, minor: d.minor, access: 'rwm' }))] },
+        resources: {
+          devices: c.Linux.AllowAllDevices
+            ? [...PRIVILEGED_DEVICE_RULES]
+            : [
+                ...DEFAULT_DEVICE_RULES,
+                ...devices.map((d) => ({ allow: true, type: d.type, major: d.major, minor: d.minor, access: 'rwm' })),
+              ],
+        },
         devices: devices.map(({ path, type, major, minor, fileMode, uid, gid }) => ({ path, type, major, minor, fileMode, uid, gid })),
         maskedPaths: [...DEFAULT_MASKED_PATHS],
         readonlyPaths: [...DEFAULT_READONLY_PATHS],
@@ -115,7 +133,10 @@ export class PluginRunner {
     const spec = this.spec(rec);
     await client.containers.create({
       id,
-      runtime: { name: 'io.containerd.runc.v2', options: client.runcOptions({ root: this.d.runcRoot, binary_name: 'runc', systemd_cgroup: this.d.cgroupDriver === 'systemd' }) },
+      runtime: {
+        name: 'io.containerd.runc.v2',
+        options: client.runcOptions({ root: this.d.runcRoot, binary_name: 'runc', systemd_cgroup: this.d.cgroupDriver === 'systemd' }),
+      },
       spec: { type_url: SPEC_TYPE_URL, value: Buffer.from(JSON.stringify(spec)) },
       labels: { 'engine.plugin.name': rec.Name },
     });
@@ -128,7 +149,9 @@ export class PluginRunner {
       await this.stop(id, 2000);
       // The socket wait names the plugin already; runtime errors (runc's "exec: …") get its name here.
       const msg = (err as Error).message;
-      throw msg.startsWith(`plugin ${rec.Name} `) ? err : new EngineError(err instanceof EngineError ? err.code : 'INTERNAL', `plugin ${rec.Name} failed to start: ${msg}`);
+      throw msg.startsWith(`plugin ${rec.Name} `)
+        ? err
+        : new EngineError(err instanceof EngineError ? err.code : 'INTERNAL', `plugin ${rec.Name} failed to start: ${msg}`);
     }
   }
 
@@ -138,26 +161,42 @@ export class PluginRunner {
     let last = '';
     for (let delay = 50; ; delay = Math.min(delay * 2, 500)) {
       const ok = await new Promise<boolean>((resolve) => {
-        const s = connect(path, () => { s.destroy(); resolve(true); });
-        s.on('error', (e) => { last = e.message; resolve(false); });
+        const s = connect(path, () => {
+          s.destroy();
+          resolve(true);
+        });
+        s.on('error', (e) => {
+          last = e.message;
+          resolve(false);
+        });
       });
       if (ok) return;
       // No task yet (or containerd busy) means "still starting": keep waiting for the socket.
       const task = await this.d.client.tasks.get(rec.Id).catch(() => undefined);
       if (task && task.status === 'STOPPED') {
-        throw new EngineError('INTERNAL', `plugin ${rec.Name} exited (status ${task.exit_status}) before it created its socket ${rec.Config.Interface.Socket}; see ${this.d.files.logFile(rec.Id)}`);
+        throw new EngineError(
+          'INTERNAL',
+          `plugin ${rec.Name} exited (status ${task.exit_status}) before it created its socket ${rec.Config.Interface.Socket}; see ${this.d.files.logFile(rec.Id)}`,
+        );
       }
-      if (Date.now() + delay > deadline) throw new EngineError('INTERNAL', `plugin ${rec.Name} did not listen on its socket ${rec.Config.Interface.Socket} within ${timeoutSec}s: ${last}`);
+      if (Date.now() + delay > deadline)
+        throw new EngineError(
+          'INTERNAL',
+          `plugin ${rec.Name} did not listen on its socket ${rec.Config.Interface.Socket} within ${timeoutSec}s: ${last}`,
+        );
       await new Promise((r) => setTimeout(r, delay));
     }
   }
 
   /** Resolves with the exit status when the plugin's task exits; undefined when there is no exit to report (no task, containerd gone). */
   async waitExit(id: string): Promise<number | undefined> {
-    return this.d.client.tasks.wait(id).then((r) => r.exit_status, (err) => {
-      if (!notFound(err)) this.d.log.debug('plugin task wait ended without an exit', { id, error: (err as Error).message });
-      return undefined;
-    });
+    return this.d.client.tasks.wait(id).then(
+      (r) => r.exit_status,
+      (err) => {
+        if (!notFound(err)) this.d.log.debug('plugin task wait ended without an exit', { id, error: (err as Error).message });
+        return undefined;
+      },
+    );
   }
 
   /** Whether the plugin's task is running (after a daemon restart with live-restore). */
@@ -172,7 +211,10 @@ export class PluginRunner {
   /** SIGTERM, SIGKILL after `graceMs`, then the task and container are deleted. */
   async stop(id: string, graceMs = 10_000): Promise<void> {
     const client = this.d.client;
-    const exited = client.tasks.wait(id).then(() => true, () => true);
+    const exited = client.tasks.wait(id).then(
+      () => true,
+      () => true,
+    );
     try {
       await client.tasks.kill(id, 15, { all: true });
       const done = await Promise.race([exited, new Promise<boolean>((r) => setTimeout(() => r(false), graceMs))]);

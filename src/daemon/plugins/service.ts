@@ -43,7 +43,14 @@ export interface InstallOptions {
   onName?: (name: string) => void;
 }
 
-const view = (r: PluginRecord): PluginView => ({ Id: r.Id, Name: r.Name, Enabled: r.Enabled, Settings: r.Settings, PluginReference: r.PluginReference, Config: r.Config });
+const view = (r: PluginRecord): PluginView => ({
+  Id: r.Id,
+  Name: r.Name,
+  Enabled: r.Enabled,
+  Settings: r.Settings,
+  PluginReference: r.PluginReference,
+  Config: r.Config,
+});
 
 /** A plugin's local name: the familiar reference with its tag (`vol:latest`, `localhost:5000/x:1`). */
 function localName(name: string): string {
@@ -149,9 +156,10 @@ export class PluginManager implements ManagedPluginLookup {
     return {
       name: r.Name,
       socketPath: this.d.runner.socketPath(r),
-      scopePath: (p) => (propagated && (p === propagated || p.startsWith(propagated.replace(/\/$/, '') + '/'))
-        ? join(this.d.files.propagatedMount(r.Id), p.slice(propagated.length))
-        : join(rootfs, p)),
+      scopePath: (p) =>
+        propagated && (p === propagated || p.startsWith(propagated.replace(/\/$/, '') + '/'))
+          ? join(this.d.files.propagatedMount(r.Id), p.slice(propagated.length))
+          : join(rootfs, p),
     };
   }
 
@@ -173,7 +181,8 @@ export class PluginManager implements ManagedPluginLookup {
     if (/^[a-f0-9]+$/.test(nameOrId)) {
       const hits = this.records.filter((r) => r.Id.startsWith(nameOrId));
       if (hits.length === 1) return hits[0]!;
-      if (hits.length > 1) throw invalidParameter(`multiple plugins found for ${JSON.stringify(nameOrId)}: use a longer prefix or the name`);
+      if (hits.length > 1)
+        throw invalidParameter(`multiple plugins found for ${JSON.stringify(nameOrId)}: use a longer prefix or the name`);
     }
     throw notFound(`plugin ${JSON.stringify(nameOrId)} not found`);
   }
@@ -231,8 +240,23 @@ export class PluginManager implements ManagedPluginLookup {
       const pulled = await pullPlugin(session, ref, remote, this.d.files, accept, sink, signal);
       try {
         const rec: PluginRecord = old
-          ? { ...old, Config: pulled.config, configDigest: pulled.configDigest, layers: pulled.layers, PluginReference: referenceString(ref) }
-          : { Id: randomBytes(32).toString('hex'), Name: name, Enabled: false, Settings: initialSettings(pulled.config), PluginReference: referenceString(ref), Config: pulled.config, configDigest: pulled.configDigest, layers: pulled.layers };
+          ? {
+              ...old,
+              Config: pulled.config,
+              configDigest: pulled.configDigest,
+              layers: pulled.layers,
+              PluginReference: referenceString(ref),
+            }
+          : {
+              Id: randomBytes(32).toString('hex'),
+              Name: name,
+              Enabled: false,
+              Settings: initialSettings(pulled.config),
+              PluginReference: referenceString(ref),
+              Config: pulled.config,
+              configDigest: pulled.configDigest,
+              layers: pulled.layers,
+            };
         await this.placeRootfs(rec.Id, pulled.rootfs);
         this.records = [...this.records.filter((r) => r.Id !== rec.Id), rec];
         await this.save();
@@ -252,7 +276,9 @@ export class PluginManager implements ManagedPluginLookup {
     const old = `${dest}-old`;
     await rm(old, { recursive: true, force: true });
     await mkdir(this.d.files.pluginDir(id), { recursive: true, mode: 0o700 });
-    await rename(dest, old).catch((err: NodeJS.ErrnoException) => { if (err.code !== 'ENOENT') throw err; });
+    await rename(dest, old).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+    });
     await rename(rootfs, dest);
     await rm(old, { recursive: true, force: true });
   }
@@ -267,7 +293,16 @@ export class PluginManager implements ManagedPluginLookup {
         const layer = await packLayer(rootfs, this.d.files);
         const withRootfs = { ...config, rootfs: { type: 'layers', diff_ids: [layer.diffId] } };
         const configDigest = await this.d.files.putBlob(Buffer.from(JSON.stringify(withRootfs)));
-        const rec: PluginRecord = { Id: randomBytes(32).toString('hex'), Name: local, Enabled: false, Settings: initialSettings(config), PluginReference: '', Config: withRootfs, configDigest, layers: [layer] };
+        const rec: PluginRecord = {
+          Id: randomBytes(32).toString('hex'),
+          Name: local,
+          Enabled: false,
+          Settings: initialSettings(config),
+          PluginReference: '',
+          Config: withRootfs,
+          configDigest,
+          layers: [layer],
+        };
         await this.placeRootfs(rec.Id, rootfs);
         this.records.push(rec);
         await this.save();
@@ -349,6 +384,8 @@ export class PluginManager implements ManagedPluginLookup {
   /** Drops blobs no plugin refers to (after a remove or an upgrade). */
   private async collectBlobs(): Promise<void> {
     const keep = new Set(this.records.flatMap((r) => [r.configDigest, ...r.layers.map((l) => l.digest)]));
-    await this.d.files.dropBlobsExcept(keep).catch((err) => this.d.log.warn('plugin blob clean-up failed', { error: (err as Error).message }));
+    await this.d.files
+      .dropBlobsExcept(keep)
+      .catch((err) => this.d.log.warn('plugin blob clean-up failed', { error: (err as Error).message }));
   }
 }

@@ -19,10 +19,19 @@ describe('plugin files', () => {
 
   test('records: none at first, then what was saved; no temporary file stays behind', async () => {
     assert.deepEqual(await files.load(), []);
-    const rec = { Id: 'a'.repeat(64), Name: 'x:latest', Enabled: true, configDigest: 'sha256:' + '0'.repeat(64), layers: [] } as unknown as PluginRecord;
+    const rec = {
+      Id: 'a'.repeat(64),
+      Name: 'x:latest',
+      Enabled: true,
+      configDigest: 'sha256:' + '0'.repeat(64),
+      layers: [],
+    } as unknown as PluginRecord;
     await files.save([rec]);
     assert.deepEqual(await files.load(), [rec]);
-    assert.deepEqual((await readdir(files.root)).filter((n) => n.includes('.tmp-')), []);
+    assert.deepEqual(
+      (await readdir(files.root)).filter((n) => n.includes('.tmp-')),
+      [],
+    );
   });
 
   test('a damaged records file is an error naming it', async () => {

@@ -99,7 +99,9 @@ export class PluginFiles {
       return (JSON.parse(text) as { plugins?: PluginRecord[] }).plugins ?? [];
     } catch (err) {
       // Written atomically, so this is damage from outside: say where, rather than drop every plugin.
-      throw new Error(`the managed plugins' records in ${this.recordsPath} are not valid JSON (${(err as Error).message}); repair or remove the file`);
+      throw new Error(
+        `the managed plugins' records in ${this.recordsPath} are not valid JSON (${(err as Error).message}); repair or remove the file`,
+      );
     }
   }
 

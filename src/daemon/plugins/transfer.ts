@@ -22,8 +22,17 @@ import type { Reference } from '../../util/image-reference.ts';
 import { LAYER_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, parsePluginConfig, PLUGIN_CONFIG_MEDIA_TYPE } from './config.ts';
 import type { PluginFiles, PluginLayer } from './store.ts';
 
-interface Descriptor { mediaType: string; digest: string; size: number }
-interface Manifest { schemaVersion?: number; mediaType?: string; config?: Descriptor; layers?: Descriptor[] }
+interface Descriptor {
+  mediaType: string;
+  digest: string;
+  size: number;
+}
+interface Manifest {
+  schemaVersion?: number;
+  mediaType?: string;
+  config?: Descriptor;
+  layers?: Descriptor[];
+}
 
 /** A hashing pass-through: digest of what went through, and how many bytes. */
 class Hasher extends Transform {
@@ -44,10 +53,14 @@ class Hasher extends Transform {
 function tar(args: string[]): { proc: ReturnType<typeof spawn>; done: Promise<void> } {
   const proc = spawn('tar', ['--numeric-owner', ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
   let err = '';
-  proc.stderr!.on('data', (c: Buffer) => { err += c.toString(); });
+  proc.stderr!.on('data', (c: Buffer) => {
+    err += c.toString();
+  });
   const done = new Promise<void>((resolve, reject) => {
     proc.on('error', reject);
-    proc.on('close', (code) => (code === 0 ? resolve() : reject(new EngineError('INTERNAL', `tar ${args[0]} failed: ${err.trim() || `exit ${code}`}`))));
+    proc.on('close', (code) =>
+      code === 0 ? resolve() : reject(new EngineError('INTERNAL', `tar ${args[0]} failed: ${err.trim() || `exit ${code}`}`)),
+    );
   });
   return { proc, done };
 }
@@ -56,17 +69,28 @@ function tar(args: string[]): { proc: ReturnType<typeof spawn>; done: Promise<vo
  * Feeds a child's stdin and hashes everything fed. tar stops reading at its end-of-archive marker,
  * so what follows (block padding) is still hashed but no longer written once stdin has closed.
  */
-function hashInto(stdin: NodeJS.WritableStream & { destroyed?: boolean; writableEnded?: boolean }): { sink: Writable; digest: () => string } {
+function hashInto(stdin: NodeJS.WritableStream & { destroyed?: boolean; writableEnded?: boolean }): {
+  sink: Writable;
+  digest: () => string;
+} {
   const h = createHash('sha256');
   let closed = false;
-  stdin.on('error', () => { closed = true; }); // EPIPE: tar has what it needs (its exit status says if not)
-  stdin.on('close', () => { closed = true; });
+  stdin.on('error', () => {
+    closed = true;
+  }); // EPIPE: tar has what it needs (its exit status says if not)
+  stdin.on('close', () => {
+    closed = true;
+  });
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {
       h.update(chunk);
       if (closed || stdin.destroyed) return cb();
       if (stdin.write(chunk)) return cb();
-      const go = () => { stdin.removeListener('drain', go); stdin.removeListener('close', go); cb(); };
+      const go = () => {
+        stdin.removeListener('drain', go);
+        stdin.removeListener('close', go);
+        cb();
+      };
       stdin.once('drain', go);
       stdin.once('close', go);
     },
@@ -109,7 +133,10 @@ export async function packLayer(dir: string, files: PluginFiles): Promise<Plugin
  * `docker plugin create`: the request body is a tar of config.json and rootfs/. Unpacks it under a
  * temporary directory; returns the parsed config, the rootfs directory and the directory to delete.
  */
-export async function unpackCreateContext(body: NodeJS.ReadableStream, files: PluginFiles): Promise<{ config: PluginConfig; rootfs: string; tmp: string }> {
+export async function unpackCreateContext(
+  body: NodeJS.ReadableStream,
+  files: PluginFiles,
+): Promise<{ config: PluginConfig; rootfs: string; tmp: string }> {
   const tmp = join(files.tmp(), `create-${randomBytes(6).toString('hex')}`);
   await mkdir(tmp, { recursive: true, mode: 0o700 });
   try {
@@ -151,7 +178,12 @@ export interface PulledPlugin {
 }
 
 /** The manifest and config of a plugin in a registry (GET /plugins/privileges needs no more). */
-export async function fetchPluginConfig(session: RegistrySession, ref: Reference, remote: string, signal?: AbortSignal): Promise<{ manifest: Manifest; manifestDigest: string; config: PluginConfig; configBytes: Buffer }> {
+export async function fetchPluginConfig(
+  session: RegistrySession,
+  ref: Reference,
+  remote: string,
+  signal?: AbortSignal,
+): Promise<{ manifest: Manifest; manifestDigest: string; config: PluginConfig; configBytes: Buffer }> {
   let fetched;
   try {
     fetched = await session.getManifest(ref.path, ref.digest ?? ref.tag ?? 'latest', signal);
@@ -159,12 +191,19 @@ export async function fetchPluginConfig(session: RegistrySession, ref: Reference
     throw err instanceof EngineError ? err : translateRegistryError(err);
   }
   const manifest = JSON.parse(fetched.bytes.toString('utf8')) as Manifest;
-  if (!manifest.config || !Array.isArray(manifest.layers)) throw invalidParameter(`${remote} is not a plugin: its manifest (${fetched.mediaType}) has no config and layers`);
-  if (manifest.config.mediaType !== PLUGIN_CONFIG_MEDIA_TYPE) throw invalidParameter(`${remote} is not a plugin: its config has the media type ${manifest.config.mediaType}, not ${PLUGIN_CONFIG_MEDIA_TYPE}`);
-  const res = await session.getBlob(ref.path, manifest.config.digest, signal).catch((err) => { throw translateRegistryError(err); });
+  if (!manifest.config || !Array.isArray(manifest.layers))
+    throw invalidParameter(`${remote} is not a plugin: its manifest (${fetched.mediaType}) has no config and layers`);
+  if (manifest.config.mediaType !== PLUGIN_CONFIG_MEDIA_TYPE)
+    throw invalidParameter(
+      `${remote} is not a plugin: its config has the media type ${manifest.config.mediaType}, not ${PLUGIN_CONFIG_MEDIA_TYPE}`,
+    );
+  const res = await session.getBlob(ref.path, manifest.config.digest, signal).catch((err) => {
+    throw translateRegistryError(err);
+  });
   const configBytes = await readAll(res.body, 4 << 20);
   const got = `sha256:${createHash('sha256').update(configBytes).digest('hex')}`;
-  if (got !== manifest.config.digest) throw new EngineError('INTERNAL', `plugin config verification failed: expected ${manifest.config.digest}, got ${got}`);
+  if (got !== manifest.config.digest)
+    throw new EngineError('INTERNAL', `plugin config verification failed: expected ${manifest.config.digest}, got ${got}`);
   let raw: unknown;
   try {
     raw = JSON.parse(configBytes.toString('utf8'));
@@ -178,13 +217,22 @@ export async function fetchPluginConfig(session: RegistrySession, ref: Reference
  * Pulls a plugin: config and layers into the blob store, the layers unpacked into a new rootfs.
  * `accept` sees the config before any layer is fetched or any progress written (the privileges check).
  */
-export async function pullPlugin(session: RegistrySession, ref: Reference, remote: string, files: PluginFiles, accept: (c: PluginConfig) => void, sink: ProgressSink, signal?: AbortSignal): Promise<PulledPlugin> {
+export async function pullPlugin(
+  session: RegistrySession,
+  ref: Reference,
+  remote: string,
+  files: PluginFiles,
+  accept: (c: PluginConfig) => void,
+  sink: ProgressSink,
+  signal?: AbortSignal,
+): Promise<PulledPlugin> {
   const { manifest, manifestDigest, config, configBytes } = await fetchPluginConfig(session, ref, remote, signal);
   accept(config);
   sink({ status: `${ref.digest ?? ref.tag ?? 'latest'}: Pulling from ${ref.path}` });
   const diffIds = config.rootfs?.diff_ids ?? [];
   const layers = manifest.layers!;
-  if (diffIds.length !== layers.length) throw new EngineError('INTERNAL', `${remote}: the config lists ${diffIds.length} layers, the manifest ${layers.length}`);
+  if (diffIds.length !== layers.length)
+    throw new EngineError('INTERNAL', `${remote}: the config lists ${diffIds.length} layers, the manifest ${layers.length}`);
   const configDigest = await files.putBlob(configBytes);
   const rootfs = join(files.tmp(), `rootfs-${randomBytes(6).toString('hex')}`);
   try {
@@ -197,7 +245,8 @@ export async function pullPlugin(session: RegistrySession, ref: Reference, remot
         sink(itemStatus(shortId(l.digest), 'Download complete'));
       }
       const diffId = await unpackLayer(files.blobPath(l.digest), rootfs);
-      if (diffId !== diffIds[i]) throw new EngineError('INTERNAL', `${remote}: layer ${l.digest} unpacks to ${diffId}, but the config says ${diffIds[i]}`);
+      if (diffId !== diffIds[i])
+        throw new EngineError('INTERNAL', `${remote}: layer ${l.digest} unpacks to ${diffId}, but the config says ${diffIds[i]}`);
       out.push({ digest: l.digest, size: l.size, diffId });
     }
     sink({ status: `Digest: ${manifestDigest}` });
@@ -208,13 +257,25 @@ export async function pullPlugin(session: RegistrySession, ref: Reference, remot
   }
 }
 
-async function downloadBlob(session: RegistrySession, ref: Reference, l: Descriptor, files: PluginFiles, signal?: AbortSignal): Promise<void> {
+async function downloadBlob(
+  session: RegistrySession,
+  ref: Reference,
+  l: Descriptor,
+  files: PluginFiles,
+  signal?: AbortSignal,
+): Promise<void> {
   const tmp = join(files.tmp(), `blob-${randomBytes(6).toString('hex')}`);
   try {
-    const res = await session.getBlob(ref.path, l.digest, signal).catch((err) => { throw translateRegistryError(err); });
+    const res = await session.getBlob(ref.path, l.digest, signal).catch((err) => {
+      throw translateRegistryError(err);
+    });
     const h = new Hasher();
     await pipeline(res.body, h, createWriteStream(tmp));
-    if (h.digest() !== l.digest || h.size !== l.size) throw new EngineError('INTERNAL', `layer verification failed: expected ${l.digest} (${l.size} bytes), got ${h.digest()} (${h.size} bytes)`);
+    if (h.digest() !== l.digest || h.size !== l.size)
+      throw new EngineError(
+        'INTERNAL',
+        `layer verification failed: expected ${l.digest} (${l.size} bytes), got ${h.digest()} (${h.size} bytes)`,
+      );
     await files.adoptBlob(tmp, l.digest);
   } finally {
     await rm(tmp, { force: true });
@@ -222,9 +283,19 @@ async function downloadBlob(session: RegistrySession, ref: Reference, l: Descrip
 }
 
 /** Pushes a plugin: layers and config (each only when the registry lacks it), then the manifest. Returns its digest. */
-export async function pushPlugin(session: RegistrySession, ref: Reference, p: { configDigest: string; layers: PluginLayer[] }, files: PluginFiles, sink: ProgressSink, signal?: AbortSignal): Promise<{ digest: string; size: number }> {
+export async function pushPlugin(
+  session: RegistrySession,
+  ref: Reference,
+  p: { configDigest: string; layers: PluginLayer[] },
+  files: PluginFiles,
+  sink: ProgressSink,
+  signal?: AbortSignal,
+): Promise<{ digest: string; size: number }> {
   const configBytes = await files.readBlob(p.configDigest);
-  const blobs: Descriptor[] = [...p.layers.map((l) => ({ mediaType: LAYER_MEDIA_TYPE, digest: l.digest, size: l.size })), { mediaType: PLUGIN_CONFIG_MEDIA_TYPE, digest: p.configDigest, size: configBytes.length }];
+  const blobs: Descriptor[] = [
+    ...p.layers.map((l) => ({ mediaType: LAYER_MEDIA_TYPE, digest: l.digest, size: l.size })),
+    { mediaType: PLUGIN_CONFIG_MEDIA_TYPE, digest: p.configDigest, size: configBytes.length },
+  ];
   try {
     for (const b of blobs) {
       const isLayer = b.mediaType !== PLUGIN_CONFIG_MEDIA_TYPE;
@@ -238,10 +309,14 @@ export async function pushPlugin(session: RegistrySession, ref: Reference, p: { 
       await session.finishUpload(location, b.digest, b.size, body, signal);
       if (isLayer) sink(itemStatus(shortId(b.digest), 'Pushed'));
     }
-    const manifest = Buffer.from(JSON.stringify({
-      schemaVersion: 2, mediaType: MANIFEST_MEDIA_TYPE,
-      config: blobs[blobs.length - 1], layers: blobs.slice(0, -1),
-    }));
+    const manifest = Buffer.from(
+      JSON.stringify({
+        schemaVersion: 2,
+        mediaType: MANIFEST_MEDIA_TYPE,
+        config: blobs[blobs.length - 1],
+        layers: blobs.slice(0, -1),
+      }),
+    );
     const tag = ref.tag ?? 'latest';
     await session.putManifest(ref.path, tag, MANIFEST_MEDIA_TYPE, manifest, signal);
     const digest = `sha256:${createHash('sha256').update(manifest).digest('hex')}`;

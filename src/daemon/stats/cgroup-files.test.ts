@@ -14,7 +14,7 @@ const MOUNTINFO = `25 30 0:23 / /sys rw,nosuid - sysfs sysfs rw
 40 31 0:36 / /sys/fs/cgroup/systemd rw,nosuid - cgroup cgroup rw,name=systemd
 `;
 
-test('parseMountinfo finds each v1 controller\'s hierarchy and the cgroup2 mount', () => {
+test("parseMountinfo finds each v1 controller's hierarchy and the cgroup2 mount", () => {
   const m = parseMountinfo(MOUNTINFO);
   assert.deepEqual(m.v1.cpu, { mountPoint: '/sys/fs/cgroup/cpu', root: '/' });
   assert.deepEqual(m.v1.pids, { mountPoint: '/sys/fs/cgroup/pids', root: '/inner' });
@@ -25,13 +25,17 @@ test('parseMountinfo finds each v1 controller\'s hierarchy and the cgroup2 mount
 });
 
 test('cgroupDirsOf maps /proc/<pid>/cgroup onto the mounts (v1 per controller, v2 the 0:: line)', () => {
-  const procCgroup = '9:name=systemd:/engine/abc\n8:pids:/inner/engine/abc\n7:blkio:/engine/abc\n4:memory:/engine/abc\n2:cpuacct:/engine/abc\n1:cpu:/engine/abc\n0::/\n';
+  const procCgroup =
+    '9:name=systemd:/engine/abc\n8:pids:/inner/engine/abc\n7:blkio:/engine/abc\n4:memory:/engine/abc\n2:cpuacct:/engine/abc\n1:cpu:/engine/abc\n0::/\n';
   const v1 = cgroupDirsOf(procCgroup, 1, parseMountinfo(MOUNTINFO));
   assert.deepEqual(v1, {
     version: 1,
     dirs: {
-      pids: '/sys/fs/cgroup/pids/engine/abc', blkio: '/sys/fs/cgroup/blkio/engine/abc', memory: '/sys/fs/cgroup/memory/engine/abc',
-      cpuacct: '/sys/fs/cgroup/cpuacct/engine/abc', cpu: '/sys/fs/cgroup/cpu/engine/abc',
+      pids: '/sys/fs/cgroup/pids/engine/abc',
+      blkio: '/sys/fs/cgroup/blkio/engine/abc',
+      memory: '/sys/fs/cgroup/memory/engine/abc',
+      cpuacct: '/sys/fs/cgroup/cpuacct/engine/abc',
+      cpu: '/sys/fs/cgroup/cpu/engine/abc',
     },
   });
   const v2 = cgroupDirsOf('0::/engine/abc\n', 2, parseMountinfo('30 1 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n'));
@@ -39,7 +43,10 @@ test('cgroupDirsOf maps /proc/<pid>/cgroup onto the mounts (v1 per controller, v
   assert.equal(cgroupDirsOf('', 2, parseMountinfo('')), undefined);
 });
 
-const fixture = (files: Record<string, string>): ReadText => (p) => files[p];
+const fixture =
+  (files: Record<string, string>): ReadText =>
+  (p) =>
+    files[p];
 
 const V1_FILES = {
   '/c/cpuacct/cpuacct.usage': '5000000000\n',
@@ -50,18 +57,25 @@ const V1_FILES = {
   '/c/memory/memory.max_usage_in_bytes': '20971520\n',
   '/c/memory/memory.limit_in_bytes': '9223372036854771712\n',
   '/c/memory/memory.failcnt': '0\n',
-  '/c/memory/memory.stat': 'cache 4096\nrss 8192\ninactive_file 1024\ntotal_inactive_file 2048\nhierarchical_memory_limit 9223372036854771712\nswap 0\n',
+  '/c/memory/memory.stat':
+    'cache 4096\nrss 8192\ninactive_file 1024\ntotal_inactive_file 2048\nhierarchical_memory_limit 9223372036854771712\nswap 0\n',
   '/c/pids/pids.current': '3\n',
   '/c/pids/pids.max': 'max\n',
-  '/c/blkio/blkio.throttle.io_service_bytes_recursive': '8:0 Read 4096\n8:0 Write 8192\n8:0 Sync 0\n8:0 Async 12288\n8:0 Discard 0\n8:0 Total 12288\nTotal 12288\n',
+  '/c/blkio/blkio.throttle.io_service_bytes_recursive':
+    '8:0 Read 4096\n8:0 Write 8192\n8:0 Sync 0\n8:0 Async 12288\n8:0 Discard 0\n8:0 Total 12288\nTotal 12288\n',
   '/c/blkio/blkio.throttle.io_serviced_recursive': '8:0 Read 1\n8:0 Write 2\nTotal 3\n',
 };
 const V1_DIRS = { cpu: '/c/cpu', cpuacct: '/c/cpuacct', memory: '/c/memory', pids: '/c/pids', blkio: '/c/blkio' };
 
-test('readV1: dockerd\'s conversions of the v1 files', () => {
+test("readV1: dockerd's conversions of the v1 files", () => {
   const r = readV1(fixture(V1_FILES), V1_DIRS, 8 * 1024 * 1024 * 1024)!;
   assert.deepEqual(r.cpu, {
-    cpu_usage: { total_usage: 5_000_000_000, percpu_usage: [3_000_000_000, 2_000_000_000], usage_in_kernelmode: 1_500_000_000, usage_in_usermode: 3_000_000_000 },
+    cpu_usage: {
+      total_usage: 5_000_000_000,
+      percpu_usage: [3_000_000_000, 2_000_000_000],
+      usage_in_kernelmode: 1_500_000_000,
+      usage_in_usermode: 3_000_000_000,
+    },
     throttling_data: { periods: 10, throttled_periods: 2, throttled_time: 12345 },
   });
   // Unlimited reads as the host's memory; failcnt 0 is left out (omitempty).
@@ -77,25 +91,41 @@ test('readV1: dockerd\'s conversions of the v1 files', () => {
   assert.deepEqual(r.pids, { current: 3 });
   assert.equal(r.blkio.io_service_bytes_recursive!.length, 6);
   assert.deepEqual(r.blkio.io_service_bytes_recursive![0], { major: 8, minor: 0, op: 'Read', value: 4096 });
-  assert.deepEqual(r.blkio.io_serviced_recursive, [{ major: 8, minor: 0, op: 'Read', value: 1 }, { major: 8, minor: 0, op: 'Write', value: 2 }]);
+  assert.deepEqual(r.blkio.io_serviced_recursive, [
+    { major: 8, minor: 0, op: 'Read', value: 1 },
+    { major: 8, minor: 0, op: 'Write', value: 2 },
+  ]);
   assert.deepEqual(r.blkio.io_queue_recursive, []);
   assert.deepEqual(r.blkio.sectors_recursive, []);
 });
 
-test('readV1: a memory limit below the host\'s RAM and a pids limit show as set', () => {
-  const r = readV1(fixture({ ...V1_FILES, '/c/memory/memory.limit_in_bytes': '67108864\n', '/c/pids/pids.max': '100\n', '/c/memory/memory.failcnt': '7\n' }), V1_DIRS, 8 * 2 ** 30)!;
+test("readV1: a memory limit below the host's RAM and a pids limit show as set", () => {
+  const r = readV1(
+    fixture({
+      ...V1_FILES,
+      '/c/memory/memory.limit_in_bytes': '67108864\n',
+      '/c/pids/pids.max': '100\n',
+      '/c/memory/memory.failcnt': '7\n',
+    }),
+    V1_DIRS,
+    8 * 2 ** 30,
+  )!;
   assert.equal(r.memory.limit, 67108864);
   assert.equal(r.memory.failcnt, 7);
   assert.deepEqual(r.pids, { current: 3, limit: 100 });
 });
 
 test('readV1: CFQ recursive files win when the kernel has them', () => {
-  const r = readV1(fixture({
-    ...V1_FILES,
-    '/c/blkio/blkio.io_serviced_recursive': '8:0 Read 5\nTotal 5\n',
-    '/c/blkio/blkio.time_recursive': '8:0 77\n',
-    '/c/blkio/blkio.sectors_recursive': '8:0 8\n',
-  }), V1_DIRS, 0)!;
+  const r = readV1(
+    fixture({
+      ...V1_FILES,
+      '/c/blkio/blkio.io_serviced_recursive': '8:0 Read 5\nTotal 5\n',
+      '/c/blkio/blkio.time_recursive': '8:0 77\n',
+      '/c/blkio/blkio.sectors_recursive': '8:0 8\n',
+    }),
+    V1_DIRS,
+    0,
+  )!;
   assert.deepEqual(r.blkio.io_serviced_recursive, [{ major: 8, minor: 0, op: 'Read', value: 5 }]);
   assert.deepEqual(r.blkio.io_time_recursive, [{ major: 8, minor: 0, op: '', value: 77 }]);
   assert.deepEqual(r.blkio.io_service_bytes_recursive, [], 'the throttle files are not read then');

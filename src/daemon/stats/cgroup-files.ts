@@ -7,7 +7,18 @@
 // mounted.
 import { join, posix } from 'node:path';
 import { parseFlatKeyed, ticksToNs, type ReadText } from './procfs.ts';
-import { nilBlkio, toBig, toU64, u64, type BlkioEntry, type BlkioStats, type CpuStats, type MemoryStats, type PidsStats, type U64 } from './wire.ts';
+import {
+  nilBlkio,
+  toBig,
+  toU64,
+  u64,
+  type BlkioEntry,
+  type BlkioStats,
+  type CpuStats,
+  type MemoryStats,
+  type PidsStats,
+  type U64,
+} from './wire.ts';
 
 export const V1_CONTROLLERS = ['cpu', 'cpuacct', 'memory', 'pids', 'blkio'] as const;
 export type V1Controller = (typeof V1_CONTROLLERS)[number];
@@ -85,17 +96,71 @@ export interface CgroupReading {
 
 // The memory.stat keys dockerd reports, per cgroup version (absent in the file: 0).
 const V1_MEMORY_KEYS = [
-  'active_anon', 'active_file', 'cache', 'dirty', 'hierarchical_memory_limit', 'hierarchical_memsw_limit', 'inactive_anon',
-  'inactive_file', 'mapped_file', 'pgfault', 'pgmajfault', 'pgpgin', 'pgpgout', 'rss', 'rss_huge', 'total_active_anon',
-  'total_active_file', 'total_cache', 'total_dirty', 'total_inactive_anon', 'total_inactive_file', 'total_mapped_file',
-  'total_pgfault', 'total_pgmajfault', 'total_pgpgin', 'total_pgpgout', 'total_rss', 'total_rss_huge', 'total_unevictable',
-  'total_writeback', 'unevictable', 'writeback',
+  'active_anon',
+  'active_file',
+  'cache',
+  'dirty',
+  'hierarchical_memory_limit',
+  'hierarchical_memsw_limit',
+  'inactive_anon',
+  'inactive_file',
+  'mapped_file',
+  'pgfault',
+  'pgmajfault',
+  'pgpgin',
+  'pgpgout',
+  'rss',
+  'rss_huge',
+  'total_active_anon',
+  'total_active_file',
+  'total_cache',
+  'total_dirty',
+  'total_inactive_anon',
+  'total_inactive_file',
+  'total_mapped_file',
+  'total_pgfault',
+  'total_pgmajfault',
+  'total_pgpgin',
+  'total_pgpgout',
+  'total_rss',
+  'total_rss_huge',
+  'total_unevictable',
+  'total_writeback',
+  'unevictable',
+  'writeback',
 ];
 const V2_MEMORY_KEYS = [
-  'active_anon', 'active_file', 'anon', 'anon_thp', 'file', 'file_dirty', 'file_mapped', 'file_writeback', 'inactive_anon',
-  'inactive_file', 'kernel_stack', 'pgactivate', 'pgdeactivate', 'pgfault', 'pglazyfree', 'pglazyfreed', 'pgmajfault',
-  'pgrefill', 'pgscan', 'pgsteal', 'shmem', 'slab', 'slab_reclaimable', 'slab_unreclaimable', 'sock', 'thp_collapse_alloc',
-  'thp_fault_alloc', 'unevictable', 'workingset_activate', 'workingset_nodereclaim', 'workingset_refault',
+  'active_anon',
+  'active_file',
+  'anon',
+  'anon_thp',
+  'file',
+  'file_dirty',
+  'file_mapped',
+  'file_writeback',
+  'inactive_anon',
+  'inactive_file',
+  'kernel_stack',
+  'pgactivate',
+  'pgdeactivate',
+  'pgfault',
+  'pglazyfree',
+  'pglazyfreed',
+  'pgmajfault',
+  'pgrefill',
+  'pgscan',
+  'pgsteal',
+  'shmem',
+  'slab',
+  'slab_reclaimable',
+  'slab_unreclaimable',
+  'sock',
+  'thp_collapse_alloc',
+  'thp_fault_alloc',
+  'unevictable',
+  'workingset_activate',
+  'workingset_nodereclaim',
+  'workingset_refault',
 ];
 
 function memoryStatMap(text: string | undefined, keys: string[]): Record<string, U64> {
@@ -160,8 +225,14 @@ function blkioV1(read: ReadText, dir: string | undefined): BlkioStats {
   if (!dir) return nilBlkio();
   // dockerd copies every list, so on v1 all eight are arrays ([] when empty).
   const out: BlkioStats = {
-    io_service_bytes_recursive: [], io_serviced_recursive: [], io_queue_recursive: [], io_service_time_recursive: [],
-    io_wait_time_recursive: [], io_merged_recursive: [], io_time_recursive: [], sectors_recursive: [],
+    io_service_bytes_recursive: [],
+    io_serviced_recursive: [],
+    io_queue_recursive: [],
+    io_service_time_recursive: [],
+    io_wait_time_recursive: [],
+    io_merged_recursive: [],
+    io_time_recursive: [],
+    sectors_recursive: [],
   };
   let size = 0;
   const cfqServiced = read(`${dir}/blkio.io_serviced_recursive`);
@@ -188,14 +259,26 @@ export function readV1(read: ReadText, dirs: Partial<Record<V1Controller, string
     const times = parseFlatKeyed(read(`${dirs.cpuacct}/cpuacct.stat`));
     cpu.cpu_usage = {
       total_usage: u64(usage),
-      ...(percpu !== undefined ? { percpu_usage: percpu.trim().split(/\s+/).filter(Boolean).map((v) => u64(v)) } : {}),
+      ...(percpu !== undefined
+        ? {
+            percpu_usage: percpu
+              .trim()
+              .split(/\s+/)
+              .filter(Boolean)
+              .map((v) => u64(v)),
+          }
+        : {}),
       usage_in_kernelmode: ticksToNs(times.get('system')),
       usage_in_usermode: ticksToNs(times.get('user')),
     };
   }
   if (dirs.cpu) {
     const st = parseFlatKeyed(read(`${dirs.cpu}/cpu.stat`));
-    cpu.throttling_data = { periods: u64(st.get('nr_periods')), throttled_periods: u64(st.get('nr_throttled')), throttled_time: u64(st.get('throttled_time')) };
+    cpu.throttling_data = {
+      periods: u64(st.get('nr_periods')),
+      throttled_periods: u64(st.get('nr_throttled')),
+      throttled_time: u64(st.get('throttled_time')),
+    };
   }
 
   let memory: MemoryStats = {};
@@ -207,10 +290,13 @@ export function readV1(read: ReadText, dirs: Partial<Record<V1Controller, string
       max_usage: u64(read(`${m}/memory.max_usage_in_bytes`)),
     });
     memory.stats = stats;
-    Object.assign(memory, omitZero({
-      failcnt: u64(read(`${m}/memory.failcnt`)),
-      limit: capLimit(u64(read(`${m}/memory.limit_in_bytes`)), machineMemory),
-    }));
+    Object.assign(
+      memory,
+      omitZero({
+        failcnt: u64(read(`${m}/memory.failcnt`)),
+        limit: capLimit(u64(read(`${m}/memory.limit_in_bytes`)), machineMemory),
+      }),
+    );
   }
   return { pids: pidsOf(read, dirs.pids), blkio: blkioV1(read, dirs.blkio), cpu, memory };
 }
@@ -239,8 +325,16 @@ export function readV2(read: ReadText, dir: string, machineMemory: number): Cgro
   if (cpuStat === undefined) return undefined;
   const st = parseFlatKeyed(cpuStat);
   const cpu: CpuStats = {
-    cpu_usage: { total_usage: usecToNs(st.get('usage_usec')), usage_in_kernelmode: usecToNs(st.get('system_usec')), usage_in_usermode: usecToNs(st.get('user_usec')) },
-    throttling_data: { periods: u64(st.get('nr_periods')), throttled_periods: u64(st.get('nr_throttled')), throttled_time: usecToNs(st.get('throttled_usec')) },
+    cpu_usage: {
+      total_usage: usecToNs(st.get('usage_usec')),
+      usage_in_kernelmode: usecToNs(st.get('system_usec')),
+      usage_in_usermode: usecToNs(st.get('user_usec')),
+    },
+    throttling_data: {
+      periods: u64(st.get('nr_periods')),
+      throttled_periods: u64(st.get('nr_throttled')),
+      throttled_time: usecToNs(st.get('throttled_usec')),
+    },
   };
 
   let memory: MemoryStats = {};

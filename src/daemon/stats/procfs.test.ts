@@ -30,11 +30,29 @@ const NET_DEV = `Inter-|   Receive                                              
   eth0: 5338      36    1    2    0     0          0         0      648       8    3    4    0     0       0          0
 `;
 
-test('parseNetDev: every interface but lo and the kernel\'s fallback tunnels, sorted', () => {
+test("parseNetDev: every interface but lo and the kernel's fallback tunnels, sorted", () => {
   const nets = parseNetDev(NET_DEV)!;
   assert.deepEqual(Object.keys(nets), ['eth0', 'eth1']);
-  assert.deepEqual(nets.eth0, { rx_bytes: 5338, rx_packets: 36, rx_errors: 1, rx_dropped: 2, tx_bytes: 648, tx_packets: 8, tx_errors: 3, tx_dropped: 4 });
-  assert.deepEqual(nets.eth1, { rx_bytes: 5, rx_packets: 6, rx_errors: 7, rx_dropped: 8, tx_bytes: 9, tx_packets: 10, tx_errors: 11, tx_dropped: 12 });
+  assert.deepEqual(nets.eth0, {
+    rx_bytes: 5338,
+    rx_packets: 36,
+    rx_errors: 1,
+    rx_dropped: 2,
+    tx_bytes: 648,
+    tx_packets: 8,
+    tx_errors: 3,
+    tx_dropped: 4,
+  });
+  assert.deepEqual(nets.eth1, {
+    rx_bytes: 5,
+    rx_packets: 6,
+    rx_errors: 7,
+    rx_dropped: 8,
+    tx_bytes: 9,
+    tx_packets: 10,
+    tx_errors: 11,
+    tx_dropped: 12,
+  });
 });
 
 test('parseNetDev: only lo means no networks (the key is left out)', () => {

@@ -161,12 +161,24 @@ export function parseNetDev(text: string): Record<string, NetworkStats> | undefi
     if (colon < 0) continue;
     const name = line.slice(0, colon).trim();
     if (!name || name.includes('|') || FALLBACK_DEVICES.has(name)) continue;
-    const f = line.slice(colon + 1).trim().split(/\s+/);
+    const f = line
+      .slice(colon + 1)
+      .trim()
+      .split(/\s+/);
     if (f.length < 16) continue;
-    found.push([name, {
-      rx_bytes: u64(f[0]), rx_packets: u64(f[1]), rx_errors: u64(f[2]), rx_dropped: u64(f[3]),
-      tx_bytes: u64(f[8]), tx_packets: u64(f[9]), tx_errors: u64(f[10]), tx_dropped: u64(f[11]),
-    }]);
+    found.push([
+      name,
+      {
+        rx_bytes: u64(f[0]),
+        rx_packets: u64(f[1]),
+        rx_errors: u64(f[2]),
+        rx_dropped: u64(f[3]),
+        tx_bytes: u64(f[8]),
+        tx_packets: u64(f[9]),
+        tx_errors: u64(f[10]),
+        tx_dropped: u64(f[11]),
+      },
+    ]);
   }
   if (found.length === 0) return undefined;
   found.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));

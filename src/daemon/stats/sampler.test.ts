@@ -24,7 +24,12 @@ class FakeSource implements SampleSource {
       mono,
       pids: { current: target.pid },
       blkio: nilBlkio(),
-      cpu: { cpu_usage: { total_usage: Math.round(mono * 1e6), usage_in_kernelmode: 0, usage_in_usermode: 0 }, system_cpu_usage: sys!.systemUsage, online_cpus: 2, throttling_data: { periods: 0, throttled_periods: 0, throttled_time: 0 } },
+      cpu: {
+        cpu_usage: { total_usage: Math.round(mono * 1e6), usage_in_kernelmode: 0, usage_in_usermode: 0 },
+        system_cpu_usage: sys!.systemUsage,
+        online_cpus: 2,
+        throttling_data: { periods: 0, throttled_periods: 0, throttled_time: 0 },
+      },
       memory: {},
     };
   }
@@ -46,13 +51,28 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 function setup(containers: Record<string, ContainerFacts>) {
   const source = new FakeSource();
   // Ticks are driven by hand; the timer interval is long enough never to fire in a test.
-  const sampler = new StatsSampler({ source, facts: (id) => containers[id], intervalMs: 3_600_000, minGapMs: 20, lingerTicks: 2, batchSize: 2 });
+  const sampler = new StatsSampler({
+    source,
+    facts: (id) => containers[id],
+    intervalMs: 3_600_000,
+    minGapMs: 20,
+    lingerTicks: 2,
+    batchSize: 2,
+  });
   return { source, sampler };
 }
 
-const facts = (id: string, over: Partial<ContainerFacts> = {}): ContainerFacts => ({ id, name: `/${id}`, pid: 7, running: true, restarting: false, networks: true, ...over });
+const facts = (id: string, over: Partial<ContainerFacts> = {}): ContainerFacts => ({
+  id,
+  name: `/${id}`,
+  pid: 7,
+  running: true,
+  restarting: false,
+  networks: true,
+  ...over,
+});
 
-test('a stream\'s first frame already carries precpu from an earlier reading', async () => {
+test("a stream's first frame already carries precpu from an earlier reading", async () => {
   const cs = { a: facts('a') };
   const { sampler } = setup(cs);
   const sink = new Collect();
@@ -67,7 +87,7 @@ test('a stream\'s first frame already carries precpu from an earlier reading', a
   await sleep(30);
   await sampler.tick();
   assert.equal(sink.frames.length, 2);
-  assert.deepEqual(sink.frames[1].precpu_stats, sink.frames[0].cpu_stats, 'each frame\'s precpu is the previous frame\'s cpu');
+  assert.deepEqual(sink.frames[1].precpu_stats, sink.frames[0].cpu_stats, "each frame's precpu is the previous frame's cpu");
   sampler.close();
   assert.ok(sink.ended);
 });

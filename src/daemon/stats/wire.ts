@@ -75,8 +75,14 @@ export { ZERO_TIME };
 
 export function nilBlkio(): BlkioStats {
   return {
-    io_service_bytes_recursive: null, io_serviced_recursive: null, io_queue_recursive: null, io_service_time_recursive: null,
-    io_wait_time_recursive: null, io_merged_recursive: null, io_time_recursive: null, sectors_recursive: null,
+    io_service_bytes_recursive: null,
+    io_serviced_recursive: null,
+    io_queue_recursive: null,
+    io_service_time_recursive: null,
+    io_wait_time_recursive: null,
+    io_merged_recursive: null,
+    io_time_recursive: null,
+    sectors_recursive: null,
   };
 }
 
@@ -87,7 +93,6 @@ export function zeroCpu(): CpuStats {
     throttling_data: { periods: 0, throttled_periods: 0, throttled_time: 0 },
   };
 }
-
 
 export interface Identity {
   /** With the leading slash, as dockerd writes it. */

@@ -34,7 +34,9 @@ export async function mountVolume(opts: Record<string, string>, target: string):
     await runCommand('mount', args);
   } catch (err) {
     const msg = ((err as { stderr?: string }).stderr ?? (err as Error).message).trim();
-    throw internal(`error while mounting volume '${target}': failed to mount local volume: mount ${opts.device ?? ''}:${target}, data: ${opts.o ?? ''}: ${msg}`);
+    throw internal(
+      `error while mounting volume '${target}': failed to mount local volume: mount ${opts.device ?? ''}:${target}, data: ${opts.o ?? ''}: ${msg}`,
+    );
   }
 }
 
@@ -87,7 +89,9 @@ export async function copyUp(src: string, dst: string): Promise<void> {
     // --no-dereference is part of -a: symlinks are copied as links, never followed.
     await execFileP('cp', ['-a', '--', `${src}/.`, `${dst}/`], { maxBuffer: 1 << 20 });
   } catch (err) {
-    throw internal(`copying image content into the volume at ${dst}: ${((err as { stderr?: string }).stderr ?? (err as Error).message).trim()}`);
+    throw internal(
+      `copying image content into the volume at ${dst}: ${((err as { stderr?: string }).stderr ?? (err as Error).message).trim()}`,
+    );
   }
   await lchown(dst, st.uid, st.gid);
   await chmod(dst, st.mode & 0o7777);

@@ -16,7 +16,9 @@ export function validateVolumeName(name: string): void {
     throw invalidParameter(`create ${name.slice(0, 64)}…: volume name is too long (${Buffer.byteLength(name)} bytes, at most ${NAME_MAX})`);
   }
   if (!VALID_NAME.test(name)) {
-    throw invalidParameter(`create ${name}: "${name}" includes invalid characters for a local volume name, only "[a-zA-Z0-9][a-zA-Z0-9_.-]" are allowed. If you intended to pass a host directory, use absolute path`);
+    throw invalidParameter(
+      `create ${name}: "${name}" includes invalid characters for a local volume name, only "[a-zA-Z0-9][a-zA-Z0-9_.-]" are allowed. If you intended to pass a host directory, use absolute path`,
+    );
   }
 }
 

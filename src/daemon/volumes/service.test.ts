@@ -22,7 +22,9 @@ beforeEach(async () => {
   events.length = 0;
   table = new RecordTable<VolumeRecord>(db, 'volumes');
   svc = new VolumeService({
-    table, root: tmp.file('volumes'), tmpDir: tmp.file('tmp'),
+    table,
+    root: tmp.file('volumes'),
+    tmpDir: tmp.file('tmp'),
     log: new Logger({ level: 'fatal', format: 'text', raw: false }),
     events: { publish: (m) => events.push({ Action: m.Action, ID: m.Actor?.ID ?? '' }) },
     users: () => users.map((u) => ({ ...u })),
@@ -51,17 +53,38 @@ describe('VolumeService', () => {
     assert.match(anon.Name, /^[0-9a-f]{64}$/);
     users = [{ id: 'c1', running: false, volumes: ['data'] }];
     const listed = await svc.list({ usage: true });
-    assert.deepEqual(listed.map((x) => [x.Name, x.UsageData]), [[anon.Name, { Size: 0, RefCount: 0 }], ['data', { Size: 5, RefCount: 1 }]].sort());
-    assert.equal((await svc.list()).every((x) => x.UsageData === undefined), true);
-    assert.deepEqual(events.map((e) => e.Action), ['create', 'create']);
+    assert.deepEqual(
+      listed.map((x) => [x.Name, x.UsageData]),
+      [
+        [anon.Name, { Size: 0, RefCount: 0 }],
+        ['data', { Size: 5, RefCount: 1 }],
+      ].sort(),
+    );
+    assert.equal(
+      (await svc.list()).every((x) => x.UsageData === undefined),
+      true,
+    );
+    assert.deepEqual(
+      events.map((e) => e.Action),
+      ['create', 'create'],
+    );
   });
 
   test('remove: 404 unknown (unless force), 409 in use with the container ids', async () => {
-    await assert.rejects(svc.remove('nope', { force: false }), (e: Error & { status?: number }) => e.status === 404 && e.message === 'get nope: no such volume');
+    await assert.rejects(
+      svc.remove('nope', { force: false }),
+      (e: Error & { status?: number }) => e.status === 404 && e.message === 'get nope: no such volume',
+    );
     await svc.remove('nope', { force: true });
     const v = await svc.create({ Name: 'busy' });
-    users = [{ id: 'c1', running: false, volumes: ['busy'] }, { id: 'c2', running: true, volumes: ['busy'] }];
-    await assert.rejects(svc.remove('busy', { force: true }), (e: Error & { status?: number }) => e.status === 409 && e.message === 'remove busy: volume is in use - [c1, c2]');
+    users = [
+      { id: 'c1', running: false, volumes: ['busy'] },
+      { id: 'c2', running: true, volumes: ['busy'] },
+    ];
+    await assert.rejects(
+      svc.remove('busy', { force: true }),
+      (e: Error & { status?: number }) => e.status === 409 && e.message === 'remove busy: volume is in use - [c1, c2]',
+    );
     users = [];
     await svc.remove('busy', { force: false });
     assert.equal(existsSync(join(tmp.dir, 'volumes', 'busy')), false);
@@ -73,14 +96,26 @@ describe('VolumeService', () => {
     const hc = { Binds: ['named:/n:ro'], Mounts: [{ Type: 'volume' as const, Target: '/m', VolumeOptions: { Labels: { k: 'v' } } }] };
     const mounts = await svc.prepare('c1', hc, { Volumes: { '/img': {} } });
     assert.equal(mounts.length, 3);
-    assert.deepEqual(mounts[0], { Type: 'volume', Name: 'named', Source: svc.dataPath('named'), Destination: '/n', Driver: 'local', Mode: 'ro', RW: false, Propagation: '' });
+    assert.deepEqual(mounts[0], {
+      Type: 'volume',
+      Name: 'named',
+      Source: svc.dataPath('named'),
+      Destination: '/n',
+      Driver: 'local',
+      Mode: 'ro',
+      RW: false,
+      Propagation: '',
+    });
     const anon = mounts.slice(1).map((m) => m.Name!);
     for (const n of anon) assert.match(n, /^[0-9a-f]{64}$/);
     assert.deepEqual((await svc.inspect(anon[0]!)).Labels, { k: 'v', 'com.docker.volume.anonymous': '' });
     // Pending until the record exists: in use already.
     await assert.rejects(svc.remove('named', { force: false }), /volume is in use - \[c1\]/);
     await svc.release({ Id: 'c1', HostConfig: hc, Config: { Volumes: { '/img': {} } }, Mounts: mounts }, true);
-    assert.deepEqual((await svc.list()).map((v) => v.Name), ['named']);
+    assert.deepEqual(
+      (await svc.list()).map((v) => v.Name),
+      ['named'],
+    );
   });
 
   test('prepare refuses bad names before creating anything', async () => {
@@ -99,7 +134,13 @@ describe('VolumeService', () => {
     // A plugin's volume is the plugin's: prune, as dockerd's, takes local ones only.
     table.put('plugged', { Name: 'plugged', Driver: 'someplugin', CreatedAt: '', Labels: null, Options: null });
     assert.deepEqual(await svc.prune(new Map([['all', ['true']]])), { VolumesDeleted: [], SpaceReclaimed: 0 });
-    assert.deepEqual(table.list().map((v) => v.Name).sort(), ['plugged', 'used']);
+    assert.deepEqual(
+      table
+        .list()
+        .map((v) => v.Name)
+        .sort(),
+      ['plugged', 'used'],
+    );
   });
 
   test('DriverOpts are checked at create', async () => {

@@ -132,12 +132,34 @@ export class VolumeService implements ContainerVolumes {
   }
 
   private async view(v: VolumeRecord): Promise<VolumeView> {
-    if (v.Driver === 'local') return { CreatedAt: v.CreatedAt, Driver: v.Driver, Labels: v.Labels, Mountpoint: this.dataPath(v.Name), Name: v.Name, Options: v.Options, Scope: 'local' };
+    if (v.Driver === 'local')
+      return {
+        CreatedAt: v.CreatedAt,
+        Driver: v.Driver,
+        Labels: v.Labels,
+        Mountpoint: this.dataPath(v.Name),
+        Name: v.Name,
+        Options: v.Options,
+        Scope: 'local',
+      };
     const p = await this.plugin(v.Driver);
-    return { CreatedAt: v.CreatedAt, Driver: v.Driver, Labels: v.Labels, Mountpoint: await p.path(v.Name), Name: v.Name, Options: v.Options, Scope: await p.capabilities() };
+    return {
+      CreatedAt: v.CreatedAt,
+      Driver: v.Driver,
+      Labels: v.Labels,
+      Mountpoint: await p.path(v.Name),
+      Name: v.Name,
+      Options: v.Options,
+      Scope: await p.capabilities(),
+    };
   }
 
-  private event(action: string, name: string, attrs: Record<string, string> = {}, driver = this.d.table.get(name)?.Driver ?? 'local'): void {
+  private event(
+    action: string,
+    name: string,
+    attrs: Record<string, string> = {},
+    driver = this.d.table.get(name)?.Driver ?? 'local',
+  ): void {
     this.d.events?.publish({ Type: 'volume', Action: action, Actor: { ID: name, Attributes: { driver, ...attrs } } });
   }
 
@@ -161,16 +183,24 @@ export class VolumeService implements ContainerVolumes {
     const plugin = driver === 'local' ? undefined : await this.plugin(driver);
     // The local driver's options are checked here; a plugin checks its own at Create.
     if (!plugin) validateDriverOpts(req.DriverOpts);
-    for (const [k, v] of Object.entries(req.Labels ?? {})) if (typeof v !== 'string') throw invalidParameter(`invalid label ${JSON.stringify(k)}: value must be a string`);
+    for (const [k, v] of Object.entries(req.Labels ?? {}))
+      if (typeof v !== 'string') throw invalidParameter(`invalid label ${JSON.stringify(k)}: value must be a string`);
     return this.lock.run(name, async () => {
       const existing = this.d.table.get(name);
       if (existing) {
-        if (req.Driver && existing.Driver !== driver) throw conflict(`volume ${name} already exists with driver ${existing.Driver}, not ${driver}`);
+        if (req.Driver && existing.Driver !== driver)
+          throw conflict(`volume ${name} already exists with driver ${existing.Driver}, not ${driver}`);
         return existing;
       }
       if (plugin) await plugin.create(name, req.DriverOpts ?? null);
       else await this.makeDataDir(this.dataPath(name));
-      const rec: VolumeRecord = { Name: name, Driver: driver, CreatedAt: rfc3339Now(), Labels: req.Labels ?? null, Options: req.DriverOpts ?? null };
+      const rec: VolumeRecord = {
+        Name: name,
+        Driver: driver,
+        CreatedAt: rfc3339Now(),
+        Labels: req.Labels ?? null,
+        Options: req.DriverOpts ?? null,
+      };
       this.d.table.put(name, rec);
       this.event('create', name, {}, driver);
       return rec;
@@ -192,7 +222,15 @@ export class VolumeService implements ContainerVolumes {
       const view = await this.view(v).catch((err: unknown) => {
         // A plugin that is gone must not hide the other volumes: listed with what the record knows.
         this.d.log.warn(`volume plugin ${v.Driver}: ${(err as Error).message}`, { volume: v.Name });
-        return { CreatedAt: v.CreatedAt, Driver: v.Driver, Labels: v.Labels, Mountpoint: '', Name: v.Name, Options: v.Options, Scope: 'local' } as VolumeView;
+        return {
+          CreatedAt: v.CreatedAt,
+          Driver: v.Driver,
+          Labels: v.Labels,
+          Mountpoint: '',
+          Name: v.Name,
+          Options: v.Options,
+          Scope: 'local',
+        } as VolumeView;
       });
       // As dockerd: sizes are known for local volumes only (-1 for a plugin's).
       if (opts.usage) view.UsageData = { Size: v.Driver === 'local' ? await directorySize(this.dataPath(v.Name)) : -1, RefCount: refs };
@@ -293,7 +331,16 @@ export class VolumeService implements ContainerVolumes {
         await this.createRecord({ Name: name, Labels: labels, DriverOpts: s.driverOpts ?? null, ...(existed ? {} : { Driver: driver }) });
         if (!existed && s.name === undefined) createdAnonymous.push(name);
         // A plugin's volume has its host path only once mounted (at start).
-        mounts.push({ Type: 'volume', Name: name, Source: driver === 'local' ? this.dataPath(name) : '', Destination: s.destination, Driver: driver, Mode: s.mode, RW: !s.readOnly, Propagation: '' });
+        mounts.push({
+          Type: 'volume',
+          Name: name,
+          Source: driver === 'local' ? this.dataPath(name) : '',
+          Destination: s.destination,
+          Driver: driver,
+          Mode: s.mode,
+          RW: !s.readOnly,
+          Propagation: '',
+        });
       }
       return mounts;
     } catch (err) {
@@ -320,7 +367,12 @@ export class VolumeService implements ContainerVolumes {
         // The mount ID is the container's: the same one unmounts it after the run.
         const path = await (await this.plugin(v.Driver)).mount(v.Name, rec.Id);
         m.Source = path;
-        out.push({ type: 'bind', source: spec?.subpath ? scopedPath(path, spec.subpath) : path, destination: m.Destination, options: [m.RW ? 'rw' : 'ro'] });
+        out.push({
+          type: 'bind',
+          source: spec?.subpath ? scopedPath(path, spec.subpath) : path,
+          destination: m.Destination,
+          options: [m.RW ? 'rw' : 'ro'],
+        });
         this.event('mount', v.Name, { container: rec.Id, destination: m.Destination, propagation: '', 'read/write': String(m.RW) });
         continue;
       }
@@ -331,7 +383,8 @@ export class VolumeService implements ContainerVolumes {
       if (spec?.subpath) {
         source = scopedPath(data, spec.subpath);
         // Any failure to stat the source is reported as the 400 below.
-        if (!(await lstat(source).catch(() => undefined))) throw invalidParameter(`cannot access path ${source}: no such file or directory`);
+        if (!(await lstat(source).catch(() => undefined)))
+          throw invalidParameter(`cannot access path ${source}: no such file or directory`);
       } else if (spec?.copy !== false && (await isEmptyDir(data))) {
         copies.push({ destination: m.Destination, data });
       }
@@ -354,11 +407,15 @@ export class VolumeService implements ContainerVolumes {
       if (!v) continue;
       this.event('unmount', v.Name, { container: rec.Id });
       if (v.Driver !== 'local') {
-        await this.plugin(v.Driver).then((p) => p.unmount(v.Name, rec.Id)).catch((err) => this.d.log.warn(`unmounting volume: ${(err as Error).message}`, { volume: v.Name }));
+        await this.plugin(v.Driver)
+          .then((p) => p.unmount(v.Name, rec.Id))
+          .catch((err) => this.d.log.warn(`unmounting volume: ${(err as Error).message}`, { volume: v.Name }));
         continue;
       }
       if (needsMount(v.Options) && !stillRunning.some((u) => u.volumes.includes(v.Name))) {
-        await unmountVolume(this.dataPath(v.Name)).catch((err) => this.d.log.warn(`unmounting volume: ${(err as Error).message}`, { volume: v.Name }));
+        await unmountVolume(this.dataPath(v.Name)).catch((err) =>
+          this.d.log.warn(`unmounting volume: ${(err as Error).message}`, { volume: v.Name }),
+        );
       }
     }
   }
@@ -368,7 +425,11 @@ export class VolumeService implements ContainerVolumes {
     if (!removeAnonymous) return;
     let anonymous: Set<string>;
     try {
-      anonymous = new Set(volumeSpecs(rec.HostConfig, rec.Config).filter((s) => s.name === undefined).map((s) => s.destination));
+      anonymous = new Set(
+        volumeSpecs(rec.HostConfig, rec.Config)
+          .filter((s) => s.name === undefined)
+          .map((s) => s.destination),
+      );
     } catch {
       // A record whose volume specs no longer parse was refused at create; nothing anonymous to find.
       return;

@@ -12,29 +12,73 @@ describe('volume specs', () => {
     assert.equal(isVolumeBind('/host:/data'), false);
     assert.equal(isVolumeBind('/host:/data:ro'), false);
     const specs = volumeSpecs({ Binds: ['data:/data', 'ro:/r/:ro', 'nc:/n:nocopy', '/anon', '/host:/h'] }, {});
-    assert.deepEqual(specs.map((s) => [s.name, s.destination, s.readOnly, s.copy, s.mode]), [
-      ['data', '/data', false, true, 'z'],
-      ['ro', '/r', true, true, 'ro'],
-      ['nc', '/n', false, false, 'nocopy'],
-      [undefined, '/anon', false, true, ''],
-    ]);
+    assert.deepEqual(
+      specs.map((s) => [s.name, s.destination, s.readOnly, s.copy, s.mode]),
+      [
+        ['data', '/data', false, true, 'z'],
+        ['ro', '/r', true, true, 'ro'],
+        ['nc', '/n', false, false, 'nocopy'],
+        [undefined, '/anon', false, true, ''],
+      ],
+    );
   });
 
   test('Mounts of type volume carry NoCopy, labels, driver options and a subpath', () => {
-    const [s] = volumeSpecs({ Mounts: [{ Type: 'volume', Source: 'v', Target: '/v', ReadOnly: true, VolumeOptions: { NoCopy: true, Labels: { a: 'b' }, DriverConfig: { Name: 'local', Options: { type: 'tmpfs', device: 'tmpfs' } }, Subpath: 'sub/dir' } }] }, {});
-    assert.deepEqual(s, { name: 'v', destination: '/v', readOnly: true, copy: false, mode: '', subpath: 'sub/dir', labels: { a: 'b' }, driver: 'local', driverOpts: { type: 'tmpfs', device: 'tmpfs' }, origin: 'mount' });
-    assert.throws(() => volumeSpecs({ Mounts: [{ Type: 'volume', Source: 'v', Target: '/v', VolumeOptions: { Subpath: '../../etc' } }] }, {}), /subpath must be a relative path/);
+    const [s] = volumeSpecs(
+      {
+        Mounts: [
+          {
+            Type: 'volume',
+            Source: 'v',
+            Target: '/v',
+            ReadOnly: true,
+            VolumeOptions: {
+              NoCopy: true,
+              Labels: { a: 'b' },
+              DriverConfig: { Name: 'local', Options: { type: 'tmpfs', device: 'tmpfs' } },
+              Subpath: 'sub/dir',
+            },
+          },
+        ],
+      },
+      {},
+    );
+    assert.deepEqual(s, {
+      name: 'v',
+      destination: '/v',
+      readOnly: true,
+      copy: false,
+      mode: '',
+      subpath: 'sub/dir',
+      labels: { a: 'b' },
+      driver: 'local',
+      driverOpts: { type: 'tmpfs', device: 'tmpfs' },
+      origin: 'mount',
+    });
+    assert.throws(
+      () => volumeSpecs({ Mounts: [{ Type: 'volume', Source: 'v', Target: '/v', VolumeOptions: { Subpath: '../../etc' } }] }, {}),
+      /subpath must be a relative path/,
+    );
     assert.throws(() => volumeSpecs({ Mounts: [{ Type: 'volume', Target: 'rel' }] }, {}), /must be absolute/);
   });
 
   test('image VOLUMEs become anonymous volumes unless a mount of the user covers them', () => {
-    const specs = volumeSpecs({ Binds: ['/host:/data'], Mounts: [{ Type: 'tmpfs', Target: '/cache' }] }, { Volumes: { '/data': {}, '/cache': {}, '/var/lib/x': {} } });
-    assert.deepEqual(specs.map((s) => [s.name, s.destination, s.origin]), [[undefined, '/var/lib/x', 'image']]);
+    const specs = volumeSpecs(
+      { Binds: ['/host:/data'], Mounts: [{ Type: 'tmpfs', Target: '/cache' }] },
+      { Volumes: { '/data': {}, '/cache': {}, '/var/lib/x': {} } },
+    );
+    assert.deepEqual(
+      specs.map((s) => [s.name, s.destination, s.origin]),
+      [[undefined, '/var/lib/x', 'image']],
+    );
   });
 
   test('duplicate mount points and bad modes are refused', () => {
     assert.throws(() => volumeSpecs({ Binds: ['a:/x', 'b:/x/'] }, {}), /Duplicate mount point: \/x/);
-    assert.throws(() => volumeSpecs({ Binds: ['/h:/x'], Mounts: [{ Type: 'volume', Source: 'v', Target: '/x' }] }, {}), /Duplicate mount point/);
+    assert.throws(
+      () => volumeSpecs({ Binds: ['/h:/x'], Mounts: [{ Type: 'volume', Source: 'v', Target: '/x' }] }, {}),
+      /Duplicate mount point/,
+    );
     assert.throws(() => volumeSpecs({ Binds: ['a:/x:bogus'] }, {}), /invalid mode: bogus/);
     assert.throws(() => volumeSpecs({ Binds: ['a:/'] }, {}), /destination can't be '\/'/);
   });
@@ -46,7 +90,10 @@ describe('volume specs', () => {
     }
     // A directory name: NAME_MAX bytes at most (a 400, not mkdir's ENAMETOOLONG as a 500).
     validateVolumeName('v'.repeat(255));
-    assert.throws(() => validateVolumeName('v'.repeat(256)), { code: 'INVALID_PARAMETER', message: /volume name is too long \(256 bytes, at most 255\)/ });
+    assert.throws(() => validateVolumeName('v'.repeat(256)), {
+      code: 'INVALID_PARAMETER',
+      message: /volume name is too long \(256 bytes, at most 255\)/,
+    });
   });
 });
 
@@ -73,6 +120,17 @@ describe('volume filters', () => {
     const anon = 'com.docker.volume.anonymous';
     assert.deepEqual(names(compilePruneFilters(new Map(), anon)), ['f00']);
     assert.deepEqual(names(compilePruneFilters(new Map([['all', ['true']]]), anon)), ['cache', 'f00']);
-    assert.deepEqual(names(compilePruneFilters(new Map([['all', ['1']], ['label!', [anon]]]), anon)), ['cache']);
+    assert.deepEqual(
+      names(
+        compilePruneFilters(
+          new Map([
+            ['all', ['1']],
+            ['label!', [anon]],
+          ]),
+          anon,
+        ),
+      ),
+      ['cache'],
+    );
   });
 });

@@ -35,9 +35,13 @@ export function isVolumeBind(bind: string): boolean {
 }
 
 function mountPath(raw: string, spec: string): string {
-  if (!raw || !isAbsolute(raw)) throw invalidParameter(`invalid volume specification: '${spec}': invalid mount config for type "volume": invalid mount path: '${raw}' mount path must be absolute`);
+  if (!raw || !isAbsolute(raw))
+    throw invalidParameter(
+      `invalid volume specification: '${spec}': invalid mount config for type "volume": invalid mount path: '${raw}' mount path must be absolute`,
+    );
   const dst = cleanPath(raw);
-  if (dst === '/') throw invalidParameter(`invalid volume specification: '${spec}': invalid mount config for type "volume": destination can't be '/'`);
+  if (dst === '/')
+    throw invalidParameter(`invalid volume specification: '${spec}': invalid mount config for type "volume": destination can't be '/'`);
   return dst;
 }
 
@@ -62,8 +66,12 @@ export function volumeSpecs(hc: HostConfig, config: Pick<ContainerConfig, 'Volum
     if (words.includes('ro') && words.includes('rw')) throw invalidParameter(`invalid mode: ${mode}`);
     claim(destination);
     specs.push({
-      ...(src ? { name: src } : {}), destination, readOnly: words.includes('ro'), copy: !words.includes('nocopy'),
-      mode: src ? mode || 'z' : mode, origin: 'bind',
+      ...(src ? { name: src } : {}),
+      destination,
+      readOnly: words.includes('ro'),
+      copy: !words.includes('nocopy'),
+      mode: src ? mode || 'z' : mode,
+      origin: 'bind',
     });
   }
   for (const m of hc.Mounts ?? []) {
@@ -83,7 +91,11 @@ export function volumeSpecs(hc: HostConfig, config: Pick<ContainerConfig, 'Volum
     if (subpath !== undefined && !m.Source) throw invalidParameter(`${what}: cannot use a subpath with an anonymous volume`);
     claim(destination);
     specs.push({
-      ...(m.Source ? { name: m.Source } : {}), destination, readOnly: m.ReadOnly === true, copy: vo.NoCopy !== true, mode: '',
+      ...(m.Source ? { name: m.Source } : {}),
+      destination,
+      readOnly: m.ReadOnly === true,
+      copy: vo.NoCopy !== true,
+      mode: '',
       ...(subpath ? { subpath } : {}),
       ...(vo.Labels && Object.keys(vo.Labels).length ? { labels: { ...vo.Labels } } : {}),
       ...(vo.DriverConfig?.Name ? { driver: vo.DriverConfig.Name } : {}),
@@ -104,6 +116,9 @@ export function volumeSpecs(hc: HostConfig, config: Pick<ContainerConfig, 'Volum
 /** A relative path inside the volume, without ".." (it must not leave the volume). */
 function checkSubpath(p: string): string {
   const parts = p.split('/').filter((x) => x !== '' && x !== '.');
-  if (p.startsWith('/') || parts.includes('..')) throw invalidParameter(`invalid mount config for type "volume": subpath must be a relative path within the volume: ${JSON.stringify(p)}`);
+  if (p.startsWith('/') || parts.includes('..'))
+    throw invalidParameter(
+      `invalid mount config for type "volume": subpath must be a relative path within the volume: ${JSON.stringify(p)}`,
+    );
   return parts.join('/');
 }

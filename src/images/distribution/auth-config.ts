@@ -10,7 +10,15 @@ export function normaliseAuth(raw: unknown): AuthConfig {
   for (const [k, v] of Object.entries(raw as Record<string, unknown>)) {
     if (typeof v !== 'string' || v === '') continue;
     const key = k.toLowerCase() as keyof AuthConfig;
-    if (key === 'username' || key === 'password' || key === 'auth' || key === 'serveraddress' || key === 'identitytoken' || key === 'registrytoken') out[key] = v;
+    if (
+      key === 'username' ||
+      key === 'password' ||
+      key === 'auth' ||
+      key === 'serveraddress' ||
+      key === 'identitytoken' ||
+      key === 'registrytoken'
+    )
+      out[key] = v;
   }
   if (out.auth && !out.username) {
     const plain = Buffer.from(out.auth, 'base64').toString('utf8');

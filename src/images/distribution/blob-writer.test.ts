@@ -38,15 +38,30 @@ for (const direct of [true, false]) {
     // Count what goes through Content.Write: nothing on the direct path (containerd finds the blob).
     let streamed = 0;
     const spy = Object.create(client) as SupervisorClient;
-    spy.contentWrite = (ref, src, o) => client.contentWrite(ref, (async function* () {
-      for await (const c of src as AsyncIterable<Uint8Array>) {
-        streamed += c.length;
-        yield c;
-      }
-    })(), o);
+    spy.contentWrite = (ref, src, o) =>
+      client.contentWrite(
+        ref,
+        (async function* () {
+          for await (const c of src as AsyncIterable<Uint8Array>) {
+            streamed += c.length;
+            yield c;
+          }
+        })(),
+        o,
+      );
     await client.withLease(async (lease) => {
       let ended = false;
-      await writeBlob({ client: spy, lease, ...(direct ? { contentRoot } : {}) }, `t-${digest}`, digest, data.length, chunks(data), { 'x.test/label': 'v' }, () => { ended = true; });
+      await writeBlob(
+        { client: spy, lease, ...(direct ? { contentRoot } : {}) },
+        `t-${digest}`,
+        digest,
+        data.length,
+        chunks(data),
+        { 'x.test/label': 'v' },
+        () => {
+          ended = true;
+        },
+      );
       assert.ok(ended);
       assert.equal(streamed, direct ? 0 : data.length);
       const info = await client.contentInfo(digest);
@@ -54,16 +69,31 @@ for (const direct of [true, false]) {
       assert.equal(info.labels['x.test/label'], 'v');
       assert.ok((await client.contentReadAll(digest)).equals(data));
     });
-    assert.deepEqual(readdirSync(join(contentRoot, 'blobs', 'sha256')).filter((n) => n.startsWith('.engine-ingest-')), [], 'no temporary file left');
+    assert.deepEqual(
+      readdirSync(join(contentRoot, 'blobs', 'sha256')).filter((n) => n.startsWith('.engine-ingest-')),
+      [],
+      'no temporary file left',
+    );
   });
 
   test(`refuses bytes that do not match the digest or the size (${direct ? 'direct' : 'Content.Write'})`, async () => {
     const data = randomBytes(1 << 20);
     const claimed = digestOf(randomBytes(16));
     await client.withLease(async (lease) => {
-      await assert.rejects(writeBlob({ client, lease, ...(direct ? { contentRoot } : {}) }, `bad-${claimed}`, claimed, data.length, chunks(data), {}),
-        (e: Error) => (direct ? e instanceof BlobVerificationError : /digest|precondition/i.test(e.message)));
-      await assert.rejects(writeBlob({ client, lease, ...(direct ? { contentRoot } : {}) }, `short-${claimed}`, digestOf(data), data.length + 1, chunks(data), {}));
+      await assert.rejects(
+        writeBlob({ client, lease, ...(direct ? { contentRoot } : {}) }, `bad-${claimed}`, claimed, data.length, chunks(data), {}),
+        (e: Error) => (direct ? e instanceof BlobVerificationError : /digest|precondition/i.test(e.message)),
+      );
+      await assert.rejects(
+        writeBlob(
+          { client, lease, ...(direct ? { contentRoot } : {}) },
+          `short-${claimed}`,
+          digestOf(data),
+          data.length + 1,
+          chunks(data),
+          {},
+        ),
+      );
     });
     await assert.rejects(client.contentInfo(claimed));
     assert.equal(existsSync(join(contentRoot, 'blobs', 'sha256', claimed.slice(7))), false);

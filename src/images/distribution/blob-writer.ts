@@ -44,8 +44,13 @@ export async function cleanIngestLeftovers(contentRoot: string): Promise<void> {
  * not match. `onEnd` runs once all bytes are in and verified, before the commit.
  */
 export async function writeBlob(
-  t: BlobTarget, ref: string, digest: string, size: number, source: AsyncIterable<Buffer>,
-  labels: Record<string, string>, onEnd?: () => void,
+  t: BlobTarget,
+  ref: string,
+  digest: string,
+  size: number,
+  source: AsyncIterable<Buffer>,
+  labels: Record<string, string>,
+  onEnd?: () => void,
 ): Promise<void> {
   if (!t.contentRoot || !digest.startsWith('sha256:')) {
     await t.client.contentWrite(ref, source, { expected: digest, total: size, lease: t.lease, labels });
@@ -58,14 +63,17 @@ export async function writeBlob(
   try {
     const hash = createHash('sha256');
     let n = 0;
-    await pipeline(async function* () {
-      for await (const chunk of source) {
-        n += chunk.length;
-        if (n > size) throw new BlobVerificationError(`blob ${digest}: more data than the ${size} bytes announced`);
-        hash.update(chunk);
-        yield chunk;
-      }
-    }, createWriteStream(tmp, { flush: true }));
+    await pipeline(
+      async function* () {
+        for await (const chunk of source) {
+          n += chunk.length;
+          if (n > size) throw new BlobVerificationError(`blob ${digest}: more data than the ${size} bytes announced`);
+          hash.update(chunk);
+          yield chunk;
+        }
+      },
+      createWriteStream(tmp, { flush: true }),
+    );
     const got = `sha256:${hash.digest('hex')}`;
     if (n !== size) throw new BlobVerificationError(`blob ${digest}: got ${n} bytes, expected ${size}`);
     if (got !== digest) throw new BlobVerificationError(`filesystem layer verification failed for digest ${digest}`);
@@ -75,7 +83,12 @@ export async function writeBlob(
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
-    await t.client.contentWrite(ref, createReadStream(tmp, { highWaterMark: 1 << 20 }), { expected: digest, total: size, lease: t.lease, labels });
+    await t.client.contentWrite(ref, createReadStream(tmp, { highWaterMark: 1 << 20 }), {
+      expected: digest,
+      total: size,
+      lease: t.lease,
+      labels,
+    });
   } finally {
     // The temporary file of a failed write: the write's error is the one that matters.
     await unlink(tmp).catch(() => undefined);

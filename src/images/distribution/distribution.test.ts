@@ -24,8 +24,10 @@ test('progress text matches dockerd for a 200-column terminal', () => {
   assert.equal(renderProgress(1378626, 4335400), '[===============>                                   ]  1.379MB/4.335MB');
   assert.equal(renderProgress(2459, 2459), '[==================================================>]  2.459kB/2.459kB');
   assert.equal(renderProgress(0, 0), '');
-  assert.equal(encodeMessage({ status: 'Downloading', progressDetail: { current: 1, total: 2 }, progress: 'x', id: 'abc' }),
-    '{"status":"Downloading","progressDetail":{"current":1,"total":2},"progress":"x","id":"abc"}\r\n');
+  assert.equal(
+    encodeMessage({ status: 'Downloading', progressDetail: { current: 1, total: 2 }, progress: 'x', id: 'abc' }),
+    '{"status":"Downloading","progressDetail":{"current":1,"total":2},"progress":"x","id":"abc"}\r\n',
+  );
   assert.equal(encodeMessage({ errorDetail: { message: 'boom' }, error: 'boom' }), '{"errorDetail":{"message":"boom"},"error":"boom"}\r\n');
 });
 
@@ -37,8 +39,15 @@ test('X-Registry-Auth: URL-safe and standard base64, padded or not, odd field na
   assert.deepEqual(decodeAuthHeader(std), doc);
   assert.deepEqual(decodeAuthHeader(url), doc);
   assert.deepEqual(decodeAuthHeader(std.replace(/=+$/, '')), doc);
-  assert.deepEqual(decodeAuthHeader(Buffer.from('{"Username":"u","Password":"p","IdentityToken":"t"}').toString('base64')), { username: 'u', password: 'p', identitytoken: 't' });
-  assert.deepEqual(decodeAuthHeader(Buffer.from(JSON.stringify({ auth: Buffer.from('bob:se:cret').toString('base64') })).toString('base64')), { auth: Buffer.from('bob:se:cret').toString('base64'), username: 'bob', password: 'se:cret' });
+  assert.deepEqual(decodeAuthHeader(Buffer.from('{"Username":"u","Password":"p","IdentityToken":"t"}').toString('base64')), {
+    username: 'u',
+    password: 'p',
+    identitytoken: 't',
+  });
+  assert.deepEqual(
+    decodeAuthHeader(Buffer.from(JSON.stringify({ auth: Buffer.from('bob:se:cret').toString('base64') })).toString('base64')),
+    { auth: Buffer.from('bob:se:cret').toString('base64'), username: 'bob', password: 'se:cret' },
+  );
   assert.deepEqual(decodeAuthHeader('e30='), {});
   assert.deepEqual(decodeAuthHeader(''), {});
   assert.throws(() => decodeAuthHeader('not base64 json'), /invalid X-Registry-Auth header/);
@@ -49,9 +58,15 @@ test('X-Registry-Auth: URL-safe and standard base64, padded or not, odd field na
 });
 
 test('WWW-Authenticate challenges', () => {
-  assert.deepEqual(parseChallenges('Bearer realm="https://auth.docker.io/token",service="registry.docker.io",scope="repository:library/busybox:pull"'), [
-    { scheme: 'bearer', params: { realm: 'https://auth.docker.io/token', service: 'registry.docker.io', scope: 'repository:library/busybox:pull' } },
-  ]);
+  assert.deepEqual(
+    parseChallenges('Bearer realm="https://auth.docker.io/token",service="registry.docker.io",scope="repository:library/busybox:pull"'),
+    [
+      {
+        scheme: 'bearer',
+        params: { realm: 'https://auth.docker.io/token', service: 'registry.docker.io', scope: 'repository:library/busybox:pull' },
+      },
+    ],
+  );
   assert.deepEqual(parseChallenges('Basic realm="engine test"'), [{ scheme: 'basic', params: { realm: 'engine test' } }]);
   assert.deepEqual(parseChallenges(['Basic realm=x, Bearer realm="a\\"b",service=s']), [
     { scheme: 'basic', params: { realm: 'x' } },
@@ -61,7 +76,10 @@ test('WWW-Authenticate challenges', () => {
 
 test('insecure registries: loopback always, host:port and CIDR from the configuration', async () => {
   let insecure: string[] = [];
-  const hosts = new RegistryHosts(() => ({ mirrors: ['http://127.0.0.1:5001', 'https://mirror.example'], insecureRegistries: insecure }), () => '/nonexistent');
+  const hosts = new RegistryHosts(
+    () => ({ mirrors: ['http://127.0.0.1:5001', 'https://mirror.example'], insecureRegistries: insecure }),
+    () => '/nonexistent',
+  );
   assert.equal(await hosts.isInsecure('127.0.0.1:5000'), true);
   assert.equal(await hosts.isInsecure('localhost:5000'), true);
   assert.equal(await hosts.isInsecure('[::1]:5000'), true);
@@ -75,17 +93,31 @@ test('insecure registries: loopback always, host:port and CIDR from the configur
   assert.equal(await hosts.isInsecure('198.51.100.1:5000'), false);
 
   const eps = await hosts.endpoints('192.0.2.7:5000');
-  assert.deepEqual(eps.map((e) => e.url), ['https://192.0.2.7:5000', 'http://192.0.2.7:5000']);
+  assert.deepEqual(
+    eps.map((e) => e.url),
+    ['https://192.0.2.7:5000', 'http://192.0.2.7:5000'],
+  );
   assert.equal(eps[0]!.tls.verify, false);
   insecure = [];
-  assert.deepEqual((await hosts.endpoints('192.0.2.7:5000')).map((e) => e.url), ['https://192.0.2.7:5000']);
-  assert.deepEqual((await hosts.endpoints('docker.io', { mirrors: true })).map((e) => [e.url, e.mirror]), [
-    ['http://127.0.0.1:5001', true], ['https://mirror.example', true], ['https://registry-1.docker.io', false],
-  ]);
-  assert.deepEqual((await hosts.endpoints('docker.io')).map((e) => e.url), ['https://registry-1.docker.io']);
+  assert.deepEqual(
+    (await hosts.endpoints('192.0.2.7:5000')).map((e) => e.url),
+    ['https://192.0.2.7:5000'],
+  );
+  assert.deepEqual(
+    (await hosts.endpoints('docker.io', { mirrors: true })).map((e) => [e.url, e.mirror]),
+    [
+      ['http://127.0.0.1:5001', true],
+      ['https://mirror.example', true],
+      ['https://registry-1.docker.io', false],
+    ],
+  );
+  assert.deepEqual(
+    (await hosts.endpoints('docker.io')).map((e) => e.url),
+    ['https://registry-1.docker.io'],
+  );
 });
 
-test('certs.d: CAs, client pairs, and dockerd\'s errors for unpaired files', async () => {
+test("certs.d: CAs, client pairs, and dockerd's errors for unpaired files", async () => {
   const dir = await mkdtemp(join(tmpdir(), 'engine-certsd-'));
   try {
     await mkdir(join(dir, 'r:5000'));
@@ -111,37 +143,70 @@ test('platforms: parsing and selection from an index', () => {
   assert.deepEqual(parsePlatform('linux/arm'), { os: 'linux', architecture: 'arm', variant: 'v7' });
   assert.deepEqual(parsePlatform('arm64'), { os: 'linux', architecture: 'arm64' });
   assert.throws(() => parsePlatform('linux//x'), /unknown operating system or architecture/);
-  const m = (digest: string, platform?: Record<string, string>) => ({ mediaType: 'application/vnd.oci.image.manifest.v1+json', digest, size: 1, ...(platform ? { platform: platform as never } : {}) });
-  const index = { schemaVersion: 2, manifests: [m('a', { os: 'linux', architecture: 'arm', variant: 'v6' }), m('b', { os: 'linux', architecture: 'arm', variant: 'v7' }), m('c', { os: 'linux', architecture: 'amd64' })] };
+  const m = (digest: string, platform?: Record<string, string>) => ({
+    mediaType: 'application/vnd.oci.image.manifest.v1+json',
+    digest,
+    size: 1,
+    ...(platform ? { platform: platform as never } : {}),
+  });
+  const index = {
+    schemaVersion: 2,
+    manifests: [
+      m('a', { os: 'linux', architecture: 'arm', variant: 'v6' }),
+      m('b', { os: 'linux', architecture: 'arm', variant: 'v7' }),
+      m('c', { os: 'linux', architecture: 'amd64' }),
+    ],
+  };
   assert.equal(selectManifest(index, parsePlatform('linux/amd64')).digest, 'c');
   assert.equal(selectManifest(index, parsePlatform('linux/arm/v7')).digest, 'b');
   assert.equal(selectManifest(index, parsePlatform('linux/arm/v6')).digest, 'a');
-  assert.throws(() => selectManifest(index, parsePlatform('linux/s390x')), (e: EngineError) => e.code === 'NOT_FOUND' && /no matching manifest for linux\/s390x in the manifest list entries/.test(e.message));
+  assert.throws(
+    () => selectManifest(index, parsePlatform('linux/s390x')),
+    (e: EngineError) => e.code === 'NOT_FOUND' && /no matching manifest for linux\/s390x in the manifest list entries/.test(e.message),
+  );
 });
 
-test('registry errors are worded and classed like dockerd\'s', () => {
-  const e = (code: string, msg: string, status = 404) => new RegistryError(status, [{ code, message: msg }], `${code.toLowerCase().replace(/_/g, ' ')}: ${msg}`);
+test("registry errors are worded and classed like dockerd's", () => {
+  const e = (code: string, msg: string, status = 404) =>
+    new RegistryError(status, [{ code, message: msg }], `${code.toLowerCase().replace(/_/g, ' ')}: ${msg}`);
   let t = translatePullError(e('MANIFEST_UNKNOWN', 'manifest unknown'), 'r:5000/x:1', 'r:5000/x');
   assert.equal(t.code, 'NOT_FOUND');
   assert.equal(t.message, 'manifest for r:5000/x:1 not found: manifest unknown: manifest unknown');
   t = translatePullError(e('NAME_UNKNOWN', 'repository name not known to registry'), 'r:5000/x:1', 'r:5000/x');
   assert.equal(t.message, 'repository r:5000/x not found: name unknown: repository name not known to registry');
   t = translatePullError(e('DENIED', 'requested access to the resource is denied', 403), 'x:latest', 'x');
-  assert.equal(t.message, "pull access denied for x, repository does not exist or may require 'docker login': denied: requested access to the resource is denied");
+  assert.equal(
+    t.message,
+    "pull access denied for x, repository does not exist or may require 'docker login': denied: requested access to the resource is denied",
+  );
   assert.equal(translatePullError(e('UNAUTHORIZED', 'authentication required', 401), 'x:1', 'x').status, 500);
 });
 
 test('Go-style transport errors', () => {
   const u = new URL('https://192.0.2.9:5000/v2/');
-  assert.equal(describeNetError(Object.assign(new Error('write EPROTO …:wrong version number:…'), { code: 'EPROTO' }), u).text, 'http: server gave HTTP response to HTTPS client');
-  assert.equal(describeNetError(Object.assign(new Error('x'), { code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' }), u).text, 'tls: failed to verify certificate: x509: certificate signed by unknown authority');
-  assert.equal(describeNetError(Object.assign(new Error('x'), { code: 'ECONNREFUSED', address: '192.0.2.9', port: 5000 }), u).text, 'dial tcp 192.0.2.9:5000: connect: connection refused');
-  assert.equal(describeNetError(Object.assign(new Error('x'), { code: 'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED' }), u).text, 'remote error: tls: certificate required');
+  assert.equal(
+    describeNetError(Object.assign(new Error('write EPROTO …:wrong version number:…'), { code: 'EPROTO' }), u).text,
+    'http: server gave HTTP response to HTTPS client',
+  );
+  assert.equal(
+    describeNetError(Object.assign(new Error('x'), { code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' }), u).text,
+    'tls: failed to verify certificate: x509: certificate signed by unknown authority',
+  );
+  assert.equal(
+    describeNetError(Object.assign(new Error('x'), { code: 'ECONNREFUSED', address: '192.0.2.9', port: 5000 }), u).text,
+    'dial tcp 192.0.2.9:5000: connect: connection refused',
+  );
+  assert.equal(
+    describeNetError(Object.assign(new Error('x'), { code: 'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED' }), u).text,
+    'remote error: tls: certificate required',
+  );
 });
 
 test('proxy settings: configuration over environment, upper or lower case', () => {
-  assert.deepEqual(effectiveProxies({ httpProxy: 'http://cfg:1' }, { HTTP_PROXY: 'http://env:1', https_proxy: 'http://env:2', NO_PROXY: 'a,b' }),
-    { httpProxy: 'http://cfg:1', httpsProxy: 'http://env:2', noProxy: 'a,b' });
+  assert.deepEqual(
+    effectiveProxies({ httpProxy: 'http://cfg:1' }, { HTTP_PROXY: 'http://env:1', https_proxy: 'http://env:2', NO_PROXY: 'a,b' }),
+    { httpProxy: 'http://cfg:1', httpsProxy: 'http://env:2', noProxy: 'a,b' },
+  );
   assert.deepEqual(effectiveProxies({}, {}), {});
 });
 
@@ -150,10 +215,14 @@ test('semaphore: limit, waiting callback, release', async () => {
   const r1 = await sem.acquire();
   await sem.acquire();
   let waited = false;
-  const third = sem.acquire(() => { waited = true; });
+  const third = sem.acquire(() => {
+    waited = true;
+  });
   assert.equal(waited, true);
   let got = false;
-  void third.then(() => { got = true; });
+  void third.then(() => {
+    got = true;
+  });
   await new Promise((r) => setImmediate(r));
   assert.equal(got, false);
   r1();
@@ -185,10 +254,26 @@ test('shared operations: a joiner gets the history and the result; the last leav
 
   const ac = new AbortController();
   let cancelled = false;
-  const c = ops.run('k2', () => {}, ac.signal, (_s, signal) => new Promise<number>((_r, reject) => signal.addEventListener('abort', () => { cancelled = true; reject(new Error('cancelled')); })));
+  const c = ops.run(
+    'k2',
+    () => {},
+    ac.signal,
+    (_s, signal) =>
+      new Promise<number>((_r, reject) =>
+        signal.addEventListener('abort', () => {
+          cancelled = true;
+          reject(new Error('cancelled'));
+        }),
+      ),
+  );
   ac.abort();
   // A caller arriving while the cancelled run winds down gets a run of its own.
-  const fresh = ops.run('k2', () => {}, undefined, async () => 7);
+  const fresh = ops.run(
+    'k2',
+    () => {},
+    undefined,
+    async () => 7,
+  );
   await assert.rejects(c, /cancelled/);
   assert.equal(cancelled, true);
   assert.equal(await fresh, 7);
@@ -205,10 +290,15 @@ test('bearer token flow: challenge, token with credentials, retry, refresh token
         return res.end('{"details":"incorrect username or password"}');
       }
       res.writeHead(200, { 'Content-Type': 'application/json' });
-      return res.end(JSON.stringify({ token: 'T1', refresh_token: url.searchParams.get('offline_token') ? 'R1' : undefined, expires_in: 300 }));
+      return res.end(
+        JSON.stringify({ token: 'T1', refresh_token: url.searchParams.get('offline_token') ? 'R1' : undefined, expires_in: 300 }),
+      );
     }
     if (req.headers.authorization !== 'Bearer T1') {
-      res.writeHead(401, { 'WWW-Authenticate': `Bearer realm="http://127.0.0.1:${(srv.address() as { port: number }).port}/token",service="svc"`, 'Docker-Distribution-Api-Version': 'registry/2.0' });
+      res.writeHead(401, {
+        'WWW-Authenticate': `Bearer realm="http://127.0.0.1:${(srv.address() as { port: number }).port}/token",service="svc"`,
+        'Docker-Distribution-Api-Version': 'registry/2.0',
+      });
       return res.end('{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}');
     }
     res.writeHead(200, { 'Docker-Distribution-Api-Version': 'registry/2.0' });
@@ -226,7 +316,10 @@ test('bearer token flow: challenge, token with credentials, retry, refresh token
     assert.equal(ok.refreshToken, 'R1');
     assert.match(tokenRequests[0]!, /service=svc&scope=repository%3Ax%3Apull&account=u&offline_token=true&client_id=docker Basic /);
     const bad = new RegistrySession(transport, ep, { username: 'u', password: 'wrong' }, []);
-    await assert.rejects(bad.send('GET', '/v2/'), (e: RegistryError) => e.status === 401 && e.message === 'unauthorized: incorrect username or password');
+    await assert.rejects(
+      bad.send('GET', '/v2/'),
+      (e: RegistryError) => e.status === 401 && e.message === 'unauthorized: incorrect username or password',
+    );
   } finally {
     transport.close();
     srv.close();
@@ -234,7 +327,9 @@ test('bearer token flow: challenge, token with credentials, retry, refresh token
 });
 
 test('transport: http-proxy carries requests, no-proxy and loopback bypass it', async (t) => {
-  const primary = Object.values(networkInterfaces()).flat().find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
+  const primary = Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
   if (!primary) return t.skip('no non-loopback address');
   const target = createServer((_req, res) => res.end('direct'));
   const seen: string[] = [];

@@ -14,7 +14,11 @@ export interface RegistryErrorItem {
 
 /** An HTTP error answer from a registry. */
 export class RegistryError extends Error {
-  constructor(readonly status: number, readonly errors: RegistryErrorItem[], message: string) {
+  constructor(
+    readonly status: number,
+    readonly errors: RegistryErrorItem[],
+    message: string,
+  ) {
     super(message);
     this.name = 'RegistryError';
   }
@@ -28,9 +32,18 @@ export class RegistryError extends Error {
 const codeText = (code: string) => code.toLowerCase().replace(/_/g, ' ');
 
 const STATUS_TEXT: Record<number, string> = {
-  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
-  409: 'Conflict', 416: 'Requested Range Not Satisfiable', 429: 'Too Many Requests', 500: 'Internal Server Error',
-  502: 'Bad Gateway', 503: 'Service Unavailable', 504: 'Gateway Timeout',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  409: 'Conflict',
+  416: 'Requested Range Not Satisfiable',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
 };
 export const statusText = (s: number) => STATUS_TEXT[s] ?? 'Unknown';
 
@@ -40,8 +53,12 @@ export async function registryErrorFrom(res: { status: number; body: IncomingMes
   try {
     const body = await readAll(res.body, 1 << 20);
     const parsed = JSON.parse(body.toString('utf8')) as { errors?: RegistryErrorItem[]; details?: string };
-    if (Array.isArray(parsed.errors)) items = parsed.errors.filter((e) => e && typeof e.code === 'string').map((e) => ({ code: e.code, message: String(e.message ?? ''), detail: e.detail }));
-    else if (typeof parsed.details === 'string') items = [{ code: res.status === 401 ? 'UNAUTHORIZED' : 'UNKNOWN', message: parsed.details }];
+    if (Array.isArray(parsed.errors))
+      items = parsed.errors
+        .filter((e) => e && typeof e.code === 'string')
+        .map((e) => ({ code: e.code, message: String(e.message ?? ''), detail: e.detail }));
+    else if (typeof parsed.details === 'string')
+      items = [{ code: res.status === 401 ? 'UNAUTHORIZED' : 'UNKNOWN', message: parsed.details }];
   } catch {
     // not JSON
   }
@@ -89,13 +106,17 @@ export function translatePullError(err: unknown, familiarRef: string, familiarRe
   if (err instanceof RegistryError) {
     switch (err.code) {
       case 'DENIED':
-        return new EngineError('NOT_FOUND', `pull access denied for ${familiarRepo}, repository does not exist or may require 'docker login': ${err.message}`);
+        return new EngineError(
+          'NOT_FOUND',
+          `pull access denied for ${familiarRepo}, repository does not exist or may require 'docker login': ${err.message}`,
+        );
       case 'MANIFEST_UNKNOWN':
         return new EngineError('NOT_FOUND', `manifest for ${familiarRef} not found: ${err.message}`);
       case 'NAME_UNKNOWN':
         return new EngineError('NOT_FOUND', `repository ${familiarRepo} not found: ${err.message}`);
     }
-    if (!err.errors.length && err.status === 404) return new EngineError('NOT_FOUND', `manifest for ${familiarRef} not found: manifest unknown: manifest unknown`);
+    if (!err.errors.length && err.status === 404)
+      return new EngineError('NOT_FOUND', `manifest for ${familiarRef} not found: manifest unknown: manifest unknown`);
     // dockerd answers anything else (unauthorized included) as an unknown error: a 500.
     return new EngineError(err.status === 429 ? 'UNAVAILABLE' : 'INTERNAL', err.message);
   }
@@ -111,6 +132,8 @@ export function translateRegistryError(err: unknown): EngineError {
 
 /** Appended to TLS failures against a registry that is not marked insecure (§5.8). */
 export function insecureHint(registry: string, certs: string): string {
-  return ` (the registry ${registry} is not trusted: if it serves plain HTTP or a certificate from an unknown CA, ` +
-    `add it to insecure-registries (--insecure-registry ${registry}); or secure it by placing its CA certificate at ${certs}/${registry}/ca.crt)`;
+  return (
+    ` (the registry ${registry} is not trusted: if it serves plain HTTP or a certificate from an unknown CA, ` +
+    `add it to insecure-registries (--insecure-registry ${registry}); or secure it by placing its CA certificate at ${certs}/${registry}/ca.crt)`
+  );
 }

@@ -68,7 +68,14 @@ export interface ImageIndex {
 
 export const DEFAULT_PLATFORM: Platform = { os: 'linux', architecture: 'amd64' };
 
-const ARCH_ALIASES: Record<string, string> = { x86_64: 'amd64', 'x86-64': 'amd64', aarch64: 'arm64', armhf: 'arm', armel: 'arm', i386: '386' };
+const ARCH_ALIASES: Record<string, string> = {
+  x86_64: 'amd64',
+  'x86-64': 'amd64',
+  aarch64: 'arm64',
+  armhf: 'arm',
+  armel: 'arm',
+  i386: '386',
+};
 
 /** "linux/arm64/v8" → platform (normalised like containerd's platforms package). */
 export function parsePlatform(spec: string): Platform {
@@ -80,7 +87,10 @@ export function parsePlatform(spec: string): Platform {
   if (!arch) {
     // A bare architecture or OS: containerd accepts either; treat known OSes as OS.
     if (['linux', 'windows', 'darwin', 'freebsd'].includes(os)) arch = DEFAULT_PLATFORM.architecture;
-    else { arch = os; os = 'linux'; }
+    else {
+      arch = os;
+      os = 'linux';
+    }
   }
   arch = ARCH_ALIASES[arch] ?? arch;
   if (arch === 'arm64' && variant === 'v8') variant = undefined;
@@ -106,7 +116,9 @@ export function platformMatches(have: Platform | undefined, want: Platform): boo
 /** Picks the manifest for the platform from an index (dockerd's error when none matches). */
 export function selectManifest(index: ImageIndex, want: Platform): Descriptor {
   const candidates = index.manifests.filter((m) => isManifest(m.mediaType) || !m.mediaType);
-  const exact = candidates.find((m) => platformMatches(m.platform, want) && (m.platform?.variant ?? '') === (want.variant ?? (m.platform?.variant ?? '')));
+  const exact = candidates.find(
+    (m) => platformMatches(m.platform, want) && (m.platform?.variant ?? '') === (want.variant ?? m.platform?.variant ?? ''),
+  );
   const pick = exact ?? candidates.find((m) => platformMatches(m.platform, want));
   if (!pick) throw notFound(`no matching manifest for ${formatPlatform(want)} in the manifest list entries`);
   return pick;

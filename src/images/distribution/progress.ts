@@ -60,7 +60,12 @@ export function encodeMessage(m: JsonMessage): string {
 export class ProgressThrottle {
   private last = 0;
 
-  constructor(private readonly sink: ProgressSink, private readonly id: string, private readonly status: string, private readonly intervalMs = 100) {}
+  constructor(
+    private readonly sink: ProgressSink,
+    private readonly id: string,
+    private readonly status: string,
+    private readonly intervalMs = 100,
+  ) {}
 
   update(current: number, total: number, force = false): void {
     const now = Date.now();

@@ -15,8 +15,18 @@ import { DEFAULT_DOMAIN, familiarName, familiarString, referenceString, type Ref
 import type { AuthConfig, ProgressSink } from '../../types/distribution.ts';
 import { canFallBack, insecureHint, retryable, translatePullError } from './errors.ts';
 import {
-  DEFAULT_PLATFORM, formatPlatform, isIndex, isLayer, isManifest, isSchema1, platformMatches, selectManifest,
-  type Descriptor, type ImageIndex, type ImageManifest, type Platform,
+  DEFAULT_PLATFORM,
+  formatPlatform,
+  isIndex,
+  isLayer,
+  isManifest,
+  isSchema1,
+  platformMatches,
+  selectManifest,
+  type Descriptor,
+  type ImageIndex,
+  type ImageManifest,
+  type Platform,
 } from './media.ts';
 import { itemProgress, itemStatus, ProgressThrottle, shortId } from './progress.ts';
 import { NotV2Error, RegistrySession, type FetchedManifest } from './registry-client.ts';
@@ -105,7 +115,14 @@ export class Puller {
   private readonly abort = new AbortController();
   private downloadedAny = false;
 
-  constructor(private readonly deps: PullDeps, ref: Reference, private readonly auth: AuthConfig, private readonly platform: Platform | undefined, private readonly sink: ProgressSink, private readonly signal: AbortSignal) {
+  constructor(
+    private readonly deps: PullDeps,
+    ref: Reference,
+    private readonly auth: AuthConfig,
+    private readonly platform: Platform | undefined,
+    private readonly sink: ProgressSink,
+    private readonly signal: AbortSignal,
+  ) {
     this.ref = ref.digest ? { domain: ref.domain, path: ref.path, digest: ref.digest } : ref;
     this.familiarRef = familiarString(this.ref);
     this.familiarRepo = familiarName(this.ref);
@@ -157,7 +174,9 @@ export class Puller {
     const signal = this.abort.signal;
     const top = await session.getManifest(this.ref.path, this.ref.digest ?? this.ref.tag!, signal);
     if (isSchema1(top.mediaType)) {
-      throw invalidParameter(`Docker Image Format v1 and Docker Image manifest version 2, schema 1 support has been removed. Suggest the author of ${this.familiarRef} to upgrade the image to the OCI Format or Docker Image manifest v2, schema 2.`);
+      throw invalidParameter(
+        `Docker Image Format v1 and Docker Image manifest version 2, schema 1 support has been removed. Suggest the author of ${this.familiarRef} to upgrade the image to the OCI Format or Docker Image manifest v2, schema 2.`,
+      );
     }
     if (isIndex(top.mediaType)) {
       const index = JSON.parse(top.bytes.toString('utf8')) as ImageIndex;
@@ -165,8 +184,10 @@ export class Puller {
       const want = this.platform ?? DEFAULT_PLATFORM;
       const desc = selectManifest(index, want);
       const manifest = await session.getManifest(this.ref.path, desc.digest, signal);
-      if (manifest.bytes.length !== desc.size) throw internal(`manifest ${desc.digest}: size ${manifest.bytes.length} does not match the index (${desc.size})`);
-      if (!isManifest(manifest.mediaType)) throw invalidParameter(`unsupported manifest media type ${manifest.mediaType} in ${this.familiarRef}`);
+      if (manifest.bytes.length !== desc.size)
+        throw internal(`manifest ${desc.digest}: size ${manifest.bytes.length} does not match the index (${desc.size})`);
+      if (!isManifest(manifest.mediaType))
+        throw invalidParameter(`unsupported manifest media type ${manifest.mediaType} in ${this.familiarRef}`);
       return { top, manifest, parsed: this.parseManifest(manifest), indexPosition: index.manifests.indexOf(desc) };
     }
     if (!isManifest(top.mediaType)) throw invalidParameter(`unsupported manifest media type ${top.mediaType} for ${this.familiarRef}`);
@@ -201,7 +222,9 @@ export class Puller {
     const repos = (info?.labels[key] ?? '').split(',').filter(Boolean);
     if (!info || repos.includes(this.ref.path)) return;
     // The source label only speeds up later cross-repository mounts; a pull does not depend on it.
-    await this.client.contentUpdate({ digest, labels: { [key]: [...repos, this.ref.path].join(',') } }, [`labels.${key}`]).catch(() => undefined);
+    await this.client
+      .contentUpdate({ digest, labels: { [key]: [...repos, this.ref.path].join(',') } }, [`labels.${key}`])
+      .catch(() => undefined);
   }
 
   /** Keeps something that is already there alive for the rest of the pull. */
@@ -225,8 +248,22 @@ export class Puller {
       const config = await this.fetchConfig(session, r.parsed.config);
       const diffIds = config.parsed.rootfs?.diff_ids ?? [];
       if (diffIds.length !== r.parsed.layers.length) throw internal(`layers from manifest don't match image configuration`);
-      if (this.platform && r.top === r.manifest && !platformMatches({ os: config.parsed.os ?? '', architecture: config.parsed.architecture ?? '', ...((config.parsed as { variant?: string }).variant ? { variant: (config.parsed as { variant?: string }).variant! } : {}) }, this.platform)) {
-        throw new EngineError('NOT_FOUND', `image with reference ${this.familiarRef} was found but does not match the specified platform: wanted ${formatPlatform(this.platform)}, actual: ${config.parsed.os}/${config.parsed.architecture}`);
+      if (
+        this.platform &&
+        r.top === r.manifest &&
+        !platformMatches(
+          {
+            os: config.parsed.os ?? '',
+            architecture: config.parsed.architecture ?? '',
+            ...((config.parsed as { variant?: string }).variant ? { variant: (config.parsed as { variant?: string }).variant! } : {}),
+          },
+          this.platform,
+        )
+      ) {
+        throw new EngineError(
+          'NOT_FOUND',
+          `image with reference ${this.familiarRef} was found but does not match the specified platform: wanted ${formatPlatform(this.platform)}, actual: ${config.parsed.os}/${config.parsed.architecture}`,
+        );
       }
       const chain = chainIds(diffIds);
       const jobs = await this.planLayers(session, r.parsed.layers, diffIds, chain);
@@ -237,7 +274,9 @@ export class Puller {
       const top = chain[chain.length - 1];
       await this.store(config.bytes, r.parsed.config.digest, top ? { [snapLabel]: top } : {});
       const mLabels: Record<string, string> = { 'containerd.io/gc.ref.content.config': r.parsed.config.digest };
-      r.parsed.layers.forEach((l, i) => { mLabels[`containerd.io/gc.ref.content.l.${i}`] = l.digest; });
+      r.parsed.layers.forEach((l, i) => {
+        mLabels[`containerd.io/gc.ref.content.l.${i}`] = l.digest;
+      });
       await this.store(r.manifest.bytes, r.manifest.digest, mLabels);
       if (r.top !== r.manifest) {
         await this.store(r.top.bytes, r.top.digest, { [`containerd.io/gc.ref.content.m.${r.indexPosition ?? 0}`]: r.manifest.digest });
@@ -246,15 +285,28 @@ export class Puller {
       const updated = previous?.target.digest !== r.top.digest;
       if (updated) {
         // Like every other writer of names: an image losing its last name this way stays, dangling.
-        await setName(client, this.deps.images, recordName, { media_type: r.top.mediaType, digest: r.top.digest, size: String(r.top.bytes.length) }, {});
+        await setName(
+          client,
+          this.deps.images,
+          recordName,
+          { media_type: r.top.mediaType, digest: r.top.digest, size: String(r.top.bytes.length) },
+          {},
+        );
         await this.deps.images.list().catch(() => undefined); // refreshes the count /info shows
       }
       this.sink({ status: `Digest: ${r.top.digest}` });
-      this.sink({ status: updated || this.downloadedAny ? `Status: Downloaded newer image for ${this.familiarRef}` : `Status: Image is up to date for ${this.familiarRef}` });
+      this.sink({
+        status:
+          updated || this.downloadedAny
+            ? `Status: Downloaded newer image for ${this.familiarRef}`
+            : `Status: Image is up to date for ${this.familiarRef}`,
+      });
       return { id: r.parsed.config.digest, digest: r.top.digest, recordName, updated };
     } finally {
       this.abort.abort(new Error('pull finished'));
-      await client.leases.delete(this.lease).catch((err) => this.deps.log.warn(`could not delete pull lease ${this.lease}: ${(err as Error).message}`));
+      await client.leases
+        .delete(this.lease)
+        .catch((err) => this.deps.log.warn(`could not delete pull lease ${this.lease}: ${(err as Error).message}`));
     }
   }
 
@@ -281,7 +333,8 @@ export class Puller {
         }
       }
     }
-    if (bytes.length !== desc.size || sha256(bytes) !== desc.digest) throw internal(`image config verification failed for digest ${desc.digest}`);
+    if (bytes.length !== desc.size || sha256(bytes) !== desc.digest)
+      throw internal(`image config verification failed for digest ${desc.digest}`);
     const parsed = JSON.parse(bytes.toString('utf8')) as OciImageConfig;
     return { bytes, parsed };
   }
@@ -305,7 +358,15 @@ export class Puller {
           await this.hold(chain[i]!, `snapshots/${this.deps.snapshotter}`);
           this.sink(itemStatus(id, 'Already exists'));
         } else this.sink(itemStatus(id, 'Pulling fs layer'));
-        jobs.push({ desc, diffId: diffIds[i]!, chainId: chain[i]!, id, blob: downloads.get(desc.digest) ?? Promise.resolve(), snapshotPresent, alreadyExists: snapshotPresent });
+        jobs.push({
+          desc,
+          diffId: diffIds[i]!,
+          chainId: chain[i]!,
+          id,
+          blob: downloads.get(desc.digest) ?? Promise.resolve(),
+          snapshotPresent,
+          alreadyExists: snapshotPresent,
+        });
         continue;
       }
       this.sink(itemStatus(id, 'Pulling fs layer'));
@@ -396,7 +457,7 @@ export class Puller {
         const job = jobs[i]!;
         await job.blob;
         if (job.alreadyExists) continue;
-        if (job.snapshotPresent || await this.exists(() => client.snapshots.stat(job.chainId, { snapshotter }))) {
+        if (job.snapshotPresent || (await this.exists(() => client.snapshots.stat(job.chainId, { snapshotter })))) {
           // Unpacked meanwhile (a concurrent pull of an image sharing the layer).
           await this.hold(job.chainId, `snapshots/${snapshotter}`);
           this.sink(itemStatus(job.id, 'Pull complete'));
@@ -408,8 +469,15 @@ export class Puller {
         const parent = i > 0 ? jobs[i - 1]!.chainId : '';
         const mounts = await client.snapshots.prepare({ key, parent, snapshotter }, { lease: this.lease });
         try {
-          const applied = await client.diff.apply({ media_type: job.desc.mediaType, digest: job.desc.digest, size: String(job.desc.size) }, mounts, { lease: this.lease, signal });
-          if (applied.digest !== job.diffId) throw internal(`failed to register layer: layer ${job.desc.digest} unpacked to ${applied.digest}, the image configuration says ${job.diffId}`);
+          const applied = await client.diff.apply(
+            { media_type: job.desc.mediaType, digest: job.desc.digest, size: String(job.desc.size) },
+            mounts,
+            { lease: this.lease, signal },
+          );
+          if (applied.digest !== job.diffId)
+            throw internal(
+              `failed to register layer: layer ${job.desc.digest} unpacked to ${applied.digest}, the image configuration says ${job.diffId}`,
+            );
           await client.snapshots.commit({ name: job.chainId, key, snapshotter }, { lease: this.lease });
         } catch (err) {
           // The unpack already failed (reported below); the partial snapshot is under the pull's lease.

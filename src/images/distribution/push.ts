@@ -36,7 +36,13 @@ const SOURCE_LABEL = 'containerd.io/distribution.source.';
 export class Pusher {
   private readonly sem: Semaphore;
 
-  constructor(private readonly deps: PushDeps, private readonly session: RegistrySession, private readonly ref: Reference, private readonly sink: ProgressSink, private readonly signal: AbortSignal) {
+  constructor(
+    private readonly deps: PushDeps,
+    private readonly session: RegistrySession,
+    private readonly ref: Reference,
+    private readonly sink: ProgressSink,
+    private readonly signal: AbortSignal,
+  ) {
     this.sem = new Semaphore(() => deps.limits().maxConcurrentUploads);
   }
 
@@ -58,7 +64,9 @@ export class Pusher {
     const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
     let mediaType = 'application/vnd.oci.image.manifest.v1+json';
     try {
-      mediaType = (JSON.parse(bytes.toString('utf8')) as { mediaType?: string }).mediaType ?? (image.record.target.digest === digest ? image.record.target.media_type : mediaType);
+      mediaType =
+        (JSON.parse(bytes.toString('utf8')) as { mediaType?: string }).mediaType ??
+        (image.record.target.digest === digest ? image.record.target.media_type : mediaType);
     } catch {
       throw internal(`manifest ${image.manifestDigest} is not JSON`);
     }
@@ -109,7 +117,9 @@ export class Pusher {
     const direct = !!file && blob.digest.startsWith('sha256:') && existsSync(file);
     let sent = 0;
     async function* read(): AsyncIterable<Buffer> {
-      const source: AsyncIterable<Buffer> = direct ? createReadStream(file, { highWaterMark: 1 << 20 }) : client.contentRead(blob.digest, {}, { signal });
+      const source: AsyncIterable<Buffer> = direct
+        ? createReadStream(file, { highWaterMark: 1 << 20 })
+        : client.contentRead(blob.digest, {}, { signal });
       for await (const chunk of source) {
         sent += chunk.length;
         progress?.update(sent, blob.size);

@@ -22,12 +22,17 @@ export function parseChallenges(header: string | string[] | undefined): Challeng
   for (const h of Array.isArray(header) ? header : header ? [header] : []) {
     let i = 0;
     let current: Challenge | null = null;
-    const skip = (chars: RegExp) => { while (i < h.length && chars.test(h[i]!)) i++; };
+    const skip = (chars: RegExp) => {
+      while (i < h.length && chars.test(h[i]!)) i++;
+    };
     while (i < h.length) {
       skip(/[\s,]/);
       const start = i;
       while (i < h.length && TOKEN.test(h[i]!)) i++;
-      if (i === start) { i++; continue; }
+      if (i === start) {
+        i++;
+        continue;
+      }
       const token = h.slice(start, i);
       skip(/\s/);
       if (h[i] !== '=') {
@@ -103,18 +108,33 @@ export class RegistrySession {
   /** GET /v2/: learns the auth challenge (null when none is needed). */
   ping(signal?: AbortSignal): Promise<Challenge | null> {
     this.pinged ??= (async () => {
-      const res = await this.transport.request({ method: 'GET', url: this.url('/v2/'), tls: this.endpoint.tls, ...(signal ? { signal } : {}), idleTimeoutMs: 15_000 });
+      const res = await this.transport.request({
+        method: 'GET',
+        url: this.url('/v2/'),
+        tls: this.endpoint.tls,
+        ...(signal ? { signal } : {}),
+        idleTimeoutMs: 15_000,
+      });
       res.body.resume();
-      const v2 = String(res.headers['docker-distribution-api-version'] ?? '').split(/[\s,]+/).includes('registry/2.0');
+      const v2 = String(res.headers['docker-distribution-api-version'] ?? '')
+        .split(/[\s,]+/)
+        .includes('registry/2.0');
       if (res.status === 401) {
         const challenges = parseChallenges(res.headers['www-authenticate']);
-        return challenges.find((c) => c.scheme === 'bearer') ?? challenges.find((c) => c.scheme === 'basic') ?? { scheme: 'basic', params: {} };
+        return (
+          challenges.find((c) => c.scheme === 'bearer') ?? challenges.find((c) => c.scheme === 'basic') ?? { scheme: 'basic', params: {} }
+        );
       }
       if (res.status >= 200 && res.status < 300) return null;
-      if (!v2) throw new NotV2Error(`${this.endpoint.registry} does not support the registry v2 API (GET ${this.url('/v2/')} answered ${res.status}); registries that speak only the v1 protocol are not supported`);
+      if (!v2)
+        throw new NotV2Error(
+          `${this.endpoint.registry} does not support the registry v2 API (GET ${this.url('/v2/')} answered ${res.status}); registries that speak only the v1 protocol are not supported`,
+        );
       return null;
     })();
-    this.pinged.catch(() => { this.pinged = null; });
+    this.pinged.catch(() => {
+      this.pinged = null;
+    });
     return this.pinged;
   }
 
@@ -125,7 +145,7 @@ export class RegistrySession {
     const headers: Record<string, string> = {};
     let method = 'GET';
     let body: Buffer | undefined;
-    const scopes = this.scopes.length ? this.scopes : (c.params.scope ? [c.params.scope] : []);
+    const scopes = this.scopes.length ? this.scopes : c.params.scope ? [c.params.scope] : [];
     if (this.auth.identitytoken) {
       // OAuth2 refresh-token grant, as the docker client's token handler sends it.
       method = 'POST';
@@ -148,9 +168,22 @@ export class RegistrySession {
     }
     // The token server is trusted like the registry when it is the same host.
     const tls = url.host === new URL(this.endpoint.url).host ? this.endpoint.tls : undefined;
-    const res = await this.transport.request({ method, url: url.toString(), headers, ...(body ? { body } : {}), ...(tls ? { tls } : {}), ...(signal ? { signal } : {}), idleTimeoutMs: 30_000 });
+    const res = await this.transport.request({
+      method,
+      url: url.toString(),
+      headers,
+      ...(body ? { body } : {}),
+      ...(tls ? { tls } : {}),
+      ...(signal ? { signal } : {}),
+      idleTimeoutMs: 30_000,
+    });
     if (res.status !== 200) throw await registryErrorFrom(res);
-    const parsed = JSON.parse((await readAll(res.body, 1 << 20)).toString('utf8')) as { token?: string; access_token?: string; expires_in?: number; refresh_token?: string };
+    const parsed = JSON.parse((await readAll(res.body, 1 << 20)).toString('utf8')) as {
+      token?: string;
+      access_token?: string;
+      expires_in?: number;
+      refresh_token?: string;
+    };
     const value = parsed.access_token || parsed.token;
     if (!value) throw new EngineError('INTERNAL', `${realm}: the token server returned no token`);
     if (parsed.refresh_token) this.refreshToken = parsed.refresh_token;
@@ -164,7 +197,12 @@ export class RegistrySession {
     const c = await this.ping(signal);
     if (!c) return undefined;
     if (c.scheme === 'basic') {
-      if (!this.auth.username) throw new RegistryError(401, [{ code: 'UNAUTHORIZED', message: 'no basic auth credentials' }], `${goOp(method)} "${url}": no basic auth credentials`);
+      if (!this.auth.username)
+        throw new RegistryError(
+          401,
+          [{ code: 'UNAUTHORIZED', message: 'no basic auth credentials' }],
+          `${goOp(method)} "${url}": no basic auth credentials`,
+        );
       return 'Basic ' + Buffer.from(`${this.auth.username}:${this.auth.password ?? ''}`).toString('base64');
     }
     if (refresh) this.token = null;
@@ -174,24 +212,43 @@ export class RegistrySession {
       if (!t || t.expiresAt < Date.now()) this.token = null;
     }
     this.token ??= this.fetchToken(c, signal);
-    this.token.catch(() => { this.token = null; });
+    this.token.catch(() => {
+      this.token = null;
+    });
     return `Bearer ${(await this.token).value}`;
   }
 
   /** A request to the registry with credentials; a 401 with a replayable body fetches a new token once. */
-  async send(method: string, path: string, o: { headers?: Record<string, string>; body?: Buffer | Readable; signal?: AbortSignal; idleTimeoutMs?: number; redirects?: boolean } = {}): Promise<HttpResponse> {
+  async send(
+    method: string,
+    path: string,
+    o: {
+      headers?: Record<string, string>;
+      body?: Buffer | Readable;
+      signal?: AbortSignal;
+      idleTimeoutMs?: number;
+      redirects?: boolean;
+    } = {},
+  ): Promise<HttpResponse> {
     const url = /^https?:\/\//.test(path) ? path : this.url(path);
     for (let attempt = 0; ; attempt++) {
       const auth = await this.authorization(method, url, o.signal, attempt > 0);
       const res = await this.transport.request({
-        method, url, tls: this.endpoint.tls,
+        method,
+        url,
+        tls: this.endpoint.tls,
         headers: { ...o.headers, ...(auth ? { Authorization: auth } : {}) },
         ...(o.body !== undefined ? { body: o.body } : {}),
         ...(o.signal ? { signal: o.signal } : {}),
         ...(o.idleTimeoutMs ? { idleTimeoutMs: o.idleTimeoutMs } : {}),
         ...(o.redirects === false ? { redirects: false } : {}),
       });
-      const canRetry = attempt === 0 && res.status === 401 && (o.body === undefined || Buffer.isBuffer(o.body)) && !!auth?.startsWith('Bearer ') && !this.auth.registrytoken;
+      const canRetry =
+        attempt === 0 &&
+        res.status === 401 &&
+        (o.body === undefined || Buffer.isBuffer(o.body)) &&
+        !!auth?.startsWith('Bearer ') &&
+        !this.auth.registrytoken;
       if (!canRetry) return res;
       res.body.resume();
     }
@@ -199,7 +256,10 @@ export class RegistrySession {
 
   /** GET a manifest by tag or digest; verifies the digest (against the reference or the registry's header). */
   async getManifest(repo: string, reference: string, signal?: AbortSignal): Promise<FetchedManifest> {
-    const res = await this.send('GET', `/v2/${repo}/manifests/${reference}`, { headers: { Accept: MANIFEST_ACCEPT }, ...(signal ? { signal } : {}) });
+    const res = await this.send('GET', `/v2/${repo}/manifests/${reference}`, {
+      headers: { Accept: MANIFEST_ACCEPT },
+      ...(signal ? { signal } : {}),
+    });
     if (res.status !== 200) throw await registryErrorFrom(res);
     const bytes = await readAll(res.body, 4 << 20);
     const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
@@ -208,13 +268,19 @@ export class RegistrySession {
     }
     const header = String(res.headers['docker-content-digest'] ?? '');
     if (!reference.includes(':') && header.startsWith('sha256:') && header !== digest) {
-      throw new EngineError('INTERNAL', `manifest verification failed: the registry announced ${header} but sent content with digest ${digest}`);
+      throw new EngineError(
+        'INTERNAL',
+        `manifest verification failed: the registry announced ${header} but sent content with digest ${digest}`,
+      );
     }
-    let mediaType = String(res.headers['content-type'] ?? '').split(';')[0]!.trim();
+    let mediaType = String(res.headers['content-type'] ?? '')
+      .split(';')[0]!
+      .trim();
     try {
       const declared = (JSON.parse(bytes.toString('utf8')) as { mediaType?: string }).mediaType;
       if (declared) mediaType = declared;
-      else if (!mediaType || mediaType === 'application/json' || mediaType === 'text/plain') mediaType = 'application/vnd.oci.image.manifest.v1+json';
+      else if (!mediaType || mediaType === 'application/json' || mediaType === 'text/plain')
+        mediaType = 'application/vnd.oci.image.manifest.v1+json';
     } catch {
       throw new EngineError('INTERNAL', `${reference}: the registry returned a manifest that is not JSON`);
     }
@@ -223,7 +289,10 @@ export class RegistrySession {
 
   /** GET a blob; the caller streams the body (size checks are the caller's). */
   async getBlob(repo: string, digest: string, signal?: AbortSignal, offset = 0): Promise<HttpResponse> {
-    const res = await this.send('GET', `/v2/${repo}/blobs/${digest}`, { ...(signal ? { signal } : {}), headers: offset ? { Range: `bytes=${offset}-` } : {} });
+    const res = await this.send('GET', `/v2/${repo}/blobs/${digest}`, {
+      ...(signal ? { signal } : {}),
+      headers: offset ? { Range: `bytes=${offset}-` } : {},
+    });
     if (res.status !== 200 && res.status !== 206) throw await registryErrorFrom(res);
     return res;
   }
@@ -239,16 +308,25 @@ export class RegistrySession {
 
   /** Tries a cross-repository mount; true when the registry mounted it (201). */
   async mountBlob(repo: string, digest: string, from: string, signal?: AbortSignal): Promise<{ mounted: boolean; location?: string }> {
-    const res = await this.send('POST', `/v2/${repo}/blobs/uploads/?mount=${encodeURIComponent(digest)}&from=${encodeURIComponent(from)}`, { body: Buffer.alloc(0), ...(signal ? { signal } : {}), redirects: false });
+    const res = await this.send('POST', `/v2/${repo}/blobs/uploads/?mount=${encodeURIComponent(digest)}&from=${encodeURIComponent(from)}`, {
+      body: Buffer.alloc(0),
+      ...(signal ? { signal } : {}),
+      redirects: false,
+    });
     res.body.resume();
     if (res.status === 201) return { mounted: true };
-    if (res.status === 202 && res.headers.location) return { mounted: false, location: new URL(res.headers.location, this.endpoint.url + '/').toString() };
+    if (res.status === 202 && res.headers.location)
+      return { mounted: false, location: new URL(res.headers.location, this.endpoint.url + '/').toString() };
     throw await registryErrorFrom(res);
   }
 
   /** Starts an upload session; returns its absolute location. */
   async startUpload(repo: string, signal?: AbortSignal): Promise<string> {
-    const res = await this.send('POST', `/v2/${repo}/blobs/uploads/`, { body: Buffer.alloc(0), ...(signal ? { signal } : {}), redirects: false });
+    const res = await this.send('POST', `/v2/${repo}/blobs/uploads/`, {
+      body: Buffer.alloc(0),
+      ...(signal ? { signal } : {}),
+      redirects: false,
+    });
     res.body.resume();
     if (res.status !== 202 || !res.headers.location) throw await registryErrorFrom(res);
     return new URL(res.headers.location, this.endpoint.url + '/').toString();
@@ -260,14 +338,21 @@ export class RegistrySession {
     url.searchParams.set('digest', digest);
     const res = await this.send('PUT', url.toString(), {
       headers: { 'Content-Type': 'application/octet-stream', 'Content-Length': String(size) },
-      body, ...(signal ? { signal } : {}), idleTimeoutMs: 120_000, redirects: false,
+      body,
+      ...(signal ? { signal } : {}),
+      idleTimeoutMs: 120_000,
+      redirects: false,
     });
     res.body.resume();
     if (res.status !== 201 && res.status !== 204) throw await registryErrorFrom(res);
   }
 
   async putManifest(repo: string, reference: string, mediaType: string, bytes: Buffer, signal?: AbortSignal): Promise<string> {
-    const res = await this.send('PUT', `/v2/${repo}/manifests/${reference}`, { headers: { 'Content-Type': mediaType }, body: bytes, ...(signal ? { signal } : {}) });
+    const res = await this.send('PUT', `/v2/${repo}/manifests/${reference}`, {
+      headers: { 'Content-Type': mediaType },
+      body: bytes,
+      ...(signal ? { signal } : {}),
+    });
     res.body.resume();
     if (res.status !== 201 && res.status !== 200 && res.status !== 202) throw await registryErrorFrom(res);
     return String(res.headers['docker-content-digest'] ?? '');

@@ -68,7 +68,8 @@ export async function readCertsDir(dir: string, host: string): Promise<{ ca: str
     if (n.endsWith('.crt')) ca.push(await readFile(join(hostDir, n), 'utf8'));
     else if (n.endsWith('.cert')) {
       const keyName = n.slice(0, -'.cert'.length) + '.key';
-      if (!names.includes(keyName)) throw invalidParameter(`missing key ${keyName} for client certificate ${n}. CA certificates must use the extension .crt`);
+      if (!names.includes(keyName))
+        throw invalidParameter(`missing key ${keyName} for client certificate ${n}. CA certificates must use the extension .crt`);
       cert ??= await readFile(join(hostDir, n));
       key ??= await readFile(join(hostDir, keyName));
     } else if (n.endsWith('.key')) {
@@ -80,7 +81,10 @@ export async function readCertsDir(dir: string, host: string): Promise<{ ca: str
 }
 
 export class RegistryHosts {
-  constructor(private readonly settings: () => RegistrySettings, private readonly dir: () => string = certsDir) {}
+  constructor(
+    private readonly settings: () => RegistrySettings,
+    private readonly dir: () => string = certsDir,
+  ) {}
 
   private insecureRanges(): { names: Set<string>; ranges: BlockList } {
     const names = new Set<string>();
@@ -135,10 +139,22 @@ export class RegistryHosts {
         for (const m of this.settings().mirrors) {
           const u = new URL(m);
           const insecure = await this.isInsecure(u.host);
-          out.push({ url: `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`, registry, mirror: true, insecure, tls: await this.tlsFor(u.host, insecure) });
+          out.push({
+            url: `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`,
+            registry,
+            mirror: true,
+            insecure,
+            tls: await this.tlsFor(u.host, insecure),
+          });
         }
       }
-      out.push({ url: `https://${OFFICIAL_REGISTRY_HOST}`, registry, mirror: false, insecure: false, tls: await this.tlsFor(OFFICIAL_REGISTRY_HOST, false) });
+      out.push({
+        url: `https://${OFFICIAL_REGISTRY_HOST}`,
+        registry,
+        mirror: false,
+        insecure: false,
+        tls: await this.tlsFor(OFFICIAL_REGISTRY_HOST, false),
+      });
       return out;
     }
     const insecure = await this.isInsecure(registry);

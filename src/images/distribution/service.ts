@@ -11,7 +11,15 @@ import { EngineError, invalidParameter, notFound, unauthorized } from '../../err
 import type { SupervisorClient } from '../../supervisor/client.ts';
 import type { Logger } from '../../util/log.ts';
 import type { ImageStore } from '../image-store.ts';
-import { familiarName, familiarString, parseReference, referenceString, repoName, DEFAULT_DOMAIN, type Reference } from '../../util/image-reference.ts';
+import {
+  familiarName,
+  familiarString,
+  parseReference,
+  referenceString,
+  repoName,
+  DEFAULT_DOMAIN,
+  type Reference,
+} from '../../util/image-reference.ts';
 import type { EventPublisher } from '../../events/bus.ts';
 import { publishImageEvent, publishImageEventFor } from '../../events/image-events.ts';
 import type { AuthConfig, ImportRequest, JsonMessage, ProgressSink, SearchResult } from '../../types/distribution.ts';
@@ -49,7 +57,11 @@ export interface PullParams {
   auth: AuthConfig;
 }
 
-const authKey = (a: AuthConfig) => createHash('sha256').update(JSON.stringify([a.username, a.password, a.identitytoken, a.registrytoken])).digest('hex').slice(0, 16);
+const authKey = (a: AuthConfig) =>
+  createHash('sha256')
+    .update(JSON.stringify([a.username, a.password, a.identitytoken, a.registrytoken]))
+    .digest('hex')
+    .slice(0, 16);
 
 export class DistributionService {
   readonly hosts: RegistryHosts;
@@ -62,10 +74,17 @@ export class DistributionService {
   constructor(private readonly deps: DistributionDeps) {
     this.contentRoot = deps.contentRoot && existsSync(join(deps.contentRoot, 'ingest')) ? deps.contentRoot : undefined;
     const cfg = deps.config;
-    this.hosts = new RegistryHosts(() => ({ mirrors: cfg()['registry-mirrors'] ?? [], insecureRegistries: cfg()['insecure-registries'] ?? [] }));
-    this.transport = new RegistryTransport(() => effectiveProxies({
-      httpProxy: cfg()['proxies.http-proxy'], httpsProxy: cfg()['proxies.https-proxy'], noProxy: cfg()['proxies.no-proxy'],
+    this.hosts = new RegistryHosts(() => ({
+      mirrors: cfg()['registry-mirrors'] ?? [],
+      insecureRegistries: cfg()['insecure-registries'] ?? [],
     }));
+    this.transport = new RegistryTransport(() =>
+      effectiveProxies({
+        httpProxy: cfg()['proxies.http-proxy'],
+        httpsProxy: cfg()['proxies.https-proxy'],
+        noProxy: cfg()['proxies.no-proxy'],
+      }),
+    );
   }
 
   /** Drops pull leases and temporary blob files a previous daemon process left behind (it was killed mid-pull). */
@@ -98,7 +117,8 @@ export class DistributionService {
   static pullReference(fromImage: string, tag: string | undefined): { ref: Reference; allTags: boolean } {
     const base = parseReference(fromImage, { defaultTag: false });
     if (tag) {
-      if (/^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-zA-Z0-9=_-]{32,}$/.test(tag)) return { ref: { domain: base.domain, path: base.path, digest: tag }, allTags: false };
+      if (/^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-zA-Z0-9=_-]{32,}$/.test(tag))
+        return { ref: { domain: base.domain, path: base.path, digest: tag }, allTags: false };
       return { ref: parseReference(`${repoName(base)}:${tag}`), allTags: false };
     }
     return { ref: base, allTags: !base.tag && !base.digest };
@@ -115,7 +135,9 @@ export class DistributionService {
     }
     // docker pull --all-tags: every tag of the repository, one after the other.
     const session = await this.firstSession(ref.domain, [`repository:${ref.path}:pull`], p.auth, true, signal);
-    const tags = await session.listTags(ref.path, signal).catch((err) => { throw translateRegistryError(err); });
+    const tags = await session.listTags(ref.path, signal).catch((err) => {
+      throw translateRegistryError(err);
+    });
     if (!tags.length) throw notFound(`repository ${familiarName(ref)} has no tags`);
     for (const tag of tags) {
       await this.pullOne({ ...ref, tag }, platform, p.auth, sink, signal, true);
@@ -128,17 +150,37 @@ export class DistributionService {
   private async pulledEvent(ref: Reference): Promise<void> {
     const name = familiarString(ref);
     if (!this.deps.events) return;
-    const labels = await this.deps.images.resolve(referenceString(ref)).then((img) => img.config.config?.Labels, () => undefined);
+    const labels = await this.deps.images.resolve(referenceString(ref)).then(
+      (img) => img.config.config?.Labels,
+      () => undefined,
+    );
     publishImageEvent(this.deps.events, 'pull', name, name, labels);
   }
 
-  private pullOne(ref: Reference, platform: Platform | undefined, auth: AuthConfig, sink: ProgressSink, signal: AbortSignal, quietStatus = false): Promise<PullResult> {
+  private pullOne(
+    ref: Reference,
+    platform: Platform | undefined,
+    auth: AuthConfig,
+    sink: ProgressSink,
+    signal: AbortSignal,
+    quietStatus = false,
+  ): Promise<PullResult> {
     const key = `${recordNameFor(ref)}|${platform ? JSON.stringify(platform) : ''}|${authKey(auth)}`;
-    const out: ProgressSink = quietStatus ? (m: JsonMessage) => { if (!m.status?.startsWith('Status: ')) sink(m); } : sink;
+    const out: ProgressSink = quietStatus
+      ? (m: JsonMessage) => {
+          if (!m.status?.startsWith('Status: ')) sink(m);
+        }
+      : sink;
     return this.pulls.run(key, out, signal, (shared, opSignal) => {
       const deps = {
-        client: this.deps.client, images: this.deps.images, snapshotter: this.deps.snapshotter, hosts: this.hosts, transport: this.transport,
-        limits: () => this.limits(), log: this.deps.log, instance: this.instance,
+        client: this.deps.client,
+        images: this.deps.images,
+        snapshotter: this.deps.snapshotter,
+        hosts: this.hosts,
+        transport: this.transport,
+        limits: () => this.limits(),
+        log: this.deps.log,
+        instance: this.instance,
         ...(this.deps.retryDelaySeconds ? { retryDelaySeconds: this.deps.retryDelaySeconds } : {}),
         ...(this.contentRoot ? { contentRoot: this.contentRoot } : {}),
       };
@@ -160,7 +202,14 @@ export class DistributionService {
     return this.firstSession(ref.domain, [`repository:${ref.path}:${push ? 'pull,push' : 'pull'}`], auth, !push, signal);
   }
 
-  private async firstSession(registry: string, scopes: string[], auth: AuthConfig, mirrors: boolean, signal?: AbortSignal, opts: { offlineToken?: boolean } = {}): Promise<RegistrySession> {
+  private async firstSession(
+    registry: string,
+    scopes: string[],
+    auth: AuthConfig,
+    mirrors: boolean,
+    signal?: AbortSignal,
+    opts: { offlineToken?: boolean } = {},
+  ): Promise<RegistrySession> {
     const endpoints = await this.hosts.endpoints(registry, { mirrors });
     let lastErr: unknown;
     for (const ep of endpoints) {
@@ -177,7 +226,8 @@ export class DistributionService {
   }
 
   private describeTransport(err: unknown, ep: Endpoint): unknown {
-    if (err instanceof TransportError && err.tlsProblem && !ep.insecure && !ep.mirror && ep.registry !== DEFAULT_DOMAIN) return new EngineError('INTERNAL', err.message + insecureHint(ep.registry, certsDir()));
+    if (err instanceof TransportError && err.tlsProblem && !ep.insecure && !ep.mirror && ep.registry !== DEFAULT_DOMAIN)
+      return new EngineError('INTERNAL', err.message + insecureHint(ep.registry, certsDir()));
     if (err instanceof NotV2Error) return new EngineError('INTERNAL', err.message);
     return err;
   }
@@ -191,7 +241,11 @@ export class DistributionService {
     if (tag || ref.tag) tags = [tag || ref.tag!];
     else {
       const records = await this.deps.client.images.list();
-      tags = records.map((r) => r.name).filter((n) => n.startsWith(repo + ':') && !n.includes('@')).map((n) => n.slice(repo.length + 1)).sort();
+      tags = records
+        .map((r) => r.name)
+        .filter((n) => n.startsWith(repo + ':') && !n.includes('@'))
+        .map((n) => n.slice(repo.length + 1))
+        .sort();
     }
     const images = [];
     for (const t of tags) {
@@ -204,7 +258,18 @@ export class DistributionService {
     if (!images.length) throw notFound(`An image does not exist locally with the tag: ${familiarName(ref)}`);
     sink({ status: `The push refers to repository [${repo}]` });
     const session = await this.firstSession(ref.domain, [`repository:${ref.path}:pull,push`], auth, false, signal);
-    const pusher = new Pusher({ client: this.deps.client, limits: () => this.limits(), log: this.deps.log, ...(this.contentRoot ? { contentRoot: this.contentRoot } : {}) }, session, ref, sink, signal);
+    const pusher = new Pusher(
+      {
+        client: this.deps.client,
+        limits: () => this.limits(),
+        log: this.deps.log,
+        ...(this.contentRoot ? { contentRoot: this.contentRoot } : {}),
+      },
+      session,
+      ref,
+      sink,
+      signal,
+    );
     for (const { tag: t, image } of images) {
       try {
         await pusher.pushTag(t, image);
@@ -233,7 +298,8 @@ export class DistributionService {
         throw unauthorized(`login attempt to ${url} failed with status: ${res.status} ${statusText(res.status)}`);
       } catch (err) {
         if (err instanceof EngineError && err.code === 'UNAUTHORIZED') throw err;
-        if (err instanceof RegistryError) throw unauthorized(err.status === 401 || err.status === 403 ? `Get "${url}": ${err.message}` : err.message);
+        if (err instanceof RegistryError)
+          throw unauthorized(err.status === 401 || err.status === 403 ? `Get "${url}": ${err.message}` : err.message);
         lastErr = this.describeTransport(err, ep);
         if (!(err instanceof TransportError)) break;
       }
@@ -244,7 +310,8 @@ export class DistributionService {
   /** GET /images/search: the registry's v1 search; for registries without it, their v2 catalog. */
   async search(term: string, limit: number, filters: Map<string, string[]>, auth: AuthConfig): Promise<SearchResult[]> {
     if (limit < 1 || limit > 100) throw invalidParameter(`limit ${limit} is outside the range of [1, 100]`);
-    for (const k of filters.keys()) if (!['is-official', 'is-automated', 'stars'].includes(k)) throw invalidParameter(`invalid filter '${k}'`);
+    for (const k of filters.keys())
+      if (!['is-official', 'is-automated', 'stars'].includes(k)) throw invalidParameter(`invalid filter '${k}'`);
     let registry = DEFAULT_DOMAIN;
     let query = term;
     const slash = term.indexOf('/');
@@ -255,10 +322,15 @@ export class DistributionService {
         query = term.slice(slash + 1);
       }
     }
-    let results = registry === DEFAULT_DOMAIN ? await this.searchV1(`https://${OFFICIAL_INDEX_HOST}`, undefined, query, limit) : await this.searchRegistry(registry, query, limit, auth);
+    let results =
+      registry === DEFAULT_DOMAIN
+        ? await this.searchV1(`https://${OFFICIAL_INDEX_HOST}`, undefined, query, limit)
+        : await this.searchRegistry(registry, query, limit, auth);
     const bool = (k: string) => filters.get(k)?.[0];
-    if (bool('is-official') !== undefined) results = results.filter((r) => r.is_official === (bool('is-official') === 'true' || bool('is-official') === '1'));
-    if (bool('is-automated') !== undefined) results = results.filter((r) => r.is_automated === (bool('is-automated') === 'true' || bool('is-automated') === '1'));
+    if (bool('is-official') !== undefined)
+      results = results.filter((r) => r.is_official === (bool('is-official') === 'true' || bool('is-official') === '1'));
+    if (bool('is-automated') !== undefined)
+      results = results.filter((r) => r.is_automated === (bool('is-automated') === 'true' || bool('is-automated') === '1'));
     const stars = Number(bool('stars') ?? 0);
     if (stars) results = results.filter((r) => r.star_count >= stars);
     return results.slice(0, limit);
@@ -266,13 +338,24 @@ export class DistributionService {
 
   private async searchV1(base: string, ep: Endpoint | undefined, query: string, limit: number): Promise<SearchResult[]> {
     try {
-      const res = await this.transport.request({ method: 'GET', url: `${base}/v1/search?q=${encodeURIComponent(query)}&n=${limit}`, ...(ep ? { tls: ep.tls } : {}), idleTimeoutMs: 15_000 });
+      const res = await this.transport.request({
+        method: 'GET',
+        url: `${base}/v1/search?q=${encodeURIComponent(query)}&n=${limit}`,
+        ...(ep ? { tls: ep.tls } : {}),
+        idleTimeoutMs: 15_000,
+      });
       if (res.status !== 200) {
         res.body.resume();
         throw new RegistryError(res.status, [], `Unexpected status code ${res.status}`);
       }
       const body = JSON.parse((await readAll(res.body)).toString('utf8')) as { results?: Partial<SearchResult>[] };
-      return (body.results ?? []).map((r) => ({ name: String(r.name ?? ''), description: String(r.description ?? ''), star_count: Number(r.star_count ?? 0), is_official: !!r.is_official, is_automated: !!r.is_automated }));
+      return (body.results ?? []).map((r) => ({
+        name: String(r.name ?? ''),
+        description: String(r.description ?? ''),
+        star_count: Number(r.star_count ?? 0),
+        is_official: !!r.is_official,
+        is_automated: !!r.is_automated,
+      }));
     } catch (err) {
       throw ep ? this.describeTransport(err, ep) : err;
     }
@@ -281,17 +364,27 @@ export class DistributionService {
   private async searchRegistry(registry: string, query: string, limit: number, auth: AuthConfig): Promise<SearchResult[]> {
     const session = await this.firstSession(registry, ['registry:catalog:*'], auth, false);
     try {
-      return (await this.searchV1(session.endpoint.url, session.endpoint, query, limit)).map((r) => ({ ...r, name: `${registry}/${r.name}` }));
+      return (await this.searchV1(session.endpoint.url, session.endpoint, query, limit)).map((r) => ({
+        ...r,
+        name: `${registry}/${r.name}`,
+      }));
     } catch (err) {
       if (!(err instanceof RegistryError) || err.status !== 404) throw translateRegistryError(err);
     }
     // A v2-only registry (distribution, the one in Debian): its catalog, filtered by the term.
-    const repos = await session.catalog(1000).catch((err) => { throw translateRegistryError(err); });
-    return repos.filter((r) => r.includes(query)).map((r) => ({ name: `${registry}/${r}`, description: '', star_count: 0, is_official: false, is_automated: false }));
+    const repos = await session.catalog(1000).catch((err) => {
+      throw translateRegistryError(err);
+    });
+    return repos
+      .filter((r) => r.includes(query))
+      .map((r) => ({ name: `${registry}/${r}`, description: '', star_count: 0, is_official: false, is_automated: false }));
   }
 
   /** GET /distribution/{name}/json: the descriptor the reference resolves to and its platforms. */
-  async inspect(name: string, auth: AuthConfig): Promise<{ Descriptor: { mediaType: string; digest: string; size: number }; Platforms: Platform[] }> {
+  async inspect(
+    name: string,
+    auth: AuthConfig,
+  ): Promise<{ Descriptor: { mediaType: string; digest: string; size: number }; Platforms: Platform[] }> {
     const ref = parseReference(name);
     const session = await this.firstSession(ref.domain, [`repository:${ref.path}:pull`], auth, true);
     try {
@@ -306,7 +399,12 @@ export class DistributionService {
       if (manifest.config?.digest) {
         const res = await session.getBlob(ref.path, manifest.config.digest);
         const cfg = JSON.parse((await readAll(res.body, 32 << 20)).toString('utf8')) as Partial<Platform> & { variant?: string };
-        Platforms.push({ architecture: cfg.architecture ?? '', os: cfg.os ?? '', ...(cfg.variant ? { variant: cfg.variant } : {}), ...(cfg['os.version'] ? { 'os.version': cfg['os.version'] } : {}) });
+        Platforms.push({
+          architecture: cfg.architecture ?? '',
+          os: cfg.os ?? '',
+          ...(cfg.variant ? { variant: cfg.variant } : {}),
+          ...(cfg['os.version'] ? { 'os.version': cfg['os.version'] } : {}),
+        });
       }
       return { Descriptor, Platforms };
     } catch (err) {
@@ -324,7 +422,8 @@ export class DistributionService {
       } catch {
         throw invalidParameter(`invalid fromSrc ${JSON.stringify(req.fromSrc)}: want "-" or an http(s) URL`);
       }
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidParameter(`invalid fromSrc ${JSON.stringify(req.fromSrc)}: want "-" or an http(s) URL`);
+      if (url.protocol !== 'http:' && url.protocol !== 'https:')
+        throw invalidParameter(`invalid fromSrc ${JSON.stringify(req.fromSrc)}: want "-" or an http(s) URL`);
       const res = await this.transport.request({ method: 'GET', url: url.toString(), signal });
       if (res.status !== 200) {
         res.body.resume();
@@ -338,7 +437,11 @@ export class DistributionService {
           got += chunk.length;
           if (Date.now() - last > 100) {
             last = Date.now();
-            sink({ status: 'Importing', progressDetail: { current: got, ...(total ? { total } : {}) }, progress: renderProgress(got, total) });
+            sink({
+              status: 'Importing',
+              progressDetail: { current: got, ...(total ? { total } : {}) },
+              progress: renderProgress(got, total),
+            });
           }
           yield chunk;
         }
@@ -347,7 +450,13 @@ export class DistributionService {
     const result = await importImage(
       { client: this.deps.client, images: this.deps.images, snapshotter: this.deps.snapshotter },
       source,
-      { ...(req.repo ? { repo: req.repo } : {}), ...(req.tag ? { tag: req.tag } : {}), ...(req.message ? { message: req.message } : {}), changes: req.changes, ...(req.platform ? { platform: req.platform } : {}) },
+      {
+        ...(req.repo ? { repo: req.repo } : {}),
+        ...(req.tag ? { tag: req.tag } : {}),
+        ...(req.message ? { message: req.message } : {}),
+        changes: req.changes,
+        ...(req.platform ? { platform: req.platform } : {}),
+      },
       (m) => sink(m as JsonMessage),
     );
     const lookup = (r: string) => this.deps.images.resolve(r);

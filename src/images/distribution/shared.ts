@@ -62,15 +62,26 @@ export class SharedOperations<R> {
    * it first receives the progress so far, then live updates. The operation is cancelled when every
    * caller has gone (its `signal` aborted).
    */
-  run(key: string, sink: ProgressSink, signal: AbortSignal | undefined, start: (sink: ProgressSink, signal: AbortSignal) => Promise<R>): Promise<R> {
+  run(
+    key: string,
+    sink: ProgressSink,
+    signal: AbortSignal | undefined,
+    start: (sink: ProgressSink, signal: AbortSignal) => Promise<R>,
+  ): Promise<R> {
     let op = this.running.get(key);
     // One whose callers all left is being cancelled: start afresh rather than join its failure.
     if (op?.abort.signal.aborted) op = undefined;
     if (!op) {
-      const created: Running<R> = { history: [], sinks: new Set([sink]), abort: new AbortController(), result: undefined as unknown as Promise<R> };
+      const created: Running<R> = {
+        history: [],
+        sinks: new Set([sink]),
+        abort: new AbortController(),
+        result: undefined as unknown as Promise<R>,
+      };
       const broadcast: ProgressSink = (m) => {
         const last = created.history[created.history.length - 1];
-        if (isByteProgress(m) && last && isByteProgress(last) && last.id === m.id && last.status === m.status) created.history[created.history.length - 1] = m;
+        if (isByteProgress(m) && last && isByteProgress(last) && last.id === m.id && last.status === m.status)
+          created.history[created.history.length - 1] = m;
         else created.history.push(m);
         for (const s of created.sinks) s(m);
       };

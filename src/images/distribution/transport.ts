@@ -53,27 +53,41 @@ export interface HttpResponse {
 
 /** A transport failure (no HTTP response), worded like Go's *url.Error. */
 export class TransportError extends Error {
-  constructor(message: string, readonly code: string, readonly tlsProblem: boolean) {
+  constructor(
+    message: string,
+    readonly code: string,
+    readonly tlsProblem: boolean,
+  ) {
     super(message);
     this.name = 'TransportError';
   }
 }
 
 const TLS_VERIFY_CODES = new Set([
-  'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'SELF_SIGNED_CERT_IN_CHAIN', 'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_GET_ISSUER_CERT', 'CERT_UNTRUSTED',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'CERT_UNTRUSTED',
 ]);
 
 const goOp = (method: string) => method.charAt(0).toUpperCase() + method.slice(1).toLowerCase();
 
 /** Node error → the text after `Get "url": ` in Go's wording. */
-export function describeNetError(err: NodeJS.ErrnoException & { reason?: string; host?: string; address?: string; port?: number }, url: URL): { text: string; tls: boolean } {
+export function describeNetError(
+  err: NodeJS.ErrnoException & { reason?: string; host?: string; address?: string; port?: number },
+  url: URL,
+): { text: string; tls: boolean } {
   const code = err.code ?? '';
   const msg = err.message ?? String(err);
-  if (code === 'EPROTO' && /wrong version number|packet length too long|http request/i.test(msg)) return { text: 'http: server gave HTTP response to HTTPS client', tls: true };
+  if (code === 'EPROTO' && /wrong version number|packet length too long|http request/i.test(msg))
+    return { text: 'http: server gave HTTP response to HTTPS client', tls: true };
   if (code === 'ERR_SSL_WRONG_VERSION_NUMBER') return { text: 'http: server gave HTTP response to HTTPS client', tls: true };
-  if (TLS_VERIFY_CODES.has(code)) return { text: 'tls: failed to verify certificate: x509: certificate signed by unknown authority', tls: true };
-  if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID') return { text: 'tls: failed to verify certificate: x509: certificate has expired or is not yet valid', tls: true };
+  if (TLS_VERIFY_CODES.has(code))
+    return { text: 'tls: failed to verify certificate: x509: certificate signed by unknown authority', tls: true };
+  if (code === 'CERT_HAS_EXPIRED' || code === 'CERT_NOT_YET_VALID')
+    return { text: 'tls: failed to verify certificate: x509: certificate has expired or is not yet valid', tls: true };
   if (code === 'ERR_TLS_CERT_ALTNAME_INVALID') return { text: `tls: failed to verify certificate: x509: ${err.reason ?? msg}`, tls: true };
   if (/ALERT_(\w+)/.test(code)) {
     const alert = /ALERT_(\w+)/.exec(code)![1]!.toLowerCase().replace(/_/g, ' ');
@@ -83,7 +97,8 @@ export function describeNetError(err: NodeJS.ErrnoException & { reason?: string;
   if (code === 'ECONNREFUSED') return { text: `dial tcp ${target}: connect: connection refused`, tls: false };
   // getaddrinfo refuses a name that cannot be a host name (too long, empty label) with EINVAL; Go's
   // resolver reports such names as not found.
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || (code === 'EINVAL' && (err as { syscall?: string }).syscall === 'getaddrinfo')) return { text: `dial tcp: lookup ${url.hostname}: no such host`, tls: false };
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || (code === 'EINVAL' && (err as { syscall?: string }).syscall === 'getaddrinfo'))
+    return { text: `dial tcp: lookup ${url.hostname}: no such host`, tls: false };
   if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return { text: `dial tcp ${target}: connect: no route to host`, tls: false };
   if (code === 'ECONNRESET') return { text: 'read: connection reset by peer', tls: false };
   if (code === 'ETIMEDOUT') return { text: `dial tcp ${target}: i/o timeout`, tls: false };
@@ -108,18 +123,19 @@ export class RegistryTransport {
     const https = url.protocol === 'https:';
     const id = createHash('sha256')
       .update(JSON.stringify([https, useProxy ? proxyEnv : {}, tls?.verify ?? true, tls?.ca ?? null]))
-      .update(tls?.cert ?? '').update(tls?.key ?? '')
+      .update(tls?.cert ?? '')
+      .update(tls?.key ?? '')
       .digest('hex');
     let agent = this.agents.get(id);
     if (!agent) {
       const common = { keepAlive: true, maxSockets: 32, ...(useProxy ? { proxyEnv } : {}) };
       agent = https
         ? new HttpsAgent({
-          ...common,
-          rejectUnauthorized: tls?.verify ?? true,
-          ...(tls?.ca ? { ca: tls.ca } : {}),
-          ...(tls?.cert ? { cert: tls.cert, key: tls.key } : {}),
-        })
+            ...common,
+            rejectUnauthorized: tls?.verify ?? true,
+            ...(tls?.ca ? { ca: tls.ca } : {}),
+            ...(tls?.cert ? { cert: tls.cert, key: tls.key } : {}),
+          })
         : new http.Agent(common);
       this.agents.set(id, agent);
     }
@@ -160,7 +176,14 @@ export class RegistryTransport {
     }
   }
 
-  private once(method: string, url: URL, headers: Record<string, string>, body: Buffer | Readable | undefined, tls: TlsSettings | undefined, req: HttpRequest): Promise<HttpResponse> {
+  private once(
+    method: string,
+    url: URL,
+    headers: Record<string, string>,
+    body: Buffer | Readable | undefined,
+    tls: TlsSettings | undefined,
+    req: HttpRequest,
+  ): Promise<HttpResponse> {
     return new Promise((resolve, reject) => {
       if (req.signal?.aborted) return reject(req.signal.reason ?? new Error('aborted'));
       const send = url.protocol === 'https:' ? httpsRequest : http.request;
