@@ -1,12 +1,54 @@
 // Bundles the compiled daemon (dist/src/main/engined.js and everything it imports, npm packages
-// included) into one ES module, dist/bundle/engined.js, which bin/engined runs. Start-up is mostly
-// module loading: one file instead of ~300 saves ~190 ms of resolving and reading (measured:
-// spawn → first /_ping, median 906 → 717 ms). The source map is for `node --enable-source-maps`.
+// included) into ES modules under dist/bundle/: the entry engined.js, which bin/engined runs, and
+// chunks (engined-*.js) for what is imported with import(). Start-up is mostly module loading:
+// one file instead of ~300 saves ~190 ms of resolving and reading (measured: spawn → first /_ping,
+// median 906 → 717 ms), and code split off behind import() (the builder, cluster mode, managed
+// plugins, metrics) is neither parsed nor run by a start-up that does not use it. The chunks sit
+// beside the entry (modules find build/proto upwards from their own file). The source maps are for
+// `node --enable-source-maps`.
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { build } from 'esbuild';
+
+// `import … from 'node:http'` makes Node build the module's ES facade, which reads every export,
+// and node:http's WebSocket, CloseEvent and MessageEvent getters load all of undici (measured: ~50
+// ms of CPU at start-up against ~5 for the module itself). Our imports of node:http read its
+// exports object through process.getBuiltinModule instead, each named export copied once (as the
+// facade does); those three stay unreachable (the build fails if a module imports one of them).
+// CommonJS packages' require('http') never built the facade and is left alone.
+const UNDICI_GETTERS = new Set(['WebSocket', 'CloseEvent', 'MessageEvent']);
+const httpWithoutFacade = {
+  name: 'http-without-esm-facade',
+  setup(b) {
+    b.onResolve({ filter: /^(node:)?http$/ }, (args) =>
+      args.kind === 'import-statement' || args.kind === 'dynamic-import' ? { path: 'node:http', namespace: 'builtin-exports' } : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'builtin-exports' }, (args) => {
+      const names = Object.keys(createRequire(import.meta.url)(args.path)).filter(
+        (k) => !UNDICI_GETTERS.has(k) && /^[A-Za-z_$][\w$]*$/.test(k),
+      );
+      const lines = [
+        `const m = process.getBuiltinModule(${JSON.stringify(args.path)});`,
+        'export default m;',
+        ...names.map((n) => `export const ${n} = m.${n};`),
+      ];
+      return { contents: lines.join('\n'), loader: 'js' };
+    });
+  },
+};
+
+// Chunks of an earlier build (their names carry a content hash) would pile up.
+mkdirSync('dist/bundle', { recursive: true });
+for (const f of readdirSync('dist/bundle', { withFileTypes: true })) {
+  if (f.isFile() && f.name.startsWith('engined-')) rmSync(`dist/bundle/${f.name}`);
+}
 
 await build({
   entryPoints: ['dist/src/main/engined.js'],
-  outfile: 'dist/bundle/engined.js',
+  outdir: 'dist/bundle',
+  entryNames: '[name]',
+  chunkNames: 'engined-[name]-[hash]',
+  splitting: true,
   bundle: true,
   platform: 'node',
   format: 'esm',
@@ -20,6 +62,7 @@ await build({
   // etcd3 reads its .proto files beside its own modules (__dirname): it stays a package, loaded
   // from node_modules by the cluster store on a manager only.
   external: ['etcd3'],
+  plugins: [httpWithoutFacade],
 });
 
 // The `engine` command-line client (dist/src/cli/main.js) → dist/bundle/engine.js, which bin/engine

@@ -1,7 +1,8 @@
 // The classic builder wired to the services it runs on: RUN steps become containers of the
 // container service (networking, limits and clean-up as for `docker run`), base images come from
 // the image store or a pull, tags go through the image service (events included), and pruned
-// cache removes intermediate images through it too. Kept out of compose.ts to keep that short.
+// cache removes intermediate images through it too. Kept out of compose.ts to keep that short, and
+// loaded only on the builder's first use (build-lazy.ts).
 import type { Logger } from '../util/log.ts';
 import { API_VERSION } from '../util/api-version.ts';
 import { isNotFound, EngineError } from '../errors.ts';
@@ -78,7 +79,8 @@ function baseImages(images: ImageStore, distribution: DistributionService): Base
   };
 }
 
-export function buildService(o: {
+/** What the builder is built from (compose.ts hands it to build-lazy.ts, which builds on first use). */
+export interface BuildWiring {
   db: EngineDatabase;
   client: SupervisorClient;
   images: ImageStore;
@@ -89,7 +91,9 @@ export function buildService(o: {
   tmpDir: string;
   log: Logger;
   builderConfig: () => Record<string, unknown> | undefined;
-}): BuildService {
+}
+
+export function buildService(o: BuildWiring): BuildService {
   return new BuildService({
     client: o.client,
     images: o.images,

@@ -54,9 +54,6 @@ import { registerExecRoutes } from '../api/routes/exec.ts';
 import { registerStatsRoutes } from '../api/routes/stats.ts';
 import { registerClusterRoutes } from '../api/routes/cluster.ts';
 import { registerPluginRoutes } from '../api/routes/plugins.ts';
-import { ClusterService } from '../cluster/service.ts';
-import { PluginManager } from '../daemon/plugins/service.ts';
-import { PluginRunner } from '../daemon/plugins/runner.ts';
 import { PluginFiles } from '../daemon/plugins/store.ts';
 import { decodeAuthHeaderLenient } from '../images/distribution/auth-config.ts';
 import { AuthzChain } from '../plugins/authz.ts';
@@ -74,7 +71,9 @@ import { chown, mkdir } from 'node:fs/promises';
 import { usesRemap, type IdentityMap } from '../oci/userns.ts';
 import { startHeapTrimmer } from '../util/heap-trim.ts';
 import { registerBuildRoutes } from '../api/routes/build.ts';
-import { buildService } from './build-wiring.ts';
+import { lazyBuildService } from './build-lazy.ts';
+import { lazyPluginManager } from './plugins-lazy.ts';
+import { lazyClusterService } from './cluster-lazy.ts';
 
 /** Container and network actions timed for metrics, by backend method (dockerd's action names). */
 const CONTAINER_ACTIONS = {
@@ -157,7 +156,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // Cluster mode: built early (it needs nothing else) so networking can ask whether this node
     // manages a cluster; a node saved in a cluster comes back into it in the background once the
     // routes exist (its etcd or its heartbeat to the managers); /info shows it pending until then.
-    const cluster = new ClusterService({ dataRoot: roots.dataRoot, log, engineVersion: ENGINE_VERSION, engineLabels: () => cfg().labels });
+    // Its modules load only for a node saved in a cluster or on a cluster request (cluster-lazy.ts).
+    const cluster = lazyClusterService({ dataRoot: roots.dataRoot, log, engineVersion: ENGINE_VERSION, engineLabels: () => cfg().labels });
     cleanups.push(() => cluster.shutdown());
     const networking = composeNetworking({
       db,
@@ -253,23 +253,30 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // Managed plugins (/plugins*): containers in the plugins namespace, records and rootfs under
     // <data-root>/plugins, sockets under <exec-root>/plugins/<id>/. They start before anything that
     // may use them (volumes, authorization) and stop after the containers.
+    // The manager's modules load only when plugins are recorded or first asked for (plugins-lazy.ts).
     const pluginFiles = new PluginFiles(join(roots.dataRoot, 'plugins'));
-    const plugins = new PluginManager({
-      files: pluginFiles,
-      runner: new PluginRunner({
-        client: supervisor.pluginsClient,
+    const plugins = lazyPluginManager(pluginFiles, async () => {
+      const [{ PluginManager }, { PluginRunner }] = await Promise.all([
+        import('../daemon/plugins/service.ts'),
+        import('../daemon/plugins/runner.ts'),
+      ]);
+      return new PluginManager({
         files: pluginFiles,
-        socketsRoot: join(roots.execRoot, 'plugins'),
-        runcRoot: supervisor.runcRoot,
-        cgroupDriver,
+        runner: new PluginRunner({
+          client: supervisor.pluginsClient,
+          files: pluginFiles,
+          socketsRoot: join(roots.execRoot, 'plugins'),
+          runcRoot: supervisor.runcRoot,
+          cgroupDriver,
+          log: log.child({ module: 'plugins' }),
+        }),
+        registry: distribution,
+        decodeAuth: decodeAuthHeaderLenient,
         log: log.child({ module: 'plugins' }),
-      }),
-      registry: distribution,
-      decodeAuth: decodeAuthHeaderLenient,
-      log: log.child({ module: 'plugins' }),
-      events,
-      // dockerd counts a plugin's volumes as references: it cannot be disabled or removed while they exist.
-      inUse: (name) => volumeTable.list().some((v) => v.Driver === name || `${v.Driver}:latest` === name),
+        events,
+        // dockerd counts a plugin's volumes as references: it cannot be disabled or removed while they exist.
+        inUse: (name) => volumeTable.list().some((v) => v.Driver === name || `${v.Driver}:latest` === name),
+      });
     });
     await plugins.init();
     cleanups.push(() => plugins.shutdown(cfg()['live-restore']));
@@ -396,8 +403,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     });
     imageService.start();
     cleanups.push(() => imageService.stop());
-    // The classic builder: RUN steps are containers of the container service; its cache is in engine.db.
-    const builder = buildService({
+    // The classic builder: RUN steps are containers of the container service; its cache is in
+    // engine.db. Its modules load on its first use (build-lazy.ts).
+    const builder = lazyBuildService({
       db,
       client,
       images,

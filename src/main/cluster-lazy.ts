@@ -1,0 +1,72 @@
+// Cluster mode, loaded when the node is (or is becoming) part of a cluster: a node that was never in
+// one does not parse or run cluster/ at start-up. Until loaded, the node is inactive, and what an
+// inactive node shows without a request to the cluster code — /_ping's Swarm header, /info's Swarm
+// section — is answered here, as cluster/service.ts answers it. Every other call (the /swarm, /nodes,
+// /services, … routes, dockerd's 503s included) loads the service and goes to it. A node saved in a
+// cluster loads it at start-up and restores as before; /_ping and /info say "pending" meanwhile.
+import type { ClusterBackend } from '../api/routes/cluster.ts';
+import type { ClusterService, ClusterServiceDeps } from '../cluster/service.ts';
+import { LocalStateFiles } from '../cluster/local-state.ts';
+import type { ClusterObject } from '../types/cluster.ts';
+
+export interface LazyClusterService extends ClusterBackend {
+  restore(): Promise<void>;
+  shutdown(): Promise<void>;
+  pingState(): string;
+  info(): Promise<ClusterObject>;
+}
+
+export function lazyClusterService(deps: ClusterServiceDeps): LazyClusterService {
+  let loaded: ClusterService | undefined;
+  let loading: Promise<ClusterService> | undefined;
+  let restoring: Promise<void> | undefined;
+  const load = (restore = false) =>
+    (loading ??= import('../cluster/service.ts').then((m) => {
+      const s = new m.ClusterService(deps);
+      // Queued before any caller that waited for the load: restore comes first, as at start-up.
+      if (restore) restoring = s.restore();
+      loaded = s;
+      return s;
+    }));
+  const svc = () => (loaded ? Promise.resolve(loaded) : load());
+  return {
+    restore() {
+      let saved = true;
+      try {
+        saved = new LocalStateFiles(deps.dataRoot).read() !== null;
+      } catch {
+        // Unreadable: the service reads it again and reports it as cluster mode does (phase "error").
+      }
+      if (!saved) return Promise.resolve();
+      return load(true).then(() => restoring);
+    },
+    async shutdown() {
+      await (loaded ?? (loading ? await loading.catch(() => undefined) : undefined))?.shutdown();
+    },
+    // Loading (only for a node saved in a cluster): the service's phase is "pending" from its first step.
+    pingState: () => loaded?.pingState() ?? (loading ? 'pending' : 'inactive'),
+    info: () =>
+      loaded?.info() ??
+      Promise.resolve({
+        NodeID: '',
+        NodeAddr: '',
+        LocalNodeState: loading ? 'pending' : 'inactive',
+        ControlAvailable: false,
+        Error: '',
+        RemoteManagers: null,
+      }),
+    inspectCluster: async () => (await svc()).inspectCluster(),
+    init: async (req) => (await svc()).init(req),
+    join: async (req) => (await svc()).join(req),
+    leave: async (force) => (await svc()).leave(force),
+    updateCluster: async (spec, opts) => (await svc()).updateCluster(spec, opts),
+    unlockKey: async () => (await svc()).unlockKey(),
+    unlock: async () => (await svc()).unlock(),
+    list: async (kind, filters) => (await svc()).list(kind, filters),
+    inspect: async (kind, id) => (await svc()).inspect(kind, id),
+    create: async (kind) => (await svc()).create(kind),
+    update: async (kind, id, spec, opts) => (await svc()).update(kind, id, spec, opts),
+    remove: async (kind, id, opts) => (await svc()).remove(kind, id, opts),
+    logs: async (kind, id, opts) => (await svc()).logs(kind, id, opts),
+  };
+}
