@@ -1,23 +1,9 @@
 // The OCI spec for the floor measurements (bare containerd, runc run): the shape of the supervisor
 // lifecycle test's spec — default capabilities, the usual /proc /dev /sys mounts, new pid/ipc/uts/
 // mount/network namespaces (network unconfigured, like NetworkMode none) — plus a cgroups path.
+import { DEFAULT_CAPABILITIES } from '../../src/oci/caps.ts';
 
-const CAPS = [
-  'CAP_CHOWN',
-  'CAP_DAC_OVERRIDE',
-  'CAP_FSETID',
-  'CAP_FOWNER',
-  'CAP_MKNOD',
-  'CAP_NET_RAW',
-  'CAP_SETGID',
-  'CAP_SETUID',
-  'CAP_SETFCAP',
-  'CAP_SETPCAP',
-  'CAP_NET_BIND_SERVICE',
-  'CAP_SYS_CHROOT',
-  'CAP_KILL',
-  'CAP_AUDIT_WRITE',
-];
+const CAPS = [...DEFAULT_CAPABILITIES];
 
 export function floorSpec(id: string, args: string[], cgroupsPath: string) {
   return {

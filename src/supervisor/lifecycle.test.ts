@@ -13,6 +13,7 @@ import { jsonAny, PROCESS_TYPE_URL, SPEC_TYPE_URL } from './client.ts';
 import { GrpcStatus, grpcCode } from './errors.ts';
 import { makeTestEnv, mountsUnder, type TestEnv } from '../../test/helpers/supervisor-harness.ts';
 import { Supervisor } from './supervisor.ts';
+import { DEFAULT_CAPABILITIES } from '../oci/caps.ts';
 
 let env: TestEnv;
 let sup: Supervisor;
@@ -71,22 +72,7 @@ test('busybox fixture: builds, unpacks and records the image once; the second ca
 });
 
 function defaultSpec(id: string, args: string[]) {
-  const caps = [
-    'CAP_CHOWN',
-    'CAP_DAC_OVERRIDE',
-    'CAP_FSETID',
-    'CAP_FOWNER',
-    'CAP_MKNOD',
-    'CAP_NET_RAW',
-    'CAP_SETGID',
-    'CAP_SETUID',
-    'CAP_SETFCAP',
-    'CAP_SETPCAP',
-    'CAP_NET_BIND_SERVICE',
-    'CAP_SYS_CHROOT',
-    'CAP_KILL',
-    'CAP_AUDIT_WRITE',
-  ];
+  const caps = [...DEFAULT_CAPABILITIES];
   return {
     ociVersion: '1.0.2-dev',
     process: {

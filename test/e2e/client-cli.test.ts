@@ -14,7 +14,7 @@ import { REPO_ROOT, run, startDaemon, type TestDaemon } from '../helpers/daemon.
 import { loadBusybox } from '../helpers/images.ts';
 import { freePort } from '../helpers/ports.ts';
 import { startRegistry, type TestRegistry } from '../helpers/registry.ts';
-import { makeCerts, type TestCerts } from '../helpers/tls-certs.ts';
+import { makeCerts, tlsDaemonArgs, type TestCerts } from '../helpers/tls-certs.ts';
 
 const ENGINE = join(REPO_ROOT, 'bin/engine');
 const SSHD = '/usr/sbin/sshd';
@@ -55,19 +55,7 @@ describe('engine CLI against the daemon', () => {
     work = await mkdtemp(join(tmpdir(), 'engine-cli-test-'));
     certs = await makeCerts(join(work, 'certs'));
     tlsPort = await freePort();
-    d = await startDaemon({
-      args: [
-        '-H',
-        `tcp://127.0.0.1:${tlsPort}`,
-        '--tlsverify',
-        '--tlscacert',
-        certs.ca,
-        '--tlscert',
-        certs.serverCert,
-        '--tlskey',
-        certs.serverKey,
-      ],
-    });
+    d = await startDaemon({ args: tlsDaemonArgs(certs, tlsPort) });
     await loadBusybox(d);
     reg = await startRegistry();
     env = { PATH: process.env.PATH, HOME: work, ENGINE_HOST: d.host, ENGINE_CONFIG: join(work, 'config') };

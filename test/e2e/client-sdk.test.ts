@@ -12,7 +12,7 @@ import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { freePort } from '../helpers/ports.ts';
 import { startRegistry, type TestRegistry } from '../helpers/registry.ts';
-import { makeCerts, type TestCerts } from '../helpers/tls-certs.ts';
+import { makeCerts, tlsDaemonArgs, type TestCerts } from '../helpers/tls-certs.ts';
 
 async function frames(it: AsyncIterable<Frame>): Promise<{ stdout: string; stderr: string }> {
   const out = { stdout: '', stderr: '' };
@@ -30,19 +30,7 @@ describe('client SDK against the daemon', () => {
     work = await mkdtemp(join(tmpdir(), 'engine-sdk-test-'));
     certs = await makeCerts(join(work, 'certs'));
     tlsPort = await freePort();
-    d = await startDaemon({
-      args: [
-        '-H',
-        `tcp://127.0.0.1:${tlsPort}`,
-        '--tlsverify',
-        '--tlscacert',
-        certs.ca,
-        '--tlscert',
-        certs.serverCert,
-        '--tlskey',
-        certs.serverKey,
-      ],
-    });
+    d = await startDaemon({ args: tlsDaemonArgs(certs, tlsPort) });
     await loadBusybox(d);
     c = new EngineClient({ host: d.host, env: {} });
   });

@@ -11,6 +11,7 @@ import { connect } from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from './daemon.ts';
+import { makeCa, signCert } from './openssl.ts';
 import { freePort } from './ports.ts';
 
 export const REGISTRY_BIN = '/usr/bin/docker-registry';
@@ -32,77 +33,20 @@ export interface RegistryCerts {
   clientKey: string;
 }
 
-async function openssl(args: string[], cwd: string): Promise<void> {
-  const r = await run('openssl', args, { cwd });
-  if (r.code !== 0) throw new Error(`openssl ${args.join(' ')} failed: ${r.stderr}`);
-}
-
 /** CA, server certificate for the given IPs (and localhost), client certificate. */
 export async function makeRegistryCerts(dir: string, ips: string[]): Promise<RegistryCerts> {
   await mkdir(dir, { recursive: true });
-  await openssl(
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      'ca.key',
-      '-out',
-      'ca.crt',
-      '-days',
-      '2',
-      '-subj',
-      '/CN=engine-registry-test-ca',
-    ],
-    dir,
-  );
+  await makeCa(dir, 'ca.crt', 'ca.key', 'engine-registry-test-ca');
+  const ca = { cert: 'ca.crt', key: 'ca.key' };
   const san = ['DNS:localhost', ...ips.map((ip) => `IP:${ip}`)].join(',');
-  await writeFile(join(dir, 'server.ext'), `subjectAltName=${san}\nextendedKeyUsage=serverAuth\n`);
-  await writeFile(join(dir, 'client.ext'), 'extendedKeyUsage=clientAuth\n');
-  await openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=registry'], dir);
-  await openssl(
-    [
-      'x509',
-      '-req',
-      '-in',
-      'server.csr',
-      '-CA',
-      'ca.crt',
-      '-CAkey',
-      'ca.key',
-      '-CAcreateserial',
-      '-out',
-      'server.crt',
-      '-days',
-      '2',
-      '-extfile',
-      'server.ext',
-    ],
-    dir,
-  );
-  await openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'client.key', '-out', 'client.csr', '-subj', '/CN=engine-client'], dir);
-  await openssl(
-    [
-      'x509',
-      '-req',
-      '-in',
-      'client.csr',
-      '-CA',
-      'ca.crt',
-      '-CAkey',
-      'ca.key',
-      '-CAcreateserial',
-      '-out',
-      'client.cert',
-      '-days',
-      '2',
-      '-extfile',
-      'client.ext',
-    ],
-    dir,
-  );
+  await signCert(dir, {
+    ca,
+    cn: 'registry',
+    cert: 'server.crt',
+    key: 'server.key',
+    ext: `subjectAltName=${san}\nextendedKeyUsage=serverAuth\n`,
+  });
+  await signCert(dir, { ca, cn: 'engine-client', cert: 'client.cert', key: 'client.key', ext: 'extendedKeyUsage=clientAuth\n' });
   return {
     dir,
     caCert: join(dir, 'ca.crt'),
