@@ -30,6 +30,8 @@ import { checkSpec, withDefaults, type ClusterRecord } from './swarm-object.ts';
 import { caDigest, newJoinToken, tokenMatchesCa } from './tokens.ts';
 import { Worker } from './worker.ts';
 import { checkInitNetworking } from './init-request.ts';
+import { ClusterNetworks } from './networks.ts';
+import type { OverlayControl, OverlayHost } from '../network/overlay/contract.ts';
 
 export const ALREADY_IN_A_CLUSTER =
   'This node is already part of a swarm. Use "docker swarm leave" to leave this swarm and join another one.';
@@ -42,6 +44,8 @@ export interface ClusterServiceDeps {
   engineVersion: string;
   /** The daemon's `labels` (key=value), shown as the node's engine labels. */
   engineLabels: () => string[];
+  /** The network layer's overlay driver (the cluster's networks and endpoints are pushed to it). */
+  overlay?: () => OverlayHost | undefined;
 }
 
 type Phase = 'inactive' | 'pending' | 'active' | 'error';
@@ -50,6 +54,7 @@ export class ClusterService {
   private phase: Phase = 'inactive';
   private manager: Manager | null = null;
   private worker: Worker | null = null;
+  private networks: ClusterNetworks | null = null;
   private error = '';
   private busy: Promise<unknown> = Promise.resolve();
   private readonly files: LocalStateFiles;
@@ -129,6 +134,7 @@ export class ClusterService {
         throw err;
       }
       this.manager = m;
+      await this.startNetworks(m);
     } else {
       const w = new Worker(state, certs, this.files, this.log);
       this.worker = w;
@@ -140,6 +146,31 @@ export class ClusterService {
     }
     this.phase = 'active';
     this.error = '';
+  }
+
+  /** A manager's overlay networks: the store watched, this node's driver fed. A failure is logged. */
+  private async startNetworks(m: Manager): Promise<void> {
+    const host = this.deps.overlay?.();
+    const st = m.state;
+    const n = new ClusterNetworks({
+      store: m.store,
+      log: this.log,
+      host,
+      nodeId: st.nodeId,
+      vtep: st.dataPathAddr || parseAddr(st.advertiseAddr, 0, 'advertise address').host,
+      cluster: async () => (await m.cluster()).value,
+    });
+    try {
+      await n.start();
+      this.networks = n;
+    } catch (err) {
+      this.log.warn('overlay networks could not start', { error: (err as Error).message });
+    }
+  }
+
+  /** Overlay networks' cluster side (managers only; undefined elsewhere). */
+  overlayControl(): OverlayControl | undefined {
+    return this.manager && this.phase === 'active' ? (this.networks ?? undefined) : undefined;
   }
 
   // ---- /_ping and /info --------------------------------------------------------------------------
@@ -243,6 +274,11 @@ export class ClusterService {
       this.manager = m;
       this.phase = 'active';
       this.error = '';
+      await this.startNetworks(m);
+      // dockerd makes the ingress network at init (its routing mesh is not built here).
+      await this.networks
+        ?.create({ Name: 'ingress', Driver: 'overlay', Ingress: true })
+        .catch((err: Error) => this.log.warn('creating the ingress network failed', { error: err.message }));
       this.log.info('cluster initialised', { node: nodeId, cluster: clusterId, addr: advertiseAddr });
       return nodeId;
     });
@@ -319,6 +355,8 @@ export class ClusterService {
       if (this.phase === 'inactive') throw unavailable(NOT_IN_A_CLUSTER);
       if (this.manager) {
         await this.manager.leaveCluster(force); // refuses without force, as dockerd
+        await this.networks?.stop(true);
+        this.networks = null;
         await this.manager.stop();
       } else if (this.worker) {
         await this.worker.announceLeave();
@@ -337,6 +375,8 @@ export class ClusterService {
   shutdown(): Promise<void> {
     return this.serial(async () => {
       this.worker?.stop();
+      await this.networks?.stop(false);
+      this.networks = null;
       await this.manager?.stop();
     });
   }
