@@ -1,0 +1,164 @@
+// Overlay networks across hosts: three daemons, each in a network namespace of its own joined by a
+// veth to a bridge in a "switch" namespace (so VXLAN really crosses links, and the host's own
+// firewall — bridged traffic goes through its FORWARD chain — stays out of it), form a cluster of managers; an attachable
+// overlay network made on one is listed by all; plain containers on two different nodes get
+// cluster-unique addresses, ping each other and resolve each other's names and aliases; removal
+// leaves no vxlan, bridge or fdb entry behind; refusals (encrypted, in use, outside a cluster).
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { loadBusybox } from '../helpers/images.ts';
+import { sh } from '../helpers/outside-host.ts';
+import { until } from '../helpers/until.ts';
+
+const tag = (process.pid % 10000).toString(36);
+const sw = `ovt-${tag}-sw`;
+const ns = (i: number) => `ovt-${tag}-${i}`;
+// An underlay /24 of its own per test process.
+const underlay = `192.168.${200 + (process.pid % 50)}`;
+const addr = (i: number) => `${underlay}.${10 + i}`;
+const N = 3;
+
+async function inNs(i: number, cmd: string): Promise<string> {
+  return sh('ip', ['netns', 'exec', ns(i), 'sh', '-c', cmd]);
+}
+
+describe('overlay networks on three daemons in network namespaces of their own', () => {
+  const ds: TestDaemon[] = [];
+  before(async () => {
+    await sh('ip', ['netns', 'add', sw]);
+    await sh('ip', ['netns', 'exec', sw, 'sh', '-c', 'ip link add br0 type bridge && ip link set br0 up']);
+    for (let i = 0; i < N; i++) {
+      await sh('ip', ['netns', 'add', ns(i)]);
+      await sh('ip', ['link', 'add', `ovt-${tag}-p${i}`, 'netns', sw, 'type', 'veth', 'peer', 'name', 'uplink', 'netns', ns(i)]);
+      await sh('ip', ['netns', 'exec', sw, 'ip', 'link', 'set', `ovt-${tag}-p${i}`, 'master', 'br0', 'up']);
+      await inNs(i, `ip link set lo up && ip addr add ${addr(i)}/24 dev uplink && ip link set uplink up`);
+    }
+    ds.push(...(await Promise.all([0, 1, 2].map((i) => startDaemon({ netns: ns(i) })))));
+    await Promise.all(ds.map((d) => loadBusybox(d)));
+  });
+  after(async () => {
+    await Promise.all(ds.map((d) => d.cleanup()));
+    for (let i = 0; i < N; i++) await run('ip', ['netns', 'del', ns(i)]);
+    await run('ip', ['netns', 'del', sw]);
+  });
+
+  test('create, list everywhere, ping and DNS across nodes, removal leaves nothing', async () => {
+    const [a, b, c] = ds as [TestDaemon, TestDaemon, TestDaemon];
+    const outside = await a.docker(['network', 'create', '-d', 'overlay', 'ov0']);
+    assert.notEqual(outside.code, 0);
+    assert.match(outside.stderr, /This node is not a swarm manager\. Use "docker swarm init"/);
+
+    const init = await a.docker(['swarm', 'init', '--advertise-addr', addr(0), '--listen-addr', `${addr(0)}:2377`]);
+    assert.equal(init.code, 0, init.stderr + a.output);
+    const token = (await a.docker(['swarm', 'join-token', '-q', 'manager'])).stdout.trim();
+    for (const [d, i] of [
+      [b, 1],
+      [c, 2],
+    ] as const) {
+      const j = await d.docker([
+        'swarm',
+        'join',
+        '--token',
+        token,
+        '--advertise-addr',
+        addr(i),
+        '--listen-addr',
+        `${addr(i)}:2377`,
+        `${addr(0)}:2377`,
+      ]);
+      assert.equal(j.code, 0, j.stderr + d.output);
+    }
+
+    // The ingress network exists from init, swarm-scoped, on every manager.
+    const ingress = JSON.parse((await b.docker(['network', 'inspect', 'ingress'])).stdout)[0];
+    assert.equal(ingress.Scope, 'swarm');
+    assert.equal(ingress.Driver, 'overlay');
+    assert.equal(ingress.Ingress, true);
+    assert.equal(ingress.IPAM.Config[0].Subnet, '10.0.0.0/24');
+
+    const enc = await a.docker(['network', 'create', '-d', 'overlay', '--opt', 'encrypted', 'ovenc']);
+    assert.notEqual(enc.code, 0);
+    assert.match(enc.stderr, /encrypted overlay networks .* not built/);
+
+    const created = await a.docker(['network', 'create', '-d', 'overlay', '--attachable', 'ov1']);
+    assert.equal(created.code, 0, created.stderr + a.output);
+    const id = created.stdout.trim();
+    const dup = await b.docker(['network', 'create', '-d', 'overlay', 'ov1']);
+    assert.notEqual(dup.code, 0);
+    assert.match(dup.stderr, /already exists/);
+
+    for (const d of ds) {
+      const n = await until('the network on every manager', async () => {
+        const r = await d.docker(['network', 'inspect', 'ov1']);
+        return r.code === 0 ? JSON.parse(r.stdout)[0] : undefined;
+      });
+      assert.equal(n.Id, id);
+      assert.equal(n.Scope, 'swarm');
+      assert.equal(n.Attachable, true);
+      assert.equal(n.IPAM.Config[0].Subnet, '10.0.1.0/24');
+      assert.equal(n.Options['com.docker.network.driver.overlay.vxlanid_list'], '4097');
+      const ls = await d.docker(['network', 'ls', '--filter', 'driver=overlay', '--format', '{{.Name}} {{.Scope}}']);
+      assert.deepEqual(ls.stdout.trim().split('\n').sort(), ['ingress swarm', 'ov1 swarm']);
+    }
+
+    // A non-attachable overlay network refuses plain containers.
+    assert.equal((await a.docker(['network', 'create', '-d', 'overlay', 'ovsvc'])).code, 0);
+    const refused = await a.docker(['run', '--rm', '--network', 'ovsvc', 'busybox', 'true']);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /not manually attachable/);
+
+    const r1 = await a.docker(['run', '-d', '--name', 'one', '--network', 'ov1', '--network-alias', 'first', 'busybox', 'sleep', '600']);
+    assert.equal(r1.code, 0, r1.stderr + a.output);
+    const r2 = await b.docker(['run', '-d', '--name', 'two', '--network', 'ov1', 'busybox', 'sleep', '600']);
+    assert.equal(r2.code, 0, r2.stderr + b.output);
+    const ipOf = async (d: TestDaemon, name: string) =>
+      (await d.docker(['inspect', '-f', '{{(index .NetworkSettings.Networks "ov1").IPAddress}}', name])).stdout.trim();
+    const ip1 = await ipOf(a, 'one');
+    const ip2 = await ipOf(b, 'two');
+    assert.match(ip1, /^10\.0\.1\.\d+$/);
+    assert.match(ip2, /^10\.0\.1\.\d+$/);
+    assert.notEqual(ip1, ip2, 'addresses are unique across nodes');
+
+    // The kernel side on node a: a vxlan with the network's VNI and port, learning off, and an fdb
+    // entry for container two's MAC behind node b's address.
+    const vx = await inNs(0, `ip -d link show vx-${id.slice(0, 12)}`);
+    assert.match(vx, /vxlan id 4097 .*local [0-9.]+ .*dstport 4789/s);
+    assert.match(vx, /nolearning/);
+    await until('the fdb entry of the remote container', async () =>
+      (await inNs(0, `bridge fdb show dev vx-${id.slice(0, 12)}`)).includes(`dst ${addr(1)}`) ? true : undefined,
+    );
+
+    const ping = await a.docker(['exec', 'one', 'ping', '-c', '2', '-W', '2', ip2]);
+    assert.equal(ping.code, 0, ping.stdout + ping.stderr);
+    const byName = await until('name resolution across nodes', async () => {
+      const r = await b.docker(['exec', 'two', 'nslookup', 'one']);
+      return r.code === 0 && r.stdout.includes(ip1) ? r.stdout : undefined;
+    });
+    assert.ok(byName.includes(ip1));
+    const alias = await b.docker(['exec', 'two', 'ping', '-c', '1', '-W', '2', 'first']);
+    assert.equal(alias.code, 0, alias.stdout + alias.stderr);
+    assert.match(alias.stdout, new RegExp(ip1.replace(/\./g, '\\.')));
+    const back = await a.docker(['exec', 'one', 'ping', '-c', '1', '-W', '2', 'two']);
+    assert.equal(back.code, 0, back.stdout + back.stderr);
+
+    // In use: refused; the third node has no devices for it (no local endpoint).
+    const inUse = await c.docker(['network', 'rm', 'ov1']);
+    assert.notEqual(inUse.code, 0);
+    assert.match(inUse.stderr, /has active endpoints/);
+    assert.doesNotMatch(await inNs(2, 'ip -o link show'), /vx-|ov-/);
+
+    // Removal: the containers go, then the network; no overlay device or fdb entry is left.
+    assert.equal((await a.docker(['rm', '-f', 'one'])).code, 0);
+    assert.equal((await b.docker(['rm', '-f', 'two'])).code, 0);
+    for (const i of [0, 1])
+      await until(`node ${i} without overlay devices`, async () => (/vx-|ov-/.test(await inNs(i, 'ip -o link show')) ? undefined : true));
+    const rm = await c.docker(['network', 'rm', 'ov1']);
+    assert.equal(rm.code, 0, rm.stderr + c.output);
+    for (const d of ds)
+      await until('the network gone everywhere', async () =>
+        (await d.docker(['network', 'inspect', 'ov1'])).code !== 0 ? true : undefined,
+      );
+    for (let i = 0; i < N; i++) assert.doesNotMatch(await inNs(i, 'bridge fdb show; ip -o link show'), /vx-|ov-/);
+  });
+});
