@@ -72,7 +72,56 @@ export class ClusterNetworks implements OverlayControl {
     this.port = (await this.d.cluster()).DataPathPort || 4789;
     const kick = () => this.schedule();
     this.stopWatches.push(await this.d.store.watch('networks/', kick), await this.d.store.watch('endpoints/', kick));
+    await this.reconcile(this.d.nodeId, this.d.host?.localEndpoints() ?? []).catch((err: Error) =>
+      this.d.log.warn('dropping stale overlay endpoints failed', { error: err.message }),
+    );
     await this.sync();
+  }
+
+  /**
+   * Endpoints a node published that it no longer has (it restarted, or its containers went while
+   * the cluster was out of reach) are dropped with their addresses.
+   */
+  async reconcile(nodeId: string, keep: string[]): Promise<void> {
+    const kept = new Set(keep);
+    for (const s of await this.d.store.list<OverlayEndpoint>('endpoints/')) {
+      const e = s.value;
+      if (e.nodeId === nodeId && !kept.has(e.endpointId)) await this.release(e.networkId, e.endpointId, e.ip);
+    }
+  }
+
+  /** A worker's overlay request, through the manager endpoint (workers hold no store). */
+  async serveRemote(nodeId: string, op: string, body: unknown): Promise<unknown> {
+    const b = (body ?? {}) as Record<string, unknown>;
+    const str = (k: string) => {
+      if (typeof b[k] !== 'string') throw invalidParameter(`invalid overlay request: ${k} must be a string`);
+      return b[k];
+    };
+    switch (op) {
+      case 'state': {
+        const [nets, eps] = await Promise.all([
+          this.d.store.list<SwarmNetwork>('networks/'),
+          this.d.store.list<OverlayEndpoint>('endpoints/'),
+        ]);
+        return { port: this.port, networks: nets.map((s) => s.value), endpoints: eps.map((s) => s.value) };
+      }
+      case 'claim':
+        return { ip: await this.claimAddress(str('networkId'), typeof b.want === 'string' ? b.want : undefined) };
+      case 'publish': {
+        const ep = b as unknown as OverlayEndpoint;
+        for (const k of ['networkId', 'endpointId', 'containerId', 'name', 'ip', 'mac', 'vtep']) str(k);
+        await this.put({ ...ep, aliases: Array.isArray(ep.aliases) ? ep.aliases.map(String) : [], nodeId });
+        return {};
+      }
+      case 'release':
+        await this.release(str('networkId'), str('endpointId'), str('ip'));
+        return {};
+      case 'reconcile':
+        await this.reconcile(nodeId, Array.isArray(b.keep) ? b.keep.map(String) : []);
+        return {};
+      default:
+        throw notFound(`no such overlay request ${op}`);
+    }
   }
 
   async stop(leaving: boolean): Promise<void> {
@@ -246,8 +295,11 @@ export class ClusterNetworks implements OverlayControl {
   }
 
   async publish(ep: Omit<OverlayEndpoint, 'nodeId' | 'vtep'>): Promise<void> {
-    const full: OverlayEndpoint = { ...ep, nodeId: this.d.nodeId, vtep: this.d.vtep };
-    await this.d.store.put(`${epPrefix(ep.networkId)}${ep.endpointId}`, full);
+    await this.put({ ...ep, nodeId: this.d.nodeId, vtep: this.d.vtep });
+  }
+
+  private async put(ep: OverlayEndpoint): Promise<void> {
+    await this.d.store.put(`${epPrefix(ep.networkId)}${ep.endpointId}`, ep);
   }
 
   async release(networkId: string, endpointId: string, ip: string): Promise<void> {

@@ -31,6 +31,8 @@ import { caDigest, newJoinToken, tokenMatchesCa } from './tokens.ts';
 import { Worker } from './worker.ts';
 import { checkInitNetworking } from './init-request.ts';
 import { ClusterNetworks } from './networks.ts';
+import { WorkerNetworks } from './worker-networks.ts';
+import type { CertIdentity } from './ca.ts';
 import type { OverlayControl, OverlayHost } from '../network/overlay/contract.ts';
 
 export const ALREADY_IN_A_CLUSTER =
@@ -55,6 +57,12 @@ export class ClusterService {
   private manager: Manager | null = null;
   private worker: Worker | null = null;
   private networks: ClusterNetworks | null = null;
+  private workerNetworks: WorkerNetworks | null = null;
+  /** Workers' overlay requests to this manager. */
+  private readonly serveOverlay = async (node: CertIdentity, op: string, body: unknown): Promise<unknown> => {
+    if (!this.networks) throw unavailable('overlay networks are not ready on this manager yet');
+    return this.networks.serveRemote(node.nodeId, op, body);
+  };
   private error = '';
   private busy: Promise<unknown> = Promise.resolve();
   private readonly files: LocalStateFiles;
@@ -122,7 +130,7 @@ export class ClusterService {
     if (identityOf(certs.certPem).nodeId !== state.nodeId) throw new Error('the node certificate does not match the saved node ID');
     if (state.role === 'manager') {
       const m = await Manager.start(
-        { log: this.deps.log, files: this.files, describe: () => this.describe(certs.caPem) },
+        { log: this.deps.log, files: this.files, describe: () => this.describe(certs.caPem), overlay: this.serveOverlay },
         state,
         certs,
         promote ? { promote } : { restart: true },
@@ -143,6 +151,9 @@ export class ClusterService {
         w.lastError = `no manager answers: ${err.message}`;
         this.log.warn('no manager answered the first heartbeat', { error: err.message });
       });
+      const wn = new WorkerNetworks(state, certs, this.deps.overlay?.(), vtepOf(state), this.log);
+      this.workerNetworks = wn;
+      await wn.start();
     }
     this.phase = 'active';
     this.error = '';
@@ -157,7 +168,7 @@ export class ClusterService {
       log: this.log,
       host,
       nodeId: st.nodeId,
-      vtep: st.dataPathAddr || parseAddr(st.advertiseAddr, 0, 'advertise address').host,
+      vtep: vtepOf(st),
       cluster: async () => (await m.cluster()).value,
     });
     try {
@@ -170,7 +181,8 @@ export class ClusterService {
 
   /** Overlay networks' cluster side (managers only; undefined elsewhere). */
   overlayControl(): OverlayControl | undefined {
-    return this.manager && this.phase === 'active' ? (this.networks ?? undefined) : undefined;
+    if (this.phase !== 'active') return undefined;
+    return (this.manager ? this.networks : this.workerNetworks) ?? undefined;
   }
 
   // ---- /_ping and /info --------------------------------------------------------------------------
@@ -259,11 +271,15 @@ export class ClusterService {
       this.files.write(state);
       let m: Manager | null = null;
       try {
-        m = await Manager.start({ log: this.deps.log, files: this.files, describe: () => this.describe(ca.certPem) }, state, {
-          caPem: ca.certPem,
-          certPem,
-          keyPem: keys.keyPem,
-        });
+        m = await Manager.start(
+          { log: this.deps.log, files: this.files, describe: () => this.describe(ca.certPem), overlay: this.serveOverlay },
+          state,
+          {
+            caPem: ca.certPem,
+            certPem,
+            keyPem: keys.keyPem,
+          },
+        );
         await m.bootstrap(rec, newNodeRecord(nodeId, 'manager', advertiseAddr, this.describe(ca.certPem), availability));
         await m.serve();
       } catch (err) {
@@ -359,6 +375,8 @@ export class ClusterService {
         this.networks = null;
         await this.manager.stop();
       } else if (this.worker) {
+        await this.workerNetworks?.stop(true);
+        this.workerNetworks = null;
         await this.worker.announceLeave();
         this.worker.stop();
       }
@@ -375,6 +393,8 @@ export class ClusterService {
   shutdown(): Promise<void> {
     return this.serial(async () => {
       this.worker?.stop();
+      await this.workerNetworks?.stop(false);
+      this.workerNetworks = null;
       await this.networks?.stop(false);
       this.networks = null;
       await this.manager?.stop();
@@ -438,6 +458,11 @@ export class ClusterService {
     this.requireManager();
     throw notBuilt(kind);
   }
+}
+
+/** The node's VXLAN tunnel end: its data-path address, else its advertise address. */
+function vtepOf(st: LocalClusterState): string {
+  return st.dataPathAddr || parseAddr(st.advertiseAddr, 0, 'advertise address').host;
 }
 
 function checkAvailability(a: string): string {

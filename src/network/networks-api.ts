@@ -59,8 +59,11 @@ export class NetworksApi {
   list(filters: Map<string, string[]>): unknown[] {
     const inUse = (n: NetworkRecord) => this.d.state.endpointsOn(n.Id).length > 0 || this.d.state.configuredOn(n.Id);
     const match = compileListFilters(filters, { inUse });
+    // As dockerd: managers list every swarm network, other nodes those their containers use.
+    const manager = this.d.clusterManager?.() === true;
     return this.d.state
       .networks()
+      .filter((n) => n.Scope !== 'swarm' || manager || this.d.state.endpointsOn(n.Id).length > 0)
       .filter(match)
       .sort((a, b) => (a.Name < b.Name ? -1 : a.Name > b.Name ? 1 : 0))
       .map((n) => networkInspect(n, {}));
@@ -189,6 +192,7 @@ export class NetworksApi {
     const cfg = this.d.config();
     // On a cluster manager dockerd would create it; outside a cluster parseCreateRequest says why not.
     if (body.Driver === 'overlay' && this.d.clusterManager?.()) return this.createOverlay(body);
+    if (body.Driver === 'overlay' && this.d.overlay?.()) throw unavailable(WORKER_TEXT);
     const req = parseCreateRequest(body, this.d.state, cfg);
     const id = newId();
     const base: Omit<NetworkRecord, 'x'> = {

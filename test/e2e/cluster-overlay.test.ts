@@ -1,9 +1,10 @@
 // Overlay networks across hosts: three daemons, each in a network namespace of its own joined by a
-// veth to a bridge in a "switch" namespace (so VXLAN really crosses links, and the host's own
-// firewall — bridged traffic goes through its FORWARD chain — stays out of it), form a cluster of managers; an attachable
-// overlay network made on one is listed by all; plain containers on two different nodes get
-// cluster-unique addresses, ping each other and resolve each other's names and aliases; removal
-// leaves no vxlan, bridge or fdb entry behind; refusals (encrypted, in use, outside a cluster).
+// veth to a bridge in a "switch" namespace (so VXLAN really crosses links, and the host's firewall,
+// whose FORWARD chain sees bridged traffic, stays out of it), form a cluster (two managers, one
+// worker); an attachable overlay network made on one manager is listed by the managers; plain
+// containers on both managers and on the worker get cluster-unique addresses, ping each other and
+// resolve each other's names and aliases; removal leaves no vxlan, bridge or fdb entry behind;
+// refusals (encrypted, non-attachable, in use, on a worker, outside a cluster).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
@@ -51,10 +52,12 @@ describe('overlay networks on three daemons in network namespaces of their own',
 
     const init = await a.docker(['swarm', 'init', '--advertise-addr', addr(0), '--listen-addr', `${addr(0)}:2377`]);
     assert.equal(init.code, 0, init.stderr + a.output);
-    const token = (await a.docker(['swarm', 'join-token', '-q', 'manager'])).stdout.trim();
-    for (const [d, i] of [
-      [b, 1],
-      [c, 2],
+    const managerToken = (await a.docker(['swarm', 'join-token', '-q', 'manager'])).stdout.trim();
+    const workerToken = (await a.docker(['swarm', 'join-token', '-q', 'worker'])).stdout.trim();
+    // b joins as a manager, c as a worker (no store: its overlay state comes through the managers).
+    for (const [d, i, token] of [
+      [b, 1, managerToken],
+      [c, 2, workerToken],
     ] as const) {
       const j = await d.docker([
         'swarm',
@@ -88,8 +91,12 @@ describe('overlay networks on three daemons in network namespaces of their own',
     assert.notEqual(dup.code, 0);
     assert.match(dup.stderr, /already exists/);
 
+    const onWorker = await c.docker(['network', 'create', '-d', 'overlay', 'ovw']);
+    assert.notEqual(onWorker.code, 0);
+    assert.match(onWorker.stderr, /Worker nodes can't be used to view or modify cluster state/);
+
     for (const d of ds) {
-      const n = await until('the network on every manager', async () => {
+      const n = await until('the network on every node', async () => {
         const r = await d.docker(['network', 'inspect', 'ov1']);
         return r.code === 0 ? JSON.parse(r.stdout)[0] : undefined;
       });
@@ -98,8 +105,9 @@ describe('overlay networks on three daemons in network namespaces of their own',
       assert.equal(n.Attachable, true);
       assert.equal(n.IPAM.Config[0].Subnet, '10.0.1.0/24');
       assert.equal(n.Options['com.docker.network.driver.overlay.vxlanid_list'], '4097');
+      // Managers list every swarm network; a worker those its containers use (none yet).
       const ls = await d.docker(['network', 'ls', '--filter', 'driver=overlay', '--format', '{{.Name}} {{.Scope}}']);
-      assert.deepEqual(ls.stdout.trim().split('\n').sort(), ['ingress swarm', 'ov1 swarm']);
+      assert.deepEqual(ls.stdout.trim().split('\n').filter(Boolean).sort(), d === c ? [] : ['ingress swarm', 'ov1 swarm']);
     }
 
     // A non-attachable overlay network refuses plain containers.
@@ -142,19 +150,39 @@ describe('overlay networks on three daemons in network namespaces of their own',
     const back = await a.docker(['exec', 'one', 'ping', '-c', '1', '-W', '2', 'two']);
     assert.equal(back.code, 0, back.stdout + back.stderr);
 
-    // In use: refused; the third node has no devices for it (no local endpoint).
-    const inUse = await c.docker(['network', 'rm', 'ov1']);
+    // In use: refused; the worker has no devices for it (no local endpoint yet).
+    const inUse = await b.docker(['network', 'rm', 'ov1']);
     assert.notEqual(inUse.code, 0);
     assert.match(inUse.stderr, /has active endpoints/);
     assert.doesNotMatch(await inNs(2, 'ip -o link show'), /vx-|ov-/);
 
+    // A plain container on the worker: its address claimed and published through a manager.
+    const r3 = await c.docker(['run', '-d', '--name', 'three', '--network', 'ov1', 'busybox', 'sleep', '600']);
+    assert.equal(r3.code, 0, r3.stderr + c.output);
+    const ip3 = await ipOf(c, 'three');
+    assert.ok(![ip1, ip2].includes(ip3), `${ip3} is unique`);
+    const wls = await c.docker(['network', 'ls', '--filter', 'driver=overlay', '--format', '{{.Name}}']);
+    assert.deepEqual(wls.stdout.trim().split('\n'), ['ov1']);
+    const fromWorker = await until("the worker resolves and reaches a manager node's container", async () => {
+      const r = await c.docker(['exec', 'three', 'ping', '-c', '1', '-W', '2', 'one']);
+      return r.code === 0 ? r.stdout : undefined;
+    });
+    assert.match(fromWorker, new RegExp(ip1.replace(/\./g, '\\.')));
+    const toWorker = await until("a manager node resolves and reaches the worker's container", async () => {
+      const r = await b.docker(['exec', 'two', 'ping', '-c', '1', '-W', '2', 'three']);
+      return r.code === 0 ? r.stdout : undefined;
+    });
+    assert.match(toWorker, new RegExp(ip3.replace(/\./g, '\\.')));
+    assert.notEqual((await c.docker(['network', 'rm', 'ov1'])).code, 0);
+
     // Removal: the containers go, then the network; no overlay device or fdb entry is left.
     assert.equal((await a.docker(['rm', '-f', 'one'])).code, 0);
     assert.equal((await b.docker(['rm', '-f', 'two'])).code, 0);
-    for (const i of [0, 1])
+    assert.equal((await c.docker(['rm', '-f', 'three'])).code, 0);
+    for (const i of [0, 1, 2])
       await until(`node ${i} without overlay devices`, async () => (/vx-|ov-/.test(await inNs(i, 'ip -o link show')) ? undefined : true));
-    const rm = await c.docker(['network', 'rm', 'ov1']);
-    assert.equal(rm.code, 0, rm.stderr + c.output);
+    const rm = await b.docker(['network', 'rm', 'ov1']);
+    assert.equal(rm.code, 0, rm.stderr + b.output);
     for (const d of ds)
       await until('the network gone everywhere', async () =>
         (await d.docker(['network', 'inspect', 'ov1'])).code !== 0 ? true : undefined,

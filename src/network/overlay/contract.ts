@@ -66,4 +66,6 @@ export interface OverlayHost {
    * attachable (the container then names the network in NetworkMode/EndpointsConfig as any other).
    */
   attachTask(networkRef: string, containerId: string): void;
+  /** The endpoint IDs of this node's overlay endpoints (stale ones in the store are dropped). */
+  localEndpoints(): string[];
 }

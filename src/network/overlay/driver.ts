@@ -114,6 +114,10 @@ export class OverlayNetworks implements OverlayHost {
     this.tasks.add(`${this.d.state.findNetwork(networkRef).Id}|${containerId}`);
   }
 
+  localEndpoints(): string[] {
+    return [...this.nets.keys()].flatMap((id) => this.d.state.endpointsOn(id).map((x) => x.ep.endpointId));
+  }
+
   // ---- the sandboxes' side -----------------------------------------------------------------------
 
   /** Names and addresses of the network's remote endpoints (the embedded DNS answers them too). */
