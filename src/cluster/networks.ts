@@ -5,7 +5,7 @@
 // pushes every change to this node's overlay driver (OverlayHost).
 import { conflict, forbidden, invalidParameter, notFound, notImplemented } from '../errors.ts';
 import type { OverlayControl, OverlayEndpoint, OverlayHost, OverlayNode, SwarmNetwork } from '../network/overlay/contract.ts';
-import { inSubnet, parseVniList, pickAddress, pickOverlaySubnet, pickVni } from '../network/overlay/plan.ts';
+import { freeAddresses, inSubnet, parseVniList, pickOverlaySubnet, pickVni } from '../network/overlay/plan.ts';
 import { formatCidr, formatIPv4, isIPv4, overlaps, parseCidr, parseIPv4 } from '../network/ip4.ts';
 import type { NetworkCreateBody } from '../types/networks.ts';
 import type { Logger } from '../util/log.ts';
@@ -280,15 +280,18 @@ export class ClusterNetworks implements OverlayControl {
       });
       return want;
     }
-    for (let attempt = 0; attempt < 20; attempt++) {
+    // Candidates in order: a claim that loses a race moves on to the next free address.
+    for (let round = 0; round < 5; round++) {
       const taken = (await this.d.store.list(ipPrefix(networkId))).map((s) => s.key.slice(ipPrefix(networkId).length));
-      const ip = pickAddress(n.value.subnet, n.value.gateway, taken);
-      if (!ip) throw forbidden(`no available IPv4 addresses on network ${n.value.Name}`);
-      try {
-        await this.d.store.create(ipPrefix(networkId) + ip, { at: new Date().toISOString() });
-        return ip;
-      } catch {
-        // claimed by another node meanwhile
+      const candidates = freeAddresses(n.value.subnet, n.value.gateway, taken, 256);
+      if (!candidates.length) throw forbidden(`no available IPv4 addresses on network ${n.value.Name}`);
+      for (const ip of candidates) {
+        try {
+          await this.d.store.create(ipPrefix(networkId) + ip, { at: new Date().toISOString() });
+          return ip;
+        } catch (err) {
+          if (!(err instanceof Error && /already exists/.test(err.message))) throw err;
+        }
       }
     }
     throw conflict('could not claim an address: too many concurrent endpoints');

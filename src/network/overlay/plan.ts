@@ -41,15 +41,21 @@ export function pickOverlaySubnet(pools: string[], bits: number, taken: string[]
 
 /** The first host address of the subnet that is not the gateway, the broadcast or taken. */
 export function pickAddress(subnetText: string, gateway: string, taken: Iterable<string>): string | undefined {
+  return freeAddresses(subnetText, gateway, taken, 1)[0];
+}
+
+/** Up to `limit` free host addresses in order (candidates for claims racing with other nodes). */
+export function freeAddresses(subnetText: string, gateway: string, taken: Iterable<string>, limit: number): string[] {
   const subnet = parseCidr(subnetText);
   const used = new Set(taken);
   used.add(gateway);
+  const out: string[] = [];
   const last = subnet.base + size(subnet) - 1;
-  for (let a = subnet.base + 1; a < last; a++) {
+  for (let a = subnet.base + 1; a < last && out.length < limit; a++) {
     const ip = formatIPv4(a >>> 0);
-    if (!used.has(ip)) return ip;
+    if (!used.has(ip)) out.push(ip);
   }
-  return undefined;
+  return out;
 }
 
 /** Whether an address lies in the subnet (a static address must). */
