@@ -9,6 +9,7 @@ import { runCommand } from '../../util/helper-shell.ts';
 import type { Logger } from '../../util/log.ts';
 import type { NetworkDns } from '../dns-glue.ts';
 import { ipBatch, linkExists } from '../netlink.ts';
+import { linkAlias } from '../naming.ts';
 import type { ActiveEndpoint, Attachment, NetworkRecord } from '../records.ts';
 import type { NetworkState } from '../state.ts';
 import type { OverlayControl, OverlayEndpoint, OverlayHost, OverlayNode, SwarmNetwork } from './contract.ts';
@@ -20,6 +21,8 @@ export interface OverlayDeps {
   dns: NetworkDns;
   /** The cluster's side; undefined while cluster mode is not loaded. */
   control: () => OverlayControl | undefined;
+  /** The daemon's tag: its links carry its alias, so a crash's leftovers are found at start-up. */
+  tag: string;
 }
 
 /** The network record a swarm network shows on this node. */
@@ -183,12 +186,18 @@ export class OverlayNetworks implements OverlayHost {
     const dev = overlayDevices(n.Id);
     if (!this.peers.has(n.Id) || !linkExists(dev.vxlan)) {
       const bits = n.subnet.split('/')[1];
+      const alias = linkAlias(this.d.tag);
       const lines = linkExists(dev.bridge)
         ? []
-        : [`link add ${dev.bridge} mtu ${OVERLAY_MTU} type bridge`, `addr add ${n.gateway}/${bits} dev ${dev.bridge}`];
+        : [
+            `link add ${dev.bridge} mtu ${OVERLAY_MTU} type bridge`,
+            `link set ${dev.bridge} alias ${alias}`,
+            `addr add ${n.gateway}/${bits} dev ${dev.bridge}`,
+          ];
       if (!linkExists(dev.vxlan))
         lines.push(
           `link add ${dev.vxlan} mtu ${OVERLAY_MTU} type vxlan id ${n.vni} dstport ${this.node.port} local ${this.node.vtep} nolearning proxy`,
+          `link set ${dev.vxlan} alias ${alias}`,
           `link set ${dev.vxlan} master ${dev.bridge}`,
         );
       lines.push(`link set ${dev.vxlan} up`, `link set ${dev.bridge} up`);
