@@ -64,6 +64,8 @@ export class ClusterNetworks implements OverlayControl {
   private pending: NodeJS.Timeout | null = null;
   private syncing: Promise<void> = Promise.resolve();
   private port = 4789;
+  /** After the first push, changes are events (not the networks found at start). */
+  private pushed = false;
 
   constructor(private readonly d: ClusterNetworksDeps) {}
 
@@ -153,7 +155,9 @@ export class ClusterNetworks implements OverlayControl {
         await host.setNetworks(
           node,
           nets.map((s) => s.value),
+          { events: this.pushed },
         );
+        this.pushed = true;
         await host.setEndpoints(eps.map((s) => s.value));
       } catch (err) {
         this.d.log.warn('syncing overlay networks from the store failed', { error: (err as Error).message });

@@ -119,11 +119,12 @@ export class NetworkState {
   // ---- events ------------------------------------------------------------------------------------
 
   /** network create/destroy/connect/disconnect. */
-  event(n: NetworkRecord, action: string, container?: string): void {
+  event(n: NetworkRecord, action: string, container?: string, scope?: 'swarm'): void {
     this.events?.publish({
       Type: 'network',
       Action: action,
       Actor: { ID: n.Id, Attributes: { name: n.Name, type: n.Driver, ...(container ? { container } : {}) } },
+      ...(scope ? { scope } : {}),
     });
   }
 }

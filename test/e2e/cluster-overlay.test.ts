@@ -84,6 +84,7 @@ describe('overlay networks on three daemons in network namespaces of their own',
     assert.notEqual(enc.code, 0);
     assert.match(enc.stderr, /encrypted overlay networks .* not built/);
 
+    const t0 = Math.floor(Date.now() / 1000) - 1;
     const created = await a.docker(['network', 'create', '-d', 'overlay', '--attachable', 'ov1']);
     assert.equal(created.code, 0, created.stderr + a.output);
     const id = created.stdout.trim();
@@ -188,5 +189,23 @@ describe('overlay networks on three daemons in network namespaces of their own',
         (await d.docker(['network', 'inspect', 'ov1'])).code !== 0 ? true : undefined,
       );
     for (let i = 0; i < N; i++) assert.doesNotMatch(await inNs(i, 'bridge fdb show; ip -o link show'), /vx-|ov-/);
+
+    // Managers announce swarm networks as swarm-scoped events (the manager that did not make it too).
+    const until1 = String(Math.floor(Date.now() / 1000) + 1);
+    const evs = await b.docker([
+      'events',
+      '--since',
+      String(t0),
+      '--until',
+      until1,
+      '--filter',
+      'type=network',
+      '--filter',
+      'scope=swarm',
+      '--format',
+      '{{.Action}} {{.Actor.Attributes.name}} {{.Scope}}',
+    ]);
+    assert.match(evs.stdout, /^create ov1 swarm$/m, evs.stdout + evs.stderr);
+    assert.match(evs.stdout, /^remove ov1 swarm$/m, evs.stdout);
   });
 });

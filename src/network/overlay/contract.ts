@@ -57,8 +57,11 @@ export interface OverlayControl {
 
 /** Implemented by network/overlay/driver.ts; called by cluster/. */
 export interface OverlayHost {
-  /** The cluster's networks (null node: this node left the cluster; the networks go). */
-  setNetworks(node: OverlayNode | null, networks: SwarmNetwork[]): Promise<void>;
+  /**
+   * The cluster's networks (null node: this node left the cluster; the networks go). `events`
+   * (managers, after their first push): changes are announced as swarm-scoped create/remove events.
+   */
+  setNetworks(node: OverlayNode | null, networks: SwarmNetwork[], opts?: { events?: boolean }): Promise<void>;
   /** Every endpoint of the cluster; this node's own are skipped. */
   setEndpoints(endpoints: OverlayEndpoint[]): Promise<void>;
   /**

@@ -81,7 +81,7 @@ export class OverlayNetworks implements OverlayHost {
 
   // ---- OverlayHost ---------------------------------------------------------------------------------
 
-  setNetworks(node: OverlayNode | null, networks: SwarmNetwork[]): Promise<void> {
+  setNetworks(node: OverlayNode | null, networks: SwarmNetwork[], opts: { events?: boolean } = {}): Promise<void> {
     return this.serial(async () => {
       this.node = node;
       const next = new Map((node ? networks : []).map((n) => [n.Id, n]));
@@ -90,6 +90,7 @@ export class OverlayNetworks implements OverlayHost {
         const rec = this.d.state.network(id);
         await this.downDevices(id);
         if (rec) this.d.state.dropSwarmNetwork(rec);
+        if (rec && opts.events) this.d.state.event(rec, 'remove', undefined, 'swarm');
         this.nets.delete(id);
       }
       for (const n of next.values()) {
@@ -97,6 +98,7 @@ export class OverlayNetworks implements OverlayHost {
           const rec = swarmRecord(n);
           this.d.state.putSwarmNetwork(rec);
           this.d.state.addresses.add(rec);
+          if (opts.events) this.d.state.event(rec, 'create', undefined, 'swarm');
         }
         this.nets.set(n.Id, n);
       }
