@@ -44,7 +44,15 @@ describe('overlay networks on three daemons in network namespaces of their own',
     await run('ip', ['netns', 'del', sw]);
   });
 
-  test('create, list everywhere, ping and DNS across nodes, removal leaves nothing', async () => {
+  test('create, list everywhere, ping and DNS across nodes, removal leaves nothing', async (t) => {
+    /** Milliseconds until `name` resolves in container `who` on `d` (how fast a new endpoint spreads). */
+    const spread = async (d: TestDaemon, who: string, name: string) => {
+      const t1 = Date.now();
+      await until(`${name} resolves in ${who}`, async () =>
+        (await d.docker(['exec', who, 'nslookup', name])).code === 0 ? true : undefined,
+      );
+      return Date.now() - t1;
+    };
     const [a, b, c] = ds as [TestDaemon, TestDaemon, TestDaemon];
     const outside = await a.docker(['network', 'create', '-d', 'overlay', 'ov0']);
     assert.notEqual(outside.code, 0);
@@ -121,6 +129,7 @@ describe('overlay networks on three daemons in network namespaces of their own',
     assert.equal(r1.code, 0, r1.stderr + a.output);
     const r2 = await b.docker(['run', '-d', '--name', 'two', '--network', 'ov1', 'busybox', 'sleep', '600']);
     assert.equal(r2.code, 0, r2.stderr + b.output);
+    t.diagnostic(`a container on manager b resolves on manager a ${await spread(a, 'one', 'two')} ms after its run returned`);
     const ipOf = async (d: TestDaemon, name: string) =>
       (await d.docker(['inspect', '-f', '{{(index .NetworkSettings.Networks "ov1").IPAddress}}', name])).stdout.trim();
     const ip1 = await ipOf(a, 'one');
@@ -138,8 +147,9 @@ describe('overlay networks on three daemons in network namespaces of their own',
       (await inNs(0, `bridge fdb show dev vx-${id.slice(0, 12)}`)).includes(`dst ${addr(1)}`) ? true : undefined,
     );
 
-    const ping = await a.docker(['exec', 'one', 'ping', '-c', '2', '-W', '2', ip2]);
+    const ping = await a.docker(['exec', 'one', 'ping', '-c', '5', '-i', '0.2', '-W', '2', ip2]);
     assert.equal(ping.code, 0, ping.stdout + ping.stderr);
+    t.diagnostic(`ping across nodes over VXLAN: ${/min\/avg\/max = (\S+)/.exec(ping.stdout)?.[1] ?? ping.stdout} ms (min/avg/max)`);
     const byName = await until('name resolution across nodes', async () => {
       const r = await b.docker(['exec', 'two', 'nslookup', 'one']);
       return r.code === 0 && r.stdout.includes(ip1) ? r.stdout : undefined;
@@ -160,6 +170,7 @@ describe('overlay networks on three daemons in network namespaces of their own',
     // A plain container on the worker: its address claimed and published through a manager.
     const r3 = await c.docker(['run', '-d', '--name', 'three', '--network', 'ov1', 'busybox', 'sleep', '600']);
     assert.equal(r3.code, 0, r3.stderr + c.output);
+    t.diagnostic(`a container on worker c resolves on manager a ${await spread(a, 'one', 'three')} ms after its run returned`);
     const ip3 = await ipOf(c, 'three');
     assert.ok(![ip1, ip2].includes(ip3), `${ip3} is unique`);
     const wls = await c.docker(['network', 'ls', '--filter', 'driver=overlay', '--format', '{{.Name}}']);
@@ -175,6 +186,25 @@ describe('overlay networks on three daemons in network namespaces of their own',
     });
     assert.match(toWorker, new RegExp(ip3.replace(/\./g, '\\.')));
     assert.notEqual((await c.docker(['network', 'rm', 'ov1'])).code, 0);
+
+    // Hot connect and disconnect of a running container on the default bridge.
+    assert.equal((await b.docker(['run', '-d', '--name', 'four', 'busybox', 'sleep', '600'])).code, 0);
+    const conn = await b.docker(['network', 'connect', '--alias', 'fourth', 'ov1', 'four']);
+    assert.equal(conn.code, 0, conn.stderr + b.output);
+    const ip4 = await ipOf(b, 'four');
+    assert.ok(![ip1, ip2, ip3].includes(ip4), `${ip4} is unique`);
+    // (Its resolv.conf is the default bridge's, written at its start: it reaches the others by address.)
+    await until('the connected container reaches and is reached (by its alias) across nodes', async () => {
+      const out = await b.docker(['exec', 'four', 'ping', '-c', '1', '-W', '2', ip1]);
+      const back = await a.docker(['exec', 'one', 'ping', '-c', '1', '-W', '2', 'fourth']);
+      return out.code === 0 && back.code === 0 && back.stdout.includes(ip4) ? true : undefined;
+    });
+    const disc = await b.docker(['network', 'disconnect', 'ov1', 'four']);
+    assert.equal(disc.code, 0, disc.stderr + b.output);
+    await until('the disconnected container unknown to the others', async () =>
+      (await a.docker(['exec', 'one', 'nslookup', 'fourth'])).code !== 0 ? true : undefined,
+    );
+    assert.equal((await b.docker(['rm', '-f', 'four'])).code, 0);
 
     // Removal: the containers go, then the network; no overlay device or fdb entry is left.
     assert.equal((await a.docker(['rm', '-f', 'one'])).code, 0);
