@@ -206,6 +206,20 @@ describe('overlay networks on three daemons in network namespaces of their own',
     );
     assert.equal((await b.docker(['rm', '-f', 'four'])).code, 0);
 
+    // The worker restarts: its container stopped (its endpoint released through a manager), the
+    // node comes back into the cluster, and the container started again is reachable by name.
+    assert.equal(await c.stop(), 0);
+    await until("the worker's endpoint released", async () =>
+      (await a.docker(['exec', 'one', 'nslookup', 'three'])).code !== 0 ? true : undefined,
+    );
+    await c.restart();
+    await until('the restarted worker starts its container on the overlay network', async () =>
+      (await c.docker(['start', 'three'])).code === 0 ? true : undefined,
+    );
+    await until("a manager node reaches the restarted worker's container by name", async () =>
+      (await a.docker(['exec', 'one', 'ping', '-c', '1', '-W', '2', 'three'])).code === 0 ? true : undefined,
+    );
+
     // Removal: the containers go, then the network; no overlay device or fdb entry is left.
     assert.equal((await a.docker(['rm', '-f', 'one'])).code, 0);
     assert.equal((await b.docker(['rm', '-f', 'two'])).code, 0);
