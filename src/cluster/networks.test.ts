@@ -1,7 +1,8 @@
 // Overlay networks in the replicated store, against a real one-member etcd: the create request's
 // refusals, VNI and subnet allocation from the cluster's pool, name/VNI/subnet conflicts, addresses
 // unique under concurrent claims from two managers' clients, removal refused while endpoints exist,
-// allocations freed by removal, stale endpoints dropped, and the watch pushing to the node's driver.
+// allocations freed by removal, stale endpoints and those of removed nodes dropped, and the watch
+// pushing to the node's driver.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -90,6 +91,7 @@ describe('overlay networks in a real etcd', () => {
     const cluster = async () => ({ DataPathPort: 4789, DefaultAddrPool: ['10.0.0.0/8'], SubnetSize: 24 }) as ClusterRecord;
     one = new ClusterNetworks({ store: stores[0]!, log, host, nodeId: 'node1', vtep: '192.0.2.1', cluster });
     two = new ClusterNetworks({ store: stores[1]!, log, host: undefined, nodeId: 'node2', vtep: '192.0.2.2', cluster });
+    for (const n of ['node1', 'node2']) await stores[0]!.create(`nodes/${n}`, { ID: n });
     await one.start();
   });
   after(async () => {
@@ -142,6 +144,24 @@ describe('overlay networks in a real etcd', () => {
     // node2 comes back without that endpoint: it is dropped, with its address.
     await one.reconcile('node2', []);
     await until('the stale endpoint gone', () => (host.endpoints.length === 0 ? true : undefined), 10_000);
+    // A removed node's endpoints go with it.
+    await two.publish({
+      networkId: ov.Id,
+      endpointId: 'ep3',
+      containerId: 'c3',
+      name: 'three',
+      aliases: [],
+      ip: ips[0]!,
+      mac: '02:42:0a:00:01:02',
+    });
+    await until('the endpoint pushed', () => host.endpoints.find((e) => e.endpointId === 'ep3'), 10_000);
+    await stores[0]!.delete('nodes/node2');
+    await until(
+      "the removed node's endpoint gone",
+      async () => ((await stores[0]!.list('endpoints/')).length === 0 ? true : undefined),
+      10_000,
+    );
+    assert.equal(host.endpoints.length, 0);
     for (const ip of ips.slice(1)) await one.release(ov.Id, 'none', ip);
     await one.remove(ov.Id);
     await until('the network gone', () => (host.networks.length === 1 ? true : undefined), 10_000);

@@ -73,7 +73,12 @@ export class ClusterNetworks implements OverlayControl {
   async start(): Promise<void> {
     this.port = (await this.d.cluster()).DataPathPort || 4789;
     const kick = () => this.schedule();
-    this.stopWatches.push(await this.d.store.watch('networks/', kick), await this.d.store.watch('endpoints/', kick));
+    this.stopWatches.push(
+      await this.d.store.watch('networks/', kick),
+      await this.d.store.watch('endpoints/', kick),
+      // A node removed from the cluster (node rm): its endpoints and addresses go.
+      await this.d.store.watch('nodes/', (_key, deleted) => deleted && kick()),
+    );
     await this.reconcile(this.d.nodeId, this.d.host?.localEndpoints() ?? []).catch((err: Error) =>
       this.d.log.warn('dropping stale overlay endpoints failed', { error: err.message }),
     );
@@ -147,10 +152,15 @@ export class ClusterNetworks implements OverlayControl {
     if (!host) return Promise.resolve();
     const run = this.syncing.then(async () => {
       try {
-        const [nets, eps] = await Promise.all([
+        const [nets, all, nodes] = await Promise.all([
           this.d.store.list<SwarmNetwork>('networks/'),
           this.d.store.list<OverlayEndpoint>('endpoints/'),
+          this.d.store.list('nodes/'),
         ]);
+        const known = new Set(nodes.map((s) => s.key.slice('nodes/'.length)));
+        const eps = all.filter((s) => known.has(s.value.nodeId));
+        for (const s of all)
+          if (!known.has(s.value.nodeId)) await this.release(s.value.networkId, s.value.endpointId, s.value.ip).catch(() => undefined);
         const node: OverlayNode = { nodeId: this.d.nodeId, vtep: this.d.vtep, port: this.port };
         await host.setNetworks(
           node,
