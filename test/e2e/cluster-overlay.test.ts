@@ -58,7 +58,17 @@ describe('overlay networks on three daemons in network namespaces of their own',
     assert.notEqual(outside.code, 0);
     assert.match(outside.stderr, /This node is not a swarm manager\. Use "docker swarm init"/);
 
-    const init = await a.docker(['swarm', 'init', '--advertise-addr', addr(0), '--listen-addr', `${addr(0)}:2377`]);
+    // A data-path port of its own: the vxlan devices must take it from the cluster.
+    const init = await a.docker([
+      'swarm',
+      'init',
+      '--data-path-port',
+      '4790',
+      '--advertise-addr',
+      addr(0),
+      '--listen-addr',
+      `${addr(0)}:2377`,
+    ]);
     assert.equal(init.code, 0, init.stderr + a.output);
     const managerToken = (await a.docker(['swarm', 'join-token', '-q', 'manager'])).stdout.trim();
     const workerToken = (await a.docker(['swarm', 'join-token', '-q', 'worker'])).stdout.trim();
@@ -138,10 +148,10 @@ describe('overlay networks on three daemons in network namespaces of their own',
     assert.match(ip2, /^10\.0\.1\.\d+$/);
     assert.notEqual(ip1, ip2, 'addresses are unique across nodes');
 
-    // The kernel side on node a: a vxlan with the network's VNI and port, learning off, and an fdb
-    // entry for container two's MAC behind node b's address.
+    // The kernel side on node a: a vxlan with the network's VNI, the node's address and the
+    // cluster's port, learning off, and an fdb entry for container two's MAC behind node b's address.
     const vx = await inNs(0, `ip -d link show vx-${id.slice(0, 12)}`);
-    assert.match(vx, /vxlan id 4097 .*local [0-9.]+ .*dstport 4789/s);
+    assert.match(vx, new RegExp(`vxlan id 4097 .*local ${addr(0).replace(/\./g, '\\.')} .*dstport 4790`, 's'));
     assert.match(vx, /nolearning/);
     await until('the fdb entry of the remote container', async () =>
       (await inNs(0, `bridge fdb show dev vx-${id.slice(0, 12)}`)).includes(`dst ${addr(1)}`) ? true : undefined,
