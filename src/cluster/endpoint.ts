@@ -49,6 +49,8 @@ export interface EndpointHandler {
   promote(node: CertIdentity): Promise<void>;
   /** `abort`: a join that did not complete; the node and its etcd member are removed. */
   leave(node: CertIdentity, abort: boolean): Promise<void>;
+  /** Overlay networks for workers, which hold no store (cluster/networks.ts serveRemote). */
+  overlay(node: CertIdentity, op: string, body: unknown): Promise<unknown>;
 }
 
 const MAX_BODY = 1 << 20;
@@ -107,6 +109,8 @@ export async function startEndpoint(
           const body = (await readBody(req)) as { abort?: unknown };
           return handler.leave(node, body?.abort === true).then(() => ({}));
         }
+        if (req.method === 'POST' && req.url?.startsWith('/overlay/'))
+          return handler.overlay(peer(req, clusterId), req.url.slice('/overlay/'.length), await readBody(req));
         throw new EngineError('NOT_FOUND', `no such endpoint ${req.method} ${req.url}`);
       };
       route().then(

@@ -21,6 +21,8 @@ export interface ManagerEnv {
   files: LocalStateFiles;
   /** This node's Description (hostname, platform, resources, engine). */
   describe(): NodeRecord['Description'];
+  /** Workers' overlay requests (cluster/networks.ts serveRemote); absent: 404. */
+  overlay?: (node: CertIdentity, op: string, body: unknown) => Promise<unknown>;
 }
 
 const CLUSTER_KEY = 'cluster';
@@ -58,7 +60,7 @@ export class Manager {
   private readonly log: Logger;
 
   private constructor(
-    env: ManagerEnv,
+    private readonly env: ManagerEnv,
     readonly state: LocalClusterState,
     private readonly certs: NodeCerts,
     private readonly member: EtcdMember,
@@ -327,6 +329,11 @@ export class Manager {
     if (member) await this.store.removeMember(member);
     await this.store.delete(nodeKey(node.nodeId));
     this.log.info('a join that did not complete was undone', { node: node.nodeId });
+  }
+
+  async overlay(node: CertIdentity, op: string, body: unknown): Promise<unknown> {
+    if (!this.env.overlay) throw notFound('overlay networks are not served by this manager');
+    return this.env.overlay(node, op, body);
   }
 
   // ---- leaving and stopping ------------------------------------------------------------------

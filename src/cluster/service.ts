@@ -30,6 +30,10 @@ import { checkSpec, withDefaults, type ClusterRecord } from './swarm-object.ts';
 import { caDigest, newJoinToken, tokenMatchesCa } from './tokens.ts';
 import { Worker } from './worker.ts';
 import { checkInitNetworking } from './init-request.ts';
+import { ClusterNetworks } from './networks.ts';
+import { WorkerNetworks } from './worker-networks.ts';
+import type { CertIdentity } from './ca.ts';
+import type { OverlayControl, OverlayHost } from '../network/overlay/contract.ts';
 
 export const ALREADY_IN_A_CLUSTER =
   'This node is already part of a swarm. Use "docker swarm leave" to leave this swarm and join another one.';
@@ -42,6 +46,8 @@ export interface ClusterServiceDeps {
   engineVersion: string;
   /** The daemon's `labels` (key=value), shown as the node's engine labels. */
   engineLabels: () => string[];
+  /** The network layer's overlay driver (the cluster's networks and endpoints are pushed to it). */
+  overlay?: () => OverlayHost | undefined;
 }
 
 type Phase = 'inactive' | 'pending' | 'active' | 'error';
@@ -50,6 +56,13 @@ export class ClusterService {
   private phase: Phase = 'inactive';
   private manager: Manager | null = null;
   private worker: Worker | null = null;
+  private networks: ClusterNetworks | null = null;
+  private workerNetworks: WorkerNetworks | null = null;
+  /** Workers' overlay requests to this manager. */
+  private readonly serveOverlay = async (node: CertIdentity, op: string, body: unknown): Promise<unknown> => {
+    if (!this.networks) throw unavailable('overlay networks are not ready on this manager yet');
+    return this.networks.serveRemote(node.nodeId, op, body);
+  };
   private error = '';
   private busy: Promise<unknown> = Promise.resolve();
   private readonly files: LocalStateFiles;
@@ -117,7 +130,7 @@ export class ClusterService {
     if (identityOf(certs.certPem).nodeId !== state.nodeId) throw new Error('the node certificate does not match the saved node ID');
     if (state.role === 'manager') {
       const m = await Manager.start(
-        { log: this.deps.log, files: this.files, describe: () => this.describe(certs.caPem) },
+        { log: this.deps.log, files: this.files, describe: () => this.describe(certs.caPem), overlay: this.serveOverlay },
         state,
         certs,
         promote ? { promote } : { restart: true },
@@ -129,6 +142,7 @@ export class ClusterService {
         throw err;
       }
       this.manager = m;
+      await this.startNetworks(m);
     } else {
       const w = new Worker(state, certs, this.files, this.log);
       this.worker = w;
@@ -137,9 +151,38 @@ export class ClusterService {
         w.lastError = `no manager answers: ${err.message}`;
         this.log.warn('no manager answered the first heartbeat', { error: err.message });
       });
+      const wn = new WorkerNetworks(state, certs, this.deps.overlay?.(), vtepOf(state), this.log);
+      this.workerNetworks = wn;
+      await wn.start();
     }
     this.phase = 'active';
     this.error = '';
+  }
+
+  /** A manager's overlay networks: the store watched, this node's driver fed. A failure is logged. */
+  private async startNetworks(m: Manager): Promise<void> {
+    const host = this.deps.overlay?.();
+    const st = m.state;
+    const n = new ClusterNetworks({
+      store: m.store,
+      log: this.log,
+      host,
+      nodeId: st.nodeId,
+      vtep: vtepOf(st),
+      cluster: async () => (await m.cluster()).value,
+    });
+    try {
+      await n.start();
+      this.networks = n;
+    } catch (err) {
+      this.log.warn('overlay networks could not start', { error: (err as Error).message });
+    }
+  }
+
+  /** Overlay networks' cluster side (managers only; undefined elsewhere). */
+  overlayControl(): OverlayControl | undefined {
+    if (this.phase !== 'active') return undefined;
+    return (this.manager ? this.networks : this.workerNetworks) ?? undefined;
   }
 
   // ---- /_ping and /info --------------------------------------------------------------------------
@@ -228,11 +271,15 @@ export class ClusterService {
       this.files.write(state);
       let m: Manager | null = null;
       try {
-        m = await Manager.start({ log: this.deps.log, files: this.files, describe: () => this.describe(ca.certPem) }, state, {
-          caPem: ca.certPem,
-          certPem,
-          keyPem: keys.keyPem,
-        });
+        m = await Manager.start(
+          { log: this.deps.log, files: this.files, describe: () => this.describe(ca.certPem), overlay: this.serveOverlay },
+          state,
+          {
+            caPem: ca.certPem,
+            certPem,
+            keyPem: keys.keyPem,
+          },
+        );
         await m.bootstrap(rec, newNodeRecord(nodeId, 'manager', advertiseAddr, this.describe(ca.certPem), availability));
         await m.serve();
       } catch (err) {
@@ -243,6 +290,11 @@ export class ClusterService {
       this.manager = m;
       this.phase = 'active';
       this.error = '';
+      await this.startNetworks(m);
+      // dockerd makes the ingress network at init (its routing mesh is not built here).
+      await this.networks
+        ?.create({ Name: 'ingress', Driver: 'overlay', Ingress: true })
+        .catch((err: Error) => this.log.warn('creating the ingress network failed', { error: err.message }));
       this.log.info('cluster initialised', { node: nodeId, cluster: clusterId, addr: advertiseAddr });
       return nodeId;
     });
@@ -319,8 +371,12 @@ export class ClusterService {
       if (this.phase === 'inactive') throw unavailable(NOT_IN_A_CLUSTER);
       if (this.manager) {
         await this.manager.leaveCluster(force); // refuses without force, as dockerd
+        await this.networks?.stop(true);
+        this.networks = null;
         await this.manager.stop();
       } else if (this.worker) {
+        await this.workerNetworks?.stop(true);
+        this.workerNetworks = null;
         await this.worker.announceLeave();
         this.worker.stop();
       }
@@ -337,6 +393,10 @@ export class ClusterService {
   shutdown(): Promise<void> {
     return this.serial(async () => {
       this.worker?.stop();
+      await this.workerNetworks?.stop(false);
+      this.workerNetworks = null;
+      await this.networks?.stop(false);
+      this.networks = null;
       await this.manager?.stop();
     });
   }
@@ -398,6 +458,11 @@ export class ClusterService {
     this.requireManager();
     throw notBuilt(kind);
   }
+}
+
+/** The node's VXLAN tunnel end: its data-path address, else its advertise address. */
+function vtepOf(st: LocalClusterState): string {
+  return st.dataPathAddr || parseAddr(st.advertiseAddr, 0, 'advertise address').host;
 }
 
 function checkAvailability(a: string): string {

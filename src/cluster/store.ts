@@ -221,14 +221,21 @@ export class ClusterStore {
    * cluster no quorum); returns the member list after the change (the new one unnamed).
    */
   async addMember(peerUrl: string): Promise<{ id: string; members: StoreMember[] }> {
-    try {
-      const r = await this.client.cluster.memberAdd({ peerURLs: [peerUrl], isLearner: true });
-      return {
-        id: String(r.member.ID),
-        members: r.members.map((m) => ({ id: String(m.ID), name: m.name, peerUrls: m.peerURLs, clientUrls: m.clientURLs })),
-      };
-    } catch (err) {
-      throw storeDown(`adding member ${peerUrl}`, err);
+    // As for removeMember: right after another member joined, etcd refuses ("unhealthy cluster")
+    // until that one has been connected for a few seconds.
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      try {
+        const r = await this.client.cluster.memberAdd({ peerURLs: [peerUrl], isLearner: true });
+        return {
+          id: String(r.member.ID),
+          members: r.members.map((m) => ({ id: String(m.ID), name: m.name, peerUrls: m.peerURLs, clientUrls: m.clientURLs })),
+        };
+      } catch (err) {
+        const unhealthy = /unhealthy cluster|circuit breaker is open/i.test(err instanceof Error ? err.message : String(err));
+        if (!unhealthy || Date.now() > deadline) throw storeDown(`adding member ${peerUrl}`, err);
+        await new Promise((r) => setTimeout(r, 500));
+      }
     }
   }
 

@@ -7,6 +7,7 @@
 import type { ClusterBackend } from '../api/routes/cluster.ts';
 import type { ClusterService, ClusterServiceDeps } from '../cluster/service.ts';
 import { LocalStateFiles } from '../cluster/local-state.ts';
+import type { OverlayControl } from '../network/overlay/contract.ts';
 import type { ClusterObject } from '../types/cluster.ts';
 
 export interface LazyClusterService extends ClusterBackend {
@@ -14,6 +15,8 @@ export interface LazyClusterService extends ClusterBackend {
   shutdown(): Promise<void>;
   pingState(): string;
   info(): Promise<ClusterObject>;
+  /** Overlay networks' cluster side; undefined until cluster mode is loaded. */
+  overlayControl(): OverlayControl | undefined;
 }
 
 export function lazyClusterService(deps: ClusterServiceDeps): LazyClusterService {
@@ -44,6 +47,7 @@ export function lazyClusterService(deps: ClusterServiceDeps): LazyClusterService
       await (loaded ?? (loading ? await loading.catch(() => undefined) : undefined))?.shutdown();
     },
     // Loading (only for a node saved in a cluster): the service's phase is "pending" from its first step.
+    overlayControl: () => loaded?.overlayControl(),
     pingState: () => loaded?.pingState() ?? (loading ? 'pending' : 'inactive'),
     info: () =>
       loaded?.info() ??

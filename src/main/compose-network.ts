@@ -11,6 +11,8 @@ import { NetworkLifecycle } from '../network/lifecycle.ts';
 import { ContainerLinks } from '../network/links.ts';
 import { daemonTag } from '../network/naming.ts';
 import { NetworksApi } from '../network/networks-api.ts';
+import type { OverlayControl } from '../network/overlay/contract.ts';
+import { OverlayNetworks } from '../network/overlay/driver.ts';
 import { PortPublisher } from '../network/port-publisher.ts';
 import { RootlesskitPorts } from '../network/rootlesskit-ports.ts';
 import { SandboxService } from '../network/sandboxes.ts';
@@ -32,6 +34,8 @@ export interface NetworkingDeps {
   env?: NodeJS.ProcessEnv;
   /** Whether this node is an active cluster manager. */
   clusterManager?: () => boolean;
+  /** Cluster mode's side of overlay networks (undefined while it is not loaded). */
+  overlayControl?: () => OverlayControl | undefined;
 }
 
 export interface Networking {
@@ -43,6 +47,8 @@ export interface Networking {
   run: RunNetworking;
   /** The containers service's side: create checks, removal, views. */
   containers: ContainerNetworks;
+  /** Overlay networks, as cluster mode drives them. */
+  overlay: OverlayNetworks;
 }
 
 export function composeNetworking(d: NetworkingDeps): Networking {
@@ -60,8 +66,11 @@ export function composeNetworking(d: NetworkingDeps): Networking {
     tag,
     ...(rootlesskitDir ? { parentPorts: new RootlesskitPorts(rootlesskitDir) } : {}),
   });
-  const dns = new NetworkDns({ config, log, state, containers });
-  const sandboxes = new SandboxService({ config, log, execRoot: d.execRoot, state, ports, dns, firewall });
+  // The DNS answers remote overlay endpoints too; the overlay driver starts DNS servers.
+  let overlay: OverlayNetworks | undefined;
+  const dns = new NetworkDns({ config, log, state, containers, remote: (id) => overlay?.remoteNames(id) ?? [] });
+  overlay = new OverlayNetworks({ log: log.child({ module: 'overlay' }), state, dns, control: () => d.overlayControl?.(), tag });
+  const sandboxes = new SandboxService({ config, log, execRoot: d.execRoot, state, ports, dns, firewall, overlay });
   const links = new ContainerLinks({ config, state, containers });
   const lifecycle = new NetworkLifecycle({
     config,
@@ -88,6 +97,7 @@ export function composeNetworking(d: NetworkingDeps): Networking {
       tag,
       ulaSeed: d.daemonId,
       ...(d.clusterManager ? { clusterManager: d.clusterManager } : {}),
+      overlay: () => d.overlayControl?.(),
     }),
     run: {
       setupSandbox: (rec) => sandboxes.setupSandbox(rec),
@@ -96,5 +106,6 @@ export function composeNetworking(d: NetworkingDeps): Networking {
       linkEnvironment: (rec) => links.linkEnvironment(rec),
     },
     containers: new ContainerNetworking({ config, state, sandboxes }),
+    overlay,
   };
 }

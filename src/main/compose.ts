@@ -157,7 +157,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // manages a cluster; a node saved in a cluster comes back into it in the background once the
     // routes exist (its etcd or its heartbeat to the managers); /info shows it pending until then.
     // Its modules load only for a node saved in a cluster or on a cluster request (cluster-lazy.ts).
-    const cluster = lazyClusterService({ dataRoot: roots.dataRoot, log, engineVersion: ENGINE_VERSION, engineLabels: () => cfg().labels });
+    const cluster = lazyClusterService({
+      dataRoot: roots.dataRoot,
+      log,
+      engineVersion: ENGINE_VERSION,
+      engineLabels: () => cfg().labels,
+      // Built just below; called only once the cluster runs.
+      overlay: () => networking.overlay,
+    });
     cleanups.push(() => cluster.shutdown());
     const networking = composeNetworking({
       db,
@@ -167,6 +174,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       events,
       daemonId: engineId,
       clusterManager: () => cluster.pingState() === 'active/manager',
+      overlayControl: () => cluster.overlayControl(),
       containers: {
         find: (ref) => {
           if (!containerService) throw notFound(`No such container: ${ref}`);

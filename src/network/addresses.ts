@@ -13,7 +13,7 @@ export class AddressBook {
 
   /** The network's address spaces: its range (or subnet) minus the gateway and reserved addresses. */
   add(n: NetworkRecord): void {
-    if (n.Driver !== 'bridge' || !n.x.subnet || !n.x.gateway) return;
+    if ((n.Driver !== 'bridge' && n.Driver !== 'overlay') || !n.x.subnet || !n.x.gateway) return;
     const subnet = parseCidr(n.x.subnet);
     const range = n.x.range ? parseCidr(n.x.range) : subnet;
     const reserved = [n.x.gateway, ...(n.x.reserved ?? [])].filter(isIPv4).map(parseIPv4);

@@ -68,7 +68,9 @@ export function attachmentsFor(
     if (e === primaryEntry) continue;
     add(e.ref, lookup(e.ref), e.cfg);
   }
-  const special = out.find((a) => nets.network(a.networkId) && nets.network(a.networkId)!.Driver !== 'bridge');
+  const special = out.find(
+    (a) => nets.network(a.networkId) && (nets.network(a.networkId)!.Driver === 'host' || nets.network(a.networkId)!.Driver === 'null'),
+  );
   if (special && out.length > 1) {
     const n = nets.network(special.networkId)!;
     throw invalidParameter(

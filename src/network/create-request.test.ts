@@ -54,7 +54,7 @@ describe('parseCreateRequest', () => {
 
   test('drivers, scope, ingress, IPAM driver', () => {
     refused({ Name: 'x', Driver: 'host' }, 'FORBIDDEN', /only one instance of "host" network is allowed/);
-    refused({ Name: 'x', Driver: 'overlay' }, 'FORBIDDEN', /not a swarm manager/);
+    refused({ Name: 'x', Driver: 'overlay' }, 'UNAVAILABLE', /not a swarm manager/);
     refused({ Name: 'x', Driver: 'macvlan' }, 'NOT_FOUND', /could not find plugin macvlan/);
     refused({ Name: 'x', Scope: 'swarm' }, 'INVALID_PARAMETER', /only local networks/);
     refused({ Name: 'x', Ingress: true }, 'FORBIDDEN', /ingress networks/);

@@ -3,7 +3,7 @@
 // IPAM config (one subnet per family), and the bridge driver's options. Pure over the existing
 // networks, so every refusal is testable without a daemon.
 import type { DaemonConfig } from '../config/daemon-config.ts';
-import { conflict, forbidden, invalidParameter, notFound } from '../errors.ts';
+import { conflict, forbidden, invalidParameter, notFound, unavailable } from '../errors.ts';
 import type { IpamConfigEntry, NetworkCreateBody } from '../types/networks.ts';
 import { isIPv4 } from './ip4.ts';
 import { isV6Text } from './ip6.ts';
@@ -92,7 +92,8 @@ export function parseCreateRequest(body: NetworkCreateBody, nets: ExistingNetwor
   const driver = body.Driver || 'bridge';
   if (driver === 'host' || driver === 'null') throw forbidden(`only one instance of "${driver}" network is allowed`);
   if (driver === 'overlay')
-    throw forbidden(
+    // dockerd's cluster errNoManager: a notAvailableError (503).
+    throw unavailable(
       'This node is not a swarm manager. Use "docker swarm init" or "docker swarm join" to connect this node to swarm and try again.',
     );
   if (driver !== 'bridge') throw notFound(`could not find plugin ${driver} in v1 plugin registry: plugin not found`);

@@ -19,6 +19,8 @@ export interface NetworkDnsDeps {
   log: Logger;
   state: NetworkState;
   containers: ContainerLookup;
+  /** Endpoints of other nodes on a network (overlay networks: overlay/driver.ts). */
+  remote?: (netId: string) => Array<{ names: string[]; ip: string; containerId: string }>;
 }
 
 function readResolvConf(): string {
@@ -31,7 +33,7 @@ function readResolvConf(): string {
 
 /** User bridge networks with a gateway get an embedded DNS server. */
 export function servesDns(n: NetworkRecord): boolean {
-  return n.Driver === 'bridge' && !n.x.predefined && !n.ConfigOnly && Boolean(n.x.gateway);
+  return (n.Driver === 'bridge' || n.Driver === 'overlay') && !n.x.predefined && !n.ConfigOnly && Boolean(n.x.gateway);
 }
 
 export class NetworkDns {
@@ -137,6 +139,10 @@ export class NetworkDns {
           if (ep.ip6) out.push(parseIPv6(ep.ip6));
         }
       }
+      for (const r of this.d.remote?.(id) ?? []) {
+        const names = r.names.map((s) => s.toLowerCase());
+        if (names.includes(name) || (short !== undefined && names.includes(short))) out.push(parseIPv4(r.ip));
+      }
     }
     return out.length ? out : undefined;
   }
@@ -178,6 +184,8 @@ export class NetworkDns {
       const rec = this.record(c.id);
       if (rec) return `${rec.Name.slice(1)}.${this.d.state.network(netId)?.Name ?? ''}`.replace(/\.$/, '');
     }
+    const r = (this.d.remote?.(netId) ?? []).find((x) => x.ip === ip);
+    if (r) return `${r.names[0]}.${this.d.state.network(netId)?.Name ?? ''}`;
     return undefined;
   }
 

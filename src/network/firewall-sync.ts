@@ -21,7 +21,7 @@ export interface FirewallSyncDeps {
 export function firewallState(state: NetworkState): FwState {
   const networks = state
     .networks()
-    .filter((n) => n.Driver === 'bridge' && n.x.bridge && n.x.subnet && !n.ConfigOnly)
+    .filter((n) => (n.Driver === 'bridge' || n.Driver === 'overlay') && n.x.bridge && n.x.subnet && !n.ConfigOnly)
     .map((n) => ({
       bridge: n.x.bridge!,
       subnet: n.x.subnet!,

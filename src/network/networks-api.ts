@@ -2,7 +2,7 @@
 // host-wide lock, firewall and DNS), remove, prune, connect and disconnect (checked here, carried
 // out on the sandbox by sandboxes.ts). Network creation and removal are serialised.
 import type { DaemonConfig } from '../config/daemon-config.ts';
-import { forbidden, internal, invalidParameter, notFound, notImplemented } from '../errors.ts';
+import { conflict, forbidden, internal, invalidParameter, notFound, unavailable } from '../errors.ts';
 import type { IpamConfigEntry, NetworkConnectBody, NetworkCreateBody, NetworkDisconnectBody } from '../types/networks.ts';
 import type { Logger } from '../util/log.ts';
 import { KeyedMutex } from '../util/mutex.ts';
@@ -22,6 +22,7 @@ import { bridgeOptions, parseCreateRequest, type CreateRequest } from './create-
 import { deleteLinks, ensureBridge, isBridge, linkExists } from './netlink.ts';
 import { linkAlias, newId } from './naming.ts';
 import type { Attachment, NetworkFacts, NetworkRecord } from './records.ts';
+import type { OverlayControl } from './overlay/contract.ts';
 import type { SandboxService } from './sandboxes.ts';
 import type { NetworkState } from './state.ts';
 import { checkFreeSubnet, newIPv6Facts, pools6, takenSubnets } from './subnets.ts';
@@ -40,7 +41,12 @@ export interface NetworksApiDeps {
   ulaSeed: string;
   /** Whether this node is an active cluster manager (cluster/ answers; absent: never). */
   clusterManager?: () => boolean;
+  /** Cluster mode's side of overlay networks (undefined while it is not loaded). */
+  overlay?: () => OverlayControl | undefined;
 }
+
+const WORKER_TEXT =
+  "This node is not a swarm manager. Worker nodes can't be used to view or modify cluster state. Please run this command on a manager node or promote the current node to a manager.";
 
 /** The lock key of network creation and removal (never a container ID). */
 const NETWORKS = '\0networks';
@@ -53,8 +59,11 @@ export class NetworksApi {
   list(filters: Map<string, string[]>): unknown[] {
     const inUse = (n: NetworkRecord) => this.d.state.endpointsOn(n.Id).length > 0 || this.d.state.configuredOn(n.Id);
     const match = compileListFilters(filters, { inUse });
+    // As dockerd: managers list every swarm network, other nodes those their containers use.
+    const manager = this.d.clusterManager?.() === true;
     return this.d.state
       .networks()
+      .filter((n) => n.Scope !== 'swarm' || manager || this.d.state.endpointsOn(n.Id).length > 0)
       .filter(match)
       .sort((a, b) => (a.Name < b.Name ? -1 : a.Name > b.Name ? 1 : 0))
       .map((n) => networkInspect(n, {}));
@@ -89,6 +98,15 @@ export class NetworksApi {
         throw forbidden(`error while removing network: network ${n.Name} id ${n.Id} has active endpoints`);
       if (this.d.state.networks().some((o) => o.ConfigFrom.Network === n.Name))
         throw forbidden(`configuration network "${n.Name}" is in use`);
+      if (n.Scope === 'swarm') {
+        // The replicated store refuses it while another node has endpoints; the network leaves
+        // this node's state when the store's change comes back.
+        const control = this.d.overlay?.();
+        if (!control || !this.d.clusterManager?.()) throw unavailable(WORKER_TEXT);
+        await control.remove(n.Id);
+        await this.until(() => !this.d.state.network(n.Id));
+        return;
+      }
       await this.removeDevices(n);
       this.d.state.deleteNetwork(n);
       this.d.state.event(n, 'destroy');
@@ -100,7 +118,8 @@ export class NetworksApi {
     const match = compilePruneFilters(filters);
     let deleted: string[] | null = null;
     for (const n of this.d.state.networks()) {
-      if (n.x.predefined || !match(n) || this.d.state.endpointsOn(n.Id).length || this.d.state.configuredOn(n.Id)) continue;
+      if (n.x.predefined || n.Scope === 'swarm' || !match(n) || this.d.state.endpointsOn(n.Id).length || this.d.state.configuredOn(n.Id))
+        continue;
       try {
         await this.remove(n.Id);
         (deleted ??= []).push(n.Name);
@@ -152,7 +171,7 @@ export class NetworksApi {
       const c = this.d.sandboxes.containerNet(rec);
       const idx = c.attachments.findIndex((a) => a.networkId === net.Id);
       if (idx < 0) throw invalidParameter(`container ${rec.Id} is not connected to network ${net.Name}`);
-      if (net.Driver !== 'bridge')
+      if (net.Driver !== 'bridge' && net.Driver !== 'overlay')
         throw invalidParameter(`container cannot be disconnected from network ${net.Name}: change its network mode instead`);
       c.attachments.splice(idx, 1);
       await this.d.sandboxes.removeEndpoint(rec, c, net);
@@ -172,8 +191,8 @@ export class NetworksApi {
   private async createLocked(body: NetworkCreateBody): Promise<{ Id: string; Warning: string }> {
     const cfg = this.d.config();
     // On a cluster manager dockerd would create it; outside a cluster parseCreateRequest says why not.
-    if (body.Driver === 'overlay' && this.d.clusterManager?.())
-      throw notImplemented("overlay networks are not built yet in this engine's cluster mode");
+    if (body.Driver === 'overlay' && this.d.clusterManager?.()) return this.createOverlay(body);
+    if (body.Driver === 'overlay' && this.d.overlay?.()) throw unavailable(WORKER_TEXT);
     const req = parseCreateRequest(body, this.d.state, cfg);
     const id = newId();
     const base: Omit<NetworkRecord, 'x'> = {
@@ -223,6 +242,22 @@ export class NetworksApi {
     await this.d.dns.start(rec);
     this.d.state.event(rec, 'create');
     return { Id: id, Warning: '' };
+  }
+
+  /** An overlay network: made in the replicated store; shown here once the store's change arrives. */
+  private async createOverlay(body: NetworkCreateBody): Promise<{ Id: string; Warning: string }> {
+    const control = this.d.overlay?.();
+    if (!control) throw unavailable(WORKER_TEXT);
+    if (body.Name && this.d.state.networks().some((n) => n.Name === body.Name))
+      throw conflict(`network with name ${body.Name} already exists`);
+    const { Id } = await control.create(body);
+    await this.until(() => Boolean(this.d.state.network(Id)));
+    return { Id, Warning: '' };
+  }
+
+  /** Waits (up to 10 s) for a change of the replicated store to reach this node's state. */
+  private async until(done: () => boolean): Promise<void> {
+    for (const deadline = Date.now() + 10_000; !done() && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 20));
   }
 
   /** The new network's bridge, with its subnets chosen (given or from the pools) under the host-wide lock. */

@@ -16,6 +16,7 @@ import { IpServer } from './ip-server.ts';
 import { addInterfaces, createSandbox, deleteLinks, setDefaultRoute, type VethPlan } from './netlink.ts';
 import { newId } from './naming.ts';
 import { netnsPath, removeNetns } from './netns.ts';
+import type { OverlayNetworks } from './overlay/driver.ts';
 import type { PortPublisher } from './port-publisher.ts';
 import type { ActiveEndpoint, Attachment, ContainerNet, NetworkRecord, Sandbox } from './records.ts';
 import type { NetworkState } from './state.ts';
@@ -28,6 +29,8 @@ export interface SandboxDeps {
   ports: PortPublisher;
   dns: NetworkDns;
   firewall: FirewallSync;
+  /** Overlay networks of cluster mode (absent: none). */
+  overlay?: OverlayNetworks;
 }
 
 /** Non-internal bridge networks qualify; highest GwPriority wins, ties go to the first name. */
@@ -91,19 +94,25 @@ export class SandboxService {
         a.name = net.Name;
         this.d.state.persist(c);
       }
-      const bridged = c.attachments.map((a) => ({ a, net: this.d.state.network(a.networkId)! })).filter((x) => x.net.Driver === 'bridge');
+      const bridged = c.attachments
+        .map((a) => ({ a, net: this.d.state.network(a.networkId)! }))
+        .filter((x) => x.net.Driver === 'bridge' || this.isOverlay(x.net));
       const gw = chooseGateway(bridged.map((x) => ({ net: x.net, priority: x.a.config.GwPriority ?? 0 })));
       const sandbox: Sandbox = { key: netnsPath(this.d.execRoot, rec.Id), sandboxId: newId(), endpoints: [], ports: [] };
       try {
-        const plans = bridged.map(({ a, net }, i) => {
-          const ep = this.d.state.addresses.allocate(net, a, `${net.x.ifPrefix ?? 'eth'}${i}`);
+        const plans: VethPlan[] = [];
+        c.sandbox = sandbox; // from the first endpoint on: a failure releases what was taken
+        for (const [i, { a, net }] of bridged.entries()) {
+          // Overlay: devices up and a cluster-unique address claimed first.
+          const att = this.isOverlay(net) ? await this.d.overlay!.prepare(net, a, rec.Id) : a;
+          const ep = this.d.state.addresses.allocate(net, att, `${net.x.ifPrefix ?? 'eth'}${i}`);
           sandbox.endpoints.push(ep);
-          return this.plan(ep, net, gw?.Id === net.Id);
-        });
+          plans.push(this.plan(ep, net, gw?.Id === net.Id));
+        }
         if (gw) sandbox.gatewayNetworkId = gw.Id;
-        c.sandbox = sandbox;
         this.d.state.persist(c); // before the devices exist: a crash from here on is cleaned up at restart
         await createSandbox(sandbox.key, plans, this.hostIp);
+        await this.publishOverlay(rec, c, sandbox.endpoints);
         if (gw) await this.d.ports.publish(rec, c, gw);
       } catch (err) {
         await this.teardownLocked(rec.Id).catch((e: unknown) =>
@@ -143,6 +152,7 @@ export class SandboxService {
     }
     delete c.sandbox;
     this.d.state.persist(c);
+    for (const ep of sb.endpoints) if (this.isOverlay(this.d.state.network(ep.networkId))) await this.d.overlay!.released(ep, id);
     if (sb.ports.length) await this.d.firewall.syncOrWarn();
     if (existsSync(sb.key)) await removeNetns(sb.key);
     // The host ends go in the background: the kernel's own clean-up of the namespace is deferred
@@ -157,7 +167,8 @@ export class SandboxService {
     const prefix = net.x.ifPrefix ?? 'eth';
     let i = 0;
     while (used.has(`${prefix}${i}`)) i++;
-    const ep = this.d.state.addresses.allocate(net, attachment, `${prefix}${i}`);
+    const att = this.isOverlay(net) ? await this.d.overlay!.prepare(net, attachment, rec.Id) : attachment;
+    const ep = this.d.state.addresses.allocate(net, att, `${prefix}${i}`);
     const becomesGateway = !sb.gatewayNetworkId && !net.Internal;
     try {
       sb.endpoints.push(ep);
@@ -165,6 +176,7 @@ export class SandboxService {
       if (becomesGateway) sb.gatewayNetworkId = net.Id;
       this.d.state.persist(c);
       await addInterfaces(sb.key, [this.plan(ep, net, becomesGateway)], this.hostIp);
+      await this.publishOverlay(rec, c, [ep]);
       await this.updateHosts(rec, { add: [ep.ip, ...(ep.ip6 ? [ep.ip6] : [])] });
       this.d.state.event(net, 'connect', rec.Id);
     } catch (err) {
@@ -173,6 +185,7 @@ export class SandboxService {
       if (becomesGateway) delete sb.gatewayNetworkId;
       this.d.state.addresses.release(ep);
       this.d.state.persist(c);
+      if (this.isOverlay(net)) await this.d.overlay!.released(ep, rec.Id);
       await deleteLinks([ep.hostIf], this.delIp);
       throw setupError(err, rec, sb);
     }
@@ -190,6 +203,7 @@ export class SandboxService {
     sb.endpoints = sb.endpoints.filter((e) => e !== ep);
     this.d.state.addresses.release(ep);
     await deleteLinks([ep.hostIf], this.delIp);
+    if (this.isOverlay(net)) await this.d.overlay!.released(ep, rec.Id);
     await this.updateHosts(rec, { remove: [ep.ip, ...(ep.ip6 ? [ep.ip6] : [])] });
     this.d.state.event(net, 'disconnect', rec.Id);
     if (sb.gatewayNetworkId !== net.Id) return;
@@ -229,6 +243,19 @@ export class SandboxService {
     await updateHostsEntries(rec.HostsPath, { add: (change.add ?? []).map(line), removeIps: change.remove ?? [] }).catch((err) =>
       this.d.log.warn(`updating /etc/hosts: ${(err as Error).message}`, { id: rec.Id }),
     );
+  }
+
+  private isOverlay(net: NetworkRecord | undefined): boolean {
+    return this.d.overlay?.isOverlay(net) === true;
+  }
+
+  /** Overlay endpoints are announced to the cluster once their interfaces exist. */
+  private async publishOverlay(rec: NetContainer, c: ContainerNet, eps: ActiveEndpoint[]): Promise<void> {
+    for (const ep of eps) {
+      if (!this.isOverlay(this.d.state.network(ep.networkId))) continue;
+      const aliases = c.attachments.find((a) => a.networkId === ep.networkId)?.config.Aliases ?? [];
+      await this.d.overlay!.published(ep, rec.Id, rec.Name.slice(1), aliases);
+    }
   }
 
   private deleteLater(links: string[]): void {

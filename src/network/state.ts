@@ -50,6 +50,16 @@ export class NetworkState {
     this.store.networks.delete(n.Id);
   }
 
+  /** A cluster's swarm network: shown here, kept in the replicated store only (overlay/driver.ts). */
+  putSwarmNetwork(n: NetworkRecord): void {
+    this.nets.set(n.Id, n);
+  }
+
+  dropSwarmNetwork(n: NetworkRecord): void {
+    this.nets.delete(n.Id);
+    this.addresses.drop(n.Id);
+  }
+
   /** Full ID, exact name, then unique ID prefix (dockerd's order). */
   findNetwork(ref: string): NetworkRecord {
     const all = this.networks();
@@ -109,11 +119,12 @@ export class NetworkState {
   // ---- events ------------------------------------------------------------------------------------
 
   /** network create/destroy/connect/disconnect. */
-  event(n: NetworkRecord, action: string, container?: string): void {
+  event(n: NetworkRecord, action: string, container?: string, scope?: 'swarm'): void {
     this.events?.publish({
       Type: 'network',
       Action: action,
       Actor: { ID: n.Id, Attributes: { name: n.Name, type: n.Driver, ...(container ? { container } : {}) } },
+      ...(scope ? { scope } : {}),
     });
   }
 }

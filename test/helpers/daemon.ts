@@ -105,6 +105,8 @@ export interface DaemonStartOptions {
   /** Reuse an existing directory (restart on the same state). */
   dir?: string;
   waitReady?: boolean;
+  /** Runs the daemon inside this named network namespace (its own links, firewall and /sys/class/net). */
+  netns?: string;
 }
 
 export class TestDaemon {
@@ -158,7 +160,29 @@ export class TestDaemon {
     if (this.opts.config) await writeFile(this.configFile, JSON.stringify(this.opts.config, null, 2));
     this.output = '';
     this.exitCode = null;
-    this.child = spawn(ENGINED, this.baseArgs(), { env: { ...process.env, ...this.opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // Not `ip netns exec`: its fresh /sys lacks the cgroup mounts runc needs. The daemon enters the
+    // namespace and, in a mount namespace of its own, sees the namespace's links in /sys/class/net.
+    const sysNet =
+      'd=$(mktemp -d) && mount -t sysfs sysfs "$d" && mount --bind "$d/class/net" /sys/class/net && ' +
+      'mount --bind "$d/devices/virtual/net" /sys/devices/virtual/net && umount -l "$d" && rmdir "$d" && exec "$0" "$@"';
+    const [cmd, args] = this.opts.netns
+      ? [
+          'nsenter',
+          [
+            `--net=/run/netns/${this.opts.netns}`,
+            'unshare',
+            '-m',
+            '--propagation',
+            'slave',
+            'sh',
+            '-c',
+            sysNet,
+            ENGINED,
+            ...this.baseArgs(),
+          ],
+        ]
+      : [ENGINED, this.baseArgs()];
+    this.child = spawn(cmd, args, { env: { ...process.env, ...this.opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child.stdout!.on('data', (d) => (this.output += d));
     this.child.stderr!.on('data', (d) => (this.output += d));
     this.exited = new Promise((res) =>

@@ -1,0 +1,243 @@
+// The overlay driver on one node: the cluster's swarm networks shown in the node's network state
+// (in memory only: the replicated store is their home), and for each network with a local endpoint
+// a Linux bridge holding the gateway address (the embedded DNS listens there) plus a vxlan port
+// (VNI of the network, the cluster's data-path port, learning off, proxy ARP), whose forwarding
+// database and neighbour entries name every remote endpoint. Local endpoints get cluster-unique
+// addresses through OverlayControl and are published there; their devices go with the last one.
+import { forbidden, unavailable } from '../../errors.ts';
+import { runCommand } from '../../util/helper-shell.ts';
+import type { Logger } from '../../util/log.ts';
+import type { NetworkDns } from '../dns-glue.ts';
+import { ipBatch, linkExists } from '../netlink.ts';
+import { linkAlias } from '../naming.ts';
+import type { ActiveEndpoint, Attachment, NetworkRecord } from '../records.ts';
+import type { NetworkState } from '../state.ts';
+import type { OverlayControl, OverlayEndpoint, OverlayHost, OverlayNode, SwarmNetwork } from './contract.ts';
+import { OVERLAY_MTU, overlayDevices, planPeers, type PeerEntry } from './plan.ts';
+
+export interface OverlayDeps {
+  log: Logger;
+  state: NetworkState;
+  dns: NetworkDns;
+  /** The cluster's side; undefined while cluster mode is not loaded. */
+  control: () => OverlayControl | undefined;
+  /** The daemon's tag: its links carry its alias, so a crash's leftovers are found at start-up. */
+  tag: string;
+}
+
+/** The network record a swarm network shows on this node. */
+export function swarmRecord(n: SwarmNetwork): NetworkRecord {
+  const dev = overlayDevices(n.Id);
+  return {
+    Name: n.Name,
+    Id: n.Id,
+    Created: n.Created,
+    Scope: 'swarm',
+    Driver: 'overlay',
+    EnableIPv4: true,
+    EnableIPv6: false,
+    IPAM: { Driver: 'default', Options: n.ipamOptions, Config: [{ Subnet: n.subnet, Gateway: n.gateway }] },
+    Internal: n.Internal,
+    Attachable: n.Attachable,
+    Ingress: n.Ingress,
+    ConfigFrom: { Network: '' },
+    ConfigOnly: false,
+    Options: { 'com.docker.network.driver.overlay.vxlanid_list': String(n.vni), ...n.Options },
+    Labels: { ...n.Labels },
+    x: {
+      predefined: false,
+      bridge: dev.bridge,
+      ownsBridge: true,
+      subnet: n.subnet,
+      gateway: n.gateway,
+      reserved: [],
+      userSubnet: true,
+      mtu: OVERLAY_MTU,
+      icc: true,
+      masquerade: true,
+      ifPrefix: 'eth',
+    },
+  };
+}
+
+export class OverlayNetworks implements OverlayHost {
+  private node: OverlayNode | null = null;
+  private readonly nets = new Map<string, SwarmNetwork>();
+  /** Remote endpoints by network. */
+  private remote = new Map<string, OverlayEndpoint[]>();
+  /** Peer entries programmed on each network's vxlan device (networks whose devices are up). */
+  private readonly peers = new Map<string, PeerEntry[]>();
+  private readonly tasks = new Set<string>();
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly d: OverlayDeps) {}
+
+  /** Device changes one at a time (pushes from the store and local endpoints interleave). */
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  // ---- OverlayHost ---------------------------------------------------------------------------------
+
+  setNetworks(node: OverlayNode | null, networks: SwarmNetwork[], opts: { events?: boolean } = {}): Promise<void> {
+    return this.serial(async () => {
+      this.node = node;
+      const next = new Map((node ? networks : []).map((n) => [n.Id, n]));
+      for (const id of [...this.nets.keys()]) {
+        if (next.has(id)) continue;
+        const rec = this.d.state.network(id);
+        await this.downDevices(id);
+        if (rec) this.d.state.dropSwarmNetwork(rec);
+        if (rec && opts.events) this.d.state.event(rec, 'remove', undefined, 'swarm');
+        this.nets.delete(id);
+      }
+      for (const n of next.values()) {
+        if (!this.nets.has(n.Id)) {
+          const rec = swarmRecord(n);
+          this.d.state.putSwarmNetwork(rec);
+          this.d.state.addresses.add(rec);
+          if (opts.events) this.d.state.event(rec, 'create', undefined, 'swarm');
+        }
+        this.nets.set(n.Id, n);
+      }
+    });
+  }
+
+  setEndpoints(endpoints: OverlayEndpoint[]): Promise<void> {
+    return this.serial(async () => {
+      const self = this.node?.nodeId;
+      const by = new Map<string, OverlayEndpoint[]>();
+      for (const e of endpoints) if (e.nodeId !== self) by.set(e.networkId, [...(by.get(e.networkId) ?? []), e]);
+      this.remote = by;
+      for (const id of this.peers.keys()) await this.syncPeers(id);
+    });
+  }
+
+  attachTask(networkRef: string, containerId: string): void {
+    this.tasks.add(`${this.d.state.findNetwork(networkRef).Id}|${containerId}`);
+  }
+
+  localEndpoints(): string[] {
+    return [...this.nets.keys()].flatMap((id) => this.d.state.endpointsOn(id).map((x) => x.ep.endpointId));
+  }
+
+  // ---- the sandboxes' side -----------------------------------------------------------------------
+
+  /** Names and addresses of the network's remote endpoints (the embedded DNS answers them too). */
+  remoteNames(netId: string): Array<{ names: string[]; ip: string; containerId: string }> {
+    return (this.remote.get(netId) ?? []).map((e) => ({
+      names: [e.name, ...e.aliases, e.containerId.slice(0, 12)],
+      ip: e.ip,
+      containerId: e.containerId,
+    }));
+  }
+
+  /**
+   * Before a local endpoint: the container may join (attachable, or a task), the devices are up,
+   * and a cluster-unique address is claimed; the attachment returned asks for that address.
+   */
+  async prepare(net: NetworkRecord, a: Attachment, containerId: string): Promise<Attachment> {
+    const control = this.d.control();
+    if (!this.node || !control || !this.nets.has(net.Id))
+      throw unavailable(`network ${net.Name} is not available: this node is not an active cluster manager`);
+    if (!net.Attachable && !this.tasks.has(`${net.Id}|${containerId}`))
+      throw forbidden(
+        `Could not attach to network ${net.Name}: rpc error: code = PermissionDenied desc = network ${net.Name} not manually attachable`,
+      );
+    await this.serial(() => this.upDevices(net));
+    const ip = await control.claimAddress(net.Id, a.config.IPAMConfig?.IPv4Address);
+    return { ...a, config: { ...a.config, IPAMConfig: { ...(a.config.IPAMConfig ?? {}), IPv4Address: ip } } };
+  }
+
+  /** After the endpoint's interface exists: published to the cluster. */
+  async published(ep: ActiveEndpoint, containerId: string, name: string, aliases: string[]): Promise<void> {
+    await this.d
+      .control()
+      ?.publish({ networkId: ep.networkId, endpointId: ep.endpointId, containerId, name, aliases, ip: ep.ip, mac: ep.mac });
+  }
+
+  /** A local endpoint went (its address already released locally): unpublished; devices go with the last. */
+  async released(ep: ActiveEndpoint, containerId: string): Promise<void> {
+    this.tasks.delete(`${ep.networkId}|${containerId}`);
+    await this.d
+      .control()
+      ?.release(ep.networkId, ep.endpointId, ep.ip)
+      .catch((err: Error) => this.d.log.warn(`unpublishing overlay endpoint ${ep.ip}: ${err.message}`));
+    if (this.d.state.endpointsOn(ep.networkId).some((x) => x.ep.endpointId !== ep.endpointId)) return;
+    await this.serial(() => this.downDevices(ep.networkId));
+  }
+
+  isOverlay(net: NetworkRecord | undefined): boolean {
+    return net?.Driver === 'overlay' && this.nets.has(net.Id);
+  }
+
+  /** Shutdown: every overlay device of this node goes (they are made again with the next endpoint). */
+  async close(): Promise<void> {
+    await this.serial(async () => {
+      for (const id of [...this.peers.keys()]) await this.downDevices(id);
+    });
+  }
+
+  // ---- devices -------------------------------------------------------------------------------------
+
+  private async upDevices(net: NetworkRecord): Promise<void> {
+    const n = this.nets.get(net.Id);
+    if (!n || !this.node) return;
+    const dev = overlayDevices(n.Id);
+    if (!this.peers.has(n.Id) || !linkExists(dev.vxlan)) {
+      const bits = n.subnet.split('/')[1];
+      const alias = linkAlias(this.d.tag);
+      const lines = linkExists(dev.bridge)
+        ? []
+        : [
+            `link add ${dev.bridge} mtu ${OVERLAY_MTU} type bridge`,
+            `link set ${dev.bridge} alias ${alias}`,
+            `addr add ${n.gateway}/${bits} dev ${dev.bridge}`,
+          ];
+      if (!linkExists(dev.vxlan))
+        lines.push(
+          `link add ${dev.vxlan} mtu ${OVERLAY_MTU} type vxlan id ${n.vni} dstport ${this.node.port} local ${this.node.vtep} nolearning proxy`,
+          `link set ${dev.vxlan} alias ${alias}`,
+          `link set ${dev.vxlan} master ${dev.bridge}`,
+        );
+      lines.push(`link set ${dev.vxlan} up`, `link set ${dev.bridge} up`);
+      await ipBatch(lines);
+      this.peers.set(n.Id, []);
+      this.d.log.info('overlay devices up', { network: n.Name, vni: n.vni, vtep: this.node.vtep });
+    }
+    await this.d.dns.start(net);
+    await this.syncPeers(n.Id);
+  }
+
+  private async downDevices(netId: string): Promise<void> {
+    if (!this.peers.has(netId)) return;
+    this.peers.delete(netId);
+    await this.d.dns.stop(netId);
+    const dev = overlayDevices(netId);
+    const lines = [dev.vxlan, dev.bridge].filter(linkExists).map((l) => `link del ${l}`);
+    await ipBatch(lines).catch((err: Error) => this.d.log.warn(`removing overlay devices: ${err.message}`));
+  }
+
+  /** The vxlan device's fdb and neighbour entries follow the remote endpoints. */
+  private async syncPeers(netId: string): Promise<void> {
+    const have = this.peers.get(netId);
+    if (!have) return;
+    const want = (this.remote.get(netId) ?? []).map((e) => ({ ip: e.ip, mac: e.mac, vtep: e.vtep }));
+    const plan = planPeers(overlayDevices(netId).vxlan, have, want);
+    if (!plan.bridge.length) return;
+    try {
+      // Deletions of entries the kernel already dropped fail alone: -force goes on past them.
+      await runCommand('bridge', ['-force', '-batch', '-'], { input: plan.bridge.join('\n') + '\n' }).catch((e: Error) =>
+        this.d.log.debug(`bridge fdb: ${e.message}`),
+      );
+      await runCommand('ip', ['-force', '-batch', '-'], { input: plan.ip.join('\n') + '\n' }).catch((e: Error) =>
+        this.d.log.debug(`ip neigh: ${e.message}`),
+      );
+      this.peers.set(netId, want);
+    } catch (err) {
+      this.d.log.warn(`programming overlay peers: ${(err as Error).message}`);
+    }
+  }
+}
