@@ -1,7 +1,7 @@
 // `npm run bench`: engined against Debian's dockerd 20.10 and the containerd / runc floors, in one
 // run, printed side by side (medians, p90, ratios) and written to bench/results/latest.md.
 //
-//   bin/node dist/bench/run.js [--quick] [--only startup,memory,lifecycle,parallel,list,logs,exec,cp,network] [--no-dockerd]
+//   bin/node dist/bench/run.js [--quick] [--only startup,memory,lifecycle,parallel,list,logs,exec,cp,commit,network] [--no-dockerd]
 //
 // Every daemon runs on its own temp dir with its own containerd; all are stopped, their leftovers
 // killed and unmounted, and the dirs removed at the end, also after a failure or Ctrl-C.
@@ -15,6 +15,7 @@ import { loadAverage, rssMiB, teardownDir } from './lib/proc.ts';
 import { interleave, summarize, type Summary } from './lib/stats.ts';
 import { num, ratio, table } from './lib/table.ts';
 import { apiLifecycle, NETWORK_NONE, type ApiPhases } from './scenarios/api-lifecycle.ts';
+import { commitOnce, type CommitRun } from './scenarios/commit.ts';
 import { cpOnce, makeCpTree, type CpRun } from './scenarios/cp.ts';
 import { captureEnginedSpec } from './scenarios/engined-spec.ts';
 import { execTrue, sleeper } from './scenarios/exec.ts';
@@ -30,7 +31,7 @@ import type { DaemonUnderTest, StartupMarks } from './targets/daemon.ts';
 import { Dockerd, dockerdVersion, ensureDockerd } from './targets/dockerd.ts';
 import { Engined } from './targets/engined.ts';
 
-const SCENARIOS = ['startup', 'memory', 'lifecycle', 'parallel', 'list', 'logs', 'exec', 'cp', 'network'] as const;
+const SCENARIOS = ['startup', 'memory', 'lifecycle', 'parallel', 'list', 'logs', 'exec', 'cp', 'commit', 'network'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 interface Options {
@@ -114,6 +115,7 @@ interface Results {
   logs: { engined?: LogsRun[]; dockerd?: LogsRun[] };
   exec: { engined?: number[]; dockerd?: number[] };
   cp: { engined?: CpRun[]; dockerd?: CpRun[] };
+  commit: { engined?: CommitRun[]; dockerd?: CommitRun[] };
   /** Keyed `${kind}{Api,Cli}{None,Bridge}` (see scenarios/network.ts). */
   network: Record<string, number[]>;
   notes: string[];
@@ -148,6 +150,8 @@ async function main(): Promise<void> {
         execN: 20,
         execWarmups: 3,
         cpRuns: 2,
+        commitN: 5,
+        commitWarmups: 1,
         netN: 5,
         netWarmups: 1,
       }
@@ -163,6 +167,8 @@ async function main(): Promise<void> {
         execN: 20,
         execWarmups: 3,
         cpRuns: 5,
+        commitN: 10,
+        commitWarmups: 2,
         netN: 20,
         netWarmups: 3,
       };
@@ -175,6 +181,7 @@ async function main(): Promise<void> {
     logs: {},
     exec: {},
     cp: {},
+    commit: {},
     network: {},
     notes: [],
   };
@@ -329,6 +336,17 @@ async function main(): Promise<void> {
           workDirs.delete(work);
         }
       }
+
+      if (want('commit')) {
+        progress(
+          `commit of a stopped container that wrote 10 MiB: ${it.commitWarmups} warm-ups + ${it.commitN}, engined${dockerd ? ' and dockerd, taking turns' : ''}`,
+        );
+        const r = await interleave(it.commitN, it.commitWarmups, {
+          engined: () => commitOnce(engined),
+          ...(dockerd ? { dockerd: () => commitOnce(dockerd) } : {}),
+        } as Record<string, () => Promise<CommitRun>>);
+        res.commit = { engined: r.engined, ...(r.dockerd ? { dockerd: r.dockerd } : {}) };
+      }
     }
 
     if (want('network')) {
@@ -391,7 +409,7 @@ function render(res: Results, ctx: RenderContext): string {
   );
   for (const v of ctx.versions) out.push(`- ${v}`);
   out.push(
-    `- iterations: lifecycle ${it.warmups} warm-ups + ${it.n}; start-ups ${it.startups}; parallel runs ${it.parallelRuns}; list ${it.listWarmups} + ${it.listN}; logs runs ${it.logsRuns}; exec ${it.execWarmups} + ${it.execN}; cp runs ${it.cpRuns}; network ${it.netWarmups} + ${it.netN}`,
+    `- iterations: lifecycle ${it.warmups} warm-ups + ${it.n}; start-ups ${it.startups}; parallel runs ${it.parallelRuns}; list ${it.listWarmups} + ${it.listN}; logs runs ${it.logsRuns}; exec ${it.execWarmups} + ${it.execN}; cp runs ${it.cpRuns}; commit ${it.commitWarmups} + ${it.commitN}; network ${it.netWarmups} + ${it.netN}`,
   );
   for (const n of res.notes) out.push(`- ${n}`);
   out.push('');
@@ -472,6 +490,24 @@ function render(res: Results, ctx: RenderContext): string {
     'ms',
     col(res.cp.engined, (r) => r.outMs),
     col(res.cp.dockerd, (r) => r.outMs),
+  );
+  row(
+    'commit of a stopped container that wrote 10 MiB (POST /commit)',
+    'ms',
+    col(res.commit.engined, (r) => r.ms),
+    col(res.commit.dockerd, (r) => r.ms),
+  );
+  row(
+    '  CPU of the daemon + its containerd during the commit',
+    'ms',
+    col(res.commit.engined, (r) => r.cpu.daemon + r.cpu.containerd),
+    col(res.commit.dockerd, (r) => r.cpu.daemon + r.cpu.containerd),
+  );
+  row(
+    '    of which its containerd',
+    'ms',
+    col(res.commit.engined, (r) => r.cpu.containerd),
+    col(res.commit.dockerd, (r) => r.cpu.containerd),
   );
   const net = res.network;
   row('network: API lifecycle of `true`, network none', 'ms', net.enginedApiNone, net.dockerdApiNone);

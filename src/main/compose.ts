@@ -397,6 +397,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       rootfs,
       tmpDir: roots.tmpDir,
       log: log.child({ module: 'images' }),
+      ...(supervisor.managed ? { contentRoot: join(roots.dataRoot, 'containerd', 'io.containerd.content.v1.content') } : {}),
       driver: initial['storage-driver'] || 'overlay2',
       events,
       containerEvent: (id, action, attributes) => containers.publishEvent(id, action, attributes),
