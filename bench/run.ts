@@ -416,7 +416,7 @@ function render(res: Results, ctx: RenderContext): string {
 
   // The side-by-side summary.
   const rows: string[][] = [];
-  const row = (label: string, unit: 'ms' | 's', ours?: number[], theirs?: number[]) => {
+  const row = (label: string, unit: 'ms' | 's' | '×', ours?: number[], theirs?: number[]) => {
     const k = unit === 's' ? 1 / 1000 : 1;
     const a = sum(ours);
     const b = sum(theirs);
@@ -459,6 +459,18 @@ function render(res: Results, ctx: RenderContext): string {
     's',
     col(res.logs.engined, (r) => r.writeMs),
     col(res.logs.dockerd, (r) => r.writeMs),
+  );
+  row(
+    `  floor: the same writer to a file in the container, start → exit`,
+    's',
+    col(res.logs.engined, (r) => r.floorMs),
+    col(res.logs.dockerd, (r) => r.floorMs),
+  );
+  row(
+    `  to stdout ÷ its floor (same daemon, same run)`,
+    '×',
+    col(res.logs.engined, (r) => r.writeMs / r.floorMs),
+    col(res.logs.dockerd, (r) => r.writeMs / r.floorMs),
   );
   row(
     `${LOG_BYTES / 2 ** 20} MiB of logs read back (GET logs, whole stream)`,
