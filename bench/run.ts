@@ -1,7 +1,7 @@
 // `npm run bench`: engined against Debian's dockerd 20.10 and the containerd / runc floors, in one
 // run, printed side by side (medians, p90, ratios) and written to bench/results/latest.md.
 //
-//   bin/node dist/bench/run.js [--quick] [--only startup,memory,lifecycle,parallel,list,logs,exec,cp,commit,network] [--no-dockerd]
+//   bin/node dist/bench/run.js [--quick] [--only startup,memory,lifecycle,parallel,list,logs,exec,cp,commit,ping,network] [--no-dockerd]
 //
 // Every daemon runs on its own temp dir with its own containerd; all are stopped, their leftovers
 // killed and unmounted, and the dirs removed at the end, also after a failure or Ctrl-C.
@@ -11,7 +11,7 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { api } from './lib/http.ts';
-import { loadAverage, rssMiB, teardownDir } from './lib/proc.ts';
+import { cpuMeter, loadAverage, rssMiB, teardownDir } from './lib/proc.ts';
 import { interleave, summarize, type Summary } from './lib/stats.ts';
 import { num, ratio, table } from './lib/table.ts';
 import { apiLifecycle, NETWORK_NONE, type ApiPhases } from './scenarios/api-lifecycle.ts';
@@ -24,6 +24,7 @@ import { listScenario, type ListResult } from './scenarios/list.ts';
 import { networkCases, startDockerdWithBridge, startEnginedWithBridge } from './scenarios/network.ts';
 import { LOG_BYTES, logsOnce, type LogsRun } from './scenarios/logs.ts';
 import { parallelWall } from './scenarios/parallel.ts';
+import { curlTime, PING_PATHS } from './scenarios/ping.ts';
 import { RuncRun } from './scenarios/runc-run.ts';
 import { spawnTrue } from './scenarios/spawn-cost.ts';
 import { startupSamples } from './scenarios/startup.ts';
@@ -31,7 +32,7 @@ import type { DaemonUnderTest, StartupMarks } from './targets/daemon.ts';
 import { Dockerd, dockerdVersion, ensureDockerd } from './targets/dockerd.ts';
 import { Engined } from './targets/engined.ts';
 
-const SCENARIOS = ['startup', 'memory', 'lifecycle', 'parallel', 'list', 'logs', 'exec', 'cp', 'commit', 'network'] as const;
+const SCENARIOS = ['startup', 'memory', 'lifecycle', 'parallel', 'list', 'logs', 'exec', 'cp', 'commit', 'ping', 'network'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 interface Options {
@@ -116,6 +117,7 @@ interface Results {
   exec: { engined?: number[]; dockerd?: number[] };
   cp: { engined?: CpRun[]; dockerd?: CpRun[] };
   commit: { engined?: CommitRun[]; dockerd?: CommitRun[] };
+  ping: Record<string, number[]>;
   /** Keyed `${kind}{Api,Cli}{None,Bridge}` (see scenarios/network.ts). */
   network: Record<string, number[]>;
   notes: string[];
@@ -182,6 +184,7 @@ async function main(): Promise<void> {
     exec: {},
     cp: {},
     commit: {},
+    ping: {},
     network: {},
     notes: [],
   };
@@ -337,6 +340,24 @@ async function main(): Promise<void> {
         }
       }
 
+      if (want('ping')) {
+        progress(`/_ping and GET /containers/json (no containers): curl time_total, 10 warm-ups + 100 each, taking turns`);
+        for (const [name, path] of Object.entries(PING_PATHS)) {
+          const r = await interleave(100, 10, {
+            engined: () => curlTime(engined, path),
+            ...(dockerd ? { dockerd: () => curlTime(dockerd, path) } : {}),
+          } as Record<string, () => Promise<number>>);
+          res.ping[`engined-${name}`] = r.engined!;
+          if (r.dockerd) res.ping[`dockerd-${name}`] = r.dockerd;
+          // Daemon CPU per request (load-independent): 200 sequential requests, one daemon at a time.
+          for (const d of dockerd ? [engined, dockerd] : [engined]) {
+            const cpu = cpuMeter({ daemon: d.pid, containerd: d.containerdPid() });
+            for (let i = 0; i < 200; i++) await curlTime(d, path);
+            res.ping[`${d.kind}-${name}-cpu`] = [(cpu().daemon / 200) * 1000];
+          }
+        }
+      }
+
       if (want('commit')) {
         progress(
           `commit of a stopped container that wrote 10 MiB: ${it.commitWarmups} warm-ups + ${it.commitN}, engined${dockerd ? ' and dockerd, taking turns' : ''}`,
@@ -416,7 +437,7 @@ function render(res: Results, ctx: RenderContext): string {
 
   // The side-by-side summary.
   const rows: string[][] = [];
-  const row = (label: string, unit: 'ms' | 's' | '×', ours?: number[], theirs?: number[]) => {
+  const row = (label: string, unit: 'ms' | 's' | '×' | 'µs', ours?: number[], theirs?: number[]) => {
     const k = unit === 's' ? 1 / 1000 : 1;
     const a = sum(ours);
     const b = sum(theirs);
@@ -521,6 +542,10 @@ function render(res: Results, ctx: RenderContext): string {
     col(res.commit.engined, (r) => r.cpu.containerd),
     col(res.commit.dockerd, (r) => r.cpu.containerd),
   );
+  row('GET /_ping, curl time_total over the unix socket', 'ms', res.ping['engined-ping'], res.ping['dockerd-ping']);
+  row('GET /containers/json with no containers, curl time_total', 'ms', res.ping['engined-list'], res.ping['dockerd-list']);
+  row('  daemon CPU per /_ping (mean of 200)', 'µs', res.ping['engined-ping-cpu'], res.ping['dockerd-ping-cpu']);
+  row('  daemon CPU per GET /containers/json (mean of 200)', 'µs', res.ping['engined-list-cpu'], res.ping['dockerd-list-cpu']);
   const net = res.network;
   row('network: API lifecycle of `true`, network none', 'ms', net.enginedApiNone, net.dockerdApiNone);
   row('network: API lifecycle of `true`, default bridge', 'ms', net.enginedApiBridge, net.dockerdApiBridge);
