@@ -111,13 +111,18 @@ export async function commitContainer(
   return client.withLease(async (lease) => {
     const w: WriteContext = { client, snapshotter: deps.snapshotter, lease };
     const parentDiffIds = parent.config.rootfs?.diff_ids ?? [];
-    const fast = (): Promise<FastCommit | null> =>
-      commitFromUpper(w, deps.contentRoot, c, parentDiffIds).catch((err: unknown) => {
-        // e.g. an entry that vanished under a running, unpaused container: the diff service reads
-        // a read-only view and is the reference
-        deps.log?.debug(`commit of ${c.id.slice(0, 12)}: fast path failed, using the diff service: ${(err as Error).message}`);
-        return null;
-      });
+    // The fast path reads the upper directory twice (tar and copy): only while nothing writes to
+    // it, or blob and snapshot could differ; a running container committed without pausing goes
+    // through the diff service, whose one read is applied as is.
+    const quiet = !c.running || c.paused || opts.pause;
+    const fast = async (): Promise<FastCommit | null> =>
+      !quiet
+        ? null
+        : commitFromUpper(w, deps.contentRoot, c, parentDiffIds).catch((err: unknown) => {
+            // e.g. an unreadable entry or a failed copy: the diff service is the reference
+            deps.log?.debug(`commit of ${c.id.slice(0, 12)}: fast path failed, using the diff service: ${(err as Error).message}`);
+            return null;
+          });
     const done = opts.pause ? await containers.frozen(c.id, fast) : await fast();
     const diff = () => diffContainerLayer(client, c.snapshotKey, c.snapshotter, lease, c.id);
     const layer = done?.layer ?? (opts.pause ? await containers.frozen(c.id, diff) : await diff());
