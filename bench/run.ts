@@ -116,7 +116,7 @@ interface Results {
   logs: { engined?: LogsRun[]; dockerd?: LogsRun[] };
   exec: { engined?: number[]; dockerd?: number[] };
   cp: { engined?: CpRun[]; dockerd?: CpRun[] };
-  commit: { engined?: CommitRun[]; dockerd?: CommitRun[] };
+  commit: { engined?: CommitRun[]; service?: CommitRun[]; dockerd?: CommitRun[] };
   ping: Record<string, number[]>;
   /** Keyed `${kind}{Api,Cli}{None,Bridge}` (see scenarios/network.ts). */
   network: Record<string, number[]>;
@@ -362,11 +362,21 @@ async function main(): Promise<void> {
         progress(
           `commit of a stopped container that wrote 10 MiB: ${it.commitWarmups} warm-ups + ${it.commitN}, engined${dockerd ? ' and dockerd, taking turns' : ''}`,
         );
-        const r = await interleave(it.commitN, it.commitWarmups, {
-          engined: () => commitOnce(engined),
-          ...(dockerd ? { dockerd: () => commitOnce(dockerd) } : {}),
-        } as Record<string, () => Promise<CommitRun>>);
-        res.commit = { engined: r.engined, ...(r.dockerd ? { dockerd: r.dockerd } : {}) };
+        // A second engined kept on containerd's diff service (the path before the overlay fast
+        // path) takes turns too: before and after in one run.
+        const service = (await startTracked(() => Engined.start({ ...process.env, ENGINE_COMMIT_DIFF: 'service' }))).daemon;
+        try {
+          await service.loadBusybox();
+          const r = await interleave(it.commitN, it.commitWarmups, {
+            engined: () => commitOnce(engined),
+            service: () => commitOnce(service),
+            ...(dockerd ? { dockerd: () => commitOnce(dockerd) } : {}),
+          } as Record<string, () => Promise<CommitRun>>);
+          res.commit = { engined: r.engined, service: r.service, ...(r.dockerd ? { dockerd: r.dockerd } : {}) };
+        } finally {
+          await service.stop().catch(() => undefined);
+          alive.delete(service);
+        }
       }
     }
 
@@ -541,6 +551,18 @@ function render(res: Results, ctx: RenderContext): string {
     'ms',
     col(res.commit.engined, (r) => r.cpu.containerd),
     col(res.commit.dockerd, (r) => r.cpu.containerd),
+  );
+  row(
+    "  the same, engined on containerd's diff service (ENGINE_COMMIT_DIFF=service, the path before)",
+    'ms',
+    col(res.commit.service, (r) => r.ms),
+    col(res.commit.dockerd, (r) => r.ms),
+  );
+  row(
+    '    its CPU (daemon + its containerd)',
+    'ms',
+    col(res.commit.service, (r) => r.cpu.daemon + r.cpu.containerd),
+    col(res.commit.dockerd, (r) => r.cpu.daemon + r.cpu.containerd),
   );
   row('GET /_ping, curl time_total over the unix socket', 'ms', res.ping['engined-ping'], res.ping['dockerd-ping']);
   row('GET /containers/json with no containers, curl time_total', 'ms', res.ping['engined-list'], res.ping['dockerd-list']);
