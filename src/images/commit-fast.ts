@@ -14,7 +14,8 @@ import { runCommand } from '../util/helper-shell.ts';
 import { storeNewBlob } from './distribution/blob-writer.ts';
 import { chainIds } from './image-store.ts';
 import { MT, type WriteContext } from './image-write.ts';
-import { readUpperXattrs, upperDirOf, upperTarStream, xattrsFastPathable } from './overlay-diff.ts';
+import { TarWriter } from '../util/tar-writer.ts';
+import { readUpperXattrs, upperDirOf, writeUpperTar, xattrsFastPathable } from './overlay-diff.ts';
 
 export interface FastCommit {
   /** The new layer blob (uncompressed: its digest is its diff ID). */
@@ -50,7 +51,7 @@ export async function commitFromUpper(
     const ref = `commit-${container.id.slice(0, 12)}-${randomBytes(6).toString('hex')}`;
     const names = await readdir(upper);
     const [blob] = await Promise.all([
-      storeNewBlob({ client: w.client, lease: w.lease, contentRoot }, ref, upperTarStream(upper, xattrs)),
+      storeNewBlob({ client: w.client, lease: w.lease, contentRoot }, ref, (sink) => writeUpperTar(upper, xattrs, new TarWriter(sink))),
       names.length ? runCommand('cp', ['-a', '--', ...names.map((n) => join(upper, n)), `${target}/`], { timeoutMs: 600_000 }) : undefined,
     ]);
     const top = chainIds([...parentDiffIds, blob.digest]).at(-1)!;

@@ -8,7 +8,8 @@ import os from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { readTar, type TarHeader } from './tar-reader.ts';
-import { parseGetfattr, readUpperXattrs, upperDirOf, upperTarStream, xattrsFastPathable } from './overlay-diff.ts';
+import { TarWriter } from '../util/tar-writer.ts';
+import { parseGetfattr, readUpperXattrs, upperDirOf, writeUpperTar, xattrsFastPathable } from './overlay-diff.ts';
 
 describe('overlay upper directory as a layer', () => {
   let dir = '';
@@ -47,7 +48,10 @@ describe('overlay upper directory as a layer', () => {
     const xattrs = await readUpperXattrs(upper);
     assert.ok(xattrs, 'getfattr read the tree');
     assert.ok(xattrsFastPathable(xattrs));
-    for await (const e of readTar(upperTarStream(upper, xattrs))) {
+    // The walk reuses its read buffer once the sink returns: chunks are copied.
+    const chunks: Buffer[] = [];
+    await writeUpperTar(upper, xattrs, new TarWriter((c) => void chunks.push(Buffer.from(c))));
+    for await (const e of readTar([Buffer.concat(chunks)])) {
       const parts: Buffer[] = [];
       for await (const c of e.body) parts.push(c);
       entries.set(e.header.name, { h: e.header, data: Buffer.concat(parts).toString() });

@@ -3,13 +3,11 @@
 // walks the whole lower and upper trees side by side. The upper directory of the container's
 // active snapshot holds exactly its changes over the parent snapshot; overlay's own markers become
 // the OCI layer's: a 0/0 character device is a deleted entry (`.wh.<name>`), a directory with
-// trusted.overlay.opaque=y hides everything below it (`.wh..wh..opq`). The tar streams into the
-// content store as it is written; containerd hashes it there. Where this is not exact (no overlay
+// trusted.overlay.opaque=y hides everything below it (`.wh..wh..opq`). Where this is not exact (no overlay
 // mount, redirect_dir/metacopy/volatile options, xattrs our writer cannot carry, no getfattr),
 // `upperDirOf`/`readUpperXattrs` answer null and the caller uses the diff service.
-import { lstat, readdir, readlink } from 'node:fs/promises';
+import { lstat, open, readdir, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { runCommand } from '../util/helper-shell.ts';
 import { TarWriter } from '../util/tar-writer.ts';
 import type { Mount } from '../supervisor/types.ts';
@@ -114,9 +112,11 @@ function xattrPax(x: Map<string, Buffer> | undefined): Record<string, string> | 
 /**
  * Writes the layer tar of `upper` (lexical order, like Go's walk): entries with their owners,
  * modes, mtimes (seconds) and xattrs, hard links within the layer as links, whiteouts and opaque
- * markers translated. Sockets are skipped, as Go's archive/tar does.
+ * markers translated. Sockets are skipped, as Go's archive/tar does. File content is read into one
+ * buffer, reused once the writer's sink has returned: a sink that keeps chunks must copy them.
  */
 export async function writeUpperTar(upper: string, xattrs: Map<string, Map<string, Buffer>>, tw: TarWriter): Promise<void> {
+  const shared = Buffer.allocUnsafe(1 << 20); // one read buffer: each piece is consumed before the next read
   const links = new Map<string, string>(); // dev:ino → first archive path
   const walk = async (dir: string, rel: string): Promise<void> => {
     const names = (await readdir(dir)).sort((a, b) => (Buffer.from(a) < Buffer.from(b) ? -1 : 1));
@@ -139,7 +139,7 @@ export async function writeUpperTar(upper: string, xattrs: Map<string, Map<strin
         if (first) await tw.hardlink(path, first, { ...base, pax: xattrPax(x) });
         else {
           if (st.nlink > 1) links.set(key, path);
-          await tw.fileFromPath(path, abs, { ...base, pax: xattrPax(x) });
+          await tw.entry({ ...base, name: path, type: 'file', size: st.size, pax: xattrPax(x) }, readInto(abs, st.size, shared));
         }
       } else if (st.isSymbolicLink()) {
         await tw.entry({ ...base, name: path, type: 'symlink', linkname: await readlink(abs), pax: xattrPax(x) });
@@ -155,29 +155,17 @@ export async function writeUpperTar(upper: string, xattrs: Map<string, Map<strin
   await tw.finish();
 }
 
-/**
- * The tar of `upper` as a readable stream of chunks; the walk runs as the consumer reads (its
- * backpressure holds the walk). An error of the walk ends the stream with that error.
- */
-export function upperTarStream(upper: string, xattrs: Map<string, Map<string, Buffer>>): PassThrough {
-  const out = new PassThrough({ highWaterMark: 1 << 20 });
-  const gone = new Error('the layer stream was closed');
-  const tw = new TarWriter(async (chunk) => {
-    if (out.destroyed) throw gone;
-    if (!out.write(chunk))
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          out.off('drain', done);
-          out.off('close', done);
-          resolve();
-        };
-        out.on('drain', done);
-        out.on('close', done);
-      });
-  });
-  writeUpperTar(upper, xattrs, tw).then(
-    () => out.end(),
-    (err: Error) => out.destroy(err === gone ? undefined : err),
-  );
-  return out;
+/** A file's `size` bytes in pieces read into `buf` (each piece valid until the next is asked for). */
+async function* readInto(path: string, size: number, buf: Buffer): AsyncGenerator<Buffer> {
+  const fh = await open(path, 'r');
+  try {
+    for (let done = 0; done < size;) {
+      const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, size - done), done);
+      if (bytesRead === 0) throw new Error(`${path}: shorter than its ${size} bytes`);
+      done += bytesRead;
+      yield buf.subarray(0, bytesRead);
+    }
+  } finally {
+    await fh.close();
+  }
 }

@@ -96,29 +96,48 @@ export async function writeBlob(
 }
 
 /**
- * Stores a stream whose digest is not known beforehand (a layer being written, e.g. by commit):
- * hashed on its way to a file beside the blobs, then registered like `writeBlob`'s. Needs the
- * content root; answers the blob's digest and size.
+ * Stores bytes whose digest is not known beforehand (a layer being written, e.g. by commit): the
+ * producer hands its chunks to `sink`, which hashes them and writes them to a file beside the
+ * blobs before it resolves (so a producer may reuse its buffer), small ones gathered into 1 MiB
+ * writes; then registered like `writeBlob`'s. Needs the content root; answers digest and size.
+ * Not synced before it answers (see below).
  */
 export async function storeNewBlob(
   t: BlobTarget & { contentRoot: string },
   ref: string,
-  source: AsyncIterable<Uint8Array>,
+  produce: (sink: (chunk: Uint8Array) => Promise<void>) => Promise<void>,
   labels: Record<string, string> = {},
 ): Promise<{ digest: string; size: number }> {
   const dir = join(t.contentRoot, 'blobs', 'sha256');
   await mkdir(dir, { recursive: true });
   const tmp = join(dir, `${TMP_PREFIX}${randomBytes(8).toString('hex')}`);
+  const fh = await open(tmp, 'w');
   try {
     const hash = createHash('sha256');
     let size = 0;
-    await pipeline(async function* () {
-      for await (const chunk of source) {
-        size += chunk.length;
-        hash.update(chunk);
-        yield chunk;
+    const staging = Buffer.allocUnsafe(1 << 20);
+    let staged = 0;
+    const writeAll = async (b: Uint8Array) => {
+      for (let off = 0; off < b.length;) off += (await fh.write(b, off, b.length - off)).bytesWritten;
+    };
+    const flush = async () => {
+      if (staged) await writeAll(staging.subarray(0, staged));
+      staged = 0;
+    };
+    await produce(async (chunk) => {
+      hash.update(chunk);
+      size += chunk.length;
+      if (chunk.length >= 64 * 1024) {
+        await flush();
+        await writeAll(chunk);
+        return;
       }
-    }, createWriteStream(tmp));
+      if (staged + chunk.length > staging.length) await flush();
+      staging.set(chunk, staged);
+      staged += chunk.length;
+    });
+    await flush();
+    await fh.close();
     const digest = `sha256:${hash.digest('hex')}`;
     const blob = join(dir, digest.slice('sha256:'.length));
     try {
@@ -136,10 +155,11 @@ export async function storeNewBlob(
     // Synced in the background, off the request's latency (a 10 MiB fsync costs ~50 ms here);
     // dockerd does not sync a committed layer at all, nor containerd an unpacked one.
     void open(blob, 'r')
-      .then((fh) => fh.datasync().finally(() => fh.close()))
+      .then((h) => h.datasync().finally(() => h.close()))
       .catch(() => undefined);
     return { digest, size };
   } finally {
+    await fh.close().catch(() => undefined); // already closed on success
     // The temporary file (the blob is its hard link now, or the write failed)
     await unlink(tmp).catch(() => undefined);
   }
