@@ -38,16 +38,19 @@ export async function commitFromUpper(
   if (!contentRoot || container.snapshotter !== w.snapshotter) return null;
   const upper = upperDirOf(await w.client.snapshots.mounts(container.snapshotKey, { snapshotter: container.snapshotter }));
   if (!upper) return null;
-  const xattrs = await readUpperXattrs(upper);
-  if (!xattrs || !xattrsFastPathable(xattrs)) return null;
   const parentTop = chainIds(parentDiffIds).at(-1);
   if (!parentTop) return null; // an image without layers: the new snapshot would be a bind mount
   const key = `extract-${randomBytes(6).toString('hex')}-commit`;
   const opts = { snapshotter: w.snapshotter, lease: w.lease };
-  const target = upperDirOf(await w.client.snapshots.prepare({ key, parent: parentTop, snapshotter: w.snapshotter }, { lease: w.lease }));
+  // The xattrs (one getfattr) and the new snapshot are got at once; a refusal drops the snapshot.
+  const [xattrs, mounts] = await Promise.all([
+    readUpperXattrs(upper),
+    w.client.snapshots.prepare({ key, parent: parentTop, snapshotter: w.snapshotter }, { lease: w.lease }),
+  ]);
+  const target = upperDirOf(mounts);
   let committed = false;
   try {
-    if (!target) return null;
+    if (!target || !xattrs || !xattrsFastPathable(xattrs)) return null;
     const ref = `commit-${container.id.slice(0, 12)}-${randomBytes(6).toString('hex')}`;
     const names = await readdir(upper);
     const [blob] = await Promise.all([
