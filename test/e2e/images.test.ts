@@ -239,8 +239,15 @@ describe('local images through the docker CLI', () => {
     } finally {
       client.close();
     }
-    await ok(d, ['rm', 'ovl1', 'ovl2']);
-    await ok(d, ['rmi', 'ovl:2', 'ovl:1']);
+    // A running container committed without pausing goes through containerd's diff service.
+    const live = (
+      await ok(d, ['run', '-d', 'ovl:1', 'sh', '-c', 'rm -rf /data && mkdir /data && echo live > /data/live; sleep 60'])
+    ).trim();
+    await new Promise((r) => setTimeout(r, 300));
+    await ok(d, ['commit', '--pause=false', live, 'ovl:3']);
+    assert.equal(await ok(d, ['run', '--rm', 'ovl:3', 'ls', '-A', '/data']), 'live\n');
+    await ok(d, ['rm', '-f', live, 'ovl1', 'ovl2']);
+    await ok(d, ['rmi', 'ovl:3', 'ovl:2', 'ovl:1']);
   });
 
   test('commit with --change, of a running container (paused for the diff), without a name', async () => {
