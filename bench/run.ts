@@ -1,7 +1,7 @@
 // `npm run bench`: engined against Debian's dockerd 20.10 and the containerd / runc floors, in one
 // run, printed side by side (medians, p90, ratios) and written to bench/results/latest.md.
 //
-//   bin/node dist/bench/run.js [--quick] [--only startup,memory,lifecycle,parallel,list,logs,exec,cp,network] [--no-dockerd]
+//   bin/node dist/bench/run.js [--quick] [--only startup,memory,lifecycle,parallel,list,logs,exec,cp,commit,ping,network] [--no-dockerd]
 //
 // Every daemon runs on its own temp dir with its own containerd; all are stopped, their leftovers
 // killed and unmounted, and the dirs removed at the end, also after a failure or Ctrl-C.
@@ -11,10 +11,11 @@ import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { api } from './lib/http.ts';
-import { loadAverage, rssMiB, teardownDir } from './lib/proc.ts';
+import { cpuMeter, loadAverage, rssMiB, teardownDir } from './lib/proc.ts';
 import { interleave, summarize, type Summary } from './lib/stats.ts';
 import { num, ratio, table } from './lib/table.ts';
 import { apiLifecycle, NETWORK_NONE, type ApiPhases } from './scenarios/api-lifecycle.ts';
+import { commitOnce, type CommitRun } from './scenarios/commit.ts';
 import { cpOnce, makeCpTree, type CpRun } from './scenarios/cp.ts';
 import { captureEnginedSpec } from './scenarios/engined-spec.ts';
 import { execTrue, sleeper } from './scenarios/exec.ts';
@@ -23,6 +24,7 @@ import { listScenario, type ListResult } from './scenarios/list.ts';
 import { networkCases, startDockerdWithBridge, startEnginedWithBridge } from './scenarios/network.ts';
 import { LOG_BYTES, logsOnce, type LogsRun } from './scenarios/logs.ts';
 import { parallelWall } from './scenarios/parallel.ts';
+import { curlTime, PING_PATHS } from './scenarios/ping.ts';
 import { RuncRun } from './scenarios/runc-run.ts';
 import { spawnTrue } from './scenarios/spawn-cost.ts';
 import { startupSamples } from './scenarios/startup.ts';
@@ -30,7 +32,7 @@ import type { DaemonUnderTest, StartupMarks } from './targets/daemon.ts';
 import { Dockerd, dockerdVersion, ensureDockerd } from './targets/dockerd.ts';
 import { Engined } from './targets/engined.ts';
 
-const SCENARIOS = ['startup', 'memory', 'lifecycle', 'parallel', 'list', 'logs', 'exec', 'cp', 'network'] as const;
+const SCENARIOS = ['startup', 'memory', 'lifecycle', 'parallel', 'list', 'logs', 'exec', 'cp', 'commit', 'ping', 'network'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 interface Options {
@@ -114,6 +116,8 @@ interface Results {
   logs: { engined?: LogsRun[]; dockerd?: LogsRun[] };
   exec: { engined?: number[]; dockerd?: number[] };
   cp: { engined?: CpRun[]; dockerd?: CpRun[] };
+  commit: { engined?: CommitRun[]; service?: CommitRun[]; dockerd?: CommitRun[] };
+  ping: Record<string, number[]>;
   /** Keyed `${kind}{Api,Cli}{None,Bridge}` (see scenarios/network.ts). */
   network: Record<string, number[]>;
   notes: string[];
@@ -148,6 +152,8 @@ async function main(): Promise<void> {
         execN: 20,
         execWarmups: 3,
         cpRuns: 2,
+        commitN: 5,
+        commitWarmups: 1,
         netN: 5,
         netWarmups: 1,
       }
@@ -163,6 +169,8 @@ async function main(): Promise<void> {
         execN: 20,
         execWarmups: 3,
         cpRuns: 5,
+        commitN: 10,
+        commitWarmups: 2,
         netN: 20,
         netWarmups: 3,
       };
@@ -175,6 +183,8 @@ async function main(): Promise<void> {
     logs: {},
     exec: {},
     cp: {},
+    commit: {},
+    ping: {},
     network: {},
     notes: [],
   };
@@ -329,6 +339,45 @@ async function main(): Promise<void> {
           workDirs.delete(work);
         }
       }
+
+      if (want('ping')) {
+        progress(`/_ping and GET /containers/json (no containers): curl time_total, 10 warm-ups + 100 each, taking turns`);
+        for (const [name, path] of Object.entries(PING_PATHS)) {
+          const r = await interleave(100, 10, {
+            engined: () => curlTime(engined, path),
+            ...(dockerd ? { dockerd: () => curlTime(dockerd, path) } : {}),
+          } as Record<string, () => Promise<number>>);
+          res.ping[`engined-${name}`] = r.engined!;
+          if (r.dockerd) res.ping[`dockerd-${name}`] = r.dockerd;
+          // Daemon CPU per request (load-independent): 200 sequential requests, one daemon at a time.
+          for (const d of dockerd ? [engined, dockerd] : [engined]) {
+            const cpu = cpuMeter({ daemon: d.pid, containerd: d.containerdPid() });
+            for (let i = 0; i < 200; i++) await curlTime(d, path);
+            res.ping[`${d.kind}-${name}-cpu`] = [(cpu().daemon / 200) * 1000];
+          }
+        }
+      }
+
+      if (want('commit')) {
+        progress(
+          `commit of a stopped container that wrote 10 MiB: ${it.commitWarmups} warm-ups + ${it.commitN}, engined${dockerd ? ' and dockerd, taking turns' : ''}`,
+        );
+        // A second engined kept on containerd's diff service (the path before the overlay fast
+        // path) takes turns too: before and after in one run.
+        const service = (await startTracked(() => Engined.start({ ...process.env, ENGINE_COMMIT_DIFF: 'service' }))).daemon;
+        try {
+          await service.loadBusybox();
+          const r = await interleave(it.commitN, it.commitWarmups, {
+            engined: () => commitOnce(engined),
+            service: () => commitOnce(service),
+            ...(dockerd ? { dockerd: () => commitOnce(dockerd) } : {}),
+          } as Record<string, () => Promise<CommitRun>>);
+          res.commit = { engined: r.engined, service: r.service, ...(r.dockerd ? { dockerd: r.dockerd } : {}) };
+        } finally {
+          await service.stop().catch(() => undefined);
+          alive.delete(service);
+        }
+      }
     }
 
     if (want('network')) {
@@ -391,14 +440,14 @@ function render(res: Results, ctx: RenderContext): string {
   );
   for (const v of ctx.versions) out.push(`- ${v}`);
   out.push(
-    `- iterations: lifecycle ${it.warmups} warm-ups + ${it.n}; start-ups ${it.startups}; parallel runs ${it.parallelRuns}; list ${it.listWarmups} + ${it.listN}; logs runs ${it.logsRuns}; exec ${it.execWarmups} + ${it.execN}; cp runs ${it.cpRuns}; network ${it.netWarmups} + ${it.netN}`,
+    `- iterations: lifecycle ${it.warmups} warm-ups + ${it.n}; start-ups ${it.startups}; parallel runs ${it.parallelRuns}; list ${it.listWarmups} + ${it.listN}; logs runs ${it.logsRuns}; exec ${it.execWarmups} + ${it.execN}; cp runs ${it.cpRuns}; commit ${it.commitWarmups} + ${it.commitN}; network ${it.netWarmups} + ${it.netN}`,
   );
   for (const n of res.notes) out.push(`- ${n}`);
   out.push('');
 
   // The side-by-side summary.
   const rows: string[][] = [];
-  const row = (label: string, unit: 'ms' | 's', ours?: number[], theirs?: number[]) => {
+  const row = (label: string, unit: 'ms' | 's' | '×' | 'µs', ours?: number[], theirs?: number[]) => {
     const k = unit === 's' ? 1 / 1000 : 1;
     const a = sum(ours);
     const b = sum(theirs);
@@ -443,6 +492,18 @@ function render(res: Results, ctx: RenderContext): string {
     col(res.logs.dockerd, (r) => r.writeMs),
   );
   row(
+    `  floor: the same writer to a file in the container, start → exit`,
+    's',
+    col(res.logs.engined, (r) => r.floorMs),
+    col(res.logs.dockerd, (r) => r.floorMs),
+  );
+  row(
+    `  to stdout ÷ its floor (same daemon, same run)`,
+    '×',
+    col(res.logs.engined, (r) => r.writeMs / r.floorMs),
+    col(res.logs.dockerd, (r) => r.writeMs / r.floorMs),
+  );
+  row(
     `${LOG_BYTES / 2 ** 20} MiB of logs read back (GET logs, whole stream)`,
     's',
     col(res.logs.engined, (r) => r.readMs),
@@ -473,6 +534,40 @@ function render(res: Results, ctx: RenderContext): string {
     col(res.cp.engined, (r) => r.outMs),
     col(res.cp.dockerd, (r) => r.outMs),
   );
+  row(
+    'commit of a stopped container that wrote 10 MiB (POST /commit)',
+    'ms',
+    col(res.commit.engined, (r) => r.ms),
+    col(res.commit.dockerd, (r) => r.ms),
+  );
+  row(
+    '  CPU of the daemon + its containerd during the commit',
+    'ms',
+    col(res.commit.engined, (r) => r.cpu.daemon + r.cpu.containerd),
+    col(res.commit.dockerd, (r) => r.cpu.daemon + r.cpu.containerd),
+  );
+  row(
+    '    of which its containerd',
+    'ms',
+    col(res.commit.engined, (r) => r.cpu.containerd),
+    col(res.commit.dockerd, (r) => r.cpu.containerd),
+  );
+  row(
+    "  the same, engined on containerd's diff service (ENGINE_COMMIT_DIFF=service, the path before)",
+    'ms',
+    col(res.commit.service, (r) => r.ms),
+    col(res.commit.dockerd, (r) => r.ms),
+  );
+  row(
+    '    its CPU (daemon + its containerd)',
+    'ms',
+    col(res.commit.service, (r) => r.cpu.daemon + r.cpu.containerd),
+    col(res.commit.dockerd, (r) => r.cpu.daemon + r.cpu.containerd),
+  );
+  row('GET /_ping, curl time_total over the unix socket', 'ms', res.ping['engined-ping'], res.ping['dockerd-ping']);
+  row('GET /containers/json with no containers, curl time_total', 'ms', res.ping['engined-list'], res.ping['dockerd-list']);
+  row('  daemon CPU per /_ping (mean of 200)', 'µs', res.ping['engined-ping-cpu'], res.ping['dockerd-ping-cpu']);
+  row('  daemon CPU per GET /containers/json (mean of 200)', 'µs', res.ping['engined-list-cpu'], res.ping['dockerd-list-cpu']);
   const net = res.network;
   row('network: API lifecycle of `true`, network none', 'ms', net.enginedApiNone, net.dockerdApiNone);
   row('network: API lifecycle of `true`, default bridge', 'ms', net.enginedApiBridge, net.dockerdApiBridge);

@@ -16,7 +16,7 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 # Debian packages: the supervisor, runtimes, init, firewall, CNI plugins; the registry, busybox and
 # clients used by tests; nodejs/npm only to bootstrap npm (the daemon runs on the pinned Node from npm).
 # rootlesskit, slirp4netns and uidmap (newuidmap/newgidmap) serve rootless mode (bin/engined-rootless).
-DEB_RUNTIME=(containerd runc crun tini iptables iproute2 containernetworking-plugins ca-certificates procps bzip2 xz-utils etcd-server openssl rootlesskit slirp4netns uidmap)
+DEB_RUNTIME=(containerd runc crun tini iptables iproute2 containernetworking-plugins ca-certificates procps bzip2 xz-utils etcd-server openssl rootlesskit slirp4netns uidmap attr)
 # docker.io: its docker-proxy serves the --userland-proxy-path tests (and dockerd the benchmark's
 # side-by-side runs); the docker CLI the tests drive stays the one first on PATH.
 # gcc/libc6-dev build the managed-plugin test plugin; openssh-server serves the client's ssh:// tests;

@@ -1,5 +1,6 @@
 // A container writes 256 MiB to stdout in 100-byte lines (busybox yes | head -c): start → exit wall
-// time, then the whole log read back through GET /containers/{id}/logs.
+// time, then the whole log read back through GET /containers/{id}/logs; and the floor: the same
+// writer redirected to a file in the container's own filesystem (no log pipeline at all).
 
 import { api, drain } from '../lib/http.ts';
 import { cpuMeter } from '../lib/proc.ts';
@@ -16,6 +17,23 @@ export interface LogsRun {
   /** CPU ms the daemon used while the container wrote, and while the logs were read. */
   writeCpu: number;
   readCpu: number;
+  /** The same writer to a file in the container (start → exit), ms. */
+  floorMs: number;
+}
+
+/** The writer with its output going to a file in the container's writable layer, start → exit ms. */
+async function floorOnce(d: DaemonUnderTest): Promise<number> {
+  const id = await createContainer(d, ['sh', '-c', `yes ${LINE} | head -c ${LOG_BYTES} > /floor.out`], { NetworkMode: 'none' });
+  try {
+    const t0 = performance.now();
+    await api(d.socket, 'POST', `/containers/${id}/start`, undefined, [204]);
+    const w = await api(d.socket, 'POST', `/containers/${id}/wait`, undefined, [200]);
+    const ms = performance.now() - t0;
+    if (w.json<{ StatusCode: number }>().StatusCode !== 0) throw new Error(`${d.kind}: floor writer failed`);
+    return ms;
+  } finally {
+    await removeContainer(d, id).catch(() => undefined);
+  }
 }
 
 export async function logsOnce(d: DaemonUnderTest): Promise<LogsRun> {
@@ -41,7 +59,8 @@ export async function logsOnce(d: DaemonUnderTest): Promise<LogsRun> {
     if (r.status !== 200) throw new Error(`${d.kind}: GET logs → ${r.status}`);
     // Multiplexed stream: 8-byte frame headers on top of the payload.
     if (r.bytes < LOG_BYTES) throw new Error(`${d.kind}: logs returned ${r.bytes} bytes, expected ≥ ${LOG_BYTES}`);
-    return { writeMs, readMs, readBytes: r.bytes, writeCpu: writeCpuMs, readCpu: readCpuMs };
+    const floorMs = await floorOnce(d);
+    return { writeMs, readMs, readBytes: r.bytes, writeCpu: writeCpuMs, readCpu: readCpuMs, floorMs };
   } finally {
     await removeContainer(d, id).catch(() => undefined);
   }

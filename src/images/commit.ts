@@ -1,6 +1,7 @@
 // `docker commit`: the container's writable layer, diffed against the layer it sits on (the image's
 // init layer, so runtime mount points stay out), becomes one new uncompressed layer on top of the
-// image's; config = container config + request body + changes. The new layer is unpacked right
+// image's (uncompressed, as dockerd's commit; on overlayfs read straight from the upper directory,
+// see commit-fast.ts, else by containerd's diff service); config = container config + request body + changes. The new layer is unpacked right
 // away so the image runs at once. Pausing (the default) freezes the processes only for the diff.
 import { nowIso } from '../util/time.ts';
 import { randomBytes } from 'node:crypto';
@@ -12,11 +13,13 @@ import type { ContainerFacts } from './container-facts.ts';
 import type { ImageDeps } from './import.ts';
 import { targetReference } from './import.ts';
 import type { OciImageConfig } from './image-store.ts';
-import { ensureReachable, LABEL, MT, setName, unpackLayers, writeConfig, writeManifest, type WriteContext } from './image-write.ts';
+import { ensureReachable, LABEL, MT, setName, sha256, unpackLayers, writeConfig, writeManifest, type WriteContext } from './image-write.ts';
 import { referenceString } from '../util/image-reference.ts';
 import type { SupervisorClient } from '../supervisor/client.ts';
 import type { Descriptor } from '../supervisor/types.ts';
 import type { CommitOptions } from '../types/images.ts';
+import type { Logger } from '../util/log.ts';
+import { commitFromUpper, type FastCommit } from './commit-fast.ts';
 
 const nonEmpty = <T extends object>(o: T | undefined | null): T | undefined => (o && Object.keys(o).length ? o : undefined);
 
@@ -88,7 +91,11 @@ export async function diffContainerLayer(
   }
 }
 
-export async function commitContainer(deps: ImageDeps, containers: ContainerFacts, opts: CommitOptions): Promise<{ id: string }> {
+export async function commitContainer(
+  deps: ImageDeps & { log?: Logger },
+  containers: ContainerFacts,
+  opts: CommitOptions,
+): Promise<{ id: string }> {
   const c = containers.snapshotOf(opts.container);
   // containerd's diff would carry the remapped host ids into the image; translating them back
   // (as dockerd does) is not built.
@@ -103,13 +110,26 @@ export async function commitContainer(deps: ImageDeps, containers: ContainerFact
   const { client } = deps;
   return client.withLease(async (lease) => {
     const w: WriteContext = { client, snapshotter: deps.snapshotter, lease };
+    const parentDiffIds = parent.config.rootfs?.diff_ids ?? [];
+    // The fast path reads the upper directory twice (tar and copy): only while nothing writes to
+    // it, or blob and snapshot could differ; a running container committed without pausing goes
+    // through the diff service, whose one read is applied as is.
+    const quiet = !c.running || c.paused || opts.pause;
+    const fast = async (): Promise<FastCommit | null> =>
+      !quiet
+        ? null
+        : commitFromUpper(w, deps.contentRoot, c, parentDiffIds).catch((err: unknown) => {
+            // e.g. an unreadable entry or a failed copy: the diff service is the reference
+            deps.log?.debug(`commit of ${c.id.slice(0, 12)}: fast path failed, using the diff service: ${(err as Error).message}`);
+            return null;
+          });
+    const done = opts.pause ? await containers.frozen(c.id, fast) : await fast();
     const diff = () => diffContainerLayer(client, c.snapshotKey, c.snapshotter, lease, c.id);
-    const layer = opts.pause ? await containers.frozen(c.id, diff) : await diff();
+    const layer = done?.layer ?? (opts.pause ? await containers.frozen(c.id, diff) : await diff());
     const diffId = layer.digest; // uncompressed: the blob digest is the diff ID
 
-    const parentDiffIds = parent.config.rootfs?.diff_ids ?? [];
     const layers = [...parent.manifest.layers, { media_type: MT.ociLayer, digest: layer.digest, size: layer.size }];
-    const top = await unpackLayers(w, layers, [...parentDiffIds, diffId]);
+    const top = done?.top ?? (await unpackLayers(w, layers, [...parentDiffIds, diffId]));
     const created = nowIso();
     const base = structuredClone(parent.config) as OciImageConfig & Record<string, unknown>;
     for (const legacy of ['container', 'container_config', 'docker_version', 'parent', 'id']) delete base[legacy];
@@ -130,8 +150,12 @@ export async function commitContainer(deps: ImageDeps, containers: ContainerFact
       ],
     };
     if (!opts.author) delete config.author;
-    const configDesc = await writeConfig(w, Buffer.from(JSON.stringify(config)), top);
-    const manifest = await writeManifest(w, { config: configDesc, layers });
+    // Config and manifest written at once: the manifest only needs the config's digest.
+    const configBytes = Buffer.from(JSON.stringify(config));
+    const [configDesc, manifest] = await Promise.all([
+      writeConfig(w, configBytes, top),
+      writeManifest(w, { config: { media_type: MT.ociConfig, digest: sha256(configBytes), size: configBytes.length }, layers }),
+    ]);
     const labels = { [LABEL.parent]: parent.id };
     if (ref) await setName(client, deps.images, referenceString(ref), manifest, labels);
     else await ensureReachable(client, deps.images, manifest, labels, configDesc.digest);

@@ -40,6 +40,8 @@ export interface ImageDeps {
   images: ImageStore;
   snapshotter: string;
   platform?: { os: string; architecture: string };
+  /** containerd's content directory when the daemon runs its own containerd (commit writes there). */
+  contentRoot?: string;
 }
 
 /** The reference for repo + tag as dockerd's import and commit take them (digests refused). */

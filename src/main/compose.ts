@@ -405,6 +405,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       rootfs,
       tmpDir: roots.tmpDir,
       log: log.child({ module: 'images' }),
+      // The commit fast path writes beside containerd's blobs (images/commit-fast.ts);
+      // ENGINE_COMMIT_DIFF=service keeps commits on containerd's diff service (the bench compares).
+      ...(supervisor.managed && process.env.ENGINE_COMMIT_DIFF !== 'service'
+        ? { contentRoot: join(roots.dataRoot, 'containerd', 'io.containerd.content.v1.content') }
+        : {}),
       driver: initial['storage-driver'] || 'overlay2',
       events,
       containerEvent: (id, action, attributes) => containers.publishEvent(id, action, attributes),

@@ -216,6 +216,40 @@ describe('local images through the docker CLI', () => {
     assert.match(parentDel.json().message, /image has dependent child images/);
   });
 
+  test('commit on overlayfs: a recreated directory hides the old content, hard links and symlinks survive, and the layer says so', async () => {
+    // First image: /data with old content. Second: /data removed and made again (an opaque
+    // directory in the upper layer), a file deleted from the first image, links.
+    await ok(d, ['run', '--name', 'ovl1', 'busybox', 'sh', '-c', 'mkdir /data && echo old > /data/old && echo gone > /gone']);
+    await ok(d, ['commit', 'ovl1', 'ovl:1']);
+    const script = 'rm -rf /data && mkdir /data && echo new > /data/new && rm /gone && echo linked > /l1 && ln /l1 /l2 && ln -s /l1 /sym';
+    await ok(d, ['run', '--name', 'ovl2', 'ovl:1', 'sh', '-c', script]);
+    await ok(d, ['commit', 'ovl2', 'ovl:2']);
+    assert.equal(
+      await ok(d, ['run', '--rm', 'ovl:2', 'sh', '-c', 'ls -A /data; cat /l2 /sym; ls /gone 2>&1 || true']),
+      'new\nlinked\nlinked\nls: /gone: No such file or directory\n',
+    );
+    assert.equal(await ok(d, ['run', '--rm', 'ovl:2', 'stat', '-c', '%h', '/l1']), '2\n', 'one file, two names');
+    const img = (await d.request('GET', '/images/ovl:2/json')).json();
+    const client = supervisor(d);
+    try {
+      const manifest = JSON.parse((await client.contentReadAll(img.Descriptor.digest)).toString());
+      const layer = await client.contentReadAll(manifest.layers.at(-1).digest);
+      assert.equal(manifest.layers.at(-1).digest, img.RootFS.Layers.at(-1), 'uncompressed: digest = diff ID');
+      assert.deepEqual((await tarNames(layer)).sort(), ['.wh.gone', 'data/', 'data/.wh..wh..opq', 'data/new', 'l1', 'l2', 'sym']);
+    } finally {
+      client.close();
+    }
+    // A running container committed without pausing goes through containerd's diff service.
+    const live = (
+      await ok(d, ['run', '-d', 'ovl:1', 'sh', '-c', 'rm -rf /data && mkdir /data && echo live > /data/live; sleep 60'])
+    ).trim();
+    await new Promise((r) => setTimeout(r, 300));
+    await ok(d, ['commit', '--pause=false', live, 'ovl:3']);
+    assert.equal(await ok(d, ['run', '--rm', 'ovl:3', 'ls', '-A', '/data']), 'live\n');
+    await ok(d, ['rm', '-f', live, 'ovl1', 'ovl2']);
+    await ok(d, ['rmi', 'ovl:3', 'ovl:2', 'ovl:1']);
+  });
+
   test('commit with --change, of a running container (paused for the diff), without a name', async () => {
     const cid = (await ok(d, ['run', '-d', 'busybox', 'sh', '-c', 'echo live > /live; sleep 60'])).trim();
     await new Promise((r) => setTimeout(r, 300));

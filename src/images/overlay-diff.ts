@@ -1,0 +1,171 @@
+// The fast path of `docker commit`: a container's writable layer read straight from its overlayfs
+// upper directory (what dockerd's overlay2 driver does) instead of containerd's diff service, which
+// walks the whole lower and upper trees side by side. The upper directory of the container's
+// active snapshot holds exactly its changes over the parent snapshot; overlay's own markers become
+// the OCI layer's: a 0/0 character device is a deleted entry (`.wh.<name>`), a directory with
+// trusted.overlay.opaque=y hides everything below it (`.wh..wh..opq`). Where this is not exact (no overlay
+// mount, redirect_dir/metacopy/volatile options, xattrs our writer cannot carry, no getfattr),
+// `upperDirOf`/`readUpperXattrs` answer null and the caller uses the diff service.
+import { lstat, open, readdir, readlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { runCommand } from '../util/helper-shell.ts';
+import { TarWriter } from '../util/tar-writer.ts';
+import type { Mount } from '../supervisor/types.ts';
+
+/** The upper directory of an overlay mount whose upper holds plain changes, else null. */
+export function upperDirOf(mounts: Mount[]): string | null {
+  if (mounts.length !== 1 || mounts[0]!.type !== 'overlay') return null;
+  let upper: string | null = null;
+  for (const o of mounts[0]!.options) {
+    // redirect_dir and metacopy store renames / metadata-only copies as xattrs a plain walk misreads.
+    if (/^(redirect_dir|metacopy)=(?!off$)/.test(o) || o === 'volatile') return null;
+    if (o.startsWith('upperdir=')) upper = o.slice('upperdir='.length);
+  }
+  return upper;
+}
+
+/** Undoes getfattr's escapes of a file name (`\ooo` octal, `\\`). */
+function unescapeName(s: string): string {
+  const bytes: number[] = [];
+  for (let i = 0; i < s.length; i++) {
+    if (s[i] === '\\' && /^[0-7]{3}$/.test(s.slice(i + 1, i + 4))) {
+      bytes.push(parseInt(s.slice(i + 1, i + 4), 8));
+      i += 3;
+    } else if (s[i] === '\\' && s[i + 1] === '\\') {
+      bytes.push(0x5c);
+      i += 1;
+    } else for (const b of Buffer.from(s[i]!, 'utf8')) bytes.push(b);
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
+
+/** Parsed `getfattr -d -e base64` output: absolute path → name → value bytes. */
+export function parseGetfattr(out: string): Map<string, Map<string, Buffer>> {
+  const all = new Map<string, Map<string, Buffer>>();
+  let cur: Map<string, Buffer> | null = null;
+  for (const line of out.split('\n')) {
+    if (line.startsWith('# file: ')) {
+      cur = new Map();
+      all.set(unescapeName(line.slice('# file: '.length)), cur);
+      continue;
+    }
+    const eq = line.indexOf('=');
+    if (!cur || eq < 0) continue;
+    const value = line.slice(eq + 1);
+    // -e base64 writes 0s<base64>; an empty value is written as "" (quoted text).
+    const bytes = value.startsWith('0s') ? Buffer.from(value.slice(2), 'base64') : Buffer.from(value.replace(/^"|"$/g, ''));
+    cur.set(line.slice(0, eq), bytes);
+  }
+  return all;
+}
+
+/** Every xattr under `upper` (one getfattr for the whole tree), or null when it cannot be read. */
+export async function readUpperXattrs(upper: string): Promise<Map<string, Map<string, Buffer>> | null> {
+  try {
+    const out = await runCommand('getfattr', ['-R', '-P', '-h', '-d', '-m', '-', '-e', 'base64', '--absolute-names', upper]);
+    return parseGetfattr(out);
+  } catch {
+    return null; // not installed, or an unreadable tree: the diff service will do it
+  }
+}
+
+/**
+ * Whether the xattrs say the plain walk is exact: overlay markers other than opaque=y (redirects,
+ * metacopy, xattr whiteouts: kernel defaults can turn these on without a mount option) and values
+ * PAX text cannot carry send the commit to the diff service.
+ */
+export function xattrsFastPathable(all: Map<string, Map<string, Buffer>>): boolean {
+  for (const x of all.values())
+    for (const [name, value] of x) {
+      if (name === 'trusted.overlay.opaque') {
+        if (value.toString() !== 'y') return false;
+      } else if (name === 'trusted.overlay.origin' || name === 'trusted.overlay.impure' || name === 'trusted.overlay.uuid') continue;
+      else if (name.startsWith('trusted.overlay.')) return false;
+      else if (!Buffer.from(value.toString('utf8'), 'utf8').equals(value)) return false;
+    }
+  return true;
+}
+
+const WHITEOUT = '.wh.';
+const OPAQUE = '.wh..wh..opq';
+
+/** Thrown while walking when the tree has something the fast path does not carry exactly. */
+export class NotFastPathable extends Error {}
+
+function devNumbers(rdev: number): { devmajor: number; devminor: number } {
+  return { devmajor: Math.floor(rdev / 256) & 0xfff, devminor: (rdev & 0xff) | ((Math.floor(rdev / 4096) & 0xfff00) >>> 0) };
+}
+
+/** The PAX records of an entry's xattrs (overlay's own left out); throws for values PAX text cannot carry. */
+function xattrPax(x: Map<string, Buffer> | undefined): Record<string, string> | undefined {
+  if (!x) return undefined;
+  const pax: Record<string, string> = {};
+  for (const [name, value] of x) {
+    if (name.startsWith('trusted.overlay.')) continue;
+    const text = value.toString('utf8');
+    if (!Buffer.from(text, 'utf8').equals(value)) throw new NotFastPathable(`xattr ${name} is binary`);
+    pax[`SCHILY.xattr.${name}`] = text;
+  }
+  return Object.keys(pax).length ? pax : undefined;
+}
+
+/**
+ * Writes the layer tar of `upper` (lexical order, like Go's walk): entries with their owners,
+ * modes, mtimes (seconds) and xattrs, hard links within the layer as links, whiteouts and opaque
+ * markers translated. Sockets are skipped, as Go's archive/tar does. File content is read into one
+ * buffer, reused once the writer's sink has returned: a sink that keeps chunks must copy them.
+ */
+export async function writeUpperTar(upper: string, xattrs: Map<string, Map<string, Buffer>>, tw: TarWriter): Promise<void> {
+  const shared = Buffer.allocUnsafe(1 << 20); // one read buffer: each piece is consumed before the next read
+  const links = new Map<string, string>(); // dev:ino → first archive path
+  const walk = async (dir: string, rel: string): Promise<void> => {
+    const names = (await readdir(dir)).sort((a, b) => (Buffer.from(a) < Buffer.from(b) ? -1 : 1));
+    for (const name of names) {
+      const abs = join(dir, name);
+      const path = rel ? `${rel}/${name}` : name;
+      const st = await lstat(abs);
+      const x = xattrs.get(abs);
+      const base = { uid: st.uid, gid: st.gid, mtime: st.mtime, mode: st.mode & 0o7777 };
+      if (st.isCharacterDevice() && st.rdev === 0) {
+        await tw.entry({ name: rel ? `${rel}/${WHITEOUT}${name}` : `${WHITEOUT}${name}`, type: 'file', mode: 0, mtime: st.mtime });
+      } else if (st.isDirectory()) {
+        await tw.entry({ ...base, name: path, type: 'directory', pax: xattrPax(x) });
+        if (x?.get('trusted.overlay.opaque')?.toString() === 'y')
+          await tw.entry({ name: `${path}/${OPAQUE}`, type: 'file', mode: 0, mtime: st.mtime });
+        await walk(abs, path);
+      } else if (st.isFile()) {
+        const key = `${st.dev}:${st.ino}`;
+        const first = st.nlink > 1 ? links.get(key) : undefined;
+        if (first) await tw.hardlink(path, first, { ...base, pax: xattrPax(x) });
+        else {
+          if (st.nlink > 1) links.set(key, path);
+          await tw.entry({ ...base, name: path, type: 'file', size: st.size, pax: xattrPax(x) }, readInto(abs, st.size, shared));
+        }
+      } else if (st.isSymbolicLink()) {
+        await tw.entry({ ...base, name: path, type: 'symlink', linkname: await readlink(abs), pax: xattrPax(x) });
+      } else if (st.isCharacterDevice() || st.isBlockDevice()) {
+        await tw.entry({ ...base, name: path, type: st.isCharacterDevice() ? 'char' : 'block', ...devNumbers(st.rdev), pax: xattrPax(x) });
+      } else if (st.isFIFO()) {
+        await tw.entry({ ...base, name: path, type: 'fifo', pax: xattrPax(x) });
+      }
+      // sockets: not representable in tar; skipped like Go's archive/tar (and containerd) do
+    }
+  };
+  await walk(upper, '');
+  await tw.finish();
+}
+
+/** A file's `size` bytes in pieces read into `buf` (each piece valid until the next is asked for). */
+async function* readInto(path: string, size: number, buf: Buffer): AsyncGenerator<Buffer> {
+  const fh = await open(path, 'r');
+  try {
+    for (let done = 0; done < size;) {
+      const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, size - done), done);
+      if (bytesRead === 0) throw new Error(`${path}: shorter than its ${size} bytes`);
+      done += bytesRead;
+      yield buf.subarray(0, bytesRead);
+    }
+  } finally {
+    await fh.close();
+  }
+}
