@@ -47,10 +47,18 @@ export interface FileLogConfig {
   compress: boolean;
 }
 
-/** Throws invalidParameter (dockerd's messages) for unknown keys and bad values. */
-export function validateLogOptions(kind: string, options: Record<string, string>): void {
+export function isBuiltinLogDriver(kind: string): boolean {
+  return (LOG_DRIVERS as readonly string[]).includes(kind);
+}
+
+/**
+ * Throws invalidParameter (dockerd's messages) for unknown keys and bad values. A plugin (the caller
+ * found one by that name) gets only the options every driver shares checked: the rest are its own.
+ */
+export function validateLogOptions(kind: string, options: Record<string, string>, plugin = false): void {
   if (kind === 'none') return; // dockerd accepts anything for none
-  if (!(LOG_DRIVERS as readonly string[]).includes(kind)) {
+  if (plugin && !isBuiltinLogDriver(kind)) return validateCommon(options);
+  if (!isBuiltinLogDriver(kind)) {
     throw invalidParameter(`logger: no log driver named '${kind}' is registered`);
   }
   validateCommon(options);

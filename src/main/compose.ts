@@ -314,6 +314,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     });
     // Container runs are announced on `runs` (health checks and exec clean-up subscribe); inspect's
     // ExecIDs come from the exec registry. Both exist before the services on either side of them.
+    const logPluginRegistry = new PluginRegistry({ activationBudgetMs: 10_000, managed: plugins });
     const runs = new ContainerRunEvents(log.child({ module: 'containers' }));
     const execRegistry = new ExecRegistry();
     const containers = new ContainerService({
@@ -333,6 +334,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       cdi,
       runs,
       execs: execRegistry,
+      // Log-driver plugins: discovered or managed, implementing LogDriver (dockerd's patience with a starting plugin).
+      logPlugins: (name) => logPluginRegistry.get(name, 'LogDriver'),
+      logFifoDir: join(roots.execRoot, 'logging'),
     });
     const archives = new ArchiveService({
       containers,
