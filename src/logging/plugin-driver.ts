@@ -51,6 +51,7 @@ export class PluginLogDriver implements LogDriver {
   private fifo?: { host: string; plugin: string; sock: Socket };
   private canRead?: boolean;
   private readonly active = new Set<NodeJS.ReadableStream>();
+  private readonly attaching = new Set<Promise<void>>();
   private readonly followers = new Set<AbortController>();
   private closing?: Promise<void>;
   /** The partial line in progress per stream: its id and the next piece's ordinal. */
@@ -100,11 +101,20 @@ export class PluginLogDriver implements LogDriver {
   }
 
   async attach(streams: LogStreams): Promise<void> {
-    if (!this.fifo) await this.start();
-    const jobs: Promise<void>[] = [];
-    if (streams.stdout) jobs.push(this.consume(streams.stdout, 0));
-    if (streams.stderr) jobs.push(this.consume(streams.stderr, 1));
-    await Promise.all(jobs);
+    if (this.closing) throw new Error('log driver is closed');
+    const job = (async () => {
+      if (!this.fifo) await this.start();
+      const jobs: Promise<void>[] = [];
+      if (streams.stdout) jobs.push(this.consume(streams.stdout, 0));
+      if (streams.stderr) jobs.push(this.consume(streams.stderr, 1));
+      await Promise.all(jobs);
+    })();
+    this.attaching.add(job);
+    try {
+      await job;
+    } finally {
+      this.attaching.delete(job);
+    }
   }
 
   private async consume(stream: NodeJS.ReadableStream, sid: StreamId): Promise<void> {
@@ -117,6 +127,8 @@ export class PluginLogDriver implements LogDriver {
         await this.write(out);
         if (this.closing) break;
       }
+    } catch (err) {
+      if (!this.closing) throw err; // close() destroys the streams it stops reading
     } finally {
       this.active.delete(stream);
     }
@@ -141,7 +153,7 @@ export class PluginLogDriver implements LogDriver {
         while (start < end) {
           const nl = buf.indexOf(10, start);
           let from = start;
-          while (nl - from > MAX_ENTRY) {
+          while (nl - from >= MAX_ENTRY) {
             entry(sid, buf.subarray(from, from + MAX_ENTRY), ts, true, false);
             from += MAX_ENTRY;
           }
@@ -149,7 +161,8 @@ export class PluginLogDriver implements LogDriver {
           start = nl + 1;
         }
       },
-      // A piece of a long line, or an unterminated last line at the end of the stream.
+      // A piece of a long line, or an unterminated last line at the end of the stream (the last
+      // piece of its message, still partial: no newline follows it).
       partial: (sid, buf, start, end, ts) => entry(sid, buf.subarray(start, end), ts, true, end - start < MAX_ENTRY),
     };
   }
@@ -205,7 +218,7 @@ export class PluginLogDriver implements LogDriver {
             // The plugin should have filtered; dockerd checks again.
             if (opts.since !== undefined && e.timeNano < opts.since) continue;
             if (opts.until !== undefined && e.timeNano > opts.until) return;
-            const partial = e.partialMetadata ? !e.partialMetadata.last : e.partial;
+            const partial = e.partial;
             yield { stream, line: partial ? e.line : Buffer.concat([e.line, Buffer.from('\n')]), timeNano: e.timeNano, partial };
           }
         }
@@ -225,6 +238,7 @@ export class PluginLogDriver implements LogDriver {
   close(): Promise<void> {
     this.closing ??= (async () => {
       for (const s of this.active) (s as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
+      await Promise.allSettled([...this.attaching]);
       const fifo = this.fifo;
       if (fifo) {
         // What we queued reaches the pipe before the plugin is told to drain it and stop.

@@ -69,11 +69,11 @@ describe('log-driver plugins', () => {
     const id = await idOf('lp2');
     const entries = plugin.entries.get(id)!;
     assert.deepEqual(
-      entries.filter((e) => e.source === 'stderr').map((e) => e.line),
+      entries.filter((e) => e.source === 'stderr').map((e) => e.line.toString()),
       ['err1'],
     );
     // dockerd's copier: a 20000-byte line is a 16 KiB partial piece, then the rest, one message id.
-    const long = entries.filter((e) => e.line.startsWith('aaa'));
+    const long = entries.filter((e) => e.line.toString().startsWith('aaa'));
     assert.deepEqual(
       long.map((e) => [e.line.length, e.partial, e.meta?.ordinal, e.meta?.last]),
       [

@@ -10,7 +10,7 @@ import { Socket } from 'node:net';
 export interface StoredEntry {
   source: string;
   timeNano: bigint;
-  line: string;
+  line: Buffer;
   partial: boolean;
   meta?: { last: boolean; id: string; ordinal: number };
 }
@@ -36,7 +36,7 @@ function readVarint(b: Buffer, at: { pos: number }): bigint {
 
 /** entry.proto: source = 1, time_nano = 2, line = 3, partial = 4, partial_log_metadata = 5. */
 export function decodeEntry(b: Buffer): StoredEntry {
-  const e: StoredEntry = { source: '', timeNano: 0n, line: '', partial: false };
+  const e: StoredEntry = { source: '', timeNano: 0n, line: Buffer.alloc(0), partial: false };
   const at = { pos: 0 };
   while (at.pos < b.length) {
     const tag = Number(readVarint(b, at));
@@ -45,7 +45,7 @@ export function decodeEntry(b: Buffer): StoredEntry {
       const v = b.subarray(at.pos, at.pos + n);
       at.pos += n;
       if (tag >> 3 === 1) e.source = v.toString();
-      if (tag >> 3 === 3) e.line = v.toString();
+      if (tag >> 3 === 3) e.line = Buffer.from(v);
       if (tag >> 3 === 5) {
         const m = { last: false, id: '', ordinal: 0 };
         const mat = { pos: 0 };
@@ -82,7 +82,7 @@ function varint(v: bigint): number[] {
 
 export function encodeEntry(e: StoredEntry): Buffer {
   const src = Buffer.from(e.source);
-  const line = Buffer.from(e.line);
+  const line = e.line;
   const body = Buffer.concat([
     Buffer.from([0x0a, ...varint(BigInt(src.length))]),
     src,
@@ -131,8 +131,17 @@ export class TestLogPlugin {
     await rm(this.socketPath, { force: true });
   }
 
+  /** Resolves once nothing has come down any FIFO for a while (what was written has been read). */
+  async quiet(ms = 40): Promise<void> {
+    for (;;) {
+      await new Promise((r) => setTimeout(r, 20));
+      const last = Math.max(0, ...[...this.streams.values()].map((s) => s.lastData));
+      if (Date.now() - last >= ms) return;
+    }
+  }
+
   lines(containerId: string): string[] {
-    return (this.entries.get(containerId) ?? []).map((e) => e.line);
+    return (this.entries.get(containerId) ?? []).map((e) => e.line.toString());
   }
 
   private json(res: ServerResponse, body: unknown): void {
@@ -194,7 +203,11 @@ export class TestLogPlugin {
     const id = String(body.Info.ContainerID);
     const cfg = body.Config as { Since: string; Until: string; Tail: number; Follow: boolean };
     const zero = '0001-01-01T00:00:00Z';
-    const ns = (t: string) => BigInt(Date.parse(t)) * 1_000_000n + BigInt((/\.(\d+)/.exec(t)?.[1] ?? '').padEnd(9, '0').slice(3, 9) || '0');
+    // RFC 3339 with up to nine fraction digits, to the nanosecond.
+    const ns = (t: string) => {
+      const m = /^(.*?)(?:\.(\d+))?Z$/.exec(t)!;
+      return BigInt(Date.parse(`${m[1]}Z`)) * 1_000_000n + BigInt((m[2] ?? '').padEnd(9, '0'));
+    };
     let list = this.entries.get(id) ?? [];
     if (cfg.Since !== zero) list = list.filter((e) => e.timeNano >= ns(cfg.Since));
     if (cfg.Until !== zero) list = list.filter((e) => e.timeNano <= ns(cfg.Until));
