@@ -420,6 +420,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       tmpDir: roots.tmpDir,
       log: log.child({ module: 'build' }),
       builderConfig: () => cfg().builder,
+      ...(metrics ? { metrics: metrics.builds } : {}),
     });
     // Sandboxes of containers recorded as not running (or unknown) go before anything can start;
     // those of containers recorded as running are the containers' restore's to keep or tear down.
