@@ -1,10 +1,11 @@
 // `docker commit`: the container's writable layer, diffed against the layer it sits on (the image's
 // init layer, so runtime mount points stay out), becomes one new uncompressed layer on top of the
-// image's; config = container config + request body + changes. The new layer is unpacked right
-// away so the image runs at once. Pausing (the default) freezes the processes only for the diff.
+// image's; config = container config + request body + changes (under --userns-remap with the owners
+// mapped back to the container's ids). The new layer is unpacked right away so the image runs at
+// once. Pausing (the default) freezes the processes only for the diff.
 import { nowIso } from '../util/time.ts';
 import { randomBytes } from 'node:crypto';
-import { conflict, notFound, notImplemented } from '../errors.ts';
+import { conflict, notFound } from '../errors.ts';
 import type { ContainerConfig } from '../types/container-api.ts';
 import { applyChanges, type RuntimeConfig } from './changes.ts';
 import { readOnlyMounts } from '../supervisor/mounts.ts';
@@ -17,6 +18,7 @@ import { referenceString } from '../util/image-reference.ts';
 import type { SupervisorClient } from '../supervisor/client.ts';
 import type { Descriptor } from '../supervisor/types.ts';
 import type { CommitOptions } from '../types/images.ts';
+import { shiftTarOwners, type OwnerMap } from './tar-owner-shift.ts';
 
 const nonEmpty = <T extends object>(o: T | undefined | null): T | undefined => (o && Object.keys(o).length ? o : undefined);
 
@@ -88,14 +90,15 @@ export async function diffContainerLayer(
   }
 }
 
+/** The layer blob again with its owners mapped back from the remapped range. */
+async function unmapLayer(client: SupervisorClient, lease: string, layer: Descriptor, map: OwnerMap, id: string): Promise<Descriptor> {
+  const ref = `commit-unmapped-${id.slice(0, 12)}-${randomBytes(6).toString('hex')}`;
+  const written = await client.contentWrite(ref, shiftTarOwners(client.contentRead(layer.digest), map), { lease });
+  return { media_type: layer.media_type, digest: written.digest, size: written.size };
+}
+
 export async function commitContainer(deps: ImageDeps, containers: ContainerFacts, opts: CommitOptions): Promise<{ id: string }> {
   const c = containers.snapshotOf(opts.container);
-  // containerd's diff would carry the remapped host ids into the image; translating them back
-  // (as dockerd does) is not built.
-  if (c.remap)
-    throw notImplemented(
-      `commit of container ${c.id.slice(0, 12)} is not built with --userns-remap: its files are owned by remapped ids on disk (a container created with --userns=host can be committed)`,
-    );
   const ref = targetReference(opts.repo, opts.tag);
   const runtime = applyChanges(commitRuntimeConfig(c.config, opts.config), opts.changes);
   const parent = (await deps.images.list()).find((i) => i.id === c.imageId);
@@ -104,7 +107,10 @@ export async function commitContainer(deps: ImageDeps, containers: ContainerFact
   return client.withLease(async (lease) => {
     const w: WriteContext = { client, snapshotter: deps.snapshotter, lease };
     const diff = () => diffContainerLayer(client, c.snapshotKey, c.snapshotter, lease, c.id);
-    const layer = opts.pause ? await containers.frozen(c.id, diff) : await diff();
+    const changes = opts.pause ? await containers.frozen(c.id, diff) : await diff();
+    // --userns-remap: the diff holds the remapped host ids of the files on disk; the image layer
+    // holds the ids the container sees (images are stored unmapped, as dockerd does).
+    const layer = c.remap ? await unmapLayer(client, lease, changes, c.remap, c.id) : changes;
     const diffId = layer.digest; // uncompressed: the blob digest is the diff ID
 
     const parentDiffIds = parent.config.rootfs?.diff_ids ?? [];
