@@ -238,7 +238,7 @@ test('values are validated', () => {
     [['-H', 'http://0.0.0.0:1'], {}, /invalid bind address format/],
     [['--registry-mirror', 'ftp://m'], {}, /invalid mirror: unsupported scheme "ftp"/],
     [['--insecure-registry', 'http://r:5000'], {}, /should not contain ':\/\/'/],
-    [['--node-generic-resource', 'gpu'], {}, /invalid generic resource specification: gpu/],
+    [['--node-generic-resource', 'gpu'], {}, /could not parse GenericResource: incorrect term gpu, missing '=' or malformed expression/],
   ];
   for (const [argv, doc, re] of cases) assert.match(failure(argv, doc), re, argv.join(' '));
 });

@@ -1,5 +1,6 @@
 // The system backend: what /version and /info report, assembled from the configuration, the host,
 // the supervisor and the resource services' counters.
+import { parseGenericResources, type GenericResource } from '../config/generic-resources.ts';
 import { readdirSync } from 'node:fs';
 import { API_VERSION, MIN_API_VERSION } from '../util/api-version.ts';
 import type { DaemonConfig } from '../config/daemon-config.ts';
@@ -144,7 +145,7 @@ export class SystemService {
       MemTotal: host.memTotal,
       IndexServerAddress: 'https://index.docker.io/v1/',
       RegistryConfig: { InsecureRegistryCIDRs: insecure, IndexConfigs: indexConfigs, Mirrors: cfg['registry-mirrors'] },
-      GenericResources: null,
+      GenericResources: genericResourcesOf(cfg['node-generic-resources']),
       HttpProxy: cfg['proxies.http-proxy'] ?? '',
       HttpsProxy: cfg['proxies.https-proxy'] ?? '',
       NoProxy: cfg['proxies.no-proxy'] ?? '',
@@ -192,4 +193,14 @@ function securityOptions(cfg: DaemonConfig, cgroupVersion: string, modes: { user
   if (cfg['no-new-privileges']) out.push('name=no-new-privileges');
   if (cgroupVersion === '2') out.push('name=cgroupns');
   return out;
+}
+
+/** --node-generic-resource as /info shows it (null when none, as dockerd). */
+function genericResourcesOf(terms: string[] | undefined): GenericResource[] | null {
+  if (!terms?.length) return null;
+  try {
+    return parseGenericResources(terms);
+  } catch {
+    return null; // refused at start-up and reload already: an invalid list never gets here
+  }
 }

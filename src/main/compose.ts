@@ -2,6 +2,7 @@
 // their backends, and opens the listeners — the single place to see how the daemon fits together,
 // and the only module that may import from every layer (see ARCHITECTURE.md).
 import { randomUUID } from 'node:crypto';
+import { parseGenericResources } from '../config/generic-resources.ts';
 import { arch, release } from 'node:os';
 import { join } from 'node:path';
 import { ApiServer } from '../api/server.ts';
@@ -157,7 +158,13 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // manages a cluster; a node saved in a cluster comes back into it in the background once the
     // routes exist (its etcd or its heartbeat to the managers); /info shows it pending until then.
     // Its modules load only for a node saved in a cluster or on a cluster request (cluster-lazy.ts).
-    const cluster = lazyClusterService({ dataRoot: roots.dataRoot, log, engineVersion: ENGINE_VERSION, engineLabels: () => cfg().labels });
+    const cluster = lazyClusterService({
+      dataRoot: roots.dataRoot,
+      log,
+      engineVersion: ENGINE_VERSION,
+      engineLabels: () => cfg().labels,
+      genericResources: () => parseGenericResources(cfg()['node-generic-resources']),
+    });
     cleanups.push(() => cluster.shutdown());
     const networking = composeNetworking({
       db,
