@@ -31,7 +31,7 @@ export function logFilePath(kind: string, dir: string, containerId: string): str
 export function createLogDriver(kind: string, opts: LogDriverOptions & { onError?: (err: unknown) => void }): LogDriver {
   if (opts.plugin && !isBuiltinLogDriver(kind)) {
     validateLogOptions(kind, opts.options, true);
-    return new PluginLogDriver(kind, opts.plugin.transport, opts.plugin.info, opts.plugin.fifoDir);
+    return new PluginLogDriver(kind, opts.plugin.transport, opts.plugin.info, opts.plugin.fifoDir, join(opts.dir, 'container-cached.log'));
   }
   validateLogOptions(kind, opts.options);
   if (kind === 'none') return new NoneLogDriver();

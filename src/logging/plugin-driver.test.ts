@@ -15,13 +15,19 @@ import type { LogDriver, LogMessage, LogReadOptions, LogStreams } from './types.
 
 let dir: string;
 let plugin: TestLogPlugin;
+/** One that cannot read: `docker logs` goes to dockerd's dual-logging cache. */
+let writeOnly: TestLogPlugin;
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'engine-logplugin-'));
   plugin = new TestLogPlugin(join(dir, 'testlog.sock'));
   await plugin.start();
+  writeOnly = new TestLogPlugin(join(dir, 'writeonly.sock'));
+  writeOnly.readLogs = false;
+  await writeOnly.start();
 });
 after(async () => {
   await plugin.stop();
+  await writeOnly.stop();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -40,12 +46,14 @@ const info = (id: string, options: Record<string, string>): LogPluginInfo => ({
   DaemonName: 'docker',
 });
 
-const make = (id: string, options: Record<string, string> = {}) =>
+// The suite's container id is its directory, where the cache goes as beside a real container.
+const make = (id: string, options: Record<string, string> = {}, p = plugin) =>
   new PluginLogDriver(
     'testlog',
-    new PluginClient({ name: 'testlog', socketPath: plugin.socketPath }),
+    new PluginClient({ name: 'testlog', socketPath: p.socketPath }),
     info(id, options),
     join(dir, 'fifos'),
+    join(id.startsWith('/') ? id : join(dir, id), 'container-cached.log'),
   );
 
 /**
@@ -55,10 +63,13 @@ const make = (id: string, options: Record<string, string> = {}) =>
 class Settled implements LogDriver {
   readonly name = 'testlog';
   readonly logPath = '';
-  constructor(private readonly d: PluginLogDriver) {}
+  constructor(
+    private readonly d: PluginLogDriver,
+    private readonly p: TestLogPlugin,
+  ) {}
   async attach(s: LogStreams): Promise<void> {
     await this.d.attach(s);
-    await plugin.quiet();
+    await this.p.quiet();
   }
   read(opts: LogReadOptions, signal?: AbortSignal): AsyncIterable<LogMessage> {
     const d = this.d;
@@ -73,7 +84,11 @@ class Settled implements LogDriver {
 }
 
 // The suite's directory stands for the container: the same dir, the same container's entries.
-runDriverSuite('log plugin', { create: (options, d) => new Settled(make(d, options)) });
+runDriverSuite('log plugin', { create: (options, d) => new Settled(make(d, options), plugin) });
+// Without ReadLogs the same behaviour comes from the local cache beside the container.
+runDriverSuite('log plugin without ReadLogs (dual-logging cache)', {
+  create: (options, d) => new Settled(make(d, options, writeOnly), writeOnly),
+});
 
 describe('log plugin driver', () => {
   it('StartLogging gets the FIFO and the Info; StopLogging the same FIFO, which is then removed', async () => {
@@ -87,18 +102,21 @@ describe('log plugin driver', () => {
     assert.deepEqual(plugin.lines('c-start'), ['a']);
   });
 
-  it("without Cap.ReadLogs a read is dockerd's 501", async () => {
-    plugin.readLogs = false;
-    try {
-      const d = make('c-noread');
-      await d.prepareRead();
-      assert.throws(
-        () => d.read({ follow: false, stdout: true, stderr: true }),
-        (e: unknown) => e instanceof EngineError && e.status === 501 && e.message === 'configured logging driver does not support reading',
-      );
-    } finally {
-      plugin.readLogs = true;
-    }
+  it("without Cap.ReadLogs: the lines still reach the plugin, reads come from the cache; cache-disabled: dockerd's 501", async () => {
+    const cdir = await mkdtemp(join(dir, 'c-'));
+    const d = make(cdir, {}, writeOnly);
+    await d.attach({ stdout: Readable.from([Buffer.from('one\ntwo\n')]) });
+    await d.close();
+    assert.deepEqual(writeOnly.lines(cdir), ['one', 'two']);
+    const read: string[] = [];
+    for await (const m of d.read({ follow: false, stdout: true, stderr: true })) read.push(m.line.toString());
+    assert.deepEqual(read, ['one\n', 'two\n']);
+    const off = make(await mkdtemp(join(dir, 'c-')), { 'cache-disabled': 'true' }, writeOnly);
+    await off.prepareRead();
+    assert.throws(
+      () => off.read({ follow: false, stdout: true, stderr: true }),
+      (e: unknown) => e instanceof EngineError && e.status === 501 && e.message === 'configured logging driver does not support reading',
+    );
   });
 
   it('a StartLogging error is a start failure and leaves no FIFO', async () => {

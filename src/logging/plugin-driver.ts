@@ -1,12 +1,14 @@
 // Log-driver plugins (dockerd's LogDriver protocol): at a run's start the daemon makes a FIFO, asks
 // LogDriver.Capabilities and calls LogDriver.StartLogging {File, Info}; every line goes down the FIFO
 // as a length-prefixed protobuf LogEntry (log-entry.ts); at the end LogDriver.StopLogging {File}.
-// `docker logs` streams LogDriver.ReadLogs when the plugin says it can (Cap.ReadLogs), otherwise it
-// is dockerd's 501.
+// `docker logs` streams LogDriver.ReadLogs when the plugin says it can (Cap.ReadLogs); otherwise, as
+// dockerd's dual logging, from a local-format cache beside the container (container-cached.log), or
+// dockerd's 501 with cache-disabled=true.
 import { randomBytes } from 'node:crypto';
 import { constants, openSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { Socket } from 'node:net';
+import { PassThrough } from 'node:stream';
 import { join } from 'node:path';
 import { internal, notImplemented } from '../errors.ts';
 import { runCommand } from '../util/helper-shell.ts';
@@ -15,6 +17,9 @@ import { LineFramer, MAX_ENTRY, type RecordEncoder, type StreamId } from './fram
 import { encodeLogEntry, LogEntryDecoder, type LogEntry } from './log-entry.ts';
 import { READ_NOT_SUPPORTED } from './none.ts';
 import type { LogDriver, LogMessage, LogReadOptions, LogStreams } from './types.ts';
+import { FileLogDriver } from './file-driver.ts';
+import { localCodec } from './format-local.ts';
+import { cacheEnabled, cacheOptions, fileLogConfig } from './options.ts';
 
 /** The plugin as the driver needs it (the plugin registry's client fits this). */
 export interface LogPluginTransport {
@@ -62,11 +67,16 @@ export class PluginLogDriver implements LogDriver {
   private readonly info: LogPluginInfo;
   private readonly fifoDir: string;
 
-  constructor(name: string, plugin: LogPluginTransport, info: LogPluginInfo, fifoDir: string) {
+  /** dockerd's dual logging: where the local cache goes when the plugin cannot read ('' for none). */
+  private readonly cachePath: string;
+  private cache?: LogDriver;
+
+  constructor(name: string, plugin: LogPluginTransport, info: LogPluginInfo, fifoDir: string, cachePath = '') {
     this.name = name;
     this.plugin = plugin;
     this.info = info;
     this.fifoDir = fifoDir;
+    this.cachePath = cacheEnabled(info.Config) ? cachePath : '';
   }
 
   /** What a reader needs first: whether the plugin can read (asked once). */
@@ -75,6 +85,9 @@ export class PluginLogDriver implements LogDriver {
     // As dockerd: a plugin that fails Capabilities has none.
     const r = await this.plugin.call<{ Cap?: { ReadLogs?: boolean }; Err?: string }>('LogDriver.Capabilities', null).catch(() => ({}));
     this.canRead = (r as { Cap?: { ReadLogs?: boolean } }).Cap?.ReadLogs === true;
+    if (!this.canRead && this.cachePath) {
+      this.cache = new FileLogDriver('local', this.cachePath, localCodec, fileLogConfig('local', cacheOptions(this.info.Config)));
+    }
   }
 
   /** Opens the FIFO and has the plugin start reading it; a failure fails the container's start. */
@@ -104,9 +117,15 @@ export class PluginLogDriver implements LogDriver {
     if (this.closing) throw new Error('log driver is closed');
     const job = (async () => {
       if (!this.fifo) await this.start();
+      // With a cache, each stream feeds both the plugin and the cache.
+      const out = this.cache ? tee(streams.stdout) : undefined;
+      const err = this.cache ? tee(streams.stderr) : undefined;
+      const stdout = out ? out[0] : streams.stdout;
+      const stderr = err ? err[0] : streams.stderr;
       const jobs: Promise<void>[] = [];
-      if (streams.stdout) jobs.push(this.consume(streams.stdout, 0));
-      if (streams.stderr) jobs.push(this.consume(streams.stderr, 1));
+      if (stdout) jobs.push(this.consume(stdout, 0));
+      if (stderr) jobs.push(this.consume(stderr, 1));
+      if (this.cache) jobs.push(this.cache.attach({ stdout: out?.[1] ?? null, stderr: err?.[1] ?? null }));
       await Promise.all(jobs);
     })();
     this.attaching.add(job);
@@ -187,6 +206,7 @@ export class PluginLogDriver implements LogDriver {
   }
 
   read(opts: LogReadOptions, signal?: AbortSignal): AsyncIterable<LogMessage> {
+    if (!this.canRead && this.cache) return this.cache.read(opts, signal);
     if (!this.canRead) throw notImplemented(READ_NOT_SUPPORTED);
     return this.readLogs(opts, signal);
   }
@@ -238,7 +258,10 @@ export class PluginLogDriver implements LogDriver {
   close(): Promise<void> {
     this.closing ??= (async () => {
       for (const s of this.active) (s as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
+      // The cache stops reading its copies too: a stream that never ends is then given up.
+      const cacheClosed = this.cache?.close();
       await Promise.allSettled([...this.attaching]);
+      await cacheClosed;
       const fifo = this.fifo;
       if (fifo) {
         // What we queued reaches the pipe before the plugin is told to drain it and stop.
@@ -275,4 +298,30 @@ export class PluginLogDriver implements LogDriver {
     fifo.sock.destroy();
     await rm(fifo.host, { force: true });
   }
+}
+
+/**
+ * Two readers of one stream, each getting every chunk; the source is read only as fast as the
+ * slower one takes it. Destroying either copy (a driver's close) stops the source.
+ */
+function tee(src: NodeJS.ReadableStream | null | undefined): [PassThrough, PassThrough] | undefined {
+  if (!src) return undefined;
+  const copies: [PassThrough, PassThrough] = [new PassThrough(), new PassThrough()];
+  void (async () => {
+    try {
+      for await (const chunk of src as AsyncIterable<Buffer>) {
+        const waits = copies
+          .filter((c) => !c.destroyed && !c.write(chunk))
+          .map((c) => new Promise((r) => (c.once('drain', r), c.once('close', r))));
+        await Promise.all(waits);
+        if (copies.every((c) => c.destroyed)) break;
+      }
+    } catch {
+      // a destroyed source ends both copies
+    }
+    for (const c of copies) c.end();
+  })();
+  for (const c of copies)
+    c.on('close', () => copies.every((x) => x.destroyed) && (src as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.());
+  return copies;
 }

@@ -1,10 +1,12 @@
 // Log-driver plugins (issue 14): a test plugin found by name in /run/engine/plugins receives each
 // line of `docker run --log-driver <plugin>` through the FIFO (protobuf entries) with dockerd's
-// StartLogging Info, and serves `docker logs` through ReadLogs (tail, follow, stream separation); a
-// plugin without ReadLogs gives dockerd's 501; an unknown driver and a failing StartLogging are errors.
+// StartLogging Info, and serves `docker logs` through ReadLogs (tail, follow, stream separation); for
+// a plugin without ReadLogs `docker logs` reads dockerd's local cache (501 with cache-disabled=true);
+// an unknown driver and a failing StartLogging are errors.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
@@ -109,16 +111,37 @@ describe('log-driver plugins', () => {
     assert.equal(follow.stdout, 'l1\nl2\nl3\nl4\n', 'follow sees every line and ends when the container does');
   });
 
-  test("a plugin without ReadLogs: the lines still go to it; docker logs is dockerd's 501", async () => {
+  test("a plugin without ReadLogs: docker logs reads dockerd's local cache; with cache-disabled=true it is dockerd's 501", async () => {
     plugin.readLogs = false;
     try {
-      const r = await d.docker(['run', '--log-driver', name, '--name', 'lp4', 'busybox', 'echo', 'unread']);
+      const r = await d.docker(['run', '--log-driver', name, '--name', 'lp4', 'busybox', 'sh', '-c', 'echo cached; echo err >&2']);
       assert.equal(r.code, 0, r.stderr);
-      assert.deepEqual(plugin.lines(await idOf('lp4')), ['unread']);
-      const api = await d.request('GET', '/containers/lp4/logs?stdout=1');
+      const id = await idOf('lp4');
+      assert.deepEqual(plugin.lines(id), ['cached', 'err'], 'the plugin still gets every line');
+      const logs = await d.docker(['logs', 'lp4']);
+      assert.equal(logs.code, 0, logs.stderr);
+      assert.equal(logs.stdout, 'cached\n');
+      assert.equal(logs.stderr, 'err\n');
+      assert.ok(existsSync(join(d.dataRoot, 'containers', id, 'container-cached.log')), 'the cache beside the container, as dockerd');
+
+      const off = await d.docker([
+        'run',
+        '--log-driver',
+        name,
+        '--log-opt',
+        'cache-disabled=true',
+        '--name',
+        'lp4b',
+        'busybox',
+        'echo',
+        'unread',
+      ]);
+      assert.equal(off.code, 0, off.stderr);
+      assert.deepEqual(plugin.lines(await idOf('lp4b')), ['unread']);
+      const api = await d.request('GET', '/containers/lp4b/logs?stdout=1');
       assert.equal(api.status, 501);
       assert.equal(api.json().message, 'configured logging driver does not support reading');
-      const cli = await d.docker(['logs', 'lp4']);
+      const cli = await d.docker(['logs', 'lp4b']);
       assert.notEqual(cli.code, 0);
       assert.match(cli.stderr, /configured logging driver does not support reading/);
     } finally {
