@@ -70,6 +70,18 @@ export function decodeEntry(b: Buffer): StoredEntry {
   return e;
 }
 
+/** Every whole entry of a FIFO's bytes (each after its big-endian uint32 length). */
+export function decodeFrames(b: Buffer): StoredEntry[] {
+  const out: StoredEntry[] = [];
+  for (let off = 0; off + 4 <= b.length;) {
+    const n = b.readUInt32BE(off);
+    if (off + 4 + n > b.length) break;
+    out.push(decodeEntry(b.subarray(off + 4, off + 4 + n)));
+    off += 4 + n;
+  }
+  return out;
+}
+
 function varint(v: bigint): number[] {
   const out: number[] = [];
   while (v >= 0x80n) {
