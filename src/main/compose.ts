@@ -281,8 +281,15 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         decodeAuth: decodeAuthHeaderLenient,
         log: log.child({ module: 'plugins' }),
         events,
-        // dockerd counts a plugin's volumes as references: it cannot be disabled or removed while they exist.
-        inUse: (name) => volumeTable.list().some((v) => v.Driver === name || `${v.Driver}:latest` === name),
+        // dockerd counts a plugin's volumes and the running containers logging through it as
+        // references: it cannot be disabled or removed while they exist.
+        inUse: (name) => {
+          const named = (driver: string | undefined) => !!driver && (driver === name || `${driver}:latest` === name);
+          return (
+            volumeTable.list().some((v) => named(v.Driver)) ||
+            containerStore.list().some((r) => r.State.Running && named(r.HostConfig.LogConfig?.Type))
+          );
+        },
       });
     });
     await plugins.init();

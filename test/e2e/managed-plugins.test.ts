@@ -195,6 +195,12 @@ describe('managed plugins', { skip }, () => {
     assert.equal(r.stdout, 'via-managed\n', 'read from the dual-logging cache (the plugin cannot read)');
     assert.equal(r.stderr, 'oops\n');
     await ok(['rm', 'mlog']);
+    // A running container logging through it holds it, as in dockerd.
+    await ok(['run', '-d', '--name', 'mlog2', '--log-driver', alias, 'busybox', 'sleep', '60']);
+    const busy = await d.docker(['plugin', 'disable', alias]);
+    assert.notEqual(busy.code, 0);
+    assert.match(busy.stderr, /is in use/);
+    await ok(['rm', '-f', 'mlog2']);
   });
 
   test('the plugin serves volumes: created by it, mounted into a container, data in its rootfs', async () => {
