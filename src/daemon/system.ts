@@ -1,5 +1,6 @@
 // The system backend: what /version and /info report, assembled from the configuration, the host,
 // the supervisor and the resource services' counters.
+import { LOG_DRIVERS } from '../logging/options.ts';
 import { parseGenericResources, type GenericResource } from '../config/generic-resources.ts';
 import { readdirSync } from 'node:fs';
 import { API_VERSION, MIN_API_VERSION } from '../util/api-version.ts';
@@ -37,6 +38,8 @@ export interface SystemDeps {
   dataRoot?: string;
   /** Security modes in force beyond the config's: --userns-remap active, rootless. */
   security?: { userns?: boolean; rootless?: boolean };
+  /** Enabled managed plugins implementing an interface (VolumeDriver, LogDriver), for /info Plugins. */
+  managedPlugins?: (iface: string) => string[];
   /** The Swarm section of /info and the Swarm header of /_ping (cluster/ fills them; absent: inactive). */
   cluster?: { info(): Promise<Record<string, unknown>>; pingState(): string };
 }
@@ -117,7 +120,14 @@ export class SystemService {
       Driver: cfg['storage-driver'],
       DriverStatus: [['driver-type', 'io.containerd.snapshotter.v1']],
       DockerRootDir: this.deps.dataRoot ?? cfg['data-root'],
-      Plugins: { Volume: ['local'], Network: ['bridge', 'host', 'none'], Authorization: null, Log: ['json-file', 'local', 'none'] },
+      // As dockerd: built-in drivers and the enabled managed plugins of each kind; the configured
+      // authorization plugins.
+      Plugins: {
+        Volume: ['local', ...(this.deps.managedPlugins?.('VolumeDriver') ?? [])],
+        Network: ['bridge', 'host', 'none'],
+        Authorization: cfg['authorization-plugins']?.length ? cfg['authorization-plugins'] : null,
+        Log: [...LOG_DRIVERS, ...(this.deps.managedPlugins?.('LogDriver') ?? [])].sort(),
+      },
       MemoryLimit: true,
       SwapLimit: true,
       KernelMemoryTCP: false,

@@ -487,6 +487,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       cgroupDriver,
       startedAt: opts.startedAt,
       security: { userns: opts.userns !== undefined, rootless: initial.rootless },
+      managedPlugins: (iface) => plugins.enabledWith(iface),
       ...(opts.userns ? { dataRoot: roots.dataRoot } : {}),
     });
 

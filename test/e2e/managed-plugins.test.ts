@@ -170,6 +170,10 @@ describe('managed plugins', { skip }, () => {
     assert.equal((await ok(['plugin', 'ls', '-q', '--filter', 'capability=ipamdriver'])).trim(), '');
     assert.equal((await ok(['plugin', 'ls', '-q', '--filter', 'enabled=false'])).trim(), '');
     assert.equal((await d.request('GET', '/plugins?filters=' + encodeURIComponent('{"bogus":["x"]}'))).status, 400);
+    // /info lists it among the volume and log drivers, as dockerd does.
+    const plugins = (await d.request('GET', '/v1.51/info')).json().Plugins;
+    assert.deepEqual(plugins.Volume, ['local', `${alias}:latest`]);
+    assert.deepEqual(plugins.Log, [`${alias}:latest`, 'json-file', 'local', 'none'].sort());
     // Its socket sits in <exec-root>/plugins/<id>/, bound at /run/docker/plugins in the plugin.
     assert.ok(existsSync(join(d.execRoot, 'plugins', p.Id, 'testvol.sock')));
     const again = await d.docker(['plugin', 'enable', alias]);
