@@ -327,6 +327,38 @@ test('warnings: pending and unsupported options set to a non-default value, and 
   assert.ok(warnings.includes('selinux-enabled is set but SELinux is not supported'));
 });
 
+test("issue 14's options are built: none warns; --selinux-enabled keeps its clear refusal", () => {
+  const { warnings } = run(
+    [
+      '--authorization-plugin',
+      'authz1',
+      '--cdi-spec-dir',
+      '/tmp/cdi',
+      '--experimental',
+      '--metrics-addr',
+      '127.0.0.1:9323',
+      '--userns-remap',
+      'default',
+      '--node-generic-resource',
+      'gpu=UUID1',
+      '--rootless=false',
+    ],
+    { features: { cdi: false } },
+  );
+  assert.deepEqual(warnings, []);
+  for (const key of [
+    'authorization-plugins',
+    'cdi-spec-dirs',
+    'metrics-addr',
+    'userns-remap',
+    'node-generic-resources',
+    'rootless',
+    'features',
+  ])
+    assert.equal(OPTIONS.find((o) => o.key === key)!.status, 'built', key);
+  assert.deepEqual(run(['--selinux-enabled']).warnings, ['selinux-enabled is set but SELinux is not supported']);
+});
+
 test('the full sample configuration file validates', () => {
   const sample = {
     'allow-direct-routing': false,
