@@ -65,7 +65,8 @@ describe('log-driver plugins', () => {
   });
 
   test('stdout and stderr stay apart; tail and long lines; follow ends with the container', async () => {
-    const script = 'echo out1; echo err1 >&2; echo out2; head -c 20000 /dev/zero | tr "\\0" a; echo';
+    // stderr first, then a pause: the two streams reach the plugin in a known order (tail counts both).
+    const script = 'echo err1 >&2; sleep 0.3; echo out1; echo out2; head -c 20000 /dev/zero | tr "\\0" a; echo';
     const r = await d.docker(['run', '--log-driver', name, '--name', 'lp2', 'busybox', 'sh', '-c', script]);
     assert.equal(r.code, 0, r.stderr);
     const id = await idOf('lp2');
@@ -117,7 +118,8 @@ describe('log-driver plugins', () => {
       const r = await d.docker(['run', '--log-driver', name, '--name', 'lp4', 'busybox', 'sh', '-c', 'echo cached; echo err >&2']);
       assert.equal(r.code, 0, r.stderr);
       const id = await idOf('lp4');
-      assert.deepEqual(plugin.lines(id), ['cached', 'err'], 'the plugin still gets every line');
+      // Each stream in order; the two may interleave either way.
+      assert.deepEqual(plugin.lines(id).sort(), ['cached', 'err'], 'the plugin still gets every line');
       const logs = await d.docker(['logs', 'lp4']);
       assert.equal(logs.code, 0, logs.stderr);
       assert.equal(logs.stdout, 'cached\n');
@@ -171,5 +173,32 @@ describe('log-driver plugins', () => {
     } finally {
       plugin.startError = '';
     }
+  });
+
+  test('the daemon stopping ends the logging (StopLogging); after its restart docker logs still reads through the plugin', async () => {
+    const run = await d.docker([
+      'run',
+      '-d',
+      '--stop-timeout',
+      '1',
+      '--log-driver',
+      name,
+      '--name',
+      'lp6',
+      'busybox',
+      'sh',
+      '-c',
+      'echo before; sleep 60',
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    const id = await idOf('lp6');
+    await until('the line at the plugin', () => (plugin.lines(id).includes('before') ? true : undefined));
+    const fifo = plugin.started.find((s) => s.Info.ContainerID === id)!.File;
+    await d.stop();
+    assert.ok(plugin.stopped.includes(fifo), 'StopLogging at shutdown');
+    await d.restart();
+    assert.equal((await d.docker(['logs', 'lp1'])).stdout, 'hi\n', 'read with a fresh driver: Capabilities, then ReadLogs');
+    assert.equal((await d.docker(['logs', 'lp6'])).stdout, 'before\n');
+    assert.equal((await d.docker(['rm', '-f', 'lp6'])).code, 0);
   });
 });
