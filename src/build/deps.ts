@@ -38,3 +38,9 @@ export interface BaseImages {
   /** Pulls the image, reporting progress as the build stream's status lines. */
   pull(ref: string, platform: string | undefined, auth: AuthConfig, sink: BuildSink, signal: AbortSignal): Promise<void>;
 }
+
+/** dockerd's builder metrics (builder_builds_triggered, builder_builds_failed{reason}). */
+export interface BuildMetrics {
+  triggered(): void;
+  failed(reason: string): void;
+}

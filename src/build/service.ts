@@ -19,7 +19,8 @@ import { BuildExecutor } from './executor.ts';
 import type { FsSteps } from './fs-steps.ts';
 import { StepImageWriter } from './image-writer.ts';
 import { StepCache } from './cache.ts';
-import type { BaseImages, BuildContainers } from './deps.ts';
+import type { BaseImages, BuildContainers, BuildMetrics } from './deps.ts';
+import { buildFailureReason } from './failure-reason.ts';
 import { fetchRemote, looksLikeArchive, peek } from './remote.ts';
 import { StepFailed } from './run-step.ts';
 import { cacheUsage, pruneCache, type GcPolicy } from './prune.ts';
@@ -43,6 +44,8 @@ export interface BuildServiceDeps {
   fs?: FsSteps;
   /** builder.gc of the current configuration (read at each build, so a reload applies). */
   gcSettings?: () => GcSettings;
+  /** Build counts for --metrics-addr; none without it. */
+  metrics?: BuildMetrics;
 }
 
 /** Tags as `repo` + `tag`, checked before anything runs (dockerd refuses a bad -t with a 400). */
@@ -72,6 +75,7 @@ export class BuildService {
 
   async build(opts: BuildOptions, body: AsyncIterable<Uint8Array> | null, sink: BuildSink, signal: AbortSignal): Promise<void> {
     const tags = parseTags(opts.tags);
+    this.d.metrics?.triggered();
     const abort = new AbortController();
     const onAbort = () => abort.abort(signal.reason ?? new Error('build cancelled'));
     if (signal.aborted) onAbort();
@@ -82,6 +86,8 @@ export class BuildService {
     const work = await mkdtemp(join(this.d.tmpDir, 'build-'));
     let entries = Infinity;
     let succeeded = false;
+    // As dockerd, only failures of the Dockerfile's processing count (not a bad context).
+    let processing = false;
     try {
       const contextDir = join(work, 'context');
       await mkdir(contextDir);
@@ -92,6 +98,7 @@ export class BuildService {
         }
         throw err;
       });
+      processing = true;
       const df = parseDockerfile(text.toString('utf8'));
       const exec = new BuildExecutor({
         client: this.d.client, images: this.d.images, writer: this.writer, containers: this.d.containers, base: this.d.base,
@@ -107,7 +114,9 @@ export class BuildService {
       succeeded = true;
       this.collectGarbage();
     } catch (err) {
-      if (abort.signal.aborted && !(err instanceof StepFailed)) throw invalidParameter(`build cancelled: ${(abort.signal.reason as Error)?.message ?? 'cancelled'}`);
+      const cancelled = abort.signal.aborted && !(err instanceof StepFailed);
+      if (processing || cancelled) this.d.metrics?.failed(buildFailureReason(err, cancelled));
+      if (cancelled) throw invalidParameter(`build cancelled: ${(abort.signal.reason as Error)?.message ?? 'cancelled'}`);
       throw err;
     } finally {
       signal.removeEventListener('abort', onAbort);

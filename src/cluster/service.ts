@@ -3,6 +3,7 @@
 // manager (runs etcd: manager.ts) or a worker (heartbeats to managers: worker.ts); its state is
 // saved under <data-root>/cluster and restored when the daemon starts. Services, tasks, secrets
 // and configs are not built yet: inside a cluster they answer 501.
+import type { GenericResource } from '../config/generic-resources.ts';
 import { arch, cpus, hostname, totalmem } from 'node:os';
 import { invalidParameter, notImplemented, unavailable } from '../errors.ts';
 import type {
@@ -48,6 +49,8 @@ export interface ClusterServiceDeps {
   engineLabels: () => string[];
   /** The network layer's overlay driver (the cluster's networks and endpoints are pushed to it). */
   overlay?: () => OverlayHost | undefined;
+  /** --node-generic-resource, advertised in the node's Description.Resources. */
+  genericResources?: () => GenericResource[];
 }
 
 type Phase = 'inactive' | 'pending' | 'active' | 'error';
@@ -83,6 +86,7 @@ export class ClusterService {
   }
 
   private describe(caPem: string): NodeRecord['Description'] {
+    const generic = this.deps.genericResources?.() ?? [];
     const labels: Record<string, string> = {};
     for (const l of this.deps.engineLabels()) {
       const i = l.indexOf('=');
@@ -91,7 +95,7 @@ export class ClusterService {
     return {
       Hostname: hostname(),
       Platform: { Architecture: arch() === 'x64' ? 'x86_64' : arch() === 'arm64' ? 'aarch64' : arch(), OS: 'linux' },
-      Resources: { NanoCPUs: cpus().length * 1e9, MemoryBytes: totalmem() },
+      Resources: { NanoCPUs: cpus().length * 1e9, MemoryBytes: totalmem(), ...(generic.length ? { GenericResources: generic } : {}) },
       Engine: { EngineVersion: this.deps.engineVersion, Labels: labels, Plugins: [] },
       TLSInfo: tlsInfoOf(caPem),
     };

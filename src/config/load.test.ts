@@ -238,7 +238,7 @@ test('values are validated', () => {
     [['-H', 'http://0.0.0.0:1'], {}, /invalid bind address format/],
     [['--registry-mirror', 'ftp://m'], {}, /invalid mirror: unsupported scheme "ftp"/],
     [['--insecure-registry', 'http://r:5000'], {}, /should not contain ':\/\/'/],
-    [['--node-generic-resource', 'gpu'], {}, /invalid generic resource specification: gpu/],
+    [['--node-generic-resource', 'gpu'], {}, /could not parse GenericResource: incorrect term gpu, missing '=' or malformed expression/],
   ];
   for (const [argv, doc, re] of cases) assert.match(failure(argv, doc), re, argv.join(' '));
 });
@@ -325,6 +325,38 @@ test('warnings: pending and unsupported options set to a non-default value, and 
     .map((o) => `${o.key} is set but ${o.note}`);
   assert.deepEqual(warnings, [...expected, 'features.teleport is set but is not a known feature']);
   assert.ok(warnings.includes('selinux-enabled is set but SELinux is not supported'));
+});
+
+test("issue 14's options are built: none warns; --selinux-enabled keeps its clear refusal", () => {
+  const { warnings } = run(
+    [
+      '--authorization-plugin',
+      'authz1',
+      '--cdi-spec-dir',
+      '/tmp/cdi',
+      '--experimental',
+      '--metrics-addr',
+      '127.0.0.1:9323',
+      '--userns-remap',
+      'default',
+      '--node-generic-resource',
+      'gpu=UUID1',
+      '--rootless=false',
+    ],
+    { features: { cdi: false } },
+  );
+  assert.deepEqual(warnings, []);
+  for (const key of [
+    'authorization-plugins',
+    'cdi-spec-dirs',
+    'metrics-addr',
+    'userns-remap',
+    'node-generic-resources',
+    'rootless',
+    'features',
+  ])
+    assert.equal(OPTIONS.find((o) => o.key === key)!.status, 'built', key);
+  assert.deepEqual(run(['--selinux-enabled']).warnings, ['selinux-enabled is set but SELinux is not supported']);
 });
 
 test('the full sample configuration file validates', () => {

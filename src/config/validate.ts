@@ -4,6 +4,7 @@
 
 import { ConfigError } from './config-error.ts';
 import type { DaemonConfig } from './daemon-config.ts';
+import { parseGenericResources } from './generic-resources.ts';
 import { OPTIONS } from './options.ts';
 import { STOCK_RUNTIME, checkHost, isIPAddress, parseCIDR, parseKeyValue, parseSize } from './values.ts';
 import { isIP } from 'node:net';
@@ -76,7 +77,7 @@ const RULES: Record<string, Rule> = {
   'cpu-rt-runtime': intRange(0, Infinity, (v) => `invalid cpu-rt-runtime: ${v}`),
   'default-shm-size': checkShmSize,
   labels: checkLabels,
-  'node-generic-resources': each((r: string) => (/^[^=]+=.+$/.test(r) ? undefined : `invalid generic resource specification: ${r}`)),
+  'node-generic-resources': (list: string[]) => errorOf(() => parseGenericResources(list)),
   dns: each((a: string) => (isIPAddress(a) ? undefined : `IP address is not correctly formatted: ${a}`)),
   'dns-search': each(checkDNSSearch),
   ip: ip(0, 'ip'),

@@ -1,5 +1,7 @@
 // The system backend: what /version and /info report, assembled from the configuration, the host,
 // the supervisor and the resource services' counters.
+import { LOG_DRIVERS } from '../logging/options.ts';
+import { parseGenericResources, type GenericResource } from '../config/generic-resources.ts';
 import { readdirSync } from 'node:fs';
 import { API_VERSION, MIN_API_VERSION } from '../util/api-version.ts';
 import type { DaemonConfig } from '../config/daemon-config.ts';
@@ -36,6 +38,8 @@ export interface SystemDeps {
   dataRoot?: string;
   /** Security modes in force beyond the config's: --userns-remap active, rootless. */
   security?: { userns?: boolean; rootless?: boolean };
+  /** Enabled managed plugins implementing an interface (VolumeDriver, LogDriver), for /info Plugins. */
+  managedPlugins?: (iface: string) => string[];
   /** The Swarm section of /info and the Swarm header of /_ping (cluster/ fills them; absent: inactive). */
   cluster?: { info(): Promise<Record<string, unknown>>; pingState(): string };
 }
@@ -116,7 +120,14 @@ export class SystemService {
       Driver: cfg['storage-driver'],
       DriverStatus: [['driver-type', 'io.containerd.snapshotter.v1']],
       DockerRootDir: this.deps.dataRoot ?? cfg['data-root'],
-      Plugins: { Volume: ['local'], Network: ['bridge', 'host', 'none'], Authorization: null, Log: ['json-file', 'local', 'none'] },
+      // As dockerd: built-in drivers and the enabled managed plugins of each kind; the configured
+      // authorization plugins.
+      Plugins: {
+        Volume: ['local', ...(this.deps.managedPlugins?.('VolumeDriver') ?? [])],
+        Network: ['bridge', 'host', 'none'],
+        Authorization: cfg['authorization-plugins']?.length ? cfg['authorization-plugins'] : null,
+        Log: [...LOG_DRIVERS, ...(this.deps.managedPlugins?.('LogDriver') ?? [])].sort(),
+      },
       MemoryLimit: true,
       SwapLimit: true,
       KernelMemoryTCP: false,
@@ -144,7 +155,7 @@ export class SystemService {
       MemTotal: host.memTotal,
       IndexServerAddress: 'https://index.docker.io/v1/',
       RegistryConfig: { InsecureRegistryCIDRs: insecure, IndexConfigs: indexConfigs, Mirrors: cfg['registry-mirrors'] },
-      GenericResources: null,
+      GenericResources: genericResourcesOf(cfg['node-generic-resources']),
       HttpProxy: cfg['proxies.http-proxy'] ?? '',
       HttpsProxy: cfg['proxies.https-proxy'] ?? '',
       NoProxy: cfg['proxies.no-proxy'] ?? '',
@@ -192,4 +203,14 @@ function securityOptions(cfg: DaemonConfig, cgroupVersion: string, modes: { user
   if (cfg['no-new-privileges']) out.push('name=no-new-privileges');
   if (cgroupVersion === '2') out.push('name=cgroupns');
   return out;
+}
+
+/** --node-generic-resource as /info shows it (null when none, as dockerd). */
+function genericResourcesOf(terms: string[] | undefined): GenericResource[] | null {
+  if (!terms?.length) return null;
+  try {
+    return parseGenericResources(terms);
+  } catch {
+    return null; // refused at start-up and reload already: an invalid list never gets here
+  }
 }

@@ -1,11 +1,13 @@
 // `docker commit`: the container's writable layer, diffed against the layer it sits on (the image's
 // init layer, so runtime mount points stay out), becomes one new uncompressed layer on top of the
 // image's (uncompressed, as dockerd's commit; on overlayfs read straight from the upper directory,
-// see commit-fast.ts, else by containerd's diff service); config = container config + request body + changes. The new layer is unpacked right
-// away so the image runs at once. Pausing (the default) freezes the processes only for the diff.
+// see commit-fast.ts, else by containerd's diff service); config = container config + request body
+// + changes (under --userns-remap with the owners mapped back to the container's ids). The new layer
+// is unpacked right away so the image runs at once. Pausing (the default) freezes the processes
+// only for the diff.
 import { nowIso } from '../util/time.ts';
 import { randomBytes } from 'node:crypto';
-import { conflict, notFound, notImplemented } from '../errors.ts';
+import { conflict, notFound } from '../errors.ts';
 import type { ContainerConfig } from '../types/container-api.ts';
 import { applyChanges, type RuntimeConfig } from './changes.ts';
 import { readOnlyMounts } from '../supervisor/mounts.ts';
@@ -20,6 +22,7 @@ import type { Descriptor } from '../supervisor/types.ts';
 import type { CommitOptions } from '../types/images.ts';
 import type { Logger } from '../util/log.ts';
 import { commitFromUpper, type FastCommit } from './commit-fast.ts';
+import { shiftTarOwners, type OwnerMap } from './tar-owner-shift.ts';
 
 const nonEmpty = <T extends object>(o: T | undefined | null): T | undefined => (o && Object.keys(o).length ? o : undefined);
 
@@ -91,18 +94,19 @@ export async function diffContainerLayer(
   }
 }
 
+/** The layer blob again with its owners mapped back from the remapped range. */
+async function unmapLayer(client: SupervisorClient, lease: string, layer: Descriptor, map: OwnerMap, id: string): Promise<Descriptor> {
+  const ref = `commit-unmapped-${id.slice(0, 12)}-${randomBytes(6).toString('hex')}`;
+  const written = await client.contentWrite(ref, shiftTarOwners(client.contentRead(layer.digest), map), { lease });
+  return { media_type: layer.media_type, digest: written.digest, size: written.size };
+}
+
 export async function commitContainer(
   deps: ImageDeps & { log?: Logger },
   containers: ContainerFacts,
   opts: CommitOptions,
 ): Promise<{ id: string }> {
   const c = containers.snapshotOf(opts.container);
-  // containerd's diff would carry the remapped host ids into the image; translating them back
-  // (as dockerd does) is not built.
-  if (c.remap)
-    throw notImplemented(
-      `commit of container ${c.id.slice(0, 12)} is not built with --userns-remap: its files are owned by remapped ids on disk (a container created with --userns=host can be committed)`,
-    );
   const ref = targetReference(opts.repo, opts.tag);
   const runtime = applyChanges(commitRuntimeConfig(c.config, opts.config), opts.changes);
   const parent = (await deps.images.list()).find((i) => i.id === c.imageId);
@@ -114,9 +118,11 @@ export async function commitContainer(
     // The fast path reads the upper directory twice (tar and copy): only while nothing writes to
     // it, or blob and snapshot could differ; a running container committed without pausing goes
     // through the diff service, whose one read is applied as is.
+    // Under --userns-remap the upper directory holds remapped owners and the snapshot tree is the
+    // remapped one: the diff service's layer, mapped back, is the correct one there.
     const quiet = !c.running || c.paused || opts.pause;
     const fast = async (): Promise<FastCommit | null> =>
-      !quiet
+      !quiet || c.remap
         ? null
         : commitFromUpper(w, deps.contentRoot, c, parentDiffIds).catch((err: unknown) => {
             // e.g. an unreadable entry or a failed copy: the diff service is the reference
@@ -125,7 +131,13 @@ export async function commitContainer(
           });
     const done = opts.pause ? await containers.frozen(c.id, fast) : await fast();
     const diff = () => diffContainerLayer(client, c.snapshotKey, c.snapshotter, lease, c.id);
-    const layer = done?.layer ?? (opts.pause ? await containers.frozen(c.id, diff) : await diff());
+    const slow = async (): Promise<Descriptor> => {
+      const changes = opts.pause ? await containers.frozen(c.id, diff) : await diff();
+      // --userns-remap: the diff holds the remapped host ids of the files on disk; the image layer
+      // holds the ids the container sees (images are stored unmapped, as dockerd does).
+      return c.remap ? unmapLayer(client, lease, changes, c.remap, c.id) : changes;
+    };
+    const layer = done?.layer ?? (await slow());
     const diffId = layer.digest; // uncompressed: the blob digest is the diff ID
 
     const layers = [...parent.manifest.layers, { media_type: MT.ociLayer, digest: layer.digest, size: layer.size }];

@@ -1,5 +1,6 @@
-// The behaviour every file-keeping log driver shares (json-file, local): each driver's test file
-// calls runDriverSuite(kind). Only the public createLogDriver/LogDriver surface is used here.
+// The behaviour every log driver that can read shares (json-file, local, a log plugin with ReadLogs):
+// each driver's test file calls runDriverSuite(kind[, subject]). Only the public LogDriver surface is
+// used here; the tests of what only a file keeps (rotation, compression) run for file drivers only.
 
 import assert from 'node:assert/strict';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
@@ -41,12 +42,21 @@ export function tempDirs(): () => Promise<string> {
   };
 }
 
-export function runDriverSuite(kind: 'json-file' | 'local'): void {
+/** A driver that is not one of the built-in file drivers (a log plugin). */
+export interface DriverSubject {
+  /** A driver for the container whose directory is `dir` (the same dir: the same container). */
+  create(options: Record<string, string>, dir: string): LogDriver;
+}
+
+export function runDriverSuite(kind: string, subject?: DriverSubject): void {
+  // Rotation, compression and reading files backwards are a file's; a plugin keeps entries its way.
+  const fileIt: typeof it = subject ? ((() => {}) as unknown as typeof it) : it;
   describe(`${kind} driver behaviour`, () => {
     const newDir = tempDirs();
     const make = async (options: Record<string, string> = {}, dir?: string): Promise<{ driver: LogDriver; dir: string }> => {
       const d = dir ?? (await newDir());
-      return { driver: createLogDriver(kind, { containerId: 'c0ffee', dir: d, options, attrs: {} }), dir: d };
+      const driver = subject ? subject.create(options, d) : createLogDriver(kind, { containerId: 'c0ffee', dir: d, options, attrs: {} });
+      return { driver, dir: d };
     };
     const files = async (driver: LogDriver): Promise<string[]> => (await readdir(join(driver.logPath, '..'))).sort();
 
@@ -218,7 +228,7 @@ export function runDriverSuite(kind: 'json-file' | 'local'): void {
       assert.deepEqual(text(await collect(driver, { follow: true })), ['a\n', 'b\n']);
     });
 
-    it('rotates by max-size, keeps max-file files, and reads across them', async () => {
+    fileIt('rotates by max-size, keeps max-file files, and reads across them', async () => {
       const { driver } = await make({ 'max-size': '2k', 'max-file': '3', compress: 'false' });
       const lines = Array.from({ length: 400 }, (_, i) => `rotating line ${String(i).padStart(4, '0')}\n`);
       await driver.attach({ stdout: Readable.from(lines.map((l) => Buffer.from(l))) });
@@ -231,7 +241,7 @@ export function runDriverSuite(kind: 'json-file' | 'local'): void {
       await driver.close();
     });
 
-    it('compresses rotated files (.N.gz) and reads them back, also with tail and since', async () => {
+    fileIt('compresses rotated files (.N.gz) and reads them back, also with tail and since', async () => {
       const { driver } = await make({ 'max-size': '2k', 'max-file': '4', compress: 'true' });
       const lines = Array.from({ length: 400 }, (_, i) => `compressed line ${String(i).padStart(4, '0')}\n`);
       await driver.attach({ stdout: Readable.from(lines.map((l) => Buffer.from(l))) });
@@ -251,7 +261,7 @@ export function runDriverSuite(kind: 'json-file' | 'local'): void {
     });
 
     for (const maxFile of ['1', '3']) {
-      it(`follow across rotation loses nothing (max-file ${maxFile})`, async () => {
+      fileIt(`follow across rotation loses nothing (max-file ${maxFile})`, async () => {
         const { driver } = await make({
           'max-size': '1k',
           'max-file': maxFile,
@@ -291,7 +301,7 @@ export function runDriverSuite(kind: 'json-file' | 'local'): void {
       });
     }
 
-    it('readers starting while the writer keeps rotating get a gap-free suffix (tail 0, tail all)', async () => {
+    fileIt('readers starting while the writer keeps rotating get a gap-free suffix (tail 0, tail all)', async () => {
       const { driver } = await make({ 'max-size': '1k', 'max-file': '2', ...(kind === 'local' && { compress: 'false' }) });
       const stdout = new PassThrough();
       const done = driver.attach({ stdout });

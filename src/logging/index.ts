@@ -1,15 +1,18 @@
-// Container log drivers: json-file (default, dockerd's format), local (compact binary) and none.
+// Container log drivers: json-file (default, dockerd's format), local (compact binary), none, and
+// log-driver plugins (plugin-driver.ts).
 
 import { join } from 'node:path';
 import { jsonCodec } from './format-json.ts';
 import { localCodec } from './format-local.ts';
 import { FileLogDriver } from './file-driver.ts';
 import { NoneLogDriver } from './none.ts';
-import { extraAttributes, fileLogConfig, validateLogOptions } from './options.ts';
+import { PluginLogDriver } from './plugin-driver.ts';
+import { extraAttributes, fileLogConfig, isBuiltinLogDriver, validateLogOptions } from './options.ts';
 import type { LogDriver, LogDriverOptions } from './types.ts';
 
 export type { LogDriver, LogDriverOptions, LogMessage, LogReadOptions, LogStream, LogStreams } from './types.ts';
-export { LOG_DRIVERS, logAttrs, parseSize, validateLogOptions, type ContainerLogInfo } from './options.ts';
+export type { LogPluginInfo, LogPluginTransport } from './plugin-driver.ts';
+export { isBuiltinLogDriver, LOG_DRIVERS, logAttrs, parseSize, validateLogOptions, type ContainerLogInfo } from './options.ts';
 export { formatTimeNano, nowNano, parseTimeNano } from '../util/time.ts';
 export { READ_NOT_SUPPORTED } from './none.ts';
 export { LogMessages } from './reader.ts';
@@ -26,6 +29,10 @@ export function logFilePath(kind: string, dir: string, containerId: string): str
  * Nothing touches the disk until attach() or a read.
  */
 export function createLogDriver(kind: string, opts: LogDriverOptions & { onError?: (err: unknown) => void }): LogDriver {
+  if (opts.plugin && !isBuiltinLogDriver(kind)) {
+    validateLogOptions(kind, opts.options, true);
+    return new PluginLogDriver(kind, opts.plugin.transport, opts.plugin.info, opts.plugin.fifoDir, join(opts.dir, 'container-cached.log'));
+  }
   validateLogOptions(kind, opts.options);
   if (kind === 'none') return new NoneLogDriver();
   const config = fileLogConfig(kind, opts.options);

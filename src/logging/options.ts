@@ -47,10 +47,22 @@ export interface FileLogConfig {
   compress: boolean;
 }
 
-/** Throws invalidParameter (dockerd's messages) for unknown keys and bad values. */
-export function validateLogOptions(kind: string, options: Record<string, string>): void {
+export function isBuiltinLogDriver(kind: string): boolean {
+  return (LOG_DRIVERS as readonly string[]).includes(kind);
+}
+
+/**
+ * Throws invalidParameter (dockerd's messages) for unknown keys and bad values. A plugin (the caller
+ * found one by that name) gets only the options every driver shares checked: the rest are its own.
+ */
+export function validateLogOptions(kind: string, options: Record<string, string>, plugin = false): void {
   if (kind === 'none') return; // dockerd accepts anything for none
-  if (!(LOG_DRIVERS as readonly string[]).includes(kind)) {
+  if (plugin && !isBuiltinLogDriver(kind)) {
+    validateCommon(options);
+    fileLogConfig('local', cacheOptions(options)); // the cache's settings, used if the plugin cannot read
+    return;
+  }
+  if (!isBuiltinLogDriver(kind)) {
     throw invalidParameter(`logger: no log driver named '${kind}' is registered`);
   }
   validateCommon(options);
@@ -86,6 +98,22 @@ function validateCommon(options: Record<string, string>): void {
   if (cacheDisabled && parseBool(cacheDisabled) === undefined) {
     throw invalidParameter(`invalid value for option cache-disabled: ${cacheDisabled}`);
   }
+}
+
+/**
+ * dockerd's dual logging: a driver that cannot read gets a local-format cache that `docker logs`
+ * reads, unless cache-disabled is true.
+ */
+export function cacheEnabled(options: Record<string, string>): boolean {
+  const v = options['cache-disabled'];
+  return v === undefined || v === '' || parseBool(v) !== true;
+}
+
+/** The cache's local-driver options: the "cache-" ones without their prefix. */
+export function cacheOptions(options: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(options)) if (k.startsWith('cache-') && LOCAL_KEYS.has(k.slice(6))) out[k.slice(6)] = v;
+  return out;
 }
 
 /** Rotation settings with each driver's defaults: json-file never rotates unless asked; local keeps 5×20 MiB, compressed. */

@@ -1,5 +1,7 @@
-// The log-driver contract shared by every driver (json-file, local, none) and by the daemon, which
+// The log-driver contract shared by every driver (json-file, local, none, plugins) and by the daemon, which
 // hands a container's stdout/stderr to attach() and serves GET /containers/{id}/logs from read().
+
+import type { LogPluginInfo, LogPluginTransport } from './plugin-driver.ts';
 
 export type LogStream = 'stdout' | 'stderr';
 
@@ -44,6 +46,10 @@ export interface LogDriver {
   read(opts: LogReadOptions, signal?: AbortSignal): AsyncIterable<LogMessage>;
   /** Stop consuming, flush, close files; followers drain what was written and end. Idempotent. */
   close(): Promise<void>;
+  /** Set-up that must succeed before the container starts (a log plugin's StartLogging). */
+  start?(): Promise<void>;
+  /** What a reader must await before read() (a log plugin's Capabilities). */
+  prepareRead?(): Promise<void>;
 }
 
 export interface LogDriverOptions {
@@ -57,4 +63,6 @@ export interface LogDriverOptions {
    * 'label:<key>' and 'env:<KEY>' entries.
    */
   attrs: Record<string, string>;
+  /** For a driver that is a plugin: the plugin, the container facts it is sent, where FIFOs go. */
+  plugin?: { transport: LogPluginTransport; info: LogPluginInfo; fifoDir: string };
 }

@@ -16,7 +16,7 @@ import type { ContainerService } from '../daemon/containers/service.ts';
 import { BuildService } from '../build/service.ts';
 import { CopySteps } from '../build/copy-steps.ts';
 import { gcSettings } from '../build/gc-config.ts';
-import type { BuildContainers, BaseImages } from '../build/deps.ts';
+import type { BuildContainers, BaseImages, BuildMetrics } from '../build/deps.ts';
 import type { ContainerCreateBody } from '../types/container-api.ts';
 import type { BuildMessage } from '../types/build.ts';
 
@@ -91,6 +91,8 @@ export interface BuildWiring {
   tmpDir: string;
   log: Logger;
   builderConfig: () => Record<string, unknown> | undefined;
+  /** Build counts for --metrics-addr. */
+  metrics?: BuildMetrics;
 }
 
 export function buildService(o: BuildWiring): BuildService {
@@ -117,5 +119,6 @@ export function buildService(o: BuildWiring): BuildService {
     gcSettings: () => gcSettings(o.builderConfig(), o.tmpDir),
     fs: new CopySteps({ client: o.client, snapshotter: o.snapshotter, tmpDir: o.tmpDir }),
     platform: { os: 'linux', architecture: process.arch === 'x64' ? 'amd64' : process.arch },
+    ...(o.metrics ? { metrics: o.metrics } : {}),
   });
 }

@@ -2,6 +2,7 @@
 // their backends, and opens the listeners — the single place to see how the daemon fits together,
 // and the only module that may import from every layer (see ARCHITECTURE.md).
 import { randomUUID } from 'node:crypto';
+import { parseGenericResources } from '../config/generic-resources.ts';
 import { arch, release } from 'node:os';
 import { join } from 'node:path';
 import { ApiServer } from '../api/server.ts';
@@ -164,6 +165,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       engineLabels: () => cfg().labels,
       // Built just below; called only once the cluster runs.
       overlay: () => networking.overlay,
+      genericResources: () => parseGenericResources(cfg()['node-generic-resources']),
     });
     cleanups.push(() => cluster.shutdown());
     const networking = composeNetworking({
@@ -282,8 +284,15 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         decodeAuth: decodeAuthHeaderLenient,
         log: log.child({ module: 'plugins' }),
         events,
-        // dockerd counts a plugin's volumes as references: it cannot be disabled or removed while they exist.
-        inUse: (name) => volumeTable.list().some((v) => v.Driver === name || `${v.Driver}:latest` === name),
+        // dockerd counts a plugin's volumes and the running containers logging through it as
+        // references: it cannot be disabled or removed while they exist.
+        inUse: (name) => {
+          const named = (driver: string | undefined) => !!driver && (driver === name || `${driver}:latest` === name);
+          return (
+            volumeTable.list().some((v) => named(v.Driver)) ||
+            containerStore.list().some((r) => r.State.Running && named(r.HostConfig.LogConfig?.Type))
+          );
+        },
       });
     });
     await plugins.init();
@@ -322,6 +331,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     });
     // Container runs are announced on `runs` (health checks and exec clean-up subscribe); inspect's
     // ExecIDs come from the exec registry. Both exist before the services on either side of them.
+    const logPluginRegistry = new PluginRegistry({ activationBudgetMs: 10_000, managed: plugins });
     const runs = new ContainerRunEvents(log.child({ module: 'containers' }));
     const execRegistry = new ExecRegistry();
     const containers = new ContainerService({
@@ -341,6 +351,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       cdi,
       runs,
       execs: execRegistry,
+      // Log-driver plugins: discovered or managed, implementing LogDriver (dockerd's patience with a starting plugin).
+      logPlugins: (name) => logPluginRegistry.get(name, 'LogDriver'),
+      logFifoDir: join(roots.execRoot, 'logging'),
     });
     const archives = new ArchiveService({
       containers,
@@ -429,6 +442,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       tmpDir: roots.tmpDir,
       log: log.child({ module: 'build' }),
       builderConfig: () => cfg().builder,
+      ...(metrics ? { metrics: metrics.builds } : {}),
     });
     // Sandboxes of containers recorded as not running (or unknown) go before anything can start;
     // those of containers recorded as running are the containers' restore's to keep or tear down.
@@ -481,6 +495,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       cgroupDriver,
       startedAt: opts.startedAt,
       security: { userns: opts.userns !== undefined, rootless: initial.rootless },
+      managedPlugins: (iface) => plugins.enabledWith(iface),
       ...(opts.userns ? { dataRoot: roots.dataRoot } : {}),
     });
 

@@ -12,6 +12,7 @@ import type { PluginFiles } from '../daemon/plugins/store.ts';
 export interface LazyPluginManager extends PluginsBackend, ManagedPluginLookup {
   init(): Promise<void>;
   shutdown(liveRestore: boolean): Promise<void>;
+  enabledWith(iface: string): string[];
 }
 
 /** `make` imports and builds the manager (not yet initialised); it runs once, on first need. */
@@ -42,6 +43,7 @@ export function lazyPluginManager(files: PluginFiles, make: () => Promise<Plugin
     },
     find: (name) => loaded?.find(name),
     isDisabled: (name) => loaded?.isDisabled(name) ?? false,
+    enabledWith: (iface) => loaded?.enabledWith(iface) ?? [],
     list: async (filters) => (await manager()).list(filters),
     inspect: async (name) => (await manager()).inspect(name),
     privileges: async (remote, registryAuth) => (await manager()).privileges(remote, registryAuth),

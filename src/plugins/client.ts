@@ -89,6 +89,55 @@ export class PluginClient {
   }
 
   /**
+   * A call whose answer is a byte stream (LogDriver.ReadLogs): resolves with the response once its
+   * status is 2xx (no timeout on the body: a follower stays open); a non-2xx answer rejects with
+   * its text. Aborting the signal ends the stream.
+   */
+  stream(method: string, body: unknown, signal?: AbortSignal): Promise<import('node:http').IncomingMessage> {
+    const payload = Buffer.from(JSON.stringify(body ?? {}));
+    const headers = { Accept: PLUGIN_CONTENT_TYPE, 'Content-Type': PLUGIN_CONTENT_TYPE, 'Content-Length': String(payload.length) };
+    const timeoutMs = this.defaults.timeoutMs;
+    return new Promise((resolve, reject) => {
+      const onResponse = (res: import('node:http').IncomingMessage) => {
+        req.setTimeout(0);
+        const status = res.statusCode ?? 0;
+        if (status >= 200 && status < 300) return resolve(res);
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', (err) => reject(new PluginUnavailableError(`plugin ${this.name}: ${err.message}`)));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8').trim();
+          let msg = text;
+          try {
+            const err = (JSON.parse(text) as { Err?: unknown }).Err;
+            if (typeof err === 'string' && err) msg = err;
+          } catch {
+            // not JSON: the raw text is the message
+          }
+          reject(new Error(`plugin ${this.name} answered ${status} to ${method}: ${msg.slice(0, 500)}`));
+        });
+      };
+      const path = `/${method}`;
+      const opts = { method: 'POST', headers, ...(signal ? { signal } : {}) };
+      const req = this.address.socketPath
+        ? httpRequest({ socketPath: this.address.socketPath, path, ...opts }, onResponse)
+        : (this.address.url!.startsWith('https:') ? httpsRequest : httpRequest)(
+            `${this.address.url}${path}`,
+            { ...opts, ...(this.tls ?? {}) },
+            onResponse,
+          );
+      // Only the wait for the answer's head is timed.
+      req.setTimeout(timeoutMs, () =>
+        req.destroy(new PluginUnavailableError(`plugin ${this.name}: ${method} timed out after ${timeoutMs} ms`)),
+      );
+      req.on('error', (err) =>
+        reject(err instanceof PluginUnavailableError ? err : new PluginUnavailableError(`plugin ${this.name}: ${err.message}`)),
+      );
+      req.end(payload);
+    });
+  }
+
+  /**
    * The handshake: which interfaces the plugin implements. A plugin that is still starting is
    * retried with back-off (dockerd waits up to about 30 s as well) before giving up.
    */

@@ -12,6 +12,8 @@ export interface ManagedPluginLookup {
   find(name: string): { address: PluginAddress; implements: string[] } | undefined;
   /** True when a managed plugin of that name is installed but disabled. */
   isDisabled(name: string): boolean;
+  /** Names of the enabled managed plugins implementing an interface ("LogDriver", …), for /info. */
+  enabledWith?(iface: string): string[];
 }
 
 export interface PluginRegistryOptions {

@@ -39,6 +39,7 @@ describe('authorization plugins', () => {
     assert.equal((decodeBody(create.RequestBody) as { Image: string }).Image, 'busybox');
     assert.equal(create.RequestHeaders['Content-Type'], 'application/json');
     assert.equal(create.User, '');
+    assert.deepEqual((await d.request('GET', '/v1.51/info')).json().Plugins.Authorization, [plugin.socketPath]);
     const res = plugin.responsesFor('POST', '/containers/create')[0]!;
     assert.equal(res.ResponseStatusCode, 201);
     assert.match((decodeBody(res.ResponseBody) as { Id: string }).Id, /^[0-9a-f]{64}$/);

@@ -1,7 +1,8 @@
 // Cluster mode through the real docker CLI: one node (init, info, node ls, join-token, a stale
 // update refused, leave back to inactive), then three daemons on loopback addresses of their own
 // (one init, one joins as manager, one as worker; node ls shows 3 Ready nodes; a restarted node
-// comes back). Each manager runs its own etcd (ports listen+2, +3).
+// comes back). Each manager runs its own etcd (ports listen+2, +3). The first node advertises
+// generic resources (--node-generic-resource) in /info and its node description.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -46,12 +47,20 @@ async function nodeLs(d: TestDaemon): Promise<NodeLine[]> {
 
 describe('cluster mode on one node', () => {
   let d: TestDaemon;
+  // The node advertises user-defined resources (--node-generic-resource): a set of named GPUs and a count.
+  const GENERIC = ['NVIDIA-GPU=UUID1', 'NVIDIA-GPU=UUID2', 'SSD=3'];
+  const GENERIC_WIRE = [
+    { NamedResourceSpec: { Kind: 'NVIDIA-GPU', Value: 'UUID1' } },
+    { NamedResourceSpec: { Kind: 'NVIDIA-GPU', Value: 'UUID2' } },
+    { DiscreteResourceSpec: { Kind: 'SSD', Value: 3 } },
+  ];
   before(async () => {
-    d = await startDaemon();
+    d = await startDaemon({ args: GENERIC.flatMap((g) => ['--node-generic-resource', g]) });
   });
   after(async () => d?.cleanup());
 
   test('init, info, node ls, join-token, stale update, leave --force back to inactive', async () => {
+    assert.deepEqual((await d.request('GET', '/v1.51/info')).json().GenericResources, GENERIC_WIRE);
     const init = await d.docker(['swarm', 'init', '--advertise-addr', ip(0), '--listen-addr', `${ip(0)}:2377`]);
     assert.equal(init.code, 0, init.stderr + d.output);
     const nodeId = /current node \((\w+)\) is now a manager/.exec(init.stdout)?.[1];
@@ -104,6 +113,7 @@ describe('cluster mode on one node', () => {
     const nodeUpd = await d.docker(['node', 'update', '--label-add', 'zone=a', '--availability', 'drain', nodeId]);
     assert.equal(nodeUpd.code, 0, nodeUpd.stderr);
     const inspected = (await d.request('GET', `/v1.51/nodes/${nodeId}`)).json();
+    assert.deepEqual(inspected.Description.Resources.GenericResources, GENERIC_WIRE, 'the node advertises its generic resources');
     assert.deepEqual(inspected.Spec, { Labels: { zone: 'a' }, Role: 'manager', Availability: 'drain' });
     assert.equal(
       (await d.request('GET', `/v1.51/nodes?filters=${encodeURIComponent(JSON.stringify({ 'node.label': ['zone=b'] }))}`)).json().length,

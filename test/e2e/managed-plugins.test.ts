@@ -15,6 +15,7 @@ import { loadBusybox } from '../helpers/images.ts';
 import { startRegistry, type TestRegistry } from '../helpers/registry.ts';
 import { tarToBuffer } from '../../src/util/tar-writer.ts';
 import { until } from '../helpers/until.ts';
+import { decodeFrames, type StoredEntry } from '../helpers/log-plugin.ts';
 
 /** The pid of the plugin's process: the one in the plugin's cgroup (its path ends in the plugin id). */
 async function pluginPid(id: string): Promise<number | undefined> {
@@ -67,7 +68,7 @@ describe('managed plugins', { skip }, () => {
     const p = await inspect(remote);
     assert.equal(p.Name, remote);
     assert.equal(p.Enabled, false);
-    assert.deepEqual(p.Config.Interface.Types, ['docker.volumedriver/1.0', 'docker.authz/1.0']);
+    assert.deepEqual(p.Config.Interface.Types, ['docker.volumedriver/1.0', 'docker.authz/1.0', 'docker.logdriver/1.0']);
     assert.deepEqual(p.Settings.Env, ['ROOT=/data']);
     assert.equal(p.Config.rootfs.diff_ids.length, 1);
 
@@ -165,14 +166,45 @@ describe('managed plugins', { skip }, () => {
     assert.equal(ls.trim(), `${alias}:latest true engine test volume driver`);
     assert.equal((await ok(['plugin', 'ls', '-q', '--filter', 'capability=volumedriver'])).trim(), p.Id.slice(0, 12));
     assert.equal((await ok(['plugin', 'ls', '-q', '--filter', 'capability=authz'])).trim(), p.Id.slice(0, 12));
-    assert.equal((await ok(['plugin', 'ls', '-q', '--filter', 'capability=logdriver'])).trim(), '');
+    assert.equal((await ok(['plugin', 'ls', '-q', '--filter', 'capability=logdriver'])).trim(), p.Id.slice(0, 12));
+    assert.equal((await ok(['plugin', 'ls', '-q', '--filter', 'capability=ipamdriver'])).trim(), '');
     assert.equal((await ok(['plugin', 'ls', '-q', '--filter', 'enabled=false'])).trim(), '');
     assert.equal((await d.request('GET', '/plugins?filters=' + encodeURIComponent('{"bogus":["x"]}'))).status, 400);
+    // /info lists it among the volume and log drivers, as dockerd does.
+    const plugins = (await d.request('GET', '/v1.51/info')).json().Plugins;
+    assert.deepEqual(plugins.Volume, ['local', `${alias}:latest`]);
+    assert.deepEqual(plugins.Log, [`${alias}:latest`, 'json-file', 'local', 'none'].sort());
     // Its socket sits in <exec-root>/plugins/<id>/, bound at /run/docker/plugins in the plugin.
     assert.ok(existsSync(join(d.execRoot, 'plugins', p.Id, 'testvol.sock')));
     const again = await d.docker(['plugin', 'enable', alias]);
     assert.notEqual(again.code, 0);
     assert.match(again.stderr, /already enabled/);
+  });
+
+  test('it serves as a log driver: lines reach it through a FIFO in its rootfs; docker logs reads the cache', async () => {
+    const p = await inspect(alias);
+    await ok(['run', '--name', 'mlog', '--log-driver', alias, 'busybox', 'sh', '-c', 'echo via-managed; echo oops >&2']);
+    const logs = join(d.dataRoot, 'plugins', p.Id, 'rootfs', 'logs');
+    const entries = await until('the plugin stored the lines', async () => {
+      const all: StoredEntry[] = [];
+      for (const f of await readdir(logs).catch(() => [] as string[])) all.push(...decodeFrames(await readFile(join(logs, f))));
+      return all.length >= 2 ? all : undefined;
+    });
+    // Each stream in order; the two streams may interleave either way.
+    assert.deepEqual(entries.map((e) => `${e.source}:${e.line}`).sort(), ['stderr:oops', 'stdout:via-managed']);
+    // The FIFO was made under the plugin's rootfs (/run/engine/logging there) and is gone after StopLogging.
+    assert.deepEqual(await readdir(join(d.dataRoot, 'plugins', p.Id, 'rootfs', 'run', 'engine', 'logging')), []);
+    const r = await d.docker(['logs', 'mlog']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, 'via-managed\n', 'read from the dual-logging cache (the plugin cannot read)');
+    assert.equal(r.stderr, 'oops\n');
+    await ok(['rm', 'mlog']);
+    // A running container logging through it holds it, as in dockerd.
+    await ok(['run', '-d', '--name', 'mlog2', '--log-driver', alias, 'busybox', 'sleep', '60']);
+    const busy = await d.docker(['plugin', 'disable', alias]);
+    assert.notEqual(busy.code, 0);
+    assert.match(busy.stderr, /is in use/);
+    await ok(['rm', '-f', 'mlog2']);
   });
 
   test('the plugin serves volumes: created by it, mounted into a container, data in its rootfs', async () => {

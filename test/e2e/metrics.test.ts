@@ -1,6 +1,9 @@
 // Metrics (issue 14): --metrics-addr with --experimental serves the Prometheus text format with
 // dockerd's families under engine_ and per-container counters from the stats sampler.
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ENGINED, run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
@@ -93,6 +96,38 @@ describe('metrics', () => {
       'a removed container is gone from the scrape',
     );
     assert.equal((await fetch(`http://127.0.0.1:${port}/other`)).status, 404);
+  });
+
+  test("builds: dockerd's builder_builds_triggered and builder_builds_failed by reason", async () => {
+    const before = await scrape();
+    // Every reason is exported from the start, as dockerd does.
+    for (const reason of ['dockerfile_syntax_error', 'unknown_instruction_error', 'build_target_not_reachable_error', 'build_canceled'])
+      assert.notEqual(find(before, 'engine_builder_builds_failed_total', `reason="${reason}"`), undefined, reason);
+    const count = (m: Map<string, number>, reason: string) => find(m, 'engine_builder_builds_failed_total', `reason="${reason}"`) ?? 0;
+    const dir = await mkdtemp(join(tmpdir(), 'engine-metrics-build-'));
+    try {
+      const build = async (dockerfile: string, ...args: string[]) => {
+        await writeFile(join(dir, 'Dockerfile'), dockerfile);
+        return d.docker(['build', ...args, dir], { env: { DOCKER_BUILDKIT: '0' }, timeoutMs: 120_000 });
+      };
+      const ok = await build('FROM busybox\nRUN echo built > /built\n', '-t', 'metrics-ok');
+      assert.equal(ok.code, 0, ok.stderr);
+      const failing = await build('FROM busybox\nRUN exit 3\n');
+      assert.notEqual(failing.code, 0);
+      const unknown = await build('FROM busybox\nFROBNICATE now\n');
+      assert.notEqual(unknown.code, 0);
+      const target = await build('FROM busybox AS one\n', '--target', 'two');
+      assert.notEqual(target.code, 0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    const after = await scrape();
+    const triggered = (m: Map<string, number>) => find(m, 'engine_builder_builds_triggered_total') ?? 0;
+    assert.equal(triggered(after) - triggered(before), 4);
+    assert.equal(count(after, 'error_processing_commands_error') - count(before, 'error_processing_commands_error'), 1);
+    assert.equal(count(after, 'unknown_instruction_error') - count(before, 'unknown_instruction_error'), 1);
+    assert.equal(count(after, 'build_target_not_reachable_error') - count(before, 'build_target_not_reachable_error'), 1);
+    assert.equal(count(after, 'dockerfile_syntax_error'), count(before, 'dockerfile_syntax_error'));
   });
 
   test('without --experimental the daemon refuses --metrics-addr', async () => {

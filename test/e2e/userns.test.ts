@@ -195,7 +195,7 @@ describe('userns-remap', () => {
     await d.request('DELETE', `/v1.51/containers/${r.json().Id}?force=1`);
   });
 
-  test('export writes the ids the container sees; commit of a remapped container is refused clearly', async () => {
+  test('export writes the ids the container sees; a --userns=host container commits as before', async () => {
     await ok(['create', '--name', 'exp', 'busybox', 'true']);
     const out = join(bindDir, 'exp.tar');
     await ok(['export', '-o', out, 'exp']);
@@ -203,13 +203,42 @@ describe('userns-remap', () => {
     assert.equal(listing.code, 0, listing.stderr);
     // GNU tar prints numeric owners as uid/gid: container root, not the remapped host id.
     for (const line of listing.stdout.trim().split('\n')) assert.match(line, /^\S+ 0\/0 /, line);
-    const commit = await d.request('POST', '/v1.51/commit?container=exp&repo=remapped-commit');
-    assert.equal(commit.status, 501);
-    assert.match(commit.json().message, /commit of container [0-9a-f]{12} is not built with --userns-remap/);
     const hostCt = (await ok(['create', '--userns=host', 'busybox', 'true'])).trim();
     assert.equal((await d.request('POST', `/v1.51/commit?container=${hostCt}&repo=host-commit`)).status, 201);
     await ok(['rm', 'exp', hostCt]);
     await ok(['rmi', 'host-commit']);
+  });
+
+  test('commit of a remapped container stores the ids the container sees: the image is unmapped', async () => {
+    const script = 'echo data > /made && mkdir /owned && touch /owned/f && chown -R 1000:1001 /owned && chown 5:6 /etc/passwd';
+    await ok(['run', '--name', 'cm', 'busybox', 'sh', '-c', script]);
+    await ok(['commit', 'cm', 'remapped-commit']);
+    // The new layer, as `docker save` writes it: owners as the container saw them.
+    const saveDir = await mkdtemp(join(bindDir, 'save-'));
+    try {
+      await ok(['save', '-o', join(saveDir, 'img.tar'), 'remapped-commit']);
+      assert.equal((await run('tar', ['-xf', join(saveDir, 'img.tar'), '-C', saveDir])).code, 0);
+      const manifest = JSON.parse(await readFile(join(saveDir, 'manifest.json'), 'utf8'))[0];
+      const listing = await run('tar', ['-tvnf', join(saveDir, manifest.Layers.at(-1))]);
+      assert.equal(listing.code, 0, listing.stderr);
+      const owner = (name: string) => new RegExp(`^\\S+ (\\d+/\\d+) .* ${name}$`, 'm').exec(listing.stdout)?.[1];
+      assert.deepEqual(['made', 'owned/', 'owned/f', 'etc/passwd'].map(owner), ['0/0', '1000/1001', '1000/1001', '5/6'], listing.stdout);
+    } finally {
+      await rm(saveDir, { recursive: true, force: true });
+    }
+    const stat = 'stat -c %u:%g /made /owned /owned/f /etc/passwd && cat /made';
+    const expected = '0:0\n1000:1001\n1000:1001\n5:6\ndata\n';
+    // A remapped container of the image sees them (its chain gets its own remapped copy) …
+    assert.equal(await ok(['run', '--rm', 'remapped-commit', 'sh', '-c', stat]), expected);
+    // … and on disk, outside any namespace, the image is unmapped.
+    assert.equal(await ok(['run', '--rm', '--userns=host', 'remapped-commit', 'sh', '-c', stat]), expected);
+    await ok(['rm', 'cm']);
+    await ok(['rmi', 'remapped-commit']);
+    // The committed chain's remapped copy goes with it (the last test counts what is left).
+    const ctr = ['--address', join(d.execRoot, 'containerd', 'containerd.sock'), '-n', 'engine', 'snapshots', 'ls'];
+    const deadline = Date.now() + 30_000;
+    while (((await run('ctr', ctr)).stdout.match(/^(?:remap|init)-\d+\.\d+-[0-9a-f]{64}/gm)?.length ?? 0) > 2 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 200));
   });
 
   test('docker cp in and out translates owners between the container and the remapped host ids', async () => {

@@ -4,12 +4,12 @@
 // ContainerService (service.ts) and handed to each part.
 import { join } from 'node:path';
 import type { DaemonConfig } from '../../config/daemon-config.ts';
-import { invalidParameter, notFound } from '../../errors.ts';
+import { EngineError, invalidParameter, notFound } from '../../errors.ts';
 import { containerAttributes } from '../../events/actors.ts';
 import type { EventPublisher } from '../../events/bus.ts';
 import type { ImageStore } from '../../images/image-store.ts';
-import { createLogDriver } from '../../logging/index.ts';
-import type { LogDriver } from '../../logging/types.ts';
+import { createLogDriver, isBuiltinLogDriver, type LogPluginInfo, type LogPluginTransport } from '../../logging/index.ts';
+import type { LogDriver, LogDriverOptions } from '../../logging/types.ts';
 import type { ContainerNetworks } from '../../network/container-contract.ts';
 import type { CdiRegistry } from '../../oci/cdi.ts';
 import { parseSignal } from '../../oci/signals.ts';
@@ -50,6 +50,10 @@ export interface ContainerServiceDeps {
   runs?: ContainerRunEvents;
   /** Inspect's ExecIDs: the exec registry (daemon/exec/registry.ts); none without it. */
   execs?: ContainerExecs;
+  /** Log-driver plugins by name (discovered or managed, implementing LogDriver); none without it. */
+  logPlugins?: (name: string) => Promise<LogPluginTransport>;
+  /** Where the FIFOs to log plugins are made (dockerd: /run/docker/logging). */
+  logFifoDir?: string;
 }
 
 /** What inspect needs from the exec instances. */
@@ -126,22 +130,51 @@ export class ContainerContext {
     return h;
   }
 
-  /** A new log driver for the container's run (the previous run's is closed), attached to its hub. */
-  openLogDriver(rec: ContainerRecord): Promise<void> {
-    const logConfig = rec.HostConfig.LogConfig!;
-    const driver = createLogDriver(logConfig.Type ?? 'json-file', {
-      containerId: rec.Id,
-      dir: join(this.d.containersDir, rec.Id),
-      options: logConfig.Config ?? {},
-      attrs: logAttrs(rec),
-    });
+  /**
+   * A new log driver for the container's run (the previous run's is closed), started (a log plugin
+   * has accepted the FIFO: a failure fails the start) and attached to its hub; `done` settles when
+   * the run's output is all written.
+   */
+  async openLogDriver(rec: ContainerRecord): Promise<{ done: Promise<void> }> {
+    const driver = await this.logDriverFor(rec, logAttrs(rec));
     const previous = this.drivers.get(rec.Id);
     if (previous && previous !== driver) {
       previous.close().catch((err) => this.d.log.debug(`closing the previous run's log driver: ${(err as Error).message}`, { id: rec.Id }));
     }
+    await driver.start?.();
     this.drivers.set(rec.Id, driver);
     const hub = this.hub(rec.Id);
-    return driver.attach({ stdout: hub.logStdout, stderr: rec.Config.Tty ? null : hub.logStderr });
+    return { done: driver.attach({ stdout: hub.logStdout, stderr: rec.Config.Tty ? null : hub.logStderr }) };
+  }
+
+  /** The container's configured driver, not yet started (a log plugin is looked up here). */
+  async logDriverFor(rec: ContainerRecord, attrs: Record<string, string>): Promise<LogDriver> {
+    const kind = rec.HostConfig.LogConfig?.Type ?? 'json-file';
+    const opts: LogDriverOptions = {
+      containerId: rec.Id,
+      dir: join(this.d.containersDir, rec.Id),
+      options: rec.HostConfig.LogConfig?.Config ?? {},
+      attrs,
+    };
+    if (!isBuiltinLogDriver(kind)) {
+      const transport = await this.logPlugin(kind);
+      opts.plugin = { transport, info: pluginLogInfo(rec), fifoDir: this.d.logFifoDir ?? join(this.d.containersDir, '..', 'logging') };
+    }
+    return createLogDriver(kind, opts);
+  }
+
+  /** A log-driver plugin by name, with dockerd's wording when there is none. */
+  async logPlugin(name: string): Promise<LogPluginTransport> {
+    if (!this.d.logPlugins) throw invalidParameter(`logger: no log driver named '${name}' is registered`);
+    try {
+      return await this.d.logPlugins(name);
+    } catch (err) {
+      // The lookup's verdict stands (an invalid name is a 400, an unknown plugin a 404).
+      throw new EngineError(
+        err instanceof EngineError ? err.code : 'INTERNAL',
+        `error looking up logging plugin ${name}: ${(err as Error).message}`,
+      );
+    }
   }
 
   /** Closes and forgets the container's log driver (after an exit, at removal, at shutdown). */
@@ -172,4 +205,22 @@ export function logAttrs(rec: ContainerRecord): Record<string, string> {
     attrs[`env:${i < 0 ? e : e.slice(0, i)}`] = i < 0 ? '' : e.slice(i + 1);
   }
   return attrs;
+}
+
+/** dockerd's logger.Info for a log plugin. */
+export function pluginLogInfo(rec: ContainerRecord): LogPluginInfo {
+  return {
+    Config: rec.HostConfig.LogConfig?.Config ?? {},
+    ContainerID: rec.Id,
+    ContainerName: rec.Name,
+    ContainerEntrypoint: rec.Path,
+    ContainerArgs: rec.Args,
+    ContainerImageID: rec.Image,
+    ContainerImageName: rec.Config.Image ?? '',
+    ContainerCreated: rec.Created,
+    ContainerEnv: rec.Config.Env ?? [],
+    ContainerLabels: rec.Config.Labels ?? {},
+    LogPath: '',
+    DaemonName: 'docker', // as dockerd names itself to plugins
+  };
 }

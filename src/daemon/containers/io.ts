@@ -1,8 +1,6 @@
 // A container's input and output for clients: logs (from the log driver, following the live run),
 // attach (the run's output hub, stdin through a relay that outlives the attach), the TTY size, top.
-import { join } from 'node:path';
 import { conflict } from '../../errors.ts';
-import { createLogDriver } from '../../logging/index.ts';
 import type { AttachOptions, AttachSession } from '../../types/attach.ts';
 import type { LogChunk, LogsRequest } from '../../types/logs.ts';
 import type { ContainerContext } from './context.ts';
@@ -15,18 +13,14 @@ export class ContainerIo {
 
   async logs(rec: ContainerRecord, req: LogsRequest, signal: AbortSignal): Promise<{ tty: boolean; lines: AsyncIterable<LogChunk> }> {
     const { d } = this.ctx;
-    const kind = rec.HostConfig.LogConfig?.Type ?? 'json-file';
     let driver = this.ctx.drivers.get(rec.Id);
     let owned = false;
     if (!driver) {
-      driver = createLogDriver(kind, {
-        containerId: rec.Id,
-        dir: join(d.containersDir, rec.Id),
-        options: rec.HostConfig.LogConfig?.Config ?? {},
-        attrs: {},
-      });
+      driver = await this.ctx.logDriverFor(rec, {});
       owned = true;
     }
+    // A log plugin says here whether it can read (dockerd's 501 otherwise, before any output).
+    await driver.prepareRead?.();
     const reader = driver;
     const follow = req.follow && rec.State.Running;
     const src = reader.read(

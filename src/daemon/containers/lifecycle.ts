@@ -51,7 +51,7 @@ export class Lifecycle {
     try {
       // The daemon's limits, runtimes and CDI specs may have changed since the create (reload).
       const { cdi } = this.verifier.checkStart(rec.HostConfig);
-      logging = ctx.openLogDriver(rec);
+      logging = (await ctx.openLogDriver(rec)).done;
       task = await d.launcher.launch(rec, hub, (ref) => ctx.find(ref), cdi);
     } catch (err) {
       hub.logStdout.end();
@@ -105,7 +105,8 @@ export class Lifecycle {
   /** Watches a task that survived a daemon restart as if this daemon had started it. */
   adopt(rec: ContainerRecord, task: RunningTask): void {
     this.ctx.tasks.set(rec.Id, task);
-    const logging = this.ctx.openLogDriver(rec);
+    // A log plugin that fails now loses the output (the task already runs); the error is logged.
+    const logging = this.ctx.openLogDriver(rec).then((l) => l.done);
     this.watch(rec, task, logging, Date.now());
     this.ctx.d.runs?.emit(rec, 'started');
   }

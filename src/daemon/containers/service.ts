@@ -51,6 +51,7 @@ export class ContainerService {
       userns: d.rootfs.remapping,
       noCgroups: !d.launcher.killsAll,
       find: (ref) => ctx.find(ref),
+      ...(d.logPlugins ? { logPlugin: (name: string) => ctx.logPlugin(name) } : {}),
     });
     this.creator = new ContainerCreator(ctx, this.verifier);
     this.lifecycle = new Lifecycle(ctx, this.verifier);

@@ -5,7 +5,7 @@
 // mode and endpoints, volumes, binds and mounts). The task launcher only launches.
 import type { DaemonConfig } from '../../config/daemon-config.ts';
 import { invalidParameter } from '../../errors.ts';
-import { validateLogOptions } from '../../logging/options.ts';
+import { isBuiltinLogDriver, validateLogOptions } from '../../logging/options.ts';
 import { cdiDeviceIds, type CdiInjection, type CdiRegistry } from '../../oci/cdi.ts';
 import { checkUlimits, mergeUlimits, type HardLimits } from '../../oci/rlimits.ts';
 import { checkUsernsMode } from '../../oci/userns.ts';
@@ -43,6 +43,8 @@ export interface VerifierDeps {
   noCgroups?: boolean;
   /** Other containers by reference (NetworkMode container:<ref>). */
   find: (ref: string) => ContainerRecord;
+  /** Looks a log-driver plugin up (throws when there is none); without it only built-in drivers exist. */
+  logPlugin?: (name: string) => Promise<unknown>;
 }
 
 export interface VerifiedCreate {
@@ -78,7 +80,7 @@ export class ContainerVerifier {
       throw invalidParameter("can't create 'AutoRemove' container with restart policy");
     }
     this.checkStart(hostConfig);
-    validateLogOptions(hostConfig.LogConfig!.Type ?? cfg['log-driver'], hostConfig.LogConfig!.Config ?? {});
+    await this.checkLogDriver(hostConfig.LogConfig!.Type ?? cfg['log-driver'], hostConfig.LogConfig!.Config ?? {});
     const warnings: string[] = [];
     const mode = hostConfig.NetworkMode!;
     if (this.d.networks) {
@@ -90,6 +92,17 @@ export class ContainerVerifier {
     await this.d.volumes?.check(hostConfig, config);
     const mounts = mountPoints(hostConfig, this.d.volumes !== undefined);
     return { request, image, config, hostConfig, mounts, warnings };
+  }
+
+  /** A built-in driver's options, or a log plugin that exists (as dockerd, any lookup failure is a 400). */
+  private async checkLogDriver(kind: string, options: Record<string, string>): Promise<void> {
+    if (isBuiltinLogDriver(kind) || !this.d.logPlugin) return validateLogOptions(kind, options);
+    validateLogOptions(kind, options, true);
+    try {
+      await this.d.logPlugin(kind);
+    } catch (err) {
+      throw invalidParameter((err as Error).message);
+    }
   }
 
   /**

@@ -1,9 +1,10 @@
 // The daemon's Prometheus metrics (`--metrics-addr`, experimental): dockerd's families under the
 // engine_ prefix — daemon info, container actions and their durations, container states, events,
-// network actions, health checks — plus per-container CPU, memory, network and block I/O read from
+// network actions, health checks, builds — plus per-container CPU, memory, network and block I/O read from
 // the stats sampler at scrape time, labelled by container name and id, so a scrape can replace
 // `docker stats`. prom-client renders the text format.
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { BUILD_FAILURE_REASONS } from '../../build/failure-reason.ts';
 import type { EngineEvent } from '../../types/events.ts';
 import type { Sample, U64 } from '../stats/wire.ts';
 
@@ -34,6 +35,8 @@ export class EngineMetrics {
   private readonly unsubscribe: () => void;
   private readonly healthChecks: Counter;
   private readonly healthChecksFailed: Counter;
+  /** The builder's counts (dockerd's builder_builds_triggered and builder_builds_failed{reason}). */
+  readonly builds: { triggered(): void; failed(reason: string): void };
 
   constructor(private readonly src: MetricsSources) {
     const r = [this.registry];
@@ -82,7 +85,25 @@ export class EngineMetrics {
         for (const [state, n] of Object.entries(counts)) this.set({ state }, n);
       },
     });
+    this.builds = this.builderFamilies(r);
     this.perContainer(r);
+  }
+
+  private builderFamilies(r: Registry[]): { triggered(): void; failed(reason: string): void } {
+    const triggered = new Counter({
+      name: 'engine_builder_builds_triggered_total',
+      help: 'Number of triggered image builds',
+      registers: r,
+    });
+    const failed = new Counter({
+      name: 'engine_builder_builds_failed_total',
+      help: 'Number of failed image builds',
+      labelNames: ['reason'],
+      registers: r,
+    });
+    // As dockerd: every reason is exported from the start, at 0.
+    for (const reason of BUILD_FAILURE_REASONS) failed.inc({ reason }, 0);
+    return { triggered: () => triggered.inc(), failed: (reason) => failed.inc({ reason }) };
   }
 
   /** Per-container counters, read when scraped (nothing is sampled between scrapes). */

@@ -142,6 +142,10 @@ export class PluginManager implements ManagedPluginLookup {
     return address ? { address, implements: implementsOf(r.Config) } : undefined;
   }
 
+  enabledWith(iface: string): string[] {
+    return this.records.filter((r) => r.Enabled && implementsOf(r.Config).includes(iface)).map((r) => r.Name);
+  }
+
   isDisabled(name: string): boolean {
     try {
       return !this.lookup(name).Enabled;

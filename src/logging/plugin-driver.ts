@@ -1,0 +1,327 @@
+// Log-driver plugins (dockerd's LogDriver protocol): at a run's start the daemon makes a FIFO, asks
+// LogDriver.Capabilities and calls LogDriver.StartLogging {File, Info}; every line goes down the FIFO
+// as a length-prefixed protobuf LogEntry (log-entry.ts); at the end LogDriver.StopLogging {File}.
+// `docker logs` streams LogDriver.ReadLogs when the plugin says it can (Cap.ReadLogs); otherwise, as
+// dockerd's dual logging, from a local-format cache beside the container (container-cached.log), or
+// dockerd's 501 with cache-disabled=true.
+import { randomBytes } from 'node:crypto';
+import { constants, openSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { Socket } from 'node:net';
+import { PassThrough } from 'node:stream';
+import { join } from 'node:path';
+import { internal, notImplemented } from '../errors.ts';
+import { runCommand } from '../util/helper-shell.ts';
+import { formatTimeNano, nowNano, ZERO_TIME } from '../util/time.ts';
+import { LineFramer, MAX_ENTRY, type RecordEncoder, type StreamId } from './framer.ts';
+import { encodeLogEntry, LogEntryDecoder, type LogEntry } from './log-entry.ts';
+import { READ_NOT_SUPPORTED } from './none.ts';
+import type { LogDriver, LogMessage, LogReadOptions, LogStreams } from './types.ts';
+import { FileLogDriver } from './file-driver.ts';
+import { localCodec } from './format-local.ts';
+import { cacheEnabled, cacheOptions, fileLogConfig } from './options.ts';
+
+/** The plugin as the driver needs it (the plugin registry's client fits this). */
+export interface LogPluginTransport {
+  readonly name: string;
+  readonly address: { scopePath?: (path: string) => string };
+  call<T>(method: string, body: unknown): Promise<T>;
+  stream(method: string, body: unknown, signal?: AbortSignal): Promise<NodeJS.ReadableStream>;
+}
+
+/** dockerd's logger.Info as plugins receive it in StartLogging and ReadLogs. */
+export interface LogPluginInfo {
+  Config: Record<string, string>;
+  ContainerID: string;
+  ContainerName: string;
+  ContainerEntrypoint: string;
+  ContainerArgs: string[];
+  ContainerImageID: string;
+  ContainerImageName: string;
+  ContainerCreated: string;
+  ContainerEnv: string[];
+  ContainerLabels: Record<string, string>;
+  LogPath: string;
+  DaemonName: string;
+}
+
+/** Where a managed plugin finds the FIFOs, inside its rootfs (dockerd: /run/docker/logging). */
+const MANAGED_FIFO_DIR = '/run/engine/logging';
+const SOURCES = ['stdout', 'stderr'] as const;
+/** How long close() lets followers end on their own (the plugin ends ReadLogs) before cutting them. */
+const FOLLOW_GRACE_MS = 1000;
+
+export class PluginLogDriver implements LogDriver {
+  readonly logPath = '';
+  private fifo?: { host: string; plugin: string; sock: Socket };
+  private canRead?: boolean;
+  private readonly active = new Set<NodeJS.ReadableStream>();
+  private readonly attaching = new Set<Promise<void>>();
+  private readonly followers = new Set<AbortController>();
+  private closing?: Promise<void>;
+  /** The partial line in progress per stream: its id and the next piece's ordinal. */
+  private readonly partials: ({ id: string; ordinal: number } | undefined)[] = [undefined, undefined];
+
+  readonly name: string;
+  private readonly plugin: LogPluginTransport;
+  private readonly info: LogPluginInfo;
+  private readonly fifoDir: string;
+
+  /** dockerd's dual logging: where the local cache goes when the plugin cannot read ('' for none). */
+  private readonly cachePath: string;
+  private cache?: LogDriver;
+
+  constructor(name: string, plugin: LogPluginTransport, info: LogPluginInfo, fifoDir: string, cachePath = '') {
+    this.name = name;
+    this.plugin = plugin;
+    this.info = info;
+    this.fifoDir = fifoDir;
+    this.cachePath = cacheEnabled(info.Config) ? cachePath : '';
+  }
+
+  /** What a reader needs first: whether the plugin can read (asked once). */
+  async prepareRead(): Promise<void> {
+    if (this.canRead !== undefined) return;
+    // As dockerd: a plugin that fails Capabilities has none.
+    const r = await this.plugin.call<{ Cap?: { ReadLogs?: boolean }; Err?: string }>('LogDriver.Capabilities', null).catch(() => ({}));
+    this.canRead = (r as { Cap?: { ReadLogs?: boolean } }).Cap?.ReadLogs === true;
+    if (!this.canRead && this.cachePath) {
+      this.cache = new FileLogDriver('local', this.cachePath, localCodec, fileLogConfig('local', cacheOptions(this.info.Config)));
+    }
+  }
+
+  /** Opens the FIFO and has the plugin start reading it; a failure fails the container's start. */
+  async start(): Promise<void> {
+    await this.prepareRead();
+    const scope = this.plugin.address.scopePath;
+    const id = randomBytes(32).toString('hex');
+    const hostDir = scope ? scope(MANAGED_FIFO_DIR) : this.fifoDir;
+    const host = join(hostDir, id);
+    await mkdir(hostDir, { recursive: true, mode: 0o700 });
+    await runCommand('mkfifo', ['-m', '0700', host]);
+    // Read-write, as dockerd: the open never waits for the plugin, and a plugin that dies does not
+    // break the pipe (the container blocks once the pipe is full instead).
+    const sock = new Socket({ fd: openSync(host, constants.O_RDWR | constants.O_NONBLOCK), readable: false, writable: true });
+    sock.on('error', () => {}); // reported by the write that meets it
+    this.fifo = { host, plugin: scope ? join(MANAGED_FIFO_DIR, id) : host, sock };
+    try {
+      const r = await this.plugin.call<{ Err?: string }>('LogDriver.StartLogging', { File: this.fifo.plugin, Info: this.info });
+      if (r.Err) throw new Error(r.Err);
+    } catch (err) {
+      await this.dropFifo();
+      throw internal(`failed to initialize logging driver: error creating logger: ${(err as Error).message}`);
+    }
+  }
+
+  async attach(streams: LogStreams): Promise<void> {
+    if (this.closing) throw new Error('log driver is closed');
+    const job = (async () => {
+      if (!this.fifo) await this.start();
+      // With a cache, each stream feeds both the plugin and the cache.
+      const out = this.cache ? tee(streams.stdout) : undefined;
+      const err = this.cache ? tee(streams.stderr) : undefined;
+      const stdout = out ? out[0] : streams.stdout;
+      const stderr = err ? err[0] : streams.stderr;
+      const jobs: Promise<void>[] = [];
+      if (stdout) jobs.push(this.consume(stdout, 0));
+      if (stderr) jobs.push(this.consume(stderr, 1));
+      if (this.cache) jobs.push(this.cache.attach({ stdout: out?.[1] ?? null, stderr: err?.[1] ?? null }));
+      await Promise.all(jobs);
+    })();
+    this.attaching.add(job);
+    try {
+      await job;
+    } finally {
+      this.attaching.delete(job);
+    }
+  }
+
+  private async consume(stream: NodeJS.ReadableStream, sid: StreamId): Promise<void> {
+    const out: Buffer[] = [];
+    const framer = new LineFramer(this.encoder(out), sid);
+    this.active.add(stream);
+    try {
+      for await (const chunk of stream as AsyncIterable<Buffer | string>) {
+        framer.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk, nowNano());
+        await this.write(out);
+        if (this.closing) break;
+      }
+    } catch (err) {
+      if (!this.closing) throw err; // close() destroys the streams it stops reading
+    } finally {
+      this.active.delete(stream);
+    }
+    framer.end(nowNano());
+    await this.write(out);
+  }
+
+  /** Entries as dockerd's copier makes them: lines without their newline, long ones in pieces. */
+  private encoder(out: Buffer[]): RecordEncoder {
+    const entry = (sid: StreamId, line: Buffer, ts: bigint, partial: boolean, last: boolean): void => {
+      const e: LogEntry = { source: SOURCES[sid], timeNano: ts, line, partial };
+      let p = this.partials[sid];
+      if (partial && !p) p = this.partials[sid] = { id: randomBytes(16).toString('hex'), ordinal: 1 };
+      if (p) {
+        e.partialMetadata = { id: p.id, ordinal: p.ordinal++, last };
+        if (last) this.partials[sid] = undefined;
+      }
+      out.push(encodeLogEntry(e));
+    };
+    return {
+      lines: (sid, buf, start, end, ts) => {
+        while (start < end) {
+          const nl = buf.indexOf(10, start);
+          let from = start;
+          while (nl - from >= MAX_ENTRY) {
+            entry(sid, buf.subarray(from, from + MAX_ENTRY), ts, true, false);
+            from += MAX_ENTRY;
+          }
+          entry(sid, buf.subarray(from, nl), ts, false, true);
+          start = nl + 1;
+        }
+      },
+      // A piece of a long line, or an unterminated last line at the end of the stream (the last
+      // piece of its message, still partial: no newline follows it).
+      partial: (sid, buf, start, end, ts) => entry(sid, buf.subarray(start, end), ts, true, end - start < MAX_ENTRY),
+    };
+  }
+
+  private async write(out: Buffer[]): Promise<void> {
+    if (out.length === 0 || !this.fifo) return;
+    const data = out.length === 1 ? out[0]! : Buffer.concat(out);
+    out.length = 0;
+    const sock = this.fifo.sock;
+    if (sock.destroyed) return;
+    if (!sock.write(data)) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          sock.off('drain', done);
+          sock.off('close', done);
+          resolve();
+        };
+        sock.on('drain', done);
+        sock.on('close', done);
+      });
+    }
+  }
+
+  read(opts: LogReadOptions, signal?: AbortSignal): AsyncIterable<LogMessage> {
+    if (!this.canRead && this.cache) return this.cache.read(opts, signal);
+    if (!this.canRead) throw notImplemented(READ_NOT_SUPPORTED);
+    return this.readLogs(opts, signal);
+  }
+
+  private async *readLogs(opts: LogReadOptions, signal?: AbortSignal): AsyncIterable<LogMessage> {
+    const ctl = new AbortController();
+    const onAbort = () => ctl.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (opts.follow) {
+      if (this.closing) opts = { ...opts, follow: false };
+      else this.followers.add(ctl);
+    }
+    const time = (ns: bigint | undefined) => (ns === undefined ? ZERO_TIME : formatTimeNano(ns));
+    try {
+      const res = await this.plugin.stream(
+        'LogDriver.ReadLogs',
+        {
+          Info: this.info,
+          Config: { Since: time(opts.since), Until: time(opts.until), Tail: opts.tail ?? -1, Follow: opts.follow },
+        },
+        ctl.signal,
+      );
+      const decoder = new LogEntryDecoder();
+      try {
+        for await (const chunk of res as AsyncIterable<Buffer>) {
+          for (const e of decoder.push(chunk)) {
+            const stream = e.source === 'stderr' ? 'stderr' : 'stdout';
+            if (stream === 'stdout' ? !opts.stdout : !opts.stderr) continue;
+            // The plugin should have filtered; dockerd checks again.
+            if (opts.since !== undefined && e.timeNano < opts.since) continue;
+            if (opts.until !== undefined && e.timeNano > opts.until) return;
+            const partial = e.partial;
+            yield { stream, line: partial ? e.line : Buffer.concat([e.line, Buffer.from('\n')]), timeNano: e.timeNano, partial };
+          }
+        }
+      } catch (err) {
+        if (!ctl.signal.aborted) throw internal(`error decoding log message: ${(err as Error).message}`);
+      }
+    } catch (err) {
+      if (ctl.signal.aborted) return;
+      throw internal(`error getting log reader: ${(err as Error).message}`);
+    } finally {
+      this.followers.delete(ctl);
+      signal?.removeEventListener('abort', onAbort);
+      ctl.abort(); // ends the request when the consumer stopped early
+    }
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      for (const s of this.active) (s as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
+      // The cache stops reading its copies too: a stream that never ends is then given up.
+      const cacheClosed = this.cache?.close();
+      await Promise.allSettled([...this.attaching]);
+      await cacheClosed;
+      const fifo = this.fifo;
+      if (fifo) {
+        // What we queued reaches the pipe before the plugin is told to drain it and stop.
+        if (fifo.sock.writableLength > 0) {
+          await new Promise<void>((resolve) => {
+            const t = setTimeout(resolve, 5000);
+            fifo.sock.once('drain', () => {
+              clearTimeout(t);
+              resolve();
+            });
+          });
+        }
+        let stopErr: unknown;
+        await this.plugin.call<{ Err?: string }>('LogDriver.StopLogging', { File: fifo.plugin }).then(
+          (r) => {
+            if (r.Err) stopErr = new Error(r.Err);
+          },
+          (err) => (stopErr = err),
+        );
+        await this.dropFifo();
+        if (this.followers.size > 0) {
+          await new Promise((r) => setTimeout(r, FOLLOW_GRACE_MS));
+          for (const f of this.followers) f.abort();
+        }
+        if (stopErr) throw stopErr;
+      }
+    })();
+    return this.closing;
+  }
+
+  private async dropFifo(): Promise<void> {
+    const fifo = this.fifo;
+    if (!fifo) return;
+    fifo.sock.destroy();
+    await rm(fifo.host, { force: true });
+  }
+}
+
+/**
+ * Two readers of one stream, each getting every chunk; the source is read only as fast as the
+ * slower one takes it. Destroying either copy (a driver's close) stops the source.
+ */
+function tee(src: NodeJS.ReadableStream | null | undefined): [PassThrough, PassThrough] | undefined {
+  if (!src) return undefined;
+  const copies: [PassThrough, PassThrough] = [new PassThrough(), new PassThrough()];
+  void (async () => {
+    try {
+      for await (const chunk of src as AsyncIterable<Buffer>) {
+        const waits = copies
+          .filter((c) => !c.destroyed && !c.write(chunk))
+          .map((c) => new Promise((r) => (c.once('drain', r), c.once('close', r))));
+        await Promise.all(waits);
+        if (copies.every((c) => c.destroyed)) break;
+      }
+    } catch {
+      // a destroyed source ends both copies
+    }
+    for (const c of copies) c.end();
+  })();
+  for (const c of copies)
+    c.on('close', () => copies.every((x) => x.destroyed) && (src as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.());
+  return copies;
+}
