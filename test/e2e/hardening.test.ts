@@ -61,8 +61,20 @@ describe('hostile request bodies', () => {
       }
       return [await req, worst];
     };
+    /** The slowest /_ping of back-to-back pings for ms with nothing else asked: the machine's own noise. */
+    const idleWorst = async (ms: number): Promise<number> => {
+      let worst = 0;
+      for (const end = performance.now() + ms; performance.now() < end;) {
+        const t = performance.now();
+        await d.request('GET', '/_ping');
+        worst = Math.max(worst, performance.now() - t);
+      }
+      return worst;
+    };
     const worst: Record<string, number> = {};
+    let noise = 0;
     for (const [name, body] of bodies) {
+      noise = Math.max(noise, await idleWorst(1000));
       const payload = Buffer.from(JSON.stringify(body));
       assert.ok(payload.length <= MAX_JSON_BODY, `${name}: ${payload.length} bytes`);
       const [c, createPing] = await whilePinging(
@@ -78,9 +90,15 @@ describe('hostile request bodies', () => {
       assert.equal(r.status, 204, r.text());
       worst[name] = Math.round(Math.max(createPing, inspectPing, listPing, rmPing));
     }
-    // The goal is 50 ms on a quiet machine (measured outside the suite); here, room for a loaded one.
-    for (const [name, ms] of Object.entries(worst))
-      assert.ok(ms <= 250, `slowest /_ping during the ${name} body: ${ms} ms (all: ${JSON.stringify(worst)})`);
+    // The goal is 50 ms on a quiet machine (measured outside the suite); here, room for a loaded one:
+    // 250 ms on top of the slowest idle /_ping (a busy machine deschedules the daemon whatever it does;
+    // before the bounds, one body held the loop ~2 s).
+    for (const [name, ms] of Object.entries(worst)) {
+      assert.ok(
+        ms <= 250 + noise,
+        `slowest /_ping during the ${name} body: ${ms} ms, idle: ${Math.round(noise)} ms (all: ${JSON.stringify(worst)})`,
+      );
+    }
 
     const over: Array<[Record<string, unknown> | Buffer, RegExp]> = [
       [
@@ -236,6 +254,30 @@ describe('dockerd answers clients depend on', () => {
     assert.match(notExec.stdout + notExec.stderr, /permission denied/);
     const missing = await d.docker(['exec', 'box', '/no/such/binary']);
     assert.equal(missing.code, 127, missing.stderr);
+  });
+
+  test('HostConfig.Links: checked at create as dockerd does, shown by inspect as registered names', async () => {
+    const create = (hc: Record<string, unknown>) => d.request('POST', '/containers/create', { body: { Image: 'busybox', HostConfig: hc } });
+    for (const [hc, message] of [
+      [{ Links: ['nosuch:x'] }, /^could not get container for nosuch: No such container: nosuch$/],
+      [{ Links: ['box:a:b'] }, /^bad format for links: box:a:b$/],
+      [{ Links: [''] }, /^empty string specified for links$/],
+      [{ Links: ['box'], NetworkMode: 'host' }, /host type networking can't be used with links/],
+      [{ Links: ['box'], NetworkMode: 'container:box' }, /container type network can't be used with links/],
+    ] as const) {
+      const r = await create(hc);
+      assert.equal(r.status, 400, `${JSON.stringify(hc)}: ${r.text()}`);
+      assert.match(r.json().message, message);
+    }
+    const c = await d.request('POST', '/containers/create?name=linker', {
+      body: { Image: 'busybox', HostConfig: { Links: ['box:data', '/box:/linker/other', 'box'] } },
+    });
+    assert.equal(c.status, 201, c.text());
+    const hc = (await d.request('GET', '/containers/linker/json')).json().HostConfig;
+    assert.deepEqual(hc.Links, ['/box:/linker/data', '/box:/linker/other', '/box:/linker/box']);
+    const plain = await create({});
+    assert.equal((await d.request('GET', `/containers/${plain.json().Id}/json`)).json().HostConfig.Links, null);
+    for (const id of ['linker', plain.json().Id]) assert.equal((await d.request('DELETE', `/containers/${id}`)).status, 204);
   });
 
   test('DELETE /containers/{parent}/{alias}?link=1 removes a legacy link, and only it', async () => {
