@@ -10,6 +10,7 @@ export type EventMessage = EventInput;
 
 /** The narrow interface other services depend on (easy to stub in tests). */
 export interface EventPublisher {
+  /** Hands msg.Actor.Attributes over: the publisher must not change it afterwards. */
   publish(msg: EventMessage): void;
 }
 
@@ -32,9 +33,11 @@ export class EventBus implements EventPublisher {
    * delivered live (and logged), since failing the operation that caused it would be worse.
    */
   publish(msg: EventMessage): void {
+    // The bus takes the Attributes object over (every publisher builds a fresh one): copying it
+    // again cost ~100 ms per event for a container with 200 000 labels.
     const input: EventInput = {
       ...msg,
-      Actor: { ID: msg.Actor?.ID ?? '', Attributes: { ...(msg.Actor?.Attributes ?? {}) } },
+      Actor: { ID: msg.Actor?.ID ?? '', Attributes: msg.Actor?.Attributes ?? {} },
       timeNano: msg.timeNano ?? this.nextNano(),
     };
     let ev: EngineEvent;

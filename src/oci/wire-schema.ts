@@ -268,6 +268,7 @@ export function decode(value: unknown, kind: Kind, field: string): unknown {
   if ('strslice' in kind) {
     if (typeof value === 'string') return [value];
     if (!Array.isArray(value)) fail(value, field, kind);
+    checkEntries(value.length, MAX_ARRAY_ENTRIES, field);
     return value.map((v) => {
       if (typeof v !== 'string') fail(v, field, 'string');
       return v;
@@ -275,6 +276,7 @@ export function decode(value: unknown, kind: Kind, field: string): unknown {
   }
   if ('array' in kind) {
     if (!Array.isArray(value)) fail(value, field, kind);
+    checkEntries(value.length, MAX_ARRAY_ENTRIES, field);
     // The common large case (Env, Binds: strings only) is checked in place, without a copy.
     if (kind.array === 'string' && value.every((v) => typeof v === 'string')) return value;
     // A null element of a struct array decodes to the zero struct, as in Go.
@@ -283,9 +285,11 @@ export function decode(value: unknown, kind: Kind, field: string): unknown {
   }
   if ('map' in kind) {
     if (typeof value !== 'object' || Array.isArray(value)) fail(value, field, kind);
-    if (kind.map === 'string' && isStringMap(value as Record<string, unknown>)) return value;
+    if (kind.map === 'string' && isStringMap(value as Record<string, unknown>, field)) return value;
+    const entries = Object.entries(value as Record<string, unknown>);
+    checkEntries(entries.length, MAX_MAP_ENTRIES, field);
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    for (const [k, v] of entries) {
       // Map values keep nulls where they mean something (PortBindings "80/tcp": null).
       const decoded = v === null ? null : decode(v, kind.map, field);
       // A "__proto__" key stays a key (as JSON.parse made it), never the object's prototype.
@@ -297,13 +301,30 @@ export function decode(value: unknown, kind: Kind, field: string): unknown {
   return decodeStruct(value, kind.struct, field, kind);
 }
 
+/**
+ * Bounds on one collection of a request body (the body itself is bounded by MAX_JSON_BODY). Every
+ * entry of a map is copied, serialised and stored several times (the record, each event's
+ * attributes), and a map of 200 000 labels held the event loop ~100 ms per copy: with these bounds
+ * no single pass over a collection stalls other requests for long. dockerd has no such bound, but
+ * no real client comes near it: an Env or Cmd this long cannot even be exec'd (ARG_MAX).
+ */
+export const MAX_MAP_ENTRIES = 50_000;
+export const MAX_ARRAY_ENTRIES = 131_072;
+
+function checkEntries(count: number, limit: number, field: string): void {
+  if (count > limit) throw invalidParameter(`${field}: too many entries (${count}, limit ${limit})`);
+}
+
 /** Whether every value of a parsed JSON object is a string or null (Labels, Options: checked in place). */
-function isStringMap(obj: Record<string, unknown>): boolean {
+function isStringMap(obj: Record<string, unknown>, field: string): boolean {
   // JSON.parse makes own, enumerable properties only, so for-in sees exactly the keys.
+  let count = 0;
   for (const k in obj) {
     const v = obj[k];
     if (typeof v !== 'string' && v !== null) return false;
+    count++;
   }
+  checkEntries(count, MAX_MAP_ENTRIES, field);
   return true;
 }
 

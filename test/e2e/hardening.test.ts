@@ -2,7 +2,9 @@
 // clients depend on them.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { MAX_JSON_BODY } from '../../src/api/http.ts';
+import { MAX_ARRAY_ENTRIES, MAX_MAP_ENTRIES } from '../../src/oci/wire-schema.ts';
+import { startDaemon, type HttpResult, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import type { HostileCase } from '../robustness/hostile-gen.ts';
 import { sendCase } from '../robustness/hostile-run.ts';
@@ -35,6 +37,88 @@ describe('hostile request bodies', () => {
     const inspect = (await d.request('GET', `/containers/${r.json().Id}/json`)).json();
     assert.equal(inspect.Config.Env.filter((e: string) => e.startsWith('VARIABLE_')).length, 100_000);
     assert.ok(Math.max(0, ...pings) < 1000, `slowest /_ping during the create: ${Math.max(...pings)} ms`);
+  });
+
+  test('the largest bodies accepted never hold /_ping up for long; larger ones are a 400 naming the limit', async () => {
+    // Each at one of the limits: the most labels, the longest Env, one string filling the body.
+    const bodies: Array<[string, Record<string, unknown>]> = [
+      [
+        'labels',
+        { Image: 'busybox', Labels: Object.fromEntries(Array.from({ length: MAX_MAP_ENTRIES }, (_v, i) => [`l.key.${i}`, `v${i}`])) },
+      ],
+      ['env', { Image: 'busybox', Env: Array.from({ length: MAX_ARRAY_ENTRIES }, (_v, i) => `V${i}=${i}`) }],
+      ['string', { Image: 'busybox', Labels: { big: 'x'.repeat(MAX_JSON_BODY - 1024) } }],
+    ];
+    /** Runs the request while /_ping is polled back to back; returns the response and the slowest ping. */
+    const whilePinging = async (req: Promise<HttpResult>): Promise<[HttpResult, number]> => {
+      let done = false;
+      void req.finally(() => (done = true)).catch(() => undefined);
+      let worst = 0;
+      while (!done) {
+        const t = performance.now();
+        assert.equal((await d.request('GET', '/_ping')).status, 200);
+        worst = Math.max(worst, performance.now() - t);
+      }
+      return [await req, worst];
+    };
+    /** The slowest /_ping of back-to-back pings for ms with nothing else asked: the machine's own noise. */
+    const idleWorst = async (ms: number): Promise<number> => {
+      let worst = 0;
+      for (const end = performance.now() + ms; performance.now() < end;) {
+        const t = performance.now();
+        await d.request('GET', '/_ping');
+        worst = Math.max(worst, performance.now() - t);
+      }
+      return worst;
+    };
+    const worst: Record<string, number> = {};
+    let noise = 0;
+    for (const [name, body] of bodies) {
+      noise = Math.max(noise, await idleWorst(1000));
+      const payload = Buffer.from(JSON.stringify(body));
+      assert.ok(payload.length <= MAX_JSON_BODY, `${name}: ${payload.length} bytes`);
+      const [c, createPing] = await whilePinging(
+        d.request('POST', '/containers/create', { body: payload, headers: { 'Content-Type': 'application/json' } }),
+      );
+      assert.equal(c.status, 201, c.text().slice(0, 200));
+      const id = c.json().Id;
+      const [i, inspectPing] = await whilePinging(d.request('GET', `/containers/${id}/json`));
+      assert.equal(i.status, 200);
+      const [l, listPing] = await whilePinging(d.request('GET', '/containers/json?all=1'));
+      assert.equal(l.status, 200);
+      const [r, rmPing] = await whilePinging(d.request('DELETE', `/containers/${id}`));
+      assert.equal(r.status, 204, r.text());
+      worst[name] = Math.round(Math.max(createPing, inspectPing, listPing, rmPing));
+    }
+    // The goal is 50 ms on a quiet machine (measured outside the suite); here, room for a loaded one:
+    // 250 ms on top of the slowest idle /_ping (a busy machine deschedules the daemon whatever it does;
+    // before the bounds, one body held the loop ~2 s).
+    for (const [name, ms] of Object.entries(worst)) {
+      assert.ok(
+        ms <= 250 + noise,
+        `slowest /_ping during the ${name} body: ${ms} ms, idle: ${Math.round(noise)} ms (all: ${JSON.stringify(worst)})`,
+      );
+    }
+
+    const over: Array<[Record<string, unknown> | Buffer, RegExp]> = [
+      [
+        { Image: 'busybox', Labels: Object.fromEntries(Array.from({ length: MAX_MAP_ENTRIES + 1 }, (_v, i) => [`k${i}`, ''])) },
+        /Labels: too many entries/,
+      ],
+      [{ Image: 'busybox', Env: Array.from({ length: MAX_ARRAY_ENTRIES + 1 }, (_v, i) => `V${i}=`) }, /Env: too many entries/],
+      [
+        { Image: 'busybox', HostConfig: { Binds: Array.from({ length: MAX_ARRAY_ENTRIES + 1 }, () => '/a:/b') } },
+        /Binds: too many entries/,
+      ],
+      [Buffer.from(JSON.stringify({ Image: 'busybox', Labels: { big: 'x'.repeat(MAX_JSON_BODY) } })), /request body is too large/],
+    ];
+    const before = (await d.request('GET', '/containers/json?all=1')).json().length;
+    for (const [body, message] of over) {
+      const r = await d.request('POST', '/containers/create', { body, headers: { 'Content-Type': 'application/json' } });
+      assert.equal(r.status, 400, r.text().slice(0, 200));
+      assert.match(r.json().message, message);
+    }
+    assert.equal((await d.request('GET', '/containers/json?all=1')).json().length, before, 'nothing refused was created');
   });
 
   test('a malformed update is a 400 naming the field and never reaches the record', async () => {
@@ -170,6 +254,30 @@ describe('dockerd answers clients depend on', () => {
     assert.match(notExec.stdout + notExec.stderr, /permission denied/);
     const missing = await d.docker(['exec', 'box', '/no/such/binary']);
     assert.equal(missing.code, 127, missing.stderr);
+  });
+
+  test('HostConfig.Links: checked at create as dockerd does, shown by inspect as registered names', async () => {
+    const create = (hc: Record<string, unknown>) => d.request('POST', '/containers/create', { body: { Image: 'busybox', HostConfig: hc } });
+    for (const [hc, message] of [
+      [{ Links: ['nosuch:x'] }, /^could not get container for nosuch: No such container: nosuch$/],
+      [{ Links: ['box:a:b'] }, /^bad format for links: box:a:b$/],
+      [{ Links: [''] }, /^empty string specified for links$/],
+      [{ Links: ['box'], NetworkMode: 'host' }, /host type networking can't be used with links/],
+      [{ Links: ['box'], NetworkMode: 'container:box' }, /container type network can't be used with links/],
+    ] as const) {
+      const r = await create(hc);
+      assert.equal(r.status, 400, `${JSON.stringify(hc)}: ${r.text()}`);
+      assert.match(r.json().message, message);
+    }
+    const c = await d.request('POST', '/containers/create?name=linker', {
+      body: { Image: 'busybox', HostConfig: { Links: ['box:data', '/box:/linker/other', 'box'] } },
+    });
+    assert.equal(c.status, 201, c.text());
+    const hc = (await d.request('GET', '/containers/linker/json')).json().HostConfig;
+    assert.deepEqual(hc.Links, ['/box:/linker/data', '/box:/linker/other', '/box:/linker/box']);
+    const plain = await create({});
+    assert.equal((await d.request('GET', `/containers/${plain.json().Id}/json`)).json().HostConfig.Links, null);
+    for (const id of ['linker', plain.json().Id]) assert.equal((await d.request('DELETE', `/containers/${id}`)).status, 204);
   });
 
   test('DELETE /containers/{parent}/{alias}?link=1 removes a legacy link, and only it', async () => {

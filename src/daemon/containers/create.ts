@@ -3,6 +3,7 @@
 import { usesRemap } from '../../oci/userns.ts';
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { join } from 'node:path';
 import { conflict } from '../../errors.ts';
 import { nowIso } from '../../util/time.ts';
@@ -89,6 +90,9 @@ export class ContainerCreator {
     }
     ctx.recs.set(id, rec);
     d.networks?.containerCreated(id, hostConfig, config, v.request.NetworkingConfig);
+    // Storing a large record and the event's copy of its labels are each a long synchronous pass:
+    // other requests get a turn between them.
+    await nextTurn();
     ctx.event(rec, 'create');
     d.log.debug('container created', { id, name: fullName });
     return { Id: id, Warnings: v.warnings };

@@ -7,6 +7,7 @@ import { compileFilters } from './filters.ts';
 import type { ContainerRecord } from './record.ts';
 import type { NetworkView } from '../../network/views.ts';
 import { inspectView, summaryView } from './views.ts';
+import { mapLimit } from '../../util/map-limit.ts';
 
 /** Bytes in the container's writable layer (what `size=1` and prune report). */
 export async function rwSize(ctx: ContainerContext, rec: ContainerRecord): Promise<number> {
@@ -46,7 +47,9 @@ export class ContainerQueries {
       .sort((a, b) => (a.Created < b.Created ? 1 : a.Created > b.Created ? -1 : 0));
     if (opts.limit !== undefined) list = list.slice(0, opts.limit);
     if (!opts.size) return list.map((r) => summaryView(r, this.networkView(r)));
-    return Promise.all(list.map(async (r) => summaryView(r, this.networkView(r), await this.sizes(r))));
+    // Sizes are a containerd call each: a few at a time, so thousands never go out in one turn.
+    const imageSizes = new Map<string, Promise<number>>(); // most containers share a few images
+    return mapLimit(list, 16, async (r) => summaryView(r, this.networkView(r), await this.sizes(r, imageSizes)));
   }
 
   async inspect(rec: ContainerRecord, size: boolean): Promise<unknown> {
@@ -82,15 +85,22 @@ export class ContainerQueries {
   }
 
   /** SizeRw and SizeRootFs (writable layer plus the image) for inspect and list with size=1. */
-  private async sizes(rec: ContainerRecord): Promise<{ rw: number; rootFs: number }> {
+  private async sizes(rec: ContainerRecord, imageSizes = new Map<string, Promise<number>>()): Promise<{ rw: number; rootFs: number }> {
     const { d } = this.ctx;
     const rw = await rwSize(this.ctx, rec).catch((err) => {
       d.log.debug(`size of the writable layer: ${(err as Error).message}`, { id: rec.Id });
       return 0;
     });
     // The image may have been removed (rmi -f) since: the writable layer alone then.
-    const image = await d.images.resolve(rec.Image).catch(() => undefined);
-    return { rw, rootFs: rw + (image?.size ?? 0) };
+    let imageSize = imageSizes.get(rec.Image);
+    if (!imageSize) {
+      imageSize = d.images.resolve(rec.Image).then(
+        (image) => image.size ?? 0,
+        () => 0,
+      );
+      imageSizes.set(rec.Image, imageSize);
+    }
+    return { rw, rootFs: rw + (await imageSize) };
   }
 
   private networkView(rec: ContainerRecord): NetworkView {

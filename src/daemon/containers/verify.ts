@@ -4,7 +4,7 @@
 // AutoRemove, runtime, ulimits against the daemon's limits, CDI devices, log driver options, network
 // mode and endpoints, volumes, binds and mounts). The task launcher only launches.
 import type { DaemonConfig } from '../../config/daemon-config.ts';
-import { invalidParameter } from '../../errors.ts';
+import { invalidParameter, isNotFound } from '../../errors.ts';
 import { isBuiltinLogDriver, validateLogOptions } from '../../logging/options.ts';
 import { cdiDeviceIds, type CdiInjection, type CdiRegistry } from '../../oci/cdi.ts';
 import { checkUlimits, mergeUlimits, type HardLimits } from '../../oci/rlimits.ts';
@@ -15,6 +15,7 @@ import { decodeStruct, UPDATE_CONFIG } from '../../oci/wire-schema.ts';
 import type { ContainerConfig, ContainerCreateBody, HostConfig, NetworkingConfig } from '../../types/container-api.ts';
 import { mergeConfig, withHostDefaults, type ImageConfigPart } from './create-config.ts';
 import { mountPoints } from './mount-plan.ts';
+import { parseLink } from './links.ts';
 import type { ContainerRecord, MountPoint } from './record.ts';
 
 /** The image a create names, as far as verification needs it. */
@@ -57,6 +58,8 @@ export interface VerifiedCreate {
   warnings: string[];
 }
 
+const HOST_AND_LINKS = "conflicting options: host type networking can't be used with links. This would result in undefined behavior";
+
 export class ContainerVerifier {
   constructor(private readonly d: VerifierDeps) {}
 
@@ -89,6 +92,7 @@ export class ContainerVerifier {
       warnings.push(`network mode "${mode}" is not built yet: the container gets its own network namespace with loopback only`);
     }
     if (mode.startsWith('container:')) this.d.find(mode.slice('container:'.length));
+    this.checkLinks(hostConfig);
     await this.d.volumes?.check(hostConfig, config);
     const mounts = mountPoints(hostConfig, this.d.volumes !== undefined);
     return { request, image, config, hostConfig, mounts, warnings };
@@ -102,6 +106,41 @@ export class ContainerVerifier {
       await this.d.logPlugin(kind);
     } catch (err) {
       throw invalidParameter((err as Error).message);
+    }
+  }
+
+  /**
+   * Legacy links, checked at create as dockerd's registerLinks does (not on a user-defined network,
+   * where they are DNS aliases): each "name[:alias]" well formed, its container known (a 400, so
+   * clients do not report a missing image) and not on the host's network.
+   */
+  private checkLinks(hc: HostConfig): void {
+    const mode = hc.NetworkMode ?? 'default';
+    if (!['default', 'bridge', 'host', 'none'].includes(mode) && !mode.startsWith('container:')) return;
+    if (!hc.Links?.length) return;
+    if (mode === 'host') throw invalidParameter(HOST_AND_LINKS);
+    if (mode.startsWith('container:')) {
+      throw invalidParameter(
+        "conflicting options: container type network can't be used with links. This would result in undefined behavior",
+      );
+    }
+    for (const link of hc.Links) {
+      if (link === '') throw invalidParameter('empty string specified for links');
+      if (link.split(':').length > 2) throw invalidParameter(`bad format for links: ${link}`);
+      const { name } = parseLink(link);
+      let child: ContainerRecord;
+      try {
+        child = this.d.find(name);
+      } catch (err) {
+        if (isNotFound(err)) throw invalidParameter(`could not get container for ${name}: ${(err as Error).message}`);
+        throw err;
+      }
+      for (let hops = 0; child.HostConfig.NetworkMode?.startsWith('container:') && hops < 16; hops++) {
+        child = this.d.find(child.HostConfig.NetworkMode.slice('container:'.length));
+      }
+      if (child.HostConfig.NetworkMode === 'host') {
+        throw invalidParameter(HOST_AND_LINKS);
+      }
     }
   }
 

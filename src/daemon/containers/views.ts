@@ -1,6 +1,7 @@
 // What clients see of a container record: the inspect document and the list entry. Every field a
 // client reads is present with the right type (lists are [] not null where dockerd sends []).
 import type { ContainerRecord } from './record.ts';
+import { parseLink } from './links.ts';
 import { humanStatus } from './record.ts';
 import type { NetworkView } from '../../network/views.ts';
 
@@ -29,7 +30,7 @@ export function inspectView(
     ProcessLabel: rec.ProcessLabel,
     AppArmorProfile: rec.AppArmorProfile,
     ExecIDs: execIds.length ? execIds : null,
-    HostConfig: rec.HostConfig,
+    HostConfig: { ...rec.HostConfig, Links: inspectLinks(rec) },
     GraphDriver: { Name: rec.Driver, Data: null },
     ...(size ? { SizeRw: size.rw, SizeRootFs: size.rootFs } : {}),
     Mounts: rec.Mounts,
@@ -64,4 +65,20 @@ export function summaryView(rec: ContainerRecord, net: NetworkView, size?: { rw:
     NetworkSettings: { Networks: net.summaryNetworks },
     Mounts: rec.Mounts,
   };
+}
+
+/**
+ * HostConfig.Links as dockerd's inspect shows them: the registered link names, "/<other>:/<this
+ * container>/<alias>", or null (none, or on a user-defined network, where links are DNS aliases).
+ */
+function inspectLinks(rec: ContainerRecord): string[] | null {
+  const mode = rec.HostConfig.NetworkMode ?? 'default';
+  const legacy = ['default', 'bridge'].includes(mode);
+  const links = legacy ? (rec.HostConfig.Links ?? []) : [];
+  if (!links.length) return null;
+  const self = rec.Name.startsWith('/') ? rec.Name : `/${rec.Name}`;
+  return links.map((l) => {
+    const { name, alias } = parseLink(l);
+    return `/${name}:${self}/${alias}`;
+  });
 }
