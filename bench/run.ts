@@ -1,7 +1,7 @@
 // `npm run bench`: engined against Debian's dockerd 20.10 and the containerd / runc floors, in one
 // run, printed side by side (medians, p90, ratios) and written to bench/results/latest.md.
 //
-//   bin/node dist/bench/run.js [--quick] [--only startup,memory,lifecycle,parallel,list,logs,exec,cp,network] [--no-dockerd]
+//   bin/node dist/bench/run.js [--quick] [--only startup,memory,lifecycle,parallel,list,logs,exec,cp,network,client] [--no-dockerd]
 //
 // Every daemon runs on its own temp dir with its own containerd; all are stopped, their leftovers
 // killed and unmounted, and the dirs removed at the end, also after a failure or Ctrl-C.
@@ -15,6 +15,7 @@ import { loadAverage, rssMiB, teardownDir } from './lib/proc.ts';
 import { interleave, summarize, type Summary } from './lib/stats.ts';
 import { num, ratio, table } from './lib/table.ts';
 import { apiLifecycle, NETWORK_NONE, type ApiPhases } from './scenarios/api-lifecycle.ts';
+import { clientCli, clientSection, type ClientResults } from './scenarios/client-cli.ts';
 import { cpOnce, makeCpTree, type CpRun } from './scenarios/cp.ts';
 import { captureEnginedSpec } from './scenarios/engined-spec.ts';
 import { execTrue, sleeper } from './scenarios/exec.ts';
@@ -30,7 +31,7 @@ import type { DaemonUnderTest, StartupMarks } from './targets/daemon.ts';
 import { Dockerd, dockerdVersion, ensureDockerd } from './targets/dockerd.ts';
 import { Engined } from './targets/engined.ts';
 
-const SCENARIOS = ['startup', 'memory', 'lifecycle', 'parallel', 'list', 'logs', 'exec', 'cp', 'network'] as const;
+const SCENARIOS = ['startup', 'memory', 'lifecycle', 'parallel', 'list', 'logs', 'exec', 'cp', 'network', 'client'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 interface Options {
@@ -116,6 +117,8 @@ interface Results {
   cp: { engined?: CpRun[]; dockerd?: CpRun[] };
   /** Keyed `${kind}{Api,Cli}{None,Bridge}` (see scenarios/network.ts). */
   network: Record<string, number[]>;
+  /** The engine CLI vs the docker CLI, both at engined. */
+  client?: ClientResults;
   notes: string[];
 }
 
@@ -150,6 +153,8 @@ async function main(): Promise<void> {
         cpRuns: 2,
         netN: 5,
         netWarmups: 1,
+        clientN: 5,
+        clientWarmups: 1,
       }
     : {
         startups: 5,
@@ -165,6 +170,8 @@ async function main(): Promise<void> {
         cpRuns: 5,
         netN: 20,
         netWarmups: 3,
+        clientN: 20,
+        clientWarmups: 3,
       };
   const res: Results = {
     startup: {},
@@ -328,6 +335,13 @@ async function main(): Promise<void> {
           await teardownDir(work).catch(() => undefined);
           workDirs.delete(work);
         }
+      }
+
+      if (want('client')) {
+        const work = await mkdtemp('/tmp/bench-client-');
+        workDirs.add(work);
+        progress(`client: engine CLI vs docker CLI at engined, ${it.clientWarmups} warm-ups + ${it.clientN} rounds, taking turns`);
+        res.client = await clientCli(engined.socket, work, it.clientN, it.clientWarmups);
       }
     }
 
@@ -600,6 +614,13 @@ function render(res: Results, ctx: RenderContext): string {
       );
       out.push('');
     }
+  }
+
+  if (res.client) {
+    out.push('## The engine CLI vs the docker CLI 28, both at engined');
+    out.push('');
+    out.push(clientSection(res.client, it.clientN!, it.clientWarmups!));
+    out.push('');
   }
 
   if (res.memory.length) {
