@@ -30,9 +30,9 @@ describe('engine CLI against the daemon', () => {
     run(ENGINE, args, { env: { ...env, ...opts.env }, input: opts.input, timeoutMs: 120_000 });
 
   // A terminal of a chosen size for the CLI; input typed after pauses; stdin kept open until exit.
-  function inTerminal(command: string, typed: string[], pauseMs = 1500): Promise<{ code: number | null; out: string }> {
+  function inTerminal(command: string, typed: string[], pauseMs = 1500, cols = 111): Promise<{ code: number | null; out: string }> {
     return new Promise((resolve) => {
-      const child = spawn('script', ['-qec', `stty rows 33 cols 111; ${command}`, '/dev/null'], { env });
+      const child = spawn('script', ['-qec', `stty rows 33 cols ${cols}; ${command}`, '/dev/null'], { env });
       let out = '';
       child.stdout.on('data', (b) => (out += b));
       let i = 0;
@@ -166,6 +166,55 @@ describe('engine CLI against the daemon', () => {
     assert.match(r.out, /33 111/);
     assert.match(r.out, /hello-42/);
     assert.equal(r.code, 3);
+  });
+
+  test('tables fit a narrow terminal of 72 columns (ps, images, network ls, volume ls); piped and --no-trunc output keeps full lines', async () => {
+    const long = 'a-container-name-long-enough-to-overflow-the-terminal';
+    const made = await engine(['run', '-d', '--name', long, 'busybox', 'sh', '-c', 'sleep 300; echo a long command line']);
+    assert.equal(made.code, 0, made.stderr);
+    const netName = 'a-network-whose-name-is-long-enough-to-overflow-the-terminal';
+    const volName = 'a-volume-whose-name-is-long-enough-to-overflow-the-terminal-of-seventy-two-columns';
+    assert.equal((await engine(['network', 'create', netName])).code, 0);
+    assert.equal((await engine(['volume', 'create', volName])).code, 0);
+    try {
+      const lists = ['ps', 'images', 'network ls', 'volume ls'];
+      const script = lists.map((l) => `echo '### ${l}'; ${ENGINE} ${l}`).join('; ');
+      const tty = await inTerminal(`${script}; echo '### no-trunc'; ${ENGINE} ps --no-trunc`, [], 0, 72);
+      assert.equal(tty.code, 0, tty.out);
+      const sections = new Map<string, string[]>();
+      let cur = '';
+      for (const line of tty.out.replace(/\r/g, '').split('\n')) {
+        const m = /^### (.*)$/.exec(line);
+        if (m) sections.set((cur = m[1]!), []);
+        else if (cur && line) sections.get(cur)!.push(line);
+      }
+      for (const l of lists) {
+        const lines = sections.get(l) ?? [];
+        assert.ok(lines.length >= 2, `${l}: ${JSON.stringify(tty.out)}`);
+        for (const line of lines) assert.ok(line.length <= 72, `${l}: ${JSON.stringify(line)} is ${line.length} wide`);
+      }
+      const ps = sections.get('ps')!;
+      assert.match(ps[0]!, /^CONTAINER ID +IMAGE +COMMAND +CREATED +STATUS +PORTS +NAMES$/);
+      assert.match(ps[1]!, /^[0-9a-f]{12} +busybox +"[^"]*…" /);
+      assert.match(ps[1]!, / a-con[^ ]*…$/);
+      assert.ok(sections.get('network ls')!.some((x) => /^[0-9a-f]{12} +a-network[^ ]*… /.test(x)));
+      assert.ok(sections.get('volume ls')!.some((x) => /^local +a-volume[^ ]*…$/.test(x)));
+      assert.ok(sections.get('images')!.some((x) => /^busybox +latest +[0-9a-f]{12} /.test(x)));
+      // --no-trunc on the terminal: full ID and name, wider than the terminal.
+      assert.ok(sections.get('no-trunc')!.some((x) => x.includes(long) && /^[0-9a-f]{64} /.test(x)));
+      // Piped: no fitting, docker's usual columns (short ID, COMMAND cut at 20) and the whole name.
+      const piped = (await engine(['ps'])).stdout.split('\n');
+      assert.ok(
+        piped.some((x) => /^[0-9a-f]{12} +busybox +"sh -c 'sleep 300; e…" /.test(x) && x.endsWith(long)),
+        piped.join('\n'),
+      );
+      assert.match((await engine(['network', 'ls'])).stdout, new RegExp(` ${netName} +bridge +local\n`));
+      assert.match((await engine(['volume', 'ls'])).stdout, new RegExp(`\nlocal +${volName}\n`));
+    } finally {
+      await engine(['rm', '-f', long]);
+      await engine(['network', 'rm', netName]);
+      await engine(['volume', 'rm', volName]);
+    }
   });
 
   test('pull: plain progress lines when piped, progress bars on a terminal; images, tag, rmi', async () => {
