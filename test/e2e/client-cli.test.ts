@@ -250,6 +250,41 @@ describe('engine CLI against the daemon', () => {
     assert.equal((await engine(['rmi', `${name}:v1`])).code, 0);
   });
 
+  test('push and build: progress in place on a terminal, plain lines when piped', async () => {
+    const base = `${reg.host}/cli-progress:v1`;
+    assert.equal((await engine(['tag', 'busybox:latest', base])).code, 0);
+    const push = await inTerminal(`${ENGINE} push ${base}`, [], 0);
+    assert.equal(push.code, 0, push.out);
+    assert.match(push.out, /\x1b\[\d+A/, 'layer lines are updated in place');
+    assert.match(push.out, /[0-9a-f]{12}: (Pushed|Layer already exists|Mounted from cli-busybox)/);
+    assert.match(push.out, /v1: digest: sha256:[0-9a-f]{64} size: \d+/);
+    // Without busybox:latest or the base, the build's FROM downloads the layers (progress to show).
+    assert.equal((await engine(['rmi', base, 'busybox:latest'])).code, 0);
+    const ctx = join(work, 'progress-ctx');
+    await mkdir(ctx, { recursive: true });
+    await writeFile(join(ctx, 'Dockerfile'), `FROM ${base}\nRUN echo built-$((6*7))\n`);
+    const piped = await engine(['build', '-t', 'cli-built', ctx]);
+    assert.equal(piped.code, 0, piped.stderr);
+    assert.match(piped.stdout, new RegExp(`^Step 1/2 : FROM ${base}\n`));
+    assert.match(piped.stdout, /^[0-9a-f]{12}: Pull complete$/m);
+    assert.match(piped.stdout, /built-42\n/);
+    assert.match(piped.stdout, /Successfully built [0-9a-f]{12}\nSuccessfully tagged cli-built:latest\n$/);
+    assert.doesNotMatch(piped.stdout, /\x1b\[|Downloading/, 'no cursor movement or byte counts when piped');
+    assert.equal((await engine(['rmi', 'cli-built', base])).code, 0);
+    const tty = await inTerminal(`${ENGINE} build -t cli-built ${ctx}`, [], 0);
+    assert.equal(tty.code, 0, tty.out);
+    assert.match(tty.out, /\x1b\[\d+A/, 'the pull of FROM updates its lines in place');
+    assert.match(tty.out, /: (Downloading|Extracting) +\[=*>? *\] +[\d.]+[kMG]?B\/[\d.]+[kMG]?B/, 'byte counts as bars');
+    assert.match(tty.out, /Pull complete/);
+    assert.match(tty.out, /built-42\r?\n/);
+    assert.match(tty.out, /Successfully tagged cli-built:latest/);
+    const quiet = await engine(['build', '-q', ctx]);
+    assert.match(quiet.stdout, /^sha256:[0-9a-f]{64}\n$/, 'build -q prints the image ID alone');
+    assert.equal((await engine(['rmi', 'cli-built'])).code, 0);
+    assert.equal((await engine(['tag', base, 'busybox:latest'])).code, 0);
+    assert.equal((await engine(['rmi', base])).code, 0);
+  });
+
   test('cp into and out of a container; network and volume commands; system df; version', async () => {
     assert.equal((await engine(['run', '-d', '--name', 'cpx', 'busybox', 'sleep', '300'])).code, 0);
     const src = join(work, 'cp-src');
