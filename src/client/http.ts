@@ -8,6 +8,7 @@ import { API_VERSION, compareVersions } from '../util/api-version.ts';
 import { ConnectionError, EngineError, errorMessage } from './errors.ts';
 import type { ConnectionSettings } from './host.ts';
 import { collect } from './streams.ts';
+import { exchange, requestHead, type SimpleResponse } from './simple-http.ts';
 import { connector, type Connector } from './transport.ts';
 
 export type QueryValue = string | number | boolean | undefined | null | string[] | Record<string, unknown>;
@@ -55,7 +56,9 @@ function abortError(signal: AbortSignal): Error {
 
 export class HttpTransport {
   private readonly connect: Connector;
-  private readonly agent: HttpAgent;
+  private pool?: HttpAgent;
+  /** Whole-answer requests skip node:http (simple-http.ts): on a unix socket or plain TCP. */
+  private readonly direct: boolean;
   private negotiated?: Promise<string>;
   readonly hostLabel: string;
   private readonly prefix: string;
@@ -66,13 +69,8 @@ export class HttpTransport {
     private readonly fixedVersion?: string,
   ) {
     this.connect = connector(settings);
-    // servername '' (the TLS connector sets its own): otherwise the agent derives one from the Host
-    // header through net.isIP, whose IPv6 regex costs a CLI run ~5 ms of compilation.
-    const agent = new (http().Agent)({ keepAlive: true, maxSockets: 16, servername: '' } as import('node:http').AgentOptions);
-    // The agent opens every pooled connection through our transport (unix, tcp, tls, ssh).
-    (agent as unknown as { createConnection: Connector }).createConnection = this.connect;
-    this.agent = agent;
     const t = settings.target;
+    this.direct = t.kind === 'unix' || (t.kind === 'tcp' && !settings.tls);
     this.prefix = t.kind === 'tcp' ? t.prefix : '';
     this.hostLabel =
       t.kind === 'unix'
@@ -82,12 +80,22 @@ export class HttpTransport {
           : `ssh://${t.user ? `${t.user}@` : ''}${t.host}${t.port ? `:${t.port}` : ''}`;
   }
 
+  /** The keep-alive pool of node:http, made on first use (a CLI run that needs none never loads node:http). */
+  private get agent(): HttpAgent {
+    if (this.pool) return this.pool;
+    // servername '' (the TLS connector sets its own): otherwise the agent derives one from the Host
+    // header through net.isIP, whose IPv6 regex costs a CLI run ~5 ms of compilation.
+    const agent = new (http().Agent)({ keepAlive: true, maxSockets: 16, servername: '' } as import('node:http').AgentOptions);
+    // The agent opens every pooled connection through our transport (unix, tcp, tls, ssh).
+    (agent as unknown as { createConnection: Connector }).createConnection = this.connect;
+    return (this.pool = agent);
+  }
+
   /** The API version requests use: fixed, or negotiated once through /_ping. */
   version(signal?: AbortSignal): Promise<string> {
     if (this.fixedVersion) return Promise.resolve(this.fixedVersion);
-    this.negotiated ??= this.request('GET', '/_ping', { unversioned: true, signal }).then(
-      async (res) => {
-        await collect(res);
+    this.negotiated ??= this.whole('GET', '/_ping', { unversioned: true, signal }).then(
+      (res) => {
         const server = String(res.headers['api-version'] ?? '');
         return server && compareVersions(server, API_VERSION) < 0 ? server : API_VERSION;
       },
@@ -159,16 +167,46 @@ export class HttpTransport {
     return e;
   }
 
+  /**
+   * A request whose whole answer is read: directly on a fresh connection (simple-http.ts) when the
+   * transport and the request allow it, else through node:http. Error statuses reject as request() does.
+   */
+  private async whole(method: string, path: string, opts: RequestOptions): Promise<Pick<SimpleResponse, 'headers' | 'body'>> {
+    const b = opts.body;
+    if (this.direct && !isReadable(b)) {
+      const url = await this.url(path, opts);
+      opts.signal?.throwIfAborted();
+      const body = b === undefined ? undefined : Buffer.isBuffer(b) ? b : Buffer.from(typeof b === 'string' ? b : JSON.stringify(b));
+      const head = requestHead(
+        method,
+        url,
+        this.headers(opts) as Record<string, string | number | string[] | undefined>,
+        body?.length ?? 0,
+      );
+      if (head !== undefined) {
+        let res: SimpleResponse;
+        try {
+          res = await exchange(this.connect(), head, body, opts.signal);
+        } catch (e) {
+          throw this.wrapError(e as NodeJS.ErrnoException);
+        }
+        if (res.status >= 400) throw new EngineError(res.status, errorMessage(res.body.toString('utf8'), res.status), method, path);
+        return res;
+      }
+    }
+    const res = await this.request(method, path, opts);
+    return { headers: res.headers as Record<string, string>, body: await collect(res) };
+  }
+
   /** A request whose JSON answer is returned (undefined for an empty body, as 204s have). */
   async json<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
-    const res = await this.request(method, path, opts);
-    const text = (await collect(res)).toString('utf8');
+    const text = (await this.whole(method, path, opts)).body.toString('utf8');
     return (text.trim() ? JSON.parse(text) : undefined) as T;
   }
 
   /** A request whose answer is discarded. */
   async call(method: string, path: string, opts: RequestOptions = {}): Promise<void> {
-    await collect(await this.request(method, path, opts));
+    await this.whole(method, path, opts);
   }
 
   /**
@@ -203,6 +241,6 @@ export class HttpTransport {
 
   /** Closes pooled connections (a CLI calls it before exiting; an idle keep-alive socket would hold the loop). */
   close(): void {
-    this.agent.destroy();
+    this.pool?.destroy();
   }
 }
