@@ -8,7 +8,7 @@ import { API_VERSION, compareVersions } from '../util/api-version.ts';
 import { ConnectionError, EngineError, errorMessage } from './errors.ts';
 import type { ConnectionSettings } from './host.ts';
 import { collect } from './streams.ts';
-import { exchange, requestHead, type SimpleResponse } from './simple-http.ts';
+import { exchange, requestHead, upgradeExchange, type SimpleResponse } from './simple-http.ts';
 import { connector, type Connector } from './transport.ts';
 
 export type QueryValue = string | number | boolean | undefined | null | string[] | Record<string, unknown>;
@@ -172,30 +172,70 @@ export class HttpTransport {
    * transport and the request allow it, else through node:http. Error statuses reject as request() does.
    */
   private async whole(method: string, path: string, opts: RequestOptions): Promise<Pick<SimpleResponse, 'headers' | 'body'>> {
-    const b = opts.body;
-    if (this.direct && !isReadable(b)) {
-      const url = await this.url(path, opts);
-      opts.signal?.throwIfAborted();
-      const body = b === undefined ? undefined : Buffer.isBuffer(b) ? b : Buffer.from(typeof b === 'string' ? b : JSON.stringify(b));
-      const head = requestHead(
-        method,
-        url,
-        this.headers(opts) as Record<string, string | number | string[] | undefined>,
-        body?.length ?? 0,
-      );
-      if (head !== undefined) {
-        let res: SimpleResponse;
-        try {
-          res = await exchange(this.connect(), head, body, opts.signal);
-        } catch (e) {
-          throw this.wrapError(e as NodeJS.ErrnoException);
-        }
-        if (res.status >= 400) throw new EngineError(res.status, errorMessage(res.body.toString('utf8'), res.status), method, path);
-        return res;
+    const d = await this.directHead(method, path, opts);
+    if (d) {
+      let res: SimpleResponse;
+      try {
+        res = await exchange(this.connect(), d.head, d.body, opts.signal);
+      } catch (e) {
+        throw this.wrapError(e as NodeJS.ErrnoException);
       }
+      if (res.status >= 400) throw new EngineError(res.status, errorMessage(res.body.toString('utf8'), res.status), method, path);
+      return res;
     }
     const res = await this.request(method, path, opts);
     return { headers: res.headers as Record<string, string>, body: await collect(res) };
+  }
+
+  /** The direct request head of a request, or undefined when it must go through node:http. */
+  private async directHead(
+    method: string,
+    path: string,
+    opts: RequestOptions,
+    upgrade = false,
+  ): Promise<{ head: string; body?: Buffer } | undefined> {
+    const b = opts.body;
+    if (!this.direct || isReadable(b)) return undefined;
+    const url = await this.url(path, opts);
+    opts.signal?.throwIfAborted();
+    const body = b === undefined ? undefined : Buffer.isBuffer(b) ? b : Buffer.from(typeof b === 'string' ? b : JSON.stringify(b));
+    const head = requestHead(
+      method,
+      url,
+      this.headers(opts) as Record<string, string | number | string[] | undefined>,
+      body?.length ?? 0,
+      upgrade,
+    );
+    return head === undefined ? undefined : { head, body };
+  }
+
+  /**
+   * A request answered in two steps, as POST /containers/{id}/wait is: resolves once the daemon has
+   * answered with its head (the wait is registered), with the body to come when it is complete.
+   */
+  async bodyLater(method: string, path: string, opts: RequestOptions = {}): Promise<{ result: Promise<Buffer> }> {
+    const d = await this.directHead(method, path, opts);
+    if (!d) {
+      const res = await this.request(method, path, opts);
+      return { result: collect(res) };
+    }
+    return new Promise((resolve, reject) => {
+      const all = exchange(this.connect(), d.head, d.body, opts.signal, (status) => {
+        if (status < 400)
+          resolve({
+            result: all.then(
+              (r) => r.body,
+              (e) => Promise.reject(this.wrapError(e as NodeJS.ErrnoException)),
+            ),
+          });
+      });
+      all.then(
+        (r) => {
+          if (r.status >= 400) reject(new EngineError(r.status, errorMessage(r.body.toString('utf8'), r.status), method, path));
+        },
+        (e) => reject(this.wrapError(e as NodeJS.ErrnoException)),
+      );
+    });
   }
 
   /** A request whose JSON answer is returned (undefined for an empty body, as 204s have). */
@@ -215,6 +255,17 @@ export class HttpTransport {
    * its writable side half-closes the connection (stdin EOF) while output keeps coming.
    */
   async hijack(method: string, path: string, opts: RequestOptions = {}): Promise<{ stream: Duplex; contentType: string }> {
+    const d = await this.directHead(method, path, opts, true);
+    if (d) {
+      let r: Awaited<ReturnType<typeof upgradeExchange>>;
+      try {
+        r = await upgradeExchange(this.connect(), d.head, d.body, opts.signal);
+      } catch (e) {
+        throw this.wrapError(e as NodeJS.ErrnoException);
+      }
+      if (!r.stream) throw new EngineError(r.status, errorMessage((r.body ?? Buffer.alloc(0)).toString('utf8'), r.status), method, path);
+      return { stream: r.stream, contentType: r.headers['content-type'] ?? '' };
+    }
     const url = await this.url(path, opts);
     return new Promise((resolve, reject) => {
       const headers = { ...this.headers(opts), Connection: 'Upgrade', Upgrade: 'tcp' };

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { exchange, parseResponse, requestHead } from './simple-http.ts';
+import { exchange, parseResponse, requestHead, upgradeExchange } from './simple-http.ts';
 
 test('simple http: the request head; odd paths and header values are left to node:http', () => {
   assert.equal(
@@ -48,6 +48,47 @@ test('simple http: answers by length, chunked, until close; interim 100 skipped;
   assert.throws(() => parseResponse(Buffer.from('garbage\r\n\r\n'), false), /malformed/);
 });
 
+test('simple http: a hijack hands over the connection after the 101, bytes that came with the head first', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'simple-http-'));
+  const sock = join(dir, 's.sock');
+  const server = createServer((_req, res) => {
+    res.statusCode = 404;
+    res.end('{"message":"No such container: x"}');
+  });
+  server.on('upgrade', (req, socket) => {
+    assert.equal(req.headers.upgrade, 'tcp');
+    // The 101 and the first output in one write; then echo what the client sends, upper-cased, until it half-closes.
+    socket.write(
+      'HTTP/1.1 101 UPGRADED\r\nContent-Type: application/vnd.docker.raw-stream\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\nfirst;',
+    );
+    socket.on('data', (d: Buffer) => socket.write(d.toString().toUpperCase()));
+    socket.on('end', () => socket.end('bye'));
+  });
+  await new Promise<void>((r) => server.listen(sock, r));
+  try {
+    const h = await upgradeExchange(connect(sock), requestHead('POST', '/attach', { Host: 'engine', Upgrade: 'x' }, 0, true)!, undefined);
+    assert.equal(h.status, 101);
+    assert.equal(h.headers['content-type'], 'application/vnd.docker.raw-stream');
+    const stream = h.stream!;
+    let out = '';
+    stream.on('data', (d: Buffer) => (out += d));
+    const ended = new Promise((r) => stream.on('end', r));
+    stream.write('hello');
+    await new Promise((r) => setTimeout(r, 100));
+    stream.end();
+    await ended;
+    assert.equal(out, 'first;HELLObye');
+    const refused = await upgradeExchange(connect(sock), requestHead('POST', '/x', {}, 0, false)!, undefined);
+    assert.equal(refused.status, 404);
+    assert.equal(refused.stream, undefined);
+    assert.match(refused.body!.toString(), /No such container/);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
 test('simple http: an exchange with a node:http server on a unix socket', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'simple-http-'));
   const sock = join(dir, 's.sock');
@@ -56,6 +97,12 @@ test('simple http: an exchange with a node:http server on a unix socket', async 
     req.on('data', (c) => (body += c));
     req.on('end', () => {
       if (req.url === '/slow') return; // never answers
+      if (req.url === '/later') {
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        res.flushHeaders();
+        setTimeout(() => res.end('{"StatusCode":0}'), 100);
+        return;
+      }
       res.statusCode = req.url === '/missing' ? 404 : 200;
       res.setHeader('Content-Type', 'application/json');
       res.end(JSON.stringify({ method: req.method, url: req.url, body, connection: req.headers.connection }));
@@ -70,6 +117,14 @@ test('simple http: an exchange with a node:http server on a unix socket', async 
     const missing = await exchange(connect(sock), requestHead('GET', '/missing', {}, 0)!, undefined);
     assert.equal(missing.status, 404);
     await assert.rejects(exchange(connect(join(dir, 'none.sock')), head, undefined), { code: 'ENOENT' });
+    // The head first (a wait is registered), the body later.
+    let headAt = 0;
+    const later = await exchange(connect(sock), requestHead('POST', '/later', {}, 0)!, undefined, undefined, (status) => {
+      assert.equal(status, 200);
+      headAt = Date.now();
+    });
+    assert.ok(headAt > 0 && Date.now() - headAt >= 50, 'the head was reported before the body came');
+    assert.equal(later.body.toString(), '{"StatusCode":0}');
     const ac = new AbortController();
     const slow = exchange(connect(sock), requestHead('GET', '/slow', {}, 0)!, undefined, ac.signal);
     setTimeout(() => ac.abort(), 50);

@@ -24,6 +24,8 @@ export function requestHead(
   path: string,
   headers: Record<string, string | number | readonly string[] | undefined>,
   bodyLength: number,
+  /** A hijack (attach, exec start): `Connection: Upgrade` and `Upgrade: tcp` instead of close. */
+  upgrade = false,
 ): string | undefined {
   if (!TOKEN.test(method) || !PATH.test(path)) return undefined;
   const lines = [`${method} ${path} HTTP/1.1`];
@@ -31,7 +33,7 @@ export function requestHead(
     if (v === undefined) continue;
     if (!TOKEN.test(k)) return undefined;
     const lk = k.toLowerCase();
-    if (lk === 'connection' || lk === 'content-length' || lk === 'transfer-encoding') continue;
+    if (lk === 'connection' || lk === 'upgrade' || lk === 'content-length' || lk === 'transfer-encoding') continue;
     for (const x of Array.isArray(v) ? v : [String(v)]) {
       if (!VALUE.test(x)) return undefined;
       lines.push(`${k}: ${x}`);
@@ -39,7 +41,7 @@ export function requestHead(
   }
   // HTTP/1.1 requires a Host (node:http's default for a socket path is localhost).
   if (!Object.keys(headers).some((k) => k.toLowerCase() === 'host')) lines.push('Host: localhost');
-  lines.push('Connection: close');
+  lines.push(...(upgrade ? ['Connection: Upgrade', 'Upgrade: tcp'] : ['Connection: close']));
   if (bodyLength > 0 || method === 'POST' || method === 'PUT') lines.push(`Content-Length: ${bodyLength}`);
   return `${lines.join('\r\n')}\r\n\r\n`;
 }
@@ -60,8 +62,8 @@ function dechunk(b: Buffer): Buffer | undefined {
   }
 }
 
-/** Parses what arrived; undefined while the answer is incomplete (`ended`: the daemon closed). */
-export function parseResponse(buf: Buffer, ended: boolean): SimpleResponse | undefined {
+/** The answer's head (interim 1xx answers skipped, 101 kept: it ends a hijack's head), and what follows it. */
+export function parseHead(buf: Buffer, ended: boolean): { status: number; headers: Record<string, string>; rest: Buffer } | undefined {
   let start = 0;
   for (;;) {
     const end = buf.indexOf('\r\n\r\n', start);
@@ -73,7 +75,7 @@ export function parseResponse(buf: Buffer, ended: boolean): SimpleResponse | und
     const m = /^HTTP\/1\.[01] (\d{3})/.exec(statusLine!);
     if (!m) throw new Error(`malformed answer from the daemon: ${JSON.stringify(statusLine)}`);
     const status = Number(m[1]);
-    if (status >= 100 && status < 200) {
+    if (status >= 100 && status < 200 && status !== 101) {
       start = end + 4; // an interim answer (100 Continue): the real one follows
       continue;
     }
@@ -85,29 +87,46 @@ export function parseResponse(buf: Buffer, ended: boolean): SimpleResponse | und
       const v = l.slice(i + 1).trim();
       headers[k] = k in headers ? `${headers[k]}, ${v}` : v;
     }
-    const rest = buf.subarray(end + 4);
-    if (status === 204 || status === 304) return { status, headers, body: Buffer.alloc(0) };
-    if (/\bchunked\b/i.test(headers['transfer-encoding'] ?? '')) {
-      const body = dechunk(rest);
-      if (body) return { status, headers, body };
-      if (ended) throw new Error('the daemon closed the connection in the middle of its answer');
-      return undefined;
-    }
-    const len = headers['content-length'] === undefined ? NaN : Number(headers['content-length']);
-    if (Number.isFinite(len)) {
-      if (rest.length >= len) return { status, headers, body: rest.subarray(0, len) };
-      if (ended) throw new Error('the daemon closed the connection in the middle of its answer');
-      return undefined;
-    }
-    return ended ? { status, headers, body: rest } : undefined;
+    return { status, headers, rest: buf.subarray(end + 4) };
   }
 }
 
-/** Sends `head` (+ body) on a fresh connection and reads the whole answer. */
-export function exchange(conn: Duplex, head: string, body: Buffer | undefined, signal?: AbortSignal): Promise<SimpleResponse> {
+/** Parses what arrived; undefined while the answer is incomplete (`ended`: the daemon closed). */
+export function parseResponse(buf: Buffer, ended: boolean): SimpleResponse | undefined {
+  const h = parseHead(buf, ended);
+  if (!h) return undefined;
+  const { status, headers, rest } = h;
+  if (status === 204 || status === 304) return { status, headers, body: Buffer.alloc(0) };
+  if (/\bchunked\b/i.test(headers['transfer-encoding'] ?? '')) {
+    const body = dechunk(rest);
+    if (body) return { status, headers, body };
+    if (ended) throw new Error('the daemon closed the connection in the middle of its answer');
+    return undefined;
+  }
+  const len = headers['content-length'] === undefined ? NaN : Number(headers['content-length']);
+  if (Number.isFinite(len)) {
+    if (rest.length >= len) return { status, headers, body: rest.subarray(0, len) };
+    if (ended) throw new Error('the daemon closed the connection in the middle of its answer');
+    return undefined;
+  }
+  return ended ? { status, headers, body: rest } : undefined;
+}
+
+/**
+ * Sends `head` (+ body) on a fresh connection and reads the whole answer; `onHead` is told the
+ * status as soon as the head is in (a wait's answer: registered now, the result at the exit).
+ */
+export function exchange(
+  conn: Duplex,
+  head: string,
+  body: Buffer | undefined,
+  signal?: AbortSignal,
+  onHead?: (status: number) => void,
+): Promise<SimpleResponse> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let done = false;
+    let headSeen = !onHead;
     const finish = (err: Error | undefined, res?: SimpleResponse) => {
       if (done) return;
       done = true;
@@ -122,7 +141,15 @@ export function exchange(conn: Duplex, head: string, body: Buffer | undefined, s
     };
     const attempt = (ended: boolean) => {
       try {
-        const res = parseResponse(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), ended);
+        const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+        if (!headSeen) {
+          const h = parseHead(buf, ended);
+          if (h) {
+            headSeen = true;
+            onHead!(h.status);
+          }
+        }
+        const res = parseResponse(buf, ended);
         if (res) finish(undefined, res);
       } catch (e) {
         finish(e as Error);
@@ -136,6 +163,70 @@ export function exchange(conn: Duplex, head: string, body: Buffer | undefined, s
     conn.on('end', () => attempt(true));
     conn.on('close', () => attempt(true));
     conn.on('error', (e: Error) => finish(e));
+    conn.write(body && body.length ? Buffer.concat([Buffer.from(head, 'latin1'), body]) : head);
+  });
+}
+
+/**
+ * A hijack on a fresh connection: once the head is in, a 101 (or a 2xx/3xx from a daemon that
+ * answers without upgrading) hands the connection over as the stream, the bytes that came with the
+ * head put back first; an error status is read whole.
+ */
+export function upgradeExchange(
+  conn: Duplex,
+  head: string,
+  body: Buffer | undefined,
+  signal?: AbortSignal,
+): Promise<{ status: number; headers: Record<string, string>; stream?: Duplex; body?: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const detach = () => {
+      conn.off('data', onData);
+      conn.off('end', onEnd);
+      conn.off('error', onError);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    const fail = (e: Error) => {
+      detach();
+      conn.destroy();
+      reject(e);
+    };
+    const onAbort = () => {
+      const r = signal!.reason as unknown;
+      fail(r instanceof Error ? r : new DOMException('This operation was aborted', 'AbortError'));
+    };
+    const onError = (e: Error) => fail(e);
+    const check = (ended: boolean) => {
+      try {
+        const buf = Buffer.concat(chunks);
+        const h = parseHead(buf, ended);
+        if (!h) return;
+        if (h.status >= 400) {
+          const whole = parseResponse(buf, ended);
+          if (!whole) return;
+          detach();
+          conn.destroy();
+          return resolve({ status: whole.status, headers: whole.headers, body: whole.body });
+        }
+        detach();
+        conn.pause();
+        if (h.rest.length) conn.unshift(h.rest);
+        // As node:http does on an upgrade: the next reader (data listener or iterator) starts the flow.
+        (conn as unknown as { readableFlowing: boolean | null }).readableFlowing = null;
+        resolve({ status: h.status, headers: h.headers, stream: conn });
+      } catch (e) {
+        fail(e as Error);
+      }
+    };
+    const onData = (c: Buffer) => {
+      chunks.push(c);
+      check(false);
+    };
+    const onEnd = () => check(true);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    conn.on('data', onData);
+    conn.on('end', onEnd);
+    conn.on('error', onError);
     conn.write(body && body.length ? Buffer.concat([Buffer.from(head, 'latin1'), body]) : head);
   });
 }
