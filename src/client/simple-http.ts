@@ -1,9 +1,10 @@
-// A small HTTP/1.1 exchange for the requests whose whole answer is read at once (JSON answers,
-// empty ones, /_ping) on a unix socket or plain TCP: one connection per request with
-// `Connection: close`, the answer read to its end (Content-Length or chunked, else until the
-// daemon closes). A short-lived CLI such as `engine ps` then never loads node:http (its modules
-// and parser cost ~6 ms of CPU per run, a sixth of the whole). Streams, uploads, hijacks, TLS and
-// ssh (where a connection is costly) keep going through node:http (http.ts).
+// A small HTTP/1.1 client on a unix socket or plain TCP, one connection per request: requests whose
+// whole answer is read at once (JSON answers, empty ones, /_ping; `Connection: close`, the answer
+// read to its end by Content-Length, chunked, or until the daemon closes), the two-step answer of
+// a wait (head, then body), and hijacks (attach, exec start: the connection handed over after the
+// 101). `engine ps` and `engine run` then never load node:http (its modules and parser cost ~6 ms
+// of CPU per run, a sixth of `ps`). Streamed answers (logs, events, pull…), uploads, TLS and ssh
+// (where a connection is costly) keep going through node:http (http.ts).
 import type { Duplex } from 'node:stream';
 
 export interface SimpleResponse {
