@@ -1,7 +1,7 @@
 // `npm run bench`: engined against Debian's dockerd 20.10 and the containerd / runc floors, in one
 // run, printed side by side (medians, p90, ratios) and written to bench/results/latest.md.
 //
-//   bin/node dist/bench/run.js [--quick] [--only startup,memory,lifecycle,parallel,list,logs,exec,cp,commit,ping,network] [--no-dockerd]
+//   bin/node dist/bench/run.js [--quick] [--only startup,memory,lifecycle,parallel,list,logs,exec,cp,commit,ping,network,client] [--no-dockerd]
 //
 // Every daemon runs on its own temp dir with its own containerd; all are stopped, their leftovers
 // killed and unmounted, and the dirs removed at the end, also after a failure or Ctrl-C.
@@ -16,6 +16,7 @@ import { interleave, summarize, type Summary } from './lib/stats.ts';
 import { num, ratio, table } from './lib/table.ts';
 import { apiLifecycle, NETWORK_NONE, type ApiPhases } from './scenarios/api-lifecycle.ts';
 import { commitOnce, type CommitRun } from './scenarios/commit.ts';
+import { clientCli, clientSection, type ClientResults } from './scenarios/client-cli.ts';
 import { cpOnce, makeCpTree, type CpRun } from './scenarios/cp.ts';
 import { captureEnginedSpec } from './scenarios/engined-spec.ts';
 import { execTrue, sleeper } from './scenarios/exec.ts';
@@ -32,7 +33,20 @@ import type { DaemonUnderTest, StartupMarks } from './targets/daemon.ts';
 import { Dockerd, dockerdVersion, ensureDockerd } from './targets/dockerd.ts';
 import { Engined } from './targets/engined.ts';
 
-const SCENARIOS = ['startup', 'memory', 'lifecycle', 'parallel', 'list', 'logs', 'exec', 'cp', 'commit', 'ping', 'network'] as const;
+const SCENARIOS = [
+  'startup',
+  'memory',
+  'lifecycle',
+  'parallel',
+  'list',
+  'logs',
+  'exec',
+  'cp',
+  'commit',
+  'ping',
+  'network',
+  'client',
+] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
 interface Options {
@@ -120,6 +134,8 @@ interface Results {
   ping: Record<string, number[]>;
   /** Keyed `${kind}{Api,Cli}{None,Bridge}` (see scenarios/network.ts). */
   network: Record<string, number[]>;
+  /** The engine CLI vs the docker CLI, both at engined. */
+  client?: ClientResults;
   notes: string[];
 }
 
@@ -156,6 +172,8 @@ async function main(): Promise<void> {
         commitWarmups: 1,
         netN: 5,
         netWarmups: 1,
+        clientN: 5,
+        clientWarmups: 1,
       }
     : {
         startups: 5,
@@ -173,6 +191,8 @@ async function main(): Promise<void> {
         commitWarmups: 2,
         netN: 20,
         netWarmups: 3,
+        clientN: 20,
+        clientWarmups: 3,
       };
   const res: Results = {
     startup: {},
@@ -377,6 +397,13 @@ async function main(): Promise<void> {
           await service.stop().catch(() => undefined);
           alive.delete(service);
         }
+      }
+
+      if (want('client')) {
+        const work = await mkdtemp('/tmp/bench-client-');
+        workDirs.add(work);
+        progress(`client: engine CLI vs docker CLI at engined, ${it.clientWarmups} warm-ups + ${it.clientN} rounds, taking turns`);
+        res.client = await clientCli(engined.socket, work, it.clientN, it.clientWarmups);
       }
     }
 
@@ -695,6 +722,13 @@ function render(res: Results, ctx: RenderContext): string {
       );
       out.push('');
     }
+  }
+
+  if (res.client) {
+    out.push('## The engine CLI vs the docker CLI 28, both at engined');
+    out.push('');
+    out.push(clientSection(res.client, it.clientN!, it.clientWarmups!));
+    out.push('');
   }
 
   if (res.memory.length) {

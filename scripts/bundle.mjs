@@ -65,15 +65,23 @@ await build({
   plugins: [httpWithoutFacade],
 });
 
-// The `engine` command-line client (dist/src/cli/main.js) → dist/bundle/engine.js, which bin/engine
+// The `engine` command-line client (dist/src/cli/main.js) → dist/bundle/engine.cjs, which bin/engine
 // runs: a CLI is started for every command, so one file (no module resolution) matters even more
-// than for the daemon. It has no CommonJS dependencies, hence no require banner.
+// than for the daemon. CommonJS, not ESM: an ES module's `import … from 'node:fs'` builds the
+// builtin's ES facade, reading every export — fs.promises loads fs/promises and readline (15
+// internal modules compiled per run for nothing) — and the ESM loader itself costs start-up time;
+// a require()d builtin is only the exports object. import.meta.url (version.ts finds build/commit
+// from it) becomes the bundle's own file URL.
+rmSync('dist/bundle/engine.js', { force: true });
+rmSync('dist/bundle/engine.js.map', { force: true });
 await build({
   entryPoints: ['dist/src/cli/main.js'],
-  outfile: 'dist/bundle/engine.js',
+  outfile: 'dist/bundle/engine.cjs',
   bundle: true,
   platform: 'node',
-  format: 'esm',
+  format: 'cjs',
+  define: { 'import.meta.url': '__engineModuleUrl' },
+  banner: { js: "var __engineModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
   target: 'node24',
   sourcemap: true,
   logLevel: 'warning',

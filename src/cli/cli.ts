@@ -7,6 +7,7 @@ import { ConnectionError, EngineError } from '../client/errors.ts';
 import { defaultConfigDir, type SettingsInput } from '../client/host.ts';
 import { HelpRequested, UsageError } from './args.ts';
 import { CliConfig } from './config.ts';
+import type { Fit } from './output.ts';
 
 export type Command = (cli: Cli, argv: string[]) => Promise<number>;
 
@@ -49,6 +50,11 @@ export class Cli {
   }
   get stdoutTty(): boolean {
     return !!process.stdout.isTTY;
+  }
+  /** How a list table is fitted: to the terminal's width on a TTY; never with --no-trunc or when piped. */
+  tableFit(noTrunc: boolean): Fit | undefined {
+    const cols = process.stdout.isTTY ? process.stdout.columns : 0;
+    return !noTrunc && cols > 0 ? { width: cols } : undefined;
   }
   close(): void {
     this.client?.close();

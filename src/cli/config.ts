@@ -4,7 +4,6 @@
 // speaking the docker credential-helper protocol over stdin/stdout), detachKeys, psFormat and
 // imagesFormat. The file is rewritten whole with mode 0600.
 import type * as ChildProcess from 'node:child_process';
-import { createRequire } from 'node:module';
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { AuthConfig } from '../types/distribution.ts';
@@ -20,7 +19,7 @@ export interface ConfigFile {
 }
 
 /** Loaded only when a credential helper runs (start-up cost otherwise). */
-const childProcess = () => createRequire(import.meta.url)('node:child_process') as typeof ChildProcess;
+const childProcess = () => process.getBuiltinModule('node:child_process') as typeof ChildProcess;
 
 export const DEFAULT_REGISTRY = 'https://index.docker.io/v1/';
 

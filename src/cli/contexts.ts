@@ -4,7 +4,7 @@
 // applies, as docker decides: --context, else "default" when -H or ENGINE_HOST is given, else
 // ENGINE_CONTEXT, else currentContext of config.json, else "default" (ENGINE_HOST or the socket).
 // Commands: engine context create/ls/use/rm/inspect/show.
-import { createHash } from 'node:crypto';
+import type * as Crypto from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_SOCKET, type SettingsInput } from '../client/host.ts';
@@ -19,7 +19,8 @@ export interface ContextMeta {
   Endpoints: { engine: { Host: string; SkipTLSVerify?: boolean } };
 }
 
-const hash = (name: string) => createHash('sha256').update(name).digest('hex');
+// node:crypto (a dozen internal modules) loads only when a context is looked up, not per command.
+const hash = (name: string) => (process.getBuiltinModule('node:crypto') as typeof Crypto).createHash('sha256').update(name).digest('hex');
 const metaDir = (dir: string, name: string) => join(dir, 'contexts', 'meta', hash(name));
 const tlsDir = (dir: string, name: string) => join(dir, 'contexts', 'tls', hash(name), 'engine');
 

@@ -174,7 +174,7 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 // Run when executed (the bundle or dist/src/cli/main.js), not when imported by a test.
-if (process.argv[1] && /(?:^|\/)(?:main|engine)\.js$/.test(process.argv[1])) {
+if (process.argv[1] && /(?:^|\/)(?:main\.js|engine\.c?js)$/.test(process.argv[1])) {
   main(process.argv.slice(2)).then(
     (code) => {
       process.exitCode = code;

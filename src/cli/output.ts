@@ -1,12 +1,13 @@
 // Output helpers of the CLI, matching the docker CLI's look: tab-aligned tables (Go's tabwriter
 // with min width 10 and padding 3), `--format` (table or plain templates), human sizes and
 // durations as go-units prints them, and short IDs.
+import { clipLines, fitRows } from './table-fit.ts';
 import { compile } from './template.ts';
 
-/** Aligns tab-separated rows: each column as wide as its widest cell + 3 (min 10); the last one unpadded. */
-export function alignTable(rows: string[][]): string {
+/** Aligns tab-separated rows: each column as wide as its widest cell + 3 (min `minWidth`); the last one unpadded. */
+export function alignTable(rows: string[][], minWidth = 10): string {
   const widths: number[] = [];
-  for (const r of rows) r.forEach((c, i) => i < r.length - 1 && (widths[i] = Math.max(widths[i] ?? 0, Math.max(c.length + 3, 10))));
+  for (const r of rows) r.forEach((c, i) => i < r.length - 1 && (widths[i] = Math.max(widths[i] ?? 0, Math.max(c.length + 3, minWidth))));
   return (
     rows
       .map((r) =>
@@ -19,11 +20,27 @@ export function alignTable(rows: string[][]): string {
   );
 }
 
+/** Fitting of a table to the terminal (table-fit.ts): its width, and the titles of columns never shrunk. */
+export interface Fit {
+  width: number;
+  fixed?: ReadonlySet<string>;
+}
+
+/** Titles of the ID columns, which keep their 12 characters when a table is fitted. */
+export const ID_TITLES: ReadonlySet<string> = new Set(['CONTAINER ID', 'IMAGE ID', 'NETWORK ID', 'ID']);
+
 /**
  * Prints items with a --format value (or the default table format): `table …` gives a header from
- * `titles` and aligned columns; a plain template prints one line per item; `json` prints each item as JSON.
+ * `titles` and aligned columns (fitted to `fit.width` when given); a plain template prints one line
+ * per item; `json` prints each item as JSON.
  */
-export function printFormatted(items: unknown[], format: string, titles: Record<string, string>, out: (s: string) => void): void {
+export function printFormatted(
+  items: unknown[],
+  format: string,
+  titles: Record<string, string>,
+  out: (s: string) => void,
+  fit?: Fit,
+): void {
   if (format === 'json') {
     for (const it of items) out(`${JSON.stringify(it)}\n`);
     return;
@@ -34,7 +51,10 @@ export function printFormatted(items: unknown[], format: string, titles: Record<
     return;
   }
   const rows = [t.header(titles).split('\t'), ...items.map((it) => t.render(it).split('\t'))];
-  out(alignTable(rows));
+  const text = alignTable(rows);
+  if (!fit || text.split('\n').every((l) => l.length <= fit.width)) return out(text);
+  // Fitted: the 10-column minimum gives way too (3 spaces between columns remain).
+  out(clipLines(alignTable(fitRows(rows, fit.width, fit.fixed ?? ID_TITLES), 0), fit.width));
 }
 
 /** go-units HumanDuration. */

@@ -15,7 +15,7 @@ import type {
 } from '../types/api/index.ts';
 import type { ContainerPathStat } from '../types/archive.ts';
 import type { HttpTransport, Query } from './http.ts';
-import { collect, demux, jsonLines, rawFrames, type Frame } from './streams.ts';
+import { demux, jsonLines, rawFrames, type Frame } from './streams.ts';
 
 export type Filters = Record<string, string[]>;
 type Sig = { signal?: AbortSignal };
@@ -116,8 +116,11 @@ export class ContainersApi {
    * start register before starting so that a quick exit is not missed.
    */
   async waitRegistered(id: string, opts: Sig & { condition?: WaitCondition } = {}): Promise<{ result: Promise<ContainerWaitResponse> }> {
-    const res = await this.t.request('POST', `/containers/${enc(id)}/wait`, { query: { condition: opts.condition }, signal: opts.signal });
-    return { result: collect(res).then((b) => JSON.parse(b.toString('utf8')) as ContainerWaitResponse) };
+    const { result } = await this.t.bodyLater('POST', `/containers/${enc(id)}/wait`, {
+      query: { condition: opts.condition },
+      signal: opts.signal,
+    });
+    return { result: result.then((b) => JSON.parse(b.toString('utf8')) as ContainerWaitResponse) };
   }
   top(id: string, opts: Sig & { psArgs?: string } = {}): Promise<ContainerTopResponse> {
     return this.t.json('GET', `/containers/${enc(id)}/top`, { query: { ps_args: opts.psArgs }, signal: opts.signal });

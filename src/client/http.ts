@@ -5,10 +5,10 @@
 import type { Agent as HttpAgent, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
 import type { Duplex, Readable } from 'node:stream';
 import { API_VERSION, compareVersions } from '../util/api-version.ts';
-import { createRequire } from 'node:module';
 import { ConnectionError, EngineError, errorMessage } from './errors.ts';
 import type { ConnectionSettings } from './host.ts';
 import { collect } from './streams.ts';
+import { exchange, requestHead, upgradeExchange, type SimpleResponse } from './simple-http.ts';
 import { connector, type Connector } from './transport.ts';
 
 export type QueryValue = string | number | boolean | undefined | null | string[] | Record<string, unknown>;
@@ -47,7 +47,7 @@ function isReadable(b: unknown): b is Readable {
 // (--version, usage errors) does not pay for it, and the bundle has no HTTP state before main runs
 // (see src/util/node-http.ts for why it is required rather than imported).
 let httpModule: typeof import('node:http') | undefined;
-const http = () => (httpModule ??= createRequire(import.meta.url)('node:http') as typeof import('node:http'));
+const http = () => (httpModule ??= process.getBuiltinModule('node:http') as typeof import('node:http'));
 
 function abortError(signal: AbortSignal): Error {
   const r = signal.reason as unknown;
@@ -56,7 +56,9 @@ function abortError(signal: AbortSignal): Error {
 
 export class HttpTransport {
   private readonly connect: Connector;
-  private readonly agent: HttpAgent;
+  private pool?: HttpAgent;
+  /** Whole-answer requests skip node:http (simple-http.ts): on a unix socket or plain TCP. */
+  private readonly direct: boolean;
   private negotiated?: Promise<string>;
   readonly hostLabel: string;
   private readonly prefix: string;
@@ -67,11 +69,8 @@ export class HttpTransport {
     private readonly fixedVersion?: string,
   ) {
     this.connect = connector(settings);
-    const agent = new (http().Agent)({ keepAlive: true, maxSockets: 16 });
-    // The agent opens every pooled connection through our transport (unix, tcp, tls, ssh).
-    (agent as unknown as { createConnection: Connector }).createConnection = this.connect;
-    this.agent = agent;
     const t = settings.target;
+    this.direct = t.kind === 'unix' || (t.kind === 'tcp' && !settings.tls);
     this.prefix = t.kind === 'tcp' ? t.prefix : '';
     this.hostLabel =
       t.kind === 'unix'
@@ -81,12 +80,22 @@ export class HttpTransport {
           : `ssh://${t.user ? `${t.user}@` : ''}${t.host}${t.port ? `:${t.port}` : ''}`;
   }
 
+  /** The keep-alive pool of node:http, made on first use (a CLI run that needs none never loads node:http). */
+  private get agent(): HttpAgent {
+    if (this.pool) return this.pool;
+    // servername '' (the TLS connector sets its own): otherwise the agent derives one from the Host
+    // header through net.isIP, whose IPv6 regex costs a CLI run ~5 ms of compilation.
+    const agent = new (http().Agent)({ keepAlive: true, maxSockets: 16, servername: '' } as import('node:http').AgentOptions);
+    // The agent opens every pooled connection through our transport (unix, tcp, tls, ssh).
+    (agent as unknown as { createConnection: Connector }).createConnection = this.connect;
+    return (this.pool = agent);
+  }
+
   /** The API version requests use: fixed, or negotiated once through /_ping. */
   version(signal?: AbortSignal): Promise<string> {
     if (this.fixedVersion) return Promise.resolve(this.fixedVersion);
-    this.negotiated ??= this.request('GET', '/_ping', { unversioned: true, signal }).then(
-      async (res) => {
-        await collect(res);
+    this.negotiated ??= this.whole('GET', '/_ping', { unversioned: true, signal }).then(
+      (res) => {
         const server = String(res.headers['api-version'] ?? '');
         return server && compareVersions(server, API_VERSION) < 0 ? server : API_VERSION;
       },
@@ -158,16 +167,86 @@ export class HttpTransport {
     return e;
   }
 
+  /**
+   * A request whose whole answer is read: directly on a fresh connection (simple-http.ts) when the
+   * transport and the request allow it, else through node:http. Error statuses reject as request() does.
+   */
+  private async whole(method: string, path: string, opts: RequestOptions): Promise<Pick<SimpleResponse, 'headers' | 'body'>> {
+    const d = await this.directHead(method, path, opts);
+    if (d) {
+      let res: SimpleResponse;
+      try {
+        res = await exchange(this.connect(), d.head, d.body, opts.signal);
+      } catch (e) {
+        throw this.wrapError(e as NodeJS.ErrnoException);
+      }
+      if (res.status >= 400) throw new EngineError(res.status, errorMessage(res.body.toString('utf8'), res.status), method, path);
+      return res;
+    }
+    const res = await this.request(method, path, opts);
+    return { headers: res.headers as Record<string, string>, body: await collect(res) };
+  }
+
+  /** The direct request head of a request, or undefined when it must go through node:http. */
+  private async directHead(
+    method: string,
+    path: string,
+    opts: RequestOptions,
+    upgrade = false,
+  ): Promise<{ head: string; body?: Buffer } | undefined> {
+    const b = opts.body;
+    if (!this.direct || isReadable(b)) return undefined;
+    const url = await this.url(path, opts);
+    opts.signal?.throwIfAborted();
+    const body = b === undefined ? undefined : Buffer.isBuffer(b) ? b : Buffer.from(typeof b === 'string' ? b : JSON.stringify(b));
+    const head = requestHead(
+      method,
+      url,
+      this.headers(opts) as Record<string, string | number | string[] | undefined>,
+      body?.length ?? 0,
+      upgrade,
+    );
+    return head === undefined ? undefined : { head, body };
+  }
+
+  /**
+   * A request answered in two steps, as POST /containers/{id}/wait is: resolves once the daemon has
+   * answered with its head (the wait is registered), with the body to come when it is complete.
+   */
+  async bodyLater(method: string, path: string, opts: RequestOptions = {}): Promise<{ result: Promise<Buffer> }> {
+    const d = await this.directHead(method, path, opts);
+    if (!d) {
+      const res = await this.request(method, path, opts);
+      return { result: collect(res) };
+    }
+    return new Promise((resolve, reject) => {
+      const all = exchange(this.connect(), d.head, d.body, opts.signal, (status) => {
+        if (status < 400)
+          resolve({
+            result: all.then(
+              (r) => r.body,
+              (e) => Promise.reject(this.wrapError(e as NodeJS.ErrnoException)),
+            ),
+          });
+      });
+      all.then(
+        (r) => {
+          if (r.status >= 400) reject(new EngineError(r.status, errorMessage(r.body.toString('utf8'), r.status), method, path));
+        },
+        (e) => reject(this.wrapError(e as NodeJS.ErrnoException)),
+      );
+    });
+  }
+
   /** A request whose JSON answer is returned (undefined for an empty body, as 204s have). */
   async json<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
-    const res = await this.request(method, path, opts);
-    const text = (await collect(res)).toString('utf8');
+    const text = (await this.whole(method, path, opts)).body.toString('utf8');
     return (text.trim() ? JSON.parse(text) : undefined) as T;
   }
 
   /** A request whose answer is discarded. */
   async call(method: string, path: string, opts: RequestOptions = {}): Promise<void> {
-    await collect(await this.request(method, path, opts));
+    await this.whole(method, path, opts);
   }
 
   /**
@@ -176,6 +255,17 @@ export class HttpTransport {
    * its writable side half-closes the connection (stdin EOF) while output keeps coming.
    */
   async hijack(method: string, path: string, opts: RequestOptions = {}): Promise<{ stream: Duplex; contentType: string }> {
+    const d = await this.directHead(method, path, opts, true);
+    if (d) {
+      let r: Awaited<ReturnType<typeof upgradeExchange>>;
+      try {
+        r = await upgradeExchange(this.connect(), d.head, d.body, opts.signal);
+      } catch (e) {
+        throw this.wrapError(e as NodeJS.ErrnoException);
+      }
+      if (!r.stream) throw new EngineError(r.status, errorMessage((r.body ?? Buffer.alloc(0)).toString('utf8'), r.status), method, path);
+      return { stream: r.stream, contentType: r.headers['content-type'] ?? '' };
+    }
     const url = await this.url(path, opts);
     return new Promise((resolve, reject) => {
       const headers = { ...this.headers(opts), Connection: 'Upgrade', Upgrade: 'tcp' };
@@ -202,6 +292,6 @@ export class HttpTransport {
 
   /** Closes pooled connections (a CLI calls it before exiting; an idle keep-alive socket would hold the loop). */
   close(): void {
-    this.agent.destroy();
+    this.pool?.destroy();
   }
 }

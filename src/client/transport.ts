@@ -9,7 +9,6 @@
 // and a passphrase-protected key needs an agent (the spec's rule). ENGINE_SSH_OPTS adds options
 // (space-separated, e.g. "-F /path/config"), our extension.
 import type * as ChildProcess from 'node:child_process';
-import { createRequire } from 'node:module';
 import { connect as netConnect, type Socket } from 'node:net';
 import { Duplex } from 'node:stream';
 import type * as Tls from 'node:tls';
@@ -19,9 +18,10 @@ export type Connector = () => Duplex;
 
 // node:tls (with crypto) and node:child_process load only for the transports that use them: tls
 // alone costs a CLI run ~3 ms of CPU per start-up otherwise spent for nothing on a unix socket.
-const lazyRequire = createRequire(import.meta.url);
-const tlsModule = () => lazyRequire('node:tls') as typeof Tls;
-const childProcess = () => lazyRequire('node:child_process') as typeof ChildProcess;
+// process.getBuiltinModule rather than createRequire(import.meta.url): the CLI bundle is CommonJS
+// (scripts/bundle.mjs), where import.meta has no url.
+const tlsModule = () => process.getBuiltinModule('node:tls') as typeof Tls;
+const childProcess = () => process.getBuiltinModule('node:child_process') as typeof ChildProcess;
 
 /** The remote command that bridges stdio to the daemon's socket. */
 export function dialStdioCommand(target: Extract<HostTarget, { kind: 'ssh' }>): string {

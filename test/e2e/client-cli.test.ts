@@ -30,9 +30,9 @@ describe('engine CLI against the daemon', () => {
     run(ENGINE, args, { env: { ...env, ...opts.env }, input: opts.input, timeoutMs: 120_000 });
 
   // A terminal of a chosen size for the CLI; input typed after pauses; stdin kept open until exit.
-  function inTerminal(command: string, typed: string[], pauseMs = 1500): Promise<{ code: number | null; out: string }> {
+  function inTerminal(command: string, typed: string[], pauseMs = 1500, cols = 111): Promise<{ code: number | null; out: string }> {
     return new Promise((resolve) => {
-      const child = spawn('script', ['-qec', `stty rows 33 cols 111; ${command}`, '/dev/null'], { env });
+      const child = spawn('script', ['-qec', `stty rows 33 cols ${cols}; ${command}`, '/dev/null'], { env });
       let out = '';
       child.stdout.on('data', (b) => (out += b));
       let i = 0;
@@ -156,6 +156,55 @@ describe('engine CLI against the daemon', () => {
     assert.equal(r.code, 3);
   });
 
+  test('tables fit a narrow terminal of 72 columns (ps, images, network ls, volume ls); piped and --no-trunc output keeps full lines', async () => {
+    const long = 'a-container-name-long-enough-to-overflow-the-terminal';
+    const made = await engine(['run', '-d', '--name', long, 'busybox', 'sh', '-c', 'sleep 300; echo a long command line']);
+    assert.equal(made.code, 0, made.stderr);
+    const netName = 'a-network-whose-name-is-long-enough-to-overflow-the-terminal';
+    const volName = 'a-volume-whose-name-is-long-enough-to-overflow-the-terminal-of-seventy-two-columns';
+    assert.equal((await engine(['network', 'create', netName])).code, 0);
+    assert.equal((await engine(['volume', 'create', volName])).code, 0);
+    try {
+      const lists = ['ps', 'images', 'network ls', 'volume ls'];
+      const script = lists.map((l) => `echo '### ${l}'; ${ENGINE} ${l}`).join('; ');
+      const tty = await inTerminal(`${script}; echo '### no-trunc'; ${ENGINE} ps --no-trunc`, [], 0, 72);
+      assert.equal(tty.code, 0, tty.out);
+      const sections = new Map<string, string[]>();
+      let cur = '';
+      for (const line of tty.out.replace(/\r/g, '').split('\n')) {
+        const m = /^### (.*)$/.exec(line);
+        if (m) sections.set((cur = m[1]!), []);
+        else if (cur && line) sections.get(cur)!.push(line);
+      }
+      for (const l of lists) {
+        const lines = sections.get(l) ?? [];
+        assert.ok(lines.length >= 2, `${l}: ${JSON.stringify(tty.out)}`);
+        for (const line of lines) assert.ok(line.length <= 72, `${l}: ${JSON.stringify(line)} is ${line.length} wide`);
+      }
+      const ps = sections.get('ps')!;
+      assert.match(ps[0]!, /^CONTAINER ID +IMAGE +COMMAND +CREATED +STATUS +PORTS +NAMES$/);
+      assert.match(ps[1]!, /^[0-9a-f]{12} +busybox +"[^"]*…" /);
+      assert.match(ps[1]!, / a-con[^ ]*…$/);
+      assert.ok(sections.get('network ls')!.some((x) => /^[0-9a-f]{12} +a-network[^ ]*… /.test(x)));
+      assert.ok(sections.get('volume ls')!.some((x) => /^local +a-volume[^ ]*…$/.test(x)));
+      assert.ok(sections.get('images')!.some((x) => /^busybox +latest +[0-9a-f]{12} /.test(x)));
+      // --no-trunc on the terminal: full ID and name, wider than the terminal.
+      assert.ok(sections.get('no-trunc')!.some((x) => x.includes(long) && /^[0-9a-f]{64} /.test(x)));
+      // Piped: no fitting, docker's usual columns (short ID, COMMAND cut at 20) and the whole name.
+      const piped = (await engine(['ps'])).stdout.split('\n');
+      assert.ok(
+        piped.some((x) => /^[0-9a-f]{12} +busybox +"sh -c 'sleep 300; e…" /.test(x) && x.endsWith(long)),
+        piped.join('\n'),
+      );
+      assert.match((await engine(['network', 'ls'])).stdout, new RegExp(` ${netName} +bridge +local\n`));
+      assert.match((await engine(['volume', 'ls'])).stdout, new RegExp(`\nlocal +${volName}\n`));
+    } finally {
+      await engine(['rm', '-f', long]);
+      await engine(['network', 'rm', netName]);
+      await engine(['volume', 'rm', volName]);
+    }
+  });
+
   test('pull: plain progress lines when piped, progress bars on a terminal; images, tag, rmi', async () => {
     const name = `${reg.host}/cli-busybox`;
     assert.equal((await engine(['tag', 'busybox:latest', `${name}:v1`])).code, 0);
@@ -187,6 +236,41 @@ describe('engine CLI against the daemon', () => {
     assert.equal(pulledByRun.stdout, 'pulled-by-run\n');
     assert.match(pulledByRun.stderr, new RegExp(`^Unable to find image '${name}:v1' locally\nv1: Pulling from cli-busybox\n`));
     assert.equal((await engine(['rmi', `${name}:v1`])).code, 0);
+  });
+
+  test('push and build: progress in place on a terminal, plain lines when piped', async () => {
+    const base = `${reg.host}/cli-progress:v1`;
+    assert.equal((await engine(['tag', 'busybox:latest', base])).code, 0);
+    const push = await inTerminal(`${ENGINE} push ${base}`, [], 0);
+    assert.equal(push.code, 0, push.out);
+    assert.match(push.out, /\x1b\[\d+A/, 'layer lines are updated in place');
+    assert.match(push.out, /[0-9a-f]{12}: (Pushed|Layer already exists|Mounted from cli-busybox)/);
+    assert.match(push.out, /v1: digest: sha256:[0-9a-f]{64} size: \d+/);
+    // Without busybox:latest or the base, the build's FROM downloads the layers (progress to show).
+    assert.equal((await engine(['rmi', base, 'busybox:latest'])).code, 0);
+    const ctx = join(work, 'progress-ctx');
+    await mkdir(ctx, { recursive: true });
+    await writeFile(join(ctx, 'Dockerfile'), `FROM ${base}\nRUN echo built-$((6*7))\n`);
+    const piped = await engine(['build', '-t', 'cli-built', ctx]);
+    assert.equal(piped.code, 0, piped.stderr);
+    assert.match(piped.stdout, new RegExp(`^Step 1/2 : FROM ${base}\n`));
+    assert.match(piped.stdout, /^[0-9a-f]{12}: Pull complete$/m);
+    assert.match(piped.stdout, /built-42\n/);
+    assert.match(piped.stdout, /Successfully built [0-9a-f]{12}\nSuccessfully tagged cli-built:latest\n$/);
+    assert.doesNotMatch(piped.stdout, /\x1b\[|Downloading/, 'no cursor movement or byte counts when piped');
+    assert.equal((await engine(['rmi', 'cli-built', base])).code, 0);
+    const tty = await inTerminal(`${ENGINE} build -t cli-built ${ctx}`, [], 0);
+    assert.equal(tty.code, 0, tty.out);
+    assert.match(tty.out, /\x1b\[\d+A/, 'the pull of FROM updates its lines in place');
+    assert.match(tty.out, /: (Downloading|Extracting) +\[=*>? *\] +[\d.]+[kMG]?B\/[\d.]+[kMG]?B/, 'byte counts as bars');
+    assert.match(tty.out, /Pull complete/);
+    assert.match(tty.out, /built-42\r?\n/);
+    assert.match(tty.out, /Successfully tagged cli-built:latest/);
+    const quiet = await engine(['build', '-q', ctx]);
+    assert.match(quiet.stdout, /^sha256:[0-9a-f]{64}\n$/, 'build -q prints the image ID alone');
+    assert.equal((await engine(['rmi', 'cli-built'])).code, 0);
+    assert.equal((await engine(['tag', base, 'busybox:latest'])).code, 0);
+    assert.equal((await engine(['rmi', base])).code, 0);
   });
 
   test('cp into and out of a container; network and volume commands; system df; version', async () => {

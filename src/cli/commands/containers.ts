@@ -94,6 +94,7 @@ export async function ps(cli: Cli, argv: string[]): Promise<number> {
     format === 'table' ? fallback : format,
     PS_TITLES,
     (s) => cli.out(s),
+    cli.tableFit(noTrunc),
   );
   return 0;
 }

@@ -64,8 +64,12 @@ export async function images(cli: Cli, argv: string[]): Promise<number> {
   }
   const fallback = `table {{.Repository}}\t{{.Tag}}${f.bool('digests') ? '\t{{.Digest}}' : ''}\t{{.ID}}\t{{.CreatedSince}}\t{{.Size}}`;
   const format = f.str('format') ?? cli.config.data.imagesFormat ?? fallback;
-  printFormatted(imageRows(list, f.bool('all'), f.bool('no-trunc')), format === 'table' ? fallback : format, IMAGES_TITLES, (s) =>
-    cli.out(s),
+  printFormatted(
+    imageRows(list, f.bool('all'), f.bool('no-trunc')),
+    format === 'table' ? fallback : format,
+    IMAGES_TITLES,
+    (s) => cli.out(s),
+    cli.tableFit(f.bool('no-trunc')),
   );
   return 0;
 }

@@ -43,6 +43,7 @@ async function networkCmd(cli: Cli, sub: string, argv: string[]): Promise<number
           f.str('format') ?? 'table {{.ID}}\t{{.Name}}\t{{.Driver}}\t{{.Scope}}',
           { ID: 'NETWORK ID', Name: 'NAME', Driver: 'DRIVER', Scope: 'SCOPE', IPv6: 'IPV6', Internal: 'INTERNAL', Labels: 'LABELS' },
           (s) => cli.out(s),
+          cli.tableFit(f.bool('no-trunc')),
         );
       return 0;
     }
@@ -147,6 +148,7 @@ async function volumeCmd(cli: Cli, sub: string, argv: string[]): Promise<number>
           f.str('format') ?? 'table {{.Driver}}\t{{.Name}}',
           { Driver: 'DRIVER', Name: 'VOLUME NAME', Mountpoint: 'MOUNTPOINT', Scope: 'SCOPE', Labels: 'LABELS' },
           (s) => cli.out(s),
+          cli.tableFit(f.bool('no-trunc')),
         );
       return 0;
     }

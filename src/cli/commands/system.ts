@@ -4,7 +4,6 @@
 // HTTP connection.
 import { existsSync, mkdtempSync, renameSync, rmSync, statSync } from 'node:fs';
 import type * as ChildProcess from 'node:child_process';
-import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { connector } from '../../client/transport.ts';
@@ -238,7 +237,7 @@ export async function cp(cli: Cli, argv: string[]): Promise<number> {
     const intoDir = existsSync(dst.path) && statSync(dst.path).isDirectory();
     const workDir = mkdtempSync(join(intoDir ? dst.path : dirname(dst.path) || '.', '.engine-cp-'));
     try {
-      const tarProc = (createRequire(import.meta.url)('node:child_process') as typeof ChildProcess).spawn(
+      const tarProc = (process.getBuiltinModule('node:child_process') as typeof ChildProcess).spawn(
         'tar',
         ['-x', '-C', workDir, ...(f.bool('archive') ? ['--same-owner'] : ['--no-same-owner'])],
         { stdio: ['pipe', 'inherit', 'inherit'] },
