@@ -12,6 +12,8 @@ import type { Logger } from '../util/log.ts';
 import { identityOf, type CertIdentity, type NodeRole } from './ca.ts';
 import type { NodeCerts, RemoteManager } from './local-state.ts';
 import { formatHostPort, type HostPort } from './addresses.ts';
+import type { TaskReport } from './services-api.ts';
+import type { TaskRecord } from './tasks.ts';
 
 export interface JoinRequest {
   token: string;
@@ -49,6 +51,8 @@ export interface EndpointHandler {
   promote(node: CertIdentity): Promise<void>;
   /** `abort`: a join that did not complete; the node and its etcd member are removed. */
   leave(node: CertIdentity, abort: boolean): Promise<void>;
+  /** A node's agent: its task states in, the tasks assigned to it out. */
+  agentSync(node: CertIdentity, reports: TaskReport[]): Promise<TaskRecord[]>;
 }
 
 const MAX_BODY = 1 << 20;
@@ -102,6 +106,11 @@ export async function startEndpoint(
         if (req.method === 'POST' && req.url === '/join') return handler.join((await readBody(req)) as JoinRequest);
         if (req.method === 'POST' && req.url === '/heartbeat') return handler.heartbeat(peer(req, clusterId));
         if (req.method === 'POST' && req.url === '/promote') return handler.promote(peer(req, clusterId)).then(() => ({}));
+        if (req.method === 'POST' && req.url === '/agent/sync') {
+          const node = peer(req, clusterId);
+          const body = (await readBody(req)) as { reports?: TaskReport[] };
+          return handler.agentSync(node, body?.reports ?? []).then((tasks) => ({ tasks }));
+        }
         if (req.method === 'POST' && req.url === '/leave') {
           const node = peer(req, clusterId);
           const body = (await readBody(req)) as { abort?: unknown };

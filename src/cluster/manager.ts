@@ -13,6 +13,10 @@ import { newId } from './ids.ts';
 import type { LocalClusterState, LocalStateFiles, NodeCerts, RemoteManager } from './local-state.ts';
 import { checkNodeSpec, checkRemovable, filterNodes, findNode, nodeView, type NodeRecord } from './nodes.ts';
 import { ClusterStore, type Stored } from './store.ts';
+import type { EventPublisher } from '../events/bus.ts';
+import { OrchestratorLoop } from './orchestrator-loop.ts';
+import { ServicesApi, type TaskReport } from './services-api.ts';
+import type { TaskRecord } from './tasks.ts';
 import { checkSpec, clusterView, HEARTBEAT_PERIOD_NS, withDefaults, type ClusterRecord } from './swarm-object.ts';
 import { newJoinToken, parseJoinToken, sameToken } from './tokens.ts';
 
@@ -21,6 +25,7 @@ export interface ManagerEnv {
   files: LocalStateFiles;
   /** This node's Description (hostname, platform, resources, engine). */
   describe(): NodeRecord['Description'];
+  events?: EventPublisher;
 }
 
 const CLUSTER_KEY = 'cluster';
@@ -56,6 +61,9 @@ export class Manager {
   private beatTimer: NodeJS.Timeout | null = null;
   private periodSeconds = HEARTBEAT_PERIOD_NS / 1e9;
   private readonly log: Logger;
+  /** Services and tasks on the store. */
+  readonly services: ServicesApi;
+  private readonly loop: OrchestratorLoop;
 
   private constructor(
     env: ManagerEnv,
@@ -65,6 +73,41 @@ export class Manager {
     readonly store: ClusterStore,
   ) {
     this.log = env.log.child({ module: 'cluster' });
+    this.services = new ServicesApi(store, env.events);
+    this.loop = new OrchestratorLoop(
+      {
+        store,
+        api: this.services,
+        leads: async () => {
+          const s = await this.store.leader();
+          return s.leader === s.member;
+        },
+        nodes: async () => {
+          const [all, live] = await Promise.all([this.nodeRecords(), this.liveness()]);
+          return all.map((s) => ({ rec: s.value, up: live(s.value).up }));
+        },
+        historyLimit: async () => {
+          const o = (await this.cluster()).value.Spec.Orchestration as { TaskHistoryRetentionLimit?: number } | undefined;
+          return o?.TaskHistoryRetentionLimit ?? 5;
+        },
+      },
+      this.log,
+    );
+  }
+
+  /** A service changed: the orchestrator plans at once instead of at its next round. */
+  kick(): void {
+    this.loop.kick();
+  }
+
+  /** The endpoint's /agent/sync: a node's task states in, its tasks out. */
+  async agentSync(node: CertIdentity, reports: TaskReport[]): Promise<TaskRecord[]> {
+    if (!Array.isArray(reports)) throw invalidParameter('invalid agent reports');
+    return this.services.sync(node.nodeId, reports);
+  }
+
+  async nodesList(): Promise<NodeRecord[]> {
+    return (await this.nodeRecords()).map((s) => s.value);
   }
 
   /** Starts etcd from the saved state, connects, listens, heartbeats. */
@@ -134,6 +177,7 @@ export class Manager {
     await this.beat();
     this.beatTimer = setInterval(() => void this.beat(), this.periodSeconds * 1000);
     this.beatTimer.unref();
+    this.loop.start();
   }
 
   private async beat(): Promise<void> {
@@ -365,6 +409,7 @@ export class Manager {
   }
 
   async stop(): Promise<void> {
+    this.loop.stop();
     if (this.beatTimer) clearInterval(this.beatTimer);
     this.beatTimer = null;
     if (this.server) {

@@ -1,8 +1,9 @@
 // The cluster backend of the /swarm, /nodes, /services, /tasks, /secrets and /configs routes, and
 // the node's cluster state for /info and /_ping. A node is inactive (answers as inactive.ts), a
 // manager (runs etcd: manager.ts) or a worker (heartbeats to managers: worker.ts); its state is
-// saved under <data-root>/cluster and restored when the daemon starts. Services, tasks, secrets
-// and configs are not built yet: inside a cluster they answer 501.
+// saved under <data-root>/cluster and restored when the daemon starts. Every node in a cluster runs
+// an agent (agent.ts) that runs its tasks on the local engine. Secrets and configs are not built
+// yet: inside a cluster they answer 501.
 import { arch, cpus, hostname, totalmem } from 'node:os';
 import { invalidParameter, notImplemented, unavailable } from '../errors.ts';
 import type {
@@ -29,6 +30,12 @@ import type { NodeRecord } from './nodes.ts';
 import { checkSpec, withDefaults, type ClusterRecord } from './swarm-object.ts';
 import { caDigest, newJoinToken, tokenMatchesCa } from './tokens.ts';
 import { Worker } from './worker.ts';
+import type { EventPublisher } from '../events/bus.ts';
+import { Agent } from './agent.ts';
+import { notBuiltKind, type TaskReport } from './services-api.ts';
+import { serviceLogs } from './service-logs.ts';
+import type { TaskRuntime } from './task-runtime.ts';
+import type { TaskRecord } from './tasks.ts';
 import { checkInitNetworking } from './init-request.ts';
 
 export const ALREADY_IN_A_CLUSTER =
@@ -42,6 +49,9 @@ export interface ClusterServiceDeps {
   engineVersion: string;
   /** The daemon's `labels` (key=value), shown as the node's engine labels. */
   engineLabels: () => string[];
+  /** The local engine, once built, for the agent to run tasks on. */
+  runtime?: () => TaskRuntime | undefined;
+  events?: EventPublisher;
 }
 
 type Phase = 'inactive' | 'pending' | 'active' | 'error';
@@ -50,6 +60,7 @@ export class ClusterService {
   private phase: Phase = 'inactive';
   private manager: Manager | null = null;
   private worker: Worker | null = null;
+  private agent: Agent | null = null;
   private error = '';
   private busy: Promise<unknown> = Promise.resolve();
   private readonly files: LocalStateFiles;
@@ -117,7 +128,7 @@ export class ClusterService {
     if (identityOf(certs.certPem).nodeId !== state.nodeId) throw new Error('the node certificate does not match the saved node ID');
     if (state.role === 'manager') {
       const m = await Manager.start(
-        { log: this.deps.log, files: this.files, describe: () => this.describe(certs.caPem) },
+        { log: this.deps.log, files: this.files, describe: () => this.describe(certs.caPem), events: this.deps.events },
         state,
         certs,
         promote ? { promote } : { restart: true },
@@ -129,6 +140,7 @@ export class ClusterService {
         throw err;
       }
       this.manager = m;
+      this.startAgent((reports) => m.services.sync(state.nodeId, reports));
     } else {
       const w = new Worker(state, certs, this.files, this.log);
       this.worker = w;
@@ -137,9 +149,21 @@ export class ClusterService {
         w.lastError = `no manager answers: ${err.message}`;
         this.log.warn('no manager answered the first heartbeat', { error: err.message });
       });
+      this.startAgent(async (reports) => (await w.call<{ tasks: TaskRecord[] }>('/agent/sync', { reports })).tasks);
     }
     this.phase = 'active';
     this.error = '';
+  }
+
+  private startAgent(sync: (reports: TaskReport[]) => Promise<TaskRecord[]>): void {
+    this.agent?.stop();
+    this.agent = new Agent(sync, this.deps.runtime ?? (() => undefined), this.log);
+    this.agent.start();
+  }
+
+  private stopAgent(): void {
+    this.agent?.stop();
+    this.agent = null;
   }
 
   // ---- /_ping and /info --------------------------------------------------------------------------
@@ -228,11 +252,15 @@ export class ClusterService {
       this.files.write(state);
       let m: Manager | null = null;
       try {
-        m = await Manager.start({ log: this.deps.log, files: this.files, describe: () => this.describe(ca.certPem) }, state, {
-          caPem: ca.certPem,
-          certPem,
-          keyPem: keys.keyPem,
-        });
+        m = await Manager.start(
+          { log: this.deps.log, files: this.files, describe: () => this.describe(ca.certPem), events: this.deps.events },
+          state,
+          {
+            caPem: ca.certPem,
+            certPem,
+            keyPem: keys.keyPem,
+          },
+        );
         await m.bootstrap(rec, newNodeRecord(nodeId, 'manager', advertiseAddr, this.describe(ca.certPem), availability));
         await m.serve();
       } catch (err) {
@@ -241,6 +269,8 @@ export class ClusterService {
         throw err;
       }
       this.manager = m;
+      const mgr = m;
+      this.startAgent((reports) => mgr.services.sync(nodeId, reports));
       this.phase = 'active';
       this.error = '';
       this.log.info('cluster initialised', { node: nodeId, cluster: clusterId, addr: advertiseAddr });
@@ -317,6 +347,7 @@ export class ClusterService {
   leave(force: boolean): Promise<void> {
     return this.serial(async () => {
       if (this.phase === 'inactive') throw unavailable(NOT_IN_A_CLUSTER);
+      this.stopAgent();
       if (this.manager) {
         await this.manager.leaveCluster(force); // refuses without force, as dockerd
         await this.manager.stop();
@@ -336,6 +367,7 @@ export class ClusterService {
   /** Daemon shutdown: stops etcd, the endpoint and heartbeats; the node stays in its cluster. */
   shutdown(): Promise<void> {
     return this.serial(async () => {
+      this.stopAgent();
       this.worker?.stop();
       await this.manager?.stop();
     });
@@ -364,39 +396,59 @@ export class ClusterService {
     throw unavailable('Swarm is not locked.');
   }
 
-  async list(kind: ClusterObjectKind, filters: Map<string, string[]>): Promise<ClusterObject[]> {
+  async list(kind: ClusterObjectKind, filters: Map<string, string[]>, opts: { status?: boolean } = {}): Promise<ClusterObject[]> {
     const m = this.requireManager();
     if (kind === 'nodes') return m.listNodes(filters);
-    throw notBuilt(kind);
+    if (kind === 'services') return m.services.list(filters, !!opts.status);
+    if (kind === 'tasks') return m.services.listTasks(filters, await m.nodesList());
+    throw notBuiltKind(kind);
   }
 
-  async inspect(kind: ClusterObjectKind, id: string): Promise<ClusterObject> {
+  async inspect(kind: ClusterObjectKind, id: string, opts: { insertDefaults?: boolean } = {}): Promise<ClusterObject> {
     const m = this.requireManager();
     if (kind === 'nodes') return m.inspectNode(id);
-    throw notBuilt(kind);
+    if (kind === 'services') return m.services.inspect(id, !!opts.insertDefaults);
+    if (kind === 'tasks') return m.services.inspectTask(id);
+    throw notBuiltKind(kind);
   }
 
-  async create(kind: CreatableKind): Promise<{ ID: string }> {
-    this.requireManager();
-    throw notBuilt(kind);
+  /** X-Registry-Auth is accepted; task nodes use the images they hold (pulling on task nodes is not built). */
+  async create(kind: CreatableKind, spec: ClusterObject = {}): Promise<{ ID: string; Warnings?: string[] }> {
+    const m = this.requireManager();
+    if (kind !== 'services') throw notBuiltKind(kind);
+    const r = await m.services.create(spec);
+    m.kick();
+    return r;
   }
 
   async update(kind: MutableKind, id: string, spec: ClusterObject, opts: ObjectUpdateOptions): Promise<{ Warnings?: string[] }> {
     const m = this.requireManager();
-    if (kind !== 'nodes') throw notBuilt(kind);
+    if (kind === 'services') {
+      const r = await m.services.update(id, spec, opts);
+      m.kick();
+      return r;
+    }
+    if (kind !== 'nodes') throw notBuiltKind(kind);
     await m.updateNode(id, spec, opts.version);
+    m.kick();
     return {};
   }
 
   async remove(kind: MutableKind, id: string, opts: { force: boolean }): Promise<void> {
     const m = this.requireManager();
-    if (kind !== 'nodes') throw notBuilt(kind);
+    if (kind === 'services') return m.services.remove(id);
+    if (kind !== 'nodes') throw notBuiltKind(kind);
     await m.removeNode(id, opts.force);
   }
 
-  async logs(kind: 'services' | 'tasks', _id: string, _opts: ClusterLogOptions): Promise<AsyncIterable<Buffer>> {
-    this.requireManager();
-    throw notBuilt(kind);
+  /** Logs of the tasks that run on this node (tasks on other nodes: 501, see service-logs.ts). */
+  async logs(kind: 'services' | 'tasks', id: string, opts: ClusterLogOptions): Promise<AsyncIterable<Buffer>> {
+    const m = this.requireManager();
+    const tasks = kind === 'services' ? await m.services.serviceTasks(id) : [await m.services.findTask(id)];
+    const rt = this.deps.runtime?.();
+    const agent = this.agent;
+    if (!rt || !agent) throw unavailable('the local engine is not ready to read task logs');
+    return serviceLogs(tasks, (t) => (t.NodeID === m.state.nodeId ? agent.containerOf(t.ID) : undefined), rt, opts);
   }
 }
 
@@ -404,8 +456,4 @@ function checkAvailability(a: string): string {
   if (a !== 'active' && a !== 'pause' && a !== 'drain')
     throw invalidParameter(`invalid Availability ${JSON.stringify(a)}: must be "active", "pause" or "drain"`);
   return a;
-}
-
-function notBuilt(kind: string): Error {
-  return notImplemented(`${kind} are not built yet in this engine's cluster mode (nodes and the cluster itself are)`);
 }

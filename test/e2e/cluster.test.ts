@@ -143,9 +143,9 @@ describe('cluster mode on one node', () => {
       [[nodeId, 'Ready']],
     );
 
-    const svc = await d.docker(['service', 'ls']);
+    const svc = await d.docker(['secret', 'ls']);
     assert.notEqual(svc.code, 0);
-    assert.match(svc.stderr, /services are not built yet/);
+    assert.match(svc.stderr, /secrets are not built yet/);
     const overlay = await d.docker(['network', 'create', '-d', 'overlay', 'ov1']);
     assert.notEqual(overlay.code, 0);
     assert.match(overlay.stderr, /overlay networks are not built yet in this engine's cluster mode/);

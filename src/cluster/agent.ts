@@ -1,0 +1,128 @@
+// A node's agent (managers and workers alike): every round it reports the states of its tasks to a
+// manager and gets back the tasks assigned to it, then runs them as ordinary containers on the
+// local engine (named `<service>.<slot>.<task id>` with dockerd's swarm labels), stops those whose
+// desired state is no longer running, and removes the containers of tasks that are gone.
+import type { Logger } from '../util/log.ts';
+import { containerBody, stopTimeout } from './container-body.ts';
+import type { TaskReport } from './services-api.ts';
+import type { TaskRuntime } from './task-runtime.ts';
+import { containerName, isTerminal, stateRank, type TaskRecord, type TaskState, type TaskStatus } from './tasks.ts';
+
+/** One exchange with a manager: reports in, this node's tasks out. */
+export type SyncFn = (reports: TaskReport[]) => Promise<TaskRecord[]>;
+
+const ROUND_MS = 1000;
+
+export class Agent {
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  /** task ID → container ID */
+  private readonly containers = new Map<string, string>();
+  /** Statuses decided locally and not yet seen back in the store. */
+  private readonly pending = new Map<string, TaskStatus>();
+  private readonly stopping = new Set<string>();
+  private adopted = false;
+
+  constructor(
+    private readonly sync: SyncFn,
+    private readonly runtime: () => TaskRuntime | undefined,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    const tick = () => {
+      if (this.stopped) return;
+      this.timer = setTimeout(() => void this.round().finally(tick), ROUND_MS);
+      this.timer.unref();
+    };
+    tick();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  /** The container of a task run here, if any (logs). */
+  containerOf(taskId: string): string | undefined {
+    return this.containers.get(taskId);
+  }
+
+  private set(t: TaskRecord, state: TaskState, message: string, extra: Partial<TaskStatus> = {}): void {
+    const prev = this.pending.get(t.ID) ?? t.Status;
+    if (stateRank(state) < stateRank(prev.State)) return;
+    this.pending.set(t.ID, { ...prev, Timestamp: new Date().toISOString(), State: state, Message: message, ...extra });
+  }
+
+  private async round(): Promise<void> {
+    const rt = this.runtime();
+    if (!rt || this.stopped) return;
+    try {
+      if (!this.adopted) {
+        for (const c of await rt.list()) this.containers.set(c.taskId, c.id);
+        this.adopted = true;
+      }
+      const reports = [...this.pending].map(([id, status]) => ({ id, status }));
+      const tasks = await this.sync(reports);
+      for (const r of reports) if (this.pending.get(r.id) === r.status) this.pending.delete(r.id);
+      const known = new Set(tasks.map((t) => t.ID));
+      for (const t of tasks) await this.handle(rt, t);
+      // Containers of tasks that no longer exist (service removed, history trimmed) go.
+      for (const [taskId, cid] of this.containers) {
+        if (known.has(taskId)) continue;
+        this.containers.delete(taskId);
+        this.pending.delete(taskId);
+        await rt.remove(cid).catch((err: Error) => this.log.warn('cannot remove a task container', { task: taskId, error: err.message }));
+      }
+    } catch (err) {
+      this.log.debug('agent round failed', { error: (err as Error).message });
+    }
+  }
+
+  private async handle(rt: TaskRuntime, t: TaskRecord): Promise<void> {
+    const state = (this.pending.get(t.ID) ?? t.Status).State;
+    const cid = this.containers.get(t.ID);
+    if (t.DesiredState === 'running' && !cid && !isTerminal(state)) {
+      this.set(t, 'preparing', 'preparing');
+      try {
+        const id = await rt.run(containerName(t), containerBody(t));
+        this.containers.set(t.ID, id);
+        const st = rt.state(id);
+        this.set(t, 'running', 'started', { ContainerStatus: { ContainerID: id, PID: st?.pid ?? 0, ExitCode: 0 } });
+      } catch (err) {
+        const failedId = (err as { containerId?: string }).containerId;
+        if (failedId) this.containers.set(t.ID, failedId);
+        const msg = (err as Error).message;
+        const created = /No such image|not found|invalid/i.test(msg);
+        this.set(t, created ? 'rejected' : 'failed', created ? 'preparing' : 'starting', { Err: msg });
+      }
+      return;
+    }
+    if (!cid) {
+      if (t.DesiredState !== 'running' && !isTerminal(state)) this.set(t, 'shutdown', 'shutdown');
+      return;
+    }
+    const st = rt.state(cid);
+    if (!st) {
+      if (!isTerminal(state)) this.set(t, 'failed', 'container gone', { Err: 'task: the container was removed' });
+      return;
+    }
+    if (st.running) {
+      if (t.DesiredState !== 'running' && !this.stopping.has(t.ID)) {
+        this.stopping.add(t.ID);
+        void rt
+          .stop(cid, stopTimeout(t))
+          .catch((err: Error) => this.log.warn('cannot stop a task container', { task: t.ID, error: err.message }))
+          .finally(() => this.stopping.delete(t.ID));
+      } else if (stateRank(state) < stateRank('running')) {
+        this.set(t, 'running', 'started', { ContainerStatus: { ContainerID: cid, PID: st.pid, ExitCode: 0 } });
+      }
+      return;
+    }
+    if (isTerminal(state)) return;
+    const cs = { ContainerID: cid, PID: 0, ExitCode: st.exitCode };
+    if (t.DesiredState !== 'running') this.set(t, 'shutdown', 'shutdown', { ContainerStatus: cs });
+    else if (st.exitCode === 0 && !st.error) this.set(t, 'complete', 'finished', { ContainerStatus: cs });
+    else this.set(t, 'failed', 'task: non-zero exit', { ContainerStatus: cs, Err: st.error || `task: non-zero exit (${st.exitCode})` });
+  }
+}
