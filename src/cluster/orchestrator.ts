@@ -119,6 +119,7 @@ function planService(
       } else t.Status = status(w.now, 'pending', 'pending task scheduling', pick.message);
     }
     out.push({ op: 'create', task: t });
+    bySlot.set(key, [...(bySlot.get(key) ?? []), t]); // the history limit counts it
     return t;
   };
   const liveSlots = new Map<string, TaskRecord[]>();
