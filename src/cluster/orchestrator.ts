@@ -239,7 +239,11 @@ function planUpdate(
   }
   const outdated = live.filter(([, ts]) => ts.length === 1 && ts[0]!.SpecVersion < s.SpecVersion).map(([k, ts]) => [k, ts[0]!] as const);
   if (!outdated.length) {
-    if (updating && live.every(([, ts]) => ts.every((t) => t.Status.State === 'running')))
+    const converged = [...wanted].every((k) => {
+      const ts = liveSlots.get(k) ?? [];
+      return ts.length === 1 && ts[0]!.SpecVersion === s.SpecVersion && ts[0]!.Status.State === 'running';
+    });
+    if (updating && converged)
       out.push({
         op: 'updateStatus',
         service: s.ID,

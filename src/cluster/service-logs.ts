@@ -48,7 +48,7 @@ async function* merge<T>(sources: AsyncIterable<T>[]): AsyncIterable<T> {
 
 export async function serviceLogs(
   tasks: TaskRecord[],
-  containerOf: (t: TaskRecord) => string | undefined,
+  containerOf: ((t: TaskRecord) => string | undefined) & { isLocal: (t: TaskRecord) => boolean },
   rt: TaskRuntime,
   opts: ClusterLogOptions,
 ): Promise<AsyncIterable<Buffer>> {
@@ -60,7 +60,7 @@ export async function serviceLogs(
     const cid = containerOf(t);
     return cid ? [{ t, cid }] : [];
   });
-  if (!local.length && tasks.some((t) => t.NodeID))
+  if (!local.length && tasks.some((t) => t.NodeID && !containerOf.isLocal(t)))
     throw notImplemented(
       "the logs of tasks on other nodes are not built yet in this engine's cluster mode: ask a manager that runs the tasks, or read the container logs on their node",
     );

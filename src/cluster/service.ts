@@ -448,7 +448,11 @@ export class ClusterService {
     const rt = this.deps.runtime?.();
     const agent = this.agent;
     if (!rt || !agent) throw unavailable('the local engine is not ready to read task logs');
-    return serviceLogs(tasks, (t) => (t.NodeID === m.state.nodeId ? agent.containerOf(t.ID) : undefined), rt, opts);
+    const self = m.state.nodeId;
+    const containerOf = Object.assign((t: TaskRecord) => (t.NodeID === self ? agent.containerOf(t.ID) : undefined), {
+      isLocal: (t: TaskRecord) => t.NodeID === self,
+    });
+    return serviceLogs(tasks, containerOf, rt, opts);
   }
 }
 

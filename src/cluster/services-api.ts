@@ -169,6 +169,7 @@ export class ServicesApi {
         filters,
         {
           serviceIds: (ref) => svc.filter((s) => s.ID === ref || s.Spec.Name === ref || s.ID.startsWith(ref)).map((s) => s.ID),
+          upToDate: (t) => svc.find((s) => s.ID === t.ServiceID)?.SpecVersion === t.SpecVersion,
           nodeIds: (ref) => nodes.filter((n) => n.ID === ref || n.Description.Hostname === ref || n.ID.startsWith(ref)).map((n) => n.ID),
         },
       ).map((t) => t.ID),

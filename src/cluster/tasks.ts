@@ -94,12 +94,15 @@ export function taskView(t: TaskRecord, version: number): ClusterObject {
   return view;
 }
 
-const TASK_FILTERS = ['desired-state', 'id', 'label', 'name', 'node', 'service', 'runtime', 'up-to-date'] as const;
+// `_up-to-date` is the docker CLI's (service create/update progress): tasks of the current spec.
+const TASK_FILTERS = ['desired-state', 'id', 'label', 'name', 'node', 'service', 'runtime', '_up-to-date'] as const;
 
 /** How the filter's names of services and nodes resolve to IDs (dockerd resolves them too). */
 export interface TaskFilterContext {
   serviceIds(ref: string): string[];
   nodeIds(ref: string): string[];
+  /** Whether the task was made from its service's current spec. */
+  upToDate(t: TaskRecord): boolean;
 }
 
 export function filterTasks(all: TaskRecord[], filters: Map<string, string[]>, ctx: TaskFilterContext): TaskRecord[] {
@@ -118,6 +121,8 @@ export function filterTasks(all: TaskRecord[], filters: Map<string, string[]>, c
       any('name', (v) => taskName(t).startsWith(v)) &&
       any('desired-state', (v) => t.DesiredState === v || (v === 'accepted' && t.DesiredState === 'accepted')) &&
       (!services || services.includes(t.ServiceID)) &&
+      any('_up-to-date', (v) => (v === 'true' || v === '1') === ctx.upToDate(t)) &&
+      any('runtime', (v) => v === 'container') &&
       (!nodes || (t.NodeID !== undefined && nodes.includes(t.NodeID))) &&
       allLabelsMatch(t.Labels, filters.get('label') ?? []),
   );
