@@ -73,6 +73,8 @@ class Sim {
       if (t.DesiredState !== 'running') t.Status = { Timestamp: ts, State: 'shutdown', Message: 'shutdown' };
       else if ((t.Spec.ContainerSpec as { Image: string }).Image === 'bad')
         t.Status = { Timestamp: ts, State: 'failed', Message: 'x', Err: 'task: non-zero exit (1)' };
+      else if ((t.Spec.ContainerSpec as { Image: string }).Image === 'done' && t.Status.State === 'running')
+        t.Status = { Timestamp: ts, State: 'complete', Message: 'finished' };
       else if (t.Status.State !== 'running') t.Status = { Timestamp: ts, State: 'running', Message: 'started' };
     }
     this.now += ms;
@@ -260,4 +262,19 @@ test('scheduler: constraints, no suitable node, max replicas per node', () => {
     total: new Map<string, number>(),
   };
   assert.match((pickNode(nodes, { Placement: { MaxReplicas: 1 } }, capped) as { message: string }).message, /max replicas/);
+});
+
+test('replicated job: TotalCompletions tasks, at most MaxConcurrent at a time, then settled', () => {
+  const j = service({ Mode: { ReplicatedJob: { TotalCompletions: 3, MaxConcurrent: 2 } } }, 'done');
+  j.JobIteration = 0;
+  const sim = new Sim([j], [node('a'), node('b')]);
+  let most = 0;
+  for (let i = 0; i < 10; i++) {
+    sim.round();
+    most = Math.max(most, sim.running().length);
+  }
+  assert.equal(most, 2);
+  const all = [...sim.tasks.values()];
+  assert.equal(all.length, 3);
+  assert.ok(all.every((t) => t.Status.State === 'complete' && t.DesiredState === 'complete'));
 });

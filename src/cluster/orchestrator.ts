@@ -119,10 +119,16 @@ function planService(
       } else t.Status = status(w.now, 'pending', 'pending task scheduling', pick.message);
     }
     out.push({ op: 'create', task: t });
+    created++;
     bySlot.set(key, [...(bySlot.get(key) ?? []), t]); // the history limit counts it
     return t;
   };
   const liveSlots = new Map<string, TaskRecord[]>();
+  // A replicated job runs at most MaxConcurrent tasks at a time (the CLI's --max-concurrent).
+  const rj = ((s.Spec.Mode ?? {}) as ClusterObject).ReplicatedJob as ClusterObject | undefined;
+  const maxConcurrent = typeof rj?.MaxConcurrent === 'number' ? rj.MaxConcurrent : 0;
+  let created = 0;
+  const activeJobTasks = () => created + current.filter((t) => t.DesiredState === 'running' && !isTerminal(t.Status.State)).length;
   const updating = s.UpdateStatus && (s.UpdateStatus.State === 'updating' || s.UpdateStatus.State === 'rollback_started');
   const started = at(s.UpdateStatus?.StartedAt);
 
@@ -186,6 +192,7 @@ function planService(
     // Stop-first: wait until the task being stopped on a live node has stopped.
     const stopping = tasks.some((t) => t.DesiredState !== 'running' && !isTerminal(t.Status.State) && t.NodeID && nodeOk(t.NodeID));
     if (stopping) continue;
+    if (job && maxConcurrent && activeJobTasks() >= maxConcurrent) continue;
     newTask(key, 0);
   }
 

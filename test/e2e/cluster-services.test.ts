@@ -127,6 +127,9 @@ describe('services on one node', () => {
 
     const logs = await ok(d, ['service', 'logs', '--raw', 'web']);
     assert.equal(logs.split('\n').filter((l) => l.startsWith('hello from ')).length, 3, logs);
+    // Without --raw the CLI parses the swarm context of each line (details) into task names.
+    const pretty = await ok(d, ['service', 'logs', 'web']);
+    for (const t of run) assert.match(pretty, new RegExp(`web\\.${t.Slot}\\.${t.ID.slice(0, 12)}@\\S+ +\\| hello from `));
 
     // A stale version is refused; the service is unchanged.
     const stale = await d.request('POST', `/v1.51/services/${id}/update?version=1`, { body: insp.Spec });
@@ -225,8 +228,15 @@ describe('services on one node', () => {
     assert.equal((await tasks(d, 'failing')).length, 3, 'no restart after max attempts');
     await ok(d, ['service', 'rm', 'failing']);
 
-    const dup = await d.docker(['service', 'create', '--detach', '--no-resolve-image', '--name', 'x', 'busybox:latest', 'sleep', '5']);
+    // Without --detach the CLI follows the tasks until they run and are stable (its progress view).
+    const dup = await d.docker(
+      ['service', 'create', '--no-resolve-image', '--name', 'x', '--stop-grace-period', '1s', 'busybox:latest', 'sleep', '1000'],
+      {
+        timeoutMs: 60_000,
+      },
+    );
     assert.equal(dup.code, 0, dup.stderr);
+    assert.match(dup.stdout, /verify: Service \S+ converged/);
     const again = await d.docker(['service', 'create', '--detach', '--no-resolve-image', '--name', 'x', 'busybox:latest', 'sleep', '5']);
     assert.match(again.stderr, /name conflicts with an existing object/);
     const noImage = await d.request('POST', '/v1.51/services/create', { body: { Name: 'y', TaskTemplate: { ContainerSpec: {} } } });
@@ -239,6 +249,35 @@ describe('services on one node', () => {
     const badConstraint = await d.docker(['service', 'create', '--detach', '--constraint', 'node.colour=red', 'busybox:latest']);
     assert.notEqual(badConstraint.code, 0);
     await ok(d, ['service', 'rm', 'x']);
+
+    // A replicated job: three completions, two at a time.
+    await ok(d, [
+      'service',
+      'create',
+      '--detach',
+      '--no-resolve-image',
+      '--name',
+      'job',
+      '--mode',
+      'replicated-job',
+      '--replicas',
+      '3',
+      '--max-concurrent',
+      '2',
+      'busybox:latest',
+      'true',
+    ]);
+    await until(
+      'three completed job tasks',
+      async () => {
+        const ts = await tasks(d, 'job');
+        return ts.length === 3 && ts.every((t) => t.Status.State === 'complete') ? true : undefined;
+      },
+      60_000,
+      300,
+    );
+    assert.match(await ok(d, ['service', 'ls', '--filter', 'mode=replicated-job', '--format', '{{.Replicas}}']), /3\/3 completed/);
+    await ok(d, ['service', 'rm', 'job']);
   });
 });
 
@@ -311,6 +350,12 @@ describe('services on a manager and two workers', () => {
     const glob = await waitRunning(m, 'agent', 2);
     assert.deepEqual(glob.map((t) => t.NodeID).sort(), [w1id, w2id].sort());
     await ok(m, ['service', 'rm', 'agent']);
+
+    // Logs are read on the node that runs the task: a worker's task is refused clearly here.
+    const remote = run.find((t) => t.NodeID === w1id)!;
+    const rl = await m.request('GET', `/v1.51/tasks/${remote.ID}/logs?stdout=1`);
+    assert.equal(rl.status, 501);
+    assert.match(rl.json().message, /logs of tasks on other nodes are not built yet/);
 
     // Drain: the worker's tasks move to the other nodes.
     await ok(m, ['node', 'update', '--availability', 'drain', w2id]);
