@@ -161,6 +161,16 @@ export class ClusterService {
     this.agent.start();
   }
 
+  private async removeTaskContainers(): Promise<void> {
+    const rt = this.deps.runtime?.();
+    if (!rt) return;
+    try {
+      for (const c of await rt.list()) await rt.remove(c.id);
+    } catch (err) {
+      this.log.warn('cannot remove the task containers of a node leaving the cluster', { error: (err as Error).message });
+    }
+  }
+
   private stopAgent(): void {
     this.agent?.stop();
     this.agent = null;
@@ -347,7 +357,6 @@ export class ClusterService {
   leave(force: boolean): Promise<void> {
     return this.serial(async () => {
       if (this.phase === 'inactive') throw unavailable(NOT_IN_A_CLUSTER);
-      this.stopAgent();
       if (this.manager) {
         await this.manager.leaveCluster(force); // refuses without force, as dockerd
         await this.manager.stop();
@@ -355,6 +364,9 @@ export class ClusterService {
         await this.worker.announceLeave();
         this.worker.stop();
       }
+      // As dockerd: a node that leaves removes the containers of its tasks.
+      this.stopAgent();
+      await this.removeTaskContainers();
       this.manager = null;
       this.worker = null;
       this.files.remove();

@@ -380,5 +380,10 @@ describe('services on a manager and two workers', () => {
     assert.ok(took < 60_000, `rescheduled in ${took} ms`);
     const nodes = JSON.parse(`[${(await ok(m, ['node', 'ls', '--format', '{{json .}}'])).trim().split('\n').join(',')}]`);
     assert.equal(nodes.find((n: { ID: string }) => n.ID === w1id)?.Status, 'Down');
+
+    // A worker that leaves removes its task containers (as dockerd does).
+    assert.ok((await taskContainers(w2, 'spread')).length > 0);
+    await ok(w2, ['swarm', 'leave']);
+    assert.equal((await taskContainers(w2, 'spread')).length, 0);
   });
 });
