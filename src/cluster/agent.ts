@@ -4,14 +4,20 @@
 // desired state is no longer running, and removes the containers of tasks that are gone.
 import type { Logger } from '../util/log.ts';
 import { containerBody, stopTimeout } from './container-body.ts';
-import type { TaskReport } from './services-api.ts';
+import type { AgentSyncRequest, SyncAnswer } from './services-api.ts';
 import type { TaskRuntime } from './task-runtime.ts';
 import { containerName, isTerminal, stateRank, type TaskRecord, type TaskState, type TaskStatus } from './tasks.ts';
 
-/** One exchange with a manager: reports in, this node's tasks out. */
-export type SyncFn = (reports: TaskReport[]) => Promise<TaskRecord[]>;
+/**
+ * One exchange with a manager: reports in, this node's tasks out. With `known` (the digest of the
+ * tasks the agent last got) and no reports, the manager holds the answer until they change or
+ * SYNC_WAIT_MS pass (a long poll), so the agent hears of new work at once without busy polling.
+ */
+export type SyncFn = (req: AgentSyncRequest) => Promise<SyncAnswer>;
 
-const ROUND_MS = 1000;
+/** Pause between rounds (the long poll paces an idle agent); longer after a failed round. */
+const ROUND_MS = 50;
+const RETRY_MS = 1000;
 
 export class Agent {
   private timer: NodeJS.Timeout | null = null;
@@ -22,6 +28,10 @@ export class Agent {
   private readonly pending = new Map<string, TaskStatus>();
   private readonly stopping = new Set<string>();
   private adopted = false;
+  private unsubscribe: (() => void) | undefined;
+  /** The tasks of the last answer, for exits seen between rounds. */
+  private lastTasks = new Map<string, TaskRecord>();
+  private known: string | undefined;
 
   constructor(
     private readonly sync: SyncFn,
@@ -30,16 +40,17 @@ export class Agent {
   ) {}
 
   start(): void {
-    const tick = () => {
+    const tick = (ms: number) => {
       if (this.stopped) return;
-      this.timer = setTimeout(() => void this.round().finally(tick), ROUND_MS);
+      this.timer = setTimeout(() => void this.round().then(tick), ms);
       this.timer.unref();
     };
-    tick();
+    tick(0);
   }
 
   stop(): void {
     this.stopped = true;
+    this.unsubscribe?.();
     if (this.timer) clearTimeout(this.timer);
   }
 
@@ -48,23 +59,53 @@ export class Agent {
     return this.containers.get(taskId);
   }
 
+  /**
+   * A task's container ended between rounds (it exited or a stop completed): its new state is
+   * reported at once rather than when the round's long poll returns.
+   */
+  private exited(rt: TaskRuntime, cid: string): void {
+    if (this.stopped) return;
+    const entry = [...this.containers].find(([, c]) => c === cid);
+    const t = entry ? this.lastTasks.get(entry[0]) : undefined;
+    if (!t) return;
+    void this.handle(rt, t).then(() => this.flush());
+  }
+
+  /** Sends the pending reports now (beside the round, which may be waiting in its long poll). */
+  private flush(): void {
+    const reports = [...this.pending].map(([id, status]) => ({ id, status }));
+    if (!reports.length) return;
+    this.sync({ reports }).then(
+      () => {
+        for (const r of reports) if (this.pending.get(r.id) === r.status) this.pending.delete(r.id);
+      },
+      (err: Error) => this.log.debug('agent report failed', { error: err.message }),
+    );
+  }
+
   private set(t: TaskRecord, state: TaskState, message: string, extra: Partial<TaskStatus> = {}): void {
     const prev = this.pending.get(t.ID) ?? t.Status;
     if (stateRank(state) < stateRank(prev.State)) return;
     this.pending.set(t.ID, { ...prev, Timestamp: new Date().toISOString(), State: state, Message: message, ...extra });
   }
 
-  private async round(): Promise<void> {
+  /** One round; returns the pause before the next. */
+  private async round(): Promise<number> {
     const rt = this.runtime();
-    if (!rt || this.stopped) return;
+    if (!rt || this.stopped) return RETRY_MS;
     try {
+      this.unsubscribe ??= rt.onExit((cid) => setImmediate(() => this.exited(rt, cid)));
       if (!this.adopted) {
         for (const c of await rt.list()) this.containers.set(c.taskId, c.id);
         this.adopted = true;
       }
       const reports = [...this.pending].map(([id, status]) => ({ id, status }));
-      const tasks = await this.sync(reports);
+      // While a stop is under way the round must come back to see it end: no long poll then.
+      const wait = !reports.length && !this.stopping.size && this.known !== undefined;
+      const { tasks, digest } = await this.sync(wait ? { reports, known: this.known! } : { reports });
+      this.known = digest;
       for (const r of reports) if (this.pending.get(r.id) === r.status) this.pending.delete(r.id);
+      this.lastTasks = new Map(tasks.map((t) => [t.ID, t]));
       const known = new Set(tasks.map((t) => t.ID));
       for (const t of tasks) await this.handle(rt, t);
       // Containers of tasks that no longer exist (service removed, history trimmed) go.
@@ -76,7 +117,9 @@ export class Agent {
       }
     } catch (err) {
       this.log.debug('agent round failed', { error: (err as Error).message });
+      return RETRY_MS;
     }
+    return this.stopping.size ? 250 : ROUND_MS;
   }
 
   private async handle(rt: TaskRuntime, t: TaskRecord): Promise<void> {

@@ -12,8 +12,7 @@ import type { Logger } from '../util/log.ts';
 import { identityOf, type CertIdentity, type NodeRole } from './ca.ts';
 import type { NodeCerts, RemoteManager } from './local-state.ts';
 import { formatHostPort, type HostPort } from './addresses.ts';
-import type { TaskReport } from './services-api.ts';
-import type { TaskRecord } from './tasks.ts';
+import type { AgentSyncRequest, SyncAnswer } from './services-api.ts';
 
 export interface JoinRequest {
   token: string;
@@ -52,7 +51,7 @@ export interface EndpointHandler {
   /** `abort`: a join that did not complete; the node and its etcd member are removed. */
   leave(node: CertIdentity, abort: boolean): Promise<void>;
   /** A node's agent: its task states in, the tasks assigned to it out. */
-  agentSync(node: CertIdentity, reports: TaskReport[]): Promise<TaskRecord[]>;
+  agentSync(node: CertIdentity, body: AgentSyncRequest): Promise<SyncAnswer>;
 }
 
 const MAX_BODY = 1 << 20;
@@ -108,8 +107,7 @@ export async function startEndpoint(
         if (req.method === 'POST' && req.url === '/promote') return handler.promote(peer(req, clusterId)).then(() => ({}));
         if (req.method === 'POST' && req.url === '/agent/sync') {
           const node = peer(req, clusterId);
-          const body = (await readBody(req)) as { reports?: TaskReport[] };
-          return handler.agentSync(node, body?.reports ?? []).then((tasks) => ({ tasks }));
+          return handler.agentSync(node, (await readBody(req)) as AgentSyncRequest);
         }
         if (req.method === 'POST' && req.url === '/leave') {
           const node = peer(req, clusterId);

@@ -15,8 +15,7 @@ import { checkNodeSpec, checkRemovable, filterNodes, findNode, nodeView, type No
 import { ClusterStore, type Stored } from './store.ts';
 import type { EventPublisher } from '../events/bus.ts';
 import { OrchestratorLoop } from './orchestrator-loop.ts';
-import { ServicesApi, type TaskReport } from './services-api.ts';
-import type { TaskRecord } from './tasks.ts';
+import { ServicesApi, type AgentSyncRequest, type SyncAnswer } from './services-api.ts';
 import { checkSpec, clusterView, HEARTBEAT_PERIOD_NS, withDefaults, type ClusterRecord } from './swarm-object.ts';
 import { newJoinToken, parseJoinToken, sameToken } from './tokens.ts';
 
@@ -101,9 +100,9 @@ export class Manager {
   }
 
   /** The endpoint's /agent/sync: a node's task states in, its tasks out. */
-  async agentSync(node: CertIdentity, reports: TaskReport[]): Promise<TaskRecord[]> {
-    if (!Array.isArray(reports)) throw invalidParameter('invalid agent reports');
-    return this.services.sync(node.nodeId, reports);
+  async agentSync(node: CertIdentity, body: AgentSyncRequest): Promise<SyncAnswer> {
+    if (!Array.isArray(body?.reports)) throw invalidParameter('invalid agent reports');
+    return this.services.sync(node.nodeId, body.reports, typeof body.known === 'string' ? body.known : undefined);
   }
 
   async nodesList(): Promise<NodeRecord[]> {
@@ -177,6 +176,10 @@ export class Manager {
     await this.beat();
     this.beatTimer = setInterval(() => void this.beat(), this.periodSeconds * 1000);
     this.beatTimer.unref();
+    await this.services
+      .watch()
+      .catch((err: Error) => this.log.warn('cannot watch services and tasks; agents poll instead', { error: err.message }));
+    this.services.onChange(() => this.loop.kick());
     this.loop.start();
   }
 
@@ -410,6 +413,7 @@ export class Manager {
 
   async stop(): Promise<void> {
     this.loop.stop();
+    await this.services.close();
     if (this.beatTimer) clearInterval(this.beatTimer);
     this.beatTimer = null;
     if (this.server) {

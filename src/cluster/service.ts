@@ -31,8 +31,8 @@ import { checkSpec, withDefaults, type ClusterRecord } from './swarm-object.ts';
 import { caDigest, newJoinToken, tokenMatchesCa } from './tokens.ts';
 import { Worker } from './worker.ts';
 import type { EventPublisher } from '../events/bus.ts';
-import { Agent } from './agent.ts';
-import { notBuiltKind, type TaskReport } from './services-api.ts';
+import { Agent, type SyncFn } from './agent.ts';
+import { notBuiltKind, type SyncAnswer } from './services-api.ts';
 import { serviceLogs } from './service-logs.ts';
 import type { TaskRuntime } from './task-runtime.ts';
 import type { TaskRecord } from './tasks.ts';
@@ -140,7 +140,7 @@ export class ClusterService {
         throw err;
       }
       this.manager = m;
-      this.startAgent((reports) => m.services.sync(state.nodeId, reports));
+      this.startAgent((req) => m.services.sync(state.nodeId, req.reports, req.known));
     } else {
       const w = new Worker(state, certs, this.files, this.log);
       this.worker = w;
@@ -149,13 +149,13 @@ export class ClusterService {
         w.lastError = `no manager answers: ${err.message}`;
         this.log.warn('no manager answered the first heartbeat', { error: err.message });
       });
-      this.startAgent(async (reports) => (await w.call<{ tasks: TaskRecord[] }>('/agent/sync', { reports })).tasks);
+      this.startAgent((req) => w.call<SyncAnswer>('/agent/sync', req));
     }
     this.phase = 'active';
     this.error = '';
   }
 
-  private startAgent(sync: (reports: TaskReport[]) => Promise<TaskRecord[]>): void {
+  private startAgent(sync: SyncFn): void {
     this.agent?.stop();
     this.agent = new Agent(sync, this.deps.runtime ?? (() => undefined), this.log);
     this.agent.start();
@@ -280,7 +280,7 @@ export class ClusterService {
       }
       this.manager = m;
       const mgr = m;
-      this.startAgent((reports) => mgr.services.sync(nodeId, reports));
+      this.startAgent((req) => mgr.services.sync(nodeId, req.reports, req.known));
       this.phase = 'active';
       this.error = '';
       this.log.info('cluster initialised', { node: nodeId, cluster: clusterId, addr: advertiseAddr });

@@ -1,6 +1,8 @@
 // A manager's services and tasks on the replicated store: create/list/inspect/update/remove of
 // services (version compare-and-swap, rollback to PreviousSpec, `service` events of scope swarm),
 // list/inspect of tasks, and the agents' sync (task states reported by a node, its tasks answered).
+import { createHash } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import { invalidParameter, notImplemented } from '../errors.ts';
 import type { EventPublisher } from '../events/bus.ts';
 import type { ClusterObject, ObjectUpdateOptions } from '../types/cluster.ts';
@@ -30,11 +32,59 @@ export interface TaskReport {
   status: TaskStatus;
 }
 
+/** What a node's agent sends: its reports, and the digest of the tasks it last got. */
+export interface AgentSyncRequest {
+  reports: TaskReport[];
+  known?: string;
+}
+
+/** What a node's agent gets back: its tasks and a digest of them (to wait for a change). */
+export interface SyncAnswer {
+  tasks: TaskRecord[];
+  digest: string;
+}
+
+/** Longest an agent's sync waits for a change of its tasks before answering the same. */
+export const SYNC_WAIT_MS = 2000;
+
 export class ServicesApi {
+  private readonly changes = new EventEmitter();
+  private unwatch: Array<() => Promise<void>> = [];
+
   constructor(
     private readonly store: ClusterStore,
     private readonly events: EventPublisher | undefined,
-  ) {}
+  ) {
+    this.changes.setMaxListeners(0);
+  }
+
+  /** Starts watching services and tasks, so that agents and the orchestrator hear of changes at once. */
+  async watch(): Promise<void> {
+    for (const prefix of ['services/', 'tasks/']) this.unwatch.push(await this.store.watch(prefix, () => this.changes.emit('change')));
+  }
+
+  onChange(fn: () => void): void {
+    this.changes.on('change', fn);
+  }
+
+  async close(): Promise<void> {
+    this.changes.removeAllListeners();
+    const stops = this.unwatch;
+    this.unwatch = [];
+    await Promise.all(stops.map((s) => s().catch(() => undefined)));
+  }
+
+  private waitChange(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.changes.off('change', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.changes.on('change', done);
+    });
+  }
 
   async services(): Promise<Stored<ServiceRecord>[]> {
     return this.store.list<ServiceRecord>('services/');
@@ -201,7 +251,7 @@ export class ServicesApi {
   }
 
   /** A node's agent: applies its reports (states only move forward), answers its tasks. */
-  async sync(nodeId: string, reports: TaskReport[]): Promise<TaskRecord[]> {
+  async sync(nodeId: string, reports: TaskReport[], known?: string, waitMs = SYNC_WAIT_MS): Promise<SyncAnswer> {
     for (const r of reports) {
       for (let attempt = 0; attempt < 3; attempt++) {
         const cur = await this.store.get<TaskRecord>(taskKey(r.id));
@@ -220,7 +270,20 @@ export class ServicesApi {
         }
       }
     }
-    return (await this.tasks()).map((t) => t.value).filter((t) => t.NodeID === nodeId);
+    const answer = async (): Promise<SyncAnswer> => {
+      const tasks = (await this.tasks()).filter((t) => t.value.NodeID === nodeId);
+      const digest = createHash('sha1')
+        .update(tasks.map((t) => `${t.value.ID}:${t.version}`).join(','))
+        .digest('hex');
+      return { tasks: tasks.map((t) => t.value), digest };
+    };
+    const first = await answer();
+    // Nothing new for the agent: hold the answer until something changes (a long poll).
+    if (!reports.length && known !== undefined && first.digest === known && this.unwatch.length) {
+      await this.waitChange(Math.min(waitMs, SYNC_WAIT_MS));
+      return answer();
+    }
+    return first;
   }
 }
 

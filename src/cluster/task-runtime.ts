@@ -22,4 +22,6 @@ export interface TaskRuntime {
   /** Containers made for tasks (label com.docker.swarm.task.id) on this engine. */
   list(): Promise<Array<{ id: string; taskId: string }>>;
   logs(id: string, req: LogsRequest, signal: AbortSignal): Promise<{ tty: boolean; lines: AsyncIterable<LogChunk> }>;
+  /** Calls `fn` with the ID of every container whose process ended; returns the unsubscribe. */
+  onExit(fn: (id: string) => void): () => void;
 }

@@ -2,10 +2,11 @@
 // containers are ordinary containers, created, started, stopped and removed as the API would.
 import type { TaskRuntime } from '../cluster/task-runtime.ts';
 import type { ContainerService } from '../daemon/containers/service.ts';
+import type { ContainerRunEvents } from '../daemon/containers/run-events.ts';
 import type { ContainerCreateBody } from '../types/container-api.ts';
 import { API_VERSION } from '../util/api-version.ts';
 
-export function clusterRuntime(containers: ContainerService): TaskRuntime {
+export function clusterRuntime(containers: ContainerService, runs: ContainerRunEvents): TaskRuntime {
   return {
     async run(name, body) {
       const { Id } = await containers.create(body as unknown as ContainerCreateBody, name, API_VERSION);
@@ -48,5 +49,9 @@ export function clusterRuntime(containers: ContainerService): TaskRuntime {
       return all.map((c) => ({ id: c.Id, taskId: c.Labels?.['com.docker.swarm.task.id'] ?? '' })).filter((c) => c.taskId);
     },
     logs: (id, req, signal) => containers.logs(id, req, signal),
+    onExit: (fn) =>
+      runs.subscribe((rec, change) => {
+        if (change === 'stopped') fn(rec.Id);
+      }),
   };
 }

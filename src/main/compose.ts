@@ -167,7 +167,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       engineVersion: ENGINE_VERSION,
       engineLabels: () => cfg().labels,
       events,
-      runtime: () => (taskRuntime ??= containerService ? clusterRuntime(containerService) : undefined),
+      runtime: () => (taskRuntime ??= containerService ? clusterRuntime(containerService, runs) : undefined),
     });
     cleanups.push(() => cluster.shutdown());
     const networking = composeNetworking({
