@@ -18,6 +18,16 @@ export type SyncFn = (req: AgentSyncRequest) => Promise<SyncAnswer>;
 /** Pause between rounds (the long poll paces an idle agent); longer after a failed round. */
 const ROUND_MS = 50;
 const RETRY_MS = 1000;
+/** Containers created, started or removed at once by one agent. */
+const PARALLEL = 4;
+
+async function inParallel<T>(items: T[], width: number, fn: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
+}
 
 export class Agent {
   private timer: NodeJS.Timeout | null = null;
@@ -107,14 +117,16 @@ export class Agent {
       for (const r of reports) if (this.pending.get(r.id) === r.status) this.pending.delete(r.id);
       this.lastTasks = new Map(tasks.map((t) => [t.ID, t]));
       const known = new Set(tasks.map((t) => t.ID));
-      for (const t of tasks) await this.handle(rt, t);
+      await inParallel(tasks, PARALLEL, (t) => this.handle(rt, t));
       // Containers of tasks that no longer exist (service removed, history trimmed) go.
-      for (const [taskId, cid] of this.containers) {
-        if (known.has(taskId)) continue;
+      const gone = [...this.containers].filter(([taskId]) => !known.has(taskId));
+      for (const [taskId] of gone) {
         this.containers.delete(taskId);
         this.pending.delete(taskId);
-        await rt.remove(cid).catch((err: Error) => this.log.warn('cannot remove a task container', { task: taskId, error: err.message }));
       }
+      await inParallel(gone, PARALLEL, ([taskId, cid]) =>
+        rt.remove(cid).catch((err: Error) => this.log.warn('cannot remove a task container', { task: taskId, error: err.message })),
+      );
     } catch (err) {
       this.log.debug('agent round failed', { error: (err as Error).message });
       return RETRY_MS;

@@ -237,6 +237,36 @@ describe('services on one node', () => {
     );
     assert.equal(dup.code, 0, dup.stderr);
     assert.match(dup.stdout, /verify: Service \S+ converged/);
+    // An update to an image no node holds: the task is rejected, and FailureAction rollback
+    // brings the previous spec back.
+    await ok(d, [
+      'service',
+      'update',
+      '--detach',
+      '--no-resolve-image',
+      '--image',
+      'nosuch:v9',
+      '--update-failure-action',
+      'rollback',
+      'x',
+    ]);
+    const back = await until(
+      'the failed update rolled back',
+      async () => {
+        const s = (await d.request('GET', '/v1.51/services/x')).json();
+        return s.UpdateStatus?.State === 'rollback_completed' ? s : undefined;
+      },
+      60_000,
+      300,
+    );
+    assert.match(back.UpdateStatus.Message, /rollback/);
+    assert.equal(back.Spec.TaskTemplate.ContainerSpec.Image, 'busybox:latest');
+    const xs = await tasks(d, 'x');
+    assert.ok(
+      xs.some((t) => t.Status.State === 'rejected' && /No such image/.test(t.Status.Err ?? '')),
+      JSON.stringify(xs.map((t) => t.Status)),
+    );
+    assert.equal(runningOf(xs).length, 1);
     const again = await d.docker(['service', 'create', '--detach', '--no-resolve-image', '--name', 'x', 'busybox:latest', 'sleep', '5']);
     assert.match(again.stderr, /name conflicts with an existing object/);
     const noImage = await d.request('POST', '/v1.51/services/create', { body: { Name: 'y', TaskTemplate: { ContainerSpec: {} } } });
