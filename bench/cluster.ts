@@ -2,12 +2,21 @@
 // init` until the cluster answers `node ls`; `service create --replicas 20` until the 20 tasks run;
 // `service update --image` rolling over the 20 tasks (parallelism 1, no delay, stop signal KILL so
 // the figure is the orchestration's, not busybox's ignored SIGTERM) until every task runs the new
-// image; `service rm` until the containers are gone. dockerd is not run side by side here. Not part
-// of the test suite; nothing asserts. After a build:
+// image; `service rm` until the containers are gone. Then the same on Debian's dockerd 20.10 (its
+// swarm mode, own roots, no bridge), unless `engined` is given. Not part of the test suite; nothing
+// asserts. After a build:
 //
-//   bin/node dist/bench/cluster.js [replicas=20]
-import { startDaemon, type TestDaemon } from '../test/helpers/daemon.ts';
+//   bin/node dist/bench/cluster.js [replicas=20] [engined|both]
+import { join } from 'node:path';
+import { httpOverUnix, run, startDaemon, type CommandResult, type HttpResult } from '../test/helpers/daemon.ts';
 import { loadBusybox } from '../test/helpers/images.ts';
+import { Dockerd } from './targets/dockerd.ts';
+
+/** What the bench needs of a daemon: the docker CLI against it and raw API requests. */
+interface Target {
+  docker(args: string[], opts?: { timeoutMs?: number }): Promise<CommandResult>;
+  request(method: string, path: string): Promise<HttpResult>;
+}
 
 interface TaskView {
   DesiredState: string;
@@ -15,7 +24,7 @@ interface TaskView {
   Spec: { ContainerSpec: { Image: string } };
 }
 
-async function docker(d: TestDaemon, args: string[]): Promise<string> {
+async function docker(d: Target, args: string[]): Promise<string> {
   const r = await d.docker(args, { timeoutMs: 300_000 });
   if (r.code !== 0) throw new Error(`docker ${args.join(' ')}: ${r.stderr}`);
   return r.stdout;
@@ -29,21 +38,18 @@ async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 
   }
 }
 
-async function running(d: TestDaemon, image: string): Promise<number> {
-  const r = await d.request('GET', `/v1.51/tasks?filters=${encodeURIComponent(JSON.stringify({ service: ['bench'] }))}`);
+async function running(d: Target, image: string): Promise<number> {
+  const r = await d.request('GET', `/v1.41/tasks?filters=${encodeURIComponent(JSON.stringify({ service: ['bench'] }))}`);
   const ts = r.json() as TaskView[];
   return ts.filter((t) => t.DesiredState === 'running' && t.Status.State === 'running' && t.Spec.ContainerSpec.Image === image).length;
 }
 
-async function main(): Promise<void> {
-  const replicas = Number(process.argv[2] ?? 20);
-  const d = await startDaemon();
+async function measure(d: Target, replicas: number, addr: string): Promise<Array<[string, number]>> {
   const rows: Array<[string, number]> = [];
-  try {
-    await loadBusybox(d);
+  {
     await docker(d, ['tag', 'busybox:latest', 'busybox:v2']);
     let t0 = performance.now();
-    await docker(d, ['swarm', 'init', '--advertise-addr', '127.0.251.1', '--listen-addr', '127.0.251.1:2377']);
+    await docker(d, ['swarm', 'init', '--advertise-addr', addr, '--listen-addr', `${addr}:2377`]);
     await waitFor('node ls', async () => (await d.docker(['node', 'ls'])).code === 0);
     rows.push(['swarm init → node ls answers', performance.now() - t0]);
 
@@ -80,10 +86,43 @@ async function main(): Promise<void> {
       async () => (await docker(d, ['ps', '-aq', '--filter', 'label=com.docker.swarm.service.name=bench'])).trim() === '',
     );
     rows.push(['service rm → containers gone', performance.now() - t0]);
-  } finally {
-    await d.cleanup();
   }
-  for (const [what, ms] of rows) console.log(`${what.padEnd(55)} ${(ms / 1000).toFixed(2)} s`);
+  return rows;
+}
+
+async function main(): Promise<void> {
+  const replicas = Number(process.argv[2] ?? 20);
+  const which = process.argv[3] ?? 'both';
+  const results: Array<{ name: string; rows: Array<[string, number]> | string }> = [];
+  const e = await startDaemon();
+  try {
+    await loadBusybox(e);
+    results.push({ name: 'engined', rows: await measure(e, replicas, '127.0.251.1') });
+  } finally {
+    await e.cleanup();
+  }
+  if (which === 'both') {
+    const { daemon } = await Dockerd.start();
+    try {
+      await daemon.loadBusybox();
+      const env: NodeJS.ProcessEnv = { ...process.env, DOCKER_HOST: daemon.host, DOCKER_CONFIG: join(daemon.dir, 'docker-config') };
+      delete env.DOCKER_CONTEXT;
+      const target: Target = {
+        docker: (args, opts) => run('docker', args, { env, ...opts }),
+        request: (method, path) => httpOverUnix(daemon.socket, method, path),
+      };
+      results.push({ name: (await run('dockerd', ['--version'])).stdout.trim(), rows: await measure(target, replicas, '127.0.251.2') });
+    } catch (err) {
+      results.push({ name: 'dockerd', rows: `failed: ${(err as Error).message}` });
+    } finally {
+      await daemon.stop();
+    }
+  }
+  for (const r of results) {
+    console.log(`== ${r.name}`);
+    if (typeof r.rows === 'string') console.log(r.rows);
+    else for (const [what, ms] of r.rows) console.log(`${what.padEnd(55)} ${(ms / 1000).toFixed(2)} s`);
+  }
 }
 
 await main();
