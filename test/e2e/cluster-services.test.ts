@@ -360,6 +360,8 @@ describe('services on a manager and two workers', () => {
     assert.deepEqual(per(run), [2, 2, 2]);
     // Each worker runs its tasks as containers on its own engine.
     assert.equal((await taskContainers(w1, 'spread')).length, 2);
+    const nodePs = await ok(m, ['node', 'ps', w1id, '--format', '{{.Name}} {{.CurrentState}}']);
+    assert.equal(nodePs.split('\n').filter((l) => /^spread\.\d Running/.test(l)).length, 2, nodePs);
 
     // Global mode: one task per node; a constraint keeps it off the manager.
     await ok(m, [
