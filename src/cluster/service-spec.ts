@@ -83,6 +83,19 @@ export function checkServiceSpec(body: ClusterObject): ClusterObject {
     }
   }
   if (obj(spec.EndpointSpec).Mode === 'dnsrr') throw notImplemented('endpoint mode dnsrr needs overlay networks, not built yet');
+  // Go decodes JSON keys case-insensitively, and some clients rely on it (docker-py sends
+  // {"replicated": {"Replicas": 2}}): the mode's keys are put in their canonical case.
+  if (isObj(spec.Mode)) {
+    const canon: Record<string, string> = {
+      replicated: 'Replicated',
+      global: 'Global',
+      replicatedjob: 'ReplicatedJob',
+      globaljob: 'GlobalJob',
+    };
+    const mode: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(spec.Mode)) mode[canon[k.toLowerCase()] ?? k] = v;
+    spec.Mode = mode;
+  }
   const modes = Object.keys(obj(spec.Mode)).filter((k) => obj(spec.Mode)[k] !== undefined && obj(spec.Mode)[k] !== null);
   if (modes.length > 1) throw invalidParameter('rpc error: code = InvalidArgument desc = only one service mode may be set');
   if (modes.length === 0) spec.Mode = { Replicated: { Replicas: 1 } };

@@ -4,7 +4,7 @@
 // moves them off a node, and a killed worker's tasks are rescheduled after the heartbeat period.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { until } from '../helpers/until.ts';
 
@@ -308,6 +308,46 @@ describe('services on one node', () => {
     );
     assert.match(await ok(d, ['service', 'ls', '--filter', 'mode=replicated-job', '--format', '{{.Replicas}}']), /3\/3 completed/);
     await ok(d, ['service', 'rm', 'job']);
+  });
+});
+
+// docker-py sends the mode in lower case ({"replicated": …}), which Go's decoder accepts.
+const PY = `
+import docker, json, time
+c = docker.from_env()
+s = c.services.create('busybox:latest', ['sleep', '1000'], name='pyweb',
+                      mode=docker.types.ServiceMode('replicated', replicas=2), stop_grace_period=1000000000)
+def running():
+    return len([t for t in s.tasks() if t['Status']['State'] == 'running' and t['DesiredState'] == 'running'])
+for _ in range(120):
+    if running() == 2: break
+    time.sleep(0.5)
+out = {'created': running()}
+s.reload(); s.scale(3)
+for _ in range(120):
+    if running() == 3: break
+    time.sleep(0.5)
+out['scaled'] = running()
+s.reload(); out['mode'] = s.attrs['Spec']['Mode']
+s.remove()
+out['left'] = [x.name for x in c.services.list()]
+print(json.dumps(out))
+`;
+
+describe('services through docker-py', () => {
+  let d: TestDaemon;
+  before(async () => {
+    d = await startDaemon();
+    await loadBusybox(d);
+    await ok(d, ['swarm', 'init', '--advertise-addr', ip(4), '--listen-addr', `${ip(4)}:2377`]);
+  });
+  after(async () => d?.cleanup());
+
+  test('create, tasks, scale, remove', async () => {
+    const r = await run('python3', ['-c', PY], { env: { ...process.env, DOCKER_HOST: d.host }, timeoutMs: 120_000 });
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout.trim().split('\n').pop()!);
+    assert.deepEqual(out, { created: 2, scaled: 3, mode: { Replicated: { Replicas: 3 } }, left: [] });
   });
 });
 
