@@ -237,6 +237,17 @@ test('global mode: a task per eligible node; history limit per slot', () => {
   assert.ok(h.tasks.size <= 3, `history kept to 3, found ${h.tasks.size}`);
 });
 
+test('a node removed from the cluster: its tasks are replaced, then go', () => {
+  const sim = new Sim([service({ Mode: { Replicated: { Replicas: 2 } } })], [node('a'), node('b')]);
+  sim.round();
+  assert.deepEqual(sim.perNode(), { a: 1, b: 1 });
+  sim.nodes = [sim.nodes[0]!];
+  sim.round();
+  sim.round();
+  assert.deepEqual(sim.perNode(), { a: 2 });
+  assert.ok([...sim.tasks.values()].every((t) => t.NodeID === 'a'));
+});
+
 test('removed service: its tasks go', () => {
   const sim = new Sim([service()], [node('a')]);
   sim.round();

@@ -41,6 +41,10 @@ export function plan(w: World): Action[] {
   const nodeOk = (id: string | undefined) => id === undefined || nodes.get(id)?.up === true;
   // Tasks of removed services go (their containers are removed by each node's agent).
   for (const t of w.tasks) if (!services.has(t.ServiceID)) out.push({ op: 'delete', id: t.ID });
+  // Stopped tasks of a node removed from the cluster can never report: they go (the live ones are
+  // replaced below first, then go the same way next round).
+  for (const t of w.tasks)
+    if (services.has(t.ServiceID) && t.NodeID && !nodes.has(t.NodeID) && t.DesiredState !== 'running') out.push({ op: 'delete', id: t.ID });
 
   const load: Load = { service: new Map(), total: new Map() };
   for (const t of w.tasks)
