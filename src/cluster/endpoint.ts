@@ -12,6 +12,7 @@ import type { Logger } from '../util/log.ts';
 import { identityOf, type CertIdentity, type NodeRole } from './ca.ts';
 import type { NodeCerts, RemoteManager } from './local-state.ts';
 import { formatHostPort, type HostPort } from './addresses.ts';
+import type { AgentSyncRequest, SyncAnswer } from './services-api.ts';
 
 export interface JoinRequest {
   token: string;
@@ -51,6 +52,8 @@ export interface EndpointHandler {
   leave(node: CertIdentity, abort: boolean): Promise<void>;
   /** Overlay networks for workers, which hold no store (cluster/networks.ts serveRemote). */
   overlay(node: CertIdentity, op: string, body: unknown): Promise<unknown>;
+  /** A node's agent: its task states in, the tasks assigned to it out. */
+  agentSync(node: CertIdentity, body: AgentSyncRequest): Promise<SyncAnswer>;
 }
 
 const MAX_BODY = 1 << 20;
@@ -104,6 +107,10 @@ export async function startEndpoint(
         if (req.method === 'POST' && req.url === '/join') return handler.join((await readBody(req)) as JoinRequest);
         if (req.method === 'POST' && req.url === '/heartbeat') return handler.heartbeat(peer(req, clusterId));
         if (req.method === 'POST' && req.url === '/promote') return handler.promote(peer(req, clusterId)).then(() => ({}));
+        if (req.method === 'POST' && req.url === '/agent/sync') {
+          const node = peer(req, clusterId);
+          return handler.agentSync(node, (await readBody(req)) as AgentSyncRequest);
+        }
         if (req.method === 'POST' && req.url === '/leave') {
           const node = peer(req, clusterId);
           const body = (await readBody(req)) as { abort?: unknown };

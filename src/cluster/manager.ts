@@ -13,6 +13,9 @@ import { newId } from './ids.ts';
 import type { LocalClusterState, LocalStateFiles, NodeCerts, RemoteManager } from './local-state.ts';
 import { checkNodeSpec, checkRemovable, filterNodes, findNode, nodeView, type NodeRecord } from './nodes.ts';
 import { ClusterStore, type Stored } from './store.ts';
+import type { EventPublisher } from '../events/bus.ts';
+import { OrchestratorLoop } from './orchestrator-loop.ts';
+import { ServicesApi, type AgentSyncRequest, type SyncAnswer } from './services-api.ts';
 import { checkSpec, clusterView, HEARTBEAT_PERIOD_NS, withDefaults, type ClusterRecord } from './swarm-object.ts';
 import { newJoinToken, parseJoinToken, sameToken } from './tokens.ts';
 
@@ -23,6 +26,7 @@ export interface ManagerEnv {
   describe(): NodeRecord['Description'];
   /** Workers' overlay requests (cluster/networks.ts serveRemote); absent: 404. */
   overlay?: (node: CertIdentity, op: string, body: unknown) => Promise<unknown>;
+  events?: EventPublisher;
 }
 
 const CLUSTER_KEY = 'cluster';
@@ -58,6 +62,9 @@ export class Manager {
   private beatTimer: NodeJS.Timeout | null = null;
   private periodSeconds = HEARTBEAT_PERIOD_NS / 1e9;
   private readonly log: Logger;
+  /** Services and tasks on the store. */
+  readonly services: ServicesApi;
+  private readonly loop: OrchestratorLoop;
 
   private constructor(
     private readonly env: ManagerEnv,
@@ -67,6 +74,41 @@ export class Manager {
     readonly store: ClusterStore,
   ) {
     this.log = env.log.child({ module: 'cluster' });
+    this.services = new ServicesApi(store, env.events);
+    this.loop = new OrchestratorLoop(
+      {
+        store,
+        api: this.services,
+        leads: async () => {
+          const s = await this.store.leader();
+          return s.leader === s.member;
+        },
+        nodes: async () => {
+          const [all, live] = await Promise.all([this.nodeRecords(), this.liveness()]);
+          return all.map((s) => ({ rec: s.value, up: live(s.value).up }));
+        },
+        historyLimit: async () => {
+          const o = (await this.cluster()).value.Spec.Orchestration as { TaskHistoryRetentionLimit?: number } | undefined;
+          return o?.TaskHistoryRetentionLimit ?? 5;
+        },
+      },
+      this.log,
+    );
+  }
+
+  /** A service changed: the orchestrator plans at once instead of at its next round. */
+  kick(): void {
+    this.loop.kick();
+  }
+
+  /** The endpoint's /agent/sync: a node's task states in, its tasks out. */
+  async agentSync(node: CertIdentity, body: AgentSyncRequest): Promise<SyncAnswer> {
+    if (!Array.isArray(body?.reports)) throw invalidParameter('invalid agent reports');
+    return this.services.sync(node.nodeId, body.reports, typeof body.known === 'string' ? body.known : undefined);
+  }
+
+  async nodesList(): Promise<NodeRecord[]> {
+    return (await this.nodeRecords()).map((s) => s.value);
   }
 
   /** Starts etcd from the saved state, connects, listens, heartbeats. */
@@ -136,6 +178,11 @@ export class Manager {
     await this.beat();
     this.beatTimer = setInterval(() => void this.beat(), this.periodSeconds * 1000);
     this.beatTimer.unref();
+    await this.services
+      .watch()
+      .catch((err: Error) => this.log.warn('cannot watch services and tasks; agents poll instead', { error: err.message }));
+    this.services.onChange(() => this.loop.kick());
+    this.loop.start();
   }
 
   private async beat(): Promise<void> {
@@ -372,6 +419,8 @@ export class Manager {
   }
 
   async stop(): Promise<void> {
+    this.loop.stop();
+    await this.services.close();
     if (this.beatTimer) clearInterval(this.beatTimer);
     this.beatTimer = null;
     if (this.server) {

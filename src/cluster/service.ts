@@ -1,8 +1,9 @@
 // The cluster backend of the /swarm, /nodes, /services, /tasks, /secrets and /configs routes, and
 // the node's cluster state for /info and /_ping. A node is inactive (answers as inactive.ts), a
 // manager (runs etcd: manager.ts) or a worker (heartbeats to managers: worker.ts); its state is
-// saved under <data-root>/cluster and restored when the daemon starts. Services, tasks, secrets
-// and configs are not built yet: inside a cluster they answer 501.
+// saved under <data-root>/cluster and restored when the daemon starts. Every node in a cluster runs
+// an agent (agent.ts) that runs its tasks on the local engine. Secrets and configs are not built
+// yet: inside a cluster they answer 501.
 import type { GenericResource } from '../config/generic-resources.ts';
 import { arch, cpus, hostname, totalmem } from 'node:os';
 import { invalidParameter, notImplemented, unavailable } from '../errors.ts';
@@ -30,6 +31,12 @@ import type { NodeRecord } from './nodes.ts';
 import { checkSpec, withDefaults, type ClusterRecord } from './swarm-object.ts';
 import { caDigest, newJoinToken, tokenMatchesCa } from './tokens.ts';
 import { Worker } from './worker.ts';
+import type { EventPublisher } from '../events/bus.ts';
+import { Agent, type SyncFn } from './agent.ts';
+import { notBuiltKind, type SyncAnswer } from './services-api.ts';
+import { serviceLogs } from './service-logs.ts';
+import type { TaskRuntime } from './task-runtime.ts';
+import type { TaskRecord } from './tasks.ts';
 import { checkInitNetworking } from './init-request.ts';
 import { ClusterNetworks } from './networks.ts';
 import { WorkerNetworks } from './worker-networks.ts';
@@ -51,6 +58,9 @@ export interface ClusterServiceDeps {
   overlay?: () => OverlayHost | undefined;
   /** --node-generic-resource, advertised in the node's Description.Resources. */
   genericResources?: () => GenericResource[];
+  /** The local engine, once built, for the agent to run tasks on. */
+  runtime?: () => TaskRuntime | undefined;
+  events?: EventPublisher;
 }
 
 type Phase = 'inactive' | 'pending' | 'active' | 'error';
@@ -66,6 +76,7 @@ export class ClusterService {
     if (!this.networks) throw unavailable('overlay networks are not ready on this manager yet');
     return this.networks.serveRemote(node.nodeId, op, body);
   };
+  private agent: Agent | null = null;
   private error = '';
   private busy: Promise<unknown> = Promise.resolve();
   private readonly files: LocalStateFiles;
@@ -134,7 +145,13 @@ export class ClusterService {
     if (identityOf(certs.certPem).nodeId !== state.nodeId) throw new Error('the node certificate does not match the saved node ID');
     if (state.role === 'manager') {
       const m = await Manager.start(
-        { log: this.deps.log, files: this.files, describe: () => this.describe(certs.caPem), overlay: this.serveOverlay },
+        {
+          log: this.deps.log,
+          files: this.files,
+          describe: () => this.describe(certs.caPem),
+          overlay: this.serveOverlay,
+          events: this.deps.events,
+        },
         state,
         certs,
         promote ? { promote } : { restart: true },
@@ -147,6 +164,7 @@ export class ClusterService {
       }
       this.manager = m;
       await this.startNetworks(m);
+      this.startAgent((req) => m.services.sync(state.nodeId, req.reports, req.known));
     } else {
       const w = new Worker(state, certs, this.files, this.log);
       this.worker = w;
@@ -158,6 +176,7 @@ export class ClusterService {
       const wn = new WorkerNetworks(state, certs, this.deps.overlay?.(), vtepOf(state), this.log);
       this.workerNetworks = wn;
       await wn.start();
+      this.startAgent((req) => w.call<SyncAnswer>('/agent/sync', req));
     }
     this.phase = 'active';
     this.error = '';
@@ -187,6 +206,27 @@ export class ClusterService {
   overlayControl(): OverlayControl | undefined {
     if (this.phase !== 'active') return undefined;
     return (this.manager ? this.networks : this.workerNetworks) ?? undefined;
+  }
+
+  private startAgent(sync: SyncFn): void {
+    this.agent?.stop();
+    this.agent = new Agent(sync, this.deps.runtime ?? (() => undefined), this.log);
+    this.agent.start();
+  }
+
+  private async removeTaskContainers(): Promise<void> {
+    const rt = this.deps.runtime?.();
+    if (!rt) return;
+    try {
+      for (const c of await rt.list()) await rt.remove(c.id);
+    } catch (err) {
+      this.log.warn('cannot remove the task containers of a node leaving the cluster', { error: (err as Error).message });
+    }
+  }
+
+  private stopAgent(): void {
+    this.agent?.stop();
+    this.agent = null;
   }
 
   // ---- /_ping and /info --------------------------------------------------------------------------
@@ -276,7 +316,13 @@ export class ClusterService {
       let m: Manager | null = null;
       try {
         m = await Manager.start(
-          { log: this.deps.log, files: this.files, describe: () => this.describe(ca.certPem), overlay: this.serveOverlay },
+          {
+            log: this.deps.log,
+            files: this.files,
+            describe: () => this.describe(ca.certPem),
+            overlay: this.serveOverlay,
+            events: this.deps.events,
+          },
           state,
           {
             caPem: ca.certPem,
@@ -292,6 +338,8 @@ export class ClusterService {
         throw err;
       }
       this.manager = m;
+      const mgr = m;
+      this.startAgent((req) => mgr.services.sync(nodeId, req.reports, req.known));
       this.phase = 'active';
       this.error = '';
       await this.startNetworks(m);
@@ -384,6 +432,9 @@ export class ClusterService {
         await this.worker.announceLeave();
         this.worker.stop();
       }
+      // As dockerd: a node that leaves removes the containers of its tasks.
+      this.stopAgent();
+      await this.removeTaskContainers();
       this.manager = null;
       this.worker = null;
       this.files.remove();
@@ -396,6 +447,7 @@ export class ClusterService {
   /** Daemon shutdown: stops etcd, the endpoint and heartbeats; the node stays in its cluster. */
   shutdown(): Promise<void> {
     return this.serial(async () => {
+      this.stopAgent();
       this.worker?.stop();
       await this.workerNetworks?.stop(false);
       this.workerNetworks = null;
@@ -428,39 +480,63 @@ export class ClusterService {
     throw unavailable('Swarm is not locked.');
   }
 
-  async list(kind: ClusterObjectKind, filters: Map<string, string[]>): Promise<ClusterObject[]> {
+  async list(kind: ClusterObjectKind, filters: Map<string, string[]>, opts: { status?: boolean } = {}): Promise<ClusterObject[]> {
     const m = this.requireManager();
     if (kind === 'nodes') return m.listNodes(filters);
-    throw notBuilt(kind);
+    if (kind === 'services') return m.services.list(filters, !!opts.status);
+    if (kind === 'tasks') return m.services.listTasks(filters, await m.nodesList());
+    throw notBuiltKind(kind);
   }
 
-  async inspect(kind: ClusterObjectKind, id: string): Promise<ClusterObject> {
+  async inspect(kind: ClusterObjectKind, id: string, opts: { insertDefaults?: boolean } = {}): Promise<ClusterObject> {
     const m = this.requireManager();
     if (kind === 'nodes') return m.inspectNode(id);
-    throw notBuilt(kind);
+    if (kind === 'services') return m.services.inspect(id, !!opts.insertDefaults);
+    if (kind === 'tasks') return m.services.inspectTask(id);
+    throw notBuiltKind(kind);
   }
 
-  async create(kind: CreatableKind): Promise<{ ID: string }> {
-    this.requireManager();
-    throw notBuilt(kind);
+  /** X-Registry-Auth is accepted; task nodes use the images they hold (pulling on task nodes is not built). */
+  async create(kind: CreatableKind, spec: ClusterObject = {}): Promise<{ ID: string; Warnings?: string[] }> {
+    const m = this.requireManager();
+    if (kind !== 'services') throw notBuiltKind(kind);
+    const r = await m.services.create(spec);
+    m.kick();
+    return r;
   }
 
   async update(kind: MutableKind, id: string, spec: ClusterObject, opts: ObjectUpdateOptions): Promise<{ Warnings?: string[] }> {
     const m = this.requireManager();
-    if (kind !== 'nodes') throw notBuilt(kind);
+    if (kind === 'services') {
+      const r = await m.services.update(id, spec, opts);
+      m.kick();
+      return r;
+    }
+    if (kind !== 'nodes') throw notBuiltKind(kind);
     await m.updateNode(id, spec, opts.version);
+    m.kick();
     return {};
   }
 
   async remove(kind: MutableKind, id: string, opts: { force: boolean }): Promise<void> {
     const m = this.requireManager();
-    if (kind !== 'nodes') throw notBuilt(kind);
+    if (kind === 'services') return m.services.remove(id);
+    if (kind !== 'nodes') throw notBuiltKind(kind);
     await m.removeNode(id, opts.force);
   }
 
-  async logs(kind: 'services' | 'tasks', _id: string, _opts: ClusterLogOptions): Promise<AsyncIterable<Buffer>> {
-    this.requireManager();
-    throw notBuilt(kind);
+  /** Logs of the tasks that run on this node (tasks on other nodes: 501, see service-logs.ts). */
+  async logs(kind: 'services' | 'tasks', id: string, opts: ClusterLogOptions): Promise<AsyncIterable<Buffer>> {
+    const m = this.requireManager();
+    const tasks = kind === 'services' ? await m.services.serviceTasks(id) : [await m.services.findTask(id)];
+    const rt = this.deps.runtime?.();
+    const agent = this.agent;
+    if (!rt || !agent) throw unavailable('the local engine is not ready to read task logs');
+    const self = m.state.nodeId;
+    const containerOf = Object.assign((t: TaskRecord) => (t.NodeID === self ? agent.containerOf(t.ID) : undefined), {
+      isLocal: (t: TaskRecord) => t.NodeID === self,
+    });
+    return serviceLogs(tasks, containerOf, rt, opts);
   }
 }
 
@@ -473,8 +549,4 @@ function checkAvailability(a: string): string {
   if (a !== 'active' && a !== 'pause' && a !== 'drain')
     throw invalidParameter(`invalid Availability ${JSON.stringify(a)}: must be "active", "pause" or "drain"`);
   return a;
-}
-
-function notBuilt(kind: string): Error {
-  return notImplemented(`${kind} are not built yet in this engine's cluster mode (nodes and the cluster itself are)`);
 }

@@ -71,6 +71,21 @@ export class Worker {
     return HEARTBEAT_PERIOD_NS / 1e9;
   }
 
+  /** One call to the first manager that answers (the agent's sync). */
+  async call<T>(path: string, body: unknown): Promise<T> {
+    const managers = this.state.managers;
+    let lastErr: Error | null = null;
+    for (let i = 0; i < managers.length; i++) {
+      const m = managers[(this.next + i) % managers.length]!;
+      try {
+        return await callManager<T>(m.Addr, 'POST', path, body, { caPem: this.certs.caPem, certs: this.certs, timeoutMs: 10_000 });
+      } catch (err) {
+        lastErr = err as Error;
+      }
+    }
+    throw lastErr ?? new Error('no manager known');
+  }
+
   /** Tells a manager this node leaves (it shows as down at once); best effort. */
   async announceLeave(): Promise<void> {
     for (const m of this.state.managers) {

@@ -75,6 +75,8 @@ import { registerBuildRoutes } from '../api/routes/build.ts';
 import { lazyBuildService } from './build-lazy.ts';
 import { lazyPluginManager } from './plugins-lazy.ts';
 import { lazyClusterService } from './cluster-lazy.ts';
+import { clusterRuntime } from './cluster-runtime.ts';
+import type { TaskRuntime } from '../cluster/task-runtime.ts';
 
 /** Container and network actions timed for metrics, by backend method (dockerd's action names). */
 const CONTAINER_ACTIONS = {
@@ -158,6 +160,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // manages a cluster; a node saved in a cluster comes back into it in the background once the
     // routes exist (its etcd or its heartbeat to the managers); /info shows it pending until then.
     // Its modules load only for a node saved in a cluster or on a cluster request (cluster-lazy.ts).
+    // Task containers run on the containers service once it is built (the agent waits until then).
+    let taskRuntime: TaskRuntime | undefined;
     const cluster = lazyClusterService({
       dataRoot: roots.dataRoot,
       log,
@@ -166,6 +170,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       // Built just below; called only once the cluster runs.
       overlay: () => networking.overlay,
       genericResources: () => parseGenericResources(cfg()['node-generic-resources']),
+      events,
+      runtime: () => (taskRuntime ??= containerService ? clusterRuntime(containerService, runs) : undefined),
     });
     cleanups.push(() => cluster.shutdown());
     const networking = composeNetworking({

@@ -56,4 +56,6 @@ export interface ClusterLogOptions {
   timestamps: boolean;
   tail?: string;
   details: boolean;
+  /** Aborted when the client goes (ends follow streams). */
+  signal?: AbortSignal;
 }

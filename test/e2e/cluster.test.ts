@@ -153,9 +153,9 @@ describe('cluster mode on one node', () => {
       [[nodeId, 'Ready']],
     );
 
-    const svc = await d.docker(['service', 'ls']);
+    const svc = await d.docker(['secret', 'ls']);
     assert.notEqual(svc.code, 0);
-    assert.match(svc.stderr, /services are not built yet/);
+    assert.match(svc.stderr, /secrets are not built yet/);
     // Overlay networks (test/e2e/cluster-overlay.test.ts covers them across nodes): made here, gone with the cluster.
     const overlay = await d.docker(['network', 'create', '-d', 'overlay', 'ov1']);
     assert.equal(overlay.code, 0, overlay.stderr);

@@ -184,9 +184,15 @@ export function registerClusterRoutes(router: Router, backend: ClusterBackend): 
   }
   for (const kind of ['services', 'tasks'] as const) {
     router.get(`/${kind}/{id}/logs`, async (ctx) => {
-      const stream = await backend.logs(kind, id(ctx), logOptions(ctx.query));
+      const abort = new AbortController();
+      ctx.res.on('close', () => abort.abort());
+      const stream = await backend.logs(kind, id(ctx), { ...logOptions(ctx.query), signal: abort.signal });
       ctx.res.writeHead(200, { 'Content-Type': 'application/vnd.docker.multiplexed-stream' });
-      for await (const chunk of stream) ctx.res.write(chunk);
+      ctx.res.flushHeaders();
+      for await (const chunk of stream) {
+        if (!ctx.res.write(chunk)) await new Promise((r) => ctx.res.once('drain', r));
+        if (abort.signal.aborted) break;
+      }
       ctx.res.end();
     });
   }

@@ -1,0 +1,183 @@
+// A node's agent (managers and workers alike): every round it reports the states of its tasks to a
+// manager and gets back the tasks assigned to it, then runs them as ordinary containers on the
+// local engine (named `<service>.<slot>.<task id>` with dockerd's swarm labels), stops those whose
+// desired state is no longer running, and removes the containers of tasks that are gone.
+import type { Logger } from '../util/log.ts';
+import { containerBody, stopTimeout } from './container-body.ts';
+import type { AgentSyncRequest, SyncAnswer } from './services-api.ts';
+import type { TaskRuntime } from './task-runtime.ts';
+import { containerName, isTerminal, stateRank, type TaskRecord, type TaskState, type TaskStatus } from './tasks.ts';
+
+/**
+ * One exchange with a manager: reports in, this node's tasks out. With `known` (the digest of the
+ * tasks the agent last got) and no reports, the manager holds the answer until they change or
+ * SYNC_WAIT_MS pass (a long poll), so the agent hears of new work at once without busy polling.
+ */
+export type SyncFn = (req: AgentSyncRequest) => Promise<SyncAnswer>;
+
+/** Pause between rounds (the long poll paces an idle agent); longer after a failed round. */
+const ROUND_MS = 50;
+const RETRY_MS = 1000;
+/** Containers created, started or removed at once by one agent. */
+const PARALLEL = 4;
+
+async function inParallel<T>(items: T[], width: number, fn: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
+}
+
+export class Agent {
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  /** task ID → container ID */
+  private readonly containers = new Map<string, string>();
+  /** Statuses decided locally and not yet seen back in the store. */
+  private readonly pending = new Map<string, TaskStatus>();
+  private readonly stopping = new Set<string>();
+  private adopted = false;
+  private unsubscribe: (() => void) | undefined;
+  /** The tasks of the last answer, for exits seen between rounds. */
+  private lastTasks = new Map<string, TaskRecord>();
+  private known: string | undefined;
+
+  constructor(
+    private readonly sync: SyncFn,
+    private readonly runtime: () => TaskRuntime | undefined,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    const tick = (ms: number) => {
+      if (this.stopped) return;
+      this.timer = setTimeout(() => void this.round().then(tick), ms);
+      this.timer.unref();
+    };
+    tick(0);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.unsubscribe?.();
+    if (this.timer) clearTimeout(this.timer);
+  }
+
+  /** The container of a task run here, if any (logs). */
+  containerOf(taskId: string): string | undefined {
+    return this.containers.get(taskId);
+  }
+
+  /**
+   * A task's container ended between rounds (it exited or a stop completed): its new state is
+   * reported at once rather than when the round's long poll returns.
+   */
+  private exited(rt: TaskRuntime, cid: string): void {
+    if (this.stopped) return;
+    const entry = [...this.containers].find(([, c]) => c === cid);
+    const t = entry ? this.lastTasks.get(entry[0]) : undefined;
+    if (!t) return;
+    void this.handle(rt, t).then(() => this.flush());
+  }
+
+  /** Sends the pending reports now (beside the round, which may be waiting in its long poll). */
+  private flush(): void {
+    const reports = [...this.pending].map(([id, status]) => ({ id, status }));
+    if (!reports.length) return;
+    this.sync({ reports }).then(
+      () => {
+        for (const r of reports) if (this.pending.get(r.id) === r.status) this.pending.delete(r.id);
+      },
+      (err: Error) => this.log.debug('agent report failed', { error: err.message }),
+    );
+  }
+
+  private set(t: TaskRecord, state: TaskState, message: string, extra: Partial<TaskStatus> = {}): void {
+    const prev = this.pending.get(t.ID) ?? t.Status;
+    if (stateRank(state) < stateRank(prev.State)) return;
+    this.pending.set(t.ID, { ...prev, Timestamp: new Date().toISOString(), State: state, Message: message, ...extra });
+  }
+
+  /** One round; returns the pause before the next. */
+  private async round(): Promise<number> {
+    const rt = this.runtime();
+    if (!rt || this.stopped) return RETRY_MS;
+    try {
+      this.unsubscribe ??= rt.onExit((cid) => setImmediate(() => this.exited(rt, cid)));
+      if (!this.adopted) {
+        for (const c of await rt.list()) this.containers.set(c.taskId, c.id);
+        this.adopted = true;
+      }
+      const reports = [...this.pending].map(([id, status]) => ({ id, status }));
+      // While a stop is under way the round must come back to see it end: no long poll then.
+      const wait = !reports.length && !this.stopping.size && this.known !== undefined;
+      const { tasks, digest } = await this.sync(wait ? { reports, known: this.known! } : { reports });
+      this.known = digest;
+      for (const r of reports) if (this.pending.get(r.id) === r.status) this.pending.delete(r.id);
+      this.lastTasks = new Map(tasks.map((t) => [t.ID, t]));
+      const known = new Set(tasks.map((t) => t.ID));
+      await inParallel(tasks, PARALLEL, (t) => this.handle(rt, t));
+      // Containers of tasks that no longer exist (service removed, history trimmed) go.
+      const gone = [...this.containers].filter(([taskId]) => !known.has(taskId));
+      for (const [taskId] of gone) {
+        this.containers.delete(taskId);
+        this.pending.delete(taskId);
+      }
+      await inParallel(gone, PARALLEL, ([taskId, cid]) =>
+        rt.remove(cid).catch((err: Error) => this.log.warn('cannot remove a task container', { task: taskId, error: err.message })),
+      );
+    } catch (err) {
+      this.log.debug('agent round failed', { error: (err as Error).message });
+      return RETRY_MS;
+    }
+    return this.stopping.size ? 250 : ROUND_MS;
+  }
+
+  private async handle(rt: TaskRuntime, t: TaskRecord): Promise<void> {
+    const state = (this.pending.get(t.ID) ?? t.Status).State;
+    const cid = this.containers.get(t.ID);
+    if (t.DesiredState === 'running' && !cid && !isTerminal(state)) {
+      this.set(t, 'preparing', 'preparing');
+      try {
+        const id = await rt.run(containerName(t), containerBody(t));
+        this.containers.set(t.ID, id);
+        const st = rt.state(id);
+        this.set(t, 'running', 'started', { ContainerStatus: { ContainerID: id, PID: st?.pid ?? 0, ExitCode: 0 } });
+      } catch (err) {
+        const failedId = (err as { containerId?: string }).containerId;
+        if (failedId) this.containers.set(t.ID, failedId);
+        const msg = (err as Error).message;
+        const created = /No such image|not found|invalid/i.test(msg);
+        this.set(t, created ? 'rejected' : 'failed', created ? 'preparing' : 'starting', { Err: msg });
+      }
+      return;
+    }
+    if (!cid) {
+      if (t.DesiredState !== 'running' && !isTerminal(state)) this.set(t, 'shutdown', 'shutdown');
+      return;
+    }
+    const st = rt.state(cid);
+    if (!st) {
+      if (!isTerminal(state)) this.set(t, 'failed', 'container gone', { Err: 'task: the container was removed' });
+      return;
+    }
+    if (st.running) {
+      if (t.DesiredState !== 'running' && !this.stopping.has(t.ID)) {
+        this.stopping.add(t.ID);
+        void rt
+          .stop(cid, stopTimeout(t))
+          .catch((err: Error) => this.log.warn('cannot stop a task container', { task: t.ID, error: err.message }))
+          .finally(() => this.stopping.delete(t.ID));
+      } else if (stateRank(state) < stateRank('running')) {
+        this.set(t, 'running', 'started', { ContainerStatus: { ContainerID: cid, PID: st.pid, ExitCode: 0 } });
+      }
+      return;
+    }
+    if (isTerminal(state)) return;
+    const cs = { ContainerID: cid, PID: 0, ExitCode: st.exitCode };
+    if (t.DesiredState !== 'running') this.set(t, 'shutdown', 'shutdown', { ContainerStatus: cs });
+    else if (st.exitCode === 0 && !st.error) this.set(t, 'complete', 'finished', { ContainerStatus: cs });
+    else this.set(t, 'failed', 'task: non-zero exit', { ContainerStatus: cs, Err: st.error || `task: non-zero exit (${st.exitCode})` });
+  }
+}

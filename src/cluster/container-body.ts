@@ -1,0 +1,79 @@
+// A task's ContainerSpec as a container create body for the node's engine, with the labels dockerd
+// puts on task containers (com.docker.swarm.service.id/.name, .task, .task.id/.name, .node.id).
+// Pure.
+import type { ClusterObject } from '../types/cluster.ts';
+import { containerName, type TaskRecord } from './tasks.ts';
+
+const obj = (v: unknown): Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+const list = (v: unknown): unknown[] | undefined => (Array.isArray(v) ? v : undefined);
+
+export function taskLabels(t: TaskRecord): Record<string, string> {
+  return {
+    'com.docker.swarm.node.id': t.NodeID ?? '',
+    'com.docker.swarm.service.id': t.ServiceID,
+    'com.docker.swarm.service.name': t.ServiceName,
+    'com.docker.swarm.task': '',
+    'com.docker.swarm.task.id': t.ID,
+    'com.docker.swarm.task.name': containerName(t),
+  };
+}
+
+export function containerBody(t: TaskRecord): ClusterObject {
+  const cs = obj(t.Spec.ContainerSpec);
+  const res = obj(obj(t.Spec.Resources).Limits);
+  const dns = obj(cs.DNSConfig);
+  const host: ClusterObject = { RestartPolicy: { Name: 'no' } };
+  if (cs.Init === true) host.Init = true;
+  if (list(cs.Mounts)) host.Mounts = cs.Mounts;
+  // ContainerSpec.Hosts are "IP host…" (hosts-file order); HostConfig.ExtraHosts are "host:IP".
+  const hosts = list(cs.Hosts)?.flatMap((h) => {
+    const [ip, ...names] = String(h).trim().split(/\s+/);
+    return names.map((n) => `${n}:${ip}`);
+  });
+  if (hosts?.length) host.ExtraHosts = hosts;
+  if (list(dns.Nameservers)) host.Dns = dns.Nameservers;
+  if (list(dns.Search)) host.DnsSearch = dns.Search;
+  if (list(dns.Options)) host.DnsOptions = dns.Options;
+  if (list(cs.CapabilityAdd)) host.CapAdd = cs.CapabilityAdd;
+  if (list(cs.CapabilityDrop)) host.CapDrop = cs.CapabilityDrop;
+  if (cs.Sysctls) host.Sysctls = cs.Sysctls;
+  if (list(cs.Ulimits)) host.Ulimits = cs.Ulimits;
+  if (cs.ReadOnly === true) host.ReadonlyRootfs = true;
+  if (typeof res.NanoCPUs === 'number' && res.NanoCPUs > 0) host.NanoCpus = res.NanoCPUs;
+  if (typeof res.MemoryBytes === 'number' && res.MemoryBytes > 0) host.Memory = res.MemoryBytes;
+  if (typeof res.Pids === 'number' && res.Pids > 0) host.PidsLimit = res.Pids;
+  // Ports of mode=host (the routing mesh is not built, so no other mode reaches a task).
+  const exposed: Record<string, object> = {};
+  const bindings: Record<string, Array<{ HostIp: string; HostPort: string }>> = {};
+  for (const p of t.Ports ?? []) {
+    const port = obj(p);
+    const key = `${String(port.TargetPort)}/${String(port.Protocol || 'tcp')}`;
+    exposed[key] = {};
+    bindings[key] = [...(bindings[key] ?? []), { HostIp: '', HostPort: port.PublishedPort ? String(port.PublishedPort) : '' }];
+  }
+  if (Object.keys(bindings).length) host.PortBindings = bindings;
+  const body: ClusterObject = {
+    Image: cs.Image,
+    Labels: { ...(obj(cs.Labels) as Record<string, string>), ...taskLabels(t) },
+    HostConfig: host,
+  };
+  if (Object.keys(exposed).length) body.ExposedPorts = exposed;
+  if (list(cs.Command)) body.Entrypoint = cs.Command;
+  if (list(cs.Args)) body.Cmd = cs.Args;
+  if (list(cs.Env)) body.Env = cs.Env;
+  if (typeof cs.User === 'string' && cs.User) body.User = cs.User;
+  if (typeof cs.Dir === 'string' && cs.Dir) body.WorkingDir = cs.Dir;
+  if (typeof cs.Hostname === 'string' && cs.Hostname) body.Hostname = cs.Hostname;
+  if (cs.TTY === true) body.Tty = true;
+  if (cs.OpenStdin === true) body.OpenStdin = true;
+  if (typeof cs.StopSignal === 'string' && cs.StopSignal) body.StopSignal = cs.StopSignal;
+  if (cs.Healthcheck) body.Healthcheck = cs.Healthcheck;
+  return body;
+}
+
+/** StopGracePeriod in seconds (dockerd's default 10 s). */
+export function stopTimeout(t: TaskRecord): number {
+  const g = obj(t.Spec.ContainerSpec).StopGracePeriod;
+  return typeof g === 'number' && g >= 0 ? Math.ceil(g / 1e9) : 10;
+}

@@ -1,0 +1,104 @@
+// Service and task objects without a cluster: spec checks with swarmkit's messages, defaults,
+// views, filters and lookups, and the container a task becomes (name, labels, options).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { containerBody, stopTimeout } from './container-body.ts';
+import { checkServiceSpec, filterServices, findService, serviceView, withServiceDefaults, type ServiceRecord } from './service-spec.ts';
+import { containerName, filterTasks, findTask, taskView, type TaskRecord } from './tasks.ts';
+
+const spec = (extra: Record<string, unknown> = {}) => ({ Name: 'web', TaskTemplate: { ContainerSpec: { Image: 'busybox' } }, ...extra });
+const rec = (ID: string, s: Record<string, unknown>): ServiceRecord => ({ ID, CreatedAt: 'c', UpdatedAt: 'u', Spec: s, SpecVersion: 1 });
+
+test('spec checks: image, name, networks, ingress ports, modes', () => {
+  assert.deepEqual(checkServiceSpec(spec()).Mode, { Replicated: { Replicas: 1 } });
+  assert.throws(() => checkServiceSpec({ Name: 'x', TaskTemplate: { ContainerSpec: {} } }), /image reference must be provided/);
+  assert.throws(() => checkServiceSpec(spec({ Name: 'bad name' })), /valid as a DNS name component/);
+  assert.throws(
+    () => checkServiceSpec(spec({ Networks: [{ Target: 'ov' }] })),
+    (e: Error & { code?: string }) => e.code === 'NOT_IMPLEMENTED' && /overlay/.test(e.message),
+  );
+  assert.throws(() => checkServiceSpec(spec({ EndpointSpec: { Ports: [{ TargetPort: 80, PublishedPort: 8080 }] } })), /routing mesh/);
+  assert.doesNotThrow(() =>
+    checkServiceSpec(spec({ EndpointSpec: { Ports: [{ TargetPort: 80, PublishedPort: 8080, PublishMode: 'host' }] } })),
+  );
+  assert.throws(() => checkServiceSpec(spec({ Mode: { Replicated: { Replicas: 1 }, Global: {} } })), /only one service mode/);
+  assert.throws(() => checkServiceSpec(spec({ UpdateConfig: { Order: 'sideways' } })), /Order/);
+});
+
+test('defaults, view with ServiceStatus, filters and lookup', () => {
+  const d = withServiceDefaults(checkServiceSpec(spec()));
+  assert.deepEqual((d.TaskTemplate as { RestartPolicy: unknown }).RestartPolicy, {
+    Condition: 'any',
+    Delay: 5e9,
+    MaxAttempts: 0,
+    Window: 0,
+  });
+  assert.equal((d.UpdateConfig as { Order: string }).Order, 'stop-first');
+  const v = serviceView(rec('abc', spec()), 7, { counts: { running: 1, desired: 2, completed: 0 } });
+  assert.deepEqual(v.Version, { Index: 7 });
+  assert.deepEqual(v.ServiceStatus, { RunningTasks: 1, DesiredTasks: 2, CompletedTasks: 0 });
+  const all = [rec('abc1', spec({ Labels: { a: '1' } })), rec('abd2', { ...spec({ Name: 'db', Mode: { Global: {} } }) })];
+  assert.deepEqual(
+    filterServices(all, new Map([['mode', ['global']]])).map((s) => s.ID),
+    ['abd2'],
+  );
+  assert.deepEqual(
+    filterServices(all, new Map([['label', ['a=1']]])).map((s) => s.ID),
+    ['abc1'],
+  );
+  assert.throws(() => filterServices(all, new Map([['colour', ['x']]])));
+  assert.equal(findService(all, 'db').ID, 'abd2');
+  assert.equal(findService(all, 'abc').ID, 'abc1');
+  assert.throws(() => findService(all, 'ab'), /ambiguous/);
+  assert.throws(() => findService(all, 'zz'), /not found/);
+});
+
+test('tasks: names, view, filters; the container a task becomes', () => {
+  const t: TaskRecord = {
+    ID: 'task1',
+    CreatedAt: 'c',
+    UpdatedAt: 'u',
+    Labels: {},
+    Spec: {
+      ContainerSpec: {
+        Image: 'busybox',
+        Args: ['sleep', '1'],
+        Env: ['A=1'],
+        Hosts: ['10.0.0.1 db db.local'],
+        StopGracePeriod: 2e9,
+        Init: true,
+        Labels: { mine: 'yes' },
+      },
+      Resources: { Limits: { MemoryBytes: 1 << 26 } },
+    },
+    ServiceID: 'svc',
+    ServiceName: 'web',
+    SpecVersion: 1,
+    Slot: 2,
+    NodeID: 'node1',
+    Status: { Timestamp: 't', State: 'running', Message: 'started' },
+    DesiredState: 'running',
+    Restarts: 0,
+    Ports: [{ TargetPort: 80, PublishedPort: 8080, PublishMode: 'host' }],
+  };
+  assert.equal(containerName(t), 'web.2.task1');
+  assert.equal(containerName({ ...t, Slot: undefined }), 'web.node1.task1');
+  assert.equal(taskView(t, 3).Slot, 2);
+  const ctx = { serviceIds: (r: string) => (r === 'web' ? ['svc'] : []), nodeIds: (r: string) => [r], upToDate: () => true };
+  assert.equal(filterTasks([t], new Map([['service', ['web']]]), ctx).length, 1);
+  assert.equal(filterTasks([t], new Map([['service', ['db']]]), ctx).length, 0);
+  assert.equal(filterTasks([t], new Map([['desired-state', ['shutdown']]]), ctx).length, 0);
+  assert.equal(filterTasks([t], new Map([['name', ['web.2']]]), ctx).length, 1);
+  assert.throws(() => filterTasks([t], new Map([['desired-state', ['sleeping']]]), ctx), /Invalid desired-state/);
+  assert.equal(findTask([t], 'task').ID, 'task1');
+  const body = containerBody(t) as Record<string, any>;
+  assert.deepEqual(body.Cmd, ['sleep', '1']);
+  assert.equal(body.Labels['com.docker.swarm.task.name'], 'web.2.task1');
+  assert.equal(body.Labels['com.docker.swarm.service.id'], 'svc');
+  assert.equal(body.Labels.mine, 'yes');
+  assert.deepEqual(body.HostConfig.ExtraHosts, ['db:10.0.0.1', 'db.local:10.0.0.1']);
+  assert.equal(body.HostConfig.Memory, 1 << 26);
+  assert.equal(body.HostConfig.Init, true);
+  assert.deepEqual(body.HostConfig.PortBindings, { '80/tcp': [{ HostIp: '', HostPort: '8080' }] });
+  assert.equal(stopTimeout(t), 2);
+});

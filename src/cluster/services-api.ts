@@ -1,0 +1,292 @@
+// A manager's services and tasks on the replicated store: create/list/inspect/update/remove of
+// services (version compare-and-swap, rollback to PreviousSpec, `service` events of scope swarm),
+// list/inspect of tasks, and the agents' sync (task states reported by a node, its tasks answered).
+import { createHash } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import { invalidParameter, notImplemented } from '../errors.ts';
+import type { EventPublisher } from '../events/bus.ts';
+import type { ClusterObject, ObjectUpdateOptions } from '../types/cluster.ts';
+import { newId } from './ids.ts';
+import type { NodeRecord } from './nodes.ts';
+import { parseConstraints } from './scheduler.ts';
+import {
+  checkNameFree,
+  checkServiceSpec,
+  filterServices,
+  findService,
+  modeOf,
+  replicasOf,
+  serviceView,
+  type ServiceCounts,
+  type ServiceRecord,
+} from './service-spec.ts';
+import type { ClusterStore, Stored } from './store.ts';
+import { filterTasks, findTask, isTerminal, stateRank, taskView, type TaskRecord, type TaskStatus } from './tasks.ts';
+
+export const serviceKey = (id: string) => `services/${id}`;
+export const taskKey = (id: string) => `tasks/${id}`;
+
+/** A state change a node's agent reports for one of its tasks. */
+export interface TaskReport {
+  id: string;
+  status: TaskStatus;
+}
+
+/** What a node's agent sends: its reports, and the digest of the tasks it last got. */
+export interface AgentSyncRequest {
+  reports: TaskReport[];
+  known?: string;
+}
+
+/** What a node's agent gets back: its tasks and a digest of them (to wait for a change). */
+export interface SyncAnswer {
+  tasks: TaskRecord[];
+  digest: string;
+}
+
+/** Longest an agent's sync waits for a change of its tasks before answering the same. */
+export const SYNC_WAIT_MS = 2000;
+
+export class ServicesApi {
+  private readonly changes = new EventEmitter();
+  private unwatch: Array<() => Promise<void>> = [];
+
+  constructor(
+    private readonly store: ClusterStore,
+    private readonly events: EventPublisher | undefined,
+  ) {
+    this.changes.setMaxListeners(0);
+  }
+
+  /** Starts watching services and tasks, so that agents and the orchestrator hear of changes at once. */
+  async watch(): Promise<void> {
+    for (const prefix of ['services/', 'tasks/']) this.unwatch.push(await this.store.watch(prefix, () => this.changes.emit('change')));
+  }
+
+  onChange(fn: () => void): void {
+    this.changes.on('change', fn);
+  }
+
+  async close(): Promise<void> {
+    this.changes.removeAllListeners();
+    const stops = this.unwatch;
+    this.unwatch = [];
+    await Promise.all(stops.map((s) => s().catch(() => undefined)));
+  }
+
+  private waitChange(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.changes.off('change', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.changes.on('change', done);
+    });
+  }
+
+  async services(): Promise<Stored<ServiceRecord>[]> {
+    return this.store.list<ServiceRecord>('services/');
+  }
+
+  async tasks(): Promise<Stored<TaskRecord>[]> {
+    return this.store.list<TaskRecord>('tasks/');
+  }
+
+  private publish(action: string, s: ServiceRecord, extra: Record<string, string> = {}): void {
+    this.events?.publish({
+      Type: 'service',
+      Action: action,
+      Actor: { ID: s.ID, Attributes: { name: String(s.Spec.Name ?? ''), ...extra } },
+      scope: 'swarm',
+    });
+  }
+
+  async create(body: ClusterObject): Promise<{ ID: string; Warnings: string[] }> {
+    const spec = checkServiceSpec(body);
+    parseConstraints(((spec.TaskTemplate as ClusterObject).Placement as ClusterObject | undefined)?.Constraints);
+    const id = newId();
+    if (!spec.Name) spec.Name = `service-${id.slice(0, 8)}`;
+    checkNameFree(
+      (await this.services()).map((s) => s.value),
+      String(spec.Name),
+    );
+    const now = new Date().toISOString();
+    const rec: ServiceRecord = { ID: id, CreatedAt: now, UpdatedAt: now, Spec: spec, SpecVersion: 1 };
+    if (modeOf(spec).endsWith('-job')) rec.JobIteration = 0;
+    await this.store.create(serviceKey(id), rec);
+    this.publish('create', rec);
+    return { ID: id, Warnings: [] };
+  }
+
+  private async find(ref: string): Promise<Stored<ServiceRecord>> {
+    const all = await this.services();
+    const rec = findService(
+      all.map((s) => s.value),
+      ref,
+    );
+    return all.find((s) => s.value.ID === rec.ID)!;
+  }
+
+  private counts(s: ServiceRecord, tasks: TaskRecord[]): ServiceCounts {
+    const mine = tasks.filter((t) => t.ServiceID === s.ID);
+    const live = mine.filter((t) => t.DesiredState === 'running');
+    const mode = modeOf(s.Spec);
+    return {
+      running: live.filter((t) => t.Status.State === 'running').length,
+      desired:
+        mode === 'replicated' || mode === 'replicated-job' ? replicasOf(s.Spec) : live.filter((t) => !isTerminal(t.Status.State)).length,
+      completed: mine.filter((t) => t.Status.State === 'complete' && (t.JobIteration ?? 0) === (s.JobIteration ?? 0)).length,
+    };
+  }
+
+  async list(filters: Map<string, string[]>, status: boolean): Promise<ClusterObject[]> {
+    const all = await this.services();
+    const keep = new Set(
+      filterServices(
+        all.map((s) => s.value),
+        filters,
+      ).map((s) => s.ID),
+    );
+    const tasks = status ? (await this.tasks()).map((t) => t.value) : [];
+    return all
+      .filter((s) => keep.has(s.value.ID))
+      .map((s) => serviceView(s.value, s.version, status ? { counts: this.counts(s.value, tasks) } : {}));
+  }
+
+  async inspect(ref: string, insertDefaults: boolean): Promise<ClusterObject> {
+    const s = await this.find(ref);
+    return serviceView(s.value, s.version, { insertDefaults });
+  }
+
+  async update(ref: string, body: ClusterObject, opts: ObjectUpdateOptions): Promise<{ Warnings: string[] }> {
+    const s = await this.find(ref);
+    const cur = s.value;
+    if (opts.registryAuthFrom !== undefined && !['spec', 'previous-spec', ''].includes(opts.registryAuthFrom))
+      throw invalidParameter(`invalid registryAuthFrom: ${JSON.stringify(opts.registryAuthFrom)}: "spec" or "previous-spec" expected`);
+    if (opts.rollback !== undefined && opts.rollback !== '' && opts.rollback !== 'previous')
+      throw invalidParameter(`invalid rollback: ${JSON.stringify(opts.rollback)}: only "previous" is allowed`);
+    const now = new Date().toISOString();
+    let next: ServiceRecord;
+    if (opts.rollback === 'previous') {
+      if (!cur.PreviousSpec)
+        throw invalidParameter(`rpc error: code = FailedPrecondition desc = service ${cur.ID} does not have a previous spec`);
+      next = {
+        ...cur,
+        Spec: cur.PreviousSpec,
+        PreviousSpec: cur.Spec,
+        UpdatedAt: now,
+        SpecVersion: cur.SpecVersion + 1,
+        UpdateStatus: { State: 'rollback_started', StartedAt: now, Message: 'manually requested rollback' },
+      };
+    } else {
+      const spec = checkServiceSpec(body);
+      parseConstraints(((spec.TaskTemplate as ClusterObject).Placement as ClusterObject | undefined)?.Constraints);
+      if (!spec.Name) spec.Name = cur.Spec.Name;
+      if (spec.Name !== cur.Spec.Name) throw invalidParameter('rpc error: code = Unimplemented desc = renaming services is not supported');
+      if (modeOf(spec) !== modeOf(cur.Spec))
+        throw invalidParameter('rpc error: code = InvalidArgument desc = service mode change is not allowed');
+      const tasksChange =
+        JSON.stringify(spec.TaskTemplate) !== JSON.stringify(cur.Spec.TaskTemplate) ||
+        JSON.stringify(spec.EndpointSpec) !== JSON.stringify(cur.Spec.EndpointSpec);
+      next = { ...cur, Spec: spec, PreviousSpec: cur.Spec, UpdatedAt: now };
+      if (tasksChange) {
+        next.SpecVersion = cur.SpecVersion + 1;
+        next.UpdateStatus = { State: 'updating', StartedAt: now, Message: 'update in progress' };
+      }
+      if (modeOf(spec).endsWith('-job')) next.JobIteration = (cur.JobIteration ?? 0) + 1;
+    }
+    await this.store.update(serviceKey(cur.ID), next, opts.version);
+    this.publish('update', next);
+    return { Warnings: [] };
+  }
+
+  async remove(ref: string): Promise<void> {
+    const s = await this.find(ref);
+    await this.store.delete(serviceKey(s.value.ID));
+    // The tasks go with the service; each node's agent then removes their containers.
+    for (const t of await this.tasks()) if (t.value.ServiceID === s.value.ID) await this.store.delete(taskKey(t.value.ID));
+    this.publish('remove', s.value);
+  }
+
+  async listTasks(filters: Map<string, string[]>, nodes: NodeRecord[]): Promise<ClusterObject[]> {
+    const [tasks, services] = await Promise.all([this.tasks(), this.services()]);
+    const svc = services.map((s) => s.value);
+    const keep = new Set(
+      filterTasks(
+        tasks.map((t) => t.value),
+        filters,
+        {
+          serviceIds: (ref) => svc.filter((s) => s.ID === ref || s.Spec.Name === ref || s.ID.startsWith(ref)).map((s) => s.ID),
+          upToDate: (t) => svc.find((s) => s.ID === t.ServiceID)?.SpecVersion === t.SpecVersion,
+          nodeIds: (ref) => nodes.filter((n) => n.ID === ref || n.Description.Hostname === ref || n.ID.startsWith(ref)).map((n) => n.ID),
+        },
+      ).map((t) => t.ID),
+    );
+    return tasks.filter((t) => keep.has(t.value.ID)).map((t) => taskView(t.value, t.version));
+  }
+
+  async inspectTask(ref: string): Promise<ClusterObject> {
+    const all = await this.tasks();
+    const t = findTask(
+      all.map((x) => x.value),
+      ref,
+    );
+    const s = all.find((x) => x.value.ID === t.ID)!;
+    return taskView(s.value, s.version);
+  }
+
+  /** The service and its tasks (for logs). */
+  async serviceTasks(ref: string): Promise<TaskRecord[]> {
+    const s = await this.find(ref);
+    return (await this.tasks()).map((t) => t.value).filter((t) => t.ServiceID === s.value.ID);
+  }
+
+  async findTask(ref: string): Promise<TaskRecord> {
+    return findTask(
+      (await this.tasks()).map((t) => t.value),
+      ref,
+    );
+  }
+
+  /** A node's agent: applies its reports (states only move forward), answers its tasks. */
+  async sync(nodeId: string, reports: TaskReport[], known?: string, waitMs = SYNC_WAIT_MS): Promise<SyncAnswer> {
+    for (const r of reports) {
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const cur = await this.store.get<TaskRecord>(taskKey(r.id));
+        if (!cur || cur.value.NodeID !== nodeId) break;
+        if (stateRank(r.status.State) < stateRank(cur.value.Status.State)) break;
+        if (
+          stateRank(r.status.State) === stateRank(cur.value.Status.State) &&
+          JSON.stringify(r.status.ContainerStatus) === JSON.stringify(cur.value.Status.ContainerStatus)
+        )
+          break;
+        try {
+          await this.store.update(taskKey(r.id), { ...cur.value, Status: r.status, UpdatedAt: new Date().toISOString() }, cur.version);
+          break;
+        } catch (err) {
+          if ((err as { code?: string }).code !== 'CONFLICT') throw err;
+        }
+      }
+    }
+    const answer = async (): Promise<SyncAnswer> => {
+      const tasks = (await this.tasks()).filter((t) => t.value.NodeID === nodeId);
+      const digest = createHash('sha1')
+        .update(tasks.map((t) => `${t.value.ID}:${t.version}`).join(','))
+        .digest('hex');
+      return { tasks: tasks.map((t) => t.value), digest };
+    };
+    const first = await answer();
+    // Nothing new for the agent: hold the answer until something changes (a long poll).
+    if (!reports.length && known !== undefined && first.digest === known && this.unwatch.length) {
+      await this.waitChange(Math.min(waitMs, SYNC_WAIT_MS));
+      return answer();
+    }
+    return first;
+  }
+}
+
+export function notBuiltKind(kind: string): Error {
+  return notImplemented(`${kind} are not built yet in this engine's cluster mode (nodes, services and tasks are)`);
+}

@@ -1,0 +1,27 @@
+// What a node's agent needs of its local engine to run tasks as ordinary containers; the
+// composition root fills it from the containers service (cluster/ never reaches into daemon/).
+import type { LogChunk, LogsRequest } from '../types/logs.ts';
+
+export interface TaskContainerState {
+  running: boolean;
+  /** Exited after a start (as opposed to created, never started). */
+  exited: boolean;
+  pid: number;
+  exitCode: number;
+  error: string;
+}
+
+export interface TaskRuntime {
+  /** Creates and starts a container; returns its ID. Failures throw with the engine's message. */
+  run(name: string, body: Record<string, unknown>): Promise<string>;
+  /** The container's state, or null if it is gone. */
+  state(id: string): TaskContainerState | null;
+  stop(id: string, timeoutSeconds: number): Promise<void>;
+  /** Forced removal; a missing container is not an error. */
+  remove(id: string): Promise<void>;
+  /** Containers made for tasks (label com.docker.swarm.task.id) on this engine. */
+  list(): Promise<Array<{ id: string; taskId: string }>>;
+  logs(id: string, req: LogsRequest, signal: AbortSignal): Promise<{ tty: boolean; lines: AsyncIterable<LogChunk> }>;
+  /** Calls `fn` with the ID of every container whose process ended; returns the unsubscribe. */
+  onExit(fn: (id: string) => void): () => void;
+}
