@@ -134,6 +134,7 @@ export class ClusterNetworks implements OverlayControl {
   async stop(leaving: boolean): Promise<void> {
     if (this.pending) clearTimeout(this.pending);
     this.pending = null;
+    // A watch whose store connection is already gone has nothing left to cancel.
     await Promise.all(this.stopWatches.map((s) => s().catch(() => undefined)));
     this.stopWatches = [];
     if (leaving) await this.d.host?.setNetworks(null, []);
@@ -160,7 +161,11 @@ export class ClusterNetworks implements OverlayControl {
         const known = new Set(nodes.map((s) => s.key.slice('nodes/'.length)));
         const eps = all.filter((s) => known.has(s.value.nodeId));
         for (const s of all)
-          if (!known.has(s.value.nodeId)) await this.release(s.value.networkId, s.value.endpointId, s.value.ip).catch(() => undefined);
+          if (!known.has(s.value.nodeId))
+            await this.release(s.value.networkId, s.value.endpointId, s.value.ip).catch((err: Error) =>
+              // The next sync (any store change) tries again; the endpoint is left out of the plan meanwhile.
+              this.d.log.debug("releasing a removed node's overlay endpoint failed", { error: err.message }),
+            );
         const node: OverlayNode = { nodeId: this.d.nodeId, vtep: this.d.vtep, port: this.port };
         await host.setNetworks(
           node,
@@ -218,6 +223,8 @@ export class ClusterNetworks implements OverlayControl {
       this.d.log.info('overlay network created', { network: name, id, vni, subnet });
       return { Id: id };
     } catch (err) {
+      // Best effort: a claim left behind only reserves a name, VNI or subnet until the next create
+      // of the same finds it unowned; the create's own error is what the client needs.
       for (const k of undo) await this.d.store.delete(k).catch(() => undefined);
       throw err;
     }

@@ -71,6 +71,7 @@ export class ServicesApi {
     this.changes.removeAllListeners();
     const stops = this.unwatch;
     this.unwatch = [];
+    // A watch whose store connection is already gone has nothing left to cancel.
     await Promise.all(stops.map((s) => s().catch(() => undefined)));
   }
 

@@ -75,7 +75,7 @@ export class OverlayNetworks implements OverlayHost {
   /** Device changes one at a time (pushes from the store and local endpoints interleave). */
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.queue.then(fn, fn);
-    this.queue = run.catch(() => undefined);
+    this.queue = run.catch(() => undefined); // the failure goes to this call's caller, not the next one
     return run;
   }
 
