@@ -34,11 +34,16 @@ function envKey(e: string): string {
 /** The runtime config to store: the body's fields over the container's, as dockerd merges them. */
 export function commitRuntimeConfig(container: ContainerConfig, body: ContainerConfig | null | undefined): RuntimeConfig {
   const user = body ?? {};
+  // A body entry replaces the container's entry of the same name (the first one) or is appended;
+  // found through a map, so an Env of 131 072 entries against another is linear, not quadratic.
   const env = [...(container.Env ?? [])];
+  const index = new Map<string, number>();
+  for (let i = env.length - 1; i >= 0; i--) index.set(envKey(env[i]!), i);
   for (const e of user.Env ?? []) {
-    const i = env.findIndex((x) => envKey(x) === envKey(e));
-    if (i >= 0) env[i] = e;
-    else env.push(e);
+    const key = envKey(e);
+    const i = index.get(key);
+    if (i !== undefined) env[i] = e;
+    else index.set(key, env.push(e) - 1);
   }
   const useUserCmd = !!(user.Cmd?.length || user.Entrypoint?.length);
   const cfg: RuntimeConfig = {
