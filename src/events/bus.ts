@@ -77,9 +77,12 @@ export class EventBus implements EventPublisher {
     for (const onClose of ending) onClose?.();
   }
 
-  /** Stored events in [sinceNano, untilNano], in publish order (empty without a log). */
-  history(sinceNano: bigint, untilNano?: bigint): EngineEvent[] {
-    return this.log ? this.log.since(sinceNano, untilNano) : [];
+  /**
+   * Stored events in [sinceNano, untilNano], in publish order (empty without a log): the events
+   * stored by now, read lazily (see EventLog.replay).
+   */
+  history(sinceNano: bigint, untilNano?: bigint): Iterable<EngineEvent> {
+    return this.log ? this.log.replay(sinceNano, untilNano) : [];
   }
 
   get subscribers(): number {

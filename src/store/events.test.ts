@@ -48,6 +48,21 @@ describe('EventLog', () => {
     assert.equal(storedAttributesText(replayed!.Actor), undefined, 'a replaced map is not the stored text any more');
   });
 
+  test('a replay is the events stored when it was asked for, read in pages however large they are', () => {
+    const log = new EventLog(db);
+    for (let i = 0; i < 600; i++) log.append(ev(`a${i}`, BASE + BigInt(i), i % 100 === 0 ? { big: 'x'.repeat(600_000) } : {}));
+    const replay = log.replay(BASE + 10n);
+    log.append(ev('later', BASE + 1000n));
+    const got = [...replay];
+    assert.equal(got.length, 590, 'the event appended after the call is not in it');
+    assert.deepEqual(
+      actions(got),
+      Array.from({ length: 590 }, (_v, i) => `a${i + 10}`),
+    );
+    assert.equal(got[90]!.Actor.Attributes.big!.length, 600_000);
+    assert.deepEqual(actions(log.since(BASE + 599n)), ['a599', 'later']);
+  });
+
   test('storedAttribute finds a key, never text inside a value', () => {
     const text = (o: Record<string, string>) => JSON.stringify(o);
     assert.equal(storedAttribute(text({ image: 'a' }), 'image'), 'a');

@@ -49,8 +49,9 @@ export function eventToJSON(ev: EngineEvent): string {
 
 const SQL = {
   insert: 'INSERT INTO events (time_nano, type, action, actor_id, attributes, scope) VALUES (?, ?, ?, ?, ?, ?)',
-  since:
-    'SELECT time_nano, type, action, actor_id, attributes, scope FROM events ' + 'WHERE time_nano >= ? AND time_nano <= ? ORDER BY seq',
+  page:
+    'SELECT seq, time_nano, type, action, actor_id, attributes, scope FROM events ' +
+    'WHERE seq > ? AND seq <= ? AND time_nano >= ? AND time_nano <= ? ORDER BY seq LIMIT ?',
   lastSeq: "SELECT seq FROM sqlite_sequence WHERE name = 'events'",
   count: 'SELECT count(*) AS n FROM events',
   trimSeq: 'DELETE FROM events WHERE seq <= ?',
@@ -58,6 +59,10 @@ const SQL = {
 } as const;
 
 const INT64_MAX = (1n << 63n) - 1n;
+
+/** Rows per read of a replay, at most; fewer while the rows read are larger than PAGE_BYTES together. */
+const PAGE_ROWS = 256;
+const PAGE_BYTES = 1024 * 1024;
 
 /** The stored JSON text of a replayed event's attributes, keyed by its Actor object. */
 const attributesText = new WeakMap<object, string>();
@@ -104,6 +109,7 @@ export function storedAttribute(text: string, key: string): string | undefined {
 }
 
 interface EventRow {
+  seq: bigint;
   time_nano: bigint;
   type: string;
   action: string;
@@ -127,7 +133,7 @@ export class EventLog {
     this.trimEvery = opts.trimEvery ?? 1000;
     this.nowNano = opts.nowNano ?? wallClockNanos;
     // time_nano can exceed 2^53, which node:sqlite refuses to return as a number.
-    this.db.statement(SQL.since).setReadBigInts(true);
+    this.db.statement(SQL.page).setReadBigInts(true);
     this.trim();
   }
 
@@ -152,15 +158,42 @@ export class EventLog {
 
   /** Events with sinceNano <= timeNano <= untilNano (inclusive, as dockerd), in append order. */
   since(sinceNano: bigint, untilNano?: bigint): EngineEvent[] {
-    const rows = this.db.statement(SQL.since).all(sinceNano, untilNano ?? INT64_MAX) as unknown as EventRow[];
-    return rows.map((r) => ({
-      Type: r.type,
-      Action: r.action,
-      Actor: storedActor(r.actor_id, r.attributes),
-      scope: r.scope,
-      time: Number(r.time_nano / NS_PER_S),
-      timeNano: r.time_nano,
-    }));
+    return [...this.replay(sinceNano, untilNano)];
+  }
+
+  /**
+   * Like since(), read lazily a page at a time, so a caller can let other work run between events.
+   * The set is fixed now: events appended after this call are not part of it, however late it is read.
+   */
+  replay(sinceNano: bigint, untilNano?: bigint): Iterable<EngineEvent> {
+    const lastSeq = BigInt(this.lastSeq());
+    const page = this.db.statement(SQL.page);
+    const until = untilNano ?? INT64_MAX;
+    return {
+      *[Symbol.iterator]() {
+        let after = 0n;
+        // Pages shrink when rows are large (attributes of 4 MiB): one read stays short.
+        let limit = PAGE_ROWS;
+        for (;;) {
+          const rows = page.all(after, lastSeq, sinceNano, until, limit) as unknown as EventRow[];
+          let bytes = 0;
+          for (const r of rows) {
+            bytes += r.attributes.length;
+            after = r.seq;
+            yield {
+              Type: r.type,
+              Action: r.action,
+              Actor: storedActor(r.actor_id, r.attributes),
+              scope: r.scope,
+              time: Number(r.time_nano / NS_PER_S),
+              timeNano: r.time_nano,
+            };
+          }
+          if (rows.length < limit) return;
+          limit = bytes > PAGE_BYTES ? Math.max(1, limit >> 1) : Math.min(PAGE_ROWS, limit * 2);
+        }
+      },
+    };
   }
 
   /** The sequence number of the last event ever appended (0 if none); never decreases. */

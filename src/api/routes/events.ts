@@ -12,8 +12,8 @@ import { storedAttribute, storedAttributesText } from '../../store/events.ts';
 import { yieldToLoop } from '../http.ts';
 
 export interface EventsBackend {
-  /** Stored events in [sinceNano, untilNano] in publish order. */
-  history(sinceNano: bigint, untilNano?: bigint): EngineEvent[];
+  /** Stored events in [sinceNano, untilNano] in publish order: those stored at the call, read lazily. */
+  history(sinceNano: bigint, untilNano?: bigint): Iterable<EngineEvent>;
   /** Live events; onClose when the source ends (daemon shutdown). Returns the unsubscribe. */
   subscribe(fn: (ev: EngineEvent) => void, onClose?: () => void): () => void;
 }
