@@ -2,7 +2,7 @@
 // written to the persistent EventLog before any subscriber sees it, so a client that saw an event
 // can always find it again with --since, also after a crash or restart.
 import type { EngineEvent } from '../types/events.ts';
-import { wallClockNanos, type EventInput, type EventLog } from '../store/events.ts';
+import { storedAttributesText, wallClockNanos, type EventInput, type EventLog } from '../store/events.ts';
 import type { Logger } from '../util/log.ts';
 
 /** What a publisher hands in: `{Type, Action, Actor: {ID, Attributes}}`. */
@@ -37,7 +37,11 @@ export class EventBus implements EventPublisher {
     // again cost ~100 ms per event for a container with 200 000 labels.
     const input: EventInput = {
       ...msg,
-      Actor: { ID: msg.Actor?.ID ?? '', Attributes: msg.Actor?.Attributes ?? {} },
+      // An Actor carrying its attributes as text (actorWithText) is kept: reading them would build the map.
+      Actor:
+        msg.Actor && storedAttributesText(msg.Actor) !== undefined
+          ? msg.Actor
+          : { ID: msg.Actor?.ID ?? '', Attributes: msg.Actor?.Attributes ?? {} },
       timeNano: msg.timeNano ?? this.nextNano(),
     };
     let ev: EngineEvent;

@@ -68,19 +68,20 @@ const PAGE_BYTES = 1024 * 1024;
 const attributesText = new WeakMap<object, string>();
 
 /**
- * A replayed event's Actor: the attributes stay the stored text until something reads them (a
- * filter on labels); the replay writes the text as is. Parsing and re-serialising the attributes of
- * a container with 50 000 labels held the event loop ~60 ms per event.
+ * An Actor whose attributes are already JSON text: a replayed event's (the stored text) or one a
+ * publisher serialised in one pass. The text is what is stored and written; the map is built (or
+ * parsed) only when something reads it (a live subscriber, a filter on labels). Parsing and
+ * serialising again the attributes of a container with 50 000 labels held the event loop ~60 ms.
  */
-function storedActor(ID: string, text: string): EngineEvent['Actor'] {
-  let parsed: Record<string, string> | undefined;
+export function actorWithText(ID: string, text: string, build?: () => Record<string, string>): EngineEvent['Actor'] {
+  let built: Record<string, string> | undefined;
   const actor = {
     ID,
     get Attributes(): Record<string, string> {
-      return (parsed ??= JSON.parse(text) as Record<string, string>);
+      return (built ??= build ? build() : (JSON.parse(text) as Record<string, string>));
     },
     set Attributes(v: Record<string, string>) {
-      parsed = v;
+      built = v;
       attributesText.delete(actor);
     },
   };
@@ -88,7 +89,7 @@ function storedActor(ID: string, text: string): EngineEvent['Actor'] {
   return actor;
 }
 
-/** The attributes of a replayed event as their stored JSON text (undefined for a live event). */
+/** The attributes as JSON text when the Actor carries them so (actorWithText), else undefined. */
 export function storedAttributesText(actor: object): string | undefined {
   return attributesText.get(actor);
 }
@@ -183,7 +184,7 @@ export class EventLog {
             yield {
               Type: r.type,
               Action: r.action,
-              Actor: storedActor(r.actor_id, r.attributes),
+              Actor: actorWithText(r.actor_id, r.attributes),
               scope: r.scope,
               time: Number(r.time_nano / NS_PER_S),
               timeNano: r.time_nano,
@@ -224,7 +225,8 @@ export class EventLog {
     return {
       Type: input.Type,
       Action: input.Action,
-      Actor: { ID: input.Actor.ID, Attributes: input.Actor.Attributes ?? {} },
+      Actor:
+        storedAttributesText(input.Actor) === undefined ? { ID: input.Actor.ID, Attributes: input.Actor.Attributes ?? {} } : input.Actor,
       scope: input.scope ?? 'local',
       time: Number(timeNano / NS_PER_S),
       timeNano,
@@ -232,6 +234,7 @@ export class EventLog {
   }
 
   private insert(ev: EngineEvent): void {
-    this.db.statement(SQL.insert).run(ev.timeNano, ev.Type, ev.Action, ev.Actor.ID, JSON.stringify(ev.Actor.Attributes), ev.scope);
+    const attributes = storedAttributesText(ev.Actor) ?? JSON.stringify(ev.Actor.Attributes);
+    this.db.statement(SQL.insert).run(ev.timeNano, ev.Type, ev.Action, ev.Actor.ID, attributes, ev.scope);
   }
 }
