@@ -10,6 +10,7 @@ import { Query, discardUnreadBody } from './http.ts';
 import { Router, type RequestContext } from './router.ts';
 import { API_VERSION, MIN_API_VERSION, compareVersions } from '../util/api-version.ts';
 import { authorize, type RequestAuthorizer } from './authz.ts';
+import { requestEnded, requestStarted } from '../util/loop-watch.ts';
 
 export interface ApiServerOptions {
   serverVersion: string;
@@ -69,6 +70,7 @@ export class ApiServer {
 
   private async dispatch(req: IncomingMessage, res: ServerResponse, prefix: string, socket?: Socket): Promise<void> {
     this.inFlight++;
+    requestStarted(req, `${req.method} ${req.url}`);
     const started = process.hrtime.bigint();
     try {
       res.setHeader('Server', `Engine/${this.opts.serverVersion} (linux)`);
@@ -82,6 +84,7 @@ export class ApiServer {
       if (!socket) await discardUnreadBody(req);
       this.writeError(req, res, err);
     } finally {
+      requestEnded(req);
       this.inFlight--;
       if (this.inFlight === 0) for (const w of this.idleWaiters.splice(0)) w();
       if (this.log.enabled('debug')) {

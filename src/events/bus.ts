@@ -2,7 +2,7 @@
 // written to the persistent EventLog before any subscriber sees it, so a client that saw an event
 // can always find it again with --since, also after a crash or restart.
 import type { EngineEvent } from '../types/events.ts';
-import { wallClockNanos, type EventInput, type EventLog } from '../store/events.ts';
+import { storedAttributesText, wallClockNanos, type EventInput, type EventLog } from '../store/events.ts';
 import type { Logger } from '../util/log.ts';
 
 /** What a publisher hands in: `{Type, Action, Actor: {ID, Attributes}}`. */
@@ -37,7 +37,11 @@ export class EventBus implements EventPublisher {
     // again cost ~100 ms per event for a container with 200 000 labels.
     const input: EventInput = {
       ...msg,
-      Actor: { ID: msg.Actor?.ID ?? '', Attributes: msg.Actor?.Attributes ?? {} },
+      // An Actor carrying its attributes as text (actorWithText) is kept: reading them would build the map.
+      Actor:
+        msg.Actor && storedAttributesText(msg.Actor) !== undefined
+          ? msg.Actor
+          : { ID: msg.Actor?.ID ?? '', Attributes: msg.Actor?.Attributes ?? {} },
       timeNano: msg.timeNano ?? this.nextNano(),
     };
     let ev: EngineEvent;
@@ -77,9 +81,12 @@ export class EventBus implements EventPublisher {
     for (const onClose of ending) onClose?.();
   }
 
-  /** Stored events in [sinceNano, untilNano], in publish order (empty without a log). */
-  history(sinceNano: bigint, untilNano?: bigint): EngineEvent[] {
-    return this.log ? this.log.since(sinceNano, untilNano) : [];
+  /**
+   * Stored events in [sinceNano, untilNano], in publish order (empty without a log): the events
+   * stored by now, read lazily (see EventLog.replay).
+   */
+  history(sinceNano: bigint, untilNano?: bigint): Iterable<EngineEvent> {
+    return this.log ? this.log.replay(sinceNano, untilNano) : [];
   }
 
   get subscribers(): number {

@@ -6,7 +6,8 @@ import { after, describe, test } from 'node:test';
 import { openDatabase } from '../store/database.ts';
 import type { EngineEvent } from '../types/events.ts';
 import { EventLog } from '../store/events.ts';
-import { containerAttributes } from './actors.ts';
+import { containerActor, containerAttributes, imageActor, imageAttributes } from './actors.ts';
+import { storedAttributesText } from '../store/events.ts';
 import { EventBus } from './bus.ts';
 import { compileEventFilter } from './filter.ts';
 
@@ -87,21 +88,21 @@ describe('EventBus', () => {
     const db = openDatabase(join(dir, 'a.db'));
     const bus = new EventBus({ log: new EventLog(db) });
     const seen: Array<{ ev: EngineEvent; storedAtDelivery: number }> = [];
-    bus.subscribe((e) => seen.push({ ev: e, storedAtDelivery: bus.history(0n).length }));
+    bus.subscribe((e) => seen.push({ ev: e, storedAtDelivery: [...bus.history(0n)].length }));
     for (let i = 0; i < 50; i++) bus.publish({ Type: 'container', Action: `a${i}`, Actor: { ID: 'c', Attributes: {} } });
     assert.equal(seen.length, 50);
     seen.forEach((s, i) => assert.equal(s.storedAtDelivery, i + 1, 'delivered before it was stored'));
     for (let i = 1; i < seen.length; i++) assert.ok(seen[i]!.ev.timeNano > seen[i - 1]!.ev.timeNano);
     const mid = seen[20]!.ev.timeNano;
     assert.deepEqual(
-      bus.history(mid, seen[22]!.ev.timeNano).map((e) => e.Action),
+      [...bus.history(mid, seen[22]!.ev.timeNano)].map((e) => e.Action),
       ['a20', 'a21', 'a22'],
     );
     db.close();
     // A new process (new bus on the same file) still has them.
     const db2 = openDatabase(join(dir, 'a.db'));
     const bus2 = new EventBus({ log: new EventLog(db2) });
-    assert.equal(bus2.history(0n).length, 50);
+    assert.equal([...bus2.history(0n)].length, 50);
     db2.close();
   });
 
@@ -127,5 +128,46 @@ describe('EventBus', () => {
       () => (lateClosed = true),
     );
     assert.ok(lateClosed);
+  });
+});
+
+describe('actors with many labels', () => {
+  const many = (n: number, extra: Record<string, string> = {}) => ({
+    ...Object.fromEntries(Array.from({ length: n }, (_v, i) => [`l.${i}`, `v${i}`])),
+    ...extra,
+  });
+  const rec = (labels: Record<string, string>) => ({ Id: 'c1', Name: '/web', Config: { Image: 'busybox', Labels: labels } });
+
+  test('the attributes text is what the map serialises to, with and without the fast path', () => {
+    const cases: Array<[Record<string, string>, Record<string, string>, boolean]> = [
+      [many(10), {}, false], // few labels: a map
+      [many(2000), { exitCode: '0' }, true],
+      [many(2000, { '12': 'index key' }), {}, false],
+      [many(2000, { image: 'label named image' }), {}, false],
+      [many(2000, { exitCode: 'clash' }), { exitCode: '1' }, false],
+      [many(2000, { __proto__x: 'p', 'q"uote': '\u2028' }), { signal: '9' }, true],
+    ];
+    for (const [labels, extra, text] of cases) {
+      const actor = containerActor(rec(labels), extra);
+      const expected = containerAttributes(rec(labels), extra);
+      assert.equal(storedAttributesText(actor) !== undefined, text, JSON.stringify(Object.keys(extra)));
+      if (text) assert.equal(storedAttributesText(actor), JSON.stringify(expected));
+      assert.deepEqual(actor.Attributes, expected);
+    }
+    const img = imageActor('sha256:1', many(2000), 'big:tag');
+    assert.equal(storedAttributesText(img), JSON.stringify(imageAttributes(many(2000), 'big:tag')));
+  });
+
+  test('the bus stores and delivers such an actor unchanged', () => {
+    const db = openDatabase(':memory:');
+    const bus = new EventBus({ log: new EventLog(db) });
+    const got: EngineEvent[] = [];
+    bus.subscribe((e) => got.push(e));
+    const labels = many(1500);
+    bus.publish({ Type: 'container', Action: 'create', Actor: containerActor(rec(labels)) });
+    const [stored] = [...bus.history(0n)];
+    assert.equal(storedAttributesText(stored!.Actor), JSON.stringify(containerAttributes(rec(labels))));
+    assert.deepEqual(got[0]!.Actor.Attributes, containerAttributes(rec(labels)));
+    db.close();
   });
 });

@@ -20,20 +20,21 @@ export function compileEventFilter(filters: Map<string, string[]>): EventFilter 
   const fuzzyEvents = get('event').some((v) => SUFFIXED_ACTIONS.has(v));
 
   return (ev) => {
-    const attrs = ev.Actor.Attributes;
+    // Read only when a filter needs them: a replayed event's attributes are parsed on first read.
+    const attrs = () => ev.Actor.Attributes;
     if (fuzzyEvents ? !fuzzy('event', ev.Action) : !exact('event', ev.Action)) return false;
     if (!exact('type', ev.Type)) return false;
     if (!exact('scope', ev.scope)) return false;
     for (const t of NAMED_TYPES) {
-      if (has(t) && !(fuzzy(t, ev.Actor.ID) || fuzzy(t, attrs.name))) return false;
+      if (has(t) && !(fuzzy(t, ev.Actor.ID) || fuzzy(t, attrs().name))) return false;
     }
     if (has('image')) {
-      const name = ev.Type === 'image' ? attrs.name : attrs.image;
+      const name = ev.Type === 'image' ? attrs().name : attrs().image;
       const candidates = [ev.Actor.ID, name, stripTag(ev.Actor.ID), stripTag(name)];
       if (!candidates.some((c) => c !== undefined && get('image').includes(c))) return false;
     }
     if (has('label')) {
-      if (!allLabelsMatch(attrs, get('label'))) return false;
+      if (!allLabelsMatch(attrs(), get('label'))) return false;
     }
     return true;
   };

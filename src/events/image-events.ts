@@ -1,7 +1,7 @@
 // Image events as dockerd logs them: Actor.ID is the image ID (or, for pull and push, the familiar
 // reference), attributes are the image's labels plus `name`.
 import type { EventPublisher } from './bus.ts';
-import { imageAttributes } from './actors.ts';
+import { imageActor } from './actors.ts';
 
 interface LabelledImage {
   config: { config?: { Labels?: Record<string, string> | null } | null };
@@ -17,7 +17,7 @@ export function publishImageEvent(
   name: string,
   labels?: Record<string, string> | null,
 ): void {
-  events?.publish({ Type: 'image', Action: action, Actor: { ID: id, Attributes: imageAttributes(labels, name) } });
+  events?.publish({ Type: 'image', Action: action, Actor: imageActor(id, labels, name) });
 }
 
 /** Looks the image up for its labels first; never throws (an image gone meanwhile has none). */

@@ -64,4 +64,16 @@ describe('commit config', () => {
     assert.deepEqual(over.Env, ['A=2', 'PATH=/bin']);
     assert.deepEqual(over.Labels, { a: '1', b: '2' });
   });
+
+  test('body Env replaces the first entry of a name or is appended, later body entries winning', () => {
+    const c = commitRuntimeConfig({ Env: ['A=1', 'B=2', 'A=3'] }, { Env: ['A=x', 'C=1', 'C=2', 'B=y'] });
+    assert.deepEqual(c.Env, ['A=x', 'B=y', 'A=3', 'C=2']);
+    const big = Array.from({ length: 131_072 }, (_v, i) => `V${i}=${i}`);
+    const t = performance.now();
+    const merged = commitRuntimeConfig({ Env: big }, { Env: big.map((e) => `${e}x`) });
+    assert.equal(merged.Env!.length, big.length);
+    assert.equal(merged.Env![131_071], 'V131071=131071x');
+    // Quadratic, this took minutes; linear, tens of ms (room for a loaded machine).
+    assert.ok(performance.now() - t < 5000, `${performance.now() - t} ms`);
+  });
 });

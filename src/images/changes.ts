@@ -162,8 +162,10 @@ function healthcheck(rest: string): Record<string, unknown> {
   return hc;
 }
 
-/** Applies the instructions in order to a copy of `base`. Unknown instructions are a 400. */
+/** Applies the instructions in order to a copy of `base` (`base` itself when there are none). Unknown instructions are a 400. */
 export function applyChanges(base: RuntimeConfig, changes: string[]): RuntimeConfig {
+  // Nothing to apply, nothing to copy: a clone of a config with 50 000 labels took ~80 ms.
+  if (changes.length === 0) return base;
   const cfg: RuntimeConfig = structuredClone(base);
   let cmdSet = false;
   for (const raw of changes) {

@@ -10,6 +10,7 @@ import { prepareRoots, remappedDataRoot, remappedExecRoot } from './dirs.ts';
 import { resolveRemap } from '../oci/userns-setup.ts';
 import type { IdentityMap } from '../oci/userns.ts';
 import { acquirePidfile } from './pidfile.ts';
+import { startLoopWatch } from '../util/loop-watch.ts';
 import { startManagedContainerd, type ManagedStart } from '../supervisor/containerd-process.ts';
 // The daemon's services are imported once containerd is starting (see main()).
 import type { RunningDaemon } from './compose.ts';
@@ -95,6 +96,9 @@ async function main(): Promise<void> {
   }
   const running = daemon;
   log.info('Daemon has completed initialization', { startupMs: Date.now() - startedAt });
+  // Debug only (ENGINE_DEBUG_LOOP_STALL_MS): long synchronous stretches, with the requests behind them.
+  if (startLoopWatch(process.env, (s) => log.warn('event loop stalled', { ms: s.ms, requests: s.requests.join(' | ') })))
+    log.warn('ENGINE_DEBUG_LOOP_STALL_MS is set: event loop stalls are logged (a debugging aid)');
 
   reload = () => {
     const r = reloadConfig(loaded, process.env);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { openDatabase, type EngineDatabase } from './database.ts';
-import { EventLog, eventToJSON, wallClockNanos, type EventInput } from './events.ts';
+import { EventLog, eventToJSON, storedAttribute, storedAttributesText, wallClockNanos, type EventInput } from './events.ts';
 import { tempDir, type TempDir } from '../../test/helpers/temp-dir.ts';
 
 let tmp: TempDir;
@@ -34,6 +34,42 @@ describe('EventLog', () => {
     assert.equal(appended.time, Number(appended.timeNano / 1_000_000_000n));
     assert.equal(appended.scope, 'local');
     assert.deepEqual(log.since(0n), [appended]);
+  });
+
+  test('replayed attributes keep their stored text, parsed only when read', () => {
+    const log = new EventLog(db);
+    const attrs = { '2': 'two', 'a"b': 'x\\', image: 'img,"image":"no"', name: 'web', __proto__x: '\u2028' };
+    log.append(ev('create', undefined, attrs));
+    const [replayed] = log.since(0n);
+    assert.equal(storedAttributesText(replayed!.Actor), JSON.stringify(attrs));
+    assert.deepEqual(replayed!.Actor.Attributes, attrs);
+    assert.equal(JSON.stringify(replayed!.Actor), JSON.stringify({ ID: 'id-create', Attributes: attrs }));
+    replayed!.Actor.Attributes = { changed: '1' };
+    assert.equal(storedAttributesText(replayed!.Actor), undefined, 'a replaced map is not the stored text any more');
+  });
+
+  test('a replay is the events stored when it was asked for, read in pages however large they are', () => {
+    const log = new EventLog(db);
+    for (let i = 0; i < 600; i++) log.append(ev(`a${i}`, BASE + BigInt(i), i % 100 === 0 ? { big: 'x'.repeat(600_000) } : {}));
+    const replay = log.replay(BASE + 10n);
+    log.append(ev('later', BASE + 1000n));
+    const got = [...replay];
+    assert.equal(got.length, 590, 'the event appended after the call is not in it');
+    assert.deepEqual(
+      actions(got),
+      Array.from({ length: 590 }, (_v, i) => `a${i + 10}`),
+    );
+    assert.equal(got[90]!.Actor.Attributes.big!.length, 600_000);
+    assert.deepEqual(actions(log.since(BASE + 599n)), ['a599', 'later']);
+  });
+
+  test('storedAttribute finds a key, never text inside a value', () => {
+    const text = (o: Record<string, string>) => JSON.stringify(o);
+    assert.equal(storedAttribute(text({ image: 'a' }), 'image'), 'a');
+    assert.equal(storedAttribute(text({ l: ',"image":"fake"', image: 'real"\\' }), 'image'), 'real"\\');
+    assert.equal(storedAttribute(text({ l: 'x\\', image: 'b' }), 'image'), 'b');
+    assert.equal(storedAttribute(text({ l: '{"image":"fake"}' }), 'image'), undefined);
+    assert.equal(storedAttribute('{}', 'image'), undefined);
   });
 
   test('timeNano beyond 2^53 is stored exactly', () => {

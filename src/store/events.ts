@@ -49,8 +49,9 @@ export function eventToJSON(ev: EngineEvent): string {
 
 const SQL = {
   insert: 'INSERT INTO events (time_nano, type, action, actor_id, attributes, scope) VALUES (?, ?, ?, ?, ?, ?)',
-  since:
-    'SELECT time_nano, type, action, actor_id, attributes, scope FROM events ' + 'WHERE time_nano >= ? AND time_nano <= ? ORDER BY seq',
+  page:
+    'SELECT seq, time_nano, type, action, actor_id, attributes, scope FROM events ' +
+    'WHERE seq > ? AND seq <= ? AND time_nano >= ? AND time_nano <= ? ORDER BY seq LIMIT ?',
   lastSeq: "SELECT seq FROM sqlite_sequence WHERE name = 'events'",
   count: 'SELECT count(*) AS n FROM events',
   trimSeq: 'DELETE FROM events WHERE seq <= ?',
@@ -59,7 +60,57 @@ const SQL = {
 
 const INT64_MAX = (1n << 63n) - 1n;
 
+/** Rows per read of a replay, at most; fewer while the rows read are larger than PAGE_BYTES together. */
+const PAGE_ROWS = 256;
+const PAGE_BYTES = 1024 * 1024;
+
+/** The stored JSON text of a replayed event's attributes, keyed by its Actor object. */
+const attributesText = new WeakMap<object, string>();
+
+/**
+ * An Actor whose attributes are already JSON text: a replayed event's (the stored text) or one a
+ * publisher serialised in one pass. The text is what is stored and written; the map is built (or
+ * parsed) only when something reads it (a live subscriber, a filter on labels). Parsing and
+ * serialising again the attributes of a container with 50 000 labels held the event loop ~60 ms.
+ */
+export function actorWithText(ID: string, text: string, build?: () => Record<string, string>): EngineEvent['Actor'] {
+  let built: Record<string, string> | undefined;
+  const actor = {
+    ID,
+    get Attributes(): Record<string, string> {
+      return (built ??= build ? build() : (JSON.parse(text) as Record<string, string>));
+    },
+    set Attributes(v: Record<string, string>) {
+      built = v;
+      attributesText.delete(actor);
+    },
+  };
+  attributesText.set(actor, text);
+  return actor;
+}
+
+/** The attributes as JSON text when the Actor carries them so (actorWithText), else undefined. */
+export function storedAttributesText(actor: object): string | undefined {
+  return attributesText.get(actor);
+}
+
+/**
+ * One attribute out of stored attributes text without parsing it all. The text is JSON.stringify of
+ * a flat string map, where `,"key":"` or `{"key":"` can only be a key: a quote inside a string is
+ * always escaped.
+ */
+export function storedAttribute(text: string, key: string): string | undefined {
+  const name = `${JSON.stringify(key)}:"`;
+  let at = text.startsWith(`{${name}`) ? 1 : text.indexOf(`,${name}`) + 1;
+  if (at <= 0) return undefined;
+  at += name.length;
+  let end = at;
+  while (end < text.length && text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+  return JSON.parse(text.slice(at - 1, end + 1)) as string;
+}
+
 interface EventRow {
+  seq: bigint;
   time_nano: bigint;
   type: string;
   action: string;
@@ -83,7 +134,7 @@ export class EventLog {
     this.trimEvery = opts.trimEvery ?? 1000;
     this.nowNano = opts.nowNano ?? wallClockNanos;
     // time_nano can exceed 2^53, which node:sqlite refuses to return as a number.
-    this.db.statement(SQL.since).setReadBigInts(true);
+    this.db.statement(SQL.page).setReadBigInts(true);
     this.trim();
   }
 
@@ -108,15 +159,42 @@ export class EventLog {
 
   /** Events with sinceNano <= timeNano <= untilNano (inclusive, as dockerd), in append order. */
   since(sinceNano: bigint, untilNano?: bigint): EngineEvent[] {
-    const rows = this.db.statement(SQL.since).all(sinceNano, untilNano ?? INT64_MAX) as unknown as EventRow[];
-    return rows.map((r) => ({
-      Type: r.type,
-      Action: r.action,
-      Actor: { ID: r.actor_id, Attributes: JSON.parse(r.attributes) as Record<string, string> },
-      scope: r.scope,
-      time: Number(r.time_nano / NS_PER_S),
-      timeNano: r.time_nano,
-    }));
+    return [...this.replay(sinceNano, untilNano)];
+  }
+
+  /**
+   * Like since(), read lazily a page at a time, so a caller can let other work run between events.
+   * The set is fixed now: events appended after this call are not part of it, however late it is read.
+   */
+  replay(sinceNano: bigint, untilNano?: bigint): Iterable<EngineEvent> {
+    const lastSeq = BigInt(this.lastSeq());
+    const page = this.db.statement(SQL.page);
+    const until = untilNano ?? INT64_MAX;
+    return {
+      *[Symbol.iterator]() {
+        let after = 0n;
+        // Pages shrink when rows are large (attributes of 4 MiB): one read stays short.
+        let limit = PAGE_ROWS;
+        for (;;) {
+          const rows = page.all(after, lastSeq, sinceNano, until, limit) as unknown as EventRow[];
+          let bytes = 0;
+          for (const r of rows) {
+            bytes += r.attributes.length;
+            after = r.seq;
+            yield {
+              Type: r.type,
+              Action: r.action,
+              Actor: actorWithText(r.actor_id, r.attributes),
+              scope: r.scope,
+              time: Number(r.time_nano / NS_PER_S),
+              timeNano: r.time_nano,
+            };
+          }
+          if (rows.length < limit) return;
+          limit = bytes > PAGE_BYTES ? Math.max(1, limit >> 1) : Math.min(PAGE_ROWS, limit * 2);
+        }
+      },
+    };
   }
 
   /** The sequence number of the last event ever appended (0 if none); never decreases. */
@@ -147,7 +225,8 @@ export class EventLog {
     return {
       Type: input.Type,
       Action: input.Action,
-      Actor: { ID: input.Actor.ID, Attributes: input.Actor.Attributes ?? {} },
+      Actor:
+        storedAttributesText(input.Actor) === undefined ? { ID: input.Actor.ID, Attributes: input.Actor.Attributes ?? {} } : input.Actor,
       scope: input.scope ?? 'local',
       time: Number(timeNano / NS_PER_S),
       timeNano,
@@ -155,6 +234,7 @@ export class EventLog {
   }
 
   private insert(ev: EngineEvent): void {
-    this.db.statement(SQL.insert).run(ev.timeNano, ev.Type, ev.Action, ev.Actor.ID, JSON.stringify(ev.Actor.Attributes), ev.scope);
+    const attributes = storedAttributesText(ev.Actor) ?? JSON.stringify(ev.Actor.Attributes);
+    this.db.statement(SQL.insert).run(ev.timeNano, ev.Type, ev.Action, ev.Actor.ID, attributes, ev.scope);
   }
 }

@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { fakeBackend, RouteHarness } from '../../../test/helpers/route-harness.ts';
 import type { EngineEvent } from '../../types/events.ts';
+import { openDatabase } from '../../store/database.ts';
+import { EventLog } from '../../store/events.ts';
 import { eventLine, parseEventTime, registerEventRoutes, type EventsBackend } from './events.ts';
 
 function ev(Type: string, Action: string, ID: string, Attributes: Record<string, string> = {}): EngineEvent {
@@ -28,6 +30,20 @@ describe('wire format', () => {
     assert.equal('from' in i, false);
     const n = JSON.parse(eventLine(ev('network', 'create', 'n1', {}), '1.44'));
     assert.equal('status' in n, false);
+  });
+
+  test('a replayed event (attributes kept as stored text) is written exactly as the live one', () => {
+    const db = openDatabase(':memory:');
+    try {
+      const log = new EventLog(db);
+      const attrs = { '7': 'n', l: ',"image":"fake"', image: 'busybox', name: 'x' };
+      const live = log.append({ Type: 'container', Action: 'create', Actor: { ID: 'abc', Attributes: attrs } });
+      const [stored] = log.since(0n);
+      for (const v of ['1.41', '1.51', '1.52']) assert.equal(eventLine(stored!, v), eventLine(live, v), v);
+      assert.equal(JSON.parse(eventLine(stored!, '1.51')).from, 'busybox');
+    } finally {
+      db.close();
+    }
   });
 });
 

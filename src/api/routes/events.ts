@@ -1,16 +1,19 @@
 // GET /events: stored events from `since` (up to `until`), then live ones as they happen, one JSON
 // object per line, each written (and so flushed) on its own. An `until` in the past ends the
 // stream after the replay; one in the future ends it then. Without since/until: live only.
+import type { ServerResponse } from 'node:http';
 import type { EngineEvent } from '../../types/events.ts';
 import { invalidParameter } from '../../errors.ts';
 import { compileEventFilter } from '../../events/filter.ts';
 import { parseGoDuration, parseTimeValue } from '../../util/time.ts';
 import type { Router } from '../router.ts';
 import { versionLessThan } from '../../util/api-version.ts';
+import { storedAttribute, storedAttributesText } from '../../store/events.ts';
+import { yieldToLoop } from '../http.ts';
 
 export interface EventsBackend {
-  /** Stored events in [sinceNano, untilNano] in publish order. */
-  history(sinceNano: bigint, untilNano?: bigint): EngineEvent[];
+  /** Stored events in [sinceNano, untilNano] in publish order: those stored at the call, read lazily. */
+  history(sinceNano: bigint, untilNano?: bigint): Iterable<EngineEvent>;
   /** Live events; onClose when the source ends (daemon shutdown). Returns the unsubscribe. */
   subscribe(fn: (ev: EngineEvent) => void, onClose?: () => void): () => void;
 }
@@ -19,6 +22,23 @@ export interface EventsBackend {
 const MAX_PENDING_BYTES = 16 * 1024 * 1024;
 
 const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** How long the replay writes before other requests get a turn. */
+const REPLAY_SLICE_MS = 10;
+/** Past this much unsent replay, the replay waits for the client instead of cutting it off. */
+const REPLAY_PENDING_BYTES = 1024 * 1024;
+
+function drainedOrClosed(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.removeListener('drain', done);
+      res.removeListener('close', done);
+      resolve();
+    };
+    res.once('drain', done);
+    res.once('close', done);
+  });
+}
 
 const STREAM_TYPES = ['application/jsonl', 'application/x-ndjson', 'application/json-seq'] as const;
 
@@ -32,15 +52,18 @@ function negotiate(accept: string | undefined): string {
  * and, for containers, from): CLIs before 25.0 and compose still read them.
  */
 export function eventLine(ev: EngineEvent, version: string): string {
+  // A replayed event's attributes are written as stored, never parsed and serialised again.
+  const stored = storedAttributesText(ev.Actor);
   const legacy: Record<string, string> = {};
   if (versionLessThan(version, '1.52') && (ev.Type === 'container' || ev.Type === 'image')) {
     legacy.status = ev.Action;
     legacy.id = ev.Actor.ID;
-    if (ev.Type === 'container') legacy.from = ev.Actor.Attributes.image ?? '';
+    if (ev.Type === 'container') legacy.from = (stored === undefined ? ev.Actor.Attributes.image : storedAttribute(stored, 'image')) ?? '';
   }
-  const body = JSON.stringify({ ...legacy, Type: ev.Type, Action: ev.Action, Actor: ev.Actor, scope: ev.scope, time: ev.time });
+  const actor = stored === undefined ? JSON.stringify(ev.Actor) : `{"ID":${JSON.stringify(ev.Actor.ID)},"Attributes":${stored}}`;
+  const head = JSON.stringify({ ...legacy, Type: ev.Type, Action: ev.Action });
   // timeNano exceeds 2^53: written as an exact integer.
-  return `${body.slice(0, -1)},"timeNano":${ev.timeNano.toString()}}`;
+  return `${head.slice(0, -1)},"Actor":${actor},"scope":${JSON.stringify(ev.scope)},"time":${ev.time},"timeNano":${ev.timeNano.toString()}}`;
 }
 
 /**
@@ -100,20 +123,35 @@ export function registerEventRoutes(router: Router, backend: EventsBackend): voi
       res.on('close', finish);
       // Subscribing and reading the history happen in one synchronous step: publishing is
       // synchronous too, so no event can fall between the replay and the live part, or be in both.
-      if (!onlyPast) unsubscribe = backend.subscribe(write, finish);
-      if (since !== undefined || until !== undefined) {
-        for (const ev of backend.history(since ?? 0n, until)) write(ev);
-      }
-      if (onlyPast) finish();
-      else if (until !== undefined) {
-        // setTimeout takes at most ~24.8 days; a later `until` re-arms until it is reached.
-        const arm = () => {
-          const left = Number((until - BigInt(Date.now()) * 1_000_000n) / 1_000_000n) + 1;
-          if (left <= 0) finish();
-          else timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
-        };
-        arm();
-      }
+      // The replay is then written in slices with other requests served between them; live events
+      // arriving meanwhile wait in `queued` and follow it in order.
+      let queued: EngineEvent[] | undefined = [];
+      if (!onlyPast) unsubscribe = backend.subscribe((ev) => (queued ? queued.push(ev) : write(ev)), finish);
+      const past = since !== undefined || until !== undefined ? backend.history(since ?? 0n, until) : [];
+      const replay = async () => {
+        let sliceStart = performance.now();
+        for (const ev of past) {
+          if (done) return;
+          write(ev);
+          if (res.writableLength > REPLAY_PENDING_BYTES || performance.now() - sliceStart > REPLAY_SLICE_MS) {
+            await (res.writableLength > REPLAY_PENDING_BYTES ? drainedOrClosed(res) : yieldToLoop());
+            sliceStart = performance.now();
+          }
+        }
+        for (const ev of queued!) write(ev);
+        queued = undefined;
+        if (onlyPast) finish();
+        else if (until !== undefined) {
+          // setTimeout takes at most ~24.8 days; a later `until` re-arms until it is reached.
+          const arm = () => {
+            const left = Number((until - BigInt(Date.now()) * 1_000_000n) / 1_000_000n) + 1;
+            if (left <= 0) finish();
+            else timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
+          };
+          arm();
+        }
+      };
+      replay().catch(() => finish());
     });
   });
 }

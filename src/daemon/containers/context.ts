@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import type { DaemonConfig } from '../../config/daemon-config.ts';
 import { EngineError, invalidParameter, notFound } from '../../errors.ts';
-import { containerAttributes } from '../../events/actors.ts';
+import { containerActor } from '../../events/actors.ts';
 import type { EventPublisher } from '../../events/bus.ts';
 import type { ImageStore } from '../../images/image-store.ts';
 import { createLogDriver, isBuiltinLogDriver, type LogPluginInfo, type LogPluginTransport } from '../../logging/index.ts';
@@ -118,7 +118,7 @@ export class ContainerContext {
   }
 
   event(rec: ContainerRecord, action: string, extra: Record<string, string> = {}): void {
-    this.d.events?.publish({ Type: 'container', Action: action, Actor: { ID: rec.Id, Attributes: containerAttributes(rec, extra) } });
+    this.d.events?.publish({ Type: 'container', Action: action, Actor: containerActor(rec, extra) });
   }
 
   hub(id: string): OutputHub {

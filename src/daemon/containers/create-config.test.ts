@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { mergeEnv } from './create-config.ts';
+import { mergeEnv, mergeEnvInSlices } from './create-config.ts';
 
 test('env: request replaces image entries by name, later wins, a bare name unsets', () => {
   assert.deepEqual(mergeEnv(['PATH=/bin', 'A=1', 'B=2'], ['A=x', 'C=3', 'C=4', 'B']), ['PATH=/bin', 'A=x', 'C=4']);
@@ -21,4 +21,14 @@ test('env: 100 000 entries merge in linear time', () => {
   const small = Math.min(time(10_000), time(10_000));
   const large = Math.min(time(100_000), time(100_000));
   assert.ok(large < 40 * small + 100, `100 000 entries took ${large} ms, 10 000 took ${small} ms`);
+});
+
+test('env: the sliced merge gives what the one-piece merge gives', async () => {
+  const image = ['PATH=/bin', 'V7=image', 'GONE=1'];
+  const req = Array.from({ length: 131_072 }, (_v, i) => (i === 5 ? 'GONE' : `V${i % 100_000}=${i}`));
+  const sliced = await mergeEnvInSlices(image, req);
+  assert.deepEqual(sliced, mergeEnv(image, req));
+  assert.equal(sliced.length, 100_001);
+  assert.equal(sliced[1], 'V7=100007', 'an image entry is replaced in place by the last request entry');
+  assert.deepEqual(await mergeEnvInSlices(['A=1'], ['A=2', 'B']), ['A=2']);
 });

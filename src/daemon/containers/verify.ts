@@ -13,7 +13,7 @@ import { refuseLimitsWithoutCgroups } from '../../oci/cgroups.ts';
 import { validateCreateBody, validateRestartPolicy } from '../../oci/validate-create.ts';
 import { decodeStruct, UPDATE_CONFIG } from '../../oci/wire-schema.ts';
 import type { ContainerConfig, ContainerCreateBody, HostConfig, NetworkingConfig } from '../../types/container-api.ts';
-import { mergeConfig, withHostDefaults, type ImageConfigPart } from './create-config.ts';
+import { mergeConfig, mergeEnvInSlices, withHostDefaults, type ImageConfigPart } from './create-config.ts';
 import { mountPoints } from './mount-plan.ts';
 import { parseLink } from './links.ts';
 import type { ContainerRecord, MountPoint } from './record.ts';
@@ -69,7 +69,8 @@ export class ContainerVerifier {
     if (!request.Image) throw invalidParameter('config cannot be empty in order to create a container');
     const image = await this.d.images.resolve(request.Image);
     const cfg = this.d.config();
-    const config = mergeConfig(request, image.config, id);
+    const env = await mergeEnvInSlices(image.config.config?.Env ?? [], request.Env ?? []);
+    const config = mergeConfig(request, image.config, id, env);
     config.Image = request.Image;
     const hostConfig = withHostDefaults(request.HostConfig, {
       logDriver: cfg['log-driver'],
