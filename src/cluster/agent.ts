@@ -4,7 +4,9 @@
 // desired state is no longer running, and removes the containers of tasks that are gone.
 import type { Logger } from '../util/log.ts';
 import { containerBody, stopTimeout } from './container-body.ts';
+import type { TaskPayloads } from './secrets-api.ts';
 import type { AgentSyncRequest, SyncAnswer } from './services-api.ts';
+import { fileMounts, taskFiles } from './task-files.ts';
 import type { TaskRuntime } from './task-runtime.ts';
 import { containerName, isTerminal, stateRank, type TaskRecord, type TaskState, type TaskStatus } from './tasks.ts';
 
@@ -42,6 +44,8 @@ export class Agent {
   /** The tasks of the last answer, for exits seen between rounds. */
   private lastTasks = new Map<string, TaskRecord>();
   private known: string | undefined;
+  /** The secret and config data of the last answer. */
+  private payloads: TaskPayloads | undefined;
 
   constructor(
     private readonly sync: SyncFn,
@@ -112,8 +116,9 @@ export class Agent {
       const reports = [...this.pending].map(([id, status]) => ({ id, status }));
       // While a stop is under way the round must come back to see it end: no long poll then.
       const wait = !reports.length && !this.stopping.size && this.known !== undefined;
-      const { tasks, digest } = await this.sync(wait ? { reports, known: this.known! } : { reports });
+      const { tasks, digest, payloads } = await this.sync(wait ? { reports, known: this.known! } : { reports });
       this.known = digest;
+      this.payloads = payloads;
       for (const r of reports) if (this.pending.get(r.id) === r.status) this.pending.delete(r.id);
       this.lastTasks = new Map(tasks.map((t) => [t.ID, t]));
       const known = new Set(tasks.map((t) => t.ID));
@@ -125,7 +130,10 @@ export class Agent {
         this.pending.delete(taskId);
       }
       await inParallel(gone, PARALLEL, ([taskId, cid]) =>
-        rt.remove(cid).catch((err: Error) => this.log.warn('cannot remove a task container', { task: taskId, error: err.message })),
+        rt
+          .remove(cid)
+          .then(() => rt.removeFiles(taskId))
+          .catch((err: Error) => this.log.warn('cannot remove a task container', { task: taskId, error: err.message })),
       );
     } catch (err) {
       this.log.debug('agent round failed', { error: (err as Error).message });
@@ -140,7 +148,14 @@ export class Agent {
     if (t.DesiredState === 'running' && !cid && !isTerminal(state)) {
       this.set(t, 'preparing', 'preparing');
       try {
-        const id = await rt.run(containerName(t), containerBody(t));
+        const body = containerBody(t);
+        const files = taskFiles(t, this.payloads);
+        if (files.length) {
+          const dir = await rt.writeFiles(t.ID, files);
+          const host = body.HostConfig as Record<string, unknown>;
+          host.Mounts = [...((host.Mounts as unknown[]) ?? []), ...fileMounts(dir, files)];
+        }
+        const id = await rt.run(containerName(t), body);
         this.containers.set(t.ID, id);
         const st = rt.state(id);
         this.set(t, 'running', 'started', { ContainerStatus: { ContainerID: id, PID: st?.pid ?? 0, ExitCode: 0 } });
@@ -148,7 +163,7 @@ export class Agent {
         const failedId = (err as { containerId?: string }).containerId;
         if (failedId) this.containers.set(t.ID, failedId);
         const msg = (err as Error).message;
-        const created = /No such image|not found|invalid/i.test(msg);
+        const created = /No such image|not found|invalid|not delivered/i.test(msg);
         this.set(t, created ? 'rejected' : 'failed', created ? 'preparing' : 'starting', { Err: msg });
       }
       return;
