@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { until } from '../helpers/until.ts';
 
@@ -207,7 +207,53 @@ describe('secrets and configs on one node', () => {
       'config remove c1 swarm',
     ]);
   });
+
+  test('docker-py: create, list, a service reading them, remove', async () => {
+    const r = await run('python3', ['-c', PY], { env: { ...process.env, DOCKER_HOST: d.host }, timeoutMs: 120_000 });
+    assert.equal(r.code, 0, r.stderr);
+    const out = JSON.parse(r.stdout.trim().split('\n').pop()!);
+    assert.deepEqual(out.names, ['py-s', 'py-c']);
+    assert.deepEqual(out.labels, { k: 'v' });
+    assert.deepEqual(out.read, ['py-secret', 'py-config']);
+    assert.match(out.refused, /secret 'py-s' is in use by the following service: pysvc/);
+    assert.deepEqual(out.left, []);
+  });
 });
+
+// docker-py: secrets and configs by its models, a service referring to them, the task reading them.
+const PY = `
+import docker, json, time
+c = docker.from_env()
+s = c.secrets.create(name='py-s', data=b'py-secret', labels={'k': 'v'})
+cf = c.configs.create(name='py-c', data=b'py-config')
+names = sorted(x.name for x in c.secrets.list()) + sorted(x.name for x in c.configs.list())
+labels = c.api.inspect_secret(s.id)['Spec']['Labels']
+svc = c.services.create('busybox:latest', ['sleep', '1000'], name='pysvc', stop_grace_period=1000000000,
+    secrets=[docker.types.SecretReference(s.id, 'py-s')],
+    configs=[docker.types.ConfigReference(cf.id, 'py-c', filename='/etc/py.conf')])
+ctr = None
+for _ in range(300):
+    ts = [t for t in svc.tasks() if t['Status']['State'] == 'running']
+    if ts:
+        ctr = c.containers.get(ts[0]['Status']['ContainerStatus']['ContainerID'])
+        break
+    time.sleep(0.3)
+read = [ctr.exec_run(['cat', p]).output.decode() for p in ['/run/secrets/py-s', '/etc/py.conf']]
+try:
+    s.remove()
+    refused = ''
+except docker.errors.APIError as e:
+    refused = e.explanation
+svc.remove()
+for _ in range(100):
+    try:
+        s.remove()
+        break
+    except docker.errors.APIError:
+        time.sleep(0.2)
+cf.remove()
+print(json.dumps({'names': names, 'labels': labels, 'read': read, 'refused': refused, 'left': [x.name for x in c.secrets.list()]}))
+`;
 
 describe('secrets on a manager and a worker', () => {
   const ds: TestDaemon[] = [];
