@@ -80,9 +80,7 @@ export class FileObjectsApi {
     const rec: FileObjectRecord = { ID: id, CreatedAt: now, UpdatedAt: now, Spec: spec, Sealed: seal(await this.key(), id, data) };
     // Two managers creating the same name at once: the name key is claimed in the same store, so
     // only one creation of a name can succeed.
-    await this.store.create(`${this.kind}-names/${spec.Name}`, id).catch((err: Error & { code?: string }) => {
-      throw err.code === 'CONFLICT' ? conflict(`rpc error: code = AlreadyExists desc = ${what} ${spec.Name} already exists`) : err;
-    });
+    await this.claimName(spec.Name, id, what);
     try {
       await this.store.create(this.keyOf(id), rec);
     } catch (err) {
@@ -91,6 +89,28 @@ export class FileObjectsApi {
     }
     this.publish('create', rec);
     return { ID: id };
+  }
+
+  /**
+   * Claims `<kind>-names/<name>`; a claim left by an object that no longer exists (a manager that
+   * stopped between the two deletes of a removal) is taken over once it is a minute old (a younger
+   * one may belong to a creation under way on another manager).
+   */
+  private async claimName(name: string, id: string, what: string): Promise<void> {
+    const key = `${this.kind}-names/${name}`;
+    const taken = () => conflict(`rpc error: code = AlreadyExists desc = ${what} ${name} already exists`);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        await this.store.create(key, { id, at: Date.now() });
+        return;
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'CONFLICT') throw err;
+      }
+      const claim = await this.store.get<{ id: string; at: number }>(key);
+      if (claim && (Date.now() - claim.value.at < 60_000 || (await this.store.get(this.keyOf(claim.value.id))))) throw taken();
+      if (claim) await this.store.delete(key, claim.version).catch(() => undefined);
+    }
+    throw taken();
   }
 
   async list(filters: Map<string, string[]>): Promise<ClusterObject[]> {
