@@ -162,6 +162,8 @@ export class Agent {
       } catch (err) {
         const failedId = (err as { containerId?: string }).containerId;
         if (failedId) this.containers.set(t.ID, failedId);
+        // No container to remove later: the task's files go now.
+        else await rt.removeFiles(t.ID).catch(() => undefined);
         const msg = (err as Error).message;
         const created = /No such image|not found|invalid|not delivered/i.test(msg);
         this.set(t, created ? 'rejected' : 'failed', created ? 'preparing' : 'starting', { Err: msg });

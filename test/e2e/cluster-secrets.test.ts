@@ -171,6 +171,35 @@ describe('secrets and configs on one node', () => {
       assert.match(rm.stderr, new RegExp(`${kind} '${name}' is in use by the following service: sec`));
     }
 
+    // A task whose container cannot be made (no such image) leaves no files behind.
+    await ok(d, [
+      'service',
+      'create',
+      '--detach',
+      '--no-resolve-image',
+      '--name',
+      'noimg',
+      '--restart-condition',
+      'none',
+      '--secret',
+      's1',
+      'nosuch/image:1',
+      'true',
+    ]);
+    await until(
+      'a rejected task of noimg',
+      async () => {
+        const r = await d.request('GET', `/v1.51/tasks?filters=${encodeURIComponent(JSON.stringify({ service: ['noimg'] }))}`);
+        return (r.json() as TaskView[]).some((t) => t.Status.State === 'rejected') ? true : undefined;
+      },
+      30_000,
+      200,
+    );
+    assert.deepEqual(
+      taskMounts(d).map((m) => m.path.split('/').pop()),
+      [task!.ID],
+    );
+    await ok(d, ['service', 'rm', 'noimg']);
     await ok(d, ['service', 'rm', 'sec']);
     await until(
       'the task container and its files gone',
