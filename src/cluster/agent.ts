@@ -44,6 +44,8 @@ export class Agent {
   /** The tasks of the last answer, for exits seen between rounds. */
   private lastTasks = new Map<string, TaskRecord>();
   private known: string | undefined;
+  /** Tasks whose secret and config files are on this node (written since the daemon started). */
+  private readonly withFiles = new Set<string>();
   /** The secret and config data of the last answer. */
   private payloads: TaskPayloads | undefined;
 
@@ -127,6 +129,7 @@ export class Agent {
       const gone = [...this.containers].filter(([taskId]) => !known.has(taskId));
       for (const [taskId] of gone) {
         this.containers.delete(taskId);
+        this.withFiles.delete(taskId);
         this.pending.delete(taskId);
       }
       await inParallel(gone, PARALLEL, ([taskId, cid]) =>
@@ -151,6 +154,7 @@ export class Agent {
         const body = containerBody(t);
         const files = taskFiles(t, this.payloads);
         if (files.length) {
+          this.withFiles.add(t.ID);
           const dir = await rt.writeFiles(t.ID, files);
           const host = body.HostConfig as Record<string, unknown>;
           host.Mounts = [...((host.Mounts as unknown[]) ?? []), ...fileMounts(dir, files)];
@@ -163,7 +167,7 @@ export class Agent {
         const failedId = (err as { containerId?: string }).containerId;
         if (failedId) this.containers.set(t.ID, failedId);
         // No container to remove later: the task's files go now.
-        else await rt.removeFiles(t.ID).catch(() => undefined);
+        else if (this.withFiles.delete(t.ID)) await rt.removeFiles(t.ID).catch(() => undefined);
         const msg = (err as Error).message;
         const created = /No such image|not found|invalid|not delivered/i.test(msg);
         this.set(t, created ? 'rejected' : 'failed', created ? 'preparing' : 'starting', { Err: msg });
@@ -191,6 +195,8 @@ export class Agent {
       }
       return;
     }
+    // The container ended: its secrets leave the node now (as dockerd), not when it is removed.
+    if (this.withFiles.delete(t.ID)) await rt.removeFiles(t.ID).catch(() => undefined);
     if (isTerminal(state)) return;
     const cs = { ContainerID: cid, PID: 0, ExitCode: st.exitCode };
     if (t.DesiredState !== 'running') this.set(t, 'shutdown', 'shutdown', { ContainerStatus: cs });

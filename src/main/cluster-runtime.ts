@@ -1,7 +1,7 @@
 // The agent's view of the local engine (cluster/task-runtime.ts) over the containers service: task
 // containers are ordinary containers, created, started, stopped and removed as the API would. A
 // task's secret and config files live in a tmpfs of its own under <exec-root>/cluster/tasks/<id>
-// (never on disk), mode 0700, unmounted when the task's container goes.
+// (never on disk), mode 0700, unmounted when the task's container ends or goes.
 import type { TaskRuntime } from '../cluster/task-runtime.ts';
 import type { ContainerService } from '../daemon/containers/service.ts';
 import type { ContainerRunEvents } from '../daemon/containers/run-events.ts';

@@ -200,6 +200,36 @@ describe('secrets and configs on one node', () => {
       [task!.ID],
     );
     await ok(d, ['service', 'rm', 'noimg']);
+    // A job reads its secret and ends: the files leave the node with the container's end, while
+    // the stopped container stays (as dockerd).
+    await ok(d, [
+      'service',
+      'create',
+      '--detach',
+      '--no-resolve-image',
+      '--name',
+      'job',
+      '--mode',
+      'replicated-job',
+      '--secret',
+      's1',
+      'busybox:latest',
+      'cat',
+      '/run/secrets/s1',
+    ]);
+    const done = await until(
+      'the job complete',
+      async () => {
+        const r = await d.request('GET', `/v1.51/tasks?filters=${encodeURIComponent(JSON.stringify({ service: ['job'] }))}`);
+        return (r.json() as TaskView[]).find((t) => t.Status.State === 'complete');
+      },
+      30_000,
+      200,
+    );
+    assert.match(await ok(d, ['logs', done.Status.ContainerStatus!.ContainerID!]), /^top-secret$/m);
+    await until('the job’s files gone', () => (taskMounts(d).every((m) => !m.path.endsWith(done.ID)) ? true : undefined), 10_000, 100);
+    assert.equal(taskMounts(d).length, 1);
+    await ok(d, ['service', 'rm', 'job']);
     await ok(d, ['service', 'rm', 'sec']);
     await until(
       'the task container and its files gone',
