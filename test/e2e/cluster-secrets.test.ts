@@ -230,6 +230,31 @@ describe('secrets and configs on one node', () => {
     await until('the job’s files gone', () => (taskMounts(d).every((m) => !m.path.endsWith(done.ID)) ? true : undefined), 10_000, 100);
     assert.equal(taskMounts(d).length, 1);
     await ok(d, ['service', 'rm', 'job']);
+    // An update dropping the config: a new task without it, and the config is free to go.
+    await ok(d, ['service', 'update', '--detach', '--config-rm', 'c1', 'sec']);
+    const next = await until(
+      'the updated task running',
+      async () => {
+        const q = encodeURIComponent(JSON.stringify({ service: ['sec'], 'desired-state': ['running'] }));
+        const ts = (await d.request('GET', `/v1.51/tasks?filters=${q}`)).json() as TaskView[];
+        return ts.find((x) => x.ID !== task!.ID && x.Status.State === 'running');
+      },
+      60_000,
+      200,
+    );
+    const ctr2 = next.Status.ContainerStatus!.ContainerID!;
+    assert.equal(await ok(d, ['exec', ctr2, 'cat', '/run/secrets/s1']), 'top-secret\n');
+    assert.notEqual((await d.docker(['exec', ctr2, 'cat', '/etc/c1.conf'])).code, 0, 'the config is gone from the new task');
+    assert.equal((await ok(d, ['config', 'rm', 'c1'])).trim(), 'c1');
+    await until(
+      'only the new task holds files',
+      () => {
+        const m = taskMounts(d).map((x) => x.path.split('/').pop());
+        return m.length === 1 && m[0] === next.ID ? true : undefined;
+      },
+      30_000,
+      200,
+    );
     await ok(d, ['service', 'rm', 'sec']);
     await until(
       'the task container and its files gone',
@@ -241,7 +266,6 @@ describe('secrets and configs on one node', () => {
       200,
     );
     assert.equal((await ok(d, ['secret', 'rm', 's1'])).trim(), 's1');
-    assert.equal((await ok(d, ['config', 'rm', 'c1'])).trim(), 'c1');
     assert.equal((await ok(d, ['secret', 'ls', '-q'])).trim(), '');
     assert.equal((await d.request('GET', `/v1.51/secrets/${sid}`)).status, 404);
 
@@ -262,8 +286,8 @@ describe('secrets and configs on one node', () => {
       'secret create s1 swarm',
       'config create c1 swarm',
       'secret update s1 swarm',
-      'secret remove s1 swarm',
       'config remove c1 swarm',
+      'secret remove s1 swarm',
     ]);
   });
 
