@@ -44,7 +44,7 @@ export class Agent {
   /** The tasks of the last answer, for exits seen between rounds. */
   private lastTasks = new Map<string, TaskRecord>();
   private known: string | undefined;
-  /** Tasks whose secret and config files are on this node (written since the daemon started). */
+  /** Tasks whose secret and config files may be on this node (written here, or adopted). */
   private readonly withFiles = new Set<string>();
   /** The secret and config data of the last answer. */
   private payloads: TaskPayloads | undefined;
@@ -112,7 +112,11 @@ export class Agent {
     try {
       this.unsubscribe ??= rt.onExit((cid) => setImmediate(() => this.exited(rt, cid)));
       if (!this.adopted) {
-        for (const c of await rt.list()) this.containers.set(c.taskId, c.id);
+        // Adopted containers may have files from before the restart: checked once they end.
+        for (const c of await rt.list()) {
+          this.containers.set(c.taskId, c.id);
+          this.withFiles.add(c.taskId);
+        }
         this.adopted = true;
       }
       const reports = [...this.pending].map(([id, status]) => ({ id, status }));

@@ -301,6 +301,54 @@ describe('secrets and configs on one node', () => {
     assert.match(out.refused, /secret 'py-s' is in use by the following service: pysvc/);
     assert.deepEqual(out.left, []);
   });
+
+  test('a restarted daemon: the task running after it reads its secret, no files left of ended containers', async () => {
+    await ok(d, ['secret', 'create', 'r1', '-'], 'kept');
+    await ok(d, [
+      'service',
+      'create',
+      '--detach',
+      '--no-resolve-image',
+      '--name',
+      'rs',
+      '--stop-grace-period',
+      '1s',
+      '--secret',
+      'r1',
+      'busybox:latest',
+      'sleep',
+      '1000',
+    ]);
+    await running(d, 'rs', 1);
+    await d.stop();
+    await d.restart();
+    const t = await until(
+      'a running task of rs after the restart',
+      async () => {
+        const q = encodeURIComponent(JSON.stringify({ service: ['rs'], 'desired-state': ['running'] }));
+        const ts = (await d.request('GET', `/v1.51/tasks?filters=${q}`)).json() as TaskView[];
+        const r = ts.find((x) => x.Status.State === 'running');
+        if (!r) return undefined;
+        const ctr = r.Status.ContainerStatus!.ContainerID!;
+        return (await d.request('GET', `/v1.51/containers/${ctr}/json`)).json().State?.Running ? r : undefined;
+      },
+      90_000,
+      300,
+    );
+    assert.equal(await ok(d, ['exec', t.Status.ContainerStatus!.ContainerID!, 'cat', '/run/secrets/r1']), 'kept');
+    await until(
+      'files only for the running task',
+      () => {
+        const m = taskMounts(d).map((x) => x.path.split('/').pop());
+        return m.length === 1 && m[0] === t.ID ? true : undefined;
+      },
+      30_000,
+      200,
+    );
+    await ok(d, ['service', 'rm', 'rs']);
+    await until('no task files', () => (taskMounts(d).length === 0 ? true : undefined), 30_000, 200);
+    await ok(d, ['secret', 'rm', 'r1']);
+  });
 });
 
 // docker-py: secrets and configs by its models, a service referring to them, the task reading them.
