@@ -4,7 +4,9 @@
 // desired state is no longer running, and removes the containers of tasks that are gone.
 import type { Logger } from '../util/log.ts';
 import { containerBody, stopTimeout } from './container-body.ts';
+import type { TaskPayloads } from './secrets-api.ts';
 import type { AgentSyncRequest, SyncAnswer } from './services-api.ts';
+import { fileMounts, taskFiles } from './task-files.ts';
 import type { TaskRuntime } from './task-runtime.ts';
 import { containerName, isTerminal, stateRank, type TaskRecord, type TaskState, type TaskStatus } from './tasks.ts';
 
@@ -42,6 +44,10 @@ export class Agent {
   /** The tasks of the last answer, for exits seen between rounds. */
   private lastTasks = new Map<string, TaskRecord>();
   private known: string | undefined;
+  /** Tasks whose secret and config files may be on this node (written here, or adopted). */
+  private readonly withFiles = new Set<string>();
+  /** The secret and config data of the last answer. */
+  private payloads: TaskPayloads | undefined;
 
   constructor(
     private readonly sync: SyncFn,
@@ -106,14 +112,19 @@ export class Agent {
     try {
       this.unsubscribe ??= rt.onExit((cid) => setImmediate(() => this.exited(rt, cid)));
       if (!this.adopted) {
-        for (const c of await rt.list()) this.containers.set(c.taskId, c.id);
+        // Adopted containers may have files from before the restart: checked once they end.
+        for (const c of await rt.list()) {
+          this.containers.set(c.taskId, c.id);
+          this.withFiles.add(c.taskId);
+        }
         this.adopted = true;
       }
       const reports = [...this.pending].map(([id, status]) => ({ id, status }));
       // While a stop is under way the round must come back to see it end: no long poll then.
       const wait = !reports.length && !this.stopping.size && this.known !== undefined;
-      const { tasks, digest } = await this.sync(wait ? { reports, known: this.known! } : { reports });
+      const { tasks, digest, payloads } = await this.sync(wait ? { reports, known: this.known! } : { reports });
       this.known = digest;
+      this.payloads = payloads;
       for (const r of reports) if (this.pending.get(r.id) === r.status) this.pending.delete(r.id);
       this.lastTasks = new Map(tasks.map((t) => [t.ID, t]));
       const known = new Set(tasks.map((t) => t.ID));
@@ -122,10 +133,14 @@ export class Agent {
       const gone = [...this.containers].filter(([taskId]) => !known.has(taskId));
       for (const [taskId] of gone) {
         this.containers.delete(taskId);
+        this.withFiles.delete(taskId);
         this.pending.delete(taskId);
       }
       await inParallel(gone, PARALLEL, ([taskId, cid]) =>
-        rt.remove(cid).catch((err: Error) => this.log.warn('cannot remove a task container', { task: taskId, error: err.message })),
+        rt
+          .remove(cid)
+          .then(() => rt.removeFiles(taskId))
+          .catch((err: Error) => this.log.warn('cannot remove a task container', { task: taskId, error: err.message })),
       );
     } catch (err) {
       this.log.debug('agent round failed', { error: (err as Error).message });
@@ -140,15 +155,25 @@ export class Agent {
     if (t.DesiredState === 'running' && !cid && !isTerminal(state)) {
       this.set(t, 'preparing', 'preparing');
       try {
-        const id = await rt.run(containerName(t), containerBody(t));
+        const body = containerBody(t);
+        const files = taskFiles(t, this.payloads);
+        if (files.length) {
+          this.withFiles.add(t.ID);
+          const dir = await rt.writeFiles(t.ID, files);
+          const host = body.HostConfig as Record<string, unknown>;
+          host.Mounts = [...((host.Mounts as unknown[]) ?? []), ...fileMounts(dir, files)];
+        }
+        const id = await rt.run(containerName(t), body);
         this.containers.set(t.ID, id);
         const st = rt.state(id);
         this.set(t, 'running', 'started', { ContainerStatus: { ContainerID: id, PID: st?.pid ?? 0, ExitCode: 0 } });
       } catch (err) {
         const failedId = (err as { containerId?: string }).containerId;
         if (failedId) this.containers.set(t.ID, failedId);
+        // No container to remove later: the task's files go now.
+        else if (this.withFiles.delete(t.ID)) await rt.removeFiles(t.ID).catch(() => undefined);
         const msg = (err as Error).message;
-        const created = /No such image|not found|invalid/i.test(msg);
+        const created = /No such image|not found|invalid|not delivered/i.test(msg);
         this.set(t, created ? 'rejected' : 'failed', created ? 'preparing' : 'starting', { Err: msg });
       }
       return;
@@ -174,6 +199,8 @@ export class Agent {
       }
       return;
     }
+    // The container ended: its secrets leave the node now (as dockerd), not when it is removed.
+    if (this.withFiles.delete(t.ID)) await rt.removeFiles(t.ID).catch(() => undefined);
     if (isTerminal(state)) return;
     const cs = { ContainerID: cid, PID: 0, ExitCode: st.exitCode };
     if (t.DesiredState !== 'running') this.set(t, 'shutdown', 'shutdown', { ContainerStatus: cs });

@@ -15,6 +15,7 @@ import { checkNodeSpec, checkRemovable, filterNodes, findNode, nodeView, type No
 import { ClusterStore, type Stored } from './store.ts';
 import type { EventPublisher } from '../events/bus.ts';
 import { OrchestratorLoop } from './orchestrator-loop.ts';
+import { clusterDataKey, FileObjectsApi, fileObjectHooks } from './secrets-api.ts';
 import { ServicesApi, type AgentSyncRequest, type SyncAnswer } from './services-api.ts';
 import { checkSpec, clusterView, HEARTBEAT_PERIOD_NS, withDefaults, type ClusterRecord } from './swarm-object.ts';
 import { newJoinToken, parseJoinToken, sameToken } from './tokens.ts';
@@ -64,6 +65,8 @@ export class Manager {
   private readonly log: Logger;
   /** Services and tasks on the store. */
   readonly services: ServicesApi;
+  readonly secrets: FileObjectsApi;
+  readonly configs: FileObjectsApi;
   private readonly loop: OrchestratorLoop;
 
   private constructor(
@@ -74,7 +77,11 @@ export class Manager {
     readonly store: ClusterStore,
   ) {
     this.log = env.log.child({ module: 'cluster' });
-    this.services = new ServicesApi(store, env.events);
+    const key = clusterDataKey(store);
+    const services = () => this.services.services();
+    this.secrets = new FileObjectsApi('secrets', store, env.events, key, services);
+    this.configs = new FileObjectsApi('configs', store, env.events, key, services);
+    this.services = new ServicesApi(store, env.events, fileObjectHooks(this.secrets, this.configs));
     this.loop = new OrchestratorLoop(
       {
         store,

@@ -4,6 +4,7 @@
 import { conflict, invalidParameter, notFound, notImplemented } from '../errors.ts';
 import type { ClusterObject } from '../types/cluster.ts';
 import { allLabelsMatch, checkFilterNames } from '../util/filters.ts';
+import { fileRefs } from './secret-spec.ts';
 
 export type ServiceMode = 'replicated' | 'global' | 'replicated-job' | 'global-job';
 
@@ -65,9 +66,12 @@ export function checkServiceSpec(body: ClusterObject): ClusterObject {
   if (typeof cs.Image !== 'string' || cs.Image === '')
     throw invalidParameter('rpc error: code = InvalidArgument desc = ContainerSpec: image reference must be provided');
   for (const k of ['Secrets', 'Configs'] as const) {
-    if (Array.isArray(cs[k]) && (cs[k] as unknown[]).length)
-      throw notImplemented(`${k.toLowerCase()} are not built yet in this engine's cluster mode`);
+    if (cs[k] !== undefined && cs[k] !== null && !Array.isArray(cs[k]))
+      throw invalidParameter(`invalid ContainerSpec.${k}: must be an array`);
   }
+  // The references' shape (their existence is checked against the store by the caller).
+  fileRefs('secrets', tt);
+  fileRefs('configs', tt);
   const nets = [...(Array.isArray(tt.Networks) ? tt.Networks : []), ...(Array.isArray(spec.Networks) ? spec.Networks : [])];
   if (nets.length)
     throw notImplemented(

@@ -2,8 +2,7 @@
 // the node's cluster state for /info and /_ping. A node is inactive (answers as inactive.ts), a
 // manager (runs etcd: manager.ts) or a worker (heartbeats to managers: worker.ts); its state is
 // saved under <data-root>/cluster and restored when the daemon starts. Every node in a cluster runs
-// an agent (agent.ts) that runs its tasks on the local engine. Secrets and configs are not built
-// yet: inside a cluster they answer 501.
+// an agent (agent.ts) that runs its tasks on the local engine. Secrets and configs: secrets-api.ts.
 import type { GenericResource } from '../config/generic-resources.ts';
 import { arch, cpus, hostname, totalmem } from 'node:os';
 import { invalidParameter, notImplemented, unavailable } from '../errors.ts';
@@ -33,10 +32,12 @@ import { caDigest, newJoinToken, tokenMatchesCa } from './tokens.ts';
 import { Worker } from './worker.ts';
 import type { EventPublisher } from '../events/bus.ts';
 import { Agent, type SyncFn } from './agent.ts';
-import { notBuiltKind, type SyncAnswer } from './services-api.ts';
+import type { SyncAnswer } from './services-api.ts';
 import { serviceLogs } from './service-logs.ts';
 import type { TaskRuntime } from './task-runtime.ts';
 import type { TaskRecord } from './tasks.ts';
+import { newDataKey } from './secret-crypto.ts';
+import type { FileObjectsApi } from './secrets-api.ts';
 import { checkInitNetworking } from './init-request.ts';
 import { ClusterNetworks } from './networks.ts';
 import { WorkerNetworks } from './worker-networks.ts';
@@ -218,7 +219,10 @@ export class ClusterService {
     const rt = this.deps.runtime?.();
     if (!rt) return;
     try {
-      for (const c of await rt.list()) await rt.remove(c.id);
+      for (const c of await rt.list()) {
+        await rt.remove(c.id);
+        await rt.removeFiles(c.taskId);
+      }
     } catch (err) {
       this.log.warn('cannot remove the task containers of a node leaving the cluster', { error: (err as Error).message });
     }
@@ -309,6 +313,7 @@ export class ClusterService {
         ...net,
         JoinTokens: { Worker: newJoinToken(ca.certPem), Manager: newJoinToken(ca.certPem) },
         ca,
+        dataKey: newDataKey(),
       };
       this.files.remove(); // what a failed attempt may have left
       this.files.writeCerts({ caPem: ca.certPem, certPem, keyPem: keys.keyPem });
@@ -485,7 +490,7 @@ export class ClusterService {
     if (kind === 'nodes') return m.listNodes(filters);
     if (kind === 'services') return m.services.list(filters, !!opts.status);
     if (kind === 'tasks') return m.services.listTasks(filters, await m.nodesList());
-    throw notBuiltKind(kind);
+    return fileObjects(m, kind).list(filters);
   }
 
   async inspect(kind: ClusterObjectKind, id: string, opts: { insertDefaults?: boolean } = {}): Promise<ClusterObject> {
@@ -493,13 +498,13 @@ export class ClusterService {
     if (kind === 'nodes') return m.inspectNode(id);
     if (kind === 'services') return m.services.inspect(id, !!opts.insertDefaults);
     if (kind === 'tasks') return m.services.inspectTask(id);
-    throw notBuiltKind(kind);
+    return fileObjects(m, kind).inspect(id);
   }
 
   /** X-Registry-Auth is accepted; task nodes use the images they hold (pulling on task nodes is not built). */
   async create(kind: CreatableKind, spec: ClusterObject = {}): Promise<{ ID: string; Warnings?: string[] }> {
     const m = this.requireManager();
-    if (kind !== 'services') throw notBuiltKind(kind);
+    if (kind !== 'services') return fileObjects(m, kind).create(spec);
     const r = await m.services.create(spec);
     m.kick();
     return r;
@@ -512,7 +517,10 @@ export class ClusterService {
       m.kick();
       return r;
     }
-    if (kind !== 'nodes') throw notBuiltKind(kind);
+    if (kind !== 'nodes') {
+      await fileObjects(m, kind).update(id, spec, opts.version);
+      return {};
+    }
     await m.updateNode(id, spec, opts.version);
     m.kick();
     return {};
@@ -521,7 +529,7 @@ export class ClusterService {
   async remove(kind: MutableKind, id: string, opts: { force: boolean }): Promise<void> {
     const m = this.requireManager();
     if (kind === 'services') return m.services.remove(id);
-    if (kind !== 'nodes') throw notBuiltKind(kind);
+    if (kind !== 'nodes') return fileObjects(m, kind).remove(id);
     await m.removeNode(id, opts.force);
   }
 
@@ -538,6 +546,12 @@ export class ClusterService {
     });
     return serviceLogs(tasks, containerOf, rt, opts);
   }
+}
+
+function fileObjects(m: Manager, kind: ClusterObjectKind): FileObjectsApi {
+  if (kind === 'secrets') return m.secrets;
+  if (kind === 'configs') return m.configs;
+  throw invalidParameter(`no such object kind ${kind}`);
 }
 
 /** The node's VXLAN tunnel end: its data-path address, else its advertise address. */

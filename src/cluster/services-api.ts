@@ -3,7 +3,7 @@
 // list/inspect of tasks, and the agents' sync (task states reported by a node, its tasks answered).
 import { createHash } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { invalidParameter, notImplemented } from '../errors.ts';
+import { invalidParameter } from '../errors.ts';
 import type { EventPublisher } from '../events/bus.ts';
 import type { ClusterObject, ObjectUpdateOptions } from '../types/cluster.ts';
 import { newId } from './ids.ts';
@@ -20,6 +20,7 @@ import {
   type ServiceCounts,
   type ServiceRecord,
 } from './service-spec.ts';
+import type { TaskPayloads } from './secrets-api.ts';
 import type { ClusterStore, Stored } from './store.ts';
 import { filterTasks, findTask, isTerminal, stateRank, taskView, type TaskRecord, type TaskStatus } from './tasks.ts';
 
@@ -42,6 +43,15 @@ export interface AgentSyncRequest {
 export interface SyncAnswer {
   tasks: TaskRecord[];
   digest: string;
+  /** The data of exactly the secrets and configs these tasks use. */
+  payloads?: TaskPayloads;
+}
+
+/** What the services need of the secrets and configs (secrets-api.ts). */
+export interface FileObjectHooks {
+  /** Refuses a task template naming secrets or configs that do not exist. */
+  checkRefs(taskTemplate: ClusterObject): Promise<void>;
+  payloads(tasks: TaskRecord[]): Promise<TaskPayloads>;
 }
 
 /** Longest an agent's sync waits for a change of its tasks before answering the same. */
@@ -54,6 +64,7 @@ export class ServicesApi {
   constructor(
     private readonly store: ClusterStore,
     private readonly events: EventPublisher | undefined,
+    private readonly files?: FileObjectHooks,
   ) {
     this.changes.setMaxListeners(0);
   }
@@ -107,6 +118,7 @@ export class ServicesApi {
   async create(body: ClusterObject): Promise<{ ID: string; Warnings: string[] }> {
     const spec = checkServiceSpec(body);
     parseConstraints(((spec.TaskTemplate as ClusterObject).Placement as ClusterObject | undefined)?.Constraints);
+    await this.files?.checkRefs(spec.TaskTemplate as ClusterObject);
     const id = newId();
     if (!spec.Name) spec.Name = `service-${id.slice(0, 8)}`;
     checkNameFree(
@@ -184,6 +196,7 @@ export class ServicesApi {
     } else {
       const spec = checkServiceSpec(body);
       parseConstraints(((spec.TaskTemplate as ClusterObject).Placement as ClusterObject | undefined)?.Constraints);
+      await this.files?.checkRefs(spec.TaskTemplate as ClusterObject);
       if (!spec.Name) spec.Name = cur.Spec.Name;
       if (spec.Name !== cur.Spec.Name) throw invalidParameter('rpc error: code = Unimplemented desc = renaming services is not supported');
       if (modeOf(spec) !== modeOf(cur.Spec))
@@ -276,7 +289,11 @@ export class ServicesApi {
       const digest = createHash('sha1')
         .update(tasks.map((t) => `${t.value.ID}:${t.version}`).join(','))
         .digest('hex');
-      return { tasks: tasks.map((t) => t.value), digest };
+      const mine = tasks.map((t) => t.value);
+      // Only tasks the node is to run need their files (secrets stay off nodes that merely held them).
+      const live = mine.filter((t) => t.DesiredState === 'running' && !isTerminal(t.Status.State));
+      const payloads = this.files ? await this.files.payloads(live) : undefined;
+      return { tasks: mine, digest, ...(payloads ? { payloads } : {}) };
     };
     const first = await answer();
     // Nothing new for the agent: hold the answer until something changes (a long poll).
@@ -286,8 +303,4 @@ export class ServicesApi {
     }
     return first;
   }
-}
-
-export function notBuiltKind(kind: string): Error {
-  return notImplemented(`${kind} are not built yet in this engine's cluster mode (nodes, services and tasks are)`);
 }

@@ -17,6 +17,8 @@ export interface ClusterRecord {
   SubnetSize: number;
   JoinTokens: { Worker: string; Manager: string };
   ca: { certPem: string; keyPem: string };
+  /** The key (base64) that seals secret and config data (secret-crypto.ts); made on first use. */
+  dataKey?: string;
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -1,6 +1,7 @@
 // What a node's agent needs of its local engine to run tasks as ordinary containers; the
 // composition root fills it from the containers service (cluster/ never reaches into daemon/).
 import type { LogChunk, LogsRequest } from '../types/logs.ts';
+import type { TaskFile } from './task-files.ts';
 
 export interface TaskContainerState {
   running: boolean;
@@ -22,6 +23,10 @@ export interface TaskRuntime {
   /** Containers made for tasks (label com.docker.swarm.task.id) on this engine. */
   list(): Promise<Array<{ id: string; taskId: string }>>;
   logs(id: string, req: LogsRequest, signal: AbortSignal): Promise<{ tty: boolean; lines: AsyncIterable<LogChunk> }>;
+  /** Writes a task's secret and config files into a tmpfs of its own; returns that directory. */
+  writeFiles(taskId: string, files: TaskFile[]): Promise<string>;
+  /** Unmounts and removes a task's files (none: nothing to do). */
+  removeFiles(taskId: string): Promise<void>;
   /** Calls `fn` with the ID of every container whose process ended; returns the unsubscribe. */
   onExit(fn: (id: string) => void): () => void;
 }

@@ -1,13 +1,41 @@
 // The agent's view of the local engine (cluster/task-runtime.ts) over the containers service: task
-// containers are ordinary containers, created, started, stopped and removed as the API would.
+// containers are ordinary containers, created, started, stopped and removed as the API would. A
+// task's secret and config files live in a tmpfs of its own under <exec-root>/cluster/tasks/<id>
+// (never on disk), mode 0700, unmounted when the task's container ends or goes.
 import type { TaskRuntime } from '../cluster/task-runtime.ts';
 import type { ContainerService } from '../daemon/containers/service.ts';
 import type { ContainerRunEvents } from '../daemon/containers/run-events.ts';
 import type { ContainerCreateBody } from '../types/container-api.ts';
+import { chmod, chown, mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { isMounted } from '../supervisor/mounts.ts';
 import { API_VERSION } from '../util/api-version.ts';
+import { runCommand } from '../util/helper-shell.ts';
 
-export function clusterRuntime(containers: ContainerService, runs: ContainerRunEvents): TaskRuntime {
+/** Room for the files of one task (secrets < 500 KiB, configs < 1000 KiB each). */
+const TMPFS_SIZE = 64 * 1024 * 1024;
+
+export function clusterRuntime(containers: ContainerService, runs: ContainerRunEvents, execRoot: string): TaskRuntime {
+  const dirOf = (taskId: string) => join(execRoot, 'cluster', 'tasks', taskId.replace(/[^a-zA-Z0-9]/g, ''));
   return {
+    async writeFiles(taskId, files) {
+      const dir = dirOf(taskId);
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      if (!isMounted(dir))
+        await runCommand('mount', ['-t', 'tmpfs', '-o', `mode=0700,nosuid,nodev,noexec,size=${TMPFS_SIZE}`, 'tmpfs', dir]);
+      for (const f of files) {
+        const path = join(dir, f.file);
+        await writeFile(path, f.data, { mode: 0o600 });
+        await chown(path, f.uid, f.gid);
+        await chmod(path, f.mode);
+      }
+      return dir;
+    },
+    async removeFiles(taskId) {
+      const dir = dirOf(taskId);
+      if (isMounted(dir)) await runCommand('umount', ['-l', dir]).catch(() => undefined);
+      await rm(dir, { recursive: true, force: true });
+    },
     async run(name, body) {
       const { Id } = await containers.create(body as unknown as ContainerCreateBody, name, API_VERSION);
       try {

@@ -1,0 +1,164 @@
+// Secret and config objects: the record kept in the store (`secrets/<id>`, `configs/<id>`, data
+// sealed by secret-crypto.ts), the checks of a spec sent to create or update (swarmkit's messages
+// and size limits), the API view (a secret's Data is never shown, a config's is), GET filters
+// (id, label, name, names), lookup by ID, name or ID prefix, and the references a service spec
+// makes to them (validated against the objects that exist; in-use checks). Pure.
+import { invalidParameter, notFound, notImplemented } from '../errors.ts';
+import type { ClusterObject } from '../types/cluster.ts';
+import { allLabelsMatch, checkFilterNames } from '../util/filters.ts';
+
+export type FileKind = 'secrets' | 'configs';
+
+export interface FileObjectRecord {
+  ID: string;
+  CreatedAt: string;
+  UpdatedAt: string;
+  /** Name and Labels (Data is kept sealed beside it, never in the spec). */
+  Spec: { Name: string; Labels: Record<string, string> };
+  /** The data, sealed with the cluster's data key. */
+  Sealed: string;
+}
+
+/** swarmkit's limits: secrets < 500 KiB, configs < 1000 KiB. */
+export const MAX_SIZE: Record<FileKind, number> = { secrets: 500 * 1024, configs: 1000 * 1024 };
+
+const singular = (k: FileKind) => (k === 'secrets' ? 'secret' : 'config');
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const NAME_RE = /^[a-zA-Z0-9]+(?:[a-zA-Z0-9-_.]*[a-zA-Z0-9])?$/;
+const rpc = (msg: string) => invalidParameter(`rpc error: code = InvalidArgument desc = ${msg}`);
+
+function labelsOf(v: unknown): Record<string, string> {
+  if (v === undefined || v === null) return {};
+  if (!isObj(v) || Object.values(v).some((x) => typeof x !== 'string')) throw invalidParameter('invalid Labels: must be a map of strings');
+  return { ...(v as Record<string, string>) };
+}
+
+/** Checks a create body; returns the spec and the decoded data. */
+export function checkCreate(kind: FileKind, body: ClusterObject): { spec: FileObjectRecord['Spec']; data: Buffer } {
+  const what = singular(kind);
+  if (isObj(body.Driver) && body.Driver.Name)
+    throw notImplemented(`${what} drivers are not built in this engine's cluster mode: the data is kept in the cluster store`);
+  if (isObj(body.Templating) && body.Templating.Name) throw notImplemented(`${what} templating is not built in this engine's cluster mode`);
+  const name = body.Name;
+  if (typeof name !== 'string' || name === '') throw rpc('name must be provided');
+  if (name.length > 64 || !NAME_RE.test(name))
+    throw rpc('invalid name, only 64 [a-zA-Z0-9-_.] characters allowed, and the start and end character must be [a-zA-Z0-9]');
+  if (body.Data !== undefined && body.Data !== null && typeof body.Data !== 'string')
+    throw invalidParameter('invalid Data: must be base64');
+  const text = typeof body.Data === 'string' ? body.Data : '';
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 === 1) throw invalidParameter('invalid Data: must be base64');
+  const data = Buffer.from(text, 'base64');
+  if (data.length < 1 || data.length >= MAX_SIZE[kind])
+    throw rpc(`${what} data must be larger than 0 and less than ${MAX_SIZE[kind]} bytes`);
+  return { spec: { Name: name, Labels: labelsOf(body.Labels) }, data };
+}
+
+/**
+ * An update body: only Labels may change (the name must stay; a secret's Data must be absent, a
+ * config's absent or the same). Returns the new spec.
+ */
+export function checkUpdate(kind: FileKind, cur: FileObjectRecord, data: Buffer, body: ClusterObject): FileObjectRecord['Spec'] {
+  const sent = typeof body.Data === 'string' && body.Data !== '' ? Buffer.from(body.Data, 'base64') : undefined;
+  const nameChanged = body.Name !== undefined && body.Name !== cur.Spec.Name;
+  const dataChanged = sent !== undefined && (kind === 'secrets' || !sent.equals(data));
+  if (nameChanged || dataChanged) throw rpc('only updates to Labels are allowed');
+  return { Name: cur.Spec.Name, Labels: labelsOf(body.Labels) };
+}
+
+export function fileObjectView(kind: FileKind, rec: FileObjectRecord, version: number, data?: Buffer): ClusterObject {
+  const spec: ClusterObject = { Name: rec.Spec.Name, Labels: rec.Spec.Labels };
+  if (kind === 'configs' && data) spec.Data = data.toString('base64');
+  return { ID: rec.ID, Version: { Index: version }, CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt, Spec: spec };
+}
+
+const FILTERS = ['id', 'label', 'name', 'names'] as const;
+
+/** dockerd's list filters: id and name are prefixes, names exact names, label key or key=value. */
+export function filterFileObjects(all: FileObjectRecord[], filters: Map<string, string[]>): FileObjectRecord[] {
+  checkFilterNames(filters, FILTERS);
+  const any = (name: string, test: (v: string) => boolean) => {
+    const values = filters.get(name);
+    return !values || values.length === 0 || values.some(test);
+  };
+  return all.filter(
+    (o) =>
+      any('id', (v) => o.ID.startsWith(v)) &&
+      any('name', (v) => o.Spec.Name.startsWith(v)) &&
+      any('names', (v) => o.Spec.Name === v) &&
+      allLabelsMatch(o.Spec.Labels, filters.get('label') ?? []),
+  );
+}
+
+/** Full ID, then name, then unique ID prefix; dockerd's 404 otherwise. */
+export function findFileObject<T extends FileObjectRecord>(kind: FileKind, all: T[], ref: string): T {
+  const hit = all.find((o) => o.ID === ref) ?? all.find((o) => o.Spec.Name === ref);
+  if (hit) return hit;
+  const byPrefix = ref === '' ? [] : all.filter((o) => o.ID.startsWith(ref));
+  if (byPrefix.length === 1) return byPrefix[0]!;
+  if (byPrefix.length > 1) throw invalidParameter(`${singular(kind)} ${ref} is ambiguous (${byPrefix.length} matches found)`);
+  throw notFound(`${singular(kind)} ${ref} not found`);
+}
+
+/** One reference of a ContainerSpec to a secret or config, file target resolved. */
+export interface FileRef {
+  id: string;
+  name: string;
+  /** Absolute path in the container. */
+  target: string;
+  uid: number;
+  gid: number;
+  mode: number;
+}
+
+function refsOf(kind: FileKind, spec: ClusterObject): unknown[] {
+  const cs = (spec.ContainerSpec ?? {}) as Record<string, unknown>;
+  const v = cs[kind === 'secrets' ? 'Secrets' : 'Configs'];
+  return Array.isArray(v) ? v : [];
+}
+
+function idNum(v: unknown, what: string): number {
+  if (v === undefined || v === null || v === '') return 0;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw rpc(`invalid ${what} ${JSON.stringify(v)}: a numeric ID is expected`);
+  return n;
+}
+
+/**
+ * The references a task spec (TaskTemplate) makes to secrets or configs, checked as swarmkit
+ * does (malformed references, conflicting targets). Secrets go under /run/secrets unless given an
+ * absolute target; configs at their target (relative to /).
+ */
+export function fileRefs(kind: FileKind, taskSpec: ClusterObject): FileRef[] {
+  const what = singular(kind);
+  const out: FileRef[] = [];
+  for (const r of refsOf(kind, taskSpec)) {
+    if (!isObj(r)) throw rpc(`malformed ${what} reference`);
+    const id = r[kind === 'secrets' ? 'SecretID' : 'ConfigID'];
+    const name = r[kind === 'secrets' ? 'SecretName' : 'ConfigName'];
+    if (typeof id !== 'string' || !id || typeof name !== 'string' || !name) throw rpc(`malformed ${what} reference`);
+    if (r.Runtime !== undefined && r.Runtime !== null)
+      throw notImplemented(`${what}s of target Runtime are not built in this engine's cluster mode: use a file target`);
+    const f = r.File;
+    if (!isObj(f)) throw rpc(`malformed file ${what} reference`);
+    const file = typeof f.Name === 'string' && f.Name ? f.Name : name;
+    const target = file.startsWith('/') ? file : kind === 'secrets' ? `/run/secrets/${file}` : `/${file}`;
+    if (target.split('/').includes('..')) throw rpc(`invalid ${what} target ${JSON.stringify(file)}`);
+    const mode = f.Mode === undefined || f.Mode === null ? 0o444 : Number(f.Mode);
+    if (!Number.isInteger(mode) || mode < 0 || mode > 0o7777) throw rpc(`invalid ${what} file mode ${JSON.stringify(f.Mode)}`);
+    const clash = out.find((o) => o.target === target);
+    if (clash) throw rpc(`${what} references '${clash.name}' and '${name}' have a conflicting target: '${file}'`);
+    out.push({ id, name, target, uid: idNum(f.UID, 'UID'), gid: idNum(f.GID, 'GID'), mode });
+  }
+  return out;
+}
+
+/** Checks that every reference names an object that exists under that ID and name (swarmkit's error). */
+export function checkRefsExist(kind: FileKind, refs: FileRef[], all: FileObjectRecord[]): void {
+  const missing = refs.filter((r) => !all.some((o) => o.ID === r.id && o.Spec.Name === r.name)).map((r) => r.name);
+  if (missing.length) throw rpc(`${singular(kind)}${missing.length > 1 ? 's' : ''} not found: ${missing.join(', ')}`);
+}
+
+/** The refusal to remove an object that services use, as swarmkit words it. */
+export function inUse(kind: FileKind, name: string, services: string[]): Error {
+  return rpc(`${singular(kind)} '${name}' is in use by the following service${services.length > 1 ? 's' : ''}: ${services.join(', ')}`);
+}
