@@ -240,6 +240,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       events,
       // Our own containerd: downloads land directly in its content directory (see blob-writer.ts).
       ...(supervisor.managed ? { contentRoot: join(roots.dataRoot, 'containerd', 'io.containerd.content.v1.content') } : {}),
+      // ENGINE_PULL_UNPACK=service: every layer through containerd's diff service (the bench compares).
+      ...(process.env.ENGINE_PULL_UNPACK === 'service' ? { stageLayers: false } : {}),
     });
     void distribution.dropStaleLeases();
     cleanups.push(() => distribution.close());
