@@ -6,7 +6,7 @@ import type { ContainerContext } from './context.ts';
 import { compileFilters } from './filters.ts';
 import type { ContainerRecord } from './record.ts';
 import type { NetworkView } from '../../network/views.ts';
-import { inspectView, summaryView } from './views.ts';
+import { inspectView, summaryJson, summaryView } from './views.ts';
 
 /** Bytes in the container's writable layer (what `size=1` and prune report). */
 export async function rwSize(ctx: ContainerContext, rec: ContainerRecord): Promise<number> {
@@ -45,7 +45,8 @@ export class ContainerQueries {
       .filter(match)
       .sort((a, b) => (a.Created < b.Created ? 1 : a.Created > b.Created ? -1 : 0));
     if (opts.limit !== undefined) list = list.slice(0, opts.limit);
-    if (!opts.size) return list.map((r) => summaryView(r, this.networkView(r)));
+    // Without sizes (docker ps): each entry's JSON, cached per record while nothing it shows changed.
+    if (!opts.size) return list.map((r) => summaryJson(r, this.ctx.d.networks?.viewGeneration(r) ?? '', () => this.networkView(r)));
     return Promise.all(list.map(async (r) => summaryView(r, this.networkView(r), await this.sizes(r))));
   }
 
