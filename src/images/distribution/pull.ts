@@ -55,7 +55,7 @@ export interface PullDeps {
   instance: string;
   /** containerd's content directory when the daemon manages containerd (see blob-writer.ts). */
   contentRoot?: string;
-  /** Unpack layers while they download (staged-unpack.ts); false: containerd's diff service only. */
+  /** Unpack layers while they download (staged-unpack.ts); otherwise containerd's diff service after each download. */
   stageLayers?: boolean;
   /** Seconds to wait before retry n (1-based); dockerd waits 5 s × n. */
   retryDelaySeconds?: (attempt: number) => number;
@@ -428,7 +428,7 @@ export class Puller {
     const sink = this.sink;
     let received = 0;
     const stage =
-      this.deps.contentRoot && this.deps.stageLayers !== false && this.deps.snapshotter === 'overlayfs' && stageable(desc.mediaType)
+      this.deps.contentRoot && this.deps.stageLayers === true && this.deps.snapshotter === 'overlayfs' && stageable(desc.mediaType)
         ? await LayerStage.start(dirname(this.deps.contentRoot), desc.mediaType).catch((err: Error) => {
             this.deps.log.debug(`layer ${desc.digest} is not unpacked while downloading: ${err.message}`);
             return null;

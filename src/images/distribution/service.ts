@@ -47,7 +47,7 @@ export interface DistributionDeps {
   contentRoot?: string;
   /** The events stream (pull, push, import). */
   events?: EventPublisher;
-  /** Unpack layers while they download (default); false: through containerd's diff service only. */
+  /** Unpack layers while they download (staged-unpack.ts) instead of through containerd's diff service. */
   stageLayers?: boolean;
   /** Seconds before download retry n (default dockerd's 5 s × n). */
   retryDelaySeconds?: (attempt: number) => number;
@@ -187,7 +187,7 @@ export class DistributionService {
         instance: this.instance,
         ...(this.deps.retryDelaySeconds ? { retryDelaySeconds: this.deps.retryDelaySeconds } : {}),
         ...(this.contentRoot ? { contentRoot: this.contentRoot } : {}),
-        ...(this.deps.stageLayers === false ? { stageLayers: false } : {}),
+        ...(this.deps.stageLayers ? { stageLayers: true } : {}),
       };
       return new Puller(deps, ref, auth, platform, shared, opSignal).run();
     });
