@@ -1,7 +1,7 @@
 // `npm run bench`: engined against Debian's dockerd 20.10 and the containerd / runc floors, in one
 // run, printed side by side (medians, p90, ratios) and written to bench/results/latest.md.
 //
-//   bin/node dist/bench/run.js [--quick] [--only startup,memory,lifecycle,parallel,list,logs,exec,cp,commit,ping,network,client] [--no-dockerd]
+//   bin/node dist/bench/run.js [--quick] [--only startup,memory,lifecycle,parallel,list,logs,exec,cp,commit,pull,ping,network,client] [--no-dockerd]
 //
 // Every daemon runs on its own temp dir with its own containerd; all are stopped, their leftovers
 // killed and unmounted, and the dirs removed at the end, also after a failure or Ctrl-C.
@@ -12,11 +12,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { api } from './lib/http.ts';
 import { cpuMeter, loadAverage, rssMiB, teardownDir } from './lib/proc.ts';
-import { interleave, summarize, type Summary } from './lib/stats.ts';
+import { interleave, median, summarize, type Summary } from './lib/stats.ts';
 import { num, ratio, table } from './lib/table.ts';
 import { apiLifecycle, NETWORK_NONE, type ApiPhases } from './scenarios/api-lifecycle.ts';
 import { commitOnce, type CommitRun } from './scenarios/commit.ts';
 import { clientCli, clientSection, type ClientResults } from './scenarios/client-cli.ts';
+import { PULL_LAYERS, pullOnce, startPullRegistry, type PullRun } from './scenarios/pull.ts';
 import { cpOnce, makeCpTree, type CpRun } from './scenarios/cp.ts';
 import { captureEnginedSpec } from './scenarios/engined-spec.ts';
 import { execTrue, sleeper } from './scenarios/exec.ts';
@@ -43,6 +44,7 @@ const SCENARIOS = [
   'exec',
   'cp',
   'commit',
+  'pull',
   'ping',
   'network',
   'client',
@@ -131,6 +133,7 @@ interface Results {
   exec: { engined?: number[]; dockerd?: number[] };
   cp: { engined?: CpRun[]; dockerd?: CpRun[] };
   commit: { engined?: CommitRun[]; service?: CommitRun[]; dockerd?: CommitRun[] };
+  pull: { engined?: PullRun[]; staged?: PullRun[]; dockerd?: PullRun[]; mb?: number };
   ping: Record<string, number[]>;
   /** Keyed `${kind}{Api,Cli}{None,Bridge}` (see scenarios/network.ts). */
   network: Record<string, number[]>;
@@ -162,6 +165,7 @@ async function main(): Promise<void> {
         warmups: 1,
         parallelRuns: 1,
         listContainers: 500,
+        listScaleTo: 0,
         listN: 5,
         listWarmups: 1,
         logsRuns: 1,
@@ -170,6 +174,8 @@ async function main(): Promise<void> {
         cpRuns: 2,
         commitN: 5,
         commitWarmups: 1,
+        pullN: 3,
+        pullWarmups: 1,
         netN: 5,
         netWarmups: 1,
         clientN: 5,
@@ -181,6 +187,7 @@ async function main(): Promise<void> {
         warmups: 3,
         parallelRuns: 3,
         listContainers: 500,
+        listScaleTo: 2000,
         listN: 20,
         listWarmups: 3,
         logsRuns: 2,
@@ -189,6 +196,8 @@ async function main(): Promise<void> {
         cpRuns: 5,
         commitN: 10,
         commitWarmups: 2,
+        pullN: 7,
+        pullWarmups: 1,
         netN: 20,
         netWarmups: 3,
         clientN: 20,
@@ -204,6 +213,7 @@ async function main(): Promise<void> {
     exec: {},
     cp: {},
     commit: {},
+    pull: {},
     ping: {},
     network: {},
     notes: [],
@@ -302,10 +312,10 @@ async function main(): Promise<void> {
 
       if (want('list')) {
         progress(`list: ${it.listContainers} created containers, engined`);
-        res.list.engined = await listScenario(engined, it.listContainers, it.listN, it.listWarmups);
+        res.list.engined = await listScenario(engined, it.listContainers, it.listN, it.listWarmups, it.listScaleTo);
         if (dockerd) {
           progress(`list: ${it.listContainers} created containers, dockerd`);
-          res.list.dockerd = await listScenario(dockerd, it.listContainers, it.listN, it.listWarmups);
+          res.list.dockerd = await listScenario(dockerd, it.listContainers, it.listN, it.listWarmups, it.listScaleTo);
         }
       }
 
@@ -405,6 +415,27 @@ async function main(): Promise<void> {
         progress(`client: engine CLI vs docker CLI at engined, ${it.clientWarmups} warm-ups + ${it.clientN} rounds, taking turns`);
         res.client = await clientCli(engined.socket, work, it.clientN, it.clientWarmups);
       }
+
+      if (want('pull')) {
+        progress(`pull: pushing ${PULL_LAYERS} layers of 50 MiB to a local registry`);
+        const img = await startPullRegistry();
+        res.pull.mb = img.mb;
+        progress(`pull of ${img.mb.toFixed(0)} MB: ${it.pullWarmups} warm-ups + ${it.pullN}, taking turns`);
+        // A second engined unpacking layers while they download (staged-unpack.ts, opt-in).
+        const staged = (await startTracked(() => Engined.start({ ...process.env, ENGINE_PULL_UNPACK: 'staged' }))).daemon;
+        try {
+          const r = await interleave(it.pullN, it.pullWarmups, {
+            engined: () => pullOnce(engined, img),
+            staged: () => pullOnce(staged, img),
+            ...(dockerd ? { dockerd: () => pullOnce(dockerd, img) } : {}),
+          } as Record<string, () => Promise<PullRun>>);
+          res.pull = { ...res.pull, engined: r.engined, staged: r.staged, ...(r.dockerd ? { dockerd: r.dockerd } : {}) };
+        } finally {
+          await staged.stop().catch(() => undefined);
+          alive.delete(staged);
+          await img.registry.cleanup().catch(() => undefined);
+        }
+      }
     }
 
     if (want('network')) {
@@ -467,7 +498,7 @@ function render(res: Results, ctx: RenderContext): string {
   );
   for (const v of ctx.versions) out.push(`- ${v}`);
   out.push(
-    `- iterations: lifecycle ${it.warmups} warm-ups + ${it.n}; start-ups ${it.startups}; parallel runs ${it.parallelRuns}; list ${it.listWarmups} + ${it.listN}; logs runs ${it.logsRuns}; exec ${it.execWarmups} + ${it.execN}; cp runs ${it.cpRuns}; commit ${it.commitWarmups} + ${it.commitN}; network ${it.netWarmups} + ${it.netN}`,
+    `- iterations: lifecycle ${it.warmups} warm-ups + ${it.n}; start-ups ${it.startups}; parallel runs ${it.parallelRuns}; list ${it.listWarmups} + ${it.listN}; logs runs ${it.logsRuns}; exec ${it.execWarmups} + ${it.execN}; cp runs ${it.cpRuns}; commit ${it.commitWarmups} + ${it.commitN}; pull ${it.pullWarmups} + ${it.pullN}; network ${it.netWarmups} + ${it.netN}`,
   );
   for (const n of res.notes) out.push(`- ${n}`);
   out.push('');
@@ -511,7 +542,16 @@ function render(res: Results, ctx: RenderContext): string {
   const ld = res.list.dockerd;
   row(`create ${it.listContainers} containers, 8 at a time: wall`, 'ms', le && [le.createAllMs], ld && [ld.createAllMs]);
   row(`GET /containers/json?all=1 with ${it.listContainers} containers`, 'ms', le?.listMs, ld?.listMs);
-  row(`remove ${it.listContainers} containers, 8 at a time: wall`, 'ms', le && [le.removeAllMs], ld && [ld.removeAllMs]);
+  if (le?.scale || ld?.scale) {
+    row(`GET /containers/json?all=1 with ${it.listScaleTo} containers`, 'ms', le?.scale?.listMs, ld?.scale?.listMs);
+    // Medians' difference over the containers added: the cost of one more container, and 10 000 from it.
+    const slope = (l?: ListResult) =>
+      l?.scale && ((median(l.scale.listMs) - median(l.listMs)) / (l.scale.containers - (it.listContainers ?? 0))) * 1000;
+    const at10k = (l?: ListResult) => l?.scale && median(l.scale.listMs) + (slope(l)! / 1000) * (10_000 - l.scale.containers);
+    row('  per container, from the two medians', 'µs', le?.scale && [slope(le)!], ld?.scale && [slope(ld)!]);
+    row('  projected for 10 000 containers', 'ms', le?.scale && [at10k(le)!], ld?.scale && [at10k(ld)!]);
+  }
+  row(`remove them all (${it.listScaleTo || it.listContainers}), 8 at a time: wall`, 'ms', le && [le.removeAllMs], ld && [ld.removeAllMs]);
   row(
     `${LOG_BYTES / 2 ** 20} MiB to stdout: start → exit`,
     's',
@@ -590,6 +630,31 @@ function render(res: Results, ctx: RenderContext): string {
     'ms',
     col(res.commit.service, (r) => r.cpu.daemon + r.cpu.containerd),
     col(res.commit.dockerd, (r) => r.cpu.daemon + r.cpu.containerd),
+  );
+  const mb = res.pull.mb?.toFixed(0) ?? '?';
+  row(
+    `pull ${mb} MB in ${PULL_LAYERS} layers from a local registry (POST /images/create)`,
+    'ms',
+    col(res.pull.engined, (r) => r.ms),
+    col(res.pull.dockerd, (r) => r.ms),
+  );
+  row(
+    '  CPU of the daemon + its containerd during the pull',
+    'ms',
+    col(res.pull.engined, (r) => r.cpu.daemon + r.cpu.containerd),
+    col(res.pull.dockerd, (r) => r.cpu.daemon + r.cpu.containerd),
+  );
+  row(
+    '  the same, engined unpacking layers while they download (ENGINE_PULL_UNPACK=staged)',
+    'ms',
+    col(res.pull.staged, (r) => r.ms),
+    col(res.pull.dockerd, (r) => r.ms),
+  );
+  row(
+    '    its CPU (daemon + its containerd)',
+    'ms',
+    col(res.pull.staged, (r) => r.cpu.daemon + r.cpu.containerd),
+    col(res.pull.dockerd, (r) => r.cpu.daemon + r.cpu.containerd),
   );
   row('GET /_ping, curl time_total over the unix socket', 'ms', res.ping['engined-ping'], res.ping['dockerd-ping']);
   row('GET /containers/json with no containers, curl time_total', 'ms', res.ping['engined-list'], res.ping['dockerd-list']);

@@ -1,6 +1,7 @@
 // Request and response helpers shared by every route module.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { invalidParameter } from '../errors.ts';
+import { JsonText } from '../util/json-text.ts';
 
 /**
  * JSON bodies larger than this are refused (400); archives and tars are streamed, never buffered.
@@ -86,23 +87,46 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 }
 
 /**
- * Like sendJson for a list that may be large (every container with its labels): the items are
- * serialised one by one, and other requests get a turn whenever a slice of work took long.
+ * Like sendJson for a list that may be large (every container with its labels). Entries that come
+ * serialised already (JsonText, docker ps) are copied into the body as they are; others are
+ * serialised in batches (one JSON.stringify of an array takes V8's fast path; one call per item
+ * costs half again as much). Other requests get a turn whenever a slice of work took long.
  */
 export async function sendJsonList(res: ServerResponse, status: number, items: readonly unknown[]): Promise<void> {
-  const parts: string[] = [];
-  let sliceStart = performance.now();
-  for (const item of items) {
-    parts.push(JSON.stringify(item) ?? 'null');
-    if (performance.now() - sliceStart > SLICE_MS) {
-      await yieldToLoop();
-      sliceStart = performance.now();
+  let body: Buffer;
+  if (items.length > 0 && items.every((x) => x instanceof JsonText)) {
+    const parts: Buffer[] = [];
+    for (const x of items as readonly JsonText[]) parts.push(parts.length ? COMMA : OPEN, x.bytes);
+    parts.push(CLOSE);
+    body = Buffer.concat(parts);
+  } else {
+    const parts: string[] = [];
+    let sliceStart = performance.now();
+    // Batches grow while they are quick: cheap items go many at a time, costly ones one by one.
+    let batch = 1;
+    for (let i = 0; i < items.length;) {
+      const t0 = performance.now();
+      parts.push(JSON.stringify(items.slice(i, i + batch)).slice(1, -1));
+      i += batch;
+      const now = performance.now();
+      if (now - t0 < 1 && batch < MAX_BATCH) batch *= 2;
+      if (now - sliceStart > SLICE_MS) {
+        await yieldToLoop();
+        sliceStart = performance.now();
+      }
     }
+    body = Buffer.from(`[${parts.join(',')}]`); // encoded once, not once to count and once to send
   }
-  const text = `[${parts.join(',')}]`;
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': body.length });
+  res.end(body);
 }
+
+const OPEN = Buffer.from('[');
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']');
+
+/** The most items serialised per JSON.stringify call in sendJsonList. */
+const MAX_BATCH = 512;
 
 /** How long a list serialisation runs before it lets other requests in. */
 const SLICE_MS = 10;

@@ -50,5 +50,7 @@ export interface ContainerNetworks {
   containerCreated(id: string, hc: HostConfig, config: ContainerConfig, nc: NetworkingConfig | undefined): void;
   containerRemoved(id: string): Promise<void>;
   containerView(rec: NetContainer): NetworkView;
+  /** Changes whenever what containerView(rec) answers may have (networks or the container's facts written). */
+  viewGeneration(rec: NetContainer): string;
   networksOf(rec: NetContainer): string[];
 }

@@ -43,6 +43,10 @@ export class ContainerNetworking implements ContainerNetworks {
     return buildContainerView(rec, c, (id) => this.d.state.network(id), this.d.config().bridge ?? '');
   }
 
+  viewGeneration(rec: NetContainer): string {
+    return this.d.state.viewGeneration(rec.Id);
+  }
+
   /** Names and IDs of the networks a container is configured for (the `network` ps filter). */
   networksOf(rec: NetContainer): string[] {
     const c = this.d.state.container(rec.Id);

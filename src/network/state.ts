@@ -14,6 +14,13 @@ export class NetworkState {
   private readonly cons = new Map<string, ContainerNet>();
   /** The address space of every bridge network (filled by addresses.add once its bridge is up). */
   readonly addresses = new AddressBook();
+  /**
+   * Change counters for cached views (docker ps): one for the networks, one per container's
+   * network facts; every write below moves them (a change is always written through).
+   */
+  private networksGeneration = 0;
+  private readonly containerGenerations = new Map<string, number>();
+  private generationSeq = 0;
 
   constructor(
     db: EngineDatabase,
@@ -24,6 +31,7 @@ export class NetworkState {
 
   /** Networks and container facts from the store (start-up). */
   load(): void {
+    this.networksGeneration = ++this.generationSeq;
     for (const n of this.store.networks.list()) this.nets.set(n.Id, n);
     for (const c of this.store.containers.list()) this.cons.set(c.id, c);
   }
@@ -39,12 +47,14 @@ export class NetworkState {
   }
 
   saveNetwork(n: NetworkRecord): void {
+    this.networksGeneration = ++this.generationSeq;
     this.nets.set(n.Id, n);
     this.store.networks.put(n.Id, n);
   }
 
   /** Forgets the network and its address space. */
   deleteNetwork(n: NetworkRecord): void {
+    this.networksGeneration = ++this.generationSeq;
     this.nets.delete(n.Id);
     this.addresses.drop(n.Id);
     this.store.networks.delete(n.Id);
@@ -52,10 +62,12 @@ export class NetworkState {
 
   /** A cluster's swarm network: shown here, kept in the replicated store only (overlay/driver.ts). */
   putSwarmNetwork(n: NetworkRecord): void {
+    this.networksGeneration = ++this.generationSeq;
     this.nets.set(n.Id, n);
   }
 
   dropSwarmNetwork(n: NetworkRecord): void {
+    this.networksGeneration = ++this.generationSeq;
     this.nets.delete(n.Id);
     this.addresses.drop(n.Id);
   }
@@ -92,12 +104,19 @@ export class NetworkState {
     return [...this.cons.values()];
   }
 
+  /** Changes whenever the networks or this container's network facts were written. */
+  viewGeneration(id: string): string {
+    return `${this.networksGeneration}.${this.containerGenerations.get(id) ?? 0}`;
+  }
+
   persist(c: ContainerNet): void {
+    this.containerGenerations.set(c.id, ++this.generationSeq);
     this.cons.set(c.id, c);
     this.store.containers.put(c.id, c);
   }
 
   forgetContainer(id: string): void {
+    this.containerGenerations.delete(id); // no facts: the view is computed from the record alone again
     this.cons.delete(id);
     this.store.containers.delete(id);
   }

@@ -6,7 +6,7 @@ import type { ContainerContext } from './context.ts';
 import { compileFilters } from './filters.ts';
 import type { ContainerRecord } from './record.ts';
 import type { NetworkView } from '../../network/views.ts';
-import { inspectView, summaryView } from './views.ts';
+import { inspectView, summaryJson, summaryView } from './views.ts';
 import { mapLimit } from '../../util/map-limit.ts';
 
 /** Bytes in the container's writable layer (what `size=1` and prune report). */
@@ -46,7 +46,8 @@ export class ContainerQueries {
       .filter(match)
       .sort((a, b) => (a.Created < b.Created ? 1 : a.Created > b.Created ? -1 : 0));
     if (opts.limit !== undefined) list = list.slice(0, opts.limit);
-    if (!opts.size) return list.map((r) => summaryView(r, this.networkView(r)));
+    // Without sizes (docker ps): each entry's JSON, cached per record while nothing it shows changed.
+    if (!opts.size) return list.map((r) => summaryJson(r, this.ctx.d.networks?.viewGeneration(r) ?? '', () => this.networkView(r)));
     // Sizes are a containerd call each: a few at a time, so thousands never go out in one turn.
     const imageSizes = new Map<string, Promise<number>>(); // most containers share a few images
     return mapLimit(list, 16, async (r) => summaryView(r, this.networkView(r), await this.sizes(r, imageSizes)));

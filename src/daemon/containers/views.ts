@@ -4,6 +4,7 @@ import type { ContainerRecord } from './record.ts';
 import { parseLink } from './links.ts';
 import { humanStatus } from './record.ts';
 import type { NetworkView } from '../../network/views.ts';
+import { JsonText } from '../../util/json-text.ts';
 
 export function inspectView(
   rec: ContainerRecord,
@@ -45,7 +46,12 @@ function commandLine(rec: ContainerRecord): string {
   return `${rec.Path} ${rec.Args.map((a) => (a.includes(' ') ? `'${a}'` : a)).join(' ')}`;
 }
 
-export function summaryView(rec: ContainerRecord, net: NetworkView, size?: { rw: number; rootFs: number }): Record<string, unknown> {
+export function summaryView(
+  rec: ContainerRecord,
+  net: NetworkView,
+  size?: { rw: number; rootFs: number },
+  status = humanStatus(rec.State),
+): Record<string, unknown> {
   return {
     Id: rec.Id,
     Names: [rec.Name],
@@ -57,7 +63,7 @@ export function summaryView(rec: ContainerRecord, net: NetworkView, size?: { rw:
     ...(size ? { SizeRw: size.rw, SizeRootFs: size.rootFs } : {}),
     Labels: rec.Config.Labels ?? {},
     State: rec.State.Status,
-    Status: humanStatus(rec.State),
+    Status: status,
     HostConfig: {
       NetworkMode: rec.HostConfig.NetworkMode ?? 'bridge',
       ...(rec.HostConfig.Annotations ? { Annotations: rec.HostConfig.Annotations } : {}),
@@ -81,4 +87,49 @@ function inspectLinks(rec: ContainerRecord): string[] | null {
     const { name, alias } = parseLink(l);
     return `/${name}:${self}/${alias}`;
   });
+}
+
+/** A list entry's JSON and what it was built from. */
+interface CachedSummary {
+  inputs: unknown[];
+  json: JsonText;
+}
+
+const summaries = new WeakMap<ContainerRecord, CachedSummary>();
+
+/**
+ * summaryView (without sizes) as JSON text, built again only when something it shows may have
+ * changed: the record's fields are compared by identity (those replaced, never changed in place:
+ * Args, Labels, Mounts…) or value, the state through the status text itself, the networks through
+ * `netGeneration` (moved by every write of the network layer's facts about this container).
+ */
+export function summaryJson(rec: ContainerRecord, netGeneration: string, net: () => NetworkView): JsonText {
+  const status = humanStatus(rec.State);
+  const hc = rec.HostConfig;
+  const inputs = [
+    netGeneration,
+    status,
+    rec.State.Status,
+    rec.State.Running,
+    rec.Name,
+    rec.Id,
+    rec.ImageRef,
+    rec.Image,
+    rec.Path,
+    rec.Args,
+    rec.Created,
+    rec.Config.Labels,
+    rec.Config.ExposedPorts,
+    hc,
+    hc.NetworkMode,
+    hc.PortBindings,
+    hc.Annotations,
+    rec.Mounts,
+    rec.Internal.netnsPath,
+  ];
+  const cached = summaries.get(rec);
+  if (cached && cached.inputs.length === inputs.length && cached.inputs.every((v, i) => v === inputs[i])) return cached.json;
+  const json = new JsonText(JSON.stringify(summaryView(rec, net(), undefined, status)));
+  summaries.set(rec, { inputs, json });
+  return json;
 }

@@ -3,7 +3,7 @@
 // notes §3). When the daemon runs its own containerd it knows the content store's directory, and
 // containerd 1.6's default "shared" content policy makes a blob that is already in the backend
 // store registrable with a bare COMMIT. So: stream the download to a file beside the blobs (hashed
-// and size-checked in Node), fsync, hard-link it to blobs/sha256/<hex>, then Content.Write with the
+// and size-checked in Node), hard-link it to blobs/sha256/<hex>, then Content.Write with the
 // expected digest finds it there and only commits it (labels, lease). If containerd does not find
 // it (another sharing policy, a GC pass removed it in between), the same file is streamed through
 // Content.Write instead. Without a known content root everything goes through Content.Write.
@@ -72,7 +72,8 @@ export async function writeBlob(
           yield chunk;
         }
       },
-      createWriteStream(tmp, { flush: true }),
+      // Not synced here: see the end (a 50 MB fsync mid-pull also flushes the layers being unpacked).
+      createWriteStream(tmp, { highWaterMark: 1 << 20 }),
     );
     const got = `sha256:${hash.digest('hex')}`;
     if (n !== size) throw new BlobVerificationError(`blob ${digest}: got ${n} bytes, expected ${size}`);
@@ -89,6 +90,9 @@ export async function writeBlob(
       lease: t.lease,
       labels,
     });
+    // Synced in the background, off the pull's critical path, as storeNewBlob's; dockerd does not
+    // sync a downloaded layer at all, nor containerd an unpacked one.
+    void syncLater(join(dir, digest.slice('sha256:'.length)));
   } finally {
     // The temporary file of a failed write: the write's error is the one that matters.
     await unlink(tmp).catch(() => undefined);
@@ -154,13 +158,18 @@ export async function storeNewBlob(
     });
     // Synced in the background, off the request's latency (a 10 MiB fsync costs ~50 ms here);
     // dockerd does not sync a committed layer at all, nor containerd an unpacked one.
-    void open(blob, 'r')
-      .then((h) => h.datasync().finally(() => h.close()))
-      .catch(() => undefined);
+    void syncLater(blob);
     return { digest, size };
   } finally {
     await fh.close().catch(() => undefined); // already closed on success
     // The temporary file (the blob is its hard link now, or the write failed)
     await unlink(tmp).catch(() => undefined);
   }
+}
+
+/** fdatasync of a committed blob, in the background; a failure only loses durability, never data. */
+function syncLater(path: string): Promise<void> {
+  return open(path, 'r')
+    .then((h) => h.datasync().finally(() => h.close()))
+    .catch(() => undefined);
 }

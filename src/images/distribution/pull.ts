@@ -5,6 +5,8 @@
 // under one lease and the image record is created last, so an interrupted pull leaves nothing
 // listed and its partial content is garbage-collected.
 import { createHash, randomBytes } from 'node:crypto';
+import { rename, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { EngineError, internal, invalidParameter } from '../../errors.ts';
 import type { SupervisorClient } from '../../supervisor/client.ts';
 import { grpcCode, GrpcStatus } from '../../supervisor/errors.ts';
@@ -33,6 +35,9 @@ import { NotV2Error, RegistrySession, type FetchedManifest } from './registry-cl
 import { certsDir, type Endpoint, type RegistryHosts } from './registry-hosts.ts';
 import { Semaphore } from './shared.ts';
 import { writeBlob } from './blob-writer.ts';
+import { LayerStage, stageable, type StagedLayer } from './staged-unpack.ts';
+import { upperDirOf } from '../overlay-diff.ts';
+import type { Mount } from '../../supervisor/types.ts';
 import { TransportError, readAll, type RegistryTransport } from './transport.ts';
 
 export const PULL_LEASE_LABEL = 'engine.pull';
@@ -50,6 +55,8 @@ export interface PullDeps {
   instance: string;
   /** containerd's content directory when the daemon manages containerd (see blob-writer.ts). */
   contentRoot?: string;
+  /** Unpack layers while they download (staged-unpack.ts); otherwise containerd's diff service after each download. */
+  stageLayers?: boolean;
   /** Seconds to wait before retry n (1-based); dockerd waits 5 s × n. */
   retryDelaySeconds?: (attempt: number) => number;
 }
@@ -114,6 +121,8 @@ export class Puller {
   private readonly ingestPrefix = `pull-${randomBytes(6).toString('hex')}`;
   private readonly abort = new AbortController();
   private downloadedAny = false;
+  /** Layers unpacked while they downloaded (staged-unpack.ts), by blob digest, until renamed into their snapshot. */
+  private readonly staged = new Map<string, StagedLayer>();
 
   constructor(
     private readonly deps: PullDeps,
@@ -304,6 +313,9 @@ export class Puller {
       return { id: r.parsed.config.digest, digest: r.top.digest, recordName, updated };
     } finally {
       this.abort.abort(new Error('pull finished'));
+      // Staged trees no snapshot took (a failed pull, a layer unpacked meanwhile by another pull).
+      await Promise.all([...this.staged.values()].map((l) => rm(l.dir, { recursive: true, force: true }).catch(() => undefined)));
+      this.staged.clear();
       await client.leases
         .delete(this.lease)
         .catch((err) => this.deps.log.warn(`could not delete pull lease ${this.lease}: ${(err as Error).message}`));
@@ -415,6 +427,13 @@ export class Puller {
     const progress = new ProgressThrottle(this.sink, id, 'Downloading');
     const sink = this.sink;
     let received = 0;
+    const stage =
+      this.deps.contentRoot && this.deps.stageLayers === true && this.deps.snapshotter === 'overlayfs' && stageable(desc.mediaType)
+        ? await LayerStage.start(dirname(this.deps.contentRoot), desc.mediaType).catch((err: Error) => {
+            this.deps.log.debug(`layer ${desc.digest} is not unpacked while downloading: ${err.message}`);
+            return null;
+          })
+        : null;
     async function* body(): AsyncIterable<Buffer> {
       try {
         for await (const chunk of res.body as AsyncIterable<Buffer>) {
@@ -422,6 +441,7 @@ export class Puller {
           if (received > desc.size) throw new Error(`blob ${desc.digest}: more data than the ${desc.size} bytes announced`);
           progress.update(received, desc.size);
           yield chunk;
+          await stage?.push(chunk);
         }
       } catch (err) {
         const e = err as NodeJS.ErrnoException;
@@ -439,12 +459,39 @@ export class Puller {
     const target = { client: this.client, lease: this.lease, ...(this.deps.contentRoot ? { contentRoot: this.deps.contentRoot } : {}) };
     try {
       await writeBlob(target, `${this.ingestPrefix}-${desc.digest}`, desc.digest, desc.size, body(), labels);
+      if (stage) {
+        const { layer, reason } = await stage.finish();
+        if (layer) this.staged.set(desc.digest, layer);
+        else this.deps.log.debug(`layer ${desc.digest} goes through the diff service: ${reason}`);
+      }
     } catch (err) {
+      await stage?.discard();
       if (grpcCode(err) === GrpcStatus.FAILED_PRECONDITION || /unexpected commit digest|digest mismatch/.test((err as Error).message)) {
         throw new EngineError('INTERNAL', `filesystem layer verification failed for digest ${desc.digest}`);
       }
       throw err;
     }
+  }
+
+  /**
+   * Moves a layer staged during its download onto the prepared snapshot's empty upper directory
+   * (a rename on one filesystem); false when there is none, its diffID is not the configuration's
+   * (the diff service then reports that) or the rename is not possible.
+   */
+  private async placeStaged(job: LayerJob, mounts: Mount[]): Promise<boolean> {
+    const layer = this.staged.get(job.desc.digest);
+    if (!layer || layer.diffId !== job.diffId) return false;
+    const m = mounts.length === 1 ? mounts[0]! : undefined;
+    const upper = m?.type === 'bind' ? m.source : upperDirOf(mounts);
+    if (!upper) return false;
+    try {
+      await rename(layer.dir, upper); // replaces the empty directory containerd made
+    } catch (err) {
+      this.deps.log.debug(`staged layer ${job.desc.digest} not placed: ${(err as Error).message}`);
+      return false;
+    }
+    this.staged.delete(job.desc.digest);
+    return true;
   }
 
   /** Unpacks in chain order, each layer as soon as its blob is in (parents are committed first). */
@@ -469,11 +516,12 @@ export class Puller {
         const parent = i > 0 ? jobs[i - 1]!.chainId : '';
         const mounts = await client.snapshots.prepare({ key, parent, snapshotter }, { lease: this.lease });
         try {
-          const applied = await client.diff.apply(
-            { media_type: job.desc.mediaType, digest: job.desc.digest, size: String(job.desc.size) },
-            mounts,
-            { lease: this.lease, signal },
-          );
+          const applied = (await this.placeStaged(job, mounts))
+            ? { digest: job.diffId }
+            : await client.diff.apply({ media_type: job.desc.mediaType, digest: job.desc.digest, size: String(job.desc.size) }, mounts, {
+                lease: this.lease,
+                signal,
+              });
           if (applied.digest !== job.diffId)
             throw internal(
               `failed to register layer: layer ${job.desc.digest} unpacked to ${applied.digest}, the image configuration says ${job.diffId}`,

@@ -4,8 +4,9 @@
 // read per request, so a reload applies to the next operation).
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { cleanIngestLeftovers } from './blob-writer.ts';
+import { cleanStageLeftovers } from './staged-unpack.ts';
 import type { DaemonConfig } from '../../config/daemon-config.ts';
 import { EngineError, invalidParameter, notFound, unauthorized } from '../../errors.ts';
 import type { SupervisorClient } from '../../supervisor/client.ts';
@@ -46,6 +47,8 @@ export interface DistributionDeps {
   contentRoot?: string;
   /** The events stream (pull, push, import). */
   events?: EventPublisher;
+  /** Unpack layers while they download (staged-unpack.ts) instead of through containerd's diff service. */
+  stageLayers?: boolean;
   /** Seconds before download retry n (default dockerd's 5 s × n). */
   retryDelaySeconds?: (attempt: number) => number;
 }
@@ -90,6 +93,7 @@ export class DistributionService {
   /** Drops pull leases and temporary blob files a previous daemon process left behind (it was killed mid-pull). */
   async dropStaleLeases(): Promise<void> {
     if (this.contentRoot) await cleanIngestLeftovers(this.contentRoot);
+    if (this.contentRoot) await cleanStageLeftovers(dirname(this.contentRoot));
     // Cleaning other instances' pull leases is housekeeping; without the list there is nothing to clean.
     const leases = await this.deps.client.leases.list().catch(() => []);
     for (const l of leases) {
@@ -183,6 +187,7 @@ export class DistributionService {
         instance: this.instance,
         ...(this.deps.retryDelaySeconds ? { retryDelaySeconds: this.deps.retryDelaySeconds } : {}),
         ...(this.contentRoot ? { contentRoot: this.contentRoot } : {}),
+        ...(this.deps.stageLayers ? { stageLayers: true } : {}),
       };
       return new Puller(deps, ref, auth, platform, shared, opSignal).run();
     });

@@ -1,0 +1,92 @@
+// The staged unpack of a layer: what it reproduces (directories, files, symlinks, hard links, owners,
+// modes incl. set-id bits, mtimes, the diffID of the uncompressed tar) and where it gives up so the
+// diff service does the layer (whiteouts, xattrs, devices, parents missing, links out).
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { lstat, mkdtemp, readFile, readlink, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { gzipSync } from 'node:zlib';
+import { tarToBuffer, type TarWriter } from '../../util/tar-writer.ts';
+import { LayerStage, stageable } from './staged-unpack.ts';
+
+const GZ = 'application/vnd.oci.image.layer.v1.tar+gzip';
+const T = 1704067200;
+
+async function stage(build: (tw: TarWriter) => Promise<void>, chunk = 1000) {
+  const root = await mkdtemp(join(tmpdir(), 'engine-stage-'));
+  const tar = await tarToBuffer(build);
+  const gz = gzipSync(tar);
+  const s = await LayerStage.start(root, GZ);
+  for (let off = 0; off < gz.length; off += chunk) await s.push(gz.subarray(off, off + chunk));
+  const r = await s.finish();
+  return { ...r, root, diffId: `sha256:${createHash('sha256').update(tar).digest('hex')}` };
+}
+
+test('a layer of directories, files, symlinks and hard links is staged as containerd would unpack it', async () => {
+  const r = await stage(async (tw) => {
+    await tw.directory('./', { mode: 0o755, mtime: T });
+    await tw.directory('bin', { mode: 0o711, uid: 0, gid: 0, mtime: T });
+    await tw.file('bin/tool', 'hello', { mode: 0o4755, uid: 0, gid: 0, mtime: T });
+    await tw.hardlink('bin/tool2', 'bin/tool', { mtime: T });
+    await tw.symlink('bin/sh', 'tool', { mtime: T, uid: 1000, gid: 1000 });
+    await tw.directory('home', { mode: 0o700, uid: 1000, gid: 1001, mtime: T + 5 });
+    await tw.file('home/big', Buffer.alloc(300_000, 7), { mode: 0o600, uid: 1000, gid: 1001, mtime: T });
+    await tw.file('bin/tool', 'replaced', { mode: 0o755, mtime: T }); // a later entry of the same path wins
+  });
+  try {
+    assert.ok(r.layer, r.reason);
+    assert.equal(r.layer.diffId, r.diffId);
+    const d = r.layer.dir;
+    assert.equal((await lstat(d)).mode & 0o7777, 0o755);
+    assert.equal((await lstat(join(d, 'bin'))).mode & 0o7777, 0o711);
+    assert.equal(await readFile(join(d, 'bin/tool'), 'utf8'), 'replaced');
+    assert.equal(await readFile(join(d, 'bin/tool2'), 'utf8'), 'hello'); // linked to the first one
+    assert.equal(await readlink(join(d, 'bin/sh')), 'tool');
+    const sh = await lstat(join(d, 'bin/sh'));
+    assert.deepEqual([sh.uid, sh.gid, Math.floor(sh.mtimeMs / 1000)], [1000, 1000, T]);
+    const home = await lstat(join(d, 'home'));
+    assert.deepEqual([home.mode & 0o7777, home.uid, home.gid, Math.floor(home.mtimeMs / 1000)], [0o700, 1000, 1001, T + 5]);
+    const big = await lstat(join(d, 'home/big'));
+    assert.deepEqual([big.size, big.mode & 0o7777, big.uid], [300_000, 0o600, 1000]);
+    const suid = await stage(async (tw) => tw.file('x', 'y', { mode: 0o4755, uid: 1000, gid: 0, mtime: T }));
+    assert.equal((await lstat(join(suid.layer!.dir, 'x'))).mode & 0o7777, 0o4755); // set-id bits survive the chown
+    await rm(suid.root, { recursive: true });
+  } finally {
+    await rm(r.root, { recursive: true });
+  }
+});
+
+test('layers the stage cannot reproduce exactly give up (the diff service does them), leaving nothing', async () => {
+  const cases: Array<[string, (tw: TarWriter) => Promise<void>]> = [
+    ['whiteout', async (tw) => tw.file('.wh.gone', '', { mtime: T })],
+    ['opaque', async (tw) => (await tw.directory('d', { mtime: T }), tw.file('d/.wh..wh..opq', '', { mtime: T }))],
+    ['xattr', async (tw) => tw.file('ping', 'x', { mtime: T, pax: { 'SCHILY.xattr.security.capability': 'abc' } })],
+    ['device', async (tw) => tw.entry({ name: 'null', type: 'char', devmajor: 1, devminor: 3, mtime: T })],
+    ['parent missing', async (tw) => tw.file('usr/bin/x', 'x', { mtime: T })],
+    ['link out of the layer', async (tw) => tw.hardlink('x', 'etc/passwd', { mtime: T })],
+  ];
+  for (const [what, build] of cases) {
+    const r = await stage(build);
+    try {
+      assert.equal(r.layer, null, what);
+      assert.ok(r.reason, what);
+      assert.deepEqual(await (await import('node:fs/promises')).readdir(r.root), [], `${what}: staging tree removed`);
+    } finally {
+      await rm(r.root, { recursive: true });
+    }
+  }
+  const corrupt = await mkdtemp(join(tmpdir(), 'engine-stage-'));
+  const s = await LayerStage.start(corrupt, GZ);
+  await s.push(Buffer.from('not gzip at all'));
+  assert.equal((await s.finish()).layer, null);
+  await rm(corrupt, { recursive: true });
+});
+
+test('only tar and gzip layers are staged', () => {
+  assert.ok(stageable(GZ));
+  assert.ok(stageable('application/vnd.docker.image.rootfs.diff.tar.gzip'));
+  assert.ok(stageable('application/vnd.oci.image.layer.v1.tar'));
+  assert.ok(!stageable('application/vnd.oci.image.layer.v1.tar+zstd'));
+});
