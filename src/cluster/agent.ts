@@ -3,7 +3,7 @@
 // local engine (named `<service>.<slot>.<task id>` with dockerd's swarm labels), stops those whose
 // desired state is no longer running, and removes the containers of tasks that are gone.
 import type { Logger } from '../util/log.ts';
-import { containerBody, stopTimeout } from './container-body.ts';
+import { containerBody, stopTimeout, taskNetworks } from './container-body.ts';
 import type { AgentSyncRequest, SyncAnswer } from './services-api.ts';
 import type { TaskRuntime } from './task-runtime.ts';
 import { containerName, isTerminal, stateRank, type TaskRecord, type TaskState, type TaskStatus } from './tasks.ts';
@@ -140,7 +140,11 @@ export class Agent {
     if (t.DesiredState === 'running' && !cid && !isTerminal(state)) {
       this.set(t, 'preparing', 'preparing');
       try {
-        const id = await rt.run(containerName(t), containerBody(t));
+        const id = await rt.run(
+          containerName(t),
+          containerBody(t),
+          taskNetworks(t).map((n) => n.target),
+        );
         this.containers.set(t.ID, id);
         const st = rt.state(id);
         this.set(t, 'running', 'started', { ContainerStatus: { ContainerID: id, PID: st?.pid ?? 0, ExitCode: 0 } });

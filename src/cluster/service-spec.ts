@@ -25,6 +25,8 @@ export interface ServiceRecord {
   UpdateStatus?: UpdateStatus;
   /** For jobs: bumped by every update, as swarmkit's JobIteration. */
   JobIteration?: number;
+  /** Endpoint.VirtualIPs (service-vips.ts). */
+  VirtualIPs?: Array<{ NetworkID: string; Addr: string }>;
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -68,11 +70,7 @@ export function checkServiceSpec(body: ClusterObject): ClusterObject {
     if (Array.isArray(cs[k]) && (cs[k] as unknown[]).length)
       throw notImplemented(`${k.toLowerCase()} are not built yet in this engine's cluster mode`);
   }
-  const nets = [...(Array.isArray(tt.Networks) ? tt.Networks : []), ...(Array.isArray(spec.Networks) ? spec.Networks : [])];
-  if (nets.length)
-    throw notImplemented(
-      "service networks (overlay) are not built yet in this engine's cluster mode: tasks use each node's default bridge",
-    );
+  checkNetworks(spec, tt);
   const ports = obj(spec.EndpointSpec).Ports;
   if (Array.isArray(ports)) {
     for (const p of ports) {
@@ -82,7 +80,6 @@ export function checkServiceSpec(body: ClusterObject): ClusterObject {
         );
     }
   }
-  if (obj(spec.EndpointSpec).Mode === 'dnsrr') throw notImplemented('endpoint mode dnsrr needs overlay networks, not built yet');
   // Go decodes JSON keys case-insensitively, and some clients rely on it (docker-py sends
   // {"replicated": {"Replicas": 2}}): the mode's keys are put in their canonical case.
   if (isObj(spec.Mode)) {
@@ -209,6 +206,7 @@ export function serviceView(
   view.Endpoint = {
     Spec: { Mode: (ep.Mode as string) || 'vip', ...(Array.isArray(ep.Ports) ? { Ports: ep.Ports } : {}) },
     ...(Array.isArray(ep.Ports) && ep.Ports.length ? { Ports: ep.Ports } : {}),
+    ...(rec.VirtualIPs?.length ? { VirtualIPs: rec.VirtualIPs } : {}),
   };
   if (rec.UpdateStatus) view.UpdateStatus = rec.UpdateStatus;
   if (opts.counts)
@@ -250,4 +248,32 @@ export function findService<T extends { ID: string; Spec: ClusterObject }>(all: 
   if (byPrefix.length === 1) return byPrefix[0]!;
   if (byPrefix.length > 1) throw invalidParameter(`service ${ref} is ambiguous (${byPrefix.length} matches found)`);
   throw notFound(`service ${ref} not found`);
+}
+
+/**
+ * TaskTemplate.Networks (and the deprecated Spec.Networks, moved there as dockerd does): each a
+ * Target (overlay network name or ID, checked by the task's node when it attaches) with Aliases.
+ */
+function checkNetworks(spec: Record<string, unknown>, tt: Record<string, unknown>): void {
+  if (tt.Networks !== undefined && tt.Networks !== null && !Array.isArray(tt.Networks))
+    throw invalidParameter('invalid TaskTemplate.Networks: must be a list');
+  const nets = [...(Array.isArray(tt.Networks) ? tt.Networks : []), ...(Array.isArray(spec.Networks) ? spec.Networks : [])];
+  if (Array.isArray(spec.Networks)) {
+    tt.Networks = nets;
+    delete spec.Networks;
+  }
+  const seen = new Set<string>();
+  for (const n of nets) {
+    const target = obj(n).Target;
+    if (typeof target !== 'string' || !target)
+      throw invalidParameter('rpc error: code = InvalidArgument desc = network target must be set');
+    if (seen.has(target))
+      throw invalidParameter(`rpc error: code = InvalidArgument desc = service cannot have duplicate network attachments: ${target}`);
+    seen.add(target);
+    const aliases = obj(n).Aliases;
+    if (aliases !== undefined && aliases !== null && (!Array.isArray(aliases) || aliases.some((a) => typeof a !== 'string')))
+      throw invalidParameter('invalid Networks.Aliases: must be a list of strings');
+  }
+  if (obj(spec.EndpointSpec).Mode === 'dnsrr' && !nets.length)
+    throw invalidParameter('rpc error: code = InvalidArgument desc = endpoint mode dnsrr needs the service on a network');
 }

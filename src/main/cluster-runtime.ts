@@ -1,16 +1,22 @@
 // The agent's view of the local engine (cluster/task-runtime.ts) over the containers service: task
 // containers are ordinary containers, created, started, stopped and removed as the API would.
+import type { OverlayHost } from '../network/overlay/contract.ts';
 import type { TaskRuntime } from '../cluster/task-runtime.ts';
 import type { ContainerService } from '../daemon/containers/service.ts';
 import type { ContainerRunEvents } from '../daemon/containers/run-events.ts';
 import type { ContainerCreateBody } from '../types/container-api.ts';
 import { API_VERSION } from '../util/api-version.ts';
 
-export function clusterRuntime(containers: ContainerService, runs: ContainerRunEvents): TaskRuntime {
+export function clusterRuntime(
+  containers: ContainerService,
+  runs: ContainerRunEvents,
+  overlay: () => OverlayHost | undefined,
+): TaskRuntime {
   return {
-    async run(name, body) {
+    async run(name, body, networks = []) {
       const { Id } = await containers.create(body as unknown as ContainerCreateBody, name, API_VERSION);
       try {
+        for (const n of networks) overlay()?.attachTask(n, Id);
         await containers.start(Id);
       } catch (err) {
         // The container stays, as a task container dockerd could not start; its state says why.

@@ -171,7 +171,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       overlay: () => networking.overlay,
       genericResources: () => parseGenericResources(cfg()['node-generic-resources']),
       events,
-      runtime: () => (taskRuntime ??= containerService ? clusterRuntime(containerService, runs) : undefined),
+      runtime: () => (taskRuntime ??= containerService ? clusterRuntime(containerService, runs, () => networking.overlay) : undefined),
     });
     cleanups.push(() => cluster.shutdown());
     const networking = composeNetworking({

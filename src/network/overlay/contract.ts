@@ -34,6 +34,11 @@ export interface OverlayEndpoint {
   nodeId: string;
   /** The node's data-path address (VXLAN tunnel end). */
   vtep: string;
+  /**
+   * A service's virtual IP (no container, no node): the DNS answers `name` with it, and each node
+   * DNATs it to the endpoints whose names hold `tasks.<name>`.
+   */
+  vip?: boolean;
 }
 
 /** This node inside the cluster, as the data path needs it. */

@@ -13,6 +13,7 @@ import { linkAlias } from '../naming.ts';
 import type { ActiveEndpoint, Attachment, NetworkRecord } from '../records.ts';
 import type { NetworkState } from '../state.ts';
 import type { OverlayControl, OverlayEndpoint, OverlayHost, OverlayNode, SwarmNetwork } from './contract.ts';
+import { VipRules, vipRestore, vipTargets } from './vips.ts';
 import { OVERLAY_MTU, overlayDevices, planPeers, type PeerEntry } from './plan.ts';
 
 export interface OverlayDeps {
@@ -68,6 +69,9 @@ export class OverlayNetworks implements OverlayHost {
   /** Peer entries programmed on each network's vxlan device (networks whose devices are up). */
   private readonly peers = new Map<string, PeerEntry[]>();
   private readonly tasks = new Set<string>();
+  /** Service VIPs by network (vip endpoints: no device, no node). */
+  private vips = new Map<string, OverlayEndpoint[]>();
+  private readonly vipRules = new VipRules();
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly d: OverlayDeps) {}
@@ -109,9 +113,15 @@ export class OverlayNetworks implements OverlayHost {
     return this.serial(async () => {
       const self = this.node?.nodeId;
       const by = new Map<string, OverlayEndpoint[]>();
-      for (const e of endpoints) if (e.nodeId !== self) by.set(e.networkId, [...(by.get(e.networkId) ?? []), e]);
+      const vips = new Map<string, OverlayEndpoint[]>();
+      for (const e of endpoints) {
+        const into = e.vip ? vips : by;
+        if (e.vip || e.nodeId !== self) into.set(e.networkId, [...(into.get(e.networkId) ?? []), e]);
+      }
       this.remote = by;
+      this.vips = vips;
       for (const id of this.peers.keys()) await this.syncPeers(id);
+      await this.syncVips();
     });
   }
 
@@ -127,8 +137,9 @@ export class OverlayNetworks implements OverlayHost {
 
   /** Names and addresses of the network's remote endpoints (the embedded DNS answers them too). */
   remoteNames(netId: string): Array<{ names: string[]; ip: string; containerId: string }> {
-    return (this.remote.get(netId) ?? []).map((e) => ({
-      names: [e.name, ...e.aliases, e.containerId.slice(0, 12)],
+    const eps = [...(this.remote.get(netId) ?? []), ...(this.vips.get(netId) ?? [])];
+    return eps.map((e) => ({
+      names: [e.name, ...e.aliases, e.containerId.slice(0, 12)].filter(Boolean),
       ip: e.ip,
       containerId: e.containerId,
     }));
@@ -156,6 +167,7 @@ export class OverlayNetworks implements OverlayHost {
     await this.d
       .control()
       ?.publish({ networkId: ep.networkId, endpointId: ep.endpointId, containerId, name, aliases, ip: ep.ip, mac: ep.mac });
+    await this.serial(() => this.syncVips());
   }
 
   /** A local endpoint went (its address already released locally): unpublished; devices go with the last. */
@@ -165,6 +177,7 @@ export class OverlayNetworks implements OverlayHost {
       .control()
       ?.release(ep.networkId, ep.endpointId, ep.ip)
       .catch((err: Error) => this.d.log.warn(`unpublishing overlay endpoint ${ep.ip}: ${err.message}`));
+    await this.serial(() => this.syncVips());
     if (this.d.state.endpointsOn(ep.networkId).some((x) => x.ep.endpointId !== ep.endpointId)) return;
     await this.serial(() => this.downDevices(ep.networkId));
   }
@@ -178,6 +191,32 @@ export class OverlayNetworks implements OverlayHost {
     await this.serial(async () => {
       for (const id of [...this.peers.keys()]) await this.downDevices(id);
     });
+  }
+
+  // ---- service VIPs ------------------------------------------------------------------------------
+
+  /** Every endpoint of an overlay network with its DNS names (local ones from their attachments). */
+  private namedEndpoints(netId: string): Array<{ names: string[]; ip: string }> {
+    const local = this.d.state.endpointsOn(netId).map(({ c, ep }) => ({
+      names: [...(c.attachments.find((a) => a.networkId === netId)?.config.Aliases ?? [])],
+      ip: ep.ip,
+    }));
+    return [...local, ...(this.remote.get(netId) ?? []).map((e) => ({ names: e.aliases, ip: e.ip }))];
+  }
+
+  /** Each local container on overlay networks gets the DNAT rules of its networks' VIPs. */
+  private async syncVips(): Promise<void> {
+    const seen = new Set<string>();
+    for (const c of this.d.state.containers()) {
+      const nets = (c.sandbox?.endpoints ?? []).map((e) => e.networkId).filter((id) => this.nets.has(id));
+      if (!c.sandbox || !nets.length) continue;
+      seen.add(c.id);
+      const targets = nets.flatMap((id) => vipTargets(this.vips.get(id) ?? [], this.namedEndpoints(id)));
+      await this.vipRules
+        .apply(c.id, c.sandbox.key, vipRestore(targets))
+        .catch((err: Error) => this.d.log.warn(`service VIP rules: ${err.message}`, { id: c.id }));
+    }
+    this.vipRules.keepOnly(seen);
   }
 
   // ---- devices -------------------------------------------------------------------------------------
