@@ -48,6 +48,7 @@ export function containerBody(t: TaskRecord): ClusterObject {
   const bindings: Record<string, Array<{ HostIp: string; HostPort: string }>> = {};
   for (const p of t.Ports ?? []) {
     const port = obj(p);
+    if (port.PublishMode !== 'host') continue; // the routing mesh's: through the ingress network
     const key = `${String(port.TargetPort)}/${String(port.Protocol || 'tcp')}`;
     exposed[key] = {};
     bindings[key] = [...(bindings[key] ?? []), { HostIp: '', HostPort: port.PublishedPort ? String(port.PublishedPort) : '' }];
@@ -84,12 +85,15 @@ export function containerBody(t: TaskRecord): ClusterObject {
  */
 export function taskNetworks(t: TaskRecord): Array<{ target: string; aliases: string[] }> {
   const nets = list(t.Spec.Networks) ?? [];
-  return nets.map((n) => {
+  const out = nets.map((n) => {
     const given = (list(obj(n).Aliases) ?? []).map(String);
     const names = [...given, taskName(t), `tasks.${t.ServiceName}`];
     if (t.EndpointMode === 'dnsrr') names.push(t.ServiceName);
     return { target: String(obj(n).Target), aliases: [...new Set(names)] };
   });
+  // Ports of the routing mesh: the task joins `ingress` too, where the nodes reach it.
+  if ((t.Ports ?? []).some((p) => obj(p).PublishMode !== 'host')) out.push({ target: 'ingress', aliases: [`tasks.${t.ServiceName}`] });
+  return out;
 }
 
 /** StopGracePeriod in seconds (dockerd's default 10 s). */

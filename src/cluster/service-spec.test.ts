@@ -21,7 +21,8 @@ test('spec checks: image, name, networks, ingress ports, modes', () => {
   assert.throws(() => checkServiceSpec(spec({ Networks: [{ Aliases: ['x'] }] })), /network target must be set/);
   assert.throws(() => checkServiceSpec(spec({ EndpointSpec: { Mode: 'dnsrr' } })), /dnsrr needs the service on a network/);
   assert.doesNotThrow(() => checkServiceSpec(spec({ Networks: [{ Target: 'ov' }], EndpointSpec: { Mode: 'dnsrr' } })));
-  assert.throws(() => checkServiceSpec(spec({ EndpointSpec: { Ports: [{ TargetPort: 80, PublishedPort: 8080 }] } })), /routing mesh/);
+  assert.doesNotThrow(() => checkServiceSpec(spec({ EndpointSpec: { Ports: [{ TargetPort: 80, PublishedPort: 8080 }] } })));
+  assert.throws(() => checkServiceSpec(spec({ EndpointSpec: { Ports: [{ TargetPort: 80 }] } })), /without a PublishedPort/);
   assert.doesNotThrow(() =>
     checkServiceSpec(spec({ EndpointSpec: { Ports: [{ TargetPort: 80, PublishedPort: 8080, PublishMode: 'host' }] } })),
   );

@@ -74,10 +74,14 @@ export function checkServiceSpec(body: ClusterObject): ClusterObject {
   const ports = obj(spec.EndpointSpec).Ports;
   if (Array.isArray(ports)) {
     for (const p of ports) {
-      if (obj(p).PublishMode !== 'host')
+      const port = obj(p);
+      if (port.PublishMode === 'host') continue;
+      // The routing mesh (mode ingress): every node's port leads to the tasks (network/overlay/mesh.ts).
+      if (!(typeof port.PublishedPort === 'number' && port.PublishedPort > 0))
         throw notImplemented(
-          "published ports through the routing mesh (ingress) are not built yet in this engine's cluster mode; use mode=host",
+          "published ports through the routing mesh without a PublishedPort (dockerd picks one from 30000-32767) are not built in this engine's cluster mode",
         );
+      if (port.Protocol === 'sctp') throw notImplemented('sctp ports through the routing mesh are not built in this engine');
     }
   }
   // Go decodes JSON keys case-insensitively, and some clients rely on it (docker-py sends

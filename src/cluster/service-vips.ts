@@ -4,7 +4,7 @@
 // (`endpoints/<network>/vip-<service>`, named after the service) so every node's DNS answers
 // `<service>` with it and each node's overlay driver balances it to the tasks (network/overlay/vips.ts).
 import { notFound } from '../errors.ts';
-import type { OverlayEndpoint, SwarmNetwork } from '../network/overlay/contract.ts';
+import type { MeshPort, OverlayEndpoint, SwarmNetwork } from '../network/overlay/contract.ts';
 import type { ClusterObject } from '../types/cluster.ts';
 import { claimNetworkAddress, epPrefix, ipPrefix } from './networks.ts';
 import type { ClusterStore } from './store.ts';
@@ -27,6 +27,15 @@ export function specNetworks(spec: ClusterObject): string[] {
 /** The networks that get a VIP: every service network in mode vip (the default), none in dnsrr. */
 export function vipNetworks(spec: ClusterObject): string[] {
   return obj(spec.EndpointSpec).Mode === 'dnsrr' ? [] : specNetworks(spec);
+}
+
+/** Published ports of mode ingress (the routing mesh). */
+export function meshPorts(spec: ClusterObject): MeshPort[] {
+  const ports = obj(spec.EndpointSpec).Ports;
+  return (Array.isArray(ports) ? ports : [])
+    .map(obj)
+    .filter((p) => p.PublishMode !== 'host' && typeof p.PublishedPort === 'number')
+    .map((p) => ({ proto: p.Protocol === 'udp' ? 'udp' : 'tcp', published: Number(p.PublishedPort), target: Number(p.TargetPort) }));
 }
 
 /** Which VIPs stay, which go and which networks need one. Pure. */
@@ -71,7 +80,13 @@ export async function claimServiceVips(
   spec: ClusterObject,
   current: VirtualIP[],
 ): Promise<{ vips: VirtualIP[]; claimed: VirtualIP[]; unused: VirtualIP[] }> {
-  const plan = planVips(current, vipNetworks(spec));
+  const ports = meshPorts(spec);
+  let ingress: string | undefined;
+  if (ports.length) {
+    ingress = (await store.list<SwarmNetwork>('networks/')).find((n) => n.value.Ingress)?.value.Id;
+    if (!ingress) throw notFound('network ingress not found: published ports of mode ingress need it');
+  }
+  const plan = planVips(current, [...vipNetworks(spec), ...(ingress ? [ingress] : [])]);
   const claimed: VirtualIP[] = [];
   try {
     for (const netId of plan.claim) {
@@ -79,19 +94,23 @@ export async function claimServiceVips(
       if (!net) throw notFound(`network ${netId} not found`);
       const ip = await claimNetworkAddress(store, netId, undefined);
       claimed.push({ NetworkID: netId, Addr: `${ip}/${net.value.subnet.split('/')[1]}` });
+    }
+    // Every VIP's endpoint (again): the ports of the ingress one follow the spec.
+    for (const v of [...plan.keep, ...claimed]) {
       const ep: OverlayEndpoint = {
-        networkId: netId,
+        networkId: v.NetworkID,
         endpointId: vipEndpointId(serviceId),
         containerId: '',
         name: String(spec.Name ?? ''),
         aliases: [],
-        ip,
+        ip: v.Addr.split('/')[0]!,
         mac: '',
         nodeId: '',
         vtep: '',
         vip: true,
+        ...(v.NetworkID === ingress ? { ports } : {}),
       };
-      await store.put(`${epPrefix(netId)}${ep.endpointId}`, ep);
+      await store.put(`${epPrefix(v.NetworkID)}${ep.endpointId}`, ep);
     }
   } catch (err) {
     await freeServiceVips(store, serviceId, claimed).catch(() => undefined);

@@ -4,7 +4,8 @@
 // resolves `<service>` to the service's VIP (Endpoint.VirtualIPs) and `tasks.<service>` to both tasks,
 // the VIP answers from both tasks over time (DNAT per task in the client's namespace), tasks reach
 // each other across nodes by container and task name; endpoint mode dnsrr resolves `<service>` to
-// the tasks themselves; removal frees the VIP so the network can go.
+// the tasks themselves; a published port (routing mesh) answers on every node from both tasks;
+// removal frees the VIP so the network can go.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
@@ -217,9 +218,50 @@ describe('services on an overlay network: VIP, tasks.<service>, dnsrr across two
     });
     assert.ok(!rrAnswer.includes(vip));
 
+    // The routing mesh: a published port (mode ingress) answers on every node, from both tasks.
+    const t1 = Date.now();
+    const pub = await a.docker([
+      'service',
+      'create',
+      '--detach',
+      '--no-resolve-image',
+      '--name',
+      'pub',
+      '--replicas',
+      '2',
+      '-p',
+      '8080:80',
+      'busybox',
+      'sh',
+      '-c',
+      SERVE,
+    ]);
+    assert.equal(pub.code, 0, pub.stderr + a.output);
+    const pubSvc = JSON.parse((await a.docker(['service', 'inspect', 'pub'])).stdout)[0];
+    assert.equal(pubSvc.Endpoint.Ports[0].PublishMode, 'ingress');
+    assert.equal(pubSvc.Endpoint.Ports[0].PublishedPort, 8080);
+    assert.match(pubSvc.Endpoint.VirtualIPs[0].Addr, /^10\.0\.0\.\d+\/24$/, 'a VIP on the ingress network');
+    for (const [from, to] of [
+      [1, 0],
+      [0, 1],
+      [0, 0],
+    ] as const) {
+      const answered = new Set<string>();
+      let lastErr = '';
+      await until(`port 8080 of node ${to} answers from both tasks (asked from node ${from})`, async () => {
+        const x = await run('ip', ['netns', 'exec', ns(from), 'busybox', 'nc', '-w', '3', addr(to), '8080']);
+        if (x.code === 0 && x.stdout.trim()) answered.add(x.stdout.trim());
+        lastErr = x.stderr;
+        return answered.size === 2 ? true : undefined;
+      }).catch(async (err: Error) => {
+        throw new Error(`${err.message}: ${[...answered]} ${lastErr}\n${await inNs(to, 'iptables -t nat -S; ip -o addr')}`);
+      });
+    }
+    t.diagnostic(`published port answering from both tasks on both nodes ${Date.now() - t1} ms after service create`);
+
     // Removal: the services' tasks go, the VIP is freed, then the network can go.
     assert.equal((await a.docker(['rm', '-f', 'client'])).code, 0);
-    assert.equal((await a.docker(['service', 'rm', 'web', 'rr'])).code, 0);
+    assert.equal((await a.docker(['service', 'rm', 'web', 'rr', 'pub'])).code, 0);
     await until('the network removable once the tasks and the VIP are gone', async () =>
       (await a.docker(['network', 'rm', 'ovs'])).code === 0 ? true : undefined,
     );

@@ -39,6 +39,14 @@ export interface OverlayEndpoint {
    * DNATs it to the endpoints whose names hold `tasks.<name>`.
    */
   vip?: boolean;
+  /** On the ingress network's VIP: the service's routing-mesh ports, served on every node. */
+  ports?: MeshPort[];
+}
+
+export interface MeshPort {
+  proto: 'tcp' | 'udp';
+  published: number;
+  target: number;
 }
 
 /** This node inside the cluster, as the data path needs it. */

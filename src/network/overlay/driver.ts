@@ -13,6 +13,7 @@ import { linkAlias } from '../naming.ts';
 import type { ActiveEndpoint, Attachment, NetworkRecord } from '../records.ts';
 import type { NetworkState } from '../state.ts';
 import type { OverlayControl, OverlayEndpoint, OverlayHost, OverlayNode, SwarmNetwork } from './contract.ts';
+import { MeshRules, meshMac, meshRestore, meshTargets } from './mesh.ts';
 import { VipRules, vipRestore, vipTargets } from './vips.ts';
 import { OVERLAY_MTU, overlayDevices, planPeers, type PeerEntry } from './plan.ts';
 
@@ -72,6 +73,9 @@ export class OverlayNetworks implements OverlayHost {
   /** Service VIPs by network (vip endpoints: no device, no node). */
   private vips = new Map<string, OverlayEndpoint[]>();
   private readonly vipRules = new VipRules();
+  /** The routing mesh: this node's address on `ingress` (claimed and published) and its rules. */
+  private mesh: { netId: string; ip: string; endpointId: string } | undefined;
+  private readonly meshRules = new MeshRules();
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly d: OverlayDeps) {}
@@ -88,6 +92,10 @@ export class OverlayNetworks implements OverlayHost {
   setNetworks(node: OverlayNode | null, networks: SwarmNetwork[], opts: { events?: boolean } = {}): Promise<void> {
     return this.serial(async () => {
       this.node = node;
+      if (!node) {
+        await this.meshRules.clear();
+        this.mesh = undefined;
+      }
       const next = new Map((node ? networks : []).map((n) => [n.Id, n]));
       for (const id of [...this.nets.keys()]) {
         if (next.has(id)) continue;
@@ -122,6 +130,7 @@ export class OverlayNetworks implements OverlayHost {
       this.vips = vips;
       for (const id of this.peers.keys()) await this.syncPeers(id);
       await this.syncVips();
+      await this.syncMesh().catch((err: Error) => this.d.log.warn(`routing mesh: ${err.message}`));
     });
   }
 
@@ -130,7 +139,8 @@ export class OverlayNetworks implements OverlayHost {
   }
 
   localEndpoints(): string[] {
-    return [...this.nets.keys()].flatMap((id) => this.d.state.endpointsOn(id).map((x) => x.ep.endpointId));
+    const mine = [...this.nets.keys()].flatMap((id) => this.d.state.endpointsOn(id).map((x) => x.ep.endpointId));
+    return this.mesh ? [...mine, this.mesh.endpointId] : mine;
   }
 
   // ---- the sandboxes' side -----------------------------------------------------------------------
@@ -179,6 +189,7 @@ export class OverlayNetworks implements OverlayHost {
       .catch((err: Error) => this.d.log.warn(`unpublishing overlay endpoint ${ep.ip}: ${err.message}`));
     await this.serial(() => this.syncVips());
     if (this.d.state.endpointsOn(ep.networkId).some((x) => x.ep.endpointId !== ep.endpointId)) return;
+    if (this.mesh?.netId === ep.networkId) return; // the routing mesh keeps the ingress devices
     await this.serial(() => this.downDevices(ep.networkId));
   }
 
@@ -189,6 +200,7 @@ export class OverlayNetworks implements OverlayHost {
   /** Shutdown: every overlay device of this node goes (they are made again with the next endpoint). */
   async close(): Promise<void> {
     await this.serial(async () => {
+      await this.meshRules.clear();
       for (const id of [...this.peers.keys()]) await this.downDevices(id);
     });
   }
@@ -217,6 +229,38 @@ export class OverlayNetworks implements OverlayHost {
         .catch((err: Error) => this.d.log.warn(`service VIP rules: ${err.message}`, { id: c.id }));
     }
     this.vipRules.keepOnly(seen);
+  }
+
+  // ---- routing mesh ------------------------------------------------------------------------------
+
+  /** With published ports of mode ingress in the cluster: this node's address, devices and rules. */
+  private async syncMesh(): Promise<void> {
+    const ingress = [...this.nets.values()].find((n) => n.Ingress);
+    const vips = ingress ? (this.vips.get(ingress.Id) ?? []).filter((v) => v.ports?.length) : [];
+    const control = this.d.control();
+    if (!ingress || !this.node || !control) return;
+    if (!vips.length && !this.mesh) return;
+    const rec = this.d.state.network(ingress.Id);
+    if (!rec) return;
+    const dev = overlayDevices(ingress.Id);
+    if (!this.mesh) {
+      const ip = await control.claimAddress(ingress.Id);
+      this.mesh = { netId: ingress.Id, ip, endpointId: `ingress-${this.node.nodeId}` };
+      await this.upDevices(rec);
+      const mac = meshMac(ip);
+      await ipBatch([`link set ${dev.bridge} address ${mac}`, `addr add ${ip}/${ingress.subnet.split('/')[1]} dev ${dev.bridge}`]);
+      const name = `ingress-endpoint-${this.node.nodeId.slice(0, 12)}`;
+      await control.publish({ networkId: ingress.Id, endpointId: this.mesh.endpointId, containerId: '', name, aliases: [], ip, mac });
+      this.d.log.info('routing mesh: this node on the ingress network', { ip });
+    } else if (!this.peers.has(ingress.Id) || !linkExists(dev.bridge)) {
+      await this.upDevices(rec);
+    }
+    const remote = (this.remote.get(ingress.Id) ?? []).map((e) => ({ names: e.aliases, ip: e.ip }));
+    const local = this.d.state.endpointsOn(ingress.Id).map(({ c, ep }) => ({
+      names: [...(c.attachments.find((a) => a.networkId === ingress.Id)?.config.Aliases ?? [])],
+      ip: ep.ip,
+    }));
+    await this.meshRules.apply(meshRestore(meshTargets(vips, [...local, ...remote]), dev.bridge, this.mesh.ip));
   }
 
   // ---- devices -------------------------------------------------------------------------------------
