@@ -189,6 +189,19 @@ describe('services on an overlay network: VIP, tasks.<service>, dnsrr across two
     });
     assert.ok(hosts.includes(fromTask));
 
+    // Scaled to 3: the VIP's rules follow (a third task answers through it).
+    assert.equal((await a.docker(['service', 'scale', '--detach', 'web=3'])).code, 0);
+    await until('tasks.web resolves to 3 tasks', async () => {
+      const x = await a.docker(['exec', 'client', 'nslookup', 'tasks.web']);
+      return x.code === 0 && lookup(x.stdout).length === 3 ? true : undefined;
+    });
+    const three = new Set<string>();
+    await until('3 tasks answer through the VIP', async () => {
+      const x = await a.docker(['exec', 'client', 'nc', '-w', '3', 'web', '80']);
+      if (x.code === 0 && x.stdout.trim()) three.add(x.stdout.trim());
+      return three.size === 3 ? true : undefined;
+    });
+
     // dnsrr: no VIP, `<service>` is the tasks' addresses.
     const rr = await a.docker([
       'service',
