@@ -224,10 +224,19 @@ describe('services on an overlay network: VIP, tasks.<service>, dnsrr across two
     const rrSvc = JSON.parse((await a.docker(['service', 'inspect', 'rr'])).stdout)[0];
     assert.equal(rrSvc.Endpoint.VirtualIPs, undefined);
     assert.equal(rrSvc.Endpoint.Spec.Mode, 'dnsrr');
-    const rrAnswer = await until('rr resolves to both tasks', async () => {
-      const x = await a.docker(['exec', 'client', 'nslookup', 'rr']);
-      const got = x.code === 0 ? lookup(x.stdout) : [];
-      return got.length === 2 ? got : undefined;
+    let rrLast = '';
+    const rrAnswer = await until(
+      'rr resolves to both tasks',
+      async () => {
+        const x = await a.docker(['exec', 'client', 'nslookup', 'rr']);
+        rrLast = x.stdout + x.stderr;
+        const got = x.code === 0 ? lookup(x.stdout) : [];
+        return got.length === 2 ? got : undefined;
+      },
+      60_000,
+    ).catch(async (err: Error) => {
+      const ps = await a.docker(['service', 'ps', '--no-trunc', 'rr']);
+      throw new Error(`${err.message}: ${rrLast}\n${ps.stdout}${ps.stderr}`);
     });
     assert.ok(!rrAnswer.includes(vip));
 

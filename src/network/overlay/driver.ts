@@ -245,12 +245,20 @@ export class OverlayNetworks implements OverlayHost {
     const dev = overlayDevices(ingress.Id);
     if (!this.mesh) {
       const ip = await control.claimAddress(ingress.Id);
-      this.mesh = { netId: ingress.Id, ip, endpointId: `ingress-${this.node.nodeId}` };
-      await this.upDevices(rec);
+      const mesh = { netId: ingress.Id, ip, endpointId: `ingress-${this.node.nodeId}` };
       const mac = meshMac(ip);
-      await ipBatch([`link set ${dev.bridge} address ${mac}`, `addr add ${ip}/${ingress.subnet.split('/')[1]} dev ${dev.bridge}`]);
-      const name = `ingress-endpoint-${this.node.nodeId.slice(0, 12)}`;
-      await control.publish({ networkId: ingress.Id, endpointId: this.mesh.endpointId, containerId: '', name, aliases: [], ip, mac });
+      try {
+        await this.upDevices(rec);
+        await ipBatch([`link set ${dev.bridge} address ${mac}`, `addr add ${ip}/${ingress.subnet.split('/')[1]} dev ${dev.bridge}`]);
+        const name = `ingress-endpoint-${this.node.nodeId.slice(0, 12)}`;
+        await control.publish({ networkId: ingress.Id, endpointId: mesh.endpointId, containerId: '', name, aliases: [], ip, mac });
+      } catch (err) {
+        // Tried again from the start with the next push; the devices go with their last endpoint.
+        await control.release(ingress.Id, mesh.endpointId, ip).catch(() => undefined); // never published: nothing to undo
+        if (!this.d.state.endpointsOn(ingress.Id).length) await this.downDevices(ingress.Id);
+        throw err;
+      }
+      this.mesh = mesh;
       this.d.log.info('routing mesh: this node on the ingress network', { ip });
     } else if (!this.peers.has(ingress.Id) || !linkExists(dev.bridge)) {
       await this.upDevices(rec);
