@@ -3,7 +3,7 @@
 // local engine (named `<service>.<slot>.<task id>` with dockerd's swarm labels), stops those whose
 // desired state is no longer running, and removes the containers of tasks that are gone.
 import type { Logger } from '../util/log.ts';
-import { containerBody, stopTimeout } from './container-body.ts';
+import { containerBody, stopTimeout, taskNetworks } from './container-body.ts';
 import type { TaskPayloads } from './secrets-api.ts';
 import type { AgentSyncRequest, SyncAnswer } from './services-api.ts';
 import { fileMounts, taskFiles } from './task-files.ts';
@@ -163,7 +163,11 @@ export class Agent {
           const host = body.HostConfig as Record<string, unknown>;
           host.Mounts = [...((host.Mounts as unknown[]) ?? []), ...fileMounts(dir, files)];
         }
-        const id = await rt.run(containerName(t), body);
+        const id = await rt.run(
+          containerName(t),
+          body,
+          taskNetworks(t).map((n) => n.target),
+        );
         this.containers.set(t.ID, id);
         const st = rt.state(id);
         this.set(t, 'running', 'started', { ContainerStatus: { ContainerID: id, PID: st?.pid ?? 0, ExitCode: 0 } });

@@ -2,7 +2,7 @@
 // puts on task containers (com.docker.swarm.service.id/.name, .task, .task.id/.name, .node.id).
 // Pure.
 import type { ClusterObject } from '../types/cluster.ts';
-import { containerName, type TaskRecord } from './tasks.ts';
+import { containerName, taskName, type TaskRecord } from './tasks.ts';
 
 const obj = (v: unknown): Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
@@ -48,6 +48,7 @@ export function containerBody(t: TaskRecord): ClusterObject {
   const bindings: Record<string, Array<{ HostIp: string; HostPort: string }>> = {};
   for (const p of t.Ports ?? []) {
     const port = obj(p);
+    if (port.PublishMode !== 'host') continue; // the routing mesh's: through the ingress network
     const key = `${String(port.TargetPort)}/${String(port.Protocol || 'tcp')}`;
     exposed[key] = {};
     bindings[key] = [...(bindings[key] ?? []), { HostIp: '', HostPort: port.PublishedPort ? String(port.PublishedPort) : '' }];
@@ -59,6 +60,11 @@ export function containerBody(t: TaskRecord): ClusterObject {
     HostConfig: host,
   };
   if (Object.keys(exposed).length) body.ExposedPorts = exposed;
+  const nets = taskNetworks(t);
+  if (nets.length) {
+    host.NetworkMode = nets[0]!.target;
+    body.NetworkingConfig = { EndpointsConfig: Object.fromEntries(nets.map((n) => [n.target, { Aliases: n.aliases }])) };
+  }
   if (list(cs.Command)) body.Entrypoint = cs.Command;
   if (list(cs.Args)) body.Cmd = cs.Args;
   if (list(cs.Env)) body.Env = cs.Env;
@@ -70,6 +76,24 @@ export function containerBody(t: TaskRecord): ClusterObject {
   if (typeof cs.StopSignal === 'string' && cs.StopSignal) body.StopSignal = cs.StopSignal;
   if (cs.Healthcheck) body.Healthcheck = cs.Healthcheck;
   return body;
+}
+
+/**
+ * The overlay networks a task joins, each with its DNS names beyond the container's name: the
+ * spec's aliases, the task name (`<service>.<slot>`), `tasks.<service>` (what the service's VIP
+ * balances to and `tasks.<service>` answers) and, in endpoint mode dnsrr, `<service>` itself.
+ */
+export function taskNetworks(t: TaskRecord): Array<{ target: string; aliases: string[] }> {
+  const nets = list(t.Spec.Networks) ?? [];
+  const out = nets.map((n) => {
+    const given = (list(obj(n).Aliases) ?? []).map(String);
+    const names = [...given, taskName(t), `tasks.${t.ServiceName}`];
+    if (t.EndpointMode === 'dnsrr') names.push(t.ServiceName);
+    return { target: String(obj(n).Target), aliases: [...new Set(names)] };
+  });
+  // Ports of the routing mesh: the task joins `ingress` too, where the nodes reach it.
+  if ((t.Ports ?? []).some((p) => obj(p).PublishMode !== 'host')) out.push({ target: 'ingress', aliases: [`tasks.${t.ServiceName}`] });
+  return out;
 }
 
 /** StopGracePeriod in seconds (dockerd's default 10 s). */

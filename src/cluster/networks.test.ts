@@ -16,6 +16,7 @@ import { createRootCa, issueNodeCert, newKeyPair } from './ca.ts';
 import { EtcdMember, peerUrl } from './etcd-process.ts';
 import { newId } from './ids.ts';
 import { checkOverlayBody, ClusterNetworks } from './networks.ts';
+import { claimServiceVips, freeServiceVips, resolveNetworkTargets } from './service-vips.ts';
 import { ClusterStore } from './store.ts';
 import type { ClusterRecord } from './swarm-object.ts';
 
@@ -169,5 +170,46 @@ describe('overlay networks in a real etcd', () => {
     const again = await one.create({ Name: 'ov', Driver: 'overlay' });
     const n = await until('the new network', () => host.networks.find((x) => x.Id === again.Id), 10_000);
     assert.deepEqual([n.subnet, n.vni], ['10.0.1.0/24', 4097]);
+  });
+
+  test('service VIPs: targets resolved, claimed and published (no node, kept by the sync), freed', async () => {
+    const net = await one.create({ Name: 'svcnet', Driver: 'overlay' });
+    const spec = {
+      Name: 'web',
+      TaskTemplate: { ContainerSpec: { Image: 'busybox' }, Networks: [{ Target: 'svcnet' }] },
+      EndpointSpec: { Ports: [{ TargetPort: 80, PublishedPort: 8080 }] },
+    };
+    await resolveNetworkTargets(stores[0]!, spec);
+    assert.equal(spec.TaskTemplate.Networks[0]!.Target, net.Id);
+    await assert.rejects(
+      resolveNetworkTargets(stores[0]!, { TaskTemplate: { Networks: [{ Target: 'nosuch' }] } }),
+      /network nosuch not found/,
+    );
+    const ingressId = host.networks.find((x) => x.Ingress)!.Id;
+    const { vips } = await claimServiceVips(stores[0]!, 'svc1', spec, []);
+    assert.deepEqual(
+      vips.map((v) => v.NetworkID),
+      [net.Id, ingressId],
+    );
+    assert.match(vips[0]!.Addr, /^10\.0\.\d+\.\d+\/24$/);
+    const ep = await until(
+      'the VIP endpoints pushed and kept',
+      () => {
+        const got = host.endpoints.filter((e) => e.vip);
+        return got.length === 2 ? got : undefined;
+      },
+      10_000,
+    );
+    const onIngress = ep.find((e) => e.networkId === ingressId)!;
+    assert.deepEqual([onIngress.name, onIngress.nodeId, onIngress.ports], ['web', '', [{ proto: 'tcp', published: 8080, target: 80 }]]);
+    await assert.rejects(one.remove(net.Id), /has active endpoints/);
+    // dnsrr without ports: both VIPs unused; freed, the network can go.
+    const next = { ...spec, EndpointSpec: { Mode: 'dnsrr' } };
+    const again = await claimServiceVips(stores[0]!, 'svc1', next, vips);
+    assert.deepEqual(again.vips, []);
+    assert.deepEqual(again.unused, vips);
+    await freeServiceVips(stores[0]!, 'svc1', again.unused);
+    await until('the VIP endpoints gone', () => (host.endpoints.some((e) => e.vip) ? undefined : true), 10_000);
+    await one.remove(net.Id);
   });
 });

@@ -18,8 +18,8 @@ const netKey = (id: string) => `networks/${id}`;
 const nameKey = (name: string) => `netalloc/name/${encodeURIComponent(name)}`;
 const vniKey = (vni: number) => `netalloc/vni/${vni}`;
 const subnetKey = (cidr: string) => `netalloc/subnet/${cidr.replace('/', '_')}`;
-const ipPrefix = (netId: string) => `netalloc/ip/${netId}/`;
-const epPrefix = (netId: string) => `endpoints/${netId}/`;
+export const ipPrefix = (netId: string) => `netalloc/ip/${netId}/`;
+export const epPrefix = (netId: string) => `endpoints/${netId}/`;
 
 /** A create request's overlay-specific checks (the common ones ran in the network layer). */
 export function checkOverlayBody(body: NetworkCreateBody): void {
@@ -159,9 +159,10 @@ export class ClusterNetworks implements OverlayControl {
           this.d.store.list('nodes/'),
         ]);
         const known = new Set(nodes.map((s) => s.key.slice('nodes/'.length)));
-        const eps = all.filter((s) => known.has(s.value.nodeId));
+        // Service VIPs (service-vips.ts) belong to no node.
+        const eps = all.filter((s) => s.value.vip || known.has(s.value.nodeId));
         for (const s of all)
-          if (!known.has(s.value.nodeId))
+          if (!s.value.vip && !known.has(s.value.nodeId))
             await this.release(s.value.networkId, s.value.endpointId, s.value.ip).catch((err: Error) =>
               // The next sync (any store change) tries again; the endpoint is left out of the plan meanwhile.
               this.d.log.debug("releasing a removed node's overlay endpoint failed", { error: err.message }),
@@ -290,32 +291,8 @@ export class ClusterNetworks implements OverlayControl {
     this.d.log.info('overlay network removed', { network: n.value.Name, id: networkId });
   }
 
-  async claimAddress(networkId: string, want?: string): Promise<string> {
-    const n = await this.d.store.get<SwarmNetwork>(netKey(networkId));
-    if (!n) throw notFound(`network ${networkId} not found`);
-    if (want) {
-      if (!isIPv4(want) || !inSubnet(n.value.subnet, want) || want === n.value.gateway)
-        throw invalidParameter(`invalid address ${want}: not a host address of the network's subnet ${n.value.subnet}`);
-      await this.d.store.create(ipPrefix(networkId) + want, { at: new Date().toISOString() }).catch(() => {
-        throw forbidden(`Address already in use`);
-      });
-      return want;
-    }
-    // Candidates in order: a claim that loses a race moves on to the next free address.
-    for (let round = 0; round < 5; round++) {
-      const taken = (await this.d.store.list(ipPrefix(networkId))).map((s) => s.key.slice(ipPrefix(networkId).length));
-      const candidates = freeAddresses(n.value.subnet, n.value.gateway, taken, 256);
-      if (!candidates.length) throw forbidden(`no available IPv4 addresses on network ${n.value.Name}`);
-      for (const ip of candidates) {
-        try {
-          await this.d.store.create(ipPrefix(networkId) + ip, { at: new Date().toISOString() });
-          return ip;
-        } catch (err) {
-          if (!(err instanceof Error && /already exists/.test(err.message))) throw err;
-        }
-      }
-    }
-    throw conflict('could not claim an address: too many concurrent endpoints');
+  claimAddress(networkId: string, want?: string): Promise<string> {
+    return claimNetworkAddress(this.d.store, networkId, want);
   }
 
   async publish(ep: Omit<OverlayEndpoint, 'nodeId' | 'vtep'>): Promise<void> {
@@ -331,4 +308,33 @@ export class ClusterNetworks implements OverlayControl {
     parseIPv4(ip);
     await this.d.store.delete(ipPrefix(networkId) + ip);
   }
+}
+
+/** A cluster-unique IPv4 address on the network (the wanted one if free), claimed in the store. */
+export async function claimNetworkAddress(store: ClusterStore, networkId: string, want?: string): Promise<string> {
+  const n = await store.get<SwarmNetwork>(netKey(networkId));
+  if (!n) throw notFound(`network ${networkId} not found`);
+  if (want) {
+    if (!isIPv4(want) || !inSubnet(n.value.subnet, want) || want === n.value.gateway)
+      throw invalidParameter(`invalid address ${want}: not a host address of the network's subnet ${n.value.subnet}`);
+    await store.create(ipPrefix(networkId) + want, { at: new Date().toISOString() }).catch(() => {
+      throw forbidden(`Address already in use`);
+    });
+    return want;
+  }
+  // Candidates in order: a claim that loses a race moves on to the next free address.
+  for (let round = 0; round < 5; round++) {
+    const taken = (await store.list(ipPrefix(networkId))).map((s) => s.key.slice(ipPrefix(networkId).length));
+    const candidates = freeAddresses(n.value.subnet, n.value.gateway, taken, 256);
+    if (!candidates.length) throw forbidden(`no available IPv4 addresses on network ${n.value.Name}`);
+    for (const ip of candidates) {
+      try {
+        await store.create(ipPrefix(networkId) + ip, { at: new Date().toISOString() });
+        return ip;
+      } catch (err) {
+        if (!(err instanceof Error && /already exists/.test(err.message))) throw err;
+      }
+    }
+  }
+  throw conflict('could not claim an address: too many concurrent endpoints');
 }

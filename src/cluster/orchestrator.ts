@@ -78,6 +78,7 @@ function planService(
   const restart = restartPolicy(s.Spec);
   const iteration = s.JobIteration ?? 0;
   const ports = ((s.Spec.EndpointSpec ?? {}) as ClusterObject).Ports as unknown[] | undefined;
+  const dnsrr = ((s.Spec.EndpointSpec ?? {}) as ClusterObject).Mode === 'dnsrr';
   const current = job ? mine.filter((t) => (t.JobIteration ?? 0) === iteration) : mine;
   // Tasks of an earlier job iteration stop.
   for (const t of mine)
@@ -109,6 +110,7 @@ function planService(
       Restarts: restarts,
       ...(job ? { JobIteration: iteration } : {}),
       ...(ports ? { Ports: ports } : {}),
+      ...(dnsrr ? { EndpointMode: 'dnsrr' } : {}),
     };
     if (global) {
       t.NodeID = key;

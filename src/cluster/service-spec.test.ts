@@ -2,7 +2,7 @@
 // views, filters and lookups, and the container a task becomes (name, labels, options).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { containerBody, stopTimeout } from './container-body.ts';
+import { containerBody, stopTimeout, taskNetworks } from './container-body.ts';
 import { checkServiceSpec, filterServices, findService, serviceView, withServiceDefaults, type ServiceRecord } from './service-spec.ts';
 import { containerName, filterTasks, findTask, taskView, type TaskRecord } from './tasks.ts';
 
@@ -13,11 +13,16 @@ test('spec checks: image, name, networks, ingress ports, modes', () => {
   assert.deepEqual(checkServiceSpec(spec()).Mode, { Replicated: { Replicas: 1 } });
   assert.throws(() => checkServiceSpec({ Name: 'x', TaskTemplate: { ContainerSpec: {} } }), /image reference must be provided/);
   assert.throws(() => checkServiceSpec(spec({ Name: 'bad name' })), /valid as a DNS name component/);
-  assert.throws(
-    () => checkServiceSpec(spec({ Networks: [{ Target: 'ov' }] })),
-    (e: Error & { code?: string }) => e.code === 'NOT_IMPLEMENTED' && /overlay/.test(e.message),
-  );
-  assert.throws(() => checkServiceSpec(spec({ EndpointSpec: { Ports: [{ TargetPort: 80, PublishedPort: 8080 }] } })), /routing mesh/);
+  // The deprecated Spec.Networks move into TaskTemplate.Networks, as dockerd does.
+  const moved = checkServiceSpec(spec({ Networks: [{ Target: 'ov', Aliases: ['www'] }] }));
+  assert.deepEqual((moved.TaskTemplate as { Networks: unknown }).Networks, [{ Target: 'ov', Aliases: ['www'] }]);
+  assert.equal(moved.Networks, undefined);
+  assert.throws(() => checkServiceSpec(spec({ Networks: [{ Target: 'ov' }, { Target: 'ov' }] })), /duplicate network attachments/);
+  assert.throws(() => checkServiceSpec(spec({ Networks: [{ Aliases: ['x'] }] })), /network target must be set/);
+  assert.throws(() => checkServiceSpec(spec({ EndpointSpec: { Mode: 'dnsrr' } })), /dnsrr needs the service on a network/);
+  assert.doesNotThrow(() => checkServiceSpec(spec({ Networks: [{ Target: 'ov' }], EndpointSpec: { Mode: 'dnsrr' } })));
+  assert.doesNotThrow(() => checkServiceSpec(spec({ EndpointSpec: { Ports: [{ TargetPort: 80, PublishedPort: 8080 }] } })));
+  assert.throws(() => checkServiceSpec(spec({ EndpointSpec: { Ports: [{ TargetPort: 80 }] } })), /without a PublishedPort/);
   assert.doesNotThrow(() =>
     checkServiceSpec(spec({ EndpointSpec: { Ports: [{ TargetPort: 80, PublishedPort: 8080, PublishMode: 'host' }] } })),
   );
@@ -101,4 +106,15 @@ test('tasks: names, view, filters; the container a task becomes', () => {
   assert.equal(body.HostConfig.Init, true);
   assert.deepEqual(body.HostConfig.PortBindings, { '80/tcp': [{ HostIp: '', HostPort: '8080' }] });
   assert.equal(stopTimeout(t), 2);
+  assert.equal(body.NetworkingConfig, undefined);
+  // On overlay networks: the first is the network mode; names beyond the container's for the DNS.
+  const onNets: TaskRecord = { ...t, Spec: { ...t.Spec, Networks: [{ Target: 'n1', Aliases: ['www'] }, { Target: 'n2' }] } };
+  const nb = containerBody(onNets) as Record<string, any>;
+  assert.equal(nb.HostConfig.NetworkMode, 'n1');
+  assert.deepEqual(nb.NetworkingConfig.EndpointsConfig, {
+    n1: { Aliases: ['www', 'web.2', 'tasks.web'] },
+    n2: { Aliases: ['web.2', 'tasks.web'] },
+  });
+  // dnsrr: `<service>` names the tasks themselves.
+  assert.deepEqual(taskNetworks({ ...onNets, EndpointMode: 'dnsrr' })[1], { target: 'n2', aliases: ['web.2', 'tasks.web', 'web'] });
 });

@@ -26,6 +26,8 @@ export interface ServiceRecord {
   UpdateStatus?: UpdateStatus;
   /** For jobs: bumped by every update, as swarmkit's JobIteration. */
   JobIteration?: number;
+  /** Endpoint.VirtualIPs (service-vips.ts). */
+  VirtualIPs?: Array<{ NetworkID: string; Addr: string }>;
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -72,21 +74,20 @@ export function checkServiceSpec(body: ClusterObject): ClusterObject {
   // The references' shape (their existence is checked against the store by the caller).
   fileRefs('secrets', tt);
   fileRefs('configs', tt);
-  const nets = [...(Array.isArray(tt.Networks) ? tt.Networks : []), ...(Array.isArray(spec.Networks) ? spec.Networks : [])];
-  if (nets.length)
-    throw notImplemented(
-      "service networks (overlay) are not built yet in this engine's cluster mode: tasks use each node's default bridge",
-    );
+  checkNetworks(spec, tt);
   const ports = obj(spec.EndpointSpec).Ports;
   if (Array.isArray(ports)) {
     for (const p of ports) {
-      if (obj(p).PublishMode !== 'host')
+      const port = obj(p);
+      if (port.PublishMode === 'host') continue;
+      // The routing mesh (mode ingress): every node's port leads to the tasks (network/overlay/mesh.ts).
+      if (!(typeof port.PublishedPort === 'number' && port.PublishedPort > 0))
         throw notImplemented(
-          "published ports through the routing mesh (ingress) are not built yet in this engine's cluster mode; use mode=host",
+          "published ports through the routing mesh without a PublishedPort (dockerd picks one from 30000-32767) are not built in this engine's cluster mode",
         );
+      if (port.Protocol === 'sctp') throw notImplemented('sctp ports through the routing mesh are not built in this engine');
     }
   }
-  if (obj(spec.EndpointSpec).Mode === 'dnsrr') throw notImplemented('endpoint mode dnsrr needs overlay networks, not built yet');
   // Go decodes JSON keys case-insensitively, and some clients rely on it (docker-py sends
   // {"replicated": {"Replicas": 2}}): the mode's keys are put in their canonical case.
   if (isObj(spec.Mode)) {
@@ -213,6 +214,7 @@ export function serviceView(
   view.Endpoint = {
     Spec: { Mode: (ep.Mode as string) || 'vip', ...(Array.isArray(ep.Ports) ? { Ports: ep.Ports } : {}) },
     ...(Array.isArray(ep.Ports) && ep.Ports.length ? { Ports: ep.Ports } : {}),
+    ...(rec.VirtualIPs?.length ? { VirtualIPs: rec.VirtualIPs } : {}),
   };
   if (rec.UpdateStatus) view.UpdateStatus = rec.UpdateStatus;
   if (opts.counts)
@@ -254,4 +256,32 @@ export function findService<T extends { ID: string; Spec: ClusterObject }>(all: 
   if (byPrefix.length === 1) return byPrefix[0]!;
   if (byPrefix.length > 1) throw invalidParameter(`service ${ref} is ambiguous (${byPrefix.length} matches found)`);
   throw notFound(`service ${ref} not found`);
+}
+
+/**
+ * TaskTemplate.Networks (and the deprecated Spec.Networks, moved there as dockerd does): each a
+ * Target (overlay network name or ID, checked by the task's node when it attaches) with Aliases.
+ */
+function checkNetworks(spec: Record<string, unknown>, tt: Record<string, unknown>): void {
+  if (tt.Networks !== undefined && tt.Networks !== null && !Array.isArray(tt.Networks))
+    throw invalidParameter('invalid TaskTemplate.Networks: must be a list');
+  const nets = [...(Array.isArray(tt.Networks) ? tt.Networks : []), ...(Array.isArray(spec.Networks) ? spec.Networks : [])];
+  if (Array.isArray(spec.Networks)) {
+    tt.Networks = nets;
+    delete spec.Networks;
+  }
+  const seen = new Set<string>();
+  for (const n of nets) {
+    const target = obj(n).Target;
+    if (typeof target !== 'string' || !target)
+      throw invalidParameter('rpc error: code = InvalidArgument desc = network target must be set');
+    if (seen.has(target))
+      throw invalidParameter(`rpc error: code = InvalidArgument desc = service cannot have duplicate network attachments: ${target}`);
+    seen.add(target);
+    const aliases = obj(n).Aliases;
+    if (aliases !== undefined && aliases !== null && (!Array.isArray(aliases) || aliases.some((a) => typeof a !== 'string')))
+      throw invalidParameter('invalid Networks.Aliases: must be a list of strings');
+  }
+  if (obj(spec.EndpointSpec).Mode === 'dnsrr' && !nets.length)
+    throw invalidParameter('rpc error: code = InvalidArgument desc = endpoint mode dnsrr needs the service on a network');
 }

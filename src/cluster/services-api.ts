@@ -7,6 +7,7 @@ import { invalidParameter } from '../errors.ts';
 import type { EventPublisher } from '../events/bus.ts';
 import type { ClusterObject, ObjectUpdateOptions } from '../types/cluster.ts';
 import { newId } from './ids.ts';
+import { claimServiceVips, freeServiceVips, resolveNetworkTargets } from './service-vips.ts';
 import type { NodeRecord } from './nodes.ts';
 import { parseConstraints } from './scheduler.ts';
 import {
@@ -126,9 +127,17 @@ export class ServicesApi {
       String(spec.Name),
     );
     const now = new Date().toISOString();
+    await resolveNetworkTargets(this.store, spec);
     const rec: ServiceRecord = { ID: id, CreatedAt: now, UpdatedAt: now, Spec: spec, SpecVersion: 1 };
     if (modeOf(spec).endsWith('-job')) rec.JobIteration = 0;
-    await this.store.create(serviceKey(id), rec);
+    const { vips } = await claimServiceVips(this.store, id, spec, []);
+    if (vips.length) rec.VirtualIPs = vips;
+    try {
+      await this.store.create(serviceKey(id), rec);
+    } catch (err) {
+      await freeServiceVips(this.store, id, vips).catch(() => undefined);
+      throw err;
+    }
     this.publish('create', rec);
     return { ID: id, Warnings: [] };
   }
@@ -197,6 +206,7 @@ export class ServicesApi {
       const spec = checkServiceSpec(body);
       parseConstraints(((spec.TaskTemplate as ClusterObject).Placement as ClusterObject | undefined)?.Constraints);
       await this.files?.checkRefs(spec.TaskTemplate as ClusterObject);
+      await resolveNetworkTargets(this.store, spec);
       if (!spec.Name) spec.Name = cur.Spec.Name;
       if (spec.Name !== cur.Spec.Name) throw invalidParameter('rpc error: code = Unimplemented desc = renaming services is not supported');
       if (modeOf(spec) !== modeOf(cur.Spec))
@@ -211,7 +221,16 @@ export class ServicesApi {
       }
       if (modeOf(spec).endsWith('-job')) next.JobIteration = (cur.JobIteration ?? 0) + 1;
     }
-    await this.store.update(serviceKey(cur.ID), next, opts.version);
+    // VIPs follow the networks: new ones claimed before the write (freed again if it fails, e.g. a
+    // stale version), those of networks left freed after it.
+    const { vips, claimed, unused } = await claimServiceVips(this.store, cur.ID, next.Spec, cur.VirtualIPs ?? []);
+    if (vips.length) next.VirtualIPs = vips;
+    else delete next.VirtualIPs;
+    await this.store.update(serviceKey(cur.ID), next, opts.version).catch(async (err: Error) => {
+      await freeServiceVips(this.store, cur.ID, claimed).catch(() => undefined);
+      throw err;
+    });
+    await freeServiceVips(this.store, cur.ID, unused);
     this.publish('update', next);
     return { Warnings: [] };
   }
@@ -219,6 +238,7 @@ export class ServicesApi {
   async remove(ref: string): Promise<void> {
     const s = await this.find(ref);
     await this.store.delete(serviceKey(s.value.ID));
+    await freeServiceVips(this.store, s.value.ID, s.value.VirtualIPs ?? []);
     // The tasks go with the service; each node's agent then removes their containers.
     for (const t of await this.tasks()) if (t.value.ServiceID === s.value.ID) await this.store.delete(taskKey(t.value.ID));
     this.publish('remove', s.value);

@@ -13,8 +13,11 @@ export interface TaskContainerState {
 }
 
 export interface TaskRuntime {
-  /** Creates and starts a container; returns its ID. Failures throw with the engine's message. */
-  run(name: string, body: Record<string, unknown>): Promise<string>;
+  /**
+   * Creates and starts a container; returns its ID. Failures throw with the engine's message.
+   * `networks`: overlay networks (name or ID) the container may join though not attachable.
+   */
+  run(name: string, body: Record<string, unknown>, networks?: string[]): Promise<string>;
   /** The container's state, or null if it is gone. */
   state(id: string): TaskContainerState | null;
   stop(id: string, timeoutSeconds: number): Promise<void>;

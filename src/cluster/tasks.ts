@@ -64,6 +64,8 @@ export interface TaskRecord {
   JobIteration?: number;
   /** The service's published ports of mode=host, bound on the task's node. */
   Ports?: unknown[];
+  /** The service's endpoint mode when not `vip`: with `dnsrr` the task's name holds `<service>`. */
+  EndpointMode?: string;
 }
 
 /** A task's name as dockerd shows it: `<service>.<slot>` or `<service>.<node id>` for global tasks. */

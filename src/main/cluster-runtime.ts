@@ -2,6 +2,7 @@
 // containers are ordinary containers, created, started, stopped and removed as the API would. A
 // task's secret and config files live in a tmpfs of its own under <exec-root>/cluster/tasks/<id>
 // (never on disk), mode 0700, unmounted when the task's container ends or goes.
+import type { OverlayHost } from '../network/overlay/contract.ts';
 import type { TaskRuntime } from '../cluster/task-runtime.ts';
 import type { ContainerService } from '../daemon/containers/service.ts';
 import type { ContainerRunEvents } from '../daemon/containers/run-events.ts';
@@ -15,7 +16,12 @@ import { runCommand } from '../util/helper-shell.ts';
 /** Room for the files of one task (secrets < 500 KiB, configs < 1000 KiB each). */
 const TMPFS_SIZE = 64 * 1024 * 1024;
 
-export function clusterRuntime(containers: ContainerService, runs: ContainerRunEvents, execRoot: string): TaskRuntime {
+export function clusterRuntime(
+  containers: ContainerService,
+  runs: ContainerRunEvents,
+  execRoot: string,
+  overlay: () => OverlayHost | undefined,
+): TaskRuntime {
   const dirOf = (taskId: string) => join(execRoot, 'cluster', 'tasks', taskId.replace(/[^a-zA-Z0-9]/g, ''));
   return {
     async writeFiles(taskId, files) {
@@ -33,12 +39,14 @@ export function clusterRuntime(containers: ContainerService, runs: ContainerRunE
     },
     async removeFiles(taskId) {
       const dir = dirOf(taskId);
+      // A failed unmount shows in the rm below (a busy mount point cannot be removed).
       if (isMounted(dir)) await runCommand('umount', ['-l', dir]).catch(() => undefined);
       await rm(dir, { recursive: true, force: true });
     },
-    async run(name, body) {
+    async run(name, body, networks = []) {
       const { Id } = await containers.create(body as unknown as ContainerCreateBody, name, API_VERSION);
       try {
+        for (const n of networks) overlay()?.attachTask(n, Id);
         await containers.start(Id);
       } catch (err) {
         // The container stays, as a task container dockerd could not start; its state says why.

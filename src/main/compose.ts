@@ -171,7 +171,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       overlay: () => networking.overlay,
       genericResources: () => parseGenericResources(cfg()['node-generic-resources']),
       events,
-      runtime: () => (taskRuntime ??= containerService ? clusterRuntime(containerService, runs, roots.execRoot) : undefined),
+      runtime: () =>
+        (taskRuntime ??= containerService ? clusterRuntime(containerService, runs, roots.execRoot, () => networking.overlay) : undefined),
     });
     cleanups.push(() => cluster.shutdown());
     const networking = composeNetworking({

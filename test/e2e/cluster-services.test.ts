@@ -274,8 +274,17 @@ describe('services on one node', () => {
     const net = await d.request('POST', '/v1.51/services/create', {
       body: { Name: 'z', TaskTemplate: { ContainerSpec: { Image: 'busybox' }, Networks: [{ Target: 'ov' }] } },
     });
-    assert.equal(net.status, 501);
-    assert.match(net.json().message, /overlay/);
+    assert.equal(net.status, 404);
+    assert.match(net.json().message, /network ov not found/);
+    const mesh = await d.request('POST', '/v1.51/services/create', {
+      body: {
+        Name: 'z',
+        TaskTemplate: { ContainerSpec: { Image: 'busybox' } },
+        EndpointSpec: { Ports: [{ TargetPort: 80 }] },
+      },
+    });
+    assert.equal(mesh.status, 501);
+    assert.match(mesh.json().message, /routing mesh/);
     const badConstraint = await d.docker(['service', 'create', '--detach', '--constraint', 'node.colour=red', 'busybox:latest']);
     assert.notEqual(badConstraint.code, 0);
     await ok(d, ['service', 'rm', 'x']);

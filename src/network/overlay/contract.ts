@@ -34,6 +34,19 @@ export interface OverlayEndpoint {
   nodeId: string;
   /** The node's data-path address (VXLAN tunnel end). */
   vtep: string;
+  /**
+   * A service's virtual IP (no container, no node): the DNS answers `name` with it, and each node
+   * DNATs it to the endpoints whose names hold `tasks.<name>`.
+   */
+  vip?: boolean;
+  /** On the ingress network's VIP: the service's routing-mesh ports, served on every node. */
+  ports?: MeshPort[];
+}
+
+export interface MeshPort {
+  proto: 'tcp' | 'udp';
+  published: number;
+  target: number;
 }
 
 /** This node inside the cluster, as the data path needs it. */

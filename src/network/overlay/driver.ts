@@ -13,6 +13,8 @@ import { linkAlias } from '../naming.ts';
 import type { ActiveEndpoint, Attachment, NetworkRecord } from '../records.ts';
 import type { NetworkState } from '../state.ts';
 import type { OverlayControl, OverlayEndpoint, OverlayHost, OverlayNode, SwarmNetwork } from './contract.ts';
+import { MeshRules, meshMac, meshRestore, meshTargets } from './mesh.ts';
+import { VipRules, vipRestore, vipTargets } from './vips.ts';
 import { OVERLAY_MTU, overlayDevices, planPeers, type PeerEntry } from './plan.ts';
 
 export interface OverlayDeps {
@@ -68,6 +70,12 @@ export class OverlayNetworks implements OverlayHost {
   /** Peer entries programmed on each network's vxlan device (networks whose devices are up). */
   private readonly peers = new Map<string, PeerEntry[]>();
   private readonly tasks = new Set<string>();
+  /** Service VIPs by network (vip endpoints: no device, no node). */
+  private vips = new Map<string, OverlayEndpoint[]>();
+  private readonly vipRules = new VipRules();
+  /** The routing mesh: this node's address on `ingress` (claimed and published) and its rules. */
+  private mesh: { netId: string; ip: string; endpointId: string } | undefined;
+  private readonly meshRules = new MeshRules();
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly d: OverlayDeps) {}
@@ -84,6 +92,10 @@ export class OverlayNetworks implements OverlayHost {
   setNetworks(node: OverlayNode | null, networks: SwarmNetwork[], opts: { events?: boolean } = {}): Promise<void> {
     return this.serial(async () => {
       this.node = node;
+      if (!node) {
+        await this.meshRules.clear();
+        this.mesh = undefined;
+      }
       const next = new Map((node ? networks : []).map((n) => [n.Id, n]));
       for (const id of [...this.nets.keys()]) {
         if (next.has(id)) continue;
@@ -109,9 +121,16 @@ export class OverlayNetworks implements OverlayHost {
     return this.serial(async () => {
       const self = this.node?.nodeId;
       const by = new Map<string, OverlayEndpoint[]>();
-      for (const e of endpoints) if (e.nodeId !== self) by.set(e.networkId, [...(by.get(e.networkId) ?? []), e]);
+      const vips = new Map<string, OverlayEndpoint[]>();
+      for (const e of endpoints) {
+        const into = e.vip ? vips : by;
+        if (e.vip || e.nodeId !== self) into.set(e.networkId, [...(into.get(e.networkId) ?? []), e]);
+      }
       this.remote = by;
+      this.vips = vips;
       for (const id of this.peers.keys()) await this.syncPeers(id);
+      await this.syncVips();
+      await this.syncMesh().catch((err: Error) => this.d.log.warn(`routing mesh: ${err.message}`));
     });
   }
 
@@ -120,15 +139,17 @@ export class OverlayNetworks implements OverlayHost {
   }
 
   localEndpoints(): string[] {
-    return [...this.nets.keys()].flatMap((id) => this.d.state.endpointsOn(id).map((x) => x.ep.endpointId));
+    const mine = [...this.nets.keys()].flatMap((id) => this.d.state.endpointsOn(id).map((x) => x.ep.endpointId));
+    return this.mesh ? [...mine, this.mesh.endpointId] : mine;
   }
 
   // ---- the sandboxes' side -----------------------------------------------------------------------
 
   /** Names and addresses of the network's remote endpoints (the embedded DNS answers them too). */
   remoteNames(netId: string): Array<{ names: string[]; ip: string; containerId: string }> {
-    return (this.remote.get(netId) ?? []).map((e) => ({
-      names: [e.name, ...e.aliases, e.containerId.slice(0, 12)],
+    const eps = [...(this.remote.get(netId) ?? []), ...(this.vips.get(netId) ?? [])];
+    return eps.map((e) => ({
+      names: [e.name, ...e.aliases, e.containerId.slice(0, 12)].filter(Boolean),
       ip: e.ip,
       containerId: e.containerId,
     }));
@@ -156,6 +177,7 @@ export class OverlayNetworks implements OverlayHost {
     await this.d
       .control()
       ?.publish({ networkId: ep.networkId, endpointId: ep.endpointId, containerId, name, aliases, ip: ep.ip, mac: ep.mac });
+    await this.serial(() => this.syncVips());
   }
 
   /** A local endpoint went (its address already released locally): unpublished; devices go with the last. */
@@ -165,7 +187,9 @@ export class OverlayNetworks implements OverlayHost {
       .control()
       ?.release(ep.networkId, ep.endpointId, ep.ip)
       .catch((err: Error) => this.d.log.warn(`unpublishing overlay endpoint ${ep.ip}: ${err.message}`));
+    await this.serial(() => this.syncVips());
     if (this.d.state.endpointsOn(ep.networkId).some((x) => x.ep.endpointId !== ep.endpointId)) return;
+    if (this.mesh?.netId === ep.networkId) return; // the routing mesh keeps the ingress devices
     await this.serial(() => this.downDevices(ep.networkId));
   }
 
@@ -176,8 +200,75 @@ export class OverlayNetworks implements OverlayHost {
   /** Shutdown: every overlay device of this node goes (they are made again with the next endpoint). */
   async close(): Promise<void> {
     await this.serial(async () => {
+      await this.meshRules.clear();
       for (const id of [...this.peers.keys()]) await this.downDevices(id);
     });
+  }
+
+  // ---- service VIPs ------------------------------------------------------------------------------
+
+  /** Every endpoint of an overlay network with its DNS names (local ones from their attachments). */
+  private namedEndpoints(netId: string): Array<{ names: string[]; ip: string }> {
+    const local = this.d.state.endpointsOn(netId).map(({ c, ep }) => ({
+      names: [...(c.attachments.find((a) => a.networkId === netId)?.config.Aliases ?? [])],
+      ip: ep.ip,
+    }));
+    return [...local, ...(this.remote.get(netId) ?? []).map((e) => ({ names: e.aliases, ip: e.ip }))];
+  }
+
+  /** Each local container on overlay networks gets the DNAT rules of its networks' VIPs. */
+  private async syncVips(): Promise<void> {
+    const seen = new Set<string>();
+    for (const c of this.d.state.containers()) {
+      const nets = (c.sandbox?.endpoints ?? []).map((e) => e.networkId).filter((id) => this.nets.has(id));
+      if (!c.sandbox || !nets.length) continue;
+      seen.add(c.id);
+      const targets = nets.flatMap((id) => vipTargets(this.vips.get(id) ?? [], this.namedEndpoints(id)));
+      await this.vipRules
+        .apply(c.id, c.sandbox.key, vipRestore(targets))
+        .catch((err: Error) => this.d.log.warn(`service VIP rules: ${err.message}`, { id: c.id }));
+    }
+    this.vipRules.keepOnly(seen);
+  }
+
+  // ---- routing mesh ------------------------------------------------------------------------------
+
+  /** With published ports of mode ingress in the cluster: this node's address, devices and rules. */
+  private async syncMesh(): Promise<void> {
+    const ingress = [...this.nets.values()].find((n) => n.Ingress);
+    const vips = ingress ? (this.vips.get(ingress.Id) ?? []).filter((v) => v.ports?.length) : [];
+    const control = this.d.control();
+    if (!ingress || !this.node || !control) return;
+    if (!vips.length && !this.mesh) return;
+    const rec = this.d.state.network(ingress.Id);
+    if (!rec) return;
+    const dev = overlayDevices(ingress.Id);
+    if (!this.mesh) {
+      const ip = await control.claimAddress(ingress.Id);
+      const mesh = { netId: ingress.Id, ip, endpointId: `ingress-${this.node.nodeId}` };
+      const mac = meshMac(ip);
+      try {
+        await this.upDevices(rec);
+        await ipBatch([`link set ${dev.bridge} address ${mac}`, `addr add ${ip}/${ingress.subnet.split('/')[1]} dev ${dev.bridge}`]);
+        const name = `ingress-endpoint-${this.node.nodeId.slice(0, 12)}`;
+        await control.publish({ networkId: ingress.Id, endpointId: mesh.endpointId, containerId: '', name, aliases: [], ip, mac });
+      } catch (err) {
+        // Tried again from the start with the next push; the devices go with their last endpoint.
+        await control.release(ingress.Id, mesh.endpointId, ip).catch(() => undefined); // never published: nothing to undo
+        if (!this.d.state.endpointsOn(ingress.Id).length) await this.downDevices(ingress.Id);
+        throw err;
+      }
+      this.mesh = mesh;
+      this.d.log.info('routing mesh: this node on the ingress network', { ip });
+    } else if (!this.peers.has(ingress.Id) || !linkExists(dev.bridge)) {
+      await this.upDevices(rec);
+    }
+    const remote = (this.remote.get(ingress.Id) ?? []).map((e) => ({ names: e.aliases, ip: e.ip }));
+    const local = this.d.state.endpointsOn(ingress.Id).map(({ c, ep }) => ({
+      names: [...(c.attachments.find((a) => a.networkId === ingress.Id)?.config.Aliases ?? [])],
+      ip: ep.ip,
+    }));
+    await this.meshRules.apply(meshRestore(meshTargets(vips, [...local, ...remote]), dev.bridge, this.mesh.ip));
   }
 
   // ---- devices -------------------------------------------------------------------------------------
