@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -199,13 +200,32 @@ export class TestDaemon {
       if (this.exitCode !== null) throw new Error(`daemon exited with ${this.exitCode} before it was ready:\n${this.output}`);
       try {
         const r = await httpOverUnix(this.socket, 'GET', '/_ping', { timeoutMs: 2000 });
-        if (r.status === 200) return;
+        // The unix socket may answer before a later -H tcp:// listener is bound: wait for those too.
+        if (r.status === 200 && (await this.tcpListenersUp())) return;
       } catch {
         // not listening yet
       }
       if (Date.now() > deadline) throw new Error(`daemon not ready after ${timeoutMs} ms:\n${this.output}`);
       await new Promise((r) => setTimeout(r, 25));
     }
+  }
+
+  /** Whether every `-H tcp://host:port` of the arguments accepts connections. */
+  private async tcpListenersUp(): Promise<boolean> {
+    const args = this.opts.args ?? [];
+    const hosts = args.filter((a, i) => i > 0 && ['-H', '--host'].includes(args[i - 1]!) && a.startsWith('tcp://'));
+    for (const h of hosts) {
+      const u = new URL(h);
+      const up = await new Promise<boolean>((done) => {
+        const sock = connect({ host: u.hostname, port: Number(u.port) }, () => {
+          sock.destroy();
+          done(true);
+        });
+        sock.on('error', () => done(false));
+      });
+      if (!up) return false;
+    }
+    return true;
   }
 
   request(method: string, path: string, opts: RequestOptions = {}): Promise<HttpResult> {
