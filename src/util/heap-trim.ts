@@ -9,7 +9,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Logger } from './log.ts';
 
-type GcOptions = { type: 'major'; execution: 'sync'; flavor: 'last-resort' };
+type GcOptions = { type: 'major'; execution: 'sync'; flavor: 'last-resort' } | { type: 'major'; execution: 'async' };
 type Gc = (options: GcOptions) => void;
 
 export interface HeapTrimOptions {
@@ -43,6 +43,19 @@ export interface HeapTrimmer {
 function exposedGc(): Gc {
   setFlagsFromString('--expose-gc');
   return runInNewContext('gc') as Gc;
+}
+
+let backgroundGc: Gc | undefined;
+
+/**
+ * Asks for one major collection that does not hold the event loop (V8 marks concurrently, then
+ * finishes incrementally), for right after work known to leave a large heap of garbage behind: a
+ * build of a large context. Back-to-back builds leave the trimmer no quiet interval, and each kept
+ * the heap the previous one grew to (measured: 116, 140, 148 MiB over three builds of 100 MiB;
+ * 105 MiB each with a collection between them).
+ */
+export function collectInBackground(): void {
+  (backgroundGc ??= exposedGc())({ type: 'major', execution: 'async' });
 }
 
 export function startHeapTrimmer(opts: HeapTrimOptions): HeapTrimmer {

@@ -4,7 +4,8 @@
 // hard links leading out or through a symlink, relative symlinks leading out, entries beneath a
 // symlink of the archive. Absolute symlinks are kept: they resolve inside the context root when
 // COPY uses them (copy.ts). Modes, owners (when running as root), symlinks, hard links and mtimes
-// are kept; device nodes and FIFOs are skipped (a context has no use for them).
+// are kept; device nodes and FIFOs are skipped (a context has no use for them). File data goes
+// through one reused buffer (file-writer.ts): memory per chunk is O(1) and nothing outlives it.
 //
 // .dockerignore is applied while extracting, in one pass: the ignore files' paths are known before
 // the stream starts (`.dockerignore`, and `<Dockerfile>.dockerignore`, which wins), so an entry is
@@ -26,6 +27,7 @@ import { posix } from 'node:path';
 import { invalidParameter } from '../../errors.ts';
 import { decompressed } from '../../images/decompress.ts';
 import { readTar, safeEntryPath, TarPathGuard, type TarHeader } from '../../images/tar-reader.ts';
+import { EntryFileWriter } from './file-writer.ts';
 import { dockerfileIgnorePath, goClean, IgnoreMatcher, ignoredBuildFiles } from './dockerignore.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 
@@ -89,6 +91,7 @@ export async function extractContext(source: AsyncIterable<Uint8Array>, dir: str
   const applyIgnore = opts.applyIgnore !== false;
   const owners = opts.preserveOwners ?? process.getuid?.() === 0;
   const guard = new TarPathGuard({ absoluteSymlinks: true });
+  const writer = new EntryFileWriter();
   const dirs = new Set<string>(['']);
   const dirTimes: Array<[string, number]> = [];
   const result: ExtractResult = { entries: 0, bytes: 0, skipped: 0, ignore: new IgnoreMatcher([]), removeAfterRead: [] };
@@ -155,7 +158,7 @@ export async function extractContext(source: AsyncIterable<Uint8Array>, dir: str
         if (result.entries > 0) sweep = true;
       }
     } else {
-      result.bytes += await createEntry(root, target, h, body, place);
+      result.bytes += await createEntry(root, target, h, body, place, writer);
     }
     result.entries++;
     if (h.kind === 'link') continue;
@@ -198,7 +201,9 @@ function writeFileSync(target: string, chunks: Buffer[], size: number): void {
 }
 
 /** Creates one entry (through `place`, which replaces what is there); returns the bytes of file data written. */
-async function createEntry(root: string, target: string, h: TarHeader, body: AsyncIterable<Buffer>, place: <T>(make: () => T) => T): Promise<number> {
+async function createEntry(
+  root: string, target: string, h: TarHeader, body: AsyncIterable<Buffer>, place: <T>(make: () => T) => T, writer: EntryFileWriter,
+): Promise<number> {
   switch (h.kind) {
     case 'directory':
       place(() => mkdirSync(target, { mode: 0o700 }));
@@ -221,26 +226,11 @@ async function createEntry(root: string, target: string, h: TarHeader, body: Asy
     }
     default: {
       const fd = place(() => openSync(target, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600));
-      let total = 0;
       try {
-        let pending: Buffer[] = [];
-        let size = 0;
-        for await (const chunk of body) {
-          pending.push(chunk);
-          size += chunk.length;
-          if (size >= 1 << 20) {
-            writeAll(fd, pending, size);
-            total += size;
-            pending = [];
-            size = 0;
-          }
-        }
-        if (size) writeAll(fd, pending, size);
-        total += size;
+        return await writer.write(fd, body);
       } finally {
         closeSync(fd);
       }
-      return total;
     }
   }
 }

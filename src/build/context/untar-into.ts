@@ -4,12 +4,13 @@
 // here every parent directory is resolved inside the root (symlinks of the image followed without
 // leaving it) and the last component is never followed. Entries with `..`, absolute names, links
 // leading out or entries beneath a symlink of the archive are refused (400).
-import { createReadStream, chmodSync, closeSync, constants, lchownSync, linkSync, lstatSync, lutimesSync, mkdirSync, openSync, rmSync, symlinkSync, writeSync, writevSync } from 'node:fs';
+import { createReadStream, chmodSync, closeSync, constants, lchownSync, linkSync, lstatSync, lutimesSync, mkdirSync, openSync, rmSync, symlinkSync } from 'node:fs';
 import { posix } from 'node:path';
 import { invalidParameter } from '../../errors.ts';
 import { decompressed } from '../../images/decompress.ts';
 import { readTar, safeEntryPath, TarPathGuard } from '../../images/tar-reader.ts';
 import { followSymlinkInScope } from './scoped-path.ts';
+import { EntryFileWriter } from './file-writer.ts';
 
 /** Whether the file is a tar archive, compressed or not (dockerd's IsArchivePath: a readable first header). */
 export async function isArchive(path: string): Promise<boolean> {
@@ -38,16 +39,12 @@ function validHeader(h: Buffer): boolean {
   return stored === sum;
 }
 
-function writeAll(fd: number, parts: Buffer[], size: number): void {
-  let written = writevSync(fd, parts);
-  while (written < size) written += writeSync(fd, Buffer.concat(parts).subarray(written));
-}
-
 /** Extracts `file` into `destDir` (a real directory inside `root`). */
 export async function untarInto(file: string, destDir: string, root: string): Promise<{ entries: number }> {
   const guard = new TarPathGuard({ absoluteSymlinks: true });
   const parents = new Map<string, string>([['', destDir]]);
   const dirTimes: Array<[string, number]> = [];
+  const writer = new EntryFileWriter();
   let entries = 0;
   /** The real directory for `rel` (created 0755 when missing), resolved inside the root. */
   const dirFor = (rel: string): string => {
@@ -89,18 +86,7 @@ export async function untarInto(file: string, destDir: string, root: string): Pr
       default: {
         const fd = openSync(target, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
         try {
-          let parts: Buffer[] = [];
-          let size = 0;
-          for await (const c of body) {
-            parts.push(c);
-            size += c.length;
-            if (size >= 1 << 20) {
-              writeAll(fd, parts, size);
-              parts = [];
-              size = 0;
-            }
-          }
-          if (size) writeAll(fd, parts, size);
+          await writer.write(fd, body);
         } finally {
           closeSync(fd);
         }
