@@ -22,6 +22,8 @@ const ROUND_MS = 50;
 const RETRY_MS = 1000;
 /** Containers created, started or removed at once by one agent. */
 const PARALLEL = 4;
+/** How long a stop waits for a round's container work (creates and starts) to finish. */
+const STOP_WAIT_MS = 15_000;
 
 async function inParallel<T>(items: T[], width: number, fn: (item: T) => Promise<unknown>): Promise<void> {
   let next = 0;
@@ -48,6 +50,9 @@ export class Agent {
   private readonly withFiles = new Set<string>();
   /** The secret and config data of the last answer. */
   private payloads: TaskPayloads | undefined;
+  /** The round under way, if any (stop waits for its container work). */
+  private current: Promise<number> | undefined;
+  private polling = false;
 
   constructor(
     private readonly sync: SyncFn,
@@ -58,16 +63,27 @@ export class Agent {
   start(): void {
     const tick = (ms: number) => {
       if (this.stopped) return;
-      this.timer = setTimeout(() => void this.round().then(tick), ms);
+      this.timer = setTimeout(() => {
+        const run = this.round();
+        this.current = run;
+        void run.then(tick);
+      }, ms);
       this.timer.unref();
     };
     tick(0);
   }
 
-  stop(): void {
+  /**
+   * Stops the rounds; resolves once a round under way has finished its container work (a long poll
+   * still waiting is not waited for: its answer is dropped), so a leave can then remove what is left.
+   */
+  async stop(): Promise<void> {
     this.stopped = true;
     this.unsubscribe?.();
     if (this.timer) clearTimeout(this.timer);
+    if (this.polling || !this.current) return;
+    const bound = new Promise<void>((r) => setTimeout(r, STOP_WAIT_MS).unref());
+    await Promise.race([this.current.then(() => undefined), bound]);
   }
 
   /** The container of a task run here, if any (logs). */
@@ -122,7 +138,11 @@ export class Agent {
       const reports = [...this.pending].map(([id, status]) => ({ id, status }));
       // While a stop is under way the round must come back to see it end: no long poll then.
       const wait = !reports.length && !this.stopping.size && this.known !== undefined;
-      const { tasks, digest, payloads } = await this.sync(wait ? { reports, known: this.known! } : { reports });
+      this.polling = true;
+      const { tasks, digest, payloads } = await this.sync(wait ? { reports, known: this.known! } : { reports }).finally(
+        () => (this.polling = false),
+      );
+      if (this.stopped) return RETRY_MS; // a leave or shutdown came during the poll: start nothing now
       this.known = digest;
       this.payloads = payloads;
       for (const r of reports) if (this.pending.get(r.id) === r.status) this.pending.delete(r.id);

@@ -210,7 +210,7 @@ export class ClusterService {
   }
 
   private startAgent(sync: SyncFn): void {
-    this.agent?.stop();
+    void this.agent?.stop(); // a replaced agent: its last round may finish on its own
     this.agent = new Agent(sync, this.deps.runtime ?? (() => undefined), this.log);
     this.agent.start();
   }
@@ -220,17 +220,23 @@ export class ClusterService {
     if (!rt) return;
     try {
       for (const c of await rt.list()) {
-        await rt.remove(c.id);
-        await rt.removeFiles(c.taskId);
+        // One container that cannot go must not keep the others.
+        await rt
+          .remove(c.id)
+          .then(() => rt.removeFiles(c.taskId))
+          .catch((err: Error) =>
+            this.log.warn('cannot remove a task container of a node leaving the cluster', { task: c.taskId, error: err.message }),
+          );
       }
     } catch (err) {
-      this.log.warn('cannot remove the task containers of a node leaving the cluster', { error: (err as Error).message });
+      this.log.warn('cannot list the task containers of a node leaving the cluster', { error: (err as Error).message });
     }
   }
 
-  private stopAgent(): void {
-    this.agent?.stop();
+  private async stopAgent(): Promise<void> {
+    const a = this.agent;
     this.agent = null;
+    await a?.stop();
   }
 
   // ---- /_ping and /info --------------------------------------------------------------------------
@@ -438,7 +444,7 @@ export class ClusterService {
         this.worker.stop();
       }
       // As dockerd: a node that leaves removes the containers of its tasks.
-      this.stopAgent();
+      await this.stopAgent();
       await this.removeTaskContainers();
       this.manager = null;
       this.worker = null;
@@ -452,7 +458,7 @@ export class ClusterService {
   /** Daemon shutdown: stops etcd, the endpoint and heartbeats; the node stays in its cluster. */
   shutdown(): Promise<void> {
     return this.serial(async () => {
-      this.stopAgent();
+      await this.stopAgent();
       this.worker?.stop();
       await this.workerNetworks?.stop(false);
       this.workerNetworks = null;

@@ -77,6 +77,7 @@ export function clusterRuntime(
       const all = (await containers.list({
         all: true,
         size: false,
+        objects: true, // the fields are read here, not sent
         filters: new Map([['label', ['com.docker.swarm.task.id']]]),
       })) as Array<{
         Id: string;

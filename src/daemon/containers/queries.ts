@@ -22,7 +22,11 @@ export class ContainerQueries {
    * over, so a listing waits for the containers still being reconciled (requests on one container
    * wait for that one only).
    */
-  async list(opts: { all: boolean; limit?: number; size: boolean; filters: Map<string, string[]> }): Promise<unknown[]> {
+  /**
+   * The list entries: for the API route (no sizes) as cached JSON bytes (`JsonText`); `objects`
+   * asks for plain objects instead, for callers inside the daemon that read the fields.
+   */
+  async list(opts: { all: boolean; limit?: number; size: boolean; filters: Map<string, string[]>; objects?: boolean }): Promise<unknown[]> {
     const { ctx } = this;
     if (ctx.reconciling.size) await Promise.all(ctx.reconciling.values());
     const ancestorCache = new Map<string, Set<string>>();
@@ -47,6 +51,7 @@ export class ContainerQueries {
       .sort((a, b) => (a.Created < b.Created ? 1 : a.Created > b.Created ? -1 : 0));
     if (opts.limit !== undefined) list = list.slice(0, opts.limit);
     // Without sizes (docker ps): each entry's JSON, cached per record while nothing it shows changed.
+    if (!opts.size && opts.objects) return list.map((r) => summaryView(r, this.networkView(r)));
     if (!opts.size) return list.map((r) => summaryJson(r, this.ctx.d.networks?.viewGeneration(r) ?? '', () => this.networkView(r)));
     // Sizes are a containerd call each: a few at a time, so thousands never go out in one turn.
     const imageSizes = new Map<string, Promise<number>>(); // most containers share a few images

@@ -103,7 +103,7 @@ export class ContainerService {
     return this.creator.create(body, name);
   }
 
-  list(opts: { all: boolean; limit?: number; size: boolean; filters: Map<string, string[]> }): Promise<unknown[]> {
+  list(opts: { all: boolean; limit?: number; size: boolean; filters: Map<string, string[]>; objects?: boolean }): Promise<unknown[]> {
     return this.queries.list(opts);
   }
 
