@@ -25,13 +25,10 @@ async function main(): Promise<void> {
   }
   let loaded: LoadedConfig = outcome.loaded;
   const cfg = loaded.config;
-  const log = new Logger({ level: cfg['log-level'], format: cfg['log-format'], raw: cfg['raw-logs'] });
-  log.info('Starting up', { version: ENGINE_VERSION, commit: ENGINE_COMMIT, node: process.versions.node });
-  for (const w of loaded.warnings) log.warn(w);
-
-  // Signals are ours from here on: the API answers before start-up has finished, and a SIGTERM
-  // taking Node's default action then would leave containerd and the pidfile behind. One that
-  // arrives during start-up is acted on as soon as start-up ends.
+  // Signals are ours from here on, before the first log line (a supervisor may signal as soon as it
+  // sees one): the API answers before start-up has finished, and a SIGTERM taking Node's default
+  // action then would leave containerd and the pidfile behind. One that arrives during start-up is
+  // acted on as soon as start-up ends.
   let stopOn: ((signal: string) => void) | undefined;
   let pendingSignal: string | undefined;
   const onSignal = (signal: string) => (stopOn ? stopOn(signal) : (pendingSignal ??= signal));
@@ -40,6 +37,9 @@ async function main(): Promise<void> {
   let reload: (() => void) | undefined;
   let reloadPending = false;
   process.on('SIGHUP', () => (reload ? reload() : (reloadPending = true)));
+  const log = new Logger({ level: cfg['log-level'], format: cfg['log-format'], raw: cfg['raw-logs'] });
+  log.info('Starting up', { version: ENGINE_VERSION, commit: ENGINE_COMMIT, node: process.versions.node });
+  for (const w of loaded.warnings) log.warn(w);
 
   // Rootless mode runs inside rootlesskit (bin/engined-rootless); as root outside it, never.
   const inRootlesskit = !!process.env.ROOTLESSKIT_STATE_DIR;
