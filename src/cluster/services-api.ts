@@ -7,6 +7,7 @@ import { invalidParameter } from '../errors.ts';
 import type { EventPublisher } from '../events/bus.ts';
 import type { ClusterObject, ObjectUpdateOptions } from '../types/cluster.ts';
 import { newId } from './ids.ts';
+import { notAppliedWarnings } from './spec-warnings.ts';
 import { claimServiceVips, freeServiceVips, resolveNetworkTargets } from './service-vips.ts';
 import type { NodeRecord } from './nodes.ts';
 import { parseConstraints } from './scheduler.ts';
@@ -139,7 +140,7 @@ export class ServicesApi {
       throw err;
     }
     this.publish('create', rec);
-    return { ID: id, Warnings: [] };
+    return { ID: id, Warnings: notAppliedWarnings(spec) };
   }
 
   private async find(ref: string): Promise<Stored<ServiceRecord>> {
@@ -232,7 +233,7 @@ export class ServicesApi {
     });
     await freeServiceVips(this.store, cur.ID, unused);
     this.publish('update', next);
-    return { Warnings: [] };
+    return { Warnings: notAppliedWarnings(next.Spec) };
   }
 
   async remove(ref: string): Promise<void> {
