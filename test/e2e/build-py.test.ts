@@ -102,7 +102,11 @@ describe('docker-py images.build', () => {
     });
     req.end(tar);
     await started;
-    assert.equal((await d.docker(['ps', '-q'])).stdout.trim().split('\n').filter(Boolean).length, 1, 'the RUN step runs in a container');
+    // The command's output can arrive before the start is recorded (the process runs before the
+    // runtime's answer is handled): wait for the running container to show.
+    await until("the RUN step's running container in docker ps", async () =>
+      (await d.docker(['ps', '-q'])).stdout.trim().split('\n').filter(Boolean).length === 1 ? true : undefined,
+    );
     req.destroy();
     await until(
       'the build container is removed',
