@@ -4,17 +4,13 @@
 // allocations freed by removal, stale endpoints and those of removed nodes dropped, and the watch
 // pushing to the node's driver.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
+import { startTestEtcd } from '../../test/helpers/etcd-member.ts';
 import { after, before, describe, test } from 'node:test';
 import type { OverlayEndpoint, OverlayHost, OverlayNode, SwarmNetwork } from '../network/overlay/contract.ts';
 import { Logger } from '../util/log.ts';
-import { freePort } from '../../test/helpers/ports.ts';
 import { until } from '../../test/helpers/until.ts';
-import { createRootCa, issueNodeCert, newKeyPair } from './ca.ts';
-import { EtcdMember, peerUrl } from './etcd-process.ts';
-import { newId } from './ids.ts';
+import { EtcdMember } from './etcd-process.ts';
 import { checkOverlayBody, ClusterNetworks } from './networks.ts';
 import { claimServiceVips, freeServiceVips, resolveNetworkTargets } from './service-vips.ts';
 import { ClusterStore } from './store.ts';
@@ -64,31 +60,10 @@ describe('overlay networks in a real etcd', () => {
   let one: ClusterNetworks;
   let two: ClusterNetworks;
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'engine-etcd-'));
-    const ca = await createRootCa();
-    const keys = newKeyPair();
-    const nodeId = newId();
-    const cert = await issueNodeCert(ca, keys.publicKeyPem, { nodeId, role: 'manager', clusterId: newId(), ips: ['127.0.0.1'] });
-    const tls = { caFile: join(dir, 'ca.pem'), certFile: join(dir, 'node.pem'), keyFile: join(dir, 'node.key') };
-    await writeFile(tls.caFile, ca.certPem);
-    await writeFile(tls.certFile, cert);
-    await writeFile(tls.keyFile, keys.keyPem, { mode: 0o600 });
-    const [clientPort, peerPort] = [await freePort(), await freePort()];
-    member = new EtcdMember({
-      name: nodeId,
-      dataDir: join(dir, 'etcd'),
-      host: '127.0.0.1',
-      clientPort,
-      peerPort,
-      tls,
-      initialCluster: `${nodeId}=${peerUrl('127.0.0.1', peerPort)}`,
-      initialState: 'new',
-      clusterToken: newId(),
-      log,
-    });
-    await member.start();
-    for (let i = 0; i < 2; i++)
-      stores.push(await ClusterStore.open([member.endpoint], { caPem: ca.certPem, certPem: cert, keyPem: keys.keyPem }));
+    const etcd = await startTestEtcd(log);
+    dir = etcd.dir;
+    member = etcd.member;
+    for (let i = 0; i < 2; i++) stores.push(await etcd.openStore());
     const cluster = async () => ({ DataPathPort: 4789, DefaultAddrPool: ['10.0.0.0/8'], SubnetSize: 24 }) as ClusterRecord;
     one = new ClusterNetworks({ store: stores[0]!, log, host, nodeId: 'node1', vtep: '192.0.2.1', cluster });
     two = new ClusterNetworks({ store: stores[1]!, log, host: undefined, nodeId: 'node2', vtep: '192.0.2.2', cluster });

@@ -3,15 +3,11 @@
 // the same name at once, a stale name claim taken over, labels-only updates with the version
 // checked, payloads of exactly the referenced objects, removal refused while a service uses one.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
+import { startTestEtcd } from '../../test/helpers/etcd-member.ts';
 import { after, before, describe, test } from 'node:test';
 import { Logger } from '../util/log.ts';
-import { freePort } from '../../test/helpers/ports.ts';
-import { createRootCa, issueNodeCert, newKeyPair } from './ca.ts';
-import { EtcdMember, peerUrl } from './etcd-process.ts';
-import { newId } from './ids.ts';
+import { EtcdMember } from './etcd-process.ts';
 import { open } from './secret-crypto.ts';
 import type { FileObjectRecord } from './secret-spec.ts';
 import { clusterDataKey, FileObjectsApi } from './secrets-api.ts';
@@ -31,31 +27,10 @@ describe('secrets and configs in a real etcd', () => {
   const keys: Array<() => Promise<string>> = [];
   let configs: FileObjectsApi;
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'engine-etcd-'));
-    const ca = await createRootCa();
-    const kp = newKeyPair();
-    const nodeId = newId();
-    const cert = await issueNodeCert(ca, kp.publicKeyPem, { nodeId, role: 'manager', clusterId: newId(), ips: ['127.0.0.1'] });
-    const tls = { caFile: join(dir, 'ca.pem'), certFile: join(dir, 'node.pem'), keyFile: join(dir, 'node.key') };
-    await writeFile(tls.caFile, ca.certPem);
-    await writeFile(tls.certFile, cert);
-    await writeFile(tls.keyFile, kp.keyPem, { mode: 0o600 });
-    const [clientPort, peerPort] = [await freePort(), await freePort()];
-    member = new EtcdMember({
-      name: nodeId,
-      dataDir: join(dir, 'etcd'),
-      host: '127.0.0.1',
-      clientPort,
-      peerPort,
-      tls,
-      initialCluster: `${nodeId}=${peerUrl('127.0.0.1', peerPort)}`,
-      initialState: 'new',
-      clusterToken: newId(),
-      log,
-    });
-    await member.start();
-    for (let i = 0; i < 2; i++)
-      stores.push(await ClusterStore.open([member.endpoint], { caPem: ca.certPem, certPem: cert, keyPem: kp.keyPem }));
+    const etcd = await startTestEtcd(log);
+    dir = etcd.dir;
+    member = etcd.member;
+    for (let i = 0; i < 2; i++) stores.push(await etcd.openStore());
     // A cluster record without a data key (a cluster made before secrets): the first use adds one.
     await stores[0]!.create('cluster', { ID: 'c1', Spec: {} });
     for (const s of stores) {

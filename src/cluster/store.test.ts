@@ -2,15 +2,10 @@
 // certificates of a fresh cluster CA: compare-and-swap versions, create conflicts, watches, leased
 // keys, members; and a crashed etcd is restarted by its watcher.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
+import { startTestEtcd } from '../../test/helpers/etcd-member.ts';
 import { after, before, describe, test } from 'node:test';
-import { Logger } from '../util/log.ts';
-import { freePort } from '../../test/helpers/ports.ts';
-import { createRootCa, issueNodeCert, newKeyPair } from './ca.ts';
-import { EtcdMember, peerUrl } from './etcd-process.ts';
-import { newId } from './ids.ts';
+import { EtcdMember } from './etcd-process.ts';
 import { ClusterStore, OUT_OF_SEQUENCE } from './store.ts';
 
 describe('cluster store on a real etcd', () => {
@@ -18,30 +13,10 @@ describe('cluster store on a real etcd', () => {
   let member: EtcdMember;
   let store: ClusterStore;
   before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'engine-etcd-'));
-    const ca = await createRootCa();
-    const keys = newKeyPair();
-    const nodeId = newId();
-    const cert = await issueNodeCert(ca, keys.publicKeyPem, { nodeId, role: 'manager', clusterId: newId(), ips: ['127.0.0.1'] });
-    const tls = { caFile: join(dir, 'ca.pem'), certFile: join(dir, 'node.pem'), keyFile: join(dir, 'node.key') };
-    await writeFile(tls.caFile, ca.certPem);
-    await writeFile(tls.certFile, cert);
-    await writeFile(tls.keyFile, keys.keyPem, { mode: 0o600 });
-    const [clientPort, peerPort] = [await freePort(), await freePort()];
-    member = new EtcdMember({
-      name: nodeId,
-      dataDir: join(dir, 'etcd'),
-      host: '127.0.0.1',
-      clientPort,
-      peerPort,
-      tls,
-      initialCluster: `${nodeId}=${peerUrl('127.0.0.1', peerPort)}`,
-      initialState: 'new',
-      clusterToken: newId(),
-      log: new Logger({ level: 'error', format: 'text', raw: false }),
-    });
-    await member.start();
-    store = await ClusterStore.open([member.endpoint], { caPem: ca.certPem, certPem: cert, keyPem: keys.keyPem });
+    const etcd = await startTestEtcd();
+    dir = etcd.dir;
+    member = etcd.member;
+    store = await etcd.openStore();
   });
   after(async () => {
     store?.close();

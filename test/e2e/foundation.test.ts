@@ -9,7 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { ENGINED, run, startDaemon, TestDaemon, killStrayContainerd } from '../helpers/daemon.ts';
 import { apiSpecMissing, missingProperties, responseSchema, validate } from '../helpers/openapi.ts';
 import { freePort } from '../helpers/ports.ts';
-import { makeCerts } from '../helpers/tls-certs.ts';
+import { makeCerts, tlsDaemonArgs } from '../helpers/tls-certs.ts';
 import { until } from '../helpers/until.ts';
 
 describe('engined foundation', () => {
@@ -235,19 +235,7 @@ describe('engined listeners', () => {
     const certDir = await mkdtemp(join(tmpdir(), 'engine-tls-'));
     const certs = await makeCerts(certDir);
     const port = await freePort();
-    const d = await startDaemon({
-      args: [
-        '-H',
-        `tcp://127.0.0.1:${port}`,
-        '--tlsverify',
-        '--tlscacert',
-        certs.ca,
-        '--tlscert',
-        certs.serverCert,
-        '--tlskey',
-        certs.serverKey,
-      ],
-    });
+    const d = await startDaemon({ args: tlsDaemonArgs(certs, port) });
     try {
       const ok = await d.docker(['version', '--format', '{{.Server.APIVersion}}'], {
         env: { DOCKER_HOST: `tcp://127.0.0.1:${port}`, DOCKER_TLS_VERIFY: '1', DOCKER_CERT_PATH: certs.clientDir },
