@@ -79,20 +79,9 @@ export async function writeBlob(
     if (n !== size) throw new BlobVerificationError(`blob ${digest}: got ${n} bytes, expected ${size}`);
     if (got !== digest) throw new BlobVerificationError(`filesystem layer verification failed for digest ${digest}`);
     onEnd?.();
-    try {
-      await link(tmp, join(dir, digest.slice('sha256:'.length)));
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    await t.client.contentWrite(ref, createReadStream(tmp, { highWaterMark: 1 << 20 }), {
-      expected: digest,
-      total: size,
-      lease: t.lease,
-      labels,
-    });
     // Synced in the background, off the pull's critical path, as storeNewBlob's; dockerd does not
     // sync a downloaded layer at all, nor containerd an unpacked one.
-    void syncLater(join(dir, digest.slice('sha256:'.length)));
+    await register(t, tmp, join(dir, digest.slice('sha256:'.length)), { ref, digest, size, labels });
   } finally {
     // The temporary file of a failed write: the write's error is the one that matters.
     await unlink(tmp).catch(() => undefined);
@@ -144,27 +133,40 @@ export async function storeNewBlob(
     await fh.close();
     const digest = `sha256:${hash.digest('hex')}`;
     const blob = join(dir, digest.slice('sha256:'.length));
-    try {
-      await link(tmp, blob);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    // Found in the backend: a bare COMMIT; else (another policy, a GC pass in between) streamed.
-    await t.client.contentWrite(ref, createReadStream(tmp, { highWaterMark: 1 << 20 }), {
-      expected: digest,
-      total: size,
-      lease: t.lease,
-      labels,
-    });
     // Synced in the background, off the request's latency (a 10 MiB fsync costs ~50 ms here);
     // dockerd does not sync a committed layer at all, nor containerd an unpacked one.
-    void syncLater(blob);
+    await register(t, tmp, blob, { ref, digest, size, labels });
     return { digest, size };
   } finally {
     await fh.close().catch(() => undefined); // already closed on success
     // The temporary file (the blob is its hard link now, or the write failed)
     await unlink(tmp).catch(() => undefined);
   }
+}
+
+/**
+ * A verified temporary file made a blob: hard-linked to its place in the content store (already
+ * there: fine), registered with containerd (found in the backend: a bare COMMIT; else, after
+ * another policy or a GC pass in between, streamed), then synced in the background.
+ */
+async function register(
+  t: BlobTarget,
+  tmp: string,
+  blob: string,
+  w: { ref: string; digest: string; size: number; labels: Record<string, string> | undefined },
+): Promise<void> {
+  try {
+    await link(tmp, blob);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  await t.client.contentWrite(w.ref, createReadStream(tmp, { highWaterMark: 1 << 20 }), {
+    expected: w.digest,
+    total: w.size,
+    lease: t.lease,
+    labels: w.labels,
+  });
+  void syncLater(blob);
 }
 
 /** fdatasync of a committed blob, in the background; a failure only loses durability, never data. */
