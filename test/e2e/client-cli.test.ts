@@ -324,7 +324,10 @@ describe('engine CLI against the daemon', () => {
     assert.match(loaded.stdout, /Loaded image: busybox:latest/);
 
     const since = Math.floor(Date.now() / 1000) - 1;
-    assert.equal((await engine(['run', '-d', '--name', 'st', 'busybox', 'sleep', '300'])).code, 0);
+    const started = await engine(['run', '-d', '--name', 'st', 'busybox', 'sleep', '300']);
+    assert.equal(started.code, 0, started.stderr);
+    // Filtered by ID: names match by prefix (as dockerd), and a generated name such as stoic_… may share it.
+    const stId = started.stdout.trim();
     const st = await engine(['stats', '--no-stream', 'st']);
     assert.equal(st.code, 0, st.stderr);
     assert.match(
@@ -339,7 +342,7 @@ describe('engine CLI against the daemon', () => {
       '--until',
       String(Math.floor(Date.now() / 1000) + 1),
       '--filter',
-      'container=st',
+      `container=${stId}`,
       '--format',
       '{{.Action}}',
     ]);
