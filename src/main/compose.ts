@@ -138,7 +138,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       cgroupParent: initial['cgroup-parent'] || `/${defaultCgroupParent(cgroupDriver).replace(/^\//, '')}`,
       layout: detectCgroupLayout(),
     });
-    const db = openDatabase(join(roots.dataRoot, 'engine.db'));
+    const db = openDatabase(join(roots.dataRoot, 'engine.db'), {
+      checkpointInBackground: { warn: (message) => log.warn(message) },
+    });
     cleanups.push(() => db.close());
     // Every service publishes here (persisted before delivery; see events/bus.ts).
     const events = new EventBus({ log: new EventLog(db), logger: log.child({ module: 'events' }) });

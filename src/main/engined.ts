@@ -97,7 +97,7 @@ async function main(): Promise<void> {
   const running = daemon;
   log.info('Daemon has completed initialization', { startupMs: Date.now() - startedAt });
   // Debug only (ENGINE_DEBUG_LOOP_STALL_MS): long synchronous stretches, with the requests behind them.
-  if (startLoopWatch(process.env, (s) => log.warn('event loop stalled', { ms: s.ms, requests: s.requests.join(' | ') })))
+  if (startLoopWatch(process.env, (s) => log.warn('event loop stalled', { ms: s.ms, cpuMs: s.cpuMs, requests: s.requests.join(' | ') })))
     log.warn('ENGINE_DEBUG_LOOP_STALL_MS is set: event loop stalls are logged (a debugging aid)');
 
   reload = () => {

@@ -110,14 +110,17 @@ export class ContainerStore<T extends ContainerRecordBase> {
     db.onRollback(() => this.resync());
   }
 
-  /** Inserts or replaces the record with rec.Id. Throws conflict if another container has its name. */
-  put(rec: T | Snapshot<T>): void {
+  /**
+   * Inserts or replaces the record with rec.Id. Throws conflict if another container has its name.
+   * `text`, when given, is JSON.stringify(rec) made by the caller (parts of it reused).
+   */
+  put(rec: T | Snapshot<T>, text?: string): void {
     const plain = rec as T;
     const name = bareName(plain.Name);
     if (!plain.Id) throw invalidParameter('container record without an Id');
     if (!name) throw invalidParameter('container record without a Name');
     const created = this.createdOf(plain);
-    const data = JSON.stringify(plain);
+    const data = text ?? JSON.stringify(plain);
     this.settle();
     this.db.transaction(() => {
       this.assertNameFree(name, plain.Id);

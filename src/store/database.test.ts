@@ -253,3 +253,32 @@ describe('transaction', () => {
     assert.equal(calls, 2);
   });
 });
+
+describe('checkpoints in the background', () => {
+  test('the writer never checkpoints; the worker copies the WAL into the file; close leaves no WAL', async () => {
+    const warnings: string[] = [];
+    const db = open({ migrations: T_MIGRATIONS, checkpointInBackground: { warn: (m) => warnings.push(m) } });
+    assert.equal(pragma(db, 'wal_autocheckpoint'), 0);
+    const before = statSync(tmp.file('engine.db')).size;
+    // 4 MiB rows: 1 000+ pages each, which would have made the COMMIT checkpoint.
+    db.exec('CREATE TABLE big (v TEXT)');
+    const row = 'x'.repeat(4 * 1024 * 1024);
+    for (let i = 0; i < 3; i++) db.statement('INSERT INTO big (v) VALUES (?)').run(row);
+    assert.ok(statSync(tmp.file('engine.db-wal')).size > 12 * 1024 * 1024, 'the commits only appended to the WAL');
+    assert.ok(statSync(tmp.file('engine.db')).size - before < 1024 * 1024, 'the writer copied nothing into the file');
+    for (const end = Date.now() + 10_000; statSync(tmp.file('engine.db')).size < 12 * 1024 * 1024 && Date.now() < end;) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.ok(statSync(tmp.file('engine.db')).size >= 12 * 1024 * 1024, 'the worker checkpointed the WAL');
+    // Writes go on while (and after) the worker checkpoints.
+    db.statement('INSERT INTO big (v) VALUES (?)').run('after');
+    assert.equal((db.statement('SELECT count(*) AS n FROM big').get() as { n: number }).n, 4);
+    opened.splice(opened.indexOf(db), 1);
+    db.close();
+    assert.throws(() => statSync(tmp.file('engine.db-wal')), /ENOENT/, 'the last connection closed removed the WAL');
+    assert.deepEqual(warnings, []);
+    const again = open({ migrations: T_MIGRATIONS });
+    assert.equal((again.statement('SELECT count(*) AS n FROM big').get() as { n: number }).n, 4);
+    assert.deepEqual(again.integrityCheck(), ['ok']);
+  });
+});

@@ -4,6 +4,7 @@
 
 import { chmodSync, existsSync } from 'node:fs';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
+import { startCheckpointer, type Checkpointer } from './checkpointer.ts';
 import { MIGRATIONS, type Migration } from './schema.ts';
 
 export type { Migration } from './schema.ts';
@@ -22,6 +23,12 @@ export interface OpenOptions {
   busyTimeoutMs?: number;
   /** Schema steps; defaults to the daemon's schema. Tests pass their own. */
   migrations?: readonly Migration[];
+  /**
+   * WAL checkpoints on a worker thread (checkpointer.ts) instead of inside the COMMIT that fills the
+   * WAL: the daemon's choice, so that a large write never holds the event loop for the copy.
+   * `warn` gets the worker's failures.
+   */
+  checkpointInBackground?: { warn: (message: string) => void };
 }
 
 export interface EngineDatabase {
@@ -61,6 +68,7 @@ class SqliteEngineDatabase implements EngineDatabase {
   private readonly statements = new Map<string, StatementSync>();
   private depth = 0;
   private readonly rollbackListeners = new Set<() => void>();
+  private checkpointer: Checkpointer | undefined;
 
   constructor(path: string, opts: OpenOptions) {
     this.path = path;
@@ -84,6 +92,10 @@ class SqliteEngineDatabase implements EngineDatabase {
       // Keep the WAL from staying large after a burst of writes.
       this.db.exec('PRAGMA journal_size_limit = 67108864');
       this.schemaVersion = this.migrate(opts.migrations ?? MIGRATIONS);
+      if (opts.checkpointInBackground && path !== ':memory:') {
+        this.db.exec('PRAGMA wal_autocheckpoint = 0');
+        this.checkpointer = startCheckpointer(path, opts.checkpointInBackground.warn);
+      }
     } catch (err) {
       this.db.close();
       throw err;
@@ -178,6 +190,7 @@ class SqliteEngineDatabase implements EngineDatabase {
     if (!this.db.isOpen) return;
     if (this.depth > 0) throw new Error('engine.db: close() inside a transaction');
     this.statements.clear();
+    this.checkpointer?.close(); // first: the last connection closed checkpoints and removes the WAL
     this.db.close();
   }
 

@@ -21,7 +21,18 @@ export function requestEnded(key: object): void {
 
 export interface Stall {
   ms: number;
+  /**
+   * CPU time the event loop's thread used during the stall: the synchronous work itself, without
+   * the time the machine gave to other processes (on a loaded shared machine, most of ms).
+   */
+  cpuMs: number;
   requests: string[];
+}
+
+/** CPU time of this thread (ms): user + system. */
+function threadCpuMs(): number {
+  const u = process.threadCpuUsage();
+  return (u.user + u.system) / 1000;
 }
 
 /**
@@ -34,11 +45,17 @@ export function startLoopWatch(env: NodeJS.ProcessEnv, report: (s: Stall) => voi
   enabled = true;
   const PERIOD = 2;
   let last = performance.now();
+  let lastCpu = threadCpuMs();
   const timer = setInterval(() => {
     const now = performance.now();
+    const cpu = threadCpuMs();
     const late = now - last - PERIOD;
+    const cpuMs = cpu - lastCpu;
     last = now;
-    if (late >= threshold) report({ ms: Math.round(late * 10) / 10, requests: [...seen].map((r) => r.slice(0, 120)) });
+    lastCpu = cpu;
+    if (late >= threshold) {
+      report({ ms: Math.round(late * 10) / 10, cpuMs: Math.round(cpuMs * 10) / 10, requests: [...seen].map((r) => r.slice(0, 120)) });
+    }
     seen.clear();
     for (const what of active.values()) seen.add(what);
   }, PERIOD);

@@ -4,7 +4,7 @@ import { parseTimeValue, rfc3339NanoFixed } from '../../util/time.ts';
 import { EngineError, invalidParameter, notFound } from '../../errors.ts';
 import type { ContainerCreateBody, WaitCondition } from '../../types/container-api.ts';
 import type { LogChunk, LogsRequest } from '../../types/logs.ts';
-import { readJson, readJsonObject, sendJson, sendJsonList, sendNoContent, type Query } from '../http.ts';
+import { readJson, readJsonObject, sendJson, sendJsonList, sendJsonSliced, sendNoContent, type Query } from '../http.ts';
 import type { Router } from '../router.ts';
 import { inspectForVersion } from './container-compat.ts';
 import { versionLessThan } from '../../util/api-version.ts';
@@ -66,7 +66,7 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
 
   router.get('/containers/{id}/json', async (ctx) => {
     const view = await backend.inspect(ctx.params.id, ctx.query.bool('size'), ctx.version);
-    sendJson(ctx.res, 200, inspectForVersion(view, versionLessThan(ctx.version, '1.45')));
+    await sendJsonSliced(ctx.res, 200, inspectForVersion(view, versionLessThan(ctx.version, '1.45')));
   });
 
   router.post('/containers/{id}/start', async (ctx) => {

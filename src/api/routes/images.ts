@@ -7,7 +7,7 @@ import { invalidParameter, messageOf } from '../../errors.ts';
 import { encodeMessage, errorMessage } from '../../images/distribution/progress.ts';
 import type { ContainerConfig } from '../../types/container-api.ts';
 import type { CommitOptions, ImageDeleteItem, LoadResult } from '../../types/images.ts';
-import { discardUnreadBody, readJson, sendJson, sendJsonList } from '../http.ts';
+import { discardUnreadBody, readJson, sendJson, sendJsonList, sendJsonSliced } from '../http.ts';
 import { COMMIT_CONFIG, decodeBody } from '../body-schemas.ts';
 import type { Router } from '../router.ts';
 
@@ -99,9 +99,9 @@ export function registerImageRoutes(router: Router, backend: ImagesBackend): voi
     await sendArchive(ctx.res, 'application/x-tar', await backend.prepareExport(ctx.params.id));
   });
 
-  router.get('/images/{name*}/json', async (ctx) => sendJson(ctx.res, 200, await backend.inspect(ctx.params.name, ctx.version)));
+  router.get('/images/{name*}/json', async (ctx) => sendJsonSliced(ctx.res, 200, await backend.inspect(ctx.params.name, ctx.version)));
 
-  router.get('/images/{name*}/history', async (ctx) => sendJson(ctx.res, 200, await backend.history(ctx.params.name)));
+  router.get('/images/{name*}/history', async (ctx) => sendJsonSliced(ctx.res, 200, await backend.history(ctx.params.name)));
 
   router.get('/images/{name*}/get', async (ctx) => {
     await sendArchive(ctx.res, 'application/x-tar', await backend.prepareSave([ctx.params.name]));

@@ -26,6 +26,7 @@ import type { ContainerRunEvents } from './run-events.ts';
 import type { StdinRelay } from './stdin-relay.ts';
 import type { RunningTask, TaskLauncher } from './task-launcher.ts';
 import { ExitWaiters } from './waiters.ts';
+import { recordText } from './record-text.ts';
 
 export interface ContainerServiceDeps {
   client: SupervisorClient;
@@ -114,7 +115,7 @@ export class ContainerContext {
   }
 
   persist(rec: ContainerRecord): void {
-    this.d.store.put(rec);
+    this.d.store.put(rec, recordText(rec));
   }
 
   event(rec: ContainerRecord, action: string, extra: Record<string, string> = {}): void {

@@ -12,6 +12,7 @@ import { argv } from './create-config.ts';
 import { generateName, normalizeName } from './names.ts';
 import { initialState, type ContainerRecord } from './record.ts';
 import type { ContainerVerifier, VerifiedCreate } from './verify.ts';
+import { prepareRecordText, recordText } from './record-text.ts';
 
 export class ContainerCreator {
   constructor(
@@ -80,7 +81,8 @@ export class ContainerCreator {
     try {
       await mkdir(dir, { recursive: true, mode: 0o710 });
       await d.rootfs.prepare(id, v.image.chainId, usesRemap(v.hostConfig.UsernsMode, d.rootfs.remapping));
-      d.store.put(rec); // throws the 409 if a concurrent create took the name
+      await prepareRecordText(rec); // a large Config serialised in slices, once
+      d.store.put(rec, recordText(rec)); // throws the 409 if a concurrent create took the name
     } catch (err) {
       // Undoing a failed create: its error is the one reported; what cannot be undone is logged.
       await d.rootfs.remove(id).catch((e) => d.log.debug(`undoing a create: writable layer: ${(e as Error).message}`, { id }));
