@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { isNotFound, notFound, invalidParameter } from '../errors.ts';
 import type { SupervisorClient } from '../supervisor/client.ts';
 import type { Descriptor, ImageRecord } from '../supervisor/types.ts';
-import { parseJsonSliced } from '../util/json-sliced.ts';
+import { parseJsonSliced, rememberJsonText, stringifyJsonSliced } from '../util/json-sliced.ts';
 import { familiarString, isDanglingName, looksLikeImageId, parseReference, referenceString } from '../util/image-reference.ts';
 
 export const MEDIA = {
@@ -81,10 +81,13 @@ export class ImageStore {
     // A config with 50 000 labels took ~30 ms to parse at once: large blobs are parsed in slices.
     const text = (await this.client.contentReadAll(digest)).toString('utf8');
     const parsed = (await parseJsonSliced(text)) as T;
-    // Blobs are immutable and so are their cached objects; a large config's labels are frozen so that
-    // the events of the image serialise them once (events/actors.ts keeps frozen labels' text).
+    // Blobs are immutable and so are their cached objects: a large config's labels are serialised
+    // here, in slices, once, for the image's events (events/actors.ts), not on each event at once.
     const labels = (parsed as { config?: { Labels?: unknown } } | null)?.config?.Labels;
-    if (text.length > LARGE_BLOB && labels && typeof labels === 'object') Object.freeze(labels);
+    if (text.length > LARGE_BLOB && labels && typeof labels === 'object') {
+      Object.freeze(labels);
+      rememberJsonText(labels, (await stringifyJsonSliced(labels))!);
+    }
     const raced = this.blobs.get(digest); // another lookup parsed it meanwhile: one copy for everyone
     if (raced) return raced as T;
     this.blobs.set(digest, parsed);

@@ -1,7 +1,7 @@
 // The sliced JSON parse and stringify give exactly what the native calls give, errors included.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseJsonSliced, stringifyJsonSliced } from './json-sliced.ts';
+import { knownJsonText, parseJsonSliced, rememberJsonText, spliceJson, stringifyJsonSliced } from './json-sliced.ts';
 
 const many = (n: number, f: (i: number) => [string, unknown]) => Object.fromEntries(Array.from({ length: n }, (_v, i) => f(i)));
 
@@ -95,4 +95,12 @@ test('stringifyJsonSliced gives what JSON.stringify gives', async () => {
   const cyclic: Record<string, unknown> = { a: 1 };
   cyclic.self = { again: cyclic };
   await assert.rejects(stringifyJsonSliced(cyclic), TypeError);
+});
+
+test('spliceJson puts a known text in a member’s place, keeping the key order', () => {
+  const labels = { b: '2', a: '"1"' };
+  rememberJsonText(labels, JSON.stringify(labels));
+  const outer = { Id: 'x', Labels: labels, Tail: ['t', { n: null }] };
+  assert.equal(spliceJson(outer, 'Labels', knownJsonText(labels)!), JSON.stringify(outer));
+  assert.equal(knownJsonText({}), undefined);
 });

@@ -2,6 +2,7 @@
 // the same errors) as the native calls, built piece by piece with a turn for other requests every
 // few milliseconds. One native call on a 4 MiB body or a record with 50 000 labels held the loop
 // 30–60 ms; here no piece takes more than a few. Small values go to the native calls at once.
+import { randomBytes } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 
 /** A value whose text is at most this long is parsed by one native JSON.parse. */
@@ -329,4 +330,31 @@ function isPlainContainer(v: unknown): v is object {
   if (Array.isArray(v)) return true;
   const proto = Object.getPrototypeOf(v) as unknown;
   return proto === Object.prototype || proto === null;
+}
+
+/**
+ * JSON texts of objects that never change (a container's labels, its Config), made once (in
+ * slices) and reused wherever the object is serialised again. The caller vouches for the object.
+ */
+const knownTexts = new WeakMap<object, string>();
+
+export function rememberJsonText(value: object, text: string): void {
+  knownTexts.set(value, text);
+}
+
+export function knownJsonText(value: object): string | undefined {
+  return knownTexts.get(value);
+}
+
+/** Stands for a member in a serialisation; unguessable, so no other member can hold it. */
+const MARK = `"spliced-${randomBytes(16).toString('hex')}"`;
+
+/**
+ * JSON.stringify(outer) where outer[key] serialises to `text`: the rest is serialised with a
+ * marker in its place and the text spliced in (outer keeps its key order; key must be present).
+ */
+export function spliceJson(outer: object, key: string, text: string): string {
+  const json = JSON.stringify({ ...outer, [key]: JSON.parse(MARK) as string });
+  const at = json.indexOf(MARK);
+  return json.slice(0, at) + text + json.slice(at + MARK.length);
 }

@@ -5,6 +5,7 @@ import { parseLink } from './links.ts';
 import { humanStatus } from './record.ts';
 import type { NetworkView } from '../../network/views.ts';
 import { JsonText } from '../../util/json-text.ts';
+import { knownJsonText, spliceJson } from '../../util/json-sliced.ts';
 
 export function inspectView(
   rec: ContainerRecord,
@@ -129,7 +130,11 @@ export function summaryJson(rec: ContainerRecord, netGeneration: string, net: ()
   ];
   const cached = summaries.get(rec);
   if (cached && cached.inputs.length === inputs.length && cached.inputs.every((v, i) => v === inputs[i])) return cached.json;
-  const json = new JsonText(JSON.stringify(summaryView(rec, net(), undefined, status)));
+  // Large labels' text is made once (record-text.ts), not on every change of the container's state.
+  const labels = rec.Config.Labels;
+  const labelsText = labels ? knownJsonText(labels) : undefined;
+  const view = summaryView(rec, net(), undefined, status);
+  const json = new JsonText(labelsText === undefined ? JSON.stringify(view) : spliceJson(view, 'Labels', labelsText));
   summaries.set(rec, { inputs, json });
   return json;
 }
