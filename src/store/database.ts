@@ -91,6 +91,10 @@ class SqliteEngineDatabase implements EngineDatabase {
       this.db.exec('PRAGMA foreign_keys = ON');
       // Keep the WAL from staying large after a burst of writes.
       this.db.exec('PRAGMA journal_size_limit = 67108864');
+      // A page cache (up to 16 MiB, default 2) that holds a 4 MiB row's overflow chain: replacing or
+      // deleting one walks the old chain, which the default cache had already evicted (read back
+      // page by page): 12–34 ms per write of a 4 MiB record, 1–13 ms with this cache.
+      this.db.exec('PRAGMA cache_size = -16384');
       this.schemaVersion = this.migrate(opts.migrations ?? MIGRATIONS);
       if (opts.checkpointInBackground && path !== ':memory:') {
         this.db.exec('PRAGMA wal_autocheckpoint = 0');
