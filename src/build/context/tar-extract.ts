@@ -30,6 +30,7 @@ import { readTar, safeEntryPath, TarPathGuard, type TarHeader } from '../../imag
 import { EntryFileWriter } from './file-writer.ts';
 import { dockerfileIgnorePath, goClean, IgnoreMatcher, ignoredBuildFiles } from './dockerignore.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { collectingEvery } from '../../util/heap-trim.ts';
 
 export interface ExtractOptions {
   /** The Dockerfile's path in the context (default `Dockerfile`): it and the ignore files are always kept. */
@@ -112,7 +113,9 @@ export async function extractContext(source: AsyncIterable<Uint8Array>, dir: str
   // Entries already buffered follow each other in microtasks only: other requests get a turn
   // every ~20 ms (a tar of small files held the event loop ~80 ms at a time).
   let sliceStart = performance.now();
-  for await (const { header: h, body } of readTar(decompressed(source))) {
+  // Each chunk is written out before the next is read: young collections keep the dead ones (and
+  // a decompressor's) from piling up until V8 notices their off-heap memory (collectingEvery).
+  for await (const { header: h, body } of readTar(collectingEvery(decompressed(source)))) {
     if (performance.now() - sliceStart > 20) {
       await nextTurn();
       sliceStart = performance.now();
