@@ -59,9 +59,7 @@ export class CopySteps implements FsSteps {
         createdBy: [...shell, `#(nop) ${plan.comment}`].join(' '),
         checksum: plan.checksum,
         kind: 'source.local',
-        execute: (lease) => b.d.writer.fsLayer(parent, lease, async (root) => {
-          await plan.run(root);
-        }),
+        execute: (lease) => b.d.writer.fsLayer(parent, lease, async (root, upper) => (await plan.run(root, upper !== null)).afterUnmount),
         cleanup,
       };
     } catch (err) {

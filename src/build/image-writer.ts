@@ -7,11 +7,14 @@ import { randomBytes } from 'node:crypto';
 import { EngineError } from '../errors.ts';
 import { nowIso } from '../util/time.ts';
 import type { SupervisorClient } from '../supervisor/client.ts';
-import type { Descriptor } from '../supervisor/types.ts';
+import type { Descriptor, Mount } from '../supervisor/types.ts';
+import type { Logger } from '../util/log.ts';
 import { readOnlyMounts, withMounted } from '../supervisor/mounts.ts';
 import { chainIds, type ImageStore, type LocalImage, type OciImageConfig } from '../images/image-store.ts';
 import { ensureReachable, LABEL, MT, unpackLayers, writeConfig, writeManifest, type WriteContext } from '../images/image-write.ts';
 import { diffContainerLayer } from '../images/commit.ts';
+import { layerFromUpper } from '../images/commit-fast.ts';
+import { upperDirOf } from '../images/overlay-diff.ts';
 
 export type RuntimeConfig = NonNullable<OciImageConfig['config']>;
 export type ImageConfig = OciImageConfig & Record<string, unknown>;
@@ -43,7 +46,16 @@ export interface WriterDeps {
   images: ImageStore;
   snapshotter: string;
   tmpDir: string;
+  /** containerd's content directory when the daemon runs its own: filesystem steps' layers are then read from the snapshot's upper directory. */
+  contentRoot?: string;
+  log?: Logger;
 }
+
+/**
+ * Writes a filesystem step leaves for the snapshot's upper directory once it is unmounted (no
+ * overlayfs in between: e.g. hard links to the context's files, which cannot cross into a mount).
+ */
+export type AfterUnmount = (upper: string) => Promise<void>;
 
 export interface NewLayer {
   desc: Descriptor;
@@ -92,24 +104,21 @@ export class StepImageWriter {
   /**
    * Runs fn on a writable snapshot of the parent's filesystem (COPY, ADD, WORKDIR) and returns its
    * changes as a layer; the snapshot itself becomes the new chain's, so nothing is applied twice.
+   * fn gets the mounted root and, on overlayfs, the upper directory, which it may write directly
+   * through the AfterUnmount it returns. The layer is the upper directory read once into the
+   * content store where that is exact (as commit's fast path), else containerd's diff service.
    */
-  async fsLayer(parent: StepImage, lease: string, fn: (root: string) => Promise<void>): Promise<NewLayer> {
+  async fsLayer(parent: StepImage, lease: string, fn: (root: string, upper: string | null) => Promise<AfterUnmount | void>): Promise<NewLayer> {
     const { client, snapshotter } = this.d;
     const key = `build-${randomBytes(8).toString('hex')}`;
     const parentChain = topChain(parent);
     const mounts = await client.snapshots.prepare({ key, parent: parentChain, snapshotter }, { lease });
     let committed = false;
     try {
-      await withMounted(mounts, this.d.tmpDir, fn);
-      const viewKey = `${key}-view`;
-      const lower = parentChain ? await client.snapshots.view({ key: viewKey, parent: parentChain, snapshotter }, { lease }) : [];
-      let desc: Descriptor;
-      try {
-        desc = await client.diff.diff({ left: lower, right: readOnlyMounts(mounts), media_type: MT.ociLayer, ref: `build-${key.slice(6)}` }, { lease });
-      } finally {
-        // A view holds no data of its own, and it is under the step's lease anyway.
-        if (parentChain) await client.snapshots.remove(viewKey, { snapshotter, lease }).catch(() => undefined);
-      }
+      const upper = upperDirOf(mounts);
+      const after = await withMounted(mounts, this.d.tmpDir, (root) => fn(root, upper));
+      if (after && upper) await after(upper);
+      const desc = (upper && (await this.layerFromUpper(upper, key, lease))) || (await this.diffLayer(key, parentChain, mounts, lease));
       if (desc.digest === EMPTY_TAR_DIGEST) return { desc, unpacked: true };
       const chain = chainIds([...(parent.config.rootfs?.diff_ids ?? []), desc.digest]).at(-1)!;
       try {
@@ -122,6 +131,30 @@ export class StepImageWriter {
       return { desc, unpacked: true };
     } finally {
       if (!committed) await client.snapshots.remove(key, { snapshotter, lease }).catch(() => undefined); // under the lease: gone with it anyway
+    }
+  }
+
+  /** The upper directory as the layer blob (see commit-fast.ts), or null: the diff service does it. */
+  private async layerFromUpper(upper: string, key: string, lease: string): Promise<Descriptor | null> {
+    const { contentRoot } = this.d;
+    if (!contentRoot) return null;
+    const w = { client: this.d.client, snapshotter: this.d.snapshotter, lease, contentRoot };
+    return layerFromUpper(w, upper, `build-${key.slice(6)}`).catch((err: unknown) => {
+      this.d.log?.debug(`build step layer: reading the upper directory failed, using the diff service: ${(err as Error).message}`);
+      return null;
+    });
+  }
+
+  /** The snapshot's changes over its parent by containerd's diff service. */
+  private async diffLayer(key: string, parentChain: string, mounts: Mount[], lease: string): Promise<Descriptor> {
+    const { client, snapshotter } = this.d;
+    const viewKey = `${key}-view`;
+    const lower = parentChain ? await client.snapshots.view({ key: viewKey, parent: parentChain, snapshotter }, { lease }) : [];
+    try {
+      return await client.diff.diff({ left: lower, right: readOnlyMounts(mounts), media_type: MT.ociLayer, ref: `build-${key.slice(6)}` }, { lease });
+    } finally {
+      // A view holds no data of its own, and it is under the step's lease anyway.
+      if (parentChain) await client.snapshots.remove(viewKey, { snapshotter, lease }).catch(() => undefined);
     }
   }
 }

@@ -34,6 +34,8 @@ export interface BuildServiceDeps {
   images: ImageStore;
   snapshotter: string;
   tmpDir: string;
+  /** containerd's content directory, when the daemon runs its own (step layers then skip the diff service). */
+  contentRoot?: string;
   containers: BuildContainers;
   base: BaseImages;
   cacheTable: BuildCacheTable;
@@ -72,7 +74,9 @@ export class BuildService {
 
   constructor(private readonly d: BuildServiceDeps) {
     this.cache = new StepCache(d.cacheTable);
-    this.writer = new StepImageWriter({ client: d.client, images: d.images, snapshotter: d.snapshotter, tmpDir: d.tmpDir });
+    this.writer = new StepImageWriter({
+      client: d.client, images: d.images, snapshotter: d.snapshotter, tmpDir: d.tmpDir, log: d.log, ...(d.contentRoot ? { contentRoot: d.contentRoot } : {}),
+    });
   }
 
   async build(opts: BuildOptions, body: AsyncIterable<Uint8Array> | null, sink: BuildSink, signal: AbortSignal): Promise<void> {

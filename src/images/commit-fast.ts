@@ -15,7 +15,32 @@ import { storeNewBlob } from './distribution/blob-writer.ts';
 import { chainIds } from './image-store.ts';
 import { MT, type WriteContext } from './image-write.ts';
 import { TarWriter } from '../util/tar-writer.ts';
-import { readUpperXattrs, upperDirOf, writeUpperTar, xattrsFastPathable } from './overlay-diff.ts';
+import { NotFastPathable, readUpperXattrs, upperDirOf, writeUpperTar, xattrsFastPathable } from './overlay-diff.ts';
+
+/**
+ * The layer blob of an overlay upper directory that nothing writes to any more (lexical order,
+ * whiteouts and opaque directories translated), written and hashed once into the content store;
+ * null where the walk would not be exact (getfattr missing, overlay markers it misreads, binary
+ * xattrs): the caller then uses the diff service. Used by commit and by the builder's COPY/ADD/WORKDIR.
+ */
+export async function layerFromUpper(
+  w: WriteContext & { contentRoot: string },
+  upper: string,
+  ref: string,
+  xattrs?: Map<string, Map<string, Buffer>> | null,
+): Promise<Descriptor | null> {
+  const x = xattrs === undefined ? await readUpperXattrs(upper) : xattrs;
+  if (!x || !xattrsFastPathable(x)) return null;
+  try {
+    const blob = await storeNewBlob({ client: w.client, lease: w.lease, contentRoot: w.contentRoot }, ref, (sink) =>
+      writeUpperTar(upper, x, new TarWriter(sink)),
+    );
+    return { media_type: MT.ociLayer, digest: blob.digest, size: blob.size };
+  } catch (err) {
+    if (err instanceof NotFastPathable) return null;
+    throw err;
+  }
+}
 
 export interface FastCommit {
   /** The new layer blob (uncompressed: its digest is its diff ID). */
@@ -53,11 +78,12 @@ export async function commitFromUpper(
     if (!target || !xattrs || !xattrsFastPathable(xattrs)) return null;
     const ref = `commit-${container.id.slice(0, 12)}-${randomBytes(6).toString('hex')}`;
     const names = await readdir(upper);
-    const [blob] = await Promise.all([
-      storeNewBlob({ client: w.client, lease: w.lease, contentRoot }, ref, (sink) => writeUpperTar(upper, xattrs, new TarWriter(sink))),
+    const [layer] = await Promise.all([
+      layerFromUpper({ ...w, contentRoot }, upper, ref, xattrs),
       names.length ? runCommand('cp', ['-a', '--', ...names.map((n) => join(upper, n)), `${target}/`], { timeoutMs: 600_000 }) : undefined,
     ]);
-    const top = chainIds([...parentDiffIds, blob.digest]).at(-1)!;
+    if (!layer) return null;
+    const top = chainIds([...parentDiffIds, layer.digest]).at(-1)!;
     try {
       await w.client.snapshots.commit({ name: top, key, snapshotter: w.snapshotter }, { lease: w.lease });
       committed = true;
@@ -65,7 +91,7 @@ export async function commitFromUpper(
       // The same changes committed before: that snapshot is this one's twin.
       if (!(err instanceof EngineError && err.code === 'CONFLICT')) throw err;
     }
-    return { layer: { media_type: MT.ociLayer, digest: blob.digest, size: blob.size }, top };
+    return { layer, top };
   } finally {
     // Under the commit's lease anyway; removing it at once frees the copy early.
     if (!committed) await w.client.snapshots.remove(key, opts).catch(() => undefined);

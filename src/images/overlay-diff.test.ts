@@ -38,6 +38,7 @@ describe('overlay upper directory as a layer', () => {
       writeFileSync(join(merged, 'keep', 'added'), 'added'); // copied-up directory, not opaque
       writeFileSync(join(merged, 'a.txt'), 'upper a');
       writeFileSync(join(merged, 'h1'), 'linked');
+      writeFileSync(join(merged, 'big'), Buffer.alloc(3 << 20, 7)); // read in several pieces
       linkSync(join(merged, 'h1'), join(merged, 'h2'));
       symlinkSync('a.txt', join(merged, 's'));
       execFileSync('mkfifo', [join(merged, 'fifo')]);
@@ -45,6 +46,10 @@ describe('overlay upper directory as a layer', () => {
     } finally {
       execFileSync('umount', [merged]);
     }
+    // Linked from outside the layer (the builder's COPY links context files into the upper
+    // directory): nlink 2, still one regular file in the layer.
+    writeFileSync(join(dir, 'outside'), 'shared');
+    linkSync(join(dir, 'outside'), join(upper, 'from-context'));
     const xattrs = await readUpperXattrs(upper);
     assert.ok(xattrs, 'getfattr read the tree');
     assert.ok(xattrsFastPathable(xattrs));
@@ -91,6 +96,9 @@ describe('overlay upper directory as a layer', () => {
     assert.equal(entries.get('s')?.h.kind, 'symlink');
     assert.equal(entries.get('s')?.h.linkname, 'a.txt');
     assert.equal(entries.get('fifo')?.h.kind, 'fifo');
+    assert.equal(entries.get('from-context')?.h.kind, 'file');
+    assert.equal(entries.get('from-context')?.data, 'shared');
+    assert.equal(entries.get('big')?.data, Buffer.alloc(3 << 20, 7).toString());
     for (const [name, e] of entries)
       assert.ok(!Object.keys(e.h.pax).some((k) => k.includes('trusted.overlay')), `${name} carries an overlay xattr`);
     // Walk order: lexical by the name on disk (a whiteout sorts where the deleted entry did).

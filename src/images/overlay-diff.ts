@@ -6,10 +6,11 @@
 // trusted.overlay.opaque=y hides everything below it (`.wh..wh..opq`). Where this is not exact (no overlay
 // mount, redirect_dir/metacopy/volatile options, xattrs our writer cannot carry, no getfattr),
 // `upperDirOf`/`readUpperXattrs` answer null and the caller uses the diff service.
-import { lstat, open, readdir, readlink } from 'node:fs/promises';
+import { closeSync, lstatSync, openSync, readdirSync, readlinkSync, readSync } from 'node:fs';
 import { join } from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { runCommand } from '../util/helper-shell.ts';
-import { TarWriter } from '../util/tar-writer.ts';
+import { TarWriter, type TarEntry } from '../util/tar-writer.ts';
 import type { Mount } from '../supervisor/types.ts';
 
 /** The upper directory of an overlay mount whose upper holds plain changes, else null. */
@@ -109,21 +110,42 @@ function xattrPax(x: Map<string, Buffer> | undefined): Record<string, string> | 
   return Object.keys(pax).length ? pax : undefined;
 }
 
+/** A directory's names in byte order, as Go's walk gives them (UTF-16 order differs only beyond ASCII). */
+function sortedNames(dir: string): string[] {
+  const names = readdirSync(dir);
+  if (names.every((n) => /^[\x00-\x7f]*$/.test(n))) return names.sort();
+  return names
+    .map((n) => [Buffer.from(n), n] as const)
+    .sort((a, b) => Buffer.compare(a[0], b[0]))
+    .map(([, n]) => n);
+}
+
 /**
  * Writes the layer tar of `upper` (lexical order, like Go's walk): entries with their owners,
  * modes, mtimes (seconds) and xattrs, hard links within the layer as links, whiteouts and opaque
  * markers translated. Sockets are skipped, as Go's archive/tar does. File content is read into one
  * buffer, reused once the writer's sink has returned: a sink that keeps chunks must copy them.
+ * The filesystem calls are synchronous (a thread-pool hop and a promise per call cost more than a
+ * metadata call or a read from the page cache, and their garbage grew V8's young generation by
+ * ~17 MiB over 10 000 files); other requests get a turn every ~20 ms.
  */
 export async function writeUpperTar(upper: string, xattrs: Map<string, Map<string, Buffer>>, tw: TarWriter): Promise<void> {
   const shared = Buffer.allocUnsafe(1 << 20); // one read buffer: each piece is consumed before the next read
-  const links = new Map<string, string>(); // dev:ino → first archive path
+  // Inode → first archive path of files with several links. Keyed by number, per device (an upper
+  // directory is one filesystem): files hard-linked from outside the layer (the builder's COPY
+  // links the context's files) all have nlink 2, and a string key per file grew V8's young
+  // generation by 16 MiB over 10 000 files.
+  const links = new Map<number, Map<number, string>>();
+  let sliceStart = performance.now();
   const walk = async (dir: string, rel: string): Promise<void> => {
-    const names = (await readdir(dir)).sort((a, b) => (Buffer.from(a) < Buffer.from(b) ? -1 : 1));
-    for (const name of names) {
+    for (const name of sortedNames(dir)) {
+      if (performance.now() - sliceStart > 20) {
+        await nextTurn();
+        sliceStart = performance.now();
+      }
       const abs = join(dir, name);
       const path = rel ? `${rel}/${name}` : name;
-      const st = await lstat(abs);
+      const st = lstatSync(abs);
       const x = xattrs.get(abs);
       const base = { uid: st.uid, gid: st.gid, mtime: st.mtime, mode: st.mode & 0o7777 };
       if (st.isCharacterDevice() && st.rdev === 0) {
@@ -134,15 +156,15 @@ export async function writeUpperTar(upper: string, xattrs: Map<string, Map<strin
           await tw.entry({ name: `${path}/${OPAQUE}`, type: 'file', mode: 0, mtime: st.mtime });
         await walk(abs, path);
       } else if (st.isFile()) {
-        const key = `${st.dev}:${st.ino}`;
-        const first = st.nlink > 1 ? links.get(key) : undefined;
+        const byIno = st.nlink > 1 ? (links.get(st.dev) ?? links.set(st.dev, new Map()).get(st.dev)!) : undefined;
+        const first = byIno?.get(st.ino);
         if (first) await tw.hardlink(path, first, { ...base, pax: xattrPax(x) });
         else {
-          if (st.nlink > 1) links.set(key, path);
-          await tw.entry({ ...base, name: path, type: 'file', size: st.size, pax: xattrPax(x) }, readInto(abs, st.size, shared));
+          byIno?.set(st.ino, path);
+          await writeFileEntry(tw, { ...base, name: path, type: 'file', size: st.size, pax: xattrPax(x) }, abs, shared);
         }
       } else if (st.isSymbolicLink()) {
-        await tw.entry({ ...base, name: path, type: 'symlink', linkname: await readlink(abs), pax: xattrPax(x) });
+        await tw.entry({ ...base, name: path, type: 'symlink', linkname: readlinkSync(abs), pax: xattrPax(x) });
       } else if (st.isCharacterDevice() || st.isBlockDevice()) {
         await tw.entry({ ...base, name: path, type: st.isCharacterDevice() ? 'char' : 'block', ...devNumbers(st.rdev), pax: xattrPax(x) });
       } else if (st.isFIFO()) {
@@ -155,17 +177,32 @@ export async function writeUpperTar(upper: string, xattrs: Map<string, Map<strin
   await tw.finish();
 }
 
-/** A file's `size` bytes in pieces read into `buf` (each piece valid until the next is asked for). */
-async function* readInto(path: string, size: number, buf: Buffer): AsyncGenerator<Buffer> {
-  const fh = await open(path, 'r');
+/** A regular file's entry, its data read into `buf` (a file that fits is handed over in one piece). */
+async function writeFileEntry(tw: TarWriter, entry: TarEntry & { size: number }, path: string, buf: Buffer): Promise<void> {
+  const fd = openSync(path, 'r');
   try {
-    for (let done = 0; done < size;) {
-      const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, size - done), done);
-      if (bytesRead === 0) throw new Error(`${path}: shorter than its ${size} bytes`);
-      done += bytesRead;
-      yield buf.subarray(0, bytesRead);
+    const size = entry.size;
+    if (size <= buf.length) {
+      for (let done = 0; done < size;) {
+        const n = readSync(fd, buf, done, size - done, done);
+        if (n === 0) throw new Error(`${path}: shorter than its ${size} bytes`);
+        done += n;
+      }
+      await tw.entry(entry, buf.subarray(0, size));
+      return;
     }
+    await tw.entry(entry, readInto(fd, path, size, buf));
   } finally {
-    await fh.close();
+    closeSync(fd);
+  }
+}
+
+/** A large file's `size` bytes in pieces read into `buf` (each piece valid until the next is asked for). */
+async function* readInto(fd: number, path: string, size: number, buf: Buffer): AsyncGenerator<Buffer> {
+  for (let done = 0; done < size;) {
+    const n = readSync(fd, buf, 0, Math.min(buf.length, size - done), done);
+    if (n === 0) throw new Error(`${path}: shorter than its ${size} bytes`);
+    done += n;
+    yield buf.subarray(0, n);
   }
 }

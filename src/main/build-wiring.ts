@@ -89,6 +89,8 @@ export interface BuildWiring {
   containers: ContainerService;
   snapshotter: string;
   tmpDir: string;
+  /** containerd's content directory when the daemon runs its own (see images/commit-fast.ts). */
+  contentRoot?: string;
   log: Logger;
   builderConfig: () => Record<string, unknown> | undefined;
   /** Build counts for --metrics-addr. */
@@ -101,6 +103,7 @@ export function buildService(o: BuildWiring): BuildService {
     images: o.images,
     snapshotter: o.snapshotter,
     tmpDir: o.tmpDir,
+    ...(o.contentRoot ? { contentRoot: o.contentRoot } : {}),
     log: o.log,
     containers: stepContainers(o.containers, o.log),
     base: baseImages(o.images, o.distribution),

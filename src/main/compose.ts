@@ -453,6 +453,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       containers,
       snapshotter,
       tmpDir: roots.tmpDir,
+      // As commit's: layers of COPY/ADD/WORKDIR read from the snapshot's upper directory.
+      ...(supervisor.managed && process.env.ENGINE_COMMIT_DIFF !== 'service'
+        ? { contentRoot: join(roots.dataRoot, 'containerd', 'io.containerd.content.v1.content') }
+        : {}),
       log: log.child({ module: 'build' }),
       builderConfig: () => cfg().builder,
       ...(metrics ? { metrics: metrics.builds } : {}),

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { startHeapTrimmer } from './heap-trim.ts';
+import { collectingEvery, startHeapTrimmer } from './heap-trim.ts';
 import { Logger } from './log.ts';
 
 /** Event loop utilisation the test scripts: each check() sees the next interval's active ms. */
@@ -97,5 +97,16 @@ describe('heap trimmer at start-up', () => {
     } finally {
       t.stop();
     }
+  });
+});
+
+describe('collectingEvery', () => {
+  it('passes every chunk on, in order, collecting on the way', async () => {
+    async function* source() {
+      for (let i = 0; i < 50; i++) yield Buffer.alloc(1000, i);
+    }
+    const got: number[] = [];
+    for await (const c of collectingEvery(source(), 4096)) got.push(c[0]!, c.length);
+    assert.deepEqual(got, Array.from({ length: 50 }, (_, i) => [i, 1000]).flat());
   });
 });

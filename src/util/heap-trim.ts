@@ -9,7 +9,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Logger } from './log.ts';
 
-type GcOptions = { type: 'major'; execution: 'sync'; flavor: 'last-resort' } | { type: 'major'; execution: 'async' };
+type GcOptions = { type: 'major'; execution: 'sync'; flavor: 'last-resort' } | { type: 'major'; execution: 'async' } | { type: 'minor' };
 type Gc = (options: GcOptions) => void;
 
 export interface HeapTrimOptions {
@@ -56,6 +56,26 @@ let backgroundGc: Gc | undefined;
  */
 export function collectInBackground(): void {
   (backgroundGc ??= exposedGc())({ type: 'major', execution: 'async' });
+}
+
+/**
+ * Passes a request body's chunks on, with a young-generation collection every `everyBytes`. Node's
+ * HTTP parser copies each body chunk into a fresh off-heap buffer; a chunk consumed at once dies
+ * young, but its memory goes back only when a collection finds it dead, and a body that creates
+ * little on the heap (a few large files) triggers few: a test server receiving 100 MiB peaked
+ * 50 MiB above its start, 2 MiB with a scavenge every 2 MiB. A scavenge of a small young
+ * generation costs well under a millisecond. Chunks must not be kept by the consumer.
+ */
+export async function* collectingEvery(source: AsyncIterable<Uint8Array>, everyBytes = 4 << 20): AsyncGenerator<Uint8Array> {
+  let since = 0;
+  for await (const chunk of source) {
+    since += chunk.length;
+    if (since >= everyBytes) {
+      since = 0;
+      (backgroundGc ??= exposedGc())({ type: 'minor' });
+    }
+    yield chunk;
+  }
 }
 
 export function startHeapTrimmer(opts: HeapTrimOptions): HeapTrimmer {

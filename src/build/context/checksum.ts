@@ -6,7 +6,7 @@
 // Streaming: files are hashed in reads of at most 1 MiB, never held whole. The reads are
 // synchronous (a thread-pool hop per small file costs more than the read), and the walk yields to
 // the event loop every ~20 ms so a large context does not stall the daemon.
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { closeSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, statSync, type Stats } from 'node:fs';
 import type { CopySource } from './copy-sources.ts';
 import type { Owner } from './copy.ts';
@@ -30,20 +30,24 @@ let shared: Buffer | undefined;
 
 /** SHA-256 of a file's data, read in chunks of at most 1 MiB. */
 export function fileDigest(path: string, _size?: number): string {
-  const h = createHash('sha256');
   const fd = openSync(path, 'r');
   try {
     const buf = (shared ??= Buffer.allocUnsafeSlow(CHUNK));
+    // A file that fits the buffer: one-shot hash, no Hash object (a native-backed object per file
+    // kept V8's young generation busy enough to grow it by 16 MiB over 10 000 files).
+    const first = readSync(fd, buf, 0, buf.length, null);
+    if (first < buf.length) return hash('sha256', buf.subarray(0, first), 'hex');
+    const h = createHash('sha256').update(buf);
     for (;;) {
       const n = readSync(fd, buf, 0, buf.length, null);
       if (n === 0) break;
       h.update(n === buf.length ? buf : buf.subarray(0, n));
       if (n < buf.length) break; // a regular file ends at a short read (saves a read per file)
     }
+    return h.digest('hex');
   } finally {
     closeSync(fd);
   }
-  return h.digest('hex');
 }
 
 /** `sha256:<hex>` over the sources as `copySources` would write them. */

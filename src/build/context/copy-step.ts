@@ -8,7 +8,7 @@ import { posix } from 'node:path';
 import type { AddInstruction, CopyInstruction } from '../dockerfile/types.ts';
 import { checksumSources } from './checksum.ts';
 import { resolveSources, type CopySource } from './copy-sources.ts';
-import { checkDestForSources, copySources, normalizeDest, parseChmod, resolveChown, type CopyStats } from './copy.ts';
+import { checkDestForSources, copySources, normalizeDest, parseChmod, resolveChown, type CopyResult } from './copy.ts';
 
 export interface CopyStepInput {
   /** The instruction with its words expanded (expandInstruction). */
@@ -36,8 +36,11 @@ export interface CopyStepPlan {
   comment: string;
   /** `sha256:<hex>` of the sources' names, modes, owners and data: the cache key's content part. */
   checksum: string;
-  /** Writes the sources into `rootfs` (the step's mounted snapshot). */
-  run(rootfs: string): Promise<CopyStats>;
+  /**
+   * Writes the sources into `rootfs` (the step's mounted snapshot); `direct`: it is an overlay
+   * whose upper directory may be written after the unmount (CopyResult.afterUnmount, copy.ts).
+   */
+  run(rootfs: string, direct?: boolean): Promise<CopyResult>;
 }
 
 export async function planCopyStep(input: CopyStepInput): Promise<CopyStepPlan> {
@@ -60,9 +63,9 @@ export async function planCopyStep(input: CopyStepInput): Promise<CopyStepPlan> 
   const comment = `${cmd} ${chownText}${chmodText}${srcHash} in ${inst.dest} `;
   return {
     sources, dest, srcHash, comment, checksum,
-    run: (rootfs) => {
+    run: (rootfs, direct) => {
       const owner = inst.chown ? resolveChown(inst.chown, posix.resolve(rootfs)) : preserveOwners ? undefined : { uid: 0, gid: 0 };
-      return copySources(sources, rootfs, dest, { owner, mode, decompress: cmd === 'ADD' });
+      return copySources(sources, rootfs, dest, { owner, mode, decompress: cmd === 'ADD', direct: direct === true });
     },
   };
 }

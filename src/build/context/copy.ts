@@ -18,6 +18,7 @@ import type { CopySource } from './copy-sources.ts';
 import { followSymlinkInScope } from './scoped-path.ts';
 import { isArchive, untarInto } from './untar-into.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { copyTreeDirect, newDirectCopy } from './copy-direct.ts';
 
 export interface Owner {
   uid: number;
@@ -31,6 +32,12 @@ export interface CopyOptions {
   mode?: number;
   /** ADD: local tar archives (plain, gzip, bzip2, xz, zstd) are extracted into the destination. */
   decompress?: boolean;
+  /**
+   * The root is an overlay mount whose upper directory may be written directly once it is
+   * unmounted: a single directory source then leaves the names the image does not have for
+   * CopyResult.afterUnmount (copy-direct.ts: files hard-linked, not copied).
+   */
+  direct?: boolean;
 }
 
 export interface CopyStats {
@@ -88,14 +95,21 @@ export function resolveChown(chown: string, rootfs: string): Owner {
   return { uid: lookup('passwd', userStr, 'user'), gid: lookup('group', groupStr, 'group') };
 }
 
+export interface CopyResult extends CopyStats {
+  /** With opts.direct: the writes left for the snapshot's upper directory, to run once it is unmounted (the stats count them then). */
+  afterUnmount?: (upper: string) => Promise<void>;
+}
+
 /** Copies each source to `dest` (absolute in the image, as normalizeDest returns it) under `rootfs`. */
-export async function copySources(sources: readonly CopySource[], rootfs: string, dest: string, opts: CopyOptions = {}): Promise<CopyStats> {
+export async function copySources(sources: readonly CopySource[], rootfs: string, dest: string, opts: CopyOptions = {}): Promise<CopyResult> {
   const root = posix.resolve(rootfs);
-  const stats: CopyStats = { files: 0, dirs: 0, symlinks: 0, bytes: 0, skipped: 0 };
+  const stats: CopyResult = { files: 0, dirs: 0, symlinks: 0, bytes: 0, skipped: 0 };
+  // One source only: with several, a later one may write where an earlier one's deferred part goes.
+  const direct = opts.direct && sources.length === 1 ? (fn: (upper: string) => Promise<void>) => (stats.afterUnmount = fn) : undefined;
   for (const src of sources) {
     const destPath = followSymlinkInScope(posix.join(root, dest), root);
     if (src.isDir) {
-      await copyDirectory(root, src.path, destPath, opts, stats);
+      await copyDirectory(root, src.path, destPath, opts, stats, direct);
     } else if (opts.decompress && !src.fromUrl && await isArchive(src.path)) {
       mkdirAllScoped(root, destPath, undefined); // dockerd's Untar makes it root's, whatever --chown says
       await untarInto(src.path, destPath, root);
@@ -157,11 +171,31 @@ function replaceWithFile(src: string, target: string, st: Stats, opts: CopyOptio
   stats.bytes += st.size;
 }
 
-async function copyDirectory(root: string, srcDir: string, destDir: string, opts: CopyOptions, stats: CopyStats): Promise<void> {
+async function copyDirectory(
+  root: string, srcDir: string, destDir: string, opts: CopyOptions, stats: CopyStats, direct?: (fn: (upper: string) => Promise<void>) => void,
+): Promise<void> {
   const existed = lstatSync(destDir, { throwIfNoEntry: false })?.isDirectory() === true;
   mkdirAllScoped(root, destDir, undefined);
   const links = new Map<string, string>();
-  await copyTree(root, srcDir, destDir, opts, stats, links, { start: performance.now() });
+  let names = readdirSync(srcDir).sort();
+  if (direct) {
+    // Names the image does not have need no overlay marker: they go straight into the upper
+    // directory after the unmount. The others (replacing or merging with the image's) go through
+    // the mount now. A hard link between the two groups becomes two files.
+    const fresh = names.filter((n) => !lstatSync(`${destDir}/${n}`, { throwIfNoEntry: false }));
+    if (fresh.length) {
+      // A chown to its own owner copies an image's directory up, metadata kept: then it is in the upper directory.
+      if (existed) {
+        const st = lstatSync(destDir);
+        lchownSync(destDir, st.uid, st.gid);
+      }
+      const rel = destDir.slice(root.length);
+      direct((upper) => copyTreeDirect(srcDir, `${upper}${rel}`, fresh, opts, stats, newDirectCopy()));
+      const deferred = new Set(fresh);
+      names = names.filter((n) => !deferred.has(n));
+    }
+  }
+  await copyTree(root, srcDir, destDir, opts, stats, links, { start: performance.now() }, names);
   // A destination directory the copy created stays 0755 and goes to the new owner (dockerd's
   // fixPermissions); an existing one keeps its metadata.
   if (!existed && opts.owner) lchownSync(destDir, opts.owner.uid, opts.owner.gid);
@@ -183,8 +217,9 @@ async function copyTree(
   stats: CopyStats,
   links: Map<string, string>,
   slice: { start: number },
+  names: readonly string[] = readdirSync(srcDir).sort(),
 ): Promise<void> {
-  for (const name of readdirSync(srcDir).sort()) {
+  for (const name of names) {
     if (performance.now() - slice.start > SLICE_MS) {
       await nextTurn();
       slice.start = performance.now();

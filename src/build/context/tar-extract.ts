@@ -20,7 +20,7 @@
 // each is a short metadata call or a write of ≤ 1 MiB, and a thread-pool hop per call made
 // many-file extraction several times slower.
 import {
-  chmodSync, closeSync, constants, lchownSync, linkSync, lstatSync, lutimesSync, mkdirSync, openSync, readdirSync,
+  chmodSync, closeSync, constants, fchmodSync, fchownSync, futimesSync, lchownSync, linkSync, lstatSync, lutimesSync, mkdirSync, openSync, readdirSync,
   realpathSync, rmSync, rmdirSync, symlinkSync, writeSync, writevSync,
 } from 'node:fs';
 import { posix } from 'node:path';
@@ -30,6 +30,7 @@ import { readTar, safeEntryPath, TarPathGuard, type TarHeader } from '../../imag
 import { EntryFileWriter } from './file-writer.ts';
 import { dockerfileIgnorePath, goClean, IgnoreMatcher, ignoredBuildFiles } from './dockerignore.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { collectingEvery } from '../../util/heap-trim.ts';
 
 export interface ExtractOptions {
   /** The Dockerfile's path in the context (default `Dockerfile`): it and the ignore files are always kept. */
@@ -112,7 +113,9 @@ export async function extractContext(source: AsyncIterable<Uint8Array>, dir: str
   // Entries already buffered follow each other in microtasks only: other requests get a turn
   // every ~20 ms (a tar of small files held the event loop ~80 ms at a time).
   let sliceStart = performance.now();
-  for await (const { header: h, body } of readTar(decompressed(source))) {
+  // Each chunk is written out before the next is read: young collections keep the dead ones (and
+  // a decompressor's) from piling up until V8 notices their off-heap memory (collectingEvery).
+  for await (const { header: h, body } of readTar(collectingEvery(decompressed(source)))) {
     if (performance.now() - sliceStart > 20) {
       await nextTurn();
       sliceStart = performance.now();
@@ -158,10 +161,11 @@ export async function extractContext(source: AsyncIterable<Uint8Array>, dir: str
         if (result.entries > 0) sweep = true;
       }
     } else {
-      result.bytes += await createEntry(root, target, h, body, place, writer);
+      result.bytes += await createEntry(root, target, h, body, place, writer, owners);
     }
     result.entries++;
-    if (h.kind === 'link') continue;
+    // A link has its target's metadata; a regular file got its own through its descriptor.
+    if (h.kind === 'link' || (h.kind === 'file' && !isIgnoreFile)) continue;
     if (owners) lchownSync(target, h.uid, h.gid);
     if (h.kind !== 'symlink') chmodSync(target, h.mode & 0o7777); // after chown, which clears setuid
     if (h.kind === 'directory') {
@@ -202,7 +206,7 @@ function writeFileSync(target: string, chunks: Buffer[], size: number): void {
 
 /** Creates one entry (through `place`, which replaces what is there); returns the bytes of file data written. */
 async function createEntry(
-  root: string, target: string, h: TarHeader, body: AsyncIterable<Buffer>, place: <T>(make: () => T) => T, writer: EntryFileWriter,
+  root: string, target: string, h: TarHeader, body: AsyncIterable<Buffer>, place: <T>(make: () => T) => T, writer: EntryFileWriter, owners: boolean,
 ): Promise<number> {
   switch (h.kind) {
     case 'directory':
@@ -227,7 +231,12 @@ async function createEntry(
     default: {
       const fd = place(() => openSync(target, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600));
       try {
-        return await writer.write(fd, body);
+        const n = await writer.write(fd, body);
+        // Through the descriptor: no path walk per call (10 000 files: ~0.1 s less).
+        if (owners) fchownSync(fd, h.uid, h.gid);
+        fchmodSync(fd, h.mode & 0o7777); // after chown, which clears setuid
+        futimesSync(fd, h.mtime, h.mtime); // after the data, whose writes set the mtime
+        return n;
       } finally {
         closeSync(fd);
       }
