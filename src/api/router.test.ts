@@ -27,3 +27,26 @@ test('a broken %-escape in a path parameter is a 400, not a thrown URIError', ()
   r.get('/containers/{id}/json', () => undefined);
   assert.throws(() => r.match('GET', '/containers/%zz/json'), { code: 'INVALID_PARAMETER', message: /invalid URL escape in path: "%zz"/ });
 });
+
+test('the first registered matching route wins, across the first-segment index and parameter-first routes', () => {
+  const r = new Router();
+  const hits: string[] = [];
+  r.get('/images/json', () => void hits.push('images-json'));
+  r.get('/{kind}/json', () => void hits.push('any-json'));
+  r.get('/images/{name*}', () => void hits.push('images-name'));
+  r.get('/volumes', () => void hits.push('volumes'));
+  const call = (path: string) => {
+    const m = r.match('GET', path);
+    if (!m.handler) return 'none';
+    void m.handler({} as never);
+    return hits.pop();
+  };
+  assert.equal(call('/images/json'), 'images-json');
+  assert.equal(call('/networks/json'), 'any-json');
+  assert.equal(call('/images/busybox'), 'images-name');
+  assert.equal(call('/volumes'), 'volumes');
+  assert.equal(call('/volumes/x'), 'none');
+  assert.equal(call('/'), 'none');
+  const m = r.match('POST', '/networks/json');
+  assert.equal(!m.handler && m.pathExists, true, 'a parameter-first route still makes a 405');
+});

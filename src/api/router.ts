@@ -30,6 +30,8 @@ export interface RequestContext<Params = Record<string, string | undefined>> {
 export type Handler<Params = Record<string, string | undefined>> = (ctx: RequestContext<Params>) => Promise<void> | void;
 
 interface Route {
+  /** Registration order: the first registered route that matches wins. */
+  order: number;
   method: string;
   pattern: RegExp;
   names: string[];
@@ -47,12 +49,29 @@ function compile(path: string): { pattern: RegExp; names: string[] } {
   return { pattern: new RegExp(`^${src}$`), names };
 }
 
+/** A path's first segment (`containers` of `/containers/json`), the key of the route index. */
+function firstSegment(path: string): string {
+  const end = path.indexOf('/', 1);
+  return end < 0 ? path.slice(1) : path.slice(1, end);
+}
+
 export class Router {
-  private readonly routes: Route[] = [];
+  // Routes indexed by their static first segment, so a request tries only its family's patterns
+  // (a few) instead of every route's; routes whose first segment is a parameter are tried too.
+  private readonly byFirst = new Map<string, Route[]>();
+  private readonly anyFirst: Route[] = [];
+  private count = 0;
 
   add<P extends string>(method: string, path: P, handler: Handler<PathParams<P>>): this {
     const { pattern, names } = compile(path);
-    this.routes.push({ method, pattern, names, handler });
+    const route = { order: this.count++, method, pattern, names, handler };
+    const first = firstSegment(path);
+    if (first.includes('{')) this.anyFirst.push(route);
+    else {
+      const list = this.byFirst.get(first);
+      if (list) list.push(route);
+      else this.byFirst.set(first, [route]);
+    }
     return this;
   }
   get<P extends string>(path: P, handler: Handler<PathParams<P>>): this {
@@ -74,7 +93,9 @@ export class Router {
   /** Finds the handler; `pathExists` tells a 404 (no such path) from a 405 (wrong method). */
   match(method: string, path: string): { handler: Handler<any>; params: Record<string, string> } | { handler: null; pathExists: boolean } {
     let pathExists = false;
-    for (const r of this.routes) {
+    const family = this.byFirst.get(firstSegment(path)) ?? [];
+    const candidates = this.anyFirst.length ? [...family, ...this.anyFirst].sort((a, b) => a.order - b.order) : family;
+    for (const r of candidates) {
       const m = r.pattern.exec(path);
       if (!m) continue;
       pathExists = true;

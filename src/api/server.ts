@@ -20,6 +20,21 @@ export interface ApiServerOptions {
 }
 
 const VERSIONED = /^\/v([0-9]+(?:\.[0-9]+)*)(\/.*)$/;
+// A request path that WHATWG URL parsing would return unchanged: no %-escapes, backslashes,
+// characters it would escape, dot segments, or a leading `//` (read as a host). Such paths (nearly
+// all) skip the URL parser.
+const PLAIN_PATH = /^\/(?!\/)[A-Za-z0-9\-._~!$&'()*+,;=:@/]*$/;
+const DOT_SEGMENT = /\/\.\.?(?:\/|$)/;
+
+/** The path and query of a request target, as `new URL(target, base)` would give them. */
+export function splitTarget(target: string): { pathname: string; searchParams: URLSearchParams } {
+  const q = target.indexOf('?');
+  const pathname = q < 0 ? target : target.slice(0, q);
+  const search = q < 0 ? '' : target.slice(q + 1);
+  if (PLAIN_PATH.test(pathname) && !DOT_SEGMENT.test(pathname) && !search.includes('#'))
+    return { pathname, searchParams: new URLSearchParams(search) };
+  return new URL(target, 'http://engine');
+}
 
 export class ApiServer {
   readonly router = new Router();
@@ -70,8 +85,8 @@ export class ApiServer {
 
   private async dispatch(req: IncomingMessage, res: ServerResponse, prefix: string, socket?: Socket): Promise<void> {
     this.inFlight++;
-    requestStarted(req, `${req.method} ${req.url}`);
-    const started = process.hrtime.bigint();
+    requestStarted(req, req.method, req.url);
+    const started = this.log.enabled('debug') ? process.hrtime.bigint() : 0n;
     try {
       res.setHeader('Server', `Engine/${this.opts.serverVersion} (linux)`);
       res.setHeader('Api-Version', API_VERSION);
@@ -87,7 +102,7 @@ export class ApiServer {
       requestEnded(req);
       this.inFlight--;
       if (this.inFlight === 0) for (const w of this.idleWaiters.splice(0)) w();
-      if (this.log.enabled('debug')) {
+      if (started && this.log.enabled('debug')) {
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
         this.log.debug('request', { method: req.method, uri: req.url, status: res.statusCode, ms: ms.toFixed(1) });
       }
@@ -95,9 +110,9 @@ export class ApiServer {
   }
 
   private async route(req: IncomingMessage, res: ServerResponse, prefix: string, socket?: Socket): Promise<void> {
-    let url: URL;
+    let url: { pathname: string; searchParams: URLSearchParams };
     try {
-      url = new URL(req.url ?? '/', 'http://engine');
+      url = splitTarget(req.url ?? '/');
     } catch {
       throw new EngineError('INVALID_PARAMETER', `invalid request URI: ${JSON.stringify((req.url ?? '').slice(0, 100))}`);
     }

@@ -76,6 +76,7 @@ import { lazyBuildService } from './build-lazy.ts';
 import { lazyPluginManager } from './plugins-lazy.ts';
 import { lazyClusterService } from './cluster-lazy.ts';
 import { clusterRuntime } from './cluster-runtime.ts';
+import { startupMark } from '../util/startup-trace.ts';
 import type { TaskRuntime } from '../cluster/task-runtime.ts';
 
 /** Container and network actions timed for metrics, by backend method (dockerd's action names). */
@@ -142,6 +143,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       checkpointInBackground: { warn: (message) => log.warn(message) },
     });
     cleanups.push(() => db.close());
+    startupMark('db-open');
     // Every service publishes here (persisted before delivery; see events/bus.ts).
     const events = new EventBus({ log: new EventLog(db), logger: log.child({ module: 'events' }) });
     const meta = new RecordTable<{ value: string }>(db, 'meta');
@@ -194,6 +196,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       },
     });
     const networks = networking.lifecycle;
+    startupMark('networking-built');
     const starting = Supervisor.start({
       ...(initial.supervisor ? { address: initial.supervisor } : {}),
       dataRoot: roots.dataRoot,
@@ -205,6 +208,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       ...(opts.containerd ? { prestarted: opts.containerd } : {}),
     });
     const networkInit = networks.init();
+    void networkInit.then(
+      () => startupMark('network-init'),
+      () => undefined,
+    );
+    void starting.then(
+      () => startupMark('supervisor-connected'),
+      () => undefined,
+    );
     const [started] = await Promise.allSettled([starting, networkInit]);
     if (started.status === 'rejected') {
       // Start-up already failed; networking set-up that never finished has nothing to shut down.
@@ -219,6 +230,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       throw started.reason;
     }
     const supervisor = started.value;
+    startupMark('supervisor-and-network-init');
     cleanups.push(async () => {
       // live-restore: containerd outlives the daemon so running containers keep their shims,
       // Wait calls and events; the next daemon adopts it.
@@ -232,16 +244,18 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     });
 
     cleanups.push(() => networks.shutdown(cfg()['live-restore']));
+    const client = supervisor.client; // its default snapshotter is overlayfs (overlay2)
+    const images = new ImageStore(client);
+    // Warms the image cache (and /info's image count) while the rest is built: awaited before the
+    // listeners open; the first API call lists again and reports any failure.
+    const imagesWarm = images.list().catch(() => []);
     await networkInit;
     const snapshotter = await snapshotterFor(supervisor.client, initial['storage-driver'], initial['storage-opts'], roots.dataRoot);
-    const client = supervisor.client; // its default snapshotter is overlayfs (overlay2)
+    startupMark('snapshotter');
     const containersDir = join(roots.dataRoot, 'containers');
     await mkdir(containersDir, { recursive: true, mode: 0o710 });
     // Remapped containers reach their /etc/hosts & co. through the group (dockerd's 0710 root:<gid>).
     if (opts.userns) await chown(containersDir, process.getuid!(), opts.userns.rootGid);
-    const images = new ImageStore(client);
-    // Warms the image cache; the first API call lists again and reports any failure.
-    await images.list().catch(() => []);
     const distribution = new DistributionService({
       client,
       images,
@@ -258,6 +272,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     });
     void distribution.dropStaleLeases();
     cleanups.push(() => distribution.close());
+    startupMark('distribution-built');
     const runtimes = new RuntimeRegistry(roots.execRoot, initial.runtimes);
     const rootfs = new RootfsManager(client, snapshotter, roots.tmpDir, opts.userns);
     const shmSize = parseSize(initial['default-shm-size']);
@@ -272,6 +287,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // Volumes: records in the store, data under <data-root>/volumes; who uses them is read from the
     // container records (the volume service comes first: containers need it at create and start).
     const containerStore = new ContainerStore<ContainerRecord>(db);
+    startupMark('container-store');
     const volumeTable = new RecordTable<VolumeRecord>(db, 'volumes');
     // Managed plugins (/plugins*): containers in the plugins namespace, records and rootfs under
     // <data-root>/plugins, sockets under <exec-root>/plugins/<id>/. They start before anything that
@@ -309,6 +325,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       });
     });
     await plugins.init();
+    startupMark('plugins-init');
     cleanups.push(() => plugins.shutdown(cfg()['live-restore']));
     const volumes = new VolumeService({
       table: volumeTable,
@@ -322,6 +339,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       ...(opts.userns ? { rootOwner: { uid: opts.userns.rootUid, gid: opts.userns.rootGid } } : {}),
     });
     await volumes.init();
+    startupMark('volumes-init');
     // CDI specs are read again whenever the spec directories change; features.cdi=false turns CDI off.
     const cdiDirs = () => (cfg().features?.cdi === false ? [] : cfg()['cdi-spec-dirs']);
     const cdi = new CdiRegistry(cdiDirs);
@@ -473,6 +491,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // Reconciling the containers with containerd goes on in the background: the API answers at
     // once, and a request on a container still being reconciled waits for that container only.
     void containers.restore(initial['live-restore']);
+    startupMark('restore-started');
     // Shutdown order (cleanups run in reverse): stop accepting → stop containers (which ends log
     // followers and attach streams) → wait for in-flight requests, cutting them after a grace period.
     let listenersClosing: Promise<unknown> = Promise.resolve();
@@ -560,6 +579,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     registerStatsRoutes(api.router, stats);
     registerClusterRoutes(api.router, cluster);
     registerPluginRoutes(api.router, plugins);
+    startupMark('routes');
 
     const hosts = initial.hosts.filter((h) => h !== '');
     const tlsOn = initial.tls || initial.tlsverify;
@@ -571,6 +591,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
         );
       }
     }
+    await imagesWarm;
+    startupMark('images-listed');
     const listeners: OpenListener[] = await openListeners(specs, {
       ...(tlsOn ? { tls: { cert: initial.tlscert, key: initial.tlskey, ca: initial.tlscacert, verify: initial.tlsverify } } : {}),
       group: initial.group,
@@ -579,6 +601,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       onUpgrade: (req, socket, head, prefix) => api.handleUpgrade(req, socket, head, prefix),
       onConnect: (req, socket, head, prefix) => api.handleConnect(req, socket, head, prefix),
     });
+    startupMark('listening');
     cutConnections = () => listeners.forEach((l) => l.closeAllConnections());
     cleanups.push(() => {
       listenersClosing = Promise.all(listeners.map((l) => l.close()));

@@ -11,12 +11,14 @@ import { resolveRemap } from '../oci/userns-setup.ts';
 import type { IdentityMap } from '../oci/userns.ts';
 import { acquirePidfile } from './pidfile.ts';
 import { startLoopWatch } from '../util/loop-watch.ts';
+import { startupMark, startupPhases } from '../util/startup-trace.ts';
 import { startManagedContainerd, type ManagedStart } from '../supervisor/containerd-process.ts';
 // The daemon's services are imported once containerd is starting (see main()).
 import type { RunningDaemon } from './compose.ts';
 
 async function main(): Promise<void> {
   const startedAt = Date.now();
+  startupMark('main');
   const outcome = loadConfig(process.argv.slice(2), process.env, { version: ENGINE_VERSION, commit: ENGINE_COMMIT });
   if (outcome.kind === 'exit') {
     if (outcome.stdout) process.stdout.write(outcome.stdout.endsWith('\n') ? outcome.stdout : outcome.stdout + '\n');
@@ -25,6 +27,7 @@ async function main(): Promise<void> {
   }
   let loaded: LoadedConfig = outcome.loaded;
   const cfg = loaded.config;
+  startupMark('config');
   // Signals are ours from here on, before the first log line (a supervisor may signal as soon as it
   // sees one): the API answers before start-up has finished, and a SIGTERM taking Node's default
   // action then would leave containerd and the pidfile behind. One that arrives during start-up is
@@ -71,10 +74,13 @@ async function main(): Promise<void> {
     const dataRoot = userns ? await remappedDataRoot(cfg['data-root'], userns.rootUid, userns.rootGid) : cfg['data-root'];
     const roots = await prepareRoots(dataRoot, cfg['exec-root'], { cleanTmp: true, log });
     if (userns) await remappedExecRoot(roots.execRoot, userns.rootUid, userns.rootGid);
+    startupMark('roots');
     // containerd boots in its own process (~250 ms) while this one loads the daemon's modules.
     if (!cfg.supervisor)
       containerd = startManagedContainerd({ dataRoot: roots.dataRoot, execRoot: roots.execRoot, cri: cfg['cri-supervisor'], log });
+    startupMark('containerd-spawned');
     const { startDaemon } = await import('./compose.ts');
+    startupMark('compose-loaded');
     daemon = await startDaemon({
       loaded: () => loaded,
       log,
@@ -96,6 +102,7 @@ async function main(): Promise<void> {
   }
   const running = daemon;
   log.info('Daemon has completed initialization', { startupMs: Date.now() - startedAt });
+  if (log.enabled('debug')) log.debug('start-up phases (ms since process start/CPU ms)', startupPhases());
   // Debug only (ENGINE_DEBUG_LOOP_STALL_MS): long synchronous stretches, with the requests behind them.
   if (startLoopWatch(process.env, (s) => log.warn('event loop stalled', { ms: s.ms, cpuMs: s.cpuMs, requests: s.requests.join(' | ') })))
     log.warn('ENGINE_DEBUG_LOOP_STALL_MS is set: event loop stalls are logged (a debugging aid)');

@@ -8,6 +8,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import type { Logger, LogLevel } from '../util/log.ts';
 import { unavailable } from '../errors.ts';
+import { startupMark } from '../util/startup-trace.ts';
 // The gRPC client (grpc-js, protobufjs: ~75 ms to load) is imported only once containerd has been
 // spawned, so that the daemon can start containerd before it loads the rest of itself.
 type ClientModule = typeof import('./client.ts');
@@ -171,6 +172,13 @@ export class ManagedContainerd extends EventEmitter {
   private readonly recentLines: string[] = [];
   /** Milliseconds from spawn to the first Version answer, for the last start. */
   lastStartMs = 0;
+  /**
+   * The client whose Version call found containerd ready at the first start, with that answer:
+   * handed to the supervisor (takeReadyClient) so it does not dial and ask again.
+   */
+  private readyClient: { client: InstanceType<ClientModule['SupervisorClient']>; version: { version: string; revision: string } } | null =
+    null;
+  private handedOff = false;
   /** Whether start() took over a containerd left running by a previous daemon. */
   adopted = false;
   /**
@@ -306,6 +314,7 @@ export class ManagedContainerd extends EventEmitter {
       env: process.env.ENGINE_DISABLE_PIGZ ? { ...process.env, CONTAINERD_DISABLE_PIGZ: '1' } : process.env,
     });
     this.child = child;
+    startupMark('containerd-spawn');
     this.startedAt = Date.now();
     const exited = new Promise<string>((resolve) => {
       child.once('exit', (code, signal) => resolve(signal ? `killed by ${signal}` : `exit status ${code}`));
@@ -324,7 +333,9 @@ export class ManagedContainerd extends EventEmitter {
 
     // Load the client and parse the protos while containerd boots, not after.
     const [{ SupervisorClient }, { loadProtos }] = await Promise.all([clientModule(), import('./protos.ts')]);
+    startupMark('containerd-client-loaded');
     loadProtos();
+    startupMark('protos-loaded');
 
     const timeoutMs = this.opts.startTimeoutMs ?? 30_000;
     const deadline = Date.now() + timeoutMs;
@@ -341,16 +352,21 @@ export class ManagedContainerd extends EventEmitter {
         if (fs.existsSync(this.address)) {
           probe ??= new SupervisorClient(this.address, { namespace: '' });
           try {
-            await probe.version({ deadlineMs: Math.min(1000, Math.max(1, deadline - Date.now())), waitForReady: true });
+            const version = await probe.version({ deadlineMs: Math.min(1000, Math.max(1, deadline - Date.now())), waitForReady: true });
             ready = true;
+            if (!this.handedOff && !this.readyClient) {
+              this.readyClient = { client: probe, version };
+              probe = null; // kept open for the supervisor
+            }
             this.lastStartMs = performance.now() - t0;
+            startupMark('containerd-answers');
             this.log.debug('containerd is up', { pid: child.pid, ms: Math.round(this.lastStartMs) });
             return;
           } catch {
             // not yet
           }
         }
-        await sleep(10);
+        await sleep(3); // an existsSync is cheap; containerd's socket appears ~60 ms after the spawn
       }
       this.child = null;
       child.kill('SIGKILL');
@@ -404,6 +420,17 @@ export class ManagedContainerd extends EventEmitter {
   }
 
   /**
+   * The connected client of the first start and containerd's Version answer (once; null after, or
+   * when the start adopted a running containerd). The caller owns it: close() ends its channel.
+   */
+  takeReadyClient(): { client: InstanceType<ClientModule['SupervisorClient']>; version: { version: string; revision: string } } | null {
+    const ready = this.readyClient;
+    this.readyClient = null;
+    this.handedOff = true;
+    return ready;
+  }
+
+  /**
    * Lets go of containerd without stopping it (live-restore shutdown): running containers keep
    * their shims, Wait calls and exit events, and the next daemon adopts it (see start()). The
    * pidfile stays for that.
@@ -411,6 +438,7 @@ export class ManagedContainerd extends EventEmitter {
   release(): void {
     this.released = true;
     this.stopping = true;
+    this.takeReadyClient()?.client.close();
     if (this.restartTimer) clearTimeout(this.restartTimer);
     if (this.adoptedTimer) clearInterval(this.adoptedTimer);
     this.restartTimer = this.adoptedTimer = null;
@@ -423,6 +451,7 @@ export class ManagedContainerd extends EventEmitter {
   async stop(timeoutMs = STOP_TIMEOUT_MS): Promise<void> {
     if (this.released) return; // let go of on purpose: the next daemon adopts it
     this.stopping = true;
+    this.takeReadyClient()?.client.close();
     if (this.restartTimer) clearTimeout(this.restartTimer);
     if (this.adoptedTimer) clearInterval(this.adoptedTimer);
     this.restartTimer = this.adoptedTimer = null;

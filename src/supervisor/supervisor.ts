@@ -68,6 +68,7 @@ export class Supervisor extends EventEmitter {
     const log = opts.log.child({ module: 'supervisor' });
     let managed: ManagedContainerd | null = null;
     let address = opts.address;
+    let ready: ReturnType<ManagedContainerd['takeReadyClient']> = null;
     if (!address) {
       const start =
         opts.prestarted ??
@@ -82,17 +83,18 @@ export class Supervisor extends EventEmitter {
       managed = start.managed;
       await start.started;
       address = managed.address;
+      // The channel that found containerd ready, already connected (none when it was adopted).
+      ready = managed.takeReadyClient();
     }
-    const client = new SupervisorClient(address, { namespace: opts.namespace });
+    const client = ready ? ready.client.withNamespace(opts.namespace) : new SupervisorClient(address, { namespace: opts.namespace });
     try {
       try {
-        const v = await client.version({ waitForReady: true, deadlineMs: opts.startTimeoutMs ?? 30_000 });
+        const v = ready?.version ?? (await client.version({ waitForReady: true, deadlineMs: opts.startTimeoutMs ?? 30_000 }));
         log.info('connected to containerd', { address, version: v.version, managed: !!managed });
       } catch (err) {
         throw unavailable(`containerd at ${address} does not answer: ${(err as Error).message}`, err);
       }
-      await client.ensureNamespace(opts.namespace);
-      await client.ensureNamespace(opts.pluginsNamespace);
+      await Promise.all([client.ensureNamespace(opts.namespace), client.ensureNamespace(opts.pluginsNamespace)]);
     } catch (err) {
       client.close();
       await managed?.stop();

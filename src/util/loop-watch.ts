@@ -9,8 +9,9 @@ const active = new Map<object, string>();
 const seen = new Set<string>();
 let enabled = false;
 
-export function requestStarted(key: object, what: string): void {
+export function requestStarted(key: object, method: string | undefined, url: string | undefined): void {
   if (!enabled) return;
+  const what = `${method} ${url}`;
   active.set(key, what);
   seen.add(what);
 }
