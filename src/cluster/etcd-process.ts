@@ -9,6 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import { request } from 'node:https';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import readline from 'node:readline';
 import { unavailable } from '../errors.ts';
@@ -44,6 +45,8 @@ export interface EtcdMemberOptions {
   log: Logger;
   binary?: string;
   startTimeoutMs?: number;
+  /** Called once the process is spawned: work that can overlap etcd's own start-up. */
+  onSpawned?: () => void;
 }
 
 const BACKOFF_MIN_MS = 200;
@@ -136,6 +139,21 @@ function gone(pid: number): boolean {
   }
 }
 
+/** Whether a TCP connection to host:port is accepted (refused at once when nothing listens). */
+function portAnswers(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = connect({ host, port, timeout: 1000 }, () => {
+      sock.destroy();
+      resolve(true);
+    });
+    sock.on('timeout', () => {
+      sock.destroy();
+      resolve(true); // not refused: something may hold the port, so look
+    });
+    sock.on('error', () => resolve(false));
+  });
+}
+
 export class EtcdMember extends EventEmitter {
   private child: ChildProcess | null = null;
   private stopping = false;
@@ -197,6 +215,7 @@ export class EtcdMember extends EventEmitter {
     const child = spawn(this.opts.binary ?? 'etcd', args, { stdio: ['ignore', 'ignore', 'pipe'], detached: true, cwd: '/' });
     this.child = child;
     this.startedAt = Date.now();
+    this.opts.onSpawned?.();
     let outcome: string | null = null;
     let ready = false;
     child.once('error', (err) => (outcome = err.message));
@@ -233,9 +252,15 @@ export class EtcdMember extends EventEmitter {
 
   /**
    * After `kill -9` of the daemon its etcd (own session) keeps running and holds the ports; etcd
-   * is crash-safe, so it is killed and started again under this daemon's watch.
+   * is crash-safe, so it is killed and started again under this daemon's watch. The /proc scan
+   * reads every process's command line (0.2-0.8 s on a loaded host), so it runs only when such an
+   * etcd may exist: the data directory holds a member, or something answers on the member's ports.
    */
   private async stopStale(): Promise<void> {
+    if (!fs.existsSync(join(this.opts.dataDir, 'member'))) {
+      const held = await Promise.all([this.opts.clientPort, this.opts.peerPort].map((p) => portAnswers(this.opts.host, p)));
+      if (!held.includes(true)) return;
+    }
     for (const entry of fs.readdirSync('/proc')) {
       const pid = Number(entry);
       if (!(pid > 0) || pid === process.pid) continue;

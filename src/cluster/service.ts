@@ -27,7 +27,6 @@ import { InactiveCluster, NOT_A_MANAGER, NOT_IN_A_CLUSTER } from './inactive.ts'
 import { LocalStateFiles, type LocalClusterState } from './local-state.ts';
 import { etcdPorts, Manager, newNodeRecord } from './manager.ts';
 import type { NodeRecord } from './nodes.ts';
-import { ClusterStore } from './store.ts';
 import { checkSpec, withDefaults, type ClusterRecord } from './swarm-object.ts';
 import { caDigest, newJoinToken, tokenMatchesCa } from './tokens.ts';
 import { Worker } from './worker.ts';
@@ -304,7 +303,6 @@ export class ClusterService {
       checkSpec(spec);
       const net = checkInitNetworking(req);
       const availability = checkAvailability(req.Availability || 'active');
-      ClusterStore.preload();
       const nodeId = newId();
       const clusterId = newId();
       const ca = await createRootCa();
