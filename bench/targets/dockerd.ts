@@ -121,6 +121,13 @@ export class Dockerd implements DaemonUnderTest {
     if (r.code !== 0) throw new Error(`docker import failed: ${r.stderr}`);
   }
 
+  /** kill -9 (the failure benchmarks): its containerd and containers stay until `stop`. */
+  async kill(): Promise<void> {
+    if (this.exitCode !== null) return;
+    this.child.kill('SIGKILL');
+    await this.exited;
+  }
+
   stop(): Promise<void> {
     this.stopped ??= (async () => {
       if (this.child && this.exitCode === null) {

@@ -14,9 +14,9 @@ export interface HostPort {
 
 export const formatHostPort = (a: HostPort): string => (a.host.includes(':') ? `[${a.host}]:${a.port}` : `${a.host}:${a.port}`);
 
-function interfaceAddress(name: string): string {
+function interfaceAddress(name: string, what = 'listen address'): string {
   const addrs = networkInterfaces()[name];
-  if (!addrs) throw invalidParameter(`invalid listen address: no such interface ${JSON.stringify(name)}`);
+  if (!addrs) throw invalidParameter(`invalid ${what}: no such interface ${JSON.stringify(name)}`);
   const v4 = addrs.filter((a) => a.family === 'IPv4');
   if (v4.length !== 1) throw invalidParameter(`interface ${name} has ${v4.length} IPv4 addresses: give an IP address instead`);
   return v4[0]!.address;
@@ -45,12 +45,24 @@ export function parseAddr(raw: string, defaultPort: number, what: string): HostP
 
 const unspecified = (host: string) => host === '0.0.0.0' || host === '::';
 
-/** The address to advertise: the given one, else a specific listen IP, else the host's only address. */
-export function chooseAdvertise(listen: HostPort, advertise: string | undefined): HostPort {
+/**
+ * The address to advertise: the given one; else the daemon's --cluster-default-advertise-addr (an IP
+ * or interface name, with the listen port, as dockerd); else a specific listen IP; else the host's
+ * only address.
+ */
+export function chooseAdvertise(listen: HostPort, advertise: string | undefined, defaultAddr?: string): HostPort {
   if (advertise) {
     const a = parseAddr(advertise, listen.port, 'advertise address');
     if (unspecified(a.host)) throw invalidParameter('advertise address must be a non-zero IP address');
     return a;
+  }
+  if (defaultAddr) {
+    let host = defaultAddr;
+    if (!isIP(host)) {
+      host = interfaceAddress(defaultAddr, 'default advertise address');
+    }
+    if (unspecified(host)) throw invalidParameter('default advertise address must be a non-zero IP address or network interface');
+    return { host, port: listen.port };
   }
   if (!unspecified(listen.host)) return listen;
   const candidates = Object.values(networkInterfaces())

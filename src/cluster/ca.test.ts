@@ -1,7 +1,12 @@
-// The cluster CA and join tokens: a root made by openssl signs node certificates whose CN/OU/O carry
-// the identity, and tokens carry the digest of exactly that CA.
+// The cluster CA and join tokens: a root (DER from x509.ts) signs node certificates whose CN/OU/O
+// carry the identity, and tokens carry the digest of exactly that CA. `openssl verify` and `openssl
+// x509 -text` check the encoding with a parser other than node's.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { createRootCa, identityOf, issueNodeCert, newKeyPair, signedBy } from './ca.ts';
 import { newId } from './ids.ts';
@@ -30,6 +35,41 @@ test('a node certificate carries the node ID, role and cluster and is signed by 
     issueNodeCert(ca, publicKeyPem, { nodeId: 'a/b', role: 'manager', clusterId, ips: [] }),
     /invalid certificate subject/,
   );
+});
+
+test('openssl accepts the chain for TLS server and client use and reads every extension', async () => {
+  const ca = await createRootCa();
+  const nodeId = newId();
+  const clusterId = newId();
+  const pem = await issueNodeCert(ca, newKeyPair().publicKeyPem, { nodeId, role: 'manager', clusterId, ips: ['10.1.2.3', 'fd00::1:2'] });
+  const dir = mkdtempSync(join(tmpdir(), 'ca-test-'));
+  try {
+    writeFileSync(join(dir, 'ca.pem'), ca.certPem);
+    writeFileSync(join(dir, 'node.pem'), pem);
+    for (const purpose of ['sslserver', 'sslclient']) {
+      const out = execFileSync('openssl', ['verify', '-purpose', purpose, '-CAfile', join(dir, 'ca.pem'), join(dir, 'node.pem')], {
+        encoding: 'utf8',
+      });
+      assert.match(out, /node\.pem: OK/);
+    }
+    const text = execFileSync('openssl', ['x509', '-noout', '-text', '-in', join(dir, 'node.pem')], { encoding: 'utf8' });
+    assert.match(text, /Version: 3 \(0x2\)/);
+    assert.match(text, new RegExp(`Subject: O ?= ?${clusterId}, OU ?= ?swarm-manager, CN ?= ?${nodeId}`));
+    assert.match(text, /Issuer: CN ?= ?swarm-ca/);
+    assert.match(text, /X509v3 Basic Constraints: critical\s+CA:FALSE/);
+    assert.match(text, /X509v3 Key Usage: critical\s+Digital Signature, Key Encipherment/);
+    assert.match(text, /TLS Web Server Authentication, TLS Web Client Authentication/);
+    assert.match(text, /IP Address:10\.1\.2\.3, IP Address:FD00:0:0:0:0:0:1:2, DNS:swarm-manager, DNS:/);
+    const caText = execFileSync('openssl', ['x509', '-noout', '-text', '-in', join(dir, 'ca.pem')], { encoding: 'utf8' });
+    assert.match(caText, /X509v3 Basic Constraints: critical\s+CA:TRUE/);
+    assert.match(caText, /X509v3 Key Usage: critical\s+Certificate Sign, CRL Sign/);
+    // The node's authority key ID is the root's subject key ID (openssl's own method).
+    const ski = /Subject Key Identifier:\s+([0-9A-F:]+)/.exec(caText)?.[1];
+    assert.ok(ski);
+    assert.match(text, new RegExp(`Authority Key Identifier:\\s+(keyid:)?${ski}`));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("join tokens have Docker's shape and bind the CA digest", async () => {

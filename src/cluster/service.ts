@@ -39,6 +39,7 @@ import type { TaskRecord } from './tasks.ts';
 import { newDataKey } from './secret-crypto.ts';
 import type { FileObjectsApi } from './secrets-api.ts';
 import { checkInitNetworking } from './init-request.ts';
+import { ControlMtu, controlPorts, DEFAULT_CONTROL_MTU } from './control-mtu.ts';
 import { ClusterNetworks } from './networks.ts';
 import { WorkerNetworks } from './worker-networks.ts';
 import type { CertIdentity } from './ca.ts';
@@ -57,6 +58,10 @@ export interface ClusterServiceDeps {
   engineLabels: () => string[];
   /** The network layer's overlay driver (the cluster's networks and endpoints are pushed to it). */
   overlay?: () => OverlayHost | undefined;
+  /** --cluster-default-advertise-addr: an IP or interface name, used when init/join give no AdvertiseAddr. */
+  defaultAdvertiseAddr?: () => string | undefined;
+  /** --network-control-plane-mtu (control-mtu.ts). */
+  controlPlaneMtu?: () => number;
   /** --node-generic-resource, advertised in the node's Description.Resources. */
   genericResources?: () => GenericResource[];
   /** The local engine, once built, for the agent to run tasks on. */
@@ -83,10 +88,19 @@ export class ClusterService {
   private readonly files: LocalStateFiles;
   private readonly log: Logger;
   private readonly inactive = new InactiveCluster();
+  private readonly controlMtu: ControlMtu;
 
   constructor(private readonly deps: ClusterServiceDeps) {
     this.files = new LocalStateFiles(deps.dataRoot);
     this.log = deps.log.child({ module: 'cluster' });
+    this.controlMtu = new ControlMtu(deps.controlPlaneMtu?.() ?? DEFAULT_CONTROL_MTU, this.log);
+  }
+
+  /** --network-control-plane-mtu on this node's control ports and those of the managers it knows. */
+  private async applyControlMtu(st: LocalClusterState): Promise<void> {
+    const adv = parseAddr(st.advertiseAddr, 0, 'advertise address');
+    const ports = [adv.port, ...st.managers.map((m) => parseAddr(m.Addr, DEFAULT_LISTEN_PORT, 'manager address').port)];
+    await this.controlMtu.apply(st.nodeId, adv.host, ports.flatMap(controlPorts));
   }
 
   /** One lifecycle change at a time (init, join, leave, restore, shutdown). */
@@ -144,6 +158,7 @@ export class ClusterService {
   private async run(state: LocalClusterState, promote?: () => Promise<void>): Promise<void> {
     const certs = this.files.readCerts();
     if (identityOf(certs.certPem).nodeId !== state.nodeId) throw new Error('the node certificate does not match the saved node ID');
+    await this.applyControlMtu(state); // before the first control connection (the MSS is set at SYN)
     if (state.role === 'manager') {
       const m = await Manager.start(
         {
@@ -283,7 +298,7 @@ export class ClusterService {
     return this.serial(async () => {
       if (this.phase !== 'inactive') throw unavailable(ALREADY_IN_A_CLUSTER);
       const listen = parseAddr(req.ListenAddr || `0.0.0.0:${DEFAULT_LISTEN_PORT}`, DEFAULT_LISTEN_PORT, 'listen address');
-      const adv = chooseAdvertise(listen, req.AdvertiseAddr);
+      const adv = chooseAdvertise(listen, req.AdvertiseAddr, this.deps.defaultAdvertiseAddr?.());
       const spec = withDefaults(req.Spec);
       checkSpec(spec);
       const net = checkInitNetworking(req);
@@ -325,6 +340,7 @@ export class ClusterService {
       this.files.writeCerts({ caPem: ca.certPem, certPem, keyPem: keys.keyPem });
       this.files.write(state);
       let m: Manager | null = null;
+      await this.applyControlMtu(state); // before the first control connection (the MSS is set at SYN)
       try {
         m = await Manager.start(
           {
@@ -346,6 +362,7 @@ export class ClusterService {
       } catch (err) {
         await m?.stop().catch((e: Error) => this.log.warn('stopping the half-made cluster failed', { error: e.message }));
         this.files.remove();
+        await this.controlMtu.remove();
         throw err;
       }
       this.manager = m;
@@ -369,7 +386,7 @@ export class ClusterService {
       if (!req.RemoteAddrs?.length) throw invalidParameter('at least 1 RemoteAddr is required to join');
       const token = req.JoinToken ?? '';
       const listen = parseAddr(req.ListenAddr || `0.0.0.0:${DEFAULT_LISTEN_PORT}`, DEFAULT_LISTEN_PORT, 'listen address');
-      const adv = chooseAdvertise(listen, req.AdvertiseAddr);
+      const adv = chooseAdvertise(listen, req.AdvertiseAddr, this.deps.defaultAdvertiseAddr?.());
       if (req.Availability) checkAvailability(req.Availability);
       const remote = formatHostPort(parseAddr(req.RemoteAddrs[0]!, DEFAULT_LISTEN_PORT, 'remote address'));
       const { caPem } = await callManager<{ caPem: string }>(remote, 'GET', '/ca', undefined, {});
@@ -419,6 +436,7 @@ export class ClusterService {
         await this.run(state, res.role === 'manager' ? promote : undefined);
       } catch (err) {
         this.files.remove();
+        await this.controlMtu.remove();
         this.phase = 'inactive';
         await callManager(remote, 'POST', '/leave', { abort: true }, { caPem, certs }).catch((e: Error) =>
           this.log.warn('could not undo the join at the manager', { error: e.message }),
@@ -449,6 +467,7 @@ export class ClusterService {
       this.manager = null;
       this.worker = null;
       this.files.remove();
+      await this.controlMtu.remove();
       this.phase = 'inactive';
       this.error = '';
       this.log.info('left the cluster');
@@ -465,6 +484,7 @@ export class ClusterService {
       await this.networks?.stop(false);
       this.networks = null;
       await this.manager?.stop();
+      await this.controlMtu.remove();
     });
   }
 

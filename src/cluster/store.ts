@@ -4,7 +4,7 @@
 // have written it (compare-and-swap), and creation refuses a key that exists. Also: leases for
 // heartbeats, prefix watches and the member list of the etcd cluster.
 // etcd3 is loaded on first use only: a node outside a cluster never pays for it.
-import type { Etcd3, Lease, Watcher } from 'etcd3';
+import type { Etcd3, IOptions, Lease, Watcher } from 'etcd3';
 import { conflict, EngineError, notFound, unavailable } from '../errors.ts';
 
 export interface StoreTls {
@@ -40,17 +40,55 @@ function storeDown(what: string, err: unknown): Error {
   return unavailable(`cluster store: ${what} failed: ${(err as Error)?.message ?? String(err)}`, err);
 }
 
+type HostPolicy = ReturnType<NonNullable<NonNullable<IOptions['faultHandling']>['host']>>;
+const BREAKER_FAILURES = 3;
+const BREAKER_OPEN_MS = 1000;
+
+/**
+ * The client's per-endpoint fault policy: after 3 consecutive recoverable failures, calls fail at
+ * once for 1 s, then one goes through. etcd3's default keeps the breaker open 5 s, which turns a
+ * one-second gap of the local member (restarted with the steady Raft timings, see etcd-process.ts
+ * `settle`) into five seconds of errors.
+ */
+function shortBreaker(recoverable: (err: Error) => boolean): HostPolicy {
+  let failures = 0;
+  let openUntil = 0;
+  const policy = {
+    async execute<T>(fn: (context: { signal: AbortSignal }) => PromiseLike<T> | T): Promise<T> {
+      if (Date.now() < openUntil) throw new Error('Execution prevented because the circuit breaker is open');
+      try {
+        const r = await fn({ signal: new AbortController().signal });
+        failures = 0;
+        return r;
+      } catch (err) {
+        if (recoverable(err as Error) && ++failures >= BREAKER_FAILURES) {
+          failures = 0;
+          openUntil = Date.now() + BREAKER_OPEN_MS;
+        }
+        throw err;
+      }
+    },
+  };
+  return policy as unknown as HostPolicy; // etcd3 calls only execute()
+}
+
 export class ClusterStore {
   private readonly leases = new Map<string, Lease>();
 
   private constructor(private readonly client: Etcd3) {}
 
+  /** Starts loading the client module (~0.2 s) while etcd starts, so `open` finds it loaded. */
+  static preload(): void {
+    import('etcd3').catch(() => undefined); // a failure shows in `open`
+  }
+
   static async open(endpoints: string[], tls: StoreTls, opts: { dialTimeoutMs?: number } = {}): Promise<ClusterStore> {
-    const { Etcd3: Client } = await import('etcd3');
+    const { Etcd3: Client, isRecoverableError } = await import('etcd3');
     const client = new Client({
       hosts: endpoints,
       credentials: { rootCertificate: Buffer.from(tls.caPem), privateKey: Buffer.from(tls.keyPem), certChain: Buffer.from(tls.certPem) },
       dialTimeout: opts.dialTimeoutMs ?? 10_000,
+      faultHandling: { host: () => shortBreaker(isRecoverableError) },
     });
     return new ClusterStore(client);
   }

@@ -239,8 +239,20 @@ test('values are validated', () => {
     [['--registry-mirror', 'ftp://m'], {}, /invalid mirror: unsupported scheme "ftp"/],
     [['--insecure-registry', 'http://r:5000'], {}, /should not contain ':\/\/'/],
     [['--node-generic-resource', 'gpu'], {}, /could not parse GenericResource: incorrect term gpu, missing '=' or malformed expression/],
+    [['--network-control-plane-mtu', '60'], {}, /invalid network-control-plane-mtu: 60/],
+    [['--cluster-default-advertise-addr', '10.0.0.1:2377'], {}, /invalid cluster-default-advertise-addr "10.0.0.1:2377"/],
+    [[], { 'cluster-default-advertise-addr': 'eth 0' }, /an IP address or a network interface name \(without a port\)/],
   ];
   for (const [argv, doc, re] of cases) assert.match(failure(argv, doc), re, argv.join(' '));
+});
+
+test('the cluster flags: an IP or interface name as the default advertise address, an MTU; neither warns', () => {
+  for (const v of ['10.0.0.1', 'fd00::1', 'eth0', 'enp0s31f6', 'br-1.10'])
+    assert.equal(run(['--cluster-default-advertise-addr', v]).config['cluster-default-advertise-addr'], v);
+  const loaded = run(['--cluster-default-advertise-addr', 'eth0', '--network-control-plane-mtu', '1400']);
+  assert.equal(loaded.config['network-control-plane-mtu'], 1400);
+  assert.ok(!loaded.warnings.some((w) => /advertise|control-plane/.test(w)), loaded.warnings.join('\n'));
+  assert.equal(run([], { 'network-control-plane-mtu': 0 }).config['network-control-plane-mtu'], 1500);
 });
 
 test('validation errors from a file name the file', () => {

@@ -359,9 +359,8 @@ export const OPTIONS: OptionSpec[] = [
     key: 'network-control-plane-mtu',
     type: 'int',
     default: 1500,
-    status: 'unsupported',
-    note: 'cluster mode is not supported',
-    help: 'MTU of the network control plane',
+    status: 'built',
+    help: 'MTU of the cluster control plane: TCP segments of the control traffic (manager endpoint, etcd) are clamped to fit',
   },
   {
     flag: 'no-new-privileges',
@@ -439,9 +438,8 @@ export const OPTIONS: OptionSpec[] = [
     flag: 'cluster-default-advertise-addr',
     key: 'cluster-default-advertise-addr',
     type: 'string',
-    status: 'unsupported',
-    note: 'cluster mode is not supported',
-    help: 'Default address advertised in cluster mode',
+    status: 'built',
+    help: 'Address or interface name advertised by swarm init/join when they give none',
   },
   { flag: 'tls', key: 'tls', type: 'bool', default: false, status: 'built', help: 'Use TLS; implied by --tlsverify' },
   {

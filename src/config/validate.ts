@@ -78,6 +78,11 @@ const RULES: Record<string, Rule> = {
   'default-shm-size': checkShmSize,
   labels: checkLabels,
   'node-generic-resources': (list: string[]) => errorOf(() => parseGenericResources(list)),
+  // An IP address or an interface name (Linux: up to 15 characters, no '/', ':' or blank), no port.
+  'cluster-default-advertise-addr': (v: string) =>
+    v === '' || isIP(v) !== 0 || /^[A-Za-z0-9_.@-]{1,15}$/.test(v)
+      ? undefined
+      : `invalid cluster-default-advertise-addr ${JSON.stringify(v)}: an IP address or a network interface name (without a port)`,
   dns: each((a: string) => (isIPAddress(a) ? undefined : `IP address is not correctly formatted: ${a}`)),
   'dns-search': each(checkDNSSearch),
   ip: ip(0, 'ip'),

@@ -174,6 +174,8 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       // Built just below; called only once the cluster runs.
       overlay: () => networking.overlay,
       genericResources: () => parseGenericResources(cfg()['node-generic-resources']),
+      defaultAdvertiseAddr: () => cfg()['cluster-default-advertise-addr'] || undefined,
+      controlPlaneMtu: () => cfg()['network-control-plane-mtu'],
       events,
       runtime: () =>
         (taskRuntime ??= containerService ? clusterRuntime(containerService, runs, roots.execRoot, () => networking.overlay) : undefined),
