@@ -4,12 +4,26 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { fakeBackend, RouteHarness } from '../../../test/helpers/route-harness.ts';
 import { conflict } from '../../errors.ts';
-import type { LogChunk } from '../../types/logs.ts';
+import type { LogChunk, LogChunks } from '../../types/logs.ts';
 import { registerContainerRoutes, type ContainersBackend } from './containers.ts';
 
-async function* chunks(): AsyncIterable<LogChunk> {
-  yield { stream: 'stdout', line: Buffer.from('out\n'), timeNano: 1_700_000_000_000_000_001n };
-  yield { stream: 'stderr', line: Buffer.from('err\n'), timeNano: 1_700_000_000_500_000_000n };
+const entries: LogChunk[] = [
+  { stream: 'stdout', line: Buffer.from('out\n'), timeNano: 1_700_000_000_000_000_001n },
+  { stream: 'stderr', line: Buffer.from('err\n'), timeNano: 1_700_000_000_500_000_000n },
+];
+
+/** The entries as a driver hands them: one at a time, or in batches (an empty one among them). */
+function chunks(): LogChunks {
+  return {
+    async *[Symbol.asyncIterator]() {
+      yield* entries;
+    },
+    async *batches() {
+      yield entries.slice(0, 1);
+      yield [];
+      yield entries.slice(1);
+    },
+  };
 }
 
 describe('container routes', () => {
