@@ -3,7 +3,9 @@
 // 2 stderr). With a TTY the bytes go raw; that choice stays with the caller. Logs are framed a
 // batch of entries at a time into one buffer (logPayload).
 
-import { rfc3339NanoFixed } from '../util/time.ts';
+import { TimestampPrefixes, writeFrameHeader } from '../util/stdcopy.ts';
+
+export { TimestampPrefixes };
 
 export type StreamName = 'stdin' | 'stdout' | 'stderr';
 
@@ -20,20 +22,6 @@ export function frameHeader(stream: StreamName, size: number): Buffer {
 /** One frame as a single buffer (for sockets written with one call per chunk). */
 export function frame(stream: StreamName, data: Buffer): Buffer {
   return Buffer.concat([frameHeader(stream, data.length), data]);
-}
-
-/** `<RFC 3339 time with 9 fixed decimals> ` before each entry of `logs?timestamps=1`; consecutive entries mostly share a time. */
-export class TimestampPrefixes {
-  private lastNs = -1n;
-  private last = Buffer.alloc(0);
-
-  of(ns: bigint): Buffer {
-    if (ns !== this.lastNs) {
-      this.last = Buffer.from(`${rfc3339NanoFixed(ns)} `, 'latin1');
-      this.lastNs = ns;
-    }
-    return this.last;
-  }
 }
 
 /**
@@ -58,11 +46,7 @@ export function logPayload(
     const stamp = stamps?.of(m.timeNano);
     const n = m.line.length + (stamp ? stamp.length : 0);
     if (!tty) {
-      out[o] = m.stream === 'stdout' ? 1 : 2;
-      out[o + 1] = 0;
-      out[o + 2] = 0;
-      out[o + 3] = 0;
-      out.writeUInt32BE(n, o + 4);
+      writeFrameHeader(out, o, m.stream === 'stdout' ? 1 : 2, n);
       o += 8;
     }
     if (stamp) o += stamp.copy(out, o);

@@ -20,6 +20,12 @@ export interface LogChunk {
 
 /** A log read: its entries one at a time, or (for writers that want few, large writes) in batches. */
 export interface LogChunks extends AsyncIterable<LogChunk> {
-  /** The same entries in batches (one per block of the log file); use either this or the iterator. */
+  /** The same entries in batches (one per block of the log file); use either this, frames or the iterator. */
   batches(): AsyncIterable<readonly LogChunk[]>;
+  /**
+   * The same entries already in the wire format of GET /containers/{id}/logs (8-byte frames unless
+   * `tty`, each entry after its time with `timestamps`), in chunks; absent when the log driver
+   * cannot produce it (then use batches).
+   */
+  frames?(format: { tty: boolean; timestamps: boolean }): AsyncIterable<readonly Buffer[]>;
 }

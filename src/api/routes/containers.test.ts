@@ -26,6 +26,17 @@ function chunks(): LogChunks {
   };
 }
 
+/** A driver that hands out the wire format itself: the route writes its chunks as they come. */
+function wireChunks(): LogChunks {
+  const lines = chunks();
+  lines.frames = async function* (format) {
+    yield [Buffer.from(`wire tty=${format.tty} timestamps=${format.timestamps}|`), Buffer.from('a')];
+    yield [];
+    yield [Buffer.from('b')];
+  };
+  return lines;
+}
+
 describe('container routes', () => {
   let started: 'started' | 'already' = 'started';
   const { backend, calls } = fakeBackend<ContainersBackend>({
@@ -44,7 +55,7 @@ describe('container routes', () => {
     update: { Warnings: [] },
     resize: undefined,
     top: { Titles: ['PID'], Processes: [['1']] },
-    logs: async (_ref: string, req: { stderr: boolean }) => ({ tty: !req.stderr, lines: chunks() }),
+    logs: async (ref: string, req: { stderr: boolean }) => ({ tty: !req.stderr, lines: ref === 'wire' ? wireChunks() : chunks() }),
     prune: { ContainersDeleted: null, SpaceReclaimed: 0 },
   });
   const h = new RouteHarness((r) => registerContainerRoutes(r, backend));
@@ -96,6 +107,9 @@ describe('container routes', () => {
     const raw = await h.request('GET', '/containers/abc/logs?stdout=1');
     assert.equal(raw.headers['content-type'], 'application/vnd.docker.raw-stream');
     assert.equal(raw.text, 'out\nerr\n');
+    const wire = await h.request('GET', '/containers/wire/logs?stdout=1&stderr=1&timestamps=1');
+    assert.equal(wire.text, 'wire tty=false timestamps=true|ab');
+    assert.equal((await h.request('GET', '/containers/wire/logs?stdout=1')).text, 'wire tty=true timestamps=false|ab');
     assert.equal((await h.request('GET', '/containers/abc/logs')).status, 400);
     assert.equal((await h.request('GET', '/containers/abc/logs?stdout=1&tail=x')).status, 400);
     assert.equal((await h.request('GET', '/containers/abc/logs?stdout=1&since=soon')).status, 400);

@@ -186,13 +186,26 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
     const { tty, lines } = await backend.logs(ctx.params.id, req, abort.signal);
     ctx.res.writeHead(200, { 'Content-Type': tty ? 'application/vnd.docker.raw-stream' : 'application/vnd.docker.multiplexed-stream' });
     ctx.res.flushHeaders();
-    // One write per batch (a block of the log file): per-entry writes cost more than the rest of the read.
-    const stamps = req.timestamps ? new TimestampPrefixes() : undefined;
-    for await (const batch of lines.batches()) {
-      if (batch.length === 0) continue;
-      const ok = ctx.res.write(logPayload(batch, tty, stamps));
-      if (!ok) await new Promise((r) => ctx.res.once('drain', r));
-      if (abort.signal.aborted) break;
+    const res = ctx.res;
+    const drained = () => new Promise((r) => res.once('drain', r));
+    if (lines.frames) {
+      // The driver hands out the wire format itself, a few chunks per block of the log file.
+      for await (const chunks of lines.frames({ tty, timestamps: req.timestamps })) {
+        let ok = true;
+        if (chunks.length > 1) res.cork();
+        for (const c of chunks) ok = res.write(c);
+        if (chunks.length > 1) res.uncork();
+        if (!ok) await drained();
+        if (abort.signal.aborted) break;
+      }
+    } else {
+      // One write per batch (a block of the log file): per-entry writes cost more than the rest of the read.
+      const stamps = req.timestamps ? new TimestampPrefixes() : undefined;
+      for await (const batch of lines.batches()) {
+        if (batch.length === 0) continue;
+        if (!res.write(logPayload(batch, tty, stamps))) await drained();
+        if (abort.signal.aborted) break;
+      }
     }
     ctx.res.end();
   });
