@@ -1,7 +1,9 @@
 // `npm run bench`: engined against Debian's dockerd 20.10 and the containerd / runc floors, in one
 // run, printed side by side (medians, p90, ratios) and written to bench/results/latest.md.
 //
-//   bin/node dist/bench/run.js [--quick] [--only startup,memory,lifecycle,parallel,list,logs,exec,cp,commit,pull,ping,network,client] [--no-dockerd]
+//   bin/node dist/bench/run.js [--quick] [--only startup,memory,lifecycle,parallel,list,remove,logs,exec,cp,commit,pull,ping,network,client,soak] [--no-dockerd] [--soak-count N]
+//
+// `soak` (10 000 sequential lifecycles by default) runs only when named in --only.
 //
 // Every daemon runs on its own temp dir with its own containerd; all are stopped, their leftovers
 // killed and unmounted, and the dirs removed at the end, also after a failure or Ctrl-C.
@@ -23,6 +25,8 @@ import { captureEnginedSpec } from './scenarios/engined-spec.ts';
 import { execTrue, sleeper } from './scenarios/exec.ts';
 import { ContainerdFloor, type FloorPhases } from './scenarios/floor.ts';
 import { listScenario, type ListResult } from './scenarios/list.ts';
+import { removeOnce, removeSection, type RemoveRun } from './scenarios/remove.ts';
+import { soak, soakSection, type SoakResult } from './scenarios/soak.ts';
 import { networkCases, startDockerdWithBridge, startEnginedWithBridge } from './scenarios/network.ts';
 import { LOG_BYTES, logsOnce, type LogsRun } from './scenarios/logs.ts';
 import { parallelWall } from './scenarios/parallel.ts';
@@ -40,6 +44,7 @@ const SCENARIOS = [
   'lifecycle',
   'parallel',
   'list',
+  'remove',
   'logs',
   'exec',
   'cp',
@@ -48,6 +53,7 @@ const SCENARIOS = [
   'ping',
   'network',
   'client',
+  'soak',
 ] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
@@ -56,12 +62,19 @@ interface Options {
   only: Set<Scenario>;
   dockerd: boolean;
   out: string;
+  soakCount: number;
 }
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url)).replace(/\/dist\/bench$/, '/bench');
 
 function parseOptions(argv: string[]): Options {
-  const o: Options = { quick: false, only: new Set(SCENARIOS), dockerd: true, out: join(BENCH_DIR, 'results', 'latest.md') };
+  const o: Options = {
+    quick: false,
+    only: new Set(SCENARIOS.filter((s) => s !== 'soak')),
+    dockerd: true,
+    out: join(BENCH_DIR, 'results', 'latest.md'),
+    soakCount: 10_000,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     if (a === '--quick') o.quick = true;
@@ -76,8 +89,13 @@ function parseOptions(argv: string[]): Options {
         if (!SCENARIOS.includes(n as Scenario)) throw new Error(`unknown scenario ${n} (have: ${SCENARIOS.join(', ')})`);
       o.only = new Set(names as Scenario[]);
     } else if (a === '--out') o.out = argv[++i] ?? o.out;
-    else if (a === '--help' || a === '-h') {
-      process.stdout.write(`usage: npm run bench -- [--quick] [--only ${SCENARIOS.join(',')}] [--no-dockerd] [--out file.md]\n`);
+    else if (a === '--soak-count') {
+      o.soakCount = Number(argv[++i]);
+      if (!Number.isInteger(o.soakCount) || o.soakCount < 10) throw new Error('--soak-count needs a whole number ≥ 10');
+    } else if (a === '--help' || a === '-h') {
+      process.stdout.write(
+        `usage: npm run bench -- [--quick] [--only ${SCENARIOS.join(',')}] [--no-dockerd] [--out file.md] [--soak-count N]\n`,
+      );
       process.exit(0);
     } else throw new Error(`unknown option ${a}`);
   }
@@ -129,6 +147,8 @@ interface Results {
   };
   parallel: { engined?: number[]; dockerd?: number[] };
   list: { engined?: ListResult; dockerd?: ListResult };
+  remove: { engined?: RemoveRun[]; dockerd?: RemoveRun[] };
+  soak?: SoakResult;
   logs: { engined?: LogsRun[]; dockerd?: LogsRun[] };
   exec: { engined?: number[]; dockerd?: number[] };
   cp: { engined?: CpRun[]; dockerd?: CpRun[] };
@@ -209,6 +229,7 @@ async function main(): Promise<void> {
     lifecycle: {},
     parallel: {},
     list: {},
+    remove: {},
     logs: {},
     exec: {},
     cp: {},
@@ -319,6 +340,18 @@ async function main(): Promise<void> {
         }
       }
 
+      if (want('remove')) {
+        // Each count on each daemon in turn (engined first for the small count, dockerd for the large).
+        const removeCounts = opts.quick ? [200, 800] : [500, 2000];
+        for (const [k, count] of removeCounts.entries()) {
+          const order = dockerd && k % 2 ? [dockerd, engined] : dockerd ? [engined, dockerd] : [engined];
+          for (const d of order) {
+            progress(`remove: ${count} created containers, 8 at a time, ${d.kind}`);
+            (res.remove[d.kind as 'engined' | 'dockerd'] ??= []).push(await removeOnce(d, count));
+          }
+        }
+      }
+
       if (want('logs')) {
         progress(`logs: 256 MiB, ${it.logsRuns}× engined${dockerd ? ' and dockerd, taking turns' : ''}`);
         const r = await interleave(it.logsRuns, 0, {
@@ -326,6 +359,11 @@ async function main(): Promise<void> {
           ...(dockerd ? { dockerd: () => logsOnce(dockerd) } : {}),
         } as Record<string, () => Promise<LogsRun>>);
         res.logs = { engined: r.engined, ...(r.dockerd ? { dockerd: r.dockerd } : {}) };
+      }
+
+      if (want('soak')) {
+        progress(`soak: ${opts.soakCount} sequential lifecycles on engined`);
+        res.soak = await soak(engined, opts.soakCount, progress);
       }
 
       if (want('memory') && (want('list') || want('logs')))
@@ -789,6 +827,18 @@ function render(res: Results, ctx: RenderContext): string {
     }
   }
 
+  if (res.remove.engined || res.remove.dockerd) {
+    out.push('## Removing created containers: per container, at two counts');
+    out.push('');
+    out.push(removeSection(res.remove));
+    out.push('');
+  }
+  if (res.soak) {
+    out.push('## Soak: sequential lifecycles, first vs last');
+    out.push('');
+    out.push(soakSection(res.soak));
+    out.push('');
+  }
   if (res.client) {
     out.push('## The engine CLI vs the docker CLI 28, both at engined');
     out.push('');

@@ -2,12 +2,12 @@
 // line framer into the format's encoder, and read back through the shared reader.
 
 import { nowNano } from '../util/time.ts';
-import type { LogCodec } from './codec.ts';
+import { FrameSink, ReadSink, type LogCodec } from './codec.ts';
 import { LineFramer, type RecordEncoder, type StreamId } from './framer.ts';
 import { LogFile } from './logfile.ts';
 import type { FileLogConfig } from './options.ts';
 import { LogMessages, readBatches } from './reader.ts';
-import type { LogDriver, LogReadOptions, LogStreams } from './types.ts';
+import type { LogDriver, LogReadOptions, LogStreams, LogWireFormat } from './types.ts';
 
 /** Queued bytes at which a stream stops being read until the disk catches up. */
 const HIGH_WATER = 8 * 1024 * 1024;
@@ -85,7 +85,13 @@ export class FileLogDriver implements LogDriver {
   }
 
   read(opts: LogReadOptions, signal?: AbortSignal): LogMessages {
-    return new LogMessages(readBatches(this.file, this.codec, opts, signal));
+    return new LogMessages(
+      readBatches(this.file, this.codec, opts, new ReadSink(opts.stdout, opts.stderr, opts.since, opts.until), signal),
+    );
+  }
+
+  readFrames(opts: LogReadOptions, format: LogWireFormat, signal?: AbortSignal): AsyncGenerator<Buffer[]> {
+    return readBatches(this.file, this.codec, opts, new FrameSink(opts, format.tty, format.timestamps), signal);
   }
 
   close(): Promise<void> {

@@ -6,7 +6,7 @@
 
 import type { FileHandle } from 'node:fs/promises';
 import { formatTimeNano, parseTimeNano } from '../util/time.ts';
-import { CorruptLogError, type LogCodec, type ReadSink } from './codec.ts';
+import { CorruptLogError, type EntrySink, type LogCodec } from './codec.ts';
 import { MAX_ENTRY, type RecordEncoder, type StreamId } from './framer.ts';
 import { escapeLogBytes, goJsonObject, MAX_ESCAPE_GROWTH, SpecialScanner } from './json-escape.ts';
 import type { LogFile } from './logfile.ts';
@@ -160,10 +160,11 @@ function timeAt(buf: Buffer, from: number, to: number): bigint {
 }
 
 /**
- * The record in buf[s, e) (e = index of its newline). Lines are returned as views into buf (which
- * the reader owns and never reuses), turning the trailing escaped \n into a real newline in place.
+ * The record in buf[s, e) (e = index of its newline). The usual text (no escapes but the trailing
+ * \n) goes to the sink as a span of buf (which the reader owns and never reuses: the sink may
+ * overwrite the record); anything else is decoded.
  */
-function parseRecord(buf: Buffer, s: number, e: number, sink: ReadSink): void {
+function parseRecord(buf: Buffer, s: number, e: number, sink: EntrySink<unknown>): void {
   if (sink.skip > 0) {
     sink.skip--;
     return;
@@ -189,11 +190,13 @@ function parseRecord(buf: Buffer, s: number, e: number, sink: ReadSink): void {
         }
         if (ts >= 0n) {
           if (sink.accept(stream, ts)) {
-            const line = decodeLogText(buf, cs, ce);
-            const name = STREAM_NAMES[stream]!;
-            sink.out.push(
-              line[line.length - 1] === 10 ? { stream: name, line, timeNano: ts } : { stream: name, line, timeNano: ts, partial: true },
-            );
+            const bs = buf.indexOf(0x5c, cs);
+            if (bs === -1 || bs >= ce) sink.text(stream, ts, buf, cs, ce, true, e + 1);
+            else if (bs === ce - 2 && buf[ce - 1] === 0x6e) sink.text(stream, ts, buf, cs, ce - 2, false, e + 1);
+            else {
+              const line = Buffer.from(JSON.parse(buf.toString('utf8', cs - 1, ce + 1)) as string, 'utf8');
+              sink.entry(stream, ts, line, line[line.length - 1] !== 10, e + 1);
+            }
           }
           return;
         }
@@ -211,19 +214,7 @@ function matchesStream(buf: Buffer, at: number): number {
   return -1;
 }
 
-/** The bytes of the JSON string body buf[cs, ce). */
-function decodeLogText(buf: Buffer, cs: number, ce: number): Buffer {
-  const bs = buf.indexOf(0x5c, cs);
-  if (bs === -1 || bs >= ce) return buf.subarray(cs, ce);
-  if (bs === ce - 2 && buf[ce - 1] === 0x6e) {
-    // the usual "text\n": turn the escape into the newline byte in place
-    buf[ce - 2] = 10;
-    return buf.subarray(cs, ce - 1);
-  }
-  return Buffer.from(JSON.parse(buf.toString('utf8', cs - 1, ce + 1)) as string, 'utf8');
-}
-
-function parseGeneric(buf: Buffer, s: number, e: number, sink: ReadSink): void {
+function parseGeneric(buf: Buffer, s: number, e: number, sink: EntrySink<unknown>): void {
   let obj: { log?: unknown; stream?: unknown; time?: unknown };
   let ts: bigint;
   try {
@@ -235,11 +226,7 @@ function parseGeneric(buf: Buffer, s: number, e: number, sink: ReadSink): void {
   const stream = obj.stream === 'stderr' ? 1 : 0;
   if (!sink.accept(stream, ts)) return;
   const line = Buffer.from(typeof obj.log === 'string' ? obj.log : '', 'utf8');
-  sink.out.push(
-    line[line.length - 1] === 10
-      ? { stream: STREAM_NAMES[stream], line, timeNano: ts }
-      : { stream: STREAM_NAMES[stream], line, timeNano: ts, partial: true },
-  );
+  sink.entry(stream, ts, line, line[line.length - 1] !== 10, e + 1);
 }
 
 export function jsonCodec(attrs: Record<string, string>): LogCodec {

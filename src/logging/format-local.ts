@@ -3,7 +3,7 @@
 // flags bit 0 = stderr, bit 1 = partial. The trailing length lets tail walk records backwards.
 
 import type { FileHandle } from 'node:fs/promises';
-import { BlockReader, CorruptLogError, type LogCodec, type ReadSink } from './codec.ts';
+import { BlockReader, CorruptLogError, type EntrySink, type LogCodec } from './codec.ts';
 import { MAX_ENTRY, type RecordEncoder, type StreamId } from './framer.ts';
 import type { LogFile } from './logfile.ts';
 
@@ -62,7 +62,7 @@ function recordLen(buf: Buffer, i: number): number {
 export const localCodec: LogCodec = {
   maxRecordBytes: MAX_LEN + 8,
   createEncoder: (file) => new LocalEncoder(file),
-  parse(buf: Buffer, start: number, end: number, sink: ReadSink): number {
+  parse(buf: Buffer, start: number, end: number, sink: EntrySink<unknown>): number {
     let i = start;
     while (i + 4 <= end && !sink.stopped) {
       const len = recordLen(buf, i);
@@ -75,11 +75,8 @@ export const localCodec: LogCodec = {
         const ts = (BigInt(buf.readUInt32BE(i + 5)) << 32n) | BigInt(buf.readUInt32BE(i + 9));
         const stream = flags & FLAG_STDERR;
         if (sink.accept(stream, ts)) {
-          const line = buf.subarray(i + HEAD, i + 4 + len); // a view: the reader owns buf
-          const name = stream ? 'stderr' : 'stdout';
-          sink.out.push(
-            (flags & FLAG_PARTIAL) === 0 ? { stream: name, line, timeNano: ts } : { stream: name, line, timeNano: ts, partial: true },
-          );
+          // a view: the reader owns buf
+          sink.entry(stream, ts, buf.subarray(i + HEAD, i + 4 + len), (flags & FLAG_PARTIAL) !== 0, i + len + 8);
         }
       }
       i += len + 8;

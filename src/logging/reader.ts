@@ -3,7 +3,7 @@
 // rotations until the writer closes or the signal aborts.
 
 import type { FileHandle } from 'node:fs/promises';
-import { CorruptLogError, ReadSink, type LogCodec } from './codec.ts';
+import { CorruptLogError, ReadSink, type EntrySink, type LogCodec } from './codec.ts';
 import { gunzipChunks, gzipLastTime } from './gzip.ts';
 import { closeAll, type Follower, type LogFile } from './logfile.ts';
 import type { LogMessage, LogReadOptions } from './types.ts';
@@ -17,16 +17,16 @@ interface Source {
   size: number;
 }
 
-/** Entries in batches (one per block read), in file order. */
-export async function* readBatches(
+/** Entries in batches (one per block read), in file order, as the sink collects them (it applies the filters). */
+export async function* readBatches<B>(
   file: LogFile,
   codec: LogCodec,
   opts: LogReadOptions,
+  sink: EntrySink<B>,
   signal?: AbortSignal,
-): AsyncGenerator<LogMessage[]> {
+): AsyncGenerator<B> {
   if ((!opts.stdout && !opts.stderr) || signal?.aborted) return;
   const snap = await file.snapshot(opts.follow, (opts.tail ?? -1) !== 0);
-  const sink = new ReadSink(opts.stdout, opts.stderr, opts.since, opts.until);
   try {
     const tail = opts.tail ?? -1;
     if (tail !== 0) {
@@ -110,6 +110,7 @@ async function lastTime(src: Source, codec: LogCodec): Promise<bigint | undefine
     await src.handle.read(buf, 0, buf.length, offset);
     const sink = new ReadSink(true, true, undefined, undefined);
     codec.parse(buf, 0, buf.length, sink);
+    sink.finish();
     return sink.out[0]?.timeNano;
   } catch (err) {
     if (err instanceof CorruptLogError) return undefined;
@@ -140,24 +141,28 @@ async function* plainChunks(handle: FileHandle, from: number, to: number): Async
 }
 
 /** Parses records out of a chunk sequence (records may straddle chunks) and yields the wanted ones. */
-async function* parseChunks(
+async function* parseChunks<B>(
   chunks: AsyncIterable<Buffer>,
   codec: LogCodec,
-  sink: ReadSink,
+  sink: EntrySink<B>,
   signal: AbortSignal | undefined,
-): AsyncGenerator<LogMessage[]> {
+): AsyncGenerator<B> {
   let rest: Buffer | null = null;
   for await (const chunk of chunks) {
     const buf: Buffer = rest ? Buffer.concat([rest, chunk]) : chunk;
     let next: number;
+    sink.begin(buf, 0);
     try {
       next = codec.parse(buf, 0, buf.length, sink);
     } catch (err) {
       if (!(err instanceof CorruptLogError)) throw err;
-      if (sink.out.length) yield sink.take();
+      sink.finish();
+      if (sink.pending) yield sink.take();
       return; // the rest of this file is not records we can read
+    } finally {
+      sink.finish();
     }
-    if (sink.out.length) yield sink.take();
+    if (sink.pending) yield sink.take();
     if (sink.stopped || signal?.aborted) return;
     // Copy the unparsed tail: the entries just yielded may be views into buf.
     rest = next < buf.length ? Buffer.from(buf.subarray(next)) : null;
@@ -166,14 +171,14 @@ async function* parseChunks(
 }
 
 /** Reads the live file from `pos` on, following rotations, until it is closed or the read is aborted. */
-async function* follow(
+async function* follow<B>(
   file: LogFile,
   codec: LogCodec,
   f: Follower,
   pos: number,
-  sink: ReadSink,
+  sink: EntrySink<B>,
   signal: AbortSignal | undefined,
-): AsyncGenerator<LogMessage[]> {
+): AsyncGenerator<B> {
   let rest: Buffer | null = null;
   for (;;) {
     if (signal?.aborted || sink.stopped) return;
@@ -188,13 +193,16 @@ async function* follow(
       pos += bytesRead;
       const end: number = have + bytesRead;
       let next: number;
+      sink.begin(block, 0);
       try {
         next = codec.parse(block, 0, end, sink);
       } catch (err) {
         if (!(err instanceof CorruptLogError)) throw err;
         return;
+      } finally {
+        sink.finish();
       }
-      if (sink.out.length) yield sink.take();
+      if (sink.pending) yield sink.take();
       rest = next < end ? Buffer.from(block.subarray(next, end)) : null;
       if (rest && rest.length > codec.maxRecordBytes) return; // not records: give up on this read
       continue;

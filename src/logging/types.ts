@@ -28,6 +28,12 @@ export interface LogReadOptions {
   stderr: boolean;
 }
 
+/** How GET /containers/{id}/logs sends entries: raw with a TTY (else 8-byte frames), with each one's time first. */
+export interface LogWireFormat {
+  tty: boolean;
+  timestamps: boolean;
+}
+
 export interface LogStreams {
   stdout?: NodeJS.ReadableStream | null;
   stderr?: NodeJS.ReadableStream | null;
@@ -44,6 +50,11 @@ export interface LogDriver {
   attach(streams: LogStreams): Promise<void>;
   /** Entries in file order. Throws a NOT_IMPLEMENTED EngineError for drivers that cannot read. */
   read(opts: LogReadOptions, signal?: AbortSignal): AsyncIterable<LogMessage>;
+  /**
+   * The same entries already in the wire format of GET /containers/{id}/logs, in chunks (a batch
+   * per block read): drivers with a file offer it, the others leave it out.
+   */
+  readFrames?(opts: LogReadOptions, format: LogWireFormat, signal?: AbortSignal): AsyncIterable<Buffer[]>;
   /** Stop consuming, flush, close files; followers drain what was written and end. Idempotent. */
   close(): Promise<void>;
   /** Set-up that must succeed before the container starts (a log plugin's StartLogging). */

@@ -151,6 +151,23 @@ describe('ContainerStore', () => {
     assert.deepEqual(ids(''), []);
   });
 
+  test('idByName and idsByPrefix answer IDs from the indexes, and follow renames and deletes', () => {
+    store.put({ Id: ID1, Name: '/web' });
+    store.put({ Id: ID2, Name: '/db' });
+    assert.equal(store.idByName('/web'), ID1);
+    assert.equal(store.idByName('db'), ID2);
+    assert.equal(store.idByName('nope'), undefined);
+    assert.deepEqual(store.idsByPrefix('1111'), [ID1, ID2]);
+    assert.deepEqual(store.idsByPrefix('1111b'), [ID2]);
+    assert.deepEqual(store.idsByPrefix(''), []);
+    store.rename(ID1, 'front');
+    assert.equal(store.idByName('web'), undefined);
+    assert.equal(store.idByName('/front'), ID1);
+    store.delete(ID2);
+    assert.equal(store.idByName('db'), undefined);
+    assert.deepEqual(store.idsByPrefix('1111'), [ID1]);
+  });
+
   test('findByPrefix is an index range search, not a table scan', () => {
     const plan = db.statement('EXPLAIN QUERY PLAN SELECT id FROM containers WHERE id >= ? AND id < ? ORDER BY id').all() as Array<{
       detail: string;

@@ -138,22 +138,33 @@ export class ContainerStore<T extends ContainerRecordBase> {
 
   /** By name, with or without the leading '/'. */
   getByName(name: string): Snapshot<T> | undefined {
+    const id = this.idByName(name);
+    return id === undefined ? undefined : this.get(id);
+  }
+
+  /** The ID holding a name (with or without the leading '/'): the name column's index, no record parsed. */
+  idByName(name: string): string | undefined {
     const row = this.db.statement(SQL.idByName).get(bareName(name)) as { id: string } | undefined;
-    return row ? this.get(row.id) : undefined;
+    return row?.id;
   }
 
   /** Records whose ID starts with prefix, in ID order (a range scan of the primary-key index). */
   findByPrefix(prefix: string): Snapshot<T>[] {
+    const cache = this.load();
+    return this.idsByPrefix(prefix).flatMap((id) => {
+      const c = cache.get(id);
+      return c ? [snapshotOf(c)] : [];
+    });
+  }
+
+  /** IDs that start with prefix, in ID order (no record parsed). */
+  idsByPrefix(prefix: string): string[] {
     if (!prefix) return [];
     const upper = prefixUpperBound(prefix);
     const rows = (
       upper === undefined ? this.db.statement(SQL.prefixOpen).all(prefix) : this.db.statement(SQL.prefixRange).all(prefix, upper)
     ) as Array<{ id: string }>;
-    const cache = this.load();
-    return rows.flatMap((r) => {
-      const c = cache.get(r.id);
-      return c ? [snapshotOf(c)] : [];
-    });
+    return rows.map((r) => r.id);
   }
 
   /** All records, newest first (ties by ID). */

@@ -4,12 +4,37 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { fakeBackend, RouteHarness } from '../../../test/helpers/route-harness.ts';
 import { conflict } from '../../errors.ts';
-import type { LogChunk } from '../../types/logs.ts';
+import type { LogChunk, LogChunks } from '../../types/logs.ts';
 import { registerContainerRoutes, type ContainersBackend } from './containers.ts';
 
-async function* chunks(): AsyncIterable<LogChunk> {
-  yield { stream: 'stdout', line: Buffer.from('out\n'), timeNano: 1_700_000_000_000_000_001n };
-  yield { stream: 'stderr', line: Buffer.from('err\n'), timeNano: 1_700_000_000_500_000_000n };
+const entries: LogChunk[] = [
+  { stream: 'stdout', line: Buffer.from('out\n'), timeNano: 1_700_000_000_000_000_001n },
+  { stream: 'stderr', line: Buffer.from('err\n'), timeNano: 1_700_000_000_500_000_000n },
+];
+
+/** The entries as a driver hands them: one at a time, or in batches (an empty one among them). */
+function chunks(): LogChunks {
+  return {
+    async *[Symbol.asyncIterator]() {
+      yield* entries;
+    },
+    async *batches() {
+      yield entries.slice(0, 1);
+      yield [];
+      yield entries.slice(1);
+    },
+  };
+}
+
+/** A driver that hands out the wire format itself: the route writes its chunks as they come. */
+function wireChunks(): LogChunks {
+  const lines = chunks();
+  lines.frames = async function* (format) {
+    yield [Buffer.from(`wire tty=${format.tty} timestamps=${format.timestamps}|`), Buffer.from('a')];
+    yield [];
+    yield [Buffer.from('b')];
+  };
+  return lines;
 }
 
 describe('container routes', () => {
@@ -30,7 +55,7 @@ describe('container routes', () => {
     update: { Warnings: [] },
     resize: undefined,
     top: { Titles: ['PID'], Processes: [['1']] },
-    logs: async (_ref: string, req: { stderr: boolean }) => ({ tty: !req.stderr, lines: chunks() }),
+    logs: async (ref: string, req: { stderr: boolean }) => ({ tty: !req.stderr, lines: ref === 'wire' ? wireChunks() : chunks() }),
     prune: { ContainersDeleted: null, SpaceReclaimed: 0 },
   });
   const h = new RouteHarness((r) => registerContainerRoutes(r, backend));
@@ -82,6 +107,9 @@ describe('container routes', () => {
     const raw = await h.request('GET', '/containers/abc/logs?stdout=1');
     assert.equal(raw.headers['content-type'], 'application/vnd.docker.raw-stream');
     assert.equal(raw.text, 'out\nerr\n');
+    const wire = await h.request('GET', '/containers/wire/logs?stdout=1&stderr=1&timestamps=1');
+    assert.equal(wire.text, 'wire tty=false timestamps=true|ab');
+    assert.equal((await h.request('GET', '/containers/wire/logs?stdout=1')).text, 'wire tty=true timestamps=false|ab');
     assert.equal((await h.request('GET', '/containers/abc/logs')).status, 400);
     assert.equal((await h.request('GET', '/containers/abc/logs?stdout=1&tail=x')).status, 400);
     assert.equal((await h.request('GET', '/containers/abc/logs?stdout=1&since=soon')).status, 400);

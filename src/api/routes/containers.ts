@@ -1,9 +1,9 @@
 // Container routes: parse the request → call the ContainersBackend → write JSON or a stream.
-import { writeFrame } from '../stream-framing.ts';
-import { parseTimeValue, rfc3339NanoFixed } from '../../util/time.ts';
+import { logPayload, TimestampPrefixes } from '../stream-framing.ts';
+import { parseTimeValue } from '../../util/time.ts';
 import { EngineError, invalidParameter, notFound } from '../../errors.ts';
 import type { ContainerCreateBody, WaitCondition } from '../../types/container-api.ts';
-import type { LogChunk, LogsRequest } from '../../types/logs.ts';
+import type { LogChunks, LogsRequest } from '../../types/logs.ts';
 import { readJson, readJsonObject, sendJson, sendJsonList, sendJsonSliced, sendNoContent, type Query } from '../http.ts';
 import type { Router } from '../router.ts';
 import { inspectForVersion } from './container-compat.ts';
@@ -26,7 +26,7 @@ export interface ContainersBackend {
   update(ref: string, body: Record<string, unknown>): Promise<{ Warnings: string[] }>;
   resize(ref: string, height: number, width: number): Promise<void>;
   top(ref: string, psArgs: string): Promise<{ Titles: string[]; Processes: string[][] }>;
-  logs(ref: string, req: LogsRequest, signal: AbortSignal): Promise<{ tty: boolean; lines: AsyncIterable<LogChunk> }>;
+  logs(ref: string, req: LogsRequest, signal: AbortSignal): Promise<{ tty: boolean; lines: LogChunks }>;
   prune(filters: Map<string, string[]>): Promise<{ ContainersDeleted: string[] | null; SpaceReclaimed: number }>;
 }
 
@@ -186,11 +186,26 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
     const { tty, lines } = await backend.logs(ctx.params.id, req, abort.signal);
     ctx.res.writeHead(200, { 'Content-Type': tty ? 'application/vnd.docker.raw-stream' : 'application/vnd.docker.multiplexed-stream' });
     ctx.res.flushHeaders();
-    for await (const m of lines) {
-      const payload = req.timestamps ? Buffer.concat([Buffer.from(rfc3339NanoFixed(m.timeNano) + ' '), m.line]) : m.line;
-      const ok = tty ? ctx.res.write(payload) : writeFrame(ctx.res, m.stream, payload);
-      if (!ok) await new Promise((r) => ctx.res.once('drain', r));
-      if (abort.signal.aborted) break;
+    const res = ctx.res;
+    const drained = () => new Promise((r) => res.once('drain', r));
+    if (lines.frames) {
+      // The driver hands out the wire format itself, a few chunks per block of the log file.
+      for await (const chunks of lines.frames({ tty, timestamps: req.timestamps })) {
+        let ok = true;
+        if (chunks.length > 1) res.cork();
+        for (const c of chunks) ok = res.write(c);
+        if (chunks.length > 1) res.uncork();
+        if (!ok) await drained();
+        if (abort.signal.aborted) break;
+      }
+    } else {
+      // One write per batch (a block of the log file): per-entry writes cost more than the rest of the read.
+      const stamps = req.timestamps ? new TimestampPrefixes() : undefined;
+      for await (const batch of lines.batches()) {
+        if (batch.length === 0) continue;
+        if (!res.write(logPayload(batch, tty, stamps))) await drained();
+        if (abort.signal.aborted) break;
+      }
     }
     ctx.res.end();
   });

@@ -88,18 +88,40 @@ export class ContainerContext {
     for (const r of d.store.list()) this.recs.set(r.Id, structuredClone(r) as ContainerRecord);
   }
 
-  /** Full ID, unique ID prefix, or name with or without the leading slash. */
+  /**
+   * Full ID, unique ID prefix, or name with or without the leading slash. Names and prefixes go
+   * through the store's indexes (the name column, a range of the primary key), not a scan of every
+   * record: `docker rm` of 2 000 containers by short ID or name was quadratic. A miss is checked by
+   * a scan (a container being removed has left the store but not yet the map).
+   */
   find(ref: string): ContainerRecord {
     const exact = this.recs.get(ref);
     if (exact) return exact;
     const name = ref.startsWith('/') ? ref : `/${ref}`;
+    const namedId = this.d.store.idByName(name);
+    const byName = namedId === undefined ? undefined : this.recs.get(namedId);
+    if (byName?.Name === name) return byName;
+    const hex = /^[a-f0-9]+$/.test(ref);
+    if (hex) {
+      const hits = this.d.store.idsByPrefix(ref).flatMap((id) => this.recs.get(id) ?? []);
+      if (hits.length === 1) return hits[0]!;
+      if (hits.length > 1) throw invalidParameter(`multiple IDs found with provided prefix: ${ref}`);
+    }
     for (const r of this.recs.values()) if (r.Name === name) return r;
-    if (/^[a-f0-9]+$/.test(ref)) {
+    if (hex) {
       const hits = [...this.recs.values()].filter((r) => r.Id.startsWith(ref));
       if (hits.length === 1) return hits[0]!;
       if (hits.length > 1) throw invalidParameter(`multiple IDs found with provided prefix: ${ref}`);
     }
     throw notFound(`No such container: ${ref}`);
+  }
+
+  /** The ID of the container holding (or about to hold: a create in progress) a full name such as '/web'. */
+  nameHolder(name: string): string | undefined {
+    const reserved = this.reservedNames.get(name);
+    if (reserved) return reserved;
+    const stored = this.d.store.idByName(name);
+    return stored !== undefined && this.recs.get(stored)?.Name === name ? stored : undefined;
   }
 
   /**

@@ -24,9 +24,10 @@ export class ContainerCreator {
     const { ctx } = this;
     const id = randomBytes(32).toString('hex');
     const verified = await this.verifier.verifyCreate(body, id);
-    const taken = (n: string) => ctx.reservedNames.has(n) || [...ctx.recs.values()].some((r) => r.Name === n);
+    // Through the name index, not a scan of every record (creating the 2 000th container).
+    const taken = (n: string) => ctx.nameHolder(n) !== undefined;
     const fullName = name ? normalizeName(name) : generateName(taken);
-    const holderId = ctx.reservedNames.get(fullName) ?? [...ctx.recs.values()].find((r) => r.Name === fullName)?.Id;
+    const holderId = ctx.nameHolder(fullName);
     if (holderId)
       throw conflict(
         `Conflict. The container name "${fullName}" is already in use by container "${holderId}". You have to remove (or rename) that container to be able to reuse that name.`,

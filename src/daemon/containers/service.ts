@@ -12,7 +12,7 @@ import { readOwnCapabilities } from '../../oci/caps.ts';
 import { readDaemonHardLimits } from '../../oci/rlimits.ts';
 import type { AttachOptions, AttachSession } from '../../types/attach.ts';
 import type { ContainerCreateBody, WaitCondition } from '../../types/container-api.ts';
-import type { LogChunk, LogsRequest } from '../../types/logs.ts';
+import type { LogChunks, LogsRequest } from '../../types/logs.ts';
 import { ContainerContext, type ContainerServiceDeps } from './context.ts';
 import { ContainerCreator } from './create.ts';
 import { ContainerIo } from './io.ts';
@@ -145,7 +145,7 @@ export class ContainerService {
     };
   }
 
-  async logs(ref: string, req: LogsRequest, signal: AbortSignal): Promise<{ tty: boolean; lines: AsyncIterable<LogChunk> }> {
+  async logs(ref: string, req: LogsRequest, signal: AbortSignal): Promise<{ tty: boolean; lines: LogChunks }> {
     return this.io.logs(await this.ready(ref), req, signal);
   }
 

@@ -1,0 +1,98 @@
+// readFrames (the wire format of GET /containers/{id}/logs straight from the file) against read()
+// framed entry by entry: byte for byte the same, for json-file (plain, with attrs, with foreign
+// layouts in the file) and local, with and without a TTY and timestamps, with filters and tails.
+
+import assert from 'node:assert/strict';
+import { appendFile } from 'node:fs/promises';
+import { PassThrough, Readable } from 'node:stream';
+import { describe, it } from 'node:test';
+import { rfc3339NanoFixed } from '../util/time.ts';
+import { ALL, tempDirs } from './driver-suite.ts';
+import { createLogDriver, type LogDriver, type LogReadOptions } from './index.ts';
+
+/** The reference: each entry of read() framed on its own (8-byte header unless tty, time first with timestamps). */
+async function reference(driver: LogDriver, opts: LogReadOptions, tty: boolean, timestamps: boolean): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const m of driver.read(opts)) {
+    const payload = timestamps ? Buffer.concat([Buffer.from(`${rfc3339NanoFixed(m.timeNano)} `), m.line]) : m.line;
+    if (!tty) {
+      const h = Buffer.alloc(8);
+      h[0] = m.stream === 'stdout' ? 1 : 2;
+      h.writeUInt32BE(payload.length, 4);
+      parts.push(h);
+    }
+    parts.push(payload);
+  }
+  return Buffer.concat(parts);
+}
+
+async function framed(driver: LogDriver, opts: LogReadOptions, tty: boolean, timestamps: boolean): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const chunks of driver.readFrames!(opts, { tty, timestamps })) parts.push(...chunks);
+  return Buffer.concat(parts);
+}
+
+const variants: Array<[string, Partial<LogReadOptions>]> = [
+  ['everything', {}],
+  ['stderr only', { stdout: false }],
+  ['the last 7', { tail: 7 }],
+  ['none (tail 0)', { tail: 0 }],
+];
+
+describe('log frames straight from the file', () => {
+  const newDir = tempDirs();
+
+  for (const [kind, options] of [
+    ['json-file', {}],
+    ['json-file', { labels: 'a' }],
+    ['json-file', { 'max-size': '20k', 'max-file': '3' }],
+    ['local', {}],
+  ] as Array<[string, Record<string, string>]>) {
+    it(`${kind} ${JSON.stringify(options)}: the same bytes as the entries framed one by one`, async () => {
+      const dir = await newDir();
+      const driver = createLogDriver(kind, { containerId: 'c0ffee', dir, options, attrs: { 'label:a': 'x"y' } });
+      const out = new PassThrough();
+      const err = new PassThrough();
+      const done = driver.attach({ stdout: out, stderr: err });
+      for (let i = 0; i < 300; i++) {
+        out.write(`line ${i} ${'x'.repeat(i % 97)}\n`);
+        if (i % 7 === 0) err.write(`err ${i} "quoted" \\ tab\t é ✓ \u2028\n`);
+        if (i % 50 === 0) out.write('y'.repeat(20_000)); // partial entries (16 KiB pieces)
+        if (i % 60 === 0) out.write('\n\n'); // empty lines
+      }
+      out.end('no newline at the end');
+      err.end();
+      await done;
+      for (const [what, opts] of variants)
+        for (const tty of [false, true])
+          for (const timestamps of [false, true]) {
+            const o = { ...ALL, ...opts };
+            const want = await reference(driver, o, tty, timestamps);
+            assert.ok(want.length > 0 || what.includes('none'), `${what}: something to compare`);
+            assert.deepEqual(await framed(driver, o, tty, timestamps), want, `${what}, tty ${tty}, timestamps ${timestamps}`);
+          }
+      await driver.close();
+    });
+  }
+
+  it('json-file lines in layouts other than ours (fields reordered, escapes) are framed like read() gives them', async () => {
+    const dir = await newDir();
+    const driver = createLogDriver('json-file', { containerId: 'c0ffee', dir, options: {}, attrs: {} });
+    await driver.attach({ stdout: Readable.from([Buffer.from('ours\n')]) });
+    await appendFile(
+      driver.logPath,
+      [
+        '{"stream":"stderr","log":"reordered\\n","time":"2026-01-02T03:04:05.000000006Z"}',
+        '{"log":"esc \\"q\\" \\u00e9 \\\\ \\t\\n","stream":"stdout","time":"2026-01-02T03:04:05.1Z"}',
+        '{"log":"no newline","stream":"stdout","time":"2026-01-02T03:04:06Z"}',
+        'not json at all',
+        '{"log":"after the bad line\\n","stream":"stdout","time":"2026-01-02T03:04:07Z"}',
+        '',
+      ].join('\n'),
+    );
+    for (const tty of [false, true])
+      for (const timestamps of [false, true])
+        assert.deepEqual(await framed(driver, ALL, tty, timestamps), await reference(driver, ALL, tty, timestamps));
+    await driver.close();
+  });
+});
