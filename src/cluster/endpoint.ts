@@ -7,6 +7,7 @@
 import { createServer, request, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
+import { X509Certificate } from 'node:crypto';
 import { EngineError, messageOf, statusOf, unauthorized, unavailable } from '../errors.ts';
 import type { Logger } from '../util/log.ts';
 import { identityOf, type CertIdentity, type NodeRole } from './ca.ts';
@@ -40,12 +41,18 @@ export interface HeartbeatResponse {
   managers: RemoteManager[];
   /** Seconds until the next heartbeat is due. */
   periodSeconds: number;
+  /** The node's role in the store; when it differs from its certificate's, a certificate for it. */
+  role?: NodeRole;
+  certPem?: string;
+  /** For a node promoted to manager: the etcd member list to start its (learner) member with. */
+  etcd?: { initialCluster: string; clusterToken: string };
 }
 
 export interface EndpointHandler {
   caPem(): string;
   join(req: JoinRequest): Promise<JoinResponse>;
-  heartbeat(node: CertIdentity): Promise<HeartbeatResponse>;
+  /** `certPem`: the certificate the node presented (a role change reissues it with the same key). */
+  heartbeat(node: CertIdentity, certPem: string): Promise<HeartbeatResponse>;
   /** A manager that joined as an etcd learner asks to become a voting member once it has caught up. */
   promote(node: CertIdentity): Promise<void>;
   /** `abort`: a join that did not complete; the node and its etcd member are removed. */
@@ -78,6 +85,11 @@ function readBody(req: IncomingMessage): Promise<unknown> {
   });
 }
 
+/** The PEM of the certificate the caller presented (checked by `peer` first). */
+function peerPem(req: IncomingMessage): string {
+  return new X509Certificate((req.socket as TLSSocket).getPeerCertificate().raw).toString();
+}
+
 function peer(req: IncomingMessage, clusterId: string): CertIdentity {
   const sock = req.socket as TLSSocket;
   const cert = sock.getPeerCertificate();
@@ -105,7 +117,7 @@ export async function startEndpoint(
       const route = async (): Promise<unknown> => {
         if (req.method === 'GET' && req.url === '/ca') return { caPem: handler.caPem() };
         if (req.method === 'POST' && req.url === '/join') return handler.join((await readBody(req)) as JoinRequest);
-        if (req.method === 'POST' && req.url === '/heartbeat') return handler.heartbeat(peer(req, clusterId));
+        if (req.method === 'POST' && req.url === '/heartbeat') return handler.heartbeat(peer(req, clusterId), peerPem(req));
         if (req.method === 'POST' && req.url === '/promote') return handler.promote(peer(req, clusterId)).then(() => ({}));
         if (req.method === 'POST' && req.url === '/agent/sync') {
           const node = peer(req, clusterId);

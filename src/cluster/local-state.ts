@@ -90,6 +90,11 @@ export class LocalStateFiles {
     fs.renameSync(tmp, this.file);
   }
 
+  /** A manager's etcd data (a node that changes role starts without any). */
+  removeEtcd(): void {
+    fs.rmSync(this.etcdDir, { recursive: true, force: true });
+  }
+
   /** Forgets the cluster: state, certificates and etcd data. */
   remove(): void {
     fs.rmSync(this.dir, { recursive: true, force: true });

@@ -20,12 +20,12 @@ import type {
 import type { Logger } from '../util/log.ts';
 import { certificateIps, chooseAdvertise, DEFAULT_LISTEN_PORT, formatHostPort, parseAddr } from './addresses.ts';
 import { createRootCa, identityOf, issueNodeCert, newKeyPair, signedBy, tlsInfoOf } from './ca.ts';
-import { callManager, type JoinRequest, type JoinResponse } from './endpoint.ts';
+import { callManager, type HeartbeatResponse, type JoinRequest, type JoinResponse } from './endpoint.ts';
 import { peerUrl } from './etcd-process.ts';
 import { newId } from './ids.ts';
 import { InactiveCluster, NOT_A_MANAGER, NOT_IN_A_CLUSTER } from './inactive.ts';
-import { LocalStateFiles, type LocalClusterState } from './local-state.ts';
-import { etcdPorts, Manager, newNodeRecord } from './manager.ts';
+import { LocalStateFiles, type LocalClusterState, type NodeCerts, type RemoteManager } from './local-state.ts';
+import { etcdPorts, Manager, newNodeRecord, type ManagerEnv } from './manager.ts';
 import type { NodeRecord } from './nodes.ts';
 import { checkSpec, withDefaults, type ClusterRecord } from './swarm-object.ts';
 import { caDigest, newJoinToken, tokenMatchesCa } from './tokens.ts';
@@ -79,6 +79,7 @@ export class ClusterService {
   };
   private agent: Agent | null = null;
   private error = '';
+  private roleChecking = false;
   private busy: Promise<unknown> = Promise.resolve();
   private readonly files: LocalStateFiles;
   private readonly log: Logger;
@@ -145,18 +146,7 @@ export class ClusterService {
     const certs = this.files.readCerts();
     if (identityOf(certs.certPem).nodeId !== state.nodeId) throw new Error('the node certificate does not match the saved node ID');
     if (state.role === 'manager') {
-      const m = await Manager.start(
-        {
-          log: this.deps.log,
-          files: this.files,
-          describe: () => this.describe(certs.caPem),
-          overlay: this.serveOverlay,
-          events: this.deps.events,
-        },
-        state,
-        certs,
-        promote ? { promote } : { restart: true },
-      );
+      const m = await Manager.start(this.managerEnv(certs.caPem), state, certs, promote ? { promote } : { restart: true });
       try {
         await m.serve();
       } catch (err) {
@@ -167,7 +157,7 @@ export class ClusterService {
       await this.startNetworks(m);
       this.startAgent((req) => m.services.sync(state.nodeId, req.reports, req.known));
     } else {
-      const w = new Worker(state, certs, this.files, this.log);
+      const w = new Worker(state, certs, this.files, this.log, (r) => void this.switchRole(r));
       this.worker = w;
       await w.start().catch((err: Error) => {
         // Still in the cluster: the worker keeps trying the managers it knows.
@@ -181,6 +171,110 @@ export class ClusterService {
     }
     this.phase = 'active';
     this.error = '';
+  }
+
+  private managerEnv(caPem: string): ManagerEnv {
+    return {
+      log: this.deps.log,
+      files: this.files,
+      describe: () => this.describe(caPem),
+      overlay: this.serveOverlay,
+      events: this.deps.events,
+      roleCheck: () => this.checkRole(),
+    };
+  }
+
+  /** A joining or promoted manager's etcd learner asks a manager to make it a voter, until it may. */
+  private promoter(managers: RemoteManager[], certs: NodeCerts): () => Promise<void> {
+    return async () => {
+      const deadline = Date.now() + 60_000;
+      for (let i = 0; ; i++) {
+        const addr = managers[i % managers.length]!.Addr;
+        try {
+          return await callManager<void>(addr, 'POST', '/promote', {}, { caPem: certs.caPem, certs });
+        } catch (err) {
+          if (Date.now() > deadline) throw err;
+          this.log.debug('etcd promotion not yet possible', { manager: addr, error: (err as Error).message });
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      }
+    };
+  }
+
+  /**
+   * A manager whose record says worker, or whose store does not answer: another manager's heartbeat
+   * answer tells whether it was demoted (with its worker certificate). One check at a time.
+   */
+  private checkRole(): void {
+    const m = this.manager;
+    if (!m || this.roleChecking || this.phase !== 'active') return;
+    this.roleChecking = true;
+    void (async () => {
+      const certs = this.files.readCerts();
+      for (const peer of m.otherManagers()) {
+        try {
+          const r = await callManager<HeartbeatResponse>(
+            peer.Addr,
+            'POST',
+            '/heartbeat',
+            {},
+            { caPem: certs.caPem, certs, timeoutMs: 5000 },
+          );
+          if (r.role === 'worker') await this.switchRole(r);
+          return;
+        } catch (err) {
+          this.log.debug('role check with a manager failed', { manager: peer.Addr, error: (err as Error).message });
+        }
+      }
+    })().finally(() => (this.roleChecking = false));
+  }
+
+  /**
+   * Turns the node into the role a heartbeat answer gives (a promotion or demotion): the runtime of
+   * the old role stops (its etcd data goes), the certificate for the new one is saved, and the node
+   * runs as the new role; its task containers keep running and the new agent adopts them.
+   */
+  private switchRole(r: HeartbeatResponse): Promise<void> {
+    return this.serial(async () => {
+      const cur = this.manager?.state ?? this.worker?.state;
+      if (!cur || this.phase !== 'active' || !r.role || r.role === cur.role || !r.certPem) return;
+      if (r.role === 'manager' && !r.etcd) return;
+      const certs = this.files.readCerts();
+      const id = identityOf(r.certPem);
+      if (!signedBy(r.certPem, certs.caPem) || id.nodeId !== cur.nodeId || id.role !== r.role) {
+        this.log.warn('a heartbeat answer carried a certificate that is not for this node and role; ignored');
+        return;
+      }
+      this.log.info('the node changes its role', { node: cur.nodeId, from: cur.role, to: r.role });
+      this.phase = 'pending';
+      await this.stopAgent();
+      if (this.manager) {
+        await this.networks?.stop(false);
+        this.networks = null;
+        await this.manager.stop();
+        this.manager = null;
+      }
+      if (this.worker) {
+        this.worker.stop();
+        this.worker = null;
+        await this.workerNetworks?.stop(false);
+        this.workerNetworks = null;
+      }
+      this.files.removeEtcd();
+      const next: LocalClusterState = { ...cur, role: r.role, managers: r.managers.filter((m) => m.NodeID !== cur.nodeId) };
+      delete next.etcd;
+      if (r.role === 'manager')
+        next.etcd = { initialCluster: r.etcd!.initialCluster, initialState: 'existing', clusterToken: r.etcd!.clusterToken };
+      const nextCerts = { ...certs, certPem: r.certPem };
+      this.files.writeCerts(nextCerts);
+      this.files.write(next);
+      try {
+        await this.run(next, r.role === 'manager' ? this.promoter(next.managers, nextCerts) : undefined);
+        this.log.info('the node runs in its new role', { node: cur.nodeId, role: r.role });
+      } catch (err) {
+        this.fail(`cannot run as a ${r.role} after the role change: ${(err as Error).message}`);
+      }
+    });
   }
 
   /** A manager's overlay networks: the store watched, this node's driver fed. A failure is logged. */
@@ -326,21 +420,11 @@ export class ClusterService {
       this.files.write(state);
       let m: Manager | null = null;
       try {
-        m = await Manager.start(
-          {
-            log: this.deps.log,
-            files: this.files,
-            describe: () => this.describe(ca.certPem),
-            overlay: this.serveOverlay,
-            events: this.deps.events,
-          },
-          state,
-          {
-            caPem: ca.certPem,
-            certPem,
-            keyPem: keys.keyPem,
-          },
-        );
+        m = await Manager.start(this.managerEnv(ca.certPem), state, {
+          caPem: ca.certPem,
+          certPem,
+          keyPem: keys.keyPem,
+        });
         await m.bootstrap(rec, newNodeRecord(nodeId, 'manager', advertiseAddr, this.describe(ca.certPem), availability));
         await m.serve();
       } catch (err) {
@@ -403,20 +487,8 @@ export class ClusterService {
       this.files.writeCerts({ caPem, certPem: res.certPem, keyPem: keys.keyPem });
       this.files.write(state);
       const certs = { caPem, certPem: res.certPem, keyPem: keys.keyPem };
-      const promote = async () => {
-        const deadline = Date.now() + 60_000;
-        for (;;) {
-          try {
-            return await callManager<void>(remote, 'POST', '/promote', {}, { caPem, certs });
-          } catch (err) {
-            if (Date.now() > deadline) throw err;
-            this.log.debug('etcd promotion not yet possible', { error: (err as Error).message });
-            await new Promise((r) => setTimeout(r, 500));
-          }
-        }
-      };
       try {
-        await this.run(state, res.role === 'manager' ? promote : undefined);
+        await this.run(state, res.role === 'manager' ? this.promoter([{ NodeID: '', Addr: remote }], certs) : undefined);
       } catch (err) {
         this.files.remove();
         this.phase = 'inactive';
