@@ -59,6 +59,8 @@ export interface EndpointHandler {
   leave(node: CertIdentity, abort: boolean): Promise<void>;
   /** Overlay networks for workers, which hold no store (cluster/networks.ts serveRemote). */
   overlay(node: CertIdentity, op: string, body: unknown): Promise<unknown>;
+  /** Autolock: a manager fetches the unlock key another manager holds (managers only). */
+  unlockKey(node: CertIdentity): Promise<{ UnlockKey: string }>;
   /** A node's agent: its task states in, the tasks assigned to it out. */
   agentSync(node: CertIdentity, body: AgentSyncRequest): Promise<SyncAnswer>;
 }
@@ -118,6 +120,7 @@ export async function startEndpoint(
         if (req.method === 'GET' && req.url === '/ca') return { caPem: handler.caPem() };
         if (req.method === 'POST' && req.url === '/join') return handler.join((await readBody(req)) as JoinRequest);
         if (req.method === 'POST' && req.url === '/heartbeat') return handler.heartbeat(peer(req, clusterId), peerPem(req));
+        if (req.method === 'POST' && req.url === '/unlock-key') return handler.unlockKey(peer(req, clusterId));
         if (req.method === 'POST' && req.url === '/promote') return handler.promote(peer(req, clusterId)).then(() => ({}));
         if (req.method === 'POST' && req.url === '/agent/sync') {
           const node = peer(req, clusterId);

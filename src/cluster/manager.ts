@@ -2,7 +2,9 @@
 // heartbeat; and what a manager answers: the cluster object, nodes, joins of other nodes.
 // Created by `init` (a new cluster), `joined` (after a join as manager) or `reopen` (restart).
 import type { Server } from 'node:https';
-import { invalidParameter, notFound, unavailable } from '../errors.ts';
+import { forbidden, invalidParameter, notFound, unavailable } from '../errors.ts';
+import { formatUnlockKey, kekOf, newUnlockKey, openClusterKeys, sealClusterKeys } from './autolock.ts';
+import { newDataKey } from './secret-crypto.ts';
 import type { ClusterObject, SwarmUpdateOptions } from '../types/cluster.ts';
 import type { Logger } from '../util/log.ts';
 import { certificateIps, formatHostPort, parseAddr } from './addresses.ts';
@@ -33,6 +35,8 @@ export interface ManagerEnv {
    * demotion): the service asks another manager (heartbeat answer) and switches the node's role.
    */
   roleCheck?: () => void;
+  /** The cluster record's autolock KEK (null: off) is not the one this node holds: the service syncs. */
+  keyCheck?: (kekId: string | null) => void;
 }
 
 const CLUSTER_KEY = 'cluster';
@@ -86,7 +90,7 @@ export class Manager {
   ) {
     this.log = env.log.child({ module: 'cluster' });
     this.lastManagers = state.managers;
-    const key = clusterDataKey(store);
+    const key = clusterDataKey(store, (rec) => openClusterKeys(rec, env.files.kek).dataKey);
     const services = () => this.services.services();
     this.secrets = new FileObjectsApi('secrets', store, env.events, key, services);
     this.configs = new FileObjectsApi('configs', store, env.events, key, services);
@@ -211,6 +215,8 @@ export class Manager {
       const [self, managers] = await Promise.all([this.store.get<NodeRecord>(nodeKey(this.state.nodeId)), this.managers()]);
       if (managers.length) this.lastManagers = managers;
       if (self?.value.Spec.Role === 'worker') this.env.roleCheck?.();
+      const lock = (await this.cluster()).value.autolock?.kekId ?? null;
+      if (lock !== this.env.files.kekId) this.env.keyCheck?.(lock);
     } catch (err) {
       this.log.warn('manager heartbeat failed', { error: (err as Error).message });
       this.env.roleCheck?.();
@@ -239,14 +245,49 @@ export class Manager {
     return clusterView(c.value, c.version, tlsInfoOf(c.value.ca.certPem), withTokens);
   }
 
+  /**
+   * Autolock turned on (or its key rotated): a new unlock key, the record's CA and data keys sealed
+   * with its KEK, this node's key on disk too; off: all in the clear again. The other managers see
+   * the record's KEK change at their next heartbeat and fetch the key from a manager that holds it.
+   */
   async updateCluster(spec: ClusterObject, opts: SwarmUpdateOptions): Promise<void> {
     const c = await this.cluster();
     const next = withDefaults(spec);
     checkSpec(next);
-    const rec: ClusterRecord = { ...c.value, Spec: next, UpdatedAt: new Date().toISOString() };
+    let rec: ClusterRecord = { ...c.value, Spec: next, UpdatedAt: new Date().toISOString() };
     if (opts.rotateWorkerToken) rec.JoinTokens = { ...rec.JoinTokens, Worker: newJoinToken(rec.ca.certPem) };
     if (opts.rotateManagerToken) rec.JoinTokens = { ...rec.JoinTokens, Manager: newJoinToken(rec.ca.certPem) };
+    const lock = (next.EncryptionConfig as { AutoLockManagers?: boolean }).AutoLockManagers === true;
+    let unlockKey: Buffer | null | undefined; // undefined: unchanged
+    if (lock && (!c.value.autolock || opts.rotateManagerUnlockKey)) unlockKey = newUnlockKey();
+    else if (!lock && c.value.autolock) unlockKey = null;
+    if (unlockKey !== undefined) {
+      const keys = openClusterKeys(c.value, this.env.files.kek);
+      rec = sealClusterKeys(rec, { ca: keys.ca, dataKey: keys.dataKey ?? newDataKey() }, unlockKey && kekOf(unlockKey));
+    }
     await this.store.update(CLUSTER_KEY, rec, opts.version);
+    if (unlockKey !== undefined) {
+      this.env.files.rekey(unlockKey);
+      this.log.info(unlockKey ? 'autolock: a new unlock key seals the cluster keys' : 'autolock turned off');
+    }
+  }
+
+  /** GET /swarm/unlockkey: the key while autolock is on (empty when off). */
+  async unlockKeyView(): Promise<{ UnlockKey: string }> {
+    const c = await this.cluster();
+    if (!c.value.autolock) return { UnlockKey: '' };
+    const key = this.env.files.unlockKey;
+    if (!key || this.env.files.kekId !== c.value.autolock.kekId)
+      throw unavailable('this manager does not hold the current unlock key yet; try again shortly');
+    return { UnlockKey: formatUnlockKey(key) };
+  }
+
+  /** The endpoint's /unlock-key: another manager (only) fetches the key this one holds. */
+  async unlockKey(node: CertIdentity): Promise<{ UnlockKey: string }> {
+    if (node.role !== 'manager') throw forbidden('only managers may fetch the unlock key');
+    const key = this.env.files.unlockKey;
+    if (!key) throw notFound('this manager holds no unlock key');
+    return { UnlockKey: formatUnlockKey(key) };
   }
 
   private async nodeRecords(): Promise<Stored<NodeRecord>[]> {
@@ -373,7 +414,7 @@ export class Manager {
     const adv = parseAddr(req.advertiseAddr, 0, 'advertise address');
     const listen = parseAddr(req.listenAddr || req.advertiseAddr, adv.port, 'listen address');
     const nodeId = newId();
-    const certPem = await issueNodeCert(c.value.ca, req.publicKeyPem, {
+    const certPem = await issueNodeCert(openClusterKeys(c.value, this.env.files.kek).ca, req.publicKeyPem, {
       nodeId,
       role,
       clusterId: this.state.clusterId,
@@ -416,7 +457,7 @@ export class Manager {
     if (role === node.role) return res;
     // The node's role changed: a certificate for the new one (same key), and for a promotion an
     // etcd learner it starts its member as (the same one again if an earlier answer was lost).
-    res.certPem = await reissueForRole((await this.cluster()).value.ca, certPem, role);
+    res.certPem = await reissueForRole(openClusterKeys((await this.cluster()).value, this.env.files.kek).ca, certPem, role);
     if (role === 'manager') res.etcd = await this.learnerFor(rec.value);
     this.log.info('node told of its new role', { node: node.nodeId, role });
     return res;

@@ -5,7 +5,8 @@
 // an agent (agent.ts) that runs its tasks on the local engine. Secrets and configs: secrets-api.ts.
 import type { GenericResource } from '../config/generic-resources.ts';
 import { arch, cpus, hostname, totalmem } from 'node:os';
-import { invalidParameter, notImplemented, unavailable } from '../errors.ts';
+import { conflict, invalidParameter, unauthorized, unavailable } from '../errors.ts';
+import { kekId, kekOf, LOCKED, newUnlockKey, parseUnlockKey, sealClusterKeys } from './autolock.ts';
 import type {
   ClusterLogOptions,
   ClusterObject,
@@ -62,9 +63,11 @@ export interface ClusterServiceDeps {
   /** The local engine, once built, for the agent to run tasks on. */
   runtime?: () => TaskRuntime | undefined;
   events?: EventPublisher;
+  /** Where a manager's node key is written in the clear for etcd (autolock: local-state.ts). */
+  execRoot?: string;
 }
 
-type Phase = 'inactive' | 'pending' | 'active' | 'error';
+type Phase = 'inactive' | 'pending' | 'active' | 'error' | 'locked';
 
 export class ClusterService {
   private phase: Phase = 'inactive';
@@ -80,13 +83,16 @@ export class ClusterService {
   private agent: Agent | null = null;
   private error = '';
   private roleChecking = false;
+  private keySyncing = false;
+  /** A manager restarted with its node key sealed (autolock), until `swarm unlock`. */
+  private lockedState: LocalClusterState | null = null;
   private busy: Promise<unknown> = Promise.resolve();
   private readonly files: LocalStateFiles;
   private readonly log: Logger;
   private readonly inactive = new InactiveCluster();
 
   constructor(private readonly deps: ClusterServiceDeps) {
-    this.files = new LocalStateFiles(deps.dataRoot);
+    this.files = new LocalStateFiles(deps.dataRoot, deps.execRoot);
     this.log = deps.log.child({ module: 'cluster' });
   }
 
@@ -125,6 +131,13 @@ export class ClusterService {
         return;
       }
       if (!state) return;
+      if (state.role === 'manager' && this.files.keySealed()) {
+        this.files.dropRunKey();
+        this.lockedState = state;
+        this.phase = 'locked';
+        this.log.warn('the node is locked (autolock): it rejoins its cluster after `docker swarm unlock`');
+        return;
+      }
       this.phase = 'pending';
       try {
         await this.run(state);
@@ -181,7 +194,47 @@ export class ClusterService {
       overlay: this.serveOverlay,
       events: this.deps.events,
       roleCheck: () => this.checkRole(),
+      keyCheck: (kekId) => this.syncUnlockKey(kekId),
     };
+  }
+
+  /**
+   * The cluster record's autolock key changed (turned on, rotated, off) on another manager: off, the
+   * node key goes back in the clear; else the key is fetched from a manager that holds it (matching
+   * the record's KEK) and the node key is sealed with it. One sync at a time.
+   */
+  private syncUnlockKey(want: string | null): void {
+    const m = this.manager;
+    if (!m || this.keySyncing || this.phase !== 'active') return;
+    this.keySyncing = true;
+    void (async () => {
+      if (want === null) {
+        this.files.rekey(null);
+        this.log.info('autolock is off: the node key is kept in the clear');
+        return;
+      }
+      const certs = this.files.readCerts();
+      for (const peer of m.otherManagers()) {
+        try {
+          const r = await callManager<{ UnlockKey: string }>(
+            peer.Addr,
+            'POST',
+            '/unlock-key',
+            {},
+            { caPem: certs.caPem, certs, timeoutMs: 5000 },
+          );
+          const key = parseUnlockKey(r.UnlockKey);
+          if (kekId(kekOf(key)) !== want) continue;
+          this.files.rekey(key);
+          this.log.info('autolock: the current unlock key fetched from a manager; the node key is sealed with it', { manager: peer.Addr });
+          return;
+        } catch (err) {
+          this.log.debug('fetching the unlock key from a manager failed', { manager: peer.Addr, error: (err as Error).message });
+        }
+      }
+    })()
+      .catch((err: Error) => this.log.warn('autolock key sync failed', { error: err.message }))
+      .finally(() => (this.keySyncing = false));
   }
 
   /** A joining or promoted manager's etcd learner asks a manager to make it a voter, until it may. */
@@ -261,6 +314,7 @@ export class ClusterService {
         this.workerNetworks = null;
       }
       this.files.removeEtcd();
+      if (r.role === 'worker') this.files.setUnlockKey(null); // autolock seals managers' keys only
       const next: LocalClusterState = { ...cur, role: r.role, managers: r.managers.filter((m) => m.NodeID !== cur.nodeId) };
       delete next.etcd;
       if (r.role === 'manager')
@@ -343,7 +397,7 @@ export class ClusterService {
 
   /** /info's Swarm section. */
   async info(): Promise<ClusterObject> {
-    const state = this.manager?.state ?? this.worker?.state;
+    const state = this.manager?.state ?? this.worker?.state ?? this.lockedState ?? undefined;
     if (this.phase === 'inactive' || !state) {
       return { NodeID: '', NodeAddr: '', LocalNodeState: this.phase, ControlAvailable: false, Error: this.error, RemoteManagers: null };
     }
@@ -365,6 +419,7 @@ export class ClusterService {
 
   private requireManager(): Manager {
     if (this.manager && this.phase === 'active') return this.manager;
+    if (this.phase === 'locked') throw unavailable(LOCKED);
     if (this.worker) throw unavailable(WORKER_NOT_MANAGER);
     if (this.phase === 'pending') throw unavailable('This node is still starting its cluster membership; try again shortly.');
     if (this.phase === 'error') throw unavailable(this.error);
@@ -404,7 +459,7 @@ export class ClusterService {
         etcd: { initialCluster: `${nodeId}=${peerUrl(adv.host, etcdPorts(adv.port).peer)}`, initialState: 'new', clusterToken: clusterId },
       };
       const now = new Date().toISOString();
-      const rec: ClusterRecord = {
+      let rec: ClusterRecord = {
         ID: clusterId,
         CreatedAt: now,
         UpdatedAt: now,
@@ -416,6 +471,12 @@ export class ClusterService {
         dataKey: newDataKey(),
       };
       this.files.remove(); // what a failed attempt may have left
+      if ((spec.EncryptionConfig as { AutoLockManagers?: boolean }).AutoLockManagers === true) {
+        // Autolock from the start: the cluster keys and this node's key sealed with a new unlock key.
+        const key = newUnlockKey();
+        this.files.setUnlockKey(key);
+        rec = sealClusterKeys(rec, { ca, dataKey: rec.dataKey! }, kekOf(key));
+      }
       this.files.writeCerts({ caPem: ca.certPem, certPem, keyPem: keys.keyPem });
       this.files.write(state);
       let m: Manager | null = null;
@@ -504,6 +565,8 @@ export class ClusterService {
   leave(force: boolean): Promise<void> {
     return this.serial(async () => {
       if (this.phase === 'inactive') throw unavailable(NOT_IN_A_CLUSTER);
+      if (this.phase === 'locked' && !force) throw unavailable(LOCKED); // as dockerd
+      this.lockedState = null;
       if (this.manager) {
         await this.manager.leaveCluster(force); // refuses without force, as dockerd
         await this.networks?.stop(true);
@@ -537,6 +600,7 @@ export class ClusterService {
       await this.networks?.stop(false);
       this.networks = null;
       await this.manager?.stop();
+      this.files.dropRunKey();
     });
   }
 
@@ -548,19 +612,36 @@ export class ClusterService {
   }
 
   async updateCluster(spec: ClusterObject, opts: SwarmUpdateOptions): Promise<void> {
-    const m = this.requireManager();
-    if (opts.rotateManagerUnlockKey) throw notImplemented('autolock and its unlock key are not built yet in this engine');
-    await m.updateCluster(spec, opts);
+    await this.requireManager().updateCluster(spec, opts);
   }
 
   async unlockKey(): Promise<{ UnlockKey: string }> {
-    this.requireManager();
-    return { UnlockKey: '' }; // autolock is not built, so no key is ever set (the CLI says "no unlock key is set")
+    if (this.phase === 'inactive') return this.inactive.unlockKey();
+    return this.requireManager().unlockKeyView();
   }
 
-  async unlock(): Promise<void> {
-    if (this.phase === 'inactive') return this.inactive.unlock();
-    throw unavailable('Swarm is not locked.');
+  /** A locked manager (autolock) opens its node key with the unlock key and rejoins its cluster. */
+  unlock(keyText: string): Promise<void> {
+    return this.serial(async () => {
+      if (this.phase === 'inactive') return this.inactive.unlock();
+      const state = this.lockedState;
+      if (this.phase !== 'locked' || !state) {
+        if (this.worker) throw unavailable(WORKER_NOT_MANAGER);
+        throw conflict('swarm is not locked');
+      }
+      const key = parseUnlockKey(keyText);
+      if (!this.files.opens(key)) throw unauthorized('swarm could not be unlocked: invalid key provided');
+      this.files.setUnlockKey(key);
+      this.lockedState = null;
+      this.phase = 'pending';
+      try {
+        await this.run(state);
+      } catch (err) {
+        this.fail(`cannot rejoin the cluster: ${(err as Error).message}`);
+        throw unavailable(`swarm component could not be started: ${(err as Error).message}`);
+      }
+      this.log.info('unlocked: back in the cluster', { node: state.nodeId });
+    });
   }
 
   async list(kind: ClusterObjectKind, filters: Map<string, string[]>, opts: { status?: boolean } = {}): Promise<ClusterObject[]> {
