@@ -375,6 +375,16 @@ export class Manager {
     await this.store.delete(beatKey(s.value.ID));
   }
 
+  /** After etcd's --force-new-cluster: the other managers' records and heartbeats go (as dockerd). */
+  async dropOtherManagers(): Promise<void> {
+    for (const n of await this.nodeRecords()) {
+      if (n.value.Spec.Role !== 'manager' || n.value.ID === this.state.nodeId) continue;
+      await this.store.delete(nodeKey(n.value.ID));
+      await this.store.delete(beatKey(n.value.ID));
+      this.log.info('manager dropped from the forced new cluster', { node: n.value.ID });
+    }
+  }
+
   /** The managers, for /info's RemoteManagers and for workers. */
   async managers(): Promise<RemoteManager[]> {
     return (await this.nodeRecords())

@@ -430,6 +430,7 @@ export class ClusterService {
 
   init(req: SwarmInitRequest): Promise<string> {
     return this.serial(async () => {
+      if (req.ForceNewCluster && this.phase !== 'inactive') return this.forceNewCluster();
       if (this.phase !== 'inactive') throw unavailable(ALREADY_IN_A_CLUSTER);
       const listen = parseAddr(req.ListenAddr || `0.0.0.0:${DEFAULT_LISTEN_PORT}`, DEFAULT_LISTEN_PORT, 'listen address');
       const adv = chooseAdvertise(listen, req.AdvertiseAddr);
@@ -506,6 +507,45 @@ export class ClusterService {
       this.log.info('cluster initialised', { node: nodeId, cluster: clusterId, addr: advertiseAddr });
       return nodeId;
     });
+  }
+
+  /**
+   * `swarm init --force-new-cluster` on a manager (its quorum lost): its etcd member restarts with
+   * etcd's --force-new-cluster (a one-member cluster keeping the data), and the other managers' node
+   * records go, as dockerd drops them; workers, services and tasks stay. Addresses and spec are kept.
+   */
+  private async forceNewCluster(): Promise<string> {
+    if (this.phase === 'locked') throw unavailable(LOCKED);
+    const state = this.manager?.state ?? this.files.read();
+    if (!state || state.role !== 'manager') throw unavailable(ALREADY_IN_A_CLUSTER);
+    this.phase = 'pending';
+    await this.stopAgent();
+    await this.networks?.stop(false);
+    this.networks = null;
+    await this.manager?.stop();
+    this.manager = null;
+    const next: LocalClusterState = { ...state, managers: [{ NodeID: state.nodeId, Addr: state.advertiseAddr }] };
+    this.files.write(next);
+    try {
+      const m = await Manager.start(this.managerEnv(this.files.readCerts().caPem), next, this.files.readCerts(), { forceNewCluster: true });
+      try {
+        await m.dropOtherManagers();
+        await m.serve();
+      } catch (err) {
+        await m.stop();
+        throw err;
+      }
+      this.manager = m;
+      await this.startNetworks(m);
+      this.startAgent((r) => m.services.sync(state.nodeId, r.reports, r.known));
+      this.phase = 'active';
+      this.error = '';
+    } catch (err) {
+      this.fail(`cannot force a new cluster: ${(err as Error).message}`);
+      throw err;
+    }
+    this.log.info('a new cluster forced from this manager (the other managers dropped)', { node: state.nodeId });
+    return state.nodeId;
   }
 
   join(req: SwarmJoinRequest): Promise<void> {

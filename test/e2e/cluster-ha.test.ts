@@ -4,7 +4,9 @@
 // created and scaled with its tasks placed on the survivors; the killed node restarts and is a
 // reachable manager again. Then one manager's link is cut (a partitioned minority): it answers
 // writes and reads with swarmkit's no-leader error within seconds instead of hanging, the majority
-// keeps working, and once the link is back the minority serves again.
+// keeps working, and once the link is back the minority serves again. Last, two managers are killed:
+// the survivor has no quorum until `docker swarm init --force-new-cluster`, which keeps its services
+// and drops the other managers from the node list.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
@@ -303,6 +305,46 @@ describe('manager failure: a killed leader, a partitioned minority', () => {
       60_000,
       250,
     );
-    assert.equal((await minority.docker(['service', 'rm', 'web'])).code, 0);
+
+    // ---- quorum lost: two managers gone; `swarm init --force-new-cluster` on the survivor ----------
+    const [last, ...gone] = ds as [TestDaemon, ...TestDaemon[]];
+    for (const d of gone) {
+      const pid = findEtcd(d.dataRoot);
+      await d.kill9();
+      if (pid) process.kill(pid, 'SIGKILL');
+      await killStrayContainerd(d.execRoot);
+      await killShims(d.execRoot);
+    }
+    await until(
+      'the survivor without a quorum',
+      async () => ((await last.docker(['node', 'ls'])).stderr.includes('The swarm does not have a leader') ? true : undefined),
+      60_000,
+      250,
+    );
+    const t3 = Date.now();
+    const forced = await last.docker(['swarm', 'init', '--force-new-cluster']);
+    assert.equal(forced.code, 0, forced.stderr + last.output.slice(-3000));
+    t.diagnostic(`\`swarm init --force-new-cluster\` answered in ${Date.now() - t3} ms`);
+    const after = await nodeLs(last);
+    assert.deepEqual(
+      after.map((n) => [n.ID, n.Status, n.ManagerStatus]),
+      [[ids[0], 'Ready', 'Leader']],
+      'the other managers are dropped from the node list',
+    );
+    const si = JSON.parse((await last.docker(['info', '--format', '{{json .Swarm}}'])).stdout);
+    assert.equal(si.Managers, 1);
+    assert.equal(si.NodeID, ids[0]);
+    // The services survive and their tasks come back on the one node left.
+    await until(
+      '4 tasks running on the survivor',
+      async () => {
+        const ps = await last.docker(['service', 'ps', 'web', '--filter', 'desired-state=running', '--format', '{{.CurrentState}}']);
+        return ps.stdout.split('\n').filter((l) => /Running/.test(l)).length === 4 ? true : undefined;
+      },
+      60_000,
+      250,
+    );
+    assert.equal((await last.docker(['swarm', 'update', '--task-history-limit', '2'])).code, 0, 'writes work again');
+    assert.equal((await last.docker(['service', 'rm', 'web'])).code, 0);
   });
 });
