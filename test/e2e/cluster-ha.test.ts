@@ -4,7 +4,8 @@
 // created and scaled with its tasks placed on the survivors; the killed node restarts and is a
 // reachable manager again. Then one manager's link is cut (a partitioned minority): it answers
 // writes and reads with swarmkit's no-leader error within seconds instead of hanging, the majority
-// keeps working, and once the link is back the minority serves again. Last, two managers are killed:
+// keeps working, and once the link is back the minority serves again. A worker (joined through the
+// first leader) keeps heartbeating to a surviving manager throughout. Last, two managers are killed:
 // the survivor has no quorum until `docker swarm init --force-new-cluster`, which keeps its services
 // and drops the other managers from the node list.
 import assert from 'node:assert/strict';
@@ -21,7 +22,7 @@ const ns = (i: number) => `cha-${tag}-${i}`;
 const port = (i: number) => `cha-${tag}-p${i}`;
 const underlay = `192.168.${100 + (process.pid % 50)}`;
 const addr = (i: number) => `${underlay}.${10 + i}`;
-const N = 3;
+const N = 4; // three managers and a worker
 export const NO_LEADER =
   "rpc error: code = Unknown desc = The swarm does not have a leader. It's possible that too few managers are online. Make sure more than half of the managers are online.";
 
@@ -54,8 +55,10 @@ async function nodeLs(d: TestDaemon): Promise<NodeLine[]> {
 }
 
 describe('manager failure: a killed leader, a partitioned minority', () => {
-  const ds: TestDaemon[] = [];
+  const ds: TestDaemon[] = []; // the managers
   const ids: string[] = [];
+  let worker: TestDaemon | undefined;
+  let workerId = '';
   before(async () => {
     await sh('ip', ['netns', 'add', sw]);
     await sh('ip', ['netns', 'exec', sw, 'sh', '-c', 'ip link add br0 type bridge && ip link set br0 up']);
@@ -72,11 +75,13 @@ describe('manager failure: a killed leader, a partitioned minority', () => {
         `ip link set lo up && ip addr add ${addr(i)}/24 dev uplink && ip link set uplink up`,
       ]);
     }
-    ds.push(...(await Promise.all([0, 1, 2].map((i) => startDaemon({ netns: ns(i) })))));
-    await Promise.all(ds.map((d) => loadBusybox(d)));
+    const all = await Promise.all([0, 1, 2, 3].map((i) => startDaemon({ netns: ns(i) })));
+    worker = all.pop();
+    ds.push(...all);
+    await Promise.all([...ds, worker!].map((d) => loadBusybox(d)));
   });
   after(async () => {
-    await Promise.all(ds.map((d) => d.cleanup()));
+    await Promise.all([...ds, ...(worker ? [worker] : [])].map((d) => d.cleanup()));
     for (let i = 0; i < N; i++) await run('ip', ['netns', 'del', ns(i)]);
     await run('ip', ['netns', 'del', sw]);
   });
@@ -99,12 +104,28 @@ describe('manager failure: a killed leader, a partitioned minority', () => {
       ]);
       assert.equal(j.code, 0, j.stderr + ds[i]!.output);
     }
+    // The worker joins through the first manager, the leader to be killed.
+    const wt = (await ds[0]!.docker(['swarm', 'join-token', '-q', 'worker'])).stdout.trim();
+    const w = worker!;
+    const jw = await w.docker([
+      'swarm',
+      'join',
+      '--token',
+      wt,
+      '--advertise-addr',
+      addr(3),
+      '--listen-addr',
+      `${addr(3)}:2377`,
+      `${addr(0)}:2377`,
+    ]);
+    assert.equal(jw.code, 0, jw.stderr + w.output);
+    workerId = JSON.parse((await w.docker(['info', '--format', '{{json .Swarm}}'])).stdout).NodeID;
     for (const d of ds) ids.push(JSON.parse((await d.docker(['info', '--format', '{{json .Swarm}}'])).stdout).NodeID);
     await until(
-      'three ready managers, one leader',
+      'three ready managers and a worker, one leader',
       async () => {
         const n = await nodeLs(ds[0]!);
-        return n.length === 3 && n.every((x) => x.Status === 'Ready') && n.filter((x) => x.ManagerStatus === 'Leader').length === 1
+        return n.length === 4 && n.every((x) => x.Status === 'Ready') && n.filter((x) => x.ManagerStatus === 'Leader').length === 1
           ? true
           : undefined;
       },
@@ -157,6 +178,9 @@ describe('manager failure: a killed leader, a partitioned minority', () => {
       30_000,
       250,
     );
+    // The worker moved its heartbeats to a survivor: still ready.
+    const wl = (await nodeLs(survivors[0]!)).find((x) => x.ID === workerId);
+    assert.equal(wl?.Status, 'Ready', 'the worker heartbeats to a surviving manager');
     const c = await survivors[0]!.docker([
       'service',
       'create',
@@ -216,7 +240,7 @@ describe('manager failure: a killed leader, a partitioned minority', () => {
       60_000,
       250,
     );
-    await until('the restarted manager serves', async () => ((await nodeLs(dead)).length === 3 ? true : undefined), 30_000, 250);
+    await until('the restarted manager serves', async () => ((await nodeLs(dead)).length === 4 ? true : undefined), 30_000, 250);
 
     // ---- a partitioned minority: the current leader's link is cut -------------------------------
     const curLeader = (await nodeLs(ds[0]!)).find((n) => n.ManagerStatus === 'Leader')!.ID;
@@ -297,10 +321,10 @@ describe('manager failure: a killed leader, a partitioned minority', () => {
     );
     t.diagnostic(`the healed minority serves again ${Date.now() - t2} ms after the link came back`);
     await until(
-      'all three ready again',
+      'all four ready again',
       async () => {
         const n = await nodeLs(minority);
-        return n.length === 3 && n.every((x) => x.Status === 'Ready') ? true : undefined;
+        return n.length === 4 && n.every((x) => x.Status === 'Ready') ? true : undefined;
       },
       60_000,
       250,
@@ -325,11 +349,22 @@ describe('manager failure: a killed leader, a partitioned minority', () => {
     const forced = await last.docker(['swarm', 'init', '--force-new-cluster']);
     assert.equal(forced.code, 0, forced.stderr + last.output.slice(-3000));
     t.diagnostic(`\`swarm init --force-new-cluster\` answered in ${Date.now() - t3} ms`);
-    const after = await nodeLs(last);
+    const after = await until(
+      'the forced cluster: this manager and the worker, ready',
+      async () => {
+        const n = await nodeLs(last);
+        return n.every((x) => x.Status === 'Ready') ? n : undefined;
+      },
+      30_000,
+      250,
+    );
     assert.deepEqual(
-      after.map((n) => [n.ID, n.Status, n.ManagerStatus]),
-      [[ids[0], 'Ready', 'Leader']],
-      'the other managers are dropped from the node list',
+      after.map((n) => [n.ID, n.ManagerStatus]).sort(),
+      [
+        [ids[0], 'Leader'],
+        [workerId, ''],
+      ].sort(),
+      'the other managers are dropped from the node list; the worker stays',
     );
     const si = JSON.parse((await last.docker(['info', '--format', '{{json .Swarm}}'])).stdout);
     assert.equal(si.Managers, 1);
