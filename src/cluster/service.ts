@@ -143,6 +143,9 @@ export class ClusterService {
         await this.run(state);
         this.log.info('back in the cluster', { node: state.nodeId, role: state.role });
       } catch (err) {
+        // A manager demoted while it was down: its etcd member is gone; another manager says so.
+        const r = state.role === 'manager' ? await this.askRole(state, state.managers).catch(() => null) : null;
+        if (r?.role === 'worker') return this.becomeRole(state, r);
         this.fail(`cannot rejoin the cluster: ${(err as Error).message}`);
       }
     });
@@ -262,24 +265,10 @@ export class ClusterService {
     const m = this.manager;
     if (!m || this.roleChecking || this.phase !== 'active') return;
     this.roleChecking = true;
-    void (async () => {
-      const certs = this.files.readCerts();
-      for (const peer of m.otherManagers()) {
-        try {
-          const r = await callManager<HeartbeatResponse>(
-            peer.Addr,
-            'POST',
-            '/heartbeat',
-            {},
-            { caPem: certs.caPem, certs, timeoutMs: 5000 },
-          );
-          if (r.role === 'worker') await this.switchRole(r);
-          return;
-        } catch (err) {
-          this.log.debug('role check with a manager failed', { manager: peer.Addr, error: (err as Error).message });
-        }
-      }
-    })().finally(() => (this.roleChecking = false));
+    void this.askRole(m.state, m.otherManagers())
+      .then((r) => (r?.role === 'worker' ? this.switchRole(r) : undefined))
+      .catch((err: Error) => this.log.warn('role check failed', { error: err.message }))
+      .finally(() => (this.roleChecking = false));
   }
 
   /**
@@ -290,45 +279,62 @@ export class ClusterService {
   private switchRole(r: HeartbeatResponse): Promise<void> {
     return this.serial(async () => {
       const cur = this.manager?.state ?? this.worker?.state;
-      if (!cur || this.phase !== 'active' || !r.role || r.role === cur.role || !r.certPem) return;
-      if (r.role === 'manager' && !r.etcd) return;
-      const certs = this.files.readCerts();
-      const id = identityOf(r.certPem);
-      if (!signedBy(r.certPem, certs.caPem) || id.nodeId !== cur.nodeId || id.role !== r.role) {
-        this.log.warn('a heartbeat answer carried a certificate that is not for this node and role; ignored');
-        return;
-      }
-      this.log.info('the node changes its role', { node: cur.nodeId, from: cur.role, to: r.role });
-      this.phase = 'pending';
-      await this.stopAgent();
-      if (this.manager) {
-        await this.networks?.stop(false);
-        this.networks = null;
-        await this.manager.stop();
-        this.manager = null;
-      }
-      if (this.worker) {
-        this.worker.stop();
-        this.worker = null;
-        await this.workerNetworks?.stop(false);
-        this.workerNetworks = null;
-      }
-      this.files.removeEtcd();
-      if (r.role === 'worker') this.files.setUnlockKey(null); // autolock seals managers' keys only
-      const next: LocalClusterState = { ...cur, role: r.role, managers: r.managers.filter((m) => m.NodeID !== cur.nodeId) };
-      delete next.etcd;
-      if (r.role === 'manager')
-        next.etcd = { initialCluster: r.etcd!.initialCluster, initialState: 'existing', clusterToken: r.etcd!.clusterToken };
-      const nextCerts = { ...certs, certPem: r.certPem };
-      this.files.writeCerts(nextCerts);
-      this.files.write(next);
-      try {
-        await this.run(next, r.role === 'manager' ? this.promoter(next.managers, nextCerts) : undefined);
-        this.log.info('the node runs in its new role', { node: cur.nodeId, role: r.role });
-      } catch (err) {
-        this.fail(`cannot run as a ${r.role} after the role change: ${(err as Error).message}`);
-      }
+      if (cur && this.phase === 'active') await this.becomeRole(cur, r);
     });
+  }
+
+  private async becomeRole(cur: LocalClusterState, r: HeartbeatResponse): Promise<void> {
+    if (!r.role || r.role === cur.role || !r.certPem) return;
+    if (r.role === 'manager' && !r.etcd) return;
+    const certs = this.files.readCerts();
+    const id = identityOf(r.certPem);
+    if (!signedBy(r.certPem, certs.caPem) || id.nodeId !== cur.nodeId || id.role !== r.role) {
+      this.log.warn('a heartbeat answer carried a certificate that is not for this node and role; ignored');
+      return;
+    }
+    this.log.info('the node changes its role', { node: cur.nodeId, from: cur.role, to: r.role });
+    this.phase = 'pending';
+    await this.stopAgent();
+    if (this.manager) {
+      await this.networks?.stop(false);
+      this.networks = null;
+      await this.manager.stop();
+      this.manager = null;
+    }
+    if (this.worker) {
+      this.worker.stop();
+      this.worker = null;
+      await this.workerNetworks?.stop(false);
+      this.workerNetworks = null;
+    }
+    this.files.removeEtcd();
+    if (r.role === 'worker') this.files.setUnlockKey(null); // autolock seals managers' keys only
+    const next: LocalClusterState = { ...cur, role: r.role, managers: r.managers.filter((m) => m.NodeID !== cur.nodeId) };
+    delete next.etcd;
+    if (r.role === 'manager')
+      next.etcd = { initialCluster: r.etcd!.initialCluster, initialState: 'existing', clusterToken: r.etcd!.clusterToken };
+    const nextCerts = { ...certs, certPem: r.certPem };
+    this.files.writeCerts(nextCerts);
+    this.files.write(next);
+    try {
+      await this.run(next, r.role === 'manager' ? this.promoter(next.managers, nextCerts) : undefined);
+      this.log.info('the node runs in its new role', { node: cur.nodeId, role: r.role });
+    } catch (err) {
+      this.fail(`cannot run as a ${r.role} after the role change: ${(err as Error).message}`);
+    }
+  }
+
+  /** Another manager's heartbeat answer for this node (its role as the store has it), or null. */
+  private async askRole(state: LocalClusterState, managers: RemoteManager[]): Promise<HeartbeatResponse | null> {
+    const certs = this.files.readCerts();
+    for (const peer of managers.filter((m) => m.NodeID !== state.nodeId)) {
+      try {
+        return await callManager<HeartbeatResponse>(peer.Addr, 'POST', '/heartbeat', {}, { caPem: certs.caPem, certs, timeoutMs: 5000 });
+      } catch (err) {
+        this.log.debug('role check with a manager failed', { manager: peer.Addr, error: (err as Error).message });
+      }
+    }
+    return null;
   }
 
   /** A manager's overlay networks: the store watched, this node's driver fed. A failure is logged. */
