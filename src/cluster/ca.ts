@@ -86,6 +86,21 @@ export async function issueNodeCert(ca: RootCa, publicKeyPem: string, req: NodeC
   });
 }
 
+/**
+ * A node certificate for another role (a promotion or demotion): the same key, node, cluster and IP
+ * addresses as `certPem`, which the node presented over mutual TLS.
+ */
+export function reissueForRole(ca: RootCa, certPem: string, role: NodeRole): Promise<string> {
+  const cert = new X509Certificate(certPem);
+  const id = identityOf(certPem);
+  const ips = (cert.subjectAltName ?? '')
+    .split(/,\s*/)
+    .filter((s) => s.startsWith('IP Address:'))
+    .map((s) => s.slice('IP Address:'.length));
+  const publicKeyPem = cert.publicKey.export({ type: 'spki', format: 'pem' }).toString();
+  return issueNodeCert(ca, publicKeyPem, { nodeId: id.nodeId, role, clusterId: id.clusterId, ips });
+}
+
 export interface CertIdentity {
   nodeId: string;
   role: NodeRole;

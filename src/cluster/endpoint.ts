@@ -7,6 +7,7 @@
 import { createServer, request, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
+import { X509Certificate } from 'node:crypto';
 import { EngineError, messageOf, statusOf, unauthorized, unavailable } from '../errors.ts';
 import type { Logger } from '../util/log.ts';
 import { identityOf, type CertIdentity, type NodeRole } from './ca.ts';
@@ -40,18 +41,26 @@ export interface HeartbeatResponse {
   managers: RemoteManager[];
   /** Seconds until the next heartbeat is due. */
   periodSeconds: number;
+  /** The node's role in the store; when it differs from its certificate's, a certificate for it. */
+  role?: NodeRole;
+  certPem?: string;
+  /** For a node promoted to manager: the etcd member list to start its (learner) member with. */
+  etcd?: { initialCluster: string; clusterToken: string };
 }
 
 export interface EndpointHandler {
   caPem(): string;
   join(req: JoinRequest): Promise<JoinResponse>;
-  heartbeat(node: CertIdentity): Promise<HeartbeatResponse>;
+  /** `certPem`: the certificate the node presented (a role change reissues it with the same key). */
+  heartbeat(node: CertIdentity, certPem: string): Promise<HeartbeatResponse>;
   /** A manager that joined as an etcd learner asks to become a voting member once it has caught up. */
   promote(node: CertIdentity): Promise<void>;
   /** `abort`: a join that did not complete; the node and its etcd member are removed. */
   leave(node: CertIdentity, abort: boolean): Promise<void>;
   /** Overlay networks for workers, which hold no store (cluster/networks.ts serveRemote). */
   overlay(node: CertIdentity, op: string, body: unknown): Promise<unknown>;
+  /** Autolock: a manager fetches the unlock key another manager holds (managers only). */
+  unlockKey(node: CertIdentity): Promise<{ UnlockKey: string }>;
   /** A node's agent: its task states in, the tasks assigned to it out. */
   agentSync(node: CertIdentity, body: AgentSyncRequest): Promise<SyncAnswer>;
 }
@@ -76,6 +85,11 @@ function readBody(req: IncomingMessage): Promise<unknown> {
     });
     req.on('error', reject);
   });
+}
+
+/** The PEM of the certificate the caller presented (checked by `peer` first). */
+function peerPem(req: IncomingMessage): string {
+  return new X509Certificate((req.socket as TLSSocket).getPeerCertificate().raw).toString();
 }
 
 function peer(req: IncomingMessage, clusterId: string): CertIdentity {
@@ -105,7 +119,8 @@ export async function startEndpoint(
       const route = async (): Promise<unknown> => {
         if (req.method === 'GET' && req.url === '/ca') return { caPem: handler.caPem() };
         if (req.method === 'POST' && req.url === '/join') return handler.join((await readBody(req)) as JoinRequest);
-        if (req.method === 'POST' && req.url === '/heartbeat') return handler.heartbeat(peer(req, clusterId));
+        if (req.method === 'POST' && req.url === '/heartbeat') return handler.heartbeat(peer(req, clusterId), peerPem(req));
+        if (req.method === 'POST' && req.url === '/unlock-key') return handler.unlockKey(peer(req, clusterId));
         if (req.method === 'POST' && req.url === '/promote') return handler.promote(peer(req, clusterId)).then(() => ({}));
         if (req.method === 'POST' && req.url === '/agent/sync') {
           const node = peer(req, clusterId);

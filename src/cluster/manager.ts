@@ -2,11 +2,13 @@
 // heartbeat; and what a manager answers: the cluster object, nodes, joins of other nodes.
 // Created by `init` (a new cluster), `joined` (after a join as manager) or `reopen` (restart).
 import type { Server } from 'node:https';
-import { invalidParameter, notFound, unavailable } from '../errors.ts';
+import { forbidden, invalidParameter, notFound, unavailable } from '../errors.ts';
+import { formatUnlockKey, kekOf, newUnlockKey, openClusterKeys, sealClusterKeys } from './autolock.ts';
+import { newDataKey } from './secret-crypto.ts';
 import type { ClusterObject, SwarmUpdateOptions } from '../types/cluster.ts';
 import type { Logger } from '../util/log.ts';
 import { certificateIps, formatHostPort, parseAddr } from './addresses.ts';
-import { identityOf, issueNodeCert, tlsInfoOf, type CertIdentity, type NodeRole } from './ca.ts';
+import { identityOf, issueNodeCert, reissueForRole, tlsInfoOf, type CertIdentity, type NodeRole } from './ca.ts';
 import { startEndpoint, type HeartbeatResponse, type JoinRequest, type JoinResponse } from './endpoint.ts';
 import { EtcdMember, peerUrl } from './etcd-process.ts';
 import { newId } from './ids.ts';
@@ -28,6 +30,13 @@ export interface ManagerEnv {
   /** Workers' overlay requests (cluster/networks.ts serveRemote); absent: 404. */
   overlay?: (node: CertIdentity, op: string, body: unknown) => Promise<unknown>;
   events?: EventPublisher;
+  /**
+   * This node's record says it is a worker now, or its store does not answer (a member removed by a
+   * demotion): the service asks another manager (heartbeat answer) and switches the node's role.
+   */
+  roleCheck?: () => void;
+  /** The cluster record's autolock KEK (null: off) is not the one this node holds: the service syncs. */
+  keyCheck?: (kekId: string | null) => void;
 }
 
 const CLUSTER_KEY = 'cluster';
@@ -54,7 +63,8 @@ export function newNodeRecord(
     Spec: { Labels: {}, Role: role, Availability: availability as NodeRecord['Spec']['Availability'] },
     Description: description,
     Addr: adv.host,
-    ...(role === 'manager' ? { ManagerAddr: advertiseAddr } : {}),
+    // Kept for workers too: a promoted worker's endpoint and etcd ports follow from it.
+    ManagerAddr: advertiseAddr,
   };
 }
 
@@ -68,6 +78,8 @@ export class Manager {
   readonly secrets: FileObjectsApi;
   readonly configs: FileObjectsApi;
   private readonly loop: OrchestratorLoop;
+  /** The managers as last read from the store (asked when the store itself does not answer). */
+  private lastManagers: RemoteManager[];
 
   private constructor(
     private readonly env: ManagerEnv,
@@ -77,7 +89,8 @@ export class Manager {
     readonly store: ClusterStore,
   ) {
     this.log = env.log.child({ module: 'cluster' });
-    const key = clusterDataKey(store);
+    this.lastManagers = state.managers;
+    const key = clusterDataKey(store, (rec) => openClusterKeys(rec, env.files.kek).dataKey);
     const services = () => this.services.services();
     this.secrets = new FileObjectsApi('secrets', store, env.events, key, services);
     this.configs = new FileObjectsApi('configs', store, env.events, key, services);
@@ -199,9 +212,20 @@ export class Manager {
         { at: new Date().toISOString() },
         Math.ceil(this.periodSeconds * MISSED_BEATS),
       );
+      const [self, managers] = await Promise.all([this.store.get<NodeRecord>(nodeKey(this.state.nodeId)), this.managers()]);
+      if (managers.length) this.lastManagers = managers;
+      if (self?.value.Spec.Role === 'worker') this.env.roleCheck?.();
+      const lock = (await this.cluster()).value.autolock?.kekId ?? null;
+      if (lock !== this.env.files.kekId) this.env.keyCheck?.(lock);
     } catch (err) {
       this.log.warn('manager heartbeat failed', { error: (err as Error).message });
+      this.env.roleCheck?.();
     }
+  }
+
+  /** The other managers as last known (to ask when this member's store does not answer). */
+  otherManagers(): RemoteManager[] {
+    return this.lastManagers.filter((m) => m.NodeID !== this.state.nodeId);
   }
 
   /** Writes the cluster object and this node at `swarm init`. */
@@ -221,14 +245,49 @@ export class Manager {
     return clusterView(c.value, c.version, tlsInfoOf(c.value.ca.certPem), withTokens);
   }
 
+  /**
+   * Autolock turned on (or its key rotated): a new unlock key, the record's CA and data keys sealed
+   * with its KEK, this node's key on disk too; off: all in the clear again. The other managers see
+   * the record's KEK change at their next heartbeat and fetch the key from a manager that holds it.
+   */
   async updateCluster(spec: ClusterObject, opts: SwarmUpdateOptions): Promise<void> {
     const c = await this.cluster();
     const next = withDefaults(spec);
     checkSpec(next);
-    const rec: ClusterRecord = { ...c.value, Spec: next, UpdatedAt: new Date().toISOString() };
+    let rec: ClusterRecord = { ...c.value, Spec: next, UpdatedAt: new Date().toISOString() };
     if (opts.rotateWorkerToken) rec.JoinTokens = { ...rec.JoinTokens, Worker: newJoinToken(rec.ca.certPem) };
     if (opts.rotateManagerToken) rec.JoinTokens = { ...rec.JoinTokens, Manager: newJoinToken(rec.ca.certPem) };
+    const lock = (next.EncryptionConfig as { AutoLockManagers?: boolean }).AutoLockManagers === true;
+    let unlockKey: Buffer | null | undefined; // undefined: unchanged
+    if (lock && (!c.value.autolock || opts.rotateManagerUnlockKey)) unlockKey = newUnlockKey();
+    else if (!lock && c.value.autolock) unlockKey = null;
+    if (unlockKey !== undefined) {
+      const keys = openClusterKeys(c.value, this.env.files.kek);
+      rec = sealClusterKeys(rec, { ca: keys.ca, dataKey: keys.dataKey ?? newDataKey() }, unlockKey && kekOf(unlockKey));
+    }
     await this.store.update(CLUSTER_KEY, rec, opts.version);
+    if (unlockKey !== undefined) {
+      this.env.files.rekey(unlockKey);
+      this.log.info(unlockKey ? 'autolock: a new unlock key seals the cluster keys' : 'autolock turned off');
+    }
+  }
+
+  /** GET /swarm/unlockkey: the key while autolock is on (empty when off). */
+  async unlockKeyView(): Promise<{ UnlockKey: string }> {
+    const c = await this.cluster();
+    if (!c.value.autolock) return { UnlockKey: '' };
+    const key = this.env.files.unlockKey;
+    if (!key || this.env.files.kekId !== c.value.autolock.kekId)
+      throw unavailable('this manager does not hold the current unlock key yet; try again shortly');
+    return { UnlockKey: formatUnlockKey(key) };
+  }
+
+  /** The endpoint's /unlock-key: another manager (only) fetches the key this one holds. */
+  async unlockKey(node: CertIdentity): Promise<{ UnlockKey: string }> {
+    if (node.role !== 'manager') throw forbidden('only managers may fetch the unlock key');
+    const key = this.env.files.unlockKey;
+    if (!key) throw notFound('this manager holds no unlock key');
+    return { UnlockKey: formatUnlockKey(key) };
   }
 
   private async nodeRecords(): Promise<Stored<NodeRecord>[]> {
@@ -268,10 +327,45 @@ export class Manager {
     return nodeView(s.value, s.version, (await this.liveness())(s.value));
   }
 
+  /**
+   * A role change is the record's: the node learns it from its heartbeat answer (with a certificate
+   * for the role, and for a promotion an etcd learner added for it). A demotion removes the node's
+   * etcd member here, after the record (the node may be this one: its store goes with the member).
+   */
   async updateNode(ref: string, body: ClusterObject, version: number): Promise<void> {
     const s = await this.findNode(ref);
     const spec = checkNodeSpec(s.value.Spec, body);
-    await this.store.update(nodeKey(s.value.ID), { ...s.value, Spec: spec, UpdatedAt: new Date().toISOString() }, version);
+    const demote = s.value.Spec.Role === 'manager' && spec.Role === 'worker';
+    if (demote) await this.checkDemotable(s.value);
+    const rec: NodeRecord = { ...s.value, Spec: spec, UpdatedAt: new Date().toISOString() };
+    if (spec.Role === 'manager' && !rec.ManagerAddr) rec.ManagerAddr = `${rec.Addr}:2377`;
+    const written = await this.store.update(nodeKey(s.value.ID), rec, version);
+    if (!demote) return;
+    const member = await this.memberOf(s.value.ID);
+    if (!member) return;
+    try {
+      await this.store.removeMember(member);
+    } catch (err) {
+      await this.store
+        .update(nodeKey(s.value.ID), { ...s.value, UpdatedAt: new Date().toISOString() }, written)
+        .catch((e: Error) => this.log.warn('cannot restore the role of a node whose demotion failed', { error: e.message }));
+      throw err;
+    }
+    this.log.info('manager demoted: its etcd member removed', { node: s.value.ID });
+  }
+
+  /** swarmkit's refusals of a demotion: the last manager, or one whose removal loses the quorum. */
+  private async checkDemotable(rec: NodeRecord): Promise<void> {
+    const managers = (await this.nodeRecords()).filter((n) => n.value.Spec.Role === 'manager');
+    if (managers.length === 1 && managers[0]!.value.ID === rec.ID)
+      throw invalidParameter('rpc error: code = FailedPrecondition desc = attempting to demote the last manager of the swarm');
+    const live = await this.liveness();
+    const remaining = managers.filter((n) => n.value.ID !== rec.ID);
+    const reachable = remaining.filter((n) => live(n.value).up).length;
+    if (reachable < Math.floor(remaining.length / 2) + 1)
+      throw invalidParameter(
+        "rpc error: code = FailedPrecondition desc = can't remove member from the raft: this would result in a loss of quorum",
+      );
   }
 
   async removeNode(ref: string, force: boolean): Promise<void> {
@@ -279,6 +373,16 @@ export class Manager {
     checkRemovable(s.value, (await this.liveness())(s.value).up, force);
     await this.store.delete(nodeKey(s.value.ID));
     await this.store.delete(beatKey(s.value.ID));
+  }
+
+  /** After etcd's --force-new-cluster: the other managers' records and heartbeats go (as dockerd). */
+  async dropOtherManagers(): Promise<void> {
+    for (const n of await this.nodeRecords()) {
+      if (n.value.Spec.Role !== 'manager' || n.value.ID === this.state.nodeId) continue;
+      await this.store.delete(nodeKey(n.value.ID));
+      await this.store.delete(beatKey(n.value.ID));
+      this.log.info('manager dropped from the forced new cluster', { node: n.value.ID });
+    }
   }
 
   /** The managers, for /info's RemoteManagers and for workers. */
@@ -335,7 +439,7 @@ export class Manager {
     const adv = parseAddr(req.advertiseAddr, 0, 'advertise address');
     const listen = parseAddr(req.listenAddr || req.advertiseAddr, adv.port, 'listen address');
     const nodeId = newId();
-    const certPem = await issueNodeCert(c.value.ca, req.publicKeyPem, {
+    const certPem = await issueNodeCert(openClusterKeys(c.value, this.env.files.kek).ca, req.publicKeyPem, {
       nodeId,
       role,
       clusterId: this.state.clusterId,
@@ -369,10 +473,30 @@ export class Manager {
     return res;
   }
 
-  async heartbeat(node: CertIdentity): Promise<HeartbeatResponse> {
-    if (!(await this.store.get(nodeKey(node.nodeId)))) throw notFound(`node ${node.nodeId} not found`);
+  async heartbeat(node: CertIdentity, certPem: string): Promise<HeartbeatResponse> {
+    const rec = await this.store.get<NodeRecord>(nodeKey(node.nodeId));
+    if (!rec) throw notFound(`node ${node.nodeId} not found`);
     await this.store.putLeased(beatKey(node.nodeId), { at: new Date().toISOString() }, Math.ceil(this.periodSeconds * MISSED_BEATS));
-    return { managers: await this.managers(), periodSeconds: this.periodSeconds };
+    const role = rec.value.Spec.Role;
+    const res: HeartbeatResponse = { managers: await this.managers(), periodSeconds: this.periodSeconds, role };
+    if (role === node.role) return res;
+    // The node's role changed: a certificate for the new one (same key), and for a promotion an
+    // etcd learner it starts its member as (the same one again if an earlier answer was lost).
+    res.certPem = await reissueForRole(openClusterKeys((await this.cluster()).value, this.env.files.kek).ca, certPem, role);
+    if (role === 'manager') res.etcd = await this.learnerFor(rec.value);
+    this.log.info('node told of its new role', { node: node.nodeId, role });
+    return res;
+  }
+
+  private async learnerFor(rec: NodeRecord): Promise<{ initialCluster: string; clusterToken: string }> {
+    const addr = parseAddr(rec.ManagerAddr ?? `${rec.Addr}:2377`, 2377, 'manager address');
+    const peer = peerUrl(addr.host, etcdPorts(addr.port).peer);
+    let members = await this.store.members();
+    if (!members.some((m) => m.name === rec.ID || m.peerUrls.includes(peer))) members = (await this.store.addMember(peer)).members;
+    return {
+      initialCluster: members.map((m) => `${m.name || rec.ID}=${m.peerUrls[0]}`).join(','),
+      clusterToken: this.state.etcd!.clusterToken,
+    };
   }
 
   async promote(node: CertIdentity): Promise<void> {

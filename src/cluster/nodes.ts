@@ -1,7 +1,7 @@
 // Node objects: the record a manager keeps in the store for each node, the API view (Status from the
 // node's heartbeat key, ManagerStatus from the etcd membership), list filters, lookup by ID, name
 // or ID prefix, and the checks of a node update or removal with swarmkit's messages.
-import { invalidParameter, notFound, notImplemented } from '../errors.ts';
+import { invalidParameter, notFound } from '../errors.ts';
 import type { ClusterObject } from '../types/cluster.ts';
 import { allLabelsMatch, checkFilterNames } from '../util/filters.ts';
 import type { NodeRole } from './ca.ts';
@@ -101,7 +101,6 @@ export function checkNodeSpec(current: NodeSpec, body: ClusterObject): NodeSpec 
   if (availability !== 'active' && availability !== 'pause' && availability !== 'drain') {
     throw invalidParameter(`invalid availability ${JSON.stringify(availability)}: must be "active", "pause" or "drain"`);
   }
-  if (role !== current.Role) throw notImplemented(`changing a node's role (${current.Role} → ${role}) is not built yet in this engine`);
   return { Labels: labels as Record<string, string>, Role: role, Availability: availability };
 }
 

@@ -34,7 +34,7 @@ describe('secrets and configs in a real etcd', () => {
     // A cluster record without a data key (a cluster made before secrets): the first use adds one.
     await stores[0]!.create('cluster', { ID: 'c1', Spec: {} });
     for (const s of stores) {
-      const key = clusterDataKey(s);
+      const key = clusterDataKey(s, (rec) => rec.dataKey);
       keys.push(key);
       apis.push(new FileObjectsApi('secrets', s, undefined, key, async () => services));
     }

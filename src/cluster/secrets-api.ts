@@ -181,13 +181,14 @@ export class FileObjectsApi {
  * The cluster's data key, read from the cluster record and added to it (compare-and-swap: two
  * managers doing so at once agree on the one written first) when the cluster has none yet.
  */
-export function clusterDataKey(store: ClusterStore): () => Promise<string> {
+export function clusterDataKey(store: ClusterStore, opened: (rec: ClusterRecord) => string | undefined): () => Promise<string> {
   let cached: string | undefined;
   return async () => {
     for (let attempt = 0; !cached && attempt < 5; attempt++) {
       const c = await store.get<ClusterRecord>('cluster');
       if (!c) throw new Error('the cluster store holds no cluster object');
-      if (c.value.dataKey) cached = c.value.dataKey;
+      const k = opened(c.value); // sealed by autolock: opened with the key this manager holds
+      if (k) cached = k;
       else {
         const key = newDataKey();
         await store.update('cluster', { ...c.value, dataKey: key }, c.version).then(

@@ -5,7 +5,8 @@
 // an agent (agent.ts) that runs its tasks on the local engine. Secrets and configs: secrets-api.ts.
 import type { GenericResource } from '../config/generic-resources.ts';
 import { arch, cpus, hostname, totalmem } from 'node:os';
-import { invalidParameter, notImplemented, unavailable } from '../errors.ts';
+import { conflict, invalidParameter, unauthorized, unavailable } from '../errors.ts';
+import { kekId, kekOf, LOCKED, newUnlockKey, parseUnlockKey, sealClusterKeys } from './autolock.ts';
 import type {
   ClusterLogOptions,
   ClusterObject,
@@ -20,12 +21,12 @@ import type {
 import type { Logger } from '../util/log.ts';
 import { certificateIps, chooseAdvertise, DEFAULT_LISTEN_PORT, formatHostPort, parseAddr } from './addresses.ts';
 import { createRootCa, identityOf, issueNodeCert, newKeyPair, signedBy, tlsInfoOf } from './ca.ts';
-import { callManager, type JoinRequest, type JoinResponse } from './endpoint.ts';
+import { callManager, type HeartbeatResponse, type JoinRequest, type JoinResponse } from './endpoint.ts';
 import { peerUrl } from './etcd-process.ts';
 import { newId } from './ids.ts';
 import { InactiveCluster, NOT_A_MANAGER, NOT_IN_A_CLUSTER } from './inactive.ts';
-import { LocalStateFiles, type LocalClusterState } from './local-state.ts';
-import { etcdPorts, Manager, newNodeRecord } from './manager.ts';
+import { LocalStateFiles, type LocalClusterState, type NodeCerts, type RemoteManager } from './local-state.ts';
+import { etcdPorts, Manager, newNodeRecord, type ManagerEnv } from './manager.ts';
 import type { NodeRecord } from './nodes.ts';
 import { checkSpec, withDefaults, type ClusterRecord } from './swarm-object.ts';
 import { caDigest, newJoinToken, tokenMatchesCa } from './tokens.ts';
@@ -67,9 +68,11 @@ export interface ClusterServiceDeps {
   /** The local engine, once built, for the agent to run tasks on. */
   runtime?: () => TaskRuntime | undefined;
   events?: EventPublisher;
+  /** Where a manager's node key is written in the clear for etcd (autolock: local-state.ts). */
+  execRoot?: string;
 }
 
-type Phase = 'inactive' | 'pending' | 'active' | 'error';
+type Phase = 'inactive' | 'pending' | 'active' | 'error' | 'locked';
 
 export class ClusterService {
   private phase: Phase = 'inactive';
@@ -84,6 +87,10 @@ export class ClusterService {
   };
   private agent: Agent | null = null;
   private error = '';
+  private roleChecking = false;
+  private keySyncing = false;
+  /** A manager restarted with its node key sealed (autolock), until `swarm unlock`. */
+  private lockedState: LocalClusterState | null = null;
   private busy: Promise<unknown> = Promise.resolve();
   private readonly files: LocalStateFiles;
   private readonly log: Logger;
@@ -91,7 +98,7 @@ export class ClusterService {
   private readonly controlMtu: ControlMtu;
 
   constructor(private readonly deps: ClusterServiceDeps) {
-    this.files = new LocalStateFiles(deps.dataRoot);
+    this.files = new LocalStateFiles(deps.dataRoot, deps.execRoot);
     this.log = deps.log.child({ module: 'cluster' });
     this.controlMtu = new ControlMtu(deps.controlPlaneMtu?.() ?? DEFAULT_CONTROL_MTU, this.log);
   }
@@ -138,11 +145,21 @@ export class ClusterService {
         return;
       }
       if (!state) return;
+      if (state.role === 'manager' && this.files.keySealed()) {
+        this.files.dropRunKey();
+        this.lockedState = state;
+        this.phase = 'locked';
+        this.log.warn('the node is locked (autolock): it rejoins its cluster after `docker swarm unlock`');
+        return;
+      }
       this.phase = 'pending';
       try {
         await this.run(state);
         this.log.info('back in the cluster', { node: state.nodeId, role: state.role });
       } catch (err) {
+        // A manager demoted while it was down: its etcd member is gone; another manager says so.
+        const r = state.role === 'manager' ? await this.askRole(state, state.managers).catch(() => null) : null;
+        if (r?.role === 'worker') return this.becomeRole(state, r);
         this.fail(`cannot rejoin the cluster: ${(err as Error).message}`);
       }
     });
@@ -160,18 +177,7 @@ export class ClusterService {
     if (identityOf(certs.certPem).nodeId !== state.nodeId) throw new Error('the node certificate does not match the saved node ID');
     await this.applyControlMtu(state); // before the first control connection (the MSS is set at SYN)
     if (state.role === 'manager') {
-      const m = await Manager.start(
-        {
-          log: this.deps.log,
-          files: this.files,
-          describe: () => this.describe(certs.caPem),
-          overlay: this.serveOverlay,
-          events: this.deps.events,
-        },
-        state,
-        certs,
-        promote ? { promote } : { restart: true },
-      );
+      const m = await Manager.start(this.managerEnv(certs.caPem), state, certs, promote ? { promote } : { restart: true });
       try {
         await m.serve();
       } catch (err) {
@@ -182,7 +188,7 @@ export class ClusterService {
       await this.startNetworks(m);
       this.startAgent((req) => m.services.sync(state.nodeId, req.reports, req.known));
     } else {
-      const w = new Worker(state, certs, this.files, this.log);
+      const w = new Worker(state, certs, this.files, this.log, (r) => void this.switchRole(r));
       this.worker = w;
       await w.start().catch((err: Error) => {
         // Still in the cluster: the worker keeps trying the managers it knows.
@@ -196,6 +202,154 @@ export class ClusterService {
     }
     this.phase = 'active';
     this.error = '';
+  }
+
+  private managerEnv(caPem: string): ManagerEnv {
+    return {
+      log: this.deps.log,
+      files: this.files,
+      describe: () => this.describe(caPem),
+      overlay: this.serveOverlay,
+      events: this.deps.events,
+      roleCheck: () => this.checkRole(),
+      keyCheck: (kekId) => this.syncUnlockKey(kekId),
+    };
+  }
+
+  /**
+   * The cluster record's autolock key changed (turned on, rotated, off) on another manager: off, the
+   * node key goes back in the clear; else the key is fetched from a manager that holds it (matching
+   * the record's KEK) and the node key is sealed with it. One sync at a time.
+   */
+  private syncUnlockKey(want: string | null): void {
+    const m = this.manager;
+    if (!m || this.keySyncing || this.phase !== 'active') return;
+    this.keySyncing = true;
+    void (async () => {
+      if (want === null) {
+        this.files.rekey(null);
+        this.log.info('autolock is off: the node key is kept in the clear');
+        return;
+      }
+      const certs = this.files.readCerts();
+      for (const peer of m.otherManagers()) {
+        try {
+          const r = await callManager<{ UnlockKey: string }>(
+            peer.Addr,
+            'POST',
+            '/unlock-key',
+            {},
+            { caPem: certs.caPem, certs, timeoutMs: 5000 },
+          );
+          const key = parseUnlockKey(r.UnlockKey);
+          if (kekId(kekOf(key)) !== want) continue;
+          this.files.rekey(key);
+          this.log.info('autolock: the current unlock key fetched from a manager; the node key is sealed with it', { manager: peer.Addr });
+          return;
+        } catch (err) {
+          this.log.debug('fetching the unlock key from a manager failed', { manager: peer.Addr, error: (err as Error).message });
+        }
+      }
+    })()
+      .catch((err: Error) => this.log.warn('autolock key sync failed', { error: err.message }))
+      .finally(() => (this.keySyncing = false));
+  }
+
+  /** A joining or promoted manager's etcd learner asks a manager to make it a voter, until it may. */
+  private promoter(managers: RemoteManager[], certs: NodeCerts): () => Promise<void> {
+    return async () => {
+      const deadline = Date.now() + 60_000;
+      for (let i = 0; ; i++) {
+        const addr = managers[i % managers.length]!.Addr;
+        try {
+          return await callManager<void>(addr, 'POST', '/promote', {}, { caPem: certs.caPem, certs });
+        } catch (err) {
+          if (Date.now() > deadline) throw err;
+          this.log.debug('etcd promotion not yet possible', { manager: addr, error: (err as Error).message });
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      }
+    };
+  }
+
+  /**
+   * A manager whose record says worker, or whose store does not answer: another manager's heartbeat
+   * answer tells whether it was demoted (with its worker certificate). One check at a time.
+   */
+  private checkRole(): void {
+    const m = this.manager;
+    if (!m || this.roleChecking || this.phase !== 'active') return;
+    this.roleChecking = true;
+    void this.askRole(m.state, m.otherManagers())
+      .then((r) => (r?.role === 'worker' ? this.switchRole(r) : undefined))
+      .catch((err: Error) => this.log.warn('role check failed', { error: err.message }))
+      .finally(() => (this.roleChecking = false));
+  }
+
+  /**
+   * Turns the node into the role a heartbeat answer gives (a promotion or demotion): the runtime of
+   * the old role stops (its etcd data goes), the certificate for the new one is saved, and the node
+   * runs as the new role; its task containers keep running and the new agent adopts them.
+   */
+  private switchRole(r: HeartbeatResponse): Promise<void> {
+    return this.serial(async () => {
+      const cur = this.manager?.state ?? this.worker?.state;
+      if (cur && this.phase === 'active') await this.becomeRole(cur, r);
+    });
+  }
+
+  private async becomeRole(cur: LocalClusterState, r: HeartbeatResponse): Promise<void> {
+    if (!r.role || r.role === cur.role || !r.certPem) return;
+    if (r.role === 'manager' && !r.etcd) return;
+    const certs = this.files.readCerts();
+    const id = identityOf(r.certPem);
+    if (!signedBy(r.certPem, certs.caPem) || id.nodeId !== cur.nodeId || id.role !== r.role) {
+      this.log.warn('a heartbeat answer carried a certificate that is not for this node and role; ignored');
+      return;
+    }
+    this.log.info('the node changes its role', { node: cur.nodeId, from: cur.role, to: r.role });
+    this.phase = 'pending';
+    await this.stopAgent();
+    if (this.manager) {
+      await this.networks?.stop(false);
+      this.networks = null;
+      await this.manager.stop();
+      this.manager = null;
+    }
+    if (this.worker) {
+      this.worker.stop();
+      this.worker = null;
+      await this.workerNetworks?.stop(false);
+      this.workerNetworks = null;
+    }
+    this.files.removeEtcd();
+    if (r.role === 'worker') this.files.setUnlockKey(null); // autolock seals managers' keys only
+    const next: LocalClusterState = { ...cur, role: r.role, managers: r.managers.filter((m) => m.NodeID !== cur.nodeId) };
+    delete next.etcd;
+    if (r.role === 'manager')
+      next.etcd = { initialCluster: r.etcd!.initialCluster, initialState: 'existing', clusterToken: r.etcd!.clusterToken };
+    const nextCerts = { ...certs, certPem: r.certPem };
+    this.files.writeCerts(nextCerts);
+    this.files.write(next);
+    try {
+      await this.run(next, r.role === 'manager' ? this.promoter(next.managers, nextCerts) : undefined);
+      this.log.info('the node runs in its new role', { node: cur.nodeId, role: r.role });
+    } catch (err) {
+      this.fail(`cannot run as a ${r.role} after the role change: ${(err as Error).message}`);
+    }
+  }
+
+  /** Another manager's heartbeat answer for this node (its role as the store has it), or null. */
+  private async askRole(state: LocalClusterState, managers: RemoteManager[]): Promise<HeartbeatResponse | null> {
+    const certs = this.files.readCerts();
+    for (const peer of managers.filter((m) => m.NodeID !== state.nodeId)) {
+      try {
+        return await callManager<HeartbeatResponse>(peer.Addr, 'POST', '/heartbeat', {}, { caPem: certs.caPem, certs, timeoutMs: 5000 });
+      } catch (err) {
+        this.log.debug('role check with a manager failed', { manager: peer.Addr, error: (err as Error).message });
+      }
+    }
+    return null;
   }
 
   /** A manager's overlay networks: the store watched, this node's driver fed. A failure is logged. */
@@ -264,7 +418,7 @@ export class ClusterService {
 
   /** /info's Swarm section. */
   async info(): Promise<ClusterObject> {
-    const state = this.manager?.state ?? this.worker?.state;
+    const state = this.manager?.state ?? this.worker?.state ?? this.lockedState ?? undefined;
     if (this.phase === 'inactive' || !state) {
       return { NodeID: '', NodeAddr: '', LocalNodeState: this.phase, ControlAvailable: false, Error: this.error, RemoteManagers: null };
     }
@@ -286,6 +440,7 @@ export class ClusterService {
 
   private requireManager(): Manager {
     if (this.manager && this.phase === 'active') return this.manager;
+    if (this.phase === 'locked') throw unavailable(LOCKED);
     if (this.worker) throw unavailable(WORKER_NOT_MANAGER);
     if (this.phase === 'pending') throw unavailable('This node is still starting its cluster membership; try again shortly.');
     if (this.phase === 'error') throw unavailable(this.error);
@@ -296,6 +451,7 @@ export class ClusterService {
 
   init(req: SwarmInitRequest): Promise<string> {
     return this.serial(async () => {
+      if (req.ForceNewCluster && this.phase !== 'inactive') return this.forceNewCluster();
       if (this.phase !== 'inactive') throw unavailable(ALREADY_IN_A_CLUSTER);
       const listen = parseAddr(req.ListenAddr || `0.0.0.0:${DEFAULT_LISTEN_PORT}`, DEFAULT_LISTEN_PORT, 'listen address');
       const adv = chooseAdvertise(listen, req.AdvertiseAddr, this.deps.defaultAdvertiseAddr?.());
@@ -325,7 +481,7 @@ export class ClusterService {
         etcd: { initialCluster: `${nodeId}=${peerUrl(adv.host, etcdPorts(adv.port).peer)}`, initialState: 'new', clusterToken: clusterId },
       };
       const now = new Date().toISOString();
-      const rec: ClusterRecord = {
+      let rec: ClusterRecord = {
         ID: clusterId,
         CreatedAt: now,
         UpdatedAt: now,
@@ -337,26 +493,22 @@ export class ClusterService {
         dataKey: newDataKey(),
       };
       this.files.remove(); // what a failed attempt may have left
+      if ((spec.EncryptionConfig as { AutoLockManagers?: boolean }).AutoLockManagers === true) {
+        // Autolock from the start: the cluster keys and this node's key sealed with a new unlock key.
+        const key = newUnlockKey();
+        this.files.setUnlockKey(key);
+        rec = sealClusterKeys(rec, { ca, dataKey: rec.dataKey! }, kekOf(key));
+      }
       this.files.writeCerts({ caPem: ca.certPem, certPem, keyPem: keys.keyPem });
       this.files.write(state);
       let m: Manager | null = null;
       await this.applyControlMtu(state); // before the first control connection (the MSS is set at SYN)
       try {
-        m = await Manager.start(
-          {
-            log: this.deps.log,
-            files: this.files,
-            describe: () => this.describe(ca.certPem),
-            overlay: this.serveOverlay,
-            events: this.deps.events,
-          },
-          state,
-          {
-            caPem: ca.certPem,
-            certPem,
-            keyPem: keys.keyPem,
-          },
-        );
+        m = await Manager.start(this.managerEnv(ca.certPem), state, {
+          caPem: ca.certPem,
+          certPem,
+          keyPem: keys.keyPem,
+        });
         await m.bootstrap(rec, newNodeRecord(nodeId, 'manager', advertiseAddr, this.describe(ca.certPem), availability));
         await m.serve();
       } catch (err) {
@@ -378,6 +530,45 @@ export class ClusterService {
       this.log.info('cluster initialised', { node: nodeId, cluster: clusterId, addr: advertiseAddr });
       return nodeId;
     });
+  }
+
+  /**
+   * `swarm init --force-new-cluster` on a manager (its quorum lost): its etcd member restarts with
+   * etcd's --force-new-cluster (a one-member cluster keeping the data), and the other managers' node
+   * records go, as dockerd drops them; workers, services and tasks stay. Addresses and spec are kept.
+   */
+  private async forceNewCluster(): Promise<string> {
+    if (this.phase === 'locked') throw unavailable(LOCKED);
+    const state = this.manager?.state ?? this.files.read();
+    if (!state || state.role !== 'manager') throw unavailable(ALREADY_IN_A_CLUSTER);
+    this.phase = 'pending';
+    await this.stopAgent();
+    await this.networks?.stop(false);
+    this.networks = null;
+    await this.manager?.stop();
+    this.manager = null;
+    const next: LocalClusterState = { ...state, managers: [{ NodeID: state.nodeId, Addr: state.advertiseAddr }] };
+    this.files.write(next);
+    try {
+      const m = await Manager.start(this.managerEnv(this.files.readCerts().caPem), next, this.files.readCerts(), { forceNewCluster: true });
+      try {
+        await m.dropOtherManagers();
+        await m.serve();
+      } catch (err) {
+        await m.stop();
+        throw err;
+      }
+      this.manager = m;
+      await this.startNetworks(m);
+      this.startAgent((r) => m.services.sync(state.nodeId, r.reports, r.known));
+      this.phase = 'active';
+      this.error = '';
+    } catch (err) {
+      this.fail(`cannot force a new cluster: ${(err as Error).message}`);
+      throw err;
+    }
+    this.log.info('a new cluster forced from this manager (the other managers dropped)', { node: state.nodeId });
+    return state.nodeId;
   }
 
   join(req: SwarmJoinRequest): Promise<void> {
@@ -420,20 +611,8 @@ export class ClusterService {
       this.files.writeCerts({ caPem, certPem: res.certPem, keyPem: keys.keyPem });
       this.files.write(state);
       const certs = { caPem, certPem: res.certPem, keyPem: keys.keyPem };
-      const promote = async () => {
-        const deadline = Date.now() + 60_000;
-        for (;;) {
-          try {
-            return await callManager<void>(remote, 'POST', '/promote', {}, { caPem, certs });
-          } catch (err) {
-            if (Date.now() > deadline) throw err;
-            this.log.debug('etcd promotion not yet possible', { error: (err as Error).message });
-            await new Promise((r) => setTimeout(r, 500));
-          }
-        }
-      };
       try {
-        await this.run(state, res.role === 'manager' ? promote : undefined);
+        await this.run(state, res.role === 'manager' ? this.promoter([{ NodeID: '', Addr: remote }], certs) : undefined);
       } catch (err) {
         this.files.remove();
         await this.controlMtu.remove();
@@ -450,6 +629,8 @@ export class ClusterService {
   leave(force: boolean): Promise<void> {
     return this.serial(async () => {
       if (this.phase === 'inactive') throw unavailable(NOT_IN_A_CLUSTER);
+      if (this.phase === 'locked' && !force) throw unavailable(LOCKED); // as dockerd
+      this.lockedState = null;
       if (this.manager) {
         await this.manager.leaveCluster(force); // refuses without force, as dockerd
         await this.networks?.stop(true);
@@ -485,6 +666,7 @@ export class ClusterService {
       this.networks = null;
       await this.manager?.stop();
       await this.controlMtu.remove();
+      this.files.dropRunKey();
     });
   }
 
@@ -496,19 +678,36 @@ export class ClusterService {
   }
 
   async updateCluster(spec: ClusterObject, opts: SwarmUpdateOptions): Promise<void> {
-    const m = this.requireManager();
-    if (opts.rotateManagerUnlockKey) throw notImplemented('autolock and its unlock key are not built yet in this engine');
-    await m.updateCluster(spec, opts);
+    await this.requireManager().updateCluster(spec, opts);
   }
 
   async unlockKey(): Promise<{ UnlockKey: string }> {
-    this.requireManager();
-    return { UnlockKey: '' }; // autolock is not built, so no key is ever set (the CLI says "no unlock key is set")
+    if (this.phase === 'inactive') return this.inactive.unlockKey();
+    return this.requireManager().unlockKeyView();
   }
 
-  async unlock(): Promise<void> {
-    if (this.phase === 'inactive') return this.inactive.unlock();
-    throw unavailable('Swarm is not locked.');
+  /** A locked manager (autolock) opens its node key with the unlock key and rejoins its cluster. */
+  unlock(keyText: string): Promise<void> {
+    return this.serial(async () => {
+      if (this.phase === 'inactive') return this.inactive.unlock();
+      const state = this.lockedState;
+      if (this.phase !== 'locked' || !state) {
+        if (this.worker) throw unavailable(WORKER_NOT_MANAGER);
+        throw conflict('swarm is not locked');
+      }
+      const key = parseUnlockKey(keyText);
+      if (!this.files.opens(key)) throw unauthorized('swarm could not be unlocked: invalid key provided');
+      this.files.setUnlockKey(key);
+      this.lockedState = null;
+      this.phase = 'pending';
+      try {
+        await this.run(state);
+      } catch (err) {
+        this.fail(`cannot rejoin the cluster: ${(err as Error).message}`);
+        throw unavailable(`swarm component could not be started: ${(err as Error).message}`);
+      }
+      this.log.info('unlocked: back in the cluster', { node: state.nodeId });
+    });
   }
 
   async list(kind: ClusterObjectKind, filters: Map<string, string[]>, opts: { status?: boolean } = {}): Promise<ClusterObject[]> {

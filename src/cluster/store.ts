@@ -32,44 +32,45 @@ export interface StoreMember {
 /** The message swarmkit gives an update against a stale version. */
 export const OUT_OF_SEQUENCE = 'update out of sequence';
 
+/** swarmkit's answer (as dockerd shows it) when the managers have no quorum, so no leader. */
+export const NO_LEADER =
+  "rpc error: code = Unknown desc = The swarm does not have a leader. It's possible that too few managers are online. Make sure more than half of the managers are online.";
+
+/** How long one store call may take: a member cut off from its peers must not hang a request. */
+const CALL_DEADLINE_MS = 6_000;
+
+/** etcd's answers when its member has no leader (or lost it while the call waited). */
+const NO_LEADER_RE = /no leader|request timed out|leader changed|Deadline exceeded|DEADLINE_EXCEEDED|not have a leader/i;
+
 const PREFIX = '/engine/';
 
 /** Maps an etcd/grpc failure to the API's 503 with a word of what failed. */
 function storeDown(what: string, err: unknown): Error {
   if (err instanceof EngineError) return err;
+  if (NO_LEADER_RE.test((err as Error)?.message ?? String(err))) return unavailable(NO_LEADER, err);
   return unavailable(`cluster store: ${what} failed: ${(err as Error)?.message ?? String(err)}`, err);
 }
 
-type HostPolicy = ReturnType<NonNullable<NonNullable<IOptions['faultHandling']>['host']>>;
-const BREAKER_FAILURES = 3;
-const BREAKER_OPEN_MS = 1000;
+/**
+ * A fault-handling policy that only runs the call (the etcd3 pool calls nothing else on it). Async:
+ * the pool's markFailed hands it a function that throws synchronously and catches the promise.
+ */
+const passThrough = { execute: async <T>(fn: () => Promise<T> | T) => fn() };
 
 /**
- * The client's per-endpoint fault policy: after 3 consecutive recoverable failures, calls fail at
- * once for 1 s, then one goes through. etcd3's default keeps the breaker open 5 s, which turns a
- * one-second gap of the local member (restarted with the steady Raft timings, see etcd-process.ts
- * `settle`) into five seconds of errors.
+ * Every call carries etcd's `hasleader` metadata, so a member without a leader (a partitioned
+ * minority, a cluster without quorum) refuses at once ("etcdserver: no leader") rather than holding
+ * the call until its timeout. etcd3 builds a fresh, empty Metadata per call when no auth is set.
  */
-function shortBreaker(recoverable: (err: Error) => boolean): HostPolicy {
-  let failures = 0;
-  let openUntil = 0;
-  const policy = {
-    async execute<T>(fn: (context: { signal: AbortSignal }) => PromiseLike<T> | T): Promise<T> {
-      if (Date.now() < openUntil) throw new Error('Execution prevented because the circuit breaker is open');
-      try {
-        const r = await fn({ signal: new AbortController().signal });
-        failures = 0;
-        return r;
-      } catch (err) {
-        if (recoverable(err as Error) && ++failures >= BREAKER_FAILURES) {
-          failures = 0;
-          openUntil = Date.now() + BREAKER_OPEN_MS;
-        }
-        throw err;
-      }
-    },
+function requireLeader(client: Etcd3): void {
+  const auth = (client as unknown as { pool: { authenticator: { getMetadata(): Promise<{ set(k: string, v: string): void }> } } }).pool
+    .authenticator;
+  const original = auth.getMetadata.bind(auth);
+  auth.getMetadata = async () => {
+    const md = await original();
+    md.set('hasleader', 'true');
+    return md;
   };
-  return policy as unknown as HostPolicy; // etcd3 calls only execute()
 }
 
 export class ClusterStore {
@@ -83,13 +84,18 @@ export class ClusterStore {
   }
 
   static async open(endpoints: string[], tls: StoreTls, opts: { dialTimeoutMs?: number } = {}): Promise<ClusterStore> {
-    const { Etcd3: Client, isRecoverableError } = await import('etcd3');
+    const { Etcd3: Client } = await import('etcd3');
     const client = new Client({
       hosts: endpoints,
       credentials: { rootCertificate: Buffer.from(tls.caPem), privateKey: Buffer.from(tls.keyPem), certChain: Buffer.from(tls.certPem) },
       dialTimeout: opts.dialTimeoutMs ?? 10_000,
-      faultHandling: { host: () => shortBreaker(isRecoverableError) },
+      // A deadline on every unary call (never on watch or keep-alive streams).
+      defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + CALL_DEADLINE_MS }),
+      // No retries or circuit breaker in the client: a failure is answered at once (the callers
+      // retry where it makes sense), and a healed member serves at once instead of after a pause.
+      faultHandling: { host: () => passThrough as never, global: passThrough as never },
     });
+    requireLeader(client);
     return new ClusterStore(client);
   }
 

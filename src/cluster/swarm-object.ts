@@ -19,6 +19,8 @@ export interface ClusterRecord {
   ca: { certPem: string; keyPem: string };
   /** The key (base64) that seals secret and config data (secret-crypto.ts); made on first use. */
   dataKey?: string;
+  /** With autolock: the CA key (ca.keyPem is then empty) and the data key sealed (autolock.ts). */
+  autolock?: { kekId: string; caKey: string; dataKey: string };
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -54,7 +56,8 @@ export function withDefaults(spec: ClusterObject | undefined): ClusterObject {
 /** Checks a spec the engine can honour; what it cannot yet is a 501, not silently ignored. */
 export function checkSpec(spec: ClusterObject): void {
   const enc = spec.EncryptionConfig as Record<string, unknown> | undefined;
-  if (enc?.AutoLockManagers === true) throw notImplemented('autolock (EncryptionConfig.AutoLockManagers) is not built yet in this engine');
+  if (enc?.AutoLockManagers !== undefined && typeof enc.AutoLockManagers !== 'boolean')
+    throw invalidParameter('invalid EncryptionConfig.AutoLockManagers: must be a boolean');
   const ca = spec.CAConfig as Record<string, unknown> | undefined;
   if (Array.isArray(ca?.ExternalCAs) && ca.ExternalCAs.length > 0) throw notImplemented('external CAs are not built yet in this engine');
   if (ca?.SigningCACert || ca?.SigningCAKey) throw notImplemented('rotating the cluster root CA is not built yet in this engine');

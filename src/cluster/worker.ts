@@ -1,6 +1,7 @@
 // A worker's runtime: no store; it heartbeats to one of the managers it knows over mutual TLS with
 // its node certificate, moves to the next manager when one does not answer, and keeps the list of
-// managers each answer carries (saved, so a restarted worker finds them again).
+// managers each answer carries (saved, so a restarted worker finds them again). An answer saying the
+// node is a manager now (a promotion) is handed to the service, which turns the node into one.
 import type { Logger } from '../util/log.ts';
 import { callManager, type HeartbeatResponse } from './endpoint.ts';
 import type { LocalClusterState, LocalStateFiles, NodeCerts } from './local-state.ts';
@@ -18,6 +19,8 @@ export class Worker {
     private readonly certs: NodeCerts,
     private readonly files: LocalStateFiles,
     private readonly log: Logger,
+    /** A heartbeat answer says the node is a manager now (a promotion): the service switches it. */
+    private readonly onPromoted?: (r: HeartbeatResponse) => void,
   ) {}
 
   /** Sends the first heartbeat (its failure is the caller's) and keeps beating. */
@@ -60,6 +63,7 @@ export class Worker {
           this.state.managers = r.managers;
           this.files.write(this.state);
         }
+        if (r.role === 'manager' && r.certPem && r.etcd && !this.stopped) this.onPromoted?.(r);
         return r.periodSeconds;
       } catch (err) {
         lastErr = err as Error;

@@ -65,7 +65,7 @@ export function lazyClusterService(deps: ClusterServiceDeps): LazyClusterService
     leave: async (force) => (await svc()).leave(force),
     updateCluster: async (spec, opts) => (await svc()).updateCluster(spec, opts),
     unlockKey: async () => (await svc()).unlockKey(),
-    unlock: async () => (await svc()).unlock(),
+    unlock: async (key) => (await svc()).unlock(key),
     list: async (kind, filters, opts) => (await svc()).list(kind, filters, opts),
     inspect: async (kind, id, opts) => (await svc()).inspect(kind, id, opts),
     create: async (kind, spec) => (await svc()).create(kind, spec),

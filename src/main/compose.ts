@@ -168,6 +168,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     let taskRuntime: TaskRuntime | undefined;
     const cluster = lazyClusterService({
       dataRoot: roots.dataRoot,
+      execRoot: roots.execRoot,
       log,
       engineVersion: ENGINE_VERSION,
       engineLabels: () => cfg().labels,

@@ -1,0 +1,139 @@
+// Autolock through the docker CLI on two managers (loopback addresses of their own): `swarm init
+// --autolock` prints an SWMKEY-1- key, the CA key never reaches etcd's files in the clear and the node
+// key on disk is sealed; a restarted manager comes up locked (dockerd's 503 until `swarm unlock`, a
+// wrong key refused with dockerd's 401, a malformed one 400), the right key brings it back with its
+// configs readable; a manager that joins fetches the key and seals its own; `unlock-key --rotate`
+// reaches the other manager, whose restart then unlocks with the new key; `--autolock=false` puts the
+// keys back in the clear and a restart is no longer locked.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { until } from '../helpers/until.ts';
+
+const base = 170 + (process.pid % 15) * 5;
+const ip = (i: number) => `127.0.0.${base + i}`;
+const LOCKED = 'Swarm is encrypted and needs to be unlocked before it can be used. Please use "docker swarm unlock" to unlock it.';
+
+const nodeKey = (d: TestDaemon) => readFileSync(join(d.dataRoot, 'cluster/certificates/node.key'), 'utf8');
+const sealed = (d: TestDaemon) => !nodeKey(d).startsWith('-----BEGIN');
+
+/** Whether any file under `dir` holds `needle` (etcd's WAL and bbolt files keep values as written). */
+function filesHold(dir: string, needle: string): boolean {
+  for (const e of readdirSync(dir)) {
+    const p = join(dir, e);
+    if (statSync(p).isDirectory()) {
+      if (filesHold(p, needle)) return true;
+    } else if (readFileSync(p).includes(needle)) return true;
+  }
+  return false;
+}
+
+async function state(d: TestDaemon): Promise<string> {
+  return (await d.docker(['info', '--format', '{{.Swarm.LocalNodeState}}'])).stdout.trim();
+}
+
+describe('autolock', () => {
+  const ds: TestDaemon[] = [];
+  before(async () => {
+    ds.push(...(await Promise.all([0, 1].map(() => startDaemon()))));
+  });
+  after(async () => {
+    await Promise.all(ds.map((d) => d.cleanup()));
+  });
+
+  test('init --autolock, locked restart, unlock, a joining manager, rotation, off', async (t) => {
+    const [a, b] = ds as [TestDaemon, TestDaemon];
+    const init = await a.docker(['swarm', 'init', '--autolock', '--advertise-addr', ip(0), '--listen-addr', `${ip(0)}:2377`]);
+    assert.equal(init.code, 0, init.stderr + a.output);
+    const key = /(SWMKEY-1-[A-Za-z0-9+/]{43})/.exec(init.stdout)?.[1];
+    assert.ok(key, init.stdout);
+    assert.equal((await a.docker(['swarm', 'unlock-key', '-q'])).stdout.trim(), key);
+    assert.equal((await a.request('GET', '/v1.51/swarm')).json().Spec.EncryptionConfig.AutoLockManagers, true);
+    assert.ok(sealed(a), 'the node key on disk is sealed');
+    assert.ok(!filesHold(join(a.dataRoot, 'cluster/etcd'), 'PRIVATE KEY'), "no private key in the clear in etcd's files");
+    assert.equal((await a.docker(['config', 'create', 'c1', '-'], { input: 'kept sealed' })).code, 0);
+
+    // A restart comes up locked.
+    await a.stop();
+    await a.restart();
+    await until('a locked', async () => ((await state(a)) === 'locked' ? true : undefined), 30_000, 200);
+    const ls = await a.request('GET', '/v1.51/nodes');
+    assert.equal(ls.status, 503);
+    assert.equal(ls.json().message, LOCKED);
+    assert.match((await a.docker(['service', 'ls'])).stderr, /Swarm is encrypted and needs to be unlocked/);
+    const wrong = await a.request('POST', '/v1.51/swarm/unlock', { body: { UnlockKey: `SWMKEY-1-${'A'.repeat(43)}` } });
+    assert.equal(wrong.status, 401);
+    assert.equal(wrong.json().message, 'swarm could not be unlocked: invalid key provided');
+    const malformed = await a.request('POST', '/v1.51/swarm/unlock', { body: { UnlockKey: 'nope' } });
+    assert.equal(malformed.status, 400);
+    assert.equal(malformed.json().message, 'invalid key string');
+    const wrongCli = await a.docker(['swarm', 'unlock'], { input: `SWMKEY-1-${'B'.repeat(43)}\n` });
+    assert.notEqual(wrongCli.code, 0);
+    assert.match(wrongCli.stderr, /swarm could not be unlocked: invalid key provided/);
+    const t0 = Date.now();
+    const un = await a.docker(['swarm', 'unlock'], { input: `${key}\n` });
+    assert.equal(un.code, 0, un.stderr + a.output);
+    await until('a active again', async () => ((await state(a)) === 'active' ? true : undefined), 60_000, 200);
+    t.diagnostic(`locked manager serving ${Date.now() - t0} ms after \`docker swarm unlock\``);
+    assert.equal(
+      Buffer.from(JSON.parse((await a.docker(['config', 'inspect', 'c1'])).stdout)[0].Spec.Data, 'base64').toString(),
+      'kept sealed',
+    );
+    const notLocked = await a.request('POST', '/v1.51/swarm/unlock', { body: { UnlockKey: key } });
+    assert.equal(notLocked.status, 409);
+    assert.equal(notLocked.json().message, 'swarm is not locked');
+
+    // A manager joins: it fetches the key from a and seals its own node key.
+    const token = (await a.docker(['swarm', 'join-token', '-q', 'manager'])).stdout.trim();
+    const j = await b.docker([
+      'swarm',
+      'join',
+      '--token',
+      token,
+      '--advertise-addr',
+      ip(1),
+      '--listen-addr',
+      `${ip(1)}:2377`,
+      `${ip(0)}:2377`,
+    ]);
+    assert.equal(j.code, 0, j.stderr + b.output);
+    await until('b sealed its node key', async () => (sealed(b) ? true : undefined), 30_000, 250);
+    assert.equal((await b.docker(['swarm', 'unlock-key', '-q'])).stdout.trim(), key);
+
+    // Rotation on a reaches b.
+    const rot = await a.docker(['swarm', 'unlock-key', '--rotate', '-q']);
+    assert.equal(rot.code, 0, rot.stderr);
+    const key2 = rot.stdout.trim();
+    assert.match(key2, /^SWMKEY-1-/);
+    assert.notEqual(key2, key);
+    await until(
+      'b holds the new key',
+      async () => ((await b.docker(['swarm', 'unlock-key', '-q'])).stdout.trim() === key2 ? true : undefined),
+      30_000,
+      250,
+    );
+    await b.stop();
+    await b.restart();
+    await until('b locked', async () => ((await state(b)) === 'locked' ? true : undefined), 30_000, 200);
+    const old = await b.request('POST', '/v1.51/swarm/unlock', { body: { UnlockKey: key } });
+    assert.equal(old.status, 401, 'the old key no longer opens it');
+    assert.equal((await b.docker(['swarm', 'unlock'], { input: `${key2}\n` })).code, 0);
+    await until(
+      'b serving again',
+      async () => ((await b.docker(['node', 'ls', '-q'])).stdout.trim().split('\n').length === 2 ? true : undefined),
+      60_000,
+      250,
+    );
+
+    // Off: the keys back in the clear on both managers; a restart is not locked.
+    const off = await b.docker(['swarm', 'update', '--autolock=false']);
+    assert.equal(off.code, 0, off.stderr);
+    await until('both node keys in the clear', async () => (!sealed(a) && !sealed(b) ? true : undefined), 30_000, 250);
+    assert.match((await a.docker(['swarm', 'unlock-key'])).stderr, /no unlock key is set/);
+    await a.stop();
+    await a.restart();
+    await until('a back without unlock', async () => ((await state(a)) === 'active' ? true : undefined), 60_000, 250);
+  });
+});

@@ -1,0 +1,385 @@
+// Manager failures on real daemons: three managers, each in a network namespace of its own joined
+// through a "switch" namespace (as cluster-mesh.test.ts). The leader's daemon and its etcd are
+// killed -9: a survivor shows a new leader within seconds, /info's Swarm still serves, a service is
+// created and scaled with its tasks placed on the survivors; the killed node restarts and is a
+// reachable manager again. Then one manager's link is cut (a partitioned minority): it answers
+// writes and reads with swarmkit's no-leader error within seconds instead of hanging, the majority
+// keeps working, and once the link is back the minority serves again. A worker (joined through the
+// first leader) keeps heartbeating to a surviving manager throughout. Last, two managers are killed:
+// the survivor has no quorum until `docker swarm init --force-new-cluster`, which keeps its services
+// and drops the other managers from the node list.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { killShims, killStrayContainerd, run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { loadBusybox } from '../helpers/images.ts';
+import { sh } from '../helpers/outside-host.ts';
+import { until } from '../helpers/until.ts';
+
+const tag = (process.pid % 10000).toString(36);
+const sw = `cha-${tag}-sw`;
+const ns = (i: number) => `cha-${tag}-${i}`;
+const port = (i: number) => `cha-${tag}-p${i}`;
+const underlay = `192.168.${100 + (process.pid % 50)}`;
+const addr = (i: number) => `${underlay}.${10 + i}`;
+const N = 4; // three managers and a worker
+export const NO_LEADER =
+  "rpc error: code = Unknown desc = The swarm does not have a leader. It's possible that too few managers are online. Make sure more than half of the managers are online.";
+
+function findEtcd(dataRoot: string): number | undefined {
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      if (readFileSync(`/proc/${e}/cmdline`, 'utf8').includes(`\0--data-dir\0${dataRoot}/`)) return Number(e);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return undefined;
+}
+
+interface NodeLine {
+  ID: string;
+  Status: string;
+  ManagerStatus: string;
+}
+
+async function nodeLs(d: TestDaemon): Promise<NodeLine[]> {
+  const r = await d.docker(['node', 'ls', '--format', '{{json .}}']);
+  if (r.code !== 0) throw new Error(r.stderr);
+  return r.stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as NodeLine);
+}
+
+describe('manager failure: a killed leader, a partitioned minority', () => {
+  const ds: TestDaemon[] = []; // the managers
+  const ids: string[] = [];
+  let worker: TestDaemon | undefined;
+  let workerId = '';
+  before(async () => {
+    await sh('ip', ['netns', 'add', sw]);
+    await sh('ip', ['netns', 'exec', sw, 'sh', '-c', 'ip link add br0 type bridge && ip link set br0 up']);
+    for (let i = 0; i < N; i++) {
+      await sh('ip', ['netns', 'add', ns(i)]);
+      await sh('ip', ['link', 'add', port(i), 'netns', sw, 'type', 'veth', 'peer', 'name', 'uplink', 'netns', ns(i)]);
+      await sh('ip', ['netns', 'exec', sw, 'ip', 'link', 'set', port(i), 'master', 'br0', 'up']);
+      await sh('ip', [
+        'netns',
+        'exec',
+        ns(i),
+        'sh',
+        '-c',
+        `ip link set lo up && ip addr add ${addr(i)}/24 dev uplink && ip link set uplink up`,
+      ]);
+    }
+    const all = await Promise.all([0, 1, 2, 3].map((i) => startDaemon({ netns: ns(i) })));
+    worker = all.pop();
+    ds.push(...all);
+    await Promise.all([...ds, worker!].map((d) => loadBusybox(d)));
+  });
+  after(async () => {
+    await Promise.all([...ds, ...(worker ? [worker] : [])].map((d) => d.cleanup()));
+    for (let i = 0; i < N; i++) await run('ip', ['netns', 'del', ns(i)]);
+    await run('ip', ['netns', 'del', sw]);
+  });
+
+  test('three managers; the leader killed -9; a partitioned minority; healing', async (t) => {
+    const init = await ds[0]!.docker(['swarm', 'init', '--advertise-addr', addr(0), '--listen-addr', `${addr(0)}:2377`]);
+    assert.equal(init.code, 0, init.stderr + ds[0]!.output);
+    const token = (await ds[0]!.docker(['swarm', 'join-token', '-q', 'manager'])).stdout.trim();
+    for (const i of [1, 2]) {
+      const j = await ds[i]!.docker([
+        'swarm',
+        'join',
+        '--token',
+        token,
+        '--advertise-addr',
+        addr(i),
+        '--listen-addr',
+        `${addr(i)}:2377`,
+        `${addr(0)}:2377`,
+      ]);
+      assert.equal(j.code, 0, j.stderr + ds[i]!.output);
+    }
+    // The worker joins through the first manager, the leader to be killed.
+    const wt = (await ds[0]!.docker(['swarm', 'join-token', '-q', 'worker'])).stdout.trim();
+    const w = worker!;
+    const jw = await w.docker([
+      'swarm',
+      'join',
+      '--token',
+      wt,
+      '--advertise-addr',
+      addr(3),
+      '--listen-addr',
+      `${addr(3)}:2377`,
+      `${addr(0)}:2377`,
+    ]);
+    assert.equal(jw.code, 0, jw.stderr + w.output);
+    workerId = JSON.parse((await w.docker(['info', '--format', '{{json .Swarm}}'])).stdout).NodeID;
+    for (const d of ds) ids.push(JSON.parse((await d.docker(['info', '--format', '{{json .Swarm}}'])).stdout).NodeID);
+    await until(
+      'three ready managers and a worker, one leader',
+      async () => {
+        const n = await nodeLs(ds[0]!);
+        return n.length === 4 && n.every((x) => x.Status === 'Ready') && n.filter((x) => x.ManagerStatus === 'Leader').length === 1
+          ? true
+          : undefined;
+      },
+      60_000,
+      250,
+    );
+
+    // ---- the leader killed -9 (its daemon and its etcd) ----------------------------------------
+    const leaderId = (await nodeLs(ds[0]!)).find((n) => n.ManagerStatus === 'Leader')!.ID;
+    const li = ids.indexOf(leaderId);
+    const dead = ds[li]!;
+    const survivors = ds.filter((_, i) => i !== li);
+    const etcdPid = findEtcd(dead.dataRoot);
+    assert.ok(etcdPid, "the leader's etcd runs");
+    const t0 = Date.now();
+    await dead.kill9();
+    process.kill(etcdPid, 'SIGKILL');
+    // The whole node goes: its containerd and shims too (a containerd left running would stay in the
+    // old daemon's mount namespace, where the restarted daemon's network namespaces are not mounted).
+    await killStrayContainerd(dead.execRoot);
+    await killShims(dead.execRoot);
+    const newLeader = await until(
+      'a new leader shown by a survivor',
+      async () => {
+        const n = await nodeLs(survivors[0]!);
+        const l = n.find((x) => x.ManagerStatus === 'Leader');
+        return l && l.ID !== leaderId ? l.ID : undefined;
+      },
+      30_000,
+      100,
+    );
+    const electionMs = Date.now() - t0;
+    t.diagnostic(`new leader shown by \`docker node ls\` on a survivor ${electionMs} ms after the leader was killed`);
+    assert.ok(electionMs < 15_000, `a new leader within seconds (${electionMs} ms)`);
+    assert.notEqual(newLeader, leaderId);
+    for (const s of survivors) {
+      const sw = JSON.parse((await s.docker(['info', '--format', '{{json .Swarm}}'])).stdout);
+      assert.equal(sw.LocalNodeState, 'active');
+      assert.equal(sw.ControlAvailable, true);
+      assert.equal(sw.Managers, 3);
+      assert.equal(sw.Error, '');
+    }
+    // The dead one shows as down and unreachable once its heartbeat lease ran out.
+    await until(
+      'the killed leader down and unreachable',
+      async () => {
+        const n = (await nodeLs(survivors[1]!)).find((x) => x.ID === leaderId);
+        return n?.Status === 'Down' && n.ManagerStatus === 'Unreachable' ? true : undefined;
+      },
+      30_000,
+      250,
+    );
+    // The worker moved its heartbeats to a survivor: still ready.
+    const wl = (await nodeLs(survivors[0]!)).find((x) => x.ID === workerId);
+    assert.equal(wl?.Status, 'Ready', 'the worker heartbeats to a surviving manager');
+    const c = await survivors[0]!.docker([
+      'service',
+      'create',
+      '--detach',
+      '--no-resolve-image',
+      '--name',
+      'web',
+      '--replicas',
+      '2',
+      'busybox',
+      'sleep',
+      '600',
+    ]);
+    assert.equal(c.code, 0, c.stderr);
+    const running = async (want: number) =>
+      until(
+        `${want} tasks running on the survivors`,
+        async () => {
+          const ps = await survivors[1]!.docker([
+            'service',
+            'ps',
+            'web',
+            '--filter',
+            'desired-state=running',
+            '--format',
+            '{{.Node}} {{.CurrentState}}',
+          ]);
+          const lines = ps.stdout
+            .trim()
+            .split('\n')
+            .filter((l) => /Running/.test(l));
+          return lines.length === want ? lines : undefined;
+        },
+        60_000,
+        250,
+      );
+    await running(2);
+    assert.equal((await survivors[1]!.docker(['service', 'scale', '--detach', 'web=3'])).code, 0);
+    await running(3);
+    const onNodes = (
+      await survivors[0]!.request('GET', '/v1.51/tasks?filters=' + encodeURIComponent('{"service":["web"],"desired-state":["running"]}'))
+    ).json() as { NodeID: string }[];
+    assert.ok(
+      onNodes.every((x) => x.NodeID !== leaderId),
+      'no task placed on the dead node',
+    );
+
+    // The killed node restarts and is a reachable manager again.
+    await dead.restart();
+    await until(
+      'the killed manager back, ready and reachable',
+      async () => {
+        const n = await nodeLs(survivors[0]!);
+        const back = n.find((x) => x.ID === leaderId);
+        return back?.Status === 'Ready' && (back.ManagerStatus === 'Reachable' || back.ManagerStatus === 'Leader') ? true : undefined;
+      },
+      60_000,
+      250,
+    );
+    await until('the restarted manager serves', async () => ((await nodeLs(dead)).length === 4 ? true : undefined), 30_000, 250);
+
+    // ---- a partitioned minority: the current leader's link is cut -------------------------------
+    const curLeader = (await nodeLs(ds[0]!)).find((n) => n.ManagerStatus === 'Leader')!.ID;
+    const pi = ids.indexOf(curLeader);
+    const minority = ds[pi]!;
+    const majority = ds.filter((_, i) => i !== pi);
+    await sh('ip', ['netns', 'exec', sw, 'ip', 'link', 'set', port(pi), 'down']);
+    const t1 = Date.now();
+    // The minority refuses with swarmkit's words, within seconds (not hanging).
+    const refused = await until(
+      'the minority refusing writes',
+      async () => {
+        const s = Date.now();
+        const r = await minority.request('POST', '/v1.51/services/create', {
+          body: { Name: 'nope', TaskTemplate: { ContainerSpec: { Image: 'busybox' } } },
+          timeoutMs: 30_000,
+        });
+        return r.status >= 500 ? { r, ms: Date.now() - s } : undefined;
+      },
+      60_000,
+      200,
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}\n${minority.output.slice(-4000)}`);
+    });
+    t.diagnostic(`the minority refuses writes ${Date.now() - t1} ms after the cut (that request took ${refused.ms} ms)`);
+    assert.equal(refused.r.status, 503, refused.r.text());
+    assert.equal(refused.r.json().message, NO_LEADER);
+    const s2 = Date.now();
+    const ls = await minority.docker(['node', 'ls']);
+    assert.notEqual(ls.code, 0);
+    assert.match(ls.stderr, /The swarm does not have a leader/);
+    assert.ok(Date.now() - s2 < 10_000, 'a read on the minority fails fast');
+    // The majority elects a leader and keeps serving.
+    await until(
+      'a leader in the majority',
+      async () => {
+        const n = await nodeLs(majority[0]!);
+        const l = n.find((x) => x.ManagerStatus === 'Leader');
+        return l && l.ID !== curLeader ? true : undefined;
+      },
+      30_000,
+      200,
+    );
+    assert.equal((await majority[1]!.docker(['service', 'scale', '--detach', 'web=4'])).code, 0);
+    await until(
+      '4 tasks running',
+      async () => {
+        const ps = await majority[0]!.docker([
+          'service',
+          'ps',
+          'web',
+          '--filter',
+          'desired-state=running',
+          '--format',
+          '{{.CurrentState}}',
+        ]);
+        return ps.stdout.split('\n').filter((l) => /Running/.test(l)).length === 4 ? true : undefined;
+      },
+      60_000,
+      250,
+    ).catch(async (err: Error) => {
+      const ps = await majority[0]!.docker(['service', 'ps', '--no-trunc', 'web']);
+      throw new Error(
+        `${err.message}\n${ps.stdout}${ps.stderr}\n${JSON.stringify(await nodeLs(majority[0]!))}\n${majority[0]!.output.slice(-3000)}`,
+      );
+    });
+    // Healing: the minority catches up and serves again.
+    await sh('ip', ['netns', 'exec', sw, 'ip', 'link', 'set', port(pi), 'up']);
+    const t2 = Date.now();
+    await until(
+      'the healed node serving the current state',
+      async () => {
+        const r = await minority.docker(['service', 'inspect', '--format', '{{.Spec.Mode.Replicated.Replicas}}', 'web']);
+        return r.code === 0 && r.stdout.trim() === '4' ? true : undefined;
+      },
+      60_000,
+      250,
+    );
+    t.diagnostic(`the healed minority serves again ${Date.now() - t2} ms after the link came back`);
+    await until(
+      'all four ready again',
+      async () => {
+        const n = await nodeLs(minority);
+        return n.length === 4 && n.every((x) => x.Status === 'Ready') ? true : undefined;
+      },
+      60_000,
+      250,
+    );
+
+    // ---- quorum lost: two managers gone; `swarm init --force-new-cluster` on the survivor ----------
+    const [last, ...gone] = ds as [TestDaemon, ...TestDaemon[]];
+    for (const d of gone) {
+      const pid = findEtcd(d.dataRoot);
+      await d.kill9();
+      if (pid) process.kill(pid, 'SIGKILL');
+      await killStrayContainerd(d.execRoot);
+      await killShims(d.execRoot);
+    }
+    await until(
+      'the survivor without a quorum',
+      async () => ((await last.docker(['node', 'ls'])).stderr.includes('The swarm does not have a leader') ? true : undefined),
+      60_000,
+      250,
+    );
+    const t3 = Date.now();
+    const forced = await last.docker(['swarm', 'init', '--force-new-cluster']);
+    assert.equal(forced.code, 0, forced.stderr + last.output.slice(-3000));
+    t.diagnostic(`\`swarm init --force-new-cluster\` answered in ${Date.now() - t3} ms`);
+    const after = await until(
+      'the forced cluster: this manager and the worker, ready',
+      async () => {
+        const n = await nodeLs(last);
+        return n.every((x) => x.Status === 'Ready') ? n : undefined;
+      },
+      30_000,
+      250,
+    );
+    assert.deepEqual(
+      after.map((n) => [n.ID, n.ManagerStatus]).sort(),
+      [
+        [ids[0], 'Leader'],
+        [workerId, ''],
+      ].sort(),
+      'the other managers are dropped from the node list; the worker stays',
+    );
+    const si = JSON.parse((await last.docker(['info', '--format', '{{json .Swarm}}'])).stdout);
+    assert.equal(si.Managers, 1);
+    assert.equal(si.NodeID, ids[0]);
+    // The services survive and their tasks come back on the one node left.
+    await until(
+      '4 tasks running on the survivor',
+      async () => {
+        const ps = await last.docker(['service', 'ps', 'web', '--filter', 'desired-state=running', '--format', '{{.CurrentState}}']);
+        return ps.stdout.split('\n').filter((l) => /Running/.test(l)).length === 4 ? true : undefined;
+      },
+      60_000,
+      250,
+    );
+    assert.equal((await last.docker(['swarm', 'update', '--task-history-limit', '2'])).code, 0, 'writes work again');
+    assert.equal((await last.docker(['service', 'rm', 'web'])).code, 0);
+  });
+});
