@@ -4,6 +4,7 @@
 // desired state is no longer running, and removes the containers of tasks that are gone.
 import type { Logger } from '../util/log.ts';
 import { containerBody, stopTimeout, taskNetworks } from './container-body.ts';
+import { taskPullAuth } from './pull-options.ts';
 import type { TaskPayloads } from './secrets-api.ts';
 import type { AgentSyncRequest, SyncAnswer } from './services-api.ts';
 import { fileMounts, taskFiles } from './task-files.ts';
@@ -169,13 +170,35 @@ export class Agent {
     return this.stopping.size ? 250 : ROUND_MS;
   }
 
+  /**
+   * dockerd's pull before a task's container (executor's pullImage): skipped for an image ID or a
+   * digest reference the engine holds, otherwise always tried (a tag may have moved), with the
+   * credentials the task carries. A failed pull is only logged: the create then says "No such
+   * image" (the task is rejected) unless an older copy is here, which runs, as with dockerd.
+   */
+  private async pullImage(rt: TaskRuntime, t: TaskRecord, image: string): Promise<void> {
+    if (/^(sha256:)?[a-f0-9]{64}$/.test(image)) return;
+    if (image.includes('@') && (await rt.hasImage(image))) return;
+    const abort = new AbortController();
+    const stop = setInterval(() => this.stopped && abort.abort(new Error('the agent stopped')), 500);
+    try {
+      await rt.pull(image, taskPullAuth(t.Spec), abort.signal);
+    } catch (err) {
+      this.log.warn('pulling the image of a task failed', { task: t.ID, image, error: (err as Error).message });
+    } finally {
+      clearInterval(stop);
+    }
+  }
+
   private async handle(rt: TaskRuntime, t: TaskRecord): Promise<void> {
     const state = (this.pending.get(t.ID) ?? t.Status).State;
     const cid = this.containers.get(t.ID);
     if (t.DesiredState === 'running' && !cid && !isTerminal(state)) {
       this.set(t, 'preparing', 'preparing');
+      this.flush(); // shown while the image is pulled
       try {
         const body = containerBody(t);
+        await this.pullImage(rt, t, String(body.Image));
         const files = taskFiles(t, this.payloads);
         if (files.length) {
           this.withFiles.add(t.ID);

@@ -34,6 +34,7 @@ import type { EventPublisher } from '../events/bus.ts';
 import { Agent, type SyncFn } from './agent.ts';
 import type { SyncAnswer } from './services-api.ts';
 import { serviceLogs } from './service-logs.ts';
+import { digestWarning, pinnedReference } from './pull-options.ts';
 import type { TaskRuntime } from './task-runtime.ts';
 import type { TaskRecord } from './tasks.ts';
 import { newDataKey } from './secret-crypto.ts';
@@ -507,21 +508,53 @@ export class ClusterService {
     return fileObjects(m, kind).inspect(id);
   }
 
-  /** X-Registry-Auth is accepted; task nodes use the images they hold (pulling on task nodes is not built). */
-  async create(kind: CreatableKind, spec: ClusterObject = {}): Promise<{ ID: string; Warnings?: string[] }> {
+  /**
+   * X-Registry-Auth is kept with the spec (pull-options.ts) for the nodes' pulls. With
+   * `queryRegistry` (dockerd: API < 1.30) the manager pins the image to the digest its tag has now.
+   */
+  async create(
+    kind: CreatableKind,
+    spec: ClusterObject = {},
+    opts: { registryAuth?: string; queryRegistry?: boolean } = {},
+  ): Promise<{ ID: string; Warnings?: string[] }> {
     const m = this.requireManager();
     if (kind !== 'services') return fileObjects(m, kind).create(spec);
-    const r = await m.services.create(spec);
+    const warning = opts.queryRegistry ? await this.pinImage(spec, opts.registryAuth) : undefined;
+    const r = await m.services.create(spec, opts.registryAuth);
     m.kick();
-    return r;
+    return warning ? { ...r, Warnings: [...r.Warnings, warning] } : r;
+  }
+
+  /** Pins ContainerSpec.Image to a digest as dockerd does; a registry that cannot be asked gives its warning. */
+  private async pinImage(spec: ClusterObject, auth: string | undefined): Promise<string | undefined> {
+    const cs = (spec.TaskTemplate as ClusterObject | undefined)?.ContainerSpec as ClusterObject | undefined;
+    if (!cs || typeof cs.Image !== 'string' || !cs.Image) return undefined; // the spec check answers
+    const image = cs.Image;
+    let pin;
+    try {
+      pin = pinnedReference(image);
+    } catch {
+      return undefined; // an invalid reference: the node's create refuses it
+    }
+    if (!pin) return undefined;
+    const rt = this.deps.runtime?.();
+    try {
+      if (!rt) throw new Error('the local engine is not ready');
+      cs.Image = pin.pinned(await rt.resolveDigest(pin.ref, auth));
+      return undefined;
+    } catch (err) {
+      this.log.warn(`unable to pin image ${image} to digest: ${(err as Error).message}`);
+      return digestWarning(image);
+    }
   }
 
   async update(kind: MutableKind, id: string, spec: ClusterObject, opts: ObjectUpdateOptions): Promise<{ Warnings?: string[] }> {
     const m = this.requireManager();
     if (kind === 'services') {
+      const warning = opts.queryRegistry && opts.rollback !== 'previous' ? await this.pinImage(spec, opts.registryAuth) : undefined;
       const r = await m.services.update(id, spec, opts);
       m.kick();
-      return r;
+      return warning ? { ...r, Warnings: [...r.Warnings, warning] } : r;
     }
     if (kind !== 'nodes') {
       await fileObjects(m, kind).update(id, spec, opts.version);

@@ -7,6 +7,7 @@ import { invalidParameter } from '../errors.ts';
 import type { EventPublisher } from '../events/bus.ts';
 import type { ClusterObject, ObjectUpdateOptions } from '../types/cluster.ts';
 import { newId } from './ids.ts';
+import { dropClientPullOptions, setPullAuth, updatedPullAuth } from './pull-options.ts';
 import { notAppliedWarnings } from './spec-warnings.ts';
 import { claimServiceVips, freeServiceVips, resolveNetworkTargets } from './service-vips.ts';
 import type { NodeRecord } from './nodes.ts';
@@ -117,8 +118,10 @@ export class ServicesApi {
     });
   }
 
-  async create(body: ClusterObject): Promise<{ ID: string; Warnings: string[] }> {
+  async create(body: ClusterObject, registryAuth?: string): Promise<{ ID: string; Warnings: string[] }> {
+    dropClientPullOptions(body);
     const spec = checkServiceSpec(body);
+    setPullAuth(spec, registryAuth);
     parseConstraints(((spec.TaskTemplate as ClusterObject).Placement as ClusterObject | undefined)?.Constraints);
     await this.files?.checkRefs(spec.TaskTemplate as ClusterObject);
     const id = newId();
@@ -204,7 +207,9 @@ export class ServicesApi {
         UpdateStatus: { State: 'rollback_started', StartedAt: now, Message: 'manually requested rollback' },
       };
     } else {
+      dropClientPullOptions(body);
       const spec = checkServiceSpec(body);
+      setPullAuth(spec, updatedPullAuth(opts.registryAuth, opts.registryAuthFrom, cur));
       parseConstraints(((spec.TaskTemplate as ClusterObject).Placement as ClusterObject | undefined)?.Constraints);
       await this.files?.checkRefs(spec.TaskTemplate as ClusterObject);
       await resolveNetworkTargets(this.store, spec);

@@ -3,6 +3,7 @@
 import { invalidParameter, notFound } from '../errors.ts';
 import type { ClusterObject } from '../types/cluster.ts';
 import { allLabelsMatch, checkFilterNames } from '../util/filters.ts';
+import { withoutPullOptions } from './pull-options.ts';
 
 /** swarmkit's task states, in order: a task only ever moves forward. */
 export const TASK_STATES = [
@@ -85,7 +86,7 @@ export function taskView(t: TaskRecord, version: number): ClusterObject {
     CreatedAt: t.CreatedAt,
     UpdatedAt: t.UpdatedAt,
     Labels: t.Labels,
-    Spec: t.Spec,
+    Spec: withoutPullOptions(t.Spec),
     ServiceID: t.ServiceID,
   };
   if (t.Slot !== undefined) view.Slot = t.Slot;

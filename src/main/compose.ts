@@ -172,7 +172,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       genericResources: () => parseGenericResources(cfg()['node-generic-resources']),
       events,
       runtime: () =>
-        (taskRuntime ??= containerService ? clusterRuntime(containerService, runs, roots.execRoot, () => networking.overlay) : undefined),
+        (taskRuntime ??= containerService
+          ? clusterRuntime(containerService, runs, roots.execRoot, () => networking.overlay, { store: images, distribution })
+          : undefined),
     });
     cleanups.push(() => cluster.shutdown());
     const networking = composeNetworking({
