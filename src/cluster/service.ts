@@ -34,9 +34,13 @@ import type { EventPublisher } from '../events/bus.ts';
 import { Agent, type SyncFn } from './agent.ts';
 import type { SyncAnswer } from './services-api.ts';
 import { serviceLogs } from './service-logs.ts';
+import { localTaskLogs, remoteTaskLogs, serveLogs, toRemote, workerEndpoint, type TaskLogLine } from './log-forward.ts';
+import { startEndpoint } from './endpoint.ts';
+import type { Server } from 'node:https';
+import type { LogsRequest } from '../types/logs.ts';
+import type { NodeCerts } from './local-state.ts';
 import { digestWarning, pinnedReference } from './pull-options.ts';
 import type { TaskRuntime } from './task-runtime.ts';
-import type { TaskRecord } from './tasks.ts';
 import { newDataKey } from './secret-crypto.ts';
 import type { FileObjectsApi } from './secrets-api.ts';
 import { checkInitNetworking } from './init-request.ts';
@@ -79,6 +83,11 @@ export class ClusterService {
     return this.networks.serveRemote(node.nodeId, op, body);
   };
   private agent: Agent | null = null;
+  /** A worker's endpoint (only /ca and /logs: log-forward.ts). */
+  private nodeEndpoint: Server | null = null;
+  /** A manager's request for the logs of tasks this node runs. */
+  private readonly serveLogs = (node: CertIdentity, body: unknown, signal: AbortSignal) =>
+    serveLogs(node, body, signal, (ids, req, sig) => this.localLogs(ids, req, sig));
   private error = '';
   private busy: Promise<unknown> = Promise.resolve();
   private readonly files: LocalStateFiles;
@@ -153,6 +162,7 @@ export class ClusterService {
           describe: () => this.describe(certs.caPem),
           overlay: this.serveOverlay,
           events: this.deps.events,
+          logs: this.serveLogs,
         },
         state,
         certs,
@@ -166,7 +176,7 @@ export class ClusterService {
       }
       this.manager = m;
       await this.startNetworks(m);
-      this.startAgent((req) => m.services.sync(state.nodeId, req.reports, req.known));
+      this.startAgent((req) => m.services.sync(state.nodeId, req.reports, req.known, undefined, state.advertiseAddr));
     } else {
       const w = new Worker(state, certs, this.files, this.log);
       this.worker = w;
@@ -178,7 +188,8 @@ export class ClusterService {
       const wn = new WorkerNetworks(state, certs, this.deps.overlay?.(), vtepOf(state), this.log);
       this.workerNetworks = wn;
       await wn.start();
-      this.startAgent((req) => w.call<SyncAnswer>('/agent/sync', req));
+      await this.startNodeEndpoint(state, certs);
+      this.startAgent((req) => w.call<SyncAnswer>('/agent/sync', { ...req, logAddr: state.advertiseAddr }));
     }
     this.phase = 'active';
     this.error = '';
@@ -208,6 +219,36 @@ export class ClusterService {
   overlayControl(): OverlayControl | undefined {
     if (this.phase !== 'active') return undefined;
     return (this.manager ? this.networks : this.workerNetworks) ?? undefined;
+  }
+
+  /** A worker serves the managers' log requests at its listen address (it has no manager endpoint). */
+  private async startNodeEndpoint(state: LocalClusterState, certs: NodeCerts): Promise<void> {
+    try {
+      this.nodeEndpoint = await startEndpoint(
+        parseAddr(state.listenAddr, DEFAULT_LISTEN_PORT, 'listen address'),
+        certs,
+        state.clusterId,
+        workerEndpoint(certs.caPem, this.serveLogs),
+        this.log,
+      );
+    } catch (err) {
+      this.log.warn('cannot serve the logs of this node’s tasks to the managers', { error: (err as Error).message });
+    }
+  }
+
+  private stopNodeEndpoint(): void {
+    const s = this.nodeEndpoint;
+    this.nodeEndpoint = null;
+    s?.close();
+    s?.closeAllConnections();
+  }
+
+  /** The log lines of tasks whose containers run here. */
+  private async localLogs(taskIds: string[], req: LogsRequest, signal: AbortSignal): Promise<AsyncIterable<TaskLogLine>> {
+    const rt = this.deps.runtime?.();
+    const agent = this.agent;
+    if (!rt || !agent) throw unavailable('the local engine is not ready to read task logs');
+    return localTaskLogs(taskIds, (id) => agent.containerOf(id), rt, req, signal);
   }
 
   private startAgent(sync: SyncFn): void {
@@ -334,6 +375,7 @@ export class ClusterService {
             describe: () => this.describe(ca.certPem),
             overlay: this.serveOverlay,
             events: this.deps.events,
+            logs: this.serveLogs,
           },
           state,
           {
@@ -351,7 +393,7 @@ export class ClusterService {
       }
       this.manager = m;
       const mgr = m;
-      this.startAgent((req) => mgr.services.sync(nodeId, req.reports, req.known));
+      this.startAgent((req) => mgr.services.sync(nodeId, req.reports, req.known, undefined, advertiseAddr));
       this.phase = 'active';
       this.error = '';
       await this.startNetworks(m);
@@ -443,6 +485,7 @@ export class ClusterService {
         this.workerNetworks = null;
         await this.worker.announceLeave();
         this.worker.stop();
+        this.stopNodeEndpoint();
       }
       // As dockerd: a node that leaves removes the containers of its tasks.
       await this.stopAgent();
@@ -461,6 +504,7 @@ export class ClusterService {
     return this.serial(async () => {
       await this.stopAgent();
       this.worker?.stop();
+      this.stopNodeEndpoint();
       await this.workerNetworks?.stop(false);
       this.workerNetworks = null;
       await this.networks?.stop(false);
@@ -572,18 +616,24 @@ export class ClusterService {
     await m.removeNode(id, opts.force);
   }
 
-  /** Logs of the tasks that run on this node (tasks on other nodes: 501, see service-logs.ts). */
+  /** Logs of a service's or task's tasks, read on the nodes that run them (service-logs.ts). */
   async logs(kind: 'services' | 'tasks', id: string, opts: ClusterLogOptions): Promise<AsyncIterable<Buffer>> {
     const m = this.requireManager();
     const tasks = kind === 'services' ? await m.services.serviceTasks(id) : [await m.services.findTask(id)];
-    const rt = this.deps.runtime?.();
-    const agent = this.agent;
-    if (!rt || !agent) throw unavailable('the local engine is not ready to read task logs');
-    const self = m.state.nodeId;
-    const containerOf = Object.assign((t: TaskRecord) => (t.NodeID === self ? agent.containerOf(t.ID) : undefined), {
-      isLocal: (t: TaskRecord) => t.NodeID === self,
-    });
-    return serviceLogs(tasks, containerOf, rt, opts);
+    return serviceLogs(
+      tasks,
+      {
+        localNode: m.state.nodeId,
+        local: (ids, req, signal) => this.localLogs(ids, req, signal),
+        remote: async (nodeId, ids, req, signal) => {
+          const addr = await m.services.agentAddr(nodeId);
+          if (!addr) throw unavailable(`node ${nodeId} has not told where it serves its logs yet`);
+          return remoteTaskLogs(addr, this.files.readCerts(), toRemote(ids, req), signal);
+        },
+        warn: (message, fields) => this.log.warn(message, fields),
+      },
+      opts,
+    );
   }
 }
 

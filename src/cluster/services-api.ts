@@ -40,7 +40,12 @@ export interface TaskReport {
 export interface AgentSyncRequest {
   reports: TaskReport[];
   known?: string;
+  /** host:port of the node's endpoint, where managers ask for its tasks' logs (log-forward.ts). */
+  logAddr?: string;
 }
+
+/** Where a node's endpoint is (`agents/<node id>`), written when its agent first syncs with a manager. */
+export const agentKey = (nodeId: string) => `agents/${nodeId}`;
 
 /** What a node's agent gets back: its tasks and a digest of them (to wait for a change). */
 export interface SyncAnswer {
@@ -62,6 +67,8 @@ export const SYNC_WAIT_MS = 2000;
 
 export class ServicesApi {
   private readonly changes = new EventEmitter();
+  /** Log addresses already written to the store, by node. */
+  private readonly logAddrs = new Map<string, string>();
   private unwatch: Array<() => Promise<void>> = [];
 
   constructor(
@@ -277,6 +284,11 @@ export class ServicesApi {
     return taskView(s.value, s.version);
   }
 
+  /** The endpoint address of a node's agent, for its tasks' logs. */
+  async agentAddr(nodeId: string): Promise<string | undefined> {
+    return (await this.store.get<{ addr?: string }>(agentKey(nodeId)))?.value.addr;
+  }
+
   /** The service and its tasks (for logs). */
   async serviceTasks(ref: string): Promise<TaskRecord[]> {
     const s = await this.find(ref);
@@ -291,7 +303,11 @@ export class ServicesApi {
   }
 
   /** A node's agent: applies its reports (states only move forward), answers its tasks. */
-  async sync(nodeId: string, reports: TaskReport[], known?: string, waitMs = SYNC_WAIT_MS): Promise<SyncAnswer> {
+  async sync(nodeId: string, reports: TaskReport[], known?: string, waitMs = SYNC_WAIT_MS, logAddr?: string): Promise<SyncAnswer> {
+    if (logAddr && this.logAddrs.get(nodeId) !== logAddr) {
+      await this.store.put(agentKey(nodeId), { addr: logAddr });
+      this.logAddrs.set(nodeId, logAddr);
+    }
     for (const r of reports) {
       for (let attempt = 0; attempt < 3; attempt++) {
         const cur = await this.store.get<TaskRecord>(taskKey(r.id));
