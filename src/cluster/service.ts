@@ -34,6 +34,7 @@ import type { EventPublisher } from '../events/bus.ts';
 import { Agent, type SyncFn } from './agent.ts';
 import type { SyncAnswer } from './services-api.ts';
 import { serviceLogs } from './service-logs.ts';
+import { NodeEvents } from './node-events.ts';
 import { localTaskLogs, remoteTaskLogs, serveLogs, toRemote, workerEndpoint, type TaskLogLine } from './log-forward.ts';
 import { startEndpoint } from './endpoint.ts';
 import type { Server } from 'node:https';
@@ -83,6 +84,8 @@ export class ClusterService {
     return this.networks.serveRemote(node.nodeId, op, body);
   };
   private agent: Agent | null = null;
+  /** A manager's `node` events (node-events.ts). */
+  private nodeEvents: NodeEvents | null = null;
   /** A worker's endpoint (only /ca and /logs: log-forward.ts). */
   private nodeEndpoint: Server | null = null;
   /** A manager's request for the logs of tasks this node runs. */
@@ -175,6 +178,7 @@ export class ClusterService {
         throw err;
       }
       this.manager = m;
+      await this.startNodeEvents(m);
       await this.startNetworks(m);
       this.startAgent((req) => m.services.sync(state.nodeId, req.reports, req.known, undefined, state.advertiseAddr));
     } else {
@@ -219,6 +223,23 @@ export class ClusterService {
   overlayControl(): OverlayControl | undefined {
     if (this.phase !== 'active') return undefined;
     return (this.manager ? this.networks : this.workerNetworks) ?? undefined;
+  }
+
+  private async startNodeEvents(m: Manager): Promise<void> {
+    if (!this.deps.events) return;
+    const ev = new NodeEvents(m.store, this.deps.events, this.log);
+    try {
+      await ev.start();
+      this.nodeEvents = ev;
+    } catch (err) {
+      this.log.warn('node events could not start', { error: (err as Error).message });
+    }
+  }
+
+  private async stopNodeEvents(): Promise<void> {
+    const ev = this.nodeEvents;
+    this.nodeEvents = null;
+    await ev?.stop();
   }
 
   /** A worker serves the managers' log requests at its listen address (it has no manager endpoint). */
@@ -392,6 +413,7 @@ export class ClusterService {
         throw err;
       }
       this.manager = m;
+      await this.startNodeEvents(m);
       const mgr = m;
       this.startAgent((req) => mgr.services.sync(nodeId, req.reports, req.known, undefined, advertiseAddr));
       this.phase = 'active';
@@ -477,6 +499,7 @@ export class ClusterService {
       if (this.phase === 'inactive') throw unavailable(NOT_IN_A_CLUSTER);
       if (this.manager) {
         await this.manager.leaveCluster(force); // refuses without force, as dockerd
+        await this.stopNodeEvents();
         await this.networks?.stop(true);
         this.networks = null;
         await this.manager.stop();
@@ -509,6 +532,7 @@ export class ClusterService {
       this.workerNetworks = null;
       await this.networks?.stop(false);
       this.networks = null;
+      await this.stopNodeEvents();
       await this.manager?.stop();
     });
   }

@@ -47,11 +47,13 @@ describe('service logs across nodes', { timeout: 240_000 }, () => {
   let managerId = '';
   let workerId = '';
   let tasks: TaskView[] = [];
+  let since = 0;
 
   before(async () => {
     [m, w] = await Promise.all([startDaemon(), startDaemon()]);
     await Promise.all([loadBusybox(m), loadBusybox(w)]);
     await ok(m, ['swarm', 'init', '--advertise-addr', ip(0), '--listen-addr', `${ip(0)}:2377`]);
+    since = Math.floor(Date.now() / 1000);
     const token = (await ok(m, ['swarm', 'join-token', '-q', 'worker'])).trim();
     await ok(w, ['swarm', 'join', '--token', token, '--advertise-addr', ip(1), '--listen-addr', `${ip(1)}:2377`, `${ip(0)}:2377`]);
     managerId = (await m.request('GET', '/v1.51/info')).json().Swarm.NodeID;
@@ -163,5 +165,83 @@ describe('service logs across nodes', { timeout: 240_000 }, () => {
     // No client certificate: refused before any task is looked at.
     const curl = await run('curl', ['-sk', '-X', 'POST', '-d', '{"tasks":[]}', `https://${ip(1)}:2377/logs`]);
     assert.match(curl.stdout, /a node certificate of this cluster is required/);
+  });
+
+  test('node and network events of scope swarm (docker events --filter type=node / type=network)', async () => {
+    await ok(m, ['node', 'update', '--availability', 'drain', workerId]);
+    await ok(m, ['network', 'create', '-d', 'overlay', 'ev-net']);
+    await ok(m, ['network', 'rm', 'ev-net']);
+    // A worker that leaves is down (its heartbeat key goes at once), then `node rm` removes it.
+    await ok(w, ['swarm', 'leave']);
+    await until(
+      'the worker down',
+      async () => ((await m.request('GET', `/v1.51/nodes/${workerId}`)).json().Status.State === 'down' ? true : undefined),
+      30_000,
+      300,
+    );
+    await ok(m, ['node', 'rm', workerId]);
+    const read = async (type: string) => {
+      const r = await ok(m, [
+        'events',
+        '--since',
+        String(since),
+        '--until',
+        String(Math.ceil(Date.now() / 1000) + 1),
+        '--filter',
+        `type=${type}`,
+        '--format',
+        '{{json .}}',
+      ]);
+      return r
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map(
+          (l) =>
+            JSON.parse(l) as { Type: string; Action: string; scope: string; Actor: { ID: string; Attributes: Record<string, string> } },
+        );
+    };
+    const nodes = await until(
+      'the worker’s remove event',
+      async () => {
+        const ev = await read('node');
+        return ev.some((e) => e.Action === 'remove') ? ev : undefined;
+      },
+      30_000,
+      300,
+    );
+    const mine = nodes.filter((e) => e.Actor.ID === workerId);
+    assert.ok(nodes.every((e) => e.Type === 'node' && e.scope === 'swarm'));
+    assert.equal(mine[0]!.Action, 'create', JSON.stringify(nodes));
+    assert.ok(mine[0]!.Actor.Attributes.name, 'named by its hostname');
+    assert.ok(
+      mine.some(
+        (e) => e.Action === 'update' && e.Actor.Attributes['state.old'] === 'unknown' && e.Actor.Attributes['state.new'] === 'ready',
+      ),
+      JSON.stringify(mine),
+    );
+    assert.ok(
+      mine.some(
+        (e) =>
+          e.Action === 'update' &&
+          e.Actor.Attributes['availability.old'] === 'active' &&
+          e.Actor.Attributes['availability.new'] === 'drain',
+      ),
+      JSON.stringify(mine),
+    );
+    assert.ok(
+      mine.some((e) => e.Action === 'update' && e.Actor.Attributes['state.old'] === 'ready' && e.Actor.Attributes['state.new'] === 'down'),
+      JSON.stringify(mine),
+    );
+    assert.equal(mine.at(-1)!.Action, 'remove');
+
+    const nets = (await read('network')).filter((e) => e.Actor.Attributes.name === 'ev-net');
+    assert.deepEqual(
+      nets.map((e) => [e.Action, e.scope]),
+      [
+        ['create', 'swarm'],
+        ['remove', 'swarm'],
+      ],
+    );
   });
 });
