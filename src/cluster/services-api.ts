@@ -267,6 +267,7 @@ export class ServicesApi {
         {
           serviceIds: (ref) => svc.filter((s) => s.ID === ref || s.Spec.Name === ref || s.ID.startsWith(ref)).map((s) => s.ID),
           upToDate: (t) => svc.find((s) => s.ID === t.ServiceID)?.SpecVersion === t.SpecVersion,
+          serviceLabels: (t) => (svc.find((s) => s.ID === t.ServiceID)?.Spec.Labels as Record<string, string> | undefined) ?? {},
           nodeIds: (ref) => nodes.filter((n) => n.ID === ref || n.Description.Hostname === ref || n.ID.startsWith(ref)).map((n) => n.ID),
         },
       ).map((t) => t.ID),

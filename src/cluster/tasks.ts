@@ -106,6 +106,8 @@ export interface TaskFilterContext {
   nodeIds(ref: string): string[];
   /** Whether the task was made from its service's current spec. */
   upToDate(t: TaskRecord): boolean;
+  /** The labels of the task's service: swarmkit's `label` filter matches them (ServiceAnnotations). */
+  serviceLabels?(t: TaskRecord): Record<string, string>;
 }
 
 export function filterTasks(all: TaskRecord[], filters: Map<string, string[]>, ctx: TaskFilterContext): TaskRecord[] {
@@ -127,7 +129,7 @@ export function filterTasks(all: TaskRecord[], filters: Map<string, string[]>, c
       any('_up-to-date', (v) => (v === 'true' || v === '1') === ctx.upToDate(t)) &&
       any('runtime', (v) => v === 'container') &&
       (!nodes || (t.NodeID !== undefined && nodes.includes(t.NodeID))) &&
-      allLabelsMatch(t.Labels, filters.get('label') ?? []),
+      allLabelsMatch(ctx.serviceLabels?.(t) ?? t.Labels, filters.get('label') ?? []),
   );
 }
 
