@@ -13,6 +13,9 @@ import type { EndpointHandler } from './endpoint.ts';
 import type { NodeCerts } from './local-state.ts';
 import type { TaskRuntime } from './task-runtime.ts';
 
+/** How long a manager waits for a node to start answering a log request. */
+const ANSWER_TIMEOUT_MS = 10_000;
+
 /** One line of a task's log, from wherever the task runs. */
 export interface TaskLogLine {
   taskId: string;
@@ -172,6 +175,7 @@ export function remoteTaskLogs(
         headers: { 'Content-Type': 'application/json', 'Content-Length': payload.length },
       },
       (res) => {
+        clearTimeout(answerTimer);
         if (res.statusCode !== 200) {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
@@ -209,9 +213,14 @@ export function remoteTaskLogs(
         );
       },
     );
-    req.on('error', (err) =>
-      reject(err instanceof EngineError ? err : unavailable(`cannot reach the node at ${addr} for its logs: ${err.message}`, err)),
-    );
+    // A node that is down may not even refuse the connection: its part is given up after a while
+    // (no socket timeout: a follow stream may be idle for long once answered).
+    const answerTimer = setTimeout(() => req.destroy(new Error(`no answer within ${ANSWER_TIMEOUT_MS / 1000} s`)), ANSWER_TIMEOUT_MS);
+    answerTimer.unref();
+    req.on('error', (err) => {
+      clearTimeout(answerTimer);
+      reject(err instanceof EngineError ? err : unavailable(`cannot reach the node at ${addr} for its logs: ${err.message}`, err));
+    });
     req.end(payload);
   });
 }

@@ -2,7 +2,8 @@
 // and heartbeat keys in the store and publishes create (a node joined), remove (node rm) and update
 // with the attributes that changed (availability.old/new, role.old/new, state.old/new and, for
 // managers, reachability.old/new). Actor: the node ID, attribute `name` (Spec.Name, else the
-// hostname). Leader changes are not reported (no watch on etcd's leadership here).
+// hostname). Leader changes (leader.old/new on the old and the new leader) are seen by asking etcd
+// every LEADER_POLL_MS (etcd has no watch on leadership).
 import type { EventPublisher } from '../events/bus.ts';
 import type { Logger } from '../util/log.ts';
 import type { NodeRecord } from './nodes.ts';
@@ -32,7 +33,12 @@ export function nodeUpdateAttributes(old: Seen, cur: Seen): Record<string, strin
   return a;
 }
 
+const LEADER_POLL_MS = 2000;
+
 export class NodeEvents {
+  /** The node whose etcd member leads, as last seen. */
+  private leader: string | undefined;
+  private leaderTimer: NodeJS.Timeout | null = null;
   private readonly seen = new Map<string, Seen>();
   private readonly up = new Set<string>();
   private stops: Array<() => Promise<void>> = [];
@@ -52,6 +58,9 @@ export class NodeEvents {
     const later = (fn: () => Promise<void>) => {
       this.queue = this.queue.then(fn).catch((err: Error) => this.log.debug('node event failed', { error: err.message }));
     };
+    this.leader = await this.leaderNode().catch(() => undefined);
+    this.leaderTimer = setInterval(() => later(() => this.checkLeader()), LEADER_POLL_MS);
+    this.leaderTimer.unref();
     this.stops.push(
       await this.store.watch('nodes/', (key, deleted) => later(() => this.nodeChanged(key.slice('nodes/'.length), deleted))),
       await this.store.watch('heartbeats/', (key, deleted) => later(async () => this.beat(key.slice('heartbeats/'.length), !deleted))),
@@ -59,6 +68,8 @@ export class NodeEvents {
   }
 
   async stop(): Promise<void> {
+    if (this.leaderTimer) clearInterval(this.leaderTimer);
+    this.leaderTimer = null;
     const stops = this.stops;
     this.stops = [];
     await Promise.all(stops.map((s) => s().catch(() => undefined)));
@@ -93,6 +104,22 @@ export class NodeEvents {
     this.seen.set(id, cur);
     if (!old) this.publish('create', id, { name: cur.name });
     else this.publish('update', id, nodeUpdateAttributes(old, cur)!);
+  }
+
+  private async leaderNode(): Promise<string | undefined> {
+    const { leader } = await this.store.leader();
+    return (await this.store.members()).find((m) => m.id === leader)?.name || undefined;
+  }
+
+  private async checkLeader(): Promise<void> {
+    const now = await this.leaderNode().catch(() => undefined);
+    if (!now || now === this.leader) return; // no quorum: nothing to say until there is a leader
+    const old = this.leader;
+    this.leader = now;
+    const was = old ? this.seen.get(old) : undefined;
+    if (old && was) this.publish('update', old, { name: was.name, 'leader.old': 'true', 'leader.new': 'false' });
+    const is = this.seen.get(now);
+    if (is) this.publish('update', now, { name: is.name, 'leader.old': 'false', 'leader.new': 'true' });
   }
 
   private beat(id: string, alive: boolean): void {
