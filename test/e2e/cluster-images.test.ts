@@ -2,12 +2,13 @@
 // image to its digest through GET /distribution/{name}/json, an API 1.29 request is pinned by the
 // daemon (dockerd's rule), a worker that lacks the image pulls it before creating the task's
 // container (with the credentials of `--with-registry-auth` for a registry behind htpasswd, never
-// shown in inspect), and a task whose image cannot be pulled is rejected with dockerd's message.
+// shown in inspect), the task is `preparing` while the pull runs, and a task whose image cannot be
+// pulled is rejected with dockerd's message.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
-import { startRegistry, type TestRegistry } from '../helpers/registry.ts';
+import { RegistryProxy, startRegistry, type TestRegistry } from '../helpers/registry.ts';
 import { until } from '../helpers/until.ts';
 
 // Loopback addresses of this file: 127.0.<n>.3 (the other cluster files use .1 and .2).
@@ -85,6 +86,35 @@ describe('cluster images: digests, pulls on the task node, registry auth', { tim
   after(async () => {
     await Promise.all([m, w].filter(Boolean).map((d) => d.cleanup()));
     await Promise.all([plain, locked].filter(Boolean).map((r) => r.cleanup()));
+  });
+
+  test('while the worker pulls (throttled), the task is preparing; it runs once the image is there', async () => {
+    const proxy = new RegistryProxy(plain.port);
+    await proxy.start();
+    proxy.throttle = 256 * 1024; // bytes per second of blob bodies: the pull takes seconds
+    try {
+      const image = `${proxy.host}/bb:1`;
+      await ok(m, ['service', 'create', '--detach', '--name', 'slow', '--constraint', 'node.role==worker', image, 'sleep', '1000']);
+      const seen = new Set<string>();
+      const ts = await until(
+        'the task running',
+        async () => {
+          const live = (await tasksOf(m, 'slow')).filter((t) => t.DesiredState === 'running');
+          for (const t of live) seen.add(t.Status.State);
+          const bad = live.find((t) => t.Status.Err);
+          if (bad) throw new Error(`task ${bad.ID}: ${bad.Status.Err}`);
+          return live.length === 1 && live[0]!.Status.State === 'running' ? live : undefined;
+        },
+        120_000,
+        100,
+      );
+      assert.ok(seen.has('preparing'), `states seen: ${[...seen].join(', ')}`);
+      assert.equal(ts[0]!.NodeID, workerId);
+      assert.ok(proxy.blobGets().length >= 2, 'the worker downloaded the layer and the config through the proxy');
+      await ok(m, ['service', 'rm', 'slow']);
+    } finally {
+      await proxy.stop();
+    }
   });
 
   test('the CLI pins the image to its digest; the worker, without the image, pulls it and runs the task', async () => {
