@@ -10,9 +10,9 @@ import { parseTimeValue, rfc3339NanoFixed } from '../util/time.ts';
 import { merge, type TaskLogLine } from './log-forward.ts';
 import type { TaskRecord } from './tasks.ts';
 
-function frame(stream: 'stdout' | 'stderr', payload: Buffer): Buffer {
+function frame(stream: 'stdout' | 'stderr' | 'system', payload: Buffer): Buffer {
   const h = Buffer.alloc(8);
-  h[0] = stream === 'stdout' ? 1 : 2;
+  h[0] = stream === 'stdout' ? 1 : stream === 'stderr' ? 2 : 3;
   h.writeUInt32BE(payload.length, 4);
   return Buffer.concat([h, payload]);
 }
@@ -52,14 +52,17 @@ export async function serviceLogs(tasks: TaskRecord[], sources: TaskLogSources, 
   const byNode = new Map<string, string[]>();
   for (const t of tasks) if (t.NodeID) byNode.set(t.NodeID, [...(byNode.get(t.NodeID) ?? []), t.ID]);
   const byId = new Map(tasks.map((t) => [t.ID, t]));
+  const unavailable: string[] = [];
   const streams = await Promise.all(
     [...byNode].map(([node, ids]) =>
       (node === sources.localNode ? sources.local(ids, req, signal) : sources.remote(node, ids, req, signal)).catch((err: Error) => {
         sources.warn('cannot read the logs of tasks on a node', { node, error: err.message });
+        unavailable.push(node);
         return (async function* (): AsyncIterable<TaskLogLine> {})();
       }),
     ),
   );
+  const tty = tasks.some((t) => (t.Spec.ContainerSpec as { TTY?: boolean } | undefined)?.TTY === true);
   return (async function* () {
     for await (const { chunk, taskId, tty } of merge(streams)) {
       const t = byId.get(taskId);
@@ -76,6 +79,11 @@ export async function serviceLogs(tasks: TaskRecord[], sources: TaskLogSources, 
       const payload = Buffer.concat(parts);
       yield tty ? payload : frame(chunk.stream, payload);
       if (signal.aborted) return;
+    }
+    // As dockerd (swarmkit's log broker, written on the system-error stream the CLI reports).
+    if (unavailable.length) {
+      const text = `Error grabbing logs: warning: incomplete log stream. some logs could not be retrieved for the following reasons: ${unavailable.map((n) => `node ${n} is not available`).join(', ')}\n`;
+      yield tty ? Buffer.from(text) : frame('system', Buffer.from(text));
     }
   })();
 }

@@ -179,6 +179,16 @@ describe('service logs across nodes', { timeout: 240_000 }, () => {
       30_000,
       300,
     );
+    // Its tasks' history still names it: their logs cannot be read, which the CLI reports as dockerd's.
+    const partial = await m.docker(['service', 'logs', '--raw', 'chatty']);
+    assert.equal(partial.code, 1, partial.stderr);
+    assert.match(
+      partial.stderr,
+      new RegExp(
+        `Error grabbing logs: warning: incomplete log stream\\. some logs could not be retrieved for the following reasons: node ${workerId} is not available`,
+      ),
+    );
+    assert.match(partial.stdout, /^line \d+$/m, 'the manager’s own task is read');
     await ok(m, ['node', 'rm', workerId]);
     const read = async (type: string) => {
       const r = await ok(m, [
