@@ -157,6 +157,8 @@ export class ClusterService {
   private async run(state: LocalClusterState, promote?: () => Promise<void>): Promise<void> {
     const certs = this.files.readCerts();
     if (identityOf(certs.certPem).nodeId !== state.nodeId) throw new Error('the node certificate does not match the saved node ID');
+    // A role change runs this again: a worker's endpoint would hold the listen address a manager needs.
+    this.stopNodeEndpoint();
     if (state.role === 'manager') {
       const m = await Manager.start(
         {
