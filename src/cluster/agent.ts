@@ -4,6 +4,7 @@
 // desired state is no longer running, and removes the containers of tasks that are gone.
 import type { Logger } from '../util/log.ts';
 import { containerBody, stopTimeout, taskNetworks } from './container-body.ts';
+import { taskPullAuth } from './pull-options.ts';
 import type { TaskPayloads } from './secrets-api.ts';
 import type { AgentSyncRequest, SyncAnswer } from './services-api.ts';
 import { fileMounts, taskFiles } from './task-files.ts';
@@ -53,6 +54,12 @@ export class Agent {
   /** The round under way, if any (stop waits for its container work). */
   private current: Promise<number> | undefined;
   private polling = false;
+  /** Tasks whose image is being pulled, whose pull is over (container next), whose container is being made. */
+  private readonly pulling = new Set<string>();
+  private readonly pulled = new Set<string>();
+  private readonly creating = new Set<string>();
+  /** Container work started outside a round (after a pull): a stop waits for it too. */
+  private readonly sideWork = new Set<Promise<unknown>>();
 
   constructor(
     private readonly sync: SyncFn,
@@ -81,9 +88,10 @@ export class Agent {
     this.stopped = true;
     this.unsubscribe?.();
     if (this.timer) clearTimeout(this.timer);
-    if (this.polling || !this.current) return;
+    const work = [...this.sideWork, ...(this.polling || !this.current ? [] : [this.current])];
+    if (!work.length) return;
     const bound = new Promise<void>((r) => setTimeout(r, STOP_WAIT_MS).unref());
-    await Promise.race([this.current.then(() => undefined), bound]);
+    await Promise.race([Promise.all(work).then(() => undefined), bound]);
   }
 
   /** The container of a task run here, if any (logs). */
@@ -150,6 +158,7 @@ export class Agent {
       const known = new Set(tasks.map((t) => t.ID));
       await inParallel(tasks, PARALLEL, (t) => this.handle(rt, t));
       // Containers of tasks that no longer exist (service removed, history trimmed) go.
+      for (const id of this.pulled) if (!known.has(id)) this.pulled.delete(id);
       const gone = [...this.containers].filter(([taskId]) => !known.has(taskId));
       for (const [taskId] of gone) {
         this.containers.delete(taskId);
@@ -169,11 +178,52 @@ export class Agent {
     return this.stopping.size ? 250 : ROUND_MS;
   }
 
+  /**
+   * dockerd's pull before a task's container (executor's pullImage): skipped for an image ID or a
+   * digest reference the engine holds, otherwise always tried (a tag may have moved), with the
+   * credentials the task carries. A failed pull is only logged: the create then says "No such
+   * image" (the task is rejected) unless an older copy is here, which runs, as with dockerd.
+   */
+  private async pullImage(rt: TaskRuntime, t: TaskRecord, image: string): Promise<void> {
+    if (/^(sha256:)?[a-f0-9]{64}$/.test(image)) return;
+    if (image.includes('@') && (await rt.hasImage(image))) return;
+    const abort = new AbortController();
+    const stop = setInterval(() => this.stopped && abort.abort(new Error('the agent stopped')), 500);
+    try {
+      await rt.pull(image, taskPullAuth(t.Spec), abort.signal);
+    } catch (err) {
+      this.log.warn('pulling the image of a task failed', { task: t.ID, image, error: (err as Error).message });
+    } finally {
+      clearInterval(stop);
+    }
+  }
+
   private async handle(rt: TaskRuntime, t: TaskRecord): Promise<void> {
     const state = (this.pending.get(t.ID) ?? t.Status).State;
     const cid = this.containers.get(t.ID);
     if (t.DesiredState === 'running' && !cid && !isTerminal(state)) {
-      this.set(t, 'preparing', 'preparing');
+      if (this.creating.has(t.ID) || this.pulling.has(t.ID)) return;
+      if (!this.pulled.has(t.ID)) {
+        // The pull runs beside the rounds (a long one must not hold other tasks' stops); once it
+        // is over the task is handled again, with its latest record.
+        this.set(t, 'preparing', 'preparing');
+        this.flush(); // shown while the image is pulled
+        this.pulling.add(t.ID);
+        void this.pullImage(rt, t, String(containerBody(t).Image)).finally(() => {
+          this.pulling.delete(t.ID);
+          this.pulled.add(t.ID);
+          const cur = this.lastTasks.get(t.ID);
+          if (!cur || this.stopped) return;
+          const work = this.handle(rt, cur)
+            .then(() => this.flush())
+            .catch((err: Error) => this.log.warn('cannot start a task after its pull', { task: cur.ID, error: err.message }));
+          this.sideWork.add(work);
+          void work.finally(() => this.sideWork.delete(work));
+        });
+        return;
+      }
+      this.pulled.delete(t.ID);
+      this.creating.add(t.ID);
       try {
         const body = containerBody(t);
         const files = taskFiles(t, this.payloads);
@@ -199,6 +249,8 @@ export class Agent {
         const msg = (err as Error).message;
         const created = /No such image|not found|invalid|not delivered/i.test(msg);
         this.set(t, created ? 'rejected' : 'failed', created ? 'preparing' : 'starting', { Err: msg });
+      } finally {
+        this.creating.delete(t.ID);
       }
       return;
     }

@@ -3,7 +3,8 @@
 // the CA first without trusting it (GET /ca), checks it against the digest in its join token, then
 // joins with the CA pinned (POST /join, the token's secret decides the role). Afterwards nodes call
 // with their own certificate (mutual TLS): POST /heartbeat, /promote (a joining manager's etcd
-// learner becomes a voter) and /leave, identified by the certificate's CN.
+// learner becomes a voter) and /leave, identified by the certificate's CN; POST /logs streams the
+// logs of the node's tasks to a manager (log-forward.ts; workers serve an endpoint with only that).
 import { createServer, request, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
@@ -63,6 +64,22 @@ export interface EndpointHandler {
   unlockKey(node: CertIdentity): Promise<{ UnlockKey: string }>;
   /** A node's agent: its task states in, the tasks assigned to it out. */
   agentSync(node: CertIdentity, body: AgentSyncRequest): Promise<SyncAnswer>;
+  /** A manager asks for the logs of tasks this node runs (log-forward.ts): streamed as JSON lines. */
+  logs?(node: CertIdentity, body: unknown, signal: AbortSignal): Promise<AsyncIterable<Buffer>>;
+}
+
+/** POST /logs: a stream, not one JSON answer; it ends when the manager drops the request. */
+async function streamLogs(handler: EndpointHandler, node: CertIdentity, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const abort = new AbortController();
+  res.on('close', () => abort.abort());
+  const lines = await handler.logs!(node, await readBody(req), abort.signal);
+  res.writeHead(200, { 'Content-Type': 'application/x-ndjson' });
+  res.flushHeaders();
+  for await (const chunk of lines) {
+    if (abort.signal.aborted) break;
+    if (!res.write(chunk)) await new Promise((r) => res.once('drain', r));
+  }
+  res.end();
 }
 
 const MAX_BODY = 1 << 20;
@@ -135,6 +152,20 @@ export async function startEndpoint(
           return handler.overlay(peer(req, clusterId), req.url.slice('/overlay/'.length), await readBody(req));
         throw new EngineError('NOT_FOUND', `no such endpoint ${req.method} ${req.url}`);
       };
+      if (req.method === 'POST' && req.url === '/logs' && handler.logs) {
+        let node: CertIdentity;
+        try {
+          node = peer(req, clusterId);
+        } catch (err) {
+          send(statusOf(err), { message: messageOf(err) });
+          return;
+        }
+        streamLogs(handler, node, req, res).catch((err: unknown) => {
+          if (!res.headersSent) send(statusOf(err), { message: messageOf(err) });
+          else res.destroy();
+        });
+        return;
+      }
       route().then(
         (body) => send(200, body),
         (err) => {

@@ -37,6 +37,8 @@ export interface ManagerEnv {
   roleCheck?: () => void;
   /** The cluster record's autolock KEK (null: off) is not the one this node holds: the service syncs. */
   keyCheck?: (kekId: string | null) => void;
+  /** Another manager's request for the logs of tasks this node runs (log-forward.ts). */
+  logs?: (node: CertIdentity, body: unknown, signal: AbortSignal) => Promise<AsyncIterable<Buffer>>;
 }
 
 const CLUSTER_KEY = 'cluster';
@@ -121,10 +123,22 @@ export class Manager {
     this.loop.kick();
   }
 
+  /** The endpoint's /logs (log-forward.ts). */
+  logs(node: CertIdentity, body: unknown, signal: AbortSignal): Promise<AsyncIterable<Buffer>> {
+    if (!this.env.logs) return Promise.reject(notFound('no such endpoint POST /logs'));
+    return this.env.logs(node, body, signal);
+  }
+
   /** The endpoint's /agent/sync: a node's task states in, its tasks out. */
   async agentSync(node: CertIdentity, body: AgentSyncRequest): Promise<SyncAnswer> {
     if (!Array.isArray(body?.reports)) throw invalidParameter('invalid agent reports');
-    return this.services.sync(node.nodeId, body.reports, typeof body.known === 'string' ? body.known : undefined);
+    return this.services.sync(
+      node.nodeId,
+      body.reports,
+      typeof body.known === 'string' ? body.known : undefined,
+      undefined,
+      typeof body.logAddr === 'string' ? body.logAddr : undefined,
+    );
   }
 
   async nodesList(): Promise<NodeRecord[]> {

@@ -20,6 +20,8 @@ const vniKey = (vni: number) => `netalloc/vni/${vni}`;
 const subnetKey = (cidr: string) => `netalloc/subnet/${cidr.replace('/', '_')}`;
 export const ipPrefix = (netId: string) => `netalloc/ip/${netId}/`;
 export const epPrefix = (netId: string) => `endpoints/${netId}/`;
+/** How long a network removal waits for the endpoints of tasks that are leaving (waitForLeavingTasks). */
+const LEAVING_WAIT_MS = 30_000;
 
 /** A create request's overlay-specific checks (the common ones ran in the network layer). */
 export function checkOverlayBody(body: NetworkCreateBody): void {
@@ -283,12 +285,34 @@ export class ClusterNetworks implements OverlayControl {
   async remove(networkId: string): Promise<void> {
     const n = await this.d.store.get<SwarmNetwork>(netKey(networkId));
     if (!n) throw notFound(`network ${networkId} not found`);
+    await this.waitForLeavingTasks(networkId);
     if ((await this.d.store.list(epPrefix(networkId))).length)
       throw forbidden(`error while removing network: network ${n.value.Name} id ${networkId} has active endpoints`);
     await this.d.store.delete(netKey(networkId));
     await this.d.store.deletePrefix(ipPrefix(networkId));
     for (const k of [nameKey(n.value.Name), vniKey(n.value.vni), subnetKey(n.value.subnet)]) await this.d.store.delete(k);
     this.d.log.info('overlay network removed', { network: n.value.Name, id: networkId });
+  }
+
+  /**
+   * Endpoints of task containers whose task is gone or no longer meant to run (a service just
+   * removed, as `docker stack rm` does right before removing the stack's networks) leave as their
+   * nodes stop the containers: the removal waits for them (up to LEAVING_WAIT_MS). swarmkit
+   * refuses only while a task is meant to run; here the network must be free on every node first.
+   */
+  private async waitForLeavingTasks(networkId: string): Promise<void> {
+    const deadline = Date.now() + LEAVING_WAIT_MS;
+    for (;;) {
+      const eps = (await this.d.store.list<OverlayEndpoint>(epPrefix(networkId))).map((s) => s.value);
+      if (!eps.length || Date.now() > deadline) return;
+      for (const ep of eps) {
+        const taskId = /\.([0-9a-z]{25})$/.exec(ep.name)?.[1];
+        if (ep.vip || !taskId) return; // a service's VIP or a plain container: refused at once
+        const t = await this.d.store.get<{ DesiredState?: string }>(`tasks/${taskId}`);
+        if (t && t.value.DesiredState === 'running') return;
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
   }
 
   claimAddress(networkId: string, want?: string): Promise<string> {

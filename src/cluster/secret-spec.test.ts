@@ -53,7 +53,9 @@ test('update: labels only', () => {
     () => checkUpdate('secrets', cur, Buffer.from('pw'), { Name: 's2' }),
     code('INVALID_PARAMETER', /only updates to Labels are allowed/),
   );
-  assert.throws(() => checkUpdate('secrets', cur, Buffer.from('pw'), { Name: 's1', Data: b64('pw') }), /only updates to Labels/);
+  // As swarmkit: the same data is no change (docker stack deploy sends it back), other data is refused.
+  assert.deepEqual(checkUpdate('secrets', cur, Buffer.from('pw'), { Name: 's1', Data: b64('pw'), Labels: { e: 'f' } }).Labels, { e: 'f' });
+  assert.throws(() => checkUpdate('secrets', cur, Buffer.from('pw'), { Name: 's1', Data: b64('pw2') }), /only updates to Labels/);
   // The CLI sends a config's spec back with its data: the same data is no change.
   assert.deepEqual(checkUpdate('configs', cur, Buffer.from('pw'), { Name: 's1', Data: b64('pw'), Labels: {} }).Labels, {});
   assert.throws(() => checkUpdate('configs', cur, Buffer.from('pw'), { Name: 's1', Data: b64('other') }), /only updates to Labels/);

@@ -3,6 +3,7 @@
 // and size limits), the API view (a secret's Data is never shown, a config's is), GET filters
 // (id, label, name, names), lookup by ID, name or ID prefix, and the references a service spec
 // makes to them (validated against the objects that exist; in-use checks). Pure.
+import { timingSafeEqual } from 'node:crypto';
 import { invalidParameter, notFound, notImplemented } from '../errors.ts';
 import type { ClusterObject } from '../types/cluster.ts';
 import { allLabelsMatch, checkFilterNames } from '../util/filters.ts';
@@ -54,13 +55,15 @@ export function checkCreate(kind: FileKind, body: ClusterObject): { spec: FileOb
 }
 
 /**
- * An update body: only Labels may change (the name must stay; a secret's Data must be absent, a
- * config's absent or the same). Returns the new spec.
+ * An update body: only Labels may change (the name must stay; Data absent or the same). Returns
+ * the new spec.
  */
 export function checkUpdate(kind: FileKind, cur: FileObjectRecord, data: Buffer, body: ClusterObject): FileObjectRecord['Spec'] {
   const sent = typeof body.Data === 'string' && body.Data !== '' ? Buffer.from(body.Data, 'base64') : undefined;
   const nameChanged = body.Name !== undefined && body.Name !== cur.Spec.Name;
-  const dataChanged = sent !== undefined && (kind === 'secrets' || !sent.equals(data));
+  // swarmkit compares (in constant time): the same data is no change. `docker stack deploy` sends
+  // an existing secret back with its data on every deploy.
+  const dataChanged = sent !== undefined && (sent.length !== data.length || !timingSafeEqual(sent, data));
   if (nameChanged || dataChanged) throw rpc('only updates to Labels are allowed');
   return { Name: cur.Spec.Name, Labels: labelsOf(body.Labels) };
 }

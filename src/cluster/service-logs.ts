@@ -1,94 +1,74 @@
-// GET /services/{id}/logs and /tasks/{id}/logs: the logs of the tasks whose containers run on the
-// node that answers, framed as the container logs endpoint frames them, each line prefixed (with
-// `details`) by the swarm context the docker CLI parses: com.docker.swarm.node.id=…,
-// com.docker.swarm.service.id=…,com.docker.swarm.task.id=…. Tasks on other nodes are not read
-// (forwarding logs between nodes is not built): a request that names only such tasks gets a 501
-// saying so, and a service with tasks here and elsewhere shows only the ones here.
-import { invalidParameter, notImplemented } from '../errors.ts';
+// GET /services/{id}/logs and /tasks/{id}/logs: the logs of the tasks, wherever they run — read
+// from the local engine for this node's tasks and asked of each other node that runs some
+// (log-forward.ts) — merged as they come, framed as the container logs endpoint frames them, each
+// line prefixed (with `details`) by the swarm context the docker CLI parses:
+// com.docker.swarm.node.id=…,com.docker.swarm.service.id=…,com.docker.swarm.task.id=….
+import { invalidParameter } from '../errors.ts';
 import type { ClusterLogOptions } from '../types/cluster.ts';
-import type { LogChunk, LogsRequest } from '../types/logs.ts';
-import type { TaskRuntime } from './task-runtime.ts';
+import type { LogsRequest } from '../types/logs.ts';
+import { parseTimeValue, rfc3339NanoFixed } from '../util/time.ts';
+import { merge, type TaskLogLine } from './log-forward.ts';
 import type { TaskRecord } from './tasks.ts';
 
-function frame(stream: 'stdout' | 'stderr', payload: Buffer): Buffer {
+function frame(stream: 'stdout' | 'stderr' | 'system', payload: Buffer): Buffer {
   const h = Buffer.alloc(8);
-  h[0] = stream === 'stdout' ? 1 : 2;
+  h[0] = stream === 'stdout' ? 1 : stream === 'stderr' ? 2 : 3;
   h.writeUInt32BE(payload.length, 4);
   return Buffer.concat([h, payload]);
 }
 
-function rfc3339Nano(ns: bigint): string {
-  const ms = Number(ns / 1_000_000n);
-  const frac = (ns % 1_000_000_000n).toString().padStart(9, '0');
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, `.${frac}Z`);
+/** Where the lines come from: this node's containers, and each other node by its ID. */
+export interface TaskLogSources {
+  localNode: string;
+  local(taskIds: string[], req: LogsRequest, signal: AbortSignal): Promise<AsyncIterable<TaskLogLine>>;
+  /** Rejects when the node cannot be asked (the stream then goes on without it; the reason is logged). */
+  remote(nodeId: string, taskIds: string[], req: LogsRequest, signal: AbortSignal): Promise<AsyncIterable<TaskLogLine>>;
+  warn(message: string, fields: Record<string, unknown>): void;
 }
 
-/** Runs several iterators at once, yielding whatever comes first (follow on many tasks). */
-async function* merge<T>(sources: AsyncIterable<T>[]): AsyncIterable<T> {
-  const its = sources.map((s) => s[Symbol.asyncIterator]());
-  const next = new Map<number, Promise<{ i: number; r: IteratorResult<T> }>>();
-  its.forEach((it, i) =>
-    next.set(
-      i,
-      it.next().then((r) => ({ i, r })),
-    ),
-  );
-  while (next.size) {
-    const { i, r } = await Promise.race(next.values());
-    if (r.done) next.delete(i);
-    else {
-      next.set(
-        i,
-        its[i]!.next().then((x) => ({ i, r: x })),
-      );
-      yield r.value;
-    }
-  }
-}
-
-export async function serviceLogs(
-  tasks: TaskRecord[],
-  containerOf: ((t: TaskRecord) => string | undefined) & { isLocal: (t: TaskRecord) => boolean },
-  rt: TaskRuntime,
-  opts: ClusterLogOptions,
-): Promise<AsyncIterable<Buffer>> {
+export function logsRequest(opts: ClusterLogOptions): LogsRequest {
   if (!opts.stdout && !opts.stderr) throw invalidParameter('Bad parameters: you must choose at least one stream');
   const tailRaw = opts.tail ?? 'all';
   const tail = tailRaw === 'all' || tailRaw === '' ? -1 : Number(tailRaw);
   if (!Number.isInteger(tail)) throw invalidParameter(`invalid value for tail: ${JSON.stringify(tailRaw)}`);
-  const local = tasks.flatMap((t) => {
-    const cid = containerOf(t);
-    return cid ? [{ t, cid }] : [];
-  });
-  if (!local.length && tasks.some((t) => t.NodeID && !containerOf.isLocal(t)))
-    throw notImplemented(
-      "the logs of tasks on other nodes are not built yet in this engine's cluster mode: ask a manager that runs the tasks, or read the container logs on their node",
-    );
-  const req: LogsRequest = {
+  let since: bigint | undefined;
+  if (opts.since !== undefined && opts.since !== '' && opts.since !== '0') {
+    since = parseTimeValue(opts.since);
+    if (since === undefined) throw invalidParameter(`invalid value for since: ${JSON.stringify(opts.since)}`);
+  }
+  return {
     follow: opts.follow,
     stdout: opts.stdout,
     stderr: opts.stderr,
     timestamps: opts.timestamps,
     tail: tail < 0 ? -1 : tail,
+    ...(since !== undefined ? { since } : {}),
   };
+}
+
+export async function serviceLogs(tasks: TaskRecord[], sources: TaskLogSources, opts: ClusterLogOptions): Promise<AsyncIterable<Buffer>> {
+  const req = logsRequest(opts);
   const signal = opts.signal ?? new AbortController().signal;
-  const streams: AsyncIterable<{ chunk: LogChunk; t: TaskRecord; tty: boolean }>[] = [];
-  for (const { t, cid } of local) {
-    try {
-      const { tty, lines } = await rt.logs(cid, req, signal);
-      streams.push(
-        (async function* () {
-          for await (const chunk of lines) yield { chunk, t, tty };
-        })(),
-      );
-    } catch {
-      // The container went meanwhile (its task was replaced): nothing to show for it.
-    }
-  }
+  const byNode = new Map<string, string[]>();
+  for (const t of tasks) if (t.NodeID) byNode.set(t.NodeID, [...(byNode.get(t.NodeID) ?? []), t.ID]);
+  const byId = new Map(tasks.map((t) => [t.ID, t]));
+  const unavailable: string[] = [];
+  const streams = await Promise.all(
+    [...byNode].map(([node, ids]) =>
+      (node === sources.localNode ? sources.local(ids, req, signal) : sources.remote(node, ids, req, signal)).catch((err: Error) => {
+        sources.warn('cannot read the logs of tasks on a node', { node, error: err.message });
+        unavailable.push(node);
+        return (async function* (): AsyncIterable<TaskLogLine> {})();
+      }),
+    ),
+  );
+  const tty = tasks.some((t) => (t.Spec.ContainerSpec as { TTY?: boolean } | undefined)?.TTY === true);
   return (async function* () {
-    for await (const { chunk, t, tty } of merge(streams)) {
+    for await (const { chunk, taskId, tty } of merge(streams)) {
+      const t = byId.get(taskId);
+      if (!t) continue;
       const parts: Buffer[] = [];
-      if (opts.timestamps) parts.push(Buffer.from(rfc3339Nano(chunk.timeNano) + ' '));
+      if (opts.timestamps) parts.push(Buffer.from(rfc3339NanoFixed(chunk.timeNano) + ' '));
       if (opts.details)
         parts.push(
           Buffer.from(
@@ -99,6 +79,11 @@ export async function serviceLogs(
       const payload = Buffer.concat(parts);
       yield tty ? payload : frame(chunk.stream, payload);
       if (signal.aborted) return;
+    }
+    // As dockerd (swarmkit's log broker, written on the system-error stream the CLI reports).
+    if (unavailable.length) {
+      const text = `Error grabbing logs: warning: incomplete log stream. some logs could not be retrieved for the following reasons: ${unavailable.map((n) => `node ${n} is not available`).join(', ')}\n`;
+      yield tty ? Buffer.from(text) : frame('system', Buffer.from(text));
     }
   })();
 }

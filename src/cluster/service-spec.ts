@@ -5,6 +5,7 @@ import { conflict, invalidParameter, notFound, notImplemented } from '../errors.
 import type { ClusterObject } from '../types/cluster.ts';
 import { allLabelsMatch, checkFilterNames } from '../util/filters.ts';
 import { fileRefs } from './secret-spec.ts';
+import { withoutPullOptions } from './pull-options.ts';
 
 export type ServiceMode = 'replicated' | 'global' | 'replicated-job' | 'global-job';
 
@@ -208,9 +209,10 @@ export function serviceView(
     Version: { Index: version },
     CreatedAt: rec.CreatedAt,
     UpdatedAt: rec.UpdatedAt,
-    Spec: spec,
+    Spec: withoutPullOptions(spec),
   };
-  if (rec.PreviousSpec) view.PreviousSpec = opts.insertDefaults ? withServiceDefaults(rec.PreviousSpec) : rec.PreviousSpec;
+  if (rec.PreviousSpec)
+    view.PreviousSpec = withoutPullOptions(opts.insertDefaults ? withServiceDefaults(rec.PreviousSpec) : rec.PreviousSpec);
   view.Endpoint = {
     Spec: { Mode: (ep.Mode as string) || 'vip', ...(Array.isArray(ep.Ports) ? { Ports: ep.Ports } : {}) },
     ...(Array.isArray(ep.Ports) && ep.Ports.length ? { Ports: ep.Ports } : {}),

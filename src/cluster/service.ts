@@ -35,8 +35,14 @@ import type { EventPublisher } from '../events/bus.ts';
 import { Agent, type SyncFn } from './agent.ts';
 import type { SyncAnswer } from './services-api.ts';
 import { serviceLogs } from './service-logs.ts';
+import { NodeEvents } from './node-events.ts';
+import { localTaskLogs, remoteTaskLogs, serveLogs, toRemote, workerEndpoint, type TaskLogLine } from './log-forward.ts';
+import { startEndpoint } from './endpoint.ts';
+import type { Server } from 'node:https';
+import type { LogsRequest } from '../types/logs.ts';
+import type { NodeCerts } from './local-state.ts';
+import { digestWarning, pinnedReference } from './pull-options.ts';
 import type { TaskRuntime } from './task-runtime.ts';
-import type { TaskRecord } from './tasks.ts';
 import { newDataKey } from './secret-crypto.ts';
 import type { FileObjectsApi } from './secrets-api.ts';
 import { checkInitNetworking } from './init-request.ts';
@@ -86,6 +92,13 @@ export class ClusterService {
     return this.networks.serveRemote(node.nodeId, op, body);
   };
   private agent: Agent | null = null;
+  /** A manager's `node` events (node-events.ts). */
+  private nodeEvents: NodeEvents | null = null;
+  /** A worker's endpoint (only /ca and /logs: log-forward.ts). */
+  private nodeEndpoint: Server | null = null;
+  /** A manager's request for the logs of tasks this node runs. */
+  private readonly serveLogs = (node: CertIdentity, body: unknown, signal: AbortSignal) =>
+    serveLogs(node, body, signal, (ids, req, sig) => this.localLogs(ids, req, sig));
   private error = '';
   private roleChecking = false;
   private keySyncing = false;
@@ -175,6 +188,8 @@ export class ClusterService {
   private async run(state: LocalClusterState, promote?: () => Promise<void>): Promise<void> {
     const certs = this.files.readCerts();
     if (identityOf(certs.certPem).nodeId !== state.nodeId) throw new Error('the node certificate does not match the saved node ID');
+    // A role change runs this again: a worker's endpoint would hold the listen address a manager needs.
+    this.stopNodeEndpoint();
     await this.applyControlMtu(state); // before the first control connection (the MSS is set at SYN)
     if (state.role === 'manager') {
       const m = await Manager.start(this.managerEnv(certs.caPem), state, certs, promote ? { promote } : { restart: true });
@@ -185,8 +200,9 @@ export class ClusterService {
         throw err;
       }
       this.manager = m;
+      await this.startNodeEvents(m);
       await this.startNetworks(m);
-      this.startAgent((req) => m.services.sync(state.nodeId, req.reports, req.known));
+      this.startAgent((req) => m.services.sync(state.nodeId, req.reports, req.known, undefined, state.advertiseAddr));
     } else {
       const w = new Worker(state, certs, this.files, this.log, (r) => void this.switchRole(r));
       this.worker = w;
@@ -198,7 +214,8 @@ export class ClusterService {
       const wn = new WorkerNetworks(state, certs, this.deps.overlay?.(), vtepOf(state), this.log);
       this.workerNetworks = wn;
       await wn.start();
-      this.startAgent((req) => w.call<SyncAnswer>('/agent/sync', req));
+      await this.startNodeEndpoint(state, certs);
+      this.startAgent((req) => w.call<SyncAnswer>('/agent/sync', { ...req, logAddr: state.advertiseAddr }));
     }
     this.phase = 'active';
     this.error = '';
@@ -211,6 +228,7 @@ export class ClusterService {
       describe: () => this.describe(caPem),
       overlay: this.serveOverlay,
       events: this.deps.events,
+      logs: this.serveLogs,
       roleCheck: () => this.checkRole(),
       keyCheck: (kekId) => this.syncUnlockKey(kekId),
     };
@@ -378,6 +396,53 @@ export class ClusterService {
     return (this.manager ? this.networks : this.workerNetworks) ?? undefined;
   }
 
+  private async startNodeEvents(m: Manager): Promise<void> {
+    if (!this.deps.events) return;
+    const ev = new NodeEvents(m.store, this.deps.events, this.log);
+    try {
+      await ev.start();
+      this.nodeEvents = ev;
+    } catch (err) {
+      this.log.warn('node events could not start', { error: (err as Error).message });
+    }
+  }
+
+  private async stopNodeEvents(): Promise<void> {
+    const ev = this.nodeEvents;
+    this.nodeEvents = null;
+    await ev?.stop();
+  }
+
+  /** A worker serves the managers' log requests at its listen address (it has no manager endpoint). */
+  private async startNodeEndpoint(state: LocalClusterState, certs: NodeCerts): Promise<void> {
+    try {
+      this.nodeEndpoint = await startEndpoint(
+        parseAddr(state.listenAddr, DEFAULT_LISTEN_PORT, 'listen address'),
+        certs,
+        state.clusterId,
+        workerEndpoint(certs.caPem, this.serveLogs),
+        this.log,
+      );
+    } catch (err) {
+      this.log.warn('cannot serve the logs of this node’s tasks to the managers', { error: (err as Error).message });
+    }
+  }
+
+  private stopNodeEndpoint(): void {
+    const s = this.nodeEndpoint;
+    this.nodeEndpoint = null;
+    s?.close();
+    s?.closeAllConnections();
+  }
+
+  /** The log lines of tasks whose containers run here. */
+  private async localLogs(taskIds: string[], req: LogsRequest, signal: AbortSignal): Promise<AsyncIterable<TaskLogLine>> {
+    const rt = this.deps.runtime?.();
+    const agent = this.agent;
+    if (!rt || !agent) throw unavailable('the local engine is not ready to read task logs');
+    return localTaskLogs(taskIds, (id) => agent.containerOf(id), rt, req, signal);
+  }
+
   private startAgent(sync: SyncFn): void {
     void this.agent?.stop(); // a replaced agent: its last round may finish on its own
     this.agent = new Agent(sync, this.deps.runtime ?? (() => undefined), this.log);
@@ -518,8 +583,9 @@ export class ClusterService {
         throw err;
       }
       this.manager = m;
+      await this.startNodeEvents(m);
       const mgr = m;
-      this.startAgent((req) => mgr.services.sync(nodeId, req.reports, req.known));
+      this.startAgent((req) => mgr.services.sync(nodeId, req.reports, req.known, undefined, advertiseAddr));
       this.phase = 'active';
       this.error = '';
       await this.startNetworks(m);
@@ -633,6 +699,7 @@ export class ClusterService {
       this.lockedState = null;
       if (this.manager) {
         await this.manager.leaveCluster(force); // refuses without force, as dockerd
+        await this.stopNodeEvents();
         await this.networks?.stop(true);
         this.networks = null;
         await this.manager.stop();
@@ -641,6 +708,7 @@ export class ClusterService {
         this.workerNetworks = null;
         await this.worker.announceLeave();
         this.worker.stop();
+        this.stopNodeEndpoint();
       }
       // As dockerd: a node that leaves removes the containers of its tasks.
       await this.stopAgent();
@@ -660,10 +728,12 @@ export class ClusterService {
     return this.serial(async () => {
       await this.stopAgent();
       this.worker?.stop();
+      this.stopNodeEndpoint();
       await this.workerNetworks?.stop(false);
       this.workerNetworks = null;
       await this.networks?.stop(false);
       this.networks = null;
+      await this.stopNodeEvents();
       await this.manager?.stop();
       await this.controlMtu.remove();
       this.files.dropRunKey();
@@ -726,21 +796,53 @@ export class ClusterService {
     return fileObjects(m, kind).inspect(id);
   }
 
-  /** X-Registry-Auth is accepted; task nodes use the images they hold (pulling on task nodes is not built). */
-  async create(kind: CreatableKind, spec: ClusterObject = {}): Promise<{ ID: string; Warnings?: string[] }> {
+  /**
+   * X-Registry-Auth is kept with the spec (pull-options.ts) for the nodes' pulls. With
+   * `queryRegistry` (dockerd: API < 1.30) the manager pins the image to the digest its tag has now.
+   */
+  async create(
+    kind: CreatableKind,
+    spec: ClusterObject = {},
+    opts: { registryAuth?: string; queryRegistry?: boolean } = {},
+  ): Promise<{ ID: string; Warnings?: string[] }> {
     const m = this.requireManager();
     if (kind !== 'services') return fileObjects(m, kind).create(spec);
-    const r = await m.services.create(spec);
+    const warning = opts.queryRegistry ? await this.pinImage(spec, opts.registryAuth) : undefined;
+    const r = await m.services.create(spec, opts.registryAuth);
     m.kick();
-    return r;
+    return warning ? { ...r, Warnings: [...r.Warnings, warning] } : r;
+  }
+
+  /** Pins ContainerSpec.Image to a digest as dockerd does; a registry that cannot be asked gives its warning. */
+  private async pinImage(spec: ClusterObject, auth: string | undefined): Promise<string | undefined> {
+    const cs = (spec.TaskTemplate as ClusterObject | undefined)?.ContainerSpec as ClusterObject | undefined;
+    if (!cs || typeof cs.Image !== 'string' || !cs.Image) return undefined; // the spec check answers
+    const image = cs.Image;
+    let pin;
+    try {
+      pin = pinnedReference(image);
+    } catch {
+      return undefined; // an invalid reference: the node's create refuses it
+    }
+    if (!pin) return undefined;
+    const rt = this.deps.runtime?.();
+    try {
+      if (!rt) throw new Error('the local engine is not ready');
+      cs.Image = pin.pinned(await rt.resolveDigest(pin.ref, auth));
+      return undefined;
+    } catch (err) {
+      this.log.warn(`unable to pin image ${image} to digest: ${(err as Error).message}`);
+      return digestWarning(image);
+    }
   }
 
   async update(kind: MutableKind, id: string, spec: ClusterObject, opts: ObjectUpdateOptions): Promise<{ Warnings?: string[] }> {
     const m = this.requireManager();
     if (kind === 'services') {
+      const warning = opts.queryRegistry && opts.rollback !== 'previous' ? await this.pinImage(spec, opts.registryAuth) : undefined;
       const r = await m.services.update(id, spec, opts);
       m.kick();
-      return r;
+      return warning ? { ...r, Warnings: [...r.Warnings, warning] } : r;
     }
     if (kind !== 'nodes') {
       await fileObjects(m, kind).update(id, spec, opts.version);
@@ -758,18 +860,24 @@ export class ClusterService {
     await m.removeNode(id, opts.force);
   }
 
-  /** Logs of the tasks that run on this node (tasks on other nodes: 501, see service-logs.ts). */
+  /** Logs of a service's or task's tasks, read on the nodes that run them (service-logs.ts). */
   async logs(kind: 'services' | 'tasks', id: string, opts: ClusterLogOptions): Promise<AsyncIterable<Buffer>> {
     const m = this.requireManager();
     const tasks = kind === 'services' ? await m.services.serviceTasks(id) : [await m.services.findTask(id)];
-    const rt = this.deps.runtime?.();
-    const agent = this.agent;
-    if (!rt || !agent) throw unavailable('the local engine is not ready to read task logs');
-    const self = m.state.nodeId;
-    const containerOf = Object.assign((t: TaskRecord) => (t.NodeID === self ? agent.containerOf(t.ID) : undefined), {
-      isLocal: (t: TaskRecord) => t.NodeID === self,
-    });
-    return serviceLogs(tasks, containerOf, rt, opts);
+    return serviceLogs(
+      tasks,
+      {
+        localNode: m.state.nodeId,
+        local: (ids, req, signal) => this.localLogs(ids, req, signal),
+        remote: async (nodeId, ids, req, signal) => {
+          const addr = await m.services.agentAddr(nodeId);
+          if (!addr) throw unavailable(`node ${nodeId} has not told where it serves its logs yet`);
+          return remoteTaskLogs(addr, this.files.readCerts(), toRemote(ids, req), signal);
+        },
+        warn: (message, fields) => this.log.warn(message, fields),
+      },
+      opts,
+    );
   }
 }
 

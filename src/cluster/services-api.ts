@@ -7,6 +7,7 @@ import { invalidParameter } from '../errors.ts';
 import type { EventPublisher } from '../events/bus.ts';
 import type { ClusterObject, ObjectUpdateOptions } from '../types/cluster.ts';
 import { newId } from './ids.ts';
+import { dropClientPullOptions, setPullAuth, updatedPullAuth } from './pull-options.ts';
 import { notAppliedWarnings } from './spec-warnings.ts';
 import { claimServiceVips, freeServiceVips, resolveNetworkTargets } from './service-vips.ts';
 import type { NodeRecord } from './nodes.ts';
@@ -39,7 +40,12 @@ export interface TaskReport {
 export interface AgentSyncRequest {
   reports: TaskReport[];
   known?: string;
+  /** host:port of the node's endpoint, where managers ask for its tasks' logs (log-forward.ts). */
+  logAddr?: string;
 }
+
+/** Where a node's endpoint is (`agents/<node id>`), written when its agent first syncs with a manager. */
+export const agentKey = (nodeId: string) => `agents/${nodeId}`;
 
 /** What a node's agent gets back: its tasks and a digest of them (to wait for a change). */
 export interface SyncAnswer {
@@ -61,6 +67,8 @@ export const SYNC_WAIT_MS = 2000;
 
 export class ServicesApi {
   private readonly changes = new EventEmitter();
+  /** Log addresses already written to the store, by node. */
+  private readonly logAddrs = new Map<string, string>();
   private unwatch: Array<() => Promise<void>> = [];
 
   constructor(
@@ -117,8 +125,10 @@ export class ServicesApi {
     });
   }
 
-  async create(body: ClusterObject): Promise<{ ID: string; Warnings: string[] }> {
+  async create(body: ClusterObject, registryAuth?: string): Promise<{ ID: string; Warnings: string[] }> {
+    dropClientPullOptions(body);
     const spec = checkServiceSpec(body);
+    setPullAuth(spec, registryAuth);
     parseConstraints(((spec.TaskTemplate as ClusterObject).Placement as ClusterObject | undefined)?.Constraints);
     await this.files?.checkRefs(spec.TaskTemplate as ClusterObject);
     const id = newId();
@@ -204,7 +214,9 @@ export class ServicesApi {
         UpdateStatus: { State: 'rollback_started', StartedAt: now, Message: 'manually requested rollback' },
       };
     } else {
+      dropClientPullOptions(body);
       const spec = checkServiceSpec(body);
+      setPullAuth(spec, updatedPullAuth(opts.registryAuth, opts.registryAuthFrom, cur));
       parseConstraints(((spec.TaskTemplate as ClusterObject).Placement as ClusterObject | undefined)?.Constraints);
       await this.files?.checkRefs(spec.TaskTemplate as ClusterObject);
       await resolveNetworkTargets(this.store, spec);
@@ -255,6 +267,7 @@ export class ServicesApi {
         {
           serviceIds: (ref) => svc.filter((s) => s.ID === ref || s.Spec.Name === ref || s.ID.startsWith(ref)).map((s) => s.ID),
           upToDate: (t) => svc.find((s) => s.ID === t.ServiceID)?.SpecVersion === t.SpecVersion,
+          serviceLabels: (t) => (svc.find((s) => s.ID === t.ServiceID)?.Spec.Labels as Record<string, string> | undefined) ?? {},
           nodeIds: (ref) => nodes.filter((n) => n.ID === ref || n.Description.Hostname === ref || n.ID.startsWith(ref)).map((n) => n.ID),
         },
       ).map((t) => t.ID),
@@ -272,6 +285,11 @@ export class ServicesApi {
     return taskView(s.value, s.version);
   }
 
+  /** The endpoint address of a node's agent, for its tasks' logs. */
+  async agentAddr(nodeId: string): Promise<string | undefined> {
+    return (await this.store.get<{ addr?: string }>(agentKey(nodeId)))?.value.addr;
+  }
+
   /** The service and its tasks (for logs). */
   async serviceTasks(ref: string): Promise<TaskRecord[]> {
     const s = await this.find(ref);
@@ -286,7 +304,11 @@ export class ServicesApi {
   }
 
   /** A node's agent: applies its reports (states only move forward), answers its tasks. */
-  async sync(nodeId: string, reports: TaskReport[], known?: string, waitMs = SYNC_WAIT_MS): Promise<SyncAnswer> {
+  async sync(nodeId: string, reports: TaskReport[], known?: string, waitMs = SYNC_WAIT_MS, logAddr?: string): Promise<SyncAnswer> {
+    if (logAddr && this.logAddrs.get(nodeId) !== logAddr) {
+      await this.store.put(agentKey(nodeId), { addr: logAddr });
+      this.logAddrs.set(nodeId, logAddr);
+    }
     for (const r of reports) {
       for (let attempt = 0; attempt < 3; attempt++) {
         const cur = await this.store.get<TaskRecord>(taskKey(r.id));

@@ -30,6 +30,12 @@ export interface TaskRuntime {
   writeFiles(taskId: string, files: TaskFile[]): Promise<string>;
   /** Unmounts and removes a task's files (none: nothing to do). */
   removeFiles(taskId: string): Promise<void>;
+  /** Whether the engine holds the image (by reference, digest references included). */
+  hasImage(image: string): Promise<boolean>;
+  /** Pulls an image with X-Registry-Auth-form credentials; rejects with the registry's error. */
+  pull(image: string, registryAuth: string | undefined, signal: AbortSignal): Promise<void>;
+  /** The manifest digest a registry gives for a reference (what GET /distribution/{name}/json answers). */
+  resolveDigest(image: string, registryAuth: string | undefined): Promise<string>;
   /** Calls `fn` with the ID of every container whose process ended; returns the unsubscribe. */
   onExit(fn: (id: string) => void): () => void;
 }

@@ -3,6 +3,7 @@
 import { invalidParameter, notFound } from '../errors.ts';
 import type { ClusterObject } from '../types/cluster.ts';
 import { allLabelsMatch, checkFilterNames } from '../util/filters.ts';
+import { withoutPullOptions } from './pull-options.ts';
 
 /** swarmkit's task states, in order: a task only ever moves forward. */
 export const TASK_STATES = [
@@ -85,7 +86,7 @@ export function taskView(t: TaskRecord, version: number): ClusterObject {
     CreatedAt: t.CreatedAt,
     UpdatedAt: t.UpdatedAt,
     Labels: t.Labels,
-    Spec: t.Spec,
+    Spec: withoutPullOptions(t.Spec),
     ServiceID: t.ServiceID,
   };
   if (t.Slot !== undefined) view.Slot = t.Slot;
@@ -105,6 +106,8 @@ export interface TaskFilterContext {
   nodeIds(ref: string): string[];
   /** Whether the task was made from its service's current spec. */
   upToDate(t: TaskRecord): boolean;
+  /** The labels of the task's service: swarmkit's `label` filter matches them (ServiceAnnotations). */
+  serviceLabels?(t: TaskRecord): Record<string, string>;
 }
 
 export function filterTasks(all: TaskRecord[], filters: Map<string, string[]>, ctx: TaskFilterContext): TaskRecord[] {
@@ -126,7 +129,7 @@ export function filterTasks(all: TaskRecord[], filters: Map<string, string[]>, c
       any('_up-to-date', (v) => (v === 'true' || v === '1') === ctx.upToDate(t)) &&
       any('runtime', (v) => v === 'container') &&
       (!nodes || (t.NodeID !== undefined && nodes.includes(t.NodeID))) &&
-      allLabelsMatch(t.Labels, filters.get('label') ?? []),
+      allLabelsMatch(ctx.serviceLabels?.(t) ?? t.Labels, filters.get('label') ?? []),
   );
 }
 

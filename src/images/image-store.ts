@@ -190,7 +190,10 @@ export class ImageStore {
       throw notFound(`No such image: ${input}`);
     }
     try {
-      const rec = await this.client.images.get(referenceString(ref));
+      // name:tag@digest names the digest (as dockerd): a pull by digest records name@digest.
+      const rec = await this.client.images.get(
+        referenceString(ref.digest ? { domain: ref.domain, path: ref.path, digest: ref.digest } : ref),
+      );
       return await this.load(rec);
     } catch (err) {
       if (isNotFound(err)) throw notFound(`No such image: ${familiarString(ref)}`);

@@ -68,7 +68,7 @@ export function lazyClusterService(deps: ClusterServiceDeps): LazyClusterService
     unlock: async (key) => (await svc()).unlock(key),
     list: async (kind, filters, opts) => (await svc()).list(kind, filters, opts),
     inspect: async (kind, id, opts) => (await svc()).inspect(kind, id, opts),
-    create: async (kind, spec) => (await svc()).create(kind, spec),
+    create: async (kind, spec, opts) => (await svc()).create(kind, spec, opts),
     update: async (kind, id, spec, opts) => (await svc()).update(kind, id, spec, opts),
     remove: async (kind, id, opts) => (await svc()).remove(kind, id, opts),
     logs: async (kind, id, opts) => (await svc()).logs(kind, id, opts),

@@ -7,6 +7,9 @@ import type { TaskRuntime } from '../cluster/task-runtime.ts';
 import type { ContainerService } from '../daemon/containers/service.ts';
 import type { ContainerRunEvents } from '../daemon/containers/run-events.ts';
 import type { ContainerCreateBody } from '../types/container-api.ts';
+import type { DistributionService } from '../images/distribution/service.ts';
+import type { ImageStore } from '../images/image-store.ts';
+import { decodeAuthHeaderLenient } from '../images/distribution/auth-config.ts';
 import { chmod, chown, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isMounted } from '../supervisor/mounts.ts';
@@ -21,6 +24,7 @@ export function clusterRuntime(
   runs: ContainerRunEvents,
   execRoot: string,
   overlay: () => OverlayHost | undefined,
+  images: { store: ImageStore; distribution: DistributionService },
 ): TaskRuntime {
   const dirOf = (taskId: string) => join(execRoot, 'cluster', 'tasks', taskId.replace(/[^a-zA-Z0-9]/g, ''));
   return {
@@ -84,6 +88,19 @@ export function clusterRuntime(
         Labels?: Record<string, string>;
       }>;
       return all.map((c) => ({ id: c.Id, taskId: c.Labels?.['com.docker.swarm.task.id'] ?? '' })).filter((c) => c.taskId);
+    },
+    async hasImage(image) {
+      return images.store.resolve(image).then(
+        () => true,
+        () => false,
+      );
+    },
+    async pull(image, registryAuth, signal) {
+      // Progress is not shown anywhere (the task's state says `preparing`); the pull event is published.
+      await images.distribution.pull({ fromImage: image, auth: decodeAuthHeaderLenient(registryAuth) }, () => undefined, signal);
+    },
+    async resolveDigest(image, registryAuth) {
+      return (await images.distribution.inspect(image, decodeAuthHeaderLenient(registryAuth))).Descriptor.digest;
     },
     logs: (id, req, signal) => containers.logs(id, req, signal),
     onExit: (fn) =>

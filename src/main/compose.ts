@@ -179,7 +179,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       controlPlaneMtu: () => cfg()['network-control-plane-mtu'],
       events,
       runtime: () =>
-        (taskRuntime ??= containerService ? clusterRuntime(containerService, runs, roots.execRoot, () => networking.overlay) : undefined),
+        (taskRuntime ??= containerService
+          ? clusterRuntime(containerService, runs, roots.execRoot, () => networking.overlay, { store: images, distribution })
+          : undefined),
     });
     cleanups.push(() => cluster.shutdown());
     const networking = composeNetworking({

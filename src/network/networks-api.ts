@@ -91,6 +91,19 @@ export class NetworksApi {
   }
 
   async remove(ref: string): Promise<void> {
+    const swarm = this.d.state.findNetwork(ref);
+    if (swarm.Scope === 'swarm' && !swarm.x.predefined) {
+      // The replicated store decides, with every node's endpoints (this node's included): it
+      // refuses while any is left, after waiting for those of tasks that are leaving (a service
+      // just removed, as `docker stack rm` does) — outside the lock, which their removal takes.
+      const control = this.d.overlay?.();
+      if (!control || !this.d.clusterManager?.()) throw unavailable(WORKER_TEXT);
+      if (this.d.state.networks().some((o) => o.ConfigFrom.Network === swarm.Name))
+        throw forbidden(`configuration network "${swarm.Name}" is in use`);
+      await control.remove(swarm.Id);
+      await this.until(() => !this.d.state.network(swarm.Id));
+      return;
+    }
     await this.lock.run(NETWORKS, async () => {
       const n = this.d.state.findNetwork(ref);
       if (n.x.predefined) throw forbidden(`${n.Name} is a pre-defined network and cannot be removed`);
@@ -98,15 +111,6 @@ export class NetworksApi {
         throw forbidden(`error while removing network: network ${n.Name} id ${n.Id} has active endpoints`);
       if (this.d.state.networks().some((o) => o.ConfigFrom.Network === n.Name))
         throw forbidden(`configuration network "${n.Name}" is in use`);
-      if (n.Scope === 'swarm') {
-        // The replicated store refuses it while another node has endpoints; the network leaves
-        // this node's state when the store's change comes back.
-        const control = this.d.overlay?.();
-        if (!control || !this.d.clusterManager?.()) throw unavailable(WORKER_TEXT);
-        await control.remove(n.Id);
-        await this.until(() => !this.d.state.network(n.Id));
-        return;
-      }
       await this.removeDevices(n);
       this.d.state.deleteNetwork(n);
       this.d.state.event(n, 'destroy');

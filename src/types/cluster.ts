@@ -46,6 +46,8 @@ export interface ObjectUpdateOptions {
   registryAuth?: string;
   registryAuthFrom?: string;
   rollback?: string;
+  /** Pin the image to a digest at the daemon (dockerd: API < 1.30 only). */
+  queryRegistry?: boolean;
 }
 
 export interface ClusterLogOptions {

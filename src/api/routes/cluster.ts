@@ -15,6 +15,7 @@ import type {
 } from '../../types/cluster.ts';
 import { readJsonObject, sendJson, sendNoContent, type Query } from '../http.ts';
 import type { RequestContext, Router } from '../router.ts';
+import { versionLessThan } from '../../util/api-version.ts';
 
 export interface ClusterBackend {
   inspectCluster(): Promise<ClusterObject>;
@@ -27,7 +28,12 @@ export interface ClusterBackend {
   unlock(key: string): Promise<void>;
   list(kind: ClusterObjectKind, filters: Map<string, string[]>, opts: { status?: boolean }): Promise<ClusterObject[]>;
   inspect(kind: ClusterObjectKind, id: string, opts: { insertDefaults?: boolean }): Promise<ClusterObject>;
-  create(kind: CreatableKind, spec: ClusterObject, opts: { registryAuth?: string }): Promise<{ ID: string; Warnings?: string[] }>;
+  /** `queryRegistry`: pin the image to a digest (dockerd does it for API < 1.30; newer clients ask /distribution first). */
+  create(
+    kind: CreatableKind,
+    spec: ClusterObject,
+    opts: { registryAuth?: string; queryRegistry?: boolean },
+  ): Promise<{ ID: string; Warnings?: string[] }>;
   update(kind: MutableKind, id: string, spec: ClusterObject, opts: ObjectUpdateOptions): Promise<{ Warnings?: string[] }>;
   remove(kind: MutableKind, id: string, opts: { force: boolean }): Promise<void>;
   /** A service's or task's log stream, already framed as the container logs endpoint frames it. */
@@ -159,7 +165,10 @@ export function registerClusterRoutes(router: Router, backend: ClusterBackend): 
   for (const kind of ['services', 'secrets', 'configs'] as const) {
     router.post(`/${kind}/create`, async (ctx) => {
       const auth = ctx.req.headers['x-registry-auth'];
-      const created = await backend.create(kind, await readJsonObject(ctx.req), typeof auth === 'string' ? { registryAuth: auth } : {});
+      const created = await backend.create(kind, await readJsonObject(ctx.req), {
+        ...(typeof auth === 'string' ? { registryAuth: auth } : {}),
+        ...(versionLessThan(ctx.version, '1.30') ? { queryRegistry: true } : {}),
+      });
       sendJson(ctx.res, 201, kind === 'services' ? { ID: created.ID, Warnings: created.Warnings ?? [] } : { ID: created.ID });
     });
   }
@@ -172,6 +181,7 @@ export function registerClusterRoutes(router: Router, backend: ClusterBackend): 
       const rollback = ctx.query.string('rollback');
       if (from !== undefined) opts.registryAuthFrom = from;
       if (rollback !== undefined) opts.rollback = rollback;
+      if (versionLessThan(ctx.version, '1.30')) opts.queryRegistry = true;
       const r = await backend.update(kind, id(ctx), await readJsonObject(ctx.req), opts);
       if (kind === 'services') sendJson(ctx.res, 200, { Warnings: r.Warnings ?? [] });
       else sendNoContent(ctx.res, 200);
