@@ -145,6 +145,7 @@ export function workerEndpoint(caPem: string, logs: NonNullable<EndpointHandler[
     leave: notHere,
     overlay: notHere,
     agentSync: notHere,
+    unlockKey: notHere,
     logs,
   };
 }

@@ -40,7 +40,6 @@ import { localTaskLogs, remoteTaskLogs, serveLogs, toRemote, workerEndpoint, typ
 import { startEndpoint } from './endpoint.ts';
 import type { Server } from 'node:https';
 import type { LogsRequest } from '../types/logs.ts';
-import type { NodeCerts } from './local-state.ts';
 import { digestWarning, pinnedReference } from './pull-options.ts';
 import type { TaskRuntime } from './task-runtime.ts';
 import { newDataKey } from './secret-crypto.ts';

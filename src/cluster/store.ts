@@ -4,7 +4,7 @@
 // have written it (compare-and-swap), and creation refuses a key that exists. Also: leases for
 // heartbeats, prefix watches and the member list of the etcd cluster.
 // etcd3 is loaded on first use only: a node outside a cluster never pays for it.
-import type { Etcd3, IOptions, Lease, Watcher } from 'etcd3';
+import type { Etcd3, Lease, Watcher } from 'etcd3';
 import { conflict, EngineError, notFound, unavailable } from '../errors.ts';
 
 export interface StoreTls {
