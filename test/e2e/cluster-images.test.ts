@@ -5,6 +5,9 @@
 // shown in inspect), the task is `preparing` while the pull runs, and a task whose image cannot be
 // pulled is rejected with dockerd's message.
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
@@ -258,5 +261,35 @@ describe('cluster images: digests, pulls on the task node, registry auth', { tim
       300,
     );
     await ok(m, ['service', 'rm', 'authed']);
+  });
+
+  test('docker stack deploy --with-registry-auth: the worker pulls the stack’s private image', async () => {
+    const image = `${locked.host}/private/bb:2`;
+    const dir = await mkdtemp(join(tmpdir(), 'engine-stack-auth-'));
+    try {
+      await writeFile(
+        join(dir, 'stack.yml'),
+        `version: "3.8"\nservices:\n  app:\n    image: ${image}\n    command: ["sleep", "1000"]\n    deploy:\n      placement:\n        constraints: [node.role == worker]\n`,
+      );
+      // A fresh copy on the worker: the earlier test's image goes first.
+      const held = `${locked.host}/private/bb@${await registryDigest(locked, 'private/bb', '2', 'alice:wonderland')}`;
+      await until(
+        'the worker without the private image',
+        async () => {
+          await w.docker(['image', 'rm', '-f', held]);
+          return (await w.docker(['image', 'inspect', held])).code === 1 ? true : undefined;
+        },
+        30_000,
+        500,
+      );
+      const dep = await m.docker(['stack', 'deploy', '--with-registry-auth', '--compose-file', join(dir, 'stack.yml'), 'priv']);
+      assert.equal(dep.code, 0, dep.stderr);
+      const ts = await running(m, 'priv_app', 1);
+      assert.equal(ts[0]!.NodeID, workerId);
+      assert.equal((await w.docker(['image', 'inspect', held])).code, 0, 'pulled again with the stack’s credentials');
+      assert.equal((await m.docker(['stack', 'rm', 'priv'])).code, 0);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

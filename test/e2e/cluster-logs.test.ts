@@ -1,9 +1,10 @@
-// Logs of a service whose tasks run on a manager and on a worker, through the docker CLI 28 and the
-// API: the manager reads its own task's container and asks the worker's endpoint (mutual TLS) for
-// the other's; tail, since, timestamps, details (the context the CLI turns into
-// `name.slot.id@node`), follow (new lines from both nodes while the stream is open), a worker's
-// task by /tasks/{id}/logs, and the worker's endpoint refusing a caller without a manager's
-// certificate.
+// Logs of a service whose tasks run on two managers and a worker, through the docker CLI 28 and
+// the API: the manager reads its own task's container and asks the other nodes' endpoints (mutual
+// TLS; the worker's own small one, the other manager's manager endpoint) for theirs; tail, since,
+// timestamps, details (the context the CLI turns into `name.slot.id@node`), follow (new lines from
+// every node while the stream is open), a worker's task by /tasks/{id}/logs, the worker's endpoint
+// refusing a caller without a manager's certificate, dockerd's "incomplete log stream" once a node
+// is gone; and node and network events of scope swarm.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -44,20 +45,26 @@ function frames(buf: Buffer): Array<{ stream: number; text: string }> {
 describe('service logs across nodes', { timeout: 240_000 }, () => {
   let m: TestDaemon;
   let w: TestDaemon;
+  /** A second manager: its task's logs come from its manager endpoint. */
+  let m2: TestDaemon;
   let managerId = '';
   let workerId = '';
+  let manager2Id = '';
   let tasks: TaskView[] = [];
   let since = 0;
 
   before(async () => {
-    [m, w] = await Promise.all([startDaemon(), startDaemon()]);
-    await Promise.all([loadBusybox(m), loadBusybox(w)]);
+    [m, w, m2] = await Promise.all([startDaemon(), startDaemon(), startDaemon()]);
+    await Promise.all([loadBusybox(m), loadBusybox(w), loadBusybox(m2)]);
     await ok(m, ['swarm', 'init', '--advertise-addr', ip(0), '--listen-addr', `${ip(0)}:2377`]);
     since = Math.floor(Date.now() / 1000);
     const token = (await ok(m, ['swarm', 'join-token', '-q', 'worker'])).trim();
     await ok(w, ['swarm', 'join', '--token', token, '--advertise-addr', ip(1), '--listen-addr', `${ip(1)}:2377`, `${ip(0)}:2377`]);
+    const managerToken = (await ok(m, ['swarm', 'join-token', '-q', 'manager'])).trim();
+    await ok(m2, ['swarm', 'join', '--token', managerToken, '--advertise-addr', ip(2), '--listen-addr', `${ip(2)}:2377`, `${ip(0)}:2377`]);
     managerId = (await m.request('GET', '/v1.51/info')).json().Swarm.NodeID;
     workerId = (await w.request('GET', '/v1.51/info')).json().Swarm.NodeID;
+    manager2Id = (await m2.request('GET', '/v1.51/info')).json().Swarm.NodeID;
     // One task per node (the scheduler spreads), each printing a numbered line every 200 ms, on
     // stdout, and one line on stderr at start.
     await ok(m, [
@@ -68,7 +75,7 @@ describe('service logs across nodes', { timeout: 240_000 }, () => {
       '--name',
       'chatty',
       '--replicas',
-      '2',
+      '3',
       '--stop-grace-period',
       '1s',
       'busybox:latest',
@@ -77,30 +84,31 @@ describe('service logs across nodes', { timeout: 240_000 }, () => {
       'echo started >&2; i=0; while true; do echo "line $i"; i=$((i+1)); sleep 0.2; done',
     ]);
     tasks = await until(
-      'both tasks running',
+      'the three tasks running',
       async () => {
         const r = await m.request('GET', `/v1.51/tasks?filters=${encodeURIComponent(JSON.stringify({ service: ['chatty'] }))}`);
         const ts = (r.json() as TaskView[]).filter((t) => t.DesiredState === 'running');
-        return ts.length === 2 && ts.every((t) => t.Status.State === 'running') ? ts : undefined;
+        return ts.length === 3 && ts.every((t) => t.Status.State === 'running') ? ts : undefined;
       },
       90_000,
       300,
     );
-    assert.deepEqual(tasks.map((t) => t.NodeID).sort(), [managerId, workerId].sort());
+    assert.deepEqual(tasks.map((t) => t.NodeID).sort(), [managerId, workerId, manager2Id].sort());
     // Let both print a few lines.
     await new Promise((r) => setTimeout(r, 1500));
   });
   after(async () => {
-    await Promise.all([m, w].filter(Boolean).map((d) => d.cleanup()));
+    await Promise.all([m, w, m2].filter(Boolean).map((d) => d.cleanup()));
   });
 
-  test('docker service logs shows both nodes’ tasks: tail, details, timestamps, stderr, since', async () => {
+  test('docker service logs shows every node’s task: tail, details, timestamps, stderr, since', async () => {
     const local = tasks.find((t) => t.NodeID === managerId)!;
     const remote = tasks.find((t) => t.NodeID === workerId)!;
+    const onManager2 = tasks.find((t) => t.NodeID === manager2Id)!;
     // Without --raw the CLI asks for details and prints name.slot.id@node for each line.
     const pretty = await m.docker(['service', 'logs', '--tail', '3', 'chatty']);
     assert.equal(pretty.code, 0, pretty.stderr);
-    for (const t of [local, remote]) {
+    for (const t of [local, remote, onManager2]) {
       const mine = pretty.stdout
         .split('\n')
         .filter((l) => new RegExp(`^chatty\\.${t.Slot}\\.${t.ID.slice(0, 12)}@\\S+ +\\| line \\d+$`).test(l));
@@ -108,15 +116,15 @@ describe('service logs across nodes', { timeout: 240_000 }, () => {
     }
     // stderr lines arrive on the CLI's stderr.
     const all = await m.docker(['service', 'logs', '--raw', 'chatty']);
-    assert.equal(all.stderr.split('\n').filter((l) => l === 'started').length, 2, all.stderr);
-    assert.ok(all.stdout.split('\n').filter((l) => l === 'line 0').length === 2, all.stdout);
+    assert.equal(all.stderr.split('\n').filter((l) => l === 'started').length, 3, all.stderr);
+    assert.ok(all.stdout.split('\n').filter((l) => l === 'line 0').length === 3, all.stdout);
 
     // The API: details carry the node, service and task of each line; timestamps come first.
     const r = await m.request('GET', `/v1.51/services/chatty/logs?stdout=1&stderr=1&details=1&timestamps=1&tail=2`);
     assert.equal(r.status, 200);
     const fs = frames(r.body);
     const svc = (await m.request('GET', '/v1.51/services/chatty')).json().ID;
-    for (const t of [local, remote]) {
+    for (const t of [local, remote, onManager2]) {
       const ctx = `com.docker.swarm.node.id=${t.NodeID},com.docker.swarm.service.id=${svc},com.docker.swarm.task.id=${t.ID}`;
       const mine = fs.filter((f) => f.text.includes(ctx));
       assert.equal(mine.length, 2, `tail=2 per task: ${JSON.stringify(fs)}`);
@@ -141,7 +149,7 @@ describe('service logs across nodes', { timeout: 240_000 }, () => {
     assert.match(frames(tl.body)[0]!.text, /^line \d+\n$/);
   });
 
-  test('docker service logs -f: new lines from both nodes while it runs', async () => {
+  test('docker service logs -f: new lines from every node while it runs', async () => {
     const child = spawn('docker', ['service', 'logs', '-f', '--tail', '0', 'chatty'], {
       env: { ...process.env, DOCKER_HOST: m.host, DOCKER_CONFIG: join(m.dir, 'docker-config') },
       stdio: ['ignore', 'pipe', 'pipe'],
