@@ -8,8 +8,9 @@
 // the protos are parsed and the start-up methods' codecs generated at build time.
 // Measured (bench/README.md "start-up"): ~15 % less daemon CPU before /_ping, not enough to be
 // worth its risks (builtins Node marks "not fully verified" in snapshots: child_process,
-// readline, dgram, perf_hooks, vm; `require` of the external etcd3 is not wired; code run only
-// after start-up loses V8's compile cache). Usage: bin/node scripts/snapshot-experiment.mjs
+// readline, dgram, perf_hooks, vm; code run only
+// after start-up loses V8's compile cache). Usage: bin/node scripts/snapshot-experiment.mjs, then
+// ENGINE_SNAPSHOT=1 bin/engined … runs the daemon from the blob.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -51,6 +52,15 @@ const lazy = {
       ),
       loader: 'js',
     }));
+    // etcd3 stays a package (see bundle.mjs); the snapshot's own `require` loads only builtins.
+    b.onResolve({ filter: /^etcd3$/ }, () => ({ path: 'etcd3', namespace: 'lazy-etcd3' }));
+    b.onLoad({ filter: /.*/, namespace: 'lazy-etcd3' }, () => ({
+      contents: lazyModule(
+        `process.getBuiltinModule('node:module').createRequire(${JSON.stringify(join(root, 'package.json'))})('etcd3')`,
+        Object.keys(req('etcd3')),
+      ),
+      loader: 'js',
+    }));
     // node-http.ts requires node:http at its top.
     b.onLoad({ filter: /dist\/src\/util\/node-http\.js$/ }, () => ({
       contents: "import * as h from 'node:http'; export const http = h;",
@@ -86,7 +96,6 @@ await build({
   target: 'node24',
   define: { 'import.meta.url': '__engineModuleUrl' },
   banner: { js: `var __engineModuleUrl = ${JSON.stringify('file://' + join(out, 'engined-snap.cjs'))};` },
-  external: ['etcd3'],
   logLevel: 'warning',
   plugins: [lazy],
 });
