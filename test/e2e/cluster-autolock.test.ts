@@ -4,7 +4,7 @@
 // wrong key refused with dockerd's 401, a malformed one 400), the right key brings it back with its
 // configs readable; a manager that joins fetches the key and seals its own; `unlock-key --rotate`
 // reaches the other manager, whose restart then unlocks with the new key; `--autolock=false` puts the
-// keys back in the clear and a restart is no longer locked.
+// keys back in the clear and a restart is no longer locked; `--autolock=true` seals them again.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -135,5 +135,13 @@ describe('autolock', () => {
     await a.stop();
     await a.restart();
     await until('a back without unlock', async () => ((await state(a)) === 'active' ? true : undefined), 60_000, 250);
+
+    // On again through `swarm update --autolock=true`: a new key, printed; both managers seal.
+    const on = await a.docker(['swarm', 'update', '--autolock=true']);
+    assert.equal(on.code, 0, on.stderr);
+    const key3 = /(SWMKEY-1-[A-Za-z0-9+/]{43})/.exec(on.stdout)?.[1];
+    assert.ok(key3 && key3 !== key && key3 !== key2, on.stdout);
+    await until('both node keys sealed again', async () => (sealed(a) && sealed(b) ? true : undefined), 30_000, 250);
+    assert.equal((await b.docker(['swarm', 'unlock-key', '-q'])).stdout.trim(), key3);
   });
 });
