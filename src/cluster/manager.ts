@@ -298,7 +298,9 @@ export class Manager {
 
   /** The endpoint's /unlock-key: another manager (only) fetches the key this one holds. */
   async unlockKey(node: CertIdentity): Promise<{ UnlockKey: string }> {
-    if (node.role !== 'manager') throw forbidden('only managers may fetch the unlock key');
+    // The certificate's role and the record's: a demoted manager's old certificate is not enough.
+    const rec = await this.store.get<NodeRecord>(nodeKey(node.nodeId));
+    if (node.role !== 'manager' || rec?.value.Spec.Role !== 'manager') throw forbidden('only managers may fetch the unlock key');
     const key = this.env.files.unlockKey;
     if (!key) throw notFound('this manager holds no unlock key');
     return { UnlockKey: formatUnlockKey(key) };

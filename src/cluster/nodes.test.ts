@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { certificateIps, chooseAdvertise, parseAddr } from './addresses.ts';
 import { checkInitNetworking } from './init-request.ts';
 import { checkNodeSpec, checkRemovable, filterNodes, findNode, nodeView, type NodeRecord } from './nodes.ts';
-import { checkSpec, withDefaults } from './swarm-object.ts';
+import { checkSpec, mergeInitSpec, withDefaults } from './swarm-object.ts';
 
 const node = (
   ID: string,
@@ -119,4 +119,21 @@ test('cluster spec: dockerd defaults fill zeros; external CAs are 501; bad pools
   });
   assert.throws(() => checkInitNetworking({ DataPathPort: 80 }), /out of range/);
   assert.throws(() => checkInitNetworking({ DefaultAddrPool: ['10.0.0.0/24'], SubnetSize: 16 }), /SubnetSize/);
+});
+
+test("force-new-cluster's spec merge: non-zero fields win, autolock as given", () => {
+  const cur = withDefaults({ Orchestration: { TaskHistoryRetentionLimit: 9 }, EncryptionConfig: { AutoLockManagers: true } });
+  const m = mergeInitSpec(cur, { Orchestration: { TaskHistoryRetentionLimit: 3 }, Dispatcher: { HeartbeatPeriod: 0 }, Labels: {} });
+  assert.equal((m.Orchestration as { TaskHistoryRetentionLimit: number }).TaskHistoryRetentionLimit, 3);
+  assert.equal((m.Dispatcher as { HeartbeatPeriod: number }).HeartbeatPeriod, 5e9, 'zero keeps the current value');
+  assert.deepEqual(m.EncryptionConfig, { AutoLockManagers: false }, 'dockerd takes AutoLockManagers as the request gives it');
+  assert.equal(
+    (mergeInitSpec(cur, { EncryptionConfig: { AutoLockManagers: true } }).EncryptionConfig as Record<string, boolean>).AutoLockManagers,
+    true,
+  );
+  assert.equal(
+    (cur.Orchestration as { TaskHistoryRetentionLimit: number }).TaskHistoryRetentionLimit,
+    9,
+    'the current spec is not changed',
+  );
 });

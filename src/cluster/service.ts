@@ -28,7 +28,7 @@ import { InactiveCluster, NOT_A_MANAGER, NOT_IN_A_CLUSTER } from './inactive.ts'
 import { LocalStateFiles, type LocalClusterState, type NodeCerts, type RemoteManager } from './local-state.ts';
 import { etcdPorts, Manager, newNodeRecord, type ManagerEnv } from './manager.ts';
 import type { NodeRecord } from './nodes.ts';
-import { checkSpec, withDefaults, type ClusterRecord } from './swarm-object.ts';
+import { checkSpec, mergeInitSpec, withDefaults, type ClusterRecord } from './swarm-object.ts';
 import { caDigest, newJoinToken, tokenMatchesCa } from './tokens.ts';
 import { Worker } from './worker.ts';
 import type { EventPublisher } from '../events/bus.ts';
@@ -515,7 +515,7 @@ export class ClusterService {
 
   init(req: SwarmInitRequest): Promise<string> {
     return this.serial(async () => {
-      if (req.ForceNewCluster && this.phase !== 'inactive') return this.forceNewCluster();
+      if (req.ForceNewCluster && this.phase !== 'inactive') return this.forceNewCluster(req.Spec);
       if (this.phase !== 'inactive') throw unavailable(ALREADY_IN_A_CLUSTER);
       const listen = parseAddr(req.ListenAddr || `0.0.0.0:${DEFAULT_LISTEN_PORT}`, DEFAULT_LISTEN_PORT, 'listen address');
       const adv = chooseAdvertise(listen, req.AdvertiseAddr, this.deps.defaultAdvertiseAddr?.());
@@ -600,9 +600,10 @@ export class ClusterService {
   /**
    * `swarm init --force-new-cluster` on a manager (its quorum lost): its etcd member restarts with
    * etcd's --force-new-cluster (a one-member cluster keeping the data), and the other managers' node
-   * records go, as dockerd drops them; workers, services and tasks stay. Addresses and spec are kept.
+   * records go, as dockerd drops them; workers, services and tasks stay. The addresses are kept; the
+   * request's spec is merged in as dockerd does (its non-zero fields; autolock as given).
    */
-  private async forceNewCluster(): Promise<string> {
+  private async forceNewCluster(spec: ClusterObject | undefined): Promise<string> {
     if (this.phase === 'locked') throw unavailable(LOCKED);
     const state = this.manager?.state ?? this.files.read();
     if (!state || state.role !== 'manager') throw unavailable(ALREADY_IN_A_CLUSTER);
@@ -619,6 +620,13 @@ export class ClusterService {
       try {
         await m.dropOtherManagers();
         await m.serve();
+        const c = await m.cluster();
+        await m.updateCluster(mergeInitSpec(c.value.Spec, spec), {
+          version: c.version,
+          rotateWorkerToken: false,
+          rotateManagerToken: false,
+          rotateManagerUnlockKey: false,
+        });
       } catch (err) {
         await m.stop();
         throw err;

@@ -83,3 +83,26 @@ export function clusterView(rec: ClusterRecord, version: number, tls: ClusterObj
   if (withTokens) view.JoinTokens = rec.JoinTokens;
   return view;
 }
+
+const zero = (v: unknown) =>
+  v === undefined || v === null || v === 0 || v === '' || (Array.isArray(v) && v.length === 0) || (isObj(v) && Object.keys(v).length === 0);
+
+/**
+ * dockerd's merge of an init request's spec into a cluster that exists (`--force-new-cluster`,
+ * MergeSwarmSpecToGRPC): each non-zero field of the request replaces the current one, and
+ * EncryptionConfig.AutoLockManagers is taken as the request gives it (absent: off).
+ */
+export function mergeInitSpec(current: ClusterObject, req: ClusterObject | undefined): ClusterObject {
+  const out = structuredClone(current);
+  const r = isObj(req) ? req : {};
+  for (const [k, v] of Object.entries(r)) {
+    if (k === 'EncryptionConfig' || zero(v)) continue;
+    const cur = out[k];
+    if (isObj(v) && isObj(cur)) {
+      for (const [kk, vv] of Object.entries(v)) if (!zero(vv)) cur[kk] = vv;
+    } else out[k] = v;
+  }
+  const enc = isObj(r.EncryptionConfig) ? r.EncryptionConfig : {};
+  out.EncryptionConfig = { ...(isObj(out.EncryptionConfig) ? out.EncryptionConfig : {}), AutoLockManagers: enc.AutoLockManagers === true };
+  return out;
+}

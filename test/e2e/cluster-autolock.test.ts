@@ -4,7 +4,8 @@
 // wrong key refused with dockerd's 401, a malformed one 400), the right key brings it back with its
 // configs readable; a manager that joins fetches the key and seals its own; `unlock-key --rotate`
 // reaches the other manager, whose restart then unlocks with the new key; `--autolock=false` puts the
-// keys back in the clear and a restart is no longer locked.
+// keys back in the clear and a restart is no longer locked; `--autolock=true` seals them again; a
+// worker's key stays in the clear until it is promoted.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -37,14 +38,14 @@ async function state(d: TestDaemon): Promise<string> {
 describe('autolock', () => {
   const ds: TestDaemon[] = [];
   before(async () => {
-    ds.push(...(await Promise.all([0, 1].map(() => startDaemon()))));
+    ds.push(...(await Promise.all([0, 1, 2].map(() => startDaemon()))));
   });
   after(async () => {
     await Promise.all(ds.map((d) => d.cleanup()));
   });
 
   test('init --autolock, locked restart, unlock, a joining manager, rotation, off', async (t) => {
-    const [a, b] = ds as [TestDaemon, TestDaemon];
+    const [a, b, c] = ds as [TestDaemon, TestDaemon, TestDaemon];
     const init = await a.docker(['swarm', 'init', '--autolock', '--advertise-addr', ip(0), '--listen-addr', `${ip(0)}:2377`]);
     assert.equal(init.code, 0, init.stderr + a.output);
     const key = /(SWMKEY-1-[A-Za-z0-9+/]{43})/.exec(init.stdout)?.[1];
@@ -135,5 +136,38 @@ describe('autolock', () => {
     await a.stop();
     await a.restart();
     await until('a back without unlock', async () => ((await state(a)) === 'active' ? true : undefined), 60_000, 250);
+
+    // On again through `swarm update --autolock=true`: a new key, printed; both managers seal.
+    const on = await a.docker(['swarm', 'update', '--autolock=true']);
+    assert.equal(on.code, 0, on.stderr);
+    const key3 = /(SWMKEY-1-[A-Za-z0-9+/]{43})/.exec(on.stdout)?.[1];
+    assert.ok(key3 && key3 !== key && key3 !== key2, on.stdout);
+    await until('both node keys sealed again', async () => (sealed(a) && sealed(b) ? true : undefined), 30_000, 250);
+    assert.equal((await b.docker(['swarm', 'unlock-key', '-q'])).stdout.trim(), key3);
+
+    // A worker's key stays in the clear; promoted, it fetches the unlock key and seals its own.
+    const wt = (await a.docker(['swarm', 'join-token', '-q', 'worker'])).stdout.trim();
+    const jc = await c.docker([
+      'swarm',
+      'join',
+      '--token',
+      wt,
+      '--advertise-addr',
+      ip(2),
+      '--listen-addr',
+      `${ip(2)}:2377`,
+      `${ip(0)}:2377`,
+    ]);
+    assert.equal(jc.code, 0, jc.stderr + c.output);
+    assert.ok(!sealed(c), "a worker's node key is not sealed");
+    const idc = JSON.parse((await c.docker(['info', '--format', '{{json .Swarm}}'])).stdout).NodeID;
+    assert.equal((await a.docker(['node', 'promote', idc])).code, 0);
+    await until('the promoted node sealed its key', async () => (sealed(c) ? true : undefined), 60_000, 250);
+    await until(
+      'the promoted node holds the key',
+      async () => ((await c.docker(['swarm', 'unlock-key', '-q'])).stdout.trim() === key3 ? true : undefined),
+      30_000,
+      250,
+    );
   });
 });

@@ -346,7 +346,7 @@ describe('manager failure: a killed leader, a partitioned minority', () => {
       250,
     );
     const t3 = Date.now();
-    const forced = await last.docker(['swarm', 'init', '--force-new-cluster']);
+    const forced = await last.docker(['swarm', 'init', '--force-new-cluster', '--task-history-limit', '7']);
     assert.equal(forced.code, 0, forced.stderr + last.output.slice(-3000));
     t.diagnostic(`\`swarm init --force-new-cluster\` answered in ${Date.now() - t3} ms`);
     const after = await until(
@@ -365,6 +365,11 @@ describe('manager failure: a killed leader, a partitioned minority', () => {
         [workerId, ''],
       ].sort(),
       'the other managers are dropped from the node list; the worker stays',
+    );
+    assert.equal(
+      (await last.request('GET', '/v1.51/swarm')).json().Spec.Orchestration.TaskHistoryRetentionLimit,
+      7,
+      "the request's spec merged in",
     );
     const si = JSON.parse((await last.docker(['info', '--format', '{{json .Swarm}}'])).stdout);
     assert.equal(si.Managers, 1);
