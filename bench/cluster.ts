@@ -10,6 +10,7 @@
 // manager. Not part of the test suite; nothing asserts. Prints the load average. After a build:
 //
 //   bin/node dist/bench/cluster.js [replicas=20] [engined|both]
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { httpOverUnix, run, startDaemon, type CommandResult, type HttpResult } from '../test/helpers/daemon.ts';
 import { loadBusybox } from '../test/helpers/images.ts';
@@ -191,8 +192,14 @@ async function main(): Promise<void> {
       await Promise.all(daemons.map((d) => d.stop()));
     }
   }
-  // dockerd's swarm mode makes docker_gwbridge (for its ingress sandbox) and leaves it behind.
-  if (which === 'both' && (await run('pgrep', ['-x', 'dockerd'])).code !== 0) await run('ip', ['link', 'del', 'docker_gwbridge']);
+  // dockerd's swarm mode makes docker_gwbridge (for its ingress sandbox) and leaves it behind;
+  // removed unless something is still attached to it.
+  if (
+    which === 'both' &&
+    existsSync('/sys/class/net/docker_gwbridge/brif') &&
+    readdirSync('/sys/class/net/docker_gwbridge/brif').length === 0
+  )
+    await run('ip', ['link', 'del', 'docker_gwbridge']);
   console.log(`load average before: ${load0}, after: ${loadAverage()}`);
   for (const r of results) {
     console.log(`== ${r.name}`);
