@@ -437,21 +437,7 @@ export class Manager {
         ? 'worker'
         : null;
     if (!role) throw invalidParameter('A valid join token is necessary to join this cluster');
-    if (role === 'manager' && this.member.alone) {
-      // A founding member leaves the short Raft timings before the cluster grows; the join goes on
-      // once this manager's store answers again.
-      await this.member.settle();
-      const deadline = Date.now() + 30_000;
-      while (
-        !(await this.store.get(CLUSTER_KEY).then(
-          () => true,
-          () => false,
-        ))
-      ) {
-        if (Date.now() > deadline) throw unavailable('the cluster store did not answer again after its etcd restart');
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
+    if (role === 'manager') await this.settleBeforeGrowing();
     const adv = parseAddr(req.advertiseAddr, 0, 'advertise address');
     const listen = parseAddr(req.listenAddr || req.advertiseAddr, adv.port, 'listen address');
     const nodeId = newId();
@@ -504,7 +490,27 @@ export class Manager {
     return res;
   }
 
+  /**
+   * A founding member leaves the short Raft timings before the cluster grows (a join or a
+   * promotion adds a member); what grows it goes on once this manager's store answers again.
+   */
+  private async settleBeforeGrowing(): Promise<void> {
+    if (!this.member.alone) return;
+    await this.member.settle();
+    const deadline = Date.now() + 30_000;
+    while (
+      !(await this.store.get(CLUSTER_KEY).then(
+        () => true,
+        () => false,
+      ))
+    ) {
+      if (Date.now() > deadline) throw unavailable('the cluster store did not answer again after its etcd restart');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
   private async learnerFor(rec: NodeRecord): Promise<{ initialCluster: string; clusterToken: string }> {
+    await this.settleBeforeGrowing();
     const addr = parseAddr(rec.ManagerAddr ?? `${rec.Addr}:2377`, 2377, 'manager address');
     const peer = peerUrl(addr.host, etcdPorts(addr.port).peer);
     let members = await this.store.members();
