@@ -4,9 +4,8 @@
 // saved under <data-root>/cluster and restored when the daemon starts. Every node in a cluster runs
 // an agent (agent.ts) that runs its tasks on the local engine. Secrets and configs: secrets-api.ts.
 import type { GenericResource } from '../config/generic-resources.ts';
-import { arch, cpus, hostname, totalmem } from 'node:os';
 import { conflict, invalidParameter, unauthorized, unavailable } from '../errors.ts';
-import { kekId, kekOf, LOCKED, newUnlockKey, parseUnlockKey, sealClusterKeys } from './autolock.ts';
+import { kekOf, LOCKED, newUnlockKey, parseUnlockKey, sealClusterKeys } from './autolock.ts';
 import type {
   ClusterLogOptions,
   ClusterObject,
@@ -20,7 +19,7 @@ import type {
 } from '../types/cluster.ts';
 import type { Logger } from '../util/log.ts';
 import { certificateIps, chooseAdvertise, DEFAULT_LISTEN_PORT, formatHostPort, parseAddr } from './addresses.ts';
-import { createRootCa, identityOf, issueNodeCert, newKeyPair, signedBy, tlsInfoOf } from './ca.ts';
+import { createRootCa, identityOf, issueNodeCert, newKeyPair, signedBy } from './ca.ts';
 import { callManager, type HeartbeatResponse, type JoinRequest, type JoinResponse } from './endpoint.ts';
 import { peerUrl } from './etcd-process.ts';
 import { newId } from './ids.ts';
@@ -34,19 +33,18 @@ import { Worker } from './worker.ts';
 import type { EventPublisher } from '../events/bus.ts';
 import { Agent, type SyncFn } from './agent.ts';
 import type { SyncAnswer } from './services-api.ts';
-import { serviceLogs } from './service-logs.ts';
 import { NodeEvents } from './node-events.ts';
-import { localTaskLogs, remoteTaskLogs, serveLogs, toRemote, workerEndpoint, type TaskLogLine } from './log-forward.ts';
+import { localTaskLogs, serveLogs, workerEndpoint, type TaskLogLine } from './log-forward.ts';
 import { startEndpoint } from './endpoint.ts';
 import type { Server } from 'node:https';
 import type { LogsRequest } from '../types/logs.ts';
-import { digestWarning, pinnedReference } from './pull-options.ts';
 import type { TaskRuntime } from './task-runtime.ts';
 import { newDataKey } from './secret-crypto.ts';
-import type { FileObjectsApi } from './secrets-api.ts';
 import { checkInitNetworking } from './init-request.ts';
 import { ControlMtu, controlPorts, DEFAULT_CONTROL_MTU } from './control-mtu.ts';
 import { ClusterNetworks } from './networks.ts';
+import { ClusterObjects } from './cluster-objects.ts';
+import { askToPromote, describeNode, fetchUnlockKey } from './node-helpers.ts';
 import { WorkerNetworks } from './worker-networks.ts';
 import type { CertIdentity } from './ca.ts';
 import type { OverlayControl, OverlayHost } from '../network/overlay/contract.ts';
@@ -108,11 +106,19 @@ export class ClusterService {
   private readonly log: Logger;
   private readonly inactive = new InactiveCluster();
   private readonly controlMtu: ControlMtu;
+  private readonly objects: ClusterObjects;
 
   constructor(private readonly deps: ClusterServiceDeps) {
     this.files = new LocalStateFiles(deps.dataRoot, deps.execRoot);
     this.log = deps.log.child({ module: 'cluster' });
     this.controlMtu = new ControlMtu(deps.controlPlaneMtu?.() ?? DEFAULT_CONTROL_MTU, this.log);
+    this.objects = new ClusterObjects({
+      manager: () => this.requireManager(),
+      runtime: () => this.deps.runtime?.(),
+      localLogs: (ids, req, signal) => this.localLogs(ids, req, signal),
+      certs: () => this.files.readCerts(),
+      log: this.log,
+    });
   }
 
   /** --network-control-plane-mtu on this node's control ports and those of the managers it knows. */
@@ -131,19 +137,7 @@ export class ClusterService {
   }
 
   private describe(caPem: string): NodeRecord['Description'] {
-    const generic = this.deps.genericResources?.() ?? [];
-    const labels: Record<string, string> = {};
-    for (const l of this.deps.engineLabels()) {
-      const i = l.indexOf('=');
-      labels[i < 0 ? l : l.slice(0, i)] = i < 0 ? '' : l.slice(i + 1);
-    }
-    return {
-      Hostname: hostname(),
-      Platform: { Architecture: arch() === 'x64' ? 'x86_64' : arch() === 'arm64' ? 'aarch64' : arch(), OS: 'linux' },
-      Resources: { NanoCPUs: cpus().length * 1e9, MemoryBytes: totalmem(), ...(generic.length ? { GenericResources: generic } : {}) },
-      Engine: { EngineVersion: this.deps.engineVersion, Labels: labels, Plugins: [] },
-      TLSInfo: tlsInfoOf(caPem),
-    };
+    return describeNode(this.deps, caPem);
   }
 
   /** Brings a node that was in a cluster back into it (daemon start); never throws. */
@@ -248,45 +242,17 @@ export class ClusterService {
         this.log.info('autolock is off: the node key is kept in the clear');
         return;
       }
-      const certs = this.files.readCerts();
-      for (const peer of m.otherManagers()) {
-        try {
-          const r = await callManager<{ UnlockKey: string }>(
-            peer.Addr,
-            'POST',
-            '/unlock-key',
-            {},
-            { caPem: certs.caPem, certs, timeoutMs: 5000 },
-          );
-          const key = parseUnlockKey(r.UnlockKey);
-          if (kekId(kekOf(key)) !== want) continue;
-          this.files.rekey(key);
-          this.log.info('autolock: the current unlock key fetched from a manager; the node key is sealed with it', { manager: peer.Addr });
-          return;
-        } catch (err) {
-          this.log.debug('fetching the unlock key from a manager failed', { manager: peer.Addr, error: (err as Error).message });
-        }
-      }
+      const key = await fetchUnlockKey(m.otherManagers(), this.files.readCerts(), want, this.log);
+      if (!key) return;
+      this.files.rekey(key);
+      this.log.info('autolock: the current unlock key fetched from a manager; the node key is sealed with it');
     })()
       .catch((err: Error) => this.log.warn('autolock key sync failed', { error: err.message }))
       .finally(() => (this.keySyncing = false));
   }
 
-  /** A joining or promoted manager's etcd learner asks a manager to make it a voter, until it may. */
   private promoter(managers: RemoteManager[], certs: NodeCerts): () => Promise<void> {
-    return async () => {
-      const deadline = Date.now() + 60_000;
-      for (let i = 0; ; i++) {
-        const addr = managers[i % managers.length]!.Addr;
-        try {
-          return await callManager<void>(addr, 'POST', '/promote', {}, { caPem: certs.caPem, certs });
-        } catch (err) {
-          if (Date.now() > deadline) throw err;
-          this.log.debug('etcd promotion not yet possible', { manager: addr, error: (err as Error).message });
-          await new Promise((r) => setTimeout(r, 500));
-        }
-      }
-    };
+    return () => askToPromote(managers, certs, this.log);
   }
 
   /**
@@ -787,111 +753,33 @@ export class ClusterService {
     });
   }
 
-  async list(kind: ClusterObjectKind, filters: Map<string, string[]>, opts: { status?: boolean } = {}): Promise<ClusterObject[]> {
-    const m = this.requireManager();
-    if (kind === 'nodes') return m.listNodes(filters);
-    if (kind === 'services') return m.services.list(filters, !!opts.status);
-    if (kind === 'tasks') return m.services.listTasks(filters, await m.nodesList());
-    return fileObjects(m, kind).list(filters);
+  list(kind: ClusterObjectKind, filters: Map<string, string[]>, opts: { status?: boolean } = {}): Promise<ClusterObject[]> {
+    return this.objects.list(kind, filters, opts);
   }
 
-  async inspect(kind: ClusterObjectKind, id: string, opts: { insertDefaults?: boolean } = {}): Promise<ClusterObject> {
-    const m = this.requireManager();
-    if (kind === 'nodes') return m.inspectNode(id);
-    if (kind === 'services') return m.services.inspect(id, !!opts.insertDefaults);
-    if (kind === 'tasks') return m.services.inspectTask(id);
-    return fileObjects(m, kind).inspect(id);
+  inspect(kind: ClusterObjectKind, id: string, opts: { insertDefaults?: boolean } = {}): Promise<ClusterObject> {
+    return this.objects.inspect(kind, id, opts);
   }
 
-  /**
-   * X-Registry-Auth is kept with the spec (pull-options.ts) for the nodes' pulls. With
-   * `queryRegistry` (dockerd: API < 1.30) the manager pins the image to the digest its tag has now.
-   */
-  async create(
+  create(
     kind: CreatableKind,
     spec: ClusterObject = {},
     opts: { registryAuth?: string; queryRegistry?: boolean } = {},
   ): Promise<{ ID: string; Warnings?: string[] }> {
-    const m = this.requireManager();
-    if (kind !== 'services') return fileObjects(m, kind).create(spec);
-    const warning = opts.queryRegistry ? await this.pinImage(spec, opts.registryAuth) : undefined;
-    const r = await m.services.create(spec, opts.registryAuth);
-    m.kick();
-    return warning ? { ...r, Warnings: [...r.Warnings, warning] } : r;
+    return this.objects.create(kind, spec, opts);
   }
 
-  /** Pins ContainerSpec.Image to a digest as dockerd does; a registry that cannot be asked gives its warning. */
-  private async pinImage(spec: ClusterObject, auth: string | undefined): Promise<string | undefined> {
-    const cs = (spec.TaskTemplate as ClusterObject | undefined)?.ContainerSpec as ClusterObject | undefined;
-    if (!cs || typeof cs.Image !== 'string' || !cs.Image) return undefined; // the spec check answers
-    const image = cs.Image;
-    let pin;
-    try {
-      pin = pinnedReference(image);
-    } catch {
-      return undefined; // an invalid reference: the node's create refuses it
-    }
-    if (!pin) return undefined;
-    const rt = this.deps.runtime?.();
-    try {
-      if (!rt) throw new Error('the local engine is not ready');
-      cs.Image = pin.pinned(await rt.resolveDigest(pin.ref, auth));
-      return undefined;
-    } catch (err) {
-      this.log.warn(`unable to pin image ${image} to digest: ${(err as Error).message}`);
-      return digestWarning(image);
-    }
+  update(kind: MutableKind, id: string, spec: ClusterObject, opts: ObjectUpdateOptions): Promise<{ Warnings?: string[] }> {
+    return this.objects.update(kind, id, spec, opts);
   }
 
-  async update(kind: MutableKind, id: string, spec: ClusterObject, opts: ObjectUpdateOptions): Promise<{ Warnings?: string[] }> {
-    const m = this.requireManager();
-    if (kind === 'services') {
-      const warning = opts.queryRegistry && opts.rollback !== 'previous' ? await this.pinImage(spec, opts.registryAuth) : undefined;
-      const r = await m.services.update(id, spec, opts);
-      m.kick();
-      return warning ? { ...r, Warnings: [...r.Warnings, warning] } : r;
-    }
-    if (kind !== 'nodes') {
-      await fileObjects(m, kind).update(id, spec, opts.version);
-      return {};
-    }
-    await m.updateNode(id, spec, opts.version);
-    m.kick();
-    return {};
+  remove(kind: MutableKind, id: string, opts: { force: boolean }): Promise<void> {
+    return this.objects.remove(kind, id, opts);
   }
 
-  async remove(kind: MutableKind, id: string, opts: { force: boolean }): Promise<void> {
-    const m = this.requireManager();
-    if (kind === 'services') return m.services.remove(id);
-    if (kind !== 'nodes') return fileObjects(m, kind).remove(id);
-    await m.removeNode(id, opts.force);
+  logs(kind: 'services' | 'tasks', id: string, opts: ClusterLogOptions): Promise<AsyncIterable<Buffer>> {
+    return this.objects.logs(kind, id, opts);
   }
-
-  /** Logs of a service's or task's tasks, read on the nodes that run them (service-logs.ts). */
-  async logs(kind: 'services' | 'tasks', id: string, opts: ClusterLogOptions): Promise<AsyncIterable<Buffer>> {
-    const m = this.requireManager();
-    const tasks = kind === 'services' ? await m.services.serviceTasks(id) : [await m.services.findTask(id)];
-    return serviceLogs(
-      tasks,
-      {
-        localNode: m.state.nodeId,
-        local: (ids, req, signal) => this.localLogs(ids, req, signal),
-        remote: async (nodeId, ids, req, signal) => {
-          const addr = await m.services.agentAddr(nodeId);
-          if (!addr) throw unavailable(`node ${nodeId} has not told where it serves its logs yet`);
-          return remoteTaskLogs(addr, this.files.readCerts(), toRemote(ids, req), signal);
-        },
-        warn: (message, fields) => this.log.warn(message, fields),
-      },
-      opts,
-    );
-  }
-}
-
-function fileObjects(m: Manager, kind: ClusterObjectKind): FileObjectsApi {
-  if (kind === 'secrets') return m.secrets;
-  if (kind === 'configs') return m.configs;
-  throw invalidParameter(`no such object kind ${kind}`);
 }
 
 /** The node's VXLAN tunnel end: its data-path address, else its advertise address. */

@@ -1,0 +1,66 @@
+// Pieces of a node's cluster life that need no ClusterService state: the Description it advertises,
+// a new manager's request to become an etcd voter, and fetching the current autolock key from the
+// other managers.
+import { arch, cpus, hostname, totalmem } from 'node:os';
+import type { GenericResource } from '../config/generic-resources.ts';
+import type { Logger } from '../util/log.ts';
+import { kekId, kekOf, parseUnlockKey } from './autolock.ts';
+import { tlsInfoOf } from './ca.ts';
+import { callManager } from './endpoint.ts';
+import type { NodeCerts, RemoteManager } from './local-state.ts';
+import type { NodeRecord } from './nodes.ts';
+
+/** The node's Description: host, platform, resources, engine labels and the cluster's TLS info. */
+export function describeNode(
+  deps: { genericResources?: () => GenericResource[]; engineLabels: () => string[]; engineVersion: string },
+  caPem: string,
+): NodeRecord['Description'] {
+  const generic = deps.genericResources?.() ?? [];
+  const labels: Record<string, string> = {};
+  for (const l of deps.engineLabels()) {
+    const i = l.indexOf('=');
+    labels[i < 0 ? l : l.slice(0, i)] = i < 0 ? '' : l.slice(i + 1);
+  }
+  return {
+    Hostname: hostname(),
+    Platform: { Architecture: arch() === 'x64' ? 'x86_64' : arch() === 'arm64' ? 'aarch64' : arch(), OS: 'linux' },
+    Resources: { NanoCPUs: cpus().length * 1e9, MemoryBytes: totalmem(), ...(generic.length ? { GenericResources: generic } : {}) },
+    Engine: { EngineVersion: deps.engineVersion, Labels: labels, Plugins: [] },
+    TLSInfo: tlsInfoOf(caPem),
+  };
+}
+
+/** A joining or promoted manager's etcd learner asks a manager to make it a voter, until it may. */
+export async function askToPromote(managers: RemoteManager[], certs: NodeCerts, log: Logger): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (let i = 0; ; i++) {
+    const addr = managers[i % managers.length]!.Addr;
+    try {
+      return await callManager<void>(addr, 'POST', '/promote', {}, { caPem: certs.caPem, certs });
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      log.debug('etcd promotion not yet possible', { manager: addr, error: (err as Error).message });
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
+/** The unlock key whose KEK has the ID `want`, from the first other manager that holds it; null if none does. */
+export async function fetchUnlockKey(managers: RemoteManager[], certs: NodeCerts, want: string, log: Logger): Promise<Buffer | null> {
+  for (const peer of managers) {
+    try {
+      const r = await callManager<{ UnlockKey: string }>(
+        peer.Addr,
+        'POST',
+        '/unlock-key',
+        {},
+        { caPem: certs.caPem, certs, timeoutMs: 5000 },
+      );
+      const key = parseUnlockKey(r.UnlockKey);
+      if (kekId(kekOf(key)) === want) return key;
+    } catch (err) {
+      log.debug('fetching the unlock key from a manager failed', { manager: peer.Addr, error: (err as Error).message });
+    }
+  }
+  return null;
+}
