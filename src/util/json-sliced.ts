@@ -18,14 +18,9 @@ const MAX_SLICED_DEPTH = 6;
 class Slicer {
   private until = performance.now() + SLICE_MS;
 
-  private calls = 0;
-
-  /**
-   * Whether the slice is over (checked synchronously: an await per entry would cost more than the
-   * entry); the clock is read on every 16th call only.
-   */
+  /** Whether the slice is over (checked synchronously: an await per entry would cost more than the entry). */
   due(): boolean {
-    return (++this.calls & 15) === 0 && performance.now() >= this.until;
+    return performance.now() >= this.until;
   }
 
   async pause(): Promise<void> {
@@ -280,9 +275,10 @@ class Stringifier {
           if (!(await child(v))) this.parts.push('null');
           i++;
         } else {
-          // A run of elements that need no walk (an Env's strings) goes to one native call.
+          // A run of primitives (an Env's strings) goes to one native call; objects one by one
+          // (one with a toJSON may take long).
           let end = i + 1;
-          while (end < value.length && end - i < ARRAY_RUN && !isSliced(value[end])) end++;
+          if (isPrimitive(v)) while (end < value.length && end - i < ARRAY_RUN && isPrimitive(value[end]) && !isSliced(value[end])) end++;
           this.parts.push(JSON.stringify(end - i === value.length ? value : value.slice(i, end)).slice(1, -1));
           i = end;
         }
@@ -334,6 +330,11 @@ const ARRAY_RUN = 512;
 
 /** Strings longer than this are escaped a piece at a time. */
 const LONG_STRING = 256 * 1024;
+
+/** Not an object: serialised at once, whatever it is (undefined and functions become null in arrays). */
+function isPrimitive(v: unknown): boolean {
+  return v === null || typeof v !== 'object';
+}
 
 /** What the stringifier walks in slices rather than handing to one native call. */
 function isSliced(v: unknown): boolean {
