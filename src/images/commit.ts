@@ -15,7 +15,17 @@ import type { ContainerFacts } from './container-facts.ts';
 import type { ImageDeps } from './import.ts';
 import { targetReference } from './import.ts';
 import type { OciImageConfig } from './image-store.ts';
-import { ensureReachable, LABEL, MT, setName, sha256, unpackLayers, writeConfig, writeManifest, type WriteContext } from './image-write.ts';
+import {
+  ensureReachable,
+  LABEL,
+  MT,
+  setName,
+  sha256Off,
+  unpackLayers,
+  writeConfig,
+  writeManifest,
+  type WriteContext,
+} from './image-write.ts';
 import { referenceString } from '../util/image-reference.ts';
 import type { SupervisorClient } from '../supervisor/client.ts';
 import type { Descriptor } from '../supervisor/types.ts';
@@ -185,9 +195,10 @@ export async function commitContainer(
     if (!opts.author) delete config.author;
     // Config and manifest written at once: the manifest only needs the config's digest.
     const configBytes = Buffer.from((await stringifyJsonSliced(config))!); // 50 000 labels: in slices
+    const configDigest = await sha256Off(configBytes);
     const [configDesc, manifest] = await Promise.all([
-      writeConfig(w, configBytes, top),
-      writeManifest(w, { config: { media_type: MT.ociConfig, digest: sha256(configBytes), size: configBytes.length }, layers }),
+      writeConfig(w, configBytes, top, MT.ociConfig, configDigest),
+      writeManifest(w, { config: { media_type: MT.ociConfig, digest: configDigest, size: configBytes.length }, layers }),
     ]);
     const labels = { [LABEL.parent]: parent.id };
     if (ref) await setName(client, deps.images, referenceString(ref), manifest, labels);

@@ -32,6 +32,7 @@ import { isDanglingName, isValidTag, parseReference, referenceString, familiarSt
 import { resolveSaveNames, writeSaveArchive } from './save.ts';
 import type { EventPublisher } from '../events/bus.ts';
 import { publishImageEvent, publishImageEventFor } from '../events/image-events.ts';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 
 export interface ImageServiceDeps extends ImageDeps {
   containers: ContainerFacts;
@@ -546,6 +547,8 @@ export class ImageService {
     if (opts.repo) {
       imageRef = familiarString(parseReference(opts.tag ? `${opts.repo}:${opts.tag}` : opts.repo));
       await publishImageEventFor(this.d.events, (r) => this.d.images.resolve(r), 'tag', id, imageRef);
+      // Each event stores the labels (4 MiB at most): other requests get a turn between the two.
+      await nextTurn();
     }
     this.d.containerEvent?.(this.d.containers.snapshotOf(opts.container).id, 'commit', {
       comment: opts.comment ?? '',

@@ -49,14 +49,20 @@ export interface Checkpointer {
   close(): void;
 }
 
-/** Starts the checkpoint worker for the database at path; `warn` gets its failures. */
-export function startCheckpointer(path: string, warn: (message: string) => void): Checkpointer {
+/**
+ * Starts the checkpoint worker for the database at path; `warn` gets its failures, and `stopped`
+ * runs if the worker ends before close() (the writer must then checkpoint again itself).
+ */
+export function startCheckpointer(path: string, warn: (message: string) => void, stopped: () => void): Checkpointer {
   const flag = new SharedArrayBuffer(4);
   const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path, period: PERIOD_MS, flag } });
+  let closed = false;
   worker.on('message', (m) => warn(`WAL checkpoint: ${String(m)}`));
   worker.on('error', (err) => warn(`WAL checkpoint worker: ${err.message}`));
+  worker.on('exit', () => {
+    if (!closed) stopped();
+  });
   worker.unref();
-  let closed = false;
   return {
     close() {
       if (closed) return;

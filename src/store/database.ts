@@ -98,7 +98,11 @@ class SqliteEngineDatabase implements EngineDatabase {
       this.schemaVersion = this.migrate(opts.migrations ?? MIGRATIONS);
       if (opts.checkpointInBackground && path !== ':memory:') {
         this.db.exec('PRAGMA wal_autocheckpoint = 0');
-        this.checkpointer = startCheckpointer(path, opts.checkpointInBackground.warn);
+        const { warn } = opts.checkpointInBackground;
+        this.checkpointer = startCheckpointer(path, warn, () => {
+          warn('WAL checkpoint worker ended: checkpoints are made by the writing connection again');
+          if (this.db.isOpen) this.db.exec('PRAGMA wal_autocheckpoint = 1000');
+        });
       }
     } catch (err) {
       this.db.close();

@@ -268,10 +268,20 @@ class Stringifier {
     const child = (v: unknown): boolean | Promise<boolean> => (isSliced(v) ? this.write(v, depth + 1) : this.native(v));
     if (Array.isArray(value)) {
       this.parts.push('[');
-      for (let i = 0; i < value.length; i++) {
+      for (let i = 0; i < value.length;) {
         if (i > 0) this.parts.push(',');
         const v: unknown = value[i];
-        if (!(isSliced(v) ? await child(v) : this.native(v))) this.parts.push('null');
+        if (isSliced(v)) {
+          if (!(await child(v))) this.parts.push('null');
+          i++;
+        } else {
+          // A run of primitives (an Env's strings) goes to one native call; objects one by one
+          // (one with a toJSON may take long).
+          let end = i + 1;
+          if (isPrimitive(v)) while (end < value.length && end - i < ARRAY_RUN && isPrimitive(value[end]) && !isSliced(value[end])) end++;
+          this.parts.push(JSON.stringify(end - i === value.length ? value : value.slice(i, end)).slice(1, -1));
+          i = end;
+        }
         if (this.between()) await this.slicer.pause();
       }
       this.parts.push(']');
@@ -315,8 +325,16 @@ class Stringifier {
   }
 }
 
+/** Array elements serialised together by one native call, at most. */
+const ARRAY_RUN = 512;
+
 /** Strings longer than this are escaped a piece at a time. */
 const LONG_STRING = 256 * 1024;
+
+/** Not an object: serialised at once, whatever it is (undefined and functions become null in arrays). */
+function isPrimitive(v: unknown): boolean {
+  return v === null || typeof v !== 'object';
+}
 
 /** What the stringifier walks in slices rather than handing to one native call. */
 function isSliced(v: unknown): boolean {
