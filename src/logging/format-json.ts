@@ -159,6 +159,33 @@ function timeAt(buf: Buffer, from: number, to: number): bigint {
   return ns;
 }
 
+// The bytes after the log text of the last record parsed in full (`","stream":"…",…"time":"…"}`)
+// and what they say: consecutive records mostly share them (one time per read chunk), so a record
+// that ends with the same bytes is ours with the same stream and time, checked by one comparison.
+// A pure function of the bytes: safe to share between concurrent reads.
+const lastSfx = Buffer.alloc(1024);
+let lastSfxLen = 0;
+let lastSfxStream = 0;
+let lastSfxTs = 0n;
+
+/** buf[at, at + lastSfxLen) equals the remembered suffix (compared from the end: the time's last digits differ first). */
+function sameSuffix(buf: Buffer, at: number): boolean {
+  for (let k = lastSfxLen - 1; k >= 0; k--) if (buf[at + k] !== lastSfx[k]) return false;
+  return true;
+}
+
+/** An accepted record's text buf[cs, ce) (the JSON string body) to the sink; e = index of the record's newline. */
+function emit(buf: Buffer, cs: number, ce: number, stream: number, ts: bigint, e: number, sink: EntrySink<unknown>): void {
+  if (!sink.accept(stream, ts)) return;
+  const bs = buf.indexOf(0x5c, cs);
+  if (bs === -1 || bs >= ce) sink.text(stream, ts, buf, cs, ce, true, e + 1);
+  else if (bs === ce - 2 && buf[ce - 1] === 0x6e) sink.text(stream, ts, buf, cs, ce - 2, false, e + 1);
+  else {
+    const line = Buffer.from(JSON.parse(buf.toString('utf8', cs - 1, ce + 1)) as string, 'utf8');
+    sink.entry(stream, ts, line, line[line.length - 1] !== 10, e + 1);
+  }
+}
+
 /**
  * The record in buf[s, e) (e = index of its newline). The usual text (no escapes but the trailing
  * \n) goes to the sink as a span of buf (which the reader owns and never reuses: the sink may
@@ -167,6 +194,17 @@ function timeAt(buf: Buffer, from: number, to: number): bigint {
 function parseRecord(buf: Buffer, s: number, e: number, sink: EntrySink<unknown>): void {
   if (sink.skip > 0) {
     sink.skip--;
+    return;
+  }
+  const sfxAt = e - lastSfxLen;
+  if (
+    lastSfxLen > 0 &&
+    sfxAt >= s + PREFIX.length &&
+    sameSuffix(buf, sfxAt) &&
+    matchesAt(buf, s, PREFIX) &&
+    !escapedAt(buf, sfxAt, s + PREFIX.length)
+  ) {
+    emit(buf, s + PREFIX.length, sfxAt, lastSfxStream, lastSfxTs, e, sink);
     return;
   }
   if (e - s > 40 && buf[e - 1] === 0x7d && buf[e - 2] === 0x22 && matchesAt(buf, s, PREFIX)) {
@@ -189,15 +227,14 @@ function parseRecord(buf: Buffer, s: number, e: number, sink: EntrySink<unknown>
           // not our layout after all
         }
         if (ts >= 0n) {
-          if (sink.accept(stream, ts)) {
-            const bs = buf.indexOf(0x5c, cs);
-            if (bs === -1 || bs >= ce) sink.text(stream, ts, buf, cs, ce, true, e + 1);
-            else if (bs === ce - 2 && buf[ce - 1] === 0x6e) sink.text(stream, ts, buf, cs, ce - 2, false, e + 1);
-            else {
-              const line = Buffer.from(JSON.parse(buf.toString('utf8', cs - 1, ce + 1)) as string, 'utf8');
-              sink.entry(stream, ts, line, line[line.length - 1] !== 10, e + 1);
-            }
+          // Remembered before the sink may overwrite the record.
+          if (e - ce <= lastSfx.length) {
+            buf.copy(lastSfx, 0, ce, e);
+            lastSfxLen = e - ce;
+            lastSfxStream = stream;
+            lastSfxTs = ts;
           }
+          emit(buf, cs, ce, stream, ts, e, sink);
           return;
         }
       }

@@ -75,6 +75,27 @@ describe('log frames straight from the file', () => {
     });
   }
 
+  for (const kind of ['json-file', 'local'])
+    it(`${kind}: 3 MiB of lines of every length read back whole, records straddling the blocks read`, async () => {
+      const dir = await newDir();
+      const driver = createLogDriver(kind, { containerId: 'c0ffee', dir, options: {}, attrs: {} });
+      const lines: string[] = [];
+      for (let i = 0, size = 0; size < 3 * 1024 * 1024; i++) {
+        const line = `${i} ${'abcdefgh"\\'.repeat(((i * 7919) % 3001) / 10)}${'z'.repeat((i * 31) % 10)}\n`;
+        lines.push(line);
+        size += line.length;
+      }
+      const input = Buffer.from(lines.join(''));
+      await driver.attach({ stdout: Readable.from([input.subarray(0, 1_000_000), input.subarray(1_000_000)]) });
+      const read: Buffer[] = [];
+      for await (const m of driver.read(ALL)) read.push(m.line);
+      assert.equal(read.length, lines.length);
+      assert.ok(Buffer.concat(read).equals(input), 'read() gives the bytes written');
+      assert.ok((await framed(driver, ALL, true, false)).equals(input), 'raw frames are the bytes written');
+      assert.deepEqual(await framed(driver, ALL, false, true), await reference(driver, ALL, false, true));
+      await driver.close();
+    });
+
   it('json-file lines in layouts other than ours (fields reordered, escapes) are framed like read() gives them', async () => {
     const dir = await newDir();
     const driver = createLogDriver('json-file', { containerId: 'c0ffee', dir, options: {}, attrs: {} });

@@ -140,7 +140,24 @@ async function* plainChunks(handle: FileHandle, from: number, to: number): Async
   }
 }
 
-/** Parses records out of a chunk sequence (records may straddle chunks) and yields the wanted ones. */
+/** codec.parse of buf[start, end) into the sink, bracketed; -1 when the bytes are not records (CorruptLogError). */
+function parseSpan<B>(codec: LogCodec, sink: EntrySink<B>, buf: Buffer, start: number, end: number): number {
+  sink.begin(buf, start);
+  try {
+    return codec.parse(buf, start, end, sink);
+  } catch (err) {
+    if (!(err instanceof CorruptLogError)) throw err;
+    return -1;
+  } finally {
+    sink.finish();
+  }
+}
+
+/**
+ * Parses records out of a chunk sequence and yields the wanted ones. A record straddling two chunks
+ * is joined on its own with the head of the next chunk (a few KiB), never the whole chunk: copying
+ * every block once more cost as much as parsing it.
+ */
 async function* parseChunks<B>(
   chunks: AsyncIterable<Buffer>,
   codec: LogCodec,
@@ -149,20 +166,31 @@ async function* parseChunks<B>(
 ): AsyncGenerator<B> {
   let rest: Buffer | null = null;
   for await (const chunk of chunks) {
-    const buf: Buffer = rest ? Buffer.concat([rest, chunk]) : chunk;
-    let next: number;
-    sink.begin(buf, 0);
-    try {
-      next = codec.parse(buf, 0, buf.length, sink);
-    } catch (err) {
-      if (!(err instanceof CorruptLogError)) throw err;
-      sink.finish();
-      if (sink.pending) yield sink.take();
-      return; // the rest of this file is not records we can read
-    } finally {
-      sink.finish();
+    let buf = chunk;
+    let from = 0;
+    if (rest) {
+      // rest starts with an incomplete record: parsing rest + a growing head of chunk consumes
+      // nothing until that record is whole.
+      for (let k = Math.min(chunk.length, Math.max(4096, rest.length * 2)); ; k = Math.min(chunk.length, k * 2)) {
+        const joined = Buffer.concat([rest, chunk.subarray(0, k)]);
+        const next = parseSpan(codec, sink, joined, 0, joined.length);
+        if (next < 0) {
+          if (sink.pending) yield sink.take();
+          return; // the rest of this file is not records we can read
+        }
+        if (next > 0) {
+          from = next - rest.length;
+          break;
+        }
+        if (k === chunk.length) {
+          buf = joined; // the record is longer than this chunk too: carry it all
+          break;
+        }
+      }
     }
+    const next = from > 0 || buf === chunk ? parseSpan(codec, sink, buf, from, buf.length) : 0;
     if (sink.pending) yield sink.take();
+    if (next < 0) return;
     if (sink.stopped || signal?.aborted) return;
     // Copy the unparsed tail: the entries just yielded may be views into buf.
     rest = next < buf.length ? Buffer.from(buf.subarray(next)) : null;

@@ -37,6 +37,15 @@ function wireChunks(): LogChunks {
   return lines;
 }
 
+/** 16 MiB in batches of two 128 KiB chunks: the socket pushes back, the route must wait and go on. */
+function bigChunks(): LogChunks {
+  const lines = chunks();
+  lines.frames = async function* () {
+    for (let i = 0; i < 64; i++) yield [Buffer.alloc(128 * 1024, 97 + (i % 26)), Buffer.alloc(128 * 1024, 65 + (i % 26))];
+  };
+  return lines;
+}
+
 describe('container routes', () => {
   let started: 'started' | 'already' = 'started';
   const { backend, calls } = fakeBackend<ContainersBackend>({
@@ -55,7 +64,10 @@ describe('container routes', () => {
     update: { Warnings: [] },
     resize: undefined,
     top: { Titles: ['PID'], Processes: [['1']] },
-    logs: async (ref: string, req: { stderr: boolean }) => ({ tty: !req.stderr, lines: ref === 'wire' ? wireChunks() : chunks() }),
+    logs: async (ref: string, req: { stderr: boolean }) => ({
+      tty: !req.stderr,
+      lines: ref === 'wire' ? wireChunks() : ref === 'big' ? bigChunks() : chunks(),
+    }),
     prune: { ContainersDeleted: null, SpaceReclaimed: 0 },
   });
   const h = new RouteHarness((r) => registerContainerRoutes(r, backend));
@@ -110,6 +122,9 @@ describe('container routes', () => {
     const wire = await h.request('GET', '/containers/wire/logs?stdout=1&stderr=1&timestamps=1');
     assert.equal(wire.text, 'wire tty=false timestamps=true|ab');
     assert.equal((await h.request('GET', '/containers/wire/logs?stdout=1')).text, 'wire tty=true timestamps=false|ab');
+    const big = await h.request('GET', '/containers/big/logs?stdout=1&stderr=1');
+    assert.equal(big.text.length, 16 * 1024 * 1024);
+    assert.equal(big.text.slice(-3), 'LLL'); // the last chunk: 65 + 63 % 26
     assert.equal((await h.request('GET', '/containers/abc/logs')).status, 400);
     assert.equal((await h.request('GET', '/containers/abc/logs?stdout=1&tail=x')).status, 400);
     assert.equal((await h.request('GET', '/containers/abc/logs?stdout=1&since=soon')).status, 400);

@@ -192,9 +192,7 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
       // The driver hands out the wire format itself, a few chunks per block of the log file.
       for await (const chunks of lines.frames({ tty, timestamps: req.timestamps })) {
         let ok = true;
-        if (chunks.length > 1) res.cork();
-        for (const c of chunks) ok = res.write(c);
-        if (chunks.length > 1) res.uncork();
+        for (const c of chunks) ok = res.write(c) && ok;
         if (!ok) await drained();
         if (abort.signal.aborted) break;
       }
