@@ -169,9 +169,29 @@ export class Agent {
     return this.stopping.size ? 250 : ROUND_MS;
   }
 
+  /** Status.PortStatus of a task with ports of mode host: the node ports its container got. */
+  private async portStatus(rt: TaskRuntime, t: TaskRecord, cid: string): Promise<Partial<TaskStatus>> {
+    const host = (t.Ports ?? []).filter((p) => (p as { PublishMode?: string }).PublishMode === 'host') as Array<{
+      Protocol?: string;
+      TargetPort: number;
+    }>;
+    if (!host.length || !rt.hostPorts) return {};
+    const bound = await rt.hostPorts(cid).catch(() => []);
+    const Ports = host.flatMap((p) => {
+      const proto = p.Protocol || 'tcp';
+      return bound
+        .filter((b) => b.target === `${p.TargetPort}/${proto}`)
+        .slice(0, 1)
+        .map((b) => ({ Protocol: proto, TargetPort: p.TargetPort, PublishedPort: b.published, PublishMode: 'host' }));
+    });
+    return Ports.length ? { PortStatus: { Ports } } : {};
+  }
+
   private async handle(rt: TaskRuntime, t: TaskRecord): Promise<void> {
     const state = (this.pending.get(t.ID) ?? t.Status).State;
     const cid = this.containers.get(t.ID);
+    // A task still pending (a global task waiting for room on this node) is not run yet.
+    if (t.DesiredState === 'running' && !cid && stateRank(state) < stateRank('assigned')) return;
     if (t.DesiredState === 'running' && !cid && !isTerminal(state)) {
       this.set(t, 'preparing', 'preparing');
       try {
@@ -190,7 +210,8 @@ export class Agent {
         );
         this.containers.set(t.ID, id);
         const st = rt.state(id);
-        this.set(t, 'running', 'started', { ContainerStatus: { ContainerID: id, PID: st?.pid ?? 0, ExitCode: 0 } });
+        const portStatus = await this.portStatus(rt, t, id);
+        this.set(t, 'running', 'started', { ContainerStatus: { ContainerID: id, PID: st?.pid ?? 0, ExitCode: 0 }, ...portStatus });
       } catch (err) {
         const failedId = (err as { containerId?: string }).containerId;
         if (failedId) this.containers.set(t.ID, failedId);

@@ -7,7 +7,7 @@ import type { Logger } from '../util/log.ts';
 import { newId } from './ids.ts';
 import type { NodeRecord } from './nodes.ts';
 import { plan, type Action } from './orchestrator.ts';
-import type { SchedNode } from './scheduler.ts';
+import type { NodeResources, SchedNode } from './scheduler.ts';
 import type { ServiceRecord } from './service-spec.ts';
 import { serviceKey, taskKey, type ServicesApi } from './services-api.ts';
 import type { ClusterStore, Stored } from './store.ts';
@@ -120,6 +120,7 @@ export class OrchestratorLoop {
         if (!t) return;
         const next: TaskRecord = { ...t.value, Status: a.status, UpdatedAt: now };
         if (a.node) next.NodeID = a.node;
+        if (a.named) next.AssignedGenericResources = a.named;
         t.version = await store.update(taskKey(a.id), (t.value = next), t.version);
         return;
       }
@@ -153,5 +154,18 @@ export function schedNode(rec: NodeRecord, up: boolean): SchedNode {
     engineLabels: rec.Description.Engine?.Labels ?? {},
     os: String(platform.OS ?? 'linux'),
     arch: String(platform.Architecture ?? ''),
+    resources: nodeResources(rec.Description.Resources as ClusterObject | undefined),
   };
+}
+
+/** Description.Resources as the scheduler counts them (--node-generic-resource: discrete or named). */
+export function nodeResources(r: ClusterObject | undefined): NodeResources {
+  const out: NodeResources = { nanoCPUs: Number(r?.NanoCPUs ?? 0), memoryBytes: Number(r?.MemoryBytes ?? 0), discrete: {}, named: {} };
+  for (const g of (Array.isArray(r?.GenericResources) ? r.GenericResources : []) as ClusterObject[]) {
+    const d = g.DiscreteResourceSpec as { Kind: string; Value: number } | undefined;
+    if (d) out.discrete[d.Kind] = (out.discrete[d.Kind] ?? 0) + d.Value;
+    const n = g.NamedResourceSpec as { Kind: string; Value: string } | undefined;
+    if (n) out.named[n.Kind] = [...(out.named[n.Kind] ?? []), n.Value];
+  }
+  return out;
 }

@@ -8,9 +8,10 @@ import type { EventPublisher } from '../events/bus.ts';
 import type { ClusterObject, ObjectUpdateOptions } from '../types/cluster.ts';
 import { newId } from './ids.ts';
 import { notAppliedWarnings } from './spec-warnings.ts';
-import { claimServiceVips, freeServiceVips, resolveNetworkTargets } from './service-vips.ts';
+import { allocatePorts, freePorts } from './published-ports.ts';
+import { claimServiceVips, freeServiceVips, resolveNetworkTargets, type VirtualIP } from './service-vips.ts';
 import type { NodeRecord } from './nodes.ts';
-import { parseConstraints } from './scheduler.ts';
+import { parseConstraints, parsePreferences } from './scheduler.ts';
 import {
   checkNameFree,
   checkServiceSpec,
@@ -120,6 +121,7 @@ export class ServicesApi {
   async create(body: ClusterObject): Promise<{ ID: string; Warnings: string[] }> {
     const spec = checkServiceSpec(body);
     parseConstraints(((spec.TaskTemplate as ClusterObject).Placement as ClusterObject | undefined)?.Constraints);
+    parsePreferences(((spec.TaskTemplate as ClusterObject).Placement as ClusterObject | undefined)?.Preferences);
     await this.files?.checkRefs(spec.TaskTemplate as ClusterObject);
     const id = newId();
     if (!spec.Name) spec.Name = `service-${id.slice(0, 8)}`;
@@ -131,12 +133,16 @@ export class ServicesApi {
     await resolveNetworkTargets(this.store, spec);
     const rec: ServiceRecord = { ID: id, CreatedAt: now, UpdatedAt: now, Spec: spec, SpecVersion: 1 };
     if (modeOf(spec).endsWith('-job')) rec.JobIteration = 0;
-    const { vips } = await claimServiceVips(this.store, id, spec, []);
-    if (vips.length) rec.VirtualIPs = vips;
+    const { ports } = await allocatePorts(this.store, id, spec, []);
+    if (ports.length) rec.Ports = ports;
+    let vips: VirtualIP[] = [];
     try {
+      vips = (await claimServiceVips(this.store, id, spec, [], ports)).vips;
+      if (vips.length) rec.VirtualIPs = vips;
       await this.store.create(serviceKey(id), rec);
     } catch (err) {
       await freeServiceVips(this.store, id, vips).catch(() => undefined);
+      await freePorts(this.store, ports).catch(() => undefined);
       throw err;
     }
     this.publish('create', rec);
@@ -206,6 +212,7 @@ export class ServicesApi {
     } else {
       const spec = checkServiceSpec(body);
       parseConstraints(((spec.TaskTemplate as ClusterObject).Placement as ClusterObject | undefined)?.Constraints);
+      parsePreferences(((spec.TaskTemplate as ClusterObject).Placement as ClusterObject | undefined)?.Preferences);
       await this.files?.checkRefs(spec.TaskTemplate as ClusterObject);
       await resolveNetworkTargets(this.store, spec);
       if (!spec.Name) spec.Name = cur.Spec.Name;
@@ -224,14 +231,26 @@ export class ServicesApi {
     }
     // VIPs follow the networks: new ones claimed before the write (freed again if it fails, e.g. a
     // stale version), those of networks left freed after it.
-    const { vips, claimed, unused } = await claimServiceVips(this.store, cur.ID, next.Spec, cur.VirtualIPs ?? []);
-    if (vips.length) next.VirtualIPs = vips;
+    // Published ports likewise: a port the service held stays (a dynamic one too).
+    const pa = await allocatePorts(this.store, cur.ID, next.Spec, cur.Ports ?? []);
+    if (pa.ports.length) next.Ports = pa.ports;
+    else delete next.Ports;
+    let va: Awaited<ReturnType<typeof claimServiceVips>>;
+    try {
+      va = await claimServiceVips(this.store, cur.ID, next.Spec, cur.VirtualIPs ?? [], pa.ports);
+    } catch (err) {
+      await freePorts(this.store, pa.claimed).catch(() => undefined);
+      throw err;
+    }
+    if (va.vips.length) next.VirtualIPs = va.vips;
     else delete next.VirtualIPs;
     await this.store.update(serviceKey(cur.ID), next, opts.version).catch(async (err: Error) => {
-      await freeServiceVips(this.store, cur.ID, claimed).catch(() => undefined);
+      await freeServiceVips(this.store, cur.ID, va.claimed).catch(() => undefined);
+      await freePorts(this.store, pa.claimed).catch(() => undefined);
       throw err;
     });
-    await freeServiceVips(this.store, cur.ID, unused);
+    await freeServiceVips(this.store, cur.ID, va.unused);
+    await freePorts(this.store, pa.unused);
     this.publish('update', next);
     return { Warnings: notAppliedWarnings(next.Spec) };
   }
@@ -240,6 +259,7 @@ export class ServicesApi {
     const s = await this.find(ref);
     await this.store.delete(serviceKey(s.value.ID));
     await freeServiceVips(this.store, s.value.ID, s.value.VirtualIPs ?? []);
+    await freePorts(this.store, s.value.Ports ?? []);
     // The tasks go with the service; each node's agent then removes their containers.
     for (const t of await this.tasks()) if (t.value.ServiceID === s.value.ID) await this.store.delete(taskKey(t.value.ID));
     this.publish('remove', s.value);
