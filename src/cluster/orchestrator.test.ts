@@ -340,6 +340,14 @@ test('update MaxFailureRatio: failures up to the ratio of the slots let the upda
   };
   assert.equal(run(0), 'paused', 'ratio 0: one failure pauses');
   assert.equal(run(0.25), 'completed', '1 failure of 4 slots is within 0.25');
+  // Every new task failing: with 0.5 of 2 slots, the second slot is still tried, then the update pauses.
+  const s2 = service({ Mode: { Replicated: { Replicas: 2 } } });
+  const sim = new Sim([s2], [node('a')]);
+  sim.round();
+  sim.update(s2, 'bad', { Parallelism: 1, MaxFailureRatio: 0.5 });
+  for (let i = 0; i < 10 && s2.UpdateStatus?.State === 'updating'; i++) sim.round();
+  assert.equal(s2.UpdateStatus?.State, 'paused');
+  assert.deepEqual([...new Set([...sim.tasks.values()].filter((t) => t.SpecVersion === 2).map((t) => t.Slot))].sort(), [1, 2]);
 });
 
 test("reservations: a task that fits nowhere stays pending with swarmkit's reason, then runs when room frees", () => {

@@ -269,8 +269,8 @@ function planUpdate(
   const live = [...liveSlots.entries()].filter(([k]) => wanted.has(k));
   const fresh = live.flatMap(([, ts]) => ts).filter((t) => t.SpecVersion === s.SpecVersion && at(t.CreatedAt) >= started);
   if (updating) {
-    // Tasks of this update that failed within Monitor (plus time to start): past MaxFailureRatio of
-    // the service's slots, the FailureAction (swarmkit: failures / slots updated > ratio).
+    // Slots whose task of this update failed within Monitor (plus time to start): past MaxFailureRatio
+    // of the service's slots, the FailureAction (swarmkit: failures / slots updated > ratio).
     const failures = mine.filter(
       (t) =>
         t.SpecVersion === s.SpecVersion &&
@@ -278,7 +278,9 @@ function planUpdate(
         (t.Status.State === 'failed' || t.Status.State === 'rejected') &&
         at(t.Status.Timestamp) <= at(t.CreatedAt) + ms(policy.Monitor) + 60_000,
     );
-    const failed = failures.length / Math.max(wanted.size, 1) > policy.MaxFailureRatio ? failures.at(-1) : undefined;
+    // Per slot: the restarts of a slot's failed new task are not more updates failing.
+    const failedSlots = new Set(failures.map((t) => t.Slot ?? t.NodeID)).size;
+    const failed = failedSlots / Math.max(wanted.size, 1) > policy.MaxFailureRatio ? failures.at(-1) : undefined;
     if (failed && policy.FailureAction !== 'continue') {
       const msg = `update paused due to failure or early termination of task ${failed.ID}`;
       if (policy.FailureAction === 'rollback' && !rollingBack && s.PreviousSpec) {
@@ -321,7 +323,11 @@ function planUpdate(
     return;
   }
   // A batch is in flight until each of its new tasks has run for the update delay.
-  const inFlight = fresh.filter((t) => t.Status.State !== 'running' || w.now < at(t.Status.Timestamp) + ms(policy.Delay)).length;
+  // (A new task that failed is done with, as in swarmkit: it counts against MaxFailureRatio above.)
+  const done = (t: TaskRecord) => t.Status.State === 'failed' || t.Status.State === 'rejected';
+  const inFlight = fresh.filter(
+    (t) => !done(t) && (t.Status.State !== 'running' || w.now < at(t.Status.Timestamp) + ms(policy.Delay)),
+  ).length;
   const stopping = live.filter(([, ts]) => ts.length === 0).length;
   const budget = (policy.Parallelism === 0 ? Infinity : policy.Parallelism) - inFlight - stopping;
   for (const [key, old] of outdated.sort((a, b) => Number(a[0]) - Number(b[0])).slice(0, Math.max(0, budget))) {

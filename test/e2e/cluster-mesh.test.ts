@@ -10,7 +10,9 @@
 // task on its own node (PortStatus); removal frees the VIP so the network can go. Then the
 // scheduler on two real nodes: a reservation no node can hold stays pending with swarmkit's reason,
 // a generic resource (--node-generic-resource on the worker) places the task there with
-// DOCKER_RESOURCE_GPU, and a spread preference over a node label puts a task on each value.
+// DOCKER_RESOURCE_GPU, a spread preference over a node label puts a task on each value, a restart
+// window lets restarts spread out in time go past MaxAttempts, and an update's MaxFailureRatio lets
+// it go on past a first failure.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
@@ -438,7 +440,7 @@ describe('services on an overlay network: VIP, tasks.<service>, dnsrr across two
       (await a.docker(['network', 'rm', 'ovs'])).code === 0 ? true : undefined,
     );
   });
-  test('scheduling on two nodes: reservations, generic resources, spread without warnings', async () => {
+  test('scheduling on two nodes: reservations, generic resources, spread, restart window, failure ratio', async () => {
     const [a, b] = ds as [TestDaemon, TestDaemon];
     const workerId = JSON.parse((await b.docker(['info', '--format', '{{json .Swarm.NodeID}}'])).stdout);
     // More memory than any node has: pending, with swarmkit's reason.
@@ -539,6 +541,94 @@ describe('services on an overlay network: VIP, tasks.<service>, dnsrr across two
       return ts.length === 2 && ts.every((x) => x.Status.State === 'running') ? ts.map((x) => x.NodeID) : undefined;
     });
     assert.notEqual(nodesOf[0], nodesOf[1], 'one per zone');
-    assert.equal((await a.docker(['service', 'rm', 'big', 'gpu', 'gpu2', 'sp'])).code, 0);
+
+    // RestartPolicy.Window: restarts 2 s apart never fall within a 1 s window, so MaxAttempts 1 does
+    // not stop them (without the window the slot would stop after one restart).
+    const win = await a.docker([
+      'service',
+      'create',
+      '--detach',
+      '--no-resolve-image',
+      '--name',
+      'win',
+      '--replicas',
+      '1',
+      '--restart-condition',
+      'on-failure',
+      '--restart-max-attempts',
+      '1',
+      '--restart-delay',
+      '2s',
+      '--restart-window',
+      '1s',
+      'busybox',
+      'false',
+    ]);
+    assert.equal(win.code, 0, win.stderr);
+    assert.doesNotMatch(win.stderr, /not applied/);
+    await until(
+      'a third task of the slot',
+      async () => ((await a.docker(['service', 'ps', '-q', 'win'])).stdout.trim().split('\n').length >= 3 ? true : undefined),
+      30_000,
+    );
+
+    // MaxFailureRatio 0.5 of 2 replicas: the first failed slot lets the update go on, the second pauses it.
+    const fr = await a.docker([
+      'service',
+      'create',
+      '--detach',
+      '--no-resolve-image',
+      '--name',
+      'fr',
+      '--replicas',
+      '2',
+      '--stop-grace-period',
+      '1s',
+      'busybox',
+      'sleep',
+      '600',
+    ]);
+    assert.equal(fr.code, 0, fr.stderr);
+    await until('both fr tasks running', async () => {
+      const x = await a.docker(['service', 'ps', '--filter', 'desired-state=running', '--format', '{{.CurrentState}}', 'fr']);
+      return x.stdout
+        .trim()
+        .split('\n')
+        .filter((l) => l.startsWith('Running')).length === 2
+        ? true
+        : undefined;
+    });
+    const upd = await a.docker([
+      'service',
+      'update',
+      '--detach',
+      '--update-max-failure-ratio',
+      '0.5',
+      '--update-parallelism',
+      '1',
+      '--args',
+      'false',
+      'fr',
+    ]);
+    assert.equal(upd.code, 0, upd.stderr);
+    assert.doesNotMatch(upd.stderr, /not applied/);
+    const paused = await until(
+      'the update paused',
+      async () => {
+        const svc = JSON.parse((await a.docker(['service', 'inspect', 'fr'])).stdout)[0];
+        return svc.UpdateStatus?.State === 'paused' ? svc : undefined;
+      },
+      30_000,
+    );
+    assert.match(paused.UpdateStatus.Message, /update paused due to failure or early termination of task/);
+    const frTasks = JSON.parse(
+      (await a.docker(['inspect', ...(await a.docker(['service', 'ps', '-q', 'fr'])).stdout.trim().split('\n')])).stdout,
+    ) as Array<{
+      Slot: number;
+      Spec: { ContainerSpec: { Args?: string[] } };
+    }>;
+    const tried = new Set(frTasks.filter((x) => x.Spec.ContainerSpec.Args?.[0] === 'false').map((x) => x.Slot));
+    assert.equal(tried.size, 2, 'both slots were tried before the pause');
+    assert.equal((await a.docker(['service', 'rm', 'big', 'gpu', 'gpu2', 'sp', 'win', 'fr'])).code, 0);
   });
 });
