@@ -25,6 +25,18 @@ const PARALLEL = 4;
 /** How long a stop waits for a round's container work (creates and starts) to finish. */
 const STOP_WAIT_MS = 15_000;
 
+/** The node's tasks after an answer: all of them, or the last ones updated by a delta. */
+function merged(last: Map<string, TaskRecord>, a: SyncAnswer): Map<string, TaskRecord> {
+  if (!a.ids) return new Map(a.tasks.map((t) => [t.ID, t]));
+  const next = new Map<string, TaskRecord>();
+  for (const id of a.ids) {
+    const t = last.get(id);
+    if (t) next.set(id, t);
+  }
+  for (const t of a.tasks) next.set(t.ID, t);
+  return next;
+}
+
 async function inParallel<T>(items: T[], width: number, fn: (item: T) => Promise<unknown>): Promise<void> {
   let next = 0;
   const worker = async () => {
@@ -46,6 +58,8 @@ export class Agent {
   /** The tasks of the last answer, for exits seen between rounds. */
   private lastTasks = new Map<string, TaskRecord>();
   private known: string | undefined;
+  /** The revision of the last answer: the next sync asks only for what changed since. */
+  private rev: number | undefined;
   /** Tasks whose secret and config files may be on this node (written here, or adopted). */
   private readonly withFiles = new Set<string>();
   /** The secret and config data of the last answer. */
@@ -139,15 +153,18 @@ export class Agent {
       // While a stop is under way the round must come back to see it end: no long poll then.
       const wait = !reports.length && !this.stopping.size && this.known !== undefined;
       this.polling = true;
-      const { tasks, digest, payloads } = await this.sync(wait ? { reports, known: this.known! } : { reports }).finally(
+      const since = this.rev !== undefined ? { since: this.rev } : {};
+      const answer = await this.sync(wait ? { reports, known: this.known!, ...since } : { reports, ...since }).finally(
         () => (this.polling = false),
       );
       if (this.stopped) return RETRY_MS; // a leave or shutdown came during the poll: start nothing now
-      this.known = digest;
-      this.payloads = payloads;
+      this.known = answer.digest;
+      this.rev = answer.rev;
+      this.payloads = answer.payloads;
       for (const r of reports) if (this.pending.get(r.id) === r.status) this.pending.delete(r.id);
-      this.lastTasks = new Map(tasks.map((t) => [t.ID, t]));
-      const known = new Set(tasks.map((t) => t.ID));
+      this.lastTasks = merged(this.lastTasks, answer);
+      const tasks = [...this.lastTasks.values()];
+      const known = new Set(this.lastTasks.keys());
       await inParallel(tasks, PARALLEL, (t) => this.handle(rt, t));
       // Containers of tasks that no longer exist (service removed, history trimmed) go.
       const gone = [...this.containers].filter(([taskId]) => !known.has(taskId));

@@ -1,7 +1,11 @@
-// The orchestrator's loop on a manager: every round (a short interval, and at once after a service
-// change) the manager whose etcd member leads reads services, tasks and nodes, asks
-// orchestrator.ts for a plan and writes it, each write a compare-and-swap on the version it read
-// (a write that lost a race is simply planned again next round).
+// The orchestrator's loop on a manager: a round runs at once after a change of services, tasks,
+// nodes or node liveness (the watch-fed cluster-cache.ts; several changes during a round make one
+// more round), and every second for what only time changes (restart delays, update delays and
+// monitors). In a round the manager whose etcd member leads plans from the cache (orchestrator.ts)
+// and writes the plan, several writes at once, each a compare-and-swap on the version it read (a
+// write that lost a race is simply planned again); the next round first waits until the cache has
+// seen those writes, so it never plans the same task twice. Without the cache (its watch could not
+// start) a round lists the store.
 import type { ClusterObject } from '../types/cluster.ts';
 import type { Logger } from '../util/log.ts';
 import { newId } from './ids.ts';
@@ -9,7 +13,7 @@ import type { NodeRecord } from './nodes.ts';
 import { plan, type Action } from './orchestrator.ts';
 import type { NodeResources, SchedNode } from './scheduler.ts';
 import type { ServiceRecord } from './service-spec.ts';
-import { serviceKey, taskKey, type ServicesApi } from './services-api.ts';
+import { inParallel, serviceKey, taskKey, type ServicesApi } from './services-api.ts';
 import type { ClusterStore, Stored } from './store.ts';
 import type { TaskRecord } from './tasks.ts';
 
@@ -22,13 +26,21 @@ export interface LoopSource {
   historyLimit(): Promise<number>;
 }
 
-const ROUND_MS = 500;
+/** Rounds for what only time changes; changes themselves start a round at once. */
+const ROUND_MS = 1000;
+/** Writes of one round under way at once. */
+const WRITE_WIDTH = 32;
+/** A pause before a round that changes during the last one asked for, so a burst makes one round. */
+const AGAIN_MS = 20;
 
 export class OrchestratorLoop {
   private timer: NodeJS.Timeout | null = null;
   private busy = false;
   private again = false;
   private stopped = false;
+  /** The latest revisions this loop wrote, which the next round's cache must have seen. */
+  private wrote = { tasks: 0, services: 0 };
+  private limit: { value: number; at: number } | undefined;
 
   constructor(
     private readonly src: LoopSource,
@@ -60,6 +72,7 @@ export class OrchestratorLoop {
     this.busy = true;
     try {
       do {
+        if (this.again) await new Promise((r) => setTimeout(r, AGAIN_MS));
         this.again = false;
         if (!(await this.src.leads())) return;
         await this.once();
@@ -71,13 +84,18 @@ export class OrchestratorLoop {
     }
   }
 
+  /** The cluster's task history limit, read again at most every few seconds. */
+  private async historyLimit(): Promise<number> {
+    if (!this.limit || Date.now() - this.limit.at > 5000) this.limit = { value: await this.src.historyLimit(), at: Date.now() };
+    return this.limit.value;
+  }
+
   private async once(): Promise<void> {
-    const [services, tasks, nodes, historyLimit] = await Promise.all([
-      this.src.api.services(),
-      this.src.api.tasks(),
-      this.src.nodes(),
-      this.src.historyLimit(),
-    ]);
+    const cache = this.src.api.cache.ready ? this.src.api.cache : undefined;
+    if (cache) await Promise.all([cache.waitFor('tasks', this.wrote.tasks), cache.waitFor('services', this.wrote.services)]);
+    const [services, tasks, nodes, historyLimit] = cache
+      ? [cache.serviceList(), cache.taskList(), cache.nodeList(), await this.historyLimit()]
+      : await Promise.all([this.src.api.services(), this.src.api.tasks(), this.src.nodes(), this.historyLimit()]);
     const actions = plan({
       services: services.map((s) => s.value),
       tasks: tasks.map((t) => t.value),
@@ -87,47 +105,58 @@ export class OrchestratorLoop {
       newId,
     });
     if (!actions.length) return;
-    const svc = new Map(services.map((s) => [s.value.ID, s]));
-    const tsk = new Map(tasks.map((t) => [t.value.ID, t]));
+    // Copies: apply() moves their value and version along with its writes; the cache's stay the store's.
+    const svc = new Map(services.map((s) => [s.value.ID, { ...s }]));
+    const tsk = new Map(tasks.map((t) => [t.value.ID, { ...t }]));
+    // Actions on one object stay in order (a task's desire then its deletion); objects go in parallel.
+    const byObject = new Map<string, Action[]>();
     for (const a of actions) {
-      try {
-        await this.apply(a, svc, tsk);
-      } catch (err) {
-        this.log.debug('orchestrator write lost', { op: a.op, error: (err as Error).message });
-      }
+      const k = a.op === 'create' ? a.task.ID : a.op === 'updateStatus' || a.op === 'rollback' ? `s:${a.service}` : a.id;
+      byObject.set(k, [...(byObject.get(k) ?? []), a]);
     }
+    await inParallel([...byObject.values()], WRITE_WIDTH, async (list) => {
+      for (const a of list) {
+        try {
+          const rev = await this.apply(a, svc, tsk);
+          const which = a.op === 'updateStatus' || a.op === 'rollback' ? 'services' : 'tasks';
+          if (rev) this.wrote[which] = Math.max(this.wrote[which], rev);
+        } catch (err) {
+          this.log.debug('orchestrator write lost', { op: a.op, error: (err as Error).message });
+        }
+      }
+    });
   }
 
-  private async apply(a: Action, svc: Map<string, Stored<ServiceRecord>>, tsk: Map<string, Stored<TaskRecord>>): Promise<void> {
+  /** Writes one action; returns the store revision written (0: nothing, or a delete). */
+  private async apply(a: Action, svc: Map<string, Stored<ServiceRecord>>, tsk: Map<string, Stored<TaskRecord>>): Promise<number> {
     const store = this.src.store;
     const now = new Date().toISOString();
     const task = (id: string) => tsk.get(id);
     switch (a.op) {
       case 'create':
-        await store.create(taskKey(a.task.ID), a.task);
-        return;
+        return store.create(taskKey(a.task.ID), a.task);
       case 'delete':
         await store.delete(taskKey(a.id));
-        return;
+        return 0;
       case 'desire': {
         const t = task(a.id);
-        if (!t) return;
+        if (!t) return 0;
         t.version = await store.update(taskKey(a.id), (t.value = { ...t.value, DesiredState: a.state, UpdatedAt: now }), t.version);
-        return;
+        return t.version;
       }
       case 'assign': {
         const t = task(a.id);
-        if (!t) return;
+        if (!t) return 0;
         const next: TaskRecord = { ...t.value, Status: a.status, UpdatedAt: now };
         if (a.node) next.NodeID = a.node;
         if (a.named) next.AssignedGenericResources = a.named;
         t.version = await store.update(taskKey(a.id), (t.value = next), t.version);
-        return;
+        return t.version;
       }
       case 'updateStatus':
       case 'rollback': {
         const s = svc.get(a.service);
-        if (!s) return;
+        if (!s) return 0;
         const next: ServiceRecord = { ...s.value, UpdateStatus: a.status, UpdatedAt: now };
         if (a.op === 'rollback' && s.value.PreviousSpec) {
           next.Spec = s.value.PreviousSpec;
@@ -136,7 +165,7 @@ export class OrchestratorLoop {
         }
         s.version = await store.update(serviceKey(a.service), (s.value = next), s.version);
         if (a.op === 'rollback') this.log.info('service update rolled back', { service: a.service });
-        return;
+        return s.version;
       }
     }
   }

@@ -50,7 +50,9 @@ export function plan(w: World): Action[] {
   const load: Load = { service: new Map(), total: new Map(), use: new Map() };
   const byService = new Map<string, TaskRecord[]>();
   for (const t of w.tasks) {
-    byService.set(t.ServiceID, [...(byService.get(t.ServiceID) ?? []), t]);
+    const list = byService.get(t.ServiceID);
+    if (list) list.push(t);
+    else byService.set(t.ServiceID, [t]);
     if (t.NodeID && !isTerminal(t.Status.State) && t.DesiredState === 'running')
       load.total.set(t.NodeID, (load.total.get(t.NodeID) ?? 0) + 1);
     // Reservations and host ports are held until the task's container is gone (desired or not).
@@ -97,7 +99,9 @@ function planService(
   const bySlot = new Map<string, TaskRecord[]>();
   for (const t of current) {
     const k = keyOf(t);
-    bySlot.set(k, [...(bySlot.get(k) ?? []), t]);
+    const list = bySlot.get(k);
+    if (list) list.push(t);
+    else bySlot.set(k, [t]);
   }
   const wanted = new Set(slotKeys);
   const newTask = (key: string, restarts: number, restartTimes?: number[]): TaskRecord => {

@@ -165,7 +165,7 @@ export class ClusterService {
       }
       this.manager = m;
       await this.startNetworks(m);
-      this.startAgent((req) => m.services.sync(state.nodeId, req.reports, req.known));
+      this.startAgent((req) => m.services.sync(state.nodeId, req.reports, req.known, undefined, req.since));
     } else {
       const w = new Worker(state, certs, this.files, this.log);
       this.worker = w;
@@ -350,7 +350,7 @@ export class ClusterService {
       }
       this.manager = m;
       const mgr = m;
-      this.startAgent((req) => mgr.services.sync(nodeId, req.reports, req.known));
+      this.startAgent((req) => mgr.services.sync(nodeId, req.reports, req.known, undefined, req.since));
       this.phase = 'active';
       this.error = '';
       await this.startNetworks(m);

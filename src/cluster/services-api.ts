@@ -2,10 +2,11 @@
 // services (version compare-and-swap, rollback to PreviousSpec, `service` events of scope swarm),
 // list/inspect of tasks, and the agents' sync (task states reported by a node, its tasks answered).
 import { createHash } from 'node:crypto';
-import { EventEmitter } from 'node:events';
 import { invalidParameter } from '../errors.ts';
 import type { EventPublisher } from '../events/bus.ts';
 import type { ClusterObject, ObjectUpdateOptions } from '../types/cluster.ts';
+import type { Logger } from '../util/log.ts';
+import { ClusterCache } from './cluster-cache.ts';
 import { newId } from './ids.ts';
 import { notAppliedWarnings } from './spec-warnings.ts';
 import { allocatePorts, freePorts } from './published-ports.ts';
@@ -36,17 +37,27 @@ export interface TaskReport {
   status: TaskStatus;
 }
 
-/** What a node's agent sends: its reports, and the digest of the tasks it last got. */
+/**
+ * What a node's agent sends: its reports, the digest of the tasks it last got (to wait for a
+ * change) and the revision of that answer (to get only what changed since).
+ */
 export interface AgentSyncRequest {
   reports: TaskReport[];
   known?: string;
+  since?: number;
 }
 
-/** What a node's agent gets back: its tasks and a digest of them (to wait for a change). */
+/**
+ * What a node's agent gets back: its tasks and their digest. With `ids` (an answer to `since`),
+ * `tasks` are only those changed since and `ids` all the node's tasks (the others are gone);
+ * without, `tasks` are all of them. `rev`: what to send as `since` next time.
+ */
 export interface SyncAnswer {
   tasks: TaskRecord[];
   digest: string;
-  /** The data of exactly the secrets and configs these tasks use. */
+  ids?: string[];
+  rev?: number;
+  /** The data of exactly the secrets and configs the node's live tasks use. */
   payloads?: TaskPayloads;
 }
 
@@ -61,44 +72,30 @@ export interface FileObjectHooks {
 export const SYNC_WAIT_MS = 2000;
 
 export class ServicesApi {
-  private readonly changes = new EventEmitter();
-  private unwatch: Array<() => Promise<void>> = [];
+  /** The watch-fed copy the orchestrator and the agents' syncs read (cluster-cache.ts). */
+  readonly cache: ClusterCache;
 
   constructor(
     private readonly store: ClusterStore,
     private readonly events: EventPublisher | undefined,
     private readonly files?: FileObjectHooks,
+    log?: Logger,
   ) {
-    this.changes.setMaxListeners(0);
+    this.cache = new ClusterCache(store, log);
   }
 
-  /** Starts watching services and tasks, so that agents and the orchestrator hear of changes at once. */
+  /** Reads and follows services, tasks and nodes, so agents and the orchestrator hear of changes at once. */
   async watch(): Promise<void> {
-    for (const prefix of ['services/', 'tasks/']) this.unwatch.push(await this.store.watch(prefix, () => this.changes.emit('change')));
+    await this.cache.start();
   }
 
   onChange(fn: () => void): void {
-    this.changes.on('change', fn);
+    this.cache.onChange(fn);
   }
 
   async close(): Promise<void> {
-    this.changes.removeAllListeners();
-    const stops = this.unwatch;
-    this.unwatch = [];
     // A watch whose store connection is already gone has nothing left to cancel.
-    await Promise.all(stops.map((s) => s().catch(() => undefined)));
-  }
-
-  private waitChange(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.changes.off('change', done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.changes.on('change', done);
-    });
+    await this.cache.close().catch(() => undefined);
   }
 
   async services(): Promise<Stored<ServiceRecord>[]> {
@@ -306,42 +303,77 @@ export class ServicesApi {
   }
 
   /** A node's agent: applies its reports (states only move forward), answers its tasks. */
-  async sync(nodeId: string, reports: TaskReport[], known?: string, waitMs = SYNC_WAIT_MS): Promise<SyncAnswer> {
-    for (const r of reports) {
-      for (let attempt = 0; attempt < 3; attempt++) {
-        const cur = await this.store.get<TaskRecord>(taskKey(r.id));
-        if (!cur || cur.value.NodeID !== nodeId) break;
-        if (stateRank(r.status.State) < stateRank(cur.value.Status.State)) break;
-        if (
-          stateRank(r.status.State) === stateRank(cur.value.Status.State) &&
-          JSON.stringify(r.status.ContainerStatus) === JSON.stringify(cur.value.Status.ContainerStatus)
-        )
-          break;
-        try {
-          await this.store.update(taskKey(r.id), { ...cur.value, Status: r.status, UpdatedAt: new Date().toISOString() }, cur.version);
-          break;
-        } catch (err) {
-          if ((err as { code?: string }).code !== 'CONFLICT') throw err;
-        }
-      }
-    }
+  async sync(nodeId: string, reports: TaskReport[], known?: string, waitMs = SYNC_WAIT_MS, since?: number): Promise<SyncAnswer> {
+    let written = 0;
+    await inParallel(reports, REPORT_WIDTH, async (r) => {
+      written = Math.max(written, await this.report(nodeId, r));
+    });
+    const cache = this.cache.ready ? this.cache : undefined;
+    // The answer reflects the reports just written (the watch has applied them).
+    if (cache && written) await cache.waitFor('tasks', written, 2000);
     const answer = async (): Promise<SyncAnswer> => {
-      const tasks = (await this.tasks()).filter((t) => t.value.NodeID === nodeId);
+      const rev = cache?.tasks.rev;
+      const tasks = cache ? cache.tasksOf(nodeId) : (await this.tasks()).filter((t) => t.value.NodeID === nodeId);
       const digest = createHash('sha1')
-        .update(tasks.map((t) => `${t.value.ID}:${t.version}`).join(','))
+        .update(
+          tasks
+            .map((t) => `${t.value.ID}:${t.version}`)
+            .sort()
+            .join(','),
+        )
         .digest('hex');
       const mine = tasks.map((t) => t.value);
       // Only tasks the node is to run need their files (secrets stay off nodes that merely held them).
       const live = mine.filter((t) => t.DesiredState === 'running' && !isTerminal(t.Status.State));
       const payloads = this.files ? await this.files.payloads(live) : undefined;
-      return { tasks: mine, digest, ...(payloads ? { payloads } : {}) };
+      const delta = cache && since !== undefined && since <= rev!;
+      return {
+        tasks: delta ? tasks.filter((t) => t.version > since).map((t) => t.value) : mine,
+        digest,
+        ...(delta ? { ids: mine.map((t) => t.ID) } : {}),
+        ...(rev !== undefined ? { rev } : {}),
+        ...(payloads ? { payloads } : {}),
+      };
     };
     const first = await answer();
-    // Nothing new for the agent: hold the answer until something changes (a long poll).
-    if (!reports.length && known !== undefined && first.digest === known && this.unwatch.length) {
-      await this.waitChange(Math.min(waitMs, SYNC_WAIT_MS));
+    // Nothing new for the agent: hold the answer until its node's tasks change (a long poll).
+    if (!reports.length && known !== undefined && first.digest === known && cache) {
+      await cache.nodeChange(nodeId, Math.min(waitMs, SYNC_WAIT_MS));
       return answer();
     }
     return first;
   }
+
+  /** Writes one report (compare-and-swap on the version known); returns the revision written, or 0. */
+  private async report(nodeId: string, r: TaskReport): Promise<number> {
+    let cur: Stored<TaskRecord> | null | undefined = this.cache.ready ? this.cache.task(r.id) : undefined;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      cur ??= await this.store.get<TaskRecord>(taskKey(r.id));
+      if (!cur || cur.value.NodeID !== nodeId) return 0;
+      if (stateRank(r.status.State) < stateRank(cur.value.Status.State)) return 0;
+      if (
+        stateRank(r.status.State) === stateRank(cur.value.Status.State) &&
+        JSON.stringify(r.status.ContainerStatus) === JSON.stringify(cur.value.Status.ContainerStatus)
+      )
+        return 0;
+      try {
+        return await this.store.update(taskKey(r.id), { ...cur.value, Status: r.status, UpdatedAt: new Date().toISOString() }, cur.version);
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'CONFLICT') throw err;
+        cur = undefined; // changed meanwhile (or the copy was behind): read it from the store
+      }
+    }
+    return 0;
+  }
+}
+
+/** Reports of one sync written at once (etcd batches concurrent proposals). */
+const REPORT_WIDTH = 16;
+
+export async function inParallel<T>(items: T[], width: number, fn: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
 }

@@ -207,6 +207,62 @@ export class ClusterStore {
     return () => w.cancel();
   }
 
+  /** A prefix's objects and the store revision they were read at (to watch from the next one). */
+  async snapshot<T>(prefix: string): Promise<{ items: Stored<T>[]; revision: number }> {
+    try {
+      const r = await this.client
+        .getAll()
+        .prefix(PREFIX + prefix)
+        .exec();
+      return {
+        items: r.kvs.map((kv) => ({
+          key: kv.key.toString().slice(PREFIX.length),
+          value: JSON.parse(kv.value.toString()) as T,
+          version: Number(kv.mod_revision),
+          created: Number(kv.create_revision),
+        })),
+        revision: Number(r.header.revision),
+      };
+    } catch (err) {
+      throw storeDown(`list ${prefix}`, err);
+    }
+  }
+
+  /**
+   * Every change under `prefix` from `revision` on, in order, with the value (none for a delete) and
+   * the revision of the change; `onError` when the watch ends for good (e.g. the revision was
+   * compacted away). etcd3 resumes a watch that lost its connection from where it was.
+   */
+  async watchFrom<T>(
+    prefix: string,
+    revision: number,
+    onChange: (c: { key: string; value?: T; version: number; created: number }) => void,
+    onError: (err: Error) => void,
+  ): Promise<() => Promise<void>> {
+    let w: Watcher;
+    try {
+      w = await this.client
+        .watch()
+        .prefix(PREFIX + prefix)
+        .startRevision(String(revision))
+        .create();
+    } catch (err) {
+      throw storeDown(`watch ${prefix}`, err);
+    }
+    const key = (kv: { key: Buffer }) => kv.key.toString().slice(PREFIX.length);
+    w.on('put', (kv) =>
+      onChange({
+        key: key(kv),
+        value: JSON.parse(kv.value.toString()) as T,
+        version: Number(kv.mod_revision),
+        created: Number(kv.create_revision),
+      }),
+    );
+    w.on('delete', (kv) => onChange({ key: key(kv), version: Number(kv.mod_revision), created: 0 }));
+    w.on('error', (err: Error) => onError(err));
+    return () => w.cancel();
+  }
+
   async members(): Promise<StoreMember[]> {
     try {
       const r = await this.client.cluster.memberList({});
