@@ -286,7 +286,18 @@ async function main(): Promise<void> {
     row('etcd RSS now / peak', `${e.rss.toFixed(0)} / ${e.peak.toFixed(0)} MiB`);
     const all = await json<unknown[]>(d, 'GET', '/v1.51/tasks');
     row('etcd db file before services / now', `${(db0 / 2 ** 20).toFixed(1)} / ${(statSync(db).size / 2 ** 20).toFixed(1)} MiB`);
+    if (process.env.BENCH_LOG)
+      console.log(
+        d.output
+          .split('\n')
+          .filter((l) => l.includes(process.env.BENCH_LOG!))
+          .slice(-40)
+          .join('\n'),
+      );
     row(`task records (${all.length}) as JSON`, `${(JSON.stringify(all).length / 2 ** 20).toFixed(1)} MiB`);
+  } catch (err) {
+    console.log(`failed: ${(err as Error).message}\n-- the manager's log (tail):\n${d.output.slice(-6000)}`);
+    process.exitCode = 1;
   } finally {
     await Promise.all(fakes.map((f) => f.stop()));
     await d.cleanup();

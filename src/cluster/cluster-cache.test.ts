@@ -82,6 +82,27 @@ describe('cluster cache and agent sync on a real etcd', () => {
     assert.ok(mark > moved);
   });
 
+  test('a batch writes all or nothing', async () => {
+    const rev = await store.batch([
+      { key: taskKey('b10'), value: task('b10', 'nx') },
+      { key: taskKey('b11'), value: task('b11', 'nx') },
+    ]);
+    await api.cache.waitFor('tasks', rev);
+    assert.equal(api.cache.tasksOf('nx').length, 2);
+    const b10 = api.cache.task('b10')!;
+    // One stale version (b11 is created, not at version 1): neither write happens.
+    await assert.rejects(
+      store.batch([
+        { key: taskKey('b10'), value: { ...b10.value, DesiredState: 'shutdown' }, version: b10.version },
+        { key: taskKey('b11'), value: task('b11', 'nx'), version: 1 },
+      ]),
+      (e: Error & { status?: number }) => e.status === 409,
+    );
+    assert.equal((await store.get<TaskRecord>(taskKey('b10')))!.value.DesiredState, 'running');
+    await store.delete(taskKey('b10'));
+    await store.delete(taskKey('b11'));
+  });
+
   test('sync: full, then only what changed since; the long poll wakes for its own node only', async () => {
     await store.create(taskKey('a1'), task('a1', 'na'));
     const r2 = await store.create(taskKey('a2'), task('a2', 'na'));

@@ -92,6 +92,12 @@ export function etcdArgs(o: EtcdMemberOptions): string[] {
     '250',
     '--election-timeout',
     '2500',
+    // Keep 10 minutes of history, no more: every heartbeat and task write is a new revision, and
+    // without compaction the database grows until etcd's quota refuses all writes.
+    '--auto-compaction-mode',
+    'periodic',
+    '--auto-compaction-retention',
+    '10m',
     '--logger',
     'zap',
     '--log-outputs',

@@ -30,6 +30,9 @@ export interface LoopSource {
 const ROUND_MS = 1000;
 /** Writes of one round under way at once. */
 const WRITE_WIDTH = 32;
+/** Task writes per transaction (etcd allows 128 operations), and such transactions at once. */
+const BATCH = 100;
+const BATCH_WIDTH = 4;
 /** A pause before a round that changes during the last one asked for, so a burst makes one round. */
 const AGAIN_MS = 20;
 
@@ -114,7 +117,33 @@ export class OrchestratorLoop {
       const k = a.op === 'create' ? a.task.ID : a.op === 'updateStatus' || a.op === 'rollback' ? `s:${a.service}` : a.id;
       byObject.set(k, [...(byObject.get(k) ?? []), a]);
     }
-    await inParallel([...byObject.values()], WRITE_WIDTH, async (list) => {
+    // Creates and task updates alone on their object go in transactions of BATCH writes (one Raft
+    // proposal each); a batch that fails (some task changed meanwhile) is written one by one below.
+    const lists = [...byObject.values()];
+    const single = lists.filter((l) => l.length === 1 && (l[0]!.op === 'create' || l[0]!.op === 'desire' || l[0]!.op === 'assign'));
+    const chunks: Action[][] = [];
+    for (let i = 0; i < single.length; i += BATCH) chunks.push(single.slice(i, i + BATCH).map((l) => l[0]!));
+    const retry: Action[][] = lists.filter((l) => !single.includes(l));
+    await inParallel(chunks, BATCH_WIDTH, async (chunk) => {
+      const now = new Date().toISOString();
+      const writes = chunk.flatMap((a) => {
+        if (a.op === 'create') return [{ key: taskKey(a.task.ID), value: a.task as unknown }];
+        const t = tsk.get((a as { id: string }).id);
+        return t ? [{ key: taskKey(t.value.ID), value: taskAfter(a, t.value, now) as unknown, version: t.version }] : [];
+      });
+      try {
+        const rev = await this.src.store.batch(writes);
+        this.wrote.tasks = Math.max(this.wrote.tasks, rev);
+        for (const w of writes) {
+          const t = tsk.get((w.value as TaskRecord).ID);
+          if (t) [t.value, t.version] = [w.value as TaskRecord, rev];
+        }
+      } catch (err) {
+        this.log.debug('orchestrator batch lost; writing one by one', { writes: writes.length, error: (err as Error).message });
+        retry.push(...chunk.map((a) => [a]));
+      }
+    });
+    await inParallel(retry, WRITE_WIDTH, async (list) => {
       for (const a of list) {
         try {
           const rev = await this.apply(a, svc, tsk);
@@ -138,19 +167,11 @@ export class OrchestratorLoop {
       case 'delete':
         await store.delete(taskKey(a.id));
         return 0;
-      case 'desire': {
-        const t = task(a.id);
-        if (!t) return 0;
-        t.version = await store.update(taskKey(a.id), (t.value = { ...t.value, DesiredState: a.state, UpdatedAt: now }), t.version);
-        return t.version;
-      }
+      case 'desire':
       case 'assign': {
         const t = task(a.id);
         if (!t) return 0;
-        const next: TaskRecord = { ...t.value, Status: a.status, UpdatedAt: now };
-        if (a.node) next.NodeID = a.node;
-        if (a.named) next.AssignedGenericResources = a.named;
-        t.version = await store.update(taskKey(a.id), (t.value = next), t.version);
+        t.version = await store.update(taskKey(a.id), (t.value = taskAfter(a, t.value, now)), t.version);
         return t.version;
       }
       case 'updateStatus':
@@ -169,6 +190,16 @@ export class OrchestratorLoop {
       }
     }
   }
+}
+
+/** A task after a desire or assign action. */
+function taskAfter(a: Action, t: TaskRecord, now: string): TaskRecord {
+  if (a.op === 'desire') return { ...t, DesiredState: a.state, UpdatedAt: now };
+  if (a.op !== 'assign') return t;
+  const next: TaskRecord = { ...t, Status: a.status, UpdatedAt: now };
+  if (a.node) next.NodeID = a.node;
+  if (a.named) next.AssignedGenericResources = a.named;
+  return next;
 }
 
 export function schedNode(rec: NodeRecord, up: boolean): SchedNode {

@@ -175,7 +175,9 @@ export class ServicesApi {
         filters,
       ).map((s) => s.ID),
     );
-    const tasks = status ? (await this.tasks()).map((t) => t.value) : [];
+    // Counts from the watch-fed copy when there is one (no listing of every task per request).
+    const cached = this.cache.ready ? this.cache.taskList() : undefined;
+    const tasks = status ? (cached ?? (await this.tasks())).map((t) => t.value) : [];
     return all
       .filter((s) => keep.has(s.value.ID))
       .map((s) => serviceView(s.value, s.version, status ? { counts: this.counts(s.value, tasks) } : {}));
@@ -305,7 +307,24 @@ export class ServicesApi {
   /** A node's agent: applies its reports (states only move forward), answers its tasks. */
   async sync(nodeId: string, reports: TaskReport[], known?: string, waitMs = SYNC_WAIT_MS, since?: number): Promise<SyncAnswer> {
     let written = 0;
-    await inParallel(reports, REPORT_WIDTH, async (r) => {
+    // All of a sync's reports in one transaction when the cached versions hold; else one by one.
+    let rest = reports;
+    if (this.cache.ready && reports.length > 1) {
+      const now = new Date().toISOString();
+      const writes = reports.flatMap((r) => {
+        const cur = this.cache.task(r.id);
+        return cur && newsFor(nodeId, cur.value, r)
+          ? [{ key: taskKey(r.id), value: { ...cur.value, Status: r.status, UpdatedAt: now }, version: cur.version }]
+          : [];
+      });
+      try {
+        for (let i = 0; i < writes.length; i += 100) written = Math.max(written, await this.store.batch(writes.slice(i, i + 100)));
+        rest = [];
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'CONFLICT') throw err;
+      }
+    }
+    await inParallel(rest, REPORT_WIDTH, async (r) => {
       written = Math.max(written, await this.report(nodeId, r));
     });
     const cache = this.cache.ready ? this.cache : undefined;
@@ -349,13 +368,7 @@ export class ServicesApi {
     let cur: Stored<TaskRecord> | null | undefined = this.cache.ready ? this.cache.task(r.id) : undefined;
     for (let attempt = 0; attempt < 3; attempt++) {
       cur ??= await this.store.get<TaskRecord>(taskKey(r.id));
-      if (!cur || cur.value.NodeID !== nodeId) return 0;
-      if (stateRank(r.status.State) < stateRank(cur.value.Status.State)) return 0;
-      if (
-        stateRank(r.status.State) === stateRank(cur.value.Status.State) &&
-        JSON.stringify(r.status.ContainerStatus) === JSON.stringify(cur.value.Status.ContainerStatus)
-      )
-        return 0;
+      if (!cur || !newsFor(nodeId, cur.value, r)) return 0;
       try {
         return await this.store.update(taskKey(r.id), { ...cur.value, Status: r.status, UpdatedAt: new Date().toISOString() }, cur.version);
       } catch (err) {
@@ -365,6 +378,13 @@ export class ServicesApi {
     }
     return 0;
   }
+}
+
+/** Whether a report changes the task: the node's own, and its state moves forward (or its container). */
+function newsFor(nodeId: string, t: TaskRecord, r: TaskReport): boolean {
+  if (t.NodeID !== nodeId) return false;
+  const [to, from] = [stateRank(r.status.State), stateRank(t.Status.State)];
+  return to > from || (to === from && JSON.stringify(r.status.ContainerStatus) !== JSON.stringify(t.Status.ContainerStatus));
 }
 
 /** Reports of one sync written at once (etcd batches concurrent proposals). */

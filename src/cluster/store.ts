@@ -114,6 +114,27 @@ export class ClusterStore {
     throw conflict(OUT_OF_SEQUENCE);
   }
 
+  /**
+   * Several writes in one transaction (one Raft proposal and one fsync for all): each with a
+   * `version` only at that version, each without only if the key does not exist. All or none:
+   * 409 if any condition failed (the caller then writes them one by one). Returns the revision.
+   */
+  async batch(writes: Array<{ key: string; value: unknown; version?: number }>): Promise<number> {
+    if (!writes.length) return 0;
+    let r;
+    try {
+      const [first, ...rest] = writes;
+      const cond = (w: typeof first) => [PREFIX + w!.key, w!.version === undefined ? 'Create' : 'Mod', '==', w!.version ?? 0] as const;
+      let txn = this.client.if(...cond(first));
+      for (const w of rest) txn = txn.and(...cond(w));
+      r = await txn.then(...writes.map((w) => this.client.put(PREFIX + w.key).value(JSON.stringify(w.value)))).commit();
+    } catch (err) {
+      throw storeDown(`batch of ${writes.length} writes`, err);
+    }
+    if (!r.succeeded) throw conflict(OUT_OF_SEQUENCE);
+    return Number(r.header.revision);
+  }
+
   /** Writes unconditionally (state the node itself owns, such as its status). */
   async put<T>(key: string, value: T): Promise<number> {
     try {
