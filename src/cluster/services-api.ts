@@ -363,10 +363,14 @@ export class ServicesApi {
     return first;
   }
 
-  /** Writes one report (compare-and-swap on the version known); returns the revision written, or 0. */
+  /**
+   * Writes one report (compare-and-swap on the version known); returns the revision written, or 0.
+   * With the cache, one attempt: a report that lost a race is dropped, and the agent, which derives
+   * its reports from its containers and the tasks it is sent, sends it again if still news.
+   */
   private async report(nodeId: string, r: TaskReport): Promise<number> {
     let cur: Stored<TaskRecord> | null | undefined = this.cache.ready ? this.cache.task(r.id) : undefined;
-    for (let attempt = 0; attempt < 3; attempt++) {
+    for (let attempt = 0; attempt < (cur ? 1 : 3); attempt++) {
       cur ??= await this.store.get<TaskRecord>(taskKey(r.id));
       if (!cur || !newsFor(nodeId, cur.value, r)) return 0;
       try {

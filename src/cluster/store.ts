@@ -102,15 +102,17 @@ export class ClusterStore {
   async update<T>(key: string, value: T, version: number): Promise<number> {
     let r;
     try {
+      // The else branch reads the key in the same transaction: gone (404) or changed (409).
       r = await this.client
         .if(PREFIX + key, 'Mod', '==', version)
         .then(this.client.put(PREFIX + key).value(JSON.stringify(value)))
+        .else(this.client.get(PREFIX + key))
         .commit();
     } catch (err) {
       throw storeDown(`update ${key}`, err);
     }
     if (r.succeeded) return Number(r.header.revision);
-    if (!(await this.get(key))) throw notFound(`${key} not found`);
+    if (!r.responses[0]?.response_range?.kvs?.length) throw notFound(`${key} not found`);
     throw conflict(OUT_OF_SEQUENCE);
   }
 
