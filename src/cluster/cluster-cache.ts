@@ -156,14 +156,14 @@ export class ClusterCache {
     });
   }
 
-  /** Resolves once the watch of `prefix` has applied revision `rev` (or after `ms`). */
-  waitFor(prefix: WaitPrefix, rev: number, ms = 5000): Promise<void> {
-    if (!this.ready || this[prefix].rev >= rev) return Promise.resolve();
+  /** Resolves true once the watch of `prefix` has applied revision `rev`, false after `ms`. */
+  waitFor(prefix: WaitPrefix, rev: number, ms = 5000): Promise<boolean> {
+    if (!this.ready || this[prefix].rev >= rev) return Promise.resolve(true);
     return new Promise((resolve) => {
-      const w = { prefix, rev, done: () => (clearTimeout(timer), resolve()) };
+      const w = { prefix, rev, done: () => (clearTimeout(timer), resolve(true)) };
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((x) => x !== w);
-        resolve();
+        resolve(false);
       }, ms);
       this.waiters.push(w);
     });

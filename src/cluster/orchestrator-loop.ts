@@ -33,8 +33,11 @@ const WRITE_WIDTH = 32;
 /** Task writes per transaction (etcd allows 128 operations), and such transactions at once. */
 const BATCH = 100;
 const BATCH_WIDTH = 4;
-/** A pause before a round that changes during the last one asked for, so a burst makes one round. */
-const AGAIN_MS = 20;
+/**
+ * A pause before a round that changes during the last one asked for: a burst of changes (agents
+ * reporting hundreds of tasks) makes one round, not one per change, as each round plans every task.
+ */
+const AGAIN_MS = 100;
 
 export class OrchestratorLoop {
   private timer: NodeJS.Timeout | null = null;
@@ -95,7 +98,16 @@ export class OrchestratorLoop {
 
   private async once(): Promise<void> {
     const cache = this.src.api.cache.ready ? this.src.api.cache : undefined;
-    if (cache) await Promise.all([cache.waitFor('tasks', this.wrote.tasks), cache.waitFor('services', this.wrote.services)]);
+    // Never plan from a copy that has not seen this loop's last writes (it would create again what
+    // those created): a watch that lags this much makes the round wait for the next one.
+    if (
+      cache &&
+      (await Promise.all([cache.waitFor('tasks', this.wrote.tasks), cache.waitFor('services', this.wrote.services)])).includes(false)
+    ) {
+      this.log.debug('orchestrator round skipped: the cache is behind its writes');
+      this.again = true;
+      return;
+    }
     const [services, tasks, nodes, historyLimit] = cache
       ? [cache.serviceList(), cache.taskList(), cache.nodeList(), await this.historyLimit()]
       : await Promise.all([this.src.api.services(), this.src.api.tasks(), this.src.nodes(), this.historyLimit()]);

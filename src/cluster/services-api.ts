@@ -68,8 +68,8 @@ export interface FileObjectHooks {
   payloads(tasks: TaskRecord[]): Promise<TaskPayloads>;
 }
 
-/** Longest an agent's sync waits for a change of its tasks before answering the same. */
-export const SYNC_WAIT_MS = 2000;
+/** Longest an agent's sync waits for a change of its tasks before answering the same (a worker's call times out at 10 s). */
+export const SYNC_WAIT_MS = 5000;
 
 export class ServicesApi {
   /** The watch-fed copy the orchestrator and the agents' syncs read (cluster-cache.ts). */
