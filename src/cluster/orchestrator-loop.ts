@@ -47,6 +47,10 @@ export class OrchestratorLoop {
   /** The latest revisions this loop wrote, which the next round's cache must have seen. */
   private wrote = { tasks: 0, services: 0 };
   private limit: { value: number; at: number } | undefined;
+  /** When the last round ended and how long it took (the next waits at least twice that). */
+  private lastEnd = 0;
+  private lastCost = 0;
+  private pending: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly src: LoopSource,
@@ -62,15 +66,33 @@ export class OrchestratorLoop {
     tick();
   }
 
-  /** Runs a round now (after a service change), or right after the one under way. */
+  /**
+   * Runs a round now (after a change), or right after the one under way — but never sooner than
+   * `gap()` after the last one ended, so that under a stream of changes planning takes at most
+   * about a third of the manager's time (each round plans every task).
+   */
   kick(): void {
-    if (this.busy) this.again = true;
-    else void this.round();
+    if (this.busy) {
+      this.again = true;
+      return;
+    }
+    const wait = this.lastEnd + this.gap() - Date.now();
+    if (wait <= 0) void this.round();
+    else
+      this.pending ??= setTimeout(() => {
+        this.pending = null;
+        void this.round();
+      }, wait);
+  }
+
+  private gap(): number {
+    return Math.max(AGAIN_MS, 2 * this.lastCost);
   }
 
   stop(): void {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.pending) clearTimeout(this.pending);
   }
 
   private async round(): Promise<void> {
@@ -78,15 +100,21 @@ export class OrchestratorLoop {
     this.busy = true;
     try {
       do {
-        if (this.again) await new Promise((r) => setTimeout(r, AGAIN_MS));
+        if (this.again) await new Promise((r) => setTimeout(r, this.gap()));
         this.again = false;
         if (!(await this.src.leads())) return;
-        await this.once();
+        const t0 = performance.now();
+        try {
+          await this.once();
+        } finally {
+          this.lastCost = performance.now() - t0;
+        }
       } while (this.again && !this.stopped);
     } catch (err) {
       this.log.debug('orchestrator round failed', { error: (err as Error).message });
     } finally {
       this.busy = false;
+      this.lastEnd = Date.now();
     }
   }
 
