@@ -51,6 +51,8 @@ export class ClusterStore {
       hosts: endpoints,
       credentials: { rootCertificate: Buffer.from(tls.caPem), privateKey: Buffer.from(tls.keyPem), certChain: Buffer.from(tls.certPem) },
       dialTimeout: opts.dialTimeoutMs ?? 10_000,
+      // grpc's default of 4 MiB per answer is too small for a cluster's tasks (10 000 tasks are ~7 MiB).
+      grpcOptions: { 'grpc.max_receive_message_length': 512 * 1024 * 1024 },
     });
     return new ClusterStore(client);
   }
