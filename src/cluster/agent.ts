@@ -26,6 +26,18 @@ const PARALLEL = 4;
 /** How long a stop waits for a round's container work (creates and starts) to finish. */
 const STOP_WAIT_MS = 15_000;
 
+/** The node's tasks after an answer: all of them, or the last ones updated by a delta. */
+function merged(last: Map<string, TaskRecord>, a: SyncAnswer): Map<string, TaskRecord> {
+  if (!a.ids) return new Map(a.tasks.map((t) => [t.ID, t]));
+  const next = new Map<string, TaskRecord>();
+  for (const id of a.ids) {
+    const t = last.get(id);
+    if (t) next.set(id, t);
+  }
+  for (const t of a.tasks) next.set(t.ID, t);
+  return next;
+}
+
 async function inParallel<T>(items: T[], width: number, fn: (item: T) => Promise<unknown>): Promise<void> {
   let next = 0;
   const worker = async () => {
@@ -47,6 +59,8 @@ export class Agent {
   /** The tasks of the last answer, for exits seen between rounds. */
   private lastTasks = new Map<string, TaskRecord>();
   private known: string | undefined;
+  /** The revision of the last answer: the next sync asks only for what changed since. */
+  private rev: number | undefined;
   /** Tasks whose secret and config files may be on this node (written here, or adopted). */
   private readonly withFiles = new Set<string>();
   /** The secret and config data of the last answer. */
@@ -147,15 +161,18 @@ export class Agent {
       // While a stop is under way the round must come back to see it end: no long poll then.
       const wait = !reports.length && !this.stopping.size && this.known !== undefined;
       this.polling = true;
-      const { tasks, digest, payloads } = await this.sync(wait ? { reports, known: this.known! } : { reports }).finally(
+      const since = this.rev !== undefined ? { since: this.rev } : {};
+      const answer = await this.sync(wait ? { reports, known: this.known!, ...since } : { reports, ...since }).finally(
         () => (this.polling = false),
       );
       if (this.stopped) return RETRY_MS; // a leave or shutdown came during the poll: start nothing now
-      this.known = digest;
-      this.payloads = payloads;
+      this.known = answer.digest;
+      this.rev = answer.rev;
+      this.payloads = answer.payloads;
       for (const r of reports) if (this.pending.get(r.id) === r.status) this.pending.delete(r.id);
-      this.lastTasks = new Map(tasks.map((t) => [t.ID, t]));
-      const known = new Set(tasks.map((t) => t.ID));
+      this.lastTasks = merged(this.lastTasks, answer);
+      const tasks = [...this.lastTasks.values()];
+      const known = new Set(this.lastTasks.keys());
       await inParallel(tasks, PARALLEL, (t) => this.handle(rt, t));
       // Containers of tasks that no longer exist (service removed, history trimmed) go.
       for (const id of this.pulled) if (!known.has(id)) this.pulled.delete(id);
@@ -198,9 +215,29 @@ export class Agent {
     }
   }
 
+  /** Status.PortStatus of a task with ports of mode host: the node ports its container got. */
+  private async portStatus(rt: TaskRuntime, t: TaskRecord, cid: string): Promise<Partial<TaskStatus>> {
+    const host = (t.Ports ?? []).filter((p) => (p as { PublishMode?: string }).PublishMode === 'host') as Array<{
+      Protocol?: string;
+      TargetPort: number;
+    }>;
+    if (!host.length || !rt.hostPorts) return {};
+    const bound = await rt.hostPorts(cid).catch(() => []);
+    const Ports = host.flatMap((p) => {
+      const proto = p.Protocol || 'tcp';
+      return bound
+        .filter((b) => b.target === `${p.TargetPort}/${proto}`)
+        .slice(0, 1)
+        .map((b) => ({ Protocol: proto, TargetPort: p.TargetPort, PublishedPort: b.published, PublishMode: 'host' }));
+    });
+    return Ports.length ? { PortStatus: { Ports } } : {};
+  }
+
   private async handle(rt: TaskRuntime, t: TaskRecord): Promise<void> {
     const state = (this.pending.get(t.ID) ?? t.Status).State;
     const cid = this.containers.get(t.ID);
+    // A task still pending (a global task waiting for room on this node) is not run yet.
+    if (t.DesiredState === 'running' && !cid && stateRank(state) < stateRank('assigned')) return;
     if (t.DesiredState === 'running' && !cid && !isTerminal(state)) {
       if (this.creating.has(t.ID) || this.pulling.has(t.ID)) return;
       if (!this.pulled.has(t.ID)) {
@@ -240,7 +277,8 @@ export class Agent {
         );
         this.containers.set(t.ID, id);
         const st = rt.state(id);
-        this.set(t, 'running', 'started', { ContainerStatus: { ContainerID: id, PID: st?.pid ?? 0, ExitCode: 0 } });
+        const portStatus = await this.portStatus(rt, t, id);
+        this.set(t, 'running', 'started', { ContainerStatus: { ContainerID: id, PID: st?.pid ?? 0, ExitCode: 0 }, ...portStatus });
       } catch (err) {
         const failedId = (err as { containerId?: string }).containerId;
         if (failedId) this.containers.set(t.ID, failedId);

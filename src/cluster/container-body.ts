@@ -2,7 +2,7 @@
 // puts on task containers (com.docker.swarm.service.id/.name, .task, .task.id/.name, .node.id).
 // Pure.
 import type { ClusterObject } from '../types/cluster.ts';
-import { containerName, taskName, type TaskRecord } from './tasks.ts';
+import { assignedView, containerName, taskName, type TaskRecord } from './tasks.ts';
 
 const obj = (v: unknown): Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
@@ -38,12 +38,15 @@ export function containerBody(t: TaskRecord): ClusterObject {
   if (list(cs.CapabilityAdd)) host.CapAdd = cs.CapabilityAdd;
   if (list(cs.CapabilityDrop)) host.CapDrop = cs.CapabilityDrop;
   if (cs.Sysctls) host.Sysctls = cs.Sysctls;
+  if (list(cs.Groups)) host.GroupAdd = cs.Groups;
+  const ld = obj(t.Spec.LogDriver);
+  if (typeof ld.Name === 'string' && ld.Name) host.LogConfig = { Type: ld.Name, Config: obj(ld.Options) };
   if (list(cs.Ulimits)) host.Ulimits = cs.Ulimits;
   if (cs.ReadOnly === true) host.ReadonlyRootfs = true;
   if (typeof res.NanoCPUs === 'number' && res.NanoCPUs > 0) host.NanoCpus = res.NanoCPUs;
   if (typeof res.MemoryBytes === 'number' && res.MemoryBytes > 0) host.Memory = res.MemoryBytes;
   if (typeof res.Pids === 'number' && res.Pids > 0) host.PidsLimit = res.Pids;
-  // Ports of mode=host (the routing mesh is not built, so no other mode reaches a task).
+  // Ports of mode=host, bound on the task's node (those of the routing mesh go through `ingress`).
   const exposed: Record<string, object> = {};
   const bindings: Record<string, Array<{ HostIp: string; HostPort: string }>> = {};
   for (const p of t.Ports ?? []) {
@@ -67,7 +70,20 @@ export function containerBody(t: TaskRecord): ClusterObject {
   }
   if (list(cs.Command)) body.Entrypoint = cs.Command;
   if (list(cs.Args)) body.Cmd = cs.Args;
-  if (list(cs.Env)) body.Env = cs.Env;
+  // Generic resources the task got, as swarmkit's executor tells the container:
+  // DOCKER_RESOURCE_<KIND>=<named values, comma-separated> or =<discrete amount>.
+  const resEnv = assignedView(t).map((g) => {
+    const n = obj(g.NamedResourceSpec);
+    const d = obj(g.DiscreteResourceSpec);
+    return n.Kind ? [String(n.Kind), String(n.Value)] : [String(d.Kind), String(d.Value)];
+  });
+  const byKind = new Map<string, string[]>();
+  for (const [k, v] of resEnv) byKind.set(k!, [...(byKind.get(k!) ?? []), v!]);
+  const env = [
+    ...((list(cs.Env) ?? []) as string[]),
+    ...[...byKind].map(([k, vs]) => `DOCKER_RESOURCE_${k.toUpperCase()}=${vs.join(',')}`),
+  ];
+  if (env.length) body.Env = env;
   if (typeof cs.User === 'string' && cs.User) body.User = cs.User;
   if (typeof cs.Dir === 'string' && cs.Dir) body.WorkingDir = cs.Dir;
   if (typeof cs.Hostname === 'string' && cs.Hostname) body.Hostname = cs.Hostname;

@@ -109,6 +109,12 @@ export function etcdArgs(o: EtcdMemberOptions, timings: RaftTimings = 'steady'):
     String(heartbeat),
     '--election-timeout',
     String(election),
+    // Keep 10 minutes of history, no more: every heartbeat and task write is a new revision, and
+    // without compaction the database grows until etcd's quota refuses all writes.
+    '--auto-compaction-mode',
+    'periodic',
+    '--auto-compaction-retention',
+    '10m',
     '--logger',
     'zap',
     '--log-outputs',

@@ -96,7 +96,7 @@ export class Manager {
     const services = () => this.services.services();
     this.secrets = new FileObjectsApi('secrets', store, env.events, key, services);
     this.configs = new FileObjectsApi('configs', store, env.events, key, services);
-    this.services = new ServicesApi(store, env.events, fileObjectHooks(this.secrets, this.configs));
+    this.services = new ServicesApi(store, env.events, fileObjectHooks(this.secrets, this.configs), this.log);
     this.loop = new OrchestratorLoop(
       {
         store,
@@ -132,13 +132,12 @@ export class Manager {
   /** The endpoint's /agent/sync: a node's task states in, its tasks out. */
   async agentSync(node: CertIdentity, body: AgentSyncRequest): Promise<SyncAnswer> {
     if (!Array.isArray(body?.reports)) throw invalidParameter('invalid agent reports');
-    return this.services.sync(
-      node.nodeId,
-      body.reports,
-      typeof body.known === 'string' ? body.known : undefined,
-      undefined,
-      typeof body.logAddr === 'string' ? body.logAddr : undefined,
-    );
+    const since = typeof body.since === 'number' ? body.since : undefined;
+    const logAddr = typeof body.logAddr === 'string' ? body.logAddr : undefined;
+    return this.services.sync(node.nodeId, body.reports, typeof body.known === 'string' ? body.known : undefined, undefined, {
+      since,
+      logAddr,
+    });
   }
 
   async nodesList(): Promise<NodeRecord[]> {

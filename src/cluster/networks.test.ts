@@ -12,6 +12,7 @@ import { Logger } from '../util/log.ts';
 import { until } from '../../test/helpers/until.ts';
 import { EtcdMember } from './etcd-process.ts';
 import { checkOverlayBody, ClusterNetworks } from './networks.ts';
+import { specPorts } from './published-ports.ts';
 import { claimServiceVips, freeServiceVips, resolveNetworkTargets } from './service-vips.ts';
 import { ClusterStore } from './store.ts';
 import type { ClusterRecord } from './swarm-object.ts';
@@ -161,7 +162,7 @@ describe('overlay networks in a real etcd', () => {
       /network nosuch not found/,
     );
     const ingressId = host.networks.find((x) => x.Ingress)!.Id;
-    const { vips } = await claimServiceVips(stores[0]!, 'svc1', spec, []);
+    const { vips } = await claimServiceVips(stores[0]!, 'svc1', spec, [], specPorts(spec));
     assert.deepEqual(
       vips.map((v) => v.NetworkID),
       [net.Id, ingressId],
@@ -180,7 +181,7 @@ describe('overlay networks in a real etcd', () => {
     await assert.rejects(one.remove(net.Id), /has active endpoints/);
     // dnsrr without ports: both VIPs unused; freed, the network can go.
     const next = { ...spec, EndpointSpec: { Mode: 'dnsrr' } };
-    const again = await claimServiceVips(stores[0]!, 'svc1', next, vips);
+    const again = await claimServiceVips(stores[0]!, 'svc1', next, vips, specPorts(next));
     assert.deepEqual(again.vips, []);
     assert.deepEqual(again.unused, vips);
     await freeServiceVips(stores[0]!, 'svc1', again.unused);

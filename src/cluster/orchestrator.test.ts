@@ -60,6 +60,7 @@ class Sim {
         const t = this.tasks.get(a.id)!;
         t.Status = a.status;
         if (a.node) t.NodeID = a.node;
+        if (a.named) t.AssignedGenericResources = a.named;
       } else {
         const s = this.services.find((x) => x.ID === a.service)!;
         s.UpdateStatus = a.status;
@@ -69,7 +70,7 @@ class Sim {
     const ts = new Date(this.now).toISOString();
     for (const t of this.tasks.values()) {
       const n = this.nodes.find((x) => x.id === t.NodeID);
-      if (!n?.up || isTerminal(t.Status.State)) continue;
+      if (!n?.up || isTerminal(t.Status.State) || t.Status.State === 'pending') continue;
       if (t.DesiredState !== 'running') t.Status = { Timestamp: ts, State: 'shutdown', Message: 'shutdown' };
       else if ((t.Spec.ContainerSpec as { Image: string }).Image === 'bad')
         t.Status = { Timestamp: ts, State: 'failed', Message: 'x', Err: 'task: non-zero exit (1)' };
@@ -261,10 +262,13 @@ test('scheduler: constraints, no suitable node, max replicas per node', () => {
   assert.throws(() => parseConstraints(['node.role=manager']), /invalid constraint/);
   const nodes = [node('a', { role: 'manager' }), node('b'), node('c', { up: false })];
   const load = { service: new Map<string, number>(), total: new Map<string, number>() };
-  assert.deepEqual(pickNode(nodes, { Placement: { Constraints: ['node.role==manager'] } }, load), { node: 'a' });
-  assert.deepEqual(pickNode(nodes, { Placement: { Constraints: ['node.hostname!=host-a'] } }, load), { node: 'b' });
+  assert.deepEqual(pickNode(nodes, { Placement: { Constraints: ['node.role==manager'] } }, load), { node: 'a', named: [] });
+  assert.deepEqual(pickNode(nodes, { Placement: { Constraints: ['node.hostname!=host-a'] } }, load), { node: 'b', named: [] });
   const none = pickNode(nodes, { Placement: { Constraints: ['node.labels.gpu==yes'] } }, load);
-  assert.deepEqual(none, { message: 'no suitable node (scheduling constraints not satisfied on 2 nodes)' });
+  // swarmkit's pipeline: each node counted at the filter it failed first, most failures first.
+  assert.deepEqual(none, {
+    message: 'no suitable node (scheduling constraints not satisfied on 2 nodes; 1 node not available for new tasks)',
+  });
   const capped = {
     service: new Map([
       ['a', 1],
@@ -288,4 +292,95 @@ test('replicated job: TotalCompletions tasks, at most MaxConcurrent at a time, t
   const all = [...sim.tasks.values()];
   assert.equal(all.length, 3);
   assert.ok(all.every((t) => t.Status.State === 'complete' && t.DesiredState === 'complete'));
+});
+
+test('restart policy Window: only restarts within the window count against MaxAttempts', () => {
+  const s = service(
+    {
+      Mode: { Replicated: { Replicas: 1 } },
+      TaskTemplate: { ContainerSpec: { Image: 'bad' }, RestartPolicy: { Condition: 'any', Delay: 0, MaxAttempts: 2, Window: 10e9 } },
+    },
+    'bad',
+  );
+  // Failing every second: two restarts within 10 s, then it stays down.
+  const fast = new Sim([s], [node('a')]);
+  for (let i = 0; i < 8; i++) fast.round(1000);
+  assert.equal(fast.tasks.size, 3, 'the first run and two restarts within the window');
+  // Failing every 20 s (the window passes between failures): it is restarted every time.
+  const slow = new Sim([structuredClone(s)], [node('a')]);
+  for (let i = 0; i < 8; i++) slow.round(20_000);
+  assert.ok(slow.tasks.size >= 5, `restarted past MaxAttempts when the failures are spread out (${slow.tasks.size} tasks)`);
+  assert.ok([...slow.tasks.values()].every((t) => (t.RestartTimes ?? []).length <= 1));
+});
+
+test('update MaxFailureRatio: failures up to the ratio of the slots let the update go on', () => {
+  const run = (ratio: number) => {
+    const s = service({ Mode: { Replicated: { Replicas: 4 } } });
+    const sim = new Sim([s], [node('a'), node('b')]);
+    sim.round();
+    s.PreviousSpec = s.Spec;
+    // Slot 1 gets an image that fails, the others one that runs (a per-task failure, as a bad node would).
+    s.Spec = {
+      ...s.Spec,
+      TaskTemplate: { ContainerSpec: { Image: 'v2' } },
+      UpdateConfig: { Parallelism: 1, MaxFailureRatio: ratio, Monitor: 5e9 },
+    };
+    s.SpecVersion++;
+    s.UpdateStatus = { State: 'updating', StartedAt: new Date(sim.now).toISOString(), Message: 'update in progress' };
+    let failedOnce = false;
+    for (let i = 0; i < 30 && s.UpdateStatus?.State === 'updating'; i++) {
+      sim.round();
+      for (const t of sim.tasks.values())
+        if (!failedOnce && t.SpecVersion === 2 && t.Slot === 1 && t.Status.State === 'running') {
+          t.Status = { Timestamp: new Date(sim.now).toISOString(), State: 'failed', Message: 'x', Err: 'task: non-zero exit (1)' };
+          failedOnce = true;
+        }
+    }
+    return s.UpdateStatus?.State;
+  };
+  assert.equal(run(0), 'paused', 'ratio 0: one failure pauses');
+  assert.equal(run(0.25), 'completed', '1 failure of 4 slots is within 0.25');
+  // Every new task failing: with 0.5 of 2 slots, the second slot is still tried, then the update pauses.
+  const s2 = service({ Mode: { Replicated: { Replicas: 2 } } });
+  const sim = new Sim([s2], [node('a')]);
+  sim.round();
+  sim.update(s2, 'bad', { Parallelism: 1, MaxFailureRatio: 0.5 });
+  for (let i = 0; i < 10 && s2.UpdateStatus?.State === 'updating'; i++) sim.round();
+  assert.equal(s2.UpdateStatus?.State, 'paused');
+  assert.deepEqual([...new Set([...sim.tasks.values()].filter((t) => t.SpecVersion === 2).map((t) => t.Slot))].sort(), [1, 2]);
+});
+
+test("reservations: a task that fits nowhere stays pending with swarmkit's reason, then runs when room frees", () => {
+  const res = (cpus: number) => ({ nanoCPUs: cpus * 1e9, memoryBytes: 1 << 30, discrete: {}, named: {} });
+  const big = service({
+    Mode: { Replicated: { Replicas: 3 } },
+    TaskTemplate: { ContainerSpec: { Image: 'busybox' }, Resources: { Reservations: { NanoCPUs: 2e9 } } },
+  });
+  const sim = new Sim([big], [node('a', { resources: res(2) }), node('b', { resources: res(3) })]);
+  sim.round();
+  sim.round();
+  assert.equal(sim.running().length, 2, 'one task per node: each has room for one');
+  const pending = [...sim.tasks.values()].filter((t) => t.Status.State === 'pending');
+  assert.equal(pending.length, 1);
+  assert.equal(pending[0]!.Status.Err, 'no suitable node (insufficient resources on 2 nodes)');
+  // A third node with room: the pending task goes there.
+  sim.nodes.push(node('c', { resources: res(4) }));
+  sim.round();
+  sim.round();
+  assert.equal(sim.running().length, 3);
+  assert.deepEqual(sim.perNode(), { a: 1, b: 1, c: 1 });
+  // Global: a node without room keeps its task pending (not run there).
+  const g = service({
+    ID: 'svc2',
+    Mode: { Global: {} },
+    TaskTemplate: { ContainerSpec: { Image: 'busybox' }, Resources: { Reservations: { MemoryBytes: 2 ** 31 } } },
+  });
+  g.ID = 'svc2';
+  const gs = new Sim([g], [node('a', { resources: res(1) }), node('b', { resources: { ...res(1), memoryBytes: 2 ** 32 } })]);
+  gs.round();
+  gs.round();
+  assert.deepEqual(gs.perNode(), { b: 1 });
+  const waiting = [...gs.tasks.values()].find((t) => t.NodeID === 'a')!;
+  assert.equal(waiting.Status.State, 'pending');
+  assert.equal(waiting.Status.Err, 'no suitable node (insufficient resources on 1 node)');
 });

@@ -1,18 +1,19 @@
 // The orchestrator, pure: from the services, tasks and nodes in the store it plans the writes that
 // bring the tasks to what the services ask — a task per slot (replicated: slots 1..Replicas;
 // global: one per eligible node; jobs: until complete), restart policy (condition, delay, max
-// attempts), nodes that went down or were drained, rolling updates (parallelism, delay, order,
-// failure action, rollback) and the task history limit. The manager's loop (orchestrator-loop.ts)
+// attempts, counted within Window when set), nodes that went down or were drained, rolling updates
+// (parallelism, delay, order, failure action past MaxFailureRatio within Monitor, rollback) and the
+// task history limit. Placement and resources are the scheduler's (scheduler.ts). The manager's loop (orchestrator-loop.ts)
 // applies the plan; this file decides only.
 import type { ClusterObject } from '../types/cluster.ts';
-import { eligible, constraintsOf, pickNode, type Load, type SchedNode } from './scheduler.ts';
+import { addUse, assignNamed, constraintsOf, demandOf, eligible, filterNodes, pickNode, type Load, type SchedNode } from './scheduler.ts';
 import { modeOf, replicasOf, restartPolicy, updatePolicy, type ServiceRecord, type UpdateStatus } from './service-spec.ts';
-import { isTerminal, type TaskRecord, type TaskState, type TaskStatus } from './tasks.ts';
+import { isTerminal, namedOf, stateRank, type TaskRecord, type TaskState, type TaskStatus } from './tasks.ts';
 
 export type Action =
   | { op: 'create'; task: TaskRecord }
   | { op: 'desire'; id: string; state: TaskState }
-  | { op: 'assign'; id: string; node: string | undefined; status: TaskStatus }
+  | { op: 'assign'; id: string; node: string | undefined; status: TaskStatus; named?: string[] }
   | { op: 'delete'; id: string }
   | { op: 'updateStatus'; service: string; status: UpdateStatus }
   | { op: 'rollback'; service: string; status: UpdateStatus };
@@ -46,13 +47,21 @@ export function plan(w: World): Action[] {
   for (const t of w.tasks)
     if (services.has(t.ServiceID) && t.NodeID && !nodes.has(t.NodeID) && t.DesiredState !== 'running') out.push({ op: 'delete', id: t.ID });
 
-  const load: Load = { service: new Map(), total: new Map() };
-  for (const t of w.tasks)
+  const load: Load = { service: new Map(), total: new Map(), use: new Map() };
+  const byService = new Map<string, TaskRecord[]>();
+  for (const t of w.tasks) {
+    const list = byService.get(t.ServiceID);
+    if (list) list.push(t);
+    else byService.set(t.ServiceID, [t]);
     if (t.NodeID && !isTerminal(t.Status.State) && t.DesiredState === 'running')
       load.total.set(t.NodeID, (load.total.get(t.NodeID) ?? 0) + 1);
+    // Reservations and host ports are held until the task's container is gone (desired or not).
+    if (t.NodeID && !isTerminal(t.Status.State) && stateRank(t.Status.State) >= stateRank('assigned'))
+      addUse(load, t.NodeID, demandOf(t.Spec, t.Ports), namedOf(t));
+  }
 
   for (const s of w.services) {
-    const mine = w.tasks.filter((t) => t.ServiceID === s.ID);
+    const mine = byService.get(s.ID) ?? [];
     load.service = new Map();
     for (const t of mine)
       if (t.NodeID && !isTerminal(t.Status.State) && t.DesiredState === 'running')
@@ -77,7 +86,7 @@ function planService(
   const template = (s.Spec.TaskTemplate ?? {}) as ClusterObject;
   const restart = restartPolicy(s.Spec);
   const iteration = s.JobIteration ?? 0;
-  const ports = ((s.Spec.EndpointSpec ?? {}) as ClusterObject).Ports as unknown[] | undefined;
+  const ports = (s.Ports ?? ((s.Spec.EndpointSpec ?? {}) as ClusterObject).Ports) as unknown[] | undefined;
   const dnsrr = ((s.Spec.EndpointSpec ?? {}) as ClusterObject).Mode === 'dnsrr';
   const current = job ? mine.filter((t) => (t.JobIteration ?? 0) === iteration) : mine;
   // Tasks of an earlier job iteration stop.
@@ -90,10 +99,12 @@ function planService(
   const bySlot = new Map<string, TaskRecord[]>();
   for (const t of current) {
     const k = keyOf(t);
-    bySlot.set(k, [...(bySlot.get(k) ?? []), t]);
+    const list = bySlot.get(k);
+    if (list) list.push(t);
+    else bySlot.set(k, [t]);
   }
   const wanted = new Set(slotKeys);
-  const newTask = (key: string, restarts: number): TaskRecord => {
+  const newTask = (key: string, restarts: number, restartTimes?: number[]): TaskRecord => {
     const id = w.newId();
     const now = new Date(w.now).toISOString();
     const t: TaskRecord = {
@@ -111,16 +122,19 @@ function planService(
       ...(job ? { JobIteration: iteration } : {}),
       ...(ports ? { Ports: ports } : {}),
       ...(dnsrr ? { EndpointMode: 'dnsrr' } : {}),
+      ...(restartTimes?.length ? { RestartTimes: restartTimes } : {}),
     };
     if (global) {
+      // The node is the slot; the task waits (pending, not run by the node) until it fits there.
       t.NodeID = key;
-      t.Status = status(w.now, 'assigned', 'scheduler assigned task to node');
-      load.service.set(key, (load.service.get(key) ?? 0) + 1);
+      const fit = placeOn(key, t);
+      t.Status = fit === true ? status(w.now, 'assigned', 'scheduler assigned task to node') : fit;
     } else {
       t.Slot = Number(key);
-      const pick = pickNode([...nodes.values()], template, load);
+      const pick = pickNode([...nodes.values()], template, load, t.Ports);
       if ('node' in pick) {
         t.NodeID = pick.node;
+        if (pick.named.length) t.AssignedGenericResources = pick.named;
         t.Status = status(w.now, 'assigned', 'scheduler assigned task to node');
       } else t.Status = status(w.now, 'pending', 'pending task scheduling', pick.message);
     }
@@ -128,6 +142,19 @@ function planService(
     created++;
     bySlot.set(key, [...(bySlot.get(key) ?? []), t]); // the history limit counts it
     return t;
+  };
+  /** A global task on its node: true (and its use recorded) if it fits there, else its pending status. */
+  const placeOn = (id: string, t: TaskRecord): true | TaskStatus => {
+    const n = nodes.get(id);
+    const d = demandOf(template, t.Ports);
+    const r = n ? filterNodes([n], template, d, load) : { message: 'no suitable node' };
+    if ('message' in r) return status(w.now, 'pending', 'pending task scheduling', r.message);
+    const named = assignNamed(n!, d, load.use?.get(id));
+    if (named.length) t.AssignedGenericResources = named;
+    else delete t.AssignedGenericResources;
+    load.service.set(id, (load.service.get(id) ?? 0) + 1);
+    addUse(load, id, d, named);
+    return true;
   };
   const liveSlots = new Map<string, TaskRecord[]>();
   // A replicated job runs at most MaxConcurrent tasks at a time (the CLI's --max-concurrent).
@@ -152,10 +179,29 @@ function planService(
         out.push({ op: 'desire', id: t.ID, state: 'shutdown' });
         continue;
       }
+      if (global && t.NodeID && (t.Status.State === 'pending' || t.Status.State === 'new')) {
+        const probe = { ...t };
+        const fit = placeOn(t.NodeID, probe);
+        if (fit === true)
+          out.push({
+            op: 'assign',
+            id: t.ID,
+            node: t.NodeID,
+            status: status(w.now, 'assigned', 'scheduler assigned task to node'),
+            ...(probe.AssignedGenericResources ? { named: probe.AssignedGenericResources } : {}),
+          });
+        else if (t.Status.Err !== fit.Err) out.push({ op: 'assign', id: t.ID, node: t.NodeID, status: fit });
+      }
       if (!t.NodeID && !isTerminal(t.Status.State)) {
-        const pick = pickNode([...nodes.values()], template, load);
+        const pick = pickNode([...nodes.values()], template, load, t.Ports);
         if ('node' in pick)
-          out.push({ op: 'assign', id: t.ID, node: pick.node, status: status(w.now, 'assigned', 'scheduler assigned task to node') });
+          out.push({
+            op: 'assign',
+            id: t.ID,
+            node: pick.node,
+            status: status(w.now, 'assigned', 'scheduler assigned task to node'),
+            ...(pick.named.length ? { named: pick.named } : {}),
+          });
         else if (t.Status.Err !== pick.message)
           out.push({ op: 'assign', id: t.ID, node: undefined, status: status(w.now, 'pending', 'pending task scheduling', pick.message) });
       }
@@ -182,7 +228,10 @@ function planService(
         const failed = t.Status.State === 'failed' || t.Status.State === 'rejected';
         const wants =
           restart.Condition === 'any' ? !(job && t.Status.State === 'complete') : restart.Condition === 'on-failure' ? failed : false;
-        const attemptsLeft = restart.MaxAttempts === 0 || t.Restarts < restart.MaxAttempts;
+        // With a Window, only the restarts within it count (swarmkit's lookback), else all of the slot's.
+        const window = ms(restart.Window);
+        const recent = window ? (t.RestartTimes ?? []).filter((x) => x > w.now - window) : [];
+        const attemptsLeft = restart.MaxAttempts === 0 || (window ? recent.length < restart.MaxAttempts : t.Restarts < restart.MaxAttempts);
         if (!wants || !attemptsLeft) {
           if (job && t.DesiredState !== 'complete' && t.Status.State === 'complete')
             out.push({ op: 'desire', id: t.ID, state: 'complete' });
@@ -190,7 +239,7 @@ function planService(
         }
         if (w.now < at(t.Status.Timestamp) + ms(restart.Delay)) continue;
         out.push({ op: 'desire', id: t.ID, state: 'shutdown' });
-        if (!global || nodeOk(key)) newTask(key, t.Restarts + 1);
+        if (!global || nodeOk(key)) newTask(key, t.Restarts + 1, window ? [...recent, w.now] : undefined);
       }
       continue;
     }
@@ -202,18 +251,19 @@ function planService(
     newTask(key, 0);
   }
 
-  if (!job) planUpdate(w, s, liveSlots, wanted, started, !!updating, newTask, out);
+  if (!job) planUpdate(w, s, mine, liveSlots, wanted, started, !!updating, newTask, out);
   planHistory(w, bySlot, out);
 }
 
 function planUpdate(
   w: World,
   s: ServiceRecord,
+  mine: TaskRecord[],
   liveSlots: Map<string, TaskRecord[]>,
   wanted: Set<string>,
   started: number,
   updating: boolean,
-  newTask: (key: string, restarts: number) => TaskRecord,
+  newTask: (key: string, restarts: number, restartTimes?: number[]) => TaskRecord,
   out: Action[],
 ): void {
   const state = s.UpdateStatus?.State;
@@ -223,11 +273,18 @@ function planUpdate(
   const live = [...liveSlots.entries()].filter(([k]) => wanted.has(k));
   const fresh = live.flatMap(([, ts]) => ts).filter((t) => t.SpecVersion === s.SpecVersion && at(t.CreatedAt) >= started);
   if (updating) {
-    const failed = fresh.find(
+    // Slots whose task of this update failed within Monitor (plus time to start): past MaxFailureRatio
+    // of the service's slots, the FailureAction (swarmkit: failures / slots updated > ratio).
+    const failures = mine.filter(
       (t) =>
+        t.SpecVersion === s.SpecVersion &&
+        at(t.CreatedAt) >= started &&
         (t.Status.State === 'failed' || t.Status.State === 'rejected') &&
         at(t.Status.Timestamp) <= at(t.CreatedAt) + ms(policy.Monitor) + 60_000,
     );
+    // Per slot: the restarts of a slot's failed new task are not more updates failing.
+    const failedSlots = new Set(failures.map((t) => t.Slot ?? t.NodeID)).size;
+    const failed = failedSlots / Math.max(wanted.size, 1) > policy.MaxFailureRatio ? failures.at(-1) : undefined;
     if (failed && policy.FailureAction !== 'continue') {
       const msg = `update paused due to failure or early termination of task ${failed.ID}`;
       if (policy.FailureAction === 'rollback' && !rollingBack && s.PreviousSpec) {
@@ -270,7 +327,11 @@ function planUpdate(
     return;
   }
   // A batch is in flight until each of its new tasks has run for the update delay.
-  const inFlight = fresh.filter((t) => t.Status.State !== 'running' || w.now < at(t.Status.Timestamp) + ms(policy.Delay)).length;
+  // (A new task that failed is done with, as in swarmkit: it counts against MaxFailureRatio above.)
+  const done = (t: TaskRecord) => t.Status.State === 'failed' || t.Status.State === 'rejected';
+  const inFlight = fresh.filter(
+    (t) => !done(t) && (t.Status.State !== 'running' || w.now < at(t.Status.Timestamp) + ms(policy.Delay)),
+  ).length;
   const stopping = live.filter(([, ts]) => ts.length === 0).length;
   const budget = (policy.Parallelism === 0 ? Infinity : policy.Parallelism) - inFlight - stopping;
   for (const [key, old] of outdated.sort((a, b) => Number(a[0]) - Number(b[0])).slice(0, Math.max(0, budget))) {

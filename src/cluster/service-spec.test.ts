@@ -22,7 +22,10 @@ test('spec checks: image, name, networks, ingress ports, modes', () => {
   assert.throws(() => checkServiceSpec(spec({ EndpointSpec: { Mode: 'dnsrr' } })), /dnsrr needs the service on a network/);
   assert.doesNotThrow(() => checkServiceSpec(spec({ Networks: [{ Target: 'ov' }], EndpointSpec: { Mode: 'dnsrr' } })));
   assert.doesNotThrow(() => checkServiceSpec(spec({ EndpointSpec: { Ports: [{ TargetPort: 80, PublishedPort: 8080 }] } })));
-  assert.throws(() => checkServiceSpec(spec({ EndpointSpec: { Ports: [{ TargetPort: 80 }] } })), /without a PublishedPort/);
+  // No PublishedPort: the manager picks one (published-ports.ts); sctp goes through the mesh too.
+  assert.doesNotThrow(() => checkServiceSpec(spec({ EndpointSpec: { Ports: [{ TargetPort: 80 }, { TargetPort: 9, Protocol: 'sctp' }] } })));
+  assert.throws(() => checkServiceSpec(spec({ EndpointSpec: { Ports: [{ TargetPort: 80, Protocol: 'icmp' }] } })), /invalid protocol/);
+  assert.throws(() => checkServiceSpec(spec({ EndpointSpec: { Ports: [{ PublishedPort: 80 }] } })), /invalid target port/);
   assert.doesNotThrow(() =>
     checkServiceSpec(spec({ EndpointSpec: { Ports: [{ TargetPort: 80, PublishedPort: 8080, PublishMode: 'host' }] } })),
   );

@@ -1,6 +1,7 @@
 // Service objects: the record a manager keeps in the store (`services/<id>`), the checks of a spec
 // sent to create or update (swarmkit's messages), dockerd's defaults for `insertDefaults`, the API
 // view, GET /services filters and lookup by ID, name or ID prefix. Pure.
+import type { PortConfig } from './published-ports.ts';
 import { conflict, invalidParameter, notFound, notImplemented } from '../errors.ts';
 import type { ClusterObject } from '../types/cluster.ts';
 import { allLabelsMatch, checkFilterNames } from '../util/filters.ts';
@@ -29,6 +30,8 @@ export interface ServiceRecord {
   JobIteration?: number;
   /** Endpoint.VirtualIPs (service-vips.ts). */
   VirtualIPs?: Array<{ NetworkID: string; Addr: string }>;
+  /** Endpoint.Ports: the spec's ports with the PublishedPort of each (published-ports.ts). */
+  Ports?: PortConfig[];
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -78,15 +81,21 @@ export function checkServiceSpec(body: ClusterObject): ClusterObject {
   checkNetworks(spec, tt);
   const ports = obj(spec.EndpointSpec).Ports;
   if (Array.isArray(ports)) {
+    // Mode ingress: the routing mesh (network/overlay/mesh.ts), a missing PublishedPort picked by the
+    // manager (published-ports.ts); mode host: bound by each task on its node (container-body.ts).
     for (const p of ports) {
       const port = obj(p);
-      if (port.PublishMode === 'host') continue;
-      // The routing mesh (mode ingress): every node's port leads to the tasks (network/overlay/mesh.ts).
-      if (!(typeof port.PublishedPort === 'number' && port.PublishedPort > 0))
-        throw notImplemented(
-          "published ports through the routing mesh without a PublishedPort (dockerd picks one from 30000-32767) are not built in this engine's cluster mode",
-        );
-      if (port.Protocol === 'sctp') throw notImplemented('sctp ports through the routing mesh are not built in this engine');
+      const bad = (what: string) => invalidParameter(`rpc error: code = InvalidArgument desc = EndpointSpec: ${what}`);
+      if (port.Protocol !== undefined && !['tcp', 'udp', 'sctp'].includes(String(port.Protocol)))
+        throw bad(`invalid protocol ${JSON.stringify(port.Protocol)}`);
+      if (port.PublishMode !== undefined && !['ingress', 'host', ''].includes(String(port.PublishMode)))
+        throw bad(`invalid publish mode ${JSON.stringify(port.PublishMode)}`);
+      const tp = port.TargetPort;
+      if (!(typeof tp === 'number' && Number.isInteger(tp) && tp > 0 && tp <= 65535))
+        throw bad(`invalid target port ${JSON.stringify(tp)}`);
+      const pp = port.PublishedPort;
+      if (pp !== undefined && !(typeof pp === 'number' && Number.isInteger(pp) && pp >= 0 && pp <= 65535))
+        throw bad(`invalid published port ${JSON.stringify(pp)}`);
     }
   }
   // Go decodes JSON keys case-insensitively, and some clients rely on it (docker-py sends
@@ -215,7 +224,7 @@ export function serviceView(
     view.PreviousSpec = withoutPullOptions(opts.insertDefaults ? withServiceDefaults(rec.PreviousSpec) : rec.PreviousSpec);
   view.Endpoint = {
     Spec: { Mode: (ep.Mode as string) || 'vip', ...(Array.isArray(ep.Ports) ? { Ports: ep.Ports } : {}) },
-    ...(Array.isArray(ep.Ports) && ep.Ports.length ? { Ports: ep.Ports } : {}),
+    ...(rec.Ports?.length ? { Ports: rec.Ports } : Array.isArray(ep.Ports) && ep.Ports.length ? { Ports: ep.Ports } : {}),
     ...(rec.VirtualIPs?.length ? { VirtualIPs: rec.VirtualIPs } : {}),
   };
   if (rec.UpdateStatus) view.UpdateStatus = rec.UpdateStatus;

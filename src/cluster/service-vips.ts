@@ -7,6 +7,7 @@ import { notFound } from '../errors.ts';
 import type { MeshPort, OverlayEndpoint, SwarmNetwork } from '../network/overlay/contract.ts';
 import type { ClusterObject } from '../types/cluster.ts';
 import { claimNetworkAddress, epPrefix, ipPrefix } from './networks.ts';
+import type { PortConfig } from './published-ports.ts';
 import type { ClusterStore } from './store.ts';
 
 /** As dockerd's Endpoint.VirtualIPs: the network and the address with its prefix length. */
@@ -29,13 +30,11 @@ export function vipNetworks(spec: ClusterObject): string[] {
   return obj(spec.EndpointSpec).Mode === 'dnsrr' ? [] : specNetworks(spec);
 }
 
-/** Published ports of mode ingress (the routing mesh). */
-export function meshPorts(spec: ClusterObject): MeshPort[] {
-  const ports = obj(spec.EndpointSpec).Ports;
-  return (Array.isArray(ports) ? ports : [])
-    .map(obj)
-    .filter((p) => p.PublishMode !== 'host' && typeof p.PublishedPort === 'number')
-    .map((p) => ({ proto: p.Protocol === 'udp' ? 'udp' : 'tcp', published: Number(p.PublishedPort), target: Number(p.TargetPort) }));
+/** Published ports of mode ingress (the routing mesh), from the service's resolved ports. */
+export function meshPorts(ports: PortConfig[]): MeshPort[] {
+  return ports
+    .filter((p) => p.PublishMode === 'ingress' && p.PublishedPort > 0)
+    .map((p) => ({ proto: p.Protocol, published: p.PublishedPort, target: p.TargetPort }));
 }
 
 /** Which VIPs stay, which go and which networks need one. Pure. */
@@ -79,8 +78,9 @@ export async function claimServiceVips(
   serviceId: string,
   spec: ClusterObject,
   current: VirtualIP[],
+  resolved: PortConfig[],
 ): Promise<{ vips: VirtualIP[]; claimed: VirtualIP[]; unused: VirtualIP[] }> {
-  const ports = meshPorts(spec);
+  const ports = meshPorts(resolved);
   let ingress: string | undefined;
   if (ports.length) {
     ingress = (await store.list<SwarmNetwork>('networks/')).find((n) => n.value.Ingress)?.value.Id;

@@ -195,7 +195,9 @@ export class ClusterService {
       this.manager = m;
       await this.startNodeEvents(m);
       await this.startNetworks(m);
-      this.startAgent((req) => m.services.sync(state.nodeId, req.reports, req.known, undefined, state.advertiseAddr));
+      this.startAgent((req) =>
+        m.services.sync(state.nodeId, req.reports, req.known, undefined, { since: req.since, logAddr: state.advertiseAddr }),
+      );
     } else {
       const w = new Worker(state, certs, this.files, this.log, (r) => void this.switchRole(r));
       this.worker = w;
@@ -550,7 +552,7 @@ export class ClusterService {
       this.manager = m;
       await this.startNodeEvents(m);
       const mgr = m;
-      this.startAgent((req) => mgr.services.sync(nodeId, req.reports, req.known, undefined, advertiseAddr));
+      this.startAgent((req) => mgr.services.sync(nodeId, req.reports, req.known, undefined, { since: req.since, logAddr: advertiseAddr }));
       this.phase = 'active';
       this.error = '';
       await this.startNetworks(m);

@@ -2,16 +2,18 @@
 // services (version compare-and-swap, rollback to PreviousSpec, `service` events of scope swarm),
 // list/inspect of tasks, and the agents' sync (task states reported by a node, its tasks answered).
 import { createHash } from 'node:crypto';
-import { EventEmitter } from 'node:events';
 import { invalidParameter } from '../errors.ts';
 import type { EventPublisher } from '../events/bus.ts';
 import type { ClusterObject, ObjectUpdateOptions } from '../types/cluster.ts';
+import type { Logger } from '../util/log.ts';
+import { ClusterCache } from './cluster-cache.ts';
 import { newId } from './ids.ts';
 import { dropClientPullOptions, setPullAuth, updatedPullAuth } from './pull-options.ts';
 import { notAppliedWarnings } from './spec-warnings.ts';
-import { claimServiceVips, freeServiceVips, resolveNetworkTargets } from './service-vips.ts';
+import { allocatePorts, freePorts } from './published-ports.ts';
+import { claimServiceVips, freeServiceVips, resolveNetworkTargets, type VirtualIP } from './service-vips.ts';
 import type { NodeRecord } from './nodes.ts';
-import { parseConstraints } from './scheduler.ts';
+import { parseConstraints, parsePreferences } from './scheduler.ts';
 import {
   checkNameFree,
   checkServiceSpec,
@@ -36,22 +38,32 @@ export interface TaskReport {
   status: TaskStatus;
 }
 
-/** What a node's agent sends: its reports, and the digest of the tasks it last got. */
+/**
+ * What a node's agent sends: its reports, the digest of the tasks it last got (to wait for a
+ * change) and the revision of that answer (to get only what changed since).
+ */
 export interface AgentSyncRequest {
   reports: TaskReport[];
   known?: string;
   /** host:port of the node's endpoint, where managers ask for its tasks' logs (log-forward.ts). */
   logAddr?: string;
+  since?: number;
 }
 
 /** Where a node's endpoint is (`agents/<node id>`), written when its agent first syncs with a manager. */
 export const agentKey = (nodeId: string) => `agents/${nodeId}`;
 
-/** What a node's agent gets back: its tasks and a digest of them (to wait for a change). */
+/**
+ * What a node's agent gets back: its tasks and their digest. With `ids` (an answer to `since`),
+ * `tasks` are only those changed since and `ids` all the node's tasks (the others are gone);
+ * without, `tasks` are all of them. `rev`: what to send as `since` next time.
+ */
 export interface SyncAnswer {
   tasks: TaskRecord[];
   digest: string;
-  /** The data of exactly the secrets and configs these tasks use. */
+  ids?: string[];
+  rev?: number;
+  /** The data of exactly the secrets and configs the node's live tasks use. */
   payloads?: TaskPayloads;
 }
 
@@ -62,50 +74,36 @@ export interface FileObjectHooks {
   payloads(tasks: TaskRecord[]): Promise<TaskPayloads>;
 }
 
-/** Longest an agent's sync waits for a change of its tasks before answering the same. */
-export const SYNC_WAIT_MS = 2000;
+/** Longest an agent's sync waits for a change of its tasks before answering the same (a worker's call times out at 10 s). */
+export const SYNC_WAIT_MS = 5000;
 
 export class ServicesApi {
-  private readonly changes = new EventEmitter();
   /** Log addresses already written to the store, by node. */
   private readonly logAddrs = new Map<string, string>();
-  private unwatch: Array<() => Promise<void>> = [];
+  /** The watch-fed copy the orchestrator and the agents' syncs read (cluster-cache.ts). */
+  readonly cache: ClusterCache;
 
   constructor(
     private readonly store: ClusterStore,
     private readonly events: EventPublisher | undefined,
     private readonly files?: FileObjectHooks,
+    log?: Logger,
   ) {
-    this.changes.setMaxListeners(0);
+    this.cache = new ClusterCache(store, log);
   }
 
-  /** Starts watching services and tasks, so that agents and the orchestrator hear of changes at once. */
+  /** Reads and follows services, tasks and nodes, so agents and the orchestrator hear of changes at once. */
   async watch(): Promise<void> {
-    for (const prefix of ['services/', 'tasks/']) this.unwatch.push(await this.store.watch(prefix, () => this.changes.emit('change')));
+    await this.cache.start();
   }
 
   onChange(fn: () => void): void {
-    this.changes.on('change', fn);
+    this.cache.onChange(fn);
   }
 
   async close(): Promise<void> {
-    this.changes.removeAllListeners();
-    const stops = this.unwatch;
-    this.unwatch = [];
     // A watch whose store connection is already gone has nothing left to cancel.
-    await Promise.all(stops.map((s) => s().catch(() => undefined)));
-  }
-
-  private waitChange(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.changes.off('change', done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.changes.on('change', done);
-    });
+    await this.cache.close().catch(() => undefined);
   }
 
   async services(): Promise<Stored<ServiceRecord>[]> {
@@ -130,6 +128,7 @@ export class ServicesApi {
     const spec = checkServiceSpec(body);
     setPullAuth(spec, registryAuth);
     parseConstraints(((spec.TaskTemplate as ClusterObject).Placement as ClusterObject | undefined)?.Constraints);
+    parsePreferences(((spec.TaskTemplate as ClusterObject).Placement as ClusterObject | undefined)?.Preferences);
     await this.files?.checkRefs(spec.TaskTemplate as ClusterObject);
     const id = newId();
     if (!spec.Name) spec.Name = `service-${id.slice(0, 8)}`;
@@ -141,12 +140,16 @@ export class ServicesApi {
     await resolveNetworkTargets(this.store, spec);
     const rec: ServiceRecord = { ID: id, CreatedAt: now, UpdatedAt: now, Spec: spec, SpecVersion: 1 };
     if (modeOf(spec).endsWith('-job')) rec.JobIteration = 0;
-    const { vips } = await claimServiceVips(this.store, id, spec, []);
-    if (vips.length) rec.VirtualIPs = vips;
+    const { ports } = await allocatePorts(this.store, id, spec, []);
+    if (ports.length) rec.Ports = ports;
+    let vips: VirtualIP[] = [];
     try {
+      vips = (await claimServiceVips(this.store, id, spec, [], ports)).vips;
+      if (vips.length) rec.VirtualIPs = vips;
       await this.store.create(serviceKey(id), rec);
     } catch (err) {
       await freeServiceVips(this.store, id, vips).catch(() => undefined);
+      await freePorts(this.store, ports).catch(() => undefined);
       throw err;
     }
     this.publish('create', rec);
@@ -182,7 +185,9 @@ export class ServicesApi {
         filters,
       ).map((s) => s.ID),
     );
-    const tasks = status ? (await this.tasks()).map((t) => t.value) : [];
+    // Counts from the watch-fed copy when there is one (no listing of every task per request).
+    const cached = this.cache.ready ? this.cache.taskList() : undefined;
+    const tasks = status ? (cached ?? (await this.tasks())).map((t) => t.value) : [];
     return all
       .filter((s) => keep.has(s.value.ID))
       .map((s) => serviceView(s.value, s.version, status ? { counts: this.counts(s.value, tasks) } : {}));
@@ -218,6 +223,7 @@ export class ServicesApi {
       const spec = checkServiceSpec(body);
       setPullAuth(spec, updatedPullAuth(opts.registryAuth, opts.registryAuthFrom, cur));
       parseConstraints(((spec.TaskTemplate as ClusterObject).Placement as ClusterObject | undefined)?.Constraints);
+      parsePreferences(((spec.TaskTemplate as ClusterObject).Placement as ClusterObject | undefined)?.Preferences);
       await this.files?.checkRefs(spec.TaskTemplate as ClusterObject);
       await resolveNetworkTargets(this.store, spec);
       if (!spec.Name) spec.Name = cur.Spec.Name;
@@ -236,14 +242,26 @@ export class ServicesApi {
     }
     // VIPs follow the networks: new ones claimed before the write (freed again if it fails, e.g. a
     // stale version), those of networks left freed after it.
-    const { vips, claimed, unused } = await claimServiceVips(this.store, cur.ID, next.Spec, cur.VirtualIPs ?? []);
-    if (vips.length) next.VirtualIPs = vips;
+    // Published ports likewise: a port the service held stays (a dynamic one too).
+    const pa = await allocatePorts(this.store, cur.ID, next.Spec, cur.Ports ?? []);
+    if (pa.ports.length) next.Ports = pa.ports;
+    else delete next.Ports;
+    let va: Awaited<ReturnType<typeof claimServiceVips>>;
+    try {
+      va = await claimServiceVips(this.store, cur.ID, next.Spec, cur.VirtualIPs ?? [], pa.ports);
+    } catch (err) {
+      await freePorts(this.store, pa.claimed).catch(() => undefined);
+      throw err;
+    }
+    if (va.vips.length) next.VirtualIPs = va.vips;
     else delete next.VirtualIPs;
     await this.store.update(serviceKey(cur.ID), next, opts.version).catch(async (err: Error) => {
-      await freeServiceVips(this.store, cur.ID, claimed).catch(() => undefined);
+      await freeServiceVips(this.store, cur.ID, va.claimed).catch(() => undefined);
+      await freePorts(this.store, pa.claimed).catch(() => undefined);
       throw err;
     });
-    await freeServiceVips(this.store, cur.ID, unused);
+    await freeServiceVips(this.store, cur.ID, va.unused);
+    await freePorts(this.store, pa.unused);
     this.publish('update', next);
     return { Warnings: notAppliedWarnings(next.Spec) };
   }
@@ -252,6 +270,7 @@ export class ServicesApi {
     const s = await this.find(ref);
     await this.store.delete(serviceKey(s.value.ID));
     await freeServiceVips(this.store, s.value.ID, s.value.VirtualIPs ?? []);
+    await freePorts(this.store, s.value.Ports ?? []);
     // The tasks go with the service; each node's agent then removes their containers.
     for (const t of await this.tasks()) if (t.value.ServiceID === s.value.ID) await this.store.delete(taskKey(t.value.ID));
     this.publish('remove', s.value);
@@ -304,46 +323,110 @@ export class ServicesApi {
   }
 
   /** A node's agent: applies its reports (states only move forward), answers its tasks. */
-  async sync(nodeId: string, reports: TaskReport[], known?: string, waitMs = SYNC_WAIT_MS, logAddr?: string): Promise<SyncAnswer> {
+  async sync(
+    nodeId: string,
+    reports: TaskReport[],
+    known?: string,
+    waitMs = SYNC_WAIT_MS,
+    opts: { since?: number; logAddr?: string } = {},
+  ): Promise<SyncAnswer> {
+    const { since, logAddr } = opts;
     if (logAddr && this.logAddrs.get(nodeId) !== logAddr) {
       await this.store.put(agentKey(nodeId), { addr: logAddr });
       this.logAddrs.set(nodeId, logAddr);
     }
-    for (const r of reports) {
-      for (let attempt = 0; attempt < 3; attempt++) {
-        const cur = await this.store.get<TaskRecord>(taskKey(r.id));
-        if (!cur || cur.value.NodeID !== nodeId) break;
-        if (stateRank(r.status.State) < stateRank(cur.value.Status.State)) break;
-        if (
-          stateRank(r.status.State) === stateRank(cur.value.Status.State) &&
-          JSON.stringify(r.status.ContainerStatus) === JSON.stringify(cur.value.Status.ContainerStatus)
-        )
-          break;
-        try {
-          await this.store.update(taskKey(r.id), { ...cur.value, Status: r.status, UpdatedAt: new Date().toISOString() }, cur.version);
-          break;
-        } catch (err) {
-          if ((err as { code?: string }).code !== 'CONFLICT') throw err;
-        }
+    let written = 0;
+    // All of a sync's reports in one transaction when the cached versions hold; else one by one.
+    let rest = reports;
+    if (this.cache.ready && reports.length > 1) {
+      const now = new Date().toISOString();
+      const writes = reports.flatMap((r) => {
+        const cur = this.cache.task(r.id);
+        return cur && newsFor(nodeId, cur.value, r)
+          ? [{ key: taskKey(r.id), value: { ...cur.value, Status: r.status, UpdatedAt: now }, version: cur.version }]
+          : [];
+      });
+      try {
+        for (let i = 0; i < writes.length; i += 100) written = Math.max(written, await this.store.batch(writes.slice(i, i + 100)));
+        rest = [];
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'CONFLICT') throw err;
       }
     }
+    await inParallel(rest, REPORT_WIDTH, async (r) => {
+      written = Math.max(written, await this.report(nodeId, r));
+    });
+    const cache = this.cache.ready ? this.cache : undefined;
+    // The answer reflects the reports just written (the watch has applied them).
+    if (cache && written) await cache.waitFor('tasks', written, 2000);
     const answer = async (): Promise<SyncAnswer> => {
-      const tasks = (await this.tasks()).filter((t) => t.value.NodeID === nodeId);
+      const rev = cache?.tasks.rev;
+      const tasks = cache ? cache.tasksOf(nodeId) : (await this.tasks()).filter((t) => t.value.NodeID === nodeId);
       const digest = createHash('sha1')
-        .update(tasks.map((t) => `${t.value.ID}:${t.version}`).join(','))
+        .update(
+          tasks
+            .map((t) => `${t.value.ID}:${t.version}`)
+            .sort()
+            .join(','),
+        )
         .digest('hex');
       const mine = tasks.map((t) => t.value);
       // Only tasks the node is to run need their files (secrets stay off nodes that merely held them).
       const live = mine.filter((t) => t.DesiredState === 'running' && !isTerminal(t.Status.State));
       const payloads = this.files ? await this.files.payloads(live) : undefined;
-      return { tasks: mine, digest, ...(payloads ? { payloads } : {}) };
+      const delta = cache && since !== undefined && since <= rev!;
+      return {
+        tasks: delta ? tasks.filter((t) => t.version > since).map((t) => t.value) : mine,
+        digest,
+        ...(delta ? { ids: mine.map((t) => t.ID) } : {}),
+        ...(rev !== undefined ? { rev } : {}),
+        ...(payloads ? { payloads } : {}),
+      };
     };
     const first = await answer();
-    // Nothing new for the agent: hold the answer until something changes (a long poll).
-    if (!reports.length && known !== undefined && first.digest === known && this.unwatch.length) {
-      await this.waitChange(Math.min(waitMs, SYNC_WAIT_MS));
+    // Nothing new for the agent: hold the answer until its node's tasks change (a long poll).
+    if (!reports.length && known !== undefined && first.digest === known && cache) {
+      await cache.nodeChange(nodeId, Math.min(waitMs, SYNC_WAIT_MS));
       return answer();
     }
     return first;
   }
+
+  /**
+   * Writes one report (compare-and-swap on the version known); returns the revision written, or 0.
+   * With the cache, one attempt: a report that lost a race is dropped, and the agent, which derives
+   * its reports from its containers and the tasks it is sent, sends it again if still news.
+   */
+  private async report(nodeId: string, r: TaskReport): Promise<number> {
+    let cur: Stored<TaskRecord> | null | undefined = this.cache.ready ? this.cache.task(r.id) : undefined;
+    for (let attempt = 0; attempt < (cur ? 1 : 3); attempt++) {
+      cur ??= await this.store.get<TaskRecord>(taskKey(r.id));
+      if (!cur || !newsFor(nodeId, cur.value, r)) return 0;
+      try {
+        return await this.store.update(taskKey(r.id), { ...cur.value, Status: r.status, UpdatedAt: new Date().toISOString() }, cur.version);
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'CONFLICT') throw err;
+        cur = undefined; // changed meanwhile (or the copy was behind): read it from the store
+      }
+    }
+    return 0;
+  }
+}
+
+/** Whether a report changes the task: the node's own, and its state moves forward (or its container). */
+function newsFor(nodeId: string, t: TaskRecord, r: TaskReport): boolean {
+  if (t.NodeID !== nodeId) return false;
+  const [to, from] = [stateRank(r.status.State), stateRank(t.Status.State)];
+  return to > from || (to === from && JSON.stringify(r.status.ContainerStatus) !== JSON.stringify(t.Status.ContainerStatus));
+}
+
+/** Reports of one sync written at once (etcd batches concurrent proposals). */
+const REPORT_WIDTH = 16;
+
+export async function inParallel<T>(items: T[], width: number, fn: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
 }

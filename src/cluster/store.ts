@@ -94,6 +94,8 @@ export class ClusterStore {
       // No retries or circuit breaker in the client: a failure is answered at once (the callers
       // retry where it makes sense), and a healed member serves at once instead of after a pause.
       faultHandling: { host: () => passThrough as never, global: passThrough as never },
+      // grpc's default of 4 MiB per answer is too small for a cluster's tasks (10 000 tasks are ~7 MiB).
+      grpcOptions: { 'grpc.max_receive_message_length': 512 * 1024 * 1024 },
     });
     requireLeader(client);
     return new ClusterStore(client);
@@ -146,16 +148,39 @@ export class ClusterStore {
   async update<T>(key: string, value: T, version: number): Promise<number> {
     let r;
     try {
+      // The else branch reads the key in the same transaction: gone (404) or changed (409).
       r = await this.client
         .if(PREFIX + key, 'Mod', '==', version)
         .then(this.client.put(PREFIX + key).value(JSON.stringify(value)))
+        .else(this.client.get(PREFIX + key))
         .commit();
     } catch (err) {
       throw storeDown(`update ${key}`, err);
     }
     if (r.succeeded) return Number(r.header.revision);
-    if (!(await this.get(key))) throw notFound(`${key} not found`);
+    if (!r.responses[0]?.response_range?.kvs?.length) throw notFound(`${key} not found`);
     throw conflict(OUT_OF_SEQUENCE);
+  }
+
+  /**
+   * Several writes in one transaction (one Raft proposal and one fsync for all): each with a
+   * `version` only at that version, each without only if the key does not exist. All or none:
+   * 409 if any condition failed (the caller then writes them one by one). Returns the revision.
+   */
+  async batch(writes: Array<{ key: string; value: unknown; version?: number }>): Promise<number> {
+    if (!writes.length) return 0;
+    let r;
+    try {
+      const [first, ...rest] = writes;
+      const cond = (w: typeof first) => [PREFIX + w!.key, w!.version === undefined ? 'Create' : 'Mod', '==', w!.version ?? 0] as const;
+      let txn = this.client.if(...cond(first));
+      for (const w of rest) txn = txn.and(...cond(w));
+      r = await txn.then(...writes.map((w) => this.client.put(PREFIX + w.key).value(JSON.stringify(w.value)))).commit();
+    } catch (err) {
+      throw storeDown(`batch of ${writes.length} writes`, err);
+    }
+    if (!r.succeeded) throw conflict(OUT_OF_SEQUENCE);
+    return Number(r.header.revision);
   }
 
   /** Writes unconditionally (state the node itself owns, such as its status). */
@@ -248,6 +273,62 @@ export class ClusterStore {
     }
     w.on('put', (kv) => onChange(kv.key.toString().slice(PREFIX.length), false));
     w.on('delete', (kv) => onChange(kv.key.toString().slice(PREFIX.length), true));
+    return () => w.cancel();
+  }
+
+  /** A prefix's objects and the store revision they were read at (to watch from the next one). */
+  async snapshot<T>(prefix: string): Promise<{ items: Stored<T>[]; revision: number }> {
+    try {
+      const r = await this.client
+        .getAll()
+        .prefix(PREFIX + prefix)
+        .exec();
+      return {
+        items: r.kvs.map((kv) => ({
+          key: kv.key.toString().slice(PREFIX.length),
+          value: JSON.parse(kv.value.toString()) as T,
+          version: Number(kv.mod_revision),
+          created: Number(kv.create_revision),
+        })),
+        revision: Number(r.header.revision),
+      };
+    } catch (err) {
+      throw storeDown(`list ${prefix}`, err);
+    }
+  }
+
+  /**
+   * Every change under `prefix` from `revision` on, in order, with the value (none for a delete) and
+   * the revision of the change; `onError` when the watch ends for good (e.g. the revision was
+   * compacted away). etcd3 resumes a watch that lost its connection from where it was.
+   */
+  async watchFrom<T>(
+    prefix: string,
+    revision: number,
+    onChange: (c: { key: string; value?: T; version: number; created: number }) => void,
+    onError: (err: Error) => void,
+  ): Promise<() => Promise<void>> {
+    let w: Watcher;
+    try {
+      w = await this.client
+        .watch()
+        .prefix(PREFIX + prefix)
+        .startRevision(String(revision))
+        .create();
+    } catch (err) {
+      throw storeDown(`watch ${prefix}`, err);
+    }
+    const key = (kv: { key: Buffer }) => kv.key.toString().slice(PREFIX.length);
+    w.on('put', (kv) =>
+      onChange({
+        key: key(kv),
+        value: JSON.parse(kv.value.toString()) as T,
+        version: Number(kv.mod_revision),
+        created: Number(kv.create_revision),
+      }),
+    );
+    w.on('delete', (kv) => onChange({ key: key(kv), version: Number(kv.mod_revision), created: 0 }));
+    w.on('error', (err: Error) => onError(err));
     return () => w.cancel();
   }
 

@@ -18,6 +18,8 @@ export interface TaskRuntime {
    * `networks`: overlay networks (name or ID) the container may join though not attachable.
    */
   run(name: string, body: Record<string, unknown>, networks?: string[]): Promise<string>;
+  /** The host ports the container's ports are bound to (ports of mode host): `80/tcp` → 8081. */
+  hostPorts?(id: string): Promise<Array<{ target: string; published: number }>>;
   /** The container's state, or null if it is gone. */
   state(id: string): TaskContainerState | null;
   stop(id: string, timeoutSeconds: number): Promise<void>;

@@ -67,6 +67,28 @@ export interface TaskRecord {
   Ports?: unknown[];
   /** The service's endpoint mode when not `vip`: with `dnsrr` the task's name holds `<service>`. */
   EndpointMode?: string;
+  /** Named generic resources the scheduler gave the task (`Kind=Value`). */
+  AssignedGenericResources?: string[];
+  /** When the restarts of this slot within RestartPolicy.Window happened (ms since the epoch). */
+  RestartTimes?: number[];
+}
+
+/** The task's named generic resources (`Kind=Value`). */
+export const namedOf = (t: Pick<TaskRecord, 'AssignedGenericResources'>): string[] => t.AssignedGenericResources ?? [];
+
+/** AssignedGenericResources as dockerd shows them: named ones, and the discrete amounts reserved. */
+export function assignedView(t: TaskRecord): ClusterObject[] {
+  const r = ((t.Spec.Resources ?? {}) as ClusterObject).Reservations as ClusterObject | undefined;
+  const out: ClusterObject[] = namedOf(t).map((x) => {
+    const i = x.indexOf('=');
+    return { NamedResourceSpec: { Kind: x.slice(0, i), Value: x.slice(i + 1) } };
+  });
+  const namedKinds = new Set(namedOf(t).map((x) => x.slice(0, x.indexOf('='))));
+  for (const g of (Array.isArray(r?.GenericResources) ? r.GenericResources : []) as ClusterObject[]) {
+    const d = g.DiscreteResourceSpec as { Kind?: string; Value?: number } | undefined;
+    if (d?.Kind && !namedKinds.has(d.Kind)) out.push({ DiscreteResourceSpec: { Kind: d.Kind, Value: d.Value ?? 0 } });
+  }
+  return out;
 }
 
 /** A task's name as dockerd shows it: `<service>.<slot>` or `<service>.<node id>` for global tasks. */
@@ -94,6 +116,8 @@ export function taskView(t: TaskRecord, version: number): ClusterObject {
   view.Status = { ...t.Status, PortStatus: t.Status.PortStatus ?? {} };
   view.DesiredState = t.DesiredState;
   if (t.JobIteration !== undefined) view.JobIteration = { Index: t.JobIteration };
+  const assigned = assignedView(t);
+  if (assigned.length) view.AssignedGenericResources = assigned;
   return view;
 }
 

@@ -59,6 +59,14 @@ export function clusterRuntime(
       }
       return Id;
     },
+    async hostPorts(id) {
+      const view = (await containers.inspect(id, false, API_VERSION)) as { NetworkSettings?: { Ports?: Record<string, unknown> } };
+      const out: Array<{ target: string; published: number }> = [];
+      for (const [target, binds] of Object.entries(view.NetworkSettings?.Ports ?? {}))
+        for (const b of (Array.isArray(binds) ? binds : []) as Array<{ HostIp?: string; HostPort?: string }>)
+          if (b.HostPort && !b.HostIp?.includes(':')) out.push({ target, published: Number(b.HostPort) });
+      return out;
+    },
     state(id) {
       let rec;
       try {

@@ -4,8 +4,15 @@
 // resolves `<service>` to the service's VIP (Endpoint.VirtualIPs) and `tasks.<service>` to both tasks,
 // the VIP answers from both tasks over time (DNAT per task in the client's namespace), tasks reach
 // each other across nodes by container and task name; endpoint mode dnsrr resolves `<service>` to
-// the tasks themselves; a published port (routing mesh) answers on every node from both tasks;
-// removal frees the VIP so the network can go.
+// the tasks themselves; a published port (routing mesh) answers on every node from both tasks, on
+// 127.0.0.1 too; a port without PublishedPort gets one from 30000 (kept by an update, refused to a
+// second service, freed by removal); sctp ports get their DNAT; mode=host ports are bound by each
+// task on its own node (PortStatus); removal frees the VIP so the network can go. Then the
+// scheduler on two real nodes: a reservation no node can hold stays pending with swarmkit's reason,
+// a generic resource (--node-generic-resource on the worker) places the task there with
+// DOCKER_RESOURCE_GPU, a spread preference over a node label puts a task on each value, a restart
+// window lets restarts spread out in time go past MaxAttempts, and an update's MaxFailureRatio lets
+// it go on past a first failure.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
@@ -49,7 +56,11 @@ describe('services on an overlay network: VIP, tasks.<service>, dnsrr across two
       await sh('ip', ['netns', 'exec', sw, 'ip', 'link', 'set', `msh-${tag}-p${i}`, 'master', 'br0', 'up']);
       await inNs(i, `ip link set lo up && ip addr add ${addr(i)}/24 dev uplink && ip link set uplink up`);
     }
-    ds.push(...(await Promise.all([0, 1].map((i) => startDaemon({ netns: ns(i) })))));
+    ds.push(
+      ...(await Promise.all(
+        [0, 1].map((i) => startDaemon({ netns: ns(i), ...(i === 1 ? { args: ['--node-generic-resource', 'gpu=UUID-B'] } : {}) })),
+      )),
+    );
     await Promise.all(ds.map((d) => loadBusybox(d)));
   });
   after(async () => {
@@ -280,12 +291,344 @@ describe('services on an overlay network: VIP, tasks.<service>, dnsrr across two
       });
     }
     t.diagnostic(`published port answering from both tasks on both nodes ${Date.now() - t1} ms after service create`);
+    // On 127.0.0.1 of each node too (route_localnet on the ingress bridge).
+    for (const i of [0, 1]) {
+      const answered = new Set<string>();
+      await until(`127.0.0.1:8080 of node ${i} answers from both tasks`, async () => {
+        const x = await inNs(i, 'busybox nc -w 3 127.0.0.1 8080');
+        if (x.trim()) answered.add(x.trim());
+        return answered.size === 2 ? true : undefined;
+      });
+    }
+
+    // No PublishedPort: one from 30000-32767, the same after an update, never shared, freed by removal.
+    const dyn = await a.docker([
+      'service',
+      'create',
+      '--detach',
+      '--no-resolve-image',
+      '--name',
+      'dyn',
+      '-p',
+      '80',
+      'busybox',
+      'sh',
+      '-c',
+      SERVE,
+    ]);
+    assert.equal(dyn.code, 0, dyn.stderr + a.output);
+    const dynPort = async (name: string) => {
+      const svc = JSON.parse((await a.docker(['service', 'inspect', name])).stdout)[0];
+      assert.equal(svc.Spec.EndpointSpec.Ports[0].PublishedPort ?? 0, 0, 'the spec keeps no port');
+      return svc.Endpoint.Ports[0].PublishedPort as number;
+    };
+    const port1 = await dynPort('dyn');
+    assert.ok(port1 >= 30000 && port1 <= 32767, `dynamic port ${port1}`);
+    await until(`the dynamic port ${port1} answers on the worker`, async () =>
+      (await inNs(1, `busybox nc -w 3 ${addr(1)} ${port1} || true`)).trim() ? true : undefined,
+    );
+    assert.equal((await a.docker(['service', 'update', '--detach', '--env-add', 'X=1', 'dyn'])).code, 0);
+    assert.equal(await dynPort('dyn'), port1, 'stable across updates');
+    const dyn2 = await a.docker([
+      'service',
+      'create',
+      '--detach',
+      '--no-resolve-image',
+      '--name',
+      'dyn2',
+      '-p',
+      '80',
+      'busybox',
+      'sleep',
+      '600',
+    ]);
+    assert.equal(dyn2.code, 0, dyn2.stderr);
+    const port2 = await dynPort('dyn2');
+    assert.notEqual(port2, port1);
+    const clash = await a.docker([
+      'service',
+      'create',
+      '--detach',
+      '--no-resolve-image',
+      '--name',
+      'clash',
+      '-p',
+      `${port1}:80`,
+      'busybox',
+      'true',
+    ]);
+    assert.notEqual(clash.code, 0);
+    assert.match(clash.stderr, new RegExp(`port '${port1}' is already in use by service 'dyn'`));
+    assert.equal((await a.docker(['service', 'rm', 'dyn'])).code, 0);
+    const dyn3 = await a.docker([
+      'service',
+      'create',
+      '--detach',
+      '--no-resolve-image',
+      '--name',
+      'dyn3',
+      '-p',
+      `${port1}:80`,
+      'busybox',
+      'true',
+    ]);
+    assert.equal(dyn3.code, 0, `the freed port can be named again: ${dyn3.stderr}`);
+
+    // sctp through the mesh: accepted and DNATed (this kernel has no SCTP sockets to carry traffic).
+    const sctp = await a.docker([
+      'service',
+      'create',
+      '--detach',
+      '--no-resolve-image',
+      '--name',
+      'sc',
+      '-p',
+      '9999:9/sctp',
+      'busybox',
+      'sleep',
+      '600',
+    ]);
+    assert.equal(sctp.code, 0, sctp.stderr);
+    await until('the sctp DNAT on the worker', async () =>
+      /-A ENGINE-MESH -p sctp -m sctp --dport 9999 .*-j DNAT --to-destination 10\.0\.0\.\d+:9/.test(
+        await inNs(1, 'iptables -t nat -S ENGINE-MESH'),
+      )
+        ? true
+        : undefined,
+    );
+
+    // mode=host: each node's task binds the port on its own node.
+    const hm = await a.docker([
+      'service',
+      'create',
+      '--detach',
+      '--no-resolve-image',
+      '--name',
+      'hm',
+      '--mode',
+      'global',
+      '--publish',
+      'mode=host,target=80,published=8081',
+      'busybox',
+      'sh',
+      '-c',
+      SERVE,
+    ]);
+    assert.equal(hm.code, 0, hm.stderr);
+    for (const i of [0, 1]) {
+      const local = await until(`node ${i}'s host-mode task`, async () => {
+        const id = (await ds[i]!.docker(['ps', '-q', '--filter', 'label=com.docker.swarm.service.name=hm'])).stdout.trim();
+        return id || undefined;
+      });
+      const got = await until(
+        `port 8081 of node ${i} answers from its own task`,
+        async () => (await inNs(1 - i, `busybox nc -w 3 ${addr(i)} 8081 || true`)).trim() || undefined,
+      );
+      assert.ok(local.startsWith(got), `node ${i}: ${got} is ${local}`);
+    }
+    const hmTasks = await until('PortStatus of both host-mode tasks', async () => {
+      const ids = (await a.docker(['service', 'ps', '-q', 'hm'])).stdout.trim().split('\n');
+      const ts = JSON.parse((await a.docker(['inspect', ...ids])).stdout) as Array<{ Status: { PortStatus: { Ports?: unknown[] } } }>;
+      return ts.length === 2 && ts.every((x) => x.Status.PortStatus.Ports?.length) ? ts : undefined;
+    });
+    assert.deepEqual(hmTasks[0]!.Status.PortStatus.Ports, [{ Protocol: 'tcp', TargetPort: 80, PublishedPort: 8081, PublishMode: 'host' }]);
 
     // Removal: the services' tasks go, the VIP is freed, then the network can go.
     assert.equal((await a.docker(['rm', '-f', 'client'])).code, 0);
-    assert.equal((await a.docker(['service', 'rm', 'web', 'rr', 'pub'])).code, 0);
+    assert.equal((await a.docker(['service', 'rm', 'web', 'rr', 'pub', 'dyn2', 'dyn3', 'sc', 'hm'])).code, 0);
     await until('the network removable once the tasks and the VIP are gone', async () =>
       (await a.docker(['network', 'rm', 'ovs'])).code === 0 ? true : undefined,
     );
+  });
+  test('scheduling on two nodes: reservations, generic resources, spread, restart window, failure ratio', async () => {
+    const [a, b] = ds as [TestDaemon, TestDaemon];
+    const workerId = JSON.parse((await b.docker(['info', '--format', '{{json .Swarm.NodeID}}'])).stdout);
+    // More memory than any node has: pending, with swarmkit's reason.
+    const big = await a.docker([
+      'service',
+      'create',
+      '--detach',
+      '--no-resolve-image',
+      '--name',
+      'big',
+      '--reserve-memory',
+      '100T',
+      'busybox',
+      'sleep',
+      '600',
+    ]);
+    assert.equal(big.code, 0, big.stderr);
+    assert.doesNotMatch(big.stderr, /not (applied|scheduled)/);
+    const why = await until('the task pending for resources', async () => {
+      const x = await a.docker(['service', 'ps', '--no-trunc', '--format', '{{.CurrentState}}|{{.Error}}', 'big']);
+      return /^Pending/.test(x.stdout) && x.stdout.includes('insufficient') ? x.stdout.trim() : undefined;
+    });
+    assert.match(why, /\|"no suitable node \(insufficient resources on 2 nodes\)"$/); // the CLI quotes it
+    // A generic resource only the worker advertises: the task goes there and is told which one.
+    const gpu = await a.docker([
+      'service',
+      'create',
+      '--detach',
+      '--no-resolve-image',
+      '--name',
+      'gpu',
+      '--generic-resource',
+      'gpu=1',
+      'busybox',
+      'sleep',
+      '600',
+    ]);
+    assert.equal(gpu.code, 0, gpu.stderr);
+    const cid = await until(
+      'the gpu task running on the worker',
+      async () => (await b.docker(['ps', '-q', '--filter', 'label=com.docker.swarm.service.name=gpu'])).stdout.trim() || undefined,
+    );
+    const env = JSON.parse((await b.docker(['inspect', '-f', '{{json .Config.Env}}', cid])).stdout) as string[];
+    assert.ok(env.includes('DOCKER_RESOURCE_GPU=UUID-B'), env.join(' '));
+    const task = JSON.parse((await a.docker(['inspect', (await a.docker(['service', 'ps', '-q', 'gpu'])).stdout.trim()])).stdout)[0];
+    assert.equal(task.NodeID, workerId);
+    assert.deepEqual(task.AssignedGenericResources, [{ NamedResourceSpec: { Kind: 'gpu', Value: 'UUID-B' } }]);
+    // A second one finds no gpu left.
+    const gpu2 = await a.docker([
+      'service',
+      'create',
+      '--detach',
+      '--no-resolve-image',
+      '--name',
+      'gpu2',
+      '--generic-resource',
+      'gpu=1',
+      'busybox',
+      'sleep',
+      '600',
+    ]);
+    assert.equal(gpu2.code, 0, gpu2.stderr);
+    await until('the second gpu task pending', async () =>
+      (await a.docker(['service', 'ps', '--no-trunc', '--format', '{{.Error}}', 'gpu2'])).stdout.includes(
+        'insufficient resources on 2 nodes',
+      )
+        ? true
+        : undefined,
+    );
+    // Spread over a label: one replica per zone, no warning.
+    for (const [d, zone] of [
+      [a, 'z1'],
+      [b, 'z2'],
+    ] as const) {
+      const id = JSON.parse((await d.docker(['info', '--format', '{{json .Swarm.NodeID}}'])).stdout);
+      assert.equal((await a.docker(['node', 'update', '--label-add', `zone=${zone}`, id])).code, 0);
+    }
+    const sp = await a.docker([
+      'service',
+      'create',
+      '--detach',
+      '--no-resolve-image',
+      '--name',
+      'sp',
+      '--replicas',
+      '2',
+      '--placement-pref',
+      'spread=node.labels.zone',
+      'busybox',
+      'sleep',
+      '600',
+    ]);
+    assert.equal(sp.code, 0, sp.stderr);
+    assert.doesNotMatch(sp.stderr, /not applied/);
+    const nodesOf = await until('both spread replicas running', async () => {
+      const ids = (await a.docker(['service', 'ps', '-q', '--filter', 'desired-state=running', 'sp'])).stdout.trim().split('\n');
+      const ts = JSON.parse((await a.docker(['inspect', ...ids])).stdout) as Array<{ NodeID: string; Status: { State: string } }>;
+      return ts.length === 2 && ts.every((x) => x.Status.State === 'running') ? ts.map((x) => x.NodeID) : undefined;
+    });
+    assert.notEqual(nodesOf[0], nodesOf[1], 'one per zone');
+
+    // RestartPolicy.Window: restarts 2 s apart never fall within a 1 s window, so MaxAttempts 1 does
+    // not stop them (without the window the slot would stop after one restart).
+    const win = await a.docker([
+      'service',
+      'create',
+      '--detach',
+      '--no-resolve-image',
+      '--name',
+      'win',
+      '--replicas',
+      '1',
+      '--restart-condition',
+      'on-failure',
+      '--restart-max-attempts',
+      '1',
+      '--restart-delay',
+      '2s',
+      '--restart-window',
+      '1s',
+      'busybox',
+      'false',
+    ]);
+    assert.equal(win.code, 0, win.stderr);
+    assert.doesNotMatch(win.stderr, /not applied/);
+    await until(
+      'a third task of the slot',
+      async () => ((await a.docker(['service', 'ps', '-q', 'win'])).stdout.trim().split('\n').length >= 3 ? true : undefined),
+      30_000,
+    );
+
+    // MaxFailureRatio 0.5 of 2 replicas: the first failed slot lets the update go on, the second pauses it.
+    const fr = await a.docker([
+      'service',
+      'create',
+      '--detach',
+      '--no-resolve-image',
+      '--name',
+      'fr',
+      '--replicas',
+      '2',
+      '--stop-grace-period',
+      '1s',
+      'busybox',
+      'sleep',
+      '600',
+    ]);
+    assert.equal(fr.code, 0, fr.stderr);
+    await until('both fr tasks running', async () => {
+      const x = await a.docker(['service', 'ps', '--filter', 'desired-state=running', '--format', '{{.CurrentState}}', 'fr']);
+      return x.stdout
+        .trim()
+        .split('\n')
+        .filter((l) => l.startsWith('Running')).length === 2
+        ? true
+        : undefined;
+    });
+    const upd = await a.docker([
+      'service',
+      'update',
+      '--detach',
+      '--update-max-failure-ratio',
+      '0.5',
+      '--update-parallelism',
+      '1',
+      '--args',
+      'false',
+      'fr',
+    ]);
+    assert.equal(upd.code, 0, upd.stderr);
+    assert.doesNotMatch(upd.stderr, /not applied/);
+    const paused = await until(
+      'the update paused',
+      async () => {
+        const svc = JSON.parse((await a.docker(['service', 'inspect', 'fr'])).stdout)[0];
+        return svc.UpdateStatus?.State === 'paused' ? svc : undefined;
+      },
+      30_000,
+    );
+    assert.match(paused.UpdateStatus.Message, /update paused due to failure or early termination of task/);
+    const frTasks = JSON.parse(
+      (await a.docker(['inspect', ...(await a.docker(['service', 'ps', '-q', 'fr'])).stdout.trim().split('\n')])).stdout,
+    ) as Array<{
+      Slot: number;
+      Spec: { ContainerSpec: { Args?: string[] } };
+    }>;
+    const tried = new Set(frTasks.filter((x) => x.Spec.ContainerSpec.Args?.[0] === 'false').map((x) => x.Slot));
+    assert.equal(tried.size, 2, 'both slots were tried before the pause');
+    assert.equal((await a.docker(['service', 'rm', 'big', 'gpu', 'gpu2', 'sp', 'win', 'fr'])).code, 0);
   });
 });

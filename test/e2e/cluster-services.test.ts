@@ -280,11 +280,11 @@ describe('services on one node', () => {
       body: {
         Name: 'z',
         TaskTemplate: { ContainerSpec: { Image: 'busybox' } },
-        EndpointSpec: { Ports: [{ TargetPort: 80 }] },
+        EndpointSpec: { Ports: [{ TargetPort: 80, Protocol: 'icmp' }] },
       },
     });
-    assert.equal(mesh.status, 501);
-    assert.match(mesh.json().message, /routing mesh/);
+    assert.equal(mesh.status, 400);
+    assert.match(mesh.json().message, /invalid protocol/);
     const badConstraint = await d.docker(['service', 'create', '--detach', '--constraint', 'node.colour=red', 'busybox:latest']);
     assert.notEqual(badConstraint.code, 0);
     await ok(d, ['service', 'rm', 'x']);

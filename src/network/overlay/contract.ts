@@ -44,7 +44,7 @@ export interface OverlayEndpoint {
 }
 
 export interface MeshPort {
-  proto: 'tcp' | 'udp';
+  proto: 'tcp' | 'udp' | 'sctp';
   published: number;
   target: number;
 }

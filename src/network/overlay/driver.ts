@@ -13,7 +13,7 @@ import { linkAlias } from '../naming.ts';
 import type { ActiveEndpoint, Attachment, NetworkRecord } from '../records.ts';
 import type { NetworkState } from '../state.ts';
 import type { OverlayControl, OverlayEndpoint, OverlayHost, OverlayNode, SwarmNetwork } from './contract.ts';
-import { MeshRules, meshMac, meshRestore, meshTargets } from './mesh.ts';
+import { allowLocalnet, MeshRules, meshMac, meshRestore, meshTargets } from './mesh.ts';
 import { VipRules, vipRestore, vipTargets } from './vips.ts';
 import { OVERLAY_MTU, overlayDevices, planPeers, type PeerEntry } from './plan.ts';
 
@@ -268,6 +268,7 @@ export class OverlayNetworks implements OverlayHost {
       names: [...(c.attachments.find((a) => a.networkId === ingress.Id)?.config.Aliases ?? [])],
       ip: ep.ip,
     }));
+    await allowLocalnet(dev.bridge);
     await this.meshRules.apply(meshRestore(meshTargets(vips, [...local, ...remote]), dev.bridge, this.mesh.ip));
   }
 

@@ -68,3 +68,8 @@ test('DNAT per task (nth), SNAT out of the ingress bridge to the node address, f
   );
   assert.equal(meshMac('10.0.0.3'), '02:42:0a:00:00:03');
 });
+
+test('sctp ports get their own DNAT (the kernel NATs sctp like tcp)', () => {
+  const text = meshRestore([{ port: { proto: 'sctp', published: 30000, target: 9 }, backends: ['10.0.0.5'] }], 'ov-abc', '10.0.0.3');
+  assert.ok(text.split('\n').includes('-A ENGINE-MESH -p sctp --dport 30000 -j DNAT --to-destination 10.0.0.5:9'));
+});

@@ -5,6 +5,7 @@
 // service's tasks on `ingress` (statistic nth: an even share of new connections per task, local or
 // remote), and POSTROUTING SNATs what leaves through the ingress bridge to the node's address, so the
 // task replies to this node, which undoes both translations. filter FORWARD lets it through.
+import { readFile, writeFile } from 'node:fs/promises';
 import { runCommand } from '../../util/helper-shell.ts';
 import type { MeshPort, OverlayEndpoint } from './contract.ts';
 
@@ -46,6 +47,17 @@ export function meshRestore(targets: MeshTarget[], bridge: string, nodeIp: strin
       `-A ${MESH_FWD} -i ${bridge} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT`,
     );
   return [...nat, 'COMMIT', ...filter, 'COMMIT', ''].join('\n');
+}
+
+/**
+ * Lets the published ports answer on 127.0.0.1 too: the OUTPUT DNAT sends such a connection out
+ * through the ingress bridge with source 127.0.0.1 (SNATed to the node's ingress address in
+ * POSTROUTING), which the kernel only routes with route_localnet on that interface (as dockerd does
+ * on its bridges without the userland proxy). Only this interface: loopback stays martian elsewhere.
+ */
+export async function allowLocalnet(bridge: string): Promise<void> {
+  const path = `/proc/sys/net/ipv4/conf/${bridge}/route_localnet`;
+  if ((await readFile(path, 'utf8').catch(() => '')).trim() !== '1') await writeFile(path, '1');
 }
 
 /** A MAC for the node's ingress address, from the address (as dockerd's 02:42:…). */
