@@ -58,10 +58,6 @@ describe('cluster routes: a node outside a cluster', () => {
     const pool = await h.request('POST', '/swarm/init', { body: { AdvertiseAddr: '127.0.0.1', DefaultAddrPool: ['10.0.0.0'] } });
     assert.equal(pool.status, 400);
     assert.match(pool.json.message, /invalid default address pool/);
-    const autolock = await h.request('POST', '/swarm/init', {
-      body: { AdvertiseAddr: '127.0.0.1', Spec: { EncryptionConfig: { AutoLockManagers: true } } },
-    });
-    assert.equal(autolock.status, 501);
     const noRemote = await h.request('POST', '/swarm/join', { body: { JoinToken: 't' } });
     assert.equal(noRemote.status, 400);
     assert.match(noRemote.json.message, /at least 1 RemoteAddr is required/);

@@ -20,7 +20,18 @@ function record(id: string, name: string): ContainerRecord {
 }
 
 function context(recs: ContainerRecord[]): ContainerContext {
-  const store = { list: () => recs } as unknown as ContainerServiceDeps['store'];
+  // The store's name and ID-prefix indexes, over the same records.
+  const store = {
+    list: () => recs,
+    idByName: (name: string) => recs.find((r) => r.Name === `/${name.replace(/^\//, '')}`)?.Id,
+    idsByPrefix: (prefix: string) =>
+      prefix
+        ? recs
+            .map((r) => r.Id)
+            .filter((id) => id.startsWith(prefix))
+            .sort()
+        : [],
+  } as unknown as ContainerServiceDeps['store'];
   return new ContainerContext({ store } as ContainerServiceDeps);
 }
 

@@ -63,6 +63,8 @@ function setUp(recs: ContainerRecord[], listed: string[]): { ctx: ContainerConte
     },
     store: {
       list: () => [...f.stored.values()],
+      idByName: (name: string) => [...f.stored.values()].find((r) => r.Name === `/${name.replace(/^\//, '')}`)?.Id,
+      idsByPrefix: (prefix: string) => (prefix ? [...f.stored.keys()].filter((id) => id.startsWith(prefix)).sort() : []),
       put: (r: ContainerRecord) => void f.stored.set(r.Id, structuredClone(r)),
       delete: (id: string) => void f.stored.delete(id),
     },
