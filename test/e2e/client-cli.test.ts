@@ -467,6 +467,8 @@ describe('engine CLI against the daemon', () => {
     let sshdLog = '';
     sshd.stderr!.on('data', (b) => (sshdLog += b));
     try {
+      // A connection before sshd listens fails in ways the CLI may report only as a hang-up.
+      for (let i = 0; i < 100 && !/Server listening/.test(sshdLog); i++) await new Promise((r) => setTimeout(r, 100));
       const sshEnv = { ENGINE_HOST: `ssh://root@127.0.0.1:${port}${d.socket}`, ENGINE_SSH_OPTS: `-F ${join(dir, 'ssh_config')}` };
       let ps = await engine(['ps', '-a', '--format', '{{.Names}}'], { env: sshEnv });
       for (let i = 0; i < 20 && ps.code !== 0 && /Connection refused/.test(ps.stderr); i++) {

@@ -331,7 +331,12 @@ describe('cluster mode on three daemons', () => {
       60_000,
       500,
     );
-    const left = (await nodeLs(a)).find((n) => n.ID === bId);
-    assert.equal(left?.Status, 'Down');
+    // Down once its heartbeat lease (3 periods) runs out, as a worker that left.
+    await until(
+      'the manager that left shown down',
+      async () => ((await nodeLs(a)).find((n) => n.ID === bId)?.Status === 'Down' ? true : undefined),
+      30_000,
+      250,
+    );
   });
 });
