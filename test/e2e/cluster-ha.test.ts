@@ -9,12 +9,12 @@
 // the survivor has no quorum until `docker swarm init --force-new-cluster`, which keeps its services
 // and drops the other managers from the node list.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { killShims, killStrayContainerd, run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { sh } from '../helpers/outside-host.ts';
 import { until } from '../helpers/until.ts';
+import { findEtcd, nodeLs } from '../helpers/cluster-nodes.ts';
 
 const tag = (process.pid % 10000).toString(36);
 const sw = `cha-${tag}-sw`;
@@ -25,34 +25,6 @@ const addr = (i: number) => `${underlay}.${10 + i}`;
 const N = 4; // three managers and a worker
 export const NO_LEADER =
   "rpc error: code = Unknown desc = The swarm does not have a leader. It's possible that too few managers are online. Make sure more than half of the managers are online.";
-
-function findEtcd(dataRoot: string): number | undefined {
-  for (const e of readdirSync('/proc')) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      if (readFileSync(`/proc/${e}/cmdline`, 'utf8').includes(`\0--data-dir\0${dataRoot}/`)) return Number(e);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return undefined;
-}
-
-interface NodeLine {
-  ID: string;
-  Status: string;
-  ManagerStatus: string;
-}
-
-async function nodeLs(d: TestDaemon): Promise<NodeLine[]> {
-  const r = await d.docker(['node', 'ls', '--format', '{{json .}}']);
-  if (r.code !== 0) throw new Error(r.stderr);
-  return r.stdout
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as NodeLine);
-}
 
 describe('manager failure: a killed leader, a partitioned minority', () => {
   const ds: TestDaemon[] = []; // the managers

@@ -4,46 +4,16 @@
 // comes back). Each manager runs its own etcd (ports listen+2, +3). The first node advertises
 // generic resources (--node-generic-resource) in /info and its node description.
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { until } from '../helpers/until.ts';
+import { findEtcd, nodeLs } from '../helpers/cluster-nodes.ts';
 
 // A block of loopback addresses per test process, so two runs never share ports.
 const base = 20 + (process.pid % 40) * 5;
 const ip = (i: number) => `127.0.0.${base + i}`;
-
-/** The pid of the etcd whose data is under `dataRoot`, if one runs. */
-function findEtcd(dataRoot: string): number | undefined {
-  for (const e of readdirSync('/proc')) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      if (readFileSync(`/proc/${e}/cmdline`, 'utf8').includes(`\0--data-dir\0${dataRoot}/`)) return Number(e);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return undefined;
-}
-
-interface NodeLine {
-  ID: string;
-  Self: boolean;
-  Status: string;
-  Availability: string;
-  ManagerStatus: string;
-}
-
-async function nodeLs(d: TestDaemon): Promise<NodeLine[]> {
-  const r = await d.docker(['node', 'ls', '--format', '{{json .}}']);
-  assert.equal(r.code, 0, r.stderr);
-  return r.stdout
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as NodeLine);
-}
 
 describe('cluster mode on one node', () => {
   let d: TestDaemon;
