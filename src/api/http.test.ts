@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { http } from '../util/node-http.ts';
 import { test } from 'node:test';
-import { sendJsonList } from './http.ts';
+import { checkNesting, MAX_JSON_DEPTH, sendJsonList } from './http.ts';
+import type { EngineError } from '../errors.ts';
 
 /** An item whose serialisation takes `ms` of CPU (as a container with many labels does). */
 const slowItem = (i: number, ms: number) => ({
@@ -55,4 +56,15 @@ test('sendJsonList lets other work run while it serialises a long list, and send
   } finally {
     server.close();
   }
+});
+
+test('checkNesting: a body nested deeper than MAX_JSON_DEPTH is a 400 naming its top-level field; strings do not count', () => {
+  const deep = `{"Labels":{"a":"[[[["},"TaskTemplate":${'['.repeat(MAX_JSON_DEPTH + 5)}${']'.repeat(MAX_JSON_DEPTH + 5)}}`;
+  assert.throws(
+    () => checkNesting(deep),
+    (err: EngineError) => err.status === 400 && /^invalid JSON: TaskTemplate: nested more than 512 levels deep$/.test(err.message),
+  );
+  const ok = `{"a":${'['.repeat(MAX_JSON_DEPTH - 1)}${']'.repeat(MAX_JSON_DEPTH - 1)},"s":"${'['.repeat(5000)}\\"["}`;
+  assert.doesNotThrow(() => checkNesting(ok));
+  assert.throws(() => checkNesting('['.repeat(MAX_JSON_DEPTH + 1)), /^EngineError: invalid JSON: nested more than 512/);
 });

@@ -50,6 +50,7 @@ export async function readJson<T = unknown>(req: IncomingMessage, emptyValue?: T
     if (emptyValue !== undefined) return emptyValue;
     throw invalidParameter('invalid JSON: request body is empty');
   }
+  checkNesting(text);
   // Parsing megabytes in one call held the event loop 30–60 ms (a map of 50 000 labels): large
   // bodies are parsed in slices, with turns for other requests between them.
   let value: T;
@@ -59,6 +60,36 @@ export async function readJson<T = unknown>(req: IncomingMessage, emptyValue?: T
     throw invalidParameter(`invalid JSON: ${(err as Error).message}`);
   }
   return value;
+}
+
+/** No API body comes near this; recursive code (copies, checks, JSON.stringify) overflows far deeper. */
+export const MAX_JSON_DEPTH = 512;
+
+/**
+ * Refuses a JSON text nested deeper than MAX_JSON_DEPTH (a 400 before any code walks it: a body of
+ * 100 000 nested arrays once reached a service spec's checks and overflowed the stack, a 500).
+ * One pass over the characters, skipping strings.
+ */
+export function checkNesting(text: string): void {
+  let depth = 0;
+  let field = ''; // the top-level field being read, to name in the refusal
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      // a string: to its closing quote, past escapes
+      const start = i + 1;
+      for (i++; i < text.length; i++) {
+        const d = text.charCodeAt(i);
+        if (d === 0x5c) i++;
+        else if (d === 0x22) break;
+      }
+      if (depth === 1 && /^\s*:/.test(text.slice(i + 1, i + 20))) field = text.slice(start, i);
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > MAX_JSON_DEPTH) {
+        throw invalidParameter(`invalid JSON: ${field ? `${field}: ` : ''}nested more than ${MAX_JSON_DEPTH} levels deep`);
+      }
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
 }
 
 /** Bodies above this size are parsed in slices. */

@@ -205,7 +205,74 @@ const ENDPOINTS: Endpoint[] = [
   { method: 'GET', path: '/plugins', query: { filters: 'filters' } },
   { method: 'GET', path: '/nodes', query: { filters: 'filters' } },
   { method: 'POST', path: '/swarm/leave', query: { force: 'bool' } },
+  // Cluster mode: answered by dockerd's 503 outside a cluster, by the cluster's own checks inside
+  // one (`npm run hostile -- --cluster`).
+  ...clusterEndpoints(),
 ];
+
+function clusterEndpoints(): Endpoint[] {
+  const SERVICE = {
+    Name: 'string',
+    Labels: 'map',
+    TaskTemplate: 'object',
+    Mode: 'object',
+    UpdateConfig: 'object',
+    RollbackConfig: 'object',
+    EndpointSpec: 'object',
+    Networks: 'objects',
+  } as const;
+  const FILE = { Name: 'string', Labels: 'map', Data: 'string', Driver: 'object', Templating: 'object' } as const;
+  return [
+    { method: 'POST', path: '/services/create', fields: SERVICE },
+    {
+      method: 'POST',
+      path: '/services/{s}/update',
+      fields: SERVICE,
+      query: { version: 'int', rollback: 'string', registryAuthFrom: 'string' },
+    },
+    { method: 'GET', path: '/services', query: { filters: 'filters', status: 'bool' } },
+    { method: 'GET', path: '/services/{s}', query: { insertDefaults: 'bool' } },
+    { method: 'DELETE', path: '/services/{s}' },
+    {
+      method: 'GET',
+      path: '/services/{s}/logs',
+      query: { stdout: 'bool', stderr: 'bool', tail: 'string', since: 'string', timestamps: 'bool' },
+    },
+    { method: 'GET', path: '/tasks', query: { filters: 'filters' } },
+    { method: 'GET', path: '/tasks/{t}' },
+    { method: 'POST', path: '/secrets/create', fields: FILE },
+    { method: 'POST', path: '/secrets/{x}/update', fields: FILE, query: { version: 'int' } },
+    { method: 'DELETE', path: '/secrets/{x}' },
+    { method: 'POST', path: '/configs/create', fields: FILE },
+    { method: 'GET', path: '/configs', query: { filters: 'filters' } },
+    {
+      method: 'POST',
+      path: '/nodes/{x}/update',
+      fields: { Name: 'string', Labels: 'map', Role: 'string', Availability: 'string' },
+      query: { version: 'int' },
+    },
+    {
+      method: 'POST',
+      path: '/swarm/update',
+      fields: {
+        Name: 'string',
+        Labels: 'map',
+        Orchestration: 'object',
+        Raft: 'object',
+        Dispatcher: 'object',
+        CAConfig: 'object',
+        TaskDefaults: 'object',
+      },
+      query: { version: 'int', rotateWorkerToken: 'bool', rotateManagerToken: 'bool' },
+    },
+    {
+      method: 'POST',
+      path: '/swarm/join',
+      fields: { ListenAddr: 'string', AdvertiseAddr: 'string', RemoteAddrs: 'strings', JoinToken: 'string' },
+    },
+    { method: 'POST', path: '/swarm/unlock', fields: { UnlockKey: 'string' } },
+  ];
+}
 
 const NAMES = [
   'hostile',
@@ -452,12 +519,15 @@ function protocolCase(rng: Rng): HostileCase {
   }
 }
 
-/** The i-th case of a run with this seed. */
-export function hostileCase(seed: number, i: number): HostileCase {
+/** Endpoints of a run that keeps the daemon in its cluster: no `swarm leave`. */
+const IN_CLUSTER = ENDPOINTS.filter((e) => e.path !== '/swarm/leave');
+
+/** The i-th case of a run with this seed (`keepCluster`: never a `swarm leave`). */
+export function hostileCase(seed: number, i: number, keepCluster = false): HostileCase {
   const rng = new Rng((seed * 1_000_003 + i) >>> 0);
   const kind = rng.int(20);
   if (kind < 3) return protocolCase(rng);
-  const ep = rng.pick(ENDPOINTS);
+  const ep = rng.pick(keepCluster ? IN_CLUSTER : ENDPOINTS);
   if (kind === 3) {
     const method = rng.pick(['PATCH', 'OPTIONS', 'TRACE', 'PUT', 'DELETE', 'GET']);
     return { name: `wrong method: ${method} ${ep.path}`, bytes: request(method, target(rng, ep)) };

@@ -138,6 +138,8 @@ export interface RunOptions {
   alive?: () => boolean;
   /** Replay only these case numbers of the seed (count is then ignored). */
   only?: number[];
+  /** Never send `swarm leave` (a run inside a cluster stays in it). */
+  keepCluster?: boolean;
   /** Called with every case's outcome (for replaying findings by hand). */
   onOutcome?: (index: number, c: HostileCase, o: Outcome) => void;
   onProgress?: (done: number) => void;
@@ -158,7 +160,7 @@ export async function runHostile(opts: RunOptions): Promise<RunReport> {
     while (!crashed && next < total) {
       const n = next++;
       const index = opts.only ? opts.only[n]! : n;
-      const c = hostileCase(opts.seed, index);
+      const c = hostileCase(opts.seed, index, opts.keepCluster);
       const o = await sendCase(opts.socketPath, c, timeoutMs);
       opts.onOutcome?.(index, c, o);
       const key = o.hang ? 'hang' : o.status !== undefined ? String(o.status) : 'closed';

@@ -3,6 +3,8 @@
 // to hit, sends N seeded hostile requests and prints what it found.
 //   npm run hostile -- --count 20000 --seed 7 [--socket /run/x.sock] [--concurrency 4]
 //   npm run hostile -- --seed 7 --cases 269,390   (replays those cases and prints each answer)
+//   npm run hostile -- --cluster ...   (the daemon is first made a one-node cluster with a service,
+//   a secret, a config and an overlay network named `hostile`, so the cluster routes run for real)
 import { parseArgs } from 'node:util';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
@@ -15,6 +17,7 @@ const { values } = parseArgs({
     socket: { type: 'string' },
     concurrency: { type: 'string', default: '4' },
     cases: { type: 'string' },
+    cluster: { type: 'boolean', default: false },
   },
 });
 
@@ -26,6 +29,20 @@ try {
     await d.docker(['run', '-d', '--name', 'hostile', 'busybox', 'sleep', '3600']);
     await d.docker(['network', 'create', 'hostile']);
     await d.docker(['volume', 'create', 'hostile']);
+    if (values.cluster) {
+      for (const args of [
+        ['swarm', 'init', '--advertise-addr', '127.0.0.1'],
+        ['network', 'create', '-d', 'overlay', '--attachable', 'hostile-ov'],
+        ['service', 'create', '--detach', '--name', 'hostile', '--replicas', '2', '--no-resolve-image', 'busybox', 'sleep', '3600'],
+      ]) {
+        const r = await d.docker(args);
+        if (r.code !== 0) throw new Error(`docker ${args.join(' ')}: ${r.stderr}`);
+      }
+      for (const kind of ['secret', 'config']) {
+        const r = await d.docker([kind, 'create', 'hostile', '-'], { input: 'hostile data\n' });
+        if (r.code !== 0) throw new Error(`docker ${kind} create: ${r.stderr}`);
+      }
+    }
   }
   const only = values.cases?.split(',').map(Number);
   const count = only?.length ?? Number(values.count);
@@ -35,6 +52,7 @@ try {
     seed: Number(values.seed),
     count,
     concurrency: Number(values.concurrency),
+    keepCluster: values.cluster,
     ...(d ? { alive: () => d!.exitCode === null } : {}),
     ...(only
       ? {
