@@ -202,10 +202,18 @@ describe('services on an overlay network: VIP, tasks.<service>, dnsrr across two
 
     // Scaled to 3: the VIP's rules follow (a third task answers through it).
     assert.equal((await a.docker(['service', 'scale', '--detach', 'web=3'])).code, 0);
-    await until('tasks.web resolves to 3 tasks', async () => {
-      const x = await a.docker(['exec', 'client', 'nslookup', 'tasks.web']);
-      return x.code === 0 && lookup(x.stdout).length === 3 ? true : undefined;
-    });
+    // Up to a minute: in the whole suite (four files at once, three of them clusters) one run of the
+    // clean-clone CI took over 20 s here; alone it takes 2-4 s.
+    const scaledAt = Date.now();
+    await until(
+      'tasks.web resolves to 3 tasks',
+      async () => {
+        const x = await a.docker(['exec', 'client', 'nslookup', 'tasks.web']);
+        return x.code === 0 && lookup(x.stdout).length === 3 ? true : undefined;
+      },
+      60_000,
+    );
+    t.diagnostic(`scaled to 3: tasks.web resolves to 3 tasks after ${Date.now() - scaledAt} ms`);
     const three = new Set<string>();
     await until('3 tasks answer through the VIP', async () => {
       const x = await a.docker(['exec', 'client', 'nc', '-w', '3', 'web', '80']);
