@@ -40,6 +40,7 @@ class RecordingHost implements OverlayHost {
   node: OverlayNode | null = null;
   networks: SwarmNetwork[] = [];
   endpoints: OverlayEndpoint[] = [];
+  async close(): Promise<void> {}
   async setNetworks(node: OverlayNode | null, networks: SwarmNetwork[]): Promise<void> {
     this.node = node;
     this.networks = networks;

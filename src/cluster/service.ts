@@ -712,6 +712,8 @@ export class ClusterService {
       await this.manager?.stop();
       await this.controlMtu.remove();
       this.files.dropRunKey();
+      // Last: stopping the agent and the networks above may still have brought devices up.
+      await this.deps.overlay?.()?.close();
     });
   }
 

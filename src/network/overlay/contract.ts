@@ -84,4 +84,6 @@ export interface OverlayHost {
   attachTask(networkRef: string, containerId: string): void;
   /** The endpoint IDs of this node's overlay endpoints (stale ones in the store are dropped). */
   localEndpoints(): string[];
+  /** The daemon stops: this node's overlay devices and the routing mesh's chains go. */
+  close(): Promise<void>;
 }
