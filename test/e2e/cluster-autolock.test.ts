@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { until } from '../helpers/until.ts';
+import { joinSwarm } from '../helpers/cluster-nodes.ts';
 
 const base = 170 + (process.pid % 15) * 5;
 const ip = (i: number) => `127.0.0.${base + i}`;
@@ -88,18 +89,7 @@ describe('autolock', () => {
 
     // A manager joins: it fetches the key from a and seals its own node key.
     const token = (await a.docker(['swarm', 'join-token', '-q', 'manager'])).stdout.trim();
-    const j = await b.docker([
-      'swarm',
-      'join',
-      '--token',
-      token,
-      '--advertise-addr',
-      ip(1),
-      '--listen-addr',
-      `${ip(1)}:2377`,
-      `${ip(0)}:2377`,
-    ]);
-    assert.equal(j.code, 0, j.stderr + b.output);
+    await joinSwarm(b, token, ip(1), ip(0));
     await until('b sealed its node key', async () => (sealed(b) ? true : undefined), 30_000, 250);
     assert.equal((await b.docker(['swarm', 'unlock-key', '-q'])).stdout.trim(), key);
 
@@ -147,18 +137,7 @@ describe('autolock', () => {
 
     // A worker's key stays in the clear; promoted, it fetches the unlock key and seals its own.
     const wt = (await a.docker(['swarm', 'join-token', '-q', 'worker'])).stdout.trim();
-    const jc = await c.docker([
-      'swarm',
-      'join',
-      '--token',
-      wt,
-      '--advertise-addr',
-      ip(2),
-      '--listen-addr',
-      `${ip(2)}:2377`,
-      `${ip(0)}:2377`,
-    ]);
-    assert.equal(jc.code, 0, jc.stderr + c.output);
+    await joinSwarm(c, wt, ip(2), ip(0));
     assert.ok(!sealed(c), "a worker's node key is not sealed");
     const idc = JSON.parse((await c.docker(['info', '--format', '{{json .Swarm}}'])).stdout).NodeID;
     assert.equal((await a.docker(['node', 'promote', idc])).code, 0);

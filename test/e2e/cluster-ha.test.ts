@@ -14,7 +14,7 @@ import { killShims, killStrayContainerd, run, startDaemon, type TestDaemon } fro
 import { loadBusybox } from '../helpers/images.ts';
 import { sh } from '../helpers/outside-host.ts';
 import { until } from '../helpers/until.ts';
-import { findEtcd, nodeLs } from '../helpers/cluster-nodes.ts';
+import { findEtcd, nodeLs, joinSwarm } from '../helpers/cluster-nodes.ts';
 
 const tag = (process.pid % 10000).toString(36);
 const sw = `cha-${tag}-sw`;
@@ -63,34 +63,12 @@ describe('manager failure: a killed leader, a partitioned minority', () => {
     assert.equal(init.code, 0, init.stderr + ds[0]!.output);
     const token = (await ds[0]!.docker(['swarm', 'join-token', '-q', 'manager'])).stdout.trim();
     for (const i of [1, 2]) {
-      const j = await ds[i]!.docker([
-        'swarm',
-        'join',
-        '--token',
-        token,
-        '--advertise-addr',
-        addr(i),
-        '--listen-addr',
-        `${addr(i)}:2377`,
-        `${addr(0)}:2377`,
-      ]);
-      assert.equal(j.code, 0, j.stderr + ds[i]!.output);
+      await joinSwarm(ds[i]!, token, addr(i), addr(0));
     }
     // The worker joins through the first manager, the leader to be killed.
     const wt = (await ds[0]!.docker(['swarm', 'join-token', '-q', 'worker'])).stdout.trim();
     const w = worker!;
-    const jw = await w.docker([
-      'swarm',
-      'join',
-      '--token',
-      wt,
-      '--advertise-addr',
-      addr(3),
-      '--listen-addr',
-      `${addr(3)}:2377`,
-      `${addr(0)}:2377`,
-    ]);
-    assert.equal(jw.code, 0, jw.stderr + w.output);
+    await joinSwarm(w, wt, addr(3), addr(0));
     workerId = JSON.parse((await w.docker(['info', '--format', '{{json .Swarm}}'])).stdout).NodeID;
     for (const d of ds) ids.push(JSON.parse((await d.docker(['info', '--format', '{{json .Swarm}}'])).stdout).NodeID);
     await until(

@@ -19,6 +19,7 @@ import { run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { sh } from '../helpers/outside-host.ts';
 import { until } from '../helpers/until.ts';
+import { joinSwarm } from '../helpers/cluster-nodes.ts';
 
 const tag = (process.pid % 10000).toString(36);
 const sw = `msh-${tag}-sw`;
@@ -74,18 +75,7 @@ describe('services on an overlay network: VIP, tasks.<service>, dnsrr across two
     const init = await a.docker(['swarm', 'init', '--advertise-addr', addr(0), '--listen-addr', `${addr(0)}:2377`]);
     assert.equal(init.code, 0, init.stderr + a.output);
     const token = (await a.docker(['swarm', 'join-token', '-q', 'worker'])).stdout.trim();
-    const j = await b.docker([
-      'swarm',
-      'join',
-      '--token',
-      token,
-      '--advertise-addr',
-      addr(1),
-      '--listen-addr',
-      `${addr(1)}:2377`,
-      `${addr(0)}:2377`,
-    ]);
-    assert.equal(j.code, 0, j.stderr + b.output);
+    await joinSwarm(b, token, addr(1), addr(0));
     await until('two nodes ready', async () => {
       const r = await a.docker(['node', 'ls', '--format', '{{.Status}}']);
       return r.stdout

@@ -11,6 +11,7 @@ import { run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { sh } from '../helpers/outside-host.ts';
 import { until } from '../helpers/until.ts';
+import { joinSwarm } from '../helpers/cluster-nodes.ts';
 
 const tag = (process.pid % 10000).toString(36);
 const sw = `ovt-${tag}-sw`;
@@ -77,18 +78,7 @@ describe('overlay networks on three daemons in network namespaces of their own',
       [b, 1, managerToken],
       [c, 2, workerToken],
     ] as const) {
-      const j = await d.docker([
-        'swarm',
-        'join',
-        '--token',
-        token,
-        '--advertise-addr',
-        addr(i),
-        '--listen-addr',
-        `${addr(i)}:2377`,
-        `${addr(0)}:2377`,
-      ]);
-      assert.equal(j.code, 0, j.stderr + d.output);
+      await joinSwarm(d, token, addr(i), addr(0));
     }
 
     // The ingress network exists from init, swarm-scoped, on every manager.

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { until } from '../helpers/until.ts';
+import { joinSwarm } from '../helpers/cluster-nodes.ts';
 
 const base = 120 + (process.pid % 25) * 5;
 const ip = (i: number) => `127.0.0.${base + i}`;
@@ -52,18 +53,7 @@ describe('promote and demote', () => {
       [b, 1],
       [c, 2],
     ] as const) {
-      const j = await d.docker([
-        'swarm',
-        'join',
-        '--token',
-        token,
-        '--advertise-addr',
-        ip(i),
-        '--listen-addr',
-        `${ip(i)}:2377`,
-        `${ip(0)}:2377`,
-      ]);
-      assert.equal(j.code, 0, j.stderr + d.output);
+      await joinSwarm(d, token, ip(i), ip(0));
     }
     const [ida, idb, idc] = [(await swarmInfo(a)).NodeID, (await swarmInfo(b)).NodeID, (await swarmInfo(c)).NodeID];
 

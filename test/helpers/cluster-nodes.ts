@@ -35,3 +35,19 @@ export function findEtcd(dataRoot: string): number | undefined {
   }
   return undefined;
 }
+
+/** `docker swarm join` of `d` at `addr` (advertise and listen, port 2377) through the manager at `manager`. */
+export async function joinSwarm(d: TestDaemon, token: string, addr: string, manager: string): Promise<void> {
+  const r = await d.docker([
+    'swarm',
+    'join',
+    '--token',
+    token,
+    '--advertise-addr',
+    addr,
+    '--listen-addr',
+    `${addr}:2377`,
+    `${manager}:2377`,
+  ]);
+  if (r.code !== 0) throw new Error(`swarm join of ${addr}: ${r.stderr}\n${d.output.slice(-3000)}`);
+}
