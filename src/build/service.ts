@@ -52,6 +52,27 @@ export interface BuildServiceDeps {
   metrics?: BuildMetrics;
 }
 
+/**
+ * Debug aid (bench/build-memory.ts reads it): the peaks of process.memoryUsage() over a build,
+ * sampled every 25 ms, in MiB. Only runs at debug level.
+ */
+function sampleMemory(): () => Record<string, number> {
+  const peak = { rss: 0, heapUsed: 0, heapTotal: 0, external: 0, arrayBuffers: 0 };
+  const sample = () => {
+    const m = process.memoryUsage();
+    for (const k of Object.keys(peak) as Array<keyof typeof peak>) peak[k] = Math.max(peak[k], m[k]);
+  };
+  sample();
+  const timer = setInterval(sample, 25);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    sample();
+    const mib = (n: number) => Math.round((n / 1048576) * 10) / 10;
+    return { rssPeakMiB: mib(peak.rss), heapUsedPeakMiB: mib(peak.heapUsed), heapTotalPeakMiB: mib(peak.heapTotal), externalPeakMiB: mib(peak.external), arrayBuffersPeakMiB: mib(peak.arrayBuffers) };
+  };
+}
+
 /** Tags as `repo` + `tag`, checked before anything runs (dockerd refuses a bad -t with a 400). */
 export function parseTags(tags: readonly string[]): Array<{ repo: string; tag: string; text: string }> {
   return tags.map((t) => {
@@ -94,6 +115,7 @@ export class BuildService {
     let succeeded = false;
     // As dockerd, only failures of the Dockerfile's processing count (not a bad context).
     let processing = false;
+    const memory = this.d.log.enabled('debug') ? sampleMemory() : undefined;
     try {
       const contextDir = join(work, 'context');
       await mkdir(contextDir);
@@ -127,6 +149,7 @@ export class BuildService {
     } finally {
       signal.removeEventListener('abort', onAbort);
       this.running.delete(buildId);
+      if (memory) this.d.log.debug('build memory', { entries, ...memory() });
       await this.removeWork(work, entries, succeeded);
     }
   }
