@@ -69,6 +69,7 @@ interface Row {
 
 async function measure(shape: Shape, df: keyof typeof DOCKERFILES, ctx: string): Promise<Row> {
   await writeFile(join(ctx, 'Dockerfile'), DOCKERFILES[df]);
+  // NODE_OPTIONS (e.g. --trace-gc) reaches the daemon; BENCH_DAEMON_LOG=<prefix> keeps its output.
   const d = (await Engined.start(undefined, ['-D'])).daemon;
   try {
     await d.loadBusybox();
@@ -92,6 +93,7 @@ async function measure(shape: Shape, df: keyof typeof DOCKERFILES, ctx: string):
     const lines = d.td.output.split('\n').filter((l) => l.includes('msg="build memory"'));
     const v8: Record<string, number> = {};
     for (const m of (lines.at(-1) ?? '').matchAll(/(\w+)PeakMiB=([\d.]+)/g)) v8[m[1]!] = Number(m[2]);
+    if (process.env.BENCH_DAEMON_LOG) writeFileSync(`${process.env.BENCH_DAEMON_LOG}.${shape.name}-${df}`, d.td.output);
     return { shape, df, ms, before, peak, after, v8, load };
   } finally {
     await d.stop();

@@ -10,7 +10,7 @@ import { join, posix } from 'node:path';
 import { invalidParameter, isNotFound } from '../errors.ts';
 import type { Logger } from '../util/log.ts';
 import { runCommand } from '../util/helper-shell.ts';
-import { collectInBackground } from '../util/heap-trim.ts';
+import { boundHeapGrowth, collectInBackground } from '../util/heap-trim.ts';
 import { parseReference, familiarString } from '../util/image-reference.ts';
 import type { SupervisorClient } from '../supervisor/client.ts';
 import type { ImageStore } from '../images/image-store.ts';
@@ -116,6 +116,7 @@ export class BuildService {
     // As dockerd, only failures of the Dockerfile's processing count (not a bad context).
     let processing = false;
     const memory = this.d.log.enabled('debug') ? sampleMemory() : undefined;
+    const stopBounding = boundHeapGrowth();
     try {
       const contextDir = join(work, 'context');
       await mkdir(contextDir);
@@ -149,6 +150,7 @@ export class BuildService {
     } finally {
       signal.removeEventListener('abort', onAbort);
       this.running.delete(buildId);
+      stopBounding();
       if (memory) this.d.log.debug('build memory', { entries, ...memory() });
       await this.removeWork(work, entries, succeeded);
     }

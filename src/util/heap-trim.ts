@@ -5,7 +5,7 @@
 // whole interval passes quietly, we ask for one memory-reducing collection ourselves. Its
 // "last-resort" flavour also returns V8's pooled pages to the OS, which a regular full GC keeps.
 import { performance } from 'node:perf_hooks';
-import { setFlagsFromString } from 'node:v8';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Logger } from './log.ts';
 
@@ -76,6 +76,29 @@ export async function* collectingEvery(source: AsyncIterable<Uint8Array>, everyB
     }
     yield chunk;
   }
+}
+
+/**
+ * Bounds the dead weight of V8's old generation while a long job runs (a build's extraction,
+ * checksum, copy and layer walk): every `everyMs` the heap's used size is read, and when it has
+ * grown `stepBytes` past its lowest reading since the last request, one concurrent major
+ * collection is asked for. Each file of a context leaves ~0.6 KiB in the old generation that a
+ * scavenge promoted and that dies soon after; V8 waits for its own limit before collecting it, so a
+ * build of 40 000 files grew the heap by 20 MiB of garbage without a single major collection
+ * (heap snapshots mid-build: 21 MiB live, as at rest). Returns the stop function.
+ */
+export function boundHeapGrowth(stepBytes = 8 << 20, everyMs = 100): () => void {
+  let base = getHeapStatistics().used_heap_size;
+  const timer = setInterval(() => {
+    const used = getHeapStatistics().used_heap_size;
+    if (used < base) base = used;
+    else if (used - base > stepBytes) {
+      (backgroundGc ??= exposedGc())({ type: 'major', execution: 'async' });
+      base = used;
+    }
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 export function startHeapTrimmer(opts: HeapTrimOptions): HeapTrimmer {
