@@ -116,7 +116,7 @@ export class BuildService {
     // As dockerd, only failures of the Dockerfile's processing count (not a bad context).
     let processing = false;
     const memory = this.d.log.enabled('debug') ? sampleMemory() : undefined;
-    const stopBounding = boundHeapGrowth();
+    const bounding = boundHeapGrowth();
     try {
       const contextDir = join(work, 'context');
       await mkdir(contextDir);
@@ -150,7 +150,7 @@ export class BuildService {
     } finally {
       signal.removeEventListener('abort', onAbort);
       this.running.delete(buildId);
-      stopBounding();
+      bounding.stop();
       if (memory) this.d.log.debug('build memory', { entries, ...memory() });
       await this.removeWork(work, entries, succeeded);
     }

@@ -85,20 +85,30 @@ export async function* collectingEvery(source: AsyncIterable<Uint8Array>, everyB
  * collection is asked for. Each file of a context leaves ~0.6 KiB in the old generation that a
  * scavenge promoted and that dies soon after; V8 waits for its own limit before collecting it, so a
  * build of 40 000 files grew the heap by 20 MiB of garbage without a single major collection
- * (heap snapshots mid-build: 21 MiB live, as at rest). Returns the stop function.
+ * (heap snapshots mid-build: 21 MiB live, as at rest).
  */
-export function boundHeapGrowth(stepBytes = 8 << 20, everyMs = 100): () => void {
-  let base = getHeapStatistics().used_heap_size;
-  const timer = setInterval(() => {
-    const used = getHeapStatistics().used_heap_size;
-    if (used < base) base = used;
-    else if (used - base > stepBytes) {
-      (backgroundGc ??= exposedGc())({ type: 'major', execution: 'async' });
-      base = used;
+export function boundHeapGrowth(opts: { stepBytes?: number; everyMs?: number; used?: () => number; gc?: () => void } = {}): {
+  check(): boolean;
+  stop(): void;
+} {
+  const stepBytes = opts.stepBytes ?? 8 << 20;
+  const used = opts.used ?? (() => getHeapStatistics().used_heap_size);
+  const gc = opts.gc ?? (() => (backgroundGc ??= exposedGc())({ type: 'major', execution: 'async' }));
+  let base = used();
+  const check = (): boolean => {
+    const now = used();
+    if (now < base)
+      base = now; // a collection ran: measure from what it left
+    else if (now - base > stepBytes) {
+      gc();
+      base = now;
+      return true;
     }
-  }, everyMs);
+    return false;
+  };
+  const timer = setInterval(check, opts.everyMs ?? 100);
   timer.unref();
-  return () => clearInterval(timer);
+  return { check, stop: () => clearInterval(timer) };
 }
 
 export function startHeapTrimmer(opts: HeapTrimOptions): HeapTrimmer {
