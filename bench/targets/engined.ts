@@ -38,9 +38,9 @@ export class Engined implements DaemonUnderTest {
   }
 
   /** Spawns engined on a fresh temp dir; `readyMs` runs from spawn to the first 200 from /_ping. */
-  static async start(env?: NodeJS.ProcessEnv): Promise<{ daemon: Engined; readyMs: number; marks: StartupMarks }> {
+  static async start(env?: NodeJS.ProcessEnv, args?: string[]): Promise<{ daemon: Engined; readyMs: number; marks: StartupMarks }> {
     const dir = await mkdtemp('/tmp/engine-b-');
-    const td = new TestDaemon(dir, { waitReady: false, ...(env ? { env } : {}) });
+    const td = new TestDaemon(dir, { waitReady: false, ...(env ? { env } : {}), ...(args ? { args } : {}) });
     const daemon = new Engined(td);
     const spawnEpoch = Date.now();
     const t0 = performance.now();

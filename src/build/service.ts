@@ -2,7 +2,9 @@
 // /system/df): the context is streamed into a temporary directory (never buffered whole), the
 // Dockerfile read and parsed, the executor runs the stages, the result is tagged; the temporary
 // directory and any step container go whatever happens. Running builds can be cancelled by the
-// client's build ID or by the client hanging up.
+// client's build ID or by the client hanging up. While a build runs, a concurrent major GC is asked
+// for each time the heap grows 8 MiB (boundHeapGrowth): the per-file garbage of a large context
+// otherwise piled up in the old generation (bench/build-memory.ts measures it).
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -10,7 +12,7 @@ import { join, posix } from 'node:path';
 import { invalidParameter, isNotFound } from '../errors.ts';
 import type { Logger } from '../util/log.ts';
 import { runCommand } from '../util/helper-shell.ts';
-import { collectInBackground } from '../util/heap-trim.ts';
+import { boundHeapGrowth, collectInBackground } from '../util/heap-trim.ts';
 import { parseReference, familiarString } from '../util/image-reference.ts';
 import type { SupervisorClient } from '../supervisor/client.ts';
 import type { ImageStore } from '../images/image-store.ts';
@@ -50,6 +52,27 @@ export interface BuildServiceDeps {
   gcSettings?: () => GcSettings;
   /** Build counts for --metrics-addr; none without it. */
   metrics?: BuildMetrics;
+}
+
+/**
+ * Debug aid (bench/build-memory.ts reads it): the peaks of process.memoryUsage() over a build,
+ * sampled every 25 ms, in MiB. Only runs at debug level.
+ */
+function sampleMemory(): () => Record<string, number> {
+  const peak = { rss: 0, heapUsed: 0, heapTotal: 0, external: 0, arrayBuffers: 0 };
+  const sample = () => {
+    const m = process.memoryUsage();
+    for (const k of Object.keys(peak) as Array<keyof typeof peak>) peak[k] = Math.max(peak[k], m[k]);
+  };
+  sample();
+  const timer = setInterval(sample, 25);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    sample();
+    const mib = (n: number) => Math.round((n / 1048576) * 10) / 10;
+    return { rssPeakMiB: mib(peak.rss), heapUsedPeakMiB: mib(peak.heapUsed), heapTotalPeakMiB: mib(peak.heapTotal), externalPeakMiB: mib(peak.external), arrayBuffersPeakMiB: mib(peak.arrayBuffers) };
+  };
 }
 
 /** Tags as `repo` + `tag`, checked before anything runs (dockerd refuses a bad -t with a 400). */
@@ -94,6 +117,8 @@ export class BuildService {
     let succeeded = false;
     // As dockerd, only failures of the Dockerfile's processing count (not a bad context).
     let processing = false;
+    const memory = this.d.log.enabled('debug') ? sampleMemory() : undefined;
+    const bounding = boundHeapGrowth();
     try {
       const contextDir = join(work, 'context');
       await mkdir(contextDir);
@@ -127,6 +152,8 @@ export class BuildService {
     } finally {
       signal.removeEventListener('abort', onAbort);
       this.running.delete(buildId);
+      bounding.stop();
+      if (memory) this.d.log.debug('build memory', { entries, ...memory() });
       await this.removeWork(work, entries, succeeded);
     }
   }

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { runCommand } from '../util/helper-shell.ts';
 import { TarWriter, type TarEntry } from '../util/tar-writer.ts';
+import { InodeMap } from '../util/inode-map.ts';
 import type { Mount } from '../supervisor/types.ts';
 
 /** The upper directory of an overlay mount whose upper holds plain changes, else null. */
@@ -131,11 +132,11 @@ function sortedNames(dir: string): string[] {
  */
 export async function writeUpperTar(upper: string, xattrs: Map<string, Map<string, Buffer>>, tw: TarWriter): Promise<void> {
   const shared = Buffer.allocUnsafe(1 << 20); // one read buffer: each piece is consumed before the next read
-  // Inode → first archive path of files with several links. Keyed by number, per device (an upper
-  // directory is one filesystem): files hard-linked from outside the layer (the builder's COPY
-  // links the context's files) all have nlink 2, and a string key per file grew V8's young
-  // generation by 16 MiB over 10 000 files.
-  const links = new Map<number, Map<number, string>>();
+  // Inode → first archive path of files with several links: files hard-linked from outside the
+  // layer (the builder's COPY links the context's files) all have nlink 2, so this holds every
+  // such file (~80 bytes each: the number key and the path; a string key per file grew V8's young
+  // generation by 16 MiB over 10 000 files).
+  const links = new InodeMap<string>();
   let sliceStart = performance.now();
   const walk = async (dir: string, rel: string): Promise<void> => {
     for (const name of sortedNames(dir)) {
@@ -156,11 +157,10 @@ export async function writeUpperTar(upper: string, xattrs: Map<string, Map<strin
           await tw.entry({ name: `${path}/${OPAQUE}`, type: 'file', mode: 0, mtime: st.mtime });
         await walk(abs, path);
       } else if (st.isFile()) {
-        const byIno = st.nlink > 1 ? (links.get(st.dev) ?? links.set(st.dev, new Map()).get(st.dev)!) : undefined;
-        const first = byIno?.get(st.ino);
+        const first = st.nlink > 1 ? links.get(st) : undefined;
         if (first) await tw.hardlink(path, first, { ...base, pax: xattrPax(x) });
         else {
-          byIno?.set(st.ino, path);
+          if (st.nlink > 1) links.set(st, path);
           await writeFileEntry(tw, { ...base, name: path, type: 'file', size: st.size, pax: xattrPax(x) }, abs, shared);
         }
       } else if (st.isSymbolicLink()) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { collectingEvery, startHeapTrimmer } from './heap-trim.ts';
+import { boundHeapGrowth, collectingEvery, startHeapTrimmer } from './heap-trim.ts';
 import { Logger } from './log.ts';
 
 /** Event loop utilisation the test scripts: each check() sees the next interval's active ms. */
@@ -108,5 +108,30 @@ describe('collectingEvery', () => {
     const got: number[] = [];
     for await (const c of collectingEvery(source(), 4096)) got.push(c[0]!, c.length);
     assert.deepEqual(got, Array.from({ length: 50 }, (_, i) => [i, 1000]).flat());
+  });
+});
+
+describe('boundHeapGrowth', () => {
+  it('asks for a collection each time the heap grows a step past its lowest reading', () => {
+    let used = 100;
+    let gcs = 0;
+    const b = boundHeapGrowth({ stepBytes: 10, everyMs: 60_000, used: () => used, gc: () => gcs++ });
+    try {
+      used = 105;
+      assert.equal(b.check(), false);
+      used = 111; // 11 past 100
+      assert.equal(b.check(), true);
+      used = 118; // 7 past the reading that asked
+      assert.equal(b.check(), false);
+      used = 90; // the collection ran: the base drops with it
+      assert.equal(b.check(), false);
+      used = 99;
+      assert.equal(b.check(), false);
+      used = 101; // 11 past 90
+      assert.equal(b.check(), true);
+      assert.equal(gcs, 2);
+    } finally {
+      b.stop();
+    }
   });
 });

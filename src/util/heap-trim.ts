@@ -5,7 +5,7 @@
 // whole interval passes quietly, we ask for one memory-reducing collection ourselves. Its
 // "last-resort" flavour also returns V8's pooled pages to the OS, which a regular full GC keeps.
 import { performance } from 'node:perf_hooks';
-import { setFlagsFromString } from 'node:v8';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Logger } from './log.ts';
 
@@ -76,6 +76,39 @@ export async function* collectingEvery(source: AsyncIterable<Uint8Array>, everyB
     }
     yield chunk;
   }
+}
+
+/**
+ * Bounds the dead weight of V8's old generation while a long job runs (a build's extraction,
+ * checksum, copy and layer walk): every `everyMs` the heap's used size is read, and when it has
+ * grown `stepBytes` past its lowest reading since the last request, one concurrent major
+ * collection is asked for. Each file of a context leaves ~0.6 KiB in the old generation that a
+ * scavenge promoted and that dies soon after; V8 waits for its own limit before collecting it, so a
+ * build of 40 000 files grew the heap by 20 MiB of garbage without a single major collection
+ * (heap snapshots mid-build: 21 MiB live, as at rest).
+ */
+export function boundHeapGrowth(opts: { stepBytes?: number; everyMs?: number; used?: () => number; gc?: () => void } = {}): {
+  check(): boolean;
+  stop(): void;
+} {
+  const stepBytes = opts.stepBytes ?? 8 << 20;
+  const used = opts.used ?? (() => getHeapStatistics().used_heap_size);
+  const gc = opts.gc ?? (() => (backgroundGc ??= exposedGc())({ type: 'major', execution: 'async' }));
+  let base = used();
+  const check = (): boolean => {
+    const now = used();
+    if (now < base)
+      base = now; // a collection ran: measure from what it left
+    else if (now - base > stepBytes) {
+      gc();
+      base = now;
+      return true;
+    }
+    return false;
+  };
+  const timer = setInterval(check, opts.everyMs ?? 100);
+  timer.unref();
+  return { check, stop: () => clearInterval(timer) };
 }
 
 export function startHeapTrimmer(opts: HeapTrimOptions): HeapTrimmer {

@@ -11,6 +11,7 @@ import { closeSync, lstatSync, openSync, readdirSync, readlinkSync, readSync, st
 import type { CopySource } from './copy-sources.ts';
 import type { Owner } from './copy.ts';
 import { setImmediate as tick } from 'node:timers/promises';
+import { InodeMap } from '../../util/inode-map.ts';
 
 export interface ChecksumOptions {
   /** The owner the copy gives every entry; undefined: the sources' own owners are kept. */
@@ -56,7 +57,7 @@ export async function checksumSources(sources: readonly CopySource[], opts: Chec
   const record = (fields: unknown[]) => total.update(`${JSON.stringify(fields)}\n`);
   const owner = (st: Stats) => (opts.owner ? [opts.owner.uid, opts.owner.gid] : [st.uid, st.gid]);
   const mode = (st: Stats) => opts.mode ?? (st.mode & 0o7777);
-  const links = new Map<string, string>();
+  const links = new InodeMap<string>();
   // Other requests get a turn every ~20 ms of hashing (8 MiB between turns held the loop ~145 ms
   // on a loaded machine).
   let sliceStart = performance.now();
@@ -78,13 +79,13 @@ export async function checksumSources(sources: readonly CopySource[], opts: Chec
     } else if (st.isSymbolicLink()) {
       record(['symlink', name, readlinkSync(path), ...owner(st)]);
     } else if (st.isFile()) {
-      const key = st.nlink > 1 ? `${st.dev}:${st.ino}` : '';
-      const first = key ? links.get(key) : undefined;
+      const key = st.nlink > 1;
+      const first = key ? links.get(st) : undefined;
       if (first !== undefined) {
         record(['link', name, first]);
         return;
       }
-      if (key) links.set(key, name);
+      if (key) links.set(st, name);
       record(['file', name, mode(st), ...owner(st), st.size, fileDigest(path, st.size)]);
       await pace();
     } else {

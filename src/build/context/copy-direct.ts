@@ -9,6 +9,7 @@
 // filesystem (COPY --from mounts, ENGINE_TMPDIR elsewhere), are copied as through the mount.
 import { chmodSync, constants, copyFileSync, lchownSync, linkSync, lstatSync, lutimesSync, mkdirSync, readdirSync, readlinkSync, symlinkSync, type Stats } from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { InodeMap } from '../../util/inode-map.ts';
 import type { CopyOptions, CopyStats } from './copy.ts';
 
 /** How long a tree copy runs synchronously before other requests get a turn. */
@@ -17,13 +18,13 @@ const SLICE_MS = 20;
 export interface DirectCopy {
   /** Hard links to the source were refused (another filesystem): copy every file from then on. */
   noLinks: boolean;
-  /** Source hard links (dev:ino → first target), so they stay links in the layer. */
-  links: Map<string, string>;
+  /** Source hard links (their first target), so they stay links in the layer. */
+  links: InodeMap<string>;
   slice: { start: number };
 }
 
 export function newDirectCopy(): DirectCopy {
-  return { noLinks: false, links: new Map(), slice: { start: performance.now() } };
+  return { noLinks: false, links: new InodeMap(), slice: { start: performance.now() } };
 }
 
 /** The copy keeps the source's own owner and mode (mtimes are always kept): a link is the same file. */
@@ -40,8 +41,8 @@ function setMeta(path: string, st: Stats, opts: CopyOptions, isDir: boolean): vo
 }
 
 function placeFile(src: string, target: string, st: Stats, opts: CopyOptions, stats: CopyStats, d: DirectCopy): void {
-  const key = st.nlink > 1 ? `${st.dev}:${st.ino}` : '';
-  const first = key ? d.links.get(key) : undefined;
+  const key = st.nlink > 1;
+  const first = key ? d.links.get(st) : undefined;
   if (first) {
     linkSync(first, target);
     return;
@@ -62,7 +63,7 @@ function placeFile(src: string, target: string, st: Stats, opts: CopyOptions, st
     copyFileSync(src, target, constants.COPYFILE_EXCL);
     setMeta(target, st, opts, false);
   }
-  if (key) d.links.set(key, target);
+  if (key) d.links.set(st, target);
   stats.files++;
   stats.bytes += st.size;
 }

@@ -18,6 +18,7 @@ import type { CopySource } from './copy-sources.ts';
 import { followSymlinkInScope } from './scoped-path.ts';
 import { isArchive, untarInto } from './untar-into.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { InodeMap } from '../../util/inode-map.ts';
 import { copyTreeDirect, newDirectCopy } from './copy-direct.ts';
 
 export interface Owner {
@@ -156,16 +157,16 @@ function clear(target: string, keepDir: boolean): Stats | undefined {
   return st;
 }
 
-function replaceWithFile(src: string, target: string, st: Stats, opts: CopyOptions, stats: CopyStats, links?: Map<string, string>): void {
+function replaceWithFile(src: string, target: string, st: Stats, opts: CopyOptions, stats: CopyStats, links?: InodeMap<string>): void {
   clear(target, false);
-  const key = st.nlink > 1 && links ? `${st.dev}:${st.ino}` : '';
-  const first = key ? links!.get(key) : undefined;
+  const key = st.nlink > 1 && links !== undefined;
+  const first = key ? links.get(st) : undefined;
   if (first) {
     linkSync(first, target);
     return;
   }
   copyFileSync(src, target, constants.COPYFILE_EXCL);
-  if (key) links!.set(key, target);
+  if (key) links.set(st, target);
   setMeta(target, st, opts, false);
   stats.files++;
   stats.bytes += st.size;
@@ -176,7 +177,7 @@ async function copyDirectory(
 ): Promise<void> {
   const existed = lstatSync(destDir, { throwIfNoEntry: false })?.isDirectory() === true;
   mkdirAllScoped(root, destDir, undefined);
-  const links = new Map<string, string>();
+  const links = new InodeMap<string>();
   let names = readdirSync(srcDir).sort();
   if (direct) {
     // Names the image does not have need no overlay marker: they go straight into the upper
@@ -215,7 +216,7 @@ async function copyTree(
   destDir: string,
   opts: CopyOptions,
   stats: CopyStats,
-  links: Map<string, string>,
+  links: InodeMap<string>,
   slice: { start: number },
   names: readonly string[] = readdirSync(srcDir).sort(),
 ): Promise<void> {
