@@ -8,6 +8,7 @@
 // curl into /dev/null; --prof puts the daemon's V8 CPU profile (--cpu-prof) in DIR when it stops.
 
 import { spawn, spawnSync } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, open, rm, stat } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -150,6 +151,31 @@ async function inproc(mib: number): Promise<void> {
   }
 }
 
+/** CPU ms per thread kind of a process (main thread, libuv pool, V8 workers…), user+system, from /proc. */
+function threadCpu(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const comm = Number(tid) === pid ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/[0-9]+$/, '');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(comm, (out.get(comm) ?? 0) + ((Number(f[11]) + Number(f[12])) * 1000) / 100);
+    } catch {
+      // the thread ended
+    }
+  }
+  return out;
+}
+
+function threadDelta(a: Map<string, number>, b: Map<string, number>): string {
+  return [...b]
+    .map(([k, v]) => [k, v - (a.get(k) ?? 0)] as const)
+    .filter(([, v]) => v > 0)
+    .sort((x, y) => y[1] - x[1])
+    .map(([k, v]) => `${k} ${v.toFixed(0)}`)
+    .join(', ');
+}
+
 function curlOnce(socket: string, path: string): { ms: number; cpu: number } {
   const r = spawnSync('bash', ['-c', `TIMEFORMAT='%R %U %S'; time curl -s -o /dev/null --unix-socket ${socket} 'http://engine${path}'`], {
     encoding: 'utf8',
@@ -169,23 +195,26 @@ async function daemon(runs: number, profDir: string | undefined): Promise<void> 
       LogConfig: { Type: 'json-file', Config: {} },
     });
     const dc0 = cpuMs(d.pid);
+    const th0 = threadCpu(d.pid);
     const t0 = performance.now();
     await api(d.socket, 'POST', `/containers/${id}/start`, undefined, [204]);
     await api(d.socket, 'POST', `/containers/${id}/wait`, undefined, [200]);
     console.log(
-      `load ${loadAverage()}; write 256 MiB: ${(performance.now() - t0).toFixed(0)} ms, daemon cpu ${(cpuMs(d.pid) - dc0).toFixed(0)} ms`,
+      `load ${loadAverage()}; write 256 MiB: ${(performance.now() - t0).toFixed(0)} ms, daemon cpu ${(cpuMs(d.pid) - dc0).toFixed(0)} ms (threads: ${threadDelta(th0, threadCpu(d.pid))})`,
     );
     const path = `/containers/${id}/logs?stdout=1&stderr=1`;
     for (let k = 0; k < runs; k++) {
       const c0 = cpuMs(d.pid);
+      const th0 = threadCpu(d.pid);
       const r = await timed(() => drain(d.socket, path));
       const dcpu = cpuMs(d.pid) - c0;
+      const threads = threadDelta(th0, threadCpu(d.pid));
       const c1 = cpuMs(d.pid);
       const cr = curlOnce(d.socket, path);
       const dcpu2 = cpuMs(d.pid) - c1;
       console.log(
         `  read ${k + 1} (load ${loadAverage()}): raw node reader ${r.ms.toFixed(0)} ms, daemon cpu ${dcpu.toFixed(0)} ms, reader cpu ${r.cpu.toFixed(0)} ms, ${(r.value.bytes / 2 ** 20).toFixed(1)} MiB` +
-          ` | curl → /dev/null ${cr.ms.toFixed(0)} ms, daemon cpu ${dcpu2.toFixed(0)} ms, curl cpu ${cr.cpu.toFixed(0)} ms`,
+          ` (threads: ${threads}) | curl → /dev/null ${cr.ms.toFixed(0)} ms, daemon cpu ${dcpu2.toFixed(0)} ms, curl cpu ${cr.cpu.toFixed(0)} ms`,
       );
     }
     await removeContainer(d, id);
