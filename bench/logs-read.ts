@@ -10,7 +10,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, open, rm, stat } from 'node:fs/promises';
-import { connect, type Socket } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -35,29 +35,38 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; cpu: number
   return { ms: performance.now() - t0, cpu: cpuNow() - c0, value };
 }
 
-/** A process that accepts one connection on a unix socket and reads it to the end, discarding. */
-async function sinkProcess(path: string): Promise<{ pid: number; done: Promise<number> }> {
-  const code = `const s=require('net').createServer(c=>{let n=0;c.on('data',b=>{n+=b.length});c.on('end',()=>{process.stdout.write(String(n));s.close()})}).listen(${JSON.stringify(path)},()=>process.stdout.write('ready\\n'))`;
+/**
+ * A process that connects to the unix socket at path and reads it to the end into one reused
+ * buffer (onread, as the bench's drain() does), discarding; prints the byte count.
+ */
+function sinkProcess(path: string): { pid: number; done: Promise<number> } {
+  const code = `let n=0;const c=require('net').connect({path:${JSON.stringify(path)},onread:{buffer:Buffer.allocUnsafe(1<<20),callback:(k)=>{n+=k;return true}}});c.on('end',()=>process.stdout.write(String(n)))`;
   const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
-  await new Promise<void>((resolve) =>
-    child.stdout.on('data', (d) => {
-      out += d;
-      if (out.startsWith('ready\n')) resolve();
-    }),
-  );
-  const done = new Promise<number>((resolve) => child.on('exit', () => resolve(Number(out.slice(6)))));
+  child.stdout.on('data', (d) => (out += d));
+  const done = new Promise<number>((resolve) => child.on('exit', () => resolve(Number(out))));
   return { pid: child.pid!, done };
 }
 
-async function toSocket(path: string, fill: (sock: Socket, write: (b: Buffer) => Promise<void> | void) => Promise<void>): Promise<void> {
-  const sock = connect(path);
-  await new Promise((r) => sock.once('connect', r));
-  const write = (b: Buffer): Promise<void> | void => {
-    if (!sock.write(b)) return new Promise((r) => sock.once('drain', r));
-  };
-  await fill(sock, write);
-  await new Promise<void>((r) => sock.end(r));
+/** Listens on path, starts the sink process, and hands its connection to fill; returns the sink's pid and byte count. */
+async function toSink(path: string, fill: (sock: Socket) => Promise<void>): Promise<{ ms: number; cpu: number; sinkCpu: number; bytes: number }> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(path, r));
+  const accepted = new Promise<Socket>((r) => server.once('connection', r));
+  const sink = sinkProcess(path);
+  const sock = await accepted;
+  server.close();
+  const c0 = cpuMs(sink.pid);
+  const r = await timed(async () => {
+    await fill(sock);
+    await new Promise<void>((res) => sock.end(res));
+  });
+  const sinkCpu = cpuMs(sink.pid) - c0;
+  return { ms: r.ms, cpu: r.cpu, sinkCpu, bytes: await sink.done };
+}
+
+async function write(sock: Socket, b: Buffer): Promise<void> {
+  if (!sock.write(b)) await new Promise((r) => sock.once('drain', r));
 }
 
 async function inproc(mib: number): Promise<void> {
@@ -107,43 +116,30 @@ async function inproc(mib: number): Promise<void> {
     }
     let wire = 0;
     for (let k = 0; k < 2; k++) {
-      const sockPath = join(dir, `sink${k}.sock`);
-      const sink = await sinkProcess(sockPath);
-      const c0 = cpuMs(sink.pid);
-      const r = await timed(() =>
-        toSocket(sockPath, async (sock) => {
-          // As the logs route writes: one batch in flight (the read reuses its blocks).
-          let inFlight: Promise<void> = Promise.resolve();
-          for await (const frames of driver.readFrames!(opts, fmt)) {
-            let ok = true;
-            for (let i = 0; i < frames.length - 1; i++) ok = sock.write(frames[i]!) && ok;
-            const flushed = new Promise<void>((res) => (ok = sock.write(frames[frames.length - 1]!, () => res()) && ok));
-            if (!ok) await new Promise((res) => sock.once('drain', res));
-            await inFlight;
-            inFlight = flushed;
-          }
-        }),
-      );
-      const c1 = cpuMs(sink.pid);
-      wire = await sink.done;
+      const r = await toSink(join(dir, `sink${k}.sock`), async (sock) => {
+        // As the logs route writes: one batch in flight (the read reuses its blocks).
+        let inFlight: Promise<void> = Promise.resolve();
+        for await (const frames of driver.readFrames!(opts, fmt)) {
+          let ok = true;
+          for (let i = 0; i < frames.length - 1; i++) ok = sock.write(frames[i]!) && ok;
+          const flushed = new Promise<void>((res) => (ok = sock.write(frames[frames.length - 1]!, () => res()) && ok));
+          if (!ok) await new Promise((res) => sock.once('drain', res));
+          await inFlight;
+          inFlight = flushed;
+        }
+      });
+      wire = r.bytes;
       console.log(
-        `  frames → unix socket → reader process: ${r.ms.toFixed(0)} ms, cpu ${r.cpu.toFixed(0)} ms (reader ${(c1 - c0).toFixed(0)} ms, ${(wire / 2 ** 20).toFixed(1)} MiB)`,
+        `  frames → unix socket → reader process: ${r.ms.toFixed(0)} ms, cpu ${r.cpu.toFixed(0)} ms (reader ${r.sinkCpu.toFixed(0)} ms, ${(wire / 2 ** 20).toFixed(1)} MiB)`,
       );
     }
     for (const block of [256 * 1024, 1024 * 1024]) {
-      const sockPath = join(dir, `floor${block}.sock`);
-      const sink = await sinkProcess(sockPath);
-      const c0 = cpuMs(sink.pid);
       const buf = Buffer.alloc(block, 0x61);
-      const r = await timed(() =>
-        toSocket(sockPath, async (_s, write) => {
-          for (let sent = 0; sent < wire; sent += block) await write(sent + block <= wire ? buf : buf.subarray(0, wire - sent));
-        }),
-      );
-      const c1 = cpuMs(sink.pid);
-      await sink.done;
+      const r = await toSink(join(dir, `floor${block}.sock`), async (sock) => {
+        for (let sent = 0; sent < wire; sent += block) await write(sock, sent + block <= wire ? buf : buf.subarray(0, wire - sent));
+      });
       console.log(
-        `  floor: the same bytes in ${block / 1024} KiB writes → socket → reader: ${r.ms.toFixed(0)} ms, cpu ${r.cpu.toFixed(0)} ms (reader ${(c1 - c0).toFixed(0)} ms)`,
+        `  floor: the same bytes in ${block / 1024} KiB writes → socket → reader: ${r.ms.toFixed(0)} ms, cpu ${r.cpu.toFixed(0)} ms (reader ${r.sinkCpu.toFixed(0)} ms)`,
       );
     }
   } finally {
