@@ -49,7 +49,10 @@ function sinkProcess(path: string): { pid: number; done: Promise<number> } {
 }
 
 /** Listens on path, starts the sink process, and hands its connection to fill; returns the sink's pid and byte count. */
-async function toSink(path: string, fill: (sock: Socket) => Promise<void>): Promise<{ ms: number; cpu: number; sinkCpu: number; bytes: number }> {
+async function toSink(
+  path: string,
+  fill: (sock: Socket) => Promise<void>,
+): Promise<{ ms: number; cpu: number; sinkCpu: number; bytes: number }> {
   const server = createServer();
   await new Promise<void>((r) => server.listen(path, r));
   const accepted = new Promise<Socket>((r) => server.once('connection', r));
