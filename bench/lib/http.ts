@@ -20,8 +20,8 @@ export async function api(
  * GETs `path` on a connection of its own (Connection: close) and reads to EOF, counting bytes on the
  * wire. A raw socket, not node:http: its per-chunk parsing costs ~1.5× on a stream of 2.7 million
  * small frames and would be measured as the daemon's time. Read into one reused 1 MiB buffer
- * (`onread`): a fresh 64 KiB buffer per read cost the reader ~4× the CPU (~350 ms per 276 MiB at
- * load 20, as much as curl -o /dev/null takes ~80 ms), CPU the daemon under test then lacks.
+ * (`onread`): with a fresh 64 KiB buffer per read the reader took 260-410 ms of CPU per 276 MiB at
+ * load 20-25, now 60-75 ms (curl -o /dev/null: 70-110 ms), CPU the daemon under test then lacks.
  */
 export function drain(socket: string, path: string): Promise<{ status: number; bytes: number }> {
   return new Promise((resolve, reject) => {
