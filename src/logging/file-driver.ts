@@ -6,7 +6,7 @@ import { FrameSink, ReadSink, type LogCodec } from './codec.ts';
 import { LineFramer, type RecordEncoder, type StreamId } from './framer.ts';
 import { LogFile } from './logfile.ts';
 import type { FileLogConfig } from './options.ts';
-import { LogMessages, readBatches } from './reader.ts';
+import { BlockPool, LogMessages, readBatches } from './reader.ts';
 import type { LogDriver, LogReadOptions, LogStreams, LogWireFormat } from './types.ts';
 
 /** Queued bytes at which a stream stops being read until the disk catches up. */
@@ -91,7 +91,8 @@ export class FileLogDriver implements LogDriver {
   }
 
   readFrames(opts: LogReadOptions, format: LogWireFormat, signal?: AbortSignal): AsyncGenerator<Buffer[]> {
-    return readBatches(this.file, this.codec, opts, new FrameSink(opts, format.tty, format.timestamps), signal);
+    // The caller keeps at most one batch in flight (LogChunks.frames): the blocks are reused.
+    return readBatches(this.file, this.codec, opts, new FrameSink(opts, format.tty, format.timestamps), signal, new BlockPool());
   }
 
   close(): Promise<void> {

@@ -161,16 +161,47 @@ function timeAt(buf: Buffer, from: number, to: number): bigint {
 
 // The bytes after the log text of the last record parsed in full (`","stream":"…",…"time":"…"}`)
 // and what they say: consecutive records mostly share them (one time per read chunk), so a record
-// that ends with the same bytes is ours with the same stream and time, checked by one comparison.
-// A pure function of the bytes: safe to share between concurrent reads.
+// that ends with the same bytes is ours with the same stream and time, checked by one comparison:
+// 32-bit words through a DataView (a third of the cost of comparing bytes), the first len % 4
+// bytes alone. A pure function of the bytes: safe to share between concurrent reads.
 const lastSfx = Buffer.alloc(1024);
+const lastSfxWords = new Int32Array(256);
 let lastSfxLen = 0;
 let lastSfxStream = 0;
 let lastSfxTs = 0n;
 
+function rememberSuffix(buf: Buffer, from: number, to: number, stream: number, ts: bigint): void {
+  const len = to - from;
+  buf.copy(lastSfx, 0, from, to);
+  for (let k = 0, at = len & 3; at < len; k++, at += 4) lastSfxWords[k] = lastSfx.readInt32LE(at);
+  lastSfxLen = len;
+  lastSfxStream = stream;
+  lastSfxTs = ts;
+}
+
+// A DataView over the buffer being parsed (one per block: blocks are reused or large).
+let view: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0));
+
+function viewOf(buf: Buffer): void {
+  if (view.buffer !== buf.buffer) view = new DataView(buf.buffer);
+}
+
+// `{"log":"` as two little-endian words.
+const PREFIX_W0 = PREFIX.readInt32LE(0);
+const PREFIX_W1 = PREFIX.readInt32LE(4);
+
+/** The record at buf[s] starts with `{"log":"` (needs 8 bytes). */
+function hasPrefix(buf: Buffer, s: number): boolean {
+  const a = buf.byteOffset + s;
+  return view.getInt32(a, true) === PREFIX_W0 && view.getInt32(a + 4, true) === PREFIX_W1;
+}
+
 /** buf[at, at + lastSfxLen) equals the remembered suffix (compared from the end: the time's last digits differ first). */
 function sameSuffix(buf: Buffer, at: number): boolean {
-  for (let k = lastSfxLen - 1; k >= 0; k--) if (buf[at + k] !== lastSfx[k]) return false;
+  const r = lastSfxLen & 3;
+  const base = buf.byteOffset + at + r;
+  for (let k = (lastSfxLen >>> 2) - 1; k >= 0; k--) if (view.getInt32(base + 4 * k, true) !== lastSfxWords[k]) return false;
+  for (let k = 0; k < r; k++) if (buf[at + k] !== lastSfx[k]) return false;
   return true;
 }
 
@@ -201,8 +232,8 @@ function parseRecord(buf: Buffer, s: number, e: number, sink: EntrySink<unknown>
     lastSfxLen > 0 &&
     sfxAt >= s + PREFIX.length &&
     sameSuffix(buf, sfxAt) &&
-    matchesAt(buf, s, PREFIX) &&
-    !escapedAt(buf, sfxAt, s + PREFIX.length)
+    hasPrefix(buf, s) &&
+    (buf[sfxAt - 1] !== 0x5c || !escapedAt(buf, sfxAt, s + PREFIX.length))
   ) {
     emit(buf, s + PREFIX.length, sfxAt, lastSfxStream, lastSfxTs, e, sink);
     return;
@@ -228,12 +259,7 @@ function parseRecord(buf: Buffer, s: number, e: number, sink: EntrySink<unknown>
         }
         if (ts >= 0n) {
           // Remembered before the sink may overwrite the record.
-          if (e - ce <= lastSfx.length) {
-            buf.copy(lastSfx, 0, ce, e);
-            lastSfxLen = e - ce;
-            lastSfxStream = stream;
-            lastSfxTs = ts;
-          }
+          if (e - ce <= lastSfx.length) rememberSuffix(buf, ce, e, stream, ts);
           emit(buf, cs, ce, stream, ts, e, sink);
           return;
         }
@@ -272,6 +298,7 @@ export function jsonCodec(attrs: Record<string, string>): LogCodec {
     maxRecordBytes: 8 + MAX_ENTRY * MAX_ESCAPE_GROWTH + 1024 + attrsField.length * MAX_ESCAPE_GROWTH,
     createEncoder: (file) => new JsonEncoder(file, attrsField),
     parse(buf, start, end, sink) {
+      viewOf(buf);
       let i = start;
       while (i < end && !sink.stopped) {
         const nl = buf.indexOf(10, i);

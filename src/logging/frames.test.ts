@@ -28,7 +28,14 @@ async function reference(driver: LogDriver, opts: LogReadOptions, tty: boolean, 
 
 async function framed(driver: LogDriver, opts: LogReadOptions, tty: boolean, timestamps: boolean): Promise<Buffer> {
   const parts: Buffer[] = [];
-  for await (const chunks of driver.readFrames!(opts, { tty, timestamps })) parts.push(...chunks);
+  // A batch is copied only once the next one came, as late as the contract allows: the read
+  // reuses its blocks once the batch after next is asked for (the route keeps one in flight).
+  let held: Buffer[] = [];
+  for await (const chunks of driver.readFrames!(opts, { tty, timestamps })) {
+    for (const c of held) parts.push(Buffer.from(c));
+    held = chunks;
+  }
+  for (const c of held) parts.push(Buffer.from(c));
   return Buffer.concat(parts);
 }
 

@@ -81,6 +81,14 @@ const MAX_BUF = 1024 * 1024;
 const SPARE_BUFS = 4;
 const WRITE_BATCH_BYTES = 8 * 1024 * 1024;
 const WRITE_BATCH_BUFS = 512;
+/**
+ * Output committed while no write is under way waits up to COALESCE_MS for more (or until
+ * COALESCE_BYTES are queued) before it is written: a container's output arrives in pieces of a few
+ * KiB (the shim's writes), and a write each cost a thread-pool round trip and a syscall, more than
+ * encoding the piece (measured: 8 KiB pieces at 40 MB/s, ~60 µs of main thread per piece).
+ */
+const COALESCE_MS = 2;
+const COALESCE_BYTES = 256 * 1024;
 
 export class LogFile {
   readonly path: string;
@@ -107,6 +115,7 @@ export class LogFile {
   private qHead = 0;
   queuedBytes = 0;
   private pumping: Promise<void> | null = null;
+  private coalescing: NodeJS.Timeout | null = null;
   private drainWaiters: Array<() => void> = [];
   private compressing: Promise<void> = Promise.resolve();
 
@@ -177,9 +186,17 @@ export class LogFile {
     this.fileBytes = 0;
   }
 
-  /** Hands everything encoded so far to the writer. */
+  /** Hands everything encoded so far to the writer (within COALESCE_MS when little is queued). */
   commit(): void {
     this.flushPiece();
+    if (this.pumping || this.qHead >= this.queue.length) return;
+    if (this.queuedBytes >= COALESCE_BYTES) this.startPump();
+    else this.coalescing ??= setTimeout(() => this.startPump(), COALESCE_MS);
+  }
+
+  private startPump(): void {
+    if (this.coalescing) clearTimeout(this.coalescing);
+    this.coalescing = null;
     if (this.qHead < this.queue.length && !this.pumping) this.pumping = this.pump();
   }
 
@@ -206,7 +223,8 @@ export class LogFile {
 
   /** Resolves when everything committed has been written. */
   async flush(): Promise<void> {
-    this.commit();
+    this.flushPiece();
+    this.startPump();
     while (this.pumping) await this.pumping;
   }
 

@@ -9,6 +9,51 @@ import { closeAll, type Follower, type LogFile } from './logfile.ts';
 import type { LogMessage, LogReadOptions } from './types.ts';
 
 const BLOCK = 256 * 1024;
+/** Blocks of a read whose consumer hands them back (readFrames): larger, fewer writes. */
+const POOLED_BLOCK = 1024 * 1024;
+
+/**
+ * The read blocks of one frames read, reused: the consumer is done with a batch's buffers once it
+ * asks for the batch after the next (it keeps at most one batch in flight on the socket). Fresh
+ * blocks cost more than parsing them: page faults on new memory, and the collector running for the
+ * external memory (~40% of the read's CPU for 435 MiB of json-file).
+ */
+export class BlockPool {
+  private readonly free: ArrayBuffer[] = [];
+  private readonly mine = new WeakSet<ArrayBufferLike>();
+  /** Blocks in the batch before the last one handed out, and in the last one. */
+  private older: ArrayBuffer[] = [];
+  private newer: ArrayBuffer[] = [];
+  private parsed: ArrayBuffer[] = [];
+
+  get(): Buffer {
+    let ab = this.free.pop();
+    if (!ab) {
+      ab = Buffer.allocUnsafeSlow(POOLED_BLOCK).buffer as ArrayBuffer;
+      this.mine.add(ab);
+    }
+    return Buffer.from(ab, 0, POOLED_BLOCK);
+  }
+
+  /** The parse of chunk is over: its block goes with the next batch handed out. */
+  parsedChunk(chunk: Buffer): void {
+    if (this.mine.has(chunk.buffer)) this.parsed.push(chunk.buffer as ArrayBuffer);
+  }
+
+  /** A batch is handed out (with nothing: every parsed block is free at once). */
+  handedOut(withBlocks: boolean): void {
+    if (withBlocks) this.newer.push(...this.parsed);
+    else this.free.push(...this.parsed);
+    this.parsed = [];
+  }
+
+  /** The consumer asks for the next batch: the batch before the one it holds is flushed. */
+  resumed(): void {
+    this.free.push(...this.older);
+    this.older = this.newer;
+    this.newer = [];
+  }
+}
 
 interface Source {
   handle: FileHandle;
@@ -24,6 +69,7 @@ export async function* readBatches<B>(
   opts: LogReadOptions,
   sink: EntrySink<B>,
   signal?: AbortSignal,
+  pool?: BlockPool,
 ): AsyncGenerator<B> {
   if ((!opts.stdout && !opts.stderr) || signal?.aborted) return;
   const snap = await file.snapshot(opts.follow, (opts.tail ?? -1) !== 0);
@@ -48,8 +94,8 @@ export async function* readBatches<B>(
       for (let k = first; k < sources.length && !sink.stopped; k++) {
         sink.skip = k === first ? skip : 0;
         const src = sources[k]!;
-        const chunks = src.gz ? gunzipChunks(src.handle, src.size) : plainChunks(src.handle, k === first ? offset : 0, src.size);
-        yield* parseChunks(chunks, codec, sink, signal);
+        const chunks = src.gz ? gunzipChunks(src.handle, src.size) : plainChunks(src.handle, k === first ? offset : 0, src.size, pool);
+        yield* parseChunks(chunks, codec, sink, signal, pool);
         if (signal?.aborted) return;
       }
     }
@@ -118,12 +164,12 @@ async function lastTime(src: Source, codec: LogCodec): Promise<bigint | undefine
   }
 }
 
-/** A plain file's bytes [from, to) in fresh blocks, with the next read already under way. */
-async function* plainChunks(handle: FileHandle, from: number, to: number): AsyncGenerator<Buffer> {
+/** A plain file's bytes [from, to) in fresh blocks (or the pool's), with the next read already under way. */
+async function* plainChunks(handle: FileHandle, from: number, to: number, pool: BlockPool | undefined): AsyncGenerator<Buffer> {
   let pos = from;
   const readBlock = async (): Promise<Buffer | null> => {
     if (pos >= to) return null;
-    const buf = Buffer.allocUnsafe(Math.min(BLOCK, to - pos));
+    const buf = pool ? pool.get().subarray(0, Math.min(POOLED_BLOCK, to - pos)) : Buffer.allocUnsafe(Math.min(BLOCK, to - pos));
     const at = pos;
     pos += buf.length;
     const { bytesRead } = await handle.read(buf, 0, buf.length, at);
@@ -163,8 +209,16 @@ async function* parseChunks<B>(
   codec: LogCodec,
   sink: EntrySink<B>,
   signal: AbortSignal | undefined,
+  pool: BlockPool | undefined,
 ): AsyncGenerator<B> {
   let rest: Buffer | null = null;
+  const handOut = function* (): Generator<B> {
+    const pending = sink.pending;
+    pool?.handedOut(pending);
+    if (!pending) return;
+    yield sink.take();
+    pool?.resumed();
+  };
   for await (const chunk of chunks) {
     let buf = chunk;
     let from = 0;
@@ -175,7 +229,7 @@ async function* parseChunks<B>(
         const joined = Buffer.concat([rest, chunk.subarray(0, k)]);
         const next = parseSpan(codec, sink, joined, 0, joined.length);
         if (next < 0) {
-          if (sink.pending) yield sink.take();
+          yield* handOut();
           return; // the rest of this file is not records we can read
         }
         if (next > 0) {
@@ -189,11 +243,12 @@ async function* parseChunks<B>(
       }
     }
     const next = from > 0 || buf === chunk ? parseSpan(codec, sink, buf, from, buf.length) : 0;
-    if (sink.pending) yield sink.take();
+    // Copy the unparsed tail: the entries about to be yielded may be views into buf.
+    rest = next >= 0 && next < buf.length ? Buffer.from(buf.subarray(next)) : null;
+    pool?.parsedChunk(chunk);
+    yield* handOut();
     if (next < 0) return;
     if (sink.stopped || signal?.aborted) return;
-    // Copy the unparsed tail: the entries just yielded may be views into buf.
-    rest = next < buf.length ? Buffer.from(buf.subarray(next)) : null;
     if (rest && rest.length > codec.maxRecordBytes) return;
   }
 }

@@ -52,7 +52,8 @@ export interface LogDriver {
   read(opts: LogReadOptions, signal?: AbortSignal): AsyncIterable<LogMessage>;
   /**
    * The same entries already in the wire format of GET /containers/{id}/logs, in chunks (a batch
-   * per block read): drivers with a file offer it, the others leave it out.
+   * per block read): drivers with a file offer it, the others leave it out. The chunks are views
+   * into blocks the read reuses: a batch is the caller's until it asks for the batch after next.
    */
   readFrames?(opts: LogReadOptions, format: LogWireFormat, signal?: AbortSignal): AsyncIterable<Buffer[]>;
   /** Stop consuming, flush, close files; followers drain what was written and end. Idempotent. */

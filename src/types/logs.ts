@@ -25,7 +25,8 @@ export interface LogChunks extends AsyncIterable<LogChunk> {
   /**
    * The same entries already in the wire format of GET /containers/{id}/logs (8-byte frames unless
    * `tty`, each entry after its time with `timestamps`), in chunks; absent when the log driver
-   * cannot produce it (then use batches).
+   * cannot produce it (then use batches). The chunks may be views into buffers the reader reuses:
+   * a batch's chunks must be written out (or copied) by the time the batch after next is asked for.
    */
   frames?(format: { tty: boolean; timestamps: boolean }): AsyncIterable<readonly Buffer[]>;
 }

@@ -189,11 +189,18 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
     const res = ctx.res;
     const drained = () => new Promise((r) => res.once('drain', r));
     if (lines.frames) {
-      // The driver hands out the wire format itself, a few chunks per block of the log file.
+      // The driver hands out the wire format itself, a few chunks per block of the log file, in
+      // blocks it reuses once the batch before the one asked for is flushed: one batch in flight.
+      const aborted = new Promise<void>((r) => abort.signal.addEventListener('abort', () => r(), { once: true }));
+      let inFlight: Promise<void> = Promise.resolve();
       for await (const chunks of lines.frames({ tty, timestamps: req.timestamps })) {
+        if (chunks.length === 0) continue;
         let ok = true;
-        for (const c of chunks) ok = res.write(c) && ok;
-        if (!ok) await drained();
+        for (let i = 0; i < chunks.length - 1; i++) ok = res.write(chunks[i]) && ok;
+        const flushed = new Promise<void>((r) => (ok = res.write(chunks[chunks.length - 1], () => r()) && ok));
+        if (!ok) await Promise.race([drained(), aborted]);
+        await Promise.race([inFlight, aborted]);
+        inFlight = flushed;
         if (abort.signal.aborted) break;
       }
     } else {
