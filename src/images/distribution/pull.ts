@@ -489,6 +489,8 @@ export class Puller {
           stage ? { root: dirname(contentRoot), mediaType: desc.mediaType } : null,
         );
         mark(r.staged ? 'staged' : 'stored');
+        // dockerd's words for a layer with an entry leading out of it ("failed to register layer: …").
+        if (r.refused) throw new EngineError('INTERNAL', `failed to register layer: ${r.reason}`);
         if (r.staged) this.staged.set(desc.digest, r.staged);
         else if (stage) this.deps.log.debug(`layer ${desc.digest} goes through the diff service: ${r.reason}`);
       } else {

@@ -53,6 +53,8 @@ interface Streamed {
   size: number;
   staged: StagedLayer | null;
   reason?: string;
+  /** The layer has an entry leading out of it: the pull fails. */
+  refused?: boolean;
 }
 
 /** Streams `source` through a worker into `tmp` (and a staging tree under stage.root). */
@@ -79,7 +81,13 @@ async function throughWorker(
       spare.push(m.buf);
       if (inFlight <= IN_FLIGHT) wake?.();
     } else if (m.type === 'done')
-      settle.resolve({ digest: m.digest, size: m.size, staged: m.staged, ...(m.reason ? { reason: m.reason } : {}) });
+      settle.resolve({
+        digest: m.digest,
+        size: m.size,
+        staged: m.staged,
+        ...(m.reason ? { reason: m.reason } : {}),
+        ...(m.refused ? { refused: true } : {}),
+      });
     else fail(new Error(`blob writer: ${m.message}`));
   });
   w.on('error', fail);
@@ -145,7 +153,7 @@ export async function writeBlobThreaded(
   source: AsyncIterable<Buffer>,
   labels: Record<string, string>,
   stage: { root: string; mediaType: string } | null,
-): Promise<{ staged: StagedLayer | null; reason?: string }> {
+): Promise<{ staged: StagedLayer | null; reason?: string; refused?: boolean }> {
   const dir = join(t.contentRoot, 'blobs', 'sha256');
   await mkdir(dir, { recursive: true });
   const tmp = join(dir, `${TMP_PREFIX}${randomBytes(8).toString('hex')}`);
@@ -156,7 +164,7 @@ export async function writeBlobThreaded(
     if (r.size !== size) throw new BlobVerificationError(`blob ${digest}: got ${r.size} bytes, expected ${size}`);
     if (r.digest !== digest) throw new BlobVerificationError(`filesystem layer verification failed for digest ${digest}`);
     await registerBlob(t, tmp, join(dir, digest.slice('sha256:'.length)), { ref, digest, size, labels });
-    return { staged, ...(r.reason ? { reason: r.reason } : {}) };
+    return { staged, ...(r.reason ? { reason: r.reason } : {}), ...(r.refused ? { refused: true } : {}) };
   } catch (err) {
     // A staged tree of bytes that were not the blob's is not used.
     if (staged) await rm(staged.dir, { recursive: true, force: true }).catch(() => undefined);

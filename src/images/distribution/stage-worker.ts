@@ -19,7 +19,7 @@ export type ToWorker =
 /** Answers to the pool. */
 export type FromWorker =
   | { type: 'ack'; bytes: number; buf: ArrayBuffer }
-  | { type: 'done'; digest: string; size: number; staged: { dir: string; diffId: string } | null; reason?: string }
+  | { type: 'done'; digest: string; size: number; staged: { dir: string; diffId: string } | null; reason?: string; refused?: boolean }
   | { type: 'error'; message: string };
 
 interface Job {
@@ -69,7 +69,14 @@ async function handle(m: ToWorker): Promise<void> {
       closeSync(j.fd);
       const digest = `sha256:${j.hash.digest('hex')}`;
       const r = j.stage ? await j.stage.finish() : { layer: null, reason: j.stageError ?? 'not staged' };
-      post({ type: 'done', digest, size: j.size, staged: r.layer, ...(r.reason ? { reason: r.reason } : {}) });
+      post({
+        type: 'done',
+        digest,
+        size: j.size,
+        staged: r.layer,
+        ...(r.reason ? { reason: r.reason } : {}),
+        ...('refused' in r && r.refused ? { refused: true } : {}),
+      });
       return;
     }
     case 'abort': {

@@ -42,6 +42,15 @@ export interface StagedLayer {
 
 class GiveUp extends Error {}
 
+/** An entry that leads out of the layer (`../x`): the layer is refused, as dockerd refuses it. */
+export class LayerRefused extends Error {}
+
+/** Whether a tar entry name leads out of the root once cleaned (dockerd's breakout check). */
+export function escapesRoot(name: string): boolean {
+  const norm = posix.normalize(name.replace(/^\/+/, ''));
+  return norm === '..' || norm.startsWith('../');
+}
+
 export class LayerStage {
   private readonly input: Transform;
   private failed: Error | null = null;
@@ -85,12 +94,13 @@ export class LayerStage {
   }
 
   /** After the last chunk: the staged layer, or null (with the reason) when the diff service must do it. */
-  async finish(): Promise<{ layer: StagedLayer | null; reason?: string }> {
+  async finish(): Promise<{ layer: StagedLayer | null; reason?: string; refused?: boolean }> {
     if (!this.input.destroyed) this.input.end();
     const diffId = await this.done;
     if (!diffId || this.failed) {
+      const refused = this.failed instanceof LayerRefused;
       await this.discard();
-      return { layer: null, reason: this.failed?.message ?? 'not staged' };
+      return { layer: null, reason: this.failed?.message ?? 'not staged', ...(refused ? { refused } : {}) };
     }
     return { layer: { dir: this.dir, diffId } };
   }
@@ -116,6 +126,8 @@ export class LayerStage {
     const seen = new Set<string>(); // every path written
     const dirTimes: Array<[string, number]> = [];
     for await (const { header: h, body } of readTar(tapped())) {
+      if (escapesRoot(h.name) || (h.kind === 'link' && escapesRoot(h.linkname)))
+        throw new LayerRefused(`invalid tar archive: ${JSON.stringify(h.kind === 'link' ? h.linkname : h.name)} is outside of the layer`);
       const rel = guard.check(h);
       if (posix.basename(rel).startsWith('.wh.')) throw new GiveUp('whiteout');
       if (Object.keys(h.pax).some((k) => /xattr\./i.test(k))) throw new GiveUp('xattrs');
@@ -146,7 +158,8 @@ export class LayerStage {
     const mode = h.mode & 0o7777;
     switch (h.kind) {
       case 'directory': {
-        if (rel !== '' && !dirs.has(rel)) {
+        if (rel === '') return; // containerd's applier leaves the layer's root as the snapshot made it
+        if (!dirs.has(rel)) {
           await rm(abs, { recursive: true, force: true }); // a file of the same name earlier in the layer
           await mkdir(abs);
           dirs.add(rel);
@@ -179,6 +192,10 @@ export class LayerStage {
         const target = safeEntryPath(h.linkname);
         if (!seen.has(target) || dirs.has(target) || target === rel) throw new GiveUp('hard link to something outside the layer');
         await link(join(this.dir, target), abs);
+        // As containerd's applier: the link entry's owner, mode and time go to the shared inode.
+        await chown(abs, h.uid, h.gid);
+        await chmod(abs, mode);
+        await utimes(abs, h.mtime, h.mtime);
         return;
       }
       default:
