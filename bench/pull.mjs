@@ -6,6 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 // Run after a build: bin/node bench/pull.mjs  (needs Debian's docker.io for the dockerd side)
+// RUNS=n rounds (default 3), the order of the two daemons alternating each round; HOG=n runs n
+// busy-looping processes meanwhile (a busy machine); ENGINE_PULL_UNPACK=service for the diff service.
 const M = new URL('../dist', import.meta.url).pathname;
 const { startRegistry, pushRawImage, sha256 } = await import(`${M}/test/helpers/registry.js`);
 const { startDaemon, run } = await import(`${M}/test/helpers/daemon.js`);
@@ -52,14 +54,17 @@ async function once(docker) {
   return Number(process.hrtime.bigint() - t) / 1e6;
 }
 const te = [], td = [];
+const hogs = Array.from({ length: Number(process.env.HOG ?? 0) }, () => spawn(process.execPath, ['-e', 'for (;;);'], { stdio: 'ignore' }));
 try {
   for (let i = 0; i < RUNS; i++) {
     const load = (await import('node:os')).loadavg()[0].toFixed(1);
-    te.push(await once((a) => d.docker(a))); await engineRm();
-    td.push(await once(dockerd)); await dockerd(['rmi', name]);
+    const e = async () => { te.push(await once((a) => d.docker(a))); await engineRm(); };
+    const k = async () => { td.push(await once(dockerd)); await dockerd(['rmi', name]); };
+    if (i % 2 === 0) { await e(); await k(); } else { await k(); await e(); }
     console.log(`round ${i + 1} (load ${load}): engined ${te.at(-1).toFixed(0)} ms, dockerd ${td.at(-1).toFixed(0)} ms`);
   }
 } finally {
+  for (const h of hogs) h.kill('SIGKILL');
   p.kill('SIGTERM');
   await new Promise((r) => p.once('exit', r));
   await run('umount', ['-R', join(dir, 'data')]).catch(() => {});
@@ -68,4 +73,4 @@ try {
   await reg.cleanup();
 }
 const med = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
-console.log(`median engined ${med(te).toFixed(0)} ms, dockerd ${med(td).toFixed(0)} ms`);
+console.log(`median engined ${med(te).toFixed(0)} ms, dockerd ${med(td).toFixed(0)} ms: ${(med(te) / med(td)).toFixed(2)}× (hogs: ${hogs.length}, load after ${(await import('node:os')).loadavg()[0].toFixed(1)})`);

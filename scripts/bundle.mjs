@@ -44,7 +44,8 @@ for (const f of readdirSync('dist/bundle', { withFileTypes: true })) {
 }
 
 await build({
-  entryPoints: ['dist/src/main/engined.js'],
+  // The pull's blob writer runs in worker threads (stage-pool.ts) loaded from beside the bundle.
+  entryPoints: ['dist/src/main/engined.js', 'dist/src/images/distribution/stage-worker.js'],
   outdir: 'dist/bundle',
   entryNames: '[name]',
   chunkNames: 'engined-[name]-[hash]',

@@ -270,10 +270,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       events,
       // Our own containerd: downloads land directly in its content directory (see blob-writer.ts).
       ...(supervisor.managed ? { contentRoot: join(roots.dataRoot, 'containerd', 'io.containerd.content.v1.content') } : {}),
-      // ENGINE_PULL_UNPACK=staged: layers unpacked while they download (staged-unpack.ts). Not the
-      // default: on a busy 2-core machine it used ~10 % more CPU than the diff service for the same
-      // wall time (bench `pull`); it wins only where idle cores run the layers' unpacks at once.
-      ...(process.env.ENGINE_PULL_UNPACK === 'staged' ? { stageLayers: true } : {}),
+      // Layers unpacked while they download, on worker threads (stage-pool.ts, staged-unpack.ts);
+      // ENGINE_PULL_UNPACK=service: containerd's diff service after each download instead.
+      ...(process.env.ENGINE_PULL_UNPACK === 'service' ? { stageLayers: false } : {}),
     });
     void distribution.dropStaleLeases();
     cleanups.push(() => distribution.close());

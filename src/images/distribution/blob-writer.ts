@@ -21,7 +21,7 @@ export interface BlobTarget {
   contentRoot?: string;
 }
 
-const TMP_PREFIX = '.engine-ingest-';
+export const TMP_PREFIX = '.engine-ingest-';
 
 export class BlobVerificationError extends Error {}
 
@@ -81,7 +81,7 @@ export async function writeBlob(
     onEnd?.();
     // Synced in the background, off the pull's critical path, as storeNewBlob's; dockerd does not
     // sync a downloaded layer at all, nor containerd an unpacked one.
-    await register(t, tmp, join(dir, digest.slice('sha256:'.length)), { ref, digest, size, labels });
+    await registerBlob(t, tmp, join(dir, digest.slice('sha256:'.length)), { ref, digest, size, labels });
   } finally {
     // The temporary file of a failed write: the write's error is the one that matters.
     await unlink(tmp).catch(() => undefined);
@@ -135,7 +135,7 @@ export async function storeNewBlob(
     const blob = join(dir, digest.slice('sha256:'.length));
     // Synced in the background, off the request's latency (a 10 MiB fsync costs ~50 ms here);
     // dockerd does not sync a committed layer at all, nor containerd an unpacked one.
-    await register(t, tmp, blob, { ref, digest, size, labels });
+    await registerBlob(t, tmp, blob, { ref, digest, size, labels });
     return { digest, size };
   } finally {
     await fh.close().catch(() => undefined); // already closed on success
@@ -149,7 +149,7 @@ export async function storeNewBlob(
  * there: fine), registered with containerd (found in the backend: a bare COMMIT; else, after
  * another policy or a GC pass in between, streamed), then synced in the background.
  */
-async function register(
+export async function registerBlob(
   t: BlobTarget,
   tmp: string,
   blob: string,

@@ -35,7 +35,8 @@ import { NotV2Error, RegistrySession, type FetchedManifest } from './registry-cl
 import { certsDir, type Endpoint, type RegistryHosts } from './registry-hosts.ts';
 import { Semaphore } from './shared.ts';
 import { writeBlob } from './blob-writer.ts';
-import { LayerStage, stageable, type StagedLayer } from './staged-unpack.ts';
+import { writeBlobThreaded } from './stage-pool.ts';
+import { stageable, type StagedLayer } from './staged-unpack.ts';
 import { upperDirOf } from '../overlay-diff.ts';
 import type { Mount } from '../../supervisor/types.ts';
 import { TransportError, readAll, type RegistryTransport } from './transport.ts';
@@ -55,7 +56,7 @@ export interface PullDeps {
   instance: string;
   /** containerd's content directory when the daemon manages containerd (see blob-writer.ts). */
   contentRoot?: string;
-  /** Unpack layers while they download (staged-unpack.ts); otherwise containerd's diff service after each download. */
+  /** Unpack layers while they download (staged-unpack.ts; the default); false: containerd's diff service after each download. */
   stageLayers?: boolean;
   /** Seconds to wait before retry n (1-based); dockerd waits 5 s × n. */
   retryDelaySeconds?: (attempt: number) => number;
@@ -91,6 +92,9 @@ interface LayerJob {
   alreadyExists: boolean;
 }
 
+/** Milestones of one layer (ms since the pull started), logged at debug level when the pull ends. */
+type LayerTimes = Record<string, number>;
+
 const sha256 = (b: Buffer) => `sha256:${createHash('sha256').update(b).digest('hex')}`;
 
 /** The record name for a reference: a digest wins over a tag. */
@@ -121,6 +125,8 @@ export class Puller {
   private readonly ingestPrefix = `pull-${randomBytes(6).toString('hex')}`;
   private readonly abort = new AbortController();
   private downloadedAny = false;
+  private readonly t0 = performance.now();
+  private readonly times = new Map<string, LayerTimes>();
   /** Layers unpacked while they downloaded (staged-unpack.ts), by blob digest, until renamed into their snapshot. */
   private readonly staged = new Map<string, StagedLayer>();
 
@@ -137,6 +143,13 @@ export class Puller {
     this.familiarRepo = familiarName(this.ref);
     if (signal.aborted) this.abort.abort(signal.reason);
     else signal.addEventListener('abort', () => this.abort.abort(signal.reason), { once: true });
+  }
+
+  /** Notes a milestone of a layer for the debug timeline. */
+  private mark(digest: string, what: string): void {
+    let t = this.times.get(digest);
+    if (!t) this.times.set(digest, (t = {}));
+    t[what] = Math.round(performance.now() - this.t0);
   }
 
   private get client(): SupervisorClient {
@@ -313,6 +326,7 @@ export class Puller {
       return { id: r.parsed.config.digest, digest: r.top.digest, recordName, updated };
     } finally {
       this.abort.abort(new Error('pull finished'));
+      for (const [digest, t] of this.times) this.deps.log.debug(`pull timeline ${shortId(digest)}: ${JSON.stringify(t)}`);
       // Staged trees no snapshot took (a failed pull, a layer unpacked meanwhile by another pull).
       await Promise.all([...this.staged.values()].map((l) => rm(l.dir, { recursive: true, force: true }).catch(() => undefined)));
       this.staged.clear();
@@ -392,12 +406,18 @@ export class Puller {
 
   private async download(session: RegistrySession, sem: Semaphore, desc: Descriptor, diffId: string, id: string): Promise<void> {
     const signal = this.abort.signal;
-    const release = await sem.acquire(() => this.sink(itemStatus(id, 'Waiting')), signal);
+    // The slot is given back once the bytes are in: their hashing and unpacking need no connection.
+    let release: (() => void) | null = await sem.acquire(() => this.sink(itemStatus(id, 'Waiting')), signal);
+    const received = () => {
+      release?.();
+      release = null;
+    };
     try {
       const attempts = Math.max(1, this.deps.limits().maxDownloadAttempts);
       for (let attempt = 1; ; attempt++) {
         try {
-          await this.downloadOnce(session, desc, diffId, id);
+          release ??= await sem.acquire(() => this.sink(itemStatus(id, 'Waiting')), signal);
+          await this.downloadOnce(session, desc, diffId, id, received);
           this.downloadedAny = true;
           this.sink(itemStatus(id, 'Download complete'));
           return;
@@ -412,13 +432,15 @@ export class Puller {
         }
       }
     } finally {
-      release();
+      received();
     }
   }
 
-  private async downloadOnce(session: RegistrySession, desc: Descriptor, diffId: string, id: string): Promise<void> {
+  private async downloadOnce(session: RegistrySession, desc: Descriptor, diffId: string, id: string, gotAll: () => void): Promise<void> {
     const signal = this.abort.signal;
+    this.mark(desc.digest, 'request');
     const res = await session.getBlob(this.ref.path, desc.digest, signal);
+    this.mark(desc.digest, 'response');
     const declared = res.headers['content-length'];
     if (declared !== undefined && Number(declared) !== desc.size) {
       res.body.destroy();
@@ -426,14 +448,8 @@ export class Puller {
     }
     const progress = new ProgressThrottle(this.sink, id, 'Downloading');
     const sink = this.sink;
+    const mark = (what: string) => this.mark(desc.digest, what);
     let received = 0;
-    const stage =
-      this.deps.contentRoot && this.deps.stageLayers === true && this.deps.snapshotter === 'overlayfs' && stageable(desc.mediaType)
-        ? await LayerStage.start(dirname(this.deps.contentRoot), desc.mediaType).catch((err: Error) => {
-            this.deps.log.debug(`layer ${desc.digest} is not unpacked while downloading: ${err.message}`);
-            return null;
-          })
-        : null;
     async function* body(): AsyncIterable<Buffer> {
       try {
         for await (const chunk of res.body as AsyncIterable<Buffer>) {
@@ -441,7 +457,6 @@ export class Puller {
           if (received > desc.size) throw new Error(`blob ${desc.digest}: more data than the ${desc.size} bytes announced`);
           progress.update(received, desc.size);
           yield chunk;
-          await stage?.push(chunk);
         }
       } catch (err) {
         const e = err as NodeJS.ErrnoException;
@@ -449,6 +464,8 @@ export class Puller {
         throw err;
       }
       if (received !== desc.size) throw new Error('unexpected EOF');
+      mark('received');
+      gotAll();
       progress.update(received, desc.size, true);
       sink(itemStatus(id, 'Verifying Checksum'));
     }
@@ -456,16 +473,31 @@ export class Puller {
       'containerd.io/uncompressed': diffId,
       [`containerd.io/distribution.source.${this.ref.domain}`]: this.ref.path,
     };
-    const target = { client: this.client, lease: this.lease, ...(this.deps.contentRoot ? { contentRoot: this.deps.contentRoot } : {}) };
+    const ref = `${this.ingestPrefix}-${desc.digest}`;
+    const { contentRoot } = this.deps;
     try {
-      await writeBlob(target, `${this.ingestPrefix}-${desc.digest}`, desc.digest, desc.size, body(), labels);
-      if (stage) {
-        const { layer, reason } = await stage.finish();
-        if (layer) this.staged.set(desc.digest, layer);
-        else this.deps.log.debug(`layer ${desc.digest} goes through the diff service: ${reason}`);
+      if (contentRoot && desc.digest.startsWith('sha256:')) {
+        // Written, and unpacked when it can be, by a worker thread (stage-pool.ts).
+        const stage = this.deps.stageLayers !== false && this.deps.snapshotter === 'overlayfs' && stageable(desc.mediaType);
+        const r = await writeBlobThreaded(
+          { client: this.client, lease: this.lease, contentRoot },
+          ref,
+          desc.digest,
+          desc.size,
+          body(),
+          labels,
+          stage ? { root: dirname(contentRoot), mediaType: desc.mediaType } : null,
+        );
+        mark(r.staged ? 'staged' : 'stored');
+        // dockerd's words for a layer with an entry leading out of it ("failed to register layer: …").
+        if (r.refused) throw new EngineError('INTERNAL', `failed to register layer: ${r.reason}`);
+        if (r.staged) this.staged.set(desc.digest, r.staged);
+        else if (stage) this.deps.log.debug(`layer ${desc.digest} goes through the diff service: ${r.reason}`);
+      } else {
+        await writeBlob({ client: this.client, lease: this.lease }, ref, desc.digest, desc.size, body(), labels);
+        mark('stored');
       }
     } catch (err) {
-      await stage?.discard();
       if (grpcCode(err) === GrpcStatus.FAILED_PRECONDITION || /unexpected commit digest|digest mismatch/.test((err as Error).message)) {
         throw new EngineError('INTERNAL', `filesystem layer verification failed for digest ${desc.digest}`);
       }
@@ -503,6 +535,7 @@ export class Puller {
       for (let i = 0; i < jobs.length; i++) {
         const job = jobs[i]!;
         await job.blob;
+        this.mark(job.desc.digest, 'turn');
         if (job.alreadyExists) continue;
         if (job.snapshotPresent || (await this.exists(() => client.snapshots.stat(job.chainId, { snapshotter })))) {
           // Unpacked meanwhile (a concurrent pull of an image sharing the layer).
@@ -515,6 +548,7 @@ export class Puller {
         const key = `extract-${randomBytes(6).toString('hex')}-${job.chainId}`;
         const parent = i > 0 ? jobs[i - 1]!.chainId : '';
         const mounts = await client.snapshots.prepare({ key, parent, snapshotter }, { lease: this.lease });
+        this.mark(job.desc.digest, 'prepared');
         try {
           const applied = (await this.placeStaged(job, mounts))
             ? { digest: job.diffId }
@@ -526,7 +560,9 @@ export class Puller {
             throw internal(
               `failed to register layer: layer ${job.desc.digest} unpacked to ${applied.digest}, the image configuration says ${job.diffId}`,
             );
+          this.mark(job.desc.digest, 'applied');
           await client.snapshots.commit({ name: job.chainId, key, snapshotter }, { lease: this.lease });
+          this.mark(job.desc.digest, 'committed');
         } catch (err) {
           // The unpack already failed (reported below); the partial snapshot is under the pull's lease.
           await client.snapshots.remove(key, { snapshotter }).catch(() => undefined);

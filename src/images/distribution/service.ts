@@ -47,7 +47,7 @@ export interface DistributionDeps {
   contentRoot?: string;
   /** The events stream (pull, push, import). */
   events?: EventPublisher;
-  /** Unpack layers while they download (staged-unpack.ts) instead of through containerd's diff service. */
+  /** Unpack layers while they download (staged-unpack.ts); default on. false: through containerd's diff service. */
   stageLayers?: boolean;
   /** Seconds before download retry n (default dockerd's 5 s × n). */
   retryDelaySeconds?: (attempt: number) => number;
@@ -187,7 +187,7 @@ export class DistributionService {
         instance: this.instance,
         ...(this.deps.retryDelaySeconds ? { retryDelaySeconds: this.deps.retryDelaySeconds } : {}),
         ...(this.contentRoot ? { contentRoot: this.contentRoot } : {}),
-        ...(this.deps.stageLayers ? { stageLayers: true } : {}),
+        ...(this.deps.stageLayers !== undefined ? { stageLayers: this.deps.stageLayers } : {}),
       };
       return new Puller(deps, ref, auth, platform, shared, opSignal).run();
     });

@@ -3,12 +3,13 @@
 // diff service does the layer (whiteouts, xattrs, devices, parents missing, links out).
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { lstat, mkdtemp, readFile, readlink, rm } from 'node:fs/promises';
+import { lstat, mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { tarToBuffer, type TarWriter } from '../../util/tar-writer.ts';
+import { run } from '../../../test/helpers/daemon.ts';
 import { LayerStage, stageable } from './staged-unpack.ts';
 
 const GZ = 'application/vnd.oci.image.layer.v1.tar+gzip';
@@ -58,11 +59,33 @@ test('a layer of directories, files, symlinks and hard links is staged as contai
   }
 });
 
+test('whiteouts become 0:0 character devices, opaque markers the overlay xattr, text xattrs are set', async () => {
+  const r = await stage(async (tw) => {
+    await tw.directory('d', { mode: 0o755, mtime: T });
+    await tw.file('d/.wh..wh..opq', '', { mtime: T });
+    await tw.file('d/kept', 'k', { mtime: T });
+    await tw.file('.wh.gone', '', { uid: 7, gid: 8, mtime: T });
+    await tw.file('-dash', 'x', { mtime: T, pax: { 'SCHILY.xattr.user.note': 'hello' } });
+  });
+  try {
+    assert.ok(r.layer, r.reason);
+    const d = r.layer.dir;
+    const wh = await lstat(join(d, 'gone'));
+    assert.deepEqual([wh.isCharacterDevice(), wh.rdev, wh.mode & 0o7777, wh.uid, wh.gid], [true, 0, 0, 7, 8]);
+    assert.deepEqual((await readdir(join(d, 'd'))).sort(), ['kept']); // the marker itself is not written
+    const x = await run('getfattr', ['-h', '-d', '-m', '-', '-e', 'text', 'd', './-dash'], { cwd: d });
+    assert.match(x.stdout, /trusted\.overlay\.opaque="y"/);
+    assert.match(x.stdout, /user\.note="hello"/);
+    assert.equal((await lstat(join(d, 'd'))).mtimeMs / 1000, T); // directory times set after the marks
+  } finally {
+    await rm(r.root, { recursive: true });
+  }
+});
+
 test('layers the stage cannot reproduce exactly give up (the diff service does them), leaving nothing', async () => {
   const cases: Array<[string, (tw: TarWriter) => Promise<void>]> = [
-    ['whiteout', async (tw) => tw.file('.wh.gone', '', { mtime: T })],
-    ['opaque', async (tw) => (await tw.directory('d', { mtime: T }), tw.file('d/.wh..wh..opq', '', { mtime: T }))],
-    ['xattr', async (tw) => tw.file('ping', 'x', { mtime: T, pax: { 'SCHILY.xattr.security.capability': 'abc' } })],
+    ['whiteout of an entry of the layer', async (tw) => (await tw.file('gone', 'x', { mtime: T }), tw.file('.wh.gone', '', { mtime: T }))],
+    ['binary xattr', async (tw) => tw.file('ping', 'x', { mtime: T, pax: { 'SCHILY.xattr.security.capability': '\uFFFD\u0001' } })],
     ['device', async (tw) => tw.entry({ name: 'null', type: 'char', devmajor: 1, devminor: 3, mtime: T })],
     ['parent missing', async (tw) => tw.file('usr/bin/x', 'x', { mtime: T })],
     ['link out of the layer', async (tw) => tw.hardlink('x', 'etc/passwd', { mtime: T })],

@@ -4,11 +4,14 @@
 // snapshot is committed, the pull prepares the layer's snapshot and renames the staged tree onto
 // its empty upper directory (overlayfs: the layer's own files are all the upper holds), so no layer
 // is read back from the content store and layers do not unpack one after the other through the
-// diff service. Only what this extractor reproduces exactly like containerd's applier is staged:
-// directories, regular files, symlinks, hard links within the layer, with owners, modes and
-// mtimes. Whiteouts, opaque directories, xattrs, devices, fifos, sparse files and entries whose
-// parent directory the layer does not carry make the stage give up; that layer then goes through
-// containerd's diff service as before (the download itself never fails because of the stage).
+// diff service. Only what this extractor reproduces exactly like containerd's applier (with its
+// overlay whiteout conversion) is staged: directories, regular files, symlinks, hard links within
+// the layer, with owners, modes and mtimes; whiteouts as 0:0 character devices and opaque
+// directories as `trusted.overlay.opaque=y` (made by mknod and setfattr), text xattrs. Binary
+// xattrs, devices, fifos, sparse files and entries whose parent directory the layer does not carry
+// make the stage give up; that layer then goes through containerd's diff service (the download
+// itself never fails because of the stage). An entry leading out of the layer refuses the layer.
+import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmod, chown, lchown, link, lutimes, mkdir, mkdtemp, open, readdir, rm, symlink, utimes } from 'node:fs/promises';
 import { join, posix } from 'node:path';
@@ -41,6 +44,48 @@ export interface StagedLayer {
 }
 
 class GiveUp extends Error {}
+
+const WH_PREFIX = '.wh.';
+const WH_OPAQUE = '.wh..wh..opq';
+
+/** What Node cannot make itself, made at the end of the layer by mknod and setfattr (Debian's attr). */
+interface OverlayMarks {
+  /** Whiteout path → its owner `uid:gid`. */
+  whiteouts: Map<string, string>;
+  /** [path, name, value] */
+  xattrs: Array<[string, string, Buffer]>;
+}
+
+function runTool(cmd: string, args: string[], cwd: string, input?: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const p = execFile(cmd, args, { cwd }, (err, _out, stderr) =>
+      err ? reject(new GiveUp(`${cmd}: ${String(stderr).trim() || err.message}`)) : resolve(),
+    );
+    if (input !== undefined) p.stdin!.end(input);
+  });
+}
+
+/** Whiteouts (one shell for all) and xattrs (one setfattr --restore for all), relative to `dir`. */
+async function applyMarks(dir: string, m: OverlayMarks): Promise<void> {
+  const pairs = [...m.whiteouts].flatMap(([path, owner]) => [`./${path}`, owner]);
+  for (let i = 0; i < pairs.length; i += 2000) {
+    const script = 'while [ $# -gt 0 ]; do mknod -m 0 "$1" c 0 0 && chown -h "$2" "$1" || exit 1; shift 2; done';
+    await runTool('sh', ['-c', script, 'sh', ...pairs.slice(i, i + 2000)], dir);
+  }
+  if (m.xattrs.length) {
+    const dump = m.xattrs.map(([p, name, v]) => `# file: ${p}\n${name}=0x${v.toString('hex')}\n`).join('\n');
+    await runTool('setfattr', ['-h', '--restore=-'], dir, dump);
+  }
+}
+
+/** An entry that leads out of the layer (`../x`): the layer is refused, as dockerd refuses it. */
+export class LayerRefused extends Error {}
+
+/** Whether a tar entry name leads out of the root once cleaned (dockerd's breakout check). */
+export function escapesRoot(name: string): boolean {
+  const norm = posix.normalize(name.replace(/^\/+/, ''));
+  return norm === '..' || norm.startsWith('../');
+}
 
 export class LayerStage {
   private readonly input: Transform;
@@ -85,12 +130,13 @@ export class LayerStage {
   }
 
   /** After the last chunk: the staged layer, or null (with the reason) when the diff service must do it. */
-  async finish(): Promise<{ layer: StagedLayer | null; reason?: string }> {
+  async finish(): Promise<{ layer: StagedLayer | null; reason?: string; refused?: boolean }> {
     if (!this.input.destroyed) this.input.end();
     const diffId = await this.done;
     if (!diffId || this.failed) {
+      const refused = this.failed instanceof LayerRefused;
       await this.discard();
-      return { layer: null, reason: this.failed?.message ?? 'not staged' };
+      return { layer: null, reason: this.failed?.message ?? 'not staged', ...(refused ? { refused } : {}) };
     }
     return { layer: { dir: this.dir, diffId } };
   }
@@ -115,11 +161,34 @@ export class LayerStage {
     const dirs = new Set<string>(['']); // directories this layer made (their parents exist)
     const seen = new Set<string>(); // every path written
     const dirTimes: Array<[string, number]> = [];
+    const marks: OverlayMarks = { whiteouts: new Map(), xattrs: [] };
     for await (const { header: h, body } of readTar(tapped())) {
+      if (escapesRoot(h.name) || (h.kind === 'link' && escapesRoot(h.linkname)))
+        throw new LayerRefused(`invalid tar archive: ${JSON.stringify(h.kind === 'link' ? h.linkname : h.name)} is outside of the layer`);
       const rel = guard.check(h);
-      if (posix.basename(rel).startsWith('.wh.')) throw new GiveUp('whiteout');
-      if (Object.keys(h.pax).some((k) => /xattr\./i.test(k))) throw new GiveUp('xattrs');
-      if (rel !== '' && !dirs.has(posix.dirname(rel) === '.' ? '' : posix.dirname(rel))) throw new GiveUp('parent not in the layer');
+      const parent = posix.dirname(rel) === '.' ? '' : posix.dirname(rel);
+      if (rel !== '' && !dirs.has(parent)) throw new GiveUp('parent not in the layer');
+      const base = posix.basename(rel);
+      if (base === WH_OPAQUE) {
+        // containerd's OverlayConvertWhiteout: the directory marked opaque, the entry not written.
+        if (/[\n\\]/.test(parent)) throw new GiveUp('opaque directory name');
+        marks.xattrs.push([parent || '.', 'trusted.overlay.opaque', Buffer.from('y')]);
+        continue;
+      }
+      if (base.startsWith(WH_PREFIX)) {
+        // …and a 0:0 character device (mode 0) owned as the whiteout entry, in its place.
+        const target = posix.join(parent, base.slice(WH_PREFIX.length));
+        if (seen.has(target) || marks.whiteouts.has(target)) throw new GiveUp('whiteout of something in the layer');
+        marks.whiteouts.set(target, `${h.uid}:${h.gid}`);
+        continue;
+      }
+      if (marks.whiteouts.has(rel)) throw new GiveUp('entry over a whiteout');
+      for (const [k, v] of Object.entries(h.pax)) {
+        if (!k.startsWith('SCHILY.xattr.') || rel === '') continue;
+        // PAX values come decoded as UTF-8: a binary one (a capability set) is not reproduced exactly.
+        if (v.includes('\uFFFD') || h.kind === 'link' || /[\n\\]/.test(rel)) throw new GiveUp('xattrs');
+        marks.xattrs.push([rel, k.slice('SCHILY.xattr.'.length), Buffer.from(v, 'utf8')]);
+      }
       const abs = rel === '' ? this.dir : join(this.dir, rel);
       if (seen.has(rel) && h.kind !== 'directory') {
         await rm(abs, { recursive: true, force: true });
@@ -128,6 +197,7 @@ export class LayerStage {
       seen.add(rel);
       await this.entry(h, rel, abs, body, seen, dirs, dirTimes);
     }
+    await applyMarks(this.dir, marks);
     // Directory times last: creating their children changed them.
     for (let i = dirTimes.length - 1; i >= 0; i--) await utimes(dirTimes[i]![0], dirTimes[i]![1], dirTimes[i]![1]);
     if (this.failed) throw this.failed;
@@ -146,7 +216,8 @@ export class LayerStage {
     const mode = h.mode & 0o7777;
     switch (h.kind) {
       case 'directory': {
-        if (rel !== '' && !dirs.has(rel)) {
+        if (rel === '') return; // containerd's applier leaves the layer's root as the snapshot made it
+        if (!dirs.has(rel)) {
           await rm(abs, { recursive: true, force: true }); // a file of the same name earlier in the layer
           await mkdir(abs);
           dirs.add(rel);
@@ -179,6 +250,10 @@ export class LayerStage {
         const target = safeEntryPath(h.linkname);
         if (!seen.has(target) || dirs.has(target) || target === rel) throw new GiveUp('hard link to something outside the layer');
         await link(join(this.dir, target), abs);
+        // As containerd's applier: the link entry's owner, mode and time go to the shared inode.
+        await chown(abs, h.uid, h.gid);
+        await chmod(abs, mode);
+        await utimes(abs, h.mtime, h.mtime);
         return;
       }
       default:
