@@ -45,8 +45,8 @@ export interface Results {
   cp: Pair<CpRun>;
   /** `service`: a second engined on containerd's diff service (the path before the fast path). */
   commit: Pair<CommitRun> & { service?: CommitRun[] };
-  /** `staged`: a second engined unpacking layers while they download. */
-  pull: Pair<PullRun> & { staged?: PullRun[]; mb?: number };
+  /** `service`: a second engined unpacking through containerd's diff service (the path before). */
+  pull: Pair<PullRun> & { service?: PullRun[]; mb?: number };
   ping: Record<string, number[]>;
   /** Keyed `${kind}{Api,Cli}{None,Bridge}` (see scenarios/network.ts). */
   network: Record<string, number[]>;

@@ -66,16 +66,17 @@ export async function pullGroup(c: GroupContext): Promise<void> {
   progress(`pull: pushing ${PULL_LAYERS} layers of 50 MiB to a local registry`);
   const img = await startPullRegistry();
   progress(`pull of ${img.mb.toFixed(0)} MB: ${it.pullWarmups} warm-ups + ${it.pullN}, taking turns`);
-  // A second engined unpacking layers while they download (staged-unpack.ts, opt-in).
-  const staged = (await startTracked(() => Engined.start({ ...process.env, ENGINE_PULL_UNPACK: 'staged' }))).daemon;
+  // A second engined on containerd's diff service (the unpack before staged-unpack.ts became the
+  // default) takes turns too: before and after in one run.
+  const service = (await startTracked(() => Engined.start({ ...process.env, ENGINE_PULL_UNPACK: 'service' }))).daemon;
   try {
     const r = await interleave(it.pullN, it.pullWarmups, {
       ...bothKinds(c, (d) => pullOnce(d, img)),
-      staged: () => pullOnce(staged, img),
+      service: () => pullOnce(service, img),
     });
     c.res.pull = { ...r, mb: img.mb };
   } finally {
-    await stopTracked(staged);
+    await stopTracked(service);
     await img.registry.cleanup().catch((e) => progress(`stopping the registry: ${(e as Error).message}`));
   }
 }
