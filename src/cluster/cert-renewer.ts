@@ -4,8 +4,9 @@
 // adopted as the node's trust root once the node's certificate leads to it. The certificates object is
 // shared with the rest of the node's runtime (heartbeats, agent, endpoint) and updated in place.
 import { X509Certificate } from 'node:crypto';
+import type { Server } from 'node:https';
 import type { Logger } from '../util/log.ts';
-import { identityOf, issuerInChain, newKeyPair, nodeTlsInfo } from './ca.ts';
+import { identityOf, issuerInChain, newKeyPair, nodeTlsInfo, type CertIdentity } from './ca.ts';
 import type { RenewResponse } from './endpoint.ts';
 import type { LocalStateFiles, NodeCerts } from './local-state.ts';
 
@@ -114,4 +115,33 @@ export class CertRenewer {
     this.changed();
     this.log.info('node certificate renewed', { reason, notAfter: got.notAfter.toISOString() });
   }
+}
+
+/** What a node's renewer uses of its runtime: a manager signs in process, a worker asks a manager. */
+export interface RenewingNode {
+  manager(): {
+    renew(node: CertIdentity, certPem: string, body: { publicKeyPem: string }): Promise<RenewResponse>;
+    refreshTls(): void;
+  } | null;
+  worker(): { call<T>(path: string, body: unknown): Promise<T> } | null;
+  /** A worker's own endpoint (log-forward.ts), whose TLS follows the certificate. */
+  endpoint(): Server | null;
+}
+
+/** A started renewer for the node's shared certificates. */
+export function nodeRenewer(certs: NodeCerts, files: LocalStateFiles, log: Logger, node: RenewingNode): CertRenewer {
+  const request = (publicKeyPem: string): Promise<RenewResponse> => {
+    const m = node.manager();
+    if (m) return m.renew(identityOf(certs.certPem), certs.certPem, { publicKeyPem });
+    const w = node.worker();
+    if (!w) return Promise.reject(new Error('the node runs neither as a manager nor as a worker'));
+    return w.call<RenewResponse>('/renew', { publicKeyPem });
+  };
+  const changed = () => {
+    node.manager()?.refreshTls();
+    node.endpoint()?.setSecureContext({ cert: certs.certPem, key: certs.keyPem, ca: certs.caPem });
+  };
+  const r = new CertRenewer(certs, files, request, changed, log);
+  r.start();
+  return r;
 }

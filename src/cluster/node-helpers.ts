@@ -2,6 +2,7 @@
 // a new manager's request to become an etcd voter, and fetching the current autolock key from the
 // other managers; asking another manager for this node's role; removing a leaving node's task
 // containers; small address and availability checks.
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { arch, cpus, hostname, totalmem } from 'node:os';
 import type { GenericResource } from '../config/generic-resources.ts';
 import type { Logger } from '../util/log.ts';
@@ -112,4 +113,9 @@ export function checkAvailability(a: string): string {
   if (a !== 'active' && a !== 'pause' && a !== 'drain')
     throw invalidParameter(`invalid Availability ${JSON.stringify(a)}: must be "active", "pause" or "drain"`);
   return a;
+}
+
+/** Whether a certificate (the first of a chain) is for the public half of `keyPem`. */
+export function certFitsKey(certPem: string, keyPem: string): boolean {
+  return new X509Certificate(certPem).checkPrivateKey(createPrivateKey(keyPem));
 }

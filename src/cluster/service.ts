@@ -20,7 +20,7 @@ import type {
 import type { Logger } from '../util/log.ts';
 import { certificateIps, chooseAdvertise, DEFAULT_LISTEN_PORT, formatHostPort, parseAddr } from './addresses.ts';
 import { identityOf, issueNodeCert, issuerInChain, newKeyPair } from './ca.ts';
-import { callManager, type HeartbeatResponse, type JoinRequest, type JoinResponse, type RenewResponse } from './endpoint.ts';
+import { callManager, type HeartbeatResponse, type JoinRequest, type JoinResponse } from './endpoint.ts';
 import { peerUrl } from './etcd-process.ts';
 import { newId } from './ids.ts';
 import { InactiveCluster, NOT_A_MANAGER, NOT_IN_A_CLUSTER } from './inactive.ts';
@@ -44,8 +44,17 @@ import { checkInitNetworking } from './init-request.ts';
 import { ControlMtu, controlPorts, DEFAULT_CONTROL_MTU } from './control-mtu.ts';
 import { ClusterNetworks } from './networks.ts';
 import { ClusterObjects } from './cluster-objects.ts';
-import { askRole, askToPromote, checkAvailability, describeNode, fetchUnlockKey, removeTaskContainers, vtepOf } from './node-helpers.ts';
-import { CertRenewer } from './cert-renewer.ts';
+import {
+  askRole,
+  askToPromote,
+  certFitsKey,
+  checkAvailability,
+  describeNode,
+  fetchUnlockKey,
+  removeTaskContainers,
+  vtepOf,
+} from './node-helpers.ts';
+import { nodeRenewer, type CertRenewer } from './cert-renewer.ts';
 import { initialRoot, lifetimeOf, storedSpec } from './ca-rotation.ts';
 import { WorkerNetworks } from './worker-networks.ts';
 import type { CertIdentity } from './ca.ts';
@@ -304,6 +313,8 @@ export class ClusterService {
       this.log.warn('a heartbeat answer carried a certificate that is not for this node and role; ignored');
       return;
     }
+    // Renewed (a new key) since the heartbeat that brought it: the next answer carries one for the new key.
+    if (!certFitsKey(r.certPem, certs.keyPem)) return;
     this.log.info('the node changes its role', { node: cur.nodeId, from: cur.role, to: r.role });
     this.phase = 'pending';
     await this.stopAgent();
@@ -414,19 +425,11 @@ export class ClusterService {
     return localTaskLogs(taskIds, (id) => agent.containerOf(id), rt, req, signal);
   }
 
-  /** Renews this node's certificate through its managers (in process on a manager) and follows root rotations. */
+  /** Renews this node's certificate through its managers and follows root rotations (cert-renewer.ts). */
   private startRenewer(certs: NodeCerts): void {
     this.renewer?.stop();
-    const request = (publicKeyPem: string): Promise<RenewResponse> =>
-      this.manager
-        ? this.manager.renew(identityOf(certs.certPem), certs.certPem, { publicKeyPem })
-        : this.worker!.call<RenewResponse>('/renew', { publicKeyPem });
-    const changed = () => {
-      this.manager?.refreshTls();
-      this.nodeEndpoint?.setSecureContext({ cert: certs.certPem, key: certs.keyPem, ca: certs.caPem });
-    };
-    this.renewer = new CertRenewer(certs, this.files, request, changed, this.log);
-    this.renewer.start();
+    const node = { manager: () => this.manager, worker: () => this.worker, endpoint: () => this.nodeEndpoint };
+    this.renewer = nodeRenewer(certs, this.files, this.log, node);
   }
 
   private startAgent(sync: SyncFn): void {

@@ -5,7 +5,8 @@
 // inspect` shows the node's TLSInfo. Root rotation: `docker swarm ca --rotate` waits until every node
 // holds a certificate of the new root and trusts it, then prints it; the worker's certificate chains to
 // it, the join tokens changed (a node with the old one is refused), the worker still runs tasks; the
-// same with a root given by `--ca-cert/--ca-key` (made by openssl); external CAs are a 501.
+// same with a root given by `--ca-cert/--ca-key` (made by openssl); external CAs are a 501; the worker
+// promoted afterwards runs an etcd member beside one that loaded the first root.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
@@ -53,6 +54,16 @@ function chainsTo(d: TestDaemon, rootPem: string): boolean {
   }
 }
 
+/** A wait whose failure shows both daemons' last log lines. */
+function withLogs<T>(p: Promise<T>): Promise<T> {
+  return p.catch((err: Error) => {
+    throw new Error(`${err.message}\n--- manager:\n${m.output.slice(-4000)}\n--- worker:\n${w.output.slice(-6000)}`);
+  });
+}
+
+let m: TestDaemon;
+let w: TestDaemon;
+
 async function runningOn(m: TestDaemon, service: string, nodeId: string): Promise<number> {
   const tasks = (await m.request('GET', `/tasks?filters=${encodeURIComponent(JSON.stringify({ service: [service] }))}`)).json() as Array<{
     NodeID: string;
@@ -63,8 +74,6 @@ async function runningOn(m: TestDaemon, service: string, nodeId: string): Promis
 }
 
 describe('cluster CA: certificate expiry, renewal, root rotation', { timeout: 400_000 }, () => {
-  let m: TestDaemon;
-  let w: TestDaemon;
   let workerId = '';
   let oldToken = '';
 
@@ -231,5 +240,54 @@ describe('cluster CA: certificate expiry, renewal, root rotation', { timeout: 40
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  test('the worker promoted after the rotations: etcd members of different eras accept each other', async () => {
+    // The manager's etcd loaded the first root when it started; the promoted node's trusts the current
+    // one only: the cross-signed roots sent with every certificate bridge them.
+    await ok(m, ['node', 'promote', workerId]);
+    await withLogs(
+      until(
+        'the worker serving as a manager',
+        async () => {
+          const s = JSON.parse(await ok(w, ['info', '--format', '{{json .Swarm}}']));
+          return s.ControlAvailable === true && s.Managers === 2 ? true : undefined;
+        },
+        90_000,
+        250,
+      ),
+    );
+    await until(
+      'both managers reachable',
+      async () => {
+        const r = await w.docker(['node', 'ls', '--format', '{{.ManagerStatus}}']);
+        return r.code === 0 && r.stdout.split('\n').filter((l) => /Leader|Reachable/.test(l)).length === 2 ? true : undefined;
+      },
+      60_000,
+      250,
+    );
+    // A service created through the promoted node runs on it (its store writes pass the etcd peers).
+    await ok(w, [
+      'service',
+      'create',
+      '--detach',
+      '--name',
+      'after',
+      '--replicas',
+      '2',
+      '--constraint',
+      `node.id==${workerId}`,
+      'busybox:latest',
+      'sleep',
+      '1d',
+    ]);
+    await until(
+      'two tasks of the new service',
+      async () => ((await runningOn(m, 'after', workerId)) === 2 ? true : undefined),
+      60_000,
+      250,
+    );
+    assert.equal((await m.docker(['node', 'ls'])).code, 0);
+    assert.match(leaf(w).subject, /OU=swarm-manager/);
   });
 });
