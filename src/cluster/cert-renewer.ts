@@ -123,7 +123,7 @@ export interface RenewingNode {
     renew(node: CertIdentity, certPem: string, body: { publicKeyPem: string }): Promise<RenewResponse>;
     refreshTls(): void;
   } | null;
-  worker(): { call<T>(path: string, body: unknown): Promise<T> } | null;
+  worker(): { call<T>(path: string, body: unknown): Promise<T>; beatSoon(): void } | null;
   /** A worker's own endpoint (log-forward.ts), whose TLS follows the certificate. */
   endpoint(): Server | null;
 }
@@ -139,6 +139,7 @@ export function nodeRenewer(certs: NodeCerts, files: LocalStateFiles, log: Logge
   };
   const changed = () => {
     node.manager()?.refreshTls();
+    node.worker()?.beatSoon();
     node.endpoint()?.setSecureContext({ cert: certs.certPem, key: certs.keyPem, ca: certs.caPem });
   };
   const r = new CertRenewer(certs, files, request, changed, log);

@@ -245,8 +245,9 @@ export class Manager {
       if (lock !== this.env.files.kekId) this.env.keyCheck?.(lock);
       const tls = this.env.tlsInfo?.();
       if (self && tls) await this.reportTls(self, tls);
-      if (c.value.rotation) await this.endRotation(c);
-      this.env.caCheck?.({ trustRoot: c.value.ca.certPem, issuerKey: desiredIssuerKey(c.value) });
+      // A rotation ended here tells this node of the new root itself.
+      if (!(c.value.rotation && (await this.endRotation(c))))
+        this.env.caCheck?.({ trustRoot: c.value.ca.certPem, issuerKey: desiredIssuerKey(c.value) });
     } catch (err) {
       this.log.warn('manager heartbeat failed', { error: (err as Error).message });
       this.env.roleCheck?.();
@@ -559,20 +560,28 @@ export class Manager {
   }
 
   /** Ends a root rotation once every node's certificate is of the new root (a compare-and-swap). */
-  private async endRotation(c: Stored<ClusterRecord>): Promise<void> {
+  private async endRotation(c: Stored<ClusterRecord>): Promise<boolean> {
     const nodes = await this.nodeRecords();
     const keys = nodes.map((n) => String((n.value.Description.TLSInfo as ClusterObject | undefined)?.CertIssuerPublicKey ?? ''));
     const done = finishRotation(c.value, keys);
-    if (!done) return;
-    await this.store.update(CLUSTER_KEY, done, c.version).then(
-      () => this.log.info('root CA rotation complete: every node holds a certificate of the new root; join tokens changed'),
-      (err: Error) => this.log.debug('root rotation end not written (the cluster changed meanwhile)', { error: err.message }),
+    if (!done) return false;
+    return this.store.update(CLUSTER_KEY, done, c.version).then(
+      () => {
+        this.log.info('root CA rotation complete: every node holds a certificate of the new root; join tokens changed');
+        this.env.caCheck?.({ trustRoot: done.ca.certPem, issuerKey: desiredIssuerKey(done) });
+        return true;
+      },
+      (err: Error) => {
+        this.log.debug('root rotation end not written (the cluster changed meanwhile)', { error: err.message });
+        return false;
+      },
     );
   }
 
-  /** The endpoint's TLS after this node's certificate or trust root changed. */
+  /** The endpoint's TLS after this node's certificate or trust root changed; the change reported soon. */
   refreshTls(): void {
     this.server?.setSecureContext({ cert: this.certs.certPem, key: this.certs.keyPem, ca: this.certs.caPem });
+    if (this.beatTimer) setTimeout(() => void this.beat(), 100).unref();
   }
 
   /**

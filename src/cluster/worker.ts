@@ -76,6 +76,12 @@ export class Worker {
     return HEARTBEAT_PERIOD_NS / 1e9;
   }
 
+  /** An extra heartbeat shortly (the node's TLS info changed: a root rotation waits on it). */
+  beatSoon(): void {
+    if (this.stopped) return;
+    setTimeout(() => void this.beat(false).catch(() => undefined), 100).unref();
+  }
+
   /** One call to the first manager that answers (the agent's sync). */
   async call<T>(path: string, body: unknown): Promise<T> {
     const managers = this.state.managers;
