@@ -72,6 +72,10 @@ test("NodeCertExpiry: swarmkit's 1 hour minimum; the lifetime of issued certific
   assert.throws(() => checkCaConfig({ CAConfig: { ExternalCAs: [{ Protocol: 'cfssl', URL: 'https://ca' }] } }), status(501));
   assert.throws(() => checkCaConfig({ CAConfig: { SigningCACert: 'x' } }), status(501));
   assert.throws(() => checkCaConfig({ CAConfig: { SigningCAKey: 'x' } }), /signing CA cert must also be provided/);
+  assert.throws(() => checkCaConfig({ CAConfig: { SigningCACert: 7 } }), status(400));
+  assert.throws(() => checkCaConfig({ CAConfig: { NodeCertExpiry: '1h' } }), status(400));
+  assert.throws(() => checkCaConfig({ CAConfig: { ForceRotate: -1 } }), status(400));
+  assert.throws(() => checkCaConfig({ CAConfig: { ExternalCAs: {} } }), status(400));
   const ca = await createRootCa();
   const rec = record(ca, { NodeCertExpiry: 7_200_000_000_000 });
   assert.equal(nodeCertLifetimeMs(rec), 7_200_000);

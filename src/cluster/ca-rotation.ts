@@ -37,6 +37,11 @@ export function checkCaConfig(spec: ClusterObject): void {
     );
   if (ca.ForceRotate !== undefined && (typeof ca.ForceRotate !== 'number' || ca.ForceRotate < 0 || !Number.isInteger(ca.ForceRotate)))
     throw invalidParameter('invalid CAConfig.ForceRotate: must be a non-negative integer');
+  for (const f of ['SigningCACert', 'SigningCAKey'] as const)
+    if (ca[f] !== undefined && ca[f] !== null && typeof ca[f] !== 'string')
+      throw invalidParameter(`invalid CAConfig.${f}: must be a PEM string`);
+  if (ca.ExternalCAs !== undefined && ca.ExternalCAs !== null && !Array.isArray(ca.ExternalCAs))
+    throw invalidParameter('invalid CAConfig.ExternalCAs: must be an array');
   const cert = typeof ca.SigningCACert === 'string' ? ca.SigningCACert.trim() : '';
   const key = typeof ca.SigningCAKey === 'string' ? ca.SigningCAKey.trim() : '';
   if (key && !cert)

@@ -288,6 +288,21 @@ describe('cluster CA: certificate expiry, renewal, root rotation', { timeout: 40
       250,
     );
     assert.equal((await m.docker(['node', 'ls'])).code, 0);
+    // The first manager restarted: its etcd now loads the current root only, and the cluster serves.
+    await m.stop();
+    await m.restart();
+    await withLogs(
+      until(
+        'both managers ready after the restart',
+        async () => {
+          const r = await m.docker(['node', 'ls', '--format', '{{.Status}} {{.ManagerStatus}}']);
+          return r.code === 0 && r.stdout.split('\n').filter((l) => /^Ready (Leader|Reachable)/.test(l)).length === 2 ? true : undefined;
+        },
+        90_000,
+        500,
+      ),
+    );
+    assert.equal(readFileSync(join(m.dataRoot, 'cluster/certificates/etcd-ca.pem'), 'utf8').trim(), certFile(m, 'ca.pem').trim());
     assert.match(leaf(w).subject, /OU=swarm-manager/);
   });
 });
