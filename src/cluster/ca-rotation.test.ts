@@ -74,6 +74,8 @@ test("NodeCertExpiry: swarmkit's 1 hour minimum; the lifetime of issued certific
   assert.throws(() => checkCaConfig({ CAConfig: { SigningCAKey: 'x' } }), /signing CA cert must also be provided/);
   assert.throws(() => checkCaConfig({ CAConfig: { SigningCACert: 7 } }), status(400));
   assert.throws(() => checkCaConfig({ CAConfig: { NodeCertExpiry: '1h' } }), status(400));
+  assert.throws(() => checkCaConfig({ CAConfig: { NodeCertExpiry: 1e30 } }), status(400));
+  checkCaConfig({ CAConfig: { NodeCertExpiry: 9e18 } }); // 285 years: a valid Go duration
   assert.throws(() => checkCaConfig({ CAConfig: { ForceRotate: -1 } }), status(400));
   assert.throws(() => checkCaConfig({ CAConfig: { ExternalCAs: {} } }), status(400));
   const ca = await createRootCa();
@@ -83,6 +85,7 @@ test("NodeCertExpiry: swarmkit's 1 hour minimum; the lifetime of issued certific
   const life = new Date(x.validTo).getTime() - new Date(x.validFrom).getTime();
   assert.ok(life >= 7_200_000 && life <= 7_200_000 + 61_000, `lifetime ${life}`);
   assert.equal(nodeCertLifetimeMs(record(ca)), 90 * 86_400_000, 'default 90 days');
+  assert.match(new X509Certificate(await node(ca, 9e12)).validTo, /2[23]\d\d/, 'the longest Go duration encodes (GeneralizedTime)');
   // Renewal point: between 50 % and 80 % of the validity.
   const pem = splitPems(await node(ca, 3_600_000))[0]!;
   const from = new Date(new X509Certificate(pem).validFrom).getTime();

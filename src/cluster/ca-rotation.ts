@@ -27,7 +27,8 @@ const caConfigOf = (spec: ClusterObject): CaConfig => (spec.CAConfig ?? {}) as C
 export function checkCaConfig(spec: ClusterObject): void {
   const ca = caConfigOf(spec);
   const expiry = ca.NodeCertExpiry;
-  if (expiry !== undefined && (typeof expiry !== 'number' || !Number.isFinite(expiry)))
+  // A Go time.Duration: int64 nanoseconds (about 292 years).
+  if (expiry !== undefined && (typeof expiry !== 'number' || !Number.isFinite(expiry) || Math.abs(expiry) > 9.223372036854776e18))
     throw invalidParameter('invalid CAConfig.NodeCertExpiry: must be a duration in nanoseconds');
   if (typeof expiry === 'number' && expiry < MIN_NODE_CERT_EXPIRY_NS)
     throw invalidParameter('rpc error: code = InvalidArgument desc = minimum certificate expiry time is: 1h0m0s');

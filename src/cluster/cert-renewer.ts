@@ -65,6 +65,9 @@ export class CertRenewer {
       return;
     }
     if (ca.trustRoot.trim() === this.certs.caPem.trim()) return;
+    // Adopted only once the rotation ended (certificates are issued by that root itself): an answer
+    // of a manager whose view is a beat old never takes the node back to the old root.
+    if (ca.issuerKey !== new X509Certificate(ca.trustRoot).publicKey.export({ type: 'spki', format: 'der' }).toString('base64')) return;
     if (!issuerInChain(this.certs.certPem, ca.trustRoot)) return; // renewed first (issuer check above)
     this.certs.caPem = ca.trustRoot;
     this.files.writeCerts(this.certs);

@@ -92,6 +92,8 @@ export class Manager {
   readonly secrets: FileObjectsApi;
   readonly configs: FileObjectsApi;
   private readonly loop: OrchestratorLoop;
+  /** The cluster CA as heartbeat answers give it, from this manager's own beat (no read per heartbeat). */
+  private caView: { trustRoot: string; issuerKey: string } | null = null;
   /** The managers as last read from the store (asked when the store itself does not answer). */
   private lastManagers: RemoteManager[];
 
@@ -241,6 +243,7 @@ export class Manager {
       if (managers.length) this.lastManagers = managers;
       if (self?.value.Spec.Role === 'worker') this.env.roleCheck?.();
       const c = await this.cluster();
+      this.caView = { trustRoot: c.value.ca.certPem, issuerKey: desiredIssuerKey(c.value) };
       const lock = c.value.autolock?.kekId ?? null;
       if (lock !== this.env.files.kekId) this.env.keyCheck?.(lock);
       const tls = this.env.tlsInfo?.();
@@ -301,6 +304,7 @@ export class Manager {
       rec = sealClusterKeys(rec, { ca: keys.ca, dataKey: keys.dataKey ?? newDataKey() }, unlockKey && kekOf(unlockKey));
     }
     await this.store.update(CLUSTER_KEY, rec, opts.version);
+    this.caView = { trustRoot: rec.ca.certPem, issuerKey: desiredIssuerKey(rec) };
     if (caFields?.rotation && caFields.rotation !== c.value.rotation) this.log.info('root CA rotation started');
     if (unlockKey !== undefined) {
       this.env.files.rekey(unlockKey);
@@ -504,14 +508,10 @@ export class Manager {
     await this.store.putLeased(beatKey(node.nodeId), { at: new Date().toISOString() }, Math.ceil(this.periodSeconds * MISSED_BEATS));
     if (body && typeof body.tlsInfo === 'object' && body.tlsInfo !== null) await this.reportTls(rec, body.tlsInfo);
     const role = rec.value.Spec.Role;
-    const cluster = (await this.cluster()).value;
-    const res: HeartbeatResponse = {
-      managers: await this.managers(),
-      periodSeconds: this.periodSeconds,
-      role,
-      ca: { trustRoot: cluster.ca.certPem, issuerKey: desiredIssuerKey(cluster) },
-    };
+    const res: HeartbeatResponse = { managers: await this.managers(), periodSeconds: this.periodSeconds, role };
+    if (this.caView) res.ca = this.caView;
     if (role === node.role) return res;
+    const cluster = (await this.cluster()).value;
     // The node's role changed: a certificate for the new one (same key), and for a promotion an
     // etcd learner it starts its member as (the same one again if an earlier answer was lost).
     res.certPem = await reissueForRole(this.signer(cluster), certPem, role, nodeCertLifetimeMs(cluster));
@@ -568,7 +568,8 @@ export class Manager {
     return this.store.update(CLUSTER_KEY, done, c.version).then(
       () => {
         this.log.info('root CA rotation complete: every node holds a certificate of the new root; join tokens changed');
-        this.env.caCheck?.({ trustRoot: done.ca.certPem, issuerKey: desiredIssuerKey(done) });
+        this.caView = { trustRoot: done.ca.certPem, issuerKey: desiredIssuerKey(done) };
+        this.env.caCheck?.(this.caView);
         return true;
       },
       (err: Error) => {
