@@ -38,6 +38,17 @@ export interface JoinResponse {
   etcd?: { initialCluster: string; clusterToken: string };
 }
 
+/** What a node reports with each heartbeat: its Description.TLSInfo (a root rotation waits on it). */
+export interface HeartbeatRequest {
+  tlsInfo?: Record<string, unknown>;
+}
+
+/** POST /renew's answer: the node's new certificate (leaf and chain) and the cluster's root. */
+export interface RenewResponse {
+  certPem: string;
+  trustRoot: string;
+}
+
 export interface HeartbeatResponse {
   managers: RemoteManager[];
   /** Seconds until the next heartbeat is due. */
@@ -47,13 +58,17 @@ export interface HeartbeatResponse {
   certPem?: string;
   /** For a node promoted to manager: the etcd member list to start its (learner) member with. */
   etcd?: { initialCluster: string; clusterToken: string };
+  /** The cluster's root and the key certificates should be issued by (another: the node renews). */
+  ca?: { trustRoot: string; issuerKey: string };
 }
 
 export interface EndpointHandler {
   caPem(): string;
   join(req: JoinRequest): Promise<JoinResponse>;
   /** `certPem`: the certificate the node presented (a role change reissues it with the same key). */
-  heartbeat(node: CertIdentity, certPem: string): Promise<HeartbeatResponse>;
+  heartbeat(node: CertIdentity, certPem: string, body?: HeartbeatRequest): Promise<HeartbeatResponse>;
+  /** A node renews its certificate (same identity, the key it sends). */
+  renew?(node: CertIdentity, certPem: string, body: { publicKeyPem?: unknown }): Promise<RenewResponse>;
   /** A manager that joined as an etcd learner asks to become a voting member once it has caught up. */
   promote(node: CertIdentity): Promise<void>;
   /** `abort`: a join that did not complete; the node and its etcd member are removed. */
@@ -136,7 +151,14 @@ export async function startEndpoint(
       const route = async (): Promise<unknown> => {
         if (req.method === 'GET' && req.url === '/ca') return { caPem: handler.caPem() };
         if (req.method === 'POST' && req.url === '/join') return handler.join((await readBody(req)) as JoinRequest);
-        if (req.method === 'POST' && req.url === '/heartbeat') return handler.heartbeat(peer(req, clusterId), peerPem(req));
+        if (req.method === 'POST' && req.url === '/heartbeat') {
+          const node = peer(req, clusterId);
+          return handler.heartbeat(node, peerPem(req), (await readBody(req)) as HeartbeatRequest);
+        }
+        if (req.method === 'POST' && req.url === '/renew' && handler.renew) {
+          const node = peer(req, clusterId);
+          return handler.renew(node, peerPem(req), (await readBody(req)) as { publicKeyPem?: unknown });
+        }
         if (req.method === 'POST' && req.url === '/unlock-key') return handler.unlockKey(peer(req, clusterId));
         if (req.method === 'POST' && req.url === '/promote') return handler.promote(peer(req, clusterId)).then(() => ({}));
         if (req.method === 'POST' && req.url === '/agent/sync') {

@@ -56,7 +56,9 @@ export class LocalStateFiles {
 
   get tlsFiles(): { caFile: string; certFile: string; keyFile: string } {
     return {
-      caFile: path.join(this.certDir, 'ca.pem'),
+      // Every root this node trusted since its daemon started (etcd loads its trust at start only:
+      // its peers' and its store client's certificates of an earlier root must still pass if it restarts).
+      caFile: path.join(this.certDir, 'etcd-ca.pem'),
       certFile: path.join(this.certDir, 'node.pem'),
       // etcd's key file: the node key in the clear, written whenever the key is read or written.
       keyFile: this.runKey,
@@ -135,12 +137,20 @@ export class LocalStateFiles {
   writeCerts(c: NodeCerts): void {
     fs.mkdirSync(this.certDir, { recursive: true, mode: 0o700 });
     fs.writeFileSync(path.join(this.certDir, 'ca.pem'), c.caPem);
+    const etcdCa = path.join(this.certDir, 'etcd-ca.pem');
+    const trusted = fs.existsSync(etcdCa) ? fs.readFileSync(etcdCa, 'utf8') : '';
+    if (!trusted.includes(c.caPem.trim())) fs.writeFileSync(etcdCa, trusted + c.caPem);
     fs.writeFileSync(path.join(this.certDir, 'node.pem'), c.certPem);
     const key = this.unlock ? sealWith(this.unlock.kek, 'node-key', c.keyPem) : c.keyPem;
     const tmp = path.join(this.certDir, 'node.key.tmp');
     fs.writeFileSync(tmp, key, { mode: 0o600 });
     fs.renameSync(tmp, path.join(this.certDir, 'node.key'));
     this.writeRunKey(c.keyPem);
+  }
+
+  /** etcd's trust back to the current root alone (a daemon start: nothing older is in use). */
+  resetEtcdTrust(): void {
+    fs.copyFileSync(path.join(this.certDir, 'ca.pem'), path.join(this.certDir, 'etcd-ca.pem'));
   }
 
   /** Removes the key in the clear (shutdown, or a node found locked: what a reboot's tmpfs would do). */

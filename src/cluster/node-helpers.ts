@@ -1,13 +1,18 @@
 // Pieces of a node's cluster life that need no ClusterService state: the Description it advertises,
 // a new manager's request to become an etcd voter, and fetching the current autolock key from the
-// other managers.
+// other managers; asking another manager for this node's role; removing a leaving node's task
+// containers; small address and availability checks.
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { arch, cpus, hostname, totalmem } from 'node:os';
 import type { GenericResource } from '../config/generic-resources.ts';
 import type { Logger } from '../util/log.ts';
 import { kekId, kekOf, parseUnlockKey } from './autolock.ts';
 import { tlsInfoOf } from './ca.ts';
-import { callManager } from './endpoint.ts';
-import type { NodeCerts, RemoteManager } from './local-state.ts';
+import { invalidParameter } from '../errors.ts';
+import { parseAddr } from './addresses.ts';
+import { callManager, type HeartbeatResponse } from './endpoint.ts';
+import type { LocalClusterState, NodeCerts, RemoteManager } from './local-state.ts';
+import type { TaskRuntime } from './task-runtime.ts';
 import type { NodeRecord } from './nodes.ts';
 
 /** The node's Description: host, platform, resources, engine labels and the cluster's TLS info. */
@@ -63,4 +68,54 @@ export async function fetchUnlockKey(managers: RemoteManager[], certs: NodeCerts
     }
   }
   return null;
+}
+
+/** Another manager's heartbeat answer for this node (its role as the store has it), or null. */
+export async function askRole(
+  state: LocalClusterState,
+  managers: RemoteManager[],
+  certs: NodeCerts,
+  log: Logger,
+): Promise<HeartbeatResponse | null> {
+  for (const peer of managers.filter((m) => m.NodeID !== state.nodeId)) {
+    try {
+      return await callManager<HeartbeatResponse>(peer.Addr, 'POST', '/heartbeat', {}, { caPem: certs.caPem, certs, timeoutMs: 5000 });
+    } catch (err) {
+      log.debug('role check with a manager failed', { manager: peer.Addr, error: (err as Error).message });
+    }
+  }
+  return null;
+}
+
+/** A node leaving the cluster removes its task containers (as dockerd); one that cannot go keeps no other. */
+export async function removeTaskContainers(rt: TaskRuntime | undefined, log: Logger): Promise<void> {
+  if (!rt) return;
+  try {
+    for (const c of await rt.list()) {
+      await rt
+        .remove(c.id)
+        .then(() => rt.removeFiles(c.taskId))
+        .catch((err: Error) =>
+          log.warn('cannot remove a task container of a node leaving the cluster', { task: c.taskId, error: err.message }),
+        );
+    }
+  } catch (err) {
+    log.warn('cannot list the task containers of a node leaving the cluster', { error: (err as Error).message });
+  }
+}
+
+/** The node's VXLAN tunnel end: its data-path address, else its advertise address. */
+export function vtepOf(st: LocalClusterState): string {
+  return st.dataPathAddr || parseAddr(st.advertiseAddr, 0, 'advertise address').host;
+}
+
+export function checkAvailability(a: string): string {
+  if (a !== 'active' && a !== 'pause' && a !== 'drain')
+    throw invalidParameter(`invalid Availability ${JSON.stringify(a)}: must be "active", "pause" or "drain"`);
+  return a;
+}
+
+/** Whether a certificate (the first of a chain) is for the public half of `keyPem`. */
+export function certFitsKey(certPem: string, keyPem: string): boolean {
+  return new X509Certificate(certPem).checkPrivateKey(createPrivateKey(keyPem));
 }

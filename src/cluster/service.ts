@@ -19,7 +19,7 @@ import type {
 } from '../types/cluster.ts';
 import type { Logger } from '../util/log.ts';
 import { certificateIps, chooseAdvertise, DEFAULT_LISTEN_PORT, formatHostPort, parseAddr } from './addresses.ts';
-import { createRootCa, identityOf, issueNodeCert, newKeyPair, signedBy } from './ca.ts';
+import { identityOf, issueNodeCert, issuerInChain, newKeyPair } from './ca.ts';
 import { callManager, type HeartbeatResponse, type JoinRequest, type JoinResponse } from './endpoint.ts';
 import { peerUrl } from './etcd-process.ts';
 import { newId } from './ids.ts';
@@ -44,7 +44,18 @@ import { checkInitNetworking } from './init-request.ts';
 import { ControlMtu, controlPorts, DEFAULT_CONTROL_MTU } from './control-mtu.ts';
 import { ClusterNetworks } from './networks.ts';
 import { ClusterObjects } from './cluster-objects.ts';
-import { askToPromote, describeNode, fetchUnlockKey } from './node-helpers.ts';
+import {
+  askRole,
+  askToPromote,
+  certFitsKey,
+  checkAvailability,
+  describeNode,
+  fetchUnlockKey,
+  removeTaskContainers,
+  vtepOf,
+} from './node-helpers.ts';
+import { nodeRenewer, type CertRenewer } from './cert-renewer.ts';
+import { initialRoot, lifetimeOf, storedSpec } from './ca-rotation.ts';
 import { WorkerNetworks } from './worker-networks.ts';
 import type { CertIdentity } from './ca.ts';
 import type { OverlayControl, OverlayHost } from '../network/overlay/contract.ts';
@@ -89,6 +100,8 @@ export class ClusterService {
     return this.networks.serveRemote(node.nodeId, op, body);
   };
   private agent: Agent | null = null;
+  /** This node's certificate renewal and trust root (cert-renewer.ts). */
+  private renewer: CertRenewer | null = null;
   /** A manager's `node` events (node-events.ts). */
   private nodeEvents: NodeEvents | null = null;
   /** A worker's endpoint (only /ca and /logs: log-forward.ts). */
@@ -185,6 +198,7 @@ export class ClusterService {
     this.stopNodeEndpoint();
     await this.applyControlMtu(state); // before the first control connection (the MSS is set at SYN)
     if (state.role === 'manager') {
+      this.files.resetEtcdTrust();
       const m = await Manager.start(this.managerEnv(certs.caPem), state, certs, promote ? { promote } : { restart: true });
       try {
         await m.serve();
@@ -193,14 +207,19 @@ export class ClusterService {
         throw err;
       }
       this.manager = m;
+      this.startRenewer(certs);
       await this.startNodeEvents(m);
       await this.startNetworks(m);
       this.startAgent((req) =>
         m.services.sync(state.nodeId, req.reports, req.known, undefined, { since: req.since, logAddr: state.advertiseAddr }),
       );
     } else {
-      const w = new Worker(state, certs, this.files, this.log, (r) => void this.switchRole(r));
+      const w = new Worker(state, certs, this.files, this.log, (r) => void this.switchRole(r), {
+        info: () => this.renewer?.tlsInfo() ?? {},
+        check: (ca) => this.renewer?.check(ca),
+      });
       this.worker = w;
+      this.startRenewer(certs);
       await w.start().catch((err: Error) => {
         // Still in the cluster: the worker keeps trying the managers it knows.
         w.lastError = `no manager answers: ${err.message}`;
@@ -225,6 +244,8 @@ export class ClusterService {
       events: this.deps.events,
       logs: this.serveLogs,
       roleCheck: () => this.checkRole(),
+      caCheck: (ca) => this.renewer?.check(ca),
+      tlsInfo: () => this.renewer?.tlsInfo(),
       keyCheck: (kekId) => this.syncUnlockKey(kekId),
     };
   }
@@ -288,10 +309,12 @@ export class ClusterService {
     if (r.role === 'manager' && !r.etcd) return;
     const certs = this.files.readCerts();
     const id = identityOf(r.certPem);
-    if (!signedBy(r.certPem, certs.caPem) || id.nodeId !== cur.nodeId || id.role !== r.role) {
+    if (!issuerInChain(r.certPem, certs.caPem) || id.nodeId !== cur.nodeId || id.role !== r.role) {
       this.log.warn('a heartbeat answer carried a certificate that is not for this node and role; ignored');
       return;
     }
+    // Renewed (a new key) since the heartbeat that brought it: the next answer carries one for the new key.
+    if (!certFitsKey(r.certPem, certs.keyPem)) return;
     this.log.info('the node changes its role', { node: cur.nodeId, from: cur.role, to: r.role });
     this.phase = 'pending';
     await this.stopAgent();
@@ -325,16 +348,8 @@ export class ClusterService {
   }
 
   /** Another manager's heartbeat answer for this node (its role as the store has it), or null. */
-  private async askRole(state: LocalClusterState, managers: RemoteManager[]): Promise<HeartbeatResponse | null> {
-    const certs = this.files.readCerts();
-    for (const peer of managers.filter((m) => m.NodeID !== state.nodeId)) {
-      try {
-        return await callManager<HeartbeatResponse>(peer.Addr, 'POST', '/heartbeat', {}, { caPem: certs.caPem, certs, timeoutMs: 5000 });
-      } catch (err) {
-        this.log.debug('role check with a manager failed', { manager: peer.Addr, error: (err as Error).message });
-      }
-    }
-    return null;
+  private askRole(state: LocalClusterState, managers: RemoteManager[]): Promise<HeartbeatResponse | null> {
+    return askRole(state, managers, this.files.readCerts(), this.log);
   }
 
   /** A manager's overlay networks: the store watched, this node's driver fed. A failure is logged. */
@@ -410,6 +425,13 @@ export class ClusterService {
     return localTaskLogs(taskIds, (id) => agent.containerOf(id), rt, req, signal);
   }
 
+  /** Renews this node's certificate through its managers and follows root rotations (cert-renewer.ts). */
+  private startRenewer(certs: NodeCerts): void {
+    this.renewer?.stop();
+    const node = { manager: () => this.manager, worker: () => this.worker, endpoint: () => this.nodeEndpoint };
+    this.renewer = nodeRenewer(certs, this.files, this.log, node);
+  }
+
   private startAgent(sync: SyncFn): void {
     void this.agent?.stop(); // a replaced agent: its last round may finish on its own
     this.agent = new Agent(sync, this.deps.runtime ?? (() => undefined), this.log);
@@ -417,24 +439,13 @@ export class ClusterService {
   }
 
   private async removeTaskContainers(): Promise<void> {
-    const rt = this.deps.runtime?.();
-    if (!rt) return;
-    try {
-      for (const c of await rt.list()) {
-        // One container that cannot go must not keep the others.
-        await rt
-          .remove(c.id)
-          .then(() => rt.removeFiles(c.taskId))
-          .catch((err: Error) =>
-            this.log.warn('cannot remove a task container of a node leaving the cluster', { task: c.taskId, error: err.message }),
-          );
-      }
-    } catch (err) {
-      this.log.warn('cannot list the task containers of a node leaving the cluster', { error: (err as Error).message });
-    }
+    await removeTaskContainers(this.deps.runtime?.(), this.log);
   }
 
+  /** Also ends the certificate renewal: every path that stops the agent stops the node's runtime. */
   private async stopAgent(): Promise<void> {
+    this.renewer?.stop();
+    this.renewer = null;
     const a = this.agent;
     this.agent = null;
     await a?.stop();
@@ -493,13 +504,14 @@ export class ClusterService {
       const availability = checkAvailability(req.Availability || 'active');
       const nodeId = newId();
       const clusterId = newId();
-      const ca = await createRootCa();
+      const ca = await initialRoot(spec);
       const keys = newKeyPair();
       const certPem = await issueNodeCert(ca, keys.publicKeyPem, {
         nodeId,
         role: 'manager',
         clusterId,
         ips: certificateIps(adv.host, listen.host),
+        lifetimeMs: lifetimeOf(spec),
       });
       const advertiseAddr = formatHostPort(adv);
       const state: LocalClusterState = {
@@ -517,8 +529,8 @@ export class ClusterService {
         ID: clusterId,
         CreatedAt: now,
         UpdatedAt: now,
-        Spec: spec,
-        RootRotationInProgress: false,
+        Spec: storedSpec(spec),
+        lastForcedRotation: (spec.CAConfig as { ForceRotate?: number }).ForceRotate ?? 0,
         ...net,
         JoinTokens: { Worker: newJoinToken(ca.certPem), Manager: newJoinToken(ca.certPem) },
         ca,
@@ -535,12 +547,9 @@ export class ClusterService {
       this.files.write(state);
       let m: Manager | null = null;
       await this.applyControlMtu(state); // before the first control connection (the MSS is set at SYN)
+      const certs = { caPem: ca.certPem, certPem, keyPem: keys.keyPem };
       try {
-        m = await Manager.start(this.managerEnv(ca.certPem), state, {
-          caPem: ca.certPem,
-          certPem,
-          keyPem: keys.keyPem,
-        });
+        m = await Manager.start(this.managerEnv(ca.certPem), state, certs);
         await m.bootstrap(rec, newNodeRecord(nodeId, 'manager', advertiseAddr, this.describe(ca.certPem), availability));
         await m.serve();
       } catch (err) {
@@ -550,6 +559,7 @@ export class ClusterService {
         throw err;
       }
       this.manager = m;
+      this.startRenewer(certs);
       await this.startNodeEvents(m);
       const mgr = m;
       this.startAgent((req) => mgr.services.sync(nodeId, req.reports, req.known, undefined, { since: req.since, logAddr: advertiseAddr }));
@@ -584,7 +594,9 @@ export class ClusterService {
     const next: LocalClusterState = { ...state, managers: [{ NodeID: state.nodeId, Addr: state.advertiseAddr }] };
     this.files.write(next);
     try {
-      const m = await Manager.start(this.managerEnv(this.files.readCerts().caPem), next, this.files.readCerts(), { forceNewCluster: true });
+      this.files.resetEtcdTrust();
+      const certs = this.files.readCerts();
+      const m = await Manager.start(this.managerEnv(certs.caPem), next, certs, { forceNewCluster: true });
       try {
         await m.dropOtherManagers();
         await m.serve();
@@ -600,6 +612,7 @@ export class ClusterService {
         throw err;
       }
       this.manager = m;
+      this.startRenewer(certs);
       await this.startNetworks(m);
       this.startAgent((r) => m.services.sync(state.nodeId, r.reports, r.known));
       this.phase = 'active';
@@ -634,7 +647,7 @@ export class ClusterService {
         ...(req.Availability ? { availability: checkAvailability(req.Availability) } : {}),
       };
       const res = await callManager<JoinResponse>(remote, 'POST', '/join', body, { caPem, timeoutMs: 60_000 });
-      if (!signedBy(res.certPem, caPem) || identityOf(res.certPem).nodeId !== res.nodeId)
+      if (!issuerInChain(res.certPem, caPem) || identityOf(res.certPem).nodeId !== res.nodeId)
         throw unavailable('the manager answered with a certificate of another CA or node');
       const state: LocalClusterState = {
         nodeId: res.nodeId,
@@ -784,15 +797,4 @@ export class ClusterService {
   logs(kind: 'services' | 'tasks', id: string, opts: ClusterLogOptions): Promise<AsyncIterable<Buffer>> {
     return this.objects.logs(kind, id, opts);
   }
-}
-
-/** The node's VXLAN tunnel end: its data-path address, else its advertise address. */
-function vtepOf(st: LocalClusterState): string {
-  return st.dataPathAddr || parseAddr(st.advertiseAddr, 0, 'advertise address').host;
-}
-
-function checkAvailability(a: string): string {
-  if (a !== 'active' && a !== 'pause' && a !== 'drain')
-    throw invalidParameter(`invalid Availability ${JSON.stringify(a)}: must be "active", "pause" or "drain"`);
-  return a;
 }

@@ -1,7 +1,8 @@
 // The cluster object (what GET /swarm shows) as it is kept in the store, its spec defaults as
 // dockerd fills them, and the checks of a spec sent to init or update.
-import { invalidParameter, notImplemented } from '../errors.ts';
+import { invalidParameter } from '../errors.ts';
 import type { ClusterObject } from '../types/cluster.ts';
+import { checkCaConfig, DEFAULT_NODE_CERT_EXPIRY_NS } from './ca-rotation.ts';
 
 export const HEARTBEAT_PERIOD_NS = 5_000_000_000;
 
@@ -11,12 +12,17 @@ export interface ClusterRecord {
   CreatedAt: string;
   UpdatedAt: string;
   Spec: ClusterObject;
-  RootRotationInProgress: boolean;
   DataPathPort: number;
   DefaultAddrPool: string[];
   SubnetSize: number;
   JoinTokens: { Worker: string; Manager: string };
   ca: { certPem: string; keyPem: string };
+  /** A root rotation in progress (ca-rotation.ts): the new root, its key, and it cross-signed by `ca`. */
+  rotation?: { certPem: string; keyPem: string; crossPem: string };
+  /** Spec.CAConfig.ForceRotate of the last rotation (a different one starts a new rotation). */
+  lastForcedRotation?: number;
+  /** Cross-signed roots of past rotations, sent after every leaf (newest first). */
+  chain?: string[];
   /** The key (base64) that seals secret and config data (secret-crypto.ts); made on first use. */
   dataKey?: string;
   /** With autolock: the CA key (ca.keyPem is then empty) and the data key sealed (autolock.ts). */
@@ -46,7 +52,7 @@ export function withDefaults(spec: ClusterObject | undefined): ClusterObject {
   def(raft, 'ElectionTick', 10);
   def(raft, 'HeartbeatTick', 1);
   def(section('Dispatcher'), 'HeartbeatPeriod', HEARTBEAT_PERIOD_NS);
-  def(section('CAConfig'), 'NodeCertExpiry', 7_776_000_000_000_000);
+  def(section('CAConfig'), 'NodeCertExpiry', DEFAULT_NODE_CERT_EXPIRY_NS);
   section('TaskDefaults');
   const enc = section('EncryptionConfig');
   if (enc.AutoLockManagers === undefined) enc.AutoLockManagers = false;
@@ -58,9 +64,7 @@ export function checkSpec(spec: ClusterObject): void {
   const enc = spec.EncryptionConfig as Record<string, unknown> | undefined;
   if (enc?.AutoLockManagers !== undefined && typeof enc.AutoLockManagers !== 'boolean')
     throw invalidParameter('invalid EncryptionConfig.AutoLockManagers: must be a boolean');
-  const ca = spec.CAConfig as Record<string, unknown> | undefined;
-  if (Array.isArray(ca?.ExternalCAs) && ca.ExternalCAs.length > 0) throw notImplemented('external CAs are not built yet in this engine');
-  if (ca?.SigningCACert || ca?.SigningCAKey) throw notImplemented('rotating the cluster root CA is not built yet in this engine');
+  checkCaConfig(spec);
   const period = (spec.Dispatcher as Record<string, unknown> | undefined)?.HeartbeatPeriod;
   if (typeof period !== 'number' || period < 1_000_000_000)
     throw invalidParameter('invalid Dispatcher.HeartbeatPeriod: at least 1s is required');
@@ -75,7 +79,7 @@ export function clusterView(rec: ClusterRecord, version: number, tls: ClusterObj
     UpdatedAt: rec.UpdatedAt,
     Spec: rec.Spec,
     TLSInfo: tls,
-    RootRotationInProgress: rec.RootRotationInProgress,
+    RootRotationInProgress: !!rec.rotation,
     DefaultAddrPool: rec.DefaultAddrPool,
     SubnetSize: rec.SubnetSize,
     DataPathPort: rec.DataPathPort,

@@ -21,6 +21,8 @@ export class Worker {
     private readonly log: Logger,
     /** A heartbeat answer says the node is a manager now (a promotion): the service switches it. */
     private readonly onPromoted?: (r: HeartbeatResponse) => void,
+    /** The node's TLSInfo sent with each heartbeat, and the answer's view of the cluster CA (cert-renewer.ts). */
+    private readonly tls?: { info(): Record<string, unknown>; check(ca: HeartbeatResponse['ca']): void },
   ) {}
 
   /** Sends the first heartbeat (its failure is the caller's) and keeps beating. */
@@ -50,13 +52,11 @@ export class Worker {
     for (let i = 0; i < managers.length; i++) {
       const m = managers[(this.next + i) % managers.length]!;
       try {
-        const r = await callManager<HeartbeatResponse>(
-          m.Addr,
-          'POST',
-          '/heartbeat',
-          {},
-          { caPem: this.certs.caPem, certs: this.certs, timeoutMs: 10_000 },
-        );
+        const r = await callManager<HeartbeatResponse>(m.Addr, 'POST', '/heartbeat', this.tls ? { tlsInfo: this.tls.info() } : {}, {
+          caPem: this.certs.caPem,
+          certs: this.certs,
+          timeoutMs: 10_000,
+        });
         this.next = (this.next + i) % managers.length;
         this.lastError = '';
         if (r.managers.length && JSON.stringify(r.managers) !== JSON.stringify(this.state.managers)) {
@@ -64,6 +64,7 @@ export class Worker {
           this.files.write(this.state);
         }
         if (r.role === 'manager' && r.certPem && r.etcd && !this.stopped) this.onPromoted?.(r);
+        else if (!this.stopped) this.tls?.check(r.ca);
         return r.periodSeconds;
       } catch (err) {
         lastErr = err as Error;
@@ -73,6 +74,12 @@ export class Worker {
     this.lastError = lastErr ? `no manager answers: ${lastErr.message}` : 'no manager known';
     if (throwOnFailure && lastErr) throw lastErr;
     return HEARTBEAT_PERIOD_NS / 1e9;
+  }
+
+  /** An extra heartbeat shortly (the node's TLS info changed: a root rotation waits on it). */
+  beatSoon(): void {
+    if (this.stopped) return;
+    setTimeout(() => void this.beat(false).catch(() => undefined), 100).unref();
   }
 
   /** One call to the first manager that answers (the agent's sync). */

@@ -63,6 +63,7 @@ function time(d: Date): Buffer {
 
 const OID = {
   ecdsaWithSha256: '1.2.840.10045.4.3.2',
+  sha256WithRsa: '1.2.840.113549.1.1.11',
   O: '2.5.4.10',
   OU: '2.5.4.11',
   CN: '2.5.4.3',
@@ -105,6 +106,15 @@ export function subjectDer(certDer: Buffer): Buffer {
   return certDer.subarray(at, derElement(certDer, at).end);
 }
 
+/** The DER of a certificate's issuer Name (what TLSInfo.CertIssuerSubject shows). */
+export function issuerDer(certDer: Buffer): Buffer {
+  const tbs = derElement(certDer, derElement(certDer, 0).start);
+  let at = tbs.start;
+  if (certDer[at] === 0xa0) at = derElement(certDer, at).end; // [0] version
+  for (let i = 0; i < 2; i++) at = derElement(certDer, at).end; // serial, signature
+  return certDer.subarray(at, derElement(certDer, at).end);
+}
+
 /** The key identifier of RFC 5280 4.2.1.2 (1), as openssl makes it: SHA-1 of the key's bits. */
 function keyId(spki: Buffer): Buffer {
   const bits = derElement(spki, derElement(spki, 0).start).end; // SEQUENCE { algorithm, BIT STRING }
@@ -124,7 +134,8 @@ function ipBytes(ip: string): Buffer {
 }
 
 export interface CertTemplate {
-  subject: Array<['O' | 'OU' | 'CN', string]>;
+  /** Parts, or a Name's DER as it is (cross-signing a CA certificate keeps its subject). */
+  subject: Array<['O' | 'OU' | 'CN', string]> | Buffer;
   /** The issuer's Name: parts (self-signed) or its certificate's subject DER. */
   issuer: Array<['O' | 'OU' | 'CN', string]> | Buffer;
   /** The certified key (SPKI PEM or KeyObject) and the signer's private key. */
@@ -133,6 +144,10 @@ export interface CertTemplate {
   /** The issuer's public key, for the authority key identifier (absent: self-signed). */
   issuerPublicKey?: KeyObject;
   days: number;
+  /** Overrides `days` (node certificates follow Spec.CAConfig.NodeCertExpiry, down to 1 hour). */
+  lifetimeMs?: number;
+  /** Overrides the validity altogether (a cross-signed CA keeps the one of the certificate it copies). */
+  validity?: { notBefore: Date; notAfter: Date };
   ca: boolean;
   ips?: string[];
   dnsNames?: string[];
@@ -146,9 +161,11 @@ export function makeCertificate(t: CertTemplate): string {
   const serial = randomBytes(16);
   serial[0] = (serial[0]! & 0x7f) | 0x01; // positive and non-zero
   // Backdated a minute: a node whose clock is slightly behind the CA's still accepts it at once.
-  const notBefore = new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000);
-  const notAfter = new Date(notBefore.getTime() + 60_000 + t.days * 86_400_000);
-  const alg = seq(oid(OID.ecdsaWithSha256));
+  const notBefore = t.validity?.notBefore ?? new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000);
+  const notAfter = t.validity?.notAfter ?? new Date(notBefore.getTime() + 60_000 + (t.lifetimeMs ?? t.days * 86_400_000));
+  // An RSA signer (a root CA given with `swarm ca --rotate --ca-key`) signs with PKCS#1 v1.5 SHA-256.
+  const rsa = t.signerKey.asymmetricKeyType === 'rsa';
+  const alg = rsa ? seq(oid(OID.sha256WithRsa), Buffer.from([0x05, 0x00])) : seq(oid(OID.ecdsaWithSha256));
   const sans = [...(t.ips ?? []).map((ip) => tlv(0x87, ipBytes(ip))), ...(t.dnsNames ?? []).map((n) => tlv(0x82, Buffer.from(n, 'ascii')))];
   const extensions = [
     ext(OID.basicConstraints, true, t.ca ? seq(TRUE) : seq()),
@@ -165,11 +182,11 @@ export function makeCertificate(t: CertTemplate): string {
     alg,
     Buffer.isBuffer(t.issuer) ? t.issuer : name(t.issuer),
     seq(time(notBefore), time(notAfter)),
-    name(t.subject),
+    Buffer.isBuffer(t.subject) ? t.subject : name(t.subject),
     spki,
     ctx(3, seq(...extensions)),
   );
-  const signature = sign('sha256', tbs, t.signerKey); // DER ECDSA-Sig-Value
+  const signature = sign('sha256', tbs, t.signerKey); // DER ECDSA-Sig-Value, or the RSA signature
   const der = seq(tbs, alg, tlv(0x03, Buffer.concat([Buffer.from([0]), signature])));
   const b64 = der.toString('base64').replace(/.{1,64}/g, '$&\n');
   return `-----BEGIN CERTIFICATE-----\n${b64}-----END CERTIFICATE-----\n`;
