@@ -17,6 +17,7 @@ import { checkNodeSpec, checkRemovable, filterNodes, findNode, nodeView, type No
 import { ClusterStore, type Stored } from './store.ts';
 import type { EventPublisher } from '../events/bus.ts';
 import { OrchestratorLoop } from './orchestrator-loop.ts';
+import { RecordMode } from './record-mode.ts';
 import { clusterDataKey, FileObjectsApi, fileObjectHooks } from './secrets-api.ts';
 import { ServicesApi, type AgentSyncRequest, type SyncAnswer } from './services-api.ts';
 import { checkSpec, clusterView, HEARTBEAT_PERIOD_NS, withDefaults, type ClusterRecord } from './swarm-object.ts';
@@ -37,6 +38,8 @@ export interface ManagerEnv {
   roleCheck?: () => void;
   /** The cluster record's autolock KEK (null: off) is not the one this node holds: the service syncs. */
   keyCheck?: (kekId: string | null) => void;
+  /** Fetches the unlock key of `kekId` from one of `managers` and keeps it (a manager just joined). */
+  holdKey?: (kekId: string, managers: RemoteManager[]) => Promise<void>;
   /** Another manager's request for the logs of tasks this node runs (log-forward.ts). */
   logs?: (node: CertIdentity, body: unknown, signal: AbortSignal) => Promise<AsyncIterable<Buffer>>;
 }
@@ -82,6 +85,8 @@ export class Manager {
   private readonly loop: OrchestratorLoop;
   /** The managers as last read from the store (asked when the store itself does not answer). */
   private lastManagers: RemoteManager[];
+  /** Records sealed at rest while autolocked (record-mode.ts). */
+  private readonly records: RecordMode;
 
   private constructor(
     private readonly env: ManagerEnv,
@@ -92,6 +97,12 @@ export class Manager {
   ) {
     this.log = env.log.child({ module: 'cluster' });
     this.lastManagers = state.managers;
+    this.records = new RecordMode(
+      store,
+      () => env.files.kek,
+      this.log,
+      async (id) => env.holdKey?.(id, this.otherManagers()),
+    );
     const key = clusterDataKey(store, (rec) => openClusterKeys(rec, env.files.kek).dataKey);
     const services = () => this.services.services();
     this.secrets = new FileObjectsApi('secrets', store, env.events, key, services);
@@ -184,6 +195,7 @@ export class Manager {
         }
       }
       store = await ClusterStore.open([member.endpoint], certs);
+      store.seal.hold(); // no record is written before the cluster record says sealed or not (serve)
       const m = new Manager(env, state, certs, member, store);
       return m;
     } catch (err) {
@@ -197,6 +209,9 @@ export class Manager {
   async serve(): Promise<void> {
     try {
       const cluster = await this.cluster();
+      // Before anything reads or writes records: sealed or not, and the data key (fetched with the
+      // unlock key from another manager if this one just joined an autolocked cluster).
+      await this.records.apply(cluster.value, { fetchKey: true });
       const period = (cluster.value.Spec.Dispatcher as { HeartbeatPeriod?: number } | undefined)?.HeartbeatPeriod;
       if (typeof period === 'number' && period >= 1e9) this.periodSeconds = period / 1e9;
     } catch (err) {
@@ -212,6 +227,10 @@ export class Manager {
         .catch((err: Error) => this.log.warn('cannot watch services and tasks; agents poll instead', { error: err.message })),
     ]);
     this.server = server;
+    // Autolock switched on another manager: this one follows at once (the heartbeat also checks).
+    await this.store
+      .watch('cluster', (key) => key === 'cluster' && void this.keysChanged().catch(() => undefined))
+      .catch((err: Error) => this.log.warn('cannot watch the cluster object', { error: err.message }));
     this.beatTimer = setInterval(() => void this.beat(), this.periodSeconds * 1000);
     this.beatTimer.unref();
     this.services.onChange(() => this.loop.kick());
@@ -228,8 +247,10 @@ export class Manager {
       const [self, managers] = await Promise.all([this.store.get<NodeRecord>(nodeKey(this.state.nodeId)), this.managers()]);
       if (managers.length) this.lastManagers = managers;
       if (self?.value.Spec.Role === 'worker') this.env.roleCheck?.();
-      const lock = (await this.cluster()).value.autolock?.kekId ?? null;
+      const c = (await this.cluster()).value;
+      const lock = c.autolock?.kekId ?? null;
       if (lock !== this.env.files.kekId) this.env.keyCheck?.(lock);
+      await this.records.apply(c);
     } catch (err) {
       this.log.warn('manager heartbeat failed', { error: (err as Error).message });
       this.env.roleCheck?.();
@@ -241,8 +262,14 @@ export class Manager {
     return this.lastManagers.filter((m) => m.NodeID !== this.state.nodeId);
   }
 
+  /** The unlock key this node holds changed, or the cluster record did: the records' mode follows. */
+  async keysChanged(): Promise<void> {
+    await this.records.apply((await this.cluster()).value);
+  }
+
   /** Writes the cluster object and this node at `swarm init`. */
   async bootstrap(rec: ClusterRecord, node: NodeRecord): Promise<void> {
+    await this.records.apply(rec); // autolock from the start: the node record is sealed already
     // Together: etcd commits concurrent writes in one round (one disk sync instead of two).
     await Promise.all([this.store.create(CLUSTER_KEY, rec), this.store.create(nodeKey(node.ID), node)]);
   }
@@ -282,6 +309,8 @@ export class Manager {
     if (unlockKey !== undefined) {
       this.env.files.rekey(unlockKey);
       this.log.info(unlockKey ? 'autolock: a new unlock key seals the cluster keys' : 'autolock turned off');
+      // Switched on or off: the records are rewritten sealed or in the clear before the answer.
+      await this.records.apply(rec);
     }
   }
 

@@ -7,7 +7,7 @@ import type { Logger } from '../util/log.ts';
 import { kekId, kekOf, parseUnlockKey } from './autolock.ts';
 import { tlsInfoOf } from './ca.ts';
 import { callManager } from './endpoint.ts';
-import type { NodeCerts, RemoteManager } from './local-state.ts';
+import type { LocalStateFiles, NodeCerts, RemoteManager } from './local-state.ts';
 import type { NodeRecord } from './nodes.ts';
 
 /** The node's Description: host, platform, resources, engine labels and the cluster's TLS info. */
@@ -63,4 +63,13 @@ export async function fetchUnlockKey(managers: RemoteManager[], certs: NodeCerts
     }
   }
   return null;
+}
+
+/** Fetches the unlock key of `want` from one of `managers` and seals the node key with it. */
+export async function holdUnlockKey(files: LocalStateFiles, managers: RemoteManager[], want: string, log: Logger): Promise<boolean> {
+  const key = await fetchUnlockKey(managers, files.readCerts(), want, log);
+  if (!key) return false; // the heartbeat's key check tries again
+  files.rekey(key);
+  log.info('autolock: the current unlock key fetched from a manager; the node key is sealed with it');
+  return true;
 }

@@ -44,7 +44,7 @@ import { checkInitNetworking } from './init-request.ts';
 import { ControlMtu, controlPorts, DEFAULT_CONTROL_MTU } from './control-mtu.ts';
 import { ClusterNetworks } from './networks.ts';
 import { ClusterObjects } from './cluster-objects.ts';
-import { askToPromote, describeNode, fetchUnlockKey } from './node-helpers.ts';
+import { askToPromote, describeNode, holdUnlockKey } from './node-helpers.ts';
 import { WorkerNetworks } from './worker-networks.ts';
 import type { CertIdentity } from './ca.ts';
 import type { OverlayControl, OverlayHost } from '../network/overlay/contract.ts';
@@ -226,6 +226,7 @@ export class ClusterService {
       logs: this.serveLogs,
       roleCheck: () => this.checkRole(),
       keyCheck: (kekId) => this.syncUnlockKey(kekId),
+      holdKey: async (kekId, managers) => void (await holdUnlockKey(this.files, managers, kekId, this.log)),
     };
   }
 
@@ -242,12 +243,8 @@ export class ClusterService {
       if (want === null) {
         this.files.rekey(null);
         this.log.info('autolock is off: the node key is kept in the clear');
-        return;
-      }
-      const key = await fetchUnlockKey(m.otherManagers(), this.files.readCerts(), want, this.log);
-      if (!key) return;
-      this.files.rekey(key);
-      this.log.info('autolock: the current unlock key fetched from a manager; the node key is sealed with it');
+      } else if (!(await holdUnlockKey(this.files, m.otherManagers(), want, this.log))) return;
+      await m.keysChanged(); // the records' data key may open now
     })()
       .catch((err: Error) => this.log.warn('autolock key sync failed', { error: err.message }))
       .finally(() => (this.keySyncing = false));
