@@ -36,7 +36,10 @@ export class RecordMode {
       // Sealed with a key this manager does not hold yet: the one it knew (if any) stays.
     }
     const changed = this.store.seal.set(rec.autolock !== undefined, key);
+    // A sweep already under way (started by the watch of the cluster record) is waited for too: the
+    // `swarm update` that switched the mode answers once the records are rewritten.
     if (changed || this.pending) await this.sweep();
+    else if (this.sweeping) await this.sweeping;
   }
 
   private opens(rec: ClusterRecord): boolean {
@@ -61,10 +64,9 @@ export class RecordMode {
         try {
           const n = await this.store.reseal(leased);
           this.pending = false;
-          if (n)
-            this.log.info(`autolock: ${n} records rewritten ${this.store.seal.sealed ? 'sealed' : 'in the clear'}`, {
-              ms: Date.now() - t0,
-            });
+          this.log.info(`autolock: ${n} records rewritten ${this.store.seal.sealed ? 'sealed' : 'in the clear'}`, {
+            ms: Date.now() - t0,
+          });
         } catch (err) {
           this.pending = true;
           this.log.warn('autolock: rewriting the records failed; trying again at the next heartbeat', { error: (err as Error).message });
