@@ -2,6 +2,7 @@
 // puts on task containers (com.docker.swarm.service.id/.name, .task, .task.id/.name, .node.id).
 // Pure.
 import type { ClusterObject } from '../types/cluster.ts';
+import { privilegeSecurityOpts } from './privileges.ts';
 import { assignedView, containerName, taskName, type TaskRecord } from './tasks.ts';
 
 const obj = (v: unknown): Record<string, unknown> =>
@@ -38,6 +39,8 @@ export function containerBody(t: TaskRecord): ClusterObject {
   if (list(cs.CapabilityAdd)) host.CapAdd = cs.CapabilityAdd;
   if (list(cs.CapabilityDrop)) host.CapDrop = cs.CapabilityDrop;
   if (cs.Sysctls) host.Sysctls = cs.Sysctls;
+  const securityOpt = privilegeSecurityOpts(cs);
+  if (securityOpt.length) host.SecurityOpt = securityOpt;
   if (list(cs.Groups)) host.GroupAdd = cs.Groups;
   const ld = obj(t.Spec.LogDriver);
   if (typeof ld.Name === 'string' && ld.Name) host.LogConfig = { Type: ld.Name, Config: obj(ld.Options) };

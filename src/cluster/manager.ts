@@ -25,6 +25,7 @@ import { checkNodeSpec, checkRemovable, filterNodes, findNode, nodeView, type No
 import { ClusterStore, type Stored } from './store.ts';
 import type { EventPublisher } from '../events/bus.ts';
 import { OrchestratorLoop } from './orchestrator-loop.ts';
+import { RecordMode } from './record-mode.ts';
 import { clusterDataKey, FileObjectsApi, fileObjectHooks } from './secrets-api.ts';
 import { ServicesApi, type AgentSyncRequest, type SyncAnswer } from './services-api.ts';
 import { checkSpec, clusterView, HEARTBEAT_PERIOD_NS, withDefaults, type ClusterRecord } from './swarm-object.ts';
@@ -49,6 +50,8 @@ export interface ManagerEnv {
   caCheck?: (ca: { trustRoot: string; issuerKey: string }) => void;
   /** This node's Description.TLSInfo now (its trust root and its certificate's issuer). */
   tlsInfo?: () => ClusterObject | undefined;
+  /** Fetches the unlock key of `kekId` from one of `managers` and keeps it (a manager just joined). */
+  holdKey?: (kekId: string, managers: RemoteManager[]) => Promise<void>;
   /** Another manager's request for the logs of tasks this node runs (log-forward.ts). */
   logs?: (node: CertIdentity, body: unknown, signal: AbortSignal) => Promise<AsyncIterable<Buffer>>;
 }
@@ -96,6 +99,8 @@ export class Manager {
   private caView: { trustRoot: string; issuerKey: string } | null = null;
   /** The managers as last read from the store (asked when the store itself does not answer). */
   private lastManagers: RemoteManager[];
+  /** Records sealed at rest while autolocked (record-mode.ts). */
+  private readonly records: RecordMode;
 
   private constructor(
     private readonly env: ManagerEnv,
@@ -106,6 +111,12 @@ export class Manager {
   ) {
     this.log = env.log.child({ module: 'cluster' });
     this.lastManagers = state.managers;
+    this.records = new RecordMode(
+      store,
+      () => env.files.kek,
+      this.log,
+      async (id) => env.holdKey?.(id, this.otherManagers()),
+    );
     const key = clusterDataKey(store, (rec) => openClusterKeys(rec, env.files.kek).dataKey);
     const services = () => this.services.services();
     this.secrets = new FileObjectsApi('secrets', store, env.events, key, services);
@@ -198,6 +209,7 @@ export class Manager {
         }
       }
       store = await ClusterStore.open([member.endpoint], certs);
+      store.seal.hold(); // no record is written before the cluster record says sealed or not (serve)
       const m = new Manager(env, state, certs, member, store);
       return m;
     } catch (err) {
@@ -211,6 +223,9 @@ export class Manager {
   async serve(): Promise<void> {
     try {
       const cluster = await this.cluster();
+      // Before anything reads or writes records: sealed or not, and the data key (fetched with the
+      // unlock key from another manager if this one just joined an autolocked cluster).
+      await this.records.apply(cluster.value, { fetchKey: true });
       const period = (cluster.value.Spec.Dispatcher as { HeartbeatPeriod?: number } | undefined)?.HeartbeatPeriod;
       if (typeof period === 'number' && period >= 1e9) this.periodSeconds = period / 1e9;
     } catch (err) {
@@ -226,6 +241,10 @@ export class Manager {
         .catch((err: Error) => this.log.warn('cannot watch services and tasks; agents poll instead', { error: err.message })),
     ]);
     this.server = server;
+    // Autolock switched on another manager: this one follows at once (the heartbeat also checks).
+    await this.store
+      .watch('cluster', (key) => key === 'cluster' && void this.keysChanged().catch(() => undefined))
+      .catch((err: Error) => this.log.warn('cannot watch the cluster object', { error: err.message }));
     this.beatTimer = setInterval(() => void this.beat(), this.periodSeconds * 1000);
     this.beatTimer.unref();
     this.services.onChange(() => this.loop.kick());
@@ -246,6 +265,7 @@ export class Manager {
       this.caView = { trustRoot: c.value.ca.certPem, issuerKey: desiredIssuerKey(c.value) };
       const lock = c.value.autolock?.kekId ?? null;
       if (lock !== this.env.files.kekId) this.env.keyCheck?.(lock);
+      await this.records.apply(c.value);
       const tls = this.env.tlsInfo?.();
       if (self && tls) await this.reportTls(self, tls);
       // A rotation ended here tells this node of the new root itself.
@@ -262,8 +282,14 @@ export class Manager {
     return this.lastManagers.filter((m) => m.NodeID !== this.state.nodeId);
   }
 
+  /** The unlock key this node holds changed, or the cluster record did: the records' mode follows. */
+  async keysChanged(): Promise<void> {
+    await this.records.apply((await this.cluster()).value);
+  }
+
   /** Writes the cluster object and this node at `swarm init`. */
   async bootstrap(rec: ClusterRecord, node: NodeRecord): Promise<void> {
+    await this.records.apply(rec); // autolock from the start: the node record is sealed already
     // Together: etcd commits concurrent writes in one round (one disk sync instead of two).
     await Promise.all([this.store.create(CLUSTER_KEY, rec), this.store.create(nodeKey(node.ID), node)]);
   }
@@ -309,6 +335,8 @@ export class Manager {
     if (unlockKey !== undefined) {
       this.env.files.rekey(unlockKey);
       this.log.info(unlockKey ? 'autolock: a new unlock key seals the cluster keys' : 'autolock turned off');
+      // Switched on or off: the records are rewritten sealed or in the clear before the answer.
+      await this.records.apply(rec);
     }
   }
 

@@ -11,7 +11,7 @@ import { tlsInfoOf } from './ca.ts';
 import { invalidParameter } from '../errors.ts';
 import { parseAddr } from './addresses.ts';
 import { callManager, type HeartbeatResponse } from './endpoint.ts';
-import type { LocalClusterState, NodeCerts, RemoteManager } from './local-state.ts';
+import type { LocalClusterState, LocalStateFiles, NodeCerts, RemoteManager } from './local-state.ts';
 import type { TaskRuntime } from './task-runtime.ts';
 import type { NodeRecord } from './nodes.ts';
 
@@ -118,4 +118,13 @@ export function checkAvailability(a: string): string {
 /** Whether a certificate (the first of a chain) is for the public half of `keyPem`. */
 export function certFitsKey(certPem: string, keyPem: string): boolean {
   return new X509Certificate(certPem).checkPrivateKey(createPrivateKey(keyPem));
+}
+
+/** Fetches the unlock key of `want` from one of `managers` and seals the node key with it. */
+export async function holdUnlockKey(files: LocalStateFiles, managers: RemoteManager[], want: string, log: Logger): Promise<boolean> {
+  const key = await fetchUnlockKey(managers, files.readCerts(), want, log);
+  if (!key) return false; // the heartbeat's key check tries again
+  files.rekey(key);
+  log.info('autolock: the current unlock key fetched from a manager; the node key is sealed with it');
+  return true;
 }

@@ -7,6 +7,7 @@ import type { ClusterObject } from '../types/cluster.ts';
 import { allLabelsMatch, checkFilterNames } from '../util/filters.ts';
 import { fileRefs } from './secret-spec.ts';
 import { withoutPullOptions } from './pull-options.ts';
+import { checkPrivileges } from './privileges.ts';
 
 export type ServiceMode = 'replicated' | 'global' | 'replicated-job' | 'global-job';
 
@@ -75,6 +76,7 @@ export function checkServiceSpec(body: ClusterObject): ClusterObject {
     if (cs[k] !== undefined && cs[k] !== null && !Array.isArray(cs[k]))
       throw invalidParameter(`invalid ContainerSpec.${k}: must be an array`);
   }
+  checkPrivileges(cs);
   // The references' shape (their existence is checked against the store by the caller).
   fileRefs('secrets', tt);
   fileRefs('configs', tt);

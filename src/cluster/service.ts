@@ -50,7 +50,7 @@ import {
   certFitsKey,
   checkAvailability,
   describeNode,
-  fetchUnlockKey,
+  holdUnlockKey,
   removeTaskContainers,
   vtepOf,
 } from './node-helpers.ts';
@@ -247,6 +247,7 @@ export class ClusterService {
       caCheck: (ca) => this.renewer?.check(ca),
       tlsInfo: () => this.renewer?.tlsInfo(),
       keyCheck: (kekId) => this.syncUnlockKey(kekId),
+      holdKey: async (kekId, managers) => void (await holdUnlockKey(this.files, managers, kekId, this.log)),
     };
   }
 
@@ -263,12 +264,8 @@ export class ClusterService {
       if (want === null) {
         this.files.rekey(null);
         this.log.info('autolock is off: the node key is kept in the clear');
-        return;
-      }
-      const key = await fetchUnlockKey(m.otherManagers(), this.files.readCerts(), want, this.log);
-      if (!key) return;
-      this.files.rekey(key);
-      this.log.info('autolock: the current unlock key fetched from a manager; the node key is sealed with it');
+      } else if (!(await holdUnlockKey(this.files, m.otherManagers(), want, this.log))) return;
+      await m.keysChanged(); // the records' data key may open now
     })()
       .catch((err: Error) => this.log.warn('autolock key sync failed', { error: err.message }))
       .finally(() => (this.keySyncing = false));

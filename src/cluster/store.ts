@@ -2,10 +2,12 @@
 // Objects are JSON values under one prefix; an object's API `Version.Index` is its etcd
 // mod_revision, so an update carrying a stale version fails in the same transaction that would
 // have written it (compare-and-swap), and creation refuses a key that exists. Also: leases for
-// heartbeats, prefix watches and the member list of the etcd cluster.
+// heartbeats, prefix watches and the member list of the etcd cluster. Every value goes through
+// `seal` (record-seal.ts): sealed with the data key while the cluster is autolocked.
 // etcd3 is loaded on first use only: a node outside a cluster never pays for it.
 import type { Etcd3, Lease, Watcher } from 'etcd3';
 import { conflict, EngineError, notFound, unavailable } from '../errors.ts';
+import { RecordSeal } from './record-seal.ts';
 
 export interface StoreTls {
   caPem: string;
@@ -75,6 +77,8 @@ function requireLeader(client: Etcd3): void {
 
 export class ClusterStore {
   private readonly leases = new Map<string, Lease>();
+  /** How values are written (clear, or sealed under autolock) and read. */
+  readonly seal = new RecordSeal();
 
   private constructor(private readonly client: Etcd3) {}
 
@@ -106,7 +110,7 @@ export class ClusterStore {
       const r = await this.client.get(PREFIX + key).exec();
       const kv = r.kvs[0];
       if (!kv) return null;
-      return { key, value: JSON.parse(kv.value.toString()) as T, version: Number(kv.mod_revision), created: Number(kv.create_revision) };
+      return { key, value: this.seal.decode<T>(key, kv.value), version: Number(kv.mod_revision), created: Number(kv.create_revision) };
     } catch (err) {
       throw storeDown(`get ${key}`, err);
     }
@@ -118,12 +122,7 @@ export class ClusterStore {
         .getAll()
         .prefix(PREFIX + prefix)
         .exec();
-      return r.kvs.map((kv) => ({
-        key: kv.key.toString().slice(PREFIX.length),
-        value: JSON.parse(kv.value.toString()) as T,
-        version: Number(kv.mod_revision),
-        created: Number(kv.create_revision),
-      }));
+      return r.kvs.map((kv) => this.stored<T>(kv));
     } catch (err) {
       throw storeDown(`list ${prefix}`, err);
     }
@@ -135,7 +134,7 @@ export class ClusterStore {
     try {
       r = await this.client
         .if(PREFIX + key, 'Create', '==', 0)
-        .then(this.client.put(PREFIX + key).value(JSON.stringify(value)))
+        .then(this.client.put(PREFIX + key).value(this.seal.encode(key, value)))
         .commit();
     } catch (err) {
       throw storeDown(`create ${key}`, err);
@@ -151,7 +150,7 @@ export class ClusterStore {
       // The else branch reads the key in the same transaction: gone (404) or changed (409).
       r = await this.client
         .if(PREFIX + key, 'Mod', '==', version)
-        .then(this.client.put(PREFIX + key).value(JSON.stringify(value)))
+        .then(this.client.put(PREFIX + key).value(this.seal.encode(key, value)))
         .else(this.client.get(PREFIX + key))
         .commit();
     } catch (err) {
@@ -175,7 +174,7 @@ export class ClusterStore {
       const cond = (w: typeof first) => [PREFIX + w!.key, w!.version === undefined ? 'Create' : 'Mod', '==', w!.version ?? 0] as const;
       let txn = this.client.if(...cond(first));
       for (const w of rest) txn = txn.and(...cond(w));
-      r = await txn.then(...writes.map((w) => this.client.put(PREFIX + w.key).value(JSON.stringify(w.value)))).commit();
+      r = await txn.then(...writes.map((w) => this.client.put(PREFIX + w.key).value(this.seal.encode(w.key, w.value)))).commit();
     } catch (err) {
       throw storeDown(`batch of ${writes.length} writes`, err);
     }
@@ -188,7 +187,7 @@ export class ClusterStore {
     try {
       const r = await this.client
         .put(PREFIX + key)
-        .value(JSON.stringify(value))
+        .value(this.seal.encode(key, value))
         .exec();
       return Number(r.header.revision);
     } catch (err) {
@@ -241,7 +240,7 @@ export class ClusterStore {
     if (existing) {
       try {
         await existing.keepaliveOnce();
-        await existing.put(PREFIX + key).value(JSON.stringify(value));
+        await existing.put(PREFIX + key).value(this.seal.encode(key, value));
         return;
       } catch {
         // The lease expired (the node was silent too long) or was revoked: grant a new one below.
@@ -252,7 +251,7 @@ export class ClusterStore {
     const lease = this.client.lease(ttlSeconds, { autoKeepAlive: false });
     lease.on('lost', () => this.leases.get(key) === lease && this.leases.delete(key));
     try {
-      await lease.put(PREFIX + key).value(JSON.stringify(value));
+      await lease.put(PREFIX + key).value(this.seal.encode(key, value));
     } catch (err) {
       lease.release();
       throw storeDown(`put ${key} with a lease`, err);
@@ -284,12 +283,7 @@ export class ClusterStore {
         .prefix(PREFIX + prefix)
         .exec();
       return {
-        items: r.kvs.map((kv) => ({
-          key: kv.key.toString().slice(PREFIX.length),
-          value: JSON.parse(kv.value.toString()) as T,
-          version: Number(kv.mod_revision),
-          created: Number(kv.create_revision),
-        })),
+        items: r.kvs.map((kv) => this.stored<T>(kv)),
         revision: Number(r.header.revision),
       };
     } catch (err) {
@@ -319,17 +313,79 @@ export class ClusterStore {
       throw storeDown(`watch ${prefix}`, err);
     }
     const key = (kv: { key: Buffer }) => kv.key.toString().slice(PREFIX.length);
-    w.on('put', (kv) =>
-      onChange({
-        key: key(kv),
-        value: JSON.parse(kv.value.toString()) as T,
-        version: Number(kv.mod_revision),
-        created: Number(kv.create_revision),
-      }),
-    );
+    w.on('put', (kv) => {
+      let value: T;
+      try {
+        value = this.seal.decode<T>(key(kv), kv.value);
+      } catch (err) {
+        // A value this manager cannot open (autolock's key not fetched yet): the watch ends and the
+        // caller reads again later, as after any lost watch.
+        void w.cancel().catch(() => undefined);
+        onError(err as Error);
+        return;
+      }
+      onChange({ key: key(kv), value, version: Number(kv.mod_revision), created: Number(kv.create_revision) });
+    });
     w.on('delete', (kv) => onChange({ key: key(kv), version: Number(kv.mod_revision), created: 0 }));
     w.on('error', (err: Error) => onError(err));
     return () => w.cancel();
+  }
+
+  private stored<T>(kv: { key: Buffer; value: Buffer; mod_revision: string; create_revision: string }): Stored<T> {
+    const key = kv.key.toString().slice(PREFIX.length);
+    return { key, value: this.seal.decode<T>(key, kv.value), version: Number(kv.mod_revision), created: Number(kv.create_revision) };
+  }
+
+  /**
+   * Rewrites every value not in the form `seal` now writes (autolock switched on or off), each at
+   * its version, in transactions of a few dozen; a value changed meanwhile is read again. `skip`:
+   * keys left as they are (leased ones, which a rewrite would detach from their lease). Returns how
+   * many values were rewritten.
+   */
+  async reseal(skip: (key: string) => boolean): Promise<number> {
+    let kvs;
+    try {
+      kvs = (await this.client.getAll().prefix(PREFIX).exec()).kvs;
+    } catch (err) {
+      throw storeDown('reseal', err);
+    }
+    const todo = kvs
+      .map((kv) => ({ key: kv.key.toString().slice(PREFIX.length), raw: kv.value, version: Number(kv.mod_revision) }))
+      .filter((k) => !skip(k.key) && !this.seal.inMode(k.key, k.raw));
+    let done = 0;
+    for (let i = 0; i < todo.length; i += 64) {
+      const chunk = todo.slice(i, i + 64);
+      try {
+        await this.batch(chunk.map((k) => ({ key: k.key, value: this.seal.decode(k.key, k.raw), version: k.version })));
+        done += chunk.length;
+        continue;
+      } catch (err) {
+        if ((err as EngineError).code !== 'CONFLICT') throw err;
+      }
+      for (const k of chunk) done += (await this.resealOne(k.key)) ? 1 : 0;
+    }
+    return done;
+  }
+
+  /** One value read again and rewritten in the current form (false: gone, or already in it). */
+  private async resealOne(key: string): Promise<boolean> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      let kv;
+      try {
+        kv = (await this.client.get(PREFIX + key).exec()).kvs[0];
+      } catch (err) {
+        throw storeDown(`get ${key}`, err);
+      }
+      if (!kv || this.seal.inMode(key, kv.value)) return false;
+      try {
+        await this.update(key, this.seal.decode(key, kv.value), Number(kv.mod_revision));
+        return true;
+      } catch (err) {
+        const code = (err as EngineError).code;
+        if (code !== 'CONFLICT' && code !== 'NOT_FOUND') throw err;
+      }
+    }
+    return false;
   }
 
   async members(): Promise<StoreMember[]> {

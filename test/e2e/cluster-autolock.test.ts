@@ -5,7 +5,9 @@
 // configs readable; a manager that joins fetches the key and seals its own; `unlock-key --rotate`
 // reaches the other manager, whose restart then unlocks with the new key; `--autolock=false` puts the
 // keys back in the clear and a restart is no longer locked; `--autolock=true` seals them again; a
-// worker's key stays in the clear until it is promoted.
+// worker's key stays in the clear until it is promoted. The records themselves (a service's name and
+// label, a config's data) are not in etcd's files while autolocked, open after the unlock and on a
+// joining manager, are rewritten in the clear by `--autolock=false` and sealed again by `=true`.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -32,6 +34,30 @@ function filesHold(dir: string, needle: string): boolean {
   return false;
 }
 
+/** A service of no replicas (no image needed) with a label, both names to look for in etcd's files. */
+async function createService(d: TestDaemon, name: string): Promise<void> {
+  const r = await d.docker([
+    'service',
+    'create',
+    '--detach',
+    '--no-resolve-image',
+    '--replicas',
+    '0',
+    '--name',
+    name,
+    '--label',
+    `l=label-of-${name}`,
+    'busybox',
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+}
+
+async function serviceNames(d: TestDaemon): Promise<string[]> {
+  const r = await d.docker(['service', 'ls', '--format', '{{.Name}}']);
+  assert.equal(r.code, 0, r.stderr);
+  return r.stdout.trim().split('\n').filter(Boolean).sort();
+}
+
 async function state(d: TestDaemon): Promise<string> {
   return (await d.docker(['info', '--format', '{{.Swarm.LocalNodeState}}'])).stdout.trim();
 }
@@ -56,6 +82,10 @@ describe('autolock', () => {
     assert.ok(sealed(a), 'the node key on disk is sealed');
     assert.ok(!filesHold(join(a.dataRoot, 'cluster/etcd'), 'PRIVATE KEY'), "no private key in the clear in etcd's files");
     assert.equal((await a.docker(['config', 'create', 'c1', '-'], { input: 'kept sealed' })).code, 0);
+    // The records themselves are sealed at rest: no service name, label or config data in etcd's files.
+    await createService(a, 'sealedweb');
+    const etcdA = join(a.dataRoot, 'cluster/etcd');
+    for (const s of ['sealedweb', 'label-of-sealedweb', 'kept sealed']) assert.ok(!filesHold(etcdA, s), `${s} is not in etcd's files`);
 
     // A restart comes up locked.
     await a.stop();
@@ -83,6 +113,7 @@ describe('autolock', () => {
       Buffer.from(JSON.parse((await a.docker(['config', 'inspect', 'c1'])).stdout)[0].Spec.Data, 'base64').toString(),
       'kept sealed',
     );
+    assert.deepEqual(await serviceNames(a), ['sealedweb'], 'the records open after the unlock');
     const notLocked = await a.request('POST', '/v1.51/swarm/unlock', { body: { UnlockKey: key } });
     assert.equal(notLocked.status, 409);
     assert.equal(notLocked.json().message, 'swarm is not locked');
@@ -92,6 +123,7 @@ describe('autolock', () => {
     await joinSwarm(b, token, ip(1), ip(0));
     await until('b sealed its node key', async () => (sealed(b) ? true : undefined), 30_000, 250);
     assert.equal((await b.docker(['swarm', 'unlock-key', '-q'])).stdout.trim(), key);
+    assert.deepEqual(await serviceNames(b), ['sealedweb'], 'the joined manager reads the sealed records');
 
     // Rotation on a reaches b.
     const rot = await a.docker(['swarm', 'unlock-key', '--rotate', '-q']);
@@ -122,6 +154,8 @@ describe('autolock', () => {
     const off = await b.docker(['swarm', 'update', '--autolock=false']);
     assert.equal(off.code, 0, off.stderr);
     await until('both node keys in the clear', async () => (!sealed(a) && !sealed(b) ? true : undefined), 30_000, 250);
+    // Off: the records are rewritten in the clear (the data key is in the clear again anyway).
+    assert.ok(filesHold(etcdA, 'label-of-sealedweb'), 'the records are back in the clear');
     assert.match((await a.docker(['swarm', 'unlock-key'])).stderr, /no unlock key is set/);
     await a.stop();
     await a.restart();
@@ -134,6 +168,14 @@ describe('autolock', () => {
     assert.ok(key3 && key3 !== key && key3 !== key2, on.stdout);
     await until('both node keys sealed again', async () => (sealed(a) && sealed(b) ? true : undefined), 30_000, 250);
     assert.equal((await b.docker(['swarm', 'unlock-key', '-q'])).stdout.trim(), key3);
+    // On again: the records were rewritten sealed (etcd's history still holds the clear revisions of
+    // before); what either manager writes now is sealed, and the other reads it at once.
+    assert.match(a.output, /autolock: \d+ records rewritten sealed/);
+    await createService(a, 'sealedweb2');
+    await createService(b, 'sealedweb3');
+    assert.deepEqual(await serviceNames(a), ['sealedweb', 'sealedweb2', 'sealedweb3']);
+    assert.deepEqual(await serviceNames(b), ['sealedweb', 'sealedweb2', 'sealedweb3']);
+    for (const s of ['sealedweb2', 'sealedweb3']) assert.ok(!filesHold(etcdA, s) && !filesHold(join(b.dataRoot, 'cluster/etcd'), s), s);
 
     // A worker's key stays in the clear; promoted, it fetches the unlock key and seals its own.
     const wt = (await a.docker(['swarm', 'join-token', '-q', 'worker'])).stdout.trim();
