@@ -1,7 +1,7 @@
 // The watch-fed cache and the agents' sync on it, against a real one-member etcd: the copy follows
 // the store (puts, deletes, a task moving between nodes), a writer waits until its write is seen,
-// a node's long poll wakes for its own tasks only, and a sync with `since` answers only what
-// changed (plus every ID, so deletions show).
+// a node's long poll wakes for its own tasks only (and for a change landing while its answer was
+// being made), and a sync with `since` answers only what changed (plus every ID, so deletions show).
 import assert from 'node:assert/strict';
 import { rm } from 'node:fs/promises';
 import { after, before, describe, test } from 'node:test';
@@ -142,6 +142,37 @@ describe('cluster cache and agent sync on a real etcd', () => {
       future.tasks.map((t) => t.ID),
       ['a1'],
     );
+  });
+  test('a change applied while the answer is made ends the long poll at once', async () => {
+    // The payloads are awaited between reading the node's tasks and waiting for their change: a
+    // task created for the node right then (the watch applies it in that gap) must not leave the
+    // poll waiting for its whole time.
+    let during: (() => Promise<void>) | undefined;
+    const hooks = {
+      checkRefs: async () => undefined,
+      payloads: async () => {
+        const f = during;
+        during = undefined;
+        await f?.();
+        return { secrets: {}, configs: {} };
+      },
+    };
+    const api2 = new ServicesApi(store, undefined, hooks);
+    await api2.watch();
+    try {
+      const r1 = await store.create(taskKey('g1'), task('g1', 'ng'));
+      await api2.cache.waitFor('tasks', r1);
+      const base = await api2.sync('ng', []);
+      during = async () => api2.cache.waitFor('tasks', await store.create(taskKey('g2'), task('g2', 'ng'))).then(() => undefined);
+      const t0 = Date.now();
+      const got = await api2.sync('ng', [], base.digest, 3000);
+      const ms = Date.now() - t0;
+      assert.deepEqual(got.tasks.map((t) => t.ID).sort(), ['g1', 'g2']);
+      assert.notEqual(got.digest, base.digest);
+      assert.ok(ms < 2000, `the poll answered after ${ms} ms: the change came during its first answer, its wait is 3 s`);
+    } finally {
+      await api2.close();
+    }
   });
 });
 

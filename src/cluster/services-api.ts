@@ -362,14 +362,7 @@ export class ServicesApi {
     const answer = async (): Promise<SyncAnswer> => {
       const rev = cache?.tasks.rev;
       const tasks = cache ? cache.tasksOf(nodeId) : (await this.tasks()).filter((t) => t.value.NodeID === nodeId);
-      const digest = createHash('sha1')
-        .update(
-          tasks
-            .map((t) => `${t.value.ID}:${t.version}`)
-            .sort()
-            .join(','),
-        )
-        .digest('hex');
+      const digest = tasksDigest(tasks);
       const mine = tasks.map((t) => t.value);
       // Only tasks the node is to run need their files (secrets stay off nodes that merely held them).
       const live = mine.filter((t) => t.DesiredState === 'running' && !isTerminal(t.Status.State));
@@ -384,9 +377,12 @@ export class ServicesApi {
       };
     };
     const first = await answer();
-    // Nothing new for the agent: hold the answer until its node's tasks change (a long poll).
+    // Nothing new for the agent: hold the answer until its node's tasks change (a long poll). The
+    // wait is registered before the tasks are looked at again: a change the watch applied while
+    // the first answer was made (its payloads are awaited) ends it at once, not after the wait.
     if (!reports.length && known !== undefined && first.digest === known && cache) {
-      await cache.nodeChange(nodeId, Math.min(waitMs, SYNC_WAIT_MS));
+      const changed = cache.nodeChange(nodeId, Math.min(waitMs, SYNC_WAIT_MS));
+      if (tasksDigest(cache.tasksOf(nodeId)) === known) await changed;
       return answer();
     }
     return first;
@@ -411,6 +407,18 @@ export class ServicesApi {
     }
     return 0;
   }
+}
+
+/** What an agent sends back as `known`: its node's tasks at their versions. */
+function tasksDigest(tasks: Array<Stored<TaskRecord>>): string {
+  return createHash('sha1')
+    .update(
+      tasks
+        .map((t) => `${t.value.ID}:${t.version}`)
+        .sort()
+        .join(','),
+    )
+    .digest('hex');
 }
 
 /** Whether a report changes the task: the node's own, and its state moves forward (or its container). */

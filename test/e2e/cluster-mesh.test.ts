@@ -15,11 +15,11 @@
 // it go on past a first failure.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { run, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { sh } from '../helpers/outside-host.ts';
 import { until } from '../helpers/until.ts';
-import { joinSwarm } from '../helpers/cluster-nodes.ts';
+import { joinSwarm, startNodes } from '../helpers/cluster-nodes.ts';
 
 const tag = (process.pid % 10000).toString(36);
 const sw = `msh-${tag}-sw`;
@@ -57,10 +57,9 @@ describe('services on an overlay network: VIP, tasks.<service>, dnsrr across two
       await sh('ip', ['netns', 'exec', sw, 'ip', 'link', 'set', `msh-${tag}-p${i}`, 'master', 'br0', 'up']);
       await inNs(i, `ip link set lo up && ip addr add ${addr(i)}/24 dev uplink && ip link set uplink up`);
     }
-    ds.push(
-      ...(await Promise.all(
-        [0, 1].map((i) => startDaemon({ netns: ns(i), ...(i === 1 ? { args: ['--node-generic-resource', 'gpu=UUID-B'] } : {}) })),
-      )),
+    await startNodes(
+      [0, 1].map((i) => ({ netns: ns(i), ...(i === 1 ? { args: ['--node-generic-resource', 'gpu=UUID-B'] } : {}) })),
+      (d) => ds.push(d),
     );
     await Promise.all(ds.map((d) => loadBusybox(d)));
   });

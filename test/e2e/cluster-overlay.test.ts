@@ -7,11 +7,11 @@
 // refusals (encrypted, non-attachable, in use, on a worker, outside a cluster).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { run, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { sh } from '../helpers/outside-host.ts';
 import { until } from '../helpers/until.ts';
-import { joinSwarm } from '../helpers/cluster-nodes.ts';
+import { joinSwarm, startNodes } from '../helpers/cluster-nodes.ts';
 
 const tag = (process.pid % 10000).toString(36);
 const sw = `ovt-${tag}-sw`;
@@ -36,7 +36,10 @@ describe('overlay networks on three daemons in network namespaces of their own',
       await sh('ip', ['netns', 'exec', sw, 'ip', 'link', 'set', `ovt-${tag}-p${i}`, 'master', 'br0', 'up']);
       await inNs(i, `ip link set lo up && ip addr add ${addr(i)}/24 dev uplink && ip link set uplink up`);
     }
-    ds.push(...(await Promise.all([0, 1, 2].map((i) => startDaemon({ netns: ns(i) })))));
+    await startNodes(
+      [0, 1, 2].map((i) => ({ netns: ns(i) })),
+      (d) => ds.push(d),
+    );
     await Promise.all(ds.map((d) => loadBusybox(d)));
   });
   after(async () => {

@@ -1,7 +1,21 @@
-// What the cluster e2e tests ask of a node: `docker node ls` as objects, and the etcd member a
-// daemon runs (to kill it with the daemon, or to see it replaced after a restart).
+// What the cluster e2e tests ask of a node: daemons started together (in network namespaces of
+// their own), `docker node ls` as objects, and the etcd member a daemon runs (to kill it with the
+// daemon, or to see it replaced after a restart).
 import { readdirSync, readFileSync } from 'node:fs';
-import type { TestDaemon } from './daemon.ts';
+import { startDaemon, type DaemonStartOptions, type TestDaemon } from './daemon.ts';
+
+/**
+ * Starts one daemon per options at once, each waiting up to `readyMs` (also for its restarts: five
+ * daemons starting together on a loaded machine took over 30 s). Each daemon that started is handed
+ * to `keep` even when another failed, so the caller's after hook cleans it up (Promise.all of
+ * startDaemon left those running, and the test file waiting on them until its time-out).
+ */
+export async function startNodes(opts: DaemonStartOptions[], keep: (d: TestDaemon, i: number) => void, readyMs = 120_000): Promise<void> {
+  const started = await Promise.allSettled(opts.map((o) => startDaemon({ readyTimeoutMs: readyMs, ...o })));
+  started.forEach((r, i) => r.status === 'fulfilled' && keep(r.value, i));
+  const failed = started.find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}
 
 /** A line of `docker node ls --format '{{json .}}'`. */
 export interface NodeLine {

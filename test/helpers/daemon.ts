@@ -106,6 +106,8 @@ export interface DaemonStartOptions {
   /** Reuse an existing directory (restart on the same state). */
   dir?: string;
   waitReady?: boolean;
+  /** How long a start (and a restart) waits for the daemon to answer; 30 s unless given. */
+  readyTimeoutMs?: number;
   /** Runs the daemon inside this named network namespace (its own links, firewall and /sys/class/net). */
   netns?: string;
 }
@@ -194,7 +196,7 @@ export class TestDaemon {
     );
   }
 
-  async waitReady(timeoutMs = 30_000): Promise<void> {
+  async waitReady(timeoutMs = this.opts.readyTimeoutMs ?? 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       if (this.exitCode !== null) throw new Error(`daemon exited with ${this.exitCode} before it was ready:\n${this.output}`);
