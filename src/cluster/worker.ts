@@ -27,21 +27,28 @@ export class Worker {
 
   /** Sends the first heartbeat (its failure is the caller's) and keeps beating. */
   async start(): Promise<void> {
+    const startedAt = performance.now();
     const period = await this.beat(true);
-    this.schedule(period);
+    this.schedule(period, startedAt);
   }
 
-  private schedule(seconds: number): void {
+  /**
+   * The next beat `seconds` after the start of the last one, not after its answer: the lease is
+   * three periods, and on a loaded machine slow round trips added to each period let it lapse.
+   */
+  private schedule(seconds: number, lastStartedAt: number): void {
     if (this.stopped) return;
+    const delay = Math.max(0, seconds * 1000 - (performance.now() - lastStartedAt));
     this.timer = setTimeout(() => {
+      const startedAt = performance.now();
       this.beat(false).then(
-        (p) => this.schedule(p),
+        (p) => this.schedule(p, startedAt),
         (err: Error) => {
           this.log.debug('worker heartbeat round failed', { error: err.message });
-          this.schedule(HEARTBEAT_PERIOD_NS / 1e9);
+          this.schedule(HEARTBEAT_PERIOD_NS / 1e9, startedAt);
         },
       );
-    }, seconds * 1000);
+    }, delay);
     this.timer.unref();
   }
 
