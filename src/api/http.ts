@@ -131,21 +131,18 @@ export async function sendJsonSliced(res: ServerResponse, status: number, body: 
  * serialised in slices (stringifyJsonSliced), with turns for other requests between them.
  */
 export async function sendJsonList(res: ServerResponse, status: number, items: readonly unknown[]): Promise<void> {
-  const body = await jsonListBody(items);
-  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': body.length });
-  res.end(body);
-}
-
-/** The JSON array of sendJsonList, as bytes (also for the fast path's answers). */
-export async function jsonListBody(items: readonly unknown[]): Promise<Buffer> {
+  let body: Buffer;
   if (items.length > 0 && items.every((x) => x instanceof JsonText)) {
     const parts: Buffer[] = [];
     for (const x of items as readonly JsonText[]) parts.push(parts.length ? COMMA : OPEN, x.bytes);
     parts.push(CLOSE);
-    return Buffer.concat(parts);
+    body = Buffer.concat(parts);
+  } else {
+    // Serialised in slices: one entry may be large (an image with 50 000 labels).
+    body = Buffer.from((await stringifyJsonSliced(items)) ?? '[]');
   }
-  // Serialised in slices: one entry may be large (an image with 50 000 labels).
-  return Buffer.from((await stringifyJsonSliced(items)) ?? '[]');
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': body.length });
+  res.end(body);
 }
 
 const OPEN = Buffer.from('[');

@@ -12,8 +12,6 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from '../util/log.ts';
 import { answerClientError, jsonErrorResponse } from './client-error.ts';
 import { formatListenSpec, type ListenSpec } from './host-spec.ts';
-import { FastPath } from './fast-path.ts';
-import type { FastReply } from './router.ts';
 
 export interface TlsSettings {
   cert: string; // path of the server certificate (PEM)
@@ -30,11 +28,6 @@ export interface ListenerOptions {
   onUpgrade(req: Http.IncomingMessage, socket: Duplex, head: Buffer, prefix: string): void;
   /** CONNECT requests (Node keeps them apart from 'request'); without it they get a JSON 404. */
   onConnect?(req: Http.IncomingMessage, socket: Duplex, head: Buffer, prefix: string): void;
-  /**
-   * The fast path's answers (ApiServer.fastReply) for plain listeners: a body-less request whose
-   * route has a fast twin is answered without node:http (fast-path.ts). Absent: node:http only.
-   */
-  fastReply?(method: string, target: string, prefix: string): FastReply | Promise<FastReply> | undefined;
   /** Where LISTEN_PID / LISTEN_FDS are read from (and removed from); defaults to process.env. */
   env?: NodeJS.ProcessEnv;
 }
@@ -119,24 +112,6 @@ function createServer(spec: ListenSpec, prefix: string, opts: ListenerOptions, t
   server.requestTimeout = 0; // logs, attach, events and pulls stream for as long as they like
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
 
-  // Plain listeners read a new connection's requests first (fast-path.ts); node:http's own
-  // connection listener takes over whatever the fast path does not answer. TLS stays node's.
-  let fast: FastPath | undefined;
-  const fastReply = opts.fastReply;
-  if (!tlsOptions && fastReply) {
-    const [nodeListener] = server.listeners('connection') as Array<(socket: net.Socket) => void>;
-    if (nodeListener) {
-      server.removeListener('connection', nodeListener);
-      const path = new FastPath({
-        reply: (method, target) => fastReply(method, target, prefix),
-        handOver: (socket) => nodeListener.call(server, socket),
-        keepAliveMs: KEEP_ALIVE_TIMEOUT_MS,
-      });
-      server.on('connection', (socket: net.Socket) => path.accept(socket));
-      fast = path;
-    }
-  }
-
   // Raw sockets, tracked ourselves because hijacked (upgraded) connections leave node's HTTP
   // bookkeeping but must still be cut at the end of a shutdown grace period.
   const sockets = new Set<net.Socket>();
@@ -179,7 +154,6 @@ function createServer(spec: ListenSpec, prefix: string, opts: ListenerOptions, t
       closing = true;
       server.close(() => resolve());
       server.closeIdleConnections();
-      fast?.close();
     }).then(() => afterClose?.());
     return closed;
   };

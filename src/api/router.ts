@@ -29,20 +29,6 @@ export interface RequestContext<Params = Record<string, string | undefined>> {
 
 export type Handler<Params = Record<string, string | undefined>> = (ctx: RequestContext<Params>) => Promise<void> | void;
 
-/** A whole answer, built without node:http's request and response objects (see fast-path.ts). */
-export interface FastReply {
-  status: number;
-  /** In the order node:http would write them after the server's common headers. */
-  headers: Record<string, string | number>;
-  body: string | Buffer;
-}
-
-/**
- * A second handler of a static GET/HEAD route with no request body, for the fast path: it must
- * answer exactly what the route's Handler answers (the fast path declines whatever it cannot serve).
- */
-export type FastHandler = (query: Query, version: string) => FastReply | Promise<FastReply>;
-
 interface Route {
   /** Registration order: the first registered route that matches wins. */
   order: number;
@@ -75,18 +61,6 @@ export class Router {
   private readonly byFirst = new Map<string, Route[]>();
   private readonly anyFirst: Route[] = [];
   private count = 0;
-  private readonly fastRoutes = new Map<string, FastHandler>();
-
-  /** Registers the fast-path twin of a static route (`GET /_ping`), keyed by method and path. */
-  fast(method: 'GET' | 'HEAD', path: string, handler: FastHandler): this {
-    this.fastRoutes.set(`${method} ${path}`, handler);
-    return this;
-  }
-
-  /** The fast-path twin of `method path`, if the route has one. */
-  matchFast(method: string, path: string): FastHandler | undefined {
-    return this.fastRoutes.get(`${method} ${path}`);
-  }
 
   add<P extends string>(method: string, path: P, handler: Handler<PathParams<P>>): this {
     const { pattern, names } = compile(path);

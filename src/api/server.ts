@@ -7,7 +7,7 @@ import type { Duplex } from 'node:stream';
 import { EngineError, messageOf, statusOf } from '../errors.ts';
 import type { Logger } from '../util/log.ts';
 import { Query, discardUnreadBody } from './http.ts';
-import { Router, type FastReply, type RequestContext } from './router.ts';
+import { Router, type RequestContext } from './router.ts';
 import { API_VERSION, MIN_API_VERSION, compareVersions } from '../util/api-version.ts';
 import { authorize, type RequestAuthorizer } from './authz.ts';
 import { requestEnded, requestStarted } from '../util/loop-watch.ts';
@@ -77,71 +77,6 @@ export class ApiServer {
     });
   }
 
-  /**
-   * The fast path's question (see fast-path.ts): the whole answer to a body-less request, when its
-   * route has a fast twin and nothing else (authorization plugins, a listener prefix, a bad version)
-   * is involved; undefined hands the request to node:http and dispatch().
-   */
-  fastReply(method: string, target: string, prefix: string): FastReply | Promise<FastReply> | undefined {
-    if (prefix || this.opts.authorizer?.enabled) return undefined;
-    let pathname: string;
-    let searchParams: URLSearchParams;
-    try {
-      ({ pathname, searchParams } = splitTarget(target));
-    } catch {
-      return undefined;
-    }
-    let path = pathname.replace(/\/{2,}/g, '/');
-    let version = API_VERSION;
-    const m = VERSIONED.exec(path);
-    if (m) {
-      version = m[1]!;
-      path = m[2]!;
-      if (compareVersions(version, API_VERSION) > 0 || compareVersions(version, MIN_API_VERSION) < 0) return undefined;
-    }
-    if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
-    const handler = this.router.matchFast(method, path);
-    if (!handler) return undefined;
-    const started = this.log.enabled('debug') ? process.hrtime.bigint() : 0n;
-    const finish = (reply: FastReply): FastReply => {
-      const full = { status: reply.status, headers: { ...this.commonHeaders(), ...reply.headers }, body: reply.body };
-      if (started) {
-        const ms = Number(process.hrtime.bigint() - started) / 1e6;
-        this.log.debug('request', { method, uri: target, status: reply.status, ms: ms.toFixed(1) });
-      }
-      return full;
-    };
-    const fail = (err: unknown): FastReply => {
-      const status = statusOf(err);
-      const message = messageOf(err);
-      if (status >= 500) this.log.error('handler error', { method, uri: target, status, error: message });
-      else this.log.debug('handler error', { method, uri: target, status, error: message });
-      const body = method === 'HEAD' ? '' : JSON.stringify({ message });
-      return finish({ status, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) }, body });
-    };
-    let reply: FastReply | Promise<FastReply>;
-    try {
-      reply = handler(new Query(searchParams), version);
-    } catch (err) {
-      return fail(err);
-    }
-    if (!(reply instanceof Promise)) return finish(reply);
-    this.inFlight++;
-    return reply.then(finish, fail).finally(() => {
-      this.inFlight--;
-      if (this.inFlight === 0) for (const w of this.idleWaiters.splice(0)) w();
-    });
-  }
-
-  private commonHeaders(): Record<string, string> {
-    return {
-      Server: `Engine/${this.opts.serverVersion} (linux)`,
-      'Api-Version': API_VERSION,
-      Ostype: 'linux',
-      'Docker-Experimental': String(this.opts.experimental()),
-    };
-  }
-
   /** Resolves once no request is being handled (for graceful shutdown). */
   drained(): Promise<void> {
     if (this.inFlight === 0) return Promise.resolve();
@@ -153,7 +88,10 @@ export class ApiServer {
     requestStarted(req, req.method, req.url);
     const started = this.log.enabled('debug') ? process.hrtime.bigint() : 0n;
     try {
-      for (const [name, value] of Object.entries(this.commonHeaders())) res.setHeader(name, value);
+      res.setHeader('Server', `Engine/${this.opts.serverVersion} (linux)`);
+      res.setHeader('Api-Version', API_VERSION);
+      res.setHeader('Ostype', 'linux');
+      res.setHeader('Docker-Experimental', String(this.opts.experimental()));
       await this.route(req, res, prefix, socket);
     } catch (err) {
       // An answer given before the body was read would be lost to a client still writing it (the

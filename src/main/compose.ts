@@ -605,8 +605,6 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       onRequest: (req, res, prefix) => api.handleRequest(req, res, prefix),
       onUpgrade: (req, socket, head, prefix) => api.handleUpgrade(req, socket, head, prefix),
       onConnect: (req, socket, head, prefix) => api.handleConnect(req, socket, head, prefix),
-      // ENGINE_FAST_PATH=0 serves every request through node:http (for comparisons).
-      ...(process.env.ENGINE_FAST_PATH === '0' ? {} : { fastReply: (method, target, prefix) => api.fastReply(method, target, prefix) }),
     });
     startupMark('listening');
     cutConnections = () => listeners.forEach((l) => l.closeAllConnections());

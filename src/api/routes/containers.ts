@@ -4,7 +4,7 @@ import { parseTimeValue } from '../../util/time.ts';
 import { EngineError, invalidParameter, notFound } from '../../errors.ts';
 import type { ContainerCreateBody, WaitCondition } from '../../types/container-api.ts';
 import type { LogChunks, LogsRequest } from '../../types/logs.ts';
-import { readJson, readJsonObject, sendJson, jsonListBody, sendJsonList, sendJsonSliced, sendNoContent, type Query } from '../http.ts';
+import { readJson, readJsonObject, sendJson, sendJsonList, sendJsonSliced, sendNoContent, type Query } from '../http.ts';
 import type { Router } from '../router.ts';
 import { inspectForVersion } from './container-compat.ts';
 import { versionLessThan } from '../../util/api-version.ts';
@@ -51,20 +51,15 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
     sendJson(ctx.res, 201, await backend.create(body, name, ctx.version));
   });
 
-  const list = (query: Query) => {
-    const limit = query.int('limit');
-    return backend.list({
-      all: query.bool('all'),
+  router.get('/containers/json', async (ctx) => {
+    const limit = ctx.query.int('limit');
+    const list = await backend.list({
+      all: ctx.query.bool('all'),
       ...(limit !== undefined && limit > 0 ? { limit } : {}),
-      size: query.bool('size'),
-      filters: query.filters(),
+      size: ctx.query.bool('size'),
+      filters: ctx.query.filters(),
     });
-  };
-  router.get('/containers/json', async (ctx) => sendJsonList(ctx.res, 200, await list(ctx.query)));
-  // docker ps on a new connection, without node:http (fast-path.ts): the same list, the same body.
-  router.fast('GET', '/containers/json', async (query) => {
-    const body = await jsonListBody(await list(query));
-    return { status: 200, headers: { 'Content-Type': 'application/json', 'Content-Length': body.length }, body };
+    await sendJsonList(ctx.res, 200, list);
   });
 
   router.post('/containers/prune', async (ctx) => sendJson(ctx.res, 200, await backend.prune(ctx.query.filters())));

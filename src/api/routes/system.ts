@@ -11,23 +11,20 @@ export interface SystemBackend {
 }
 
 export function registerSystemRoutes(router: Router, backend: SystemBackend): void {
-  // Clients negotiate the API version from these headers (the server sets Api-Version and Ostype).
-  const pingHeaders = (withBody: boolean) => ({
-    'Content-Type': 'text/plain; charset=utf-8',
-    'Content-Length': withBody ? 2 : 0,
-    'Cache-Control': 'no-cache, no-store, must-revalidate',
-    Pragma: 'no-cache',
-    'Builder-Version': '1',
-    Swarm: backend.swarmState(),
-  });
   const ping = (withBody: boolean) => (ctx: { res: import('node:http').ServerResponse }) => {
-    ctx.res.writeHead(200, pingHeaders(withBody));
+    // Clients negotiate the API version from these headers (the server sets Api-Version and Ostype).
+    ctx.res.writeHead(200, {
+      'Content-Type': 'text/plain; charset=utf-8',
+      'Content-Length': withBody ? 2 : 0,
+      'Cache-Control': 'no-cache, no-store, must-revalidate',
+      Pragma: 'no-cache',
+      'Builder-Version': '1',
+      Swarm: backend.swarmState(),
+    });
     ctx.res.end(withBody ? 'OK' : undefined);
   };
   router.get('/_ping', ping(true));
   router.head('/_ping', ping(false));
-  router.fast('GET', '/_ping', () => ({ status: 200, headers: pingHeaders(true), body: 'OK' }));
-  router.fast('HEAD', '/_ping', () => ({ status: 200, headers: pingHeaders(false), body: '' }));
   router.get('/version', async (ctx) => sendJson(ctx.res, 200, await backend.version()));
   router.get('/info', async (ctx) => sendJson(ctx.res, 200, await backend.info()));
 }
