@@ -4,7 +4,7 @@
 // rlimits), taking turns. Reports the median of Tasks.Create and of the whole lifecycle per variant.
 // After a build: bin/node dist/bench/spec-cost.js [rounds=10]
 
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ContainerdFloor } from './scenarios/floor.ts';
 import { captureEnginedSpec } from './scenarios/engined-spec.ts';
@@ -34,9 +34,9 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 const rounds = Number(process.argv[2] ?? 10);
 const { daemon } = await Engined.start();
+const work = await mkdtemp('/tmp/engine-spec-cost-');
 try {
   await daemon.loadBusybox();
-  const work = await mkdtemp('/tmp/engine-spec-cost-');
   const specFor = await captureEnginedSpec(daemon, work);
   console.log(JSON.stringify(specFor('x'), null, 1).slice(0, 200));
   const floor = await ContainerdFloor.open(daemon.containerdSocket, join(work, 'floor'));
@@ -62,4 +62,5 @@ try {
   for (const [name, r] of results) console.log(`| ${name} | ${median(r.create).toFixed(1)} | ${median(r.total).toFixed(1)} |`);
 } finally {
   await daemon.stop();
+  await rm(work, { recursive: true, force: true });
 }
