@@ -92,6 +92,7 @@ export class ContainerCreator {
       throw err;
     }
     ctx.recs.set(id, rec);
+    d.launcher.created(id);
     d.networks?.containerCreated(id, hostConfig, config, v.request.NetworkingConfig);
     // Storing a large record and the event's copy of its labels are each a long synchronous pass:
     // other requests get a turn between them.

@@ -31,6 +31,7 @@ export async function removeLocked(ctx: ContainerContext, rec: ContainerRecord, 
   ctx.hubs.delete(rec.Id);
   ctx.stdinRelays.get(rec.Id)?.destroy();
   ctx.stdinRelays.delete(rec.Id);
+  d.launcher.removed(rec.Id);
   ctx.waiters.notify(rec.Id, ['not-running', 'next-exit', 'removed'], { StatusCode: rec.State.ExitCode, Error: null });
   ctx.event(rec, 'destroy');
 }

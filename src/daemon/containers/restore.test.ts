@@ -75,6 +75,7 @@ function setUp(recs: ContainerRecord[], listed: string[]): { ctx: ContainerConte
         return f.exitCodes.get(id);
       },
       cleanup: async (r: ContainerRecord) => void f.calls.push(`cleanup ${r.Id}`),
+      removed: () => undefined,
       removeStaleRuntimeDirs: async (known: Set<string>) => void f.calls.push(`stale-dirs ${[...known].sort().join(',')}`),
     },
     rootfs: { remove: async (key: string) => void f.calls.push(`rootfs-rm ${key}`) },

@@ -84,6 +84,14 @@ function tsToIso(ts: { seconds: string | number; nanos: number } | null | undefi
 export class TaskLauncher {
   private readonly oomed = new Set<string>();
   private readonly daemonCaps = readOwnCapabilities();
+  /**
+   * Containers this process knows containerd holds nothing of, and whose sandbox, FIFOs and mounts
+   * are gone: created here and never started, or whose exit cleanup finished without an error. A
+   * start and a removal of these skip forget()'s calls (two containerd round trips, mount table
+   * reads, sandbox teardown) that could only answer "not found". In memory only: after a restart
+   * (a crash included) the set is empty and every start and removal forgets as before.
+   */
+  private readonly clean = new Set<string>();
 
   constructor(private readonly d: LauncherDeps) {
     this.daemonDefaults(); // validates the daemon's defaults (seccomp profile file) at start-up
@@ -217,7 +225,9 @@ export class TaskLauncher {
     // The remapped root reaches /etc/hosts & co. (bound from here) through the group, as in dockerd.
     if (this.d.userns) await chown(dir, process.getuid!(), this.d.userns.rootGid);
     this.oomed.delete(id);
-    await this.forget(id); // leftovers of an earlier run (a crash between start and cleanup)
+    // Leftovers of an earlier run (a crash between start and cleanup); none for a clean container,
+    // which stops being one here, before anything of this run exists.
+    if (!this.clean.delete(id)) await this.forget(id);
     // As dockerd: a -v bind whose host path is missing gets it created (a directory); --mount
     // type=bind sources must exist (checked at create).
     for (const m of resolveMounts({ ...rec.HostConfig, Mounts: [], Tmpfs: {} }, this.d.volumes !== undefined)) {
@@ -387,15 +397,26 @@ export class TaskLauncher {
     };
   }
 
+  /** A container just created (nothing of it in containerd yet): see `clean`. */
+  created(id: string): void {
+    this.clean.add(id);
+  }
+
+  /** A container removed: nothing to remember. */
+  removed(id: string): void {
+    this.clean.delete(id);
+  }
+
   /** After an exit: delete the task and the containerd container, release the namespace and FIFOs. */
   async cleanup(rec: ContainerRecord, _task?: RunningTask): Promise<void> {
-    await this.forget(rec.Id);
+    const complete = await this.forgetAll(rec.Id);
     if (rec.Internal.netnsPath) {
       if (existsSync(rec.Internal.netnsPath)) await removeNetns(rec.Internal.netnsPath);
       delete rec.Internal.netnsPath;
     }
     await rm(join(this.d.execRoot, 'fifo', rec.Id), { recursive: true, force: true });
     await this.d.volumes?.detach(rec).catch((err) => this.d.log.warn(`releasing volumes: ${(err as Error).message}`, { id: rec.Id }));
+    if (complete) this.clean.add(rec.Id);
   }
 
   /**
@@ -403,8 +424,19 @@ export class TaskLauncher {
    * before its task leaves an orphan). Returns the task's exit status when there was one.
    */
   async forget(id: string): Promise<number | undefined> {
+    if (this.clean.has(id)) return undefined;
+    return (await this.forgetTask(id)).status;
+  }
+
+  /** forget(), true when every step succeeded (nothing can be left). */
+  private async forgetAll(id: string): Promise<boolean> {
+    return (await this.forgetTask(id)).complete;
+  }
+
+  private async forgetTask(id: string): Promise<{ status: number | undefined; complete: boolean }> {
     const { client } = this.d;
     let status: number | undefined;
+    let complete = true;
     try {
       const t = await client.tasks.get(id);
       if (t.status === 'RUNNING' || t.status === 'PAUSED' || t.status === 'CREATED') {
@@ -420,20 +452,35 @@ export class TaskLauncher {
       }
       status = (await client.tasks.delete(id)).exit_status;
     } catch (err) {
-      if (!isNotFound(err)) this.d.log.debug(`task cleanup: ${(err as Error).message}`, { id });
+      if (!isNotFound(err)) {
+        complete = false;
+        this.d.log.debug(`task cleanup: ${(err as Error).message}`, { id });
+      }
     }
-    try {
-      await client.containers.delete(id);
-    } catch (err) {
+    const containerGone = client.containers.delete(id).catch((err) => {
       if (!isNotFound(err)) throw err;
+    });
+    if (!complete) {
+      // The task may still be there: its sandbox stays unless containerd lets the container go.
+      await containerGone;
+      await this.releaseHostSide(id);
+      return { status, complete };
     }
+    // With the task gone, the containerd container and the host side go at the same time.
+    const [c, h] = await Promise.allSettled([containerGone, this.releaseHostSide(id)]);
+    if (c.status === 'rejected') throw c.reason;
+    if (h.status === 'rejected') throw h.reason;
+    return { status, complete };
+  }
+
+  /** The sandbox, namespace and mounts of a run (after its task is gone). */
+  private async releaseHostSide(id: string): Promise<void> {
     // The sandbox goes with the task: addresses, ports, veths, namespace.
     if (this.d.networks) await this.d.networks.teardownSandbox(id);
     const ns = netnsPath(this.d.execRoot, id);
     if (existsSync(ns)) await removeNetns(ns);
     await unmountShm(shmPath(join(this.d.containersDir, id)));
     await unmountNetnsSysfs(sysfsPath(join(this.d.containersDir, id)));
-    return status;
   }
 
   /** At start-up: FIFO directories and network namespaces of containers the store does not know. */
