@@ -7,6 +7,7 @@ import type { OverlayControl, OverlayEndpoint, OverlayHost, SwarmNetwork } from 
 import type { NetworkCreateBody } from '../types/networks.ts';
 import type { Logger } from '../util/log.ts';
 import { callManager } from './endpoint.ts';
+import { firstManager } from './worker.ts';
 import type { LocalClusterState, NodeCerts } from './local-state.ts';
 
 const POLL_MS = 2000;
@@ -29,7 +30,9 @@ export class WorkerNetworks implements OverlayControl {
   /** Any manager that answers (the list the heartbeats keep current). */
   private async call<T>(op: string, body: unknown): Promise<T> {
     let last: Error = unavailable('no manager known');
-    for (const m of this.state.managers) {
+    const ms = this.state.managers;
+    const first = firstManager(this.state.nodeId, ms.length);
+    for (const m of [...ms.slice(first), ...ms.slice(0, first)]) {
       try {
         return await callManager<T>(m.Addr, 'POST', `/overlay/${op}`, body, {
           caPem: this.certs.caPem,
