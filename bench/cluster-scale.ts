@@ -17,6 +17,7 @@ import { loadavg } from 'node:os';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { etcdPorts } from '../src/cluster/manager.ts';
+import { ClusterStore } from '../src/cluster/store.ts';
 import { startDaemon, type TestDaemon } from '../test/helpers/daemon.ts';
 import { findEtcd } from '../test/helpers/cluster-nodes.ts';
 import { FakeNode, newFakeStats, total, type FakeStats, type Traffic } from './lib/cluster-fake-node.ts';
@@ -315,8 +316,24 @@ async function main(): Promise<void> {
       '  etcd watchers / watch streams held',
       cols((_, i) => `${end.etcd[i]!.watchers} / ${end.etcd[i]!.watchStreams}`),
     );
-    const all = await json<unknown[]>(m0.d, 'GET', '/v1.51/tasks');
-    row(`task records (${all.length}) as JSON`, mib(JSON.stringify(all).length));
+    // Bytes per record as stored (key + JSON value), read from m1's etcd member.
+    const store = await ClusterStore.open([`https://${m0.addr}:${etcdPorts(PORT).client}`], {
+      caPem: m0.tls!.ca.toString(),
+      certPem: m0.tls!.cert.toString(),
+      keyPem: m0.tls!.key.toString(),
+    });
+    try {
+      for (const prefix of ['nodes/', 'heartbeats/', 'agents/', 'services/', 'tasks/', 'networks/', 'endpoints/']) {
+        const items = await store.list<unknown>(prefix);
+        const bytes = items.reduce((a, x) => a + 8 + x.key.length + JSON.stringify(x.value).length, 0);
+        row(
+          `  store: ${prefix.padEnd(12)} records, bytes each (mean), total`,
+          `${items.length}, ${items.length ? Math.round(bytes / items.length) : 0} B, ${mib(bytes)}`,
+        );
+      }
+    } finally {
+      store.close();
+    }
   } catch (err) {
     console.log(`failed: ${(err as Error).message}`);
     for (const [i, m] of ms.entries()) {

@@ -64,6 +64,7 @@ export class FakeNode {
   private readonly pending = new Map<string, TaskStatus>();
   private readonly seen = new Set<string>();
   private loops: Promise<void>[] = [];
+  private overlayKnown: string | undefined;
 
   constructor(
     private readonly i: number,
@@ -130,7 +131,12 @@ export class FakeNode {
   /** As worker-networks.ts: the networks and endpoints every 2 s. */
   private async overlayPoll(): Promise<void> {
     while (!this.stopped) {
-      await this.call('/overlay/state', {}, this.stats.overlay).catch(() => undefined);
+      const a = await this.call<{ digest?: string }>(
+        '/overlay/state',
+        this.overlayKnown ? { known: this.overlayKnown } : {},
+        this.stats.overlay,
+      ).catch(() => undefined);
+      if (a?.digest) this.overlayKnown = a.digest;
       for (let waited = 0; waited < 2000 && !this.stopped; waited += 250) await sleep(250);
     }
   }

@@ -21,6 +21,7 @@ export interface EtcdFacts {
   dbBytes: number;
   dbInUseBytes: number;
   isLeader: boolean;
+  leaderChanges: number;
 }
 
 /** Files of a manager's certificates (cluster/local-state.ts). */
@@ -77,5 +78,6 @@ export async function etcdFacts(host: string, port: number, tls: { ca: Buffer; c
     dbBytes: sum('etcd_mvcc_db_total_size_in_bytes'),
     dbInUseBytes: sum('etcd_mvcc_db_total_size_in_use_in_bytes'),
     isLeader: sum('etcd_server_is_leader') === 1,
+    leaderChanges: sum('etcd_server_leader_changes_seen_total'),
   };
 }
