@@ -62,9 +62,15 @@ async function json<T>(d: TestDaemon, method: string, path: string, body?: unkno
   return (r.body.length ? r.json() : undefined) as T;
 }
 
+/** Running tasks (-1: the manager could not say now, e.g. its member had no leader for a moment). */
 async function running(d: TestDaemon): Promise<number> {
-  const ss = await json<Array<{ ServiceStatus: { RunningTasks: number } }>>(d, 'GET', '/v1.51/services?status=true');
-  return ss.reduce((a, s) => a + s.ServiceStatus.RunningTasks, 0);
+  try {
+    const ss = await json<Array<{ ServiceStatus: { RunningTasks: number } }>>(d, 'GET', '/v1.51/services?status=true');
+    return ss.reduce((a, s) => a + s.ServiceStatus.RunningTasks, 0);
+  } catch (err) {
+    console.log(`  (status: ${(err as Error).message.slice(0, 120)})`);
+    return -1;
+  }
 }
 
 /** One manager: its daemon, etcd pid, address, TLS for etcd's metrics. */
@@ -140,6 +146,10 @@ function perManager(ms: Mgr[], a: Sample, b: Sample, rate: boolean, row: (k: str
   row(
     `  overlay polls served${unit} (JSON bytes)`,
     cols((i) => tr('overlay', i)),
+  );
+  row(
+    '  etcd leader changes seen',
+    cols((i) => String(b.etcd[i]!.leaderChanges - a.etcd[i]!.leaderChanges)),
   );
   row(
     `  etcd watch events sent${unit}`,
@@ -286,9 +296,9 @@ async function main(): Promise<void> {
     t0 = performance.now();
     await json(m0.d, 'POST', `/v1.51/services/${svc.ID}/update?version=${svc.Version.Index}`, spec);
     for (;;) {
-      const s = await json<{ UpdateStatus?: { State: string } }>(m0.d, 'GET', `/v1.51/services/${svc.ID}`);
-      if (s.UpdateStatus?.State === 'completed') break;
-      if (performance.now() - t0 > 300_000) throw new Error(`update timed out: ${s.UpdateStatus?.State}`);
+      const s = await json<{ UpdateStatus?: { State: string } }>(m0.d, 'GET', `/v1.51/services/${svc.ID}`).catch(() => undefined);
+      if (s?.UpdateStatus?.State === 'completed') break;
+      if (performance.now() - t0 > 300_000) throw new Error(`update timed out: ${s?.UpdateStatus?.State}`);
       await sleep(250);
     }
     row(`rolling update of ${per} tasks (parallelism 10) completed`, `${((performance.now() - t0) / 1000).toFixed(1)} s`);
@@ -315,6 +325,11 @@ async function main(): Promise<void> {
     row(
       '  etcd watchers / watch streams held',
       cols((_, i) => `${end.etcd[i]!.watchers} / ${end.etcd[i]!.watchStreams}`),
+    );
+    const all = await json<Array<{ DesiredState: string }>>(m0.d, 'GET', '/v1.51/tasks');
+    row(
+      `task records (${tasks} wanted, ${per} replaced by the update)`,
+      `${all.length} (${all.filter((t) => t.DesiredState === 'running').length} desired running)`,
     );
     // Bytes per record as stored (key + JSON value), read from m1's etcd member.
     const store = await ClusterStore.open([`https://${m0.addr}:${etcdPorts(PORT).client}`], {
