@@ -23,8 +23,10 @@ import { findEtcd } from '../test/helpers/cluster-nodes.ts';
 import { FakeNode, newFakeStats, total, type FakeStats, type Traffic } from './lib/cluster-fake-node.ts';
 import { etcdFacts, managerTls, type EtcdFacts } from './lib/etcd-metrics.ts';
 
+// BENCH_ADDR_BASE=n: managers on 127.0.0.(n+1)…, for a second run beside one on the defaults.
 const PORT = 42377;
-const addrOf = (i: number) => `127.0.0.${i + 1}`;
+const BASE = Number(process.env.BENCH_ADDR_BASE ?? 0);
+const addrOf = (i: number) => `127.0.0.${BASE + i + 1}`;
 
 function cpuSeconds(pid: number | undefined): number {
   if (!pid) return NaN;
@@ -240,7 +242,10 @@ async function main(): Promise<void> {
     row(`${nodes} fake nodes joined (certificates signed)`, `${((performance.now() - t0) / 1000).toFixed(1)} s`);
     for (;;) {
       const ns = await json<Array<{ Status: { State: string } }>>(m0.d, 'GET', '/v1.51/nodes');
-      if (ns.filter((n) => n.Status.State === 'ready').length >= nodes + managers) break;
+      const ready = ns.filter((n) => n.Status.State === 'ready').length;
+      if (ready >= nodes + managers) break;
+      if (performance.now() - t0 > 600_000) throw new Error(`only ${ready} of ${nodes + managers} nodes ready`);
+      if (Math.round((performance.now() - t0) / 500) % 20 === 0) console.log(`  (${ready} of ${nodes + managers} nodes ready)`);
       await sleep(500);
     }
     let s0 = await sample(ms, stats);
