@@ -251,7 +251,7 @@ async function main(): Promise<void> {
       );
     row(`${nodes} fake nodes joined (certificates signed)`, `${((performance.now() - t0) / 1000).toFixed(1)} s`);
     for (;;) {
-      const ns = await json<Array<{ Status: { State: string } }>>(m0.d, 'GET', '/v1.51/nodes');
+      const ns = await json<Array<{ Status: { State: string } }>>(m0.d, 'GET', '/v1.51/nodes').catch(() => []);
       const ready = ns.filter((n) => n.Status.State === 'ready').length;
       if (ready >= nodes + managers) break;
       if (performance.now() - t0 > 600_000) throw new Error(`only ${ready} of ${nodes + managers} nodes ready`);
