@@ -13,12 +13,13 @@
 // After a build:
 //
 //   bin/node dist/bench/cluster-scale.js [nodes=100] [tasks=10000] [services=100] [idle s=30] [--managers 1|3]
-import { loadavg } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { readFileSync, statSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { etcdPorts } from '../src/cluster/manager.ts';
 import { ClusterStore } from '../src/cluster/store.ts';
-import { startDaemon, type TestDaemon } from '../test/helpers/daemon.ts';
+import { TestDaemon } from '../test/helpers/daemon.ts';
 import { findEtcd } from '../test/helpers/cluster-nodes.ts';
 import { FakeNode, newFakeStats, total, type FakeStats, type Traffic } from './lib/cluster-fake-node.ts';
 import { etcdFacts, managerTls, type EtcdFacts } from './lib/etcd-metrics.ts';
@@ -190,11 +191,12 @@ async function main(): Promise<void> {
   const per = Math.ceil(tasks / services);
   const ms: Mgr[] = [];
   const fakes: FakeNode[] = [];
+  const starting: TestDaemon[] = [];
   let cleaning: Promise<void> | undefined;
   const cleanup = () =>
     (cleaning ??= (async () => {
       await Promise.race([Promise.all(fakes.map((f) => f.stop())), sleep(20_000)]);
-      await Promise.all(ms.map((m) => m.d.cleanup().catch((e: Error) => console.error(`cleanup: ${e.message}`))));
+      await Promise.all(starting.map((d) => d.cleanup().catch((e: Error) => console.error(`cleanup: ${e.message}`))));
     })());
   for (const sig of ['SIGINT', 'SIGTERM'] as const)
     process.once(sig, () => {
@@ -207,7 +209,11 @@ async function main(): Promise<void> {
     // BENCH_PROF=<dir>: CPU profiles of the managers (written when they stop).
     const env = process.env.BENCH_PROF ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROF}` } : undefined;
     for (let i = 0; i < managers; i++) {
-      const d = await startDaemon(env ? { env } : {});
+      // Known to the clean-up before it is ready: a SIGINT while it starts stops it too.
+      const d = new TestDaemon(await mkdtemp(join(tmpdir(), 'engine-t-')), env ? { env } : {});
+      starting.push(d);
+      await d.spawn();
+      await d.waitReady();
       ms.push({ d, addr: addrOf(i) });
     }
     const [m0] = ms as [Mgr];
