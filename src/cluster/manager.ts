@@ -24,7 +24,7 @@ import type { LocalClusterState, LocalStateFiles, NodeCerts, RemoteManager } fro
 import { checkNodeSpec, checkRemovable, filterNodes, findNode, nodeView, type NodeRecord } from './nodes.ts';
 import { ClusterStore, type Stored } from './store.ts';
 import type { EventPublisher } from '../events/bus.ts';
-import { OrchestratorLoop } from './orchestrator-loop.ts';
+import { LOCK_TTL_S, ORCHESTRATOR_LOCK, OrchestratorLoop } from './orchestrator-loop.ts';
 import { RecordMode } from './record-mode.ts';
 import { clusterDataKey, FileObjectsApi, fileObjectHooks } from './secrets-api.ts';
 import { ServicesApi, type AgentSyncRequest, type SyncAnswer } from './services-api.ts';
@@ -126,9 +126,9 @@ export class Manager {
       {
         store,
         api: this.services,
-        leads: async () => {
+        lock: async () => {
           const s = await this.store.leader();
-          return s.leader === s.member;
+          return this.store.holdLock(ORCHESTRATOR_LOCK, LOCK_TTL_S, { node: this.state.nodeId }, s.leader === s.member);
         },
         nodes: async () => {
           const [all, live] = await Promise.all([this.nodeRecords(), this.liveness()]);
@@ -457,9 +457,7 @@ export class Manager {
 
   /** The managers, for /info's RemoteManagers and for workers. */
   async managers(): Promise<RemoteManager[]> {
-    return (await this.nodeRecords())
-      .filter((s) => s.value.Spec.Role === 'manager' && s.value.ManagerAddr)
-      .map((s) => ({ NodeID: s.value.ID, Addr: s.value.ManagerAddr! }));
+    return managersOf(await this.nodeRecords());
   }
 
   /** /info's Swarm section. */
@@ -530,13 +528,21 @@ export class Manager {
     return res;
   }
 
+  /**
+   * A node's heartbeat: its lease refreshed (no write, store.ts putLeased). Its record and the
+   * managers come from the watch-fed cache: a heartbeat would otherwise read every node record
+   * (100 nodes: ~20 lists of 100 records a second); a node not in the cache yet (it just joined
+   * through another manager) is read from the store.
+   */
   async heartbeat(node: CertIdentity, certPem: string, body: HeartbeatRequest = {}): Promise<HeartbeatResponse> {
-    const rec = await this.store.get<NodeRecord>(nodeKey(node.nodeId));
+    const cache = this.services.cache.ready ? this.services.cache : undefined;
+    const rec = cache?.nodes.items.get(nodeKey(node.nodeId)) ?? (await this.store.get<NodeRecord>(nodeKey(node.nodeId)));
     if (!rec) throw notFound(`node ${node.nodeId} not found`);
     await this.store.putLeased(beatKey(node.nodeId), { at: new Date().toISOString() }, Math.ceil(this.periodSeconds * MISSED_BEATS));
     if (body && typeof body.tlsInfo === 'object' && body.tlsInfo !== null) await this.reportTls(rec, body.tlsInfo);
     const role = rec.value.Spec.Role;
-    const res: HeartbeatResponse = { managers: await this.managers(), periodSeconds: this.periodSeconds, role };
+    const managers = cache ? managersOf(cache.nodes.items.values()) : await this.managers();
+    const res: HeartbeatResponse = { managers, periodSeconds: this.periodSeconds, role };
     if (this.caView) res.ca = this.caView;
     if (role === node.role) return res;
     const cluster = (await this.cluster()).value;
@@ -711,6 +717,8 @@ export class Manager {
 
   async stop(): Promise<void> {
     this.loop.stop();
+    // Another manager orchestrates at once rather than after the lock's lease runs out.
+    await Promise.race([this.store.releaseLock(ORCHESTRATOR_LOCK), new Promise((r) => setTimeout(r, 1000).unref())]);
     await this.services.close();
     if (this.beatTimer) clearInterval(this.beatTimer);
     this.beatTimer = null;
@@ -727,4 +735,16 @@ export class Manager {
   identity(): CertIdentity {
     return identityOf(this.certs.certPem);
   }
+}
+
+/**
+ * The managers among node records, by node ID: every manager answers the same list whether it read
+ * the store (key order) or its cache (arrival order), so a worker's index into it (worker.ts
+ * `firstManager`) names the same manager.
+ */
+function managersOf(nodes: Iterable<Stored<NodeRecord>>): RemoteManager[] {
+  const out: RemoteManager[] = [];
+  for (const s of nodes)
+    if (s.value.Spec.Role === 'manager' && s.value.ManagerAddr) out.push({ NodeID: s.value.ID, Addr: s.value.ManagerAddr });
+  return out.sort((a, b) => (a.NodeID < b.NodeID ? -1 : a.NodeID > b.NodeID ? 1 : 0));
 }

@@ -139,8 +139,8 @@ describe('overlay networks in a real etcd', () => {
       async () => ((await stores[0]!.list('endpoints/')).length === 0 ? true : undefined),
       10_000,
     );
-    // The host hears of it through its watch, a moment after the store list shows it.
-    await until('the endpoint dropped on the host', () => (host.endpoints.length === 0 ? true : undefined), 10_000);
+    // The sync that released it pushes the endpoints right after (a moment later on a loaded machine).
+    await until('the node told', () => (host.endpoints.length === 0 ? true : undefined), 10_000);
     for (const ip of ips.slice(1)) await one.release(ov.Id, 'none', ip);
     await one.remove(ov.Id);
     await until('the network gone', () => (host.networks.length === 1 ? true : undefined), 10_000);
@@ -148,6 +148,36 @@ describe('overlay networks in a real etcd', () => {
     const again = await one.create({ Name: 'ov', Driver: 'overlay' });
     const n = await until('the new network', () => host.networks.find((x) => x.Id === again.Id), 10_000);
     assert.deepEqual([n.subnet, n.vni], ['10.0.1.0/24', 4097]);
+  });
+
+  test("workers' polls: a digest only while nothing changed; a write through the manager seen at once, one elsewhere soon", async () => {
+    type State = { port: number; networks?: SwarmNetwork[]; endpoints?: OverlayEndpoint[]; digest: string; same?: boolean };
+    const poll = async (known?: string) => (await one.serveRemote('node1', 'state', known ? { known } : {})) as State;
+    const net = await one.create({ Name: 'polled', Driver: 'overlay', Attachable: true });
+    const first = await until(
+      'the network in a poll',
+      async () => ((await poll()).networks?.some((n) => n.Id === net.Id) ? poll() : undefined),
+      10_000,
+    );
+    assert.ok(first.digest);
+    assert.deepEqual(await poll(first.digest), { port: 4789, digest: first.digest, same: true });
+    const { ip } = (await one.serveRemote('node1', 'claim', { networkId: net.Id })) as { ip: string };
+    const ep = { networkId: net.Id, endpointId: 'epp', containerId: 'cp', name: 'p', aliases: [], ip, mac: '02:42:0a:00:02:02' };
+    await one.serveRemote('node1', 'publish', { ...ep, vtep: '192.0.2.1' });
+    const after = await poll(first.digest);
+    assert.equal(after.same, undefined);
+    assert.ok(
+      after.endpoints?.some((e) => e.endpointId === 'epp'),
+      'the worker sees its own publish in its next poll',
+    );
+    assert.deepEqual(await poll(after.digest), { port: 4789, digest: after.digest, same: true });
+    await two.release(net.Id, 'epp', ip); // through another manager: this one hears it from its watch
+    await until(
+      'the release in a poll',
+      async () => ((await poll(after.digest)).endpoints?.every((e) => e.endpointId !== 'epp') ? true : undefined),
+      10_000,
+    );
+    await one.remove(net.Id);
   });
 
   test('service VIPs: targets resolved, claimed and published (no node, kept by the sync), freed', async () => {

@@ -3,6 +3,7 @@
 // SubnetSize, addresses — each claimed by an etcd create transaction (a key that must not exist),
 // so two managers never hand out the same one; the endpoints each node publishes; and a watch that
 // pushes every change to this node's overlay driver (OverlayHost).
+import { createHash } from 'node:crypto';
 import { conflict, forbidden, invalidParameter, notFound, notImplemented } from '../errors.ts';
 import type { OverlayControl, OverlayEndpoint, OverlayHost, OverlayNode, SwarmNetwork } from '../network/overlay/contract.ts';
 import { freeAddresses, inSubnet, parseVniList, pickOverlaySubnet, pickVni } from '../network/overlay/plan.ts';
@@ -51,6 +52,13 @@ export function checkOverlayBody(body: NetworkCreateBody): void {
   }
 }
 
+/** What a worker's poll gets (`digest` filled on first use). */
+interface OverlayView {
+  networks: SwarmNetwork[];
+  endpoints: OverlayEndpoint[];
+  digest?: string;
+}
+
 export interface ClusterNetworksDeps {
   store: ClusterStore;
   log: Logger;
@@ -68,13 +76,24 @@ export class ClusterNetworks implements OverlayControl {
   private port = 4789;
   /** After the first push, changes are events (not the networks found at start). */
   private pushed = false;
+  /**
+   * The networks and endpoints as the last sync read them, kept while no change has been seen since
+   * (a watch event or a write through this manager drops it): workers' polls (every 2 s each) are
+   * answered from it instead of two reads of the store each, and with only its digest when the
+   * worker already has it.
+   */
+  private view: OverlayView | undefined;
+  private gen = 0;
 
   constructor(private readonly d: ClusterNetworksDeps) {}
 
   /** Watches networks and endpoints and pushes the current ones to this node. */
   async start(): Promise<void> {
     this.port = (await this.d.cluster()).DataPathPort || 4789;
-    const kick = () => this.schedule();
+    const kick = () => {
+      this.stale();
+      this.schedule();
+    };
     this.stopWatches.push(
       await this.d.store.watch('networks/', kick),
       await this.d.store.watch('endpoints/', kick),
@@ -106,14 +125,35 @@ export class ClusterNetworks implements OverlayControl {
       if (typeof b[k] !== 'string') throw invalidParameter(`invalid overlay request: ${k} must be a string`);
       return b[k];
     };
-    switch (op) {
-      case 'state': {
-        const [nets, eps] = await Promise.all([
-          this.d.store.list<SwarmNetwork>('networks/'),
-          this.d.store.list<OverlayEndpoint>('endpoints/'),
-        ]);
-        return { port: this.port, networks: nets.map((s) => s.value), endpoints: eps.map((s) => s.value) };
+    if (op !== 'state') {
+      try {
+        return await this.serveWrite(nodeId, op, b, str);
+      } finally {
+        this.stale(); // the worker's next poll sees its own write
       }
+    }
+    let v = this.view;
+    if (!v) {
+      const [nets, eps] = await Promise.all([
+        this.d.store.list<SwarmNetwork>('networks/'),
+        this.d.store.list<OverlayEndpoint>('endpoints/'),
+      ]);
+      v = { networks: nets.map((s) => s.value), endpoints: eps.map((s) => s.value) };
+    }
+    v.digest ??= createHash('sha1')
+      .update(JSON.stringify([this.port, v.networks, v.endpoints]))
+      .digest('hex');
+    if (b.known === v.digest) return { port: this.port, digest: v.digest, same: true };
+    return { port: this.port, networks: v.networks, endpoints: v.endpoints, digest: v.digest };
+  }
+
+  private stale(): void {
+    this.gen++;
+    this.view = undefined;
+  }
+
+  private async serveWrite(nodeId: string, op: string, b: Record<string, unknown>, str: (k: string) => string): Promise<unknown> {
+    switch (op) {
       case 'claim':
         return { ip: await this.claimAddress(str('networkId'), typeof b.want === 'string' ? b.want : undefined) };
       case 'publish': {
@@ -154,6 +194,7 @@ export class ClusterNetworks implements OverlayControl {
     const host = this.d.host;
     if (!host) return Promise.resolve();
     const run = this.syncing.then(async () => {
+      const gen = this.gen;
       try {
         const [nets, all, nodes] = await Promise.all([
           this.d.store.list<SwarmNetwork>('networks/'),
@@ -169,6 +210,8 @@ export class ClusterNetworks implements OverlayControl {
               // The next sync (any store change) tries again; the endpoint is left out of the plan meanwhile.
               this.d.log.debug("releasing a removed node's overlay endpoint failed", { error: err.message }),
             );
+        // Kept for workers' polls unless something changed while this sync read.
+        if (gen === this.gen) this.view = { networks: nets.map((s) => s.value), endpoints: eps.map((s) => s.value) };
         const node: OverlayNode = { nodeId: this.d.nodeId, vtep: this.d.vtep, port: this.port };
         await host.setNetworks(
           node,

@@ -70,7 +70,7 @@ export function filterNodes(nodes: NodeRecord[], filters: Map<string, string[]>)
       any('name', (v) => n.Description.Hostname.startsWith(v)) &&
       any('role', (v) => n.Spec.Role === v) &&
       any('membership', (v) => v === 'accepted') && // a node joins accepted: there is no manual acceptance
-      allLabelsMatch(n.Description.Engine.Labels, filters.get('label') ?? []) &&
+      allLabelsMatch(n.Description.Engine?.Labels ?? {}, filters.get('label') ?? []) &&
       allLabelsMatch(n.Spec.Labels, filters.get('node.label') ?? []),
   );
 }

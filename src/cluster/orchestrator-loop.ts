@@ -1,7 +1,9 @@
 // The orchestrator's loop on a manager: a round runs at once after a change of services, tasks,
 // nodes or node liveness (the watch-fed cluster-cache.ts; several changes during a round make one
 // more round), and every second for what only time changes (restart delays, update delays and
-// monitors). In a round the manager whose etcd member leads plans from the cache (orchestrator.ts)
+// monitors). In a round the manager holding the orchestrator's lock (taken by the manager whose etcd
+// member leads; every write of a round is fenced by it, so two managers never orchestrate at once)
+// plans from the cache (orchestrator.ts)
 // and writes the plan, several writes at once, each a compare-and-swap on the version it read (a
 // write that lost a race is simply planned again); the next round first waits until the cache has
 // seen those writes, so it never plans the same task twice. Without the cache (its watch could not
@@ -14,14 +16,23 @@ import { plan, type Action } from './orchestrator.ts';
 import type { NodeResources, SchedNode } from './scheduler.ts';
 import type { ServiceRecord } from './service-spec.ts';
 import { inParallel, serviceKey, taskKey, type ServicesApi } from './services-api.ts';
-import type { ClusterStore, Stored } from './store.ts';
+import type { ClusterStore, Fence, Stored } from './store.ts';
 import type { TaskRecord } from './tasks.ts';
+
+/** The store key of the orchestrator's lock (store.ts holdLock): one manager orchestrates at a time. */
+export const ORCHESTRATOR_LOCK = 'orchestrator';
+/** How long a manager that stopped answering keeps the lock (its lease) before another takes it. */
+export const LOCK_TTL_S = 10;
 
 export interface LoopSource {
   store: ClusterStore;
   api: ServicesApi;
-  /** Whether this manager's etcd member leads (only the leader orchestrates). */
-  leads(): Promise<boolean>;
+  /**
+   * The orchestrator's lock while this manager holds it (its mod revision, which fences every write
+   * of the rounds), null while another manager does. The manager whose etcd member leads takes it
+   * when it is free; a holder keeps it while it lives (a leadership change moves nothing).
+   */
+  lock(): Promise<number | null>;
   nodes(): Promise<Array<{ rec: NodeRecord; up: boolean }>>;
   historyLimit(): Promise<number>;
 }
@@ -47,6 +58,8 @@ export class OrchestratorLoop {
   /** The latest revisions this loop wrote, which the next round's cache must have seen. */
   private wrote = { tasks: 0, services: 0 };
   private limit: { value: number; at: number } | undefined;
+  /** The lock this loop holds (its writes carry it). */
+  private fence: Fence | undefined;
   /** When the last round ended and how long it took (the next waits at least twice that). */
   private lastEnd = 0;
   private lastCost = 0;
@@ -102,7 +115,7 @@ export class OrchestratorLoop {
       do {
         if (this.again) await new Promise((r) => setTimeout(r, this.gap()));
         this.again = false;
-        if (!(await this.src.leads())) return;
+        if (!(await this.holds())) return;
         const t0 = performance.now();
         try {
           await this.once();
@@ -116,6 +129,27 @@ export class OrchestratorLoop {
       this.busy = false;
       this.lastEnd = Date.now();
     }
+  }
+
+  /**
+   * Whether this manager orchestrates. A lock just taken: the cache must first have seen every task
+   * and service as the store has them (what the previous holder wrote may still be on its way
+   * through this manager's watch: planning without it would create those tasks again).
+   */
+  private async holds(): Promise<boolean> {
+    const version = await this.src.lock();
+    if (version === null) {
+      if (this.fence) this.log.info('orchestrator lock held by another manager: not orchestrating');
+      this.fence = undefined;
+      return false;
+    }
+    if (this.fence?.version !== version) {
+      const [tasks, services] = await Promise.all([this.src.store.lastRevision('tasks/'), this.src.store.lastRevision('services/')]);
+      this.wrote = { tasks, services };
+      this.fence = { key: ORCHESTRATOR_LOCK, version };
+      this.log.info('orchestrator lock taken: this manager orchestrates', { revision: version });
+    }
+    return true;
   }
 
   /** The cluster's task history limit, read again at most every few seconds. */
@@ -172,7 +206,7 @@ export class OrchestratorLoop {
         return t ? [{ key: taskKey(t.value.ID), value: taskAfter(a, t.value, now) as unknown, version: t.version }] : [];
       });
       try {
-        const rev = await this.src.store.batch(writes);
+        const rev = await this.src.store.batch(writes, this.fence);
         this.wrote.tasks = Math.max(this.wrote.tasks, rev);
         for (const w of writes) {
           const t = tsk.get((w.value as TaskRecord).ID);
@@ -199,19 +233,20 @@ export class OrchestratorLoop {
   /** Writes one action; returns the store revision written (0: nothing, or a delete). */
   private async apply(a: Action, svc: Map<string, Stored<ServiceRecord>>, tsk: Map<string, Stored<TaskRecord>>): Promise<number> {
     const store = this.src.store;
+    const fence = this.fence;
     const now = new Date().toISOString();
     const task = (id: string) => tsk.get(id);
     switch (a.op) {
       case 'create':
-        return store.create(taskKey(a.task.ID), a.task);
+        return store.create(taskKey(a.task.ID), a.task, fence);
       case 'delete':
-        await store.delete(taskKey(a.id));
+        await store.delete(taskKey(a.id), undefined, fence);
         return 0;
       case 'desire':
       case 'assign': {
         const t = task(a.id);
         if (!t) return 0;
-        t.version = await store.update(taskKey(a.id), (t.value = taskAfter(a, t.value, now)), t.version);
+        t.version = await store.update(taskKey(a.id), (t.value = taskAfter(a, t.value, now)), t.version, fence);
         return t.version;
       }
       case 'updateStatus':
@@ -224,7 +259,7 @@ export class OrchestratorLoop {
           next.PreviousSpec = s.value.Spec;
           next.SpecVersion = s.value.SpecVersion + 1;
         }
-        s.version = await store.update(serviceKey(a.service), (s.value = next), s.version);
+        s.version = await store.update(serviceKey(a.service), (s.value = next), s.version, fence);
         if (a.op === 'rollback') this.log.info('service update rolled back', { service: a.service });
         return s.version;
       }

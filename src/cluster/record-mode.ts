@@ -8,9 +8,13 @@ import type { Logger } from '../util/log.ts';
 import { openClusterKeys } from './autolock.ts';
 import type { ClusterStore } from './store.ts';
 import type { ClusterRecord } from './swarm-object.ts';
+import { ORCHESTRATOR_LOCK } from './orchestrator-loop.ts';
 
-/** Heartbeats are leased: a rewrite would detach them; their owners rewrite them every period. */
-const leased = (key: string): boolean => key.startsWith('heartbeats/');
+/**
+ * Leased keys are never rewritten (a rewrite would detach the lease: the orchestrator lock would
+ * then outlive its holder). Heartbeats hold only a time; the lock only a manager's ID.
+ */
+const leased = (key: string): boolean => key.startsWith('heartbeats/') || key === ORCHESTRATOR_LOCK;
 
 export class RecordMode {
   private sweeping: Promise<void> | null = null;

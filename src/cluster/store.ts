@@ -31,6 +31,15 @@ export interface StoreMember {
   clientUrls: string[];
 }
 
+/**
+ * A condition added to a write: it succeeds only while `key` is still at mod revision `version`
+ * (the orchestrator's lock, so a manager that lost it writes nothing more).
+ */
+export interface Fence {
+  key: string;
+  version: number;
+}
+
 /** The message swarmkit gives an update against a stale version. */
 export const OUT_OF_SEQUENCE = 'update out of sequence';
 
@@ -128,12 +137,16 @@ export class ClusterStore {
     }
   }
 
+  /** The compare of a fence (none: a condition that always holds). */
+  private fenced(txn: ReturnType<Etcd3['if']>, fence: Fence | undefined): ReturnType<Etcd3['if']> {
+    return fence ? txn.and(PREFIX + fence.key, 'Mod', '==', fence.version) : txn;
+  }
+
   /** Writes a new key; 409 if it exists. Returns the new version. */
-  async create<T>(key: string, value: T): Promise<number> {
+  async create<T>(key: string, value: T, fence?: Fence): Promise<number> {
     let r;
     try {
-      r = await this.client
-        .if(PREFIX + key, 'Create', '==', 0)
+      r = await this.fenced(this.client.if(PREFIX + key, 'Create', '==', 0), fence)
         .then(this.client.put(PREFIX + key).value(this.seal.encode(key, value)))
         .commit();
     } catch (err) {
@@ -144,12 +157,11 @@ export class ClusterStore {
   }
 
   /** Writes `value` if the key is still at `version`; 409 "update out of sequence" if not, 404 if gone. */
-  async update<T>(key: string, value: T, version: number): Promise<number> {
+  async update<T>(key: string, value: T, version: number, fence?: Fence): Promise<number> {
     let r;
     try {
       // The else branch reads the key in the same transaction: gone (404) or changed (409).
-      r = await this.client
-        .if(PREFIX + key, 'Mod', '==', version)
+      r = await this.fenced(this.client.if(PREFIX + key, 'Mod', '==', version), fence)
         .then(this.client.put(PREFIX + key).value(this.seal.encode(key, value)))
         .else(this.client.get(PREFIX + key))
         .commit();
@@ -166,13 +178,13 @@ export class ClusterStore {
    * `version` only at that version, each without only if the key does not exist. All or none:
    * 409 if any condition failed (the caller then writes them one by one). Returns the revision.
    */
-  async batch(writes: Array<{ key: string; value: unknown; version?: number }>): Promise<number> {
+  async batch(writes: Array<{ key: string; value: unknown; version?: number }>, fence?: Fence): Promise<number> {
     if (!writes.length) return 0;
     let r;
     try {
       const [first, ...rest] = writes;
       const cond = (w: typeof first) => [PREFIX + w!.key, w!.version === undefined ? 'Create' : 'Mod', '==', w!.version ?? 0] as const;
-      let txn = this.client.if(...cond(first));
+      let txn = this.fenced(this.client.if(...cond(first)), fence);
       for (const w of rest) txn = txn.and(...cond(w));
       r = await txn.then(...writes.map((w) => this.client.put(PREFIX + w.key).value(this.seal.encode(w.key, w.value)))).commit();
     } catch (err) {
@@ -196,8 +208,17 @@ export class ClusterStore {
   }
 
   /** Deletes a key (if `version` is given, only at that version). Returns whether it existed. */
-  async delete(key: string, version?: number): Promise<boolean> {
+  async delete(key: string, version?: number, fence?: Fence): Promise<boolean> {
     try {
+      if (fence) {
+        const cond =
+          version === undefined
+            ? this.client.if(PREFIX + fence.key, 'Mod', '==', fence.version)
+            : this.fenced(this.client.if(PREFIX + key, 'Mod', '==', version), fence);
+        const r = await cond.then(this.client.delete().key(PREFIX + key)).commit();
+        if (!r.succeeded) throw conflict(OUT_OF_SEQUENCE);
+        return true;
+      }
       if (version === undefined)
         return (
           Number(
@@ -233,13 +254,18 @@ export class ClusterStore {
 
   /**
    * Puts `value` at `key` bound to a lease of `ttlSeconds` that this call refreshes: the key
-   * disappears `ttlSeconds` after the last call (a node's heartbeat).
+   * disappears `ttlSeconds` after the last call (a node's heartbeat). A refresh of a key still bound
+   * to this client's lease is a lease keep-alive and a read, no write: no Raft proposal, no fsync on
+   * every member, no revision, no watch event (the value is not rewritten, so it stays the first
+   * call's). Only a key bound to another lease (another manager served the node meanwhile) or gone
+   * is written again.
    */
   async putLeased<T>(key: string, value: T, ttlSeconds: number): Promise<void> {
     const existing = this.leases.get(key);
     if (existing) {
       try {
-        await existing.keepaliveOnce();
+        const [, id, cur] = await Promise.all([existing.keepaliveOnce(), existing.grant(), this.client.get(PREFIX + key).exec()]);
+        if (cur.kvs[0]?.lease === id) return;
         await existing.put(PREFIX + key).value(this.seal.encode(key, value));
         return;
       } catch {
@@ -257,6 +283,70 @@ export class ClusterStore {
       throw storeDown(`put ${key} with a lease`, err);
     }
     this.leases.set(key, lease);
+  }
+
+  /**
+   * Holds `key` for this client under a lease of `ttlSeconds` that each call refreshes (a lock, as
+   * etcd's election recipe): the key's mod revision while this client holds it (a fence for its
+   * writes), null while another client does. Taken only if `take` and the key is free. A held lock
+   * costs a keep-alive and a read per call, no write.
+   */
+  async holdLock(key: string, ttlSeconds: number, value: unknown, take: boolean): Promise<number | null> {
+    let lease = this.leases.get(key);
+    try {
+      if (lease) await lease.keepaliveOnce();
+      const cur = (await this.client.get(PREFIX + key).exec()).kvs[0];
+      if (cur && lease && cur.lease === (await lease.grant())) return Number(cur.mod_revision);
+      if (cur || !take) return null;
+      if (!lease) {
+        lease = this.client.lease(ttlSeconds, { autoKeepAlive: false });
+        const l = lease;
+        l.on('lost', () => this.leases.get(key) === l && this.leases.delete(key));
+        this.leases.set(key, l);
+      }
+      const r = await this.client
+        .if(PREFIX + key, 'Create', '==', 0)
+        .then(
+          this.client
+            .put(PREFIX + key)
+            .value(JSON.stringify(value))
+            .lease(await lease.grant()),
+        )
+        .commit();
+      return r.succeeded ? Number(r.header.revision) : null;
+    } catch (err) {
+      // Our lease expired (or the store is away): a new one next time.
+      if (lease && this.leases.get(key) === lease) {
+        this.leases.delete(key);
+        lease.release();
+      }
+      throw storeDown(`lock ${key}`, err);
+    }
+  }
+
+  /** Gives up a lock of holdLock (its key goes with the lease). */
+  async releaseLock(key: string): Promise<void> {
+    const lease = this.leases.get(key);
+    if (!lease) return;
+    this.leases.delete(key);
+    await lease.revoke().catch(() => lease.release());
+  }
+
+  /** The highest mod revision of the keys under `prefix` (0: none). */
+  async lastRevision(prefix: string): Promise<number> {
+    try {
+      const kv = (
+        await this.client
+          .getAll()
+          .prefix(PREFIX + prefix)
+          .sort('Mod', 'Descend')
+          .limit(1)
+          .exec()
+      ).kvs[0];
+      return kv ? Number(kv.mod_revision) : 0;
+    } catch (err) {
+      throw storeDown(`list ${prefix}`, err);
+    }
   }
 
   /** Calls `onChange(key)` for every put or delete under `prefix`; returns the stop function. */

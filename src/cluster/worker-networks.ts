@@ -1,5 +1,6 @@
 // Overlay networks on a worker, which holds no store: the cluster's networks and endpoints fetched
-// from a manager (at start, every 2 s, and at once after a local change), and the worker's own
+// from a manager (at start, every 2 s — an answer of a digest only while nothing changed — and at
+// once after a local change), and the worker's own
 // endpoints claimed, published and released through the manager endpoint (POST /overlay/<op>,
 // mutual TLS), the manager doing the store's transactions (cluster/networks.ts serveRemote).
 import { unavailable } from '../errors.ts';
@@ -7,6 +8,7 @@ import type { OverlayControl, OverlayEndpoint, OverlayHost, SwarmNetwork } from 
 import type { NetworkCreateBody } from '../types/networks.ts';
 import type { Logger } from '../util/log.ts';
 import { callManager } from './endpoint.ts';
+import { firstManager } from './worker.ts';
 import type { LocalClusterState, NodeCerts } from './local-state.ts';
 
 const POLL_MS = 2000;
@@ -17,6 +19,8 @@ export class WorkerNetworks implements OverlayControl {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   private polling: Promise<void> = Promise.resolve();
+  /** The digest of the state last applied (the manager's answer to send back). */
+  private known: string | undefined;
 
   constructor(
     private readonly state: LocalClusterState,
@@ -29,7 +33,9 @@ export class WorkerNetworks implements OverlayControl {
   /** Any manager that answers (the list the heartbeats keep current). */
   private async call<T>(op: string, body: unknown): Promise<T> {
     let last: Error = unavailable('no manager known');
-    for (const m of this.state.managers) {
+    const ms = this.state.managers;
+    const first = firstManager(this.state.nodeId, ms.length);
+    for (const m of [...ms.slice(first), ...ms.slice(0, first)]) {
       try {
         return await callManager<T>(m.Addr, 'POST', `/overlay/${op}`, body, {
           caPem: this.certs.caPem,
@@ -71,10 +77,18 @@ export class WorkerNetworks implements OverlayControl {
     if (!host || this.stopped) return Promise.resolve();
     const run = this.polling.then(async () => {
       try {
-        const s = await this.call<{ port: number; networks: SwarmNetwork[]; endpoints: OverlayEndpoint[] }>('state', {});
-        if (this.stopped) return;
-        await host.setNetworks({ nodeId: this.state.nodeId, vtep: this.vtep, port: s.port }, s.networks);
-        await host.setEndpoints(s.endpoints);
+        // With the digest of what it has, the manager answers only `same` while nothing changed.
+        const s = await this.call<{
+          port: number;
+          networks?: SwarmNetwork[];
+          endpoints?: OverlayEndpoint[];
+          digest?: string;
+          same?: boolean;
+        }>('state', this.known ? { known: this.known } : {});
+        if (this.stopped || s.same) return;
+        await host.setNetworks({ nodeId: this.state.nodeId, vtep: this.vtep, port: s.port }, s.networks ?? []);
+        await host.setEndpoints(s.endpoints ?? []);
+        this.known = s.digest;
       } catch (err) {
         this.log.debug('fetching overlay networks from a manager failed', { error: (err as Error).message });
       }

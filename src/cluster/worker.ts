@@ -2,14 +2,25 @@
 // its node certificate, moves to the next manager when one does not answer, and keeps the list of
 // managers each answer carries (saved, so a restarted worker finds them again). An answer saying the
 // node is a manager now (a promotion) is handed to the service, which turns the node into one.
+import { createHash } from 'node:crypto';
 import type { Logger } from '../util/log.ts';
 import { callManager, type HeartbeatResponse } from './endpoint.ts';
 import type { LocalClusterState, LocalStateFiles, NodeCerts } from './local-state.ts';
 import { HEARTBEAT_PERIOD_NS } from './swarm-object.ts';
 
+/**
+ * The manager (an index into the list) a worker talks to first: spread by its node ID, so workers
+ * share the managers' load (swarmkit picks at random, weighted) instead of all heartbeating,
+ * syncing and polling the first manager of the list.
+ */
+export function firstManager(nodeId: string, count: number): number {
+  if (count <= 1) return 0;
+  return createHash('sha1').update(nodeId).digest().readUInt32BE(0) % count;
+}
+
 export class Worker {
   private timer: NodeJS.Timeout | null = null;
-  private next = 0;
+  private next: number;
   private stopped = false;
   /** The last heartbeat failure, shown as /info's Swarm.Error while no manager answers. */
   lastError = '';
@@ -23,7 +34,9 @@ export class Worker {
     private readonly onPromoted?: (r: HeartbeatResponse) => void,
     /** The node's TLSInfo sent with each heartbeat, and the answer's view of the cluster CA (cert-renewer.ts). */
     private readonly tls?: { info(): Record<string, unknown>; check(ca: HeartbeatResponse['ca']): void },
-  ) {}
+  ) {
+    this.next = firstManager(state.nodeId, state.managers.length);
+  }
 
   /** Sends the first heartbeat (its failure is the caller's) and keeps beating. */
   async start(): Promise<void> {
@@ -69,6 +82,8 @@ export class Worker {
         if (r.managers.length && JSON.stringify(r.managers) !== JSON.stringify(this.state.managers)) {
           this.state.managers = r.managers;
           this.files.write(this.state);
+          // Managers came or went: spread again over the new list.
+          this.next = firstManager(this.state.nodeId, r.managers.length);
         }
         if (r.role === 'manager' && r.certPem && r.etcd && !this.stopped) this.onPromoted?.(r);
         else if (!this.stopped) this.tls?.check(r.ca);
