@@ -15,6 +15,7 @@ import { after, before, describe, test } from 'node:test';
 import { killShims, killStrayContainerd, run, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { sh } from '../helpers/outside-host.ts';
+import { makeSwitchedNodes, removeSwitchedNodes } from '../helpers/netns-switch.ts';
 import { until } from '../helpers/until.ts';
 import { findEtcd, joinSwarm, nodeLs, startNodes } from '../helpers/cluster-nodes.ts';
 
@@ -25,6 +26,7 @@ const port = (i: number) => `c5-${tag}-p${i}`;
 const underlay = `192.168.${50 + (process.pid % 50)}`;
 const addr = (i: number) => `${underlay}.${10 + i}`;
 const N = 5; // nodes 0-2 managers, 3-4 workers
+const underlayNodes = { sw, count: N, ns, port, addr };
 // Each task answers every TCP connection on port 80 with its hostname (its container's short ID).
 const SERVE = 'while true; do hostname | nc -l -p 80; done';
 
@@ -103,21 +105,7 @@ async function nsNetworking(i: number): Promise<{ links: string[]; vxlans: strin
 describe('three managers and two workers in one cluster', () => {
   const ds: TestDaemon[] = [];
   before(async () => {
-    await sh('ip', ['netns', 'add', sw]);
-    await sh('ip', ['netns', 'exec', sw, 'sh', '-c', 'ip link add br0 type bridge && ip link set br0 up']);
-    for (let i = 0; i < N; i++) {
-      await sh('ip', ['netns', 'add', ns(i)]);
-      await sh('ip', ['link', 'add', port(i), 'netns', sw, 'type', 'veth', 'peer', 'name', 'uplink', 'netns', ns(i)]);
-      await sh('ip', ['netns', 'exec', sw, 'ip', 'link', 'set', port(i), 'master', 'br0', 'up']);
-      await sh('ip', [
-        'netns',
-        'exec',
-        ns(i),
-        'sh',
-        '-c',
-        `ip link set lo up && ip addr add ${addr(i)}/24 dev uplink && ip link set uplink up`,
-      ]);
-    }
+    await makeSwitchedNodes(underlayNodes);
     // The tasks' shells (PID 1) ignore SIGTERM: a daemon stop waits the shutdown timeout for them.
     await startNodes(
       [0, 1, 2, 3, 4].map((i) => ({ netns: ns(i), args: ['--shutdown-timeout', '2'] })),
@@ -128,8 +116,7 @@ describe('three managers and two workers in one cluster', () => {
   });
   after(async () => {
     await Promise.all(ds.map((d) => d.cleanup()));
-    for (let i = 0; i < N; i++) await run('ip', ['netns', 'del', ns(i)]);
-    await run('ip', ['netns', 'del', sw]);
+    await removeSwitchedNodes(underlayNodes);
   });
 
   test('placement, scaling, rolling update and rollback, secrets, routing mesh, worker and leader failures', async (t) => {

@@ -8,9 +8,10 @@
 // manager restarted, a worker killed -9: cluster-3m2w.test.ts, on three managers and two workers.)
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { killShims, killStrayContainerd, run, type TestDaemon } from '../helpers/daemon.ts';
+import { killShims, killStrayContainerd, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { sh } from '../helpers/outside-host.ts';
+import { makeSwitchedNodes, removeSwitchedNodes } from '../helpers/netns-switch.ts';
 import { until } from '../helpers/until.ts';
 import { findEtcd, nodeLs, joinSwarm, startNodes } from '../helpers/cluster-nodes.ts';
 
@@ -21,6 +22,7 @@ const port = (i: number) => `cha-${tag}-p${i}`;
 const underlay = `192.168.${100 + (process.pid % 50)}`;
 const addr = (i: number) => `${underlay}.${10 + i}`;
 const N = 4; // three managers and a worker
+const underlayNodes = { sw, count: N, ns, port, addr };
 export const NO_LEADER =
   "rpc error: code = Unknown desc = The swarm does not have a leader. It's possible that too few managers are online. Make sure more than half of the managers are online.";
 
@@ -30,21 +32,7 @@ describe('manager failure: a partitioned minority, a lost quorum', () => {
   let worker: TestDaemon | undefined;
   let workerId = '';
   before(async () => {
-    await sh('ip', ['netns', 'add', sw]);
-    await sh('ip', ['netns', 'exec', sw, 'sh', '-c', 'ip link add br0 type bridge && ip link set br0 up']);
-    for (let i = 0; i < N; i++) {
-      await sh('ip', ['netns', 'add', ns(i)]);
-      await sh('ip', ['link', 'add', port(i), 'netns', sw, 'type', 'veth', 'peer', 'name', 'uplink', 'netns', ns(i)]);
-      await sh('ip', ['netns', 'exec', sw, 'ip', 'link', 'set', port(i), 'master', 'br0', 'up']);
-      await sh('ip', [
-        'netns',
-        'exec',
-        ns(i),
-        'sh',
-        '-c',
-        `ip link set lo up && ip addr add ${addr(i)}/24 dev uplink && ip link set uplink up`,
-      ]);
-    }
+    await makeSwitchedNodes(underlayNodes);
     await startNodes(
       [0, 1, 2, 3].map((i) => ({ netns: ns(i) })),
       (d, i) => (i < 3 ? ds.push(d) : (worker = d)),
@@ -53,8 +41,7 @@ describe('manager failure: a partitioned minority, a lost quorum', () => {
   });
   after(async () => {
     await Promise.all([...ds, ...(worker ? [worker] : [])].map((d) => d.cleanup()));
-    for (let i = 0; i < N; i++) await run('ip', ['netns', 'del', ns(i)]);
-    await run('ip', ['netns', 'del', sw]);
+    await removeSwitchedNodes(underlayNodes);
   });
 
   test('three managers; a partitioned minority; healing; quorum lost and --force-new-cluster', async (t) => {

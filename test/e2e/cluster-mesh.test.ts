@@ -18,6 +18,7 @@ import { after, before, describe, test } from 'node:test';
 import { run, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { sh } from '../helpers/outside-host.ts';
+import { makeSwitchedNodes, removeSwitchedNodes } from '../helpers/netns-switch.ts';
 import { until } from '../helpers/until.ts';
 import { joinSwarm, startNodes } from '../helpers/cluster-nodes.ts';
 
@@ -27,6 +28,7 @@ const ns = (i: number) => `msh-${tag}-${i}`;
 const underlay = `192.168.${150 + (process.pid % 50)}`;
 const addr = (i: number) => `${underlay}.${10 + i}`;
 const N = 2;
+const underlayNodes = { sw, count: N, ns, port: (i: number) => `msh-${tag}-p${i}`, addr };
 // Each task answers every TCP connection on port 80 with its hostname (its container's short ID).
 // (nc: Debian's static busybox wget crashes.)
 const SERVE = 'while true; do hostname | nc -l -p 80; done';
@@ -49,14 +51,7 @@ const lookup = (out: string): string[] =>
 describe('services on an overlay network: VIP, tasks.<service>, dnsrr across two nodes', () => {
   const ds: TestDaemon[] = [];
   before(async () => {
-    await sh('ip', ['netns', 'add', sw]);
-    await sh('ip', ['netns', 'exec', sw, 'sh', '-c', 'ip link add br0 type bridge && ip link set br0 up']);
-    for (let i = 0; i < N; i++) {
-      await sh('ip', ['netns', 'add', ns(i)]);
-      await sh('ip', ['link', 'add', `msh-${tag}-p${i}`, 'netns', sw, 'type', 'veth', 'peer', 'name', 'uplink', 'netns', ns(i)]);
-      await sh('ip', ['netns', 'exec', sw, 'ip', 'link', 'set', `msh-${tag}-p${i}`, 'master', 'br0', 'up']);
-      await inNs(i, `ip link set lo up && ip addr add ${addr(i)}/24 dev uplink && ip link set uplink up`);
-    }
+    await makeSwitchedNodes(underlayNodes);
     await startNodes(
       [0, 1].map((i) => ({ netns: ns(i), ...(i === 1 ? { args: ['--node-generic-resource', 'gpu=UUID-B'] } : {}) })),
       (d) => ds.push(d),
@@ -65,8 +60,7 @@ describe('services on an overlay network: VIP, tasks.<service>, dnsrr across two
   });
   after(async () => {
     await Promise.all(ds.map((d) => d.cleanup()));
-    for (let i = 0; i < N; i++) await run('ip', ['netns', 'del', ns(i)]);
-    await run('ip', ['netns', 'del', sw]);
+    await removeSwitchedNodes(underlayNodes);
   });
 
   test('VIP balancing, tasks.<service>, names across nodes, dnsrr', async (t) => {

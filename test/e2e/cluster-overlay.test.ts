@@ -7,9 +7,10 @@
 // refusals (encrypted, non-attachable, in use, on a worker, outside a cluster).
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { run, type TestDaemon } from '../helpers/daemon.ts';
+import type { TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { sh } from '../helpers/outside-host.ts';
+import { makeSwitchedNodes, removeSwitchedNodes } from '../helpers/netns-switch.ts';
 import { until } from '../helpers/until.ts';
 import { joinSwarm, startNodes } from '../helpers/cluster-nodes.ts';
 
@@ -20,6 +21,7 @@ const ns = (i: number) => `ovt-${tag}-${i}`;
 const underlay = `192.168.${200 + (process.pid % 50)}`;
 const addr = (i: number) => `${underlay}.${10 + i}`;
 const N = 3;
+const underlayNodes = { sw, count: N, ns, port: (i: number) => `ovt-${tag}-p${i}`, addr };
 
 async function inNs(i: number, cmd: string): Promise<string> {
   return sh('ip', ['netns', 'exec', ns(i), 'sh', '-c', cmd]);
@@ -28,14 +30,7 @@ async function inNs(i: number, cmd: string): Promise<string> {
 describe('overlay networks on three daemons in network namespaces of their own', () => {
   const ds: TestDaemon[] = [];
   before(async () => {
-    await sh('ip', ['netns', 'add', sw]);
-    await sh('ip', ['netns', 'exec', sw, 'sh', '-c', 'ip link add br0 type bridge && ip link set br0 up']);
-    for (let i = 0; i < N; i++) {
-      await sh('ip', ['netns', 'add', ns(i)]);
-      await sh('ip', ['link', 'add', `ovt-${tag}-p${i}`, 'netns', sw, 'type', 'veth', 'peer', 'name', 'uplink', 'netns', ns(i)]);
-      await sh('ip', ['netns', 'exec', sw, 'ip', 'link', 'set', `ovt-${tag}-p${i}`, 'master', 'br0', 'up']);
-      await inNs(i, `ip link set lo up && ip addr add ${addr(i)}/24 dev uplink && ip link set uplink up`);
-    }
+    await makeSwitchedNodes(underlayNodes);
     await startNodes(
       [0, 1, 2].map((i) => ({ netns: ns(i) })),
       (d) => ds.push(d),
@@ -44,8 +39,7 @@ describe('overlay networks on three daemons in network namespaces of their own',
   });
   after(async () => {
     await Promise.all(ds.map((d) => d.cleanup()));
-    for (let i = 0; i < N; i++) await run('ip', ['netns', 'del', ns(i)]);
-    await run('ip', ['netns', 'del', sw]);
+    await removeSwitchedNodes(underlayNodes);
   });
 
   test('create, list everywhere, ping and DNS across nodes, removal leaves nothing', async (t) => {
