@@ -3,7 +3,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { containerBody, stopTimeout, taskNetworks } from './container-body.ts';
-import { checkServiceSpec, filterServices, findService, serviceView, withServiceDefaults, type ServiceRecord } from './service-spec.ts';
+import {
+  checkServiceSpec,
+  filterServices,
+  findService,
+  serviceView,
+  tasksChanged,
+  withServiceDefaults,
+  type ServiceRecord,
+} from './service-spec.ts';
 import { containerName, filterTasks, findTask, taskView, type TaskRecord } from './tasks.ts';
 
 const spec = (extra: Record<string, unknown> = {}) => ({ Name: 'web', TaskTemplate: { ContainerSpec: { Image: 'busybox' } }, ...extra });
@@ -120,4 +128,21 @@ test('tasks: names, view, filters; the container a task becomes', () => {
   });
   // dnsrr: `<service>` names the tasks themselves.
   assert.deepEqual(taskNetworks({ ...onNets, EndpointMode: 'dnsrr' })[1], { target: 'n2', aliases: ['web.2', 'tasks.web', 'web'] });
+});
+
+test('tasksChanged: the spec read back with its defaults is no change; a real change, ForceUpdate or another key order of a change is', () => {
+  const cur = checkServiceSpec({
+    Name: 'w',
+    TaskTemplate: { ContainerSpec: { Image: 'busybox', Args: ['sleep', '9'] } },
+    Mode: { Replicated: { Replicas: 2 } },
+  });
+  // docker-py's scale: the spec from inspect with insertDefaults, only the replicas changed.
+  const scaled = withServiceDefaults(cur);
+  (scaled.Mode as { Replicated: { Replicas: number } }).Replicated.Replicas = 3;
+  assert.equal(tasksChanged(scaled, cur), false);
+  const reordered = { ...cur, TaskTemplate: { ContainerSpec: { Args: ['sleep', '9'], Image: 'busybox' } } };
+  assert.equal(tasksChanged(reordered, cur), false);
+  assert.equal(tasksChanged({ ...cur, TaskTemplate: { ContainerSpec: { Image: 'busybox:v2', Args: ['sleep', '9'] } } }, cur), true);
+  assert.equal(tasksChanged({ ...scaled, TaskTemplate: { ...(scaled.TaskTemplate as object), ForceUpdate: 1 } }, cur), true);
+  assert.equal(tasksChanged({ ...cur, EndpointSpec: { Mode: 'dnsrr' } }, cur), true);
 });

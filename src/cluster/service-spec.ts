@@ -202,6 +202,30 @@ export function withServiceDefaults(spec: ClusterObject): ClusterObject {
   return s;
 }
 
+/**
+ * Whether an update changes what the tasks run (a new SpecVersion: a rolling update). Compared with
+ * the defaults made explicit and keys in one order: a client that sends back the spec it read with
+ * `insertDefaults` (docker-py's scale does) changes nothing, so no task is replaced.
+ */
+export function tasksChanged(next: ClusterObject, cur: ClusterObject): boolean {
+  const a = withServiceDefaults(next);
+  const b = withServiceDefaults(cur);
+  return canonical(a.TaskTemplate) !== canonical(b.TaskTemplate) || canonical(a.EndpointSpec) !== canonical(b.EndpointSpec);
+}
+
+/** JSON with every object's keys sorted. */
+function canonical(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) =>
+    isObj(x)
+      ? Object.fromEntries(
+          Object.keys(x)
+            .sort()
+            .map((k) => [k, x[k]]),
+        )
+      : x,
+  );
+}
+
 export interface ServiceCounts {
   running: number;
   desired: number;

@@ -22,6 +22,7 @@ import {
   modeOf,
   replicasOf,
   serviceView,
+  tasksChanged,
   type ServiceCounts,
   type ServiceRecord,
 } from './service-spec.ts';
@@ -230,9 +231,7 @@ export class ServicesApi {
       if (spec.Name !== cur.Spec.Name) throw invalidParameter('rpc error: code = Unimplemented desc = renaming services is not supported');
       if (modeOf(spec) !== modeOf(cur.Spec))
         throw invalidParameter('rpc error: code = InvalidArgument desc = service mode change is not allowed');
-      const tasksChange =
-        JSON.stringify(spec.TaskTemplate) !== JSON.stringify(cur.Spec.TaskTemplate) ||
-        JSON.stringify(spec.EndpointSpec) !== JSON.stringify(cur.Spec.EndpointSpec);
+      const tasksChange = tasksChanged(spec, cur.Spec);
       next = { ...cur, Spec: spec, PreviousSpec: cur.Spec, UpdatedAt: now };
       if (tasksChange) {
         next.SpecVersion = cur.SpecVersion + 1;

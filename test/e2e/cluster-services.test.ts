@@ -341,6 +341,8 @@ for _ in range(120):
     if running() == 3: break
     time.sleep(0.5)
 out['scaled'] = running()
+# A scale replaces no task (docker-py sends the spec back with its defaults: no task change).
+out['replaced'] = len([t for t in s.tasks() if t['DesiredState'] != 'running'])
 # A count that falls back after reaching 3 (seen once in a CI run): the task states, to find why.
 if out['scaled'] != 3:
     out['states'] = {'last seen': seen[-2:], 'now': states()}
@@ -363,7 +365,7 @@ describe('services through docker-py', () => {
     const r = await run('python3', ['-c', PY], { env: { ...process.env, DOCKER_HOST: d.host }, timeoutMs: 120_000 });
     assert.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout.trim().split('\n').pop()!);
-    assert.deepEqual(out, { created: 2, scaled: 3, mode: { Replicated: { Replicas: 3 } }, left: [] }, JSON.stringify(out.states));
+    assert.deepEqual(out, { created: 2, scaled: 3, replaced: 0, mode: { Replicated: { Replicas: 3 } }, left: [] }, JSON.stringify(out.states));
   });
 });
 
