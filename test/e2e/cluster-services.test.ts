@@ -365,7 +365,11 @@ describe('services through docker-py', () => {
     const r = await run('python3', ['-c', PY], { env: { ...process.env, DOCKER_HOST: d.host }, timeoutMs: 120_000 });
     assert.equal(r.code, 0, r.stderr);
     const out = JSON.parse(r.stdout.trim().split('\n').pop()!);
-    assert.deepEqual(out, { created: 2, scaled: 3, replaced: 0, mode: { Replicated: { Replicas: 3 } }, left: [] }, JSON.stringify(out.states));
+    assert.deepEqual(
+      out,
+      { created: 2, scaled: 3, replaced: 0, mode: { Replicated: { Replicas: 3 } }, left: [] },
+      JSON.stringify(out.states),
+    );
   });
 });
 
