@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -14,6 +14,7 @@ import { renewAt } from './cert-renewer.ts';
 import { newId } from './ids.ts';
 import { withDefaults, type ClusterRecord } from './swarm-object.ts';
 import { caDigest, newJoinToken, parseJoinToken } from './tokens.ts';
+import { opensslVerifies } from '../../test/helpers/openssl.ts';
 
 const status = (n: number) => (e: Error & { status?: number }) => e.status === n;
 
@@ -40,27 +41,7 @@ const node = (ca: RootCa, lifetimeMs?: number) =>
     ...(lifetimeMs ? { lifetimeMs } : {}),
   });
 
-function opensslVerify(rootPem: string, chainPem: string): boolean {
-  const dir = mkdtempSync(join(tmpdir(), 'ca-rot-'));
-  try {
-    const [leaf, ...rest] = splitPems(chainPem);
-    writeFileSync(join(dir, 'root.pem'), rootPem);
-    writeFileSync(join(dir, 'leaf.pem'), leaf!);
-    writeFileSync(join(dir, 'chain.pem'), rest.join('') || rootPem);
-    execFileSync(
-      'openssl',
-      ['verify', '-purpose', 'sslclient', '-CAfile', join(dir, 'root.pem'), '-untrusted', join(dir, 'chain.pem'), join(dir, 'leaf.pem')],
-      {
-        stdio: 'pipe',
-      },
-    );
-    return true;
-  } catch {
-    return false;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+const opensslVerify = (rootPem: string, chainPem: string) => opensslVerifies(rootPem, chainPem, 'sslclient');
 
 test("NodeCertExpiry: swarmkit's 1 hour minimum; the lifetime of issued certificates follows it", async () => {
   assert.throws(

@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -18,6 +18,7 @@ import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { until } from '../helpers/until.ts';
 import { joinSwarm } from '../helpers/cluster-nodes.ts';
+import { opensslVerifies } from '../helpers/openssl.ts';
 
 // Loopback addresses of this file: 127.0.<n>.6 (the other cluster files use .1 to .5).
 const base = 10 + (process.pid % 50) * 4;
@@ -37,21 +38,7 @@ const leaf = (d: TestDaemon) => new X509Certificate(pems(certFile(d, 'node.pem')
 
 /** `openssl verify` of a node's certificate (with the chain it sends) against a root. */
 function chainsTo(d: TestDaemon, rootPem: string): boolean {
-  const dir = mkdtempSync(join(tmpdir(), 'cluster-ca-'));
-  try {
-    const [l, ...rest] = pems(certFile(d, 'node.pem'));
-    writeFileSync(join(dir, 'root.pem'), rootPem);
-    writeFileSync(join(dir, 'leaf.pem'), l!);
-    writeFileSync(join(dir, 'chain.pem'), rest.join('') || rootPem);
-    execFileSync('openssl', ['verify', '-CAfile', join(dir, 'root.pem'), '-untrusted', join(dir, 'chain.pem'), join(dir, 'leaf.pem')], {
-      stdio: 'pipe',
-    });
-    return true;
-  } catch {
-    return false;
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  return opensslVerifies(rootPem, certFile(d, 'node.pem'));
 }
 
 /** A wait whose failure shows both daemons' last log lines. */

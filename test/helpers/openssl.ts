@@ -1,6 +1,9 @@
 // openssl for test certificates: a throw-away CA and certificates it signs (server or client,
 // chosen by the extension file), so the TLS helpers of the suite share one way of making them.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { run } from './daemon.ts';
 
@@ -36,4 +39,33 @@ export async function signCert(dir: string, c: SignedCert): Promise<void> {
     ['x509', '-req', '-in', csr, '-CA', c.ca.cert, '-CAkey', c.ca.key, '-CAcreateserial', '-out', c.cert, '-days', '2', '-extfile', ext],
     dir,
   );
+}
+
+/**
+ * Whether `openssl verify` accepts the first certificate of `chainPem` against `rootPem`, the rest
+ * of the chain (or the root itself when there is none) given as untrusted intermediates.
+ */
+export function opensslVerifies(rootPem: string, chainPem: string, purpose?: string): boolean {
+  const certs = chainPem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\n?/g) ?? [];
+  const dir = mkdtempSync(join(tmpdir(), 'verify-'));
+  try {
+    writeFileSync(join(dir, 'root.pem'), rootPem);
+    writeFileSync(join(dir, 'leaf.pem'), certs[0] ?? '');
+    writeFileSync(join(dir, 'chain.pem'), certs.slice(1).join('') || rootPem);
+    const args = [
+      'verify',
+      ...(purpose ? ['-purpose', purpose] : []),
+      '-CAfile',
+      join(dir, 'root.pem'),
+      '-untrusted',
+      join(dir, 'chain.pem'),
+      join(dir, 'leaf.pem'),
+    ];
+    execFileSync('openssl', args, { stdio: 'pipe' });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
