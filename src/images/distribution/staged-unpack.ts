@@ -13,7 +13,8 @@
 // itself never fails because of the stage). An entry leading out of the layer refuses the layer.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmod, chown, lchown, link, lutimes, mkdir, mkdtemp, open, readdir, rm, symlink, utimes } from 'node:fs/promises';
+import { closeSync, fchmodSync, fchownSync, futimesSync, openSync, writeSync } from 'node:fs';
+import { chmod, chown, lchown, link, lutimes, mkdir, mkdtemp, readdir, rm, symlink, utimes } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { PassThrough, type Transform } from 'node:stream';
 import { createGunzip, type ZlibOptions } from 'node:zlib';
@@ -90,6 +91,8 @@ export function escapesRoot(name: string): boolean {
 export class LayerStage {
   private readonly input: Transform;
   private failed: Error | null = null;
+  /** `consumed` callbacks of chunks the input still holds. */
+  private readonly unconsumed = new Set<() => void>();
   private readonly done: Promise<string | null>;
 
   private constructor(
@@ -100,6 +103,11 @@ export class LayerStage {
     const buffered = { writableHighWaterMark: BUFFERED } as ZlibOptions;
     this.input = gzip ? createGunzip({ chunkSize: 256 * 1024, ...buffered }) : new PassThrough({ writableHighWaterMark: BUFFERED });
     this.input.on('error', (err) => (this.failed ??= err));
+    // Chunks still held when the stream closes (destroyed after a failure) are released then.
+    this.input.on('close', () => {
+      for (const c of this.unconsumed) c();
+      this.unconsumed.clear();
+    });
     this.done = this.extract().catch((err: Error) => {
       this.failed ??= err;
       this.input.destroy();
@@ -113,10 +121,17 @@ export class LayerStage {
     return new LayerStage(dir, /gzip$/.test(mediaType));
   }
 
-  /** Feeds the next compressed chunk; never throws (a failed stage just stops taking data). */
-  async push(chunk: Buffer): Promise<void> {
-    if (this.failed || this.input.destroyed) return;
-    if (this.input.write(chunk)) return;
+  /**
+   * Feeds the next compressed chunk; never throws (a failed stage just stops taking data).
+   * `consumed` runs once the stage no longer needs the chunk's bytes (at once when it failed).
+   */
+  async push(chunk: Buffer, consumed: () => void = () => undefined): Promise<void> {
+    if (this.failed || this.input.destroyed) return consumed();
+    this.unconsumed.add(consumed);
+    const ok = this.input.write(chunk, () => {
+      if (this.unconsumed.delete(consumed)) consumed();
+    });
+    if (ok) return;
     const input = this.input;
     await new Promise<void>((resolve) => {
       const done = () => {
@@ -228,16 +243,18 @@ export class LayerStage {
         return;
       }
       case 'file': {
-        const fh = await open(abs, 'wx', 0o600);
+        // Synchronous: this runs on a stage worker (stage-worker.ts), whose thread has nothing else
+        // to do meanwhile; a write handed to libuv's pool costs two thread switches per chunk.
+        const fd = openSync(abs, 'wx', 0o600);
         try {
           for await (const c of body) {
-            for (let off = 0; off < c.length;) off += (await fh.write(c, off, c.length - off)).bytesWritten;
+            for (let off = 0; off < c.length;) off += writeSync(fd, c, off, c.length - off);
           }
-          await fh.chown(h.uid, h.gid);
-          await fh.chmod(mode); // after chown, which clears set-id bits
-          await fh.utimes(h.mtime, h.mtime);
+          fchownSync(fd, h.uid, h.gid);
+          fchmodSync(fd, mode); // after chown, which clears set-id bits
+          futimesSync(fd, h.mtime, h.mtime);
         } finally {
-          await fh.close();
+          closeSync(fd);
         }
         return;
       }
