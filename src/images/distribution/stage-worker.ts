@@ -94,15 +94,14 @@ async function download(j: Job, f: BlobFetch): Promise<void> {
   try {
     const status = await fetchBlob(f, j.fetch!.signal, {
       response: () => post({ type: 'response' }),
-      chunk: async (c) => {
+      chunk: (c) => {
         j.hash.update(c);
         j.size += c.length;
         pending.push(c);
         pendingBytes += c.length;
         if (pendingBytes >= GATHER) flush();
         if (j.size - reported >= GATHER) post({ type: 'progress', received: (reported = j.size) });
-        // Socket buffers are not reused: the stage may keep the chunk, no copy.
-        if (j.stage) await j.stage.push(c);
+        j.stage?.push(c);
       },
       received: () => {
         flush();
@@ -150,10 +149,8 @@ async function handle(m: ToWorker): Promise<void> {
       j.hash.update(b);
       for (let off = 0; off < b.length;) off += writeSync(j.fd, b, off, b.length - off);
       j.size += b.length;
-      // The stage's gunzip holds on to what it is given: the batch goes back once the stage has
-      // consumed it (not copied: a copy is 1 MiB more garbage per MiB received).
-      if (!j.stage) return post({ type: 'ack', bytes: b.length, buf: m.buf }, [m.buf]);
-      await j.stage.push(b, () => post({ type: 'ack', bytes: b.length, buf: m.buf }, [m.buf]));
+      j.stage?.push(b); // synchronous: done with the batch when it returns
+      post({ type: 'ack', bytes: b.length, buf: m.buf }, [m.buf]);
       return;
     }
     case 'end': {
