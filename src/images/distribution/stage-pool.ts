@@ -1,16 +1,19 @@
-// Downloads written (and unpacked) by worker threads (stage-worker.ts): the worker GETs the layer
-// itself (worker-fetch.ts), or the main thread copies the received bytes into 1 MiB batches and
-// hands them over (transferred, not copied again); the worker hashes them, writes the temporary blob file and, when asked, gunzips, hashes and extracts
-// the layer into a staging tree. So each layer of a pull is hashed, decompressed and extracted on
-// its own thread, in parallel with the others and with the main thread's downloads. Idle workers
+// Downloads written (and unpacked) by worker threads (stage-worker.ts): a worker GETs the layer
+// itself (worker-fetch.ts) and a second one unpacks the blob file as it is written
+// (stage-tail.ts); or (ENGINE_PULL_FETCH=main) the main thread copies the received bytes into
+// 1 MiB batches and hands them over (transferred, not copied again) to one worker that hashes
+// them, writes the temporary blob file and, when asked, gunzips, hashes and extracts the layer
+// into a staging tree. So the layers of a pull download and unpack in parallel, off the main
+// thread. Idle workers
 // are kept for the next layer (a worker's start costs ~20 ms of CPU) and end after 30 s unused.
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { BlobVerificationError, registerBlob, TMP_PREFIX, type BlobTarget } from './blob-writer.ts';
 import type { StagedLayer } from './staged-unpack.ts';
 import type { FromWorker, ToWorker } from './stage-worker.ts';
+import type { StageOutcome } from './stage-tail.ts';
 import { errorOf, type BlobFetch } from './worker-fetch.ts';
 import { internal } from '../../errors.ts';
 
@@ -148,13 +151,74 @@ export interface FetchEvents {
   received(): void;
 }
 
-/** The worker GETs the blob itself into `tmp` (and a staging tree); `status` when the registry did not answer 200. */
-function fetchInWorker(
+/**
+ * The worker GETs the blob itself into `tmp`; `status` when the registry did not answer 200. With
+ * `stage`, a second worker unpacks the file as it is written (stage-tail.ts).
+ */
+async function fetchInWorker(
   tmp: string,
   fetch: BlobFetch,
   stage: { root: string; mediaType: string } | null,
   events: FetchEvents,
   signal: AbortSignal,
+): Promise<Streamed | { status: number }> {
+  if (!stage) return fetchOnly(tmp, fetch, events, signal, null);
+  const { port1, port2 } = new MessageChannel();
+  const unpacked = tailIn(take(), tmp, port2, stage);
+  const dropStaged = async () => {
+    const o = await unpacked; // aborted by the fetching worker (or its end), or complete
+    if (o.staged) await rm(o.staged.dir, { recursive: true, force: true }).catch(() => undefined);
+  };
+  let r: Streamed | { status: number };
+  try {
+    r = await fetchOnly(tmp, fetch, events, signal, port1);
+  } catch (err) {
+    await dropStaged();
+    throw err;
+  }
+  if ('status' in r) {
+    await dropStaged();
+    return r;
+  }
+  const o = await unpacked;
+  return {
+    digest: r.digest,
+    size: r.size,
+    staged: o.staged,
+    ...(o.reason ? { reason: o.reason } : {}),
+    ...(o.refused ? { refused: true } : {}),
+  };
+}
+
+/** The unpacking half on worker `w`: its outcome (never rejects; a failed thread is a layer not staged). */
+function tailIn(w: Worker, tmp: string, port: MessagePort, stage: { root: string; mediaType: string }): Promise<StageOutcome> {
+  return new Promise<StageOutcome>((resolve) => {
+    let settled = false;
+    const end = (ok: boolean, o: StageOutcome) => {
+      if (settled) return;
+      settled = true;
+      if (ok) giveBack(w);
+      else void w.terminate();
+      resolve(o);
+    };
+    w.on('message', (m: FromWorker) => {
+      if (m.type === 'staged')
+        end(true, { staged: m.staged, ...(m.reason ? { reason: m.reason } : {}), ...(m.refused ? { refused: true } : {}) });
+      else if (m.type === 'error') end(false, { staged: null, reason: `unpack thread: ${m.message}` });
+    });
+    w.on('error', (err) => end(false, { staged: null, reason: `unpack thread: ${err.message}` }));
+    w.on('exit', () => end(false, { staged: null, reason: 'unpack thread exited' }));
+    w.postMessage({ type: 'tail', tmp, stageRoot: stage.root, mediaType: stage.mediaType, port } satisfies ToWorker, [port]);
+  });
+}
+
+/** The fetching worker: the GET, the blob's digest and file; told to `tailPort` as the file is written when given. */
+function fetchOnly(
+  tmp: string,
+  fetch: BlobFetch,
+  events: FetchEvents,
+  signal: AbortSignal,
+  tailPort: MessagePort | null,
 ): Promise<Streamed | { status: number }> {
   const w = take();
   return new Promise<Streamed | { status: number }>((resolve, reject) => {
@@ -201,7 +265,15 @@ function fetchInWorker(
     });
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
-    w.postMessage({ type: 'start', tmp, stageRoot: stage?.root ?? null, mediaType: stage?.mediaType ?? '', fetch } satisfies ToWorker);
+    const start: ToWorker = {
+      type: 'start',
+      tmp,
+      stageRoot: null,
+      mediaType: '',
+      fetch,
+      ...(tailPort ? { tailPort } : {}),
+    };
+    w.postMessage(start, tailPort ? [tailPort] : []);
   });
 }
 

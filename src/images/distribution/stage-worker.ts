@@ -7,13 +7,16 @@
 // per pull) in this small heap, whose collections are cheap.
 import { createHash, type Hash } from 'node:crypto';
 import { closeSync, openSync, writeSync, writevSync } from 'node:fs';
-import { parentPort } from 'node:worker_threads';
+import { parentPort, type MessagePort } from 'node:worker_threads';
 import { LayerStage } from './staged-unpack.ts';
+import { runTail, type StageOutcome, type ToTail } from './stage-tail.ts';
 import { failureOf, fetchBlob, type BlobFetch, type FetchFailure } from './worker-fetch.ts';
 
 /** Messages from the pool (stage-pool.ts). */
 export type ToWorker =
-  | { type: 'start'; tmp: string; stageRoot: string | null; mediaType: string; fetch?: BlobFetch }
+  | { type: 'start'; tmp: string; stageRoot: string | null; mediaType: string; fetch?: BlobFetch; tailPort?: MessagePort }
+  /** The unpacking half of a layer whose GET another worker does, reading `tmp` as it is written (stage-tail.ts). */
+  | { type: 'tail'; tmp: string; stageRoot: string; mediaType: string; port: MessagePort }
   | { type: 'chunk'; buf: ArrayBuffer; length: number }
   | { type: 'end' }
   | { type: 'abort' };
@@ -29,7 +32,9 @@ export type FromWorker =
   | { type: 'received' }
   /** …answered something else than 200: nothing stored, the main thread repeats the GET. */
   | { type: 'status'; status: number }
-  | { type: 'fetch-failed'; failure: FetchFailure };
+  | { type: 'fetch-failed'; failure: FetchFailure }
+  /** The unpacking half's result ('tail'). */
+  | ({ type: 'staged' } & StageOutcome);
 
 interface Job {
   fd: number;
@@ -39,6 +44,8 @@ interface Job {
   stageError?: string;
   /** The worker's own GET, when it does one. */
   fetch?: AbortController;
+  /** Told how much of the blob file is written, for another worker to unpack it (instead of `stage`). */
+  tail?: MessagePort;
 }
 
 let job: Job | null = null;
@@ -90,6 +97,7 @@ async function download(j: Job, f: BlobFetch): Promise<void> {
     }
     pending.length = 0;
     pendingBytes = 0;
+    j.tail?.postMessage({ type: 'written', bytes: j.size } satisfies ToTail);
   };
   try {
     const status = await fetchBlob(f, j.fetch!.signal, {
@@ -105,12 +113,14 @@ async function download(j: Job, f: BlobFetch): Promise<void> {
       },
       received: () => {
         flush();
+        j.tail?.postMessage({ type: 'end', bytes: j.size } satisfies ToTail);
         post({ type: 'progress', received: j.size });
         post({ type: 'received' });
       },
     });
     if (job === j) job = null;
     if (status !== 200) {
+      j.tail?.postMessage({ type: 'abort' } satisfies ToTail);
       await discard(j);
       post({ type: 'status', status });
       return;
@@ -118,6 +128,7 @@ async function download(j: Job, f: BlobFetch): Promise<void> {
     await finish(j);
   } catch (err) {
     if (job === j) job = null;
+    j.tail?.postMessage({ type: 'abort' } satisfies ToTail);
     await discard(j).catch(() => undefined);
     post({ type: 'fetch-failed', failure: failureOf(err) });
   }
@@ -136,10 +147,19 @@ async function handle(m: ToWorker): Promise<void> {
         }
       }
       job = { fd: openSync(m.tmp, 'w', 0o644), hash: createHash('sha256'), size: 0, stage, ...(stageError ? { stageError } : {}) };
+      if (m.tailPort) job.tail = m.tailPort;
       if (m.fetch) {
         job.fetch = new AbortController();
         void download(job, m.fetch); // not queued: an 'abort' must reach it meanwhile
       }
+      return;
+    }
+    case 'tail': {
+      // Not awaited: the queue stays free (this worker gets nothing else until it answers).
+      void runTail(m.port, m.tmp, m.stageRoot, m.mediaType).then(
+        (r) => post({ type: 'staged', ...r }),
+        (err: Error) => post({ type: 'staged', staged: null, reason: err.message }),
+      );
       return;
     }
     case 'chunk': {
