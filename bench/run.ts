@@ -1,7 +1,7 @@
 // `npm run bench`: engined against Debian's dockerd 20.10 and the containerd / runc floors, in one
 // run, printed side by side (medians, p90, ratios) and written to bench/results/latest.md.
 //
-//   bin/node dist/bench/run.js [--quick] [--only startup,memory,lifecycle,parallel,list,remove,logs,exec,cp,commit,pull,ping,network,client,soak] [--no-dockerd] [--soak-count N]
+//   bin/node dist/bench/run.js [--quick] [--only startup,memory,lifecycle,parallel,list,remove,logs,exec,cp,commit,pull,ping,network,client,soak] [--no-dockerd] [--soak-count N] [--busy N]
 //
 // `soak` (10 000 sequential lifecycles by default) runs only when named in --only. Each group's
 // code is in groups/, the report's in report/. Every daemon runs on its own temp dir with its own

@@ -2,7 +2,8 @@
 
 import { mkdtemp } from 'node:fs/promises';
 import { progress } from '../lib/options.ts';
-import { cpuMeter } from '../lib/proc.ts';
+import { startBurners } from '../lib/burners.ts';
+import { cpuMeter, loadAverage } from '../lib/proc.ts';
 import { interleave } from '../lib/stats.ts';
 import { startTracked, stopTracked, workDirs } from '../lib/tracked.ts';
 import { clientCli } from '../scenarios/client-cli.ts';
@@ -69,13 +70,21 @@ export async function pullGroup(c: GroupContext): Promise<void> {
   // A second engined on containerd's diff service (the unpack before staged-unpack.ts became the
   // default) takes turns too: before and after in one run.
   const service = (await startTracked(() => Engined.start({ ...process.env, ENGINE_PULL_UNPACK: 'service' }))).daemon;
+  // --busy N: a reproducibly busy machine (N spinning processes) for the whole group.
+  const burners = startBurners(c.opts.busy);
+  const loadBefore = loadAverage();
+  if (c.opts.busy) progress(`pull: ${c.opts.busy} CPU burners spinning (--busy); load ${loadBefore}`);
   try {
     const r = await interleave(it.pullN, it.pullWarmups, {
       ...bothKinds(c, (d) => pullOnce(d, img)),
       service: () => pullOnce(service, img),
     });
     c.res.pull = { ...r, mb: img.mb };
+    c.res.notes.push(
+      `pull group: ${c.opts.busy ? `${c.opts.busy} CPU burners (--busy)` : 'no CPU burners'}, load average before ${loadBefore}, after ${loadAverage()}`,
+    );
   } finally {
+    await burners.stop();
     await stopTracked(service);
     await img.registry.cleanup().catch((e) => progress(`stopping the registry: ${(e as Error).message}`));
   }

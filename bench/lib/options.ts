@@ -29,6 +29,8 @@ export interface Options {
   dockerd: boolean;
   out: string;
   soakCount: number;
+  /** `--busy N`: N CPU burners spin during the pull group (lib/burners.ts); 0: none. */
+  busy: number;
 }
 
 /** Iterations per group: `--quick` keeps the whole run to a couple of minutes. */
@@ -90,6 +92,7 @@ export function parseOptions(argv: string[]): Options {
     dockerd: true,
     out: join(BENCH_DIR, 'results', 'latest.md'),
     soakCount: 10_000,
+    busy: 0,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
@@ -108,9 +111,12 @@ export function parseOptions(argv: string[]): Options {
     else if (a === '--soak-count') {
       o.soakCount = Number(argv[++i]);
       if (!Number.isInteger(o.soakCount) || o.soakCount < 10) throw new Error('--soak-count needs a whole number ≥ 10');
+    } else if (a === '--busy' || a.startsWith('--busy=')) {
+      o.busy = Number(a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i]);
+      if (!Number.isInteger(o.busy) || o.busy < 0) throw new Error('--busy needs a whole number of CPU burners');
     } else if (a === '--help' || a === '-h') {
       process.stdout.write(
-        `usage: npm run bench -- [--quick] [--only ${SCENARIOS.join(',')}] [--no-dockerd] [--out file.md] [--soak-count N]\n`,
+        `usage: npm run bench -- [--quick] [--only ${SCENARIOS.join(',')}] [--no-dockerd] [--out file.md] [--soak-count N] [--busy N]\n`,
       );
       process.exit(0);
     } else throw new Error(`unknown option ${a}`);

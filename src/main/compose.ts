@@ -273,6 +273,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       // Layers unpacked while they download, on worker threads (stage-pool.ts, staged-unpack.ts);
       // ENGINE_PULL_UNPACK=service: containerd's diff service after each download instead.
       ...(process.env.ENGINE_PULL_UNPACK === 'service' ? { stageLayers: false } : {}),
+      // The workers send the layers' GETs themselves (worker-fetch.ts); ENGINE_PULL_FETCH=main: the
+      // main thread receives and hands the bytes over (the path before).
+      ...(process.env.ENGINE_PULL_FETCH === 'main' ? { workerFetch: false } : {}),
     });
     void distribution.dropStaleLeases();
     cleanups.push(() => distribution.close());

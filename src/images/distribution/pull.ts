@@ -58,6 +58,8 @@ export interface PullDeps {
   contentRoot?: string;
   /** Unpack layers while they download (staged-unpack.ts; the default); false: containerd's diff service after each download. */
   stageLayers?: boolean;
+  /** The stage workers send the layers' GETs themselves (worker-fetch.ts; the default); false: the main thread receives. */
+  workerFetch?: boolean;
   /** Seconds to wait before retry n (1-based); dockerd waits 5 s × n. */
   retryDelaySeconds?: (attempt: number) => number;
 }
@@ -438,17 +440,53 @@ export class Puller {
 
   private async downloadOnce(session: RegistrySession, desc: Descriptor, diffId: string, id: string, gotAll: () => void): Promise<void> {
     const signal = this.abort.signal;
-    this.mark(desc.digest, 'request');
+    const labels: Record<string, string> = {
+      'containerd.io/uncompressed': diffId,
+      [`containerd.io/distribution.source.${this.ref.domain}`]: this.ref.path,
+    };
+    const ref = `${this.ingestPrefix}-${desc.digest}`;
+    const { contentRoot } = this.deps;
+    const threaded = !!contentRoot && desc.digest.startsWith('sha256:');
+    const stage = threaded && this.deps.stageLayers !== false && this.deps.snapshotter === 'overlayfs' && stageable(desc.mediaType);
+    const progress = new ProgressThrottle(this.sink, id, 'Downloading');
+    const mark = (what: string) => this.mark(desc.digest, what);
+    const allIn = () => {
+      mark('received');
+      gotAll();
+      progress.update(desc.size, desc.size, true);
+      this.sink(itemStatus(id, 'Verifying Checksum'));
+    };
+    const target = { client: this.client, lease: this.lease, contentRoot: contentRoot! };
+    const stageAt = stage ? { root: dirname(contentRoot!), mediaType: desc.mediaType } : null;
+    mark('request');
+    if (threaded && this.deps.workerFetch !== false) {
+      // The worker sends the GET itself (worker-fetch.ts); anything but a 200 is repeated below.
+      const req = await session.blobRequest(this.ref.path, desc.digest, signal);
+      const r = await this.verified(desc, () =>
+        writeBlobThreaded(
+          target,
+          ref,
+          desc.digest,
+          desc.size,
+          {
+            fetch: { ...req, size: desc.size, digest: desc.digest },
+            events: { response: () => mark('response'), progress: (n) => progress.update(n, desc.size), received: allIn },
+            signal,
+          },
+          labels,
+          stageAt,
+        ),
+      );
+      if (!('status' in r)) return this.stored(desc, r, stage);
+      this.deps.log.debug(`blob ${desc.digest}: the registry answered ${r.status} to the stage worker; asking again`);
+    }
     const res = await session.getBlob(this.ref.path, desc.digest, signal);
-    this.mark(desc.digest, 'response');
+    mark('response');
     const declared = res.headers['content-length'];
     if (declared !== undefined && Number(declared) !== desc.size) {
       res.body.destroy();
       throw internal(`blob ${desc.digest}: the registry sent ${declared} bytes, the manifest says ${desc.size}`);
     }
-    const progress = new ProgressThrottle(this.sink, id, 'Downloading');
-    const sink = this.sink;
-    const mark = (what: string) => this.mark(desc.digest, what);
     let received = 0;
     async function* body(): AsyncIterable<Buffer> {
       try {
@@ -464,45 +502,37 @@ export class Puller {
         throw err;
       }
       if (received !== desc.size) throw new Error('unexpected EOF');
-      mark('received');
-      gotAll();
-      progress.update(received, desc.size, true);
-      sink(itemStatus(id, 'Verifying Checksum'));
+      allIn();
     }
-    const labels: Record<string, string> = {
-      'containerd.io/uncompressed': diffId,
-      [`containerd.io/distribution.source.${this.ref.domain}`]: this.ref.path,
-    };
-    const ref = `${this.ingestPrefix}-${desc.digest}`;
-    const { contentRoot } = this.deps;
+    if (threaded) {
+      // Written, and unpacked when it can be, by a worker thread (stage-pool.ts).
+      const r = await this.verified(desc, () => writeBlobThreaded(target, ref, desc.digest, desc.size, body(), labels, stageAt));
+      if ('status' in r) throw internal(`blob ${desc.digest}: no result from the blob writer`); // only the worker's own GET answers a status
+      return this.stored(desc, r, stage);
+    }
+    await this.verified(desc, () => writeBlob({ client: this.client, lease: this.lease }, ref, desc.digest, desc.size, body(), labels));
+    mark('stored');
+  }
+
+  /** Runs a blob write; containerd's or our digest mismatch becomes dockerd's verification error. */
+  private async verified<T>(desc: Descriptor, write: () => Promise<T>): Promise<T> {
     try {
-      if (contentRoot && desc.digest.startsWith('sha256:')) {
-        // Written, and unpacked when it can be, by a worker thread (stage-pool.ts).
-        const stage = this.deps.stageLayers !== false && this.deps.snapshotter === 'overlayfs' && stageable(desc.mediaType);
-        const r = await writeBlobThreaded(
-          { client: this.client, lease: this.lease, contentRoot },
-          ref,
-          desc.digest,
-          desc.size,
-          body(),
-          labels,
-          stage ? { root: dirname(contentRoot), mediaType: desc.mediaType } : null,
-        );
-        mark(r.staged ? 'staged' : 'stored');
-        // dockerd's words for a layer with an entry leading out of it ("failed to register layer: …").
-        if (r.refused) throw new EngineError('INTERNAL', `failed to register layer: ${r.reason}`);
-        if (r.staged) this.staged.set(desc.digest, r.staged);
-        else if (stage) this.deps.log.debug(`layer ${desc.digest} goes through the diff service: ${r.reason}`);
-      } else {
-        await writeBlob({ client: this.client, lease: this.lease }, ref, desc.digest, desc.size, body(), labels);
-        mark('stored');
-      }
+      return await write();
     } catch (err) {
       if (grpcCode(err) === GrpcStatus.FAILED_PRECONDITION || /unexpected commit digest|digest mismatch/.test((err as Error).message)) {
         throw new EngineError('INTERNAL', `filesystem layer verification failed for digest ${desc.digest}`);
       }
       throw err;
     }
+  }
+
+  /** A blob written by a stage worker: its staged tree kept for the unpack, or why there is none. */
+  private stored(desc: Descriptor, r: { staged: StagedLayer | null; reason?: string; refused?: boolean }, stage: boolean): void {
+    this.mark(desc.digest, r.staged ? 'staged' : 'stored');
+    // dockerd's words for a layer with an entry leading out of it ("failed to register layer: …").
+    if (r.refused) throw new EngineError('INTERNAL', `failed to register layer: ${r.reason}`);
+    if (r.staged) this.staged.set(desc.digest, r.staged);
+    else if (stage) this.deps.log.debug(`layer ${desc.digest} goes through the diff service: ${r.reason}`);
   }
 
   /**

@@ -7,8 +7,8 @@ import type { Readable } from 'node:stream';
 import { EngineError } from '../../errors.ts';
 import type { AuthConfig } from '../../types/distribution.ts';
 import { registryErrorFrom, RegistryError } from './errors.ts';
-import type { Endpoint } from './registry-hosts.ts';
-import { readAll, type HttpResponse, type RegistryTransport } from './transport.ts';
+import type { Endpoint, TlsSettings } from './registry-hosts.ts';
+import { readAll, type HttpResponse, type ProxySettings, type RegistryTransport } from './transport.ts';
 
 export interface Challenge {
   scheme: string;
@@ -295,6 +295,20 @@ export class RegistrySession {
     });
     if (res.status !== 200 && res.status !== 206) throw await registryErrorFrom(res);
     return res;
+  }
+
+  /**
+   * What a GET of a blob would send — URL, credentials, TLS settings, the transport's proxies — for
+   * a stage worker that does the request itself (worker-fetch.ts).
+   */
+  async blobRequest(
+    repo: string,
+    digest: string,
+    signal?: AbortSignal,
+  ): Promise<{ url: string; headers: Record<string, string>; tls: TlsSettings; proxies: ProxySettings }> {
+    const url = this.url(`/v2/${repo}/blobs/${digest}`);
+    const auth = await this.authorization('GET', url, signal);
+    return { url, headers: auth ? { Authorization: auth } : {}, tls: this.endpoint.tls, proxies: this.transport.proxySettings() };
   }
 
   /** HEAD a blob: its size when the registry has it, null otherwise. */

@@ -49,6 +49,8 @@ export interface DistributionDeps {
   events?: EventPublisher;
   /** Unpack layers while they download (staged-unpack.ts); default on. false: through containerd's diff service. */
   stageLayers?: boolean;
+  /** The stage workers send the layers' GETs themselves (worker-fetch.ts); default on. false: the main thread receives. */
+  workerFetch?: boolean;
   /** Seconds before download retry n (default dockerd's 5 s × n). */
   retryDelaySeconds?: (attempt: number) => number;
 }
@@ -188,6 +190,7 @@ export class DistributionService {
         ...(this.deps.retryDelaySeconds ? { retryDelaySeconds: this.deps.retryDelaySeconds } : {}),
         ...(this.contentRoot ? { contentRoot: this.contentRoot } : {}),
         ...(this.deps.stageLayers !== undefined ? { stageLayers: this.deps.stageLayers } : {}),
+        ...(this.deps.workerFetch !== undefined ? { workerFetch: this.deps.workerFetch } : {}),
       };
       return new Puller(deps, ref, auth, platform, shared, opSignal).run();
     });

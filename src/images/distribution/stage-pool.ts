@@ -1,16 +1,21 @@
-// Downloads written (and unpacked) by worker threads (stage-worker.ts): the main thread only copies
-// the received bytes into 1 MiB batches and hands them over (transferred, not copied again); the
-// worker hashes them, writes the temporary blob file and, when asked, gunzips, hashes and extracts
-// the layer into a staging tree. So each layer of a pull is hashed, decompressed and extracted on
-// its own thread, in parallel with the others and with the main thread's downloads. Idle workers
+// Downloads written (and unpacked) by worker threads (stage-worker.ts): a worker GETs the layer
+// itself (worker-fetch.ts) and a second one unpacks the blob file as it is written
+// (stage-tail.ts); or (ENGINE_PULL_FETCH=main) the main thread copies the received bytes into
+// 1 MiB batches and hands them over (transferred, not copied again) to one worker that hashes
+// them, writes the temporary blob file and, when asked, gunzips, hashes and extracts the layer
+// into a staging tree. So the layers of a pull download and unpack in parallel, off the main
+// thread. Idle workers
 // are kept for the next layer (a worker's start costs ~20 ms of CPU) and end after 30 s unused.
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { BlobVerificationError, registerBlob, TMP_PREFIX, type BlobTarget } from './blob-writer.ts';
 import type { StagedLayer } from './staged-unpack.ts';
 import type { FromWorker, ToWorker } from './stage-worker.ts';
+import type { StageOutcome } from './stage-tail.ts';
+import { errorOf, type BlobFetch } from './worker-fetch.ts';
+import { internal } from '../../errors.ts';
 
 const BATCH = 1 << 20;
 /** Bytes handed to a worker and not yet written by it: the download waits beyond this. */
@@ -88,7 +93,7 @@ async function throughWorker(
         ...(m.reason ? { reason: m.reason } : {}),
         ...(m.refused ? { refused: true } : {}),
       });
-    else fail(new Error(`blob writer: ${m.message}`));
+    else if (m.type === 'error') fail(new Error(`blob writer: ${m.message}`));
   });
   w.on('error', fail);
   w.on('exit', () => fail(new Error('blob writer thread exited')));
@@ -139,9 +144,144 @@ async function throughWorker(
   }
 }
 
+/** What the main thread hears of a worker's own download (worker-fetch.ts). */
+export interface FetchEvents {
+  response(): void;
+  progress(received: number): void;
+  received(): void;
+}
+
+/**
+ * The worker GETs the blob itself into `tmp`; `status` when the registry did not answer 200. With
+ * `stage`, a second worker unpacks the file as it is written (stage-tail.ts).
+ */
+async function fetchInWorker(
+  tmp: string,
+  fetch: BlobFetch,
+  stage: { root: string; mediaType: string } | null,
+  events: FetchEvents,
+  signal: AbortSignal,
+): Promise<Streamed | { status: number }> {
+  if (!stage) return fetchOnly(tmp, fetch, events, signal, null);
+  const { port1, port2 } = new MessageChannel();
+  const unpacked = tailIn(take(), tmp, port2, stage);
+  const dropStaged = async () => {
+    const o = await unpacked; // aborted by the fetching worker (or its end), or complete
+    if (o.staged) await rm(o.staged.dir, { recursive: true, force: true }).catch(() => undefined);
+  };
+  let r: Streamed | { status: number };
+  try {
+    r = await fetchOnly(tmp, fetch, events, signal, port1);
+  } catch (err) {
+    await dropStaged();
+    throw err;
+  }
+  if ('status' in r) {
+    await dropStaged();
+    return r;
+  }
+  const o = await unpacked;
+  return {
+    digest: r.digest,
+    size: r.size,
+    staged: o.staged,
+    ...(o.reason ? { reason: o.reason } : {}),
+    ...(o.refused ? { refused: true } : {}),
+  };
+}
+
+/** The unpacking half on worker `w`: its outcome (never rejects; a failed thread is a layer not staged). */
+function tailIn(w: Worker, tmp: string, port: MessagePort, stage: { root: string; mediaType: string }): Promise<StageOutcome> {
+  return new Promise<StageOutcome>((resolve) => {
+    let settled = false;
+    const end = (ok: boolean, o: StageOutcome) => {
+      if (settled) return;
+      settled = true;
+      if (ok) giveBack(w);
+      else void w.terminate();
+      resolve(o);
+    };
+    w.on('message', (m: FromWorker) => {
+      if (m.type === 'staged')
+        end(true, { staged: m.staged, ...(m.reason ? { reason: m.reason } : {}), ...(m.refused ? { refused: true } : {}) });
+      else if (m.type === 'error') end(false, { staged: null, reason: `unpack thread: ${m.message}` });
+    });
+    w.on('error', (err) => end(false, { staged: null, reason: `unpack thread: ${err.message}` }));
+    w.on('exit', () => end(false, { staged: null, reason: 'unpack thread exited' }));
+    w.postMessage({ type: 'tail', tmp, stageRoot: stage.root, mediaType: stage.mediaType, port } satisfies ToWorker, [port]);
+  });
+}
+
+/** The fetching worker: the GET, the blob's digest and file; told to `tailPort` as the file is written when given. */
+function fetchOnly(
+  tmp: string,
+  fetch: BlobFetch,
+  events: FetchEvents,
+  signal: AbortSignal,
+  tailPort: MessagePort | null,
+): Promise<Streamed | { status: number }> {
+  const w = take();
+  return new Promise<Streamed | { status: number }>((resolve, reject) => {
+    let settled = false;
+    const onAbort = () => w.postMessage({ type: 'abort' } satisfies ToWorker);
+    const end = (ok: boolean) => {
+      settled = true;
+      signal.removeEventListener('abort', onAbort);
+      if (ok) giveBack(w);
+      else void w.terminate();
+    };
+    w.on('message', (m: FromWorker) => {
+      if (settled) return;
+      if (m.type === 'response') events.response();
+      else if (m.type === 'progress') events.progress(m.received);
+      else if (m.type === 'received') events.received();
+      else if (m.type === 'status') {
+        end(true);
+        resolve({ status: m.status });
+      } else if (m.type === 'fetch-failed') {
+        end(true);
+        reject(
+          signal.aborted ? (signal.reason ?? errorOf(m.failure)) : m.failure.badLength ? internal(m.failure.message) : errorOf(m.failure),
+        );
+      } else if (m.type === 'done') {
+        end(true);
+        resolve({
+          digest: m.digest,
+          size: m.size,
+          staged: m.staged,
+          ...(m.reason ? { reason: m.reason } : {}),
+          ...(m.refused ? { refused: true } : {}),
+        });
+      } else if (m.type === 'error') {
+        end(false);
+        reject(new Error(`blob writer: ${m.message}`));
+      }
+    });
+    w.on('error', (err) => {
+      if (!settled) (end(false), reject(err));
+    });
+    w.on('exit', () => {
+      if (!settled) (end(false), reject(new Error('blob writer thread exited')));
+    });
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    const start: ToWorker = {
+      type: 'start',
+      tmp,
+      stageRoot: null,
+      mediaType: '',
+      fetch,
+      ...(tailPort ? { tailPort } : {}),
+    };
+    w.postMessage(start, tailPort ? [tailPort] : []);
+  });
+}
+
 /**
  * writeBlob's direct path (blob-writer.ts) with the writing done by a worker, which also unpacks
- * the layer into a staging directory under `stage.root` when `stage` is given. Rejects (storing
+ * the layer into a staging directory under `stage.root` when `stage` is given. `source` is the
+ * received bytes, or the request for the worker to send itself (answered with `status` when the
+ * registry did not answer 200: nothing stored, the caller repeats the GET on its own). Rejects (storing
  * nothing, staging nothing) when the bytes do not match; a layer the stage could not reproduce
  * comes back with `staged: null` and the reason.
  */
@@ -150,16 +290,20 @@ export async function writeBlobThreaded(
   ref: string,
   digest: string,
   size: number,
-  source: AsyncIterable<Buffer>,
+  source: AsyncIterable<Buffer> | { fetch: BlobFetch; events: FetchEvents; signal: AbortSignal },
   labels: Record<string, string>,
   stage: { root: string; mediaType: string } | null,
-): Promise<{ staged: StagedLayer | null; reason?: string; refused?: boolean }> {
+): Promise<{ staged: StagedLayer | null; reason?: string; refused?: boolean } | { status: number }> {
   const dir = join(t.contentRoot, 'blobs', 'sha256');
   await mkdir(dir, { recursive: true });
   const tmp = join(dir, `${TMP_PREFIX}${randomBytes(8).toString('hex')}`);
   let staged: StagedLayer | null = null;
   try {
-    const r = await throughWorker(tmp, source, stage);
+    const r =
+      'fetch' in source
+        ? await fetchInWorker(tmp, source.fetch, stage, source.events, source.signal)
+        : await throughWorker(tmp, source, stage);
+    if ('status' in r) return r;
     staged = r.staged;
     if (r.size !== size) throw new BlobVerificationError(`blob ${digest}: got ${r.size} bytes, expected ${size}`);
     if (r.digest !== digest) throw new BlobVerificationError(`filesystem layer verification failed for digest ${digest}`);

@@ -1,17 +1,22 @@
 // The worker thread of stage-pool.ts: one layer at a time, it takes the compressed bytes of a
-// download, hashes them (the blob's digest), writes them to the temporary blob file, and (when
-// asked) unpacks them into a staging tree through staged-unpack.ts (gunzip, diffID, extraction).
-// Doing this off the daemon's main thread lets the layers of a pull decompress and extract on
-// several cores at once, keeps the main thread's event loop for the API, and keeps the buffers'
-// garbage (hundreds of MB per pull) in this small heap, whose collections are cheap.
+// download — GETting them itself (worker-fetch.ts) or handed over by the main thread — hashes them
+// (the blob's digest), writes them to the temporary blob file, and (when asked) unpacks them into a
+// staging tree through staged-unpack.ts (gunzip, diffID, extraction). Doing this off the daemon's
+// main thread lets the layers of a pull download, decompress and extract on several cores at once,
+// keeps the main thread's event loop for the API, and keeps the buffers' garbage (hundreds of MB
+// per pull) in this small heap, whose collections are cheap.
 import { createHash, type Hash } from 'node:crypto';
-import { closeSync, openSync, writeSync } from 'node:fs';
-import { parentPort } from 'node:worker_threads';
+import { closeSync, openSync, writeSync, writevSync } from 'node:fs';
+import { parentPort, type MessagePort } from 'node:worker_threads';
 import { LayerStage } from './staged-unpack.ts';
+import { runTail, type StageOutcome, type ToTail } from './stage-tail.ts';
+import { failureOf, fetchBlob, type BlobFetch, type FetchFailure } from './worker-fetch.ts';
 
 /** Messages from the pool (stage-pool.ts). */
 export type ToWorker =
-  | { type: 'start'; tmp: string; stageRoot: string | null; mediaType: string }
+  | { type: 'start'; tmp: string; stageRoot: string | null; mediaType: string; fetch?: BlobFetch; tailPort?: MessagePort }
+  /** The unpacking half of a layer whose GET another worker does, reading `tmp` as it is written (stage-tail.ts). */
+  | { type: 'tail'; tmp: string; stageRoot: string; mediaType: string; port: MessagePort }
   | { type: 'chunk'; buf: ArrayBuffer; length: number }
   | { type: 'end' }
   | { type: 'abort' };
@@ -20,7 +25,16 @@ export type ToWorker =
 export type FromWorker =
   | { type: 'ack'; bytes: number; buf: ArrayBuffer }
   | { type: 'done'; digest: string; size: number; staged: { dir: string; diffId: string } | null; reason?: string; refused?: boolean }
-  | { type: 'error'; message: string };
+  | { type: 'error'; message: string }
+  /** The worker's own GET (start.fetch): the response came, bytes received so far, all received. */
+  | { type: 'response' }
+  | { type: 'progress'; received: number }
+  | { type: 'received' }
+  /** …answered something else than 200: nothing stored, the main thread repeats the GET. */
+  | { type: 'status'; status: number }
+  | { type: 'fetch-failed'; failure: FetchFailure }
+  /** The unpacking half's result ('tail'). */
+  | ({ type: 'staged' } & StageOutcome);
 
 interface Job {
   fd: number;
@@ -28,11 +42,97 @@ interface Job {
   size: number;
   stage: LayerStage | null;
   stageError?: string;
+  /** The worker's own GET, when it does one. */
+  fetch?: AbortController;
+  /** Told how much of the blob file is written, for another worker to unpack it (instead of `stage`). */
+  tail?: MessagePort;
 }
 
 let job: Job | null = null;
 let queue: Promise<void> = Promise.resolve();
 const post = (m: FromWorker, transfer?: ArrayBuffer[]) => parentPort!.postMessage(m, transfer);
+
+/** Closes the job's blob file and ends its stage: 'done' with the digest and staged layer. */
+async function finish(j: Job): Promise<void> {
+  closeSync(j.fd);
+  const digest = `sha256:${j.hash.digest('hex')}`;
+  const r = j.stage ? await j.stage.finish() : { layer: null, reason: j.stageError ?? 'not staged' };
+  post({
+    type: 'done',
+    digest,
+    size: j.size,
+    staged: r.layer,
+    ...(r.reason ? { reason: r.reason } : {}),
+    ...('refused' in r && r.refused ? { refused: true } : {}),
+  });
+}
+
+async function discard(j: Job): Promise<void> {
+  closeSync(j.fd);
+  await j.stage?.discard();
+}
+
+/** Writes of the received chunks gathered into one writev per MiB: socket reads are 64 KiB. */
+const GATHER = 1 << 20;
+
+/** The worker's own download of the job's blob (start.fetch); ends the job like 'end' or 'abort' would. */
+async function download(j: Job, f: BlobFetch): Promise<void> {
+  const pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let reported = 0;
+  const flush = () => {
+    for (let i = 0; i < pending.length;) {
+      const batch = pending.slice(i, i + 512); // IOV_MAX is 1024
+      let n = writevSync(j.fd, batch);
+      i += batch.length;
+      // A short write: the rest of the batch one buffer at a time.
+      for (const b of batch) {
+        if (n >= b.length) {
+          n -= b.length;
+          continue;
+        }
+        for (let off = n; off < b.length;) off += writeSync(j.fd, b, off, b.length - off);
+        n = 0;
+      }
+    }
+    pending.length = 0;
+    pendingBytes = 0;
+    j.tail?.postMessage({ type: 'written', bytes: j.size } satisfies ToTail);
+  };
+  try {
+    const status = await fetchBlob(f, j.fetch!.signal, {
+      response: () => post({ type: 'response' }),
+      chunk: (c) => {
+        j.hash.update(c);
+        j.size += c.length;
+        pending.push(c);
+        pendingBytes += c.length;
+        if (pendingBytes >= GATHER) flush();
+        if (j.size - reported >= GATHER) post({ type: 'progress', received: (reported = j.size) });
+        j.stage?.push(c);
+      },
+      received: () => {
+        flush();
+        j.tail?.postMessage({ type: 'end', bytes: j.size } satisfies ToTail);
+        post({ type: 'progress', received: j.size });
+        post({ type: 'received' });
+      },
+    });
+    if (job === j) job = null;
+    if (status !== 200) {
+      j.tail?.postMessage({ type: 'abort' } satisfies ToTail);
+      await discard(j);
+      post({ type: 'status', status });
+      return;
+    }
+    await finish(j);
+  } catch (err) {
+    if (job === j) job = null;
+    j.tail?.postMessage({ type: 'abort' } satisfies ToTail);
+    await discard(j).catch(() => undefined);
+    post({ type: 'fetch-failed', failure: failureOf(err) });
+  }
+}
 
 async function handle(m: ToWorker): Promise<void> {
   switch (m.type) {
@@ -47,6 +147,19 @@ async function handle(m: ToWorker): Promise<void> {
         }
       }
       job = { fd: openSync(m.tmp, 'w', 0o644), hash: createHash('sha256'), size: 0, stage, ...(stageError ? { stageError } : {}) };
+      if (m.tailPort) job.tail = m.tailPort;
+      if (m.fetch) {
+        job.fetch = new AbortController();
+        void download(job, m.fetch); // not queued: an 'abort' must reach it meanwhile
+      }
+      return;
+    }
+    case 'tail': {
+      // Not awaited: the queue stays free (this worker gets nothing else until it answers).
+      void runTail(m.port, m.tmp, m.stageRoot, m.mediaType).then(
+        (r) => post({ type: 'staged', ...r }),
+        (err: Error) => post({ type: 'staged', staged: null, reason: err.message }),
+      );
       return;
     }
     case 'chunk': {
@@ -56,35 +169,23 @@ async function handle(m: ToWorker): Promise<void> {
       j.hash.update(b);
       for (let off = 0; off < b.length;) off += writeSync(j.fd, b, off, b.length - off);
       j.size += b.length;
-      // The stage's gunzip holds on to what it is given: a copy, so the batch goes back at once.
-      const copy = j.stage ? Buffer.from(b) : null;
+      j.stage?.push(b); // synchronous: done with the batch when it returns
       post({ type: 'ack', bytes: b.length, buf: m.buf }, [m.buf]);
-      if (copy) await j.stage!.push(copy);
       return;
     }
     case 'end': {
       const j = job;
       job = null;
       if (!j) return;
-      closeSync(j.fd);
-      const digest = `sha256:${j.hash.digest('hex')}`;
-      const r = j.stage ? await j.stage.finish() : { layer: null, reason: j.stageError ?? 'not staged' };
-      post({
-        type: 'done',
-        digest,
-        size: j.size,
-        staged: r.layer,
-        ...(r.reason ? { reason: r.reason } : {}),
-        ...('refused' in r && r.refused ? { refused: true } : {}),
-      });
+      await finish(j);
       return;
     }
     case 'abort': {
       const j = job;
-      job = null;
       if (!j) return;
-      closeSync(j.fd);
-      await j.stage?.discard();
+      if (j.fetch) return j.fetch.abort(new Error('aborted')); // download() ends the job and answers
+      job = null;
+      await discard(j);
       post({ type: 'done', digest: '', size: j.size, staged: null, reason: 'aborted' });
       return;
     }

@@ -1,6 +1,7 @@
 // Unpacking a layer while it downloads: the compressed bytes on their way to the content store are
-// also gunzipped (zlib, on libuv's thread pool: several layers decompress at once), hashed (the
-// diffID) and extracted into a staging directory beside containerd's stores. Once its parent
+// also gunzipped, hashed (the diffID) and extracted into a staging directory beside containerd's
+// stores, chunk by chunk and synchronously on the stage worker's thread (stage-worker.ts; each
+// layer has its own, so layers decompress at once; sync-gunzip.ts). Once its parent
 // snapshot is committed, the pull prepares the layer's snapshot and renames the staged tree onto
 // its empty upper directory (overlayfs: the layer's own files are all the upper holds), so no layer
 // is read back from the content store and layers do not unpack one after the other through the
@@ -13,15 +14,29 @@
 // itself never fails because of the stage). An entry leading out of the layer refuses the layer.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmod, chown, lchown, link, lutimes, mkdir, mkdtemp, open, readdir, rm, symlink, utimes } from 'node:fs/promises';
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  fchmodSync,
+  fchownSync,
+  futimesSync,
+  lchownSync,
+  linkSync,
+  lutimesSync,
+  mkdirSync,
+  openSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeSync,
+} from 'node:fs';
+import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { join, posix } from 'node:path';
-import { PassThrough, type Transform } from 'node:stream';
-import { createGunzip, type ZlibOptions } from 'node:zlib';
-import { readTar, safeEntryPath, TarPathGuard, type TarHeader } from '../tar-reader.ts';
+import { safeEntryPath, TarParser, TarPathGuard, type TarHeader } from '../tar-reader.ts';
+import { SyncGunzip } from './sync-gunzip.ts';
 
 const STAGE_PREFIX = '.engine-unpack-';
-/** Compressed bytes a stage may hold before the download waits for it: downloads do not wait on disk writes chunk by chunk. */
-const BUFFERED = 8 << 20;
 
 /** The media types staged: gzip-compressed and plain tar layers. */
 export function stageable(mediaType: string): boolean {
@@ -88,176 +103,194 @@ export function escapesRoot(name: string): boolean {
 }
 
 export class LayerStage {
-  private readonly input: Transform;
   private failed: Error | null = null;
-  private readonly done: Promise<string | null>;
+  private readonly hash = createHash('sha256');
+  private readonly parser: TarParser;
+  private readonly guard = new TarPathGuard({ absoluteSymlinks: true });
+  /** Directories this layer made (their parents exist). */
+  private readonly dirs = new Set<string>(['']);
+  /** Every path written. */
+  private readonly seen = new Set<string>();
+  private readonly dirTimes: Array<[string, number]> = [];
+  private readonly marks: OverlayMarks = { whiteouts: new Map(), xattrs: [] };
+  /** The regular file whose content is being written. */
+  private file: { fd: number; h: TarHeader } | null = null;
 
   private constructor(
     readonly dir: string,
-    gzip: boolean,
+    private readonly gunzip: SyncGunzip | null,
   ) {
-    // zlib hands stream options on to its Transform.
-    const buffered = { writableHighWaterMark: BUFFERED } as ZlibOptions;
-    this.input = gzip ? createGunzip({ chunkSize: 256 * 1024, ...buffered }) : new PassThrough({ writableHighWaterMark: BUFFERED });
-    this.input.on('error', (err) => (this.failed ??= err));
-    this.done = this.extract().catch((err: Error) => {
-      this.failed ??= err;
-      this.input.destroy();
-      return null;
-    });
+    this.parser = new TarParser({ entry: (h) => this.entry(h), data: (c) => this.data(c), entryEnd: () => this.entryEnd() });
   }
 
   static async start(stageRoot: string, mediaType: string): Promise<LayerStage> {
-    const dir = await mkdtemp(join(stageRoot, STAGE_PREFIX));
-    await chmod(dir, 0o755); // the upper directory containerd would have made
-    return new LayerStage(dir, /gzip$/.test(mediaType));
+    const gzip = /gzip$/.test(mediaType);
+    const gunzip = gzip ? SyncGunzip.create() : null;
+    if (gzip && !gunzip) throw new GiveUp("this Node's zlib has no synchronous handle");
+    try {
+      const dir = await mkdtemp(join(stageRoot, STAGE_PREFIX));
+      await chmod(dir, 0o755); // the upper directory containerd would have made
+      return new LayerStage(dir, gunzip);
+    } catch (err) {
+      gunzip?.close();
+      throw err;
+    }
   }
 
-  /** Feeds the next compressed chunk; never throws (a failed stage just stops taking data). */
-  async push(chunk: Buffer): Promise<void> {
-    if (this.failed || this.input.destroyed) return;
-    if (this.input.write(chunk)) return;
-    const input = this.input;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        input.off('drain', done);
-        input.off('close', done);
-        resolve();
-      };
-      input.on('drain', done);
-      input.on('close', done);
-    });
+  /**
+   * Takes the next compressed chunk, all of it at once (inflated, hashed, extracted before it
+   * returns: the caller may reuse the chunk). Never throws: a failed stage stops taking data.
+   */
+  push(chunk: Buffer): void {
+    if (this.failed) return;
+    try {
+      if (this.gunzip) this.gunzip.write(chunk, false, this.tar);
+      else this.tar(chunk);
+    } catch (err) {
+      this.fail(err as Error);
+    }
+  }
+
+  /** Uncompressed bytes: the diffID's hash and the tar parser, whose sink writes them out. */
+  private readonly tar = (b: Buffer): void => {
+    this.hash.update(b);
+    this.parser.push(b);
+  };
+
+  private fail(err: Error): void {
+    this.failed ??= err;
+    if (this.file) {
+      const { fd } = this.file;
+      this.file = null;
+      try {
+        closeSync(fd);
+      } catch {
+        // Already failing: the staged tree is removed anyway.
+      }
+    }
   }
 
   /** After the last chunk: the staged layer, or null (with the reason) when the diff service must do it. */
   async finish(): Promise<{ layer: StagedLayer | null; reason?: string; refused?: boolean }> {
-    if (!this.input.destroyed) this.input.end();
-    const diffId = await this.done;
-    if (!diffId || this.failed) {
-      const refused = this.failed instanceof LayerRefused;
-      await this.discard();
-      return { layer: null, reason: this.failed?.message ?? 'not staged', ...(refused ? { refused } : {}) };
+    if (!this.failed) {
+      try {
+        this.gunzip?.write(Buffer.alloc(0), true, this.tar); // a stream cut short throws here
+        this.parser.end();
+        await applyMarks(this.dir, this.marks);
+        // Directory times last: creating their children changed them.
+        for (let i = this.dirTimes.length - 1; i >= 0; i--) utimesSync(this.dirTimes[i]![0], this.dirTimes[i]![1], this.dirTimes[i]![1]);
+      } catch (err) {
+        this.fail(err as Error);
+      }
     }
-    return { layer: { dir: this.dir, diffId } };
+    this.gunzip?.close();
+    if (this.failed) {
+      const refused = this.failed instanceof LayerRefused;
+      const reason = this.failed.message;
+      await this.discard();
+      return { layer: null, reason, ...(refused ? { refused } : {}) };
+    }
+    return { layer: { dir: this.dir, diffId: `sha256:${this.hash.digest('hex')}` } };
   }
 
   async discard(): Promise<void> {
-    this.failed ??= new Error('discarded');
-    this.input.destroy();
-    await this.done;
+    this.fail(new Error('discarded'));
+    this.gunzip?.close();
     await rm(this.dir, { recursive: true, force: true }).catch(() => undefined);
   }
 
-  private async extract(): Promise<string> {
-    const hash = createHash('sha256');
-    const input = this.input;
-    async function* tapped(): AsyncGenerator<Buffer> {
-      for await (const c of input as AsyncIterable<Buffer>) {
-        hash.update(c);
-        yield c;
-      }
+  /** A tar header: checked, then made (a regular file is opened for its content). */
+  private entry(h: TarHeader): void {
+    if (escapesRoot(h.name) || (h.kind === 'link' && escapesRoot(h.linkname)))
+      throw new LayerRefused(`invalid tar archive: ${JSON.stringify(h.kind === 'link' ? h.linkname : h.name)} is outside of the layer`);
+    const rel = this.guard.check(h);
+    const parent = posix.dirname(rel) === '.' ? '' : posix.dirname(rel);
+    if (rel !== '' && !this.dirs.has(parent)) throw new GiveUp('parent not in the layer');
+    const base = posix.basename(rel);
+    const { marks } = this;
+    if (base === WH_OPAQUE) {
+      // containerd's OverlayConvertWhiteout: the directory marked opaque, the entry not written.
+      if (/[\n\\]/.test(parent)) throw new GiveUp('opaque directory name');
+      marks.xattrs.push([parent || '.', 'trusted.overlay.opaque', Buffer.from('y')]);
+      return;
     }
-    const guard = new TarPathGuard({ absoluteSymlinks: true });
-    const dirs = new Set<string>(['']); // directories this layer made (their parents exist)
-    const seen = new Set<string>(); // every path written
-    const dirTimes: Array<[string, number]> = [];
-    const marks: OverlayMarks = { whiteouts: new Map(), xattrs: [] };
-    for await (const { header: h, body } of readTar(tapped())) {
-      if (escapesRoot(h.name) || (h.kind === 'link' && escapesRoot(h.linkname)))
-        throw new LayerRefused(`invalid tar archive: ${JSON.stringify(h.kind === 'link' ? h.linkname : h.name)} is outside of the layer`);
-      const rel = guard.check(h);
-      const parent = posix.dirname(rel) === '.' ? '' : posix.dirname(rel);
-      if (rel !== '' && !dirs.has(parent)) throw new GiveUp('parent not in the layer');
-      const base = posix.basename(rel);
-      if (base === WH_OPAQUE) {
-        // containerd's OverlayConvertWhiteout: the directory marked opaque, the entry not written.
-        if (/[\n\\]/.test(parent)) throw new GiveUp('opaque directory name');
-        marks.xattrs.push([parent || '.', 'trusted.overlay.opaque', Buffer.from('y')]);
-        continue;
-      }
-      if (base.startsWith(WH_PREFIX)) {
-        // …and a 0:0 character device (mode 0) owned as the whiteout entry, in its place.
-        const target = posix.join(parent, base.slice(WH_PREFIX.length));
-        if (seen.has(target) || marks.whiteouts.has(target)) throw new GiveUp('whiteout of something in the layer');
-        marks.whiteouts.set(target, `${h.uid}:${h.gid}`);
-        continue;
-      }
-      if (marks.whiteouts.has(rel)) throw new GiveUp('entry over a whiteout');
-      for (const [k, v] of Object.entries(h.pax)) {
-        if (!k.startsWith('SCHILY.xattr.') || rel === '') continue;
-        // PAX values come decoded as UTF-8: a binary one (a capability set) is not reproduced exactly.
-        if (v.includes('\uFFFD') || h.kind === 'link' || /[\n\\]/.test(rel)) throw new GiveUp('xattrs');
-        marks.xattrs.push([rel, k.slice('SCHILY.xattr.'.length), Buffer.from(v, 'utf8')]);
-      }
-      const abs = rel === '' ? this.dir : join(this.dir, rel);
-      if (seen.has(rel) && h.kind !== 'directory') {
-        await rm(abs, { recursive: true, force: true });
-        dirs.delete(rel);
-      }
-      seen.add(rel);
-      await this.entry(h, rel, abs, body, seen, dirs, dirTimes);
+    if (base.startsWith(WH_PREFIX)) {
+      // …and a 0:0 character device (mode 0) owned as the whiteout entry, in its place.
+      const target = posix.join(parent, base.slice(WH_PREFIX.length));
+      if (this.seen.has(target) || marks.whiteouts.has(target)) throw new GiveUp('whiteout of something in the layer');
+      marks.whiteouts.set(target, `${h.uid}:${h.gid}`);
+      return;
     }
-    await applyMarks(this.dir, marks);
-    // Directory times last: creating their children changed them.
-    for (let i = dirTimes.length - 1; i >= 0; i--) await utimes(dirTimes[i]![0], dirTimes[i]![1], dirTimes[i]![1]);
-    if (this.failed) throw this.failed;
-    return `sha256:${hash.digest('hex')}`;
+    if (marks.whiteouts.has(rel)) throw new GiveUp('entry over a whiteout');
+    for (const [k, v] of Object.entries(h.pax)) {
+      if (!k.startsWith('SCHILY.xattr.') || rel === '') continue;
+      // PAX values come decoded as UTF-8: a binary one (a capability set) is not reproduced exactly.
+      if (v.includes('\uFFFD') || h.kind === 'link' || /[\n\\]/.test(rel)) throw new GiveUp('xattrs');
+      marks.xattrs.push([rel, k.slice('SCHILY.xattr.'.length), Buffer.from(v, 'utf8')]);
+    }
+    const abs = rel === '' ? this.dir : join(this.dir, rel);
+    if (this.seen.has(rel) && h.kind !== 'directory') {
+      rmSync(abs, { recursive: true, force: true });
+      this.dirs.delete(rel);
+    }
+    this.seen.add(rel);
+    this.make(h, rel, abs);
   }
 
-  private async entry(
-    h: TarHeader,
-    rel: string,
-    abs: string,
-    body: AsyncIterable<Buffer>,
-    seen: Set<string>,
-    dirs: Set<string>,
-    dirTimes: Array<[string, number]>,
-  ): Promise<void> {
+  private make(h: TarHeader, rel: string, abs: string): void {
     const mode = h.mode & 0o7777;
     switch (h.kind) {
       case 'directory': {
         if (rel === '') return; // containerd's applier leaves the layer's root as the snapshot made it
-        if (!dirs.has(rel)) {
-          await rm(abs, { recursive: true, force: true }); // a file of the same name earlier in the layer
-          await mkdir(abs);
-          dirs.add(rel);
+        if (!this.dirs.has(rel)) {
+          rmSync(abs, { recursive: true, force: true }); // a file of the same name earlier in the layer
+          mkdirSync(abs);
+          this.dirs.add(rel);
         }
-        await chown(abs, h.uid, h.gid);
-        await chmod(abs, mode);
-        dirTimes.push([abs, h.mtime]);
+        chownSync(abs, h.uid, h.gid);
+        chmodSync(abs, mode);
+        this.dirTimes.push([abs, h.mtime]);
         return;
       }
-      case 'file': {
-        const fh = await open(abs, 'wx', 0o600);
-        try {
-          for await (const c of body) {
-            for (let off = 0; off < c.length;) off += (await fh.write(c, off, c.length - off)).bytesWritten;
-          }
-          await fh.chown(h.uid, h.gid);
-          await fh.chmod(mode); // after chown, which clears set-id bits
-          await fh.utimes(h.mtime, h.mtime);
-        } finally {
-          await fh.close();
-        }
+      case 'file':
+        this.file = { fd: openSync(abs, 'wx', 0o600), h };
         return;
-      }
       case 'symlink':
-        await symlink(h.linkname, abs);
-        await lchown(abs, h.uid, h.gid);
-        await lutimes(abs, h.mtime, h.mtime);
+        symlinkSync(h.linkname, abs);
+        lchownSync(abs, h.uid, h.gid);
+        lutimesSync(abs, h.mtime, h.mtime);
         return;
       case 'link': {
         const target = safeEntryPath(h.linkname);
-        if (!seen.has(target) || dirs.has(target) || target === rel) throw new GiveUp('hard link to something outside the layer');
-        await link(join(this.dir, target), abs);
+        if (!this.seen.has(target) || this.dirs.has(target) || target === rel) throw new GiveUp('hard link to something outside the layer');
+        linkSync(join(this.dir, target), abs);
         // As containerd's applier: the link entry's owner, mode and time go to the shared inode.
-        await chown(abs, h.uid, h.gid);
-        await chmod(abs, mode);
-        await utimes(abs, h.mtime, h.mtime);
+        chownSync(abs, h.uid, h.gid);
+        chmodSync(abs, mode);
+        utimesSync(abs, h.mtime, h.mtime);
         return;
       }
       default:
         throw new GiveUp(`${h.kind} entry`);
+    }
+  }
+
+  /** Content of the entry: written when it is a regular file (others' content, if any, is skipped). */
+  private data(c: Buffer): void {
+    const f = this.file;
+    if (f) for (let off = 0; off < c.length;) off += writeSync(f.fd, c, off, c.length - off);
+  }
+
+  private entryEnd(): void {
+    const f = this.file;
+    if (!f) return;
+    this.file = null;
+    try {
+      fchownSync(f.fd, f.h.uid, f.h.gid);
+      fchmodSync(f.fd, f.h.mode & 0o7777); // after chown, which clears set-id bits
+      futimesSync(f.fd, f.h.mtime, f.h.mtime);
+    } finally {
+      closeSync(f.fd);
     }
   }
 }

@@ -110,6 +110,11 @@ export class RegistryTransport {
 
   constructor(private readonly proxies: () => ProxySettings = () => effectiveProxies({})) {}
 
+  /** The proxies in force now (for a worker thread's own transport, worker-fetch.ts). */
+  proxySettings(): ProxySettings {
+    return this.proxies();
+  }
+
   private agentFor(url: URL, tls: TlsSettings | undefined): HttpAgent {
     const proxies = this.proxies();
     const proxyEnv: Record<string, string> = {};
