@@ -25,7 +25,44 @@ export async function makeFifos(dir: string, prefix: string, want: { stdin: bool
   return paths;
 }
 
-/** Opens a FIFO for reading as a socket libuv can poll; 'end' arrives when the writer closes. */
+/**
+ * One buffer every FIFO reader reads into: a read's bytes are handed to onData synchronously and
+ * consumed (encoded, copied) before libuv reads again, so no reader needs its own, and no read
+ * allocates (a container's output arrives in reads of a few KiB each: tens of thousands a second).
+ */
+const READ_BUFFER = Buffer.allocUnsafeSlow(64 * 1024);
+
+/** A FIFO's read side, polled by libuv; 'end' on its socket arrives when the writer closes. */
+export class FifoReader {
+  readonly socket: Socket;
+  /**
+   * Each read, as a view into the shared buffer: valid only during the call. Returning false
+   * pauses the reader (socket.resume() restarts it). Reading starts with the first resume().
+   */
+  onData: (data: Buffer) => boolean = () => true;
+
+  constructor(fd: number) {
+    this.socket = new Socket({
+      fd,
+      readable: true,
+      writable: false,
+      onread: { buffer: READ_BUFFER, callback: (n: number, buf: Uint8Array) => this.onData((buf as Buffer).subarray(0, n)) },
+    });
+    // The socket asked for a first read on creation; nothing is read before the next turn of the loop.
+    this.socket.pause();
+  }
+
+  destroy(): void {
+    this.socket.destroy();
+  }
+}
+
+/** Opens a container's output FIFO (not read from until its socket is resumed). */
+export function openOutputFifo(path: string): FifoReader {
+  return new FifoReader(openSync(path, constants.O_RDONLY | constants.O_NONBLOCK));
+}
+
+/** Opens a FIFO for reading as a plain socket (exec output); 'end' arrives when the writer closes. */
 export function openFifoReader(path: string): Socket {
   const fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   return new Socket({ fd, readable: true, writable: false });
