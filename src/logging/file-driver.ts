@@ -14,6 +14,7 @@ import type { LogAttachment, LogDriver, LogInput, LogReadOptions, LogStream, Log
 /** Queued bytes at which a stream stops being read until the disk catches up. */
 const HIGH_WATER = 8 * 1024 * 1024;
 const LOW_WATER = 4 * 1024 * 1024;
+const YIELD_EVERY = 1024 * 1024;
 
 export class FileLogDriver implements LogDriver {
   private readonly file: LogFile;
@@ -110,10 +111,20 @@ export class FileLogDriver implements LogDriver {
     ).filter((s): s is readonly [NodeJS.ReadableStream, LogStream] => !!s[0]);
     for (const [s] of sources) this.active.add(s); // close() destroys them, read or not yet
     const feed = async (s: NodeJS.ReadableStream, stream: LogStream): Promise<void> => {
+      let sinceYield = 0;
       try {
         for await (const chunk of s as AsyncIterable<Buffer | string>) {
           if (this.closing) break;
-          if (!input.write(stream, typeof chunk === 'string' ? Buffer.from(chunk) : chunk)) await input.writable(stream);
+          const buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+          if (!input.write(stream, buf)) {
+            await input.writable(stream);
+            sinceYield = 0;
+          } else if ((sinceYield += buf.length) > YIELD_EVERY && this.file.writing) {
+            // A source that always has data keeps us in microtasks; let the event loop see finished
+            // writes so the next write starts while we encode.
+            await new Promise(setImmediate);
+            sinceYield = 0;
+          }
         }
       } catch (err) {
         if (!this.closing) this.onError(err);
