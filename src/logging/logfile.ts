@@ -82,7 +82,7 @@ const SPARE_BUFS = 4;
 const WRITE_BATCH_BYTES = 8 * 1024 * 1024;
 const WRITE_BATCH_BUFS = 512;
 /**
- * Output committed while no write is under way (none had started, or the last one has finished)
+ * Output committed while no write is under way (the last one has finished within QUIET_MS)
  * waits up to COALESCE_MS for more (or until COALESCE_BYTES are queued) before it is written: a
  * container's output arrives in pieces of a few KiB (the shim's writes), and a write each cost a
  * thread-pool round trip and a syscall, more than encoding the piece (measured: 8 KiB pieces at
@@ -91,6 +91,12 @@ const WRITE_BATCH_BUFS = 512;
  */
 const COALESCE_MS = 2;
 const COALESCE_BYTES = 256 * 1024;
+/**
+ * Output arriving when the last write ended longer ago than this is written at once: a quiet
+ * container (a line now and then) gains nothing from waiting, and a line held in memory is lost
+ * to a `kill -9` of the daemon, while a flood is written to back to back and still coalesces.
+ */
+const QUIET_MS = 20;
 
 export class LogFile {
   readonly path: string;
@@ -120,6 +126,8 @@ export class LogFile {
   /** flush() calls waiting: the pump writes everything queued without pausing to coalesce. */
   private flushing = 0;
   private coalescing: NodeJS.Timeout | null = null;
+  /** When the last write ended (performance.now()); -Infinity before the first. */
+  private lastWriteEnd = -Infinity;
   private drainWaiters: Array<() => void> = [];
   private compressing: Promise<void> = Promise.resolve();
 
@@ -195,7 +203,7 @@ export class LogFile {
   commit(): void {
     this.flushPiece();
     if (this.pumping || this.qHead >= this.queue.length) return;
-    if (this.queuedBytes >= COALESCE_BYTES) this.startPump();
+    if (this.queuedBytes >= COALESCE_BYTES || performance.now() - this.lastWriteEnd > QUIET_MS) this.startPump();
     else this.coalescing ??= setTimeout(() => this.startPump(), COALESCE_MS);
   }
 
@@ -276,6 +284,7 @@ export class LogFile {
           }
         }
         this.queuedBytes -= bytes;
+        this.lastWriteEnd = performance.now();
         for (const o of owners) {
           if (--o.pending === 0 && o !== this.out && o.buf.length === MAX_BUF && this.spare.length < SPARE_BUFS) this.spare.push(o.buf);
         }
