@@ -27,16 +27,18 @@ export class LineFramer {
     private readonly stream: StreamId,
   ) {}
 
+  /** One read of the stream; `chunk` may be reused by the caller once this returns (it is copied or encoded). */
   push(chunk: Buffer, ts: bigint): void {
     let start = 0;
-    if (this.pending) {
+    // A line in progress: bytes pending, or none when its pieces so far were exactly whole 16 KiB pieces.
+    if (this.pending || this.partialTs !== null) {
       const nl = chunk.indexOf(10);
       if (nl === -1) {
-        this.pending = Buffer.concat([this.pending, chunk]);
+        this.pending = this.pending ? Buffer.concat([this.pending, chunk]) : Buffer.from(chunk);
         this.emitFullPieces(ts);
         return;
       }
-      const line = Buffer.concat([this.pending, chunk.subarray(0, nl + 1)]);
+      const line = this.pending ? Buffer.concat([this.pending, chunk.subarray(0, nl + 1)]) : chunk.subarray(0, nl + 1);
       this.pending = null;
       this.encoder.lines(this.stream, line, 0, line.length, this.partialTs ?? ts);
       this.partialTs = null;

@@ -10,7 +10,8 @@ import { PluginLogDriver } from './plugin-driver.ts';
 import { extraAttributes, fileLogConfig, isBuiltinLogDriver, validateLogOptions } from './options.ts';
 import type { LogDriver, LogDriverOptions } from './types.ts';
 
-export type { LogDriver, LogDriverOptions, LogMessage, LogReadOptions, LogStream, LogStreams } from './types.ts';
+export type { LogAttachment, LogDriver, LogDriverOptions, LogInput, LogMessage, LogReadOptions, LogStream, LogStreams } from './types.ts';
+export { attachInput } from './input.ts';
 export type { LogPluginInfo, LogPluginTransport } from './plugin-driver.ts';
 export { isBuiltinLogDriver, LOG_DRIVERS, logAttrs, parseSize, validateLogOptions, type ContainerLogInfo } from './options.ts';
 export { formatTimeNano, nowNano, parseTimeNano } from '../util/time.ts';

@@ -82,13 +82,21 @@ const SPARE_BUFS = 4;
 const WRITE_BATCH_BYTES = 8 * 1024 * 1024;
 const WRITE_BATCH_BUFS = 512;
 /**
- * Output committed while no write is under way waits up to COALESCE_MS for more (or until
- * COALESCE_BYTES are queued) before it is written: a container's output arrives in pieces of a few
- * KiB (the shim's writes), and a write each cost a thread-pool round trip and a syscall, more than
- * encoding the piece (measured: 8 KiB pieces at 40 MB/s, ~60 µs of main thread per piece).
+ * Output committed while no write is under way (the last one has finished within QUIET_MS)
+ * waits up to COALESCE_MS for more (or until COALESCE_BYTES are queued) before it is written: a
+ * container's output arrives in pieces of a few KiB (the shim's writes), and a write each cost a
+ * thread-pool round trip and a syscall, more than encoding the piece (measured: 8 KiB pieces at
+ * 40 MB/s, ~60 µs of main thread per piece; a 256 MiB flood went out in 13 000 writes of ~20 KiB
+ * when only an idle pump waited, ~1 000 now). flush() writes everything at once.
  */
 const COALESCE_MS = 2;
 const COALESCE_BYTES = 256 * 1024;
+/**
+ * Output arriving when the last write ended longer ago than this is written at once: a quiet
+ * container (a line now and then) gains nothing from waiting, and a line held in memory is lost
+ * to a `kill -9` of the daemon, while a flood is written to back to back and still coalesces.
+ */
+const QUIET_MS = 20;
 
 export class LogFile {
   readonly path: string;
@@ -115,7 +123,11 @@ export class LogFile {
   private qHead = 0;
   queuedBytes = 0;
   private pumping: Promise<void> | null = null;
+  /** flush() calls waiting: the pump writes everything queued without pausing to coalesce. */
+  private flushing = 0;
   private coalescing: NodeJS.Timeout | null = null;
+  /** When the last write ended (performance.now()); -Infinity before the first. */
+  private lastWriteEnd = -Infinity;
   private drainWaiters: Array<() => void> = [];
   private compressing: Promise<void> = Promise.resolve();
 
@@ -158,8 +170,9 @@ export class LogFile {
       const seg = new Segment(0, handle, size);
       seg.refs = 1; // the writer's
       this.current = seg;
-      this.fileBytes = size;
+      this.fileBytes += size; // plus what was encoded while it opened
       this.state = 'open';
+      this.commit(); // records encoded while the file was opening
     })();
     return this.openPromise;
   }
@@ -190,13 +203,15 @@ export class LogFile {
   commit(): void {
     this.flushPiece();
     if (this.pumping || this.qHead >= this.queue.length) return;
-    if (this.queuedBytes >= COALESCE_BYTES) this.startPump();
+    if (this.queuedBytes >= COALESCE_BYTES || performance.now() - this.lastWriteEnd > QUIET_MS) this.startPump();
     else this.coalescing ??= setTimeout(() => this.startPump(), COALESCE_MS);
   }
 
   private startPump(): void {
     if (this.coalescing) clearTimeout(this.coalescing);
     this.coalescing = null;
+    // Records may be encoded before the file is open (the FIFO readers start first): they wait.
+    if (this.state === 'opening') return;
     if (this.qHead < this.queue.length && !this.pumping) this.pumping = this.pump();
   }
 
@@ -223,9 +238,14 @@ export class LogFile {
 
   /** Resolves when everything committed has been written. */
   async flush(): Promise<void> {
-    this.flushPiece();
-    this.startPump();
-    while (this.pumping) await this.pumping;
+    this.flushing++;
+    try {
+      this.flushPiece();
+      this.startPump();
+      while (this.pumping) await this.pumping;
+    } finally {
+      this.flushing--;
+    }
   }
 
   private wakeDrainWaiters(): void {
@@ -264,6 +284,7 @@ export class LogFile {
           }
         }
         this.queuedBytes -= bytes;
+        this.lastWriteEnd = performance.now();
         for (const o of owners) {
           if (--o.pending === 0 && o !== this.out && o.buf.length === MAX_BUF && this.spare.length < SPARE_BUFS) this.spare.push(o.buf);
         }
@@ -273,13 +294,19 @@ export class LogFile {
         }
         this.notify();
         this.wakeDrainWaiters();
+        // What arrived during the write waits to coalesce too (a flood would otherwise go out in
+        // as many small writes as there were reads while each write ran).
+        if (this.flushing === 0 && this.queuedBytes < COALESCE_BYTES) break;
       }
     } finally {
-      this.queue = [];
-      this.qHead = 0;
+      if (this.qHead >= this.queue.length) {
+        this.queue = [];
+        this.qHead = 0;
+      }
       this.pumping = null;
       this.wakeDrainWaiters();
-      this.scheduleTrim();
+      if (this.qHead < this.queue.length) this.coalescing ??= setTimeout(() => this.startPump(), COALESCE_MS);
+      else this.scheduleTrim();
     }
   }
 

@@ -39,6 +39,25 @@ export interface LogStreams {
   stderr?: NodeJS.ReadableStream | null;
 }
 
+/**
+ * A driver's synchronous input: what the daemon's FIFO readers feed. Every write consumes its
+ * bytes before it returns (they are a view into a read buffer that is reused right after).
+ */
+export interface LogInput {
+  /** Takes one read of a stream; false asks the caller to stop reading until writable() settles. */
+  write(stream: LogStream, data: Buffer): boolean;
+  /** Settles when the driver wants more of the stream again (never rejects). */
+  writable(stream: LogStream): Promise<void>;
+  /** The stream has no more bytes (idempotent): an unterminated last line becomes a partial entry. */
+  end(stream: LogStream): void;
+}
+
+/** A driver fed through a LogInput; `done` settles as attach()'s promise does. */
+export interface LogAttachment {
+  input: LogInput;
+  done: Promise<void>;
+}
+
 export interface LogDriver {
   readonly name: string;
   /** Path of the current log file; '' when the driver keeps none. */
@@ -48,6 +67,12 @@ export interface LogDriver {
    * (write calls completed, not fsynced). Lines are timestamped when read.
    */
   attach(streams: LogStreams): Promise<void>;
+  /**
+   * The same as attach() with the bytes handed over synchronously (no stream per read): drivers
+   * that encode in-process offer it; attachInput() adapts the others. `stdout`/`stderr` say which
+   * streams will be written (each must be ended).
+   */
+  open?(streams: { stdout: boolean; stderr: boolean }): LogAttachment;
   /** Entries in file order. Throws a NOT_IMPLEMENTED EngineError for drivers that cannot read. */
   read(opts: LogReadOptions, signal?: AbortSignal): AsyncIterable<LogMessage>;
   /**

@@ -8,7 +8,7 @@ import { EngineError, invalidParameter, notFound } from '../../errors.ts';
 import { containerActor } from '../../events/actors.ts';
 import type { EventPublisher } from '../../events/bus.ts';
 import type { ImageStore } from '../../images/image-store.ts';
-import { createLogDriver, isBuiltinLogDriver, type LogPluginInfo, type LogPluginTransport } from '../../logging/index.ts';
+import { attachInput, createLogDriver, isBuiltinLogDriver, type LogPluginInfo, type LogPluginTransport } from '../../logging/index.ts';
 import type { LogDriver, LogDriverOptions } from '../../logging/types.ts';
 import type { ContainerNetworks } from '../../network/container-contract.ts';
 import type { CdiRegistry } from '../../oci/cdi.ts';
@@ -167,7 +167,9 @@ export class ContainerContext {
     await driver.start?.();
     this.drivers.set(rec.Id, driver);
     const hub = this.hub(rec.Id);
-    return { done: driver.attach({ stdout: hub.logStdout, stderr: rec.Config.Tty ? null : hub.logStderr }) };
+    const { input, done } = attachInput(driver, { stdout: true, stderr: !rec.Config.Tty });
+    hub.connect(input);
+    return { done };
   }
 
   /** The container's configured driver, not yet started (a log plugin is looked up here). */

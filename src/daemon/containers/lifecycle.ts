@@ -54,8 +54,7 @@ export class Lifecycle {
       logging = (await ctx.openLogDriver(rec)).done;
       task = await d.launcher.launch(rec, hub, (ref) => ctx.find(ref), cdi);
     } catch (err) {
-      hub.logStdout.end();
-      hub.logStderr.end();
+      hub.endLog();
       hub.endRun();
       await logging?.catch((e) => d.log.debug(`log driver after a failed start: ${(e as Error).message}`, { id: rec.Id }));
       const message = (err as Error).message;

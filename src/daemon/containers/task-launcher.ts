@@ -27,7 +27,7 @@ import type { RuntimeRegistry } from '../runtimes.ts';
 import { writeEtcFiles } from '../../network/etc-files.ts';
 import { mountShm, shmPath, unmountShm } from './ipc-shm.ts';
 import { mountNetnsSysfs, sysfsPath, unmountNetnsSysfs } from './netns-sysfs.ts';
-import { makeFifos, openFifoReader, openFifoWriter } from './fifo.ts';
+import { makeFifos, openFifoWriter, openOutputFifo } from './fifo.ts';
 import { createNetns, netnsPath, removeNetns } from '../../network/netns.ts';
 import type { RunNetworking, SandboxInfo } from '../../network/container-contract.ts';
 import type { OutputHub } from './output-hub.ts';
@@ -310,8 +310,8 @@ export class TaskLauncher {
 
       const tty = rec.Config.Tty === true;
       const fifos = await makeFifos(join(this.d.execRoot, 'fifo', id), 'init', { stdin: rec.Config.OpenStdin === true, stderr: !tty });
-      const out = openFifoReader(fifos.stdout);
-      const err = fifos.stderr ? openFifoReader(fifos.stderr) : undefined;
+      const out = openOutputFifo(fifos.stdout);
+      const err = fifos.stderr ? openOutputFifo(fifos.stderr) : undefined;
       const stdin = fifos.stdin ? openFifoWriter(fifos.stdin) : undefined;
       const ioDone = Promise.all([hub.pump(out, 'stdout'), err ? hub.pump(err, 'stderr') : Promise.resolve()]).then(() => undefined);
       try {
@@ -510,8 +510,8 @@ export class TaskLauncher {
     const outPath = join(dir, 'init-stdout');
     if (!existsSync(outPath)) return undefined;
     const errPath = join(dir, 'init-stderr');
-    const out = openFifoReader(outPath);
-    const err = existsSync(errPath) ? openFifoReader(errPath) : undefined;
+    const out = openOutputFifo(outPath);
+    const err = existsSync(errPath) ? openOutputFifo(errPath) : undefined;
     const inPath = join(dir, 'init-stdin');
     const stdin = existsSync(inPath) ? openFifoWriter(inPath) : undefined;
     const ioDone = Promise.all([hub.pump(out, 'stdout'), err ? hub.pump(err, 'stderr') : Promise.resolve()]).then(() => undefined);
