@@ -83,12 +83,13 @@ export function containerHosts(input: Pick<EtcFilesInput, 'hostname' | 'domainna
   return lines.join('\n') + '\n';
 }
 
+/** Where writeEtcFiles puts the files of a container whose directory is `dir`. */
+export function etcFilePaths(dir: string): EtcFilePaths {
+  return { hostsPath: join(dir, 'hosts'), resolvConfPath: join(dir, 'resolv.conf'), hostnamePath: join(dir, 'hostname') };
+}
+
 export async function writeEtcFiles(input: EtcFilesInput): Promise<EtcFilePaths> {
-  const paths = {
-    hostsPath: join(input.dir, 'hosts'),
-    resolvConfPath: join(input.dir, 'resolv.conf'),
-    hostnamePath: join(input.dir, 'hostname'),
-  };
+  const paths = etcFilePaths(input.dir);
   const hosts = input.hostNetwork
     ? readHostFile('/etc/hosts') + input.extraHosts.map((h) => h.replace(/\s+/, '\t') + '\n').join('')
     : containerHosts(input);

@@ -1,6 +1,7 @@
 // /dev/shm for IpcMode "shareable": a tmpfs the daemon mounts under the container's directory and
 // bind-mounts into it, so that containers joining its IPC namespace (IpcMode "container:<id>") can
 // bind the same one (as dockerd). "private" needs none of this: runc mounts a tmpfs itself.
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isMounted } from '../../supervisor/mounts.ts';
@@ -20,6 +21,8 @@ export async function mountShm(path: string, sizeBytes: number): Promise<void> {
 
 /** Unmounts it if mounted; never throws (called from clean-up paths). */
 export async function unmountShm(path: string): Promise<void> {
+  // No directory, no mount on it: /proc/self/mountinfo (slow to read with many mounts) is skipped.
+  if (!existsSync(path)) return;
   try {
     if (isMounted(path)) await runCommand('umount', ['-l', path]);
   } catch {

@@ -3,6 +3,7 @@
 // CAP_SYS_ADMIN over the network namespace's owner mount a sysfs, so runc's own mount fails with
 // EPERM. The daemon mounts one while inside that network namespace (nsenter --net), so it shows
 // the container's interfaces, and the spec binds it read-only at /sys.
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isMounted } from '../../supervisor/mounts.ts';
@@ -22,6 +23,8 @@ export async function mountNetnsSysfs(netns: string, path: string): Promise<void
 
 /** Unmounts it (the mount holds a reference on the network namespace); never throws. */
 export async function unmountNetnsSysfs(path: string): Promise<void> {
+  // No directory, no mount on it: /proc/self/mountinfo (slow to read with many mounts) is skipped.
+  if (!existsSync(path)) return;
   try {
     if (isMounted(path)) await runCommand('umount', ['-l', path]);
   } catch {

@@ -24,10 +24,10 @@ import type { HostConfig } from '../../types/container-api.ts';
 import type { Logger } from '../../util/log.ts';
 import { resolveInitPath } from '../init-binary.ts';
 import type { RuntimeRegistry } from '../runtimes.ts';
-import { writeEtcFiles } from '../../network/etc-files.ts';
+import { etcFilePaths, writeEtcFiles } from '../../network/etc-files.ts';
 import { mountShm, shmPath, unmountShm } from './ipc-shm.ts';
 import { mountNetnsSysfs, sysfsPath, unmountNetnsSysfs } from './netns-sysfs.ts';
-import { makeFifos, openFifoWriter, openOutputFifo } from './fifo.ts';
+import { makeFifos, openFifoWriter, openOutputFifo, type StdioPaths } from './fifo.ts';
 import { createNetns, netnsPath, removeNetns } from '../../network/netns.ts';
 import type { RunNetworking, SandboxInfo } from '../../network/container-contract.ts';
 import type { OutputHub } from './output-hub.ts';
@@ -42,6 +42,9 @@ export interface TaskExit {
   at: string;
   oom: boolean;
 }
+
+/** The namespaces a run joins, by path ('host' for the host's); absent: a new one. */
+type RunNamespaces = { networkPath?: string; ipcPath?: string; pidPath?: string; utsPath?: string };
 
 export interface RunningTask {
   pid: number;
@@ -169,30 +172,25 @@ export class TaskLauncher {
     return undefined;
   }
 
-  private async namespacesFor(
-    rec: ContainerRecord,
-    find: (ref: string) => ContainerRecord,
-  ): Promise<{ networkPath?: string; ipcPath?: string; pidPath?: string; utsPath?: string; sandbox?: SandboxInfo }> {
+  /**
+   * The namespaces of a run, as paths (checked now: a namespace shared with a container that is not
+   * running is refused before anything is made); `ownNetwork` when the daemon makes the container's
+   * network namespace (bound at netnsPath, so its path is known before it exists).
+   */
+  private namespacesFor(rec: ContainerRecord, find: (ref: string) => ContainerRecord): { namespaces: RunNamespaces; ownNetwork: boolean } {
     const hc = rec.HostConfig;
-    const ns: { networkPath?: string; ipcPath?: string; pidPath?: string; utsPath?: string; sandbox?: SandboxInfo } = {};
+    const ns: RunNamespaces = {};
     const mode = hc.NetworkMode ?? 'bridge';
+    let ownNetwork = false;
     if (mode === 'host') ns.networkPath = 'host';
     else if (mode.startsWith('container:')) {
       const other = find(mode.slice('container:'.length));
       if (!other.State.Running)
         throw conflict(`cannot join network namespace of a non running container: container ${other.Id} is ${other.State.Status}`);
       ns.networkPath = other.Internal.netnsPath ?? `/proc/${other.State.Pid}/ns/net`;
-    } else if (this.d.networks) {
-      // The namespace (bound under exec-root/netns, so it outlives the task and a daemon restart)
-      // with the container's interfaces, addresses and published ports.
-      const sandbox = await this.d.networks.setupSandbox(rec);
-      rec.Internal.netnsPath = sandbox.netnsPath;
-      ns.networkPath = sandbox.netnsPath;
-      ns.sandbox = sandbox;
     } else {
-      const path = await createNetns(this.d.execRoot, rec.Id);
-      rec.Internal.netnsPath = path;
-      ns.networkPath = path;
+      ns.networkPath = netnsPath(this.d.execRoot, rec.Id);
+      ownNetwork = true;
     }
     for (const [field, key] of [
       ['IpcMode', 'ipcPath'],
@@ -208,7 +206,48 @@ export class TaskLauncher {
         ns[key] = `/proc/${other.State.Pid}/ns/${key === 'ipcPath' ? 'ipc' : key === 'pidPath' ? 'pid' : 'uts'}`;
       }
     }
-    return ns;
+    return { namespaces: ns, ownNetwork };
+  }
+
+  /**
+   * The network side of a run: the container's own namespace when the daemon makes it (bound under
+   * exec-root/netns, so it outlives the task and a daemon restart; with the networks service its
+   * interfaces, addresses and published ports too), its /etc files (which name its addresses) and,
+   * remapped, the namespace's /sys.
+   */
+  private async prepareNetwork(
+    rec: ContainerRecord,
+    dir: string,
+    namespaces: RunNamespaces,
+    ownNetwork: boolean,
+    remap: IdentityMap | undefined,
+  ): Promise<void> {
+    let sandbox: SandboxInfo | undefined;
+    if (ownNetwork && this.d.networks) {
+      sandbox = await this.d.networks.setupSandbox(rec);
+      rec.Internal.netnsPath = sandbox.netnsPath;
+    } else if (ownNetwork) {
+      rec.Internal.netnsPath = await createNetns(this.d.execRoot, rec.Id);
+    }
+    await writeEtcFiles({
+      dir,
+      hostname: rec.Config.Hostname ?? rec.Id.slice(0, 12),
+      domainname: rec.Config.Domainname ?? '',
+      extraHosts: this.d.networks
+        ? this.d.networks.extraHosts(rec)
+        : (rec.HostConfig.ExtraHosts ?? []).map((h) => {
+            const i = h.lastIndexOf(':');
+            return `${h.slice(i + 1)} ${h.slice(0, i)}`;
+          }),
+      addresses: sandbox?.addresses ?? [],
+      dns: sandbox?.dns ?? {
+        servers: rec.HostConfig.Dns?.length ? rec.HostConfig.Dns : this.d.config().dns,
+        options: rec.HostConfig.DnsOptions?.length ? rec.HostConfig.DnsOptions : this.d.config()['dns-opts'],
+        search: rec.HostConfig.DnsSearch?.length ? rec.HostConfig.DnsSearch : this.d.config()['dns-search'],
+      },
+      hostNetwork: namespaces.networkPath === 'host',
+    });
+    if (remap && namespaces.networkPath && namespaces.networkPath !== 'host') await mountNetnsSysfs(namespaces.networkPath, sysfsPath(dir));
   }
 
   /**
@@ -237,33 +276,23 @@ export class TaskLauncher {
         if (remap) await chown(m.source, remap.rootUid, remap.rootGid);
       }
     }
-    const { sandbox, ...namespaces } = await this.namespacesFor(rec, find);
+    const { namespaces, ownNetwork } = this.namespacesFor(rec, find);
+    // The network side is made while containerd gets the container and the FIFOs are made: only
+    // Tasks.Create needs the namespace and the /etc files, and their paths are known already.
+    const network = this.prepareNetwork(rec, dir, namespaces, ownNetwork, remap);
+    network.catch(() => undefined); // settled below on every path
+    const rootMountsRead = this.d.rootfs.mounts(rec.Internal.snapshotKey);
+    rootMountsRead.catch(() => undefined); // a read: nothing to undo when a step before it fails
+    let containerCreated = false;
+    let fifosMade: Promise<StdioPaths> | undefined;
     try {
       const shm = await this.shmFor(rec, find);
-      const etcFiles = await writeEtcFiles({
-        dir,
-        hostname: rec.Config.Hostname ?? id.slice(0, 12),
-        domainname: rec.Config.Domainname ?? '',
-        extraHosts: this.d.networks
-          ? this.d.networks.extraHosts(rec)
-          : (rec.HostConfig.ExtraHosts ?? []).map((h) => {
-              const i = h.lastIndexOf(':');
-              return `${h.slice(i + 1)} ${h.slice(0, i)}`;
-            }),
-        addresses: sandbox?.addresses ?? [],
-        dns: sandbox?.dns ?? {
-          servers: rec.HostConfig.Dns?.length ? rec.HostConfig.Dns : this.d.config().dns,
-          options: rec.HostConfig.DnsOptions?.length ? rec.HostConfig.DnsOptions : this.d.config()['dns-opts'],
-          search: rec.HostConfig.DnsSearch?.length ? rec.HostConfig.DnsSearch : this.d.config()['dns-search'],
-        },
-        hostNetwork: namespaces.networkPath === 'host',
-      });
-      const files: Parameters<typeof buildSpec>[0]['files'] = shm ? { ...etcFiles, shmPath: shm } : { ...etcFiles };
-      if (remap && namespaces.networkPath && namespaces.networkPath !== 'host') {
-        files.sysfsPath = sysfsPath(dir);
-        await mountNetnsSysfs(namespaces.networkPath, files.sysfsPath);
-      }
-      const rootMounts = await this.d.rootfs.mounts(rec.Internal.snapshotKey);
+      const files: Parameters<typeof buildSpec>[0]['files'] = { ...etcFilePaths(dir), ...(shm ? { shmPath: shm } : {}) };
+      if (remap && namespaces.networkPath && namespaces.networkPath !== 'host') files.sysfsPath = sysfsPath(dir);
+      const tty = rec.Config.Tty === true;
+      fifosMade = makeFifos(join(this.d.execRoot, 'fifo', id), 'init', { stdin: rec.Config.OpenStdin === true, stderr: !tty });
+      fifosMade.catch(() => undefined); // awaited below unless an earlier step fails
+      const rootMounts = await rootMountsRead;
       // Volumes mounted (DriverOpts) and filled from the image (copy-up) before the task exists.
       const volumeMounts = this.d.volumes ? await this.d.volumes.attach(rec, rootMounts) : [];
       const user = await this.user(rec, rootMounts);
@@ -307,9 +336,9 @@ export class TaskLauncher {
         snapshot_key: rec.Internal.snapshotKey,
         labels: { 'engine.container.name': rec.Name.slice(1) },
       });
-
-      const tty = rec.Config.Tty === true;
-      const fifos = await makeFifos(join(this.d.execRoot, 'fifo', id), 'init', { stdin: rec.Config.OpenStdin === true, stderr: !tty });
+      containerCreated = true;
+      const fifos = await fifosMade;
+      await network;
       const out = openOutputFifo(fifos.stdout);
       const err = fifos.stderr ? openOutputFifo(fifos.stderr) : undefined;
       const stdin = fifos.stdin ? openFifoWriter(fifos.stdin) : undefined;
@@ -346,6 +375,22 @@ export class TaskLauncher {
       }
       return this.running(pid, exited.promise, ioDone, stdin, exited.cancel);
     } catch (e) {
+      // The network side finishes (or fails) before it is undone; its failure is the one reported,
+      // as when it was made first.
+      const networkError = await network.then(
+        () => undefined,
+        (n: unknown) => n,
+      );
+      // A container made in containerd for a start that fails before its task: deleted at once
+      // (forget() at the next start or removal would find it otherwise).
+      if (containerCreated)
+        await client.containers.delete(id).catch((u) => {
+          if (!isNotFound(u)) this.d.log.debug(`undoing a start: container: ${(u as Error).message}`, { id });
+        });
+      if (fifosMade) {
+        await fifosMade.catch(() => undefined);
+        await rm(join(this.d.execRoot, 'fifo', id), { recursive: true, force: true });
+      }
       await unmountShm(shmPath(dir));
       await unmountNetnsSysfs(sysfsPath(dir));
       // Undoing a failed start: its error is the one reported; what cannot be undone is logged.
@@ -358,7 +403,7 @@ export class TaskLauncher {
         if (existsSync(rec.Internal.netnsPath)) await removeNetns(rec.Internal.netnsPath);
         delete rec.Internal.netnsPath;
       }
-      throw e;
+      throw networkError ?? e;
     }
   }
 
@@ -407,14 +452,22 @@ export class TaskLauncher {
     this.clean.delete(id);
   }
 
-  /** After an exit: delete the task and the containerd container, release the namespace and FIFOs. */
-  async cleanup(rec: ContainerRecord, _task?: RunningTask): Promise<void> {
-    const complete = await this.forgetAll(rec.Id);
+  /**
+   * After an exit: delete the task and the containerd container, release the namespace and FIFOs.
+   * `task`: the run whose exit was seen (its output read to the end or given up on), so its Tasks.Get
+   * is skipped and its FIFOs go meanwhile.
+   */
+  async cleanup(rec: ContainerRecord, task?: RunningTask): Promise<void> {
+    const fifoDir = join(this.d.execRoot, 'fifo', rec.Id);
+    const [complete] = await Promise.all([
+      task ? this.forgetExited(rec.Id) : this.forgetAll(rec.Id),
+      task ? rm(fifoDir, { recursive: true, force: true }) : undefined,
+    ]);
     if (rec.Internal.netnsPath) {
       if (existsSync(rec.Internal.netnsPath)) await removeNetns(rec.Internal.netnsPath);
       delete rec.Internal.netnsPath;
     }
-    await rm(join(this.d.execRoot, 'fifo', rec.Id), { recursive: true, force: true });
+    if (!task) await rm(fifoDir, { recursive: true, force: true });
     await this.d.volumes?.detach(rec).catch((err) => this.d.log.warn(`releasing volumes: ${(err as Error).message}`, { id: rec.Id }));
     if (complete) this.clean.add(rec.Id);
   }
@@ -431,6 +484,32 @@ export class TaskLauncher {
   /** forget(), true when every step succeeded (nothing can be left). */
   private async forgetAll(id: string): Promise<boolean> {
     return (await this.forgetTask(id)).complete;
+  }
+
+  /**
+   * forgetAll() for a task whose exit was seen: its process is gone, so the host side (sandbox,
+   * namespace, mounts) is released while containerd deletes the stopped task (no Tasks.Get, kill or
+   * wait first), and the containerd container goes after the task. Should the delete fail, the
+   * long way (forgetAll) decides.
+   */
+  private async forgetExited(id: string): Promise<boolean> {
+    const { client } = this.d;
+    const hostSide = this.releaseHostSide(id);
+    hostSide.catch(() => undefined); // settled below on every path
+    try {
+      await client.tasks.delete(id);
+    } catch (err) {
+      if (!isNotFound(err)) this.d.log.debug(`task delete after its exit: ${(err as Error).message}`, { id });
+      await hostSide.catch((e) => this.d.log.debug(`host side after an exit: ${(e as Error).message}`, { id }));
+      return this.forgetAll(id);
+    }
+    const containerGone = client.containers.delete(id).catch((err) => {
+      if (!isNotFound(err)) throw err;
+    });
+    const [c, h] = await Promise.allSettled([containerGone, hostSide]);
+    if (c.status === 'rejected') throw c.reason;
+    if (h.status === 'rejected') throw h.reason;
+    return true;
   }
 
   private async forgetTask(id: string): Promise<{ status: number | undefined; complete: boolean }> {
