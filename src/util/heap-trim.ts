@@ -4,10 +4,13 @@
 // 20 MB live, for as long as the daemon stays idle). So once some work has been done and then a
 // whole interval passes quietly, we ask for one memory-reducing collection ourselves. Its
 // "last-resort" flavour also returns V8's pooled pages to the OS, which a regular full GC keeps.
+// The Buffers it frees go back to malloc, whose heap keeps them resident unless trimmed: a
+// malloc_trim follows the collection (util/malloc-trim.ts).
 import { performance } from 'node:perf_hooks';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Logger } from './log.ts';
+import { mallocTrim } from './malloc-trim.ts';
 
 type GcOptions = { type: 'major'; execution: 'sync'; flavor: 'last-resort' } | { type: 'major'; execution: 'async' } | { type: 'minor' };
 type Gc = (options: GcOptions) => void;
@@ -22,8 +25,9 @@ export interface HeapTrimOptions {
   quietBelow?: number;
   /** Whether the work before the trimmer started counts (default: yes, the daemon's start-up). */
   startBusy?: boolean;
-  /** For tests: the collector, and the event loop utilisation since a previous reading. */
+  /** For tests: the collector, malloc's trim, and the event loop utilisation since a previous reading. */
   gc?: Gc;
+  trim?: () => boolean;
   utilization?: (since?: EventLoopUtilization) => EventLoopUtilization;
 }
 
@@ -112,9 +116,11 @@ export function boundHeapGrowth(opts: { stepBytes?: number; everyMs?: number; us
 }
 
 export function startHeapTrimmer(opts: HeapTrimOptions): HeapTrimmer {
-  // At most one ~80 ms collection per second of work, however the work is spread out.
-  const intervalMs = opts.intervalMs ?? 2_000;
-  const minBusyMs = opts.minBusyMs ?? 1_000;
+  // At most one ~80 ms collection per half second of work, however the work is spread out; a
+  // quiet second is enough to start it (an idle daemon is small within a couple of seconds).
+  const intervalMs = opts.intervalMs ?? 1_000;
+  const minBusyMs = opts.minBusyMs ?? 500;
+  const trim = opts.trim ?? mallocTrim;
   const quietBelow = opts.quietBelow ?? 0.01;
   const utilization = opts.utilization ?? ((since) => performance.eventLoopUtilization(since));
   const gc = opts.gc ?? exposedGc();
@@ -130,15 +136,26 @@ export function startHeapTrimmer(opts: HeapTrimOptions): HeapTrimmer {
     const before = process.memoryUsage.rss();
     const started = performance.now();
     gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+    const gcMs = performance.now() - started;
+    const afterGc = process.memoryUsage.rss();
+    // V8 frees dead ArrayBuffers' memory on a background thread after the collection: trim once
+    // that is done.
+    setTimeout(() => {
+      const t0 = performance.now();
+      trim();
+      last = utilization();
+      if (opts.log.enabled('debug')) {
+        opts.log.debug('heap trimmed after a busy period', {
+          gcMs: Math.round(gcMs),
+          trimMs: Math.round(performance.now() - t0),
+          rssBeforeMiB: before >> 20,
+          rssAfterGcMiB: afterGc >> 20,
+          rssAfterMiB: process.memoryUsage.rss() >> 20,
+        });
+      }
+    }, 100).unref();
     busySinceTrim = 0;
     last = utilization(); // the collection itself is not work to trim after
-    if (opts.log.enabled('debug')) {
-      opts.log.debug('heap trimmed after a busy period', {
-        ms: Math.round(performance.now() - started),
-        rssBeforeMiB: before >> 20,
-        rssAfterMiB: process.memoryUsage.rss() >> 20,
-      });
-    }
     return true;
   };
   const timer = setInterval(check, intervalMs);
