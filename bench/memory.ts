@@ -169,6 +169,7 @@ async function main(): Promise<void> {
           await new Promise((r) => setTimeout(r, secs * 1000));
           const r: Reading = { engined: rssMiB(engined.pid), containerd: rssMiB(engined.containerdPid()), ...smapsGroups(engined.pid) };
           r['load1'] = Number(loadAverage().split(' ')[0]);
+          r['threads'] = Number(/^Threads:\s+(\d+)/m.exec(readFileSync(`/proc/${engined.pid}/status`, 'utf8'))?.[1]);
           ((rows[v.label] ??= {})[point] ??= []).push(r);
           progress(`  ${point}: engined ${r.engined!.toFixed(1)} MiB, containerd ${r.containerd!.toFixed(1)} MiB`);
         };

@@ -50,6 +50,16 @@ function exposedGc(): Gc {
 }
 
 let backgroundGc: Gc | undefined;
+let trimRequested = false;
+
+/**
+ * Asks the trimmer for a trim at its next quiet interval even after little work of the daemon's
+ * own: memory was freed elsewhere (a worker thread ended, leaving its pages in V8's pool and its
+ * allocations in malloc's heap).
+ */
+export function requestHeapTrim(): void {
+  trimRequested = true;
+}
 
 /**
  * Asks for one major collection that does not hold the event loop (V8 marks concurrently, then
@@ -132,7 +142,8 @@ export function startHeapTrimmer(opts: HeapTrimOptions): HeapTrimmer {
     const interval = utilization(last);
     last = utilization();
     busySinceTrim += interval.active;
-    if (interval.utilization >= quietBelow || busySinceTrim < minBusyMs) return false;
+    if (interval.utilization >= quietBelow || (busySinceTrim < minBusyMs && !trimRequested)) return false;
+    trimRequested = false;
     const before = process.memoryUsage.rss();
     const started = performance.now();
     gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
