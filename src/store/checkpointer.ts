@@ -99,10 +99,10 @@ export function startCheckpointer(
   let seen = ''; // a WAL left from before is checkpointed at once
 
   const spawn = () => {
-    // Restarted within twice its idle time of ending: writes come in a steady trickle, so keep the
-    // next one longer; after a long rest, back to the base.
+    // Restarted within its idle time of ending: writes come in a steady trickle, so keep the next
+    // one longer; after a long rest, back to the base.
     const since = Date.now() - endedAt;
-    idle = since < 2 * idle ? Math.min(idle * 2, MAX_IDLE_MS) : since > MAX_IDLE_MS ? baseIdle : idle;
+    idle = since < idle ? Math.min(idle * 2, MAX_IDLE_MS) : since > MAX_IDLE_MS ? baseIdle : idle;
     Atomics.store(state, 0, 0);
     const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { path, period: PERIOD_MS, idle, flag } });
     worker = w;

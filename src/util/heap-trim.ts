@@ -51,6 +51,8 @@ function exposedGc(): Gc {
 
 let backgroundGc: Gc | undefined;
 let trimRequested = false;
+/** A requested trim (without work of the daemon's own) at most this often: it costs a full GC. */
+const REQUESTED_TRIM_EVERY_MS = 10_000;
 
 /**
  * Asks the trimmer for a trim at its next quiet interval even after little work of the daemon's
@@ -137,13 +139,16 @@ export function startHeapTrimmer(opts: HeapTrimOptions): HeapTrimmer {
   let last = utilization();
   /** Start-up is work too: compiling, parsing the protos, restoring state. */
   let busySinceTrim = opts.startBusy === false ? 0 : minBusyMs;
+  let lastTrim = -Infinity;
 
   const check = (): boolean => {
     const interval = utilization(last);
     last = utilization();
     busySinceTrim += interval.active;
-    if (interval.utilization >= quietBelow || (busySinceTrim < minBusyMs && !trimRequested)) return false;
+    const requested = trimRequested && performance.now() - lastTrim >= REQUESTED_TRIM_EVERY_MS;
+    if (interval.utilization >= quietBelow || (busySinceTrim < minBusyMs && !requested)) return false;
     trimRequested = false;
+    lastTrim = performance.now();
     const before = process.memoryUsage.rss();
     const started = performance.now();
     gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
