@@ -74,7 +74,7 @@ describe('heap trimmer', () => {
       trim: () => Boolean(trimmed++),
       utilization: scripted([
         { active: 0, utilization: 0 }, // quiet, nothing asked: no collection
-        { active: 500, utilization: 0.5 }, // asked during a busy interval: waits for a quiet one
+        { active: 100, utilization: 0.5 }, // asked during a busy interval: waits for a quiet one
         { active: 0, utilization: 0 },
         { active: 0, utilization: 0 }, // asked again at once: too soon after the last
       ]),

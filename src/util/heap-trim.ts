@@ -139,16 +139,17 @@ export function startHeapTrimmer(opts: HeapTrimOptions): HeapTrimmer {
   let last = utilization();
   /** Start-up is work too: compiling, parsing the protos, restoring state. */
   let busySinceTrim = opts.startBusy === false ? 0 : minBusyMs;
-  let lastTrim = -Infinity;
+  /** When a trim last ran for a request alone (not after work of the daemon's own). */
+  let lastRequested = -Infinity;
 
   const check = (): boolean => {
     const interval = utilization(last);
     last = utilization();
     busySinceTrim += interval.active;
-    const requested = trimRequested && performance.now() - lastTrim >= REQUESTED_TRIM_EVERY_MS;
+    const requested = trimRequested && performance.now() - lastRequested >= REQUESTED_TRIM_EVERY_MS;
     if (interval.utilization >= quietBelow || (busySinceTrim < minBusyMs && !requested)) return false;
+    if (busySinceTrim < minBusyMs) lastRequested = performance.now();
     trimRequested = false;
-    lastTrim = performance.now();
     const before = process.memoryUsage.rss();
     const started = performance.now();
     gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
