@@ -10,7 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Logger } from './log.ts';
-import { mallocTrim } from './malloc-trim.ts';
+import { mallocTrim, mallocTrimAvailable } from './malloc-trim.ts';
 
 type GcOptions = { type: 'major'; execution: 'sync'; flavor: 'last-resort' } | { type: 'major'; execution: 'async' } | { type: 'minor' };
 type Gc = (options: GcOptions) => void;
@@ -137,6 +137,11 @@ export function startHeapTrimmer(opts: HeapTrimOptions): HeapTrimmer {
   const intervalMs = opts.intervalMs ?? 1_000;
   const minBusyMs = opts.minBusyMs ?? 500;
   const trim = opts.trim ?? mallocTrim;
+  if (!opts.trim && !mallocTrimAvailable()) {
+    opts.log.info(
+      'malloc_trim helper not built (build/native/malloc-trim.node; npm run build needs cc): memory freed after bursts stays resident',
+    );
+  }
   const quietBelow = opts.quietBelow ?? 0.01;
   const utilization = opts.utilization ?? ((since) => performance.eventLoopUtilization(since));
   const gc = opts.gc ?? exposedGc();
