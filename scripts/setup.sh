@@ -16,12 +16,14 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 # Debian packages: the supervisor, runtimes, init, firewall, CNI plugins; the registry, busybox and
 # clients used by tests; nodejs/npm only to bootstrap npm (the daemon runs on the pinned Node from npm).
 # rootlesskit, slirp4netns and uidmap (newuidmap/newgidmap) serve rootless mode (bin/engined-rootless).
-DEB_RUNTIME=(containerd runc crun tini iptables iproute2 containernetworking-plugins ca-certificates procps bzip2 xz-utils etcd-server openssl rootlesskit slirp4netns uidmap attr)
+# gcc/libc6-dev build the daemon's malloc_trim helper (scripts/build-native.mjs; also the
+# managed-plugin test plugin).
+DEB_RUNTIME=(containerd runc crun tini iptables iproute2 containernetworking-plugins ca-certificates procps bzip2 xz-utils etcd-server openssl rootlesskit slirp4netns uidmap attr gcc libc6-dev)
 # docker.io: its docker-proxy serves the --userland-proxy-path tests (and dockerd the benchmark's
 # side-by-side runs); the docker CLI the tests drive stays the one first on PATH.
-# gcc/libc6-dev build the managed-plugin test plugin; openssh-server serves the client's ssh:// tests;
-# docker-compose (v1) is the compose client of the build tests.
-DEB_TEST=(docker-registry busybox-static python3-docker apache2-utils openssl util-linux tmux docker.io gcc libc6-dev openssh-server docker-compose)
+# openssh-server serves the client's ssh:// tests; docker-compose (v1) is the compose client of the
+# build tests.
+DEB_TEST=(docker-registry busybox-static python3-docker apache2-utils openssl util-linux tmux docker.io openssh-server docker-compose)
 need=()
 for p in "${DEB_RUNTIME[@]}" $([ "$mode" = test ] && echo "${DEB_TEST[@]}"); do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
@@ -61,6 +63,7 @@ fi
 echo "setup: building"
 bin/node node_modules/typescript/bin/tsc -p tsconfig.json
 bin/node scripts/bundle.mjs
+bin/node scripts/build-native.mjs
 mkdir -p build && (git rev-parse --short=10 HEAD 2>/dev/null || echo unknown) > build/commit
 
 case "$mode" in

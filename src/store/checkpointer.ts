@@ -5,28 +5,52 @@
 // connection of its own runs PASSIVE checkpoints whenever the WAL changed. A passive checkpoint
 // takes no lock a writer or reader waits for, and a kill -9 in the middle of one loses nothing
 // (it is SQLite's own recovery that makes the WAL and engine.db whole again at the next open).
+// The worker runs only while there is writing: a thread with its own V8 isolate is ~18 MiB
+// resident, most of an idle daemon's memory beyond Node's own. The daemon's thread looks at the
+// WAL (a stat every 100 ms) while no worker runs and starts one when it changed; the worker ends
+// itself after a quiet second (longer when it keeps being restarted), and the memory it leaves in
+// V8's page pool and malloc's heap is handed back by the next heap trim (util/heap-trim.ts).
+import { statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
+import { requestHeapTrim } from '../util/heap-trim.ts';
 
-/** How often the worker looks at the WAL's size. */
+/** How often the WAL's size is looked at (by the worker, or by the daemon's thread while none runs). */
 const PERIOD_MS = 100;
+/** A worker ends after this long without a change to the WAL… */
+const IDLE_MS = 1000;
+/** …or up to this long when it was restarted soon after ending (a steady trickle of writes). */
+const MAX_IDLE_MS = 60_000;
 
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { statSync } = require('node:fs');
 const { DatabaseSync } = require('node:sqlite');
-const { path, period, flag } = workerData;
+const { path, period, idle, flag } = workerData;
 const state = new Int32Array(flag);
 const db = new DatabaseSync(path, { timeout: 5000 });
 let seen = '';
+let quietSince = Date.now();
+const end = (why) => {
+  clearInterval(timer);
+  try { db.close(); } catch {}
+  Atomics.store(state, 0, 1);
+  Atomics.notify(state, 0);
+  parentPort.postMessage({ ended: why, seen });
+  parentPort.close();
+};
 const timer = setInterval(() => {
   let now;
   try {
     const st = statSync(path + '-wal');
-    now = st.size + ':' + st.mtimeMs;
+    now = st.size ? st.size + ':' + st.mtimeMs : 'none';
   } catch {
-    return; // no WAL (yet): nothing to copy
+    now = 'none'; // no WAL (yet): nothing to copy
   }
-  if (now === seen) return;
+  if (now === seen || now === 'none') {
+    if (Date.now() - quietSince >= idle) end('idle');
+    return;
+  }
+  quietSince = Date.now();
   try {
     db.exec('PRAGMA wal_checkpoint(PASSIVE)');
     seen = now;
@@ -35,12 +59,7 @@ const timer = setInterval(() => {
   }
 }, period);
 parentPort.on('message', (m) => {
-  if (m !== 'close') return;
-  clearInterval(timer);
-  try { db.close(); } catch {}
-  Atomics.store(state, 0, 1);
-  Atomics.notify(state, 0);
-  parentPort.close();
+  if (m === 'close') end('closed');
 });
 `;
 
@@ -49,28 +68,87 @@ export interface Checkpointer {
   close(): void;
 }
 
+/** The WAL's size and modification time as the worker compares them ('none': no WAL, or empty). */
+function walState(path: string): string {
+  try {
+    const st = statSync(`${path}-wal`);
+    return st.size ? `${st.size}:${st.mtimeMs}` : 'none';
+  } catch {
+    return 'none';
+  }
+}
+
 /**
- * Starts the checkpoint worker for the database at path; `warn` gets its failures, and `stopped`
- * runs if the worker ends before close() (the writer must then checkpoint again itself).
+ * Checkpoints the database at path on a worker started whenever its WAL changes; `warn` gets the
+ * worker's failures, and `stopped` runs if a worker fails (the writer must then checkpoint again
+ * itself). `opts` are for tests.
  */
-export function startCheckpointer(path: string, warn: (message: string) => void, stopped: () => void): Checkpointer {
+export function startCheckpointer(
+  path: string,
+  warn: (message: string) => void,
+  stopped: () => void,
+  opts: { idleMs?: number; onWorker?: (running: boolean) => void } = {},
+): Checkpointer {
   const flag = new SharedArrayBuffer(4);
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path, period: PERIOD_MS, flag } });
+  const state = new Int32Array(flag);
+  const baseIdle = opts.idleMs ?? IDLE_MS;
+  let idle = baseIdle;
+  let worker: Worker | null = null;
+  let endedAt = 0;
   let closed = false;
-  worker.on('message', (m) => warn(`WAL checkpoint: ${String(m)}`));
-  worker.on('error', (err) => warn(`WAL checkpoint worker: ${err.message}`));
-  worker.on('exit', () => {
-    if (!closed) stopped();
-  });
-  worker.unref();
+  let seen = ''; // a WAL left from before is checkpointed at once
+
+  const spawn = () => {
+    // Restarted within its idle time of ending: writes come in a steady trickle, so keep the next
+    // one longer; after a long rest, back to the base.
+    const since = Date.now() - endedAt;
+    idle = since < idle ? Math.min(idle * 2, MAX_IDLE_MS) : since > MAX_IDLE_MS ? baseIdle : idle;
+    Atomics.store(state, 0, 0);
+    const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { path, period: PERIOD_MS, idle, flag } });
+    worker = w;
+    let ended = false;
+    w.on('message', (m: string | { ended: string; seen: string }) => {
+      if (typeof m === 'string') return warn(`WAL checkpoint: ${m}`);
+      ended = true;
+      seen = m.seen || seen;
+    });
+    w.on('error', (err) => warn(`WAL checkpoint worker: ${err.message}`));
+    w.on('exit', () => {
+      worker = null;
+      endedAt = Date.now();
+      opts.onWorker?.(false);
+      if (closed) return;
+      if (!ended) {
+        closed = true;
+        clearInterval(poll);
+        stopped();
+        return;
+      }
+      requestHeapTrim(); // its isolate's pages and its thread's malloc memory
+    });
+    w.unref();
+    opts.onWorker?.(true);
+  };
+
+  const poll = setInterval(() => {
+    if (worker || closed) return;
+    const now = walState(path);
+    if (now === seen || now === 'none') return;
+    seen = now;
+    spawn();
+  }, PERIOD_MS);
+  poll.unref();
+
   return {
     close() {
       if (closed) return;
       closed = true;
+      clearInterval(poll);
+      if (!worker || Atomics.load(state, 0) === 1) return;
       worker.postMessage('close');
       // Synchronous, as the database's close is: the last connection to close checkpoints and
       // removes the WAL, so the worker's must be closed first.
-      Atomics.wait(new Int32Array(flag), 0, 0, 2000);
+      Atomics.wait(state, 0, 0, 2000);
     },
   };
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { boundHeapGrowth, collectingEvery, startHeapTrimmer } from './heap-trim.ts';
+import { boundHeapGrowth, collectingEvery, requestHeapTrim, startHeapTrimmer } from './heap-trim.ts';
 import { Logger } from './log.ts';
 
 /** Event loop utilisation the test scripts: each check() sees the next interval's active ms. */
@@ -57,6 +57,35 @@ describe('heap trimmer', () => {
         [7],
         'the eighth 40 ms interval reaches 300 ms',
       );
+      assert.equal(collected, 1);
+    } finally {
+      t.stop();
+    }
+  });
+
+  it('a requested trim needs no work of its own, only a quiet interval, and comes at most every 10 s', () => {
+    let collected = 0;
+    let trimmed = 0;
+    const t = startHeapTrimmer({
+      log,
+      intervalMs: 60_000,
+      startBusy: false,
+      gc: () => collected++,
+      trim: () => Boolean(trimmed++),
+      utilization: scripted([
+        { active: 0, utilization: 0 }, // quiet, nothing asked: no collection
+        { active: 100, utilization: 0.5 }, // asked during a busy interval: waits for a quiet one
+        { active: 0, utilization: 0 },
+        { active: 0, utilization: 0 }, // asked again at once: too soon after the last
+      ]),
+    });
+    try {
+      assert.equal(t.check(), false);
+      requestHeapTrim();
+      assert.equal(t.check(), false);
+      assert.equal(t.check(), true);
+      requestHeapTrim();
+      assert.equal(t.check(), false);
       assert.equal(collected, 1);
     } finally {
       t.stop();

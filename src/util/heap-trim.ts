@@ -4,10 +4,13 @@
 // 20 MB live, for as long as the daemon stays idle). So once some work has been done and then a
 // whole interval passes quietly, we ask for one memory-reducing collection ourselves. Its
 // "last-resort" flavour also returns V8's pooled pages to the OS, which a regular full GC keeps.
+// The Buffers it frees go back to malloc, whose heap keeps them resident unless trimmed: a
+// malloc_trim follows the collection (util/malloc-trim.ts).
 import { performance } from 'node:perf_hooks';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Logger } from './log.ts';
+import { mallocTrim, mallocTrimAvailable } from './malloc-trim.ts';
 
 type GcOptions = { type: 'major'; execution: 'sync'; flavor: 'last-resort' } | { type: 'major'; execution: 'async' } | { type: 'minor' };
 type Gc = (options: GcOptions) => void;
@@ -22,8 +25,9 @@ export interface HeapTrimOptions {
   quietBelow?: number;
   /** Whether the work before the trimmer started counts (default: yes, the daemon's start-up). */
   startBusy?: boolean;
-  /** For tests: the collector, and the event loop utilisation since a previous reading. */
+  /** For tests: the collector, malloc's trim, and the event loop utilisation since a previous reading. */
   gc?: Gc;
+  trim?: () => boolean;
   utilization?: (since?: EventLoopUtilization) => EventLoopUtilization;
 }
 
@@ -46,6 +50,22 @@ function exposedGc(): Gc {
 }
 
 let backgroundGc: Gc | undefined;
+let trimRequested = false;
+/** A requested trim (without work of the daemon's own) at most this often: it costs a full GC. */
+const REQUESTED_TRIM_EVERY_MS = 10_000;
+
+/**
+ * Asks the trimmer for a trim at its next quiet interval even after little work of the daemon's
+ * own: memory was freed elsewhere (a worker thread ended, leaving its pages in V8's pool and its
+ * allocations in malloc's heap).
+ */
+export function requestHeapTrim(): void {
+  trimRequested = true;
+  onRequest?.();
+}
+
+/** The running trimmer's early look after a request (without it, the next tick: up to 2 s later). */
+let onRequest: (() => void) | undefined;
 
 /**
  * Asks for one major collection that does not hold the event loop (V8 marks concurrently, then
@@ -112,36 +132,67 @@ export function boundHeapGrowth(opts: { stepBytes?: number; everyMs?: number; us
 }
 
 export function startHeapTrimmer(opts: HeapTrimOptions): HeapTrimmer {
-  // At most one ~80 ms collection per second of work, however the work is spread out.
-  const intervalMs = opts.intervalMs ?? 2_000;
-  const minBusyMs = opts.minBusyMs ?? 1_000;
+  // At most one ~80 ms collection per half second of work, however the work is spread out; a
+  // quiet second is enough to start it (an idle daemon is small within a couple of seconds).
+  const intervalMs = opts.intervalMs ?? 1_000;
+  const minBusyMs = opts.minBusyMs ?? 500;
+  const trim = opts.trim ?? mallocTrim;
+  if (!opts.trim && !mallocTrimAvailable()) {
+    opts.log.info(
+      'malloc_trim helper not built (build/native/malloc-trim.node; npm run build needs cc): memory freed after bursts stays resident',
+    );
+  }
   const quietBelow = opts.quietBelow ?? 0.01;
   const utilization = opts.utilization ?? ((since) => performance.eventLoopUtilization(since));
   const gc = opts.gc ?? exposedGc();
   let last = utilization();
   /** Start-up is work too: compiling, parsing the protos, restoring state. */
   let busySinceTrim = opts.startBusy === false ? 0 : minBusyMs;
+  /** When a trim last ran for a request alone (not after work of the daemon's own). */
+  let lastRequested = -Infinity;
 
   const check = (): boolean => {
     const interval = utilization(last);
     last = utilization();
     busySinceTrim += interval.active;
-    if (interval.utilization >= quietBelow || busySinceTrim < minBusyMs) return false;
+    const requested = trimRequested && performance.now() - lastRequested >= REQUESTED_TRIM_EVERY_MS;
+    if (interval.utilization >= quietBelow || (busySinceTrim < minBusyMs && !requested)) return false;
+    if (busySinceTrim < minBusyMs) lastRequested = performance.now();
+    trimRequested = false;
     const before = process.memoryUsage.rss();
     const started = performance.now();
     gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+    const gcMs = performance.now() - started;
+    const afterGc = process.memoryUsage.rss();
+    // V8 frees dead ArrayBuffers' memory on a background thread after the collection: trim once
+    // that is done.
+    setTimeout(() => {
+      const t0 = performance.now();
+      trim();
+      last = utilization();
+      if (opts.log.enabled('debug')) {
+        opts.log.debug('heap trimmed after a busy period', {
+          gcMs: Math.round(gcMs),
+          trimMs: Math.round(performance.now() - t0),
+          rssBeforeMiB: before >> 20,
+          rssAfterGcMiB: afterGc >> 20,
+          rssAfterMiB: process.memoryUsage.rss() >> 20,
+        });
+      }
+    }, 100).unref();
     busySinceTrim = 0;
     last = utilization(); // the collection itself is not work to trim after
-    if (opts.log.enabled('debug')) {
-      opts.log.debug('heap trimmed after a busy period', {
-        ms: Math.round(performance.now() - started),
-        rssBeforeMiB: before >> 20,
-        rssAfterMiB: process.memoryUsage.rss() >> 20,
-      });
-    }
     return true;
   };
   const timer = setInterval(check, intervalMs);
   timer.unref();
-  return { check, stop: () => clearInterval(timer) };
+  const early = () => void setTimeout(check, Math.min(300, intervalMs)).unref();
+  onRequest = early;
+  return {
+    check,
+    stop: () => {
+      clearInterval(timer);
+      if (onRequest === early) onRequest = undefined;
+    },
+  };
 }
