@@ -711,7 +711,11 @@ export class Manager {
       await this.store
         .delete(beatKey(this.state.nodeId))
         .catch((err: Error) => this.log.warn("cannot clear this node's heartbeat", { error: err.message }));
-      await this.store.removeMember(self.id);
+      // Only forced leaves get here: a member that cannot be removed now (no answer in time, no
+      // quorum) still leaves, as asked, and says so.
+      await this.store.removeMember(self.id).catch((err: Error) => {
+        this.log.warn('cannot remove this node from the store while leaving by force', { error: err.message });
+      });
     }
   }
 

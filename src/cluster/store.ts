@@ -9,6 +9,12 @@ import type { Etcd3, Lease, Watcher } from 'etcd3';
 import { conflict, EngineError, notFound, unavailable } from '../errors.ts';
 import { RecordSeal } from './record-seal.ts';
 
+/**
+ * A membership call's own deadline: a member removing itself may stop before it answers, and a
+ * call without one would wait for good (a `swarm leave --force` once hung 120 s in a loaded run).
+ */
+const MEMBER_CALL_MS = 10_000;
+
 export interface StoreTls {
   caPem: string;
   certPem: string;
@@ -480,7 +486,7 @@ export class ClusterStore {
 
   async members(): Promise<StoreMember[]> {
     try {
-      const r = await this.client.cluster.memberList({});
+      const r = await this.client.cluster.memberList({}, { deadline: Date.now() + MEMBER_CALL_MS });
       return r.members.map((m) => ({ id: String(m.ID), name: m.name, peerUrls: m.peerURLs, clientUrls: m.clientURLs }));
     } catch (err) {
       throw storeDown('member list', err);
@@ -526,7 +532,7 @@ export class ClusterStore {
     const deadline = Date.now() + 20_000;
     for (;;) {
       try {
-        await this.client.cluster.memberRemove({ ID: id });
+        await this.client.cluster.memberRemove({ ID: id }, { deadline: Date.now() + MEMBER_CALL_MS });
         return;
       } catch (err) {
         const unhealthy = /unhealthy cluster|circuit breaker is open/i.test(err instanceof Error ? err.message : String(err));
