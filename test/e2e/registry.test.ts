@@ -550,7 +550,10 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
     await proxy.start();
     await reload(d, { 'max-download-attempts': 2, 'max-concurrent-downloads': 2 });
     try {
-      const a = await fileLayer({ 'a.bin': randomBytes(256 << 10) });
+      // The first layer takes ~0.5 s at the throttle: still in flight when the second's GET comes,
+      // even from a stage worker that is only starting on a loaded machine (one clean-clone run saw
+      // a 256 KiB first layer done before the second began: one download in flight at most).
+      const a = await fileLayer({ 'a.bin': randomBytes(2 << 20) });
       const b = await fileLayer({ 'b.bin': randomBytes(8 << 20) });
       const c = await fileLayer({ 'c.bin': randomBytes(256 << 10) });
       const [ga, gb, gc] = [a, b, c].map((l) => gzipSync(l, { level: 1 }));
@@ -563,7 +566,7 @@ describe('registries: pull, push, login, search, inspect', { timeout: 600_000 },
       assert.equal(r.status, 200);
       const ls = lines(r.text());
       const at = (digest: string, status: string) => ls.findIndex((l) => l.id === digest.slice(7, 19) && l.status === status);
-      assert.equal(proxy.maxBlobsInFlight, 2, 'two downloads at a time');
+      assert.equal(proxy.maxBlobsInFlight, 2, `two downloads at a time: ${JSON.stringify(ls.map((l) => `${l.id ?? ''} ${l.status}`))}`);
       assert.ok(at(sha256(gc!), 'Waiting') > 0, 'the third layer waited for a download slot');
       assert.ok(
         at(sha256(ga!), 'Pull complete') >= 0 && at(sha256(ga!), 'Pull complete') < at(sha256(gb!), 'Download complete'),
