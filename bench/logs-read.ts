@@ -8,7 +8,6 @@
 // curl into /dev/null; --prof puts the daemon's V8 CPU profile (--cpu-prof) in DIR when it stops.
 
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, open, rm, stat } from 'node:fs/promises';
 import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -16,7 +15,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { createLogDriver } from '../src/logging/index.ts';
 import { api, drain } from './lib/http.ts';
-import { cpuMs, loadAverage } from './lib/proc.ts';
+import { cpuMs, loadAverage, threadCpu, threadDelta } from './lib/proc.ts';
 import { createContainer, removeContainer } from './scenarios/api-lifecycle.ts';
 import { Engined } from './targets/engined.ts';
 
@@ -150,31 +149,6 @@ async function inproc(mib: number): Promise<void> {
   }
 }
 
-/** CPU ms per thread kind of a process (main thread, libuv pool, V8 workers…), user+system, from /proc. */
-function threadCpu(pid: number): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const comm = Number(tid) === pid ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/[0-9]+$/, '');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(comm, (out.get(comm) ?? 0) + ((Number(f[11]) + Number(f[12])) * 1000) / 100);
-    } catch {
-      // the thread ended
-    }
-  }
-  return out;
-}
-
-function threadDelta(a: Map<string, number>, b: Map<string, number>): string {
-  return [...b]
-    .map(([k, v]) => [k, v - (a.get(k) ?? 0)] as const)
-    .filter(([, v]) => v > 0)
-    .sort((x, y) => y[1] - x[1])
-    .map(([k, v]) => `${k} ${v.toFixed(0)}`)
-    .join(', ');
-}
-
 function curlOnce(socket: string, path: string): { ms: number; cpu: number } {
   const r = spawnSync('bash', ['-c', `TIMEFORMAT='%R %U %S'; time curl -s -o /dev/null --unix-socket ${socket} 'http://engine${path}'`], {
     encoding: 'utf8',
@@ -199,7 +173,7 @@ async function daemon(runs: number, profDir: string | undefined): Promise<void> 
     await api(d.socket, 'POST', `/containers/${id}/start`, undefined, [204]);
     await api(d.socket, 'POST', `/containers/${id}/wait`, undefined, [200]);
     console.log(
-      `load ${loadAverage()}; write 256 MiB: ${(performance.now() - t0).toFixed(0)} ms, daemon cpu ${(cpuMs(d.pid) - dc0).toFixed(0)} ms (threads: ${threadDelta(th0, threadCpu(d.pid))})`,
+      `load ${loadAverage()}; write 256 MiB: ${(performance.now() - t0).toFixed(0)} ms, daemon cpu ${(cpuMs(d.pid) - dc0).toFixed(0)} ms (threads: ${threadDelta(th0, threadCpu(d.pid)).text})`,
     );
     const path = `/containers/${id}/logs?stdout=1&stderr=1`;
     for (let k = 0; k < runs; k++) {
@@ -207,7 +181,7 @@ async function daemon(runs: number, profDir: string | undefined): Promise<void> 
       const th0 = threadCpu(d.pid);
       const r = await timed(() => drain(d.socket, path));
       const dcpu = cpuMs(d.pid) - c0;
-      const threads = threadDelta(th0, threadCpu(d.pid));
+      const threads = threadDelta(th0, threadCpu(d.pid)).text;
       const c1 = cpuMs(d.pid);
       const cr = curlOnce(d.socket, path);
       const dcpu2 = cpuMs(d.pid) - c1;

@@ -6,7 +6,7 @@
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { api } from './lib/http.ts';
-import { loadAverage } from './lib/proc.ts';
+import { loadAverage, threadCpu, threadDelta } from './lib/proc.ts';
 import { createContainer, removeContainer } from './scenarios/api-lifecycle.ts';
 import { Engined } from './targets/engined.ts';
 
@@ -16,21 +16,6 @@ function ticksOf(path: string): number {
   const stat = readFileSync(path, 'utf8');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
-}
-
-/** CPU ms per thread kind of a process, from /proc. */
-function threadCpu(pid: number): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const comm = Number(tid) === pid ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/[0-9]+$/, '');
-      out.set(comm, (out.get(comm) ?? 0) + ticksOf(`/proc/${pid}/task/${tid}/stat`));
-    } catch {
-      // the thread ended
-    }
-  }
-  return out;
 }
 
 /** Pid → [ppid, comm, cmdline] of every process. */
@@ -88,17 +73,6 @@ function sampleContainer(id: string): () => { shim: number; container: number } 
     tick();
     const sum = (m: Map<number, number>): number => [...m.values()].reduce((a, b) => a + b, 0);
     return { shim: sum(shimCpu), container: sum(contCpu) };
-  };
-}
-
-function threadDelta(a: Map<string, number>, b: Map<string, number>): { total: number; text: string } {
-  const d = [...b].map(([k, v]) => [k, v - (a.get(k) ?? 0)] as const).filter(([, v]) => v > 0);
-  return {
-    total: d.reduce((s, [, v]) => s + v, 0),
-    text: d
-      .sort((x, y) => y[1] - x[1])
-      .map(([k, v]) => `${k} ${v.toFixed(0)}`)
-      .join(', '),
   };
 }
 

@@ -89,3 +89,31 @@ export function cpuMeter(pids: { daemon: number; containerd: number | null }): (
   const c0 = cpuMs(pids.containerd);
   return () => ({ daemon: cpuMs(pids.daemon) - d0, containerd: cpuMs(pids.containerd) - c0 });
 }
+
+/** CPU ms per thread kind of a process (main thread, libuv pool, V8 workers…), user+system, from /proc. */
+export function threadCpu(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const comm = Number(tid) === pid ? 'main' : stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replace(/[0-9]+$/, '');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(comm, (out.get(comm) ?? 0) + ((Number(f[11]) + Number(f[12])) * 1000) / 100);
+    } catch {
+      // the thread ended
+    }
+  }
+  return out;
+}
+
+/** The CPU ms each thread kind used between two threadCpu readings: their total, and the kinds by cost. */
+export function threadDelta(a: Map<string, number>, b: Map<string, number>): { total: number; text: string } {
+  const d = [...b].map(([k, v]) => [k, v - (a.get(k) ?? 0)] as const).filter(([, v]) => v > 0);
+  return {
+    total: d.reduce((s, [, v]) => s + v, 0),
+    text: d
+      .sort((x, y) => y[1] - x[1])
+      .map(([k, v]) => `${k} ${v.toFixed(0)}`)
+      .join(', '),
+  };
+}

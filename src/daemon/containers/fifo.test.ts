@@ -3,22 +3,14 @@
 // reordering a byte.
 
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, constants, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { spawn } from 'node:child_process';
+import { closeSync, constants, openSync, writeSync } from 'node:fs';
+import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openOutputFifo, type FifoReader } from './fifo.ts';
+import { fifoMaker } from '../../../test/helpers/fifos.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'engine-fifo-'));
-after(() => rmSync(dir, { recursive: true, force: true }));
-let n = 0;
-function fifo(): string {
-  const p = join(dir, `f${n++}`);
-  execFileSync('mkfifo', [p]);
-  return p;
-}
+const fifo = fifoMaker('engine-fifo-');
 
 /** How many bytes a non-blocking writer gets into the pipe while nobody reads it. */
 function capacity(path: string): number {

@@ -4,24 +4,15 @@
 // pipe for the next reader.
 
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { closeSync, constants, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { after, describe, it } from 'node:test';
+import { closeSync, constants, openSync, writeSync } from 'node:fs';
+import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { LogInput, LogStream } from '../../logging/index.ts';
 import { openOutputFifo } from './fifo.ts';
 import { OutputHub, type OutputChunk } from './output-hub.ts';
+import { fifoMaker } from '../../../test/helpers/fifos.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'engine-hub-'));
-after(() => rmSync(dir, { recursive: true, force: true }));
-let n = 0;
-function fifo(): string {
-  const p = join(dir, `f${n++}`);
-  execFileSync('mkfifo', [p]);
-  return p;
-}
+const fifo = fifoMaker('engine-hub-');
 
 /** A log input that keeps copies of what it gets; pauses the reader every `pauseEvery` writes. */
 function recorder(pauseEvery = 0): LogInput & { got: Record<LogStream, Buffer[]>; ends: LogStream[]; pauses: number } {
