@@ -39,13 +39,14 @@ export const LAYERS = {
   config: 1,
   types: 0,
   util: 0,
+  wire: 0, // the wire formats and primitives every side shares (client-safe, self-contained)
   'errors.ts': 0,
   'version.ts': 0,
 };
 /** Folders that may import every layer (the composition root). */
 const IMPORTS_ANYTHING = new Set(['main']);
 /** Folders that may import nothing outside themselves (node: built-ins aside). */
-const IMPORTS_NOTHING = new Set(['types']);
+const IMPORTS_NOTHING = new Set(['types', 'wire']);
 export const MAX_LINES = 800;
 export const MAX_FILES_PER_FOLDER = 25;
 export const MAX_BODY_LINES = 200;
@@ -55,8 +56,8 @@ export const MAX_BODY_LINES = 200;
  * never daemon code; the CLI takes the SDK as well.
  */
 export const CLIENT_IMPORTS = {
-  client: new Set(['types', 'util']),
-  cli: new Set(['client', 'types', 'util', 'version.ts']),
+  client: new Set(['types', 'util', 'wire']),
+  cli: new Set(['client', 'types', 'util', 'wire', 'version.ts']),
 };
 /** The files of util/ a client may import (no daemon state, no helper processes). */
 export const CLIENT_SAFE_UTIL = new Set(['util/api-version.ts', 'util/node-http.ts', 'util/tar-writer.ts', 'util/time.ts']);
@@ -580,7 +581,7 @@ export function checkLayout(
       [`files over ${MAX_LINES} lines`]: long,
       'top-level folders importing each other in a cycle': cycles,
       'imports of a higher layer (see the layer table in ARCHITECTURE.md)': upward,
-      'imports out of src/types/ (wire types depend on nothing)': typesImports,
+      'imports out of src/types/ or src/wire/ (wire types and formats depend on nothing)': typesImports,
       'client-side imports of daemon code (the SDK and the CLI import only what CLIENT_IMPORTS allows)': clientImports,
       'imports from outside src/ in daemon code (test support and benchmarks belong to test/ and bench/)': outside,
       'packages imported at run time but listed only in devDependencies': devImports,
