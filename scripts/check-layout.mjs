@@ -96,7 +96,6 @@ export const BODY_EXCEPTIONS = new Set([
   'images/image-service.ts:ImageService',
   'logging/logfile.ts:LogFile',
   'logging/plugin-driver.ts:PluginLogDriver',
-  'main/compose.ts:startDaemon',
   'network/networks-api.ts:NetworksApi',
   'network/overlay/driver.ts:OverlayNetworks',
   'network/sandboxes.ts:SandboxService',
