@@ -7,6 +7,7 @@ import { localCodec } from './format-local.ts';
 import { FileLogDriver } from './file-driver.ts';
 import { NoneLogDriver } from './none.ts';
 import { PluginLogDriver } from './plugin-driver.ts';
+import { createGelfDriver } from './remote/gelf.ts';
 import { extraAttributes, fileLogConfig, isBuiltinLogDriver, validateLogOptions } from './options.ts';
 import type { LogDriver, LogDriverOptions } from './types.ts';
 
@@ -29,13 +30,17 @@ export function logFilePath(kind: string, dir: string, containerId: string): str
  * A driver for one container. Validates the options first (invalidParameter, dockerd's messages).
  * Nothing touches the disk until attach() or a read.
  */
-export function createLogDriver(kind: string, opts: LogDriverOptions & { onError?: (err: unknown) => void }): LogDriver {
+export function createLogDriver(
+  kind: string,
+  opts: LogDriverOptions & { onError?: (err: unknown) => void; onDebug?: (msg: string) => void },
+): LogDriver {
   if (opts.plugin && !isBuiltinLogDriver(kind)) {
     validateLogOptions(kind, opts.options, true);
     return new PluginLogDriver(kind, opts.plugin.transport, opts.plugin.info, opts.plugin.fifoDir, join(opts.dir, 'container-cached.log'));
   }
   validateLogOptions(kind, opts.options);
   if (kind === 'none') return new NoneLogDriver();
+  if (kind === 'gelf') return createGelfDriver(opts);
   const config = fileLogConfig(kind, opts.options);
   const path = logFilePath(kind, opts.dir, opts.containerId);
   if (kind === 'local') return new FileLogDriver('local', path, localCodec, config, opts.onError);

@@ -2,8 +2,12 @@
 // --log-opt …` fails the same way. Sizes use go-units' FromHumanSize rules (decimal: 10k = 10000).
 
 import { invalidParameter } from '../errors.ts';
+import { parseBool, parseSize } from './units.ts';
+import { REMOTE_VALIDATORS } from './remote/validate.ts';
 
-export const LOG_DRIVERS = ['json-file', 'local', 'none'] as const;
+export { parseBool, parseSize } from './units.ts';
+
+export const LOG_DRIVERS = ['json-file', 'local', 'none', 'gelf'] as const;
 /** Accepted by every driver and not passed to the driver's own check (dockerd's built-in opts). */
 const COMMON_KEYS = new Set(['mode', 'max-buffer-size', 'cache-disabled']);
 const FILE_KEYS = ['max-file', 'max-size', 'compress'];
@@ -12,28 +16,6 @@ const JSON_FILE_KEYS = new Set([...FILE_KEYS, ...ATTR_KEYS]);
 const LOCAL_KEYS = new Set([...FILE_KEYS, ...ATTR_KEYS]);
 // The dual-logging cache takes the local driver's options with a "cache-" prefix.
 for (const k of LOCAL_KEYS) COMMON_KEYS.add(`cache-${k}`);
-
-const SIZE_RE = /^(\d+(?:\.\d+)*) ?([kmgtp])?i?b?$/i;
-const DECIMAL: Record<string, number> = { k: 1e3, m: 1e6, g: 1e9, t: 1e12, p: 1e15 };
-const BINARY: Record<string, number> = { k: 2 ** 10, m: 2 ** 20, g: 2 ** 30, t: 2 ** 40, p: 2 ** 50 };
-
-/** '10m' → 10000000 (decimal units, like dockerd's max-size); '-1' → -1 (unlimited). */
-export function parseSize(text: string, binary = false): number {
-  if (text.trim() === '-1') return -1;
-  const m = SIZE_RE.exec(text);
-  const value = m ? Number(m[1]) : Number.NaN;
-  if (!m || !Number.isFinite(value)) throw invalidParameter(`invalid size: '${text}'`);
-  const unit = m[2]?.toLowerCase();
-  const mul = unit ? (binary ? BINARY : DECIMAL)[unit]! : 1;
-  return Math.trunc(value * mul);
-}
-
-/** Go's strconv.ParseBool. */
-export function parseBool(text: string): boolean | undefined {
-  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(text)) return true;
-  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(text)) return false;
-  return undefined;
-}
 
 function parseIntStrict(text: string): number | undefined {
   return /^[+-]?\d+$/.test(text) ? Number(text) : undefined;
@@ -66,6 +48,12 @@ export function validateLogOptions(kind: string, options: Record<string, string>
     throw invalidParameter(`logger: no log driver named '${kind}' is registered`);
   }
   validateCommon(options);
+  const remote = REMOTE_VALIDATORS[kind];
+  if (remote) {
+    fileLogConfig('local', cacheOptions(options)); // the dual-logging cache's settings
+    // As dockerd, the driver's own check never sees the options every driver shares.
+    return remote(Object.fromEntries(Object.entries(options).filter(([k]) => !COMMON_KEYS.has(k))));
+  }
   const own = kind === 'json-file' ? JSON_FILE_KEYS : LOCAL_KEYS;
   for (const key of Object.keys(options)) {
     if (COMMON_KEYS.has(key) || own.has(key)) continue;
@@ -269,6 +257,8 @@ export function renderTag(template: string, containerId: string, attrs: Record<s
     ImageFullID: attrs['imageId'] ?? '',
     ImageName: attrs['image'] ?? '',
     DaemonName: attrs['daemonName'] ?? 'engine',
+    Command: attrs['command'] ?? '',
+    Hostname: attrs['hostname'] ?? '',
   };
   return template.replace(/\{\{\s*\.(\w+)\s*\}\}/g, (whole, name: string) => fields[name] ?? whole);
 }

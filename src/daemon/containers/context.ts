@@ -185,7 +185,7 @@ export class ContainerContext {
       const transport = await this.logPlugin(kind);
       opts.plugin = { transport, info: pluginLogInfo(rec), fifoDir: this.d.logFifoDir ?? join(this.d.containersDir, '..', 'logging') };
     }
-    return createLogDriver(kind, opts);
+    return createLogDriver(kind, { ...opts, onDebug: (msg) => this.d.log.debug(msg, { id: rec.Id }) });
   }
 
   /** A log-driver plugin by name, with dockerd's wording when there is none. */
@@ -223,7 +223,13 @@ export class ContainerContext {
 
 /** The container facts the log drivers' labels/env/tag options draw on. */
 export function logAttrs(rec: ContainerRecord): Record<string, string> {
-  const attrs: Record<string, string> = { name: rec.Name.slice(1), image: rec.ImageRef, imageId: rec.Image };
+  const attrs: Record<string, string> = {
+    name: rec.Name.slice(1),
+    image: rec.ImageRef,
+    imageId: rec.Image,
+    command: [rec.Path, ...rec.Args].join(' '),
+    created: rec.Created,
+  };
   for (const [k, v] of Object.entries(rec.Config.Labels ?? {})) attrs[`label:${k}`] = v;
   for (const e of rec.Config.Env ?? []) {
     const i = e.indexOf('=');

@@ -1,0 +1,260 @@
+// How the remote drivers reach their receivers, never blocking the event loop: UDP datagrams
+// (gelf, syslog over udp) and byte streams over TCP or a unix socket (gelf tcp, syslog tcp/unix,
+// fluentd), with a bounded queue while the receiver is away and reconnection with a delay.
+
+import { createSocket, type Socket as DgramSocket } from 'node:dgram';
+import { isIP } from 'node:net';
+import { connect as netConnect, type Socket } from 'node:net';
+import { lookup } from 'node:dns/promises';
+
+export interface Transport {
+  /** The first connection; a stream transport that must reach its receiver at start rejects. */
+  connect(): Promise<void>;
+  /** Queues one record's packets (datagrams, or frames of a stream). */
+  write(packets: Buffer[]): void;
+  /** Bytes accepted and not yet handed to the kernel. */
+  readonly queued: number;
+  /** Records dropped by the transport (queue over its limit, datagram refused). */
+  readonly dropped: number;
+  /** Settles once queued ≤ low, or the transport is closed. */
+  waitForRoom(low: number): Promise<void>;
+  /** Sends what is queued (a bounded wait) and closes. */
+  close(): Promise<void>;
+}
+
+/** How long close() waits for queued bytes to leave. */
+const CLOSE_GRACE_MS = 5000;
+
+abstract class QueueBase {
+  queued = 0;
+  dropped = 0;
+  protected closed = false;
+  private waiters: { low: number; resolve: () => void }[] = [];
+
+  waitForRoom(low: number): Promise<void> {
+    if (this.queued <= low || this.closed) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ low, resolve }));
+  }
+
+  protected wake(): void {
+    if (this.waiters.length === 0) return;
+    const keep: typeof this.waiters = [];
+    for (const w of this.waiters) this.queued <= w.low || this.closed ? w.resolve() : keep.push(w);
+    this.waiters = keep;
+  }
+}
+
+/** UDP: each packet one datagram to host:port. */
+export class DatagramTransport extends QueueBase implements Transport {
+  private sock?: DgramSocket;
+  private ready?: Promise<void>;
+  private readonly pending: Buffer[] = [];
+  lastError?: Error;
+
+  constructor(
+    private readonly host: string,
+    private readonly port: number,
+  ) {
+    super();
+  }
+
+  connect(): Promise<void> {
+    this.ready ??= (async () => {
+      const address = isIP(this.host) ? this.host : (await lookup(this.host)).address;
+      const sock = createSocket(isIP(address) === 6 ? 'udp6' : 'udp4');
+      sock.on('error', (err) => (this.lastError = err)); // a send's callback reports it too
+      await new Promise<void>((resolve, reject) => {
+        sock.once('error', reject);
+        sock.connect(this.port, address, () => (sock.off('error', reject), resolve()));
+      });
+      this.sock = sock;
+      for (const p of this.pending.splice(0)) this.send(p);
+    })();
+    return this.ready;
+  }
+
+  write(packets: Buffer[]): void {
+    if (this.closed) return;
+    for (const p of packets) {
+      this.queued += p.length;
+      if (this.sock) this.send(p);
+      else this.pending.push(p);
+    }
+  }
+
+  private send(p: Buffer): void {
+    this.sock!.send(p, (err) => {
+      this.queued -= p.length;
+      if (err) {
+        // ECONNREFUSED after an ICMP port unreachable: the receiver is not there yet, as dockerd's
+        // UDP writer the datagram is lost
+        this.dropped++;
+        this.lastError = err;
+      }
+      this.wake();
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.connect().catch(() => {}); // a host that never resolved: nothing was sent
+    const end = Date.now() + CLOSE_GRACE_MS;
+    while (this.queued > 0 && this.sock && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+    this.closed = true;
+    this.wake();
+    this.sock?.close();
+  }
+}
+
+export interface StreamTarget {
+  host?: string;
+  port?: number;
+  path?: string;
+}
+
+export interface StreamOptions {
+  /** Bytes kept while the receiver is away; a record beyond that is dropped. */
+  bufferLimit: number;
+  /** First delay between reconnection attempts (doubled up to maxDelayMs). */
+  retryDelayMs: number;
+  maxDelayMs: number;
+  /** connect() rejects when the first dial fails (dockerd: the container does not start). */
+  failStart: boolean;
+  /** Cuts connections of the initial dial short (ms). */
+  dialTimeoutMs?: number;
+  /** Called with every connection error (debug logging). */
+  onError?: (err: Error) => void;
+}
+
+/** TCP or unix stream: frames written in order; reconnects after a failure, queueing meanwhile. */
+export class StreamTransport extends QueueBase implements Transport {
+  private sock?: Socket;
+  private readonly pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private first?: Promise<void>;
+  private timer?: NodeJS.Timeout;
+  private delay: number;
+  /** Test knob and debug figure: completed connections. */
+  connections = 0;
+
+  constructor(
+    private readonly target: StreamTarget,
+    private readonly opts: StreamOptions,
+  ) {
+    super();
+    this.delay = opts.retryDelayMs;
+  }
+
+  connect(): Promise<void> {
+    this.first ??= this.dial().then(
+      () => undefined,
+      (err: Error) => {
+        if (this.opts.failStart) throw err;
+        this.opts.onError?.(err);
+        this.schedule();
+      },
+    );
+    return this.first;
+  }
+
+  private dial(): Promise<Socket> {
+    return new Promise((resolve, reject) => {
+      const t = this.target;
+      const sock = t.path ? netConnect({ path: t.path }) : netConnect({ host: t.host!, port: t.port! });
+      const timer = this.opts.dialTimeoutMs
+        ? setTimeout(() => sock.destroy(new Error(`dial timeout after ${this.opts.dialTimeoutMs}ms`)), this.opts.dialTimeoutMs)
+        : undefined;
+      sock.once('error', (err) => (clearTimeout(timer), reject(err)));
+      sock.once('connect', () => {
+        clearTimeout(timer);
+        sock.removeAllListeners('error');
+        this.attached(sock);
+        resolve(sock);
+      });
+    });
+  }
+
+  private attached(sock: Socket): void {
+    if (this.closed) {
+      sock.destroy();
+      return;
+    }
+    this.connections++;
+    this.sock = sock;
+    this.delay = this.opts.retryDelayMs;
+    sock.setNoDelay(true);
+    sock.on('data', () => {}); // a receiver's acks or greetings are not ours to read
+    sock.on('drain', () => this.recount());
+    sock.on('error', (err) => this.opts.onError?.(err));
+    sock.on('close', () => {
+      if (this.sock !== sock) return;
+      this.sock = undefined;
+      this.recount();
+      if (!this.closed) this.schedule();
+    });
+    if (this.pending.length > 0) {
+      const data = Buffer.concat(this.pending.splice(0));
+      this.pendingBytes = 0;
+      sock.write(data);
+    }
+    this.recount();
+  }
+
+  private schedule(): void {
+    if (this.timer || this.closed) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.dial().catch((err: Error) => {
+        this.opts.onError?.(err);
+        this.delay = Math.min(this.delay * 2, this.opts.maxDelayMs);
+        this.schedule();
+      });
+    }, this.delay);
+  }
+
+  private recount(): void {
+    this.queued = this.pendingBytes + (this.sock?.writableLength ?? 0);
+    this.wake();
+  }
+
+  write(packets: Buffer[]): void {
+    if (this.closed) return;
+    const data = packets.length === 1 ? packets[0]! : Buffer.concat(packets);
+    if (this.sock && !this.sock.destroyed) {
+      this.sock.write(data);
+    } else {
+      if (this.pendingBytes + data.length > this.opts.bufferLimit) {
+        this.dropped++;
+        return;
+      }
+      // Copied: the framer hands views into buffers it reuses.
+      this.pending.push(Buffer.from(data));
+      this.pendingBytes += data.length;
+    }
+    this.recount();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    const end = Date.now() + CLOSE_GRACE_MS;
+    // Whatever is queued gets the grace period to reach a receiver that comes back.
+    while (this.queued > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const sock = this.sock;
+    if (sock && !sock.destroyed) {
+      if (this.queued > 0) {
+        this.opts.onError?.(new Error(`closing with ${this.queued} bytes unsent`));
+        sock.destroy();
+      } else {
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(() => (sock.destroy(), resolve()), 1000); // a peer that never finishes the close
+          sock.end(() => (clearTimeout(t), resolve()));
+        });
+      }
+    }
+    this.sock = undefined;
+    this.wake();
+  }
+}
