@@ -1,0 +1,111 @@
+// The built-in remote log drivers with the real docker CLI: `docker run --log-driver gelf|syslog|
+// fluentd|journald …` sends each line to a receiver run by the test, and `docker logs` reads the
+// dual-logging cache back (501 with cache-disabled=true); bad options fail the create with dockerd's
+// messages.
+import assert from 'node:assert/strict';
+import { createSocket } from 'node:dgram';
+import { gunzipSync } from 'node:zlib';
+import { after, before, describe, test } from 'node:test';
+import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { loadBusybox } from '../helpers/images.ts';
+import { until } from '../helpers/until.ts';
+
+describe('remote log drivers', () => {
+  let d: TestDaemon;
+  before(async () => {
+    d = await startDaemon();
+    await loadBusybox(d);
+  });
+  after(async () => {
+    await d?.cleanup();
+  });
+
+  const idOf = async (c: string) => (await d.docker(['inspect', '-f', '{{.Id}}', c])).stdout.trim();
+
+  test('gelf over UDP: every line reaches the receiver with the container fields; docker logs reads the cache', async () => {
+    const sock = createSocket('udp4');
+    const got: Record<string, unknown>[] = [];
+    sock.on('message', (m) => got.push(JSON.parse(gunzipSync(m).toString()) as Record<string, unknown>));
+    await new Promise<void>((r) => sock.bind(0, '127.0.0.1', r));
+    after(() => sock.close());
+    const addr = `udp://127.0.0.1:${sock.address().port}`;
+    const r = await d.docker([
+      'run',
+      '--log-driver',
+      'gelf',
+      '--log-opt',
+      `gelf-address=${addr}`,
+      '--log-opt',
+      'tag={{.Name}}',
+      '--label',
+      'team=core',
+      '--log-opt',
+      'labels=team',
+      '--name',
+      'g1',
+      'busybox',
+      'sh',
+      '-c',
+      'echo one; echo two >&2; echo three',
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const id = await idOf('g1');
+    await until('3 gelf messages', () => (got.length === 3 ? true : undefined), 10_000);
+    const byLine = new Map(got.map((m) => [m['short_message'], m]));
+    assert.deepEqual([...byLine.keys()].sort(), ['one', 'three', 'two']);
+    const one = byLine.get('one')!;
+    assert.equal(one['_container_id'], id);
+    assert.equal(one['_container_name'], 'g1');
+    assert.equal(one['_tag'], 'g1');
+    assert.equal(one['_team'], 'core');
+    assert.equal(one['_image_name'], 'busybox');
+    assert.equal(one['_command'], 'sh -c echo one; echo two >&2; echo three');
+    assert.equal(one['level'], 6);
+    assert.equal(byLine.get('two')!['level'], 3);
+    const logs = await d.docker(['logs', 'g1']);
+    assert.equal(logs.code, 0, logs.stderr);
+    assert.equal(logs.stdout, 'one\nthree\n');
+    assert.equal(logs.stderr, 'two\n');
+
+    const nocache = await d.docker([
+      'run',
+      '--log-driver',
+      'gelf',
+      '--log-opt',
+      `gelf-address=${addr}`,
+      '--log-opt',
+      'cache-disabled=true',
+      '--name',
+      'g2',
+      'busybox',
+      'echo',
+      'x',
+    ]);
+    assert.equal(nocache.code, 0, nocache.stderr);
+    const refused = await d.docker(['logs', 'g2']);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /configured logging driver does not support reading/);
+  });
+
+  test('gelf: bad options are refused at create with dockerd messages', async () => {
+    const none = await d.docker(['create', '--log-driver', 'gelf', 'busybox']);
+    assert.notEqual(none.code, 0);
+    assert.match(none.stderr, /gelf-address is a required parameter/);
+    const unknown = await d.docker([
+      'create',
+      '--log-driver',
+      'gelf',
+      '--log-opt',
+      'gelf-address=udp://127.0.0.1:1',
+      '--log-opt',
+      'foo=bar',
+      'busybox',
+    ]);
+    assert.match(unknown.stderr, /unknown log opt "foo" for gelf log driver/);
+  });
+
+  test('docker info lists the built-in drivers', async () => {
+    const info = JSON.parse((await d.docker(['info', '--format', '{{json .Plugins.Log}}'])).stdout) as string[];
+    for (const name of ['gelf', 'json-file', 'local']) assert.ok(info.includes(name), `${name} in ${info.join(' ')}`);
+  });
+});
