@@ -8,6 +8,7 @@ import { FileLogDriver } from './file-driver.ts';
 import { NoneLogDriver } from './none.ts';
 import { PluginLogDriver } from './plugin-driver.ts';
 import { createGelfDriver } from './remote/gelf.ts';
+import { createSyslogDriver } from './remote/syslog.ts';
 import { extraAttributes, fileLogConfig, isBuiltinLogDriver, validateLogOptions } from './options.ts';
 import type { LogDriver, LogDriverOptions } from './types.ts';
 
@@ -41,6 +42,7 @@ export function createLogDriver(
   validateLogOptions(kind, opts.options);
   if (kind === 'none') return new NoneLogDriver();
   if (kind === 'gelf') return createGelfDriver(opts);
+  if (kind === 'syslog') return createSyslogDriver(opts);
   const config = fileLogConfig(kind, opts.options);
   const path = logFilePath(kind, opts.dir, opts.containerId);
   if (kind === 'local') return new FileLogDriver('local', path, localCodec, config, opts.onError);

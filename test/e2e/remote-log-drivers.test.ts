@@ -4,6 +4,7 @@
 // messages.
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
+import { createServer, type AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
@@ -104,8 +105,54 @@ describe('remote log drivers', () => {
     assert.match(unknown.stderr, /unknown log opt "foo" for gelf log driver/);
   });
 
+  test('syslog over TCP: the lines arrive framed by newlines in the default format; docker logs reads the cache', async () => {
+    const got: Buffer[] = [];
+    const server = createServer((c) => c.on('data', (b) => got.push(b)));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    after(() => server.close());
+    const port = (server.address() as AddressInfo).port;
+    const r = await d.docker([
+      'run',
+      '--log-driver',
+      'syslog',
+      '--log-opt',
+      `syslog-address=tcp://127.0.0.1:${port}`,
+      '--log-opt',
+      'syslog-facility=local0',
+      '--log-opt',
+      'tag={{.Name}}',
+      '--name',
+      's1',
+      'busybox',
+      'sh',
+      '-c',
+      'echo one; echo two >&2',
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const lines = await until('2 syslog lines', () => {
+      const l = Buffer.concat(got).toString().split('\n').filter(Boolean);
+      return l.length === 2 ? l : undefined;
+    });
+    assert.ok(
+      lines.some((l) => /^<134>\w{3} [ \d]\d \d\d:\d\d:\d\d s1\[\d+\]: one$/.test(l)),
+      lines.join('\n'),
+    );
+    assert.ok(
+      lines.some((l) => /^<131>.* s1\[\d+\]: two$/.test(l)),
+      lines.join('\n'),
+    );
+    const logs = await d.docker(['logs', 's1']);
+    assert.equal(logs.stdout, 'one\n');
+    assert.equal(logs.stderr, 'two\n');
+    const bad = await d.docker(['create', '--log-driver', 'syslog', '--log-opt', 'syslog-format=nope', 'busybox']);
+    assert.match(bad.stderr, /Invalid syslog format/);
+    const down = await d.docker(['run', '--log-driver', 'syslog', '--log-opt', 'syslog-address=tcp://127.0.0.1:1', 'busybox', 'true']);
+    assert.notEqual(down.code, 0);
+    assert.match(down.stderr, /failed to initialize logging driver: dial tcp 127.0.0.1:1/);
+  });
+
   test('docker info lists the built-in drivers', async () => {
     const info = JSON.parse((await d.docker(['info', '--format', '{{json .Plugins.Log}}'])).stdout) as string[];
-    for (const name of ['gelf', 'json-file', 'local']) assert.ok(info.includes(name), `${name} in ${info.join(' ')}`);
+    for (const name of ['gelf', 'json-file', 'local', 'syslog']) assert.ok(info.includes(name), `${name} in ${info.join(' ')}`);
   });
 });

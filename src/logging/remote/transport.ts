@@ -6,6 +6,7 @@ import { createSocket, type Socket as DgramSocket } from 'node:dgram';
 import { isIP } from 'node:net';
 import { connect as netConnect, type Socket } from 'node:net';
 import { lookup } from 'node:dns/promises';
+import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 
 export interface Transport {
   /** The first connection; a stream transport that must reach its receiver at start rejects. */
@@ -110,6 +111,8 @@ export interface StreamTarget {
   host?: string;
   port?: number;
   path?: string;
+  /** TLS over TCP (syslog's tcp+tls). */
+  tls?: ConnectionOptions;
 }
 
 export interface StreamOptions {
@@ -160,12 +163,16 @@ export class StreamTransport extends QueueBase implements Transport {
   private dial(): Promise<Socket> {
     return new Promise((resolve, reject) => {
       const t = this.target;
-      const sock = t.path ? netConnect({ path: t.path }) : netConnect({ host: t.host!, port: t.port! });
+      const sock = t.path
+        ? netConnect({ path: t.path })
+        : t.tls
+          ? tlsConnect({ ...t.tls, host: t.host!, port: t.port! })
+          : netConnect({ host: t.host!, port: t.port! });
       const timer = this.opts.dialTimeoutMs
         ? setTimeout(() => sock.destroy(new Error(`dial timeout after ${this.opts.dialTimeoutMs}ms`)), this.opts.dialTimeoutMs)
         : undefined;
       sock.once('error', (err) => (clearTimeout(timer), reject(err)));
-      sock.once('connect', () => {
+      sock.once(t.tls ? 'secureConnect' : 'connect', () => {
         clearTimeout(timer);
         sock.removeAllListeners('error');
         this.attached(sock);

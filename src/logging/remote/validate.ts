@@ -1,11 +1,13 @@
 // Log-opt checks of the remote drivers, in dockerd's order and with its messages (each driver's
 // ValidateLogOpt), so that `docker run --log-driver gelf --log-opt …` fails the same way.
 
+import { statSync } from 'node:fs';
 import { invalidParameter } from '../../errors.ts';
 
 /** Remote drivers and their validators. */
 export const REMOTE_VALIDATORS: Record<string, (cfg: Record<string, string>) => void> = {
   gelf: validateGelf,
+  syslog: validateSyslog,
 };
 
 /** The options every driver takes that dockerd handles itself (ExtraAttributes, ParseLogTag). */
@@ -81,4 +83,68 @@ function validateGelf(cfg: Record<string, string>): void {
     }
   }
   refuseRegex('gelf', cfg);
+}
+
+/** Where syslog messages go; proto '' is the local default (unixgram /dev/log). */
+export interface SyslogAddress {
+  proto: '' | 'udp' | 'tcp' | 'tcp+tls' | 'unix' | 'unixgram';
+  host: string;
+  port: number;
+  path: string;
+}
+
+/** dockerd's parseAddress: unix paths must exist; a network address without a port gets 514. */
+export function syslogAddress(address: string | undefined): SyslogAddress {
+  if (!address) return { proto: '', host: '', port: 0, path: '' };
+  const url = parseUrl(address);
+  const scheme = url?.scheme ?? '';
+  if (url && (scheme === 'unix' || scheme === 'unixgram')) {
+    try {
+      statSync(url.path);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      throw invalidParameter(`stat ${url.path}: ${code === 'ENOENT' ? 'no such file or directory' : (err as Error).message}`);
+    }
+    return { proto: scheme, host: '', port: 0, path: url.path };
+  }
+  if (!url || (scheme !== 'udp' && scheme !== 'tcp' && scheme !== 'tcp+tls')) throw invalidParameter(`unsupported scheme: '${scheme}'`);
+  if (url.host.includes(':') && !address.includes('['))
+    throw invalidParameter(`address ${url.host}:${url.port}: too many colons in address`);
+  const port = url.port === '' ? 514 : Number(url.port);
+  if (!/^\d*$/.test(url.port) || port > 65535) throw invalidParameter(`invalid port in syslog-address: ${url.port}`);
+  return { proto: scheme, host: url.host, port, path: '' };
+}
+
+const FACILITIES = ['kern', 'user', 'mail', 'daemon', 'auth', 'syslog', 'lpr', 'news', 'uucp', 'cron', 'authpriv', 'ftp'];
+
+/** The facility's priority bits (daemon by default): a name, or a number 0-23. */
+export function syslogFacility(name: string | undefined): number {
+  if (!name) return 3 << 3;
+  const i = FACILITIES.indexOf(name);
+  if (i >= 0) return i << 3;
+  const local = /^local([0-7])$/.exec(name);
+  if (local) return (16 + Number(local[1])) << 3;
+  const n = atoi(name);
+  if (n !== undefined && n >= 0 && n <= 23) return n << 3;
+  throw invalidParameter('invalid syslog facility');
+}
+
+const SYSLOG_KEYS = new Set([
+  'syslog-address',
+  'syslog-facility',
+  'syslog-tls-ca-cert',
+  'syslog-tls-cert',
+  'syslog-tls-key',
+  'syslog-tls-skip-verify',
+  'syslog-format',
+]);
+
+function validateSyslog(cfg: Record<string, string>): void {
+  for (const key of Object.keys(cfg)) {
+    if (!ATTR_KEYS.has(key) && !SYSLOG_KEYS.has(key)) throw invalidParameter(`unknown log opt '${key}' for syslog log driver`);
+  }
+  syslogAddress(cfg['syslog-address']);
+  syslogFacility(cfg['syslog-facility']);
+  if (!['', 'rfc3164', 'rfc5424', 'rfc5424micro'].includes(cfg['syslog-format'] ?? '')) throw invalidParameter('Invalid syslog format');
+  refuseRegex('syslog', cfg);
 }
