@@ -151,8 +151,56 @@ describe('remote log drivers', () => {
     assert.match(down.stderr, /failed to initialize logging driver: dial tcp 127.0.0.1:1/);
   });
 
+  test('fluentd with fluentd-async: a receiver that comes up after the run gets every line; docker logs reads the cache', async () => {
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((r) => probe.close(r));
+    const r = await d.docker([
+      'run',
+      '-d',
+      '--log-driver',
+      'fluentd',
+      '--log-opt',
+      `fluentd-address=127.0.0.1:${port}`,
+      '--log-opt',
+      'fluentd-async=true',
+      '--log-opt',
+      'fluentd-retry-wait=100ms',
+      '--name',
+      'f1',
+      'busybox',
+      'sh',
+      '-c',
+      'for i in 1 2 3 4 5; do echo line $i; done; echo err >&2; sleep 3',
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const id = r.stdout.trim();
+    await until('the lines in the cache', async () => ((await d.docker(['logs', 'f1'])).stdout.includes('line 5') ? true : undefined));
+    // the Forward receiver comes up now: messages are 4-element msgpack arrays; the test decodes the strings it needs
+    const got: Buffer[] = [];
+    const server = createServer((c) => c.on('data', (b) => got.push(b)));
+    await new Promise<void>((res) => server.listen(port, '127.0.0.1', res));
+    after(() => server.close());
+    await until('6 fluentd messages', () => {
+      const all = Buffer.concat(got);
+      let n = 0;
+      for (let i = all.indexOf(0x94); i >= 0; i = all.indexOf(0x94, i + 1)) if (all[i + 1] === 0xac) n++;
+      return n >= 6 ? all : undefined;
+    });
+    const all = Buffer.concat(got).toString('latin1');
+    for (const needle of [id, '/f1', 'line 1', 'line 5', 'err', 'stderr', id.slice(0, 12)]) assert.ok(all.includes(needle), needle);
+    const logs = await d.docker(['logs', 'f1']);
+    assert.equal(logs.stdout, 'line 1\nline 2\nline 3\nline 4\nline 5\n');
+    assert.equal(logs.stderr, 'err\n');
+    const down = await d.docker(['run', '--log-driver', 'fluentd', '--log-opt', 'fluentd-address=127.0.0.1:1', 'busybox', 'true']);
+    assert.notEqual(down.code, 0);
+    assert.match(down.stderr, /failed to initialize logging driver: dial tcp 127.0.0.1:1/);
+    await d.docker(['rm', '-f', 'f1']);
+  });
+
   test('docker info lists the built-in drivers', async () => {
     const info = JSON.parse((await d.docker(['info', '--format', '{{json .Plugins.Log}}'])).stdout) as string[];
-    for (const name of ['gelf', 'json-file', 'local', 'syslog']) assert.ok(info.includes(name), `${name} in ${info.join(' ')}`);
+    for (const name of ['fluentd', 'gelf', 'json-file', 'local', 'syslog']) assert.ok(info.includes(name), `${name} in ${info.join(' ')}`);
   });
 });

@@ -59,6 +59,8 @@ export interface RemoteDriverOptions {
   /** Drops and send failures (the daemon logs them at debug). */
   onDebug?: (msg: string) => void;
   onError?: (err: unknown) => void;
+  /** False when the transport buffers and drops on its own (fluentd-async): its queue never holds the container. */
+  transportHolds?: boolean;
   /** dockerd's wording of a failed first connection (it follows "failed to initialize logging driver: "). */
   startError?: (err: Error) => string;
 }
@@ -82,6 +84,7 @@ export class RemoteLogDriver implements LogDriver {
   private closing?: Promise<void>;
   private lastDropLog = 0;
   private readonly startError: (err: Error) => string;
+  private readonly transportHolds: boolean;
 
   constructor(o: RemoteDriverOptions) {
     this.name = o.name;
@@ -89,6 +92,7 @@ export class RemoteLogDriver implements LogDriver {
     this.encode = o.encode;
     this.debug = o.onDebug ?? (() => {});
     this.startError = o.startError ?? ((err) => err.message);
+    this.transportHolds = o.transportHolds ?? true;
     this.nonBlocking = o.options['mode'] === 'non-blocking';
     const size = o.options['max-buffer-size'];
     this.maxBuffer = size ? parseSize(size, true) : DEFAULT_MAX_BUFFER;
@@ -130,11 +134,11 @@ export class RemoteLogDriver implements LogDriver {
         const cacheOk = cache ? cache.input.write(stream, data) : true;
         framers[id].push(data, nowNano());
         if (this.nonBlocking) return true; // the cache's disk queue aside, nothing may hold the container
-        return cacheOk && this.transport.queued <= HIGH_WATER;
+        return cacheOk && (!this.transportHolds || this.transport.queued <= HIGH_WATER);
       },
       writable: async (stream) => {
         if (this.nonBlocking) return;
-        await Promise.all([cache?.input.writable(stream), this.transport.waitForRoom(LOW_WATER)]);
+        await Promise.all([cache?.input.writable(stream), this.transportHolds && this.transport.waitForRoom(LOW_WATER)]);
       },
       end: (stream) => end(stream === 'stdout' ? 0 : 1),
     };

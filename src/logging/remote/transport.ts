@@ -118,6 +118,10 @@ export interface StreamTarget {
 export interface StreamOptions {
   /** Bytes kept while the receiver is away; a record beyond that is dropped. */
   bufferLimit: number;
+  /** Records kept while the receiver is away (fluentd-buffer-limit counts messages). */
+  maxPendingRecords?: number;
+  /** Failed reconnections in a row after which what waits is dropped (fluentd-max-retries). */
+  maxRetries?: number;
   /** First delay between reconnection attempts (doubled up to maxDelayMs). */
   retryDelayMs: number;
   maxDelayMs: number;
@@ -137,6 +141,7 @@ export class StreamTransport extends QueueBase implements Transport {
   private first?: Promise<void>;
   private timer?: NodeJS.Timeout;
   private delay: number;
+  private failures = 0;
   /** Test knob and debug figure: completed connections. */
   connections = 0;
 
@@ -187,6 +192,7 @@ export class StreamTransport extends QueueBase implements Transport {
       return;
     }
     this.connections++;
+    this.failures = 0;
     this.sock = sock;
     this.delay = this.opts.retryDelayMs;
     sock.setNoDelay(true);
@@ -213,6 +219,14 @@ export class StreamTransport extends QueueBase implements Transport {
       this.timer = undefined;
       this.dial().catch((err: Error) => {
         this.opts.onError?.(err);
+        if (this.opts.maxRetries !== undefined && ++this.failures > this.opts.maxRetries && this.pending.length > 0) {
+          this.opts.onError?.(new Error(`gave up after ${this.failures - 1} retries: ${this.pending.length} records dropped`));
+          this.dropped += this.pending.length;
+          this.pending.length = 0;
+          this.pendingBytes = 0;
+          this.failures = 0;
+          this.recount();
+        }
         this.delay = Math.min(this.delay * 2, this.opts.maxDelayMs);
         this.schedule();
       });
@@ -230,7 +244,8 @@ export class StreamTransport extends QueueBase implements Transport {
     if (this.sock && !this.sock.destroyed) {
       this.sock.write(data);
     } else {
-      if (this.pendingBytes + data.length > this.opts.bufferLimit) {
+      const limit = this.opts.maxPendingRecords;
+      if (this.pendingBytes + data.length > this.opts.bufferLimit || (limit !== undefined && this.pending.length >= limit)) {
         this.dropped++;
         return;
       }

@@ -8,6 +8,7 @@ import { invalidParameter } from '../../errors.ts';
 export const REMOTE_VALIDATORS: Record<string, (cfg: Record<string, string>) => void> = {
   gelf: validateGelf,
   syslog: validateSyslog,
+  fluentd: validateFluentd,
 };
 
 /** The options every driver takes that dockerd handles itself (ExtraAttributes, ParseLogTag). */
@@ -147,4 +148,123 @@ function validateSyslog(cfg: Record<string, string>): void {
   syslogFacility(cfg['syslog-facility']);
   if (!['', 'rfc3164', 'rfc5424', 'rfc5424micro'].includes(cfg['syslog-format'] ?? '')) throw invalidParameter('Invalid syslog format');
   refuseRegex('syslog', cfg);
+}
+
+const FLUENTD_KEYS = new Set([
+  'fluentd-address',
+  'fluentd-async',
+  'fluentd-async-reconnect-interval',
+  'fluentd-buffer-limit',
+  'fluentd-max-retries',
+  'fluentd-request-ack',
+  'fluentd-retry-wait',
+  'fluentd-sub-second-precision',
+  'fluentd-write-timeout',
+  'fluentd-read-timeout',
+]);
+
+function validateFluentd(cfg: Record<string, string>): void {
+  for (const key of Object.keys(cfg)) {
+    if (!ATTR_KEYS.has(key) && !FLUENTD_KEYS.has(key)) throw invalidParameter(`unknown log opt '${key}' for fluentd log driver`);
+  }
+  fluentdConfig(cfg);
+  refuseRegex('fluentd', cfg);
+}
+
+export interface FluentdConfig {
+  host: string;
+  port: number;
+  path: string;
+  bufferLimit: number;
+  retryWaitMs: number;
+  maxRetries: number;
+  async: boolean;
+  subSecond: boolean;
+}
+
+const goBool = (key: string, text: string | undefined): boolean => {
+  if (!text) return false;
+  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(text)) return true;
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(text)) return false;
+  void key;
+  throw invalidParameter(`strconv.ParseBool: parsing ${JSON.stringify(text)}: invalid syntax`);
+};
+
+/** Go's time.ParseDuration, in milliseconds; undefined when Go would refuse it. */
+export function goDurationMs(text: string): number | undefined {
+  const units: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, μs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  if (text === '0') return 0;
+  const m = /^([+-]?)((?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+$/.exec(text);
+  if (!m) return undefined;
+  let total = 0;
+  for (const part of text.slice(m[1]!.length).matchAll(/(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/g))
+    total += Number(part[1]) * units[part[2]!]!;
+  return m[1] === '-' ? -total : total;
+}
+
+/** dockerd's parseConfig for the fluentd driver, with its messages. */
+export function fluentdConfig(cfg: Record<string, string>): FluentdConfig {
+  const address = cfg['fluentd-address'] ?? '';
+  const where = (why: string) => invalidParameter(`invalid fluentd-address (${address}): ${why}`);
+  let host = '127.0.0.1';
+  let port = 24224;
+  let path = '';
+  if (address) {
+    const url = parseUrl(address.includes('://') ? address : `tcp://${address}`);
+    const scheme = url?.scheme ?? '';
+    if (url && scheme === 'unix') {
+      if (url.path.replace(/^\/+/, '') === '') throw where('path is empty');
+      path = url.path;
+    } else {
+      if (!url || (scheme !== 'tcp' && scheme !== 'tls')) throw where(`unsupported scheme: '${scheme}'`);
+      if (scheme === 'tls') throw where("scheme 'tls' is not supported by this engine");
+      if (url.path !== '') throw where('should not contain a path element');
+      if (url.host) host = url.host;
+      if (url.port) {
+        if (!/^\d+$/.test(url.port) || Number(url.port) > 65535)
+          throw where(`invalid port: strconv.ParseUint: parsing ${JSON.stringify(url.port)}: invalid syntax`);
+        port = Number(url.port);
+      }
+    }
+  }
+  let bufferLimit = 1024 * 1024;
+  if (cfg['fluentd-buffer-limit']) {
+    const m = /^(\d+(?:\.\d+)?) ?([kmgtp])?i?b?$/i.exec(cfg['fluentd-buffer-limit']);
+    if (!m) throw invalidParameter(`invalid size: '${cfg['fluentd-buffer-limit']}'`);
+    bufferLimit = Math.trunc(Number(m[1]) * 1024 ** ' kmgtp'.indexOf((m[2] ?? ' ').toLowerCase()));
+  }
+  let retryWaitMs = 1000;
+  if (cfg['fluentd-retry-wait']) {
+    const ms = goDurationMs(cfg['fluentd-retry-wait']);
+    if (ms === undefined) throw invalidParameter(`time: invalid duration ${JSON.stringify(cfg['fluentd-retry-wait'])}`);
+    retryWaitMs = Math.trunc(ms);
+  }
+  let maxRetries = 2 ** 31 - 1;
+  if (cfg['fluentd-max-retries']) {
+    const t = cfg['fluentd-max-retries'];
+    if (!/^\d+$/.test(t) || Number(t) > 2 ** 32 - 1)
+      throw invalidParameter(`strconv.ParseUint: parsing ${JSON.stringify(t)}: invalid syntax`);
+    if (Number(t) > 2 ** 31 - 1) throw invalidParameter('invalid fluentd-max-retries: value out of range');
+    maxRetries = Number(t);
+  }
+  const async = goBool('fluentd-async', cfg['fluentd-async']);
+  const interval = cfg['fluentd-async-reconnect-interval'];
+  if (interval) {
+    const ms = goDurationMs(interval);
+    const name = 'fluentd-async-reconnect-interval';
+    if (ms === undefined) throw invalidParameter(`invalid value for ${name}: time: invalid duration ${JSON.stringify(interval)}`);
+    if (ms !== 0 && (ms < 100 || ms > 10_000))
+      throw invalidParameter(`invalid value for ${name}: value (${JSON.stringify(interval)}) must be between 100ms and 10s`);
+  }
+  const subSecond = goBool('fluentd-sub-second-precision', cfg['fluentd-sub-second-precision']);
+  goBool('fluentd-request-ack', cfg['fluentd-request-ack']);
+  for (const key of ['fluentd-write-timeout', 'fluentd-read-timeout']) {
+    const t = cfg[key];
+    if (!t) continue;
+    const ms = goDurationMs(t);
+    if (ms === undefined)
+      throw invalidParameter(`invalid value for ${key}: value must be a duration: time: invalid duration ${JSON.stringify(t)}`);
+    if (ms < 0) throw invalidParameter(`invalid value for ${key}: value must be a duration that is non-negative`);
+  }
+  return { host, port, path, bufferLimit, retryWaitMs, maxRetries, async, subSecond };
 }

@@ -1,0 +1,224 @@
+// The fluentd driver against a Forward-protocol receiver run here: the TCP or unix stream is decoded
+// as MessagePack exactly (each message the 4-element array fluent-logger-golang writes), and the
+// async mode is checked with a receiver that comes up only after the container has written.
+
+import assert from 'node:assert/strict';
+import { createServer, type AddressInfo, type Server } from 'node:net';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { after, describe, it } from 'node:test';
+import { collect, tempDirs, text, waitFor } from '../driver-suite.ts';
+import { createLogDriver, validateLogOptions } from '../index.ts';
+import { decodeMsgpack, MsgpackShortRead, type MsgpackValue } from './msgpack.ts';
+
+const ID = 'abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789';
+const ATTRS = { name: 'fl1', image: 'busybox', imageId: 'sha256:0123', 'label:team': 'core', 'env:STAGE': 'prod' };
+
+interface Received {
+  raw: Buffer[];
+  messages: MsgpackValue[][];
+}
+
+/** A Forward receiver: every connection's bytes decoded into messages as they arrive. */
+async function receiver(listen: { port?: number; path?: string }): Promise<{ server: Server; rx: Received; port: number }> {
+  const rx: Received = { raw: [], messages: [] };
+  const server = createServer((s) => {
+    let buf = Buffer.alloc(0);
+    s.on('data', (d) => {
+      rx.raw.push(d);
+      buf = Buffer.concat([buf, d]);
+      for (;;) {
+        try {
+          const [v, off] = decodeMsgpack(buf);
+          rx.messages.push(v as MsgpackValue[]);
+          buf = buf.subarray(off);
+        } catch (err) {
+          if (err instanceof MsgpackShortRead) break;
+          throw err;
+        }
+      }
+    });
+  });
+  await new Promise<void>((r) => (listen.path ? server.listen(listen.path, r) : server.listen(listen.port ?? 0, '127.0.0.1', r)));
+  after(() => server.close());
+  return { server, rx, port: listen.path ? 0 : (server.address() as AddressInfo).port };
+}
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+describe('fluentd log driver', () => {
+  const newDir = tempDirs();
+
+  it('validates options with dockerd messages', () => {
+    const v = (o: Record<string, string>) => () => validateLogOptions('fluentd', o);
+    assert.throws(v({ foo: 'x' }), /^EngineError: unknown log opt 'foo' for fluentd log driver$/);
+    assert.throws(v({ 'fluentd-address': 'udp://h:1' }), /invalid fluentd-address \(udp:\/\/h:1\): unsupported scheme: 'udp'/);
+    assert.throws(v({ 'fluentd-address': 'unix://' }), /invalid fluentd-address \(unix:\/\/\): path is empty/);
+    assert.throws(v({ 'fluentd-address': 'tcp://h:1/x' }), /should not contain a path element/);
+    assert.throws(v({ 'fluentd-async': 'yes' }), /strconv.ParseBool: parsing "yes": invalid syntax/);
+    assert.throws(v({ 'fluentd-retry-wait': '5' }), /time: invalid duration "5"/);
+    assert.throws(v({ 'fluentd-max-retries': '-1' }), /strconv.ParseUint: parsing "-1": invalid syntax/);
+    assert.throws(v({ 'fluentd-max-retries': '3000000000' }), /invalid fluentd-max-retries: value out of range/);
+    assert.throws(v({ 'fluentd-buffer-limit': 'lots' }), /invalid size: 'lots'/);
+    assert.throws(v({ 'fluentd-async-reconnect-interval': '5ms' }), /must be between 100ms and 10s/);
+    v({
+      'fluentd-address': 'localhost:24224',
+      'fluentd-async': 'true',
+      'fluentd-retry-wait': '1.5s',
+      'fluentd-max-retries': '10',
+      'fluentd-buffer-limit': '8k',
+    })();
+    v({ 'fluentd-address': 'unix:///run/fluent.sock', 'fluentd-sub-second-precision': 'true', 'fluentd-write-timeout': '1m30s' })();
+  });
+
+  it("sends [tag, time, record, {}] with dockerd's record over TCP; docker logs reads the cache", async () => {
+    const { rx, port } = await receiver({});
+    const driver = createLogDriver('fluentd', {
+      containerId: ID,
+      dir: await newDir(),
+      options: { 'fluentd-address': `127.0.0.1:${port}`, labels: 'team', env: 'STAGE' },
+      attrs: ATTRS,
+    });
+    await driver.start!();
+    const before = Math.floor(Date.now() / 1000);
+    const out = Array.from({ length: 300 }, (_, i) => `line ${i} é "x"\n`);
+    await driver.attach({ stdout: Readable.from(out.map((l) => Buffer.from(l))), stderr: Readable.from([Buffer.from('bad\n')]) });
+    await waitFor(() => rx.messages.length === 301);
+    const stdout = rx.messages.filter((m) => (m[2] as Record<string, string>)['source'] === 'stdout');
+    assert.deepEqual(
+      stdout.map((m) => (m[2] as Record<string, string>)['log']),
+      out.map((l) => l.slice(0, -1)),
+    );
+    const [tag, time, record, option] = stdout[0]!;
+    assert.equal(tag, 'abcdef012345');
+    assert.ok(typeof time === 'number' && time >= before - 1 && time <= before + 60);
+    assert.deepEqual(record, {
+      container_id: ID,
+      container_name: '/fl1',
+      source: 'stdout',
+      log: 'line 0 é "x"',
+      team: 'core',
+      STAGE: 'prod',
+    });
+    assert.deepEqual(option, {});
+    // the bytes: fixarray 4, fixstr tag, int32 time (0xd2), fixmap of 6
+    const first = rx.raw[0]!;
+    assert.equal(first[0], 0x94);
+    assert.equal(first[1], 0xa0 | 12);
+    assert.equal(first[14], 0xd2);
+    assert.equal(first[19], 0x86);
+    assert.deepEqual(text(await collect(driver)).length, 301);
+    await driver.close();
+  });
+
+  it('sub-second precision: an EventTime (ext 0); a long line in partial pieces with their metadata; a unix socket', async () => {
+    const dir = await newDir();
+    const path = join(dir, 'fluent.sock');
+    const { rx } = await receiver({ path });
+    const driver = createLogDriver('fluentd', {
+      containerId: ID,
+      dir,
+      options: { 'fluentd-address': `unix://${path}`, 'fluentd-sub-second-precision': 'true', tag: 'docker.{{.Name}}' },
+      attrs: ATTRS,
+    });
+    await driver.start!();
+    const long = 'z'.repeat(40_000);
+    await driver.attach({ stdout: Readable.from([Buffer.from(`${long}\nshort\n`)]) });
+    await waitFor(() => rx.messages.length === 4);
+    const [tag, time] = rx.messages[0]!;
+    assert.equal(tag, 'docker.fl1');
+    const ext = time as { ext: number; data: Buffer };
+    assert.equal(ext.ext, 0);
+    assert.equal(ext.data.length, 8);
+    const sec = ext.data.readUInt32BE(0);
+    assert.ok(Math.abs(sec - Date.now() / 1000) < 60 && ext.data.readUInt32BE(4) < 1e9);
+    const recs = rx.messages.map((m) => m[2] as Record<string, string>);
+    assert.equal(
+      recs
+        .slice(0, 3)
+        .map((r) => r['log'])
+        .join(''),
+      long,
+    );
+    assert.deepEqual(
+      recs.slice(0, 3).map((r) => [r['partial_message'], r['partial_ordinal'], r['partial_last']]),
+      [
+        ['true', '1', 'false'],
+        ['true', '2', 'false'],
+        ['true', '3', 'true'],
+      ],
+    );
+    assert.equal(new Set(recs.slice(0, 3).map((r) => r['partial_id'])).size, 1);
+    assert.deepEqual(recs[3], { container_id: ID, container_name: '/fl1', source: 'stdout', log: 'short' });
+    await driver.close();
+  });
+
+  it('without fluentd-async an absent receiver fails the start', async () => {
+    const port = await freePort();
+    const driver = createLogDriver('fluentd', {
+      containerId: ID,
+      dir: await newDir(),
+      options: { 'fluentd-address': `127.0.0.1:${port}` },
+      attrs: ATTRS,
+    });
+    await assert.rejects(driver.start!(), new RegExp(`failed to initialize logging driver: dial tcp 127.0.0.1:${port}: .*ECONNREFUSED`));
+    await driver.close();
+  });
+
+  it('fluentd-async: a receiver down at start and up later loses nothing within the buffer limit', async () => {
+    const port = await freePort();
+    const driver = createLogDriver('fluentd', {
+      containerId: ID,
+      dir: await newDir(),
+      options: { 'fluentd-address': `127.0.0.1:${port}`, 'fluentd-async': 'true', 'fluentd-retry-wait': '50ms', 'cache-disabled': 'true' },
+      attrs: ATTRS,
+    });
+    await driver.start!(); // does not wait for the receiver
+    const n = 5000;
+    const { input, done } = driver.open!({ stdout: true, stderr: false });
+    const body = Buffer.from(Array.from({ length: n }, (_, i) => `async ${i}\n`).join(''));
+    for (let off = 0; off < body.length; off += 4096) input.write('stdout', body.subarray(off, off + 4096));
+    input.end('stdout');
+    await done; // the writer was never held while the receiver was away
+    await new Promise((r) => setTimeout(r, 300));
+    const { rx } = await receiver({ port });
+    await waitFor(() => rx.messages.length >= n, 20_000);
+    assert.deepEqual(
+      rx.messages.map((m) => (m[2] as Record<string, string>)['log']),
+      Array.from({ length: n }, (_, i) => `async ${i}`),
+    );
+    await driver.close();
+  });
+
+  it('fluentd-async with a small fluentd-buffer-limit: what exceeds it is dropped, the rest arrives', async () => {
+    const port = await freePort();
+    const driver = createLogDriver('fluentd', {
+      containerId: ID,
+      dir: await newDir(),
+      options: {
+        'fluentd-address': `127.0.0.1:${port}`,
+        'fluentd-async': 'true',
+        'fluentd-retry-wait': '50ms',
+        'fluentd-buffer-limit': '100',
+        'cache-disabled': 'true',
+      },
+      attrs: ATTRS,
+    });
+    await driver.start!();
+    await driver.attach({ stdout: Readable.from([Buffer.from(Array.from({ length: 300 }, (_, i) => `b ${i}\n`).join(''))]) });
+    const { rx } = await receiver({ port });
+    await waitFor(() => rx.messages.length >= 100, 20_000);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.deepEqual(
+      rx.messages.map((m) => (m[2] as Record<string, string>)['log']),
+      Array.from({ length: 100 }, (_, i) => `b ${i}`),
+    );
+    await driver.close();
+  });
+});

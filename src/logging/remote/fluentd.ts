@@ -1,0 +1,85 @@
+// The fluentd driver: each entry as a Forward-protocol message, the MessagePack array
+// [tag, time, record, options] fluent-logger-golang writes (time in whole seconds, or an EventTime
+// with fluentd-sub-second-precision), the record dockerd builds: container_id, container_name (with
+// its leading slash), source, log, the extra attributes, and partial_* fields for pieces of long
+// lines. Over TCP (default 127.0.0.1:24224) or a unix socket. Without fluentd-async the receiver
+// must be there at start (dockerd dials in the driver's constructor); with it, messages wait in a
+// buffer of fluentd-buffer-limit messages until the receiver comes, retried every
+// fluentd-retry-wait (doubling up to a minute), dropped after fluentd-max-retries failed attempts.
+
+import { join } from 'node:path';
+import { extraAttrs, logTag } from './attrs.ts';
+import { RemoteLogDriver, type RemoteFactoryOptions, type RemoteRecord } from './driver.ts';
+import { MsgpackWriter } from './msgpack.ts';
+import { StreamTransport } from './transport.ts';
+import { fluentdConfig } from './validate.ts';
+
+/** fluent-logger-golang's longest wait between retries. */
+const MAX_RETRY_WAIT_MS = 60_000;
+
+export function fluentdMessage(
+  rec: RemoteRecord,
+  o: { tag: string; id: string; name: string; extra: [string, string][]; subSecond: boolean },
+): Buffer {
+  const w = new MsgpackWriter();
+  w.arrayHeader(4).string(o.tag);
+  if (o.subSecond) w.eventTime(rec.timeNano);
+  else w.int(Number(rec.timeNano / 1_000_000_000n));
+  // dockerd's record; an extra attribute of the same name replaces a field (maps.Copy)
+  const fields: [string, string | Buffer][] = [
+    ['container_id', o.id],
+    ['container_name', o.name],
+    ['source', rec.stream],
+    ['log', rec.line],
+  ];
+  for (const [k, v] of o.extra) {
+    const at = fields.findIndex((f) => f[0] === k);
+    if (at >= 0) fields[at]![1] = v;
+    else fields.push([k, v]);
+  }
+  const p = rec.partial;
+  if (p)
+    fields.push(
+      ['partial_message', 'true'],
+      ['partial_id', p.id],
+      ['partial_ordinal', String(p.ordinal)],
+      ['partial_last', String(p.last)],
+    );
+  w.mapHeader(fields.length);
+  for (const [k, v] of fields) w.string(k)[typeof v === 'string' ? 'string' : 'bytesAsString'](v as string & Buffer);
+  return w.mapHeader(0).toBuffer();
+}
+
+export function createFluentdDriver(o: RemoteFactoryOptions): RemoteLogDriver {
+  const cfg = fluentdConfig(o.options);
+  const debug = o.onDebug ?? (() => {});
+  const fmt = {
+    tag: logTag(o.containerId, o.options, o.attrs),
+    id: o.containerId,
+    name: `/${o.attrs['name'] ?? ''}`,
+    extra: Object.entries(extraAttrs(o.options, o.attrs)),
+    subSecond: cfg.subSecond,
+  };
+  const transport = new StreamTransport(cfg.path ? { path: cfg.path } : { host: cfg.host, port: cfg.port }, {
+    bufferLimit: cfg.async ? 256 << 20 : 8 << 20,
+    maxPendingRecords: cfg.async ? cfg.bufferLimit : undefined,
+    retryDelayMs: Math.max(cfg.retryWaitMs, 1),
+    maxDelayMs: MAX_RETRY_WAIT_MS,
+    maxRetries: cfg.maxRetries,
+    failStart: !cfg.async,
+    dialTimeoutMs: 3000, // fluent-logger-golang's dial timeout
+    onError: (err) => debug(`fluentd: ${err.message}`),
+  });
+  const where = cfg.path ? `unix ${cfg.path}` : `tcp ${cfg.host}:${cfg.port}`;
+  return new RemoteLogDriver({
+    name: 'fluentd',
+    encode: (rec) => [fluentdMessage(rec, fmt)],
+    transportHolds: !cfg.async,
+    transport,
+    options: o.options,
+    cachePath: join(o.dir, 'container-cached.log'),
+    onDebug: debug,
+    onError: o.onError,
+    startError: (err) => `dial ${where}: ${err.message}`,
+  });
+}
