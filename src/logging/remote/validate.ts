@@ -9,7 +9,15 @@ export const REMOTE_VALIDATORS: Record<string, (cfg: Record<string, string>) => 
   gelf: validateGelf,
   syslog: validateSyslog,
   fluentd: validateFluentd,
+  journald: validateJournald,
 };
+
+function validateJournald(cfg: Record<string, string>): void {
+  for (const key of Object.keys(cfg)) {
+    if (!ATTR_KEYS.has(key)) throw invalidParameter(`unknown log opt '${key}' for journald log driver`);
+  }
+  refuseRegex('journald', cfg);
+}
 
 /** The options every driver takes that dockerd handles itself (ExtraAttributes, ParseLogTag). */
 const ATTR_KEYS = new Set(['env', 'env-regex', 'labels', 'labels-regex', 'tag']);
