@@ -173,7 +173,7 @@ describe('managed plugins', { skip }, () => {
     // /info lists it among the volume and log drivers, as dockerd does.
     const plugins = (await d.request('GET', '/v1.51/info')).json().Plugins;
     assert.deepEqual(plugins.Volume, ['local', `${alias}:latest`]);
-    assert.deepEqual(plugins.Log, [`${alias}:latest`, 'json-file', 'local', 'none'].sort());
+    assert.deepEqual(plugins.Log, [`${alias}:latest`, 'fluentd', 'gelf', 'journald', 'json-file', 'local', 'none', 'syslog'].sort());
     // Its socket sits in <exec-root>/plugins/<id>/, bound at /run/docker/plugins in the plugin.
     assert.ok(existsSync(join(d.execRoot, 'plugins', p.Id, 'testvol.sock')));
     const again = await d.docker(['plugin', 'enable', alias]);

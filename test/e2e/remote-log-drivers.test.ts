@@ -5,7 +5,12 @@
 import assert from 'node:assert/strict';
 import { createSocket } from 'node:dgram';
 import { createServer, type AddressInfo } from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { parseJournalDatagram } from '../../src/logging/remote/journald.ts';
+import { unixgramHelper } from '../../src/logging/remote/unixgram.ts';
 import { after, before, describe, test } from 'node:test';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
@@ -13,12 +18,16 @@ import { until } from '../helpers/until.ts';
 
 describe('remote log drivers', () => {
   let d: TestDaemon;
+  let journalDir: string;
   before(async () => {
-    d = await startDaemon();
+    // the daemon's journald driver writes to a socket this test binds
+    journalDir = await mkdtemp(join(tmpdir(), 'engine-journal-'));
+    d = await startDaemon({ env: { ENGINE_TEST_JOURNAL_SOCKET: join(journalDir, 'socket') } });
     await loadBusybox(d);
   });
   after(async () => {
     await d?.cleanup();
+    await rm(journalDir, { recursive: true, force: true });
   });
 
   const idOf = async (c: string) => (await d.docker(['inspect', '-f', '{{.Id}}', c])).stdout.trim();
@@ -199,8 +208,59 @@ describe('remote log drivers', () => {
     await d.docker(['rm', '-f', 'f1']);
   });
 
+  test(
+    'journald: native-protocol datagrams with the container fields; docker logs reads the cache',
+    { skip: unixgramHelper() ? false : 'build/native/unixgram.node is not built' },
+    async () => {
+      const h = unixgramHelper()!;
+      const fd = h.open(join(journalDir, 'socket'), true);
+      assert.ok(fd >= 0, `bind: ${fd}`);
+      after(() => h.close(fd));
+      const got: Record<string, string>[] = [];
+      const buf = Buffer.alloc(256 << 10);
+      const drain = () => {
+        for (let n = h.recv(fd, buf); n >= 0; n = h.recv(fd, buf)) got.push(parseJournalDatagram(buf.subarray(0, n)));
+        return got.length >= 3 ? got : undefined;
+      };
+      const r = await d.docker([
+        'run',
+        '--log-driver',
+        'journald',
+        '--log-opt',
+        'tag={{.Name}}',
+        '--name',
+        'j1',
+        'busybox',
+        'sh',
+        '-c',
+        'echo one; echo two >&2; echo three',
+      ]);
+      assert.equal(r.code, 0, r.stderr);
+      const id = await idOf('j1');
+      await until('3 journal entries', drain, 10_000, 5);
+      const one = got.find((f) => f['MESSAGE'] === 'one')!;
+      assert.deepEqual(
+        [
+          one['PRIORITY'],
+          one['CONTAINER_ID'],
+          one['CONTAINER_ID_FULL'],
+          one['CONTAINER_NAME'],
+          one['CONTAINER_TAG'],
+          one['SYSLOG_IDENTIFIER'],
+          one['IMAGE_NAME'],
+        ],
+        ['6', id.slice(0, 12), id, 'j1', 'j1', 'j1', 'busybox'],
+      );
+      assert.equal(got.find((f) => f['MESSAGE'] === 'two')!['PRIORITY'], '3');
+      const logs = await d.docker(['logs', 'j1']);
+      assert.equal(logs.stdout, 'one\nthree\n');
+      assert.equal(logs.stderr, 'two\n');
+    },
+  );
+
   test('docker info lists the built-in drivers', async () => {
     const info = JSON.parse((await d.docker(['info', '--format', '{{json .Plugins.Log}}'])).stdout) as string[];
-    for (const name of ['fluentd', 'gelf', 'json-file', 'local', 'syslog']) assert.ok(info.includes(name), `${name} in ${info.join(' ')}`);
+    for (const name of ['fluentd', 'gelf', 'journald', 'json-file', 'local', 'syslog'])
+      assert.ok(info.includes(name), `${name} in ${info.join(' ')}`);
   });
 });
