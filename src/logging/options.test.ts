@@ -46,7 +46,7 @@ describe('log options', () => {
   });
 
   it("rejects with dockerd's messages as invalid-parameter errors", () => {
-    rejects('syslog', {}, "logger: no log driver named 'syslog' is registered");
+    rejects('awslogs', {}, "logger: no log driver named 'awslogs' is registered");
     rejects('json-file', { 'max-sise': '1m' }, "unknown log opt 'max-sise' for json-file log driver");
     rejects('local', { 'syslog-address': 'x' }, "unknown log opt 'syslog-address' for log driver local");
     rejects('json-file', { 'max-size': 'huge' }, "invalid size: 'huge'");
