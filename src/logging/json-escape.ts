@@ -205,7 +205,11 @@ function writeU00(out: Buffer, o: number, b: number): number {
  * A JS string as Go's encoding/json writes it (HTML-safe: < > & as \u003c…, U+2028/9 escaped,
  * \b \f \n \r \t short forms, other controls \u00XX, lone surrogates as \ufffd).
  */
+/** The characters goJsonString must rewrite (a constant pattern: the common case is none). */
+const GO_JSON_SPECIAL = /["\\\u0000-\u001f<>&\u2028\u2029\ud800-\udfff]/;
+
 export function goJsonString(s: string): string {
+  if (!GO_JSON_SPECIAL.test(s)) return `"${s}"`;
   let out = '"';
   for (const ch of s) {
     const c = ch.codePointAt(0)!;

@@ -94,7 +94,7 @@ export function createGelfDriver(o: RemoteFactoryOptions): RemoteLogDriver {
     transport = new StreamTransport(
       { host: address.host, port: Number(address.port) },
       {
-        bufferLimit: 1 << 20,
+        bufferLimit: 4 << 20, // above the driver's pause mark: blocking mode holds the container before anything drops
         retryDelayMs: Math.max(delay * 1000, 10),
         maxDelayMs: Math.max(delay * 1000 * 2 ** Math.min(retries, 10), 1000),
         failStart: true, // dockerd: "gelf: cannot connect to GELF endpoint"

@@ -60,7 +60,7 @@ export function createSyslogDriver(o: RemoteFactoryOptions): RemoteLogDriver {
   } else {
     const tlsOpts = addr.proto === 'tcp+tls' ? tlsOptions(cfg, addr.host) : undefined;
     transport = new StreamTransport(addr.proto === 'unix' ? { path: addr.path } : { host: addr.host, port: addr.port, tls: tlsOpts }, {
-      bufferLimit: 1 << 20,
+      bufferLimit: 4 << 20, // above the driver's pause mark: blocking mode holds the container before anything drops
       retryDelayMs: 100,
       maxDelayMs: 10_000,
       failStart: true, // srslog dials in dockerd's New: the container does not start

@@ -241,8 +241,14 @@ export class StreamTransport extends QueueBase implements Transport {
   write(packets: Buffer[]): void {
     if (this.closed) return;
     const data = packets.length === 1 ? packets[0]! : Buffer.concat(packets);
-    if (this.sock && !this.sock.destroyed) {
-      this.sock.write(data);
+    const sock = this.sock;
+    if (sock && !sock.destroyed) {
+      // Records of one turn of the event loop leave in one writev (one syscall, not one per line).
+      if (sock.writableCorked === 0) {
+        sock.cork();
+        process.nextTick(() => sock.uncork());
+      }
+      sock.write(data);
     } else {
       const limit = this.opts.maxPendingRecords;
       if (this.pendingBytes + data.length > this.opts.bufferLimit || (limit !== undefined && this.pending.length >= limit)) {

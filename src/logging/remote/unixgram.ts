@@ -54,7 +54,7 @@ export class UnixgramTransport implements Transport {
 
   constructor(
     private readonly path: string,
-    private readonly bufferLimit = 1 << 20,
+    private readonly bufferLimit = 4 << 20,
   ) {}
 
   async connect(): Promise<void> {
@@ -85,7 +85,8 @@ export class UnixgramTransport implements Transport {
       const p = this.queue[0]!;
       const rc = h.send(this.fd, p);
       if (rc === -EAGAIN) {
-        this.timer ??= setTimeout(() => ((this.timer = undefined), this.pump()), 5);
+        // the receiver's queue is full (unix datagrams are flow-controlled): try again shortly
+        this.timer ??= setTimeout(() => ((this.timer = undefined), this.pump()), 1);
         break;
       }
       this.queue.shift();
