@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { constants, gzipSync, deflateSync } from 'node:zlib';
 import { goJsonObject, goJsonString } from '../json-escape.ts';
 import { extraAttrs, logTag } from './attrs.ts';
+import { gzipFast, zlibFast } from './fast-deflate.ts';
 import { RemoteLogDriver, type RemoteFactoryOptions, type RemoteRecord } from './driver.ts';
 import { DatagramTransport, StreamTransport, type Transport } from './transport.ts';
 import { atoi, gelfAddress } from './validate.ts';
@@ -69,6 +70,9 @@ export function gelfDatagrams(payload: Buffer): Buffer[] {
 }
 
 export function compress(json: Buffer, type: GelfCompression, level: number): Buffer {
+  // BestSpeed, the default: the in-process encoder (zlib's engine per message costs far more)
+  if (level === 1 && type === 'gzip') return gzipFast(json);
+  if (level === 1 && type === 'zlib') return zlibFast(json);
   const lvl = level === -1 ? constants.Z_DEFAULT_COMPRESSION : level;
   if (type === 'gzip') return gzipSync(json, { level: lvl });
   if (type === 'zlib') return deflateSync(json, { level: lvl });
