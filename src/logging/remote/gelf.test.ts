@@ -6,9 +6,9 @@ import { createSocket } from 'node:dgram';
 import { createServer, type AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { Readable } from 'node:stream';
-import { after, describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import { gunzipSync, inflateSync } from 'node:zlib';
-import { collect, tempDirs, text, waitFor } from '../driver-suite.ts';
+import { collect, runDriverSuite, tempDirs, text, waitFor } from '../driver-suite.ts';
 import { createLogDriver, validateLogOptions } from '../index.ts';
 import { gelfDatagrams } from './gelf.ts';
 
@@ -236,4 +236,19 @@ describe('gelf log driver', () => {
     assert.ok((driver as unknown as { dropped: number }).dropped > 0, 'entries were dropped');
     await driver.close();
   });
+});
+
+// `docker logs` of a remote driver is the dual-logging cache's: the shared behaviour suite (follow,
+// since/until, tail, partial lines, stream separation) through a gelf driver sending to a UDP sink.
+const sink = createSocket('udp4');
+before(() => new Promise<void>((r) => sink.bind(0, '127.0.0.1', r)));
+after(() => sink.close());
+runDriverSuite('gelf (dual-logging cache)', {
+  create: (options, dir) =>
+    createLogDriver('gelf', {
+      containerId: ID,
+      dir,
+      options: { ...options, 'gelf-address': `udp://127.0.0.1:${sink.address().port}` },
+      attrs: ATTRS,
+    }),
 });
