@@ -217,7 +217,9 @@ describe('gelf log driver', () => {
 
   it('mode=non-blocking never holds the writer: a slow receiver makes drops, not waits', async () => {
     // A TCP receiver that never reads: the kernel buffers fill, then our queue.
-    const server = createServer((s) => s.pause());
+    const conns: import('node:net').Socket[] = [];
+    const server = createServer((s) => (s.pause(), conns.push(s)));
+    after(() => conns.forEach((c) => c.destroy()));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     after(() => server.close());
     const port = (server.address() as AddressInfo).port;

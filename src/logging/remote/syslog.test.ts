@@ -8,6 +8,7 @@ import { createSocket } from 'node:dgram';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -92,6 +93,84 @@ describe('syslog log driver', () => {
       /^<155>.* feedface1234\[\d+\]: c\n$/,
     );
     assert.deepEqual(text(await collect(driver)).sort(), ['\n', 'a\n', 'b\n', 'c\n']);
+  });
+
+  it('tcp+tls: verified with syslog-tls-ca-cert, RFC 5425 length framing for rfc5424; an unknown CA fails the start', async () => {
+    const dir = await newDir();
+    const key = join(dir, 'key.pem');
+    const cert = join(dir, 'cert.pem');
+    await new Promise<void>((resolve, reject) => {
+      const p = spawn(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-keyout',
+          key,
+          '-out',
+          cert,
+          '-subj',
+          '/CN=localhost',
+          '-addext',
+          'subjectAltName=IP:127.0.0.1',
+          '-days',
+          '1',
+        ],
+        { stdio: 'ignore' },
+      );
+      p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`openssl exited ${code}`))));
+      p.on('error', reject);
+    });
+    const got: Buffer[] = [];
+    const server = createTlsServer({ key: await readFile(key), cert: await readFile(cert) }, (s) => s.on('data', (d) => got.push(d)));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    after(() => server.close());
+    const address = `tcp+tls://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const driver = createLogDriver('syslog', {
+      containerId: ID,
+      dir,
+      options: { 'syslog-address': address, 'syslog-tls-ca-cert': cert, 'syslog-format': 'rfc5424', tag: 'tls' },
+      attrs: ATTRS,
+    });
+    await driver.start!();
+    await driver.attach({ stdout: Readable.from([Buffer.from('one\ntwo\n')]) });
+    await driver.close();
+    await waitFor(() => Buffer.concat(got).includes('two'));
+    const stream = Buffer.concat(got).toString();
+    const frames: string[] = [];
+    for (let rest = stream; rest.length > 0;) {
+      const sp = rest.indexOf(' ');
+      const len = Number(rest.slice(0, sp));
+      frames.push(
+        Buffer.from(rest.slice(sp + 1))
+          .subarray(0, len)
+          .toString(),
+      );
+      rest = Buffer.from(rest.slice(sp + 1))
+        .subarray(len)
+        .toString();
+    }
+    assert.equal(frames.length, 2);
+    assert.match(frames[0]!, /^<30>1 \S+ \S+ tls \d+ tls - one\n$/);
+    const untrusted = createLogDriver('syslog', {
+      containerId: ID,
+      dir: await newDir(),
+      options: { 'syslog-address': address },
+      attrs: ATTRS,
+    });
+    await assert.rejects(untrusted.start!(), /failed to initialize logging driver: dial tcp .*(self.signed|certificate)/i);
+    await untrusted.close();
+    const skip = createLogDriver('syslog', {
+      containerId: ID,
+      dir: await newDir(),
+      options: { 'syslog-address': address, 'syslog-tls-skip-verify': 'true' },
+      attrs: ATTRS,
+    });
+    await skip.start!();
+    await skip.close();
   });
 
   describe('with rsyslogd', { skip: existsSync(RSYSLOGD) ? false : 'rsyslog is not installed (scripts/setup.sh test)' }, () => {

@@ -7,6 +7,7 @@
 // unix socket, through the native helper of unixgram.ts).
 
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { goTimeStamp, rfc3339Local } from './go-time.ts';
@@ -84,7 +85,7 @@ export function createSyslogDriver(o: RemoteFactoryOptions): RemoteLogDriver {
 
 /** tlsconfig.Client's options: a CA to verify with, a client certificate, or no verification. */
 function tlsOptions(cfg: Record<string, string>, host: string): import('node:tls').ConnectionOptions {
-  const opts: import('node:tls').ConnectionOptions = { servername: host };
+  const opts: import('node:tls').ConnectionOptions = isIP(host) ? {} : { servername: host };
   if (cfg['syslog-tls-ca-cert']) opts.ca = readFileSync(cfg['syslog-tls-ca-cert']);
   if (cfg['syslog-tls-cert']) opts.cert = readFileSync(cfg['syslog-tls-cert']);
   if (cfg['syslog-tls-key']) opts.key = readFileSync(cfg['syslog-tls-key']);

@@ -27,7 +27,7 @@ export interface Transport {
 const CLOSE_GRACE_MS = 5000;
 
 abstract class QueueBase {
-  queued = 0;
+  abstract readonly queued: number;
   dropped = 0;
   protected closed = false;
   private waiters: { low: number; resolve: () => void }[] = [];
@@ -47,6 +47,7 @@ abstract class QueueBase {
 
 /** UDP: each packet one datagram to host:port. */
 export class DatagramTransport extends QueueBase implements Transport {
+  queued = 0;
   private sock?: DgramSocket;
   private ready?: Promise<void>;
   private readonly pending: Buffer[] = [];
@@ -233,8 +234,12 @@ export class StreamTransport extends QueueBase implements Transport {
     }, this.delay);
   }
 
+  /** Read live: what a corked or in-flight write still holds leaves without an event to count it. */
+  get queued(): number {
+    return this.pendingBytes + (this.sock?.writableLength ?? 0);
+  }
+
   private recount(): void {
-    this.queued = this.pendingBytes + (this.sock?.writableLength ?? 0);
     this.wake();
   }
 
@@ -278,7 +283,9 @@ export class StreamTransport extends QueueBase implements Transport {
       } else {
         await new Promise<void>((resolve) => {
           const t = setTimeout(() => (sock.destroy(), resolve()), 1000); // a peer that never finishes the close
-          sock.end(() => (clearTimeout(t), resolve()));
+          // closed once our last bytes are with the kernel, which still sends them: a receiver
+          // that never closes its side must not keep the socket open
+          sock.end(() => (clearTimeout(t), sock.destroy(), resolve()));
         });
       }
     }
