@@ -3,7 +3,10 @@
 // async mode is checked with a receiver that comes up only after the container has written.
 
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { createServer, type AddressInfo, type Server } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, describe, it } from 'node:test';
@@ -194,6 +197,38 @@ describe('fluentd log driver', () => {
       Array.from({ length: n }, (_, i) => `async ${i}`),
     );
     await driver.close();
+  });
+
+  it('tls:// speaks TLS, verified against the system CAs (a self-signed receiver fails the start)', async () => {
+    const dir = await newDir();
+    const [key, cert] = [join(dir, 'key.pem'), join(dir, 'cert.pem')];
+    await new Promise<void>((resolve, reject) => {
+      const p = spawn(
+        'openssl',
+        ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-subj', '/CN=localhost', '-days', '1'],
+        { stdio: 'ignore' },
+      );
+      p.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`openssl exited ${code}`))));
+      p.on('error', reject);
+    });
+    let handshakes = 0;
+    const server = createTlsServer({ key: await readFile(key), cert: await readFile(cert) });
+    server.on('tlsClientError', () => handshakes++);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    after(() => server.close());
+    const port = (server.address() as AddressInfo).port;
+    const driver = createLogDriver('fluentd', {
+      containerId: ID,
+      dir,
+      options: { 'fluentd-address': `tls://127.0.0.1:${port}` },
+      attrs: ATTRS,
+    });
+    await assert.rejects(
+      driver.start!(),
+      new RegExp(`failed to initialize logging driver: dial tls 127.0.0.1:${port}: .*certificate`, 'i'),
+    );
+    await driver.close();
+    await waitFor(() => handshakes > 0);
   });
 
   it('fluentd-async with a small fluentd-buffer-limit: what exceeds it is dropped, the rest arrives', async () => {

@@ -2,11 +2,12 @@
 // [tag, time, record, options] fluent-logger-golang writes (time in whole seconds, or an EventTime
 // with fluentd-sub-second-precision), the record dockerd builds: container_id, container_name (with
 // its leading slash), source, log, the extra attributes, and partial_* fields for pieces of long
-// lines. Over TCP (default 127.0.0.1:24224) or a unix socket. Without fluentd-async the receiver
+// lines. Over TCP (default 127.0.0.1:24224), TLS (tls://) or a unix socket. Without fluentd-async the receiver
 // must be there at start (dockerd dials in the driver's constructor); with it, messages wait in a
 // buffer of fluentd-buffer-limit messages until the receiver comes, retried every
 // fluentd-retry-wait (doubling up to a minute), dropped after fluentd-max-retries failed attempts.
 
+import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { extraAttrs, logTag } from './attrs.ts';
 import { RemoteLogDriver, type RemoteFactoryOptions, type RemoteRecord } from './driver.ts';
@@ -60,7 +61,8 @@ export function createFluentdDriver(o: RemoteFactoryOptions): RemoteLogDriver {
     extra: Object.entries(extraAttrs(o.options, o.attrs)),
     subSecond: cfg.subSecond,
   };
-  const transport = new StreamTransport(cfg.path ? { path: cfg.path } : { host: cfg.host, port: cfg.port }, {
+  const tls = cfg.tls ? (isIP(cfg.host) ? {} : { servername: cfg.host }) : undefined;
+  const transport = new StreamTransport(cfg.path ? { path: cfg.path } : { host: cfg.host, port: cfg.port, tls }, {
     bufferLimit: cfg.async ? 256 << 20 : 8 << 20,
     maxPendingRecords: cfg.async ? cfg.bufferLimit : undefined,
     retryDelayMs: Math.max(cfg.retryWaitMs, 1),
@@ -70,7 +72,7 @@ export function createFluentdDriver(o: RemoteFactoryOptions): RemoteLogDriver {
     dialTimeoutMs: 3000, // fluent-logger-golang's dial timeout
     onError: (err) => debug(`fluentd: ${err.message}`),
   });
-  const where = cfg.path ? `unix ${cfg.path}` : `tcp ${cfg.host}:${cfg.port}`;
+  const where = cfg.path ? `unix ${cfg.path}` : `${cfg.tls ? 'tls' : 'tcp'} ${cfg.host}:${cfg.port}`;
   return new RemoteLogDriver({
     name: 'fluentd',
     encode: (rec) => [fluentdMessage(rec, fmt)],

@@ -183,6 +183,8 @@ export interface FluentdConfig {
   host: string;
   port: number;
   path: string;
+  /** tls://host:port: TLS verified against the system's CAs. */
+  tls: boolean;
   bufferLimit: number;
   retryWaitMs: number;
   maxRetries: number;
@@ -217,6 +219,7 @@ export function fluentdConfig(cfg: Record<string, string>): FluentdConfig {
   let host = '127.0.0.1';
   let port = 24224;
   let path = '';
+  let tls = false;
   if (address) {
     const url = parseUrl(address.includes('://') ? address : `tcp://${address}`);
     const scheme = url?.scheme ?? '';
@@ -225,7 +228,7 @@ export function fluentdConfig(cfg: Record<string, string>): FluentdConfig {
       path = url.path;
     } else {
       if (!url || (scheme !== 'tcp' && scheme !== 'tls')) throw where(`unsupported scheme: '${scheme}'`);
-      if (scheme === 'tls') throw where("scheme 'tls' is not supported by this engine");
+      tls = scheme === 'tls';
       if (url.path !== '') throw where('should not contain a path element');
       if (url.host) host = url.host;
       if (url.port) {
@@ -274,5 +277,5 @@ export function fluentdConfig(cfg: Record<string, string>): FluentdConfig {
       throw invalidParameter(`invalid value for ${key}: value must be a duration: time: invalid duration ${JSON.stringify(t)}`);
     if (ms < 0) throw invalidParameter(`invalid value for ${key}: value must be a duration that is non-negative`);
   }
-  return { host, port, path, bufferLimit, retryWaitMs, maxRetries, async, subSecond };
+  return { host, port, path, tls, bufferLimit, retryWaitMs, maxRetries, async, subSecond };
 }
