@@ -256,7 +256,11 @@ export class RemoteLogDriver implements LogDriver {
       await Promise.allSettled([...this.attaching]);
       await this.cache?.close();
       await this.transport.close();
-      if (this.dropped > 0) this.debug(`${this.name}: ${this.dropped} messages dropped`);
+      if (this.dropped + this.transport.dropped > 0) {
+        this.debug(
+          `${this.name}: ${this.dropped} messages dropped (buffer full or unencodable), ${this.transport.dropped} by the transport`,
+        );
+      }
     })();
     return this.closing;
   }

@@ -68,7 +68,7 @@ export function createSyslogDriver(o: RemoteFactoryOptions): RemoteLogDriver {
       dialTimeoutMs: 10_000,
       onError: (err) => debug(`syslog: ${err.message}`),
     });
-    where = addr.proto === 'unix' ? `unix ${addr.path}` : `${addr.proto === 'tcp+tls' ? 'tcp' : 'tcp'} ${addr.host}:${addr.port}`;
+    where = addr.proto === 'unix' ? `unix ${addr.path}` : `tcp ${addr.host}:${addr.port}`; // Go names a TLS dial's network tcp too
   }
   return new RemoteLogDriver({
     name: 'syslog',
