@@ -15,6 +15,9 @@ function record(id: string, name: string): ContainerRecord {
     HostConfig: {},
     Image: 'sha256:i',
     ImageRef: 'busybox',
+    Path: 'sh',
+    Args: ['-c', 'echo hi'],
+    Created: '2026-01-02T03:04:05.000000006Z',
     Internal: {},
   } as unknown as ContainerRecord;
 }
@@ -97,6 +100,8 @@ test("logAttrs: name, image, labels and env for the log drivers' tag and attrs o
     name: 'web',
     image: 'busybox',
     imageId: 'sha256:i',
+    command: 'sh -c echo hi',
+    created: '2026-01-02T03:04:05.000000006Z',
     'label:tier': 'web',
     'env:A': '1',
     'env:FLAG': '',
