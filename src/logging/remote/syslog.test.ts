@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { createServer, type AddressInfo } from 'node:net';
 import { createServer as createTlsServer } from 'node:tls';
@@ -93,6 +93,14 @@ describe('syslog log driver', () => {
       /^<155>.* feedface1234\[\d+\]: c\n$/,
     );
     assert.deepEqual(text(await collect(driver)).sort(), ['\n', 'a\n', 'b\n', 'c\n']);
+  });
+
+  it('the default address is the local syslog socket; without one the start fails as srslog says', async (t) => {
+    if (['/dev/log', '/var/run/syslog', '/var/run/log'].some((p) => existsSync(p) && statSync(p).isSocket()))
+      return t.skip('this host has a local syslog socket');
+    const driver = createLogDriver('syslog', { containerId: ID, dir: await newDir(), options: {}, attrs: ATTRS });
+    await assert.rejects(driver.start!(), /^EngineError: failed to initialize logging driver: Unix syslog delivery error$/);
+    await driver.close();
   });
 
   it('tcp+tls: verified with syslog-tls-ca-cert, RFC 5425 length framing for rfc5424; an unknown CA fails the start', async () => {

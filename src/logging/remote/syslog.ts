@@ -3,8 +3,9 @@
 // newline. Formats: the default is srslog's unix form `<PRI>Mmm dd hh:mm:ss tag[pid]: msg`; rfc3164
 // adds the hostname after the time; rfc5424 and rfc5424micro are `<PRI>1 time host tag pid tag - msg`
 // (with microseconds for the latter), length-prefixed (RFC 5425) over tcp+tls. Transports: udp, tcp,
-// tcp+tls (syslog-tls-* files), unix (stream), unixgram and the default, /dev/log (datagrams on a
-// unix socket, through the native helper of unixgram.ts).
+// tcp+tls (syslog-tls-* files), unix (stream), unixgram (datagrams on a unix socket, through the
+// native helper of unixgram.ts), and by default srslog's local syslog (unixgram, then unix, on
+// /dev/log, /var/run/syslog, /var/run/log).
 
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
@@ -13,7 +14,7 @@ import { join } from 'node:path';
 import { goTimeStamp, rfc3339Local } from './go-time.ts';
 import { logTag } from './attrs.ts';
 import { RemoteLogDriver, type RemoteFactoryOptions, type RemoteRecord } from './driver.ts';
-import { DatagramTransport, StreamTransport, type Transport } from './transport.ts';
+import { DatagramTransport, StreamTransport, type StreamOptions, type Transport } from './transport.ts';
 import { UnixgramTransport } from './unixgram.ts';
 import { syslogAddress, syslogFacility } from './validate.ts';
 
@@ -55,19 +56,18 @@ export function createSyslogDriver(o: RemoteFactoryOptions): RemoteLogDriver {
   if (addr.proto === 'udp') {
     transport = new DatagramTransport(addr.host, addr.port);
     where = `udp ${addr.host}:${addr.port}`;
-  } else if (addr.proto === 'unixgram' || addr.proto === '') {
-    where = `unixgram ${addr.path || '/dev/log'}`;
-    transport = new UnixgramTransport(addr.path || '/dev/log');
+  } else if (addr.proto === 'unixgram') {
+    where = `unixgram ${addr.path}`;
+    transport = new UnixgramTransport(addr.path);
+  } else if (addr.proto === '') {
+    where = 'local syslog';
+    transport = new LocalSyslogTransport((path, gram) =>
+      gram ? new UnixgramTransport(path) : new StreamTransport({ path }, { ...streamOpts(debug), failStart: true }),
+    );
   } else {
     const tlsOpts = addr.proto === 'tcp+tls' ? tlsOptions(cfg, addr.host) : undefined;
-    transport = new StreamTransport(addr.proto === 'unix' ? { path: addr.path } : { host: addr.host, port: addr.port, tls: tlsOpts }, {
-      bufferLimit: 4 << 20, // above the driver's pause mark: blocking mode holds the container before anything drops
-      retryDelayMs: 100,
-      maxDelayMs: 10_000,
-      failStart: true, // srslog dials in dockerd's New: the container does not start
-      dialTimeoutMs: 10_000,
-      onError: (err) => debug(`syslog: ${err.message}`),
-    });
+    const target = addr.proto === 'unix' ? { path: addr.path } : { host: addr.host, port: addr.port, tls: tlsOpts };
+    transport = new StreamTransport(target, streamOpts(debug));
     where = addr.proto === 'unix' ? `unix ${addr.path}` : `tcp ${addr.host}:${addr.port}`; // Go names a TLS dial's network tcp too
   }
   return new RemoteLogDriver({
@@ -91,4 +91,59 @@ function tlsOptions(cfg: Record<string, string>, host: string): import('node:tls
   if (cfg['syslog-tls-key']) opts.key = readFileSync(cfg['syslog-tls-key']);
   if ('syslog-tls-skip-verify' in cfg) opts.rejectUnauthorized = false;
   return opts;
+}
+
+/** Stream settings: srslog dials in dockerd's New, so a receiver that is not there fails the start. */
+function streamOpts(debug: (msg: string) => void): StreamOptions {
+  return {
+    bufferLimit: 4 << 20, // above the driver's pause mark: blocking mode holds the container before anything drops
+    retryDelayMs: 100,
+    maxDelayMs: 10_000,
+    failStart: true,
+    dialTimeoutMs: 10_000,
+    onError: (err) => debug(`syslog: ${err.message}`),
+  };
+}
+
+/** srslog's local syslog: the first of unixgram then unix on /dev/log, /var/run/syslog, /var/run/log that connects. */
+class LocalSyslogTransport implements Transport {
+  private inner?: Transport;
+
+  constructor(private readonly make: (path: string, gram: boolean) => Transport) {}
+
+  get queued(): number {
+    return this.inner?.queued ?? 0;
+  }
+
+  get dropped(): number {
+    return this.inner?.dropped ?? 0;
+  }
+
+  async connect(): Promise<void> {
+    for (const gram of [true, false]) {
+      for (const path of ['/dev/log', '/var/run/syslog', '/var/run/log']) {
+        const t = this.make(path, gram);
+        try {
+          await t.connect();
+          this.inner = t;
+          return;
+        } catch {
+          await t.close(); // not this one: srslog tries the next
+        }
+      }
+    }
+    throw new Error('Unix syslog delivery error');
+  }
+
+  write(packets: Buffer[]): void {
+    this.inner?.write(packets);
+  }
+
+  waitForRoom(low: number): Promise<void> {
+    return this.inner ? this.inner.waitForRoom(low) : Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    return this.inner ? this.inner.close() : Promise.resolve();
+  }
 }
