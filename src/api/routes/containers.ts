@@ -46,7 +46,7 @@ function stopOpts(q: Query): { timeout?: number; signal?: string } {
 
 export function registerContainerRoutes(router: Router, backend: ContainersBackend): void {
   router.post('/containers/create', async (ctx) => {
-    const body = await readJsonObject<ContainerCreateBody>(ctx.req);
+    const body = await readJsonObject<ContainerCreateBody>(ctx.req, false, 'container.CreateRequest');
     const name = ctx.query.string('name') || undefined;
     sendJson(ctx.res, 201, await backend.create(body, name, ctx.version));
   });

@@ -4,7 +4,7 @@
 import { frame } from '../stream-framing.ts';
 import type { Socket } from 'node:net';
 import { invalidParameter, messageOf } from '../../errors.ts';
-import { readJsonObject, sendJson } from '../http.ts';
+import { parseBodyJson, readJsonObject, sendJson } from '../http.ts';
 import { EXEC_OPTIONS, EXEC_START_OPTIONS, decodeBody } from '../body-schemas.ts';
 import type { Router } from '../router.ts';
 import type { ExecCreateBody, ExecStartOptions, OutputSink, RunningExec } from '../../types/exec.ts';
@@ -50,7 +50,7 @@ export function registerExecRoutes(router: Router, backend: ExecBackend, opts: E
     const socket: Socket = ctx.socket ?? (ctx.req.socket as Socket);
     // On an upgrade request node hands over the socket with the body still unread on it.
     const raw = upgraded ? await readUpgradeBody(socket, ctx.req.headers) : undefined;
-    const parsed = raw !== undefined ? parseBody(raw) : await readJsonObject<Record<string, unknown>>(ctx.req, true);
+    const parsed = raw !== undefined ? await parseBody(raw) : await readJsonObject<Record<string, unknown>>(ctx.req, true);
     const body = decodeBody<{ Detach?: boolean; Tty?: boolean; ConsoleSize?: number[] }>(parsed, EXEC_START_OPTIONS, 'ExecStartOptions');
     const consoleSize = body.ConsoleSize;
     // As dockerd: the start request's Tty decides the framing, whatever the exec was created with
@@ -136,14 +136,9 @@ function requiredInt(v: string | undefined, name: string): number {
   return n;
 }
 
-function parseBody(raw: Buffer): Record<string, unknown> {
-  if (raw.length === 0 || raw.toString('utf8').trim() === '') return {};
-  let v: unknown;
-  try {
-    v = JSON.parse(raw.toString('utf8'));
-  } catch (err) {
-    throw invalidParameter(`invalid JSON: ${(err as Error).message}`);
-  }
+async function parseBody(raw: Buffer): Promise<Record<string, unknown>> {
+  if (raw.length === 0) return {};
+  const v = await parseBodyJson(raw);
   if (v === null || typeof v !== 'object' || Array.isArray(v)) throw invalidParameter('invalid JSON: expected an object');
   return v as Record<string, unknown>;
 }
