@@ -28,7 +28,7 @@ export function compileFilters(filters: Map<string, string[]>, ctx: FilterContex
       case 'name':
         // dockerd matches names as regular expressions against "/name".
         {
-          const res = values.map((v) => regexFilter('name', v));
+          const res = values.map((v) => regexFilter(v));
           preds.push((r) => res.some((re) => re.test(r.Name)));
         }
         break;
