@@ -2,6 +2,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { invalidParameter } from '../errors.ts';
 import { goDecodeProblem } from '../util/go-json.ts';
+import { parsePlatformSpec, PlatformSpecError, type PlatformSpec } from '../util/platform-spec.ts';
 import { JsonText } from '../util/json-text.ts';
 import { parseJsonSliced, stringifyJsonSliced } from '../util/json-sliced.ts';
 
@@ -246,6 +247,18 @@ const MAX_DISCARDED_BODY = 64 * 1024 * 1024;
 const DISCARD_GRACE_MS = 5000;
 
 /** Reads and drops what is left of a request body (bounded in size and time). */
+/** A `platform` query parameter read as dockerd reads it (containerd's platforms.Parse); its refusal is a 400. */
+export function platformParam(q: Query): PlatformSpec | undefined {
+  const v = q.string('platform');
+  if (!v) return undefined;
+  try {
+    return parsePlatformSpec(v);
+  } catch (err) {
+    if (err instanceof PlatformSpecError) throw invalidParameter(err.message);
+    throw err;
+  }
+}
+
 export function discardUnreadBody(req: IncomingMessage): Promise<void> {
   if (req.complete || req.readableEnded || req.destroyed) return Promise.resolve();
   return new Promise((resolve) => {

@@ -7,9 +7,10 @@ import type { AuthConfig, ImportRequest, JsonMessage, ProgressSink, SearchResult
 import { decodeAuthHeaderLenient, normaliseAuth } from '../../images/distribution/auth-config.ts';
 import { encodeMessage, errorMessage } from '../../images/distribution/progress.ts';
 import type { Platform } from '../../images/distribution/media.ts';
-import { readJsonObject, sendJson } from '../http.ts';
+import { platformParam, readJsonObject, sendJson } from '../http.ts';
 import { AUTH_CONFIG, decodeBody } from '../body-schemas.ts';
 import type { Router } from '../router.ts';
+import { versionLessThan } from '../../util/api-version.ts';
 
 export interface DistributionBackend {
   pull(p: { fromImage: string; tag?: string; platform?: string; auth: AuthConfig }, sink: ProgressSink, signal: AbortSignal): Promise<void>;
@@ -68,6 +69,8 @@ export function registerDistributionRoutes(router: Router, backend: Distribution
     if (fromImage) {
       const tag = q.string('tag');
       const platform = q.string('platform');
+      // dockerd parses the platform (API ≥ 1.32) before the pull starts: a 400, not a pull.
+      if (!versionLessThan(ctx.version, '1.32')) platformParam(q);
       const auth = authOf(ctx.req);
       await out.run((sink, signal) =>
         backend.pull({ fromImage, ...(tag ? { tag } : {}), ...(platform ? { platform } : {}), auth }, sink, signal),
