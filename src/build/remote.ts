@@ -10,6 +10,9 @@ export function looksLikeArchive(head: Buffer): boolean {
   if (head.subarray(0, 3).toString('latin1') === 'BZh') return true;
   if (head.length >= 6 && head.subarray(0, 6).equals(Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]))) return true; // xz
   if (head.length >= 4 && head.readUInt32LE(0) === 0xfd2fb528) return true; // zstd
+  // A first block of zeros is a tar's end-of-archive marker: an empty tar (the context holds
+  // nothing, as dockerd finds), however much padding follows.
+  if (head.length >= 512 && head.subarray(0, 512).every((b) => b === 0)) return true;
   return head.length >= 262 && head.subarray(257, 262).toString('latin1') === 'ustar';
 }
 
