@@ -65,12 +65,12 @@ export function registerDistributionRoutes(router: Router, backend: Distribution
     const q = ctx.query;
     const fromImage = q.string('fromImage');
     const fromSrc = q.string('fromSrc');
+    // dockerd parses the platform (API ≥ 1.32) before a pull or an import starts: a 400.
+    if ((fromImage || fromSrc) && !versionLessThan(ctx.version, '1.32')) platformParam(q);
     const out = new ProgressResponse(ctx.res);
     if (fromImage) {
       const tag = q.string('tag');
       const platform = q.string('platform');
-      // dockerd parses the platform (API ≥ 1.32) before the pull starts: a 400, not a pull.
-      if (!versionLessThan(ctx.version, '1.32')) platformParam(q);
       const auth = authOf(ctx.req);
       await out.run((sink, signal) =>
         backend.pull({ fromImage, ...(tag ? { tag } : {}), ...(platform ? { platform } : {}), auth }, sink, signal),
