@@ -1,7 +1,7 @@
 // Go's json.Decoder words for text that is not JSON: each case is the message Go's scanner gives.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { goDecodeProblem, goQuoteChar, scanGoJson } from './go-json.ts';
+import { goDecodeProblem, goQuoteChar, goUnmarshalError, scanGoJson } from './go-json.ts';
 
 const problem = (text: string | Buffer) => {
   const p = goDecodeProblem(typeof text === 'string' ? Buffer.from(text) : text);
@@ -64,4 +64,14 @@ test("bytes are quoted as Go's quoteChar quotes them", () => {
   assert.equal(goQuoteChar(0x85), `'\\u0085'`);
   assert.equal(goQuoteChar(0xff), `'ÿ'`);
   assert.equal(problem(Buffer.from([0x7b, 0xc3, 0xa9])), "invalid character 'Ã' looking for beginning of object key string");
+});
+
+test("json.Unmarshal's words: the whole text is one value", () => {
+  assert.equal(goUnmarshalError('{"a":1}'), undefined);
+  assert.equal(goUnmarshalError(''), 'unexpected end of JSON input');
+  assert.equal(goUnmarshalError('{"a":'), 'unexpected end of JSON input');
+  assert.equal(goUnmarshalError('/x'), "invalid character '/' looking for beginning of value");
+  assert.equal(goUnmarshalError('{} {}'), "invalid character '{' after top-level value");
+  assert.equal(goUnmarshalError('12x'), "invalid character 'x' after top-level value");
+  assert.equal(goUnmarshalError('{bad json'), "invalid character 'b' looking for beginning of object key string");
 });

@@ -244,3 +244,19 @@ export function goDecodeProblem(bytes: Uint8Array): { message: string; afterValu
   if (i < bytes.length && bytes[i] !== 0x5d && bytes[i] !== 0x7d) return { message: 'unexpected content after JSON', afterValue: true };
   return { end: scan.end };
 }
+
+/**
+ * Why json.Unmarshal refuses a text (the whole text must be one value), in Go's words; undefined
+ * when it is valid JSON. Unmarshal's words differ from the Decoder's at the end of input
+ * ("unexpected end of JSON input") and after the value ("after top-level value").
+ */
+export function goUnmarshalError(text: string | Uint8Array): string | undefined {
+  const bytes = typeof text === 'string' ? Buffer.from(text) : text;
+  const scan = scanGoJson(bytes);
+  if (scan.kind === 'syntax') return scan.message;
+  if (scan.kind !== 'value') return 'unexpected end of JSON input';
+  for (let i = scan.end; i < bytes.length; i++) {
+    if (!isSpace(bytes[i]!)) return `invalid character ${goQuoteChar(bytes[i]!)} after top-level value`;
+  }
+  return undefined;
+}

@@ -86,7 +86,8 @@ describe('build routes', () => {
   test('bad options are 400s with a message and never reach the backend', async () => {
     calls.length = 0;
     for (const [query, pattern] of [
-      ['buildargs=%7Bnot-json', /invalid buildargs value/],
+      ['buildargs=%7Bnot-json', /^error reading build args: invalid character 'n' looking for beginning of object key string$/],
+      ['cachefrom=%5B%22a%22', /^error reading cache-from: unexpected end of JSON input$/],
       ['labels=%5B1%5D', /invalid labels value/],
       ['outputs=type%3Dlocal', /outputs are not supported/],
       ['squash=1', /experimental/],

@@ -9,11 +9,20 @@ import type { BuildMessage, BuildOptions, BuildSink, Ulimit } from '../../types/
 import { sendJson } from '../http.ts';
 import type { Query } from '../http.ts';
 import type { Router } from '../router.ts';
+import { goUnmarshalError } from '../../util/go-json.ts';
 
 export interface BuildBackend {
   build(opts: BuildOptions, body: AsyncIterable<Uint8Array> | null, sink: BuildSink, signal: AbortSignal): Promise<void>;
   cancel(id: string): boolean;
 }
+
+/** How dockerd heads a JSON query parameter it cannot read. */
+const JSON_PARAM_HEADINGS: Record<string, string> = {
+  cachefrom: 'error reading cache-from',
+  ulimits: 'error reading ulimit settings',
+  buildargs: 'error reading build args',
+  labels: 'error reading labels',
+};
 
 function jsonParam<T>(q: Query, name: string, check: (v: unknown) => v is T, dflt: T): T {
   const raw = q.string(name);
@@ -22,7 +31,8 @@ function jsonParam<T>(q: Query, name: string, check: (v: unknown) => v is T, dfl
   try {
     v = JSON.parse(raw);
   } catch (err) {
-    throw invalidParameter(`invalid ${name} value: ${(err as Error).message}`);
+    // dockerd's words: its json.Unmarshal error under the parameter's own heading.
+    throw invalidParameter(`${JSON_PARAM_HEADINGS[name] ?? `invalid ${name} value`}: ${goUnmarshalError(raw) ?? (err as Error).message}`);
   }
   if (v === null) return dflt;
   if (!check(v)) throw invalidParameter(`invalid ${name} value: ${raw}`);
