@@ -1,7 +1,7 @@
 // containerd's platforms.Parse as dockerd applies it to ?platform=: results and refusals.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { formatPlatformSpec, parsePlatformSpec, platformSatisfies } from './platform-spec.ts';
+import { amd64Variant, formatPlatformSpec, parsePlatformSpec, platformSatisfies } from './platform-spec.ts';
 
 test('specifiers read as containerd reads them', () => {
   assert.deepEqual(parsePlatformSpec('linux/amd64'), { os: 'linux', architecture: 'amd64' });
@@ -39,4 +39,21 @@ test('an image satisfies a wanted platform as dockerd judges it', () => {
   assert.ok(platformSatisfies({ os: 'linux', architecture: 'arm', variant: 'v7' }, { os: 'linux', architecture: 'arm', variant: 'v6' }));
   assert.ok(!platformSatisfies({ os: 'linux', architecture: 'arm', variant: 'v6' }, { os: 'linux', architecture: 'arm', variant: 'v7' }));
   assert.equal(formatPlatformSpec({ os: 'linux', architecture: 'arm', variant: 'v7' }), 'linux/arm/v7');
+});
+
+test('the amd64 level from the CPU flags, as dockerd detects it', () => {
+  const v2 = ['pni', 'ssse3', 'cx16', 'sse4_1', 'sse4_2', 'popcnt', 'lahf_lm'];
+  const v3 = [...v2, 'fma', 'movbe', 'xsave', 'avx', 'f16c', 'bmi1', 'avx2', 'bmi2', 'abm'];
+  const v4 = [...v3, 'avx512f', 'avx512dq', 'avx512cd', 'avx512bw', 'avx512vl'];
+  assert.equal(amd64Variant(new Set([])), 'v1');
+  assert.equal(amd64Variant(new Set(v2)), 'v2');
+  assert.equal(amd64Variant(new Set(v3)), 'v3');
+  assert.equal(amd64Variant(new Set(v4)), 'v4');
+  // AVX-512 without the v3 flags is still v2.
+  assert.equal(amd64Variant(new Set([...v2, 'avx512f', 'avx512dq', 'avx512cd', 'avx512bw', 'avx512vl'])), 'v2');
+  // A v3 host runs amd64, amd64/v2 and amd64/v3 images, not v4 ones.
+  const host = { os: 'linux', architecture: 'amd64', variant: 'v3' };
+  assert.ok(platformSatisfies(host, { os: 'linux', architecture: 'amd64' }));
+  assert.ok(platformSatisfies(host, { os: 'linux', architecture: 'amd64', variant: 'v2' }));
+  assert.ok(!platformSatisfies(host, { os: 'linux', architecture: 'amd64', variant: 'v4' }));
 });

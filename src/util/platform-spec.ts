@@ -2,6 +2,7 @@
 // reads it, with its refusals in its own words ("\"x\": unknown operating system or architecture:
 // invalid argument"), so a client sees what dockerd answers; and the match dockerd applies between
 // a wanted platform and an image's (os and architecture equal, an older ARM variant runs on a newer).
+import { readFileSync } from 'node:fs';
 
 export interface PlatformSpec {
   os: string;
@@ -153,8 +154,8 @@ export function formatPlatformSpec(p: PlatformSpec): string {
 
 /**
  * Whether an image of platform `have` satisfies a request for `want` (dockerd's
- * OnlyPlatformWithFallback): same OS and architecture; an ARM image of an older variant runs on a
- * newer one (v5 and v6 on v7; arm/v7 and older on arm64/v8).
+ * OnlyPlatformWithFallback): same OS and architecture; an image of an older variant runs on a
+ * newer one (arm v5 and v6 on v7, amd64 v2 on v3; arm/v7 and older on arm64/v8).
  */
 export function platformSatisfies(want: PlatformSpec, have: PlatformSpec): boolean {
   const [wa, wv] = normalizeArch(want.architecture, want.variant ?? '');
@@ -162,7 +163,45 @@ export function platformSatisfies(want: PlatformSpec, have: PlatformSpec): boole
   if ((have.os || 'linux').toLowerCase() !== want.os.toLowerCase()) return false;
   if (wa === ha) {
     if (!wv || !hv || wv === hv) return true;
-    return wa === 'arm' && hv < wv; // v5 < v6 < v7 < v8
+    return (wa === 'arm' || wa === 'amd64') && hv < wv; // arm v5 < v6 < v7 < v8, amd64 v1 < v2 < v3 < v4
   }
   return wa === 'arm64' && ha === 'arm' && (wv === '' || wv === 'v8');
+}
+
+// The x86-64 microarchitecture levels (v2, v3, v4) by the CPU flags Linux lists in /proc/cpuinfo,
+// as dockerd detects them with cpuid (go-archvariant); the OS-support bits follow the flags.
+const AMD64_LEVELS: [string, string[]][] = [
+  ['v4', ['avx512f', 'avx512dq', 'avx512cd', 'avx512bw', 'avx512vl']],
+  ['v3', ['fma', 'movbe', 'xsave', 'avx', 'f16c', 'bmi1', 'avx2', 'bmi2', 'abm']],
+  ['v2', ['pni', 'ssse3', 'cx16', 'sse4_1', 'sse4_2', 'popcnt', 'lahf_lm']],
+];
+
+/** The amd64 level of a CPU with these flags: each level needs its own flags and the lower ones'. */
+export function amd64Variant(flags: ReadonlySet<string>): string {
+  let level = 'v1';
+  for (let i = AMD64_LEVELS.length - 1; i >= 0; i--) {
+    const [name, need] = AMD64_LEVELS[i]!;
+    if (!need.every((f) => flags.has(f))) break;
+    level = name;
+  }
+  return level;
+}
+
+let host: PlatformSpec | undefined;
+
+/** dockerd's maximumSpec(): this host's platform, with the amd64 level as its variant. */
+export function hostPlatform(cpuinfo: () => string = () => readFileSync('/proc/cpuinfo', 'utf8')): PlatformSpec {
+  if (host) return host;
+  const arch = process.arch === 'x64' ? 'amd64' : process.arch === 'ia32' ? '386' : process.arch;
+  let variant = '';
+  if (arch === 'amd64') {
+    try {
+      const line = /^flags\s*:(.*)$/m.exec(cpuinfo())?.[1] ?? '';
+      variant = amd64Variant(new Set(line.trim().split(/\s+/)));
+    } catch {
+      variant = 'v1'; // no /proc/cpuinfo to read: the baseline level
+    }
+  }
+  host = { os: 'linux', architecture: arch, ...(variant ? { variant } : {}) };
+  return host;
 }

@@ -141,6 +141,32 @@ describe('error answers', () => {
     );
     const same = await answer('POST', '/containers/create?platform=linux/amd64', { Image: 'busybox' });
     assert.equal(same.status, 201, same.message);
+    // An image of another architecture: created with dockerd's warning when no platform is asked
+    // for; asked for by its platform it is found; asked for by the host's it is not.
+    const layer = await tarToBuffer(async (tw) => tw.file('hello', 'arm'));
+    const imported = await d.request('POST', '/images/create?fromSrc=-&repo=answers-arm&tag=1&platform=linux/arm64', {
+      body: layer,
+      headers: { 'Content-Type': 'application/x-tar' },
+    });
+    assert.equal(imported.status, 200, imported.text());
+    const foreign = await d.request('POST', '/containers/create', { body: { Image: 'answers-arm:1', Cmd: ['x'] } });
+    assert.equal(foreign.status, 201, foreign.text());
+    const warnings = (foreign.json() as { Warnings: string[] }).Warnings;
+    assert.equal(warnings.length, 1, JSON.stringify(warnings));
+    assert.match(
+      warnings[0]!,
+      /^The requested image's platform \(linux\/arm64\) does not match the detected host platform \(linux\/amd64\/v[1-4]\) and no specific platform was requested$/,
+    );
+    const asked = await answer('POST', '/containers/create?platform=linux/arm64', { Image: 'answers-arm:1', Cmd: ['x'] });
+    assert.equal(asked.status, 201, asked.message);
+    const host = await answer('POST', '/containers/create?platform=linux/amd64', { Image: 'answers-arm:1', Cmd: ['x'] });
+    assert.deepEqual(host, {
+      status: 404,
+      message:
+        'image with reference answers-arm:1 was found but its platform (linux/arm64) does not match the specified platform (linux/amd64)',
+    });
+    const plain = await d.request('POST', '/containers/create', { body: { Image: 'busybox', Cmd: ['true'] } });
+    assert.deepEqual((plain.json() as { Warnings: string[] }).Warnings, []);
     const pull = await d.request('POST', '/images/create?fromImage=busybox&tag=latest&platform=a/b/c/d');
     assert.equal(pull.status, 400);
     assert.equal(pull.json().message, '"a/b/c/d": cannot parse platform specifier: invalid argument');

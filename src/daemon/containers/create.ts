@@ -13,16 +13,29 @@ import { generateName, normalizeName } from './names.ts';
 import { initialState, type ContainerRecord } from './record.ts';
 import type { ContainerVerifier, VerifiedCreate } from './verify.ts';
 import { prepareRecordText, recordText } from './record-text.ts';
-import { formatPlatformSpec, platformSatisfies, type PlatformSpec } from '../../util/platform-spec.ts';
+import { formatPlatformSpec, hostPlatform, platformSatisfies, type PlatformSpec } from '../../util/platform-spec.ts';
 import { familiarString, parseReference } from '../../util/image-reference.ts';
+
+function imagePlatform(v: VerifiedCreate): PlatformSpec {
+  const img = v.image.config as { os?: string; architecture?: string; variant?: string };
+  return { os: img.os ?? '', architecture: img.architecture ?? '', ...(img.variant ? { variant: img.variant } : {}) };
+}
+
+/** dockerd's warning for an image of another platform than the host's when none was asked for. */
+function hostPlatformWarning(v: VerifiedCreate): string | undefined {
+  const have = imagePlatform(v);
+  if (!have.architecture) return undefined; // an image without a platform in its config
+  const host = hostPlatform();
+  if (platformSatisfies(host, have)) return undefined;
+  return `The requested image's platform (${formatPlatformSpec(have)}) does not match the detected host platform (${formatPlatformSpec(host)}) and no specific platform was requested`;
+}
 
 /**
  * A create that asks for a platform the image is not of: dockerd's 404 (its image service does not
  * have the image for that platform), with the image named in its familiar form.
  */
 function checkImagePlatform(v: VerifiedCreate, want: PlatformSpec): void {
-  const img = v.image.config as { os?: string; architecture?: string; variant?: string };
-  const have: PlatformSpec = { os: img.os ?? '', architecture: img.architecture ?? '', ...(img.variant ? { variant: img.variant } : {}) };
+  const have = imagePlatform(v);
   if (platformSatisfies(want, have)) return;
   const ref = v.request.Image!;
   let name = ref;
@@ -47,6 +60,10 @@ export class ContainerCreator {
     const id = randomBytes(32).toString('hex');
     const verified = await this.verifier.verifyCreate(body, id);
     if (platform) checkImagePlatform(verified, platform);
+    else {
+      const w = hostPlatformWarning(verified);
+      if (w) verified.warnings.push(w);
+    }
     // Through the name index, not a scan of every record (creating the 2 000th container).
     const taken = (n: string) => ctx.nameHolder(n) !== undefined;
     const fullName = name ? normalizeName(name) : generateName(taken);
