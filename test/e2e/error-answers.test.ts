@@ -85,6 +85,13 @@ describe('error answers', () => {
     assert.deepEqual((await names('x'.repeat(100_000))).names, []);
     const slow = await names('(a+)+$');
     assert.deepEqual(slow.names, []);
+    assert.deepEqual((await names('^answers$')).names, ['/answers'], 'the name without its slash too, as dockerd');
+    // Network names too are Go regular expressions in dockerd (not substrings).
+    const nets = await d.request('GET', `/networks?filters=${encodeURIComponent(JSON.stringify({ name: ['^br.dge$'] }))}`);
+    assert.deepEqual(
+      (nets.json() as Array<{ Name: string }>).map((n) => n.Name),
+      ['bridge'],
+    );
     const vols = await d.request('GET', `/volumes?filters=${encodeURIComponent(JSON.stringify({ name: ['[z-a]'] }))}`);
     assert.equal(vols.status, 200, vols.text());
     const refs = await d.request(
