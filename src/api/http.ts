@@ -196,11 +196,26 @@ export class Query {
     return !(s === '' || s === '0' || s === 'no' || s === 'false' || s === 'none');
   }
 
+  /** An integer as Go's strconv.Atoi reads it (digits with an optional sign), refused in its words. */
   int(name: string, dflt?: number): number | undefined {
     const v = this.params.get(name);
     if (v === null || v === '') return dflt;
+    const n = atoi(v);
+    if (typeof n === 'string') throw invalidParameter(`strconv.Atoi: parsing ${JSON.stringify(v)}: ${n}`);
+    return n;
+  }
+
+  /**
+   * dockerd's Uint32Value (resize's h and w): required, digits only; its refusal is "invalid
+   * syntax" or "value out of range" (a negative number is out of range).
+   */
+  uint32(name: string): number | string {
+    let v = this.params.get(name) ?? '';
+    const neg = v.startsWith('-');
+    if (neg) v = v.slice(1);
+    if (!/^[0-9]+$/.test(v)) return 'invalid syntax';
     const n = Number(v);
-    if (!Number.isInteger(n)) throw invalidParameter(`invalid value for ${name}: ${JSON.stringify(v)}: not an integer`);
+    if (neg || n > 0xffffffff) return 'value out of range';
     return n;
   }
 
@@ -240,6 +255,14 @@ export class Query {
     }
     return out;
   }
+}
+
+/** Go's strconv.Atoi: the number, or why it is refused ("invalid syntax", "value out of range"). */
+export function atoi(v: string): number | string {
+  if (!/^[+-]?[0-9]+$/.test(v)) return 'invalid syntax';
+  const n = BigInt(v);
+  if (n > 9223372036854775807n || n < -9223372036854775808n) return 'value out of range';
+  return Number(n);
 }
 
 /** Bodies larger than this are not read to their end before an error: the connection is cut. */

@@ -93,7 +93,6 @@ describe('build routes', () => {
       ['squash=1', /experimental/],
       ['version=2', /BuildKit/],
       ['extrahosts=nocolon', /invalid IP address in add-host/],
-      ['memory=abc', /not an integer/],
     ] as const) {
       const r = await h.request('POST', `/build?${query}`, { raw: 'x' });
       assert.equal(r.status, 400, `${query}: ${r.text}`);

@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { invalidParameter, messageOf } from '../../errors.ts';
 import type { BuildMessage, BuildOptions, BuildSink, Ulimit } from '../../types/build.ts';
-import { sendJson } from '../http.ts';
+import { atoi, sendJson } from '../http.ts';
 import type { Query } from '../http.ts';
 import type { Router } from '../router.ts';
 import { goUnmarshalError } from '../../util/go-json.ts';
@@ -69,8 +69,11 @@ export function parseBuildQuery(q: Query, headers: IncomingMessage['headers'], e
   if (q.string('outputs')) throw invalidParameter('outputs are not supported by the classic builder (they need BuildKit)');
   if (q.bool('squash') && !experimental) throw invalidParameter('squash is only supported with experimental mode');
   if (q.bool('squash')) throw invalidParameter('squash is not implemented by this builder');
+  // dockerd's Int64ValueOrZero: a value that is no integer counts as not given.
   const num = (name: string) => {
-    const n = q.int(name);
+    const raw = q.string(name);
+    const parsed = raw ? atoi(raw) : undefined;
+    const n = typeof parsed === 'number' ? parsed : undefined;
     if (n !== undefined && n < (name === 'memswap' || name === 'cpuquota' ? -1 : 0)) throw invalidParameter(`invalid ${name}: ${n}`);
     return n || undefined;
   };

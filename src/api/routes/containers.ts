@@ -158,9 +158,11 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
   });
 
   router.post('/containers/{id}/resize', async (ctx) => {
-    const h = ctx.query.int('h', 0)!;
-    const w = ctx.query.int('w', 0)!;
-    if (h < 0 || w < 0) throw invalidParameter('invalid size: height and width must be positive');
+    // dockerd's words: `invalid resize height "abc": invalid syntax`; both are required.
+    const h = ctx.query.uint32('h');
+    if (typeof h === 'string') throw invalidParameter(`invalid resize height ${JSON.stringify(ctx.query.string('h') ?? '')}: ${h}`);
+    const w = ctx.query.uint32('w');
+    if (typeof w === 'string') throw invalidParameter(`invalid resize width ${JSON.stringify(ctx.query.string('w') ?? '')}: ${w}`);
     await backend.resize(ctx.params.id, h, w);
     ctx.res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': 0 });
     ctx.res.end();

@@ -37,8 +37,11 @@ export function registerExecRoutes(router: Router, backend: ExecBackend, opts: E
   router.get('/exec/{id}/json', (ctx) => sendJson(ctx.res, 200, backend.inspect(ctx.params.id)));
 
   router.post('/exec/{id}/resize', async (ctx) => {
-    const h = requiredInt(ctx.query.string('h'), 'h');
-    const w = requiredInt(ctx.query.string('w'), 'w');
+    // dockerd's words: `invalid resize height "abc": invalid syntax`; both are required.
+    const h = ctx.query.uint32('h');
+    if (typeof h === 'string') throw invalidParameter(`invalid resize height ${JSON.stringify(ctx.query.string('h') ?? '')}: ${h}`);
+    const w = ctx.query.uint32('w');
+    if (typeof w === 'string') throw invalidParameter(`invalid resize width ${JSON.stringify(ctx.query.string('w') ?? '')}: ${w}`);
     await backend.resize(ctx.params.id, h, w);
     ctx.res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': 0 });
     ctx.res.end();
@@ -127,13 +130,6 @@ export function registerExecRoutes(router: Router, backend: ExecBackend, opts: E
     await Promise.race([run.done.catch(() => undefined), released]);
     if (!socket.destroyed) socket.end();
   });
-}
-
-function requiredInt(v: string | undefined, name: string): number {
-  const n = Number(v);
-  if (v === undefined || v === '' || !Number.isInteger(n))
-    throw invalidParameter(`strconv.Atoi: parsing ${JSON.stringify(v ?? '')}: invalid syntax (${name})`);
-  return n;
 }
 
 async function parseBody(raw: Buffer): Promise<Record<string, unknown>> {
