@@ -181,12 +181,22 @@ export class BuildService {
     if (!succeeded) await done;
   }
 
-  /** Receives the context into `dir`; returns the number of entries written. */
+  /**
+   * Receives the context into `dir`; returns the number of entries written. The tar is read up to
+   * its end-of-archive marker only: what follows is left for the server to discard (never written).
+   */
   private async receiveContext(opts: BuildOptions, body: AsyncIterable<Uint8Array> | null, dir: string, signal: AbortSignal): Promise<number> {
-    let source: AsyncIterable<Uint8Array>;
-    if (opts.remote) source = await fetchRemote(opts.remote, signal);
-    else if (body) source = body;
-    else throw invalidParameter('a build context is required (a tar in the request body or remote=)');
+    if (opts.remote) return this.receiveFrom(await fetchRemote(opts.remote, signal), opts, dir, signal);
+    if (!body) throw invalidParameter('a build context is required (a tar in the request body or remote=)');
+    const reader = drainable(body);
+    try {
+      return await this.receiveFrom(reader.chunks, opts, dir, signal);
+    } finally {
+      reader.drainRest();
+    }
+  }
+
+  private async receiveFrom(source: AsyncIterable<Uint8Array>, opts: BuildOptions, dir: string, signal: AbortSignal): Promise<number> {
     const { head, all } = await peek(source, 512);
     if (!head.length) throw invalidParameter('the build context is empty (send a tar of the context or a Dockerfile)');
     if (looksLikeArchive(head)) {
@@ -262,4 +272,38 @@ export class BuildService {
       building: () => this.running.size > 0,
     };
   }
+}
+
+/**
+ * The request body as chunks for the context reader, which stops at the tar's end-of-archive
+ * marker; `drainRest` then reads what is left and drops it (as dockerd drains it), never writing
+ * it anywhere, so the answer can go back on the connection.
+ */
+function drainable(source: AsyncIterable<Uint8Array>): { chunks: AsyncIterable<Uint8Array>; drainRest(): void } {
+  const it = source[Symbol.asyncIterator]();
+  let ended = false;
+  const chunks = (async function* () {
+    for (;;) {
+      const r = await it.next();
+      if (r.done) {
+        ended = true;
+        return;
+      }
+      yield r.value;
+    }
+  })();
+  return {
+    chunks,
+    drainRest() {
+      if (ended) return;
+      ended = true;
+      void (async () => {
+        try {
+          while (!(await it.next()).done);
+        } catch {
+          // the client went away or the body failed: nothing is left to drop
+        }
+      })();
+    },
+  };
 }

@@ -132,6 +132,11 @@ export class TarParser {
 
   constructor(private readonly sink: TarSink) {}
 
+  /** Whether the end-of-archive marker was read: what follows is padding. */
+  get ended(): boolean {
+    return this.state === 'end';
+  }
+
   push(chunk: Buffer): void {
     let off = 0;
     while (off < chunk.length) {
@@ -259,7 +264,10 @@ export interface TarEntryReader {
 type Event = { k: 'entry'; h: TarHeader } | { k: 'data'; c: Buffer } | { k: 'end' };
 
 /** Entries of a tar stream, one at a time, bodies streamed (nothing is buffered beyond one chunk). */
-export async function* readTar(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): AsyncGenerator<TarEntryReader> {
+export async function* readTar(
+  source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  opts: { stopAtEnd?: boolean } = {},
+): AsyncGenerator<TarEntryReader> {
   const events: Event[] = [];
   const parser = new TarParser({
     entry: (h) => events.push({ k: 'entry', h }),
@@ -271,6 +279,9 @@ export async function* readTar(source: AsyncIterable<Uint8Array> | Iterable<Uint
   let exhausted = false;
   const fill = async (): Promise<boolean> => {
     if (exhausted) return false;
+    // stopAtEnd: nothing after the end-of-archive marker is read (an empty tar padded with
+    // gigabytes of zeros costs no more than the marker); Go's tar reader stops there too.
+    if (opts.stopAtEnd && parser.ended) return false;
     const r = await it.next();
     if (r.done) {
       exhausted = true;

@@ -115,7 +115,7 @@ export async function extractContext(source: AsyncIterable<Uint8Array>, dir: str
   let sliceStart = performance.now();
   // Each chunk is written out before the next is read: young collections keep the dead ones (and
   // a decompressor's) from piling up until V8 notices their off-heap memory (collectingEvery).
-  for await (const { header: h, body } of readTar(collectingEvery(decompressed(source)))) {
+  for await (const { header: h, body } of readTar(collectingEvery(decompressed(source)), { stopAtEnd: true })) {
     if (performance.now() - sliceStart > 20) {
       await nextTurn();
       sliceStart = performance.now();
