@@ -176,6 +176,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       overlay: () => networking.overlay,
       genericResources: () => parseGenericResources(cfg()['node-generic-resources']),
       defaultAdvertiseAddr: () => cfg()['cluster-default-advertise-addr'] || undefined,
+      managedSubnets: () =>
+        (networking.api.list(new Map()) as Array<{ IPAM?: { Config?: Array<{ Subnet?: string }> | null } }>).flatMap((n) =>
+          (n.IPAM?.Config ?? []).flatMap((c) => (c.Subnet ? [c.Subnet] : [])),
+        ),
       controlPlaneMtu: () => cfg()['network-control-plane-mtu'],
       events,
       runtime: () =>
