@@ -96,6 +96,7 @@ export class ClusterService {
   private worker: Worker | null = null;
   private networks: ClusterNetworks | null = null;
   private workerNetworks: WorkerNetworks | null = null;
+  private readonly systemAddresses = () => systemAddresses(this.deps.managedSubnets?.() ?? []);
   /** Workers' overlay requests to this manager. */
   private readonly serveOverlay = async (node: CertIdentity, op: string, body: unknown): Promise<unknown> => {
     if (!this.networks) throw unavailable('overlay networks are not ready on this manager yet');
@@ -496,9 +497,7 @@ export class ClusterService {
       if (req.ForceNewCluster && this.phase !== 'inactive') return this.forceNewCluster(req.Spec);
       if (this.phase !== 'inactive') throw unavailable(ALREADY_IN_A_CLUSTER);
       const listen = parseAddr(req.ListenAddr || `0.0.0.0:${DEFAULT_LISTEN_PORT}`, DEFAULT_LISTEN_PORT, 'listen address');
-      const adv = await chooseAdvertise(listen, req.AdvertiseAddr, this.deps.defaultAdvertiseAddr?.(), () =>
-        systemAddresses(this.deps.managedSubnets?.() ?? []),
-      );
+      const adv = await chooseAdvertise(listen, req.AdvertiseAddr, this.deps.defaultAdvertiseAddr?.(), this.systemAddresses);
       const spec = withDefaults(req.Spec);
       checkSpec(spec);
       const net = checkInitNetworking(req);
@@ -632,9 +631,7 @@ export class ClusterService {
       if (!req.RemoteAddrs?.length) throw invalidParameter('at least 1 RemoteAddr is required to join');
       const token = req.JoinToken ?? '';
       const listen = parseAddr(req.ListenAddr || `0.0.0.0:${DEFAULT_LISTEN_PORT}`, DEFAULT_LISTEN_PORT, 'listen address');
-      const adv = await chooseAdvertise(listen, req.AdvertiseAddr, this.deps.defaultAdvertiseAddr?.(), () =>
-        systemAddresses(this.deps.managedSubnets?.() ?? []),
-      );
+      const adv = await chooseAdvertise(listen, req.AdvertiseAddr, this.deps.defaultAdvertiseAddr?.(), this.systemAddresses);
       if (req.Availability) checkAvailability(req.Availability);
       const remote = formatHostPort(parseAddr(req.RemoteAddrs[0]!, DEFAULT_LISTEN_PORT, 'remote address'));
       const { caPem } = await callManager<{ caPem: string }>(remote, 'GET', '/ca', undefined, {});
