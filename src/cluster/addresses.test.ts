@@ -4,32 +4,36 @@
 import assert from 'node:assert/strict';
 import { networkInterfaces } from 'node:os';
 import { test } from 'node:test';
-import { chooseAdvertise, isGlobalUnicast, parseAddr, resolveSystemAddr, type SystemLink } from './addresses.ts';
+import { chooseAdvertise, isGlobalUnicast, joinAdvertise, parseAddr, resolveSystemAddr, type SystemLink } from './addresses.ts';
 
 const link = (name: string, kind: string, addrs: string[], up = true): SystemLink => ({ name, kind, up, loopback: name === 'lo', addrs });
 const lo = link('lo', '', ['127.0.0.1', '::1']);
-const noSystem = () => Promise.reject(new Error('the system address was not needed'));
+const none = () => [];
+const noLinks = () => Promise.reject(new Error('the system address was not needed'));
 
 test('the request, then the daemon default (IP or interface), then the system address', async () => {
   const anyListen = parseAddr('0.0.0.0:2377', 2377, 'listen address');
   const listen = parseAddr('10.1.1.1:4000', 2377, 'listen address');
-  assert.deepEqual(await chooseAdvertise(listen, '10.2.2.2', '10.3.3.3', noSystem), { host: '10.2.2.2', port: 4000 });
-  assert.deepEqual(await chooseAdvertise(listen, '10.2.2.2:5000', '10.3.3.3', noSystem), { host: '10.2.2.2', port: 5000 });
-  assert.deepEqual(await chooseAdvertise(listen, undefined, '10.3.3.3', noSystem), { host: '10.3.3.3', port: 4000 });
-  assert.deepEqual(await chooseAdvertise(anyListen, '', 'fd00::3', noSystem), { host: 'fd00::3', port: 2377 });
+  assert.deepEqual(await chooseAdvertise(listen, '10.2.2.2', '10.3.3.3', none, noLinks), { host: '10.2.2.2', port: 4000 });
+  assert.deepEqual(await chooseAdvertise(listen, '10.2.2.2:5000', '10.3.3.3', none, noLinks), { host: '10.2.2.2', port: 5000 });
+  assert.deepEqual(await chooseAdvertise(listen, undefined, '10.3.3.3', none, noLinks), { host: '10.3.3.3', port: 4000 });
+  assert.deepEqual(await chooseAdvertise(anyListen, '', 'fd00::3', none, noLinks), { host: 'fd00::3', port: 2377 });
   // A specific listen address is not the advertise address (dockerd does not use it either).
-  const system = async () => ({ links: [lo, link('eth0', '', ['192.0.2.7'])], managedSubnets: [] });
-  assert.deepEqual(await chooseAdvertise(listen, undefined, undefined, system), { host: '192.0.2.7', port: 4000 });
+  const links = async () => [lo, link('eth0', '', ['192.0.2.7'])];
+  assert.deepEqual(await chooseAdvertise(listen, undefined, undefined, none, links), { host: '192.0.2.7', port: 4000 });
   // An interface name: its one IPv4 address (lo: 127.0.0.1).
   const lo4 = networkInterfaces().lo?.filter((a) => a.family === 'IPv4') ?? [];
   if (lo4.length === 1)
-    assert.deepEqual(await chooseAdvertise(anyListen, undefined, 'lo', noSystem), { host: lo4[0]!.address, port: 2377 });
+    assert.deepEqual(await chooseAdvertise(anyListen, undefined, 'lo', none, noLinks), { host: lo4[0]!.address, port: 2377 });
   await assert.rejects(
-    chooseAdvertise(anyListen, undefined, 'nosuchif0', noSystem),
+    chooseAdvertise(anyListen, undefined, 'nosuchif0', none, noLinks),
     /invalid default advertise address: no such interface "nosuchif0"/,
   );
-  await assert.rejects(chooseAdvertise(anyListen, '0.0.0.0', undefined, noSystem), /advertise address must be a non-zero IP address/);
-  await assert.rejects(chooseAdvertise(anyListen, undefined, '0.0.0.0', noSystem), /must be a non-zero IP address or network interface/);
+  await assert.rejects(chooseAdvertise(anyListen, '0.0.0.0', undefined, none, noLinks), /advertise address must be a non-zero IP address/);
+  await assert.rejects(
+    chooseAdvertise(anyListen, undefined, '0.0.0.0', none, noLinks),
+    /must be a non-zero IP address or network interface/,
+  );
 });
 
 test("the system address: the device link's, bridges and veths aside; IPv4 over IPv6 on one link", () => {
@@ -80,4 +84,11 @@ test("Go's IsGlobalUnicast", () => {
     assert.equal(isGlobalUnicast(ip), true, ip);
   for (const ip of ['0.0.0.0', '127.0.0.1', '169.254.1.1', '224.0.0.1', '255.255.255.255', '::', '::1', 'fe80::1', 'febf::1', 'ff02::1'])
     assert.equal(isGlobalUnicast(ip), false, ip);
+});
+
+test('join: only a given advertise address is resolved (a bad one ignored); none is left to the manager', async () => {
+  const listen = parseAddr('0.0.0.0:2400', 2377, 'listen address');
+  assert.deepEqual(await joinAdvertise(listen, '10.2.2.2', none), { host: '10.2.2.2', port: 2400 });
+  assert.deepEqual(await joinAdvertise(listen, undefined, none), { host: '0.0.0.0', port: 2400 });
+  assert.deepEqual(await joinAdvertise(listen, 'nosuchif0', none), { host: '0.0.0.0', port: 2400 });
 });

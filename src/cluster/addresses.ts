@@ -81,10 +81,6 @@ export async function systemLinks(): Promise<SystemLink[]> {
   }));
 }
 
-export async function systemAddresses(managedSubnets: string[]): Promise<SystemAddresses> {
-  return { links: await systemLinks(), managedSubnets };
-}
-
 /** Go's net.IP.IsGlobalUnicast: not unspecified, loopback, link-local, multicast or broadcast. */
 export function isGlobalUnicast(ip: string): boolean {
   if (isIPv4(ip)) {
@@ -174,13 +170,15 @@ export function resolveSystemAddr(sys: SystemAddresses): string {
 /**
  * The address to advertise, as dockerd resolves it: the given one; else the daemon's
  * --cluster-default-advertise-addr (an IP or interface name, with the listen port); else the
- * system's address (resolveSystemAddr), with the listen port. `system` is asked only then.
+ * system's address (resolveSystemAddr over `links`, leaving out `managedSubnets`), with the listen
+ * port.
  */
 export async function chooseAdvertise(
   listen: HostPort,
   advertise: string | undefined,
   defaultAddr: string | undefined,
-  system: () => Promise<SystemAddresses>,
+  managedSubnets: () => string[],
+  links: () => Promise<SystemLink[]> = systemLinks,
 ): Promise<HostPort> {
   if (advertise) {
     const a = parseAddr(advertise, listen.port, 'advertise address');
@@ -195,7 +193,18 @@ export async function chooseAdvertise(
     if (unspecified(host)) throw invalidParameter('default advertise address must be a non-zero IP address or network interface');
     return { host, port: listen.port };
   }
-  return { host: resolveSystemAddr(await system()), port: listen.port };
+  return { host: resolveSystemAddr({ links: await links(), managedSubnets: managedSubnets() }), port: listen.port };
+}
+
+/**
+ * The advertise address a joining node sends, as dockerd: only one given is resolved (a bad one
+ * ignored); without it the host stays unspecified and the manager takes the address the node
+ * connects from (JoinResponse.advertiseAddr). The daemon's default is not used on join.
+ */
+export async function joinAdvertise(listen: HostPort, advertise: string | undefined, managedSubnets: () => string[]): Promise<HostPort> {
+  const detected = { host: '0.0.0.0', port: listen.port };
+  if (!advertise) return detected;
+  return chooseAdvertise(listen, advertise, undefined, managedSubnets).catch(() => detected);
 }
 
 /**

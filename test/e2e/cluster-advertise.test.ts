@@ -1,6 +1,7 @@
 // `swarm init` without --advertise-addr, as dockerd resolves the address: in a namespace without a
 // device link (veths only, as a daemon in a container) every up link counts except the daemon's
-// own networks (its bridge): two addressed veths are refused with dockerd's message, one is taken.
+// own networks (its bridge): two addressed veths are refused with dockerd's message, one is taken;
+// a node joining without one is taken at the address it connects from.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
@@ -38,6 +39,22 @@ describe('swarm init: the advertise address detected', () => {
     assert.match(init.stdout, new RegExp(`docker swarm join --token \\S+ ${A.replace(/\./g, '\\.')}:2377`));
     const swarm = JSON.parse((await d!.docker(['info', '--format', '{{json .Swarm}}'])).stdout);
     assert.equal(swarm.NodeAddr, A);
+
+    // A node joining without --advertise-addr is taken at the address it connects from (the
+    // daemon's default advertise address is not used on join, as dockerd).
+    const w = await startDaemon({ netns: ns, args: ['--cluster-default-advertise-addr', '127.0.0.1'] });
+    try {
+      const token = (await d!.docker(['swarm', 'join-token', '-q', 'worker'])).stdout.trim();
+      const join = await w.docker(['swarm', 'join', '--token', token, '--listen-addr', '0.0.0.0:2477', `${A}:2377`]);
+      assert.equal(join.code, 0, join.stderr);
+      const wSwarm = JSON.parse((await w.docker(['info', '--format', '{{json .Swarm}}'])).stdout);
+      assert.equal(wSwarm.NodeAddr, A);
+      const wNode = JSON.parse((await d!.docker(['node', 'inspect', wSwarm.NodeID])).stdout)[0];
+      assert.equal(wNode.Status.Addr, A);
+      assert.equal((await w.docker(['swarm', 'leave', '--force'])).code, 0);
+    } finally {
+      await w.cleanup();
+    }
     assert.equal((await d!.docker(['swarm', 'leave', '--force'])).code, 0);
   });
 });
