@@ -108,6 +108,13 @@ export class BuildExecutor {
     return last;
   }
 
+  /** Running an ONBUILD trigger of the stage's base (its steps print no image line). */
+  private inTriggers = false;
+
+  private imageLine(id: string): void {
+    if (!this.inTriggers) this.out(` ---> ${short(id)}\n`);
+  }
+
   private stepLine(original: string): void {
     this.step++;
     this.out(`Step ${this.step}/${this.total} : ${original}\n`);
@@ -119,14 +126,21 @@ export class BuildExecutor {
     if (base.kind === 'scratch') image = scratchImage(this.d.platform);
     else if (base.kind === 'stage') image = this.results.get(base.index)!;
     else image = await this.baseImage(base.ref, platform);
-    if (image.id) this.out(` ---> ${short(image.id)}\n`);
     const state: StageState = { image, runtime: structuredClone(image.config.config ?? {}), args, cmdSet: false, stageIndex: stage.index };
     const triggers = state.runtime.OnBuild ?? [];
     if (triggers.length) {
+      // As dockerd: the triggers' own lines (containers, cache hits) but no image line per trigger;
+      // the FROM step's one image line comes after them.
       this.out(`# Executing ${triggers.length} build trigger${triggers.length > 1 ? 's' : ''}\n`);
       state.runtime.OnBuild = null; // triggers run once, in the child; they are not inherited
-      for (const t of triggers) await this.dispatch(state, parseTrigger(t), true);
+      this.inTriggers = true;
+      try {
+        for (const t of triggers) await this.dispatch(state, parseTrigger(t), true);
+      } finally {
+        this.inTriggers = false;
+      }
     }
+    if (state.image.id) this.out(` ---> ${short(state.image.id)}\n`);
     for (const inst of stage.instructions) {
       if (this.signal.aborted) throw this.signal.reason;
       this.stepLine(inst.original);
@@ -202,7 +216,7 @@ export class BuildExecutor {
         state.image = img;
         state.runtime = structuredClone(img.config.config ?? {});
         this.out(' ---> Using cache\n');
-        this.out(` ---> ${short(hit)}\n`);
+        this.imageLine(hit);
         return;
       }
       const from = sources && matchCacheFrom(parent, plan.createdBy, sources);
@@ -220,7 +234,7 @@ export class BuildExecutor {
         state.image = next;
         state.runtime = structuredClone(next.config.config ?? {});
         this.out(' ---> Using cache\n');
-        this.out(` ---> ${short(next.id)}\n`);
+        this.imageLine(next.id);
         return;
       }
     }
@@ -235,7 +249,7 @@ export class BuildExecutor {
     this.d.cache.store(key, { imageId: next.id, parentId: parent.id, createdBy: plan.createdBy, kind: plan.kind, size });
     state.image = next;
     state.runtime = structuredClone(next.config.config ?? {});
-    this.out(` ---> ${short(next.id)}\n`);
+    this.imageLine(next.id);
   }
 
   private cacheFrom?: Promise<StepImage[]>;

@@ -147,6 +147,29 @@ print(c.containers.run('pyout:1', remove=True).decode(), end='')
     assert.deepEqual(messages(quiet.text()), [{ stream: `${id}\n` }]);
   });
 
+  test('ONBUILD in a multi-stage build: triggers run in each stage, one image line after them, one image ID per stage', async () => {
+    const parent = await post('t=onb:1', pyTar([['Dockerfile', 'FROM busybox\nONBUILD RUN echo trig1 > /t1\nONBUILD LABEL trig=2\n']]));
+    assert.equal(parent.status, 200, parent.text());
+    const r = await post('t=onb:2', pyTar([['Dockerfile', 'FROM onb:1 AS a\nRUN cat /t1\nFROM onb:1\nRUN echo b\n']]));
+    assert.equal(r.status, 200, r.text());
+    const msgs = messages(r.text());
+    const text = streamOf(msgs);
+    assert.match(
+      text,
+      /^Step 1\/4 : FROM onb:1 AS a\n# Executing 2 build triggers\n ---> Running in ([0-9a-f]{12})\nRemoving intermediate container \1\n ---> [0-9a-f]{12}\nStep 2\/4 : RUN cat \/t1\n/,
+      text,
+    );
+    // The second stage's triggers hit the cache: their lines, then the stage's one image line.
+    assert.match(
+      text,
+      /Step 3\/4 : FROM onb:1\n# Executing 2 build triggers\n ---> Using cache\n ---> Using cache\n ---> [0-9a-f]{12}\nStep 4\/4 : RUN echo b\n/,
+      text,
+    );
+    assert.equal(msgs.filter((m) => m.aux).length, 2, text);
+    const labels = JSON.parse((await d.docker(['image', 'inspect', '--format', '{{json .Config.Labels}}', 'onb:2'])).stdout);
+    assert.deepEqual(labels, { trig: '2' });
+  });
+
   test('cachefrom: the named images are the only cache sources; the source itself is the result at its last step', async () => {
     const df = 'FROM busybox\nRUN echo one > /one\nLABEL l=1\n';
     const first = await post('t=cf:1', pyTar([['Dockerfile', df]]));
