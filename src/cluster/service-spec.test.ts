@@ -56,6 +56,15 @@ test('spec checks: image, name, networks, ingress ports, modes', () => {
   );
   assert.deepEqual(checkServiceSpec(spec({ EndpointSpec: { Mode: '', Ports: [] } })).EndpointSpec, { Mode: 'vip' });
   assert.equal(checkServiceSpec(spec()).EndpointSpec, undefined);
+  // What Go always writes back: Labels {}, Isolation default, ForceUpdate 0, Runtime container (Go's key order).
+  const minimal = checkServiceSpec({ TaskTemplate: { ContainerSpec: { Image: 'busybox' } }, Name: 'm' });
+  assert.deepEqual(Object.keys(minimal), ['Name', 'Labels', 'TaskTemplate', 'Mode']);
+  assert.deepEqual(minimal.TaskTemplate, {
+    ContainerSpec: { Image: 'busybox', Isolation: 'default' },
+    ForceUpdate: 0,
+    Runtime: 'container',
+  });
+  assert.deepEqual(minimal.Labels, {});
   assert.throws(() => checkServiceSpec(spec({ EndpointSpec: { Mode: 'round-robin' } })), {
     message: 'invalid resolution mode: "round-robin"',
   });

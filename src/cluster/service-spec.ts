@@ -132,7 +132,45 @@ export function checkServiceSpec(body: ClusterObject): ClusterObject {
     if (u.Order !== undefined && !['stop-first', 'start-first', ''].includes(u.Order as string))
       throw invalidParameter(`invalid ${k}.Order ${JSON.stringify(u.Order)}`);
   }
-  return spec;
+  return swarmkitShape(spec);
+}
+
+const SPEC_ORDER = ['Name', 'Labels', 'TaskTemplate', 'Mode', 'UpdateConfig', 'RollbackConfig', 'Networks', 'EndpointSpec'];
+const TASK_ORDER = [
+  'ContainerSpec',
+  'PluginSpec',
+  'NetworkAttachmentSpec',
+  'Resources',
+  'RestartPolicy',
+  'Placement',
+  'Networks',
+  'LogDriver',
+  'ForceUpdate',
+  'Runtime',
+];
+
+/** `o`'s keys in `order` first (Go's field order), the rest after. */
+function ordered(o: Record<string, unknown>, order: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of order) if (k in o) out[k] = o[k];
+  for (const k of Object.keys(o)) if (!(k in out)) out[k] = o[k];
+  return out;
+}
+
+/**
+ * The spec as it reads back from swarmkit through dockerd (no insertDefaults): Labels at least {},
+ * ContainerSpec.Isolation `default`, TaskTemplate.ForceUpdate 0 and Runtime `container` (enums and
+ * fields Go always writes), keys in Go's order.
+ */
+function swarmkitShape(spec: ClusterObject): ClusterObject {
+  if (!isObj(spec.Labels)) spec.Labels = {};
+  const tt = obj(spec.TaskTemplate);
+  const cs = obj(tt.ContainerSpec);
+  if (cs.Isolation === undefined || cs.Isolation === null || cs.Isolation === '') cs.Isolation = 'default';
+  if (tt.ForceUpdate === undefined || tt.ForceUpdate === null) tt.ForceUpdate = 0;
+  if (tt.Runtime === undefined || tt.Runtime === null || tt.Runtime === '') tt.Runtime = 'container';
+  spec.TaskTemplate = ordered(tt, TASK_ORDER);
+  return ordered(spec, SPEC_ORDER) as ClusterObject;
 }
 
 /** A name not used by another service (swarmkit's words; 409 as dockerd answers). */
