@@ -54,6 +54,10 @@ test('create checks: name, data, size limits, drivers and templating', () => {
     },
   );
   assert.throws(() => checkCreate('secrets', { Name: 's', Data: b64('x'), Templating: 'golang' }), /invalid Templating/);
+  // Keys in any case, as Go decodes them (docker-py sends {"name": "golang"}).
+  assert.deepEqual(checkCreate('configs', { Name: 'c', Data: b64('x'), Templating: { name: 'golang' } }).spec.Templating, {
+    Name: 'golang',
+  });
   const view = fileObjectView(
     'configs',
     { ...rec('id9', 'c', {}), Spec: { Name: 'c', Labels: {}, Templating: { Name: 'golang' } } },

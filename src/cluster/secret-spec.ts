@@ -44,15 +44,19 @@ function labelsOf(v: unknown): Record<string, string> {
 function templatingOf(v: unknown): { Templating?: TemplatingDriver } {
   if (v === undefined || v === null) return {};
   if (!isObj(v)) throw invalidParameter('invalid Templating: must be an object');
+  // Go decodes keys case-insensitively: docker-py sends {"name": "golang"}.
+  const field = (name: string) => v[Object.keys(v).find((k) => k.toLowerCase() === name.toLowerCase()) ?? name];
   const t: TemplatingDriver = {};
-  if (v.Name !== undefined && v.Name !== null) {
-    if (typeof v.Name !== 'string') throw invalidParameter('invalid Templating.Name: must be a string');
-    if (v.Name) t.Name = v.Name;
+  const name = field('Name');
+  if (name !== undefined && name !== null) {
+    if (typeof name !== 'string') throw invalidParameter('invalid Templating.Name: must be a string');
+    if (name) t.Name = name;
   }
-  if (v.Options !== undefined && v.Options !== null) {
-    if (!isObj(v.Options) || Object.values(v.Options).some((x) => typeof x !== 'string'))
+  const options = field('Options');
+  if (options !== undefined && options !== null) {
+    if (!isObj(options) || Object.values(options).some((x) => typeof x !== 'string'))
       throw invalidParameter('invalid Templating.Options: must be a map of strings');
-    if (Object.keys(v.Options).length) t.Options = { ...(v.Options as Record<string, string>) };
+    if (Object.keys(options).length) t.Options = { ...(options as Record<string, string>) };
   }
   return { Templating: t };
 }
@@ -60,7 +64,7 @@ function templatingOf(v: unknown): { Templating?: TemplatingDriver } {
 /** Checks a create body; returns the spec and the decoded data. */
 export function checkCreate(kind: FileKind, body: ClusterObject): { spec: FileObjectRecord['Spec']; data: Buffer } {
   const what = singular(kind);
-  if (isObj(body.Driver) && body.Driver.Name)
+  if (isObj(body.Driver) && Object.entries(body.Driver).some(([k, v]) => k.toLowerCase() === 'name' && v))
     throw notImplemented(`${what} drivers are not built in this engine's cluster mode: the data is kept in the cluster store`);
   const name = body.Name;
   if (typeof name !== 'string' || name === '') throw rpc('name must be provided');

@@ -5,7 +5,7 @@
 // an unset mode is vip, no EndpointSpec leaves Endpoint.Spec empty.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { until } from '../helpers/until.ts';
 
@@ -100,6 +100,21 @@ describe('secret and config templating', () => {
       const labels = JSON.parse(await ok(d, ['inspect', '--format', '{{json .Config.Labels}}', cid]));
       assert.equal(labels['com.docker.swarm.service.id'], sid);
     }
+  });
+
+  test('docker-py: a templated config created with templating= reads back with its driver', async () => {
+    const script = String.raw`
+import docker, json, os
+c = docker.APIClient(base_url=os.environ['DOCKER_HOST'], version='1.41')
+cid = c.create_config('py_tpl', b'slot={{.Task.Slot}}', templating={'name': 'golang'})['ID']
+print(json.dumps(c.inspect_config(cid)['Spec']))
+`;
+    const r = await run('python3', ['-c', script], { env: { ...process.env, DOCKER_HOST: d.host }, timeoutMs: 60_000 });
+    assert.equal(r.code, 0, r.stderr + r.stdout);
+    const spec = JSON.parse(r.stdout);
+    assert.deepEqual(spec.Templating, { Name: 'golang' });
+    assert.equal(Buffer.from(spec.Data, 'base64').toString(), 'slot={{.Task.Slot}}');
+    await ok(d, ['config', 'rm', 'py_tpl']);
   });
 
   test('a template naming a secret the task does not have rejects the task, the object named', async () => {
