@@ -117,7 +117,9 @@ export class BuildExecutor {
 
   private stepLine(original: string): void {
     this.step++;
-    this.out(`Step ${this.step}/${this.total} : ${original}\n`);
+    // Two writes, as dockerd's (Fprintf, then Fprintln): two messages in the stream.
+    this.out(`Step ${this.step}/${this.total} : ${original}`);
+    this.out('\n');
   }
 
   private async runStage(stage: Stage, base: ReturnType<typeof planStages>['bases'] extends Map<number, infer S> ? S : never, platform: string | undefined, args: BuildArgs): Promise<StepImage> {
@@ -131,7 +133,9 @@ export class BuildExecutor {
     if (triggers.length) {
       // As dockerd: the triggers' own lines (containers, cache hits) but no image line per trigger;
       // the FROM step's one image line comes after them.
-      this.out(`# Executing ${triggers.length} build trigger${triggers.length > 1 ? 's' : ''}\n`);
+      this.out(`# Executing ${triggers.length} build trigger`);
+      if (triggers.length > 1) this.out('s');
+      this.out('\n');
       state.runtime.OnBuild = null; // triggers run once, in the child; they are not inherited
       this.inTriggers = true;
       try {

@@ -133,6 +133,8 @@ print(c.containers.run('pyout:1', remove=True).decode(), end='')
     assert.match(text, /Step 1\/6 : FROM busybox AS a\n/);
     assert.match(text, /unused-ran/);
     assert.doesNotMatch(text, /after-ran/);
+    // dockerd writes a step's line and its newline as two messages.
+    assert.deepEqual(msgs.slice(0, 2), [{ stream: 'Step 1/6 : FROM busybox AS a' }, { stream: '\n' }]);
     const ids = msgs.filter((m) => m.aux).map((m) => m.aux!.ID);
     assert.equal(ids.length, 3, text);
     assert.equal(new Set(ids).size, 3);
