@@ -5,7 +5,7 @@
 // client's build ID or by the client hanging up. While a build runs, a concurrent major GC is asked
 // for each time the heap grows 8 MiB (boundHeapGrowth): the per-file garbage of a large context
 // otherwise piled up in the old generation (bench/build-memory.ts measures it).
-import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join, posix } from 'node:path';
@@ -19,6 +19,7 @@ import type { ImageStore } from '../images/image-store.ts';
 import type { BuildCacheEntry, BuildOptions, BuildPruneOptions, BuildPruneResult, BuildSink } from '../types/build.ts';
 import { extractContext } from './context/tar-extract.ts';
 import { parseDockerfile } from './dockerfile/parser.ts';
+import { readDockerfile } from './dockerfile-file.ts';
 import { BuildExecutor } from './executor.ts';
 import type { FsSteps } from './fs-steps.ts';
 import { StepImageWriter } from './image-writer.ts';
@@ -123,20 +124,14 @@ export class BuildService {
       const contextDir = join(work, 'context');
       await mkdir(contextDir);
       entries = await this.receiveContext(opts, body, contextDir, abort.signal);
-      const text = await readFile(join(contextDir, posix.normalize(`/${opts.dockerfile}`))).catch((err) => {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'EISDIR') {
-          throw invalidParameter(`Cannot locate specified Dockerfile: ${opts.dockerfile}`);
-        }
-        throw err;
-      });
+      const { text } = readDockerfile(contextDir, opts.dockerfile);
       processing = true;
-      const df = parseDockerfile(text.toString('utf8'));
+      const df = parseDockerfile(text);
       const exec = new BuildExecutor({
         client: this.d.client, images: this.d.images, writer: this.writer, containers: this.d.containers, base: this.d.base,
         cache: this.cache, platform: this.d.platform, log: this.d.log, ...(this.d.fs ? { fs: this.d.fs } : {}),
       }, opts, df, contextDir, sink, abort.signal);
       const result = await exec.run();
-      sink({ aux: { ID: result.id } });
       sink({ stream: `Successfully built ${result.id.slice(7, 19)}\n` });
       for (const t of tags) {
         await this.d.tag(result.id, t.repo, t.tag);

@@ -141,19 +141,21 @@ class BuildStream {
     this.res.write(`${JSON.stringify(m)}\r\n`);
   }
 
+  /** The last image ID the build announced (one per stage): quiet mode's answer. */
+  private lastId: string | undefined;
+
+  // Quiet mode holds everything back, as dockerd's buffer: on success only the final image ID is
+  // written (one stream line), on failure what was held and the error.
   readonly sink: BuildSink = (m) => {
     if (!this.quiet) return this.write(m);
-    if (m.aux) {
-      this.write(m);
-      this.write({ stream: `${m.aux.ID}\n` });
-    } else if (m.stream?.startsWith('Successfully ')) {
-      // quiet: the ID line replaces the summary
-    } else this.held.push(m);
+    if (m.aux?.ID) this.lastId = m.aux.ID;
+    this.held.push(m);
   };
 
   async run(fn: (sink: BuildSink, signal: AbortSignal) => Promise<void>): Promise<void> {
     try {
       await fn(this.sink, this.abort.signal);
+      if (this.quiet && this.lastId) this.write({ stream: `${this.lastId}\n` });
     } catch (err) {
       if (!this.started && !this.held.length) throw err;
       for (const m of this.held.splice(0)) this.write(m);
