@@ -29,9 +29,25 @@ export interface FwPort {
   containerPort: number;
 }
 
+/** One published port of the routing mesh and the ingress addresses of its service's tasks. */
+export interface FwMeshTarget {
+  proto: 'tcp' | 'udp' | 'sctp';
+  published: number;
+  target: number;
+  backends: string[];
+}
+
+/** The routing mesh of cluster mode on this node (IPv4): the ingress bridge and this node's address on it. */
+export interface FwMesh {
+  bridge: string;
+  nodeIp: string;
+  targets: FwMeshTarget[];
+}
+
 export interface FwState {
   networks: FwNetwork[];
   ports: FwPort[];
+  mesh?: FwMesh;
 }
 
 export interface FwSettings {
@@ -49,6 +65,8 @@ export interface Chains {
   iso1: string;
   iso2: string;
   post: string;
+  /** nat: the routing mesh's DNAT of published ports to the tasks on `ingress` (IPv4 only). */
+  mesh: string;
 }
 
 export function chainNames(prefix: string): Chains {
@@ -59,12 +77,17 @@ export function chainNames(prefix: string): Chains {
     iso1: `${prefix}-ISO1`,
     iso2: `${prefix}-ISO2`,
     post: `${prefix}-POST`,
+    mesh: `${prefix}-MESH`,
   };
 }
 
 /** The jumps from the built-in chains into ours, exactly as iptables-save / ip6tables-save print them. */
 export function jumpRules(c: Chains, s: FwSettings, family: Family = 4): { filter: string[]; nat: string[] } {
   const loopback = family === 4 ? '127.0.0.0/8' : '::1/128';
+  // The routing mesh answers on every local address, loopback too (route_localnet on the ingress
+  // bridge), whatever the userland proxy setting: its own jumps, as dockerd's DOCKER-INGRESS.
+  const mesh =
+    family === 4 ? [`-A PREROUTING -m addrtype --dst-type LOCAL -j ${c.mesh}`, `-A OUTPUT -m addrtype --dst-type LOCAL -j ${c.mesh}`] : [];
   return {
     filter: [`-A FORWARD -j ${c.forward}`],
     nat: [
@@ -73,6 +96,7 @@ export function jumpRules(c: Chains, s: FwSettings, family: Family = 4): { filte
         ? `-A OUTPUT ! -d ${loopback} -m addrtype --dst-type LOCAL -j ${c.main}`
         : `-A OUTPUT -m addrtype --dst-type LOCAL -j ${c.main}`,
       `-A POSTROUTING -j ${c.post}`,
+      ...mesh,
     ],
   };
 }
@@ -88,7 +112,7 @@ function anyHost(ip: string): boolean {
 /** Contents of our chains in both tables (without the table headers / COMMIT), for one family. */
 export function renderChains(c: Chains, fullState: FwState, s: FwSettings, family: Family = 4): { filter: string[]; nat: string[] } {
   const filter: string[] = [`:${c.main} - [0:0]`, `:${c.forward} - [0:0]`, `:${c.iso1} - [0:0]`, `:${c.iso2} - [0:0]`];
-  const nat: string[] = [`:${c.main} - [0:0]`, `:${c.post} - [0:0]`];
+  const nat: string[] = [`:${c.main} - [0:0]`, `:${c.post} - [0:0]`, ...(family === 4 ? [`:${c.mesh} - [0:0]`] : [])];
   // One family's view: its subnet per network (networks without one take no part), its ports.
   const state: FwState = {
     networks: fullState.networks.flatMap((n) => {
@@ -101,7 +125,16 @@ export function renderChains(c: Chains, fullState: FwState, s: FwSettings, famil
   const dnatTo = (ip: string, port: number) => (family === 4 ? `${ip}:${port}` : `[${ip}]:${port}`);
   const ports = state.ports.filter((p) => ofFamily(p.hostIp, family) && ofFamily(p.containerIp, family) && p.containerIp !== '');
 
-  filter.push(`-A ${c.forward} -j ${c.user}`, `-A ${c.forward} -j ${c.iso1}`);
+  filter.push(`-A ${c.forward} -j ${c.user}`);
+  // The routing mesh before isolation (as dockerd's DOCKER-INGRESS): connections DNATed to the
+  // tasks on `ingress`, from anywhere, and their replies.
+  const mesh = family === 4 && fullState.mesh?.targets.length ? fullState.mesh : undefined;
+  if (mesh)
+    filter.push(
+      `-A ${c.forward} -o ${mesh.bridge} -m conntrack --ctstate DNAT -j ACCEPT`,
+      `-A ${c.forward} -i ${mesh.bridge} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT`,
+    );
+  filter.push(`-A ${c.forward} -j ${c.iso1}`);
   for (const n of state.networks) {
     filter.push(`-A ${c.forward} -o ${n.bridge} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT`);
     filter.push(`-A ${c.forward} -o ${n.bridge} -j ${c.main}`);
@@ -125,6 +158,18 @@ export function renderChains(c: Chains, fullState: FwState, s: FwSettings, famil
   // when the FORWARD policy accepts.
   for (const n of state.networks) filter.push(`-A ${c.main} ! -i ${n.bridge} -o ${n.bridge} -j DROP`);
 
+  if (mesh) {
+    // Each new connection to a published port goes to one task (statistic nth: an even share each),
+    // and leaves through the ingress bridge from this node's address so the reply comes back here.
+    for (const t of mesh.targets) {
+      const k = t.backends.length;
+      t.backends.forEach((ip, i) => {
+        const nth = i < k - 1 ? ` -m statistic --mode nth --every ${k - i} --packet 0` : '';
+        nat.push(`-A ${c.mesh} -p ${t.proto} -m ${t.proto} --dport ${t.published}${nth} -j DNAT --to-destination ${ip}:${t.target}`);
+      });
+    }
+    nat.push(`-A ${c.post} -o ${mesh.bridge} -m conntrack --ctstate DNAT -j SNAT --to-source ${mesh.nodeIp}`);
+  }
   for (const n of state.networks) {
     if (n.masquerade && !n.internal) nat.push(`-A ${c.post} -s ${n.subnet} ! -o ${n.bridge} -j MASQUERADE`);
     if (!s.userlandProxy) nat.push(`-A ${c.post} -o ${n.bridge} -m addrtype --src-type LOCAL -j MASQUERADE`);
