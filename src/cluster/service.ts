@@ -708,7 +708,10 @@ export class ClusterService {
     });
   }
 
-  /** Daemon shutdown: stops etcd, the endpoint and heartbeats; the node stays in its cluster. */
+  /**
+   * Daemon shutdown: stops the agent (no task starts or restarts from here on: the containers stop
+   * next), etcd, the endpoint and heartbeats; the node stays in its cluster.
+   */
   shutdown(): Promise<void> {
     return this.serial(async () => {
       await this.stopAgent();
@@ -722,8 +725,8 @@ export class ClusterService {
       await this.manager?.stop();
       await this.controlMtu.remove();
       this.files.dropRunKey();
-      // Last: stopping the agent and the networks above may still have brought devices up.
-      await this.deps.overlay?.()?.close();
+      // The overlay devices stay for the task containers, which stop after this: networking's own
+      // shutdown removes them with the daemon's other links once nothing is attached any more.
     });
   }
 

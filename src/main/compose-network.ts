@@ -80,6 +80,7 @@ export function composeNetworking(d: NetworkingDeps): Networking {
     ports,
     dns,
     sandboxes,
+    overlay,
     tag,
     ulaSeed: d.daemonId,
     ...(d.env ? { env: d.env } : {}),

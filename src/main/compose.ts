@@ -183,7 +183,13 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           ? clusterRuntime(containerService, runs, roots.execRoot, () => networking.overlay, { store: images, distribution })
           : undefined),
     });
-    cleanups.push(() => cluster.shutdown());
+    // Cluster mode stops before the containers do (as dockerd's cluster clean-up comes before its
+    // daemon shutdown): its agent would otherwise start new task containers while they stop, and
+    // those would keep their bridges, chains and shims past the daemon. Pushed here as well for a
+    // start-up that fails before the containers service exists; the second call does nothing.
+    let clusterDown: Promise<void> | undefined;
+    const shutdownCluster = () => (clusterDown ??= cluster.shutdown());
+    cleanups.push(shutdownCluster);
     const networking = composeNetworking({
       db,
       config: cfg,
@@ -511,6 +517,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // After the containers stopped (their kill/die events reach the streams), /events streams end.
     cleanups.push(() => events.close());
     cleanups.push(() => containers.shutdown(cfg()['live-restore'], cfg()['shutdown-timeout']));
+    cleanups.push(shutdownCluster);
 
     const listenWarnings: string[] = [];
     let componentsCache: ComponentVersions | undefined;

@@ -48,6 +48,8 @@ export class FirewallSync {
   private readonly firewall6?: Firewall;
   /** The routing mesh of cluster mode, as the overlay driver last set it. */
   private mesh: FwMesh | undefined;
+  /** Torn down at shutdown: a late sync (the overlay driver closing) must not write the chains again. */
+  private closed = false;
 
   constructor(private readonly d: FirewallSyncDeps) {
     const cfg = d.config();
@@ -60,6 +62,7 @@ export class FirewallSync {
 
   /** Both families' rules from the current state; IPv6 only while some network has IPv6. */
   async sync(): Promise<void> {
+    if (this.closed) return;
     await this.firewall?.sync();
     if (!this.firewall6) return;
     if (this.d.state.hasIPv6Networks()) await this.firewall6.sync();
@@ -94,6 +97,7 @@ export class FirewallSync {
 
   /** Shutdown with nothing attached: our jumps and chains go (the next start writes them again). */
   async teardown(): Promise<void> {
+    this.closed = true;
     await this.firewall?.teardown().catch(this.firewall.warnOnFailure('teardown'));
     if (this.d.state.hasIPv6Networks()) await this.firewall6?.teardown().catch(this.firewall6.warnOnFailure('teardown'));
   }
