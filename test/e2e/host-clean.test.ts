@@ -29,7 +29,7 @@ const base = 10 + (process.pid % 50) * 4;
 const ip = (i: number) => `127.0.${base + i}.9`;
 // A published port of its own per test process (another cluster on this host could pick a dynamic one).
 const PUBLISHED = 40_000 + (process.pid % 5_000);
-const SERVE = 'while true; do hostname | nc -l -p 8080; done';
+const SERVE = "trap 'exit 0' TERM; while true; do hostname | nc -l -p 8080 & wait $!; done";
 
 interface TaskView {
   DesiredState: string;
@@ -97,6 +97,10 @@ async function createService(d: TestDaemon): Promise<void> {
     '2',
     '--stop-grace-period',
     '1s',
+    // Replaced at once when they stop: a daemon whose agent outlives its containers' stop would
+    // start new ones while it shuts down.
+    '--restart-delay',
+    '0s',
     '--publish',
     `published=${PUBLISHED},target=8080`,
     'busybox',
@@ -160,8 +164,8 @@ async function nothingLeft(d: TestDaemon): Promise<void> {
 
 describe('a host is left as it was found', { timeout: 300_000 }, () => {
   const ds: TestDaemon[] = [];
-  const daemon = async () => {
-    const d = await startDaemon();
+  const daemon = async (args: string[] = []) => {
+    const d = await startDaemon({ args });
     ds.push(d);
     await loadBusybox(d);
     return d;
@@ -210,10 +214,14 @@ describe('a host is left as it was found', { timeout: 300_000 }, () => {
   });
 
   test('stopped in its cluster: nothing remains; the next start comes back and the service talks again', async () => {
-    const d = await daemon();
+    const d = await daemon(['--debug']);
     await createService(d);
     const before = await serviceTalks(d);
     assert.equal(await d.stop(), 0, d.output.slice(-3000));
+    // No task container was made once the stop began (the agent stopped first; before, it replaced
+    // the tasks the shutdown had just stopped, and their shims could outlive the daemon).
+    const afterSignal = d.output.slice(d.output.indexOf('Processing signal'));
+    assert.doesNotMatch(afterSignal, /container created/, afterSignal.slice(0, 3000));
     await nothingLeft(d);
 
     await d.restart();
