@@ -100,6 +100,7 @@ export class ClusterService {
     return this.networks.serveRemote(node.nodeId, op, body);
   };
   private agent: Agent | null = null;
+  private stopping = false; // the daemon shuts down: no agent starts again
   /** This node's certificate renewal and trust root (cert-renewer.ts). */
   private renewer: CertRenewer | null = null;
   /** A manager's `node` events (node-events.ts). */
@@ -430,6 +431,7 @@ export class ClusterService {
   }
 
   private startAgent(sync: SyncFn): void {
+    if (this.stopping) return; // the daemon shuts down: its containers are stopping for good
     void this.agent?.stop(); // a replaced agent: its last round may finish on its own
     this.agent = new Agent(sync, this.deps.runtime ?? (() => undefined), this.log);
     this.agent.start();
@@ -708,13 +710,13 @@ export class ClusterService {
     });
   }
 
-  /**
-   * Daemon shutdown: stops the agent (no task starts or restarts from here on: the containers stop
-   * next), etcd, the endpoint and heartbeats; the node stays in its cluster.
-   */
-  shutdown(): Promise<void> {
+  // Daemon shutdown: `tasks` (before the containers stop) ends the agent for good, so no task
+  // container starts meanwhile; then etcd, the endpoint, heartbeats. The node stays in its cluster.
+  shutdown(step: 'tasks' | 'rest' = 'rest'): Promise<void> {
+    this.stopping = true;
     return this.serial(async () => {
       await this.stopAgent();
+      if (step === 'tasks') return;
       this.worker?.stop();
       this.stopNodeEndpoint();
       await this.workerNetworks?.stop(false);
@@ -724,9 +726,7 @@ export class ClusterService {
       await this.stopNodeEvents();
       await this.manager?.stop();
       await this.controlMtu.remove();
-      this.files.dropRunKey();
-      // The overlay devices stay for the task containers, which stop after this: networking's own
-      // shutdown removes them with the daemon's other links once nothing is attached any more.
+      this.files.dropRunKey(); // overlay devices: networking's shutdown removes them
     });
   }
 

@@ -183,13 +183,7 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
           ? clusterRuntime(containerService, runs, roots.execRoot, () => networking.overlay, { store: images, distribution })
           : undefined),
     });
-    // Cluster mode stops before the containers do (as dockerd's cluster clean-up comes before its
-    // daemon shutdown): its agent would otherwise start new task containers while they stop, and
-    // those would keep their bridges, chains and shims past the daemon. Pushed here as well for a
-    // start-up that fails before the containers service exists; the second call does nothing.
-    let clusterDown: Promise<void> | undefined;
-    const shutdownCluster = () => (clusterDown ??= cluster.shutdown());
-    cleanups.push(shutdownCluster);
+    cleanups.push(() => cluster.shutdown());
     const networking = composeNetworking({
       db,
       config: cfg,
@@ -517,7 +511,11 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     // After the containers stopped (their kill/die events reach the streams), /events streams end.
     cleanups.push(() => events.close());
     cleanups.push(() => containers.shutdown(cfg()['live-restore'], cfg()['shutdown-timeout']));
-    cleanups.push(shutdownCluster);
+    // Cluster mode's agent stops before the containers do (as dockerd's cluster clean-up comes
+    // before its daemon's shutdown): it would otherwise start or replace task containers while they
+    // stop, and those kept their bridges, chains and shims past the daemon. The rest of cluster
+    // mode stops after them (above), so their overlay endpoints are still released.
+    cleanups.push(() => cluster.stopTasks());
 
     const listenWarnings: string[] = [];
     let componentsCache: ComponentVersions | undefined;

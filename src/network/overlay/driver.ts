@@ -85,6 +85,8 @@ export class OverlayNetworks implements OverlayHost {
   /** The mesh rules last handed to the firewall (JSON), so an unchanged push writes nothing. */
   private meshWritten = '';
   private queue: Promise<unknown> = Promise.resolve();
+  /** Closed at shutdown: a late push from the cluster (it stops after networking) brings no device up. */
+  private closed = false;
 
   constructor(private readonly d: OverlayDeps) {}
 
@@ -128,6 +130,7 @@ export class OverlayNetworks implements OverlayHost {
 
   setEndpoints(endpoints: OverlayEndpoint[]): Promise<void> {
     return this.serial(async () => {
+      if (this.closed) return;
       const self = this.node?.nodeId;
       const by = new Map<string, OverlayEndpoint[]>();
       const vips = new Map<string, OverlayEndpoint[]>();
@@ -208,6 +211,7 @@ export class OverlayNetworks implements OverlayHost {
 
   /** Shutdown: every overlay device of this node goes (they are made again with the next endpoint). */
   async close(): Promise<void> {
+    this.closed = true;
     await this.serial(async () => {
       await this.writeMesh(undefined);
       for (const id of [...this.peers.keys()]) await this.downDevices(id);
@@ -295,7 +299,7 @@ export class OverlayNetworks implements OverlayHost {
 
   private async upDevices(net: NetworkRecord): Promise<void> {
     const n = this.nets.get(net.Id);
-    if (!n || !this.node) return;
+    if (!n || !this.node || this.closed) return;
     const dev = overlayDevices(n.Id);
     if (!this.peers.has(n.Id) || !linkExists(dev.vxlan)) {
       const bits = n.subnet.split('/')[1];
