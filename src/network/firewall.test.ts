@@ -69,7 +69,13 @@ describe('firewall rules', () => {
       ].join('\n'),
     );
     const ch = jumpChanges(saved, c, { userlandProxy: true, allowDirectRouting: false });
-    assert.deepEqual(ch.filter, [':ENGINE-abc123-USER - [0:0]', '-D FORWARD -j ENGINE-abc123-FWD']);
+    // Duplicates: every copy goes (a delete by text takes the first one), one comes back on top.
+    assert.deepEqual(ch.filter, [
+      ':ENGINE-abc123-USER - [0:0]',
+      '-D FORWARD -j ENGINE-abc123-FWD',
+      '-D FORWARD -j ENGINE-abc123-FWD',
+      '-I FORWARD 1 -j ENGINE-abc123-FWD',
+    ]);
     assert.deepEqual(ch.nat, [
       '-D OUTPUT -m addrtype --dst-type LOCAL -j ENGINE-abc123',
       '-A PREROUTING -m addrtype --dst-type LOCAL -j ENGINE-abc123',
@@ -81,6 +87,18 @@ describe('firewall rules', () => {
     // Declarations come first in the script, before any rule that jumps to them.
     const script = restoreScript(renderChains(c, state, { userlandProxy: true, allowDirectRouting: false }), ch).split('\n');
     assert.ok(script.indexOf(':ENGINE-abc123-USER - [0:0]') < script.indexOf('-A ENGINE-abc123-FWD -j ENGINE-abc123-USER'));
+  });
+
+  test("FORWARD's jump goes back on top of rules another firewall inserted above it", () => {
+    const settings = { userlandProxy: true, allowDirectRouting: false };
+    const save = (forward: string[]) =>
+      parseSave(['*filter', ':OTHERFW - [0:0]', ':ENGINE-abc123-USER - [0:0]', ...forward, '-A OTHERFW -j DROP', 'COMMIT', ''].join('\n'));
+    const below = jumpChanges(save(['-A FORWARD -j OTHERFW', '-A FORWARD -j ENGINE-abc123-FWD']), c, settings);
+    assert.deepEqual(below.filter, ['-D FORWARD -j ENGINE-abc123-FWD', '-I FORWARD 1 -j ENGINE-abc123-FWD']);
+    const onTop = jumpChanges(save(['-A FORWARD -j ENGINE-abc123-FWD', '-A FORWARD -j OTHERFW']), c, settings);
+    assert.deepEqual(onTop.filter, [], 'first and once: left alone');
+    const none = jumpChanges(save(['-A FORWARD -j OTHERFW']), c, settings);
+    assert.deepEqual(none.filter, ['-I FORWARD 1 -j ENGINE-abc123-FWD']);
   });
 
   test('the routing mesh: DNAT per task (nth) in its own chain, SNAT to the node, accepted before isolation', () => {

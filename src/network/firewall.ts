@@ -267,9 +267,10 @@ function target(rule: string): string | undefined {
 const BUILTIN = new Set(['INPUT', 'FORWARD', 'OUTPUT', 'PREROUTING', 'POSTROUTING']);
 
 /**
- * Start-up: what to add and remove so each built-in chain jumps into ours exactly once with the
- * current settings (a changed --userland-proxy swaps the OUTPUT jump; duplicates left by anything
- * go), and whether the user chain has to be created (it is never flushed: it belongs to the admin).
+ * Start-up (and a change of networks): what to add and remove so each built-in chain jumps into
+ * ours exactly once with the current settings (a changed --userland-proxy swaps the OUTPUT jump;
+ * duplicates left by anything go; FORWARD's jump is its first rule), and whether the user chain
+ * has to be created (it is never flushed: it belongs to the admin).
  */
 export function jumpChanges(
   saved: Record<string, SavedTable>,
@@ -283,11 +284,17 @@ export function jumpChanges(
   for (const table of ['filter', 'nat'] as const) {
     const t = saved[table] ?? { chains: new Set<string>(), rules: [] };
     const seen = new Set<string>();
+    // FORWARD's jump must be its first rule, once: another firewall's rules inserted above it since
+    // (a DROP of everything forwarded) would shadow the containers' traffic. Otherwise every copy
+    // goes (a delete by its text takes the first copy) and one is inserted at the top.
+    const forward = t.rules.filter((r) => r.startsWith('-A FORWARD '));
+    const jumps = forward.filter((r) => ours.has(target(r) ?? ''));
+    const forwardOk = jumps.length === 1 && forward[0] === jumps[0] && want[table].includes(jumps[0]!);
     for (const rule of t.rules) {
       const chain = rule.split(' ')[1]!;
       const tgt = target(rule);
       if (!BUILTIN.has(chain) || !tgt || !ours.has(tgt)) continue;
-      if (want[table].includes(rule) && !seen.has(rule)) {
+      if (want[table].includes(rule) && !seen.has(rule) && (chain !== 'FORWARD' || forwardOk)) {
         seen.add(rule);
         continue;
       }
@@ -295,7 +302,6 @@ export function jumpChanges(
     }
     for (const rule of want[table]) {
       if (seen.has(rule)) continue;
-      // FORWARD's jump goes first so other tools' rules cannot shadow the containers' traffic.
       out[table].push(rule.startsWith('-A FORWARD ') ? rule.replace(/^-A FORWARD /, '-I FORWARD 1 ') : rule);
     }
     if (table === 'filter' && !t.chains.has(c.user)) out.filter.unshift(`:${c.user} - [0:0]`);
@@ -338,6 +344,8 @@ export class Firewall {
   private running: Promise<void> = Promise.resolve();
   private queued: Promise<void> | null = null;
   private installed = false;
+  /** The networks' bridges at the last write (a change has the jumps checked again). */
+  private bridges = '';
 
   constructor(
     prefix: string,
@@ -369,15 +377,20 @@ export class Firewall {
 
   private async apply(): Promise<void> {
     const s = this.settings();
-    const tables = renderChains(this.chains, this.desired(), s, this.family);
+    const desired = this.desired();
+    const tables = renderChains(this.chains, desired, s, this.family);
     let extra = { filter: [] as string[], nat: [] as string[] };
     const { save, restore } = tools(this.family);
-    if (!this.installed) {
+    // The jumps are checked at the first write and whenever the networks change (as dockerd puts
+    // its DOCKER-USER jump back on top at each network's creation): one iptables-save then.
+    const bridges = desired.networks.map((n) => n.bridge).join(' ');
+    if (!this.installed || bridges !== this.bridges) {
       const saved = parseSave(await runCommand(save, []));
       extra = jumpChanges(saved, this.chains, s, this.family);
     }
     await runCommand(restore, ['-w', '--noflush'], { input: restoreScript(tables, extra) });
     this.installed = true;
+    this.bridges = bridges;
   }
 
   /** Removes our jumps and chains (the daemon has no bridge networks left, or shuts down). */

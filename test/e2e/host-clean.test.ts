@@ -20,8 +20,9 @@ import { findShims } from '../../src/supervisor/shims.ts';
 import { findEtcd } from '../helpers/cluster-nodes.ts';
 import { run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { forwardPolicy } from '../helpers/forward-policy.ts';
+import { sh } from '../helpers/outside-host.ts';
 import { loadBusybox } from '../helpers/images.ts';
-import { daemonLinks } from '../helpers/network-teardown.ts';
+import { daemonChainPrefix, daemonLinks } from '../helpers/network-teardown.ts';
 import { until } from '../helpers/until.ts';
 
 // Loopback addresses of this file: 127.0.<n>.9 (the other cluster files use .1 to .8).
@@ -230,5 +231,56 @@ describe('a host is left as it was found', { timeout: 300_000 }, () => {
     assert.equal(again.length, before.length);
     assert.equal(await d.stop(), 0, d.output.slice(-3000));
     await nothingLeft(d);
+  });
+
+  test("another firewall's FORWARD rules and policy were there first: containers still talk, and they are left as found", async () => {
+    const ns = `hc-${(process.pid % 100000).toString(36)}`;
+    const inNs = (cmd: string) => sh('ip', ['netns', 'exec', ns, 'sh', '-c', cmd]);
+    await sh('ip', ['netns', 'add', ns]);
+    try {
+      // The other firewall: forwarding on, policy DROP, and a chain dropping everything forwarded
+      // jumped to from the top of FORWARD.
+      await inNs(
+        'ip link set lo up && echo 1 > /proc/sys/net/ipv4/ip_forward && iptables -w -P FORWARD DROP && ' +
+          'iptables -w -N OTHERFW && iptables -w -A OTHERFW -j DROP && iptables -w -I FORWARD 1 -j OTHERFW',
+      );
+      const d = await startDaemon({ netns: ns });
+      ds.push(d);
+      await loadBusybox(d);
+      const talks = async (net: string) => {
+        assert.equal((await d.docker(['network', 'create', net])).code, 0);
+        const srv = await d.docker(['run', '-d', '--name', `srv-${net}`, '--network', net, 'busybox', 'sh', '-c', SERVE]);
+        assert.equal(srv.code, 0, srv.stderr);
+        const host = (await d.docker(['inspect', '-f', '{{.Config.Hostname}}', `srv-${net}`])).stdout.trim();
+        const got = await until(
+          `a container on ${net} reaches srv-${net}`,
+          async () => {
+            const r = await d.docker(['run', '--rm', '--network', net, 'busybox', 'sh', '-c', `nc -w 2 srv-${net} 8080 </dev/null`]);
+            return r.code === 0 && r.stdout.trim() ? r.stdout.trim() : undefined;
+          },
+          30_000,
+          500,
+        );
+        assert.equal(got, host);
+      };
+      await talks('first');
+      // The other firewall puts its jump on top again while the daemon runs; the next network
+      // puts the daemon's back above it.
+      await inNs('iptables -w -I FORWARD 1 -j OTHERFW');
+      await talks('second');
+      const forward = (await inNs('iptables -w -S FORWARD')).split('\n');
+      assert.match(forward[1] ?? '', new RegExp(`^-A FORWARD -j ${daemonChainPrefix(d.execRoot)}-FWD$`), forward.join('\n'));
+
+      assert.equal(await d.stop(), 0, d.output.slice(-3000));
+      assert.deepEqual(
+        (await inNs('iptables -w -S FORWARD; iptables -w -S OTHERFW')).trim().split('\n'),
+        ['-P FORWARD DROP', '-A FORWARD -j OTHERFW', '-A FORWARD -j OTHERFW', '-N OTHERFW', '-A OTHERFW -j DROP'],
+        "the other firewall's rules and policy as they were",
+      );
+      assert.deepEqual(await ownRules(d.execRoot, ns), [], 'no chain or rule of the daemon');
+    } finally {
+      for (const d of ds.splice(0)) await d.cleanup();
+      await run('ip', ['netns', 'del', ns]);
+    }
   });
 });
