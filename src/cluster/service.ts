@@ -26,7 +26,6 @@ import { newId } from './ids.ts';
 import { InactiveCluster, NOT_A_MANAGER, NOT_IN_A_CLUSTER } from './inactive.ts';
 import { LocalStateFiles, type LocalClusterState, type NodeCerts, type RemoteManager } from './local-state.ts';
 import { etcdPorts, Manager, newNodeRecord, type ManagerEnv } from './manager.ts';
-import type { NodeRecord } from './nodes.ts';
 import { checkSpec, mergeInitSpec, withDefaults, type ClusterRecord } from './swarm-object.ts';
 import { caDigest, newJoinToken, tokenMatchesCa } from './tokens.ts';
 import { Worker } from './worker.ts';
@@ -103,6 +102,7 @@ export class ClusterService {
     return this.networks.serveRemote(node.nodeId, op, body);
   };
   private agent: Agent | null = null;
+  private stopping = false; // the daemon shuts down: no agent starts again
   /** This node's certificate renewal and trust root (cert-renewer.ts). */
   private renewer: CertRenewer | null = null;
   /** A manager's `node` events (node-events.ts). */
@@ -150,10 +150,6 @@ export class ClusterService {
     // The caller gets the failure through `run`; the queue only needs to move on.
     this.busy = run.catch(() => undefined);
     return run;
-  }
-
-  private describe(caPem: string): NodeRecord['Description'] {
-    return describeNode(this.deps, caPem);
   }
 
   /** Brings a node that was in a cluster back into it (daemon start); never throws. */
@@ -242,7 +238,7 @@ export class ClusterService {
     return {
       log: this.deps.log,
       files: this.files,
-      describe: () => this.describe(caPem),
+      describe: () => describeNode(this.deps, caPem),
       overlay: this.serveOverlay,
       events: this.deps.events,
       logs: this.serveLogs,
@@ -433,6 +429,7 @@ export class ClusterService {
   }
 
   private startAgent(sync: SyncFn): void {
+    if (this.stopping) return; // the daemon shuts down: its containers are stopping for good
     void this.agent?.stop(); // a replaced agent: its last round may finish on its own
     this.agent = new Agent(sync, this.deps.runtime ?? (() => undefined), this.log);
     this.agent.start();
@@ -550,7 +547,7 @@ export class ClusterService {
       const certs = { caPem: ca.certPem, certPem, keyPem: keys.keyPem };
       try {
         m = await Manager.start(this.managerEnv(ca.certPem), state, certs);
-        await m.bootstrap(rec, newNodeRecord(nodeId, 'manager', advertiseAddr, this.describe(ca.certPem), availability));
+        await m.bootstrap(rec, newNodeRecord(nodeId, 'manager', advertiseAddr, describeNode(this.deps, ca.certPem), availability));
         await m.serve();
       } catch (err) {
         await m?.stop().catch((e: Error) => this.log.warn('stopping the half-made cluster failed', { error: e.message }));
@@ -643,7 +640,7 @@ export class ClusterService {
         advertiseAddr: formatHostPort(adv),
         listenAddr: formatHostPort(listen),
         dataPathAddr: req.DataPathAddr ?? '',
-        description: this.describe(caPem),
+        description: describeNode(this.deps, caPem),
         ...(req.Availability ? { availability: checkAvailability(req.Availability) } : {}),
       };
       const res = await callManager<JoinResponse>(remote, 'POST', '/join', body, { caPem, timeoutMs: 60_000 });
@@ -711,10 +708,13 @@ export class ClusterService {
     });
   }
 
-  /** Daemon shutdown: stops etcd, the endpoint and heartbeats; the node stays in its cluster. */
-  shutdown(): Promise<void> {
+  // Daemon shutdown: `tasks` (before the containers stop) ends the agent for good, so no task
+  // container starts meanwhile; then etcd, the endpoint, heartbeats. The node stays in its cluster.
+  shutdown(step: 'tasks' | 'rest' = 'rest'): Promise<void> {
+    this.stopping = true;
     return this.serial(async () => {
       await this.stopAgent();
+      if (step === 'tasks') return;
       this.worker?.stop();
       this.stopNodeEndpoint();
       await this.workerNetworks?.stop(false);
@@ -724,9 +724,7 @@ export class ClusterService {
       await this.stopNodeEvents();
       await this.manager?.stop();
       await this.controlMtu.remove();
-      this.files.dropRunKey();
-      // Last: stopping the agent and the networks above may still have brought devices up.
-      await this.deps.overlay?.()?.close();
+      this.files.dropRunKey(); // overlay devices: networking's shutdown removes them
     });
   }
 

@@ -12,6 +12,8 @@ import type { ClusterObject } from '../types/cluster.ts';
 
 export interface LazyClusterService extends ClusterBackend {
   restore(): Promise<void>;
+  /** Shutdown's first step, before the containers stop: no task container starts any more. */
+  stopTasks(): Promise<void>;
   shutdown(): Promise<void>;
   pingState(): string;
   info(): Promise<ClusterObject>;
@@ -42,6 +44,9 @@ export function lazyClusterService(deps: ClusterServiceDeps): LazyClusterService
       }
       if (!saved) return Promise.resolve();
       return load(true).then(() => restoring);
+    },
+    async stopTasks() {
+      await (loaded ?? (loading ? await loading.catch(() => undefined) : undefined))?.shutdown('tasks');
     },
     async shutdown() {
       await (loaded ?? (loading ? await loading.catch(() => undefined) : undefined))?.shutdown();

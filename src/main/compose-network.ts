@@ -69,7 +69,7 @@ export function composeNetworking(d: NetworkingDeps): Networking {
   // The DNS answers remote overlay endpoints too; the overlay driver starts DNS servers.
   let overlay: OverlayNetworks | undefined;
   const dns = new NetworkDns({ config, log, state, containers, remote: (id) => overlay?.remoteNames(id) ?? [] });
-  overlay = new OverlayNetworks({ log: log.child({ module: 'overlay' }), state, dns, control: () => d.overlayControl?.(), tag });
+  overlay = new OverlayNetworks({ log: log.child({ module: 'overlay' }), state, dns, firewall, control: () => d.overlayControl?.(), tag });
   const sandboxes = new SandboxService({ config, log, execRoot: d.execRoot, state, ports, dns, firewall, overlay });
   const links = new ContainerLinks({ config, state, containers });
   const lifecycle = new NetworkLifecycle({
@@ -80,6 +80,7 @@ export function composeNetworking(d: NetworkingDeps): Networking {
     ports,
     dns,
     sandboxes,
+    overlay,
     tag,
     ulaSeed: d.daemonId,
     ...(d.env ? { env: d.env } : {}),

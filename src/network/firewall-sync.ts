@@ -4,7 +4,7 @@
 import type { DaemonConfig } from '../config/daemon-config.ts';
 import { runCommand } from '../util/helper-shell.ts';
 import type { Logger } from '../util/log.ts';
-import { Firewall, removeChains, type FwState } from './firewall.ts';
+import { Firewall, removeChains, type FwMesh, type FwState } from './firewall.ts';
 import { chainPrefix } from './naming.ts';
 import { readSysctl, writeSysctl } from './netlink.ts';
 import type { NetworkState } from './state.ts';
@@ -46,22 +46,40 @@ export function firewallState(state: NetworkState): FwState {
 export class FirewallSync {
   private readonly firewall?: Firewall;
   private readonly firewall6?: Firewall;
+  /** The routing mesh of cluster mode, as the overlay driver last set it. */
+  private mesh: FwMesh | undefined;
+  /** Torn down at shutdown: a late sync (the overlay driver closing) must not write the chains again. */
+  private closed = false;
 
   constructor(private readonly d: FirewallSyncDeps) {
     const cfg = d.config();
     if (!cfg.iptables) return;
     const settings = () => ({ userlandProxy: d.config()['userland-proxy'], allowDirectRouting: d.config()['allow-direct-routing'] });
-    const desired = () => firewallState(d.state);
+    const desired = (): FwState => ({ ...firewallState(d.state), ...(this.mesh ? { mesh: this.mesh } : {}) });
     this.firewall = new Firewall(chainPrefix(d.tag), settings, desired, d.log);
     if (cfg.ip6tables) this.firewall6 = new Firewall(chainPrefix(d.tag), settings, desired, d.log, 6);
   }
 
   /** Both families' rules from the current state; IPv6 only while some network has IPv6. */
   async sync(): Promise<void> {
+    if (this.closed) return;
     await this.firewall?.sync();
     if (!this.firewall6) return;
     if (this.d.state.hasIPv6Networks()) await this.firewall6.sync();
     else if (this.firewall6.isInstalled) await this.firewall6.teardown();
+  }
+
+  /**
+   * The routing mesh's rules (undefined: none), written with the next sync. Without --iptables the
+   * daemon writes no rules at all: the mesh then has none either.
+   */
+  setMesh(mesh: FwMesh | undefined): void {
+    this.mesh = mesh;
+  }
+
+  /** Whether the daemon writes firewall rules (--iptables). */
+  get enabled(): boolean {
+    return this.firewall !== undefined;
   }
 
   /** A sync whose failure is logged, not thrown (the change it follows has been made already). */
@@ -79,6 +97,7 @@ export class FirewallSync {
 
   /** Shutdown with nothing attached: our jumps and chains go (the next start writes them again). */
   async teardown(): Promise<void> {
+    this.closed = true;
     await this.firewall?.teardown().catch(this.firewall.warnOnFailure('teardown'));
     if (this.d.state.hasIPv6Networks()) await this.firewall6?.teardown().catch(this.firewall6.warnOnFailure('teardown'));
   }

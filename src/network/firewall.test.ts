@@ -69,16 +69,75 @@ describe('firewall rules', () => {
       ].join('\n'),
     );
     const ch = jumpChanges(saved, c, { userlandProxy: true, allowDirectRouting: false });
-    assert.deepEqual(ch.filter, [':ENGINE-abc123-USER - [0:0]', '-D FORWARD -j ENGINE-abc123-FWD']);
+    // Duplicates: every copy goes (a delete by text takes the first one), one comes back on top.
+    assert.deepEqual(ch.filter, [
+      ':ENGINE-abc123-USER - [0:0]',
+      '-D FORWARD -j ENGINE-abc123-FWD',
+      '-D FORWARD -j ENGINE-abc123-FWD',
+      '-I FORWARD 1 -j ENGINE-abc123-FWD',
+    ]);
     assert.deepEqual(ch.nat, [
       '-D OUTPUT -m addrtype --dst-type LOCAL -j ENGINE-abc123',
       '-A PREROUTING -m addrtype --dst-type LOCAL -j ENGINE-abc123',
       '-A OUTPUT ! -d 127.0.0.0/8 -m addrtype --dst-type LOCAL -j ENGINE-abc123',
       '-A POSTROUTING -j ENGINE-abc123-POST',
+      '-A PREROUTING -m addrtype --dst-type LOCAL -j ENGINE-abc123-MESH',
+      '-A OUTPUT -m addrtype --dst-type LOCAL -j ENGINE-abc123-MESH',
     ]);
     // Declarations come first in the script, before any rule that jumps to them.
     const script = restoreScript(renderChains(c, state, { userlandProxy: true, allowDirectRouting: false }), ch).split('\n');
     assert.ok(script.indexOf(':ENGINE-abc123-USER - [0:0]') < script.indexOf('-A ENGINE-abc123-FWD -j ENGINE-abc123-USER'));
+  });
+
+  test("FORWARD's jump goes back on top of rules another firewall inserted above it", () => {
+    const settings = { userlandProxy: true, allowDirectRouting: false };
+    const save = (forward: string[]) =>
+      parseSave(['*filter', ':OTHERFW - [0:0]', ':ENGINE-abc123-USER - [0:0]', ...forward, '-A OTHERFW -j DROP', 'COMMIT', ''].join('\n'));
+    const below = jumpChanges(save(['-A FORWARD -j OTHERFW', '-A FORWARD -j ENGINE-abc123-FWD']), c, settings);
+    assert.deepEqual(below.filter, ['-D FORWARD -j ENGINE-abc123-FWD', '-I FORWARD 1 -j ENGINE-abc123-FWD']);
+    const onTop = jumpChanges(save(['-A FORWARD -j ENGINE-abc123-FWD', '-A FORWARD -j OTHERFW']), c, settings);
+    assert.deepEqual(onTop.filter, [], 'first and once: left alone');
+    const none = jumpChanges(save(['-A FORWARD -j OTHERFW']), c, settings);
+    assert.deepEqual(none.filter, ['-I FORWARD 1 -j ENGINE-abc123-FWD']);
+  });
+
+  test('the routing mesh: DNAT per task (nth) in its own chain, SNAT to the node, accepted before isolation', () => {
+    const withMesh: FwState = {
+      ...state,
+      mesh: {
+        bridge: 'ov-ing',
+        nodeIp: '10.0.0.3',
+        targets: [
+          { proto: 'tcp', published: 8080, target: 80, backends: ['10.0.0.5', '10.0.0.6'] },
+          { proto: 'sctp', published: 30000, target: 9, backends: ['10.0.0.5'] },
+        ],
+      },
+    };
+    const { filter, nat } = renderChains(c, withMesh, { userlandProxy: true, allowDirectRouting: false });
+    assert.deepEqual(
+      nat.filter((l) => l.startsWith('-A ENGINE-abc123-MESH ')),
+      [
+        '-A ENGINE-abc123-MESH -p tcp -m tcp --dport 8080 -m statistic --mode nth --every 2 --packet 0 -j DNAT --to-destination 10.0.0.5:80',
+        '-A ENGINE-abc123-MESH -p tcp -m tcp --dport 8080 -j DNAT --to-destination 10.0.0.6:80',
+        '-A ENGINE-abc123-MESH -p sctp -m sctp --dport 30000 -j DNAT --to-destination 10.0.0.5:9',
+      ],
+    );
+    assert.ok(nat.includes('-A ENGINE-abc123-POST -o ov-ing -m conntrack --ctstate DNAT -j SNAT --to-source 10.0.0.3'));
+    const accept = filter.indexOf('-A ENGINE-abc123-FWD -o ov-ing -m conntrack --ctstate DNAT -j ACCEPT');
+    assert.ok(filter.includes('-A ENGINE-abc123-FWD -i ov-ing -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT'));
+    assert.ok(accept > filter.indexOf('-A ENGINE-abc123-FWD -j ENGINE-abc123-USER'), 'after the user chain');
+    assert.ok(accept < filter.indexOf('-A ENGINE-abc123-FWD -j ENGINE-abc123-ISO1'), 'before isolation');
+    // Without published ports (or in IPv6) the chain is declared and empty: its jumps stay valid.
+    const none = renderChains(
+      c,
+      { ...state, mesh: { ...withMesh.mesh!, targets: [] } },
+      { userlandProxy: true, allowDirectRouting: false },
+    );
+    assert.ok(none.nat.includes(':ENGINE-abc123-MESH - [0:0]'));
+    assert.ok(!none.nat.some((l) => l.includes('ov-ing')) && !none.filter.some((l) => l.includes('ov-ing')));
+    const v6 = renderChains(c, withMesh, { userlandProxy: true, allowDirectRouting: false }, 6);
+    assert.ok(!v6.nat.some((l) => l.includes('MESH')) && !v6.filter.some((l) => l.includes('ov-ing')));
+    assert.ok(!jumpChanges(parseSave(''), c, { userlandProxy: true, allowDirectRouting: false }, 6).nat.some((l) => l.includes('MESH')));
   });
 
   test('teardown removes our jumps and chains only', () => {
@@ -92,10 +151,16 @@ describe('firewall rules', () => {
         '-A FORWARD -j ENGINE-abc123-FWD',
         '-A ENGINE-abc123-FWD -o x -j ENGINE-abc123',
         'COMMIT',
+        '*nat',
+        ':ENGINE-abc123-MESH - [0:0]',
+        '-A PREROUTING -m addrtype --dst-type LOCAL -j ENGINE-abc123-MESH',
+        'COMMIT',
         '',
       ].join('\n'),
     );
     const script = teardownScript(saved, c)!;
+    assert.match(script, /^-D PREROUTING -m addrtype --dst-type LOCAL -j ENGINE-abc123-MESH$/m);
+    assert.match(script, /^-X ENGINE-abc123-MESH$/m);
     assert.match(script, /^-D FORWARD -j ENGINE-abc123-FWD$/m);
     assert.match(script, /^-X ENGINE-abc123-FWD$/m);
     assert.match(script, /^-X ENGINE-abc123$/m);

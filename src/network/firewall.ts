@@ -29,9 +29,25 @@ export interface FwPort {
   containerPort: number;
 }
 
+/** One published port of the routing mesh and the ingress addresses of its service's tasks. */
+export interface FwMeshTarget {
+  proto: 'tcp' | 'udp' | 'sctp';
+  published: number;
+  target: number;
+  backends: string[];
+}
+
+/** The routing mesh of cluster mode on this node (IPv4): the ingress bridge and this node's address on it. */
+export interface FwMesh {
+  bridge: string;
+  nodeIp: string;
+  targets: FwMeshTarget[];
+}
+
 export interface FwState {
   networks: FwNetwork[];
   ports: FwPort[];
+  mesh?: FwMesh;
 }
 
 export interface FwSettings {
@@ -49,6 +65,8 @@ export interface Chains {
   iso1: string;
   iso2: string;
   post: string;
+  /** nat: the routing mesh's DNAT of published ports to the tasks on `ingress` (IPv4 only). */
+  mesh: string;
 }
 
 export function chainNames(prefix: string): Chains {
@@ -59,12 +77,17 @@ export function chainNames(prefix: string): Chains {
     iso1: `${prefix}-ISO1`,
     iso2: `${prefix}-ISO2`,
     post: `${prefix}-POST`,
+    mesh: `${prefix}-MESH`,
   };
 }
 
 /** The jumps from the built-in chains into ours, exactly as iptables-save / ip6tables-save print them. */
 export function jumpRules(c: Chains, s: FwSettings, family: Family = 4): { filter: string[]; nat: string[] } {
   const loopback = family === 4 ? '127.0.0.0/8' : '::1/128';
+  // The routing mesh answers on every local address, loopback too (route_localnet on the ingress
+  // bridge), whatever the userland proxy setting: its own jumps, as dockerd's DOCKER-INGRESS.
+  const mesh =
+    family === 4 ? [`-A PREROUTING -m addrtype --dst-type LOCAL -j ${c.mesh}`, `-A OUTPUT -m addrtype --dst-type LOCAL -j ${c.mesh}`] : [];
   return {
     filter: [`-A FORWARD -j ${c.forward}`],
     nat: [
@@ -73,6 +96,7 @@ export function jumpRules(c: Chains, s: FwSettings, family: Family = 4): { filte
         ? `-A OUTPUT ! -d ${loopback} -m addrtype --dst-type LOCAL -j ${c.main}`
         : `-A OUTPUT -m addrtype --dst-type LOCAL -j ${c.main}`,
       `-A POSTROUTING -j ${c.post}`,
+      ...mesh,
     ],
   };
 }
@@ -88,7 +112,7 @@ function anyHost(ip: string): boolean {
 /** Contents of our chains in both tables (without the table headers / COMMIT), for one family. */
 export function renderChains(c: Chains, fullState: FwState, s: FwSettings, family: Family = 4): { filter: string[]; nat: string[] } {
   const filter: string[] = [`:${c.main} - [0:0]`, `:${c.forward} - [0:0]`, `:${c.iso1} - [0:0]`, `:${c.iso2} - [0:0]`];
-  const nat: string[] = [`:${c.main} - [0:0]`, `:${c.post} - [0:0]`];
+  const nat: string[] = [`:${c.main} - [0:0]`, `:${c.post} - [0:0]`, ...(family === 4 ? [`:${c.mesh} - [0:0]`] : [])];
   // One family's view: its subnet per network (networks without one take no part), its ports.
   const state: FwState = {
     networks: fullState.networks.flatMap((n) => {
@@ -101,7 +125,16 @@ export function renderChains(c: Chains, fullState: FwState, s: FwSettings, famil
   const dnatTo = (ip: string, port: number) => (family === 4 ? `${ip}:${port}` : `[${ip}]:${port}`);
   const ports = state.ports.filter((p) => ofFamily(p.hostIp, family) && ofFamily(p.containerIp, family) && p.containerIp !== '');
 
-  filter.push(`-A ${c.forward} -j ${c.user}`, `-A ${c.forward} -j ${c.iso1}`);
+  filter.push(`-A ${c.forward} -j ${c.user}`);
+  // The routing mesh before isolation (as dockerd's DOCKER-INGRESS): connections DNATed to the
+  // tasks on `ingress`, from anywhere, and their replies.
+  const mesh = family === 4 && fullState.mesh?.targets.length ? fullState.mesh : undefined;
+  if (mesh)
+    filter.push(
+      `-A ${c.forward} -o ${mesh.bridge} -m conntrack --ctstate DNAT -j ACCEPT`,
+      `-A ${c.forward} -i ${mesh.bridge} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT`,
+    );
+  filter.push(`-A ${c.forward} -j ${c.iso1}`);
   for (const n of state.networks) {
     filter.push(`-A ${c.forward} -o ${n.bridge} -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT`);
     filter.push(`-A ${c.forward} -o ${n.bridge} -j ${c.main}`);
@@ -125,6 +158,18 @@ export function renderChains(c: Chains, fullState: FwState, s: FwSettings, famil
   // when the FORWARD policy accepts.
   for (const n of state.networks) filter.push(`-A ${c.main} ! -i ${n.bridge} -o ${n.bridge} -j DROP`);
 
+  if (mesh) {
+    // Each new connection to a published port goes to one task (statistic nth: an even share each),
+    // and leaves through the ingress bridge from this node's address so the reply comes back here.
+    for (const t of mesh.targets) {
+      const k = t.backends.length;
+      t.backends.forEach((ip, i) => {
+        const nth = i < k - 1 ? ` -m statistic --mode nth --every ${k - i} --packet 0` : '';
+        nat.push(`-A ${c.mesh} -p ${t.proto} -m ${t.proto} --dport ${t.published}${nth} -j DNAT --to-destination ${ip}:${t.target}`);
+      });
+    }
+    nat.push(`-A ${c.post} -o ${mesh.bridge} -m conntrack --ctstate DNAT -j SNAT --to-source ${mesh.nodeIp}`);
+  }
   for (const n of state.networks) {
     if (n.masquerade && !n.internal) nat.push(`-A ${c.post} -s ${n.subnet} ! -o ${n.bridge} -j MASQUERADE`);
     if (!s.userlandProxy) nat.push(`-A ${c.post} -o ${n.bridge} -m addrtype --src-type LOCAL -j MASQUERADE`);
@@ -222,9 +267,10 @@ function target(rule: string): string | undefined {
 const BUILTIN = new Set(['INPUT', 'FORWARD', 'OUTPUT', 'PREROUTING', 'POSTROUTING']);
 
 /**
- * Start-up: what to add and remove so each built-in chain jumps into ours exactly once with the
- * current settings (a changed --userland-proxy swaps the OUTPUT jump; duplicates left by anything
- * go), and whether the user chain has to be created (it is never flushed: it belongs to the admin).
+ * Start-up (and a change of networks): what to add and remove so each built-in chain jumps into
+ * ours exactly once with the current settings (a changed --userland-proxy swaps the OUTPUT jump;
+ * duplicates left by anything go; FORWARD's jump is its first rule), and whether the user chain
+ * has to be created (it is never flushed: it belongs to the admin).
  */
 export function jumpChanges(
   saved: Record<string, SavedTable>,
@@ -238,11 +284,17 @@ export function jumpChanges(
   for (const table of ['filter', 'nat'] as const) {
     const t = saved[table] ?? { chains: new Set<string>(), rules: [] };
     const seen = new Set<string>();
+    // FORWARD's jump must be its first rule, once: another firewall's rules inserted above it since
+    // (a DROP of everything forwarded) would shadow the containers' traffic. Otherwise every copy
+    // goes (a delete by its text takes the first copy) and one is inserted at the top.
+    const forward = t.rules.filter((r) => r.startsWith('-A FORWARD '));
+    const jumps = forward.filter((r) => ours.has(target(r) ?? ''));
+    const forwardOk = jumps.length === 1 && forward[0] === jumps[0] && want[table].includes(jumps[0]!);
     for (const rule of t.rules) {
       const chain = rule.split(' ')[1]!;
       const tgt = target(rule);
       if (!BUILTIN.has(chain) || !tgt || !ours.has(tgt)) continue;
-      if (want[table].includes(rule) && !seen.has(rule)) {
+      if (want[table].includes(rule) && !seen.has(rule) && (chain !== 'FORWARD' || forwardOk)) {
         seen.add(rule);
         continue;
       }
@@ -250,7 +302,6 @@ export function jumpChanges(
     }
     for (const rule of want[table]) {
       if (seen.has(rule)) continue;
-      // FORWARD's jump goes first so other tools' rules cannot shadow the containers' traffic.
       out[table].push(rule.startsWith('-A FORWARD ') ? rule.replace(/^-A FORWARD /, '-I FORWARD 1 ') : rule);
     }
     if (table === 'filter' && !t.chains.has(c.user)) out.filter.unshift(`:${c.user} - [0:0]`);
@@ -293,6 +344,8 @@ export class Firewall {
   private running: Promise<void> = Promise.resolve();
   private queued: Promise<void> | null = null;
   private installed = false;
+  /** The networks' bridges at the last write (a change has the jumps checked again). */
+  private bridges = '';
 
   constructor(
     prefix: string,
@@ -324,15 +377,20 @@ export class Firewall {
 
   private async apply(): Promise<void> {
     const s = this.settings();
-    const tables = renderChains(this.chains, this.desired(), s, this.family);
+    const desired = this.desired();
+    const tables = renderChains(this.chains, desired, s, this.family);
     let extra = { filter: [] as string[], nat: [] as string[] };
     const { save, restore } = tools(this.family);
-    if (!this.installed) {
+    // The jumps are checked at the first write and whenever the networks change (as dockerd puts
+    // its DOCKER-USER jump back on top at each network's creation): one iptables-save then.
+    const bridges = desired.networks.map((n) => n.bridge).join(' ');
+    if (!this.installed || bridges !== this.bridges) {
       const saved = parseSave(await runCommand(save, []));
       extra = jumpChanges(saved, this.chains, s, this.family);
     }
     await runCommand(restore, ['-w', '--noflush'], { input: restoreScript(tables, extra) });
     this.installed = true;
+    this.bridges = bridges;
   }
 
   /** Removes our jumps and chains (the daemon has no bridge networks left, or shuts down). */

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { endShim, findShims } from '../../src/supervisor/shims.ts';
+import { forwardDrop } from './forward-policy.ts';
 import { removeDaemonNetworking } from './network-teardown.ts';
 
 export const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
@@ -161,6 +162,8 @@ export class TestDaemon {
 
   async spawn(): Promise<void> {
     if (this.opts.config) await writeFile(this.configFile, JSON.stringify(this.opts.config, null, 2));
+    // Every daemon runs as on a fresh host: forwarding's FORWARD policy DROP (forward-policy.ts).
+    await forwardDrop(this.opts.netns);
     this.output = '';
     this.exitCode = null;
     // Not `ip netns exec`: its fresh /sys lacks the cgroup mounts runc needs. The daemon enters the

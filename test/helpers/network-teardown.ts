@@ -16,3 +16,13 @@ export async function removeDaemonNetworking(execRoot: string): Promise<void> {
 export function daemonLinks(execRoot: string): string[] {
   return linksWithAlias(linkAlias(daemonTag(execRoot)));
 }
+
+/** The daemon's chain of the routing mesh (nat): its DNAT of published ports to the tasks. */
+export function meshChain(execRoot: string): string {
+  return chainNames(chainPrefix(daemonTag(execRoot))).mesh;
+}
+
+/** The prefix every firewall chain of the daemon starts with. */
+export function daemonChainPrefix(execRoot: string): string {
+  return chainPrefix(daemonTag(execRoot));
+}

@@ -65,6 +65,19 @@ export const clusterService: DaemonService<'cluster'> = {
   stop: (cluster) => cluster.shutdown(),
 };
 
+/**
+ * Cluster mode's agent stops before the containers do (as dockerd's cluster clean-up comes before
+ * its daemon's shutdown): it would otherwise start or replace task containers while they stop, and
+ * those kept their bridges, chains and shims past the daemon. The rest of cluster mode stops after
+ * them, so their overlay endpoints are still released.
+ */
+export const clusterTasksService: DaemonService<'clusterTasks'> = {
+  id: 'clusterTasks',
+  requires: ['cluster', 'containers'],
+  init: () => undefined,
+  stop: (_none, { cluster }) => cluster.stopTasks(),
+};
+
 export const networkingService: DaemonService<'networking'> = {
   id: 'networking',
   requires: ['db', 'events', 'engineId', 'cluster'],

@@ -87,6 +87,7 @@ export interface Services {
   runs: ContainerRunEvents;
   execRegistry: ExecRegistry;
   containers: ContainerService;
+  clusterTasks: void;
   archives: ArchiveService;
   execs: ExecService;
   metrics: EngineMetrics | undefined;
