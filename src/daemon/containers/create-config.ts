@@ -117,6 +117,11 @@ export interface HostDefaults {
   shmSize: number;
   cgroupnsMode: 'host' | 'private';
   ipcMode: 'shareable' | 'private';
+  /** The default masked and read-only paths, stored for an unprivileged container that sets none. */
+  maskedPaths: readonly string[];
+  readonlyPaths: readonly string[];
+  /** The host can disable the OOM killer (cgroup v1): an unset OomKillDisable is stored as false. */
+  oomKillDisable: boolean;
 }
 
 export function withHostDefaults(hc: HostConfig | undefined, d: HostDefaults): HostConfig {
@@ -133,5 +138,14 @@ export function withHostDefaults(hc: HostConfig | undefined, d: HostDefaults): H
   out.AutoRemove = out.AutoRemove === true;
   out.Privileged = out.Privileged === true;
   out.ReadonlyRootfs = out.ReadonlyRootfs === true;
+  // As dockerd's create: unset (null) paths become the defaults, but only for an unprivileged
+  // container; an empty list is kept and masks nothing.
+  if (!out.Privileged) {
+    out.MaskedPaths ??= [...d.maskedPaths];
+    out.ReadonlyPaths ??= [...d.readonlyPaths];
+  }
+  // dockerd's adaptContainerSettings: swap defaults to twice the memory limit, OomKillDisable to false.
+  if ((out.Memory ?? 0) > 0 && !out.MemorySwap) out.MemorySwap = out.Memory! * 2;
+  if (d.oomKillDisable) out.OomKillDisable ??= false;
   return out;
 }

@@ -12,6 +12,7 @@ import type { DaemonConfig } from '../../config/daemon-config.ts';
 import { conflict, internal, invalidParameter, isNotFound } from '../../errors.ts';
 import { cgroupVersion, type CgroupDriver } from '../../oci/cgroups.ts';
 import { readOwnCapabilities } from '../../oci/caps.ts';
+import { hostNetSysctls } from '../../oci/sysctls.ts';
 import { parseSeccompProfile, type DockerSeccompProfile } from '../../oci/seccomp.ts';
 import { buildSpec, type DaemonSpecDefaults } from '../../oci/spec.ts';
 import { serializeSpec } from '../../oci/spec-types.ts';
@@ -24,6 +25,7 @@ import type { HostConfig } from '../../types/container-api.ts';
 import type { Logger } from '../../util/log.ts';
 import { resolveInitPath } from '../init-binary.ts';
 import type { RuntimeRegistry } from '../runtimes.ts';
+import { nowIso } from '../../util/time.ts';
 import { etcFilePaths, writeEtcFiles } from '../../network/etc-files.ts';
 import { mountShm, shmPath, unmountShm } from './ipc-shm.ts';
 import { mountNetnsSysfs, sysfsPath, unmountNetnsSysfs } from './netns-sysfs.ts';
@@ -52,6 +54,9 @@ export interface RunningTask {
   /** Resolves when the shim closed the output FIFOs (all output delivered). */
   ioDone: Promise<void>;
   stdin?: Writable;
+  /** When the task began to be made (dockerd's StartedAt: before its NewTask), so a quick exit's
+   * FinishedAt never precedes it; absent for a re-attached task. */
+  startedAt?: string;
   /** Stops watching without touching the task (live-restore shutdown). */
   detach(): void;
 }
@@ -87,6 +92,7 @@ function tsToIso(ts: { seconds: string | number; nanos: number } | null | undefi
 export class TaskLauncher {
   private readonly oomed = new Set<string>();
   private readonly daemonCaps = readOwnCapabilities();
+  private readonly netSysctls = hostNetSysctls();
   /**
    * Containers this process knows containerd holds nothing of, and whose sandbox, FIFOs and mounts
    * are gone: created here and never started, or whose exit cleanup finished without an error. A
@@ -98,7 +104,10 @@ export class TaskLauncher {
 
   constructor(private readonly d: LauncherDeps) {
     this.daemonDefaults(); // validates the daemon's defaults (seccomp profile file) at start-up
-    d.client.subscribe([`namespace==${d.client.namespace}`, 'topic=="/tasks/oom"'], (e) => {
+    // One filter: containerd ORs the filters of a list, ANDs the terms of one. As two filters this
+    // took every event of the namespace (a task's exit too) for an OOM kill.
+    d.client.subscribe([`namespace==${d.client.namespace},topic=="/tasks/oom"`], (e) => {
+      if (e.topic !== '/tasks/oom') return;
       const id = (e.event as { container_id?: string } | null)?.container_id;
       if (id) this.oomed.add(id);
     });
@@ -146,6 +155,7 @@ export class TaskLauncher {
       initPath: resolveInitPath(cfg['init-path']),
       init: cfg.init,
       availableCapabilities: this.daemonCaps,
+      netSysctls: this.netSysctls,
       ...(this.d.noCgroups ? { noCgroups: true } : {}),
     };
   }
@@ -343,6 +353,7 @@ export class TaskLauncher {
       const err = fifos.stderr ? openOutputFifo(fifos.stderr) : undefined;
       const stdin = fifos.stdin ? openFifoWriter(fifos.stdin) : undefined;
       const ioDone = Promise.all([hub.pump(out, 'stdout'), err ? hub.pump(err, 'stderr') : Promise.resolve()]).then(() => undefined);
+      const startedAt = nowIso();
       try {
         await client.tasks.create({
           container_id: id,
@@ -373,7 +384,7 @@ export class TaskLauncher {
         err?.destroy();
         throw runtimeError(e);
       }
-      return this.running(pid, exited.promise, ioDone, stdin, exited.cancel);
+      return { ...this.running(pid, exited.promise, ioDone, stdin, exited.cancel), startedAt };
     } catch (e) {
       // The network side finishes (or fails) before it is undone; its failure is the one reported,
       // as when it was made first.

@@ -9,7 +9,8 @@ import { isBuiltinLogDriver, validateLogOptions } from '../../logging/options.ts
 import { cdiDeviceIds, type CdiInjection, type CdiRegistry } from '../../oci/cdi.ts';
 import { checkUlimits, mergeUlimits, type HardLimits } from '../../oci/rlimits.ts';
 import { checkUsernsMode } from '../../oci/userns.ts';
-import { refuseLimitsWithoutCgroups } from '../../oci/cgroups.ts';
+import { cgroupVersion, refuseLimitsWithoutCgroups } from '../../oci/cgroups.ts';
+import { DEFAULT_READONLY_PATHS, hostMaskedPaths } from '../../oci/spec.ts';
 import { validateCreateBody, validateRestartPolicy } from '../../oci/validate-create.ts';
 import { decodeStruct, UPDATE_CONFIG } from '../../oci/wire-schema.ts';
 import type { ContainerConfig, ContainerCreateBody, HostConfig, NetworkingConfig } from '../../types/container-api.ts';
@@ -79,6 +80,9 @@ export class ContainerVerifier {
       shmSize: this.d.shmSize,
       cgroupnsMode: cfg['default-cgroupns-mode'],
       ipcMode: cfg['default-ipc-mode'],
+      maskedPaths: hostMaskedPaths(),
+      readonlyPaths: DEFAULT_READONLY_PATHS,
+      oomKillDisable: !this.d.noCgroups && cgroupVersion() === 1,
     });
     if (hostConfig.AutoRemove && hostConfig.RestartPolicy?.Name && hostConfig.RestartPolicy.Name !== 'no') {
       throw invalidParameter("can't create 'AutoRemove' container with restart policy");

@@ -1,0 +1,193 @@
+// Runtime defaults dockerd applies and HostConfig fields it honours, through the real docker CLI:
+// OOMKilled only for a real OOM kill, MaskedPaths/ReadonlyPaths null (defaults) vs [] (none), the
+// default network sysctls, the NIS domain name, an attached exec's stdin half-close, and what a
+// kill means for the restart policy.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { loadBusybox } from '../helpers/images.ts';
+import { until } from '../helpers/until.ts';
+
+describe('runtime defaults and HostConfig fields', () => {
+  let d: TestDaemon;
+  before(async () => {
+    d = await startDaemon();
+    await loadBusybox(d);
+  });
+  after(async () => d?.cleanup());
+
+  async function inspect(name: string): Promise<Record<string, any>> {
+    const r = await d.request('GET', `/containers/${name}/json`);
+    assert.equal(r.status, 200, r.text());
+    return r.json();
+  }
+
+  async function out(args: string[]): Promise<string> {
+    const r = await d.docker(args);
+    assert.equal(r.code, 0, r.stderr);
+    return r.stdout;
+  }
+
+  test('OOMKilled is false after a normal exit and true (with an oom event) after a real OOM kill', async () => {
+    const since = Math.floor(Date.now() / 1000) - 1;
+    assert.equal((await d.docker(['run', '--name', 'exits', 'busybox', 'true'])).code, 0);
+    assert.equal((await out(['inspect', '-f', '{{.State.OOMKilled}}', 'exits'])).trim(), 'false');
+    const s = (await inspect('exits')).State;
+    assert.ok(s.StartedAt <= s.FinishedAt, `StartedAt ${s.StartedAt} after FinishedAt ${s.FinishedAt}`);
+    const oom = await d.docker([
+      'run',
+      '--name',
+      'ooms',
+      '-m',
+      '8m',
+      '--memory-swap',
+      '8m',
+      'busybox',
+      'sh',
+      '-c',
+      'x=aaaaaaaaaaaaaaaa; while true; do x=$x$x; done',
+    ]);
+    assert.equal(oom.code, 137, oom.stderr);
+    assert.equal((await out(['inspect', '-f', '{{.State.OOMKilled}}', 'ooms'])).trim(), 'true');
+    const events = await out([
+      'events',
+      '--since',
+      String(since),
+      '--until',
+      String(Math.ceil(Date.now() / 1000) + 1),
+      '--filter',
+      'event=oom',
+      '--format',
+      '{{.Actor.Attributes.name}}',
+    ]);
+    assert.deepEqual(events.trim().split('\n'), ['ooms']);
+    await d.docker(['rm', 'exits', 'ooms']);
+  });
+
+  test('MaskedPaths/ReadonlyPaths: unset is stored as the defaults, [] masks nothing, privileged has none', async () => {
+    const probe = ['sh', '-c', 'wc -c < /proc/timer_list; grep -c " /proc/sys proc ro" /proc/mounts || true'];
+    const none = await d.request('POST', '/containers/create?name=unmasked', {
+      body: { Image: 'busybox', Cmd: probe, HostConfig: { MaskedPaths: [], ReadonlyPaths: [] } },
+    });
+    assert.equal(none.status, 201, none.text());
+    const dflt = await d.request('POST', '/containers/create?name=masked', {
+      body: { Image: 'busybox', Cmd: probe, HostConfig: { MaskedPaths: null, ReadonlyPaths: null } },
+    });
+    assert.equal(dflt.status, 201, dflt.text());
+    const u = (await inspect('unmasked')).HostConfig;
+    assert.deepEqual([u.MaskedPaths, u.ReadonlyPaths], [[], []]);
+    const m = (await inspect('masked')).HostConfig;
+    assert.ok(m.MaskedPaths.includes('/proc/timer_list') && m.MaskedPaths.includes('/proc/kcore'), JSON.stringify(m.MaskedPaths));
+    assert.deepEqual(m.ReadonlyPaths, ['/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger']);
+    // Applied: /proc/timer_list is /dev/null (0 bytes) when masked; /proc/sys a read-only mount.
+    const [maskedSize, maskedRo] = (await out(['start', '-a', 'masked'])).trim().split('\n');
+    assert.equal(maskedSize, '0');
+    assert.equal(maskedRo, '1');
+    const [openSize, openRo] = (await out(['start', '-a', 'unmasked'])).trim().split('\n');
+    assert.ok(Number(openSize) > 0, `timer_list read ${openSize} bytes unmasked`);
+    assert.equal(openRo, '0');
+    await out(['create', '--name', 'priv', '--privileged', 'busybox', 'true']);
+    const p = (await inspect('priv')).HostConfig;
+    assert.deepEqual([p.MaskedPaths, p.ReadonlyPaths], [null, null]);
+    await d.docker(['rm', 'masked', 'unmasked', 'priv']);
+  });
+
+  test('inspect keeps null and [] apart for list fields, every HostConfig field present', async () => {
+    const r = await d.request('POST', '/containers/create?name=lists', {
+      body: { Image: 'busybox', Cmd: ['true'], HostConfig: { CapAdd: [], Dns: null } },
+    });
+    assert.equal(r.status, 201, r.text());
+    const hc = (await inspect('lists')).HostConfig;
+    assert.deepEqual(hc.CapAdd, []);
+    assert.equal(hc.CapDrop, null);
+    assert.equal(hc.Dns, null);
+    assert.equal(hc.PidsLimit, null);
+    assert.equal(hc.ContainerIDFile, '');
+    assert.ok(!('Init' in hc) && !('Mounts' in hc) && !('Tmpfs' in hc), 'omitempty fields left out when unset');
+    assert.equal((await out(['inspect', '-f', '{{.HostConfig.CapDrop}}', 'lists'])).trim(), '[]');
+    await d.docker(['rm', 'lists']);
+  });
+
+  test('the default network sysctls: own network namespace only, a user-set value wins', async () => {
+    const cat = ['cat', '/proc/sys/net/ipv4/ip_unprivileged_port_start', '/proc/sys/net/ipv4/ping_group_range'];
+    assert.equal(await out(['run', '--rm', 'busybox', ...cat]), '0\n0\t2147483647\n');
+    assert.equal(await out(['run', '--rm', '--network', 'none', 'busybox', ...cat]), '0\n0\t2147483647\n');
+    const user = await out(['run', '--rm', '--sysctl', 'net.ipv4.ip_unprivileged_port_start=500', 'busybox', ...cat]);
+    assert.equal(user, '500\n0\t2147483647\n');
+    // The host's network namespace keeps the host's values.
+    const host = ['/proc/sys/net/ipv4/ip_unprivileged_port_start', '/proc/sys/net/ipv4/ping_group_range']
+      .map((f) => readFileSync(f, 'utf8'))
+      .join('');
+    assert.equal(await out(['run', '--rm', '--network', 'host', 'busybox', ...cat]), host);
+    // An unprivileged user may bind a port below 1024.
+    assert.equal(
+      await out(['run', '--rm', '--user', '1000', 'busybox', 'sh', '-c', 'nc -l -p 80 & sleep 0.3; netstat -ltn | grep -c ":80 "']),
+      '1\n',
+    );
+  });
+
+  test('Config.Domainname is the NIS domain name of the container', async () => {
+    const r = await out([
+      'run',
+      '--rm',
+      '--domainname',
+      'example.com',
+      '--hostname',
+      'web',
+      'busybox',
+      'sh',
+      '-c',
+      'cat /proc/sys/kernel/domainname; hostname',
+    ]);
+    assert.equal(r, 'example.com\nweb\n');
+    assert.equal(await out(['run', '--rm', 'busybox', 'cat', '/proc/sys/kernel/domainname']), '(none)\n');
+  });
+
+  test('an attached exec whose client half-closes at once (no input) sees EOF and ends', async () => {
+    await out(['run', '-d', '--name', 'execbox', 'busybox', 'sleep', '1000']);
+    for (let i = 0; i < 3; i++) {
+      const r = await d.docker(['exec', '-i', 'execbox', 'sh', '-c', 'cat; echo eof'], { input: '', timeoutMs: 15_000 });
+      assert.equal(r.code, 0, `exec -i with empty stdin did not end (run ${i}): ${r.stderr}`);
+      assert.equal(r.stdout, 'eof\n');
+    }
+    const r = await d.docker(['exec', '-i', 'execbox', 'cat'], { input: 'hi\n', timeoutMs: 15_000 });
+    assert.equal(r.stdout, 'hi\n');
+    await d.docker(['rm', '-f', 'execbox']);
+  });
+
+  test('kill and the restart policy: SIGKILL or the own stop signal end restarts; another signal only stops unless-stopped', async () => {
+    const restarts = async (name: string) => (await inspect(name)).RestartCount as number;
+    const started = async (name: string) => {
+      await until(`${name} running`, async () => ((await inspect(name)).State.Running ? true : undefined));
+    };
+    // PID 1 ignores signals it has no handler for: the shell traps the user signals and exits.
+    const body = ['busybox', 'sh', '-c', 'trap "exit 7" USR1 USR2; while :; do sleep 0.1; done'];
+    await out(['run', '-d', '--name', 'k-default', '--restart', 'always', ...body]);
+    await out(['run', '-d', '--name', 'k-own', '--restart', 'always', '--stop-signal', 'SIGUSR1', ...body]);
+    await out(['run', '-d', '--name', 'k-other-us', '--restart', 'unless-stopped', '--stop-signal', 'SIGUSR1', ...body]);
+    await out(['run', '-d', '--name', 'k-other-always', '--restart', 'always', '--stop-signal', 'SIGUSR1', ...body]);
+    for (const n of ['k-default', 'k-own', 'k-other-us', 'k-other-always']) await started(n);
+    await out(['kill', 'k-default']);
+    await out(['kill', '--signal', 'SIGUSR1', 'k-own']);
+    await out(['kill', '--signal', 'SIGUSR2', 'k-other-us']);
+    await out(['kill', '--signal', 'SIGUSR2', 'k-other-always']);
+    // always with another signal restarts (the positive control for the waits below).
+    await until('k-other-always restarted', async () => ((await restarts('k-other-always')) >= 1 ? true : undefined), 20_000);
+    await new Promise((r) => setTimeout(r, 1500)); // well past the first backoff (100 ms)
+    for (const [n, code] of [
+      ['k-default', 137],
+      ['k-own', 7],
+      ['k-other-us', 7],
+    ] as const) {
+      const i = await inspect(n);
+      assert.equal(i.State.Status, 'exited', `${n}: ${i.State.Status}`);
+      assert.equal(i.State.ExitCode, code, n);
+      assert.equal(i.RestartCount, 0, `${n} restarted`);
+    }
+    // A start from the API clears it: the policy applies again afterwards.
+    await out(['start', 'k-other-us']);
+    await started('k-other-us');
+    await d.docker(['rm', '-f', 'k-default', 'k-own', 'k-other-us', 'k-other-always']);
+  });
+});
