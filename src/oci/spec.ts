@@ -219,17 +219,20 @@ export function buildSpec(input: SpecInput, warnings: string[] = []): OciSpec {
  * The sysctls dockerd sets on its own: the NIS domain name (kernel.domainname: runc before 1.2
  * ignores the spec's `domainname`, and dockerd never fills it), and, for a container with a network
  * namespace of its own (not the host's, not another container's), unprivileged ICMP echo sockets
- * (not in a user namespace: neither the daemon's nor a remapped container's) and binding ports
- * below 1024 without CAP_NET_BIND_SERVICE, each where the host kernel has it.
+ * (not with the daemon in a user namespace) and binding ports below 1024 without
+ * CAP_NET_BIND_SERVICE, each where the host kernel has it.
  */
 function defaultSysctls(input: SpecInput): Record<string, string> {
   const { config, hostConfig: hc, daemon } = input;
   const out: Record<string, string> = {};
   if (config.Domainname) out['kernel.domainname'] = config.Domainname;
   const mode = hc.NetworkMode ?? '';
-  if (mode !== 'host' && !mode.startsWith('container:')) {
+  // Unlike dockerd (whose runtime makes a remapped container's network namespace inside its user
+  // namespace), the daemon makes every network namespace itself: a remapped root cannot write its
+  // sysctls, so a remapped container gets neither.
+  if (mode !== 'host' && !mode.startsWith('container:') && !input.userns) {
     const host = daemon.netSysctls;
-    if (host?.pingGroupRange && !input.userns) out['net.ipv4.ping_group_range'] = '0 2147483647';
+    if (host?.pingGroupRange) out['net.ipv4.ping_group_range'] = '0 2147483647';
     if (host?.unprivilegedPortStart) out['net.ipv4.ip_unprivileged_port_start'] = '0';
   }
   return out;
