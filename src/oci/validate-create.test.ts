@@ -299,6 +299,8 @@ describe('validateCreateBody: namespaces, sysctls, security', () => {
       'conflicting options: mac-address and the network mode',
     );
     refuses(() => hc({ UTSMode: 'host' }, { Hostname: 'x' }), 'conflicting options: hostname and the UTS mode');
+    refuses(() => hc({}, { Hostname: 'h'.repeat(65) }), `hostname "${'h'.repeat(65)}" is too long (maximum 64 bytes)`);
+    hc({}, { Hostname: 'h'.repeat(64) });
     hc({ IpcMode: 'shareable', PidMode: 'host', UTSMode: 'host', CgroupnsMode: 'private', NetworkMode: 'mynet' });
     hc({ IpcMode: 'container:abc', NetworkMode: 'container:abc' });
   });

@@ -135,6 +135,8 @@ function validateHostConfig(hc: HostConfig, c: ContainerConfig, options: Validat
 
   validateNetworkMode(hc, c);
   if (hc.UTSMode === 'host' && c.Hostname) throw bad('conflicting options: hostname and the UTS mode');
+  // HOST_NAME_MAX: the kernel refuses a longer one at start; dockerd refuses it at create.
+  if (c.Hostname && Buffer.byteLength(c.Hostname) > 64) throw bad(`hostname ${JSON.stringify(c.Hostname)} is too long (maximum 64 bytes)`);
 
   validateBindsAndMountPoints(hc);
   validateDevices(hc);
