@@ -351,6 +351,23 @@ export function validMountMode(mode: string): boolean {
   return counts.every((n) => n <= 1);
 }
 
+/**
+ * A VolumesFrom entry `container[:mode]` as dockerd parses it: the mode may say ro/rw (and SELinux
+ * labels) but neither a propagation nor nocopy. Returns the container reference and whether the
+ * inherited mounts stay writable.
+ */
+export function parseVolumesFrom(spec: string): { ref: string; readWrite: boolean } {
+  if (spec === '') throw bad('volumes-from specification cannot be an empty string');
+  const i = spec.indexOf(':');
+  const ref = i < 0 ? spec : spec.slice(0, i);
+  const mode = i < 0 ? '' : spec.slice(i + 1);
+  if (mode === '') return { ref, readWrite: true };
+  const opts = mode.split(',');
+  const propagation = opts.some((o) => (PROPAGATIONS as readonly string[]).includes(o));
+  if (!validMountMode(mode) || propagation || opts.some((o) => COPY_MODES.has(o))) throw bad(`invalid mode: ${mode}`);
+  return { ref, readWrite: !opts.includes('ro') };
+}
+
 export interface ParsedBind {
   source: string;
   destination: string;

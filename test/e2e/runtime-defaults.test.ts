@@ -1,9 +1,12 @@
 // Runtime defaults dockerd applies and HostConfig fields it honours, through the real docker CLI:
 // OOMKilled only for a real OOM kill, MaskedPaths/ReadonlyPaths null (defaults) vs [] (none), the
-// default network sysctls, the NIS domain name, an attached exec's stdin half-close, and what a
-// kill means for the restart policy.
+// default network sysctls, the NIS domain name, an attached exec's stdin half-close, VolumesFrom,
+// and what a kill means for the restart policy.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
@@ -154,6 +157,66 @@ describe('runtime defaults and HostConfig fields', () => {
     const r = await d.docker(['exec', '-i', 'execbox', 'cat'], { input: 'hi\n', timeoutMs: 15_000 });
     assert.equal(r.stdout, 'hi\n');
     await d.docker(['rm', '-f', 'execbox']);
+  });
+
+  test("--volumes-from: the donor's volumes and binds, ro when asked, own mounts win, bad entries 400", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'engine-volfrom-'));
+    try {
+      await writeFile(join(dir, 'host.txt'), 'from-host\n');
+      await out([
+        'run',
+        '--name',
+        'donor',
+        '-v',
+        'vf-named:/named',
+        '-v',
+        `${dir}:/hostdir`,
+        'busybox',
+        'sh',
+        '-c',
+        'echo from-donor > /named/f',
+      ]);
+      // Reads both, writes to the volume through the inherited mount.
+      const r = await out([
+        'run',
+        '--rm',
+        '--volumes-from',
+        'donor',
+        'busybox',
+        'sh',
+        '-c',
+        'cat /named/f /hostdir/host.txt; echo more >> /named/f',
+      ]);
+      assert.equal(r, 'from-donor\nfrom-host\n');
+      assert.equal(await out(['run', '--rm', '-v', 'vf-named:/v', 'busybox', 'cat', '/v/f']), 'from-donor\nmore\n');
+      // :ro makes every inherited mount read-only, and inspect says so.
+      await out(['create', '--name', 'reader', '--volumes-from', 'donor:ro', 'busybox', 'sh', '-c', 'touch /named/x 2>&1 || echo refused']);
+      const mounts = (await inspect('reader')).Mounts as Array<{ Destination: string; RW: boolean; Type: string; Name?: string }>;
+      assert.deepEqual(mounts.map((m) => [m.Destination, m.Type, m.RW]).sort(), [
+        ['/hostdir', 'bind', false],
+        ['/named', 'volume', false],
+      ]);
+      assert.match(await out(['start', '-a', 'reader']), /Read-only file system[\s\S]*refused|refused/);
+      // The container's own mount at the same destination wins.
+      const own = await out(['run', '--rm', '--volumes-from', 'donor', '--tmpfs', '/x', '-v', `${dir}:/named`, 'busybox', 'ls', '/named']);
+      assert.equal(own, 'host.txt\n');
+      // The volume is in use by the containers that inherited it.
+      assert.notEqual((await d.docker(['volume', 'rm', 'vf-named'])).code, 0);
+      const missing = await d.request('POST', '/containers/create', {
+        body: { Image: 'busybox', HostConfig: { VolumesFrom: ['nosuch'] } },
+      });
+      assert.equal(missing.status, 400, missing.text());
+      assert.match(missing.json().message, /No such container: nosuch/);
+      const badMode = await d.request('POST', '/containers/create', {
+        body: { Image: 'busybox', HostConfig: { VolumesFrom: ['donor:rshared'] } },
+      });
+      assert.equal(badMode.status, 400);
+      assert.equal(badMode.json().message, 'invalid mode: rshared');
+    } finally {
+      await d.docker(['rm', '-f', 'donor', 'reader']);
+      await d.docker(['volume', 'rm', 'vf-named']);
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test('kill and the restart policy: SIGKILL or the own stop signal end restarts; another signal only stops unless-stopped', async () => {

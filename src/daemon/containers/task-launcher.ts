@@ -33,7 +33,7 @@ import { makeFifos, openFifoWriter, openOutputFifo, type StdioPaths } from './fi
 import { createNetns, netnsPath, removeNetns } from '../../network/netns.ts';
 import type { RunNetworking, SandboxInfo } from '../../network/container-contract.ts';
 import type { OutputHub } from './output-hub.ts';
-import { resolveMounts } from './mount-plan.ts';
+import { inheritedBinds, resolveMounts } from './mount-plan.ts';
 import type { ContainerVolumes } from '../volumes/service.ts';
 import type { ContainerRecord } from './record.ts';
 import type { RootfsManager } from './rootfs.ts';
@@ -306,6 +306,7 @@ export class TaskLauncher {
       // Volumes mounted (DriverOpts) and filled from the image (copy-up) before the task exists.
       const volumeMounts = this.d.volumes ? await this.d.volumes.attach(rec, rootMounts) : [];
       const user = await this.user(rec, rootMounts);
+      const ownMounts = resolveMounts(rec.HostConfig, this.d.volumes !== undefined);
       const warnings: string[] = [];
       const spec = buildSpec(
         {
@@ -317,7 +318,7 @@ export class TaskLauncher {
           daemon: this.daemonDefaults(),
           files,
           namespaces,
-          mounts: [...resolveMounts(rec.HostConfig, this.d.volumes !== undefined), ...volumeMounts, ...(cdi?.mounts ?? [])],
+          mounts: [...ownMounts, ...inheritedBinds(rec.Mounts, ownMounts), ...volumeMounts, ...(cdi?.mounts ?? [])],
           devices: [...resolveDeviceMappings(rec.HostConfig.Devices), ...(cdi?.devices ?? [])],
           ...(rec.HostConfig.Links?.length && this.d.networks ? { linkEnv: this.d.networks.linkEnvironment(rec) } : {}),
           ...(rec.HostConfig.Privileged ? { hostDevices: listHostDevices() } : {}),

@@ -11,11 +11,11 @@ import { checkUlimits, mergeUlimits, type HardLimits } from '../../oci/rlimits.t
 import { checkUsernsMode } from '../../oci/userns.ts';
 import { cgroupVersion, refuseLimitsWithoutCgroups } from '../../oci/cgroups.ts';
 import { DEFAULT_READONLY_PATHS, hostMaskedPaths } from '../../oci/spec.ts';
-import { validateCreateBody, validateRestartPolicy } from '../../oci/validate-create.ts';
+import { parseBind, validateCreateBody, validateRestartPolicy } from '../../oci/validate-create.ts';
 import { decodeStruct, UPDATE_CONFIG } from '../../oci/wire-schema.ts';
 import type { ContainerConfig, ContainerCreateBody, HostConfig, NetworkingConfig } from '../../types/container-api.ts';
 import { mergeConfig, mergeEnvInSlices, withHostDefaults, type ImageConfigPart } from './create-config.ts';
-import { mountPoints } from './mount-plan.ts';
+import { inheritedMountPoints, mountPoints } from './mount-plan.ts';
 import { parseLink } from './links.ts';
 import type { ContainerRecord, MountPoint } from './record.ts';
 
@@ -56,6 +56,8 @@ export interface VerifiedCreate {
   hostConfig: HostConfig;
   /** Inspect's Mounts for host-path binds, bind and tmpfs mounts (volumes are added by the volume service). */
   mounts: MountPoint[];
+  /** The mount points VolumesFrom brings in (not at a destination the container mounts itself). */
+  inherited: MountPoint[];
   warnings: string[];
 }
 
@@ -100,7 +102,15 @@ export class ContainerVerifier {
     this.checkLinks(hostConfig);
     await this.d.volumes?.check(hostConfig, config);
     const mounts = mountPoints(hostConfig, this.d.volumes !== undefined);
-    return { request, image, config, hostConfig, mounts, warnings };
+    const own = [...(hostConfig.Binds ?? []).map((b) => parseBind(b).destination), ...(hostConfig.Mounts ?? []).map((m) => m.Target ?? '')];
+    const inherited = hostConfig.VolumesFrom?.length
+      ? inheritedMountPoints(
+          hostConfig.VolumesFrom,
+          this.d.find,
+          own.map((d) => ({ Destination: d })),
+        )
+      : [];
+    return { request, image, config, hostConfig, mounts, inherited, warnings };
   }
 
   /** A built-in driver's options, or a log plugin that exists (as dockerd, any lookup failure is a 400). */
