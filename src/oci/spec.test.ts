@@ -495,6 +495,15 @@ describe('buildSpec: resources', () => {
     assert.equal(buildSpec(input()).linux.sysctl, undefined);
   });
 
+  it('sets the kernel TCP memory limit on cgroup v1 only', () => {
+    assert.equal(buildSpec(input({ KernelMemoryTCP: 8 << 20 })).linux.resources!.memory!.kernelTCP, 8 << 20);
+    const base = input({ KernelMemoryTCP: 8 << 20 });
+    const warnings: string[] = [];
+    const v2 = buildSpec({ ...base, daemon: { ...base.daemon, cgroupVersion: 2 } }, warnings);
+    assert.equal(v2.linux.resources!.memory?.kernelTCP, undefined);
+    assert.match(warnings.join('\n'), /KernelMemoryTCP is not supported with cgroup v2/);
+  });
+
   it('sets the NIS domain name as kernel.domainname (runc before 1.2 ignores the spec field)', () => {
     const base = input();
     const spec = buildSpec({ ...base, config: { ...base.config, Domainname: 'example.com' } });

@@ -443,6 +443,11 @@ function buildMemory(hc: HostConfig, daemon: DaemonSpecDefaults, warnings: strin
     if (daemon.cgroupVersion === 2) warnings.push('OomKillDisable is not supported with cgroup v2; discarded.');
     else m.disableOOMKiller = true;
   }
+  // API 1.40-1.51 (dockerd's memory.KernelTCP; cgroup v1 only, the v2 kernel has no such limit).
+  if (hc.KernelMemoryTCP) {
+    if (daemon.cgroupVersion === 2) warnings.push('KernelMemoryTCP is not supported with cgroup v2; discarded.');
+    else m.kernelTCP = hc.KernelMemoryTCP;
+  }
   return m;
 }
 
