@@ -127,6 +127,46 @@ describe('runtime defaults and HostConfig fields', () => {
     await d.docker(['rm', '-f', 'kmemtcp']);
   });
 
+  test('resource and process fields without another end-to-end test reach the container', async () => {
+    const script = [
+      'cat /proc/self/oom_score_adj',
+      'id -G',
+      'pwd',
+      'cat /sys/fs/cgroup/cpuset/cpuset.cpus',
+      'cat /sys/fs/cgroup/memory/memory.soft_limit_in_bytes /sys/fs/cgroup/memory/memory.swappiness',
+      'grep oom_kill_disable /sys/fs/cgroup/memory/memory.oom_control',
+      'cat /sys/fs/cgroup/cpu/cpu.cfs_period_us /sys/fs/cgroup/cpu/cpu.cfs_quota_us',
+    ].join('; ');
+    const r = await out([
+      'run',
+      '--rm',
+      '--oom-score-adj',
+      '123',
+      '--group-add',
+      '1234',
+      '-w',
+      '/tmp',
+      '--cpuset-cpus',
+      '0',
+      '-m',
+      '128m',
+      '--memory-reservation',
+      '64m',
+      '--memory-swappiness',
+      '10',
+      '--oom-kill-disable',
+      '--cpu-period',
+      '50000',
+      '--cpu-quota',
+      '25000',
+      'busybox',
+      'sh',
+      '-c',
+      script,
+    ]);
+    assert.deepEqual(r.trim().split('\n'), ['123', '0 1234', '/tmp', '0', String(64 << 20), '10', 'oom_kill_disable 1', '50000', '25000']);
+  });
+
   test('the default network sysctls: own network namespace only, a user-set value wins', async () => {
     const cat = ['cat', '/proc/sys/net/ipv4/ip_unprivileged_port_start', '/proc/sys/net/ipv4/ping_group_range'];
     assert.equal(await out(['run', '--rm', 'busybox', ...cat]), '0\n0\t2147483647\n');
