@@ -274,6 +274,29 @@ describe('runtime defaults and HostConfig fields', () => {
     }
   });
 
+  test("container:<name> namespace modes are stored with the other container's ID", async () => {
+    const id = (await out(['run', '-d', '--name', 'nsdonor', '--ipc', 'shareable', 'busybox', 'sleep', '100'])).trim();
+    await out([
+      'create',
+      '--name',
+      'nsjoiner',
+      '--network',
+      'container:nsdonor',
+      '--pid',
+      'container:nsdonor',
+      '--ipc',
+      'container:nsdonor',
+      'busybox',
+      'true',
+    ]);
+    const hc = (await inspect('nsjoiner')).HostConfig;
+    assert.deepEqual([hc.NetworkMode, hc.PidMode, hc.IpcMode], [`container:${id}`, `container:${id}`, `container:${id}`]);
+    // Still joins after the donor is renamed.
+    await out(['rename', 'nsdonor', 'nsdonor2']);
+    assert.equal((await d.docker(['start', 'nsjoiner'])).code, 0);
+    await d.docker(['rm', '-f', 'nsjoiner', 'nsdonor2']);
+  });
+
   test('kill and the restart policy: SIGKILL or the own stop signal end restarts; another signal only stops unless-stopped', async () => {
     const restarts = async (name: string) => (await inspect(name)).RestartCount as number;
     const started = async (name: string) => {

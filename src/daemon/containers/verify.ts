@@ -92,6 +92,7 @@ export class ContainerVerifier {
     this.checkStart(hostConfig);
     await this.checkLogDriver(hostConfig.LogConfig!.Type ?? cfg['log-driver'], hostConfig.LogConfig!.Config ?? {});
     const warnings: string[] = [];
+    this.pinSharedNamespaces(hostConfig);
     const mode = hostConfig.NetworkMode!;
     if (this.d.networks) {
       warnings.push(...this.d.networks.validateCreate(hostConfig, config, request.NetworkingConfig));
@@ -111,6 +112,23 @@ export class ContainerVerifier {
         )
       : [];
     return { request, image, config, hostConfig, mounts, inherited, warnings };
+  }
+
+  /**
+   * As dockerd's adaptSharedNamespaceContainer: `container:<name>` of PidMode, IpcMode and
+   * NetworkMode is stored as `container:<id>`, so the sharing survives a rename of the other one.
+   * An unknown reference is left as it is for the checks that report it.
+   */
+  private pinSharedNamespaces(hc: HostConfig): void {
+    for (const key of ['PidMode', 'IpcMode', 'NetworkMode'] as const) {
+      const mode = hc[key];
+      if (!mode?.startsWith('container:')) continue;
+      try {
+        hc[key] = `container:${this.d.find(mode.slice('container:'.length)).Id}`;
+      } catch (err) {
+        if (!isNotFound(err)) throw err; // a missing container is reported by the mode's own check
+      }
+    }
   }
 
   /** A built-in driver's options, or a log plugin that exists (as dockerd, any lookup failure is a 400). */
