@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
@@ -165,6 +165,19 @@ describe('runtime defaults and HostConfig fields', () => {
       script,
     ]);
     assert.deepEqual(r.trim().split('\n'), ['123', '0 1234', '/tmp', '0', String(64 << 20), '10', 'oom_kill_disable 1', '50000', '25000']);
+  });
+
+  test('--uts host, --device and --annotation', async () => {
+    assert.equal(await out(['run', '--rm', '--uts', 'host', 'busybox', 'hostname']), `${hostname()}\n`);
+    assert.equal(
+      await out(['run', '--rm', '--device', '/dev/zero:/dev/myzero:r', 'busybox', 'stat', '-c', '%F %t %T', '/dev/myzero']),
+      'character special file 1 5\n',
+    );
+    const id = (await out(['run', '-d', '--annotation', 'org.example.note=hello', 'busybox', 'sleep', '30'])).trim();
+    const bundle = join(d.execRoot, 'containerd/io.containerd.runtime.v2.task/engine', id, 'config.json');
+    assert.deepEqual(JSON.parse(readFileSync(bundle, 'utf8')).annotations, { 'org.example.note': 'hello' });
+    assert.deepEqual((await inspect(id)).HostConfig.Annotations, { 'org.example.note': 'hello' });
+    await d.docker(['rm', '-f', id]);
   });
 
   test('the default network sysctls: own network namespace only, a user-set value wins', async () => {
