@@ -109,6 +109,13 @@ describe('runtime defaults and HostConfig fields', () => {
     assert.equal(hc.ContainerIDFile, '');
     assert.ok(!('Init' in hc) && !('Mounts' in hc) && !('Tmpfs' in hc), 'omitempty fields left out when unset');
     assert.equal((await out(['inspect', '-f', '{{.HostConfig.CapDrop}}', 'lists'])).trim(), '[]');
+    // The docker CLI sends PidsLimit 0 and no OomKillDisable: stored as unset and false (cgroup v1).
+    await out(['create', '--name', 'cli-made', '--pids-limit', '-1', 'busybox', 'true']);
+    const cli = (await inspect('cli-made')).HostConfig;
+    assert.deepEqual([cli.PidsLimit, cli.OomKillDisable, cli.MemorySwap], [null, false, 0]);
+    await out(['create', '--name', 'cli-mem', '-m', '32m', 'busybox', 'true']);
+    assert.equal((await inspect('cli-mem')).HostConfig.MemorySwap, 64 << 20);
+    await d.docker(['rm', 'cli-made', 'cli-mem']);
     await d.docker(['rm', 'lists']);
   });
 

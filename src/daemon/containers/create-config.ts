@@ -147,5 +147,7 @@ export function withHostDefaults(hc: HostConfig | undefined, d: HostDefaults): H
   // dockerd's adaptContainerSettings: swap defaults to twice the memory limit, OomKillDisable to false.
   if ((out.Memory ?? 0) > 0 && !out.MemorySwap) out.MemorySwap = out.Memory! * 2;
   if (d.oomKillDisable) out.OomKillDisable ??= false;
+  // dockerd's create route: 0 or -1 (unlimited, as the docker CLI sends by default) is stored as unset.
+  if (out.PidsLimit !== undefined && out.PidsLimit <= 0) delete out.PidsLimit;
   return out;
 }
