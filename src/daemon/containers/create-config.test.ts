@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { mergeEnv, mergeEnvInSlices } from './create-config.ts';
+import { mergeConfig, mergeEnv, mergeEnvInSlices } from './create-config.ts';
 
 test('env: request replaces image entries by name, later wins, a bare name unsets', () => {
   assert.deepEqual(mergeEnv(['PATH=/bin', 'A=1', 'B=2'], ['A=x', 'C=3', 'C=4', 'B']), ['PATH=/bin', 'A=x', 'C=4']);
@@ -31,4 +31,15 @@ test('env: the sliced merge gives what the one-piece merge gives', async () => {
   assert.equal(sliced.length, 100_001);
   assert.equal(sliced[1], 'V7=100007', 'an image entry is replaced in place by the last request entry');
   assert.deepEqual(await mergeEnvInSlices(['A=1'], ['A=2', 'B']), ['A=2']);
+});
+
+test('healthcheck: the image fills in what the request leaves empty, field by field', () => {
+  const image = { config: { Cmd: ['sh'], Healthcheck: { Test: ['CMD', 'true'], Interval: 30e9, Retries: 3 } } };
+  const id = 'a'.repeat(64);
+  const only = mergeConfig({ Healthcheck: { Interval: 5e9 } }, image, id);
+  assert.deepEqual(only.Healthcheck, { Test: ['CMD', 'true'], Interval: 5e9, Retries: 3 });
+  const own = mergeConfig({ Healthcheck: { Test: ['NONE'] } }, image, id);
+  assert.deepEqual(own.Healthcheck, { Test: ['NONE'], Interval: 30e9, Retries: 3 });
+  assert.deepEqual(mergeConfig({}, image, id).Healthcheck, image.config.Healthcheck);
+  assert.equal(mergeConfig({ Healthcheck: { Test: ['CMD', 'x'] } }, { config: { Cmd: ['sh'] } }, id).Healthcheck!.Interval, undefined);
 });

@@ -90,7 +90,7 @@ export function mergeConfig(req: ContainerConfig, image: ImageConfigPart, id: st
   cfg.ExposedPorts = { ...(ic.ExposedPorts ?? {}), ...(req.ExposedPorts ?? {}) } as ContainerConfig['ExposedPorts'];
   cfg.Volumes = { ...(ic.Volumes ?? {}), ...(req.Volumes ?? {}) } as ContainerConfig['Volumes'];
   if (!req.StopSignal && ic.StopSignal) cfg.StopSignal = ic.StopSignal;
-  if (!req.Healthcheck && ic.Healthcheck) cfg.Healthcheck = ic.Healthcheck as ContainerConfig['Healthcheck'];
+  if (ic.Healthcheck) cfg.Healthcheck = mergeHealthcheck(req.Healthcheck, ic.Healthcheck as NonNullable<ContainerConfig['Healthcheck']>);
   cfg.Tty = req.Tty === true;
   cfg.OpenStdin = req.OpenStdin === true;
   cfg.StdinOnce = req.StdinOnce === true;
@@ -102,6 +102,23 @@ export function mergeConfig(req: ContainerConfig, image: ImageConfigPart, id: st
   cfg.OnBuild ??= null as unknown as string[];
   if (!cfg.Entrypoint?.length && !cfg.Cmd?.length) throw invalidParameter('no command specified');
   return cfg;
+}
+
+/**
+ * As dockerd's merge: the image's healthcheck fills in what the request leaves empty, field by
+ * field (`--health-interval` alone keeps the image's test).
+ */
+function mergeHealthcheck(
+  req: ContainerConfig['Healthcheck'] | undefined,
+  img: NonNullable<ContainerConfig['Healthcheck']>,
+): ContainerConfig['Healthcheck'] {
+  if (!req) return img;
+  const out = { ...req };
+  if (!out.Test?.length && img.Test) out.Test = img.Test;
+  for (const k of ['Interval', 'Timeout', 'StartPeriod', 'StartInterval', 'Retries'] as const) {
+    if (!out[k] && img[k]) out[k] = img[k];
+  }
+  return out;
 }
 
 export type ImageConfigPart = Pick<OciImageConfig, 'config'>;
