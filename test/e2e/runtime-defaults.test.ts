@@ -116,6 +116,10 @@ describe('runtime defaults and HostConfig fields', () => {
     await out(['create', '--name', 'cli-mem', '-m', '32m', 'busybox', 'true']);
     assert.equal((await inspect('cli-mem')).HostConfig.MemorySwap, 64 << 20);
     await d.docker(['rm', 'cli-made', 'cli-mem']);
+    // --entrypoint "" (sent as [""]) resets the entrypoint: stored as null, the command runs alone.
+    assert.equal(await out(['run', '--name', 'noentry', '--entrypoint', '', 'busybox', 'echo', 'hi']), 'hi\n');
+    assert.equal((await inspect('noentry')).Config.Entrypoint, null);
+    await d.docker(['rm', 'noentry']);
     await d.docker(['rm', 'lists']);
   });
 

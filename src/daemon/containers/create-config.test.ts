@@ -43,3 +43,17 @@ test('healthcheck: the image fills in what the request leaves empty, field by fi
   assert.deepEqual(mergeConfig({}, image, id).Healthcheck, image.config.Healthcheck);
   assert.equal(mergeConfig({ Healthcheck: { Test: ['CMD', 'x'] } }, { config: { Cmd: ['sh'] } }, id).Healthcheck!.Interval, undefined);
 });
+
+test('entrypoint: [] keeps none but takes the image Cmd; [""] resets it; an own one drops the image Cmd', () => {
+  const image = { config: { Entrypoint: ['/entry'], Cmd: ['image-cmd'] } };
+  const id = 'b'.repeat(64);
+  const empty = mergeConfig({ Entrypoint: [] }, image, id);
+  assert.deepEqual([empty.Entrypoint, empty.Cmd], [[], ['image-cmd']]);
+  const reset = mergeConfig({ Entrypoint: [''], Cmd: ['echo', 'hi'] }, image, id);
+  assert.deepEqual([reset.Entrypoint, reset.Cmd], [null, ['echo', 'hi']]);
+  assert.throws(() => mergeConfig({ Entrypoint: [''] }, image, id), /no command specified/);
+  const own = mergeConfig({ Entrypoint: ['/other'] }, image, id);
+  assert.deepEqual([own.Entrypoint, own.Cmd], [['/other'], []]);
+  const unset = mergeConfig({}, image, id);
+  assert.deepEqual([unset.Entrypoint, unset.Cmd], [['/entry'], ['image-cmd']]);
+});

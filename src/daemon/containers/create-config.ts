@@ -75,14 +75,18 @@ export function mergeConfig(req: ContainerConfig, image: ImageConfigPart, id: st
   cfg.Domainname = req.Domainname ?? '';
   cfg.User = req.User || ic.User || '';
   cfg.Env = env ?? mergeEnv(ic.Env ?? [], req.Env ?? []);
-  // An explicit Entrypoint (even []) discards the image's Cmd unless Cmd is given too.
-  if (req.Entrypoint !== undefined && req.Entrypoint !== null) {
+  // dockerd's merge: an entrypoint of the request's own replaces the image's entrypoint and Cmd;
+  // without one (unset or []) the image's Cmd fills an empty Cmd, and only an unset (null) one
+  // takes the image's entrypoint ([] keeps none). Then [""] (the CLI's `--entrypoint ""`) is reset
+  // to unset.
+  if (req.Entrypoint?.length) {
     cfg.Entrypoint = req.Entrypoint;
     cfg.Cmd = req.Cmd ?? [];
   } else {
-    cfg.Entrypoint = ic.Entrypoint ?? undefined;
+    cfg.Entrypoint = req.Entrypoint ?? ic.Entrypoint ?? undefined;
     cfg.Cmd = req.Cmd && req.Cmd.length ? req.Cmd : (ic.Cmd ?? []);
   }
+  if (cfg.Entrypoint?.length === 1 && cfg.Entrypoint[0] === '') delete cfg.Entrypoint;
   cfg.WorkingDir = req.WorkingDir || ic.WorkingDir || '';
   // Without image labels the request's own (freshly parsed) object is taken, not copied: a copy of
   // a hostile 200 000-label object holds the event loop for hundreds of milliseconds.
