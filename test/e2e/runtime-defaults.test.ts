@@ -350,9 +350,20 @@ describe('runtime defaults and HostConfig fields', () => {
       assert.equal(i.State.ExitCode, code, n);
       assert.equal(i.RestartCount, 0, `${n} restarted`);
     }
+    // A container waiting out its restart backoff: the kill cancels the restart (dockerd's ExitOnNext).
+    await out(['run', '-d', '--name', 'k-backoff', '--restart', 'always', 'busybox', 'sh', '-c', 'exit 3']);
+    // After a few quick exits the backoff is over a second, long enough to catch it waiting.
+    await until('k-backoff restarted a few times', async () => ((await restarts('k-backoff')) >= 4 ? true : undefined), 30_000);
+    await until('k-backoff waiting to restart', async () => ((await inspect('k-backoff')).State.Restarting ? true : undefined), 30_000, 20);
+    const count = await restarts('k-backoff');
+    assert.equal((await d.request('POST', '/containers/k-backoff/kill')).status, 204);
+    await new Promise((r) => setTimeout(r, 3500)); // past the pending backoff
+    const backoff = await inspect('k-backoff');
+    assert.equal(backoff.State.Status, 'exited');
+    assert.ok(backoff.RestartCount <= count + 1, `restarted after the kill: ${count} → ${backoff.RestartCount}`);
     // A start from the API clears it: the policy applies again afterwards.
     await out(['start', 'k-other-us']);
     await started('k-other-us');
-    await d.docker(['rm', '-f', 'k-default', 'k-own', 'k-other-us', 'k-other-always']);
+    await d.docker(['rm', '-f', 'k-default', 'k-own', 'k-other-us', 'k-other-always', 'k-backoff']);
   });
 });

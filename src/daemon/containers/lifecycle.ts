@@ -216,13 +216,23 @@ export class Lifecycle {
 
   async kill(rec: ContainerRecord, signal: string | undefined): Promise<void> {
     const sig = parseSignal(signal || 'SIGKILL');
-    if (!rec.State.Running) throw conflict(`Container ${rec.Id} is not running`);
+    if (!rec.State.Running && !rec.State.Restarting) throw conflict(`Container ${rec.Id} is not running`);
     // Recorded before the signal goes out, so the exit it causes sees it (as dockerd).
     if (!this.ctx.shuttingDown) {
       const own = rec.Config.StopSignal ? this.ctx.stopSignal(rec) : undefined;
       if (killEffect(sig, own) === 'stopped') rec.Internal.stoppedByUser = true;
       else rec.Internal.signalledByUser = true;
       this.ctx.persist(rec);
+    }
+    // A restart waiting out its backoff has no process to signal: as dockerd, the kill only
+    // decides whether the restart still happens (not after SIGKILL or the stop signal).
+    if (!rec.State.Running) {
+      if (rec.Internal.stoppedByUser) {
+        this.ctx.cancelRestart(rec);
+        rec.State = { ...rec.State, Status: 'exited', Restarting: false };
+        this.ctx.persist(rec);
+      }
+      return;
     }
     // dockerd waits for a SIGKILL to take effect (state recorded) before answering.
     const processed = sig === 9 ? this.ctx.waiters.nextExit(rec.Id) : undefined;
