@@ -3,7 +3,7 @@
 // default network sysctls, the NIS domain name, an attached exec's stdin half-close, VolumesFrom,
 // and what a kill means for the restart policy.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -130,6 +130,9 @@ describe('runtime defaults and HostConfig fields', () => {
     assert.equal(r.status, 201, r.text());
     const id = r.json().Id as string;
     assert.equal((await inspect('kmemtcp')).HostConfig.KernelMemoryTCP, 16 << 20);
+    // /info says the host can (cgroup v1 with the kmem.tcp file, as this host).
+    const info = (await d.request('GET', '/info')).json();
+    assert.equal(info.KernelMemoryTCP, existsSync('/sys/fs/cgroup/memory/memory.kmem.tcp.limit_in_bytes'));
     await out(['start', 'kmemtcp']);
     // runc 1.1 ignores kernel memory settings (as under dockerd on this host): the bundle is what we own.
     const bundle = join(d.execRoot, 'containerd/io.containerd.runtime.v2.task/engine', id, 'config.json');
