@@ -83,6 +83,9 @@ export interface LauncherDeps {
   noCgroups?: boolean;
 }
 
+/** How long the exit of a memory-limited task killed by SIGKILL waits for its OOM event. */
+const OOM_EVENT_WAIT_MS = 250;
+
 function tsToIso(ts: { seconds: string | number; nanos: number } | null | undefined): string {
   if (!ts || Number(ts.seconds) <= 0) return new Date().toISOString();
   const ms = Number(ts.seconds) * 1000;
@@ -91,6 +94,8 @@ function tsToIso(ts: { seconds: string | number; nanos: number } | null | undefi
 
 export class TaskLauncher {
   private readonly oomed = new Set<string>();
+  /** Exits waiting (briefly) for an OOM event that may still be on its way: see waitExit. */
+  private readonly oomWaiters = new Map<string, () => void>();
   private readonly daemonCaps = readOwnCapabilities();
   private readonly netSysctls = hostNetSysctls();
   /**
@@ -109,7 +114,9 @@ export class TaskLauncher {
     d.client.subscribe([`namespace==${d.client.namespace},topic=="/tasks/oom"`], (e) => {
       if (e.topic !== '/tasks/oom') return;
       const id = (e.event as { container_id?: string } | null)?.container_id;
-      if (id) this.oomed.add(id);
+      if (!id) return;
+      this.oomed.add(id);
+      this.oomWaiters.get(id)?.();
     });
   }
 
@@ -375,7 +382,7 @@ export class TaskLauncher {
         await client.tasks
           .resizePty(id, { width: 80, height: 24 })
           .catch((e) => this.d.log.debug(`initial TTY size: ${(e as Error).message}`, { id }));
-      const exited = this.waitExit(id);
+      const exited = this.waitExit(id, (rec.HostConfig.Memory ?? 0) > 0);
       let pid: number;
       try {
         pid = await client.tasks.start(id);
@@ -429,13 +436,29 @@ export class TaskLauncher {
     return { pid, exited, ioDone, ...(stdin ? { stdin } : {}), detach: cancel };
   }
 
+  /** Resolves when an OOM event for `id` arrives, or after `ms`. */
+  private oomEvent(id: string, ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        if (this.oomWaiters.get(id) === done) this.oomWaiters.delete(id);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.oomWaiters.set(id, done);
+    });
+  }
+
   /** Tasks.Wait, re-issued when containerd restarts underneath (the task itself keeps running). */
-  private waitExit(id: string): { promise: Promise<TaskExit>; cancel: () => void } {
+  private waitExit(id: string, memoryLimited: boolean): { promise: Promise<TaskExit>; cancel: () => void } {
     let cancelled = false;
     const promise = (async (): Promise<TaskExit> => {
       for (;;) {
         try {
           const r = await this.d.client.tasks.wait(id, '', { waitForReady: true });
+          // The OOM event comes on the event stream, the exit on this call: a memory-limited task
+          // killed by SIGKILL gives the event a moment to arrive.
+          if (memoryLimited && r.exit_status === 137 && !this.oomed.has(id)) await this.oomEvent(id, OOM_EVENT_WAIT_MS);
           return { status: r.exit_status, at: tsToIso(r.exited_at as { seconds: string; nanos: number } | null), oom: this.oomed.has(id) };
         } catch (err) {
           if (cancelled) return new Promise<TaskExit>(() => undefined);
@@ -606,7 +629,7 @@ export class TaskLauncher {
     const inPath = join(dir, 'init-stdin');
     const stdin = existsSync(inPath) ? openFifoWriter(inPath) : undefined;
     const ioDone = Promise.all([hub.pump(out, 'stdout'), err ? hub.pump(err, 'stderr') : Promise.resolve()]).then(() => undefined);
-    const exited = this.waitExit(rec.Id);
+    const exited = this.waitExit(rec.Id, (rec.HostConfig.Memory ?? 0) > 0);
     return this.running(t.pid, exited.promise, ioDone, stdin, exited.cancel);
   }
 
