@@ -1,28 +1,11 @@
-// The multiplexed stream of attach, exec start and logs without a TTY: each chunk is preceded by
-// an 8-byte header [stream, 0, 0, 0, size as big-endian uint32] (stream 0 stdin, 1 stdout,
-// 2 stderr). With a TTY the bytes go raw; that choice stays with the caller. Logs are framed a
-// batch of entries at a time into one buffer (logPayload).
+// The multiplexed stream of attach, exec start and logs without a TTY, as the API writes it (the
+// frame layout itself: wire/stream-frame.ts). With a TTY the bytes go raw; that choice stays with
+// the caller. Logs are framed a batch of entries at a time into one buffer (logPayload).
 
-import { TimestampPrefixes, writeFrameHeader } from '../util/stdcopy.ts';
+import { TimestampPrefixes } from '../util/stdcopy.ts';
+import { encodeFrame, frameHeader, writeFrameHeader } from '../wire/stream-frame.ts';
 
-export { TimestampPrefixes };
-
-export type StreamName = 'stdin' | 'stdout' | 'stderr';
-
-const STREAM_ID: Record<StreamName, number> = { stdin: 0, stdout: 1, stderr: 2 };
-
-/** The 8-byte header of one frame. */
-export function frameHeader(stream: StreamName, size: number): Buffer {
-  const h = Buffer.alloc(8);
-  h[0] = STREAM_ID[stream];
-  h.writeUInt32BE(size, 4);
-  return h;
-}
-
-/** One frame as a single buffer (for sockets written with one call per chunk). */
-export function frame(stream: StreamName, data: Buffer): Buffer {
-  return Buffer.concat([frameHeader(stream, data.length), data]);
-}
+export { TimestampPrefixes, frameHeader, encodeFrame as frame };
 
 /**
  * A batch of log entries as one buffer: each entry framed (or raw with a TTY), preceded by its

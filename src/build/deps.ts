@@ -27,7 +27,7 @@ export interface StepContainer {
 export interface BuildContainers {
   create(spec: StepContainerSpec): Promise<StepContainer>;
   /** Starts the container, passes its output on, and resolves with its exit code; the signal kills it. */
-  run(id: string, output: (data: Buffer) => void, signal: AbortSignal): Promise<number>;
+  run(id: string, output: (data: Buffer, stream: 'stdout' | 'stderr') => void, signal: AbortSignal): Promise<number>;
   /** Removes the container (killing it first if it still runs). */
   remove(id: string): Promise<void>;
 }

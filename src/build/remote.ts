@@ -3,13 +3,11 @@
 import { get as httpGet, type IncomingMessage } from 'node:http';
 import { get as httpsGet } from 'node:https';
 import { invalidParameter } from '../errors.ts';
+import { sniffCompression } from '../wire/compression.ts';
 
 /** Whether the first bytes are a tar header or a compressed stream. */
 export function looksLikeArchive(head: Buffer): boolean {
-  if (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b) return true; // gzip
-  if (head.subarray(0, 3).toString('latin1') === 'BZh') return true;
-  if (head.length >= 6 && head.subarray(0, 6).equals(Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]))) return true; // xz
-  if (head.length >= 4 && head.readUInt32LE(0) === 0xfd2fb528) return true; // zstd
+  if (sniffCompression(head) !== 'none') return true;
   return head.length >= 262 && head.subarray(257, 262).toString('latin1') === 'ustar';
 }
 

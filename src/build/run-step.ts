@@ -10,6 +10,9 @@ import { commandOf, DEFAULT_SHELL } from './config-steps.ts';
 import type { BuildExecutor, StageState, StepPlan } from './executor.ts';
 import { short } from './executor.ts';
 
+/** A RUN command's stderr as dockerd streams it: each write in bright red (its stderr writer's escapes). */
+export const stderrText = (data: Buffer): string => `\x1b[91m${data.toString('utf8')}\x1b[0m`;
+
 /** A non-zero exit of a RUN command; code is the exit code (the stream's errorDetail.code). */
 export class StepFailed extends EngineError {
   constructor(message: string, readonly exitCode: number) {
@@ -54,7 +57,7 @@ export function runStep(b: BuildExecutor, state: StageState, inst: RunInstructio
       };
       try {
         b.out(` ---> Running in ${short(c.id)}\n`);
-        const code = await b.d.containers.run(c.id, (data) => b.out(data.toString('utf8')), b.signal);
+        const code = await b.d.containers.run(c.id, (data, stream) => b.out(stream === 'stderr' ? stderrText(data) : data.toString('utf8')), b.signal);
         if (b.signal.aborted) throw b.signal.reason;
         if (code !== 0) throw new StepFailed(`The command '${cmd.join(' ')}' returned a non-zero code: ${code}`, code);
         const layer = await b.d.writer.containerLayer(c.snapshotKey, c.snapshotter, c.id, lease);

@@ -11,7 +11,8 @@ import { alignTable, humanDuration, humanSize } from './output.ts';
 import { messageLine, progressBar } from './progress.ts';
 import { createBody, parseBytes, parseDuration, parsePorts, RUN_FLAGS } from './run-options.ts';
 import { parseDetachKeys } from './stdio.ts';
-import { ignored, parseIgnore, tarContext } from './tar-context.ts';
+import { tarContext } from './tar-context.ts';
+import { IgnoreMatcher } from '../wire/dockerignore.ts';
 import { compile, TemplateError } from './template.ts';
 import { collect } from '../client/streams.ts';
 
@@ -154,12 +155,12 @@ test('detach keys: ctrl-<c> and single characters; a bad spec is refused', () =>
 });
 
 test('.dockerignore: globs, ** and exceptions; the build context tar leaves ignored files out', async () => {
-  const rules = parseIgnore('# comment\n*.log\n**/tmp\nsecret/\n!keep.log\n');
-  assert.equal(ignored(rules, 'a.log'), true);
-  assert.equal(ignored(rules, 'keep.log'), false);
-  assert.equal(ignored(rules, 'x/y/tmp/z'), true);
-  assert.equal(ignored(rules, 'secret/key'), true);
-  assert.equal(ignored(rules, 'src/a.ts'), false);
+  const rules = IgnoreMatcher.fromFile('# comment\n*.log\n**/tmp\nsecret/\n!keep.log\n');
+  assert.equal(rules.ignores('a.log'), true);
+  assert.equal(rules.ignores('keep.log'), false);
+  assert.equal(rules.ignores('x/y/tmp/z'), true);
+  assert.equal(rules.ignores('secret/key'), true);
+  assert.equal(rules.ignores('src/a.ts'), false);
   const dir = await mkdtemp(join(tmpdir(), 'engine-ctx-'));
   try {
     await mkdir(join(dir, 'secret'));

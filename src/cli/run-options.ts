@@ -1,6 +1,7 @@
 // The flags of `engine run` and `engine create`, and their translation into the create body
 // (ContainerCreateBody from src/types/), as the docker CLI does: ports, volumes and mounts, env
 // and env files, resources with unit suffixes, restart policies, networks, health checks, tmpfs.
+import { tryGoDuration } from '../wire/go-duration.ts';
 import { readFileSync } from 'node:fs';
 import type { ContainerCreateBody, HostConfig, MountSpec, PortMap } from '../types/container-api.ts';
 import { keyValues, UsageError, type FlagSpec, type Flags } from './args.ts';
@@ -97,17 +98,9 @@ export function parseBytes(v: string): number {
 
 /** Go durations (1m30s, 500ms, 10s) in nanoseconds. */
 export function parseDuration(v: string): number {
-  const units: Record<string, number> = { ns: 1, us: 1e3, µs: 1e3, ms: 1e6, s: 1e9, m: 60e9, h: 3600e9 };
-  let total = 0;
-  const re = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g;
-  let m: RegExpExecArray | null;
-  let consumed = 0;
-  while ((m = re.exec(v))) {
-    total += Number(m[1]) * units[m[2]!]!;
-    consumed += m[0].length;
-  }
-  if (consumed !== v.length || !v) throw new UsageError(`invalid duration: "${v}"`);
-  return Math.round(total);
+  const ns = tryGoDuration(v);
+  if (ns === undefined) throw new UsageError(`invalid duration: "${v}"`);
+  return Number(ns);
 }
 
 /** -p [ip:][hostPort:]containerPort[/proto], with ranges: exposed ports and bindings. */

@@ -2,6 +2,7 @@
 // session has a TTY, and half-closed at EOF so the process sees end of input), output copied out
 // (demultiplexed to stdout and stderr without a TTY), and the terminal size sent at start and on
 // every SIGWINCH.
+import { DEFAULT_DETACH_KEYS, parseDetachKeys as parseKeys } from '../wire/detach-keys.ts';
 import type { Hijacked } from '../client/containers.ts';
 
 export interface PumpOptions {
@@ -26,16 +27,9 @@ export function terminalSize(): [number, number] | undefined {
   return out.isTTY && out.rows && out.columns ? [out.rows, out.columns] : undefined;
 }
 
-/** Parses docker's detach-keys format: comma-separated single characters or ctrl-<c>. */
+/** Parses docker's detach-keys format (wire/detach-keys.ts); the default is ctrl-p,ctrl-q. */
 export function parseDetachKeys(spec: string | undefined): Buffer {
-  const keys = (spec || 'ctrl-p,ctrl-q').split(',').map((k) => {
-    const t = k.trim();
-    if (t.length === 1) return t.charCodeAt(0);
-    const m = t.match(/^ctrl-([a-z@\[\\\]^_])$/i);
-    if (!m) throw new Error(`Invalid detach keys (${spec}) provided`);
-    return m[1]!.toUpperCase().charCodeAt(0) & 0x1f;
-  });
-  return Buffer.from(keys);
+  return parseKeys(spec || DEFAULT_DETACH_KEYS);
 }
 
 /**

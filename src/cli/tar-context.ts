@@ -1,53 +1,20 @@
-// Tar streams of host files for the daemon: a build context honouring .dockerignore (patterns with
-// *, ?, ** and ! exceptions, the last matching line deciding; a pattern matching a directory
-// excludes what is under it; the Dockerfile and .dockerignore are always sent), and a single path
-// for `engine cp` into a container.
+// Tar streams of host files for the daemon: a build context honouring .dockerignore (read with the
+// same patternmatcher rules as the daemon's builder, wire/dockerignore.ts; the Dockerfile and
+// .dockerignore are always sent), and a single path for `engine cp` into a container.
 import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { basename, join, relative, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { TarWriter } from '../util/tar-writer.ts';
+import { IgnoreMatcher } from '../wire/dockerignore.ts';
 
-interface Rule {
-  re: RegExp;
-  exclude: boolean;
-}
-
-function patternRegex(pattern: string): RegExp {
-  let re = '';
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]!;
-    if (c === '*' && pattern[i + 1] === '*') {
-      re += pattern[i + 2] === '/' ? '(?:.*/)?' : '.*';
-      i += pattern[i + 2] === '/' ? 2 : 1;
-    } else if (c === '*') re += '[^/]*';
-    else if (c === '?') re += '[^/]';
-    else if (c === '\\' && i + 1 < pattern.length) re += `\\${pattern[++i]}`;
-    else re += /[.+^${}()|[\]]/.test(c) ? `\\${c}` : c;
-  }
-  return new RegExp(`^${re}(?:/.*)?$`);
-}
-
-/** The rules of a .dockerignore text. */
-export function parseIgnore(text: string): Rule[] {
-  const rules: Rule[] = [];
-  for (const raw of text.split('\n')) {
-    let line = raw.trim();
-    if (!line || line.startsWith('#')) continue;
-    const exclude = !line.startsWith('!');
-    if (!exclude) line = line.slice(1).trim();
-    line = line.replace(/^\.\//, '').replace(/^\/+/, '').replace(/\/+$/, '');
-    if (line) rules.push({ re: patternRegex(line), exclude });
-  }
-  return rules;
-}
-
-export function ignored(rules: Rule[], rel: string): boolean {
-  let out = false;
-  for (const r of rules) if (r.re.test(rel)) out = r.exclude;
-  return out;
-}
-
-async function addTree(tw: TarWriter, root: string, rel: string, skip: (rel: string, dir: boolean) => boolean, prefix = ''): Promise<void> {
+async function addTree(
+  tw: TarWriter,
+  root: string,
+  rel: string,
+  skip: (rel: string, dir: boolean) => boolean,
+  prefix = '',
+  descendIgnored = false,
+): Promise<void> {
   const abs = join(root, rel);
   const arc = prefix ? (rel ? `${prefix}/${rel}` : prefix) : rel;
   const st = lstatSync(abs);
@@ -58,11 +25,9 @@ async function addTree(tw: TarWriter, root: string, rel: string, skip: (rel: str
     for (const name of readdirSync(abs).sort()) {
       const child = rel ? `${rel}/${name}` : name;
       const isDir = lstatSync(join(root, child)).isDirectory();
-      if (skip(child, isDir)) {
-        if (!isDir) continue;
-        // an excluded directory may still hold re-included files ("!dir/keep"): descend with the rules
-      }
-      await addTree(tw, root, child, skip, prefix);
+      // an excluded directory may still hold re-included files ("!dir/keep"): descend only then
+      if (skip(child, isDir) && (!isDir || !descendIgnored)) continue;
+      await addTree(tw, root, child, skip, prefix, descendIgnored);
     }
   } else if (skip(rel, false)) return;
   else if (st.isSymbolicLink()) await tw.symlink(arc, readlinkSync(abs), meta);
@@ -75,13 +40,13 @@ export async function tarContext(dir: string, dockerfile?: string): Promise<{ st
   if (!existsSync(root) || !lstatSync(root).isDirectory()) throw new Error(`unable to prepare context: path "${dir}" not found`);
   const df = dockerfile ? relative(root, resolve(dockerfile)) : 'Dockerfile';
   const ignoreFile = join(root, '.dockerignore');
-  const rules = existsSync(ignoreFile) ? parseIgnore(readFileSync(ignoreFile, 'utf8')) : [];
+  const matcher = existsSync(ignoreFile) ? IgnoreMatcher.fromFile(readFileSync(ignoreFile, 'utf8')) : new IgnoreMatcher([]);
   const keep = new Set([df, '.dockerignore']);
   const stream = new PassThrough();
   const tw = new TarWriter(stream);
-  const skip = (rel: string) => !keep.has(rel) && ignored(rules, rel);
+  const skip = (rel: string) => !keep.has(rel) && matcher.ignores(rel);
   (async () => {
-    await addTree(tw, root, '', skip);
+    await addTree(tw, root, '', skip, '', matcher.hasExceptions);
     if (df.startsWith('..')) await tw.fileFromPath(basename(df), resolve(dockerfile!), { mode: 0o644 });
     await tw.finish();
     stream.end();

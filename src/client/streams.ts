@@ -1,7 +1,9 @@
 // Streams of the API as async iterables: newline-delimited JSON (pull/push/build progress, events,
 // stats) and the 8-byte-header frames of logs and non-TTY attach/exec (stream byte, 3 zero bytes,
-// big-endian length), plus a frame encoder for tests and dial-stdio peers.
+// big-endian length; the codec is wire/stream-frame.ts), plus a frame encoder for tests and
+// dial-stdio peers.
 import type { Readable } from 'node:stream';
+import { encodeFrame as encode, FrameDecoder } from '../wire/stream-frame.ts';
 
 export type StdStream = 'stdin' | 'stdout' | 'stderr';
 export interface Frame {
@@ -24,26 +26,16 @@ export async function* jsonLines<T = unknown>(src: AsyncIterable<Buffer | string
   if (pending.trim()) yield JSON.parse(pending) as T;
 }
 
-const STREAMS: StdStream[] = ['stdin', 'stdout', 'stderr'];
-
-/** Demultiplexes 8-byte-header frames. A stream byte other than 0–2 (the daemon's systemerr, 3) is an error. */
+/** Demultiplexes 8-byte-header frames. The daemon's systemerr frame (3) becomes an error. */
 export async function* demux(src: AsyncIterable<Buffer>): AsyncGenerator<Frame> {
-  let buf: Buffer = Buffer.alloc(0);
+  const decoder = new FrameDecoder();
   for await (const chunk of src) {
-    buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
-    while (buf.length >= 8) {
-      const len = buf.readUInt32BE(4);
-      if (buf.length < 8 + len) break;
-      const kind = buf[0]!;
-      const data = buf.subarray(8, 8 + len);
-      buf = buf.subarray(8 + len);
-      if (kind === 3) throw new Error(data.toString('utf8').trim() || 'error from the daemon');
-      const stream = STREAMS[kind];
-      if (!stream) throw new Error(`malformed stream: frame type ${kind}`);
-      yield { stream, data };
+    for (const f of decoder.push(chunk)) {
+      if (f.stream === 'systemerr') throw new Error(f.data.toString('utf8').trim() || 'error from the daemon');
+      yield { stream: f.stream, data: f.data };
     }
   }
-  if (buf.length) throw new Error('stream ended inside a frame');
+  if (decoder.pending) throw new Error('stream ended inside a frame');
 }
 
 /** A TTY stream has no frames: every chunk is stdout. */
@@ -52,10 +44,7 @@ export async function* rawFrames(src: AsyncIterable<Buffer>): AsyncGenerator<Fra
 }
 
 export function encodeFrame(stream: StdStream, data: Buffer): Buffer {
-  const h = Buffer.alloc(8);
-  h[0] = STREAMS.indexOf(stream);
-  h.writeUInt32BE(data.length, 4);
-  return Buffer.concat([h, data]);
+  return encode(stream, data);
 }
 
 /** Reads a stream to the end into one Buffer. */

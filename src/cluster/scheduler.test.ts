@@ -88,6 +88,13 @@ test('spread preference: even over the label values, nodes without the label a v
   const plain = empty();
   const nodesPicked = Array.from({ length: 5 }, () => (pickNode(nodes, {}, plain) as { node: string }).node);
   assert.equal(nodesPicked.filter((n) => n.startsWith('a')).length, 3);
-  assert.throws(() => parsePreferences([{ Spread: { SpreadDescriptor: 'colour' } }]), /invalid placement preference/);
-  parsePreferences([{ Spread: { SpreadDescriptor: 'node.labels.zone' } }]);
+  // Any descriptor is taken, as swarmkit takes it (docker-py's tests spread over "com.dockerpy.test").
+  parsePreferences([{ Spread: { SpreadDescriptor: 'com.dockerpy.test' } }]);
+  assert.throws(() => parsePreferences({ Spread: {} }), /must be a list/);
+  const other = empty();
+  const picked = Array.from(
+    { length: 4 },
+    () => (pickNode(nodes, { Placement: { Preferences: [{ Spread: { SpreadDescriptor: 'colour' } }] } }, other) as { node: string }).node,
+  );
+  assert.equal(new Set(picked).size, 4, `an unknown descriptor leaves the plain spread over nodes: ${picked}`);
 });

@@ -228,17 +228,14 @@ function spread(fit: SchedNode[], taskSpec: ClusterObject, load: Load): SchedNod
   return set;
 }
 
-/** Checks a placement preference list (only spread exists); 400 on anything else. */
+/**
+ * Checks a placement preference list's shape. As swarmkit, any spread descriptor is taken (one the
+ * nodes do not have puts them all in one branch); the `spread=<node.labels.x>` check is the
+ * docker CLI's, not the daemon's.
+ */
 export function parsePreferences(list: unknown): void {
   if (list === undefined || list === null) return;
   if (!Array.isArray(list)) throw invalidParameter('invalid Placement.Preferences: must be a list');
-  for (const p of list as ClusterObject[]) {
-    const d = ((p?.Spread ?? {}) as ClusterObject).SpreadDescriptor;
-    if (typeof d !== 'string' || !/^(node\.(labels\..+|id|hostname|role|platform\.os|platform\.arch)|engine\.labels\..+)$/.test(d))
-      throw invalidParameter(
-        `rpc error: code = InvalidArgument desc = invalid placement preference ${JSON.stringify(p)}: spread=<node.labels.x> expected`,
-      );
-  }
 }
 
 /**

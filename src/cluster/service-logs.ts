@@ -7,15 +7,9 @@ import { invalidParameter } from '../errors.ts';
 import type { ClusterLogOptions } from '../types/cluster.ts';
 import type { LogsRequest } from '../types/logs.ts';
 import { parseTimeValue, rfc3339NanoFixed } from '../util/time.ts';
+import { encodeFrame } from '../wire/stream-frame.ts';
 import { merge, type TaskLogLine } from './log-forward.ts';
 import type { TaskRecord } from './tasks.ts';
-
-function frame(stream: 'stdout' | 'stderr' | 'system', payload: Buffer): Buffer {
-  const h = Buffer.alloc(8);
-  h[0] = stream === 'stdout' ? 1 : stream === 'stderr' ? 2 : 3;
-  h.writeUInt32BE(payload.length, 4);
-  return Buffer.concat([h, payload]);
-}
 
 /** Where the lines come from: this node's containers, and each other node by its ID. */
 export interface TaskLogSources {
@@ -77,13 +71,13 @@ export async function serviceLogs(tasks: TaskRecord[], sources: TaskLogSources, 
         );
       parts.push(chunk.line);
       const payload = Buffer.concat(parts);
-      yield tty ? payload : frame(chunk.stream, payload);
+      yield tty ? payload : encodeFrame(chunk.stream, payload);
       if (signal.aborted) return;
     }
     // As dockerd (swarmkit's log broker, written on the system-error stream the CLI reports).
     if (unavailable.length) {
       const text = `Error grabbing logs: warning: incomplete log stream. some logs could not be retrieved for the following reasons: ${unavailable.map((n) => `node ${n} is not available`).join(', ')}\n`;
-      yield tty ? Buffer.from(text) : frame('system', Buffer.from(text));
+      yield tty ? Buffer.from(text) : encodeFrame('systemerr', Buffer.from(text));
     }
   })();
 }

@@ -1,6 +1,7 @@
 // `engined --help`: every command-line option from the table, sorted by name like dockerd's help,
 // with its short form, the kind of value it takes and its default.
 
+import { ENVIRONMENT, type EnvironmentSpec } from './environment.ts';
 import { OPTIONS, type OptionSpec, type OptionType } from './options.ts';
 import { formatValue } from './values.ts';
 
@@ -32,9 +33,22 @@ export function usageText(): string {
       const value = VALUE_NAMES[o.type];
       return [`  ${names}${value ? ` ${value}` : ''}`, `${o.help}${defaultText(o)}`] as const;
     });
-  const width = Math.max(...rows.map(([left]) => left.length)) + 3;
-  const lines = rows.map(([left, right]) => left.padEnd(width) + right);
-  return ['Usage:\tengined [OPTIONS]', '', 'A container engine daemon serving the Docker Engine API.', '', 'Options:', ...lines, ''].join(
-    '\n',
+  const envRows = (ENVIRONMENT as readonly EnvironmentSpec[]).map(
+    (e) => [`  ${e.name}=${typeof e.values === 'string' ? `<${e.values}>` : e.values.filter(Boolean).join('|')}`, e.help] as const,
   );
+  const width = Math.max(...[...rows, ...envRows].map(([left]) => left.length)) + 3;
+  const lines = rows.map(([left, right]) => left.padEnd(width) + right);
+  const envLines = envRows.map(([left, right]) => left.padEnd(width) + right);
+  return [
+    'Usage:\tengined [OPTIONS]',
+    '',
+    'A container engine daemon serving the Docker Engine API.',
+    '',
+    'Options:',
+    ...lines,
+    '',
+    'Environment:',
+    ...envLines,
+    '',
+  ].join('\n');
 }

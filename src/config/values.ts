@@ -2,6 +2,7 @@
 // reads them, byte sizes, ulimits, runtimes, features, address pools, network options, hosts, IPs
 // and CIDRs. Each throws ConfigError with a reason; callers add which flag or key it was.
 
+import { tryGoDuration } from '../wire/go-duration.ts';
 import { isIP } from 'node:net';
 import { ConfigError } from './config-error.ts';
 import type { AddressPool, RuntimeSpec, UlimitSpec } from './daemon-config.ts';
@@ -39,7 +40,7 @@ export function checkStorageSize(text: string): void {
 
 /** Go time.Duration syntax (2200h, 1h30m, 10s). */
 export function isGoDuration(text: string): boolean {
-  return text === '0' || /^[-+]?(?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs|ms|s|m|h))+$/.test(text);
+  return tryGoDuration(text) !== undefined;
 }
 
 export const ULIMIT_NAMES = new Set([

@@ -5,16 +5,7 @@ import { spawn } from 'node:child_process';
 import { pipeline, Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import { invalidParameter } from '../errors.ts';
-
-export type Compression = 'none' | 'gzip' | 'zstd' | 'bzip2' | 'xz';
-
-export function detectCompression(head: Buffer): Compression {
-  if (head.length >= 2 && head[0] === 0x1f && head[1] === 0x8b) return 'gzip';
-  if (head.length >= 4 && head.readUInt32LE(0) === 0xfd2fb528) return 'zstd';
-  if (head.length >= 3 && head.toString('latin1', 0, 3) === 'BZh') return 'bzip2';
-  if (head.length >= 6 && head.subarray(0, 6).equals(Buffer.from([0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00]))) return 'xz';
-  return 'none';
-}
+import { sniffCompression } from '../wire/compression.ts';
 
 async function* prepend(first: Buffer[], it: AsyncIterator<Uint8Array>): AsyncGenerator<Buffer> {
   for (const b of first) yield b;
@@ -58,7 +49,7 @@ export async function* decompressed(source: AsyncIterable<Uint8Array>): AsyncGen
     head.push(b);
     headLen += b.length;
   }
-  const kind = detectCompression(Buffer.concat(head));
+  const kind = sniffCompression(Buffer.concat(head));
   const raw = prepend(head, it);
   if (kind === 'none') {
     yield* raw;

@@ -2,6 +2,7 @@
 // unpacked into snapshots named by chain ID, config and manifest blobs carrying the gc.ref labels
 // that keep layers and the snapshot alive, and image records created last. Callers hold a lease
 // for the whole sequence, so nothing half-written survives a failure and nothing is listed early.
+import { sniffCompression } from '../wire/compression.ts';
 import { createHash, randomBytes, webcrypto } from 'node:crypto';
 import { EngineError, invalidParameter, isNotFound } from '../errors.ts';
 import type { SupervisorClient } from '../supervisor/client.ts';
@@ -49,8 +50,9 @@ export async function sha256Off(b: Buffer): Promise<string> {
 
 /** Layer media type from the first bytes of the blob. */
 export function layerMediaType(magic: Buffer, docker: boolean): string {
-  if (magic[0] === 0x1f && magic[1] === 0x8b) return docker ? MT.dockerLayerGzip : MT.ociLayerGzip;
-  if (magic.length >= 4 && magic.readUInt32LE(0) === 0xfd2fb528) return MT.ociLayerZstd;
+  const kind = sniffCompression(magic);
+  if (kind === 'gzip') return docker ? MT.dockerLayerGzip : MT.ociLayerGzip;
+  if (kind === 'zstd') return MT.ociLayerZstd;
   return docker ? MT.dockerLayer : MT.ociLayer;
 }
 

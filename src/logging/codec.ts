@@ -4,7 +4,8 @@
 import type { FileHandle } from 'node:fs/promises';
 import type { RecordEncoder } from './framer.ts';
 import type { LogFile } from './logfile.ts';
-import { TimestampPrefixes, writeFrameHeader } from '../util/stdcopy.ts';
+import { TimestampPrefixes } from '../util/stdcopy.ts';
+import { writeFrameHeader } from '../wire/stream-frame.ts';
 import type { LogMessage } from './types.ts';
 
 export interface LogCodec {

@@ -42,7 +42,7 @@ function stepContainers(containers: ContainerService, log: Logger): BuildContain
       const session = await containers.attach(id, { stream: true, stdin: false, stdout: true, stderr: true, logs: false });
       let ended!: () => void;
       const outputEnded = new Promise<void>((r) => (ended = r));
-      const unsubscribe = session.subscribe((chunk) => (chunk ? output(chunk.data) : ended()));
+      const unsubscribe = session.subscribe((chunk) => (chunk ? output(chunk.data, chunk.stream) : ended()));
       const exited = (await containers.wait(id, 'next-exit'))();
       const kill = () =>
         void containers.kill(id, 'SIGKILL').catch((err) => log.debug(`killing build container ${id}: ${(err as Error).message}`));

@@ -248,20 +248,24 @@ export function buildEnv(config: ContainerConfig, linkEnv: readonly string[] = [
   return replaceOrAppendEnv([...env, ...linkEnv], config.Env ?? []);
 }
 
+/** dockerd's ReplaceOrAppendEnvValues: a later entry replaces one of the same name in place, a bare name unsets it (linear). */
 export function replaceOrAppendEnv(base: readonly string[], overrides: readonly string[]): string[] {
-  const out = [...base];
+  const out: Array<string | undefined> = [...base];
   const nameOf = (e: string) => (e.includes('=') ? e.slice(0, e.indexOf('=')) : e);
+  const index = new Map<string, number>();
+  out.forEach((e, i) => index.set(nameOf(e!), i));
   for (const o of overrides) {
     const name = nameOf(o);
-    const i = out.findIndex((e) => nameOf(e) === name);
+    const i = index.get(name);
     if (!o.includes('=')) {
-      if (i >= 0) out.splice(i, 1);
+      if (i !== undefined) out[i] = undefined;
+      index.delete(name);
       continue;
     }
-    if (i >= 0) out[i] = o;
-    else out.push(o);
+    if (i !== undefined) out[i] = o;
+    else index.set(name, out.push(o) - 1);
   }
-  return out;
+  return out.filter((e): e is string => e !== undefined);
 }
 
 function buildProcess(input: SpecInput, capabilities: string[], noNewPrivileges: boolean): OciProcess {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it, test } from 'node:test';
-import { formatTimeNano, nowIso, nowNano, parseGoDuration, parseTimeNano, parseTimeValue, rfc3339NanoFixed, ZERO_TIME } from './time.ts';
+import { formatTimeNano, nowIso, nowNano, parseTimeNano, parseTimeValue, rfc3339NanoFixed, ZERO_TIME } from './time.ts';
 
 test('RFC 3339 with nanoseconds: fixed nine digits, or trimmed as Go marshals', () => {
   assert.equal(rfc3339NanoFixed(1_700_000_000_120_000_000n), '2023-11-14T22:13:20.120000000Z');
@@ -10,14 +10,6 @@ test('RFC 3339 with nanoseconds: fixed nine digits, or trimmed as Go marshals', 
   assert.match(nowIso(), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z$/);
   assert.ok(Math.abs(Date.parse(nowIso()) - Date.now()) < 1000);
   assert.equal(ZERO_TIME, '0001-01-01T00:00:00Z');
-});
-
-test('Go durations', () => {
-  assert.equal(parseGoDuration('1h30m'), 5_400_000_000_000n);
-  assert.equal(parseGoDuration('-1.5s'), -1_500_000_000n);
-  assert.equal(parseGoDuration('250ms'), 250_000_000n);
-  assert.equal(parseGoDuration('10'), undefined);
-  assert.equal(parseGoDuration('1x'), undefined);
 });
 
 test('since/until values: unix seconds, RFC 3339 dates, durations before now', () => {

@@ -5,6 +5,8 @@
 // RFC 3339 dates, or Go durations before now). Callers word the error of a value that does not
 // parse: dockerd words it differently per endpoint.
 
+import { tryGoDuration } from '../wire/go-duration.ts';
+
 /** Go's zero time.Time as JSON: what unset time fields hold (FinishedAt of a never-run container). */
 export const ZERO_TIME = '0001-01-01T00:00:00Z';
 
@@ -96,19 +98,6 @@ export function nowIso(): string {
   return rfc3339NanoFixed(nowNano());
 }
 
-const DURATION = /^([+-]?)((?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|ms|s|m|h))+$/;
-const DURATION_PART = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)/g;
-const UNIT_NS: Record<string, number> = { ns: 1, us: 1e3, µs: 1e3, ms: 1e6, s: 1e9, m: 6e10, h: 3.6e12 };
-
-/** A Go duration ("1h30m", "-5m", "1.5s") in nanoseconds; undefined if the text is not one. */
-export function parseGoDuration(text: string): bigint | undefined {
-  const m = DURATION.exec(text);
-  if (!m) return undefined;
-  let ns = 0;
-  for (const p of text.matchAll(DURATION_PART)) ns += Number(p[1]) * UNIT_NS[p[2]!]!;
-  return BigInt(Math.round(m[1] === '-' ? -ns : ns));
-}
-
 const RFC3339 = /^(\d{4}-\d\d-\d\d)(?:[T ](\d\d:\d\d(?::\d\d)?)(?:\.(\d+))?(Z|[+-]\d\d:?\d\d)?)?$/;
 
 /**
@@ -124,7 +113,7 @@ export function parseTimeValue(text: string, now = Date.now()): bigint | undefin
     const frac = BigInt((secs[2] ?? '').padEnd(9, '0') || '0');
     return whole * NS_PER_S + (secs[1]!.startsWith('-') ? -frac : frac);
   }
-  const d = parseGoDuration(text);
+  const d = tryGoDuration(text);
   if (d !== undefined) return BigInt(now) * NS_PER_MS - d;
   const m = RFC3339.exec(text);
   if (!m) return undefined;

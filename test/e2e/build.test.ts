@@ -102,10 +102,12 @@ describe('docker build: failures, flags, stages, cache', () => {
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
 
-  test('a failing RUN stops the build with its exit code and message, and leaves no container', async () => {
-    const dir = await ctx({ Dockerfile: 'FROM busybox\nRUN echo before\nRUN exit 7\nRUN echo never\n' });
+  test('a failing RUN stops the build with its exit code and message, and leaves no container; stderr comes in red', async () => {
+    const dir = await ctx({ Dockerfile: 'FROM busybox\nRUN echo before && echo oops >&2\nRUN exit 7\nRUN echo never\n' });
     const r = await build(['-t', 'fails', dir]);
     assert.equal(r.code, 7, r.stdout + r.stderr);
+    // dockerd's builder writes each piece of a RUN's stderr between these escapes (docker-py's tests check them).
+    assert.ok(r.stdout.includes('\x1b[91moops\n\x1b[0m'), JSON.stringify(r.stdout));
     assert.match(r.stderr, /The command '\/bin\/sh -c exit 7' returned a non-zero code: 7/);
     assert.doesNotMatch(r.stdout, /never|Successfully/);
     assert.equal((await d.docker(['ps', '-aq'])).stdout.trim(), '', "the failed step's container was left behind");

@@ -82,7 +82,7 @@ describe('engine CLI against the daemon', () => {
     assert.equal(logs.stderr, 'err\n');
     assert.match((await engine(['logs', '-t', 'c1'])).stdout, /^\d{4}-\d\d-\d\dT\S+Z out-42\n$/);
     assert.equal(
-      (await engine(['inspect', '-f', '{{.State.ExitCode}} {{index .Config.Env 1}} {{json .Config.Cmd}}', 'c1'])).stdout,
+      (await engine(['inspect', '-f', '{{.State.ExitCode}} {{index .Config.Env 0}} {{json .Config.Cmd}}', 'c1'])).stdout,
       `3 X=42 ["sh","-c","echo out-$X; echo err >&2; exit 3"]\n`,
     );
     const full = JSON.parse((await engine(['inspect', 'c1'])).stdout);

@@ -14,8 +14,10 @@ after(() => rmSync(root, { recursive: true, force: true }));
 let trees = 0;
 
 /** Writes the files (paths relative to src/) and runs the checker on that src/. */
-function check(files: Record<string, string>): { code: number | null; out: string; err: string } {
+function check(files: Record<string, string>, packageJson?: object): { code: number | null; out: string; err: string } {
   const src = join(root, `t${trees++}`, 'src');
+  mkdirSync(src, { recursive: true });
+  if (packageJson) writeFileSync(join(src, '..', 'package.json'), JSON.stringify(packageJson));
   for (const [rel, text] of Object.entries(files)) {
     mkdirSync(dirname(join(src, rel)), { recursive: true });
     writeFileSync(join(src, rel), text);
@@ -162,5 +164,74 @@ describe('the client side (src/client/, src/cli/)', () => {
     assert.match(r.err, /src\/client\/index\.ts imports src\/daemon\/containers\.ts/);
     assert.match(r.err, /src\/client\/index\.ts imports src\/util\/log\.ts/);
     assert.match(r.err, /src\/cli\/main\.ts imports src\/errors\.ts/);
+  });
+});
+
+describe('check-layout: rooms that read well', () => {
+  test('a devDependency imported by daemon code fails; by a test, or when it is a dependency, it passes', () => {
+    const files = {
+      ...CLEAN,
+      'oci/cdi.ts': "import { parse } from 'yaml';\nexport const p = parse;\n",
+      'oci/x.test.ts': "import 'prettier';\n",
+    };
+    const bad = check(files, { dependencies: {}, devDependencies: { yaml: '2', prettier: '3' } });
+    assert.equal(bad.code, 1);
+    assert.match(bad.err, /src\/oci\/cdi\.ts imports yaml, a devDependency/);
+    assert.doesNotMatch(bad.err, /prettier/);
+    const good = check(files, { dependencies: { yaml: '2' }, devDependencies: { prettier: '3' } });
+    assert.equal(good.code, 0, good.err);
+  });
+
+  test('an import circle between files of one folder fails, naming them; a chain passes', () => {
+    const chain = {
+      ...CLEAN,
+      'logging/a.ts': "import { b } from './b.ts';\nexport const a = b;\n",
+      'logging/b.ts': 'export const b = 1;\n',
+    };
+    assert.equal(check(chain).code, 0);
+    const r = check({ ...chain, 'logging/b.ts': "import type { a } from './a.ts';\nexport const b = 1 as unknown as typeof a;\n" });
+    assert.equal(r.code, 1);
+    assert.match(r.err, /import circles between the files of one folder:\n {2}logging\/: a\.ts → b\.ts/);
+  });
+
+  test('a folder over 25 files fails; 25 pass; tests do not count', () => {
+    const many = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`store/f${i}.ts`, 'export {};\n']));
+    const tests = Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`store/f${i}.test.ts`, 'export {};\n']));
+    assert.equal(check({ ...CLEAN, ...many(24), ...tests }).code, 0); // store/db.ts is the 25th
+    const r = check({ ...CLEAN, ...many(25) });
+    assert.equal(r.code, 1);
+    assert.match(r.err, /src\/store\/: 26 files \(limit 25/);
+  });
+
+  test('a function, arrow, method or class body over 200 lines fails with its name and line; counts are printed', () => {
+    const body = (n: number) => Array.from({ length: n }, (_, i) => `  x += ${i};`).join('\n');
+    const ok = check({ ...CLEAN, 'util/f.ts': `export function small(): number {\n  let x = 0;\n${body(196)}\n  return x;\n}\n` });
+    assert.equal(ok.code, 0, ok.err);
+    assert.match(ok.out, /largest body src\/util\/f\.ts:1 small, 200 lines/);
+    const r = check({
+      ...CLEAN,
+      'util/f.ts': `export function big(a: number): Promise<Map<string, number>> {\n  let x = a;\n${body(200)}\n  return x as never;\n}\n`,
+      'util/g.ts': `export const arrow = async (a: number) => {\n  let x = a;\n${body(200)}\n};\n`,
+      'util/h.ts': `export class Big {\n  m() {\n    let x = 0;\n${body(200)}\n  }\n}\n`,
+      'util/i.ts': `export function ctl(a: number) {\n  if (a) {\n${body(150)}\n  }\n  for (;;) {\n${body(150)}\n  }\n}\n`,
+    });
+    assert.equal(r.code, 1);
+    assert.match(r.err, /src\/util\/f\.ts:1 big: 204 lines/);
+    assert.match(r.err, /src\/util\/g\.ts:1 arrow: 203 lines/);
+    assert.match(r.err, /src\/util\/h\.ts:1 Big: 205 lines/);
+    assert.match(r.err, /src\/util\/h\.ts:2 m: 203 lines/);
+    assert.match(r.err, /src\/util\/i\.ts:1 ctl: 306 lines/);
+    assert.doesNotMatch(r.err, /i\.ts:2 /); // an if block is no body
+  });
+
+  test('swallowed errors are counted: silent ones apart from those with a comment', () => {
+    const r = check({
+      ...CLEAN,
+      'util/s.ts':
+        'export async function f(p: Promise<void>) {\n  await p.catch(() => undefined);\n  await p.catch(() => undefined); // ENOENT: already gone\n' +
+        '  try { await p; } catch {}\n  try { await p; } catch { return 0; }\n  try { await p; } catch {\n    // EEXIST: made by a racing start\n  }\n  return 1;\n}\n',
+    });
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /swallowed errors: 3 silent, 1 with a comment only/);
   });
 });

@@ -54,6 +54,19 @@ describe('attach route', () => {
     assert.equal(stdin.read()?.toString(), 'ls\n');
   });
 
+  test("a JSON body sent with the request (dockerode's options) is the request's, never stdin", async () => {
+    const stdin = new PassThrough();
+    current = session(false, stdin);
+    const opts = { stream: true, stdin: true, stdout: true, stderr: true, hijack: true };
+    const s = await h.hijack('POST', '/containers/c1/attach?stream=1&stdout=1&stdin=1', opts);
+    assert.match(s.head, /^HTTP\/1\.1 101 UPGRADED/);
+    s.socket.write('uptime; exit\n');
+    await new Promise((r) => setTimeout(r, 50));
+    current.emit(null);
+    await s.rest();
+    assert.equal(stdin.read()?.toString(), 'uptime; exit\n');
+  });
+
   test('a bad detach sequence is a 400 before the hijack', async () => {
     const r = await h.request('POST', '/containers/c1/attach?stream=1&detachKeys=ctrl-', {});
     assert.equal(r.status, 400);

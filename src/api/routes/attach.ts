@@ -6,6 +6,7 @@ import type { Socket } from 'node:net';
 import type { Router } from '../router.ts';
 import { DEFAULT_DETACH_KEYS, EscapeMatcher, parseDetachKeys } from '../../daemon/exec/detach-keys.ts';
 import type { AttachOptions, AttachSession } from '../../types/attach.ts';
+import { readUpgradeBody } from '../upgrade-body.ts';
 
 export interface AttachBackend {
   attach(ref: string, opts: AttachOptions): Promise<AttachSession>;
@@ -24,6 +25,12 @@ export function registerAttachRoutes(router: Router, backend: AttachBackend): vo
     };
     // Parsed before the hijack, so a bad sequence is still a plain 400.
     const escape = new EscapeMatcher(parseDetachKeys(opts.detachKeys ?? DEFAULT_DETACH_KEYS));
+    // A body sent with the request (dockerode sends its options as JSON) belongs to the request,
+    // not to stdin: dockerd never hands it to the container either.
+    const h = ctx.req.headers;
+    const withBody =
+      ctx.socket !== undefined && (Number(h['content-length'] ?? 0) > 0 || /chunked/i.test(String(h['transfer-encoding'] ?? '')));
+    if (withBody) await readUpgradeBody(ctx.socket!, h);
     const session = await backend.attach(ctx.params.id, opts);
     const socket: Socket = ctx.socket ?? (ctx.req.socket as Socket);
     const contentType = session.tty ? 'application/vnd.docker.raw-stream' : 'application/vnd.docker.multiplexed-stream';
@@ -72,6 +79,7 @@ export function registerAttachRoutes(router: Router, backend: AttachBackend): vo
       );
     }
     socket.on('close', () => finish());
+    if (withBody) socket.resume(); // reading the body paused it
     if (!opts.stream) finish();
     else if (!session.running() && !opts.logs) {
       // Attached to a stopped container: the stream stays until it runs and exits (docker start -a).

@@ -5,7 +5,8 @@ import type { ServerResponse } from 'node:http';
 import type { EngineEvent } from '../../types/events.ts';
 import { invalidParameter } from '../../errors.ts';
 import { compileEventFilter } from '../../events/filter.ts';
-import { parseGoDuration, parseTimeValue } from '../../util/time.ts';
+import { parseTimeValue } from '../../util/time.ts';
+import { tryGoDuration } from '../../wire/go-duration.ts';
 import type { Router } from '../router.ts';
 import { versionLessThan } from '../../util/api-version.ts';
 import { storedAttribute, storedAttributesText } from '../../store/events.ts';
@@ -73,7 +74,8 @@ export function eventLine(ev: EngineEvent, version: string): string {
  */
 export function parseEventTime(value: string | undefined, name: string): bigint | undefined {
   if (value === undefined || value === '') return undefined;
-  const ns = parseGoDuration(value) === undefined ? parseTimeValue(value) : undefined;
+  // "0" is unix time 0 (Go's ParseDuration would read it as a duration).
+  const ns = value === '0' || tryGoDuration(value) === undefined ? parseTimeValue(value) : undefined;
   if (ns === undefined)
     throw invalidParameter(
       `invalid value for ${name}: ${JSON.stringify(value)}: want unix seconds (with an optional fraction) or an RFC 3339 date`,

@@ -5,7 +5,7 @@
 import { lstatSync, readlinkSync } from 'node:fs';
 import { posix } from 'node:path';
 import { invalidParameter } from '../../errors.ts';
-import { compileGoGlob, type Nfa } from '../glob.ts';
+import { compileGoGlob, type Nfa } from '../../wire/glob.ts';
 
 const MAX_LINKS = 255;
 

@@ -28,7 +28,7 @@ import { invalidParameter } from '../../errors.ts';
 import { decompressed } from '../../images/decompress.ts';
 import { readTar, safeEntryPath, TarPathGuard, type TarHeader } from '../../images/tar-reader.ts';
 import { EntryFileWriter } from './file-writer.ts';
-import { dockerfileIgnorePath, goClean, IgnoreMatcher, ignoredBuildFiles } from './dockerignore.ts';
+import { dockerfileIgnorePath, goClean, IgnoreMatcher, ignoredBuildFiles, IgnorePatternError } from '../../wire/dockerignore.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { collectingEvery } from '../../util/heap-trim.ts';
 
@@ -156,7 +156,11 @@ export async function extractContext(source: AsyncIterable<Uint8Array>, dir: str
       result.bytes += data.length;
       // The Dockerfile's own ignore file wins over the root one, whichever comes first.
       if (rel === dfIgnore || matcherFrom !== dfIgnore) {
-        result.ignore = IgnoreMatcher.fromFile(data.toString('utf8'));
+        try {
+          result.ignore = IgnoreMatcher.fromFile(data.toString('utf8'));
+        } catch (e) {
+          throw e instanceof IgnorePatternError ? invalidParameter(e.message) : e;
+        }
         matcherFrom = rel;
         if (result.entries > 0) sweep = true;
       }

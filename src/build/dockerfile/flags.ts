@@ -1,6 +1,8 @@
 // Instruction flags (`COPY --from=x`, `HEALTHCHECK --interval=5s`) with Docker's BFlags rules and
 // messages, and Go's time.ParseDuration for the HEALTHCHECK durations.
 
+import { GoDurationError, parseGoDuration as parseGo } from '../../wire/go-duration.ts';
+
 export type FlagType = 'string' | 'bool' | 'strings';
 
 export class FlagError extends Error {}
@@ -36,34 +38,12 @@ export function parseFlags(raw: string[], spec: Record<string, FlagType>): Recor
   return out;
 }
 
-const UNIT_NS: Record<string, number> = {
-  ns: 1, us: 1e3, 'µs': 1e3, 'μs': 1e3, ms: 1e6, s: 1e9, m: 60e9, h: 3600e9,
-};
-
 /** Go's time.ParseDuration, in nanoseconds (as a JS number: exact below 2^53 ns ≈ 104 days). */
 export function parseGoDuration(s: string): number {
-  const invalid = () => new FlagError(`time: invalid duration ${JSON.stringify(s)}`);
-  let rest = s;
-  let sign = 1;
-  if (rest.startsWith('-') || rest.startsWith('+')) {
-    if (rest[0] === '-') sign = -1;
-    rest = rest.slice(1);
+  try {
+    return Number(parseGo(s));
+  } catch (e) {
+    if (e instanceof GoDurationError) throw new FlagError(e.message);
+    throw e;
   }
-  if (rest === '0') return 0;
-  if (rest === '') throw invalid();
-  let total = 0;
-  while (rest !== '') {
-    const m = /^(\d*)(?:\.(\d*))?/.exec(rest)!;
-    const whole = m[1] ?? '';
-    const frac = m[2];
-    if (whole === '' && (frac === undefined || frac === '')) throw invalid();
-    rest = rest.slice(m[0].length);
-    const u = /^[^\d.]+/.exec(rest);
-    if (!u) throw new FlagError(`time: missing unit in duration ${JSON.stringify(s)}`);
-    const unit = UNIT_NS[u[0]];
-    if (unit === undefined) throw new FlagError(`time: unknown unit ${JSON.stringify(u[0])} in duration ${JSON.stringify(s)}`);
-    rest = rest.slice(u[0].length);
-    total += Number(whole || '0') * unit + (frac ? Number(`0.${frac}`) * unit : 0);
-  }
-  return sign * Math.trunc(total);
 }

@@ -7,7 +7,7 @@
 // fields Docker expands, per instruction; RUN, CMD, ENTRYPOINT, SHELL, HEALTHCHECK, ONBUILD and
 // MAINTAINER are never expanded by the builder (the shell does it at run time).
 import { invalidParameter } from '../../errors.ts';
-import { compileShellGlob, GlobBudgetError, GlobError, type Nfa } from '../glob.ts';
+import { compileShellGlob, GlobBudgetError, GlobError, type Nfa } from '../../wire/glob.ts';
 import { isSpace } from './split.ts';
 import type { EscapeChar, Instruction } from './types.ts';
 

@@ -11,9 +11,11 @@ function envKey(e: string): string {
 }
 
 /**
- * Image env first, request env replacing same-named entries (later ones win), in linear time: an
- * Env of 100 000 entries must not hold the event loop. As dockerd, a request entry without "="
- * (the CLI's `-e NAME` for a variable the client does not have) removes the image's NAME.
+ * Config.Env as dockerd merges it: the request's entries as sent (a bare `NAME`, the CLI's `-e NAME`
+ * for a variable the client does not have, included), then the image's entries whose name the
+ * request does not set. The process environment is made from it later (oci/spec.ts), where a bare
+ * name unsets the variable and a later entry wins. Linear: an Env of 100 000 entries must not hold
+ * the event loop.
  */
 export function mergeEnv(image: string[] = [], request: string[] = []): string[] {
   const merge = mergeEnvSteps(image, request);
@@ -42,23 +44,14 @@ export async function mergeEnvInSlices(image: string[] = [], request: string[] =
 
 /** The merge, pausing every 4 096 request entries. */
 function* mergeEnvSteps(image: string[], request: string[]): Generator<void, string[]> {
-  const out: Array<string | undefined> = [...image];
-  const index = new Map<string, number>();
-  out.forEach((e, i) => index.set(envKey(e!), i));
+  if (request.length === 0) return [...image];
+  const names = new Set<string>();
   let n = 0;
   for (const e of request) {
     if (++n % 4096 === 0) yield;
-    const key = envKey(e);
-    const i = index.get(key);
-    if (!e.includes('=')) {
-      if (i !== undefined) out[i] = undefined;
-      index.delete(key);
-      continue;
-    }
-    if (i !== undefined) out[i] = e;
-    else index.set(key, out.push(e) - 1);
+    names.add(envKey(e));
   }
-  return out.filter((e): e is string => e !== undefined);
+  return [...request, ...image.filter((e) => !names.has(envKey(e)))];
 }
 
 /** `env`: the merged Env when the caller merged it already (mergeEnvInSlices). */

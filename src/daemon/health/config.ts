@@ -1,5 +1,5 @@
 // A container's health check settings (Config.Healthcheck, from the image or create) with dockerd's
-// defaults, the probe command they stand for, and Go's duration wording for probe messages.
+// defaults, and the probe command they stand for.
 import type { ContainerConfig, HealthConfig } from '../../types/container-api.ts';
 
 export const DEFAULT_INTERVAL_MS = 30_000;
@@ -50,24 +50,4 @@ export function probeCommand(test: string[] | undefined, shell?: string[] | null
     default:
       return undefined;
   }
-}
-
-/** Go's time.Duration.String(): "500ms", "1.5s", "1m30s", "2h0m0s". */
-export function goDuration(ns: number): string {
-  if (ns === 0) return '0s';
-  const sign = ns < 0 ? '-' : '';
-  let u = Math.round(Math.abs(ns));
-  const frac = (whole: number, rest: number, digits: number) => {
-    const f = String(rest).padStart(digits, '0').replace(/0+$/, '');
-    return f ? `${whole}.${f}` : String(whole);
-  };
-  if (u < 1e3) return `${sign}${u}ns`;
-  if (u < 1e6) return `${sign}${frac(Math.floor(u / 1e3), u % 1e3, 3)}µs`;
-  if (u < 1e9) return `${sign}${frac(Math.floor(u / 1e6), u % 1e6, 6)}ms`;
-  const h = Math.floor(u / 3600e9);
-  u -= h * 3600e9;
-  const m = Math.floor(u / 60e9);
-  u -= m * 60e9;
-  const s = frac(Math.floor(u / 1e9), u % 1e9, 9);
-  return `${sign}${h ? `${h}h` : ''}${h || m ? `${m}m` : ''}${s}s`;
 }

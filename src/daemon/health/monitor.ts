@@ -5,7 +5,8 @@
 import type { HealthState, ContainerRecord } from '../containers/record.ts';
 import type { ContainerRunEvents } from '../containers/run-events.ts';
 import type { Logger } from '../../util/log.ts';
-import { goDuration, healthSettings, MAX_OUTPUT_BYTES, type HealthSettings } from './config.ts';
+import { formatGoDuration } from '../../wire/go-duration.ts';
+import { healthSettings, MAX_OUTPUT_BYTES, type HealthSettings } from './config.ts';
 import { applyProbeResult, startingHealth, type ProbeResult } from './state.ts';
 
 export interface HealthHost {
@@ -136,7 +137,7 @@ export class HealthMonitor {
       const r = await this.d.host.probe(id, s.command!, s.timeoutMs, MAX_OUTPUT_BYTES);
       if (r.timedOut) {
         // As current dockerd: what the probe printed before it was killed follows the message.
-        const msg = `Health check exceeded timeout (${goDuration(s.timeoutNs)})`;
+        const msg = `Health check exceeded timeout (${formatGoDuration(s.timeoutNs)})`;
         return { Start: start, End: isoNow(), ExitCode: -1, Output: r.output ? `${msg}: ${r.output}` : msg };
       }
       return { Start: start, End: isoNow(), ExitCode: r.exitCode, Output: r.output };

@@ -1,5 +1,5 @@
-// Linear-time glob matching for the builder: the patterns come from the Dockerfile and the context
-// (.dockerignore), so they are hostile input, and JavaScript's backtracking RegExp takes exponential
+// Linear-time glob matching: the patterns come from Dockerfiles, build contexts (.dockerignore) and
+// API filters, so they are hostile input, and JavaScript's backtracking RegExp takes exponential
 // time on patterns such as `*a*a*a*a*b` or `**/**/**/x` (Go, whose matchers Docker uses, has a
 // linear regexp engine). A pattern is compiled to a small NFA and run by state-set simulation:
 // O(pattern × text) per match. Three dialects: Go's filepath.Match (COPY sources), moby's
@@ -122,8 +122,14 @@ class Builder {
   }
 }
 
-const notChar = (x: string): Test => (c) => c !== x;
-const isChar = (x: string): Test => (c) => c === x;
+const notChar =
+  (x: string): Test =>
+  (c) =>
+    c !== x;
+const isChar =
+  (x: string): Test =>
+  (c) =>
+    c === x;
 
 /** A `[...]` class starting at chars[i] (the `[`): its test and the index after `]`; null if malformed. */
 function parseClass(chars: readonly string[], i: number): { test: Test; next: number } | null {

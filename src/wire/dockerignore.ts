@@ -1,15 +1,17 @@
 // `.dockerignore` files with the semantics of moby/patternmatcher (what the docker CLI, docker-py
-// and BuildKit use): lines read like ignorefile.ReadAll (comments only at column 0, trimmed, `!`
+// and BuildKit use; the daemon's builder and the engine CLI both read them here): lines read like ignorefile.ReadAll (comments only at column 0, trimmed, `!`
 // exceptions, paths cleaned, a leading `/` dropped); patterns are filepath.Match globs plus `**`;
 // later patterns win; a path is ignored when it or one of its parent directories matches.
 // Written here rather than taken from npm `@balena/dockerignore`: that package follows the older
 // `fileutils` rules (a match on the parent prefix of the pattern's length only, so `**/x` does not
 // ignore `a/b/x/y`), and the quirks below (`**` match types) are patternmatcher's.
 import { posix } from 'node:path';
-import { invalidParameter } from '../../errors.ts';
-import { compileIgnoreGlob, type Nfa } from '../glob.ts';
+import { compileIgnoreGlob, type Nfa } from './glob.ts';
 
 /** Go's filepath.Clean for slash paths: '' → '.', no trailing slash, `.`/`..` resolved. */
+/** A pattern patternmatcher refuses (the daemon answers it with a 400). */
+export class IgnorePatternError extends Error {}
+
 export function goClean(p: string): string {
   if (p === '') return '.';
   const n = posix.normalize(p);
@@ -72,7 +74,7 @@ function compile(cleaned: string): Pattern {
   const p: Pattern = { cleaned, exclusion: false, type };
   if (type === 'regexp') {
     const nfa = compileIgnoreGlob(cleaned);
-    if (!nfa) throw invalidParameter(`invalid .dockerignore pattern ${JSON.stringify(cleaned)}: syntax error in pattern`);
+    if (!nfa) throw new IgnorePatternError(`invalid .dockerignore pattern ${JSON.stringify(cleaned)}: syntax error in pattern`);
     p.nfa = nfa;
   }
   return p;
@@ -80,13 +82,16 @@ function compile(cleaned: string): Pattern {
 
 function matchOne(p: Pattern, path: string): boolean {
   switch (p.type) {
-    case 'exact': return path === p.cleaned;
-    case 'prefix': return path.startsWith(p.cleaned.slice(0, -2));
+    case 'exact':
+      return path === p.cleaned;
+    case 'prefix':
+      return path.startsWith(p.cleaned.slice(0, -2));
     case 'suffix': {
       const suffix = p.cleaned.slice(2);
       return path.endsWith(suffix) || (suffix.startsWith('/') && path === suffix.slice(1));
     }
-    case 'regexp': return p.nfa!.matches(path); // (ignores() runs NFAs itself, over all parents at once)
+    case 'regexp':
+      return p.nfa!.matches(path); // (ignores() runs NFAs itself, over all parents at once)
   }
 }
 
@@ -103,7 +108,7 @@ export class IgnoreMatcher {
       p = goClean(p);
       let exclusion = false;
       if (p.startsWith('!')) {
-        if (p.length === 1) throw invalidParameter('illegal exclusion pattern: "!"');
+        if (p.length === 1) throw new IgnorePatternError('illegal exclusion pattern: "!"');
         exclusion = true;
         exceptions = true;
         p = p.slice(1);

@@ -7,7 +7,13 @@ const ig = (patterns: string, path: string) => IgnoreMatcher.fromFile(patterns).
 
 describe('dockerignore', () => {
   test('reading: comments at column 0, trimming, cleaning, leading slash, exceptions', () => {
-    assert.deepEqual(readIgnoreFile('\uFEFF# c\n  #notcomment \n\n/abs/x/\n ! ./keep/../kept \nsub/./y\n/\n'), ['#notcomment', 'abs/x', '!kept', 'sub/y', '/']);
+    assert.deepEqual(readIgnoreFile('\uFEFF# c\n  #notcomment \n\n/abs/x/\n ! ./keep/../kept \nsub/./y\n/\n'), [
+      '#notcomment',
+      'abs/x',
+      '!kept',
+      'sub/y',
+      '/',
+    ]);
     assert.equal(goClean(''), '.');
     assert.equal(goClean('a//b/../c/'), 'a/c');
   });
