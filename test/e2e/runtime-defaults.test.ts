@@ -282,6 +282,16 @@ describe('runtime defaults and HostConfig fields', () => {
       // The container's own mount at the same destination wins.
       const own = await out(['run', '--rm', '--volumes-from', 'donor', '--tmpfs', '/x', '-v', `${dir}:/named`, 'busybox', 'ls', '/named']);
       assert.equal(own, 'host.txt\n');
+      // An empty inherited volume is not filled from the image, even where the image (here the
+      // request) declares a volume: /etc/passwd does not appear in it.
+      await out(['create', '--name', 'empty-donor', '--mount', 'type=volume,src=vf-empty,dst=/etc,volume-nocopy', 'busybox', 'true']);
+      const joiner = await d.request('POST', '/containers/create?name=joiner', {
+        body: { Image: 'busybox', Cmd: ['true'], Volumes: { '/etc': {} }, HostConfig: { VolumesFrom: ['empty-donor'] } },
+      });
+      assert.equal(joiner.status, 201, joiner.text());
+      await out(['start', '-a', 'joiner']);
+      assert.doesNotMatch(await out(['run', '--rm', '-v', 'vf-empty:/v', 'busybox', 'ls', '/v']), /passwd/);
+      assert.equal((await inspect('joiner')).Mounts.length, 1, 'no anonymous volume beside the inherited one');
       // The volume is in use by the containers that inherited it.
       assert.notEqual((await d.docker(['volume', 'rm', 'vf-named'])).code, 0);
       const missing = await d.request('POST', '/containers/create', {
@@ -295,8 +305,8 @@ describe('runtime defaults and HostConfig fields', () => {
       assert.equal(badMode.status, 400);
       assert.equal(badMode.json().message, 'invalid mode: rshared');
     } finally {
-      await d.docker(['rm', '-f', 'donor', 'reader']);
-      await d.docker(['volume', 'rm', 'vf-named']);
+      await d.docker(['rm', '-f', 'donor', 'reader', 'empty-donor', 'joiner']);
+      await d.docker(['volume', 'rm', 'vf-named', 'vf-empty']);
       await rm(dir, { recursive: true, force: true });
     }
   });

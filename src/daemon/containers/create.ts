@@ -81,6 +81,7 @@ export class ContainerCreator {
         snapshotter: d.rootfs.snapshotter,
         runtime: hostConfig.Runtime!,
         stoppedByUser: false,
+        ...(inheritedAt.size ? { inheritedMounts: [...inheritedAt] } : {}),
         chainId: v.image.chainId,
       } as ContainerRecord['Internal'],
     };

@@ -75,6 +75,8 @@ export interface ContainerRecord {
      * on-failure still do. Cleared by a start from the API.
      */
     signalledByUser?: boolean;
+    /** Destinations of the mounts VolumesFrom brought in (never filled from the image). */
+    inheritedMounts?: string[];
     /** Removal in progress (AutoRemove or DELETE) — survives a crash so start-up finishes it. */
     removing?: boolean;
     netnsPath?: string;
