@@ -2,14 +2,15 @@
 // the struct's order with its zero value when unset — null for a list, map or pointer the request
 // left out, [] only when it was sent empty (MaskedPaths [] masks nothing, null means the defaults),
 // "" and 0 for strings and numbers — and the `omitempty` fields (Annotations, StorageOpt, Tmpfs,
-// Sysctls, Runtime, KernelMemoryTCP, Mounts, Init) only when set. The stored record keeps [] and absent apart; this
-// only fills the rest in. Fields the record holds beyond the struct (none expected) follow as they are.
+// Sysctls, Runtime, KernelMemory, KernelMemoryTCP, Mounts, Init) only when set. The stored record
+// keeps [] and absent apart; this only fills the rest in. Fields the record holds beyond the struct
+// (none expected) follow as they are.
 import type { HostConfig } from '../../types/container-api.ts';
 
 type Zero = null | '' | 0 | false | 'omit' | (() => unknown);
 
 /** Field → zero value ('omit': omitempty, left out when unset), in the order of dockerd's struct. */
-const FIELDS: ReadonlyArray<readonly [keyof HostConfig, Zero]> = [
+const FIELDS: ReadonlyArray<readonly [keyof HostConfig | 'KernelMemory', Zero]> = [
   ['Binds', null],
   ['ContainerIDFile', ''],
   ['LogConfig', () => ({ Type: '', Config: null })],
@@ -66,6 +67,7 @@ const FIELDS: ReadonlyArray<readonly [keyof HostConfig, Zero]> = [
   ['Devices', null],
   ['DeviceCgroupRules', null],
   ['DeviceRequests', null],
+  ['KernelMemory', 'omit'],
   ['KernelMemoryTCP', 'omit'],
   ['MemoryReservation', 0],
   ['MemorySwap', 0],
