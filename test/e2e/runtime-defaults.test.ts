@@ -271,6 +271,11 @@ describe('runtime defaults and HostConfig fields', () => {
       ]);
       assert.equal(r, 'from-donor\nfrom-host\n');
       assert.equal(await out(['run', '--rm', '-v', 'vf-named:/v', 'busybox', 'cat', '/v/f']), 'from-donor\nmore\n');
+      // docker cp sees the inherited volume too.
+      await out(['create', '--name', 'cpjoin', '--volumes-from', 'donor', 'busybox', 'true']);
+      const copied = await d.request('GET', '/containers/cpjoin/archive?path=/named/f');
+      assert.equal(copied.status, 200, copied.text());
+      assert.ok(copied.body.includes('from-donor\nmore\n'), "the archive holds the volume's file");
       // :ro makes every inherited mount read-only, and inspect says so.
       await out(['create', '--name', 'reader', '--volumes-from', 'donor:ro', 'busybox', 'sh', '-c', 'touch /named/x 2>&1 || echo refused']);
       const mounts = (await inspect('reader')).Mounts as Array<{ Destination: string; RW: boolean; Type: string; Name?: string }>;
@@ -305,7 +310,7 @@ describe('runtime defaults and HostConfig fields', () => {
       assert.equal(badMode.status, 400);
       assert.equal(badMode.json().message, 'invalid mode: rshared');
     } finally {
-      await d.docker(['rm', '-f', 'donor', 'reader', 'empty-donor', 'joiner']);
+      await d.docker(['rm', '-f', 'donor', 'reader', 'empty-donor', 'joiner', 'cpjoin']);
       await d.docker(['volume', 'rm', 'vf-named', 'vf-empty']);
       await rm(dir, { recursive: true, force: true });
     }
