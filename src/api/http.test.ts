@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { http } from '../util/node-http.ts';
 import { test } from 'node:test';
-import { checkNesting, MAX_JSON_DEPTH, sendJsonList } from './http.ts';
+import { checkNesting, MAX_JSON_DEPTH, parseBodyJson, sendJsonList } from './http.ts';
 import type { EngineError } from '../errors.ts';
 
 /** An item whose serialisation takes `ms` of CPU (as a container with many labels does). */
@@ -67,4 +67,25 @@ test('checkNesting: a body nested deeper than MAX_JSON_DEPTH is a 400 naming its
   const ok = `{"a":${'['.repeat(MAX_JSON_DEPTH - 1)}${']'.repeat(MAX_JSON_DEPTH - 1)},"s":"${'['.repeat(5000)}\\"["}`;
   assert.doesNotThrow(() => checkNesting(ok));
   assert.throws(() => checkNesting('['.repeat(MAX_JSON_DEPTH + 1)), /^EngineError: invalid JSON: nested more than 512/);
+});
+
+test("parseBodyJson refuses bodies that are not JSON with dockerd's words and status", async () => {
+  const refusal = async (text: string) => {
+    try {
+      await parseBodyJson(Buffer.from(text));
+    } catch (err) {
+      assert.equal((err as EngineError).status, 400);
+      return (err as Error).message;
+    }
+    assert.fail(`accepted ${JSON.stringify(text)}`);
+  };
+  assert.equal(await refusal('{i}'), "invalid JSON: invalid character 'i' looking for beginning of object key string");
+  assert.equal(await refusal('{"Image":'), 'invalid JSON: unexpected EOF');
+  assert.equal(await refusal('  '), 'invalid JSON: got EOF while reading request body');
+  assert.equal(await refusal('{"a":1}{"b":2}'), 'unexpected content after JSON');
+  // Go reads the first value and stops at a closing bracket: accepted, as by dockerd.
+  assert.deepEqual(await parseBodyJson(Buffer.from('{"a":1}}')), { a: 1 });
+  // A large body (parsed in slices) gets the same words.
+  const large = `{"Env":[${Array.from({ length: 40_000 }, (_v, i) => `"K${i}=v"`).join(',')}],}`;
+  assert.equal(await refusal(large), "invalid JSON: invalid character '}' looking for beginning of object key string");
 });

@@ -2,6 +2,7 @@
 // manager and gets back the tasks assigned to it, then runs them as ordinary containers on the
 // local engine (named `<service>.<slot>.<task id>` with dockerd's swarm labels), stops those whose
 // desired state is no longer running, and removes the containers of tasks that are gone.
+import { nodeFacts } from './node-helpers.ts';
 import type { Logger } from '../util/log.ts';
 import { containerBody, stopTimeout, taskNetworks } from './container-body.ts';
 import { taskPullAuth } from './pull-options.ts';
@@ -262,8 +263,9 @@ export class Agent {
       this.pulled.delete(t.ID);
       this.creating.add(t.ID);
       try {
-        const body = containerBody(t);
-        const files = taskFiles(t, this.payloads);
+        const node = nodeFacts();
+        const body = containerBody(t, node);
+        const files = taskFiles(t, this.payloads, node);
         if (files.length) {
           this.withFiles.add(t.ID);
           const dir = await rt.writeFiles(t.ID, files);
@@ -285,7 +287,7 @@ export class Agent {
         // No container to remove later: the task's files go now.
         else if (this.withFiles.delete(t.ID)) await rt.removeFiles(t.ID).catch(() => undefined);
         const msg = (err as Error).message;
-        const created = /No such image|not found|invalid|not delivered/i.test(msg);
+        const created = /No such image|not found|invalid|not delivered|expand/i.test(msg);
         this.set(t, created ? 'rejected' : 'failed', created ? 'preparing' : 'starting', { Err: msg });
       } finally {
         this.creating.delete(t.ID);

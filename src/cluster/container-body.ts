@@ -4,6 +4,7 @@
 import type { ClusterObject } from '../types/cluster.ts';
 import { privilegeSecurityOpts } from './privileges.ts';
 import { assignedView, containerName, taskName, type TaskRecord } from './tasks.ts';
+import { expandContainerSpec, type NodeFacts } from './task-template.ts';
 
 const obj = (v: unknown): Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
@@ -20,8 +21,9 @@ export function taskLabels(t: TaskRecord): Record<string, string> {
   };
 }
 
-export function containerBody(t: TaskRecord): ClusterObject {
-  const cs = obj(t.Spec.ContainerSpec);
+/** `node`: the ContainerSpec's templates are expanded for it (Env, Hostname, mounts); without it they stay as written. */
+export function containerBody(t: TaskRecord, node?: NodeFacts): ClusterObject {
+  const cs = node ? expandContainerSpec(t, node) : obj(t.Spec.ContainerSpec);
   const res = obj(obj(t.Spec.Resources).Limits);
   const dns = obj(cs.DNSConfig);
   const host: ClusterObject = { RestartPolicy: { Name: 'no' } };

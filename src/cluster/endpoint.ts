@@ -35,6 +35,8 @@ export interface JoinResponse {
   certPem: string;
   caPem: string;
   managers: RemoteManager[];
+  /** The node's advertise address as the manager recorded it (detected when the node sent none). */
+  advertiseAddr?: string;
   /** For a new manager: the etcd member list to start with. */
   etcd?: { initialCluster: string; clusterToken: string };
 }
@@ -65,7 +67,8 @@ export interface HeartbeatResponse {
 
 export interface EndpointHandler {
   caPem(): string;
-  join(req: JoinRequest): Promise<JoinResponse>;
+  /** `from`: the address the request came from (an unspecified advertise address is replaced by it). */
+  join(req: JoinRequest, from: string | undefined): Promise<JoinResponse>;
   /** `certPem`: the certificate the node presented (a role change reissues it with the same key). */
   heartbeat(node: CertIdentity, certPem: string, body?: HeartbeatRequest): Promise<HeartbeatResponse>;
   /** A node renews its certificate (same identity, the key it sends). */
@@ -151,7 +154,8 @@ export async function startEndpoint(
       };
       const route = async (): Promise<unknown> => {
         if (req.method === 'GET' && req.url === '/ca') return { caPem: handler.caPem() };
-        if (req.method === 'POST' && req.url === '/join') return handler.join((await readBody(req)) as JoinRequest);
+        if (req.method === 'POST' && req.url === '/join')
+          return handler.join((await readBody(req)) as JoinRequest, req.socket.remoteAddress);
         if (req.method === 'POST' && req.url === '/heartbeat') {
           const node = peer(req, clusterId);
           return handler.heartbeat(node, peerPem(req), (await readBody(req)) as HeartbeatRequest);

@@ -478,7 +478,7 @@ export class Manager {
     return this.certs.caPem;
   }
 
-  async join(req: JoinRequest): Promise<JoinResponse> {
+  async join(req: JoinRequest, from?: string): Promise<JoinResponse> {
     if (typeof req?.token !== 'string' || typeof req.publicKeyPem !== 'string' || typeof req.advertiseAddr !== 'string')
       throw invalidParameter('invalid join request');
     parseJoinToken(req.token);
@@ -491,6 +491,9 @@ export class Manager {
     if (!role) throw invalidParameter('A valid join token is necessary to join this cluster');
     if (role === 'manager') await this.settleBeforeGrowing();
     const adv = parseAddr(req.advertiseAddr, 0, 'advertise address');
+    // A node that joins without an advertise address (0.0.0.0:port) is reached at the address it
+    // connects from, as swarmkit's raft join does.
+    if ((adv.host === '0.0.0.0' || adv.host === '::') && from) adv.host = from.replace(/^::ffff:(?=\d+\.)/, '');
     const listen = parseAddr(req.listenAddr || req.advertiseAddr, adv.port, 'listen address');
     const nodeId = newId();
     const certPem = await issueNodeCert(this.signer(c.value), req.publicKeyPem, {
@@ -512,6 +515,7 @@ export class Manager {
       certPem,
       caPem: this.certs.caPem,
       managers: await this.managers(),
+      advertiseAddr: formatHostPort(adv),
     };
     if (role === 'manager') {
       const peer = peerUrl(adv.host, etcdPorts(adv.port).peer);

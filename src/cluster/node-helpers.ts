@@ -2,6 +2,7 @@
 // a new manager's request to become an etcd voter, and fetching the current autolock key from the
 // other managers; asking another manager for this node's role; removing a leaving node's task
 // containers; small address and availability checks.
+import type { NodeFacts } from './task-template.ts';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { arch, cpus, hostname, totalmem } from 'node:os';
 import type { GenericResource } from '../config/generic-resources.ts';
@@ -16,6 +17,11 @@ import type { TaskRuntime } from './task-runtime.ts';
 import type { NodeRecord } from './nodes.ts';
 
 /** The node's Description: host, platform, resources, engine labels and the cluster's TLS info. */
+/** What this node's description says of it, for templates (task-template.ts). */
+export function nodeFacts(): NodeFacts {
+  return { hostname: hostname(), os: 'linux', architecture: arch() === 'x64' ? 'x86_64' : arch() === 'arm64' ? 'aarch64' : arch() };
+}
+
 export function describeNode(
   deps: { genericResources?: () => GenericResource[]; engineLabels: () => string[]; engineVersion: string },
   caPem: string,
@@ -28,7 +34,7 @@ export function describeNode(
   }
   return {
     Hostname: hostname(),
-    Platform: { Architecture: arch() === 'x64' ? 'x86_64' : arch() === 'arm64' ? 'aarch64' : arch(), OS: 'linux' },
+    Platform: { Architecture: nodeFacts().architecture, OS: 'linux' },
     Resources: { NanoCPUs: cpus().length * 1e9, MemoryBytes: totalmem(), ...(generic.length ? { GenericResources: generic } : {}) },
     Engine: { EngineVersion: deps.engineVersion, Labels: labels, Plugins: [] },
     TLSInfo: tlsInfoOf(caPem),

@@ -2,7 +2,7 @@
 // removal checks with swarmkit's messages, address parsing, spec defaults and what is refused.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { certificateIps, chooseAdvertise, parseAddr } from './addresses.ts';
+import { certificateIps, parseAddr } from './addresses.ts';
 import { checkInitNetworking } from './init-request.ts';
 import { checkNodeSpec, checkRemovable, filterNodes, findNode, nodeView, type NodeRecord } from './nodes.ts';
 import { checkSpec, mergeInitSpec, withDefaults } from './swarm-object.ts';
@@ -82,7 +82,7 @@ test('update and removal checks', () => {
   assert.throws(() => checkRemovable(nodes[0]!, false, true), /must be demoted to worker before removal/);
 });
 
-test('addresses: ports, interfaces, advertise choice, certificate IPs', () => {
+test('addresses: ports, interfaces, certificate IPs', () => {
   assert.deepEqual(parseAddr('127.0.0.5', 2377, 'x'), { host: '127.0.0.5', port: 2377 });
   assert.deepEqual(parseAddr('127.0.0.5:4000', 2377, 'x'), { host: '127.0.0.5', port: 4000 });
   assert.deepEqual(parseAddr(':4000', 2377, 'x'), { host: '0.0.0.0', port: 4000 });
@@ -90,9 +90,6 @@ test('addresses: ports, interfaces, advertise choice, certificate IPs', () => {
   assert.deepEqual(parseAddr('lo', 2377, 'x'), { host: '127.0.0.1', port: 2377 });
   assert.throws(() => parseAddr('nosuchif0', 2377, 'x'), /no such interface/);
   assert.throws(() => parseAddr('1.2.3.4:70000', 2377, 'x'), /port out of range/);
-  assert.deepEqual(chooseAdvertise({ host: '127.0.0.9', port: 2377 }, undefined), { host: '127.0.0.9', port: 2377 });
-  assert.deepEqual(chooseAdvertise({ host: '0.0.0.0', port: 2377 }, '10.1.1.1'), { host: '10.1.1.1', port: 2377 });
-  assert.throws(() => chooseAdvertise({ host: '0.0.0.0', port: 2377 }, '0.0.0.0'), /non-zero IP/);
   assert.deepEqual(certificateIps('127.0.0.9', '0.0.0.0'), ['127.0.0.9', '127.0.0.1']);
   assert.deepEqual(certificateIps('10.1.1.1', '10.1.1.1'), ['10.1.1.1']);
 });

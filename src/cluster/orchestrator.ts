@@ -104,6 +104,9 @@ function planService(
     else bySlot.set(k, [t]);
   }
   const wanted = new Set(slotKeys);
+  const labels = s.Spec.Labels;
+  const serviceLabels =
+    labels && typeof labels === 'object' && Object.keys(labels).length ? { ...(labels as Record<string, string>) } : undefined;
   const newTask = (key: string, restarts: number, restartTimes?: number[]): TaskRecord => {
     const id = w.newId();
     const now = new Date(w.now).toISOString();
@@ -115,6 +118,7 @@ function planService(
       Spec: template,
       ServiceID: s.ID,
       ServiceName: String(s.Spec.Name ?? s.ID),
+      ...(serviceLabels ? { ServiceLabels: serviceLabels } : {}),
       SpecVersion: s.SpecVersion,
       Status: status(w.now, 'new', 'created'),
       DesiredState: 'running',

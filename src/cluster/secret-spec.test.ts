@@ -40,10 +40,38 @@ test('create checks: name, data, size limits, drivers and templating', () => {
   assert.throws(() => checkCreate('secrets', { Name: 's', Data: big }), /less than 512000 bytes/);
   assert.equal(checkCreate('configs', { Name: 'c', Data: big }).data.length, 500 * 1024);
   assert.throws(() => checkCreate('secrets', { Name: 's', Data: b64('x'), Driver: { Name: 'vault' } }), code('NOT_IMPLEMENTED', /drivers/));
-  assert.throws(
-    () => checkCreate('configs', { Name: 'c', Data: b64('x'), Templating: { Name: 'golang' } }),
-    code('NOT_IMPLEMENTED', /templating/),
+  // Templating is kept (any driver name: swarmkit fails the task of an unknown one).
+  assert.deepEqual(checkCreate('configs', { Name: 'c', Data: b64('x'), Templating: { Name: 'golang' } }).spec, {
+    Name: 'c',
+    Labels: {},
+    Templating: { Name: 'golang' },
+  });
+  assert.deepEqual(
+    checkCreate('secrets', { Name: 's', Data: b64('x'), Templating: { Name: 'other', Options: { a: 'b' } } }).spec.Templating,
+    {
+      Name: 'other',
+      Options: { a: 'b' },
+    },
   );
+  assert.throws(() => checkCreate('secrets', { Name: 's', Data: b64('x'), Templating: 'golang' }), /invalid Templating/);
+  // Keys in any case, as Go decodes them (docker-py sends {"name": "golang"}).
+  assert.deepEqual(checkCreate('configs', { Name: 'c', Data: b64('x'), Templating: { name: 'golang' } }).spec.Templating, {
+    Name: 'golang',
+  });
+  const view = fileObjectView(
+    'configs',
+    { ...rec('id9', 'c', {}), Spec: { Name: 'c', Labels: {}, Templating: { Name: 'golang' } } },
+    3,
+    Buffer.from('x'),
+  );
+  assert.deepEqual(Object.keys(view.Spec as object), ['Name', 'Labels', 'Data', 'Templating']);
+  // An update of the labels keeps the templating.
+  const templated = { ...rec('id9', 'c', {}), Spec: { Name: 'c', Labels: {}, Templating: { Name: 'golang' } } };
+  assert.deepEqual(checkUpdate('configs', templated, Buffer.from('x'), { Name: 'c', Labels: { l: '1' } }), {
+    Name: 'c',
+    Labels: { l: '1' },
+    Templating: { Name: 'golang' },
+  });
 });
 
 test('update: labels only', () => {
@@ -94,8 +122,12 @@ test('service references: shape, targets, existence, in use', () => {
       Configs: [{ ConfigID: 'id2', ConfigName: 'c1', File: { Name: '/etc/c1.conf', UID: '1000', GID: '1000', Mode: 0o440 } }],
     },
   };
-  assert.deepEqual(fileRefs('secrets', tt), [{ id: 'id1', name: 's1', target: '/run/secrets/s1', uid: 0, gid: 0, mode: 0o444 }]);
-  assert.deepEqual(fileRefs('configs', tt), [{ id: 'id2', name: 'c1', target: '/etc/c1.conf', uid: 1000, gid: 1000, mode: 0o440 }]);
+  assert.deepEqual(fileRefs('secrets', tt), [
+    { id: 'id1', name: 's1', file: 's1', target: '/run/secrets/s1', uid: 0, gid: 0, mode: 0o444 },
+  ]);
+  assert.deepEqual(fileRefs('configs', tt), [
+    { id: 'id2', name: 'c1', file: '/etc/c1.conf', target: '/etc/c1.conf', uid: 1000, gid: 1000, mode: 0o440 },
+  ]);
   assert.equal(fileRefs('configs', { ContainerSpec: { Configs: [{ ConfigID: 'i', ConfigName: 'c2', File: {} }] } })[0]!.target, '/c2');
   assert.ok(checkServiceSpec({ Name: 'web', TaskTemplate: tt }));
   assert.throws(() => fileRefs('secrets', { ContainerSpec: { Secrets: [{ SecretName: 's1', File: {} }] } }), /malformed secret reference/);
@@ -117,7 +149,8 @@ test('service references: shape, targets, existence, in use', () => {
   assert.match(inUse('configs', 'c1', ['a', 'b']).message, /config 'c1' is in use by the following services: a, b$/);
 
   const task = { ID: 't1', Spec: tt } as unknown as TaskRecord;
-  const files = taskFiles(task, { secrets: { id1: b64('pw') }, configs: { id2: b64('conf') } });
+  const node = { hostname: 'h', os: 'linux', architecture: 'x86_64' };
+  const files = taskFiles(task, { secrets: { id1: b64('pw') }, configs: { id2: b64('conf') } }, node);
   assert.deepEqual(
     files.map((f) => [f.target, f.uid, f.mode, f.data.toString()]),
     [
@@ -126,5 +159,5 @@ test('service references: shape, targets, existence, in use', () => {
     ],
   );
   assert.deepEqual(fileMounts('/x', files)[0], { Type: 'bind', Source: '/x/secrets-0-id1', Target: '/run/secrets/s1', ReadOnly: true });
-  assert.throws(() => taskFiles(task, { secrets: {}, configs: {} }), /secret s1 not found: its data was not delivered/);
+  assert.throws(() => taskFiles(task, { secrets: {}, configs: {} }, node), /secret s1 not found: its data was not delivered/);
 });

@@ -14,10 +14,16 @@ export interface FileObjectRecord {
   ID: string;
   CreatedAt: string;
   UpdatedAt: string;
-  /** Name and Labels (Data is kept sealed beside it, never in the spec). */
-  Spec: { Name: string; Labels: Record<string, string> };
+  /** Name, Labels and Templating (Data is kept sealed beside it, never in the spec). */
+  Spec: { Name: string; Labels: Record<string, string>; Templating?: TemplatingDriver };
   /** The data, sealed with the cluster's data key. */
   Sealed: string;
+}
+
+/** Spec.Templating: `golang` expands the data per task (task-template.ts); others fail the task, as swarmkit. */
+export interface TemplatingDriver {
+  Name?: string;
+  Options?: Record<string, string>;
 }
 
 /** swarmkit's limits: secrets < 500 KiB, configs < 1000 KiB. */
@@ -34,12 +40,32 @@ function labelsOf(v: unknown): Record<string, string> {
   return { ...(v as Record<string, string>) };
 }
 
+/** Spec.Templating as dockerd passes it on (any driver name is accepted at create). */
+function templatingOf(v: unknown): { Templating?: TemplatingDriver } {
+  if (v === undefined || v === null) return {};
+  if (!isObj(v)) throw invalidParameter('invalid Templating: must be an object');
+  // Go decodes keys case-insensitively: docker-py sends {"name": "golang"}.
+  const field = (name: string) => v[Object.keys(v).find((k) => k.toLowerCase() === name.toLowerCase()) ?? name];
+  const t: TemplatingDriver = {};
+  const name = field('Name');
+  if (name !== undefined && name !== null) {
+    if (typeof name !== 'string') throw invalidParameter('invalid Templating.Name: must be a string');
+    if (name) t.Name = name;
+  }
+  const options = field('Options');
+  if (options !== undefined && options !== null) {
+    if (!isObj(options) || Object.values(options).some((x) => typeof x !== 'string'))
+      throw invalidParameter('invalid Templating.Options: must be a map of strings');
+    if (Object.keys(options).length) t.Options = { ...(options as Record<string, string>) };
+  }
+  return { Templating: t };
+}
+
 /** Checks a create body; returns the spec and the decoded data. */
 export function checkCreate(kind: FileKind, body: ClusterObject): { spec: FileObjectRecord['Spec']; data: Buffer } {
   const what = singular(kind);
-  if (isObj(body.Driver) && body.Driver.Name)
+  if (isObj(body.Driver) && Object.entries(body.Driver).some(([k, v]) => k.toLowerCase() === 'name' && v))
     throw notImplemented(`${what} drivers are not built in this engine's cluster mode: the data is kept in the cluster store`);
-  if (isObj(body.Templating) && body.Templating.Name) throw notImplemented(`${what} templating is not built in this engine's cluster mode`);
   const name = body.Name;
   if (typeof name !== 'string' || name === '') throw rpc('name must be provided');
   if (name.length > 64 || !NAME_RE.test(name))
@@ -51,7 +77,7 @@ export function checkCreate(kind: FileKind, body: ClusterObject): { spec: FileOb
   const data = Buffer.from(text, 'base64');
   if (data.length < 1 || data.length >= MAX_SIZE[kind])
     throw rpc(`${what} data must be larger than 0 and less than ${MAX_SIZE[kind]} bytes`);
-  return { spec: { Name: name, Labels: labelsOf(body.Labels) }, data };
+  return { spec: { Name: name, Labels: labelsOf(body.Labels), ...templatingOf(body.Templating) }, data };
 }
 
 /**
@@ -65,12 +91,14 @@ export function checkUpdate(kind: FileKind, cur: FileObjectRecord, data: Buffer,
   // an existing secret back with its data on every deploy.
   const dataChanged = sent !== undefined && (sent.length !== data.length || !timingSafeEqual(sent, data));
   if (nameChanged || dataChanged) throw rpc('only updates to Labels are allowed');
-  return { Name: cur.Spec.Name, Labels: labelsOf(body.Labels) };
+  // Only the labels change: the templating stays as created (swarmkit's update).
+  return { ...cur.Spec, Labels: labelsOf(body.Labels) };
 }
 
 export function fileObjectView(kind: FileKind, rec: FileObjectRecord, version: number, data?: Buffer): ClusterObject {
   const spec: ClusterObject = { Name: rec.Spec.Name, Labels: rec.Spec.Labels };
   if (kind === 'configs' && data) spec.Data = data.toString('base64');
+  if (rec.Spec.Templating) spec.Templating = rec.Spec.Templating;
   return { ID: rec.ID, Version: { Index: version }, CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt, Spec: spec };
 }
 
@@ -106,6 +134,8 @@ export function findFileObject<T extends FileObjectRecord>(kind: FileKind, all: 
 export interface FileRef {
   id: string;
   name: string;
+  /** The reference's File.Name (the object's name when unset): what a template's {{secret}} names. */
+  file: string;
   /** Absolute path in the container. */
   target: string;
   uid: number;
@@ -150,7 +180,7 @@ export function fileRefs(kind: FileKind, taskSpec: ClusterObject): FileRef[] {
     if (!Number.isInteger(mode) || mode < 0 || mode > 0o7777) throw rpc(`invalid ${what} file mode ${JSON.stringify(f.Mode)}`);
     const clash = out.find((o) => o.target === target);
     if (clash) throw rpc(`${what} references '${clash.name}' and '${name}' have a conflicting target: '${file}'`);
-    out.push({ id, name, target, uid: idNum(f.UID, 'UID'), gid: idNum(f.GID, 'GID'), mode });
+    out.push({ id, name, file, target, uid: idNum(f.UID, 'UID'), gid: idNum(f.GID, 'GID'), mode });
   }
   return out;
 }

@@ -77,8 +77,11 @@ describe('secrets and configs in a real etcd', () => {
       ContainerSpec: { Image: 'busybox', Secrets: [{ SecretID: ID, SecretName: 's1', File: { Name: 's1' } }] },
     };
     await apis[0]!.checkRefs(tt);
-    assert.deepEqual(await apis[0]!.payloads([{ ID: 't1', Spec: tt } as unknown as TaskRecord]), { [ID]: b64('hunter2') });
-    assert.deepEqual(await configs.payloads([{ ID: 't1', Spec: tt } as unknown as TaskRecord]), {});
+    assert.deepEqual(await apis[0]!.payloads([{ ID: 't1', Spec: tt } as unknown as TaskRecord]), {
+      data: { [ID]: b64('hunter2') },
+      templating: {},
+    });
+    assert.deepEqual(await configs.payloads([{ ID: 't1', Spec: tt } as unknown as TaskRecord]), { data: {}, templating: {} });
     assert.ok(c.ID);
 
     // In use: refused; free again once the service is gone.

@@ -19,18 +19,20 @@ import {
   inUse,
   type FileKind,
   type FileObjectRecord,
+  type TemplatingDriver,
 } from './secret-spec.ts';
+import type { TemplatePayloads } from './task-template.ts';
 import type { FileObjectHooks } from './services-api.ts';
 import type { ServiceRecord } from './service-spec.ts';
 import type { ClusterStore, Stored } from './store.ts';
 import type { ClusterRecord } from './swarm-object.ts';
 import type { TaskRecord } from './tasks.ts';
 
-/** The data of the secrets and configs a node's tasks use, base64 by object ID. */
-export interface TaskPayloads {
-  secrets: Record<string, string>;
-  configs: Record<string, string>;
-}
+/**
+ * The data of the secrets and configs a node's tasks use, base64 by object ID, and the Templating
+ * of the templated ones (expanded per task on the node: task-template.ts).
+ */
+export type TaskPayloads = TemplatePayloads;
 
 export class FileObjectsApi {
   constructor(
@@ -163,17 +165,20 @@ export class FileObjectsApi {
     );
   }
 
-  /** The opened data (base64) of the objects these tasks refer to: what a node is sent. */
-  async payloads(tasks: TaskRecord[]): Promise<Record<string, string>> {
+  /** The opened data (base64) of the objects these tasks refer to, and their Templating: what a node is sent. */
+  async payloads(tasks: TaskRecord[]): Promise<{ data: Record<string, string>; templating: Record<string, TemplatingDriver> }> {
     const ids = new Set(tasks.flatMap((t) => fileRefs(this.kind, t.Spec).map((r) => r.id)));
-    if (!ids.size) return {};
+    const data: Record<string, string> = {};
+    const templating: Record<string, TemplatingDriver> = {};
+    if (!ids.size) return { data, templating };
     const key = await this.key();
-    const out: Record<string, string> = {};
     for (const id of ids) {
       const s = await this.store.get<FileObjectRecord>(this.keyOf(id));
-      if (s) out[id] = open(key, id, s.value.Sealed).toString('base64');
+      if (!s) continue;
+      data[id] = open(key, id, s.value.Sealed).toString('base64');
+      if (s.value.Spec.Templating) templating[id] = s.value.Spec.Templating;
     }
-    return out;
+    return { data, templating };
   }
 }
 
@@ -212,7 +217,10 @@ export function fileObjectHooks(secrets: FileObjectsApi, configs: FileObjectsApi
       await configs.checkRefs(tt);
     },
     async payloads(tasks) {
-      return { secrets: await secrets.payloads(tasks), configs: await configs.payloads(tasks) };
+      const s = await secrets.payloads(tasks);
+      const c = await configs.payloads(tasks);
+      const templated = Object.keys(s.templating).length || Object.keys(c.templating).length;
+      return { secrets: s.data, configs: c.data, ...(templated ? { templating: { secrets: s.templating, configs: c.templating } } : {}) };
     },
   };
 }

@@ -37,6 +37,37 @@ test('spec checks: image, name, networks, ingress ports, modes', () => {
   assert.doesNotThrow(() =>
     checkServiceSpec(spec({ EndpointSpec: { Ports: [{ TargetPort: 80, PublishedPort: 8080, PublishMode: 'host' }] } })),
   );
+  // As swarmkit's enums read back: an unset mode is vip, a port's protocol tcp and publish mode ingress.
+  assert.deepEqual(
+    checkServiceSpec(
+      spec({
+        EndpointSpec: {
+          Ports: [{ TargetPort: 80 }, { Name: 'dns', TargetPort: 53, Protocol: 'udp', PublishedPort: 53, PublishMode: 'host' }],
+        },
+      }),
+    ).EndpointSpec,
+    {
+      Mode: 'vip',
+      Ports: [
+        { Protocol: 'tcp', TargetPort: 80, PublishMode: 'ingress' },
+        { Name: 'dns', Protocol: 'udp', TargetPort: 53, PublishedPort: 53, PublishMode: 'host' },
+      ],
+    },
+  );
+  assert.deepEqual(checkServiceSpec(spec({ EndpointSpec: { Mode: '', Ports: [] } })).EndpointSpec, { Mode: 'vip' });
+  assert.equal(checkServiceSpec(spec()).EndpointSpec, undefined);
+  // What Go always writes back: Labels {}, Isolation default, ForceUpdate 0, Runtime container (Go's key order).
+  const minimal = checkServiceSpec({ TaskTemplate: { ContainerSpec: { Image: 'busybox' } }, Name: 'm' });
+  assert.deepEqual(Object.keys(minimal), ['Name', 'Labels', 'TaskTemplate', 'Mode']);
+  assert.deepEqual(minimal.TaskTemplate, {
+    ContainerSpec: { Image: 'busybox', Isolation: 'default' },
+    ForceUpdate: 0,
+    Runtime: 'container',
+  });
+  assert.deepEqual(minimal.Labels, {});
+  assert.throws(() => checkServiceSpec(spec({ EndpointSpec: { Mode: 'round-robin' } })), {
+    message: 'invalid resolution mode: "round-robin"',
+  });
   assert.throws(() => checkServiceSpec(spec({ Mode: { Replicated: { Replicas: 1 }, Global: {} } })), /only one service mode/);
   assert.throws(() => checkServiceSpec(spec({ UpdateConfig: { Order: 'sideways' } })), /Order/);
 });
@@ -53,6 +84,13 @@ test('defaults, view with ServiceStatus, filters and lookup', () => {
   const v = serviceView(rec('abc', spec()), 7, { counts: { running: 1, desired: 2, completed: 0 } });
   assert.deepEqual(v.Version, { Index: 7 });
   assert.deepEqual(v.ServiceStatus, { RunningTasks: 1, DesiredTasks: 2, CompletedTasks: 0 });
+  // Endpoint.Spec: the spec's EndpointSpec (mode vip when unset), none without one, as dockerd's.
+  assert.deepEqual(v.Endpoint, { Spec: {} });
+  const withPorts = checkServiceSpec(spec({ EndpointSpec: { Ports: [{ TargetPort: 80 }] } }));
+  assert.deepEqual((serviceView(rec('abe', withPorts), 1, {}).Endpoint as { Spec: unknown }).Spec, {
+    Mode: 'vip',
+    Ports: [{ Protocol: 'tcp', TargetPort: 80, PublishMode: 'ingress' }],
+  });
   const all = [rec('abc1', spec({ Labels: { a: '1' } })), rec('abd2', { ...spec({ Name: 'db', Mode: { Global: {} } }) })];
   assert.deepEqual(
     filterServices(all, new Map([['mode', ['global']]])).map((s) => s.ID),

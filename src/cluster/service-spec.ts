@@ -100,6 +100,7 @@ export function checkServiceSpec(body: ClusterObject): ClusterObject {
         throw bad(`invalid published port ${JSON.stringify(pp)}`);
     }
   }
+  normalizeEndpoint(spec);
   // Go decodes JSON keys case-insensitively, and some clients rely on it (docker-py sends
   // {"replicated": {"Replicas": 2}}): the mode's keys are put in their canonical case.
   if (isObj(spec.Mode)) {
@@ -131,7 +132,45 @@ export function checkServiceSpec(body: ClusterObject): ClusterObject {
     if (u.Order !== undefined && !['stop-first', 'start-first', ''].includes(u.Order as string))
       throw invalidParameter(`invalid ${k}.Order ${JSON.stringify(u.Order)}`);
   }
-  return spec;
+  return swarmkitShape(spec);
+}
+
+const SPEC_ORDER = ['Name', 'Labels', 'TaskTemplate', 'Mode', 'UpdateConfig', 'RollbackConfig', 'Networks', 'EndpointSpec'];
+const TASK_ORDER = [
+  'ContainerSpec',
+  'PluginSpec',
+  'NetworkAttachmentSpec',
+  'Resources',
+  'RestartPolicy',
+  'Placement',
+  'Networks',
+  'LogDriver',
+  'ForceUpdate',
+  'Runtime',
+];
+
+/** `o`'s keys in `order` first (Go's field order), the rest after. */
+function ordered(o: Record<string, unknown>, order: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of order) if (k in o) out[k] = o[k];
+  for (const k of Object.keys(o)) if (!(k in out)) out[k] = o[k];
+  return out;
+}
+
+/**
+ * The spec as it reads back from swarmkit through dockerd (no insertDefaults): Labels at least {},
+ * ContainerSpec.Isolation `default`, TaskTemplate.ForceUpdate 0 and Runtime `container` (enums and
+ * fields Go always writes), keys in Go's order.
+ */
+function swarmkitShape(spec: ClusterObject): ClusterObject {
+  if (!isObj(spec.Labels)) spec.Labels = {};
+  const tt = obj(spec.TaskTemplate);
+  const cs = obj(tt.ContainerSpec);
+  if (cs.Isolation === undefined || cs.Isolation === null || cs.Isolation === '') cs.Isolation = 'default';
+  if (tt.ForceUpdate === undefined || tt.ForceUpdate === null) tt.ForceUpdate = 0;
+  if (tt.Runtime === undefined || tt.Runtime === null || tt.Runtime === '') tt.Runtime = 'container';
+  spec.TaskTemplate = ordered(tt, TASK_ORDER);
+  return ordered(spec, SPEC_ORDER) as ClusterObject;
 }
 
 /** A name not used by another service (swarmkit's words; 409 as dockerd answers). */
@@ -203,6 +242,31 @@ export function withServiceDefaults(spec: ClusterObject): ClusterObject {
 }
 
 /**
+ * The EndpointSpec as it reads back through swarmkit's enums: a missing Mode is `vip`, a port's
+ * missing Protocol `tcp` and PublishMode `ingress` (Go's field order; zero fields left out). A
+ * spec without EndpointSpec keeps none, as dockerd's.
+ */
+function normalizeEndpoint(spec: ClusterObject): void {
+  if (!isObj(spec.EndpointSpec)) return;
+  const ep = spec.EndpointSpec;
+  if (ep.Mode !== undefined && ep.Mode !== null && !['', 'vip', 'dnsrr'].includes(String(ep.Mode)))
+    throw invalidParameter(`invalid resolution mode: ${JSON.stringify(ep.Mode)}`);
+  const ports = Array.isArray(ep.Ports)
+    ? ep.Ports.map((p) => {
+        const port = obj(p);
+        return {
+          ...(port.Name ? { Name: port.Name } : {}),
+          Protocol: port.Protocol || 'tcp',
+          ...(port.TargetPort ? { TargetPort: port.TargetPort } : {}),
+          ...(port.PublishedPort ? { PublishedPort: port.PublishedPort } : {}),
+          PublishMode: port.PublishMode || 'ingress',
+        };
+      })
+    : [];
+  spec.EndpointSpec = { Mode: ep.Mode || 'vip', ...(ports.length ? { Ports: ports } : {}) };
+}
+
+/**
  * Whether an update changes what the tasks run (a new SpecVersion: a rolling update). Compared with
  * the defaults made explicit and keys in one order: a client that sends back the spec it read with
  * `insertDefaults` (docker-py's scale does) changes nothing, so no task is replaced.
@@ -248,8 +312,11 @@ export function serviceView(
   };
   if (rec.PreviousSpec)
     view.PreviousSpec = withoutPullOptions(opts.insertDefaults ? withServiceDefaults(rec.PreviousSpec) : rec.PreviousSpec);
+  // No EndpointSpec: swarmkit's Endpoint has no spec either (its mode is still vip's).
   view.Endpoint = {
-    Spec: { Mode: (ep.Mode as string) || 'vip', ...(Array.isArray(ep.Ports) ? { Ports: ep.Ports } : {}) },
+    Spec: isObj(rec.Spec.EndpointSpec)
+      ? { Mode: (ep.Mode as string) || 'vip', ...(Array.isArray(ep.Ports) && ep.Ports.length ? { Ports: ep.Ports } : {}) }
+      : {},
     ...(rec.Ports?.length ? { Ports: rec.Ports } : Array.isArray(ep.Ports) && ep.Ports.length ? { Ports: ep.Ports } : {}),
     ...(rec.VirtualIPs?.length ? { VirtualIPs: rec.VirtualIPs } : {}),
   };

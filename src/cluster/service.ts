@@ -18,7 +18,7 @@ import type {
   SwarmUpdateOptions,
 } from '../types/cluster.ts';
 import type { Logger } from '../util/log.ts';
-import { certificateIps, chooseAdvertise, DEFAULT_LISTEN_PORT, formatHostPort, parseAddr } from './addresses.ts';
+import { certificateIps, chooseAdvertise, DEFAULT_LISTEN_PORT, formatHostPort, joinAdvertise, parseAddr } from './addresses.ts';
 import { identityOf, issueNodeCert, issuerInChain, newKeyPair } from './ca.ts';
 import { callManager, type HeartbeatResponse, type JoinRequest, type JoinResponse } from './endpoint.ts';
 import { peerUrl } from './etcd-process.ts';
@@ -75,6 +75,8 @@ export interface ClusterServiceDeps {
   overlay?: () => OverlayHost | undefined;
   /** --cluster-default-advertise-addr: an IP or interface name, used when init/join give no AdvertiseAddr. */
   defaultAdvertiseAddr?: () => string | undefined;
+  /** The subnets of the daemon's own networks (left out when the system address is detected). */
+  managedSubnets?: () => string[];
   /** --network-control-plane-mtu (control-mtu.ts). */
   controlPlaneMtu?: () => number;
   /** --node-generic-resource, advertised in the node's Description.Resources. */
@@ -94,6 +96,7 @@ export class ClusterService {
   private worker: Worker | null = null;
   private networks: ClusterNetworks | null = null;
   private workerNetworks: WorkerNetworks | null = null;
+  private readonly managedSubnets = () => this.deps.managedSubnets?.() ?? [];
   /** Workers' overlay requests to this manager. */
   private readonly serveOverlay = async (node: CertIdentity, op: string, body: unknown): Promise<unknown> => {
     if (!this.networks) throw unavailable('overlay networks are not ready on this manager yet');
@@ -494,7 +497,7 @@ export class ClusterService {
       if (req.ForceNewCluster && this.phase !== 'inactive') return this.forceNewCluster(req.Spec);
       if (this.phase !== 'inactive') throw unavailable(ALREADY_IN_A_CLUSTER);
       const listen = parseAddr(req.ListenAddr || `0.0.0.0:${DEFAULT_LISTEN_PORT}`, DEFAULT_LISTEN_PORT, 'listen address');
-      const adv = chooseAdvertise(listen, req.AdvertiseAddr, this.deps.defaultAdvertiseAddr?.());
+      const adv = await chooseAdvertise(listen, req.AdvertiseAddr, this.deps.defaultAdvertiseAddr?.(), this.managedSubnets);
       const spec = withDefaults(req.Spec);
       checkSpec(spec);
       const net = checkInitNetworking(req);
@@ -628,7 +631,7 @@ export class ClusterService {
       if (!req.RemoteAddrs?.length) throw invalidParameter('at least 1 RemoteAddr is required to join');
       const token = req.JoinToken ?? '';
       const listen = parseAddr(req.ListenAddr || `0.0.0.0:${DEFAULT_LISTEN_PORT}`, DEFAULT_LISTEN_PORT, 'listen address');
-      const adv = chooseAdvertise(listen, req.AdvertiseAddr, this.deps.defaultAdvertiseAddr?.());
+      const adv = await joinAdvertise(listen, req.AdvertiseAddr, this.managedSubnets);
       if (req.Availability) checkAvailability(req.Availability);
       const remote = formatHostPort(parseAddr(req.RemoteAddrs[0]!, DEFAULT_LISTEN_PORT, 'remote address'));
       const { caPem } = await callManager<{ caPem: string }>(remote, 'GET', '/ca', undefined, {});
@@ -651,7 +654,7 @@ export class ClusterService {
         clusterId: res.clusterId,
         role: res.role,
         listenAddr: formatHostPort(listen),
-        advertiseAddr: formatHostPort(adv),
+        advertiseAddr: res.advertiseAddr ?? formatHostPort(adv),
         dataPathAddr: req.DataPathAddr ?? '',
         managers: res.managers,
         ...(res.etcd

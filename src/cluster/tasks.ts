@@ -53,6 +53,8 @@ export interface TaskRecord {
   ServiceID: string;
   /** The service's name, for the container name and labels. */
   ServiceName: string;
+  /** The service's labels when the task was made (templates' {{.Service.Labels}}). */
+  ServiceLabels?: Record<string, string>;
   /** SpecVersion of the service the task was made from. */
   SpecVersion: number;
   /** Replicated services and replicated jobs; global tasks have none (their slot is the node). */

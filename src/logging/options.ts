@@ -2,6 +2,7 @@
 // --log-opt …` fails the same way. Sizes use go-units' FromHumanSize rules (decimal: 10k = 10000).
 
 import { invalidParameter } from '../errors.ts';
+import { Re2, Re2SyntaxError } from '../util/re2.ts';
 
 export const LOG_DRIVERS = ['json-file', 'local', 'none'] as const;
 /** Accepted by every driver and not passed to the driver's own check (dockerd's built-in opts). */
@@ -187,11 +188,14 @@ function localConfig(options: Record<string, string>): FileLogConfig {
   return { maxSize, maxFiles, compress };
 }
 
-function compileRegex(key: string, source: string): RegExp {
+/** A log option's regular expression, in Go's syntax (RE2, linear time): Go's words when invalid. */
+function compileRegex(key: string, source: string): Re2 {
   try {
-    return new RegExp(source);
+    return Re2.compile(source);
   } catch (err) {
-    throw invalidParameter(`error parsing regexp for ${key}: ${(err as Error).message}`);
+    if (err instanceof Re2SyntaxError)
+      throw invalidParameter(err.message.replace(/^error parsing regexp/, `error parsing regexp for ${key}`));
+    throw err;
   }
 }
 

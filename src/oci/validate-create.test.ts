@@ -38,21 +38,24 @@ describe('validateCreateBody: types', () => {
   it('refuses wrong JSON types with a Go-style message naming the field', () => {
     refuses(
       () => validateCreateBody({ Env: 'A=1' }, opts),
-      'json: cannot unmarshal string into Go struct field ContainerConfig.Env of type []string',
+      'invalid JSON: json: cannot unmarshal string into Go struct field ContainerConfig.Env of type []string',
     );
     refuses(
       () => validateCreateBody({ Cmd: 5 }, opts),
-      'json: cannot unmarshal number 5 into Go struct field ContainerConfig.Cmd of type strslice.StrSlice',
+      'invalid JSON: json: cannot unmarshal number 5 into Go struct field ContainerConfig.Cmd of type strslice.StrSlice',
     );
     refuses(
       () => validateCreateBody({ Tty: 'yes' }, opts),
-      'json: cannot unmarshal string into Go struct field ContainerConfig.Tty of type bool',
+      'invalid JSON: json: cannot unmarshal string into Go struct field ContainerConfig.Tty of type bool',
     );
-    refuses(() => hc({ Memory: '1g' }), 'json: cannot unmarshal string into Go struct field HostConfig.Memory of type int64');
-    refuses(() => hc({ Memory: 1.5 }), 'json: cannot unmarshal number 1.5 into Go struct field HostConfig.Memory of type int64');
+    refuses(() => hc({ Memory: '1g' }), 'invalid JSON: json: cannot unmarshal string into Go struct field HostConfig.Memory of type int64');
+    refuses(
+      () => hc({ Memory: 1.5 }),
+      'invalid JSON: json: cannot unmarshal number 1.5 into Go struct field HostConfig.Memory of type int64',
+    );
     refuses(
       () => hc({ RestartPolicy: { Name: 1 } }),
-      'json: cannot unmarshal number 1 into Go struct field HostConfig.RestartPolicy.Name of type string',
+      'invalid JSON: json: cannot unmarshal number 1 into Go struct field HostConfig.RestartPolicy.Name of type string',
     );
     refuses(() => hc({ Mounts: [{ Target: ['/x'] }] }), /Go struct field HostConfig\.Mounts\.Target of type string/);
     refuses(() => hc({ BlkioWeight: 70000 }), /number 70000 .* of type uint16/);

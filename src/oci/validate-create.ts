@@ -43,7 +43,8 @@ function findKey(obj: Record<string, unknown>, name: string): string | undefined
 
 export function validateCreateBody(body: unknown, options: ValidateOptions = {}): ContainerCreateBody {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw bad(`json: cannot unmarshal ${Array.isArray(body) ? 'array' : typeof body} into Go value of type container.CreateRequest`);
+    const jt = Array.isArray(body) ? 'array' : typeof body === 'boolean' ? 'bool' : typeof body;
+    throw bad(`invalid JSON: json: cannot unmarshal ${jt} into Go value of type container.CreateRequest`);
   }
   const raw = body as Record<string, unknown>;
   const config = decodeStruct(raw, CONTAINER_CONFIG, 'ContainerConfig') as ContainerConfig;

@@ -238,7 +238,8 @@ function goTypeOf(kind: Kind): string {
 function fail(value: unknown, field: string, kind: Kind): never {
   const jt = jsonTypeOf(value);
   const shown = jt === 'number' ? `number ${String(value)}` : jt;
-  throw invalidParameter(`json: cannot unmarshal ${shown} into Go struct field ${field} of type ${goTypeOf(kind)}`);
+  // dockerd wraps the decoder's error: "invalid JSON: json: cannot unmarshal …".
+  throw invalidParameter(`invalid JSON: json: cannot unmarshal ${shown} into Go struct field ${field} of type ${goTypeOf(kind)}`);
 }
 
 /**

@@ -273,10 +273,17 @@ describe('container API', () => {
 
   test('DELETE: 204; 409 for a running container without force; 404 unknown', async () => {
     const id = await runDetached(['sleep', '300'], { HostConfig: { NetworkMode: 'none' } }, 'del-me');
+    // dockerd quotes the reference as the request gave it (containerRm's name), ID or name.
     const running = await api('DELETE', `/containers/${id}`);
     assert.equal(running.status, 409);
     assert.equal(
       running.json().message,
+      `cannot remove container "${id}": container is running: stop the container before removing or force remove`,
+    );
+    const byName = await api('DELETE', '/containers/del-me');
+    assert.equal(byName.status, 409);
+    assert.equal(
+      byName.json().message,
       'cannot remove container "del-me": container is running: stop the container before removing or force remove',
     );
     assert.equal((await inspect(id)).State.Running, true, 'a refused delete leaves it alone');

@@ -6,14 +6,23 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { invalidParameter, messageOf } from '../../errors.ts';
 import type { BuildMessage, BuildOptions, BuildSink, Ulimit } from '../../types/build.ts';
-import { sendJson } from '../http.ts';
+import { atoi, sendJson } from '../http.ts';
 import type { Query } from '../http.ts';
 import type { Router } from '../router.ts';
+import { goUnmarshalError } from '../../util/go-json.ts';
 
 export interface BuildBackend {
   build(opts: BuildOptions, body: AsyncIterable<Uint8Array> | null, sink: BuildSink, signal: AbortSignal): Promise<void>;
   cancel(id: string): boolean;
 }
+
+/** How dockerd heads a JSON query parameter it cannot read. */
+const JSON_PARAM_HEADINGS: Record<string, string> = {
+  cachefrom: 'error reading cache-from',
+  ulimits: 'error reading ulimit settings',
+  buildargs: 'error reading build args',
+  labels: 'error reading labels',
+};
 
 function jsonParam<T>(q: Query, name: string, check: (v: unknown) => v is T, dflt: T): T {
   const raw = q.string(name);
@@ -22,7 +31,8 @@ function jsonParam<T>(q: Query, name: string, check: (v: unknown) => v is T, dfl
   try {
     v = JSON.parse(raw);
   } catch (err) {
-    throw invalidParameter(`invalid ${name} value: ${(err as Error).message}`);
+    // dockerd's words: its json.Unmarshal error under the parameter's own heading.
+    throw invalidParameter(`${JSON_PARAM_HEADINGS[name] ?? `invalid ${name} value`}: ${goUnmarshalError(raw) ?? (err as Error).message}`);
   }
   if (v === null) return dflt;
   if (!check(v)) throw invalidParameter(`invalid ${name} value: ${raw}`);
@@ -59,8 +69,11 @@ export function parseBuildQuery(q: Query, headers: IncomingMessage['headers'], e
   if (q.string('outputs')) throw invalidParameter('outputs are not supported by the classic builder (they need BuildKit)');
   if (q.bool('squash') && !experimental) throw invalidParameter('squash is only supported with experimental mode');
   if (q.bool('squash')) throw invalidParameter('squash is not implemented by this builder');
+  // dockerd's Int64ValueOrZero: a value that is no integer counts as not given.
   const num = (name: string) => {
-    const n = q.int(name);
+    const raw = q.string(name);
+    const parsed = raw ? atoi(raw) : undefined;
+    const n = typeof parsed === 'number' ? parsed : undefined;
     if (n !== undefined && n < (name === 'memswap' || name === 'cpuquota' ? -1 : 0)) throw invalidParameter(`invalid ${name}: ${n}`);
     return n || undefined;
   };
@@ -128,19 +141,21 @@ class BuildStream {
     this.res.write(`${JSON.stringify(m)}\r\n`);
   }
 
+  /** The last image ID the build announced (one per stage): quiet mode's answer. */
+  private lastId: string | undefined;
+
+  // Quiet mode holds everything back, as dockerd's buffer: on success only the final image ID is
+  // written (one stream line), on failure what was held and the error.
   readonly sink: BuildSink = (m) => {
     if (!this.quiet) return this.write(m);
-    if (m.aux) {
-      this.write(m);
-      this.write({ stream: `${m.aux.ID}\n` });
-    } else if (m.stream?.startsWith('Successfully ')) {
-      // quiet: the ID line replaces the summary
-    } else this.held.push(m);
+    if (m.aux?.ID) this.lastId = m.aux.ID;
+    this.held.push(m);
   };
 
   async run(fn: (sink: BuildSink, signal: AbortSignal) => Promise<void>): Promise<void> {
     try {
       await fn(this.sink, this.abort.signal);
+      if (this.quiet && this.lastId) this.write({ stream: `${this.lastId}\n` });
     } catch (err) {
       if (!this.started && !this.held.length) throw err;
       for (const m of this.held.splice(0)) this.write(m);

@@ -4,13 +4,19 @@ import { parseTimeValue } from '../../util/time.ts';
 import { EngineError, invalidParameter, notFound } from '../../errors.ts';
 import type { ContainerCreateBody, WaitCondition } from '../../types/container-api.ts';
 import type { LogChunks, LogsRequest } from '../../types/logs.ts';
-import { readJson, readJsonObject, sendJson, sendJsonList, sendJsonSliced, sendNoContent, type Query } from '../http.ts';
+import { platformParam, readJson, readJsonObject, sendJson, sendJsonList, sendJsonSliced, sendNoContent, type Query } from '../http.ts';
 import type { Router } from '../router.ts';
 import { inspectForVersion } from './container-compat.ts';
 import { versionLessThan } from '../../util/api-version.ts';
+import type { PlatformSpec } from '../../util/platform-spec.ts';
 
 export interface ContainersBackend {
-  create(body: ContainerCreateBody, name: string | undefined, version: string): Promise<{ Id: string; Warnings: string[] }>;
+  create(
+    body: ContainerCreateBody,
+    name: string | undefined,
+    version: string,
+    platform?: PlatformSpec,
+  ): Promise<{ Id: string; Warnings: string[] }>;
   list(opts: { all: boolean; limit?: number; size: boolean; filters: Map<string, string[]> }): Promise<unknown[]>;
   inspect(ref: string, size: boolean, version: string): Promise<unknown>;
   start(ref: string): Promise<'started' | 'already'>;
@@ -46,9 +52,11 @@ function stopOpts(q: Query): { timeout?: number; signal?: string } {
 
 export function registerContainerRoutes(router: Router, backend: ContainersBackend): void {
   router.post('/containers/create', async (ctx) => {
-    const body = await readJsonObject<ContainerCreateBody>(ctx.req);
+    const body = await readJsonObject<ContainerCreateBody>(ctx.req, false, 'container.CreateRequest');
     const name = ctx.query.string('name') || undefined;
-    sendJson(ctx.res, 201, await backend.create(body, name, ctx.version));
+    // API 1.41 added ?platform=; an invalid one is refused (400) before anything is looked up.
+    const platform = versionLessThan(ctx.version, '1.41') ? undefined : platformParam(ctx.query);
+    sendJson(ctx.res, 201, await backend.create(body, name, ctx.version, platform));
   });
 
   router.get('/containers/json', async (ctx) => {
@@ -150,9 +158,11 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
   });
 
   router.post('/containers/{id}/resize', async (ctx) => {
-    const h = ctx.query.int('h', 0)!;
-    const w = ctx.query.int('w', 0)!;
-    if (h < 0 || w < 0) throw invalidParameter('invalid size: height and width must be positive');
+    // dockerd's words: `invalid resize height "abc": invalid syntax`; both are required.
+    const h = ctx.query.uint32('h');
+    if (typeof h === 'string') throw invalidParameter(`invalid resize height ${JSON.stringify(ctx.query.string('h') ?? '')}: ${h}`);
+    const w = ctx.query.uint32('w');
+    if (typeof w === 'string') throw invalidParameter(`invalid resize width ${JSON.stringify(ctx.query.string('w') ?? '')}: ${w}`);
     await backend.resize(ctx.params.id, h, w);
     ctx.res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': 0 });
     ctx.res.end();

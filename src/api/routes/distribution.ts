@@ -7,9 +7,10 @@ import type { AuthConfig, ImportRequest, JsonMessage, ProgressSink, SearchResult
 import { decodeAuthHeaderLenient, normaliseAuth } from '../../images/distribution/auth-config.ts';
 import { encodeMessage, errorMessage } from '../../images/distribution/progress.ts';
 import type { Platform } from '../../images/distribution/media.ts';
-import { readJsonObject, sendJson } from '../http.ts';
+import { platformParam, readJsonObject, sendJson } from '../http.ts';
 import { AUTH_CONFIG, decodeBody } from '../body-schemas.ts';
 import type { Router } from '../router.ts';
+import { versionLessThan } from '../../util/api-version.ts';
 
 export interface DistributionBackend {
   pull(p: { fromImage: string; tag?: string; platform?: string; auth: AuthConfig }, sink: ProgressSink, signal: AbortSignal): Promise<void>;
@@ -64,6 +65,8 @@ export function registerDistributionRoutes(router: Router, backend: Distribution
     const q = ctx.query;
     const fromImage = q.string('fromImage');
     const fromSrc = q.string('fromSrc');
+    // dockerd parses the platform (API ≥ 1.32) before a pull or an import starts: a 400.
+    if ((fromImage || fromSrc) && !versionLessThan(ctx.version, '1.32')) platformParam(q);
     const out = new ProgressResponse(ctx.res);
     if (fromImage) {
       const tag = q.string('tag');

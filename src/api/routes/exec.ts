@@ -4,7 +4,7 @@
 import { frame } from '../stream-framing.ts';
 import type { Socket } from 'node:net';
 import { invalidParameter, messageOf } from '../../errors.ts';
-import { readJsonObject, sendJson } from '../http.ts';
+import { parseBodyJson, readJsonObject, sendJson } from '../http.ts';
 import { readUpgradeBody } from '../upgrade-body.ts';
 import { EXEC_OPTIONS, EXEC_START_OPTIONS, decodeBody } from '../body-schemas.ts';
 import type { Router } from '../router.ts';
@@ -38,8 +38,11 @@ export function registerExecRoutes(router: Router, backend: ExecBackend, opts: E
   router.get('/exec/{id}/json', (ctx) => sendJson(ctx.res, 200, backend.inspect(ctx.params.id)));
 
   router.post('/exec/{id}/resize', async (ctx) => {
-    const h = requiredInt(ctx.query.string('h'), 'h');
-    const w = requiredInt(ctx.query.string('w'), 'w');
+    // dockerd's words: `invalid resize height "abc": invalid syntax`; both are required.
+    const h = ctx.query.uint32('h');
+    if (typeof h === 'string') throw invalidParameter(`invalid resize height ${JSON.stringify(ctx.query.string('h') ?? '')}: ${h}`);
+    const w = ctx.query.uint32('w');
+    if (typeof w === 'string') throw invalidParameter(`invalid resize width ${JSON.stringify(ctx.query.string('w') ?? '')}: ${w}`);
     await backend.resize(ctx.params.id, h, w);
     ctx.res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': 0 });
     ctx.res.end();
@@ -51,7 +54,7 @@ export function registerExecRoutes(router: Router, backend: ExecBackend, opts: E
     const socket: Socket = ctx.socket ?? (ctx.req.socket as Socket);
     // On an upgrade request node hands over the socket with the body still unread on it.
     const raw = upgraded ? await readUpgradeBody(socket, ctx.req.headers) : undefined;
-    const parsed = raw !== undefined ? parseBody(raw) : await readJsonObject<Record<string, unknown>>(ctx.req, true);
+    const parsed = raw !== undefined ? await parseBody(raw) : await readJsonObject<Record<string, unknown>>(ctx.req, true);
     const body = decodeBody<{ Detach?: boolean; Tty?: boolean; ConsoleSize?: number[] }>(parsed, EXEC_START_OPTIONS, 'ExecStartOptions');
     const consoleSize = body.ConsoleSize;
     // As dockerd: the start request's Tty decides the framing, whatever the exec was created with
@@ -133,21 +136,9 @@ export function registerExecRoutes(router: Router, backend: ExecBackend, opts: E
   });
 }
 
-function requiredInt(v: string | undefined, name: string): number {
-  const n = Number(v);
-  if (v === undefined || v === '' || !Number.isInteger(n))
-    throw invalidParameter(`strconv.Atoi: parsing ${JSON.stringify(v ?? '')}: invalid syntax (${name})`);
-  return n;
-}
-
-function parseBody(raw: Buffer): Record<string, unknown> {
-  if (raw.length === 0 || raw.toString('utf8').trim() === '') return {};
-  let v: unknown;
-  try {
-    v = JSON.parse(raw.toString('utf8'));
-  } catch (err) {
-    throw invalidParameter(`invalid JSON: ${(err as Error).message}`);
-  }
+async function parseBody(raw: Buffer): Promise<Record<string, unknown>> {
+  if (raw.length === 0) return {};
+  const v = await parseBodyJson(raw);
   if (v === null || typeof v !== 'object' || Array.isArray(v)) throw invalidParameter('invalid JSON: expected an object');
   return v as Record<string, unknown>;
 }

@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { join } from 'node:path';
-import { conflict } from '../../errors.ts';
+import { conflict, notFound } from '../../errors.ts';
 import { nowIso } from '../../util/time.ts';
 import type { ContainerContext } from './context.ts';
 import { argv } from './create-config.ts';
@@ -13,6 +13,41 @@ import { generateName, normalizeName } from './names.ts';
 import { initialState, type ContainerRecord } from './record.ts';
 import type { ContainerVerifier, VerifiedCreate } from './verify.ts';
 import { prepareRecordText, recordText } from './record-text.ts';
+import { formatPlatformSpec, hostPlatform, platformSatisfies, type PlatformSpec } from '../../util/platform-spec.ts';
+import { familiarString, parseReference } from '../../util/image-reference.ts';
+
+function imagePlatform(v: VerifiedCreate): PlatformSpec {
+  const img = v.image.config as { os?: string; architecture?: string; variant?: string };
+  return { os: img.os ?? '', architecture: img.architecture ?? '', ...(img.variant ? { variant: img.variant } : {}) };
+}
+
+/** dockerd's warning for an image of another platform than the host's when none was asked for. */
+function hostPlatformWarning(v: VerifiedCreate): string | undefined {
+  const have = imagePlatform(v);
+  if (!have.architecture) return undefined; // an image without a platform in its config
+  const host = hostPlatform();
+  if (platformSatisfies(host, have)) return undefined;
+  return `The requested image's platform (${formatPlatformSpec(have)}) does not match the detected host platform (${formatPlatformSpec(host)}) and no specific platform was requested`;
+}
+
+/**
+ * A create that asks for a platform the image is not of: dockerd's 404 (its image service does not
+ * have the image for that platform), with the image named in its familiar form.
+ */
+function checkImagePlatform(v: VerifiedCreate, want: PlatformSpec): void {
+  const have = imagePlatform(v);
+  if (platformSatisfies(want, have)) return;
+  const ref = v.request.Image!;
+  let name = ref;
+  try {
+    name = familiarString(parseReference(ref));
+  } catch {
+    // an image ID, not a reference: named as given
+  }
+  throw notFound(
+    `image with reference ${name} was found but its platform (${formatPlatformSpec(have)}) does not match the specified platform (${formatPlatformSpec(want)})`,
+  );
+}
 
 export class ContainerCreator {
   constructor(
@@ -20,10 +55,15 @@ export class ContainerCreator {
     private readonly verifier: ContainerVerifier,
   ) {}
 
-  async create(body: unknown, name: string | undefined): Promise<{ Id: string; Warnings: string[] }> {
+  async create(body: unknown, name: string | undefined, platform?: PlatformSpec): Promise<{ Id: string; Warnings: string[] }> {
     const { ctx } = this;
     const id = randomBytes(32).toString('hex');
     const verified = await this.verifier.verifyCreate(body, id);
+    if (platform) checkImagePlatform(verified, platform);
+    else {
+      const w = hostPlatformWarning(verified);
+      if (w) verified.warnings.push(w);
+    }
     // Through the name index, not a scan of every record (creating the 2 000th container).
     const taken = (n: string) => ctx.nameHolder(n) !== undefined;
     const fullName = name ? normalizeName(name) : generateName(taken);

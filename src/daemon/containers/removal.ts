@@ -41,9 +41,10 @@ export class Removal {
 
   constructor(private readonly ctx: ContainerContext) {}
 
-  async remove(rec: ContainerRecord, opts: { force: boolean; volumes: boolean; link: boolean }): Promise<void> {
+  /** `ref` is the reference the request named: dockerd's refusal quotes it as given (ID, name or /name). */
+  async remove(rec: ContainerRecord, opts: { force: boolean; volumes: boolean; link: boolean }, ref = rec.Name.slice(1)): Promise<void> {
     if ((rec.State.Running || rec.State.Restarting) && !opts.force) {
-      const name = rec.Name.slice(1);
+      const name = ref;
       if (rec.State.Paused) throw conflict(`cannot remove container "${name}": container is paused and must be unpaused first`);
       throw conflict(
         `cannot remove container "${name}": container is ${rec.State.Restarting ? 'restarting' : 'running'}: stop the container before removing or force remove`,

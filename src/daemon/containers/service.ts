@@ -23,6 +23,7 @@ import { Removal } from './removal.ts';
 import { Restorer } from './restore.ts';
 import { ContainerVerifier } from './verify.ts';
 import type { WaitResult } from './waiters.ts';
+import type { PlatformSpec } from '../../util/platform-spec.ts';
 
 export type { ContainerExecs, ContainerNetworks, ContainerServiceDeps } from './context.ts';
 
@@ -99,8 +100,13 @@ export class ContainerService {
 
   // ---- the API ---------------------------------------------------------------------------------
 
-  create(body: ContainerCreateBody, name: string | undefined, _version: string): Promise<{ Id: string; Warnings: string[] }> {
-    return this.creator.create(body, name);
+  create(
+    body: ContainerCreateBody,
+    name: string | undefined,
+    _version: string,
+    platform?: PlatformSpec,
+  ): Promise<{ Id: string; Warnings: string[] }> {
+    return this.creator.create(body, name, platform);
   }
 
   list(opts: { all: boolean; limit?: number; size: boolean; filters: Map<string, string[]>; objects?: boolean }): Promise<unknown[]> {
@@ -180,7 +186,7 @@ export class ContainerService {
       this.ctx.persist(parent);
       return;
     }
-    await this.removal.remove(await this.ready(ref), opts);
+    await this.removal.remove(await this.ready(ref), opts, ref);
   }
 
   async rename(ref: string, newName: string): Promise<void> {

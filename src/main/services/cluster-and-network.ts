@@ -43,6 +43,11 @@ export const clusterService: DaemonService<'cluster'> = {
       overlay: () => networking().overlay,
       genericResources: () => parseGenericResources(config()['node-generic-resources']),
       defaultAdvertiseAddr: () => config()['cluster-default-advertise-addr'] || undefined,
+      // The daemon's own network subnets, which an advertise address is never picked from.
+      managedSubnets: () =>
+        (networking().api.list(new Map()) as Array<{ IPAM?: { Config?: Array<{ Subnet?: string }> | null } }>).flatMap((n) =>
+          (n.IPAM?.Config ?? []).flatMap((c) => (c.Subnet ? [c.Subnet] : [])),
+        ),
       controlPlaneMtu: () => config()['network-control-plane-mtu'],
       events,
       // The agent waits until the containers service is built.
