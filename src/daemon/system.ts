@@ -2,7 +2,7 @@
 // the supervisor and the resource services' counters.
 import { LOG_DRIVERS } from '../logging/options.ts';
 import { parseGenericResources, type GenericResource } from '../config/generic-resources.ts';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { API_VERSION, MIN_API_VERSION } from '../util/api-version.ts';
 import type { DaemonConfig } from '../config/daemon-config.ts';
 import { ENGINE_COMMIT, ENGINE_VERSION } from '../version.ts';
@@ -130,7 +130,8 @@ export class SystemService {
       },
       MemoryLimit: true,
       SwapLimit: true,
-      KernelMemoryTCP: false,
+      // cgroup v1's kernel TCP buffer limit, which containers' KernelMemoryTCP sets (dockerd's sysinfo).
+      KernelMemoryTCP: host.cgroupVersion === '1' && existsSync('/sys/fs/cgroup/memory/memory.kmem.tcp.limit_in_bytes'),
       CpuCfsPeriod: true,
       CpuCfsQuota: true,
       CPUShares: true,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EngineError } from '../errors.ts';
 import { validateCreateBody, type ValidateOptions } from './validate-create.ts';
-import { parseBind } from './validate-create.ts';
+import { parseBind, parseVolumesFrom } from './validate-create.ts';
 
 const opts: ValidateOptions = { numCPU: 4, bindSourceExists: (p) => p !== '/missing' };
 const hc = (HostConfig: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
@@ -302,6 +302,8 @@ describe('validateCreateBody: namespaces, sysctls, security', () => {
       'conflicting options: mac-address and the network mode',
     );
     refuses(() => hc({ UTSMode: 'host' }, { Hostname: 'x' }), 'conflicting options: hostname and the UTS mode');
+    refuses(() => hc({}, { Hostname: 'h'.repeat(65) }), `hostname "${'h'.repeat(65)}" is too long (maximum 64 bytes)`);
+    hc({}, { Hostname: 'h'.repeat(64) });
     hc({ IpcMode: 'shareable', PidMode: 'host', UTSMode: 'host', CgroupnsMode: 'private', NetworkMode: 'mynet' });
     hc({ IpcMode: 'container:abc', NetworkMode: 'container:abc' });
   });
@@ -350,5 +352,17 @@ describe('validateCreateBody: namespaces, sysctls, security', () => {
       { ...opts, warnings },
     );
     assert.equal(warnings.length, 2);
+  });
+});
+
+describe('parseVolumesFrom', () => {
+  it('takes container[:mode]: ro/rw and labels, no propagation or nocopy', () => {
+    assert.deepEqual(parseVolumesFrom('data'), { ref: 'data', readWrite: true });
+    assert.deepEqual(parseVolumesFrom('data:ro'), { ref: 'data', readWrite: false });
+    assert.deepEqual(parseVolumesFrom('data:rw,z'), { ref: 'data', readWrite: true });
+    refuses(() => parseVolumesFrom(''), 'volumes-from specification cannot be an empty string');
+    refuses(() => parseVolumesFrom('data:rshared'), 'invalid mode: rshared');
+    refuses(() => parseVolumesFrom('data:nocopy'), 'invalid mode: nocopy');
+    refuses(() => parseVolumesFrom('data:bogus'), 'invalid mode: bogus');
   });
 });

@@ -118,8 +118,11 @@ export function registerExecRoutes(router: Router, backend: ExecBackend, opts: E
       });
       // As dockerd: the end of the client's stdin closes the process's stdin without a TTY only (a
       // terminal's EOF is a ^D the user types, and a detached shell must survive).
+      // The half-close may have come in while the process was being started (the client sends it
+      // right after the 101 when it has no input): its 'end' is then already past.
       if (!run.tty) {
-        socket.on('end', () => void run.closeStdin());
+        if (socket.readableEnded) void run.closeStdin();
+        else socket.on('end', () => void run.closeStdin());
         socket.on('close', () => void run.closeStdin());
       }
     } else if (upgraded) {

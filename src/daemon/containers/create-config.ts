@@ -68,14 +68,18 @@ export function mergeConfig(req: ContainerConfig, image: ImageConfigPart, id: st
   cfg.Domainname = req.Domainname ?? '';
   cfg.User = req.User || ic.User || '';
   cfg.Env = env ?? mergeEnv(ic.Env ?? [], req.Env ?? []);
-  // An explicit Entrypoint (even []) discards the image's Cmd unless Cmd is given too.
-  if (req.Entrypoint !== undefined && req.Entrypoint !== null) {
+  // dockerd's merge: an entrypoint of the request's own replaces the image's entrypoint and Cmd;
+  // without one (unset or []) the image's Cmd fills an empty Cmd, and only an unset (null) one
+  // takes the image's entrypoint ([] keeps none). Then [""] (the CLI's `--entrypoint ""`) is reset
+  // to unset.
+  if (req.Entrypoint?.length) {
     cfg.Entrypoint = req.Entrypoint;
     cfg.Cmd = req.Cmd ?? [];
   } else {
-    cfg.Entrypoint = ic.Entrypoint ?? undefined;
+    cfg.Entrypoint = req.Entrypoint ?? ic.Entrypoint ?? undefined;
     cfg.Cmd = req.Cmd && req.Cmd.length ? req.Cmd : (ic.Cmd ?? []);
   }
+  if (cfg.Entrypoint?.length === 1 && cfg.Entrypoint[0] === '') delete cfg.Entrypoint;
   cfg.WorkingDir = req.WorkingDir || ic.WorkingDir || '';
   // Without image labels the request's own (freshly parsed) object is taken, not copied: a copy of
   // a hostile 200 000-label object holds the event loop for hundreds of milliseconds.
@@ -83,7 +87,7 @@ export function mergeConfig(req: ContainerConfig, image: ImageConfigPart, id: st
   cfg.ExposedPorts = { ...(ic.ExposedPorts ?? {}), ...(req.ExposedPorts ?? {}) } as ContainerConfig['ExposedPorts'];
   cfg.Volumes = { ...(ic.Volumes ?? {}), ...(req.Volumes ?? {}) } as ContainerConfig['Volumes'];
   if (!req.StopSignal && ic.StopSignal) cfg.StopSignal = ic.StopSignal;
-  if (!req.Healthcheck && ic.Healthcheck) cfg.Healthcheck = ic.Healthcheck as ContainerConfig['Healthcheck'];
+  if (ic.Healthcheck) cfg.Healthcheck = mergeHealthcheck(req.Healthcheck, ic.Healthcheck as NonNullable<ContainerConfig['Healthcheck']>);
   cfg.Tty = req.Tty === true;
   cfg.OpenStdin = req.OpenStdin === true;
   cfg.StdinOnce = req.StdinOnce === true;
@@ -95,6 +99,23 @@ export function mergeConfig(req: ContainerConfig, image: ImageConfigPart, id: st
   cfg.OnBuild ??= null as unknown as string[];
   if (!cfg.Entrypoint?.length && !cfg.Cmd?.length) throw invalidParameter('no command specified');
   return cfg;
+}
+
+/**
+ * As dockerd's merge: the image's healthcheck fills in what the request leaves empty, field by
+ * field (`--health-interval` alone keeps the image's test).
+ */
+function mergeHealthcheck(
+  req: ContainerConfig['Healthcheck'] | undefined,
+  img: NonNullable<ContainerConfig['Healthcheck']>,
+): ContainerConfig['Healthcheck'] {
+  if (!req) return img;
+  const out = { ...req };
+  if (!out.Test?.length && img.Test) out.Test = img.Test;
+  for (const k of ['Interval', 'Timeout', 'StartPeriod', 'StartInterval', 'Retries'] as const) {
+    if (!out[k] && img[k]) out[k] = img[k];
+  }
+  return out;
 }
 
 export type ImageConfigPart = Pick<OciImageConfig, 'config'>;
@@ -110,6 +131,11 @@ export interface HostDefaults {
   shmSize: number;
   cgroupnsMode: 'host' | 'private';
   ipcMode: 'shareable' | 'private';
+  /** The default masked and read-only paths, stored for an unprivileged container that sets none. */
+  maskedPaths: readonly string[];
+  readonlyPaths: readonly string[];
+  /** The host can disable the OOM killer (cgroup v1): an unset OomKillDisable is stored as false. */
+  oomKillDisable: boolean;
 }
 
 export function withHostDefaults(hc: HostConfig | undefined, d: HostDefaults): HostConfig {
@@ -126,5 +152,16 @@ export function withHostDefaults(hc: HostConfig | undefined, d: HostDefaults): H
   out.AutoRemove = out.AutoRemove === true;
   out.Privileged = out.Privileged === true;
   out.ReadonlyRootfs = out.ReadonlyRootfs === true;
+  // As dockerd's create: unset (null) paths become the defaults, but only for an unprivileged
+  // container; an empty list is kept and masks nothing.
+  if (!out.Privileged) {
+    out.MaskedPaths ??= [...d.maskedPaths];
+    out.ReadonlyPaths ??= [...d.readonlyPaths];
+  }
+  // dockerd's adaptContainerSettings: swap defaults to twice the memory limit, OomKillDisable to false.
+  if ((out.Memory ?? 0) > 0 && !out.MemorySwap) out.MemorySwap = out.Memory! * 2;
+  if (d.oomKillDisable) out.OomKillDisable ??= false;
+  // dockerd's create route: 0 or -1 (unlimited, as the docker CLI sends by default) is stored as unset.
+  if (out.PidsLimit !== undefined && out.PidsLimit <= 0) delete out.PidsLimit;
   return out;
 }

@@ -85,8 +85,13 @@ export class ContainerCreator {
     const { ctx } = this;
     const { d } = ctx;
     const { config, hostConfig } = v;
-    // Volumes first: they are created here (anonymous ones too), after every check passed.
-    const volumeMounts = d.volumes ? await d.volumes.prepare(id, hostConfig, config) : [];
+    // Volumes first: they are created here (anonymous ones too), after every check passed. An
+    // image volume at a destination VolumesFrom provides is not made (as dockerd).
+    const inheritedAt = new Set(v.inherited.map((m) => m.Destination));
+    const ownVolumes = inheritedAt.size
+      ? { ...config, Volumes: Object.fromEntries(Object.entries(config.Volumes ?? {}).filter(([dst]) => !inheritedAt.has(dst))) }
+      : config;
+    const volumeMounts = d.volumes ? await d.volumes.prepare(id, hostConfig, ownVolumes) : [];
     const args = argv(config);
     const dir = join(d.containersDir, id);
     const rec: ContainerRecord = {
@@ -110,12 +115,13 @@ export class ContainerCreator {
       AppArmorProfile: '',
       Config: config,
       HostConfig: hostConfig,
-      Mounts: [...v.mounts, ...volumeMounts],
+      Mounts: [...v.inherited, ...v.mounts, ...volumeMounts],
       Internal: {
         snapshotKey: id,
         snapshotter: d.rootfs.snapshotter,
         runtime: hostConfig.Runtime!,
         stoppedByUser: false,
+        ...(inheritedAt.size ? { inheritedMounts: [...inheritedAt] } : {}),
         chainId: v.image.chainId,
       } as ContainerRecord['Internal'],
     };

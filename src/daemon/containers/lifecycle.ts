@@ -7,7 +7,7 @@ import { nowIso, ZERO_TIME } from '../../util/time.ts';
 import { DEFAULT_STOP_TIMEOUT_S, type ContainerContext } from './context.ts';
 import type { ContainerRecord } from './record.ts';
 import { removeLocked } from './removal.ts';
-import { nextBackoff, shouldRestart } from './restart-policy.ts';
+import { killEffect, nextBackoff, shouldRestart } from './restart-policy.ts';
 import { stopTask } from './stop.ts';
 import type { RunningTask, TaskExit } from './task-launcher.ts';
 import type { ContainerVerifier } from './verify.ts';
@@ -35,6 +35,7 @@ export class Lifecycle {
       if (rec.State.Running) return 'already';
       if (rec.Internal.removing) throw conflict('container is marked for removal and cannot be started');
       rec.Internal.stoppedByUser = false;
+      delete rec.Internal.signalledByUser;
       await this.startLocked(rec);
       return 'started';
     });
@@ -92,7 +93,7 @@ export class Lifecycle {
       Pid: task.pid,
       ExitCode: 0,
       Error: '',
-      StartedAt: nowIso(),
+      StartedAt: task.startedAt ?? nowIso(),
     };
     d.runs?.emit(rec, 'started');
     ctx.persist(rec);
@@ -133,6 +134,7 @@ export class Lifecycle {
       const restart = shouldRestart(rec.HostConfig.RestartPolicy, {
         exitCode: exit.status,
         stoppedByUser: rec.Internal.stoppedByUser,
+        signalledByUser: rec.Internal.signalledByUser === true,
         restartCount: rec.RestartCount,
         shuttingDown: ctx.shuttingDown || ctx.startupStops.has(rec.Id),
       });
@@ -206,6 +208,7 @@ export class Lifecycle {
     await this.ctx.lock.run(rec.Id, async () => {
       if (rec.State.Running) return;
       rec.Internal.stoppedByUser = false;
+      delete rec.Internal.signalledByUser;
       await this.startLocked(rec);
     });
     this.ctx.event(rec, 'restart');
@@ -213,7 +216,24 @@ export class Lifecycle {
 
   async kill(rec: ContainerRecord, signal: string | undefined): Promise<void> {
     const sig = parseSignal(signal || 'SIGKILL');
-    if (!rec.State.Running) throw conflict(`Container ${rec.Id} is not running`);
+    if (!rec.State.Running && !rec.State.Restarting) throw conflict(`Container ${rec.Id} is not running`);
+    // Recorded before the signal goes out, so the exit it causes sees it (as dockerd).
+    if (!this.ctx.shuttingDown) {
+      const own = rec.Config.StopSignal ? this.ctx.stopSignal(rec) : undefined;
+      if (killEffect(sig, own) === 'stopped') rec.Internal.stoppedByUser = true;
+      else rec.Internal.signalledByUser = true;
+      this.ctx.persist(rec);
+    }
+    // A restart waiting out its backoff has no process to signal: as dockerd, the kill only
+    // decides whether the restart still happens (not after SIGKILL or the stop signal).
+    if (!rec.State.Running) {
+      if (rec.Internal.stoppedByUser) {
+        this.ctx.cancelRestart(rec);
+        rec.State = { ...rec.State, Status: 'exited', Restarting: false };
+        this.ctx.persist(rec);
+      }
+      return;
+    }
     // dockerd waits for a SIGKILL to take effect (state recorded) before answering.
     const processed = sig === 9 ? this.ctx.waiters.nextExit(rec.Id) : undefined;
     this.ctx.event(rec, 'kill', { signal: String(sig) });

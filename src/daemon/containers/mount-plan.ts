@@ -5,6 +5,7 @@ import { isAbsolute } from 'node:path';
 import { invalidParameter } from '../../errors.ts';
 import { tmpfsFromMap, tmpfsMountOptions, type ResolvedMount } from '../../oci/mounts.ts';
 import type { HostConfig } from '../../types/container-api.ts';
+import { parseVolumesFrom } from '../../oci/validate-create.ts';
 import { isVolumeBind } from '../volumes/specs.ts';
 import type { MountPoint } from './record.ts';
 
@@ -60,4 +61,45 @@ export function mountPoints(hc: HostConfig, withVolumes: boolean): MountPoint[] 
     RW: !m.options.includes('ro'),
     Propagation: m.options.find((o) => /^r?(private|shared|slave)$/.test(o)) ?? (m.type === 'bind' ? 'rprivate' : ''),
   }));
+}
+
+/**
+ * The mount points a create inherits through VolumesFrom (dockerd's registerMountPoints): each
+ * named container's mounts, read-only where the entry says `ro`, a later container's replacing an
+ * earlier one's at the same destination; the container's own mounts (`own`) win over them all.
+ */
+export function inheritedMountPoints(
+  volumesFrom: readonly string[],
+  find: (ref: string) => { Mounts: MountPoint[] },
+  own: ReadonlyArray<Pick<MountPoint, 'Destination'>>,
+): MountPoint[] {
+  const byDestination = new Map<string, MountPoint>();
+  for (const entry of volumesFrom) {
+    const { ref, readWrite } = parseVolumesFrom(entry);
+    let donor: { Mounts: MountPoint[] };
+    try {
+      donor = find(ref);
+    } catch (err) {
+      // dockerd answers a missing donor with a 400, not the lookup's 404.
+      throw invalidParameter((err as Error).message);
+    }
+    for (const m of donor.Mounts) {
+      byDestination.set(m.Destination, { ...m, Mode: '', RW: m.RW && readWrite });
+    }
+  }
+  const taken = new Set(own.map((m) => m.Destination));
+  return [...byDestination.values()].filter((m) => !taken.has(m.Destination));
+}
+
+/** The bind mounts of a run that came through VolumesFrom (what resolveMounts does not make). */
+export function inheritedBinds(mounts: readonly MountPoint[], resolved: readonly ResolvedMount[]): ResolvedMount[] {
+  const made = new Set(resolved.map((m) => m.destination));
+  return mounts
+    .filter((m) => m.Type === 'bind' && !made.has(m.Destination))
+    .map((m) => ({
+      type: 'bind' as const,
+      source: m.Source,
+      destination: m.Destination,
+      options: [m.RW ? 'rw' : 'ro', ...(m.Propagation ? [m.Propagation] : [])],
+    }));
 }

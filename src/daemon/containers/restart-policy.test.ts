@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { nextBackoff, restartAtStartup, shouldRestart, type StartupFacts } from './restart-policy.ts';
+import { killEffect, nextBackoff, restartAtStartup, shouldRestart, type StartupFacts } from './restart-policy.ts';
 
 const crashed: StartupFacts = { startedBefore: true, running: false, exitCode: 137, stoppedByUser: false, restartCount: 0 };
 
@@ -47,4 +47,20 @@ test('startFailureExitCode: 127 for a missing command, 126 when not executable, 
   assert.equal(startFailureExitCode('open /x: no such file or directory'), 127);
   assert.equal(startFailureExitCode('exec: "/etc": permission denied'), 126);
   assert.equal(startFailureExitCode('cgroup setup failed'), 128);
+});
+
+test('killEffect: SIGKILL, the own stop signal, or any signal without one ends the restarts', () => {
+  assert.equal(killEffect(9, 15), 'stopped');
+  assert.equal(killEffect(10, 10), 'stopped');
+  assert.equal(killEffect(10, undefined), 'stopped');
+  assert.equal(killEffect(15, 10), 'signalled');
+});
+
+test('a signalled container: unless-stopped gives up, always and on-failure restart', () => {
+  const f = { exitCode: 1, stoppedByUser: false, signalledByUser: true, restartCount: 0, shuttingDown: false };
+  assert.equal(shouldRestart({ Name: 'unless-stopped' }, f), false);
+  assert.equal(shouldRestart({ Name: 'always' }, f), true);
+  assert.equal(shouldRestart({ Name: 'on-failure' }, f), true);
+  assert.equal(restartAtStartup({ Name: 'unless-stopped' }, { ...crashed, signalledByUser: true }), false);
+  assert.equal(restartAtStartup({ Name: 'always' }, { ...crashed, signalledByUser: true }), true);
 });

@@ -9,6 +9,8 @@ const RESET_AFTER_MS = 10_000;
 export interface ExitFacts {
   exitCode: number;
   stoppedByUser: boolean;
+  /** Killed by the user with some other signal: only unless-stopped gives up (see record.ts). */
+  signalledByUser?: boolean;
   restartCount: number;
   /** The daemon is shutting down: nothing restarts. */
   shuttingDown: boolean;
@@ -18,13 +20,25 @@ export function shouldRestart(policy: RestartPolicy | undefined, f: ExitFacts): 
   if (f.shuttingDown || f.stoppedByUser) return false;
   switch (policy?.Name) {
     case 'always':
-    case 'unless-stopped':
       return true;
+    case 'unless-stopped':
+      return !f.signalledByUser;
     case 'on-failure':
       return f.exitCode !== 0 && (!policy.MaximumRetryCount || f.restartCount < policy.MaximumRetryCount);
     default:
       return false;
   }
+}
+
+/**
+ * What a kill with `signal` means for the restart policy, as dockerd's killWithSignal: SIGKILL, the
+ * container's own StopSignal, or any signal when it has none, end the restarts (ExitOnNext: no
+ * policy restarts it, as after a stop); another signal only counts as a manual stop
+ * (unless-stopped). Both hold until the next start from the API.
+ */
+export function killEffect(signal: number, stopSignal: number | undefined): 'stopped' | 'signalled' {
+  if (signal === 9 || stopSignal === undefined || stopSignal === signal) return 'stopped';
+  return 'signalled';
 }
 
 export function nextBackoff(previousMs: number, ranForMs: number): number {
@@ -38,6 +52,7 @@ export interface StartupFacts {
   running: boolean;
   exitCode: number;
   stoppedByUser: boolean;
+  signalledByUser?: boolean;
   restartCount: number;
 }
 
@@ -53,7 +68,7 @@ export function restartAtStartup(policy: RestartPolicy | undefined, f: StartupFa
     case 'always':
       return true;
     case 'unless-stopped':
-      return !f.stoppedByUser;
+      return !f.stoppedByUser && !f.signalledByUser;
     case 'on-failure':
       return !f.stoppedByUser && f.exitCode !== 0 && (!policy.MaximumRetryCount || f.restartCount < policy.MaximumRetryCount);
     default:

@@ -169,6 +169,7 @@ export class Restorer {
       running: rec.State.Running,
       exitCode: rec.State.ExitCode,
       stoppedByUser: rec.Internal.stoppedByUser,
+      signalledByUser: rec.Internal.signalledByUser === true,
       restartCount: rec.RestartCount,
     };
     if (!restartAtStartup(rec.HostConfig.RestartPolicy, facts)) return;
@@ -178,6 +179,7 @@ export class Restorer {
         // As dockerd: a start by the daemon is a fresh start (count reset, no longer "stopped by user").
         rec.RestartCount = 0;
         rec.Internal.stoppedByUser = false;
+        delete rec.Internal.signalledByUser;
         await this.lifecycle.startLocked(rec);
       })
       .catch((err) => d.log.error(`restart at start-up failed: ${(err as Error).message}`, { id: rec.Id }));

@@ -12,6 +12,7 @@ import type { DaemonConfig } from '../../config/daemon-config.ts';
 import { conflict, internal, invalidParameter, isNotFound } from '../../errors.ts';
 import { cgroupVersion, type CgroupDriver } from '../../oci/cgroups.ts';
 import { readOwnCapabilities } from '../../oci/caps.ts';
+import { hostNetSysctls } from '../../oci/sysctls.ts';
 import { parseSeccompProfile, type DockerSeccompProfile } from '../../oci/seccomp.ts';
 import { buildSpec, type DaemonSpecDefaults } from '../../oci/spec.ts';
 import { serializeSpec } from '../../oci/spec-types.ts';
@@ -24,6 +25,7 @@ import type { HostConfig } from '../../types/container-api.ts';
 import type { Logger } from '../../util/log.ts';
 import { resolveInitPath } from '../init-binary.ts';
 import type { RuntimeRegistry } from '../runtimes.ts';
+import { nowIso } from '../../util/time.ts';
 import { etcFilePaths, writeEtcFiles } from '../../network/etc-files.ts';
 import { mountShm, shmPath, unmountShm } from './ipc-shm.ts';
 import { mountNetnsSysfs, sysfsPath, unmountNetnsSysfs } from './netns-sysfs.ts';
@@ -31,7 +33,7 @@ import { makeFifos, openFifoWriter, openOutputFifo, type StdioPaths } from './fi
 import { createNetns, netnsPath, removeNetns } from '../../network/netns.ts';
 import type { RunNetworking, SandboxInfo } from '../../network/container-contract.ts';
 import type { OutputHub } from './output-hub.ts';
-import { resolveMounts } from './mount-plan.ts';
+import { inheritedBinds, resolveMounts } from './mount-plan.ts';
 import type { ContainerVolumes } from '../volumes/service.ts';
 import type { ContainerRecord } from './record.ts';
 import type { RootfsManager } from './rootfs.ts';
@@ -52,6 +54,9 @@ export interface RunningTask {
   /** Resolves when the shim closed the output FIFOs (all output delivered). */
   ioDone: Promise<void>;
   stdin?: Writable;
+  /** When the task began to be made (dockerd's StartedAt: before its NewTask), so a quick exit's
+   * FinishedAt never precedes it; absent for a re-attached task. */
+  startedAt?: string;
   /** Stops watching without touching the task (live-restore shutdown). */
   detach(): void;
 }
@@ -78,6 +83,9 @@ export interface LauncherDeps {
   noCgroups?: boolean;
 }
 
+/** How long the exit of a memory-limited task killed by SIGKILL waits for its OOM event. */
+const OOM_EVENT_WAIT_MS = 250;
+
 function tsToIso(ts: { seconds: string | number; nanos: number } | null | undefined): string {
   if (!ts || Number(ts.seconds) <= 0) return new Date().toISOString();
   const ms = Number(ts.seconds) * 1000;
@@ -86,7 +94,10 @@ function tsToIso(ts: { seconds: string | number; nanos: number } | null | undefi
 
 export class TaskLauncher {
   private readonly oomed = new Set<string>();
+  /** Exits waiting (briefly) for an OOM event that may still be on its way: see waitExit. */
+  private readonly oomWaiters = new Map<string, () => void>();
   private readonly daemonCaps = readOwnCapabilities();
+  private readonly netSysctls = hostNetSysctls();
   /**
    * Containers this process knows containerd holds nothing of, and whose sandbox, FIFOs and mounts
    * are gone: created here and never started, or whose exit cleanup finished without an error. A
@@ -98,9 +109,14 @@ export class TaskLauncher {
 
   constructor(private readonly d: LauncherDeps) {
     this.daemonDefaults(); // validates the daemon's defaults (seccomp profile file) at start-up
-    d.client.subscribe([`namespace==${d.client.namespace}`, 'topic=="/tasks/oom"'], (e) => {
+    // One filter: containerd ORs the filters of a list, ANDs the terms of one. As two filters this
+    // took every event of the namespace (a task's exit too) for an OOM kill.
+    d.client.subscribe([`namespace==${d.client.namespace},topic=="/tasks/oom"`], (e) => {
+      if (e.topic !== '/tasks/oom') return;
       const id = (e.event as { container_id?: string } | null)?.container_id;
-      if (id) this.oomed.add(id);
+      if (!id) return;
+      this.oomed.add(id);
+      this.oomWaiters.get(id)?.();
     });
   }
 
@@ -146,6 +162,7 @@ export class TaskLauncher {
       initPath: resolveInitPath(cfg['init-path']),
       init: cfg.init,
       availableCapabilities: this.daemonCaps,
+      netSysctls: this.netSysctls,
       ...(this.d.noCgroups ? { noCgroups: true } : {}),
     };
   }
@@ -296,6 +313,7 @@ export class TaskLauncher {
       // Volumes mounted (DriverOpts) and filled from the image (copy-up) before the task exists.
       const volumeMounts = this.d.volumes ? await this.d.volumes.attach(rec, rootMounts) : [];
       const user = await this.user(rec, rootMounts);
+      const ownMounts = resolveMounts(rec.HostConfig, this.d.volumes !== undefined);
       const warnings: string[] = [];
       const spec = buildSpec(
         {
@@ -307,7 +325,7 @@ export class TaskLauncher {
           daemon: this.daemonDefaults(),
           files,
           namespaces,
-          mounts: [...resolveMounts(rec.HostConfig, this.d.volumes !== undefined), ...volumeMounts, ...(cdi?.mounts ?? [])],
+          mounts: [...ownMounts, ...inheritedBinds(rec.Mounts, ownMounts), ...volumeMounts, ...(cdi?.mounts ?? [])],
           devices: [...resolveDeviceMappings(rec.HostConfig.Devices), ...(cdi?.devices ?? [])],
           ...(rec.HostConfig.Links?.length && this.d.networks ? { linkEnv: this.d.networks.linkEnvironment(rec) } : {}),
           ...(rec.HostConfig.Privileged ? { hostDevices: listHostDevices() } : {}),
@@ -343,6 +361,7 @@ export class TaskLauncher {
       const err = fifos.stderr ? openOutputFifo(fifos.stderr) : undefined;
       const stdin = fifos.stdin ? openFifoWriter(fifos.stdin) : undefined;
       const ioDone = Promise.all([hub.pump(out, 'stdout'), err ? hub.pump(err, 'stderr') : Promise.resolve()]).then(() => undefined);
+      const startedAt = nowIso();
       try {
         await client.tasks.create({
           container_id: id,
@@ -363,7 +382,7 @@ export class TaskLauncher {
         await client.tasks
           .resizePty(id, { width: 80, height: 24 })
           .catch((e) => this.d.log.debug(`initial TTY size: ${(e as Error).message}`, { id }));
-      const exited = this.waitExit(id);
+      const exited = this.waitExit(id, (rec.HostConfig.Memory ?? 0) > 0);
       let pid: number;
       try {
         pid = await client.tasks.start(id);
@@ -373,7 +392,7 @@ export class TaskLauncher {
         err?.destroy();
         throw runtimeError(e);
       }
-      return this.running(pid, exited.promise, ioDone, stdin, exited.cancel);
+      return { ...this.running(pid, exited.promise, ioDone, stdin, exited.cancel), startedAt };
     } catch (e) {
       // The network side finishes (or fails) before it is undone; its failure is the one reported,
       // as when it was made first.
@@ -417,13 +436,29 @@ export class TaskLauncher {
     return { pid, exited, ioDone, ...(stdin ? { stdin } : {}), detach: cancel };
   }
 
+  /** Resolves when an OOM event for `id` arrives, or after `ms`. */
+  private oomEvent(id: string, ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        if (this.oomWaiters.get(id) === done) this.oomWaiters.delete(id);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.oomWaiters.set(id, done);
+    });
+  }
+
   /** Tasks.Wait, re-issued when containerd restarts underneath (the task itself keeps running). */
-  private waitExit(id: string): { promise: Promise<TaskExit>; cancel: () => void } {
+  private waitExit(id: string, memoryLimited: boolean): { promise: Promise<TaskExit>; cancel: () => void } {
     let cancelled = false;
     const promise = (async (): Promise<TaskExit> => {
       for (;;) {
         try {
           const r = await this.d.client.tasks.wait(id, '', { waitForReady: true });
+          // The OOM event comes on the event stream, the exit on this call: a memory-limited task
+          // killed by SIGKILL gives the event a moment to arrive.
+          if (memoryLimited && r.exit_status === 137 && !this.oomed.has(id)) await this.oomEvent(id, OOM_EVENT_WAIT_MS);
           return { status: r.exit_status, at: tsToIso(r.exited_at as { seconds: string; nanos: number } | null), oom: this.oomed.has(id) };
         } catch (err) {
           if (cancelled) return new Promise<TaskExit>(() => undefined);
@@ -594,7 +629,7 @@ export class TaskLauncher {
     const inPath = join(dir, 'init-stdin');
     const stdin = existsSync(inPath) ? openFifoWriter(inPath) : undefined;
     const ioDone = Promise.all([hub.pump(out, 'stdout'), err ? hub.pump(err, 'stderr') : Promise.resolve()]).then(() => undefined);
-    const exited = this.waitExit(rec.Id);
+    const exited = this.waitExit(rec.Id, (rec.HostConfig.Memory ?? 0) > 0);
     return this.running(t.pid, exited.promise, ioDone, stdin, exited.cancel);
   }
 

@@ -9,12 +9,13 @@ import { isBuiltinLogDriver, validateLogOptions } from '../../logging/options.ts
 import { cdiDeviceIds, type CdiInjection, type CdiRegistry } from '../../oci/cdi.ts';
 import { checkUlimits, mergeUlimits, type HardLimits } from '../../oci/rlimits.ts';
 import { checkUsernsMode } from '../../oci/userns.ts';
-import { refuseLimitsWithoutCgroups } from '../../oci/cgroups.ts';
-import { validateCreateBody, validateRestartPolicy } from '../../oci/validate-create.ts';
+import { cgroupVersion, refuseLimitsWithoutCgroups } from '../../oci/cgroups.ts';
+import { DEFAULT_READONLY_PATHS, hostMaskedPaths } from '../../oci/spec.ts';
+import { parseBind, validateCreateBody, validateRestartPolicy } from '../../oci/validate-create.ts';
 import { decodeStruct, UPDATE_CONFIG } from '../../oci/wire-schema.ts';
 import type { ContainerConfig, ContainerCreateBody, HostConfig, NetworkingConfig } from '../../types/container-api.ts';
 import { mergeConfig, mergeEnvInSlices, withHostDefaults, type ImageConfigPart } from './create-config.ts';
-import { mountPoints } from './mount-plan.ts';
+import { inheritedMountPoints, mountPoints } from './mount-plan.ts';
 import { parseLink } from './links.ts';
 import type { ContainerRecord, MountPoint } from './record.ts';
 
@@ -55,6 +56,8 @@ export interface VerifiedCreate {
   hostConfig: HostConfig;
   /** Inspect's Mounts for host-path binds, bind and tmpfs mounts (volumes are added by the volume service). */
   mounts: MountPoint[];
+  /** The mount points VolumesFrom brings in (not at a destination the container mounts itself). */
+  inherited: MountPoint[];
   warnings: string[];
 }
 
@@ -79,6 +82,9 @@ export class ContainerVerifier {
       shmSize: this.d.shmSize,
       cgroupnsMode: cfg['default-cgroupns-mode'],
       ipcMode: cfg['default-ipc-mode'],
+      maskedPaths: hostMaskedPaths(),
+      readonlyPaths: DEFAULT_READONLY_PATHS,
+      oomKillDisable: !this.d.noCgroups && cgroupVersion() === 1,
     });
     if (hostConfig.AutoRemove && hostConfig.RestartPolicy?.Name && hostConfig.RestartPolicy.Name !== 'no') {
       throw invalidParameter("can't create 'AutoRemove' container with restart policy");
@@ -86,6 +92,7 @@ export class ContainerVerifier {
     this.checkStart(hostConfig);
     await this.checkLogDriver(hostConfig.LogConfig!.Type ?? cfg['log-driver'], hostConfig.LogConfig!.Config ?? {});
     const warnings: string[] = [];
+    this.pinSharedNamespaces(hostConfig);
     const mode = hostConfig.NetworkMode!;
     if (this.d.networks) {
       warnings.push(...this.d.networks.validateCreate(hostConfig, config, request.NetworkingConfig));
@@ -96,7 +103,32 @@ export class ContainerVerifier {
     this.checkLinks(hostConfig);
     await this.d.volumes?.check(hostConfig, config);
     const mounts = mountPoints(hostConfig, this.d.volumes !== undefined);
-    return { request, image, config, hostConfig, mounts, warnings };
+    const own = [...(hostConfig.Binds ?? []).map((b) => parseBind(b).destination), ...(hostConfig.Mounts ?? []).map((m) => m.Target ?? '')];
+    const inherited = hostConfig.VolumesFrom?.length
+      ? inheritedMountPoints(
+          hostConfig.VolumesFrom,
+          this.d.find,
+          own.map((d) => ({ Destination: d })),
+        )
+      : [];
+    return { request, image, config, hostConfig, mounts, inherited, warnings };
+  }
+
+  /**
+   * As dockerd's adaptSharedNamespaceContainer: `container:<name>` of PidMode, IpcMode and
+   * NetworkMode is stored as `container:<id>`, so the sharing survives a rename of the other one.
+   * An unknown reference is left as it is for the checks that report it.
+   */
+  private pinSharedNamespaces(hc: HostConfig): void {
+    for (const key of ['PidMode', 'IpcMode', 'NetworkMode'] as const) {
+      const mode = hc[key];
+      if (!mode?.startsWith('container:')) continue;
+      try {
+        hc[key] = `container:${this.d.find(mode.slice('container:'.length)).Id}`;
+      } catch (err) {
+        if (!isNotFound(err)) throw err; // a missing container is reported by the mode's own check
+      }
+    }
   }
 
   /** A built-in driver's options, or a log plugin that exists (as dockerd, any lookup failure is a 400). */

@@ -45,6 +45,8 @@ export interface VolumeContainer {
   HostConfig: HostConfig;
   Config: Pick<ContainerConfig, 'Volumes'>;
   Mounts: MountPoint[];
+  /** inheritedMounts: destinations that came through VolumesFrom (no copy-up into those, as dockerd). */
+  Internal?: { inheritedMounts?: string[] };
 }
 
 /** What the containers service and the task launcher call (all optional on their side). */
@@ -385,7 +387,7 @@ export class VolumeService implements ContainerVolumes {
         // Any failure to stat the source is reported as the 400 below.
         if (!(await lstat(source).catch(() => undefined)))
           throw invalidParameter(`cannot access path ${source}: no such file or directory`);
-      } else if (spec?.copy !== false && (await isEmptyDir(data))) {
+      } else if (spec?.copy !== false && !rec.Internal?.inheritedMounts?.includes(m.Destination) && (await isEmptyDir(data))) {
         copies.push({ destination: m.Destination, data });
       }
       out.push({ type: 'bind', source, destination: m.Destination, options: [m.RW ? 'rw' : 'ro'] });
