@@ -35,8 +35,14 @@ async function startDockerd(dir: string): Promise<{ sock: string; child: ChildPr
   // nsenter (not `ip netns exec`, which remounts /sys and hides the cgroup mounts) joins the network namespace only.
   const child = spawn(
     'nsenter',
-    [`--net=/run/netns/${NETNS}`, 'dockerd', '--data-root', join(dir, 'data'), '--exec-root', join(dir, 'exec')]
-      .concat(['-H', `unix://${sock}`, '--pidfile', join(dir, 'docker.pid'), '--config-file', join(dir, 'daemon.json')]),
+    [`--net=/run/netns/${NETNS}`, 'dockerd', '--data-root', join(dir, 'data'), '--exec-root', join(dir, 'exec')].concat([
+      '-H',
+      `unix://${sock}`,
+      '--pidfile',
+      join(dir, 'docker.pid'),
+      '--config-file',
+      join(dir, 'daemon.json'),
+    ]),
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );
   await until('dockerd answers', async () => (await run('docker', ['-H', `unix://${sock}`, 'version'])).code === 0 || undefined, 60_000);
@@ -55,7 +61,10 @@ async function main(): Promise<void> {
   await theirs(['load', '-i', tar]);
   const ctx = join(dir, 'ubuntu');
   await mkdir(ctx);
-  await writeFile(join(ctx, 'Dockerfile'), 'FROM busybox\nRUN printf \'#!/bin/sh\\nexec /bin/sh "$@"\\n\' > /bin/bash && chmod +x /bin/bash\n');
+  await writeFile(
+    join(ctx, 'Dockerfile'),
+    'FROM busybox\nRUN printf \'#!/bin/sh\\nexec /bin/sh "$@"\\n\' > /bin/bash && chmod +x /bin/bash\n',
+  );
   for (const d of [ours, theirs]) {
     for (const tag of ['alpine:3.10', 'alpine:latest']) await d(['tag', 'busybox:latest', tag]);
     await d(['build', '-q', '-t', 'ubuntu:latest', ctx]);
