@@ -32,14 +32,14 @@ describe('readDockerfile', () => {
     assert.equal(readDockerfile(ctx, 'abs-link').text, 'FROM sub\n');
     assert.equal(readDockerfile(ctx, 'up-link').text, 'FROM sub\n');
     // A link leading out stays inside: `../outside` from the root is `/outside` in it.
-    fails('out-link', 500, 'Cannot locate specified Dockerfile: out-link');
+    fails('out-link', 400, 'Cannot locate specified Dockerfile: out-link');
   });
 
   test("dockerd's answers: outside the context, missing, a directory, empty", () => {
-    fails('../outside', 500, 'forbidden path outside the build context: ../outside ()');
-    fails('nope', 500, 'Cannot locate specified Dockerfile: nope');
-    fails('Dockerfile', 500, 'Cannot locate specified Dockerfile: Dockerfile');
-    fails('sub', 500, `unexpected error reading Dockerfile: read ${join(ctx, 'sub')}: is a directory`);
+    fails('../outside', 400, 'forbidden path outside the build context: ../outside ()');
+    fails('nope', 400, 'Cannot locate specified Dockerfile: nope');
+    fails('Dockerfile', 400, 'Cannot locate specified Dockerfile: Dockerfile');
+    fails('sub', 400, `unexpected error reading Dockerfile: read ${join(ctx, 'sub')}: is a directory`);
     fails('empty', 400, 'the Dockerfile (empty) cannot be empty');
   });
 
@@ -47,7 +47,7 @@ describe('readDockerfile', () => {
     writeFileSync(join(ctx, 'dockerfile'), 'FROM lower\n');
     try {
       assert.deepEqual(readDockerfile(ctx, 'Dockerfile'), { name: 'dockerfile', text: 'FROM lower\n' });
-      fails('other', 500, 'Cannot locate specified Dockerfile: other');
+      fails('other', 400, 'Cannot locate specified Dockerfile: other');
     } finally {
       rmSync(join(ctx, 'dockerfile'));
     }

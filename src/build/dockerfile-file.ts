@@ -2,10 +2,11 @@
 // (remotecontext's withDockerfileFromContext): the `dockerfile` parameter is joined to the context
 // root and cleaned (so `/sub/Dockerfile` is `sub/Dockerfile`), symlinks are followed inside the
 // root, and a name leading outside it is refused. A missing default `Dockerfile` falls back to
-// `dockerfile`. dockerd's answers here carry no error type: they are 500s, with its wording.
+// `dockerfile`. dockerd's answers here carry no error type (it sends 500s); they are the client's
+// mistakes, so they are 400s here, with dockerd's wording.
 import { existsSync, readFileSync } from 'node:fs';
 import { posix } from 'node:path';
-import { internal, invalidParameter } from '../errors.ts';
+import { invalidParameter } from '../errors.ts';
 import { followSymlinkInScope } from './context/scoped-path.ts';
 
 export interface DockerfileText {
@@ -20,7 +21,7 @@ export function readDockerfile(root: string, name: string): DockerfileText {
     full = followSymlinkInScope(posix.join(root, name), root);
   } catch (err) {
     // dockerd prints the (empty) path its scoped resolution returned on failure.
-    throw internal(`forbidden path outside the build context: ${name} ()`, err);
+    throw invalidParameter(`forbidden path outside the build context: ${name} ()`, err);
   }
   let data: Buffer;
   try {
@@ -29,11 +30,11 @@ export function readDockerfile(root: string, name: string): DockerfileText {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') {
       if (name === 'Dockerfile' && existsSync(posix.join(root, 'dockerfile'))) return readDockerfile(root, 'dockerfile');
-      throw internal(`Cannot locate specified Dockerfile: ${name}`);
+      throw invalidParameter(`Cannot locate specified Dockerfile: ${name}`);
     }
     // Go opens a directory fine; its first read fails.
-    if (code === 'EISDIR') throw internal(`unexpected error reading Dockerfile: read ${full}: is a directory`);
-    if (code === 'ENOTDIR') throw internal(`open ${full}: not a directory`);
+    if (code === 'EISDIR') throw invalidParameter(`unexpected error reading Dockerfile: read ${full}: is a directory`);
+    if (code === 'ENOTDIR') throw invalidParameter(`open ${full}: not a directory`);
     throw err;
   }
   if (!data.length) throw invalidParameter(`the Dockerfile (${name}) cannot be empty`);

@@ -1,7 +1,7 @@
 // The classic builder's answers where a client would see dockerd differ (checked against dockerd's
 // classic builder): context member names cleaned as inside a chroot (`../a`, `/a`), the Dockerfile
 // parameter resolved inside the context (absolute, docker-py's generated name for a Dockerfile
-// outside the context, or refused with dockerd's 500s), every stage up to the target built with an
+// outside the context, or refused with dockerd's words as 400s), every stage up to the target built with an
 // image ID per stage, and cachefrom's images as the only cache sources.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -68,7 +68,7 @@ describe('classic builder: dockerd compatibility', () => {
     assert.deepEqual(made, []);
   });
 
-  test("the dockerfile parameter: absolute in the context, the lowercase fallback; outside, a directory, missing: dockerd's 500s", async () => {
+  test("the dockerfile parameter: absolute in the context, the lowercase fallback; outside, a directory, missing: dockerd's words, as 400s", async () => {
     const tar = pyTar([
       ['sub', null],
       ['sub/Dockerfile', 'FROM busybox\nLABEL where=sub\n'],
@@ -83,13 +83,13 @@ describe('classic builder: dockerd compatibility', () => {
     assert.equal((await d.docker(['image', 'inspect', '--format', '{{.Config.Labels.where}}', 'absdf:2'])).stdout.trim(), 'sub');
 
     const out = await post('dockerfile=..%2FDockerfile', tar);
-    assert.equal(out.status, 500, out.text());
+    assert.equal(out.status, 400, out.text());
     assert.equal(out.json().message, 'forbidden path outside the build context: ../Dockerfile ()');
     const dir = await post('dockerfile=sub', tar);
-    assert.equal(dir.status, 500, dir.text());
+    assert.equal(dir.status, 400, dir.text());
     assert.match(dir.json().message, /^unexpected error reading Dockerfile: read \/.+\/sub: is a directory$/);
     const missing = await post('dockerfile=nope', tar);
-    assert.equal(missing.status, 500, missing.text());
+    assert.equal(missing.status, 400, missing.text());
     assert.equal(missing.json().message, 'Cannot locate specified Dockerfile: nope');
     const empty = await post('', pyTar([['Dockerfile', '']]));
     assert.equal(empty.status, 400, empty.text());
