@@ -1,9 +1,11 @@
 // After a (re)start of the daemon: brings the records and containerd into agreement, in the
-// background. The API answers at once; each container has a gate in ctx.reconciling that requests
-// on it wait for (ctx.ready), released once that container is reconciled: interrupted removals
-// finished, tasks left running re-attached (and, without live-restore, stopped as the shutdown would
-// have), exits that happened while the daemon was down recorded, restart policies applied.
-// containerd containers the store does not know are removed alongside.
+// background. The API answers at once; each container has two gates. The first (ctx.unknownState:
+// inspect and list wait for it, ctx.known) opens after its first look: interrupted removals finished,
+// tasks left running re-attached, exits that happened while the daemon was down recorded — its state
+// is then the host's. The second (ctx.reconciling: every other request waits for it, ctx.ready) opens
+// once the rest is done: without live-restore the stop the shutdown would have given (the
+// container's own stop timeout, as dockerd's restore), then the restart policy. containerd
+// containers the store does not know are removed alongside.
 import { isNotFound } from '../../errors.ts';
 import { nowIso, ZERO_TIME } from '../../util/time.ts';
 import { DEFAULT_STOP_TIMEOUT_S, type ContainerContext } from './context.ts';
@@ -32,20 +34,17 @@ export class Restorer {
    * Every known container is gated before this returns, so no request sees a state not yet checked.
    */
   restore(liveRestore: boolean): Promise<void> {
-    const gates = new Map<string, () => void>();
-    for (const id of this.ctx.recs.keys()) {
-      this.ctx.reconciling.set(id, new Promise<void>((resolve) => gates.set(id, resolve)));
-    }
-    const release = (id: string) => {
-      this.ctx.reconciling.delete(id);
-      gates.get(id)?.();
-    };
+    const known = gatesOn(this.ctx.unknownState, this.ctx.recs.keys());
+    const settled = gatesOn(this.ctx.reconciling, this.ctx.recs.keys());
+    const release = { known: (id: string) => known.release(id), settled: (id: string) => (known.release(id), settled.release(id)) };
     this.done = this.run(liveRestore, release)
       .catch((err) => {
         this.ctx.d.log.error(`reconciling containers after the start: ${(err as Error).message}`);
       })
       .finally(() => {
-        for (const id of gates.keys()) release(id); // whatever happened, nobody waits forever
+        // Whatever happened, nobody waits forever.
+        known.releaseAll();
+        settled.releaseAll();
       });
     return this.done;
   }
@@ -55,7 +54,7 @@ export class Restorer {
     return this.done;
   }
 
-  private async run(liveRestore: boolean, release: (id: string) => void): Promise<void> {
+  private async run(liveRestore: boolean, release: { known: (id: string) => void; settled: (id: string) => void }): Promise<void> {
     const { d } = this.ctx;
     const started = Date.now();
     const listed = await d.client.containers.list().catch((err) => {
@@ -75,8 +74,9 @@ export class Restorer {
             d.log.error(`reconciling a container: ${(err as Error).message}`, { id: r.Id });
             return 'done' as const;
           });
+        release.known(r.Id);
         // The stop and restart run outside the worker: a stop may take the whole stop timeout.
-        pipelines.push(this.finish(r, next).finally(() => release(r.Id)));
+        pipelines.push(this.finish(r, next).finally(() => release.settled(r.Id)));
       }
     };
     await Promise.all(Array.from({ length: PARALLEL }, worker));
@@ -150,13 +150,13 @@ export class Restorer {
     const { ctx } = this;
     const { d } = ctx;
     if (next === 'stop') {
-      // (-1, "wait without a limit", would hold the container's requests: the default timeout instead.)
-      const shutdownTimeoutS = d.config()['shutdown-timeout'];
-      const timeoutS = shutdownTimeoutS < 0 ? DEFAULT_STOP_TIMEOUT_S : shutdownTimeoutS;
+      // The container's own stop timeout, as dockerd's restore (not the daemon's shutdown-timeout,
+      // the bound of a whole shutdown); -1, "wait without a limit", would hold the container's
+      // requests: the default timeout instead.
       ctx.startupStops.add(rec.Id);
       try {
         const own = rec.Config.StopTimeout;
-        await stopTask(ctx, rec, ctx.stopSignal(rec), own !== undefined && own >= 0 ? own : timeoutS);
+        await stopTask(ctx, rec, ctx.stopSignal(rec), own !== undefined && own >= 0 ? own : DEFAULT_STOP_TIMEOUT_S);
       } catch (err) {
         d.log.warn(`stopping at start-up: ${(err as Error).message}`, { id: rec.Id });
       } finally {
@@ -202,4 +202,16 @@ export class Restorer {
       .removeStaleRuntimeDirs(new Set(ctx.recs.keys()))
       .catch((err) => d.log.warn(`removing stale runtime directories: ${(err as Error).message}`));
   }
+}
+
+/** One gate per container in `map`, each released once (or all at once at the end). */
+function gatesOn(map: Map<string, Promise<void>>, ids: Iterable<string>): { release(id: string): void; releaseAll(): void } {
+  const open = new Map<string, () => void>();
+  for (const id of ids) map.set(id, new Promise<void>((resolve) => open.set(id, resolve)));
+  const release = (id: string) => {
+    map.delete(id);
+    open.get(id)?.();
+    open.delete(id);
+  };
+  return { release, releaseAll: () => [...open.keys()].forEach(release) };
 }
