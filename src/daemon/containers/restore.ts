@@ -15,8 +15,11 @@ import { removeLocked } from './removal.ts';
 import { restartAtStartup } from './restart-policy.ts';
 import { stopTask } from './stop.ts';
 
-/** Containers whose containerd state is examined at the same time (each is a few gRPC calls). */
-const PARALLEL = 8;
+/**
+ * Containers whose containerd state is examined at the same time (each is a few gRPC calls, mostly
+ * waiting): 32 made 200 containers' states known in ~150-230 ms on a loaded 2-core machine.
+ */
+const PARALLEL = 32;
 
 /** What happens to a container after its first look: nothing more, or a stop (no live-restore). */
 type Next = 'done' | 'stop';
@@ -61,6 +64,7 @@ export class Restorer {
       d.log.warn(`listing containerd's containers at start-up: ${(err as Error).message}`);
       return [];
     });
+    d.log.debug("containerd's containers listed", { containers: listed.length, ms: Date.now() - started });
     const inSupervisor = new Set(listed.map((c) => c.id));
     const unknown = this.removeUnknown(listed);
     const queue = [...this.ctx.recs.values()];
@@ -80,6 +84,7 @@ export class Restorer {
       }
     };
     await Promise.all(Array.from({ length: PARALLEL }, worker));
+    d.log.debug('containers known', { containers: this.ctx.recs.size, ms: Date.now() - started });
     await Promise.all(pipelines);
     await unknown;
     d.log.info('containers reconciled', { containers: this.ctx.recs.size, ms: Date.now() - started });
