@@ -69,6 +69,10 @@ export class Restorer {
     const unknown = this.removeUnknown(listed);
     const queue = [...this.ctx.recs.values()];
     const pipelines: Array<Promise<void>> = [];
+    // The stops begin once every state is known: 200 stops at once slowed the first looks still
+    // under way (200 states known ~2.8 s after /_ping instead of ~0.5 s on a loaded machine).
+    let allKnown!: () => void;
+    const known = new Promise<void>((r) => (allKnown = r));
     const worker = async () => {
       for (let rec = queue.shift(); rec; rec = queue.shift()) {
         const r = rec;
@@ -80,11 +84,13 @@ export class Restorer {
           });
         release.known(r.Id);
         // The stop and restart run outside the worker: a stop may take the whole stop timeout.
-        pipelines.push(this.finish(r, next).finally(() => release.settled(r.Id)));
+        const finished = next === 'stop' ? known.then(() => this.finish(r, next)) : this.finish(r, next);
+        pipelines.push(finished.finally(() => release.settled(r.Id)));
       }
     };
     await Promise.all(Array.from({ length: PARALLEL }, worker));
     d.log.debug('containers known', { containers: this.ctx.recs.size, ms: Date.now() - started });
+    allKnown();
     await Promise.all(pipelines);
     await unknown;
     d.log.info('containers reconciled', { containers: this.ctx.recs.size, ms: Date.now() - started });
