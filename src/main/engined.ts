@@ -5,6 +5,7 @@ import { loadConfig } from '../config/load.ts';
 import { reloadConfig } from '../config/reload.ts';
 import type { LoadedConfig } from '../config/daemon-config.ts';
 import { Logger } from '../util/log.ts';
+import { extendProcessPath } from '../util/host-path.ts';
 import { ENGINE_COMMIT, ENGINE_VERSION } from '../version.ts';
 import { prepareRoots, remappedDataRoot, remappedExecRoot } from './dirs.ts';
 import { resolveRemap } from '../oci/userns-setup.ts';
@@ -19,6 +20,9 @@ import type { RunningDaemon } from './compose.ts';
 async function main(): Promise<void> {
   const startedAt = Date.now();
   startupMark('main');
+  // Before anything is looked up or spawned: host tools are found in /usr/sbin and /sbin even when
+  // started from a plain user's login shell (rootless mode), whose PATH has neither.
+  extendProcessPath();
   const outcome = loadConfig(process.argv.slice(2), process.env, { version: ENGINE_VERSION, commit: ENGINE_COMMIT });
   if (outcome.kind === 'exit') {
     if (outcome.stdout) process.stdout.write(outcome.stdout.endsWith('\n') ? outcome.stdout : outcome.stdout + '\n');

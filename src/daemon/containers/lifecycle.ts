@@ -129,8 +129,6 @@ export class Lifecycle {
       const flushed = logging.catch((err) => d.log.debug(`log driver: ${(err as Error).message}`, { id: rec.Id }));
       await Promise.race([flushed, delay(LOG_FLUSH_MS)]);
       await ctx.closeLogDriver(rec.Id, 'exit');
-      await d.launcher.cleanup(rec, task).catch((err) => d.log.warn(`cleanup after exit: ${(err as Error).message}`, { id: rec.Id }));
-      ctx.tasks.delete(rec.Id);
       const restart = shouldRestart(rec.HostConfig.RestartPolicy, {
         exitCode: exit.status,
         stoppedByUser: rec.Internal.stoppedByUser,
@@ -138,7 +136,7 @@ export class Lifecycle {
         restartCount: rec.RestartCount,
         shuttingDown: ctx.shuttingDown || ctx.startupStops.has(rec.Id),
       });
-      rec.State = {
+      const state: ContainerRecord['State'] = {
         ...rec.State,
         Status: restart ? 'restarting' : 'exited',
         Running: false,
@@ -149,6 +147,13 @@ export class Lifecycle {
         ExitCode: exit.status,
         FinishedAt: exit.at,
       };
+      // The exit is on disk before containerd deletes the task, the only other holder of its
+      // status: a daemon killed in between would otherwise come back to a running record with no
+      // task and no status (255). A restart finds the task or its leftovers and cleans them up.
+      ctx.persist({ ...rec, State: state });
+      await d.launcher.cleanup(rec, task).catch((err) => d.log.warn(`cleanup after exit: ${(err as Error).message}`, { id: rec.Id }));
+      ctx.tasks.delete(rec.Id);
+      rec.State = state;
       ctx.persist(rec);
       if (exit.oom) ctx.event(rec, 'oom');
       ctx.event(rec, 'die', { exitCode: String(exit.status), execDuration: String(Math.floor((Date.now() - startedAt) / 1000)) });

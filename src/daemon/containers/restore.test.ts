@@ -170,3 +170,39 @@ test('a failure while reconciling one container is logged and releases its gate'
   const r = await ctx.ready('broken');
   assert.equal(r.State.Status, 'exited', 'the exit is recorded although the clean-up failed');
 });
+
+test('without live-restore: a re-attached container is known at once (running, its pid); actions wait for its stop', async () => {
+  const { ctx, restorer, f } = setUp([record('kept', { Status: 'running', Running: true, Pid: 40 })], ['kept']);
+  const exit = deferred<{ status: number; at: string; oom: boolean }>();
+  f.reattach.set('kept', Promise.resolve({ ...fakeTask(40), exited: exit.promise }));
+  const signals: number[] = [];
+  (ctx.d.client as unknown as { tasks: unknown }).tasks = { kill: async (_id: string, sig: number) => void signals.push(sig) };
+  // What a daemon killed during the clean-up after the exit (containerd's task delete) finds on disk.
+  let storedAtCleanup: string | undefined;
+  (ctx.d.launcher as unknown as { cleanup: (r: ContainerRecord) => Promise<void> }).cleanup = async (r) => {
+    storedAtCleanup = `${f.stored.get(r.Id)?.State.Status} ${f.stored.get(r.Id)?.State.ExitCode}`;
+  };
+  const done = restorer.restore(false);
+
+  const known = await ctx.known('kept');
+  assert.deepEqual([known.State.Status, known.State.Pid], ['running', 40], 'inspect sees the real state: still running');
+  let acted = false;
+  const action = ctx.ready('kept').then((r) => ((acted = true), r));
+  await until(() => signals.length > 0);
+  assert.deepEqual(signals, [15], 'the stop at start-up sent SIGTERM');
+  await new Promise((r) => setImmediate(r));
+  assert.equal(acted, false, 'an action waits for the stop at start-up');
+
+  ctx.hub('kept').endLog(); // its output ends with it (no FIFO here)
+  exit.resolve({ status: 143, at: '2030-01-01T00:00:01Z', oom: false });
+  const after = await action;
+  assert.deepEqual([after.State.Status, after.State.ExitCode, after.State.Pid], ['exited', 143, 0]);
+  assert.equal(f.stored.get('kept')?.State.ExitCode, 143);
+  assert.equal(storedAtCleanup, 'exited 143', 'the exit is on disk before the task is deleted');
+  await done;
+  assert.equal(ctx.unknownState.size + ctx.reconciling.size, 0, 'every gate released');
+});
+
+async function until(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 1000 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
+}

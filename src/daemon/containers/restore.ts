@@ -1,9 +1,11 @@
 // After a (re)start of the daemon: brings the records and containerd into agreement, in the
-// background. The API answers at once; each container has a gate in ctx.reconciling that requests
-// on it wait for (ctx.ready), released once that container is reconciled: interrupted removals
-// finished, tasks left running re-attached (and, without live-restore, stopped as the shutdown would
-// have), exits that happened while the daemon was down recorded, restart policies applied.
-// containerd containers the store does not know are removed alongside.
+// background. The API answers at once; each container has two gates. The first (ctx.unknownState:
+// inspect and list wait for it, ctx.known) opens after its first look: interrupted removals finished,
+// tasks left running re-attached, exits that happened while the daemon was down recorded — its state
+// is then the host's. The second (ctx.reconciling: every other request waits for it, ctx.ready) opens
+// once the rest is done: without live-restore the stop the shutdown would have given (the
+// container's own stop timeout, as dockerd's restore), then the restart policy. containerd
+// containers the store does not know are removed alongside.
 import { isNotFound } from '../../errors.ts';
 import { nowIso, ZERO_TIME } from '../../util/time.ts';
 import { DEFAULT_STOP_TIMEOUT_S, type ContainerContext } from './context.ts';
@@ -13,8 +15,11 @@ import { removeLocked } from './removal.ts';
 import { restartAtStartup } from './restart-policy.ts';
 import { stopTask } from './stop.ts';
 
-/** Containers whose containerd state is examined at the same time (each is a few gRPC calls). */
-const PARALLEL = 8;
+/**
+ * Containers whose containerd state is examined at the same time (each is a few gRPC calls, mostly
+ * waiting): 32 made 200 containers' states known in ~150-230 ms on a loaded 2-core machine.
+ */
+const PARALLEL = 32;
 
 /** What happens to a container after its first look: nothing more, or a stop (no live-restore). */
 type Next = 'done' | 'stop';
@@ -32,20 +37,17 @@ export class Restorer {
    * Every known container is gated before this returns, so no request sees a state not yet checked.
    */
   restore(liveRestore: boolean): Promise<void> {
-    const gates = new Map<string, () => void>();
-    for (const id of this.ctx.recs.keys()) {
-      this.ctx.reconciling.set(id, new Promise<void>((resolve) => gates.set(id, resolve)));
-    }
-    const release = (id: string) => {
-      this.ctx.reconciling.delete(id);
-      gates.get(id)?.();
-    };
+    const known = gatesOn(this.ctx.unknownState, this.ctx.recs.keys());
+    const settled = gatesOn(this.ctx.reconciling, this.ctx.recs.keys());
+    const release = { known: (id: string) => known.release(id), settled: (id: string) => (known.release(id), settled.release(id)) };
     this.done = this.run(liveRestore, release)
       .catch((err) => {
         this.ctx.d.log.error(`reconciling containers after the start: ${(err as Error).message}`);
       })
       .finally(() => {
-        for (const id of gates.keys()) release(id); // whatever happened, nobody waits forever
+        // Whatever happened, nobody waits forever.
+        known.releaseAll();
+        settled.releaseAll();
       });
     return this.done;
   }
@@ -55,17 +57,22 @@ export class Restorer {
     return this.done;
   }
 
-  private async run(liveRestore: boolean, release: (id: string) => void): Promise<void> {
+  private async run(liveRestore: boolean, release: { known: (id: string) => void; settled: (id: string) => void }): Promise<void> {
     const { d } = this.ctx;
     const started = Date.now();
     const listed = await d.client.containers.list().catch((err) => {
       d.log.warn(`listing containerd's containers at start-up: ${(err as Error).message}`);
       return [];
     });
+    d.log.debug("containerd's containers listed", { containers: listed.length, ms: Date.now() - started });
     const inSupervisor = new Set(listed.map((c) => c.id));
     const unknown = this.removeUnknown(listed);
     const queue = [...this.ctx.recs.values()];
     const pipelines: Array<Promise<void>> = [];
+    // The stops begin once every state is known: 200 stops at once slowed the first looks still
+    // under way (200 states known ~2.8 s after /_ping instead of ~0.5 s on a loaded machine).
+    let allKnown!: () => void;
+    const known = new Promise<void>((r) => (allKnown = r));
     const worker = async () => {
       for (let rec = queue.shift(); rec; rec = queue.shift()) {
         const r = rec;
@@ -75,11 +82,15 @@ export class Restorer {
             d.log.error(`reconciling a container: ${(err as Error).message}`, { id: r.Id });
             return 'done' as const;
           });
+        release.known(r.Id);
         // The stop and restart run outside the worker: a stop may take the whole stop timeout.
-        pipelines.push(this.finish(r, next).finally(() => release(r.Id)));
+        const finished = next === 'stop' ? known.then(() => this.finish(r, next)) : this.finish(r, next);
+        pipelines.push(finished.finally(() => release.settled(r.Id)));
       }
     };
     await Promise.all(Array.from({ length: PARALLEL }, worker));
+    d.log.debug('containers known', { containers: this.ctx.recs.size, ms: Date.now() - started });
+    allKnown();
     await Promise.all(pipelines);
     await unknown;
     d.log.info('containers reconciled', { containers: this.ctx.recs.size, ms: Date.now() - started });
@@ -150,13 +161,13 @@ export class Restorer {
     const { ctx } = this;
     const { d } = ctx;
     if (next === 'stop') {
-      // (-1, "wait without a limit", would hold the container's requests: the default timeout instead.)
-      const shutdownTimeoutS = d.config()['shutdown-timeout'];
-      const timeoutS = shutdownTimeoutS < 0 ? DEFAULT_STOP_TIMEOUT_S : shutdownTimeoutS;
+      // The container's own stop timeout, as dockerd's restore (not the daemon's shutdown-timeout,
+      // the bound of a whole shutdown); -1, "wait without a limit", would hold the container's
+      // requests: the default timeout instead.
       ctx.startupStops.add(rec.Id);
       try {
         const own = rec.Config.StopTimeout;
-        await stopTask(ctx, rec, ctx.stopSignal(rec), own !== undefined && own >= 0 ? own : timeoutS);
+        await stopTask(ctx, rec, ctx.stopSignal(rec), own !== undefined && own >= 0 ? own : DEFAULT_STOP_TIMEOUT_S);
       } catch (err) {
         d.log.warn(`stopping at start-up: ${(err as Error).message}`, { id: rec.Id });
       } finally {
@@ -204,4 +215,16 @@ export class Restorer {
       .removeStaleRuntimeDirs(new Set(ctx.recs.keys()))
       .catch((err) => d.log.warn(`removing stale runtime directories: ${(err as Error).message}`));
   }
+}
+
+/** One gate per container in `map`, each released once (or all at once at the end). */
+function gatesOn(map: Map<string, Promise<void>>, ids: Iterable<string>): { release(id: string): void; releaseAll(): void } {
+  const open = new Map<string, () => void>();
+  for (const id of ids) map.set(id, new Promise<void>((resolve) => open.set(id, resolve)));
+  const release = (id: string) => {
+    map.delete(id);
+    open.get(id)?.();
+    open.delete(id);
+  };
+  return { release, releaseAll: () => [...open.keys()].forEach(release) };
 }

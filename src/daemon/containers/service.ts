@@ -114,7 +114,7 @@ export class ContainerService {
   }
 
   async inspect(ref: string, size: boolean, _version: string): Promise<unknown> {
-    return this.queries.inspect(await this.ready(ref), size);
+    return this.queries.inspect(await this.ctx.known(ref), size);
   }
 
   async start(ref: string): Promise<'started' | 'already'> {
