@@ -5,7 +5,7 @@
 // an agent (agent.ts) that runs its tasks on the local engine. Secrets and configs: secrets-api.ts.
 import type { GenericResource } from '../config/generic-resources.ts';
 import { conflict, invalidParameter, unauthorized, unavailable } from '../errors.ts';
-import { kekOf, LOCKED, newUnlockKey, parseUnlockKey, sealClusterKeys } from './autolock.ts';
+import { kekOf, LOCKED, newUnlockKey, parseUnlockKey, sealClusterKeys } from './ca/autolock.ts';
 import type {
   ClusterLogOptions,
   ClusterObject,
@@ -18,30 +18,30 @@ import type {
   SwarmUpdateOptions,
 } from '../types/cluster.ts';
 import type { Logger } from '../util/log.ts';
-import { certificateIps, chooseAdvertise, DEFAULT_LISTEN_PORT, formatHostPort, joinAdvertise, parseAddr } from './addresses.ts';
-import { identityOf, issueNodeCert, issuerInChain, newKeyPair } from './ca.ts';
-import { callManager, type HeartbeatResponse, type JoinRequest, type JoinResponse } from './endpoint.ts';
-import { peerUrl } from './etcd-process.ts';
+import { certificateIps, chooseAdvertise, DEFAULT_LISTEN_PORT, formatHostPort, joinAdvertise, parseAddr } from './node/addresses.ts';
+import { identityOf, issueNodeCert, issuerInChain, newKeyPair } from './ca/ca.ts';
+import { callManager, type HeartbeatResponse, type JoinRequest, type JoinResponse } from './node/endpoint.ts';
+import { peerUrl } from './store/etcd-process.ts';
 import { newId } from './ids.ts';
 import { InactiveCluster, NOT_A_MANAGER, NOT_IN_A_CLUSTER } from './inactive.ts';
-import { LocalStateFiles, type LocalClusterState, type NodeCerts, type RemoteManager } from './local-state.ts';
-import { etcdPorts, Manager, newNodeRecord, type ManagerEnv } from './manager.ts';
-import { checkSpec, mergeInitSpec, withDefaults, type ClusterRecord } from './swarm-object.ts';
-import { caDigest, newJoinToken, tokenMatchesCa } from './tokens.ts';
-import { Worker } from './worker.ts';
+import { LocalStateFiles, type LocalClusterState, type NodeCerts, type RemoteManager } from './node/local-state.ts';
+import { etcdPorts, Manager, newNodeRecord, type ManagerEnv } from './manager/manager.ts';
+import { checkSpec, mergeInitSpec, withDefaults, type ClusterRecord } from './ca/swarm-object.ts';
+import { caDigest, newJoinToken, tokenMatchesCa } from './ca/tokens.ts';
+import { Worker } from './node/worker.ts';
 import type { EventPublisher } from '../events/bus.ts';
-import { Agent, type SyncFn } from './agent.ts';
-import type { SyncAnswer } from './services-api.ts';
-import { NodeEvents } from './node-events.ts';
-import { localTaskLogs, serveLogs, workerEndpoint, type TaskLogLine } from './log-forward.ts';
-import { startEndpoint } from './endpoint.ts';
+import { Agent, type SyncFn } from './agent/agent.ts';
+import type { SyncAnswer } from './manager/services-api.ts';
+import { NodeEvents } from './manager/node-events.ts';
+import { localTaskLogs, serveLogs, workerEndpoint, type TaskLogLine } from './agent/log-forward.ts';
+import { startEndpoint } from './node/endpoint.ts';
 import type { Server } from 'node:https';
 import type { LogsRequest } from '../types/logs.ts';
-import type { TaskRuntime } from './task-runtime.ts';
-import { newDataKey } from './secret-crypto.ts';
+import type { TaskRuntime } from './agent/task-runtime.ts';
+import { newDataKey } from './ca/secret-crypto.ts';
 import { checkInitNetworking } from './init-request.ts';
-import { ControlMtu, controlPorts, DEFAULT_CONTROL_MTU } from './control-mtu.ts';
-import { ClusterNetworks } from './networks.ts';
+import { ControlMtu, controlPorts, DEFAULT_CONTROL_MTU } from './node/control-mtu.ts';
+import { ClusterNetworks } from './manager/networks.ts';
 import { ClusterObjects } from './cluster-objects.ts';
 import {
   askRole,
@@ -52,11 +52,11 @@ import {
   holdUnlockKey,
   removeTaskContainers,
   vtepOf,
-} from './node-helpers.ts';
-import { nodeRenewer, type CertRenewer } from './cert-renewer.ts';
-import { initialRoot, lifetimeOf, storedSpec } from './ca-rotation.ts';
-import { WorkerNetworks } from './worker-networks.ts';
-import type { CertIdentity } from './ca.ts';
+} from './node/node-helpers.ts';
+import { nodeRenewer, type CertRenewer } from './node/cert-renewer.ts';
+import { initialRoot, lifetimeOf, storedSpec } from './ca/ca-rotation.ts';
+import { WorkerNetworks } from './node/worker-networks.ts';
+import type { CertIdentity } from './ca/ca.ts';
 import type { OverlayControl, OverlayHost } from '../network/overlay/contract.ts';
 
 export const ALREADY_IN_A_CLUSTER =

@@ -6,7 +6,7 @@
 // cluster loads it at start-up and restores as before; /_ping and /info say "pending" meanwhile.
 import type { ClusterBackend } from '../api/routes/cluster.ts';
 import type { ClusterService, ClusterServiceDeps } from '../cluster/service.ts';
-import { LocalStateFiles } from '../cluster/local-state.ts';
+import { LocalStateFiles } from '../cluster/node/local-state.ts';
 import type { OverlayControl } from '../network/overlay/contract.ts';
 import type { ClusterObject } from '../types/cluster.ts';
 

@@ -3,7 +3,7 @@
 // task's secret and config files live in a tmpfs of its own under <exec-root>/cluster/tasks/<id>
 // (never on disk), mode 0700, unmounted when the task's container ends or goes.
 import type { OverlayHost } from '../network/overlay/contract.ts';
-import type { TaskRuntime } from '../cluster/task-runtime.ts';
+import type { TaskRuntime } from '../cluster/agent/task-runtime.ts';
 import type { ContainerService } from '../daemon/containers/service.ts';
 import type { ContainerRunEvents } from '../daemon/containers/run-events.ts';
 import type { ContainerCreateBody } from '../types/container-api.ts';

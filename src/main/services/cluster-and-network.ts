@@ -6,7 +6,7 @@
 // (after the containers stopped) proxies and DNS stop, and without live-restore the daemon's
 // bridges and chains go too.
 import { parseGenericResources } from '../../config/generic-resources.ts';
-import type { TaskRuntime } from '../../cluster/task-runtime.ts';
+import type { TaskRuntime } from '../../cluster/agent/task-runtime.ts';
 import { notFound } from '../../errors.ts';
 import { ServiceGraphError } from '../../util/service-runner.ts';
 import { ENGINE_VERSION } from '../../version.ts';
