@@ -5,15 +5,15 @@
 // listeners and DNS stop and, with nothing attached any more, bridges and chains go.
 import type { DaemonConfig } from '../config/daemon-config.ts';
 import type { Logger } from '../util/log.ts';
-import { bringUpUserBridge, ensurePredefined, removeStrayBridges } from './bridges.ts';
+import { bringUpUserBridge, ensurePredefined, removeStrayBridges } from './host/bridges.ts';
 import { setupDefaultBridge } from './default-bridge.ts';
-import { servesDns, type NetworkDns } from './dns-glue.ts';
-import type { FirewallSync } from './firewall-sync.ts';
-import { validatePools } from './ipam.ts';
+import { servesDns, type NetworkDns } from './dns/dns-glue.ts';
+import type { FirewallSync } from './firewall/firewall-sync.ts';
+import { validatePools } from './ipam/ipam.ts';
 import { linkAlias } from './naming.ts';
-import { deleteLinks, linksWithAlias } from './netlink.ts';
-import type { PortPublisher } from './port-publisher.ts';
-import type { SandboxService } from './sandboxes.ts';
+import { deleteLinks, linksWithAlias } from './host/netlink.ts';
+import type { PortPublisher } from './ports/port-publisher.ts';
+import type { SandboxService } from './sandbox/sandboxes.ts';
 import type { NetworkState } from './state.ts';
 
 export interface NetworkLifecycleDeps {

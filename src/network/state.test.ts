@@ -6,7 +6,7 @@ import { EngineError } from '../errors.ts';
 import { openDatabase, type EngineDatabase } from '../store/database.ts';
 import { tempDir, type TempDir } from '../../test/helpers/temp-dir.ts';
 import { bridgeNetwork, defaultBridgeNetwork } from '../../test/helpers/network-records.ts';
-import { firewallState } from './firewall-sync.ts';
+import { firewallState } from './firewall/firewall-sync.ts';
 import { swarmRecord } from './overlay/driver.ts';
 import { NetworkState } from './state.ts';
 

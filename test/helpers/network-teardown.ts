@@ -1,9 +1,9 @@
 // Removes what one daemon (identified by its exec-root) left on the host: its bridges and its
 // firewall chains. A daemon does this itself at a graceful shutdown without live-restore; this is
 // for daemons that died (kill -9 in tests) and never came back.
-import { chainNames, removeChains } from '../../src/network/firewall.ts';
+import { chainNames, removeChains } from '../../src/network/firewall/firewall.ts';
 import { chainPrefix, daemonTag, linkAlias } from '../../src/network/naming.ts';
-import { deleteLinks, linksWithAlias } from '../../src/network/netlink.ts';
+import { deleteLinks, linksWithAlias } from '../../src/network/host/netlink.ts';
 
 export async function removeDaemonNetworking(execRoot: string): Promise<void> {
   const tag = daemonTag(execRoot);

@@ -4,8 +4,8 @@
 // under a millisecond instead of an `openssl` process (~50 ms idle, several hundred on a loaded
 // host) at `swarm init` and each join. Parsing stays with node:crypto's X509Certificate.
 import { createHash, createPublicKey, randomBytes, sign, type KeyObject } from 'node:crypto';
-import { isIPv4, parseIPv4 } from '../../network/ip4.ts';
-import { parseIPv6 } from '../../network/ip6.ts';
+import { isIPv4, parseIPv4 } from '../../network/ipam/ip4.ts';
+import { parseIPv6 } from '../../network/ipam/ip6.ts';
 
 function tlv(tag: number, body: Buffer): Buffer {
   const n = body.length;

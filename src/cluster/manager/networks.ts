@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { conflict, forbidden, invalidParameter, notFound, notImplemented } from '../../errors.ts';
 import type { OverlayControl, OverlayEndpoint, OverlayHost, OverlayNode, SwarmNetwork } from '../../network/overlay/contract.ts';
 import { freeAddresses, inSubnet, parseVniList, pickOverlaySubnet, pickVni } from '../../network/overlay/plan.ts';
-import { formatCidr, formatIPv4, isIPv4, overlaps, parseCidr, parseIPv4 } from '../../network/ip4.ts';
+import { formatCidr, formatIPv4, isIPv4, overlaps, parseCidr, parseIPv4 } from '../../network/ipam/ip4.ts';
 import type { NetworkCreateBody } from '../../types/networks.ts';
 import type { Logger } from '../../util/log.ts';
 import { newId } from '../ids.ts';

@@ -5,7 +5,7 @@ import type { ContainerSnapshot } from '../../images/container-facts.ts';
 import type { ContainerContext } from './context.ts';
 import { compileFilters } from './filters.ts';
 import type { ContainerRecord } from './record.ts';
-import type { NetworkView } from '../../network/views.ts';
+import type { NetworkView } from '../../network/container-contract.ts';
 import { inspectView, summaryJson, summaryView } from './views.ts';
 import { mapLimit } from '../../util/map-limit.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';

@@ -4,7 +4,7 @@ import type { ContainerRecord } from './record.ts';
 import { hostConfigView } from './host-config-view.ts';
 import { parseLink } from './links.ts';
 import { humanStatus } from './record.ts';
-import type { NetworkView } from '../../network/views.ts';
+import type { NetworkView } from '../../network/container-contract.ts';
 import { JsonText } from '../../util/json-text.ts';
 import { knownJsonText, spliceJson } from '../../util/json-sliced.ts';
 

@@ -7,9 +7,9 @@
 import { forbidden, unavailable } from '../../errors.ts';
 import { runCommand } from '../../util/helper-shell.ts';
 import type { Logger } from '../../util/log.ts';
-import type { NetworkDns } from '../dns-glue.ts';
-import type { FirewallSync } from '../firewall-sync.ts';
-import { ipBatch, linkExists } from '../netlink.ts';
+import type { NetworkDns } from '../dns/dns-glue.ts';
+import type { FirewallSync } from '../firewall/firewall-sync.ts';
+import { ipBatch, linkExists } from '../host/netlink.ts';
 import { linkAlias } from '../naming.ts';
 import type { ActiveEndpoint, Attachment, NetworkRecord } from '../records.ts';
 import type { NetworkState } from '../state.ts';

@@ -1,14 +1,14 @@
 // Bridges of existing networks: brought up again at start-up (address, MTU, our alias), their
 // sysctls, the stray ones a crash left, and the predefined host and none networks.
-import type { DaemonConfig } from '../config/daemon-config.ts';
-import { ZERO_TIME } from '../util/time.ts';
-import type { Logger } from '../util/log.ts';
-import { parseCidr } from './ip4.ts';
-import { parseCidr6 } from './ip6.ts';
+import type { DaemonConfig } from '../../config/daemon-config.ts';
+import { ZERO_TIME } from '../../util/time.ts';
+import type { Logger } from '../../util/log.ts';
+import { parseCidr } from '../ipam/ip4.ts';
+import { parseCidr6 } from '../ipam/ip6.ts';
 import { deleteLinks, ensureBridge, linkExists, linksWithAlias, writeSysctl } from './netlink.ts';
-import { linkAlias, newId } from './naming.ts';
-import type { NetworkRecord } from './records.ts';
-import type { NetworkState } from './state.ts';
+import { linkAlias, newId } from '../naming.ts';
+import type { NetworkRecord } from '../records.ts';
+import type { NetworkState } from '../state.ts';
 
 /** route_localnet without the proxy; bridged frames through iptables for icc=false. */
 export function bridgeSysctls(n: NetworkRecord, cfg: DaemonConfig, log: Logger): void {

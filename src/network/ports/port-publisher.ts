@@ -2,18 +2,18 @@
 // avoided), each bound by the userland proxy (in-process or external) or held by a reserved socket,
 // the DNAT rules written, and the listeners of a surviving sandbox started again after a restart.
 import { existsSync } from 'node:fs';
-import type { DaemonConfig } from '../config/daemon-config.ts';
-import type { Logger } from '../util/log.ts';
-import type { NetContainer } from './container-contract.ts';
-import { chainNames, readForeignDnatPorts } from './firewall.ts';
-import type { FirewallSync } from './firewall-sync.ts';
-import { isV6Text } from './ip6.ts';
-import { chainPrefix } from './naming.ts';
-import { readSysctl } from './netlink.ts';
+import type { DaemonConfig } from '../../config/daemon-config.ts';
+import type { Logger } from '../../util/log.ts';
+import type { NetContainer } from '../container-contract.ts';
+import { chainNames, readForeignDnatPorts } from '../firewall/firewall.ts';
+import type { FirewallSync } from '../firewall/firewall-sync.ts';
+import { isV6Text } from '../ipam/ip6.ts';
+import { chainPrefix } from '../naming.ts';
+import { readSysctl } from '../host/netlink.ts';
 import { PortAllocator, requestedPorts, type Proto } from './ports.ts';
 import { killStaleProxy, reservePort, startProxy, type ProxyHandle } from './proxy.ts';
-import type { ActivePort, ContainerNet, NetworkRecord } from './records.ts';
-import type { NetworkState } from './state.ts';
+import type { ActivePort, ContainerNet, NetworkRecord } from '../records.ts';
+import type { NetworkState } from '../state.ts';
 import type { RootlesskitPorts } from './rootlesskit-ports.ts';
 
 export interface PortPublisherDeps {

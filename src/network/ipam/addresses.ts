@@ -1,11 +1,11 @@
 // Container addresses: one IPv4 (and, on IPv6 networks, one IPv6) address space per bridge network,
 // and the endpoint an attachment gets in it — address, MAC, gateway, host-side veth name.
-import { internal } from '../errors.ts';
+import { internal } from '../../errors.ts';
 import { formatIPv4, isIPv4, macFromIPv4, parseCidr, parseIPv4 } from './ip4.ts';
 import { addressFromMac, formatIPv6, isIPv6, parseCidr6, parseIPv6 } from './ip6.ts';
 import { AddressSpace, AddressSpace6 } from './ipam.ts';
-import { newId, vethName } from './naming.ts';
-import type { ActiveEndpoint, Attachment, NetworkRecord } from './records.ts';
+import { newId, vethName } from '../naming.ts';
+import type { ActiveEndpoint, Attachment, NetworkRecord } from '../records.ts';
 
 export class AddressBook {
   private readonly spaces = new Map<string, AddressSpace>();

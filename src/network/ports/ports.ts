@@ -2,8 +2,8 @@
 // over ExposedPorts), and which host ports they get (fixed, from a range, or ephemeral), with the
 // daemon-wide record of host ports in use so two containers never get the same one.
 import { readFileSync } from 'node:fs';
-import { invalidParameter } from '../errors.ts';
-import type { HostConfig } from '../types/container-api.ts';
+import { invalidParameter } from '../../errors.ts';
+import type { HostConfig } from '../../types/container-api.ts';
 
 export type Proto = 'tcp' | 'udp' | 'sctp';
 

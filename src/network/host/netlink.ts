@@ -2,7 +2,7 @@
 // host namespace, or in a container's through unshare/nsenter), so a container's whole network —
 // namespace, veth pair, address, route, bridge port — costs two short processes, started by the
 // helper shells (util/helper-shell.ts) or the long-lived `ip` (ip-server.ts), never by a fork of the daemon.
-import { runCommand } from '../util/helper-shell.ts';
+import { runCommand } from '../../util/helper-shell.ts';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';

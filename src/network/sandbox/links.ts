@@ -1,11 +1,11 @@
 // What a container's run gets from the default bridge besides its sandbox: /etc/hosts lines for
 // --add-host (host-gateway resolved) and legacy --link targets, and the --link environment.
-import type { DaemonConfig } from '../config/daemon-config.ts';
-import { invalidParameter } from '../errors.ts';
-import type { ContainerLookup, NetContainer } from './container-contract.ts';
+import type { DaemonConfig } from '../../config/daemon-config.ts';
+import { invalidParameter } from '../../errors.ts';
+import type { ContainerLookup, NetContainer } from '../container-contract.ts';
 import { linkEnv } from './link-env.ts';
-import type { ActiveEndpoint } from './records.ts';
-import type { NetworkState } from './state.ts';
+import type { ActiveEndpoint } from '../records.ts';
+import type { NetworkState } from '../state.ts';
 
 export interface ContainerLinksDeps {
   config: () => DaemonConfig;

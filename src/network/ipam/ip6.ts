@@ -2,7 +2,7 @@
 // form, with an embedded IPv4 tail), RFC 5952 canonical text, the ULA pool derived from the
 // daemon's ID, and the MAC-derived host part dockerd gives default-bridge containers.
 import { createHash } from 'node:crypto';
-import { invalidParameter } from '../errors.ts';
+import { invalidParameter } from '../../errors.ts';
 import { isIPv4, parseIPv4 } from './ip4.ts';
 
 export interface Cidr6 {

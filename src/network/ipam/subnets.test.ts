@@ -2,8 +2,8 @@
 // devices), the IPv6 pools (configured, else the daemon's ULA /48), a new network's IPv6 facts.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { EngineError } from '../errors.ts';
-import { bridgeNetwork } from '../../test/helpers/network-records.ts';
+import { EngineError } from '../../errors.ts';
+import { bridgeNetwork } from '../../../test/helpers/network-records.ts';
 import { formatCidr, parseCidr } from './ip4.ts';
 import { formatCidr6, parseCidr6, ulaBase } from './ip6.ts';
 import { checkFreeSubnet, newIPv6Facts, pools6, takenSubnets, takenSubnets6 } from './subnets.ts';

@@ -1,7 +1,7 @@
 // Address management: which subnet a new network gets (from the address pools, avoiding the
 // daemon's other networks and the host's routes) and which address each endpoint gets inside it.
 import { readFileSync } from 'node:fs';
-import { EngineError, forbidden, invalidParameter } from '../errors.ts';
+import { EngineError, forbidden, invalidParameter } from '../../errors.ts';
 import { broadcast, contains, formatCidr, formatIPv4, overlaps, parseCidr, size, type Cidr } from './ip4.ts';
 import { contains6, formatCidr6, formatIPv6, isV6Text, overlaps6, parseCidr6, size6, type Cidr6 } from './ip6.ts';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { EngineError } from '../errors.ts';
+import { EngineError } from '../../errors.ts';
 import {
   contains,
   formatCidr,

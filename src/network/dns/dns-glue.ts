@@ -3,16 +3,16 @@
 // hostnames; PTR), scoped to the asking container's networks, forwarding the rest upstream; and the
 // resolv.conf settings of a container the embedded DNS serves.
 import { readFileSync } from 'node:fs';
-import type { DaemonConfig } from '../config/daemon-config.ts';
-import type { Logger } from '../util/log.ts';
-import type { ContainerLookup, NetContainer } from './container-contract.ts';
+import type { DaemonConfig } from '../../config/daemon-config.ts';
+import type { Logger } from '../../util/log.ts';
+import type { ContainerLookup, NetContainer } from '../container-contract.ts';
 import { EmbeddedDns } from './dns-server.ts';
-import { parseResolvConf, type DnsSettings } from './etc-files.ts';
-import { contains, formatIPv4, isIPv4, parseCidr, parseIPv4 } from './ip4.ts';
-import { formatIPv6, parseIPv6 } from './ip6.ts';
-import type { NetworkRecord, Sandbox } from './records.ts';
-import type { NetworkState } from './state.ts';
-import { dnsNamesFor } from './views.ts';
+import { parseResolvConf, type DnsSettings } from '../sandbox/etc-files.ts';
+import { contains, formatIPv4, isIPv4, parseCidr, parseIPv4 } from '../ipam/ip4.ts';
+import { formatIPv6, parseIPv6 } from '../ipam/ip6.ts';
+import type { NetworkRecord, Sandbox } from '../records.ts';
+import type { NetworkState } from '../state.ts';
+import { dnsNamesFor } from '../views.ts';
 
 export interface NetworkDnsDeps {
   config: () => DaemonConfig;

@@ -2,8 +2,8 @@
 // ports, and dockerd's wording of a failed set-up (the cause's status kept).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { EngineError, invalidParameter } from '../errors.ts';
-import { bridgeNetwork } from '../../test/helpers/network-records.ts';
+import { EngineError, invalidParameter } from '../../errors.ts';
+import { bridgeNetwork } from '../../../test/helpers/network-records.ts';
 import { chooseGateway, setupError } from './sandboxes.ts';
 
 describe('sandboxes', () => {

@@ -3,13 +3,13 @@
 // (running ones only, dockerd's message otherwise), over a real state and a fake container lookup.
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, test } from 'node:test';
-import { notFound } from '../errors.ts';
-import { openDatabase, type EngineDatabase } from '../store/database.ts';
-import { tempDir, type TempDir } from '../../test/helpers/temp-dir.ts';
-import { defaultBridgeNetwork, testConfig } from '../../test/helpers/network-records.ts';
-import type { NetContainer } from './container-contract.ts';
+import { notFound } from '../../errors.ts';
+import { openDatabase, type EngineDatabase } from '../../store/database.ts';
+import { tempDir, type TempDir } from '../../../test/helpers/temp-dir.ts';
+import { defaultBridgeNetwork, testConfig } from '../../../test/helpers/network-records.ts';
+import type { NetContainer } from '../container-contract.ts';
 import { ContainerLinks } from './links.ts';
-import { NetworkState } from './state.ts';
+import { NetworkState } from '../state.ts';
 
 let tmp: TempDir;
 let db: EngineDatabase;

@@ -3,7 +3,7 @@
 // ("Command failed -:<n>" on stderr marks it done); failures of the request's own lines arrive
 // before it, numbered, with their messages.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { CommandError } from '../util/helper-shell.ts';
+import { CommandError } from '../../util/helper-shell.ts';
 
 // `/` is never a valid interface name, so this line fails, cheaply, every time.
 const BARRIER = 'link show dev /';

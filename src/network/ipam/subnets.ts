@@ -1,12 +1,12 @@
 // Subnet choice for new networks: what a new subnet must not overlap (the daemon's networks and the
 // host's routes on other devices), the IPv6 pools, and a new network's IPv6 facts. Pure: the host's
 // routes are passed in (ipam.ts hostRoutes/hostRoutes6 read them).
-import { forbidden } from '../errors.ts';
+import { forbidden } from '../../errors.ts';
 import { overlaps, parseCidr, type Cidr } from './ip4.ts';
 import { formatCidr6, formatIPv6, isIPv6, isV6Text, overlaps6, parseCidr6, parseIPv6, ulaBase, type Cidr6 } from './ip6.ts';
 import { pickSubnet6, type AddressPool } from './ipam.ts';
-import type { IpamConfigEntry } from '../types/networks.ts';
-import type { NetworkFacts, NetworkRecord } from './records.ts';
+import type { IpamConfigEntry } from '../../types/networks.ts';
+import type { NetworkFacts, NetworkRecord } from '../records.ts';
 
 export interface Route<C> {
   dev: string;

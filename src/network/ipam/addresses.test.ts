@@ -2,10 +2,10 @@
 // static addresses, the default bridge's MAC-derived IPv6 addresses, release and restart.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { EngineError } from '../errors.ts';
-import { bridgeNetwork, defaultBridgeNetwork } from '../../test/helpers/network-records.ts';
+import { EngineError } from '../../errors.ts';
+import { bridgeNetwork, defaultBridgeNetwork } from '../../../test/helpers/network-records.ts';
 import { AddressBook } from './addresses.ts';
-import type { Attachment, NetworkRecord } from './records.ts';
+import type { Attachment, NetworkRecord } from '../records.ts';
 
 function attach(net: NetworkRecord, config: Attachment['config'] = {}): Attachment {
   return { networkId: net.Id, name: net.Name, config };

@@ -1,7 +1,7 @@
 // The environment a legacy --link gives the linking container (dockerd's ALIAS_PORT_80_TCP_ADDR and
 // friends): the linked container's address per exposed port (TCP first, consecutive ports also
 // as a range), its name under the link, and its own environment as ALIAS_ENV_*.
-import { parsePortKey, type ExposedPort } from './ports.ts';
+import { parsePortKey, type ExposedPort } from '../ports/ports.ts';
 
 export interface LinkTarget {
   /** The link's alias ("db" of --link mysql:db). */

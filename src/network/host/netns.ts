@@ -2,7 +2,7 @@
 // file under exec-root) with loopback up, so it outlives the task and a daemon restart.
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runCommand } from '../util/helper-shell.ts';
+import { runCommand } from '../../util/helper-shell.ts';
 
 export function netnsPath(execRoot: string, id: string): string {
   return join(execRoot, 'netns', id);

@@ -5,7 +5,7 @@
 // Addresses are numbers (IPv4, A records) or bigints (IPv6, AAAA records).
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import type { Logger } from '../util/log.ts';
+import type { Logger } from '../../util/log.ts';
 import {
   aaaaRecord,
   aRecord,
@@ -22,8 +22,8 @@ import {
   type Answer,
   type Query,
 } from './dns-message.ts';
-import { fromReverseName } from './ip4.ts';
-import { bytesOf6, fromReverseName6 } from './ip6.ts';
+import { fromReverseName } from '../ipam/ip4.ts';
+import { bytesOf6, fromReverseName6 } from '../ipam/ip6.ts';
 
 export interface DnsBackend {
   /** Whether to answer this client at all (containers on the network only). */

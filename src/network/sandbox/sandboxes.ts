@@ -3,23 +3,23 @@
 // endpoints added and removed while a container runs (connect/disconnect); the container's
 // /etc/hosts kept current. Everything about one container happens under its lock.
 import { existsSync } from 'node:fs';
-import type { DaemonConfig } from '../config/daemon-config.ts';
-import { EngineError, internal } from '../errors.ts';
-import type { Logger } from '../util/log.ts';
-import { KeyedMutex } from '../util/mutex.ts';
-import { attachmentsOrNone } from './attachments.ts';
-import type { NetContainer, SandboxInfo } from './container-contract.ts';
-import type { NetworkDns } from './dns-glue.ts';
+import type { DaemonConfig } from '../../config/daemon-config.ts';
+import { EngineError, internal } from '../../errors.ts';
+import type { Logger } from '../../util/log.ts';
+import { KeyedMutex } from '../../util/mutex.ts';
+import { attachmentsOrNone } from '../attachments.ts';
+import type { NetContainer, SandboxInfo } from '../container-contract.ts';
+import type { NetworkDns } from '../dns/dns-glue.ts';
 import { ownHostsLine, updateHostsEntries } from './etc-files.ts';
-import type { FirewallSync } from './firewall-sync.ts';
-import { IpServer } from './ip-server.ts';
-import { addInterfaces, createSandbox, deleteLinks, setDefaultRoute, type VethPlan } from './netlink.ts';
-import { newId } from './naming.ts';
-import { netnsPath, removeNetns } from './netns.ts';
-import type { OverlayNetworks } from './overlay/driver.ts';
-import type { PortPublisher } from './port-publisher.ts';
-import type { ActiveEndpoint, Attachment, ContainerNet, NetworkRecord, Sandbox } from './records.ts';
-import type { NetworkState } from './state.ts';
+import type { FirewallSync } from '../firewall/firewall-sync.ts';
+import { IpServer } from '../host/ip-server.ts';
+import { addInterfaces, createSandbox, deleteLinks, setDefaultRoute, type VethPlan } from '../host/netlink.ts';
+import { newId } from '../naming.ts';
+import { netnsPath, removeNetns } from '../host/netns.ts';
+import type { OverlayNetworks } from '../overlay/driver.ts';
+import type { PortPublisher } from '../ports/port-publisher.ts';
+import type { ActiveEndpoint, Attachment, ContainerNet, NetworkRecord, Sandbox } from '../records.ts';
+import type { NetworkState } from '../state.ts';
 
 export interface SandboxDeps {
   config: () => DaemonConfig;

@@ -4,8 +4,8 @@
 // --noflush` — which flushes each chain it declares — so a sync is idempotent: after a crash and a
 // restart the same rules come back once, never twice, and rules of what no longer exists vanish.
 // IPv4 and IPv6 have one Firewall each (iptables / ip6tables), rendered from the same state.
-import { runCommand } from '../util/helper-shell.ts';
-import type { Logger } from '../util/log.ts';
+import { runCommand } from '../../util/helper-shell.ts';
+import type { Logger } from '../../util/log.ts';
 
 export type Family = 4 | 6;
 

@@ -1,6 +1,6 @@
 // IPv4 addresses as unsigned 32-bit numbers, and CIDR prefixes over them. Small and exact: every
 // address the network layer handles goes through here (subnets, gateways, ranges, MACs, PTR names).
-import { invalidParameter } from '../errors.ts';
+import { invalidParameter } from '../../errors.ts';
 
 export interface Cidr {
   /** The network address (host bits cleared). */

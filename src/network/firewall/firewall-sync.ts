@@ -1,13 +1,13 @@
 // The firewall as the network services see it: the daemon's IPv4 chains (--iptables) and IPv6 chains
 // (--ip6tables, present while some network has IPv6) rewritten from the current state, and IP
 // forwarding turned on (with a DROP FORWARD policy when it was off) for the networks to route.
-import type { DaemonConfig } from '../config/daemon-config.ts';
-import { runCommand } from '../util/helper-shell.ts';
-import type { Logger } from '../util/log.ts';
+import type { DaemonConfig } from '../../config/daemon-config.ts';
+import { runCommand } from '../../util/helper-shell.ts';
+import type { Logger } from '../../util/log.ts';
 import { Firewall, removeChains, type FwMesh, type FwState } from './firewall.ts';
-import { chainPrefix } from './naming.ts';
-import { readSysctl, writeSysctl } from './netlink.ts';
-import type { NetworkState } from './state.ts';
+import { chainPrefix } from '../naming.ts';
+import { readSysctl, writeSysctl } from '../host/netlink.ts';
+import type { NetworkState } from '../state.ts';
 
 export interface FirewallSyncDeps {
   config: () => DaemonConfig;

@@ -1,9 +1,9 @@
 // The IPAM part of a network create request: dockerd's checks (its ValidateIPAM messages) and the
 // order inspect shows. One set of rules for both families, over the family's address operations.
-import { invalidParameter } from '../errors.ts';
+import { invalidParameter } from '../../errors.ts';
 import { contains, formatCidr, isIPv4, overlaps, parseCidrWithHost, parseIPv4 } from './ip4.ts';
 import { contains6, formatCidr6, isIPv6, isV6Text, overlaps6, parseCidr6WithHost, parseIPv6 } from './ip6.ts';
-import type { IpamConfigEntry } from '../types/networks.ts';
+import type { IpamConfigEntry } from '../../types/networks.ts';
 
 interface Prefix<A> {
   base: A;
