@@ -120,10 +120,10 @@ describe('docker build: ONBUILD, remote, cancel, bad contexts', () => {
     const evil = join(dir, 'evil');
     execFileSync('mkdir', ['-p', join(evil, 'a')]);
     await writeFile(join(evil, 'x'), 'x');
-    // GNU tar keeps ../ with -P; the entry name is a/../../x, unpacked as x (no Dockerfile: dockerd's 500).
+    // GNU tar keeps ../ with -P; the entry name is a/../../x, unpacked as x (no Dockerfile: dockerd's words, as a 400).
     const tar = execFileSync('tar', ['-c', '-P', '-C', join(evil, 'a'), '../x', '--transform', 's|^\\.\\./x|a/../../x|']);
     const r = await d.request('POST', '/build', { body: tar, headers: { 'Content-Type': 'application/x-tar' } });
-    assert.equal(r.status, 500, r.text());
+    assert.equal(r.status, 400, r.text());
     assert.equal(r.json().message, 'Cannot locate specified Dockerfile: Dockerfile');
     const { readdir } = await import('node:fs/promises');
     assert.ok(!(await readdir(d.dataRoot)).includes('x'), 'written outside the context');

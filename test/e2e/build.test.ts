@@ -136,7 +136,7 @@ describe('docker build: failures, flags, stages, cache', () => {
       body: tar,
       headers: { 'Content-Type': 'application/x-tar' },
     });
-    assert.equal(missing.status, 500, missing.text()); // dockerd's untyped error
+    assert.equal(missing.status, 400, missing.text()); // dockerd's words (its untyped error is a 500)
     assert.equal(missing.json().message, 'Cannot locate specified Dockerfile: nope/Dockerfile');
   });
 
