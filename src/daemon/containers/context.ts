@@ -19,13 +19,13 @@ import type { Logger } from '../../util/log.ts';
 import { KeyedMutex } from '../../util/mutex.ts';
 import type { RuntimeRegistry } from '../runtimes.ts';
 import type { ContainerVolumes } from '../volumes/service.ts';
-import { OutputHub } from './output-hub.ts';
+import { OutputHub } from './io/output-hub.ts';
 import type { ContainerRecord } from './record.ts';
-import type { RootfsManager } from './rootfs.ts';
+import type { RootfsManager } from './fs/rootfs.ts';
 import type { ContainerRunEvents } from './run-events.ts';
-import type { StdinRelay } from './stdin-relay.ts';
-import type { RunningTask, TaskLauncher } from './task-launcher.ts';
-import { ExitWaiters } from './waiters.ts';
+import type { StdinRelay } from './io/stdin-relay.ts';
+import type { RunningTask, TaskLauncher } from './run/task-launcher.ts';
+import { ExitWaiters } from './run/waiters.ts';
 import { recordText } from './record-text.ts';
 
 export interface ContainerServiceDeps {

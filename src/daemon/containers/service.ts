@@ -5,7 +5,7 @@
 // pause), removal.ts (rm, rename, prune), io.ts (logs, attach, top, resize), queries.ts (list,
 // inspect), restore.ts (after a daemon restart). Listing and inspecting read the in-memory records
 // and never wait on a busy container; state changes on one container run one at a time (its lock).
-import { removeLegacyLink } from './links.ts';
+import { removeLegacyLink } from './create/links.ts';
 import { notFound } from '../../errors.ts';
 import type { ContainerSnapshot } from '../../images/container-facts.ts';
 import { readOwnCapabilities } from '../../oci/caps.ts';
@@ -14,15 +14,15 @@ import type { AttachOptions, AttachSession } from '../../types/attach.ts';
 import type { ContainerCreateBody, WaitCondition } from '../../types/container-api.ts';
 import type { LogChunks, LogsRequest } from '../../types/logs.ts';
 import { ContainerContext, type ContainerServiceDeps } from './context.ts';
-import { ContainerCreator } from './create.ts';
-import { ContainerIo } from './io.ts';
-import { Lifecycle } from './lifecycle.ts';
+import { ContainerCreator } from './create/create.ts';
+import { ContainerIo } from './io/io.ts';
+import { Lifecycle } from './run/lifecycle.ts';
 import { ContainerQueries } from './queries.ts';
 import type { ContainerRecord } from './record.ts';
-import { Removal } from './removal.ts';
-import { Restorer } from './restore.ts';
-import { ContainerVerifier } from './verify.ts';
-import type { WaitResult } from './waiters.ts';
+import { Removal } from './run/removal.ts';
+import { Restorer } from './run/restore.ts';
+import { ContainerVerifier } from './create/verify.ts';
+import type { WaitResult } from './run/waiters.ts';
 import type { PlatformSpec } from '../../util/platform-spec.ts';
 
 export type { ContainerExecs, ContainerNetworks, ContainerServiceDeps } from './context.ts';

@@ -2,7 +2,7 @@
 // client reads is present with the right type (lists are [] not null where dockerd sends []).
 import type { ContainerRecord } from './record.ts';
 import { hostConfigView } from './host-config-view.ts';
-import { parseLink } from './links.ts';
+import { parseLink } from './create/links.ts';
 import { humanStatus } from './record.ts';
 import type { NetworkView } from '../../network/container-contract.ts';
 import { JsonText } from '../../util/json-text.ts';

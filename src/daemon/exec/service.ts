@@ -14,7 +14,7 @@ import { resolveUser } from '../../oci/user.ts';
 import { PROCESS_TYPE_URL, type SupervisorClient } from '../../supervisor/client.ts';
 import type { Logger } from '../../util/log.ts';
 import type { ContainerRecord } from '../containers/record.ts';
-import { openFifoReader, openFifoWriter } from '../containers/fifo.ts';
+import { openFifoReader, openFifoWriter } from '../containers/io/fifo.ts';
 import type { ContainerRunEvents } from '../containers/run-events.ts';
 import { FifoPool } from './fifo-pool.ts';
 import { ExecRegistry, type ExecRecord } from './registry.ts';

@@ -7,10 +7,10 @@ import assert from 'node:assert/strict';
 import { closeSync, constants, openSync, writeSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { LogInput, LogStream } from '../../logging/index.ts';
+import type { LogInput, LogStream } from '../../../logging/index.ts';
 import { openOutputFifo } from './fifo.ts';
 import { OutputHub, type OutputChunk } from './output-hub.ts';
-import { fifoMaker } from '../../../test/helpers/fifos.ts';
+import { fifoMaker } from '../../../../test/helpers/fifos.ts';
 
 const fifo = fifoMaker('engine-hub-');
 

@@ -2,12 +2,12 @@
 // record first, so an interrupted removal is finished at the next start), rename and prune.
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { conflict, invalidParameter } from '../../errors.ts';
-import type { ContainerContext } from './context.ts';
-import { compilePruneFilters } from './filters.ts';
-import { normalizeName } from './names.ts';
-import { rwSize } from './queries.ts';
-import type { ContainerRecord } from './record.ts';
+import { conflict, invalidParameter } from '../../../errors.ts';
+import type { ContainerContext } from '../context.ts';
+import { compilePruneFilters } from '../filters.ts';
+import { normalizeName } from '../names.ts';
+import { rwSize } from '../queries.ts';
+import type { ContainerRecord } from '../record.ts';
 import { stopTask } from './stop.ts';
 
 /** The removal, under the container's lock; volumes: also its anonymous volumes (rm -v, AutoRemove). */

@@ -3,21 +3,21 @@
 // daemon's defaults merged in, then every host-dependent check of the HostConfig (restart policy with
 // AutoRemove, runtime, ulimits against the daemon's limits, CDI devices, log driver options, network
 // mode and endpoints, volumes, binds and mounts). The task launcher only launches.
-import type { DaemonConfig } from '../../config/daemon-config.ts';
-import { invalidParameter, isNotFound } from '../../errors.ts';
-import { isBuiltinLogDriver, validateLogOptions } from '../../logging/options.ts';
-import { cdiDeviceIds, type CdiInjection, type CdiRegistry } from '../../oci/cdi.ts';
-import { checkUlimits, mergeUlimits, type HardLimits } from '../../oci/rlimits.ts';
-import { checkUsernsMode } from '../../oci/userns.ts';
-import { cgroupVersion, refuseLimitsWithoutCgroups } from '../../oci/cgroups.ts';
-import { DEFAULT_READONLY_PATHS, hostMaskedPaths } from '../../oci/spec.ts';
-import { parseBind, validateCreateBody, validateRestartPolicy } from '../../oci/validate-create.ts';
-import { decodeStruct, UPDATE_CONFIG } from '../../oci/wire-schema.ts';
-import type { ContainerConfig, ContainerCreateBody, HostConfig, NetworkingConfig } from '../../types/container-api.ts';
+import type { DaemonConfig } from '../../../config/daemon-config.ts';
+import { invalidParameter, isNotFound } from '../../../errors.ts';
+import { isBuiltinLogDriver, validateLogOptions } from '../../../logging/options.ts';
+import { cdiDeviceIds, type CdiInjection, type CdiRegistry } from '../../../oci/cdi.ts';
+import { checkUlimits, mergeUlimits, type HardLimits } from '../../../oci/rlimits.ts';
+import { checkUsernsMode } from '../../../oci/userns.ts';
+import { cgroupVersion, refuseLimitsWithoutCgroups } from '../../../oci/cgroups.ts';
+import { DEFAULT_READONLY_PATHS, hostMaskedPaths } from '../../../oci/spec.ts';
+import { parseBind, validateCreateBody, validateRestartPolicy } from '../../../oci/validate-create.ts';
+import { decodeStruct, UPDATE_CONFIG } from '../../../oci/wire-schema.ts';
+import type { ContainerConfig, ContainerCreateBody, HostConfig, NetworkingConfig } from '../../../types/container-api.ts';
 import { mergeConfig, mergeEnvInSlices, withHostDefaults, type ImageConfigPart } from './create-config.ts';
 import { inheritedMountPoints, mountPoints } from './mount-plan.ts';
 import { parseLink } from './links.ts';
-import type { ContainerRecord, MountPoint } from './record.ts';
+import type { ContainerRecord, MountPoint } from '../record.ts';
 
 /** The image a create names, as far as verification needs it. */
 export interface VerifiedImage {

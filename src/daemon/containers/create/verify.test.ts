@@ -2,10 +2,10 @@
 // anything is stored, with dockerd's messages and 4xx statuses.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { DaemonConfig } from '../../config/daemon-config.ts';
-import { EngineError, invalidParameter, notFound } from '../../errors.ts';
-import type { ContainerConfig, HostConfig } from '../../types/container-api.ts';
-import { initialState, type ContainerRecord } from './record.ts';
+import type { DaemonConfig } from '../../../config/daemon-config.ts';
+import { EngineError, invalidParameter, notFound } from '../../../errors.ts';
+import type { ContainerConfig, HostConfig } from '../../../types/container-api.ts';
+import { initialState, type ContainerRecord } from '../record.ts';
 import { ContainerVerifier, type VerifierDeps } from './verify.ts';
 
 const IMAGE = {

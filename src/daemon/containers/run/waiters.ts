@@ -1,6 +1,6 @@
 // Who waits on a container's exits and removal (POST /containers/{id}/wait, stop, kill): each waiter
 // names a condition and is resolved by the first notification that includes it.
-import type { WaitCondition } from '../../types/container-api.ts';
+import type { WaitCondition } from '../../../types/container-api.ts';
 
 export interface WaitResult {
   StatusCode: number;

@@ -1,7 +1,7 @@
 // A running container's output fan-out: each read of the shim's FIFOs goes to the run's log input
 // synchronously (with backpressure: the disk sets the pace) and, copied, to any attached clients
 // (attach, docker run).
-import type { LogInput } from '../../logging/index.ts';
+import type { LogInput } from '../../../logging/index.ts';
 import type { FifoReader } from './fifo.ts';
 
 export interface OutputChunk {

@@ -1,13 +1,13 @@
 // A container's input and output for clients: logs (from the log driver, following the live run),
 // attach (the run's output hub, stdin through a relay that outlives the attach), the TTY size, top.
-import { conflict } from '../../errors.ts';
-import type { AttachOptions, AttachSession } from '../../types/attach.ts';
-import { LogMessages, type LogMessage } from '../../logging/index.ts';
-import type { LogChunk, LogChunks, LogsRequest } from '../../types/logs.ts';
-import type { ContainerContext } from './context.ts';
-import type { ContainerRecord } from './record.ts';
+import { conflict } from '../../../errors.ts';
+import type { AttachOptions, AttachSession } from '../../../types/attach.ts';
+import { LogMessages, type LogMessage } from '../../../logging/index.ts';
+import type { LogChunk, LogChunks, LogsRequest } from '../../../types/logs.ts';
+import type { ContainerContext } from '../context.ts';
+import type { ContainerRecord } from '../record.ts';
 import { StdinRelay } from './stdin-relay.ts';
-import { runTop } from './top.ts';
+import { runTop } from '../top.ts';
 
 export class ContainerIo {
   constructor(private readonly ctx: ContainerContext) {}

@@ -1,16 +1,16 @@
 // A container's runs: start (log driver, launch, state), the exit (output drained, clean-up, restart
 // policy with backoff, AutoRemove), stop, restart, kill, pause and unpause, adopting a task that
 // survived a daemon restart, and the stops of a daemon shutdown.
-import { conflict } from '../../errors.ts';
-import { parseSignal } from '../../oci/signals.ts';
-import { nowIso, ZERO_TIME } from '../../util/time.ts';
-import { DEFAULT_STOP_TIMEOUT_S, type ContainerContext } from './context.ts';
-import type { ContainerRecord } from './record.ts';
+import { conflict } from '../../../errors.ts';
+import { parseSignal } from '../../../oci/signals.ts';
+import { nowIso, ZERO_TIME } from '../../../util/time.ts';
+import { DEFAULT_STOP_TIMEOUT_S, type ContainerContext } from '../context.ts';
+import type { ContainerRecord } from '../record.ts';
 import { removeLocked } from './removal.ts';
 import { killEffect, nextBackoff, shouldRestart } from './restart-policy.ts';
 import { stopTask } from './stop.ts';
 import type { RunningTask, TaskExit } from './task-launcher.ts';
-import type { ContainerVerifier } from './verify.ts';
+import type { ContainerVerifier } from '../create/verify.ts';
 
 /** How long an exit waits for the output FIFOs to drain, then for the log driver to write it. */
 const IO_DRAIN_MS = 2000;

@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import { chmod, lchown, lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { IdentityMap } from '../../oci/userns.ts';
+import type { IdentityMap } from '../../../oci/userns.ts';
 
 const execFileP = promisify(execFile);
 

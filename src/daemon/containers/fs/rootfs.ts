@@ -5,11 +5,11 @@
 // (remap-copy.ts), built once per chain and root pair (`remap-<uid>.<gid>-<chain>`).
 import { mkdir, writeFile, symlink, lstat, lchown } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isNotFound, EngineError } from '../../errors.ts';
-import type { SupervisorClient } from '../../supervisor/client.ts';
-import type { Mount } from '../../supervisor/types.ts';
-import { withMounted } from '../../supervisor/mounts.ts';
-import type { IdentityMap } from '../../oci/userns.ts';
+import { isNotFound, EngineError } from '../../../errors.ts';
+import type { SupervisorClient } from '../../../supervisor/client.ts';
+import type { Mount } from '../../../supervisor/types.ts';
+import { withMounted } from '../../../supervisor/mounts.ts';
+import type { IdentityMap } from '../../../oci/userns.ts';
 import { copyRemapped } from './remap-copy.ts';
 
 const GC_ROOT = 'containerd.io/gc.root';

@@ -5,12 +5,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { ContainerContext, type ContainerServiceDeps } from './context.ts';
+import { ContainerContext, type ContainerServiceDeps } from '../context.ts';
 import { Lifecycle } from './lifecycle.ts';
-import { initialState, type ContainerRecord } from './record.ts';
+import { initialState, type ContainerRecord } from '../record.ts';
 import { Restorer } from './restore.ts';
 import type { RunningTask } from './task-launcher.ts';
-import type { ContainerVerifier } from './verify.ts';
+import type { ContainerVerifier } from '../create/verify.ts';
 
 let dir: string;
 before(async () => {

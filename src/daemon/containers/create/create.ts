@@ -1,20 +1,20 @@
 // Creating a container: the request verified (verify.ts), a name chosen or checked and reserved,
 // volumes prepared, the writable layer made, the record stored, the networks told.
-import { usesRemap } from '../../oci/userns.ts';
+import { usesRemap } from '../../../oci/userns.ts';
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { join } from 'node:path';
-import { conflict, notFound } from '../../errors.ts';
-import { nowIso } from '../../util/time.ts';
-import type { ContainerContext } from './context.ts';
+import { conflict, notFound } from '../../../errors.ts';
+import { nowIso } from '../../../util/time.ts';
+import type { ContainerContext } from '../context.ts';
 import { argv } from './create-config.ts';
-import { generateName, normalizeName } from './names.ts';
-import { initialState, type ContainerRecord } from './record.ts';
+import { generateName, normalizeName } from '../names.ts';
+import { initialState, type ContainerRecord } from '../record.ts';
 import type { ContainerVerifier, VerifiedCreate } from './verify.ts';
-import { prepareRecordText, recordText } from './record-text.ts';
-import { formatPlatformSpec, hostPlatform, platformSatisfies, type PlatformSpec } from '../../util/platform-spec.ts';
-import { familiarString, parseReference } from '../../util/image-reference.ts';
+import { prepareRecordText, recordText } from '../record-text.ts';
+import { formatPlatformSpec, hostPlatform, platformSatisfies, type PlatformSpec } from '../../../util/platform-spec.ts';
+import { familiarString, parseReference } from '../../../util/image-reference.ts';
 
 function imagePlatform(v: VerifiedCreate): PlatformSpec {
   const img = v.image.config as { os?: string; architecture?: string; variant?: string };

@@ -6,8 +6,8 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isMounted } from '../../supervisor/mounts.ts';
-import { runCommand } from '../../util/helper-shell.ts';
+import { isMounted } from '../../../supervisor/mounts.ts';
+import { runCommand } from '../../../util/helper-shell.ts';
 
 /** Where that sysfs is mounted on the host. */
 export function sysfsPath(containerDir: string): string {

@@ -6,11 +6,11 @@
 // once the rest is done: without live-restore the stop the shutdown would have given (the
 // container's own stop timeout, as dockerd's restore), then the restart policy. containerd
 // containers the store does not know are removed alongside.
-import { isNotFound } from '../../errors.ts';
-import { nowIso, ZERO_TIME } from '../../util/time.ts';
-import { DEFAULT_STOP_TIMEOUT_S, type ContainerContext } from './context.ts';
+import { isNotFound } from '../../../errors.ts';
+import { nowIso, ZERO_TIME } from '../../../util/time.ts';
+import { DEFAULT_STOP_TIMEOUT_S, type ContainerContext } from '../context.ts';
 import type { Lifecycle } from './lifecycle.ts';
-import type { ContainerRecord } from './record.ts';
+import type { ContainerRecord } from '../record.ts';
 import { removeLocked } from './removal.ts';
 import { restartAtStartup } from './restart-policy.ts';
 import { stopTask } from './stop.ts';

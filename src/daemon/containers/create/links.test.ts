@@ -1,9 +1,9 @@
 // Legacy link names: parsing --link values and removing "/parent/alias" from the parent's record.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { notFound } from '../../errors.ts';
+import { notFound } from '../../../errors.ts';
 import { parseLink, removeLegacyLink } from './links.ts';
-import type { ContainerRecord } from './record.ts';
+import type { ContainerRecord } from '../record.ts';
 
 const rec = (name: string, links: string[], networkMode = 'bridge') =>
   ({ Id: name.repeat(8), Name: `/${name}`, HostConfig: { Links: links, NetworkMode: networkMode } }) as unknown as ContainerRecord;

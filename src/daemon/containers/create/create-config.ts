@@ -1,9 +1,9 @@
 // Turning a create request plus its image into the container's effective Config and HostConfig,
 // the way dockerd merges them (image defaults under the request's values).
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { invalidParameter } from '../../errors.ts';
-import type { OciImageConfig } from '../../images/image-store.ts';
-import type { ContainerConfig, HostConfig } from '../../types/container-api.ts';
+import { invalidParameter } from '../../../errors.ts';
+import type { OciImageConfig } from '../../../images/image-store.ts';
+import type { ContainerConfig, HostConfig } from '../../../types/container-api.ts';
 
 function envKey(e: string): string {
   const i = e.indexOf('=');

@@ -4,8 +4,8 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isMounted } from '../../supervisor/mounts.ts';
-import { runCommand } from '../../util/helper-shell.ts';
+import { isMounted } from '../../../supervisor/mounts.ts';
+import { runCommand } from '../../../util/helper-shell.ts';
 
 /** Where a container's shareable /dev/shm lives on the host. */
 export function shmPath(containerDir: string): string {

@@ -1,8 +1,8 @@
 // Legacy links (--link name[:alias]) as names: dockerd registers each link of a container on the
 // default bridge under "/<parent>/<alias>", and `DELETE /containers/<parent>/<alias>?link=1` drops
 // that link from the parent (the running process keeps its /etc/hosts and environment).
-import { conflict, isNotFound, notFound } from '../../errors.ts';
-import type { ContainerRecord } from './record.ts';
+import { conflict, isNotFound, notFound } from '../../../errors.ts';
+import type { ContainerRecord } from '../record.ts';
 
 /** A --link value "name[:alias]" as dockerd reads it: the alias defaults to the name; slashes of
  *  the inspect form ("/other:/parent/alias") are dropped. */

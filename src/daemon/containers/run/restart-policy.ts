@@ -1,6 +1,6 @@
 // Restart policies (no, always, unless-stopped, on-failure[:max]) with dockerd's backoff: the delay
 // starts at 100 ms, doubles after each quick failure, resets once a run lasted 10 s, capped at 1 min.
-import type { RestartPolicy } from '../../types/container-api.ts';
+import type { RestartPolicy } from '../../../types/container-api.ts';
 
 export const BACKOFF_START_MS = 100;
 export const BACKOFF_MAX_MS = 60_000;

@@ -2,12 +2,12 @@
 // (resolveMounts: checked at create, used again at each start) and as inspect's Mounts lists them.
 // Named and anonymous volumes are the volume service's (src/daemon/volumes) when it is present.
 import { isAbsolute } from 'node:path';
-import { invalidParameter } from '../../errors.ts';
-import { tmpfsFromMap, tmpfsMountOptions, type ResolvedMount } from '../../oci/mounts.ts';
-import type { HostConfig } from '../../types/container-api.ts';
-import { parseVolumesFrom } from '../../oci/validate-create.ts';
-import { isVolumeBind } from '../volumes/specs.ts';
-import type { MountPoint } from './record.ts';
+import { invalidParameter } from '../../../errors.ts';
+import { tmpfsFromMap, tmpfsMountOptions, type ResolvedMount } from '../../../oci/mounts.ts';
+import type { HostConfig } from '../../../types/container-api.ts';
+import { parseVolumesFrom } from '../../../oci/validate-create.ts';
+import { isVolumeBind } from '../../volumes/specs.ts';
+import type { MountPoint } from '../record.ts';
 
 /** withVolumes: a volume service handles named/anonymous volumes (otherwise they are refused). */
 export function resolveMounts(hc: HostConfig, withVolumes: boolean): ResolvedMount[] {

@@ -8,7 +8,7 @@ import { closeSync, constants, openSync, writeSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openOutputFifo, type FifoReader } from './fifo.ts';
-import { fifoMaker } from '../../../test/helpers/fifos.ts';
+import { fifoMaker } from '../../../../test/helpers/fifos.ts';
 
 const fifo = fifoMaker('engine-fifo-');
 

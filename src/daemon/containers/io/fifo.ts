@@ -4,7 +4,7 @@ import { constants, openSync } from 'node:fs';
 import { mkdir, rm } from 'node:fs/promises';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
-import { runCommand } from '../../util/helper-shell.ts';
+import { runCommand } from '../../../util/helper-shell.ts';
 
 export interface StdioPaths {
   dir: string;
