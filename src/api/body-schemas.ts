@@ -3,7 +3,8 @@
 // naming the field — "json: cannot unmarshal number into Go struct field ExecOptions.Tty of type
 // bool" — and only known, well-typed fields reach a service. Container bodies are in
 // oci/wire-schema.ts; the decoder (case-insensitive names, nulls dropped) is shared.
-import { CONTAINER_CONFIG, NETWORKING_CONFIG, decodeStruct, type Kind } from '../oci/wire-schema.ts';
+import { CONTAINER_CONFIG, HOST_CONFIG, NETWORKING_CONFIG, UPDATE_CONFIG, decodeStruct, type Kind } from '../oci/wire-schema.ts';
+import type { ContainerCreateBody } from '../types/container-api.ts';
 
 const str: Kind = 'string';
 const bool: Kind = 'bool';
@@ -77,10 +78,36 @@ export const AUTH_CONFIG: Record<string, Kind> = {
   registrytoken: str,
 };
 
+/** POST /containers/{id}/update: container.UpdateConfig. */
+export const CONTAINER_UPDATE: Record<string, Kind> = UPDATE_CONFIG;
+
 /** POST /commit: container.Config. */
 export const COMMIT_CONFIG: Record<string, Kind> = CONTAINER_CONFIG;
 
 /** Decodes a request body (already parsed JSON) against one of the tables above; throws a 400. */
 export function decodeBody<T = Record<string, unknown>>(value: unknown, fields: Record<string, Kind>, goType: string): T {
   return decodeStruct(value, fields, goType) as T;
+}
+
+/**
+ * POST /containers/create: container.CreateRequest (Config's fields at the top, HostConfig,
+ * NetworkingConfig), decoded with canonical names so the version adaptation of the route sees the
+ * fields whatever case the client used. The service decodes it again (idempotent) and validates it;
+ * the prefixes of the messages are the ones it uses.
+ */
+export function decodeContainerCreate(value: unknown): ContainerCreateBody {
+  const out = decodeStruct(value, CONTAINER_CONFIG, 'ContainerConfig') as ContainerCreateBody;
+  const raw = value as Record<string, unknown>;
+  const hc = fieldOf(raw, 'HostConfig');
+  const nc = fieldOf(raw, 'NetworkingConfig');
+  if (hc != null) out.HostConfig = decodeStruct(hc, HOST_CONFIG, 'HostConfig');
+  if (nc != null) out.NetworkingConfig = decodeStruct(nc, NETWORKING_CONFIG, 'NetworkingConfig');
+  return out;
+}
+
+/** A field by its Go name: the exact key first, then one equal but for case. */
+function fieldOf(raw: Record<string, unknown>, name: string): unknown {
+  if (Object.hasOwn(raw, name)) return raw[name];
+  const key = Object.keys(raw).find((k) => k.toLowerCase() === name.toLowerCase());
+  return key === undefined ? undefined : raw[key];
 }

@@ -27,7 +27,7 @@ import { SystemService, type ComponentVersions } from '../daemon/system.ts';
 import { initVersion } from '../daemon/init-binary.ts';
 import { resolveCgroupDriver } from '../oci/cgroups.ts';
 import { applyCpuRealtime } from '../daemon/cpu-rt.ts';
-import { cgroupsDelegated, defaultCgroupParent, detectCgroupLayout } from '../oci/cgroups.ts';
+import { cgroupVersion, cgroupsDelegated, defaultCgroupParent, detectCgroupLayout } from '../oci/cgroups.ts';
 import { ContainerStore } from '../store/containers.ts';
 import { ImageStore } from '../images/image-store.ts';
 import { ImageService } from '../images/image-service.ts';
@@ -571,7 +571,9 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       api.router,
       new DiskUsageService({ images: imageService, containers, volumes: () => volumes.list({ usage: true }), buildCache: builder }),
     );
-    registerContainerRoutes(api.router, metrics ? metrics.timed(containers, 'container', CONTAINER_ACTIONS) : containers);
+    registerContainerRoutes(api.router, metrics ? metrics.timed(containers, 'container', CONTAINER_ACTIONS) : containers, {
+      cgroup2: cgroupVersion() === 2,
+    });
     registerNetworkRoutes(api.router, metrics ? metrics.timed(networking.api, 'network', NETWORK_ACTIONS) : networking.api);
     registerAttachRoutes(api.router, containers);
     registerAttachWsRoutes(api.router, containers);

@@ -6,6 +6,7 @@ import type { Socket } from 'node:net';
 import type { Router } from '../router.ts';
 import { DEFAULT_DETACH_KEYS, EscapeMatcher, parseDetachKeys } from '../../daemon/exec/detach-keys.ts';
 import type { AttachOptions, AttachSession } from '../../types/attach.ts';
+import { versionLessThan } from '../../util/api-version.ts';
 
 export interface AttachBackend {
   attach(ref: string, opts: AttachOptions): Promise<AttachSession>;
@@ -14,11 +15,13 @@ export interface AttachBackend {
 export function registerAttachRoutes(router: Router, backend: AttachBackend): void {
   router.post('/containers/{id}/attach', async (ctx) => {
     const q = ctx.query;
+    // Before API 1.42 every stream is attached whatever the query says.
+    const all = versionLessThan(ctx.version, '1.42');
     const opts: AttachOptions = {
       stream: q.bool('stream'),
-      stdin: q.bool('stdin'),
-      stdout: q.bool('stdout'),
-      stderr: q.bool('stderr'),
+      stdin: all || q.bool('stdin'),
+      stdout: all || q.bool('stdout'),
+      stderr: all || q.bool('stderr'),
       logs: q.bool('logs'),
       ...(q.string('detachKeys') ? { detachKeys: q.string('detachKeys')! } : {}),
     };
@@ -26,8 +29,9 @@ export function registerAttachRoutes(router: Router, backend: AttachBackend): vo
     const escape = new EscapeMatcher(parseDetachKeys(opts.detachKeys ?? DEFAULT_DETACH_KEYS));
     const session = await backend.attach(ctx.params.id, opts);
     const socket: Socket = ctx.socket ?? (ctx.req.socket as Socket);
-    const contentType = session.tty ? 'application/vnd.docker.raw-stream' : 'application/vnd.docker.multiplexed-stream';
     const upgrade = (ctx.req.headers.upgrade ?? '').toLowerCase() === 'tcp';
+    // As dockerd: the multiplexed media type only on an upgraded connection and from API 1.42.
+    const contentType = upgrade && !session.tty && !all ? 'application/vnd.docker.multiplexed-stream' : 'application/vnd.docker.raw-stream';
     // The status line goes out by hand: from here on the connection is a raw stream, not HTTP.
     ctx.res.detachSocket?.(socket);
     socket.write(

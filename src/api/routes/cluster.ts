@@ -197,7 +197,9 @@ export function registerClusterRoutes(router: Router, backend: ClusterBackend): 
       const abort = new AbortController();
       ctx.res.on('close', () => abort.abort());
       const stream = await backend.logs(kind, id(ctx), { ...logOptions(ctx.query), signal: abort.signal });
-      ctx.res.writeHead(200, { 'Content-Type': 'application/vnd.docker.multiplexed-stream' });
+      // The multiplexed media type is announced from API 1.42 (the frames are the same before).
+      const type = versionLessThan(ctx.version, '1.42') ? 'raw-stream' : 'multiplexed-stream';
+      ctx.res.writeHead(200, { 'Content-Type': `application/vnd.docker.${type}` });
       ctx.res.flushHeaders();
       for await (const chunk of stream) {
         if (!ctx.res.write(chunk)) await new Promise((r) => ctx.res.once('drain', r));

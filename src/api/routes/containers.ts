@@ -6,7 +6,9 @@ import type { ContainerCreateBody, WaitCondition } from '../../types/container-a
 import type { LogChunks, LogsRequest } from '../../types/logs.ts';
 import { readJson, readJsonObject, sendJson, sendJsonList, sendJsonSliced, sendNoContent, type Query } from '../http.ts';
 import type { Router } from '../router.ts';
-import { inspectForVersion } from './container-compat.ts';
+import { inspectForVersion, listForVersion } from './container-compat.ts';
+import { adaptCreateForVersion, adaptUpdateForVersion, type CreateCompatHost } from './container-create-compat.ts';
+import { CONTAINER_UPDATE, decodeBody, decodeContainerCreate } from '../body-schemas.ts';
 import { versionLessThan } from '../../util/api-version.ts';
 
 export interface ContainersBackend {
@@ -38,17 +40,20 @@ export function parseTimestamp(value: string | undefined, name: string): bigint 
   return ns;
 }
 
-function stopOpts(q: Query): { timeout?: number; signal?: string } {
+/** Stop and restart options; the signal parameter exists from API 1.42. */
+function stopOpts(q: Query, version: string): { timeout?: number; signal?: string } {
   const t = q.int('t');
-  const signal = q.string('signal');
+  const signal = versionLessThan(version, '1.42') ? undefined : q.string('signal');
   return { ...(t !== undefined ? { timeout: t } : {}), ...(signal ? { signal } : {}) };
 }
 
-export function registerContainerRoutes(router: Router, backend: ContainersBackend): void {
+export function registerContainerRoutes(router: Router, backend: ContainersBackend, host: CreateCompatHost = { cgroup2: false }): void {
   router.post('/containers/create', async (ctx) => {
-    const body = await readJsonObject<ContainerCreateBody>(ctx.req);
+    const body = decodeContainerCreate(await readJsonObject(ctx.req));
     const name = ctx.query.string('name') || undefined;
-    sendJson(ctx.res, 201, await backend.create(body, name, ctx.version));
+    const warnings = adaptCreateForVersion(body, ctx.version, host);
+    const created = await backend.create(body, name, ctx.version);
+    sendJson(ctx.res, 201, warnings.length ? { ...created, Warnings: [...(created.Warnings ?? []), ...warnings] } : created);
   });
 
   router.get('/containers/json', async (ctx) => {
@@ -59,14 +64,14 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
       size: ctx.query.bool('size'),
       filters: ctx.query.filters(),
     });
-    await sendJsonList(ctx.res, 200, list);
+    await sendJsonList(ctx.res, 200, listForVersion(list, ctx.version));
   });
 
   router.post('/containers/prune', async (ctx) => sendJson(ctx.res, 200, await backend.prune(ctx.query.filters())));
 
   router.get('/containers/{id}/json', async (ctx) => {
     const view = await backend.inspect(ctx.params.id, ctx.query.bool('size'), ctx.version);
-    await sendJsonSliced(ctx.res, 200, inspectForVersion(view, versionLessThan(ctx.version, '1.45')));
+    await sendJsonSliced(ctx.res, 200, inspectForVersion(view, ctx.version));
   });
 
   router.post('/containers/{id}/start', async (ctx) => {
@@ -80,12 +85,12 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
   });
 
   router.post('/containers/{id}/stop', async (ctx) => {
-    const r = await backend.stop(ctx.params.id, stopOpts(ctx.query));
+    const r = await backend.stop(ctx.params.id, stopOpts(ctx.query, ctx.version));
     sendNoContent(ctx.res, r === 'already' ? 304 : 204);
   });
 
   router.post('/containers/{id}/restart', async (ctx) => {
-    await backend.restart(ctx.params.id, stopOpts(ctx.query));
+    await backend.restart(ctx.params.id, stopOpts(ctx.query, ctx.version));
     sendNoContent(ctx.res);
   });
 
@@ -146,7 +151,9 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
   });
 
   router.post('/containers/{id}/update', async (ctx) => {
-    sendJson(ctx.res, 200, await backend.update(ctx.params.id, await readJsonObject(ctx.req)));
+    const body = decodeBody(await readJsonObject(ctx.req), CONTAINER_UPDATE, 'UpdateConfig');
+    adaptUpdateForVersion(body, ctx.version);
+    sendJson(ctx.res, 200, await backend.update(ctx.params.id, body));
   });
 
   router.post('/containers/{id}/resize', async (ctx) => {
@@ -184,7 +191,9 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
     const abort = new AbortController();
     ctx.res.on('close', () => abort.abort());
     const { tty, lines } = await backend.logs(ctx.params.id, req, abort.signal);
-    ctx.res.writeHead(200, { 'Content-Type': tty ? 'application/vnd.docker.raw-stream' : 'application/vnd.docker.multiplexed-stream' });
+    // The multiplexed media type is announced from API 1.42 (the frames are the same before).
+    const muxed = !tty && !versionLessThan(ctx.version, '1.42');
+    ctx.res.writeHead(200, { 'Content-Type': muxed ? 'application/vnd.docker.multiplexed-stream' : 'application/vnd.docker.raw-stream' });
     ctx.res.flushHeaders();
     const res = ctx.res;
     const drained = () => new Promise((r) => res.once('drain', r));
