@@ -10,6 +10,8 @@ import type { CommitOptions, ImageDeleteItem, LoadResult } from '../../types/ima
 import { discardUnreadBody, readJson, sendJson, sendJsonList, sendJsonSliced } from '../http.ts';
 import { COMMIT_CONFIG, decodeBody } from '../body-schemas.ts';
 import type { Router } from '../router.ts';
+import { imageInspectForVersion, imageListForVersion } from './image-compat.ts';
+import { versionLessThan } from '../../util/api-version.ts';
 
 export interface ImagesBackend {
   list(opts: { all: boolean; digests: boolean; sharedSize: boolean; filters: Map<string, string[]> }): Promise<unknown[]>;
@@ -40,11 +42,14 @@ async function sendArchive(res: ServerResponse, contentType: string, write: (out
 export function registerImageRoutes(router: Router, backend: ImagesBackend): void {
   router.get('/images/json', async (ctx) => {
     const q = ctx.query;
-    await sendJsonList(
-      ctx.res,
-      200,
-      await backend.list({ all: q.bool('all'), digests: q.bool('digests'), sharedSize: q.bool('shared-size'), filters: q.filters() }),
-    );
+    const filters = q.filters();
+    // Before 1.41 a `filter` parameter (a glob of repository names) was a reference filter.
+    const glob = versionLessThan(ctx.version, '1.41') ? q.string('filter') : undefined;
+    if (glob) filters.set('reference', [...(filters.get('reference') ?? []), glob]);
+    // shared-size exists from 1.42.
+    const sharedSize = !versionLessThan(ctx.version, '1.42') && q.bool('shared-size');
+    const list = await backend.list({ all: q.bool('all'), digests: q.bool('digests'), sharedSize, filters });
+    await sendJsonList(ctx.res, 200, imageListForVersion(list, ctx.version));
   });
 
   router.get('/images/get', async (ctx) => {
@@ -99,7 +104,9 @@ export function registerImageRoutes(router: Router, backend: ImagesBackend): voi
     await sendArchive(ctx.res, 'application/x-tar', await backend.prepareExport(ctx.params.id));
   });
 
-  router.get('/images/{name*}/json', async (ctx) => sendJsonSliced(ctx.res, 200, await backend.inspect(ctx.params.name, ctx.version)));
+  router.get('/images/{name*}/json', async (ctx) =>
+    sendJsonSliced(ctx.res, 200, imageInspectForVersion(await backend.inspect(ctx.params.name, ctx.version), ctx.version)),
+  );
 
   router.get('/images/{name*}/history', async (ctx) => sendJsonSliced(ctx.res, 200, await backend.history(ctx.params.name)));
 
