@@ -1,0 +1,92 @@
+// GET /info and /events by API version on a real ApiServer with a recording fake backend: each
+// field dockerd's system router adds, drops or rewrites, checked at both sides of its version.
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import { fakeBackend, RouteHarness } from '../../../test/helpers/route-harness.ts';
+import type { EngineEvent } from '../../types/events.ts';
+import { registerEventRoutes, type EventsBackend } from './events.ts';
+import { registerSystemRoutes, type SystemBackend } from './system.ts';
+
+const info = {
+  KernelVersion: '',
+  OperatingSystem: '',
+  SecurityOptions: ['name=seccomp,profile=builtin', 'name=cgroupns'],
+  Runtimes: { runc: { path: 'runc', status: { 'org.opencontainers.runtime-spec.features': '{}' } } },
+  Containerd: { Address: '/run/c.sock' },
+  RegistryConfig: { IndexConfigs: {} },
+  FirewallBackend: { Driver: 'iptables' },
+  ContainerdCommit: { ID: 'abc' },
+  RuncCommit: { ID: 'def' },
+  InitCommit: { ID: 'ghi' },
+};
+
+describe('/info by API version', () => {
+  const { backend } = fakeBackend<SystemBackend>({ info: () => structuredClone(info), swarmState: 'inactive', experimental: false });
+  const h = new RouteHarness((r) => registerSystemRoutes(r, backend));
+  after(() => h.close());
+  const at = async (v: string) => (await h.request('GET', `/v${v}/info`)).json;
+
+  test('1.25: SecurityOptions are names only before', async () => {
+    assert.deepEqual((await at('1.24')).SecurityOptions, ['seccomp', 'cgroupns']);
+    assert.deepEqual((await at('1.25')).SecurityOptions, info.SecurityOptions);
+  });
+  test('1.39: an unknown kernel or OS reads <unknown> before', async () => {
+    assert.equal((await at('1.38')).KernelVersion, '<unknown>');
+    assert.equal((await at('1.38')).OperatingSystem, '<unknown>');
+    assert.equal((await at('1.39')).KernelVersion, '');
+  });
+  test('1.44: runtimes without status before', async () => {
+    assert.deepEqual((await at('1.43')).Runtimes, { runc: { path: 'runc' } });
+    assert.deepEqual((await at('1.44')).Runtimes, info.Runtimes);
+  });
+  test('1.46: Containerd from', async () => {
+    assert.equal('Containerd' in (await at('1.45')), false);
+    assert.deepEqual((await at('1.46')).Containerd, info.Containerd);
+  });
+  test('1.47: the non-distributable fields (null) before', async () => {
+    const old = (await at('1.46')).RegistryConfig;
+    assert.equal(old.AllowNondistributableArtifactsCIDRs, null);
+    assert.equal('AllowNondistributableArtifactsHostnames' in old, true);
+    assert.equal('AllowNondistributableArtifactsCIDRs' in (await at('1.47')).RegistryConfig, false);
+  });
+  test('1.49: FirewallBackend from, the commits’ Expected before', async () => {
+    const old = await at('1.48');
+    assert.equal('FirewallBackend' in old, false);
+    assert.deepEqual(old.RuncCommit, { ID: 'def', Expected: 'def' });
+    const cur = await at('1.49');
+    assert.deepEqual(cur.FirewallBackend, { Driver: 'iptables' });
+    assert.deepEqual(cur.RuncCommit, { ID: 'def' });
+  });
+  test('1.50: BridgeNfIptables/BridgeNfIp6tables false before, gone from', async () => {
+    assert.equal((await at('1.49')).BridgeNfIptables, false);
+    assert.equal((await at('1.49')).BridgeNfIp6tables, false);
+    assert.equal('BridgeNfIptables' in (await at('1.50')), false);
+  });
+});
+
+describe('/events by API version', () => {
+  const ev = (Type: string, Action: string): EngineEvent => ({
+    Type,
+    Action,
+    Actor: { ID: 'x', Attributes: {} },
+    scope: 'local',
+    time: 1,
+    timeNano: 1n,
+  });
+  const { backend } = fakeBackend<EventsBackend>({
+    history: [ev('image', 'create'), ev('image', 'tag')],
+    subscribe: () => () => undefined,
+  });
+  const h = new RouteHarness((r) => registerEventRoutes(r, backend));
+  after(() => h.close());
+  const actions = async (v: string) =>
+    (await h.request('GET', `/v${v}/events?since=0&until=1`)).text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).Action);
+
+  test('1.46: image create events from', async () => {
+    assert.deepEqual(await actions('1.45'), ['tag']);
+    assert.deepEqual(await actions('1.46'), ['create', 'tag']);
+  });
+});
