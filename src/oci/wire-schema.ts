@@ -5,7 +5,7 @@
 
 import { invalidParameter } from '../errors.ts';
 
-type Scalar = 'string' | 'bool' | 'int' | 'int64' | 'uint16' | 'uint32' | 'uint64' | 'any';
+type Scalar = 'string' | 'bool' | 'int' | 'int64' | 'uint16' | 'uint32' | 'uint64' | 'float32' | 'float64' | 'any';
 
 export type Kind =
   | Scalar
@@ -28,7 +28,7 @@ const emptySet: Kind = { map: 'any', goType: 'map[string]struct {}' };
 const struct = (goType: string, fields: Record<string, Kind>): Kind => ({ struct: fields, goType });
 const arrayOf = (item: Kind, goType: string): Kind => ({ array: item, goType });
 
-const healthConfig = struct('container.HealthConfig', {
+export const HEALTH_CONFIG: Kind = struct('container.HealthConfig', {
   Test: strings,
   Interval: int64,
   Timeout: int64,
@@ -39,7 +39,7 @@ const healthConfig = struct('container.HealthConfig', {
 
 const throttleDevices = arrayOf(struct('blkiodev.ThrottleDevice', { Path: str, Rate: uint64 }), '[]*blkiodev.ThrottleDevice');
 
-const mountKind = struct('mount.Mount', {
+export const MOUNT_KIND: Kind = struct('mount.Mount', {
   Type: str,
   Source: str,
   Target: str,
@@ -122,7 +122,7 @@ const hostConfigFields: Record<string, Kind> = {
   AutoRemove: bool,
   VolumeDriver: str,
   VolumesFrom: strings,
-  Mounts: arrayOf(mountKind, '[]mount.Mount'),
+  Mounts: arrayOf(MOUNT_KIND, '[]mount.Mount'),
   ConsoleSize: arrayOf('uint32', '[2]uint'),
   Annotations: stringMap,
   CapAdd: strslice,
@@ -198,7 +198,7 @@ export const CONTAINER_CONFIG: Record<string, Kind> = {
   StdinOnce: bool,
   Env: strings,
   Cmd: strslice,
-  Healthcheck: healthConfig,
+  Healthcheck: HEALTH_CONFIG,
   ArgsEscaped: bool,
   Image: str,
   Volumes: emptySet,
@@ -256,6 +256,10 @@ export function decode(value: unknown, kind: Kind, field: string): unknown {
         return value;
       case 'bool':
         if (typeof value !== 'boolean') fail(value, field, kind);
+        return value;
+      case 'float32':
+      case 'float64':
+        if (typeof value !== 'number') fail(value, field, kind);
         return value;
       default: {
         if (typeof value !== 'number' || !Number.isInteger(value)) fail(value, field, kind);
