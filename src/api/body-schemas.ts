@@ -97,17 +97,15 @@ export function decodeBody<T = Record<string, unknown>>(value: unknown, fields: 
  */
 export function decodeContainerCreate(value: unknown): ContainerCreateBody {
   const out = decodeStruct(value, CONTAINER_CONFIG, 'ContainerConfig') as ContainerCreateBody;
-  const raw = value as Record<string, unknown>;
-  const hc = fieldOf(raw, 'HostConfig');
-  const nc = fieldOf(raw, 'NetworkingConfig');
-  if (hc != null) out.HostConfig = decodeStruct(hc, HOST_CONFIG, 'HostConfig');
-  if (nc != null) out.NetworkingConfig = decodeStruct(nc, NETWORKING_CONFIG, 'NetworkingConfig');
+  // HostConfig and NetworkingConfig, in any case; a repeated one merges into the earlier (as Go).
+  const parts = decodeStruct(value, CREATE_PARTS, '') as Pick<ContainerCreateBody, 'HostConfig' | 'NetworkingConfig'>;
+  if (parts.HostConfig) out.HostConfig = parts.HostConfig;
+  if (parts.NetworkingConfig) out.NetworkingConfig = parts.NetworkingConfig;
   return out;
 }
 
-/** A field by its Go name: the exact key first, then one equal but for case. */
-function fieldOf(raw: Record<string, unknown>, name: string): unknown {
-  if (Object.hasOwn(raw, name)) return raw[name];
-  const key = Object.keys(raw).find((k) => k.toLowerCase() === name.toLowerCase());
-  return key === undefined ? undefined : raw[key];
-}
+/** The two parts of container.CreateRequest beside the embedded Config; messages name them alone. */
+const CREATE_PARTS: Record<string, Kind> = {
+  HostConfig: { struct: HOST_CONFIG, goType: 'container.HostConfig' },
+  NetworkingConfig: { struct: NETWORKING_CONFIG, goType: 'network.NetworkingConfig' },
+};

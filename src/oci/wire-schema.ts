@@ -332,22 +332,64 @@ function isStringMap(obj: Record<string, unknown>, field: string): boolean {
   return true;
 }
 
+/**
+ * A field name folded as Go's encoding/json folds it to match keys case-insensitively: ASCII
+ * letters to upper case, and the two non-ASCII letters whose fold set holds an ASCII one (KELVIN
+ * SIGN → K, LONG S → S); every other character stays itself (it cannot match an ASCII name).
+ */
+export function goFold(name: string): string {
+  return name.replace(/[a-z\u212a\u017f]/g, (c) => (c === '\u212a' ? 'K' : c === '\u017f' ? 'S' : c.toUpperCase()));
+}
+
+const folded = new WeakMap<Record<string, Kind>, Map<string, string>>();
+
+/** The fields of a struct by their folded name (the first field wins a tie, as Go's first match). */
+function foldedNames(fields: Record<string, Kind>): Map<string, string> {
+  let m = folded.get(fields);
+  if (!m) {
+    m = new Map();
+    for (const n of Object.keys(fields)) if (!m.has(goFold(n))) m.set(goFold(n), n);
+    folded.set(fields, m);
+  }
+  return m;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Decodes a JSON object into a Go struct's fields and returns it with the fields' own names: a key
+ * names the field spelled exactly so, else the field equal to it but for case (Go's fold). Keys are
+ * taken in order, so of two keys naming one field the later wins, and objects (structs, maps) are
+ * merged into the earlier one as Go decodes into the existing value. Unknown keys are dropped.
+ * `prefix` starts the fields' paths in messages (empty: the fields are named alone).
+ */
 export function decodeStruct(value: unknown, fields: Record<string, Kind>, prefix: string, kind?: Kind): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     fail(value, prefix, kind ?? { struct: fields, goType: 'struct' });
   }
-  const names = Object.keys(fields);
-  const lower = new Map(names.map((n) => [n.toLowerCase(), n]));
+  const byFold = foldedNames(fields);
   const out: Record<string, unknown> = {};
   const src = value as Record<string, unknown>;
   for (const [key, v] of Object.entries(src)) {
-    // Go matches field names case-insensitively, preferring an exact match.
     // Own properties only: "constructor" or "__proto__" in a body must not find Object's.
-    const name = Object.hasOwn(fields, key) ? key : lower.get(key.toLowerCase());
+    const name = Object.hasOwn(fields, key) ? key : byFold.get(goFold(key));
     if (!name) continue; // unknown fields are ignored, as by dockerd
-    if (name !== key && Object.hasOwn(src, name)) continue;
-    const decoded = decode(v, fields[name]!, `${prefix}.${name}`);
-    if (decoded !== undefined) out[name] = decoded;
+    const decoded = decode(v, fields[name]!, prefix ? `${prefix}.${name}` : name);
+    if (decoded === undefined) continue;
+    const earlier = out[name];
+    out[name] = isPlainObject(earlier) && isPlainObject(decoded) ? mergeDecoded(earlier, decoded) : decoded;
+  }
+  return out;
+}
+
+/** A later decoded object over an earlier one: its keys win, nested objects merge. */
+function mergeDecoded(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...a };
+  for (const [k, v] of Object.entries(b)) {
+    const e = out[k];
+    const merged = isPlainObject(e) && isPlainObject(v) ? mergeDecoded(e, v) : v;
+    if (k === '__proto__') Object.defineProperty(out, k, { value: merged, enumerable: true, writable: true, configurable: true });
+    else out[k] = merged;
   }
   return out;
 }
