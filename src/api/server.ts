@@ -40,6 +40,8 @@ export class ApiServer {
   readonly router = new Router();
   private readonly log: Logger;
   private readonly opts: ApiServerOptions;
+  /** Requests of clients older than API 1.24: their errors are answered as plain text. */
+  private readonly plainTextErrors = new WeakSet<IncomingMessage>();
   private inFlight = 0;
   private idleWaiters: Array<() => void> = [];
 
@@ -131,6 +133,8 @@ export class ApiServer {
         throw new EngineError('INVALID_PARAMETER', `client version ${version} is too new. Maximum supported API version is ${API_VERSION}`);
       }
       if (compareVersions(version, MIN_API_VERSION) < 0) {
+        // As dockerd: a client older than 1.24 gets its errors as plain text, readable by it.
+        this.plainTextErrors.add(req);
         throw new EngineError(
           'INVALID_PARAMETER',
           `client version ${version} is too old. Minimum supported API version is ${MIN_API_VERSION}, please upgrade your client to a newer version`,
@@ -191,6 +195,17 @@ export class ApiServer {
       // Mid-stream failure: the status line is gone; the stream's own error framing (if any) was the
       // handler's job. All that is left is to end the response.
       res.end();
+      return;
+    }
+    if (this.plainTextErrors.has(req)) {
+      // Go's http.Error: the message and a newline as text.
+      const text = req.method === 'HEAD' ? '' : `${message}\n`;
+      res.writeHead(status, {
+        'Content-Type': 'text/plain; charset=utf-8',
+        'X-Content-Type-Options': 'nosniff',
+        'Content-Length': Buffer.byteLength(text),
+      });
+      res.end(text);
       return;
     }
     const body = req.method === 'HEAD' || status === 304 ? '' : JSON.stringify({ message });

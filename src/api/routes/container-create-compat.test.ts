@@ -22,6 +22,8 @@ function harness(cgroup2 = false) {
     restart: undefined,
     list: [{ Id: 'c1', HostConfig: { NetworkMode: 'bridge', Annotations: { a: '1' } } }],
     logs: { tty: false, lines: noLines },
+    wait: (_id: string, condition: string) => async () =>
+      condition === 'removed' ? { StatusCode: 0, Error: { Message: 'removal failed' } } : { StatusCode: 3, Error: null },
   });
   const h = new RouteHarness((r) => registerContainerRoutes(r, fake.backend, { cgroup2 }));
   return { h, fake };
@@ -221,5 +223,18 @@ describe('container routes by API version', () => {
       (await h.request('GET', '/v1.42/containers/c1/logs?stdout=1')).headers['content-type'],
       'application/vnd.docker.multiplexed-stream',
     );
+  });
+
+  test('wait: no condition and StatusCode alone before 1.30; a failed removal is an empty answer before 1.34', async () => {
+    const old = await h.request('POST', '/v1.29/containers/c1/wait?condition=bogus');
+    assert.equal(old.status, 200);
+    assert.deepEqual(old.json, { StatusCode: 3 });
+    assert.equal(fake.calls.at(-1)!.args[1], 'not-running');
+    assert.equal((await h.request('POST', '/v1.30/containers/c1/wait?condition=bogus')).status, 400);
+    assert.equal((await h.request('POST', '/v1.33/containers/c1/wait?condition=removed')).text, '');
+    assert.deepEqual((await h.request('POST', '/v1.34/containers/c1/wait?condition=removed')).json, {
+      StatusCode: 0,
+      Error: { Message: 'removal failed' },
+    });
   });
 });

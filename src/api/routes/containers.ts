@@ -117,17 +117,29 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
   });
 
   router.post('/containers/{id}/wait', async (ctx) => {
-    const condition = (ctx.query.string('condition') || 'not-running') as WaitCondition;
+    // Before 1.30 there was no condition (not-running) and the answer came whole at the end.
+    const legacy = versionLessThan(ctx.version, '1.30');
+    const condition = (legacy ? 'not-running' : ctx.query.string('condition') || 'not-running') as WaitCondition;
     if (!['not-running', 'next-exit', 'removed'].includes(condition)) throw invalidParameter(`invalid condition: "${condition}"`);
     const waitFor = await backend.wait(ctx.params.id, condition);
-    // Headers go out at once so the client knows the wait is registered (dockerd does the same).
-    ctx.res.writeHead(200, { 'Content-Type': 'application/json' });
-    ctx.res.flushHeaders();
+    if (!legacy) {
+      // Headers go out at once so the client knows the wait is registered (dockerd does the same).
+      ctx.res.writeHead(200, { 'Content-Type': 'application/json' });
+      ctx.res.flushHeaders();
+    }
     const abort = new Promise<null>((resolve) => ctx.res.on('close', () => resolve(null)));
     const result = await Promise.race([waitFor(), abort]);
     if (result === null) return;
-    const body = versionLessThan(ctx.version, '1.30') ? { StatusCode: result.StatusCode } : result;
-    ctx.res.end(JSON.stringify(body) + '\n');
+    if (legacy) {
+      sendJson(ctx.res, 200, { StatusCode: result.StatusCode });
+      return;
+    }
+    // Before 1.34 a failed removal was told by an empty answer (the client reads it as an error).
+    if (condition === 'removed' && result.Error && versionLessThan(ctx.version, '1.34')) {
+      ctx.res.end();
+      return;
+    }
+    ctx.res.end(JSON.stringify(result) + '\n');
   });
 
   router.delete('/containers/{id}', async (ctx) => {
