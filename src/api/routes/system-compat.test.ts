@@ -6,6 +6,7 @@ import { fakeBackend, RouteHarness } from '../../../test/helpers/route-harness.t
 import type { EngineEvent } from '../../types/events.ts';
 import { registerEventRoutes, type EventsBackend } from './events.ts';
 import { registerSystemRoutes, type SystemBackend } from './system.ts';
+import { registerSystemDfRoutes, type DiskUsageBackend } from './system-df.ts';
 
 const info = {
   KernelVersion: '',
@@ -88,5 +89,32 @@ describe('/events by API version', () => {
   test('1.46: image create events from', async () => {
     assert.deepEqual(await actions('1.45'), ['tag']);
     assert.deepEqual(await actions('1.46'), ['create', 'tag']);
+  });
+});
+
+describe('/system/df by API version', () => {
+  const usage = {
+    Images: [{ Id: 'sha256:1', Size: 7 }],
+    BuildCache: [
+      { ID: 'b1', Parent: 'b0', Parents: ['b0'], Size: 5 },
+      { ID: 'b0', Size: 3 },
+    ],
+  };
+  const { backend } = fakeBackend<DiskUsageBackend>({ usage: () => structuredClone(usage) });
+  const h = new RouteHarness((r) => registerSystemDfRoutes(r, backend));
+  after(() => h.close());
+  const at = async (v: string) => (await h.request('GET', `/v${v}/system/df`)).json;
+
+  test('1.42: build cache Parents and no BuilderSize from, Parent and BuilderSize before', async () => {
+    const old = await at('1.41');
+    assert.deepEqual(old.BuildCache[0], { ID: 'b1', Parent: 'b0', Size: 5 });
+    assert.equal(old.BuilderSize, 8);
+    const cur = await at('1.42');
+    assert.deepEqual(cur.BuildCache[0], { ID: 'b1', Parents: ['b0'], Size: 5 });
+    assert.equal('BuilderSize' in cur, false);
+  });
+  test('1.44: images VirtualSize before', async () => {
+    assert.equal((await at('1.43')).Images[0].VirtualSize, 7);
+    assert.equal('VirtualSize' in (await at('1.44')).Images[0], false);
   });
 });
