@@ -100,7 +100,10 @@ describe('/system/df by API version', () => {
       { ID: 'b0', Size: 3 },
     ],
   };
-  const { backend } = fakeBackend<DiskUsageBackend>({ usage: () => structuredClone(usage) });
+  const { backend, calls } = fakeBackend<DiskUsageBackend>({
+    usage: () => structuredClone(usage),
+    pruneBuildCache: { CachesDeleted: null, SpaceReclaimed: 0 },
+  });
   const h = new RouteHarness((r) => registerSystemDfRoutes(r, backend));
   after(() => h.close());
   const at = async (v: string) => (await h.request('GET', `/v${v}/system/df`)).json;
@@ -116,5 +119,16 @@ describe('/system/df by API version', () => {
   test('1.44: images VirtualSize before', async () => {
     assert.equal((await at('1.43')).Images[0].VirtualSize, 7);
     assert.equal('VirtualSize' in (await at('1.44')).Images[0], false);
+  });
+
+  test('1.48: build prune takes reserved-space (else keep-storage) from, keep-storage alone before', async () => {
+    const keep = async (v: string, q: string) => {
+      await h.request('POST', `/v${v}/build/prune?${q}`);
+      return (calls.at(-1)!.args[0] as { keepStorage: number }).keepStorage;
+    };
+    assert.equal(await keep('1.47', 'reserved-space=100&keep-storage=5'), 5);
+    assert.equal(await keep('1.47', 'reserved-space=100'), 0);
+    assert.equal(await keep('1.48', 'reserved-space=100&keep-storage=5'), 100);
+    assert.equal(await keep('1.48', 'keep-storage=5'), 5);
   });
 });

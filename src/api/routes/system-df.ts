@@ -57,8 +57,12 @@ export function registerSystemDfRoutes(router: Router, backend: DiskUsageBackend
     sendJson(ctx.res, 200, usageForVersion(await backend.usage(kinds), ctx.version));
   });
   router.post('/build/prune', async (ctx) => {
-    // keep-storage (bytes); API 1.48's max-used-space means the same for this cache.
-    const keepStorage = ctx.query.int('keep-storage') ?? ctx.query.int('max-used-space') ?? 0;
+    // Before API 1.48 only keep-storage (bytes); from 1.48 reserved-space, else the deprecated
+    // keep-storage, and max-used-space, which means the same for this cache.
+    const q = ctx.query;
+    const keepStorage = versionLessThan(ctx.version, '1.48')
+      ? (q.int('keep-storage') ?? 0)
+      : q.int('reserved-space') || q.int('keep-storage') || q.int('max-used-space') || 0;
     if (keepStorage < 0) throw invalidParameter('keep-storage must not be negative');
     sendJson(ctx.res, 200, await backend.pruneBuildCache({ all: ctx.query.bool('all'), keepStorage, filters: ctx.query.filters() }));
   });
