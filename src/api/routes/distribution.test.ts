@@ -62,4 +62,11 @@ describe('distribution routes', () => {
     await h.request('GET', '/distribution/reg:5000/team/app:1/json');
     assert.equal(calls.at(-1)?.args[0], 'reg:5000/team/app:1');
   });
+
+  test('API 1.32: the pull platform is ignored before, passed on from', async () => {
+    await h.request('POST', '/v1.31/images/create?fromImage=busybox&platform=linux/arm64');
+    assert.equal((calls.at(-1)!.args[0] as { platform?: string }).platform, undefined);
+    await h.request('POST', '/v1.32/images/create?fromImage=busybox&platform=linux/arm64');
+    assert.equal((calls.at(-1)!.args[0] as { platform?: string }).platform, 'linux/arm64');
+  });
 });

@@ -10,6 +10,7 @@ import type { Platform } from '../../images/distribution/media.ts';
 import { readJsonObject, sendJson } from '../http.ts';
 import { AUTH_CONFIG, decodeBody } from '../body-schemas.ts';
 import type { Router } from '../router.ts';
+import { versionLessThan } from '../../util/api-version.ts';
 
 export interface DistributionBackend {
   pull(p: { fromImage: string; tag?: string; platform?: string; auth: AuthConfig }, sink: ProgressSink, signal: AbortSignal): Promise<void>;
@@ -64,10 +65,11 @@ export function registerDistributionRoutes(router: Router, backend: Distribution
     const q = ctx.query;
     const fromImage = q.string('fromImage');
     const fromSrc = q.string('fromSrc');
+    // The platform parameter exists from API 1.32.
+    const platform = versionLessThan(ctx.version, '1.32') ? undefined : q.string('platform');
     const out = new ProgressResponse(ctx.res);
     if (fromImage) {
       const tag = q.string('tag');
-      const platform = q.string('platform');
       const auth = authOf(ctx.req);
       await out.run((sink, signal) =>
         backend.pull({ fromImage, ...(tag ? { tag } : {}), ...(platform ? { platform } : {}), auth }, sink, signal),
@@ -79,7 +81,6 @@ export function registerDistributionRoutes(router: Router, backend: Distribution
       const repo = q.string('repo');
       const tag = q.string('tag');
       const message = q.string('message');
-      const platform = q.string('platform');
       const req: ImportRequest = {
         fromSrc,
         changes: q.strings('changes'),
