@@ -35,6 +35,7 @@ describe('cluster routes by API version', () => {
     update: {},
     init: 'node1',
     list: [],
+    logs: async () => (async function* () {})(),
   });
   const h = new RouteHarness((r) => registerClusterRoutes(r, backend));
   after(() => h.close());
@@ -147,5 +148,24 @@ describe('cluster routes by API version', () => {
   test('node and swarm specs are decoded too', async () => {
     await h.request('POST', '/nodes/n1/update?version=1', { body: { availability: 'drain', role: 'worker', labels: { a: 'b' } } });
     assert.deepEqual(calls.at(-1)!.args[2] as ClusterObject, { Availability: 'drain', Role: 'worker', Labels: { a: 'b' } });
+  });
+
+  test('1.30: older clients have the image pinned by the daemon (queryRegistry) on create and update', async () => {
+    await h.request('POST', '/v1.29/services/create', { body: { TaskTemplate: { ContainerSpec: { Image: 'busybox' } } } });
+    assert.equal((calls.at(-1)!.args[2] as { queryRegistry?: boolean }).queryRegistry, true);
+    await h.request('POST', '/v1.30/services/create', { body: { TaskTemplate: { ContainerSpec: { Image: 'busybox' } } } });
+    assert.equal((calls.at(-1)!.args[2] as { queryRegistry?: boolean }).queryRegistry, undefined);
+    await h.request('POST', '/v1.29/services/x1/update?version=1', { body: {} });
+    assert.equal((calls.at(-1)!.args[3] as { queryRegistry?: boolean }).queryRegistry, true);
+    await h.request('POST', '/v1.30/services/x1/update?version=1', { body: {} });
+    assert.equal((calls.at(-1)!.args[3] as { queryRegistry?: boolean }).queryRegistry, undefined);
+  });
+
+  test('service logs: raw-stream media type before 1.42, multiplexed from', async () => {
+    assert.equal((await h.request('GET', '/v1.41/services/x1/logs?stdout=1')).headers['content-type'], 'application/vnd.docker.raw-stream');
+    assert.equal(
+      (await h.request('GET', '/v1.42/services/x1/logs?stdout=1')).headers['content-type'],
+      'application/vnd.docker.multiplexed-stream',
+    );
   });
 });

@@ -160,6 +160,24 @@ describe('container routes by API version', () => {
     });
     assert.equal(mismatch.res.status, 400);
     assert.match(mismatch.res.json.message, /container-wide MAC address must match the endpoint-specific MAC address/);
+    // Before 1.44 the one endpoint takes it whatever its key; from 1.44 its key must be the mode's.
+    const other = await create('1.43', {
+      Image: 'b',
+      MacAddress: '02:42:ac:11:00:09',
+      HostConfig: { NetworkMode: 'appnet' },
+      NetworkingConfig: { EndpointsConfig: { appnet2: {} } },
+    });
+    assert.deepEqual(other.got!.NetworkingConfig!.EndpointsConfig, { appnet2: { MacAddress: '02:42:ac:11:00:09' } });
+    const unmatched = await create('1.44', {
+      Image: 'b',
+      MacAddress: '02:42:ac:11:00:09',
+      HostConfig: { NetworkMode: 'appnet' },
+      NetworkingConfig: { EndpointsConfig: { appnet2: {} } },
+    });
+    assert.equal(
+      unmatched.res.json.message,
+      'unable to migrate container-wide MAC address to a specific network: HostConfig.NetworkMode must match the identity of a network in NetworkSettings.Networks',
+    );
     const hostMode = await create('1.43', { Image: 'b', MacAddress: '02:42:ac:11:00:09', HostConfig: { NetworkMode: 'host' } });
     assert.equal(hostMode.res.json.message, 'conflicting options: mac-address and the network mode');
   });
