@@ -17,6 +17,8 @@ export interface ApiServerOptions {
   experimental: () => boolean;
   /** Authorization plugins around every routed request (when any is configured). */
   authorizer?: RequestAuthorizer;
+  /** The oldest API version served (DOCKER_MIN_API_VERSION); default MIN_API_VERSION. */
+  minApiVersion?: string;
 }
 
 const VERSIONED = /^\/v([0-9]+(?:\.[0-9]+)*)(\/.*)$/;
@@ -132,12 +134,13 @@ export class ApiServer {
       if (compareVersions(version, API_VERSION) > 0) {
         throw new EngineError('INVALID_PARAMETER', `client version ${version} is too new. Maximum supported API version is ${API_VERSION}`);
       }
-      if (compareVersions(version, MIN_API_VERSION) < 0) {
+      const min = this.opts.minApiVersion ?? MIN_API_VERSION;
+      if (compareVersions(version, min) < 0) {
         // As dockerd: a client older than 1.24 gets its errors as plain text, readable by it.
-        this.plainTextErrors.add(req);
+        if (compareVersions(version, MIN_API_VERSION) < 0) this.plainTextErrors.add(req);
         throw new EngineError(
           'INVALID_PARAMETER',
-          `client version ${version} is too old. Minimum supported API version is ${MIN_API_VERSION}, please upgrade your client to a newer version`,
+          `client version ${version} is too old. Minimum supported API version is ${min}, please upgrade your client to a newer version`,
         );
       }
     } else if (/^\/v[0-9][^/]*\//.test(path)) {

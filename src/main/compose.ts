@@ -515,8 +515,10 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     const listenWarnings: string[] = [];
     let componentsCache: ComponentVersions | undefined;
     void cluster.restore();
+    const minApiVersion = opts.loaded().minApiVersion;
     const system = new SystemService({
       cluster,
+      ...(minApiVersion ? { minApiVersion } : {}),
       eventListeners: () => events.subscribers,
       config: cfg,
       engineId,
@@ -564,7 +566,12 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       () => cfg()['authorization-plugins'],
       log.child({ module: 'authz' }),
     );
-    const api = new ApiServer(log, { serverVersion: ENGINE_VERSION, experimental: () => cfg().experimental, authorizer });
+    const api = new ApiServer(log, {
+      serverVersion: ENGINE_VERSION,
+      experimental: () => cfg().experimental,
+      authorizer,
+      ...(minApiVersion ? { minApiVersion } : {}),
+    });
     registerSystemRoutes(api.router, system);
     registerEventRoutes(api.router, events);
     registerSystemDfRoutes(

@@ -132,3 +132,22 @@ describe('/system/df by API version', () => {
     assert.equal(await keep('1.48', 'keep-storage=5'), 5);
   });
 });
+
+describe('a raised minimum API version (DOCKER_MIN_API_VERSION)', () => {
+  const { backend } = fakeBackend<SystemBackend>({ info: { Name: 'host' }, swarmState: 'inactive', experimental: false });
+  const h = new RouteHarness((r) => registerSystemRoutes(r, backend), { minApiVersion: '1.40' });
+  after(() => h.close());
+
+  test('below it a JSON 400 naming it; below 1.24 still plain text; from it served', async () => {
+    const old = await h.request('GET', '/v1.39/info');
+    assert.equal(old.status, 400);
+    assert.equal(
+      old.json.message,
+      'client version 1.39 is too old. Minimum supported API version is 1.40, please upgrade your client to a newer version',
+    );
+    const older = await h.request('GET', '/v1.20/info');
+    assert.equal(older.headers['content-type'], 'text/plain; charset=utf-8');
+    assert.match(older.text, /Minimum supported API version is 1\.40/);
+    assert.equal((await h.request('GET', '/v1.40/info')).status, 200);
+  });
+});
