@@ -15,13 +15,11 @@ export interface AttachBackend {
 export function registerAttachRoutes(router: Router, backend: AttachBackend): void {
   router.post('/containers/{id}/attach', async (ctx) => {
     const q = ctx.query;
-    // Before API 1.42 every stream is attached whatever the query says.
-    const all = versionLessThan(ctx.version, '1.42');
     const opts: AttachOptions = {
       stream: q.bool('stream'),
-      stdin: all || q.bool('stdin'),
-      stdout: all || q.bool('stdout'),
-      stderr: all || q.bool('stderr'),
+      stdin: q.bool('stdin'),
+      stdout: q.bool('stdout'),
+      stderr: q.bool('stderr'),
       logs: q.bool('logs'),
       ...(q.string('detachKeys') ? { detachKeys: q.string('detachKeys')! } : {}),
     };
