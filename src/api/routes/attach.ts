@@ -29,7 +29,8 @@ export function registerAttachRoutes(router: Router, backend: AttachBackend): vo
     const socket: Socket = ctx.socket ?? (ctx.req.socket as Socket);
     const upgrade = (ctx.req.headers.upgrade ?? '').toLowerCase() === 'tcp';
     // As dockerd: the multiplexed media type only on an upgraded connection and from API 1.42.
-    const contentType = upgrade && !session.tty && !all ? 'application/vnd.docker.multiplexed-stream' : 'application/vnd.docker.raw-stream';
+    const muxed = upgrade && !session.tty && !versionLessThan(ctx.version, '1.42');
+    const contentType = muxed ? 'application/vnd.docker.multiplexed-stream' : 'application/vnd.docker.raw-stream';
     // The status line goes out by hand: from here on the connection is a raw stream, not HTTP.
     ctx.res.detachSocket?.(socket);
     socket.write(
