@@ -132,7 +132,10 @@ export class SystemService {
       },
       MemoryLimit: true,
       SwapLimit: true,
-      KernelMemoryTCP: false,
+      // As dockerd (omitted when false): kernel-memory accounting of cgroup v1; the router drops
+      // KernelMemory for API 1.42 and later.
+      ...(host.kernelMemory ? { KernelMemory: true } : {}),
+      ...(host.kernelMemoryTCP ? { KernelMemoryTCP: true } : {}),
       CpuCfsPeriod: true,
       CpuCfsQuota: true,
       CPUShares: true,

@@ -19,6 +19,7 @@ const info = {
   ContainerdCommit: { ID: 'abc' },
   RuncCommit: { ID: 'def' },
   InitCommit: { ID: 'ghi' },
+  KernelMemory: true,
 };
 
 describe('/info by API version', () => {
@@ -57,6 +58,11 @@ describe('/info by API version', () => {
     const cur = await at('1.49');
     assert.deepEqual(cur.FirewallBackend, { Driver: 'iptables' });
     assert.deepEqual(cur.RuncCommit, { ID: 'def' });
+  });
+  test('1.42: KernelMemory (the host’s kmem accounting) before, omitted from', async () => {
+    assert.equal((await at('1.41')).KernelMemory, true);
+    assert.equal('KernelMemory' in (await at('1.42')), false);
+    assert.equal('KernelMemory' in (await at('1.51')), false);
   });
   test('1.50: BridgeNfIptables/BridgeNfIp6tables false before, gone from', async () => {
     assert.equal((await at('1.49')).BridgeNfIptables, false);

@@ -9,6 +9,11 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object
 /** The /info answer for a client of API `version`. */
 export function infoForVersion(source: Info, version: string): Info {
   const lt = (v: string) => versionLessThan(version, v);
+  if (!lt('1.42') && 'KernelMemory' in source) {
+    // KernelMemory is false (omitted) from API 1.42.
+    const { KernelMemory: _gone, ...rest } = source;
+    source = rest;
+  }
   if (!lt('1.50')) return source;
   const info: Info = { ...source };
   // Before 1.25 SecurityOptions were names only ("seccomp", not "name=seccomp,profile=…").
