@@ -199,6 +199,28 @@ describe('container routes by API version', () => {
     assert.match((await create('1.48', vd)).res.json.Warnings[0], /container-wide volume-driver configuration is ignored/);
   });
 
+  test('1.48: interface sysctls refused from (500, as dockerd); before, eth0 kept and another interface refused', async () => {
+    const body = (k: string, mode = 'bridge') => ({ Image: 'b', HostConfig: { NetworkMode: mode, Sysctls: { [k]: '1' } } });
+    const cur = await create('1.48', body('net.ipv4.conf.eth0.rp_filter'));
+    assert.equal(cur.res.status, 500);
+    assert.equal(
+      cur.res.json.message,
+      `interface specific sysctl setting "net.ipv4.conf.eth0.rp_filter" must be supplied using driver option 'com.docker.network.endpoint.sysctls'`,
+    );
+    assert.equal(
+      (await create('1.48', body('net.ipv4.conf.eth0.rp_filter', 'host'))).res.status,
+      201,
+      'the host stack is not the container’s',
+    );
+    assert.equal((await create('1.48', body('net.ipv4.ip_forward'))).res.status, 201, 'no interface named');
+    assert.deepEqual((await create('1.47', body('net.ipv4.conf.eth0.rp_filter'))).got!.HostConfig!.Sysctls, {
+      'net.ipv4.conf.eth0.rp_filter': '1',
+    });
+    const eth1 = await create('1.47', body('net.ipv4.conf.eth1.rp_filter'));
+    assert.equal(eth1.res.status, 500);
+    assert.match(eth1.res.json.message, /^unable to determine network endpoint for sysctl net\.ipv4\.conf\.eth1\.rp_filter/);
+  });
+
   test('field names in any case reach the version gates and the backend canonical', async () => {
     const got = (await create('1.43', { image: 'b', hostconfig: { annotations: { a: 'b' }, autoremove: true } })).got!;
     assert.equal(got.Image, 'b');

@@ -3,7 +3,7 @@
 // defaults older clients relied on are filled in, checks newer versions make are made, and the
 // container-wide MacAddress is moved to its endpoint. The body is the decoded one (canonical field
 // names, from body-schemas.ts) and is changed in place; the answer is the extra warnings.
-import { invalidParameter } from '../../errors.ts';
+import { internal, invalidParameter } from '../../errors.ts';
 import type { ContainerCreateBody, EndpointSettings, MountSpec, NetworkingConfig } from '../../types/container-api.ts';
 import { versionLessThan } from '../../util/api-version.ts';
 import { isUserDefinedNetwork } from './container-compat.ts';
@@ -83,6 +83,7 @@ export function adaptCreateForVersion(body: ContainerCreateBody, version: string
   if (volumeDriver) warnings.push(volumeDriver);
   const mac = migrateMacAddress(body, version);
   if (mac) warnings.push(mac);
+  checkInterfaceSysctls(body, version);
   // Nothing the client did not send is added but what the adaptation put there.
   if (!hadHostConfig && Object.keys(hc).length === 0) delete body.HostConfig;
   if (!hadNetworking && Object.keys(net).length === 0) delete body.NetworkingConfig;
@@ -153,6 +154,31 @@ function migrateMacAddress(body: ContainerCreateBody, version: string): string |
   }
   delete body.MacAddress;
   return 'The container-wide MacAddress field is now deprecated. It should be specified in EndpointsConfig instead.';
+}
+
+const ENDPOINT_SYSCTLS = 'com.docker.network.endpoint.sysctls';
+
+/**
+ * Sysctls naming an interface (net.<a>.<b>.ethN.<c>) on a container with its own network stack:
+ * from API 1.48 dockerd refuses them (they belong in the endpoint's driver option); an older
+ * client's are migrated there for eth0 and refused for another interface. Both refusals are plain
+ * errors in dockerd's router, hence 500s. The eth0 migration needs per-endpoint sysctls, not built:
+ * such a sysctl stays in HostConfig.Sysctls for an older client.
+ */
+function checkInterfaceSysctls(body: ContainerCreateBody, version: string): void {
+  const hc = body.HostConfig ?? {};
+  const mode = hc.NetworkMode ?? '';
+  if (mode === 'host' || mode.startsWith('container:')) return;
+  for (const key of Object.keys(hc.Sysctls ?? {})) {
+    const spl = key.split('.');
+    if (spl.length < 5 || spl[0] !== 'net' || !spl[3]!.startsWith('eth')) continue;
+    if (!versionLessThan(version, '1.48'))
+      throw internal(`interface specific sysctl setting "${key}" must be supplied using driver option '${ENDPOINT_SYSCTLS}'`);
+    if (spl[3] !== 'eth0')
+      throw internal(
+        `unable to determine network endpoint for sysctl ${key}, use driver option '${ENDPOINT_SYSCTLS}' to set per-interface sysctls`,
+      );
+  }
 }
 
 /** POST /containers/{id}/update: PidsLimit only from 1.40, KernelMemory ignored from 1.42. */
