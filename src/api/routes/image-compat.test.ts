@@ -12,7 +12,10 @@ const tagged = { Id: 'sha256:2', RepoTags: ['busybox:latest'], RepoDigests: [], 
 describe('image routes by API version', () => {
   const { backend, calls } = fakeBackend<ImagesBackend>({
     list: () => [structuredClone(untagged), structuredClone(tagged)],
-    inspect: () => ({ Id: 'sha256:1', Size: 10, Descriptor: { digest: 'sha256:d' } }),
+    inspect: () => ({ Id: 'sha256:1', Size: 10, Descriptor: { digest: 'sha256:d' }, Os: 'linux', Architecture: 'amd64' }),
+    history: [{ Id: 'sha256:1' }],
+    prepareSave: () => async () => undefined,
+    remove: [],
   });
   const h = new RouteHarness((r) => registerImageRoutes(r, backend));
   after(() => h.close());
@@ -55,5 +58,33 @@ describe('image routes by API version', () => {
     assert.equal(mid.VirtualSize, undefined);
     assert.equal(mid.Created, undefined);
     assert.deepEqual((await h.request('GET', '/v1.48/images/busybox/json')).json.Descriptor, { digest: 'sha256:d' });
+  });
+
+  const amd64 = encodeURIComponent('{"os":"linux","architecture":"amd64"}');
+  const arm64 = encodeURIComponent('{"os":"linux","architecture":"arm64"}');
+
+  test('inspect platform from 1.49: the image must be of it (404 as dockerd); ignored before', async () => {
+    assert.equal((await h.request('GET', `/v1.49/images/busybox/json?platform=${amd64}`)).status, 200);
+    const other = await h.request('GET', `/v1.49/images/busybox/json?platform=${arm64}`);
+    assert.equal(other.status, 404);
+    assert.equal(
+      other.json.message,
+      'image with reference busybox was found but its platform (linux/amd64) does not match the specified platform (linux/arm64)',
+    );
+    assert.equal((await h.request('GET', `/v1.48/images/busybox/json?platform=${arm64}`)).status, 200);
+    const both = await h.request('GET', `/v1.49/images/busybox/json?platform=${amd64}&manifests=1`);
+    assert.equal(both.json.message, 'conflicting options: manifests and platform options cannot both be set');
+    const half = await h.request('GET', `/v1.49/images/busybox/json?platform=${encodeURIComponent('{"os":"linux"}')}`);
+    assert.equal(half.json.message, 'both OS and Architecture must be provided');
+  });
+
+  test('history platform from 1.48; save/load one platform at most and delete platforms decoded, by version', async () => {
+    assert.equal((await h.request('GET', `/v1.48/images/busybox/history?platform=${arm64}`)).status, 404);
+    assert.equal((await h.request('GET', `/v1.47/images/busybox/history?platform=${arm64}`)).status, 200);
+    const two = await h.request('GET', `/v1.48/images/get?names=busybox&platform=${amd64}&platform=${arm64}`);
+    assert.equal(two.json.message, 'multiple platform parameters not supported');
+    assert.equal((await h.request('GET', `/v1.47/images/get?names=busybox&platform=${amd64}&platform=${arm64}`)).status, 200);
+    assert.equal((await h.request('DELETE', '/v1.50/images/busybox?platforms=%7Bbad')).status, 400);
+    assert.equal((await h.request('DELETE', '/v1.49/images/busybox?platforms=%7Bbad')).status, 200);
   });
 });
