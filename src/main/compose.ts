@@ -44,7 +44,7 @@ import type { ContainerRecord } from '../daemon/containers/record.ts';
 import { registerContainerRoutes } from '../api/routes/containers.ts';
 import { registerNetworkRoutes } from '../api/routes/networks.ts';
 import { composeNetworking } from './compose-network.ts';
-import { notFound } from '../errors.ts';
+import { EngineError, notFound } from '../errors.ts';
 import { registerAttachRoutes } from '../api/routes/attach.ts';
 import { registerAttachWsRoutes } from '../api/routes/attach-ws.ts';
 import { registerVolumeRoutes } from '../api/routes/volumes.ts';
@@ -78,6 +78,7 @@ import { lazyClusterService } from './cluster-lazy.ts';
 import { clusterRuntime } from './cluster-runtime.ts';
 import { startupMark } from '../util/startup-trace.ts';
 import type { TaskRuntime } from '../cluster/task-runtime.ts';
+import { API_VERSION } from '../util/api-version.ts';
 
 /** Container and network actions timed for metrics, by backend method (dockerd's action names). */
 const CONTAINER_ACTIONS = {
@@ -580,6 +581,15 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     );
     registerContainerRoutes(api.router, metrics ? metrics.timed(containers, 'container', CONTAINER_ACTIONS) : containers, {
       cgroup2: cgroupVersion() === 2,
+      // create's platform (API 1.41+) is checked against the local image; none: the create's own 404.
+      imagePlatform: (ref) =>
+        imageService.inspect(ref, API_VERSION).then(
+          (v) => v as Record<string, unknown>,
+          (err: unknown) => {
+            if (err instanceof EngineError && err.code === 'NOT_FOUND') return undefined;
+            throw err;
+          },
+        ),
     });
     registerNetworkRoutes(api.router, metrics ? metrics.timed(networking.api, 'network', NETWORK_ACTIONS) : networking.api);
     registerAttachRoutes(api.router, containers);

@@ -25,7 +25,12 @@ function harness(cgroup2 = false) {
     wait: (_id: string, condition: string) => async () =>
       condition === 'removed' ? { StatusCode: 0, Error: { Message: 'removal failed' } } : { StatusCode: 3, Error: null },
   });
-  const h = new RouteHarness((r) => registerContainerRoutes(r, fake.backend, { cgroup2 }));
+  const h = new RouteHarness((r) =>
+    registerContainerRoutes(r, fake.backend, {
+      cgroup2,
+      imagePlatform: async (ref: string) => (ref === 'busybox' ? { Os: 'linux', Architecture: 'amd64' } : undefined),
+    }),
+  );
   return { h, fake };
 }
 
@@ -219,6 +224,22 @@ describe('container routes by API version', () => {
     const eth1 = await create('1.47', body('net.ipv4.conf.eth1.rp_filter'));
     assert.equal(eth1.res.status, 500);
     assert.match(eth1.res.json.message, /^unable to determine network endpoint for sysctl net\.ipv4\.conf\.eth1\.rp_filter/);
+  });
+
+  test('1.41: the platform query is checked against the local image from, ignored before', async () => {
+    const other = await h.request('POST', '/v1.41/containers/create?platform=linux/arm64', { body: { Image: 'busybox' } });
+    assert.equal(other.status, 404);
+    assert.equal(
+      other.json.message,
+      'image with reference busybox was found but its platform (linux/amd64) does not match the specified platform (linux/arm64)',
+    );
+    assert.equal((await h.request('POST', '/v1.41/containers/create?platform=linux/amd64', { body: { Image: 'busybox' } })).status, 201);
+    assert.equal((await h.request('POST', '/v1.40/containers/create?platform=linux/arm64', { body: { Image: 'busybox' } })).status, 201);
+    // No such local image: the create itself answers (its 404 makes the CLI pull).
+    assert.equal((await h.request('POST', '/v1.41/containers/create?platform=linux/arm64', { body: { Image: 'alpine' } })).status, 201);
+    const bad = await h.request('POST', '/v1.41/containers/create?platform=nonsense', { body: { Image: 'busybox' } });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.json.message, '"nonsense": unknown operating system or architecture: invalid argument');
   });
 
   test('field names in any case reach the version gates and the backend canonical', async () => {

@@ -11,6 +11,8 @@ import { isUserDefinedNetwork } from './container-compat.ts';
 export interface CreateCompatHost {
   /** cgroup v2 (unified) host: API < 1.41 clients get CgroupnsMode "host" only on v1. */
   cgroup2: boolean;
+  /** A local image's platform (its inspect view), undefined when there is no such image. */
+  imagePlatform?: (ref: string) => Promise<{ Os?: unknown; Architecture?: unknown; Variant?: unknown } | undefined>;
 }
 
 const atLeast = (version: string, v: string) => !versionLessThan(version, v);

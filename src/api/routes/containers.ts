@@ -9,6 +9,7 @@ import type { Router } from '../router.ts';
 import { inspectForVersion, listForVersion } from './container-compat.ts';
 import { adaptCreateForVersion, adaptUpdateForVersion, type CreateCompatHost } from './container-create-compat.ts';
 import { CONTAINER_UPDATE, decodeBody, decodeContainerCreate } from '../body-schemas.ts';
+import { checkImagePlatform, parsePlatformSpecifier } from './image-platform.ts';
 import { versionLessThan } from '../../util/api-version.ts';
 
 export interface ContainersBackend {
@@ -52,6 +53,13 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
     const body = decodeContainerCreate(await readJsonObject(ctx.req));
     const name = ctx.query.string('name') || undefined;
     const warnings = adaptCreateForVersion(body, ctx.version, host);
+    // platform from 1.41: the local image must be of it (dockerd's 404 makes the CLI pull it).
+    const platform = versionLessThan(ctx.version, '1.41') ? undefined : ctx.query.string('platform');
+    if (platform) {
+      const want = parsePlatformSpecifier(platform);
+      const image = body.Image ? await host.imagePlatform?.(body.Image) : undefined;
+      if (image) checkImagePlatform(body.Image!, image, want);
+    }
     const created = await backend.create(body, name, ctx.version);
     sendJson(ctx.res, 201, warnings.length ? { ...created, Warnings: [...(created.Warnings ?? []), ...warnings] } : created);
   });

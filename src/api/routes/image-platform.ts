@@ -105,3 +105,67 @@ function familiarIfCanonical(ref: string): string {
     return ref; // an ID or something else: named as given
   }
 }
+
+const KNOWN_OS = new Set([
+  'aix',
+  'android',
+  'darwin',
+  'dragonfly',
+  'freebsd',
+  'illumos',
+  'ios',
+  'js',
+  'linux',
+  'netbsd',
+  'openbsd',
+  'plan9',
+  'solaris',
+  'wasip1',
+  'windows',
+]);
+const KNOWN_ARCH = new Set([
+  '386',
+  'amd64',
+  'arm',
+  'arm64',
+  'loong64',
+  'mips',
+  'mips64',
+  'mips64le',
+  'mipsle',
+  'ppc64',
+  'ppc64le',
+  'riscv64',
+  's390x',
+  'wasm',
+  'x86_64',
+  'x86-64',
+  'aarch64',
+  'armhf',
+  'armel',
+  'i386',
+]);
+
+/** The host's architecture in Go's terms (a platform that names only an OS gets it). */
+const hostArch = (): string => (process.arch === 'x64' ? 'amd64' : process.arch === 'ia32' ? '386' : process.arch);
+
+/**
+ * A platform specifier as containerd's platforms.Parse reads it ("linux/amd64", "linux/arm/v7",
+ * "arm64", "linux"): POST /containers/create's `platform` (API 1.41+).
+ */
+export function parsePlatformSpecifier(spec: string): Platform {
+  const bad = () => invalidParameter(`"${spec}": unknown operating system or architecture: invalid argument`);
+  if (spec.includes('*')) throw invalidParameter(`"${spec}": wildcards not yet supported: invalid argument`);
+  const parts = spec.split('/');
+  if (parts.some((p) => p === '')) throw bad();
+  if (parts.length === 1) {
+    const one = parts[0]!.toLowerCase();
+    if (KNOWN_OS.has(one)) return { os: one, architecture: hostArch() };
+    if (KNOWN_ARCH.has(one)) return { os: 'linux', architecture: one };
+    throw bad();
+  }
+  if (parts.length > 3) throw invalidParameter(`"${spec}": cannot parse platform specifier: invalid argument`);
+  const [os, architecture, variant] = parts as [string, string, string | undefined];
+  if (!KNOWN_OS.has(os.toLowerCase()) || !KNOWN_ARCH.has(architecture.toLowerCase())) throw bad();
+  return { os, architecture, ...(variant ? { variant } : {}) };
+}
