@@ -2,7 +2,7 @@
 // match of containerd's platforms.Only (aliases, arm variants, arm on arm64).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { decodePlatform, parsePlatformSpecifier, platformMatches } from './image-platform.ts';
+import { checkImagePlatform, decodePlatform, parsePlatformSpecifier, platformMatches } from './image-platform.ts';
 
 test('decode: JSON with os and architecture; optional fields alone are refused', () => {
   assert.deepEqual(decodePlatform('{"os":"linux","architecture":"arm","variant":"v7"}'), {
@@ -33,4 +33,12 @@ test('specifiers as containerd parses them: os/arch[/variant], an OS or an archi
   assert.equal(parsePlatformSpecifier('linux').os, 'linux');
   assert.throws(() => parsePlatformSpecifier('linux/amd64/v2/x'), /cannot parse platform specifier/);
   assert.throws(() => parsePlatformSpecifier('plan10/amd64'), /unknown operating system or architecture/);
+});
+
+test('an image that names no platform is not refused', () => {
+  assert.doesNotThrow(() => checkImagePlatform('x', { Os: '', Architecture: '' }, { os: 'linux', architecture: 'arm64' }));
+  assert.throws(
+    () => checkImagePlatform('x', { Os: 'linux', Architecture: 'amd64' }, { os: 'linux', architecture: 'arm64' }),
+    /does not match/,
+  );
 });

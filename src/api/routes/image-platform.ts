@@ -90,7 +90,8 @@ export function checkImagePlatform(ref: string, image: { Os?: unknown; Architect
     architecture: typeof image.Architecture === 'string' ? image.Architecture : '',
     ...(typeof image.Variant === 'string' && image.Variant ? { variant: image.Variant } : {}),
   };
-  if (platformMatches(want, have)) return;
+  // An image whose config names no platform (an old import) is not refused for it.
+  if (!have.os || !have.architecture || platformMatches(want, have)) return;
   throw notFound(
     `image with reference ${familiarIfCanonical(ref)} was found but its platform (${format(have)}) does not match the specified platform (${format(want)})`,
   );
