@@ -573,6 +573,15 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
       authorizer,
       ...(minApiVersion ? { minApiVersion } : {}),
     });
+    /** A local image's platform for the routes' platform checks; undefined when there is no such image. */
+    const imagePlatform = (ref: string) =>
+      imageService.inspect(ref, API_VERSION).then(
+        (v) => v as Record<string, unknown>,
+        (err: unknown) => {
+          if (err instanceof EngineError && err.code === 'NOT_FOUND') return undefined;
+          throw err;
+        },
+      );
     registerSystemRoutes(api.router, system);
     registerEventRoutes(api.router, events);
     registerSystemDfRoutes(
@@ -582,21 +591,14 @@ export async function startDaemon(opts: DaemonOptions): Promise<RunningDaemon> {
     registerContainerRoutes(api.router, metrics ? metrics.timed(containers, 'container', CONTAINER_ACTIONS) : containers, {
       cgroup2: cgroupVersion() === 2,
       // create's platform (API 1.41+) is checked against the local image; none: the create's own 404.
-      imagePlatform: (ref) =>
-        imageService.inspect(ref, API_VERSION).then(
-          (v) => v as Record<string, unknown>,
-          (err: unknown) => {
-            if (err instanceof EngineError && err.code === 'NOT_FOUND') return undefined;
-            throw err;
-          },
-        ),
+      imagePlatform,
     });
     registerNetworkRoutes(api.router, metrics ? metrics.timed(networking.api, 'network', NETWORK_ACTIONS) : networking.api);
     registerAttachRoutes(api.router, containers);
     registerAttachWsRoutes(api.router, containers);
     registerVolumeRoutes(api.router, volumes);
     registerArchiveRoutes(api.router, archives);
-    registerDistributionRoutes(api.router, distribution);
+    registerDistributionRoutes(api.router, distribution, { imagePlatform });
     registerImageRoutes(api.router, imageService);
     registerBuildRoutes(api.router, builder, { experimental: () => cfg().experimental });
     registerExecRoutes(api.router, execs, {

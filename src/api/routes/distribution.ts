@@ -11,6 +11,7 @@ import { readJsonObject, sendJson } from '../http.ts';
 import { AUTH_CONFIG, decodeBody } from '../body-schemas.ts';
 import type { Router } from '../router.ts';
 import { versionLessThan } from '../../util/api-version.ts';
+import { checkImagePlatform, decodePlatform } from './image-platform.ts';
 
 export interface DistributionBackend {
   pull(p: { fromImage: string; tag?: string; platform?: string; auth: AuthConfig }, sink: ProgressSink, signal: AbortSignal): Promise<void>;
@@ -60,7 +61,12 @@ export class ProgressResponse {
 
 const authOf = (req: IncomingMessage) => decodeAuthHeaderLenient(req.headers['x-registry-auth'] as string | undefined);
 
-export function registerDistributionRoutes(router: Router, backend: DistributionBackend): void {
+export interface DistributionRouteOptions {
+  /** A local image's platform (its inspect view), undefined when there is no such image. */
+  imagePlatform?: (ref: string) => Promise<{ Os?: unknown; Architecture?: unknown; Variant?: unknown } | undefined>;
+}
+
+export function registerDistributionRoutes(router: Router, backend: DistributionBackend, opts: DistributionRouteOptions = {}): void {
   router.post('/images/create', async (ctx) => {
     const q = ctx.query;
     const fromImage = q.string('fromImage');
@@ -102,6 +108,14 @@ export function registerDistributionRoutes(router: Router, backend: Distribution
       auth = normaliseAuth(decodeBody(await readJsonObject(ctx.req, true), AUTH_CONFIG, 'AuthConfig'));
     }
     const tag = ctx.query.string('tag');
+    // platform from 1.46 (a JSON OCI platform): the local image must be of it.
+    const raw = versionLessThan(ctx.version, '1.46') ? undefined : ctx.query.string('platform');
+    if (raw) {
+      const want = decodePlatform(raw);
+      const ref = tag ? `${ctx.params.name}:${tag}` : ctx.params.name;
+      const image = await opts.imagePlatform?.(ref);
+      if (image) checkImagePlatform(ref, image, want);
+    }
     const out = new ProgressResponse(ctx.res);
     await out.run((sink, signal) => backend.push(ctx.params.name, tag || undefined, auth, sink, signal));
   });
