@@ -2,7 +2,7 @@
 // the supervisor and the resource services' counters.
 import { LOG_DRIVERS } from '../logging/options.ts';
 import { parseGenericResources, type GenericResource } from '../config/generic-resources.ts';
-import { existsSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { API_VERSION, MIN_API_VERSION } from '../util/api-version.ts';
 import type { DaemonConfig } from '../config/daemon-config.ts';
 import { ENGINE_COMMIT, ENGINE_VERSION } from '../version.ts';
@@ -42,6 +42,8 @@ export interface SystemDeps {
   managedPlugins?: (iface: string) => string[];
   /** The Swarm section of /info and the Swarm header of /_ping (cluster/ fills them; absent: inactive). */
   cluster?: { info(): Promise<Record<string, unknown>>; pingState(): string };
+  /** The oldest API version served (DOCKER_MIN_API_VERSION); default MIN_API_VERSION. */
+  minApiVersion?: string;
 }
 
 const INACTIVE_SWARM = { NodeID: '', NodeAddr: '', LocalNodeState: 'inactive', ControlAvailable: false, Error: '', RemoteManagers: null };
@@ -68,7 +70,7 @@ export class SystemService {
       GitCommit: ENGINE_COMMIT,
       GoVersion: `node${process.versions.node}`,
       KernelVersion: host.kernelVersion,
-      MinAPIVersion: MIN_API_VERSION,
+      MinAPIVersion: this.deps.minApiVersion ?? MIN_API_VERSION,
       Os: 'linux',
     };
     return {
@@ -81,7 +83,7 @@ export class SystemService {
       ],
       Version: ENGINE_VERSION,
       ApiVersion: API_VERSION,
-      MinAPIVersion: MIN_API_VERSION,
+      MinAPIVersion: this.deps.minApiVersion ?? MIN_API_VERSION,
       GitCommit: ENGINE_COMMIT,
       GoVersion: `node${process.versions.node}`,
       Os: 'linux',
@@ -130,8 +132,10 @@ export class SystemService {
       },
       MemoryLimit: true,
       SwapLimit: true,
-      // cgroup v1's kernel TCP buffer limit, which containers' KernelMemoryTCP sets (dockerd's sysinfo).
-      KernelMemoryTCP: host.cgroupVersion === '1' && existsSync('/sys/fs/cgroup/memory/memory.kmem.tcp.limit_in_bytes'),
+      // As dockerd (omitted when false): kernel-memory accounting of cgroup v1; the router drops
+      // KernelMemory for API 1.42 and later.
+      ...(host.kernelMemory ? { KernelMemory: true } : {}),
+      ...(host.kernelMemoryTCP ? { KernelMemoryTCP: true } : {}),
       CpuCfsPeriod: true,
       CpuCfsQuota: true,
       CPUShares: true,

@@ -188,13 +188,16 @@ export class TestDaemon {
           ],
         ]
       : [ENGINED, this.baseArgs()];
-    this.child = spawn(cmd, args, { env: { ...process.env, ...this.opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    this.child.stdout!.on('data', (d) => (this.output += d));
-    this.child.stderr!.on('data', (d) => (this.output += d));
+    const child = spawn(cmd, args, { env: { ...process.env, ...this.opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = child;
+    child.stdout!.on('data', (d) => (this.output += d));
+    child.stderr!.on('data', (d) => (this.output += d));
     this.exited = new Promise((res) =>
-      this.child.on('exit', (code, signal) => {
-        this.exitCode = code ?? (signal ? 128 : null);
-        res(this.exitCode);
+      child.on('exit', (code, signal) => {
+        const exitCode = code ?? (signal ? 128 : null);
+        // The exit of a child a restart already replaced (a kill -9 not awaited) is not the new one's.
+        if (this.child === child) this.exitCode = exitCode;
+        res(exitCode);
       }),
     );
   }
@@ -271,6 +274,8 @@ export class TestDaemon {
 
   /** Starts engined again on the same directories. */
   async restart(): Promise<void> {
+    // A child sent SIGKILL (kill9 not awaited) is waited for: its pidfile and socket go first.
+    if (this.child.killed && this.child.exitCode === null && this.child.signalCode === null) await this.exited;
     await this.spawn();
     if (this.opts.waitReady !== false) await this.waitReady();
   }

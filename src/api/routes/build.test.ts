@@ -138,4 +138,22 @@ describe('build routes', () => {
       [['cancel', 'abc']],
     );
   });
+
+  test('API versions: aux from 1.30, platform from 1.32, outputs refused from 1.40 (ignored before)', async () => {
+    const id = 'sha256:' + 'ab'.repeat(32);
+    const old = lines((await h.request('POST', '/v1.29/build', { raw: 'x' })).text);
+    assert.equal(
+      old.some((m) => m.aux),
+      false,
+    );
+    assert.ok(lines((await h.request('POST', '/v1.30/build', { raw: 'x' })).text).some((m) => m.aux));
+    assert.deepEqual(lines((await h.request('POST', '/v1.29/build?q=1', { raw: 'x' })).text), [{ stream: `${id}\n` }]);
+    await h.request('POST', '/v1.31/build?platform=linux/amd64', { raw: 'x' });
+    assert.equal((calls.at(-1)!.args[0] as BuildOptions).platform, undefined);
+    await h.request('POST', '/v1.32/build?platform=linux/amd64', { raw: 'x' });
+    assert.equal((calls.at(-1)!.args[0] as BuildOptions).platform, 'linux/amd64');
+    const outputs = encodeURIComponent('[{"Type":"local"}]');
+    assert.equal((await h.request('POST', `/v1.39/build?outputs=${outputs}`, { raw: 'x' })).status, 200);
+    assert.equal((await h.request('POST', `/v1.40/build?outputs=${outputs}`, { raw: 'x' })).status, 400);
+  });
 });

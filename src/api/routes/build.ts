@@ -10,6 +10,7 @@ import { atoi, sendJson } from '../http.ts';
 import type { Query } from '../http.ts';
 import type { Router } from '../router.ts';
 import { goUnmarshalError } from '../../util/go-json.ts';
+import { API_VERSION, versionLessThan } from '../../util/api-version.ts';
 
 export interface BuildBackend {
   build(opts: BuildOptions, body: AsyncIterable<Uint8Array> | null, sink: BuildSink, signal: AbortSignal): Promise<void>;
@@ -62,11 +63,18 @@ function registryConfig(header: string | string[] | undefined): BuildOptions['re
 }
 
 /** The query of POST /build as BuildOptions; refuses what this builder does not do. */
-export function parseBuildQuery(q: Query, headers: IncomingMessage['headers'], experimental: boolean): BuildOptions {
+export function parseBuildQuery(
+  q: Query,
+  headers: IncomingMessage['headers'],
+  experimental: boolean,
+  apiVersion = API_VERSION,
+): BuildOptions {
   const version = q.string('version');
   if (version === '2')
     throw invalidParameter('BuildKit (version=2) is not available on this daemon: use the classic builder (DOCKER_BUILDKIT=0)');
-  if (q.string('outputs')) throw invalidParameter('outputs are not supported by the classic builder (they need BuildKit)');
+  // outputs exist from API 1.40 (an older client's are ignored), platform from 1.32.
+  if (q.string('outputs') && !versionLessThan(apiVersion, '1.40'))
+    throw invalidParameter('outputs are not supported by the classic builder (they need BuildKit)');
   if (q.bool('squash') && !experimental) throw invalidParameter('squash is only supported with experimental mode');
   if (q.bool('squash')) throw invalidParameter('squash is not implemented by this builder');
   // dockerd's Int64ValueOrZero: a value that is no integer counts as not given.
@@ -110,7 +118,7 @@ export function parseBuildQuery(q: Query, headers: IncomingMessage['headers'], e
   set('cpuPeriod', num('cpuperiod'));
   set('cpuQuota', num('cpuquota'));
   set('shmSize', num('shmsize'));
-  set('platform', q.string('platform'));
+  if (!versionLessThan(apiVersion, '1.32')) set('platform', q.string('platform'));
   set('target', q.string('target'));
   set('remote', q.string('remote'));
   set('buildId', q.string('buildid'));
@@ -126,6 +134,8 @@ class BuildStream {
   constructor(
     private readonly res: ServerResponse,
     private readonly quiet: boolean,
+    /** The image ID as an aux message: from API 1.30. */
+    private readonly wantAux = true,
   ) {
     res.on('close', () => {
       if (!res.writableFinished) this.abort.abort(new Error('the client hung up'));
@@ -147,7 +157,7 @@ class BuildStream {
   // Quiet mode holds everything back, as dockerd's buffer: on success only the final image ID is
   // written (one stream line), on failure what was held and the error.
   readonly sink: BuildSink = (m) => {
-    if (!this.quiet) return this.write(m);
+    if (!this.quiet) return m.aux && !this.wantAux ? undefined : this.write(m);
     if (m.aux?.ID) this.lastId = m.aux.ID;
     this.held.push(m);
   };
@@ -170,8 +180,8 @@ class BuildStream {
 
 export function registerBuildRoutes(router: Router, backend: BuildBackend, opts: { experimental: () => boolean }): void {
   router.post('/build', async (ctx) => {
-    const options = parseBuildQuery(ctx.query, ctx.req.headers, opts.experimental());
-    const stream = new BuildStream(ctx.res, options.quiet);
+    const options = parseBuildQuery(ctx.query, ctx.req.headers, opts.experimental(), ctx.version);
+    const stream = new BuildStream(ctx.res, options.quiet, !versionLessThan(ctx.version, '1.30'));
     const body = options.remote ? null : ctx.req;
     await stream.run((sink, signal) => backend.build(options, body, sink, signal));
   });

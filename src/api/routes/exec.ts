@@ -32,6 +32,8 @@ export interface ExecRouteOptions {
 export function registerExecRoutes(router: Router, backend: ExecBackend, opts: ExecRouteOptions): void {
   router.post('/containers/{id}/exec', async (ctx) => {
     const body = decodeBody<ExecCreateBody>(await readJsonObject(ctx.req), EXEC_OPTIONS, 'ExecOptions');
+    // ConsoleSize exists from API 1.42.
+    if (versionLessThan(ctx.version, '1.42')) delete body.ConsoleSize;
     sendJson(ctx.res, 201, await backend.create(ctx.params.id, body));
   });
 
@@ -56,7 +58,8 @@ export function registerExecRoutes(router: Router, backend: ExecBackend, opts: E
     const raw = upgraded ? await readUpgradeBody(socket, ctx.req.headers) : undefined;
     const parsed = raw !== undefined ? await parseBody(raw) : await readJsonObject<Record<string, unknown>>(ctx.req, true);
     const body = decodeBody<{ Detach?: boolean; Tty?: boolean; ConsoleSize?: number[] }>(parsed, EXEC_START_OPTIONS, 'ExecStartOptions');
-    const consoleSize = body.ConsoleSize;
+    // ConsoleSize exists from API 1.42.
+    const consoleSize = versionLessThan(ctx.version, '1.42') ? undefined : body.ConsoleSize;
     // As dockerd: the start request's Tty decides the framing, whatever the exec was created with
     // (the process's terminal is still the exec's own).
     const tty = body.Tty === true;

@@ -384,3 +384,20 @@ test("reservations: a task that fits nowhere stays pending with swarmkit's reaso
   assert.equal(waiting.Status.State, 'pending');
   assert.equal(waiting.Status.Err, 'no suitable node (insufficient resources on 1 node)');
 });
+
+test('tasks of a service with the deprecated Spec.Networks join them; the template’s own networks win', () => {
+  const old = service({ Networks: [{ Target: 'n1', Aliases: ['web'] }] });
+  const sim = new Sim([old], [node('a')]);
+  sim.round();
+  const nets = [...sim.tasks.values()].map((t) => (t.Spec as { Networks?: unknown }).Networks);
+  assert.equal(nets.length, 3);
+  for (const n of nets) assert.deepEqual(n, [{ Target: 'n1', Aliases: ['web'] }]);
+  assert.equal((old.Spec.TaskTemplate as { Networks?: unknown }).Networks, undefined, 'the spec stays as sent');
+  const own = service({
+    Networks: [{ Target: 'n1' }],
+    TaskTemplate: { ContainerSpec: { Image: 'busybox' }, Networks: [{ Target: 'n2' }] },
+  });
+  const sim2 = new Sim([own], [node('a')]);
+  sim2.round();
+  for (const t of sim2.tasks.values()) assert.deepEqual((t.Spec as { Networks?: unknown }).Networks, [{ Target: 'n2' }]);
+});

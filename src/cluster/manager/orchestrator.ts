@@ -7,7 +7,7 @@
 // applies the plan; this file decides only.
 import type { ClusterObject } from '../../types/cluster.ts';
 import { addUse, assignNamed, constraintsOf, demandOf, eligible, filterNodes, pickNode, type Load, type SchedNode } from './scheduler.ts';
-import { modeOf, replicasOf, restartPolicy, updatePolicy, type ServiceRecord, type UpdateStatus } from './service-spec.ts';
+import { modeOf, replicasOf, restartPolicy, taskTemplateOf, updatePolicy, type ServiceRecord, type UpdateStatus } from './service-spec.ts';
 import { isTerminal, namedOf, stateRank, type TaskRecord, type TaskState, type TaskStatus } from './tasks.ts';
 
 export type Action =
@@ -83,7 +83,7 @@ function planService(
   const mode = modeOf(s.Spec);
   const job = mode.endsWith('-job');
   const global = mode === 'global' || mode === 'global-job';
-  const template = (s.Spec.TaskTemplate ?? {}) as ClusterObject;
+  const template = taskTemplateOf(s.Spec);
   const restart = restartPolicy(s.Spec);
   const iteration = s.JobIteration ?? 0;
   const ports = (s.Ports ?? ((s.Spec.EndpointSpec ?? {}) as ClusterObject).Ports) as unknown[] | undefined;

@@ -5,6 +5,8 @@ import { test } from 'node:test';
 import { containerBody, stopTimeout, taskNetworks } from '../agent/container-body.ts';
 import {
   checkServiceSpec,
+  effectiveNetworks,
+  taskTemplateOf,
   filterServices,
   findService,
   serviceView,
@@ -21,10 +23,15 @@ test('spec checks: image, name, networks, ingress ports, modes', () => {
   assert.deepEqual(checkServiceSpec(spec()).Mode, { Replicated: { Replicas: 1 } });
   assert.throws(() => checkServiceSpec({ Name: 'x', TaskTemplate: { ContainerSpec: {} } }), /image reference must be provided/);
   assert.throws(() => checkServiceSpec(spec({ Name: 'bad name' })), /valid as a DNS name component/);
-  // The deprecated Spec.Networks move into TaskTemplate.Networks, as dockerd does.
-  const moved = checkServiceSpec(spec({ Networks: [{ Target: 'ov', Aliases: ['www'] }] }));
-  assert.deepEqual((moved.TaskTemplate as { Networks: unknown }).Networks, [{ Target: 'ov', Aliases: ['www'] }]);
-  assert.equal(moved.Networks, undefined);
+  // The deprecated Spec.Networks stay where the client put them (dockerd reads them back there);
+  // a task joins them when its template has none.
+  const kept = checkServiceSpec(spec({ Networks: [{ Target: 'ov', Aliases: ['www'] }] }));
+  assert.deepEqual(kept.Networks, [{ Target: 'ov', Aliases: ['www'] }]);
+  assert.equal((kept.TaskTemplate as { Networks?: unknown }).Networks, undefined);
+  assert.deepEqual(effectiveNetworks(kept), [{ Target: 'ov', Aliases: ['www'] }]);
+  assert.deepEqual((taskTemplateOf(kept) as { Networks: unknown }).Networks, [{ Target: 'ov', Aliases: ['www'] }]);
+  const both = spec({ Networks: [{ Target: 'a' }], TaskTemplate: { ContainerSpec: { Image: 'busybox' }, Networks: [{ Target: 'b' }] } });
+  assert.deepEqual(effectiveNetworks(checkServiceSpec(both)), [{ Target: 'b' }], 'the template’s own networks win');
   assert.throws(() => checkServiceSpec(spec({ Networks: [{ Target: 'ov' }, { Target: 'ov' }] })), /duplicate network attachments/);
   assert.throws(() => checkServiceSpec(spec({ Networks: [{ Aliases: ['x'] }] })), /network target must be set/);
   assert.throws(() => checkServiceSpec(spec({ EndpointSpec: { Mode: 'dnsrr' } })), /dnsrr needs the service on a network/);

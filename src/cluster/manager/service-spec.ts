@@ -363,29 +363,43 @@ export function findService<T extends { ID: string; Spec: ClusterObject }>(all: 
 }
 
 /**
- * TaskTemplate.Networks (and the deprecated Spec.Networks, moved there as dockerd does): each a
- * Target (overlay network name or ID, checked by the task's node when it attaches) with Aliases.
+ * The networks a service's tasks join: TaskTemplate.Networks, or the deprecated Spec.Networks when
+ * the template has none (as swarmkit). Both stay in the spec where the client put them.
  */
+export function effectiveNetworks(spec: ClusterObject): unknown[] {
+  const tt = obj(spec.TaskTemplate).Networks;
+  if (Array.isArray(tt) && tt.length) return tt;
+  return Array.isArray(spec.Networks) ? spec.Networks : [];
+}
+
+/** The spec a new task runs: the TaskTemplate, with the service-level networks when it has none. */
+export function taskTemplateOf(spec: ClusterObject): ClusterObject {
+  const tt = obj(spec.TaskTemplate) as ClusterObject;
+  const own = tt.Networks;
+  if ((Array.isArray(own) && own.length) || !Array.isArray(spec.Networks) || !spec.Networks.length) return tt;
+  return { ...tt, Networks: spec.Networks };
+}
+
+/** TaskTemplate.Networks and Spec.Networks: each a Target (overlay network name or ID) with Aliases. */
 function checkNetworks(spec: Record<string, unknown>, tt: Record<string, unknown>): void {
   if (tt.Networks !== undefined && tt.Networks !== null && !Array.isArray(tt.Networks))
     throw invalidParameter('invalid TaskTemplate.Networks: must be a list');
-  const nets = [...(Array.isArray(tt.Networks) ? tt.Networks : []), ...(Array.isArray(spec.Networks) ? spec.Networks : [])];
-  if (Array.isArray(spec.Networks)) {
-    tt.Networks = nets;
-    delete spec.Networks;
+  if (spec.Networks !== undefined && spec.Networks !== null && !Array.isArray(spec.Networks))
+    throw invalidParameter('invalid Networks: must be a list');
+  for (const list of [tt.Networks, spec.Networks]) {
+    const seen = new Set<string>();
+    for (const n of Array.isArray(list) ? list : []) {
+      const target = obj(n).Target;
+      if (typeof target !== 'string' || !target)
+        throw invalidParameter('rpc error: code = InvalidArgument desc = network target must be set');
+      if (seen.has(target))
+        throw invalidParameter(`rpc error: code = InvalidArgument desc = service cannot have duplicate network attachments: ${target}`);
+      seen.add(target);
+      const aliases = obj(n).Aliases;
+      if (aliases !== undefined && aliases !== null && (!Array.isArray(aliases) || aliases.some((a) => typeof a !== 'string')))
+        throw invalidParameter('invalid Networks.Aliases: must be a list of strings');
+    }
   }
-  const seen = new Set<string>();
-  for (const n of nets) {
-    const target = obj(n).Target;
-    if (typeof target !== 'string' || !target)
-      throw invalidParameter('rpc error: code = InvalidArgument desc = network target must be set');
-    if (seen.has(target))
-      throw invalidParameter(`rpc error: code = InvalidArgument desc = service cannot have duplicate network attachments: ${target}`);
-    seen.add(target);
-    const aliases = obj(n).Aliases;
-    if (aliases !== undefined && aliases !== null && (!Array.isArray(aliases) || aliases.some((a) => typeof a !== 'string')))
-      throw invalidParameter('invalid Networks.Aliases: must be a list of strings');
-  }
-  if (obj(spec.EndpointSpec).Mode === 'dnsrr' && !nets.length)
+  if (obj(spec.EndpointSpec).Mode === 'dnsrr' && !effectiveNetworks(spec).length)
     throw invalidParameter('rpc error: code = InvalidArgument desc = endpoint mode dnsrr needs the service on a network');
 }

@@ -9,6 +9,7 @@ import type { ClusterObject } from '../../types/cluster.ts';
 import { claimNetworkAddress, epPrefix, ipPrefix } from './networks.ts';
 import type { PortConfig } from './published-ports.ts';
 import type { ClusterStore } from '../store/store.ts';
+import { effectiveNetworks } from './service-spec.ts';
 
 /** As dockerd's Endpoint.VirtualIPs: the network and the address with its prefix length. */
 export interface VirtualIP {
@@ -21,8 +22,7 @@ const obj = (v: unknown): Record<string, unknown> =>
 
 /** The network IDs a spec attaches its tasks to. */
 export function specNetworks(spec: ClusterObject): string[] {
-  const nets = obj(spec.TaskTemplate).Networks;
-  return Array.isArray(nets) ? nets.map((n) => String(obj(n).Target)) : [];
+  return effectiveNetworks(spec).map((n) => String(obj(n).Target));
 }
 
 /** The networks that get a VIP: every service network in mode vip (the default), none in dnsrr. */
@@ -47,8 +47,9 @@ export function planVips(current: VirtualIP[], wanted: string[]): { keep: Virtua
 
 /** Targets given by name or ID prefix become network IDs; an unknown one is dockerd's 404. */
 export async function resolveNetworkTargets(store: ClusterStore, spec: ClusterObject): Promise<void> {
-  const nets = obj(spec.TaskTemplate).Networks;
-  if (!Array.isArray(nets) || !nets.length) return;
+  // Both lists, each where the client put it (Spec.Networks is the deprecated service-level one).
+  const nets = [obj(spec.TaskTemplate).Networks, spec.Networks].flatMap((l) => (Array.isArray(l) ? l : []));
+  if (!nets.length) return;
   const all = (await store.list<SwarmNetwork>('networks/')).map((s) => s.value);
   for (const n of nets as Array<Record<string, unknown>>) {
     const ref = String(n.Target);

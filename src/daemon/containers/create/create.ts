@@ -14,7 +14,7 @@ import { initialState, type ContainerRecord } from '../record.ts';
 import type { ContainerVerifier, VerifiedCreate } from './verify.ts';
 import { prepareRecordText, recordText } from '../record-text.ts';
 import { formatPlatformSpec, hostPlatform, platformSatisfies, type PlatformSpec } from '../../../util/platform-spec.ts';
-import { familiarString, parseReference } from '../../../util/image-reference.ts';
+import { familiarIfCanonical } from '../../../util/image-reference.ts';
 
 function imagePlatform(v: VerifiedCreate): PlatformSpec {
   const img = v.image.config as { os?: string; architecture?: string; variant?: string };
@@ -37,15 +37,8 @@ function hostPlatformWarning(v: VerifiedCreate): string | undefined {
 function checkImagePlatform(v: VerifiedCreate, want: PlatformSpec): void {
   const have = imagePlatform(v);
   if (platformSatisfies(want, have)) return;
-  const ref = v.request.Image!;
-  let name = ref;
-  try {
-    name = familiarString(parseReference(ref));
-  } catch {
-    // an image ID, not a reference: named as given
-  }
   throw notFound(
-    `image with reference ${name} was found but its platform (${formatPlatformSpec(have)}) does not match the specified platform (${formatPlatformSpec(want)})`,
+    `image with reference ${familiarIfCanonical(v.request.Image!)} was found but its platform (${formatPlatformSpec(have)}) does not match the specified platform (${formatPlatformSpec(want)})`,
   );
 }
 
