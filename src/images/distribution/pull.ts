@@ -326,7 +326,7 @@ export class Puller {
     } finally {
       this.abort.abort(new Error('pull finished'));
       for (const [digest, t] of this.times) this.deps.log.debug(`pull timeline ${shortId(digest)}: ${JSON.stringify(t)}`);
-      await Promise.all([...this.staged.values()].map((l) => rm(l.dir, { recursive: true, force: true }).catch(() => undefined))); // Staged trees no snapshot took (a failed pull, a layer unpacked meanwhile by another pull).
+      await Promise.all([...this.staged.values()].map((l) => rm(l.dir, { recursive: true, force: true }).catch(() => undefined))); // Staged trees no snapshot took (a failed pull, a layer unpacked meanwhile by another pull); one rm cannot remove is swept at the next start.
       this.staged.clear();
       await client.leases
         .delete(this.lease)

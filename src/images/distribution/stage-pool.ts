@@ -310,7 +310,7 @@ export async function writeBlobThreaded(
     await registerBlob(t, tmp, join(dir, digest.slice('sha256:'.length)), { ref, digest, size, labels });
     return { staged, ...(r.reason ? { reason: r.reason } : {}), ...(r.refused ? { refused: true } : {}) };
   } catch (err) {
-    if (staged) await rm(staged.dir, { recursive: true, force: true }).catch(() => undefined); // A staged tree of bytes that were not the blob's is not used.
+    if (staged) await rm(staged.dir, { recursive: true, force: true }).catch(() => undefined); // A staged tree of bytes that were not the blob's is not used; one rm cannot remove is swept at the next start.
     throw err;
   } finally {
     await unlink(tmp).catch(() => undefined); // The temporary file (the blob is its hard link now, or the write failed).
