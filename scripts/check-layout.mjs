@@ -366,16 +366,16 @@ export function bodiesOf(source) {
 }
 
 /**
- * Places that drop an error: `.catch(() => x)` with no comment on its line, empty catches without a
- * comment, catches that only return a default without a comment (silent: an offence outside tests,
- * listed by line), and catches whose only word is a comment (commented: acceptable when the comment
- * names the failure expected; counted).
+ * Places that drop an error: `.catch(() => x)` of a constant (undefined, null, false, {}, [] …) with
+ * no comment on its line, empty catches without a comment, catches that only return a default
+ * without a comment (silent: an offence outside tests, listed by line), and catches whose only word
+ * is a comment (commented: acceptable when the comment names the failure expected; counted).
  */
 export function swallowedErrors(source) {
   const lineOf = (i) => source.slice(0, i).split('\n').length;
   const at = (re) => [...source.matchAll(re)].map((m) => lineOf(m.index));
   const silentLines = [
-    ...at(/\.catch\(\(\) => (?:undefined|null|false|true|\{\s*\}|\[\]|0|''|void 0)\)(?![^\n]*\/\/)/g),
+    ...at(/\.catch\(\(\) => (?:undefined|null|false|true|\{\s*\}|\[\](?: as [\w[\]]+)?|0|''|void 0)\)(?![^\n]*\/\/)/g),
     ...at(/\bcatch\s*(?:\(\w*\))?\s*\{\s*\}/g),
     ...at(/\bcatch\s*(?:\(\w*\))?\s*\{\s*return\b[^;{}\n]*;?\s*\}/g),
   ].sort((a, b) => a - b);

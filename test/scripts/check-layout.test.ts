@@ -229,11 +229,12 @@ describe('check-layout: rooms that read well', () => {
       ...CLEAN,
       'util/s.ts':
         'export async function f(p: Promise<void>) {\n  await p.catch(() => undefined);\n  await p.catch(() => undefined); // ENOENT: already gone\n' +
-        '  try { await p; } catch {}\n  try { await p; } catch { return 0; }\n  try { await p; } catch {\n    // EEXIST: made by a racing start\n  }\n  return 1;\n}\n',
+        '  try { await p; } catch {}\n  try { await p; } catch { return 0; }\n  try { await p; } catch {\n    // EEXIST: made by a racing start\n  }\n' +
+        '  return (await p.then(() => [1]).catch(() => [] as number[])).length;\n}\n',
     });
     assert.equal(bad.code, 1, bad.out);
     assert.match(bad.err, /errors swallowed without a word/);
-    assert.match(bad.err, /src\/util\/s\.ts:2\n\s+src\/util\/s\.ts:4\n\s+src\/util\/s\.ts:5\n/);
+    assert.match(bad.err, /src\/util\/s\.ts:2\n\s+src\/util\/s\.ts:4\n\s+src\/util\/s\.ts:5\n\s+src\/util\/s\.ts:9\n/);
     assert.doesNotMatch(bad.err, /s\.ts:3\b|s\.ts:6\b/); // each with a comment naming its failure
 
     // The same in a test file is no offence; with every site explained the tree passes and reports the counts.

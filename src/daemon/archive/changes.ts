@@ -18,8 +18,7 @@ async function lstatOrNull(p: string): Promise<Stats | null> {
 }
 
 async function sortedNames(dir: string): Promise<string[]> {
-  // A directory that cannot be listed compares as empty (its entries are reported as added/deleted).
-  return (await readdir(dir).catch(() => [] as string[])).sort();
+  return (await readdir(dir).catch(() => [] as string[])).sort(); // A directory that cannot be listed compares as empty (its entries are reported as added/deleted).
 }
 
 const sameTime = (a: Stats, b: Stats) =>

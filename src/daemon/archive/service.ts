@@ -150,7 +150,7 @@ export class ArchiveService {
     if (!st) throw missing();
     if (followFinal && !st.isDirectory()) throw invalidParameter(`${path}: not a directory`);
     let linkTarget = '';
-    if (st.isSymbolicLink()) linkTarget = await resolvePath(view, resolved, true).catch(() => resolved);
+    if (st.isSymbolicLink()) linkTarget = await resolvePath(view, resolved, true).catch(() => resolved); // a dangling or looping link: its own path stands
     const big = await lstat(hostPath(view, resolved), { bigint: true });
     return { resolved, abs, stat: pathStat(baseName(abs), big, linkTarget), isDir: st.isDirectory() };
   }

@@ -50,8 +50,7 @@ export async function directorySize(dir: string): Promise<number> {
   let total = 0;
   const seen = new Set<string>();
   const walk = async (d: string): Promise<void> => {
-    // A volume directory that vanished has no entries to report.
-    const names = await readdir(d).catch(() => [] as string[]);
+    const names = await readdir(d).catch(() => [] as string[]); // A volume directory that vanished has no entries to report.
     for (const n of names) {
       const p = join(d, n);
       const st = await lstat(p).catch(() => undefined); // An entry removed while we walk the tree is simply not counted.

@@ -45,7 +45,7 @@ export function stageable(mediaType: string): boolean {
 
 /** Removes staging directories a killed daemon left behind. */
 export async function cleanStageLeftovers(stageRoot: string): Promise<void> {
-  const names = await readdir(stageRoot).catch(() => [] as string[]);
+  const names = await readdir(stageRoot).catch(() => [] as string[]); // ENOENT: no staging root yet, nothing left over
   // Stale staging trees of an earlier run: removing them is tidying, not correctness.
   await Promise.all(
     names.filter((n) => n.startsWith(STAGE_PREFIX)).map((n) => rm(join(stageRoot, n), { recursive: true, force: true }).catch(() => {})), // tidying, as above: one left now goes at the next start
