@@ -8,7 +8,10 @@
 //       must be a dependency: the bundler would hide the mistake);
 //   (g) no import circle between the files of one folder;
 //   (h) at most MAX_FILES_PER_FOLDER files (tests aside) in one folder: beyond that, sub-rooms by job;
-//   (i) no function, method or class body longer than MAX_BODY_LINES lines.
+//   (i) no function, method or class body longer than MAX_BODY_LINES lines;
+//   (j) no error swallowed without a word outside tests: a `.catch(() => undefined)` (or null, false,
+//       {} …) needs a comment on its line, an empty catch or one that only returns a default needs a
+//       comment inside (naming the failure expected), or the error is logged.
 // It prints the counts that show whether a change made the code easier or harder to read: the
 // largest body, the fullest folder, and the errors swallowed without a word.
 // Every import counts: static, `export … from`, side-effect, `import(…)`, type-only included.
@@ -363,18 +366,21 @@ export function bodiesOf(source) {
 }
 
 /**
- * Places that drop an error: `.catch(() => x)` with no comment on its line, empty catches without a
- * comment, catches that only return a default without a comment (silent), and catches whose only
- * word is a comment (commented: acceptable when the comment names the failure expected).
+ * Places that drop an error: `.catch(() => x)` of a constant (undefined, null, false, {}, [] …) with
+ * no comment on its line, empty catches without a comment, catches that only return a default
+ * without a comment (silent: an offence outside tests, listed by line), and catches whose only word
+ * is a comment (commented: acceptable when the comment names the failure expected; counted).
  */
 export function swallowedErrors(source) {
-  const count = (re) => source.match(re)?.length ?? 0;
-  const silent =
-    count(/\.catch\(\(\) => (?:undefined|null|false|true|\{\s*\}|\[\]|0|''|void 0)\)(?![^\n]*\/\/)/g) +
-    count(/\bcatch\s*(?:\(\w*\))?\s*\{\s*\}/g) +
-    count(/\bcatch\s*(?:\(\w*\))?\s*\{\s*return\b[^;{}\n]*;?\s*\}/g);
-  const commented = count(/\bcatch\s*(?:\(\w*\))?\s*\{\s*(?:\/\/[^\n]*\s*)+(?:return\b[^;{}\n]*;?\s*)?\}/g);
-  return { silent, commented };
+  const lineOf = (i) => source.slice(0, i).split('\n').length;
+  const at = (re) => [...source.matchAll(re)].map((m) => lineOf(m.index));
+  const silentLines = [
+    ...at(/\.catch\(\(\) => (?:undefined|null|false|true|\{\s*\}|\[\](?: as [\w[\]]+)?|0|''|void 0)\)(?![^\n]*\/\/)/g),
+    ...at(/\bcatch\s*(?:\(\w*\))?\s*\{\s*\}/g),
+    ...at(/\bcatch\s*(?:\(\w*\))?\s*\{\s*return\b[^;{}\n]*;?\s*\}/g),
+  ].sort((a, b) => a - b);
+  const commented = at(/\bcatch\s*(?:\(\w*\))?\s*\{\s*(?:\/\/[^\n]*\s*)+(?:return\b[^;{}\n]*;?\s*)?\}/g).length;
+  return { silent: silentLines.length, silentLines, commented };
 }
 
 /** The module specifiers a TypeScript file imports (static, re-exports, side-effect, dynamic). */
@@ -454,7 +460,7 @@ export function checkLayout(
   const siblingEdges = new Map();
   const filesPerFolder = new Map();
   const bodies = [];
-  const swallowed = { silent: 0, commented: 0 };
+  const swallowed = { silent: 0, commented: 0, at: [] };
   const devOnly = devOnlyPackages(srcDir);
   const devImports = [];
   for (const file of files) {
@@ -474,6 +480,7 @@ export function checkLayout(
       for (const b of bodiesOf(text)) bodies.push({ ...b, file: rel });
       const sw = swallowedErrors(text);
       swallowed.silent += sw.silent;
+      for (const line of sw.silentLines) swallowed.at.push(`src/${rel}:${line}`);
       swallowed.commented += sw.commented;
     }
     for (const spec of importsOf(text)) {
@@ -586,6 +593,8 @@ export function checkLayout(
       'import circles between the files of one folder': folderCircles,
       [`folders over ${MAX_FILES_PER_FOLDER} files`]: bigFolders,
       [`function, method or class bodies over ${MAX_BODY_LINES} lines`]: longBodies,
+      'errors swallowed without a word (name the expected failure in a comment on the line or in the catch, or log it at debug)':
+        swallowed.at,
       'top-level entries of src/ missing from the layer table in scripts/check-layout.mjs': [...unknown].map(
         ([u, f]) => `src/${u}${u.endsWith('.ts') ? '' : '/'} (e.g. src/${f}) is not in the layer table`,
       ),

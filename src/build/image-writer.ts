@@ -164,8 +164,7 @@ export class StepImageWriter {
     try {
       return await client.diff.diff({ left: lower, right: readOnlyMounts(mounts), media_type: MT.ociLayer, ref: `build-${key.slice(6)}` }, { lease });
     } finally {
-      // A view holds no data of its own, and it is under the step's lease anyway.
-      if (parentChain) await client.snapshots.remove(viewKey, { snapshotter, lease }).catch(() => undefined);
+      if (parentChain) await client.snapshots.remove(viewKey, { snapshotter, lease }).catch(() => undefined); // A view holds no data of its own, and it is under the step's lease anyway.
     }
   }
 }

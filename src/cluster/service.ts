@@ -147,8 +147,7 @@ export class ClusterService {
   /** One lifecycle change at a time (init, join, leave, restore, shutdown). */
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.busy.then(fn, fn);
-    // The caller gets the failure through `run`; the queue only needs to move on.
-    this.busy = run.catch(() => undefined);
+    this.busy = run.catch(() => undefined); // The caller gets the failure through `run`; the queue only needs to move on.
     return run;
   }
 
@@ -176,7 +175,7 @@ export class ClusterService {
         this.log.info('back in the cluster', { node: state.nodeId, role: state.role });
       } catch (err) {
         // A manager demoted while it was down: its etcd member is gone; another manager says so.
-        const r = state.role === 'manager' ? await this.askRole(state, state.managers).catch(() => null) : null;
+        const r = state.role === 'manager' ? await this.askRole(state, state.managers).catch(() => null) : null; // no manager answers: the rejoin's own error is reported below
         if (r?.role === 'worker') return this.becomeRole(state, r);
         this.fail(`cannot rejoin the cluster: ${(err as Error).message}`);
       }

@@ -194,6 +194,7 @@ function openFds(): number {
   try {
     return readdirSync('/proc/self/fd').length;
   } catch {
+    // no /proc/self/fd: the figure is unknown, reported as 0
     return 0;
   }
 }

@@ -62,6 +62,7 @@ function checksumOk(h: Buffer): boolean {
   try {
     stored = numeric(h, 148, 8);
   } catch {
+    // a field that is not a number: not a valid header
     return false;
   }
   let unsigned = 0;

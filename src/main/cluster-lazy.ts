@@ -46,10 +46,10 @@ export function lazyClusterService(deps: ClusterServiceDeps): LazyClusterService
       return load(true).then(() => restoring);
     },
     async stopTasks() {
-      await (loaded ?? (loading ? await loading.catch(() => undefined) : undefined))?.shutdown('tasks');
+      await (loaded ?? (loading ? await loading.catch(() => undefined) : undefined))?.shutdown('tasks'); // a failed load rejected its caller: nothing loaded to stop
     },
     async shutdown() {
-      await (loaded ?? (loading ? await loading.catch(() => undefined) : undefined))?.shutdown();
+      await (loaded ?? (loading ? await loading.catch(() => undefined) : undefined))?.shutdown(); // a failed load rejected its caller: nothing loaded to shut down
     },
     // Loading (only for a node saved in a cluster): the service's phase is "pending" from its first step.
     overlayControl: () => loaded?.overlayControl(),

@@ -43,8 +43,7 @@ export function clusterRuntime(
     },
     async removeFiles(taskId) {
       const dir = dirOf(taskId);
-      // A failed unmount shows in the rm below (a busy mount point cannot be removed).
-      if (isMounted(dir)) await runCommand('umount', ['-l', dir]).catch(() => undefined);
+      if (isMounted(dir)) await runCommand('umount', ['-l', dir]).catch(() => undefined); // A failed unmount shows in the rm below (a busy mount point cannot be removed).
       await rm(dir, { recursive: true, force: true });
     },
     async run(name, body, networks = []) {
@@ -72,6 +71,7 @@ export function clusterRuntime(
       try {
         rec = containers.find(id);
       } catch {
+        // the container is gone: no state
         return null;
       }
       const s = rec.State;

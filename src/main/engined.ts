@@ -96,12 +96,9 @@ async function main(): Promise<void> {
   } catch (err) {
     log.fatal(`failed to start daemon: ${(err as Error).message}`);
     if (log.enabled('debug')) log.debug('start-up failure', { stack: (err as Error).stack });
-    // startDaemon stops (or, with live-restore, releases) the containerd it took over; this covers a failure before that.
-    if (!daemon) await containerd?.managed.stop().catch(() => undefined);
-    // Start-up failed (logged above as fatal): shutting down what started is best effort before exit(1).
-    await daemon?.shutdown().catch(() => undefined);
-    // Exiting anyway: a pid file left behind is taken over by the next start (it checks the pid).
-    await releasePid?.().catch(() => undefined);
+    if (!daemon) await containerd?.managed.stop().catch(() => undefined); // startDaemon stops (or, with live-restore, releases) the containerd it took over; this covers a failure before that.
+    await daemon?.shutdown().catch(() => undefined); // Start-up failed (logged above as fatal): shutting down what started is best effort before exit(1).
+    await releasePid?.().catch(() => undefined); // Exiting anyway: a pid file left behind is taken over by the next start (it checks the pid).
     process.exit(1);
   }
   const running = daemon;
@@ -133,8 +130,7 @@ async function main(): Promise<void> {
     } catch (err) {
       log.error(`shutdown: ${(err as Error).message}`);
     }
-    // Exiting anyway: a pid file left behind is taken over by the next start (it checks the pid).
-    await releasePid?.().catch(() => undefined);
+    await releasePid?.().catch(() => undefined); // Exiting anyway: a pid file left behind is taken over by the next start (it checks the pid).
     log.info('Daemon shutdown complete');
     process.exit(0);
   };

@@ -66,8 +66,7 @@ export function registerExecRoutes(router: Router, backend: ExecBackend, opts: E
 
     if (body.Detach === true) {
       const run = await backend.start(id, { consoleSize }, null);
-      // A detached exec's outcome is recorded by the exec service (ExitCode in inspect); nobody waits here.
-      void run.done.catch(() => undefined);
+      void run.done.catch(() => undefined); // A detached exec's outcome is recorded by the exec service (ExitCode in inspect); nobody waits here.
       ctx.res.writeHead(200, { 'Content-Length': 0 });
       ctx.res.end();
       return;
@@ -133,8 +132,7 @@ export function registerExecRoutes(router: Router, backend: ExecBackend, opts: E
     }
     if (upgraded) socket.resume();
 
-    // The exec service records a failed run; here it only means the stream is over.
-    await Promise.race([run.done.catch(() => undefined), released]);
+    await Promise.race([run.done.catch(() => undefined), released]); // The exec service records a failed run; here it only means the stream is over.
     if (!socket.destroyed) socket.end();
   });
 }

@@ -223,7 +223,7 @@ export class Agent {
       TargetPort: number;
     }>;
     if (!host.length || !rt.hostPorts) return {};
-    const bound = await rt.hostPorts(cid).catch(() => []);
+    const bound = await rt.hostPorts(cid).catch(() => []); // the container is gone already: no ports to report
     const Ports = host.flatMap((p) => {
       const proto = p.Protocol || 'tcp';
       return bound
@@ -285,7 +285,10 @@ export class Agent {
         const failedId = (err as { containerId?: string }).containerId;
         if (failedId) this.containers.set(t.ID, failedId);
         // No container to remove later: the task's files go now.
-        else if (this.withFiles.delete(t.ID)) await rt.removeFiles(t.ID).catch(() => undefined);
+        else if (this.withFiles.delete(t.ID))
+          await rt
+            .removeFiles(t.ID)
+            .catch((e: Error) => this.log.debug("removing a task's files failed", { task: t.ID, error: e.message }));
         const msg = (err as Error).message;
         const created = /No such image|not found|invalid|not delivered|expand/i.test(msg);
         this.set(t, created ? 'rejected' : 'failed', created ? 'preparing' : 'starting', { Err: msg });
@@ -316,7 +319,8 @@ export class Agent {
       return;
     }
     // The container ended: its secrets leave the node now (as dockerd), not when it is removed.
-    if (this.withFiles.delete(t.ID)) await rt.removeFiles(t.ID).catch(() => undefined);
+    if (this.withFiles.delete(t.ID))
+      await rt.removeFiles(t.ID).catch((e: Error) => this.log.debug("removing a task's files failed", { task: t.ID, error: e.message }));
     if (isTerminal(state)) return;
     const cs = { ContainerID: cid, PID: 0, ExitCode: st.exitCode };
     if (t.DesiredState !== 'running') this.set(t, 'shutdown', 'shutdown', { ContainerStatus: cs });

@@ -84,8 +84,7 @@ export async function* merge<T>(sources: AsyncIterable<T>[]): AsyncIterable<T> {
       }
     }
   } finally {
-    // The reader stopped early (client gone): the sources still open end too.
-    for (const i of next.keys()) void its[i]!.return?.().catch(() => undefined);
+    for (const i of next.keys()) void its[i]!.return?.().catch(() => undefined); // The reader stopped early (client gone): the sources still open end too.
   }
 }
 

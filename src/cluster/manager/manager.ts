@@ -243,7 +243,12 @@ export class Manager {
     this.server = server;
     // Autolock switched on another manager: this one follows at once (the heartbeat also checks).
     await this.store
-      .watch('cluster', (key) => key === 'cluster' && void this.keysChanged().catch(() => undefined))
+      .watch(
+        'cluster',
+        (key) =>
+          key === 'cluster' &&
+          void this.keysChanged().catch((e: Error) => this.log.debug('following a cluster key change failed', { error: e.message })),
+      )
       .catch((err: Error) => this.log.warn('cannot watch the cluster object', { error: err.message }));
     this.beatTimer = setInterval(() => void this.beat(), this.periodSeconds * 1000);
     this.beatTimer.unref();

@@ -176,8 +176,7 @@ export class ClusterNetworks implements OverlayControl {
   async stop(leaving: boolean): Promise<void> {
     if (this.pending) clearTimeout(this.pending);
     this.pending = null;
-    // A watch whose store connection is already gone has nothing left to cancel.
-    await Promise.all(this.stopWatches.map((s) => s().catch(() => undefined)));
+    await Promise.all(this.stopWatches.map((s) => s().catch(() => undefined))); // A watch whose store connection is already gone has nothing left to cancel.
     this.stopWatches = [];
     if (leaving) await this.d.host?.setNetworks(null, []);
   }
@@ -271,7 +270,7 @@ export class ClusterNetworks implements OverlayControl {
     } catch (err) {
       // Best effort: a claim left behind only reserves a name, VNI or subnet until the next create
       // of the same finds it unowned; the create's own error is what the client needs.
-      for (const k of undo) await this.d.store.delete(k).catch(() => undefined);
+      for (const k of undo) await this.d.store.delete(k).catch(() => undefined); // a store that fails now: the create's own error is reported
       throw err;
     }
   }

@@ -58,7 +58,7 @@ export class NodeEvents {
     const later = (fn: () => Promise<void>) => {
       this.queue = this.queue.then(fn).catch((err: Error) => this.log.debug('node event failed', { error: err.message }));
     };
-    this.leader = await this.leaderNode().catch(() => undefined);
+    this.leader = await this.leaderNode().catch(() => undefined); // no quorum yet: no leader to report
     this.leaderTimer = setInterval(() => later(() => this.checkLeader()), LEADER_POLL_MS);
     this.leaderTimer.unref();
     this.stops.push(
@@ -72,7 +72,7 @@ export class NodeEvents {
     this.leaderTimer = null;
     const stops = this.stops;
     this.stops = [];
-    await Promise.all(stops.map((s) => s().catch(() => undefined)));
+    await Promise.all(stops.map((s) => s().catch(() => undefined))); // a watch whose store connection is gone has nothing left to cancel
   }
 
   private view(n: NodeRecord, state: Seen['state']): Seen {
@@ -112,7 +112,7 @@ export class NodeEvents {
   }
 
   private async checkLeader(): Promise<void> {
-    const now = await this.leaderNode().catch(() => undefined);
+    const now = await this.leaderNode().catch(() => undefined); // no quorum: no leader to read
     if (!now || now === this.leader) return; // no quorum: nothing to say until there is a leader
     const old = this.leader;
     this.leader = now;

@@ -132,7 +132,7 @@ export async function allocatePorts(
         claimed.push(p);
       }
     } catch (err) {
-      await freePorts(store, claimed).catch(() => undefined);
+      await freePorts(store, claimed).catch(() => undefined); // the store failing too: the claim's own error is the one reported
       const e = err as { owner?: PortClaim; port?: PortConfig };
       if (!e.port) throw err;
       // A dynamic port another manager took meanwhile: pick again; a named one is the user's conflict.

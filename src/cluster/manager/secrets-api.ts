@@ -92,7 +92,7 @@ export class FileObjectsApi {
     try {
       await this.store.create(this.keyOf(id), rec);
     } catch (err) {
-      await this.store.delete(`${this.kind}-names/${spec.Name}`).catch(() => undefined);
+      await this.store.delete(`${this.kind}-names/${spec.Name}`).catch(() => undefined); // best effort: the create's error is reported; a stale name claim expires after a minute
       throw err;
     }
     this.publish('create', rec);
@@ -116,7 +116,7 @@ export class FileObjectsApi {
       }
       const claim = await this.store.get<{ id: string; at: number }>(key);
       if (claim && (Date.now() - claim.value.at < 60_000 || (await this.store.get(this.keyOf(claim.value.id))))) throw taken();
-      if (claim) await this.store.delete(key, claim.version).catch(() => undefined);
+      if (claim) await this.store.delete(key, claim.version).catch(() => undefined); // another claimer removed or renewed it meanwhile: the retry below decides
     }
     throw taken();
   }

@@ -114,7 +114,7 @@ export async function claimServiceVips(
       await store.put(`${epPrefix(v.NetworkID)}${ep.endpointId}`, ep);
     }
   } catch (err) {
-    await freeServiceVips(store, serviceId, claimed).catch(() => undefined);
+    await freeServiceVips(store, serviceId, claimed).catch(() => undefined); // the store failing too: the claim's own error is the one reported
     throw err;
   }
   return { vips: [...plan.keep, ...claimed], claimed, unused: plan.free };

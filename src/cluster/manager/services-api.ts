@@ -96,8 +96,7 @@ export class ServicesApi {
   }
 
   async close(): Promise<void> {
-    // A watch whose store connection is already gone has nothing left to cancel.
-    await this.cache.close().catch(() => undefined);
+    await this.cache.close().catch(() => undefined); // A watch whose store connection is already gone has nothing left to cancel.
   }
 
   async services(): Promise<Stored<ServiceRecord>[]> {
@@ -142,8 +141,8 @@ export class ServicesApi {
       if (vips.length) rec.VirtualIPs = vips;
       await this.store.create(serviceKey(id), rec);
     } catch (err) {
-      await freeServiceVips(this.store, id, vips).catch(() => undefined);
-      await freePorts(this.store, ports).catch(() => undefined);
+      await freeServiceVips(this.store, id, vips).catch(() => undefined); // the store failing too: the create's own error is the one reported
+      await freePorts(this.store, ports).catch(() => undefined); // the store failing too, as above
       throw err;
     }
     this.publish('create', rec);
@@ -242,14 +241,14 @@ export class ServicesApi {
     try {
       va = await claimServiceVips(this.store, cur.ID, next.Spec, cur.VirtualIPs ?? [], pa.ports);
     } catch (err) {
-      await freePorts(this.store, pa.claimed).catch(() => undefined);
+      await freePorts(this.store, pa.claimed).catch(() => undefined); // the store failing too: the VIP claim's own error is the one reported
       throw err;
     }
     if (va.vips.length) next.VirtualIPs = va.vips;
     else delete next.VirtualIPs;
     await this.store.update(serviceKey(cur.ID), next, opts.version).catch(async (err: Error) => {
-      await freeServiceVips(this.store, cur.ID, va.claimed).catch(() => undefined);
-      await freePorts(this.store, pa.claimed).catch(() => undefined);
+      await freeServiceVips(this.store, cur.ID, va.claimed).catch(() => undefined); // the store failing too: the update's own error is the one reported
+      await freePorts(this.store, pa.claimed).catch(() => undefined); // the store failing too, as above
       throw err;
     });
     await freeServiceVips(this.store, cur.ID, va.unused);

@@ -204,7 +204,7 @@ export async function chooseAdvertise(
 export async function joinAdvertise(listen: HostPort, advertise: string | undefined, managedSubnets: () => string[]): Promise<HostPort> {
   const detected = { host: '0.0.0.0', port: listen.port };
   if (!advertise) return detected;
-  return chooseAdvertise(listen, advertise, undefined, managedSubnets).catch(() => detected);
+  return chooseAdvertise(listen, advertise, undefined, managedSubnets).catch(() => detected); // a bad one is ignored (above)
 }
 
 /**

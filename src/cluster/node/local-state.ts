@@ -83,6 +83,7 @@ export class LocalStateFiles {
     try {
       return !fs.readFileSync(path.join(this.certDir, 'node.key'), 'utf8').startsWith('-----');
     } catch {
+      // ENOENT (no key yet) or unreadable: not sealed
       return false;
     }
   }
@@ -93,6 +94,7 @@ export class LocalStateFiles {
       openWith(kekOf(key), 'node-key', fs.readFileSync(path.join(this.certDir, 'node.key'), 'utf8'));
       return true;
     } catch {
+      // a wrong key fails to decrypt: that is the answer
       return false;
     }
   }

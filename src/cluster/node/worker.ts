@@ -101,7 +101,7 @@ export class Worker {
   /** An extra heartbeat shortly (the node's TLS info changed: a root rotation waits on it). */
   beatSoon(): void {
     if (this.stopped) return;
-    setTimeout(() => void this.beat(false).catch(() => undefined), 100).unref();
+    setTimeout(() => void this.beat(false).catch(() => undefined), 100).unref(); // beat() logs the failure and records it in lastError
   }
 
   /** One call to the first manager that answers (the agent's sync). */

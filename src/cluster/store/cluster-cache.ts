@@ -54,7 +54,7 @@ class Watched<T> {
   async close(): Promise<void> {
     const s = this.stop;
     this.stop = undefined;
-    await s?.().catch(() => undefined);
+    await s?.().catch(() => undefined); // a watch whose store connection is gone has nothing left to cancel
   }
 }
 

@@ -141,6 +141,7 @@ function gone(pid: number): boolean {
   try {
     return / Z /.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\)/s, ')'));
   } catch {
+    // ENOENT: no /proc entry, the process is gone
     return true;
   }
 }

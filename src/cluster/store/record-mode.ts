@@ -51,6 +51,7 @@ export class RecordMode {
       openClusterKeys(rec, this.kek());
       return true;
     } catch {
+      // a wrong key fails to decrypt: that is the answer
       return false;
     }
   }

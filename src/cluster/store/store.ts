@@ -416,7 +416,7 @@ export class ClusterStore {
       } catch (err) {
         // A value this manager cannot open (autolock's key not fetched yet): the watch ends and the
         // caller reads again later, as after any lost watch.
-        void w.cancel().catch(() => undefined);
+        void w.cancel().catch(() => undefined); // the watch may be over already: nothing to cancel
         onError(err as Error);
         return;
       }

@@ -75,8 +75,7 @@ export class ExecService {
 
   async close(): Promise<void> {
     clearInterval(this.gcTimer);
-    // Shutting down: the FIFO directory is under the exec-root, which the next start cleans.
-    await this.fifos.close().catch(() => undefined);
+    await this.fifos.close().catch(() => undefined); // Shutting down: the FIFO directory is under the exec-root, which the next start cleans.
   }
 
   // ---- create / inspect ------------------------------------------------------------------------
@@ -256,10 +255,8 @@ export class ExecService {
     try {
       rec.pid = await client.tasks.start(c.Id, rec.id);
     } catch (e) {
-      // The start failed and is reported below; the wait on a process that never ran can only fail.
-      waited.catch(() => undefined);
-      // Removing the half-created process is best effort: the start's own error is what the client gets.
-      await client.tasks.deleteProcess(c.Id, rec.id).catch(() => undefined);
+      waited.catch(() => undefined); // The start failed and is reported below; the wait on a process that never ran can only fail.
+      await client.tasks.deleteProcess(c.Id, rec.id).catch(() => undefined); // Removing the half-created process is best effort: the start's own error is what the client gets.
       await release();
       throw e;
     }
@@ -284,9 +281,9 @@ export class ExecService {
       // Clean-up runs behind the answer: the client may read the exit code right away.
       void client.tasks
         .deleteProcess(c.Id, rec.id)
-        .catch(() => undefined)
+        .catch((e: Error) => this.d.log.debug(`exec clean-up: ${e.message}`, { id: rec.id }))
         .then(release)
-        .catch(() => undefined);
+        .catch((e: Error) => this.d.log.debug(`exec release: ${e.message}`, { id: rec.id }));
       return status;
     })();
 
@@ -297,8 +294,7 @@ export class ExecService {
       closeStdin: async () => {
         if (!stdin || stdin.destroyed) return;
         stdin.end();
-        // The process may have exited between the check and the call: nothing left to close.
-        if (rec.state === 'running') await client.tasks.closeIO(c.Id, rec.id).catch(() => undefined);
+        if (rec.state === 'running') await client.tasks.closeIO(c.Id, rec.id).catch(() => undefined); // The process may have exited between the check and the call: nothing left to close.
       },
       done,
     };
@@ -339,8 +335,7 @@ export class ExecService {
       ]);
       clearTimeout(timer);
       if (timedOut) {
-        // The process may have exited on its own just now: then there is nothing to kill.
-        await this.d.client.tasks.kill(containerId, 9, { execId: Id }).catch(() => undefined);
+        await this.d.client.tasks.kill(containerId, 9, { execId: Id }).catch(() => undefined); // The process may have exited on its own just now: then there is nothing to kill.
         await run.done;
       }
       const output = Buffer.concat(chunks).toString('utf8') + (truncated ? '...' : '');

@@ -118,6 +118,7 @@ export class EmbeddedDns {
     try {
       q = parseQuery(raw);
     } catch {
+      // a malformed query gets FORMERR
       return formErr(raw);
     }
     if (q.opcode !== 0) return buildReply(raw, q, RCODE_NOTIMP);

@@ -365,7 +365,7 @@ export class Firewall {
     if (this.queued) return this.queued;
     // The previous run's failure went to its own callers; this run starts afresh either way.
     const next = this.running
-      .catch(() => undefined)
+      .catch(() => undefined) // the previous run's failure went to its own callers
       .then(() => {
         this.queued = null;
         return this.apply();

@@ -147,8 +147,7 @@ export async function setDefaultRoute(
     via ? `route replace default via ${via.gateway} dev ${via.ifname}` : 'route flush exact 0.0.0.0/0',
     via?.gateway6 ? `route replace ::/0 via ${via.gateway6} dev ${via.ifname}` : 'route flush exact ::/0',
   ];
-  // Line by line, each failure ignored: flushing a route that is not there fails, and is the goal.
-  for (const line of lines) await ipBatch([line], { kind: 'netns', path }).catch(() => undefined);
+  for (const line of lines) await ipBatch([line], { kind: 'netns', path }).catch(() => undefined); // Line by line, each failure ignored: flushing a route that is not there fails, and is the goal.
 }
 
 /** Deletes links (a veth's peer goes with it); ones already gone are fine. */
@@ -158,7 +157,7 @@ export async function deleteLinks(names: string[], host: HostIp = oneOff): Promi
   await host(present.map((n) => `link del ${n}`)).catch(async () => {
     // One may have vanished between the check and the batch: delete the rest one by one.
     // A link that still cannot be deleted is going with its namespace (the kernel's deferred clean-up).
-    for (const n of present) if (linkExists(n)) await host([`link del ${n}`]).catch(() => undefined);
+    for (const n of present) if (linkExists(n)) await host([`link del ${n}`]).catch(() => undefined); // see above: the namespace takes it
   });
 }
 

@@ -18,7 +18,6 @@ export async function createNetns(execRoot: string, id: string): Promise<string>
 }
 
 export async function removeNetns(path: string): Promise<void> {
-  // Not mounted (a set-up that failed before unshare): nothing to detach, the file goes below.
-  await runCommand('umount', ['-l', path]).catch(() => undefined);
+  await runCommand('umount', ['-l', path]).catch(() => undefined); // Not mounted (a set-up that failed before unshare): nothing to detach, the file goes below.
   await rm(path, { force: true });
 }

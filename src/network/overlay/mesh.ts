@@ -33,7 +33,7 @@ export function meshTargets(vips: OverlayEndpoint[], endpoints: Array<{ names: s
  */
 export async function allowLocalnet(bridge: string): Promise<void> {
   const path = `/proc/sys/net/ipv4/conf/${bridge}/route_localnet`;
-  if ((await readFile(path, 'utf8').catch(() => '')).trim() !== '1') await writeFile(path, '1');
+  if ((await readFile(path, 'utf8').catch(() => '')).trim() !== '1') await writeFile(path, '1'); // ENOENT or unreadable: written below
 }
 
 /** A MAC for the node's ingress address, from the address (as dockerd's 02:42:…). */

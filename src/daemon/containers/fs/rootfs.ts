@@ -91,14 +91,14 @@ export class RootfsManager {
         } catch (err) {
           // The copy failed: its half snapshot goes if it can; a GC-rooted leftover is harmless and is
           // replaced by the next attempt (the key is per attempt).
-          await this.client.snapshots.remove(key).catch(() => undefined);
+          await this.client.snapshots.remove(key).catch(() => undefined); // the copy's error is the one reported
           if (err instanceof EngineError && err.code === 'CONFLICT') return name; // a concurrent build won
           throw err;
         }
       } finally {
         // The view only served the copy; a failure to drop it leaves an unlabelled snapshot that
         // containerd's garbage collector removes.
-        await this.client.snapshots.remove(viewKey).catch(() => undefined);
+        await this.client.snapshots.remove(viewKey).catch(() => undefined); // containerd's GC removes the unlabelled view
       }
       return name;
     });
@@ -133,7 +133,7 @@ export class RootfsManager {
     } catch (err) {
       // The build's error is the one reported; a half-built key that cannot be removed is a
       // leftover the next build's new key does not collide with.
-      await this.client.snapshots.remove(key).catch(() => undefined);
+      await this.client.snapshots.remove(key).catch(() => undefined); // the build's error is the one reported
       if (err instanceof EngineError && err.code === 'CONFLICT') return name; // a concurrent build won
       throw err;
     }

@@ -407,7 +407,7 @@ export class TaskLauncher {
           if (!isNotFound(u)) this.d.log.debug(`undoing a start: container: ${(u as Error).message}`, { id });
         });
       if (fifosMade) {
-        await fifosMade.catch(() => undefined);
+        await fifosMade.catch(() => undefined); // a failed FIFO creation: the start already reports its own error; the rm below cleans up
         await rm(join(this.d.execRoot, 'fifo', id), { recursive: true, force: true });
       }
       await unmountShm(shmPath(dir));
