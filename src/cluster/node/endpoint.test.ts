@@ -58,3 +58,48 @@ test("a node's calls to a manager share one kept-alive TLS connection", async ()
     await new Promise((r) => server.close(r));
   }
 });
+
+test('bodies are checked before a handler sees them; a node route wants a node certificate first', async () => {
+  const ca = await createRootCa();
+  const clusterId = newId();
+  const keys = newKeyPair();
+  const manager = {
+    caPem: ca.certPem,
+    certPem: await issueNodeCert(ca, keys.publicKeyPem, { nodeId: newId(), role: 'manager', clusterId, ips: ['127.0.0.1'] }),
+    keyPem: keys.keyPem,
+  };
+  const joins: unknown[] = [];
+  const handler = {
+    caPem: () => ca.certPem,
+    join: async (req: unknown) => (joins.push(req), { nodeId: 'n' }),
+    agentSync: async () => ({ tasks: [] }),
+  } as unknown as EndpointHandler;
+  const port = await freePort();
+  const server = await startEndpoint(
+    { host: '127.0.0.1', port },
+    manager,
+    clusterId,
+    handler,
+    new Logger({ level: 'error', format: 'text', raw: false }),
+  );
+  const addr = `127.0.0.1:${port}`;
+  const call = (path: string, body: unknown) =>
+    callManager(addr, 'POST', path, body, { caPem: ca.certPem, timeoutMs: 5000 }).then(
+      () => 'ok',
+      (err: Error & { status?: number }) => `${err.status ?? '?'} ${err.message}`,
+    );
+  try {
+    assert.match(
+      await call('/join', { token: 7, publicKeyPem: 'k' }),
+      /^400 .*cannot unmarshal number 7 into Go struct field JoinRequest\.token of type string/,
+    );
+    assert.match(await call('/join', { token: 't' }), /^400 JoinRequest: publicKeyPem is required/);
+    assert.equal(joins.length, 0, 'no bad body reached the handler');
+    assert.equal(await call('/join', { token: 't', publicKeyPem: 'k', extra: 1 }), 'ok');
+    assert.deepEqual(joins, [{ token: 't', publicKeyPem: 'k' }], 'unknown fields dropped');
+    assert.match(await call('/agent/sync', { reports: 'x' }), /^401 /, 'no node certificate: refused before the body is read');
+  } finally {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
+});

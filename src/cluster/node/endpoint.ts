@@ -10,7 +10,8 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { X509Certificate } from 'node:crypto';
-import { EngineError, messageOf, statusOf, unauthorized, unavailable } from '../../errors.ts';
+import { EngineError, invalidParameter, messageOf, statusOf, unauthorized, unavailable } from '../../errors.ts';
+import { decodeStruct, type Kind } from '../../oci/wire-schema.ts';
 import type { Logger } from '../../util/log.ts';
 import { identityOf, type CertIdentity, type NodeRole } from '../ca/ca.ts';
 import type { NodeCerts, RemoteManager } from './local-state.ts';
@@ -137,6 +138,100 @@ function peer(req: IncomingMessage, clusterId: string): CertIdentity {
   return id;
 }
 
+// The bodies nodes send, checked as the API checks its own (wire-schema.ts: wrong types refused,
+// unknown fields dropped) instead of trusted; `required` fields must be there.
+const JOIN: Record<string, Kind> = {
+  token: 'string',
+  publicKeyPem: 'string',
+  advertiseAddr: 'string',
+  listenAddr: 'string',
+  dataPathAddr: 'string',
+  description: 'any',
+  availability: 'string',
+};
+const HEARTBEAT: Record<string, Kind> = { tlsInfo: 'any' };
+const RENEW: Record<string, Kind> = { publicKeyPem: 'any' };
+const LEAVE: Record<string, Kind> = { abort: 'bool' };
+const TASK_STATUS: Record<string, Kind> = {
+  Timestamp: 'string',
+  State: 'string',
+  Message: 'string',
+  Err: 'string',
+  ContainerStatus: 'any',
+  PortStatus: 'any',
+};
+const SYNC: Record<string, Kind> = {
+  reports: {
+    array: { struct: { id: 'string', status: { struct: TASK_STATUS, goType: 'TaskStatus' } }, goType: 'TaskReport' },
+    goType: '[]TaskReport',
+  },
+  known: 'string',
+  logAddr: 'string',
+  since: 'int64',
+};
+
+function decodeBody<T>(raw: unknown, fields: Record<string, Kind>, name: string, required: string[] = []): T {
+  const body = decodeStruct(raw, fields, name);
+  for (const r of required) if (body[r] === undefined) throw invalidParameter(`${name}: ${r} is required`);
+  return body as T;
+}
+
+interface Route {
+  method: 'GET' | 'POST';
+  /** An exact path, or a prefix ending in '/' (the rest goes to the handler). */
+  path: string;
+  /** Whether the caller must present a node certificate of this cluster. */
+  node: boolean;
+  call(ctx: { req: IncomingMessage; node: CertIdentity; rest: string; body: () => Promise<unknown> }): Promise<unknown> | unknown;
+}
+
+function routes(handler: EndpointHandler): Route[] {
+  const all: Route[] = [
+    { method: 'GET', path: '/ca', node: false, call: () => ({ caPem: handler.caPem() }) },
+    {
+      method: 'POST',
+      path: '/join',
+      node: false,
+      call: async ({ req, body }) =>
+        handler.join(decodeBody<JoinRequest>(await body(), JOIN, 'JoinRequest', ['token', 'publicKeyPem']), req.socket.remoteAddress),
+    },
+    {
+      method: 'POST',
+      path: '/heartbeat',
+      node: true,
+      call: async ({ req, node, body }) =>
+        handler.heartbeat(node, peerPem(req), decodeBody<HeartbeatRequest>(await body(), HEARTBEAT, 'HeartbeatRequest')),
+    },
+    { method: 'POST', path: '/unlock-key', node: true, call: ({ node }) => handler.unlockKey(node) },
+    { method: 'POST', path: '/promote', node: true, call: ({ node }) => handler.promote(node).then(() => ({})) },
+    {
+      method: 'POST',
+      path: '/agent/sync',
+      node: true,
+      call: async ({ node, body }) =>
+        handler.agentSync(node, decodeBody<AgentSyncRequest>(await body(), SYNC, 'AgentSyncRequest', ['reports'])),
+    },
+    {
+      method: 'POST',
+      path: '/leave',
+      node: true,
+      call: async ({ node, body }) =>
+        handler.leave(node, decodeBody<{ abort?: boolean }>(await body(), LEAVE, 'LeaveRequest').abort === true).then(() => ({})),
+    },
+    { method: 'POST', path: '/overlay/', node: true, call: async ({ node, rest, body }) => handler.overlay(node, rest, await body()) },
+  ];
+  const renew = handler.renew?.bind(handler);
+  if (renew)
+    all.push({
+      method: 'POST',
+      path: '/renew',
+      node: true,
+      call: async ({ req, node, body }) =>
+        renew(node, peerPem(req), decodeBody<{ publicKeyPem?: unknown }>(await body(), RENEW, 'RenewRequest')),
+    });
+  return all;
+}
+
 /** Starts the endpoint; resolves once it listens. */
 export async function startEndpoint(
   listen: HostPort,
@@ -145,6 +240,7 @@ export async function startEndpoint(
   handler: EndpointHandler,
   log: Logger,
 ): Promise<Server> {
+  const table = routes(handler);
   const server = createServer(
     { cert: certs.certPem, key: certs.keyPem, ca: certs.caPem, requestCert: true, rejectUnauthorized: false },
     (req, res: ServerResponse) => {
@@ -153,31 +249,12 @@ export async function startEndpoint(
         res.end(JSON.stringify(body));
       };
       const route = async (): Promise<unknown> => {
-        if (req.method === 'GET' && req.url === '/ca') return { caPem: handler.caPem() };
-        if (req.method === 'POST' && req.url === '/join')
-          return handler.join((await readBody(req)) as JoinRequest, req.socket.remoteAddress);
-        if (req.method === 'POST' && req.url === '/heartbeat') {
-          const node = peer(req, clusterId);
-          return handler.heartbeat(node, peerPem(req), (await readBody(req)) as HeartbeatRequest);
-        }
-        if (req.method === 'POST' && req.url === '/renew' && handler.renew) {
-          const node = peer(req, clusterId);
-          return handler.renew(node, peerPem(req), (await readBody(req)) as { publicKeyPem?: unknown });
-        }
-        if (req.method === 'POST' && req.url === '/unlock-key') return handler.unlockKey(peer(req, clusterId));
-        if (req.method === 'POST' && req.url === '/promote') return handler.promote(peer(req, clusterId)).then(() => ({}));
-        if (req.method === 'POST' && req.url === '/agent/sync') {
-          const node = peer(req, clusterId);
-          return handler.agentSync(node, (await readBody(req)) as AgentSyncRequest);
-        }
-        if (req.method === 'POST' && req.url === '/leave') {
-          const node = peer(req, clusterId);
-          const body = (await readBody(req)) as { abort?: unknown };
-          return handler.leave(node, body?.abort === true).then(() => ({}));
-        }
-        if (req.method === 'POST' && req.url?.startsWith('/overlay/'))
-          return handler.overlay(peer(req, clusterId), req.url.slice('/overlay/'.length), await readBody(req));
-        throw new EngineError('NOT_FOUND', `no such endpoint ${req.method} ${req.url}`);
+        const url = req.url ?? '';
+        const r = table.find((t) => t.method === req.method && (t.path.endsWith('/') ? url.startsWith(t.path) : url === t.path));
+        if (!r) throw new EngineError('NOT_FOUND', `no such endpoint ${req.method} ${url}`);
+        // The identity is checked before the body is read: an unknown caller's body is never parsed.
+        const node = r.node ? peer(req, clusterId) : (undefined as unknown as CertIdentity);
+        return r.call({ req, node, rest: url.slice(r.path.length), body: () => readBody(req) });
       };
       if (req.method === 'POST' && req.url === '/logs' && handler.logs) {
         let node: CertIdentity;
