@@ -8,8 +8,8 @@
 // After a build:
 //
 //   bin/node dist/bench/cluster-autolock.js [rounds=3]
-import { RecordSeal } from '../src/cluster/record-seal.ts';
-import { newDataKey } from '../src/cluster/secret-crypto.ts';
+import { RecordSeal } from '../src/cluster/ca/record-seal.ts';
+import { newDataKey } from '../src/cluster/ca/secret-crypto.ts';
 import { startDaemon, type TestDaemon } from '../test/helpers/daemon.ts';
 import { loadBusybox } from '../test/helpers/images.ts';
 

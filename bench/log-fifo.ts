@@ -9,8 +9,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openOutputFifo } from '../src/daemon/containers/fifo.ts';
-import { OutputHub } from '../src/daemon/containers/output-hub.ts';
+import { openOutputFifo } from '../src/daemon/containers/io/fifo.ts';
+import { OutputHub } from '../src/daemon/containers/io/output-hub.ts';
 import { attachInput, createLogDriver } from '../src/logging/index.ts';
 import { loadAverage } from './lib/proc.ts';
 

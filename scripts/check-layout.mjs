@@ -8,7 +8,10 @@
 //       must be a dependency: the bundler would hide the mistake);
 //   (g) no import circle between the files of one folder;
 //   (h) at most MAX_FILES_PER_FOLDER files (tests aside) in one folder: beyond that, sub-rooms by job;
-//   (i) no function, method or class body longer than MAX_BODY_LINES lines.
+//   (i) no function, method or class body longer than MAX_BODY_LINES lines;
+//   (j) no error swallowed without a word outside tests: a `.catch(() => undefined)` (or null, false,
+//       {} …) needs a comment on its line, an empty catch or one that only returns a default needs a
+//       comment inside (naming the failure expected), or the error is logged.
 // It prints the counts that show whether a change made the code easier or harder to read: the
 // largest body, the fullest folder, and the errors swallowed without a word.
 // Every import counts: static, `export … from`, side-effect, `import(…)`, type-only included.
@@ -69,22 +72,24 @@ export const LINE_LIMIT_EXCEPTIONS = new Set([]);
 /** Imports allowed against the layer rule, by file: `rel → [targets]` (none at present). */
 export const IMPORT_EXCEPTIONS = new Map();
 /** Folders allowed more than MAX_FILES_PER_FOLDER files until they get sub-rooms (issue 24). */
-export const FOLDER_SIZE_EXCEPTIONS = new Set(['cluster', 'daemon/containers', 'network']);
+export const FOLDER_SIZE_EXCEPTIONS = new Set([]);
 /** Bodies allowed over MAX_BODY_LINES until they are split (issue 24): `file:name`. */
 export const BODY_EXCEPTIONS = new Set([
+  'build/executor.ts:BuildExecutor', // grew with every-stage builds: its stage loop to move out
+  'util/re2.ts:parse', // the RE2 syntax parser's closures: to be split into a parser class
   'build/dockerfile/shell-words.ts:ShellWord',
   'client/http.ts:HttpTransport',
-  'cluster/agent.ts:Agent',
-  'cluster/etcd-process.ts:EtcdMember',
-  'cluster/manager.ts:Manager',
-  'cluster/networks.ts:ClusterNetworks',
-  'cluster/orchestrator-loop.ts:OrchestratorLoop',
+  'cluster/agent/agent.ts:Agent',
+  'cluster/store/etcd-process.ts:EtcdMember',
+  'cluster/manager/manager.ts:Manager',
+  'cluster/manager/networks.ts:ClusterNetworks',
+  'cluster/manager/orchestrator-loop.ts:OrchestratorLoop',
   'cluster/service.ts:ClusterService',
-  'cluster/services-api.ts:ServicesApi',
-  'cluster/store.ts:ClusterStore',
-  'daemon/containers/lifecycle.ts:Lifecycle',
+  'cluster/manager/services-api.ts:ServicesApi',
+  'cluster/store/store.ts:ClusterStore',
+  'daemon/containers/run/lifecycle.ts:Lifecycle',
   'daemon/containers/service.ts:ContainerService',
-  'daemon/containers/task-launcher.ts:TaskLauncher',
+  'daemon/containers/run/task-launcher.ts:TaskLauncher',
   'daemon/exec/service.ts:ExecService',
   'daemon/metrics/engine-metrics.ts:EngineMetrics',
   'daemon/plugins/runner.ts:PluginRunner',
@@ -98,7 +103,7 @@ export const BODY_EXCEPTIONS = new Set([
   'logging/plugin-driver.ts:PluginLogDriver',
   'network/networks-api.ts:NetworksApi',
   'network/overlay/driver.ts:OverlayNetworks',
-  'network/sandboxes.ts:SandboxService',
+  'network/sandbox/sandboxes.ts:SandboxService',
   'supervisor/client.ts:SupervisorClient',
   'supervisor/containerd-process.ts:ManagedContainerd',
 ]);
@@ -106,10 +111,7 @@ export const BODY_EXCEPTIONS = new Set([
 export const FOLDER_CIRCLE_EXCEPTIONS = new Set([
   'build/context/: copy-direct.ts → copy.ts',
   'build/: executor.ts → fs-steps.ts → run-step.ts',
-  'cluster/: ca-rotation.ts → swarm-object.ts',
-  'cluster/: secrets-api.ts → services-api.ts',
   'logging/: codec.ts → file-driver.ts → format-local.ts → none.ts → plugin-driver.ts → reader.ts → types.ts',
-  'network/: container-contract.ts → views.ts',
   'supervisor/: client.ts → content-write.ts → events.ts',
   'types/api/: part-1.ts → part-3.ts',
 ]);
@@ -364,18 +366,21 @@ export function bodiesOf(source) {
 }
 
 /**
- * Places that drop an error: `.catch(() => x)` with no comment on its line, empty catches without a
- * comment, catches that only return a default without a comment (silent), and catches whose only
- * word is a comment (commented: acceptable when the comment names the failure expected).
+ * Places that drop an error: `.catch(() => x)` of a constant (undefined, null, false, {}, [] …) with
+ * no comment on its line, empty catches without a comment, catches that only return a default
+ * without a comment (silent: an offence outside tests, listed by line), and catches whose only word
+ * is a comment (commented: acceptable when the comment names the failure expected; counted).
  */
 export function swallowedErrors(source) {
-  const count = (re) => source.match(re)?.length ?? 0;
-  const silent =
-    count(/\.catch\(\(\) => (?:undefined|null|false|true|\{\s*\}|\[\]|0|''|void 0)\)(?![^\n]*\/\/)/g) +
-    count(/\bcatch\s*(?:\(\w*\))?\s*\{\s*\}/g) +
-    count(/\bcatch\s*(?:\(\w*\))?\s*\{\s*return\b[^;{}\n]*;?\s*\}/g);
-  const commented = count(/\bcatch\s*(?:\(\w*\))?\s*\{\s*(?:\/\/[^\n]*\s*)+(?:return\b[^;{}\n]*;?\s*)?\}/g);
-  return { silent, commented };
+  const lineOf = (i) => source.slice(0, i).split('\n').length;
+  const at = (re) => [...source.matchAll(re)].map((m) => lineOf(m.index));
+  const silentLines = [
+    ...at(/\.catch\(\(\) => (?:undefined|null|false|true|\{\s*\}|\[\](?: as [\w[\]]+)?|0|''|void 0)\)(?![^\n]*\/\/)/g),
+    ...at(/\bcatch\s*(?:\(\w*\))?\s*\{\s*\}/g),
+    ...at(/\bcatch\s*(?:\(\w*\))?\s*\{\s*return\b[^;{}\n]*;?\s*\}/g),
+  ].sort((a, b) => a - b);
+  const commented = at(/\bcatch\s*(?:\(\w*\))?\s*\{\s*(?:\/\/[^\n]*\s*)+(?:return\b[^;{}\n]*;?\s*)?\}/g).length;
+  return { silent: silentLines.length, silentLines, commented };
 }
 
 /** The module specifiers a TypeScript file imports (static, re-exports, side-effect, dynamic). */
@@ -455,7 +460,7 @@ export function checkLayout(
   const siblingEdges = new Map();
   const filesPerFolder = new Map();
   const bodies = [];
-  const swallowed = { silent: 0, commented: 0 };
+  const swallowed = { silent: 0, commented: 0, at: [] };
   const devOnly = devOnlyPackages(srcDir);
   const devImports = [];
   for (const file of files) {
@@ -475,6 +480,7 @@ export function checkLayout(
       for (const b of bodiesOf(text)) bodies.push({ ...b, file: rel });
       const sw = swallowedErrors(text);
       swallowed.silent += sw.silent;
+      for (const line of sw.silentLines) swallowed.at.push(`src/${rel}:${line}`);
       swallowed.commented += sw.commented;
     }
     for (const spec of importsOf(text)) {
@@ -587,6 +593,8 @@ export function checkLayout(
       'import circles between the files of one folder': folderCircles,
       [`folders over ${MAX_FILES_PER_FOLDER} files`]: bigFolders,
       [`function, method or class bodies over ${MAX_BODY_LINES} lines`]: longBodies,
+      'errors swallowed without a word (name the expected failure in a comment on the line or in the catch, or log it at debug)':
+        swallowed.at,
       'top-level entries of src/ missing from the layer table in scripts/check-layout.mjs': [...unknown].map(
         ([u, f]) => `src/${u}${u.endsWith('.ts') ? '' : '/'} (e.g. src/${f}) is not in the layer table`,
       ),

@@ -2,6 +2,13 @@
 // service raises is an EngineError carrying a stable code; the API layer maps the code to the HTTP
 // status and writes {"message": …}. Handlers never choose status codes themselves.
 
+// Each code is one of moby's errdefs classes, whose status dockerd's httpstatus.FromError gives:
+// INVALID_PARAMETER = errdefs.InvalidParameter (400), UNAUTHORIZED = Unauthorized (401),
+// FORBIDDEN = Forbidden (403), NOT_FOUND = NotFound (404), CONFLICT = Conflict (409),
+// NOT_MODIFIED = NotModified (304), NOT_IMPLEMENTED = NotImplemented (501), UNAVAILABLE =
+// Unavailable (503), INTERNAL = System/Unknown (500). A condition the client caused is never
+// INTERNAL, even where dockerd answers 500 for it (a plain Go error: a path over NAME_MAX, a build
+// context without a Dockerfile): the words stay dockerd's, the status says whose fault it is.
 export const ERROR_STATUS = {
   INVALID_PARAMETER: 400,
   UNAUTHORIZED: 401,

@@ -9,6 +9,7 @@ function readCommit(): string {
     const file = findUpwards(import.meta.url, 'build/commit');
     return (file && readFileSync(file, 'utf8').trim()) || 'unknown';
   } catch {
+    // unreadable commit file: unknown
     return 'unknown';
   }
 }

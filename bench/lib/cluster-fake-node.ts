@@ -5,12 +5,12 @@
 // /overlay/state, as worker-networks.ts) — without containers. It talks to the manager a
 // real worker would pick from the join answer's managers (worker.ts `firstManager`), and counts its
 // calls and bytes per manager.
-import { newKeyPair } from '../../src/cluster/ca.ts';
-import { callManager, type HeartbeatResponse, type JoinResponse } from '../../src/cluster/endpoint.ts';
-import type { NodeCerts, RemoteManager } from '../../src/cluster/local-state.ts';
-import type { AgentSyncRequest, SyncAnswer } from '../../src/cluster/services-api.ts';
-import type { TaskRecord, TaskStatus } from '../../src/cluster/tasks.ts';
-import { firstManager } from '../../src/cluster/worker.ts';
+import { newKeyPair } from '../../src/cluster/ca/ca.ts';
+import { callManager, type HeartbeatResponse, type JoinResponse } from '../../src/cluster/node/endpoint.ts';
+import type { NodeCerts, RemoteManager } from '../../src/cluster/node/local-state.ts';
+import type { AgentSyncRequest, SyncAnswer } from '../../src/cluster/manager/services-api.ts';
+import type { TaskRecord, TaskStatus } from '../../src/cluster/manager/tasks.ts';
+import { firstManager } from '../../src/cluster/node/worker.ts';
 
 /** Calls and bytes (request bodies out, answers in) of one kind to one manager. */
 export interface Traffic {

@@ -3,7 +3,8 @@
 // naming the field — "json: cannot unmarshal number into Go struct field ExecOptions.Tty of type
 // bool" — and only known, well-typed fields reach a service. Container bodies are in
 // oci/wire-schema.ts; the decoder (case-insensitive names, nulls dropped) is shared.
-import { CONTAINER_CONFIG, NETWORKING_CONFIG, decodeStruct, type Kind } from '../oci/wire-schema.ts';
+import { CONTAINER_CONFIG, HOST_CONFIG, NETWORKING_CONFIG, UPDATE_CONFIG, decodeStruct, type Kind } from '../oci/wire-schema.ts';
+import type { ContainerCreateBody } from '../types/container-api.ts';
 
 const str: Kind = 'string';
 const bool: Kind = 'bool';
@@ -77,6 +78,9 @@ export const AUTH_CONFIG: Record<string, Kind> = {
   registrytoken: str,
 };
 
+/** POST /containers/{id}/update: container.UpdateConfig. */
+export const CONTAINER_UPDATE: Record<string, Kind> = UPDATE_CONFIG;
+
 /** POST /commit: container.Config. */
 export const COMMIT_CONFIG: Record<string, Kind> = CONTAINER_CONFIG;
 
@@ -84,3 +88,24 @@ export const COMMIT_CONFIG: Record<string, Kind> = CONTAINER_CONFIG;
 export function decodeBody<T = Record<string, unknown>>(value: unknown, fields: Record<string, Kind>, goType: string): T {
   return decodeStruct(value, fields, goType) as T;
 }
+
+/**
+ * POST /containers/create: container.CreateRequest (Config's fields at the top, HostConfig,
+ * NetworkingConfig), decoded with canonical names so the version adaptation of the route sees the
+ * fields whatever case the client used. The service decodes it again (idempotent) and validates it;
+ * the prefixes of the messages are the ones it uses.
+ */
+export function decodeContainerCreate(value: unknown): ContainerCreateBody {
+  const out = decodeStruct(value, CONTAINER_CONFIG, 'ContainerConfig') as ContainerCreateBody;
+  // HostConfig and NetworkingConfig, in any case; a repeated one merges into the earlier (as Go).
+  const parts = decodeStruct(value, CREATE_PARTS, '') as Pick<ContainerCreateBody, 'HostConfig' | 'NetworkingConfig'>;
+  if (parts.HostConfig) out.HostConfig = parts.HostConfig;
+  if (parts.NetworkingConfig) out.NetworkingConfig = parts.NetworkingConfig;
+  return out;
+}
+
+/** The two parts of container.CreateRequest beside the embedded Config; messages name them alone. */
+const CREATE_PARTS: Record<string, Kind> = {
+  HostConfig: { struct: HOST_CONFIG, goType: 'container.HostConfig' },
+  NetworkingConfig: { struct: NETWORKING_CONFIG, goType: 'network.NetworkingConfig' },
+};

@@ -1,6 +1,8 @@
 // Request and response helpers shared by every route module.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { invalidParameter } from '../errors.ts';
+import { goDecodeProblem } from '../util/go-json.ts';
+import { parsePlatformSpec, PlatformSpecError, type PlatformSpec } from '../util/platform-spec.ts';
 import { JsonText } from '../util/json-text.ts';
 import { parseJsonSliced, stringifyJsonSliced } from '../util/json-sliced.ts';
 
@@ -41,25 +43,32 @@ export async function readBody(req: IncomingMessage, limit = MAX_JSON_BODY): Pro
 
 /**
  * Parses a JSON request body. An empty body gives `emptyValue` (dockerd accepts empty bodies on
- * several endpoints); anything that is not valid JSON is a 400.
+ * several endpoints); anything that is not valid JSON is a 400 in the words of Go's json.Decoder,
+ * as dockerd's ReadJSON answers ("invalid JSON: invalid character '}' looking for beginning of
+ * object key string", "invalid JSON: unexpected EOF", "unexpected content after JSON").
  */
 export async function readJson<T = unknown>(req: IncomingMessage, emptyValue?: T): Promise<T> {
   const body = await readBody(req);
+  if (body.length === 0 && emptyValue !== undefined) return emptyValue;
+  return (await parseBodyJson(body)) as T;
+}
+
+/** A request body's JSON value, refused (400) with Go's json.Decoder words when it is not JSON. */
+export async function parseBodyJson(body: Buffer): Promise<unknown> {
   const text = body.toString('utf8');
-  if (text.trim() === '') {
-    if (emptyValue !== undefined) return emptyValue;
-    throw invalidParameter('invalid JSON: request body is empty');
-  }
   checkNesting(text);
   // Parsing megabytes in one call held the event loop 30–60 ms (a map of 50 000 labels): large
   // bodies are parsed in slices, with turns for other requests between them.
-  let value: T;
   try {
-    value = (body.length > SLICED_ABOVE_BYTES ? await parseJsonSliced(text) : JSON.parse(text)) as T;
-  } catch (err) {
-    throw invalidParameter(`invalid JSON: ${(err as Error).message}`);
+    return body.length > SLICED_ABOVE_BYTES ? await parseJsonSliced(text) : JSON.parse(text);
+  } catch {
+    // Go's scanner names the problem; a first value followed by `}` or `]` is what Go accepts.
+    const problem = goDecodeProblem(body);
+    if ('end' in problem) return JSON.parse(body.subarray(0, problem.end).toString('utf8'));
+    if (problem.afterValue) throw invalidParameter(problem.message);
+    if (problem.message === 'EOF') throw invalidParameter('invalid JSON: got EOF while reading request body');
+    throw invalidParameter(`invalid JSON: ${problem.message}`);
   }
-  return value;
 }
 
 /** No API body comes near this; recursive code (copies, checks, JSON.stringify) overflows far deeper. */
@@ -100,11 +109,20 @@ export function yieldToLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-/** Like readJson, but requires a JSON object (not an array, string or null). */
-export async function readJsonObject<T extends object = Record<string, unknown>>(req: IncomingMessage, allowEmpty = false): Promise<T> {
+/**
+ * Like readJson, but requires a JSON object (not an array, string or null). `goType` names the Go
+ * type dockerd decodes the body into, for Go's words on a value of another JSON type.
+ */
+export async function readJsonObject<T extends object = Record<string, unknown>>(
+  req: IncomingMessage,
+  allowEmpty = false,
+  goType?: string,
+): Promise<T> {
   const value = await readJson<unknown>(req, allowEmpty ? {} : undefined);
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw invalidParameter('invalid JSON: expected an object');
+    if (!goType) throw invalidParameter('invalid JSON: expected an object');
+    const jt = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value === 'boolean' ? 'bool' : typeof value;
+    throw invalidParameter(`invalid JSON: json: cannot unmarshal ${jt} into Go value of type ${goType}`);
   }
   return value as T;
 }
@@ -178,11 +196,26 @@ export class Query {
     return !(s === '' || s === '0' || s === 'no' || s === 'false' || s === 'none');
   }
 
+  /** An integer as Go's strconv.Atoi reads it (digits with an optional sign), refused in its words. */
   int(name: string, dflt?: number): number | undefined {
     const v = this.params.get(name);
     if (v === null || v === '') return dflt;
+    const n = atoi(v);
+    if (typeof n === 'string') throw invalidParameter(`strconv.Atoi: parsing ${JSON.stringify(v)}: ${n}`);
+    return n;
+  }
+
+  /**
+   * dockerd's Uint32Value (resize's h and w): required, digits only; its refusal is "invalid
+   * syntax" or "value out of range" (a negative number is out of range).
+   */
+  uint32(name: string): number | string {
+    let v = this.params.get(name) ?? '';
+    const neg = v.startsWith('-');
+    if (neg) v = v.slice(1);
+    if (!/^[0-9]+$/.test(v)) return 'invalid syntax';
     const n = Number(v);
-    if (!Number.isInteger(n)) throw invalidParameter(`invalid value for ${name}: ${JSON.stringify(v)}: not an integer`);
+    if (neg || n > 0xffffffff) return 'value out of range';
     return n;
   }
 
@@ -191,27 +224,45 @@ export class Query {
     const raw = this.params.get('filters');
     const out = new Map<string, string[]>();
     if (!raw) return out;
+    // dockerd reads the name → {value: true} form, else the legacy name → [values] form, and
+    // answers only "invalid filter" when neither fits.
     let parsed: unknown;
     try {
       parsed = JSON.parse(raw);
-    } catch (err) {
-      throw invalidParameter(`invalid filter: ${(err as Error).message}`);
+    } catch {
+      throw invalidParameter('invalid filter');
     }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
-      throw invalidParameter('invalid filter: expected a JSON object');
-    for (const [k, v] of Object.entries(parsed as Record<string, unknown>)) {
-      if (Array.isArray(v)) out.set(k, v.map(String));
-      else if (v && typeof v === 'object')
+    if (parsed === null) return out;
+    if (typeof parsed !== 'object' || Array.isArray(parsed)) throw invalidParameter('invalid filter');
+    const entries = Object.entries(parsed as Record<string, unknown>);
+    const legacy = entries.every(([, v]) => v === null || (Array.isArray(v) && v.every((x) => typeof x === 'string')));
+    const current = entries.every(
+      ([, v]) =>
+        v === null ||
+        (!!v && typeof v === 'object' && !Array.isArray(v) && Object.values(v).every((b) => typeof b === 'boolean' || b === null)),
+    );
+    if (!legacy && !current) throw invalidParameter('invalid filter');
+    for (const [k, v] of entries) {
+      if (v === null) out.set(k, []);
+      else if (Array.isArray(v)) out.set(k, v as string[]);
+      else
         out.set(
           k,
           Object.entries(v as Record<string, unknown>)
             .filter(([, on]) => on)
             .map(([val]) => val),
         );
-      else throw invalidParameter(`invalid filter: value of ${k} must be a list`);
     }
     return out;
   }
+}
+
+/** Go's strconv.Atoi: the number, or why it is refused ("invalid syntax", "value out of range"). */
+export function atoi(v: string): number | string {
+  if (!/^[+-]?[0-9]+$/.test(v)) return 'invalid syntax';
+  const n = BigInt(v);
+  if (n > 9223372036854775807n || n < -9223372036854775808n) return 'value out of range';
+  return Number(n);
 }
 
 /** Bodies larger than this are not read to their end before an error: the connection is cut. */
@@ -219,6 +270,18 @@ const MAX_DISCARDED_BODY = 64 * 1024 * 1024;
 const DISCARD_GRACE_MS = 5000;
 
 /** Reads and drops what is left of a request body (bounded in size and time). */
+/** A `platform` query parameter read as dockerd reads it (containerd's platforms.Parse); its refusal is a 400. */
+export function platformParam(q: Query): PlatformSpec | undefined {
+  const v = q.string('platform');
+  if (!v) return undefined;
+  try {
+    return parsePlatformSpec(v);
+  } catch (err) {
+    if (err instanceof PlatformSpecError) throw invalidParameter(err.message);
+    throw err;
+  }
+}
+
 export function discardUnreadBody(req: IncomingMessage): Promise<void> {
   if (req.complete || req.readableEnded || req.destroyed) return Promise.resolve();
   return new Promise((resolve) => {

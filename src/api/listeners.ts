@@ -73,8 +73,7 @@ export async function openListeners(specs: ListenSpec[], opts: ListenerOptions):
   } catch (err) {
     for (const l of opened) {
       l.closeAllConnections();
-      // Already failing: closing what was opened is best effort; the first error is the one reported.
-      await l.close().catch(() => {});
+      await l.close().catch(() => {}); // Already failing: closing what was opened is best effort; the first error is the one reported.
     }
     throw err;
   }
@@ -221,9 +220,8 @@ async function openUnix(spec: Extract<ListenSpec, { kind: 'unix' }>, opts: Liste
     close: () =>
       close(async () => {
         // Only remove the file if it is still the socket we created.
-        const st = await lstat(path).catch(() => undefined);
-        // Shutting down: a socket file someone else removed or replaced is not ours to worry about.
-        if (st && st.ino === ino && st.isSocket()) await unlink(path).catch(() => {});
+        const st = await lstat(path).catch(() => undefined); // ENOENT: the socket file is already gone
+        if (st && st.ino === ino && st.isSocket()) await unlink(path).catch(() => {}); // Shutting down: a socket file someone else removed or replaced is not ours to worry about.
       }),
   };
 }
@@ -272,8 +270,7 @@ async function socketGid(path: string, group: string, log: Logger): Promise<numb
 }
 
 export async function lookupGroup(name: string, groupFile = '/etc/group'): Promise<number | undefined> {
-  // No group file means no such group: the caller warns that the group was not found.
-  const text = await readFile(groupFile, 'utf8').catch(() => '');
+  const text = await readFile(groupFile, 'utf8').catch(() => ''); // No group file means no such group: the caller warns that the group was not found.
   for (const line of text.split('\n')) {
     const [groupName, , gid] = line.split(':');
     if (groupName === name && gid !== undefined && /^[0-9]+$/.test(gid)) return Number(gid);

@@ -17,6 +17,8 @@ export interface ApiServerOptions {
   experimental: () => boolean;
   /** Authorization plugins around every routed request (when any is configured). */
   authorizer?: RequestAuthorizer;
+  /** The oldest API version served (DOCKER_MIN_API_VERSION); default MIN_API_VERSION. */
+  minApiVersion?: string;
 }
 
 const VERSIONED = /^\/v([0-9]+(?:\.[0-9]+)*)(\/.*)$/;
@@ -40,6 +42,8 @@ export class ApiServer {
   readonly router = new Router();
   private readonly log: Logger;
   private readonly opts: ApiServerOptions;
+  /** Requests of clients older than API 1.24: their errors are answered as plain text. */
+  private readonly plainTextErrors = new WeakSet<IncomingMessage>();
   private inFlight = 0;
   private idleWaiters: Array<() => void> = [];
 
@@ -130,10 +134,13 @@ export class ApiServer {
       if (compareVersions(version, API_VERSION) > 0) {
         throw new EngineError('INVALID_PARAMETER', `client version ${version} is too new. Maximum supported API version is ${API_VERSION}`);
       }
-      if (compareVersions(version, MIN_API_VERSION) < 0) {
+      const min = this.opts.minApiVersion ?? MIN_API_VERSION;
+      if (compareVersions(version, min) < 0) {
+        // As dockerd: a client older than 1.24 gets its errors as plain text, readable by it.
+        if (compareVersions(version, MIN_API_VERSION) < 0) this.plainTextErrors.add(req);
         throw new EngineError(
           'INVALID_PARAMETER',
-          `client version ${version} is too old. Minimum supported API version is ${MIN_API_VERSION}, please upgrade your client to a newer version`,
+          `client version ${version} is too old. Minimum supported API version is ${min}, please upgrade your client to a newer version`,
         );
       }
     } else if (/^\/v[0-9][^/]*\//.test(path)) {
@@ -191,6 +198,17 @@ export class ApiServer {
       // Mid-stream failure: the status line is gone; the stream's own error framing (if any) was the
       // handler's job. All that is left is to end the response.
       res.end();
+      return;
+    }
+    if (this.plainTextErrors.has(req)) {
+      // Go's http.Error: the message and a newline as text.
+      const text = req.method === 'HEAD' ? '' : `${message}\n`;
+      res.writeHead(status, {
+        'Content-Type': 'text/plain; charset=utf-8',
+        'X-Content-Type-Options': 'nosniff',
+        'Content-Length': Buffer.byteLength(text),
+      });
+      res.end(text);
       return;
     }
     const body = req.method === 'HEAD' || status === 304 ? '' : JSON.stringify({ message });

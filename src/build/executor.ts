@@ -1,7 +1,8 @@
-// Runs a parsed Dockerfile the way the classic builder does: the stages the target needs, one step
+// Runs a parsed Dockerfile the way the classic builder does: every stage up to the target, one step
 // per instruction ("Step n/m : …"), each step's result an image whose parent is the previous
 // step's (config-only steps get an empty-layer history entry, RUN/COPY/ADD/WORKDIR a new layer),
-// each looked up in the layer cache first. Returns the target stage's final image.
+// each looked up in the layer cache first; each stage's image is announced (aux ID) as it ends.
+// Returns the target stage's final image.
 import { invalidParameter, notFound } from '../errors.ts';
 import type { Logger } from '../util/log.ts';
 import type { SupervisorClient } from '../supervisor/client.ts';
@@ -19,7 +20,8 @@ import type { BaseImages, BuildContainers } from './deps.ts';
 import { runStep } from './run-step.ts';
 import { workdirStep, type FsSteps } from './fs-steps.ts';
 import { authForImage } from './registry-auth.ts';
-import { matchCacheFrom } from './cache-from.ts';
+import { isAncestorOfSource, matchCacheFrom } from './cache-from.ts';
+import { parentId } from '../images/image-views.ts';
 
 export interface ExecutorDeps {
   client: SupervisorClient;
@@ -97,6 +99,8 @@ export class BuildExecutor {
       const stage = this.df.stages[index]!;
       last = await this.runStage(stage, plan.bases.get(index)!, plan.platforms.get(index), plan.args.forStage());
       this.results.set(index, last);
+      // dockerd announces each stage's image as it ends (the last one is the build's result).
+      if (last.id) this.sink({ aux: { ID: last.id } });
     }
     const unused = plan.args.unconsumed();
     if (unused.length) this.out(`[Warning] One or more build-args [${unused.join(' ')}] were not consumed\n`);
@@ -104,9 +108,18 @@ export class BuildExecutor {
     return last;
   }
 
+  /** Running an ONBUILD trigger of the stage's base (its steps print no image line). */
+  private inTriggers = false;
+
+  private imageLine(id: string): void {
+    if (!this.inTriggers) this.out(` ---> ${short(id)}\n`);
+  }
+
   private stepLine(original: string): void {
     this.step++;
-    this.out(`Step ${this.step}/${this.total} : ${original}\n`);
+    // Two writes, as dockerd's (Fprintf, then Fprintln): two messages in the stream.
+    this.out(`Step ${this.step}/${this.total} : ${original}`);
+    this.out('\n');
   }
 
   private async runStage(stage: Stage, base: ReturnType<typeof planStages>['bases'] extends Map<number, infer S> ? S : never, platform: string | undefined, args: BuildArgs): Promise<StepImage> {
@@ -115,14 +128,23 @@ export class BuildExecutor {
     if (base.kind === 'scratch') image = scratchImage(this.d.platform);
     else if (base.kind === 'stage') image = this.results.get(base.index)!;
     else image = await this.baseImage(base.ref, platform);
-    if (image.id) this.out(` ---> ${short(image.id)}\n`);
     const state: StageState = { image, runtime: structuredClone(image.config.config ?? {}), args, cmdSet: false, stageIndex: stage.index };
     const triggers = state.runtime.OnBuild ?? [];
     if (triggers.length) {
-      this.out(`# Executing ${triggers.length} build trigger${triggers.length > 1 ? 's' : ''}\n`);
+      // As dockerd: the triggers' own lines (containers, cache hits) but no image line per trigger;
+      // the FROM step's one image line comes after them.
+      this.out(`# Executing ${triggers.length} build trigger`);
+      if (triggers.length > 1) this.out('s');
+      this.out('\n');
       state.runtime.OnBuild = null; // triggers run once, in the child; they are not inherited
-      for (const t of triggers) await this.dispatch(state, parseTrigger(t), true);
+      this.inTriggers = true;
+      try {
+        for (const t of triggers) await this.dispatch(state, parseTrigger(t), true);
+      } finally {
+        this.inTriggers = false;
+      }
     }
+    if (state.image.id) this.out(` ---> ${short(state.image.id)}\n`);
     for (const inst of stage.instructions) {
       if (this.signal.aborted) throw this.signal.reason;
       this.stepLine(inst.original);
@@ -190,23 +212,33 @@ export class BuildExecutor {
     const parent = state.image;
     const key = cacheKey(parent.id, plan.createdBy, plan.checksum);
     if (!this.opts.noCache) {
+      const sources = this.opts.cacheFrom.length ? await this.cacheFromImages() : undefined;
       const hit = await this.d.cache.lookup(key, async (id) => !!(await this.findImage(id)));
-      if (hit) {
+      // With cachefrom, the named images are the only cache sources (cache-from.ts).
+      if (hit && (!sources || (await isAncestorOfSource(hit, sources, (id) => this.parentOf(id))))) {
         const img = (await this.findImage(hit))!;
         state.image = img;
         state.runtime = structuredClone(img.config.config ?? {});
         this.out(' ---> Using cache\n');
-        this.out(` ---> ${short(hit)}\n`);
+        this.imageLine(hit);
         return;
       }
-      const from = matchCacheFrom(parent, plan.createdBy, await this.cacheFromImages());
+      const from = sources && matchCacheFrom(parent, plan.createdBy, sources);
       if (from) {
-        const next = await this.d.client.withLease((lease) => this.d.writer.write(parent, runtime, plan.createdBy, from.layer ? { desc: from.layer.desc, diffId: from.layer.diffId, unpacked: false } : undefined, lease));
-        this.d.cache.store(key, { imageId: next.id, parentId: parent.id, createdBy: plan.createdBy, kind: plan.kind, size: from.layer ? Number(from.layer.desc.size) : 0 });
+        let next: StepImage;
+        if (from.kind === 'image') next = from.source;
+        else {
+          const layer = from.layer ? { desc: from.layer.desc, diffId: from.layer.diffId, unpacked: false } : undefined;
+          next = await this.d.client.withLease((lease) => this.d.writer.write(parent, runtime, plan.createdBy, layer, lease, { entry: from.entry, author: from.source.config.author }));
+          this.cacheFrom = Promise.resolve([from.source]); // dockerd sticks to the source it restored from
+          this.parents.set(next.id, parent.id);
+          this.d.cache.store(key, { imageId: next.id, parentId: parent.id, createdBy: plan.createdBy, kind: plan.kind, size: from.layer ? Number(from.layer.desc.size) : 0 });
+        }
+        this.known?.set(next.id, next);
         state.image = next;
         state.runtime = structuredClone(next.config.config ?? {});
         this.out(' ---> Using cache\n');
-        this.out(` ---> ${short(next.id)}\n`);
+        this.imageLine(next.id);
         return;
       }
     }
@@ -216,11 +248,12 @@ export class BuildExecutor {
       return this.d.writer.write(parent, runtime, plan.createdBy, layer, lease);
     });
     this.known?.set(next.id, next);
+    this.parents.set(next.id, parent.id);
     const size = next.layers.length > parent.layers.length ? Number(next.layers.at(-1)!.size) : 0;
     this.d.cache.store(key, { imageId: next.id, parentId: parent.id, createdBy: plan.createdBy, kind: plan.kind, size });
     state.image = next;
     state.runtime = structuredClone(next.config.config ?? {});
-    this.out(` ---> ${short(next.id)}\n`);
+    this.imageLine(next.id);
   }
 
   private cacheFrom?: Promise<StepImage[]>;
@@ -237,6 +270,18 @@ export class BuildExecutor {
     })();
     return this.cacheFrom;
   }
+  /** Parents of the images this build wrote (their records carry it too). */
+  private readonly parents = new Map<string, string>();
+
+  /** An image's Parent ('' when none or unknown). */
+  private async parentOf(id: string): Promise<string> {
+    const own = this.parents.get(id);
+    if (own !== undefined) return own;
+    this.known ??= new Map((await this.d.images.list()).map((i) => [i.id, i]));
+    const img = this.known.get(id);
+    return img && 'manifest' in img ? parentId(img) : '';
+  }
+
   /** The local images by ID, listed once per build (a cached step costs no containerd round trip). */
   private known?: Map<string, StepImage | LocalImage>;
 

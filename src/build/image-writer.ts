@@ -69,9 +69,16 @@ export class StepImageWriter {
   constructor(private readonly d: WriterDeps) {}
 
   /** Writes the step's image; `layer` undefined (or an empty diff) makes an empty-layer history entry. */
-  async write(parent: StepImage, runtime: RuntimeConfig, createdBy: string, layer: NewLayer | undefined, lease: string): Promise<StepImage> {
+  /**
+   * `restore`: the step comes from a cachefrom image's history entry, kept as it is (its time,
+   * comment), with that image's author (cache-from.ts).
+   */
+  async write(
+    parent: StepImage, runtime: RuntimeConfig, createdBy: string, layer: NewLayer | undefined, lease: string,
+    restore?: { entry: NonNullable<ImageConfig['history']>[number]; author?: string | undefined },
+  ): Promise<StepImage> {
     const w: WriteContext = { client: this.d.client, snapshotter: this.d.snapshotter, lease };
-    const created = nowIso();
+    const created = restore?.entry.created ?? nowIso();
     const diffIds = [...(parent.config.rootfs?.diff_ids ?? [])];
     const layers = [...parent.layers];
     const empty = !layer || layer.desc.digest === EMPTY_TAR_DIGEST;
@@ -87,8 +94,12 @@ export class StepImageWriter {
       created,
       config: runtime,
       rootfs: { type: 'layers', diff_ids: diffIds },
-      history: [...(parent.config.history ?? []), { created, created_by: createdBy, ...(empty ? { empty_layer: true } : {}) }],
+      history: [...(parent.config.history ?? []), restore ? { ...restore.entry } : { created, created_by: createdBy, ...(empty ? { empty_layer: true } : {}) }],
     };
+    if (restore) {
+      if (restore.author) config.author = restore.author;
+      else delete config.author;
+    }
     const configDesc = await writeConfig(w, Buffer.from(JSON.stringify(config)), top);
     const manifest = await writeManifest(w, { config: configDesc, layers });
     const labels: Record<string, string> = parent.id ? { [LABEL.parent]: parent.id } : {};
@@ -153,8 +164,7 @@ export class StepImageWriter {
     try {
       return await client.diff.diff({ left: lower, right: readOnlyMounts(mounts), media_type: MT.ociLayer, ref: `build-${key.slice(6)}` }, { lease });
     } finally {
-      // A view holds no data of its own, and it is under the step's lease anyway.
-      if (parentChain) await client.snapshots.remove(viewKey, { snapshotter, lease }).catch(() => undefined);
+      if (parentChain) await client.snapshots.remove(viewKey, { snapshotter, lease }).catch(() => undefined); // A view holds no data of its own, and it is under the step's lease anyway.
     }
   }
 }

@@ -8,6 +8,9 @@ import { sniffCompression } from '../wire/compression.ts';
 /** Whether the first bytes are a tar header or a compressed stream. */
 export function looksLikeArchive(head: Buffer): boolean {
   if (sniffCompression(head) !== 'none') return true;
+  // A first block of zeros is a tar's end-of-archive marker: an empty tar (the context holds
+  // nothing, as dockerd finds), however much padding follows.
+  if (head.length >= 512 && head.subarray(0, 512).every((b) => b === 0)) return true;
   return head.length >= 262 && head.subarray(257, 262).toString('latin1') === 'ustar';
 }
 

@@ -5,7 +5,7 @@
 // client's build ID or by the client hanging up. While a build runs, a concurrent major GC is asked
 // for each time the heap grows 8 MiB (boundHeapGrowth): the per-file garbage of a large context
 // otherwise piled up in the old generation (bench/build-memory.ts measures it).
-import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { rmSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join, posix } from 'node:path';
@@ -19,6 +19,7 @@ import type { ImageStore } from '../images/image-store.ts';
 import type { BuildCacheEntry, BuildOptions, BuildPruneOptions, BuildPruneResult, BuildSink } from '../types/build.ts';
 import { extractContext } from './context/tar-extract.ts';
 import { parseDockerfile } from './dockerfile/parser.ts';
+import { readDockerfile } from './dockerfile-file.ts';
 import { BuildExecutor } from './executor.ts';
 import type { FsSteps } from './fs-steps.ts';
 import { StepImageWriter } from './image-writer.ts';
@@ -123,20 +124,14 @@ export class BuildService {
       const contextDir = join(work, 'context');
       await mkdir(contextDir);
       entries = await this.receiveContext(opts, body, contextDir, abort.signal);
-      const text = await readFile(join(contextDir, posix.normalize(`/${opts.dockerfile}`))).catch((err) => {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'EISDIR') {
-          throw invalidParameter(`Cannot locate specified Dockerfile: ${opts.dockerfile}`);
-        }
-        throw err;
-      });
+      const { text } = readDockerfile(contextDir, opts.dockerfile);
       processing = true;
-      const df = parseDockerfile(text.toString('utf8'));
+      const df = parseDockerfile(text);
       const exec = new BuildExecutor({
         client: this.d.client, images: this.d.images, writer: this.writer, containers: this.d.containers, base: this.d.base,
         cache: this.cache, platform: this.d.platform, log: this.d.log, ...(this.d.fs ? { fs: this.d.fs } : {}),
       }, opts, df, contextDir, sink, abort.signal);
       const result = await exec.run();
-      sink({ aux: { ID: result.id } });
       sink({ stream: `Successfully built ${result.id.slice(7, 19)}\n` });
       for (const t of tags) {
         await this.d.tag(result.id, t.repo, t.tag);
@@ -181,12 +176,22 @@ export class BuildService {
     if (!succeeded) await done;
   }
 
-  /** Receives the context into `dir`; returns the number of entries written. */
+  /**
+   * Receives the context into `dir`; returns the number of entries written. The tar is read up to
+   * its end-of-archive marker only: what follows is left for the server to discard (never written).
+   */
   private async receiveContext(opts: BuildOptions, body: AsyncIterable<Uint8Array> | null, dir: string, signal: AbortSignal): Promise<number> {
-    let source: AsyncIterable<Uint8Array>;
-    if (opts.remote) source = await fetchRemote(opts.remote, signal);
-    else if (body) source = body;
-    else throw invalidParameter('a build context is required (a tar in the request body or remote=)');
+    if (opts.remote) return this.receiveFrom(await fetchRemote(opts.remote, signal), opts, dir, signal);
+    if (!body) throw invalidParameter('a build context is required (a tar in the request body or remote=)');
+    const reader = drainable(body);
+    try {
+      return await this.receiveFrom(reader.chunks, opts, dir, signal);
+    } finally {
+      reader.drainRest();
+    }
+  }
+
+  private async receiveFrom(source: AsyncIterable<Uint8Array>, opts: BuildOptions, dir: string, signal: AbortSignal): Promise<number> {
     const { head, all } = await peek(source, 512);
     if (!head.length) throw invalidParameter('the build context is empty (send a tar of the context or a Dockerfile)');
     if (looksLikeArchive(head)) {
@@ -262,4 +267,38 @@ export class BuildService {
       building: () => this.running.size > 0,
     };
   }
+}
+
+/**
+ * The request body as chunks for the context reader, which stops at the tar's end-of-archive
+ * marker; `drainRest` then reads what is left and drops it (as dockerd drains it), never writing
+ * it anywhere, so the answer can go back on the connection.
+ */
+function drainable(source: AsyncIterable<Uint8Array>): { chunks: AsyncIterable<Uint8Array>; drainRest(): void } {
+  const it = source[Symbol.asyncIterator]();
+  let ended = false;
+  const chunks = (async function* () {
+    for (;;) {
+      const r = await it.next();
+      if (r.done) {
+        ended = true;
+        return;
+      }
+      yield r.value;
+    }
+  })();
+  return {
+    chunks,
+    drainRest() {
+      if (ended) return;
+      ended = true;
+      void (async () => {
+        try {
+          while (!(await it.next()).done);
+        } catch {
+          // the client went away or the body failed: nothing is left to drop
+        }
+      })();
+    },
+  };
 }

@@ -3,6 +3,8 @@
 // {{printf "%s" .X}}, {{len .X}}, {{if .X}}…{{else}}…{{end}}, {{range .X}}…{{end}} (dot rebinds),
 // and the `table` prefix (header row from the field names, columns aligned). Unknown functions
 // and fields are errors with Go's wording, as the docker CLI reports them.
+// The daemon has its own subset in util/go-template.ts (pluggable functions, Go's trimming and
+// pipelines); this one should move onto it (the de-duplication is tracked separately).
 type Node =
   | { t: 'text'; s: string }
   | { t: 'act'; expr: string }

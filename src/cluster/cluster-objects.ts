@@ -12,13 +12,13 @@ import type {
 } from '../types/cluster.ts';
 import type { LogsRequest } from '../types/logs.ts';
 import type { Logger } from '../util/log.ts';
-import type { NodeCerts } from './local-state.ts';
-import { remoteTaskLogs, toRemote, type TaskLogLine } from './log-forward.ts';
-import type { Manager } from './manager.ts';
-import { digestWarning, pinnedReference } from './pull-options.ts';
-import type { FileObjectsApi } from './secrets-api.ts';
-import { serviceLogs } from './service-logs.ts';
-import type { TaskRuntime } from './task-runtime.ts';
+import type { NodeCerts } from './node/local-state.ts';
+import { remoteTaskLogs, toRemote, type TaskLogLine } from './agent/log-forward.ts';
+import type { Manager } from './manager/manager.ts';
+import { digestWarning, pinnedReference } from './manager/pull-options.ts';
+import type { FileObjectsApi } from './manager/secrets-api.ts';
+import { serviceLogs } from './agent/service-logs.ts';
+import type { TaskRuntime } from './agent/task-runtime.ts';
 
 export interface ClusterObjectsDeps {
   /** The running manager, or the refusal a worker or an inactive node answers with. */

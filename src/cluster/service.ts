@@ -5,7 +5,7 @@
 // an agent (agent.ts) that runs its tasks on the local engine. Secrets and configs: secrets-api.ts.
 import type { GenericResource } from '../config/generic-resources.ts';
 import { conflict, invalidParameter, unauthorized, unavailable } from '../errors.ts';
-import { kekOf, LOCKED, newUnlockKey, parseUnlockKey, sealClusterKeys } from './autolock.ts';
+import { kekOf, LOCKED, newUnlockKey, parseUnlockKey, sealClusterKeys } from './ca/autolock.ts';
 import type {
   ClusterLogOptions,
   ClusterObject,
@@ -18,31 +18,30 @@ import type {
   SwarmUpdateOptions,
 } from '../types/cluster.ts';
 import type { Logger } from '../util/log.ts';
-import { certificateIps, chooseAdvertise, DEFAULT_LISTEN_PORT, formatHostPort, parseAddr } from './addresses.ts';
-import { identityOf, issueNodeCert, issuerInChain, newKeyPair } from './ca.ts';
-import { callManager, type HeartbeatResponse, type JoinRequest, type JoinResponse } from './endpoint.ts';
-import { peerUrl } from './etcd-process.ts';
+import { certificateIps, chooseAdvertise, DEFAULT_LISTEN_PORT, formatHostPort, joinAdvertise, parseAddr } from './node/addresses.ts';
+import { identityOf, issueNodeCert, issuerInChain, newKeyPair } from './ca/ca.ts';
+import { callManager, type HeartbeatResponse, type JoinRequest, type JoinResponse } from './node/endpoint.ts';
+import { peerUrl } from './store/etcd-process.ts';
 import { newId } from './ids.ts';
 import { InactiveCluster, NOT_A_MANAGER, NOT_IN_A_CLUSTER } from './inactive.ts';
-import { LocalStateFiles, type LocalClusterState, type NodeCerts, type RemoteManager } from './local-state.ts';
-import { etcdPorts, Manager, newNodeRecord, type ManagerEnv } from './manager.ts';
-import type { NodeRecord } from './nodes.ts';
-import { checkSpec, mergeInitSpec, withDefaults, type ClusterRecord } from './swarm-object.ts';
-import { caDigest, newJoinToken, tokenMatchesCa } from './tokens.ts';
-import { Worker } from './worker.ts';
+import { LocalStateFiles, type LocalClusterState, type NodeCerts, type RemoteManager } from './node/local-state.ts';
+import { etcdPorts, Manager, newNodeRecord, type ManagerEnv } from './manager/manager.ts';
+import { checkSpec, mergeInitSpec, withDefaults, type ClusterRecord } from './ca/swarm-object.ts';
+import { caDigest, newJoinToken, tokenMatchesCa } from './ca/tokens.ts';
+import { Worker } from './node/worker.ts';
 import type { EventPublisher } from '../events/bus.ts';
-import { Agent, type SyncFn } from './agent.ts';
-import type { SyncAnswer } from './services-api.ts';
-import { NodeEvents } from './node-events.ts';
-import { localTaskLogs, serveLogs, workerEndpoint, type TaskLogLine } from './log-forward.ts';
-import { startEndpoint } from './endpoint.ts';
+import { Agent, type SyncFn } from './agent/agent.ts';
+import type { SyncAnswer } from './manager/services-api.ts';
+import { NodeEvents } from './manager/node-events.ts';
+import { localTaskLogs, serveLogs, workerEndpoint, type TaskLogLine } from './agent/log-forward.ts';
+import { startEndpoint } from './node/endpoint.ts';
 import type { Server } from 'node:https';
 import type { LogsRequest } from '../types/logs.ts';
-import type { TaskRuntime } from './task-runtime.ts';
-import { newDataKey } from './secret-crypto.ts';
+import type { TaskRuntime } from './agent/task-runtime.ts';
+import { newDataKey } from './ca/secret-crypto.ts';
 import { checkInitNetworking } from './init-request.ts';
-import { ControlMtu, controlPorts, DEFAULT_CONTROL_MTU } from './control-mtu.ts';
-import { ClusterNetworks } from './networks.ts';
+import { ControlMtu, controlPorts, DEFAULT_CONTROL_MTU } from './node/control-mtu.ts';
+import { ClusterNetworks } from './manager/networks.ts';
 import { ClusterObjects } from './cluster-objects.ts';
 import {
   askRole,
@@ -53,11 +52,11 @@ import {
   holdUnlockKey,
   removeTaskContainers,
   vtepOf,
-} from './node-helpers.ts';
-import { nodeRenewer, type CertRenewer } from './cert-renewer.ts';
-import { initialRoot, lifetimeOf, storedSpec } from './ca-rotation.ts';
-import { WorkerNetworks } from './worker-networks.ts';
-import type { CertIdentity } from './ca.ts';
+} from './node/node-helpers.ts';
+import { nodeRenewer, type CertRenewer } from './node/cert-renewer.ts';
+import { initialRoot, lifetimeOf, storedSpec } from './ca/ca-rotation.ts';
+import { WorkerNetworks } from './node/worker-networks.ts';
+import type { CertIdentity } from './ca/ca.ts';
 import type { OverlayControl, OverlayHost } from '../network/overlay/contract.ts';
 
 export const ALREADY_IN_A_CLUSTER =
@@ -75,6 +74,8 @@ export interface ClusterServiceDeps {
   overlay?: () => OverlayHost | undefined;
   /** --cluster-default-advertise-addr: an IP or interface name, used when init/join give no AdvertiseAddr. */
   defaultAdvertiseAddr?: () => string | undefined;
+  /** The subnets of the daemon's own networks (left out when the system address is detected). */
+  managedSubnets?: () => string[];
   /** --network-control-plane-mtu (control-mtu.ts). */
   controlPlaneMtu?: () => number;
   /** --node-generic-resource, advertised in the node's Description.Resources. */
@@ -94,12 +95,14 @@ export class ClusterService {
   private worker: Worker | null = null;
   private networks: ClusterNetworks | null = null;
   private workerNetworks: WorkerNetworks | null = null;
+  private readonly managedSubnets = () => this.deps.managedSubnets?.() ?? [];
   /** Workers' overlay requests to this manager. */
   private readonly serveOverlay = async (node: CertIdentity, op: string, body: unknown): Promise<unknown> => {
     if (!this.networks) throw unavailable('overlay networks are not ready on this manager yet');
     return this.networks.serveRemote(node.nodeId, op, body);
   };
   private agent: Agent | null = null;
+  private stopping = false; // the daemon shuts down: no agent starts again
   /** This node's certificate renewal and trust root (cert-renewer.ts). */
   private renewer: CertRenewer | null = null;
   /** A manager's `node` events (node-events.ts). */
@@ -144,13 +147,8 @@ export class ClusterService {
   /** One lifecycle change at a time (init, join, leave, restore, shutdown). */
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.busy.then(fn, fn);
-    // The caller gets the failure through `run`; the queue only needs to move on.
-    this.busy = run.catch(() => undefined);
+    this.busy = run.catch(() => undefined); // The caller gets the failure through `run`; the queue only needs to move on.
     return run;
-  }
-
-  private describe(caPem: string): NodeRecord['Description'] {
-    return describeNode(this.deps, caPem);
   }
 
   /** Brings a node that was in a cluster back into it (daemon start); never throws. */
@@ -177,7 +175,7 @@ export class ClusterService {
         this.log.info('back in the cluster', { node: state.nodeId, role: state.role });
       } catch (err) {
         // A manager demoted while it was down: its etcd member is gone; another manager says so.
-        const r = state.role === 'manager' ? await this.askRole(state, state.managers).catch(() => null) : null;
+        const r = state.role === 'manager' ? await this.askRole(state, state.managers).catch(() => null) : null; // no manager answers: the rejoin's own error is reported below
         if (r?.role === 'worker') return this.becomeRole(state, r);
         this.fail(`cannot rejoin the cluster: ${(err as Error).message}`);
       }
@@ -239,7 +237,7 @@ export class ClusterService {
     return {
       log: this.deps.log,
       files: this.files,
-      describe: () => this.describe(caPem),
+      describe: () => describeNode(this.deps, caPem),
       overlay: this.serveOverlay,
       events: this.deps.events,
       logs: this.serveLogs,
@@ -430,6 +428,7 @@ export class ClusterService {
   }
 
   private startAgent(sync: SyncFn): void {
+    if (this.stopping) return; // the daemon shuts down: its containers are stopping for good
     void this.agent?.stop(); // a replaced agent: its last round may finish on its own
     this.agent = new Agent(sync, this.deps.runtime ?? (() => undefined), this.log);
     this.agent.start();
@@ -494,7 +493,7 @@ export class ClusterService {
       if (req.ForceNewCluster && this.phase !== 'inactive') return this.forceNewCluster(req.Spec);
       if (this.phase !== 'inactive') throw unavailable(ALREADY_IN_A_CLUSTER);
       const listen = parseAddr(req.ListenAddr || `0.0.0.0:${DEFAULT_LISTEN_PORT}`, DEFAULT_LISTEN_PORT, 'listen address');
-      const adv = chooseAdvertise(listen, req.AdvertiseAddr, this.deps.defaultAdvertiseAddr?.());
+      const adv = await chooseAdvertise(listen, req.AdvertiseAddr, this.deps.defaultAdvertiseAddr?.(), this.managedSubnets);
       const spec = withDefaults(req.Spec);
       checkSpec(spec);
       const net = checkInitNetworking(req);
@@ -547,7 +546,7 @@ export class ClusterService {
       const certs = { caPem: ca.certPem, certPem, keyPem: keys.keyPem };
       try {
         m = await Manager.start(this.managerEnv(ca.certPem), state, certs);
-        await m.bootstrap(rec, newNodeRecord(nodeId, 'manager', advertiseAddr, this.describe(ca.certPem), availability));
+        await m.bootstrap(rec, newNodeRecord(nodeId, 'manager', advertiseAddr, describeNode(this.deps, ca.certPem), availability));
         await m.serve();
       } catch (err) {
         await m?.stop().catch((e: Error) => this.log.warn('stopping the half-made cluster failed', { error: e.message }));
@@ -628,7 +627,7 @@ export class ClusterService {
       if (!req.RemoteAddrs?.length) throw invalidParameter('at least 1 RemoteAddr is required to join');
       const token = req.JoinToken ?? '';
       const listen = parseAddr(req.ListenAddr || `0.0.0.0:${DEFAULT_LISTEN_PORT}`, DEFAULT_LISTEN_PORT, 'listen address');
-      const adv = chooseAdvertise(listen, req.AdvertiseAddr, this.deps.defaultAdvertiseAddr?.());
+      const adv = await joinAdvertise(listen, req.AdvertiseAddr, this.managedSubnets);
       if (req.Availability) checkAvailability(req.Availability);
       const remote = formatHostPort(parseAddr(req.RemoteAddrs[0]!, DEFAULT_LISTEN_PORT, 'remote address'));
       const { caPem } = await callManager<{ caPem: string }>(remote, 'GET', '/ca', undefined, {});
@@ -640,7 +639,7 @@ export class ClusterService {
         advertiseAddr: formatHostPort(adv),
         listenAddr: formatHostPort(listen),
         dataPathAddr: req.DataPathAddr ?? '',
-        description: this.describe(caPem),
+        description: describeNode(this.deps, caPem),
         ...(req.Availability ? { availability: checkAvailability(req.Availability) } : {}),
       };
       const res = await callManager<JoinResponse>(remote, 'POST', '/join', body, { caPem, timeoutMs: 60_000 });
@@ -651,7 +650,7 @@ export class ClusterService {
         clusterId: res.clusterId,
         role: res.role,
         listenAddr: formatHostPort(listen),
-        advertiseAddr: formatHostPort(adv),
+        advertiseAddr: res.advertiseAddr ?? formatHostPort(adv),
         dataPathAddr: req.DataPathAddr ?? '',
         managers: res.managers,
         ...(res.etcd
@@ -708,10 +707,13 @@ export class ClusterService {
     });
   }
 
-  /** Daemon shutdown: stops etcd, the endpoint and heartbeats; the node stays in its cluster. */
-  shutdown(): Promise<void> {
+  // Daemon shutdown: `tasks` (before the containers stop) ends the agent for good, so no task
+  // container starts meanwhile; then etcd, the endpoint, heartbeats. The node stays in its cluster.
+  shutdown(step: 'tasks' | 'rest' = 'rest'): Promise<void> {
+    this.stopping = true;
     return this.serial(async () => {
       await this.stopAgent();
+      if (step === 'tasks') return;
       this.worker?.stop();
       this.stopNodeEndpoint();
       await this.workerNetworks?.stop(false);
@@ -721,9 +723,7 @@ export class ClusterService {
       await this.stopNodeEvents();
       await this.manager?.stop();
       await this.controlMtu.remove();
-      this.files.dropRunKey();
-      // Last: stopping the agent and the networks above may still have brought devices up.
-      await this.deps.overlay?.()?.close();
+      this.files.dropRunKey(); // overlay devices: networking's shutdown removes them
     });
   }
 

@@ -116,4 +116,6 @@ export interface LoadedConfig {
   fileKeys: Set<string>;
   /** Human-readable warnings: options set but not built, insecure choices, fallbacks. */
   warnings: string[];
+  /** DOCKER_MIN_API_VERSION at start-up: the oldest API version served (default 1.24). */
+  minApiVersion?: string;
 }

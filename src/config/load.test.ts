@@ -488,3 +488,13 @@ test('the full sample configuration file validates', () => {
   assert.equal(config['storage-driver'], 'overlay2');
   assert.equal(config['proxies.https-proxy'], 'https://proxy.example.com:443');
 });
+
+test('DOCKER_MIN_API_VERSION raises the oldest API version served; out of range it stops the start', () => {
+  assert.equal(run([], {}, { HOME: '/home/u', DOCKER_MIN_API_VERSION: '1.40' }).minApiVersion, '1.40');
+  assert.equal(run([], {}, { HOME: '/home/u' }).minApiVersion, undefined);
+  assert.deepEqual(load([], {}, { HOME: '/home/u', DOCKER_MIN_API_VERSION: '1.12' }), {
+    kind: 'exit',
+    code: 1,
+    stderr: 'invalid DOCKER_MIN_API_VERSION: minimum supported API version is 1.24: 1.12\n',
+  });
+});

@@ -4,6 +4,7 @@
 import { parseArgs, type ParsedArgs } from './args.ts';
 import { buildConfig } from './build.ts';
 import { ConfigError } from './config-error.ts';
+import { minApiVersionError } from '../util/api-version.ts';
 import type { LoadedConfig } from './daemon-config.ts';
 import { usageText } from './help.ts';
 
@@ -27,6 +28,13 @@ export function loadConfig(argv: string[], env: NodeJS.ProcessEnv, version: { ve
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     return { kind: 'exit', code: 1, stderr: `${err.message}\n` };
+  }
+  // As dockerd: DOCKER_MIN_API_VERSION raises the oldest API version served, within those spoken.
+  const minApi = env.DOCKER_MIN_API_VERSION;
+  if (minApi !== undefined && minApi !== '') {
+    const why = minApiVersionError(minApi);
+    if (why) return { kind: 'exit', code: 1, stderr: `invalid DOCKER_MIN_API_VERSION: ${why}\n` };
+    loaded.minApiVersion = minApi;
   }
   if (args.validate) {
     const warnings = loaded.warnings.map((w) => `WARNING: ${w}\n`).join('');

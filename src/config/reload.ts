@@ -37,6 +37,7 @@ export function reloadConfig(current: LoadedConfig, env: NodeJS.ProcessEnv): Rel
       flagKeys: new Set(current.flagKeys),
       fileKeys,
       warnings: collectWarnings(config, new Set([...current.flagKeys, ...fileKeys])),
+      ...(current.minApiVersion ? { minApiVersion: current.minApiVersion } : {}),
     };
     rememberStartupState(loaded, startup);
     const changed = [...RELOADABLE, 'log-level'].filter((k) => !isDeepStrictEqual(previous[k], next[k]));

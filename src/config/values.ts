@@ -204,6 +204,7 @@ export function maskCredentials(raw: string): string {
     url.password = 'xxxxx';
     return url.toString();
   } catch {
+    // not a URL: nothing to redact
     return raw;
   }
 }

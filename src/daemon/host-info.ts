@@ -1,5 +1,5 @@
 // Facts about the host that /info and /version report. Read once; they do not change while we run.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { cgroupVersion } from '../oci/cgroups.ts';
 
@@ -13,6 +13,9 @@ export interface HostInfo {
   memTotal: number;
   hostname: string;
   cgroupVersion: '1' | '2';
+  /** cgroup v1 kernel-memory accounting (dockerd's sysinfo: the memory controller's kmem files). */
+  kernelMemory: boolean;
+  kernelMemoryTCP: boolean;
 }
 
 function osRelease(): Record<string, string> {
@@ -27,6 +30,8 @@ function osRelease(): Record<string, string> {
     return {};
   }
 }
+
+const MEMORY_CGROUP_V1 = '/sys/fs/cgroup/memory';
 
 let cached: HostInfo | undefined;
 
@@ -44,6 +49,8 @@ export function hostInfo(): HostInfo {
     memTotal: os.totalmem(),
     hostname: os.hostname(),
     cgroupVersion: String(cgroupVersion()) as '1' | '2',
+    kernelMemory: cgroupVersion() === 1 && existsSync(`${MEMORY_CGROUP_V1}/memory.kmem.limit_in_bytes`),
+    kernelMemoryTCP: cgroupVersion() === 1 && existsSync(`${MEMORY_CGROUP_V1}/memory.kmem.tcp.limit_in_bytes`),
   };
   return cached;
 }

@@ -41,6 +41,7 @@ function onPath(name: string): boolean {
       accessSync(join(dir, name), constants.X_OK);
       return true;
     } catch {
+      // ENOENT or EACCES: not in this directory
       return false;
     }
   });

@@ -42,6 +42,8 @@ export interface SystemDeps {
   managedPlugins?: (iface: string) => string[];
   /** The Swarm section of /info and the Swarm header of /_ping (cluster/ fills them; absent: inactive). */
   cluster?: { info(): Promise<Record<string, unknown>>; pingState(): string };
+  /** The oldest API version served (DOCKER_MIN_API_VERSION); default MIN_API_VERSION. */
+  minApiVersion?: string;
 }
 
 const INACTIVE_SWARM = { NodeID: '', NodeAddr: '', LocalNodeState: 'inactive', ControlAvailable: false, Error: '', RemoteManagers: null };
@@ -68,7 +70,7 @@ export class SystemService {
       GitCommit: ENGINE_COMMIT,
       GoVersion: `node${process.versions.node}`,
       KernelVersion: host.kernelVersion,
-      MinAPIVersion: MIN_API_VERSION,
+      MinAPIVersion: this.deps.minApiVersion ?? MIN_API_VERSION,
       Os: 'linux',
     };
     return {
@@ -81,7 +83,7 @@ export class SystemService {
       ],
       Version: ENGINE_VERSION,
       ApiVersion: API_VERSION,
-      MinAPIVersion: MIN_API_VERSION,
+      MinAPIVersion: this.deps.minApiVersion ?? MIN_API_VERSION,
       GitCommit: ENGINE_COMMIT,
       GoVersion: `node${process.versions.node}`,
       Os: 'linux',
@@ -130,7 +132,10 @@ export class SystemService {
       },
       MemoryLimit: true,
       SwapLimit: true,
-      KernelMemoryTCP: false,
+      // As dockerd (omitted when false): kernel-memory accounting of cgroup v1; the router drops
+      // KernelMemory for API 1.42 and later.
+      ...(host.kernelMemory ? { KernelMemory: true } : {}),
+      ...(host.kernelMemoryTCP ? { KernelMemoryTCP: true } : {}),
       CpuCfsPeriod: true,
       CpuCfsQuota: true,
       CPUShares: true,
@@ -189,6 +194,7 @@ function openFds(): number {
   try {
     return readdirSync('/proc/self/fd').length;
   } catch {
+    // no /proc/self/fd: the figure is unknown, reported as 0
     return 0;
   }
 }

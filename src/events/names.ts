@@ -6,6 +6,7 @@ export function familiarRepository(ref: string): string | undefined {
   try {
     return familiarName(parseReference(ref, { defaultTag: false }));
   } catch {
+    // not a reference: no repository
     return undefined;
   }
 }

@@ -93,7 +93,6 @@ export async function commitFromUpper(
     }
     return { layer, top };
   } finally {
-    // Under the commit's lease anyway; removing it at once frees the copy early.
-    if (!committed) await w.client.snapshots.remove(key, opts).catch(() => undefined);
+    if (!committed) await w.client.snapshots.remove(key, opts).catch(() => undefined); // Under the commit's lease anyway; removing it at once frees the copy early.
   }
 }

@@ -118,8 +118,7 @@ export async function diffContainerLayer(
       { lease },
     );
   } finally {
-    // The view holds no data of its own; it is under the commit's lease, which containerd expires.
-    await client.snapshots.remove(viewKey, { snapshotter, lease }).catch(() => undefined);
+    await client.snapshots.remove(viewKey, { snapshotter, lease }).catch(() => undefined); // The view holds no data of its own; it is under the commit's lease, which containerd expires.
   }
 }
 

@@ -109,8 +109,7 @@ export class ImageService {
       [`namespace==${ns},topic=="/snapshot/remove"`, `namespace==${ns},topic~="^/images/"`],
       (e) => {
         if (e.topic.startsWith('/images/')) {
-          // Refreshing the image cache on an event; the next list() reloads and reports any failure.
-          void this.d.images.list().catch(() => undefined);
+          void this.d.images.list().catch(() => undefined); // Refreshing the image cache on an event; the next list() reloads and reports any failure.
           return;
         }
         const key = String(e.event?.key ?? '');
@@ -124,7 +123,10 @@ export class ImageService {
       { onError: (err) => this.d.log.debug(`snapshot events: ${(err as Error).message}`) },
     );
     // Init layers left by containers removed while the daemon was down.
-    this.sweepTimer = setTimeout(() => void this.sweepInitLayers().catch(() => undefined), 2000);
+    this.sweepTimer = setTimeout(
+      () => void this.sweepInitLayers().catch((err) => this.d.log.warn(`init layer sweep: ${(err as Error).message}`)),
+      2000,
+    );
   }
 
   stop(): void {
@@ -143,6 +145,7 @@ export class ImageService {
       this.layerUsage.set(chainId, Number(u.size));
       return Number(u.size);
     } catch {
+      // no usage for this snapshot (removed meanwhile): the caller's fallback
       return fallback;
     }
   }
@@ -286,8 +289,7 @@ export class ImageService {
       }
       const labels = { ...(img.records.find((r) => r.labels?.[LABEL.parent])?.labels ?? {}) };
       await setName(this.client, this.d.images, name, img.record.target, labels);
-      // A dangling name someone removed already is the state wanted.
-      for (const r of img.records) if (isDanglingName(r.name)) await this.client.images.delete(r.name).catch(() => undefined);
+      for (const r of img.records) if (isDanglingName(r.name)) await this.client.images.delete(r.name).catch(() => undefined); // A dangling name someone removed already is the state wanted.
       await this.d.images.list();
       publishImageEvent(this.d.events, 'tag', img.id, familiarString(ref), img.config.config?.Labels);
     });
@@ -410,8 +412,7 @@ export class ImageService {
     for (const b of remaining.flatMap((i) => [...i.manifest.layers.map((l) => l.digest), i.manifest.config.digest, i.manifestDigest]))
       blobs.delete(b);
     for (const v of victims) {
-      // The init layer is a cache of the image's; one left behind is swept by the next prune.
-      if (v.chainId && !remaining.some((i) => i.chainId === v.chainId)) await this.d.rootfs.removeInit(v.chainId).catch(() => false);
+      if (v.chainId && !remaining.some((i) => i.chainId === v.chainId)) await this.d.rootfs.removeInit(v.chainId).catch(() => false); // The init layer is a cache of the image's; one left behind is swept by the next prune.
     }
     for (const v of victims) {
       for (const r of v.records) {
@@ -458,8 +459,7 @@ export class ImageService {
       for (const s of inits) {
         const m = INIT_NAME.exec(s.name);
         if (!m || chains.has(`sha256:${m[1]}`)) continue;
-        // Counted only when removed; an init layer still in use by a container stays.
-        if (await this.d.rootfs.removeInit(`sha256:${m[1]}`).catch(() => false)) removed++;
+        if (await this.d.rootfs.removeInit(`sha256:${m[1]}`).catch(() => false)) removed++; // Counted only when removed; an init layer still in use by a container stays.
       }
       if (removed) await this.collectGarbage();
       return removed;

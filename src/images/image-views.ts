@@ -7,6 +7,7 @@ import type { Timestamp } from '../supervisor/types.ts';
 import type { LocalImage } from './image-store.ts';
 import { LABEL } from './image-write.ts';
 import { familiarName, familiarString, parseReference } from '../util/image-reference.ts';
+import { compileGoGlob } from '../wire/glob.ts';
 
 export function createdSeconds(img: LocalImage): number {
   const t = img.config.created ? Date.parse(img.config.created) : NaN;
@@ -175,31 +176,12 @@ export function historyView(img: LocalImage, byId: Map<string, LocalImage>, laye
 
 // ---- filters -----------------------------------------------------------------------------------
 
-/** Go's path.Match as a RegExp: * and ? do not cross '/', [...] classes. */
-export function globToRegExp(pattern: string): RegExp {
-  let re = '';
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]!;
-    if (c === '*') re += '[^/]*';
-    else if (c === '?') re += '[^/]';
-    else if (c === '[') {
-      const end = pattern.indexOf(']', i + 1);
-      if (end < 0) throw invalidParameter(`invalid reference filter ${JSON.stringify(pattern)}: syntax error in pattern`);
-      let cls = pattern.slice(i + 1, end);
-      if (cls.startsWith('^')) cls = '^' + cls.slice(1);
-      re += `[${cls.replace(/\\/g, '\\\\')}]`;
-      i = end;
-    } else if (c === '\\' && i + 1 < pattern.length) re += pattern[++i]!.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-    else re += c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-  }
-  return new RegExp(`^${re}$`);
-}
-
-/** Whether a reference filter matches a tag: on the familiar name or the familiar name:tag. */
+/** Whether a reference filter matches a tag (Go's path.Match on the familiar name or name:tag). */
 export function referenceMatches(pattern: string, tag: string): boolean {
-  const re = globToRegExp(pattern);
   const r = parseReference(tag, { defaultTag: false });
-  return re.test(familiarName(r)) || re.test(familiarString(r));
+  const glob = compileGoGlob(pattern); // linear time whatever the pattern
+  if (!glob) throw invalidParameter(`invalid reference filter ${JSON.stringify(pattern)}: syntax error in pattern`);
+  return glob.matches(familiarName(r)) || glob.matches(familiarString(r));
 }
 
 /** Unix seconds, RFC 3339 or a Go duration before now, in (fractional) unix seconds. */

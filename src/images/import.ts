@@ -100,8 +100,7 @@ export async function storeLayerTar(client: SupervisorClient, source: AsyncItera
   }
   const ref = `import-${randomBytes(8).toString('hex')}`;
   const written = await client.contentWrite(ref, checked(), { lease }).catch(async (err) => {
-    // The import already failed (reported); an unfinished write expires with its lease.
-    await client.contentAbort(ref, { lease }).catch(() => undefined);
+    await client.contentAbort(ref, { lease }).catch(() => undefined); // The import already failed (reported); an unfinished write expires with its lease.
     throw err;
   });
   const digest = `sha256:${hash.digest('hex')}`;

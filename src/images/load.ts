@@ -115,8 +115,7 @@ class Archive {
     const written = await this.deps.client
       .contentWrite(ref, tee(), { lease: this.lease, total: size, ...(expected ? { expected } : {}) })
       .catch(async (err) => {
-        // Best effort: the lease expires and takes the partial write with it if the abort fails.
-        await this.deps.client.contentAbort(ref, { lease: this.lease }).catch(() => undefined);
+        await this.deps.client.contentAbort(ref, { lease: this.lease }).catch(() => undefined); // Best effort: the lease expires and takes the partial write with it if the abort fails.
         throw err;
       });
     if (magic.length < 8 && size > 0) {
@@ -131,6 +130,7 @@ class Archive {
       this.file(path);
       return true;
     } catch {
+      // not in the archive
       return false;
     }
   }
@@ -205,6 +205,7 @@ function annotatedName(d: OciDescriptor): string | undefined {
     try {
       return referenceString(parseReference(ref));
     } catch {
+      // not a valid reference: the annotation is ignored
       return undefined;
     }
   }
@@ -327,8 +328,7 @@ export async function loadImages(deps: ImageDeps, source: AsyncIterable<Uint8Arr
         messages.push(`Loaded image ID: ${id}`);
       }
     }
-    // Refreshes the image cache for the next listing; a failure here only delays that, the load is done.
-    await deps.images.list().catch(() => undefined);
+    await deps.images.list().catch(() => undefined); // Refreshes the image cache for the next listing; a failure here only delays that, the load is done.
     return { messages, ids };
   });
 }

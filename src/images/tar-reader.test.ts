@@ -165,3 +165,20 @@ describe('tar path rules', () => {
     assert.throws(() => g.check(h('manifest.json', 'symlink', '/etc/passwd')), /absolute/);
   });
 });
+
+test('stopAtEnd: nothing after the end-of-archive marker is read (an empty tar padded with gigabytes)', async () => {
+  let reads = 0;
+  const endMarker = Buffer.alloc(1024);
+  async function* padded(): AsyncGenerator<Buffer> {
+    yield endMarker;
+    // Endless padding: a reader that went on would never finish.
+    for (;;) {
+      reads++;
+      yield Buffer.alloc(64 * 1024);
+    }
+  }
+  const seen = [];
+  for await (const e of readTar(padded(), { stopAtEnd: true })) seen.push(e.header.name);
+  assert.deepEqual(seen, []);
+  assert.ok(reads <= 1, `read ${reads} chunks of padding`);
+});

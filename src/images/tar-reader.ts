@@ -62,6 +62,7 @@ function checksumOk(h: Buffer): boolean {
   try {
     stored = numeric(h, 148, 8);
   } catch {
+    // a field that is not a number: not a valid header
     return false;
   }
   let unsigned = 0;
@@ -131,6 +132,11 @@ export class TarParser {
   offset = 0;
 
   constructor(private readonly sink: TarSink) {}
+
+  /** Whether the end-of-archive marker was read: what follows is padding. */
+  get ended(): boolean {
+    return this.state === 'end';
+  }
 
   push(chunk: Buffer): void {
     let off = 0;
@@ -259,7 +265,10 @@ export interface TarEntryReader {
 type Event = { k: 'entry'; h: TarHeader } | { k: 'data'; c: Buffer } | { k: 'end' };
 
 /** Entries of a tar stream, one at a time, bodies streamed (nothing is buffered beyond one chunk). */
-export async function* readTar(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>): AsyncGenerator<TarEntryReader> {
+export async function* readTar(
+  source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  opts: { stopAtEnd?: boolean } = {},
+): AsyncGenerator<TarEntryReader> {
   const events: Event[] = [];
   const parser = new TarParser({
     entry: (h) => events.push({ k: 'entry', h }),
@@ -271,6 +280,9 @@ export async function* readTar(source: AsyncIterable<Uint8Array> | Iterable<Uint
   let exhausted = false;
   const fill = async (): Promise<boolean> => {
     if (exhausted) return false;
+    // stopAtEnd: nothing after the end-of-archive marker is read (an empty tar padded with
+    // gigabytes of zeros costs no more than the marker); Go's tar reader stops there too.
+    if (opts.stopAtEnd && parser.ended) return false;
     const r = await it.next();
     if (r.done) {
       exhausted = true;
@@ -325,6 +337,15 @@ export function safeEntryPath(name: string): string {
   return parts.join('/');
 }
 
+/**
+ * The entry's path as an unpack inside a chroot of the root sees it (dockerd unpacks a build
+ * context that way): the name is cleaned as if absolute, so `../a` and `/a` both land at `a`, and
+ * nothing can leave the root.
+ */
+export function rootedEntryPath(name: string): string {
+  return posix.normalize(`/${name}`).slice(1).replace(/\/$/, '');
+}
+
 /** Where a symlink at `entryPath` pointing to `target` leads, relative to the root; null if it leaves. */
 export function resolveLinkTarget(entryPath: string, target: string): string | null {
   const joined = posix.normalize(posix.join(posix.dirname(entryPath), target));
@@ -341,21 +362,31 @@ export function resolveLinkTarget(entryPath: string, target: string): string | n
 export class TarPathGuard {
   private readonly symlinks = new Set<string>();
 
-  constructor(private readonly opts: { absoluteSymlinks: boolean }) {}
+  /**
+   * `rooted`: names and hard links' targets are cleaned as inside a chroot of the root
+   * (rootedEntryPath) instead of refused, and relative symlinks may lead out (they are stored as
+   * they are; whoever follows them resolves them inside the root) — dockerd's build context.
+   */
+  constructor(private readonly opts: { absoluteSymlinks: boolean; rooted?: boolean }) {}
+
+  /** The path an entry (or a hard link's target) is written at, relative to the root. */
+  entryPath(name: string): string {
+    return this.opts.rooted ? rootedEntryPath(name) : safeEntryPath(name);
+  }
 
   check(h: TarHeader): string {
-    const path = safeEntryPath(h.name);
+    const path = this.entryPath(h.name);
     const parts = path.split('/');
     for (let i = 1; i < parts.length; i++) {
       if (this.symlinks.has(parts.slice(0, i).join('/'))) throw bad(`entry ${JSON.stringify(h.name)} is beneath a symlink`);
     }
     if (h.kind === 'link') {
-      if (h.linkname.startsWith('/') || h.linkname.split('/').includes('..'))
+      if (!this.opts.rooted && (h.linkname.startsWith('/') || h.linkname.split('/').includes('..')))
         throw bad(`hard link ${JSON.stringify(h.name)} -> ${JSON.stringify(h.linkname)} points outside the archive`);
     } else if (h.kind === 'symlink') {
       if (h.linkname.startsWith('/')) {
         if (!this.opts.absoluteSymlinks) throw bad(`symlink ${JSON.stringify(h.name)} -> ${JSON.stringify(h.linkname)} is absolute`);
-      } else if (resolveLinkTarget(path, h.linkname) === null) {
+      } else if (!this.opts.rooted && resolveLinkTarget(path, h.linkname) === null) {
         throw bad(`symlink ${JSON.stringify(h.name)} -> ${JSON.stringify(h.linkname)} points outside the archive`);
       }
       this.symlinks.add(path);

@@ -78,7 +78,7 @@ export class FileLogDriver implements LogDriver {
         return file.queuedBytes <= HIGH_WATER;
       },
       writable: async () => {
-        if (opening) await opened.catch(() => {});
+        if (opening) await opened.catch(() => {}); // a failed open: writes are dropped from then on, and the end reports its error
         await file.waitForRoom(LOW_WATER);
       },
       end: (stream) => end(stream === 'stdout' ? 0 : 1),

@@ -73,6 +73,7 @@ export async function gzipLastTime(handle: FileHandle): Promise<bigint | undefin
     const meta = JSON.parse(extra.toString('utf8')) as { lastTime?: string };
     return typeof meta.lastTime === 'string' ? parseTimeNano(meta.lastTime) : undefined;
   } catch {
+    // no (or foreign) metadata in the gzip header
     return undefined;
   }
 }

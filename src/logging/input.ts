@@ -23,8 +23,7 @@ export function attachInput(driver: LogDriver, streams: { stdout: boolean; stder
       writable: async (stream) => {
         const p = pipes[stream];
         if (!p || !p.writableNeedDrain || p.destroyed) return;
-        // 'close' too: a driver that stops reading (closed) must not leave the reader paused.
-        await Promise.race([once(p, 'drain'), once(p, 'close')]).catch(() => {});
+        await Promise.race([once(p, 'drain'), once(p, 'close')]).catch(() => {}); // 'close' too: a driver that stops reading (closed) must not leave the reader paused.
       },
       end: (stream) => {
         const p = pipes[stream];

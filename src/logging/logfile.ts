@@ -39,8 +39,7 @@ export class Segment {
     if (--this.refs === 0 && this.handle) {
       const h = this.handle;
       this.handle = null;
-      // The last reader let go of the handle: a failed close loses nothing (it was opened read-only).
-      h.close().catch(() => {});
+      h.close().catch(() => {}); // The last reader let go of the handle: a failed close loses nothing (it was opened read-only).
     }
   }
 }
@@ -375,8 +374,7 @@ export class LogFile {
   /** Writes what is queued, then closes the file; followers drain and end. */
   async close(): Promise<void> {
     if (this.state === 'closed') return;
-    // A failed open was already reported to the writer that triggered it; close only waits for it.
-    if (this.state === 'opening') await this.openPromise?.catch(() => {});
+    if (this.state === 'opening') await this.openPromise?.catch(() => {}); // A failed open was already reported to the writer that triggered it; close only waits for it.
     await this.flush();
     await this.compressing;
     this.state = 'closed';
@@ -423,10 +421,8 @@ export class LogFile {
    * registers a follower. On an idle or closed file, reads what is on disk.
    */
   async snapshot(follow: boolean, history = true): Promise<Snapshot> {
-    // A file that cannot be opened yet is read from disk as it is; the writer reports the open failure.
-    if (follow && this.state === 'idle') await this.open().catch(() => {});
-    // See above: only waiting for an open in progress, whose failure the writer reports.
-    if (this.state === 'opening') await this.openPromise?.catch(() => {});
+    if (follow && this.state === 'idle') await this.open().catch(() => {}); // A file that cannot be opened yet is read from disk as it is; the writer reports the open failure.
+    if (this.state === 'opening') await this.openPromise?.catch(() => {}); // See above: only waiting for an open in progress, whose failure the writer reports.
     this.holds++;
     try {
       while (this.epoch & 1) await this.rotationDone.promise;
@@ -561,8 +557,7 @@ async function openIfExists(path: string, gz: boolean): Promise<HistoryFile | nu
 }
 
 export async function closeAll(files: HistoryFile[]): Promise<void> {
-  // Read handles of a reader that is done: a failed close loses nothing.
-  await Promise.all(files.map((f) => f.handle.close().catch(() => {})));
+  await Promise.all(files.map((f) => f.handle.close().catch(() => {}))); // Read handles of a reader that is done: a failed close loses nothing.
 }
 
 interface Deferred {

@@ -2,6 +2,7 @@
 // --log-opt …` fails the same way. Sizes use go-units' FromHumanSize rules (decimal: 10k = 10000).
 
 import { invalidParameter } from '../errors.ts';
+import { Re2, Re2SyntaxError } from '../util/re2.ts';
 import { parseBool, parseSize } from './units.ts';
 import { REMOTE_VALIDATORS } from './remote/validate.ts';
 
@@ -52,7 +53,9 @@ export function validateLogOptions(kind: string, options: Record<string, string>
   if (remote) {
     fileLogConfig('local', cacheOptions(options)); // the dual-logging cache's settings
     // As dockerd, the driver's own check never sees the options every driver shares.
-    return remote(Object.fromEntries(Object.entries(options).filter(([k]) => !COMMON_KEYS.has(k))));
+    remote(Object.fromEntries(Object.entries(options).filter(([k]) => !COMMON_KEYS.has(k))));
+    for (const key of ['labels-regex', 'env-regex']) if (options[key]) compileRegex(key, options[key]);
+    return;
   }
   const own = kind === 'json-file' ? JSON_FILE_KEYS : LOCAL_KEYS;
   for (const key of Object.keys(options)) {
@@ -175,11 +178,14 @@ function localConfig(options: Record<string, string>): FileLogConfig {
   return { maxSize, maxFiles, compress };
 }
 
-function compileRegex(key: string, source: string): RegExp {
+/** A log option's regular expression, in Go's syntax (RE2, linear time): Go's words when invalid. */
+export function compileRegex(key: string, source: string): Re2 {
   try {
-    return new RegExp(source);
+    return Re2.compile(source);
   } catch (err) {
-    throw invalidParameter(`error parsing regexp for ${key}: ${(err as Error).message}`);
+    if (err instanceof Re2SyntaxError)
+      throw invalidParameter(err.message.replace(/^error parsing regexp/, `error parsing regexp for ${key}`));
+    throw err;
   }
 }
 

@@ -6,12 +6,14 @@
 // cluster loads it at start-up and restores as before; /_ping and /info say "pending" meanwhile.
 import type { ClusterBackend } from '../api/routes/cluster.ts';
 import type { ClusterService, ClusterServiceDeps } from '../cluster/service.ts';
-import { LocalStateFiles } from '../cluster/local-state.ts';
+import { LocalStateFiles } from '../cluster/node/local-state.ts';
 import type { OverlayControl } from '../network/overlay/contract.ts';
 import type { ClusterObject } from '../types/cluster.ts';
 
 export interface LazyClusterService extends ClusterBackend {
   restore(): Promise<void>;
+  /** Shutdown's first step, before the containers stop: no task container starts any more. */
+  stopTasks(): Promise<void>;
   shutdown(): Promise<void>;
   pingState(): string;
   info(): Promise<ClusterObject>;
@@ -43,8 +45,11 @@ export function lazyClusterService(deps: ClusterServiceDeps): LazyClusterService
       if (!saved) return Promise.resolve();
       return load(true).then(() => restoring);
     },
+    async stopTasks() {
+      await (loaded ?? (loading ? await loading.catch(() => undefined) : undefined))?.shutdown('tasks'); // a failed load rejected its caller: nothing loaded to stop
+    },
     async shutdown() {
-      await (loaded ?? (loading ? await loading.catch(() => undefined) : undefined))?.shutdown();
+      await (loaded ?? (loading ? await loading.catch(() => undefined) : undefined))?.shutdown(); // a failed load rejected its caller: nothing loaded to shut down
     },
     // Loading (only for a node saved in a cluster): the service's phase is "pending" from its first step.
     overlayControl: () => loaded?.overlayControl(),

@@ -3,7 +3,7 @@
 // task's secret and config files live in a tmpfs of its own under <exec-root>/cluster/tasks/<id>
 // (never on disk), mode 0700, unmounted when the task's container ends or goes.
 import type { OverlayHost } from '../network/overlay/contract.ts';
-import type { TaskRuntime } from '../cluster/task-runtime.ts';
+import type { TaskRuntime } from '../cluster/agent/task-runtime.ts';
 import type { ContainerService } from '../daemon/containers/service.ts';
 import type { ContainerRunEvents } from '../daemon/containers/run-events.ts';
 import type { ContainerCreateBody } from '../types/container-api.ts';
@@ -43,8 +43,7 @@ export function clusterRuntime(
     },
     async removeFiles(taskId) {
       const dir = dirOf(taskId);
-      // A failed unmount shows in the rm below (a busy mount point cannot be removed).
-      if (isMounted(dir)) await runCommand('umount', ['-l', dir]).catch(() => undefined);
+      if (isMounted(dir)) await runCommand('umount', ['-l', dir]).catch(() => undefined); // A failed unmount shows in the rm below (a busy mount point cannot be removed).
       await rm(dir, { recursive: true, force: true });
     },
     async run(name, body, networks = []) {
@@ -72,6 +71,7 @@ export function clusterRuntime(
       try {
         rec = containers.find(id);
       } catch {
+        // the container is gone: no state
         return null;
       }
       const s = rec.State;

@@ -5,17 +5,17 @@ import type { DaemonConfig } from '../config/daemon-config.ts';
 import type { EventPublisher } from '../events/bus.ts';
 import { ContainerNetworking } from '../network/container-networks.ts';
 import type { ContainerLookup, ContainerNetworks, RunNetworking } from '../network/container-contract.ts';
-import { NetworkDns } from '../network/dns-glue.ts';
-import { FirewallSync } from '../network/firewall-sync.ts';
+import { NetworkDns } from '../network/dns/dns-glue.ts';
+import { FirewallSync } from '../network/firewall/firewall-sync.ts';
 import { NetworkLifecycle } from '../network/lifecycle.ts';
-import { ContainerLinks } from '../network/links.ts';
+import { ContainerLinks } from '../network/sandbox/links.ts';
 import { daemonTag } from '../network/naming.ts';
 import { NetworksApi } from '../network/networks-api.ts';
 import type { OverlayControl } from '../network/overlay/contract.ts';
 import { OverlayNetworks } from '../network/overlay/driver.ts';
-import { PortPublisher } from '../network/port-publisher.ts';
-import { RootlesskitPorts } from '../network/rootlesskit-ports.ts';
-import { SandboxService } from '../network/sandboxes.ts';
+import { PortPublisher } from '../network/ports/port-publisher.ts';
+import { RootlesskitPorts } from '../network/ports/rootlesskit-ports.ts';
+import { SandboxService } from '../network/sandbox/sandboxes.ts';
 import { NetworkState } from '../network/state.ts';
 import type { EngineDatabase } from '../store/database.ts';
 import type { Logger } from '../util/log.ts';
@@ -69,7 +69,7 @@ export function composeNetworking(d: NetworkingDeps): Networking {
   // The DNS answers remote overlay endpoints too; the overlay driver starts DNS servers.
   let overlay: OverlayNetworks | undefined;
   const dns = new NetworkDns({ config, log, state, containers, remote: (id) => overlay?.remoteNames(id) ?? [] });
-  overlay = new OverlayNetworks({ log: log.child({ module: 'overlay' }), state, dns, control: () => d.overlayControl?.(), tag });
+  overlay = new OverlayNetworks({ log: log.child({ module: 'overlay' }), state, dns, firewall, control: () => d.overlayControl?.(), tag });
   const sandboxes = new SandboxService({ config, log, execRoot: d.execRoot, state, ports, dns, firewall, overlay });
   const links = new ContainerLinks({ config, state, containers });
   const lifecycle = new NetworkLifecycle({
@@ -80,6 +80,7 @@ export function composeNetworking(d: NetworkingDeps): Networking {
     ports,
     dns,
     sandboxes,
+    overlay,
     tag,
     ulaSeed: d.daemonId,
     ...(d.env ? { env: d.env } : {}),

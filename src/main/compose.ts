@@ -16,7 +16,7 @@ import {
   statsService,
   systemService,
 } from './services/api.ts';
-import { clusterService, networkingService } from './services/cluster-and-network.ts';
+import { clusterService, clusterTasksService, networkingService } from './services/cluster-and-network.ts';
 import * as containers from './services/containers.ts';
 import { cgroupDriverService, dbService, drainService, engineIdService, eventsService } from './services/foundation.ts';
 import { builderService, imageServiceService } from './services/images.ts';
@@ -54,6 +54,7 @@ export const DAEMON_SERVICES: readonly DaemonService[] = [
   containers.runsService,
   containers.execRegistryService,
   containers.containersService,
+  clusterTasksService,
   containers.archivesService,
   containers.execsService,
   metricsService,

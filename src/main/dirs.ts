@@ -135,8 +135,7 @@ async function checkAncestors(root: string, uid: number, gid: number): Promise<v
 }
 
 async function canTraverse(dir: string, uid: number, gid: number): Promise<boolean> {
-  // A directory that cannot be read counts as one the remapped root cannot traverse.
-  const st = await stat(dir).catch(() => undefined);
+  const st = await stat(dir).catch(() => undefined); // A directory that cannot be read counts as one the remapped root cannot traverse.
   if (!st) return false;
   if (st.mode & 0o001) return true;
   if (st.uid === uid && st.mode & 0o100) return true;

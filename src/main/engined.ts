@@ -5,6 +5,7 @@ import { loadConfig } from '../config/load.ts';
 import { reloadConfig } from '../config/reload.ts';
 import type { LoadedConfig } from '../config/daemon-config.ts';
 import { Logger } from '../util/log.ts';
+import { extendProcessPath } from '../util/host-path.ts';
 import { ENGINE_COMMIT, ENGINE_VERSION } from '../version.ts';
 import { prepareRoots, remappedDataRoot, remappedExecRoot } from './dirs.ts';
 import { resolveRemap } from '../oci/userns-setup.ts';
@@ -19,6 +20,9 @@ import type { RunningDaemon } from './compose.ts';
 async function main(): Promise<void> {
   const startedAt = Date.now();
   startupMark('main');
+  // Before anything is looked up or spawned: host tools are found in /usr/sbin and /sbin even when
+  // started from a plain user's login shell (rootless mode), whose PATH has neither.
+  extendProcessPath();
   const outcome = loadConfig(process.argv.slice(2), process.env, { version: ENGINE_VERSION, commit: ENGINE_COMMIT });
   if (outcome.kind === 'exit') {
     if (outcome.stdout) process.stdout.write(outcome.stdout.endsWith('\n') ? outcome.stdout : outcome.stdout + '\n');
@@ -92,12 +96,9 @@ async function main(): Promise<void> {
   } catch (err) {
     log.fatal(`failed to start daemon: ${(err as Error).message}`);
     if (log.enabled('debug')) log.debug('start-up failure', { stack: (err as Error).stack });
-    // startDaemon stops (or, with live-restore, releases) the containerd it took over; this covers a failure before that.
-    if (!daemon) await containerd?.managed.stop().catch(() => undefined);
-    // Start-up failed (logged above as fatal): shutting down what started is best effort before exit(1).
-    await daemon?.shutdown().catch(() => undefined);
-    // Exiting anyway: a pid file left behind is taken over by the next start (it checks the pid).
-    await releasePid?.().catch(() => undefined);
+    if (!daemon) await containerd?.managed.stop().catch(() => undefined); // startDaemon stops (or, with live-restore, releases) the containerd it took over; this covers a failure before that.
+    await daemon?.shutdown().catch(() => undefined); // Start-up failed (logged above as fatal): shutting down what started is best effort before exit(1).
+    await releasePid?.().catch(() => undefined); // Exiting anyway: a pid file left behind is taken over by the next start (it checks the pid).
     process.exit(1);
   }
   const running = daemon;
@@ -129,8 +130,7 @@ async function main(): Promise<void> {
     } catch (err) {
       log.error(`shutdown: ${(err as Error).message}`);
     }
-    // Exiting anyway: a pid file left behind is taken over by the next start (it checks the pid).
-    await releasePid?.().catch(() => undefined);
+    await releasePid?.().catch(() => undefined); // Exiting anyway: a pid file left behind is taken over by the next start (it checks the pid).
     log.info('Daemon shutdown complete');
     process.exit(0);
   };

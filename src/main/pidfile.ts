@@ -28,13 +28,11 @@ export async function acquirePidfile(path: string, opts: { log?: Pick<Logger, 'w
       await rename(tmp, path);
     }
   } finally {
-    // The temporary file of a failed write: the write's error is the one reported.
-    await unlink(tmp).catch(() => {});
+    await unlink(tmp).catch(() => {}); // The temporary file of a failed write: the write's error is the one reported.
   }
   return {
     async release() {
-      // Another process may have removed or replaced it already: only our own pid file is removed.
-      if ((await readPid(path)) === pid) await unlink(path).catch(() => {});
+      if ((await readPid(path)) === pid) await unlink(path).catch(() => {}); // Another process may have removed or replaced it already: only our own pid file is removed.
     },
   };
 }
@@ -58,6 +56,7 @@ async function readPid(path: string): Promise<number | undefined> {
     const text = (await readFile(path, 'utf8')).trim();
     return /^[0-9]+$/.test(text) && Number(text) > 0 ? Number(text) : undefined;
   } catch {
+    // ENOENT: no pid file
     return undefined;
   }
 }

@@ -38,7 +38,7 @@ export function lazyPluginManager(files: PluginFiles, make: () => Promise<Plugin
       if ((await files.load()).length > 0) await manager();
     },
     async shutdown(liveRestore) {
-      const m = loaded ?? (loading ? await loading.catch(() => undefined) : undefined);
+      const m = loaded ?? (loading ? await loading.catch(() => undefined) : undefined); // a failed load rejected its caller: nothing loaded to shut down
       await m?.shutdown(liveRestore);
     },
     find: (name) => loaded?.find(name),

@@ -3,8 +3,8 @@
 // aliases, MAC). Pure over a network lookup, so the rules are testable without a daemon.
 import { EngineError, invalidParameter } from '../errors.ts';
 import type { ContainerConfig, EndpointSettings, HostConfig, NetworkingConfig } from '../types/container-api.ts';
-import { contains, isIPv4, parseCidr, parseIPv4 } from './ip4.ts';
-import { contains6, isIPv6, parseCidr6, parseIPv6 } from './ip6.ts';
+import { contains, isIPv4, parseCidr, parseIPv4 } from './ipam/ip4.ts';
+import { contains6, isIPv6, parseCidr6, parseIPv6 } from './ipam/ip6.ts';
 import type { Attachment, EndpointConfig, NetworkRecord } from './records.ts';
 
 /** The network lookups the rules need (NetworkState provides them). */

@@ -3,10 +3,18 @@
 // and the two faces it offers the containers service (create/remove/views) and the task launcher
 // (a run's sandbox, /etc/hosts entries, link variables).
 import type { ContainerConfig, HostConfig, NetworkingConfig } from '../types/container-api.ts';
-import type { DnsSettings } from './etc-files.ts';
-import type { NetworkView } from './views.ts';
+import type { DnsSettings } from './sandbox/etc-files.ts';
 
 /** The fields of a container record networking reads (daemon/containers/record.ts satisfies it). */
+/** A container's networking as clients see it (views.ts builds it). */
+export interface NetworkView {
+  /** NetworkSettings for inspect. */
+  settings: Record<string, unknown>;
+  /** The list entry's NetworkSettings.Networks and Ports. */
+  summaryNetworks: Record<string, unknown>;
+  ports: Array<{ IP?: string; PrivatePort: number; PublicPort?: number; Type: string }>;
+}
+
 export interface NetContainer {
   Id: string;
   /** With the leading slash. */

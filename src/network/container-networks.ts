@@ -4,10 +4,10 @@
 import type { DaemonConfig } from '../config/daemon-config.ts';
 import type { ContainerConfig, HostConfig, NetworkingConfig } from '../types/container-api.ts';
 import { attachmentsFor, attachmentsOrNone } from './attachments.ts';
-import type { ContainerNetworks, NetContainer } from './container-contract.ts';
-import type { SandboxService } from './sandboxes.ts';
+import type { ContainerNetworks, NetContainer, NetworkView } from './container-contract.ts';
+import type { SandboxService } from './sandbox/sandboxes.ts';
 import type { NetworkState } from './state.ts';
-import { buildContainerView, type NetworkView } from './views.ts';
+import { buildContainerView } from './views.ts';
 
 export interface ContainerNetworkingDeps {
   config: () => DaemonConfig;

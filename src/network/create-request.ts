@@ -5,9 +5,9 @@
 import type { DaemonConfig } from '../config/daemon-config.ts';
 import { conflict, forbidden, invalidParameter, notFound, unavailable } from '../errors.ts';
 import type { IpamConfigEntry, NetworkCreateBody } from '../types/networks.ts';
-import { isIPv4 } from './ip4.ts';
-import { isV6Text } from './ip6.ts';
-import { validateIpam } from './ipam-config.ts';
+import { isIPv4 } from './ipam/ip4.ts';
+import { isV6Text } from './ipam/ip6.ts';
+import { validateIpam } from './ipam/ipam-config.ts';
 import { userBridgeName, validInterfaceName } from './naming.ts';
 import {
   boolOpt,

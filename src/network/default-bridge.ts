@@ -7,9 +7,20 @@ import { invalidParameter } from '../errors.ts';
 import type { IpamConfigEntry } from '../types/networks.ts';
 import type { Logger } from '../util/log.ts';
 import { nowIso } from '../util/time.ts';
-import { bridgeSysctls } from './bridges.ts';
-import { withHostLock } from './host-lock.ts';
-import { contains, formatCidr, formatIPv4, isIPv4, overlaps, parseCidr, parseCidrWithHost, parseIPv4, within, type Cidr } from './ip4.ts';
+import { bridgeSysctls } from './host/bridges.ts';
+import { withHostLock } from './ipam/host-lock.ts';
+import {
+  contains,
+  formatCidr,
+  formatIPv4,
+  isIPv4,
+  overlaps,
+  parseCidr,
+  parseCidrWithHost,
+  parseIPv4,
+  within,
+  type Cidr,
+} from './ipam/ip4.ts';
 import {
   contains6,
   formatCidr6,
@@ -21,14 +32,14 @@ import {
   parseIPv6,
   within6,
   type Cidr6,
-} from './ip6.ts';
-import { DEFAULT_POOLS, hostRoutes, hostRoutes6, pickSubnet, pickSubnet6 } from './ipam.ts';
-import { ensureBridge, isBridge, linkAliasOf, linkExists, linkIPv4 } from './netlink.ts';
+} from './ipam/ip6.ts';
+import { DEFAULT_POOLS, hostRoutes, hostRoutes6, pickSubnet, pickSubnet6 } from './ipam/ipam.ts';
+import { ensureBridge, isBridge, linkAliasOf, linkExists, linkIPv4 } from './host/netlink.ts';
 import { defaultBridgeName, linkAlias, newId, validInterfaceName } from './naming.ts';
 import { engineKey, OPT_BRIDGE_NAME, OPT_DEFAULT_BRIDGE, OPT_HOST_BINDING, OPT_ICC, OPT_MASQ, OPT_MTU } from './options.ts';
 import type { NetworkFacts, NetworkRecord } from './records.ts';
 import type { NetworkState } from './state.ts';
-import { pools6, takenSubnets, takenSubnets6 } from './subnets.ts';
+import { pools6, takenSubnets, takenSubnets6 } from './ipam/subnets.ts';
 
 export interface DefaultBridgeDeps {
   config: () => DaemonConfig;

@@ -14,10 +14,10 @@ import {
   TYPE_A,
   TYPE_AAAA,
   TYPE_PTR,
-} from './dns-message.ts';
-import { EmbeddedDns } from './dns-server.ts';
-import { parseIPv4 } from './ip4.ts';
-import { parseIPv6 } from './ip6.ts';
+} from './dns/dns-message.ts';
+import { EmbeddedDns } from './dns/dns-server.ts';
+import { parseIPv4 } from './ipam/ip4.ts';
+import { parseIPv6 } from './ipam/ip6.ts';
 
 function query(name: string, type: number, id = 0x1234): Buffer {
   const header = Buffer.alloc(12);

@@ -1,5 +1,5 @@
 // The `filters` of GET /networks and POST /networks/prune.
-import { boolFilterValue, labelMatches } from '../util/filters.ts';
+import { boolFilterValue, labelMatches, regexFilter } from '../util/filters.ts';
 import { parseTimeValue } from '../util/time.ts';
 import { invalidParameter } from '../errors.ts';
 import type { NetworkRecord } from './records.ts';
@@ -19,9 +19,12 @@ export function compileListFilters(filters: Map<string, string[]>, ctx: FilterCo
       case 'id':
         preds.push((n) => values.some((v) => n.Id.startsWith(v)));
         break;
-      case 'name':
-        preds.push((n) => values.some((v) => n.Name.includes(v)));
+      case 'name': {
+        // dockerd's filters.Match: the name itself, or a Go regular expression found in it.
+        const res = values.map((v) => regexFilter(v));
+        preds.push((n) => res.some((re) => re.test(n.Name)));
         break;
+      }
       case 'label':
         preds.push((n) => values.every((v) => labelMatches(n.Labels, v)));
         break;

@@ -5,14 +5,15 @@
 // listeners and DNS stop and, with nothing attached any more, bridges and chains go.
 import type { DaemonConfig } from '../config/daemon-config.ts';
 import type { Logger } from '../util/log.ts';
-import { bringUpUserBridge, ensurePredefined, removeStrayBridges } from './bridges.ts';
+import { bringUpUserBridge, ensurePredefined, removeStrayBridges } from './host/bridges.ts';
 import { setupDefaultBridge } from './default-bridge.ts';
-import { servesDns, type NetworkDns } from './dns-glue.ts';
-import type { FirewallSync } from './firewall-sync.ts';
-import { validatePools } from './ipam.ts';
-import { deleteLinks } from './netlink.ts';
-import type { PortPublisher } from './port-publisher.ts';
-import type { SandboxService } from './sandboxes.ts';
+import { servesDns, type NetworkDns } from './dns/dns-glue.ts';
+import type { FirewallSync } from './firewall/firewall-sync.ts';
+import { validatePools } from './ipam/ipam.ts';
+import { linkAlias } from './naming.ts';
+import { deleteLinks, linksWithAlias } from './host/netlink.ts';
+import type { PortPublisher } from './ports/port-publisher.ts';
+import type { SandboxService } from './sandbox/sandboxes.ts';
 import type { NetworkState } from './state.ts';
 
 export interface NetworkLifecycleDeps {
@@ -23,6 +24,8 @@ export interface NetworkLifecycleDeps {
   ports: PortPublisher;
   dns: NetworkDns;
   sandboxes: SandboxService;
+  /** Cluster mode's overlay networks: their devices and the routing mesh go with the rest. */
+  overlay?: { close(): Promise<void> };
   tag: string;
   /** Seed of the daemon's ULA /48 (its ID). */
   ulaSeed: string;
@@ -96,9 +99,9 @@ export class NetworkLifecycle {
 
   /**
    * Proxies and DNS servers stop with the daemon. When no container is attached any more (without
-   * live-restore every container has been stopped by now) the bridges the daemon created and its
-   * firewall chains go too — the next start creates them again; otherwise they stay for the
-   * containers that keep running.
+   * live-restore every container has been stopped by now) the bridges, overlay devices and every
+   * other link the daemon created (they carry its alias) and its firewall chains go too — the next
+   * start creates them again; otherwise they stay for the containers that keep running.
    */
   async shutdown(liveRestore: boolean): Promise<void> {
     await this.d.ports.shutdown(liveRestore);
@@ -106,12 +109,12 @@ export class NetworkLifecycle {
     await this.d.sandboxes.close();
     // Anything still attached (live-restore, or a container that would not stop) keeps it all.
     if (this.d.state.containers().some((c) => c.sandbox)) return;
-    await deleteLinks(
-      this.d.state
-        .networks()
-        .filter((n) => n.x.ownsBridge && n.x.bridge)
-        .map((n) => n.x.bridge!),
-    );
+    await this.d.overlay?.close().catch((err: Error) => this.d.log.warn(`removing overlay devices: ${err.message}`));
+    const owned = this.d.state
+      .networks()
+      .filter((n) => n.x.ownsBridge && n.x.bridge)
+      .map((n) => n.x.bridge!);
+    await deleteLinks([...new Set([...owned, ...linksWithAlias(linkAlias(this.d.tag))])]);
     await this.d.firewall.teardown();
   }
 }

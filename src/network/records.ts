@@ -5,7 +5,7 @@
 import type { EngineDatabase } from '../store/database.ts';
 import { RecordTable } from '../store/kv.ts';
 import type { IpamConfigEntry } from '../types/networks.ts';
-import type { Proto } from './ports.ts';
+import type { Proto } from './ports/ports.ts';
 
 /** The inspect document (wire names) plus the daemon's own facts under `x`. */
 export interface NetworkRecord {

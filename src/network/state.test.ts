@@ -6,7 +6,8 @@ import { EngineError } from '../errors.ts';
 import { openDatabase, type EngineDatabase } from '../store/database.ts';
 import { tempDir, type TempDir } from '../../test/helpers/temp-dir.ts';
 import { bridgeNetwork, defaultBridgeNetwork } from '../../test/helpers/network-records.ts';
-import { firewallState } from './firewall-sync.ts';
+import { firewallState } from './firewall/firewall-sync.ts';
+import { swarmRecord } from './overlay/driver.ts';
 import { NetworkState } from './state.ts';
 
 let tmp: TempDir;
@@ -110,7 +111,7 @@ describe('NetworkState', () => {
     ]);
   });
 
-  test("firewallState: bridge networks (config-only ones aside) and every sandbox's published ports", () => {
+  test("firewallState: bridge and overlay networks (config-only ones aside) and every sandbox's published ports", () => {
     const state = new NetworkState(db);
     const user = bridgeNetwork('front', { bridge: 'br-f', subnet: '10.2.0.0/24', icc: false, subnet6: 'fd00:2::/64' }, { Internal: true });
     const plain = bridgeNetwork('plain', { bridge: 'br-p', subnet: '10.3.0.0/24', masquerade: false });
@@ -126,10 +127,27 @@ describe('NetworkState', () => {
       proxyPid: 42,
     };
     state.persist({ id: 'c1', attachments: [], sandbox: { key: 'k', sandboxId: 's', endpoints: [], ports: [port] } });
+    // A cluster's overlay network (kept in memory only) has its bridge's forwarding rules too.
+    const swarm = swarmRecord({
+      Id: 'f'.repeat(64),
+      Name: 'ov',
+      Created: '',
+      Labels: {},
+      Options: {},
+      Attachable: false,
+      Internal: false,
+      Ingress: false,
+      subnet: '10.0.1.0/24',
+      gateway: '10.0.1.1',
+      ipamOptions: null,
+      vni: 4097,
+    });
+    state.putSwarmNetwork(swarm);
     assert.deepEqual(firewallState(state), {
       networks: [
         { bridge: 'br-f', subnet: '10.2.0.0/24', subnet6: 'fd00:2::/64', icc: false, masquerade: true, internal: true },
         { bridge: 'br-p', subnet: '10.3.0.0/24', icc: true, masquerade: false, internal: false },
+        { bridge: 'ov-ffffffffffff', subnet: '10.0.1.0/24', icc: true, masquerade: true, internal: false },
       ],
       ports: [{ bridge: 'br-p', proto: 'tcp', hostIp: '0.0.0.0', hostPort: 8080, containerIp: '10.3.0.2', containerPort: 80 }],
     });

@@ -5,7 +5,7 @@
 import { invalidParameter, notFound } from '../errors.ts';
 import type { EventPublisher } from '../events/bus.ts';
 import type { EngineDatabase } from '../store/database.ts';
-import { AddressBook } from './addresses.ts';
+import { AddressBook } from './ipam/addresses.ts';
 import { NetworkStore, type ActiveEndpoint, type ContainerNet, type NetworkRecord } from './records.ts';
 
 export class NetworkState {

@@ -1,18 +1,10 @@
 // What clients see: the network inspect/list document, and a container's NetworkSettings (inspect)
 // and Networks/Ports (list), in dockerd's field order and null/[] conventions.
-import type { NetContainer } from './container-contract.ts';
-import { parsePortKey, portKey, requestedPorts } from './ports.ts';
+import type { NetContainer, NetworkView } from './container-contract.ts';
+import { parsePortKey, portKey, requestedPorts } from './ports/ports.ts';
 import type { Attachment, ContainerNet, NetworkRecord } from './records.ts';
 
 /** A container's networking as inspect and list show it. */
-export interface NetworkView {
-  /** NetworkSettings for inspect. */
-  settings: Record<string, unknown>;
-  /** The list entry's NetworkSettings.Networks and Ports. */
-  summaryNetworks: Record<string, unknown>;
-  ports: Array<{ IP?: string; PrivatePort: number; PublicPort?: number; Type: string }>;
-}
-
 export function networkInspect(n: NetworkRecord, containers: Record<string, unknown>): Record<string, unknown> {
   return {
     Name: n.Name,

@@ -17,6 +17,7 @@ function fsType(path: string): number | undefined {
   try {
     return Number(statfsSync(path).type);
   } catch {
+    // ENOENT: no such mount point
     return undefined;
   }
 }
@@ -39,6 +40,7 @@ export function isSystemdRunning(runDir = '/run/systemd/system'): boolean {
   try {
     return statSync(runDir).isDirectory();
   } catch {
+    // ENOENT: systemd is not running
     return false;
   }
 }

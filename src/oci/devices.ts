@@ -113,6 +113,7 @@ function walkDevices(dir: string, skip: ReadonlySet<string> = new Set()): string
   try {
     entries = readdirSync(dir, { withFileTypes: true });
   } catch {
+    // ENOENT or ENOTDIR: no devices under it
     return out;
   }
   for (const e of entries) {

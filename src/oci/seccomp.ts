@@ -5,6 +5,7 @@
 import { release } from 'node:os';
 import { invalidParameter } from '../errors.ts';
 import type { LinuxSeccomp, OciSeccompArg, OciSeccompSyscall } from './spec-types.ts';
+import { goUnmarshalError } from '../util/go-json.ts';
 
 export interface SeccompFilter {
   caps?: string[];
@@ -153,7 +154,8 @@ export function parseSeccompProfile(text: string): DockerSeccompProfile {
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    throw invalidParameter(`Decoding seccomp profile failed: ${(err as Error).message}`);
+    // Go's json.Unmarshal words, as dockerd's profile loader answers.
+    throw invalidParameter(`Decoding seccomp profile failed: ${goUnmarshalError(text) ?? (err as Error).message}`);
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw invalidParameter('Decoding seccomp profile failed: profile is not a JSON object');

@@ -316,6 +316,12 @@ describe('buildSpec: privileged', () => {
     assert.deepEqual(s.linux.maskedPaths, ['/proc/x']);
     assert.deepEqual(s.linux.readonlyPaths, []);
   });
+
+  it('applies masked paths a privileged container sets itself (as dockerd)', () => {
+    const s = buildSpec(input({ Privileged: true, MaskedPaths: ['/proc/kcore'] }));
+    assert.deepEqual(s.linux.maskedPaths, ['/proc/kcore']);
+    assert.equal(s.linux.readonlyPaths, undefined);
+  });
 });
 
 describe('buildSpec: mounts', () => {
@@ -464,6 +470,45 @@ describe('buildSpec: resources', () => {
     const rules = spec.linux.resources!.devices!;
     assert.ok(rules.some((r) => r.allow && r.major === 240 && r.minor === 1 && r.access === 'rw'));
     assert.ok(rules.some((r) => r.allow && r.type === 'c' && r.major === 13 && r.minor === undefined));
+  });
+
+  it('sets the default network sysctls for an own network namespace the host supports', () => {
+    const both = { pingGroupRange: true, unprivilegedPortStart: true };
+    const net = (hc: HostConfig, over: Partial<SpecInput> = {}) => {
+      const base = input(hc, over);
+      return buildSpec({ ...base, daemon: { ...base.daemon, netSysctls: both }, ...over }).linux.sysctl;
+    };
+    const defaults = { 'net.ipv4.ping_group_range': '0 2147483647', 'net.ipv4.ip_unprivileged_port_start': '0' };
+    assert.deepEqual(net({}), defaults);
+    assert.deepEqual(net({ NetworkMode: 'none' }), defaults);
+    assert.equal(net({ NetworkMode: 'host' }), undefined);
+    assert.equal(net({ NetworkMode: 'container:abc' }, { namespaces: { networkPath: '/proc/1/ns/net' } }), undefined);
+    // A remapped root cannot write the sysctls of a network namespace the daemon made.
+    const userns = {
+      uidMappings: [{ containerID: 0, hostID: 100000, size: 65536 }],
+      gidMappings: [{ containerID: 0, hostID: 100000, size: 65536 }],
+    };
+    assert.equal(net({}, { userns }), undefined);
+    // The container's own value wins.
+    assert.equal(net({ Sysctls: { 'net.ipv4.ip_unprivileged_port_start': '1024' } })!['net.ipv4.ip_unprivileged_port_start'], '1024');
+    // A host without them (or a daemon in a user namespace for ping) sets neither.
+    assert.equal(buildSpec(input()).linux.sysctl, undefined);
+  });
+
+  it('sets the kernel TCP memory limit on cgroup v1 only', () => {
+    assert.equal(buildSpec(input({ KernelMemoryTCP: 8 << 20 })).linux.resources!.memory!.kernelTCP, 8 << 20);
+    const base = input({ KernelMemoryTCP: 8 << 20 });
+    const warnings: string[] = [];
+    const v2 = buildSpec({ ...base, daemon: { ...base.daemon, cgroupVersion: 2 } }, warnings);
+    assert.equal(v2.linux.resources!.memory?.kernelTCP, undefined);
+    assert.match(warnings.join('\n'), /KernelMemoryTCP is not supported with cgroup v2/);
+  });
+
+  it('sets the NIS domain name as kernel.domainname (runc before 1.2 ignores the spec field)', () => {
+    const base = input();
+    const spec = buildSpec({ ...base, config: { ...base.config, Domainname: 'example.com' } });
+    assert.deepEqual(spec.linux.sysctl, { 'kernel.domainname': 'example.com' });
+    assert.equal(spec.domainname, undefined);
   });
 
   it('sysctls and annotations pass through', () => {

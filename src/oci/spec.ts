@@ -2,6 +2,7 @@
 // containerd. Pure: everything that needs the host (user ids, device numbers, namespace paths, mount
 // sources, the daemon's capabilities) is resolved by the caller and passed in.
 
+import { existsSync, readFileSync } from 'node:fs';
 import { internal, invalidParameter } from '../errors.ts';
 import type { ContainerConfig, HostConfig, Ulimit } from '../types/container-api.ts';
 import { resolveCapabilities } from './caps.ts';
@@ -36,20 +37,47 @@ export const DEFAULT_PATH_ENV = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/b
 /** Where the init binary (tini) appears inside containers. */
 export const INIT_PATH_IN_CONTAINER = '/sbin/engine-init';
 
+/** dockerd's default masked paths, in its order (inspect shows them); hostMaskedPaths() adds the per-CPU ones. */
 export const DEFAULT_MASKED_PATHS: readonly string[] = [
-  '/proc/asound',
   '/proc/acpi',
+  '/proc/asound',
   '/proc/interrupts',
   '/proc/kcore',
   '/proc/keys',
   '/proc/latency_stats',
-  '/proc/timer_list',
-  '/proc/timer_stats',
   '/proc/sched_debug',
   '/proc/scsi',
-  '/sys/firmware',
+  '/proc/timer_list',
+  '/proc/timer_stats',
   '/sys/devices/virtual/powercap',
+  '/sys/firmware',
 ];
+
+let maskedOnHost: readonly string[] | undefined;
+
+/**
+ * The default masked paths of this host, as dockerd computes them once: the list above, then each
+ * possible CPU's thermal_throttle directory that exists.
+ */
+export function hostMaskedPaths(sysCpu = '/sys/devices/system/cpu'): readonly string[] {
+  if (maskedOnHost && sysCpu === '/sys/devices/system/cpu') return maskedOnHost;
+  const out = [...DEFAULT_MASKED_PATHS];
+  let possible = '';
+  try {
+    possible = readFileSync(`${sysCpu}/possible`, 'utf8').trim();
+  } catch {
+    possible = ''; // no sysfs CPU list (a container without /sys): no per-CPU paths
+  }
+  for (const part of possible.split(',').filter(Boolean)) {
+    const [lo, hi] = part.split('-').map(Number);
+    for (let cpu = lo!; cpu <= (hi ?? lo!) && cpu - lo! < 4096; cpu++) {
+      const path = `${sysCpu}/cpu${cpu}/thermal_throttle`;
+      if (existsSync(path)) out.push(path);
+    }
+  }
+  if (sysCpu === '/sys/devices/system/cpu') maskedOnHost = out;
+  return out;
+}
 
 export const DEFAULT_READONLY_PATHS: readonly string[] = ['/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'];
 
@@ -85,6 +113,11 @@ export interface DaemonSpecDefaults {
   noCgroups?: boolean;
   /** cgroup v1: memory.memsw.* exists (swap accounting). Default true. */
   swapLimit?: boolean;
+  /**
+   * The network sysctls dockerd sets by default that this host can take (hostNetSysctls()):
+   * ping_group_range only outside a user namespace. Absent: neither is set.
+   */
+  netSysctls?: { pingGroupRange: boolean; unprivilegedPortStart: boolean };
 }
 
 export interface SpecInput {
@@ -151,10 +184,7 @@ export function buildSpec(input: SpecInput, warnings: string[] = []): OciSpec {
 
   // Only a new UTS namespace gets our hostname: the host's or a joined one keeps its own.
   const ownUts = hc.UTSMode !== 'host' && !input.namespaces?.utsPath;
-  if (ownUts) {
-    if (config.Hostname) spec.hostname = config.Hostname;
-    if (config.Domainname) spec.domainname = config.Domainname;
-  }
+  if (ownUts && config.Hostname) spec.hostname = config.Hostname;
 
   if (input.userns) {
     spec.linux.namespaces.push({ type: 'user' });
@@ -165,12 +195,15 @@ export function buildSpec(input: SpecInput, warnings: string[] = []): OciSpec {
   const devices = buildDevices(input);
   if (devices.length > 0) spec.linux.devices = devices;
 
-  if (hc.Sysctls && Object.keys(hc.Sysctls).length > 0) spec.linux.sysctl = { ...hc.Sysctls };
+  // The daemon's sysctls first, the container's own over them (as dockerd: a user-set one wins).
+  const sysctl = { ...defaultSysctls(input), ...hc.Sysctls };
+  if (Object.keys(sysctl).length > 0) spec.linux.sysctl = sysctl;
 
-  if (!privileged) {
-    spec.linux.maskedPaths = [...(hc.MaskedPaths ?? DEFAULT_MASKED_PATHS)];
-    spec.linux.readonlyPaths = [...(hc.ReadonlyPaths ?? DEFAULT_READONLY_PATHS)];
-  }
+  // Unset (null on the wire): the defaults, none for a privileged container; [] masks nothing.
+  const masked = hc.MaskedPaths ?? (privileged ? undefined : DEFAULT_MASKED_PATHS);
+  const readonly = hc.ReadonlyPaths ?? (privileged ? undefined : DEFAULT_READONLY_PATHS);
+  if (masked) spec.linux.maskedPaths = [...masked];
+  if (readonly) spec.linux.readonlyPaths = [...readonly];
 
   const seccomp = buildSeccomp(secOpts.seccomp ?? daemon.seccompProfile, privileged, capabilities, daemon);
   if (seccomp) spec.linux.seccomp = seccomp;
@@ -180,6 +213,29 @@ export function buildSpec(input: SpecInput, warnings: string[] = []): OciSpec {
 
   if (hc.Annotations && Object.keys(hc.Annotations).length > 0) spec.annotations = { ...hc.Annotations };
   return spec;
+}
+
+/**
+ * The sysctls dockerd sets on its own: the NIS domain name (kernel.domainname: runc before 1.2
+ * ignores the spec's `domainname`, and dockerd never fills it), and, for a container with a network
+ * namespace of its own (not the host's, not another container's), unprivileged ICMP echo sockets
+ * (not with the daemon in a user namespace) and binding ports below 1024 without
+ * CAP_NET_BIND_SERVICE, each where the host kernel has it.
+ */
+function defaultSysctls(input: SpecInput): Record<string, string> {
+  const { config, hostConfig: hc, daemon } = input;
+  const out: Record<string, string> = {};
+  if (config.Domainname) out['kernel.domainname'] = config.Domainname;
+  const mode = hc.NetworkMode ?? '';
+  // Unlike dockerd (whose runtime makes a remapped container's network namespace inside its user
+  // namespace), the daemon makes every network namespace itself: a remapped root cannot write its
+  // sysctls, so a remapped container gets neither.
+  if (mode !== 'host' && !mode.startsWith('container:') && !input.userns) {
+    const host = daemon.netSysctls;
+    if (host?.pingGroupRange) out['net.ipv4.ping_group_range'] = '0 2147483647';
+    if (host?.unprivilegedPortStart) out['net.ipv4.ip_unprivileged_port_start'] = '0';
+  }
+  return out;
 }
 
 /**
@@ -390,6 +446,11 @@ function buildMemory(hc: HostConfig, daemon: DaemonSpecDefaults, warnings: strin
   if (hc.OomKillDisable) {
     if (daemon.cgroupVersion === 2) warnings.push('OomKillDisable is not supported with cgroup v2; discarded.');
     else m.disableOOMKiller = true;
+  }
+  // API 1.40-1.51 (dockerd's memory.KernelTCP; cgroup v1 only, the v2 kernel has no such limit).
+  if (hc.KernelMemoryTCP) {
+    if (daemon.cgroupVersion === 2) warnings.push('KernelMemoryTCP is not supported with cgroup v2; discarded.');
+    else m.kernelTCP = hc.KernelMemoryTCP;
   }
   return m;
 }

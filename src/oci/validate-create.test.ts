@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { EngineError } from '../errors.ts';
 import { validateCreateBody, type ValidateOptions } from './validate-create.ts';
-import { parseBind } from './validate-create.ts';
+import { parseBind, parseVolumesFrom } from './validate-create.ts';
 
 const opts: ValidateOptions = { numCPU: 4, bindSourceExists: (p) => p !== '/missing' };
 const hc = (HostConfig: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
@@ -38,21 +38,24 @@ describe('validateCreateBody: types', () => {
   it('refuses wrong JSON types with a Go-style message naming the field', () => {
     refuses(
       () => validateCreateBody({ Env: 'A=1' }, opts),
-      'json: cannot unmarshal string into Go struct field ContainerConfig.Env of type []string',
+      'invalid JSON: json: cannot unmarshal string into Go struct field ContainerConfig.Env of type []string',
     );
     refuses(
       () => validateCreateBody({ Cmd: 5 }, opts),
-      'json: cannot unmarshal number 5 into Go struct field ContainerConfig.Cmd of type strslice.StrSlice',
+      'invalid JSON: json: cannot unmarshal number 5 into Go struct field ContainerConfig.Cmd of type strslice.StrSlice',
     );
     refuses(
       () => validateCreateBody({ Tty: 'yes' }, opts),
-      'json: cannot unmarshal string into Go struct field ContainerConfig.Tty of type bool',
+      'invalid JSON: json: cannot unmarshal string into Go struct field ContainerConfig.Tty of type bool',
     );
-    refuses(() => hc({ Memory: '1g' }), 'json: cannot unmarshal string into Go struct field HostConfig.Memory of type int64');
-    refuses(() => hc({ Memory: 1.5 }), 'json: cannot unmarshal number 1.5 into Go struct field HostConfig.Memory of type int64');
+    refuses(() => hc({ Memory: '1g' }), 'invalid JSON: json: cannot unmarshal string into Go struct field HostConfig.Memory of type int64');
+    refuses(
+      () => hc({ Memory: 1.5 }),
+      'invalid JSON: json: cannot unmarshal number 1.5 into Go struct field HostConfig.Memory of type int64',
+    );
     refuses(
       () => hc({ RestartPolicy: { Name: 1 } }),
-      'json: cannot unmarshal number 1 into Go struct field HostConfig.RestartPolicy.Name of type string',
+      'invalid JSON: json: cannot unmarshal number 1 into Go struct field HostConfig.RestartPolicy.Name of type string',
     );
     refuses(() => hc({ Mounts: [{ Target: ['/x'] }] }), /Go struct field HostConfig\.Mounts\.Target of type string/);
     refuses(() => hc({ BlkioWeight: 70000 }), /number 70000 .* of type uint16/);
@@ -299,6 +302,8 @@ describe('validateCreateBody: namespaces, sysctls, security', () => {
       'conflicting options: mac-address and the network mode',
     );
     refuses(() => hc({ UTSMode: 'host' }, { Hostname: 'x' }), 'conflicting options: hostname and the UTS mode');
+    refuses(() => hc({}, { Hostname: 'h'.repeat(65) }), `hostname "${'h'.repeat(65)}" is too long (maximum 64 bytes)`);
+    hc({}, { Hostname: 'h'.repeat(64) });
     hc({ IpcMode: 'shareable', PidMode: 'host', UTSMode: 'host', CgroupnsMode: 'private', NetworkMode: 'mynet' });
     hc({ IpcMode: 'container:abc', NetworkMode: 'container:abc' });
   });
@@ -347,5 +352,17 @@ describe('validateCreateBody: namespaces, sysctls, security', () => {
       { ...opts, warnings },
     );
     assert.equal(warnings.length, 2);
+  });
+});
+
+describe('parseVolumesFrom', () => {
+  it('takes container[:mode]: ro/rw and labels, no propagation or nocopy', () => {
+    assert.deepEqual(parseVolumesFrom('data'), { ref: 'data', readWrite: true });
+    assert.deepEqual(parseVolumesFrom('data:ro'), { ref: 'data', readWrite: false });
+    assert.deepEqual(parseVolumesFrom('data:rw,z'), { ref: 'data', readWrite: true });
+    refuses(() => parseVolumesFrom(''), 'volumes-from specification cannot be an empty string');
+    refuses(() => parseVolumesFrom('data:rshared'), 'invalid mode: rshared');
+    refuses(() => parseVolumesFrom('data:nocopy'), 'invalid mode: nocopy');
+    refuses(() => parseVolumesFrom('data:bogus'), 'invalid mode: bogus');
   });
 });

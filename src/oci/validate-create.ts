@@ -43,7 +43,8 @@ function findKey(obj: Record<string, unknown>, name: string): string | undefined
 
 export function validateCreateBody(body: unknown, options: ValidateOptions = {}): ContainerCreateBody {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw bad(`json: cannot unmarshal ${Array.isArray(body) ? 'array' : typeof body} into Go value of type container.CreateRequest`);
+    const jt = Array.isArray(body) ? 'array' : typeof body === 'boolean' ? 'bool' : typeof body;
+    throw bad(`invalid JSON: json: cannot unmarshal ${jt} into Go value of type container.CreateRequest`);
   }
   const raw = body as Record<string, unknown>;
   const config = decodeStruct(raw, CONTAINER_CONFIG, 'ContainerConfig') as ContainerConfig;
@@ -135,6 +136,8 @@ function validateHostConfig(hc: HostConfig, c: ContainerConfig, options: Validat
 
   validateNetworkMode(hc, c);
   if (hc.UTSMode === 'host' && c.Hostname) throw bad('conflicting options: hostname and the UTS mode');
+  // HOST_NAME_MAX: the kernel refuses a longer one at start; dockerd refuses it at create.
+  if (c.Hostname && Buffer.byteLength(c.Hostname) > 64) throw bad(`hostname ${JSON.stringify(c.Hostname)} is too long (maximum 64 bytes)`);
 
   validateBindsAndMountPoints(hc);
   validateDevices(hc);
@@ -347,6 +350,23 @@ export function validMountMode(mode: string): boolean {
     else return false;
   }
   return counts.every((n) => n <= 1);
+}
+
+/**
+ * A VolumesFrom entry `container[:mode]` as dockerd parses it: the mode may say ro/rw (and SELinux
+ * labels) but neither a propagation nor nocopy. Returns the container reference and whether the
+ * inherited mounts stay writable.
+ */
+export function parseVolumesFrom(spec: string): { ref: string; readWrite: boolean } {
+  if (spec === '') throw bad('volumes-from specification cannot be an empty string');
+  const i = spec.indexOf(':');
+  const ref = i < 0 ? spec : spec.slice(0, i);
+  const mode = i < 0 ? '' : spec.slice(i + 1);
+  if (mode === '') return { ref, readWrite: true };
+  const opts = mode.split(',');
+  const propagation = opts.some((o) => (PROPAGATIONS as readonly string[]).includes(o));
+  if (!validMountMode(mode) || propagation || opts.some((o) => COPY_MODES.has(o))) throw bad(`invalid mode: ${mode}`);
+  return { ref, readWrite: !opts.includes('ro') };
 }
 
 export interface ParsedBind {

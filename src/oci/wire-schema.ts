@@ -5,7 +5,7 @@
 
 import { invalidParameter } from '../errors.ts';
 
-type Scalar = 'string' | 'bool' | 'int' | 'int64' | 'uint16' | 'uint32' | 'uint64' | 'any';
+type Scalar = 'string' | 'bool' | 'int' | 'int64' | 'uint16' | 'uint32' | 'uint64' | 'float32' | 'float64' | 'any';
 
 export type Kind =
   | Scalar
@@ -28,7 +28,7 @@ const emptySet: Kind = { map: 'any', goType: 'map[string]struct {}' };
 const struct = (goType: string, fields: Record<string, Kind>): Kind => ({ struct: fields, goType });
 const arrayOf = (item: Kind, goType: string): Kind => ({ array: item, goType });
 
-const healthConfig = struct('container.HealthConfig', {
+export const HEALTH_CONFIG: Kind = struct('container.HealthConfig', {
   Test: strings,
   Interval: int64,
   Timeout: int64,
@@ -39,7 +39,7 @@ const healthConfig = struct('container.HealthConfig', {
 
 const throttleDevices = arrayOf(struct('blkiodev.ThrottleDevice', { Path: str, Rate: uint64 }), '[]*blkiodev.ThrottleDevice');
 
-const mountKind = struct('mount.Mount', {
+export const MOUNT_KIND: Kind = struct('mount.Mount', {
   Type: str,
   Source: str,
   Target: str,
@@ -122,7 +122,7 @@ const hostConfigFields: Record<string, Kind> = {
   AutoRemove: bool,
   VolumeDriver: str,
   VolumesFrom: strings,
-  Mounts: arrayOf(mountKind, '[]mount.Mount'),
+  Mounts: arrayOf(MOUNT_KIND, '[]mount.Mount'),
   ConsoleSize: arrayOf('uint32', '[2]uint'),
   Annotations: stringMap,
   CapAdd: strslice,
@@ -198,7 +198,7 @@ export const CONTAINER_CONFIG: Record<string, Kind> = {
   StdinOnce: bool,
   Env: strings,
   Cmd: strslice,
-  Healthcheck: healthConfig,
+  Healthcheck: HEALTH_CONFIG,
   ArgsEscaped: bool,
   Image: str,
   Volumes: emptySet,
@@ -238,7 +238,8 @@ function goTypeOf(kind: Kind): string {
 function fail(value: unknown, field: string, kind: Kind): never {
   const jt = jsonTypeOf(value);
   const shown = jt === 'number' ? `number ${String(value)}` : jt;
-  throw invalidParameter(`json: cannot unmarshal ${shown} into Go struct field ${field} of type ${goTypeOf(kind)}`);
+  // dockerd wraps the decoder's error: "invalid JSON: json: cannot unmarshal …".
+  throw invalidParameter(`invalid JSON: json: cannot unmarshal ${shown} into Go struct field ${field} of type ${goTypeOf(kind)}`);
 }
 
 /**
@@ -256,6 +257,10 @@ export function decode(value: unknown, kind: Kind, field: string): unknown {
         return value;
       case 'bool':
         if (typeof value !== 'boolean') fail(value, field, kind);
+        return value;
+      case 'float32':
+      case 'float64':
+        if (typeof value !== 'number') fail(value, field, kind);
         return value;
       default: {
         if (typeof value !== 'number' || !Number.isInteger(value)) fail(value, field, kind);
@@ -328,22 +333,64 @@ function isStringMap(obj: Record<string, unknown>, field: string): boolean {
   return true;
 }
 
+/**
+ * A field name folded as Go's encoding/json folds it to match keys case-insensitively: ASCII
+ * letters to upper case, and the two non-ASCII letters whose fold set holds an ASCII one (KELVIN
+ * SIGN → K, LONG S → S); every other character stays itself (it cannot match an ASCII name).
+ */
+export function goFold(name: string): string {
+  return name.replace(/[a-z\u212a\u017f]/g, (c) => (c === '\u212a' ? 'K' : c === '\u017f' ? 'S' : c.toUpperCase()));
+}
+
+const folded = new WeakMap<Record<string, Kind>, Map<string, string>>();
+
+/** The fields of a struct by their folded name (the first field wins a tie, as Go's first match). */
+function foldedNames(fields: Record<string, Kind>): Map<string, string> {
+  let m = folded.get(fields);
+  if (!m) {
+    m = new Map();
+    for (const n of Object.keys(fields)) if (!m.has(goFold(n))) m.set(goFold(n), n);
+    folded.set(fields, m);
+  }
+  return m;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Decodes a JSON object into a Go struct's fields and returns it with the fields' own names: a key
+ * names the field spelled exactly so, else the field equal to it but for case (Go's fold). Keys are
+ * taken in order, so of two keys naming one field the later wins, and objects (structs, maps) are
+ * merged into the earlier one as Go decodes into the existing value. Unknown keys are dropped.
+ * `prefix` starts the fields' paths in messages (empty: the fields are named alone).
+ */
 export function decodeStruct(value: unknown, fields: Record<string, Kind>, prefix: string, kind?: Kind): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     fail(value, prefix, kind ?? { struct: fields, goType: 'struct' });
   }
-  const names = Object.keys(fields);
-  const lower = new Map(names.map((n) => [n.toLowerCase(), n]));
+  const byFold = foldedNames(fields);
   const out: Record<string, unknown> = {};
   const src = value as Record<string, unknown>;
   for (const [key, v] of Object.entries(src)) {
-    // Go matches field names case-insensitively, preferring an exact match.
     // Own properties only: "constructor" or "__proto__" in a body must not find Object's.
-    const name = Object.hasOwn(fields, key) ? key : lower.get(key.toLowerCase());
+    const name = Object.hasOwn(fields, key) ? key : byFold.get(goFold(key));
     if (!name) continue; // unknown fields are ignored, as by dockerd
-    if (name !== key && Object.hasOwn(src, name)) continue;
-    const decoded = decode(v, fields[name]!, `${prefix}.${name}`);
-    if (decoded !== undefined) out[name] = decoded;
+    const decoded = decode(v, fields[name]!, prefix ? `${prefix}.${name}` : name);
+    if (decoded === undefined) continue;
+    const earlier = out[name];
+    out[name] = isPlainObject(earlier) && isPlainObject(decoded) ? mergeDecoded(earlier, decoded) : decoded;
+  }
+  return out;
+}
+
+/** A later decoded object over an earlier one: its keys win, nested objects merge. */
+function mergeDecoded(a: Record<string, unknown>, b: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...a };
+  for (const [k, v] of Object.entries(b)) {
+    const e = out[k];
+    const merged = isPlainObject(e) && isPlainObject(v) ? mergeDecoded(e, v) : v;
+    if (k === '__proto__') Object.defineProperty(out, k, { value: merged, enumerable: true, writable: true, configurable: true });
+    else out[k] = merged;
   }
   return out;
 }

@@ -44,8 +44,7 @@ async function isSocket(path: string): Promise<boolean> {
 }
 
 async function readText(path: string): Promise<string | undefined> {
-  // Absent: not this candidate; other read errors are reported by the caller's "not found".
-  return readFile(path, 'utf8').catch(() => undefined);
+  return readFile(path, 'utf8').catch(() => undefined); // Absent: not this candidate; other read errors are reported by the caller's "not found".
 }
 
 function fromUrl(name: string, text: string, where: string): PluginAddress {

@@ -32,7 +32,7 @@ let seen = '';
 let quietSince = Date.now();
 const end = (why) => {
   clearInterval(timer);
-  try { db.close(); } catch {}
+  try { db.close(); } catch { /* the worker ends either way: the daemon holds its own connection */ }
   Atomics.store(state, 0, 1);
   Atomics.notify(state, 0);
   parentPort.postMessage({ ended: why, seen });
@@ -74,6 +74,7 @@ function walState(path: string): string {
     const st = statSync(`${path}-wal`);
     return st.size ? `${st.size}:${st.mtimeMs}` : 'none';
   } catch {
+    // ENOENT: no WAL file
     return 'none';
   }
 }

@@ -138,6 +138,7 @@ function cmdlineOf(pid: number): string[] | null {
   try {
     return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
   } catch {
+    // ENOENT: the process is gone
     return null;
   }
 }
@@ -148,6 +149,7 @@ function isAlive(pid: number): boolean {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
   } catch {
+    // ENOENT: the process is gone
     return false;
   }
 }
@@ -294,6 +296,7 @@ export class ManagedContainerd extends EventEmitter {
       await probe.version({ deadlineMs: timeoutMs, waitForReady: true });
       return true;
     } catch {
+      // no answer before the deadline: not up
       return false;
     } finally {
       probe.close();

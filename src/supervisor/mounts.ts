@@ -18,8 +18,7 @@ export async function mountAll(mounts: Mount[], target: string): Promise<void> {
 
 /** Lazy unmount; a target that is not mounted (any more) is not an error. */
 export async function unmount(target: string): Promise<void> {
-  // Not mounted (any more) is the state wanted; umount -l detaches a busy mount anyway.
-  await runCommand('umount', ['-l', target]).catch(() => undefined);
+  await runCommand('umount', ['-l', target]).catch(() => undefined); // Not mounted (any more) is the state wanted; umount -l detaches a busy mount anyway.
 }
 
 /** Mounts the snapshot's mounts on a temporary directory for the duration of fn. */
@@ -34,8 +33,7 @@ export async function withMounted<T>(mounts: Mount[], tmpDir: string, fn: (root:
       await unmount(root);
     }
   } finally {
-    // An empty mount point directory under tmp; the next start empties tmp anyway.
-    await rm(root, { recursive: true, force: true }).catch(() => undefined);
+    await rm(root, { recursive: true, force: true }).catch(() => undefined); // An empty mount point directory under tmp; the next start empties tmp anyway.
   }
 }
 

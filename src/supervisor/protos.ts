@@ -124,6 +124,7 @@ export class Protos {
     try {
       return this.root.lookupType(name);
     } catch {
+      // no such type in the loaded protos
       return null;
     }
   }
@@ -183,6 +184,7 @@ function cacheKey(protoDir: string, files: string[]): string | null {
   try {
     version = fs.readFileSync(path.join(protoDir, '.version'), 'utf8').trim();
   } catch {
+    // ENOENT: no version file, so no cache
     return null;
   }
   return createHash('sha256')

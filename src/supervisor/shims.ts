@@ -53,8 +53,7 @@ export async function findShims(address: string): Promise<ShimProcess[]> {
   for (let i = 0; i < pids.length; i += SCAN_BATCH) {
     await Promise.all(
       pids.slice(i, i + SCAN_BATCH).map(async (pid) => {
-        // A process that exits while we look has nothing to end.
-        const raw = await readFile(`/proc/${pid}/cmdline`).catch(() => undefined);
+        const raw = await readFile(`/proc/${pid}/cmdline`).catch(() => undefined); // A process that exits while we look has nothing to end.
         if (!raw || !raw.includes(SHIM_MARK)) return;
         const shim = parseShim(pid, raw.toString('utf8').split('\0'), address);
         if (shim) out.push(shim);
@@ -110,6 +109,7 @@ async function gone(pid: number, timeoutMs: number): Promise<boolean> {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
       state = stat.charAt(stat.lastIndexOf(')') + 2);
     } catch {
+      // ENOENT: the process is gone
       return true;
     }
     if (state === 'Z' || state === 'X') return true;

@@ -1,8 +1,9 @@
 // The matching rules every `filters` query parameter shares, as dockerd applies them: which filter
 // names an endpoint takes, "key" / "key=value" label tests, boolean values (Go's ParseBool), and
-// the unanchored regular expressions of name filters. Each resource's filter module maps its own
+// the unanchored regular expressions of name filters (Go's RE2 syntax, never JavaScript's RegExp). Each resource's filter module maps its own
 // filter names onto these.
 import { invalidParameter } from '../errors.ts';
+import { Re2 } from './re2.ts';
 
 /** A 400 for a filter name the endpoint does not take (dockerd's "invalid filter 'x'"). */
 export function checkFilterNames(filters: Map<string, string[]>, allowed: readonly string[]): void {
@@ -39,11 +40,12 @@ export function lastBoolFilter(name: string, values: readonly string[] | undefin
   return v === undefined ? undefined : boolFilterValue(name, v);
 }
 
-/** An unanchored regular expression test (`name=` filters); text that is no valid expression is a 400. */
-export function regexFilter(name: string, pattern: string): RegExp {
-  try {
-    return new RegExp(pattern);
-  } catch {
-    throw invalidParameter(`invalid filter '${name}=${pattern}': not a valid regular expression`);
-  }
+/**
+ * A `name=` filter value as dockerd's filters.Args.Match applies it: the value itself, or an
+ * unanchored regular expression in Go's syntax (RE2, matched in linear time). A value that is no
+ * valid expression matches only itself, as in dockerd (its regexp error is skipped, not answered).
+ */
+export function regexFilter(pattern: string): { test(s: string): boolean } {
+  const re = Re2.tryCompile(pattern);
+  return { test: (s) => s === pattern || (re?.test(s) ?? false) };
 }

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { CommandError, HelperShells, shellQuote } from './helper-shell.ts';
 
@@ -44,15 +47,20 @@ describe('helper shells', () => {
   });
 
   it('run jobs on every shell at once and queue the rest', async () => {
+    // Counted, not timed: each job marks itself running in a directory and reports how many were
+    // running with it. The first two wait (up to 10 s) until both are in: they run side by side.
+    const dir = mkdtempSync(join(tmpdir(), 'helper-shell-'));
     const sh = new HelperShells(2);
     try {
-      const started = performance.now();
-      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => sh.run('sh', ['-c', `sleep 0.2; echo ${i}`])));
-      const ms = performance.now() - started;
-      assert.deepEqual(results, ['0\n', '1\n', '2\n', '3\n', '4\n', '5\n']);
-      assert.ok(ms >= 550 && ms < 1100, `6 jobs of 200 ms on 2 shells took ${ms} ms`);
+      const job = (i: number) =>
+        `mkdir "$0/${i}"; n=0; while [ ${i} -lt 2 ] && [ "$(ls "$0" | wc -l)" -lt 2 ] && [ $n -lt 1000 ]; do sleep 0.01; n=$((n+1)); done; ` +
+        `sleep 0.05; echo "$(ls "$0" | wc -l)"; rmdir "$0/${i}"`;
+      const seen = await Promise.all(Array.from({ length: 6 }, (_, i) => sh.run('sh', ['-c', job(i), dir]).then(Number)));
+      assert.deepEqual(seen.slice(0, 2), [2, 2], `the first two jobs ran side by side: ${seen}`);
+      assert.ok(Math.max(...seen) <= 2, `never more than two jobs at once on two shells: ${seen}`);
     } finally {
       sh.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -8,6 +8,7 @@
 // stderr. Jobs run one at a time per shell, so the output up to the sentinels is the job's.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { withSystemDirs } from './host-path.ts';
 
 export class CommandError extends Error {
   constructor(
@@ -95,7 +96,10 @@ class Shell {
 
   private spawnShell(): ChildProcess {
     // Its own process group, so a command that hangs can be killed together with its shell.
-    const child = spawn('/bin/sh', [], { stdio: ['pipe', 'pipe', 'pipe'], cwd: '/', detached: true });
+    // Commands go by name (iptables-restore, mount…): found in the sbin directories whatever PATH
+    // the daemon (or a test) was started with.
+    const env = { ...process.env, PATH: withSystemDirs(process.env.PATH) };
+    const child = spawn('/bin/sh', [], { stdio: ['pipe', 'pipe', 'pipe'], cwd: '/', detached: true, env });
     child.stdout!.setEncoding('utf8');
     child.stderr!.setEncoding('utf8');
     // Output of a shell that was killed and replaced is no longer anyone's.

@@ -98,3 +98,13 @@ export const DANGLING_PREFIX = 'moby-dangling@';
 export function isDanglingName(name: string): boolean {
   return name.startsWith(DANGLING_PREFIX);
 }
+
+/** A fully qualified reference in its familiar form (dockerd's ParseNamed + FamiliarString); others as given. */
+export function familiarIfCanonical(ref: string): string {
+  try {
+    const r = parseReference(ref, { defaultTag: false });
+    return referenceString(r) === ref ? familiarString(r) : ref;
+  } catch {
+    return ref; // an ID or something else: named as given
+  }
+}

@@ -16,6 +16,7 @@ import { killShims, killStrayContainerd, run, type TestDaemon } from '../helpers
 import { loadBusybox } from '../helpers/images.ts';
 import { sh } from '../helpers/outside-host.ts';
 import { makeSwitchedNodes, removeSwitchedNodes } from '../helpers/netns-switch.ts';
+import { daemonChainPrefix, meshChain } from '../helpers/network-teardown.ts';
 import { until } from '../helpers/until.ts';
 import { findEtcd, joinSwarm, nodeLs, startNodes } from '../helpers/cluster-nodes.ts';
 
@@ -431,11 +432,11 @@ describe('three managers and two workers in one cluster', () => {
     step('the killed manager restarted and Reachable', t0);
 
     // ---- daemons stopped while in the cluster leave no overlay devices and no mesh chains --------
-    // (the cluster service closes its overlay host at shutdown)
+    // (networking's shutdown closes the overlay host and removes the daemon's chains)
     for (const i of [lw, survivors[0]!]) {
       const had = await nsNetworking(i);
       assert.ok(had.vxlans.length > 0, `node ${i} has the ingress vxlan device before the stop: ${had.links}`);
-      assert.ok(had.chains.includes('ENGINE-MESH'), `node ${i} has the routing mesh's chain before the stop`);
+      assert.ok(had.chains.includes(meshChain(ds[i]!.execRoot)), `node ${i} has the routing mesh's chain before the stop`);
       t0 = Date.now();
       assert.equal(await ds[i]!.stop(), 0, ds[i]!.output.slice(-3000));
       step(`node ${i} stopped (SIGTERM)`, t0);
@@ -447,9 +448,9 @@ describe('three managers and two workers in one cluster', () => {
         `node ${i}: no overlay bridge left`,
       );
       assert.deepEqual(
-        left.chains.filter((c) => c.startsWith('ENGINE-MESH')),
+        left.chains.filter((c) => c.startsWith(daemonChainPrefix(ds[i]!.execRoot))),
         [],
-        `node ${i}: no routing-mesh chain left`,
+        `node ${i}: no chain of the daemon left (the routing mesh's among them)`,
       );
       assert.deepEqual(left.links.sort(), ['lo', 'uplink'], `node ${i}: only its own links left`);
     }

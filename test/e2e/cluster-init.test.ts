@@ -80,7 +80,8 @@ describe('cluster start-up and flags', () => {
     const mss = [...ss.matchAll(/\bmss:(\d+)/g)].map((m) => Number(m[1]));
     assert.ok(mss.length > 0 && mss.every((v) => v <= MTU - 40 && v >= MTU - 40 - 40), ss);
 
-    // A manager joins: its default advertise address is the interface `lo` (127.0.0.1).
+    // A manager joins without an advertise address: the manager takes the address it connects from
+    // (127.0.0.1, the loopback route's source), as swarmkit; dockerd ignores the default on join.
     const token = (await a.docker(['swarm', 'join-token', '-q', 'manager'])).stdout.trim();
     const join = await b.docker(['swarm', 'join', '--token', token, '--listen-addr', `0.0.0.0:${PORT + 5}`, `${IP}:${PORT}`]);
     assert.equal(join.code, 0, join.stderr + b.output);

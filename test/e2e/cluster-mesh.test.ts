@@ -19,6 +19,7 @@ import { run, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { sh } from '../helpers/outside-host.ts';
 import { makeSwitchedNodes, removeSwitchedNodes } from '../helpers/netns-switch.ts';
+import { meshChain } from '../helpers/network-teardown.ts';
 import { until } from '../helpers/until.ts';
 import { joinSwarm, startNodes } from '../helpers/cluster-nodes.ts';
 
@@ -380,9 +381,10 @@ describe('services on an overlay network: VIP, tasks.<service>, dnsrr across two
       '600',
     ]);
     assert.equal(sctp.code, 0, sctp.stderr);
+    const chain = meshChain(b.execRoot);
     await until('the sctp DNAT on the worker', async () =>
-      /-A ENGINE-MESH -p sctp -m sctp --dport 9999 .*-j DNAT --to-destination 10\.0\.0\.\d+:9/.test(
-        await inNs(1, 'iptables -t nat -S ENGINE-MESH'),
+      new RegExp(`-A ${chain} -p sctp -m sctp --dport 9999 .*-j DNAT --to-destination 10\\.0\\.0\\.\\d+:9`).test(
+        await inNs(1, `iptables -t nat -S ${chain}`),
       )
         ? true
         : undefined,

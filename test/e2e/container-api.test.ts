@@ -117,6 +117,26 @@ describe('container API', () => {
     await forceRemove(body.Id, w.json().Id);
   });
 
+  test("create's platform (API 1.41+): the host's is served, another is dockerd's 404; an API 1.40 client's is ignored", async () => {
+    const arch = process.arch === 'x64' ? 'amd64' : process.arch;
+    const other = arch === 'amd64' ? 'arm64' : 'amd64';
+    const same = await d.request('POST', `/v1.51/containers/create?platform=linux/${arch}`, { body: { Image: 'busybox', Cmd: ['true'] } });
+    assert.equal(same.status, 201, same.text());
+    const wrong = await d.request('POST', `/v1.51/containers/create?platform=linux/${other}`, {
+      body: { Image: 'busybox', Cmd: ['true'] },
+    });
+    assert.equal(wrong.status, 404, wrong.text());
+    assert.match(
+      wrong.json().message,
+      new RegExp(
+        `^image with reference busybox was found but its platform \\(linux/${arch}\\) does not match the specified platform \\(linux/${other}\\)$`,
+      ),
+    );
+    const old = await d.request('POST', `/v1.40/containers/create?platform=linux/${other}`, { body: { Image: 'busybox', Cmd: ['true'] } });
+    assert.equal(old.status, 201, old.text());
+    await forceRemove(same.json().Id, old.json().Id);
+  });
+
   test('start 204 then 304; stop 204 then 304; restart 204; kill 409 when not running', async () => {
     const id = await create({ Cmd: ['sleep', '300'], HostConfig: { NetworkMode: 'none' } });
     assert.equal((await api('POST', `/containers/${id}/start`)).status, 204);
@@ -273,10 +293,17 @@ describe('container API', () => {
 
   test('DELETE: 204; 409 for a running container without force; 404 unknown', async () => {
     const id = await runDetached(['sleep', '300'], { HostConfig: { NetworkMode: 'none' } }, 'del-me');
+    // dockerd quotes the reference as the request gave it (containerRm's name), ID or name.
     const running = await api('DELETE', `/containers/${id}`);
     assert.equal(running.status, 409);
     assert.equal(
       running.json().message,
+      `cannot remove container "${id}": container is running: stop the container before removing or force remove`,
+    );
+    const byName = await api('DELETE', '/containers/del-me');
+    assert.equal(byName.status, 409);
+    assert.equal(
+      byName.json().message,
       'cannot remove container "del-me": container is running: stop the container before removing or force remove',
     );
     assert.equal((await inspect(id)).State.Running, true, 'a refused delete leaves it alone');

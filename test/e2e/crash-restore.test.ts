@@ -221,6 +221,9 @@ describe('kill -9 of the daemon without live-restore', () => {
   after(async () => d?.cleanup());
 
   test('docker ps -a shows exactly what it showed before (minus the interrupted removal and --rm)', async () => {
+    // The --rm container runs (true to the host) until its stop at start-up is over, then goes.
+    const removed = await d.request('POST', `/containers/${ids.autoRemove}/wait?condition=removed`, { timeoutMs: 30_000 });
+    assert.ok([200, 404].includes(removed.status), removed.text());
     const ps = await d.docker(['ps', '-a', '--no-trunc', '--format', PS_FORMAT]);
     assert.equal(ps.code, 0, ps.stderr);
     const expected = psBefore
@@ -248,6 +251,9 @@ describe('kill -9 of the daemon without live-restore', () => {
   });
 
   test('a container that was running is stopped at start-up: exited, no task, no namespace left', async () => {
+    // Running (being stopped: its stop timeout is 1 s) until the stop at start-up is over.
+    const waited = await d.request('POST', '/containers/plain/wait', { timeoutMs: 30_000 });
+    assert.equal(waited.status, 200, waited.text());
     const plain = await inspect(d, 'plain');
     assert.equal(plain.State.Status, 'exited');
     assert.equal(plain.State.Running, false);
@@ -271,7 +277,9 @@ describe('kill -9 of the daemon without live-restore', () => {
     assert.ok(!mountedAt(ns), 'netns unmounted');
     assert.equal(plain.NetworkSettings.SandboxKey, '');
     // An AutoRemove container stopped at start-up is removed, as if it had exited normally.
-    assert.equal((await d.request('GET', `/containers/${ids.autoRemove}/json`)).status, 404);
+    await until('the AutoRemove container removed', async () =>
+      (await d.request('GET', `/containers/${ids.autoRemove}/json`)).status === 404 ? true : undefined,
+    );
   });
 
   test('restart policies at start-up: always, unless-stopped and on-failure come back; user stops are honoured', async () => {

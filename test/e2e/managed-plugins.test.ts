@@ -136,6 +136,24 @@ describe('managed plugins', { skip }, () => {
     assert.match(cannot.stderr, /plugin broken:latest failed to start: .*nope/);
     assert.equal((await inspect('broken')).Enabled, false);
     await ok(['plugin', 'rm', 'broken']);
+    // config.json keys in any case, as Go reads them (plugin authors write "interface", "entrypoint"…);
+    // inspect shows the canonical names.
+    await mkdir(join(dir, 'lower', 'rootfs'), { recursive: true });
+    const lowerConfig = {
+      description: 'lower-case keys',
+      interface: { socket: 'lower.sock', types: ['docker.volumedriver/1.0'] },
+      entrypoint: ['/testvol'],
+      network: { type: 'host' },
+    };
+    await writeFile(join(dir, 'lower', 'config.json'), JSON.stringify(lowerConfig));
+    await ok(['plugin', 'create', 'lower', join(dir, 'lower')]);
+    const lower = (await inspect('lower')).Config;
+    assert.equal(lower.Description, 'lower-case keys');
+    assert.deepEqual(lower.Interface.Socket, 'lower.sock');
+    assert.deepEqual(lower.Entrypoint, ['/testvol']);
+    assert.equal(lower.Network.Type, 'host');
+    assert.equal('interface' in lower, false);
+    await ok(['plugin', 'rm', 'lower']);
     assert.equal((await ok(['plugin', 'ls', '-q'])).trim(), '');
     assert.deepEqual(await readdir(join(d.dataRoot, 'plugins', 'tmp')), [], 'no temporary files are left');
   });

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { aRecord, buildReply, parseQuery, RCODE_NXDOMAIN, TYPE_A } from '../../src/network/dns-message.ts';
+import { aRecord, buildReply, parseQuery, RCODE_NXDOMAIN, TYPE_A } from '../../src/network/dns/dns-message.ts';
 import { daemonTag } from '../../src/network/naming.ts';
 import { daemonLinks, removeDaemonNetworking } from '../helpers/network-teardown.ts';
 import { REPO_ROOT, run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';

@@ -1,8 +1,9 @@
-// Issue 12 (start-up after a crash): the API answers at once after a restart while containers are
-// still being reconciled in the background; a request on a container still being reconciled waits
-// for that container only and then sees its real state. The slow container is made slow without
-// timing: it ignores SIGTERM (sleep as PID 1) and has a long stop timeout, so the stop at start-up
-// (no live-restore) lasts until the test kills its process itself.
+// Issues 12 and 23 (start-up after a crash): the API answers at once after a restart while
+// containers are still being reconciled in the background; inspect and ps answer with each
+// container's real state as soon as containerd has been asked about it, and an action on a container
+// still being stopped at start-up waits for that container only, then applies to its real state.
+// The slow container is made slow without timing: it ignores SIGTERM (sleep as PID 1) and has a long
+// stop timeout, so the stop at start-up (no live-restore) lasts until the test kills its process.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startDaemon, type HttpResult, type TestDaemon } from '../helpers/daemon.ts';
@@ -33,7 +34,7 @@ describe('restart after kill -9: reconcile in the background', () => {
   });
   after(async () => d?.cleanup());
 
-  test('/_ping and other containers answer at once; a request on the slow container waits, then sees it stopped', async () => {
+  test('/_ping, inspect and ps answer at once with the true state; an action on the container being stopped waits, then sees it stopped', async () => {
     // StopTimeout of an hour: its stop at start-up cannot end by itself during the test.
     const slow = await createStarted(d, 'slow', { Cmd: ['sleep', '3600'], StopTimeout: 3600 });
     const done = await d.request('POST', '/containers/create?name=done', { body: { Image: 'busybox', Cmd: ['true'] } });
@@ -44,41 +45,36 @@ describe('restart after kill -9: reconcile in the background', () => {
     await d.kill9();
     await d.restart(); // resolves at the first /_ping 200
 
+    // An action waits until the stop at start-up is over: then the container is not running.
     let answered: HttpResult | undefined;
-    const pending = d.request('GET', '/containers/slow/json', { timeoutMs: 300_000 }).then((r) => (answered = r));
-    const listing = d.request('GET', '/containers/json?all=1', { timeoutMs: 300_000 });
-    // The record still says running; once reconciled it is not, so an exec is refused.
-    const exec = d.request('POST', '/containers/slow/exec', { body: { Cmd: ['true'] }, timeoutMs: 300_000 });
+    const exec = d.request('POST', '/containers/slow/exec', { body: { Cmd: ['true'] }, timeoutMs: 300_000 }).then((r) => (answered = r));
 
-    // Served while /slow is still being stopped: the API, and requests on other containers.
+    // Served while /slow is still being stopped: the API, and the real state of every container —
+    // /slow runs (its process lives, being stopped), with the pid it had.
     assert.equal((await d.request('GET', '/_ping')).status, 200);
     assert.equal((await d.request('GET', '/version')).status, 200);
-    const other = await inspect(d, 'done');
-    assert.equal(other.State.Status, 'created');
+    assert.equal((await inspect(d, 'done')).State.Status, 'created');
+    const now = (await inspect(d, 'slow')).State;
+    assert.ok(process.kill(pid, 0), 'its process still runs (the stop at start-up is under way)');
+    assert.deepEqual([now.Status, now.Running, now.Pid], ['running', true, pid]);
+    const list = await d.request('GET', '/containers/json?all=1');
+    assert.equal(list.status, 200);
+    assert.equal(list.json<Array<{ Id: string; State: string }>>().find((c) => c.Id === slow)?.State, 'running');
     assert.equal((await d.request('GET', '/images/json')).status, 200);
     await tick();
-    assert.equal(answered, undefined, 'inspect of the container being reconciled waits for it');
-    assert.ok(process.kill(pid, 0), 'its process still runs (the stop at start-up is under way)');
+    assert.equal(answered, undefined, 'an exec on the container being stopped at start-up waits for the stop');
 
-    // End the stop from outside: the container's reconciliation finishes and the request answers.
+    // End the stop from outside: the container's reconciliation finishes and the exec is answered.
     process.kill(pid, 'SIGKILL');
-    const r = await pending;
-    assert.equal(r.status, 200, r.text());
-    const state = r.json().State;
-    assert.equal(state.Status, 'exited');
-    assert.equal(state.Running, false);
-    assert.equal(state.ExitCode, 137);
-    assert.equal(r.json().Id, slow);
-
     const e = await exec;
     assert.equal(e.status, 409, `exec create after the reconciliation: ${e.status} ${e.text()}`);
     assert.match(e.json().message, /is not running/);
-
-    // docker ps waits for the reconciliation too, so it never shows a stale "running".
-    const list = await listing;
-    assert.equal(list.status, 200);
-    const rows = list.json<Array<{ Id: string; State: string }>>();
-    assert.equal(rows.find((c) => c.Id === slow)?.State, 'exited');
+    const state = (await inspect(d, 'slow')).State;
+    assert.equal(state.Status, 'exited');
+    assert.equal(state.Running, false);
+    assert.equal(state.ExitCode, 137);
+    const after = await d.request('GET', '/containers/json?all=1');
+    assert.equal(after.json<Array<{ Id: string; State: string }>>().find((c) => c.Id === slow)?.State, 'exited');
   });
 
   test('a start requested during the reconciliation waits, then applies to the real state', async () => {

@@ -1,4 +1,5 @@
-// Issue 14 item 8, rootless mode: a non-root test user starts bin/engined, which goes through
+// Issue 14 item 8, rootless mode: a non-root test user starts bin/engined from a login shell (Debian's
+// default user PATH, without /usr/sbin: the host tools are found anyway), which goes through
 // bin/engined-rootless into rootlesskit (slirp4netns, builtin port driver); the daemon, its
 // containerd and runc run as that user. `docker run --rm busybox true` works, a published port
 // answers on the host, resource limits are refused (cgroups are not delegated on cgroup v1), and
@@ -32,6 +33,9 @@ function idOf(name: string): number | undefined {
     .find((l) => l.startsWith(`${name}:`));
   return line ? Number(line.split(':')[2]) : undefined;
 }
+
+/** A word for the login shell's command line, passed on unchanged. */
+const shellWord = (w: string) => `'${w.replaceAll("'", `'\\''`)}'`;
 
 function httpGet(port: number): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -85,9 +89,14 @@ describe(
       dir = await mkdtemp(join(tmpdir(), 'engine-t-rootless-'));
       await chmod(dir, 0o755);
       await chown(dir, uid, uid);
-      // Started as the user: bin/engined hands over to bin/engined-rootless (rootlesskit).
-      daemon = spawn('runuser', ['-u', USER, '--', 'env', `HOME=${dir}`, ...Object.entries(env()).map(([k, v]) => `${k}=${v}`), ENGINED], {
-        cwd: dir,
+      // Started as the user from a login shell, as a person would: Debian's default user PATH
+      // (/etc/login.defs, /etc/profile) has no /usr/sbin or /sbin, where iptables* and ip live.
+      const loginPath = await run('runuser', ['-l', USER, '-c', 'printf %s "$PATH"']);
+      assert.equal(loginPath.code, 0, loginPath.stderr);
+      assert.doesNotMatch(loginPath.stdout, /(^|:)\/(usr\/)?sbin(:|$)/, `the login PATH of ${USER} (the case this test is about)`);
+      // bin/engined hands over to bin/engined-rootless (rootlesskit).
+      const exports = Object.entries({ HOME: dir, ...env() }).map(([k, v]) => `${k}=${shellWord(v)}`);
+      daemon = spawn('runuser', ['-l', USER, '-c', `cd ${shellWord(dir)} && export ${exports.join(' ')} && exec ${shellWord(ENGINED)}`], {
         stdio: ['ignore', 'pipe', 'pipe'],
       });
       daemon.stdout!.on('data', (d) => (output += d));
@@ -138,6 +147,11 @@ describe(
       const pid = Number(readFileSync(join(dir, 'run', 'engine.pid'), 'utf8'));
       const uids = readFileSync(`/proc/${pid}/status`, 'utf8').match(/^Uid:\s+(\d+)/m)?.[1];
       assert.equal(Number(uids), uid);
+      // Its children find the host tools: the sbin directories were added to the login PATH.
+      const path = readFileSync(`/proc/${pid}/environ`, 'utf8')
+        .split('\0')
+        .find((e) => e.startsWith('PATH='));
+      assert.match(path ?? '', /(^|:)\/usr\/sbin(:|$)/, `the daemon's ${path}`);
       const info = (await httpOverUnix(socket(), 'GET', '/v1.51/info')).json();
       assert.equal(info.DockerRootDir, join(dir, 'data', 'engine'));
       assert.ok(info.SecurityOptions.includes('name=rootless'), JSON.stringify(info.SecurityOptions));

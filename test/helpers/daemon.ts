@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { endShim, findShims } from '../../src/supervisor/shims.ts';
+import { forwardDrop } from './forward-policy.ts';
 import { removeDaemonNetworking } from './network-teardown.ts';
 
 export const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
@@ -161,6 +162,8 @@ export class TestDaemon {
 
   async spawn(): Promise<void> {
     if (this.opts.config) await writeFile(this.configFile, JSON.stringify(this.opts.config, null, 2));
+    // Every daemon runs as on a fresh host: forwarding's FORWARD policy DROP (forward-policy.ts).
+    await forwardDrop(this.opts.netns);
     this.output = '';
     this.exitCode = null;
     // Not `ip netns exec`: its fresh /sys lacks the cgroup mounts runc needs. The daemon enters the
@@ -185,13 +188,16 @@ export class TestDaemon {
           ],
         ]
       : [ENGINED, this.baseArgs()];
-    this.child = spawn(cmd, args, { env: { ...process.env, ...this.opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    this.child.stdout!.on('data', (d) => (this.output += d));
-    this.child.stderr!.on('data', (d) => (this.output += d));
+    const child = spawn(cmd, args, { env: { ...process.env, ...this.opts.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = child;
+    child.stdout!.on('data', (d) => (this.output += d));
+    child.stderr!.on('data', (d) => (this.output += d));
     this.exited = new Promise((res) =>
-      this.child.on('exit', (code, signal) => {
-        this.exitCode = code ?? (signal ? 128 : null);
-        res(this.exitCode);
+      child.on('exit', (code, signal) => {
+        const exitCode = code ?? (signal ? 128 : null);
+        // The exit of a child a restart already replaced (a kill -9 not awaited) is not the new one's.
+        if (this.child === child) this.exitCode = exitCode;
+        res(exitCode);
       }),
     );
   }
@@ -268,6 +274,8 @@ export class TestDaemon {
 
   /** Starts engined again on the same directories. */
   async restart(): Promise<void> {
+    // A child sent SIGKILL (kill9 not awaited) is waited for: its pidfile and socket go first.
+    if (this.child.killed && this.child.exitCode === null && this.child.signalCode === null) await this.exited;
     await this.spawn();
     if (this.opts.waitReady !== false) await this.waitReady();
   }

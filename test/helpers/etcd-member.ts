@@ -3,10 +3,10 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRootCa, issueNodeCert, newKeyPair } from '../../src/cluster/ca.ts';
-import { EtcdMember, peerUrl } from '../../src/cluster/etcd-process.ts';
+import { createRootCa, issueNodeCert, newKeyPair } from '../../src/cluster/ca/ca.ts';
+import { EtcdMember, peerUrl } from '../../src/cluster/store/etcd-process.ts';
 import { newId } from '../../src/cluster/ids.ts';
-import { ClusterStore } from '../../src/cluster/store.ts';
+import { ClusterStore } from '../../src/cluster/store/store.ts';
 import { Logger } from '../../src/util/log.ts';
 import { freePort } from './ports.ts';
 

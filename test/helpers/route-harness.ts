@@ -51,11 +51,12 @@ export class RouteHarness {
   readonly api: ApiServer;
   private server?: Server;
 
-  constructor(register: (router: Router) => void) {
+  constructor(register: (router: Router) => void, opts: { minApiVersion?: string } = {}) {
     this.logs.resume();
     this.api = new ApiServer(new Logger({ level: 'error', format: 'text', raw: false }, {}, this.logs), {
       serverVersion: '0.0.0-test',
       experimental: () => false,
+      ...opts,
     });
     register(this.api.router);
   }

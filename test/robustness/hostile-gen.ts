@@ -527,6 +527,7 @@ export function hostileCase(seed: number, i: number, keepCluster = false): Hosti
   const rng = new Rng((seed * 1_000_003 + i) >>> 0);
   const kind = rng.int(20);
   if (kind < 3) return protocolCase(rng);
+  if (kind === 19 && rng.int(2) === 0) return answerCase(rng);
   const ep = rng.pick(keepCluster ? IN_CLUSTER : ENDPOINTS);
   if (kind === 3) {
     const method = rng.pick(['PATCH', 'OPTIONS', 'TRACE', 'PUT', 'DELETE', 'GET']);
@@ -575,4 +576,160 @@ function hostileTar(rng: Rng): string {
   if (rng.int(2) === 0) blocks.push(Buffer.alloc(1024));
   const tar = Buffer.concat(blocks);
   return (rng.int(4) === 0 ? tar.subarray(0, rng.int(tar.length)) : tar).toString('latin1');
+}
+
+/** A raw tar header block (ustar, checksum filled in) for an entry of type `type`. */
+function tarHeader(name: string, type: string, size = 0, dev: [number, number] = [0, 0]): Buffer {
+  const h = Buffer.alloc(512);
+  h.write(name.slice(0, 100), 0, 'latin1');
+  h.write('0000644\0', 100);
+  h.write('0000000\0', 108);
+  h.write('0000000\0', 116);
+  h.write(size.toString(8).padStart(11, '0') + '\0', 124);
+  h.write('00000000000\0', 136);
+  h.write(type, 156);
+  h.write('ustar\x0000', 257, 'latin1');
+  h.write(dev[0].toString(8).padStart(7, '0') + '\0', 329);
+  h.write(dev[1].toString(8).padStart(7, '0') + '\0', 337);
+  h.fill(0x20, 148, 156);
+  let sum = 0;
+  for (const b of h) sum += b;
+  h.write(sum.toString(8).padStart(6, '0') + '\0 ', 148);
+  return h;
+}
+
+function binaryRequest(method: string, path: string, body: Buffer, type: string): Buffer {
+  const head = `${method} ${path} HTTP/1.1\r\nHost: engine\r\nConnection: close\r\nContent-Type: ${type}\r\nContent-Length: ${body.length}\r\n\r\n`;
+  return Buffer.concat([Buffer.from(head), body]);
+}
+
+/**
+ * Inputs that once got a 5xx, JavaScript's words or a stall where dockerd answers a 4xx in its
+ * own words: huge references, user patterns that a backtracking or size-limited regular
+ * expression engine chokes on, archive paths over NAME_MAX or with NUL, device nodes in a PUT
+ * archive, invalid platforms, an empty build context padded with zeros, JSON that is not JSON.
+ */
+function answerCase(rng: Rng): HostileCase {
+  const filters = (f: Record<string, string[]>) => encodeURIComponent(JSON.stringify(f));
+  const long = 'x'.repeat(100_000);
+  switch (rng.int(14)) {
+    case 0:
+      return {
+        name: 'answers: container reference of 100 000 characters',
+        bytes: request(rng.pick(['GET', 'DELETE', 'POST']), `/containers/${long}/${rng.pick(['json', 'start', 'top', 'logs?stdout=1'])}`),
+      };
+    case 1:
+      return {
+        name: 'answers: name filter with regex metacharacters or huge',
+        bytes: request(
+          'GET',
+          `/${rng.pick(['containers/json?all=1&', 'volumes?'])}filters=${filters({ name: [rng.pick(['((', '(a+)+$', '[z-a]', '\\', 'a**', long, '(x+x+)+y'])] })}`,
+        ),
+      };
+    case 2:
+      return {
+        name: 'answers: reference filter of many stars',
+        bytes: request(
+          'GET',
+          `/images/json?filters=${filters({ reference: [rng.pick(['*a'.repeat(3000) + 'x', '*'.repeat(5000), 'busy[box'])] })}`,
+        ),
+      };
+    case 3:
+      return {
+        name: 'answers: archive path over NAME_MAX, PATH_MAX or with NUL',
+        bytes: request(
+          rng.pick(['GET', 'HEAD']),
+          `/containers/hostile/archive?path=${rng.pick(['/' + 'b'.repeat(300), '/etc/' + 'c'.repeat(5000) + '/x', '/etc%00x', '%00', '/a'.repeat(3000)])}`,
+        ),
+      };
+    case 4: {
+      const type = rng.pick(['3', '4', '6']);
+      const tar = Buffer.concat([tarHeader(`dev${type}`, type, 0, [1, 3]), Buffer.alloc(1024)]);
+      return {
+        name: 'answers: device node in a PUT archive',
+        bytes: binaryRequest('PUT', '/containers/hostile/archive?path=/tmp', tar, 'application/x-tar'),
+      };
+    }
+    case 5: {
+      const tar = Buffer.concat([tarHeader('ok.txt', '0', 0), Buffer.alloc(1024)]);
+      const name = 'n'.repeat(300);
+      const pax = Buffer.from(`${(`path=${name}\n`.length + 4).toString()} path=${name}\n`);
+      const long = Buffer.concat([tarHeader('PaxHeaders/x', 'x', pax.length), pax, Buffer.alloc((512 - (pax.length % 512)) % 512), tar]);
+      return {
+        name: 'answers: archive entry name over NAME_MAX',
+        bytes: binaryRequest('PUT', '/containers/hostile/archive?path=/tmp', long, 'application/x-tar'),
+      };
+    }
+    case 6:
+      return {
+        name: 'answers: create with an invalid platform',
+        bytes: request(
+          'POST',
+          `/containers/create?platform=${rng.pick(['bogus', 'linux/*', 'a/b/c/d', 'lin%20ux', 'x'.repeat(5000)])}`,
+          '{"Image":"busybox"}',
+        ),
+      };
+    case 7:
+      return {
+        name: 'answers: create asking for another platform than the image is',
+        bytes: request(
+          'POST',
+          `/containers/create?platform=${rng.pick(['linux/arm64', 'windows/amd64', 'linux/s390x'])}`,
+          '{"Image":"busybox","Cmd":["true"]}',
+        ),
+      };
+    case 8:
+      return {
+        name: 'answers: pull with an invalid platform',
+        bytes: request('POST', `/images/create?fromImage=busybox&tag=latest&platform=${rng.pick(['bogus', 'linux/*', '1/2/3/4'])}`),
+      };
+    case 9:
+      return {
+        name: 'answers: build context of zeros (an empty tar, padded)',
+        bytes: binaryRequest('POST', '/build', Buffer.alloc(rng.pick([1024, 1 << 20, 8 << 20])), 'application/x-tar'),
+      };
+    case 10: {
+      const tar = Buffer.concat([tarHeader('README', '0', 0), Buffer.alloc(1024), Buffer.alloc(4 << 20)]);
+      return {
+        name: 'answers: build context without a Dockerfile, padded',
+        bytes: binaryRequest('POST', '/build', tar, 'application/x-tar'),
+      };
+    }
+    case 11:
+      return {
+        name: 'answers: body that is not JSON',
+        bytes: request(
+          'POST',
+          rng.pick(['/containers/create', '/networks/create', '/volumes/create', '/containers/hostile/update', '/containers/hostile/exec']),
+          rng.pick([
+            '{i}',
+            '{"Name":"x",}',
+            '{"a" 1}',
+            '[1 2]',
+            '{"a":tru}',
+            '{"a":"\\x"}',
+            '{',
+            ' ',
+            '{}{}',
+            '-',
+            '"\u0001"',
+            '{"Image":"busybox"} x',
+          ]),
+        ),
+      };
+    case 12:
+      return { name: 'answers: remove a running container without force', bytes: request('DELETE', '/containers/hostile') };
+    default:
+      return {
+        name: 'answers: log option regex invalid or hostile',
+        bytes: request(
+          'POST',
+          '/containers/create',
+          JSON.stringify({
+            Image: 'busybox',
+            HostConfig: { LogConfig: { Type: 'json-file', Config: { 'env-regex': rng.pick(['((', '(a+)+$', long]) } } },
+          }),
+        ),
+      };
+  }
 }

@@ -106,6 +106,13 @@ function dechunk(text: string): string {
   return out;
 }
 
+/**
+ * dockerd answers a client older than API 1.24 in plain text (such clients cannot read its JSON
+ * errors): a 400 `client version … is too old` as text/plain is that answer, not a failure.
+ */
+function isOldClientError(o: { status?: number; contentType?: string; body: string }): boolean {
+  return o.status === 400 && /^text\/plain/.test(o.contentType ?? '') && /^client version [^ ]+ is too old\. /.test(o.body);
+}
 function isJsonError(o: Outcome): boolean {
   if (!o.contentType?.includes('application/json')) return false;
   try {
@@ -174,7 +181,13 @@ export async function runHostile(opts: RunOptions): Promise<RunReport> {
       else if (o.status !== undefined && o.status >= 500 && UPSTREAM.test(o.body)) notes.upstream++;
       else if (o.status !== undefined && o.status >= 500) add('5xx', `${o.status} ${o.body.slice(0, 200)}`);
       // A HEAD answer has no body by definition: its status is the whole answer.
-      else if (o.status !== undefined && o.status >= 400 && !c.bytes.subarray(0, 5).equals(Buffer.from('HEAD ')) && !isJsonError(o)) {
+      else if (
+        o.status !== undefined &&
+        o.status >= 400 &&
+        !c.bytes.subarray(0, 5).equals(Buffer.from('HEAD ')) &&
+        !isJsonError(o) &&
+        !isOldClientError(o)
+      ) {
         add('non-JSON error', `${o.status} ${o.contentType ?? '(no content type)'} ${JSON.stringify(o.body.slice(0, 120))}`);
       } else if (o.status === undefined && o.closedSilently && c.abortAfterMs === undefined && !c.mayCloseSilently)
         add('non-JSON error', 'closed without an answer');

@@ -224,14 +224,28 @@ describe('check-layout: rooms that read well', () => {
     assert.doesNotMatch(r.err, /i\.ts:2 /); // an if block is no body
   });
 
-  test('swallowed errors are counted: silent ones apart from those with a comment', () => {
-    const r = check({
+  test('errors swallowed without a word are offences, listed by line; those with a comment are counted', () => {
+    const bad = check({
       ...CLEAN,
       'util/s.ts':
         'export async function f(p: Promise<void>) {\n  await p.catch(() => undefined);\n  await p.catch(() => undefined); // ENOENT: already gone\n' +
-        '  try { await p; } catch {}\n  try { await p; } catch { return 0; }\n  try { await p; } catch {\n    // EEXIST: made by a racing start\n  }\n  return 1;\n}\n',
+        '  try { await p; } catch {}\n  try { await p; } catch { return 0; }\n  try { await p; } catch {\n    // EEXIST: made by a racing start\n  }\n' +
+        '  return (await p.then(() => [1]).catch(() => [] as number[])).length;\n}\n',
     });
-    assert.equal(r.code, 0, r.err);
-    assert.match(r.out, /swallowed errors: 3 silent, 1 with a comment only/);
+    assert.equal(bad.code, 1, bad.out);
+    assert.match(bad.err, /errors swallowed without a word/);
+    assert.match(bad.err, /src\/util\/s\.ts:2\n\s+src\/util\/s\.ts:4\n\s+src\/util\/s\.ts:5\n\s+src\/util\/s\.ts:9\n/);
+    assert.doesNotMatch(bad.err, /s\.ts:3\b|s\.ts:6\b/); // each with a comment naming its failure
+
+    // The same in a test file is no offence; with every site explained the tree passes and reports the counts.
+    const ok = check({
+      ...CLEAN,
+      'util/s.test.ts': 'export async function t(p: Promise<void>) {\n  await p.catch(() => undefined);\n  try { await p; } catch {}\n}\n',
+      'util/s.ts':
+        'export async function f(p: Promise<void>) {\n  await p.catch(() => undefined); // ENOENT: already gone\n' +
+        '  try { await p; } catch {\n    // EEXIST: made by a racing start\n  }\n  try { await p; } catch {\n    // EPERM: not ours\n    return 0;\n  }\n  return 1;\n}\n',
+    });
+    assert.equal(ok.code, 0, ok.err);
+    assert.match(ok.out, /swallowed errors: 0 silent, 2 with a comment only/);
   });
 });

@@ -56,4 +56,17 @@ describe('attach over a websocket', () => {
     const r = await h.request('GET', '/containers/c1/attach/ws');
     assert.equal(r.status, 400);
   });
+
+  test('API 1.42: only the streams asked for from, every stream before', async () => {
+    for (const [version, want] of [
+      ['1.42', ''],
+      ['1.41', 'err'],
+    ] as const) {
+      const s = await h.hijack('GET', `/v${version}/containers/c1/attach/ws?stream=1&stdout=1`, undefined, ws);
+      emit?.({ stream: 'stderr', data: Buffer.from('err') });
+      emit?.(null);
+      const data = serverFrames(await s.rest()).filter((f) => f.opcode !== OP.close);
+      assert.equal(Buffer.concat(data.map((f) => f.payload)).toString(), want, version);
+    }
+  });
 });

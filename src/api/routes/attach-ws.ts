@@ -59,8 +59,7 @@ export function registerAttachWsRoutes(router: Router, backend: AttachBackend): 
       }
       for (const m of messages) {
         if (m.opcode === OP.close) {
-          // The client closed the websocket: a stdin that is already closed or gone needs nothing more.
-          void session.closeStdin().catch(() => undefined);
+          void session.closeStdin().catch(() => undefined); // The client closed the websocket: a stdin that is already closed or gone needs nothing more.
           close();
         } else if (m.opcode === OP.ping) {
           if (socket.writable) socket.write(encodeFrame(OP.pong, m.payload));

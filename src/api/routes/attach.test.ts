@@ -72,4 +72,14 @@ describe('attach route', () => {
     assert.equal(r.status, 400);
     assert.match(r.json.message, /detach/i);
   });
+
+  test('API 1.42: the media type is raw-stream before it (still framed); the streams asked for at every version', async () => {
+    current = session(false);
+    const s = await h.hijack('POST', '/v1.41/containers/c1/attach?stream=1&stdout=1');
+    assert.match(s.head, /Content-Type: application\/vnd\.docker\.raw-stream/);
+    current.emit({ stream: 'stdout', data: Buffer.from('out') });
+    current.emit({ stream: 'stderr', data: Buffer.from('not asked for') });
+    current.emit(null);
+    assert.deepEqual(await s.rest(), frame('stdout', Buffer.from('out')));
+  });
 });

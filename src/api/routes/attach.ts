@@ -7,6 +7,7 @@ import type { Router } from '../router.ts';
 import { DEFAULT_DETACH_KEYS, EscapeMatcher, parseDetachKeys } from '../../daemon/exec/detach-keys.ts';
 import type { AttachOptions, AttachSession } from '../../types/attach.ts';
 import { readUpgradeBody } from '../upgrade-body.ts';
+import { versionLessThan } from '../../util/api-version.ts';
 
 export interface AttachBackend {
   attach(ref: string, opts: AttachOptions): Promise<AttachSession>;
@@ -33,8 +34,10 @@ export function registerAttachRoutes(router: Router, backend: AttachBackend): vo
     if (withBody) await readUpgradeBody(ctx.socket!, h);
     const session = await backend.attach(ctx.params.id, opts);
     const socket: Socket = ctx.socket ?? (ctx.req.socket as Socket);
-    const contentType = session.tty ? 'application/vnd.docker.raw-stream' : 'application/vnd.docker.multiplexed-stream';
     const upgrade = (ctx.req.headers.upgrade ?? '').toLowerCase() === 'tcp';
+    // As dockerd: the multiplexed media type only on an upgraded connection and from API 1.42.
+    const muxed = upgrade && !session.tty && !versionLessThan(ctx.version, '1.42');
+    const contentType = muxed ? 'application/vnd.docker.multiplexed-stream' : 'application/vnd.docker.raw-stream';
     // The status line goes out by hand: from here on the connection is a raw stream, not HTTP.
     ctx.res.detachSocket?.(socket);
     socket.write(

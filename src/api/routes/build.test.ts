@@ -22,6 +22,7 @@ describe('build routes', () => {
       if (body) for await (const c of body) received += Buffer.from(c).toString('utf8');
       if (opts.target === 'fail-early') throw invalidParameter('Cannot locate specified Dockerfile: nope');
       sink({ stream: 'Step 1/2 : FROM busybox\n' });
+      if (opts.target === 'two-stages') sink({ aux: { ID: 'sha256:' + 'cd'.repeat(32) } });
       if (opts.target === 'fail') {
         throw Object.assign(new Error("The command '/bin/sh -c exit 7' returned a non-zero code: 7"), { exitCode: 7 });
       }
@@ -86,13 +87,13 @@ describe('build routes', () => {
   test('bad options are 400s with a message and never reach the backend', async () => {
     calls.length = 0;
     for (const [query, pattern] of [
-      ['buildargs=%7Bnot-json', /invalid buildargs value/],
+      ['buildargs=%7Bnot-json', /^error reading build args: invalid character 'n' looking for beginning of object key string$/],
+      ['cachefrom=%5B%22a%22', /^error reading cache-from: unexpected end of JSON input$/],
       ['labels=%5B1%5D', /invalid labels value/],
       ['outputs=type%3Dlocal', /outputs are not supported/],
       ['squash=1', /experimental/],
       ['version=2', /BuildKit/],
       ['extrahosts=nocolon', /invalid IP address in add-host/],
-      ['memory=abc', /not an integer/],
     ] as const) {
       const r = await h.request('POST', `/build?${query}`, { raw: 'x' });
       assert.equal(r.status, 400, `${query}: ${r.text}`);
@@ -114,9 +115,11 @@ describe('build routes', () => {
     });
   });
 
-  test('q=1 sends only the image ID; a failure then shows the held output and the error', async () => {
+  test('q=1 sends only the final image ID (as dockerd: no aux); a failure then shows the held output and the error', async () => {
     const ok = await h.request('POST', '/build?q=1', { raw: 'x' });
-    assert.deepEqual(lines(ok.text), [{ aux: { ID: 'sha256:' + 'ab'.repeat(32) } }, { stream: `sha256:${'ab'.repeat(32)}\n` }]);
+    assert.deepEqual(lines(ok.text), [{ stream: `sha256:${'ab'.repeat(32)}\n` }]);
+    const two = await h.request('POST', '/build?q=1&target=two-stages', { raw: 'x' });
+    assert.deepEqual(lines(two.text), [{ stream: `sha256:${'ab'.repeat(32)}\n` }]);
     const bad = await h.request('POST', '/build?q=1&target=fail', { raw: 'x' });
     const msgs = lines(bad.text);
     assert.deepEqual(msgs[0], { stream: 'Step 1/2 : FROM busybox\n' });
@@ -134,5 +137,23 @@ describe('build routes', () => {
       calls.map((c) => [c.method, c.args[0]]),
       [['cancel', 'abc']],
     );
+  });
+
+  test('API versions: aux from 1.30, platform from 1.32, outputs refused from 1.40 (ignored before)', async () => {
+    const id = 'sha256:' + 'ab'.repeat(32);
+    const old = lines((await h.request('POST', '/v1.29/build', { raw: 'x' })).text);
+    assert.equal(
+      old.some((m) => m.aux),
+      false,
+    );
+    assert.ok(lines((await h.request('POST', '/v1.30/build', { raw: 'x' })).text).some((m) => m.aux));
+    assert.deepEqual(lines((await h.request('POST', '/v1.29/build?q=1', { raw: 'x' })).text), [{ stream: `${id}\n` }]);
+    await h.request('POST', '/v1.31/build?platform=linux/amd64', { raw: 'x' });
+    assert.equal((calls.at(-1)!.args[0] as BuildOptions).platform, undefined);
+    await h.request('POST', '/v1.32/build?platform=linux/amd64', { raw: 'x' });
+    assert.equal((calls.at(-1)!.args[0] as BuildOptions).platform, 'linux/amd64');
+    const outputs = encodeURIComponent('[{"Type":"local"}]');
+    assert.equal((await h.request('POST', `/v1.39/build?outputs=${outputs}`, { raw: 'x' })).status, 200);
+    assert.equal((await h.request('POST', `/v1.40/build?outputs=${outputs}`, { raw: 'x' })).status, 400);
   });
 });

@@ -6,14 +6,24 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { invalidParameter, messageOf } from '../../errors.ts';
 import type { BuildMessage, BuildOptions, BuildSink, Ulimit } from '../../types/build.ts';
-import { sendJson } from '../http.ts';
+import { atoi, sendJson } from '../http.ts';
 import type { Query } from '../http.ts';
 import type { Router } from '../router.ts';
+import { goUnmarshalError } from '../../util/go-json.ts';
+import { API_VERSION, versionLessThan } from '../../util/api-version.ts';
 
 export interface BuildBackend {
   build(opts: BuildOptions, body: AsyncIterable<Uint8Array> | null, sink: BuildSink, signal: AbortSignal): Promise<void>;
   cancel(id: string): boolean;
 }
+
+/** How dockerd heads a JSON query parameter it cannot read. */
+const JSON_PARAM_HEADINGS: Record<string, string> = {
+  cachefrom: 'error reading cache-from',
+  ulimits: 'error reading ulimit settings',
+  buildargs: 'error reading build args',
+  labels: 'error reading labels',
+};
 
 function jsonParam<T>(q: Query, name: string, check: (v: unknown) => v is T, dflt: T): T {
   const raw = q.string(name);
@@ -22,7 +32,8 @@ function jsonParam<T>(q: Query, name: string, check: (v: unknown) => v is T, dfl
   try {
     v = JSON.parse(raw);
   } catch (err) {
-    throw invalidParameter(`invalid ${name} value: ${(err as Error).message}`);
+    // dockerd's words: its json.Unmarshal error under the parameter's own heading.
+    throw invalidParameter(`${JSON_PARAM_HEADINGS[name] ?? `invalid ${name} value`}: ${goUnmarshalError(raw) ?? (err as Error).message}`);
   }
   if (v === null) return dflt;
   if (!check(v)) throw invalidParameter(`invalid ${name} value: ${raw}`);
@@ -52,15 +63,25 @@ function registryConfig(header: string | string[] | undefined): BuildOptions['re
 }
 
 /** The query of POST /build as BuildOptions; refuses what this builder does not do. */
-export function parseBuildQuery(q: Query, headers: IncomingMessage['headers'], experimental: boolean): BuildOptions {
+export function parseBuildQuery(
+  q: Query,
+  headers: IncomingMessage['headers'],
+  experimental: boolean,
+  apiVersion = API_VERSION,
+): BuildOptions {
   const version = q.string('version');
   if (version === '2')
     throw invalidParameter('BuildKit (version=2) is not available on this daemon: use the classic builder (DOCKER_BUILDKIT=0)');
-  if (q.string('outputs')) throw invalidParameter('outputs are not supported by the classic builder (they need BuildKit)');
+  // outputs exist from API 1.40 (an older client's are ignored), platform from 1.32.
+  if (q.string('outputs') && !versionLessThan(apiVersion, '1.40'))
+    throw invalidParameter('outputs are not supported by the classic builder (they need BuildKit)');
   if (q.bool('squash') && !experimental) throw invalidParameter('squash is only supported with experimental mode');
   if (q.bool('squash')) throw invalidParameter('squash is not implemented by this builder');
+  // dockerd's Int64ValueOrZero: a value that is no integer counts as not given.
   const num = (name: string) => {
-    const n = q.int(name);
+    const raw = q.string(name);
+    const parsed = raw ? atoi(raw) : undefined;
+    const n = typeof parsed === 'number' ? parsed : undefined;
     if (n !== undefined && n < (name === 'memswap' || name === 'cpuquota' ? -1 : 0)) throw invalidParameter(`invalid ${name}: ${n}`);
     return n || undefined;
   };
@@ -97,7 +118,7 @@ export function parseBuildQuery(q: Query, headers: IncomingMessage['headers'], e
   set('cpuPeriod', num('cpuperiod'));
   set('cpuQuota', num('cpuquota'));
   set('shmSize', num('shmsize'));
-  set('platform', q.string('platform'));
+  if (!versionLessThan(apiVersion, '1.32')) set('platform', q.string('platform'));
   set('target', q.string('target'));
   set('remote', q.string('remote'));
   set('buildId', q.string('buildid'));
@@ -113,6 +134,8 @@ class BuildStream {
   constructor(
     private readonly res: ServerResponse,
     private readonly quiet: boolean,
+    /** The image ID as an aux message: from API 1.30. */
+    private readonly wantAux = true,
   ) {
     res.on('close', () => {
       if (!res.writableFinished) this.abort.abort(new Error('the client hung up'));
@@ -128,19 +151,21 @@ class BuildStream {
     this.res.write(`${JSON.stringify(m)}\r\n`);
   }
 
+  /** The last image ID the build announced (one per stage): quiet mode's answer. */
+  private lastId: string | undefined;
+
+  // Quiet mode holds everything back, as dockerd's buffer: on success only the final image ID is
+  // written (one stream line), on failure what was held and the error.
   readonly sink: BuildSink = (m) => {
-    if (!this.quiet) return this.write(m);
-    if (m.aux) {
-      this.write(m);
-      this.write({ stream: `${m.aux.ID}\n` });
-    } else if (m.stream?.startsWith('Successfully ')) {
-      // quiet: the ID line replaces the summary
-    } else this.held.push(m);
+    if (!this.quiet) return m.aux && !this.wantAux ? undefined : this.write(m);
+    if (m.aux?.ID) this.lastId = m.aux.ID;
+    this.held.push(m);
   };
 
   async run(fn: (sink: BuildSink, signal: AbortSignal) => Promise<void>): Promise<void> {
     try {
       await fn(this.sink, this.abort.signal);
+      if (this.quiet && this.lastId) this.write({ stream: `${this.lastId}\n` });
     } catch (err) {
       if (!this.started && !this.held.length) throw err;
       for (const m of this.held.splice(0)) this.write(m);
@@ -155,8 +180,8 @@ class BuildStream {
 
 export function registerBuildRoutes(router: Router, backend: BuildBackend, opts: { experimental: () => boolean }): void {
   router.post('/build', async (ctx) => {
-    const options = parseBuildQuery(ctx.query, ctx.req.headers, opts.experimental());
-    const stream = new BuildStream(ctx.res, options.quiet);
+    const options = parseBuildQuery(ctx.query, ctx.req.headers, opts.experimental(), ctx.version);
+    const stream = new BuildStream(ctx.res, options.quiet, !versionLessThan(ctx.version, '1.30'));
     const body = options.remote ? null : ctx.req;
     await stream.run((sink, signal) => backend.build(options, body, sink, signal));
   });

@@ -16,6 +16,34 @@ import type {
 import { readJsonObject, sendJson, sendNoContent, type Query } from '../http.ts';
 import type { RequestContext, Router } from '../router.ts';
 import { versionLessThan } from '../../util/api-version.ts';
+import { decodeBody } from '../body-schemas.ts';
+import {
+  CONFIG_SPEC,
+  NODE_SPEC,
+  SECRET_SPEC,
+  SERVICE_SPEC,
+  SWARM_INIT,
+  SWARM_JOIN,
+  SWARM_SPEC,
+  SWARM_UNLOCK,
+} from '../cluster-body-schemas.ts';
+import { adjustInitForVersion, adjustServiceForVersion, checkTemplatingVersion } from './cluster-compat.ts';
+import type { Kind } from '../../oci/wire-schema.ts';
+
+/** Each body's Go type (dockerd's decoder: canonical names, unknown fields dropped, Go type errors). */
+const SPECS: Record<'nodes' | 'services' | 'secrets' | 'configs', [Record<string, Kind>, string]> = {
+  nodes: [NODE_SPEC, 'NodeSpec'],
+  services: [SERVICE_SPEC, 'ServiceSpec'],
+  secrets: [SECRET_SPEC, 'SecretSpec'],
+  configs: [CONFIG_SPEC, 'ConfigSpec'],
+};
+
+async function readSpec(ctx: RequestContext, kind: keyof typeof SPECS): Promise<ClusterObject> {
+  const [fields, goType] = SPECS[kind];
+  const spec = decodeBody<ClusterObject>(await readJsonObject(ctx.req), fields, goType);
+  if (kind === 'services') adjustServiceForVersion(spec, ctx.version);
+  return spec;
+}
 
 export interface ClusterBackend {
   inspectCluster(): Promise<ClusterObject>;
@@ -127,9 +155,13 @@ const id = (ctx: RequestContext): string => ctx.params['id'] ?? '';
 
 export function registerClusterRoutes(router: Router, backend: ClusterBackend): void {
   router.get('/swarm', async (ctx) => sendJson(ctx.res, 200, await backend.inspectCluster()));
-  router.post('/swarm/init', async (ctx) => sendJson(ctx.res, 200, await backend.init(parseInit(await readJsonObject(ctx.req)))));
+  router.post('/swarm/init', async (ctx) => {
+    const body = decodeBody(await readJsonObject(ctx.req), SWARM_INIT, 'InitRequest');
+    adjustInitForVersion(body, ctx.version);
+    sendJson(ctx.res, 200, await backend.init(parseInit(body)));
+  });
   router.post('/swarm/join', async (ctx) => {
-    await backend.join(parseJoin(await readJsonObject(ctx.req)));
+    await backend.join(parseJoin(decodeBody(await readJsonObject(ctx.req), SWARM_JOIN, 'JoinRequest')));
     sendNoContent(ctx.res, 200);
   });
   router.post('/swarm/leave', async (ctx) => {
@@ -143,21 +175,23 @@ export function registerClusterRoutes(router: Router, backend: ClusterBackend): 
       rotateManagerToken: ctx.query.bool('rotateManagerToken'),
       rotateManagerUnlockKey: ctx.query.bool('rotateManagerUnlockKey'),
     };
-    await backend.updateCluster(await readJsonObject(ctx.req), opts);
+    await backend.updateCluster(decodeBody<ClusterObject>(await readJsonObject(ctx.req), SWARM_SPEC, 'Spec'), opts);
     sendNoContent(ctx.res, 200);
   });
   router.get('/swarm/unlockkey', async (ctx) => sendJson(ctx.res, 200, await backend.unlockKey()));
   router.post('/swarm/unlock', async (ctx) => {
-    const key = stringField(await readJsonObject(ctx.req), 'UnlockKey') ?? '';
+    const key = stringField(decodeBody(await readJsonObject(ctx.req), SWARM_UNLOCK, 'UnlockRequest'), 'UnlockKey') ?? '';
     await backend.unlock(key);
     sendNoContent(ctx.res, 200);
   });
 
   const families: ClusterObjectKind[] = ['nodes', 'services', 'tasks', 'secrets', 'configs'];
   for (const kind of families) {
-    router.get(`/${kind}`, async (ctx) =>
-      sendJson(ctx.res, 200, await backend.list(kind, ctx.query.filters(), { status: ctx.query.bool('status') })),
-    );
+    router.get(`/${kind}`, async (ctx) => {
+      // The status parameter exists from API 1.41.
+      const status = !versionLessThan(ctx.version, '1.41') && ctx.query.bool('status');
+      sendJson(ctx.res, 200, await backend.list(kind, ctx.query.filters(), { status }));
+    });
     router.get(`/${kind}/{id}`, async (ctx) =>
       sendJson(ctx.res, 200, await backend.inspect(kind, id(ctx), { insertDefaults: ctx.query.bool('insertDefaults') })),
     );
@@ -165,7 +199,9 @@ export function registerClusterRoutes(router: Router, backend: ClusterBackend): 
   for (const kind of ['services', 'secrets', 'configs'] as const) {
     router.post(`/${kind}/create`, async (ctx) => {
       const auth = ctx.req.headers['x-registry-auth'];
-      const created = await backend.create(kind, await readJsonObject(ctx.req), {
+      const spec = await readSpec(ctx, kind);
+      if (kind !== 'services') checkTemplatingVersion(kind, spec, ctx.version);
+      const created = await backend.create(kind, spec, {
         ...(typeof auth === 'string' ? { registryAuth: auth } : {}),
         ...(versionLessThan(ctx.version, '1.30') ? { queryRegistry: true } : {}),
       });
@@ -182,7 +218,7 @@ export function registerClusterRoutes(router: Router, backend: ClusterBackend): 
       if (from !== undefined) opts.registryAuthFrom = from;
       if (rollback !== undefined) opts.rollback = rollback;
       if (versionLessThan(ctx.version, '1.30')) opts.queryRegistry = true;
-      const r = await backend.update(kind, id(ctx), await readJsonObject(ctx.req), opts);
+      const r = await backend.update(kind, id(ctx), await readSpec(ctx, kind), opts);
       if (kind === 'services') sendJson(ctx.res, 200, { Warnings: r.Warnings ?? [] });
       else sendNoContent(ctx.res, 200);
     });
@@ -197,7 +233,9 @@ export function registerClusterRoutes(router: Router, backend: ClusterBackend): 
       const abort = new AbortController();
       ctx.res.on('close', () => abort.abort());
       const stream = await backend.logs(kind, id(ctx), { ...logOptions(ctx.query), signal: abort.signal });
-      ctx.res.writeHead(200, { 'Content-Type': 'application/vnd.docker.multiplexed-stream' });
+      // The multiplexed media type is announced from API 1.42 (the frames are the same before).
+      const type = versionLessThan(ctx.version, '1.42') ? 'raw-stream' : 'multiplexed-stream';
+      ctx.res.writeHead(200, { 'Content-Type': `application/vnd.docker.${type}` });
       ctx.res.flushHeaders();
       for await (const chunk of stream) {
         if (!ctx.res.write(chunk)) await new Promise((r) => ctx.res.once('drain', r));

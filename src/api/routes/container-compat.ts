@@ -1,6 +1,9 @@
-// Answers of container inspect that depend on the client's API version, applied to the current
-// view (never changed: it may be shared) as dockerd's router does: before API 1.45 a container's Aliases on each user-defined network
-// also list its short ID and hostname (clients of that era look containers up by them).
+// Answers of container inspect and list that depend on the client's API version, applied to the
+// current view (never changed: it may be shared) as dockerd's router does: before API 1.45 a
+// container's Aliases on each user-defined network also list its short ID and hostname (clients of
+// that era look containers up by them); fields newer than the client's version are left out
+// (ImageManifestDescriptor before 1.48, a list entry's HostConfig.Annotations before 1.46).
+import { versionLessThan } from '../../util/api-version.ts';
 
 const PREDEFINED_MODES = new Set(['default', 'bridge', 'host', 'none']);
 
@@ -11,20 +14,55 @@ export function isUserDefinedNetwork(mode: string): boolean {
 
 interface InspectView {
   Id?: string;
+  ImageManifestDescriptor?: unknown;
   Config?: { Hostname?: string };
   NetworkSettings?: { Networks?: Record<string, { Aliases?: string[] | null } | null> | null };
 }
 
-/** The inspect view for a client older than API 1.45 or not; the view itself is never changed. */
-export function inspectForVersion(view: unknown, olderThan145: boolean): unknown {
-  if (!olderThan145 || !view || typeof view !== 'object') return view;
-  const v = view as InspectView;
+/** The inspect view for a client of API `version`; the view itself is never changed. */
+export function inspectForVersion(view: unknown, version: string): unknown {
+  if (!view || typeof view !== 'object') return view;
+  let v = view as InspectView;
+  if (versionLessThan(version, '1.48') && 'ImageManifestDescriptor' in v) {
+    const { ImageManifestDescriptor: _omitted, ...rest } = v;
+    v = rest;
+  }
+  if (versionLessThan(version, '1.45')) v = withLegacyAliases(v);
+  return v;
+}
+
+function withLegacyAliases(v: InspectView): InspectView {
   const networks = v.NetworkSettings?.Networks;
-  if (!networks) return view;
+  if (!networks) return v;
   const extra = [(v.Id ?? '').slice(0, 12), v.Config?.Hostname ?? ''].filter((s) => s !== '');
   const copied: Record<string, unknown> = {};
   for (const [name, ep] of Object.entries(networks)) {
     copied[name] = ep && isUserDefinedNetwork(name) ? { ...ep, Aliases: [...new Set([...(ep.Aliases ?? []), ...extra])] } : ep;
   }
-  return { ...v, NetworkSettings: { ...v.NetworkSettings, Networks: copied } };
+  return { ...v, NetworkSettings: { ...v.NetworkSettings, Networks: copied } } as InspectView;
+}
+
+interface ListEntry {
+  HostConfig?: { Annotations?: unknown } & Record<string, unknown>;
+  ImageManifestDescriptor?: unknown;
+}
+
+/** GET /containers/json entries for a client of API `version` (copies where a field goes). */
+export function listForVersion(list: unknown[], version: string): unknown[] {
+  const noAnnotations = versionLessThan(version, '1.46');
+  const noDescriptor = versionLessThan(version, '1.48');
+  if (!noAnnotations && !noDescriptor) return list;
+  return list.map((item) => {
+    if (!item || typeof item !== 'object') return item;
+    let e = item as ListEntry;
+    if (noDescriptor && 'ImageManifestDescriptor' in e) {
+      const { ImageManifestDescriptor: _omitted, ...rest } = e;
+      e = rest;
+    }
+    if (noAnnotations && e.HostConfig && 'Annotations' in e.HostConfig) {
+      const { Annotations: _omitted, ...hc } = e.HostConfig;
+      e = { ...e, HostConfig: hc };
+    }
+    return e;
+  });
 }

@@ -98,7 +98,14 @@ describe('container routes', () => {
     assert.equal(k.status, 409);
     assert.equal(k.json.message, 'cannot kill container: stopped: Container stopped is not running');
     assert.equal((await h.request('POST', '/containers/abc/rename')).status, 400);
-    assert.equal((await h.request('POST', '/containers/abc/resize?h=-1&w=80')).status, 400);
+    const neg = await h.request('POST', '/containers/abc/resize?h=-1&w=80');
+    assert.equal(neg.status, 400);
+    assert.equal(neg.json.message, 'invalid resize height "-1": value out of range');
+    const word = await h.request('POST', '/containers/abc/resize?h=24&w=x');
+    assert.equal(word.json.message, 'invalid resize width "x": invalid syntax');
+    const bad = await h.request('POST', '/containers/abc/stop?t=1e3');
+    assert.equal(bad.status, 400);
+    assert.equal(bad.json.message, 'strconv.Atoi: parsing "1e3": invalid syntax');
     assert.equal((await h.request('POST', '/containers/abc/resize?h=24&w=80')).status, 200);
     assert.deepEqual(calls.at(-1)?.args, ['abc', 24, 80]);
   });

@@ -4,13 +4,21 @@ import { parseTimeValue } from '../../util/time.ts';
 import { EngineError, invalidParameter, notFound } from '../../errors.ts';
 import type { ContainerCreateBody, WaitCondition } from '../../types/container-api.ts';
 import type { LogChunks, LogsRequest } from '../../types/logs.ts';
-import { readJson, readJsonObject, sendJson, sendJsonList, sendJsonSliced, sendNoContent, type Query } from '../http.ts';
+import { platformParam, readJson, readJsonObject, sendJson, sendJsonList, sendJsonSliced, sendNoContent, type Query } from '../http.ts';
 import type { Router } from '../router.ts';
-import { inspectForVersion } from './container-compat.ts';
+import { inspectForVersion, listForVersion } from './container-compat.ts';
+import { adaptCreateForVersion, adaptUpdateForVersion, type CreateCompatHost } from './container-create-compat.ts';
+import { CONTAINER_UPDATE, decodeBody, decodeContainerCreate } from '../body-schemas.ts';
 import { versionLessThan } from '../../util/api-version.ts';
+import type { PlatformSpec } from '../../util/platform-spec.ts';
 
 export interface ContainersBackend {
-  create(body: ContainerCreateBody, name: string | undefined, version: string): Promise<{ Id: string; Warnings: string[] }>;
+  create(
+    body: ContainerCreateBody,
+    name: string | undefined,
+    version: string,
+    platform?: PlatformSpec,
+  ): Promise<{ Id: string; Warnings: string[] }>;
   list(opts: { all: boolean; limit?: number; size: boolean; filters: Map<string, string[]> }): Promise<unknown[]>;
   inspect(ref: string, size: boolean, version: string): Promise<unknown>;
   start(ref: string): Promise<'started' | 'already'>;
@@ -38,17 +46,23 @@ export function parseTimestamp(value: string | undefined, name: string): bigint 
   return ns;
 }
 
-function stopOpts(q: Query): { timeout?: number; signal?: string } {
+/** Stop and restart options; the signal parameter exists from API 1.42. */
+function stopOpts(q: Query, version: string): { timeout?: number; signal?: string } {
   const t = q.int('t');
-  const signal = q.string('signal');
+  const signal = versionLessThan(version, '1.42') ? undefined : q.string('signal');
   return { ...(t !== undefined ? { timeout: t } : {}), ...(signal ? { signal } : {}) };
 }
 
-export function registerContainerRoutes(router: Router, backend: ContainersBackend): void {
+export function registerContainerRoutes(router: Router, backend: ContainersBackend, host: CreateCompatHost = { cgroup2: false }): void {
   router.post('/containers/create', async (ctx) => {
-    const body = await readJsonObject<ContainerCreateBody>(ctx.req);
+    const body = decodeContainerCreate(await readJsonObject(ctx.req, false, 'container.CreateRequest'));
     const name = ctx.query.string('name') || undefined;
-    sendJson(ctx.res, 201, await backend.create(body, name, ctx.version));
+    const warnings = adaptCreateForVersion(body, ctx.version, host);
+    // API 1.41 added ?platform=; an invalid one is refused (400) before anything is looked up, and
+    // the image must be of it (dockerd's 404 makes the CLI pull it).
+    const platform = versionLessThan(ctx.version, '1.41') ? undefined : platformParam(ctx.query);
+    const created = await backend.create(body, name, ctx.version, platform);
+    sendJson(ctx.res, 201, warnings.length ? { ...created, Warnings: [...(created.Warnings ?? []), ...warnings] } : created);
   });
 
   router.get('/containers/json', async (ctx) => {
@@ -59,14 +73,14 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
       size: ctx.query.bool('size'),
       filters: ctx.query.filters(),
     });
-    await sendJsonList(ctx.res, 200, list);
+    await sendJsonList(ctx.res, 200, listForVersion(list, ctx.version));
   });
 
   router.post('/containers/prune', async (ctx) => sendJson(ctx.res, 200, await backend.prune(ctx.query.filters())));
 
   router.get('/containers/{id}/json', async (ctx) => {
     const view = await backend.inspect(ctx.params.id, ctx.query.bool('size'), ctx.version);
-    await sendJsonSliced(ctx.res, 200, inspectForVersion(view, versionLessThan(ctx.version, '1.45')));
+    await sendJsonSliced(ctx.res, 200, inspectForVersion(view, ctx.version));
   });
 
   router.post('/containers/{id}/start', async (ctx) => {
@@ -80,12 +94,12 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
   });
 
   router.post('/containers/{id}/stop', async (ctx) => {
-    const r = await backend.stop(ctx.params.id, stopOpts(ctx.query));
+    const r = await backend.stop(ctx.params.id, stopOpts(ctx.query, ctx.version));
     sendNoContent(ctx.res, r === 'already' ? 304 : 204);
   });
 
   router.post('/containers/{id}/restart', async (ctx) => {
-    await backend.restart(ctx.params.id, stopOpts(ctx.query));
+    await backend.restart(ctx.params.id, stopOpts(ctx.query, ctx.version));
     sendNoContent(ctx.res);
   });
 
@@ -112,17 +126,29 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
   });
 
   router.post('/containers/{id}/wait', async (ctx) => {
-    const condition = (ctx.query.string('condition') || 'not-running') as WaitCondition;
+    // Before 1.30 there was no condition (not-running) and the answer came whole at the end.
+    const legacy = versionLessThan(ctx.version, '1.30');
+    const condition = (legacy ? 'not-running' : ctx.query.string('condition') || 'not-running') as WaitCondition;
     if (!['not-running', 'next-exit', 'removed'].includes(condition)) throw invalidParameter(`invalid condition: "${condition}"`);
     const waitFor = await backend.wait(ctx.params.id, condition);
-    // Headers go out at once so the client knows the wait is registered (dockerd does the same).
-    ctx.res.writeHead(200, { 'Content-Type': 'application/json' });
-    ctx.res.flushHeaders();
+    if (!legacy) {
+      // Headers go out at once so the client knows the wait is registered (dockerd does the same).
+      ctx.res.writeHead(200, { 'Content-Type': 'application/json' });
+      ctx.res.flushHeaders();
+    }
     const abort = new Promise<null>((resolve) => ctx.res.on('close', () => resolve(null)));
     const result = await Promise.race([waitFor(), abort]);
     if (result === null) return;
-    const body = versionLessThan(ctx.version, '1.30') ? { StatusCode: result.StatusCode } : result;
-    ctx.res.end(JSON.stringify(body) + '\n');
+    if (legacy) {
+      sendJson(ctx.res, 200, { StatusCode: result.StatusCode });
+      return;
+    }
+    // Before 1.34 a failed removal was told by an empty answer (the client reads it as an error).
+    if (condition === 'removed' && result.Error && versionLessThan(ctx.version, '1.34')) {
+      ctx.res.end();
+      return;
+    }
+    ctx.res.end(JSON.stringify(result) + '\n');
   });
 
   router.delete('/containers/{id}', async (ctx) => {
@@ -146,13 +172,17 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
   });
 
   router.post('/containers/{id}/update', async (ctx) => {
-    sendJson(ctx.res, 200, await backend.update(ctx.params.id, await readJsonObject(ctx.req)));
+    const body = decodeBody(await readJsonObject(ctx.req), CONTAINER_UPDATE, 'UpdateConfig');
+    adaptUpdateForVersion(body, ctx.version);
+    sendJson(ctx.res, 200, await backend.update(ctx.params.id, body));
   });
 
   router.post('/containers/{id}/resize', async (ctx) => {
-    const h = ctx.query.int('h', 0)!;
-    const w = ctx.query.int('w', 0)!;
-    if (h < 0 || w < 0) throw invalidParameter('invalid size: height and width must be positive');
+    // dockerd's words: `invalid resize height "abc": invalid syntax`; both are required.
+    const h = ctx.query.uint32('h');
+    if (typeof h === 'string') throw invalidParameter(`invalid resize height ${JSON.stringify(ctx.query.string('h') ?? '')}: ${h}`);
+    const w = ctx.query.uint32('w');
+    if (typeof w === 'string') throw invalidParameter(`invalid resize width ${JSON.stringify(ctx.query.string('w') ?? '')}: ${w}`);
     await backend.resize(ctx.params.id, h, w);
     ctx.res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': 0 });
     ctx.res.end();
@@ -184,7 +214,9 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
     const abort = new AbortController();
     ctx.res.on('close', () => abort.abort());
     const { tty, lines } = await backend.logs(ctx.params.id, req, abort.signal);
-    ctx.res.writeHead(200, { 'Content-Type': tty ? 'application/vnd.docker.raw-stream' : 'application/vnd.docker.multiplexed-stream' });
+    // The multiplexed media type is announced from API 1.42 (the frames are the same before).
+    const muxed = !tty && !versionLessThan(ctx.version, '1.42');
+    ctx.res.writeHead(200, { 'Content-Type': muxed ? 'application/vnd.docker.multiplexed-stream' : 'application/vnd.docker.raw-stream' });
     ctx.res.flushHeaders();
     const res = ctx.res;
     const drained = () => new Promise((r) => res.once('drain', r));

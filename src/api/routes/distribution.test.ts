@@ -20,7 +20,11 @@ describe('distribution routes', () => {
     search: [],
     inspect: { Descriptor: {}, Platforms: [] },
   });
-  const h = new RouteHarness((r) => registerDistributionRoutes(r, backend));
+  const h = new RouteHarness((r) =>
+    registerDistributionRoutes(r, backend, {
+      imagePlatform: async (ref: string) => (ref.startsWith('busybox') ? { Os: 'linux', Architecture: 'amd64' } : undefined),
+    }),
+  );
   after(() => h.close());
 
   test('pull streams JSON progress; an error before the first message is a status, after it an error line', async () => {
@@ -61,5 +65,26 @@ describe('distribution routes', () => {
     assert.deepEqual(calls.at(-1)?.args.slice(0, 2), ['busy', 5]);
     await h.request('GET', '/distribution/reg:5000/team/app:1/json');
     assert.equal(calls.at(-1)?.args[0], 'reg:5000/team/app:1');
+  });
+
+  test('API 1.32: the pull platform is ignored before, passed on from', async () => {
+    await h.request('POST', '/v1.31/images/create?fromImage=busybox&platform=linux/arm64');
+    assert.equal((calls.at(-1)!.args[0] as { platform?: string }).platform, undefined);
+    await h.request('POST', '/v1.32/images/create?fromImage=busybox&platform=linux/arm64');
+    assert.equal((calls.at(-1)!.args[0] as { platform?: string }).platform, 'linux/arm64');
+  });
+
+  test('API 1.46: the push platform must be the local image’s (404 as dockerd); ignored before', async () => {
+    const arm64 = encodeURIComponent('{"os":"linux","architecture":"arm64"}');
+    const amd64 = encodeURIComponent('{"os":"linux","architecture":"amd64"}');
+    const auth = { 'X-Registry-Auth': Buffer.from('{}').toString('base64') };
+    const wrong = await h.request('POST', `/v1.46/images/busybox/push?tag=1&platform=${arm64}`, { headers: auth });
+    assert.equal(wrong.status, 404);
+    assert.equal(
+      wrong.json.message,
+      'image with reference busybox:1 was found but its platform (linux/amd64) does not match the specified platform (linux/arm64)',
+    );
+    assert.equal((await h.request('POST', `/v1.46/images/busybox/push?tag=1&platform=${amd64}`, { headers: auth })).status, 200);
+    assert.equal((await h.request('POST', `/v1.45/images/busybox/push?tag=1&platform=${arm64}`, { headers: auth })).status, 200);
   });
 });

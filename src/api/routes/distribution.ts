@@ -7,9 +7,11 @@ import type { AuthConfig, ImportRequest, JsonMessage, ProgressSink, SearchResult
 import { decodeAuthHeaderLenient, normaliseAuth } from '../../images/distribution/auth-config.ts';
 import { encodeMessage, errorMessage } from '../../images/distribution/progress.ts';
 import type { Platform } from '../../images/distribution/media.ts';
-import { readJsonObject, sendJson } from '../http.ts';
+import { platformParam, readJsonObject, sendJson } from '../http.ts';
 import { AUTH_CONFIG, decodeBody } from '../body-schemas.ts';
 import type { Router } from '../router.ts';
+import { versionLessThan } from '../../util/api-version.ts';
+import { checkImagePlatform, decodePlatform } from './image-platform.ts';
 
 export interface DistributionBackend {
   pull(p: { fromImage: string; tag?: string; platform?: string; auth: AuthConfig }, sink: ProgressSink, signal: AbortSignal): Promise<void>;
@@ -59,15 +61,22 @@ export class ProgressResponse {
 
 const authOf = (req: IncomingMessage) => decodeAuthHeaderLenient(req.headers['x-registry-auth'] as string | undefined);
 
-export function registerDistributionRoutes(router: Router, backend: DistributionBackend): void {
+export interface DistributionRouteOptions {
+  /** A local image's platform (its inspect view), undefined when there is no such image. */
+  imagePlatform?: (ref: string) => Promise<{ Os?: unknown; Architecture?: unknown; Variant?: unknown } | undefined>;
+}
+
+export function registerDistributionRoutes(router: Router, backend: DistributionBackend, opts: DistributionRouteOptions = {}): void {
   router.post('/images/create', async (ctx) => {
     const q = ctx.query;
     const fromImage = q.string('fromImage');
     const fromSrc = q.string('fromSrc');
+    // The platform parameter exists from API 1.32; dockerd parses it before a pull or an import starts (a 400).
+    const platform = versionLessThan(ctx.version, '1.32') ? undefined : q.string('platform');
+    if (platform && (fromImage || fromSrc)) platformParam(q);
     const out = new ProgressResponse(ctx.res);
     if (fromImage) {
       const tag = q.string('tag');
-      const platform = q.string('platform');
       const auth = authOf(ctx.req);
       await out.run((sink, signal) =>
         backend.pull({ fromImage, ...(tag ? { tag } : {}), ...(platform ? { platform } : {}), auth }, sink, signal),
@@ -79,7 +88,6 @@ export function registerDistributionRoutes(router: Router, backend: Distribution
       const repo = q.string('repo');
       const tag = q.string('tag');
       const message = q.string('message');
-      const platform = q.string('platform');
       const req: ImportRequest = {
         fromSrc,
         changes: q.strings('changes'),
@@ -101,6 +109,14 @@ export function registerDistributionRoutes(router: Router, backend: Distribution
       auth = normaliseAuth(decodeBody(await readJsonObject(ctx.req, true), AUTH_CONFIG, 'AuthConfig'));
     }
     const tag = ctx.query.string('tag');
+    // platform from 1.46 (a JSON OCI platform): the local image must be of it.
+    const raw = versionLessThan(ctx.version, '1.46') ? undefined : ctx.query.string('platform');
+    if (raw) {
+      const want = decodePlatform(raw);
+      const ref = tag ? `${ctx.params.name}:${tag}` : ctx.params.name;
+      const image = await opts.imagePlatform?.(ref);
+      if (image) checkImagePlatform(ref, image, want);
+    }
     const out = new ProgressResponse(ctx.res);
     await out.run((sink, signal) => backend.push(ctx.params.name, tag || undefined, auth, sink, signal));
   });

@@ -100,6 +100,8 @@ export function registerEventRoutes(router: Router, backend: EventsBackend): voi
     res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-cache' });
     res.flushHeaders();
 
+    // Image create events exist from API 1.46.
+    const noImageCreate = versionLessThan(ctx.version, '1.46');
     await new Promise<void>((resolve) => {
       let done = false;
       let timer: NodeJS.Timeout | undefined;
@@ -114,6 +116,7 @@ export function registerEventRoutes(router: Router, backend: EventsBackend): voi
       };
       const write = (ev: EngineEvent) => {
         if (done || !match(ev)) return;
+        if (noImageCreate && ev.Type === 'image' && ev.Action === 'create') return;
         if (until !== undefined && ev.timeNano > until) return;
         if (res.writableLength > MAX_PENDING_BYTES) {
           res.destroy();

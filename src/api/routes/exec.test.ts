@@ -69,6 +69,19 @@ describe('exec routes', () => {
     assert.match(s.json.message, /ExecStartOptions\.Detach of type bool/);
     assert.equal(calls.length, before, 'nothing reached the backend');
   });
+  test('API 1.42: ConsoleSize (create and start) and the multiplexed media type from, not before', async () => {
+    await h.request('POST', '/v1.41/containers/c1/exec', { body: { Cmd: ['true'], ConsoleSize: [10, 20] } });
+    assert.deepEqual(calls.at(-1)?.args[1], { Cmd: ['true'] });
+    await h.request('POST', '/v1.42/containers/c1/exec', { body: { Cmd: ['true'], ConsoleSize: [10, 20] } });
+    assert.deepEqual(calls.at(-1)?.args[1], { Cmd: ['true'], ConsoleSize: [10, 20] });
+    await h.request('POST', '/v1.41/exec/e1/start', { body: { Detach: true, ConsoleSize: [10, 20] } });
+    assert.deepEqual(calls.at(-1)?.args[1], { consoleSize: undefined });
+    await h.request('POST', '/v1.42/exec/e1/start', { body: { Detach: true, ConsoleSize: [10, 20] } });
+    assert.deepEqual(calls.at(-1)?.args[1], { consoleSize: [10, 20] });
+    const old = await h.hijack('POST', '/v1.41/exec/e1/start', { Detach: false, Tty: false });
+    assert.match(old.head, /raw-stream/);
+    await old.rest();
+  });
 });
 
 describe("exec start framing (dockerd: the start body's Tty decides, not the exec's)", () => {

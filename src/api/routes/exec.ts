@@ -4,7 +4,7 @@
 import { frame } from '../stream-framing.ts';
 import type { Socket } from 'node:net';
 import { invalidParameter, messageOf } from '../../errors.ts';
-import { readJsonObject, sendJson } from '../http.ts';
+import { parseBodyJson, readJsonObject, sendJson } from '../http.ts';
 import { readUpgradeBody } from '../upgrade-body.ts';
 import { EXEC_OPTIONS, EXEC_START_OPTIONS, decodeBody } from '../body-schemas.ts';
 import type { Router } from '../router.ts';
@@ -32,14 +32,19 @@ export interface ExecRouteOptions {
 export function registerExecRoutes(router: Router, backend: ExecBackend, opts: ExecRouteOptions): void {
   router.post('/containers/{id}/exec', async (ctx) => {
     const body = decodeBody<ExecCreateBody>(await readJsonObject(ctx.req), EXEC_OPTIONS, 'ExecOptions');
+    // ConsoleSize exists from API 1.42.
+    if (versionLessThan(ctx.version, '1.42')) delete body.ConsoleSize;
     sendJson(ctx.res, 201, await backend.create(ctx.params.id, body));
   });
 
   router.get('/exec/{id}/json', (ctx) => sendJson(ctx.res, 200, backend.inspect(ctx.params.id)));
 
   router.post('/exec/{id}/resize', async (ctx) => {
-    const h = requiredInt(ctx.query.string('h'), 'h');
-    const w = requiredInt(ctx.query.string('w'), 'w');
+    // dockerd's words: `invalid resize height "abc": invalid syntax`; both are required.
+    const h = ctx.query.uint32('h');
+    if (typeof h === 'string') throw invalidParameter(`invalid resize height ${JSON.stringify(ctx.query.string('h') ?? '')}: ${h}`);
+    const w = ctx.query.uint32('w');
+    if (typeof w === 'string') throw invalidParameter(`invalid resize width ${JSON.stringify(ctx.query.string('w') ?? '')}: ${w}`);
     await backend.resize(ctx.params.id, h, w);
     ctx.res.writeHead(200, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': 0 });
     ctx.res.end();
@@ -51,17 +56,17 @@ export function registerExecRoutes(router: Router, backend: ExecBackend, opts: E
     const socket: Socket = ctx.socket ?? (ctx.req.socket as Socket);
     // On an upgrade request node hands over the socket with the body still unread on it.
     const raw = upgraded ? await readUpgradeBody(socket, ctx.req.headers) : undefined;
-    const parsed = raw !== undefined ? parseBody(raw) : await readJsonObject<Record<string, unknown>>(ctx.req, true);
+    const parsed = raw !== undefined ? await parseBody(raw) : await readJsonObject<Record<string, unknown>>(ctx.req, true);
     const body = decodeBody<{ Detach?: boolean; Tty?: boolean; ConsoleSize?: number[] }>(parsed, EXEC_START_OPTIONS, 'ExecStartOptions');
-    const consoleSize = body.ConsoleSize;
+    // ConsoleSize exists from API 1.42.
+    const consoleSize = versionLessThan(ctx.version, '1.42') ? undefined : body.ConsoleSize;
     // As dockerd: the start request's Tty decides the framing, whatever the exec was created with
     // (the process's terminal is still the exec's own).
     const tty = body.Tty === true;
 
     if (body.Detach === true) {
       const run = await backend.start(id, { consoleSize }, null);
-      // A detached exec's outcome is recorded by the exec service (ExitCode in inspect); nobody waits here.
-      void run.done.catch(() => undefined);
+      void run.done.catch(() => undefined); // A detached exec's outcome is recorded by the exec service (ExitCode in inspect); nobody waits here.
       ctx.res.writeHead(200, { 'Content-Length': 0 });
       ctx.res.end();
       return;
@@ -115,8 +120,11 @@ export function registerExecRoutes(router: Router, backend: ExecBackend, opts: E
       });
       // As dockerd: the end of the client's stdin closes the process's stdin without a TTY only (a
       // terminal's EOF is a ^D the user types, and a detached shell must survive).
+      // The half-close may have come in while the process was being started (the client sends it
+      // right after the 101 when it has no input): its 'end' is then already past.
       if (!run.tty) {
-        socket.on('end', () => void run.closeStdin());
+        if (socket.readableEnded) void run.closeStdin();
+        else socket.on('end', () => void run.closeStdin());
         socket.on('close', () => void run.closeStdin());
       }
     } else if (upgraded) {
@@ -124,27 +132,14 @@ export function registerExecRoutes(router: Router, backend: ExecBackend, opts: E
     }
     if (upgraded) socket.resume();
 
-    // The exec service records a failed run; here it only means the stream is over.
-    await Promise.race([run.done.catch(() => undefined), released]);
+    await Promise.race([run.done.catch(() => undefined), released]); // The exec service records a failed run; here it only means the stream is over.
     if (!socket.destroyed) socket.end();
   });
 }
 
-function requiredInt(v: string | undefined, name: string): number {
-  const n = Number(v);
-  if (v === undefined || v === '' || !Number.isInteger(n))
-    throw invalidParameter(`strconv.Atoi: parsing ${JSON.stringify(v ?? '')}: invalid syntax (${name})`);
-  return n;
-}
-
-function parseBody(raw: Buffer): Record<string, unknown> {
-  if (raw.length === 0 || raw.toString('utf8').trim() === '') return {};
-  let v: unknown;
-  try {
-    v = JSON.parse(raw.toString('utf8'));
-  } catch (err) {
-    throw invalidParameter(`invalid JSON: ${(err as Error).message}`);
-  }
+async function parseBody(raw: Buffer): Promise<Record<string, unknown>> {
+  if (raw.length === 0) return {};
+  const v = await parseBodyJson(raw);
   if (v === null || typeof v !== 'object' || Array.isArray(v)) throw invalidParameter('invalid JSON: expected an object');
   return v as Record<string, unknown>;
 }

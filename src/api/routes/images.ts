@@ -10,6 +10,9 @@ import type { CommitOptions, ImageDeleteItem, LoadResult } from '../../types/ima
 import { discardUnreadBody, readJson, sendJson, sendJsonList, sendJsonSliced } from '../http.ts';
 import { COMMIT_CONFIG, decodeBody } from '../body-schemas.ts';
 import type { Router } from '../router.ts';
+import { imageInspectForVersion, imageListForVersion } from './image-compat.ts';
+import { checkImagePlatform, decodePlatform, singlePlatform } from './image-platform.ts';
+import { versionLessThan } from '../../util/api-version.ts';
 
 export interface ImagesBackend {
   list(opts: { all: boolean; digests: boolean; sharedSize: boolean; filters: Map<string, string[]> }): Promise<unknown[]>;
@@ -40,14 +43,19 @@ async function sendArchive(res: ServerResponse, contentType: string, write: (out
 export function registerImageRoutes(router: Router, backend: ImagesBackend): void {
   router.get('/images/json', async (ctx) => {
     const q = ctx.query;
-    await sendJsonList(
-      ctx.res,
-      200,
-      await backend.list({ all: q.bool('all'), digests: q.bool('digests'), sharedSize: q.bool('shared-size'), filters: q.filters() }),
-    );
+    const filters = q.filters();
+    // Before 1.41 a `filter` parameter (a glob of repository names) was a reference filter.
+    const glob = versionLessThan(ctx.version, '1.41') ? q.string('filter') : undefined;
+    if (glob) filters.set('reference', [...(filters.get('reference') ?? []), glob]);
+    // shared-size exists from 1.42.
+    const sharedSize = !versionLessThan(ctx.version, '1.42') && q.bool('shared-size');
+    const list = await backend.list({ all: q.bool('all'), digests: q.bool('digests'), sharedSize, filters });
+    await sendJsonList(ctx.res, 200, imageListForVersion(list, ctx.version));
   });
 
   router.get('/images/get', async (ctx) => {
+    // platform from 1.48 (one at most; images here have one platform each).
+    if (!versionLessThan(ctx.version, '1.48')) singlePlatform(ctx.query.strings('platform'));
     const names = ctx.query
       .strings('names')
       .flatMap((n) => n.split(','))
@@ -56,6 +64,7 @@ export function registerImageRoutes(router: Router, backend: ImagesBackend): voi
   });
 
   router.post('/images/load', async (ctx) => {
+    if (!versionLessThan(ctx.version, '1.48')) singlePlatform(ctx.query.strings('platform'));
     const quiet = ctx.query.bool('quiet');
     // As dockerd: once the load started, its failure is the last message of a 200 stream (clients
     // raise their load error from it), not an HTTP error.
@@ -99,11 +108,31 @@ export function registerImageRoutes(router: Router, backend: ImagesBackend): voi
     await sendArchive(ctx.res, 'application/x-tar', await backend.prepareExport(ctx.params.id));
   });
 
-  router.get('/images/{name*}/json', async (ctx) => sendJsonSliced(ctx.res, 200, await backend.inspect(ctx.params.name, ctx.version)));
+  router.get('/images/{name*}/json', async (ctx) => {
+    // manifests from 1.48 (not built: images here have one platform), platform from 1.49.
+    const manifests = ctx.query.string('manifests') && !versionLessThan(ctx.version, '1.48') && ctx.query.bool('manifests');
+    const raw = ctx.query.string('platform');
+    const platform = raw && !versionLessThan(ctx.version, '1.49') ? decodePlatform(raw) : undefined;
+    if (manifests && platform) throw invalidParameter('conflicting options: manifests and platform options cannot both be set');
+    const view = await backend.inspect(ctx.params.name, ctx.version);
+    if (platform) checkImagePlatform(ctx.params.name, view as Record<string, unknown>, platform);
+    await sendJsonSliced(ctx.res, 200, imageInspectForVersion(view, ctx.version));
+  });
 
-  router.get('/images/{name*}/history', async (ctx) => sendJsonSliced(ctx.res, 200, await backend.history(ctx.params.name)));
+  router.get('/images/{name*}/history', async (ctx) => {
+    // platform from 1.48: the image must be of it.
+    const raw = versionLessThan(ctx.version, '1.48') ? undefined : ctx.query.string('platform');
+    if (raw)
+      checkImagePlatform(
+        ctx.params.name,
+        (await backend.inspect(ctx.params.name, ctx.version)) as Record<string, unknown>,
+        decodePlatform(raw),
+      );
+    await sendJsonSliced(ctx.res, 200, await backend.history(ctx.params.name));
+  });
 
   router.get('/images/{name*}/get', async (ctx) => {
+    if (!versionLessThan(ctx.version, '1.48')) singlePlatform(ctx.query.strings('platform'));
     await sendArchive(ctx.res, 'application/x-tar', await backend.prepareSave([ctx.params.name]));
   });
 
@@ -114,6 +143,8 @@ export function registerImageRoutes(router: Router, backend: ImagesBackend): voi
   });
 
   router.delete('/images/{name*}', async (ctx) => {
+    // platforms from 1.50: each must decode (images here have one platform each).
+    if (!versionLessThan(ctx.version, '1.50')) for (const p of ctx.query.strings('platforms')) decodePlatform(p);
     sendJson(ctx.res, 200, await backend.remove(ctx.params.name, { force: ctx.query.bool('force'), noprune: ctx.query.bool('noprune') }));
   });
 }

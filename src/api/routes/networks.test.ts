@@ -40,4 +40,26 @@ describe('network routes', () => {
     assert.match(bad.json.message, /Go struct field ConnectOptions\.Container of type string/);
     assert.equal((await h.request('POST', '/networks/create', { raw: '[1]' })).status, 400);
   });
+
+  test("1.28: the list is detailed (each network's Containers) before, summary from", async () => {
+    const v = fakeBackend<NetworksBackend>({
+      list: [{ Name: 'app', Id: 'n1', Containers: {} }],
+      inspect: (id: string) => ({ Id: id, Containers: { c1: { Name: 'web' } } }),
+    });
+    const vh = new RouteHarness((r) => registerNetworkRoutes(r, v.backend));
+    try {
+      assert.deepEqual((await vh.request('GET', '/v1.27/networks')).json[0].Containers, { c1: { Name: 'web' } });
+      assert.deepEqual((await vh.request('GET', '/v1.28/networks')).json[0].Containers, {});
+      assert.equal(v.calls.filter((c) => c.method === 'inspect').length, 1, 'inspected for the old client only');
+    } finally {
+      await vh.close();
+    }
+  });
+
+  test('1.48: EnableIPv4 is ignored before, passed on from', async () => {
+    await h.request('POST', '/v1.47/networks/create', { body: { Name: 'n4', EnableIPv4: false } });
+    assert.deepEqual(calls.at(-1)?.args[0], { Name: 'n4' });
+    await h.request('POST', '/v1.48/networks/create', { body: { name: 'n4', enableipv4: false } });
+    assert.deepEqual(calls.at(-1)?.args[0], { Name: 'n4', EnableIPv4: false });
+  });
 });

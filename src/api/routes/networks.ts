@@ -5,6 +5,7 @@ import type { NetworkConnectBody, NetworkCreateBody, NetworkDisconnectBody } fro
 import { readJsonObject, sendJson, sendNoContent } from '../http.ts';
 import { NETWORK_CONNECT, NETWORK_CREATE, NETWORK_DISCONNECT, decodeBody } from '../body-schemas.ts';
 import type { Router } from '../router.ts';
+import { versionLessThan } from '../../util/api-version.ts';
 
 export interface NetworksBackend {
   list(filters: Map<string, string[]>): unknown[];
@@ -24,10 +25,22 @@ function str(v: unknown, field: string): string | undefined {
 }
 
 export function registerNetworkRoutes(router: Router, backend: NetworksBackend): void {
-  router.get('/networks', (ctx) => sendJson(ctx.res, 200, backend.list(ctx.query.filters())));
+  router.get('/networks', (ctx) => {
+    const list = backend.list(ctx.query.filters());
+    // Before 1.28 the list was detailed: each network's Containers, as its inspect has them.
+    if (!versionLessThan(ctx.version, '1.28')) return sendJson(ctx.res, 200, list);
+    const detailed = list.map((n) => {
+      const id = (n as { Id?: string }).Id;
+      const full = id ? (backend.inspect(id, {}) as { Containers?: unknown }) : undefined;
+      return full?.Containers !== undefined ? { ...(n as object), Containers: full.Containers } : n;
+    });
+    sendJson(ctx.res, 200, detailed);
+  });
 
   router.post('/networks/create', async (ctx) => {
     const body = decodeBody<NetworkCreateBody>(await readJsonObject(ctx.req), NETWORK_CREATE, 'CreateRequest');
+    // EnableIPv4 exists from API 1.48.
+    if (versionLessThan(ctx.version, '1.48')) delete body.EnableIPv4;
     sendJson(ctx.res, 201, await backend.create(body));
   });
 

@@ -19,6 +19,29 @@ const KIND_NAMES: Record<string, keyof DiskUsageKinds> = {
   'build-cache': 'buildCache',
 };
 
+type Entry = Record<string, unknown>;
+const entries = (v: unknown): Entry[] | undefined => (Array.isArray(v) ? (v as Entry[]) : undefined);
+
+/**
+ * /system/df for a client of API `version`, as dockerd's system router: before 1.42 build cache
+ * entries have no Parents and the cache's total is BuilderSize; from 1.42 no Parent; before 1.44
+ * images carry VirtualSize. The backend's answer is copied, never changed.
+ */
+export function usageForVersion(du: Record<string, unknown>, version: string): Record<string, unknown> {
+  const out = { ...du };
+  const cache = entries(du.BuildCache);
+  if (cache) {
+    if (versionLessThan(version, '1.42')) {
+      out.BuildCache = cache.map(({ Parents: _parents, ...rest }) => rest);
+      const total = cache.reduce((n, b) => n + (typeof b.Size === 'number' ? b.Size : 0), 0);
+      if (total) out.BuilderSize = total;
+    } else out.BuildCache = cache.map(({ Parent: _parent, ...rest }) => rest);
+  }
+  const images = entries(du.Images);
+  if (images && versionLessThan(version, '1.44')) out.Images = images.map((i) => ({ ...i, VirtualSize: i.Size }));
+  return out;
+}
+
 export function registerSystemDfRoutes(router: Router, backend: DiskUsageBackend): void {
   router.get('/system/df', async (ctx) => {
     const types = ctx.query.strings('type');
@@ -31,11 +54,15 @@ export function registerSystemDfRoutes(router: Router, backend: DiskUsageBackend
         kinds[k] = true;
       }
     }
-    sendJson(ctx.res, 200, await backend.usage(kinds));
+    sendJson(ctx.res, 200, usageForVersion(await backend.usage(kinds), ctx.version));
   });
   router.post('/build/prune', async (ctx) => {
-    // keep-storage (bytes); API 1.48's max-used-space means the same for this cache.
-    const keepStorage = ctx.query.int('keep-storage') ?? ctx.query.int('max-used-space') ?? 0;
+    // Before API 1.48 only keep-storage (bytes); from 1.48 reserved-space, else the deprecated
+    // keep-storage, and max-used-space, which means the same for this cache.
+    const q = ctx.query;
+    const keepStorage = versionLessThan(ctx.version, '1.48')
+      ? (q.int('keep-storage') ?? 0)
+      : q.int('reserved-space') || q.int('keep-storage') || q.int('max-used-space') || 0;
     if (keepStorage < 0) throw invalidParameter('keep-storage must not be negative');
     sendJson(ctx.res, 200, await backend.pruneBuildCache({ all: ctx.query.bool('all'), keepStorage, filters: ctx.query.filters() }));
   });

@@ -35,10 +35,16 @@ describe('system routes', () => {
 
   test("/version and /info are the backend's; an unsupported API version is a 400", async () => {
     assert.deepEqual((await h.request('GET', '/version')).json, { Version: '0.1.0', ApiVersion: '1.51' });
-    assert.deepEqual((await h.request('GET', '/v1.44/info')).json, { Name: 'host' });
+    assert.deepEqual((await h.request('GET', '/v1.51/info')).json, { Name: 'host' });
     const old = await h.request('GET', '/v1.11/info');
     assert.equal(old.status, 400);
-    assert.match(old.json.message, /client version 1\.11 is too old/);
+    // As dockerd: a client older than 1.24 gets the error as plain text, 1.24 itself is served.
+    assert.equal(old.headers['content-type'], 'text/plain; charset=utf-8');
+    assert.match(
+      old.text,
+      /^client version 1\.11 is too old\. Minimum supported API version is 1\.24, please upgrade your client to a newer version\n$/,
+    );
+    assert.equal((await h.request('GET', '/v1.24/info')).status, 200);
   });
 
   test('/system/df selects kinds from API 1.42 on; an unknown kind is a 400', async () => {

@@ -1,6 +1,7 @@
 // System routes: /_ping, /version, /info. Handlers parse → call the backend → write JSON.
 import type { Router } from '../router.ts';
 import { sendJson } from '../http.ts';
+import { infoForVersion } from './system-compat.ts';
 
 export interface SystemBackend {
   version(): Promise<Record<string, unknown>>;
@@ -26,5 +27,5 @@ export function registerSystemRoutes(router: Router, backend: SystemBackend): vo
   router.get('/_ping', ping(true));
   router.head('/_ping', ping(false));
   router.get('/version', async (ctx) => sendJson(ctx.res, 200, await backend.version()));
-  router.get('/info', async (ctx) => sendJson(ctx.res, 200, await backend.info()));
+  router.get('/info', async (ctx) => sendJson(ctx.res, 200, infoForVersion(await backend.info(), ctx.version)));
 }

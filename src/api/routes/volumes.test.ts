@@ -37,6 +37,11 @@ describe('volume routes', () => {
       assert.match(r.json.message, new RegExp(Object.keys(body)[0]!));
     }
     assert.equal(calls.length, before, 'nothing reached the backend');
+    // As Go decodes volume.CreateOptions: names in any case, read back canonical; Go's wording.
+    await h.request('POST', '/volumes/create', { body: { name: 'v2', driveropts: { Size: '1g' }, extra: 1 } });
+    assert.deepEqual(calls.at(-1)?.args[0], { Name: 'v2', DriverOpts: { Size: '1g' } });
+    const bad = await h.request('POST', '/volumes/create', { body: { name: 7 } });
+    assert.equal(bad.json.message, 'invalid JSON: json: cannot unmarshal number 7 into Go struct field CreateOptions.Name of type string');
   });
 
   test('remove is 204 with force passed; a name with a slash is one segment only', async () => {

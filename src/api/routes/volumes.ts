@@ -1,8 +1,9 @@
 // Volume routes: GET /volumes, POST /volumes/create, GET/DELETE /volumes/{name}, POST /volumes/prune.
-import { invalidParameter } from '../../errors.ts';
 import type { VolumeCreateRequest, VolumeView } from '../../types/volumes.ts';
 import { readJsonObject, sendJson, sendNoContent } from '../http.ts';
 import type { Router } from '../router.ts';
+import { decodeBody } from '../body-schemas.ts';
+import { VOLUME_CREATE } from '../cluster-body-schemas.ts';
 import { versionLessThan } from '../../util/api-version.ts';
 
 export interface VolumesBackend {
@@ -13,14 +14,6 @@ export interface VolumesBackend {
   prune(filters: Map<string, string[]>): Promise<{ VolumesDeleted: string[]; SpaceReclaimed: number }>;
 }
 
-function stringMap(v: unknown, field: string): Record<string, string> | null | undefined {
-  if (v === undefined || v === null) return v;
-  if (typeof v !== 'object' || Array.isArray(v)) throw invalidParameter(`invalid ${field}: expected an object of strings`);
-  for (const [k, x] of Object.entries(v))
-    if (typeof x !== 'string') throw invalidParameter(`invalid ${field}: value of ${JSON.stringify(k)} must be a string`);
-  return v as Record<string, string>;
-}
-
 export function registerVolumeRoutes(router: Router, backend: VolumesBackend): void {
   router.get('/volumes', async (ctx) => {
     const volumes = await backend.list({ filters: ctx.query.filters() });
@@ -28,16 +21,13 @@ export function registerVolumeRoutes(router: Router, backend: VolumesBackend): v
   });
 
   router.post('/volumes/create', async (ctx) => {
-    const body = await readJsonObject<Record<string, unknown>>(ctx.req, true);
-    if (body.Name !== undefined && typeof body.Name !== 'string') throw invalidParameter('invalid Name: must be a string');
-    if (body.Driver !== undefined && typeof body.Driver !== 'string') throw invalidParameter('invalid Driver: must be a string');
+    // volume.CreateOptions as Go decodes it: names in any case, Go's type errors.
+    const body = decodeBody<Record<string, unknown>>(await readJsonObject(ctx.req, true), VOLUME_CREATE, 'CreateOptions');
     const req: VolumeCreateRequest = {};
     if (body.Name) req.Name = body.Name as string;
     if (body.Driver) req.Driver = body.Driver as string;
-    const opts = stringMap(body.DriverOpts, 'DriverOpts');
-    const labels = stringMap(body.Labels, 'Labels');
-    if (opts !== undefined) req.DriverOpts = opts;
-    if (labels !== undefined) req.Labels = labels;
+    if (body.DriverOpts !== undefined) req.DriverOpts = body.DriverOpts as Record<string, string>;
+    if (body.Labels !== undefined) req.Labels = body.Labels as Record<string, string>;
     sendJson(ctx.res, 201, await backend.create(req));
   });
 

@@ -132,7 +132,7 @@ export async function downloadUrl(
   const u = new URL(url);
   const res = await fetch(u, { signal, redirect: 'follow' });
   if (!res.ok) {
-    const body = (await res.text().catch(() => '')).slice(0, 512);
+    const body = (await res.text().catch(() => '')).slice(0, 512); // the body is only detail: a failed read still reports the status
     throw new Error(`failed to GET ${url} with status ${res.status} ${res.statusText}: ${body}`);
   }
   const name = filenameForDownload(u, res.headers.get('content-disposition'));

@@ -1,9 +1,10 @@
 // The build context: a tar stream (plain, gzip, bzip2, xz, zstd — sniffed by magic bytes) unpacked
 // into an empty directory, streaming (one entry at a time, file data in writes of at most 1 MiB).
-// Refused with a 400 before anything is written for the entry: absolute names, `..` components,
-// hard links leading out or through a symlink, relative symlinks leading out, entries beneath a
-// symlink of the archive. Absolute symlinks are kept: they resolve inside the context root when
-// COPY uses them (copy.ts). Modes, owners (when running as root), symlinks, hard links and mtimes
+// Names are cleaned as dockerd's unpack inside a chroot of the context sees them: `../a` and `/a`
+// land at `a`, a hard link's target likewise, so nothing is written outside the directory.
+// Symlinks are stored as they are (absolute or leading out): COPY resolves them inside the context
+// root (copy.ts). Refused with a 400 before anything is written for the entry: entries beneath a
+// symlink of the archive, hard links whose target lies through a symlink. Modes, owners (when running as root), symlinks, hard links and mtimes
 // are kept; device nodes and FIFOs are skipped (a context has no use for them). File data goes
 // through one reused buffer (file-writer.ts): memory per chunk is O(1) and nothing outlives it.
 //
@@ -26,7 +27,7 @@ import {
 import { posix } from 'node:path';
 import { invalidParameter } from '../../errors.ts';
 import { decompressed } from '../../images/decompress.ts';
-import { readTar, safeEntryPath, TarPathGuard, type TarHeader } from '../../images/tar-reader.ts';
+import { readTar, TarPathGuard, type TarHeader } from '../../images/tar-reader.ts';
 import { EntryFileWriter } from './file-writer.ts';
 import { dockerfileIgnorePath, goClean, IgnoreMatcher, ignoredBuildFiles, IgnorePatternError } from '../../wire/dockerignore.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -91,7 +92,7 @@ export async function extractContext(source: AsyncIterable<Uint8Array>, dir: str
   const alwaysKept = new Set(['.dockerignore', dfIgnore, dockerfile]);
   const applyIgnore = opts.applyIgnore !== false;
   const owners = opts.preserveOwners ?? process.getuid?.() === 0;
-  const guard = new TarPathGuard({ absoluteSymlinks: true });
+  const guard = new TarPathGuard({ absoluteSymlinks: true, rooted: true });
   const writer = new EntryFileWriter();
   const dirs = new Set<string>(['']);
   const dirTimes: Array<[string, number]> = [];
@@ -115,7 +116,7 @@ export async function extractContext(source: AsyncIterable<Uint8Array>, dir: str
   let sliceStart = performance.now();
   // Each chunk is written out before the next is read: young collections keep the dead ones (and
   // a decompressor's) from piling up until V8 notices their off-heap memory (collectingEvery).
-  for await (const { header: h, body } of readTar(collectingEvery(decompressed(source)))) {
+  for await (const { header: h, body } of readTar(collectingEvery(decompressed(source)), { stopAtEnd: true })) {
     if (performance.now() - sliceStart > 20) {
       await nextTurn();
       sliceStart = performance.now();
@@ -165,7 +166,7 @@ export async function extractContext(source: AsyncIterable<Uint8Array>, dir: str
         if (result.entries > 0) sweep = true;
       }
     } else {
-      result.bytes += await createEntry(root, target, h, body, place, writer, owners);
+      result.bytes += await createEntry(root, target, h, body, place, writer, owners, guard);
     }
     result.entries++;
     // A link has its target's metadata; a regular file got its own through its descriptor.
@@ -210,7 +211,7 @@ function writeFileSync(target: string, chunks: Buffer[], size: number): void {
 
 /** Creates one entry (through `place`, which replaces what is there); returns the bytes of file data written. */
 async function createEntry(
-  root: string, target: string, h: TarHeader, body: AsyncIterable<Buffer>, place: <T>(make: () => T) => T, writer: EntryFileWriter, owners: boolean,
+  root: string, target: string, h: TarHeader, body: AsyncIterable<Buffer>, place: <T>(make: () => T) => T, writer: EntryFileWriter, owners: boolean, guard: TarPathGuard,
 ): Promise<number> {
   switch (h.kind) {
     case 'directory':
@@ -220,7 +221,7 @@ async function createEntry(
       place(() => symlinkSync(h.linkname, target));
       return 0;
     case 'link': {
-      const linkRel = safeEntryPath(h.linkname);
+      const linkRel = guard.entryPath(h.linkname);
       const src = linkRel === '' ? root : `${root}/${linkRel}`;
       if (src === target) throw bad(`hard link ${JSON.stringify(h.name)} points to itself`);
       const st = lstatOrNull(src);

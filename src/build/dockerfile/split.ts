@@ -131,6 +131,7 @@ export function parseJsonArray(rest: string): string[] | null {
   try {
     value = JSON.parse(s);
   } catch {
+    // not JSON: the shell form
     return null;
   }
   if (!Array.isArray(value)) return null;

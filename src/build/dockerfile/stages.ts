@@ -1,7 +1,8 @@
 // Stage resolution for multi-stage builds: `--target`, what each FROM names (scratch, an earlier
 // stage, an image; expanded with the meta ARGs), what each `COPY --from` names (a stage by name or
-// index, or an image), and the set of stages the target needs — only those are built (dockerd's
-// classic builder built every stage up to the target; BuildKit skips the unused ones, and so do we).
+// index, or an image), and the stages built: as dockerd's classic builder, every stage up to the
+// target, needed or not (BuildKit skips the unused ones; a client of /build sees the classic
+// builder's steps, a per-stage image ID each, and a failing unused stage failing the build).
 import { invalidParameter } from '../../errors.ts';
 import { applyAutomaticArgs, applyMetaArgs, BuildArgs, expandWithMeta, type BuildArgOptions } from './build-args.ts';
 import type { Dockerfile, Stage } from './types.ts';
@@ -72,7 +73,7 @@ export function resolveCopyFrom(df: Dockerfile, current: number, value: string):
 }
 
 /**
- * The plan of a build: the target, the stages it needs in order, each stage's base. `buildArgs`
+ * The plan of a build: the target, the stages up to it in order, each stage's base. `buildArgs`
  * are the request's; `automaticArgs` (platformArgs) precede the meta ARGs, applied here. COPY --from values holding variables are
  * resolved with the meta ARGs (stage ARGs are not known before the stage runs); one that does not
  * name a stage then is treated as an image.
@@ -103,6 +104,7 @@ export function planStages(df: Dockerfile, opts: { target?: string; buildArgs?: 
       if (from.kind === 'stage') visit(from.index);
     }
   };
-  visit(target.index);
+  // The classic builder runs every stage up to the target, needed or not (BuildKit would skip them).
+  for (let i = 0; i <= target.index; i++) visit(i);
   return { target, order: [...needed].sort((a, b) => a - b), bases, platforms, args };
 }

@@ -260,12 +260,14 @@ export async function build(cli: Cli, argv: string[]): Promise<number> {
     target: f.str('target'),
     platform: f.str('platform'),
   });
-  const aux = await renderProgress(messages, f.bool('quiet') ? { write: () => true } : process.stdout);
-  const id = aux
-    .map((a) => (a as { ID?: string }).ID)
-    .filter(Boolean)
-    .pop();
-  if (f.bool('quiet') && id) cli.out(`${id}\n`);
+  // Quiet: the daemon streams only the image ID (q=1), which is printed once the build is over, as
+  // the docker CLI prints its buffer.
+  const quiet: string[] = [];
+  await renderProgress(
+    messages,
+    f.bool('quiet') ? { write: (chunk: string | Uint8Array) => (quiet.push(String(chunk)), true) } : process.stdout,
+  );
+  if (f.bool('quiet')) cli.out(quiet.join(''));
   return 0;
 }
 

@@ -99,8 +99,7 @@ export async function run(cli: Cli, argv: string[]): Promise<number> {
     throw new ExitError(startErrorStatus((e as Error).message), `Error response from daemon: ${(e as Error).message}`);
   }
   const size = terminalSize();
-  // The container may already have exited; a lost resize is harmless, as with docker.
-  if (tty && size) await api.resize(id, size[0], size[1]).catch(() => {});
+  if (tty && size) await api.resize(id, size[0], size[1]).catch(() => {}); // The container may already have exited; a lost resize is harmless, as with docker.
   // --sig-proxy (default on without a TTY): signals the CLI receives go to the container.
   if (!tty && (f.has('sig-proxy') ? f.bool('sig-proxy') : true)) proxySignals((sig) => api.kill(id, { killSignal: sig }));
   const { detached: left } = await pump(attached, {

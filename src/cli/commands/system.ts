@@ -18,8 +18,7 @@ import { tarPath } from '../tar-context.ts';
 
 export async function version(cli: Cli, argv: string[]): Promise<number> {
   const f = flagsOf('version', argv, [{ name: 'format', short: 'f', kind: 'string' }], { max: 0 });
-  // No daemon: `version` still prints the client part, as docker does (the server part reports the error).
-  const apiVersion = await cli.api.apiVersion().catch(() => undefined);
+  const apiVersion = await cli.api.apiVersion().catch(() => undefined); // No daemon: `version` still prints the client part, as docker does (the server part reports the error).
   const client = {
     Version: VERSION,
     ApiVersion: apiVersion ?? '1.51',

@@ -14,13 +14,11 @@ export const CHANGE_ADD = 1;
 export const CHANGE_DELETE = 2;
 
 async function lstatOrNull(p: string): Promise<Stats | null> {
-  // Absent (or unreadable) on one side is exactly what the comparison reports as added or deleted.
-  return lstat(p).catch(() => null);
+  return lstat(p).catch(() => null); // Absent (or unreadable) on one side is exactly what the comparison reports as added or deleted.
 }
 
 async function sortedNames(dir: string): Promise<string[]> {
-  // A directory that cannot be listed compares as empty (its entries are reported as added/deleted).
-  return (await readdir(dir).catch(() => [] as string[])).sort();
+  return (await readdir(dir).catch(() => [] as string[])).sort(); // A directory that cannot be listed compares as empty (its entries are reported as added/deleted).
 }
 
 const sameTime = (a: Stats, b: Stats) =>

@@ -104,8 +104,8 @@ export async function extractArchive(
         for (const v of verified) if (under(v, cpath)) verified.delete(v);
       }
     }
-    await createEntry(view, dest, cpath, host, h, body, !!existing?.isDirectory() && isDir, ensureParents);
-    if (h.kind === 'link') continue; // the linked file's metadata stays as its own entry set it
+    const created = await createEntry(view, dest, cpath, host, h, body, !!existing?.isDirectory() && isDir, ensureParents);
+    if (!created || h.kind === 'link') continue; // the linked file's metadata stays as its own entry set it
     const uid = opts.chown?.uid ?? h.uid;
     const gid = opts.chown?.gid ?? h.gid;
     lchownSync(host, opts.toHost ? opts.toHost.uid(uid) : uid, opts.toHost ? opts.toHost.gid(gid) : gid);
@@ -160,17 +160,17 @@ async function createEntry(
   body: AsyncIterable<Buffer>,
   keepDir: boolean,
   ensureParents: (cpath: string, entryName: string, create: boolean) => void,
-): Promise<void> {
+): Promise<boolean> {
   switch (h.kind) {
     case 'directory':
       if (!keepDir) mkdirSync(host, { mode: 0o700 });
-      return;
+      return true;
     case 'file':
       await writeFile(host, body);
-      return;
+      return true;
     case 'symlink':
       symlinkSync(h.linkname, host);
-      return;
+      return true;
     case 'link': {
       const target = join(dest, safeEntryPath(h.linkname));
       ensureParents(target, h.name, false);
@@ -179,20 +179,29 @@ async function createEntry(
       if (st.isDirectory())
         throw bad(`invalid tar archive: hard link ${JSON.stringify(h.name)} -> ${JSON.stringify(h.linkname)} is a directory`);
       linkSync(hostPath(view, target), host);
-      return;
+      return true;
     }
     case 'char':
     case 'block':
     case 'fifo': {
       const type = h.kind === 'char' ? 'c' : h.kind === 'block' ? 'b' : 'p';
-      await runCommand('mknod', [
-        '-m',
-        (h.mode & 0o777).toString(8),
-        host,
-        type,
-        ...(type === 'p' ? [] : [String(h.devmajor), String(h.devminor)]),
-      ]);
-      return;
+      try {
+        await runCommand('mknod', [
+          '-m',
+          (h.mode & 0o777).toString(8),
+          host,
+          type,
+          ...(type === 'p' ? [] : [String(h.devmajor), String(h.devminor)]),
+        ]);
+      } catch (err) {
+        // Where the kernel refuses the node (a device cgroup, a user namespace), dockerd's
+        // extraction skips it and goes on ("skipping device nodes in a userns"): the copy
+        // succeeds without it, never a 500.
+        if (/Operation not permitted/i.test((err as Error).message)) return false;
+        throw err;
+      }
+      return true;
     }
   }
+  return false; // other kinds (PAX/GNU extensions) were skipped before
 }

@@ -128,8 +128,7 @@ export class ArchiveService {
     });
     if (!write) snap = readOnlyMounts(snap);
     const overlays: ViewMount[] = [];
-    // Only lower layers that still exist on disk are mounted; a missing one is skipped.
-    for (const m of mounts) if (m.source && (await lstat(m.source).catch(() => null))) overlays.push(m);
+    for (const m of mounts) if (m.source && (await lstat(m.source).catch(() => null))) overlays.push(m); // Only lower layers that still exist on disk are mounted; a missing one is skipped.
     return withMounted(snap, this.d.tmpDir, (root) => fn({ root, overlays, mounts, readonlyRootfs }));
   }
 
@@ -151,7 +150,7 @@ export class ArchiveService {
     if (!st) throw missing();
     if (followFinal && !st.isDirectory()) throw invalidParameter(`${path}: not a directory`);
     let linkTarget = '';
-    if (st.isSymbolicLink()) linkTarget = await resolvePath(view, resolved, true).catch(() => resolved);
+    if (st.isSymbolicLink()) linkTarget = await resolvePath(view, resolved, true).catch(() => resolved); // a dangling or looping link: its own path stands
     const big = await lstat(hostPath(view, resolved), { bigint: true });
     return { resolved, abs, stat: pathStat(baseName(abs), big, linkTarget), isDir: st.isDirectory() };
   }
@@ -245,8 +244,7 @@ export class ArchiveService {
           withMounted(readOnlyMounts(mounts), this.d.tmpDir, (newRoot) => treeChanges(oldRoot, newRoot)),
         );
       } finally {
-        // The view holds no data of its own; containerd's GC collects it if this removal fails.
-        await client.snapshots.remove(viewKey, opts).catch(() => undefined);
+        await client.snapshots.remove(viewKey, opts).catch(() => undefined); // The view holds no data of its own; containerd's GC collects it if this removal fails.
       }
     }
     return changes.length ? changes : null; // dockerd answers null for no changes

@@ -83,24 +83,46 @@ export function checkWritable(view: ContainerView, cpath: string): void {
 
 export async function lstatIn(view: ContainerView, cpath: string): Promise<Stats | undefined> {
   if (isHidden(cpath)) return undefined;
+  checkPathBytes(cpath);
   try {
     return await lstat(hostPath(view, cpath));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-    throw err;
+    throw pathError(err, 'lstat', cpath);
   }
+}
+
+/**
+ * A path the kernel cannot take: a NUL byte (Go's lstat answers EINVAL) is refused before it
+ * reaches the file system, with the container path only (never the host path behind it).
+ */
+function checkPathBytes(cpath: string): void {
+  if (cpath.includes('\0')) throw invalidParameter(`lstat ${cpath}: invalid argument`);
+}
+
+/**
+ * The file system's refusal of a container path the client chose, in Go's words with the
+ * container path: a name over NAME_MAX or a path over PATH_MAX is the client's error (a 400;
+ * dockerd wraps it as a system error, a 500, with the same words).
+ */
+export function pathError(err: unknown, op: string, cpath: string): unknown {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENAMETOOLONG') return invalidParameter(`${op} ${cpath}: file name too long`);
+  if (code === 'ELOOP') return invalidParameter(`${op} ${cpath}: too many levels of symbolic links`);
+  return err;
 }
 
 /** lstatIn without the thread-pool hop (the extractor's many small metadata calls). */
 export function lstatInSync(view: ContainerView, cpath: string): Stats | undefined {
   if (isHidden(cpath)) return undefined;
+  checkPathBytes(cpath);
   try {
     return lstatSync(hostPath(view, cpath));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
-    throw err;
+    throw pathError(err, 'lstat', cpath);
   }
 }
 

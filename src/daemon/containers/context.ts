@@ -19,13 +19,13 @@ import type { Logger } from '../../util/log.ts';
 import { KeyedMutex } from '../../util/mutex.ts';
 import type { RuntimeRegistry } from '../runtimes.ts';
 import type { ContainerVolumes } from '../volumes/service.ts';
-import { OutputHub } from './output-hub.ts';
+import { OutputHub } from './io/output-hub.ts';
 import type { ContainerRecord } from './record.ts';
-import type { RootfsManager } from './rootfs.ts';
+import type { RootfsManager } from './fs/rootfs.ts';
 import type { ContainerRunEvents } from './run-events.ts';
-import type { StdinRelay } from './stdin-relay.ts';
-import type { RunningTask, TaskLauncher } from './task-launcher.ts';
-import { ExitWaiters } from './waiters.ts';
+import type { StdinRelay } from './io/stdin-relay.ts';
+import type { RunningTask, TaskLauncher } from './run/task-launcher.ts';
+import { ExitWaiters } from './run/waiters.ts';
 import { recordText } from './record-text.ts';
 
 export interface ContainerServiceDeps {
@@ -80,6 +80,12 @@ export class ContainerContext {
   readonly reservedNames = new Map<string, string>();
   /** Containers still being reconciled after a daemon restart (restore.ts); requests on them wait. */
   readonly reconciling = new Map<string, Promise<void>>();
+  /**
+   * Containers whose state after a daemon restart is not known yet (restore.ts: until containerd
+   * has been asked); inspect and list wait for these only. A subset of `reconciling`: a container
+   * being stopped at start-up is known (running, with its pid) but still reconciling.
+   */
+  readonly unknownState = new Map<string, Promise<void>>();
   /** Containers being stopped at start-up (left running by a crashed daemon, no live-restore). */
   readonly startupStops = new Set<string>();
   shuttingDown = false;
@@ -129,8 +135,21 @@ export class ContainerContext {
    * what a request on one container uses, so it sees the container's real state.
    */
   async ready(ref: string): Promise<ContainerRecord> {
+    return this.after(this.reconciling, ref);
+  }
+
+  /**
+   * find(), once the container's state after a daemon restart is known (true to the host): what
+   * inspect uses. The stop at start-up or a restart by its policy may still follow; the state
+   * read then is the real one of that moment.
+   */
+  async known(ref: string): Promise<ContainerRecord> {
+    return this.after(this.unknownState, ref);
+  }
+
+  private async after(gates: Map<string, Promise<void>>, ref: string): Promise<ContainerRecord> {
     const rec = this.find(ref);
-    const pending = this.reconciling.get(rec.Id);
+    const pending = gates.get(rec.Id);
     if (!pending) return rec;
     await pending;
     return this.find(rec.Id); // it may have been removed meanwhile (AutoRemove): 404

@@ -71,6 +71,7 @@ test('id prefix, name regex, exited code, ancestor, before/since, volume, networ
   assert.deepEqual(names({ id: ['bbb'] }), ['/db']);
   assert.deepEqual(names({ name: ['^/job-\\d$'] }), ['/job-1']);
   assert.deepEqual(names({ name: ['d'] }), ['/db'], 'a regex anywhere in the name');
+  assert.deepEqual(names({ name: ['^job-1$'] }), ['/job-1'], 'and against the name without its slash, as dockerd');
   assert.deepEqual(names({ exited: ['3'] }), ['/db']);
   assert.deepEqual(names({ ancestor: ['postgres'] }), ['/db']);
   assert.deepEqual(names({ before: ['job-1'] }), ['/web', '/db']);

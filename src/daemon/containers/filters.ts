@@ -26,10 +26,10 @@ export function compileFilters(filters: Map<string, string[]>, ctx: FilterContex
         preds.push((r) => values.some((v) => r.Id.startsWith(v)));
         break;
       case 'name':
-        // dockerd matches names as regular expressions against "/name".
+        // dockerd matches names as regular expressions against "/name" and against "name".
         {
-          const res = values.map((v) => regexFilter('name', v));
-          preds.push((r) => res.some((re) => re.test(r.Name)));
+          const res = values.map((v) => regexFilter(v));
+          preds.push((r) => res.some((re) => re.test(r.Name) || re.test(r.Name.slice(1))));
         }
         break;
       case 'label':

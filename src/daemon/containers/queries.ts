@@ -5,7 +5,7 @@ import type { ContainerSnapshot } from '../../images/container-facts.ts';
 import type { ContainerContext } from './context.ts';
 import { compileFilters } from './filters.ts';
 import type { ContainerRecord } from './record.ts';
-import type { NetworkView } from '../../network/views.ts';
+import type { NetworkView } from '../../network/container-contract.ts';
 import { inspectView, summaryJson, summaryView } from './views.ts';
 import { mapLimit } from '../../util/map-limit.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -22,9 +22,9 @@ export class ContainerQueries {
   constructor(private readonly ctx: ContainerContext) {}
 
   /**
-   * docker ps. Which containers run is known only once the reconciliation after a daemon restart is
-   * over, so a listing waits for the containers still being reconciled (requests on one container
-   * wait for that one only).
+   * docker ps. Which containers run is known only once containerd has been asked after a daemon
+   * restart, so a listing waits for the containers whose state is not known yet (requests on one
+   * container wait for that one only); not for the stops at start-up that may follow.
    */
   /**
    * The list entries: for the API route (no sizes) as cached JSON bytes (`JsonText`); `objects`
@@ -32,7 +32,7 @@ export class ContainerQueries {
    */
   async list(opts: { all: boolean; limit?: number; size: boolean; filters: Map<string, string[]>; objects?: boolean }): Promise<unknown[]> {
     const { ctx } = this;
-    if (ctx.reconciling.size) await Promise.all(ctx.reconciling.values());
+    if (ctx.unknownState.size) await Promise.all(ctx.unknownState.values());
     const ancestorCache = new Map<string, Set<string>>();
     for (const v of opts.filters.get('ancestor') ?? []) {
       const ids = new Set<string>();

@@ -69,6 +69,14 @@ export interface ContainerRecord {
     runtime: string;
     /** Set when the user stopped it (unless-stopped must not restart it after a daemon restart). */
     stoppedByUser: boolean;
+    /**
+     * A kill with a signal other than SIGKILL and the container's own StopSignal (dockerd's
+     * HasBeenManuallyStopped without ExitOnNext): unless-stopped no longer restarts it; always and
+     * on-failure still do. Cleared by a start from the API.
+     */
+    signalledByUser?: boolean;
+    /** Destinations of the mounts VolumesFrom brought in (never filled from the image). */
+    inheritedMounts?: string[];
     /** Removal in progress (AutoRemove or DELETE) — survives a crash so start-up finishes it. */
     removing?: boolean;
     netnsPath?: string;

@@ -5,7 +5,7 @@
 // pause), removal.ts (rm, rename, prune), io.ts (logs, attach, top, resize), queries.ts (list,
 // inspect), restore.ts (after a daemon restart). Listing and inspecting read the in-memory records
 // and never wait on a busy container; state changes on one container run one at a time (its lock).
-import { removeLegacyLink } from './links.ts';
+import { removeLegacyLink } from './create/links.ts';
 import { notFound } from '../../errors.ts';
 import type { ContainerSnapshot } from '../../images/container-facts.ts';
 import { readOwnCapabilities } from '../../oci/caps.ts';
@@ -14,15 +14,16 @@ import type { AttachOptions, AttachSession } from '../../types/attach.ts';
 import type { ContainerCreateBody, WaitCondition } from '../../types/container-api.ts';
 import type { LogChunks, LogsRequest } from '../../types/logs.ts';
 import { ContainerContext, type ContainerServiceDeps } from './context.ts';
-import { ContainerCreator } from './create.ts';
-import { ContainerIo } from './io.ts';
-import { Lifecycle } from './lifecycle.ts';
+import { ContainerCreator } from './create/create.ts';
+import { ContainerIo } from './io/io.ts';
+import { Lifecycle } from './run/lifecycle.ts';
 import { ContainerQueries } from './queries.ts';
 import type { ContainerRecord } from './record.ts';
-import { Removal } from './removal.ts';
-import { Restorer } from './restore.ts';
-import { ContainerVerifier } from './verify.ts';
-import type { WaitResult } from './waiters.ts';
+import { Removal } from './run/removal.ts';
+import { Restorer } from './run/restore.ts';
+import { ContainerVerifier } from './create/verify.ts';
+import type { WaitResult } from './run/waiters.ts';
+import type { PlatformSpec } from '../../util/platform-spec.ts';
 
 export type { ContainerExecs, ContainerNetworks, ContainerServiceDeps } from './context.ts';
 
@@ -99,8 +100,13 @@ export class ContainerService {
 
   // ---- the API ---------------------------------------------------------------------------------
 
-  create(body: ContainerCreateBody, name: string | undefined, _version: string): Promise<{ Id: string; Warnings: string[] }> {
-    return this.creator.create(body, name);
+  create(
+    body: ContainerCreateBody,
+    name: string | undefined,
+    _version: string,
+    platform?: PlatformSpec,
+  ): Promise<{ Id: string; Warnings: string[] }> {
+    return this.creator.create(body, name, platform);
   }
 
   list(opts: { all: boolean; limit?: number; size: boolean; filters: Map<string, string[]>; objects?: boolean }): Promise<unknown[]> {
@@ -108,7 +114,7 @@ export class ContainerService {
   }
 
   async inspect(ref: string, size: boolean, _version: string): Promise<unknown> {
-    return this.queries.inspect(await this.ready(ref), size);
+    return this.queries.inspect(await this.ctx.known(ref), size);
   }
 
   async start(ref: string): Promise<'started' | 'already'> {
@@ -180,7 +186,7 @@ export class ContainerService {
       this.ctx.persist(parent);
       return;
     }
-    await this.removal.remove(await this.ready(ref), opts);
+    await this.removal.remove(await this.ready(ref), opts, ref);
   }
 
   async rename(ref: string, newName: string): Promise<void> {

@@ -1,9 +1,10 @@
 // What clients see of a container record: the inspect document and the list entry. Every field a
 // client reads is present with the right type (lists are [] not null where dockerd sends []).
 import type { ContainerRecord } from './record.ts';
-import { parseLink } from './links.ts';
+import { hostConfigView } from './host-config-view.ts';
+import { parseLink } from './create/links.ts';
 import { humanStatus } from './record.ts';
-import type { NetworkView } from '../../network/views.ts';
+import type { NetworkView } from '../../network/container-contract.ts';
 import { JsonText } from '../../util/json-text.ts';
 import { knownJsonText, spliceJson } from '../../util/json-sliced.ts';
 
@@ -32,7 +33,7 @@ export function inspectView(
     ProcessLabel: rec.ProcessLabel,
     AppArmorProfile: rec.AppArmorProfile,
     ExecIDs: execIds.length ? execIds : null,
-    HostConfig: { ...rec.HostConfig, Links: inspectLinks(rec) },
+    HostConfig: hostConfigView({ ...rec.HostConfig, Links: inspectLinks(rec) as string[] }),
     GraphDriver: { Name: rec.Driver, Data: null },
     ...(size ? { SizeRw: size.rw, SizeRootFs: size.rootFs } : {}),
     Mounts: rec.Mounts,

@@ -22,8 +22,7 @@ export class FifoPool {
   async take(n: number): Promise<string[]> {
     while (this.ready.length < n) await this.fill();
     const out = this.ready.splice(0, n);
-    // A background refill: the next take() fills synchronously and reports a failure then.
-    if (this.ready.length < this.low) void this.fill().catch(() => undefined);
+    if (this.ready.length < this.low) void this.fill().catch(() => undefined); // A background refill: the next take() fills synchronously and reports a failure then.
     return out;
   }
 
@@ -31,7 +30,7 @@ export class FifoPool {
   async close(): Promise<void> {
     // A refill in flight would add FIFOs while the directory is being removed (rm: ENOTEMPTY); its
     // failure does not matter here, the directory goes either way.
-    await this.filling?.catch(() => undefined);
+    await this.filling?.catch(() => undefined); // the directory goes either way
     this.ready.length = 0;
     await rm(this.dir, { recursive: true, force: true });
   }

@@ -14,7 +14,7 @@ import { resolveUser } from '../../oci/user.ts';
 import { PROCESS_TYPE_URL, type SupervisorClient } from '../../supervisor/client.ts';
 import type { Logger } from '../../util/log.ts';
 import type { ContainerRecord } from '../containers/record.ts';
-import { openFifoReader, openFifoWriter } from '../containers/fifo.ts';
+import { openFifoReader, openFifoWriter } from '../containers/io/fifo.ts';
 import type { ContainerRunEvents } from '../containers/run-events.ts';
 import { FifoPool } from './fifo-pool.ts';
 import { ExecRegistry, type ExecRecord } from './registry.ts';
@@ -75,8 +75,7 @@ export class ExecService {
 
   async close(): Promise<void> {
     clearInterval(this.gcTimer);
-    // Shutting down: the FIFO directory is under the exec-root, which the next start cleans.
-    await this.fifos.close().catch(() => undefined);
+    await this.fifos.close().catch(() => undefined); // Shutting down: the FIFO directory is under the exec-root, which the next start cleans.
   }
 
   // ---- create / inspect ------------------------------------------------------------------------
@@ -256,10 +255,8 @@ export class ExecService {
     try {
       rec.pid = await client.tasks.start(c.Id, rec.id);
     } catch (e) {
-      // The start failed and is reported below; the wait on a process that never ran can only fail.
-      waited.catch(() => undefined);
-      // Removing the half-created process is best effort: the start's own error is what the client gets.
-      await client.tasks.deleteProcess(c.Id, rec.id).catch(() => undefined);
+      waited.catch(() => undefined); // The start failed and is reported below; the wait on a process that never ran can only fail.
+      await client.tasks.deleteProcess(c.Id, rec.id).catch(() => undefined); // Removing the half-created process is best effort: the start's own error is what the client gets.
       await release();
       throw e;
     }
@@ -284,9 +281,9 @@ export class ExecService {
       // Clean-up runs behind the answer: the client may read the exit code right away.
       void client.tasks
         .deleteProcess(c.Id, rec.id)
-        .catch(() => undefined)
+        .catch((e: Error) => this.d.log.debug(`exec clean-up: ${e.message}`, { id: rec.id }))
         .then(release)
-        .catch(() => undefined);
+        .catch((e: Error) => this.d.log.debug(`exec release: ${e.message}`, { id: rec.id }));
       return status;
     })();
 
@@ -297,8 +294,7 @@ export class ExecService {
       closeStdin: async () => {
         if (!stdin || stdin.destroyed) return;
         stdin.end();
-        // The process may have exited between the check and the call: nothing left to close.
-        if (rec.state === 'running') await client.tasks.closeIO(c.Id, rec.id).catch(() => undefined);
+        if (rec.state === 'running') await client.tasks.closeIO(c.Id, rec.id).catch(() => undefined); // The process may have exited between the check and the call: nothing left to close.
       },
       done,
     };
@@ -339,8 +335,7 @@ export class ExecService {
       ]);
       clearTimeout(timer);
       if (timedOut) {
-        // The process may have exited on its own just now: then there is nothing to kill.
-        await this.d.client.tasks.kill(containerId, 9, { execId: Id }).catch(() => undefined);
+        await this.d.client.tasks.kill(containerId, 9, { execId: Id }).catch(() => undefined); // The process may have exited on its own just now: then there is nothing to kill.
         await run.done;
       }
       const output = Buffer.concat(chunks).toString('utf8') + (truncated ? '...' : '');
@@ -439,17 +434,33 @@ function pump(src: Socket, stream: 'stdout' | 'stderr', sink: OutputSink | null)
   });
 }
 
-/** dockerd's translation of start failures: 127 for a missing command, 126 otherwise. */
-function startFailureExitCode(err: unknown): number {
-  const msg = (err as Error)?.message ?? '';
-  if (/executable file not found|no such file or directory/i.test(msg)) return 127;
+/**
+ * dockerd's translation of a start failure (setExitCodeFromError), in its order: permission denied
+ * or a directory → 126, a file mounted on a directory (or the reverse) or a missing command → 127;
+ * anything else keeps dockerd's default for a failed start, 126.
+ */
+export function startFailureExitCode(err: unknown): number {
+  const msg = ((err as Error)?.message ?? '').toLowerCase();
+  if (msg.includes('permission denied') || msg.includes('is a directory')) return 126;
+  if (msg.includes('not a directory')) return 127;
+  if (INVALID_COMMAND.some((m) => msg.includes(m))) return 127;
   return 126;
 }
 
+const INVALID_COMMAND = ['executable file not found', 'no such file or directory', 'failed to run runc create/exec call'];
+
 /** A command that cannot run is the caller's mistake (400, as dockerd); other failures are 500. */
-function startError(err: unknown): Error {
+export function startError(err: unknown): Error {
   if (err instanceof EngineError && (err.code === 'NOT_FOUND' || err.code === 'CONFLICT' || err.code === 'INVALID_PARAMETER')) return err;
   const msg = (err as Error)?.message ?? String(err);
-  if (/executable file not found|no such file or directory|permission denied/i.test(msg)) return invalidParameter(msg, err);
+  const lower = msg.toLowerCase();
+  // As dockerd: a directory is told as permission denied (the CLI looks for those words to exit 126).
+  if (lower.includes('is a directory')) return invalidParameter(`${msg}: permission denied`, err);
+  if (lower.includes('not a directory'))
+    return invalidParameter(
+      `${msg}: Are you trying to mount a directory onto a file (or vice-versa)? Check if the specified host path exists and is the expected type`,
+      err,
+    );
+  if (lower.includes('permission denied') || INVALID_COMMAND.some((m) => lower.includes(m))) return invalidParameter(msg, err);
   return new EngineError('INTERNAL', msg, { cause: err });
 }

@@ -89,6 +89,7 @@ export class HealthMonitor {
     try {
       status = this.d.host.find(id).State.Health?.Status;
     } catch {
+      // the container was removed meanwhile: the next tick ends the loop
       return s.intervalMs;
     }
     return status === 'starting' ? s.startIntervalMs : s.intervalMs;

@@ -22,6 +22,30 @@ describe('plugin config', () => {
     assert.deepEqual(implementsOf(c), ['VolumeDriver', 'authz']);
   });
 
+  test('keys in any case, as Go reads config.json; canonical names out, unknown keys dropped', () => {
+    const c = parsePluginConfig({
+      description: 'sshFS plugin',
+      entrypoint: ['/docker-volume-sshfs'],
+      env: [{ name: 'DEBUG', settable: ['value'], value: '0' }],
+      interface: { socket: 'sshfs.sock', types: ['docker.volumedriver/1.0'] },
+      linux: { capabilities: ['CAP_SYS_ADMIN'], devices: [{ path: '/dev/fuse' }] },
+      mounts: [{ source: '/var/lib/docker/plugins/', destination: '/mnt/state', type: 'bind', options: ['rbind'] }],
+      network: { type: 'host' },
+      propagatedMount: '/mnt/volumes',
+      Bogus: 1,
+    });
+    assert.equal(c.Description, 'sshFS plugin');
+    assert.deepEqual(c.Entrypoint, ['/docker-volume-sshfs']);
+    assert.deepEqual(c.Interface, { Types: ['docker.volumedriver/1.0'], Socket: 'sshfs.sock' });
+    assert.deepEqual(c.Linux.Capabilities, ['CAP_SYS_ADMIN']);
+    assert.equal(c.Linux.Devices?.[0]?.Path, '/dev/fuse');
+    assert.equal(c.Mounts?.[0]?.Destination, '/mnt/state');
+    assert.equal(c.Network.Type, 'host');
+    assert.equal(c.PropagatedMount, '/mnt/volumes');
+    assert.equal(c.Env?.[0]?.Value, '0');
+    assert.equal('Bogus' in c, false);
+  });
+
   test('bad configs are 400s naming the field', () => {
     const bad: Array<[unknown, RegExp]> = [
       [[], /not a JSON object/],
@@ -29,7 +53,7 @@ describe('plugin config', () => {
       [{ ...base, Interface: { Types: ['volumedriver'], Socket: 'p.sock' } }, /prefix.capability\/version/],
       [{ ...base, Interface: { Types: ['docker.authz/1.0'], Socket: '../x.sock' } }, /Socket must be a file name/],
       [{ ...base, Mounts: [{ Destination: 'rel' }] }, /Mounts\[0\] needs an absolute Destination/],
-      [{ ...base, Entrypoint: 'x' }, /Entrypoint must be a list of strings/],
+      [{ ...base, Entrypoint: 'x' }, /Go struct field PluginConfig\.Entrypoint of type \[\]string/],
       [{ ...base, PropagatedMount: 'data' }, /PropagatedMount must be an absolute path/],
     ];
     for (const [raw, msg] of bad)

@@ -3,6 +3,7 @@
 // for, the settings it starts with, `docker plugin set` against what the config allows, and the
 // plugin-protocol interfaces its capabilities stand for.
 import { invalidParameter } from '../../errors.ts';
+import { canonicalPluginConfig } from './config-schema.ts';
 import type { PluginConfig, PluginDeviceSpec, PluginMountSpec, PluginPrivilege, PluginSettings } from '../../types/plugins.ts';
 
 /** The media types of a plugin in a registry. */
@@ -40,8 +41,10 @@ export function parseInterfaceType(t: string): { prefix: string; capability: str
 }
 
 /** Parses and checks a plugin config; fills dockerd's defaults for absent fields. */
-export function parsePluginConfig(raw: unknown): PluginConfig {
-  if (!isObj(raw)) throw invalidParameter('invalid plugin config: not a JSON object');
+export function parsePluginConfig(input: unknown): PluginConfig {
+  if (!isObj(input)) throw invalidParameter('invalid plugin config: not a JSON object');
+  // As Go reads it: keys in any case, canonical names from here on.
+  const raw = canonicalPluginConfig(input);
   const iface = isObj(raw['Interface']) ? raw['Interface'] : undefined;
   if (!iface) throw invalidParameter('invalid plugin config: Interface is missing');
   const types = Array.isArray(iface['Types']) ? iface['Types'].map(interfaceType) : [];

@@ -171,8 +171,7 @@ export class PluginRunner {
         });
       });
       if (ok) return;
-      // No task yet (or containerd busy) means "still starting": keep waiting for the socket.
-      const task = await this.d.client.tasks.get(rec.Id).catch(() => undefined);
+      const task = await this.d.client.tasks.get(rec.Id).catch(() => undefined); // No task yet (or containerd busy) means "still starting": keep waiting for the socket.
       if (task && task.status === 'STOPPED') {
         throw new EngineError(
           'INTERNAL',
@@ -253,7 +252,6 @@ export class PluginRunner {
 
   private async unsharePropagatedMount(id: string): Promise<void> {
     const dir = this.d.files.propagatedMount(id);
-    // Not mounted (the usual case): umount fails, which is what "nothing to undo" looks like.
-    await run('umount', ['-R', dir]).catch(() => undefined);
+    await run('umount', ['-R', dir]).catch(() => undefined); // Not mounted (the usual case): umount fails, which is what "nothing to undo" looks like.
   }
 }

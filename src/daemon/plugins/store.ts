@@ -63,8 +63,7 @@ export class PluginFiles {
   }
 
   async hasBlob(digest: string, size?: number): Promise<boolean> {
-    // Absent (or unreadable): the blob is fetched or written again.
-    const s = await stat(this.blobPath(digest)).catch(() => undefined);
+    const s = await stat(this.blobPath(digest)).catch(() => undefined); // Absent (or unreadable): the blob is fetched or written again.
     return !!s && (size === undefined || s.size === size);
   }
 

@@ -34,11 +34,13 @@ export const readText: ReadText = (path) => {
   try {
     fd = openSync(path, 'r');
   } catch {
+    // ENOENT: the process exited (or a file this kernel lacks)
     return undefined;
   }
   try {
     return readFrom0(fd);
   } catch {
+    // ESRCH: the process exited while being read
     return undefined;
   } finally {
     closeSync(fd);
@@ -56,6 +58,7 @@ export class FdBudget {
       const soft = m && m[1] !== 'unlimited' ? Number(m[1]) : 32768;
       return new FdBudget(Math.min(8192, Math.floor(soft / 4)));
     } catch {
+      // no /proc/self/limits: a conservative budget
       return new FdBudget(1024);
     }
   }

@@ -172,6 +172,7 @@ export class StatsSampler {
     try {
       return this.o.source.sample({ pid: facts.pid, networks: facts.networks }, sys, e.cache);
     } catch {
+      // the process exited while sampled: no sample this round
       return undefined;
     }
   }

@@ -1,7 +1,7 @@
 // The `filters` of GET /volumes (dangling, name, label, driver) and POST /volumes/prune (label,
 // label!, all), with dockerd's matching rules: name is an unanchored regular expression, label is
 // "key" or "key=value", dangling and all take true/false/1/0.
-import { boolFilterValue, checkFilterNames, labelMatches } from '../../util/filters.ts';
+import { boolFilterValue, checkFilterNames, labelMatches, regexFilter } from '../../util/filters.ts';
 
 export interface FilterableVolume {
   Name: string;
@@ -11,13 +11,9 @@ export interface FilterableVolume {
   refs: number;
 }
 
+/** dockerd's filters.Args.Match: the name itself, or a Go regular expression found in it. */
 function nameMatches(name: string, pattern: string): boolean {
-  if (name === pattern) return true;
-  try {
-    return new RegExp(pattern).test(name);
-  } catch {
-    return name.includes(pattern);
-  }
+  return regexFilter(pattern).test(name);
 }
 
 export function compileListFilters(filters: Map<string, string[]>): (v: FilterableVolume) => boolean {

@@ -50,12 +50,10 @@ export async function directorySize(dir: string): Promise<number> {
   let total = 0;
   const seen = new Set<string>();
   const walk = async (d: string): Promise<void> => {
-    // A volume directory that vanished has no entries to report.
-    const names = await readdir(d).catch(() => [] as string[]);
+    const names = await readdir(d).catch(() => [] as string[]); // A volume directory that vanished has no entries to report.
     for (const n of names) {
       const p = join(d, n);
-      // An entry removed while we walk the tree is simply not counted.
-      const st = await lstat(p).catch(() => undefined);
+      const st = await lstat(p).catch(() => undefined); // An entry removed while we walk the tree is simply not counted.
       if (!st) continue;
       if (st.isDirectory()) await walk(p);
       else if (st.isFile()) {
@@ -82,8 +80,7 @@ export async function isEmptyDir(dir: string): Promise<boolean> {
  * symlinks as they are, then the volume root takes the owner and mode of `src`.
  */
 export async function copyUp(src: string, dst: string): Promise<void> {
-  // A missing source means nothing to copy up (an image path that does not exist).
-  const st = await lstat(src).catch(() => undefined);
+  const st = await lstat(src).catch(() => undefined); // A missing source means nothing to copy up (an image path that does not exist).
   if (!st?.isDirectory()) return;
   try {
     // --no-dereference is part of -a: symlinks are copied as links, never followed.

@@ -45,6 +45,8 @@ export interface VolumeContainer {
   HostConfig: HostConfig;
   Config: Pick<ContainerConfig, 'Volumes'>;
   Mounts: MountPoint[];
+  /** inheritedMounts: destinations that came through VolumesFrom (no copy-up into those, as dockerd). */
+  Internal?: { inheritedMounts?: string[] };
 }
 
 /** What the containers service and the task launcher call (all optional on their side). */
@@ -347,8 +349,7 @@ export class VolumeService implements ContainerVolumes {
       this.pending.delete(containerId);
       for (const name of createdAnonymous) {
         const v = this.d.table.get(name);
-        // Undoing a failed create: the create's error is the one reported; a leftover anonymous volume is pruned later.
-        if (v) await this.destroy(v).catch(() => undefined);
+        if (v) await this.destroy(v).catch(() => undefined); // Undoing a failed create: the create's error is the one reported; a leftover anonymous volume is pruned later.
       }
       throw err;
     }
@@ -382,10 +383,9 @@ export class VolumeService implements ContainerVolumes {
       let source = data;
       if (spec?.subpath) {
         source = scopedPath(data, spec.subpath);
-        // Any failure to stat the source is reported as the 400 below.
-        if (!(await lstat(source).catch(() => undefined)))
-          throw invalidParameter(`cannot access path ${source}: no such file or directory`);
-      } else if (spec?.copy !== false && (await isEmptyDir(data))) {
+        const st = await lstat(source).catch(() => undefined); // any failure to stat the source is reported as the 400 below
+        if (!st) throw invalidParameter(`cannot access path ${source}: no such file or directory`);
+      } else if (spec?.copy !== false && !rec.Internal?.inheritedMounts?.includes(m.Destination) && (await isEmptyDir(data))) {
         copies.push({ destination: m.Destination, data });
       }
       out.push({ type: 'bind', source, destination: m.Destination, options: [m.RW ? 'rw' : 'ro'] });

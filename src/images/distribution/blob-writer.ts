@@ -35,8 +35,7 @@ export async function cleanIngestLeftovers(contentRoot: string): Promise<void> {
     // No blob directory yet (a fresh content store): nothing left over.
     return;
   }
-  // Stale temporary files of an earlier run: removing them is tidying, not correctness.
-  await Promise.all(names.filter((n) => n.startsWith(TMP_PREFIX)).map((n) => unlink(join(dir, n)).catch(() => undefined)));
+  await Promise.all(names.filter((n) => n.startsWith(TMP_PREFIX)).map((n) => unlink(join(dir, n)).catch(() => undefined))); // Stale temporary files of an earlier run: removing them is tidying, not correctness.
 }
 
 /**
@@ -83,8 +82,7 @@ export async function writeBlob(
     // sync a downloaded layer at all, nor containerd an unpacked one.
     await registerBlob(t, tmp, join(dir, digest.slice('sha256:'.length)), { ref, digest, size, labels });
   } finally {
-    // The temporary file of a failed write: the write's error is the one that matters.
-    await unlink(tmp).catch(() => undefined);
+    await unlink(tmp).catch(() => undefined); // The temporary file of a failed write: the write's error is the one that matters.
   }
 }
 
@@ -140,7 +138,7 @@ export async function storeNewBlob(
   } finally {
     await fh.close().catch(() => undefined); // already closed on success
     // The temporary file (the blob is its hard link now, or the write failed)
-    await unlink(tmp).catch(() => undefined);
+    await unlink(tmp).catch(() => undefined); // ENOENT: the blob is its hard link now; otherwise the write's error matters
   }
 }
 
@@ -173,5 +171,5 @@ export async function registerBlob(
 function syncLater(path: string): Promise<void> {
   return open(path, 'r')
     .then((h) => h.datasync().finally(() => h.close()))
-    .catch(() => undefined);
+    .catch(() => undefined); // a failed sync only loses durability
 }

@@ -241,20 +241,18 @@ export class Puller {
   /** Adds this repository to a blob's distribution-source label (what push uses for cross-repository mounts). */
   private async noteSource(digest: string): Promise<void> {
     const key = `containerd.io/distribution.source.${this.ref.domain}`;
-    // Unknown content has no labels to extend: nothing to do.
-    const info = await this.client.contentInfo(digest).catch(() => null);
+    const info = await this.client.contentInfo(digest).catch(() => null); // Unknown content has no labels to extend: nothing to do.
     const repos = (info?.labels[key] ?? '').split(',').filter(Boolean);
     if (!info || repos.includes(this.ref.path)) return;
     // The source label only speeds up later cross-repository mounts; a pull does not depend on it.
     await this.client
       .contentUpdate({ digest, labels: { [key]: [...repos, this.ref.path].join(',') } }, [`labels.${key}`])
-      .catch(() => undefined);
+      .catch(() => undefined); // the label is an optimisation
   }
 
   /** Keeps something that is already there alive for the rest of the pull. */
   private async hold(id: string, type: string): Promise<void> {
-    // Content already held by another lease or image stays anyway; this lease only guards against GC.
-    await this.client.call('leases', 'AddResource', { id: this.lease, resource: { id, type } }).catch(() => undefined);
+    await this.client.call('leases', 'AddResource', { id: this.lease, resource: { id, type } }).catch(() => undefined); // Content already held by another lease or image stays anyway; this lease only guards against GC.
   }
 
   private async fetchAndUnpack(session: RegistrySession, r: Resolved): Promise<PullResult> {
@@ -267,8 +265,7 @@ export class Puller {
     const lease = await client.leases.create({ expireMs: LEASE_EXPIRE_MS, labels: { [PULL_LEASE_LABEL]: this.deps.instance } });
     this.lease = lease.id;
     try {
-      // No previous record under that name: a first pull.
-      const previous = await client.images.get(recordName).catch(() => null);
+      const previous = await client.images.get(recordName).catch(() => null); // No previous record under that name: a first pull.
       const config = await this.fetchConfig(session, r.parsed.config);
       const diffIds = config.parsed.rootfs?.diff_ids ?? [];
       if (diffIds.length !== r.parsed.layers.length) throw internal(`layers from manifest don't match image configuration`);
@@ -329,8 +326,7 @@ export class Puller {
     } finally {
       this.abort.abort(new Error('pull finished'));
       for (const [digest, t] of this.times) this.deps.log.debug(`pull timeline ${shortId(digest)}: ${JSON.stringify(t)}`);
-      // Staged trees no snapshot took (a failed pull, a layer unpacked meanwhile by another pull).
-      await Promise.all([...this.staged.values()].map((l) => rm(l.dir, { recursive: true, force: true }).catch(() => undefined)));
+      await Promise.all([...this.staged.values()].map((l) => rm(l.dir, { recursive: true, force: true }).catch(() => undefined))); // Staged trees no snapshot took (a failed pull, a layer unpacked meanwhile by another pull); one rm cannot remove is swept at the next start.
       this.staged.clear();
       await client.leases
         .delete(this.lease)
@@ -594,8 +590,7 @@ export class Puller {
           await client.snapshots.commit({ name: job.chainId, key, snapshotter }, { lease: this.lease });
           this.mark(job.desc.digest, 'committed');
         } catch (err) {
-          // The unpack already failed (reported below); the partial snapshot is under the pull's lease.
-          await client.snapshots.remove(key, { snapshotter }).catch(() => undefined);
+          await client.snapshots.remove(key, { snapshotter }).catch(() => undefined); // The unpack already failed (reported below); the partial snapshot is under the pull's lease.
           if (grpcCode(err) !== GrpcStatus.ALREADY_EXISTS) throw err;
         }
         this.sink(itemProgress(job.id, 'Extracting', job.desc.size, job.desc.size));

@@ -96,8 +96,7 @@ export class Pusher {
     const { session, signal } = this;
     if ((await session.blobSize(this.ref.path, blob.digest, signal)) !== null) return 'Layer already exists';
     let location: string | undefined;
-    // Content containerd does not know has no labels: the registry is asked instead.
-    const info = await this.deps.client.contentInfo(blob.digest).catch(() => null);
+    const info = await this.deps.client.contentInfo(blob.digest).catch(() => null); // Content containerd does not know has no labels: the registry is asked instead.
     if (!info) throw new EngineError('NOT_FOUND', `blob ${blob.digest} of ${repoName(this.ref)} is not in the local content store`);
     const sources = (info.labels[SOURCE_LABEL + this.ref.domain] ?? '').split(',').filter((r) => r && r !== this.ref.path);
     for (const from of sources) {
@@ -138,7 +137,6 @@ export class Pusher {
     if (repos.has(this.ref.path)) return;
     repos.add(this.ref.path);
     const key = SOURCE_LABEL + this.ref.domain;
-    // The source label only speeds up later cross-repository mounts; the push does not depend on it.
-    await this.deps.client.contentUpdate({ digest, labels: { [key]: [...repos].join(',') } }, [`labels.${key}`]).catch(() => undefined);
+    await this.deps.client.contentUpdate({ digest, labels: { [key]: [...repos].join(',') } }, [`labels.${key}`]).catch(() => undefined); // The source label only speeds up later cross-repository mounts; the push does not depend on it.
   }
 }

@@ -207,8 +207,7 @@ export class RegistrySession {
     }
     if (refresh) this.token = null;
     if (this.token) {
-      // A failed token fetch means asking anonymously; the registry's answer then says what is wrong.
-      const t = await this.token.catch(() => null);
+      const t = await this.token.catch(() => null); // A failed token fetch means asking anonymously; the registry's answer then says what is wrong.
       if (!t || t.expiresAt < Date.now()) this.token = null;
     }
     this.token ??= this.fetchToken(c, signal);

@@ -96,12 +96,10 @@ export class DistributionService {
   async dropStaleLeases(): Promise<void> {
     if (this.contentRoot) await cleanIngestLeftovers(this.contentRoot);
     if (this.contentRoot) await cleanStageLeftovers(dirname(this.contentRoot));
-    // Cleaning other instances' pull leases is housekeeping; without the list there is nothing to clean.
-    const leases = await this.deps.client.leases.list().catch(() => []);
+    const leases = await this.deps.client.leases.list().catch(() => []); // Cleaning other instances' pull leases is housekeeping; without the list there is nothing to clean.
     for (const l of leases) {
       if (l.labels[PULL_LEASE_LABEL] && l.labels[PULL_LEASE_LABEL] !== this.instance) {
-        // A lease another daemon removed first, or one containerd expired: either way it is gone.
-        await this.deps.client.leases.delete(l.id).catch(() => undefined);
+        await this.deps.client.leases.delete(l.id).catch(() => undefined); // A lease another daemon removed first, or one containerd expired: either way it is gone.
       }
     }
   }

@@ -129,7 +129,7 @@ async function throughWorker(
   } catch (err) {
     if (!failed) {
       send({ type: 'abort' }); // the worker removes its staging tree and answers 'done'
-      await done.catch(() => undefined);
+      await done.catch(() => undefined); // an abort that fails as well: the error rethrown below is the one reported
       giveBack(w);
     } else void w.terminate();
     throw err;
@@ -167,7 +167,7 @@ async function fetchInWorker(
   const unpacked = tailIn(take(), tmp, port2, stage);
   const dropStaged = async () => {
     const o = await unpacked; // aborted by the fetching worker (or its end), or complete
-    if (o.staged) await rm(o.staged.dir, { recursive: true, force: true }).catch(() => undefined);
+    if (o.staged) await rm(o.staged.dir, { recursive: true, force: true }).catch(() => undefined); // EBUSY or EACCES: a tree left behind is swept at the next start (cleanStageLeftovers)
   };
   let r: Streamed | { status: number };
   try {
@@ -310,11 +310,9 @@ export async function writeBlobThreaded(
     await registerBlob(t, tmp, join(dir, digest.slice('sha256:'.length)), { ref, digest, size, labels });
     return { staged, ...(r.reason ? { reason: r.reason } : {}), ...(r.refused ? { refused: true } : {}) };
   } catch (err) {
-    // A staged tree of bytes that were not the blob's is not used.
-    if (staged) await rm(staged.dir, { recursive: true, force: true }).catch(() => undefined);
+    if (staged) await rm(staged.dir, { recursive: true, force: true }).catch(() => undefined); // A staged tree of bytes that were not the blob's is not used; one rm cannot remove is swept at the next start.
     throw err;
   } finally {
-    // The temporary file (the blob is its hard link now, or the write failed).
-    await unlink(tmp).catch(() => undefined);
+    await unlink(tmp).catch(() => undefined); // The temporary file (the blob is its hard link now, or the write failed).
   }
 }

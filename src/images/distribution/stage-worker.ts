@@ -129,7 +129,7 @@ async function download(j: Job, f: BlobFetch): Promise<void> {
   } catch (err) {
     if (job === j) job = null;
     j.tail?.postMessage({ type: 'abort' } satisfies ToTail);
-    await discard(j).catch(() => undefined);
+    await discard(j).catch(() => undefined); // the fetch's failure is the one reported; a staging tree left behind is swept at the next start
     post({ type: 'fetch-failed', failure: failureOf(err) });
   }
 }

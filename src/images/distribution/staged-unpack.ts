@@ -45,10 +45,10 @@ export function stageable(mediaType: string): boolean {
 
 /** Removes staging directories a killed daemon left behind. */
 export async function cleanStageLeftovers(stageRoot: string): Promise<void> {
-  const names = await readdir(stageRoot).catch(() => [] as string[]);
+  const names = await readdir(stageRoot).catch(() => [] as string[]); // ENOENT: no staging root yet, nothing left over
   // Stale staging trees of an earlier run: removing them is tidying, not correctness.
   await Promise.all(
-    names.filter((n) => n.startsWith(STAGE_PREFIX)).map((n) => rm(join(stageRoot, n), { recursive: true, force: true }).catch(() => {})),
+    names.filter((n) => n.startsWith(STAGE_PREFIX)).map((n) => rm(join(stageRoot, n), { recursive: true, force: true }).catch(() => {})), // tidying, as above: one left now goes at the next start
   );
 }
 
@@ -196,7 +196,7 @@ export class LayerStage {
   async discard(): Promise<void> {
     this.fail(new Error('discarded'));
     this.gunzip?.close();
-    await rm(this.dir, { recursive: true, force: true }).catch(() => undefined);
+    await rm(this.dir, { recursive: true, force: true }).catch(() => undefined); // a tree left behind is swept at the next start (cleanStageLeftovers)
   }
 
   /** A tar header: checked, then made (a regular file is opened for its content). */

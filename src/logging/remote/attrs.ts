@@ -1,10 +1,10 @@
 // The container facts the remote drivers attach to each entry, as dockerd's logger.Info gives them:
 // the tag (a Go template over the container, {{.ID}} by default) and the extra attributes chosen by
-// the labels and env options. labels-regex and env-regex are refused at validation (no user text
-// becomes a regular expression here), so only the listed names are matched.
+// the labels and env options and by labels-regex and env-regex (Go's RE2 syntax, matched in linear
+// time by util/re2.ts: no user text becomes a JavaScript RegExp).
 
 import { hostname } from 'node:os';
-import { renderTag } from '../options.ts';
+import { compileRegex, renderTag } from '../options.ts';
 
 /** dockerd's loggerutils.DefaultTemplate. */
 export const DEFAULT_TAG = '{{.ID}}';
@@ -15,8 +15,9 @@ export function logTag(containerId: string, options: Record<string, string>, att
 }
 
 /**
- * dockerd's Info.ExtraAttributes: the labels named by `labels`, then the env vars named by `env`
- * (an env var wins over a label of the same key), keys passed through keyMod.
+ * dockerd's Info.ExtraAttributes: the labels named by `labels` or matching `labels-regex`, then the
+ * env vars named by `env` or matching `env-regex` (an env var wins over a label of the same key),
+ * keys passed through keyMod.
  */
 export function extraAttrs(
   options: Record<string, string>,
@@ -24,13 +25,17 @@ export function extraAttrs(
   keyMod: (k: string) => string = (k) => k,
 ): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const key of (options['labels'] ?? '').split(',')) {
-    const v = attrs[`label:${key}`];
-    if (key && v !== undefined) out[keyMod(key)] = v;
-  }
-  for (const key of (options['env'] ?? '').split(',')) {
-    const v = attrs[`env:${key}`];
-    if (key && v !== undefined) out[keyMod(key)] = v;
-  }
+  const named = (prefix: string, list: string | undefined, regex: string | undefined, regexKey: string): void => {
+    for (const key of (list ?? '').split(',')) {
+      const v = attrs[`${prefix}${key}`];
+      if (key && v !== undefined) out[keyMod(key)] = v;
+    }
+    if (!regex) return;
+    const re = compileRegex(regexKey, regex);
+    for (const [k, v] of Object.entries(attrs))
+      if (k.startsWith(prefix) && re.test(k.slice(prefix.length))) out[keyMod(k.slice(prefix.length))] = v;
+  };
+  named('label:', options['labels'], options['labels-regex'], 'labels-regex');
+  named('env:', options['env'], options['env-regex'], 'env-regex');
   return out;
 }

@@ -22,6 +22,7 @@ const ATTRS = {
   'label:team': 'core',
   'label:other': 'x',
   'env:STAGE': 'prod',
+  'env:OTHER_X': 'y',
 };
 
 /** A GELF UDP receiver: chunks reassembled by message id, payloads decompressed by their magic. */
@@ -79,7 +80,10 @@ describe('gelf log driver', () => {
       v({ 'gelf-address': 'tcp://x:1', 'gelf-tcp-reconnect-delay': '-1' }),
       /"gelf-tcp-reconnect-delay" must be a positive integer/,
     );
-    assert.throws(v({ 'gelf-address': 'udp://x:1', 'labels-regex': '^a' }), /not supported/);
+    assert.throws(
+      v({ 'gelf-address': 'udp://x:1', 'labels-regex': '(' }),
+      /error parsing regexp for labels-regex: missing closing \): `\(`/,
+    );
     v({
       'gelf-address': 'udp://[::1]:12201',
       'gelf-compression-level': '-1',
@@ -108,6 +112,7 @@ describe('gelf log driver', () => {
       after(rx.close);
       const dir = await newDir();
       const options = {
+        'env-regex': '^OTHER_',
         'gelf-address': `udp://127.0.0.1:${rx.port}`,
         'gelf-compression-type': type,
         labels: 'team',
@@ -139,6 +144,7 @@ describe('gelf log driver', () => {
       assert.equal(m['_team'], 'core');
       assert.equal(m['_STAGE'], 'prod');
       assert.equal(m['_other'], undefined);
+      assert.equal(m['_OTHER_X'], 'y', 'env-regex (RE2) selects by pattern');
       if (type === 'none')
         assert.ok(
           rx.raw.some((d) => d[0] === 0x1e),

@@ -16,18 +16,10 @@ function validateJournald(cfg: Record<string, string>): void {
   for (const key of Object.keys(cfg)) {
     if (!ATTR_KEYS.has(key)) throw invalidParameter(`unknown log opt '${key}' for journald log driver`);
   }
-  refuseRegex('journald', cfg);
 }
 
 /** The options every driver takes that dockerd handles itself (ExtraAttributes, ParseLogTag). */
 const ATTR_KEYS = new Set(['env', 'env-regex', 'labels', 'labels-regex', 'tag']);
-
-/** Refused here: the engine never turns a user's text into a regular expression. */
-function refuseRegex(kind: string, cfg: Record<string, string>): void {
-  for (const key of ['labels-regex', 'env-regex']) {
-    if (cfg[key]) throw invalidParameter(`log opt '${key}' is not supported by the ${kind} log driver of this engine`);
-  }
-}
 
 /** Go's strconv.Atoi, undefined when it would fail. */
 export function atoi(text: string): number | undefined {
@@ -91,7 +83,6 @@ function validateGelf(cfg: Record<string, string>): void {
       throw invalidParameter(`unknown log opt ${JSON.stringify(key)} for gelf log driver`);
     }
   }
-  refuseRegex('gelf', cfg);
 }
 
 /** Where syslog messages go; proto '' is the local default (unixgram /dev/log). */
@@ -155,7 +146,6 @@ function validateSyslog(cfg: Record<string, string>): void {
   syslogAddress(cfg['syslog-address']);
   syslogFacility(cfg['syslog-facility']);
   if (!['', 'rfc3164', 'rfc5424', 'rfc5424micro'].includes(cfg['syslog-format'] ?? '')) throw invalidParameter('Invalid syslog format');
-  refuseRegex('syslog', cfg);
 }
 
 const FLUENTD_KEYS = new Set([
@@ -176,7 +166,6 @@ function validateFluentd(cfg: Record<string, string>): void {
     if (!ATTR_KEYS.has(key) && !FLUENTD_KEYS.has(key)) throw invalidParameter(`unknown log opt '${key}' for fluentd log driver`);
   }
   fluentdConfig(cfg);
-  refuseRegex('fluentd', cfg);
 }
 
 export interface FluentdConfig {

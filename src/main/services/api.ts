@@ -33,6 +33,9 @@ import { AuthzChain } from '../../plugins/authz.ts';
 import { PluginRegistry } from '../../plugins/registry.ts';
 import { startHeapTrimmer } from '../../util/heap-trim.ts';
 import { ENGINE_COMMIT, ENGINE_VERSION } from '../../version.ts';
+import { EngineError } from '../../errors.ts';
+import { cgroupVersion } from '../../oci/cgroups.ts';
+import { API_VERSION } from '../../util/api-version.ts';
 import { cdiSpecDirs } from './containers.ts';
 import type { DaemonService } from './types.ts';
 
@@ -90,8 +93,10 @@ export const systemService: DaemonService<'system'> = {
   init: ({ options, config, cluster, events, engineId, supervisor, containers, images, runtimes, cgroupDriver, plugins, limits, cdi }) => {
     let components: ComponentVersions | undefined;
     const initial = config();
+    const minApiVersion = options.loaded().minApiVersion;
     return new SystemService({
       cluster,
+      ...(minApiVersion ? { minApiVersion } : {}),
       eventListeners: () => events.subscribers,
       config,
       engineId,
@@ -167,7 +172,22 @@ export const apiService: DaemonService<'api'> = {
       () => config()['authorization-plugins'],
       log.child({ module: 'authz' }),
     );
-    const api = new ApiServer(log, { serverVersion: ENGINE_VERSION, experimental: () => config().experimental, authorizer });
+    const minApiVersion = d.options.loaded().minApiVersion;
+    const api = new ApiServer(log, {
+      serverVersion: ENGINE_VERSION,
+      experimental: () => config().experimental,
+      authorizer,
+      ...(minApiVersion ? { minApiVersion } : {}),
+    });
+    /** A local image's platform for the routes' platform checks; undefined when there is no such image. */
+    const imagePlatform = (ref: string) =>
+      d.imageService.inspect(ref, API_VERSION).then(
+        (v) => v as Record<string, unknown>,
+        (err: unknown) => {
+          if (err instanceof EngineError && err.code === 'NOT_FOUND') return undefined;
+          throw err;
+        },
+      );
     const r = api.router;
     registerSystemRoutes(r, d.system);
     registerEventRoutes(r, d.events);
@@ -175,13 +195,17 @@ export const apiService: DaemonService<'api'> = {
       r,
       new DiskUsageService({ images: d.imageService, containers, volumes: () => d.volumes.list({ usage: true }), buildCache: d.builder }),
     );
-    registerContainerRoutes(r, metrics ? metrics.timed(containers, 'container', CONTAINER_ACTIONS) : containers);
+    registerContainerRoutes(r, metrics ? metrics.timed(containers, 'container', CONTAINER_ACTIONS) : containers, {
+      cgroup2: cgroupVersion() === 2,
+      // create's platform (API 1.41+) is checked against the local image; none: the create's own 404.
+      imagePlatform,
+    });
     registerNetworkRoutes(r, metrics ? metrics.timed(d.networking.api, 'network', NETWORK_ACTIONS) : d.networking.api);
     registerAttachRoutes(r, containers);
     registerAttachWsRoutes(r, containers);
     registerVolumeRoutes(r, d.volumes);
     registerArchiveRoutes(r, d.archives);
-    registerDistributionRoutes(r, d.distribution);
+    registerDistributionRoutes(r, d.distribution, { imagePlatform });
     registerImageRoutes(r, d.imageService);
     registerBuildRoutes(r, d.builder, { experimental: () => config().experimental });
     registerExecRoutes(r, d.execs, {

@@ -6,7 +6,7 @@
 // (after the containers stopped) proxies and DNS stop, and without live-restore the daemon's
 // bridges and chains go too.
 import { parseGenericResources } from '../../config/generic-resources.ts';
-import type { TaskRuntime } from '../../cluster/task-runtime.ts';
+import type { TaskRuntime } from '../../cluster/agent/task-runtime.ts';
 import { notFound } from '../../errors.ts';
 import { ServiceGraphError } from '../../util/service-runner.ts';
 import { ENGINE_VERSION } from '../../version.ts';
@@ -43,6 +43,11 @@ export const clusterService: DaemonService<'cluster'> = {
       overlay: () => networking().overlay,
       genericResources: () => parseGenericResources(config()['node-generic-resources']),
       defaultAdvertiseAddr: () => config()['cluster-default-advertise-addr'] || undefined,
+      // The daemon's own network subnets, which an advertise address is never picked from.
+      managedSubnets: () =>
+        (networking().api.list(new Map()) as Array<{ IPAM?: { Config?: Array<{ Subnet?: string }> | null } }>).flatMap((n) =>
+          (n.IPAM?.Config ?? []).flatMap((c) => (c.Subnet ? [c.Subnet] : [])),
+        ),
       controlPlaneMtu: () => config()['network-control-plane-mtu'],
       events,
       // The agent waits until the containers service is built.
@@ -58,6 +63,19 @@ export const clusterService: DaemonService<'cluster'> = {
     });
   },
   stop: (cluster) => cluster.shutdown(),
+};
+
+/**
+ * Cluster mode's agent stops before the containers do (as dockerd's cluster clean-up comes before
+ * its daemon's shutdown): it would otherwise start or replace task containers while they stop, and
+ * those kept their bridges, chains and shims past the daemon. The rest of cluster mode stops after
+ * them, so their overlay endpoints are still released.
+ */
+export const clusterTasksService: DaemonService<'clusterTasks'> = {
+  id: 'clusterTasks',
+  requires: ['cluster', 'containers'],
+  init: () => undefined,
+  stop: (_none, { cluster }) => cluster.stopTasks(),
 };
 
 export const networkingService: DaemonService<'networking'> = {

@@ -7,13 +7,14 @@
 import { forbidden, unavailable } from '../../errors.ts';
 import { runCommand } from '../../util/helper-shell.ts';
 import type { Logger } from '../../util/log.ts';
-import type { NetworkDns } from '../dns-glue.ts';
-import { ipBatch, linkExists } from '../netlink.ts';
+import type { NetworkDns } from '../dns/dns-glue.ts';
+import type { FirewallSync } from '../firewall/firewall-sync.ts';
+import { ipBatch, linkExists } from '../host/netlink.ts';
 import { linkAlias } from '../naming.ts';
 import type { ActiveEndpoint, Attachment, NetworkRecord } from '../records.ts';
 import type { NetworkState } from '../state.ts';
 import type { OverlayControl, OverlayEndpoint, OverlayHost, OverlayNode, SwarmNetwork } from './contract.ts';
-import { allowLocalnet, MeshRules, meshMac, meshRestore, meshTargets } from './mesh.ts';
+import { allowLocalnet, meshMac, meshTargets } from './mesh.ts';
 import { VipRules, vipRestore, vipTargets } from './vips.ts';
 import { OVERLAY_MTU, overlayDevices, planPeers, type PeerEntry } from './plan.ts';
 
@@ -21,6 +22,12 @@ export interface OverlayDeps {
   log: Logger;
   state: NetworkState;
   dns: NetworkDns;
+  /**
+   * The daemon's chains: each swarm network's bridge gets the forwarding rules of a bridge network
+   * (the FORWARD policy is DROP on a host whose forwarding the daemon turned on), and the routing
+   * mesh its DNAT, SNAT and accepts.
+   */
+  firewall: Pick<FirewallSync, 'syncOrWarn' | 'setMesh'>;
   /** The cluster's side; undefined while cluster mode is not loaded. */
   control: () => OverlayControl | undefined;
   /** The daemon's tag: its links carry its alias, so a crash's leftovers are found at start-up. */
@@ -75,8 +82,11 @@ export class OverlayNetworks implements OverlayHost {
   private readonly vipRules = new VipRules();
   /** The routing mesh: this node's address on `ingress` (claimed and published) and its rules. */
   private mesh: { netId: string; ip: string; endpointId: string } | undefined;
-  private readonly meshRules = new MeshRules();
+  /** The mesh rules last handed to the firewall (JSON), so an unchanged push writes nothing. */
+  private meshWritten = '';
   private queue: Promise<unknown> = Promise.resolve();
+  /** Closed at shutdown: a late push from the cluster (it stops after networking) brings no device up. */
+  private closed = false;
 
   constructor(private readonly d: OverlayDeps) {}
 
@@ -92,11 +102,9 @@ export class OverlayNetworks implements OverlayHost {
   setNetworks(node: OverlayNode | null, networks: SwarmNetwork[], opts: { events?: boolean } = {}): Promise<void> {
     return this.serial(async () => {
       this.node = node;
-      if (!node) {
-        await this.meshRules.clear();
-        this.mesh = undefined;
-      }
+      if (!node) this.mesh = undefined;
       const next = new Map((node ? networks : []).map((n) => [n.Id, n]));
+      const changed = next.size !== this.nets.size || [...next.keys()].some((id) => !this.nets.has(id));
       for (const id of [...this.nets.keys()]) {
         if (next.has(id)) continue;
         const rec = this.d.state.network(id);
@@ -114,11 +122,15 @@ export class OverlayNetworks implements OverlayHost {
         }
         this.nets.set(n.Id, n);
       }
+      // The networks' forwarding rules come and go with them (and the mesh's with the node).
+      if (!node) await this.writeMesh(undefined);
+      if (changed) await this.d.firewall.syncOrWarn();
     });
   }
 
   setEndpoints(endpoints: OverlayEndpoint[]): Promise<void> {
     return this.serial(async () => {
+      if (this.closed) return;
       const self = this.node?.nodeId;
       const by = new Map<string, OverlayEndpoint[]>();
       const vips = new Map<string, OverlayEndpoint[]>();
@@ -199,8 +211,9 @@ export class OverlayNetworks implements OverlayHost {
 
   /** Shutdown: every overlay device of this node goes (they are made again with the next endpoint). */
   async close(): Promise<void> {
+    this.closed = true;
     await this.serial(async () => {
-      await this.meshRules.clear();
+      await this.writeMesh(undefined);
       for (const id of [...this.peers.keys()]) await this.downDevices(id);
     });
   }
@@ -269,14 +282,24 @@ export class OverlayNetworks implements OverlayHost {
       ip: ep.ip,
     }));
     await allowLocalnet(dev.bridge);
-    await this.meshRules.apply(meshRestore(meshTargets(vips, [...local, ...remote]), dev.bridge, this.mesh.ip));
+    const targets = meshTargets(vips, [...local, ...remote]).map((t) => ({ ...t.port, backends: t.backends }));
+    await this.writeMesh({ bridge: dev.bridge, nodeIp: this.mesh.ip, targets });
+  }
+
+  /** Hands the mesh's rules to the daemon's chains when they changed. */
+  private async writeMesh(mesh: Parameters<FirewallSync['setMesh']>[0]): Promise<void> {
+    const text = mesh ? JSON.stringify(mesh) : '';
+    if (text === this.meshWritten) return;
+    this.d.firewall.setMesh(mesh);
+    this.meshWritten = text;
+    await this.d.firewall.syncOrWarn();
   }
 
   // ---- devices -------------------------------------------------------------------------------------
 
   private async upDevices(net: NetworkRecord): Promise<void> {
     const n = this.nets.get(net.Id);
-    if (!n || !this.node) return;
+    if (!n || !this.node || this.closed) return;
     const dev = overlayDevices(n.Id);
     if (!this.peers.has(n.Id) || !linkExists(dev.vxlan)) {
       const bits = n.subnet.split('/')[1];

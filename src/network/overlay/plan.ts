@@ -1,7 +1,7 @@
 // The pure rules of overlay networks: VNI choice (dockerd's range from 4096), subnet choice from the
 // cluster's address pools, address choice within a subnet, device names, and the kernel entries a
 // node needs for the remote endpoints it knows (forwarding database + neighbour), as a diff.
-import { contains, formatCidr, formatIPv4, overlaps, parseCidr, parseIPv4, size, type Cidr } from '../ip4.ts';
+import { contains, formatCidr, formatIPv4, overlaps, parseCidr, parseIPv4, size, type Cidr } from '../ipam/ip4.ts';
 
 /** VNIs handed out by the cluster start here (libnetwork's overlay driver: vxlanIDStart). */
 export const VNI_START = 4096;

@@ -1,0 +1,82 @@
+// The Go text/template subset: fields (structs and maps, missingkey=error), pipelines, literals,
+// blocks, trimming, comments, builtins, caller functions, errors, bounded nesting.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { GoTemplateError, parseGoTemplate } from './go-template.ts';
+
+const dot = {
+  Service: {
+    ID: 'svc1',
+    Name: 'web',
+    Labels: new Map([
+      ['tier', 'front'],
+      ['env', 'prod'],
+    ]),
+  },
+  Task: { ID: 't1', Name: 'web.2.t1', Slot: '2' },
+  List: ['a', 'b'],
+  Empty: '',
+  Nothing: [],
+};
+const run = (src: string, funcs = {}) => parseGoTemplate('expansion', src, funcs).execute(dot);
+
+test('fields, maps, index, literals and printing', () => {
+  assert.equal(run('{{.Service.Name}}-{{.Task.Slot}}'), 'web-2');
+  assert.equal(run('{{.Service.Labels.tier}} {{index .Service.Labels "env"}}'), 'front prod');
+  assert.equal(run('{{.Service.Labels}}'), 'map[env:prod tier:front]');
+  assert.equal(run('{{.List}} {{len .List}} {{index .List 1}}'), '[a b] 2 b');
+  assert.equal(run('{{"quoted\\n"}}{{`raw`}} {{42}} {{true}}'), 'quoted\nraw 42 true');
+  assert.equal(run('no actions at all'), 'no actions at all');
+  assert.equal(run(''), '');
+});
+
+test('pipelines, printf, builtins', () => {
+  assert.equal(run('{{.Service.Name | printf "%s-%s" "x"}}'), 'x-web');
+  assert.equal(run('{{printf "%d/%q/%5s" 7 .Task.ID "ab"}}'), '7/"t1"/   ab');
+  assert.equal(run('{{if and .Service.Name (not .Empty)}}yes{{end}}'), 'yes');
+  assert.equal(run('{{or .Empty "fallback"}}'), 'fallback');
+  assert.equal(run('{{if eq .Task.Slot "1" "2"}}match{{end}}'), 'match');
+  assert.equal(run('{{if ne .Task.Slot "2"}}a{{else if eq .Task.Slot "3"}}b{{else if eq .Task.Slot "2"}}c{{else}}d{{end}}'), 'c');
+  assert.equal(run('{{println .Task.ID "x"}}'), 't1 x\n');
+});
+
+test('blocks: range, with, else; trimming and comments', () => {
+  assert.equal(run('{{range .List}}<{{.}}>{{end}}'), '<a><b>');
+  assert.equal(run('{{range .Service.Labels}}{{.}},{{end}}'), 'prod,front,');
+  assert.equal(run('{{range .Nothing}}x{{else}}none{{end}}'), 'none');
+  assert.equal(run('{{len (printf "%s%s" (index .List 0) (printf "(%s)" .Task.ID))}}'), '5');
+  assert.equal(run('{{with .Service}}{{.Name}}{{end}}{{with .Empty}}x{{else}}empty{{end}}'), 'webempty');
+  assert.equal(run('a  {{- .Task.Slot -}}  b {{/* a comment */}}c'), 'a2b c');
+  assert.equal(run('line1\n{{- /* gone */ -}}\nline2'), 'line1line2');
+});
+
+test('caller functions, and errors as Go words them', () => {
+  const funcs = { env: (k: unknown) => (k === 'HOME' ? '/root' : ''), join: (sep: unknown, ...s: unknown[]) => s.join(String(sep)) };
+  assert.equal(run('{{env "HOME"}}:{{env "NOPE"}}:{{join "," "a" "b"}}', funcs), '/root::a,b');
+  const fails = (src: string, re: RegExp) =>
+    assert.throws(
+      () =>
+        run(src, {
+          boom: () => {
+            throw new Error('no such thing');
+          },
+        }),
+      (e: Error) => e instanceof GoTemplateError && re.test(e.message),
+      src,
+    );
+  fails(
+    '{{.Service.Labels.missing}}',
+    /^template: expansion:1:1: executing "expansion" at <\.Service\.Labels\.missing>: map has no entry for key "missing"$/,
+  );
+  fails('{{.Service.Nope}}', /can't evaluate field Nope/);
+  fails('x\n {{nofunc 1}}', /^template: expansion:2:2: function "nofunc" not defined$/);
+  fails('{{boom}}', /error calling boom: no such thing/);
+  fails('{{if .Task.ID}}unclosed', /unexpected EOF/);
+  fails('{{end}}', /unexpected \{\{end\}\}/);
+  fails('{{.Task.ID', /unclosed action/);
+  // Nesting is bounded (no unbounded recursion over the input).
+  fails('{{if 1}}'.repeat(200) + '{{end}}'.repeat(200), /nesting deeper than/);
+  fails('{{' + '('.repeat(200) + '1' + ')'.repeat(200) + '}}', /nesting deeper than/);
+  fails('{{(1}}', /unclosed left paren/);
+  fails('{{1)}}', /unexpected right paren/);
+});

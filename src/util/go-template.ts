@@ -1,0 +1,323 @@
+// A subset of Go's text/template for the daemon (cluster mode's secret and config templating, as
+// swarmkit's template package with Option("missingkey=error")): text and {{actions}} with `{{-`/`-}}`
+// trimming and comments; pipelines (`a | f`); fields (`.A.B`, plain objects are structs, `Map`s are
+// maps: a missing key is an error); string ("…", `…`), number and boolean literals; if/else if/
+// else, range and with blocks (dot rebinds); Go's builtins and, or, not, len, index, print,
+// printf, println, eq, ne; functions supplied by the caller. Nesting is bounded. Errors read as
+// Go's ("template: <name>:<line>:<col>: …", close enough for a task's error message).
+//
+// The CLI's `--format` engine (src/cli/template.ts) is another subset with the docker CLI's own
+// functions; it should move onto this one (de-duplication is tracked separately).
+
+export class GoTemplateError extends Error {
+  override readonly name = 'GoTemplateError';
+}
+
+export type TemplateFunc = (...args: unknown[]) => unknown;
+
+type Tok = { text: string } | { action: string; line: number; col: number };
+type Node =
+  | { t: 'text'; s: string }
+  | { t: 'act'; pipe: string; at: string }
+  | { t: 'if' | 'with'; pipe: string; at: string; yes: Node[]; no: Node[] }
+  | { t: 'range'; pipe: string; at: string; body: Node[]; no: Node[] };
+
+const MAX_DEPTH = 64;
+
+export interface GoTemplate {
+  execute(dot: unknown): string;
+}
+
+/** Parses `src` (named `name` in errors) with the extra functions `funcs`. */
+export function parseGoTemplate(name: string, src: string, funcs: Record<string, TemplateFunc> = {}): GoTemplate {
+  const fail = (where: string, msg: string) => new GoTemplateError(`template: ${name}:${where}: ${msg}`);
+  const toks = lex(src, name);
+  let k = 0;
+  const block = (depth: number, stops: string[]): { nodes: Node[]; stop: string; rest: string } => {
+    if (depth > MAX_DEPTH) throw new GoTemplateError(`template: ${name}: nesting deeper than ${MAX_DEPTH}`);
+    const nodes: Node[] = [];
+    while (k < toks.length) {
+      const tk = toks[k++]!;
+      if ('text' in tk) {
+        if (tk.text) nodes.push({ t: 'text', s: tk.text });
+        continue;
+      }
+      const at = `${tk.line}:${tk.col}`;
+      const [word = '', ...restWords] = tk.action.split(/\s+/);
+      const rest = tk.action.slice(word.length).trim();
+      if (stops.includes(word)) return { nodes, stop: word, rest };
+      if (word === 'if' || word === 'with' || word === 'range') {
+        if (!rest) throw fail(at, `missing value for ${word}`);
+        const body = block(depth + 1, ['else', 'end']);
+        const no = body.stop === 'else' ? elseBranch(depth + 1, body.rest, tk) : [];
+        if (word === 'range') nodes.push({ t: 'range', pipe: rest, at, body: body.nodes, no });
+        else nodes.push({ t: word, pipe: rest, at, yes: body.nodes, no });
+      } else if (word === 'end' || word === 'else') throw fail(at, `unexpected {{${word}}}`);
+      else if (restWords.length === 0 && word === '') throw fail(at, 'missing value for command');
+      else nodes.push({ t: 'act', pipe: tk.action, at });
+    }
+    if (stops.length) throw fail(`${toks.length}`, 'unexpected EOF');
+    return { nodes, stop: '', rest: '' };
+  };
+  /** After {{else}} or {{else if x}}: the rest up to the block's {{end}} (shared by an else-if chain). */
+  const elseBranch = (depth: number, rest: string, tk: { line: number; col: number }): Node[] => {
+    if (depth > MAX_DEPTH) throw new GoTemplateError(`template: ${name}: nesting deeper than ${MAX_DEPTH}`);
+    if (!rest.startsWith('if ')) return block(depth, ['end']).nodes;
+    const body = block(depth + 1, ['else', 'end']);
+    const no = body.stop === 'else' ? elseBranch(depth + 1, body.rest, tk) : [];
+    return [{ t: 'if', pipe: rest.slice(3).trim(), at: `${tk.line}:${tk.col}`, yes: body.nodes, no }];
+  };
+  const nodes = block(0, []).nodes;
+  const all: Record<string, TemplateFunc> = { ...BUILTINS, ...funcs };
+  return {
+    execute(dot: unknown): string {
+      return render(nodes, dot, all, name, 0);
+    },
+  };
+}
+
+function lex(src: string, name: string): Tok[] {
+  const out: Tok[] = [];
+  let i = 0;
+  let trimNext = false;
+  const position = (at: number) => {
+    const before = src.slice(0, at);
+    const line = before.split('\n').length;
+    return { line, col: at - before.lastIndexOf('\n') };
+  };
+  while (i <= src.length) {
+    const open = src.indexOf('{{', i);
+    let text = src.slice(i, open < 0 ? src.length : open);
+    if (trimNext) text = text.replace(/^\s+/, '');
+    trimNext = false;
+    if (open < 0) {
+      out.push({ text });
+      break;
+    }
+    let body = open + 2;
+    if (/^- /.test(src.slice(body, body + 2)) || /^-\s/.test(src.slice(body, body + 2))) {
+      text = text.replace(/\s+$/, '');
+      body += 1;
+    }
+    out.push({ text });
+    const close = src.indexOf('}}', body);
+    if (close < 0) {
+      const p = position(open);
+      throw new GoTemplateError(`template: ${name}:${p.line}: unclosed action`);
+    }
+    let inner = src.slice(body, close);
+    if (/\s-$/.test(inner)) {
+      inner = inner.slice(0, -1);
+      trimNext = true;
+    }
+    inner = inner.trim();
+    const p = position(open);
+    if (!(inner.startsWith('/*') && inner.endsWith('*/'))) out.push({ action: inner, line: p.line, col: p.col });
+    i = close + 2;
+  }
+  return out;
+}
+
+const isMap = (v: unknown): v is Map<string, unknown> => v instanceof Map;
+
+function truthy(v: unknown): boolean {
+  if (v === undefined || v === null || v === false || v === 0 || v === '') return false;
+  if (Array.isArray(v)) return v.length > 0;
+  if (isMap(v)) return v.size > 0;
+  return true;
+}
+
+/** How Go prints a value: nil as <no value>, maps as map[k:v] (keys sorted), slices as [a b]. */
+export function goPrint(v: unknown): string {
+  if (v === undefined || v === null) return '<no value>';
+  if (Array.isArray(v)) return `[${v.map(goPrint).join(' ')}]`;
+  if (isMap(v))
+    return `map[${[...v.keys()]
+      .sort()
+      .map((key) => `${key}:${goPrint(v.get(key))}`)
+      .join(' ')}]`;
+  if (typeof v === 'object')
+    return `{${Object.values(v as object)
+      .map(goPrint)
+      .join(' ')}}`;
+  return String(v);
+}
+
+function goLen(v: unknown): number {
+  if (typeof v === 'string' || Array.isArray(v)) return v.length;
+  if (isMap(v)) return v.size;
+  throw new Error(`len of type ${typeof v}`);
+}
+
+function sprintf(format: string, args: unknown[]): string {
+  let n = 0;
+  return format.replace(/%([-+ #0]*)(\d*)(?:\.(\d+))?([svdqtx%])/g, (_m, _flags: string, width: string, _prec: string, c: string) => {
+    if (c === '%') return '%';
+    if (n >= args.length) return `%!${c}(MISSING)`;
+    const a = args[n++];
+    let s =
+      c === 'q'
+        ? JSON.stringify(String(a))
+        : c === 'x'
+          ? typeof a === 'number'
+            ? a.toString(16)
+            : Buffer.from(String(a)).toString('hex')
+          : goPrint(a);
+    if (width) s = s.padStart(Number(width));
+    return s;
+  });
+}
+
+const BUILTINS: Record<string, TemplateFunc> = {
+  and: (...a) => a.find((x) => !truthy(x)) ?? a[a.length - 1],
+  or: (...a) => a.find(truthy) ?? a[a.length - 1],
+  not: (a) => !truthy(a),
+  len: (a) => goLen(a),
+  index: (v, ...keys) => {
+    let cur = v;
+    for (const key of keys) {
+      if (isMap(cur)) cur = cur.get(String(key));
+      else if (Array.isArray(cur) || typeof cur === 'string') {
+        const i = Number(key);
+        if (!(i >= 0 && i < cur.length)) throw new Error(`error calling index: index out of range: ${i}`);
+        cur = cur[i];
+      } else throw new Error(`error calling index: can't index item of type ${typeof cur}`);
+    }
+    return cur;
+  },
+  print: (...a) => a.map(goPrint).join(''),
+  println: (...a) => `${a.map(goPrint).join(' ')}\n`,
+  printf: (f, ...a) => sprintf(String(f), a),
+  eq: (a, ...b) => b.some((x) => x === a),
+  ne: (a, b) => a !== b,
+};
+
+/**
+ * Splits a pipeline into commands, each into words: quoted strings and parenthesised groups (to
+ * MAX_DEPTH levels) stay whole. Throws on unbalanced parentheses or quotes.
+ */
+function commands(pipe: string, fail: (msg: string) => Error): string[][] {
+  const out: string[][] = [[]];
+  let i = 0;
+  const quoted = (q: string): number => {
+    let j = i + 1;
+    while (j < pipe.length && pipe[j] !== q) j += q === '"' && pipe[j] === '\\' ? 2 : 1;
+    if (j >= pipe.length) throw fail('unterminated quoted string');
+    return j + 1;
+  };
+  while (i < pipe.length) {
+    const c = pipe[i]!;
+    if (/\s/.test(c)) i++;
+    else if (c === '|') {
+      out.push([]);
+      i++;
+    } else {
+      const start = i;
+      if (c === '"' || c === '`') i = quoted(c);
+      else if (c === '(') {
+        let depth = 0;
+        do {
+          const d = pipe[i];
+          if (d === undefined) throw fail('unclosed left paren');
+          if (d === '"' || d === '`') {
+            i = quoted(d);
+            continue;
+          }
+          if (d === '(' && ++depth > MAX_DEPTH) throw fail(`nesting deeper than ${MAX_DEPTH}`);
+          if (d === ')') depth--;
+          i++;
+        } while (depth > 0);
+      } else if (c === ')') throw fail('unexpected right paren');
+      else while (i < pipe.length && !/[\s|()"`]/.test(pipe[i]!)) i++;
+      out[out.length - 1]!.push(pipe.slice(start, i));
+    }
+  }
+  return out;
+}
+
+function render(nodes: Node[], dot: unknown, funcs: Record<string, TemplateFunc>, name: string, depth: number): string {
+  let out = '';
+  for (const n of nodes) {
+    if (n.t === 'text') {
+      out += n.s;
+      continue;
+    }
+    const value = evaluate(n.pipe, dot, funcs, name, n.at, depth);
+    if (n.t === 'act') out += goPrint(value);
+    else if (n.t === 'if') out += render(truthy(value) ? n.yes : n.no, dot, funcs, name, depth + 1);
+    else if (n.t === 'with')
+      out += truthy(value) ? render(n.yes, value, funcs, name, depth + 1) : render(n.no, dot, funcs, name, depth + 1);
+    else if (n.t === 'range') {
+      const items = Array.isArray(value)
+        ? value
+        : isMap(value)
+          ? [...value.keys()].sort().map((key) => value.get(key))
+          : value === undefined || value === null
+            ? []
+            : undefined;
+      if (!items) throw new GoTemplateError(`template: ${name}:${n.at}: range can't iterate over ${goPrint(value)}`);
+      if (!items.length) out += render(n.no, dot, funcs, name, depth + 1);
+      for (const item of items) out += render(n.body, item, funcs, name, depth + 1);
+    }
+  }
+  return out;
+}
+
+function evaluate(pipe: string, dot: unknown, funcs: Record<string, TemplateFunc>, name: string, at: string, depth: number): unknown {
+  const fail = (msg: string) => new GoTemplateError(`template: ${name}:${at}: executing "${name}" at <${pipe}>: ${msg}`);
+  if (depth > MAX_DEPTH) throw fail(`nesting deeper than ${MAX_DEPTH}`);
+  const field = (base: unknown, path: string): unknown => {
+    let v = base;
+    for (const part of path.split('.').filter(Boolean)) {
+      if (isMap(v)) {
+        if (!v.has(part)) throw fail(`map has no entry for key "${part}"`);
+        v = v.get(part);
+      } else if (v !== null && typeof v === 'object' && !Array.isArray(v) && part in v) v = (v as Record<string, unknown>)[part];
+      else if (v === undefined || v === null) throw fail(`nil pointer evaluating .${part}`);
+      else throw fail(`can't evaluate field ${part}`);
+    }
+    return v;
+  };
+  const arg = (w: string): unknown => {
+    if (w.startsWith('"')) {
+      try {
+        return JSON.parse(w) as string;
+      } catch {
+        throw fail(`malformed string ${w}`);
+      }
+    }
+    if (w.startsWith('`')) return w.slice(1, -1);
+    if (w.startsWith('(')) return evaluate(w.slice(1, -1), dot, funcs, name, at, depth + 1);
+    if (w === '.') return dot;
+    if (w.startsWith('.')) return field(dot, w);
+    if (/^-?\d+(\.\d+)?$/.test(w)) return Number(w);
+    if (w === 'true' || w === 'false') return w === 'true';
+    if (w === 'nil') return null;
+    return call(w, []);
+  };
+  const call = (fn: string, args: unknown[]): unknown => {
+    const f = Object.hasOwn(funcs, fn) ? funcs[fn] : undefined;
+    if (!f) throw new GoTemplateError(`template: ${name}:${at}: function "${fn}" not defined`);
+    try {
+      return f(...args);
+    } catch (err) {
+      if (err instanceof GoTemplateError) throw err;
+      throw fail(`error calling ${fn}: ${(err as Error).message}`);
+    }
+  };
+  let result: unknown;
+  let first = true;
+  for (const cmd of commands(pipe, fail)) {
+    if (!cmd.length) throw fail('missing value for command');
+    const [head, ...rest] = cmd as [string, ...string[]];
+    const piped = first ? [] : [result];
+    const isFunc = /^[A-Za-z_]\w*$/.test(head) && !['true', 'false', 'nil'].includes(head);
+    if (isFunc) result = call(head, [...rest.map(arg), ...piped]);
+    else {
+      if (rest.length || piped.length) throw fail(`can't give argument to non-function ${head}`);
+      result = arg(head);
+    }
+    first = false;
+  }
+  return result;
+}
