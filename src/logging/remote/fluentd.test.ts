@@ -12,7 +12,7 @@ import { Readable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import { collect, tempDirs, text, waitFor } from '../driver-suite.ts';
 import { createLogDriver, validateLogOptions } from '../index.ts';
-import { decodeMsgpack, MsgpackShortRead, type MsgpackValue } from './msgpack.ts';
+import { decodeMsgpack, MsgpackShortRead, MsgpackWriter, type MsgpackValue } from './msgpack.ts';
 
 const ID = 'abcdef0123456789abcdef0123456789abcdef0123456789abcdef0123456789';
 const ATTRS = { name: 'fl1', image: 'busybox', imageId: 'sha256:0123', 'label:team': 'core', 'env:STAGE': 'prod' };
@@ -229,6 +229,62 @@ describe('fluentd log driver', () => {
     );
     await driver.close();
     await waitFor(() => handshakes > 0);
+  });
+
+  it('fluentd-request-ack: each message carries a chunk id; what was not acknowledged is sent again after a reconnection', async () => {
+    const logs: string[] = [];
+    let conns = 0;
+    const server = createServer((s) => {
+      const first = conns++ === 0;
+      let buf = Buffer.alloc(0);
+      let seen = 0;
+      s.on('data', (d) => {
+        buf = Buffer.concat([buf, d]);
+        for (;;) {
+          let v: MsgpackValue;
+          let off: number;
+          try {
+            [v, off] = decodeMsgpack(buf);
+          } catch (err) {
+            if (err instanceof MsgpackShortRead) break;
+            throw err;
+          }
+          buf = buf.subarray(off);
+          const [, , record, option] = v as MsgpackValue[];
+          const chunk = (option as Record<string, string>)['chunk']!;
+          assert.match(chunk, /^[A-Za-z0-9+/=]{24}$/);
+          logs.push((record as Record<string, string>)['log']!);
+          seen++;
+          // the first connection acknowledges 50 messages, then dies with the rest unacknowledged
+          if (!first || seen <= 50) s.write(new MsgpackWriter().mapHeader(1).string('ack').string(chunk).toBuffer());
+          if (first && seen === 120) return void s.destroy();
+        }
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    after(() => server.close());
+    const port = (server.address() as AddressInfo).port;
+    const driver = createLogDriver('fluentd', {
+      containerId: ID,
+      dir: await newDir(),
+      options: {
+        'fluentd-address': `127.0.0.1:${port}`,
+        'fluentd-request-ack': 'true',
+        'fluentd-retry-wait': '50ms',
+        'cache-disabled': 'true',
+      },
+      attrs: ATTRS,
+    });
+    await driver.start!();
+    const { input } = driver.open!({ stdout: true, stderr: false });
+    for (let i = 0; i < 200; i++) input.write('stdout', Buffer.from(`ack ${i}\n`));
+    await waitFor(() => conns === 2 && new Set(logs).size === 200, 20_000);
+    input.end('stdout');
+    await driver.close();
+    const count = (l: string) => logs.filter((x) => x === l).length;
+    assert.equal(count('ack 0'), 1, 'an acknowledged message is not sent again');
+    assert.equal(count('ack 49'), 1);
+    assert.ok(count('ack 60') >= 2, 'a message received but not acknowledged is sent again');
   });
 
   it('fluentd-async with a small fluentd-buffer-limit: what exceeds it is dropped, the rest arrives', async () => {

@@ -2,18 +2,51 @@
 // [tag, time, record, options] fluent-logger-golang writes (time in whole seconds, or an EventTime
 // with fluentd-sub-second-precision), the record dockerd builds: container_id, container_name (with
 // its leading slash), source, log, the extra attributes, and partial_* fields for pieces of long
-// lines. Over TCP (default 127.0.0.1:24224), TLS (tls://) or a unix socket. Without fluentd-async the receiver
-// must be there at start (dockerd dials in the driver's constructor); with it, messages wait in a
-// buffer of fluentd-buffer-limit messages until the receiver comes, retried every
-// fluentd-retry-wait (doubling up to a minute), dropped after fluentd-max-retries failed attempts.
+// lines. Over TCP (default 127.0.0.1:24224), TLS (tls://) or a unix socket. Without fluentd-async
+// the receiver must be there at start (dockerd dials in the driver's constructor); with it,
+// messages wait in a buffer of fluentd-buffer-limit messages until the receiver comes, retried
+// every fluentd-retry-wait (doubling up to a minute), dropped after fluentd-max-retries failed
+// attempts. fluentd-request-ack sends a chunk id in the options and resends, on the next
+// connection, what the receiver did not acknowledge. fluentd-write-timeout, fluentd-read-timeout
+// and fluentd-async-reconnect-interval are checked but not applied.
 
+import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { extraAttrs, logTag } from './attrs.ts';
 import { RemoteLogDriver, type RemoteFactoryOptions, type RemoteRecord } from './driver.ts';
-import { MsgpackWriter } from './msgpack.ts';
+import { decodeMsgpack, MsgpackShortRead, MsgpackWriter, type MsgpackValue } from './msgpack.ts';
 import { StreamTransport } from './transport.ts';
 import { fluentdConfig } from './validate.ts';
+
+/** Bytes of unacknowledged messages kept for resending (fluentd-request-ack). */
+const UNACKED_LIMIT = 8 << 20;
+
+/** Reads the receiver's ack maps ({"ack": id}) off the connection. */
+class AckReader {
+  private buf: Buffer = Buffer.alloc(0);
+  constructor(private readonly onAck: (id: string) => void) {}
+  push(d: Buffer): void {
+    this.buf = this.buf.length ? Buffer.concat([this.buf, d]) : d;
+    for (;;) {
+      let v: MsgpackValue;
+      let off: number;
+      try {
+        [v, off] = decodeMsgpack(this.buf);
+      } catch (err) {
+        if (!(err instanceof MsgpackShortRead)) this.buf = Buffer.alloc(0); // not msgpack: nothing to keep
+        return;
+      }
+      this.buf = this.buf.subarray(off);
+      const isMap = v !== null && typeof v === 'object' && !Buffer.isBuffer(v) && !Array.isArray(v);
+      const ack = isMap ? (v as Record<string, MsgpackValue>)['ack'] : undefined;
+      if (typeof ack === 'string') this.onAck(ack);
+    }
+  }
+  reset(): void {
+    this.buf = Buffer.alloc(0);
+  }
+}
 
 /** fluent-logger-golang's longest wait between retries. */
 const MAX_RETRY_WAIT_MS = 60_000;
@@ -21,6 +54,7 @@ const MAX_RETRY_WAIT_MS = 60_000;
 export function fluentdMessage(
   rec: RemoteRecord,
   o: { tag: string; id: string; name: string; extra: [string, string][]; subSecond: boolean },
+  chunk?: string,
 ): Buffer {
   const w = new MsgpackWriter();
   w.arrayHeader(4).string(o.tag);
@@ -48,7 +82,8 @@ export function fluentdMessage(
     );
   w.mapHeader(fields.length);
   for (const [k, v] of fields) w.string(k)[typeof v === 'string' ? 'string' : 'bytesAsString'](v as string & Buffer);
-  return w.mapHeader(0).toBuffer();
+  if (chunk === undefined) return w.mapHeader(0).toBuffer();
+  return w.mapHeader(1).string('chunk').string(chunk).toBuffer();
 }
 
 export function createFluentdDriver(o: RemoteFactoryOptions): RemoteLogDriver {
@@ -62,6 +97,14 @@ export function createFluentdDriver(o: RemoteFactoryOptions): RemoteLogDriver {
     subSecond: cfg.subSecond,
   };
   const tls = cfg.tls ? (isIP(cfg.host) ? {} : { servername: cfg.host }) : undefined;
+  // fluentd-request-ack: each message carries a chunk id and is kept until the receiver answers
+  // {"ack": id}; what a lost connection left unacknowledged is sent again first on the next one.
+  const unacked = new Map<string, Buffer>();
+  let unackedBytes = 0;
+  const acks = new AckReader((id) => {
+    const m = unacked.get(id);
+    if (m) (unacked.delete(id), (unackedBytes -= m.length));
+  });
   const transport = new StreamTransport(cfg.path ? { path: cfg.path } : { host: cfg.host, port: cfg.port, tls }, {
     bufferLimit: cfg.async ? 256 << 20 : 8 << 20,
     maxPendingRecords: cfg.async ? cfg.bufferLimit : undefined,
@@ -71,11 +114,26 @@ export function createFluentdDriver(o: RemoteFactoryOptions): RemoteLogDriver {
     failStart: !cfg.async,
     dialTimeoutMs: 3000, // fluent-logger-golang's dial timeout
     onError: (err) => debug(`fluentd: ${err.message}`),
+    onData: cfg.requestAck ? (d) => acks.push(d) : undefined,
+    resend: cfg.requestAck ? () => (acks.reset(), [...unacked.values()]) : undefined,
   });
   const where = cfg.path ? `unix ${cfg.path}` : `${cfg.tls ? 'tls' : 'tcp'} ${cfg.host}:${cfg.port}`;
   return new RemoteLogDriver({
     name: 'fluentd',
-    encode: (rec) => [fluentdMessage(rec, fmt)],
+    encode: (rec) => {
+      if (!cfg.requestAck) return [fluentdMessage(rec, fmt)];
+      const id = randomBytes(16).toString('base64');
+      const msg = fluentdMessage(rec, fmt, id);
+      unacked.set(id, msg);
+      unackedBytes += msg.length;
+      // a receiver that never answers: the oldest are given up rather than kept without bound
+      for (const [old, m] of unacked) {
+        if (unackedBytes <= UNACKED_LIMIT) break;
+        unacked.delete(old);
+        unackedBytes -= m.length;
+      }
+      return [msg];
+    },
     transportHolds: !cfg.async,
     transport,
     options: o.options,

@@ -132,6 +132,10 @@ export interface StreamOptions {
   dialTimeoutMs?: number;
   /** Called with every connection error (debug logging). */
   onError?: (err: Error) => void;
+  /** What the receiver sends back (fluentd's acks); ignored when absent. */
+  onData?: (data: Buffer) => void;
+  /** Frames to send first on every new connection (fluentd's unacknowledged messages). */
+  resend?: () => Buffer[];
 }
 
 /** TCP or unix stream: frames written in order; reconnects after a failure, queueing meanwhile. */
@@ -197,7 +201,8 @@ export class StreamTransport extends QueueBase implements Transport {
     this.sock = sock;
     this.delay = this.opts.retryDelayMs;
     sock.setNoDelay(true);
-    sock.on('data', () => {}); // a receiver's acks or greetings are not ours to read
+    const onData = this.opts.onData;
+    sock.on('data', (d: Buffer) => onData?.(d)); // read, so that a chatty receiver never stalls
     sock.on('drain', () => this.recount());
     sock.on('error', (err) => this.opts.onError?.(err));
     sock.on('close', () => {
@@ -206,6 +211,8 @@ export class StreamTransport extends QueueBase implements Transport {
       this.recount();
       if (!this.closed) this.schedule();
     });
+    const again = this.opts.resend?.() ?? [];
+    if (again.length > 0) sock.write(Buffer.concat(again));
     if (this.pending.length > 0) {
       const data = Buffer.concat(this.pending.splice(0));
       this.pendingBytes = 0;

@@ -179,6 +179,7 @@ export interface FluentdConfig {
   maxRetries: number;
   async: boolean;
   subSecond: boolean;
+  requestAck: boolean;
 }
 
 const goBool = (key: string, text: string | undefined): boolean => {
@@ -257,7 +258,7 @@ export function fluentdConfig(cfg: Record<string, string>): FluentdConfig {
       throw invalidParameter(`invalid value for ${name}: value (${JSON.stringify(interval)}) must be between 100ms and 10s`);
   }
   const subSecond = goBool('fluentd-sub-second-precision', cfg['fluentd-sub-second-precision']);
-  goBool('fluentd-request-ack', cfg['fluentd-request-ack']);
+  const requestAck = goBool('fluentd-request-ack', cfg['fluentd-request-ack']);
   for (const key of ['fluentd-write-timeout', 'fluentd-read-timeout']) {
     const t = cfg[key];
     if (!t) continue;
@@ -266,5 +267,5 @@ export function fluentdConfig(cfg: Record<string, string>): FluentdConfig {
       throw invalidParameter(`invalid value for ${key}: value must be a duration: time: invalid duration ${JSON.stringify(t)}`);
     if (ms < 0) throw invalidParameter(`invalid value for ${key}: value must be a duration that is non-negative`);
   }
-  return { host, port, path, tls, bufferLimit, retryWaitMs, maxRetries, async, subSecond };
+  return { host, port, path, tls, bufferLimit, retryWaitMs, maxRetries, async, subSecond, requestAck };
 }
