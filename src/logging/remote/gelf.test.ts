@@ -221,6 +221,50 @@ describe('gelf log driver', () => {
     await dead.close();
   });
 
+  it('TCP: a receiver that restarts gets the lines written while it was away (reconnection)', async () => {
+    const got: Buffer[] = [];
+    const conns: import('node:net').Socket[] = [];
+    const listen = async (port = 0) => {
+      const srv = createServer((c) => (conns.push(c), c.on('data', (d) => got.push(d))));
+      await new Promise<void>((r) => srv.listen(port, '127.0.0.1', r));
+      return srv;
+    };
+    const first = await listen();
+    const port = (first.address() as AddressInfo).port;
+    const driver = createLogDriver('gelf', {
+      containerId: ID,
+      dir: await newDir(),
+      options: {
+        'gelf-address': `tcp://127.0.0.1:${port}`,
+        'gelf-tcp-reconnect-delay': '0',
+        'gelf-tcp-max-reconnect': '100',
+        'cache-disabled': 'true',
+      },
+      attrs: ATTRS,
+    });
+    await driver.start!();
+    const { input, done } = driver.open!({ stdout: true, stderr: false });
+    input.write('stdout', Buffer.from('before\n'));
+    const messages = () =>
+      Buffer.concat(got)
+        .toString()
+        .split('\0')
+        .filter(Boolean)
+        .map((j) => (JSON.parse(j) as Record<string, string>)['short_message']);
+    await waitFor(() => messages().includes('before'));
+    for (const c of conns) c.destroy();
+    await new Promise((r) => first.close(r));
+    await waitFor(() => (driver as unknown as { transport: { queued: number; sock?: unknown } }).transport.sock === undefined);
+    input.write('stdout', Buffer.from('while away\n'));
+    const second = await listen(port);
+    after(() => (conns.forEach((c) => c.destroy()), second.close()));
+    await waitFor(() => messages().includes('while away'));
+    input.end('stdout');
+    await done;
+    await driver.close();
+    assert.deepEqual(messages(), ['before', 'while away']);
+  });
+
   it('mode=non-blocking never holds the writer: a slow receiver makes drops, not waits', async () => {
     // A TCP receiver that never reads: the kernel buffers fill, then our queue.
     const conns: import('node:net').Socket[] = [];

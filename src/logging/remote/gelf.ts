@@ -99,8 +99,11 @@ export function createGelfDriver(o: RemoteFactoryOptions): RemoteLogDriver {
       { host: address.host, port: Number(address.port) },
       {
         bufferLimit: 4 << 20, // above the driver's pause mark: blocking mode holds the container before anything drops
+        // go-gelf: up to gelf-tcp-max-reconnect attempts, gelf-tcp-reconnect-delay seconds apart,
+        // then what waits is given up (later messages try again)
         retryDelayMs: Math.max(delay * 1000, 10),
-        maxDelayMs: Math.max(delay * 1000 * 2 ** Math.min(retries, 10), 1000),
+        maxDelayMs: Math.max(delay * 1000, 10),
+        maxRetries: retries,
         failStart: true, // dockerd: "gelf: cannot connect to GELF endpoint"
         dialTimeoutMs: 10_000,
         onError: (err) => debug(`gelf: ${err.message}`),
