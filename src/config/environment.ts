@@ -36,6 +36,11 @@ export const ENVIRONMENT = [
     help: 'Set when the root file system is a ramdisk: containers start without pivot_root',
   },
   { name: 'ENGINE_CERTS_D', values: 'a directory', help: 'Where per-registry TLS certificates are looked up (default <config>/certs.d)' },
+  {
+    name: 'ENGINE_TEST_JOURNAL_SOCKET',
+    values: 'a socket path',
+    help: "Tests only: where the journald log driver sends (instead of systemd-journald's socket)",
+  },
   { name: 'ENGINE_TEST_CERT_RENEW_MS', values: 'milliseconds', help: 'Tests only: how often a cluster node renews its certificate' },
 ] as const satisfies readonly EnvironmentSpec[];
 
