@@ -2,6 +2,8 @@
 // (newline included); a line reaching 16 KiB without a newline is emitted in 16 KiB partial pieces
 // that share the first piece's timestamp; an unterminated tail at end of stream is a partial entry.
 
+import { randomBytes } from 'node:crypto';
+
 /** dockerd's copier buffer size: the longest entry. */
 export const MAX_ENTRY = 16 * 1024;
 
@@ -72,5 +74,48 @@ export class LineFramer {
     }
     if (off > 0) p = Buffer.from(p.subarray(off));
     this.pending = p.length > 0 ? p : null;
+  }
+}
+
+/** dockerd's partial-message metadata: the pieces of one long line share an ID and count up. */
+export interface PartialMeta {
+  id: string;
+  ordinal: number;
+  last: boolean;
+}
+
+/**
+ * Entries as dockerd's copier hands them to a driver that sends them away (log plugins, remote
+ * drivers): each line without its newline, a line longer than MAX_ENTRY in pieces carrying
+ * PartialMeta. The pieces' state lasts across batches, so one instance serves a driver.
+ */
+export class EntrySplitter {
+  private readonly partials: ({ id: string; ordinal: number } | undefined)[] = [undefined, undefined];
+
+  encoder(emit: (sid: StreamId, line: Buffer, ts: bigint, partial: boolean, meta?: PartialMeta) => void): RecordEncoder {
+    const entry = (sid: StreamId, line: Buffer, ts: bigint, partial: boolean, last: boolean): void => {
+      let p = this.partials[sid];
+      if (partial && !p) p = this.partials[sid] = { id: randomBytes(16).toString('hex'), ordinal: 1 };
+      if (!p) return emit(sid, line, ts, partial);
+      if (last) this.partials[sid] = undefined;
+      emit(sid, line, ts, partial, { id: p.id, ordinal: p.ordinal++, last });
+    };
+    return {
+      lines: (sid, buf, start, end, ts) => {
+        while (start < end) {
+          const nl = buf.indexOf(10, start);
+          let from = start;
+          while (nl - from >= MAX_ENTRY) {
+            entry(sid, buf.subarray(from, from + MAX_ENTRY), ts, true, false);
+            from += MAX_ENTRY;
+          }
+          entry(sid, buf.subarray(from, nl), ts, false, true);
+          start = nl + 1;
+        }
+      },
+      // A piece of a long line, or an unterminated last line at the end of the stream (the last
+      // piece of its message, still partial: no newline follows it).
+      partial: (sid, buf, start, end, ts) => entry(sid, buf.subarray(start, end), ts, true, end - start < MAX_ENTRY),
+    };
   }
 }

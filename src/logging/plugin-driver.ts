@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { internal, notImplemented } from '../errors.ts';
 import { runCommand } from '../util/helper-shell.ts';
 import { formatTimeNano, nowNano, ZERO_TIME } from '../util/time.ts';
-import { LineFramer, MAX_ENTRY, type RecordEncoder, type StreamId } from './framer.ts';
+import { EntrySplitter, LineFramer, type RecordEncoder, type StreamId } from './framer.ts';
 import { encodeLogEntry, LogEntryDecoder, type LogEntry } from './log-entry.ts';
 import { READ_NOT_SUPPORTED } from './none.ts';
 import type { LogDriver, LogMessage, LogReadOptions, LogStreams } from './types.ts';
@@ -60,7 +60,7 @@ export class PluginLogDriver implements LogDriver {
   private readonly followers = new Set<AbortController>();
   private closing?: Promise<void>;
   /** The partial line in progress per stream: its id and the next piece's ordinal. */
-  private readonly partials: ({ id: string; ordinal: number } | undefined)[] = [undefined, undefined];
+  private readonly splitter = new EntrySplitter();
 
   readonly name: string;
   private readonly plugin: LogPluginTransport;
@@ -157,33 +157,11 @@ export class PluginLogDriver implements LogDriver {
 
   /** Entries as dockerd's copier makes them: lines without their newline, long ones in pieces. */
   private encoder(out: Buffer[]): RecordEncoder {
-    const entry = (sid: StreamId, line: Buffer, ts: bigint, partial: boolean, last: boolean): void => {
+    return this.splitter.encoder((sid, line, ts, partial, meta) => {
       const e: LogEntry = { source: SOURCES[sid], timeNano: ts, line, partial };
-      let p = this.partials[sid];
-      if (partial && !p) p = this.partials[sid] = { id: randomBytes(16).toString('hex'), ordinal: 1 };
-      if (p) {
-        e.partialMetadata = { id: p.id, ordinal: p.ordinal++, last };
-        if (last) this.partials[sid] = undefined;
-      }
+      if (meta) e.partialMetadata = meta;
       out.push(encodeLogEntry(e));
-    };
-    return {
-      lines: (sid, buf, start, end, ts) => {
-        while (start < end) {
-          const nl = buf.indexOf(10, start);
-          let from = start;
-          while (nl - from >= MAX_ENTRY) {
-            entry(sid, buf.subarray(from, from + MAX_ENTRY), ts, true, false);
-            from += MAX_ENTRY;
-          }
-          entry(sid, buf.subarray(from, nl), ts, false, true);
-          start = nl + 1;
-        }
-      },
-      // A piece of a long line, or an unterminated last line at the end of the stream (the last
-      // piece of its message, still partial: no newline follows it).
-      partial: (sid, buf, start, end, ts) => entry(sid, buf.subarray(start, end), ts, true, end - start < MAX_ENTRY),
-    };
+    });
   }
 
   private async write(out: Buffer[]): Promise<void> {

@@ -2,7 +2,7 @@
 // match of containerd's platforms.Only (aliases, arm variants, arm on arm64).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkImagePlatform, decodePlatform, parsePlatformSpecifier, platformMatches } from './image-platform.ts';
+import { checkImagePlatform, decodePlatform, platformMatches } from './image-platform.ts';
 
 test('decode: JSON with os and architecture; optional fields alone are refused', () => {
   assert.deepEqual(decodePlatform('{"os":"linux","architecture":"arm","variant":"v7"}'), {
@@ -25,14 +25,6 @@ test('match: aliases, arm variants up to the one asked for, arm on arm64, never 
   assert.equal(platformMatches(p('linux', 'arm64'), p('linux', 'arm', 'v7')), true);
   assert.equal(platformMatches(p('linux', 'amd64'), p('linux', 'arm64')), false);
   assert.equal(platformMatches(p('windows', 'amd64'), p('linux', 'amd64')), false);
-});
-
-test('specifiers as containerd parses them: os/arch[/variant], an OS or an architecture alone', () => {
-  assert.deepEqual(parsePlatformSpecifier('linux/arm/v7'), { os: 'linux', architecture: 'arm', variant: 'v7' });
-  assert.deepEqual(parsePlatformSpecifier('arm64'), { os: 'linux', architecture: 'arm64' });
-  assert.equal(parsePlatformSpecifier('linux').os, 'linux');
-  assert.throws(() => parsePlatformSpecifier('linux/amd64/v2/x'), /cannot parse platform specifier/);
-  assert.throws(() => parsePlatformSpecifier('plan10/amd64'), /unknown operating system or architecture/);
 });
 
 test('an image that names no platform is not refused', () => {

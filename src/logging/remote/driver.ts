@@ -6,12 +6,11 @@
 // and counted. As dockerd's dual logging, a local-format cache beside the container serves
 // `docker logs` unless cache-disabled=true.
 
-import { randomBytes } from 'node:crypto';
 import { internal, notImplemented } from '../../errors.ts';
 import { nowNano } from '../../util/time.ts';
 import { FileLogDriver } from '../file-driver.ts';
 import { localCodec } from '../format-local.ts';
-import { LineFramer, MAX_ENTRY, type RecordEncoder, type StreamId } from '../framer.ts';
+import { EntrySplitter, LineFramer, type RecordEncoder, type StreamId } from '../framer.ts';
 import { READ_NOT_SUPPORTED } from '../none.ts';
 import { cacheEnabled, cacheOptions, fileLogConfig, parseSize } from '../options.ts';
 import type {
@@ -79,7 +78,7 @@ export class RemoteLogDriver implements LogDriver {
   private readonly attaching = new Set<Promise<void>>();
   private readonly enders = new Set<() => void>();
   private readonly active = new Set<NodeJS.ReadableStream>();
-  private readonly partials: ({ id: string; ordinal: number } | undefined)[] = [undefined, undefined];
+  private readonly splitter = new EntrySplitter();
   private started?: Promise<void>;
   private closing?: Promise<void>;
   private lastDropLog = 0;
@@ -161,31 +160,11 @@ export class RemoteLogDriver implements LogDriver {
 
   /** Records from the framer's output: one per line, 16 KiB pieces of longer lines as partials. */
   private recordEncoder(): RecordEncoder {
-    const entry = (sid: StreamId, line: Buffer, ts: bigint, partial: boolean, last: boolean): void => {
+    return this.splitter.encoder((sid, line, ts, _partial, meta) => {
       const rec: RemoteRecord = { stream: SOURCES[sid]!, line, timeNano: ts };
-      let p = this.partials[sid];
-      if (partial && !p) p = this.partials[sid] = { id: randomBytes(16).toString('hex'), ordinal: 1 };
-      if (p) {
-        rec.partial = { id: p.id, ordinal: p.ordinal++, last };
-        if (last) this.partials[sid] = undefined;
-      }
+      if (meta) rec.partial = meta;
       this.submit(rec);
-    };
-    return {
-      lines: (sid, buf, start, end, ts) => {
-        while (start < end) {
-          const nl = buf.indexOf(10, start);
-          let from = start;
-          while (nl - from >= MAX_ENTRY) {
-            entry(sid, buf.subarray(from, from + MAX_ENTRY), ts, true, false);
-            from += MAX_ENTRY;
-          }
-          entry(sid, buf.subarray(from, nl), ts, false, true);
-          start = nl + 1;
-        }
-      },
-      partial: (sid, buf, start, end, ts) => entry(sid, buf.subarray(start, end), ts, true, end - start < MAX_ENTRY),
-    };
+    });
   }
 
   private submit(rec: RemoteRecord): void {
