@@ -5,7 +5,9 @@
 // them, writes the temporary blob file and, when asked, gunzips, hashes and extracts the layer
 // into a staging tree. So the layers of a pull download and unpack in parallel, off the main
 // thread. Idle workers
-// are kept for the next layer (a worker's start costs ~20 ms of CPU) and end after 30 s unused.
+// are kept for the next layer of the pull (a worker's start costs ~20 ms of CPU) and end after
+// IDLE_MS unused: an ended worker's isolate and its thread's malloc memory go back to the OS (a
+// heap trim is asked for), where a kept one held tens of MiB each for as long as it was kept.
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -16,11 +18,20 @@ import type { FromWorker, ToWorker } from './stage-worker.ts';
 import type { StageOutcome } from './stage-tail.ts';
 import { errorOf, type BlobFetch } from './worker-fetch.ts';
 import { internal } from '../../errors.ts';
+import { requestHeapTrim } from '../../util/heap-trim.ts';
 
 const BATCH = 1 << 20;
 /** Bytes handed to a worker and not yet written by it: the download waits beyond this. */
 const IN_FLIGHT = 16 << 20;
-const IDLE_MS = 30_000;
+/** Long enough for the next layer of the same pull, short enough that a pull's memory goes soon after it. */
+const IDLE_MS = 1_000;
+/**
+ * A worker's heap: its young generation (V8 sizes it for the main thread's, up to 3 × 8 MiB here)
+ * is mostly the socket reads' and file reads' small Buffer objects, dead at once; a small one is
+ * scavenged more often, each scavenge costing next to nothing on a heap this small, and frees their
+ * off-heap bytes sooner. The old generation holds the module code and little else.
+ */
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 3, maxOldGenerationSizeMb: 64 };
 
 const idle: Worker[] = [];
 const idleTimers = new Map<Worker, NodeJS.Timeout>();
@@ -34,7 +45,53 @@ function take(): Worker {
     return w;
   }
   // Beside this module: dist/src/… unbundled, dist/bundle/ in the bundle (scripts/bundle.mjs).
-  return new Worker(new URL('./stage-worker.js', import.meta.url));
+  const fresh = new Worker(new URL('./stage-worker.js', import.meta.url), { resourceLimits: WORKER_LIMITS });
+  live++;
+  fresh.once('exit', () => {
+    live--;
+    // Its pages are unmapped; what its thread freed in malloc's arenas needs a trim.
+    if (live === 0) requestHeapTrim();
+  });
+  return fresh;
+}
+
+/** Workers running or kept idle. */
+let live = 0;
+/** Workers handed out and not given back (or terminated) yet. */
+let busy = 0;
+/** Callers waiting for workers, first come first served. */
+const waiting: Array<{ n: number; grant: () => void }> = [];
+
+/**
+ * Each worker is an isolate with Node's environment (~13 MiB resident before any work): a pull of
+ * many layers used to start one or two per layer in flight (8 for 4 layers), ~25 MiB each with their
+ * buffers. So at most POOL_MAX work at once, whatever the downloads' concurrency: a layer's pair
+ * (fetching + unpacking) is granted together, so a waiting layer never holds one of them.
+ * ENGINE_PULL_WORKERS changes it (measured with bench/pull-memory.ts).
+ */
+const POOL_MAX = Math.max(2, Number(process.env.ENGINE_PULL_WORKERS) || 4);
+
+/** `n` workers (≤ POOL_MAX) once that many are free. */
+async function acquire(n: number): Promise<Worker[]> {
+  if (busy + n > POOL_MAX || waiting.length) await new Promise<void>((grant) => waiting.push({ n, grant }));
+  else busy += n;
+  return Array.from({ length: n }, take);
+}
+
+/** A worker handed out is back (idle or ended): the waiters that now fit go on, in order. */
+function release(): void {
+  busy--;
+  while (waiting[0] && busy + waiting[0].n <= POOL_MAX) {
+    const next = waiting.shift()!;
+    busy += next.n; // theirs from now: nobody overtakes them before they resume
+    next.grant();
+  }
+}
+
+/** A worker handed out, after a failure: ended, not kept. */
+function drop(w: Worker): void {
+  void w.terminate();
+  release();
 }
 
 function giveBack(w: Worker): void {
@@ -43,6 +100,7 @@ function giveBack(w: Worker): void {
   w.removeAllListeners('exit');
   w.unref();
   idle.push(w);
+  release();
   const t = setTimeout(() => {
     idleTimers.delete(w);
     const i = idle.indexOf(w);
@@ -68,7 +126,7 @@ async function throughWorker(
   source: AsyncIterable<Buffer>,
   stage: { root: string; mediaType: string } | null,
 ): Promise<Streamed> {
-  const w = take();
+  const [w] = (await acquire(1)) as [Worker];
   let inFlight = 0;
   let wake: (() => void) | null = null;
   let failed: Error | null = null;
@@ -131,7 +189,7 @@ async function throughWorker(
       send({ type: 'abort' }); // the worker removes its staging tree and answers 'done'
       await done.catch(() => undefined);
       giveBack(w);
-    } else void w.terminate();
+    } else drop(w);
     throw err;
   }
   try {
@@ -139,7 +197,7 @@ async function throughWorker(
     giveBack(w);
     return r;
   } catch (err) {
-    void w.terminate();
+    drop(w);
     throw err;
   }
 }
@@ -162,16 +220,17 @@ async function fetchInWorker(
   events: FetchEvents,
   signal: AbortSignal,
 ): Promise<Streamed | { status: number }> {
-  if (!stage) return fetchOnly(tmp, fetch, events, signal, null);
+  if (!stage) return fetchOnly((await acquire(1))[0]!, tmp, fetch, events, signal, null);
+  const [tail, fetcher] = (await acquire(2)) as [Worker, Worker];
   const { port1, port2 } = new MessageChannel();
-  const unpacked = tailIn(take(), tmp, port2, stage);
+  const unpacked = tailIn(tail, tmp, port2, stage);
   const dropStaged = async () => {
     const o = await unpacked; // aborted by the fetching worker (or its end), or complete
     if (o.staged) await rm(o.staged.dir, { recursive: true, force: true }).catch(() => undefined);
   };
   let r: Streamed | { status: number };
   try {
-    r = await fetchOnly(tmp, fetch, events, signal, port1);
+    r = await fetchOnly(fetcher, tmp, fetch, events, signal, port1);
   } catch (err) {
     await dropStaged();
     throw err;
@@ -198,7 +257,7 @@ function tailIn(w: Worker, tmp: string, port: MessagePort, stage: { root: string
       if (settled) return;
       settled = true;
       if (ok) giveBack(w);
-      else void w.terminate();
+      else drop(w);
       resolve(o);
     };
     w.on('message', (m: FromWorker) => {
@@ -214,13 +273,13 @@ function tailIn(w: Worker, tmp: string, port: MessagePort, stage: { root: string
 
 /** The fetching worker: the GET, the blob's digest and file; told to `tailPort` as the file is written when given. */
 function fetchOnly(
+  w: Worker,
   tmp: string,
   fetch: BlobFetch,
   events: FetchEvents,
   signal: AbortSignal,
   tailPort: MessagePort | null,
 ): Promise<Streamed | { status: number }> {
-  const w = take();
   return new Promise<Streamed | { status: number }>((resolve, reject) => {
     let settled = false;
     const onAbort = () => w.postMessage({ type: 'abort' } satisfies ToWorker);
@@ -228,7 +287,7 @@ function fetchOnly(
       settled = true;
       signal.removeEventListener('abort', onAbort);
       if (ok) giveBack(w);
-      else void w.terminate();
+      else drop(w);
     };
     w.on('message', (m: FromWorker) => {
       if (settled) return;
