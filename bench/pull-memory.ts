@@ -5,9 +5,10 @@
 // fixed delays after the last pull ends. With --busy N, N CPU burners spin during the pulls.
 // Per daemon: idle RSS before, peak RSS during the pulls, RSS right after and at each delay (daemon
 // alone and + containerd), threads, wall time per pull; medians over the rounds. --smaps prints
-// engined's mappings by kind (lib/proc.ts smapsGroups) right after and at the last delay.
+// engined's mappings by kind (lib/proc.ts smapsGroups) right after and at the last delay; --debug
+// runs engined with --debug and prints its heap-trim and pull-timeline lines.
 //   bin/node dist/bench/pull-memory.js [--rounds 2] [--pulls 3] [--after 0,1,5,15,60] [--busy N]
-//     [--layers 4 --layer-mib 50] [--smaps] [--dockerd] label=root[:K=V,K=V] …
+//     [--layers 4 --layer-mib 50] [--smaps] [--debug] [--dockerd] label=root[:K=V,K=V] …
 
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -33,6 +34,7 @@ let after = [0, 1, 5, 15, 60];
 let layers = 4;
 let layerMiB = 50;
 let smaps = false;
+let debug = false;
 const variants: Variant[] = [];
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i]!;
@@ -43,6 +45,7 @@ for (let i = 0; i < argv.length; i++) {
   else if (a === '--layers') layers = Number(argv[++i]);
   else if (a === '--layer-mib') layerMiB = Number(argv[++i]);
   else if (a === '--smaps') smaps = true;
+  else if (a === '--debug') debug = true;
   else if (a === '--dockerd') variants.push({ label: 'dockerd', root: null, env: {} });
   else {
     const [label, rest] = a.split(/=(.*)/s) as [string, string];
@@ -69,7 +72,7 @@ function status(pid: number | null, key: string): number {
 async function start(v: Variant): Promise<DaemonUnderTest & { containerdPid(): number | null }> {
   if (!v.root) return (await Dockerd.start()).daemon;
   const { Engined } = (await import(`${v.root}/dist/bench/targets/engined.js`)) as typeof import('./targets/engined.ts');
-  return (await Engined.start({ ...process.env, ...v.env })).daemon;
+  return (await Engined.start({ ...process.env, ...v.env }, debug ? ['--debug'] : undefined)).daemon;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -87,8 +90,10 @@ async function measure(v: Variant, img: Awaited<ReturnType<typeof startPullRegis
     let peak = 0;
     let peakBoth = 0;
     let peakThreads = 0;
+    let atPeak: Reading | null = null;
     const timer = setInterval(() => {
       const r = rssMiB(d.pid);
+      if (smaps && v.root && r > peak + 5) atPeak = smapsGroups(d.pid);
       peak = Math.max(peak, r);
       peakBoth = Math.max(peakBoth, r + rssMiB(ctr()));
       peakThreads = Math.max(peakThreads, status(d.pid, 'Threads'));
@@ -101,6 +106,13 @@ async function measure(v: Variant, img: Awaited<ReturnType<typeof startPullRegis
       clearInterval(timer);
       await b?.stop();
     }
+    if (atPeak)
+      console.error(
+        `${v.label} at the peak: ${Object.entries(atPeak as Reading)
+          .filter(([, x]) => x >= 1)
+          .map(([k, x]) => `${k} ${x.toFixed(0)}`)
+          .join(', ')}`,
+      );
     Object.assign(out, { peak, 'peak+ctrd': peakBoth, 'peak threads': peakThreads, 'pull ms': median(ms) });
     const t0 = performance.now();
     for (const s of after) {
@@ -118,6 +130,10 @@ async function measure(v: Variant, img: Awaited<ReturnType<typeof startPullRegis
         );
     }
     out.hwm = status(d.pid, 'VmHWM') / 1024;
+    const log = (d as { td?: { output: string } }).td?.output;
+    if (debug && log)
+      for (const l of log.split('\n').filter((x) => new RegExp(process.env.PM_LOG_GREP ?? 'heap trimmed|pull timeline').test(x)))
+        console.error(`${v.label}: ${l}`);
     return out;
   } finally {
     await d.stop();

@@ -89,14 +89,16 @@ async function discard(j: Job): Promise<void> {
 const GATHER = 1 << 20;
 
 /**
- * A young-generation collection after every SCAVENGE_EVERY bytes received. Each socket read is a
+ * A young-generation collection after every SCAVENGE_EVERY bytes received by this worker (all its
+ * downloads together). Each socket read is a
  * fresh 64 KiB off-heap allocation owned by a Buffer that dies at once, but its memory goes back
  * only when a collection finds it dead, and receiving makes so little garbage on the heap that
  * none comes for hundreds of MiB (external memory counts only against V8's global limit here:
  * bin/engined): measured, a 210 MB pull left ~100 MiB of socket reads per fetching worker in
  * malloc's arenas. A scavenge of this small heap costs well under a millisecond.
  */
-const SCAVENGE_EVERY = 4 << 20;
+const SCAVENGE_EVERY = Number(process.env.ENGINE_PULL_SCAVENGE_MB ?? 2) * 2 ** 20;
+let sinceGc = 0;
 let minorGc: (() => void) | null | undefined;
 function scavenge(): void {
   if (minorGc === undefined) {
@@ -116,7 +118,6 @@ async function download(j: Job, f: BlobFetch): Promise<void> {
   const pending: Buffer[] = [];
   let pendingBytes = 0;
   let reported = 0;
-  let sinceGc = 0;
   const flush = () => {
     for (let i = 0; i < pending.length;) {
       const batch = pending.slice(i, i + 512); // IOV_MAX is 1024
