@@ -19,6 +19,7 @@ import type { StageOutcome } from './stage-tail.ts';
 import { errorOf, type BlobFetch } from './worker-fetch.ts';
 import { internal } from '../../errors.ts';
 import { requestHeapTrim } from '../../util/heap-trim.ts';
+import { mallocTrim } from '../../util/malloc-trim.ts';
 
 const BATCH = 1 << 20;
 /** Bytes handed to a worker and not yet written by it: the download waits beyond this. */
@@ -90,6 +91,20 @@ function pick(avoid?: Slot): Slot {
   return (others.length ? others : slots).reduce((a, b) => (b.jobs.size < a.jobs.size ? b : a));
 }
 
+const TRIM_EVERY_MS = Number(process.env.ENGINE_PULL_TRIM_MS ?? 200);
+let lastTrim = 0;
+/**
+ * malloc_trim as a job ends (at most every TRIM_EVERY_MS): what a layer's work freed in malloc's
+ * arenas (V8's compiler zones, socket reads, the isolates' own allocations) stays resident otherwise
+ * until the pull ends and the idle trim runs.
+ */
+function trimSoon(): void {
+  const now = performance.now();
+  if (TRIM_EVERY_MS <= 0 || now - lastTrim < TRIM_EVERY_MS) return;
+  lastTrim = now;
+  mallocTrim();
+}
+
 /** Registers a job on `slot`: its id, and `end` to call once when its worker is done with it. */
 function open(slot: Slot, handlers: JobHandlers): { id: number; end(): void } {
   const id = nextId++;
@@ -100,7 +115,9 @@ function open(slot: Slot, handlers: JobHandlers): { id: number; end(): void } {
   return {
     id,
     end: () => {
-      if (!slot.jobs.delete(id) || slot.jobs.size) return;
+      if (!slot.jobs.delete(id)) return;
+      trimSoon();
+      if (slot.jobs.size) return;
       // Idle: kept IDLE_MS for the next layer, then ended.
       slot.w.unref();
       slot.idleTimer = setTimeout(() => {

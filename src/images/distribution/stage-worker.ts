@@ -6,7 +6,7 @@
 // keeps the main thread's event loop for the API, and keeps the buffers' garbage (hundreds of MB
 // per pull) in this small heap, whose collections are cheap.
 import { createHash, type Hash } from 'node:crypto';
-import { closeSync, openSync, writeSync, writevSync } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { parentPort, type MessagePort } from 'node:worker_threads';
@@ -85,8 +85,10 @@ async function discard(j: Job): Promise<void> {
   await j.stage?.discard();
 }
 
-/** Writes of the received chunks gathered into one writev per MiB: socket reads are 64 KiB. */
+/** Writes of the received chunks gathered into one write per MiB: socket reads are 64 KiB. */
 const GATHER = 1 << 20;
+/** Gather buffers of ended downloads, for the next ones. */
+const gathers: Buffer[] = [];
 
 /**
  * A young-generation collection after every SCAVENGE_EVERY bytes received by this worker (all its
@@ -115,27 +117,16 @@ function scavenge(): void {
 
 /** The worker's own download of the job's blob (start.fetch); ends the job like 'end' or 'abort' would. */
 async function download(j: Job, f: BlobFetch): Promise<void> {
-  const pending: Buffer[] = [];
-  let pendingBytes = 0;
+  // Received chunks are copied into a gather buffer and let go at once: a socket read kept until a
+  // MiB had gathered survived the scavenges meanwhile and was promoted to the old generation, which
+  // only a full collection frees (measured: 20–27 MiB of dead socket reads per fetching worker).
+  const gather = gathers.pop() ?? Buffer.allocUnsafeSlow(GATHER);
+  let fill = 0;
   let reported = 0;
   const flush = () => {
-    for (let i = 0; i < pending.length;) {
-      const batch = pending.slice(i, i + 512); // IOV_MAX is 1024
-      let n = writevSync(j.fd, batch);
-      i += batch.length;
-      // A short write: the rest of the batch one buffer at a time.
-      for (const b of batch) {
-        if (n >= b.length) {
-          n -= b.length;
-          continue;
-        }
-        for (let off = n; off < b.length;) off += writeSync(j.fd, b, off, b.length - off);
-        n = 0;
-      }
-    }
-    pending.length = 0;
-    sinceGc += pendingBytes;
-    pendingBytes = 0;
+    for (let off = 0; off < fill;) off += writeSync(j.fd, gather, off, fill - off);
+    sinceGc += fill;
+    fill = 0;
     j.tail?.postMessage({ type: 'written', bytes: j.size } satisfies ToTail);
     if (sinceGc >= SCAVENGE_EVERY) {
       sinceGc = 0;
@@ -148,11 +139,14 @@ async function download(j: Job, f: BlobFetch): Promise<void> {
       chunk: (c) => {
         j.hash.update(c);
         j.size += c.length;
-        pending.push(c);
-        pendingBytes += c.length;
-        if (pendingBytes >= GATHER) flush();
-        if (j.size - reported >= GATHER) post(j.id, { type: 'progress', received: (reported = j.size) });
         j.stage?.push(c);
+        for (let off = 0; off < c.length;) {
+          const n = c.copy(gather, fill, off);
+          fill += n;
+          off += n;
+          if (fill === GATHER) flush();
+        }
+        if (j.size - reported >= GATHER) post(j.id, { type: 'progress', received: (reported = j.size) });
       },
       received: () => {
         flush();
@@ -174,6 +168,8 @@ async function download(j: Job, f: BlobFetch): Promise<void> {
     j.tail?.postMessage({ type: 'abort' } satisfies ToTail);
     await discard(j).catch(() => undefined); // failing already: the failure below is what counts
     post(j.id, { type: 'fetch-failed', failure: failureOf(err) });
+  } finally {
+    gathers.push(gather);
   }
 }
 
