@@ -122,12 +122,15 @@ async function download(j: Job, f: BlobFetch): Promise<void> {
   // only a full collection frees (measured: 20–27 MiB of dead socket reads per fetching worker).
   const gather = gathers.pop() ?? Buffer.allocUnsafeSlow(GATHER);
   let fill = 0;
+  let written = 0;
   let reported = 0;
   const flush = () => {
     for (let off = 0; off < fill;) off += writeSync(j.fd, gather, off, fill - off);
     sinceGc += fill;
+    written += fill;
     fill = 0;
-    j.tail?.postMessage({ type: 'written', bytes: j.size } satisfies ToTail);
+    // What is in the file (the rest of a received chunk may still be in the gather buffer).
+    j.tail?.postMessage({ type: 'written', bytes: written } satisfies ToTail);
     if (sinceGc >= SCAVENGE_EVERY) {
       sinceGc = 0;
       scavenge();
@@ -150,7 +153,7 @@ async function download(j: Job, f: BlobFetch): Promise<void> {
       },
       received: () => {
         flush();
-        j.tail?.postMessage({ type: 'end', bytes: j.size } satisfies ToTail);
+        j.tail?.postMessage({ type: 'end', bytes: written } satisfies ToTail);
         post(j.id, { type: 'progress', received: j.size });
         post(j.id, { type: 'received' });
       },
