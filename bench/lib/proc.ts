@@ -117,3 +117,33 @@ export function threadDelta(a: Map<string, number>, b: Map<string, number>): { t
       .join(', '),
   };
 }
+
+/** engined's resident memory by kind of mapping, MiB. */
+export function smapsGroups(pid: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  const add = (k: string, kb: number) => (out[k] = (out[k] ?? 0) + kb / 1024);
+  let name = '';
+  let size = 0;
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const head = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \d+\s*(.*)$/.exec(line);
+    if (head) {
+      name = head[3]!;
+      size = (parseInt(head[2]!, 16) - parseInt(head[1]!, 16)) / 1024;
+      continue;
+    }
+    const m = /^Rss:\s+(\d+) kB/.exec(line);
+    if (!m) continue;
+    const kb = Number(m[1]);
+    if (name === '[heap]') add('brk heap', kb);
+    else if (name === '') add(size >= 60 * 1024 && size <= 64 * 1024 ? 'anon 64M (arena?)' : size >= 256 ? 'anon ≥256K' : 'anon <256K', kb);
+    else if (name.endsWith('/node')) add('node binary', kb);
+    else if (name.startsWith('/')) add('other files', kb);
+    else add(name, kb);
+  }
+  const roll = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8');
+  for (const k of ['Anonymous', 'Shared_Clean', 'Private_Clean']) {
+    const m = new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(roll);
+    if (m) out[`(${k})`] = Number(m[1]) / 1024;
+  }
+  return out;
+}

@@ -29,14 +29,15 @@ export interface PullRun {
   cpu: { daemon: number; containerd: number };
 }
 
-export async function startPullRegistry(): Promise<PullImage> {
+/** The registry with the bench image pushed; `shape` changes its layers (default 4 × 50 MiB). */
+export async function startPullRegistry(shape: { layers?: number; layerBytes?: number } = {}): Promise<PullImage> {
   const registry = await startRegistry();
   try {
     const diffIds: string[] = [];
     const layers: Array<{ mediaType: string; data: Buffer }> = [];
-    for (let i = 0; i < PULL_LAYERS; i++) {
+    for (let i = 0; i < (shape.layers ?? PULL_LAYERS); i++) {
       const tar = await tarToBuffer(async (tw) => {
-        await tw.file(`layer${i}.bin`, randomBytes(LAYER_BYTES), { mtime: 1704067200 });
+        await tw.file(`layer${i}.bin`, randomBytes(shape.layerBytes ?? LAYER_BYTES), { mtime: 1704067200 });
       });
       diffIds.push(sha256(tar));
       layers.push({ mediaType: 'application/vnd.oci.image.layer.v1.tar+gzip', data: gzipSync(tar, { level: 1 }) });

@@ -21,6 +21,16 @@ export const ENVIRONMENT = [
     help: 'Who receives layer downloads: the unpacking worker threads (worker) or the main thread, handing the bytes over (main)',
   },
   {
+    name: 'ENGINE_PULL_WORKERS',
+    values: 'a number (default 2)',
+    help: 'How many worker threads pulls share for downloading and unpacking layers',
+  },
+  {
+    name: 'ENGINE_PULL_TRIM_MS',
+    values: 'milliseconds (default 200)',
+    help: 'How often a stage worker hands freed memory back to the OS while a pull job runs (0: never)',
+  },
+  {
     name: 'ENGINE_COMMIT_DIFF',
     values: ['upper', 'service'],
     help: "How commit and the builder's file steps make a layer: read from the snapshot's upper directory (upper) or by containerd's diff service (service)",

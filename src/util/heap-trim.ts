@@ -51,8 +51,12 @@ function exposedGc(): Gc {
 
 let backgroundGc: Gc | undefined;
 let trimRequested = false;
-/** A requested trim (without work of the daemon's own) at most this often: it costs a full GC. */
-const REQUESTED_TRIM_EVERY_MS = 10_000;
+/**
+ * A requested trim (without work of the daemon's own) at most this often: it costs a full GC. Short
+ * enough for a pull's ended workers (stage-pool.ts), whose memory waits for it, a few seconds
+ * after a previous one.
+ */
+const REQUESTED_TRIM_EVERY_MS = 3_000;
 
 /**
  * Asks the trimmer for a trim at its next quiet interval even after little work of the daemon's

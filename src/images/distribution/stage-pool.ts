@@ -1,11 +1,13 @@
 // Downloads written (and unpacked) by worker threads (stage-worker.ts): a worker GETs the layer
-// itself (worker-fetch.ts) and a second one unpacks the blob file as it is written
-// (stage-tail.ts); or (ENGINE_PULL_FETCH=main) the main thread copies the received bytes into
-// 1 MiB batches and hands them over (transferred, not copied again) to one worker that hashes
-// them, writes the temporary blob file and, when asked, gunzips, hashes and extracts the layer
-// into a staging tree. So the layers of a pull download and unpack in parallel, off the main
-// thread. Idle workers
-// are kept for the next layer (a worker's start costs ~20 ms of CPU) and end after 30 s unused.
+// itself (worker-fetch.ts) and another job, on the other worker, unpacks the blob file as it is
+// written (stage-tail.ts); or (ENGINE_PULL_FETCH=main) the main thread copies the received bytes
+// into 1 MiB batches and hands them over (transferred, not copied again) to a worker that hashes
+// them, writes the temporary blob file and, when asked, gunzips, hashes and extracts the layer into
+// a staging tree. So the layers of a pull download and unpack in parallel, off the main thread, on
+// a small fixed number of workers (POOL_MAX) that each run several jobs. Idle workers are kept for
+// the next layer of the pull (a worker's start costs ~20 ms of CPU) and end after IDLE_MS unused:
+// an ended worker's isolate and its thread's malloc memory go back to the OS (a heap trim is asked
+// for), where a kept one held tens of MiB for as long as it was kept.
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -16,41 +18,117 @@ import type { FromWorker, ToWorker } from './stage-worker.ts';
 import type { StageOutcome } from './stage-tail.ts';
 import { errorOf, type BlobFetch } from './worker-fetch.ts';
 import { internal } from '../../errors.ts';
+import { requestHeapTrim } from '../../util/heap-trim.ts';
+import { mallocTrim } from '../../util/malloc-trim.ts';
 
 const BATCH = 1 << 20;
 /** Bytes handed to a worker and not yet written by it: the download waits beyond this. */
-const IN_FLIGHT = 16 << 20;
-const IDLE_MS = 30_000;
+const IN_FLIGHT = 4 << 20;
+/** Long enough for the next layer of the same pull, short enough that a pull's memory goes soon after it. */
+const IDLE_MS = 1_000;
+/**
+ * A worker's heap: its young generation (V8 sizes it for the main thread's, up to 3 × 8 MiB here)
+ * is mostly the socket reads' and file reads' small Buffer objects, dead at once; a small one is
+ * scavenged more often, each scavenge costing next to nothing on a heap this small, and frees their
+ * off-heap bytes sooner. The old generation holds the module code and little else.
+ */
+const WORKER_LIMITS = { maxYoungGenerationSizeMb: 3, maxOldGenerationSizeMb: 64 };
+/**
+ * Workers at most, whatever the downloads' concurrency. Each is an isolate with Node's environment
+ * (~13 MiB resident before any work): one or two per layer in flight (8 for a pull of 4 layers)
+ * held ~25 MiB each with their buffers. A worker runs several jobs at once (stage-worker.ts), so
+ * two keep both halves of a layer, and of every layer in flight, off the main thread on two cores.
+ * ENGINE_PULL_WORKERS changes it (measured with bench/pull-memory.ts).
+ */
+const POOL_MAX = Math.max(1, Number(process.env.ENGINE_PULL_WORKERS) || 2);
 
-const idle: Worker[] = [];
-const idleTimers = new Map<Worker, NodeJS.Timeout>();
-
-function take(): Worker {
-  const w = idle.pop();
-  if (w) {
-    clearTimeout(idleTimers.get(w));
-    idleTimers.delete(w);
-    w.ref();
-    return w;
-  }
-  // Beside this module: dist/src/… unbundled, dist/bundle/ in the bundle (scripts/bundle.mjs).
-  return new Worker(new URL('./stage-worker.js', import.meta.url));
+/** What a job hears from its worker: its messages, or the worker's end. */
+interface JobHandlers {
+  message(m: FromWorker): void;
+  gone(err: Error): void;
 }
 
-function giveBack(w: Worker): void {
-  w.removeAllListeners('message');
-  w.removeAllListeners('error');
-  w.removeAllListeners('exit');
-  w.unref();
-  idle.push(w);
-  const t = setTimeout(() => {
-    idleTimers.delete(w);
-    const i = idle.indexOf(w);
-    if (i >= 0) idle.splice(i, 1);
+interface Slot {
+  w: Worker;
+  jobs: Map<number, JobHandlers>;
+  idleTimer: NodeJS.Timeout | null;
+}
+
+const slots: Slot[] = [];
+let nextId = 1;
+
+function spawnSlot(): Slot {
+  // Beside this module: dist/src/… unbundled, dist/bundle/ in the bundle (scripts/bundle.mjs).
+  const w = new Worker(new URL('./stage-worker.js', import.meta.url), { resourceLimits: WORKER_LIMITS });
+  const slot: Slot = { w, jobs: new Map(), idleTimer: null };
+  const gone = (err: Error) => {
+    const i = slots.indexOf(slot);
+    if (i >= 0) slots.splice(i, 1);
+    const jobs = [...slot.jobs.values()];
+    slot.jobs.clear();
+    for (const j of jobs) j.gone(err);
+  };
+  w.on('message', (m: FromWorker) => slot.jobs.get(m.id)?.message(m));
+  w.on('error', (err) => {
+    gone(err);
     void w.terminate();
-  }, IDLE_MS);
-  t.unref();
-  idleTimers.set(w, t);
+  });
+  w.on('exit', () => {
+    gone(new Error('blob writer thread exited'));
+    // Its pages are unmapped; what its thread freed in malloc's arenas needs a trim.
+    if (!slots.length) requestHeapTrim();
+  });
+  slots.push(slot);
+  return slot;
+}
+
+/** A worker for a new job: an idle one, a new one while under POOL_MAX, else the least busy (not `avoid`). */
+function pick(avoid?: Slot): Slot {
+  const free = slots.find((s) => s !== avoid && !s.jobs.size);
+  if (free) return free;
+  if (slots.length < POOL_MAX) return spawnSlot();
+  const others = slots.filter((s) => s !== avoid);
+  return (others.length ? others : slots).reduce((a, b) => (b.jobs.size < a.jobs.size ? b : a));
+}
+
+const TRIM_EVERY_MS = Number(process.env.ENGINE_PULL_TRIM_MS ?? 200);
+let lastTrim = 0;
+/**
+ * malloc_trim as a job ends (at most every TRIM_EVERY_MS): what a layer's work freed in malloc's
+ * arenas (V8's compiler zones, socket reads, the isolates' own allocations) stays resident otherwise
+ * until the pull ends and the idle trim runs.
+ */
+function trimSoon(): void {
+  const now = performance.now();
+  if (TRIM_EVERY_MS <= 0 || now - lastTrim < TRIM_EVERY_MS) return;
+  lastTrim = now;
+  mallocTrim();
+}
+
+/** Registers a job on `slot`: its id, and `end` to call once when its worker is done with it. */
+function open(slot: Slot, handlers: JobHandlers): { id: number; end(): void } {
+  const id = nextId++;
+  if (slot.idleTimer) clearTimeout(slot.idleTimer);
+  slot.idleTimer = null;
+  slot.w.ref();
+  slot.jobs.set(id, handlers);
+  return {
+    id,
+    end: () => {
+      if (!slot.jobs.delete(id)) return;
+      trimSoon();
+      if (slot.jobs.size) return;
+      // Idle: kept IDLE_MS for the next layer, then ended.
+      slot.w.unref();
+      slot.idleTimer = setTimeout(() => {
+        slot.idleTimer = null;
+        const i = slots.indexOf(slot);
+        if (i >= 0) slots.splice(i, 1);
+        void slot.w.terminate();
+      }, IDLE_MS);
+      slot.idleTimer.unref();
+    },
+  };
 }
 
 interface Streamed {
@@ -68,7 +146,7 @@ async function throughWorker(
   source: AsyncIterable<Buffer>,
   stage: { root: string; mediaType: string } | null,
 ): Promise<Streamed> {
-  const w = take();
+  const slot = pick();
   let inFlight = 0;
   let wake: (() => void) | null = null;
   let failed: Error | null = null;
@@ -80,34 +158,36 @@ async function throughWorker(
     settle.reject(err);
     wake?.();
   };
-  w.on('message', (m: FromWorker) => {
-    if (m.type === 'ack') {
-      inFlight -= m.bytes;
-      spare.push(m.buf);
-      if (inFlight <= IN_FLIGHT) wake?.();
-    } else if (m.type === 'done')
-      settle.resolve({
-        digest: m.digest,
-        size: m.size,
-        staged: m.staged,
-        ...(m.reason ? { reason: m.reason } : {}),
-        ...(m.refused ? { refused: true } : {}),
-      });
-    else if (m.type === 'error') fail(new Error(`blob writer: ${m.message}`));
-  });
-  w.on('error', fail);
-  w.on('exit', () => fail(new Error('blob writer thread exited')));
-  const send = (m: ToWorker, transfer?: ArrayBuffer[]) => w.postMessage(m, transfer);
-  send({ type: 'start', tmp, stageRoot: stage?.root ?? null, mediaType: stage?.mediaType ?? '' });
   // Batches come back from the worker and are reused: fresh ArrayBuffers (210 for a 210 MB pull)
   // would each count as external memory and bring on full collections of the daemon's large heap.
   const spare: ArrayBuffer[] = [];
+  const job = open(slot, {
+    message: (m) => {
+      if (m.type === 'ack') {
+        inFlight -= m.bytes;
+        spare.push(m.buf);
+        if (inFlight <= IN_FLIGHT) wake?.();
+      } else if (m.type === 'done')
+        settle.resolve({
+          digest: m.digest,
+          size: m.size,
+          staged: m.staged,
+          ...(m.reason ? { reason: m.reason } : {}),
+          ...(m.refused ? { refused: true } : {}),
+        });
+      else if (m.type === 'error') fail(new Error(`blob writer: ${m.message}`));
+    },
+    gone: fail,
+  });
+  const send = (m: ToWorker, transfer?: ArrayBuffer[]) => slot.w.postMessage(m, transfer);
+  const id = job.id;
+  send({ id, type: 'start', tmp, stageRoot: stage?.root ?? null, mediaType: stage?.mediaType ?? '' });
   let batch = new ArrayBuffer(BATCH);
   let fill = 0;
   const flush = async () => {
     if (!fill) return;
     inFlight += fill;
-    send({ type: 'chunk', buf: batch, length: fill }, [batch]);
+    send({ id, type: 'chunk', buf: batch, length: fill }, [batch]);
     batch = spare.pop() ?? new ArrayBuffer(BATCH);
     fill = 0;
     while (inFlight > IN_FLIGHT && !failed) await new Promise<void>((r) => (wake = r));
@@ -125,22 +205,19 @@ async function throughWorker(
       if (failed) throw failed;
     }
     await flush();
-    send({ type: 'end' });
+    send({ id, type: 'end' });
   } catch (err) {
     if (!failed) {
-      send({ type: 'abort' }); // the worker removes its staging tree and answers 'done'
-      await done.catch(() => undefined); // an abort that fails as well: the error rethrown below is the one reported
-      giveBack(w);
-    } else void w.terminate();
+      send({ id, type: 'abort' }); // the worker removes its staging tree and answers 'done'
+      await done.catch(() => undefined); // its answer, or the worker's end: the job is over either way
+    }
+    job.end();
     throw err;
   }
   try {
-    const r = await done;
-    giveBack(w);
-    return r;
-  } catch (err) {
-    void w.terminate();
-    throw err;
+    return await done;
+  } finally {
+    job.end();
   }
 }
 
@@ -153,7 +230,8 @@ export interface FetchEvents {
 
 /**
  * The worker GETs the blob itself into `tmp`; `status` when the registry did not answer 200. With
- * `stage`, a second worker unpacks the file as it is written (stage-tail.ts).
+ * `stage`, another job (on the other worker when there are two) unpacks the file as it is written
+ * (stage-tail.ts).
  */
 async function fetchInWorker(
   tmp: string,
@@ -162,16 +240,17 @@ async function fetchInWorker(
   events: FetchEvents,
   signal: AbortSignal,
 ): Promise<Streamed | { status: number }> {
-  if (!stage) return fetchOnly(tmp, fetch, events, signal, null);
+  if (!stage) return fetchOnly(pick(), tmp, fetch, events, signal, null);
+  const fetcher = pick();
   const { port1, port2 } = new MessageChannel();
-  const unpacked = tailIn(take(), tmp, port2, stage);
+  const unpacked = tailIn(pick(fetcher), tmp, port2, stage);
   const dropStaged = async () => {
-    const o = await unpacked; // aborted by the fetching worker (or its end), or complete
+    const o = await unpacked; // aborted by the fetching job (or its end), or complete
     if (o.staged) await rm(o.staged.dir, { recursive: true, force: true }).catch(() => undefined); // EBUSY or EACCES: a tree left behind is swept at the next start (cleanStageLeftovers)
   };
   let r: Streamed | { status: number };
   try {
-    r = await fetchOnly(tmp, fetch, events, signal, port1);
+    r = await fetchOnly(fetcher, tmp, fetch, events, signal, port1);
   } catch (err) {
     await dropStaged();
     throw err;
@@ -190,82 +269,82 @@ async function fetchInWorker(
   };
 }
 
-/** The unpacking half on worker `w`: its outcome (never rejects; a failed thread is a layer not staged). */
-function tailIn(w: Worker, tmp: string, port: MessagePort, stage: { root: string; mediaType: string }): Promise<StageOutcome> {
+/** The unpacking half as a job on `slot`: its outcome (never rejects; a failed thread is a layer not staged). */
+function tailIn(slot: Slot, tmp: string, port: MessagePort, stage: { root: string; mediaType: string }): Promise<StageOutcome> {
   return new Promise<StageOutcome>((resolve) => {
+    const job = open(slot, {
+      message: (m) => {
+        if (m.type === 'staged')
+          end({ staged: m.staged, ...(m.reason ? { reason: m.reason } : {}), ...(m.refused ? { refused: true } : {}) });
+        else if (m.type === 'error') end({ staged: null, reason: `unpack thread: ${m.message}` });
+      },
+      gone: (err) => end({ staged: null, reason: `unpack thread: ${err.message}` }),
+    });
     let settled = false;
-    const end = (ok: boolean, o: StageOutcome) => {
+    function end(o: StageOutcome): void {
       if (settled) return;
       settled = true;
-      if (ok) giveBack(w);
-      else void w.terminate();
+      job.end();
       resolve(o);
-    };
-    w.on('message', (m: FromWorker) => {
-      if (m.type === 'staged')
-        end(true, { staged: m.staged, ...(m.reason ? { reason: m.reason } : {}), ...(m.refused ? { refused: true } : {}) });
-      else if (m.type === 'error') end(false, { staged: null, reason: `unpack thread: ${m.message}` });
-    });
-    w.on('error', (err) => end(false, { staged: null, reason: `unpack thread: ${err.message}` }));
-    w.on('exit', () => end(false, { staged: null, reason: 'unpack thread exited' }));
-    w.postMessage({ type: 'tail', tmp, stageRoot: stage.root, mediaType: stage.mediaType, port } satisfies ToWorker, [port]);
+    }
+    const m: ToWorker = { id: job.id, type: 'tail', tmp, stageRoot: stage.root, mediaType: stage.mediaType, port };
+    slot.w.postMessage(m, [port]);
   });
 }
 
-/** The fetching worker: the GET, the blob's digest and file; told to `tailPort` as the file is written when given. */
+/** The fetching job on `slot`: the GET, the blob's digest and file; told to `tailPort` as the file is written when given. */
 function fetchOnly(
+  slot: Slot,
   tmp: string,
   fetch: BlobFetch,
   events: FetchEvents,
   signal: AbortSignal,
   tailPort: MessagePort | null,
 ): Promise<Streamed | { status: number }> {
-  const w = take();
   return new Promise<Streamed | { status: number }>((resolve, reject) => {
     let settled = false;
-    const onAbort = () => w.postMessage({ type: 'abort' } satisfies ToWorker);
-    const end = (ok: boolean) => {
+    const finish = () => {
       settled = true;
       signal.removeEventListener('abort', onAbort);
-      if (ok) giveBack(w);
-      else void w.terminate();
+      job.end();
     };
-    w.on('message', (m: FromWorker) => {
-      if (settled) return;
-      if (m.type === 'response') events.response();
-      else if (m.type === 'progress') events.progress(m.received);
-      else if (m.type === 'received') events.received();
-      else if (m.type === 'status') {
-        end(true);
-        resolve({ status: m.status });
-      } else if (m.type === 'fetch-failed') {
-        end(true);
-        reject(
-          signal.aborted ? (signal.reason ?? errorOf(m.failure)) : m.failure.badLength ? internal(m.failure.message) : errorOf(m.failure),
-        );
-      } else if (m.type === 'done') {
-        end(true);
-        resolve({
-          digest: m.digest,
-          size: m.size,
-          staged: m.staged,
-          ...(m.reason ? { reason: m.reason } : {}),
-          ...(m.refused ? { refused: true } : {}),
-        });
-      } else if (m.type === 'error') {
-        end(false);
-        reject(new Error(`blob writer: ${m.message}`));
-      }
+    const job = open(slot, {
+      message: (m) => {
+        if (settled) return;
+        if (m.type === 'response') events.response();
+        else if (m.type === 'progress') events.progress(m.received);
+        else if (m.type === 'received') events.received();
+        else if (m.type === 'status') {
+          finish();
+          resolve({ status: m.status });
+        } else if (m.type === 'fetch-failed') {
+          finish();
+          reject(
+            signal.aborted ? (signal.reason ?? errorOf(m.failure)) : m.failure.badLength ? internal(m.failure.message) : errorOf(m.failure),
+          );
+        } else if (m.type === 'done') {
+          finish();
+          resolve({
+            digest: m.digest,
+            size: m.size,
+            staged: m.staged,
+            ...(m.reason ? { reason: m.reason } : {}),
+            ...(m.refused ? { refused: true } : {}),
+          });
+        } else if (m.type === 'error') {
+          finish();
+          reject(new Error(`blob writer: ${m.message}`));
+        }
+      },
+      gone: (err) => {
+        if (!settled) (finish(), reject(err));
+      },
     });
-    w.on('error', (err) => {
-      if (!settled) (end(false), reject(err));
-    });
-    w.on('exit', () => {
-      if (!settled) (end(false), reject(new Error('blob writer thread exited')));
-    });
+    const onAbort = () => slot.w.postMessage({ id: job.id, type: 'abort' } satisfies ToWorker);
     if (signal.aborted) onAbort();
     else signal.addEventListener('abort', onAbort, { once: true });
     const start: ToWorker = {
+      id: job.id,
       type: 'start',
       tmp,
       stageRoot: null,
@@ -273,7 +352,7 @@ function fetchOnly(
       fetch,
       ...(tailPort ? { tailPort } : {}),
     };
-    w.postMessage(start, tailPort ? [tailPort] : []);
+    slot.w.postMessage(start, tailPort ? [tailPort] : []);
   });
 }
 

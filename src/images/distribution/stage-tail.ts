@@ -20,6 +20,8 @@ export interface StageOutcome {
 }
 
 const READ = 1 << 20;
+/** Read buffers of ended unpacks, for the next ones (a fresh one per layer is garbage for a full collection). */
+const reads: Buffer[] = [];
 
 /** Unpacks `path` as its writer reports it written over `port`, into a staging tree under `stageRoot`; closes the port when done. */
 export async function runTail(port: MessagePort, path: string, stageRoot: string, mediaType: string): Promise<StageOutcome> {
@@ -31,7 +33,7 @@ export async function runTail(port: MessagePort, path: string, stageRoot: string
     return { staged: null, reason: (err as Error).message };
   }
   const s = stage;
-  const buf = Buffer.allocUnsafe(READ);
+  const buf = reads.pop() ?? Buffer.allocUnsafeSlow(READ);
   let pos = 0;
   let fd = -1; // opened at the first bytes written (the writer creates the file)
   /** Reads and unpacks up to `avail` (synchronously: the stage is done with `buf` after each push). */
@@ -51,6 +53,7 @@ export async function runTail(port: MessagePort, path: string, stageRoot: string
       void p.then((r) => {
         if (fd >= 0) closeSync(fd);
         port.close();
+        reads.push(buf);
         resolve(r);
       });
     };
