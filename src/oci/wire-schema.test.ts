@@ -32,7 +32,7 @@ test('field names match in any case and come out canonical; unknown fields are d
   assert.deepEqual(decodeStruct({ labels: { MixedCase: 'v' } }, CONTAINER_CONFIG, 'Config'), { Labels: { MixedCase: 'v' } });
   // Type errors name the canonical field whatever the key's case.
   assert.throws(() => decodeStruct({ tty: 'yes' }, CONTAINER_CONFIG, 'Config'), {
-    message: 'json: cannot unmarshal string into Go struct field Config.Tty of type bool',
+    message: 'invalid JSON: json: cannot unmarshal string into Go struct field Config.Tty of type bool',
   });
 });
 

@@ -127,14 +127,21 @@ async function serviceTalks(d: TestDaemon): Promise<[string, string]> {
     90_000,
     300,
   );
-  const [a, b] = tasks.map((t) => t.Status.ContainerStatus!.ContainerID!) as [string, string];
-  const bIp = (await d.docker(['inspect', '-f', '{{(index .NetworkSettings.Networks "back").IPAddress}}', b])).stdout.trim();
-  const bHost = (await d.docker(['inspect', '-f', '{{.Config.Hostname}}', b])).stdout.trim();
+  let [a, b] = tasks.map((t) => t.Status.ContainerStatus!.ContainerID!) as [string, string];
+  let bHost = '';
+  // Right after a restart the tasks may still name the containers the start-up stops (they read as
+  // running until then) before their replacements: the pair is read again until both answer.
   const direct = await until(
-    `task ${a.slice(0, 12)} reaches ${bIp}:8080`,
+    'one task reaches the other by address',
     async () => {
-      const r = await d.docker(['exec', a, 'sh', '-c', `nc -w 2 ${bIp} 8080 </dev/null`]);
-      return r.code === 0 && r.stdout.trim() ? r.stdout.trim() : undefined;
+      const bIp = (await d.docker(['inspect', '-f', '{{(index .NetworkSettings.Networks "back").IPAddress}}', b])).stdout.trim();
+      bHost = (await d.docker(['inspect', '-f', '{{.Config.Hostname}}', b])).stdout.trim();
+      const r = bIp ? await d.docker(['exec', a, 'sh', '-c', `nc -w 2 ${bIp} 8080 </dev/null`]) : undefined;
+      if (r && r.code === 0 && r.stdout.trim()) return r.stdout.trim();
+      const now = await d.request('GET', `/v1.51/tasks?filters=${encodeURIComponent(JSON.stringify({ service: ['web'] }))}`);
+      const live = (now.json() as TaskView[]).filter((t) => t.DesiredState === 'running' && t.Status.State === 'running');
+      if (live.length === 2) [a, b] = live.map((t) => t.Status.ContainerStatus!.ContainerID!) as [string, string];
+      return undefined;
     },
     30_000,
     500,

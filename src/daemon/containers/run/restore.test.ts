@@ -32,6 +32,8 @@ function record(
     RestartCount: 0,
     Image: 'sha256:i',
     ImageRef: 'busybox',
+    Path: 'sleep',
+    Args: ['60'],
     Config: {},
     HostConfig: { LogConfig: { Type: 'none', Config: {} }, RestartPolicy: { Name: 'no', MaximumRetryCount: 0 } },
     Mounts: [],
