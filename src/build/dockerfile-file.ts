@@ -4,9 +4,10 @@
 // root, and a name leading outside it is refused. A missing default `Dockerfile` falls back to
 // `dockerfile`. dockerd's answers here carry no error type (it sends 500s); they are the client's
 // mistakes, so they are 400s here, with dockerd's wording.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { posix } from 'node:path';
 import { invalidParameter } from '../errors.ts';
+import { IgnoreMatcher, IgnorePatternError } from '../wire/dockerignore.ts';
 import { followSymlinkInScope } from './context/scoped-path.ts';
 
 export interface DockerfileText {
@@ -39,4 +40,26 @@ export function readDockerfile(root: string, name: string): DockerfileText {
   }
   if (!data.length) throw invalidParameter(`the Dockerfile (${name}) cannot be empty`);
   return { name, text: data.toString('utf8') };
+}
+
+/**
+ * Once the Dockerfile is read, the context's `.dockerignore` and the Dockerfile go from it when the
+ * ignore file names them (dockerd's removeDockerfile), so `COPY . /x` does not carry them: docker-py
+ * sends a Dockerfile from outside the context under a generated name and lists that name there.
+ */
+export function removeIgnoredBuildFiles(root: string, dockerfile: string): void {
+  let text: string;
+  try {
+    text = readFileSync(posix.join(root, '.dockerignore'), 'utf8');
+  } catch {
+    return; // ENOENT: no ignore file, nothing to remove (as dockerd)
+  }
+  let matcher: IgnoreMatcher;
+  try {
+    matcher = IgnoreMatcher.fromFile(text);
+  } catch (err) {
+    throw err instanceof IgnorePatternError ? invalidParameter(err.message) : err;
+  }
+  for (const name of ['.dockerignore', posix.normalize(dockerfile.replace(/^\/+/, ''))])
+    if (matcher.ignores(name)) rmSync(posix.join(root, name), { force: true, recursive: false });
 }

@@ -19,7 +19,7 @@ import type { ImageStore } from '../images/image-store.ts';
 import type { BuildCacheEntry, BuildOptions, BuildPruneOptions, BuildPruneResult, BuildSink } from '../types/build.ts';
 import { extractContext } from './context/tar-extract.ts';
 import { parseDockerfile } from './dockerfile/parser.ts';
-import { readDockerfile } from './dockerfile-file.ts';
+import { readDockerfile, removeIgnoredBuildFiles } from './dockerfile-file.ts';
 import { BuildExecutor } from './executor.ts';
 import type { FsSteps } from './fs-steps.ts';
 import { StepImageWriter } from './image-writer.ts';
@@ -124,7 +124,8 @@ export class BuildService {
       const contextDir = join(work, 'context');
       await mkdir(contextDir);
       entries = await this.receiveContext(opts, body, contextDir, abort.signal);
-      const { text } = readDockerfile(contextDir, opts.dockerfile);
+      const { name: dockerfileName, text } = readDockerfile(contextDir, opts.dockerfile);
+      removeIgnoredBuildFiles(contextDir, dockerfileName);
       processing = true;
       const df = parseDockerfile(text);
       const exec = new BuildExecutor({

@@ -563,8 +563,10 @@ export class ClusterService {
       this.error = '';
       await this.startNetworks(m);
       // dockerd makes the ingress network at init (its routing mesh is not built here).
+      // The node's networking has it when init answers, as dockerd's: a client may remove it next.
       await this.networks
         ?.create({ Name: 'ingress', Driver: 'overlay', Ingress: true })
+        .then(() => this.networks?.refresh())
         .catch((err: Error) => this.log.warn('creating the ingress network failed', { error: err.message }));
       this.log.info('cluster initialised', { node: nodeId, cluster: clusterId, addr: advertiseAddr });
       return nodeId;

@@ -102,6 +102,21 @@ describe('docker build: failures, flags, stages, cache', () => {
     for (const dir of dirs) await rm(dir, { recursive: true, force: true });
   });
 
+  test('the Dockerfile and .dockerignore leave the context once read when .dockerignore names them (as dockerd)', async () => {
+    const dir = await ctx({
+      Dockerfile: 'FROM busybox\nCOPY . /src\nCMD ["ls", "-a", "/src"]\n',
+      '.dockerignore': '.dockerignore\nDockerfile\n',
+      'file.txt': 'x',
+    });
+    const r = await d.docker(['build', '-q', '-t', 'ignored-build-files', dir], { env: ENV, timeoutMs: 120_000 });
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual((await d.docker(['run', '--rm', 'ignored-build-files'])).stdout.split('\n').filter(Boolean).sort(), [
+      '.',
+      '..',
+      'file.txt',
+    ]);
+  });
+
   test('a failing RUN stops the build with its exit code and message, and leaves no container; stderr comes in red', async () => {
     const dir = await ctx({ Dockerfile: 'FROM busybox\nRUN echo before && echo oops >&2\nRUN exit 7\nRUN echo never\n' });
     const r = await build(['-t', 'fails', dir]);

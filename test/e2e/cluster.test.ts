@@ -147,6 +147,15 @@ describe('cluster mode on one node', () => {
     assert.ok(!existsSync(join(d.dataRoot, 'cluster')), 'the cluster state is gone');
     assert.doesNotMatch((await d.docker(['network', 'ls', '--format', '{{.Name}}'])).stdout, /^(ov1|ingress)$/m);
     assert.match((await d.docker(['network', 'create', '-d', 'overlay', 'ov1'])).stderr, /This node is not a swarm manager/);
+
+    // As docker-py's ingress test: right after init the ingress network can be removed, and made again.
+    assert.equal((await d.docker(['swarm', 'init', '--advertise-addr', ip(0)])).code, 0);
+    const dropped = await d.request('DELETE', '/v1.51/networks/ingress');
+    assert.equal(dropped.status, 204, dropped.text());
+    const ing = await d.request('POST', '/v1.51/networks/create', { body: { Name: 'ing2', Driver: 'overlay', Ingress: true } });
+    assert.equal(ing.status, 201, ing.text());
+    assert.equal((await d.docker(['network', 'inspect', '-f', '{{.Ingress}}', 'ing2'])).stdout.trim(), 'true');
+    assert.equal((await d.docker(['swarm', 'leave', '--force'])).code, 0);
   });
 });
 

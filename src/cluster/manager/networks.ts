@@ -189,6 +189,11 @@ export class ClusterNetworks implements OverlayControl {
     }, 20);
   }
 
+  /** Brings this node's networking up to date with the store now (not at the next watch event). */
+  refresh(): Promise<void> {
+    return this.sync();
+  }
+
   private sync(): Promise<void> {
     const host = this.d.host;
     if (!host) return Promise.resolve();
