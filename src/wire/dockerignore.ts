@@ -157,13 +157,3 @@ export class IgnoreMatcher {
 export function dockerfileIgnorePath(dockerfile: string): string {
   return `${goClean(dockerfile.replace(/^\/+/, ''))}.dockerignore`;
 }
-
-/**
- * The build files dockerd always receives even if ignored (the CLI adds `!` exceptions for them):
- * they are read, then removed from the context when the ignore file matches them, so COPY does
- * not see them. Returns those that must be removed after reading.
- */
-export function ignoredBuildFiles(matcher: IgnoreMatcher, dockerfile: string): string[] {
-  const files = ['.dockerignore', dockerfileIgnorePath(dockerfile), goClean(dockerfile.replace(/^\/+/, ''))];
-  return files.filter((f) => matcher.ignores(f));
-}

@@ -29,7 +29,7 @@ import { invalidParameter } from '../../errors.ts';
 import { decompressed } from '../../images/decompress.ts';
 import { readTar, TarPathGuard, type TarHeader } from '../../images/tar-reader.ts';
 import { EntryFileWriter } from './file-writer.ts';
-import { dockerfileIgnorePath, goClean, IgnoreMatcher, ignoredBuildFiles, IgnorePatternError } from '../../wire/dockerignore.ts';
+import { dockerfileIgnorePath, goClean, IgnoreMatcher, IgnorePatternError } from '../../wire/dockerignore.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { collectingEvery } from '../../util/heap-trim.ts';
 
@@ -53,11 +53,6 @@ export interface ExtractResult {
   /** The ignore file that applied, if any, and its matcher (empty when none). */
   ignoreFile?: string;
   ignore: IgnoreMatcher;
-  /**
-   * Build files (the Dockerfile, the ignore files) that were kept for reading although the ignore
-   * file matches them: dockerd removes them from the context once read, so COPY does not see them.
-   */
-  removeAfterRead: string[];
 }
 
 const bad = (msg: string) => invalidParameter(`invalid build context: ${msg}`);
@@ -96,7 +91,7 @@ export async function extractContext(source: AsyncIterable<Uint8Array>, dir: str
   const writer = new EntryFileWriter();
   const dirs = new Set<string>(['']);
   const dirTimes: Array<[string, number]> = [];
-  const result: ExtractResult = { entries: 0, bytes: 0, skipped: 0, ignore: new IgnoreMatcher([]), removeAfterRead: [] };
+  const result: ExtractResult = { entries: 0, bytes: 0, skipped: 0, ignore: new IgnoreMatcher([]) };
   let matcherFrom: string | undefined;
   let sweep = false;
   const abs = (rel: string) => (rel === '' ? root : `${root}/${rel}`);
@@ -182,7 +177,6 @@ export async function extractContext(source: AsyncIterable<Uint8Array>, dir: str
   }
   if (matcherFrom !== undefined) result.ignoreFile = matcherFrom;
   if (sweep) result.skipped += sweepIgnored(root, '', result.ignore, alwaysKept);
-  result.removeAfterRead = ignoredBuildFiles(result.ignore, dockerfile).filter((f) => lstatOrNull(abs(f)) !== null);
   // Directory times last: creating their entries changed them.
   for (let i = dirTimes.length - 1; i >= 0; i--) {
     const [p, mtime] = dirTimes[i]!;
