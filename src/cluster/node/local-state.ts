@@ -138,15 +138,19 @@ export class LocalStateFiles {
   /** Writes the certificates; the node key sealed when an unlock key is held. */
   writeCerts(c: NodeCerts): void {
     fs.mkdirSync(this.certDir, { recursive: true, mode: 0o700 });
-    fs.writeFileSync(path.join(this.certDir, 'ca.pem'), c.caPem);
+    // Each file replaced whole (written beside, then renamed): a reader, or a kill -9, never finds
+    // one half-written.
+    const put = (name: string, data: string, mode = 0o644) => {
+      const tmp = path.join(this.certDir, `${name}.tmp`);
+      fs.writeFileSync(tmp, data, { mode });
+      fs.renameSync(tmp, path.join(this.certDir, name));
+    };
+    put('ca.pem', c.caPem);
     const etcdCa = path.join(this.certDir, 'etcd-ca.pem');
     const trusted = fs.existsSync(etcdCa) ? fs.readFileSync(etcdCa, 'utf8') : '';
-    if (!trusted.includes(c.caPem.trim())) fs.writeFileSync(etcdCa, trusted + c.caPem);
-    fs.writeFileSync(path.join(this.certDir, 'node.pem'), c.certPem);
-    const key = this.unlock ? sealWith(this.unlock.kek, 'node-key', c.keyPem) : c.keyPem;
-    const tmp = path.join(this.certDir, 'node.key.tmp');
-    fs.writeFileSync(tmp, key, { mode: 0o600 });
-    fs.renameSync(tmp, path.join(this.certDir, 'node.key'));
+    if (!trusted.includes(c.caPem.trim())) put('etcd-ca.pem', trusted + c.caPem);
+    put('node.pem', c.certPem);
+    put('node.key', this.unlock ? sealWith(this.unlock.kek, 'node-key', c.keyPem) : c.keyPem, 0o600);
     this.writeRunKey(c.keyPem);
   }
 
