@@ -61,19 +61,21 @@ describe('parseCreateRequest', () => {
     refused({ Name: 'x', IPAM: { Driver: 'dhcp' } }, 'NOT_FOUND', /could not find plugin dhcp/);
   });
 
-  test('IPv4 off, two subnets of a family, IPv6 subnet without EnableIPv6', () => {
+  test('IPv4 off, two subnets of a family, a bad IPv4 subnet', () => {
     refused({ Name: 'x', EnableIPv4: false }, 'INVALID_PARAMETER', /without IPv4 are not built yet/);
     refused(
       { Name: 'x', IPAM: { Config: [{ Subnet: '10.1.0.0/24' }, { Subnet: '10.2.0.0/24' }] } },
       'FORBIDDEN',
       /doesn't support multiple subnets/,
     );
-    refused(
-      { Name: 'x', IPAM: { Config: [{ Subnet: 'fd00:1::/64' }] } },
-      'INVALID_PARAMETER',
-      /IPv6 subnet fd00:1::\/64 given, but IPv6 is not enabled/,
-    );
     refused({ Name: 'x', IPAM: { Config: [{ Subnet: '10.1.0.5/24' }] } }, 'INVALID_PARAMETER', /it should be 10\.1\.0\.0\/24/);
+  });
+
+  test('an IPv6 subnet without EnableIPv6 is kept in the IPAM config, unchecked and unused: an IPv4 network (as dockerd)', () => {
+    const req = parseCreateRequest({ Name: 'x', IPAM: { Config: [{ Subnet: 'fd00:1::5/64' }] } }, nets, cfg);
+    assert.equal(req.enableIPv6, false);
+    assert.equal(req.v6, undefined);
+    assert.deepEqual(req.ipamConfig, [{ Subnet: 'fd00:1::5/64' }]);
   });
 
   test("a valid request: both families split, IPv6 from the option, the daemon's default options under the request's", () => {

@@ -119,15 +119,13 @@ export function parseCreateRequest(body: NetworkCreateBody, nets: ExistingNetwor
   const enableIPv6 = body.EnableIPv6 ?? boolOpt(options, OPT_ENABLE_IPV6, false);
   const enableIPv4 = body.EnableIPv4 ?? boolOpt(options, OPT_ENABLE_IPV4, true);
   if (!enableIPv4) throw invalidParameter('networks without IPv4 are not built yet (EnableIPv4=false)');
-  validateIpam(ipamConfig);
+  validateIpam(enableIPv6 ? ipamConfig : ipamConfig.filter((c) => !c.Subnet || !isV6Text(c.Subnet)));
   const v4 = ipamConfig.filter((c) => c.Subnet && !isV6Text(c.Subnet));
   const v6 = ipamConfig.filter((c) => c.Subnet && isV6Text(c.Subnet));
   // As dockerd's bridge driver: one subnet per family.
   if (v4.length > 1 || v6.length > 1) throw forbidden("bridge driver doesn't support multiple subnets");
-  if (v6.length && !enableIPv6)
-    throw invalidParameter(
-      `invalid network config:\nIPv6 subnet ${v6[0]!.Subnet} given, but IPv6 is not enabled on the network (EnableIPv6)`,
-    );
+  // As dockerd (validateIpamConfig): without EnableIPv6 an IPv6 subnet is kept in the IPAM config but
+  // neither checked nor allocated; the network is IPv4 only.
   return {
     name,
     driver,
@@ -138,7 +136,7 @@ export function parseCreateRequest(body: NetworkCreateBody, nets: ExistingNetwor
     enableIPv4,
     enableIPv6,
     ...(v4[0] ? { v4: v4[0] } : {}),
-    ...(v6[0] ? { v6: v6[0] } : {}),
+    ...(v6[0] && enableIPv6 ? { v6: v6[0] } : {}),
   };
 }
 

@@ -172,8 +172,15 @@ describe('networking over IPv6', () => {
     const onDefault = await d.docker(['run', '--rm', '--ip6', `${fixedPrefix}::5`, 'busybox', 'true']);
     assert.match(onDefault.stderr, /user specified IP address is supported on user defined networks only/);
     const noV6 = await d.request('POST', '/networks/create', { body: { Name: 'nov6', IPAM: { Config: [{ Subnet: 'fd02::/64' }] } } });
-    assert.equal(noV6.status, 400);
-    assert.match(noV6.json().message, /IPv6 subnet fd02::\/64 given, but IPv6 is not enabled/);
+    // As dockerd (validateIpamConfig): without EnableIPv6 the IPv6 subnet is kept, unused; the network is IPv4 only.
+    assert.equal(noV6.status, 201, noV6.text());
+    const nov6 = (await d.request('GET', '/networks/nov6')).json();
+    assert.equal(nov6.EnableIPv6, false);
+    assert.ok(
+      nov6.IPAM.Config.some((c: { Subnet?: string }) => c.Subnet === 'fd02::/64'),
+      JSON.stringify(nov6.IPAM),
+    );
+    await ok(d, ['network', 'rm', 'nov6']);
     const hostBits = await d.request('POST', '/networks/create', {
       body: { Name: 'hb', EnableIPv6: true, IPAM: { Config: [{ Subnet: `${prefix}:0:0:1:0/64` }] } },
     });
