@@ -111,7 +111,6 @@ export const BODY_EXCEPTIONS = new Set([
 export const FOLDER_CIRCLE_EXCEPTIONS = new Set([
   'build/context/: copy-direct.ts → copy.ts',
   'build/: executor.ts → fs-steps.ts → run-step.ts',
-  'supervisor/: client.ts → content-write.ts → events.ts',
   'types/api/: part-1.ts → part-3.ts',
 ]);
 // ---------------------------------------------------------------------------------------------------
