@@ -5,7 +5,7 @@
 // an agent (agent.ts) that runs its tasks on the local engine. Secrets and configs: secrets-api.ts.
 import type { GenericResource } from '../config/generic-resources.ts';
 import { conflict, invalidParameter, unauthorized, unavailable } from '../errors.ts';
-import { kekOf, LOCKED, newUnlockKey, parseUnlockKey, sealClusterKeys } from './ca/autolock.ts';
+import { LOCKED, parseUnlockKey } from './ca/autolock.ts';
 import type {
   ClusterLogOptions,
   ClusterObject,
@@ -18,25 +18,21 @@ import type {
   SwarmUpdateOptions,
 } from '../types/cluster.ts';
 import type { Logger } from '../util/log.ts';
-import { certificateIps, chooseAdvertise, DEFAULT_LISTEN_PORT, formatHostPort, joinAdvertise, parseAddr } from './node/addresses.ts';
-import { identityOf, issueNodeCert, issuerInChain, newKeyPair } from './ca/ca.ts';
+import { chooseAdvertise, DEFAULT_LISTEN_PORT, formatHostPort, joinAdvertise, parseAddr } from './node/addresses.ts';
+import { identityOf, issuerInChain, newKeyPair } from './ca/ca.ts';
 import { callManager, type HeartbeatResponse, type JoinRequest, type JoinResponse } from './node/endpoint.ts';
-import { peerUrl } from './store/etcd-process.ts';
-import { newId } from './ids.ts';
 import { InactiveCluster, NOT_A_MANAGER, NOT_IN_A_CLUSTER } from './inactive.ts';
 import { LocalStateFiles, type LocalClusterState, type NodeCerts, type RemoteManager } from './node/local-state.ts';
-import { etcdPorts, Manager, newNodeRecord, type ManagerEnv } from './manager/manager.ts';
-import { checkSpec, mergeInitSpec, withDefaults, type ClusterRecord } from './ca/swarm-object.ts';
-import { caDigest, newJoinToken, tokenMatchesCa } from './ca/tokens.ts';
+import { Manager, newNodeRecord, type ManagerEnv } from './manager/manager.ts';
+import { mergeInitSpec } from './ca/swarm-object.ts';
+import { caDigest, tokenMatchesCa } from './ca/tokens.ts';
 import type { EventPublisher } from '../events/bus.ts';
 import type { TaskRuntime } from './agent/task-runtime.ts';
-import { newDataKey } from './ca/secret-crypto.ts';
-import { checkInitNetworking } from './init-request.ts';
 import { ControlMtu, controlPorts, DEFAULT_CONTROL_MTU } from './node/control-mtu.ts';
 import { ClusterObjects } from './cluster-objects.ts';
 import { NodeRuntime } from './node-runtime.ts';
+import { planNewCluster } from './new-cluster.ts';
 import { askRole, askToPromote, certFitsKey, checkAvailability, describeNode, holdUnlockKey } from './node/node-helpers.ts';
-import { initialRoot, lifetimeOf, storedSpec } from './ca/ca-rotation.ts';
 import type { OverlayControl, OverlayHost } from '../network/overlay/contract.ts';
 
 export const ALREADY_IN_A_CLUSTER =
@@ -338,59 +334,19 @@ export class ClusterService {
       if (this.phase !== 'inactive') throw unavailable(ALREADY_IN_A_CLUSTER);
       const listen = parseAddr(req.ListenAddr || `0.0.0.0:${DEFAULT_LISTEN_PORT}`, DEFAULT_LISTEN_PORT, 'listen address');
       const adv = await chooseAdvertise(listen, req.AdvertiseAddr, this.deps.defaultAdvertiseAddr?.(), this.managedSubnets);
-      const spec = withDefaults(req.Spec);
-      checkSpec(spec);
-      const net = checkInitNetworking(req);
-      const availability = checkAvailability(req.Availability || 'active');
-      const nodeId = newId();
-      const clusterId = newId();
-      const ca = await initialRoot(spec);
-      const keys = newKeyPair();
-      const certPem = await issueNodeCert(ca, keys.publicKeyPem, {
-        nodeId,
-        role: 'manager',
-        clusterId,
-        ips: certificateIps(adv.host, listen.host),
-        lifetimeMs: lifetimeOf(spec),
-      });
-      const advertiseAddr = formatHostPort(adv);
-      const state: LocalClusterState = {
-        nodeId,
-        clusterId,
-        role: 'manager',
-        listenAddr: formatHostPort(listen),
-        advertiseAddr,
-        dataPathAddr: req.DataPathAddr ?? '',
-        managers: [{ NodeID: nodeId, Addr: advertiseAddr }],
-        etcd: { initialCluster: `${nodeId}=${peerUrl(adv.host, etcdPorts(adv.port).peer)}`, initialState: 'new', clusterToken: clusterId },
-      };
-      const now = new Date().toISOString();
-      let rec: ClusterRecord = {
-        ID: clusterId,
-        CreatedAt: now,
-        UpdatedAt: now,
-        Spec: storedSpec(spec),
-        lastForcedRotation: (spec.CAConfig as { ForceRotate?: number }).ForceRotate ?? 0,
-        ...net,
-        JoinTokens: { Worker: newJoinToken(ca.certPem), Manager: newJoinToken(ca.certPem) },
-        ca,
-        dataKey: newDataKey(),
-      };
+      const plan = await planNewCluster(req, listen, adv);
+      const { state, certs } = plan;
       this.files.remove(); // what a failed attempt may have left
-      if ((spec.EncryptionConfig as { AutoLockManagers?: boolean }).AutoLockManagers === true) {
-        // Autolock from the start: the cluster keys and this node's key sealed with a new unlock key.
-        const key = newUnlockKey();
-        this.files.setUnlockKey(key);
-        rec = sealClusterKeys(rec, { ca, dataKey: rec.dataKey! }, kekOf(key));
-      }
-      this.files.writeCerts({ caPem: ca.certPem, certPem, keyPem: keys.keyPem });
+      if (plan.unlockKey) this.files.setUnlockKey(plan.unlockKey); // autolock from the start
+      this.files.writeCerts(certs);
       this.files.write(state);
       let m: Manager | null = null;
       await this.applyControlMtu(state); // before the first control connection (the MSS is set at SYN)
-      const certs = { caPem: ca.certPem, certPem, keyPem: keys.keyPem };
+      const { nodeId, clusterId, advertiseAddr } = state;
       try {
-        m = await Manager.start(this.managerEnv(ca.certPem), state, certs);
-        await m.bootstrap(rec, newNodeRecord(nodeId, 'manager', advertiseAddr, describeNode(this.deps, ca.certPem), availability));
+        m = await Manager.start(this.managerEnv(certs.caPem), state, certs);
+        const self = newNodeRecord(nodeId, 'manager', advertiseAddr, describeNode(this.deps, certs.caPem), plan.availability);
+        await m.bootstrap(plan.record, self);
         await m.serve();
       } catch (err) {
         await m?.stop().catch((e: Error) => this.log.warn('stopping the half-made cluster failed', { error: e.message }));
