@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# Installs the built daemon and CLI into the system, or removes them (scripts/setup.sh install and
+# uninstall run this; scripts/package.sh stages the Debian package with it):
+#   <prefix>/lib/engine/            the runtime tree (scripts/stage-runtime.mjs: bundles, pinned Node, …)
+#   <prefix>/bin/engined, engine    symlinks into it
+#   <unitdir>/engine.service        Type=notify, ExecStart=<prefix>/bin/engined -H fd://
+#   <unitdir>/engine.socket         /run/engine.sock, root:engine 0660 (socket activation)
+#   <sysconfdir>/engine/daemon.json the default configuration (an existing one is kept)
+#   the `engine` system group       owner group of the socket (the daemon warns when it is missing)
+# Nothing is enabled or started: `systemctl enable --now engine.socket` does that.
+#
+# Usage: scripts/install.sh install|uninstall [--prefix /usr/local] [--sysconfdir /etc]
+#          [--unitdir /etc/systemd/system] [--destdir DIR] [--no-group]
+# --destdir stages everything under DIR (paths inside the files stay the final ones); the group is
+# then made in DIR/etc/group when that file exists. --no-group leaves the group alone.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+action=${1:-}
+shift || true
+prefix=/usr/local sysconfdir=/etc unitdir=/etc/systemd/system destdir='' group=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --prefix) prefix=${2:?}; shift 2 ;;
+    --prefix=*) prefix=${1#*=}; shift ;;
+    --sysconfdir) sysconfdir=${2:?}; shift 2 ;;
+    --sysconfdir=*) sysconfdir=${1#*=}; shift ;;
+    --unitdir) unitdir=${2:?}; shift 2 ;;
+    --unitdir=*) unitdir=${1#*=}; shift ;;
+    --destdir) destdir=${2:?}; shift 2 ;;
+    --destdir=*) destdir=${1#*=}; shift ;;
+    --no-group) group=0; shift ;;
+    *) echo "install: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+for p in "$prefix" "$sysconfdir" "$unitdir"; do
+  case "$p" in /*) ;; *) echo "install: $p: give absolute paths" >&2; exit 2 ;; esac
+done
+[ -z "$destdir" ] || destdir=$(realpath -m "$destdir")
+lib=$prefix/lib/engine
+config=$sysconfdir/engine/daemon.json
+D=$destdir
+# Written only where systemd runs and nothing is staged.
+systemd_running() { [ -z "$destdir" ] && [ -d /run/systemd/system ]; }
+# What install made that uninstall must know (the group is never removed if it was there before).
+state=$lib/install-state
+
+service_unit() {
+  local extra=''
+  [ "$config" = /etc/engine/daemon.json ] || extra=" --config-file $config"
+  cat <<EOF
+# engine.service: the engine daemon (engined), serving the Docker Engine API on the sockets of
+# engine.socket. Written by engine's scripts/install.sh.
+[Unit]
+Description=engine container engine (Docker Engine API on containerd)
+After=network-online.target nss-lookup.target firewalld.service time-set.target engine.socket
+Wants=network-online.target
+Requires=engine.socket
+StartLimitBurst=3
+StartLimitIntervalSec=60
+
+[Service]
+# The daemon sends READY=1 over \$NOTIFY_SOCKET once its API serves, STOPPING=1 when it stops.
+Type=notify
+ExecStart=$prefix/bin/engined -H fd://$extra
+ExecReload=/bin/kill -s HUP \$MAINPID
+TimeoutStartSec=120
+Restart=on-failure
+RestartSec=2
+LimitNOFILE=1048576
+LimitNPROC=infinity
+LimitCORE=infinity
+TasksMax=infinity
+# Containers' cgroups are the daemon's to manage, and only the daemon is signalled at stop: it
+# stops its containerd and the containers itself (or leaves them running with live-restore).
+Delegate=yes
+KillMode=process
+OOMScoreAdjust=-500
+# V8's code cache of the daemon's bundle (start-up), outside the read-only $prefix.
+CacheDirectory=engine
+Environment=NODE_COMPILE_CACHE=/var/cache/engine/compile-cache
+
+[Install]
+WantedBy=multi-user.target
+EOF
+}
+
+socket_unit() {
+  cat <<EOF
+# engine.socket: the engine API socket; the first connection starts engine.service, which takes
+# the socket over (-H fd://). Written by engine's scripts/install.sh.
+[Unit]
+Description=engine API socket
+
+[Socket]
+ListenStream=/run/engine.sock
+SocketMode=0660
+SocketUser=root
+SocketGroup=engine
+
+[Install]
+WantedBy=sockets.target
+EOF
+}
+
+# The default configuration: every option at its default (engined --help lists them, with the
+# daemon.json keys); an empty object keeps command-line flags free of conflicts with the file.
+default_config() { printf '{}\n'; }
+
+make_group() {
+  [ "$group" = 1 ] || return 0
+  if [ -z "$destdir" ]; then
+    if getent group engine >/dev/null; then echo "install: group engine exists"; return 0; fi
+    groupadd --system engine
+  elif [ -f "$D/etc/group" ]; then
+    if grep -q '^engine:' "$D/etc/group"; then echo "install: group engine exists in $D"; return 0; fi
+    groupadd --system --prefix "$D" engine
+  else
+    echo "install: $D/etc/group missing: the engine group is not created"
+    return 0
+  fi
+  echo "group-created" >>"$D$state"
+  echo "install: created the system group engine"
+}
+
+do_install() {
+  [ -f dist/bundle/engined.js ] || { echo "install: build first (scripts/setup.sh or npm run build)" >&2; exit 1; }
+  # The directories this install makes (deepest last), for uninstall to remove again.
+  local made=() d
+  for d in "$prefix/bin" "$lib" "$unitdir" "$sysconfdir/engine"; do
+    local up=()
+    while [ ! -d "$D$d" ]; do up=("$d" "${up[@]}"); d=$(dirname "$d"); done
+    made+=("${up[@]}")
+  done
+  if [ -e "$D$lib" ]; then
+    # A reinstall replaces the runtime tree; what the earlier install recorded is kept.
+    local kept=''
+    [ -f "$D$state" ] && kept=$(cat "$D$state")
+    rm -rf "$D$lib"
+    bin/node scripts/stage-runtime.mjs "$D$lib"
+    [ -z "$kept" ] || printf '%s\n' "$kept" >"$D$state"
+  else
+    bin/node scripts/stage-runtime.mjs "$D$lib"
+  fi
+  touch "$D$state"
+  for d in "${made[@]}"; do grep -qxF "dir $d" "$D$state" || echo "dir $d" >>"$D$state"; done
+  install -d "$D$prefix/bin" "$D$unitdir" "$D$sysconfdir/engine"
+  ln -sfn "../lib/engine/bin/engined" "$D$prefix/bin/engined"
+  ln -sfn "../lib/engine/bin/engine" "$D$prefix/bin/engine"
+  service_unit >"$D$unitdir/engine.service"
+  socket_unit >"$D$unitdir/engine.socket"
+  chmod 0644 "$D$unitdir/engine.service" "$D$unitdir/engine.socket"
+  if [ -e "$D$config" ]; then
+    echo "install: $config exists: kept"
+  else
+    default_config >"$D$config"
+    chmod 0644 "$D$config"
+  fi
+  make_group
+  if systemd_running; then systemctl daemon-reload; fi
+  echo "install: engined and engine in $prefix/bin, units in $unitdir, configuration $config"
+  [ -n "$destdir" ] || echo "install: start it with: systemctl enable --now engine.socket"
+}
+
+do_uninstall() {
+  if systemd_running; then
+    systemctl disable --now engine.socket engine.service 2>/dev/null || true # not enabled or not running: nothing to undo
+  fi
+  local created_group=0 made=()
+  if [ -f "$D$state" ]; then
+    grep -qx group-created "$D$state" && created_group=1
+    mapfile -t made < <(sed -n 's/^dir //p' "$D$state")
+  fi
+  for l in engined engine; do
+    if [ -L "$D$prefix/bin/$l" ] && [ "$(readlink "$D$prefix/bin/$l")" = "../lib/engine/bin/$l" ]; then rm -f "$D$prefix/bin/$l"; fi
+  done
+  rm -f "$D$unitdir/engine.service" "$D$unitdir/engine.socket"
+  rm -rf "$D$lib"
+  # The configuration goes only as installed; an edited one stays (as dpkg keeps a changed conffile).
+  if [ -f "$D$config" ]; then
+    if [ "$(cat "$D$config")" = "$(default_config)" ]; then rm -f "$D$config"; else echo "uninstall: $config was changed: kept"; fi
+  fi
+  if [ "$created_group" = 1 ] && [ "$group" = 1 ]; then
+    if [ -z "$destdir" ]; then groupdel engine; else groupdel --prefix "$D" engine; fi
+    echo "uninstall: removed the group engine"
+  fi
+  if systemd_running; then systemctl daemon-reload; fi
+  # The directories install made, deepest first, when nothing else was put in them since.
+  local i
+  for ((i = ${#made[@]} - 1; i >= 0; i--)); do rmdir "$D${made[i]}" 2>/dev/null || true; done # not empty: kept
+  echo "uninstall: done (containers, images and volumes in /var/lib/engine are left)"
+}
+
+case "$action" in
+  install) do_install ;;
+  uninstall) do_uninstall ;;
+  *) echo "usage: scripts/install.sh install|uninstall [--prefix DIR] [--sysconfdir DIR] [--unitdir DIR] [--destdir DIR] [--no-group]" >&2; exit 2 ;;
+esac
