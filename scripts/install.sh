@@ -10,7 +10,8 @@
 # Nothing is enabled or started: `systemctl enable --now engine.socket` does that.
 #
 # Usage: scripts/install.sh install|uninstall [--prefix /usr/local] [--sysconfdir /etc]
-#          [--unitdir /etc/systemd/system] [--destdir DIR] [--no-group]
+#          [--unitdir /etc/systemd/system] [--localstatedir /var] [--destdir DIR] [--no-group]
+# The daemon's V8 code cache is <localstatedir>/cache/engine (uninstall removes it).
 # --destdir stages everything under DIR (paths inside the files stay the final ones); the group is
 # then made in DIR/etc/group when that file exists. --no-group leaves the group alone.
 set -euo pipefail
@@ -18,7 +19,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 action=${1:-}
 shift || true
-prefix=/usr/local sysconfdir=/etc unitdir=/etc/systemd/system destdir='' group=1
+prefix=/usr/local sysconfdir=/etc unitdir=/etc/systemd/system localstatedir=/var destdir='' group=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --prefix) prefix=${2:?}; shift 2 ;;
@@ -27,13 +28,15 @@ while [ $# -gt 0 ]; do
     --sysconfdir=*) sysconfdir=${1#*=}; shift ;;
     --unitdir) unitdir=${2:?}; shift 2 ;;
     --unitdir=*) unitdir=${1#*=}; shift ;;
+    --localstatedir) localstatedir=${2:?}; shift 2 ;;
+    --localstatedir=*) localstatedir=${1#*=}; shift ;;
     --destdir) destdir=${2:?}; shift 2 ;;
     --destdir=*) destdir=${1#*=}; shift ;;
     --no-group) group=0; shift ;;
     *) echo "install: unknown option $1" >&2; exit 2 ;;
   esac
 done
-for p in "$prefix" "$sysconfdir" "$unitdir"; do
+for p in "$prefix" "$sysconfdir" "$unitdir" "$localstatedir"; do
   case "$p" in /*) ;; *) echo "install: $p: give absolute paths" >&2; exit 2 ;; esac
 done
 [ -z "$destdir" ] || destdir=$(realpath -m "$destdir")
@@ -76,9 +79,6 @@ TasksMax=infinity
 Delegate=yes
 KillMode=process
 OOMScoreAdjust=-500
-# V8's code cache of the daemon's bundle (start-up), outside the read-only $prefix.
-CacheDirectory=engine
-Environment=NODE_COMPILE_CACHE=/var/cache/engine/compile-cache
 
 [Install]
 WantedBy=multi-user.target
@@ -138,10 +138,10 @@ do_install() {
     local kept=''
     [ -f "$D$state" ] && kept=$(cat "$D$state")
     rm -rf "$D$lib"
-    bin/node scripts/stage-runtime.mjs "$D$lib"
+    bin/node scripts/stage-runtime.mjs "$D$lib" "$localstatedir"
     [ -z "$kept" ] || printf '%s\n' "$kept" >"$D$state"
   else
-    bin/node scripts/stage-runtime.mjs "$D$lib"
+    bin/node scripts/stage-runtime.mjs "$D$lib" "$localstatedir"
   fi
   touch "$D$state"
   for d in "${made[@]}"; do grep -qxF "dir $d" "$D$state" || echo "dir $d" >>"$D$state"; done
@@ -176,7 +176,7 @@ do_uninstall() {
     if [ -L "$D$prefix/bin/$l" ] && [ "$(readlink "$D$prefix/bin/$l")" = "../lib/engine/bin/$l" ]; then rm -f "$D$prefix/bin/$l"; fi
   done
   rm -f "$D$unitdir/engine.service" "$D$unitdir/engine.socket"
-  rm -rf "$D$lib" "$D/var/cache/engine" # the daemon's code cache (bin/engined)
+  rm -rf "$D$lib" "$D$localstatedir/cache/engine" # the daemon's code cache (bin/engined)
   # The configuration goes only as installed; an edited one stays (as dpkg keeps a changed conffile).
   if [ -f "$D$config" ]; then
     if [ "$(cat "$D$config")" = "$(default_config)" ]; then rm -f "$D$config"; else echo "uninstall: $config was changed: kept"; fi

