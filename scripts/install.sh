@@ -7,6 +7,7 @@
 #   <unitdir>/engine.socket         /run/engine.sock, root:engine 0660 (socket activation)
 #   <sysconfdir>/engine/daemon.json the default configuration (an existing one is kept)
 #   the `engine` system group       owner group of the socket (the daemon warns when it is missing)
+#   bash and zsh completion         when the CLI has `engine completion bash|zsh`
 # Nothing is enabled or started: `systemctl enable --now engine.socket` does that.
 #
 # Usage: scripts/install.sh install|uninstall [--prefix /usr/local] [--sysconfdir /etc]
@@ -123,29 +124,54 @@ make_group() {
   echo "install: created the system group engine"
 }
 
+# The directories under $1 that do not exist yet, outermost first.
+missing_dirs() {
+  local d=$1 up=()
+  while [ "$d" != / ] && [ ! -d "$D$d" ]; do up=("$d" "${up[@]}"); d=$(dirname "$d"); done
+  [ ${#up[@]} -eq 0 ] || printf '%s\n' "${up[@]}"
+}
+
+# Makes a directory, recording in the state file the ones it creates (uninstall removes them).
+make_dir() {
+  local d
+  for d in $(missing_dirs "$1"); do grep -qxF "dir $d" "$D$state" || echo "dir $d" >>"$D$state"; done
+  install -d "$D$1"
+}
+
+# Shell completion from the CLI's command table, when the CLI has it (engine completion bash|zsh).
+install_completions() {
+  local home shell file
+  home=$(mktemp -d)
+  for shell in bash zsh; do
+    case $shell in
+      bash) file=$prefix/share/bash-completion/completions/engine ;;
+      zsh) # Debian's zsh reads a package's completions from vendor-completions, a local one's from site-functions
+        if [ "$prefix" = /usr ]; then file=/usr/share/zsh/vendor-completions/_engine; else file=$prefix/share/zsh/site-functions/_engine; fi ;;
+    esac
+    if HOME=$home XDG_CACHE_HOME=$home/.cache "$D$lib/bin/engine" completion "$shell" >"$home/out" 2>/dev/null && [ -s "$home/out" ]; then
+      make_dir "$(dirname "$file")"
+      install -m 0644 "$home/out" "$D$file"
+      echo "file $file" >>"$D$state"
+    fi
+  done
+  rm -rf "$home"
+}
+
 do_install() {
   [ -f dist/bundle/engined.js ] || { echo "install: build first (scripts/setup.sh or npm run build)" >&2; exit 1; }
   [ -z "$destdir" ] || mkdir -p "$destdir"
-  # The directories this install makes (deepest last), for uninstall to remove again.
-  local made=() d
-  for d in "$prefix/bin" "$lib" "$unitdir" "$sysconfdir/engine"; do
-    local up=()
-    while [ "$d" != / ] && [ ! -d "$D$d" ]; do up=("$d" "${up[@]}"); d=$(dirname "$d"); done
-    made+=("${up[@]}")
-  done
-  if [ -e "$D$lib" ]; then
-    # A reinstall replaces the runtime tree; what the earlier install recorded is kept.
-    local kept=''
-    [ -f "$D$state" ] && kept=$(cat "$D$state")
-    rm -rf "$D$lib"
-    bin/node scripts/stage-runtime.mjs "$D$lib" "$localstatedir"
-    [ -z "$kept" ] || printf '%s\n' "$kept" >"$D$state"
-  else
-    bin/node scripts/stage-runtime.mjs "$D$lib" "$localstatedir"
-  fi
+  local libdirs kept=''
+  libdirs=$(missing_dirs "$lib")
+  # A reinstall replaces the runtime tree; what the earlier install recorded is kept.
+  [ -f "$D$state" ] && kept=$(cat "$D$state")
+  rm -rf "$D$lib"
+  bin/node scripts/stage-runtime.mjs "$D$lib" "$localstatedir"
+  [ -z "$kept" ] || printf '%s\n' "$kept" | grep -v '^file ' >"$D$state" || true # only dir and group lines
   touch "$D$state"
-  for d in "${made[@]}"; do grep -qxF "dir $d" "$D$state" || echo "dir $d" >>"$D$state"; done
-  install -d "$D$prefix/bin" "$D$unitdir" "$D$sysconfdir/engine"
+  for d in $libdirs; do echo "dir $d" >>"$D$state"; done
+  make_dir "$prefix/bin"
+  make_dir "$unitdir"
+  make_dir "$sysconfdir/engine"
   ln -sfn "../lib/engine/bin/engined" "$D$prefix/bin/engined"
   ln -sfn "../lib/engine/bin/engine" "$D$prefix/bin/engine"
   service_unit >"$D$unitdir/engine.service"
@@ -157,6 +183,7 @@ do_install() {
     default_config >"$D$config"
     chmod 0644 "$D$config"
   fi
+  install_completions
   make_group
   if systemd_running; then systemctl daemon-reload; fi
   echo "install: engined and engine in $prefix/bin, units in $unitdir, configuration $config"
@@ -167,15 +194,17 @@ do_uninstall() {
   if systemd_running; then
     systemctl disable --now engine.socket engine.service 2>/dev/null || true # not enabled or not running: nothing to undo
   fi
-  local created_group=0 made=()
+  local created_group=0 made=() files=() f
   if [ -f "$D$state" ]; then
     grep -qx group-created "$D$state" && created_group=1
     mapfile -t made < <(sed -n 's/^dir //p' "$D$state")
+    mapfile -t files < <(sed -n 's/^file //p' "$D$state")
   fi
   for l in engined engine; do
     if [ -L "$D$prefix/bin/$l" ] && [ "$(readlink "$D$prefix/bin/$l")" = "../lib/engine/bin/$l" ]; then rm -f "$D$prefix/bin/$l"; fi
   done
   rm -f "$D$unitdir/engine.service" "$D$unitdir/engine.socket"
+  for f in "${files[@]}"; do rm -f "$D$f"; done
   rm -rf "$D$lib" "$D$localstatedir/cache/engine" # the daemon's code cache (bin/engined)
   # The configuration goes only as installed; an edited one stays (as dpkg keeps a changed conffile).
   if [ -f "$D$config" ]; then
