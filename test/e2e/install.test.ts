@@ -144,7 +144,8 @@ describe('install and uninstall (scripts/install.sh)', () => {
       assert.match(again.stdout, /group engine exists/);
       assert.match(again.stdout, /daemon\.json exists: kept/);
 
-      const un = await run('bash', [INSTALL, 'uninstall', '--destdir', root], { cwd: REPO_ROOT });
+      // Through scripts/setup.sh, which hands uninstall over before installing or building anything.
+      const un = await run('bash', [join(REPO_ROOT, 'scripts/setup.sh'), 'uninstall', '--destdir', root], { cwd: REPO_ROOT });
       assert.equal(un.code, 0, un.stderr);
       assert.match(un.stdout, /daemon\.json was changed: kept/);
       assert.match(un.stdout, /removed the group engine/);
