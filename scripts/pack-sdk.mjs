@@ -52,7 +52,7 @@ const manifest = {
   description: 'Typed client of the Docker Engine API as served by engined (the engine SDK)',
   license: repo.license,
   type: 'module',
-  engines: repo.engines,
+  engines: { node: '>=24' },
   exports: {
     '.': { types: './dist/client/index.d.ts', default: './dist/client/index.js' },
     './package.json': './package.json',

