@@ -66,7 +66,7 @@ await build({
   plugins: [httpWithoutFacade],
 });
 
-// The `engine` command-line client (dist/src/cli/main.js) → dist/bundle/engine.cjs, which bin/engine
+// The `engine` command-line client (dist/src/cli/engine.js) → dist/bundle/engine.cjs, which bin/engine
 // runs: a CLI is started for every command, so one file (no module resolution) matters even more
 // than for the daemon. CommonJS, not ESM: an ES module's `import … from 'node:fs'` builds the
 // builtin's ES facade, reading every export — fs.promises loads fs/promises and readline (15
@@ -76,7 +76,7 @@ await build({
 rmSync('dist/bundle/engine.js', { force: true });
 rmSync('dist/bundle/engine.js.map', { force: true });
 await build({
-  entryPoints: ['dist/src/cli/main.js'],
+  entryPoints: ['dist/src/cli/engine.js'],
   outfile: 'dist/bundle/engine.cjs',
   bundle: true,
   platform: 'node',

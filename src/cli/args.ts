@@ -24,7 +24,7 @@ export class UsageError extends Error {
 /** `--help` given to a command: the caller prints the flags (exit status 0, as docker). */
 export class HelpRequested extends Error {
   override readonly name = 'HelpRequested';
-  constructor(readonly specs: FlagSpec[]) {
+  constructor(readonly specs: readonly FlagSpec[]) {
     super('help requested');
   }
   usage(cmd: string): string {
@@ -37,7 +37,7 @@ export class HelpRequested extends Error {
 }
 
 /** Parses argv against specs; interspersed=false stops at the first positional argument. */
-export function parseArgs(argv: string[], specs: FlagSpec[], interspersed = true): Parsed {
+export function parseArgs(argv: string[], specs: readonly FlagSpec[], interspersed = true): Parsed {
   const byLong = new Map<string, FlagSpec>();
   const byShort = new Map<string, FlagSpec>();
   for (const s of specs) {
@@ -75,7 +75,8 @@ export function parseArgs(argv: string[], specs: FlagSpec[], interspersed = true
       args.push(...argv.slice(i + 1));
       break;
     }
-    if (a === '--help' && !byLong.has('help')) throw new HelpRequested(specs);
+    // --help (and -h where no flag owns it, as cobra) asks for the command's help.
+    if ((a === '--help' && !byLong.has('help')) || (a === '-h' && !byShort.has('h'))) throw new HelpRequested(specs);
     if (a.startsWith('--')) {
       const eq = a.indexOf('=');
       const name = eq < 0 ? a.slice(2) : a.slice(2, eq);
@@ -135,7 +136,7 @@ export class Flags {
 export function flagsOf(
   cmd: string,
   argv: string[],
-  specs: FlagSpec[],
+  specs: readonly FlagSpec[],
   opts: { interspersed?: boolean; min?: number; max?: number } = {},
 ): Flags {
   const f = new Flags(parseArgs(argv, specs, opts.interspersed ?? true));
