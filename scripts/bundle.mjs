@@ -87,3 +87,7 @@ await build({
   sourcemap: true,
   logLevel: 'warning',
 });
+
+// The same bundle compiled into the native executable dist/bin/engine (scripts/build-cli.mjs), so
+// every build of the bundle refreshes it.
+await import('./build-cli.mjs');

@@ -273,6 +273,7 @@ export async function inspect(cli: Cli, argv: string[], only?: string): Promise<
 export const PS: CommandSpec = { name: 'ps', group: 'common', description: 'List containers', flags: PS_FLAGS, run: ps };
 export const RM: CommandSpec = {
   name: 'rm',
+  group: 'other',
   description: 'Remove one or more containers',
   usage: '[OPTIONS] CONTAINER [CONTAINER...]',
   flags: RM_FLAGS,
@@ -280,6 +281,7 @@ export const RM: CommandSpec = {
 };
 const many = (name: string, description: string, run: CommandSpec['run'], flags?: FlagHelp[]): CommandSpec => ({
   name,
+  group: 'other',
   description,
   usage: `${flags ? '[OPTIONS] ' : ''}CONTAINER [CONTAINER...]`,
   flags,
@@ -291,9 +293,16 @@ export const KILL = many('kill', 'Kill one or more running containers', kill, KI
 export const PAUSE = many('pause', 'Pause all processes within one or more containers', pause);
 export const UNPAUSE = many('unpause', 'Unpause all processes within one or more containers', unpause);
 export const WAIT = many('wait', 'Block until one or more containers stop, then print their exit codes', wait);
-export const RENAME: CommandSpec = { name: 'rename', description: 'Rename a container', usage: 'CONTAINER NEW_NAME', run: rename };
+export const RENAME: CommandSpec = {
+  name: 'rename',
+  group: 'other',
+  description: 'Rename a container',
+  usage: 'CONTAINER NEW_NAME',
+  run: rename,
+};
 export const LOGS: CommandSpec = {
   name: 'logs',
+  group: 'other',
   description: 'Fetch the logs of a container',
   usage: '[OPTIONS] CONTAINER',
   flags: LOGS_FLAGS,
@@ -301,12 +310,14 @@ export const LOGS: CommandSpec = {
 };
 export const TOP: CommandSpec = {
   name: 'top',
+  group: 'other',
   description: 'Display the running processes of a container',
   usage: 'CONTAINER [ps OPTIONS]',
   run: top,
 };
 export const PORT: CommandSpec = {
   name: 'port',
+  group: 'other',
   description: 'List port mappings or a specific mapping for the container',
   usage: 'CONTAINER [PRIVATE_PORT[/PROTO]]',
   run: port,
@@ -328,6 +339,7 @@ export const SPECS: CommandSpec[] = [
   PORT,
   {
     name: 'inspect',
+    group: 'other',
     description: 'Return low-level information on Engine objects',
     usage: '[OPTIONS] NAME|ID [NAME|ID...]',
     flags: INSPECT_FLAGS,

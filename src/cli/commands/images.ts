@@ -325,12 +325,14 @@ export const BUILD: CommandSpec = {
 };
 export const TAG: CommandSpec = {
   name: 'tag',
+  group: 'other',
   description: 'Create a tag TARGET_IMAGE that refers to SOURCE_IMAGE',
   usage: 'SOURCE_IMAGE[:TAG] TARGET_IMAGE[:TAG]',
   run: tag,
 };
 export const RMI: CommandSpec = {
   name: 'rmi',
+  group: 'other',
   description: 'Remove one or more images',
   usage: '[OPTIONS] IMAGE [IMAGE...]',
   flags: RMI_FLAGS,
@@ -338,6 +340,7 @@ export const RMI: CommandSpec = {
 };
 export const HISTORY: CommandSpec = {
   name: 'history',
+  group: 'other',
   description: 'Show the history of an image',
   usage: '[OPTIONS] IMAGE',
   flags: HISTORY_FLAGS,
@@ -345,6 +348,7 @@ export const HISTORY: CommandSpec = {
 };
 export const SAVE: CommandSpec = {
   name: 'save',
+  group: 'other',
   description: 'Save one or more images to a tar archive (streamed to STDOUT by default)',
   usage: '[OPTIONS] IMAGE [IMAGE...]',
   flags: SAVE_FLAGS,
@@ -352,6 +356,7 @@ export const SAVE: CommandSpec = {
 };
 export const LOAD: CommandSpec = {
   name: 'load',
+  group: 'other',
   description: 'Load an image from a tar archive or STDIN',
   flags: LOAD_FLAGS,
   run: load,

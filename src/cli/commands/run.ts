@@ -245,6 +245,7 @@ export const RUN: CommandSpec = {
 };
 export const CREATE: CommandSpec = {
   name: 'create',
+  group: 'other',
   description: 'Create a new container',
   usage: '[OPTIONS] IMAGE [COMMAND] [ARG...]',
   flags: describedRunFlags(CREATE_FLAGS),
@@ -252,6 +253,7 @@ export const CREATE: CommandSpec = {
 };
 export const START: CommandSpec = {
   name: 'start',
+  group: 'other',
   description: 'Start one or more stopped containers',
   usage: '[OPTIONS] CONTAINER [CONTAINER...]',
   flags: START_FLAGS,
@@ -259,6 +261,7 @@ export const START: CommandSpec = {
 };
 export const ATTACH: CommandSpec = {
   name: 'attach',
+  group: 'other',
   description: 'Attach local standard input, output, and error streams to a running container',
   usage: '[OPTIONS] CONTAINER',
   flags: ATTACH_FLAGS,

@@ -304,12 +304,14 @@ export const INFO: CommandSpec = {
 };
 export const EVENTS: CommandSpec = {
   name: 'events',
+  group: 'other',
   description: 'Get real time events from the server',
   flags: EVENTS_FLAGS,
   run: events,
 };
 export const STATS: CommandSpec = {
   name: 'stats',
+  group: 'other',
   description: 'Display a live stream of container(s) resource usage statistics',
   usage: '[OPTIONS] [CONTAINER...]',
   flags: STATS_FLAGS,
@@ -317,6 +319,7 @@ export const STATS: CommandSpec = {
 };
 export const CP: CommandSpec = {
   name: 'cp',
+  group: 'other',
   description: 'Copy files/folders between a container and the local filesystem',
   usage: '[OPTIONS] CONTAINER:SRC_PATH DEST_PATH|-\n\tengine cp [OPTIONS] SRC_PATH|- CONTAINER:DEST_PATH',
   flags: CP_FLAGS,
