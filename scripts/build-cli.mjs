@@ -4,7 +4,9 @@
 // memory. Its input is the CommonJS bundle scripts/bundle.mjs makes (dist/bundle/engine.cjs), so
 // both runtimes run the same code; bin/engine runs the executable when it is at least as new as
 // the bundle, else the bundle on Node. --bytecode stores JavaScriptCore's bytecode beside the
-// source: nothing is parsed at start-up.
+// source: nothing is parsed at start-up (measured: 2 MiB less peak RSS). --compile-jit-policy=100
+// raises the JIT's tier-up thresholds a hundredfold: a command runs for milliseconds, where the
+// interpreter is as fast and compiling touches the JIT's code and memory (4 MiB of peak RSS).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 
@@ -18,9 +20,13 @@ if (!existsSync(BUN)) {
 mkdirSync('dist/bin', { recursive: true });
 // Written beside and renamed: a running `engine` keeps its old file, a failed build leaves none half-written.
 const tmp = `${OUT}.tmp-${process.pid}`;
-const r = spawnSync(BUN, ['build', '--compile', '--minify', '--bytecode', 'dist/bundle/engine.cjs', '--outfile', tmp], {
-  stdio: ['ignore', 'ignore', 'inherit'],
-});
+const r = spawnSync(
+  BUN,
+  ['build', '--compile', '--minify', '--bytecode', '--compile-jit-policy=100', 'dist/bundle/engine.cjs', '--outfile', tmp],
+  {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  },
+);
 if (r.status !== 0) {
   rmSync(tmp, { force: true });
   console.error(`build-cli: bun build --compile failed (${r.error?.message ?? `status ${r.status}`})`);
