@@ -101,3 +101,14 @@ export function unknownCommand(path: readonly string[], name: string): string {
     ? `engine: unknown command: ${parent} ${name}\n\nUsage:  ${parent}\n\nRun '${parent} --help' for more information\n`
     : `engine: unknown command: engine ${name}\n\nRun 'engine --help' for more information\n`;
 }
+
+/** docker 28's words for a refused flag or a wrong number of arguments: the message, the usage line, the hint. */
+export function usageError(message: string, path: readonly string[], spec: CommandSpec | undefined): string {
+  const name = ['engine', ...path].join(' ');
+  const usage = !spec
+    ? '[OPTIONS] COMMAND [ARG...]'
+    : spec.subcommands
+      ? 'COMMAND'
+      : (spec.usage ?? (spec.flags?.length ? '[OPTIONS]' : ''));
+  return `${message}\n\nUsage:  ${name}${usage ? ` ${usage}` : ''}\n\nRun '${name} --help' for more information\n`;
+}

@@ -4,11 +4,11 @@
 // `--help` anywhere a command is expected, `engine help …` and a management command alone print
 // the table's help (help.ts). Commands return the exit status; errors are printed and mapped by
 // Cli.report. engine.ts runs main (both the Node bundle and the compiled executable).
-import { flagsOf, HelpRequested, UsageError } from './args.ts';
+import { ArgCountError, FlagError, flagsOf, HelpRequested, UsageError } from './args.ts';
 import { Cli } from './cli.ts';
 import type { CommandSpec } from './command-spec.ts';
 import { completionSpec } from './completion.ts';
-import { commandHelp, topHelp, unknownCommand } from './help.ts';
+import { commandHelp, topHelp, unknownCommand, usageError } from './help.ts';
 import { assemble, findCommand, GLOBAL_FLAGS } from './table.ts';
 import * as containers from './commands/containers.ts';
 import * as images from './commands/images.ts';
@@ -57,7 +57,14 @@ export async function main(argv: string[]): Promise<number> {
   let cli: Cli | undefined;
   let name = '';
   try {
-    const g = flagsOf('', argv, GLOBAL_FLAGS, { interspersed: false });
+    let g: ReturnType<typeof flagsOf>;
+    try {
+      g = flagsOf('', argv, GLOBAL_FLAGS, { interspersed: false });
+    } catch (e) {
+      if (!(e instanceof FlagError)) throw e;
+      process.stderr.write(usageError(e.message, [], undefined));
+      return 125;
+    }
     if (g.bool('version')) {
       process.stdout.write(`Engine version ${ENGINE_VERSION}\n`);
       return 0;
@@ -83,6 +90,10 @@ export async function main(argv: string[]): Promise<number> {
     try {
       return await r.spec.run!(cli, r.rest);
     } catch (e) {
+      if (e instanceof FlagError || e instanceof ArgCountError) {
+        cli.err(usageError(e.message, r.path, r.spec));
+        return e instanceof FlagError ? 125 : 1;
+      }
       if (!(e instanceof HelpRequested)) throw e;
       cli.out(commandHelp(TABLE, r.path, r.spec));
       return 0;

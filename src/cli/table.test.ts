@@ -136,9 +136,30 @@ test('main: --help and help at every level exit 0 on stdout; unknown commands gi
     err: "engine: unknown command: engine system frob\n\nUsage:  engine system\n\nRun 'engine system --help' for more information\n",
   });
   assert.deepEqual(await runMain(['help', 'frob']), { code: 1, out: '', err: 'unknown help topic: frob\n' });
-  const bad = await runMain(['ps', '--frob']);
-  assert.equal(bad.code, 1);
-  assert.equal(bad.err, "unknown flag: --frob\nSee 'engine ps --help'.\n");
+  // docker 28's shape: a refused flag exits 125, a wrong argument count 1, both with the usage line.
+  assert.deepEqual(await runMain(['ps', '--frob']), {
+    code: 125,
+    out: '',
+    err: "unknown flag: --frob\n\nUsage:  engine ps [OPTIONS]\n\nRun 'engine ps --help' for more information\n",
+  });
+  assert.deepEqual(await runMain(['network', 'create']), {
+    code: 1,
+    out: '',
+    err: "engine: 'engine network create' requires 1 argument\n\nUsage:  engine network create [OPTIONS] NETWORK\n\nRun 'engine network create --help' for more information\n",
+  });
+  const errs = [];
+  for (const a of [['rm'], ['ps', 'x'], ['logout', 'a', 'b'], ['stop', '-t'], ['ps', '-n', 'x'], ['--frob']]) errs.push(await runMain(a));
+  assert.deepEqual(
+    errs.map((r) => [r.code, r.err.split('\n')[0]]),
+    [
+      [1, "engine: 'engine rm' requires at least 1 argument"],
+      [1, "engine: 'engine ps' accepts no arguments"],
+      [1, "engine: 'engine logout' requires at most 1 argument"],
+      [125, "flag needs an argument: 't' in -t"],
+      [125, 'invalid argument "x" for "-n, --last" flag: strconv.ParseInt: parsing "x": invalid syntax'],
+      [125, 'unknown flag: --frob'],
+    ],
+  );
 });
 
 test('completion: the bash script completes commands, subcommands and flags in real bash', (t) => {
