@@ -14,22 +14,25 @@ const BUN = 'node_modules/bun/bin/bun.exe';
 const OUT = 'dist/bin/engine';
 
 if (!existsSync(BUN)) {
-  console.error(`build-cli: ${BUN} is missing (npm ci installs it); the CLI runs on Node (dist/bundle/engine.cjs)`);
-  process.exit(1);
+  // The rest of the build stands: bin/engine runs the Node bundle.
+  console.error(`build-cli: ${BUN} is missing (npm ci installs it): no dist/bin/engine; bin/engine runs dist/bundle/engine.cjs on Node`);
+} else compile();
+
+function compile() {
+  mkdirSync('dist/bin', { recursive: true });
+  // Written beside and renamed: a running `engine` keeps its old file, a failed build leaves none half-written.
+  const tmp = `${OUT}.tmp-${process.pid}`;
+  const r = spawnSync(
+    BUN,
+    ['build', '--compile', '--minify', '--bytecode', '--compile-jit-policy=100', 'dist/bundle/engine.cjs', '--outfile', tmp],
+    {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
+  if (r.status !== 0) {
+    rmSync(tmp, { force: true });
+    console.error(`build-cli: bun build --compile failed (${r.error?.message ?? `status ${r.status}`})`);
+    process.exit(1);
+  }
+  renameSync(tmp, OUT);
 }
-mkdirSync('dist/bin', { recursive: true });
-// Written beside and renamed: a running `engine` keeps its old file, a failed build leaves none half-written.
-const tmp = `${OUT}.tmp-${process.pid}`;
-const r = spawnSync(
-  BUN,
-  ['build', '--compile', '--minify', '--bytecode', '--compile-jit-policy=100', 'dist/bundle/engine.cjs', '--outfile', tmp],
-  {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  },
-);
-if (r.status !== 0) {
-  rmSync(tmp, { force: true });
-  console.error(`build-cli: bun build --compile failed (${r.error?.message ?? `status ${r.status}`})`);
-  process.exit(1);
-}
-renameSync(tmp, OUT);

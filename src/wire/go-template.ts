@@ -85,7 +85,7 @@ export function parseGoTemplate(
     return [{ t: 'if', pipe: rest.slice(3).trim(), at: `${tk.line}:${tk.col}`, yes: body.nodes, no }];
   };
   const nodes = block(0, []).nodes;
-  const ctx: Ctx = { funcs: { ...BUILTINS, ...funcs }, name, maps: options.objects === 'map' };
+  const ctx: Ctx = { funcs: { ...BUILTINS, ...funcs }, name, maps: options.objects === 'map', pipes: new Map() };
   return {
     execute(dot: unknown): string {
       return withObjectsAsMaps(ctx.maps, () => render(nodes, dot, ctx, 0, new Map([['', dot]])));
@@ -138,6 +138,8 @@ function lex(src: string, name: string): Tok[] {
 const isMap = (v: unknown): v is Map<string, unknown> => v instanceof Map;
 
 interface Ctx {
+  /** Each pipeline split into commands once, not at every execution (a table renders a template per row). */
+  pipes: Map<string, string[][]>;
   funcs: Record<string, TemplateFunc>;
   name: string;
   /** objects: 'map'. */
@@ -381,7 +383,9 @@ function evaluate(pipe: string, dot: unknown, ctx: Ctx, at: string, depth: numbe
   };
   let result: unknown;
   let first = true;
-  for (const cmd of commands(pipe, fail)) {
+  let cmds = ctx.pipes.get(pipe);
+  if (!cmds) ctx.pipes.set(pipe, (cmds = commands(pipe, fail)));
+  for (const cmd of cmds) {
     if (!cmd.length) throw fail('missing value for command');
     const [head, ...rest] = cmd as [string, ...string[]];
     const piped = first ? [] : [result];
