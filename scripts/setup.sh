@@ -3,13 +3,20 @@
 #   scripts/setup.sh run    install everything, build, run engined in the foreground with its defaults
 #   scripts/setup.sh test   install everything, build, run the whole test suite
 #   scripts/setup.sh        install and build only
+#   scripts/setup.sh install [--prefix /usr/local] [--sysconfdir /etc] [--unitdir /etc/systemd/system]
+#                           install and build, then install engined and engine into the system
+#                           (<prefix>/lib/engine, <prefix>/bin), the engine group, engine.service and
+#                           engine.socket, <sysconfdir>/engine/daemon.json (scripts/install.sh)
+#   scripts/setup.sh uninstall [the same options]   removes what install put there (not the data)
 #   scripts/setup.sh rootless <user>   install and build, and prepare <user> for rootless mode
 #                           (subordinate ids, /dev/net/tun usable); then <user> runs bin/engined
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-mode=${1:-install}
+mode=${1:-build}
 shift || true
+# Uninstalling needs nothing installed or built.
+[ "$mode" = uninstall ] && exec bash scripts/install.sh uninstall "$@"
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -69,7 +76,8 @@ mkdir -p build && (git rev-parse --short=10 HEAD 2>/dev/null || echo unknown) > 
 case "$mode" in
   run) exec bin/engined "$@" ;;
   test) exec bash scripts/run-tests.sh "$@" ;;
-  install) echo "setup: done" ;;
+  build) echo "setup: done" ;;
+  install) exec bash scripts/install.sh install "$@" ;;
   rootless)
     user=${1:?usage: scripts/setup.sh rootless <user>}
     id "$user" >/dev/null
@@ -85,5 +93,5 @@ case "$mode" in
     # slirp4netns opens the tun device as the user: Debian's udev default is 0666.
     if [ "$(stat -c %a /dev/net/tun)" != 666 ]; then as_root chmod 0666 /dev/net/tun; echo "setup: /dev/net/tun made 0666"; fi
     echo "setup: done; as $user run: bin/engined   (socket: \$XDG_RUNTIME_DIR/engine.sock)" ;;
-  *) echo "usage: scripts/setup.sh [run|test|install|rootless <user>]" >&2; exit 2 ;;
+  *) echo "usage: scripts/setup.sh [run|test|install [--prefix DIR]|uninstall [--prefix DIR]|rootless <user>]" >&2; exit 2 ;;
 esac

@@ -11,6 +11,7 @@ import { prepareRoots, remappedDataRoot, remappedExecRoot } from './dirs.ts';
 import { resolveRemap } from '../oci/userns-setup.ts';
 import type { IdentityMap } from '../oci/userns.ts';
 import { acquirePidfile } from './pidfile.ts';
+import { serviceNotifier } from './sd-notify.ts';
 import { startLoopWatch } from '../util/loop-watch.ts';
 import { startupMark, startupPhases } from '../util/startup-trace.ts';
 import { startManagedContainerd, type ManagedStart } from '../supervisor/containerd-process.ts';
@@ -47,6 +48,8 @@ async function main(): Promise<void> {
   const log = new Logger({ level: cfg['log-level'], format: cfg['log-format'], raw: cfg['raw-logs'] });
   log.info('Starting up', { version: ENGINE_VERSION, commit: ENGINE_COMMIT, node: process.versions.node });
   for (const w of loaded.warnings) log.warn(w);
+  // Taken (and removed from the environment) before containerd and helpers are spawned.
+  const notifier = serviceNotifier(process.env, log);
 
   // Rootless mode runs inside rootlesskit (bin/engined-rootless); as root outside it, never.
   const inRootlesskit = !!process.env.ROOTLESSKIT_STATE_DIR;
@@ -103,20 +106,26 @@ async function main(): Promise<void> {
   }
   const running = daemon;
   log.info('Daemon has completed initialization', { startupMs: Date.now() - startedAt });
+  notifier?.send(`READY=1\nMAINPID=${process.pid}`);
   if (log.enabled('debug')) log.debug('start-up phases (ms since process start/CPU ms)', startupPhases());
   // Debug only (ENGINE_DEBUG_LOOP_STALL_MS): long synchronous stretches, with the requests behind them.
   if (startLoopWatch(process.env, (s) => log.warn('event loop stalled', { ms: s.ms, cpuMs: s.cpuMs, requests: s.requests.join(' | ') })))
     log.warn('ENGINE_DEBUG_LOOP_STALL_MS is set: event loop stalls are logged (a debugging aid)');
 
   reload = () => {
-    const r = reloadConfig(loaded, process.env);
-    if (!r.ok) {
-      log.error(`Error reloading configuration: ${r.error}`);
-      return;
+    notifier?.send('RELOADING=1');
+    try {
+      const r = reloadConfig(loaded, process.env);
+      if (!r.ok) {
+        log.error(`Error reloading configuration: ${r.error}`);
+        return;
+      }
+      loaded = r.loaded;
+      running.reloaded(r.changed);
+      log.info('Reloaded configuration', { changed: r.changed.join(',') || 'nothing' });
+    } finally {
+      notifier?.send('READY=1');
     }
-    loaded = r.loaded;
-    running.reloaded(r.changed);
-    log.info('Reloaded configuration', { changed: r.changed.join(',') || 'nothing' });
   };
   if (reloadPending) reload();
 
@@ -125,6 +134,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info('Processing signal', { signal });
+    notifier?.send('STOPPING=1');
     try {
       await running.shutdown();
     } catch (err) {
