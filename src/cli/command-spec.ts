@@ -28,5 +28,5 @@ export interface CommandSpec {
   hidden?: boolean;
 }
 
-/** A flag of the table: the parser's spec with its one-line description. */
-export type FlagHelp = FlagSpec & { description?: string };
+/** A flag of the table: the parser's spec with its one-line description; hidden: parsed, not listed. */
+export type FlagHelp = FlagSpec & { description?: string; hidden?: boolean };

@@ -25,7 +25,9 @@ function nodes(table: readonly CommandSpec[]): Node[] {
 
 const names = (subs: readonly CommandSpec[]) => subs.filter((s) => !s.hidden).flatMap((s) => [s.name, ...(s.aliases ?? [])]);
 const flagWords = (flags: readonly FlagHelp[]) =>
-  flags.flatMap((f) => [`--${f.name}`, ...(f.alias ?? []).map((a) => `--${a}`), ...(f.short ? [`-${f.short}`] : [])]);
+  flags
+    .filter((f) => !f.hidden)
+    .flatMap((f) => [`--${f.name}`, ...(f.alias ?? []).map((a) => `--${a}`), ...(f.short ? [`-${f.short}`] : [])]);
 const valueWords = (flags: readonly FlagHelp[]) => flagWords(flags.filter((f) => f.kind !== 'bool'));
 /** A single-quoted shell word (bash and zsh read it alike). */
 const sq = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;

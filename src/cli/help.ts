@@ -30,7 +30,7 @@ function flagColumn(f: FlagHelp): string {
 
 /** pflag's option lines: descriptions start 3 columns after the longest left column. */
 export function optionLines(flags: readonly FlagHelp[]): string {
-  const shown = flags.filter((f) => f.name !== 'help');
+  const shown = flags.filter((f) => f.name !== 'help' && !f.hidden);
   const width = Math.max(0, ...shown.map((f) => flagColumn(f).length)) + 3;
   return [...shown]
     .sort((a, b) => a.name.localeCompare(b.name))

@@ -75,7 +75,6 @@ const DESCRIPTIONS: Record<string, string> = {
   ip6: 'IPv6 address (e.g., 2001:db8::33)',
   'pids-limit': 'Tune container pids limit (set -1 for unlimited)',
   cidfile: 'Write the container ID to the file',
-  'workdir-unused': 'Unused (kept for compatibility)',
   isolation: 'Container isolation technology',
   'cgroup-parent': 'Optional parent cgroup for the container',
   detach: 'Run container in background and print container ID',
@@ -84,5 +83,6 @@ const DESCRIPTIONS: Record<string, string> = {
 
 /** The flags with their descriptions. */
 export function describedRunFlags(flags: readonly FlagSpec[]): FlagHelp[] {
-  return flags.map((f) => ({ ...f, description: DESCRIPTIONS[f.name] }));
+  // workdir-unused: parsed, as it always was, but no flag of docker's: neither listed nor completed.
+  return flags.map((f) => (f.name === 'workdir-unused' ? { ...f, hidden: true } : { ...f, description: DESCRIPTIONS[f.name] }));
 }
