@@ -12,6 +12,16 @@ export function contentRoot({ options, supervisor }: Pick<Services, 'options' | 
   return supervisor.managed ? join(options.roots.dataRoot, 'containerd', 'io.containerd.content.v1.content') : undefined;
 }
 
+/**
+ * The snapshotter engined.ts started before containerd (fuse-overlayfs driver), listed before the
+ * supervisor so that shutdown closes it only once containerd has stopped.
+ */
+export const snapshotServerService: DaemonService<'snapshotServer'> = {
+  id: 'snapshotServer',
+  init: ({ options }) => options.snapshotServer,
+  stop: (server) => server?.close(),
+};
+
 export const supervisorService: DaemonService<'supervisor'> = {
   id: 'supervisor',
   init: ({ config, options, log }) => {
