@@ -1,0 +1,157 @@
+// The fuse-overlayfs storage driver end to end: the daemon serves containerd a fuse-overlayfs
+// snapshotter (a proxy plugin), containers run on FUSE mounts, and the image and container paths
+// work on it — load, run, write, diff, commit, run the commit, export, sizes, removal (containerd's
+// garbage collection removes the snapshots through the proxy), and daemon restarts (a clean stop,
+// and a kill -9 after which the adopted containerd reaches the new daemon's snapshotter again).
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { loadBusybox } from '../helpers/images.ts';
+import { until } from '../helpers/until.ts';
+import { findOnPath } from '../../src/supervisor/containerd-process.ts';
+
+const skip =
+  !findOnPath('fuse-overlayfs', `${process.env.PATH}:/usr/bin`) || !findOnPath('mount.fuse3', `${process.env.PATH}:/usr/sbin:/sbin`)
+    ? 'fuse-overlayfs or mount.fuse3 is not installed (Debian packages fuse-overlayfs, fuse3)'
+    : !existsSync('/dev/fuse')
+      ? 'no /dev/fuse'
+      : false;
+
+/** FUSE overlay mounts below `dir` (mount point → options), from this process's mount table. */
+function fuseMountsUnder(dir: string): string[] {
+  return readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((l) => l.split(' '))
+    .filter((f) => f.length > 8 && f[4]!.startsWith(`${dir}/`) && f[f.indexOf('-') + 1] === 'fuse.fuse-overlayfs')
+    .map((f) => f[4]!);
+}
+
+describe('storage driver fuse-overlayfs', { skip }, () => {
+  let d: TestDaemon;
+  let snapshots: string;
+  before(async () => {
+    d = await startDaemon({ args: ['--storage-driver', 'fuse-overlayfs'] });
+    snapshots = join(d.dataRoot, 'fuse-overlayfs', 'snapshots');
+    await loadBusybox(d);
+  });
+  after(async () => d?.cleanup());
+
+  test('the daemon reports the driver and the image is unpacked into its snapshotter, not overlayfs', async () => {
+    const info = await d.docker(['info', '--format', '{{.Driver}}']);
+    assert.equal(info.stdout.trim(), 'fuse-overlayfs', info.stderr);
+    assert.equal(readdirSync(snapshots).length, 1, 'the busybox layer');
+    const overlay = join(d.dataRoot, 'containerd', 'io.containerd.snapshotter.v1.overlayfs', 'snapshots');
+    assert.deepEqual(existsSync(overlay) ? readdirSync(overlay) : [], []);
+    assert.match(
+      readFileSync(join(d.execRoot, 'containerd', 'containerd.toml'), 'utf8'),
+      /\[proxy_plugins\."fuse-overlayfs"\]\n {2}type = "snapshot"/,
+    );
+  });
+
+  test('run on a FUSE root file system, write and delete, docker diff, commit, run the commit, export', async () => {
+    const run = await d.docker([
+      'run',
+      '-d',
+      '--name',
+      'writer',
+      'busybox',
+      'sh',
+      '-c',
+      'echo data > /written && rm /bin/vi && sleep 1000',
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    await until('the file is written', async () =>
+      (await d.docker(['exec', 'writer', 'cat', '/written'])).stdout === 'data\n' ? true : undefined,
+    );
+    const mounts = fuseMountsUnder(d.dir);
+    assert.ok(
+      mounts.some((m) => m.includes(run.stdout.trim()) && m.endsWith('/rootfs')),
+      `the container's rootfs is a fuse-overlayfs mount: ${mounts.join(' ')}`,
+    );
+
+    const diff = await d.docker(['diff', 'writer']);
+    assert.equal(diff.code, 0, diff.stderr);
+    assert.deepEqual(diff.stdout.trim().split('\n').sort(), ['A /written', 'C /bin', 'D /bin/vi']);
+
+    const commit = await d.docker(['commit', 'writer', 'fuse-committed']);
+    assert.equal(commit.code, 0, commit.stderr);
+    const again = await d.docker([
+      'run',
+      '--rm',
+      'fuse-committed',
+      'sh',
+      '-c',
+      'cat /written; test -e /bin/vi && echo vi-back || echo vi-gone',
+    ]);
+    assert.equal(again.code, 0, again.stderr);
+    assert.equal(again.stdout, 'data\nvi-gone\n');
+    const hist = await d.docker(['history', '-q', 'fuse-committed']);
+    assert.equal(hist.stdout.trim().split('\n').length, 2);
+
+    const exported = await d.docker(['export', 'writer'], { timeoutMs: 60_000 });
+    assert.equal(exported.code, 0, exported.stderr);
+    assert.ok(exported.stdout.includes('written'), 'the export holds the written file');
+
+    // Sizes come from the snapshotter's usage: the container's own layer holds its 5-byte file.
+    const ps = await d.docker(['ps', '-s', '--filter', 'name=writer', '--format', '{{.Size}}']);
+    assert.match(ps.stdout, /^\d+(\.\d+)?k?B \(virtual \d+(\.\d+)?[kM]B\)$/m);
+    const df = await d.docker(['system', 'df', '--format', '{{.Type}} {{.TotalCount}}']);
+    assert.match(df.stdout, /^Images 2$/m);
+    assert.match(df.stdout, /^Containers 1$/m);
+  });
+
+  test('restart: a clean stop and start keeps containers and layers; after kill -9 the adopted containerd reaches the new snapshotter', async () => {
+    const run = await d.docker([
+      'run',
+      '-d',
+      '--restart',
+      'always',
+      '--name',
+      'keep',
+      'busybox',
+      'sh',
+      '-c',
+      'echo kept >> /log; sleep 1000',
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    await until('keep is up', async () => ((await d.docker(['exec', 'keep', 'cat', '/log'])).stdout === 'kept\n' ? true : undefined));
+
+    await d.stop();
+    assert.deepEqual(fuseMountsUnder(d.dir), [], 'a clean stop leaves no FUSE mount behind');
+    await d.restart();
+    await until('keep runs again (restart policy)', async () =>
+      (await d.docker(['inspect', '-f', '{{.State.Running}}', 'keep'])).stdout.trim() === 'true' ? true : undefined,
+    );
+    const log = await d.docker(['exec', 'keep', 'cat', '/log']);
+    assert.equal(log.stdout, 'kept\nkept\n', 'its layer survived the restart: one line per start');
+
+    await d.kill9();
+    await d.restart();
+    // Without live-restore the new daemon stops what the killed one left running, and the restart
+    // policy starts it again: its snapshot's mounts come from the new daemon's server, through the
+    // proxy of the containerd it adopted.
+    await until('keep runs a third time', async () =>
+      (await d.docker(['exec', 'keep', 'cat', '/log'])).stdout === 'kept\nkept\nkept\n' ? true : undefined,
+    );
+    // New snapshots too.
+    const fresh = await d.docker(['run', '--rm', 'busybox', 'sh', '-c', 'echo new > /n && cat /n']);
+    assert.equal(fresh.code, 0, fresh.stderr);
+    assert.equal(fresh.stdout, 'new\n');
+    const c2 = await d.docker(['commit', 'keep', 'fuse-after-kill']);
+    assert.equal(c2.code, 0, c2.stderr);
+  });
+
+  test('removing containers and images removes their snapshots (containerd’s GC through the proxy)', async () => {
+    const rm = await d.docker(['rm', '-f', 'writer', 'keep']);
+    assert.equal(rm.code, 0, rm.stderr);
+    const rmi = await d.docker(['rmi', 'fuse-committed', 'fuse-after-kill', 'busybox']);
+    assert.equal(rmi.code, 0, rmi.stderr);
+    assert.equal((await d.docker(['images', '-q'])).stdout.trim(), '');
+    await until('every snapshot is gone', async () => (readdirSync(snapshots).length === 0 ? true : undefined), 30_000).catch((err) => {
+      throw new Error(`${(err as Error).message}: left ${readdirSync(snapshots).join(' ')}`);
+    });
+    assert.deepEqual(fuseMountsUnder(d.dir), []);
+  });
+});
