@@ -155,3 +155,30 @@ describe('storage driver fuse-overlayfs', { skip }, () => {
     assert.deepEqual(fuseMountsUnder(d.dir), []);
   });
 });
+
+describe('storage driver fuse-overlayfs with live-restore: kill -9', { skip }, () => {
+  let d: TestDaemon;
+  before(async () => {
+    d = await startDaemon({ args: ['--storage-driver', 'fuse-overlayfs', '--live-restore'] });
+    await loadBusybox(d);
+  });
+  after(async () => d?.cleanup());
+
+  test('the container keeps running on its FUSE mount, and the first run after the restart goes through', async () => {
+    const run = await d.docker(['run', '-d', '--name', 'keep', 'busybox', 'sh', '-c', 'echo before > /f; sleep 1000']);
+    assert.equal(run.code, 0, run.stderr);
+    await until('keep wrote its file', async () =>
+      (await d.docker(['exec', 'keep', 'cat', '/f'])).stdout === 'before\n' ? true : undefined,
+    );
+    await d.kill9();
+    await d.restart();
+    // No retry: containerd's connection to the dead daemon's snapshotter was replaced during start-up.
+    const fresh = await d.docker(['run', '--rm', 'busybox', 'echo', 'fresh']);
+    assert.equal(fresh.code, 0, fresh.stderr);
+    assert.equal(fresh.stdout, 'fresh\n');
+    const exec = await d.docker(['exec', 'keep', 'sh', '-c', 'cat /f; echo after >> /f']);
+    assert.equal(exec.stdout, 'before\n', exec.stderr);
+    const diff = await d.docker(['diff', 'keep']);
+    assert.equal(diff.stdout.trim(), 'A /f', diff.stderr);
+  });
+});
