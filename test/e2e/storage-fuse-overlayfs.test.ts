@@ -4,13 +4,17 @@
 // garbage collection removes the snapshots through the proxy), and daemon restarts (a clean stop,
 // and a kill -9 after which the adopted containerd reaches the new daemon's snapshotter again).
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { until } from '../helpers/until.ts';
 import { findOnPath } from '../../src/supervisor/containerd-process.ts';
+import { tarToBuffer } from '../../src/util/tar-writer.ts';
+import { buildBusyboxLayer } from '../fixtures/busybox-image.ts';
+import { pushRawImage, sha256, startRegistry, type TestRegistry } from '../helpers/registry.ts';
+import { gzipSync } from 'node:zlib';
 
 const skip =
   !findOnPath('fuse-overlayfs', `${process.env.PATH}:/usr/bin`) || !findOnPath('mount.fuse3', `${process.env.PATH}:/usr/sbin:/sbin`)
@@ -31,12 +35,39 @@ function fuseMountsUnder(dir: string): string[] {
 describe('storage driver fuse-overlayfs', { skip }, () => {
   let d: TestDaemon;
   let snapshots: string;
+  let registry: TestRegistry;
+  let pulled: string;
   before(async () => {
+    registry = await startRegistry();
+    // busybox and a layer that adds a file and deletes one (a whiteout), pushed without any daemon.
+    const base = await buildBusyboxLayer();
+    const top = await tarToBuffer(async (tw) => {
+      await tw.directory('bin', { mtime: 1, mode: 0o755 });
+      await tw.file('bin/.wh.vi', '', { mtime: 1 });
+      await tw.file('extra', 'pulled\n', { mtime: 1 });
+    });
+    const gz = 'application/vnd.oci.image.layer.v1.tar+gzip';
+    await pushRawImage(`http://${registry.host}`, 'fuse', 'v1', {
+      config: {
+        architecture: 'amd64',
+        os: 'linux',
+        config: { Cmd: ['sh'] },
+        rootfs: { type: 'layers', diff_ids: [sha256(base.tar), sha256(top)] },
+      },
+      layers: [
+        { mediaType: gz, data: base.gz },
+        { mediaType: gz, data: gzipSync(top) },
+      ],
+    });
+    pulled = `${registry.host}/fuse:v1`;
     d = await startDaemon({ args: ['--storage-driver', 'fuse-overlayfs'] });
     snapshots = join(d.dataRoot, 'fuse-overlayfs', 'snapshots');
     await loadBusybox(d);
   });
-  after(async () => d?.cleanup());
+  after(async () => {
+    await d?.cleanup();
+    await registry?.cleanup();
+  });
 
   test('the daemon reports the driver and the image is unpacked into its snapshotter, not overlayfs', async () => {
     const info = await d.docker(['info', '--format', '{{.Driver}}']);
@@ -143,11 +174,46 @@ describe('storage driver fuse-overlayfs', { skip }, () => {
     assert.equal(c2.code, 0, c2.stderr);
   });
 
+  test('pull unpacks through the diff service onto fuse-overlayfs mounts, whiteouts included', async () => {
+    const before = readdirSync(snapshots).length;
+    const pull = await d.docker(['pull', pulled]);
+    assert.equal(pull.code, 0, pull.stderr);
+    assert.equal(readdirSync(snapshots).length, before + 1, 'one new layer (busybox is there already)');
+    const run = await d.docker(['run', '--rm', pulled, 'sh', '-c', 'cat /extra; test -e /bin/vi && echo vi-there || echo vi-gone']);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout, 'pulled\nvi-gone\n');
+  });
+
+  test('a multi-stage build: RUN steps on FUSE mounts, COPY --from another stage, a deletion', async () => {
+    const ctx = join(d.dir, 'ctx');
+    mkdirSync(ctx);
+    writeFileSync(
+      join(ctx, 'Dockerfile'),
+      'FROM busybox AS first\nRUN echo one > /one && mkdir /d && echo x > /d/x\n' +
+        'FROM busybox\nCOPY --from=first /one /copied\nRUN rm -rf /root && cat /copied\n',
+    );
+    const build = await d.docker(['build', '-q', '-t', 'fuse-built', ctx], { env: { DOCKER_BUILDKIT: '0' }, timeoutMs: 120_000 });
+    assert.equal(build.code, 0, build.stderr);
+    const run = await d.docker([
+      'run',
+      '--rm',
+      'fuse-built',
+      'sh',
+      '-c',
+      'cat /copied; test -e /root && echo root-there || echo root-gone; test -e /d || echo no-d',
+    ]);
+    assert.equal(run.stdout, 'one\nroot-gone\nno-d\n', run.stderr);
+  });
+
   test('removing containers and images removes their snapshots (containerd’s GC through the proxy)', async () => {
     const rm = await d.docker(['rm', '-f', 'writer', 'keep']);
     assert.equal(rm.code, 0, rm.stderr);
-    const rmi = await d.docker(['rmi', 'fuse-committed', 'fuse-after-kill', 'busybox']);
+    const rmi = await d.docker(['rmi', 'fuse-committed', 'fuse-after-kill', 'fuse-built', 'busybox', pulled]);
     assert.equal(rmi.code, 0, rmi.stderr);
+    // The build's intermediate images are kept by its cache.
+    const prune = await d.docker(['builder', 'prune', '-af']);
+    assert.equal(prune.code, 0, prune.stderr);
+    await d.docker(['image', 'prune', '-af']);
     assert.equal((await d.docker(['images', '-q'])).stdout.trim(), '');
     await until('every snapshot is gone', async () => (readdirSync(snapshots).length === 0 ? true : undefined), 30_000).catch((err) => {
       throw new Error(`${(err as Error).message}: left ${readdirSync(snapshots).join(' ')}`);
