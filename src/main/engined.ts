@@ -81,6 +81,15 @@ async function main(): Promise<void> {
     const roots = await prepareRoots(dataRoot, cfg['exec-root'], { cleanTmp: true, log });
     if (userns) await remappedExecRoot(roots.execRoot, userns.rootUid, userns.rootGid);
     startupMark('roots');
+    // Rootless without a configured driver: overlay2 where the kernel mounts one in this user
+    // namespace, else fuse-overlayfs.
+    if (cfg.rootless && !loaded.flagKeys.has('storage-driver') && !loaded.fileKeys.has('storage-driver') && !process.env.ENGINE_DRIVER) {
+      const { kernelOverlayMounts, rootlessDriver } = await import('../supervisor/snapshotter/rootless.ts');
+      const { fuseOverlayfsMissing } = await import('../supervisor/snapshotter/host-check.ts');
+      const choice = rootlessDriver(await kernelOverlayMounts(roots.tmpDir), fuseOverlayfsMissing());
+      if (choice.note) log.warn(choice.note);
+      cfg['storage-driver'] = choice.driver;
+    }
     // The fuse-overlayfs driver's snapshotter is ours to serve (containerd 1.6 has none): it listens
     // before containerd starts, which reaches it as a proxy plugin.
     if (cfg['storage-driver'] === 'fuse-overlayfs' && !cfg.supervisor) {
