@@ -5,7 +5,7 @@
 // backing filesystem matters too) as the daemon is then placed: root of rootlesskit's namespaces.
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { runCommand } from '../../util/helper-shell.ts';
+import { CommandError, runCommand } from '../../util/helper-shell.ts';
 import { unmount } from '../mounts.ts';
 
 /** Whether a kernel overlay mounts here; the mount's error when it does not. */
@@ -29,7 +29,8 @@ export async function kernelOverlayMounts(tmpDir: string): Promise<{ ok: true } 
         await unmount(merged);
         return { ok: true };
       } catch (err) {
-        error = (err as Error).message;
+        // mount's first line ("mount: <dir>: wrong fs type, …"), not the whole command line.
+        error = err instanceof CommandError ? err.stderr.trim().split('\n')[0]! : (err as Error).message;
       }
     }
     return { ok: false, error };
