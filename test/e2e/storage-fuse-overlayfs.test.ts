@@ -124,6 +124,16 @@ describe('storage driver fuse-overlayfs', { skip }, () => {
     const hist = await d.docker(['history', '-q', 'fuse-committed']);
     assert.equal(hist.stdout.trim().split('\n').length, 2);
 
+    // docker cp into the running container's root (through /proc/<pid>/root) and out of it.
+    const src = join(d.dir, 'cp-src.txt');
+    writeFileSync(src, 'copied-in\n');
+    const cpIn = await d.docker(['cp', src, 'writer:/copied.txt']);
+    assert.equal(cpIn.code, 0, cpIn.stderr);
+    assert.equal((await d.docker(['exec', 'writer', 'cat', '/copied.txt'])).stdout, 'copied-in\n');
+    const cpOut = await d.docker(['cp', 'writer:/written', join(d.dir, 'cp-out.txt')]);
+    assert.equal(cpOut.code, 0, cpOut.stderr);
+    assert.equal(readFileSync(join(d.dir, 'cp-out.txt'), 'utf8'), 'data\n');
+
     const exported = await d.docker(['export', 'writer'], { timeoutMs: 60_000 });
     assert.equal(exported.code, 0, exported.stderr);
     assert.ok(exported.stdout.includes('written'), 'the export holds the written file');
