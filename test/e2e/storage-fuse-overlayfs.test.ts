@@ -146,6 +146,35 @@ describe('storage driver fuse-overlayfs', { skip }, () => {
     assert.match(df.stdout, /^Containers 1$/m);
   });
 
+  test('docker diff lists what dockerd’s fuse-overlayfs driver lists (its naive diff), never fuse-overlayfs’s own markers', async () => {
+    const r = await d.docker([
+      'run',
+      '--name',
+      'differ',
+      'busybox',
+      'sh',
+      '-c',
+      'rm -rf /home && mkdir /home && touch /home/x; mv /var /var2; chmod 600 /etc/passwd; ln -s /bin/sh /lnk; rm /bin/vi',
+    ]);
+    assert.equal(r.code, 0, r.stderr);
+    const diff = await d.docker(['diff', 'differ']);
+    assert.equal(diff.code, 0, diff.stderr);
+    // An opaque directory (/home) is kept by fuse-overlayfs with .wh..wh..opq and .wh..opq entries
+    // in the upper directory; a parent of any change is a change, as in dockerd's naive diff.
+    assert.deepEqual(diff.stdout.trim().split('\n').sort(), [
+      'A /home/x',
+      'A /lnk',
+      'A /var2',
+      'C /bin',
+      'C /etc',
+      'C /etc/passwd',
+      'C /home',
+      'D /bin/vi',
+      'D /var',
+    ]);
+    assert.equal((await d.docker(['rm', 'differ'])).code, 0);
+  });
+
   test('restart: a clean stop and start keeps containers and layers; after kill -9 the adopted containerd reaches the new snapshotter', async () => {
     const run = await d.docker([
       'run',
