@@ -51,7 +51,7 @@ const ID_MAPPING_LABELS = [
 
 export class FuseOverlaySnapshotter {
   private readonly snapshotsDir: string;
-  /** Directory names being made right now: never leftovers, whatever a concurrent cleanup sees. */
+  /** Directory names being made or removed right now: never leftovers, whatever a concurrent cleanup sees. */
   private readonly pending = new Set<string>();
 
   private constructor(
@@ -163,9 +163,14 @@ export class FuseOverlaySnapshotter {
   async remove(key: string): Promise<void> {
     const { id } = this.meta.remove(key);
     this.opts.crashPoints?.forgotten?.();
-    await rm(join(this.snapshotsDir, id), { recursive: true, force: true }).catch((err: Error) =>
-      this.opts.warn?.('failed to remove snapshot directory; the next cleanup retries', { id, error: err.message }),
-    );
+    this.pending.add(id); // being removed: not a leftover for a cleanup running meanwhile
+    try {
+      await rm(join(this.snapshotsDir, id), { recursive: true, force: true });
+    } catch (err) {
+      this.opts.warn?.('failed to remove snapshot directory; the next cleanup retries', { id, error: (err as Error).message });
+    } finally {
+      this.pending.delete(id);
+    }
   }
 
   async stat(key: string): Promise<SnapshotInfo> {
