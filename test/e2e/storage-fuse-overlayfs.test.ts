@@ -32,6 +32,21 @@ function fuseMountsUnder(dir: string): string[] {
     .map((f) => f[4]!);
 }
 
+/** fuse-overlayfs processes serving directories below `dir`. */
+function fuseServersOf(dir: string): number[] {
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        const cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8');
+        return cmd.startsWith('fuse-overlayfs\0') || cmd.includes('/fuse-overlayfs\0') ? cmd.includes(dir) : false;
+      } catch {
+        return false; // gone meanwhile
+      }
+    })
+    .map(Number);
+}
+
 describe('storage driver fuse-overlayfs', { skip }, () => {
   let d: TestDaemon;
   let snapshots: string;
@@ -97,6 +112,7 @@ describe('storage driver fuse-overlayfs', { skip }, () => {
       (await d.docker(['exec', 'writer', 'cat', '/written'])).stdout === 'data\n' ? true : undefined,
     );
     const mounts = fuseMountsUnder(d.dir);
+    assert.ok(fuseServersOf(d.dir).length > 0, 'a fuse-overlayfs process serves it');
     // The daemon's own mount under the container's directory, and the task's bind of it.
     const id = run.stdout.trim();
     assert.ok(mounts.includes(join(d.dataRoot, 'containers', id, 'mounts', 'rootfs')), `the daemon's FUSE mount: ${mounts.join(' ')}`);
@@ -193,6 +209,7 @@ describe('storage driver fuse-overlayfs', { skip }, () => {
 
     await d.stop();
     assert.deepEqual(fuseMountsUnder(d.dir), [], 'a clean stop leaves no FUSE mount behind');
+    assert.deepEqual(await until('the FUSE servers to exit', () => (fuseServersOf(d.dir).length ? undefined : [])), []);
     await d.restart();
     await until('keep runs again (restart policy)', async () =>
       (await d.docker(['inspect', '-f', '{{.State.Running}}', 'keep'])).stdout.trim() === 'true' ? true : undefined,
