@@ -126,6 +126,11 @@ test('labels: update replaces them or sets single ones; empty values are no labe
   assert.deepEqual(await names('labels.only'), ['A']);
   assert.deepEqual(await names('labels."only"==this'), ['A']);
   assert.deepEqual(await names('name!=A'), ['b']);
+  // A quoted label key may hold dots; a quoted value commas.
+  await s.update({ name: 'A', labels: { 'containerd.io/gc.root': 'a,b' } }, ['labels.containerd.io/gc.root']);
+  assert.deepEqual(await names('labels."containerd.io/gc.root"=="a,b"'), ['A']);
+  assert.deepEqual(await names('labels."containerd.io/gc.root"=="a"'), []);
+  await rejectsWith(s.list(['labels."open']), 'invalid-argument', /unterminated/);
   await rejectsWith(s.list(['name~=A']), 'invalid-argument');
 });
 
