@@ -24,8 +24,9 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 # clients used by tests; nodejs/npm only to bootstrap npm (the daemon runs on the pinned Node from npm).
 # rootlesskit, slirp4netns and uidmap (newuidmap/newgidmap) serve rootless mode (bin/engined-rootless).
 # gcc/libc6-dev build the daemon's malloc_trim helper (scripts/build-native.mjs; also the
-# managed-plugin test plugin).
-DEB_RUNTIME=(containerd runc crun tini iptables iproute2 containernetworking-plugins ca-certificates procps bzip2 xz-utils etcd-server openssl rootlesskit slirp4netns uidmap attr gcc libc6-dev)
+# managed-plugin test plugin). fuse-overlayfs and fuse3 (mount.fuse3, which containerd's shim mounts
+# with) serve the fuse-overlayfs storage driver.
+DEB_RUNTIME=(containerd runc crun tini iptables iproute2 containernetworking-plugins ca-certificates procps bzip2 xz-utils etcd-server openssl rootlesskit slirp4netns uidmap attr gcc libc6-dev fuse-overlayfs fuse3)
 # docker.io: its docker-proxy serves the --userland-proxy-path tests (and dockerd the benchmark's
 # side-by-side runs); the docker CLI the tests drive stays the one first on PATH.
 # openssh-server serves the client's ssh:// tests; docker-compose (v1) is the compose client of the
