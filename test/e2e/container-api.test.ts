@@ -862,18 +862,20 @@ describe('container API', () => {
     await sleep(300);
     const stopping = d.docker(['stop', '-t', '20', id], { timeoutMs: 30_000 });
     await sleep(300);
+    // The stop waits 20 s for its grace period: an answer held behind it would take seconds. The
+    // bound is far below that and far above a loaded machine's slowest answer.
     for (let k = 0; k < 5; k++) {
       let t0 = performance.now();
       const list = await api('GET', '/containers/json?all=1');
       const listMs = performance.now() - t0;
       assert.equal(list.status, 200);
-      assert.ok(listMs < 200, `GET /containers/json took ${listMs.toFixed(0)} ms during a stop`);
+      assert.ok(listMs < 2000, `GET /containers/json took ${listMs.toFixed(0)} ms during a stop`);
       t0 = performance.now();
       const i = await api('GET', `/containers/${id}/json`);
       const inspectMs = performance.now() - t0;
       assert.equal(i.status, 200);
       assert.equal(i.json().State.Running, true, 'still running during the grace period');
-      assert.ok(inspectMs < 200, `GET /containers/{id}/json took ${inspectMs.toFixed(0)} ms during a stop`);
+      assert.ok(inspectMs < 2000, `GET /containers/{id}/json took ${inspectMs.toFixed(0)} ms during a stop`);
       const cli = performance.now();
       assert.equal((await d.docker(['ps', '-a', '--format', '{{.Names}}'])).code, 0);
       assert.ok(performance.now() - cli < 3000);
