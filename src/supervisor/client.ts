@@ -113,6 +113,11 @@ export class SupervisorClient {
     return new SupervisorClient(this.core, { namespace, snapshotter: this.snapshotter });
   }
 
+  /** Same channel, another default snapshotter (the storage driver's, known only after containerd is up). */
+  withSnapshotter(snapshotter: string): SupervisorClient {
+    return snapshotter === this.snapshotter ? this : new SupervisorClient(this.core, { namespace: this.namespace, snapshotter });
+  }
+
   /** Whether close() was called (on this client or any view sharing its channel). */
   get closed(): boolean {
     return this.core.closed;
