@@ -19,7 +19,7 @@ import type { Logger } from '../../util/log.ts';
 import { TarWriter } from '../../util/tar-writer.ts';
 import type { ContainerRecord } from '../containers/record.ts';
 import type { Change, ContainerPathStat } from '../../types/archive.ts';
-import { overlayChanges, treeChanges } from './changes.ts';
+import { opaqueDirs, overlayChanges, treeChanges } from './changes.ts';
 import { extractArchive } from './extract.ts';
 import { encodePathStat, pathStat } from './path-stat.ts';
 import { archivePath, rootEntryName } from './tar-out.ts';
@@ -232,8 +232,9 @@ export class ArchiveService {
     const option = (k: string) => mounts[0]?.options.find((o) => o.startsWith(`${k}=`))?.slice(k.length + 1);
     const upper = option('upperdir');
     let changes: Change[];
-    if (mounts.length === 1 && upper) {
-      changes = await overlayChanges(upper, (option('lowerdir') ?? '').split(':').filter(Boolean));
+    const opaque = mounts.length === 1 && upper ? await opaqueDirs(upper) : null;
+    if (upper && opaque) {
+      changes = await overlayChanges(upper, (option('lowerdir') ?? '').split(':').filter(Boolean), opaque);
     } else {
       // No upper directory to read: compare a view of the parent with a read-only mount of the container's layer.
       const info = await client.snapshots.stat(rec.Internal.snapshotKey, opts);
