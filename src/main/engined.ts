@@ -14,6 +14,7 @@ import { acquirePidfile } from './pidfile.ts';
 import { startLoopWatch } from '../util/loop-watch.ts';
 import { startupMark, startupPhases } from '../util/startup-trace.ts';
 import { startManagedContainerd, type ManagedStart } from '../supervisor/containerd-process.ts';
+import { storageHostRefusal } from '../daemon/storage-host.ts';
 // The daemon's services are imported once containerd is starting (see main()).
 import type { RunningDaemon } from './compose.ts';
 
@@ -79,6 +80,9 @@ async function main(): Promise<void> {
     const roots = await prepareRoots(dataRoot, cfg['exec-root'], { cleanTmp: true, log });
     if (userns) await remappedExecRoot(roots.execRoot, userns.rootUid, userns.rootGid);
     startupMark('roots');
+    // A storage driver this host cannot serve stops the start here, before containerd is spawned.
+    const storageRefusal = storageHostRefusal(cfg['storage-driver'], roots.dataRoot, !cfg.supervisor, cfg['storage-opts']);
+    if (storageRefusal) throw new Error(storageRefusal);
     // containerd boots in its own process (~250 ms) while this one loads the daemon's modules.
     if (!cfg.supervisor)
       containerd = startManagedContainerd({ dataRoot: roots.dataRoot, execRoot: roots.execRoot, cri: cfg['cri-supervisor'], log });
