@@ -29,6 +29,11 @@ interface DriverCase {
   setUp(dataRoot: string): Promise<() => Promise<void>>;
   /** Extra daemon arguments besides --storage-driver. */
   args?: string[];
+  /**
+   * A container's --storage-opt size: dockerd's refusal on this driver, or the limits it enforces
+   * (`minSpace`: the daemon's btrfs.min_space as dockerd prints it). Absent: not checked.
+   */
+  sizeOpt?: { refusal: string } | { minSpace: string };
 }
 
 const DRIVERS: DriverCase[] = [
@@ -37,6 +42,7 @@ const DRIVERS: DriverCase[] = [
     snapshotter: 'overlayfs',
     unavailable: async () => undefined,
     setUp: async () => async () => undefined,
+    sizeOpt: { refusal: "--storage-opt is supported only for overlay over xfs with 'pquota' mount option" },
   },
   {
     driver: 'btrfs',
@@ -46,6 +52,9 @@ const DRIVERS: DriverCase[] = [
       const fs: LoopFs = await makeLoopFs('btrfs', dataRoot, 1024);
       return () => fs.release();
     },
+    // Quotas on from the start (dockerd turns them on when btrfs.min_space is set).
+    args: ['--storage-opt', 'btrfs.min_space=16M'],
+    sizeOpt: { minSpace: '16.78MB' },
   },
 ];
 
@@ -201,8 +210,71 @@ for (const c of DRIVERS.filter((x) => !only?.length || only.includes(x.driver)))
       assert.match(cli, /^Containers 1$/m);
     });
 
+    test(
+      '--storage-opt size on a container: limited, or refused as dockerd does',
+      { skip: skip ?? (c.sizeOpt ? false : 'not checked') },
+      async () => {
+        const create = (storageOpt: Record<string, string>) =>
+          d.request('POST', '/containers/create', { body: { Image: base, Cmd: ['true'], HostConfig: { StorageOpt: storageOpt } } });
+        const refused = async (storageOpt: Record<string, string>, message: string) => {
+          const r = await create(storageOpt);
+          assert.equal(r.status, 500, r.text());
+          assert.equal(r.json().message, message);
+        };
+        if (c.sizeOpt && 'refusal' in c.sizeOpt) {
+          await refused({ size: '1G' }, c.sizeOpt.refusal);
+        } else if (c.sizeOpt) {
+          await refused({ size: '8M' }, `btrfs: storage size cannot be less than ${c.sizeOpt.minSpace}`);
+          await refused({ size: '0' }, 'btrfs: invalid storage size: 0B');
+          await refused({ size: 'abc' }, "invalid size: 'abc'");
+          await refused({ size: '20M', foo: '1' }, 'unknown option foo');
+          const over = await d.docker([
+            'run',
+            '--rm',
+            '--storage-opt',
+            'size=20M',
+            base,
+            'sh',
+            '-c',
+            'dd if=/dev/zero of=/big bs=1M count=40',
+          ]);
+          assert.notEqual(over.code, 0, over.stdout);
+          assert.match(over.stderr, /Disk quota exceeded/);
+          const under = await d.docker([
+            'run',
+            '--rm',
+            '--storage-opt',
+            'size=20M',
+            base,
+            'sh',
+            '-c',
+            'dd if=/dev/zero of=/big bs=1M count=5 2>/dev/null && echo fits',
+          ]);
+          assert.equal(under.stdout, 'fits\n', under.stderr);
+        }
+        assert.deepEqual(
+          (await ok(['ps', '-a', '--format', '{{.Names}}'])).trim().split('\n').sort(),
+          ['w1'],
+          'refused creates leave nothing',
+        );
+      },
+    );
+
     test('restart (kill -9, then graceful) with running containers: they run on, their layer intact', { skip }, async () => {
-      await ok(['run', '-d', '--name', 'keep', '--restart', 'always', base, 'sh', '-c', 'echo marker > /m; exec sleep 1000']);
+      await ok([
+        'run',
+        '-d',
+        '--name',
+        'keep',
+        '--restart',
+        'always',
+        '--stop-timeout',
+        '1',
+        base,
+        'sh',
+        '-c',
+        'echo marker > /m; exec sleep 1000',
+      ]);
       await until('the marker', async () => ((await d.docker(['exec', 'keep', 'cat', '/m'])).stdout === 'marker\n' ? true : undefined));
       const pid = (await ok(['inspect', '-f', '{{.State.Pid}}', 'keep'])).trim();
       await d.kill9();

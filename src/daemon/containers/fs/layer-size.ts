@@ -53,6 +53,8 @@ export class BtrfsSizeLimit implements LayerSizeLimit {
   ) {}
 
   check(storageOpt: Record<string, string>): number | undefined {
+    // As dockerd's btrfs driver: the options are read only when `size` is among them.
+    if (!Object.hasOwn(storageOpt, 'size')) return undefined;
     let size: number | undefined;
     for (const [k, v] of Object.entries(storageOpt)) {
       const key = k.toLowerCase();
@@ -112,11 +114,13 @@ export class NoSizeLimit implements LayerSizeLimit {
   constructor(private readonly driver: string) {}
 
   check(storageOpt: Record<string, string>): number | undefined {
-    const keys = Object.keys(storageOpt).map((k) => k.toLowerCase());
+    const keys = Object.keys(storageOpt);
     if (!keys.length) return undefined;
     if (this.driver === 'overlay2') {
       if (keys.includes('size')) throw internal("--storage-opt is supported only for overlay over xfs with 'pquota' mount option");
-      throw internal(`Unknown option ${keys[0]}`);
+      const unknown = keys.find((k) => k.toLowerCase() !== 'size');
+      if (unknown) throw internal(`Unknown option ${unknown.toLowerCase()}`);
+      throw internal("--storage-opt is supported only for overlay over xfs with 'pquota' mount option");
     }
     throw internal('--storage-opt is not supported');
   }
