@@ -10,7 +10,7 @@ import { startTracked, stopTracked } from '../lib/tracked.ts';
 import type { Results } from '../results.ts';
 import { apiLifecycle, NETWORK_NONE } from '../scenarios/api-lifecycle.ts';
 import { commitOnce } from '../scenarios/commit.ts';
-import { STORAGE_BENCH_DRIVERS, type StorageBenchDriver } from '../scenarios/storage.ts';
+import { BIG_IMAGE_MIB, bigCommitOnce, makeBigImage, STORAGE_BENCH_DRIVERS, type StorageBenchDriver } from '../scenarios/storage.ts';
 import type { DaemonUnderTest } from '../targets/daemon.ts';
 import { Dockerd } from '../targets/dockerd.ts';
 import { Engined } from '../targets/engined.ts';
@@ -48,8 +48,17 @@ export async function storageGroup(res: Results, it: Iterations, useDockerd: boo
         progress(`storage: starting ${kind} on ${driver}`);
         daemons.set(`${kind} ${driver}`, await start(kind, driver));
       }
-    const each = <T>(fn: (d: DaemonUnderTest) => Promise<T>) =>
-      Object.fromEntries([...daemons].map(([k, d]) => [k, () => fn(d)])) as Record<string, () => Promise<T>>;
+    const each = <T>(fn: (d: DaemonUnderTest) => Promise<T>, from = daemons) =>
+      Object.fromEntries(
+        [...from].map(([k, d]) => [
+          k,
+          () =>
+            fn(d).catch((err: Error) => {
+              const out = d instanceof Engined ? `\n${d.td.output.slice(-3000)}` : '';
+              throw new Error(`${k}: ${err.message}${out}`);
+            }),
+        ]),
+      ) as Record<string, () => Promise<T>>;
     progress(`storage: lifecycle on ${[...daemons.keys()].join(', ')}, taking turns (${it.warmups} warm-ups + ${it.n})`);
     const lifecycle = await interleave(
       it.n,
@@ -58,7 +67,21 @@ export async function storageGroup(res: Results, it: Iterations, useDockerd: boo
     );
     progress(`storage: commit, taking turns (${it.commitWarmups} warm-ups + ${it.commitN})`);
     const commit = await interleave(it.commitN, it.commitWarmups, each(commitOnce));
-    res.storage = { lifecycle, commit };
+    // The commit of a small change on a big image, with engined's path before beside it on btrfs.
+    const big = new Map(daemons);
+    if (drivers.includes('btrfs')) {
+      progress('storage: starting engined on btrfs with ENGINE_COMMIT_DIFF=service');
+      const env = { ...process.env, ENGINE_COMMIT_DIFF: 'service' };
+      const service = (await startTracked(() => Engined.start(env, ['--storage-driver', 'btrfs'], btrfsDataRoot))).daemon;
+      daemons.set('engined btrfs, diff service', service);
+      await service.importBusybox();
+      big.set('engined btrfs, diff service', service);
+    }
+    progress(`storage: a ${BIG_IMAGE_MIB} MiB image in each daemon`);
+    for (const d of big.values()) await makeBigImage(d);
+    progress(`storage: one-file commit on it, taking turns (${it.commitWarmups} warm-ups + ${it.commitN})`);
+    const bigCommit = await interleave(it.commitN, it.commitWarmups, each(bigCommitOnce, big));
+    res.storage = { lifecycle, commit, bigCommit };
   } finally {
     for (const d of daemons.values()) await stopTracked(d);
   }

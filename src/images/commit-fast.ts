@@ -111,15 +111,15 @@ export async function commitFromUpper(
  * The container's layer from a comparison of its tree with the one below it (snapshotters without
  * an upper directory: btrfs), metadata only as dockerd's naive diff (tree-diff.ts), written and
  * hashed once into the content store; containerd's walking differ would read every unchanged file
- * of the image whose mtime has whole seconds. Null where that is not exact (getfattr missing,
- * binary xattrs): the caller then uses the diff service. The caller applies the blob (small: the
- * changes only) onto the image's top.
+ * of the image whose mtime has whole seconds. Throws where that is not exact (getfattr missing,
+ * binary xattrs), saying why: the caller then uses the diff service. The caller applies the blob
+ * (small: the changes only) onto the image's top.
  */
 export async function layerFromTrees(
   w: WriteContext & { contentRoot: string },
   tmpDir: string,
   container: { snapshotKey: string; snapshotter: string; id: string },
-): Promise<Descriptor | null> {
+): Promise<Descriptor> {
   const { client, lease } = w;
   const snapshotter = container.snapshotter;
   const info = await client.snapshots.stat(container.snapshotKey, { snapshotter });
@@ -133,20 +133,21 @@ export async function layerFromTrees(
   }
 }
 
-/** The layer between two trees given as mounts (mounted here, read-only), as layerFromTrees; null where not exact. */
+/** The layer between two trees given as mounts (mounted here, read-only), as layerFromTrees; throws where not exact. */
 export async function layerFromMountedTrees(
   w: WriteContext & { contentRoot: string },
   tmpDir: string,
   lower: Mount[],
   upper: Mount[],
   ref: string,
-): Promise<Descriptor | null> {
+): Promise<Descriptor> {
   try {
     return await withMounted(lower, tmpDir, (oldRoot) =>
       withMounted(upper, tmpDir, async (newRoot) => {
         const changes = await treeChanges(oldRoot, newRoot);
         const xattrs = await readXattrsOf(changes.filter((c) => c.Kind !== CHANGE_DELETE).map((c) => join(newRoot, c.Path)));
-        if (!xattrs || !xattrsFastPathable(xattrs)) return null;
+        if (!xattrs) throw new NotFastPathable('getfattr could not read the changed paths');
+        if (!xattrsFastPathable(xattrs)) throw new NotFastPathable('an xattr the tar cannot carry');
         const blob = await storeNewBlob({ client: w.client, lease: w.lease, contentRoot: w.contentRoot }, ref, (sink) =>
           writeChangesTar(newRoot, changes, xattrs, new TarWriter(sink)),
         );
@@ -154,7 +155,8 @@ export async function layerFromMountedTrees(
       }),
     );
   } catch (err) {
-    if (err instanceof NotFastPathable) return null;
+    // Not exact this way (the caller logs why and uses the diff service).
+    if (err instanceof NotFastPathable) throw new Error(`the tree comparison is not exact here: ${err.message}`);
     throw err;
   }
 }
