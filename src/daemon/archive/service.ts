@@ -232,7 +232,8 @@ export class ArchiveService {
     const option = (k: string) => mounts[0]?.options.find((o) => o.startsWith(`${k}=`))?.slice(k.length + 1);
     const upper = option('upperdir');
     let changes: Change[];
-    const opaque = mounts.length === 1 && upper ? await opaqueDirs(upper) : null;
+    // Kernel overlay only: other overlay implementations (fuse-overlayfs) mark whiteouts their own way.
+    const opaque = mounts.length === 1 && mounts[0]!.type === 'overlay' && upper ? await opaqueDirs(upper) : null;
     if (upper && opaque) {
       changes = await overlayChanges(upper, (option('lowerdir') ?? '').split(':').filter(Boolean), opaque);
     } else {
