@@ -110,7 +110,7 @@ export function storageSection(r: StorageRun): string {
       lcRows,
     ),
     '',
-    "`POST /commit` of a container that wrote 10 MiB, deleted a file and replaced a directory, ms; CPU as above (dockerd diffs in its own process, engined off overlay2 through containerd's diff service):",
+    "`POST /commit` of a container that wrote 10 MiB, deleted a file and replaced a directory, ms; CPU as above (dockerd diffs in its own process; engined reads the overlay upper directory, or off overlayfs compares the two trees by metadata as dockerd; on btrfs containerd's snapshotter then compares the parent's whole content again when it commits the new layer's snapshot, its usage by fs.DiffUsage):",
     '',
     table(['daemon, driver', 'median', 'p90', 'CPU daemon', 'CPU containerd', '÷ same daemon on overlay2'], commitRows(r.commit)),
     '',
