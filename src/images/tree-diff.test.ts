@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { linkSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { linkSync, lutimesSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
@@ -23,6 +23,7 @@ function twin(): { oldRoot: string; newRoot: string } {
     writeFileSync(join(r, 'etc/keep/a'), 'a\n');
     writeFileSync(join(r, 'bin/tool'), 'same size');
     symlinkSync('tool', join(r, 'bin/alias'));
+    lutimesSync(join(r, 'bin/alias'), 1704067200, 1704067200); // a symlink's own time, as an image's
     for (const p of ['etc/passwd', 'etc/keep/a', 'bin/tool', 'etc/keep', 'etc', 'bin']) utimesSync(join(r, p), 1704067200, 1704067200);
   }
   return { oldRoot, newRoot };
