@@ -2,6 +2,7 @@
 // attached to a loop device of its own and mounted where the test says. `release()` always
 // unmounts (retrying while a daemon's last mounts drain, then lazily) and detaches the loop device,
 // so a failed test leaves neither a mount nor a loop behind.
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +22,7 @@ export async function loopFsUnavailable(type: string): Promise<string | undefine
   const mkfs = await run('sh', ['-c', `command -v mkfs.${type}`]);
   if (mkfs.code !== 0) return `mkfs.${type} is not installed`;
   if (process.getuid?.() !== 0) return 'loop devices need root';
+  if (!existsSync('/dev/loop-control')) return 'no loop devices here (/dev/loop-control is missing)';
   const fss = await readFile('/proc/filesystems', 'utf8');
   // A filesystem built as a module is listed once it is loaded; mount loads it, so only warn in the reason.
   const listed = fss.split('\n').some((l) => l.split('\t').at(-1) === type);
