@@ -12,6 +12,7 @@ import * as r from './commands/run.ts';
 import * as sys from './commands/system.ts';
 import { ENGINE_VERSION } from '../version.ts';
 import { context, resolveContext } from './contexts.ts';
+import { EXTRA_SUBCOMMANDS, FAMILY_SPECS, findSpec, runSpec } from './commands/families.ts';
 
 const COMMANDS: Record<string, Command> = {
   run: r.run,
@@ -154,6 +155,13 @@ export async function main(argv: string[]): Promise<number> {
     if (!cmd || g.bool('help') || cmd === 'help') {
       process.stdout.write(USAGE);
       return 0;
+    }
+    // The families written as command-table entries (commands/families.ts), before the older tables.
+    const family = findSpec(FAMILY_SPECS, cmd) ?? findSpec(EXTRA_SUBCOMMANDS[cmd] ?? [], rest[0]);
+    if (family) {
+      const top = family.subcommands || !EXTRA_SUBCOMMANDS[cmd];
+      name = top ? `${cmd} ${family.subcommands ? (rest[0] ?? '') : ''}`.trim() : `${cmd} ${family.name}`;
+      return await (top ? runSpec(cli, family, rest) : runSpec(cli, family, rest.slice(1), name));
     }
     if (cmd in GROUPS) {
       const [sub, ...subArgs] = rest;
