@@ -232,8 +232,9 @@ export class ClusterApi {
   list(kind: ClusterObjectKind, opts: Sig & { filters?: Filters; status?: boolean } = {}): Promise<ClusterObject[]> {
     return this.t.json('GET', `/${kind}`, { query: { filters: opts.filters, status: opts.status }, signal: opts.signal });
   }
-  get(kind: ClusterObjectKind, id: string, opts: Sig = {}): Promise<ClusterObject> {
-    return this.t.json('GET', `/${kind}/${enc(id)}`, opts);
+  /** One object; `insertDefaults` fills a service spec's unset fields with the defaults (as inspect shows them). */
+  get(kind: ClusterObjectKind, id: string, opts: Sig & { insertDefaults?: boolean } = {}): Promise<ClusterObject> {
+    return this.t.json('GET', `/${kind}/${enc(id)}`, { query: { insertDefaults: opts.insertDefaults }, signal: opts.signal });
   }
   create(kind: 'services' | 'secrets' | 'configs', spec: Record<string, unknown>, opts: Sig = {}): Promise<{ ID: string }> {
     return this.t.json('POST', `/${kind}/create`, { body: spec, signal: opts.signal });

@@ -4,7 +4,8 @@
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import type { Cli } from '../cli.ts';
-import { printFormatted } from '../output.ts';
+import { alignTable, printFormatted } from '../output.ts';
+import { compile } from '../template.ts';
 import { printInspect } from './containers.ts';
 
 /** A list's rows under --format (default: the docker table); json rows keep Go's sorted keys. */
@@ -17,8 +18,24 @@ export function printRows(
   noTrunc = false,
 ): void {
   const fmt = !format || format === 'table' ? table : format;
-  const items = fmt === 'json' ? rows.map(sortedKeys) : rows;
+  if (fmt === 'json') {
+    for (const r of rows) cli.out(`${goJson(sortedKeys(r))}\n`);
+    return;
+  }
+  const items = rows;
+  if (/^table\s/.test(fmt) && fmt.includes('{{if')) {
+    // A header with actions (node ls's `{{if .Self}}`): the template run over the titles, as Go renders it.
+    const t = compile(fmt);
+    const header = t.render(Object.fromEntries(Object.keys(rows[0] ?? titles).map((k) => [k, titles[k] ?? ''])));
+    cli.out(alignTable([header, ...items.map((r) => t.render(r))].map((l) => l.split('\t'))));
+    return;
+  }
   printFormatted(items, fmt, titles, (s) => cli.out(s), cli.tableFit(noTrunc));
+}
+
+/** JSON as Go's encoding/json writes it: <, > and & escaped. */
+export function goJson(v: unknown): string {
+  return JSON.stringify(v).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 function sortedKeys(r: Record<string, unknown>): Record<string, unknown> {

@@ -117,7 +117,11 @@ function prettyNode(n: Obj): string {
   if (n.Spec?.Name) lines.push(`Name:\t\t\t${n.Spec.Name}`);
   const labels = Object.entries((n.Spec?.Labels ?? {}) as Record<string, string>).sort();
   if (labels.length) lines.push('Labels:', ...labels.map(([k, v]) => ` - ${k}${v ? `=${v}` : ''}`));
-  lines.push(`Hostname:              \t${n.Description?.Hostname ?? ''}`, `Joined at:             \t${n.CreatedAt ?? ''}`, 'Status:');
+  lines.push(
+    `Hostname:              \t${n.Description?.Hostname ?? ''}`,
+    `Joined at:             \t${goTime(n.CreatedAt).toLowerCase()}`,
+    'Status:',
+  );
   lines.push(` State:\t\t\t${pretty(n.Status?.State)}`);
   if (n.Status?.Message) lines.push(` Message:              \t${n.Status.Message}`);
   lines.push(` Availability:         \t${pretty(n.Spec?.Availability)}`);
@@ -146,11 +150,19 @@ function prettyNode(n: Obj): string {
     lines.push(
       'TLS Info:',
       ' TrustRoot:',
-      String(d.TLSInfo.TrustRoot).trimEnd(),
+      String(d.TLSInfo.TrustRoot),
       ` Issuer Subject:\t${d.TLSInfo.CertIssuerSubject ?? ''}`,
       ` Issuer Public Key:\t${d.TLSInfo.CertIssuerPublicKey ?? ''}`,
     );
   return `${lines.join('\n')}\n`;
+}
+
+/** A time as Go's time.Time String() prints it: `2026-11-28 22:48:56.12 +0000 UTC`. */
+export function goTime(t: unknown): string {
+  const m = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)(?:\.(\d+))?Z$/.exec(String(t ?? ''));
+  if (!m) return String(t ?? '');
+  const frac = (m[3] ?? '').replace(/0+$/, '');
+  return `${m[1]} ${m[2]}${frac ? `.${frac}` : ''} +0000 UTC`;
 }
 
 /** go-units BytesSize with 2 decimals ("1.944GiB"), as node inspect --pretty prints memory. */
@@ -175,7 +187,7 @@ async function inspect(cli: Cli, argv: string[]): Promise<number> {
       errors.push(e instanceof EngineError ? `Error response from daemon: ${e.message}` : (e as Error).message);
     }
   }
-  if (f.bool('pretty') || f.str('format') === 'pretty') cli.out(found.map(prettyNode).join('\n\n'));
+  if (f.bool('pretty') || f.str('format') === 'pretty') cli.out(found.map(prettyNode).join('\n'));
   else if (found.length || !f.str('format')) printInspected(cli, found, f.str('format'));
   if (errors.length) cli.err(`${errors.join('\n')}\n`);
   return errors.length ? 1 : 0;
@@ -183,7 +195,8 @@ async function inspect(cli: Cli, argv: string[]): Promise<number> {
 
 /** Reads a node, applies change to its spec, and writes it back at the version read. */
 async function updateNode(cli: Cli, ref: string, change: (spec: Obj) => void | 'unchanged'): Promise<Obj> {
-  const node = (await cli.api.cluster.get('nodes', await reference(cli, ref))) as Obj;
+  // As the docker CLI: update, promote and demote take a node as named (`self` only for inspect and ps).
+  const node = (await cli.api.cluster.get('nodes', ref)) as Obj;
   const spec = (node.Spec ?? {}) as Obj;
   if (change(spec) !== 'unchanged') await cli.api.cluster.update('nodes', String(node.ID), Number(node.Version?.Index ?? 0), spec);
   return node;

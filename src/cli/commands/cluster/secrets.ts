@@ -9,7 +9,7 @@ import { humanDuration } from '../../output.ts';
 import { EngineError } from '../../../client/errors.ts';
 import { CONFIG_TEXT, SECRET_TEXT } from '../family-text.ts';
 import { labelText, printInspected, printRows, readSource } from '../family-output.ts';
-import { eachJoined } from './node.ts';
+import { eachJoined, goTime } from './node.ts';
 import { leaf, management, parseFor } from '../spec-text.ts';
 import { naturalLess } from './tasks.ts';
 
@@ -90,9 +90,9 @@ function family(kind: Kind) {
     const labels = Object.entries((s.Spec?.Labels ?? {}) as Record<string, string>).sort();
     const lab = labels.length ? `\nLabels:${labels.map(([k, v]) => `\n - ${k}${v ? `=${v}` : ''}`).join('')}` : '';
     if (kind === 'secrets')
-      return `ID:              ${s.ID}\nName:              ${s.Spec?.Name}${lab}\nDriver:            ${s.Spec?.Driver?.Name ?? ''}\nCreated at:        ${s.CreatedAt}\nUpdated at:        ${s.UpdatedAt}\n`;
+      return `ID:              ${s.ID}\nName:              ${s.Spec?.Name}${lab}\nDriver:            ${s.Spec?.Driver?.Name ?? ''}\nCreated at:        ${goTime(s.CreatedAt).toLowerCase()}\nUpdated at:        ${goTime(s.UpdatedAt).toLowerCase()}\n`;
     const data = s.Spec?.Data ? Buffer.from(String(s.Spec.Data), 'base64').toString() : '';
-    return `ID:\t\t\t${s.ID}\nName:\t\t\t${s.Spec?.Name}${lab}\nCreated at:            \t${s.CreatedAt}\nUpdated at:            \t${s.UpdatedAt}\nData:\n${data}\n`;
+    return `ID:\t\t\t${s.ID}\nName:\t\t\t${s.Spec?.Name}${lab}\nCreated at:            \t${goTime(s.CreatedAt).toLowerCase()}\nUpdated at:            \t${goTime(s.UpdatedAt).toLowerCase()}\nData:\n${data}\n`;
   }
 
   async function inspect(cli: Cli, argv: string[]): Promise<number> {

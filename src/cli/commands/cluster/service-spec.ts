@@ -221,8 +221,31 @@ async function networkId(cli: Cli, target: string): Promise<string> {
   return String((await cli.api.networks.inspect(target, { scope: 'swarm' })).Id ?? target);
 }
 
+/** Drops what Go's omitempty leaves out (empty maps, lists and strings, false), so the spec stored is the docker CLI's. */
+function omitEmpty(o: Obj, keys: string[]): Obj {
+  for (const k of keys) {
+    const v = o[k];
+    if (
+      v === false ||
+      v === '' ||
+      (Array.isArray(v) && !v.length) ||
+      (v && typeof v === 'object' && !Array.isArray(v) && !Object.keys(v).length)
+    )
+      delete o[k];
+  }
+  return o;
+}
+
 /** The spec `service create` sends. */
 export async function createSpec(cli: Cli, f: Flags, image: string, args: string[]): Promise<Obj> {
+  const spec = await buildSpec(cli, f, image, args);
+  const c = spec.TaskTemplate.ContainerSpec as Obj;
+  omitEmpty(c, ['Env', 'Labels', 'TTY', 'ReadOnly', 'Mounts']);
+  omitEmpty(c.DNSConfig, ['Nameservers', 'Search', 'Options']);
+  return omitEmpty(spec, ['Labels']);
+}
+
+async function buildSpec(cli: Cli, f: Flags, image: string, args: string[]): Promise<Obj> {
   const mode = modeOf(f);
   const update = updatePolicy(f, 'update');
   const rollback = updatePolicy(f, 'rollback');
@@ -382,4 +405,10 @@ export async function updateSpec(cli: Cli, spec: Obj, f: Flags): Promise<void> {
       (p) => !rmKeys.includes(portKey(p)),
     );
   }
+}
+
+/** An image reference with `:latest` added when it has neither tag nor digest, as the docker client sends it. */
+export function withLatest(image: string): string {
+  if (image.includes('@')) return image;
+  return image.slice(image.lastIndexOf('/') + 1).includes(':') ? image : `${image}:latest`;
 }

@@ -10,8 +10,9 @@ import { EngineError } from '../../../client/errors.ts';
 import { printInspected, printRows } from '../family-output.ts';
 import { eachJoined } from './node.ts';
 import { SERVICE_TEXT as T } from './service-text.ts';
-import { createSpec, updateSpec } from './service-spec.ts';
+import { createSpec, updateSpec, withLatest } from './service-spec.ts';
 import { waitOnService } from './service-wait.ts';
+import { prettyService } from './service-pretty.ts';
 import { leaf, management, parseFor } from '../spec-text.ts';
 import { familiarImage, naturalLess, printTasks, Resolver } from './tasks.ts';
 
@@ -19,6 +20,7 @@ type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-exp
 
 /** Pins the image to its registry digest as the docker CLI does; a warning when the registry cannot tell. */
 async function resolveImage(cli: Cli, image: string): Promise<{ image: string; warning?: string }> {
+  image = withLatest(image);
   try {
     const d = await cli.api.images.distributionInspect(image);
     const digest = (d as Obj).Descriptor?.digest as string | undefined;
@@ -36,7 +38,7 @@ async function resolveImage(cli: Cli, image: string): Promise<{ image: string; w
 
 async function create(cli: Cli, argv: string[]): Promise<number> {
   const f = parseFor('service create', T.create, argv, { min: 1, interspersed: false });
-  let image = f.args[0]!;
+  let image = withLatest(f.args[0]!);
   const warnings: string[] = [];
   if (!f.bool('no-resolve-image')) {
     const r = await resolveImage(cli, image);
@@ -61,6 +63,7 @@ async function update(cli: Cli, argv: string[]): Promise<number> {
   const spec = svc.Spec as Obj;
   const warnings: string[] = [];
   if (!rollback) {
+    if (f.has('image')) f.p.flags.set('image', withLatest(f.str('image')!));
     if (f.has('image') && !f.bool('no-resolve-image')) {
       const r = await resolveImage(cli, f.str('image')!);
       f.p.flags.set('image', r.image);
@@ -285,85 +288,28 @@ async function logs(cli: Cli, argv: string[]): Promise<number> {
   return 0;
 }
 
-function prettyService(s: Obj): string {
-  const spec = s.Spec ?? {};
-  const c = spec.TaskTemplate?.ContainerSpec ?? {};
-  const lines = [`\nID:\t\t${s.ID}`, `Name:\t\t${spec.Name}`];
-  const labels = Object.entries((spec.Labels ?? {}) as Record<string, string>).sort();
-  if (labels.length) lines.push('Labels:', ...labels.map(([k, v]) => ` ${k}=${v}`));
-  const m = spec.Mode ?? {};
-  lines.push(`Service Mode:\t${m.Global ? 'Global' : m.Replicated ? 'Replicated' : m.ReplicatedJob ? 'Replicated Job' : 'Global Job'}`);
-  if (m.Replicated) lines.push(` Replicas:\t${m.Replicated.Replicas}`);
-  const pl = spec.TaskTemplate?.Placement ?? {};
-  lines.push('Placement:');
-  if (pl.Constraints?.length)
-    lines.push(
-      ` Constraints:\t${JSON.stringify(pl.Constraints)
-        .replace(/","/g, ' ')
-        .replace(/^\["|"\]$/g, '[')}`,
-    );
-  const uc = spec.UpdateConfig;
-  if (uc)
-    lines.push(
-      'UpdateConfig:',
-      ` Parallelism:\t${uc.Parallelism ?? 0}`,
-      ` On failure:\t${uc.FailureAction ?? ''}`,
-      ` Monitor:\t${(uc.Monitor ?? 0) / 1e9}s`,
-      ` Max failure ratio: ${uc.MaxFailureRatio ?? 0}`,
-      ` Update order:      ${uc.Order ?? ''}`,
-    );
-  const rc = spec.RollbackConfig;
-  if (rc)
-    lines.push(
-      'RollbackConfig:',
-      ` Parallelism:\t${rc.Parallelism ?? 0}`,
-      ` On failure:\t${rc.FailureAction ?? ''}`,
-      ` Monitor:\t${(rc.Monitor ?? 0) / 1e9}s`,
-      ` Max failure ratio: ${rc.MaxFailureRatio ?? 0}`,
-      ` Rollback order:    ${rc.Order ?? ''}`,
-    );
-  lines.push('ContainerSpec:', ` Image:\t\t${c.Image ?? ''}`);
-  if (c.Args?.length) lines.push(` Args:\t\t${c.Args.join(' ')}`);
-  if (c.Env?.length) lines.push(` Env:\t\t${c.Env.join(' ')}`);
-  lines.push(` Init:\t\t${!!c.Init}`);
-  if (c.Mounts?.length)
-    lines.push(
-      'Mounts:',
-      ...c.Mounts.map(
-        (mt: Obj) => ` Target:\t${mt.Target}\n  Source:\t${mt.Source ?? ''}\n  ReadOnly:\t${!!mt.ReadOnly}\n  Type:\t\t${mt.Type}`,
-      ),
-    );
-  if (c.Secrets?.length) lines.push('Secrets:', ...c.Secrets.map((x: Obj) => ` Target:\t${x.File?.Name}\n  Source:\t${x.SecretName}`));
-  if (c.Configs?.length) lines.push('Configs:', ...c.Configs.map((x: Obj) => ` Target:\t${x.File?.Name}\n  Source:\t${x.ConfigName}`));
-  const nets = (spec.TaskTemplate?.Networks ?? []) as Obj[];
-  if (nets.length) lines.push(`Networks:\t${nets.map((n) => n.Target).join(' ')}`);
-  lines.push(`Endpoint Mode:\t${spec.EndpointSpec?.Mode ?? 'vip'}`);
-  const ports = (s.Endpoint?.Ports ?? spec.EndpointSpec?.Ports ?? []) as Obj[];
-  if (ports.length)
-    lines.push(
-      'Ports:',
-      ...ports.map(
-        (p) =>
-          ` PublishedPort = ${p.PublishedPort}\n  Protocol = ${p.Protocol}\n  TargetPort = ${p.TargetPort}\n  PublishMode = ${p.PublishMode}`,
-      ),
-    );
-  return `${lines.join('\n')}\n`;
-}
-
 async function inspect(cli: Cli, argv: string[]): Promise<number> {
   const f = parseFor('service inspect', T.inspect, argv, { min: 1 });
   const found: Obj[] = [];
   const errors: string[] = [];
   for (const name of f.args) {
     try {
-      found.push((await cli.api.cluster.get('services', name)) as Obj);
+      found.push((await cli.api.cluster.get('services', name, { insertDefaults: true })) as Obj);
     } catch (e) {
       if (e instanceof EngineError && e.status === 404) errors.push(`Error: no such service: ${name}`);
       else throw e;
     }
   }
-  if (f.bool('pretty') || f.str('format') === 'pretty') cli.out(found.map(prettyService).join('\n\n'));
-  else if (found.length || !f.str('format')) printInspected(cli, found, f.str('format'));
+  if (f.bool('pretty') || f.str('format') === 'pretty') {
+    const names = new Map<string, string>();
+    for (const s of found)
+      for (const n of (s.Spec?.TaskTemplate?.Networks ?? []) as Obj[]) {
+        // A network gone since keeps its ID, as the docker CLI shows it.
+        const net = await cli.api.networks.inspect(String(n.Target), { scope: 'swarm' }).catch(() => undefined);
+        if (net?.Id) names.set(net.Id, String(net.Name));
+      }
+    cli.out(found.map((s) => prettyService(s, names)).join(''));
+  } else if (found.length || !f.str('format')) printInspected(cli, found, f.str('format'));
   if (errors.length) cli.err(`${errors.join('\n')}\n`);
   return errors.length ? 1 : 0;
 }

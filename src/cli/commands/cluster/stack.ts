@@ -12,6 +12,7 @@ import { EngineError } from '../../../client/errors.ts';
 import { STACK_TEXT as T } from '../family-text.ts';
 import { printRows, readSource } from '../family-output.ts';
 import { SERVICE_TABLE, SERVICE_TITLES, serviceRow, sortServices } from './service.ts';
+import { withLatest } from './service-spec.ts';
 import { waitOnService } from './service-wait.ts';
 import { leaf, management, parseFor } from '../spec-text.ts';
 import {
@@ -153,7 +154,7 @@ async function deploy(cli: Cli, argv: string[]): Promise<number> {
       // An unchanged image keeps the digest the previous deploy pinned.
       if (resolveMode !== 'always' && image === old.Spec?.Labels?.[IMAGE_LABEL])
         spec.TaskTemplate.ContainerSpec.Image = old.Spec.TaskTemplate.ContainerSpec.Image;
-      else if (resolveMode !== 'never') spec.TaskTemplate.ContainerSpec.Image = await pinned(cli, image);
+      else spec.TaskTemplate.ContainerSpec.Image = resolveMode !== 'never' ? await pinned(cli, image) : withLatest(image);
       spec.TaskTemplate.ForceUpdate = old.Spec?.TaskTemplate?.ForceUpdate ?? 0;
       const r = await cli.api.cluster.updateService(String(old.ID), Number(old.Version?.Index ?? 0), spec).catch((e: Error) => {
         throw new Error(
@@ -164,7 +165,7 @@ async function deploy(cli: Cli, argv: string[]): Promise<number> {
       serviceIds.push(String(old.ID));
     } else {
       cli.out(`Creating service ${svcName}\n`);
-      if (resolveMode !== 'never') spec.TaskTemplate.ContainerSpec.Image = await pinned(cli, image);
+      spec.TaskTemplate.ContainerSpec.Image = resolveMode !== 'never' ? await pinned(cli, image) : withLatest(image);
       const r = await cli.api.cluster.createService(spec).catch((e: Error) => {
         throw new Error(
           `failed to create service ${svcName}: ${e instanceof EngineError ? `Error response from daemon: ${e.message}` : e.message}`,
@@ -184,12 +185,12 @@ async function deploy(cli: Cli, argv: string[]): Promise<number> {
 
 /** The image pinned to its registry digest when the registry answers (else as written). */
 async function pinned(cli: Cli, image: string): Promise<string> {
+  image = withLatest(image);
   try {
     const d = (await cli.api.images.distributionInspect(image)) as Obj;
     const digest = d.Descriptor?.digest as string | undefined;
     if (!digest || image.includes('@')) return image;
-    const tagged = image.slice(image.lastIndexOf('/') + 1).includes(':') ? image : `${image}:latest`;
-    return `${tagged}@${digest}`;
+    return `${image}@${digest}`;
   } catch {
     // Not on a registry (a local image): the image as written, as the docker CLI leaves it.
     return image;
