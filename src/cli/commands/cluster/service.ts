@@ -304,8 +304,7 @@ async function inspect(cli: Cli, argv: string[]): Promise<number> {
     const names = new Map<string, string>();
     for (const s of found)
       for (const n of (s.Spec?.TaskTemplate?.Networks ?? []) as Obj[]) {
-        // A network gone since keeps its ID, as the docker CLI shows it.
-        const net = await cli.api.networks.inspect(String(n.Target), { scope: 'swarm' }).catch(() => undefined);
+        const net = await cli.api.networks.inspect(String(n.Target), { scope: 'swarm' }).catch(() => undefined); // gone since: shown by ID, as docker does
         if (net?.Id) names.set(net.Id, String(net.Name));
       }
     cli.out(found.map((s) => prettyService(s, names)).join(''));
