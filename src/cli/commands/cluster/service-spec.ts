@@ -222,7 +222,7 @@ async function networkId(cli: Cli, target: string): Promise<string> {
 }
 
 /** Drops what Go's omitempty leaves out (empty maps, lists and strings, false), so the spec stored is the docker CLI's. */
-function omitEmpty(o: Obj, keys: string[]): Obj {
+export function omitEmpty(o: Obj, keys: string[]): Obj {
   for (const k of keys) {
     const v = o[k];
     if (

@@ -8,7 +8,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { UsageError } from '../../args.ts';
 import { parseBytes, parseDuration } from '../../run-options.ts';
-import { parsePublish } from './service-spec.ts';
+import { omitEmpty, parsePublish } from './service-spec.ts';
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -344,6 +344,7 @@ export function convertServices(
           ...(svc.cap_add ? { CapabilityAdd: svc.cap_add } : {}),
           ...(svc.cap_drop ? { CapabilityDrop: svc.cap_drop } : {}),
           ...(svc.sysctls ? { Sysctls: labelMap(svc.sysctls) } : {}),
+          Privileges: { NoNewPrivileges: !!svc.security_opt?.includes?.('no-new-privileges:true') },
           Secrets: fileRefs(svc.secrets, 'secrets', ids),
           Configs: fileRefs(svc.configs, 'configs', ids),
         },
@@ -371,6 +372,8 @@ export function convertServices(
       ...(updateConfig(d.rollback_config) ? { RollbackConfig: updateConfig(d.rollback_config) } : {}),
       EndpointSpec: { Mode: d.endpoint_mode ?? 'vip', ...(p.length ? { Ports: p } : {}) },
     };
+    omitEmpty(spec.TaskTemplate.ContainerSpec, ['Env', 'Mounts', 'TTY', 'OpenStdin', 'ReadOnly', 'Secrets', 'Configs']);
+    omitEmpty(spec.TaskTemplate, ['Networks']);
     out.set(key, spec);
   }
   return out;

@@ -174,6 +174,10 @@ async function deploy(cli: Cli, argv: string[]): Promise<number> {
       serviceIds.push(r.ID);
     }
   }
+  if (!f.has('detach'))
+    cli.err(
+      'Since --detach=false was not specified, tasks will be created in the background.\nIn a future release, --detach=false will become the default.\n',
+    );
   if (f.has('detach') && !f.bool('detach')) {
     const errors: string[] = [];
     for (const id of serviceIds)
