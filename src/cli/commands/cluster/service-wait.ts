@@ -15,6 +15,7 @@ export async function waitOnService(cli: Cli, serviceId: string, opts: { quiet?:
   let last = '';
   let convergedAt = 0;
   let sawRollbackMessage = false;
+  const seenErrors = new Set<string>();
   for (;;) {
     const svc = (await cli.api.cluster.get('services', serviceId)) as Obj;
     const us = svc.UpdateStatus as Obj | undefined;
@@ -43,6 +44,12 @@ export async function waitOnService(cli: Cli, serviceId: string, opts: { quiet?:
       want = nodes.filter((n) => n.Status?.State !== 'down' && n.Spec?.Availability === 'active').length;
       done = live.filter((t) => t.Status?.State === 'running').length;
     }
+    // A task's error on its own line, as the docker CLI's progress shows it under its slot.
+    for (const t of tasks)
+      if (t.Status?.Err && !seenErrors.has(String(t.ID))) {
+        seenErrors.add(String(t.ID));
+        say(`${t.Slot ?? ''}/${want}: ${String(t.Status.Err).replace(/\n/g, ' ')}`);
+      }
     const line = `overall progress: ${done} out of ${want} tasks`;
     if (line !== last) say(line);
     last = line;
