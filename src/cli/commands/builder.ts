@@ -16,7 +16,8 @@ async function prune(cli: Cli, argv: string[]): Promise<number> {
     const warning = all
       ? 'WARNING! This will remove all build cache. Are you sure you want to continue?'
       : 'WARNING! This will remove all dangling build cache. Are you sure you want to continue?';
-    if (!(await confirm(cli, warning))) throw new Error('builder prune has been cancelled');
+    // Declined: nothing done, exit 0, as the docker CLI's cancelled prune.
+    if (!(await confirm(cli, warning))) return 0;
   }
   const keep = f.str('keep-storage');
   const r = await cli.api.buildPrune({ all, filters: filtersOf(f.list('filter')), keepStorage: keep ? parseBytes(keep) : undefined });
