@@ -97,7 +97,7 @@ export function convertNetworks(ns: Namespace, compose: Obj): { create: StackNet
   for (const key of [...used].sort()) {
     const n = ((compose.networks ?? {}) as Obj)[key] ?? {};
     if (n.external) {
-      external.push(String(n.name ?? (typeof n.external === 'object' && n.external.name) ?? key));
+      external.push(String(n.name || (typeof n.external === 'object' && n.external.name) || key));
       continue;
     }
     if (!(key in ((compose.networks ?? {}) as Obj)) && key !== 'default')
@@ -133,7 +133,7 @@ export interface StackFileObject {
 export function convertFileObjects(ns: Namespace, compose: Obj, kind: 'secrets' | 'configs', dir: string): StackFileObject[] {
   return Object.entries((compose[kind] ?? {}) as Obj).map(([key, o]: [string, Obj]) => {
     o ??= {};
-    if (o.external) return { key, name: String(o.name ?? (typeof o.external === 'object' && o.external.name) ?? key), external: true };
+    if (o.external) return { key, name: String(o.name || (typeof o.external === 'object' && o.external.name) || key), external: true };
     const name = o.name ? String(o.name) : ns.scope(key);
     let data: Buffer;
     if (o.file) data = readFileSync(isAbsolute(o.file) ? o.file : resolve(dir, o.file));
