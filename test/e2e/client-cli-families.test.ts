@@ -13,6 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { buildTestVolumePlugin, canBuildStatic } from '../fixtures/volume-plugin-c.ts';
 import { REPO_ROOT, run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
+import { startRegistry, type TestRegistry } from '../helpers/registry.ts';
 
 const ENGINE = join(REPO_ROOT, 'bin/engine');
 const noGcc = !(await canBuildStatic()) && 'gcc is not installed: the test plugin cannot be built (scripts/setup.sh installs it)';
@@ -21,6 +22,7 @@ describe('engine CLI: commit, diff, export, import, update, plugin', () => {
   let d: TestDaemon;
   let work: string;
   let env: NodeJS.ProcessEnv;
+  let reg: TestRegistry | undefined;
   const engine = (args: string[], opts: { input?: string | Buffer } = {}) =>
     run(ENGINE, args, { env, input: opts.input, timeoutMs: 120_000 });
   const ok = async (args: string[], opts: { input?: string | Buffer } = {}) => {
@@ -37,6 +39,7 @@ describe('engine CLI: commit, diff, export, import, update, plugin', () => {
   });
   after(async () => {
     await d?.cleanup();
+    await reg?.cleanup();
     if (work) await rm(work, { recursive: true, force: true });
   });
 
@@ -136,5 +139,64 @@ describe('engine CLI: commit, diff, export, import, update, plugin', () => {
     assert.equal(both.stdout, 'clivol\n');
     assert.match(both.stderr, /^Error response from daemon: plugin "no-such-plugin" not found/);
     assert.equal(await ok(['plugin', 'ls', '-q']), '');
+  });
+
+  test('plugin push to a registry, install (privileges prompt, --alias), upgrade', { skip: noGcc }, async () => {
+    reg = await startRegistry();
+    const remote = `${reg.host}/clivol:1.0`;
+    await ok(['plugin', 'create', remote, join(work, 'plugin')]);
+    const pushed = await ok(['plugin', 'push', remote]);
+    assert.match(pushed, /^1\.0: digest: sha256:[0-9a-f]{64} size: \d+$/m);
+    await ok(['plugin', 'rm', remote]);
+    // Declined at the prompt: nothing installed.
+    const declined = await engine(['plugin', 'install', '--alias', 'vol', remote], { input: 'n\n' });
+    assert.equal(declined.code, 1);
+    assert.match(
+      declined.stdout,
+      new RegExp(
+        `^Plugin "${reg.host}/clivol:1.0" is requesting the following privileges:\n - network: \\[host\\]\nDo you grant the above permissions\\? \\[y/N\\] $`,
+      ),
+    );
+    assert.equal(await ok(['plugin', 'ls', '-q']), '');
+    const installed = await ok(['plugin', 'install', '--alias', 'vol', remote], { input: 'y\n' });
+    assert.match(installed, new RegExp(`\nInstalled plugin ${reg.host}/clivol:1.0\n$`));
+    assert.equal(
+      (await ok(['plugin', 'ls', '--format', '{{.Name}} {{.Enabled}} {{.PluginReference}}'])).trim(),
+      `vol:latest true ${remote}`,
+    );
+    const enabled = await engine(['plugin', 'upgrade', 'vol']);
+    assert.deepEqual([enabled.code, enabled.stderr], [1, 'the plugin must be disabled before upgrading\n']);
+    await ok(['plugin', 'disable', 'vol']);
+    const up = await ok(['plugin', 'upgrade', '--grant-all-permissions', 'vol', remote]);
+    assert.match(up, new RegExp(`^Upgrading plugin vol:latest from ${reg.host}/clivol:1.0 to ${reg.host}/clivol:1.0\n`));
+    assert.match(up, new RegExp(`Upgraded plugin vol to ${reg.host}/clivol:1.0\n$`));
+    await ok(['plugin', 'rm', 'vol']);
+  });
+
+  test('prune prompts as docker (declined: nothing removed, exit 0); system df -v as docker', async () => {
+    await ok(['create', '--name', 'stopped', 'busybox', 'true']);
+    const declined = await engine(['container', 'prune'], { input: 'n\n' });
+    assert.deepEqual(declined, {
+      code: 0,
+      stdout: 'WARNING! This will remove all stopped containers.\nAre you sure you want to continue? [y/N] ',
+      stderr: '',
+    });
+    assert.match(await ok(['ps', '-aq', '--filter', 'name=stopped']), /^[0-9a-f]{12}\n$/);
+    const df = await ok(['system', 'df', '-v']);
+    assert.equal(
+      df.replace(/\d+ \w+ ago/g, 'AGO').replace(/ +/g, ' '),
+      (await d.docker(['system', 'df', '-v'])).stdout.replace(/\d+ \w+ ago/g, 'AGO').replace(/ +/g, ' '),
+    );
+    assert.match(df, /^Images space usage:\n\nREPOSITORY +TAG +IMAGE ID +CREATED +SIZE +SHARED SIZE +UNIQUE SIZE +CONTAINERS\n/);
+    assert.match(df, /\nBuild cache usage: \S+\n\nCACHE ID +CACHE TYPE +SIZE +CREATED +LAST USED +USAGE +SHARED\n/);
+    const pruned = await ok(['container', 'prune', '-f']);
+    assert.match(pruned, /^Deleted Containers:\n[0-9a-f]{64}\n/m);
+    assert.match(pruned, /\nTotal reclaimed space: \S+\n$/);
+    assert.equal(await ok(['ps', '-aq', '--filter', 'name=stopped']), '');
+    const net = await ok(['network', 'prune'], { input: 'y\n' });
+    assert.match(
+      net,
+      /^WARNING! This will remove all custom networks not used by at least one container\.\nAre you sure you want to continue\? \[y\/N\] /,
+    );
   });
 });

@@ -26,7 +26,7 @@ export async function dfVerbose(cli: Cli, format: string | undefined): Promise<n
       ID: shortId(i.Id),
       CreatedSince: ago(i.Created),
       Size: size(i.Size),
-      SharedSize: size(i.SharedSize),
+      SharedSize: Number(i.SharedSize) < 0 ? 'N/A' : humanSize(Number(i.SharedSize ?? 0), 4),
       UniqueSize: Number(i.SharedSize) < 0 ? 'N/A' : humanSize(Number(i.Size) - Number(i.SharedSize ?? 0), 4),
       Containers: String(i.Containers ?? 0),
     };
