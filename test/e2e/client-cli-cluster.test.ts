@@ -17,7 +17,8 @@ import { until } from '../helpers/until.ts';
 
 const ENGINE = join(REPO_ROOT, 'bin/engine');
 // Loopback addresses of this file: 127.0.<n>.6 (the other cluster files use .1 to .5).
-const ip = `127.0.${10 + (process.pid % 50) * 4}.6`;
+const base = 10 + (process.pid % 50) * 4;
+const ip = `127.0.${base}.6`;
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -308,5 +309,72 @@ describe('engine CLI: swarm, node, service, secret, config, stack', { timeout: 4
     const inactive = await engine(['node', 'ls']);
     assert.equal(inactive.code, 1);
     assert.match(inactive.stderr, /This node is not a swarm manager/);
+  });
+});
+
+describe('engine CLI: swarm join, node promote/demote/ps/rm, leave on two nodes', { timeout: 300_000 }, () => {
+  const ds: TestDaemon[] = [];
+  let work: string;
+  const [ipA, ipB] = [`127.0.${base + 1}.6`, `127.0.${base + 2}.6`];
+  const on = (d: TestDaemon, args: string[]) =>
+    run(ENGINE, args, {
+      env: { PATH: process.env.PATH, HOME: work, ENGINE_HOST: d.host, ENGINE_CONFIG: join(work, 'config') },
+      timeoutMs: 120_000,
+    });
+  const ok = async (d: TestDaemon, args: string[]) => {
+    const r = await on(d, args);
+    assert.equal(r.code, 0, `engine ${args.join(' ')}: ${r.stderr}\n${r.stdout}\n${d.output.slice(-2000)}`);
+    return r.stdout;
+  };
+  const self = async (d: TestDaemon) => JSON.parse(await ok(d, ['info', '--format', '{{json .Swarm}}'])) as Obj;
+
+  before(async () => {
+    work = await mkdtemp(join(tmpdir(), 'engine-cli-nodes-'));
+    ds.push(...(await Promise.all([startDaemon(), startDaemon()])));
+  });
+  after(async () => {
+    await Promise.all(ds.map((d) => d.cleanup()));
+    if (work) await rm(work, { recursive: true, force: true });
+  });
+
+  test('a worker joins, is promoted and demoted, leaves and is removed', async () => {
+    const [a, b] = ds as [TestDaemon, TestDaemon];
+    await ok(a, ['swarm', 'init', '--advertise-addr', ipA, '--listen-addr', `${ipA}:2377`]);
+    const token = (await ok(a, ['swarm', 'join-token', '-q', 'worker'])).trim();
+    const joined = await ok(b, ['swarm', 'join', '--token', token, '--advertise-addr', ipB, '--listen-addr', `${ipB}:2377`, `${ipA}:2377`]);
+    assert.equal(joined, 'This node joined a swarm as a worker.\n');
+    const idb = String((await self(b)).NodeID);
+    const ls = await until(
+      'two nodes ready',
+      async () => {
+        const out = await ok(a, ['node', 'ls']);
+        return out.split('\n').filter((l) => / Ready /.test(l)).length === 2 ? out : undefined;
+      },
+      60_000,
+      250,
+    );
+    assert.equal(ls.split('\n').length, 4);
+    assert.match(ls, new RegExp(`^${idb} {5}\\S+ +Ready +Active +\\S`, 'm'));
+    const workerOnly = await on(b, ['node', 'ls']);
+    assert.equal(workerOnly.code, 1);
+    assert.match(workerOnly.stderr, /This node is not a swarm manager/);
+
+    assert.equal(await ok(a, ['node', 'promote', idb]), `Node ${idb} promoted to a manager in the swarm.\n`);
+    await until('b a manager', async () => ((await self(b)).ControlAvailable === true ? true : undefined), 90_000, 250);
+    assert.match(await ok(a, ['node', 'ls', '--filter', 'role=manager', '-q']), new RegExp(idb));
+    assert.equal(await ok(a, ['node', 'demote', idb]), `Manager ${idb} demoted in the swarm.\n`);
+    await until('b a worker again', async () => ((await self(b)).ControlAvailable === false ? true : undefined), 90_000, 250);
+    assert.equal(await ok(a, ['node', 'demote', idb]), `Node ${idb} is already a worker.\n`);
+    assert.match(await ok(a, ['node', 'ps', idb]), /^ID +NAME +IMAGE +NODE +DESIRED STATE +CURRENT STATE +ERROR +PORTS\n/);
+
+    assert.equal(await ok(b, ['swarm', 'leave']), 'Node left the swarm.\n');
+    await until(
+      'b down',
+      async () => (/ Down /.test(await ok(a, ['node', 'ls', '--filter', `id=${idb}`])) ? true : undefined),
+      90_000,
+      500,
+    );
+    assert.equal(await ok(a, ['node', 'rm', idb]), `${idb}\n`);
+    assert.equal((await ok(a, ['node', 'ls', '-q'])).split('\n').filter(Boolean).length, 1);
   });
 });
