@@ -2,8 +2,9 @@
 // sizes, containers with their local volumes, volumes with their links, and the build cache with
 // its total), each a table printed even when empty; a --format template runs once over all four.
 import type { Cli } from '../cli.ts';
-import { ago, alignTable, ellipsis, humanSize, shortId } from '../output.ts';
+import { ago, ellipsis, humanSize, shortId } from '../output.ts';
 import { compile } from '../template.ts';
+import { tabwrite } from './family-output.ts';
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -12,7 +13,7 @@ const epoch = (t: unknown) => (typeof t === 'number' ? t : Math.floor((Date.pars
 
 function table(cli: Cli, format: string, titles: Record<string, string>, rows: Obj[]): void {
   const t = compile(format);
-  cli.out(alignTable([t.header(titles).split('\t'), ...rows.map((r) => t.render(r).split('\t'))]));
+  cli.out(tabwrite([t.header(titles), ...rows.map((r) => t.render(r))]));
 }
 
 export async function dfVerbose(cli: Cli, format: string | undefined): Promise<number> {

@@ -4,7 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import type { Cli } from '../cli.ts';
-import { alignTable, printFormatted } from '../output.ts';
+import { printFormatted } from '../output.ts';
 import { compile } from '../template.ts';
 import { printInspect } from './containers.ts';
 
@@ -23,19 +23,34 @@ export function printRows(
     return;
   }
   const items = rows;
-  if (/^table\s/.test(fmt) && fmt.includes('{{if')) {
-    // A header with actions (node ls's `{{if .Self}}`): the template run over the titles, as Go renders it.
+  const fit = cli.tableFit(noTrunc);
+  if (/^table(\s|$)/.test(fmt) && !fit) {
+    // The header: the template run over the titles, as Go renders it (node ls's `{{if .Self}}` too).
     const t = compile(fmt);
-    const header = t.render(Object.fromEntries(Object.keys(rows[0] ?? titles).map((k) => [k, titles[k] ?? ''])));
-    cli.out(alignTable([header, ...items.map((r) => t.render(r))].map((l) => l.split('\t'))));
+    const header = fmt.includes('{{if')
+      ? t.render(Object.fromEntries(Object.keys(rows[0] ?? titles).map((k) => [k, titles[k] ?? ''])))
+      : t.header(titles);
+    cli.out(tabwrite([header, ...items.map((r) => t.render(r))]));
     return;
   }
-  printFormatted(items, fmt, titles, (s) => cli.out(s), cli.tableFit(noTrunc));
+  printFormatted(items, fmt, titles, (s) => cli.out(s), fit);
 }
 
 /** JSON as Go's encoding/json writes it: <, > and & escaped. */
 export function goJson(v: unknown): string {
   return JSON.stringify(v).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
+ * Go's tabwriter as the docker CLI sets it up (min width 10, padding 3): every tab-ended cell padded
+ * to its column's width, the text after the last tab left as is, so a line whose last columns are
+ * empty keeps its padding as docker's does.
+ */
+export function tabwrite(lines: string[]): string {
+  const cells = lines.map((l) => l.split('\t'));
+  const widths: number[] = [];
+  for (const r of cells) r.forEach((c, i) => i < r.length - 1 && (widths[i] = Math.max(widths[i] ?? 0, c.length + 3, 10)));
+  return cells.map((r) => `${r.map((c, i) => (i < r.length - 1 ? c.padEnd(widths[i]!) : c)).join('')}\n`).join('');
 }
 
 function sortedKeys(r: Record<string, unknown>): Record<string, unknown> {
