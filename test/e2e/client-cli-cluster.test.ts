@@ -127,7 +127,17 @@ describe('engine CLI: swarm, node, service, secret, config, stack', { timeout: 4
     assert.deepEqual([noKey.code, noKey.stderr], [1, 'no unlock key is set\n']);
     const notLocked = await engine(['swarm', 'unlock'], { input: 'x\n' });
     assert.deepEqual([notLocked.code, notLocked.stderr], [1, 'error: swarm is not locked\n']);
-    assert.equal(await ok(['swarm', 'ca']), await docker(['swarm', 'ca']));
+    const root = await ok(['swarm', 'ca']);
+    assert.equal(root, await docker(['swarm', 'ca']));
+    assert.match(root, /^-----BEGIN CERTIFICATE-----\n[\s\S]+\n-----END CERTIFICATE-----\n$/);
+    const noRotate = await engine(['swarm', 'ca', '--cert-expiry', '48h']);
+    assert.deepEqual([noRotate.code, noRotate.stderr], [1, '`--cert-expiry` flag requires the `--rotate` flag to update the CA\n']);
+    const rotation = await ok(['swarm', 'ca', '--rotate']);
+    const [, newRoot] = /^desired root digest: sha256:[0-9a-f]{64}\n[\s\S]*?(-----BEGIN CERTIFICATE-----\n[\s\S]+)$/.exec(rotation) ?? [];
+    assert.ok(newRoot, rotation);
+    assert.notEqual(newRoot, root);
+    assert.equal(await ok(['swarm', 'ca']), newRoot);
+    assert.equal(await ok(['swarm', 'ca', '--rotate', '-q']), '');
 
     assert.equal(await ok(['node', 'ls']), await docker(['node', 'ls']));
     assert.match(

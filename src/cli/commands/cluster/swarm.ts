@@ -1,6 +1,7 @@
 // engine swarm: init, join, join-token, leave, update, unlock, unlock-key and ca, printing what
 // the docker CLI prints (the join command of a token, the unlock key's instructions, "Swarm
 // updated.", the root CA's certificate) and checking its flags as it does.
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { HelpRequested, UsageError, type Flags } from '../../args.ts';
@@ -259,10 +260,22 @@ async function ca(cli: Cli, argv: string[]): Promise<number> {
   if (!caCert && !caKey) spec.CAConfig.ForceRotate = Number(spec.CAConfig.ForceRotate ?? 0) + 1;
   await cli.api.cluster.updateSwarm(sw.Version.Index, spec);
   if (f.bool('detach')) return 0;
-  // Waits for the rotation to converge (every node on the new root), as the docker CLI's progress does.
+  // Waits for the rotation to converge (every node on the new root), as the docker CLI's progress
+  // does: the new root's digest, the nodes' counts, then (unless --quiet) the new root.
+  const quiet = f.bool('quiet');
+  let shownDigest = '';
   for (;;) {
     const now = (await cli.api.cluster.inspect()) as Obj;
+    const desired = String(now.TLSInfo?.TrustRoot ?? now.ClusterInfo?.TLSInfo?.TrustRoot ?? '');
+    const digest = `sha256:${createHash('sha256').update(desired).digest('hex')}`;
+    if (!quiet && digest !== shownDigest && desired) {
+      cli.out(`desired root digest: ${digest}\n`);
+      shownDigest = digest;
+    }
     if (!now.ClusterInfo?.RootRotationInProgress && !now.RootRotationInProgress) {
+      if (quiet) return 0;
+      const nodes = ((await cli.api.cluster.list('nodes')) as Obj[]).length;
+      cli.out(`  rotated TLS certificates: ${nodes}/${nodes} nodes\n  rotated CA certificates: ${nodes}/${nodes} nodes\n`);
       cli.out(trustRoot(now));
       return 0;
     }
