@@ -3,7 +3,7 @@
 // conversion (scoped names, namespace labels, the default network, YAML 1.1 octal modes,
 // interpolation, restart policies, config targets).
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import { splitReference } from '../containers-extra.ts';
 import { goDuration } from './service-pretty.ts';
 import { parseNetwork, parsePublish, withLatest } from './service-spec.ts';
@@ -73,7 +73,10 @@ configs:
   conf: { content: "x=1" }
 `;
   const ns = new Namespace('app');
-  const compose = loadCompose([{ path: 'f.yml', text: file }], { A_VALUE: undefined });
+  let compose: Record<string, unknown> = {};
+  before(async () => {
+    compose = await loadCompose([{ path: 'f.yml', text: file }], { A_VALUE: undefined });
+  });
 
   test('networks: declared and default ones scoped and labelled; external ones only when used', () => {
     const { create, external } = convertNetworks(ns, compose);
@@ -114,8 +117,8 @@ configs:
     assert.equal(Buffer.from(conf!.spec!.Data, 'base64').toString(), 'x=1');
   });
 
-  test('interpolation: defaults, $$ and unset variables', () => {
+  test('interpolation: defaults, $$ and unset variables', async () => {
     assert.equal(interpolate('${X:-d} ${Y-e} $$ ${Z}', { Y: '' }), 'd  $ ');
-    assert.throws(() => loadCompose([{ path: 'f', text: 'version: "3"' }], {}), /no services/);
+    await assert.rejects(loadCompose([{ path: 'f', text: 'version: "3"' }], {}), /no services/);
   });
 });

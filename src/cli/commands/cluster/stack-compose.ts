@@ -5,7 +5,6 @@
 // networks with the service's name as alias, secrets/configs by ID, deploy settings).
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { UsageError } from '../../args.ts';
 import { parseBytes, parseDuration } from '../../run-options.ts';
 import { omitEmpty, parsePublish } from './service-spec.ts';
@@ -32,7 +31,9 @@ export function interpolate(v: unknown, env: NodeJS.ProcessEnv): unknown {
 }
 
 /** Reads and merges compose files (later files override earlier keys), YAML 1.1 as compose reads it (0440 is octal). */
-export function loadCompose(files: { path: string; text: string }[], env: NodeJS.ProcessEnv | null): Obj {
+export async function loadCompose(files: { path: string; text: string }[], env: NodeJS.ProcessEnv | null): Promise<Obj> {
+  // Loaded on use: the YAML parser is most of the weight of these commands, and `engine ps` need not start it.
+  const { parse: parseYaml } = await import('yaml');
   let merged: Obj = {};
   for (const f of files) {
     const doc = parseYaml(f.text, { version: '1.1' }) as Obj | null;

@@ -4,7 +4,6 @@
 // "Removing service …", "Nothing found in stack: …").
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { stringify as toYaml } from 'yaml';
 import { filtersOf } from '../../args.ts';
 import type { Cli } from '../../cli.ts';
 import type { CommandSpec } from '../../command-spec.ts';
@@ -50,7 +49,7 @@ async function composeFrom(cli: Cli, files: string[]): Promise<{ compose: Obj; d
   if (!files.length) throw new Error('specify a Compose file (with --compose-file)');
   const texts = await Promise.all(files.map(async (p) => ({ path: p, text: (await readSource(p)).toString() })));
   const dir = files[0] === '-' ? process.cwd() : dirname(resolve(files[0]!));
-  return { compose: loadCompose(texts, cli.env), dir };
+  return { compose: await loadCompose(texts, cli.env), dir };
 }
 
 /** Creates or updates the stack's secrets or configs; returns name → ID of every one the file names. */
@@ -297,7 +296,8 @@ async function config(cli: Cli, argv: string[]): Promise<number> {
   const texts = await Promise.all(
     files.map(async (p) => ({ path: p, text: (p === '-' ? await readSource('-') : await readFile(p)).toString() })),
   );
-  const compose = loadCompose(texts, f.bool('skip-interpolation') ? null : cli.env);
+  const compose = await loadCompose(texts, f.bool('skip-interpolation') ? null : cli.env);
+  const { stringify: toYaml } = await import('yaml');
   cli.out(toYaml(compose));
   return 0;
 }
