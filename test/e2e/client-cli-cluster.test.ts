@@ -231,6 +231,47 @@ describe('engine CLI: swarm, node, service, secret, config, stack', { timeout: 4
     assert.equal(await ok(['config', 'inspect', '--pretty', 'cfg']), await docker(['config', 'inspect', '--pretty', 'cfg']));
     assert.match(await ok(['config', 'inspect', '--pretty', 'cfg']), /\nData:\nkey=value\n/);
     assert.equal((await ok(['secret', 'inspect', '-f', '{{.Spec.Labels.team}}', 'tok'])).trim(), 'a');
+    // Services referring to them by name: the spec the docker CLI sends for the same flags.
+    const flags = [
+      '--secret',
+      'source=tok,target=t2,mode=0400',
+      '--config',
+      'cfg',
+      '--env',
+      'E=1',
+      '--label',
+      'l=1',
+      '--mount',
+      'type=tmpfs,target=/t',
+    ];
+    flags.push(
+      '--restart-condition',
+      'on-failure',
+      '--update-parallelism',
+      '2',
+      '--limit-memory',
+      '64m',
+      '--no-resolve-image',
+      'busybox',
+      'sleep',
+      '100',
+    );
+    await ok(['service', 'create', '-d', '-q', '--name', 'refs-engine', ...flags]);
+    await docker(['service', 'create', '-d', '-q', '--name', 'refs-docker', ...flags]);
+    const specOf = async (name: string) => {
+      const s = JSON.parse(await ok(['service', 'inspect', name]))[0].Spec;
+      s.Name = 'X';
+      return s;
+    };
+    const refs = await specOf('refs-engine');
+    assert.deepEqual(refs, await specOf('refs-docker'));
+    assert.deepEqual(refs.TaskTemplate.ContainerSpec.Secrets, [
+      { File: { Name: 't2', UID: '0', GID: '0', Mode: 0o400 }, SecretID: sid, SecretName: 'tok' },
+    ]);
+    assert.deepEqual(refs.TaskTemplate.ContainerSpec.Configs, [
+      { File: { Name: 'cfg', UID: '0', GID: '0', Mode: 0o444 }, ConfigID: cid, ConfigName: 'cfg' },
+    ]);
+    await ok(['service', 'rm', 'refs-engine', 'refs-docker']);
     assert.equal(await ok(['secret', 'rm', 'tok']), 'tok\n');
     assert.equal(await ok(['config', 'rm', 'cfg']), 'cfg\n');
     assert.equal(await ok(['secret', 'ls', '-q']), '');

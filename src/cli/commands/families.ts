@@ -58,7 +58,8 @@ export async function runSpec(cli: Cli, spec: CommandSpec, argv: string[], path 
   try {
     return await spec.run!(cli, argv);
   } catch (e) {
-    if (!(e instanceof HelpRequested)) throw e;
+    // Reported under the whole path: `engine secret create` is not `create` (whose errors exit 125).
+    if (!(e instanceof HelpRequested)) return cli.report(e, path, path);
     cli.out(helpText(path, spec));
     return 0;
   }
