@@ -207,6 +207,48 @@ describe('engine CLI: swarm, node, service, secret, config, stack', { timeout: 4
     const both = (await ok(['service', 'inspect', '--pretty', 'talker'])).replace(/Started:\t.*\n/, '');
     assert.equal(both, (await docker(['service', 'inspect', '--pretty', 'talker'])).replace(/Started:\t.*\n/, ''));
     assert.match(both, /^Service Mode:\tReplicated\n Replicas:\t3\n/m);
+    // service update: the same flags on twin services give the docker CLI's spec.
+    const base = ['service', 'create', '-d', '-q', '--no-resolve-image', '--env', 'KEEP=1', '--env', 'DROP=1', '--label', 'old=1'];
+    for (const n of ['u-engine', 'u-docker'])
+      await docker([...base, '--name', n, '-p', '90', '--constraint', 'node.role==manager', 'busybox', 'sleep', '100']);
+    const upd = [
+      '--env-add',
+      'NEW=2',
+      '--env-rm',
+      'DROP',
+      '--label-add',
+      'l2=x',
+      '--label-rm',
+      'old',
+      '--publish-add',
+      '91',
+      '--publish-rm',
+      '90',
+    ];
+    upd.push('--mount-add', 'type=tmpfs,target=/m', '--constraint-rm', 'node.role==manager', '--constraint-add', 'node.platform.os==linux');
+    upd.push(
+      '--replicas',
+      '0',
+      '--args',
+      'sleep 200',
+      '--force',
+      '--update-delay',
+      '2s',
+      '--restart-max-attempts',
+      '4',
+      '-d',
+      '-q',
+      '--no-resolve-image',
+    );
+    await ok(['service', 'update', ...upd, 'u-engine']);
+    await docker(['service', 'update', ...upd, 'u-docker']);
+    const specOf = async (name: string) => {
+      const s = JSON.parse(await ok(['service', 'inspect', name]))[0];
+      s.Spec.Name = 'X';
+      return [s.Spec, s.PreviousSpec && { ...s.PreviousSpec, Name: 'X' }];
+    };
+    assert.deepEqual(await specOf('u-engine'), await specOf('u-docker'));
+    await ok(['service', 'rm', 'u-engine', 'u-docker']);
     const missing = await engine(['service', 'inspect', 'nope']);
     assert.equal(missing.code, 1);
     const rmBoth = await engine(['service', 'rm', 'talker', 'nope']);

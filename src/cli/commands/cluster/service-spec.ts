@@ -394,6 +394,23 @@ export async function updateSpec(cli: Cli, spec: Obj, f: Flags): Promise<void> {
   }
   spec.UpdateConfig = updatePolicy(f, 'update', spec.UpdateConfig);
   spec.RollbackConfig = updatePolicy(f, 'rollback', spec.RollbackConfig);
+  // What is empty after the edits is left out, as the docker CLI's omitempty fields are.
+  omitEmpty(c, [
+    'Env',
+    'Labels',
+    'Groups',
+    'CapabilityAdd',
+    'CapabilityDrop',
+    'Mounts',
+    'Ulimits',
+    'Hosts',
+    'Secrets',
+    'Configs',
+    'Sysctls',
+  ]);
+  omitEmpty(dns, ['Nameservers', 'Search', 'Options']);
+  omitEmpty(place, ['Constraints', 'Preferences']);
+  omitEmpty(spec, ['Labels']);
   const ep = (spec.EndpointSpec ??= {}) as Obj;
   if (f.has('endpoint-mode')) ep.Mode = f.str('endpoint-mode');
   if (f.list('publish-add').length || f.list('publish-rm').length) {
