@@ -56,6 +56,48 @@ configs:
     file: ./app.conf
 `;
 
+// Most of what a stack service can say, deployed by both CLIs with no replicas (nothing runs).
+const richCompose = `
+version: "3.8"
+services:
+  rich:
+    image: busybox:latest
+    entrypoint: ["sh", "-c"]
+    command: sleep 100
+    working_dir: /tmp
+    user: "1000:1000"
+    hostname: rich-host
+    stop_signal: SIGINT
+    stop_grace_period: 3s
+    read_only: true
+    init: true
+    tty: true
+    environment: ["B=2", "A=1"]
+    labels: ["c.l=1"]
+    cap_add: [NET_ADMIN]
+    cap_drop: [MKNOD]
+    sysctls: { net.core.somaxconn: "1024" }
+    extra_hosts: ["db:10.0.0.9"]
+    dns: [10.0.0.53]
+    dns_search: [example.org]
+    ulimits: { nofile: { soft: 1024, hard: 2048 }, nproc: 512 }
+    logging: { driver: json-file, options: { max-size: 1m } }
+    healthcheck: { test: ["CMD", "true"], interval: 10s, timeout: 2s, retries: 4, start_period: 5s }
+    ports: ["80", { target: 82, published: 8082, mode: host, protocol: udp }]
+    volumes: ["data:/data", "/tmp:/host-tmp:ro", { type: tmpfs, target: /scratch }]
+    deploy:
+      replicas: 0
+      labels: { s.l: "1" }
+      resources: { limits: { cpus: "0.5", memory: 64M }, reservations: { cpus: "0.1", memory: 16M } }
+      restart_policy: { condition: on-failure, delay: 2s, max_attempts: 3, window: 30s }
+      update_config: { parallelism: 2, delay: 1s, failure_action: rollback, monitor: 3s, max_failure_ratio: 0.5, order: start-first }
+      rollback_config: { parallelism: 1, order: stop-first }
+      placement: { constraints: [node.role==manager], preferences: [{ spread: node.id }], max_replicas_per_node: 2 }
+volumes:
+  data:
+    labels: { v: "1" }
+`;
+
 describe('engine CLI: swarm, node, service, secret, config, stack', { timeout: 400_000 }, () => {
   let d: TestDaemon;
   let work: string;
@@ -374,6 +416,12 @@ describe('engine CLI: swarm, node, service, secret, config, stack', { timeout: 4
 
     const again = await ok(['stack', 'deploy', '-c', 'stack.yml', '--resolve-image', 'never', 'app']);
     assert.match(again, /^Updating service app_web \(id: [0-9a-z]{25}\)\nUpdating service app_client \(id: [0-9a-z]{25}\)\n$/);
+    // A service using most compose keys: the spec docker's converter makes.
+    await writeFile(join(work, 'rich.yml'), richCompose);
+    await ok(['stack', 'deploy', '-c', 'rich.yml', '--resolve-image', 'never', 'r1']);
+    await docker(['stack', 'deploy', '-c', 'rich.yml', '--resolve-image', 'never', 'r2']);
+    assert.deepEqual(await spec('r1_rich', 'r1'), await spec('r2_rich', 'r2'));
+    await ok(['stack', 'rm', 'r1', 'r2']);
     const nothing = await engine(['stack', 'ps', 'none']);
     assert.deepEqual([nothing.code, nothing.stderr], [1, 'nothing found in stack: none\n']);
     const rmOut = await ok(['stack', 'rm', 'app', 'twin']);

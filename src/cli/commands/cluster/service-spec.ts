@@ -9,6 +9,12 @@ import { parseBytes, parseDuration, parseMount } from '../../run-options.ts';
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
+/** Capabilities as the docker CLI normalises them: upper case with the CAP_ prefix (ALL as is). */
+export function capName(c: string): string {
+  const u = c.toUpperCase();
+  return u === 'ALL' || u.startsWith('CAP_') ? u : `CAP_${u}`;
+}
+
 /** key=value pairs as a map (a key alone maps to ''). */
 export function kvMap(list: string[]): Record<string, string> {
   const out: Record<string, string> = {};
@@ -283,8 +289,8 @@ async function buildSpec(cli: Cli, f: Flags, image: string, args: string[]): Pro
         ...(health ? { Healthcheck: health } : {}),
         ...(f.str('isolation') ? { Isolation: f.str('isolation') } : {}),
         ...(f.list('sysctl').length ? { Sysctls: kvMap(f.list('sysctl')) } : {}),
-        ...(f.list('cap-add').length ? { CapabilityAdd: f.list('cap-add') } : {}),
-        ...(f.list('cap-drop').length ? { CapabilityDrop: f.list('cap-drop') } : {}),
+        ...(f.list('cap-add').length ? { CapabilityAdd: f.list('cap-add').map(capName) } : {}),
+        ...(f.list('cap-drop').length ? { CapabilityDrop: f.list('cap-drop').map(capName) } : {}),
         ...(f.list('ulimit').length ? { Ulimits: f.list('ulimit').map(ulimit) } : {}),
         ...(f.has('oom-score-adj') ? { OomScoreAdj: f.int('oom-score-adj') } : {}),
         ...(f.list('secret').length ? { Secrets: await secretRefs(cli, f.list('secret')) } : {}),
@@ -351,8 +357,8 @@ export async function updateSpec(cli: Cli, spec: Obj, f: Flags): Promise<void> {
     for (const k of f.list('sysctl-rm')) delete c.Sysctls[k];
   }
   c.Groups = edit(c.Groups as string[], f.list('group-add'), f.list('group-rm'), (g) => g);
-  c.CapabilityAdd = edit(c.CapabilityAdd as string[], f.list('cap-add'), [], (x) => x);
-  c.CapabilityDrop = edit(c.CapabilityDrop as string[], f.list('cap-drop'), [], (x) => x);
+  c.CapabilityAdd = edit(c.CapabilityAdd as string[], f.list('cap-add').map(capName), [], (x) => x);
+  c.CapabilityDrop = edit(c.CapabilityDrop as string[], f.list('cap-drop').map(capName), [], (x) => x);
   c.Mounts = edit(c.Mounts as Obj[], f.list('mount-add').map(parseMount), f.list('mount-rm'), (m) => String(m.Target));
   c.Ulimits = edit(c.Ulimits as Obj[], f.list('ulimit-add').map(ulimit), f.list('ulimit-rm'), (u) => String(u.Name));
   const hostKey = (h: string) => h;

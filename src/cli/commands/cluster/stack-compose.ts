@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { UsageError } from '../../args.ts';
 import { parseBytes, parseDuration } from '../../run-options.ts';
-import { omitEmpty, parsePublish } from './service-spec.ts';
+import { capName, omitEmpty, parsePublish } from './service-spec.ts';
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -187,8 +187,16 @@ function mounts(ns: Namespace, compose: Obj, list: unknown, dir: string): Obj[] 
   return ((list ?? []) as unknown[]).map((v) => {
     if (typeof v === 'object' && v) {
       const o = v as Obj;
-      const src = o.type === 'volume' && o.source && o.source in (compose.volumes ?? {}) ? volumeName(ns, compose, o.source) : o.source;
-      return { Type: o.type ?? 'volume', Source: src, Target: o.target, ReadOnly: !!o.read_only };
+      const named = (o.type ?? 'volume') === 'volume' && o.source && o.source in (compose.volumes ?? {});
+      return {
+        Type: o.type ?? 'volume',
+        ...(o.source !== undefined
+          ? { Source: named ? volumeName(ns, compose, o.source) : o.type === 'bind' ? resolve(dir, o.source) : o.source }
+          : {}),
+        Target: o.target,
+        ...(o.read_only ? { ReadOnly: true } : {}),
+        ...(named ? volumeOptions(ns, compose, o.source) : {}),
+      };
     }
     const [src, dst, mode] = String(v).split(':') as [string, string?, string?];
     if (dst === undefined) return { Type: 'volume', Target: src };
@@ -197,9 +205,32 @@ function mounts(ns: Namespace, compose: Obj, list: unknown, dir: string): Obj[] 
       Type: bind ? 'bind' : 'volume',
       Source: bind ? resolve(dir, src) : volumeName(ns, compose, src),
       Target: dst,
-      ReadOnly: mode?.split(',').includes('ro') ?? false,
+      ...(mode?.split(',').includes('ro') ? { ReadOnly: true } : {}),
+      ...(bind ? {} : volumeOptions(ns, compose, src)),
     };
   });
+}
+
+/** A stack volume's options on its mounts: its labels (with the namespace) and driver, unless external. */
+function volumeOptions(ns: Namespace, compose: Obj, key: string): Obj {
+  const v = ((compose.volumes ?? {}) as Obj)[key];
+  if (!v && !(key in ((compose.volumes ?? {}) as Obj))) return {};
+  if (v?.external) return {};
+  return {
+    VolumeOptions: {
+      Labels: ns.labels(labelMap(v?.labels)),
+      ...(v?.driver || v?.driver_opts ? { DriverConfig: { Name: v.driver ?? '', Options: labelMap(v.driver_opts) } } : {}),
+    },
+  };
+}
+
+function ulimits(u: Obj | undefined): Obj[] | undefined {
+  if (!u) return undefined;
+  return Object.entries(u)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([Name, v]) =>
+      typeof v === 'object' && v ? { Name, Soft: Number(v.soft), Hard: Number(v.hard) } : { Name, Soft: Number(v), Hard: Number(v) },
+    );
 }
 
 function volumeName(ns: Namespace, compose: Obj, key: string): string {
@@ -342,8 +373,9 @@ export function convertServices(
             ? { DNSConfig: { Nameservers: [svc.dns ?? []].flat(), Search: [svc.dns_search ?? []].flat() } }
             : {}),
           ...(svc.extra_hosts ? { Hosts: ([svc.extra_hosts].flat() as string[]).map((h) => h.replace(/^([^:]+):(.*)$/, '$2 $1')) } : {}),
-          ...(svc.cap_add ? { CapabilityAdd: svc.cap_add } : {}),
-          ...(svc.cap_drop ? { CapabilityDrop: svc.cap_drop } : {}),
+          ...(svc.cap_add ? { CapabilityAdd: (svc.cap_add as string[]).map(capName) } : {}),
+          ...(svc.cap_drop ? { CapabilityDrop: (svc.cap_drop as string[]).map(capName) } : {}),
+          ...(svc.ulimits ? { Ulimits: ulimits(svc.ulimits) } : {}),
           ...(svc.sysctls ? { Sysctls: labelMap(svc.sysctls) } : {}),
           Privileges: { NoNewPrivileges: !!svc.security_opt?.includes?.('no-new-privileges:true') },
           Secrets: fileRefs(svc.secrets, 'secrets', ids),
