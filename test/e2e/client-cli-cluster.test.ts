@@ -356,6 +356,55 @@ describe('engine CLI: swarm, node, service, secret, config, stack', { timeout: 4
       { File: { Name: 'cfg', UID: '0', GID: '0', Mode: 0o444 }, ConfigID: cid, ConfigName: 'cfg' },
     ]);
     await ok(['service', 'rm', 'refs-engine', 'refs-docker']);
+    // Most other create flags: the same spec as the docker CLI's.
+    await ok(['network', 'create', '-d', 'overlay', 'svcnet']);
+    const more = [
+      '--replicas',
+      '0',
+      '--dns',
+      '10.0.0.53',
+      '--dns-search',
+      'example.org',
+      '--dns-option',
+      'ndots:2',
+      '--host',
+      'db:10.0.0.9',
+    ];
+    more.push(
+      '--health-cmd',
+      'true',
+      '--health-interval',
+      '10s',
+      '--health-retries',
+      '3',
+      '--health-timeout',
+      '2s',
+      '--health-start-period',
+      '1s',
+    );
+    more.push('--cap-add', 'net_admin', '--cap-drop', 'MKNOD', '--sysctl', 'net.core.somaxconn=1024', '--ulimit', 'nofile=1024:2048');
+    more.push('--user', '1000', '--workdir', '/tmp', '--hostname', 'h', '--init', '--read-only', '-t', '--stop-signal', 'SIGINT');
+    more.push('--stop-grace-period', '3s', '--log-driver', 'json-file', '--log-opt', 'max-size=1m', '--placement-pref', 'spread=node.id');
+    more.push('--replicas-max-per-node', '2', '--rollback-parallelism', '3', '--rollback-order', 'start-first', '--update-monitor', '2s');
+    more.push('--update-failure-action', 'rollback', '--update-max-failure-ratio', '0.3', '--limit-cpu', '0.5', '--reserve-cpu', '0.25');
+    more.push(
+      '--reserve-memory',
+      '16m',
+      '--group',
+      'wheel',
+      '--entrypoint',
+      'sh',
+      '--container-label',
+      'c=1',
+      '--network',
+      'name=svcnet,alias=a1',
+    );
+    more.push('--endpoint-mode', 'dnsrr', '--restart-delay', '2s', '--restart-window', '10s', '--env-file', join(work, 'app.conf'));
+    more.push('--no-resolve-image', 'busybox', '-c', 'sleep 100');
+    await ok(['service', 'create', '-d', '-q', '--name', 'more-engine', ...more]);
+    await docker(['service', 'create', '-d', '-q', '--name', 'more-docker', ...more]);
+    assert.deepEqual(await specOf('more-engine'), await specOf('more-docker'));
+    await ok(['service', 'rm', 'more-engine', 'more-docker']);
     assert.equal(await ok(['secret', 'rm', 'tok']), 'tok\n');
     assert.equal(await ok(['config', 'rm', 'cfg']), 'cfg\n');
     assert.equal(await ok(['secret', 'ls', '-q']), '');
