@@ -2,8 +2,8 @@
 // stack, plugin, builder, commit/diff/export/import/update/search) and a small dispatcher for them,
 // with the usage text of a management command and of `--help`, until main.ts runs every command
 // from the one table.
-import { HelpRequested, UsageError } from '../args.ts';
-import type { Cli } from '../cli.ts';
+import { HelpRequested } from '../args.ts';
+import { ExitError, type Cli } from '../cli.ts';
 import type { CommandSpec } from '../command-spec.ts';
 import { SPECS as BUILDER } from './builder.ts';
 import { SPECS as EXTRA, CONTAINER_SUBS, IMAGE_SUBS } from './containers-extra.ts';
@@ -52,7 +52,8 @@ export async function runSpec(cli: Cli, spec: CommandSpec, argv: string[], path 
       return 0;
     }
     const child = findSpec(spec.subcommands, sub);
-    if (!child) throw new UsageError(`engine ${path}: '${sub}' is not an engine ${path} command.`);
+    if (!child)
+      throw new ExitError(1, `engine: unknown command: engine ${path} ${sub}\n\nRun 'engine ${path} --help' for more information`);
     return runSpec(cli, child, rest, `${path} ${child.name}`);
   }
   try {

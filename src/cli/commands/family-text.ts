@@ -21,8 +21,7 @@ export const SECRET_TEXT = {
       {
         name: 'format',
         kind: 'string',
-        description:
-          "Format output using a custom template: 'table': Print output in table format with column headers (default) 'table TEMPLATE': Print output in table format using the given Go template 'json': Print in JSON format 'TEMPLATE': Print output using the given Go template. Refer to https://docs.docker.com/go/formatting/ for more information about formatting output with templates",
+        description: 'Format output using a custom template',
       },
       { name: 'quiet', short: 'q', kind: 'bool', description: 'Only display IDs' },
     ],
@@ -35,8 +34,7 @@ export const SECRET_TEXT = {
         name: 'format',
         short: 'f',
         kind: 'string',
-        description:
-          "Format output using a custom template: 'json': Print in JSON format 'TEMPLATE': Print output using the given Go template. Refer to https://docs.docker.com/go/formatting/ for more information about formatting output with templates",
+        description: 'Format output using a custom template',
       },
       { name: 'pretty', kind: 'bool', description: 'Print the information in a human friendly format' },
     ],
@@ -67,8 +65,7 @@ export const CONFIG_TEXT = {
       {
         name: 'format',
         kind: 'string',
-        description:
-          "Format output using a custom template: 'table': Print output in table format with column headers (default) 'table TEMPLATE': Print output in table format using the given Go template 'json': Print in JSON format 'TEMPLATE': Print output using the given Go template. Refer to https://docs.docker.com/go/formatting/ for more information about formatting output with templates",
+        description: 'Format output using a custom template',
       },
       { name: 'quiet', short: 'q', kind: 'bool', description: 'Only display IDs' },
     ],
@@ -81,8 +78,7 @@ export const CONFIG_TEXT = {
         name: 'format',
         short: 'f',
         kind: 'string',
-        description:
-          "Format output using a custom template: 'json': Print in JSON format 'TEMPLATE': Print output using the given Go template. Refer to https://docs.docker.com/go/formatting/ for more information about formatting output with templates",
+        description: 'Format output using a custom template',
       },
       { name: 'pretty', kind: 'bool', description: 'Print the information in a human friendly format' },
     ],
@@ -127,8 +123,7 @@ export const STACK_TEXT = {
       {
         name: 'format',
         kind: 'string',
-        description:
-          "Format output using a custom template: 'table': Print output in table format with column headers (default) 'table TEMPLATE': Print output in table format using the given Go template 'json': Print in JSON format 'TEMPLATE': Print output using the given Go template. Refer to https://docs.docker.com/go/formatting/ for more information about formatting output with templates",
+        description: 'Format output using a custom template',
       },
     ],
   },
@@ -140,8 +135,7 @@ export const STACK_TEXT = {
       {
         name: 'format',
         kind: 'string',
-        description:
-          "Format output using a custom template: 'table': Print output in table format with column headers (default) 'table TEMPLATE': Print output in table format using the given Go template 'json': Print in JSON format 'TEMPLATE': Print output using the given Go template. Refer to https://docs.docker.com/go/formatting/ for more information about formatting output with templates",
+        description: 'Format output using a custom template',
       },
       { name: 'no-resolve', kind: 'bool', description: 'Do not map IDs to Names' },
       { name: 'no-trunc', kind: 'bool', description: 'Do not truncate output' },
@@ -156,8 +150,7 @@ export const STACK_TEXT = {
       {
         name: 'format',
         kind: 'string',
-        description:
-          "Format output using a custom template: 'table': Print output in table format with column headers (default) 'table TEMPLATE': Print output in table format using the given Go template 'json': Print in JSON format 'TEMPLATE': Print output using the given Go template. Refer to https://docs.docker.com/go/formatting/ for more information about formatting output with templates",
+        description: 'Format output using a custom template',
       },
       { name: 'quiet', short: 'q', kind: 'bool', description: 'Only display IDs' },
     ],
@@ -238,8 +231,7 @@ export const PLUGIN_TEXT = {
       {
         name: 'format',
         kind: 'string',
-        description:
-          "Format output using a custom template: 'table': Print output in table format with column headers (default) 'table TEMPLATE': Print output in table format using the given Go template 'json': Print in JSON format 'TEMPLATE': Print output using the given Go template. Refer to https://docs.docker.com/go/formatting/ for more information about formatting output with templates",
+        description: 'Format output using a custom template',
       },
       { name: 'no-trunc', kind: 'bool', description: "Don't truncate output" },
       { name: 'quiet', short: 'q', kind: 'bool', description: 'Only display plugin IDs' },
@@ -253,8 +245,7 @@ export const PLUGIN_TEXT = {
         name: 'format',
         short: 'f',
         kind: 'string',
-        description:
-          "Format output using a custom template: 'json': Print in JSON format 'TEMPLATE': Print output using the given Go template. Refer to https://docs.docker.com/go/formatting/ for more information about formatting output with templates",
+        description: 'Format output using a custom template',
       },
     ],
   },

@@ -283,8 +283,7 @@ export const SERVICE_TEXT = {
         name: 'format',
         short: 'f',
         kind: 'string',
-        description:
-          "Format output using a custom template: 'json': Print in JSON format 'TEMPLATE': Print output using the given Go template. Refer to https://docs.docker.com/go/formatting/ for more information about formatting output with templates",
+        description: 'Format output using a custom template',
       },
       { name: 'pretty', kind: 'bool', description: 'Print the information in a human friendly format' },
     ],
@@ -298,8 +297,7 @@ export const SERVICE_TEXT = {
       {
         name: 'format',
         kind: 'string',
-        description:
-          "Format output using a custom template: 'table': Print output in table format with column headers (default) 'table TEMPLATE': Print output in table format using the given Go template 'json': Print in JSON format 'TEMPLATE': Print output using the given Go template. Refer to https://docs.docker.com/go/formatting/ for more information about formatting output with templates",
+        description: 'Format output using a custom template',
       },
       { name: 'quiet', short: 'q', kind: 'bool', description: 'Only display IDs' },
     ],
