@@ -6,7 +6,8 @@ import { ago, ellipsis, humanSize, shortId } from '../output.ts';
 import { compile } from '../template.ts';
 import { tabwrite } from './family-output.ts';
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+// The API's open records (cluster objects, disk usage), read field by field.
+type Obj = Record<string, any>;
 
 const size = (n: unknown) => (n === undefined || n === null || Number(n) < 0 ? 'N/A' : humanSize(Number(n)));
 const epoch = (t: unknown) => (typeof t === 'number' ? t : Math.floor((Date.parse(String(t ?? '')) || 0) / 1000));

@@ -18,7 +18,8 @@ import { PLUGIN_TEXT as T } from './family-text.ts';
 import { eachJoined } from './cluster/node.ts';
 import { leaf, management, parseFor } from './spec-text.ts';
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+// The API's open records (cluster objects, disk usage), read field by field.
+type Obj = Record<string, any>;
 
 function registryAuth(cli: Cli, ref: string): string {
   const auth = cli.config.credentials(registryKey(ref));

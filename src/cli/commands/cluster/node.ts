@@ -9,7 +9,8 @@ import { leaf, management, parseFor } from '../spec-text.ts';
 import { NODE_TEXT as T } from './swarm-text.ts';
 import { naturalLess, pretty, printTasks } from './tasks.ts';
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+// The API's open records (cluster objects, disk usage), read field by field.
+type Obj = Record<string, any>;
 
 /** `self` as the current node's ID; other references as given. */
 async function reference(cli: Cli, ref: string): Promise<string> {

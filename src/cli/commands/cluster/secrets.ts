@@ -13,7 +13,8 @@ import { eachJoined, goTime } from './node.ts';
 import { leaf, management, parseFor } from '../spec-text.ts';
 import { naturalLess } from './tasks.ts';
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+// The API's open records (cluster objects, disk usage), read field by field.
+type Obj = Record<string, any>;
 type Kind = 'secrets' | 'configs';
 
 async function readData(file: string, what: string): Promise<Buffer> {

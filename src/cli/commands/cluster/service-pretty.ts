@@ -3,7 +3,8 @@
 // (by name), endpoint mode and ports; durations as Go prints them.
 import { bytesSize, humanDuration } from '../../output.ts';
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+// The API's open records (cluster objects, disk usage), read field by field.
+type Obj = Record<string, any>;
 
 /** Go's time.Duration String(): 5s, 1m30s, 500ms, 0s. */
 export function goDuration(ns: number): string {

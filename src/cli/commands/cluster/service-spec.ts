@@ -7,7 +7,8 @@ import { UsageError, type Flags } from '../../args.ts';
 import type { Cli } from '../../cli.ts';
 import { parseBytes, parseDuration, parseMount } from '../../run-options.ts';
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+// The API's open records (cluster objects, disk usage), read field by field.
+type Obj = Record<string, any>;
 
 /** Capabilities as the docker CLI normalises them: upper case with the CAP_ prefix (ALL as is). */
 export function capName(c: string): string {

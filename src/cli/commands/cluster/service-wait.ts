@@ -4,7 +4,8 @@
 // monitor period waited out before a converged service is reported.
 import type { Cli } from '../../cli.ts';
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+// The API's open records (cluster objects, disk usage), read field by field.
+type Obj = Record<string, any>;
 
 const TERMINAL = new Set(['complete', 'shutdown', 'failed', 'rejected', 'remove', 'orphaned']);
 

@@ -16,7 +16,8 @@ import { prettyService } from './service-pretty.ts';
 import { leaf, management, parseFor } from '../spec-text.ts';
 import { familiarImage, naturalLess, printTasks, Resolver } from './tasks.ts';
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+// The API's open records (cluster objects, disk usage), read field by field.
+type Obj = Record<string, any>;
 
 /** Pins the image to its registry digest as the docker CLI does; a warning when the registry cannot tell. */
 async function resolveImage(cli: Cli, image: string): Promise<{ image: string; warning?: string }> {

@@ -9,7 +9,8 @@ import { UsageError } from '../../args.ts';
 import { parseBytes, parseDuration } from '../../run-options.ts';
 import { capName, omitEmpty, parsePublish } from './service-spec.ts';
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+// The API's open records (cluster objects, disk usage), read field by field.
+type Obj = Record<string, any>;
 
 export const NAMESPACE_LABEL = 'com.docker.stack.namespace';
 export const IMAGE_LABEL = 'com.docker.stack.image';

@@ -26,7 +26,8 @@ import {
 } from './stack-compose.ts';
 import { naturalLess, printTasks } from './tasks.ts';
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+// The API's open records (cluster objects, disk usage), read field by field.
+type Obj = Record<string, any>;
 
 function validateName(name: string): void {
   if (!name || name.trim().replace(/^["']+|["']+$/g, '') !== name) throw new Error(`invalid stack name: ${JSON.stringify(name)}`);

@@ -11,7 +11,8 @@ import { parseDuration } from '../../run-options.ts';
 import { leaf, management, parseFor } from '../spec-text.ts';
 import { SWARM_TEXT as T } from './swarm-text.ts';
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+// The API's open records (cluster objects, disk usage), read field by field.
+type Obj = Record<string, any>;
 
 function availability(f: Flags): string | undefined {
   const a = f.str('availability');

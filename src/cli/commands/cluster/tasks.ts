@@ -6,7 +6,8 @@ import type { Cli } from '../../cli.ts';
 import { ellipsis, humanDuration, shortId } from '../../output.ts';
 import { printRows } from '../family-output.ts';
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+// The API's open records (cluster objects, disk usage), read field by field.
+type Obj = Record<string, any>;
 
 /** sortorder.NaturalLess: runs of digits compare as numbers. */
 export function naturalLess(a: string, b: string): boolean {
