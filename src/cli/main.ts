@@ -12,7 +12,7 @@ import * as r from './commands/run.ts';
 import * as sys from './commands/system.ts';
 import { ENGINE_VERSION } from '../version.ts';
 import { context, resolveContext } from './contexts.ts';
-import { EXTRA_SUBCOMMANDS, FAMILY_SPECS, findSpec, runSpec } from './commands/families.ts';
+import { findFamily, runSpec } from './commands/families.ts';
 
 const COMMANDS: Record<string, Command> = {
   run: r.run,
@@ -157,11 +157,11 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     // The families written as command-table entries (commands/families.ts), before the older tables.
-    const family = findSpec(FAMILY_SPECS, cmd) ?? findSpec(EXTRA_SUBCOMMANDS[cmd] ?? [], rest[0]);
+    const family = await findFamily(cmd, rest[0]);
     if (family) {
-      const top = family.subcommands || !EXTRA_SUBCOMMANDS[cmd];
-      name = top ? `${cmd} ${family.subcommands ? (rest[0] ?? '') : ''}`.trim() : `${cmd} ${family.name}`;
-      return await (top ? runSpec(cli, family, rest) : runSpec(cli, family, rest.slice(1), name));
+      const { spec, top } = family;
+      name = top ? `${cmd} ${spec.subcommands ? (rest[0] ?? '') : ''}`.trim() : `${cmd} ${spec.name}`;
+      return await (top ? runSpec(cli, spec, rest) : runSpec(cli, spec, rest.slice(1), name));
     }
     if (cmd in GROUPS) {
       const [sub, ...subArgs] = rest;

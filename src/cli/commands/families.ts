@@ -1,23 +1,52 @@
 // The command families written as command-table entries (swarm, node, service, secret, config,
-// stack, plugin, builder, commit/diff/export/import/update/search) and a small dispatcher for them,
-// with the usage text of a management command and of `--help`, until main.ts runs every command
-// from the one table.
+// stack, plugin, builder, commit/diff/export/import/update/search), each module loaded when one of
+// its commands runs, and a small dispatcher for them with the usage text of a management command
+// and of `--help`, until main.ts runs every command from the one table.
 import { HelpRequested } from '../args.ts';
 import { ExitError, type Cli } from '../cli.ts';
 import type { CommandSpec } from '../command-spec.ts';
-import { SPECS as BUILDER } from './builder.ts';
-import { SPECS as EXTRA, CONTAINER_SUBS, IMAGE_SUBS } from './containers-extra.ts';
-import { SPECS as NODE } from './cluster/node.ts';
-import { SPECS as PLUGINS } from './plugins.ts';
-import { SPECS as SECRETS } from './cluster/secrets.ts';
-import { SPECS as SERVICE } from './cluster/service.ts';
-import { SPECS as STACK } from './cluster/stack.ts';
-import { SPECS as SWARM } from './cluster/swarm.ts';
+type Family = { SPECS: CommandSpec[]; CONTAINER_SUBS?: CommandSpec[]; IMAGE_SUBS?: CommandSpec[] };
+type Loader = () => Promise<Family>;
 
-export const FAMILY_SPECS: readonly CommandSpec[] = [...SWARM, ...NODE, ...SERVICE, ...SECRETS, ...STACK, ...PLUGINS, ...BUILDER, ...EXTRA];
-
+// Each family's module is loaded when one of its commands runs: `engine ps` does not run them.
+const extra: Loader = () => import('./containers-extra.ts');
+const secrets: Loader = () => import('./cluster/secrets.ts');
+const TOP = new Map<string, Loader>([
+  ['swarm', () => import('./cluster/swarm.ts')],
+  ['node', () => import('./cluster/node.ts')],
+  ['service', () => import('./cluster/service.ts')],
+  ['secret', secrets],
+  ['config', secrets],
+  ['stack', () => import('./cluster/stack.ts')],
+  ['plugin', () => import('./plugins.ts')],
+  ['builder', () => import('./builder.ts')],
+  ...['commit', 'diff', 'export', 'import', 'update', 'search'].map((n) => [n, extra] as [string, Loader]),
+]);
 /** Subcommands these families add to management commands main.ts already has. */
-export const EXTRA_SUBCOMMANDS: Readonly<Record<string, readonly CommandSpec[]>> = { container: CONTAINER_SUBS, image: IMAGE_SUBS };
+const SUBS = new Map<string, { names: string[]; pick: (f: Family) => CommandSpec[] | undefined }>([
+  ['container', { names: ['commit', 'diff', 'export', 'update'], pick: (f) => f.CONTAINER_SUBS }],
+  ['image', { names: ['import'], pick: (f) => f.IMAGE_SUBS }],
+]);
+
+/** The entry `engine <cmd> [<sub>]` names among these families (top: false for `container commit`), loaded on use. */
+export async function findFamily(cmd: string, sub: string | undefined): Promise<{ spec: CommandSpec; top: boolean } | undefined> {
+  const load = TOP.get(cmd);
+  if (load) {
+    const spec = findSpec((await load()).SPECS, cmd);
+    return spec && { spec, top: true };
+  }
+  const subs = SUBS.get(cmd);
+  if (!subs || sub === undefined || !subs.names.includes(sub)) return undefined;
+  const spec = findSpec(subs.pick(await extra()) ?? [], sub);
+  return spec && { spec, top: false };
+}
+
+/** Every family's entries (the command table's share of them), loading all the modules. */
+export async function loadFamilySpecs(): Promise<{ top: CommandSpec[]; container: CommandSpec[]; image: CommandSpec[] }> {
+  const mods = await Promise.all([...new Set(TOP.values())].map((l) => l()));
+  const x = await extra();
+  return { top: mods.flatMap((m) => m.SPECS), container: x.CONTAINER_SUBS ?? [], image: x.IMAGE_SUBS ?? [] };
+}
 
 export function findSpec(specs: readonly CommandSpec[], name: string | undefined): CommandSpec | undefined {
   return name === undefined ? undefined : specs.find((s) => s.name === name || s.aliases?.includes(name));
