@@ -411,6 +411,7 @@ describe('engine CLI: swarm, node, service, secret, config, stack', { timeout: 4
   });
 
   test('stack deploy with a network, a secret and a config; ls, services, ps; redeploy; rm', async () => {
+    assert.equal(await ok(['stack', 'config', '-c', 'stack.yml']), await docker(['stack', 'config', '-c', 'stack.yml']));
     const out = await ok(['stack', 'deploy', '-c', 'stack.yml', '--resolve-image', 'never', 'app'], { env: { GREETING: 'hi-there' } });
     assert.equal(
       out,

@@ -412,3 +412,46 @@ export function convertServices(
   }
   return out;
 }
+
+const sortKeys = (o: Obj): Obj => Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+
+/** The merged file as `stack config` prints it (docker's loader's shape): services by name with sorted keys, commands as lists, short forms spelled out, file paths absolute. */
+export function normalizedCompose(compose: Obj, dir: string): Obj {
+  const services: Obj = {};
+  for (const name of Object.keys((compose.services ?? {}) as Obj).sort()) {
+    const svc: Obj = { ...(compose.services[name] as Obj) };
+    for (const k of ['command', 'entrypoint']) if (typeof svc[k] === 'string') svc[k] = cmdList(svc[k]);
+    if (Array.isArray(svc.networks)) svc.networks = Object.fromEntries(svc.networks.map((n: string) => [n, null]));
+    for (const k of ['secrets', 'configs'])
+      if (Array.isArray(svc[k])) svc[k] = svc[k].map((r: unknown) => (typeof r === 'string' ? { source: r } : r));
+    if (Array.isArray(svc.environment)) {
+      svc.environment = Object.fromEntries(
+        (svc.environment as string[]).map((kv) => {
+          const eq = kv.indexOf('=');
+          return eq < 0 ? [kv, null] : [kv.slice(0, eq), kv.slice(eq + 1)];
+        }),
+      );
+    }
+    if (svc.environment && typeof svc.environment === 'object') svc.environment = sortKeys(svc.environment);
+    if (Array.isArray(svc.labels)) svc.labels = sortKeys(labelMap(svc.labels));
+    services[name] = sortKeys(svc);
+  }
+  const files = (kind: 'secrets' | 'configs') =>
+    compose[kind]
+      ? Object.fromEntries(
+          Object.entries(compose[kind] as Obj).map(([k, o]: [string, Obj]) => [
+            k,
+            o?.file ? { ...o, file: isAbsolute(o.file) ? o.file : resolve(dir, o.file) } : o,
+          ]),
+        )
+      : undefined;
+  const out: Obj = { version: compose.version ?? '3.13', services };
+  for (const [k, v] of [
+    ['networks', compose.networks],
+    ['volumes', compose.volumes],
+    ['secrets', files('secrets')],
+    ['configs', files('configs')],
+  ] as const)
+    if (v) out[k] = v;
+  return out;
+}

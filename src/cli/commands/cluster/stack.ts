@@ -21,6 +21,7 @@ import {
   IMAGE_LABEL,
   loadCompose,
   Namespace,
+  normalizedCompose,
   NAMESPACE_LABEL,
   type FileObjectIds,
 } from './stack-compose.ts';
@@ -298,8 +299,9 @@ async function config(cli: Cli, argv: string[]): Promise<number> {
     files.map(async (p) => ({ path: p, text: (p === '-' ? await readSource('-') : await readFile(p)).toString() })),
   );
   const compose = await loadCompose(texts, f.bool('skip-interpolation') ? null : cli.env);
+  const dir = files[0] === '-' ? process.cwd() : dirname(resolve(files[0]!));
   const { stringify: toYaml } = await import('yaml');
-  cli.out(toYaml(compose));
+  cli.out(toYaml(normalizedCompose(compose, dir), { defaultStringType: 'PLAIN', defaultKeyType: 'PLAIN', lineWidth: 0, nullStr: 'null' }));
   return 0;
 }
 
