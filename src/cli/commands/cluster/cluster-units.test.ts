@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import { splitReference } from '../containers-extra.ts';
+import { goJson, tabwrite } from '../family-output.ts';
 import { goDuration } from './service-pretty.ts';
 import { parseNetwork, parsePublish, withLatest } from './service-spec.ts';
 import { convertFileObjects, convertNetworks, convertServices, interpolate, loadCompose, Namespace } from './stack-compose.ts';
@@ -44,6 +45,18 @@ describe('service flags', () => {
     assert.ok(!naturalLess('web.10', 'web.2'));
     assert.ok(naturalLess('a', 'b'));
     assert.deepEqual([5e9, 90e9, 5e8, 0, 3723e9].map(goDuration), ['5s', '1m30s', '500ms', '0s', '1h2m3s']);
+  });
+});
+
+describe('output as the docker CLI writes it', () => {
+  test('tabwriter: min width 10, padding 3, empty tab-ended cells keep their padding, the last cell unpadded', () => {
+    assert.equal(
+      tabwrite(['ID\tNAME\tPORTS', 'abc\tweb\t', 'abcdefghijkl\tx\t*:80->80/tcp']),
+      'ID             NAME      PORTS\nabc            web       \nabcdefghijkl   x         *:80->80/tcp\n',
+    );
+  });
+  test("JSON with Go's escapes of <, > and &", () => {
+    assert.equal(goJson({ Ports: '*:80->80/tcp', A: 'a&b<c' }), '{"Ports":"*:80-\\u003e80/tcp","A":"a\\u0026b\\u003cc"}');
   });
 });
 
