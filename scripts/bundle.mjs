@@ -6,7 +6,8 @@
 // plugins, metrics) is neither parsed nor run by a start-up that does not use it. The chunks sit
 // beside the entry (modules find build/proto upwards from their own file). The source maps are for
 // `node --enable-source-maps`.
-import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { createRequire } from 'node:module';
 import { build } from 'esbuild';
 
@@ -66,7 +67,29 @@ await build({
   plugins: [httpWithoutFacade],
 });
 
-// The `engine` command-line client (dist/src/cli/main.js) → dist/bundle/engine.cjs, which bin/engine
+const require = createRequire(import.meta.url);
+const BUILTIN_KEYS = Object.fromEntries(['node:fs', 'node:path', 'node:os', 'node:url'].map((m) => [m, Object.keys(require(m))]));
+/** The CLI bundle's first lines: the lazy builtins, and import.meta.url (version.ts) on first read. */
+const LAZY_BUILTINS = [
+  `var __lzyKeys = ${JSON.stringify(BUILTIN_KEYS)};`,
+  'var __lzy__ = (id) => {',
+  '  let m;',
+  '  const load = () => (m ??= require(id));',
+  '  const keys = __lzyKeys[id];',
+  '  return new Proxy({}, {',
+  '    get: (_, k) => load()[k],',
+  '    set: (_, k, v) => ((load()[k] = v), true),',
+  '    has: (_, k) => k in load(),',
+  '    ownKeys: () => keys ?? Reflect.ownKeys(load()),',
+  '    getOwnPropertyDescriptor: (_, k) =>',
+  '      keys ? (keys.includes(k) ? { value: undefined, writable: true, enumerable: true, configurable: true } : undefined)',
+  '        : ((d) => d && { ...d, configurable: true })(Reflect.getOwnPropertyDescriptor(load(), k)),',
+  '  });',
+  '};',
+  "Object.defineProperty(globalThis, '__engineModuleUrl', { get: () => require('node:url').pathToFileURL(__filename).href });",
+].join('\n');
+
+// The `engine` command-line client (dist/src/cli/engine.js) → dist/bundle/engine.cjs, which bin/engine
 // runs: a CLI is started for every command, so one file (no module resolution) matters even more
 // than for the daemon. CommonJS, not ESM: an ES module's `import … from 'node:fs'` builds the
 // builtin's ES facade, reading every export — fs.promises loads fs/promises and readline (15
@@ -75,15 +98,31 @@ await build({
 // from it) becomes the bundle's own file URL.
 rmSync('dist/bundle/engine.js', { force: true });
 rmSync('dist/bundle/engine.js.map', { force: true });
-await build({
-  entryPoints: ['dist/src/cli/main.js'],
+const cli = await build({
+  entryPoints: ['dist/src/cli/engine.js'],
   outfile: 'dist/bundle/engine.cjs',
   bundle: true,
   platform: 'node',
   format: 'cjs',
   define: { 'import.meta.url': '__engineModuleUrl' },
-  banner: { js: "var __engineModuleUrl = require('node:url').pathToFileURL(__filename).href;" },
+  banner: { js: LAZY_BUILTINS },
   target: 'node24',
   sourcemap: true,
   logLevel: 'warning',
+  write: false,
 });
+// Builtins load on first use, not at start-up: every `require("node:…")` of the bundle becomes
+// `__lzy__("node:…")` (the same length: the source map stays right), a stand-in whose first
+// property read requires the module. esbuild reads a builtin's exports only when they are used
+// (`(0, import_node_fs.existsSync)(…)`), so `engine --version` loads none of them, and `engine ps`
+// only node:net. Under Bun this is most of a command's memory: each builtin is JavaScript compiled
+// at start-up (node:fs alone ~6 MiB of peak RSS). A default import (`__toESM(…)`) lists the
+// module's keys: the stand-in answers with the names Node has, without loading it.
+for (const f of cli.outputFiles) {
+  const text = f.path.endsWith('.cjs') ? f.text.replace(/\brequire\("(node:[a-z_/]+)"\)/g, '__lzy__("$1")') : f.text;
+  mkdirSync(dirname(f.path), { recursive: true });
+  writeFileSync(f.path, text);
+}
+// The same bundle compiled into the native executable dist/bin/engine (scripts/build-cli.mjs), so
+// every build of the bundle refreshes it.
+await import('./build-cli.mjs');

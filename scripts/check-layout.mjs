@@ -108,13 +108,7 @@ export const BODY_EXCEPTIONS = new Set([
   'supervisor/containerd-process.ts:ManagedContainerd',
 ]);
 /** Import circles inside a folder allowed until they are broken (issue 24): the sorted member files. */
-export const FOLDER_CIRCLE_EXCEPTIONS = new Set([
-  'build/context/: copy-direct.ts → copy.ts',
-  'build/: executor.ts → fs-steps.ts → run-step.ts',
-  'logging/: codec.ts → file-driver.ts → format-local.ts → none.ts → plugin-driver.ts → reader.ts → types.ts',
-  'supervisor/: client.ts → content-write.ts → events.ts',
-  'types/api/: part-1.ts → part-3.ts',
-]);
+export const FOLDER_CIRCLE_EXCEPTIONS = new Set([]);
 // ---------------------------------------------------------------------------------------------------
 
 /** Every .ts file under dir, as absolute paths, sorted. */

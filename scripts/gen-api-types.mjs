@@ -115,13 +115,51 @@ for (const [name, schema] of Object.entries(defs)) {
   blocks.push({ name, text, refs, lines: text.split('\n').length });
 }
 
-// Parts of at most MAX_LINES lines, in the order of the API description.
+// Definitions grouped by reference cycles (Tarjan's strongly connected components, which come out
+// with what a group references before it), in the order of the API description otherwise; parts of
+// at most MAX_LINES lines are filled in that order with a group never split, so a part imports only
+// earlier parts and the folder has no import circle. (The API description is ours, not user input:
+// the recursion is bounded by its few hundred definitions.)
+const byName = new Map(blocks.map((b) => [b.name, b]));
+const groups = [];
+{
+  const index = new Map();
+  const low = new Map();
+  const stack = [];
+  const onStack = new Set();
+  let next = 0;
+  const visit = (name) => {
+    index.set(name, next);
+    low.set(name, next++);
+    stack.push(name);
+    onStack.add(name);
+    for (const r of byName.get(name).refs) {
+      if (!byName.has(r)) continue;
+      if (!index.has(r)) {
+        visit(r);
+        low.set(name, Math.min(low.get(name), low.get(r)));
+      } else if (onStack.has(r)) low.set(name, Math.min(low.get(name), index.get(r)));
+    }
+    if (low.get(name) === index.get(name)) {
+      const members = [];
+      let m;
+      do {
+        m = stack.pop();
+        onStack.delete(m);
+        members.push(byName.get(m));
+      } while (m !== name);
+      groups.push(members.reverse());
+    }
+  };
+  for (const b of blocks) if (!index.has(b.name)) visit(b.name);
+}
 const parts = [];
 let cur = null;
-for (const b of blocks) {
-  if (!cur || cur.lines + b.lines > MAX_LINES) parts.push((cur = { blocks: [], lines: 0 }));
-  cur.blocks.push(b);
-  cur.lines += b.lines;
+for (const g of groups) {
+  const lines = g.reduce((n, b) => n + b.lines, 0);
+  if (!cur || (cur.lines > 0 && cur.lines + lines > MAX_LINES)) parts.push((cur = { blocks: [], lines: 0 }));
+  cur.blocks.push(...g);
+  cur.lines += lines;
 }
 const partOf = new Map();
 parts.forEach((p, i) => p.blocks.forEach((b) => partOf.set(b.name, i)));

@@ -3,13 +3,20 @@
 #   scripts/setup.sh run    install everything, build, run engined in the foreground with its defaults
 #   scripts/setup.sh test   install everything, build, run the whole test suite
 #   scripts/setup.sh        install and build only
+#   scripts/setup.sh install [--prefix /usr/local] [--sysconfdir /etc] [--unitdir /etc/systemd/system]
+#                           install and build, then install engined and engine into the system
+#                           (<prefix>/lib/engine, <prefix>/bin), the engine group, engine.service and
+#                           engine.socket, <sysconfdir>/engine/daemon.json (scripts/install.sh)
+#   scripts/setup.sh uninstall [the same options]   removes what install put there (not the data)
 #   scripts/setup.sh rootless <user>   install and build, and prepare <user> for rootless mode
 #                           (subordinate ids, /dev/net/tun usable); then <user> runs bin/engined
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-mode=${1:-install}
+mode=${1:-build}
 shift || true
+# Uninstalling needs nothing installed or built.
+[ "$mode" = uninstall ] && exec bash scripts/install.sh uninstall "$@"
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -17,13 +24,14 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 # clients used by tests; nodejs/npm only to bootstrap npm (the daemon runs on the pinned Node from npm).
 # rootlesskit, slirp4netns and uidmap (newuidmap/newgidmap) serve rootless mode (bin/engined-rootless).
 # gcc/libc6-dev build the daemon's malloc_trim helper (scripts/build-native.mjs; also the
-# managed-plugin test plugin).
-DEB_RUNTIME=(containerd runc crun tini iptables iproute2 containernetworking-plugins ca-certificates procps bzip2 xz-utils etcd-server openssl rootlesskit slirp4netns uidmap attr gcc libc6-dev)
+# managed-plugin test plugin). fuse-overlayfs and fuse3 (mount.fuse3, which containerd's shim mounts
+# with) serve the fuse-overlayfs storage driver.
+DEB_RUNTIME=(containerd runc crun tini iptables iproute2 containernetworking-plugins ca-certificates procps bzip2 xz-utils etcd-server openssl rootlesskit slirp4netns uidmap attr gcc libc6-dev fuse-overlayfs fuse3)
 # docker.io: its docker-proxy serves the --userland-proxy-path tests (and dockerd the benchmark's
 # side-by-side runs); the docker CLI the tests drive stays the one first on PATH.
 # openssh-server serves the client's ssh:// tests; docker-compose (v1) is the compose client of the
-# build tests.
-DEB_TEST=(docker-registry busybox-static python3-docker apache2-utils openssl util-linux tmux docker.io openssh-server docker-compose rsyslog)
+# build tests; zsh checks the script of `engine completion zsh`.
+DEB_TEST=(docker-registry busybox-static python3-docker apache2-utils openssl util-linux tmux docker.io openssh-server docker-compose rsyslog zsh)
 need=()
 for p in "${DEB_RUNTIME[@]}" $([ "$mode" = test ] && echo "${DEB_TEST[@]}"); do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
@@ -69,7 +77,8 @@ mkdir -p build && (git rev-parse --short=10 HEAD 2>/dev/null || echo unknown) > 
 case "$mode" in
   run) exec bin/engined "$@" ;;
   test) exec bash scripts/run-tests.sh "$@" ;;
-  install) echo "setup: done" ;;
+  build) echo "setup: done" ;;
+  install) exec bash scripts/install.sh install "$@" ;;
   rootless)
     user=${1:?usage: scripts/setup.sh rootless <user>}
     id "$user" >/dev/null
@@ -85,5 +94,5 @@ case "$mode" in
     # slirp4netns opens the tun device as the user: Debian's udev default is 0666.
     if [ "$(stat -c %a /dev/net/tun)" != 666 ]; then as_root chmod 0666 /dev/net/tun; echo "setup: /dev/net/tun made 0666"; fi
     echo "setup: done; as $user run: bin/engined   (socket: \$XDG_RUNTIME_DIR/engine.sock)" ;;
-  *) echo "usage: scripts/setup.sh [run|test|install|rootless <user>]" >&2; exit 2 ;;
+  *) echo "usage: scripts/setup.sh [run|test|install [--prefix DIR]|uninstall [--prefix DIR]|rootless <user>]" >&2; exit 2 ;;
 esac

@@ -14,4 +14,5 @@ function readCommit(): string {
   }
 }
 
-export const ENGINE_COMMIT = readCommit();
+// Pure: a bundle that never reads the commit (the CLI) drops the file read.
+export const ENGINE_COMMIT = /* @__PURE__ */ readCommit();

@@ -1,10 +1,12 @@
-// The `engine` CLI against the docker CLI 28, both pointed at the same engined: wall time and CPU
-// (user + system of the CLI process alone, from wait4) of `run --rm busybox true`, `ps`
-// and `--version` (no daemon: the start-up cost alone). Used by run.ts (`--only client`) and by the
-// standalone bench/client-cli.ts.
+// The `engine` CLI against the docker CLI 28, both pointed at the same engined: wall time, CPU (user
+// + system of the CLI process alone) and peak memory (max RSS of the CLI process), both from wait4,
+// of `--version` (no daemon: the start-up cost alone), `ps` with no containers, `ps -a` with 500,
+// `run --rm busybox true` and `images`. `engine` is the executable compiled with Bun
+// (dist/bin/engine, scripts/build-cli.mjs), the one bin/engine runs. Used by run.ts (`--only
+// client`) and by the standalone bench/client-cli.ts.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { REPO_ROOT } from '../../test/helpers/daemon.ts';
+import { httpOverUnix, REPO_ROOT } from '../../test/helpers/daemon.ts';
 import { loadAverage } from '../lib/proc.ts';
 import { summarize } from '../lib/stats.ts';
 import { num, ratio, table } from '../lib/table.ts';
@@ -12,23 +14,44 @@ import { num, ratio, table } from '../lib/table.ts';
 export interface CliSample {
   wallMs: number;
   cpuMs: number;
+  /** The CLI process's peak resident memory (ru_maxrss), KiB. */
+  rssKb: number;
 }
 
-export const CLIENT_CASES = ['run', 'ps', 'version'] as const;
+export const CLIENT_CASES = ['version', 'ps', 'ps500', 'run', 'images'] as const;
 type Case = (typeof CLIENT_CASES)[number];
 export interface ClientResults {
-  samples: Record<`${'engine' | 'docker'}:${Case}`, CliSample[]>;
+  samples: Partial<Record<`${'engine' | 'docker'}:${Case}`, CliSample[]>>;
+  /** The engine executable measured. */
+  engineBin?: string;
   /** /proc/loadavg around the measurement: the machine is shared, wall times depend on it. */
   loadBefore: string;
   loadAfter: string;
 }
 
-const ARGS: Record<Case, string[]> = { run: ['run', '--rm', 'busybox', 'true'], ps: ['ps'], version: ['--version'] };
-const LABELS: Record<Case, string> = { run: '`run --rm busybox true`', ps: '`ps`', version: '`--version` (no daemon)' };
+/** Containers made (created, not started) for the `ps -a` case. */
+export const PS_CONTAINERS = 500;
+
+const ARGS: Record<Case, string[]> = {
+  version: ['--version'],
+  ps: ['ps'],
+  ps500: ['ps', '-a'],
+  run: ['run', '--rm', 'busybox', 'true'],
+  images: ['images'],
+};
+const LABELS: Record<Case, string> = {
+  version: '`--version` (no daemon)',
+  ps: '`ps` (0 containers)',
+  ps500: `\`ps -a\` (${PS_CONTAINERS} containers)`,
+  run: '`run --rm busybox true`',
+  images: '`images`',
+};
 
 // time(1) counts CPU in 10 ms steps, too coarse for a CLI run; this Python helper forks the
-// command, reaps it with wait4 and prints its wall time and user + system CPU in ms (its own
-// start-up is outside both). Python 3 is on every test machine (python3-docker needs it).
+// command, reaps it with wait4 and prints its wall time, user + system CPU in ms and ru_maxrss in
+// KiB (its own start-up is outside all three; the fork's copy of Python is replaced by exec, and
+// ru_maxrss of the reaped child is the executed program's peak). Python 3 is on every test machine
+// (python3-docker needs it).
 const TIMER = [
   'import os, sys, time',
   't0 = time.perf_counter()',
@@ -37,10 +60,10 @@ const TIMER = [
   '    fd = os.open("/dev/null", os.O_WRONLY); os.dup2(fd, 1); os.execvp(sys.argv[1], sys.argv[1:])',
   '_, st, ru = os.wait4(pid, 0)',
   'w = (time.perf_counter() - t0) * 1000',
-  'print(f"{w} {(ru.ru_utime + ru.ru_stime) * 1000} {os.waitstatus_to_exitcode(st)}")',
+  'print(f"{w} {(ru.ru_utime + ru.ru_stime) * 1000} {ru.ru_maxrss} {os.waitstatus_to_exitcode(st)}")',
 ].join('\n');
 
-/** Runs a command once (stdout discarded): its wall time and its own CPU. */
+/** Runs a command once (stdout discarded): its wall time, its own CPU and its peak RSS. */
 async function measure(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<CliSample> {
   const { out, err } = await new Promise<{ out: string; err: string }>((resolve, reject) => {
     const child = spawn('python3', ['-c', TIMER, cmd, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -51,15 +74,27 @@ async function measure(cmd: string, args: string[], env: NodeJS.ProcessEnv): Pro
     child.on('error', reject);
     child.on('close', () => resolve({ out: o, err: e }));
   });
-  const [wallMs, cpuMs, code] = out.trim().split(' ').map(Number) as [number, number, number];
+  const [wallMs, cpuMs, rssKb, code] = out.trim().split(' ').map(Number) as [number, number, number, number];
   if (code !== 0 || !Number.isFinite(wallMs)) throw new Error(`${cmd} ${args.join(' ')} → ${code}: ${err.trim()}`);
-  return { wallMs, cpuMs };
+  return { wallMs, cpuMs, rssKb };
+}
+
+/** Creates `n` containers (not started) and returns their IDs. */
+async function createContainers(socket: string, n: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const r = await httpOverUnix(socket, 'POST', '/containers/create', { body: { Image: 'busybox', Cmd: ['true'] } });
+    if (r.status !== 201) throw new Error(`container create → ${r.status}: ${r.body.toString()}`);
+    ids.push((JSON.parse(r.body.toString()) as { Id: string }).Id);
+  }
+  return ids;
 }
 
 /**
  * `n` measured rounds after `warmups`: each round runs every case once per CLI, the CLI that goes
  * first alternating from round to round (load on the shared machine and any cache warmth spread
- * over both). `scratch` holds each CLI's (empty) config directory.
+ * over both). The 500-container case runs in rounds of its own once those containers exist (and
+ * they are removed after). `scratch` holds each CLI's (empty) config directory.
  */
 export async function clientCli(socket: string, scratch: string, n: number, warmups: number): Promise<ClientResults> {
   const host = `unix://${socket}`;
@@ -68,37 +103,51 @@ export async function clientCli(socket: string, scratch: string, n: number, warm
     engine: { ...base, ENGINE_HOST: host, ENGINE_CONFIG: join(scratch, 'engine') },
     docker: { ...base, DOCKER_HOST: host, DOCKER_CONFIG: join(scratch, 'docker') },
   };
-  // ENGINE_BENCH_CLI: another build of the CLI (e.g. an older one, for before/after figures).
-  const bins = { engine: process.env.ENGINE_BENCH_CLI ?? join(REPO_ROOT, 'bin/engine'), docker: 'docker' };
-  const res = {} as ClientResults['samples'];
+  // ENGINE_BENCH_CLI: another build of the CLI (e.g. bin/engine with ENGINE_CLI_NODE=1, the Node bundle).
+  const bins = { engine: process.env.ENGINE_BENCH_CLI ?? join(REPO_ROOT, 'dist/bin/engine'), docker: 'docker' };
+  if (process.env.ENGINE_CLI_NODE) (envs.engine as NodeJS.ProcessEnv).ENGINE_CLI_NODE = process.env.ENGINE_CLI_NODE;
+  const res: ClientResults['samples'] = {};
   const loadBefore = loadAverage();
-  for (let i = -warmups; i < n; i++) {
-    for (const c of CLIENT_CASES) {
-      const order = (i & 1) === 0 ? (['engine', 'docker'] as const) : (['docker', 'engine'] as const);
-      for (const who of order) {
-        const s = await measure(bins[who], ARGS[c], envs[who]);
-        if (i >= 0) (res[`${who}:${c}`] ??= []).push(s);
+  const rounds = async (cases: readonly Case[]) => {
+    for (let i = -warmups; i < n; i++) {
+      for (const c of cases) {
+        const order = (i & 1) === 0 ? (['engine', 'docker'] as const) : (['docker', 'engine'] as const);
+        for (const who of order) {
+          const s = await measure(bins[who], ARGS[c], envs[who]);
+          if (i >= 0) (res[`${who}:${c}`] ??= []).push(s);
+        }
       }
     }
+  };
+  await rounds(['version', 'ps', 'run', 'images']);
+  const ids = await createContainers(socket, PS_CONTAINERS);
+  try {
+    await rounds(['ps500']);
+  } finally {
+    for (const id of ids) await httpOverUnix(socket, 'DELETE', `/containers/${id}?force=1`);
   }
-  return { samples: res, loadBefore, loadAfter: loadAverage() };
+  return { samples: res, engineBin: bins.engine, loadBefore, loadAfter: loadAverage() };
 }
 
-/** The report section: medians and p90 of wall and CPU, and engine/docker ratios of the medians. */
+/** The report section: medians and p90 of wall, CPU and max RSS, and engine/docker ratios of the medians. */
 export function clientSection(r: ClientResults, n: number, warmups: number): string {
   const rows: string[][] = [];
   for (const c of CLIENT_CASES) {
+    const e = r.samples[`engine:${c}`];
+    const d = r.samples[`docker:${c}`];
+    if (!e || !d) continue;
     for (const [what, f] of [
-      ['wall', (x: CliSample) => x.wallMs],
-      ['CPU', (x: CliSample) => x.cpuMs],
+      ['wall, ms', (x: CliSample) => x.wallMs],
+      ['CPU, ms', (x: CliSample) => x.cpuMs],
+      ['max RSS, MiB', (x: CliSample) => (x.rssKb ?? NaN) / 1024],
     ] as const) {
-      const a = summarize(r.samples[`engine:${c}`].map(f));
-      const b = summarize(r.samples[`docker:${c}`].map(f));
-      rows.push([`${LABELS[c]} (${what}, ms)`, num(a.median), num(a.p90), num(b.median), num(b.p90), ratio(a.median, b.median)]);
+      const a = summarize(e.map(f));
+      const b = summarize(d.map(f));
+      rows.push([`${LABELS[c]} (${what})`, num(a.median), num(a.p90), num(b.median), num(b.p90), ratio(a.median, b.median)]);
     }
   }
   return [
-    `- ${n} rounds after ${warmups} warm-ups, the CLI going first alternating; CPU = user + system of the CLI process (wait4)`,
+    `- engine: ${r.engineBin ?? 'dist/bin/engine'}; ${n} rounds after ${warmups} warm-ups, the CLI going first alternating; CPU = user + system and max RSS = ru_maxrss of the CLI process (wait4)`,
     `- load average before: ${r.loadBefore}; after: ${r.loadAfter}`,
     '',
     table(['', 'engine median', 'p90', 'docker median', 'p90', 'engine/docker'], rows),

@@ -11,12 +11,12 @@ import { resolveCopyFrom } from './dockerfile/stages.ts';
 import { planCopyStep } from './context/copy-step.ts';
 import { renderProgress } from '../images/distribution/progress.ts';
 import { DEFAULT_SHELL } from './config-steps.ts';
-import type { BuildExecutor, StageState, StepPlan } from './executor.ts';
-import type { FsSteps } from './fs-steps.ts';
+import type { StageState, StepContext, StepPlan } from './step-context.ts';
+import type { FsSteps } from './step-context.ts';
 import { scratchImage, topChain, type StepImage } from './image-writer.ts';
 
 /** ADD of a URL: dockerd's "Downloading" progress lines, at most ten a second (and the last one). */
-function downloadProgress(b: BuildExecutor): (url: string, received: number, total: number | undefined) => void {
+function downloadProgress(b: StepContext): (url: string, received: number, total: number | undefined) => void {
   let last = 0;
   return (_url, received, total) => {
     const now = Date.now();
@@ -29,7 +29,7 @@ function downloadProgress(b: BuildExecutor): (url: string, received: number, tot
 export class CopySteps implements FsSteps {
   constructor(private readonly d: { client: SupervisorClient; snapshotter: string; tmpDir: string }) {}
 
-  async copyStep(b: BuildExecutor, state: StageState, inst: CopyInstruction | AddInstruction): Promise<StepPlan> {
+  async copyStep(b: StepContext, state: StageState, inst: CopyInstruction | AddInstruction): Promise<StepPlan> {
     const cleanups: Array<() => Promise<void>> = [];
     const cleanup = async () => {
       for (const fn of cleanups.splice(0).reverse()) await fn();

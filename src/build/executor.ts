@@ -4,9 +4,7 @@
 // each looked up in the layer cache first; each stage's image is announced (aux ID) as it ends.
 // Returns the target stage's final image.
 import { invalidParameter, notFound } from '../errors.ts';
-import type { Logger } from '../util/log.ts';
-import type { SupervisorClient } from '../supervisor/client.ts';
-import type { ImageStore, LocalImage } from '../images/image-store.ts';
+import type { LocalImage } from '../images/image-store.ts';
 import type { BuildOptions, BuildSink } from '../types/build.ts';
 import { planStages } from './dockerfile/stages.ts';
 import { expandInstruction } from './dockerfile/shell-words.ts';
@@ -14,51 +12,17 @@ import { parseTrigger } from './dockerfile/parser.ts';
 import type { BuildArgs } from './dockerfile/build-args.ts';
 import type { Dockerfile, Instruction, Stage } from './dockerfile/types.ts';
 import { applyConfigStep, DEFAULT_SHELL, nopCreatedBy } from './config-steps.ts';
-import { cacheKey, type CacheKind, type StepCache } from './cache.ts';
-import { scratchImage, stepImageOf, type NewLayer, type RuntimeConfig, type StepImage, type StepImageWriter } from './image-writer.ts';
-import type { BaseImages, BuildContainers } from './deps.ts';
+import { cacheKey } from './cache.ts';
+import { scratchImage, stepImageOf, type RuntimeConfig, type StepImage } from './image-writer.ts';
 import { runStep } from './run-step.ts';
-import { workdirStep, type FsSteps } from './fs-steps.ts';
+import { workdirStep } from './fs-steps.ts';
+import { short, type ExecutorDeps, type StageState, type StepContext, type StepPlan } from './step-context.ts';
+
 import { authForImage } from './registry-auth.ts';
 import { isAncestorOfSource, matchCacheFrom } from './cache-from.ts';
 import { parentId } from '../images/image-views.ts';
 
-export interface ExecutorDeps {
-  client: SupervisorClient;
-  images: ImageStore;
-  writer: StepImageWriter;
-  containers: BuildContainers;
-  base: BaseImages;
-  cache: StepCache;
-  platform: { os: string; architecture: string };
-  log: Logger;
-  /** COPY/ADD (build/context); absent: those instructions are refused. */
-  fs?: FsSteps;
-}
-
-export interface StageState {
-  image: StepImage;
-  runtime: RuntimeConfig;
-  args: BuildArgs;
-  /** A CMD was set in this stage (an ENTRYPOINT then keeps it). */
-  cmdSet: boolean;
-  stageIndex: number;
-}
-
-/** What a step computes before the cache is asked: its history text and how to make its image. */
-export interface StepPlan {
-  createdBy: string;
-  checksum?: string;
-  kind: CacheKind;
-  /** Makes the step's image (cache miss); absent: a config-only step. */
-  execute?: (lease: string) => Promise<NewLayer | undefined>;
-  /** Runs after the step, hit or miss (mounts and downloads of COPY/ADD). */
-  cleanup?: () => Promise<void>;
-}
-
-export const short = (id: string) => id.replace(/^sha256:/, '').slice(0, 12);
-
-export class BuildExecutor {
+export class BuildExecutor implements StepContext {
   private readonly results = new Map<number, StepImage>();
   private step = 0;
   private total = 0;

@@ -3,22 +3,17 @@
 // as dockerd does); COPY and ADD go through the FsSteps the context module provides.
 import { mkdir } from 'node:fs/promises';
 import { posix } from 'node:path';
-import type { AddInstruction, CopyInstruction } from './dockerfile/types.ts';
 import { DEFAULT_SHELL, nopCreatedBy } from './config-steps.ts';
-import type { BuildExecutor, StageState, StepPlan } from './executor.ts';
-import { followSymlinkInScope } from './context/scoped-path.ts';
+import type { StageState, StepContext, StepPlan } from './step-context.ts';
 
-/** COPY and ADD, provided by the context side (sources, wildcards, --chown/--chmod, URLs, tars). */
-export interface FsSteps {
-  copyStep(b: BuildExecutor, state: StageState, inst: CopyInstruction | AddInstruction): Promise<StepPlan>;
-}
+import { followSymlinkInScope } from './context/scoped-path.ts';
 
 /** WORKDIR relative to the current one; the result is what Config.WorkingDir holds. */
 export function resolveWorkdir(current: string | undefined, path: string): string {
   return posix.resolve(current || '/', path);
 }
 
-export function workdirStep(b: BuildExecutor, state: StageState, path: string): StepPlan {
+export function workdirStep(b: StepContext, state: StageState, path: string): StepPlan {
   const dir = resolveWorkdir(state.runtime.WorkingDir, path);
   state.runtime.WorkingDir = dir;
   const shell = state.runtime.Shell?.length ? state.runtime.Shell : DEFAULT_SHELL;

@@ -7,8 +7,7 @@ import { EngineError, invalidParameter } from '../errors.ts';
 import type { RunInstruction } from './dockerfile/types.ts';
 import type { BuildOptions } from '../types/build.ts';
 import { commandOf, DEFAULT_SHELL } from './config-steps.ts';
-import type { BuildExecutor, StageState, StepPlan } from './executor.ts';
-import { short } from './executor.ts';
+import { short, type StageState, type StepContext, type StepPlan } from './step-context.ts';
 
 /** A RUN command's stderr as dockerd streams it: each write in bright red (its stderr writer's escapes). */
 export const stderrText = (data: Buffer): string => `\x1b[91m${data.toString('utf8')}\x1b[0m`;
@@ -34,7 +33,7 @@ export function stepHostConfig(o: BuildOptions): Record<string, unknown> {
   return hc;
 }
 
-export function runStep(b: BuildExecutor, state: StageState, inst: RunInstruction): StepPlan {
+export function runStep(b: StepContext, state: StageState, inst: RunInstruction): StepPlan {
   const shell = state.runtime.Shell?.length ? state.runtime.Shell : DEFAULT_SHELL;
   const cmd = commandOf(inst, shell);
   const env = state.runtime.Env ?? [];

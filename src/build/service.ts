@@ -21,7 +21,7 @@ import { extractContext } from './context/tar-extract.ts';
 import { parseDockerfile } from './dockerfile/parser.ts';
 import { readDockerfile, removeIgnoredBuildFiles } from './dockerfile-file.ts';
 import { BuildExecutor } from './executor.ts';
-import type { FsSteps } from './fs-steps.ts';
+import type { FsSteps } from './step-context.ts';
 import { StepImageWriter } from './image-writer.ts';
 import { StepCache } from './cache.ts';
 import type { BaseImages, BuildContainers, BuildMetrics } from './deps.ts';

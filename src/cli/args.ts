@@ -18,13 +18,23 @@ export interface Parsed {
 }
 
 export class UsageError extends Error {
-  override readonly name = 'UsageError';
+  override readonly name: string = 'UsageError';
+}
+
+/** A flag the parser refused (unknown, a bad value, a missing value): docker 28 exits 125 with the usage line. */
+export class FlagError extends UsageError {
+  override readonly name = 'FlagError';
+}
+
+/** Too few or too many positional arguments: docker 28 exits 1 with the usage line. */
+export class ArgCountError extends UsageError {
+  override readonly name = 'ArgCountError';
 }
 
 /** `--help` given to a command: the caller prints the flags (exit status 0, as docker). */
 export class HelpRequested extends Error {
   override readonly name = 'HelpRequested';
-  constructor(readonly specs: FlagSpec[]) {
+  constructor(readonly specs: readonly FlagSpec[]) {
     super('help requested');
   }
   usage(cmd: string): string {
@@ -37,7 +47,7 @@ export class HelpRequested extends Error {
 }
 
 /** Parses argv against specs; interspersed=false stops at the first positional argument. */
-export function parseArgs(argv: string[], specs: FlagSpec[], interspersed = true): Parsed {
+export function parseArgs(argv: string[], specs: readonly FlagSpec[], interspersed = true): Parsed {
   const byLong = new Map<string, FlagSpec>();
   const byShort = new Map<string, FlagSpec>();
   for (const s of specs) {
@@ -51,8 +61,7 @@ export function parseArgs(argv: string[], specs: FlagSpec[], interspersed = true
     if (s.kind === 'bool') {
       if (value === undefined || value === 'true' || value === '1') flags.set(s.name, true);
       else if (value === 'false' || value === '0') flags.set(s.name, false);
-      else
-        throw new UsageError(`invalid argument "${value}" for "--${s.name}" flag: strconv.ParseBool: parsing "${value}": invalid syntax`);
+      else throw new FlagError(`invalid argument "${value}" for "--${s.name}" flag: strconv.ParseBool: parsing "${value}": invalid syntax`);
       return;
     }
     const v = value ?? next();
@@ -60,13 +69,15 @@ export function parseArgs(argv: string[], specs: FlagSpec[], interspersed = true
     else if (s.kind === 'int') {
       const n = Number(v);
       if (!/^-?\d+$/.test(v) || !Number.isSafeInteger(n))
-        throw new UsageError(`invalid argument "${v}" for "--${s.name}" flag: strconv.ParseInt: parsing "${v}": invalid syntax`);
+        throw new FlagError(
+          `invalid argument "${v}" for "${s.short ? `-${s.short}, ` : ''}--${s.name}" flag: strconv.ParseInt: parsing "${v}": invalid syntax`,
+        );
       flags.set(s.name, n);
     } else flags.set(s.name, v);
   };
   let i = 0;
   const nextValue = (flag: string) => () => {
-    if (i + 1 >= argv.length) throw new UsageError(`flag needs an argument: ${flag}`);
+    if (i + 1 >= argv.length) throw new FlagError(`flag needs an argument: ${flag}`);
     return argv[++i]!;
   };
   for (; i < argv.length; i++) {
@@ -75,23 +86,24 @@ export function parseArgs(argv: string[], specs: FlagSpec[], interspersed = true
       args.push(...argv.slice(i + 1));
       break;
     }
-    if (a === '--help' && !byLong.has('help')) throw new HelpRequested(specs);
+    // --help (and -h where no flag owns it, as cobra) asks for the command's help.
+    if ((a === '--help' && !byLong.has('help')) || (a === '-h' && !byShort.has('h'))) throw new HelpRequested(specs);
     if (a.startsWith('--')) {
       const eq = a.indexOf('=');
       const name = eq < 0 ? a.slice(2) : a.slice(2, eq);
       const s = byLong.get(name);
-      if (!s) throw new UsageError(`unknown flag: --${name}`);
+      if (!s) throw new FlagError(`unknown flag: --${name}`);
       set(s, eq < 0 ? undefined : a.slice(eq + 1), nextValue(`--${name}`));
     } else if (a.startsWith('-') && a.length > 1) {
       for (let j = 1; j < a.length; j++) {
         const s = byShort.get(a[j]!);
-        if (!s) throw new UsageError(`unknown shorthand flag: '${a[j]}' in ${a}`);
+        if (!s) throw new FlagError(`unknown shorthand flag: '${a[j]}' in ${a}`);
         if (s.kind === 'bool') {
           set(s, undefined, () => '');
           continue;
         }
         const rest = a.slice(j + 1).replace(/^=/, '');
-        set(s, rest === '' ? undefined : rest, nextValue(`-${a[j]}`));
+        set(s, rest === '' ? undefined : rest, nextValue(`'${a[j]}' in ${a}`));
         break;
       }
     } else {
@@ -131,25 +143,21 @@ export class Flags {
   }
 }
 
-/** Parses and wraps; with min/max positional counts checked in docker's words. */
+/** Parses and wraps; with min/max positional counts checked in docker 28's words. */
 export function flagsOf(
   cmd: string,
   argv: string[],
-  specs: FlagSpec[],
+  specs: readonly FlagSpec[],
   opts: { interspersed?: boolean; min?: number; max?: number } = {},
 ): Flags {
   const f = new Flags(parseArgs(argv, specs, opts.interspersed ?? true));
   const n = f.args.length;
-  if (opts.min !== undefined && n < opts.min)
-    throw new UsageError(
-      `"engine ${cmd}" requires ${opts.min === opts.max ? 'exactly' : 'at least'} ${opts.min} argument${opts.min === 1 ? '' : 's'}.`,
-    );
-  if (opts.max !== undefined && n > opts.max)
-    throw new UsageError(
-      opts.max === 0
-        ? `"engine ${cmd}" accepts no arguments.`
-        : `"engine ${cmd}" requires at most ${opts.max} argument${opts.max === 1 ? '' : 's'}.`,
-    );
+  const count = (k: number) => `${k} argument${k === 1 ? '' : 's'}`;
+  const { min, max } = opts;
+  const fail = (what: string) => new ArgCountError(`engine: 'engine ${cmd}' ${what}`);
+  if (min !== undefined && n < min) throw fail(`requires ${min === max ? '' : 'at least '}${count(min)}`);
+  if (max !== undefined && n > max)
+    throw fail(max === 0 ? 'accepts no arguments' : `requires ${min === max ? '' : 'at most '}${count(max)}`);
   return f;
 }
 

@@ -71,7 +71,7 @@ export class Cli {
       return 0;
     }
     if (e instanceof UsageError) {
-      this.err(`${e.message.startsWith('"engine') ? e.message : `${e.message}`}\nSee 'engine ${cmd} --help'.\n`);
+      this.err(`${e.message.startsWith('"engine') ? e.message : `${e.message}`}\nSee 'engine ${fullName} --help'.\n`);
       return cmd === 'run' || cmd === 'create' ? 125 : 1;
     }
     if (e instanceof EngineError) {

@@ -19,9 +19,14 @@ export interface CommandSpec {
   /** What follows `engine <path>` in the usage line: `[OPTIONS] IMAGE [COMMAND] [ARG...]`. */
   usage?: string;
   /** Its flags, with one-line descriptions where given (help and completion read them). */
-  flags?: readonly (FlagSpec & { description?: string })[];
+  flags?: readonly FlagHelp[];
   /** A leaf command: what runs. */
   run?: Command;
   /** A management command: its subcommands. */
   subcommands?: readonly CommandSpec[];
+  /** Runs and completes, but is left out of `--help` lists (docker hides `system dial-stdio`). */
+  hidden?: boolean;
 }
+
+/** A flag of the table: the parser's spec with its one-line description; hidden: parsed, not listed. */
+export type FlagHelp = FlagSpec & { description?: string; hidden?: boolean };

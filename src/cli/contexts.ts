@@ -9,6 +9,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync,
 import { join } from 'node:path';
 import { DEFAULT_SOCKET, type SettingsInput } from '../client/host.ts';
 import { flagsOf, UsageError } from './args.ts';
+import type { CommandSpec, FlagHelp } from './command-spec.ts';
 import type { Cli } from './cli.ts';
 import type { CliConfig } from './config.ts';
 import { printFormatted } from './output.ts';
@@ -61,26 +62,34 @@ export function resolveContext(
   return { name, settings: { host: ep.Host, ...(existsSync(tls) ? { certPath: tls, tls: true, tlsVerify: !ep.SkipTLSVerify } : {}) } };
 }
 
+const CONTEXT_CREATE_FLAGS: FlagHelp[] = [
+  { name: 'description', kind: 'string', description: 'Description of the context' },
+  { name: 'docker', kind: 'string', description: 'set the docker endpoint (default [])' },
+  { name: 'host', kind: 'string', description: 'Engine endpoint (unix://…, tcp://…, ssh://…)' },
+  { name: 'tlsverify', kind: 'bool', description: 'Use TLS and verify the remote' },
+  { name: 'tlscacert', kind: 'string', description: 'Trust certs signed only by this CA' },
+  { name: 'tlscert', kind: 'string', description: 'Path to TLS certificate file' },
+  { name: 'tlskey', kind: 'string', description: 'Path to TLS key file' },
+  { name: 'skip-tls-verify', kind: 'bool', description: 'Skip TLS verification of the endpoint' },
+];
+
+const CONTEXT_LS_FLAGS: FlagHelp[] = [
+  { name: 'quiet', short: 'q', kind: 'bool', description: 'Only show context names' },
+  { name: 'format', kind: 'string', description: 'Pretty-print contexts using a Go template' },
+];
+
+const CONTEXT_RM_FLAGS: FlagHelp[] = [{ name: 'force', short: 'f', kind: 'bool', description: 'Force the removal of a context in use' }];
+
+const CONTEXT_INSPECT_FLAGS: FlagHelp[] = [
+  { name: 'format', short: 'f', kind: 'string', description: 'Format the output using the given Go template' },
+];
+
 export async function context(cli: Cli, argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   const dir = cli.config.dir;
   switch (sub) {
     case 'create': {
-      const f = flagsOf(
-        'context create',
-        rest,
-        [
-          { name: 'description', kind: 'string' },
-          { name: 'docker', kind: 'string' },
-          { name: 'host', kind: 'string' },
-          { name: 'tlsverify', kind: 'bool' },
-          { name: 'tlscacert', kind: 'string' },
-          { name: 'tlscert', kind: 'string' },
-          { name: 'tlskey', kind: 'string' },
-          { name: 'skip-tls-verify', kind: 'bool' },
-        ],
-        { min: 1, max: 1 },
-      );
+      const f = flagsOf('context create', rest, CONTEXT_CREATE_FLAGS, { min: 1, max: 1 });
       const name = f.args[0]!;
       if (name === 'default' || !/^[a-zA-Z0-9][a-zA-Z0-9_.+-]*$/.test(name)) throw new UsageError(`context name "${name}" is invalid`);
       if (readContext(dir, name)) throw new UsageError(`context "${name}" already exists`);
@@ -114,15 +123,7 @@ export async function context(cli: Cli, argv: string[]): Promise<number> {
     }
     case 'ls':
     case 'list': {
-      const f = flagsOf(
-        'context ls',
-        rest,
-        [
-          { name: 'quiet', short: 'q', kind: 'bool' },
-          { name: 'format', kind: 'string' },
-        ],
-        { max: 0 },
-      );
+      const f = flagsOf('context ls', rest, CONTEXT_LS_FLAGS, { max: 0 });
       const current = cli.contextName;
       const rows = [
         {
@@ -159,7 +160,7 @@ export async function context(cli: Cli, argv: string[]): Promise<number> {
     }
     case 'rm':
     case 'remove': {
-      const f = flagsOf('context rm', rest, [{ name: 'force', short: 'f', kind: 'bool' }], { min: 1 });
+      const f = flagsOf('context rm', rest, CONTEXT_RM_FLAGS, { min: 1 });
       for (const name of f.args) {
         if (!readContext(dir, name)) throw new UsageError(`context "${name}" does not exist`);
         if (cli.config.data.currentContext === name && !f.bool('force'))
@@ -175,7 +176,7 @@ export async function context(cli: Cli, argv: string[]): Promise<number> {
       return 0;
     }
     case 'inspect': {
-      const f = flagsOf('context inspect', rest, [{ name: 'format', short: 'f', kind: 'string' }]);
+      const f = flagsOf('context inspect', rest, CONTEXT_INSPECT_FLAGS);
       const names = f.args.length ? f.args : [cli.contextName];
       const metas = names.map(
         (n) =>
@@ -190,8 +191,34 @@ export async function context(cli: Cli, argv: string[]): Promise<number> {
       return 0;
     }
     case 'show':
+      flagsOf('context show', rest, [], { max: 0 });
       cli.out(`${cli.contextName}\n`);
       return 0;
   }
   throw new UsageError(`engine context: '${sub ?? ''}' is not an engine context command.`);
 }
+
+const sub = (name: string, description: string, usage?: string, flags?: FlagHelp[], aliases?: string[]): CommandSpec => ({
+  name,
+  aliases,
+  description,
+  usage,
+  flags,
+  run: (cli, argv) => context(cli, [name, ...argv]),
+});
+
+export const SPECS: CommandSpec[] = [
+  {
+    name: 'context',
+    group: 'management',
+    description: 'Manage contexts',
+    subcommands: [
+      sub('create', 'Create a context', '[OPTIONS] CONTEXT', CONTEXT_CREATE_FLAGS),
+      sub('inspect', 'Display detailed information on one or more contexts', '[OPTIONS] [CONTEXT] [CONTEXT...]', CONTEXT_INSPECT_FLAGS),
+      sub('ls', 'List contexts', undefined, CONTEXT_LS_FLAGS, ['list']),
+      sub('rm', 'Remove one or more contexts', '[OPTIONS] CONTEXT [CONTEXT...]', CONTEXT_RM_FLAGS, ['remove']),
+      sub('show', 'Print the name of the current context'),
+      sub('use', 'Set the current engine context', 'CONTEXT'),
+    ],
+  },
+];

@@ -8,6 +8,7 @@ import { API_VERSION, compareVersions } from '../util/api-version.ts';
 import { ConnectionError, EngineError, errorMessage } from './errors.ts';
 import type { ConnectionSettings } from './host.ts';
 import { collect } from './streams.ts';
+import { fetchExchange, UNDER_BUN } from './bun-fetch.ts';
 import { exchange, requestHead, upgradeExchange, type SimpleResponse } from './simple-http.ts';
 import { connector, type Connector } from './transport.ts';
 
@@ -37,6 +38,14 @@ export function encodeQuery(q: Query | undefined): string {
     else add(String(v));
   }
   return parts.length ? `?${parts.join('&')}` : '';
+}
+
+/** A request that can go direct: its head as text, and its parts for Bun's fetch. */
+interface DirectRequest {
+  head: string;
+  body?: Buffer;
+  url: string;
+  headers: Record<string, string | number | string[] | undefined>;
 }
 
 function isReadable(b: unknown): b is Readable {
@@ -176,7 +185,7 @@ export class HttpTransport {
     if (d) {
       let res: SimpleResponse;
       try {
-        res = await exchange(this.connect(), d.head, d.body, opts.signal);
+        res = await this.directExchange(method, d, opts.signal);
       } catch (e) {
         throw this.wrapError(e as NodeJS.ErrnoException);
       }
@@ -187,26 +196,28 @@ export class HttpTransport {
     return { headers: res.headers as Record<string, string>, body: await collect(res) };
   }
 
-  /** The direct request head of a request, or undefined when it must go through node:http. */
-  private async directHead(
+  /** A direct exchange: Bun's fetch under Bun (bun-fetch.ts), else our own on a fresh connection. */
+  private directExchange(
     method: string,
-    path: string,
-    opts: RequestOptions,
-    upgrade = false,
-  ): Promise<{ head: string; body?: Buffer } | undefined> {
+    d: DirectRequest,
+    signal?: AbortSignal,
+    onHead?: (status: number) => void,
+  ): Promise<SimpleResponse> {
+    const t = this.settings.target;
+    if (UNDER_BUN && t.kind !== 'ssh') return fetchExchange(t, method, d.url, d.headers, d.body, signal, onHead);
+    return exchange(this.connect(), d.head, d.body, signal, onHead);
+  }
+
+  /** The direct request head of a request, or undefined when it must go through node:http. */
+  private async directHead(method: string, path: string, opts: RequestOptions, upgrade = false): Promise<DirectRequest | undefined> {
     const b = opts.body;
     if (!this.direct || isReadable(b)) return undefined;
     const url = await this.url(path, opts);
     opts.signal?.throwIfAborted();
     const body = b === undefined ? undefined : Buffer.isBuffer(b) ? b : Buffer.from(typeof b === 'string' ? b : JSON.stringify(b));
-    const head = requestHead(
-      method,
-      url,
-      this.headers(opts) as Record<string, string | number | string[] | undefined>,
-      body?.length ?? 0,
-      upgrade,
-    );
-    return head === undefined ? undefined : { head, body };
+    const headers = this.headers(opts) as DirectRequest['headers'];
+    const head = requestHead(method, url, headers, body?.length ?? 0, upgrade);
+    return head === undefined ? undefined : { head, body, url, headers };
   }
 
   /**
@@ -220,7 +231,7 @@ export class HttpTransport {
       return { result: collect(res) };
     }
     return new Promise((resolve, reject) => {
-      const all = exchange(this.connect(), d.head, d.body, opts.signal, (status) => {
+      const all = this.directExchange(method, d, opts.signal, (status) => {
         if (status < 400)
           resolve({
             result: all.then(

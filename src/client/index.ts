@@ -20,5 +20,6 @@ export { ContainersApi, ExecApi, type Filters, type LogsOptions, type AttachStre
 export { ImagesApi, encodeAuth, progress, type BuildOptions } from './images.ts';
 export { NetworksApi, VolumesApi, PluginsApi, ClusterApi, type NetworkCreateOptions } from './resources.ts';
 export { jsonLines, demux, rawFrames, encodeFrame, collect, type Frame, type StdStream } from './streams.ts';
-export { sshArgs, dialStdioCommand, SshStream } from './transport.ts';
+export { sshArgs, dialStdioCommand } from './transport.ts';
+export { SshStream } from './ssh-stream.ts';
 export type * from '../types/api/index.ts';

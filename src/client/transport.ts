@@ -10,7 +10,7 @@
 // (space-separated, e.g. "-F /path/config"), our extension.
 import type * as ChildProcess from 'node:child_process';
 import { connect as netConnect, type Socket } from 'node:net';
-import { Duplex } from 'node:stream';
+import type { Duplex } from 'node:stream';
 import type * as Tls from 'node:tls';
 import type { ConnectionSettings, HostTarget } from './host.ts';
 
@@ -38,59 +38,70 @@ export function sshArgs(target: Extract<HostTarget, { kind: 'ssh' }>, env: NodeJ
   return args;
 }
 
+/** The class of the ssh transport's streams (sshStreamClass). */
+export type SshStreamClass = new (args: string[]) => Duplex;
+let sshClass: SshStreamClass | undefined;
+
 /**
  * One ssh process as a duplex: writes go to its stdin, reads come from its stdout; end() closes its
  * stdin (dial-stdio then half-closes the daemon connection). The socket methods node:http calls are
- * no-ops here.
+ * no-ops here. The class is made on first use: it extends node:stream's Duplex, and a class made
+ * at load time loads node:stream with the module, in every CLI run (JavaScript compiled at
+ * start-up under Bun). The SDK exports it as `SshStream` (ssh-stream.ts).
  */
-export class SshStream extends Duplex {
-  private readonly child;
-  private stderr = '';
-  constructor(args: string[]) {
-    super({ allowHalfOpen: true });
-    this.child = childProcess().spawn('ssh', args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    this.child.stdout.on('data', (b: Buffer) => {
-      if (!this.push(b)) this.child.stdout.pause();
-    });
-    this.child.stdout.on('end', () => this.push(null));
-    this.child.stderr.on('data', (b: Buffer) => (this.stderr = (this.stderr + b.toString()).slice(-4096)));
-    this.child.on('error', (e) => this.destroy(e));
-    this.child.on('close', (code) => {
-      if (code !== 0 && code !== null && !this.destroyed && !this.readableEnded)
-        this.destroy(new Error(`ssh exited with status ${code}: ${this.stderr.trim()}`));
-    });
-    this.child.stdin.on('error', () => {
-      // EPIPE when ssh has already gone; its exit status reports the cause (the 'close' handler).
-    });
+export function sshStreamClass(): SshStreamClass {
+  if (sshClass) return sshClass;
+  const { Duplex } = process.getBuiltinModule('node:stream');
+  class SshStream extends Duplex {
+    private readonly child;
+    private stderr = '';
+    constructor(args: string[]) {
+      super({ allowHalfOpen: true });
+      this.child = childProcess().spawn('ssh', args, { stdio: ['pipe', 'pipe', 'pipe'] });
+      this.child.stdout.on('data', (b: Buffer) => {
+        if (!this.push(b)) this.child.stdout.pause();
+      });
+      this.child.stdout.on('end', () => this.push(null));
+      this.child.stderr.on('data', (b: Buffer) => (this.stderr = (this.stderr + b.toString()).slice(-4096)));
+      this.child.on('error', (e) => this.destroy(e));
+      this.child.on('close', (code) => {
+        if (code !== 0 && code !== null && !this.destroyed && !this.readableEnded)
+          this.destroy(new Error(`ssh exited with status ${code}: ${this.stderr.trim()}`));
+      });
+      this.child.stdin.on('error', () => {
+        // EPIPE when ssh has already gone; its exit status reports the cause (the 'close' handler).
+      });
+    }
+    override _read(): void {
+      this.child.stdout.resume();
+    }
+    override _write(chunk: Buffer, _enc: BufferEncoding, cb: (e?: Error | null) => void): void {
+      this.child.stdin.write(chunk, cb);
+    }
+    override _final(cb: (e?: Error | null) => void): void {
+      this.child.stdin.end(cb);
+    }
+    override _destroy(err: Error | null, cb: (e?: Error | null) => void): void {
+      if (this.child.exitCode === null) this.child.kill();
+      cb(err);
+    }
+    setTimeout(): this {
+      return this;
+    }
+    setNoDelay(): this {
+      return this;
+    }
+    setKeepAlive(): this {
+      return this;
+    }
+    ref(): this {
+      return this;
+    }
+    unref(): this {
+      return this;
+    }
   }
-  override _read(): void {
-    this.child.stdout.resume();
-  }
-  override _write(chunk: Buffer, _enc: BufferEncoding, cb: (e?: Error | null) => void): void {
-    this.child.stdin.write(chunk, cb);
-  }
-  override _final(cb: (e?: Error | null) => void): void {
-    this.child.stdin.end(cb);
-  }
-  override _destroy(err: Error | null, cb: (e?: Error | null) => void): void {
-    if (this.child.exitCode === null) this.child.kill();
-    cb(err);
-  }
-  setTimeout(): this {
-    return this;
-  }
-  setNoDelay(): this {
-    return this;
-  }
-  setKeepAlive(): this {
-    return this;
-  }
-  ref(): this {
-    return this;
-  }
-  unref(): this {
-    return this;
-  }
+  return (sshClass = SshStream);
 }
 
 export function connector(settings: ConnectionSettings): Connector {
@@ -98,6 +109,7 @@ export function connector(settings: ConnectionSettings): Connector {
   if (t.kind === 'unix') return () => netConnect({ path: t.path });
   if (t.kind === 'ssh') {
     const args = sshArgs(t);
+    const SshStream = sshStreamClass();
     return () => new SshStream(args);
   }
   const tls = settings.tls;

@@ -5,7 +5,7 @@
 // an agent (agent.ts) that runs its tasks on the local engine. Secrets and configs: secrets-api.ts.
 import type { GenericResource } from '../config/generic-resources.ts';
 import { conflict, invalidParameter, unauthorized, unavailable } from '../errors.ts';
-import { kekOf, LOCKED, newUnlockKey, parseUnlockKey, sealClusterKeys } from './ca/autolock.ts';
+import { LOCKED, parseUnlockKey } from './ca/autolock.ts';
 import type {
   ClusterLogOptions,
   ClusterObject,
@@ -18,45 +18,21 @@ import type {
   SwarmUpdateOptions,
 } from '../types/cluster.ts';
 import type { Logger } from '../util/log.ts';
-import { certificateIps, chooseAdvertise, DEFAULT_LISTEN_PORT, formatHostPort, joinAdvertise, parseAddr } from './node/addresses.ts';
-import { identityOf, issueNodeCert, issuerInChain, newKeyPair } from './ca/ca.ts';
+import { chooseAdvertise, DEFAULT_LISTEN_PORT, formatHostPort, joinAdvertise, parseAddr } from './node/addresses.ts';
+import { identityOf, issuerInChain, newKeyPair } from './ca/ca.ts';
 import { callManager, type HeartbeatResponse, type JoinRequest, type JoinResponse } from './node/endpoint.ts';
-import { peerUrl } from './store/etcd-process.ts';
-import { newId } from './ids.ts';
 import { InactiveCluster, NOT_A_MANAGER, NOT_IN_A_CLUSTER } from './inactive.ts';
 import { LocalStateFiles, type LocalClusterState, type NodeCerts, type RemoteManager } from './node/local-state.ts';
-import { etcdPorts, Manager, newNodeRecord, type ManagerEnv } from './manager/manager.ts';
-import { checkSpec, mergeInitSpec, withDefaults, type ClusterRecord } from './ca/swarm-object.ts';
-import { caDigest, newJoinToken, tokenMatchesCa } from './ca/tokens.ts';
-import { Worker } from './node/worker.ts';
+import { Manager, newNodeRecord, type ManagerEnv } from './manager/manager.ts';
+import { mergeInitSpec } from './ca/swarm-object.ts';
+import { caDigest, tokenMatchesCa } from './ca/tokens.ts';
 import type { EventPublisher } from '../events/bus.ts';
-import { Agent, type SyncFn } from './agent/agent.ts';
-import type { SyncAnswer } from './manager/services-api.ts';
-import { NodeEvents } from './manager/node-events.ts';
-import { localTaskLogs, serveLogs, workerEndpoint, type TaskLogLine } from './agent/log-forward.ts';
-import { startEndpoint } from './node/endpoint.ts';
-import type { Server } from 'node:https';
-import type { LogsRequest } from '../types/logs.ts';
 import type { TaskRuntime } from './agent/task-runtime.ts';
-import { newDataKey } from './ca/secret-crypto.ts';
-import { checkInitNetworking } from './init-request.ts';
 import { ControlMtu, controlPorts, DEFAULT_CONTROL_MTU } from './node/control-mtu.ts';
-import { ClusterNetworks } from './manager/networks.ts';
 import { ClusterObjects } from './cluster-objects.ts';
-import {
-  askRole,
-  askToPromote,
-  certFitsKey,
-  checkAvailability,
-  describeNode,
-  holdUnlockKey,
-  removeTaskContainers,
-  vtepOf,
-} from './node/node-helpers.ts';
-import { nodeRenewer, type CertRenewer } from './node/cert-renewer.ts';
-import { initialRoot, lifetimeOf, storedSpec } from './ca/ca-rotation.ts';
-import { WorkerNetworks } from './node/worker-networks.ts';
-import type { CertIdentity } from './ca/ca.ts';
+import { NodeRuntime } from './node-runtime.ts';
+import { planNewCluster } from './new-cluster.ts';
+import { askRole, askToPromote, certFitsKey, checkAvailability, describeNode, holdUnlockKey } from './node/node-helpers.ts';
 import type { OverlayControl, OverlayHost } from '../network/overlay/contract.ts';
 
 export const ALREADY_IN_A_CLUSTER =
@@ -91,27 +67,9 @@ type Phase = 'inactive' | 'pending' | 'active' | 'error' | 'locked';
 
 export class ClusterService {
   private phase: Phase = 'inactive';
-  private manager: Manager | null = null;
-  private worker: Worker | null = null;
-  private networks: ClusterNetworks | null = null;
-  private workerNetworks: WorkerNetworks | null = null;
+  /** What runs while the node is in a cluster (node-runtime.ts). */
+  private readonly node: NodeRuntime;
   private readonly managedSubnets = () => this.deps.managedSubnets?.() ?? [];
-  /** Workers' overlay requests to this manager. */
-  private readonly serveOverlay = async (node: CertIdentity, op: string, body: unknown): Promise<unknown> => {
-    if (!this.networks) throw unavailable('overlay networks are not ready on this manager yet');
-    return this.networks.serveRemote(node.nodeId, op, body);
-  };
-  private agent: Agent | null = null;
-  private stopping = false; // the daemon shuts down: no agent starts again
-  /** This node's certificate renewal and trust root (cert-renewer.ts). */
-  private renewer: CertRenewer | null = null;
-  /** A manager's `node` events (node-events.ts). */
-  private nodeEvents: NodeEvents | null = null;
-  /** A worker's endpoint (only /ca and /logs: log-forward.ts). */
-  private nodeEndpoint: Server | null = null;
-  /** A manager's request for the logs of tasks this node runs. */
-  private readonly serveLogs = (node: CertIdentity, body: unknown, signal: AbortSignal) =>
-    serveLogs(node, body, signal, (ids, req, sig) => this.localLogs(ids, req, sig));
   private error = '';
   private roleChecking = false;
   private keySyncing = false;
@@ -128,10 +86,18 @@ export class ClusterService {
     this.files = new LocalStateFiles(deps.dataRoot, deps.execRoot);
     this.log = deps.log.child({ module: 'cluster' });
     this.controlMtu = new ControlMtu(deps.controlPlaneMtu?.() ?? DEFAULT_CONTROL_MTU, this.log);
+    this.node = new NodeRuntime({
+      log: this.log,
+      files: this.files,
+      overlay: deps.overlay,
+      runtime: deps.runtime,
+      events: deps.events,
+      onHeartbeat: (r) => void this.switchRole(r),
+    });
     this.objects = new ClusterObjects({
       manager: () => this.requireManager(),
       runtime: () => this.deps.runtime?.(),
-      localLogs: (ids, req, signal) => this.localLogs(ids, req, signal),
+      localLogs: (ids, req, signal) => this.node.localLogs(ids, req, signal),
       certs: () => this.files.readCerts(),
       log: this.log,
     });
@@ -193,7 +159,7 @@ export class ClusterService {
     const certs = this.files.readCerts();
     if (identityOf(certs.certPem).nodeId !== state.nodeId) throw new Error('the node certificate does not match the saved node ID');
     // A role change runs this again: a worker's endpoint would hold the listen address a manager needs.
-    this.stopNodeEndpoint();
+    this.node.stopNodeEndpoint();
     await this.applyControlMtu(state); // before the first control connection (the MSS is set at SYN)
     if (state.role === 'manager') {
       this.files.resetEtcdTrust();
@@ -204,30 +170,9 @@ export class ClusterService {
         await m.stop();
         throw err;
       }
-      this.manager = m;
-      this.startRenewer(certs);
-      await this.startNodeEvents(m);
-      await this.startNetworks(m);
-      this.startAgent((req) =>
-        m.services.sync(state.nodeId, req.reports, req.known, undefined, { since: req.since, logAddr: state.advertiseAddr }),
-      );
+      await this.node.attachManager(m, certs);
     } else {
-      const w = new Worker(state, certs, this.files, this.log, (r) => void this.switchRole(r), {
-        info: () => this.renewer?.tlsInfo() ?? {},
-        check: (ca) => this.renewer?.check(ca),
-      });
-      this.worker = w;
-      this.startRenewer(certs);
-      await w.start().catch((err: Error) => {
-        // Still in the cluster: the worker keeps trying the managers it knows.
-        w.lastError = `no manager answers: ${err.message}`;
-        this.log.warn('no manager answered the first heartbeat', { error: err.message });
-      });
-      const wn = new WorkerNetworks(state, certs, this.deps.overlay?.(), vtepOf(state), this.log);
-      this.workerNetworks = wn;
-      await wn.start();
-      await this.startNodeEndpoint(state, certs);
-      this.startAgent((req) => w.call<SyncAnswer>('/agent/sync', { ...req, logAddr: state.advertiseAddr }));
+      await this.node.startWorker(state, certs);
     }
     this.phase = 'active';
     this.error = '';
@@ -238,12 +183,12 @@ export class ClusterService {
       log: this.deps.log,
       files: this.files,
       describe: () => describeNode(this.deps, caPem),
-      overlay: this.serveOverlay,
+      overlay: this.node.serveOverlay,
       events: this.deps.events,
-      logs: this.serveLogs,
+      logs: this.node.serveLogs,
       roleCheck: () => this.checkRole(),
-      caCheck: (ca) => this.renewer?.check(ca),
-      tlsInfo: () => this.renewer?.tlsInfo(),
+      caCheck: (ca) => this.node.tls.check(ca),
+      tlsInfo: () => this.node.renewalInfo(),
       keyCheck: (kekId) => this.syncUnlockKey(kekId),
       holdKey: async (kekId, managers) => void (await holdUnlockKey(this.files, managers, kekId, this.log)),
     };
@@ -255,7 +200,7 @@ export class ClusterService {
    * the record's KEK) and the node key is sealed with it. One sync at a time.
    */
   private syncUnlockKey(want: string | null): void {
-    const m = this.manager;
+    const m = this.node.manager;
     if (!m || this.keySyncing || this.phase !== 'active') return;
     this.keySyncing = true;
     void (async () => {
@@ -278,7 +223,7 @@ export class ClusterService {
    * answer tells whether it was demoted (with its worker certificate). One check at a time.
    */
   private checkRole(): void {
-    const m = this.manager;
+    const m = this.node.manager;
     if (!m || this.roleChecking || this.phase !== 'active') return;
     this.roleChecking = true;
     void this.askRole(m.state, m.otherManagers())
@@ -294,7 +239,7 @@ export class ClusterService {
    */
   private switchRole(r: HeartbeatResponse): Promise<void> {
     return this.serial(async () => {
-      const cur = this.manager?.state ?? this.worker?.state;
+      const cur = this.node.state;
       if (cur && this.phase === 'active') await this.becomeRole(cur, r);
     });
   }
@@ -312,19 +257,7 @@ export class ClusterService {
     if (!certFitsKey(r.certPem, certs.keyPem)) return;
     this.log.info('the node changes its role', { node: cur.nodeId, from: cur.role, to: r.role });
     this.phase = 'pending';
-    await this.stopAgent();
-    if (this.manager) {
-      await this.networks?.stop(false);
-      this.networks = null;
-      await this.manager.stop();
-      this.manager = null;
-    }
-    if (this.worker) {
-      this.worker.stop();
-      this.worker = null;
-      await this.workerNetworks?.stop(false);
-      this.workerNetworks = null;
-    }
+    await this.node.stopRole({ leaving: false });
     this.files.removeEtcd();
     if (r.role === 'worker') this.files.setUnlockKey(null); // autolock seals managers' keys only
     const next: LocalClusterState = { ...cur, role: r.role, managers: r.managers.filter((m) => m.NodeID !== cur.nodeId) };
@@ -347,117 +280,22 @@ export class ClusterService {
     return askRole(state, managers, this.files.readCerts(), this.log);
   }
 
-  /** A manager's overlay networks: the store watched, this node's driver fed. A failure is logged. */
-  private async startNetworks(m: Manager): Promise<void> {
-    const host = this.deps.overlay?.();
-    const st = m.state;
-    const n = new ClusterNetworks({
-      store: m.store,
-      log: this.log,
-      host,
-      nodeId: st.nodeId,
-      vtep: vtepOf(st),
-      cluster: async () => (await m.cluster()).value,
-    });
-    try {
-      await n.start();
-      this.networks = n;
-    } catch (err) {
-      this.log.warn('overlay networks could not start', { error: (err as Error).message });
-    }
-  }
-
   /** Overlay networks' cluster side (managers only; undefined elsewhere). */
   overlayControl(): OverlayControl | undefined {
-    if (this.phase !== 'active') return undefined;
-    return (this.manager ? this.networks : this.workerNetworks) ?? undefined;
-  }
-
-  private async startNodeEvents(m: Manager): Promise<void> {
-    if (!this.deps.events) return;
-    const ev = new NodeEvents(m.store, this.deps.events, this.log);
-    try {
-      await ev.start();
-      this.nodeEvents = ev;
-    } catch (err) {
-      this.log.warn('node events could not start', { error: (err as Error).message });
-    }
-  }
-
-  private async stopNodeEvents(): Promise<void> {
-    const ev = this.nodeEvents;
-    this.nodeEvents = null;
-    await ev?.stop();
-  }
-
-  /** A worker serves the managers' log requests at its listen address (it has no manager endpoint). */
-  private async startNodeEndpoint(state: LocalClusterState, certs: NodeCerts): Promise<void> {
-    try {
-      this.nodeEndpoint = await startEndpoint(
-        parseAddr(state.listenAddr, DEFAULT_LISTEN_PORT, 'listen address'),
-        certs,
-        state.clusterId,
-        workerEndpoint(certs.caPem, this.serveLogs),
-        this.log,
-      );
-    } catch (err) {
-      this.log.warn('cannot serve the logs of this node’s tasks to the managers', { error: (err as Error).message });
-    }
-  }
-
-  private stopNodeEndpoint(): void {
-    const s = this.nodeEndpoint;
-    this.nodeEndpoint = null;
-    s?.close();
-    s?.closeAllConnections();
-  }
-
-  /** The log lines of tasks whose containers run here. */
-  private async localLogs(taskIds: string[], req: LogsRequest, signal: AbortSignal): Promise<AsyncIterable<TaskLogLine>> {
-    const rt = this.deps.runtime?.();
-    const agent = this.agent;
-    if (!rt || !agent) throw unavailable('the local engine is not ready to read task logs');
-    return localTaskLogs(taskIds, (id) => agent.containerOf(id), rt, req, signal);
-  }
-
-  /** Renews this node's certificate through its managers and follows root rotations (cert-renewer.ts). */
-  private startRenewer(certs: NodeCerts): void {
-    this.renewer?.stop();
-    const node = { manager: () => this.manager, worker: () => this.worker, endpoint: () => this.nodeEndpoint };
-    this.renewer = nodeRenewer(certs, this.files, this.log, node);
-  }
-
-  private startAgent(sync: SyncFn): void {
-    if (this.stopping) return; // the daemon shuts down: its containers are stopping for good
-    void this.agent?.stop(); // a replaced agent: its last round may finish on its own
-    this.agent = new Agent(sync, this.deps.runtime ?? (() => undefined), this.log);
-    this.agent.start();
-  }
-
-  private async removeTaskContainers(): Promise<void> {
-    await removeTaskContainers(this.deps.runtime?.(), this.log);
-  }
-
-  /** Also ends the certificate renewal: every path that stops the agent stops the node's runtime. */
-  private async stopAgent(): Promise<void> {
-    this.renewer?.stop();
-    this.renewer = null;
-    const a = this.agent;
-    this.agent = null;
-    await a?.stop();
+    return this.node.overlayControl(this.phase === 'active');
   }
 
   // ---- /_ping and /info --------------------------------------------------------------------------
 
   /** The Swarm header of /_ping. */
   pingState(): string {
-    if (this.phase === 'active') return this.manager ? 'active/manager' : 'active/worker';
+    if (this.phase === 'active') return this.node.manager ? 'active/manager' : 'active/worker';
     return this.phase;
   }
 
   /** /info's Swarm section. */
   async info(): Promise<ClusterObject> {
-    const state = this.manager?.state ?? this.worker?.state ?? this.lockedState ?? undefined;
+    const state = this.node.state ?? this.lockedState ?? undefined;
     if (this.phase === 'inactive' || !state) {
       return { NodeID: '', NodeAddr: '', LocalNodeState: this.phase, ControlAvailable: false, Error: this.error, RemoteManagers: null };
     }
@@ -465,22 +303,24 @@ export class ClusterService {
       NodeID: state.nodeId,
       NodeAddr: parseAddr(state.advertiseAddr, 0, 'advertise address').host,
       LocalNodeState: this.phase,
-      ControlAvailable: !!this.manager,
-      Error: this.worker?.lastError ?? '',
+      ControlAvailable: !!this.node.manager,
+      Error: this.node.worker?.lastError ?? '',
       RemoteManagers: state.managers,
     };
-    if (!this.manager) return base;
+    const m = this.node.manager;
+    if (!m) return base;
     try {
-      return { ...base, ...(await this.manager.info()) };
+      return { ...base, ...(await m.info()) };
     } catch (err) {
       return { ...base, Error: (err as Error).message };
     }
   }
 
   private requireManager(): Manager {
-    if (this.manager && this.phase === 'active') return this.manager;
+    const m = this.node.manager;
+    if (m && this.phase === 'active') return m;
     if (this.phase === 'locked') throw unavailable(LOCKED);
-    if (this.worker) throw unavailable(WORKER_NOT_MANAGER);
+    if (this.node.worker) throw unavailable(WORKER_NOT_MANAGER);
     if (this.phase === 'pending') throw unavailable('This node is still starting its cluster membership; try again shortly.');
     if (this.phase === 'error') throw unavailable(this.error);
     throw unavailable(NOT_A_MANAGER);
@@ -494,59 +334,19 @@ export class ClusterService {
       if (this.phase !== 'inactive') throw unavailable(ALREADY_IN_A_CLUSTER);
       const listen = parseAddr(req.ListenAddr || `0.0.0.0:${DEFAULT_LISTEN_PORT}`, DEFAULT_LISTEN_PORT, 'listen address');
       const adv = await chooseAdvertise(listen, req.AdvertiseAddr, this.deps.defaultAdvertiseAddr?.(), this.managedSubnets);
-      const spec = withDefaults(req.Spec);
-      checkSpec(spec);
-      const net = checkInitNetworking(req);
-      const availability = checkAvailability(req.Availability || 'active');
-      const nodeId = newId();
-      const clusterId = newId();
-      const ca = await initialRoot(spec);
-      const keys = newKeyPair();
-      const certPem = await issueNodeCert(ca, keys.publicKeyPem, {
-        nodeId,
-        role: 'manager',
-        clusterId,
-        ips: certificateIps(adv.host, listen.host),
-        lifetimeMs: lifetimeOf(spec),
-      });
-      const advertiseAddr = formatHostPort(adv);
-      const state: LocalClusterState = {
-        nodeId,
-        clusterId,
-        role: 'manager',
-        listenAddr: formatHostPort(listen),
-        advertiseAddr,
-        dataPathAddr: req.DataPathAddr ?? '',
-        managers: [{ NodeID: nodeId, Addr: advertiseAddr }],
-        etcd: { initialCluster: `${nodeId}=${peerUrl(adv.host, etcdPorts(adv.port).peer)}`, initialState: 'new', clusterToken: clusterId },
-      };
-      const now = new Date().toISOString();
-      let rec: ClusterRecord = {
-        ID: clusterId,
-        CreatedAt: now,
-        UpdatedAt: now,
-        Spec: storedSpec(spec),
-        lastForcedRotation: (spec.CAConfig as { ForceRotate?: number }).ForceRotate ?? 0,
-        ...net,
-        JoinTokens: { Worker: newJoinToken(ca.certPem), Manager: newJoinToken(ca.certPem) },
-        ca,
-        dataKey: newDataKey(),
-      };
+      const plan = await planNewCluster(req, listen, adv);
+      const { state, certs } = plan;
       this.files.remove(); // what a failed attempt may have left
-      if ((spec.EncryptionConfig as { AutoLockManagers?: boolean }).AutoLockManagers === true) {
-        // Autolock from the start: the cluster keys and this node's key sealed with a new unlock key.
-        const key = newUnlockKey();
-        this.files.setUnlockKey(key);
-        rec = sealClusterKeys(rec, { ca, dataKey: rec.dataKey! }, kekOf(key));
-      }
-      this.files.writeCerts({ caPem: ca.certPem, certPem, keyPem: keys.keyPem });
+      if (plan.unlockKey) this.files.setUnlockKey(plan.unlockKey); // autolock from the start
+      this.files.writeCerts(certs);
       this.files.write(state);
       let m: Manager | null = null;
       await this.applyControlMtu(state); // before the first control connection (the MSS is set at SYN)
-      const certs = { caPem: ca.certPem, certPem, keyPem: keys.keyPem };
+      const { nodeId, clusterId, advertiseAddr } = state;
       try {
-        m = await Manager.start(this.managerEnv(ca.certPem), state, certs);
-        await m.bootstrap(rec, newNodeRecord(nodeId, 'manager', advertiseAddr, describeNode(this.deps, ca.certPem), availability));
+        m = await Manager.start(this.managerEnv(certs.caPem), state, certs);
+        const self = newNodeRecord(nodeId, 'manager', advertiseAddr, describeNode(this.deps, certs.caPem), plan.availability);
+        await m.bootstrap(plan.record, self);
         await m.serve();
       } catch (err) {
         await m?.stop().catch((e: Error) => this.log.warn('stopping the half-made cluster failed', { error: e.message }));
@@ -554,19 +354,15 @@ export class ClusterService {
         await this.controlMtu.remove();
         throw err;
       }
-      this.manager = m;
-      this.startRenewer(certs);
-      await this.startNodeEvents(m);
-      const mgr = m;
-      this.startAgent((req) => mgr.services.sync(nodeId, req.reports, req.known, undefined, { since: req.since, logAddr: advertiseAddr }));
+      await this.node.attachManager(m, certs);
       this.phase = 'active';
       this.error = '';
-      await this.startNetworks(m);
       // dockerd makes the ingress network at init (its routing mesh is not built here).
       // The node's networking has it when init answers, as dockerd's: a client may remove it next.
-      await this.networks
+      const networks = this.node.clusterNetworks();
+      await networks
         ?.create({ Name: 'ingress', Driver: 'overlay', Ingress: true })
-        .then(() => this.networks?.refresh())
+        .then(() => networks.refresh())
         .catch((err: Error) => this.log.warn('creating the ingress network failed', { error: err.message }));
       this.log.info('cluster initialised', { node: nodeId, cluster: clusterId, addr: advertiseAddr });
       return nodeId;
@@ -581,14 +377,10 @@ export class ClusterService {
    */
   private async forceNewCluster(spec: ClusterObject | undefined): Promise<string> {
     if (this.phase === 'locked') throw unavailable(LOCKED);
-    const state = this.manager?.state ?? this.files.read();
+    const state = this.node.manager?.state ?? this.files.read();
     if (!state || state.role !== 'manager') throw unavailable(ALREADY_IN_A_CLUSTER);
     this.phase = 'pending';
-    await this.stopAgent();
-    await this.networks?.stop(false);
-    this.networks = null;
-    await this.manager?.stop();
-    this.manager = null;
+    await this.node.stopRole({ leaving: false });
     const next: LocalClusterState = { ...state, managers: [{ NodeID: state.nodeId, Addr: state.advertiseAddr }] };
     this.files.write(next);
     try {
@@ -609,10 +401,7 @@ export class ClusterService {
         await m.stop();
         throw err;
       }
-      this.manager = m;
-      this.startRenewer(certs);
-      await this.startNetworks(m);
-      this.startAgent((r) => m.services.sync(state.nodeId, r.reports, r.known));
+      await this.node.attachManager(m, certs);
       this.phase = 'active';
       this.error = '';
     } catch (err) {
@@ -683,24 +472,9 @@ export class ClusterService {
       if (this.phase === 'inactive') throw unavailable(NOT_IN_A_CLUSTER);
       if (this.phase === 'locked' && !force) throw unavailable(LOCKED); // as dockerd
       this.lockedState = null;
-      if (this.manager) {
-        await this.manager.leaveCluster(force); // refuses without force, as dockerd
-        await this.stopNodeEvents();
-        await this.networks?.stop(true);
-        this.networks = null;
-        await this.manager.stop();
-      } else if (this.worker) {
-        await this.workerNetworks?.stop(true);
-        this.workerNetworks = null;
-        await this.worker.announceLeave();
-        this.worker.stop();
-        this.stopNodeEndpoint();
-      }
-      // As dockerd: a node that leaves removes the containers of its tasks.
-      await this.stopAgent();
-      await this.removeTaskContainers();
-      this.manager = null;
-      this.worker = null;
+      await this.node.manager?.leaveCluster(force); // refuses without force, as dockerd
+      await this.node.stopRole({ leaving: true });
+      await this.node.removeTasks();
       this.files.remove();
       await this.controlMtu.remove();
       this.phase = 'inactive';
@@ -712,18 +486,11 @@ export class ClusterService {
   // Daemon shutdown: `tasks` (before the containers stop) ends the agent for good, so no task
   // container starts meanwhile; then etcd, the endpoint, heartbeats. The node stays in its cluster.
   shutdown(step: 'tasks' | 'rest' = 'rest'): Promise<void> {
-    this.stopping = true;
+    const stopped = this.node.stopTasks(); // at once: no agent starts again, even queued behind a change
     return this.serial(async () => {
-      await this.stopAgent();
+      await stopped;
       if (step === 'tasks') return;
-      this.worker?.stop();
-      this.stopNodeEndpoint();
-      await this.workerNetworks?.stop(false);
-      this.workerNetworks = null;
-      await this.networks?.stop(false);
-      this.networks = null;
-      await this.stopNodeEvents();
-      await this.manager?.stop();
+      await this.node.stopRole({ leaving: false });
       await this.controlMtu.remove();
       this.files.dropRunKey(); // overlay devices: networking's shutdown removes them
     });
@@ -751,7 +518,7 @@ export class ClusterService {
       if (this.phase === 'inactive') return this.inactive.unlock();
       const state = this.lockedState;
       if (this.phase !== 'locked' || !state) {
-        if (this.worker) throw unavailable(WORKER_NOT_MANAGER);
+        if (this.node.worker) throw unavailable(WORKER_NOT_MANAGER);
         throw conflict('swarm is not locked');
       }
       const key = parseUnlockKey(keyText);

@@ -83,7 +83,7 @@ export async function snapshotterFor(
   if (!p) {
     if (driver === 'fuse-overlayfs') {
       throw invalidParameter(
-        `storage driver fuse-overlayfs: the fuse-overlayfs snapshotter is not available in this containerd (it is a proxy plugin, containerd-fuse-overlayfs-grpc, which is not configured)` +
+        `storage driver fuse-overlayfs: the fuse-overlayfs snapshotter is not available in this containerd (the daemon serves it to the containerd it runs itself; a containerd given with --supervisor needs a proxy plugin named fuse-overlayfs in its config)` +
           (onPath('fuse-overlayfs') ? '' : '; the fuse-overlayfs binary is not installed either'),
       );
     }

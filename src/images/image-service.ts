@@ -114,18 +114,20 @@ export class ImageService {
         }
         const key = String(e.event?.key ?? '');
         if (INIT_NAME.test(key) || key.startsWith('extract-') || key.startsWith('commit-view-')) return;
-        clearTimeout(this.sweepTimer);
-        this.sweepTimer = setTimeout(
-          () => void this.sweepInitLayers().catch((err) => this.d.log.warn(`init layer sweep: ${(err as Error).message}`)),
-          300,
-        );
+        this.scheduleSweep(300);
       },
       { onError: (err) => this.d.log.debug(`snapshot events: ${(err as Error).message}`) },
     );
     // Init layers left by containers removed while the daemon was down.
+    this.scheduleSweep(2000);
+  }
+
+  /** One sweep of unused init layers after `ms` (a sweep already scheduled is replaced). */
+  private scheduleSweep(ms: number): void {
+    clearTimeout(this.sweepTimer);
     this.sweepTimer = setTimeout(
       () => void this.sweepInitLayers().catch((err) => this.d.log.warn(`init layer sweep: ${(err as Error).message}`)),
-      2000,
+      ms,
     );
   }
 
@@ -412,7 +414,14 @@ export class ImageService {
     for (const b of remaining.flatMap((i) => [...i.manifest.layers.map((l) => l.digest), i.manifest.config.digest, i.manifestDigest]))
       blobs.delete(b);
     for (const v of victims) {
-      if (v.chainId && !remaining.some((i) => i.chainId === v.chainId)) await this.d.rootfs.removeInit(v.chainId).catch(() => false); // The init layer is a cache of the image's; one left behind is swept by the next prune.
+      // The init layer is a cache of the image's. One still holding a child (a snapshot that is going
+      // away: its removal raced this one) is swept again shortly: no later event may come to sweep it.
+      if (!v.chainId || remaining.some((i) => i.chainId === v.chainId)) continue;
+      const removed = await this.d.rootfs.removeInit(v.chainId).catch((err: Error) => {
+        this.d.log.debug(`init layer of ${v.chainId}: ${err.message}`);
+        return false;
+      });
+      if (!removed) this.scheduleSweep(1000);
     }
     for (const v of victims) {
       for (const r of v.records) {

@@ -16,7 +16,7 @@ import type { LogDriver, LogDriverOptions } from './types.ts';
 
 export type { LogAttachment, LogDriver, LogDriverOptions, LogInput, LogMessage, LogReadOptions, LogStream, LogStreams } from './types.ts';
 export { attachInput } from './input.ts';
-export type { LogPluginInfo, LogPluginTransport } from './plugin-driver.ts';
+export type { LogPluginInfo, LogPluginTransport } from './types.ts';
 export { isBuiltinLogDriver, LOG_DRIVERS, logAttrs, parseSize, validateLogOptions, type ContainerLogInfo } from './options.ts';
 export { formatTimeNano, nowNano, parseTimeNano } from '../util/time.ts';
 export { READ_NOT_SUPPORTED } from './none.ts';

@@ -10,7 +10,8 @@ import { TestLogPlugin } from '../../test/helpers/log-plugin.ts';
 import { EngineError } from '../errors.ts';
 import { PluginClient } from '../plugins/client.ts';
 import { runDriverSuite } from './driver-suite.ts';
-import { PluginLogDriver, type LogPluginInfo } from './plugin-driver.ts';
+import { PluginLogDriver } from './plugin-driver.ts';
+import type { LogPluginInfo } from './types.ts';
 import type { LogDriver, LogMessage, LogReadOptions, LogStreams } from './types.ts';
 
 let dir: string;

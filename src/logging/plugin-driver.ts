@@ -16,34 +16,11 @@ import { formatTimeNano, nowNano, ZERO_TIME } from '../util/time.ts';
 import { EntrySplitter, LineFramer, type RecordEncoder, type StreamId } from './framer.ts';
 import { encodeLogEntry, LogEntryDecoder, type LogEntry } from './log-entry.ts';
 import { READ_NOT_SUPPORTED } from './none.ts';
-import type { LogDriver, LogMessage, LogReadOptions, LogStreams } from './types.ts';
+import type { LogDriver, LogMessage, LogPluginInfo, LogPluginTransport, LogReadOptions, LogStreams } from './types.ts';
+
 import { FileLogDriver } from './file-driver.ts';
 import { localCodec } from './format-local.ts';
 import { cacheEnabled, cacheOptions, fileLogConfig } from './options.ts';
-
-/** The plugin as the driver needs it (the plugin registry's client fits this). */
-export interface LogPluginTransport {
-  readonly name: string;
-  readonly address: { scopePath?: (path: string) => string };
-  call<T>(method: string, body: unknown): Promise<T>;
-  stream(method: string, body: unknown, signal?: AbortSignal): Promise<NodeJS.ReadableStream>;
-}
-
-/** dockerd's logger.Info as plugins receive it in StartLogging and ReadLogs. */
-export interface LogPluginInfo {
-  Config: Record<string, string>;
-  ContainerID: string;
-  ContainerName: string;
-  ContainerEntrypoint: string;
-  ContainerArgs: string[];
-  ContainerImageID: string;
-  ContainerImageName: string;
-  ContainerCreated: string;
-  ContainerEnv: string[];
-  ContainerLabels: Record<string, string>;
-  LogPath: string;
-  DaemonName: string;
-}
 
 /** Where a managed plugin finds the FIFOs, inside its rootfs (dockerd: /run/docker/logging). */
 const MANAGED_FIFO_DIR = '/run/engine/logging';

@@ -1,8 +1,6 @@
 // The log-driver contract shared by every driver (json-file, local, none, plugins) and by the daemon, which
 // hands a container's stdout/stderr to attach() and serves GET /containers/{id}/logs from read().
 
-import type { LogPluginInfo, LogPluginTransport } from './plugin-driver.ts';
-
 export type LogStream = 'stdout' | 'stderr';
 
 export interface LogMessage {
@@ -102,4 +100,28 @@ export interface LogDriverOptions {
   attrs: Record<string, string>;
   /** For a driver that is a plugin: the plugin, the container facts it is sent, where FIFOs go. */
   plugin?: { transport: LogPluginTransport; info: LogPluginInfo; fifoDir: string };
+}
+
+/** The plugin as the driver needs it (the plugin registry's client fits this). */
+export interface LogPluginTransport {
+  readonly name: string;
+  readonly address: { scopePath?: (path: string) => string };
+  call<T>(method: string, body: unknown): Promise<T>;
+  stream(method: string, body: unknown, signal?: AbortSignal): Promise<NodeJS.ReadableStream>;
+}
+
+/** dockerd's logger.Info as plugins receive it in StartLogging and ReadLogs. */
+export interface LogPluginInfo {
+  Config: Record<string, string>;
+  ContainerID: string;
+  ContainerName: string;
+  ContainerEntrypoint: string;
+  ContainerArgs: string[];
+  ContainerImageID: string;
+  ContainerImageName: string;
+  ContainerCreated: string;
+  ContainerEnv: string[];
+  ContainerLabels: Record<string, string>;
+  LogPath: string;
+  DaemonName: string;
 }

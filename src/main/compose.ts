@@ -20,7 +20,14 @@ import { clusterService, clusterTasksService, networkingService } from './servic
 import * as containers from './services/containers.ts';
 import { cgroupDriverService, dbService, drainService, engineIdService, eventsService } from './services/foundation.ts';
 import { builderService, imageServiceService } from './services/images.ts';
-import { distributionService, imagesService, imagesWarmService, snapshotterService, supervisorService } from './services/supervision.ts';
+import {
+  distributionService,
+  imagesService,
+  imagesWarmService,
+  snapshotServerService,
+  snapshotterService,
+  supervisorService,
+} from './services/supervision.ts';
 import type { DaemonOptions, DaemonService, Services } from './services/types.ts';
 import * as storage from './services/volumes-and-plugins.ts';
 
@@ -35,6 +42,7 @@ export const DAEMON_SERVICES: readonly DaemonService[] = [
   eventsService,
   engineIdService,
   // containerd boots while networking comes back: neither needs the other.
+  snapshotServerService,
   supervisorService,
   clusterService,
   networkingService,

@@ -11,9 +11,11 @@ import { prepareRoots, remappedDataRoot, remappedExecRoot } from './dirs.ts';
 import { resolveRemap } from '../oci/userns-setup.ts';
 import type { IdentityMap } from '../oci/userns.ts';
 import { acquirePidfile } from './pidfile.ts';
+import { serviceNotifier } from './sd-notify.ts';
 import { startLoopWatch } from '../util/loop-watch.ts';
 import { startupMark, startupPhases } from '../util/startup-trace.ts';
 import { startManagedContainerd, type ManagedStart } from '../supervisor/containerd-process.ts';
+import type { RunningSnapshotter } from '../supervisor/snapshotter/start.ts';
 // The daemon's services are imported once containerd is starting (see main()).
 import type { RunningDaemon } from './compose.ts';
 
@@ -47,6 +49,8 @@ async function main(): Promise<void> {
   const log = new Logger({ level: cfg['log-level'], format: cfg['log-format'], raw: cfg['raw-logs'] });
   log.info('Starting up', { version: ENGINE_VERSION, commit: ENGINE_COMMIT, node: process.versions.node });
   for (const w of loaded.warnings) log.warn(w);
+  // Taken (and removed from the environment) before containerd and helpers are spawned.
+  const notifier = serviceNotifier(process.env, log);
 
   // Rootless mode runs inside rootlesskit (bin/engined-rootless); as root outside it, never.
   const inRootlesskit = !!process.env.ROOTLESSKIT_STATE_DIR;
@@ -65,6 +69,7 @@ async function main(): Promise<void> {
   let releasePid: (() => Promise<void>) | undefined;
   let daemon: RunningDaemon | undefined;
   let containerd: ManagedStart | undefined;
+  let snapshotServer: RunningSnapshotter | undefined;
   try {
     // The pidfile first: a second daemon must be refused before it touches the first one's tmp dir.
     releasePid = (await acquirePidfile(cfg.pidfile, { log })).release;
@@ -79,9 +84,32 @@ async function main(): Promise<void> {
     const roots = await prepareRoots(dataRoot, cfg['exec-root'], { cleanTmp: true, log });
     if (userns) await remappedExecRoot(roots.execRoot, userns.rootUid, userns.rootGid);
     startupMark('roots');
+    // Rootless without a configured driver: overlay2 where the kernel mounts one in this user
+    // namespace, else fuse-overlayfs.
+    if (cfg.rootless && !loaded.flagKeys.has('storage-driver') && !loaded.fileKeys.has('storage-driver') && !process.env.ENGINE_DRIVER) {
+      const { kernelOverlayMounts, rootlessDriver } = await import('../supervisor/snapshotter/rootless.ts');
+      const { fuseOverlayfsMissing } = await import('../supervisor/snapshotter/host-check.ts');
+      const choice = rootlessDriver(await kernelOverlayMounts(roots.tmpDir), fuseOverlayfsMissing());
+      if (choice.note) log.warn(choice.note);
+      cfg['storage-driver'] = choice.driver;
+    }
+    // The fuse-overlayfs driver's snapshotter is ours to serve (containerd 1.6 has none): it listens
+    // before containerd starts, which reaches it as a proxy plugin.
+    if (cfg['storage-driver'] === 'fuse-overlayfs' && !cfg.supervisor) {
+      const { fuseOverlayfsMissing, startFuseSnapshotter } = await import('../supervisor/snapshotter/start.ts');
+      const missing = fuseOverlayfsMissing();
+      if (missing) throw new Error(missing);
+      snapshotServer = await startFuseSnapshotter({ dataRoot: roots.dataRoot, execRoot: roots.execRoot, log });
+    }
     // containerd boots in its own process (~250 ms) while this one loads the daemon's modules.
     if (!cfg.supervisor)
-      containerd = startManagedContainerd({ dataRoot: roots.dataRoot, execRoot: roots.execRoot, cri: cfg['cri-supervisor'], log });
+      containerd = startManagedContainerd({
+        dataRoot: roots.dataRoot,
+        execRoot: roots.execRoot,
+        cri: cfg['cri-supervisor'],
+        log,
+        ...(snapshotServer ? { proxySnapshotter: { name: snapshotServer.name, address: snapshotServer.address } } : {}),
+      });
     startupMark('containerd-spawned');
     const { startDaemon } = await import('./compose.ts');
     startupMark('compose-loaded');
@@ -91,6 +119,7 @@ async function main(): Promise<void> {
       roots,
       startedAt: new Date(startedAt),
       ...(containerd ? { containerd } : {}),
+      ...(snapshotServer ? { snapshotServer } : {}),
       ...(userns ? { userns } : {}),
     });
   } catch (err) {
@@ -98,25 +127,32 @@ async function main(): Promise<void> {
     if (log.enabled('debug')) log.debug('start-up failure', { stack: (err as Error).stack });
     if (!daemon) await containerd?.managed.stop().catch(() => undefined); // startDaemon stops (or, with live-restore, releases) the containerd it took over; this covers a failure before that.
     await daemon?.shutdown().catch(() => undefined); // Start-up failed (logged above as fatal): shutting down what started is best effort before exit(1).
+    if (!daemon) await snapshotServer?.close().catch(() => undefined); // As containerd above: exiting anyway, the socket is replaced at the next start.
     await releasePid?.().catch(() => undefined); // Exiting anyway: a pid file left behind is taken over by the next start (it checks the pid).
     process.exit(1);
   }
   const running = daemon;
   log.info('Daemon has completed initialization', { startupMs: Date.now() - startedAt });
+  notifier?.send(`READY=1\nMAINPID=${process.pid}`);
   if (log.enabled('debug')) log.debug('start-up phases (ms since process start/CPU ms)', startupPhases());
   // Debug only (ENGINE_DEBUG_LOOP_STALL_MS): long synchronous stretches, with the requests behind them.
   if (startLoopWatch(process.env, (s) => log.warn('event loop stalled', { ms: s.ms, cpuMs: s.cpuMs, requests: s.requests.join(' | ') })))
     log.warn('ENGINE_DEBUG_LOOP_STALL_MS is set: event loop stalls are logged (a debugging aid)');
 
   reload = () => {
-    const r = reloadConfig(loaded, process.env);
-    if (!r.ok) {
-      log.error(`Error reloading configuration: ${r.error}`);
-      return;
+    notifier?.send('RELOADING=1');
+    try {
+      const r = reloadConfig(loaded, process.env);
+      if (!r.ok) {
+        log.error(`Error reloading configuration: ${r.error}`);
+        return;
+      }
+      loaded = r.loaded;
+      running.reloaded(r.changed);
+      log.info('Reloaded configuration', { changed: r.changed.join(',') || 'nothing' });
+    } finally {
+      notifier?.send('READY=1');
     }
-    loaded = r.loaded;
-    running.reloaded(r.changed);
-    log.info('Reloaded configuration', { changed: r.changed.join(',') || 'nothing' });
   };
   if (reloadPending) reload();
 
@@ -125,6 +161,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info('Processing signal', { signal });
+    notifier?.send('STOPPING=1');
     try {
       await running.shutdown();
     } catch (err) {

@@ -1,10 +1,14 @@
 /* Unix datagram sockets for the log drivers (src/logging/remote/unixgram.ts): Node has no
  * AF_UNIX SOCK_DGRAM, which journald's native socket and the local syslog socket (/dev/log) take.
- * Non-blocking sockets only: open(path, bind) returns the fd or -errno, send(fd, buf) and
- * recv(fd, buf) the byte count or -errno (-EAGAIN when the call would block), close(fd).
+ * Also systemd's notify socket (src/main/sd-notify.ts). Non-blocking sockets only: open(path, bind)
+ * returns the fd or -errno, send(fd, buf) and recv(fd, buf) the byte count or -errno (-EAGAIN when
+ * the call would block), close(fd). A path starting with '@' names a socket in Linux's abstract
+ * namespace (the '@' stands for the leading NUL; the name is exactly the rest), as systemd's
+ * NOTIFY_SOCKET and Go's net package spell it.
  * Built by scripts/build-native.mjs into build/native/unixgram.node; optional at run time. */
 #include <errno.h>
 #include <node_api.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -32,7 +36,12 @@ static napi_value do_open(napi_env env, napi_callback_info info) {
   memset(&sa, 0, sizeof sa);
   sa.sun_family = AF_UNIX;
   memcpy(sa.sun_path, path, len);
-  int rc = bind_it ? bind(fd, (struct sockaddr *)&sa, sizeof sa) : connect(fd, (struct sockaddr *)&sa, sizeof sa);
+  socklen_t salen = sizeof sa;
+  if (len > 0 && path[0] == '@') {
+    sa.sun_path[0] = '\0'; /* abstract: the name's length is the address length, no NUL padding */
+    salen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len);
+  }
+  int rc = bind_it ? bind(fd, (struct sockaddr *)&sa, salen) : connect(fd, (struct sockaddr *)&sa, salen);
   if (rc < 0) {
     int err = errno;
     close(fd);

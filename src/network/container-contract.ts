@@ -4,14 +4,15 @@
 // (a run's sandbox, /etc/hosts entries, link variables).
 import type { ContainerConfig, HostConfig, NetworkingConfig } from '../types/container-api.ts';
 import type { DnsSettings } from './sandbox/etc-files.ts';
+import type { EndpointView, NetworkSettingsView } from '../types/networks.ts';
 
 /** The fields of a container record networking reads (daemon/containers/record.ts satisfies it). */
 /** A container's networking as clients see it (views.ts builds it). */
 export interface NetworkView {
   /** NetworkSettings for inspect. */
-  settings: Record<string, unknown>;
+  settings: NetworkSettingsView;
   /** The list entry's NetworkSettings.Networks and Ports. */
-  summaryNetworks: Record<string, unknown>;
+  summaryNetworks: Record<string, EndpointView>;
   ports: Array<{ IP?: string; PrivatePort: number; PublicPort?: number; Type: string }>;
 }
 

@@ -26,7 +26,8 @@ import type { OverlayControl } from './overlay/contract.ts';
 import type { SandboxService } from './sandbox/sandboxes.ts';
 import type { NetworkState } from './state.ts';
 import { checkFreeSubnet, newIPv6Facts, pools6, takenSubnets } from './ipam/subnets.ts';
-import { networkInspect } from './views.ts';
+import { networkInspect, type NetworkInspectView } from './views.ts';
+import type { NetworkContainer } from '../types/api/index.ts';
 
 export interface NetworksApiDeps {
   config: () => DaemonConfig;
@@ -69,10 +70,10 @@ export class NetworksApi {
       .map((n) => networkInspect(n, {}));
   }
 
-  inspect(ref: string, opts: { scope?: string } = {}): unknown {
+  inspect(ref: string, opts: { scope?: string } = {}): NetworkInspectView {
     const n = this.d.state.findNetwork(ref);
     if (opts.scope && opts.scope !== n.Scope) throw notFound(`network ${ref} not found`);
-    const containers: Record<string, unknown> = {};
+    const containers: Record<string, NetworkContainer> = {};
     for (const { c, ep } of this.d.state.endpointsOn(n.Id)) {
       const rec = this.findContainer(c.id);
       containers[c.id] = {

@@ -90,7 +90,7 @@ describe('views', () => {
   test('a running container: endpoints, ports by key (both families), legacy fields from the default bridge', () => {
     const rec = container(true);
     const view = buildContainerView(rec, netOf(rec, true), byId, '');
-    const s = view.settings as Record<string, unknown>;
+    const s = view.settings;
     assert.equal(s.SandboxKey, '/run/engine/netns/c0ffee');
     assert.equal(s.IPAddress, '172.17.0.2');
     assert.equal(s.EndpointID, 'ep-eth0');
@@ -101,7 +101,7 @@ describe('views', () => {
       ],
       '53/udp': null,
     });
-    const nets = s.Networks as Record<string, Record<string, unknown>>;
+    const nets = s.Networks;
     assert.deepEqual(Object.keys(nets), ['bridge', 'front']);
     assert.equal(nets.bridge?.DNSNames, null, 'no DNS names on the default bridge');
     assert.deepEqual(nets.front?.DNSNames, ['web', 'www', 'c0ffee000000', 'web-host']);
@@ -116,12 +116,12 @@ describe('views', () => {
   test('a stopped container: configured networks without addresses, no ports, no sandbox', () => {
     const rec = container(false);
     const view = buildContainerView(rec, netOf(rec, false), byId, 'engine0');
-    const s = view.settings as Record<string, unknown>;
+    const s = view.settings;
     assert.equal(s.SandboxKey, '');
     assert.equal(s.Bridge, 'engine0');
     assert.deepEqual(s.Ports, {});
     assert.deepEqual(view.ports, []);
-    const nets = s.Networks as Record<string, Record<string, unknown>>;
+    const nets = s.Networks;
     assert.equal(nets.front?.IPAddress, '');
     assert.equal(nets.front?.NetworkID, user.Id);
   });

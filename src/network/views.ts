@@ -3,9 +3,18 @@
 import type { NetContainer, NetworkView } from './container-contract.ts';
 import { parsePortKey, portKey, requestedPorts } from './ports/ports.ts';
 import type { Attachment, ContainerNet, NetworkRecord } from './records.ts';
+import type { Network, NetworkContainer } from '../types/api/index.ts';
+import type { EndpointView, NetworkSettingsView, PortBindingView } from '../types/networks.ts';
 
 /** A container's networking as inspect and list show it. */
-export function networkInspect(n: NetworkRecord, containers: Record<string, unknown>): Record<string, unknown> {
+/** The network document; its option and label maps are null where dockerd's are (the API description omits nulls). */
+export type NetworkInspectView = Omit<Network, 'Options' | 'Labels' | 'IPAM'> & {
+  IPAM: Omit<NonNullable<Network['IPAM']>, 'Options'> & { Options: Record<string, string> | null };
+  Options: Record<string, string> | null;
+  Labels: Record<string, string> | null;
+};
+
+export function networkInspect(n: NetworkRecord, containers: Record<string, NetworkContainer>): NetworkInspectView {
   return {
     Name: n.Name,
     Id: n.Id,
@@ -32,7 +41,7 @@ export function dnsNamesFor(rec: NetContainer, aliases: string[]): string[] {
   return names.filter((v, i) => names.indexOf(v) === i);
 }
 
-function endpointSettings(rec: NetContainer, a: Attachment, net: NetworkRecord | undefined, c: ContainerNet): Record<string, unknown> {
+function endpointSettings(rec: NetContainer, a: Attachment, net: NetworkRecord | undefined, c: ContainerNet): EndpointView {
   const ep = c.sandbox?.endpoints.find((e) => e.networkId === a.networkId);
   const userDefined = net ? !net.x.predefined : false;
   return {
@@ -60,10 +69,10 @@ export function buildContainerView(
   net: (id: string) => NetworkRecord | undefined,
   bridgeFlag: string,
 ): NetworkView {
-  const networks: Record<string, unknown> = {};
+  const networks: Record<string, EndpointView> = {};
   for (const a of c.attachments) networks[net(a.networkId)?.Name ?? a.name] = endpointSettings(rec, a, net(a.networkId), c);
   const running = rec.State.Running && c.sandbox !== undefined;
-  const ports: Record<string, Array<{ HostIp: string; HostPort: string }> | null> = {};
+  const ports: Record<string, PortBindingView[] | null> = {};
   const summaryPorts: NetworkView['ports'] = [];
   if (running) {
     let exposed: Array<{ proto: 'tcp' | 'udp' | 'sctp'; port: number }> = [];
@@ -89,8 +98,8 @@ export function buildContainerView(
   }
   // The deprecated top-level fields mirror the default bridge's endpoint only.
   const bridgeAttachment = c.attachments.find((a) => net(a.networkId)?.x.defaultBridge);
-  const legacy = bridgeAttachment ? (networks[net(bridgeAttachment.networkId)!.Name] as Record<string, unknown>) : undefined;
-  const settings = {
+  const legacy = bridgeAttachment ? networks[net(bridgeAttachment.networkId)!.Name] : undefined;
+  const settings: NetworkSettingsView = {
     Bridge: bridgeFlag,
     SandboxID: running ? c.sandbox!.sandboxId : '',
     SandboxKey: running ? c.sandbox!.key : '',
@@ -100,14 +109,14 @@ export function buildContainerView(
     LinkLocalIPv6PrefixLen: 0,
     SecondaryIPAddresses: null,
     SecondaryIPv6Addresses: null,
-    EndpointID: (legacy?.EndpointID as string) ?? '',
-    Gateway: (legacy?.Gateway as string) ?? '',
-    GlobalIPv6Address: (legacy?.GlobalIPv6Address as string) ?? '',
-    GlobalIPv6PrefixLen: (legacy?.GlobalIPv6PrefixLen as number) ?? 0,
-    IPAddress: (legacy?.IPAddress as string) ?? '',
-    IPPrefixLen: (legacy?.IPPrefixLen as number) ?? 0,
-    IPv6Gateway: (legacy?.IPv6Gateway as string) ?? '',
-    MacAddress: (legacy?.MacAddress as string) ?? '',
+    EndpointID: legacy?.EndpointID ?? '',
+    Gateway: legacy?.Gateway ?? '',
+    GlobalIPv6Address: legacy?.GlobalIPv6Address ?? '',
+    GlobalIPv6PrefixLen: legacy?.GlobalIPv6PrefixLen ?? 0,
+    IPAddress: legacy?.IPAddress ?? '',
+    IPPrefixLen: legacy?.IPPrefixLen ?? 0,
+    IPv6Gateway: legacy?.IPv6Gateway ?? '',
+    MacAddress: legacy?.MacAddress ?? '',
     Networks: networks,
   };
   summaryPorts.sort((a, b) => a.PrivatePort - b.PrivatePort || (a.PublicPort ?? 0) - (b.PublicPort ?? 0));

@@ -4,6 +4,7 @@
 
 import { randomBytes } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
+import type { CallOptions, SupervisorCalls } from './calls.ts';
 import { loadProtos, type AnyMessage, type Protos, type RuncOptions, type ServiceName } from './protos.ts';
 import { fromGrpc, grpcCode, GrpcStatus } from './errors.ts';
 import { writeContent, type ContentWriteOptions, type ContentWriteResult } from './content-write.ts';
@@ -30,15 +31,7 @@ import type {
   TaskProcess,
 } from './types.ts';
 
-export interface CallOptions {
-  /** Overrides the client's namespace; null sends no namespace header. */
-  namespace?: string | null;
-  lease?: string;
-  deadlineMs?: number;
-  /** Queue the call while the channel is (re)connecting instead of failing fast with UNAVAILABLE. */
-  waitForReady?: boolean;
-  signal?: AbortSignal;
-}
+export type { CallOptions } from './calls.ts';
 
 export interface ClientOptions {
   namespace: string;
@@ -78,7 +71,7 @@ interface Core {
   closed: boolean;
 }
 
-export class SupervisorClient {
+export class SupervisorClient implements SupervisorCalls {
   readonly namespace: string;
   readonly snapshotter: string;
   private readonly core: Core;
@@ -111,6 +104,11 @@ export class SupervisorClient {
   /** Same channel, another default namespace (e.g. the plugins namespace). */
   withNamespace(namespace: string): SupervisorClient {
     return new SupervisorClient(this.core, { namespace, snapshotter: this.snapshotter });
+  }
+
+  /** Same channel, another default snapshotter (the storage driver's, known only after containerd is up). */
+  withSnapshotter(snapshotter: string): SupervisorClient {
+    return snapshotter === this.snapshotter ? this : new SupervisorClient(this.core, { namespace: this.namespace, snapshotter });
   }
 
   /** Whether close() was called (on this client or any view sharing its channel). */

@@ -21,6 +21,21 @@ test('config: our roots, socket under exec-root, CRI off, opt plugin kept out of
   assert.match(containerdConfig({ dataRoot: '/a "b"', execRoot: '/e', cri: true, level: 'info' }), /^root = "\/a \\"b\\"\/containerd"$/m);
 });
 
+test('config: a proxy snapshotter becomes a proxy plugin of type snapshot; none without one', () => {
+  const text = containerdConfig({
+    dataRoot: '/d',
+    execRoot: '/e',
+    cri: false,
+    level: 'info',
+    proxySnapshotter: { name: 'fuse-overlayfs', address: '/e/fuse-overlayfs/snapshotter.sock' },
+  });
+  assert.match(
+    text,
+    /^\[proxy_plugins\."fuse-overlayfs"\]\n {2}type = "snapshot"\n {2}address = "\/e\/fuse-overlayfs\/snapshotter.sock"$/m,
+  );
+  assert.doesNotMatch(containerdConfig({ dataRoot: '/d', execRoot: '/e', cri: false, level: 'info' }), /proxy_plugins/);
+});
+
 test('containerd log lines: logfmt parsing and level mapping', () => {
   const line =
     'time="2026-11-22T03:28:50.178758903Z" level=info msg="loading plugin \\"io.containerd.x\\"..." id=x type=io.containerd.snapshotter.v1';

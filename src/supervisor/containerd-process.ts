@@ -26,6 +26,13 @@ export interface ManagedContainerdOptions {
   binary?: string;
   /** How long to wait for the first Version answer. */
   startTimeoutMs?: number;
+  /** A snapshotter served over gRPC (the fuse-overlayfs driver's): containerd's proxy plugin. */
+  proxySnapshotter?: ProxySnapshotter;
+}
+
+export interface ProxySnapshotter {
+  name: string;
+  address: string;
 }
 
 export const RESTART_BACKOFF_MIN_MS = 100;
@@ -53,9 +60,19 @@ export function findOnPath(name: string, envPath = process.env.PATH ?? ''): stri
 
 const toml = (s: string) => JSON.stringify(s); // a JSON string is a valid TOML basic string
 
-export function containerdConfig(o: { dataRoot: string; execRoot: string; cri: boolean; level: string }): string {
+export function containerdConfig(o: {
+  dataRoot: string;
+  execRoot: string;
+  cri: boolean;
+  level: string;
+  proxySnapshotter?: ProxySnapshotter | undefined;
+}): string {
   const root = path.join(o.dataRoot, 'containerd');
   const state = path.join(o.execRoot, 'containerd');
+  // containerd dials a proxy plugin on its first call to it, not at start-up.
+  const proxy = o.proxySnapshotter
+    ? [`[proxy_plugins.${toml(o.proxySnapshotter.name)}]`, '  type = "snapshot"', `  address = ${toml(o.proxySnapshotter.address)}`, '']
+    : [];
   return [
     'version = 2',
     `root = ${toml(root)}`,
@@ -72,6 +89,7 @@ export function containerdConfig(o: { dataRoot: string; execRoot: string; cri: b
     '[plugins."io.containerd.internal.v1.opt"]',
     `  path = ${toml(path.join(root, 'opt'))}`,
     '',
+    ...proxy,
   ].join('\n');
 }
 
@@ -213,6 +231,7 @@ export class ManagedContainerd extends EventEmitter {
       execRoot: this.opts.execRoot,
       cri: !!this.opts.cri,
       level: level === 'warn' ? 'warning' : level,
+      proxySnapshotter: this.opts.proxySnapshotter,
     });
   }
 

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import type * as grpc from '@grpc/grpc-js';
 import { internal } from '../errors.ts';
 import { fromGrpc, grpcCode, GrpcStatus } from './errors.ts';
-import type { CallOptions, SupervisorClient } from './client.ts';
+import type { CallOptions, SupervisorCalls } from './calls.ts';
 
 export const CONTENT_CHUNK = 1 << 20;
 const WINDOW = 4;
@@ -112,7 +112,7 @@ async function* rechunk(source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>
 }
 
 export async function writeContent(
-  client: SupervisorClient,
+  client: SupervisorCalls,
   ref: string,
   data: Buffer | AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
   o: ContentWriteOptions = {},

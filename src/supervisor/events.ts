@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import type * as grpc from '@grpc/grpc-js';
 import { timestampToDate, type AnyMessage, type Timestamp } from './protos.ts';
-import type { SupervisorClient } from './client.ts';
+import type { SupervisorCalls } from './calls.ts';
 import type { SupervisorEvent } from './types.ts';
 
 export const PROBE_TOPIC_PREFIX = '/engine/subscription-probe/';
@@ -48,7 +48,7 @@ export class EventSubscription {
   generation = 0;
 
   constructor(
-    private readonly client: SupervisorClient,
+    private readonly client: SupervisorCalls,
     private readonly filters: string[],
     private readonly onEvent: (e: SupervisorEvent) => void,
     private readonly opts: SubscribeOptions = {},

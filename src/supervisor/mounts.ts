@@ -1,17 +1,42 @@
 // Mounting on the host: a snapshot's mounts (as containerd returns them) on a directory, a
 // read-only view of a writable snapshot, and whether a path is a mount point. Shared by the
 // containers (init layer, user lookup), images (export, commit), volumes (copy-up) and archive
-// (docker cp, docker diff) code; the mount commands run through the helper shells.
+// (docker cp, docker diff) code; the mount commands run through the helper shells. FUSE types
+// (`fuse3.<program>`, as the fuse-overlayfs snapshotter returns) are mounted by their program, as
+// containerd's mount helper does; they are detached like any other mount.
 import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { runCommand } from '../util/helper-shell.ts';
 import type { Mount } from './types.ts';
 
+/** `fuse3.fuse-overlayfs` → `fuse-overlayfs`; null for a kernel filesystem type. */
+export function fuseProgram(type: string): string | null {
+  const m = /^fuse3?\.(.+)$/.exec(type);
+  return m ? m[1]! : null;
+}
+
+/** Whether a mount is an overlay, in the kernel or in FUSE (same options: lowerdir, upperdir, workdir). */
+export function isOverlayMount(m: Mount): boolean {
+  return m.type === 'overlay' || fuseProgram(m.type) === 'fuse-overlayfs';
+}
+
 export async function mountAll(mounts: Mount[], target: string): Promise<void> {
   for (const m of mounts) {
     const opts = m.options.filter((o) => o !== 'rbind' && o !== 'bind');
+    const fuse = fuseProgram(m.type);
     if (m.type === 'bind') await runCommand('mount', ['--rbind', ...(opts.includes('ro') ? ['-o', 'ro'] : []), m.source, target]);
+    // fuse-overlayfs forks its server and returns once the mount is in place.
+    else if (fuse === 'fuse-overlayfs') await runCommand('fuse-overlayfs', ['-o', m.options.join(','), target]);
+    else if (fuse)
+      await runCommand(m.type.startsWith('fuse3.') ? 'mount.fuse3' : 'mount.fuse', [
+        m.source,
+        target,
+        '-o',
+        m.options.join(','),
+        '-t',
+        fuse,
+      ]);
     else await runCommand('mount', ['-t', m.type, m.source, '-o', m.options.join(','), target]);
   }
 }
@@ -64,7 +89,7 @@ export function mountsUnder(dir: string): string[] {
  */
 export function readOnlyMounts(mounts: Mount[]): Mount[] {
   return mounts.map((m) => {
-    if (m.type === 'overlay') {
+    if (isOverlayMount(m)) {
       const opt = (k: string) => m.options.find((o) => o.startsWith(`${k}=`))?.slice(k.length + 1);
       const upper = opt('upperdir');
       const lower = opt('lowerdir');

@@ -38,3 +38,50 @@ export interface NetworkDisconnectBody {
   Container?: string;
   Force?: boolean;
 }
+
+/** EndpointSettings as inspect and list show it: every field present, unset request fields null. */
+export interface EndpointView {
+  IPAMConfig: EndpointSettings['IPAMConfig'] | null;
+  Links: string[] | null;
+  Aliases: string[] | null;
+  MacAddress: string;
+  DriverOpts: Record<string, string> | null;
+  GwPriority: number;
+  NetworkID: string;
+  EndpointID: string;
+  Gateway: string;
+  IPAddress: string;
+  IPPrefixLen: number;
+  IPv6Gateway: string;
+  GlobalIPv6Address: string;
+  GlobalIPv6PrefixLen: number;
+  DNSNames: string[] | null;
+}
+
+/** A published port as inspect's NetworkSettings.Ports shows it. */
+export interface PortBindingView {
+  HostIp: string;
+  HostPort: string;
+}
+
+/** A container's NetworkSettings in inspect, dockerd's deprecated top-level fields included. */
+export interface NetworkSettingsView {
+  Bridge: string;
+  SandboxID: string;
+  SandboxKey: string;
+  Ports: Record<string, PortBindingView[] | null>;
+  HairpinMode: boolean;
+  LinkLocalIPv6Address: string;
+  LinkLocalIPv6PrefixLen: number;
+  SecondaryIPAddresses: null;
+  SecondaryIPv6Addresses: null;
+  EndpointID: string;
+  Gateway: string;
+  GlobalIPv6Address: string;
+  GlobalIPv6PrefixLen: number;
+  IPAddress: string;
+  IPPrefixLen: number;
+  IPv6Gateway: string;
+  MacAddress: string;
+  Networks: Record<string, EndpointView>;
+}

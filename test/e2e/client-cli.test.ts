@@ -1,4 +1,5 @@
-// The `engine` command-line client (bin/engine, the bundle) end to end against a real daemon:
+// The `engine` command-line client end to end against a real daemon, as users get it: the executable
+// compiled with Bun (dist/bin/engine, scripts/build-cli.mjs; the ssh:// remote runs it through bin/engine):
 // run/ps/logs/exec/inspect/images/rm and docker's exit statuses, run -it under a pseudo-terminal
 // (script(1)), pull progress as plain lines and as terminal bars from a local registry, cp, network
 // and volume commands, --format templates, TLS flags, and ssh:// through a local sshd on loopback
@@ -16,7 +17,7 @@ import { freePort } from '../helpers/ports.ts';
 import { startRegistry, type TestRegistry } from '../helpers/registry.ts';
 import { makeCerts, tlsDaemonArgs, type TestCerts } from '../helpers/tls-certs.ts';
 
-const ENGINE = join(REPO_ROOT, 'bin/engine');
+const ENGINE = join(REPO_ROOT, 'dist/bin/engine');
 const SSHD = '/usr/sbin/sshd';
 
 describe('engine CLI against the daemon', () => {
@@ -52,6 +53,7 @@ describe('engine CLI against the daemon', () => {
   }
 
   before(async () => {
+    assert.ok(existsSync(ENGINE), `${ENGINE} is missing: the build makes it (bin/node scripts/bundle.mjs)`);
     work = await mkdtemp(join(tmpdir(), 'engine-cli-test-'));
     certs = await makeCerts(join(work, 'certs'));
     tlsPort = await freePort();
@@ -419,6 +421,21 @@ describe('engine CLI against the daemon', () => {
     assert.equal((await engine(['context', 'rm', 'remote-tls'], { env: noHost })).code, 1, 'in use: needs -f');
     assert.equal((await engine(['context', 'rm', '-f', 'remote-tls'], { env: noHost })).stdout, 'remote-tls\n');
     assert.equal((await engine(['context', 'show'], { env: noHost })).stdout, 'default\n');
+  });
+
+  test('help and completion from the compiled executable: engine system --help, unknown commands, the bash script', async () => {
+    const h = await engine(['system', '--help']);
+    assert.equal(h.code, 0, h.stderr);
+    assert.match(h.stdout, /^Usage: {2}engine system COMMAND\n\n.*\n\nCommands:\n {2}df +\S/);
+    const u = await engine(['frob']);
+    assert.deepEqual(
+      [u.code, u.stdout, u.stderr],
+      [1, '', "engine: unknown command: engine frob\n\nRun 'engine --help' for more information\n"],
+    );
+    const script = join(work, 'engine.bash');
+    await writeFile(script, (await engine(['completion', 'bash'])).stdout);
+    const c = await run('bash', ['-c', `source ${script}; COMP_WORDS=(engine volume p); COMP_CWORD=2; _engine; echo "\${COMPREPLY[@]}"`]);
+    assert.equal(c.stdout, 'prune\n', c.stderr);
   });
 
   test('ssh://: through a local sshd (public key, loopback), the remote runs engine system dial-stdio', async (t) => {

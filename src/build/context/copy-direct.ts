@@ -10,7 +10,7 @@
 import { chmodSync, constants, copyFileSync, lchownSync, linkSync, lstatSync, lutimesSync, mkdirSync, readdirSync, readlinkSync, symlinkSync, type Stats } from 'node:fs';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { InodeMap } from '../../util/inode-map.ts';
-import type { CopyOptions, CopyStats } from './copy.ts';
+import type { CopyOptions, CopyStats } from './copy-options.ts';
 
 /** How long a tree copy runs synchronously before other requests get a turn. */
 const SLICE_MS = 20;

@@ -2,7 +2,8 @@
 // inspect: the container commands that do not start processes (run.ts has those).
 import type { ContainerSummary, Port } from '../../types/api/index.ts';
 import { EngineError } from '../../client/errors.ts';
-import { filtersOf, flagsOf, type FlagSpec } from '../args.ts';
+import { filtersOf, flagsOf } from '../args.ts';
+import type { CommandSpec, FlagHelp } from '../command-spec.ts';
 import { eachName, ExitError, type Cli } from '../cli.ts';
 import { ago, ellipsis, humanSize, printFormatted, shortId } from '../output.ts';
 import { compile } from '../template.ts';
@@ -62,15 +63,15 @@ const PS_TITLES = {
   Networks: 'NETWORKS',
   Size: 'SIZE',
 };
-const PS_FLAGS: FlagSpec[] = [
-  { name: 'all', short: 'a', kind: 'bool' },
-  { name: 'quiet', short: 'q', kind: 'bool' },
-  { name: 'no-trunc', kind: 'bool' },
-  { name: 'size', short: 's', kind: 'bool' },
-  { name: 'latest', short: 'l', kind: 'bool' },
-  { name: 'last', short: 'n', kind: 'int' },
-  { name: 'filter', short: 'f', kind: 'list' },
-  { name: 'format', kind: 'string' },
+const PS_FLAGS: FlagHelp[] = [
+  { name: 'all', short: 'a', kind: 'bool', description: 'Show all containers (default shows just running)' },
+  { name: 'quiet', short: 'q', kind: 'bool', description: 'Only display container IDs' },
+  { name: 'no-trunc', kind: 'bool', description: "Don't truncate output" },
+  { name: 'size', short: 's', kind: 'bool', description: 'Display total file sizes' },
+  { name: 'latest', short: 'l', kind: 'bool', description: 'Show the latest created container (includes all states)' },
+  { name: 'last', short: 'n', kind: 'int', description: 'Show n last created containers (includes all states) (default -1)' },
+  { name: 'filter', short: 'f', kind: 'list', description: 'Filter output based on conditions provided' },
+  { name: 'format', kind: 'string', description: "Format output using a custom template: 'table', 'table TEMPLATE', 'json' or 'TEMPLATE'" },
 ];
 
 export async function ps(cli: Cli, argv: string[]): Promise<number> {
@@ -99,25 +100,25 @@ export async function ps(cli: Cli, argv: string[]): Promise<number> {
   return 0;
 }
 
+const RM_FLAGS: FlagHelp[] = [
+  { name: 'force', short: 'f', kind: 'bool', description: 'Force the removal of a running container (uses SIGKILL)' },
+  { name: 'volumes', short: 'v', kind: 'bool', description: 'Remove anonymous volumes associated with the container' },
+  { name: 'link', short: 'l', kind: 'bool', description: 'Remove the specified link' },
+];
+
 export async function rm(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf(
-    'rm',
-    argv,
-    [
-      { name: 'force', short: 'f', kind: 'bool' },
-      { name: 'volumes', short: 'v', kind: 'bool' },
-      { name: 'link', short: 'l', kind: 'bool' },
-    ],
-    { min: 1 },
-  );
+  const f = flagsOf('rm', argv, RM_FLAGS, { min: 1 });
   return eachName(cli, f.args, (n) =>
     cli.api.containers.remove(n, { force: f.bool('force'), volumes: f.bool('volumes'), link: f.bool('link') }),
   );
 }
 
-const TIME_FLAGS: FlagSpec[] = [
-  { name: 'time', short: 't', kind: 'int' },
-  { name: 'signal', short: 's', kind: 'string' },
+const TIME_FLAGS: FlagHelp[] = [
+  { name: 'time', short: 't', kind: 'int', description: 'Seconds to wait before killing the container' },
+  { name: 'signal', short: 's', kind: 'string', description: 'Signal to send to the container' },
+];
+const KILL_FLAGS: FlagHelp[] = [
+  { name: 'signal', short: 's', kind: 'string', description: 'Signal to send to the container (default "KILL")' },
 ];
 
 export async function stop(cli: Cli, argv: string[]): Promise<number> {
@@ -131,7 +132,7 @@ export async function restart(cli: Cli, argv: string[]): Promise<number> {
 }
 
 export async function kill(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf('kill', argv, [{ name: 'signal', short: 's', kind: 'string' }], { min: 1 });
+  const f = flagsOf('kill', argv, KILL_FLAGS, { min: 1 });
   return eachName(cli, f.args, (n) => cli.api.containers.kill(n, { killSignal: f.str('signal') }));
 }
 
@@ -163,13 +164,21 @@ export async function wait(cli: Cli, argv: string[]): Promise<number> {
   return failed ? 1 : 0;
 }
 
-const LOGS_FLAGS: FlagSpec[] = [
-  { name: 'follow', short: 'f', kind: 'bool' },
-  { name: 'timestamps', short: 't', kind: 'bool' },
-  { name: 'tail', short: 'n', kind: 'string' },
-  { name: 'since', kind: 'string' },
-  { name: 'until', kind: 'string' },
-  { name: 'details', kind: 'bool' },
+const LOGS_FLAGS: FlagHelp[] = [
+  { name: 'follow', short: 'f', kind: 'bool', description: 'Follow log output' },
+  { name: 'timestamps', short: 't', kind: 'bool', description: 'Show timestamps' },
+  { name: 'tail', short: 'n', kind: 'string', description: 'Number of lines to show from the end of the logs (default "all")' },
+  {
+    name: 'since',
+    kind: 'string',
+    description: 'Show logs since timestamp (e.g. 2013-01-02T13:23:37Z) or relative (e.g. 42m for 42 minutes)',
+  },
+  {
+    name: 'until',
+    kind: 'string',
+    description: 'Show logs before a timestamp (e.g. 2013-01-02T13:23:37Z) or relative (e.g. 42m for 42 minutes)',
+  },
+  { name: 'details', kind: 'bool', description: 'Show extra details provided to logs' },
 ];
 
 export async function logs(cli: Cli, argv: string[]): Promise<number> {
@@ -231,17 +240,14 @@ export function printInspect(cli: Cli, items: unknown[], format: string | undefi
   } else cli.out(`${JSON.stringify(items, null, 4)}\n`);
 }
 
+export const INSPECT_FLAGS: FlagHelp[] = [
+  { name: 'format', short: 'f', kind: 'string', description: 'Format output using a custom template' },
+  { name: 'type', kind: 'string', description: 'Only inspect objects of the given type' },
+  { name: 'size', short: 's', kind: 'bool', description: 'Display total file sizes if the type is container' },
+];
+
 export async function inspect(cli: Cli, argv: string[], only?: string): Promise<number> {
-  const f = flagsOf(
-    'inspect',
-    argv,
-    [
-      { name: 'format', short: 'f', kind: 'string' },
-      { name: 'type', kind: 'string' },
-      { name: 'size', short: 's', kind: 'bool' },
-    ],
-    { min: 1 },
-  );
+  const f = flagsOf('inspect', argv, only ? INSPECT_FLAGS.filter((x) => x.name !== 'type') : INSPECT_FLAGS, { min: 1 });
   const kinds = only ? [only] : f.str('type') ? [f.str('type')!] : ['container', 'image', 'volume', 'network'];
   const found: unknown[] = [];
   let failed = false;
@@ -263,3 +269,80 @@ export async function inspect(cli: Cli, argv: string[], only?: string): Promise<
   if (found.length || !f.str('format')) printInspect(cli, found, f.str('format'));
   return failed ? 1 : 0;
 }
+
+export const PS: CommandSpec = { name: 'ps', group: 'common', description: 'List containers', flags: PS_FLAGS, run: ps };
+export const RM: CommandSpec = {
+  name: 'rm',
+  group: 'other',
+  description: 'Remove one or more containers',
+  usage: '[OPTIONS] CONTAINER [CONTAINER...]',
+  flags: RM_FLAGS,
+  run: rm,
+};
+const many = (name: string, description: string, run: CommandSpec['run'], flags?: FlagHelp[]): CommandSpec => ({
+  name,
+  group: 'other',
+  description,
+  usage: `${flags ? '[OPTIONS] ' : ''}CONTAINER [CONTAINER...]`,
+  flags,
+  run,
+});
+export const STOP = many('stop', 'Stop one or more running containers', stop, TIME_FLAGS);
+export const RESTART = many('restart', 'Restart one or more containers', restart, TIME_FLAGS);
+export const KILL = many('kill', 'Kill one or more running containers', kill, KILL_FLAGS);
+export const PAUSE = many('pause', 'Pause all processes within one or more containers', pause);
+export const UNPAUSE = many('unpause', 'Unpause all processes within one or more containers', unpause);
+export const WAIT = many('wait', 'Block until one or more containers stop, then print their exit codes', wait);
+export const RENAME: CommandSpec = {
+  name: 'rename',
+  group: 'other',
+  description: 'Rename a container',
+  usage: 'CONTAINER NEW_NAME',
+  run: rename,
+};
+export const LOGS: CommandSpec = {
+  name: 'logs',
+  group: 'other',
+  description: 'Fetch the logs of a container',
+  usage: '[OPTIONS] CONTAINER',
+  flags: LOGS_FLAGS,
+  run: logs,
+};
+export const TOP: CommandSpec = {
+  name: 'top',
+  group: 'other',
+  description: 'Display the running processes of a container',
+  usage: 'CONTAINER [ps OPTIONS]',
+  run: top,
+};
+export const PORT: CommandSpec = {
+  name: 'port',
+  group: 'other',
+  description: 'List port mappings or a specific mapping for the container',
+  usage: 'CONTAINER [PRIVATE_PORT[/PROTO]]',
+  run: port,
+};
+
+/** The top-level entries of this file (management.ts lists them again under `container`). */
+export const SPECS: CommandSpec[] = [
+  PS,
+  RM,
+  STOP,
+  RESTART,
+  KILL,
+  PAUSE,
+  UNPAUSE,
+  WAIT,
+  RENAME,
+  LOGS,
+  TOP,
+  PORT,
+  {
+    name: 'inspect',
+    group: 'other',
+    description: 'Return low-level information on Engine objects',
+    usage: '[OPTIONS] NAME|ID [NAME|ID...]',
+    flags: INSPECT_FLAGS,
+    run: (cli, argv) => inspect(cli, argv),
+  },
+];

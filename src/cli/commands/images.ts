@@ -4,7 +4,8 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import type { ImageSummary } from '../../types/api/index.ts';
-import { filtersOf, flagsOf, keyValues, type FlagSpec } from '../args.ts';
+import { filtersOf, flagsOf, keyValues } from '../args.ts';
+import type { CommandSpec, FlagHelp } from '../command-spec.ts';
 import { eachName, ExitError, type Cli } from '../cli.ts';
 import { DEFAULT_REGISTRY, registryKey } from '../config.ts';
 import { ago, humanSize, printFormatted, shortId } from '../output.ts';
@@ -41,20 +42,17 @@ export function imageRows(list: ImageSummary[], all: boolean, noTrunc: boolean):
   return rows;
 }
 
+const IMAGES_FLAGS: FlagHelp[] = [
+  { name: 'all', short: 'a', kind: 'bool', description: 'Show all images (default hides intermediate images)' },
+  { name: 'quiet', short: 'q', kind: 'bool', description: 'Only show image IDs' },
+  { name: 'no-trunc', kind: 'bool', description: "Don't truncate output" },
+  { name: 'digests', kind: 'bool', description: 'Show digests' },
+  { name: 'filter', short: 'f', kind: 'list', description: 'Filter output based on conditions provided' },
+  { name: 'format', kind: 'string', description: 'Pretty-print images using a Go template' },
+];
+
 export async function images(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf(
-    'images',
-    argv,
-    [
-      { name: 'all', short: 'a', kind: 'bool' },
-      { name: 'quiet', short: 'q', kind: 'bool' },
-      { name: 'no-trunc', kind: 'bool' },
-      { name: 'digests', kind: 'bool' },
-      { name: 'filter', short: 'f', kind: 'list' },
-      { name: 'format', kind: 'string' },
-    ],
-    { max: 1 },
-  );
+  const f = flagsOf('images', argv, IMAGES_FLAGS, { max: 1 });
   const filters = filtersOf(f.list('filter')) ?? {};
   if (f.args[0]) filters.reference = [f.args[0]];
   const list = await cli.api.images.list({ all: f.bool('all'), filters });
@@ -83,17 +81,14 @@ export function qualified(ref: string): { withTag: string; full: string } {
   return { withTag, full };
 }
 
+const PULL_FLAGS: FlagHelp[] = [
+  { name: 'quiet', short: 'q', kind: 'bool', description: 'Suppress verbose output' },
+  { name: 'platform', kind: 'string', description: 'Set platform if server is multi-platform capable' },
+  { name: 'all-tags', short: 'a', kind: 'bool', description: 'Download all tagged images in the repository' },
+];
+
 export async function pull(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf(
-    'pull',
-    argv,
-    [
-      { name: 'quiet', short: 'q', kind: 'bool' },
-      { name: 'platform', kind: 'string' },
-      { name: 'all-tags', short: 'a', kind: 'bool' },
-    ],
-    { min: 1, max: 1 },
-  );
+  const f = flagsOf('pull', argv, PULL_FLAGS, { min: 1, max: 1 });
   const ref = f.args[0]!;
   const { withTag, full } = qualified(ref);
   const auth = cli.config.credentials(registryKey(ref));
@@ -104,17 +99,14 @@ export async function pull(cli: Cli, argv: string[]): Promise<number> {
   return 0;
 }
 
+const PUSH_FLAGS: FlagHelp[] = [
+  { name: 'quiet', short: 'q', kind: 'bool', description: 'Suppress verbose output' },
+  { name: 'all-tags', short: 'a', kind: 'bool', description: 'Push all tagged images in the repository' },
+  { name: 'platform', kind: 'string', description: 'Set platform if server is multi-platform capable' },
+];
+
 export async function push(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf(
-    'push',
-    argv,
-    [
-      { name: 'quiet', short: 'q', kind: 'bool' },
-      { name: 'all-tags', short: 'a', kind: 'bool' },
-      { name: 'platform', kind: 'string' },
-    ],
-    { min: 1, max: 1 },
-  );
+  const f = flagsOf('push', argv, PUSH_FLAGS, { min: 1, max: 1 });
   const ref = f.args[0]!;
   const at = ref.lastIndexOf(':');
   const [name, tag] = at > ref.lastIndexOf('/') ? [ref.slice(0, at), ref.slice(at + 1)] : [ref, f.bool('all-tags') ? undefined : 'latest'];
@@ -135,16 +127,13 @@ export async function tag(cli: Cli, argv: string[]): Promise<number> {
   return 0;
 }
 
+const RMI_FLAGS: FlagHelp[] = [
+  { name: 'force', short: 'f', kind: 'bool', description: 'Force removal of the image' },
+  { name: 'no-prune', kind: 'bool', description: 'Do not delete untagged parents' },
+];
+
 export async function rmi(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf(
-    'rmi',
-    argv,
-    [
-      { name: 'force', short: 'f', kind: 'bool' },
-      { name: 'no-prune', kind: 'bool' },
-    ],
-    { min: 1 },
-  );
+  const f = flagsOf('rmi', argv, RMI_FLAGS, { min: 1 });
   let failed = false;
   for (const n of f.args) {
     try {
@@ -158,18 +147,15 @@ export async function rmi(cli: Cli, argv: string[]): Promise<number> {
   return failed ? 1 : 0;
 }
 
+const HISTORY_FLAGS: FlagHelp[] = [
+  { name: 'quiet', short: 'q', kind: 'bool', description: 'Only show image IDs' },
+  { name: 'no-trunc', kind: 'bool', description: "Don't truncate output" },
+  { name: 'format', kind: 'string', description: 'Pretty-print images using a Go template' },
+  { name: 'human', short: 'H', kind: 'bool', description: 'Print sizes and dates in human readable format (default true)' },
+];
+
 export async function history(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf(
-    'history',
-    argv,
-    [
-      { name: 'quiet', short: 'q', kind: 'bool' },
-      { name: 'no-trunc', kind: 'bool' },
-      { name: 'format', kind: 'string' },
-      { name: 'human', short: 'H', kind: 'bool' },
-    ],
-    { min: 1, max: 1 },
-  );
+  const f = flagsOf('history', argv, HISTORY_FLAGS, { min: 1, max: 1 });
   const h = await cli.api.images.history(f.args[0]!);
   const rows = h.map((e) => ({
     ID: e.Id === '<missing>' ? e.Id : f.bool('no-trunc') ? e.Id : shortId(e.Id),
@@ -189,16 +175,13 @@ export async function history(cli: Cli, argv: string[]): Promise<number> {
   return 0;
 }
 
+const SAVE_FLAGS: FlagHelp[] = [
+  { name: 'output', short: 'o', kind: 'string', description: 'Write to a file, instead of STDOUT' },
+  { name: 'platform', kind: 'string', description: 'Set platform if server is multi-platform capable' },
+];
+
 export async function save(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf(
-    'save',
-    argv,
-    [
-      { name: 'output', short: 'o', kind: 'string' },
-      { name: 'platform', kind: 'string' },
-    ],
-    { min: 1 },
-  );
+  const f = flagsOf('save', argv, SAVE_FLAGS, { min: 1 });
   const out = f.str('output');
   if (!out && process.stdout.isTTY) throw new ExitError(1, 'cowardly refusing to save to a terminal. Use the -o flag or redirect');
   const tar = await cli.api.images.save(f.args, { platform: f.str('platform') });
@@ -206,17 +189,14 @@ export async function save(cli: Cli, argv: string[]): Promise<number> {
   return 0;
 }
 
+const LOAD_FLAGS: FlagHelp[] = [
+  { name: 'input', short: 'i', kind: 'string', description: 'Read from tar archive file, instead of STDIN' },
+  { name: 'quiet', short: 'q', kind: 'bool', description: 'Suppress the load output' },
+  { name: 'platform', kind: 'string', description: 'Set platform if server is multi-platform capable' },
+];
+
 export async function load(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf(
-    'load',
-    argv,
-    [
-      { name: 'input', short: 'i', kind: 'string' },
-      { name: 'quiet', short: 'q', kind: 'bool' },
-      { name: 'platform', kind: 'string' },
-    ],
-    { max: 0 },
-  );
+  const f = flagsOf('load', argv, LOAD_FLAGS, { max: 0 });
   const input = f.str('input');
   if (!input && process.stdin.isTTY) throw new ExitError(1, 'requested load from stdin, but stdin is empty');
   const src = input ? createReadStream(input) : process.stdin;
@@ -227,18 +207,18 @@ export async function load(cli: Cli, argv: string[]): Promise<number> {
   return 0;
 }
 
-const BUILD_FLAGS: FlagSpec[] = [
-  { name: 'tag', short: 't', kind: 'list' },
-  { name: 'file', short: 'f', kind: 'string' },
-  { name: 'build-arg', kind: 'list' },
-  { name: 'label', kind: 'list' },
-  { name: 'no-cache', kind: 'bool' },
-  { name: 'pull', kind: 'bool' },
-  { name: 'quiet', short: 'q', kind: 'bool' },
-  { name: 'rm', kind: 'bool' },
-  { name: 'force-rm', kind: 'bool' },
-  { name: 'target', kind: 'string' },
-  { name: 'platform', kind: 'string' },
+const BUILD_FLAGS: FlagHelp[] = [
+  { name: 'tag', short: 't', kind: 'list', description: "Name and optionally a tag in the 'name:tag' format" },
+  { name: 'file', short: 'f', kind: 'string', description: "Name of the Dockerfile (Default is 'PATH/Dockerfile')" },
+  { name: 'build-arg', kind: 'list', description: 'Set build-time variables' },
+  { name: 'label', kind: 'list', description: 'Set metadata for an image' },
+  { name: 'no-cache', kind: 'bool', description: 'Do not use cache when building the image' },
+  { name: 'pull', kind: 'bool', description: 'Always attempt to pull a newer version of the image' },
+  { name: 'quiet', short: 'q', kind: 'bool', description: 'Suppress the build output and print image ID on success' },
+  { name: 'rm', kind: 'bool', description: 'Remove intermediate containers after a successful build (default true)' },
+  { name: 'force-rm', kind: 'bool', description: 'Always remove intermediate containers' },
+  { name: 'target', kind: 'string', description: 'Set the target build stage to build.' },
+  { name: 'platform', kind: 'string', description: 'Set platform if server is multi-platform capable' },
 ];
 
 export async function build(cli: Cli, argv: string[]): Promise<number> {
@@ -271,17 +251,14 @@ export async function build(cli: Cli, argv: string[]): Promise<number> {
   return 0;
 }
 
+const LOGIN_FLAGS: FlagHelp[] = [
+  { name: 'username', short: 'u', kind: 'string', description: 'Username' },
+  { name: 'password', short: 'p', kind: 'string', description: 'Password' },
+  { name: 'password-stdin', kind: 'bool', description: 'Take the password from stdin' },
+];
+
 export async function login(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf(
-    'login',
-    argv,
-    [
-      { name: 'username', short: 'u', kind: 'string' },
-      { name: 'password', short: 'p', kind: 'string' },
-      { name: 'password-stdin', kind: 'bool' },
-    ],
-    { max: 1 },
-  );
+  const f = flagsOf('login', argv, LOGIN_FLAGS, { max: 1 });
   const server = f.args[0] ? f.args[0].replace(/^https?:\/\//, '').replace(/\/.*$/, '') : DEFAULT_REGISTRY;
   let password = f.str('password');
   if (f.bool('password-stdin')) {
@@ -313,3 +290,95 @@ export async function logout(cli: Cli, argv: string[]): Promise<number> {
 }
 
 export { eachName };
+
+export const IMAGES: CommandSpec = {
+  name: 'images',
+  group: 'common',
+  description: 'List images',
+  usage: '[OPTIONS] [REPOSITORY[:TAG]]',
+  flags: IMAGES_FLAGS,
+  run: images,
+};
+export const PULL: CommandSpec = {
+  name: 'pull',
+  group: 'common',
+  description: 'Download an image from a registry',
+  usage: '[OPTIONS] NAME[:TAG|@DIGEST]',
+  flags: PULL_FLAGS,
+  run: pull,
+};
+export const PUSH: CommandSpec = {
+  name: 'push',
+  group: 'common',
+  description: 'Upload an image to a registry',
+  usage: '[OPTIONS] NAME[:TAG]',
+  flags: PUSH_FLAGS,
+  run: push,
+};
+export const BUILD: CommandSpec = {
+  name: 'build',
+  group: 'common',
+  description: 'Build an image from a Dockerfile',
+  usage: '[OPTIONS] PATH | URL | -',
+  flags: BUILD_FLAGS,
+  run: build,
+};
+export const TAG: CommandSpec = {
+  name: 'tag',
+  group: 'other',
+  description: 'Create a tag TARGET_IMAGE that refers to SOURCE_IMAGE',
+  usage: 'SOURCE_IMAGE[:TAG] TARGET_IMAGE[:TAG]',
+  run: tag,
+};
+export const RMI: CommandSpec = {
+  name: 'rmi',
+  group: 'other',
+  description: 'Remove one or more images',
+  usage: '[OPTIONS] IMAGE [IMAGE...]',
+  flags: RMI_FLAGS,
+  run: rmi,
+};
+export const HISTORY: CommandSpec = {
+  name: 'history',
+  group: 'other',
+  description: 'Show the history of an image',
+  usage: '[OPTIONS] IMAGE',
+  flags: HISTORY_FLAGS,
+  run: history,
+};
+export const SAVE: CommandSpec = {
+  name: 'save',
+  group: 'other',
+  description: 'Save one or more images to a tar archive (streamed to STDOUT by default)',
+  usage: '[OPTIONS] IMAGE [IMAGE...]',
+  flags: SAVE_FLAGS,
+  run: save,
+};
+export const LOAD: CommandSpec = {
+  name: 'load',
+  group: 'other',
+  description: 'Load an image from a tar archive or STDIN',
+  flags: LOAD_FLAGS,
+  run: load,
+};
+
+export const SPECS: CommandSpec[] = [
+  IMAGES,
+  PULL,
+  PUSH,
+  BUILD,
+  TAG,
+  RMI,
+  HISTORY,
+  SAVE,
+  LOAD,
+  {
+    name: 'login',
+    group: 'common',
+    description: 'Authenticate to a registry',
+    usage: '[OPTIONS] [SERVER]',
+    flags: LOGIN_FLAGS,
+    run: login,
+  },
+  { name: 'logout', group: 'common', description: 'Log out from a registry', usage: '[SERVER]', run: logout },
+];

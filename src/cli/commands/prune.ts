@@ -1,28 +1,26 @@
 // engine system df and the prune commands (system prune, container prune, image prune), with
 // docker's summaries: what was deleted and the total space reclaimed.
-import { filtersOf, flagsOf, type FlagSpec } from '../args.ts';
+import { filtersOf, flagsOf } from '../args.ts';
 import type { Cli } from '../cli.ts';
+import type { CommandSpec, FlagHelp } from '../command-spec.ts';
 import { humanSize, printFormatted } from '../output.ts';
 import { confirm } from './family-output.ts';
 import { dfVerbose } from './disk-usage.ts';
 
-const PRUNE_FLAGS: FlagSpec[] = [
-  { name: 'force', short: 'f', kind: 'bool' },
-  { name: 'all', short: 'a', kind: 'bool' },
-  { name: 'volumes', kind: 'bool' },
-  { name: 'filter', kind: 'list' },
+const PRUNE_FLAGS: FlagHelp[] = [
+  { name: 'force', short: 'f', kind: 'bool', description: 'Do not prompt for confirmation' },
+  { name: 'all', short: 'a', kind: 'bool', description: 'Remove all unused objects, not just dangling ones' },
+  { name: 'volumes', kind: 'bool', description: 'Prune anonymous volumes' },
+  { name: 'filter', kind: 'list', description: "Provide filter values (e.g. 'until=<timestamp>')" },
+];
+
+const SYSTEM_DF_FLAGS: FlagHelp[] = [
+  { name: 'verbose', short: 'v', kind: 'bool', description: 'Show detailed information on space usage' },
+  { name: 'format', kind: 'string', description: 'Pretty-print images using a Go template' },
 ];
 
 export async function df(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf(
-    'system df',
-    argv,
-    [
-      { name: 'verbose', short: 'v', kind: 'bool' },
-      { name: 'format', kind: 'string' },
-    ],
-    { max: 0 },
-  );
+  const f = flagsOf('system df', argv, SYSTEM_DF_FLAGS, { max: 0 });
   if (f.bool('verbose')) return dfVerbose(cli, f.str('format'));
   const d = await cli.api.df();
   const sum = (xs: Record<string, unknown>[] | undefined, key: string) =>
@@ -139,3 +137,9 @@ export async function systemPrune(cli: Cli, argv: string[]): Promise<number> {
   cli.out(`Total reclaimed space: ${humanSize(total)}\n`);
   return 0;
 }
+
+export const DF: CommandSpec = { name: 'df', description: 'Show engine disk usage', flags: SYSTEM_DF_FLAGS, run: df };
+const prune = (description: string, run: CommandSpec['run']): CommandSpec => ({ name: 'prune', description, flags: PRUNE_FLAGS, run });
+export const CONTAINER_PRUNE = prune('Remove all stopped containers', containerPrune);
+export const IMAGE_PRUNE = prune('Remove unused images', imagePrune);
+export const SYSTEM_PRUNE = prune('Remove unused data', systemPrune);

@@ -1,21 +1,49 @@
 // engine network * and volume *: ls (tables and --format), create, rm, inspect, prune, and
 // network connect/disconnect.
-import { filtersOf, flagsOf, keyValues, UsageError, type FlagSpec } from '../args.ts';
+import { filtersOf, flagsOf, keyValues, UsageError } from '../args.ts';
+import type { CommandSpec, FlagHelp } from '../command-spec.ts';
 import { eachName, type Cli } from '../cli.ts';
 import { humanSize, printFormatted, shortId } from '../output.ts';
-import { inspect } from './containers.ts';
+import { inspect, INSPECT_FLAGS } from './containers.ts';
 import { confirm } from './family-output.ts';
 
-const LS_FLAGS: FlagSpec[] = [
-  { name: 'quiet', short: 'q', kind: 'bool' },
-  { name: 'filter', short: 'f', kind: 'list' },
-  { name: 'format', kind: 'string' },
-  { name: 'no-trunc', kind: 'bool' },
+const LS_FLAGS: FlagHelp[] = [
+  { name: 'quiet', short: 'q', kind: 'bool', description: 'Only display network IDs or volume names' },
+  { name: 'filter', short: 'f', kind: 'list', description: "Provide filter values (e.g. 'driver=bridge')" },
+  { name: 'format', kind: 'string', description: 'Format output using a custom template' },
+  { name: 'no-trunc', kind: 'bool', description: "Don't truncate output" },
 ];
-const PRUNE_FLAGS: FlagSpec[] = [
-  { name: 'force', short: 'f', kind: 'bool' },
-  { name: 'filter', kind: 'list' },
-  { name: 'all', short: 'a', kind: 'bool' },
+const PRUNE_FLAGS: FlagHelp[] = [
+  { name: 'force', short: 'f', kind: 'bool', description: 'Do not prompt for confirmation' },
+  { name: 'filter', kind: 'list', description: "Provide filter values (e.g. 'label=<label>')" },
+  { name: 'all', short: 'a', kind: 'bool', description: 'Remove all unused volumes, not just anonymous ones (volume prune)' },
+];
+
+const NETWORK_CREATE_FLAGS: FlagHelp[] = [
+  { name: 'driver', short: 'd', kind: 'string', description: 'Driver to manage the Network (default "bridge")' },
+  { name: 'subnet', kind: 'list', description: 'Subnet in CIDR format that represents a network segment' },
+  { name: 'gateway', kind: 'list', description: 'IPv4 or IPv6 Gateway for the master subnet' },
+  { name: 'ip-range', kind: 'list', description: 'Allocate container ip from a sub-range' },
+  { name: 'internal', kind: 'bool', description: 'Restrict external access to the network' },
+  { name: 'attachable', kind: 'bool', description: 'Enable manual container attachment' },
+  { name: 'ipv6', kind: 'bool', description: 'Enable IPv6 networking' },
+  { name: 'label', kind: 'list', description: 'Set metadata on a network' },
+  { name: 'opt', short: 'o', kind: 'list', description: 'Set driver specific options (default map[])' },
+  { name: 'ipam-driver', kind: 'string', description: 'IP Address Management Driver (default "default")' },
+];
+
+const NETWORK_RM_FLAGS: FlagHelp[] = [
+  { name: 'force', short: 'f', kind: 'bool', description: 'Force the removal of one or more networks' },
+];
+
+const NETWORK_CONNECT_FLAGS: FlagHelp[] = [
+  { name: 'alias', kind: 'list', description: 'Add network-scoped alias for the container' },
+  { name: 'ip', kind: 'string', description: 'IPv4 address (e.g., 172.30.100.104)' },
+  { name: 'ip6', kind: 'string', description: 'IPv6 address (e.g., 2001:db8::33)' },
+];
+
+const NETWORK_DISCONNECT_FLAGS: FlagHelp[] = [
+  { name: 'force', short: 'f', kind: 'bool', description: 'Force the container to disconnect from a network' },
 ];
 
 async function networkCmd(cli: Cli, sub: string, argv: string[]): Promise<number> {
@@ -49,23 +77,7 @@ async function networkCmd(cli: Cli, sub: string, argv: string[]): Promise<number
       return 0;
     }
     case 'create': {
-      const f = flagsOf(
-        'network create',
-        argv,
-        [
-          { name: 'driver', short: 'd', kind: 'string' },
-          { name: 'subnet', kind: 'list' },
-          { name: 'gateway', kind: 'list' },
-          { name: 'ip-range', kind: 'list' },
-          { name: 'internal', kind: 'bool' },
-          { name: 'attachable', kind: 'bool' },
-          { name: 'ipv6', kind: 'bool' },
-          { name: 'label', kind: 'list' },
-          { name: 'opt', short: 'o', kind: 'list' },
-          { name: 'ipam-driver', kind: 'string' },
-        ],
-        { min: 1, max: 1 },
-      );
+      const f = flagsOf('network create', argv, NETWORK_CREATE_FLAGS, { min: 1, max: 1 });
       const subnets = f.list('subnet');
       const config = subnets.map((s, i) => ({
         Subnet: s,
@@ -87,22 +99,13 @@ async function networkCmd(cli: Cli, sub: string, argv: string[]): Promise<number
     }
     case 'rm':
     case 'remove': {
-      const f = flagsOf('network rm', argv, [{ name: 'force', short: 'f', kind: 'bool' }], { min: 1 });
+      const f = flagsOf('network rm', argv, NETWORK_RM_FLAGS, { min: 1 });
       return eachName(cli, f.args, (n) => api.remove(n));
     }
     case 'inspect':
       return inspect(cli, argv, 'network');
     case 'connect': {
-      const f = flagsOf(
-        'network connect',
-        argv,
-        [
-          { name: 'alias', kind: 'list' },
-          { name: 'ip', kind: 'string' },
-          { name: 'ip6', kind: 'string' },
-        ],
-        { min: 2, max: 2 },
-      );
+      const f = flagsOf('network connect', argv, NETWORK_CONNECT_FLAGS, { min: 2, max: 2 });
       await api.connect(f.args[0]!, f.args[1]!, {
         Aliases: f.list('alias'),
         ...(f.str('ip') || f.str('ip6') ? { IPAMConfig: { IPv4Address: f.str('ip'), IPv6Address: f.str('ip6') } } : {}),
@@ -110,7 +113,7 @@ async function networkCmd(cli: Cli, sub: string, argv: string[]): Promise<number
       return 0;
     }
     case 'disconnect': {
-      const f = flagsOf('network disconnect', argv, [{ name: 'force', short: 'f', kind: 'bool' }], { min: 2, max: 2 });
+      const f = flagsOf('network disconnect', argv, NETWORK_DISCONNECT_FLAGS, { min: 2, max: 2 });
       await api.disconnect(f.args[0]!, f.args[1]!, { force: f.bool('force') });
       return 0;
     }
@@ -127,6 +130,15 @@ async function networkCmd(cli: Cli, sub: string, argv: string[]): Promise<number
   }
   throw new UsageError(`engine network: unknown command "${sub}"`);
 }
+
+const VOLUME_CREATE_FLAGS: FlagHelp[] = [
+  { name: 'driver', short: 'd', kind: 'string', description: 'Specify volume driver name (default "local")' },
+  { name: 'label', kind: 'list', description: 'Set metadata for a volume' },
+  { name: 'opt', short: 'o', kind: 'list', description: 'Set driver specific options (default map[])' },
+  { name: 'name', kind: 'string', description: 'Specify volume name' },
+];
+
+const VOLUME_RM_FLAGS: FlagHelp[] = [{ name: 'force', short: 'f', kind: 'bool', description: 'Force the removal of one or more volumes' }];
 
 async function volumeCmd(cli: Cli, sub: string, argv: string[]): Promise<number> {
   const api = cli.api.volumes;
@@ -158,17 +170,7 @@ async function volumeCmd(cli: Cli, sub: string, argv: string[]): Promise<number>
       return 0;
     }
     case 'create': {
-      const f = flagsOf(
-        'volume create',
-        argv,
-        [
-          { name: 'driver', short: 'd', kind: 'string' },
-          { name: 'label', kind: 'list' },
-          { name: 'opt', short: 'o', kind: 'list' },
-          { name: 'name', kind: 'string' },
-        ],
-        { max: 1 },
-      );
+      const f = flagsOf('volume create', argv, VOLUME_CREATE_FLAGS, { max: 1 });
       const v = await api.create({
         Name: f.args[0] ?? f.str('name') ?? '',
         Driver: f.str('driver') ?? 'local',
@@ -180,7 +182,7 @@ async function volumeCmd(cli: Cli, sub: string, argv: string[]): Promise<number>
     }
     case 'rm':
     case 'remove': {
-      const f = flagsOf('volume rm', argv, [{ name: 'force', short: 'f', kind: 'bool' }], { min: 1 });
+      const f = flagsOf('volume rm', argv, VOLUME_RM_FLAGS, { min: 1 });
       return eachName(cli, f.args, (n) => api.remove(n, { force: f.bool('force') }));
     }
     case 'inspect':
@@ -201,5 +203,37 @@ async function volumeCmd(cli: Cli, sub: string, argv: string[]): Promise<number>
   throw new UsageError(`engine volume: unknown command "${sub}"`);
 }
 
-export const network = (cli: Cli, argv: string[]) => networkCmd(cli, argv[0] ?? '', argv.slice(1));
-export const volume = (cli: Cli, argv: string[]) => volumeCmd(cli, argv[0] ?? '', argv.slice(1));
+type Sub = [name: string, description: string, usage: string | undefined, flags: FlagHelp[] | undefined, aliases?: string[]];
+const family = (name: string, description: string, cmd: typeof networkCmd, subs: Sub[]): CommandSpec => ({
+  name,
+  group: 'management',
+  description,
+  subcommands: subs.map(([sub, desc, usage, flags, aliases]) => ({
+    name: sub,
+    aliases,
+    description: desc,
+    usage,
+    flags,
+    run: (cli: Cli, argv: string[]) => cmd(cli, sub, argv),
+  })),
+});
+const INSPECT_ONE = INSPECT_FLAGS.filter((f) => f.name !== 'type');
+
+export const SPECS: CommandSpec[] = [
+  family('network', 'Manage networks', networkCmd, [
+    ['connect', 'Connect a container to a network', '[OPTIONS] NETWORK CONTAINER', NETWORK_CONNECT_FLAGS],
+    ['create', 'Create a network', '[OPTIONS] NETWORK', NETWORK_CREATE_FLAGS],
+    ['disconnect', 'Disconnect a container from a network', '[OPTIONS] NETWORK CONTAINER', NETWORK_DISCONNECT_FLAGS],
+    ['inspect', 'Display detailed information on one or more networks', '[OPTIONS] NETWORK [NETWORK...]', INSPECT_ONE],
+    ['ls', 'List networks', undefined, LS_FLAGS, ['list']],
+    ['prune', 'Remove all unused networks', undefined, PRUNE_FLAGS],
+    ['rm', 'Remove one or more networks', '[OPTIONS] NETWORK [NETWORK...]', NETWORK_RM_FLAGS, ['remove']],
+  ]),
+  family('volume', 'Manage volumes', volumeCmd, [
+    ['create', 'Create a volume', '[OPTIONS] [VOLUME]', VOLUME_CREATE_FLAGS],
+    ['inspect', 'Display detailed information on one or more volumes', '[OPTIONS] VOLUME [VOLUME...]', INSPECT_ONE],
+    ['ls', 'List volumes', undefined, LS_FLAGS, ['list']],
+    ['prune', 'Remove unused local volumes', undefined, PRUNE_FLAGS],
+    ['rm', 'Remove one or more volumes', '[OPTIONS] VOLUME [VOLUME...]', VOLUME_RM_FLAGS, ['remove']],
+  ]),
+];

@@ -5,7 +5,9 @@
 // docker's: 125 daemon or usage error, 126 command not executable, 127 command not found.
 import { EngineError } from '../../client/errors.ts';
 import type { ContainerCreateBody } from '../../types/container-api.ts';
-import { flagsOf, type FlagSpec } from '../args.ts';
+import { flagsOf } from '../args.ts';
+import type { CommandSpec, FlagHelp } from '../command-spec.ts';
+import { describedRunFlags } from '../run-flag-help.ts';
 import { ExitError, type Cli } from '../cli.ts';
 import { registryKey } from '../config.ts';
 import { renderProgress } from '../progress.ts';
@@ -115,10 +117,10 @@ export async function run(cli: Cli, argv: string[]): Promise<number> {
   return r.StatusCode;
 }
 
-const START_FLAGS: FlagSpec[] = [
-  { name: 'attach', short: 'a', kind: 'bool' },
-  { name: 'interactive', short: 'i', kind: 'bool' },
-  { name: 'detach-keys', kind: 'string' },
+const START_FLAGS: FlagHelp[] = [
+  { name: 'attach', short: 'a', kind: 'bool', description: 'Attach STDOUT/STDERR and forward signals' },
+  { name: 'interactive', short: 'i', kind: 'bool', description: "Attach container's STDIN" },
+  { name: 'detach-keys', kind: 'string', description: 'Override the key sequence for detaching a container' },
 ];
 
 export async function start(cli: Cli, argv: string[]): Promise<number> {
@@ -155,17 +157,14 @@ export async function start(cli: Cli, argv: string[]): Promise<number> {
   return (await waited).StatusCode;
 }
 
+const ATTACH_FLAGS: FlagHelp[] = [
+  { name: 'no-stdin', kind: 'bool', description: 'Do not attach STDIN' },
+  { name: 'sig-proxy', kind: 'bool', description: 'Proxy all received signals to the process (default true)' },
+  { name: 'detach-keys', kind: 'string', description: 'Override the key sequence for detaching a container' },
+];
+
 export async function attach(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf(
-    'attach',
-    argv,
-    [
-      { name: 'no-stdin', kind: 'bool' },
-      { name: 'sig-proxy', kind: 'bool' },
-      { name: 'detach-keys', kind: 'string' },
-    ],
-    { min: 1, max: 1 },
-  );
+  const f = flagsOf('attach', argv, ATTACH_FLAGS, { min: 1, max: 1 });
   const api = cli.api.containers;
   const id = f.args[0]!;
   const info = await api.inspect(id);
@@ -183,15 +182,15 @@ export async function attach(cli: Cli, argv: string[]): Promise<number> {
   return (await waited).StatusCode;
 }
 
-const EXEC_FLAGS: FlagSpec[] = [
-  { name: 'interactive', short: 'i', kind: 'bool' },
-  { name: 'tty', short: 't', kind: 'bool' },
-  { name: 'detach', short: 'd', kind: 'bool' },
-  { name: 'privileged', kind: 'bool' },
-  { name: 'env', short: 'e', kind: 'list' },
-  { name: 'user', short: 'u', kind: 'string' },
-  { name: 'workdir', short: 'w', kind: 'string' },
-  { name: 'detach-keys', kind: 'string' },
+const EXEC_FLAGS: FlagHelp[] = [
+  { name: 'interactive', short: 'i', kind: 'bool', description: 'Keep STDIN open even if not attached' },
+  { name: 'tty', short: 't', kind: 'bool', description: 'Allocate a pseudo-TTY' },
+  { name: 'detach', short: 'd', kind: 'bool', description: 'Detached mode: run command in the background' },
+  { name: 'privileged', kind: 'bool', description: 'Give extended privileges to the command' },
+  { name: 'env', short: 'e', kind: 'list', description: 'Set environment variables' },
+  { name: 'user', short: 'u', kind: 'string', description: 'Username or UID (format: <name|uid>[:<group|gid>])' },
+  { name: 'workdir', short: 'w', kind: 'string', description: 'Working directory inside the container' },
+  { name: 'detach-keys', kind: 'string', description: 'Override the key sequence for detaching a container' },
 ];
 
 export async function exec(cli: Cli, argv: string[]): Promise<number> {
@@ -235,3 +234,46 @@ export async function exec(cli: Cli, argv: string[]): Promise<number> {
   const info = await cli.api.exec.inspect(Id);
   return info.ExitCode ?? 0;
 }
+
+export const RUN: CommandSpec = {
+  name: 'run',
+  group: 'common',
+  description: 'Create and run a new container from an image',
+  usage: '[OPTIONS] IMAGE [COMMAND] [ARG...]',
+  flags: describedRunFlags(RUN_FLAGS),
+  run,
+};
+export const CREATE: CommandSpec = {
+  name: 'create',
+  group: 'other',
+  description: 'Create a new container',
+  usage: '[OPTIONS] IMAGE [COMMAND] [ARG...]',
+  flags: describedRunFlags(CREATE_FLAGS),
+  run: create,
+};
+export const START: CommandSpec = {
+  name: 'start',
+  group: 'other',
+  description: 'Start one or more stopped containers',
+  usage: '[OPTIONS] CONTAINER [CONTAINER...]',
+  flags: START_FLAGS,
+  run: start,
+};
+export const ATTACH: CommandSpec = {
+  name: 'attach',
+  group: 'other',
+  description: 'Attach local standard input, output, and error streams to a running container',
+  usage: '[OPTIONS] CONTAINER',
+  flags: ATTACH_FLAGS,
+  run: attach,
+};
+export const EXEC: CommandSpec = {
+  name: 'exec',
+  group: 'common',
+  description: 'Execute a command in a running container',
+  usage: '[OPTIONS] CONTAINER COMMAND [ARG...]',
+  flags: EXEC_FLAGS,
+  run: exec,
+};
+
+export const SPECS: CommandSpec[] = [RUN, CREATE, START, ATTACH, EXEC];

@@ -11,13 +11,18 @@ import { settingsFromEnv } from '../../client/host.ts';
 import type { ContainerStatsResponse, EventMessage } from '../../types/api/index.ts';
 import { ENGINE_VERSION as VERSION } from '../../version.ts';
 import { filtersOf, flagsOf, UsageError } from '../args.ts';
+import type { CommandSpec, FlagHelp } from '../command-spec.ts';
 import { ExitError, type Cli } from '../cli.ts';
 import { bytesSize, humanSize, printFormatted, shortId } from '../output.ts';
 import { compile } from '../template.ts';
 import { tarPath } from '../tar-context.ts';
 
+const VERSION_FLAGS: FlagHelp[] = [
+  { name: 'format', short: 'f', kind: 'string', description: 'Format the output using the given Go template' },
+];
+
 export async function version(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf('version', argv, [{ name: 'format', short: 'f', kind: 'string' }], { max: 0 });
+  const f = flagsOf('version', argv, VERSION_FLAGS, { max: 0 });
   const apiVersion = await cli.api.apiVersion().catch(() => undefined); // No daemon: `version` still prints the client part, as docker does (the server part reports the error).
   const client = {
     Version: VERSION,
@@ -57,8 +62,12 @@ export async function version(cli: Cli, argv: string[]): Promise<number> {
   return 0;
 }
 
+const INFO_FLAGS: FlagHelp[] = [
+  { name: 'format', short: 'f', kind: 'string', description: 'Format the output using the given Go template' },
+];
+
 export async function info(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf('info', argv, [{ name: 'format', short: 'f', kind: 'string' }], { max: 0 });
+  const f = flagsOf('info', argv, INFO_FLAGS, { max: 0 });
   const i = (await cli.api.info()) as Record<string, unknown> & { Plugins?: Record<string, string[]> };
   if (f.str('format')) {
     cli.out(`${compile(f.str('format')!).render(i)}\n`);
@@ -111,18 +120,15 @@ export function eventLine(e: EventMessage): string {
   return `${iso} ${e.Type} ${e.Action} ${e.Actor?.ID ?? ''}${attrs ? ` (${attrs})` : ''}`;
 }
 
+const EVENTS_FLAGS: FlagHelp[] = [
+  { name: 'since', kind: 'string', description: 'Show all events created since timestamp' },
+  { name: 'until', kind: 'string', description: 'Stream events until this timestamp' },
+  { name: 'filter', short: 'f', kind: 'list', description: 'Filter output based on conditions provided' },
+  { name: 'format', kind: 'string', description: 'Format the output using the given Go template' },
+];
+
 export async function events(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf(
-    'events',
-    argv,
-    [
-      { name: 'since', kind: 'string' },
-      { name: 'until', kind: 'string' },
-      { name: 'filter', short: 'f', kind: 'list' },
-      { name: 'format', kind: 'string' },
-    ],
-    { max: 0 },
-  );
+  const f = flagsOf('events', argv, EVENTS_FLAGS, { max: 0 });
   const t = f.str('format') && f.str('format') !== 'json' ? compile(f.str('format')!) : undefined;
   for await (const e of cli.api.events({ since: f.str('since'), until: f.str('until'), filters: filtersOf(f.list('filter')) })) {
     cli.out(`${f.str('format') === 'json' ? JSON.stringify(e) : t ? t.render(e) : eventLine(e)}\n`);
@@ -173,13 +179,15 @@ const STATS_TITLES = {
   PIDs: 'PIDS',
 };
 
+const STATS_FLAGS: FlagHelp[] = [
+  { name: 'no-stream', kind: 'bool', description: 'Disable streaming stats and only pull the first result' },
+  { name: 'all', short: 'a', kind: 'bool', description: 'Show all containers (default shows just running)' },
+  { name: 'format', kind: 'string', description: 'Pretty-print images using a Go template' },
+  { name: 'no-trunc', kind: 'bool', description: 'Do not truncate output' },
+];
+
 export async function stats(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf('stats', argv, [
-    { name: 'no-stream', kind: 'bool' },
-    { name: 'all', short: 'a', kind: 'bool' },
-    { name: 'format', kind: 'string' },
-    { name: 'no-trunc', kind: 'bool' },
-  ]);
+  const f = flagsOf('stats', argv, STATS_FLAGS);
   const names = f.args.length ? f.args : (await cli.api.containers.list({ all: f.bool('all') })).map((c) => c.Id!);
   const format = f.str('format') ?? STATS_FORMAT;
   const latest = new Map<string, Record<string, string>>();
@@ -210,17 +218,19 @@ export async function stats(cli: Cli, argv: string[]): Promise<number> {
 }
 
 /** engine cp CONTAINER:SRC DEST | SRC CONTAINER:DEST (tar through the archive endpoints; extraction by tar(1)). */
+const CP_FLAGS: FlagHelp[] = [
+  { name: 'archive', short: 'a', kind: 'bool', description: 'Archive mode (copy all uid/gid information)' },
+  { name: 'follow-link', short: 'L', kind: 'bool', description: 'Always follow symbol link in SRC_PATH' },
+  {
+    name: 'quiet',
+    short: 'q',
+    kind: 'bool',
+    description: 'Suppress progress output during copy. Progress output is automatically suppressed if no terminal is attached',
+  },
+];
+
 export async function cp(cli: Cli, argv: string[]): Promise<number> {
-  const f = flagsOf(
-    'cp',
-    argv,
-    [
-      { name: 'archive', short: 'a', kind: 'bool' },
-      { name: 'follow-link', short: 'L', kind: 'bool' },
-      { name: 'quiet', short: 'q', kind: 'bool' },
-    ],
-    { min: 2, max: 2 },
-  );
+  const f = flagsOf('cp', argv, CP_FLAGS, { min: 2, max: 2 });
   const split = (s: string) => {
     const i = s.indexOf(':');
     return i > 0 && !s.startsWith('/') && !s.startsWith('.') ? { ctr: s.slice(0, i), path: s.slice(i + 1) } : { path: s };
@@ -284,3 +294,54 @@ export async function dialStdio(cli: Cli, argv: string[]): Promise<number> {
   });
   return 0;
 }
+
+export const INFO: CommandSpec = {
+  name: 'info',
+  group: 'common',
+  description: 'Display system-wide information',
+  flags: INFO_FLAGS,
+  run: info,
+};
+export const EVENTS: CommandSpec = {
+  name: 'events',
+  group: 'other',
+  description: 'Get real time events from the server',
+  flags: EVENTS_FLAGS,
+  run: events,
+};
+export const STATS: CommandSpec = {
+  name: 'stats',
+  group: 'other',
+  description: 'Display a live stream of container(s) resource usage statistics',
+  usage: '[OPTIONS] [CONTAINER...]',
+  flags: STATS_FLAGS,
+  run: stats,
+};
+export const CP: CommandSpec = {
+  name: 'cp',
+  group: 'other',
+  description: 'Copy files/folders between a container and the local filesystem',
+  usage: '[OPTIONS] CONTAINER:SRC_PATH DEST_PATH|-\n\tengine cp [OPTIONS] SRC_PATH|- CONTAINER:DEST_PATH',
+  flags: CP_FLAGS,
+  run: cp,
+};
+export const DIAL_STDIO: CommandSpec = {
+  name: 'dial-stdio',
+  description: 'Proxy the stdio stream to the daemon connection. Should not be invoked manually.',
+  hidden: true,
+  run: dialStdio,
+};
+
+export const SPECS: CommandSpec[] = [
+  {
+    name: 'version',
+    group: 'common',
+    description: 'Show the Engine version information',
+    flags: VERSION_FLAGS,
+    run: version,
+  },
+  INFO,
+  EVENTS,
+  STATS,
+  CP,
+];

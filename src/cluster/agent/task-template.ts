@@ -5,7 +5,7 @@
 // with Templating {Name: "golang"} is expanded per task with, in addition, {{env "X"}} (the task
 // spec's Env, unexpanded), {{secret "t"}} and {{config "t"}} (the data of the task's secret or
 // config whose File.Name is t). Missing map keys are errors (missingkey=error). Pure.
-import { parseGoTemplate, type TemplateFunc } from '../../util/go-template.ts';
+import { parseGoTemplate, type TemplateFunc } from '../../wire/go-template.ts';
 import type { ClusterObject } from '../../types/cluster.ts';
 import { fileRefs, type FileKind, type FileRef, type TemplatingDriver } from '../manager/secret-spec.ts';
 import { containerName, type TaskRecord } from '../manager/tasks.ts';

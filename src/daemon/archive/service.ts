@@ -232,7 +232,9 @@ export class ArchiveService {
     const option = (k: string) => mounts[0]?.options.find((o) => o.startsWith(`${k}=`))?.slice(k.length + 1);
     const upper = option('upperdir');
     let changes: Change[];
-    if (mounts.length === 1 && upper) {
+    // Kernel overlay only: fuse-overlayfs keeps markers of its own in the upper directory
+    // (.wh..wh..opq files, .wh..opq devices, .wh.<name> files where it cannot make a device).
+    if (mounts.length === 1 && upper && mounts[0]!.type === 'overlay') {
       changes = await overlayChanges(upper, (option('lowerdir') ?? '').split(':').filter(Boolean));
     } else {
       // No upper directory to read: compare a view of the parent with a read-only mount of the container's layer.

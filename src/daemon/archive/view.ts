@@ -59,7 +59,8 @@ export function hostPath(view: ContainerView, cpath: string): string {
   let best: ViewMount | undefined;
   for (const m of view.overlays) if (within(cpath, m.destination) && (!best || m.destination.length > best.destination.length)) best = m;
   if (best) return best.source + cpath.slice(best.destination.length);
-  return cpath === '/' ? view.root : view.root + cpath;
+  // The root with a slash: a running container's /proc/<pid>/root is a link an lstat would not follow.
+  return cpath === '/' ? `${view.root}/` : view.root + cpath;
 }
 
 /** The mount a container path lies in (undefined: the container's own layer). */

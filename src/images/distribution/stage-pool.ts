@@ -26,6 +26,8 @@ const BATCH = 1 << 20;
 const IN_FLIGHT = 4 << 20;
 /** Long enough for the next layer of the same pull, short enough that a pull's memory goes soon after it. */
 const IDLE_MS = 1_000;
+/** How long an idle worker asked to exit may take before it is terminated. */
+const EXIT_GRACE_MS = 2_000;
 /**
  * A worker's heap: its young generation (V8 sizes it for the main thread's, up to 3 × 8 MiB here)
  * is mostly the socket reads' and file reads' small Buffer objects, dead at once; a small one is
@@ -124,7 +126,10 @@ function open(slot: Slot, handlers: JobHandlers): { id: number; end(): void } {
         slot.idleTimer = null;
         const i = slots.indexOf(slot);
         if (i >= 0) slots.splice(i, 1);
-        void slot.w.terminate();
+        // It exits on its own after releasing its heap's pages (stage-worker.ts exitNow);
+        // terminate() would hand them to V8's shared page pool for 8 s.
+        slot.w.postMessage({ id: 0, type: 'exit' } satisfies ToWorker);
+        setTimeout(() => void slot.w.terminate(), EXIT_GRACE_MS).unref();
       }, IDLE_MS);
       slot.idleTimer.unref();
     },

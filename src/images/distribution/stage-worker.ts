@@ -26,6 +26,8 @@ export type ToWorker = { id: number } & (
   | { type: 'chunk'; buf: ArrayBuffer; length: number }
   | { type: 'end' }
   | { type: 'abort' }
+  /** No jobs left and none wanted: release what the heap holds and end (exitNow). */
+  | { type: 'exit' }
 );
 
 /** Answers to the pool, each naming its job. */
@@ -101,18 +103,32 @@ const gathers: Buffer[] = [];
  */
 const SCAVENGE_EVERY = Number(process.env.ENGINE_PULL_SCAVENGE_MB ?? 2) * 2 ** 20;
 let sinceGc = 0;
-let minorGc: (() => void) | null | undefined;
-function scavenge(): void {
-  if (minorGc === undefined) {
+type GcOptions = { type: 'minor' } | { type: 'major'; execution: 'sync'; flavor: 'last-resort' };
+let exposedGc: ((o: GcOptions) => void) | null | undefined;
+function gc(o: GcOptions): void {
+  if (exposedGc === undefined) {
     try {
       setFlagsFromString('--expose-gc');
-      const gc = runInNewContext('gc') as (o: { type: 'minor' }) => void;
-      minorGc = () => gc({ type: 'minor' });
+      exposedGc = runInNewContext('gc') as (o: GcOptions) => void;
     } catch {
-      minorGc = null; // no gc in this V8: the buffers wait for V8's own collections
+      exposedGc = null; // no gc in this V8: the buffers wait for V8's own collections
     }
   }
-  minorGc?.();
+  exposedGc?.(o);
+}
+function scavenge(): void {
+  gc({ type: 'minor' });
+}
+
+/**
+ * The pool ends an idle worker ('exit'). The pages this isolate's collections freed sit in its
+ * local page pool; an isolate that is torn down hands that pool to the process's shared pool, which
+ * V8 releases only 8 s later (page-pool.cc, a fixed delay): ~20 MiB resident for 8 s after every
+ * pull. A last-resort collection first releases the local pool at once.
+ */
+function exitNow(): void {
+  gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+  process.exit(0);
 }
 
 /** The worker's own download of the job's blob (start.fetch); ends the job like 'end' or 'abort' would. */
@@ -231,6 +247,9 @@ async function handle(m: ToWorker): Promise<void> {
       await finish(j);
       return;
     }
+    case 'exit':
+      if (jobs.size === 0) exitNow();
+      return;
     case 'abort': {
       const j = jobs.get(m.id);
       if (!j) return;

@@ -5,12 +5,23 @@ import { snapshotterFor } from '../../daemon/storage-driver.ts';
 import { DistributionService } from '../../images/distribution/service.ts';
 import { ImageStore } from '../../images/image-store.ts';
 import { Supervisor } from '../../supervisor/supervisor.ts';
+import { reachProxySnapshotter } from '../../supervisor/snapshotter/reach.ts';
 import type { DaemonService, Services } from './types.ts';
 
 /** containerd's content directory when the daemon runs its own containerd: some writes go there directly. */
 export function contentRoot({ options, supervisor }: Pick<Services, 'options' | 'supervisor'>): string | undefined {
   return supervisor.managed ? join(options.roots.dataRoot, 'containerd', 'io.containerd.content.v1.content') : undefined;
 }
+
+/**
+ * The snapshotter engined.ts started before containerd (fuse-overlayfs driver), listed before the
+ * supervisor so that shutdown closes it only once containerd has stopped.
+ */
+export const snapshotServerService: DaemonService<'snapshotServer'> = {
+  id: 'snapshotServer',
+  init: ({ options }) => options.snapshotServer,
+  stop: (server) => server?.close(),
+};
 
 export const supervisorService: DaemonService<'supervisor'> = {
   id: 'supervisor',
@@ -61,8 +72,15 @@ export const imagesWarmService: DaemonService<'imagesWarm'> = {
 export const snapshotterService: DaemonService<'snapshotter'> = {
   id: 'snapshotter',
   requires: ['supervisor'],
-  init: ({ supervisor, config, options }) =>
-    snapshotterFor(supervisor.client, config()['storage-driver'], config()['storage-opts'], options.roots.dataRoot),
+  init: async ({ supervisor, config, options, log }) => {
+    const name = await snapshotterFor(supervisor.client, config()['storage-driver'], config()['storage-opts'], options.roots.dataRoot);
+    // An adopted containerd's connection to our snapshotter died with the previous daemon.
+    if (options.snapshotServer && supervisor.managed?.adopted) {
+      const attempts = await reachProxySnapshotter(supervisor.client, name);
+      log.debug('containerd reaches the fuse-overlayfs snapshotter again', { attempts });
+    }
+    return name;
+  },
 };
 
 export const distributionService: DaemonService<'distribution'> = {

@@ -31,6 +31,7 @@ import type { ContainerStore } from '../../store/containers.ts';
 import type { EngineDatabase } from '../../store/database.ts';
 import type { RecordTable } from '../../store/kv.ts';
 import type { ManagedStart } from '../../supervisor/containerd-process.ts';
+import type { RunningSnapshotter } from '../../supervisor/snapshotter/start.ts';
 import type { Supervisor } from '../../supervisor/supervisor.ts';
 import type { Logger } from '../../util/log.ts';
 import type { Registration } from '../../util/service-runner.ts';
@@ -48,6 +49,8 @@ export interface DaemonOptions {
   startedAt: Date;
   /** Our containerd, already starting (engined.ts spawns it before loading the composition root). */
   containerd?: ManagedStart;
+  /** The fuse-overlayfs driver's snapshotter server (engined.ts starts it before containerd). */
+  snapshotServer?: RunningSnapshotter;
   /** --userns-remap in force (resolved by engined.ts; roots.dataRoot is then the `<uid>.<gid>` tree). */
   userns?: IdentityMap;
 }
@@ -68,6 +71,7 @@ export interface Services {
   cluster: LazyClusterService;
   networking: Networking;
   // containerd and images.
+  snapshotServer: RunningSnapshotter | undefined;
   supervisor: Supervisor;
   images: ImageStore;
   imagesWarm: { done: Promise<unknown> };

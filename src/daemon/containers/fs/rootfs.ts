@@ -29,14 +29,18 @@ async function exists(p: string): Promise<boolean> {
 
 export class RootfsManager {
   private readonly builds = new Map<string, Promise<string>>();
+  /** The client with the storage driver's snapshotter as its default: every call below goes there. */
+  private readonly client: SupervisorClient;
 
   /** `remap`: the daemon's --userns-remap identity map (containers that do not opt out use it). */
   constructor(
-    private readonly client: SupervisorClient,
+    client: SupervisorClient,
     readonly snapshotter: string,
     private readonly tmpDir: string,
     readonly remap?: IdentityMap,
-  ) {}
+  ) {
+    this.client = client.withSnapshotter(snapshotter);
+  }
 
   /** Whether --userns-remap is on (containers not opting out get remapped layers). */
   get remapping(): boolean {

@@ -9,6 +9,7 @@ import { normalizeName } from '../names.ts';
 import { rwSize } from '../queries.ts';
 import type { ContainerRecord } from '../record.ts';
 import { stopTask } from './stop.ts';
+import { unmountFuseRoot } from '../fs/fuse-rootfs.ts';
 
 /** The removal, under the container's lock; volumes: also its anonymous volumes (rm -v, AutoRemove). */
 export async function removeLocked(ctx: ContainerContext, rec: ContainerRecord, volumes: boolean): Promise<void> {
@@ -22,6 +23,8 @@ export async function removeLocked(ctx: ContainerContext, rec: ContainerRecord, 
   // What containerd still holds is killed and deleted; if that fails the snapshot removal below
   // fails too and the record stays marked "removing" (finished at the next start).
   await d.launcher.forget(rec.Id).catch((err) => d.log.debug(`removal: containerd leftovers: ${(err as Error).message}`, { id: rec.Id }));
+  // A FUSE rootfs a failed cleanup left mounted: rm must not walk into it.
+  await unmountFuseRoot(join(d.containersDir, rec.Id));
   await d.rootfs.remove(rec.Internal.snapshotKey);
   await rm(join(d.containersDir, rec.Id), { recursive: true, force: true });
   d.store.delete(rec.Id);

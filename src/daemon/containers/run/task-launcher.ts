@@ -28,6 +28,7 @@ import type { RuntimeRegistry } from '../../runtimes.ts';
 import { nowIso } from '../../../util/time.ts';
 import { etcFilePaths, writeEtcFiles } from '../../../network/sandbox/etc-files.ts';
 import { mountShm, shmPath, unmountShm } from '../fs/ipc-shm.ts';
+import { taskRootfs, unmountFuseRoot } from '../fs/fuse-rootfs.ts';
 import { mountNetnsSysfs, sysfsPath, unmountNetnsSysfs } from '../fs/netns-sysfs.ts';
 import { makeFifos, openFifoWriter, openOutputFifo, type StdioPaths } from '../io/fifo.ts';
 import { createNetns, netnsPath, removeNetns } from '../../../network/host/netns.ts';
@@ -365,7 +366,7 @@ export class TaskLauncher {
       try {
         await client.tasks.create({
           container_id: id,
-          rootfs: rootMounts,
+          rootfs: await taskRootfs(rootMounts, dir),
           stdin: fifos.stdin ?? '',
           stdout: fifos.stdout,
           stderr: fifos.stderr ?? '',
@@ -412,6 +413,7 @@ export class TaskLauncher {
       }
       await unmountShm(shmPath(dir));
       await unmountNetnsSysfs(sysfsPath(dir));
+      await unmountFuseRoot(dir);
       // Undoing a failed start: its error is the one reported; what cannot be undone is logged.
       if (this.d.networks)
         await this.d.networks
@@ -595,6 +597,7 @@ export class TaskLauncher {
     if (existsSync(ns)) await removeNetns(ns);
     await unmountShm(shmPath(join(this.d.containersDir, id)));
     await unmountNetnsSysfs(sysfsPath(join(this.d.containersDir, id)));
+    await unmountFuseRoot(join(this.d.containersDir, id));
   }
 
   /** At start-up: FIFO directories and network namespaces of containers the store does not know. */

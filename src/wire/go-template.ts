@@ -1,13 +1,16 @@
-// A subset of Go's text/template for the daemon (cluster mode's secret and config templating, as
-// swarmkit's template package with Option("missingkey=error")): text and {{actions}} with `{{-`/`-}}`
-// trimming and comments; pipelines (`a | f`); fields (`.A.B`, plain objects are structs, `Map`s are
-// maps: a missing key is an error); string ("…", `…`), number and boolean literals; if/else if/
-// else, range and with blocks (dot rebinds); Go's builtins and, or, not, len, index, print,
-// printf, println, eq, ne; functions supplied by the caller. Nesting is bounded. Errors read as
-// Go's ("template: <name>:<line>:<col>: …", close enough for a task's error message).
+// A subset of Go's text/template, the one implementation the daemon and the CLI share: text and
+// {{actions}} with `{{-`/`-}}` trimming and comments; pipelines (`a | f`); fields (`.A.B`); string
+// ("…", `…`), number and boolean literals; if/else if/else, range and with blocks (dot rebinds;
+// `range $v := …`, `range $k, $v := …` declare variables; `$` is the root);
+// Go's builtins and, or, not, len, index, print, printf, println, eq, ne; functions supplied by
+// the caller. Nesting is bounded. Errors read as Go's ("template: <name>:<line>:<col>: …").
 //
-// The CLI's `--format` engine (src/cli/template.ts) is another subset with the docker CLI's own
-// functions; it should move onto this one (de-duplication is tracked separately).
+// Two readings of plain objects (`objects`): 'struct' (the daemon: cluster mode's secret and config
+// templating, as swarmkit's template package with Option("missingkey=error"); `Map`s are maps, a
+// missing key is an error, a plain object prints as a struct `{a b}`) and 'map' (the CLI's
+// `--format`, over API answers decoded from JSON as the docker CLI decodes them: objects print as
+// `map[k:v]`, `range` walks their values in key order, `len` counts their keys, an empty one is
+// false, and a field of a nil value is nil rather than an error).
 
 export class GoTemplateError extends Error {
   override readonly name = 'GoTemplateError';
@@ -20,7 +23,7 @@ type Node =
   | { t: 'text'; s: string }
   | { t: 'act'; pipe: string; at: string }
   | { t: 'if' | 'with'; pipe: string; at: string; yes: Node[]; no: Node[] }
-  | { t: 'range'; pipe: string; at: string; body: Node[]; no: Node[] };
+  | { t: 'range'; pipe: string; at: string; body: Node[]; no: Node[]; key?: string; value?: string };
 
 const MAX_DEPTH = 64;
 
@@ -28,8 +31,18 @@ export interface GoTemplate {
   execute(dot: unknown): string;
 }
 
+/** How plain objects read (see the header). */
+export interface GoTemplateOptions {
+  objects?: 'struct' | 'map';
+}
+
 /** Parses `src` (named `name` in errors) with the extra functions `funcs`. */
-export function parseGoTemplate(name: string, src: string, funcs: Record<string, TemplateFunc> = {}): GoTemplate {
+export function parseGoTemplate(
+  name: string,
+  src: string,
+  funcs: Record<string, TemplateFunc> = {},
+  options: GoTemplateOptions = {},
+): GoTemplate {
   const fail = (where: string, msg: string) => new GoTemplateError(`template: ${name}:${where}: ${msg}`);
   const toks = lex(src, name);
   let k = 0;
@@ -50,8 +63,12 @@ export function parseGoTemplate(name: string, src: string, funcs: Record<string,
         if (!rest) throw fail(at, `missing value for ${word}`);
         const body = block(depth + 1, ['else', 'end']);
         const no = body.stop === 'else' ? elseBranch(depth + 1, body.rest, tk) : [];
-        if (word === 'range') nodes.push({ t: 'range', pipe: rest, at, body: body.nodes, no });
-        else nodes.push({ t: word, pipe: rest, at, yes: body.nodes, no });
+        if (word === 'range') {
+          // `range $v := x` and `range $k, $v := x` declare the element (and its key or index).
+          const decl = /^\$(\w+)(?:\s*,\s*\$(\w+))?\s*:=\s*/.exec(rest);
+          const vars = !decl ? {} : decl[2] === undefined ? { value: decl[1] } : { key: decl[1], value: decl[2] };
+          nodes.push({ t: 'range', pipe: decl ? rest.slice(decl[0].length) : rest, at, body: body.nodes, no, ...vars });
+        } else nodes.push({ t: word, pipe: rest, at, yes: body.nodes, no });
       } else if (word === 'end' || word === 'else') throw fail(at, `unexpected {{${word}}}`);
       else if (restWords.length === 0 && word === '') throw fail(at, 'missing value for command');
       else nodes.push({ t: 'act', pipe: tk.action, at });
@@ -68,10 +85,10 @@ export function parseGoTemplate(name: string, src: string, funcs: Record<string,
     return [{ t: 'if', pipe: rest.slice(3).trim(), at: `${tk.line}:${tk.col}`, yes: body.nodes, no }];
   };
   const nodes = block(0, []).nodes;
-  const all: Record<string, TemplateFunc> = { ...BUILTINS, ...funcs };
+  const ctx: Ctx = { funcs: { ...BUILTINS, ...funcs }, name, maps: options.objects === 'map', pipes: new Map() };
   return {
     execute(dot: unknown): string {
-      return render(nodes, dot, all, name, 0);
+      return withObjectsAsMaps(ctx.maps, () => render(nodes, dot, ctx, 0, new Map([['', dot]])));
     },
   };
 }
@@ -120,10 +137,45 @@ function lex(src: string, name: string): Tok[] {
 
 const isMap = (v: unknown): v is Map<string, unknown> => v instanceof Map;
 
+interface Ctx {
+  /** Each pipeline split into commands once, not at every execution (a table renders a template per row). */
+  pipes: Map<string, string[][]>;
+  funcs: Record<string, TemplateFunc>;
+  name: string;
+  /** objects: 'map'. */
+  maps: boolean;
+}
+
+// Whether plain objects read as maps in the execution under way: execution is synchronous, and the
+// printing and truth helpers (also called by the builtins) read it.
+let objectsAsMaps = false;
+function withObjectsAsMaps<T>(on: boolean, fn: () => T): T {
+  const was = objectsAsMaps;
+  objectsAsMaps = on;
+  try {
+    return fn();
+  } finally {
+    objectsAsMaps = was;
+  }
+}
+/** A plain object read as a map (objects: 'map'). */
+const isObjectMap = (v: unknown): v is Record<string, unknown> =>
+  objectsAsMaps && v !== null && typeof v === 'object' && !Array.isArray(v) && !isMap(v);
+/** A map's keys in order. */
+const sortedKeys = (v: Map<string, unknown> | Record<string, unknown>): string[] => (isMap(v) ? [...v.keys()] : Object.keys(v)).sort();
+/** A map's values in key order. */
+const sortedValues = (v: Map<string, unknown> | Record<string, unknown>): unknown[] =>
+  isMap(v)
+    ? [...v.keys()].sort().map((key) => v.get(key))
+    : Object.keys(v)
+        .sort()
+        .map((key) => v[key]);
+
 function truthy(v: unknown): boolean {
   if (v === undefined || v === null || v === false || v === 0 || v === '') return false;
   if (Array.isArray(v)) return v.length > 0;
   if (isMap(v)) return v.size > 0;
+  if (isObjectMap(v)) return Object.keys(v).length > 0;
   return true;
 }
 
@@ -136,6 +188,11 @@ export function goPrint(v: unknown): string {
       .sort()
       .map((key) => `${key}:${goPrint(v.get(key))}`)
       .join(' ')}]`;
+  if (isObjectMap(v))
+    return `map[${Object.keys(v)
+      .sort()
+      .map((key) => `${key}:${goPrint(v[key])}`)
+      .join(' ')}]`;
   if (typeof v === 'object')
     return `{${Object.values(v as object)
       .map(goPrint)
@@ -146,6 +203,7 @@ export function goPrint(v: unknown): string {
 function goLen(v: unknown): number {
   if (typeof v === 'string' || Array.isArray(v)) return v.length;
   if (isMap(v)) return v.size;
+  if (isObjectMap(v)) return Object.keys(v).length;
   throw new Error(`len of type ${typeof v}`);
 }
 
@@ -177,6 +235,8 @@ const BUILTINS: Record<string, TemplateFunc> = {
     let cur = v;
     for (const key of keys) {
       if (isMap(cur)) cur = cur.get(String(key));
+      else if (isObjectMap(cur)) cur = cur[String(key)];
+      else if (cur === undefined || cur === null) cur = undefined;
       else if (Array.isArray(cur) || typeof cur === 'string') {
         const i = Number(key);
         if (!(i >= 0 && i < cur.length)) throw new Error(`error calling index: index out of range: ${i}`);
@@ -235,35 +295,45 @@ function commands(pipe: string, fail: (msg: string) => Error): string[][] {
   return out;
 }
 
-function render(nodes: Node[], dot: unknown, funcs: Record<string, TemplateFunc>, name: string, depth: number): string {
+/** Variables in scope: `$` (the root, under '') and those a range declared. */
+type Vars = Map<string, unknown>;
+
+function render(nodes: Node[], dot: unknown, ctx: Ctx, depth: number, vars: Vars): string {
+  const { name } = ctx;
   let out = '';
   for (const n of nodes) {
     if (n.t === 'text') {
       out += n.s;
       continue;
     }
-    const value = evaluate(n.pipe, dot, funcs, name, n.at, depth);
+    const value = evaluate(n.pipe, dot, ctx, n.at, depth, vars);
     if (n.t === 'act') out += goPrint(value);
-    else if (n.t === 'if') out += render(truthy(value) ? n.yes : n.no, dot, funcs, name, depth + 1);
-    else if (n.t === 'with')
-      out += truthy(value) ? render(n.yes, value, funcs, name, depth + 1) : render(n.no, dot, funcs, name, depth + 1);
+    else if (n.t === 'if') out += render(truthy(value) ? n.yes : n.no, dot, ctx, depth + 1, vars);
+    else if (n.t === 'with') out += truthy(value) ? render(n.yes, value, ctx, depth + 1, vars) : render(n.no, dot, ctx, depth + 1, vars);
     else if (n.t === 'range') {
       const items = Array.isArray(value)
         ? value
-        : isMap(value)
-          ? [...value.keys()].sort().map((key) => value.get(key))
+        : isMap(value) || isObjectMap(value)
+          ? sortedValues(value)
           : value === undefined || value === null
             ? []
             : undefined;
       if (!items) throw new GoTemplateError(`template: ${name}:${n.at}: range can't iterate over ${goPrint(value)}`);
-      if (!items.length) out += render(n.no, dot, funcs, name, depth + 1);
-      for (const item of items) out += render(n.body, item, funcs, name, depth + 1);
+      if (!items.length) out += render(n.no, dot, ctx, depth + 1, vars);
+      const keys = Array.isArray(value) ? items.map((_, i) => i) : items.length ? sortedKeys(value as Map<string, unknown>) : [];
+      items.forEach((item, i) => {
+        const scope = n.key === undefined && n.value === undefined ? vars : new Map(vars);
+        if (n.key !== undefined) scope.set(n.key, keys[i]);
+        if (n.value !== undefined) scope.set(n.value, item);
+        out += render(n.body, item, ctx, depth + 1, scope);
+      });
     }
   }
   return out;
 }
 
-function evaluate(pipe: string, dot: unknown, funcs: Record<string, TemplateFunc>, name: string, at: string, depth: number): unknown {
+function evaluate(pipe: string, dot: unknown, ctx: Ctx, at: string, depth: number, vars: Vars): unknown {
+  const { funcs, name } = ctx;
   const fail = (msg: string) => new GoTemplateError(`template: ${name}:${at}: executing "${name}" at <${pipe}>: ${msg}`);
   if (depth > MAX_DEPTH) throw fail(`nesting deeper than ${MAX_DEPTH}`);
   const field = (base: unknown, path: string): unknown => {
@@ -273,6 +343,7 @@ function evaluate(pipe: string, dot: unknown, funcs: Record<string, TemplateFunc
         if (!v.has(part)) throw fail(`map has no entry for key "${part}"`);
         v = v.get(part);
       } else if (v !== null && typeof v === 'object' && !Array.isArray(v) && part in v) v = (v as Record<string, unknown>)[part];
+      else if ((v === undefined || v === null) && ctx.maps) return undefined;
       else if (v === undefined || v === null) throw fail(`nil pointer evaluating .${part}`);
       else throw fail(`can't evaluate field ${part}`);
     }
@@ -287,7 +358,12 @@ function evaluate(pipe: string, dot: unknown, funcs: Record<string, TemplateFunc
       }
     }
     if (w.startsWith('`')) return w.slice(1, -1);
-    if (w.startsWith('(')) return evaluate(w.slice(1, -1), dot, funcs, name, at, depth + 1);
+    if (w.startsWith('(')) return evaluate(w.slice(1, -1), dot, ctx, at, depth + 1, vars);
+    if (w.startsWith('$')) {
+      const [, v = '', path = ''] = /^\$(\w*)(.*)$/.exec(w)!;
+      if (!vars.has(v)) throw fail(`undefined variable "$${v}"`);
+      return path ? field(vars.get(v), path) : vars.get(v);
+    }
     if (w === '.') return dot;
     if (w.startsWith('.')) return field(dot, w);
     if (/^-?\d+(\.\d+)?$/.test(w)) return Number(w);
@@ -307,7 +383,9 @@ function evaluate(pipe: string, dot: unknown, funcs: Record<string, TemplateFunc
   };
   let result: unknown;
   let first = true;
-  for (const cmd of commands(pipe, fail)) {
+  let cmds = ctx.pipes.get(pipe);
+  if (!cmds) ctx.pipes.set(pipe, (cmds = commands(pipe, fail)));
+  for (const cmd of cmds) {
     if (!cmd.length) throw fail('missing value for command');
     const [head, ...rest] = cmd as [string, ...string[]];
     const piped = first ? [] : [result];

@@ -80,3 +80,34 @@ test('caller functions, and errors as Go words them', () => {
   fails('{{(1}}', /unclosed left paren/);
   fails('{{1)}}', /unexpected right paren/);
 });
+
+test("objects: 'map' (the CLI's --format over JSON answers): printing, range, len, truth, index, nil chains", () => {
+  const run = (src: string, d: unknown) => parseGoTemplate('', src, {}, { objects: 'map' }).execute(d);
+  const d = { Name: 'c1', Labels: { b: '2', a: '1' }, Empty: {}, State: null, List: [1, 2] };
+  assert.equal(run('{{.Labels}}', d), 'map[a:1 b:2]');
+  assert.equal(run('{{range .Labels}}[{{.}}]{{end}}', d), '[1][2]');
+  assert.equal(run('{{len .Labels}} {{len .List}}', d), '2 2');
+  assert.equal(run('{{if .Empty}}y{{else}}n{{end}} {{if .Labels}}y{{end}}', d), 'n y');
+  assert.equal(run('{{index .Labels "a"}} {{index .Labels "zz"}} {{index .State "x"}}', d), '1 <no value> <no value>');
+  assert.equal(run('{{.State.Running}}', d), '<no value>');
+  assert.throws(() => run('{{.Nope}}', d), /can't evaluate field Nope/);
+  // The daemon's reading is unchanged: a plain object is a struct, a field of nil is an error.
+  assert.equal(parseGoTemplate('', '{{.Labels}}').execute(d), '{2 1}');
+  assert.throws(() => parseGoTemplate('', '{{.State.Running}}').execute(d), /nil pointer evaluating \.Running/);
+});
+
+test('variables: range $k, $v := over maps and lists, range $v :=, $ for the root; an undeclared one is an error', () => {
+  const d = {
+    Name: 'n',
+    Labels: new Map([
+      ['b', '2'],
+      ['a', '1'],
+    ]),
+    List: ['x', 'y'],
+  };
+  assert.equal(parseGoTemplate('t', '{{range $k, $v := .Labels}}{{$k}}={{$v}};{{end}}').execute(d), 'a=1;b=2;');
+  assert.equal(parseGoTemplate('t', '{{range $i, $e := .List}}{{$i}}:{{$e}} {{end}}').execute(d), '0:x 1:y ');
+  assert.equal(parseGoTemplate('t', '{{range $e := .List}}{{$e}}{{$.Name}}{{end}}').execute(d), 'xnyn');
+  assert.equal(parseGoTemplate('t', '{{range .List}}{{$.Name}}{{end}}').execute(d), 'nn');
+  assert.throws(() => parseGoTemplate('t', '{{$x}}').execute(d), /undefined variable "\$x"/);
+});
