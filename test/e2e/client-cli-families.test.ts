@@ -115,7 +115,7 @@ describe('engine CLI: commit, diff, export, import, update, plugin', () => {
     assert.match(await ok(['commit', '--help']), /-c, --change list +Apply Dockerfile instruction to the created image/);
     const search = await engine(['search']);
     assert.equal(search.code, 1);
-    assert.match(search.stderr, /"engine search" requires exactly 1 argument/);
+    assert.match(search.stderr, /^engine: 'engine search' requires 1 argument\n\nUsage: {2}engine search \[OPTIONS\] TERM\n/);
   });
 
   test('plugin create, ls, enable, set, disable, inspect, rm', { skip: noGcc }, async () => {

@@ -4,14 +4,14 @@
 // (the image ID), update each container name and then the daemon's warnings.
 import { createWriteStream } from 'node:fs';
 import { open } from 'node:fs/promises';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { filtersOf, UsageError } from '../args.ts';
 import type { Cli } from '../cli.ts';
 import type { CommandSpec } from '../command-spec.ts';
 import { ellipsis } from '../output.ts';
 import { parseBytes } from '../run-options.ts';
-import { printRows } from './family-output.ts';
+import { printRows, readSource } from './family-output.ts';
 import { OTHER_TEXT as T } from './other-text.ts';
 import { leaf, parseFor } from './spec-text.ts';
 import { EngineError } from '../../client/errors.ts';
@@ -67,7 +67,8 @@ async function importCmd(cli: Cli, argv: string[]): Promise<number> {
   const opts = { repo, tag, message: f.str('message'), changes: f.list('change'), platform: f.str('platform') };
   const isUrl = /^https?:\/\//.test(source);
   let body: Readable | undefined;
-  if (source === '-') body = process.stdin;
+  // stdin read whole first: a stream of it as a request body stalls under the compiled CLI (Bun).
+  if (source === '-') body = Readable.from([await readSource('-')]);
   else if (!isUrl) body = (await open(source)).createReadStream();
   const stream = cli.api.images.import(body, { ...opts, ...(isUrl ? { source } : {}) });
   for await (const m of stream) {
