@@ -10,6 +10,7 @@ import type { LogsRun } from './scenarios/logs.ts';
 import type { PullRun } from './scenarios/pull.ts';
 import type { RemoveRun } from './scenarios/remove.ts';
 import type { SoakResult } from './scenarios/soak.ts';
+import type { StorageRun } from './scenarios/storage.ts';
 import type { StartupMarks } from './targets/daemon.ts';
 
 export interface MemoryReading {
@@ -52,6 +53,8 @@ export interface Results {
   network: Record<string, number[]>;
   /** The engine CLI vs the docker CLI, both at engined. */
   client?: ClientResults;
+  /** Lifecycle and commit per storage driver (daemons of their own). */
+  storage?: StorageRun;
   notes: string[];
 }
 

@@ -30,8 +30,10 @@ DEB_RUNTIME=(containerd runc crun tini iptables iproute2 containernetworking-plu
 # docker.io: its docker-proxy serves the --userland-proxy-path tests (and dockerd the benchmark's
 # side-by-side runs); the docker CLI the tests drive stays the one first on PATH.
 # openssh-server serves the client's ssh:// tests; docker-compose (v1) is the compose client of the
-# build tests; zsh checks the script of `engine completion zsh`.
-DEB_TEST=(docker-registry busybox-static python3-docker apache2-utils openssl util-linux tmux docker.io openssh-server docker-compose rsyslog zsh)
+# build tests; zsh checks the script of `engine completion zsh`. btrfs-progs: the storage-driver
+# tests make btrfs filesystems on loop files (mkfs.btrfs); its `btrfs` tool is also what the daemon
+# runs for btrfs.min_space and containers' size limits.
+DEB_TEST=(docker-registry busybox-static python3-docker apache2-utils openssl util-linux tmux docker.io openssh-server docker-compose rsyslog zsh btrfs-progs)
 need=()
 for p in "${DEB_RUNTIME[@]}" $([ "$mode" = test ] && echo "${DEB_TEST[@]}"); do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")

@@ -19,6 +19,7 @@ export const SCENARIOS = [
   'ping',
   'network',
   'client',
+  'storage',
   'soak',
 ] as const;
 export type Scenario = (typeof SCENARIOS)[number];

@@ -1,6 +1,22 @@
 // What every scenario needs from a daemon under test, whichever it is.
 
-import { httpOverUnix } from '../../test/helpers/daemon.ts';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { buildBusyboxLayer } from '../../test/fixtures/busybox-image.ts';
+import { httpOverUnix, run } from '../../test/helpers/daemon.ts';
+
+const PATH_ENV = 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/** The busybox rootfs of the test fixture through `docker import` (any daemon, any storage driver), tagged busybox:latest. */
+export async function importBusybox(socket: string, dir: string): Promise<void> {
+  const { tar } = await buildBusyboxLayer();
+  const tarPath = join(dir, 'busybox.tar');
+  await writeFile(tarPath, tar);
+  const env: NodeJS.ProcessEnv = { ...process.env, DOCKER_HOST: `unix://${socket}`, DOCKER_CONFIG: join(dir, 'docker-config') };
+  delete env.DOCKER_CONTEXT;
+  const r = await run('docker', ['import', '--change', `ENV ${PATH_ENV}`, '--change', 'CMD ["sh"]', tarPath, 'busybox:latest'], { env });
+  if (r.code !== 0) throw new Error(`docker import failed: ${r.stderr}`);
+}
 
 export interface DaemonUnderTest {
   kind: 'engined' | 'dockerd';

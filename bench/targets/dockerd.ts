@@ -5,11 +5,8 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { run } from '../../test/helpers/daemon.ts';
-import { buildBusyboxLayer } from '../../test/fixtures/busybox-image.ts';
 import { childNamed, cpuMs, teardownDir } from '../lib/proc.ts';
-import { OutputKeeper, startupMarks, waitForPing, type DaemonUnderTest, type StartupMarks } from './daemon.ts';
-
-const PATH_ENV = 'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+import { importBusybox, OutputKeeper, startupMarks, waitForPing, type DaemonUnderTest, type StartupMarks } from './daemon.ts';
 
 function onPath(cmd: string): boolean {
   return spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
@@ -42,6 +39,8 @@ export class Dockerd implements DaemonUnderTest {
   private constructor(
     readonly dir: string,
     private readonly bridge?: string,
+    private readonly extraArgs: string[] = [],
+    private readonly release?: () => Promise<void>,
   ) {}
 
   get socket(): string {
@@ -74,6 +73,7 @@ export class Dockerd implements DaemonUnderTest {
       '--config-file',
       join(this.dir, 'daemon.json'),
       ...(this.bridge ? ['--bridge', this.bridge] : ['--bridge', 'none', '--iptables=false']),
+      ...this.extraArgs,
     ];
     this.child = spawn('dockerd', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child.stdout!.on('data', (d) => this.output.push(d));
@@ -86,10 +86,14 @@ export class Dockerd implements DaemonUnderTest {
     );
   }
 
-  static async start(opts: { bridge?: string } = {}): Promise<{ daemon: Dockerd; readyMs: number; marks: StartupMarks }> {
+  /** `args`: more dockerd arguments; `prepare`: readies `<dir>/data` first and returns its undo (run after the teardown). */
+  static async start(
+    opts: { bridge?: string; args?: string[]; prepare?: (dataRoot: string) => Promise<() => Promise<void>> } = {},
+  ): Promise<{ daemon: Dockerd; readyMs: number; marks: StartupMarks }> {
     const dir = await mkdtemp('/tmp/dockerd-b-');
     await writeFile(join(dir, 'daemon.json'), '{}\n');
-    const daemon = new Dockerd(dir, opts.bridge);
+    const release = opts.prepare ? await opts.prepare(join(dir, 'data')) : undefined;
+    const daemon = new Dockerd(dir, opts.bridge, opts.args, release);
     const spawnEpoch = Date.now();
     const t0 = performance.now();
     try {
@@ -112,13 +116,7 @@ export class Dockerd implements DaemonUnderTest {
 
   /** The same busybox rootfs as our fixture, through `docker import`, tagged busybox:latest. */
   async loadBusybox(): Promise<void> {
-    const { tar } = await buildBusyboxLayer();
-    const tarPath = join(this.dir, 'busybox.tar');
-    await writeFile(tarPath, tar);
-    const env: NodeJS.ProcessEnv = { ...process.env, DOCKER_HOST: `unix://${this.socket}`, DOCKER_CONFIG: join(this.dir, 'docker-config') };
-    delete env.DOCKER_CONTEXT;
-    const r = await run('docker', ['import', '--change', `ENV ${PATH_ENV}`, '--change', 'CMD ["sh"]', tarPath, 'busybox:latest'], { env });
-    if (r.code !== 0) throw new Error(`docker import failed: ${r.stderr}`);
+    await importBusybox(this.socket, this.dir);
   }
 
   /** kill -9 (the failure benchmarks): its containerd and containers stay until `stop`. */
@@ -137,6 +135,7 @@ export class Dockerd implements DaemonUnderTest {
         clearTimeout(timer);
       }
       await teardownDir(this.dir);
+      await this.release?.();
     })();
     return this.stopped;
   }

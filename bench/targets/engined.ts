@@ -6,13 +6,17 @@ import { join } from 'node:path';
 import { TestDaemon } from '../../test/helpers/daemon.ts';
 import { loadBusybox } from '../../test/helpers/images.ts';
 import { childNamed, cpuMs, pidFromFile, teardownDir } from '../lib/proc.ts';
-import { startupMarks, waitForPing, type DaemonUnderTest, type StartupMarks } from './daemon.ts';
+import { importBusybox, startupMarks, waitForPing, type DaemonUnderTest, type StartupMarks } from './daemon.ts';
 
 export class Engined implements DaemonUnderTest {
   readonly kind = 'engined';
   private stopped: Promise<void> | null = null;
 
-  private constructor(readonly td: TestDaemon) {}
+  /** `release`: undoes what `prepare` set up for the data root (a loop filesystem), after the teardown. */
+  private constructor(
+    readonly td: TestDaemon,
+    private readonly release?: () => Promise<void>,
+  ) {}
 
   get dir(): string {
     return this.td.dir;
@@ -37,11 +41,19 @@ export class Engined implements DaemonUnderTest {
     return pidFromFile(join(this.td.execRoot, 'containerd', 'containerd.pid')) ?? childNamed(this.pid, 'containerd');
   }
 
-  /** Spawns engined on a fresh temp dir; `readyMs` runs from spawn to the first 200 from /_ping. */
-  static async start(env?: NodeJS.ProcessEnv, args?: string[]): Promise<{ daemon: Engined; readyMs: number; marks: StartupMarks }> {
+  /**
+   * Spawns engined on a fresh temp dir; `readyMs` runs from spawn to the first 200 from /_ping.
+   * `prepare` readies the data root `<dir>/data` first (e.g. mounts a filesystem there) and returns its undo.
+   */
+  static async start(
+    env?: NodeJS.ProcessEnv,
+    args?: string[],
+    prepare?: (dataRoot: string) => Promise<() => Promise<void>>,
+  ): Promise<{ daemon: Engined; readyMs: number; marks: StartupMarks }> {
     const dir = await mkdtemp('/tmp/engine-b-');
     const td = new TestDaemon(dir, { waitReady: false, ...(env ? { env } : {}), ...(args ? { args } : {}) });
-    const daemon = new Engined(td);
+    const release = prepare ? await prepare(td.dataRoot) : undefined;
+    const daemon = new Engined(td, release);
     const spawnEpoch = Date.now();
     const t0 = performance.now();
     try {
@@ -60,7 +72,12 @@ export class Engined implements DaemonUnderTest {
     return { daemon, readyMs, marks };
   }
 
-  /** Puts the busybox fixture image in (straight into containerd, as the e2e tests do). */
+  /** The busybox rootfs through `docker import`, as dockerd gets it: any storage driver. */
+  async importBusybox(): Promise<void> {
+    await importBusybox(this.socket, this.dir);
+  }
+
+  /** Puts the busybox fixture image in (straight into containerd's overlayfs snapshotter, as the e2e tests do). */
   async loadBusybox(): Promise<void> {
     await loadBusybox(this.td);
   }
@@ -69,6 +86,7 @@ export class Engined implements DaemonUnderTest {
     this.stopped ??= (async () => {
       await this.td.stop('SIGTERM', 20_000).catch(() => undefined);
       await teardownDir(this.td.dir);
+      await this.release?.();
     })();
     return this.stopped;
   }

@@ -13,7 +13,7 @@ import { readOnlyMounts, withMounted } from '../supervisor/mounts.ts';
 import { chainIds, type ImageStore, type LocalImage, type OciImageConfig } from '../images/image-store.ts';
 import { ensureReachable, LABEL, MT, unpackLayers, writeConfig, writeManifest, type WriteContext } from '../images/image-write.ts';
 import { diffContainerLayer } from '../images/commit.ts';
-import { layerFromUpper } from '../images/commit-fast.ts';
+import { layerFromMountedTrees, layerFromTrees, layerFromUpper } from '../images/commit-fast.ts';
 import { upperDirOf } from '../images/overlay-diff.ts';
 
 export type RuntimeConfig = NonNullable<OciImageConfig['config']>;
@@ -109,7 +109,21 @@ export class StepImageWriter {
 
   /** The filesystem changes of a step's container (RUN) as a layer to be unpacked. */
   async containerLayer(snapshotKey: string, snapshotter: string, containerId: string, lease: string): Promise<NewLayer> {
-    return { desc: await diffContainerLayer(this.d.client, snapshotKey, snapshotter, lease, containerId), unpacked: false };
+    const { contentRoot } = this.d;
+    // Off overlayfs the two trees compared by metadata (commit-fast.ts), as dockerd's builder does;
+    // containerd's diff service where that is not exact.
+    const viaTrees =
+      contentRoot && snapshotter !== 'overlayfs'
+        ? await layerFromTrees({ client: this.d.client, snapshotter, lease, contentRoot }, this.d.tmpDir, {
+            snapshotKey,
+            snapshotter,
+            id: containerId,
+          }).catch((err: unknown) => {
+            this.d.log?.debug(`build step layer: the tree comparison failed, using the diff service: ${(err as Error).message}`);
+            return null;
+          })
+        : null;
+    return { desc: viaTrees ?? (await diffContainerLayer(this.d.client, snapshotKey, snapshotter, lease, containerId)), unpacked: false };
   }
 
   /**
@@ -117,7 +131,8 @@ export class StepImageWriter {
    * changes as a layer; the snapshot itself becomes the new chain's, so nothing is applied twice.
    * fn gets the mounted root and, on overlayfs, the upper directory, which it may write directly
    * through the AfterUnmount it returns. The layer is the upper directory read once into the
-   * content store where that is exact (as commit's fast path), else containerd's diff service.
+   * content store where that is exact (as commit's fast path), off overlayfs the two trees compared
+   * by metadata (then applied as the new chain, not the snapshot kept), else containerd's diff service.
    */
   async fsLayer(parent: StepImage, lease: string, fn: (root: string, upper: string | null) => Promise<AfterUnmount | void>): Promise<NewLayer> {
     const { client, snapshotter } = this.d;
@@ -129,8 +144,12 @@ export class StepImageWriter {
       const upper = upperDirOf(mounts);
       const after = await withMounted(mounts, this.d.tmpDir, (root) => fn(root, upper));
       if (after && upper) await after(upper);
-      const desc = (upper && (await this.layerFromUpper(upper, key, lease))) || (await this.diffLayer(key, parentChain, mounts, lease));
+      const fromUpper = upper ? await this.layerFromUpper(upper, key, lease) : null;
+      const { desc, byMetadata } = fromUpper ? { desc: fromUpper, byMetadata: false } : await this.diffLayer(key, parentChain, mounts, lease);
       if (desc.digest === EMPTY_TAR_DIGEST) return { desc, unpacked: true };
+      // A layer from the metadata comparison is applied as the new chain (as dockerd registers a
+      // layer from its tar): a file rewritten with its size and mtime kept is not in it.
+      if (byMetadata) return { desc, unpacked: false };
       const chain = chainIds([...(parent.config.rootfs?.diff_ids ?? []), desc.digest]).at(-1)!;
       try {
         await client.snapshots.commit({ name: chain, key, snapshotter }, { lease });
@@ -157,12 +176,31 @@ export class StepImageWriter {
   }
 
   /** The snapshot's changes over its parent by containerd's diff service. */
-  private async diffLayer(key: string, parentChain: string, mounts: Mount[], lease: string): Promise<Descriptor> {
-    const { client, snapshotter } = this.d;
+  private async diffLayer(key: string, parentChain: string, mounts: Mount[], lease: string): Promise<{ desc: Descriptor; byMetadata: boolean }> {
+    const { client, snapshotter, contentRoot } = this.d;
     const viewKey = `${key}-view`;
     const lower = parentChain ? await client.snapshots.view({ key: viewKey, parent: parentChain, snapshotter }, { lease }) : [];
     try {
-      return await client.diff.diff({ left: lower, right: readOnlyMounts(mounts), media_type: MT.ociLayer, ref: `build-${key.slice(6)}` }, { lease });
+      // Off overlayfs (and with a parent to compare with): the two trees by metadata, as dockerd does.
+      const viaTrees =
+        contentRoot && parentChain && snapshotter !== 'overlayfs'
+          ? await layerFromMountedTrees(
+              { client, snapshotter, lease, contentRoot },
+              this.d.tmpDir,
+              lower,
+              readOnlyMounts(mounts),
+              `build-${key.slice(6)}`,
+            ).catch((err: unknown) => {
+              this.d.log?.debug(`build step layer: the tree comparison failed, using the diff service: ${(err as Error).message}`);
+              return null;
+            })
+          : null;
+      if (viaTrees) return { desc: viaTrees, byMetadata: true };
+      const desc = await client.diff.diff(
+        { left: lower, right: readOnlyMounts(mounts), media_type: MT.ociLayer, ref: `build-${key.slice(6)}` },
+        { lease },
+      );
+      return { desc, byMetadata: false };
     } finally {
       if (parentChain) await client.snapshots.remove(viewKey, { snapshotter, lease }).catch(() => undefined); // A view holds no data of its own, and it is under the step's lease anyway.
     }

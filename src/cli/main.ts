@@ -11,6 +11,7 @@ import { completionSpec } from './completion.ts';
 import { commandHelp, topHelp, unknownCommand, usageError } from './help.ts';
 import { assemble, findCommand, GLOBAL_FLAGS } from './table.ts';
 import * as containers from './commands/containers.ts';
+import * as families from './commands/families.ts';
 import * as images from './commands/images.ts';
 import * as management from './commands/management.ts';
 import * as resources from './commands/resources.ts';
@@ -28,6 +29,7 @@ export const TABLE: readonly CommandSpec[] = assemble(
   resources.SPECS,
   contexts.SPECS,
   management.SPECS,
+  families.SPECS,
   [completionSpec(() => TABLE)],
 );
 
@@ -100,7 +102,9 @@ export async function main(argv: string[]): Promise<number> {
     }
   } catch (e) {
     cli ??= new Cli({}, undefined);
-    return cli.report(e, name.split(' ').pop() ?? name, name);
+    // run/create's statuses (125) are the container commands' only: `secret create` fails with 1.
+    const words = name.split(' ');
+    return cli.report(e, words.length === 1 || words[0] === 'container' ? words.at(-1)! : name, name);
   } finally {
     cli?.close();
   }

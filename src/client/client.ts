@@ -97,8 +97,12 @@ export class EngineClient {
     });
     yield* jsonLines<EventMessage>(res);
   }
-  buildPrune(opts: Sig & { all?: boolean; filters?: Filters } = {}): Promise<{ CachesDeleted: string[] | null; SpaceReclaimed: number }> {
-    return this.transport.json('POST', '/build/prune', { query: { all: opts.all, filters: opts.filters }, signal: opts.signal });
+  /** POST /build/prune; `keepStorage` bytes of cache are kept (sent as keep-storage and reserved-space). */
+  buildPrune(
+    opts: Sig & { all?: boolean; filters?: Filters; keepStorage?: number } = {},
+  ): Promise<{ CachesDeleted: string[] | null; SpaceReclaimed: number }> {
+    const query = { all: opts.all, filters: opts.filters, 'keep-storage': opts.keepStorage, 'reserved-space': opts.keepStorage };
+    return this.transport.json('POST', '/build/prune', { query, signal: opts.signal });
   }
   /** Closes pooled connections. */
   close(): void {

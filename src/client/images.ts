@@ -100,16 +100,17 @@ export class ImagesApi {
     });
     yield* progress(res);
   }
-  /** POST /images/create?fromSrc=-: imports a root filesystem tarball. */
+  /** POST /images/create?fromSrc=-: imports a root filesystem tarball (or, with `source`, the URL the daemon fetches). */
   async *import(
-    tar: Readable | Buffer,
-    opts: Sig & { repo?: string; tag?: string; message?: string; changes?: string[]; platform?: string } = {},
+    tar: Readable | Buffer | undefined,
+    opts: Sig & { repo?: string; tag?: string; message?: string; changes?: string[]; platform?: string; source?: string } = {},
   ): AsyncGenerator<JsonMessage> {
-    const query = { fromSrc: '-', repo: opts.repo, tag: opts.tag, message: opts.message, changes: opts.changes, platform: opts.platform };
+    const fromSrc = opts.source ?? '-';
+    const query = { fromSrc, repo: opts.repo, tag: opts.tag, message: opts.message, changes: opts.changes, platform: opts.platform };
     const res = await this.t.request('POST', '/images/create', {
       query,
       body: tar,
-      headers: { 'Content-Type': 'application/x-tar' },
+      headers: tar ? { 'Content-Type': 'application/x-tar' } : {},
       signal: opts.signal,
     });
     yield* progress(res);

@@ -7,6 +7,16 @@ import type { Network, NetworkCreateResponse, Plugin, Swarm } from '../types/api
 import type { EndpointSettings } from '../types/container-api.ts';
 import type { Filters } from './containers.ts';
 import type { HttpTransport } from './http.ts';
+import type { Readable } from 'node:stream';
+import type { JsonMessage } from '../types/distribution.ts';
+import { progress } from './images.ts';
+import { demux, rawFrames, type Frame } from './streams.ts';
+
+export interface PluginPrivilege {
+  Name: string;
+  Description: string;
+  Value: string[];
+}
 
 type Sig = { signal?: AbortSignal };
 const enc = encodeURIComponent;
@@ -102,6 +112,49 @@ export class PluginsApi {
   set(name: string, settings: string[], opts: Sig = {}): Promise<void> {
     return this.t.call('POST', `/plugins/${name}/set`, { body: settings, signal: opts.signal });
   }
+  /** POST /plugins/create: a tar of config.json and rootfs/. */
+  create(name: string, tar: Readable, opts: Sig = {}): Promise<void> {
+    return this.t.call('POST', '/plugins/create', {
+      query: { name },
+      body: tar,
+      headers: { 'Content-Type': 'application/x-tar' },
+      signal: opts.signal,
+    });
+  }
+  /** POST /plugins/pull: installs `remote` (as `name`) with the privileges granted; the name it got and the progress. */
+  async install(
+    remote: string,
+    opts: Sig & { name?: string; privileges?: PluginPrivilege[]; registryAuth?: string } = {},
+  ): Promise<{ name: string; progress: AsyncGenerator<JsonMessage> }> {
+    const res = await this.t.request('POST', '/plugins/pull', {
+      query: { remote, name: opts.name },
+      body: opts.privileges ?? [],
+      headers: { 'X-Registry-Auth': opts.registryAuth ?? 'e30=' },
+      signal: opts.signal,
+    });
+    return { name: String(res.headers['docker-plugin-name'] ?? opts.name ?? remote), progress: progress(res) };
+  }
+  /** POST /plugins/{name}/upgrade to `remote`. */
+  async *upgrade(
+    name: string,
+    remote: string,
+    opts: Sig & { privileges?: PluginPrivilege[]; registryAuth?: string } = {},
+  ): AsyncGenerator<JsonMessage> {
+    const res = await this.t.request('POST', `/plugins/${name}/upgrade`, {
+      query: { remote },
+      body: opts.privileges ?? [],
+      headers: { 'X-Registry-Auth': opts.registryAuth ?? 'e30=' },
+      signal: opts.signal,
+    });
+    yield* progress(res);
+  }
+  async *push(name: string, opts: Sig & { registryAuth?: string } = {}): AsyncGenerator<JsonMessage> {
+    const res = await this.t.request('POST', `/plugins/${name}/push`, {
+      headers: { 'X-Registry-Auth': opts.registryAuth ?? 'e30=' },
+      signal: opts.signal,
+    });
+    yield* progress(res);
+  }
 }
 
 export class ClusterApi {
@@ -121,11 +174,67 @@ export class ClusterApi {
   unlockKey(opts: Sig = {}): Promise<{ UnlockKey: string }> {
     return this.t.json('GET', '/swarm/unlockkey', opts);
   }
-  list(kind: ClusterObjectKind, opts: Sig & { filters?: Filters } = {}): Promise<ClusterObject[]> {
-    return this.t.json('GET', `/${kind}`, { query: { filters: opts.filters }, signal: opts.signal });
+  /** POST /swarm/update: a new spec at `version`, optionally rotating the join tokens or the unlock key. */
+  updateSwarm(
+    version: number,
+    spec: Record<string, unknown>,
+    opts: Sig & { rotateWorkerToken?: boolean; rotateManagerToken?: boolean; rotateManagerUnlockKey?: boolean } = {},
+  ): Promise<void> {
+    const query = {
+      version,
+      rotateWorkerToken: opts.rotateWorkerToken,
+      rotateManagerToken: opts.rotateManagerToken,
+      rotateManagerUnlockKey: opts.rotateManagerUnlockKey,
+    };
+    return this.t.call('POST', '/swarm/update', { query, body: spec, signal: opts.signal });
   }
-  get(kind: ClusterObjectKind, id: string, opts: Sig = {}): Promise<ClusterObject> {
-    return this.t.json('GET', `/${kind}/${enc(id)}`, opts);
+  unlock(key: string, opts: Sig = {}): Promise<void> {
+    return this.t.call('POST', '/swarm/unlock', { body: { UnlockKey: key }, signal: opts.signal });
+  }
+  /** POST /services/create with the registry credentials (base64url JSON) for the image. */
+  createService(
+    spec: Record<string, unknown>,
+    opts: Sig & { registryAuth?: string } = {},
+  ): Promise<{ ID: string; Warnings?: string[] | null }> {
+    const headers = opts.registryAuth ? { 'X-Registry-Auth': opts.registryAuth } : {};
+    return this.t.json('POST', '/services/create', { body: spec, headers, signal: opts.signal });
+  }
+  /** POST /services/{id}/update: a new spec, or `rollback: 'previous'` to the previous one. */
+  updateService(
+    id: string,
+    version: number,
+    spec: Record<string, unknown>,
+    opts: Sig & { rollback?: 'previous'; registryAuthFrom?: 'spec' | 'previous-spec'; registryAuth?: string } = {},
+  ): Promise<{ Warnings?: string[] | null }> {
+    const headers = opts.registryAuth ? { 'X-Registry-Auth': opts.registryAuth } : {};
+    const query = { version, rollback: opts.rollback, registryAuthFrom: opts.registryAuthFrom };
+    return this.t.json('POST', `/services/${enc(id)}/update`, { query, body: spec, headers, signal: opts.signal });
+  }
+  /** The logs of a service or a task (GET /services|tasks/{id}/logs), as frames. */
+  async *logs(
+    kind: 'services' | 'tasks',
+    id: string,
+    opts: Sig & { follow?: boolean; timestamps?: boolean; tail?: string; since?: string; details?: boolean; tty?: boolean } = {},
+  ): AsyncGenerator<Frame> {
+    const query = {
+      stdout: true,
+      stderr: true,
+      follow: opts.follow,
+      timestamps: opts.timestamps,
+      tail: opts.tail,
+      since: opts.since,
+      details: opts.details,
+    };
+    const res = await this.t.request('GET', `/${kind}/${enc(id)}/logs`, { query, signal: opts.signal });
+    yield* opts.tty ? rawFrames(res) : demux(res);
+  }
+  /** Lists one kind; `status` adds services' ServiceStatus (running and desired task counts). */
+  list(kind: ClusterObjectKind, opts: Sig & { filters?: Filters; status?: boolean } = {}): Promise<ClusterObject[]> {
+    return this.t.json('GET', `/${kind}`, { query: { filters: opts.filters, status: opts.status }, signal: opts.signal });
+  }
+  /** One object; `insertDefaults` fills a service spec's unset fields with the defaults (as inspect shows them). */
+  get(kind: ClusterObjectKind, id: string, opts: Sig & { insertDefaults?: boolean } = {}): Promise<ClusterObject> {
+    return this.t.json('GET', `/${kind}/${enc(id)}`, { query: { insertDefaults: opts.insertDefaults }, signal: opts.signal });
   }
   create(kind: 'services' | 'secrets' | 'configs', spec: Record<string, unknown>, opts: Sig = {}): Promise<{ ID: string }> {
     return this.t.json('POST', `/${kind}/create`, { body: spec, signal: opts.signal });

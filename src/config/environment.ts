@@ -33,7 +33,7 @@ export const ENVIRONMENT = [
   {
     name: 'ENGINE_COMMIT_DIFF',
     values: ['upper', 'service'],
-    help: "How commit and the builder's file steps make a layer: read from the snapshot's upper directory (upper) or by containerd's diff service (service)",
+    help: "How commit and the builder's layers are made: read from the snapshot's upper directory on overlayfs, or from a metadata comparison of the two trees on other snapshotters (upper), or by containerd's diff service (service)",
   },
   {
     name: 'ENGINE_DISABLE_PIGZ',

@@ -3,6 +3,7 @@
 import { accessSync, constants, statfsSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { invalidParameter } from '../errors.ts';
+import { btrfsMinSpace } from './containers/fs/layer-size.ts';
 import type { SupervisorClient } from '../supervisor/client.ts';
 
 const SNAPSHOTTERS: Record<string, string> = {
@@ -48,11 +49,16 @@ function onPath(name: string): boolean {
 }
 
 /**
- * Storage options the snapshotter could honour; containerd 1.6's snapshotters take none per daemon,
- * so each is refused with the reason (overlay2.size: xfs with pquota, and even there no quota support
+ * Storage options the snapshotter could honour: btrfs.min_space (the daemon applies containers'
+ * size limits itself); containerd 1.6's snapshotters take none per daemon, so the rest are refused
+ * with the reason (overlay2.size: xfs with pquota, and even there no quota support
  * in containerd's overlayfs snapshotter).
  */
 function checkStorageOpts(driver: string, opts: string[], dataRoot: string): void {
+  if (driver === 'btrfs') {
+    btrfsMinSpace(opts); // btrfs.min_space: containers' size limits (containers/fs/layer-size.ts)
+    return;
+  }
   for (const opt of opts) {
     const key = opt.split('=')[0]!.trim().toLowerCase();
     if (key === 'overlay2.size' && driver === 'overlay2') {

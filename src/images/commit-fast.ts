@@ -9,13 +9,23 @@ import { randomBytes } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { EngineError } from '../errors.ts';
-import type { Descriptor } from '../supervisor/types.ts';
+import type { Descriptor, Mount } from '../supervisor/types.ts';
 import { runCommand } from '../util/helper-shell.ts';
 import { storeNewBlob } from './distribution/blob-writer.ts';
 import { chainIds } from './image-store.ts';
 import { MT, type WriteContext } from './image-write.ts';
 import { TarWriter } from '../util/tar-writer.ts';
-import { NotFastPathable, readUpperXattrs, upperDirOf, writeUpperTar, xattrsFastPathable } from './overlay-diff.ts';
+import {
+  NotFastPathable,
+  readUpperXattrs,
+  readXattrsOf,
+  upperDirOf,
+  writeChangesTar,
+  writeUpperTar,
+  xattrsFastPathable,
+} from './overlay-diff.ts';
+import { CHANGE_DELETE, treeChanges } from './tree-diff.ts';
+import { readOnlyMounts, withMounted } from '../supervisor/mounts.ts';
 
 /**
  * The layer blob of an overlay upper directory that nothing writes to any more (lexical order,
@@ -94,5 +104,59 @@ export async function commitFromUpper(
     return { layer, top };
   } finally {
     if (!committed) await w.client.snapshots.remove(key, opts).catch(() => undefined); // Under the commit's lease anyway; removing it at once frees the copy early.
+  }
+}
+
+/**
+ * The container's layer from a comparison of its tree with the one below it (snapshotters without
+ * an upper directory: btrfs), metadata only as dockerd's naive diff (tree-diff.ts), written and
+ * hashed once into the content store; containerd's walking differ would read every unchanged file
+ * of the image whose mtime has whole seconds. Throws where that is not exact (getfattr missing,
+ * binary xattrs), saying why: the caller then uses the diff service. The caller applies the blob
+ * (small: the changes only) onto the image's top.
+ */
+export async function layerFromTrees(
+  w: WriteContext & { contentRoot: string },
+  tmpDir: string,
+  container: { snapshotKey: string; snapshotter: string; id: string },
+): Promise<Descriptor> {
+  const { client, lease } = w;
+  const snapshotter = container.snapshotter;
+  const info = await client.snapshots.stat(container.snapshotKey, { snapshotter });
+  const viewKey = `commit-view-${randomBytes(6).toString('hex')}`;
+  const lower = await client.snapshots.view({ key: viewKey, parent: info.parent, snapshotter }, { lease });
+  try {
+    const upper = readOnlyMounts(await client.snapshots.mounts(container.snapshotKey, { snapshotter }));
+    return await layerFromMountedTrees(w, tmpDir, lower, upper, `commit-${container.id.slice(0, 12)}-${viewKey.slice(12)}`);
+  } finally {
+    await client.snapshots.remove(viewKey, { snapshotter, lease }).catch(() => undefined); // The view holds no data of its own; it is under the lease, which containerd expires.
+  }
+}
+
+/** The layer between two trees given as mounts (mounted here, read-only), as layerFromTrees; throws where not exact. */
+export async function layerFromMountedTrees(
+  w: WriteContext & { contentRoot: string },
+  tmpDir: string,
+  lower: Mount[],
+  upper: Mount[],
+  ref: string,
+): Promise<Descriptor> {
+  try {
+    return await withMounted(lower, tmpDir, (oldRoot) =>
+      withMounted(upper, tmpDir, async (newRoot) => {
+        const changes = await treeChanges(oldRoot, newRoot);
+        const xattrs = await readXattrsOf(changes.filter((c) => c.Kind !== CHANGE_DELETE).map((c) => join(newRoot, c.Path)));
+        if (!xattrs) throw new NotFastPathable('getfattr could not read the changed paths');
+        if (!xattrsFastPathable(xattrs)) throw new NotFastPathable('an xattr the tar cannot carry');
+        const blob = await storeNewBlob({ client: w.client, lease: w.lease, contentRoot: w.contentRoot }, ref, (sink) =>
+          writeChangesTar(newRoot, changes, xattrs, new TarWriter(sink)),
+        );
+        return { media_type: MT.ociLayer, digest: blob.digest, size: blob.size };
+      }),
+    );
+  } catch (err) {
+    // Not exact this way (the caller logs why and uses the diff service).
+    if (err instanceof NotFastPathable) throw new Error(`the tree comparison is not exact here: ${err.message}`);
+    throw err;
   }
 }

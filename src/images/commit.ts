@@ -1,7 +1,8 @@
 // `docker commit`: the container's writable layer, diffed against the layer it sits on (the image's
 // init layer, so runtime mount points stay out), becomes one new uncompressed layer on top of the
 // image's (uncompressed, as dockerd's commit; on overlayfs read straight from the upper directory,
-// see commit-fast.ts, else by containerd's diff service); config = container config + request body
+// on other snapshotters from a metadata comparison of the two trees, see commit-fast.ts, else by
+// containerd's diff service); config = container config + request body
 // + changes (under --userns-remap with the owners mapped back to the container's ids). The new layer
 // is unpacked right away so the image runs at once. Pausing (the default) freezes the processes
 // only for the diff.
@@ -31,7 +32,7 @@ import type { SupervisorClient } from '../supervisor/client.ts';
 import type { Descriptor } from '../supervisor/types.ts';
 import type { CommitOptions } from '../types/images.ts';
 import type { Logger } from '../util/log.ts';
-import { commitFromUpper, type FastCommit } from './commit-fast.ts';
+import { commitFromUpper, layerFromTrees, type FastCommit } from './commit-fast.ts';
 import { shiftTarOwners, type OwnerMap } from './tar-owner-shift.ts';
 import { stringifyJsonSliced } from '../util/json-sliced.ts';
 
@@ -130,7 +131,7 @@ async function unmapLayer(client: SupervisorClient, lease: string, layer: Descri
 }
 
 export async function commitContainer(
-  deps: ImageDeps & { log?: Logger },
+  deps: ImageDeps & { log?: Logger; tmpDir?: string },
   containers: ContainerFacts,
   opts: CommitOptions,
 ): Promise<{ id: string }> {
@@ -158,7 +159,20 @@ export async function commitContainer(
             return null;
           });
     const done = opts.pause ? await containers.frozen(c.id, fast) : await fast();
-    const diff = () => diffContainerLayer(client, c.snapshotKey, c.snapshotter, lease, c.id);
+    // Snapshotters without an upper directory (btrfs): the two trees compared by metadata, as
+    // dockerd does, unless that is not exact; then (and on overlayfs) containerd's diff service.
+    const tmpDir = deps.tmpDir;
+    const viaTrees =
+      quiet && !c.remap && deps.contentRoot && tmpDir && c.snapshotter !== 'overlayfs'
+        ? () =>
+            layerFromTrees({ ...w, contentRoot: deps.contentRoot! }, tmpDir, c).catch((err: unknown) => {
+              deps.log?.debug(
+                `commit of ${c.id.slice(0, 12)}: the tree comparison failed, using the diff service: ${(err as Error).message}`,
+              );
+              return null;
+            })
+        : async () => null;
+    const diff = async () => (await viaTrees()) ?? (await diffContainerLayer(client, c.snapshotKey, c.snapshotter, lease, c.id));
     const slow = async (): Promise<Descriptor> => {
       const changes = opts.pause ? await containers.frozen(c.id, diff) : await diff();
       // --userns-remap: the diff holds the remapped host ids of the files on disk; the image layer

@@ -206,3 +206,76 @@ async function* readInto(fd: number, path: string, size: number, buf: Buffer): A
     yield buf.subarray(0, n);
   }
 }
+
+/** The xattrs of the given paths (getfattr in batches), or null when they cannot be read (no getfattr). */
+export async function readXattrsOf(paths: string[]): Promise<Map<string, Map<string, Buffer>> | null> {
+  const all = new Map<string, Map<string, Buffer>>();
+  for (let i = 0; i < paths.length; i += 200) {
+    try {
+      const out = await runCommand('getfattr', [
+        '-P',
+        '-h',
+        '-d',
+        '-m',
+        '-',
+        '-e',
+        'base64',
+        '--absolute-names',
+        '--',
+        ...paths.slice(i, i + 200),
+      ]);
+      for (const [p, x] of parseGetfattr(out)) all.set(p, x);
+    } catch {
+      return null; // not installed, or a path gone meanwhile: the diff service will do it
+    }
+  }
+  return all;
+}
+
+/**
+ * Writes the layer tar of a change list (tree-diff.ts: parents before children) read from the new
+ * tree `root`: a deletion as its whiteout, a directory as its header alone (what changed below it
+ * is listed on its own), anything else as writeUpperTar writes it, hard links within the layer as
+ * links. Throws NotFastPathable for xattrs PAX text cannot carry.
+ */
+export async function writeChangesTar(
+  root: string,
+  changes: Array<{ Path: string; Kind: number }>,
+  xattrs: Map<string, Map<string, Buffer>>,
+  tw: TarWriter,
+): Promise<void> {
+  const shared = Buffer.allocUnsafe(1 << 20);
+  const links = new InodeMap<string>();
+  const now = new Date(); // whiteouts carry the time of the export, as dockerd's ExportChanges gives them
+  let sliceStart = performance.now();
+  for (const c of changes) {
+    if (performance.now() - sliceStart > 20) {
+      await nextTurn();
+      sliceStart = performance.now();
+    }
+    const path = c.Path.slice(1);
+    if (c.Kind === 2) {
+      const slash = path.lastIndexOf('/');
+      await tw.entry({ name: `${path.slice(0, slash + 1)}${WHITEOUT}${path.slice(slash + 1)}`, type: 'file', mode: 0, mtime: now });
+      continue;
+    }
+    const abs = join(root, path);
+    const st = lstatSync(abs);
+    const x = xattrs.get(abs);
+    const base = { uid: st.uid, gid: st.gid, mtime: st.mtime, mode: st.mode & 0o7777 };
+    if (st.isDirectory()) await tw.entry({ ...base, name: path, type: 'directory', pax: xattrPax(x) });
+    else if (st.isFile()) {
+      const first = st.nlink > 1 ? links.get(st) : undefined;
+      if (first) await tw.hardlink(path, first, { ...base, pax: xattrPax(x) });
+      else {
+        if (st.nlink > 1) links.set(st, path);
+        await writeFileEntry(tw, { ...base, name: path, type: 'file', size: st.size, pax: xattrPax(x) }, abs, shared);
+      }
+    } else if (st.isSymbolicLink()) await tw.entry({ ...base, name: path, type: 'symlink', linkname: readlinkSync(abs), pax: xattrPax(x) });
+    else if (st.isCharacterDevice() || st.isBlockDevice())
+      await tw.entry({ ...base, name: path, type: st.isCharacterDevice() ? 'char' : 'block', ...devNumbers(st.rdev), pax: xattrPax(x) });
+    else if (st.isFIFO()) await tw.entry({ ...base, name: path, type: 'fifo', pax: xattrPax(x) });
+    // sockets: not representable in tar; skipped like Go's archive/tar (and containerd) do
+  }
+  await tw.finish();
+}

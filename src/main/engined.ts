@@ -16,6 +16,7 @@ import { startLoopWatch } from '../util/loop-watch.ts';
 import { startupMark, startupPhases } from '../util/startup-trace.ts';
 import { startManagedContainerd, type ManagedStart } from '../supervisor/containerd-process.ts';
 import type { RunningSnapshotter } from '../supervisor/snapshotter/start.ts';
+import { storageHostRefusal } from '../daemon/storage-host.ts';
 // The daemon's services are imported once containerd is starting (see main()).
 import type { RunningDaemon } from './compose.ts';
 
@@ -93,6 +94,9 @@ async function main(): Promise<void> {
       if (choice.note) log.warn(choice.note);
       cfg['storage-driver'] = choice.driver;
     }
+    // A storage driver this host cannot serve stops the start here, before containerd is spawned.
+    const storageRefusal = storageHostRefusal(cfg['storage-driver'], roots.dataRoot, !cfg.supervisor, cfg['storage-opts']);
+    if (storageRefusal) throw new Error(storageRefusal);
     // The fuse-overlayfs driver's snapshotter is ours to serve (containerd 1.6 has none): it listens
     // before containerd starts, which reaches it as a proxy plugin.
     if (cfg['storage-driver'] === 'fuse-overlayfs' && !cfg.supervisor) {

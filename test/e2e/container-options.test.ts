@@ -559,7 +559,7 @@ describe('daemon start-up refusals', () => {
   });
 
   for (const [driver, why] of [
-    ['btrfs', /storage driver btrfs .*must be a btrfs filesystem/],
+    ['btrfs', /storage driver btrfs needs the data root on a btrfs filesystem: .* is on /],
     ['zfs', /storage driver zfs .*(must be a zfs filesystem|zfs)/],
     // fuse-overlayfs is served by the daemon itself (storage-fuse-overlayfs.test.ts).
   ] as const) {

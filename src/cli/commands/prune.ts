@@ -4,6 +4,8 @@ import { filtersOf, flagsOf } from '../args.ts';
 import type { Cli } from '../cli.ts';
 import type { CommandSpec, FlagHelp } from '../command-spec.ts';
 import { humanSize, printFormatted } from '../output.ts';
+import { confirm } from './family-output.ts';
+import { dfVerbose } from './disk-usage.ts';
 
 const PRUNE_FLAGS: FlagHelp[] = [
   { name: 'force', short: 'f', kind: 'bool', description: 'Do not prompt for confirmation' },
@@ -19,6 +21,7 @@ const SYSTEM_DF_FLAGS: FlagHelp[] = [
 
 export async function df(cli: Cli, argv: string[]): Promise<number> {
   const f = flagsOf('system df', argv, SYSTEM_DF_FLAGS, { max: 0 });
+  if (f.bool('verbose')) return dfVerbose(cli, f.str('format'));
   const d = await cli.api.df();
   const sum = (xs: Record<string, unknown>[] | undefined, key: string) =>
     (xs ?? []).reduce((a, x) => a + Math.max(0, Number(x[key] ?? 0)), 0);
@@ -80,6 +83,9 @@ export async function df(cli: Cli, argv: string[]): Promise<number> {
 
 export async function containerPrune(cli: Cli, argv: string[]): Promise<number> {
   const f = flagsOf('container prune', argv, PRUNE_FLAGS, { max: 0 });
+  // Declined: nothing done, exit 0, as the docker CLI's cancelled prune.
+  if (!f.bool('force') && !(await confirm(cli, 'WARNING! This will remove all stopped containers.\nAre you sure you want to continue?')))
+    return 0;
   const r = await cli.api.containers.prune({ filters: filtersOf(f.list('filter')) });
   if (r.ContainersDeleted?.length) cli.out(`Deleted Containers:\n${r.ContainersDeleted.join('\n')}\n\n`);
   cli.out(`Total reclaimed space: ${humanSize(r.SpaceReclaimed ?? 0)}\n`);
@@ -88,6 +94,8 @@ export async function containerPrune(cli: Cli, argv: string[]): Promise<number> 
 
 export async function imagePrune(cli: Cli, argv: string[]): Promise<number> {
   const f = flagsOf('image prune', argv, PRUNE_FLAGS, { max: 0 });
+  const what = f.bool('all') ? 'all images without at least one container associated to them' : 'all dangling images';
+  if (!f.bool('force') && !(await confirm(cli, `WARNING! This will remove ${what}.\nAre you sure you want to continue?`))) return 0;
   const filters = filtersOf(f.list('filter')) ?? {};
   filters.dangling = [f.bool('all') ? 'false' : 'true'];
   const r = await cli.api.images.prune({ filters });
@@ -99,6 +107,15 @@ export async function imagePrune(cli: Cli, argv: string[]): Promise<number> {
 
 export async function systemPrune(cli: Cli, argv: string[]): Promise<number> {
   const f = flagsOf('system prune', argv, PRUNE_FLAGS, { max: 0 });
+  const items = [
+    'all stopped containers',
+    'all networks not used by at least one container',
+    ...(f.bool('volumes') ? ['all anonymous volumes not used by at least one container'] : []),
+    f.bool('all') ? 'all images without at least one container associated to them' : 'all dangling images',
+    f.bool('all') ? 'all build cache' : 'unused build cache',
+  ];
+  const warning = `WARNING! This will remove:\n${items.map((i) => `  - ${i}\n`).join('')}\nAre you sure you want to continue?`;
+  if (!f.bool('force') && !(await confirm(cli, warning))) return 0;
   const filters = filtersOf(f.list('filter'));
   let total = 0;
   const c = await cli.api.containers.prune({ filters });

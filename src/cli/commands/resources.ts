@@ -5,6 +5,7 @@ import type { CommandSpec, FlagHelp } from '../command-spec.ts';
 import { eachName, type Cli } from '../cli.ts';
 import { humanSize, printFormatted, shortId } from '../output.ts';
 import { inspect, INSPECT_FLAGS } from './containers.ts';
+import { confirm } from './family-output.ts';
 
 const LS_FLAGS: FlagHelp[] = [
   { name: 'quiet', short: 'q', kind: 'bool', description: 'Only display network IDs or volume names' },
@@ -118,8 +119,12 @@ async function networkCmd(cli: Cli, sub: string, argv: string[]): Promise<number
     }
     case 'prune': {
       const f = flagsOf('network prune', argv, PRUNE_FLAGS, { max: 0 });
+      const warning =
+        'WARNING! This will remove all custom networks not used by at least one container.\nAre you sure you want to continue?';
+      // Declined: nothing done, exit 0, as the docker CLI's cancelled prune.
+      if (!f.bool('force') && !(await confirm(cli, warning))) return 0;
       const r = await api.prune({ filters: filtersOf(f.list('filter')) });
-      if (r.NetworksDeleted?.length) cli.out(`Deleted Networks:\n${r.NetworksDeleted.join('\n')}\n`);
+      if (r.NetworksDeleted?.length) cli.out(`Deleted Networks:\n${r.NetworksDeleted.join('\n')}\n\n`);
       return 0;
     }
   }
@@ -184,6 +189,9 @@ async function volumeCmd(cli: Cli, sub: string, argv: string[]): Promise<number>
       return inspect(cli, argv, 'volume');
     case 'prune': {
       const f = flagsOf('volume prune', argv, PRUNE_FLAGS, { max: 0 });
+      const which = f.bool('all') ? 'all local volumes' : 'anonymous local volumes';
+      const warning = `WARNING! This will remove ${which} not used by at least one container.\nAre you sure you want to continue?`;
+      if (!f.bool('force') && !(await confirm(cli, warning))) return 0;
       const filters = filtersOf(f.list('filter')) ?? {};
       if (f.bool('all')) filters.all = ['true'];
       const r = await api.prune({ filters });

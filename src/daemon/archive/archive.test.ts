@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { readTar } from '../../images/tar-reader.ts';
 import { tarToBuffer, TarWriter } from '../../util/tar-writer.ts';
-import { overlayChanges } from './changes.ts';
+import { opaqueDirs, overlayChanges } from './changes.ts';
 import { extractArchive } from './extract.ts';
 import { goFileMode, goTime } from './path-stat.ts';
 import { archivePath } from './tar-out.ts';
@@ -169,7 +169,7 @@ describe('changes and stat encoding', () => {
     execFileSync('mknod', [join(upper, 'etc/group'), 'c', '0', '0']);
     writeFileSync(join(upper, 'root/new'), 'n');
     writeFileSync(join(upper, 'usr/share/added'), 'n');
-    utimesSync(join(upper, 'usr'), 1000, 1000); // copied up only because of its child: not listed
+    utimesSync(join(upper, 'usr'), 1000, 1000); // copied up only because of its child: listed all the same, before it (dockerd's two-tree walk)
     const changes = await overlayChanges(upper, [lower]);
     const text = changes.map((c) => `${'CAD'[c.Kind]} ${c.Path}`);
     assert.deepEqual(text, [
@@ -180,9 +180,29 @@ describe('changes and stat encoding', () => {
       'A /newdir/sub',
       'C /root',
       'A /root/new',
+      'C /usr',
       'C /usr/share',
       'A /usr/share/added',
     ]);
+  });
+
+  test('an opaque upper directory: what the lowers had below it is deleted, what it holds is new or changed', async () => {
+    const lower = join(dir, 'lower');
+    const upper = join(dir, 'upper');
+    mkdirSync(join(lower, 'data/keep/sub'), { recursive: true });
+    writeFileSync(join(lower, 'data/keep/a'), 'a');
+    writeFileSync(join(lower, 'data/keep/sub/x'), 'x');
+    writeFileSync(join(lower, 'data/keep/b'), 'old b');
+    utimesSync(join(lower, 'data'), 1000, 1000);
+    mkdirSync(join(upper, 'data/keep'), { recursive: true });
+    writeFileSync(join(upper, 'data/keep/b'), 'new b');
+    utimesSync(join(upper, 'data'), 1000, 1000);
+    execFileSync('setfattr', ['-n', 'trusted.overlay.opaque', '-v', 'y', join(upper, 'data/keep')]);
+    const opaque = await opaqueDirs(upper);
+    assert.deepEqual(opaque, new Set(['/data/keep']));
+    const text = (await overlayChanges(upper, [lower], opaque!)).map((c) => `${'CAD'[c.Kind]} ${c.Path}`);
+    // b is in both trees: a modification, as dockerd's comparison of the two trees has it.
+    assert.deepEqual(text, ['C /data', 'C /data/keep', 'D /data/keep/a', 'D /data/keep/sub', 'C /data/keep/b']);
   });
 
   test('Go FileMode bits and RFC 3339 times', () => {

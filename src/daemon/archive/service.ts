@@ -19,7 +19,7 @@ import type { Logger } from '../../util/log.ts';
 import { TarWriter } from '../../util/tar-writer.ts';
 import type { ContainerRecord } from '../containers/record.ts';
 import type { Change, ContainerPathStat } from '../../types/archive.ts';
-import { overlayChanges, treeChanges } from './changes.ts';
+import { opaqueDirs, overlayChanges, treeChanges } from './changes.ts';
 import { extractArchive } from './extract.ts';
 import { encodePathStat, pathStat } from './path-stat.ts';
 import { archivePath, rootEntryName } from './tar-out.ts';
@@ -234,8 +234,9 @@ export class ArchiveService {
     let changes: Change[];
     // Kernel overlay only: fuse-overlayfs keeps markers of its own in the upper directory
     // (.wh..wh..opq files, .wh..opq devices, .wh.<name> files where it cannot make a device).
-    if (mounts.length === 1 && upper && mounts[0]!.type === 'overlay') {
-      changes = await overlayChanges(upper, (option('lowerdir') ?? '').split(':').filter(Boolean));
+    const opaque = mounts.length === 1 && mounts[0]!.type === 'overlay' && upper ? await opaqueDirs(upper) : null;
+    if (upper && opaque) {
+      changes = await overlayChanges(upper, (option('lowerdir') ?? '').split(':').filter(Boolean), opaque);
     } else {
       // No upper directory to read: compare a view of the parent with a read-only mount of the container's layer.
       const info = await client.snapshots.stat(rec.Internal.snapshotKey, opts);

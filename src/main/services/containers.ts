@@ -9,6 +9,8 @@ import { parseSize } from '../../config/values.ts';
 import { ArchiveService } from '../../daemon/archive/service.ts';
 import type { ContainerRecord } from '../../daemon/containers/record.ts';
 import { RootfsManager } from '../../daemon/containers/fs/rootfs.ts';
+import { BtrfsSizeLimit, layerSizeLimit } from '../../daemon/containers/fs/layer-size.ts';
+import { snapshotterRoot } from '../../daemon/storage-host.ts';
 import { ContainerRunEvents } from '../../daemon/containers/run-events.ts';
 import { ContainerService } from '../../daemon/containers/service.ts';
 import { TaskLauncher } from '../../daemon/containers/run/task-launcher.ts';
@@ -50,7 +52,14 @@ export const runtimesService: DaemonService<'runtimes'> = {
 export const rootfsService: DaemonService<'rootfs'> = {
   id: 'rootfs',
   requires: ['supervisor', 'snapshotter'],
-  init: ({ supervisor, snapshotter, options }) => new RootfsManager(supervisor.client, snapshotter, options.roots.tmpDir, options.userns),
+  init: async ({ supervisor, snapshotter, options, config }) => {
+    const c = config();
+    // Containers' --storage-opt as the driver takes them; btrfs.min_space turns quotas on at start, as dockerd.
+    const root = supervisor.managed ? snapshotterRoot(options.roots.dataRoot, snapshotter) : undefined;
+    const limit = layerSizeLimit(c['storage-driver'], c['storage-opts'], root);
+    if (limit instanceof BtrfsSizeLimit && limit.enabled) await limit.enableQuota();
+    return new RootfsManager(supervisor.client, snapshotter, options.roots.tmpDir, options.userns, limit);
+  },
 };
 
 export const cdiService: DaemonService<'cdi'> = {

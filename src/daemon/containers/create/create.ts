@@ -120,7 +120,7 @@ export class ContainerCreator {
     };
     try {
       await mkdir(dir, { recursive: true, mode: 0o710 });
-      await d.rootfs.prepare(id, v.image.chainId, usesRemap(v.hostConfig.UsernsMode, d.rootfs.remapping));
+      await d.rootfs.prepare(id, v.image.chainId, usesRemap(v.hostConfig.UsernsMode, d.rootfs.remapping), hostConfig.StorageOpt ?? {});
       await prepareRecordText(rec); // a large Config serialised in slices, once
       d.store.put(rec, recordText(rec)); // throws the 409 if a concurrent create took the name
     } catch (err) {

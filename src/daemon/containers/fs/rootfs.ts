@@ -11,6 +11,7 @@ import type { Mount } from '../../../supervisor/types.ts';
 import { withMounted } from '../../../supervisor/mounts.ts';
 import type { IdentityMap } from '../../../oci/userns.ts';
 import { copyRemapped } from './remap-copy.ts';
+import { NoSizeLimit, type LayerSizeLimit } from './layer-size.ts';
 
 const GC_ROOT = 'containerd.io/gc.root';
 
@@ -38,6 +39,8 @@ export class RootfsManager {
     readonly snapshotter: string,
     private readonly tmpDir: string,
     readonly remap?: IdentityMap,
+    /** What the driver makes of a container's --storage-opt (none taken unless given). */
+    private readonly sizeLimit: LayerSizeLimit = new NoSizeLimit(''),
   ) {
     this.client = client.withSnapshotter(snapshotter);
   }
@@ -146,11 +149,15 @@ export class RootfsManager {
 
   /**
    * The container's writable layer over the init layer (`remapped`: over the remapped chain's).
-   * Labelled as a GC root: no lease needed.
+   * Labelled as a GC root: no lease needed. `storageOpt` (HostConfig.StorageOpt) is checked before
+   * anything is made and applied to the new layer (btrfs: its size limit); a failure to apply
+   * leaves the layer to the caller's undo.
    */
-  async prepare(key: string, chainId: string, remapped = false): Promise<void> {
+  async prepare(key: string, chainId: string, remapped = false, storageOpt: Record<string, string> = {}): Promise<void> {
+    const size = this.sizeLimit.check(storageOpt);
     const parent = await this.initLayer(chainId, remapped);
-    await this.client.snapshots.prepare({ key, parent, labels: { [GC_ROOT]: new Date().toISOString() } });
+    const mounts = await this.client.snapshots.prepare({ key, parent, labels: { [GC_ROOT]: new Date().toISOString() } });
+    if (size !== undefined) await this.sizeLimit.apply(mounts, size);
   }
 
   /**
