@@ -3,6 +3,7 @@
 // listeners, and the memory trimmer that runs once the daemon serves.
 import { arch, release } from 'node:os';
 import { defaultHosts, parseHostSpec } from '../../api/host-spec.ts';
+import { startConsoleServer } from '../../api/console-server.ts';
 import { openListeners } from '../../api/listeners.ts';
 import { startMetricsServer } from '../../api/metrics-server.ts';
 import { registerArchiveRoutes } from '../../api/routes/archive.ts';
@@ -31,6 +32,7 @@ import { StatsService, factsOf } from '../../daemon/stats/service.ts';
 import { SystemService, type ComponentVersions } from '../../daemon/system.ts';
 import { AuthzChain } from '../../plugins/authz.ts';
 import { PluginRegistry } from '../../plugins/registry.ts';
+import { findUpwards } from '../../util/find-upwards.ts';
 import { startHeapTrimmer } from '../../util/heap-trim.ts';
 import { ENGINE_COMMIT, ENGINE_VERSION } from '../../version.ts';
 import { EngineError } from '../../errors.ts';
@@ -237,6 +239,19 @@ export const listenersService: DaemonService<'listeners'> = {
   },
   // Stop accepting first; the drain (stopped after the containers and the event streams) waits for the rest.
   stop: (listeners, { drain }) => drain.close(listeners),
+};
+
+/** The web console (--console-addr): its files and /api/... on the API server, after the API listeners are up. */
+export const consoleService: DaemonService<'console'> = {
+  id: 'console',
+  requires: ['api', 'listeners'],
+  init: ({ api, config, log }) => {
+    const addr = config()['console-addr'];
+    if (!addr) return undefined;
+    return startConsoleServer({ addr, assetsDir: findUpwards(import.meta.url, 'dist/console'), api, log: log.child({ module: 'console' }) });
+  },
+  // Browsers reconnect; their streams are cut at once rather than held through the drain.
+  stop: (server) => server?.close(),
 };
 
 export const metricsServerService: DaemonService<'metricsServer'> = {
