@@ -22,8 +22,8 @@ DEB_RUNTIME=(containerd runc crun tini iptables iproute2 containernetworking-plu
 # docker.io: its docker-proxy serves the --userland-proxy-path tests (and dockerd the benchmark's
 # side-by-side runs); the docker CLI the tests drive stays the one first on PATH.
 # openssh-server serves the client's ssh:// tests; docker-compose (v1) is the compose client of the
-# build tests.
-DEB_TEST=(docker-registry busybox-static python3-docker apache2-utils openssl util-linux tmux docker.io openssh-server docker-compose rsyslog)
+# build tests. chromium (headless) runs the web console's browser tests.
+DEB_TEST=(chromium docker-registry busybox-static python3-docker apache2-utils openssl util-linux tmux docker.io openssh-server docker-compose rsyslog)
 need=()
 for p in "${DEB_RUNTIME[@]}" $([ "$mode" = test ] && echo "${DEB_TEST[@]}"); do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
@@ -63,6 +63,7 @@ fi
 echo "setup: building"
 bin/node node_modules/typescript/bin/tsc -p tsconfig.json
 bin/node scripts/bundle.mjs
+bin/node scripts/build-console.mjs
 bin/node scripts/build-native.mjs
 mkdir -p build && (git rev-parse --short=10 HEAD 2>/dev/null || echo unknown) > build/commit
 

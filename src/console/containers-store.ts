@@ -1,0 +1,103 @@
+// The containers as the page knows them: loaded once from GET /containers/json?all=1, then kept
+// current from the events stream (each container event changes its row at once and re-reads that
+// one container), so a table of thousands follows the engine without polling.
+import { getJson, onEvents, type EngineEvent } from './api.ts';
+
+export interface ContainerRow {
+  Id: string;
+  Names: string[];
+  Image: string;
+  ImageID: string;
+  Command: string;
+  Created: number;
+  State: string;
+  Status: string;
+  Ports?: Array<{ IP?: string; PrivatePort: number; PublicPort?: number; Type: string }>;
+  Labels?: Record<string, string>;
+  Mounts?: Array<{ Name?: string; Source?: string; Destination: string; Type: string }>;
+  NetworkSettings?: { Networks?: Record<string, unknown> };
+}
+
+// What an event says of the state before the re-read confirms it.
+const STATE_OF: Record<string, string> = {
+  start: 'running',
+  restart: 'running',
+  unpause: 'running',
+  pause: 'paused',
+  die: 'exited',
+  stop: 'exited',
+  kill: 'running',
+  create: 'created',
+};
+
+type Listener = () => void;
+
+export class ContainerStore {
+  readonly rows = new Map<string, ContainerRow>();
+  version = 0;
+  loaded = false;
+  error = '';
+  private listeners = new Set<Listener>();
+  private unsubscribe?: () => void;
+
+  subscribe(fn: Listener): () => void {
+    this.listeners.add(fn);
+    if (!this.unsubscribe) {
+      this.unsubscribe = onEvents((e) => this.onEvent(e));
+      void this.load();
+    }
+    return () => this.listeners.delete(fn);
+  }
+
+  async load(): Promise<void> {
+    try {
+      const list = await getJson<ContainerRow[]>('/containers/json?all=1');
+      this.rows.clear();
+      for (const c of list) this.rows.set(c.Id, c);
+      this.loaded = true;
+      this.error = '';
+    } catch (err) {
+      this.error = (err as Error).message;
+    }
+    this.changed();
+  }
+
+  private changed(): void {
+    this.version++;
+    for (const l of this.listeners) l();
+  }
+
+  private onEvent(e: EngineEvent): void {
+    if (e.Type !== 'container') return;
+    const id = e.Actor.ID;
+    if (e.Action === 'destroy') {
+      if (this.rows.delete(id)) this.changed();
+      return;
+    }
+    const row = this.rows.get(id);
+    const state = STATE_OF[e.Action];
+    if (row && state && e.Action !== 'kill' && row.State !== state) {
+      this.rows.set(id, { ...row, State: state, Status: state === 'running' ? 'Up' : state === 'paused' ? 'Up (Paused)' : row.Status });
+      this.changed();
+    }
+    if (state || e.Action === 'rename' || e.Action === 'update' || e.Action.startsWith('health_status')) void this.refresh(id);
+  }
+
+  /** Re-reads one container (list form, so the row keeps the list's fields). */
+  async refresh(id: string): Promise<void> {
+    try {
+      const [c] = await getJson<ContainerRow[]>(`/containers/json?all=1&filters=${encodeURIComponent(JSON.stringify({ id: [id] }))}`);
+      if (c) this.rows.set(c.Id, c);
+      else this.rows.delete(id);
+      this.changed();
+    } catch (err) {
+      console.warn(`refresh ${id}:`, (err as Error).message);
+    }
+  }
+}
+
+export const containerStore = new ContainerStore();
+
+export function nameOf(c: { Names?: string[]; Id: string }): string {
+  return (c.Names?.[0] ?? c.Id.slice(0, 12)).replace(/^\//, '');
+}

@@ -1,0 +1,153 @@
+// Issue 28: the web console in a real browser (Debian's chromium, headless, through playwright-core)
+// against a real daemon started with --console-addr: run a container from the page and see it
+// running, its logs arrive line by line, `echo hi` in the terminal, stop it and see the state change
+// without a reload, pull an image with per-layer progress, every control named (aria snapshot),
+// and screenshots of each page into docs/console/.
+import assert from 'node:assert/strict';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { Browser, Page } from 'playwright-core';
+import { browserMissing, launchChromium, unnamedControls } from '../helpers/browser.ts';
+import { REPO_ROOT, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { loadBusybox } from '../helpers/images.ts';
+import { freePort } from '../helpers/ports.ts';
+import { startRegistry, type TestRegistry } from '../helpers/registry.ts';
+import { until } from '../helpers/until.ts';
+
+const SHOTS = join(REPO_ROOT, 'docs/console');
+const skip = browserMissing();
+
+describe('web console in a browser', { skip, timeout: 300_000 }, () => {
+  let d: TestDaemon;
+  let browser: Browser;
+  let page: Page;
+  let base: string;
+  let registry: TestRegistry | undefined;
+
+  before(async () => {
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    d = await startDaemon({ args: ['--console-addr', `127.0.0.1:${port}`] });
+    await loadBusybox(d);
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await mkdir(SHOTS, { recursive: true });
+  });
+  after(async () => {
+    await browser?.close();
+    await registry?.cleanup();
+    await d?.cleanup();
+  });
+
+  const containers = async () => (await d.request('GET', '/containers/json?all=1')).json<Array<{ Id: string; Names: string[]; State: string }>>();
+
+  test('the overview shows the engine and the live event feed', async () => {
+    await page.goto(`${base}/#/overview`);
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await page.getByText('API 1.51').waitFor();
+    await d.request('POST', '/volumes/create', { body: { Name: 'feedvol' } });
+    await page.locator('ol.events li', { hasText: 'feedvol' }).first().waitFor();
+    await page.screenshot({ path: join(SHOTS, 'overview.png') });
+  });
+
+  test('a container created and run from the page runs, and its logs arrive line by line', async () => {
+    await page.goto(`${base}/#/containers`);
+    await page.getByRole('button', { name: 'Create…' }).click();
+    await page.getByLabel('Image').fill('busybox');
+    await page.getByLabel('Name', { exact: true }).fill('web');
+    await page.getByLabel('Command').fill(`sh -c 'i=0; while true; do echo line $i; echo oops $i >&2; i=$((i+1)); sleep 0.4; done'`);
+    await page.getByRole('button', { name: 'Create and run' }).click();
+    await page.waitForURL(/#\/containers\/[0-9a-f]{64}$/);
+    await until('the page shows it running', async () => ((await page.getByTestId('container-state').textContent()) === 'running' ? true : undefined));
+    const list = await containers();
+    assert.equal(list.find((c) => c.Names[0] === '/web')?.State, 'running', 'the daemon runs the container the page created');
+
+    const log = page.getByRole('log', { name: 'Container logs' });
+    await log.getByText('line 1', { exact: true }).waitFor();
+    const seenAt1 = await log.locator('.line.stdout').count();
+    await log.getByText('line 4', { exact: true }).waitFor();
+    const seenAt4 = await log.locator('.line.stdout').count();
+    assert.ok(seenAt4 > seenAt1, `lines keep arriving while the page is open (${seenAt1} then ${seenAt4})`);
+    assert.equal(await log.locator('.line.stderr', { hasText: 'oops 1' }).count(), 1, 'stderr lines are told apart');
+    await page.getByLabel('Search the logs').fill('line 3');
+    assert.equal(await log.locator('.line').count(), 1, 'search keeps only the matching line');
+    await page.getByLabel('Search the logs').fill('');
+    await page.screenshot({ path: join(SHOTS, 'container-logs.png') });
+  });
+
+  test('the terminal runs sh in the container: echo hi prints hi', async () => {
+    const id = (await containers()).find((c) => c.Names[0] === '/web')!.Id;
+    await page.goto(`${base}/#/containers/${id}/terminal`);
+    await until('the terminal connects', async () => ((await page.getByTestId('terminal-status').textContent())?.includes('connected') ? true : undefined));
+    await page.locator('.terminal').click();
+    await page.keyboard.type('echo hi\n');
+    const rows = await until('hi on a line of its own', async () => {
+      const lines = await page.locator('.xterm-rows > div').allTextContents();
+      return lines.some((l) => l.trim() === 'hi') ? lines : undefined;
+    });
+    assert.ok(rows.some((l) => l.includes('echo hi')), 'the typed command is echoed by the shell');
+    await page.screenshot({ path: join(SHOTS, 'terminal.png') });
+  });
+
+  test('stop from the page: the state changes without a reload, in the container page and the table', async () => {
+    const id = (await containers()).find((c) => c.Names[0] === '/web')!.Id;
+    await page.goto(`${base}/#/containers`);
+    const row = page.locator(`.vrow[data-id="${id}"]`);
+    await until('the row shows running', async () => ((await row.getAttribute('data-state')) === 'running' ? true : undefined));
+    await page.screenshot({ path: join(SHOTS, 'containers.png') });
+    await row.getByRole('checkbox').check();
+    await page.getByRole('button', { name: 'Stop selected containers' }).click();
+    await until('the row shows exited', async () => ((await row.getAttribute('data-state')) === 'exited' ? true : undefined), 30_000);
+    assert.equal((await containers()).find((c) => c.Id === id)?.State, 'exited');
+    // Started again from outside the page (the CLI): the page follows the event.
+    const started = await d.docker(['start', 'web']);
+    assert.equal(started.code, 0, started.stderr);
+    await until('the row shows running again', async () => ((await row.getAttribute('data-state')) === 'running' ? true : undefined));
+    await page.goto(`${base}/#/containers/${id}/logs`);
+    await page.getByRole('button', { name: 'Stop web' }).click();
+    await until('the header shows exited', async () => ((await page.getByTestId('container-state').textContent()) === 'exited' ? true : undefined), 30_000);
+  });
+
+  test('pull an image from a registry with a progress bar per layer', async () => {
+    registry = await startRegistry();
+    const ref = `${registry.host}/console/bb:v1`;
+    assert.equal((await d.docker(['tag', 'busybox', ref])).code, 0);
+    const pushed = await d.docker(['push', ref]);
+    assert.equal(pushed.code, 0, pushed.stderr);
+    assert.equal((await d.docker(['rmi', ref])).code, 0);
+    await page.goto(`${base}/#/images`);
+    await page.getByLabel('Pull image').fill(ref);
+    await page.getByRole('button', { name: 'Pull', exact: true }).click();
+    await page.getByTestId('pull-status').getByText(/Downloaded newer image|Image is up to date/).waitFor({ timeout: 60_000 });
+    const bars = page.locator('ul.layers progress');
+    assert.ok((await bars.count()) >= 1, 'one progress bar per layer');
+    for (const bar of await bars.all()) {
+      const [value, max] = await Promise.all([bar.getAttribute('value'), bar.getAttribute('max')]);
+      assert.equal(value, max, 'every layer bar ends full');
+    }
+    await page.locator(`tr[data-image="${ref}"]`).waitFor();
+    const inspect = await d.request('GET', `/images/${ref}/json`);
+    assert.equal(inspect.status, 200, 'the daemon has the pulled image');
+    await page.screenshot({ path: join(SHOTS, 'images.png') });
+  });
+
+  test('every control on every page has an accessible name', async () => {
+    const id = (await containers()).find((c) => c.Names[0] === '/web')!.Id;
+    const pages = ['overview', 'containers', 'images', 'networks', 'volumes', 'cluster', `containers/${id}/logs`, `containers/${id}/files`, `containers/${id}/inspect`];
+    for (const p of pages) {
+      await page.goto(`${base}/#/${p}`);
+      await page.locator('main h1').first().waitFor();
+      await page.waitForLoadState('networkidle').catch(() => undefined); // streams keep the network busy: the headings are enough
+      if (p === 'containers') await page.getByRole('button', { name: 'Create…' }).click();
+      const unnamed = await unnamedControls(page);
+      assert.deepEqual(unnamed, [], `unnamed controls on #/${p}`);
+    }
+    // Keyboard: Tab reaches the navigation's links and Enter follows them.
+    await page.goto(`${base}/#/overview`);
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/#\/containers$/);
+  });
+});
