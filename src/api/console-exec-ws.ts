@@ -80,7 +80,7 @@ export function bridgeExecWebsocket(api: ConsoleApi, req: Http.IncomingMessage, 
     try {
       messages = parser.push(chunk);
     } catch {
-      return close(1002);
+      return close(1002); // not a websocket frame the protocol allows: close with "protocol error"
     }
     for (const m of messages) {
       if (m.opcode === OP.close) close();
@@ -94,7 +94,7 @@ export function bridgeExecWebsocket(api: ConsoleApi, req: Http.IncomingMessage, 
     closed = true;
     outer.destroy();
   });
-  socket.on('error', () => outer.destroy());
+  socket.on('error', () => outer.destroy()); // the browser's connection broke: the exec's side ends with it
   outer.write(body);
   api.handleUpgrade(start, inner, Buffer.alloc(0), prefix);
 }

@@ -93,7 +93,8 @@ export function refusal(req: Http.IncomingMessage, secret: string): string | und
   if (origin !== undefined && origin.toLowerCase() !== `http://${host}`) return `request from another origin refused (${origin})`;
   const given = Buffer.from(cookieValue(req.headers.cookie, CONSOLE_COOKIE) ?? '');
   const want = Buffer.from(secret);
-  if (given.length !== want.length || !timingSafeEqual(given, want)) return 'missing or wrong console session cookie: load the console page first';
+  if (given.length !== want.length || !timingSafeEqual(given, want))
+    return 'missing or wrong console session cookie: load the console page first';
   return undefined;
 }
 

@@ -76,7 +76,14 @@ export async function streamBytes(
 }
 
 /** A JSON-lines stream (events, stats, pull/build progress): each message to `onItem`. */
-export function streamJson<T>(method: string, path: string, onItem: (m: T) => void, signal: AbortSignal, body?: unknown, headers?: Record<string, string>) {
+export function streamJson<T>(
+  method: string,
+  path: string,
+  onItem: (m: T) => void,
+  signal: AbortSignal,
+  body?: unknown,
+  headers?: Record<string, string>,
+) {
   const lines = new JsonLines<T>();
   const text = new TextDecoder();
   return streamBytes(method, path, (b) => lines.push(text.decode(b, { stream: true })).forEach(onItem), signal, body, headers);

@@ -78,7 +78,11 @@ export function shortId(id: string): string {
 /** The ports column of docker ps, from a list entry's Ports. */
 export function portsText(ports: Array<{ IP?: string; PrivatePort: number; PublicPort?: number; Type: string }> | undefined): string {
   return (ports ?? [])
-    .map((p) => (p.PublicPort ? `${p.IP && p.IP !== '0.0.0.0' ? p.IP + ':' : ''}${p.PublicPort}→${p.PrivatePort}/${p.Type}` : `${p.PrivatePort}/${p.Type}`))
+    .map((p) =>
+      p.PublicPort
+        ? `${p.IP && p.IP !== '0.0.0.0' ? p.IP + ':' : ''}${p.PublicPort}→${p.PrivatePort}/${p.Type}`
+        : `${p.PrivatePort}/${p.Type}`,
+    )
     .filter((v, i, all) => all.indexOf(v) === i)
     .join(', ');
 }

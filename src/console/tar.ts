@@ -129,7 +129,8 @@ export class TarLister {
       let name = this.longName ?? (prefix ? `${prefix}/${cstr(h, 0, 100)}` : cstr(h, 0, 100));
       this.longName = null;
       name = name.replace(/\/+$/, '');
-      const type = flag === '5' ? 'dir' : flag === '0' || flag === '\0' ? 'file' : flag === '2' ? 'symlink' : flag === '1' ? 'link' : 'other';
+      const type =
+        flag === '5' ? 'dir' : flag === '0' || flag === '\0' ? 'file' : flag === '2' ? 'symlink' : flag === '1' ? 'link' : 'other';
       out.push({ name, type, size: type === 'file' ? size : 0, mode: num(h, 100, 8), mtime: num(h, 136, 12), linkname: cstr(h, 157, 100) });
       this.skip = padded;
     }

@@ -18,7 +18,14 @@ export function ErrorLine({ error }: { error: string }) {
   ) : null;
 }
 
-export function ActionButton(props: { label: string; run: () => Promise<unknown>; class?: string; disabled?: boolean; title?: string; onError?: (m: string) => void }) {
+export function ActionButton(props: {
+  label: string;
+  run: () => Promise<unknown>;
+  class?: string;
+  disabled?: boolean;
+  title?: string;
+  onError?: (m: string) => void;
+}) {
   const [busy, setBusy] = useState(false);
   return (
     <button
@@ -49,7 +56,8 @@ export function Tree({ value, name, open = false }: { value: unknown; name?: str
     return (
       <details class="tree" open={open}>
         <summary>
-          <span class="key">{name ?? ''}</span> <span class="dim">{Array.isArray(value) ? `[${entries.length}]` : `{${entries.length}}`}</span>
+          <span class="key">{name ?? ''}</span>{' '}
+          <span class="dim">{Array.isArray(value) ? `[${entries.length}]` : `{${entries.length}}`}</span>
         </summary>
         <div class="tree-children">
           {entries.map(([k, v]) => (

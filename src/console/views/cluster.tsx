@@ -58,7 +58,10 @@ export function ClusterView() {
     void load();
     let timer: ReturnType<typeof setTimeout> | undefined;
     const off = onEvents((e) => {
-      if (['node', 'service', 'secret', 'config'].includes(e.Type) || (e.Type === 'container' && e.Actor.Attributes?.['com.docker.swarm.task.id'])) {
+      if (
+        ['node', 'service', 'secret', 'config'].includes(e.Type) ||
+        (e.Type === 'container' && e.Actor.Attributes?.['com.docker.swarm.task.id'])
+      ) {
         clearTimeout(timer);
         timer = setTimeout(() => void load(), 200);
       }
@@ -98,7 +101,13 @@ export function ClusterView() {
       <section aria-labelledby="cluster-title">
         <h1 id="cluster-title">Cluster</h1>
         <p class="dim">This node is not a cluster manager (state: {state}).</p>
-        <ActionButton label="Create a one-node cluster" run={() => postJson('/swarm/init', { ListenAddr: '127.0.0.1:2377', AdvertiseAddr: '127.0.0.1:2377' }).then(() => location.reload())} onError={setError} />
+        <ActionButton
+          label="Create a one-node cluster"
+          run={() =>
+            postJson('/swarm/init', { ListenAddr: '127.0.0.1:2377', AdvertiseAddr: '127.0.0.1:2377' }).then(() => location.reload())
+          }
+          onError={setError}
+        />
         <ErrorLine error={error} />
       </section>
     );
@@ -174,9 +183,19 @@ export function ClusterView() {
                       if (im) await update(s, (spec) => (spec.TaskTemplate.ContainerSpec.Image = im));
                     }}
                   />
-                  <ActionButton label="Roll back" title={`Roll back ${s.Spec.Name}`} onError={setError} run={() => update(s, () => undefined, true)} />
+                  <ActionButton
+                    label="Roll back"
+                    title={`Roll back ${s.Spec.Name}`}
+                    onError={setError}
+                    run={() => update(s, () => undefined, true)}
+                  />
                   <ActionButton label="Logs" title={`Logs of ${s.Spec.Name}`} onError={setError} run={async () => showLogs(s)} />
-                  <ActionButton label="Remove" title={`Remove ${s.Spec.Name}`} onError={setError} run={() => call('DELETE', `/services/${s.ID}`)} />
+                  <ActionButton
+                    label="Remove"
+                    title={`Remove ${s.Spec.Name}`}
+                    onError={setError}
+                    run={() => call('DELETE', `/services/${s.ID}`)}
+                  />
                 </td>
               </tr>
             );

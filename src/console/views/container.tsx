@@ -89,7 +89,8 @@ export function ContainerView({ id, tab }: { id: string; tab: string }) {
 function TopTab({ id, running }: { id: string; running: boolean }) {
   const [top, setTop] = useState<{ Titles: string[]; Processes: string[][] }>();
   const [error, setError] = useState('');
-  const load = () => getJson<{ Titles: string[]; Processes: string[][] }>(`/containers/${id}/top`).then(setTop, (e: Error) => setError(e.message));
+  const load = () =>
+    getJson<{ Titles: string[]; Processes: string[][] }>(`/containers/${id}/top`).then(setTop, (e: Error) => setError(e.message));
   useEffect(() => {
     if (running) void load();
   }, [id, running]);

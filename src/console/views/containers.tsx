@@ -57,7 +57,12 @@ export function ContainersView() {
   const visible = rows.slice(win.first, win.last);
   // Sparklines for the first few running rows actually in view (see stats-hub.ts for why few).
   const inView = rows.slice(Math.floor(scroll.top / ROW), Math.ceil((scroll.top + scroll.height) / ROW));
-  const sparked = new Set(inView.filter((c) => c.State === 'running').slice(0, MAX_TABLE_STREAMS).map((c) => c.Id));
+  const sparked = new Set(
+    inView
+      .filter((c) => c.State === 'running')
+      .slice(0, MAX_TABLE_STREAMS)
+      .map((c) => c.Id),
+  );
 
   const bulk = async (label: string) => {
     const action = ACTIONS.find((a) => a.label === label)!;
@@ -85,7 +90,13 @@ export function ContainersView() {
     <section aria-labelledby="containers-title" class="containers">
       <div class="toolbar">
         <h1 id="containers-title">Containers</h1>
-        <input type="search" placeholder="Search name, image or ID" aria-label="Search containers" value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
+        <input
+          type="search"
+          placeholder="Search name, image or ID"
+          aria-label="Search containers"
+          value={query}
+          onInput={(e) => setQuery(e.currentTarget.value)}
+        />
         <select aria-label="Filter by state" value={state} onChange={(e) => setState(e.currentTarget.value)}>
           {['all', 'running', 'created', 'exited', 'paused', 'restarting', 'dead'].map((s) => (
             <option key={s} value={s}>
@@ -104,7 +115,14 @@ export function ContainersView() {
       <div class="toolbar" role="toolbar" aria-label="Actions on the selected containers">
         <span class="dim">{selected.size} selected</span>
         {ACTIONS.map((a) => (
-          <ActionButton key={a.label} label={a.label} title={`${a.label} selected containers`} disabled={selected.size === 0} run={() => bulk(a.label)} onError={setError} />
+          <ActionButton
+            key={a.label}
+            label={a.label}
+            title={`${a.label} selected containers`}
+            disabled={selected.size === 0}
+            run={() => bulk(a.label)}
+            onError={setError}
+          />
         ))}
       </div>
       <ErrorLine error={error || containerStore.error} />
@@ -118,13 +136,27 @@ export function ContainersView() {
               onChange={() => setSelected(allShown ? new Set() : new Set(rows.map((c) => c.Id)))}
             />
           </span>
-          <span role="columnheader" class="c-name">Name</span>
-          <span role="columnheader" class="c-image">Image</span>
-          <span role="columnheader" class="c-state">State</span>
-          <span role="columnheader" class="c-status">Status</span>
-          <span role="columnheader" class="c-ports">Ports</span>
-          <span role="columnheader" class="c-cpu">CPU</span>
-          <span role="columnheader" class="c-mem">Memory</span>
+          <span role="columnheader" class="c-name">
+            Name
+          </span>
+          <span role="columnheader" class="c-image">
+            Image
+          </span>
+          <span role="columnheader" class="c-state">
+            State
+          </span>
+          <span role="columnheader" class="c-status">
+            Status
+          </span>
+          <span role="columnheader" class="c-ports">
+            Ports
+          </span>
+          <span role="columnheader" class="c-cpu">
+            CPU
+          </span>
+          <span role="columnheader" class="c-mem">
+            Memory
+          </span>
         </div>
         <div class="vbody" ref={body} onScroll={(e) => setScroll({ top: e.currentTarget.scrollTop, height: e.currentTarget.clientHeight })}>
           <div style={{ height: `${win.total}px`, position: 'relative' }}>

@@ -29,12 +29,26 @@ export function portBindings(specs: string[]) {
 }
 
 export function CreateForm({ onDone }: { onDone: () => void }) {
-  const [f, setF] = useState({ image: 'busybox', name: '', cmd: '', ports: '', env: '', volumes: '', network: 'bridge', restart: 'no', tty: false, start: true });
+  const [f, setF] = useState({
+    image: 'busybox',
+    name: '',
+    cmd: '',
+    ports: '',
+    env: '',
+    volumes: '',
+    network: 'bridge',
+    restart: 'no',
+    tty: false,
+    start: true,
+  });
   const [networks, setNetworks] = useState<string[]>(['bridge']);
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
   useEffect(() => {
-    getJson<Array<{ Name: string }>>('/networks').then((n) => setNetworks(n.map((x) => x.Name).sort()), (e: Error) => setError(e.message));
+    getJson<Array<{ Name: string }>>('/networks').then(
+      (n) => setNetworks(n.map((x) => x.Name).sort()),
+      (e: Error) => setError(e.message),
+    );
   }, []);
   const set = (k: keyof typeof f) => (e: Event) => {
     const t = e.currentTarget as HTMLInputElement;
@@ -46,7 +60,9 @@ export function CreateForm({ onDone }: { onDone: () => void }) {
     setError('');
     try {
       const { exposed, bindings } = portBindings(lines(f.ports));
-      const cmd = f.cmd.trim() ? (f.cmd.trim().match(/"[^"]*"|'[^']*'|\S+/g) ?? []).map((w) => w.replace(/^(["'])(.*)\1$/, '$2')) : undefined;
+      const cmd = f.cmd.trim()
+        ? (f.cmd.trim().match(/"[^"]*"|'[^']*'|\S+/g) ?? []).map((w) => w.replace(/^(["'])(.*)\1$/, '$2'))
+        : undefined;
       const body = {
         Image: f.image.trim(),
         ...(cmd ? { Cmd: cmd } : {}),

@@ -44,7 +44,8 @@ export function FilesTab({ id }: { id: string }) {
           const rel = root ? name.slice(root.length + 1) : name;
           if (!rel) continue;
           const top = rel.split('/')[0]!;
-          if (!children.has(top)) children.set(top, rel === top ? { ...e, name: top } : { name: top, type: 'dir', size: 0, mode: 0, mtime: 0, linkname: '' });
+          if (!children.has(top))
+            children.set(top, rel === top ? { ...e, name: top } : { name: top, type: 'dir', size: 0, mode: 0, mtime: 0, linkname: '' });
         }
         if (seen > MAX_ENTRIES || lister.ended) {
           setTruncated(!lister.ended);
@@ -53,7 +54,11 @@ export function FilesTab({ id }: { id: string }) {
       },
       abort.signal,
     )
-      .then(() => setEntries([...children.values()].sort((a, b) => (a.type === 'dir' ? 0 : 1) - (b.type === 'dir' ? 0 : 1) || a.name.localeCompare(b.name))))
+      .then(() =>
+        setEntries(
+          [...children.values()].sort((a, b) => (a.type === 'dir' ? 0 : 1) - (b.type === 'dir' ? 0 : 1) || a.name.localeCompare(b.name)),
+        ),
+      )
       .catch((e: Error) => setError(e.message))
       .finally(() => setBusy(false));
     return () => abort.abort();
@@ -63,7 +68,11 @@ export function FilesTab({ id }: { id: string }) {
     if (!files?.length) return;
     setError('');
     try {
-      const tar = writeTar(await Promise.all([...files].map(async (f) => ({ name: f.name, data: new Uint8Array(await f.arrayBuffer()), mtime: f.lastModified / 1000 }))));
+      const tar = writeTar(
+        await Promise.all(
+          [...files].map(async (f) => ({ name: f.name, data: new Uint8Array(await f.arrayBuffer()), mtime: f.lastModified / 1000 })),
+        ),
+      );
       await call('PUT', `/containers/${id}/archive?path=${encodeURIComponent(dir)}`, tar, { 'Content-Type': 'application/x-tar' });
       setVersion(version + 1);
     } catch (err) {
@@ -83,7 +92,13 @@ export function FilesTab({ id }: { id: string }) {
         </a>
         <label class="button">
           Upload files here
-          <input type="file" multiple class="visually-hidden" aria-label="Upload files into this directory" onChange={(e) => void upload(e.currentTarget.files)} />
+          <input
+            type="file"
+            multiple
+            class="visually-hidden"
+            aria-label="Upload files into this directory"
+            onChange={(e) => void upload(e.currentTarget.files)}
+          />
         </label>
         {busy && <span class="dim">reading…</span>}
       </div>
@@ -118,7 +133,11 @@ export function FilesTab({ id }: { id: string }) {
               <td>{e.mode ? e.mode.toString(8) : ''}</td>
               <td>{e.mtime ? new Date(e.mtime * 1000).toLocaleString() : ''}</td>
               <td>
-                <a href={`${API}/containers/${id}/archive?path=${encodeURIComponent(join(dir, e.name))}`} download aria-label={`Download ${e.name}`}>
+                <a
+                  href={`${API}/containers/${id}/archive?path=${encodeURIComponent(join(dir, e.name))}`}
+                  download
+                  aria-label={`Download ${e.name}`}
+                >
                   tar
                 </a>
               </td>

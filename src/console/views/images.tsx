@@ -82,7 +82,10 @@ export function ImagesView() {
                       const to = prompt(`New tag for ${tag} (repo:tag)`);
                       if (!to) return;
                       const cut = to.lastIndexOf(':') > to.lastIndexOf('/') ? to.lastIndexOf(':') : -1;
-                      const q = cut > 0 ? `repo=${encodeURIComponent(to.slice(0, cut))}&tag=${encodeURIComponent(to.slice(cut + 1))}` : `repo=${encodeURIComponent(to)}`;
+                      const q =
+                        cut > 0
+                          ? `repo=${encodeURIComponent(to.slice(0, cut))}&tag=${encodeURIComponent(to.slice(cut + 1))}`
+                          : `repo=${encodeURIComponent(to)}`;
                       await call('POST', `/images/${encodeURIComponent(im.Id)}/tag?${q}`);
                     }}
                   />
@@ -94,11 +97,23 @@ export function ImagesView() {
                     run={async () => {
                       const abort = new AbortController();
                       let failed = '';
-                      await streamJson<Progress>('POST', `/images/${encodeURIComponent(tag)}/push`, (m) => (failed ||= m.error ?? ''), abort.signal, undefined, { 'X-Registry-Auth': NO_AUTH });
+                      await streamJson<Progress>(
+                        'POST',
+                        `/images/${encodeURIComponent(tag)}/push`,
+                        (m) => (failed ||= m.error ?? ''),
+                        abort.signal,
+                        undefined,
+                        { 'X-Registry-Auth': NO_AUTH },
+                      );
                       if (failed) throw new Error(failed);
                     }}
                   />
-                  <ActionButton label="Remove" title={`Remove ${tag}`} onError={setError} run={() => call('DELETE', `/images/${encodeURIComponent(im.RepoTags?.[0] ?? im.Id)}`)} />
+                  <ActionButton
+                    label="Remove"
+                    title={`Remove ${tag}`}
+                    onError={setError}
+                    run={() => call('DELETE', `/images/${encodeURIComponent(im.RepoTags?.[0] ?? im.Id)}`)}
+                  />
                 </td>
               </tr>
             );
@@ -217,7 +232,11 @@ function BuildForm() {
     try {
       const enc = new TextEncoder();
       const entries = [{ name: 'Dockerfile', data: enc.encode(dockerfile) }];
-      for (const f of files ?? []) entries.push({ name: (f as File & { webkitRelativePath?: string }).webkitRelativePath || f.name, data: new Uint8Array(await f.arrayBuffer()) });
+      for (const f of files ?? [])
+        entries.push({
+          name: (f as File & { webkitRelativePath?: string }).webkitRelativePath || f.name,
+          data: new Uint8Array(await f.arrayBuffer()),
+        });
       let text = '';
       await streamJson<Progress>(
         'POST',

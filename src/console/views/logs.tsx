@@ -71,7 +71,13 @@ export function LogsTab({ id, tty }: { id: string; tty: boolean }) {
   return (
     <div>
       <div class="toolbar">
-        <input type="search" aria-label="Search the logs" placeholder="Search" value={search} onInput={(e) => setSearch(e.currentTarget.value)} />
+        <input
+          type="search"
+          aria-label="Search the logs"
+          placeholder="Search"
+          value={search}
+          onInput={(e) => setSearch(e.currentTarget.value)}
+        />
         <label class="check">
           <input type="checkbox" checked={timestamps} onChange={(e) => setTimestamps(e.currentTarget.checked)} /> Timestamps
         </label>

@@ -115,7 +115,7 @@ export function OverviewView() {
             <tr>
               <td>Volumes</td>
               <td>{df.Volumes?.length ?? 0}</td>
-              <td>{bytes(sum(df.Volumes?.map((v) => (v.UsageData?.Size ?? 0) > 0 ? v.UsageData!.Size : 0)))}</td>
+              <td>{bytes(sum(df.Volumes?.map((v) => ((v.UsageData?.Size ?? 0) > 0 ? v.UsageData!.Size : 0))))}</td>
             </tr>
             <tr>
               <td>Build cache</td>

@@ -9,7 +9,11 @@ function useList<T>(path: string, type: string, pick: (v: unknown) => T[]) {
   const [items, setItems] = useState<T[]>([]);
   const [error, setError] = useState('');
   useEffect(() => {
-    const load = () => getJson<unknown>(path).then((v) => setItems(pick(v)), (e: Error) => setError(e.message));
+    const load = () =>
+      getJson<unknown>(path).then(
+        (v) => setItems(pick(v)),
+        (e: Error) => setError(e.message),
+      );
     void load();
     return onEvents((e) => {
       if (e.Type === type) void load();
@@ -28,11 +32,14 @@ interface Network {
 
 export function NetworksView() {
   useStore((fn) => containerStore.subscribe(fn));
-  const { items, error, setError } = useList<Network>('/networks', 'network', (v) => (v as Network[]).sort((a, b) => a.Name.localeCompare(b.Name)));
+  const { items, error, setError } = useList<Network>('/networks', 'network', (v) =>
+    (v as Network[]).sort((a, b) => a.Name.localeCompare(b.Name)),
+  );
   const [inspect, setInspect] = useState<Record<string, unknown>>();
   const [name, setName] = useState('');
   const [driver, setDriver] = useState('bridge');
-  const users = (n: Network) => [...containerStore.rows.values()].filter((c) => c.NetworkSettings?.Networks && n.Name in c.NetworkSettings.Networks);
+  const users = (n: Network) =>
+    [...containerStore.rows.values()].filter((c) => c.NetworkSettings?.Networks && n.Name in c.NetworkSettings.Networks);
   return (
     <section aria-labelledby="networks-title">
       <h1 id="networks-title">Networks</h1>
@@ -41,7 +48,10 @@ export function NetworksView() {
         aria-label="Create a network"
         onSubmit={(e) => {
           e.preventDefault();
-          postJson('/networks/create', { Name: name.trim(), Driver: driver }).then(() => setName(''), (err: Error) => setError(err.message));
+          postJson('/networks/create', { Name: name.trim(), Driver: driver }).then(
+            () => setName(''),
+            (err: Error) => setError(err.message),
+          );
         }}
       >
         <Field label="Name">
@@ -78,7 +88,12 @@ export function NetworksView() {
               <td>{n.IPAM?.Config?.map((c) => c.Subnet).join(', ')}</td>
               <td>{users(n).map(nameOf).join(', ')}</td>
               <td class="actions">
-                <ActionButton label="Inspect" title={`Inspect network ${n.Name}`} onError={setError} run={async () => setInspect(await getJson(`/networks/${n.Id}`))} />
+                <ActionButton
+                  label="Inspect"
+                  title={`Inspect network ${n.Name}`}
+                  onError={setError}
+                  run={async () => setInspect(await getJson(`/networks/${n.Id}`))}
+                />
                 <ActionButton
                   label="Connect"
                   title={`Connect a container to ${n.Name}`}
@@ -97,7 +112,12 @@ export function NetworksView() {
                     if (c) await call('POST', `/networks/${n.Id}/disconnect`, { Container: c });
                   }}
                 />
-                <ActionButton label="Remove" title={`Remove network ${n.Name}`} onError={setError} run={() => call('DELETE', `/networks/${n.Id}`)} />
+                <ActionButton
+                  label="Remove"
+                  title={`Remove network ${n.Name}`}
+                  onError={setError}
+                  run={() => call('DELETE', `/networks/${n.Id}`)}
+                />
               </td>
             </tr>
           ))}
@@ -117,10 +137,13 @@ interface Volume {
 
 export function VolumesView() {
   useStore((fn) => containerStore.subscribe(fn));
-  const { items, error, setError } = useList<Volume>('/volumes', 'volume', (v) => ((v as { Volumes: Volume[] | null }).Volumes ?? []).sort((a, b) => a.Name.localeCompare(b.Name)));
+  const { items, error, setError } = useList<Volume>('/volumes', 'volume', (v) =>
+    ((v as { Volumes: Volume[] | null }).Volumes ?? []).sort((a, b) => a.Name.localeCompare(b.Name)),
+  );
   const [inspect, setInspect] = useState<Record<string, unknown>>();
   const [name, setName] = useState('');
-  const users = (v: Volume) => [...containerStore.rows.values()].filter((c) => c.Mounts?.some((m) => m.Type === 'volume' && m.Name === v.Name));
+  const users = (v: Volume) =>
+    [...containerStore.rows.values()].filter((c) => c.Mounts?.some((m) => m.Type === 'volume' && m.Name === v.Name));
   return (
     <section aria-labelledby="volumes-title">
       <h1 id="volumes-title">Volumes</h1>
@@ -129,7 +152,10 @@ export function VolumesView() {
         aria-label="Create a volume"
         onSubmit={(e) => {
           e.preventDefault();
-          postJson('/volumes/create', name.trim() ? { Name: name.trim() } : {}).then(() => setName(''), (err: Error) => setError(err.message));
+          postJson('/volumes/create', name.trim() ? { Name: name.trim() } : {}).then(
+            () => setName(''),
+            (err: Error) => setError(err.message),
+          );
         }}
       >
         <Field label="Name">
@@ -154,8 +180,18 @@ export function VolumesView() {
               <td>{v.Driver}</td>
               <td>{users(v).map(nameOf).join(', ')}</td>
               <td class="actions">
-                <ActionButton label="Inspect" title={`Inspect volume ${v.Name}`} onError={setError} run={async () => setInspect(await getJson(`/volumes/${encodeURIComponent(v.Name)}`))} />
-                <ActionButton label="Remove" title={`Remove volume ${v.Name}`} onError={setError} run={() => call('DELETE', `/volumes/${encodeURIComponent(v.Name)}`)} />
+                <ActionButton
+                  label="Inspect"
+                  title={`Inspect volume ${v.Name}`}
+                  onError={setError}
+                  run={async () => setInspect(await getJson(`/volumes/${encodeURIComponent(v.Name)}`))}
+                />
+                <ActionButton
+                  label="Remove"
+                  title={`Remove volume ${v.Name}`}
+                  onError={setError}
+                  run={() => call('DELETE', `/volumes/${encodeURIComponent(v.Name)}`)}
+                />
               </td>
             </tr>
           ))}

@@ -23,7 +23,8 @@ export function Sparkline({ id, pick, label, max }: { id: string; pick: (p: Poin
       });
       ctx.strokeStyle = '#3b82f6';
       ctx.stroke();
-      if (text.current) text.current.textContent = label === 'CPU' ? `${values[values.length - 1]!.toFixed(1)} %` : fmt(values[values.length - 1]!);
+      if (text.current)
+        text.current.textContent = label === 'CPU' ? `${values[values.length - 1]!.toFixed(1)} %` : fmt(values[values.length - 1]!);
     };
     return watchStats(id, draw);
   }, [id]);

@@ -51,7 +51,14 @@ function Chart({ id, def }: { id: string; def: ChartDef }) {
         title: def.title,
         width: Math.max(280, (el.current!.clientWidth || 400) - 8),
         height: 160,
-        series: [{}, ...def.series.map((s) => ({ label: s.label, stroke: s.stroke, value: (_u: uPlot, v: number | null) => (v === null ? '–' : def.value(v)) }))],
+        series: [
+          {},
+          ...def.series.map((s) => ({
+            label: s.label,
+            stroke: s.stroke,
+            value: (_u: uPlot, v: number | null) => (v === null ? '–' : def.value(v)),
+          })),
+        ],
         axes: [{}, { values: (_u: uPlot, vals: number[]) => vals.map(def.value), size: 70 }],
       },
       data(),

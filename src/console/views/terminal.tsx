@@ -23,7 +23,8 @@ export function TerminalTab({ id, running }: { id: string; running: boolean }) {
     let disposed = false;
     const resize = () => {
       fit.fit();
-      if (execId && ws?.readyState === WebSocket.OPEN) void call('POST', `/exec/${execId}/resize?h=${term.rows}&w=${term.cols}`).catch(() => undefined); // the shell may have just exited: nothing to resize
+      if (execId && ws?.readyState === WebSocket.OPEN)
+        void call('POST', `/exec/${execId}/resize?h=${term.rows}&w=${term.cols}`).catch(() => undefined); // the shell may have just exited: nothing to resize
     };
     execWebsocket(id, ['sh']).then(
       (r) => {
@@ -59,7 +60,7 @@ export function TerminalTab({ id, running }: { id: string; running: boolean }) {
         sh: {status}
       </p>
       <ErrorLine error={error} />
-      <div class="terminal" ref={el} />
+      <div class="term-box" ref={el} />
     </div>
   );
 }

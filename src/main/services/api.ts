@@ -248,7 +248,12 @@ export const consoleService: DaemonService<'console'> = {
   init: ({ api, config, log }) => {
     const addr = config()['console-addr'];
     if (!addr) return undefined;
-    return startConsoleServer({ addr, assetsDir: findUpwards(import.meta.url, 'dist/console'), api, log: log.child({ module: 'console' }) });
+    return startConsoleServer({
+      addr,
+      assetsDir: findUpwards(import.meta.url, 'dist/console'),
+      api,
+      log: log.child({ module: 'console' }),
+    });
   },
   // Browsers reconnect; their streams are cut at once rather than held through the drain.
   stop: (server) => server?.close(),
