@@ -100,6 +100,71 @@ describe('web console in a browser', { skip, timeout: 300_000 }, () => {
     await page.screenshot({ path: join(SHOTS, 'terminal.png') });
   });
 
+  test('the terminal follows the window size (POST /exec/{id}/resize)', async () => {
+    const id = (await containers()).find((c) => c.Names[0] === '/web')!.Id;
+    await page.setViewportSize({ width: 1000, height: 700 });
+    await page.goto(`${base}/#/containers/${id}/terminal`);
+    await until('the terminal connects', async () =>
+      (await page.getByTestId('terminal-status').textContent())?.includes('connected') ? true : undefined,
+    );
+    await page.locator('.term-box').click();
+    const size = async () => {
+      await page.keyboard.type('clear; stty size\n');
+      return until('stty size answers', async () => {
+        const lines = await page.locator('.xterm-rows > div').allTextContents();
+        const m = lines.map((l) => /^\s*(\d+) (\d+)\s*$/.exec(l)).find(Boolean);
+        return m ? { rows: Number(m[1]), cols: Number(m[2]) } : undefined;
+      });
+    };
+    const small = await size();
+    await page.setViewportSize({ width: 1400, height: 900 });
+    const big = await until('the size grows with the window', async () => {
+      const s = await size();
+      return s.cols > small.cols && s.rows > small.rows ? s : undefined;
+    });
+    assert.ok(big.cols > small.cols, `${JSON.stringify(small)} → ${JSON.stringify(big)}`);
+    await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  test('live stats: sparklines in the table, charts on the container page; processes; files', async () => {
+    const id = (await containers()).find((c) => c.Names[0] === '/web')!.Id;
+    await page.goto(`${base}/#/containers`);
+    const mem = page.locator(`.vrow[data-id="${id}"] .c-mem .spark span`);
+    await until('the memory sparkline shows a value', async () => ((await mem.textContent())?.match(/[0-9]+[KMG]/) ? true : undefined));
+    await page.goto(`${base}/#/containers/${id}/stats`);
+    await until('four charts with data', async () => ((await page.locator('.chart .u-wrap').count()) === 4 ? true : undefined));
+    await until('the charts have three samples', async () =>
+      Number(await page.locator('.chart').first().getAttribute('data-points')) >= 3 ? true : undefined,
+    );
+    await page.screenshot({ path: join(SHOTS, 'stats.png') });
+
+    await page.goto(`${base}/#/containers/${id}/top`);
+    await page
+      .locator('table td', { hasText: 'sleep' })
+      .or(page.locator('table td', { hasText: 'sh -c' }))
+      .first()
+      .waitFor();
+
+    await page.goto(`${base}/#/containers/${id}/files`);
+    await page.getByLabel('Directory path').fill('/etc');
+    await page.getByRole('button', { name: 'Go', exact: true }).click();
+    await until('the files view shows /etc', async () =>
+      (await page.getByTestId('files-dir').textContent()) === '/etc' ? true : undefined,
+    );
+    await page.getByRole('cell', { name: 'passwd', exact: true }).waitFor();
+    await page
+      .getByLabel('Upload files into this directory')
+      .setInputFiles({ name: 'uploaded.txt', mimeType: 'text/plain', buffer: Buffer.from('from the browser\n') });
+    await page.getByRole('cell', { name: 'uploaded.txt', exact: true }).waitFor();
+    const cat = await d.docker(['exec', 'web', 'cat', '/etc/uploaded.txt']);
+    assert.equal(cat.stdout, 'from the browser\n', cat.stderr);
+    const dl = await page.evaluate(async (cid) => {
+      const r = await fetch(`/api/v1.51/containers/${cid}/archive?path=/etc/uploaded.txt`);
+      return { status: r.status, type: r.headers.get('content-type'), size: (await r.arrayBuffer()).byteLength };
+    }, id);
+    assert.deepEqual(dl, { status: 200, type: 'application/x-tar', size: 2048 }, 'the download link serves the file as a tar');
+  });
+
   test('stop from the page: the state changes without a reload, in the container page and the table', async () => {
     const id = (await containers()).find((c) => c.Names[0] === '/web')!.Id;
     await page.goto(`${base}/#/containers`);

@@ -15,6 +15,8 @@ function join(dir: string, name: string): string {
 
 export function FilesTab({ id }: { id: string }) {
   const [dir, setDir] = useState('/');
+  const [goTo, setGoTo] = useState('/');
+  useEffect(() => setGoTo(dir), [dir]);
   const [entries, setEntries] = useState<TarEntry[]>([]);
   const [truncated, setTruncated] = useState(false);
   const [error, setError] = useState('');
@@ -37,8 +39,9 @@ export function FilesTab({ id }: { id: string }) {
         for (const e of lister.push(chunk)) {
           seen++;
           const name = e.name.replace(/^\.?\/+/, '').replace(/^\.$/, '');
+          if (root === undefined && dir === '/') root = ''; // the root's archive has no entry of its own
           if (root === undefined) {
-            root = name; // the directory itself comes first, named by its base name ('' for /)
+            root = name; // the directory itself comes first, named by its base name
             continue;
           }
           const rel = root ? name.slice(root.length + 1) : name;
@@ -86,6 +89,15 @@ export function FilesTab({ id }: { id: string }) {
         <button type="button" onClick={() => setDir(up)} disabled={dir === '/'} aria-label="Parent directory">
           ↑ Up
         </button>
+        <form
+          onSubmit={(e) => {
+            e.preventDefault();
+            if (goTo.startsWith('/')) setDir(goTo.length > 1 ? goTo.replace(/\/+$/, '') : goTo);
+          }}
+        >
+          <input aria-label="Directory path" value={goTo} onInput={(e) => setGoTo(e.currentTarget.value)} class="mono" />
+          <button type="submit">Go</button>
+        </form>
         <code data-testid="files-dir">{dir}</code>
         <a class="button" href={`${API}/containers/${id}/archive?path=${encodeURIComponent(dir)}`} download>
           Download this directory (tar)

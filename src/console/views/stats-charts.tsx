@@ -44,6 +44,7 @@ function Chart({ id, def }: { id: string; def: ChartDef }) {
   useEffect(() => {
     const data = () => {
       const pts = statsOf(id);
+      if (el.current) el.current.dataset.points = String(pts.length);
       return [pts.map((p) => p.t), ...def.series.map((s) => pts.map(s.pick))] as uPlot.AlignedData;
     };
     const plot = new uPlot(
