@@ -101,21 +101,14 @@ export function refusal(req: Http.IncomingMessage, secret: string): string | und
 export async function startConsoleServer(opts: ConsoleServerOptions): Promise<ConsoleServer> {
   const { host, port } = parseConsoleAddr(opts.addr);
   const secret = randomBytes(32).toString('base64url');
-  const files = new Map<string, Promise<Buffer | undefined>>();
-  const asset = (name: string) => {
-    let f = files.get(name);
-    if (!f) {
-      // Read on first request only (nothing is held while no browser has the console open).
-      f = opts.assetsDir
-        ? readFile(join(opts.assetsDir, name)).catch((err: NodeJS.ErrnoException) => {
-            if (err.code !== 'ENOENT') opts.log.warn(`console: cannot read ${name}: ${err.message}`);
-            return undefined;
-          })
-        : Promise.resolve(undefined);
-      files.set(name, f);
-    }
-    return f;
-  };
+  // Read at each request, never cached: once the browser is gone the daemon holds none of it.
+  const asset = (name: string): Promise<Buffer | undefined> =>
+    opts.assetsDir
+      ? readFile(join(opts.assetsDir, name)).catch((err: NodeJS.ErrnoException) => {
+          if (err.code !== 'ENOENT') opts.log.warn(`console: cannot read ${name}: ${err.message}`);
+          return undefined;
+        })
+      : Promise.resolve(undefined);
   let boundPort = port;
   let allowed: Set<string> | 'ip-literals' = allowedHosts(host, port);
   const sockets = new Set<Socket>();
