@@ -214,6 +214,40 @@ describe('web console in a browser', { skip, timeout: 300_000 }, () => {
     await page.screenshot({ path: join(SHOTS, 'images.png') });
   });
 
+  test('build an image from a Dockerfile typed in the page, its log streaming', async () => {
+    await page.goto(`${base}/#/images`);
+    await page.getByRole('button', { name: 'Build an image…' }).click();
+    await page.getByLabel('Dockerfile').fill('FROM busybox\nRUN echo built-in-console > /built.txt\n');
+    await page.getByLabel('Tag').fill('console-built:v1');
+    await page.getByRole('button', { name: 'Build', exact: true }).click();
+    const log = page.getByRole('log', { name: 'Build log' });
+    await log.getByText(/Successfully tagged console-built:v1/).waitFor({ timeout: 60_000 });
+    await page.locator('tr[data-image="console-built:v1"]').waitFor();
+    const r = await d.docker(['run', '--rm', 'console-built:v1', 'cat', '/built.txt']);
+    assert.equal(r.stdout, 'built-in-console\n', r.stderr);
+  });
+
+  test('networks and volumes: created and removed from the page, the lists follow', async () => {
+    await page.goto(`${base}/#/networks`);
+    await page.getByLabel('Name').fill('console-net');
+    await page.getByRole('button', { name: 'Create network' }).click();
+    await page.getByRole('cell', { name: 'console-net', exact: true }).waitFor();
+    assert.equal((await d.request('GET', '/networks/console-net')).status, 200);
+    await page.getByRole('button', { name: 'Remove network console-net' }).click();
+    await page.getByRole('cell', { name: 'console-net', exact: true }).waitFor({ state: 'detached' });
+    assert.equal((await d.request('GET', '/networks/console-net')).status, 404);
+
+    await page.goto(`${base}/#/volumes`);
+    await page.getByLabel('Name').fill('console-vol');
+    await page.getByRole('button', { name: 'Create volume' }).click();
+    await page.getByRole('cell', { name: 'console-vol', exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Inspect volume console-vol' }).click();
+    await page.locator('.tree .key', { hasText: 'Mountpoint' }).waitFor();
+    await page.getByRole('button', { name: 'Remove volume console-vol' }).click();
+    await page.getByRole('cell', { name: 'console-vol', exact: true }).waitFor({ state: 'detached' });
+    assert.equal((await d.request('GET', '/volumes/console-vol')).status, 404);
+  });
+
   test('every control on every page has an accessible name', async () => {
     const id = (await containers()).find((c) => c.Names[0] === '/web')!.Id;
     const pages = [

@@ -6,8 +6,10 @@ import { ActionButton, ErrorLine, Tree } from '../ui.tsx';
 import { ACTIONS } from './containers.tsx';
 import { FilesTab } from './files.tsx';
 import { LogsTab } from './logs.tsx';
-import { StatsTab } from './stats-charts.tsx';
-import { TerminalTab } from './terminal.tsx';
+import { lazyView } from './lazy.tsx';
+
+const StatsTab = lazyView(() => import('./stats-charts.tsx').then((m) => m.StatsTab));
+const TerminalTab = lazyView(() => import('./terminal.tsx').then((m) => m.TerminalTab));
 
 export interface Inspect {
   Id: string;
