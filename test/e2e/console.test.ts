@@ -218,7 +218,7 @@ describe('web console in a browser', { skip, timeout: 300_000 }, () => {
     await page.goto(`${base}/#/images`);
     await page.getByRole('button', { name: 'Build an image…' }).click();
     await page.getByLabel('Dockerfile').fill('FROM busybox\nRUN echo built-in-console > /built.txt\n');
-    await page.getByLabel('Tag').fill('console-built:v1');
+    await page.getByRole('textbox', { name: 'Tag', exact: true }).fill('console-built:v1');
     await page.getByRole('button', { name: 'Build', exact: true }).click();
     const log = page.getByRole('log', { name: 'Build log' });
     await log.getByText(/Successfully tagged console-built:v1/).waitFor({ timeout: 60_000 });
