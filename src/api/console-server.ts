@@ -8,6 +8,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type * as Http from 'node:http';
+import https, { type ServerOptions as HttpsOptions } from 'node:https';
 import { isIP, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
@@ -39,6 +40,8 @@ const PAGE_HEADERS = {
 
 export interface ConsoleServerOptions {
   addr: string;
+  /** HTTPS with the daemon's certificate (--tls/--tlsverify; with --tlsverify the browser must present a client certificate). */
+  tls?: HttpsOptions;
   /** The directory of the built console (index.html and its assets); null when it was not built. */
   assetsDir: string | null;
   api: ConsoleApi;
@@ -85,12 +88,12 @@ function cookieValue(header: string | undefined, name: string): string | undefin
 }
 
 /** Why an API request is refused, or undefined when it comes from the console's own page. */
-export function refusal(req: Http.IncomingMessage, secret: string): string | undefined {
+export function refusal(req: Http.IncomingMessage, secret: string, scheme = 'http'): string | undefined {
   const host = String(req.headers.host ?? '').toLowerCase();
   const site = req.headers['sec-fetch-site'];
   if (site !== undefined && site !== 'same-origin') return `cross-site request refused (Sec-Fetch-Site: ${String(site)})`;
   const origin = req.headers.origin;
-  if (origin !== undefined && origin.toLowerCase() !== `http://${host}`) return `request from another origin refused (${origin})`;
+  if (origin !== undefined && origin.toLowerCase() !== `${scheme}://${host}`) return `request from another origin refused (${origin})`;
   const given = Buffer.from(cookieValue(req.headers.cookie, CONSOLE_COOKIE) ?? '');
   const want = Buffer.from(secret);
   if (given.length !== want.length || !timingSafeEqual(given, want))
@@ -138,17 +141,18 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
     if (gz) headers['Content-Encoding'] = 'gzip';
     if (name === 'index.html') {
       // The session: only a page of this origin gets the cookie back on its requests.
-      headers['Set-Cookie'] = `${CONSOLE_COOKIE}=${secret}; Path=/; HttpOnly; SameSite=Strict`;
+      headers['Set-Cookie'] = `${CONSOLE_COOKIE}=${secret}; Path=/; HttpOnly; SameSite=Strict${opts.tls ? '; Secure' : ''}`;
     }
     res.writeHead(200, headers);
     res.end(req.method === 'HEAD' ? undefined : data);
   };
 
-  const server = http.createServer({ requestTimeout: 0 }, (req, res) => {
+  const scheme = opts.tls ? 'https' : 'http';
+  const onRequest = (req: Http.IncomingMessage, res: Http.ServerResponse) => {
     if (!hostAllowed(req.headers.host, allowed, boundPort)) return deny(res, 421, `unknown host ${JSON.stringify(req.headers.host ?? '')}`);
     const path = (req.url ?? '/').split('?')[0]!;
     if (path === API_PREFIX || path.startsWith(API_PREFIX + '/')) {
-      const why = refusal(req, secret);
+      const why = refusal(req, secret, scheme);
       if (why) {
         opts.log.debug('console: request refused', { uri: req.url, reason: why });
         req.resume();
@@ -163,7 +167,10 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
       if (!res.headersSent) deny(res, 500, err.message);
       else res.destroy();
     });
-  });
+  };
+  const server = opts.tls
+    ? https.createServer({ ...opts.tls, requestTimeout: 0 }, onRequest)
+    : http.createServer({ requestTimeout: 0 }, onRequest);
   server.on('connection', (s: Socket) => {
     sockets.add(s);
     s.once('close', () => sockets.delete(s));
@@ -174,7 +181,7 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
       ? 'unknown host'
       : !path.startsWith(API_PREFIX + '/')
         ? 'page not found'
-        : refusal(req, secret);
+        : refusal(req, secret, scheme);
     if (why) {
       opts.log.debug('console: upgrade refused', { uri: req.url, reason: why });
       socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${why}\n`);
@@ -201,7 +208,7 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
   boundPort = bound.port; // port 0: the kernel's choice
   allowed = allowedHosts(host, boundPort);
   const shown = isIP(bound.address) === 6 ? `[${bound.address}]` : bound.address;
-  const address = `http://${shown}:${bound.port}`;
+  const address = `${scheme}://${shown}:${bound.port}`;
   opts.log.info(`web console listening on ${address}`);
   if (allowed === 'ip-literals' || ![...allowed].some((h) => h.startsWith('localhost:')))
     opts.log.warn(`the web console listens beyond loopback (${address}): anyone who reaches it and loads the page can drive the daemon`);

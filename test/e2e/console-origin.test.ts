@@ -3,15 +3,22 @@
 // name: another site) is loaded in the same browser as an open console and tries every way a web
 // page has to reach the daemon: fetch (no-cors and cors), a form POST, websockets to attach and to
 // the exec bridge. Nothing may be created or attached. Raw requests check the rest: no cookie, a
-// DNS-rebinding Host, a foreign Origin with the right cookie, and no CORS header ever.
+// DNS-rebinding Host, a foreign Origin with the right cookie, and no CORS header ever. Under
+// --tlsverify the console is HTTPS and wants the client certificate, as the API does.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, request, type Server } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { browserMissing, launchChromium } from '../helpers/browser.ts';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { freePort } from '../helpers/ports.ts';
+import { makeCerts, tlsDaemonArgs, type TestCerts } from '../helpers/tls-certs.ts';
 
 interface Raw {
   status: number;
@@ -184,5 +191,55 @@ describe('web console: other origins cannot drive the daemon', { timeout: 180_00
     } finally {
       await browser?.close();
     }
+  });
+});
+
+describe('web console under --tlsverify: HTTPS with a client certificate, as the API', { timeout: 120_000 }, () => {
+  let d: TestDaemon;
+  let port: number;
+  let certs: TestCerts;
+  let work: string;
+
+  before(async () => {
+    work = await mkdtemp(join(tmpdir(), 'console-tls-'));
+    certs = await makeCerts(join(work, 'certs'));
+    port = await freePort();
+    d = await startDaemon({ args: [...tlsDaemonArgs(certs, await freePort()), '--console-addr', `127.0.0.1:${port}`] });
+  });
+  after(async () => {
+    await d?.cleanup();
+    await rm(work, { recursive: true, force: true });
+  });
+
+  const get = (path: string, headers: Record<string, string>, withCert: boolean) =>
+    new Promise<Raw>((resolve, reject) => {
+      const ca = readFileSync(certs.ca);
+      const client = withCert
+        ? { cert: readFileSync(join(certs.clientDir, 'cert.pem')), key: readFileSync(join(certs.clientDir, 'key.pem')) }
+        : {};
+      const req = httpsRequest({ host: '127.0.0.1', port, path, headers, ca, ...client }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+
+  test('without a client certificate nothing is served; with one the page and the API answer', async () => {
+    await assert.rejects(get('/', { Host: `127.0.0.1:${port}` }, false), 'the handshake fails without a client certificate');
+    const page = await get('/', { Host: `127.0.0.1:${port}` }, true);
+    assert.equal(page.status, 200);
+    const cookie = String(page.headers['set-cookie']);
+    assert.match(cookie, /; Secure$/);
+    const version = await get(
+      '/api/v1.51/version',
+      { Host: `127.0.0.1:${port}`, Cookie: cookie.split(';')[0]!, Origin: `https://127.0.0.1:${port}` },
+      true,
+    );
+    assert.equal(version.status, 200, version.body);
+    const http = await raw(port, 'GET', '/', { Host: `127.0.0.1:${port}` }).catch((err: Error) => err);
+    assert.ok(http instanceof Error || http.status === 400, 'plain HTTP is not served');
   });
 });

@@ -4,7 +4,7 @@
 import { arch, release } from 'node:os';
 import { defaultHosts, parseHostSpec } from '../../api/host-spec.ts';
 import { startConsoleServer } from '../../api/console-server.ts';
-import { openListeners } from '../../api/listeners.ts';
+import { loadTls, openListeners } from '../../api/listeners.ts';
 import { startMetricsServer } from '../../api/metrics-server.ts';
 import { registerArchiveRoutes } from '../../api/routes/archive.ts';
 import { registerAttachWsRoutes } from '../../api/routes/attach-ws.ts';
@@ -246,10 +246,14 @@ export const consoleService: DaemonService<'console'> = {
   id: 'console',
   requires: ['api', 'listeners'],
   init: ({ api, config, log }) => {
-    const addr = config()['console-addr'];
+    const c = config();
+    const addr = c['console-addr'];
     if (!addr) return undefined;
+    // The API's TLS rules hold for the console too: with --tlsverify the browser needs a client certificate.
+    const tls = c.tls || c.tlsverify ? loadTls({ cert: c.tlscert, key: c.tlskey, ca: c.tlscacert, verify: c.tlsverify }) : undefined;
     return startConsoleServer({
       addr,
+      ...(tls ? { tls } : {}),
       assetsDir: findUpwards(import.meta.url, 'dist/console'),
       api,
       log: log.child({ module: 'console' }),
