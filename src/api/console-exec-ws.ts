@@ -50,6 +50,7 @@ export function bridgeExecWebsocket(api: ConsoleApi, req: Http.IncomingMessage, 
   };
   // The API's answer: a status line and headers, then (after a 101) the raw stream of the exec.
   let header: Buffer | null = Buffer.alloc(0);
+  const early: Buffer[] = [];
   outer.on('data', (chunk: Buffer) => {
     if (closed) return;
     if (header) {
@@ -67,6 +68,7 @@ export function bridgeExecWebsocket(api: ConsoleApi, req: Http.IncomingMessage, 
         return close(1011);
       }
       if (rest.length) socket.write(encodeFrame(OP.binary, rest));
+      for (const b of early.splice(0)) outer.write(b); // typed before the exec started
       return;
     }
     if (socket.writable) socket.write(encodeFrame(OP.binary, chunk));
@@ -85,7 +87,10 @@ export function bridgeExecWebsocket(api: ConsoleApi, req: Http.IncomingMessage, 
     for (const m of messages) {
       if (m.opcode === OP.close) close();
       else if (m.opcode === OP.ping) socket.write(encodeFrame(OP.pong, m.payload));
-      else if ((m.opcode === OP.text || m.opcode === OP.binary) && !closed && header === null) outer.write(m.payload);
+      else if ((m.opcode === OP.text || m.opcode === OP.binary) && !closed) {
+        if (header === null) outer.write(m.payload);
+        else if (early.length < 256) early.push(m.payload);
+      }
     }
   };
   if (head.length) onData(head);

@@ -280,4 +280,14 @@ describe('web console in a browser', { skip, timeout: 300_000 }, () => {
     await page.keyboard.press('Enter');
     await page.waitForURL(/#\/containers$/);
   });
+
+  test('closing the page leaves nothing running in the daemon: no event listener, no stream', async () => {
+    const listeners = async () => (await d.request('GET', '/info')).json<{ NEventsListener: number }>().NEventsListener;
+    const id = (await containers()).find((c) => c.Names[0] === '/web')!.Id;
+    await d.docker(['start', 'web']);
+    await page.goto(`${base}/#/containers/${id}/stats`);
+    await until('the page listens to events', async () => ((await listeners()) >= 1 ? true : undefined));
+    await page.close();
+    await until('no event listener once the page is gone', async () => ((await listeners()) === 0 ? true : undefined));
+  });
 });
