@@ -16,6 +16,7 @@ export interface Inspect {
   Name: string;
   State: { Status: string; Running: boolean; ExitCode: number; StartedAt: string };
   Config: { Image: string; Tty: boolean; Cmd?: string[] };
+  HostConfig?: { Memory?: number };
 }
 
 const TABS = [
@@ -78,7 +79,7 @@ export function ContainerView({ id, tab }: { id: string; tab: string }) {
       </div>
       <div role="tabpanel" class="tabpanel">
         {tab === 'logs' && <LogsTab id={c.Id} tty={c.Config.Tty} />}
-        {tab === 'stats' && <StatsTab id={c.Id} running={c.State.Running} />}
+        {tab === 'stats' && <StatsTab id={c.Id} running={c.State.Running} limited={(c.HostConfig?.Memory ?? 0) > 0} />}
         {tab === 'top' && <TopTab id={c.Id} running={c.State.Running} />}
         {tab === 'files' && <FilesTab id={c.Id} />}
         {tab === 'terminal' && <TerminalTab id={c.Id} running={c.State.Running} />}

@@ -74,11 +74,15 @@ function Chart({ id, def }: { id: string; def: ChartDef }) {
   return <div class="chart" ref={el} role="img" aria-label={`${def.title} chart`} />;
 }
 
-export function StatsTab({ id, running }: { id: string; running: boolean }) {
+/** `limited`: the container has a memory limit; otherwise the "limit" is the host's memory, which would flatten the usage line. */
+export function StatsTab({ id, running, limited }: { id: string; running: boolean; limited: boolean }) {
   if (!running) return <p class="dim">The container is not running.</p>;
+  const charts = CHARTS.map((d) =>
+    d.title === 'Memory' && !limited ? { ...d, title: 'Memory (no limit)', series: d.series.slice(0, 1) } : d,
+  );
   return (
     <div class="charts">
-      {CHARTS.map((d) => (
+      {charts.map((d) => (
         <Chart key={d.title} id={id} def={d} />
       ))}
     </div>
