@@ -54,7 +54,7 @@ describe('web console: a service scaled on a one-node cluster', { skip: browserM
     return tasks.filter((t) => t.Status.State === 'running').length;
   };
 
-  test('the page shows the node and 1/1, scales the service to 3 and shows 3/3', async () => {
+  test('the page shows the node and 1/1, scales the service to 3 (3/3), rolls it back (1/1), shows service logs', async () => {
     await until('the first task runs', async () => ((await running()) === 1 ? true : undefined), 60_000);
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     await page.goto(`http://127.0.0.1:${port}/#/cluster`);
@@ -69,5 +69,29 @@ describe('web console: a service scaled on a one-node cluster', { skip: browserM
     const spec = (await d.request('GET', '/v1.51/services/web')).json<{ Spec: { Mode: { Replicated: { Replicas: number } } } }>();
     assert.equal(spec.Spec.Mode.Replicated.Replicas, 3);
     await page.screenshot({ path: join(REPO_ROOT, 'docs/console/cluster.png') });
+
+    // Roll back to the previous spec: one replica again, on the page and in the daemon.
+    await page.getByRole('button', { name: 'Roll back web' }).click();
+    await until('1/1 shown after the rollback', async () => ((await replicas.textContent()) === '1/1' ? true : undefined), 90_000);
+    const back = (await d.request('GET', '/v1.51/services/web')).json<{ Spec: { Mode: { Replicated: { Replicas: number } } } }>();
+    assert.equal(back.Spec.Mode.Replicated.Replicas, 1);
+
+    // Service logs: the tasks' output through GET /services/{id}/logs.
+    const svc = await d.docker([
+      'service',
+      'create',
+      '--detach',
+      '--no-resolve-image',
+      '--name',
+      'talker',
+      'busybox',
+      'sh',
+      '-c',
+      'echo hello-from-task; sleep 3600',
+    ]);
+    assert.equal(svc.code, 0, svc.stderr);
+    await page.locator('tr[data-service="talker"] [data-testid="replicas"]').getByText('1/1').waitFor({ timeout: 60_000 });
+    await page.getByRole('button', { name: 'Logs of talker' }).click();
+    await page.getByRole('log', { name: 'Logs of talker' }).getByText('hello-from-task').waitFor({ timeout: 30_000 });
   });
 });
