@@ -71,6 +71,8 @@ export class ContainerStore {
     if (e.Type !== 'container') return;
     const id = e.Actor.ID;
     if (e.Action === 'destroy') {
+      if (this.gone.size > 10000) this.gone.clear();
+      this.gone.add(id); // an answer read before the removal must not bring the row back
       if (this.rows.delete(id)) this.changed();
       return;
     }
@@ -80,18 +82,39 @@ export class ContainerStore {
       this.rows.set(id, { ...row, State: state, Status: state === 'running' ? 'Up' : state === 'paused' ? 'Up (Paused)' : row.Status });
       this.changed();
     }
-    if (state || e.Action === 'rename' || e.Action === 'update' || e.Action.startsWith('health_status')) void this.refresh(id);
+    if (state || e.Action === 'rename' || e.Action === 'update' || e.Action.startsWith('health_status')) this.refresh(id);
   }
 
-  /** Re-reads one container (list form, so the row keeps the list's fields). */
-  async refresh(id: string): Promise<void> {
+  private pending = new Set<string>();
+  private gone = new Set<string>();
+  private flushing = false;
+
+  /** Re-reads a container (list form, so the row keeps the list's fields); a burst of events makes one request per 100 containers. */
+  refresh(id: string): void {
+    this.pending.add(id);
+    if (!this.flushing) {
+      this.flushing = true;
+      setTimeout(() => void this.flush(), 0);
+    }
+  }
+
+  private async flush(): Promise<void> {
     try {
-      const [c] = await getJson<ContainerRow[]>(`/containers/json?all=1&filters=${encodeURIComponent(JSON.stringify({ id: [id] }))}`);
-      if (c) this.rows.set(c.Id, c);
-      else this.rows.delete(id);
-      this.changed();
-    } catch (err) {
-      console.warn(`refresh ${id}:`, (err as Error).message);
+      while (this.pending.size) {
+        const ids = [...this.pending].slice(0, 100);
+        for (const id of ids) this.pending.delete(id);
+        try {
+          const list = await getJson<ContainerRow[]>(`/containers/json?all=1&filters=${encodeURIComponent(JSON.stringify({ id: ids }))}`);
+          const found = new Set(list.map((c) => c.Id));
+          for (const c of list) if (!this.gone.has(c.Id)) this.rows.set(c.Id, c);
+          for (const id of ids) if (!found.has(id)) this.rows.delete(id); // removed meanwhile
+          this.changed();
+        } catch (err) {
+          console.warn('refresh:', (err as Error).message);
+        }
+      }
+    } finally {
+      this.flushing = false;
     }
   }
 }

@@ -258,6 +258,39 @@ describe('web console in a browser', { skip, timeout: 300_000 }, () => {
     assert.equal((await d.request('GET', '/volumes/console-vol')).status, 404);
   });
 
+  test('the table is virtualised: hundreds of rows, few in the DOM; search; remove many at once', async () => {
+    const N = 300;
+    for (let i = 0; i < N; i += 20)
+      await Promise.all(
+        Array.from({ length: Math.min(20, N - i) }, (_, k) =>
+          d.request('POST', `/containers/create?name=bulk-${i + k}`, { body: { Image: 'busybox', Cmd: ['true'] } }),
+        ),
+      );
+    const total = (await containers()).length;
+    await page.goto(`${base}/#/containers`);
+    await until(
+      `${total} rows counted`,
+      async () => ((await page.getByTestId('row-count').textContent()) === `${total} shown` ? true : undefined),
+      30_000,
+    ).catch(async (err: Error) => assert.fail(`${err.message}: the page says ${await page.getByTestId('row-count').textContent()}`));
+    const inDom = await page.locator('.vbody .vrow').count();
+    assert.ok(inDom > 5 && inDom < 80, `${inDom} rows in the DOM for ${total}`);
+    await page.locator('.vbody').evaluate((el) => (el.scrollTop = el.scrollHeight));
+    await page.locator(`.vbody .vrow[aria-rowindex="${total}"]`).waitFor();
+
+    await page.getByLabel('Search containers').fill('bulk-123');
+    await page.getByTestId('row-count').getByText('1 shown', { exact: true }).waitFor();
+    // bulk-29 and bulk-290 … bulk-299: eleven rows selected at once and removed.
+    await page.getByLabel('Search containers').fill('bulk-29');
+    await page.getByTestId('row-count').getByText('11 shown', { exact: true }).waitFor();
+    await page.getByLabel('Select all shown containers').check();
+    await page.getByRole('button', { name: 'Remove selected containers' }).click();
+    await page.getByTestId('row-count').getByText('0 shown', { exact: true }).waitFor({ timeout: 60_000 });
+    const left = (await containers()).filter((c) => c.Names[0]!.startsWith('/bulk-29'));
+    assert.equal(left.length, 0, 'every selected container was removed');
+    assert.equal((await containers()).length, total - 11, 'and nothing else');
+  });
+
   test('every control on every page has an accessible name', async () => {
     const id = (await containers()).find((c) => c.Names[0] === '/web')!.Id;
     const pages = [
