@@ -68,6 +68,11 @@ export class ContainerStore {
   }
 
   private onEvent(e: EngineEvent): void {
+    // A network (dis)connect changes the container's networks in the list.
+    if (e.Type === 'network' && (e.Action === 'connect' || e.Action === 'disconnect') && e.Actor.Attributes?.container) {
+      if (this.rows.has(e.Actor.Attributes.container)) this.refresh(e.Actor.Attributes.container);
+      return;
+    }
     if (e.Type !== 'container') return;
     const id = e.Actor.ID;
     if (e.Action === 'destroy') {

@@ -243,6 +243,15 @@ describe('web console in a browser', { skip, timeout: 300_000 }, () => {
     await page.getByRole('button', { name: 'Create network' }).click();
     await page.getByRole('cell', { name: 'console-net', exact: true }).waitFor();
     assert.equal((await d.request('GET', '/networks/console-net')).status, 200);
+    const row = page.locator('tr', { has: page.getByRole('cell', { name: 'console-net', exact: true }) });
+    page.once('dialog', (dialog) => void dialog.accept('web'));
+    await page.getByRole('button', { name: 'Connect a container to console-net' }).click();
+    await row.getByRole('cell', { name: 'web', exact: true }).waitFor();
+    const inspect = (await d.request('GET', '/containers/web/json')).json<{ NetworkSettings: { Networks: Record<string, unknown> } }>();
+    assert.ok('console-net' in inspect.NetworkSettings.Networks, 'the daemon connected web to console-net');
+    page.once('dialog', (dialog) => void dialog.accept('web'));
+    await page.getByRole('button', { name: 'Disconnect a container from console-net' }).click();
+    await row.getByRole('cell', { name: 'web', exact: true }).waitFor({ state: 'detached' });
     await page.getByRole('button', { name: 'Remove network console-net' }).click();
     await page.getByRole('cell', { name: 'console-net', exact: true }).waitFor({ state: 'detached' });
     assert.equal((await d.request('GET', '/networks/console-net')).status, 404);

@@ -22,6 +22,12 @@ function useList<T>(path: string, type: string, pick: (v: unknown) => T[]) {
   return { items, error, setError };
 }
 
+/** A stopped container's (dis)connection makes no event (as dockerd): the row is read again by hand. */
+function reread(ref: string): void {
+  const row = [...containerStore.rows.values()].find((c) => nameOf(c) === ref || c.Id.startsWith(ref));
+  if (row) containerStore.refresh(row.Id);
+}
+
 interface Network {
   Id: string;
   Name: string;
@@ -101,6 +107,7 @@ export function NetworksView() {
                   run={async () => {
                     const c = prompt(`Container to connect to ${n.Name}`);
                     if (c) await call('POST', `/networks/${n.Id}/connect`, { Container: c });
+                    if (c) reread(c);
                   }}
                 />
                 <ActionButton
@@ -110,6 +117,7 @@ export function NetworksView() {
                   run={async () => {
                     const c = prompt(`Container to disconnect from ${n.Name}`);
                     if (c) await call('POST', `/networks/${n.Id}/disconnect`, { Container: c });
+                    if (c) reread(c);
                   }}
                 />
                 <ActionButton
