@@ -134,6 +134,7 @@ describe('web console in a browser', { skip, timeout: 300_000 }, () => {
     await page.goto(`${base}/#/containers`);
     const mem = page.locator(`.vrow[data-id="${id}"] .c-mem .spark span`);
     await until('the memory sparkline shows a value', async () => ((await mem.textContent())?.match(/[0-9]+[KMG]/) ? true : undefined));
+    await page.screenshot({ path: join(SHOTS, 'containers.png') });
     await page.goto(`${base}/#/containers/${id}/stats`);
     await until('four charts with data', async () => ((await page.locator('.chart .u-wrap').count()) === 4 ? true : undefined));
     await until('the charts have three samples', async () =>
@@ -173,7 +174,6 @@ describe('web console in a browser', { skip, timeout: 300_000 }, () => {
     await page.goto(`${base}/#/containers`);
     const row = page.locator(`.vrow[data-id="${id}"]`);
     await until('the row shows running', async () => ((await row.getAttribute('data-state')) === 'running' ? true : undefined));
-    await page.screenshot({ path: join(SHOTS, 'containers.png') });
     await row.getByRole('checkbox').check();
     await page.getByRole('button', { name: 'Stop selected containers' }).click();
     await until('the row shows exited', async () => ((await row.getAttribute('data-state')) === 'exited' ? true : undefined), 30_000);
@@ -191,7 +191,7 @@ describe('web console in a browser', { skip, timeout: 300_000 }, () => {
     );
   });
 
-  test('pull an image from a registry with a progress bar per layer', async () => {
+  test('pull an image from a registry with a progress bar per layer; tag and push it', async () => {
     registry = await startRegistry();
     // Three layers of random bytes (nothing the daemon has already), 3 MiB each.
     const layers = [];
@@ -222,6 +222,20 @@ describe('web console in a browser', { skip, timeout: 300_000 }, () => {
     const inspect = await d.request('GET', `/images/${ref}/json`);
     assert.equal(inspect.status, 200, 'the daemon has the pulled image');
     await page.screenshot({ path: join(SHOTS, 'images.png') });
+
+    // Tag it under another repository and push that from the page: the registry has it then.
+    const pushed = `${registry.host}/console/pushed:v2`;
+    page.once('dialog', (dialog) => void dialog.accept(pushed));
+    await page.getByRole('button', { name: `Tag ${ref}` }).click();
+    await page.locator(`tr[data-image="${ref}"]`).getByText(pushed).waitFor();
+    const row = page.locator(`tr[data-image="${ref}"]`);
+    page.once('dialog', (dialog) => void dialog.accept(pushed));
+    await row.getByRole('button', { name: /^Push / }).click();
+    const tags = await until('the registry has the pushed tag', async () => {
+      const r = (await (await fetch(`http://${registry!.host}/v2/console/pushed/tags/list`)).json()) as { tags?: string[] };
+      return r.tags?.length ? r.tags : undefined;
+    });
+    assert.deepEqual(tags, ['v2']);
   });
 
   test('build an image from a Dockerfile typed in the page, its log streaming', async () => {

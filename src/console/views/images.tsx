@@ -95,13 +95,14 @@ export function ImagesView() {
                     disabled={!im.RepoTags?.length}
                     onError={setError}
                     run={async () => {
-                      const abort = new AbortController();
+                      const which = im.RepoTags!.length > 1 ? prompt(`Push which tag? (${im.RepoTags!.join(', ')})`, tag) : tag;
+                      if (!which) return;
                       let failed = '';
                       await streamJson<Progress>(
                         'POST',
-                        `/images/${encodeURIComponent(tag)}/push`,
-                        (m) => (failed ||= m.error ?? ''),
-                        abort.signal,
+                        `/images/${encodeURIComponent(which)}/push`,
+                        (m) => (failed ||= m.errorDetail?.message ?? m.error ?? ''),
+                        new AbortController().signal,
                         undefined,
                         { 'X-Registry-Auth': NO_AUTH },
                       );
