@@ -134,6 +134,22 @@ describe('web console in a browser', { skip, timeout: 300_000 }, () => {
     await page.goto(`${base}/#/containers`);
     const mem = page.locator(`.vrow[data-id="${id}"] .c-mem .spark span`);
     await until('the memory sparkline shows a value', async () => ((await mem.textContent())?.match(/[0-9]+[KMG]/) ? true : undefined));
+    // A second container with a published port, and a few seconds of samples, for the screenshot.
+    const cache = await d.docker([
+      'run',
+      '-d',
+      '--name',
+      'cache',
+      '-p',
+      '127.0.0.1::80',
+      'busybox',
+      'sh',
+      '-c',
+      'while true; do sleep 1; done',
+    ]);
+    assert.equal(cache.code, 0, cache.stderr);
+    await page.locator('.vrow', { hasText: 'cache' }).locator('.c-ports', { hasText: '→80/tcp' }).waitFor();
+    await new Promise((r) => setTimeout(r, 4000));
     await page.screenshot({ path: join(SHOTS, 'containers.png') });
     await page.goto(`${base}/#/containers/${id}/stats`);
     await until('four charts with data', async () => ((await page.locator('.chart .u-wrap').count()) === 4 ? true : undefined));

@@ -16,13 +16,14 @@ export function Sparkline({ id, pick, label, max }: { id: string; pick: (p: Poin
       ctx.clearRect(0, 0, c.width, c.height);
       ctx.beginPath();
       values.forEach((v, i) => {
-        const x = (i / 59) * c.width;
+        const x = c.width - 1 - ((values.length - 1 - i) / 59) * (c.width - 1); // the newest at the right edge
         const y = c.height - 1 - (v / top) * (c.height - 2);
         if (i === 0) ctx.moveTo(x, y);
         else ctx.lineTo(x, y);
       });
       ctx.strokeStyle = '#3b82f6';
       ctx.stroke();
+      if (values.length === 1) ctx.fillRect(c.width - 2, c.height - 2 - (values[0]! / top) * (c.height - 2), 2, 2); // one sample: a dot
       if (text.current)
         text.current.textContent = label === 'CPU' ? `${values[values.length - 1]!.toFixed(1)} %` : fmt(values[values.length - 1]!);
     };
