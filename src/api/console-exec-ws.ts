@@ -15,14 +15,15 @@ export interface ConsoleApi {
   handleUpgrade(req: Http.IncomingMessage, socket: Duplex, head: Buffer, prefix: string): void;
 }
 
-const EXEC_START = /^\/api(\/v[0-9.]+)?\/exec\/([A-Za-z0-9]+)\/start$/;
+const EXEC_START = /^(\/v[0-9.]+)?\/exec\/([A-Za-z0-9]+)\/start$/;
 
 /** Whether the upgrade is the console's exec websocket (rather than one the API serves, e.g. attach/ws). */
 export function isExecWebsocket(req: Http.IncomingMessage): boolean {
   return req.method === 'GET' && EXEC_START.test((req.url ?? '').split('?')[0]!) && isWebsocketRequest(req.headers);
 }
 
-export function bridgeExecWebsocket(api: ConsoleApi, req: Http.IncomingMessage, socket: Duplex, head: Buffer, prefix: string): void {
+/** `req.url` is the API path (the console's /api prefix already taken off). */
+export function bridgeExecWebsocket(api: ConsoleApi, req: Http.IncomingMessage, socket: Duplex, head: Buffer): void {
   const path = (req.url ?? '').split('?')[0]!;
   const body = Buffer.from(JSON.stringify({ Detach: false, Tty: true }));
   const [inner, outer] = duplexPair();
@@ -101,5 +102,5 @@ export function bridgeExecWebsocket(api: ConsoleApi, req: Http.IncomingMessage, 
   });
   socket.on('error', () => outer.destroy()); // the browser's connection broke: the exec's side ends with it
   outer.write(body);
-  api.handleUpgrade(start, inner, Buffer.alloc(0), prefix);
+  api.handleUpgrade(start, inner, Buffer.alloc(0), '');
 }

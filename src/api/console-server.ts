@@ -159,7 +159,8 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
         return deny(res, 403, why);
       }
       delete req.headers.cookie; // the console's secret is not the API's (nor an authorization plugin's) business
-      opts.api.handleRequest(req, res, API_PREFIX);
+      req.url = req.url!.slice(API_PREFIX.length) || '/'; // the API (and any authorization plugin) sees what a socket client sends
+      opts.api.handleRequest(req, res, '');
       return;
     }
     serveAsset(req, res, path).catch((err: Error) => {
@@ -188,8 +189,9 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
       return;
     }
     delete req.headers.cookie;
-    if (isExecWebsocket(req)) bridgeExecWebsocket(opts.api, req, socket, head, API_PREFIX);
-    else opts.api.handleUpgrade(req, socket, head, API_PREFIX);
+    req.url = req.url!.slice(API_PREFIX.length);
+    if (isExecWebsocket(req)) bridgeExecWebsocket(opts.api, req, socket, head);
+    else opts.api.handleUpgrade(req, socket, head, '');
   });
   server.on('clientError', (err: Error, socket: Duplex) => {
     opts.log.debug('console: bad request', { error: err.message });
