@@ -1,12 +1,12 @@
 // The console listener's checks, on a real listener with a recording stand-in for the API server.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { gzipSync } from 'node:zlib';
-import { allowedHosts, parseConsoleAddr, startConsoleServer } from './console-server.ts';
+import { allowedHosts, parseConsoleAddr, sessionSecret, startConsoleServer } from './console-server.ts';
 
 const quiet = { info() {}, warn() {}, debug() {} };
 
@@ -82,6 +82,24 @@ test('the page sets the session; /api needs it, the own origin and a known Host;
     );
   } finally {
     await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the session secret is kept in its file (0600) and read back; a damaged file is replaced', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'console-secret-'));
+  try {
+    const file = join(dir, 'console.secret');
+    const first = await sessionSecret(file, quiet);
+    assert.match(first, /^[A-Za-z0-9_-]{43}$/);
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    assert.equal(await sessionSecret(file, quiet), first);
+    writeFileSync(file, 'short');
+    const next = await sessionSecret(file, quiet);
+    assert.notEqual(next, first);
+    assert.equal(await sessionSecret(file, quiet), next);
+    assert.notEqual(await sessionSecret(undefined, quiet), await sessionSecret(undefined, quiet));
+  } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -6,7 +6,7 @@
 // origin, and it carries the per-daemon secret the page's load set in a SameSite=Strict HttpOnly
 // cookie. No CORS headers are ever sent. While no browser is connected nothing runs but the socket.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import type * as Http from 'node:http';
 import https, { type ServerOptions as HttpsOptions } from 'node:https';
 import { isIP, type AddressInfo, type Socket } from 'node:net';
@@ -42,6 +42,8 @@ export interface ConsoleServerOptions {
   addr: string;
   /** HTTPS with the daemon's certificate (--tls/--tlsverify; with --tlsverify the browser must present a client certificate). */
   tls?: HttpsOptions;
+  /** Where the session secret is kept (0600), so an open page survives a daemon restart; in memory only without it. */
+  secretFile?: string;
   /** The directory of the built console (index.html and its assets); null when it was not built. */
   assetsDir: string | null;
   api: ConsoleApi;
@@ -101,9 +103,28 @@ export function refusal(req: Http.IncomingMessage, secret: string, scheme = 'htt
   return undefined;
 }
 
+/** The per-daemon session secret: read from its file, or made (32 random bytes) and written there with mode 0600. */
+export async function sessionSecret(file: string | undefined, log: Pick<Logger, 'warn'>): Promise<string> {
+  if (file) {
+    const text = (
+      await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+        if (err.code !== 'ENOENT') log.warn(`console: cannot read ${file}: ${err.message}; a new secret is made`);
+        return '';
+      })
+    ).trim();
+    if (/^[A-Za-z0-9_-]{43}$/.test(text)) return text;
+  }
+  const secret = randomBytes(32).toString('base64url');
+  if (file)
+    await writeFile(file, secret + '\n', { mode: 0o600 }).catch((err: Error) =>
+      log.warn(`console: cannot keep the session secret in ${file} (${err.message}): open pages need a reload after a restart`),
+    );
+  return secret;
+}
+
 export async function startConsoleServer(opts: ConsoleServerOptions): Promise<ConsoleServer> {
   const { host, port } = parseConsoleAddr(opts.addr);
-  const secret = randomBytes(32).toString('base64url');
+  const secret = await sessionSecret(opts.secretFile, opts.log);
   // Read at each request, never cached: once the browser is gone the daemon holds none of it.
   const asset = (name: string): Promise<Buffer | undefined> =>
     opts.assetsDir

@@ -363,6 +363,21 @@ describe('web console in a browser', { skip, timeout: 300_000 }, () => {
     await page.waitForURL(/#\/containers$/);
   });
 
+  test('an open page keeps working across a daemon restart (the session secret is kept)', async () => {
+    await page.goto(`${base}/#/containers`);
+    await page.getByTestId('row-count').waitFor();
+    await d.stop();
+    await d.restart();
+    const r = await d.docker(['create', '--name', 'after-restart', 'busybox', 'true']);
+    assert.equal(r.code, 0, r.stderr);
+    const row = page.locator('.vrow', { hasText: 'after-restart' });
+    await row.waitFor({ timeout: 30_000 });
+    await row.getByRole('checkbox').check();
+    await page.getByRole('button', { name: 'Remove selected containers' }).click();
+    await row.waitFor({ state: 'detached' });
+    assert.equal((await d.request('GET', '/containers/after-restart/json')).status, 404, 'the page drove the restarted daemon');
+  });
+
   test('closing the page leaves nothing running in the daemon: no event listener, no stream', async () => {
     const listeners = async () => (await d.request('GET', '/info')).json<{ NEventsListener: number }>().NEventsListener;
     const id = (await containers()).find((c) => c.Names[0] === '/web')!.Id;

@@ -2,6 +2,7 @@
 // /version, the shared stats sampler, the API server with every router on its backend, the
 // listeners, and the memory trimmer that runs once the daemon serves.
 import { arch, release } from 'node:os';
+import { join } from 'node:path';
 import { defaultHosts, parseHostSpec } from '../../api/host-spec.ts';
 import { startConsoleServer } from '../../api/console-server.ts';
 import { loadTls, openListeners } from '../../api/listeners.ts';
@@ -245,7 +246,7 @@ export const listenersService: DaemonService<'listeners'> = {
 export const consoleService: DaemonService<'console'> = {
   id: 'console',
   requires: ['api', 'listeners'],
-  init: ({ api, config, log }) => {
+  init: ({ api, config, log, options }) => {
     const c = config();
     const addr = c['console-addr'];
     if (!addr) return undefined;
@@ -254,6 +255,7 @@ export const consoleService: DaemonService<'console'> = {
     return startConsoleServer({
       addr,
       ...(tls ? { tls } : {}),
+      secretFile: join(options.roots.dataRoot, 'console.secret'),
       assetsDir: findUpwards(import.meta.url, 'dist/console'),
       api,
       log: log.child({ module: 'console' }),
