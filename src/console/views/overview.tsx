@@ -36,24 +36,30 @@ export function OverviewView() {
   const [error, setError] = useState('');
 
   useEffect(() => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const load = () => {
-      getJson<Info>('/info').then(setInfo, (e: Error) => setError(e.message));
-      getJson<Df>('/system/df').then(setDf, (e: Error) => setError(e.message));
-    };
-    load();
+    let infoTimer: ReturnType<typeof setTimeout> | undefined;
+    let dfTimer: ReturnType<typeof setTimeout> | undefined;
+    const loadInfo = () => getJson<Info>('/info').then(setInfo, (e: Error) => setError(e.message));
+    // Disk usage measures every container's layer: read again at most every 3 s, and only when sizes can have changed.
+    const loadDf = () => getJson<Df>('/system/df').then(setDf, (e: Error) => setError(e.message));
+    void loadInfo();
+    void loadDf();
     getJson<{ ApiVersion: string; Version: string }>('/version').then(setVersion, (e: Error) => setError(e.message));
     const off = onEvents((e) => {
       setEvents([...recentEvents]);
-      // Many events in a burst: one re-read after it settles.
       if (e.Type === 'container' || e.Type === 'image' || e.Type === 'volume') {
-        clearTimeout(timer);
-        timer = setTimeout(load, 300);
+        clearTimeout(infoTimer);
+        infoTimer = setTimeout(loadInfo, 300);
       }
+      const sizes =
+        e.Type === 'image' ||
+        e.Type === 'volume' ||
+        (e.Type === 'container' && ['create', 'destroy', 'die', 'commit', 'extract-to-dir'].includes(e.Action));
+      if (sizes && !dfTimer) dfTimer = setTimeout(() => ((dfTimer = undefined), void loadDf()), 3000);
     });
     return () => {
       off();
-      clearTimeout(timer);
+      clearTimeout(infoTimer);
+      clearTimeout(dfTimer);
     };
   }, []);
 
