@@ -63,6 +63,10 @@ describe('web console in a browser', { skip, timeout: 300_000 }, () => {
     await page
       .getByLabel('Command')
       .fill(`sh -c 'trap "exit 0" TERM; i=0; while true; do echo line $i; echo oops $i >&2; i=$((i+1)); sleep 0.4; done'`);
+    await page.getByLabel('Ports (host:container, one per line)').fill('127.0.0.1::8080');
+    await page.getByLabel('Environment (KEY=value, one per line)').fill('GREETING=hello\nOTHER=x y');
+    await page.getByLabel('Volumes (name-or-path:/dest, one per line)').fill('console-data:/data');
+    await page.getByLabel('Restart policy').selectOption('on-failure');
     await page.getByRole('button', { name: 'Create and run' }).click();
     await page.waitForURL(/#\/containers\/[0-9a-f]{64}$/);
     await until('the page shows it running', async () =>
@@ -70,6 +74,17 @@ describe('web console in a browser', { skip, timeout: 300_000 }, () => {
     );
     const list = await containers();
     assert.equal(list.find((c) => c.Names[0] === '/web')?.State, 'running', 'the daemon runs the container the page created');
+    const made = (await d.request('GET', '/containers/web/json')).json<{
+      Config: { Env: string[] };
+      HostConfig: { RestartPolicy: { Name: string }; PortBindings: Record<string, Array<{ HostIp: string }>> };
+      Mounts: Array<{ Name?: string; Destination: string }>;
+      NetworkSettings: { Ports: Record<string, Array<{ HostIp: string; HostPort: string }> | null> };
+    }>();
+    assert.ok(made.Config.Env.includes('GREETING=hello') && made.Config.Env.includes('OTHER=x y'), made.Config.Env.join());
+    assert.equal(made.HostConfig.RestartPolicy.Name, 'on-failure');
+    assert.equal(made.HostConfig.PortBindings['8080/tcp']?.[0]?.HostIp, '127.0.0.1');
+    assert.match(made.NetworkSettings.Ports['8080/tcp']?.[0]?.HostPort ?? '', /^[0-9]+$/, 'a host port was chosen');
+    assert.ok(made.Mounts.some((m) => m.Name === 'console-data' && m.Destination === '/data'));
 
     const log = page.getByRole('log', { name: 'Container logs' });
     await log.getByText('line 1', { exact: true }).waitFor();
@@ -324,7 +339,15 @@ describe('web console in a browser', { skip, timeout: 300_000 }, () => {
     await page.getByTestId('row-count').getByText('11 shown', { exact: true }).waitFor();
     await page.getByLabel('Select all shown containers').check();
     await page.getByRole('button', { name: 'Remove selected containers' }).click();
-    await page.getByTestId('row-count').getByText('0 shown', { exact: true }).waitFor({ timeout: 60_000 });
+    await until(
+      'the removed rows gone',
+      async () => ((await page.getByTestId('row-count').textContent()) === '0 shown' ? true : undefined),
+      60_000,
+    ).catch(async (err: Error) =>
+      assert.fail(
+        `${err.message}: the page says ${await page.getByTestId('row-count').textContent()}, ${await page.locator('.error').allTextContents()}`,
+      ),
+    );
     const left = (await containers()).filter((c) => c.Names[0]!.startsWith('/bulk-29'));
     assert.equal(left.length, 0, 'every selected container was removed');
     assert.equal((await containers()).length, total - 11, 'and nothing else');
