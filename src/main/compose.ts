@@ -66,9 +66,9 @@ export const DAEMON_SERVICES: readonly DaemonService[] = [
   systemService,
   statsService,
   apiService,
+  consoleService,
   listenersService,
   metricsServerService,
-  consoleService,
   heapTrimmerService,
 ];
 

@@ -224,7 +224,7 @@ export const apiService: DaemonService<'api'> = {
 /** The listeners open last: after the routes, the restore's network reconcile and the image cache warm-up. */
 export const listenersService: DaemonService<'listeners'> = {
   id: 'listeners',
-  requires: ['api', 'drain', 'imagesWarm', 'restore'],
+  requires: ['api', 'drain', 'imagesWarm', 'restore', 'console'],
   init: async ({ api, config, log, imagesWarm }) => {
     const c = config();
     const { specs, tlsOn } = listenSpecs(c);
@@ -242,14 +242,15 @@ export const listenersService: DaemonService<'listeners'> = {
   stop: (listeners, { drain }) => drain.close(listeners),
 };
 
-/** The web console (--console-addr): its files and /api/... on the API server, after the API listeners are up. */
+/** The web console (--console-addr): its files and /api/... on the API server; open before the API sockets, so a daemon that answers /_ping serves its console. */
 export const consoleService: DaemonService<'console'> = {
   id: 'console',
-  requires: ['api', 'listeners'],
-  init: ({ api, config, log, options }) => {
+  requires: ['api', 'imagesWarm', 'restore'],
+  init: async ({ api, config, log, options, imagesWarm }) => {
     const c = config();
     const addr = c['console-addr'];
     if (!addr) return undefined;
+    await imagesWarm.done;
     // The API's TLS rules hold for the console too: with --tlsverify the browser needs a client certificate.
     const tls = c.tls || c.tlsverify ? loadTls({ cert: c.tlscert, key: c.tlskey, ca: c.tlscacert, verify: c.tlsverify }) : undefined;
     return startConsoleServer({
