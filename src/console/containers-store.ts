@@ -2,6 +2,7 @@
 // current from the events stream (each container event changes its row at once and re-reads that
 // one container), so a table of thousands follows the engine without polling.
 import { getJson, onEvents, type EngineEvent } from './api.ts';
+import { humanDuration } from './format.ts';
 
 export interface ContainerRow {
   Id: string;
@@ -83,6 +84,8 @@ export class ContainerStore {
     }
     const row = this.rows.get(id);
     const state = STATE_OF[e.Action];
+    if (e.Action === 'start' || e.Action === 'restart') this.since.set(id, { state: 'running', time: e.time });
+    if (e.Action === 'die') this.since.set(id, { state: 'exited', time: e.time, exitCode: e.Actor.Attributes?.exitCode ?? '0' });
     if (row && state && e.Action !== 'kill' && row.State !== state) {
       this.rows.set(id, { ...row, State: state, Status: state === 'running' ? 'Up' : state === 'paused' ? 'Up (Paused)' : row.Status });
       this.changed();
@@ -90,6 +93,8 @@ export class ContainerStore {
     if (state || e.Action === 'rename' || e.Action === 'update' || e.Action.startsWith('health_status')) this.refresh(id);
   }
 
+  /** When this page saw each container start or stop (event time): the Status column ages from it. */
+  readonly since = new Map<string, { state: string; time: number; exitCode?: string }>();
   private pending = new Set<string>();
   private gone = new Set<string>();
   private flushing = false;
@@ -125,6 +130,15 @@ export class ContainerStore {
 }
 
 export const containerStore = new ContainerStore();
+
+/** docker ps' Status, aged to `now` when this page saw the start or exit; otherwise the daemon's words at the last read. */
+export function statusOf(c: ContainerRow, now: number): string {
+  const seen = containerStore.since.get(c.Id);
+  if (seen?.state === 'running' && c.State === 'running') return `Up ${humanDuration(now - seen.time)}`;
+  if (seen?.state === 'running' && c.State === 'paused') return `Up ${humanDuration(now - seen.time)} (Paused)`;
+  if (seen?.state === 'exited' && c.State === 'exited') return `Exited (${seen.exitCode}) ${humanDuration(now - seen.time)} ago`;
+  return c.Status;
+}
 
 export function nameOf(c: { Names?: string[]; Id: string }): string {
   return (c.Names?.[0] ?? c.Id.slice(0, 12)).replace(/^\//, '');

@@ -86,3 +86,21 @@ export function portsText(ports: Array<{ IP?: string; PrivatePort: number; Publi
     .filter((v, i, all) => all.indexOf(v) === i)
     .join(', ');
 }
+
+/** go-units' HumanDuration, the words of docker ps' Status ("Up 3 minutes", "Exited (0) 2 hours ago"). */
+export function humanDuration(seconds: number): string {
+  const s = Math.floor(seconds);
+  if (s < 1) return 'Less than a second';
+  if (s === 1) return '1 second';
+  if (s < 60) return `${s} seconds`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes === 1) return 'About a minute';
+  if (minutes < 60) return `${minutes} minutes`;
+  const hours = Math.floor(seconds / 3600 + 0.5);
+  if (hours === 1) return 'About an hour';
+  if (hours < 48) return `${hours} hours`;
+  if (hours < 24 * 7 * 2) return `${Math.floor(hours / 24)} days`;
+  if (hours < 24 * 30 * 2) return `${Math.floor(hours / 24 / 7)} weeks`;
+  if (hours < 24 * 365 * 2) return `${Math.floor(hours / 24 / 30)} months`;
+  return `${Math.floor(hours / 24 / 365)} years`;
+}

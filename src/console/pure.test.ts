@@ -5,7 +5,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { bytes, cpuPercent, memoryUsed, portsText } from './format.ts';
+import { bytes, cpuPercent, humanDuration, memoryUsed, portsText } from './format.ts';
 import { FrameDemux, JsonLines, LineSplitter } from './streams.ts';
 import { TarLister, writeTar } from './tar.ts';
 import { rowWindow } from './virtual.ts';
@@ -105,4 +105,24 @@ test('writeTar makes a tar GNU tar reads; TarLister lists GNU tar’s own output
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('humanDuration speaks as docker ps', () => {
+  const cases: Array<[number, string]> = [
+    [0.5, 'Less than a second'],
+    [1, '1 second'],
+    [59, '59 seconds'],
+    [60, 'About a minute'],
+    [119, 'About a minute'],
+    [120, '2 minutes'],
+    [3599, '59 minutes'],
+    [3600, 'About an hour'],
+    [5400, '2 hours'],
+    [47 * 3600, '47 hours'],
+    [48 * 3600, '2 days'],
+    [15 * 86400, '2 weeks'],
+    [61 * 86400, '2 months'],
+    [800 * 86400, '2 years'],
+  ];
+  for (const [s, want] of cases) assert.equal(humanDuration(s), want, String(s));
 });

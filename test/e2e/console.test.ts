@@ -164,7 +164,12 @@ describe('web console in a browser', { skip, timeout: 300_000 }, () => {
     ]);
     assert.equal(cache.code, 0, cache.stderr);
     await page.locator('.vrow', { hasText: 'cache' }).locator('.c-ports', { hasText: '→80/tcp' }).waitFor();
-    await new Promise((r) => setTimeout(r, 4000));
+    await new Promise((r) => setTimeout(r, 6000));
+    await until('the status ages with the page’s clock', async () =>
+      /^Up \d+ seconds$/.test((await page.locator('.vrow', { hasText: 'cache' }).locator('.c-status').textContent()) ?? '')
+        ? true
+        : undefined,
+    );
     await page.screenshot({ path: join(SHOTS, 'containers.png') });
     await page.goto(`${base}/#/containers/${id}/stats`);
     await until('four charts with data', async () => ((await page.locator('.chart .u-wrap').count()) === 4 ? true : undefined));
@@ -208,6 +213,11 @@ describe('web console in a browser', { skip, timeout: 300_000 }, () => {
     await row.getByRole('checkbox').check();
     await page.getByRole('button', { name: 'Stop selected containers' }).click();
     await until('the row shows exited', async () => ((await row.getAttribute('data-state')) === 'exited' ? true : undefined), 30_000);
+    await until('the status says how it exited', async () =>
+      /^Exited \(0\) (Less than a second|1 second|\d+ seconds) ago$/.test((await row.locator('.c-status').textContent()) ?? '')
+        ? true
+        : undefined,
+    );
     assert.equal((await containers()).find((c) => c.Id === id)?.State, 'exited');
     // Started again from outside the page (the CLI): the page follows the event.
     const started = await d.docker(['start', 'web']);

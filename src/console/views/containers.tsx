@@ -3,7 +3,7 @@
 // create-and-run form. Rows change from the events stream (containers-store.ts).
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { call } from '../api.ts';
-import { containerStore, nameOf, type ContainerRow } from '../containers-store.ts';
+import { containerStore, nameOf, statusOf, type ContainerRow } from '../containers-store.ts';
 import { ago, portsText, shortId } from '../format.ts';
 import { MAX_TABLE_STREAMS } from '../stats-hub.ts';
 import { ActionButton, ErrorLine, useStore } from '../ui.tsx';
@@ -31,6 +31,12 @@ export function ContainersView() {
   const [error, setError] = useState('');
   const [scroll, setScroll] = useState({ top: 0, height: 600 });
   const body = useRef<HTMLDivElement>(null);
+  // A clock for the relative times of the Status column (the page's own; nothing is asked of the daemon).
+  const [now, setNow] = useState(Date.now() / 1000);
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now() / 1000), 5000);
+    return () => clearInterval(t);
+  }, []);
 
   const rows = useMemo(() => {
     const q = query.trim().toLowerCase();
@@ -176,7 +182,7 @@ export function ContainersView() {
                     <span class={`state state-${c.State}`}>{c.State}</span>
                   </span>
                   <span role="cell" class="c-status" title={`created ${ago(c.Created)}`}>
-                    {c.Status}
+                    {statusOf(c, now)}
                   </span>
                   <span role="cell" class="c-ports">
                     {portsText(c.Ports)}
