@@ -22,6 +22,8 @@ import { fileURLToPath } from 'node:url';
 
 /** The layer of each top-level entry of src/ (a folder, or a file at its root). Higher imports lower. */
 export const LAYERS = {
+  // The web console: a browser app that talks only HTTP to the API, so it sits with the client side.
+  console: 9,
   // The client side (issue 17) sits above the daemon so that no daemon folder can import it; what
   // it may import is narrowed further by CLIENT_IMPORTS below (never daemon code).
   cli: 8, // the `engine` command-line tool, built on the SDK
@@ -61,6 +63,7 @@ export const MAX_BODY_LINES = 200;
 export const CLIENT_IMPORTS = {
   client: new Set(['types', 'util', 'wire']),
   cli: new Set(['client', 'types', 'util', 'wire', 'version.ts']),
+  console: new Set(['types', 'wire']),
 };
 /** The files of util/ a client may import (no daemon state, no helper processes). */
 export const CLIENT_SAFE_UTIL = new Set(['util/api-version.ts', 'util/node-http.ts', 'util/tar-writer.ts', 'util/time.ts']);
@@ -111,13 +114,13 @@ export const BODY_EXCEPTIONS = new Set([
 export const FOLDER_CIRCLE_EXCEPTIONS = new Set([]);
 // ---------------------------------------------------------------------------------------------------
 
-/** Every .ts file under dir, as absolute paths, sorted. */
+/** Every .ts (and .tsx: the web console) file under dir, as absolute paths, sorted. */
 function listTs(dir) {
   const out = [];
   for (const name of readdirSync(dir).sort()) {
     const p = join(dir, name);
     if (statSync(p).isDirectory()) out.push(...listTs(p));
-    else if (name.endsWith('.ts')) out.push(p);
+    else if (name.endsWith('.ts') || name.endsWith('.tsx')) out.push(p);
   }
   return out;
 }

@@ -11,7 +11,7 @@ if [ "$(id -u)" != 0 ]; then echo "run-tests: the suite needs root (namespaces, 
 bin/node scripts/check-layout.mjs
 # The formatter's check (prettier, .prettierrc.json) on a whole run; `npm run format` fixes what it lists.
 if [ $# -eq 0 ]; then
-  bin/node node_modules/prettier/bin/prettier.cjs --check --log-level warn "src/**/*.ts" "test/**/*.ts" "bench/**/*.ts" "scripts/**/*.mjs" \
+  bin/node node_modules/prettier/bin/prettier.cjs --check --log-level warn "src/**/*.ts" "src/**/*.tsx" "test/**/*.ts" "bench/**/*.ts" "scripts/**/*.mjs" \
     || { echo "run-tests: files not formatted (run: npm run format)" >&2; exit 1; }
 fi
 if [ $# -gt 0 ]; then files=("$@"); else

@@ -32,8 +32,9 @@ DEB_RUNTIME=(containerd runc crun tini iptables iproute2 containernetworking-plu
 # openssh-server serves the client's ssh:// tests; docker-compose (v1) is the compose client of the
 # build tests; zsh checks the script of `engine completion zsh`. btrfs-progs: the storage-driver
 # tests make btrfs filesystems on loop files (mkfs.btrfs); its `btrfs` tool is also what the daemon
-# runs for btrfs.min_space and containers' size limits.
-DEB_TEST=(docker-registry busybox-static python3-docker apache2-utils openssl util-linux tmux docker.io openssh-server docker-compose rsyslog zsh btrfs-progs)
+# runs for btrfs.min_space and containers' size limits. chromium (headless) runs the web console's
+# browser tests.
+DEB_TEST=(chromium docker-registry busybox-static python3-docker apache2-utils openssl util-linux tmux docker.io openssh-server docker-compose rsyslog zsh btrfs-progs)
 need=()
 for p in "${DEB_RUNTIME[@]}" $([ "$mode" = test ] && echo "${DEB_TEST[@]}"); do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
@@ -73,6 +74,7 @@ fi
 echo "setup: building"
 bin/node node_modules/typescript/bin/tsc -p tsconfig.json
 bin/node scripts/bundle.mjs
+bin/node scripts/build-console.mjs
 bin/node scripts/build-native.mjs
 mkdir -p build && (git rev-parse --short=10 HEAD 2>/dev/null || echo unknown) > build/commit
 

@@ -81,7 +81,8 @@ export async function openListeners(specs: ListenSpec[], opts: ListenerOptions):
   return opened;
 }
 
-function loadTls(tls: TlsSettings): https.ServerOptions {
+/** The TLS options of a server from the daemon's files (also the web console's, under --tls/--tlsverify). */
+export function loadTls(tls: TlsSettings): https.ServerOptions {
   const read = (what: string, path: string) => {
     try {
       return readFileSync(path);

@@ -83,6 +83,7 @@ export interface DaemonConfig {
   'max-concurrent-uploads': number;
   'max-download-attempts': number;
   'metrics-addr'?: string;
+  'console-addr'?: string;
   mtu: number;
   'network-control-plane-mtu': number;
   'no-new-privileges': boolean;

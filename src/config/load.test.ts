@@ -498,3 +498,10 @@ test('DOCKER_MIN_API_VERSION raises the oldest API version served; out of range 
     stderr: 'invalid DOCKER_MIN_API_VERSION: minimum supported API version is 1.24: 1.12\n',
   });
 });
+
+test('console-addr: off by default, from the flag or daemon.json, a conflict when both are set', () => {
+  assert.equal(run([]).config['console-addr'], undefined);
+  assert.equal(run(['--console-addr', '127.0.0.1:9090']).config['console-addr'], '127.0.0.1:9090');
+  assert.equal(run([], { 'console-addr': '[::1]:9090' }).config['console-addr'], '[::1]:9090');
+  assert.match(failure(['--console-addr', '127.0.0.1:9090'], { 'console-addr': '127.0.0.1:9091' }), /console-addr/);
+});

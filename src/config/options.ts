@@ -352,6 +352,13 @@ export const OPTIONS: OptionSpec[] = [
     status: 'built',
     help: 'Download attempts per layer',
   },
+  {
+    flag: 'console-addr',
+    key: 'console-addr',
+    type: 'string',
+    status: 'built',
+    help: 'Address serving the web console (host:port, loopback unless told otherwise)',
+  },
   { flag: 'metrics-addr', key: 'metrics-addr', type: 'string', status: 'built', help: 'Address serving the metrics API (experimental)' },
   { flag: 'mtu', key: 'mtu', type: 'int', default: 1500, status: 'built', help: 'MTU of the default bridge' },
   {

@@ -9,6 +9,7 @@ import { startServices } from '../util/service-runner.ts';
 import { startupMark } from '../util/startup-trace.ts';
 import {
   apiService,
+  consoleService,
   heapTrimmerService,
   listenersService,
   metricsServerService,
@@ -73,6 +74,7 @@ export const DAEMON_SERVICES: readonly DaemonService[] = [
   systemService,
   statsService,
   apiService,
+  consoleService,
   listenersService,
   metricsServerService,
   heapTrimmerService,

@@ -2,8 +2,10 @@
 // /version, the shared stats sampler, the API server with every router on its backend, the
 // listeners, and the memory trimmer that runs once the daemon serves.
 import { arch, release } from 'node:os';
+import { join } from 'node:path';
 import { defaultHosts, parseHostSpec } from '../../api/host-spec.ts';
-import { openListeners } from '../../api/listeners.ts';
+import { startConsoleServer } from '../../api/console-server.ts';
+import { loadTls, openListeners } from '../../api/listeners.ts';
 import { startMetricsServer } from '../../api/metrics-server.ts';
 import { registerArchiveRoutes } from '../../api/routes/archive.ts';
 import { registerAttachWsRoutes } from '../../api/routes/attach-ws.ts';
@@ -31,6 +33,7 @@ import { StatsService, factsOf } from '../../daemon/stats/service.ts';
 import { SystemService, type ComponentVersions } from '../../daemon/system.ts';
 import { AuthzChain } from '../../plugins/authz.ts';
 import { PluginRegistry } from '../../plugins/registry.ts';
+import { findUpwards } from '../../util/find-upwards.ts';
 import { startHeapTrimmer } from '../../util/heap-trim.ts';
 import { ENGINE_COMMIT, ENGINE_VERSION } from '../../version.ts';
 import { EngineError } from '../../errors.ts';
@@ -221,7 +224,7 @@ export const apiService: DaemonService<'api'> = {
 /** The listeners open last: after the routes, the restore's network reconcile and the image cache warm-up. */
 export const listenersService: DaemonService<'listeners'> = {
   id: 'listeners',
-  requires: ['api', 'drain', 'imagesWarm', 'restore'],
+  requires: ['api', 'drain', 'imagesWarm', 'restore', 'console'],
   init: async ({ api, config, log, imagesWarm }) => {
     const c = config();
     const { specs, tlsOn } = listenSpecs(c);
@@ -237,6 +240,30 @@ export const listenersService: DaemonService<'listeners'> = {
   },
   // Stop accepting first; the drain (stopped after the containers and the event streams) waits for the rest.
   stop: (listeners, { drain }) => drain.close(listeners),
+};
+
+/** The web console (--console-addr): its files and /api/... on the API server; open before the API sockets, so a daemon that answers /_ping serves its console. */
+export const consoleService: DaemonService<'console'> = {
+  id: 'console',
+  requires: ['api', 'imagesWarm', 'restore'],
+  init: async ({ api, config, log, options, imagesWarm }) => {
+    const c = config();
+    const addr = c['console-addr'];
+    if (!addr) return undefined;
+    await imagesWarm.done;
+    // The API's TLS rules hold for the console too: with --tlsverify the browser needs a client certificate.
+    const tls = c.tls || c.tlsverify ? loadTls({ cert: c.tlscert, key: c.tlskey, ca: c.tlscacert, verify: c.tlsverify }) : undefined;
+    return startConsoleServer({
+      addr,
+      ...(tls ? { tls } : {}),
+      secretFile: join(options.roots.dataRoot, 'console.secret'),
+      assetsDir: findUpwards(import.meta.url, 'dist/console'),
+      api,
+      log: log.child({ module: 'console' }),
+    });
+  },
+  // Browsers reconnect; their streams are cut at once rather than held through the drain.
+  stop: (server) => server?.close(),
 };
 
 export const metricsServerService: DaemonService<'metricsServer'> = {

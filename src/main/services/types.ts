@@ -16,6 +16,7 @@ import type { TaskLauncher } from '../../daemon/containers/run/task-launcher.ts'
 import type { ExecRegistry } from '../../daemon/exec/registry.ts';
 import type { ExecService } from '../../daemon/exec/service.ts';
 import type { HealthMonitor } from '../../daemon/health/monitor.ts';
+import type { ConsoleServer } from '../../api/console-server.ts';
 import type { EngineMetrics } from '../../daemon/metrics/engine-metrics.ts';
 import type { RuntimeRegistry } from '../../daemon/runtimes.ts';
 import type { StatsService } from '../../daemon/stats/service.ts';
@@ -105,6 +106,7 @@ export interface Services {
   api: ApiServer;
   listeners: OpenListener[];
   metricsServer: { close(): Promise<void> } | undefined;
+  console: ConsoleServer | undefined;
   heapTrimmer: { stop(): void };
 }
 
