@@ -122,7 +122,7 @@ export class ClusterService {
   private readonly log: Logger;
   private readonly inactive = new InactiveCluster();
   private readonly controlMtu: ControlMtu;
-  private readonly objects: ClusterObjects;
+  readonly objects: ClusterObjects; // nodes, services, tasks, secrets, configs, volumes
 
   constructor(private readonly deps: ClusterServiceDeps) {
     this.files = new LocalStateFiles(deps.dataRoot, deps.execRoot);
@@ -130,6 +130,7 @@ export class ClusterService {
     this.controlMtu = new ControlMtu(deps.controlPlaneMtu?.() ?? DEFAULT_CONTROL_MTU, this.log);
     this.objects = new ClusterObjects({
       manager: () => this.requireManager(),
+      isManager: () => !!this.manager && this.phase === 'active',
       runtime: () => this.deps.runtime?.(),
       localLogs: (ids, req, signal) => this.localLogs(ids, req, signal),
       certs: () => this.files.readCerts(),
