@@ -6,7 +6,8 @@
 // root (copy.ts). Refused with a 400 before anything is written for the entry: entries beneath a
 // symlink of the archive, hard links whose target lies through a symlink. Modes, owners (when running as root), symlinks, hard links and mtimes
 // are kept; device nodes and FIFOs are skipped (a context has no use for them). File data goes
-// through one reused buffer (file-writer.ts): memory per chunk is O(1) and nothing outlives it.
+// through one reused buffer, metadata and directory times as every extractor sets them
+// (images/tar-disk.ts): memory per chunk is O(1) and nothing outlives it.
 //
 // .dockerignore is applied while extracting, in one pass: the ignore files' paths are known before
 // the stream starts (`.dockerignore`, and `<Dockerfile>.dockerignore`, which wins), so an entry is
@@ -20,15 +21,12 @@
 // Filesystem calls are synchronous on purpose (as in daemon/archive/extract.ts, measured there):
 // each is a short metadata call or a write of ≤ 1 MiB, and a thread-pool hop per call made
 // many-file extraction several times slower.
-import {
-  chmodSync, closeSync, constants, fchmodSync, fchownSync, futimesSync, lchownSync, linkSync, lstatSync, lutimesSync, mkdirSync, openSync, readdirSync,
-  realpathSync, rmSync, rmdirSync, symlinkSync, writeSync, writevSync,
-} from 'node:fs';
+import { closeSync, linkSync, lstatSync, mkdirSync, readdirSync, realpathSync, rmSync, rmdirSync, symlinkSync, writeSync, writevSync } from 'node:fs';
 import { posix } from 'node:path';
 import { invalidParameter } from '../../errors.ts';
 import { decompressed } from '../../images/decompress.ts';
 import { readTar, TarPathGuard, type TarHeader } from '../../images/tar-reader.ts';
-import { EntryFileWriter } from './file-writer.ts';
+import { applyEntryMeta, applyFileMeta, DirTimes, EntryFileWriter, openNewFile } from '../../images/tar-disk.ts';
 import { dockerfileIgnorePath, goClean, IgnoreMatcher, IgnorePatternError } from '../../wire/dockerignore.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { collectingEvery } from '../../util/heap-trim.ts';
@@ -90,7 +88,7 @@ export async function extractContext(source: AsyncIterable<Uint8Array>, dir: str
   const guard = new TarPathGuard({ absoluteSymlinks: true, rooted: true });
   const writer = new EntryFileWriter();
   const dirs = new Set<string>(['']);
-  const dirTimes: Array<[string, number]> = [];
+  const dirTimes = new DirTimes();
   const result: ExtractResult = { entries: 0, bytes: 0, skipped: 0, ignore: new IgnoreMatcher([]) };
   let matcherFrom: string | undefined;
   let sweep = false;
@@ -166,26 +164,12 @@ export async function extractContext(source: AsyncIterable<Uint8Array>, dir: str
     result.entries++;
     // A link has its target's metadata; a regular file got its own through its descriptor.
     if (h.kind === 'link' || (h.kind === 'file' && !isIgnoreFile)) continue;
-    if (owners) lchownSync(target, h.uid, h.gid);
-    if (h.kind !== 'symlink') chmodSync(target, h.mode & 0o7777); // after chown, which clears setuid
-    if (h.kind === 'directory') {
-      dirs.add(rel);
-      dirTimes.push([target, h.mtime]);
-    } else {
-      lutimesSync(target, h.mtime, h.mtime);
-    }
+    if (h.kind === 'directory') dirs.add(rel);
+    applyEntryMeta(target, h, owners ? h : null, dirTimes);
   }
   if (matcherFrom !== undefined) result.ignoreFile = matcherFrom;
   if (sweep) result.skipped += sweepIgnored(root, '', result.ignore, alwaysKept);
-  // Directory times last: creating their entries changed them.
-  for (let i = dirTimes.length - 1; i >= 0; i--) {
-    const [p, mtime] = dirTimes[i]!;
-    try {
-      lutimesSync(p, mtime, mtime);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err; // removed by a later entry or the sweep
-    }
-  }
+  dirTimes.apply(); // a directory removed by a later entry or the sweep is skipped
   return result;
 }
 
@@ -195,7 +179,7 @@ function lstatOrNull(p: string) {
 
 /** Creates `target` (never through a symlink: O_EXCL|O_NOFOLLOW) holding `chunks`; the mode is set later. */
 function writeFileSync(target: string, chunks: Buffer[], size: number): void {
-  const fd = openSync(target, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  const fd = openNewFile(target);
   try {
     if (size) writeAll(fd, chunks, size);
   } finally {
@@ -228,13 +212,11 @@ async function createEntry(
       return 0;
     }
     default: {
-      const fd = place(() => openSync(target, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600));
+      const fd = place(() => openNewFile(target));
       try {
         const n = await writer.write(fd, body);
         // Through the descriptor: no path walk per call (10 000 files: ~0.1 s less).
-        if (owners) fchownSync(fd, h.uid, h.gid);
-        fchmodSync(fd, h.mode & 0o7777); // after chown, which clears setuid
-        futimesSync(fd, h.mtime, h.mtime); // after the data, whose writes set the mtime
+        applyFileMeta(fd, h, owners ? h : null);
         return n;
       } finally {
         closeSync(fd);

@@ -4,13 +4,14 @@
 // here every parent directory is resolved inside the root (symlinks of the image followed without
 // leaving it) and the last component is never followed. Entries with `..`, absolute names, links
 // leading out or entries beneath a symlink of the archive are refused (400).
-import { createReadStream, chmodSync, closeSync, constants, lchownSync, linkSync, lstatSync, lutimesSync, mkdirSync, openSync, rmSync, symlinkSync } from 'node:fs';
+import { createReadStream, closeSync, linkSync, lstatSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { posix } from 'node:path';
 import { invalidParameter } from '../../errors.ts';
 import { decompressed } from '../../images/decompress.ts';
 import { readTar, safeEntryPath, TarPathGuard } from '../../images/tar-reader.ts';
 import { followSymlinkInScope } from './scoped-path.ts';
-import { EntryFileWriter } from './file-writer.ts';
+import { isTarHeader } from '../../wire/tar-header.ts';
+import { applyEntryMeta, DirTimes, EntryFileWriter, openNewFile } from '../../images/tar-disk.ts';
 
 /** Whether the file is a tar archive, compressed or not (dockerd's IsArchivePath: a readable first header). */
 export async function isArchive(path: string): Promise<boolean> {
@@ -21,7 +22,7 @@ export async function isArchive(path: string): Promise<boolean> {
       head = Buffer.concat([head, chunk]);
       if (head.length >= 512) break;
     }
-    return head.length >= 512 && validHeader(head.subarray(0, 512));
+    return isTarHeader(head);
   } catch {
     return false; // not decompressible: not an archive, copied as a file
   } finally {
@@ -29,21 +30,11 @@ export async function isArchive(path: string): Promise<boolean> {
   }
 }
 
-function validHeader(h: Buffer): boolean {
-  if (h.every((b) => b === 0)) return false;
-  const field = h.toString('latin1', 148, 156).replace(/[\0 ]+$/g, '').trim();
-  if (!/^[0-7]+$/.test(field)) return false;
-  const stored = parseInt(field, 8);
-  let sum = 0;
-  for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 0x20 : h[i]!;
-  return stored === sum;
-}
-
 /** Extracts `file` into `destDir` (a real directory inside `root`). */
 export async function untarInto(file: string, destDir: string, root: string): Promise<{ entries: number }> {
   const guard = new TarPathGuard({ absoluteSymlinks: true });
   const parents = new Map<string, string>([['', destDir]]);
-  const dirTimes: Array<[string, number]> = [];
+  const dirTimes = new DirTimes();
   const writer = new EntryFileWriter();
   let entries = 0;
   /** The real directory for `rel` (created 0755 when missing), resolved inside the root. */
@@ -72,7 +63,6 @@ export async function untarInto(file: string, destDir: string, root: string): Pr
       case 'directory':
         if (!existing?.isDirectory()) mkdirSync(target, { mode: 0o700 });
         parents.set(rel, target);
-        dirTimes.push([target, h.mtime]);
         break;
       case 'symlink':
         symlinkSync(h.linkname, target);
@@ -84,7 +74,7 @@ export async function untarInto(file: string, destDir: string, root: string): Pr
         break;
       }
       default: {
-        const fd = openSync(target, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+        const fd = openNewFile(target);
         try {
           await writer.write(fd, body);
         } finally {
@@ -93,18 +83,8 @@ export async function untarInto(file: string, destDir: string, root: string): Pr
       }
     }
     entries++;
-    if (h.kind === 'link') continue;
-    lchownSync(target, h.uid, h.gid);
-    if (h.kind !== 'symlink') chmodSync(target, h.mode & 0o7777);
-    if (h.kind !== 'directory') lutimesSync(target, h.mtime, h.mtime);
+    if (h.kind !== 'link') applyEntryMeta(target, h, h, dirTimes);
   }
-  for (let i = dirTimes.length - 1; i >= 0; i--) {
-    const [p, t] = dirTimes[i]!;
-    try {
-      lutimesSync(p, t, t);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err; // replaced by a later entry
-    }
-  }
+  dirTimes.apply();
   return { entries };
 }

@@ -7,21 +7,11 @@
 //
 // The filesystem calls are synchronous on purpose: each is a short metadata call or a write of about
 // 1 MiB, and a thread-pool hop for every one of them made an upload of many files two to three times
-// slower on a busy machine (measured), while the event loop only waits that long here.
-import {
-  chmodSync,
-  closeSync,
-  constants,
-  lchownSync,
-  linkSync,
-  lutimesSync,
-  mkdirSync,
-  openSync,
-  rmSync,
-  symlinkSync,
-  writeSync,
-  writevSync,
-} from 'node:fs';
+// slower on a busy machine (measured), while the event loop only waits that long here. File data,
+// owners, modes, times and directory times are written as every extractor writes them
+// (images/tar-disk.ts).
+import { closeSync, linkSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
+import { applyEntryMeta, DirTimes, EntryFileWriter, openNewFile } from '../../images/tar-disk.ts';
 import { invalidParameter } from '../../errors.ts';
 import { readTar, safeEntryPath, TarPathGuard, type TarHeader } from '../../images/tar-reader.ts';
 import { checkWritable, hostPath, lstatInSync, type ContainerView } from './view.ts';
@@ -50,7 +40,8 @@ export async function extractArchive(
   const guard = new TarPathGuard({ absoluteSymlinks: true });
   /** Directories known to be real directories (created or checked during this extraction). */
   const verified = new Set<string>([dest]);
-  const dirTimes: Array<{ host: string; mtime: number }> = [];
+  const dirTimes = new DirTimes();
+  const writer = new EntryFileWriter();
 
   /** Every directory between dest and cpath exists as a real directory (created when missing). */
   const ensureParents = (cpath: string, entryName: string, create: boolean): void => {
@@ -104,51 +95,14 @@ export async function extractArchive(
         for (const v of verified) if (under(v, cpath)) verified.delete(v);
       }
     }
-    const created = await createEntry(view, dest, cpath, host, h, body, !!existing?.isDirectory() && isDir, ensureParents);
+    const created = await createEntry(view, dest, cpath, host, h, body, !!existing?.isDirectory() && isDir, ensureParents, writer);
     if (!created || h.kind === 'link') continue; // the linked file's metadata stays as its own entry set it
     const uid = opts.chown?.uid ?? h.uid;
     const gid = opts.chown?.gid ?? h.gid;
-    lchownSync(host, opts.toHost ? opts.toHost.uid(uid) : uid, opts.toHost ? opts.toHost.gid(gid) : gid);
-    if (h.kind !== 'symlink') chmodSync(host, h.mode & 0o7777); // after chown, which clears setuid
-    if (isDir) {
-      verified.add(cpath);
-      dirTimes.push({ host, mtime: h.mtime });
-    } else {
-      lutimesSync(host, h.mtime, h.mtime);
-    }
+    applyEntryMeta(host, h, opts.toHost ? { uid: opts.toHost.uid(uid), gid: opts.toHost.gid(gid) } : { uid, gid }, dirTimes);
+    if (isDir) verified.add(cpath);
   }
-  // Directory times last: creating their entries changed them.
-  for (const d of dirTimes.reverse()) {
-    try {
-      lutimesSync(d.host, d.mtime, d.mtime);
-    } catch {
-      // replaced by a later entry
-    }
-  }
-}
-
-/** A file's content, gathered into writes of about 1 MiB. */
-async function writeFile(host: string, body: AsyncIterable<Buffer>): Promise<void> {
-  const fd = openSync(host, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-  try {
-    let pending: Buffer[] = [];
-    let size = 0;
-    const flush = () => {
-      let written = writevSync(fd, pending);
-      // A short write: the rest goes after it.
-      while (written < size) written += writeSync(fd, Buffer.concat(pending).subarray(written));
-      pending = [];
-      size = 0;
-    };
-    for await (const chunk of body) {
-      pending.push(chunk);
-      size += chunk.length;
-      if (size >= 1 << 20) flush();
-    }
-    if (size) flush();
-  } finally {
-    closeSync(fd);
-  }
+  dirTimes.apply();
 }
 
 async function createEntry(
@@ -160,14 +114,21 @@ async function createEntry(
   body: AsyncIterable<Buffer>,
   keepDir: boolean,
   ensureParents: (cpath: string, entryName: string, create: boolean) => void,
+  writer: EntryFileWriter,
 ): Promise<boolean> {
   switch (h.kind) {
     case 'directory':
       if (!keepDir) mkdirSync(host, { mode: 0o700 });
       return true;
-    case 'file':
-      await writeFile(host, body);
+    case 'file': {
+      const fd = openNewFile(host);
+      try {
+        await writer.write(fd, body);
+      } finally {
+        closeSync(fd);
+      }
       return true;
+    }
     case 'symlink':
       symlinkSync(h.linkname, host);
       return true;
