@@ -133,6 +133,10 @@ describe('local images through the docker CLI', () => {
         'not read before 1.47',
       );
       assert.equal('Manifests' in (await d.request('GET', '/v1.47/images/busybox/json?manifests=1')).json(), false, 'not read before 1.48');
+      // The CLI's tree view is built from the Manifests: a platform row under the image.
+      const tree = await ok(d, ['image', 'ls', '--tree']);
+      assert.match(tree, /busybox:latest/);
+      assert.match(tree, /linux\/amd64/);
       if (apiSpecMissing()) return t.diagnostic(apiSpecMissing()!);
       assert.deepEqual(validate([entry], responseSchema('/images/json', 'get', '200')), []);
       assert.deepEqual(validate(inspect, definition('ImageInspect')), []);
