@@ -1,3 +1,10 @@
+// The one tar extractor into a directory tree on the host (extractTree): the build context and ADD's
+// local archives (untar-into.ts) — the options say what differs: how names are cleaned, whether
+// directories on the way may be the image's symlinks (followed inside a root), owners, and the
+// build context's .dockerignore. (docker cp's daemon/archive/extract.ts works through a
+// container's view of its mounts, and the pull's staged-unpack.ts is a synchronous push parser on
+// a worker; both share the disk side, images/tar-disk.ts, and the header codec.)
+//
 // The build context: a tar stream (plain, gzip, bzip2, xz, zstd — sniffed by magic bytes) unpacked
 // into an empty directory, streaming (one entry at a time, file data in writes of at most 1 MiB).
 // Names are cleaned as dockerd's unpack inside a chroot of the context sees them: `../a` and `/a`
@@ -28,6 +35,7 @@ import { decompressed } from '../../images/decompress.ts';
 import { readTar, TarPathGuard, type TarHeader } from '../../images/tar-reader.ts';
 import { applyEntryMeta, applyFileMeta, DirTimes, EntryFileWriter, openNewFile } from '../../images/tar-disk.ts';
 import { dockerfileIgnorePath, goClean, IgnoreMatcher, IgnorePatternError } from '../../wire/dockerignore.ts';
+import { followSymlinkInScope } from './scoped-path.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { collectingEvery } from '../../util/heap-trim.ts';
 
@@ -53,11 +61,10 @@ export interface ExtractResult {
   ignore: IgnoreMatcher;
 }
 
-const bad = (msg: string) => invalidParameter(`invalid build context: ${msg}`);
 /** An ignore file larger than this is not a list of patterns. */
 const MAX_IGNORE_FILE = 4 << 20;
 
-async function readSmall(body: AsyncIterable<Buffer>, name: string): Promise<Buffer> {
+async function readSmall(body: AsyncIterable<Buffer>, name: string, bad: (msg: string) => Error): Promise<Buffer> {
   const parts: Buffer[] = [];
   let n = 0;
   for await (const c of body) {
@@ -73,6 +80,25 @@ function writeAll(fd: number, pending: Buffer[], size: number): void {
   while (written < size) written += writeSync(fd, Buffer.concat(pending).subarray(written));
 }
 
+/** How a tree extraction treats names, parents, owners and ignore files. */
+export interface TreeOptions {
+  /**
+   * Names (and hard links' targets) cleaned as inside a chroot of the destination, symlinks kept
+   * as they are (the build context); else entries, hard links and relative symlinks leading out
+   * are refused (ADD of a local tar).
+   */
+  rooted: boolean;
+  /** Directories on the way that are symlinks are followed without leaving this root (ADD into an image's tree); else refused. */
+  scope?: string;
+  /** Keep the archive's uids/gids. */
+  owners: boolean;
+  /** The build context's .dockerignore, applied while extracting (see the header). */
+  ignore?: { dockerfile: string };
+  signal?: AbortSignal;
+  /** What a refusal names: "invalid build context", "failed to extract archive". */
+  what: string;
+}
+
 /**
  * Unpacks a build context tar into `dir` (which must exist and be empty). On an error the directory
  * holds what was unpacked so far: the caller removes it.
@@ -80,28 +106,49 @@ function writeAll(fd: number, pending: Buffer[], size: number): void {
 export async function extractContext(source: AsyncIterable<Uint8Array>, dir: string, opts: ExtractOptions = {}): Promise<ExtractResult> {
   const root = realpathSync(dir);
   if (readdirSync(root).length) throw invalidParameter(`context directory ${dir} is not empty`);
-  const dockerfile = goClean((opts.dockerfile || 'Dockerfile').replace(/^\/+/, ''));
-  const dfIgnore = dockerfileIgnorePath(dockerfile);
-  const alwaysKept = new Set(['.dockerignore', dfIgnore, dockerfile]);
-  const applyIgnore = opts.applyIgnore !== false;
-  const owners = opts.preserveOwners ?? process.getuid?.() === 0;
-  const guard = new TarPathGuard({ absoluteSymlinks: true, rooted: true });
+  return extractTree(source, root, {
+    rooted: true,
+    owners: opts.preserveOwners ?? process.getuid?.() === 0,
+    ...(opts.applyIgnore !== false ? { ignore: { dockerfile: goClean((opts.dockerfile || 'Dockerfile').replace(/^\/+/, '')) } } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    what: 'invalid build context',
+  });
+}
+
+/**
+ * The one extractor of a tar (plain or compressed) into a directory tree on the host (`dest`, a
+ * real directory): the build context and ADD's local archives. On an error `dest` holds what was
+ * unpacked so far.
+ */
+export async function extractTree(source: AsyncIterable<Uint8Array>, dest: string, o: TreeOptions): Promise<ExtractResult> {
+  const bad = (msg: string) => invalidParameter(`${o.what}: ${msg}`);
+  const dockerfile = o.ignore?.dockerfile ?? '';
+  const dfIgnore = o.ignore ? dockerfileIgnorePath(dockerfile) : '';
+  const alwaysKept = new Set(o.ignore ? ['.dockerignore', dfIgnore, dockerfile] : []);
+  const owners = o.owners;
+  const guard = new TarPathGuard({ absoluteSymlinks: true, rooted: o.rooted });
   const writer = new EntryFileWriter();
-  const dirs = new Set<string>(['']);
+  /** Directories of the archive known to be real directories: relative path → where it is. */
+  const dirs = new Map<string, string>([['', dest]]);
   const dirTimes = new DirTimes();
   const result: ExtractResult = { entries: 0, bytes: 0, skipped: 0, ignore: new IgnoreMatcher([]) };
   let matcherFrom: string | undefined;
   let sweep = false;
-  const abs = (rel: string) => (rel === '' ? root : `${root}/${rel}`);
+  /** What hard links' targets must stay in, through real directories. */
+  const within = realpathSync(o.scope ?? dest);
 
-  const ensureParents = (rel: string): void => {
-    const parent = posix.dirname(rel);
-    if (parent === '.' || dirs.has(parent)) return;
-    ensureParents(parent);
-    const st = lstatOrNull(abs(parent));
-    if (!st) mkdirSync(abs(parent), { mode: 0o755 });
-    else if (!st.isDirectory()) throw bad(`${parent} is not a directory`);
-    dirs.add(parent);
+  /** The real directory for `rel` (made 0755 when missing); a symlink on the way is followed inside `scope`, else refused. */
+  const dirFor = (rel: string): string => {
+    const known = dirs.get(rel);
+    if (known !== undefined) return known;
+    const parent = dirFor(posix.dirname(rel) === '.' ? '' : posix.dirname(rel));
+    const path = `${parent}/${posix.basename(rel)}`;
+    const real = o.scope ? followSymlinkInScope(path, o.scope) : path;
+    const st = lstatOrNull(real);
+    if (!st) mkdirSync(real, { mode: 0o755 });
+    else if (!st.isDirectory()) throw bad(`${rel} is not a directory`);
+    dirs.set(rel, real);
+    return real;
   };
 
   // Entries already buffered follow each other in microtasks only: other requests get a turn
@@ -114,10 +161,10 @@ export async function extractContext(source: AsyncIterable<Uint8Array>, dir: str
       await nextTurn();
       sliceStart = performance.now();
     }
-    if (opts.signal?.aborted) throw opts.signal.reason ?? new Error('aborted');
+    if (o.signal?.aborted) throw o.signal.reason ?? new Error('aborted');
     const rel = guard.check(h);
     if (rel === '' || h.kind === 'other') continue;
-    const isIgnoreFile = applyIgnore && h.kind === 'file' && (rel === '.dockerignore' || rel === dfIgnore);
+    const isIgnoreFile = !!o.ignore && h.kind === 'file' && (rel === '.dockerignore' || rel === dfIgnore);
     if (!isIgnoreFile && !alwaysKept.has(rel) && result.ignore.ignores(rel)) {
       result.skipped++;
       continue;
@@ -126,8 +173,7 @@ export async function extractContext(source: AsyncIterable<Uint8Array>, dir: str
       result.skipped++;
       continue;
     }
-    ensureParents(rel);
-    const target = abs(rel);
+    const target = `${dirFor(posix.dirname(rel) === '.' ? '' : posix.dirname(rel))}/${posix.basename(rel)}`;
     /**
      * Runs `make` (which creates `target`); when something is already there (an archive may hold a
      * path twice), replaces it — unless both are directories — and runs it again. Trying first
@@ -141,11 +187,11 @@ export async function extractContext(source: AsyncIterable<Uint8Array>, dir: str
       }
       if (h.kind === 'directory' && lstatOrNull(target)?.isDirectory()) return undefined as T;
       rmSync(target, { recursive: true, force: true });
-      for (const d of dirs) if (d === rel || d.startsWith(`${rel}/`)) dirs.delete(d);
+      for (const d of dirs.keys()) if (d === rel || d.startsWith(`${rel}/`)) dirs.delete(d);
       return make();
     };
     if (isIgnoreFile) {
-      const data = await readSmall(body, rel);
+      const data = await readSmall(body, rel, bad);
       place(() => writeFileSync(target, [data], data.length));
       result.bytes += data.length;
       // The Dockerfile's own ignore file wins over the root one, whichever comes first.
@@ -159,16 +205,21 @@ export async function extractContext(source: AsyncIterable<Uint8Array>, dir: str
         if (result.entries > 0) sweep = true;
       }
     } else {
-      result.bytes += await createEntry(root, target, h, body, place, writer, owners, guard);
+      const linkSource = (): string => {
+        const linkRel = guard.entryPath(h.linkname);
+        if (!o.scope) return linkRel === '' ? dest : `${dest}/${linkRel}`;
+        return `${dirFor(posix.dirname(linkRel) === '.' ? '' : posix.dirname(linkRel))}/${posix.basename(linkRel)}`;
+      };
+      result.bytes += await createEntry(within, target, h, body, place, writer, owners, linkSource, bad);
     }
     result.entries++;
     // A link has its target's metadata; a regular file got its own through its descriptor.
     if (h.kind === 'link' || (h.kind === 'file' && !isIgnoreFile)) continue;
-    if (h.kind === 'directory') dirs.add(rel);
+    if (h.kind === 'directory') dirs.set(rel, target);
     applyEntryMeta(target, h, owners ? h : null, dirTimes);
   }
   if (matcherFrom !== undefined) result.ignoreFile = matcherFrom;
-  if (sweep) result.skipped += sweepIgnored(root, '', result.ignore, alwaysKept);
+  if (sweep) result.skipped += sweepIgnored(dest, '', result.ignore, alwaysKept);
   dirTimes.apply(); // a directory removed by a later entry or the sweep is skipped
   return result;
 }
@@ -189,7 +240,8 @@ function writeFileSync(target: string, chunks: Buffer[], size: number): void {
 
 /** Creates one entry (through `place`, which replaces what is there); returns the bytes of file data written. */
 async function createEntry(
-  root: string, target: string, h: TarHeader, body: AsyncIterable<Buffer>, place: <T>(make: () => T) => T, writer: EntryFileWriter, owners: boolean, guard: TarPathGuard,
+  root: string, target: string, h: TarHeader, body: AsyncIterable<Buffer>, place: <T>(make: () => T) => T, writer: EntryFileWriter, owners: boolean,
+  linkSource: () => string, bad: (msg: string) => Error,
 ): Promise<number> {
   switch (h.kind) {
     case 'directory':
@@ -199,15 +251,14 @@ async function createEntry(
       place(() => symlinkSync(h.linkname, target));
       return 0;
     case 'link': {
-      const linkRel = guard.entryPath(h.linkname);
-      const src = linkRel === '' ? root : `${root}/${linkRel}`;
+      const src = linkSource();
       if (src === target) throw bad(`hard link ${JSON.stringify(h.name)} points to itself`);
       const st = lstatOrNull(src);
       if (!st) throw bad(`hard link ${JSON.stringify(h.name)} -> ${JSON.stringify(h.linkname)}: target not found (ignored or not in the archive)`);
       if (st.isDirectory()) throw bad(`hard link ${JSON.stringify(h.name)} -> ${JSON.stringify(h.linkname)} is a directory`);
       // The target's directory must be inside the root through real directories only.
       const parent = realpathSync(posix.dirname(src));
-      if (parent !== root && !parent.startsWith(`${root}/`)) throw bad(`hard link ${JSON.stringify(h.name)} -> ${JSON.stringify(h.linkname)} points outside the context`);
+      if (parent !== root && !parent.startsWith(root === '/' ? '/' : `${root}/`)) throw bad(`hard link ${JSON.stringify(h.name)} -> ${JSON.stringify(h.linkname)} points outside the context`);
       place(() => linkSync(src, target));
       return 0;
     }
