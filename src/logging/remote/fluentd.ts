@@ -92,6 +92,9 @@ export function fluentdMessage(
 export function createFluentdDriver(o: RemoteFactoryOptions): RemoteLogDriver {
   const cfg = fluentdConfig(o.options);
   const debug = o.onDebug ?? (() => {});
+  // fluent-logger-golang reconnects on that interval in its async loop only; said once, not silent.
+  if (cfg.reconnectIntervalMs && !cfg.async)
+    debug('fluentd: fluentd-async-reconnect-interval applies with fluentd-async=true only (as in dockerd)');
   const fmt = {
     tag: logTag(o.containerId, o.options, o.attrs),
     id: o.containerId,
