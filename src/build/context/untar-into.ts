@@ -7,7 +7,8 @@
 import { createReadStream } from 'node:fs';
 import { decompressed } from '../../images/decompress.ts';
 import { isTarHeader } from '../../wire/tar-header.ts';
-import { extractTree } from './tar-extract.ts';
+import { extractTree } from '../../images/tar-tree.ts';
+import { followSymlinkInScope } from './scoped-path.ts';
 
 /** Whether the file is a tar archive, compressed or not (dockerd's IsArchivePath: a readable first header). */
 export async function isArchive(path: string): Promise<boolean> {
@@ -28,13 +29,15 @@ export async function isArchive(path: string): Promise<boolean> {
 
 /**
  * Extracts `file` into `destDir` (a real directory inside `root`) with the one tree extractor
- * (tar-extract.ts): names that lead out refused, directories on the way resolved inside `root`.
+ * (images/tar-tree.ts): names that lead out refused, directories on the way resolved inside `root`.
  */
 export async function untarInto(file: string, destDir: string, root: string): Promise<{ entries: number }> {
   const r = await extractTree(createReadStream(file) as AsyncIterable<Buffer>, destDir, {
     rooted: false,
-    scope: root,
+    follow: (p) => followSymlinkInScope(p, root),
+    within: root,
     owners: true,
+    stopAtEnd: true,
     what: 'failed to extract archive',
   });
   return { entries: r.entries };
