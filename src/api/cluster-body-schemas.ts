@@ -193,11 +193,29 @@ export const SWARM_JOIN: Record<string, Kind> = {
 /** POST /swarm/unlock: swarm.UnlockRequest. */
 export const SWARM_UNLOCK: Record<string, Kind> = { UnlockKey: str };
 
-/** POST /volumes/create: volume.CreateOptions (ClusterVolumeSpec kept as sent: cluster volumes are not built). */
+const topologies = arrayOf(struct('volume.Topology', { Segments: stringMap }), '[]volume.Topology');
+const clusterVolumeSpec = struct('volume.ClusterVolumeSpec', {
+  Group: str,
+  AccessMode: struct('volume.AccessMode', {
+    Scope: str,
+    Sharing: str,
+    MountVolume: struct('volume.TypeMount', { FsType: str, MountFlags: strings }),
+    BlockVolume: struct('volume.TypeBlock', {}),
+  }),
+  AccessibilityRequirements: struct('volume.TopologyRequirement', { Requisite: topologies, Preferred: topologies }),
+  CapacityRange: struct('volume.CapacityRange', { RequiredBytes: int64, LimitBytes: int64 }),
+  Secrets: arrayOf(struct('volume.Secret', { Key: str, Secret: str }), '[]volume.Secret'),
+  Availability: str,
+});
+
+/** POST /volumes/create: volume.CreateOptions (a ClusterVolumeSpec makes a cluster volume, API 1.42+). */
 export const VOLUME_CREATE: Record<string, Kind> = {
   Name: str,
   Driver: str,
   DriverOpts: stringMap,
   Labels: stringMap,
-  ClusterVolumeSpec: 'any',
+  ClusterVolumeSpec: clusterVolumeSpec,
 };
+
+/** PUT /volumes/{name}: volume.UpdateOptions. */
+export const VOLUME_UPDATE: Record<string, Kind> = { Spec: clusterVolumeSpec };

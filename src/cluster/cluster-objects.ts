@@ -1,4 +1,4 @@
-// The objects of a cluster (nodes, services, tasks, secrets, configs) behind ClusterService's
+// The objects of a cluster (nodes, services, tasks, secrets, configs, volumes) behind ClusterService's
 // list/inspect/create/update/remove/logs: each call goes to the manager's part that holds the kind;
 // services get dockerd's digest pinning (pull-options.ts) and logs from every node that runs them.
 import { invalidParameter, unavailable } from '../errors.ts';
@@ -17,12 +17,15 @@ import { remoteTaskLogs, toRemote, type TaskLogLine } from './agent/log-forward.
 import type { Manager } from './manager/manager.ts';
 import { digestWarning, pinnedReference } from './manager/pull-options.ts';
 import type { FileObjectsApi } from './manager/secrets-api.ts';
+import type { ClusterVolumesApi } from './manager/volumes-api.ts';
 import { serviceLogs } from './agent/service-logs.ts';
 import type { TaskRuntime } from './agent/task-runtime.ts';
 
 export interface ClusterObjectsDeps {
   /** The running manager, or the refusal a worker or an inactive node answers with. */
   manager: () => Manager;
+  /** dockerd's IsManager: an active node that is a manager. */
+  isManager: () => boolean;
   runtime?: () => TaskRuntime | undefined;
   localLogs: (taskIds: string[], req: LogsRequest, signal: AbortSignal) => Promise<AsyncIterable<TaskLogLine>>;
   certs: () => NodeCerts;
@@ -110,6 +113,15 @@ export class ClusterObjects {
     if (kind === 'services') return m.services.remove(id);
     if (kind !== 'nodes') return fileObjects(m, kind).remove(id);
     await m.removeNode(id, opts.force);
+  }
+
+  isManager(): boolean {
+    return this.deps.isManager();
+  }
+
+  /** Cluster volumes (manager/volumes-api.ts); a worker or an inactive node answers dockerd's 503. */
+  volumes(): ClusterVolumesApi {
+    return this.deps.manager().volumes;
   }
 
   /** Logs of a service's or task's tasks, read on the nodes that run them (service-logs.ts). */

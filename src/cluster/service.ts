@@ -80,7 +80,7 @@ export class ClusterService {
   private readonly log: Logger;
   private readonly inactive = new InactiveCluster();
   private readonly controlMtu: ControlMtu;
-  private readonly objects: ClusterObjects;
+  readonly objects: ClusterObjects; // nodes, services, tasks, secrets, configs, volumes
 
   constructor(private readonly deps: ClusterServiceDeps) {
     this.files = new LocalStateFiles(deps.dataRoot, deps.execRoot);
@@ -96,6 +96,7 @@ export class ClusterService {
     });
     this.objects = new ClusterObjects({
       manager: () => this.requireManager(),
+      isManager: () => !!this.manager && this.phase === 'active',
       runtime: () => this.deps.runtime?.(),
       localLogs: (ids, req, signal) => this.node.localLogs(ids, req, signal),
       certs: () => this.files.readCerts(),

@@ -15,6 +15,7 @@ import { commitContainer } from './commit.ts';
 import type { ContainerFacts, InitLayers } from './container-facts.ts';
 import { writeContainerExport } from './export.ts';
 import { chainIds, type LocalImage } from './image-store.ts';
+import { manifestSummaries, type ManifestSummary, type WireDescriptor } from './manifest-summary.ts';
 import {
   createdSeconds,
   historyView,
@@ -54,6 +55,22 @@ export interface ImageSizes {
   /** Part of `size` in layers other images use too. */
   sharedSize: number;
   uniqueSize: number;
+}
+
+/** The image record's target as an OCI descriptor on the wire. */
+function targetDescriptor(img: LocalImage): WireDescriptor {
+  const t = img.record.target;
+  return {
+    mediaType: t.media_type,
+    digest: t.digest,
+    size: Number(t.size),
+    ...(t.annotations && Object.keys(t.annotations).length ? { annotations: t.annotations } : {}),
+  };
+}
+
+/** Manifests is `omitempty` in dockerd's list and inspect answers. */
+function setManifests(view: Record<string, unknown>, manifests: ManifestSummary[]): void {
+  if (manifests.length) view.Manifests = manifests;
 }
 
 const short = (id: string) => id.replace(/^sha256:/, '').slice(0, 12);
@@ -210,7 +227,13 @@ export class ImageService {
 
   // ---- list / inspect / history ----------------------------------------------------------------
 
-  async list(opts: { all: boolean; digests: boolean; sharedSize: boolean; filters: Map<string, string[]> }): Promise<unknown[]> {
+  async list(opts: {
+    all: boolean;
+    digests: boolean;
+    sharedSize: boolean;
+    filters: Map<string, string[]>;
+    manifests?: boolean;
+  }): Promise<unknown[]> {
     const f = opts.filters;
     checkFilterNames(f, ['before', 'since', 'dangling', 'label', 'reference', 'until']);
     const dangling = lastBoolFilter('dangling', f.get('dangling'));
@@ -224,6 +247,7 @@ export class ImageService {
     const sizes = await this.sizes(images);
     // Unnamed images with children are intermediate images (build steps): listed only with all=1.
     const parents = new Set(images.map(parentId).filter(Boolean));
+    const users = this.usersByImage();
     const out: Array<Record<string, unknown>> = [];
     for (const img of images) {
       let tags = repoTags(img);
@@ -241,14 +265,55 @@ export class ImageService {
         if (!tags.length) continue;
       }
       const s = sizes.get(img.id)!;
-      out.push(summaryView(img, { size: s.size, sharedSize: opts.sharedSize ? s.sharedSize : -1, containers: -1, tags }));
+      // Containers: how many use the image (dockerd's containerd store counts them; the route
+      // answers -1 to clients before 1.51). Descriptor: the record's target.
+      const view = summaryView(img, {
+        size: s.size,
+        sharedSize: opts.sharedSize ? s.sharedSize : -1,
+        containers: users.get(img.id)?.length ?? 0,
+        tags,
+      });
+      view.Descriptor = targetDescriptor(img);
+      if (opts.manifests) setManifests(view, await this.manifests(img, users));
+      out.push(view);
     }
     return out.sort((a, b) => (b.Created as number) - (a.Created as number));
   }
 
-  async inspect(ref: string, version: string): Promise<unknown> {
+  async inspect(ref: string, version: string, opts: { manifests?: boolean } = {}): Promise<unknown> {
     const img = await this.full(ref);
-    return inspectView(img, { size: await this.imageSize(img), driver: this.d.driver, version });
+    const view = inspectView(img, { size: await this.imageSize(img), driver: this.d.driver, version });
+    if (opts.manifests) setManifests(view, await this.manifests(img, this.usersByImage()));
+    return view;
+  }
+
+  /** Container IDs by the image ID they were created from. */
+  private usersByImage(): Map<string, string[]> {
+    const users = new Map<string, string[]>();
+    for (const u of this.d.containers.imageUsers()) users.set(u.image, [...(users.get(u.image) ?? []), u.id]);
+    return users;
+  }
+
+  /** The image's manifests as dockerd's `manifests=1` shows them (manifest-summary.ts). */
+  private async manifests(img: LocalImage, users: Map<string, string[]>): Promise<ManifestSummary[]> {
+    return manifestSummaries(targetDescriptor(img), {
+      has: async (digest) => {
+        try {
+          await this.client.contentInfo(digest);
+          return true;
+        } catch (err) {
+          if (isNotFound(err)) return false;
+          throw err;
+        }
+      },
+      readJson: async (digest) => JSON.parse((await this.client.contentReadAll(digest)).toString('utf8')),
+      unpacked: async (chain) => {
+        let total = 0;
+        for (const c of chain) total += await this.layerSize(c, 0);
+        return total;
+      },
+      containersOf: (imageId) => users.get(imageId) ?? [],
+    });
   }
 
   async history(ref: string): Promise<unknown[]> {

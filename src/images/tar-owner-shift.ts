@@ -5,49 +5,18 @@
 // ids the container sees (dockerd stores image layers unmapped too). Names, modes, xattrs,
 // whiteouts and data pass through untouched.
 
+import { readTarNumber, setTarChecksum, TAR_BLOCK, tarPadding, writeTarNumber } from '../wire/tar-header.ts';
+
 export interface OwnerMap {
   uid(id: number): number;
   gid(id: number): number;
 }
 
-const BLOCK = 512;
-const pad = (n: number) => (BLOCK - (n % BLOCK)) % BLOCK;
-
-function readNumber(h: Buffer, off: number, len: number): number {
-  if (h[off]! & 0x80) {
-    // GNU base-256: big-endian, the top bit of the first byte is the marker
-    let v = BigInt(h[off]! & 0x7f);
-    for (let i = 1; i < len; i++) v = (v << 8n) | BigInt(h[off + i]!);
-    return Number(v);
-  }
-  const text = h
-    .subarray(off, off + len)
-    .toString('latin1')
-    .replace(/[\0 ]+$/, '')
-    .trim();
-  return text ? parseInt(text, 8) : 0;
-}
-
-function writeNumber(h: Buffer, off: number, len: number, v: number): void {
-  const octal = v.toString(8);
-  if (octal.length <= len - 1) {
-    h.write(octal.padStart(len - 1, '0') + '\0', off, len, 'latin1');
-    return;
-  }
-  let x = BigInt(v);
-  for (let i = len - 1; i >= 1; i--) {
-    h[off + i] = Number(x & 0xffn);
-    x >>= 8n;
-  }
-  h[off] = 0x80;
-}
-
-function setChecksum(h: Buffer): void {
-  h.fill(0x20, 148, 156);
-  let sum = 0;
-  for (let i = 0; i < BLOCK; i++) sum += h[i]!;
-  h.write(sum.toString(8).padStart(6, '0') + '\0 ', 148, 8, 'latin1');
-}
+const BLOCK = TAR_BLOCK;
+const pad = tarPadding;
+const readNumber = (h: Buffer, off: number, len: number): number => readTarNumber(h, off, len) ?? 0;
+const writeNumber = writeTarNumber;
+const setChecksum = setTarChecksum;
 
 /** Rebuilds PAX records ("<len> key=value\n") with uid and gid mapped. */
 function shiftPax(data: Buffer, map: OwnerMap): Buffer {

@@ -1,9 +1,10 @@
-// A streaming tar reader (ustar, GNU long names, PAX), in two shapes: a synchronous push parser
+// A streaming tar reader (ustar, GNU long names, PAX; header fields by wire/tar-header.ts), in two shapes: a synchronous push parser
 // (feed it chunks as they pass by, e.g. to check a layer while it is being stored) and an async
 // iterator of entries with streamed bodies built on it. Plus the path rules that keep an archive
 // inside its root: no absolute names, no `..` components, no links that lead out.
 import { posix } from 'node:path';
 import { invalidParameter } from '../errors.ts';
+import { parsePaxRecords, readTarNumber, TAR_BLOCK, tarChecksumOk, tarPadding, tarString } from '../wire/tar-header.ts';
 
 export type TarEntryKind = 'file' | 'link' | 'symlink' | 'char' | 'block' | 'directory' | 'fifo' | 'other';
 
@@ -31,64 +32,30 @@ export interface TarSink {
   entryEnd(): void;
 }
 
-const BLOCK = 512;
+const BLOCK = TAR_BLOCK;
 const MAX_META = 1 << 20; // PAX and GNU long-name records are small; refuse absurd ones
 const HEADER_ONLY = new Set(['1', '2', '3', '4', '5', '6']);
 
 const bad = (what: string) => invalidParameter(`invalid tar archive: ${what}`);
-
-function cstring(b: Buffer, off: number, len: number): string {
-  const field = b.subarray(off, off + len);
-  const nul = field.indexOf(0);
-  return (nul < 0 ? field : field.subarray(0, nul)).toString('utf8');
-}
+const cstring = tarString;
 
 function numeric(b: Buffer, off: number, len: number): number {
-  const field = b.subarray(off, off + len);
-  if (field[0]! & 0x80) {
-    // GNU base-256: big-endian two's complement with the top bit as the marker.
-    let n = field[0]! & 0x7f;
-    for (let i = 1; i < field.length; i++) n = n * 256 + field[i]!;
-    return n;
-  }
-  const s = field.toString('latin1').replace(/\0.*$/s, '').trim();
-  if (!s) return 0;
-  if (!/^[0-7]+$/.test(s)) throw bad(`bad numeric field ${JSON.stringify(s)}`);
-  return parseInt(s, 8);
-}
-
-function checksumOk(h: Buffer): boolean {
-  let stored: number;
-  try {
-    stored = numeric(h, 148, 8);
-  } catch {
-    // a field that is not a number: not a valid header
-    return false;
-  }
-  let unsigned = 0;
-  let signed = 0;
-  for (let i = 0; i < BLOCK; i++) {
-    const v = i >= 148 && i < 156 ? 0x20 : h[i]!;
-    unsigned += v;
-    signed += v > 127 ? v - 256 : v;
-  }
-  return stored === unsigned || stored === signed;
+  const n = readTarNumber(b, off, len);
+  if (n === undefined)
+    throw bad(
+      `bad numeric field ${JSON.stringify(
+        b
+          .toString('latin1', off, off + len)
+          .replace(/\0.*$/s, '')
+          .trim(),
+      )}`,
+    );
+  return n;
 }
 
 function parsePax(body: Buffer): Record<string, string> {
-  const out: Record<string, string> = {};
-  let off = 0;
-  while (off < body.length) {
-    const sp = body.indexOf(0x20, off);
-    if (sp < 0) throw bad('bad PAX record');
-    const len = Number(body.toString('latin1', off, sp));
-    if (!Number.isInteger(len) || len <= 0 || off + len > body.length) throw bad('bad PAX record length');
-    const rec = body.toString('utf8', sp + 1, off + len - 1); // without the trailing newline
-    const eq = rec.indexOf('=');
-    if (eq < 0) throw bad('bad PAX record');
-    out[rec.slice(0, eq)] = rec.slice(eq + 1);
-    off += len;
-  }
+  const out = parsePaxRecords(body);
+  if (!out) throw bad('bad PAX record');
   return out;
 }
 
@@ -186,7 +153,7 @@ export class TarParser {
       this.state = 'end';
       return;
     }
-    if (!checksumOk(h)) throw bad('header checksum mismatch (not a tar archive?)');
+    if (!tarChecksumOk(h)) throw bad('header checksum mismatch (not a tar archive?)');
     const typeflag = String.fromCharCode(h[156]!);
     const size = numeric(h, 124, 12);
     if (typeflag === 'x' || typeflag === 'g' || typeflag === 'L' || typeflag === 'K') {
@@ -235,7 +202,7 @@ export class TarParser {
 
   private startData(size: number): void {
     this.remaining = size;
-    this.padRemaining = (BLOCK - (size % BLOCK)) % BLOCK;
+    this.padRemaining = tarPadding(size);
     if (size === 0) this.finishData();
     else this.state = 'data';
   }

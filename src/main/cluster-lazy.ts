@@ -5,12 +5,13 @@
 // /services, … routes, dockerd's 503s included) loads the service and goes to it. A node saved in a
 // cluster loads it at start-up and restores as before; /_ping and /info say "pending" meanwhile.
 import type { ClusterBackend } from '../api/routes/cluster.ts';
+import type { ClusterVolumesBackend } from '../api/routes/volumes.ts';
 import type { ClusterService, ClusterServiceDeps } from '../cluster/service.ts';
 import { LocalStateFiles } from '../cluster/node/local-state.ts';
 import type { OverlayControl } from '../network/overlay/contract.ts';
 import type { ClusterObject } from '../types/cluster.ts';
 
-export interface LazyClusterService extends ClusterBackend {
+export interface LazyClusterService extends ClusterBackend, ClusterVolumesBackend {
   restore(): Promise<void>;
   /** Shutdown's first step, before the containers stop: no task container starts any more. */
   stopTasks(): Promise<void>;
@@ -77,5 +78,12 @@ export function lazyClusterService(deps: ClusterServiceDeps): LazyClusterService
     update: async (kind, id, spec, opts) => (await svc()).update(kind, id, spec, opts),
     remove: async (kind, id, opts) => (await svc()).remove(kind, id, opts),
     logs: async (kind, id, opts) => (await svc()).logs(kind, id, opts),
+    // Not loaded: not a manager (the volume routes then never ask the cluster).
+    isManager: () => loaded?.objects.isManager() ?? false,
+    listVolumes: async () => (await svc()).objects.volumes().list(),
+    getVolume: async (ref) => (await svc()).objects.volumes().get(ref),
+    createVolume: async (req) => (await svc()).objects.volumes().create(req),
+    updateVolume: async (ref, version, body) => (await svc()).objects.volumes().update(ref, version, body),
+    removeVolume: async (ref, force) => (await svc()).objects.volumes().remove(ref, force),
   };
 }

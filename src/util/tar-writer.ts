@@ -5,6 +5,7 @@
 
 import fs from 'node:fs';
 import type { Writable } from 'node:stream';
+import { paxRecord, setTarChecksum, writeTarNumber } from '../wire/tar-header.ts';
 
 export type TarEntryType = 'file' | 'directory' | 'symlink' | 'link' | 'char' | 'block' | 'fifo';
 
@@ -41,14 +42,7 @@ function isAscii(s: string): boolean {
   return /^[\x00-\x7f]*$/.test(s);
 }
 
-/** The PAX record "<len> <key>=<value>\n", whose length counts its own digits. */
-export function paxRecord(key: string, value: string): string {
-  const body = ` ${key}=${value}\n`;
-  const bodyLen = Buffer.byteLength(body);
-  let len = bodyLen + String(bodyLen).length;
-  if (String(len).length !== String(bodyLen).length) len = bodyLen + String(len).length;
-  return `${len}${body}`;
-}
+export { paxRecord };
 
 /** Splits a long path into ustar prefix (≤155) and name (≤100) at a slash, or null if it cannot. */
 function splitUstarPath(p: string): [string, string] | null {
@@ -70,10 +64,8 @@ function writeString(buf: Buffer, offset: number, length: number, s: string): vo
   buf.write(s, offset, Math.min(length, s.length), 'latin1'); // callers pass ASCII only
 }
 
-/** Zero-padded octal with a trailing NUL, filling `length` bytes. */
-function writeOctal(buf: Buffer, offset: number, length: number, n: number): void {
-  buf.write(n.toString(8).padStart(length - 1, '0') + '\0', offset, length, 'ascii');
-}
+/** Zero-padded octal with a trailing NUL, filling `length` bytes (the shared codec: wire/tar-header.ts). */
+const writeOctal = writeTarNumber;
 
 export function buildHeader(e: {
   name: string;
@@ -97,7 +89,6 @@ export function buildHeader(e: {
   writeOctal(h, 116, 8, e.gid);
   writeOctal(h, 124, 12, e.size);
   writeOctal(h, 136, 12, e.mtime);
-  h.fill(0x20, 148, 156); // checksum counted as spaces
   h.write(e.typeflag, 156, 1, 'ascii');
   writeString(h, 157, 100, e.linkname);
   h.write('ustar\x0000', 257, 8, 'ascii');
@@ -106,9 +97,7 @@ export function buildHeader(e: {
   writeOctal(h, 329, 8, e.devmajor);
   writeOctal(h, 337, 8, e.devminor);
   writeString(h, 345, 155, e.prefix);
-  let sum = 0;
-  for (let i = 0; i < BLOCK; i++) sum += h[i]!;
-  h.write(sum.toString(8).padStart(6, '0') + '\0 ', 148, 8, 'ascii');
+  setTarChecksum(h);
   return h;
 }
 

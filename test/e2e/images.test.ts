@@ -79,7 +79,10 @@ describe('local images through the docker CLI', () => {
     assert.deepEqual(entry.RepoTags, ['busybox:latest']);
     assert.equal(entry.ParentId, '');
     assert.equal(entry.SharedSize, -1);
-    assert.equal(entry.Containers, -1);
+    assert.equal(entry.Containers, 0, 'counted from API 1.51');
+    assert.deepEqual(entry.Descriptor, (await d.request('GET', '/images/busybox/json')).json().Descriptor);
+    assert.equal((await d.request('GET', '/v1.50/images/json')).json<any[]>().find((i) => i.Id === busyboxId).Containers, -1);
+    assert.equal('Manifests' in entry, false, 'only with manifests=1');
     assert.equal(entry.Created, Date.UTC(2024, 0, 1) / 1000);
     assert.ok(entry.Size > 1_000_000, `size ${entry.Size}`);
     assert.deepEqual(entry.Labels, {});
@@ -103,6 +106,43 @@ describe('local images through the docker CLI', () => {
     assert.deepEqual(validate(list.json(), responseSchema('/images/json', 'get', '200')), []);
     assert.deepEqual(validate(inspect, definition('ImageInspect')), []);
     assert.deepEqual(validate(history, responseSchema('/images/{name}/history', 'get', '200')), []);
+  });
+
+  test('manifests=1 (API 1.47 list, 1.48 inspect): each image carries its manifest summaries, with the containers using it', async (t) => {
+    const cid = (await ok(d, ['create', 'busybox', 'true'])).trim();
+    try {
+      const entry = (await d.request('GET', '/v1.47/images/json?manifests=1')).json<any[]>().find((i) => i.Id === busyboxId);
+      const inspect = (await d.request('GET', '/v1.48/images/busybox/json?manifests=1')).json();
+      assert.deepEqual(entry.Manifests, inspect.Manifests);
+      assert.equal(entry.Manifests.length, 1);
+      const [m] = entry.Manifests;
+      assert.equal(m.ID, inspect.Descriptor.digest);
+      assert.deepEqual(m.Descriptor, inspect.Descriptor);
+      assert.equal(m.Available, true);
+      assert.equal(m.Kind, 'image');
+      assert.deepEqual(m.ImageData.Platform, { architecture: 'amd64', os: 'linux' });
+      assert.deepEqual(m.ImageData.Containers, [cid]);
+      assert.ok(m.ImageData.Size.Unpacked > 1_000_000, `unpacked ${m.ImageData.Size.Unpacked}`);
+      assert.ok(m.Size.Content > 500_000, `content ${m.Size.Content}`);
+      assert.equal(m.Size.Total, m.Size.Content + m.ImageData.Size.Unpacked);
+      assert.equal(entry.Containers, -1, 'before 1.51');
+      assert.equal((await d.request('GET', '/v1.51/images/json')).json<any[]>().find((i) => i.Id === busyboxId).Containers, 1);
+      assert.equal(
+        'Manifests' in (await d.request('GET', '/v1.46/images/json?manifests=1')).json<any[]>()[0],
+        false,
+        'not read before 1.47',
+      );
+      assert.equal('Manifests' in (await d.request('GET', '/v1.47/images/busybox/json?manifests=1')).json(), false, 'not read before 1.48');
+      // The CLI's tree view is built from the Manifests: a platform row under the image.
+      const tree = await ok(d, ['image', 'ls', '--tree']);
+      assert.match(tree, /busybox:latest/);
+      assert.match(tree, /linux\/amd64/);
+      if (apiSpecMissing()) return t.diagnostic(apiSpecMissing()!);
+      assert.deepEqual(validate([entry], responseSchema('/images/json', 'get', '200')), []);
+      assert.deepEqual(validate(inspect, definition('ImageInspect')), []);
+    } finally {
+      await ok(d, ['rm', cid]);
+    }
   });
 
   test('tag, filters, and rmi untag before they delete', async () => {

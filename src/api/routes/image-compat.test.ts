@@ -49,6 +49,19 @@ describe('image routes by API version', () => {
     assert.equal(opts.sharedSize, true);
   });
 
+  test('list `manifests` read from 1.47; inspect `manifests` from 1.48', async () => {
+    await list('1.46', '?manifests=1');
+    assert.equal((calls.at(-1)!.args[0] as { manifests: boolean }).manifests, false);
+    await list('1.47', '?manifests=1');
+    assert.equal((calls.at(-1)!.args[0] as { manifests: boolean }).manifests, true);
+    await list('1.47', '?manifests=0');
+    assert.equal((calls.at(-1)!.args[0] as { manifests: boolean }).manifests, false);
+    await h.request('GET', '/v1.47/images/busybox/json?manifests=1');
+    assert.equal(calls.at(-1)!.args[2], undefined);
+    await h.request('GET', '/v1.48/images/busybox/json?manifests=1');
+    assert.deepEqual(calls.at(-1)!.args[2], { manifests: true });
+  });
+
   test('inspect: VirtualSize and a zero Created before 1.44, Descriptor from 1.48', async () => {
     const old = (await h.request('GET', '/v1.43/images/busybox/json')).json;
     assert.equal(old.VirtualSize, 10);

@@ -15,8 +15,15 @@ import { checkImagePlatform, decodePlatform, singlePlatform } from './image-plat
 import { versionLessThan } from '../../util/api-version.ts';
 
 export interface ImagesBackend {
-  list(opts: { all: boolean; digests: boolean; sharedSize: boolean; filters: Map<string, string[]> }): Promise<unknown[]>;
-  inspect(ref: string, version: string): Promise<unknown>;
+  /** `manifests`: each entry carries its Manifests (image-service.ts, images/manifest-summary.ts). */
+  list(opts: {
+    all: boolean;
+    digests: boolean;
+    sharedSize: boolean;
+    filters: Map<string, string[]>;
+    manifests: boolean;
+  }): Promise<unknown[]>;
+  inspect(ref: string, version: string, opts?: { manifests?: boolean }): Promise<unknown>;
   history(ref: string): Promise<unknown[]>;
   tag(ref: string, repo: string | undefined, tag: string | undefined): Promise<void>;
   remove(ref: string, opts: { force: boolean; noprune: boolean }): Promise<ImageDeleteItem[]>;
@@ -49,7 +56,9 @@ export function registerImageRoutes(router: Router, backend: ImagesBackend): voi
     if (glob) filters.set('reference', [...(filters.get('reference') ?? []), glob]);
     // shared-size exists from 1.42.
     const sharedSize = !versionLessThan(ctx.version, '1.42') && q.bool('shared-size');
-    const list = await backend.list({ all: q.bool('all'), digests: q.bool('digests'), sharedSize, filters });
+    // manifests from 1.47.
+    const manifests = !versionLessThan(ctx.version, '1.47') && q.bool('manifests');
+    const list = await backend.list({ all: q.bool('all'), digests: q.bool('digests'), sharedSize, filters, manifests });
     await sendJsonList(ctx.res, 200, imageListForVersion(list, ctx.version));
   });
 
@@ -109,12 +118,12 @@ export function registerImageRoutes(router: Router, backend: ImagesBackend): voi
   });
 
   router.get('/images/{name*}/json', async (ctx) => {
-    // manifests from 1.48 (not built: images here have one platform), platform from 1.49.
-    const manifests = ctx.query.string('manifests') && !versionLessThan(ctx.version, '1.48') && ctx.query.bool('manifests');
+    // manifests from 1.48, platform from 1.49.
+    const manifests = !versionLessThan(ctx.version, '1.48') && ctx.query.bool('manifests');
     const raw = ctx.query.string('platform');
     const platform = raw && !versionLessThan(ctx.version, '1.49') ? decodePlatform(raw) : undefined;
     if (manifests && platform) throw invalidParameter('conflicting options: manifests and platform options cannot both be set');
-    const view = await backend.inspect(ctx.params.name, ctx.version);
+    const view = await backend.inspect(ctx.params.name, ctx.version, manifests ? { manifests } : undefined);
     if (platform) checkImagePlatform(ctx.params.name, view as Record<string, unknown>, platform);
     await sendJsonSliced(ctx.res, 200, imageInspectForVersion(view, ctx.version));
   });

@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { fakeBackend, RouteHarness } from '../../../test/helpers/route-harness.ts';
 import type { VolumeView } from '../../types/volumes.ts';
-import { registerVolumeRoutes, type VolumesBackend } from './volumes.ts';
+import { notFound } from '../../errors.ts';
+import { registerVolumeRoutes, type ClusterVolumesBackend, type VolumesBackend } from './volumes.ts';
 
 const view: VolumeView = { Name: 'v1', Driver: 'local', Mountpoint: '/x', Labels: null, Scope: 'local', Options: null, CreatedAt: '' };
 
@@ -64,5 +65,111 @@ describe('volume routes', () => {
     );
     assert.equal((await h.request('POST', '/v1.42/volumes/prune')).status, 200);
     assert.deepEqual([...(calls.at(-1)?.args[0] as Map<string, string[]>)], []);
+  });
+});
+
+describe('volume routes: cluster volumes from API 1.42 on a manager', () => {
+  const local = fakeBackend<VolumesBackend>({
+    list: () => [view],
+    create: view,
+    inspect: (name: string) => {
+      if (name === 'v1') return view;
+      throw notFound(`get ${name}: no such volume`);
+    },
+    remove: (name: string, opts: { force: boolean }) => {
+      if (name !== 'v1' && !opts.force) throw notFound(`get ${name}: no such volume`);
+    },
+  });
+  const cv = { Name: 'cv', Driver: 'csi', Scope: 'global', ClusterVolume: { ID: 'abc' } };
+  let manager = true;
+  const clusterCalls: Array<[string, ...unknown[]]> = [];
+  const cluster: ClusterVolumesBackend = {
+    isManager: () => manager,
+    listVolumes: async () => (clusterCalls.push(['list']), [cv]),
+    getVolume: async (ref) => {
+      clusterCalls.push(['get', ref]);
+      if (ref !== 'cv') throw notFound(`volume ${ref} not found`);
+      return cv;
+    },
+    createVolume: async (req) => (clusterCalls.push(['create', req]), cv),
+    updateVolume: async (ref, version, body) => void clusterCalls.push(['update', ref, version, body]),
+    removeVolume: async (ref, force) => void clusterCalls.push(['remove', ref, force]),
+  };
+  const h = new RouteHarness((r) => registerVolumeRoutes(r, local.backend, cluster));
+  after(() => h.close());
+  const last = () => clusterCalls.at(-1);
+
+  test('list: cluster volumes after the local ones from 1.42; a cluster failure is a warning', async () => {
+    assert.deepEqual((await h.request('GET', '/v1.41/volumes')).json.Volumes, [view]);
+    assert.deepEqual((await h.request('GET', '/v1.42/volumes')).json.Volumes, [view, cv]);
+    manager = false;
+    assert.deepEqual((await h.request('GET', '/v1.42/volumes')).json.Volumes, [view], 'not a manager: local only');
+    manager = true;
+    const failing = cluster.listVolumes;
+    cluster.listVolumes = async () => {
+      throw new Error('store down');
+    };
+    assert.deepEqual((await h.request('GET', '/v1.51/volumes')).json, { Volumes: [view], Warnings: ['store down'] });
+    cluster.listVolumes = failing;
+  });
+
+  test('inspect: the local volume first, the cluster one when none is local, from 1.42', async () => {
+    assert.equal((await h.request('GET', '/v1.42/volumes/v1')).json.Name, 'v1');
+    const old = await h.request('GET', '/v1.41/volumes/cv');
+    assert.equal(old.status, 404);
+    assert.equal(old.json.message, 'get cv: no such volume');
+    assert.deepEqual((await h.request('GET', '/v1.42/volumes/cv')).json, cv);
+    const none = await h.request('GET', '/v1.42/volumes/zz');
+    assert.deepEqual([none.status, none.json.message], [404, 'volume zz not found']);
+  });
+
+  test('create: a ClusterVolumeSpec makes a cluster volume from 1.42 (decoded as Go does); before, a local one', async () => {
+    const body = {
+      Name: 'cv',
+      Driver: 'csi',
+      ClusterVolumeSpec: { accessmode: { Scope: 'single', mountvolume: {} }, Availability: 'pause' },
+    };
+    const r = await h.request('POST', '/v1.42/volumes/create', { body });
+    assert.equal(r.status, 201);
+    assert.deepEqual(last(), [
+      'create',
+      { Name: 'cv', Driver: 'csi', ClusterVolumeSpec: { AccessMode: { Scope: 'single', MountVolume: {} }, Availability: 'pause' } },
+    ]);
+    const n = clusterCalls.length;
+    assert.equal((await h.request('POST', '/v1.41/volumes/create', { body })).status, 201);
+    assert.equal(clusterCalls.length, n, 'not the cluster before 1.42');
+    assert.deepEqual(local.calls.at(-1), { method: 'create', args: [{ Name: 'cv', Driver: 'csi' }] });
+    const bad = await h.request('POST', '/v1.42/volumes/create', {
+      body: { Name: 'x', ClusterVolumeSpec: { CapacityRange: { LimitBytes: 'big' } } },
+    });
+    assert.equal(bad.status, 400);
+    assert.match(bad.json.message, /LimitBytes/);
+  });
+
+  test('remove: the cluster volume when no local one was found (or with force), from 1.42', async () => {
+    assert.equal((await h.request('DELETE', '/v1.42/volumes/v1')).status, 204);
+    const n = clusterCalls.length;
+    assert.equal(clusterCalls.length, n, 'a local volume removed: the cluster is not asked');
+    assert.equal((await h.request('DELETE', '/v1.42/volumes/cv')).status, 204);
+    assert.deepEqual(last(), ['remove', 'cv', false]);
+    assert.equal((await h.request('DELETE', '/v1.42/volumes/v1?force=1')).status, 204);
+    assert.deepEqual(last(), ['remove', 'v1', true]);
+    const old = await h.request('DELETE', '/v1.41/volumes/cv');
+    assert.deepEqual([old.status, old.json.message], [404, 'get cv: no such volume']);
+  });
+
+  test('update: 503 off a manager; the version parsed as Go does; the body decoded', async () => {
+    manager = false;
+    const off = await h.request('PUT', '/v1.42/volumes/abc?version=3', { body: {} });
+    assert.deepEqual([off.status, off.json.message], [503, 'volume update only valid for cluster volumes, but swarm is unavailable']);
+    manager = true;
+    const bad = await h.request('PUT', '/v1.42/volumes/abc?version=x', { body: {} });
+    assert.deepEqual(
+      [bad.status, bad.json.message],
+      [400, `invalid swarm object version 'x': strconv.ParseUint: parsing "x": invalid syntax`],
+    );
+    const ok = await h.request('PUT', '/v1.42/volumes/abc?version=3', { body: { spec: { availability: 'drain' } } });
+    assert.equal(ok.status, 200);
+    assert.deepEqual(last(), ['update', 'abc', 3, { Spec: { Availability: 'drain' } }]);
   });
 });

@@ -1,3 +1,6 @@
+// The build context through the one tree extractor (images/tar-tree.ts, which ADD and docker cp use
+// too), with the context's options: names cleaned as inside a chroot, .dockerignore applied.
+//
 // The build context: a tar stream (plain, gzip, bzip2, xz, zstd — sniffed by magic bytes) unpacked
 // into an empty directory, streaming (one entry at a time, file data in writes of at most 1 MiB).
 // Names are cleaned as dockerd's unpack inside a chroot of the context sees them: `../a` and `/a`
@@ -6,7 +9,8 @@
 // root (copy.ts). Refused with a 400 before anything is written for the entry: entries beneath a
 // symlink of the archive, hard links whose target lies through a symlink. Modes, owners (when running as root), symlinks, hard links and mtimes
 // are kept; device nodes and FIFOs are skipped (a context has no use for them). File data goes
-// through one reused buffer (file-writer.ts): memory per chunk is O(1) and nothing outlives it.
+// through one reused buffer, metadata and directory times as every extractor sets them
+// (images/tar-disk.ts): memory per chunk is O(1) and nothing outlives it.
 //
 // .dockerignore is applied while extracting, in one pass: the ignore files' paths are known before
 // the stream starts (`.dockerignore`, and `<Dockerfile>.dockerignore`, which wins), so an entry is
@@ -16,22 +20,12 @@
 // So nothing ignored ever reaches COPY, and memory holds only one entry plus the list of
 // directories (their mtimes are set last). The alternative, spooling the tar to read it twice,
 // would double the disk traffic of every build for a case clients do not produce.
-//
-// Filesystem calls are synchronous on purpose (as in daemon/archive/extract.ts, measured there):
-// each is a short metadata call or a write of ≤ 1 MiB, and a thread-pool hop per call made
-// many-file extraction several times slower.
-import {
-  chmodSync, closeSync, constants, fchmodSync, fchownSync, futimesSync, lchownSync, linkSync, lstatSync, lutimesSync, mkdirSync, openSync, readdirSync,
-  realpathSync, rmSync, rmdirSync, symlinkSync, writeSync, writevSync,
-} from 'node:fs';
-import { posix } from 'node:path';
+import { readdirSync, realpathSync } from 'node:fs';
 import { invalidParameter } from '../../errors.ts';
-import { decompressed } from '../../images/decompress.ts';
-import { readTar, TarPathGuard, type TarHeader } from '../../images/tar-reader.ts';
-import { EntryFileWriter } from './file-writer.ts';
-import { dockerfileIgnorePath, goClean, IgnoreMatcher, IgnorePatternError } from '../../wire/dockerignore.ts';
-import { setImmediate as nextTurn } from 'node:timers/promises';
-import { collectingEvery } from '../../util/heap-trim.ts';
+import { extractTree, type ExtractResult } from '../../images/tar-tree.ts';
+import { goClean } from '../../wire/dockerignore.ts';
+
+export type { ExtractResult };
 
 export interface ExtractOptions {
   /** The Dockerfile's path in the context (default `Dockerfile`): it and the ignore files are always kept. */
@@ -43,38 +37,6 @@ export interface ExtractOptions {
   signal?: AbortSignal;
 }
 
-export interface ExtractResult {
-  /** Entries written (directories, files, links). */
-  entries: number;
-  /** Bytes of file data written. */
-  bytes: number;
-  /** Entries skipped: ignored by .dockerignore, or devices and FIFOs. */
-  skipped: number;
-  /** The ignore file that applied, if any, and its matcher (empty when none). */
-  ignoreFile?: string;
-  ignore: IgnoreMatcher;
-}
-
-const bad = (msg: string) => invalidParameter(`invalid build context: ${msg}`);
-/** An ignore file larger than this is not a list of patterns. */
-const MAX_IGNORE_FILE = 4 << 20;
-
-async function readSmall(body: AsyncIterable<Buffer>, name: string): Promise<Buffer> {
-  const parts: Buffer[] = [];
-  let n = 0;
-  for await (const c of body) {
-    n += c.length;
-    if (n > MAX_IGNORE_FILE) throw bad(`${name} is larger than ${MAX_IGNORE_FILE} bytes`);
-    parts.push(c);
-  }
-  return Buffer.concat(parts);
-}
-
-function writeAll(fd: number, pending: Buffer[], size: number): void {
-  let written = writevSync(fd, pending);
-  while (written < size) written += writeSync(fd, Buffer.concat(pending).subarray(written));
-}
-
 /**
  * Unpacks a build context tar into `dir` (which must exist and be empty). On an error the directory
  * holds what was unpacked so far: the caller removes it.
@@ -82,189 +44,12 @@ function writeAll(fd: number, pending: Buffer[], size: number): void {
 export async function extractContext(source: AsyncIterable<Uint8Array>, dir: string, opts: ExtractOptions = {}): Promise<ExtractResult> {
   const root = realpathSync(dir);
   if (readdirSync(root).length) throw invalidParameter(`context directory ${dir} is not empty`);
-  const dockerfile = goClean((opts.dockerfile || 'Dockerfile').replace(/^\/+/, ''));
-  const dfIgnore = dockerfileIgnorePath(dockerfile);
-  const alwaysKept = new Set(['.dockerignore', dfIgnore, dockerfile]);
-  const applyIgnore = opts.applyIgnore !== false;
-  const owners = opts.preserveOwners ?? process.getuid?.() === 0;
-  const guard = new TarPathGuard({ absoluteSymlinks: true, rooted: true });
-  const writer = new EntryFileWriter();
-  const dirs = new Set<string>(['']);
-  const dirTimes: Array<[string, number]> = [];
-  const result: ExtractResult = { entries: 0, bytes: 0, skipped: 0, ignore: new IgnoreMatcher([]) };
-  let matcherFrom: string | undefined;
-  let sweep = false;
-  const abs = (rel: string) => (rel === '' ? root : `${root}/${rel}`);
-
-  const ensureParents = (rel: string): void => {
-    const parent = posix.dirname(rel);
-    if (parent === '.' || dirs.has(parent)) return;
-    ensureParents(parent);
-    const st = lstatOrNull(abs(parent));
-    if (!st) mkdirSync(abs(parent), { mode: 0o755 });
-    else if (!st.isDirectory()) throw bad(`${parent} is not a directory`);
-    dirs.add(parent);
-  };
-
-  // Entries already buffered follow each other in microtasks only: other requests get a turn
-  // every ~20 ms (a tar of small files held the event loop ~80 ms at a time).
-  let sliceStart = performance.now();
-  // Each chunk is written out before the next is read: young collections keep the dead ones (and
-  // a decompressor's) from piling up until V8 notices their off-heap memory (collectingEvery).
-  for await (const { header: h, body } of readTar(collectingEvery(decompressed(source)), { stopAtEnd: true })) {
-    if (performance.now() - sliceStart > 20) {
-      await nextTurn();
-      sliceStart = performance.now();
-    }
-    if (opts.signal?.aborted) throw opts.signal.reason ?? new Error('aborted');
-    const rel = guard.check(h);
-    if (rel === '' || h.kind === 'other') continue;
-    const isIgnoreFile = applyIgnore && h.kind === 'file' && (rel === '.dockerignore' || rel === dfIgnore);
-    if (!isIgnoreFile && !alwaysKept.has(rel) && result.ignore.ignores(rel)) {
-      result.skipped++;
-      continue;
-    }
-    if (h.kind === 'char' || h.kind === 'block' || h.kind === 'fifo') {
-      result.skipped++;
-      continue;
-    }
-    ensureParents(rel);
-    const target = abs(rel);
-    /**
-     * Runs `make` (which creates `target`); when something is already there (an archive may hold a
-     * path twice), replaces it — unless both are directories — and runs it again. Trying first
-     * saves an lstat per entry in the common case of a new path.
-     */
-    const place = <T>(make: () => T): T => {
-      try {
-        return make();
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      }
-      if (h.kind === 'directory' && lstatOrNull(target)?.isDirectory()) return undefined as T;
-      rmSync(target, { recursive: true, force: true });
-      for (const d of dirs) if (d === rel || d.startsWith(`${rel}/`)) dirs.delete(d);
-      return make();
-    };
-    if (isIgnoreFile) {
-      const data = await readSmall(body, rel);
-      place(() => writeFileSync(target, [data], data.length));
-      result.bytes += data.length;
-      // The Dockerfile's own ignore file wins over the root one, whichever comes first.
-      if (rel === dfIgnore || matcherFrom !== dfIgnore) {
-        try {
-          result.ignore = IgnoreMatcher.fromFile(data.toString('utf8'));
-        } catch (e) {
-          throw e instanceof IgnorePatternError ? invalidParameter(e.message) : e;
-        }
-        matcherFrom = rel;
-        if (result.entries > 0) sweep = true;
-      }
-    } else {
-      result.bytes += await createEntry(root, target, h, body, place, writer, owners, guard);
-    }
-    result.entries++;
-    // A link has its target's metadata; a regular file got its own through its descriptor.
-    if (h.kind === 'link' || (h.kind === 'file' && !isIgnoreFile)) continue;
-    if (owners) lchownSync(target, h.uid, h.gid);
-    if (h.kind !== 'symlink') chmodSync(target, h.mode & 0o7777); // after chown, which clears setuid
-    if (h.kind === 'directory') {
-      dirs.add(rel);
-      dirTimes.push([target, h.mtime]);
-    } else {
-      lutimesSync(target, h.mtime, h.mtime);
-    }
-  }
-  if (matcherFrom !== undefined) result.ignoreFile = matcherFrom;
-  if (sweep) result.skipped += sweepIgnored(root, '', result.ignore, alwaysKept);
-  // Directory times last: creating their entries changed them.
-  for (let i = dirTimes.length - 1; i >= 0; i--) {
-    const [p, mtime] = dirTimes[i]!;
-    try {
-      lutimesSync(p, mtime, mtime);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err; // removed by a later entry or the sweep
-    }
-  }
-  return result;
-}
-
-function lstatOrNull(p: string) {
-  return lstatSync(p, { throwIfNoEntry: false }) ?? null;
-}
-
-/** Creates `target` (never through a symlink: O_EXCL|O_NOFOLLOW) holding `chunks`; the mode is set later. */
-function writeFileSync(target: string, chunks: Buffer[], size: number): void {
-  const fd = openSync(target, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-  try {
-    if (size) writeAll(fd, chunks, size);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** Creates one entry (through `place`, which replaces what is there); returns the bytes of file data written. */
-async function createEntry(
-  root: string, target: string, h: TarHeader, body: AsyncIterable<Buffer>, place: <T>(make: () => T) => T, writer: EntryFileWriter, owners: boolean, guard: TarPathGuard,
-): Promise<number> {
-  switch (h.kind) {
-    case 'directory':
-      place(() => mkdirSync(target, { mode: 0o700 }));
-      return 0;
-    case 'symlink':
-      place(() => symlinkSync(h.linkname, target));
-      return 0;
-    case 'link': {
-      const linkRel = guard.entryPath(h.linkname);
-      const src = linkRel === '' ? root : `${root}/${linkRel}`;
-      if (src === target) throw bad(`hard link ${JSON.stringify(h.name)} points to itself`);
-      const st = lstatOrNull(src);
-      if (!st) throw bad(`hard link ${JSON.stringify(h.name)} -> ${JSON.stringify(h.linkname)}: target not found (ignored or not in the archive)`);
-      if (st.isDirectory()) throw bad(`hard link ${JSON.stringify(h.name)} -> ${JSON.stringify(h.linkname)} is a directory`);
-      // The target's directory must be inside the root through real directories only.
-      const parent = realpathSync(posix.dirname(src));
-      if (parent !== root && !parent.startsWith(`${root}/`)) throw bad(`hard link ${JSON.stringify(h.name)} -> ${JSON.stringify(h.linkname)} points outside the context`);
-      place(() => linkSync(src, target));
-      return 0;
-    }
-    default: {
-      const fd = place(() => openSync(target, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600));
-      try {
-        const n = await writer.write(fd, body);
-        // Through the descriptor: no path walk per call (10 000 files: ~0.1 s less).
-        if (owners) fchownSync(fd, h.uid, h.gid);
-        fchmodSync(fd, h.mode & 0o7777); // after chown, which clears setuid
-        futimesSync(fd, h.mtime, h.mtime); // after the data, whose writes set the mtime
-        return n;
-      } finally {
-        closeSync(fd);
-      }
-    }
-  }
-}
-
-/**
- * Removes what `matcher` ignores under `rel` (used when an ignore file arrived after entries it
- * ignores). A directory that is ignored is removed whole unless exceptions could keep something
- * inside it; then it is walked, and removed if nothing was kept. Returns the entries removed.
- */
-function sweepIgnored(root: string, rel: string, matcher: IgnoreMatcher, keep: Set<string>): number {
-  let removed = 0;
-  const dir = rel === '' ? root : `${root}/${rel}`;
-  for (const ent of readdirSync(dir, { withFileTypes: true })) {
-    const childRel = rel === '' ? ent.name : `${rel}/${ent.name}`;
-    if (keep.has(childRel)) continue;
-    const ignored = matcher.ignores(childRel);
-    if (ent.isDirectory() && (!ignored || matcher.hasExceptions)) {
-      removed += sweepIgnored(root, childRel, matcher, keep);
-      if (ignored && readdirSync(`${dir}/${ent.name}`).length === 0) {
-        rmdirSync(`${dir}/${ent.name}`);
-        removed++;
-      }
-    } else if (ignored) {
-      rmSync(`${dir}/${ent.name}`, { recursive: true, force: true });
-      removed++;
-    }
-  }
-  return removed;
+  return extractTree(source, root, {
+    rooted: true,
+    owners: opts.preserveOwners ?? process.getuid?.() === 0,
+    ...(opts.applyIgnore !== false ? { ignore: { dockerfile: goClean((opts.dockerfile || 'Dockerfile').replace(/^\/+/, '')) } } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    stopAtEnd: true,
+    what: 'invalid build context',
+  });
 }

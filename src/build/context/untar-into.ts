@@ -4,13 +4,11 @@
 // here every parent directory is resolved inside the root (symlinks of the image followed without
 // leaving it) and the last component is never followed. Entries with `..`, absolute names, links
 // leading out or entries beneath a symlink of the archive are refused (400).
-import { createReadStream, chmodSync, closeSync, constants, lchownSync, linkSync, lstatSync, lutimesSync, mkdirSync, openSync, rmSync, symlinkSync } from 'node:fs';
-import { posix } from 'node:path';
-import { invalidParameter } from '../../errors.ts';
+import { createReadStream } from 'node:fs';
 import { decompressed } from '../../images/decompress.ts';
-import { readTar, safeEntryPath, TarPathGuard } from '../../images/tar-reader.ts';
+import { isTarHeader } from '../../wire/tar-header.ts';
+import { extractTree } from '../../images/tar-tree.ts';
 import { followSymlinkInScope } from './scoped-path.ts';
-import { EntryFileWriter } from './file-writer.ts';
 
 /** Whether the file is a tar archive, compressed or not (dockerd's IsArchivePath: a readable first header). */
 export async function isArchive(path: string): Promise<boolean> {
@@ -21,7 +19,7 @@ export async function isArchive(path: string): Promise<boolean> {
       head = Buffer.concat([head, chunk]);
       if (head.length >= 512) break;
     }
-    return head.length >= 512 && validHeader(head.subarray(0, 512));
+    return isTarHeader(head);
   } catch {
     return false; // not decompressible: not an archive, copied as a file
   } finally {
@@ -29,82 +27,18 @@ export async function isArchive(path: string): Promise<boolean> {
   }
 }
 
-function validHeader(h: Buffer): boolean {
-  if (h.every((b) => b === 0)) return false;
-  const field = h.toString('latin1', 148, 156).replace(/[\0 ]+$/g, '').trim();
-  if (!/^[0-7]+$/.test(field)) return false;
-  const stored = parseInt(field, 8);
-  let sum = 0;
-  for (let i = 0; i < 512; i++) sum += i >= 148 && i < 156 ? 0x20 : h[i]!;
-  return stored === sum;
-}
-
-/** Extracts `file` into `destDir` (a real directory inside `root`). */
+/**
+ * Extracts `file` into `destDir` (a real directory inside `root`) with the one tree extractor
+ * (images/tar-tree.ts): names that lead out refused, directories on the way resolved inside `root`.
+ */
 export async function untarInto(file: string, destDir: string, root: string): Promise<{ entries: number }> {
-  const guard = new TarPathGuard({ absoluteSymlinks: true });
-  const parents = new Map<string, string>([['', destDir]]);
-  const dirTimes: Array<[string, number]> = [];
-  const writer = new EntryFileWriter();
-  let entries = 0;
-  /** The real directory for `rel` (created 0755 when missing), resolved inside the root. */
-  const dirFor = (rel: string): string => {
-    const known = parents.get(rel);
-    if (known) return known;
-    const parent = dirFor(posix.dirname(rel) === '.' ? '' : posix.dirname(rel));
-    const real = followSymlinkInScope(`${parent}/${posix.basename(rel)}`, root);
-    const st = lstatSync(real, { throwIfNoEntry: false });
-    if (!st) mkdirSync(real, { mode: 0o755 });
-    else if (!st.isDirectory()) throw invalidParameter(`failed to extract archive: ${rel} is not a directory`);
-    parents.set(rel, real);
-    return real;
-  };
-  for await (const { header: h, body } of readTar(decompressed(createReadStream(file) as AsyncIterable<Buffer>))) {
-    const rel = guard.check(h);
-    if (rel === '' || h.kind === 'other' || h.kind === 'char' || h.kind === 'block' || h.kind === 'fifo') continue;
-    const dir = dirFor(posix.dirname(rel) === '.' ? '' : posix.dirname(rel));
-    const target = `${dir}/${posix.basename(rel)}`;
-    const existing = lstatSync(target, { throwIfNoEntry: false });
-    if (existing && !(existing.isDirectory() && h.kind === 'directory')) {
-      rmSync(target, { recursive: true, force: true });
-      for (const k of parents.keys()) if (k === rel || k.startsWith(`${rel}/`)) parents.delete(k);
-    }
-    switch (h.kind) {
-      case 'directory':
-        if (!existing?.isDirectory()) mkdirSync(target, { mode: 0o700 });
-        parents.set(rel, target);
-        dirTimes.push([target, h.mtime]);
-        break;
-      case 'symlink':
-        symlinkSync(h.linkname, target);
-        break;
-      case 'link': {
-        const linkRel = safeEntryPath(h.linkname);
-        const ldir = dirFor(posix.dirname(linkRel) === '.' ? '' : posix.dirname(linkRel));
-        linkSync(`${ldir}/${posix.basename(linkRel)}`, target);
-        break;
-      }
-      default: {
-        const fd = openSync(target, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-        try {
-          await writer.write(fd, body);
-        } finally {
-          closeSync(fd);
-        }
-      }
-    }
-    entries++;
-    if (h.kind === 'link') continue;
-    lchownSync(target, h.uid, h.gid);
-    if (h.kind !== 'symlink') chmodSync(target, h.mode & 0o7777);
-    if (h.kind !== 'directory') lutimesSync(target, h.mtime, h.mtime);
-  }
-  for (let i = dirTimes.length - 1; i >= 0; i--) {
-    const [p, t] = dirTimes[i]!;
-    try {
-      lutimesSync(p, t, t);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err; // replaced by a later entry
-    }
-  }
-  return { entries };
+  const r = await extractTree(createReadStream(file) as AsyncIterable<Buffer>, destDir, {
+    rooted: false,
+    follow: (p) => followSymlinkInScope(p, root),
+    within: root,
+    owners: true,
+    stopAtEnd: true,
+    what: 'failed to extract archive',
+  });
+  return { entries: r.entries };
 }

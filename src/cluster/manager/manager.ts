@@ -27,6 +27,7 @@ import type { EventPublisher } from '../../events/bus.ts';
 import { LOCK_TTL_S, ORCHESTRATOR_LOCK, OrchestratorLoop } from './orchestrator-loop.ts';
 import { RecordMode } from '../store/record-mode.ts';
 import { clusterDataKey, FileObjectsApi, fileObjectHooks } from './secrets-api.ts';
+import { ClusterVolumesApi } from './volumes-api.ts';
 import { ServicesApi, type AgentSyncRequest, type SyncAnswer } from './services-api.ts';
 import { checkSpec, clusterView, HEARTBEAT_PERIOD_NS, withDefaults, type ClusterRecord } from '../ca/swarm-object.ts';
 import { newJoinToken, parseJoinToken, sameToken } from '../ca/tokens.ts';
@@ -94,6 +95,7 @@ export class Manager {
   readonly services: ServicesApi;
   readonly secrets: FileObjectsApi;
   readonly configs: FileObjectsApi;
+  readonly volumes: ClusterVolumesApi;
   private readonly loop: OrchestratorLoop;
   /** The cluster CA as heartbeat answers give it, from this manager's own beat (no read per heartbeat). */
   private caView: { trustRoot: string; issuerKey: string } | null = null;
@@ -121,6 +123,7 @@ export class Manager {
     const services = () => this.services.services();
     this.secrets = new FileObjectsApi('secrets', store, env.events, key, services);
     this.configs = new FileObjectsApi('configs', store, env.events, key, services);
+    this.volumes = new ClusterVolumesApi(store);
     this.services = new ServicesApi(store, env.events, fileObjectHooks(this.secrets, this.configs), this.log);
     this.loop = new OrchestratorLoop(
       {

@@ -5,28 +5,15 @@
 // symlinks are allowed, as in dockerd: they are created, never followed here, and resolve inside
 // the container's own root when it uses them.
 //
-// The filesystem calls are synchronous on purpose: each is a short metadata call or a write of about
-// 1 MiB, and a thread-pool hop for every one of them made an upload of many files two to three times
-// slower on a busy machine (measured), while the event loop only waits that long here.
-import {
-  chmodSync,
-  closeSync,
-  constants,
-  lchownSync,
-  linkSync,
-  lutimesSync,
-  mkdirSync,
-  openSync,
-  rmSync,
-  symlinkSync,
-  writeSync,
-  writevSync,
-} from 'node:fs';
+// The extraction itself is the one tree extractor's (images/tar-tree.ts), with the container's
+// view as its layout: every path goes through the container's mounts, is checked writable, and a
+// symlink of the container on the way refuses the entry; owners given or mapped; device nodes made.
+import { mkdirSync } from 'node:fs';
 import { invalidParameter } from '../../errors.ts';
-import { readTar, safeEntryPath, TarPathGuard, type TarHeader } from '../../images/tar-reader.ts';
+import type { TarHeader } from '../../images/tar-reader.ts';
+import { extractTree, type TreeLayout } from '../../images/tar-tree.ts';
 import { checkWritable, hostPath, lstatInSync, type ContainerView } from './view.ts';
 import { runCommand } from '../../util/helper-shell.ts';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 
 export interface ExtractOptions {
   /** Refuse to replace a directory with a non-directory and the reverse. */
@@ -41,25 +28,11 @@ const bad = (msg: string) => invalidParameter(msg);
 const join = (dir: string, rel: string) => (rel === '' ? dir : dir === '/' ? `/${rel}` : `${dir}/${rel}`);
 const under = (p: string, dir: string) => p === dir || p.startsWith(dir === '/' ? '/' : `${dir}/`);
 
-export async function extractArchive(
-  view: ContainerView,
-  dest: string,
-  source: AsyncIterable<Buffer>,
-  opts: ExtractOptions,
-): Promise<void> {
-  const guard = new TarPathGuard({ absoluteSymlinks: true });
-  /** Directories known to be real directories (created or checked during this extraction). */
-  const verified = new Set<string>([dest]);
-  const dirTimes: Array<{ host: string; mtime: number }> = [];
-
-  /** Every directory between dest and cpath exists as a real directory (created when missing). */
-  const ensureParents = (cpath: string, entryName: string, create: boolean): void => {
-    const rel = cpath.slice(dest === '/' ? 1 : dest.length + 1).split('/');
-    rel.pop();
-    let cur = dest;
-    for (const part of rel) {
-      cur = join(cur, part);
-      if (verified.has(cur)) continue;
+/** The container's view as the tree extractor's layout: paths through its mounts, with its checks. */
+function viewLayout(view: ContainerView, dest: string, opts: ExtractOptions): TreeLayout {
+  return {
+    dir(rel, _parentHost, entryName, create) {
+      const cur = join(dest, rel);
       const st = lstatInSync(view, cur);
       if (!st) {
         if (!create) throw bad(`invalid tar archive: ${JSON.stringify(entryName)}: ${cur} does not exist`);
@@ -70,138 +43,67 @@ export async function extractArchive(
       } else if (!st.isDirectory()) {
         throw bad(`invalid tar archive: entry ${JSON.stringify(entryName)}: ${cur} is not a directory`);
       }
-      verified.add(cur);
-    }
-  };
-
-  // Entries already buffered follow each other in microtasks only: other requests get a turn
-  // every ~20 ms (a tar of small files held the event loop ~80 ms at a time).
-  let sliceStart = performance.now();
-  for await (const { header: h, body } of readTar(source)) {
-    if (performance.now() - sliceStart > 20) {
-      await nextTurn();
-      sliceStart = performance.now();
-    }
-    const rel = guard.check(h);
-    if (h.kind === 'other') continue; // PAX/GNU extensions we do not act on
-    if (rel === '') continue; // the archive's "./": the target directory itself stays as it is
-    const cpath = join(dest, rel);
-    ensureParents(cpath, h.name, true);
-    checkWritable(view, cpath);
-    const host = hostPath(view, cpath);
-    const existing = lstatInSync(view, cpath);
-    const isDir = h.kind === 'directory';
-    if (existing) {
-      if (opts.noOverwriteDirNonDir && existing.isDirectory() && !isDir)
+      return hostPath(view, cur);
+    },
+    entry(rel) {
+      const cpath = join(dest, rel);
+      checkWritable(view, cpath);
+      lstatInSync(view, cpath); // a name the kernel would refuse (too long) is a 400 before anything is written
+      return hostPath(view, cpath);
+    },
+    replacing(rel, existingIsDir, h) {
+      const cpath = join(dest, rel);
+      const isDir = h.kind === 'directory';
+      if (opts.noOverwriteDirNonDir && existingIsDir && !isDir)
         throw bad(`cannot overwrite directory "${cpath}" with non-directory "${h.name}"`);
-      if (opts.noOverwriteDirNonDir && !existing.isDirectory() && isDir)
+      if (opts.noOverwriteDirNonDir && !existingIsDir && isDir)
         throw bad(`cannot overwrite non-directory "${cpath}" with directory "${h.name}"`);
-      if (!(existing.isDirectory() && isDir)) {
-        // Never remove a mount point or anything holding one (a volume's content would go with it).
-        if (view.mounts.some((m) => under(m.destination, cpath)))
-          throw bad(`cannot replace ${cpath}: a volume or bind mount is mounted there`);
-        rmSync(host, { recursive: true, force: true });
-        for (const v of verified) if (under(v, cpath)) verified.delete(v);
-      }
-    }
-    const created = await createEntry(view, dest, cpath, host, h, body, !!existing?.isDirectory() && isDir, ensureParents);
-    if (!created || h.kind === 'link') continue; // the linked file's metadata stays as its own entry set it
-    const uid = opts.chown?.uid ?? h.uid;
-    const gid = opts.chown?.gid ?? h.gid;
-    lchownSync(host, opts.toHost ? opts.toHost.uid(uid) : uid, opts.toHost ? opts.toHost.gid(gid) : gid);
-    if (h.kind !== 'symlink') chmodSync(host, h.mode & 0o7777); // after chown, which clears setuid
-    if (isDir) {
-      verified.add(cpath);
-      dirTimes.push({ host, mtime: h.mtime });
-    } else {
-      lutimesSync(host, h.mtime, h.mtime);
-    }
-  }
-  // Directory times last: creating their entries changed them.
-  for (const d of dirTimes.reverse()) {
-    try {
-      lutimesSync(d.host, d.mtime, d.mtime);
-    } catch {
-      // replaced by a later entry
-    }
-  }
+      // Never remove a mount point or anything holding one (a volume's content would go with it).
+      if (view.mounts.some((m) => under(m.destination, cpath)))
+        throw bad(`cannot replace ${cpath}: a volume or bind mount is mounted there`);
+    },
+  };
 }
 
-/** A file's content, gathered into writes of about 1 MiB. */
-async function writeFile(host: string, body: AsyncIterable<Buffer>): Promise<void> {
-  const fd = openSync(host, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-  try {
-    let pending: Buffer[] = [];
-    let size = 0;
-    const flush = () => {
-      let written = writevSync(fd, pending);
-      // A short write: the rest goes after it.
-      while (written < size) written += writeSync(fd, Buffer.concat(pending).subarray(written));
-      pending = [];
-      size = 0;
-    };
-    for await (const chunk of body) {
-      pending.push(chunk);
-      size += chunk.length;
-      if (size >= 1 << 20) flush();
-    }
-    if (size) flush();
-  } finally {
-    closeSync(fd);
-  }
-}
-
-async function createEntry(
+export async function extractArchive(
   view: ContainerView,
   dest: string,
-  cpath: string,
-  host: string,
-  h: TarHeader,
-  body: AsyncIterable<Buffer>,
-  keepDir: boolean,
-  ensureParents: (cpath: string, entryName: string, create: boolean) => void,
-): Promise<boolean> {
-  switch (h.kind) {
-    case 'directory':
-      if (!keepDir) mkdirSync(host, { mode: 0o700 });
-      return true;
-    case 'file':
-      await writeFile(host, body);
-      return true;
-    case 'symlink':
-      symlinkSync(h.linkname, host);
-      return true;
-    case 'link': {
-      const target = join(dest, safeEntryPath(h.linkname));
-      ensureParents(target, h.name, false);
-      const st = lstatInSync(view, target);
-      if (!st) throw bad(`invalid tar archive: hard link ${JSON.stringify(h.name)} -> ${JSON.stringify(h.linkname)}: no such file`);
-      if (st.isDirectory())
-        throw bad(`invalid tar archive: hard link ${JSON.stringify(h.name)} -> ${JSON.stringify(h.linkname)} is a directory`);
-      linkSync(hostPath(view, target), host);
-      return true;
-    }
-    case 'char':
-    case 'block':
-    case 'fifo': {
-      const type = h.kind === 'char' ? 'c' : h.kind === 'block' ? 'b' : 'p';
-      try {
-        await runCommand('mknod', [
-          '-m',
-          (h.mode & 0o777).toString(8),
-          host,
-          type,
-          ...(type === 'p' ? [] : [String(h.devmajor), String(h.devminor)]),
-        ]);
-      } catch (err) {
-        // Where the kernel refuses the node (a device cgroup, a user namespace), dockerd's
-        // extraction skips it and goes on ("skipping device nodes in a userns"): the copy
-        // succeeds without it, never a 500.
-        if (/Operation not permitted/i.test((err as Error).message)) return false;
-        throw err;
-      }
-      return true;
-    }
+  source: AsyncIterable<Buffer>,
+  opts: ExtractOptions,
+): Promise<void> {
+  await extractTree(source, hostPath(view, dest), {
+    rooted: false,
+    layout: viewLayout(view, dest, opts),
+    // Directories on the way are the container's real ones (the layout refuses symlinks), mounts included.
+    within: '/',
+    owners: (h) => {
+      const uid = opts.chown?.uid ?? h.uid;
+      const gid = opts.chown?.gid ?? h.gid;
+      return opts.toHost ? { uid: opts.toHost.uid(uid), gid: opts.toHost.gid(gid) } : { uid, gid };
+    },
+    devices: 'make',
+    mknod,
+    what: 'invalid tar archive',
+  });
+}
+
+/** A device node or FIFO; false where the kernel refuses it. */
+async function mknod(host: string, h: TarHeader): Promise<boolean> {
+  const type = h.kind === 'char' ? 'c' : h.kind === 'block' ? 'b' : 'p';
+  try {
+    await runCommand('mknod', [
+      '-m',
+      (h.mode & 0o777).toString(8),
+      host,
+      type,
+      ...(type === 'p' ? [] : [String(h.devmajor), String(h.devminor)]),
+    ]);
+    return true;
+  } catch (err) {
+    // Where the kernel refuses the node (a device cgroup, a user namespace), dockerd's extraction
+    // skips it and goes on ("skipping device nodes in a userns"): the copy succeeds without it,
+    // never a 500.
+    if (/Operation not permitted/i.test((err as Error).message)) return false;
+    throw err;
   }
-  return false; // other kinds (PAX/GNU extensions) were skipped before
 }

@@ -274,3 +274,76 @@ export function pluginLogInfo(rec: ContainerRecord): LogPluginInfo {
     DaemonName: 'docker', // as dockerd names itself to plugins
   };
 }
+
+// ---- what each part uses -------------------------------------------------------------------------
+// Each part of the service takes the narrow view of this state it works with, named here (structural
+// types: the one ContainerContext satisfies them all), so what a part may touch — which maps, which
+// helpers, which of the service's collaborators — reads at its constructor, and a part that starts
+// using more says so in this list.
+
+export type Deps<K extends keyof ContainerServiceDeps> = { readonly d: Pick<ContainerServiceDeps, K> };
+
+/** queries.ts: list, inspect, sizes. */
+export type QueryState = Pick<ContainerContext, 'find' | 'recs' | 'unknownState'> &
+  Deps<'client' | 'execs' | 'images' | 'log' | 'networks' | 'rootfs'>;
+
+/** create/create.ts: names reserved while a create runs, the record stored. */
+export type CreateState = Pick<ContainerContext, 'event' | 'nameHolder' | 'recs' | 'reservedNames'> &
+  Deps<'config' | 'containersDir' | 'launcher' | 'log' | 'networks' | 'rootfs' | 'store' | 'volumes'>;
+
+/** io/io.ts: logs, attach, stdin, resize. */
+export type IoState = Pick<ContainerContext, 'drivers' | 'event' | 'hub' | 'logDriverFor' | 'stdinRelays' | 'tasks'> &
+  Deps<'client' | 'log'>;
+
+/** run/stop.ts: a signal, the wait for the exit, the kill after the timeout. */
+export type StopState = Pick<ContainerContext, 'event' | 'tasks' | 'waiters'> & Deps<'client' | 'launcher' | 'log'>;
+
+/** run/removal.ts: rm, rename, prune. */
+export type RemovalState = Pick<
+  ContainerContext,
+  | 'cancelRestart'
+  | 'closeLogDriver'
+  | 'drivers'
+  | 'event'
+  | 'hubs'
+  | 'lock'
+  | 'persist'
+  | 'reconciling'
+  | 'recs'
+  | 'stdinRelays'
+  | 'waiters'
+> &
+  StopState &
+  Deps<'client' | 'containersDir' | 'events' | 'launcher' | 'log' | 'networks' | 'rootfs' | 'store' | 'volumes'>;
+
+/** run/lifecycle.ts: start, exit, restart policy, stop, kill, pause, shutdown. */
+export type LifecycleState = Pick<
+  ContainerContext,
+  | 'backoff'
+  | 'cancelRestart'
+  | 'closeLogDriver'
+  | 'event'
+  | 'find'
+  | 'hub'
+  | 'hubs'
+  | 'lock'
+  | 'openLogDriver'
+  | 'persist'
+  | 'recs'
+  | 'shuttingDown'
+  | 'startupStops'
+  | 'stdinRelays'
+  | 'stopSignal'
+  | 'tasks'
+  | 'waiters'
+> &
+  RemovalState &
+  Deps<'client' | 'launcher' | 'log' | 'runs'>;
+
+/** run/restore.ts: the reconcile after a daemon start. */
+export type RestoreState = Pick<
+  ContainerContext,
+  'hub' | 'known' | 'lock' | 'persist' | 'ready' | 'reconciling' | 'recs' | 'shuttingDown' | 'startupStops' | 'stopSignal' | 'unknownState'
+> &
+  RemovalState &
+  Deps<'client' | 'launcher' | 'log'>;

@@ -2,7 +2,7 @@
 // counters of /info and the facts the image service needs (snapshot, users of an image).
 import { usesRemap } from '../../oci/userns.ts';
 import type { ContainerSnapshot } from '../../images/container-facts.ts';
-import type { ContainerContext } from './context.ts';
+import type { Deps, QueryState } from './context.ts';
 import { compileFilters } from './filters.ts';
 import type { ContainerRecord } from './record.ts';
 import type { NetworkView } from '../../network/container-contract.ts';
@@ -11,7 +11,7 @@ import { mapLimit } from '../../util/map-limit.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 
 /** Bytes in the container's writable layer (what `size=1` and prune report). */
-export async function rwSize(ctx: ContainerContext, rec: ContainerRecord): Promise<number> {
+export async function rwSize(ctx: Deps<'client'>, rec: ContainerRecord): Promise<number> {
   return Number((await ctx.d.client.snapshots.usage(rec.Internal.snapshotKey, { snapshotter: rec.Internal.snapshotter })).size);
 }
 
@@ -19,7 +19,7 @@ export async function rwSize(ctx: ContainerContext, rec: ContainerRecord): Promi
 const LIST_SLICE_MS = 8;
 
 export class ContainerQueries {
-  constructor(private readonly ctx: ContainerContext) {}
+  constructor(private readonly ctx: QueryState) {}
 
   /**
    * docker ps. Which containers run is known only once containerd has been asked after a daemon

@@ -14,26 +14,11 @@
 // itself never fails because of the stage). An entry leading out of the layer refuses the layer.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import {
-  chmodSync,
-  chownSync,
-  closeSync,
-  fchmodSync,
-  fchownSync,
-  futimesSync,
-  lchownSync,
-  linkSync,
-  lutimesSync,
-  mkdirSync,
-  openSync,
-  rmSync,
-  symlinkSync,
-  utimesSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, linkSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { safeEntryPath, TarParser, TarPathGuard, type TarHeader } from '../tar-reader.ts';
+import { applyEntryMeta, applyFileMeta, DirTimes, openNewFile, writeChunkSync } from '../tar-disk.ts';
 import { SyncGunzip } from './sync-gunzip.ts';
 
 const STAGE_PREFIX = '.engine-unpack-';
@@ -111,7 +96,7 @@ export class LayerStage {
   private readonly dirs = new Set<string>(['']);
   /** Every path written. */
   private readonly seen = new Set<string>();
-  private readonly dirTimes: Array<[string, number]> = [];
+  private readonly dirTimes = new DirTimes();
   private readonly marks: OverlayMarks = { whiteouts: new Map(), xattrs: [] };
   /** The regular file whose content is being written. */
   private file: { fd: number; h: TarHeader } | null = null;
@@ -177,8 +162,7 @@ export class LayerStage {
         this.gunzip?.write(Buffer.alloc(0), true, this.tar); // a stream cut short throws here
         this.parser.end();
         await applyMarks(this.dir, this.marks);
-        // Directory times last: creating their children changed them.
-        for (let i = this.dirTimes.length - 1; i >= 0; i--) utimesSync(this.dirTimes[i]![0], this.dirTimes[i]![1], this.dirTimes[i]![1]);
+        this.dirTimes.apply(); // last: creating their children changed them
       } catch (err) {
         this.fail(err as Error);
       }
@@ -238,7 +222,6 @@ export class LayerStage {
   }
 
   private make(h: TarHeader, rel: string, abs: string): void {
-    const mode = h.mode & 0o7777;
     switch (h.kind) {
       case 'directory': {
         if (rel === '') return; // containerd's applier leaves the layer's root as the snapshot made it
@@ -247,27 +230,22 @@ export class LayerStage {
           mkdirSync(abs);
           this.dirs.add(rel);
         }
-        chownSync(abs, h.uid, h.gid);
-        chmodSync(abs, mode);
-        this.dirTimes.push([abs, h.mtime]);
+        applyEntryMeta(abs, h, h, this.dirTimes);
         return;
       }
       case 'file':
-        this.file = { fd: openSync(abs, 'wx', 0o600), h };
+        this.file = { fd: openNewFile(abs), h };
         return;
       case 'symlink':
         symlinkSync(h.linkname, abs);
-        lchownSync(abs, h.uid, h.gid);
-        lutimesSync(abs, h.mtime, h.mtime);
+        applyEntryMeta(abs, h, h, this.dirTimes);
         return;
       case 'link': {
         const target = safeEntryPath(h.linkname);
         if (!this.seen.has(target) || this.dirs.has(target) || target === rel) throw new GiveUp('hard link to something outside the layer');
         linkSync(join(this.dir, target), abs);
         // As containerd's applier: the link entry's owner, mode and time go to the shared inode.
-        chownSync(abs, h.uid, h.gid);
-        chmodSync(abs, mode);
-        utimesSync(abs, h.mtime, h.mtime);
+        applyEntryMeta(abs, { ...h, kind: 'file' }, h, this.dirTimes);
         return;
       }
       default:
@@ -278,7 +256,7 @@ export class LayerStage {
   /** Content of the entry: written when it is a regular file (others' content, if any, is skipped). */
   private data(c: Buffer): void {
     const f = this.file;
-    if (f) for (let off = 0; off < c.length;) off += writeSync(f.fd, c, off, c.length - off);
+    if (f) writeChunkSync(f.fd, c);
   }
 
   private entryEnd(): void {
@@ -286,9 +264,7 @@ export class LayerStage {
     if (!f) return;
     this.file = null;
     try {
-      fchownSync(f.fd, f.h.uid, f.h.gid);
-      fchmodSync(f.fd, f.h.mode & 0o7777); // after chown, which clears set-id bits
-      futimesSync(f.fd, f.h.mtime, f.h.mtime);
+      applyFileMeta(f.fd, f.h, f.h);
     } finally {
       closeSync(f.fd);
     }

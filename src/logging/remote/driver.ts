@@ -55,6 +55,11 @@ export interface RemoteDriverOptions {
   options: Record<string, string>;
   /** Where the dual-logging cache goes. */
   cachePath: string;
+  /**
+   * Reads the entries back from the receiver itself when there is no cache (journald is a log
+   * reader in dockerd); `closed` settles when the driver closes (a follow then ends).
+   */
+  read?: (opts: LogReadOptions, signal: AbortSignal | undefined, closed: Promise<void>) => AsyncIterable<LogMessage>;
   /** Drops and send failures (the daemon logs them at debug). */
   onDebug?: (msg: string) => void;
   onError?: (err: unknown) => void;
@@ -84,6 +89,10 @@ export class RemoteLogDriver implements LogDriver {
   private lastDropLog = 0;
   private readonly startError: (err: Error) => string;
   private readonly transportHolds: boolean;
+  private readonly readBack: RemoteDriverOptions['read'];
+  /** Settles when close() is called (a follow of readBack ends). */
+  private readonly closed: Promise<void>;
+  private markClosed!: () => void;
 
   constructor(o: RemoteDriverOptions) {
     this.name = o.name;
@@ -92,6 +101,8 @@ export class RemoteLogDriver implements LogDriver {
     this.debug = o.onDebug ?? (() => {});
     this.startError = o.startError ?? ((err) => err.message);
     this.transportHolds = o.transportHolds ?? true;
+    this.readBack = o.read;
+    this.closed = new Promise((resolve) => (this.markClosed = resolve));
     this.nonBlocking = o.options['mode'] === 'non-blocking';
     const size = o.options['max-buffer-size'];
     this.maxBuffer = size ? parseSize(size, true) : DEFAULT_MAX_BUFFER;
@@ -219,6 +230,7 @@ export class RemoteLogDriver implements LogDriver {
   }
 
   read(opts: LogReadOptions, signal?: AbortSignal): AsyncIterable<LogMessage> {
+    if (!this.cache && this.readBack) return this.readBack(opts, signal, this.closed);
     if (!this.cache) throw notImplemented(READ_NOT_SUPPORTED);
     return this.cache.read(opts, signal);
   }
@@ -229,6 +241,7 @@ export class RemoteLogDriver implements LogDriver {
   }
 
   close(): Promise<void> {
+    this.markClosed();
     this.closing ??= (async () => {
       for (const s of this.active) (s as NodeJS.ReadableStream & { destroy?: () => void }).destroy?.();
       for (const end of [...this.enders]) end();

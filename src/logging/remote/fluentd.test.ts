@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { createServer, type AddressInfo, type Server } from 'node:net';
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer } from 'node:tls';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -311,5 +311,174 @@ describe('fluentd log driver', () => {
       Array.from({ length: 100 }, (_, i) => `b ${i}`),
     );
     await driver.close();
+  });
+
+  /** A Forward receiver that counts connections; `serve` decides per connection what to do. */
+  async function countingReceiver(
+    serve: (conn: number, s: Socket, onMessage: (f: (v: MsgpackValue[]) => void) => void) => void,
+  ): Promise<{ port: number; conns: () => number }> {
+    let conns = 0;
+    const server = createServer((s) => {
+      const conn = conns++;
+      let buf = Buffer.alloc(0);
+      let handler: (v: MsgpackValue[]) => void = () => {};
+      s.on('data', (d) => {
+        buf = buf.length ? Buffer.concat([buf, d]) : d;
+        for (;;) {
+          let v: MsgpackValue;
+          let off: number;
+          try {
+            [v, off] = decodeMsgpack(buf);
+          } catch (err) {
+            if (err instanceof MsgpackShortRead) break;
+            throw err;
+          }
+          buf = buf.subarray(off);
+          handler(v as MsgpackValue[]);
+        }
+      });
+      s.on('error', () => {}); // the driver drops connections on purpose here
+      serve(conn, s, (f) => (handler = f));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    after(() => server.close());
+    return { port: (server.address() as AddressInfo).port, conns: () => conns };
+  }
+  const logOf = (v: MsgpackValue[]) => (v[2] as Record<string, string>)['log']!;
+  const ackOf = (v: MsgpackValue[]) =>
+    new MsgpackWriter()
+      .mapHeader(1)
+      .string('ack')
+      .string((v[3] as Record<string, string>)['chunk']!)
+      .toBuffer();
+
+  it('fluentd-read-timeout: an ack that does not come in time drops the connection; the next one gets the messages again', async () => {
+    const start = async (port: number, extra: Record<string, string>) => {
+      const driver = createLogDriver('fluentd', {
+        containerId: ID,
+        dir: await newDir(),
+        options: {
+          'fluentd-address': `127.0.0.1:${port}`,
+          'fluentd-request-ack': 'true',
+          'fluentd-retry-wait': '50ms',
+          'cache-disabled': 'true',
+          ...extra,
+        },
+        attrs: ATTRS,
+      });
+      await driver.start!();
+      return driver;
+    };
+    // Without the option a connection waits for its acks as long as it lives.
+    let seen = 0;
+    const silent = await countingReceiver((_c, _s, on) => on(() => seen++));
+    const patient = await start(silent.port, {});
+    const { input: pin } = patient.open!({ stdout: true, stderr: false });
+    pin.write('stdout', Buffer.from('patient\n'));
+    await waitFor(() => seen === 1);
+    await new Promise((r) => setTimeout(r, 600));
+    assert.equal(silent.conns(), 1, 'no read timeout: the connection stays');
+    pin.end('stdout');
+    await patient.close();
+
+    // The first connection never acknowledges; the next ones do.
+    const logs: Array<[number, string]> = [];
+    const { port, conns } = await countingReceiver((conn, s, on) =>
+      on((v) => {
+        logs.push([conn, logOf(v)]);
+        if (conn > 0) s.write(ackOf(v));
+      }),
+    );
+    const driver = await start(port, { 'fluentd-read-timeout': '200ms' });
+    const { input } = driver.open!({ stdout: true, stderr: false });
+    for (let i = 0; i < 20; i++) input.write('stdout', Buffer.from(`rt ${i}\n`));
+    await waitFor(() => logs.filter(([c]) => c === 1).length >= 20, 10_000);
+    input.end('stdout');
+    await driver.close();
+    const on = (c: number) => logs.filter(([x]) => x === c).map(([, l]) => l);
+    assert.deepEqual(
+      on(0),
+      Array.from({ length: 20 }, (_, i) => `rt ${i}`),
+    );
+    assert.deepEqual(
+      on(1),
+      Array.from({ length: 20 }, (_, i) => `rt ${i}`),
+      'the unacknowledged messages again, whole, on the next connection',
+    );
+    assert.equal(conns(), 2, 'acknowledged in time: no more reconnections');
+  });
+
+  it('fluentd-write-timeout: a receiver that stops reading loses the connection; the next one gets, from a message boundary, what was not taken', async () => {
+    const logs: Array<[number, string]> = [];
+    const { port, conns } = await countingReceiver((conn, s, on) => {
+      on((v) => logs.push([conn, logOf(v)]));
+      if (conn === 0) s.pause(); // reads nothing
+    });
+    const driver = createLogDriver('fluentd', {
+      containerId: ID,
+      dir: await newDir(),
+      options: {
+        'fluentd-address': `127.0.0.1:${port}`,
+        'fluentd-write-timeout': '300ms',
+        'fluentd-retry-wait': '50ms',
+        'cache-disabled': 'true',
+      },
+      attrs: ATTRS,
+    });
+    await driver.start!();
+    const n = 20_000;
+    const pad = 'p'.repeat(1000);
+    const { input, done } = driver.open!({ stdout: true, stderr: false });
+    const body = Buffer.from(Array.from({ length: n }, (_, i) => `wt ${i} ${pad}\n`).join(''));
+    for (let off = 0; off < body.length; off += 64 * 1024) {
+      if (!input.write('stdout', body.subarray(off, off + 64 * 1024))) await input.writable('stdout');
+    }
+    input.end('stdout');
+    await waitFor(() => logs.some(([, l]) => l.startsWith(`wt ${n - 1} `)), 30_000);
+    await done;
+    await driver.close();
+    assert.equal(conns(), 2, 'one connection dropped, the next one kept (a slow but moving receiver is no timeout)');
+    const later = logs.filter(([c]) => c === 1).map(([, l]) => Number(l.split(' ')[1]));
+    // Whole messages, in order, up to the last: each one decoded, numbers rising by one.
+    assert.ok(later.length > 0 && later.at(-1) === n - 1);
+    for (let i = 1; i < later.length; i++) assert.equal(later[i], later[i - 1]! + 1, `order at ${i}`);
+  });
+
+  it('fluentd-async-reconnect-interval: in async mode a write on an older connection first replaces it; nothing is lost', async () => {
+    const logs: string[] = [];
+    const { port, conns } = await countingReceiver((_conn, _s, on) => on((v) => logs.push(logOf(v))));
+    const run = async (extra: Record<string, string>, tag: string) => {
+      const driver = createLogDriver('fluentd', {
+        containerId: ID,
+        dir: await newDir(),
+        options: {
+          'fluentd-address': `127.0.0.1:${port}`,
+          'fluentd-async': 'true',
+          'fluentd-retry-wait': '50ms',
+          'cache-disabled': 'true',
+          ...extra,
+        },
+        attrs: ATTRS,
+      });
+      await driver.start!();
+      const { input } = driver.open!({ stdout: true, stderr: false });
+      for (let burst = 0; burst < 4; burst++) {
+        for (let i = 0; i < 10; i++) input.write('stdout', Buffer.from(`${tag} ${burst * 10 + i}\n`));
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      input.end('stdout');
+      await waitFor(() => logs.filter((l) => l.startsWith(`${tag} `)).length === 40, 10_000);
+      await driver.close();
+    };
+    const before = conns();
+    await run({}, 'steady');
+    assert.equal(conns() - before, 1, 'without the interval one connection serves');
+    const mid = conns();
+    await run({ 'fluentd-async-reconnect-interval': '100ms' }, 'rotating');
+    assert.ok(conns() - mid >= 3, `connections: ${conns() - mid}`);
+    assert.deepEqual(
+      logs.filter((l) => l.startsWith('rotating ')),
+      Array.from({ length: 40 }, (_, i) => `rotating ${i}`),
+    );
   });
 });

@@ -7,8 +7,11 @@
 // messages wait in a buffer of fluentd-buffer-limit messages until the receiver comes, retried
 // every fluentd-retry-wait (doubling up to a minute), dropped after fluentd-max-retries failed
 // attempts. fluentd-request-ack sends a chunk id in the options and resends, on the next
-// connection, what the receiver did not acknowledge. fluentd-write-timeout, fluentd-read-timeout
-// and fluentd-async-reconnect-interval are checked but not applied.
+// connection, what the receiver did not acknowledge; with fluentd-read-timeout, an ack that does
+// not come within it drops the connection (fluent-logger-golang's read deadline on the ack), and so
+// does a write the kernel has not taken within fluentd-write-timeout (its write deadline: what was
+// not taken is sent again on the next connection). fluentd-async-reconnect-interval: in async mode
+// a write on a connection older than it first replaces the connection.
 
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
@@ -89,6 +92,9 @@ export function fluentdMessage(
 export function createFluentdDriver(o: RemoteFactoryOptions): RemoteLogDriver {
   const cfg = fluentdConfig(o.options);
   const debug = o.onDebug ?? (() => {});
+  // fluent-logger-golang reconnects on that interval in its async loop only; said once, not silent.
+  if (cfg.reconnectIntervalMs && !cfg.async)
+    debug('fluentd: fluentd-async-reconnect-interval applies with fluentd-async=true only (as in dockerd)');
   const fmt = {
     tag: logTag(o.containerId, o.options, o.attrs),
     id: o.containerId,
@@ -101,9 +107,23 @@ export function createFluentdDriver(o: RemoteFactoryOptions): RemoteLogDriver {
   // {"ack": id}; what a lost connection left unacknowledged is sent again first on the next one.
   const unacked = new Map<string, Buffer>();
   let unackedBytes = 0;
+  // fluentd-read-timeout: the oldest unacknowledged message waits at most this long for its ack.
+  let ackTimer: NodeJS.Timeout | undefined;
+  const armAckTimer = (restart: boolean) => {
+    if (!cfg.readTimeoutMs || (ackTimer && !restart)) return;
+    clearTimeout(ackTimer);
+    ackTimer = undefined;
+    if (!unacked.size) return;
+    ackTimer = setTimeout(() => {
+      ackTimer = undefined;
+      if (unacked.size) transport.drop(new Error(`no ack within ${cfg.readTimeoutMs}ms for ${unacked.size} messages: reconnecting`));
+    }, cfg.readTimeoutMs);
+    ackTimer.unref();
+  };
   const acks = new AckReader((id) => {
     const m = unacked.get(id);
     if (m) (unacked.delete(id), (unackedBytes -= m.length));
+    armAckTimer(true);
   });
   const transport = new StreamTransport(cfg.path ? { path: cfg.path } : { host: cfg.host, port: cfg.port, tls }, {
     bufferLimit: cfg.async ? 256 << 20 : 8 << 20,
@@ -115,7 +135,9 @@ export function createFluentdDriver(o: RemoteFactoryOptions): RemoteLogDriver {
     dialTimeoutMs: 3000, // fluent-logger-golang's dial timeout
     onError: (err) => debug(`fluentd: ${err.message}`),
     onData: cfg.requestAck ? (d) => acks.push(d) : undefined,
-    resend: cfg.requestAck ? () => (acks.reset(), [...unacked.values()]) : undefined,
+    resend: cfg.requestAck ? () => (acks.reset(), armAckTimer(true), [...unacked.values()]) : undefined,
+    writeTimeoutMs: cfg.writeTimeoutMs || undefined,
+    rotateAfterMs: cfg.async && cfg.reconnectIntervalMs ? cfg.reconnectIntervalMs : undefined,
   });
   const where = cfg.path ? `unix ${cfg.path}` : `${cfg.tls ? 'tls' : 'tcp'} ${cfg.host}:${cfg.port}`;
   return new RemoteLogDriver({
@@ -132,6 +154,7 @@ export function createFluentdDriver(o: RemoteFactoryOptions): RemoteLogDriver {
         unacked.delete(old);
         unackedBytes -= m.length;
       }
+      armAckTimer(false);
       return [msg];
     },
     transportHolds: !cfg.async,

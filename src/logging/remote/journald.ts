@@ -4,8 +4,8 @@
 // CONTAINER_TAG, IMAGE_NAME, SYSLOG_IDENTIFIER, SYSLOG_TIMESTAMP, CONTAINER_LOG_EPOCH and
 // CONTAINER_LOG_ORDINAL, the partial-message fields, and the extra attributes under sanitized names.
 // A field is `KEY=value\n`, or, when the value holds a newline, `KEY\n` + its length as a
-// little-endian uint64 + the value + `\n`. `docker logs` reads the dual-logging cache (dockerd reads
-// the journal itself).
+// little-endian uint64 + the value + `\n`. `docker logs` reads the dual-logging cache, or with
+// cache-disabled=true the journal itself, as dockerd (journal-reader.ts).
 
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -14,6 +14,7 @@ import { formatTimeNano } from '../../util/time.ts';
 import { extraAttrs, logTag } from './attrs.ts';
 import { RemoteLogDriver, type RemoteFactoryOptions, type RemoteRecord } from './driver.ts';
 import { UnixgramTransport } from './unixgram.ts';
+import { readJournal } from './journal-reader.ts';
 
 export const JOURNAL_SOCKET = '/run/systemd/journal/socket';
 
@@ -95,6 +96,12 @@ export function createJournaldDriver(o: RemoteFactoryOptions): RemoteLogDriver {
       return [Buffer.concat(parts)];
     },
     transport: new UnixgramTransport(path),
+    // With cache-disabled=true: the journal, until the last entry this driver sent once it closed.
+    read: (opts, signal, closed) =>
+      readJournal(o.containerId, opts, signal, {
+        closed,
+        caughtUp: (f) => f['CONTAINER_LOG_EPOCH'] === fixed.CONTAINER_LOG_EPOCH && Number(f['CONTAINER_LOG_ORDINAL']) >= ordinal,
+      }),
     options: o.options,
     cachePath: join(o.dir, 'container-cached.log'),
     onDebug: debug,

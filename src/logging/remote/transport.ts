@@ -136,6 +136,111 @@ export interface StreamOptions {
   onData?: (data: Buffer) => void;
   /** Frames to send first on every new connection (fluentd's unacknowledged messages). */
   resend?: () => Buffer[];
+  /**
+   * A write the kernel has not taken within this many ms drops the connection (fluentd-write-timeout,
+   * Go's write deadline); what it still held is sent again, whole, on the next connection.
+   */
+  writeTimeoutMs?: number;
+  /**
+   * A write on a connection older than this many ms first replaces the connection
+   * (fluentd-async-reconnect-interval: spreads senders over a load balancer's receivers).
+   */
+  rotateAfterMs?: number;
+}
+
+/**
+ * Ends a socket once our last bytes are with the kernel, which still sends them: a receiver that
+ * never closes its side must not keep it open (destroyed after a second whatever the peer does).
+ */
+function endSocket(sock: Socket): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const t = setTimeout(() => (sock.destroy(), resolve()), 1000);
+    sock.end(() => (clearTimeout(t), sock.destroy(), resolve()));
+  });
+}
+
+/** One connection to a stream target, cut short after dialTimeoutMs. */
+function dialStream(t: StreamTarget, dialTimeoutMs: number | undefined): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const sock = t.path
+      ? netConnect({ path: t.path })
+      : t.tls
+        ? tlsConnect({ ...t.tls, host: t.host!, port: t.port! })
+        : netConnect({ host: t.host!, port: t.port! });
+    const timer = dialTimeoutMs
+      ? setTimeout(() => sock.destroy(new Error(`dial timeout after ${dialTimeoutMs}ms`)), dialTimeoutMs)
+      : undefined;
+    sock.once('error', (err) => (clearTimeout(timer), reject(err)));
+    sock.once(t.tls ? 'secureConnect' : 'connect', () => {
+      clearTimeout(timer);
+      sock.removeAllListeners('error');
+      resolve(sock);
+    });
+  });
+}
+
+/** What one write hands the kernel at most with a write timeout (whole records). */
+const DEADLINE_BATCH = 64 << 10;
+
+/**
+ * writeTimeoutMs: one connection's records handed to the socket a batch at a time, each batch
+ * followed until the kernel took it (Go's write deadline, per write). A receiver that reads
+ * slowly keeps the connection; one that takes nothing for the whole timeout loses it, and the
+ * records not taken (the batch under way included, whole) go to the next connection.
+ */
+class WriteDeadline {
+  private readonly waiting: Buffer[] = [];
+  private inflight: Buffer[] = [];
+  /** Bytes held here (waiting and under way). */
+  bytes = 0;
+  private timer?: NodeJS.Timeout;
+  private stopped = false;
+
+  constructor(
+    private readonly sock: Socket,
+    private readonly limit: number,
+    private readonly expired: (stuck: Buffer[]) => void,
+    private readonly progress: () => void,
+  ) {}
+
+  write(record: Buffer): void {
+    this.waiting.push(record);
+    this.bytes += record.length;
+    this.pump();
+  }
+
+  private pump(): void {
+    if (this.inflight.length || !this.waiting.length || this.stopped) return;
+    let size = 0;
+    let n = 0;
+    while (n < this.waiting.length && (n === 0 || size + this.waiting[n]!.length <= DEADLINE_BATCH)) size += this.waiting[n++]!.length;
+    this.inflight = this.waiting.splice(0, n);
+    this.timer = setTimeout(() => {
+      if (this.stopped) return;
+      this.stop();
+      this.expired([...this.inflight, ...this.waiting]);
+    }, this.limit);
+    this.sock.write(n === 1 ? this.inflight[0]! : Buffer.concat(this.inflight, size), (err) => {
+      if (err || this.stopped) return; // a dropped connection: its records were queued again
+      clearTimeout(this.timer);
+      this.bytes -= size;
+      this.inflight = [];
+      this.pump();
+      this.progress();
+    });
+  }
+
+  /** Stops, giving back the records not handed to the socket yet. */
+  takeWaiting(): Buffer[] {
+    this.stop();
+    this.bytes = 0;
+    return this.waiting.splice(0);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
 }
 
 /** TCP or unix stream: frames written in order; reconnects after a failure, queueing meanwhile. */
@@ -147,6 +252,10 @@ export class StreamTransport extends QueueBase implements Transport {
   private timer?: NodeJS.Timeout;
   private delay: number;
   private failures = 0;
+  /** When the current connection was made (rotateAfterMs). */
+  private connectedAt = 0;
+  /** writeTimeoutMs: the current connection's writes, followed. */
+  private deadline?: WriteDeadline;
   /** Test knob and debug figure: completed connections. */
   connections = 0;
 
@@ -170,25 +279,10 @@ export class StreamTransport extends QueueBase implements Transport {
     return this.first;
   }
 
-  private dial(): Promise<Socket> {
-    return new Promise((resolve, reject) => {
-      const t = this.target;
-      const sock = t.path
-        ? netConnect({ path: t.path })
-        : t.tls
-          ? tlsConnect({ ...t.tls, host: t.host!, port: t.port! })
-          : netConnect({ host: t.host!, port: t.port! });
-      const timer = this.opts.dialTimeoutMs
-        ? setTimeout(() => sock.destroy(new Error(`dial timeout after ${this.opts.dialTimeoutMs}ms`)), this.opts.dialTimeoutMs)
-        : undefined;
-      sock.once('error', (err) => (clearTimeout(timer), reject(err)));
-      sock.once(t.tls ? 'secureConnect' : 'connect', () => {
-        clearTimeout(timer);
-        sock.removeAllListeners('error');
-        this.attached(sock);
-        resolve(sock);
-      });
-    });
+  private async dial(): Promise<Socket> {
+    const sock = await dialStream(this.target, this.opts.dialTimeoutMs);
+    this.attached(sock);
+    return sock;
   }
 
   private attached(sock: Socket): void {
@@ -199,6 +293,16 @@ export class StreamTransport extends QueueBase implements Transport {
     this.connections++;
     this.failures = 0;
     this.sock = sock;
+    this.connectedAt = Date.now();
+    const limit = this.opts.writeTimeoutMs;
+    this.deadline = limit
+      ? new WriteDeadline(
+          sock,
+          limit,
+          (stuck) => this.writeExpired(stuck, limit),
+          () => this.recount(),
+        )
+      : undefined;
     this.delay = this.opts.retryDelayMs;
     sock.setNoDelay(true);
     const onData = this.opts.onData;
@@ -212,16 +316,49 @@ export class StreamTransport extends QueueBase implements Transport {
       if (!this.closed) this.schedule();
     });
     const again = this.opts.resend?.() ?? [];
-    if (again.length > 0) sock.write(Buffer.concat(again));
-    if (this.pending.length > 0) {
-      const data = Buffer.concat(this.pending.splice(0));
-      this.pendingBytes = 0;
-      sock.write(data);
-    }
+    const waiting = this.pending.splice(0);
+    this.pendingBytes = 0;
+    if (this.deadline) for (const record of [...again, ...waiting]) this.deadline.write(record);
+    else if (again.length + waiting.length > 0) sock.write(Buffer.concat([...again, ...waiting]));
     this.recount();
   }
 
-  private schedule(): void {
+  /** Go's write deadline passed: the connection goes; the records it did not take wait for the next. */
+  private writeExpired(stuck: Buffer[], limit: number): void {
+    this.drop(new Error(`write timeout: ${stuck.length} records not taken within ${limit}ms`));
+    this.requeue(stuck);
+  }
+
+  private requeue(records: Buffer[]): void {
+    this.pending.unshift(...records);
+    this.pendingBytes += records.reduce((n, b) => n + b.length, 0);
+    this.recount();
+  }
+
+  /** Drops the connection (a write or ack timeout); the next one, after the retry delay, gets resend()'s frames first. */
+  drop(reason: Error): void {
+    const sock = this.sock;
+    if (!sock) return;
+    this.opts.onError?.(reason);
+    this.sock = undefined;
+    this.deadline?.stop();
+    this.deadline = undefined;
+    sock.destroy();
+    this.recount();
+    if (!this.closed) this.schedule();
+  }
+
+  /** rotateAfterMs: the old connection finishes sending what it took; a new one is dialled at once. */
+  private rotate(sock: Socket): void {
+    this.sock = undefined;
+    const waiting = this.deadline?.takeWaiting() ?? [];
+    this.deadline = undefined;
+    this.requeue(waiting);
+    void endSocket(sock);
+    this.schedule(0);
+  }
+
+  private schedule(delay = this.delay): void {
     if (this.timer || this.closed) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
@@ -238,12 +375,12 @@ export class StreamTransport extends QueueBase implements Transport {
         this.delay = Math.min(this.delay * 2, this.opts.maxDelayMs);
         this.schedule();
       });
-    }, this.delay);
+    }, delay);
   }
 
   /** Read live: what a corked or in-flight write still holds leaves without an event to count it. */
   get queued(): number {
-    return this.pendingBytes + (this.sock?.writableLength ?? 0);
+    return this.pendingBytes + (this.sock?.writableLength ?? 0) + (this.deadline?.bytes ?? 0);
   }
 
   private recount(): void {
@@ -253,8 +390,12 @@ export class StreamTransport extends QueueBase implements Transport {
   write(packets: Buffer[]): void {
     if (this.closed) return;
     const data = packets.length === 1 ? packets[0]! : Buffer.concat(packets);
+    const rotateAfter = this.opts.rotateAfterMs;
+    if (rotateAfter && this.sock && Date.now() - this.connectedAt > rotateAfter) this.rotate(this.sock);
     const sock = this.sock;
-    if (sock && !sock.destroyed) {
+    if (sock && !sock.destroyed && this.deadline) {
+      this.deadline.write(Buffer.from(data)); // kept until taken: copied, the framer reuses its buffers
+    } else if (sock && !sock.destroyed) {
       // Records of one turn of the event loop leave in one writev (one syscall, not one per line).
       if (sock.writableCorked === 0) {
         sock.cork();
@@ -282,18 +423,14 @@ export class StreamTransport extends QueueBase implements Transport {
     this.closed = true;
     clearTimeout(this.timer);
     this.timer = undefined;
+    this.deadline?.stop();
     const sock = this.sock;
     if (sock && !sock.destroyed) {
       if (this.queued > 0) {
         this.opts.onError?.(new Error(`closing with ${this.queued} bytes unsent`));
         sock.destroy();
       } else {
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(() => (sock.destroy(), resolve()), 1000); // a peer that never finishes the close
-          // closed once our last bytes are with the kernel, which still sends them: a receiver
-          // that never closes its side must not keep the socket open
-          sock.end(() => (clearTimeout(t), sock.destroy(), resolve()));
-        });
+        await endSocket(sock);
       }
     }
     this.sock = undefined;

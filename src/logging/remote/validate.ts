@@ -180,6 +180,12 @@ export interface FluentdConfig {
   async: boolean;
   subSecond: boolean;
   requestAck: boolean;
+  /** fluentd-async-reconnect-interval (0: never). */
+  reconnectIntervalMs: number;
+  /** fluentd-write-timeout (0: none). */
+  writeTimeoutMs: number;
+  /** fluentd-read-timeout: the wait for an ack (0: none). */
+  readTimeoutMs: number;
 }
 
 const goBool = (key: string, text: string | undefined): boolean => {
@@ -250,22 +256,41 @@ export function fluentdConfig(cfg: Record<string, string>): FluentdConfig {
   }
   const async = goBool('fluentd-async', cfg['fluentd-async']);
   const interval = cfg['fluentd-async-reconnect-interval'];
+  let reconnectIntervalMs = 0;
   if (interval) {
     const ms = goDurationMs(interval);
     const name = 'fluentd-async-reconnect-interval';
     if (ms === undefined) throw invalidParameter(`invalid value for ${name}: time: invalid duration ${JSON.stringify(interval)}`);
     if (ms !== 0 && (ms < 100 || ms > 10_000))
       throw invalidParameter(`invalid value for ${name}: value (${JSON.stringify(interval)}) must be between 100ms and 10s`);
+    reconnectIntervalMs = Math.trunc(ms);
   }
   const subSecond = goBool('fluentd-sub-second-precision', cfg['fluentd-sub-second-precision']);
   const requestAck = goBool('fluentd-request-ack', cfg['fluentd-request-ack']);
-  for (const key of ['fluentd-write-timeout', 'fluentd-read-timeout']) {
+  const timeouts = ['fluentd-write-timeout', 'fluentd-read-timeout'].map((key) => {
     const t = cfg[key];
-    if (!t) continue;
+    if (!t) return 0;
     const ms = goDurationMs(t);
     if (ms === undefined)
       throw invalidParameter(`invalid value for ${key}: value must be a duration: time: invalid duration ${JSON.stringify(t)}`);
     if (ms < 0) throw invalidParameter(`invalid value for ${key}: value must be a duration that is non-negative`);
-  }
-  return { host, port, path, tls, bufferLimit, retryWaitMs, maxRetries, async, subSecond, requestAck };
+    // A sub-millisecond deadline still is one (Go's deadline in ns; timers here count ms).
+    return ms > 0 ? Math.max(1, Math.ceil(ms)) : 0;
+  });
+  const [writeTimeoutMs, readTimeoutMs] = timeouts as [number, number];
+  return {
+    host,
+    port,
+    path,
+    tls,
+    bufferLimit,
+    retryWaitMs,
+    maxRetries,
+    async,
+    subSecond,
+    requestAck,
+    reconnectIntervalMs,
+    writeTimeoutMs,
+    readTimeoutMs,
+  };
 }

@@ -206,7 +206,7 @@ export const apiService: DaemonService<'api'> = {
     registerNetworkRoutes(r, metrics ? metrics.timed(d.networking.api, 'network', NETWORK_ACTIONS) : d.networking.api);
     registerAttachRoutes(r, containers);
     registerAttachWsRoutes(r, containers);
-    registerVolumeRoutes(r, d.volumes);
+    registerVolumeRoutes(r, d.volumes, d.cluster);
     registerArchiveRoutes(r, d.archives);
     registerDistributionRoutes(r, d.distribution, { imagePlatform });
     registerImageRoutes(r, d.imageService);

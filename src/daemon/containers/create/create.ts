@@ -7,7 +7,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { join } from 'node:path';
 import { conflict, notFound } from '../../../errors.ts';
 import { nowIso } from '../../../util/time.ts';
-import type { ContainerContext } from '../context.ts';
+import type { CreateState } from '../context.ts';
 import { argv } from './create-config.ts';
 import { generateName, normalizeName } from '../names.ts';
 import { initialState, type ContainerRecord } from '../record.ts';
@@ -44,7 +44,7 @@ function checkImagePlatform(v: VerifiedCreate, want: PlatformSpec): void {
 
 export class ContainerCreator {
   constructor(
-    private readonly ctx: ContainerContext,
+    private readonly ctx: CreateState,
     private readonly verifier: ContainerVerifier,
   ) {}
 

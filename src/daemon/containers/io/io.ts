@@ -4,13 +4,13 @@ import { conflict } from '../../../errors.ts';
 import type { AttachOptions, AttachSession } from '../../../types/attach.ts';
 import { LogMessages, type LogMessage } from '../../../logging/index.ts';
 import type { LogChunk, LogChunks, LogsRequest } from '../../../types/logs.ts';
-import type { ContainerContext } from '../context.ts';
+import type { IoState } from '../context.ts';
 import type { ContainerRecord } from '../record.ts';
 import { StdinRelay } from './stdin-relay.ts';
 import { runTop } from '../top.ts';
 
 export class ContainerIo {
-  constructor(private readonly ctx: ContainerContext) {}
+  constructor(private readonly ctx: IoState) {}
 
   async logs(rec: ContainerRecord, req: LogsRequest, signal: AbortSignal): Promise<{ tty: boolean; lines: LogChunks }> {
     const { d } = this.ctx;

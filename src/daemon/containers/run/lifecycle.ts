@@ -4,7 +4,7 @@
 import { conflict } from '../../../errors.ts';
 import { parseSignal } from '../../../oci/signals.ts';
 import { nowIso, ZERO_TIME } from '../../../util/time.ts';
-import { DEFAULT_STOP_TIMEOUT_S, type ContainerContext } from '../context.ts';
+import { DEFAULT_STOP_TIMEOUT_S, type LifecycleState } from '../context.ts';
 import type { ContainerRecord } from '../record.ts';
 import { removeLocked } from './removal.ts';
 import { killEffect, nextBackoff, shouldRestart } from './restart-policy.ts';
@@ -25,7 +25,7 @@ function delay(ms: number): Promise<void> {
 
 export class Lifecycle {
   constructor(
-    private readonly ctx: ContainerContext,
+    private readonly ctx: LifecycleState,
     private readonly verifier: ContainerVerifier,
   ) {}
 

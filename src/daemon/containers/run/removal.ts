@@ -3,7 +3,7 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { conflict, invalidParameter } from '../../../errors.ts';
-import type { ContainerContext } from '../context.ts';
+import type { RemovalState } from '../context.ts';
 import { compilePruneFilters } from '../filters.ts';
 import { normalizeName } from '../names.ts';
 import { rwSize } from '../queries.ts';
@@ -12,7 +12,7 @@ import { stopTask } from './stop.ts';
 import { unmountFuseRoot } from '../fs/fuse-rootfs.ts';
 
 /** The removal, under the container's lock; volumes: also its anonymous volumes (rm -v, AutoRemove). */
-export async function removeLocked(ctx: ContainerContext, rec: ContainerRecord, volumes: boolean): Promise<void> {
+export async function removeLocked(ctx: RemovalState, rec: ContainerRecord, volumes: boolean): Promise<void> {
   const { d } = ctx;
   if (!ctx.recs.has(rec.Id)) return;
   rec.Internal.removing = true;
@@ -42,7 +42,7 @@ export async function removeLocked(ctx: ContainerContext, rec: ContainerRecord, 
 export class Removal {
   private pruning = false;
 
-  constructor(private readonly ctx: ContainerContext) {}
+  constructor(private readonly ctx: RemovalState) {}
 
   /** `ref` is the reference the request named: dockerd's refusal quotes it as given (ID, name or /name). */
   async remove(rec: ContainerRecord, opts: { force: boolean; volumes: boolean; link: boolean }, ref = rec.Name.slice(1)): Promise<void> {

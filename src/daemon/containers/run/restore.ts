@@ -8,7 +8,7 @@
 // containers the store does not know are removed alongside.
 import { isNotFound } from '../../../errors.ts';
 import { nowIso, ZERO_TIME } from '../../../util/time.ts';
-import { DEFAULT_STOP_TIMEOUT_S, type ContainerContext } from '../context.ts';
+import { DEFAULT_STOP_TIMEOUT_S, type RestoreState } from '../context.ts';
 import type { Lifecycle } from './lifecycle.ts';
 import type { ContainerRecord } from '../record.ts';
 import { removeLocked } from './removal.ts';
@@ -28,7 +28,7 @@ export class Restorer {
   private done: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly ctx: ContainerContext,
+    private readonly ctx: RestoreState,
     private readonly lifecycle: Lifecycle,
   ) {}
 

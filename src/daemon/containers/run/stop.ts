@@ -1,11 +1,11 @@
 // Stopping a container's task: the stop signal, a grace period, then SIGKILL; resolves once the
 // exit has been processed (state recorded, restart decided). Shared by stop, restart, rm -f, the
 // daemon's shutdown and the stops at start-up.
-import type { ContainerContext } from '../context.ts';
+import type { StopState } from '../context.ts';
 import type { ContainerRecord } from '../record.ts';
 
 /** Signals the task, waits up to `timeoutS` (negative: no limit) for the exit to be processed, then SIGKILLs. */
-export async function stopTask(ctx: ContainerContext, rec: ContainerRecord, signal: number, timeoutS: number): Promise<void> {
+export async function stopTask(ctx: StopState, rec: ContainerRecord, signal: number, timeoutS: number): Promise<void> {
   const task = ctx.tasks.get(rec.Id);
   if (!task) return;
   const { client, log } = ctx.d;

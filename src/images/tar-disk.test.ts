@@ -5,9 +5,9 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { after, test } from 'node:test';
-import { EntryFileWriter } from './file-writer.ts';
+import { EntryFileWriter } from './tar-disk.ts';
 
-const dir = mkdtempSync(`${tmpdir()}/file-writer-test-`);
+const dir = mkdtempSync(`${tmpdir()}/tar-disk-test-`);
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 async function* chunks(data: Buffer, size: number): AsyncGenerator<Buffer> {
