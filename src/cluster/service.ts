@@ -96,7 +96,7 @@ export class ClusterService {
     });
     this.objects = new ClusterObjects({
       manager: () => this.requireManager(),
-      isManager: () => !!this.manager && this.phase === 'active',
+      isManager: () => !!this.node.manager && this.phase === 'active',
       runtime: () => this.deps.runtime?.(),
       localLogs: (ids, req, signal) => this.node.localLogs(ids, req, signal),
       certs: () => this.files.readCerts(),
