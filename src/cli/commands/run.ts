@@ -74,7 +74,8 @@ export async function run(cli: Cli, argv: string[]): Promise<number> {
   const detached = f.bool('detach');
   const { body, name, platform } = createBody(f, detached);
   const tty = !!body.Tty;
-  if (tty && f.bool('interactive') && !process.stdin.isTTY) throw new ExitError(1, 'the input device is not a TTY');
+  // As docker: only a run that attaches stdin needs a terminal (`run -dit` does not attach).
+  if (!detached && tty && f.bool('interactive') && !process.stdin.isTTY) throw new ExitError(1, 'the input device is not a TTY');
   const id = await createContainer(cli, body, name, platform, f.str('pull'));
   const api = cli.api.containers;
   if (detached) {
@@ -198,8 +199,8 @@ export async function exec(cli: Cli, argv: string[]): Promise<number> {
   const [container, ...cmd] = f.args as [string, ...string[]];
   const tty = f.bool('tty');
   const interactive = f.bool('interactive');
-  if (tty && interactive && !process.stdin.isTTY) throw new ExitError(1, 'the input device is not a TTY');
   const detach = f.bool('detach');
+  if (!detach && tty && interactive && !process.stdin.isTTY) throw new ExitError(1, 'the input device is not a TTY');
   const size = tty ? terminalSize() : undefined;
   const { Id } = await cli.api.exec.create(container, {
     Cmd: cmd,
