@@ -1,3 +1,0 @@
-// archive.test.ts again with the engine CLI as the client (test/helpers/twin.ts).
-import '../../helpers/twin.ts';
-import '../archive.test.ts';

@@ -1,3 +1,0 @@
-// images.test.ts again with the engine CLI as the client (test/helpers/twin.ts).
-import '../../helpers/twin.ts';
-import '../images.test.ts';
