@@ -34,7 +34,7 @@ export const CREATE_FLAGS: FlagSpec[] = [
   l('ulimit'),
   l('dns'),
   l('dns-search'),
-  l('dns-option'),
+  l('dns-option', undefined, ['dns-opt']),
   l('add-host'),
   l('expose'),
   l('log-opt'),

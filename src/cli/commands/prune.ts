@@ -3,7 +3,7 @@
 import { filtersOf, flagsOf } from '../args.ts';
 import type { Cli } from '../cli.ts';
 import type { CommandSpec, FlagHelp } from '../command-spec.ts';
-import { humanSize, printFormatted } from '../output.ts';
+import { ago, alignTable, ellipsis, humanSize, printFormatted, shortId } from '../output.ts';
 
 const PRUNE_FLAGS: FlagHelp[] = [
   { name: 'force', short: 'f', kind: 'bool', description: 'Do not prompt for confirmation' },
@@ -69,6 +69,10 @@ export async function df(cli: Cli, argv: string[]): Promise<number> {
       ),
     },
   ];
+  if (f.bool('verbose') && !f.str('format')) {
+    cli.out(verboseDf(d, cache));
+    return 0;
+  }
   printFormatted(
     rows,
     f.str('format') ?? 'table {{.Type}}\t{{.TotalCount}}\t{{.Active}}\t{{.Size}}\t{{.Reclaimable}}',
@@ -76,6 +80,71 @@ export async function df(cli: Cli, argv: string[]): Promise<number> {
     (s) => cli.out(s),
   );
   return 0;
+}
+
+type Df = Awaited<ReturnType<Cli['api']['df']>>;
+
+/** `system df -v`: each kind's own table under its heading, as the docker CLI prints them. */
+// The df answer's entries are loosely typed in the SDK (Record<string, unknown>): read as the API documents them.
+type Loose = Record<string, any>;
+function verboseDf(d: Df, cache: NonNullable<Df['BuildCache']>): string {
+  const table = (rows: string[][]) => alignTable(rows);
+  const images: string[][] = [['REPOSITORY', 'TAG', 'IMAGE ID', 'CREATED', 'SIZE', 'SHARED SIZE', 'UNIQUE SIZE', 'CONTAINERS']];
+  for (const i of (d.Images ?? []) as Loose[]) {
+    const shared = Number(i.SharedSize ?? -1);
+    const tags = i.RepoTags?.length ? i.RepoTags : ['<none>:<none>'];
+    for (const t of tags) {
+      const at = t.lastIndexOf(':');
+      images.push([
+        t.slice(0, at),
+        t.slice(at + 1),
+        shortId(i.Id),
+        ago(i.Created),
+        humanSize(i.Size ?? 0),
+        shared < 0 ? 'N/A' : humanSize(shared),
+        shared < 0 ? 'N/A' : humanSize((i.Size ?? 0) - shared),
+        Number(i.Containers ?? -1) < 0 ? 'N/A' : String(i.Containers),
+      ]);
+    }
+  }
+  const containers: string[][] = [['CONTAINER ID', 'IMAGE', 'COMMAND', 'LOCAL VOLUMES', 'SIZE', 'CREATED', 'STATUS', 'NAMES']];
+  for (const c of (d.Containers ?? []) as Loose[]) {
+    containers.push([
+      shortId(c.Id),
+      c.Image ?? '',
+      JSON.stringify(ellipsis(c.Command ?? '', 20)),
+      String((c.Mounts ?? []).filter((m: Loose) => m.Type === 'volume').length),
+      humanSize(c.SizeRw ?? 0),
+      ago(c.Created),
+      c.Status ?? '',
+      (c.Names ?? []).map((n: string) => n.replace(/^\//, '')).join(','),
+    ]);
+  }
+  const volumes: string[][] = [['VOLUME NAME', 'LINKS', 'SIZE']];
+  for (const v of (d.Volumes ?? []) as Loose[]) {
+    const u = v.UsageData as { Size?: number; RefCount?: number } | undefined;
+    volumes.push([v.Name ?? '', String(u?.RefCount ?? 0), humanSize(u?.Size ?? 0)]);
+  }
+  const caches: string[][] = [['CACHE ID', 'CACHE TYPE', 'SIZE', 'CREATED', 'LAST USED', 'USAGE', 'SHARED']];
+  for (const c of cache as Loose[]) {
+    const since = (t: string | undefined) => (t ? ago(Date.parse(t) / 1000) : '');
+    caches.push([
+      c.ID ?? '',
+      c.Type ?? '',
+      humanSize(c.Size ?? 0),
+      since(c.CreatedAt),
+      since(c.LastUsedAt ?? undefined),
+      String(c.UsageCount ?? 0),
+      String(!!c.Shared),
+    ]);
+  }
+  const cacheSize = (cache as Loose[]).reduce((a, c) => a + (c.Size ?? 0), 0);
+  return [
+    `Images space usage:\n\n${table(images)}`,
+    `Containers space usage:\n\n${table(containers)}`,
+    `Local Volumes space usage:\n\n${table(volumes)}`,
+    `Build cache usage: ${humanSize(cacheSize)}\n\n${table(caches)}`,
+  ].join('\n');
 }
 
 export async function containerPrune(cli: Cli, argv: string[]): Promise<number> {
