@@ -69,6 +69,7 @@ const DESCRIPTIONS: Record<string, string> = {
   'health-start-period': 'Start period for the container to initialize before starting health-retries countdown (ms|s|m|h) (default 0s)',
   'health-start-interval': 'Time between running the check during the start period (ms|s|m|h) (default 0s)',
   'oom-score-adj': "Tune host's OOM preferences (-1000 to 1000)",
+  'memory-swappiness': 'Tune container memory swappiness (0 to 100) (default -1)',
   'cpu-rt-period': 'Limit CPU real-time period in microseconds',
   'cpu-rt-runtime': 'Limit CPU real-time runtime in microseconds',
   annotation: 'Add an annotation to the container (passed through to the OCI runtime) (default map[])',

@@ -6,12 +6,16 @@
 // that one call to the docker CLI instead, and the fallback is recorded (command, test, file) and
 // written where ENGINE_TEST_CLI_REPORT names a directory, so a run says what engine did not cover.
 import { appendFileSync, mkdirSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { basename, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { beforeEach } from 'node:test';
 import type { CommandSpec, FlagHelp } from '../../src/cli/command-spec.ts';
 import { findCommand, GLOBAL_FLAGS } from '../../src/cli/table.ts';
 
 export type ClientName = 'docker' | 'engine';
+
+/** The compiled `engine` CLI (scripts/build-cli.mjs), the second test client. */
+export const ENGINE_CLI = join(resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..'), 'dist/bin/engine');
 
 /** The client the e2e tests drive: ENGINE_TEST_CLI=engine|docker (docker unless set). */
 export function testClient(): ClientName {
@@ -115,6 +119,23 @@ function flagMissing(w: string, specs: readonly FlagHelp[], skip: () => void): s
 function splitOnce(s: string): [string, string | undefined] {
   const eq = s.indexOf('=');
   return eq < 0 ? [s, undefined] : [s.slice(0, eq), s.slice(eq + 1)];
+}
+
+/**
+ * A shell command line starting with `docker ` (one a test runs under script(1) for a terminal) for
+ * the client under test: `engine` and its variables when its table has the command (judged on the
+ * words before the first quote), else unchanged and recorded as a fallback.
+ */
+export async function clientShellLine(line: string, env: NodeJS.ProcessEnv): Promise<{ line: string; env: NodeJS.ProcessEnv }> {
+  if (testClient() !== 'engine' || !line.startsWith('docker ')) return { line, env };
+  const words = line.slice('docker '.length).split(/["']/)[0]!.trim().split(/\s+/);
+  const missing = missingFromEngine(words, await engineTable());
+  if (missing !== undefined) {
+    recordFallback(missing, words);
+    return { line, env };
+  }
+  recordEngineCall();
+  return { line: `${ENGINE_CLI} ${line.slice('docker '.length)}`, env: engineEnv(env) };
 }
 
 // ---- what the run did not cover -------------------------------------------------------------------

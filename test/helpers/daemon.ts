@@ -8,14 +8,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { endShim, findShims } from '../../src/supervisor/shims.ts';
-import { engineEnv, engineTable, missingFromEngine, recordEngineCall, recordFallback, testClient } from './cli-client.ts';
+import { ENGINE_CLI, engineEnv, engineTable, missingFromEngine, recordEngineCall, recordFallback, testClient } from './cli-client.ts';
 import { forwardDrop } from './forward-policy.ts';
 import { removeDaemonNetworking } from './network-teardown.ts';
 
 export const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
 export const ENGINED = join(REPO_ROOT, 'bin/engined');
-/** The compiled `engine` CLI (scripts/build-cli.mjs), the second test client. */
-export const ENGINE_CLI = join(REPO_ROOT, 'dist/bin/engine');
 
 export interface HttpResult {
   status: number;
