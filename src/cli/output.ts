@@ -1,6 +1,7 @@
 // Output helpers of the CLI, matching the docker CLI's look: tab-aligned tables (Go's tabwriter
 // with min width 10 and padding 3), `--format` (table or plain templates), human sizes and
 // durations as go-units prints them, and short IDs.
+import { UsageError } from './args.ts';
 import { clipLines, fitRows } from './table-fit.ts';
 import { compile } from './template.ts';
 
@@ -111,4 +112,32 @@ export function shortId(id: string | undefined): string {
 /** A Go-style `"…"` quoted and truncated cell (docker ps COMMAND). */
 export function ellipsis(s: string, max: number): string {
   return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}
+
+const DURATION_UNITS: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/**
+ * A --since/--until value as the docker CLI sends it (its GetTimestamp): a Go duration ("10m",
+ * "1h30m") is that long before now, in unix seconds; a date ("2026-01-02", RFC 3339 with or without
+ * a zone, local when it has none) is unix seconds with nanoseconds; unix seconds pass unchanged.
+ */
+export function timestampArg(value: string | undefined, now = Date.now()): string | undefined {
+  if (value === undefined || value === '') return value;
+  const parts = value !== '0' ? /^([-+]?)((?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|ms|s|m|h))+$/.exec(value) : null;
+  if (parts) {
+    let ms = 0;
+    for (const m of value.matchAll(/(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)/g)) ms += Number(m[1]) * DURATION_UNITS[m[2]!]!;
+    return String(Math.floor((now - (parts[1] === '-' ? -ms : ms)) / 1000));
+  }
+  if (/^\d+(\.\d+)?$/.test(value)) return value;
+  // A date without a time is local midnight (JavaScript would read it as UTC).
+  const t = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00` : value);
+  if (Number.isNaN(t))
+    throw new UsageError(
+      value.includes('-')
+        ? `invalid time: ${JSON.stringify(value)}`
+        : `failed to parse value as time or duration: ${JSON.stringify(value)}`,
+    );
+  const frac = /\.(\d+)/.exec(value.split('T')[1] ?? '')?.[1] ?? '';
+  return `${Math.floor(t / 1000)}.${frac.padEnd(9, '0').slice(0, 9)}`;
 }

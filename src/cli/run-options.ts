@@ -34,7 +34,7 @@ export const CREATE_FLAGS: FlagSpec[] = [
   l('ulimit'),
   l('dns'),
   l('dns-search'),
-  l('dns-option'),
+  l('dns-option', undefined, ['dns-opt']),
   l('add-host'),
   l('expose'),
   l('log-opt'),
@@ -74,6 +74,16 @@ export const CREATE_FLAGS: FlagSpec[] = [
   s('health-timeout'),
   s('health-retries'),
   s('health-start-period'),
+  s('health-start-interval'),
+  s('oom-score-adj'),
+  s('memory-swappiness'),
+  s('cpu-period'),
+  s('cpu-quota'),
+  s('cpuset-mems'),
+  s('blkio-weight'),
+  s('cpu-rt-period'),
+  s('cpu-rt-runtime'),
+  l('annotation'),
   s('detach-keys'),
   s('shm-size'),
   s('runtime'),
@@ -249,6 +259,15 @@ export function createBody(f: Flags, detached: boolean): { body: ContainerCreate
     ...(f.str('cgroup-parent') ? { CgroupParent: f.str('cgroup-parent') } : {}),
     ...(f.str('runtime') ? { Runtime: f.str('runtime') } : {}),
     ...(f.bool('oom-kill-disable') ? { OomKillDisable: true } : {}),
+    ...(f.str('oom-score-adj') ? { OomScoreAdj: Number(f.str('oom-score-adj')) } : {}),
+    ...(f.str('memory-swappiness') ? { MemorySwappiness: Number(f.str('memory-swappiness')) } : {}),
+    ...(f.str('cpu-period') ? { CpuPeriod: Number(f.str('cpu-period')) } : {}),
+    ...(f.str('cpu-quota') ? { CpuQuota: Number(f.str('cpu-quota')) } : {}),
+    ...(f.str('cpuset-mems') ? { CpusetMems: f.str('cpuset-mems') } : {}),
+    ...(f.str('blkio-weight') ? { BlkioWeight: Number(f.str('blkio-weight')) } : {}),
+    ...(f.str('cpu-rt-period') ? { CpuRealtimePeriod: Number(f.str('cpu-rt-period')) } : {}),
+    ...(f.str('cpu-rt-runtime') ? { CpuRealtimeRuntime: Number(f.str('cpu-rt-runtime')) } : {}),
+    ...(f.list('annotation').length ? { Annotations: keyValues(f.list('annotation')) } : {}),
     ...(f.str('log-driver') || f.list('log-opt').length
       ? { LogConfig: { Type: f.str('log-driver') ?? '', Config: keyValues(f.list('log-opt')) } }
       : {}),
@@ -282,13 +301,19 @@ export function createBody(f: Flags, detached: boolean): { body: ContainerCreate
       : undefined;
   const health = f.bool('no-healthcheck')
     ? { Test: ['NONE'] }
-    : f.str('health-cmd') || f.str('health-interval') || f.str('health-timeout') || f.str('health-retries') || f.str('health-start-period')
+    : f.str('health-cmd') ||
+        f.str('health-interval') ||
+        f.str('health-timeout') ||
+        f.str('health-retries') ||
+        f.str('health-start-period') ||
+        f.str('health-start-interval')
       ? {
           ...(f.str('health-cmd') ? { Test: ['CMD-SHELL', f.str('health-cmd')!] } : {}),
           ...(f.str('health-interval') ? { Interval: parseDuration(f.str('health-interval')!) } : {}),
           ...(f.str('health-timeout') ? { Timeout: parseDuration(f.str('health-timeout')!) } : {}),
           ...(f.str('health-retries') ? { Retries: Number(f.str('health-retries')) } : {}),
           ...(f.str('health-start-period') ? { StartPeriod: parseDuration(f.str('health-start-period')!) } : {}),
+          ...(f.str('health-start-interval') ? { StartInterval: parseDuration(f.str('health-start-interval')!) } : {}),
         }
       : undefined;
   const entrypoint = f.str('entrypoint');

@@ -3,6 +3,7 @@
 // (demultiplexed to stdout and stderr without a TTY), and the terminal size sent at start and on
 // every SIGWINCH.
 import { DEFAULT_DETACH_KEYS, parseDetachKeys as parseKeys } from '../wire/detach-keys.ts';
+import type * as ChildProcess from 'node:child_process';
 import type { Hijacked } from '../client/containers.ts';
 
 export interface PumpOptions {
@@ -14,12 +15,24 @@ export interface PumpOptions {
   resize?: (h: number, w: number) => Promise<void>;
 }
 
-/** Sets raw mode on a TTY stdin for the session; returns the restore function. */
+/**
+ * Sets raw mode on a TTY stdin for the session; returns the restore function. The runtime's raw mode
+ * (libuv's) keeps output post-processing on, so the container's "\r\n" would reach the screen as
+ * "\r\r\n"; raw as the docker CLI makes it (Go's MakeRaw) turns it off too: `stty -opost` on the
+ * terminal, whose settings `stty -g` saved are put back at the end.
+ */
 export function rawMode(on: boolean): () => void {
   const stdin = process.stdin;
   if (!on || !stdin.isTTY) return () => {};
+  const { spawnSync } = process.getBuiltinModule('node:child_process') as typeof ChildProcess;
+  const stty = (args: string[]) => spawnSync('stty', args, { stdio: ['inherit', 'pipe', 'ignore'], encoding: 'utf8' });
+  const saved = stty(['-g']);
   stdin.setRawMode(true);
-  return () => stdin.setRawMode(false);
+  stty(['-opost']);
+  return () => {
+    stdin.setRawMode(false);
+    if (saved.status === 0 && saved.stdout.trim()) stty([saved.stdout.trim()]);
+  };
 }
 
 export function terminalSize(): [number, number] | undefined {

@@ -54,6 +54,39 @@ export async function tarContext(dir: string, dockerfile?: string): Promise<{ st
   return { stream, dockerfile: df.startsWith('..') ? basename(df) : df };
 }
 
+/**
+ * The context of `build -`, read from stdin as the docker CLI reads it: a tar (plain or compressed)
+ * is the context itself; anything else is a Dockerfile, sent as the only file of a context.
+ */
+export async function stdinContext(
+  input: AsyncIterable<Buffer | string>,
+  dockerfile?: string,
+): Promise<{ stream: PassThrough; dockerfile: string }> {
+  const chunks: Buffer[] = [];
+  for await (const c of input) chunks.push(Buffer.from(c));
+  const data = Buffer.concat(chunks);
+  const stream = new PassThrough();
+  const archive =
+    data.subarray(257, 262).toString('latin1') === 'ustar' ||
+    [
+      [0x1f, 0x8b],
+      [0x42, 0x5a, 0x68],
+      [0xfd, 0x37, 0x7a, 0x58, 0x5a],
+      [0x28, 0xb5, 0x2f, 0xfd],
+    ].some((magic) => magic.every((b, i) => data[i] === b));
+  if (archive) {
+    stream.end(data);
+    return { stream, dockerfile: dockerfile ?? 'Dockerfile' };
+  }
+  const tw = new TarWriter(stream);
+  (async () => {
+    await tw.file('Dockerfile', data, { mode: 0o600 });
+    await tw.finish();
+    stream.end();
+  })().catch((e: Error) => stream.destroy(e));
+  return { stream, dockerfile: 'Dockerfile' };
+}
+
 /** A tar of one host path (a file or a tree), its top entry named `name`. */
 export function tarPath(path: string, name: string): PassThrough {
   const stream = new PassThrough();

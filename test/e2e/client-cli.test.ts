@@ -131,6 +131,25 @@ describe('engine CLI against the daemon', () => {
     assert.equal((await engine(['rm', '-f', 'bg'])).code, 0);
   });
 
+  test('a reader that pauses still gets all the output: a megabyte from run and exec, read after 1.5 s', async () => {
+    // The process must not exit before a pipe read slowly has taken its output (Bun's pipe writer
+    // held 800 kB after writableLength read 0).
+    const slowRead = (args: string[]) =>
+      new Promise<[number | null, number]>((resolve) => {
+        const child = spawn(ENGINE, args, { env });
+        let n = 0;
+        child.stdout.pause();
+        setTimeout(() => child.stdout.resume(), 1500);
+        child.stdout.on('data', (b: Buffer) => (n += b.length));
+        child.on('close', (code) => resolve([code, n]));
+      });
+    const mb = ['sh', '-c', 'head -c 1000000 /dev/zero | tr "\\0" a'];
+    assert.deepEqual(await slowRead(['run', '--rm', 'busybox', ...mb]), [0, 1_000_000]);
+    assert.equal((await engine(['run', '-d', '--name', 'slowread', 'busybox', 'sleep', '300'])).code, 0);
+    assert.deepEqual(await slowRead(['exec', 'slowread', ...mb]), [0, 1_000_000]);
+    assert.equal((await engine(['rm', '-f', 'slowread'])).code, 0);
+  });
+
   test('run without a terminal proxies signals to the container (--sig-proxy)', async () => {
     const child = spawn(
       ENGINE,

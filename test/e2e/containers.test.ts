@@ -2,6 +2,7 @@
 // restart policies, AutoRemove, crash-safe state, runtimes, seccomp, OOM, filters, errors.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { clientShellLine } from '../helpers/cli-client.ts';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { until } from '../helpers/until.ts';
@@ -167,10 +168,10 @@ describe('containers through the docker CLI', () => {
   // A terminal for the docker CLI: script(1) gives it a pty of a chosen size; input is typed after a pause.
   async function inTerminal(command: string, typed: string[], pauseMs = 1500): Promise<{ code: number | null; out: string }> {
     const { spawn } = await import('node:child_process');
+    // The client under test (cli-client.ts): docker, or engine in the twin run.
+    const client = await clientShellLine(command, { ...process.env, DOCKER_HOST: d.host });
     return new Promise((resolve) => {
-      const child = spawn('script', ['-qec', `stty rows 33 cols 111; ${command}`, '/dev/null'], {
-        env: { ...process.env, DOCKER_HOST: d.host },
-      });
+      const child = spawn('script', ['-qec', `stty rows 33 cols 111; ${client.line}`, '/dev/null'], { env: client.env });
       let out = '';
       child.stdout.on('data', (b) => (out += b));
       let i = 0;

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { connect, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { clientShellLine } from '../helpers/cli-client.ts';
 import { run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { until } from '../helpers/until.ts';
@@ -177,16 +178,19 @@ describe('exec', () => {
   });
 
   test('docker exec -it under a pseudo-terminal: TTY output and the terminal size', async () => {
-    const env = { ...process.env, DOCKER_HOST: d.host, DOCKER_CONFIG: `${d.dir}/docker-config` };
-    const r = await run('script', ['-qec', 'stty rows 33 cols 111; docker exec -it box sh -c "stty size; tty"', '/dev/null'], {
-      env,
+    // The client under test (cli-client.ts): docker, or engine in the twin run.
+    const base = { ...process.env, DOCKER_HOST: d.host, DOCKER_CONFIG: `${d.dir}/docker-config` };
+    const size = await clientShellLine('docker exec -it box sh -c "stty size; tty"', base);
+    const r = await run('script', ['-qec', `stty rows 33 cols 111; ${size.line}`, '/dev/null'], {
+      env: size.env,
       timeoutMs: 30_000,
       holdStdin: true,
     });
     assert.equal(r.code, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /33 111\r\n\/dev\/pts\/\d+\r\n/);
-    const code = await run('script', ['-qec', 'docker exec -it box sh -c "exit 5"', '/dev/null'], {
-      env,
+    const five = await clientShellLine('docker exec -it box sh -c "exit 5"', base);
+    const code = await run('script', ['-qec', five.line, '/dev/null'], {
+      env: five.env,
       timeoutMs: 30_000,
       holdStdin: true,
     });

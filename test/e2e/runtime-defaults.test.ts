@@ -8,6 +8,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { testClient } from '../helpers/cli-client.ts';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { until } from '../helpers/until.ts';
@@ -108,7 +109,9 @@ describe('runtime defaults and HostConfig fields', () => {
     assert.equal(hc.PidsLimit, null);
     assert.equal(hc.ContainerIDFile, '');
     assert.ok(!('Init' in hc) && !('Mounts' in hc) && !('Tmpfs' in hc), 'omitempty fields left out when unset');
-    assert.equal((await out(['inspect', '-f', '{{.HostConfig.CapDrop}}', 'lists'])).trim(), '[]');
+    // The docker CLI decodes inspect into Go's types, whose nil list prints "[]". Not for the engine
+    // client: its templates read the API's JSON as maps (no Go types), where null prints "<no value>".
+    if (testClient() === 'docker') assert.equal((await out(['inspect', '-f', '{{.HostConfig.CapDrop}}', 'lists'])).trim(), '[]');
     // The docker CLI sends PidsLimit 0 and no OomKillDisable: stored as unset and false (cgroup v1).
     await out(['create', '--name', 'cli-made', '--pids-limit', '-1', 'busybox', 'true']);
     const cli = (await inspect('cli-made')).HostConfig;

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { endShim, findShims } from '../../src/supervisor/shims.ts';
+import { ENGINE_CLI, engineEnv, engineTable, missingFromEngine, recordEngineCall, recordFallback, testClient } from './cli-client.ts';
 import { forwardDrop } from './forward-policy.ts';
 import { removeDaemonNetworking } from './network-teardown.ts';
 
@@ -240,8 +241,31 @@ export class TestDaemon {
     return httpOverUnix(opts.socketPath ?? this.socket, method, path, opts);
   }
 
-  /** Runs the docker CLI (28.x on PATH) against this daemon. */
-  docker(args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string | Buffer; timeoutMs?: number } = {}): Promise<CommandResult> {
+  /**
+   * Runs the test client against this daemon: the docker CLI (28.x on PATH), or with
+   * ENGINE_TEST_CLI=engine the `engine` CLI on the same arguments and the same environment (its
+   * ENGINE_* twins set), except a call engine's command table lacks a command or flag of, which the
+   * docker CLI runs and cli-client.ts records (test/e2e/twin/ runs files this way).
+   */
+  async docker(
+    args: string[],
+    opts: { env?: NodeJS.ProcessEnv; input?: string | Buffer; timeoutMs?: number } = {},
+  ): Promise<CommandResult> {
+    const env: NodeJS.ProcessEnv = { ...process.env, DOCKER_HOST: this.host, DOCKER_CONFIG: join(this.dir, 'docker-config'), ...opts.env };
+    delete env.DOCKER_CONTEXT;
+    if (testClient() === 'engine') {
+      const missing = missingFromEngine(args, await engineTable());
+      if (missing === undefined) {
+        recordEngineCall();
+        return run(ENGINE_CLI, args, { ...opts, env: engineEnv(env) });
+      }
+      recordFallback(missing, args);
+    }
+    return run('docker', args, { ...opts, env });
+  }
+
+  /** Always the docker CLI, whichever client the run tests (a test's reference answer). */
+  dockerCli(args: string[], opts: { env?: NodeJS.ProcessEnv; input?: string | Buffer; timeoutMs?: number } = {}): Promise<CommandResult> {
     const env: NodeJS.ProcessEnv = { ...process.env, DOCKER_HOST: this.host, DOCKER_CONFIG: join(this.dir, 'docker-config'), ...opts.env };
     delete env.DOCKER_CONTEXT;
     return run('docker', args, { ...opts, env });

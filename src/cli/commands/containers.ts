@@ -5,7 +5,7 @@ import { EngineError } from '../../client/errors.ts';
 import { filtersOf, flagsOf } from '../args.ts';
 import type { CommandSpec, FlagHelp } from '../command-spec.ts';
 import { eachName, ExitError, type Cli } from '../cli.ts';
-import { ago, ellipsis, humanSize, printFormatted, shortId } from '../output.ts';
+import { ago, ellipsis, humanSize, printFormatted, shortId, timestampArg } from '../output.ts';
 import { compile } from '../template.ts';
 
 export function formatPorts(ports: Port[] | undefined): string {
@@ -189,8 +189,8 @@ export async function logs(cli: Cli, argv: string[]): Promise<number> {
     follow: f.bool('follow'),
     timestamps: f.bool('timestamps'),
     tail: tail === undefined || tail === 'all' ? undefined : Number(tail),
-    since: f.str('since'),
-    until: f.str('until'),
+    since: timestampArg(f.str('since')),
+    until: timestampArg(f.str('until')),
     tty: !!info.Config?.Tty,
   });
   for await (const fr of frames) (fr.stream === 'stderr' ? process.stderr : process.stdout).write(fr.data);

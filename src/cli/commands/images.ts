@@ -10,7 +10,7 @@ import { eachName, ExitError, type Cli } from '../cli.ts';
 import { DEFAULT_REGISTRY, registryKey } from '../config.ts';
 import { ago, humanSize, printFormatted, shortId } from '../output.ts';
 import { renderProgress } from '../progress.ts';
-import { tarContext } from '../tar-context.ts';
+import { stdinContext, tarContext } from '../tar-context.ts';
 
 const IMAGES_TITLES = {
   Repository: 'REPOSITORY',
@@ -223,7 +223,8 @@ const BUILD_FLAGS: FlagHelp[] = [
 
 export async function build(cli: Cli, argv: string[]): Promise<number> {
   const f = flagsOf('build', argv, BUILD_FLAGS, { min: 1, max: 1 });
-  const { stream, dockerfile } = await tarContext(f.args[0]!, f.str('file'));
+  const { stream, dockerfile } =
+    f.args[0] === '-' ? await stdinContext(process.stdin, f.str('file')) : await tarContext(f.args[0]!, f.str('file'));
   const buildArgs = keyValues(f.list('build-arg'));
   for (const [k, v] of Object.entries(buildArgs))
     if (v === '' && !f.list('build-arg').some((a) => a.startsWith(`${k}=`)) && process.env[k] !== undefined) buildArgs[k] = process.env[k]!;
@@ -243,10 +244,17 @@ export async function build(cli: Cli, argv: string[]): Promise<number> {
   // Quiet: the daemon streams only the image ID (q=1), which is printed once the build is over, as
   // the docker CLI prints its buffer.
   const quiet: string[] = [];
-  await renderProgress(
-    messages,
-    f.bool('quiet') ? { write: (chunk: string | Uint8Array) => (quiet.push(String(chunk)), true) } : process.stdout,
-  );
+  try {
+    await renderProgress(
+      messages,
+      f.bool('quiet') ? { write: (chunk: string | Uint8Array) => (quiet.push(String(chunk)), true) } : process.stdout,
+    );
+  } catch (e) {
+    // A failed step: the docker CLI exits with the error's code (a RUN's exit status), 1 without one.
+    const detail = (e as { progressMessage?: { errorDetail?: { code?: number } } }).progressMessage?.errorDetail;
+    if (!detail) throw e;
+    throw new ExitError(detail.code || 1, (e as Error).message);
+  }
   if (f.bool('quiet')) cli.out(quiet.join(''));
   return 0;
 }

@@ -3,6 +3,7 @@
 // before start so no output is lost, wait registered before start (condition "removed" with
 // --rm), start, then copy the streams and exit with the container's status. Exit statuses as
 // docker's: 125 daemon or usage error, 126 command not executable, 127 command not found.
+import { existsSync, writeFileSync } from 'node:fs';
 import { EngineError } from '../../client/errors.ts';
 import type { ContainerCreateBody } from '../../types/container-api.ts';
 import { flagsOf } from '../args.ts';
@@ -44,6 +45,22 @@ async function createContainer(
   name: string | undefined,
   platform: string | undefined,
   pull: string | undefined,
+  cidfile?: string,
+): Promise<string> {
+  // --cidfile: refused when the file exists (another container may own it), written once created.
+  if (cidfile && existsSync(cidfile))
+    throw new ExitError(125, `container ID file found, make sure the other container isn't running or delete ${cidfile}`);
+  const id = await createOrPull(cli, body, name, platform, pull);
+  if (cidfile) writeFileSync(cidfile, id);
+  return id;
+}
+
+async function createOrPull(
+  cli: Cli,
+  body: ContainerCreateBody,
+  name: string | undefined,
+  platform: string | undefined,
+  pull: string | undefined,
 ): Promise<string> {
   const image = body.Image!;
   const withTag = /[:@][^/]*$/.test(image) ? image : `${image}:latest`;
@@ -64,7 +81,7 @@ async function createContainer(
 export async function create(cli: Cli, argv: string[]): Promise<number> {
   const f = flagsOf('create', argv, CREATE_FLAGS, { interspersed: false, min: 1 });
   const { body, name, platform } = createBody(f, true);
-  const id = await createContainer(cli, body, name, platform, f.str('pull'));
+  const id = await createContainer(cli, body, name, platform, f.str('pull'), f.str('cidfile'));
   cli.out(`${id}\n`);
   return 0;
 }
@@ -74,8 +91,9 @@ export async function run(cli: Cli, argv: string[]): Promise<number> {
   const detached = f.bool('detach');
   const { body, name, platform } = createBody(f, detached);
   const tty = !!body.Tty;
-  if (tty && f.bool('interactive') && !process.stdin.isTTY) throw new ExitError(1, 'the input device is not a TTY');
-  const id = await createContainer(cli, body, name, platform, f.str('pull'));
+  // As docker: only a run that attaches stdin needs a terminal (`run -dit` does not attach).
+  if (!detached && tty && f.bool('interactive') && !process.stdin.isTTY) throw new ExitError(1, 'the input device is not a TTY');
+  const id = await createContainer(cli, body, name, platform, f.str('pull'), f.str('cidfile'));
   const api = cli.api.containers;
   if (detached) {
     try {
@@ -198,8 +216,8 @@ export async function exec(cli: Cli, argv: string[]): Promise<number> {
   const [container, ...cmd] = f.args as [string, ...string[]];
   const tty = f.bool('tty');
   const interactive = f.bool('interactive');
-  if (tty && interactive && !process.stdin.isTTY) throw new ExitError(1, 'the input device is not a TTY');
   const detach = f.bool('detach');
+  if (!detach && tty && interactive && !process.stdin.isTTY) throw new ExitError(1, 'the input device is not a TTY');
   const size = tty ? terminalSize() : undefined;
   const { Id } = await cli.api.exec.create(container, {
     Cmd: cmd,

@@ -13,9 +13,10 @@ import { ENGINE_VERSION as VERSION } from '../../version.ts';
 import { filtersOf, flagsOf, UsageError } from '../args.ts';
 import type { CommandSpec, FlagHelp } from '../command-spec.ts';
 import { ExitError, type Cli } from '../cli.ts';
-import { bytesSize, humanSize, printFormatted, shortId } from '../output.ts';
+import { bytesSize, humanSize, printFormatted, shortId, timestampArg } from '../output.ts';
 import { compile } from '../template.ts';
 import { tarPath } from '../tar-context.ts';
+import { infoText } from './info-text.ts';
 
 const VERSION_FLAGS: FlagHelp[] = [
   { name: 'format', short: 'f', kind: 'string', description: 'Format the output using the given Go template' },
@@ -73,37 +74,7 @@ export async function info(cli: Cli, argv: string[]): Promise<number> {
     cli.out(`${compile(f.str('format')!).render(i)}\n`);
     return 0;
   }
-  const line = (k: string, v: unknown, indent = 1) => cli.out(`${' '.repeat(indent)}${k}: ${v ?? ''}\n`);
-  cli.out('Client:\n');
-  line('Version', VERSION);
-  line('Context', 'default');
-  cli.out('\nServer:\n');
-  line('Containers', i.Containers);
-  line('Running', i.ContainersRunning, 2);
-  line('Paused', i.ContainersPaused, 2);
-  line('Stopped', i.ContainersStopped, 2);
-  line('Images', i.Images);
-  for (const k of [
-    'ServerVersion',
-    'Driver',
-    'LoggingDriver',
-    'CgroupDriver',
-    'CgroupVersion',
-    'DefaultRuntime',
-    'KernelVersion',
-    'OperatingSystem',
-    'OSType',
-    'Architecture',
-    'NCPU',
-    'Name',
-    'ID',
-    'DockerRootDir',
-    'Debug',
-    'Experimental',
-    'LiveRestoreEnabled',
-  ])
-    line(k.replace(/([a-z])([A-Z])/g, '$1 $2'), k === 'MemTotal' ? humanSize(i[k] as number) : i[k]);
-  line('Total Memory', bytesSize((i.MemTotal as number) ?? 0));
+  cli.out(infoText(i, { version: VERSION, context: cli.contextName, debug: false }));
   for (const w of (i.Warnings as string[] | null) ?? []) cli.err(`${w}\n`);
   return 0;
 }
@@ -130,7 +101,11 @@ const EVENTS_FLAGS: FlagHelp[] = [
 export async function events(cli: Cli, argv: string[]): Promise<number> {
   const f = flagsOf('events', argv, EVENTS_FLAGS, { max: 0 });
   const t = f.str('format') && f.str('format') !== 'json' ? compile(f.str('format')!) : undefined;
-  for await (const e of cli.api.events({ since: f.str('since'), until: f.str('until'), filters: filtersOf(f.list('filter')) })) {
+  for await (const e of cli.api.events({
+    since: timestampArg(f.str('since')),
+    until: timestampArg(f.str('until')),
+    filters: filtersOf(f.list('filter')),
+  })) {
     cli.out(`${f.str('format') === 'json' ? JSON.stringify(e) : t ? t.render(e) : eventLine(e)}\n`);
   }
   return 0;

@@ -1,0 +1,3 @@
+// container-options.test.ts again with the engine CLI as the client (test/helpers/twin.ts).
+import '../../helpers/twin.ts';
+import '../container-options.test.ts';

@@ -1,0 +1,3 @@
+// containers.test.ts again with the engine CLI as the client (test/helpers/twin.ts).
+import '../../helpers/twin.ts';
+import '../containers.test.ts';

@@ -1,0 +1,3 @@
+// runtime-defaults.test.ts again with the engine CLI as the client (test/helpers/twin.ts).
+import '../../helpers/twin.ts';
+import '../runtime-defaults.test.ts';
