@@ -241,14 +241,18 @@ export class ArchiveService {
       // No upper directory to read: compare a view of the parent with a read-only mount of the container's layer.
       const info = await client.snapshots.stat(rec.Internal.snapshotKey, opts);
       const viewKey = `changes-${rec.Id.slice(0, 12)}-${Date.now()}`;
-      const lower = await client.snapshots.view({ key: viewKey, parent: info.parent, ...opts });
-      try {
-        changes = await withMounted(lower, this.d.tmpDir, (oldRoot) =>
-          withMounted(readOnlyMounts(mounts), this.d.tmpDir, (newRoot) => treeChanges(oldRoot, newRoot)),
-        );
-      } finally {
-        await client.snapshots.remove(viewKey, opts).catch(() => undefined); // The view holds no data of its own; containerd's GC collects it if this removal fails.
-      }
+      // The view is held by a lease while it is walked: a collection started by any removal meanwhile
+      // would take an unreferenced view from under the mount (on btrfs its files vanish mid-walk).
+      changes = await client.withLease(async (lease) => {
+        const lower = await client.snapshots.view({ key: viewKey, parent: info.parent, ...opts }, { lease });
+        try {
+          return await withMounted(lower, this.d.tmpDir, (oldRoot) =>
+            withMounted(readOnlyMounts(mounts), this.d.tmpDir, (newRoot) => treeChanges(oldRoot, newRoot)),
+          );
+        } finally {
+          await client.snapshots.remove(viewKey, opts).catch(() => undefined); // The view holds no data of its own; the lease's end lets containerd's GC collect it if this removal fails.
+        }
+      });
     }
     return changes.length ? changes : null; // dockerd answers null for no changes
   }
