@@ -79,7 +79,7 @@ let isolateEnded = false;
  * it, and the memory-reducing collection right after frees them and releases them at once
  * (measured: ~60 pages, ~10 MiB resident, after a pull's three isolates ended).
  */
-const ABSORB_MIB = Number(process.env.ENGINE_ABSORB_POOL_MB ?? 16);
+const ABSORB_MIB = Number(process.env.ENGINE_ABSORB_POOL_MB ?? 8);
 
 /**
  * Allocates `mib` MiB of arrays and keeps them through two scavenges, which promotes them to the
