@@ -42,9 +42,10 @@ const WORKER_LIMITS = { maxYoungGenerationSizeMb: 3, maxOldGenerationSizeMb: 64 
  * held ~25 MiB each with their buffers. A worker runs several jobs at once (stage-worker.ts), so
  * two keep both halves of a layer, and of every layer in flight, off the main thread on two cores.
  * On a host of two cores or fewer, one: the main thread, containerd and the other worker share the
- * same two cores, and a 210 MB pull took no longer with one (measured under load: 1.8–2.7 s with
- * one, 2.0–3.1 s with two) for ~18 MiB less at the peak. ENGINE_PULL_WORKERS changes it
- * (measured with bench/pull-memory.ts).
+ * same two cores, and a 210 MB pull took no longer with one (measured at load 7–20: 1.6–2.9 s with
+ * one, 2.0–3.6 s with two) for ~14 MiB less at the peak (113 against 127 MiB). With two CPU burners
+ * spinning, though, two workers win a larger share of the cores: 7.6–8.0 s against 9.6–13.2 s.
+ * ENGINE_PULL_WORKERS changes it (measured with bench/pull-memory.ts).
  */
 const POOL_MAX = Math.max(1, Number(process.env.ENGINE_PULL_WORKERS) || (availableParallelism() > 2 ? 2 : 1));
 
