@@ -77,7 +77,7 @@ let isolateEnded = false;
  * delay); but an isolate without pooled pages of its own takes its new pages from that shared pool
  * first. So this isolate grows its old generation by about the pool's size, the pages coming out of
  * it, and the memory-reducing collection right after frees them and releases them at once
- * (measured: ~60 pages, ~10 MiB resident, after a pull's three isolates ended).
+ * (measured on a 210 MB pull with one stage worker: RSS at +2 s and +5 s 87 MiB, 91 without, idle 75).
  */
 const ABSORB_MIB = Number(process.env.ENGINE_ABSORB_POOL_MB ?? 8);
 
