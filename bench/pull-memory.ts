@@ -76,6 +76,11 @@ async function start(v: Variant): Promise<DaemonUnderTest & { containerdPid(): n
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const groupsLine = (g: Reading) =>
+  Object.entries(g)
+    .filter(([, x]) => x >= 1)
+    .map(([k, x]) => `${k} ${x.toFixed(0)}`)
+    .join(', ');
 
 async function measure(v: Variant, img: Awaited<ReturnType<typeof startPullRegistry>>): Promise<Reading> {
   const d = await start(v);
@@ -87,6 +92,7 @@ async function measure(v: Variant, img: Awaited<ReturnType<typeof startPullRegis
       'idle+ctrd': rssMiB(d.pid) + rssMiB(ctr()),
       'idle threads': status(d.pid, 'Threads'),
     };
+    if (smaps && v.root) console.error(`${v.label} idle mappings: ${groupsLine(smapsGroups(d.pid))}`);
     let peak = 0;
     let peakBoth = 0;
     let peakThreads = 0;
@@ -106,13 +112,7 @@ async function measure(v: Variant, img: Awaited<ReturnType<typeof startPullRegis
       clearInterval(timer);
       await b?.stop();
     }
-    if (atPeak)
-      console.error(
-        `${v.label} at the peak: ${Object.entries(atPeak as Reading)
-          .filter(([, x]) => x >= 1)
-          .map(([k, x]) => `${k} ${x.toFixed(0)}`)
-          .join(', ')}`,
-      );
+    if (atPeak) console.error(`${v.label} at the peak: ${groupsLine(atPeak as Reading)}`);
     Object.assign(out, { peak, 'peak+ctrd': peakBoth, 'peak threads': peakThreads, 'pull ms': median(ms) });
     const t0 = performance.now();
     for (const s of after) {
@@ -122,12 +122,7 @@ async function measure(v: Variant, img: Awaited<ReturnType<typeof startPullRegis
       out[`+${s}s +ctrd`] = rssMiB(d.pid) + rssMiB(ctr());
       out[`+${s}s threads`] = status(d.pid, 'Threads');
       if (smaps && v.root && (s === after[0] || s === after.at(-1)))
-        console.error(
-          `${v.label} +${s}s mappings: ${Object.entries(smapsGroups(d.pid))
-            .filter(([, x]) => x >= 1)
-            .map(([k, x]) => `${k} ${x.toFixed(0)}`)
-            .join(', ')}`,
-        );
+        console.error(`${v.label} +${s}s mappings: ${groupsLine(smapsGroups(d.pid))}`);
     }
     out.hwm = status(d.pid, 'VmHWM') / 1024;
     const log = (d as { td?: { output: string } }).td?.output;

@@ -72,3 +72,47 @@ test('close while a worker runs waits for its connection to close', async () => 
   db.close(); // the last connection: checkpoints and removes the WAL
   assert.throws(() => statSync(`${path}-wal`), /ENOENT/);
 });
+
+test('a small WAL is checkpointed on the caller thread once writes pause, without a worker; a large one on a worker', async () => {
+  const path = tmp.file('engine.db');
+  const db = new DatabaseSync(path);
+  db.exec('PRAGMA journal_mode = WAL; PRAGMA wal_autocheckpoint = 0; CREATE TABLE t (v TEXT)');
+  const workers: boolean[] = [];
+  const here: number[] = [];
+  let inTransaction = false;
+  const cp = startCheckpointer(
+    path,
+    () => {},
+    () => {},
+    {
+      idleMs: 300,
+      onWorker: (r) => workers.push(r),
+      here: () => {
+        if (inTransaction) return false;
+        db.exec('PRAGMA wal_checkpoint(PASSIVE)');
+        return true;
+      },
+      onHere: (_ms, bytes) => here.push(bytes),
+    },
+  );
+  const size = () => statSync(path).size;
+  try {
+    const before = size();
+    inTransaction = true; // declined while a transaction is open: tried again at the next look
+    db.prepare('INSERT INTO t VALUES (?)').run('x'.repeat(64 << 10));
+    await new Promise((r) => setTimeout(r, 800));
+    assert.equal(size(), before);
+    inTransaction = false;
+    await until('the caller checkpointed the row into the file', () => size() > before + (64 << 10));
+    assert.equal(here.length, 1);
+    assert.ok(here[0]! > 64 << 10 && here[0]! < 512 << 10, `WAL of ${here[0]} bytes`);
+    assert.deepEqual(workers, []);
+    db.prepare('INSERT INTO t VALUES (?)').run('y'.repeat(1 << 20));
+    await until('a worker copied the large row', () => size() > 1 << 20);
+    assert.equal(workers[0], true);
+    assert.equal(here.length, 1);
+  } finally {
+    cp.close();
+    db.close();
+  }
+});

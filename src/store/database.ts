@@ -28,7 +28,7 @@ export interface OpenOptions {
    * WAL: the daemon's choice, so that a large write never holds the event loop for the copy.
    * `warn` gets the worker's failures.
    */
-  checkpointInBackground?: { warn: (message: string) => void };
+  checkpointInBackground?: { warn: (message: string) => void; debug?: (message: string, fields: Record<string, number>) => void };
 }
 
 export interface EngineDatabase {
@@ -98,11 +98,23 @@ class SqliteEngineDatabase implements EngineDatabase {
       this.schemaVersion = this.migrate(opts.migrations ?? MIGRATIONS);
       if (opts.checkpointInBackground && path !== ':memory:') {
         this.db.exec('PRAGMA wal_autocheckpoint = 0');
-        const { warn } = opts.checkpointInBackground;
-        this.checkpointer = startCheckpointer(path, warn, () => {
-          warn('WAL checkpoint worker ended: checkpoints are made by the writing connection again');
-          if (this.db.isOpen) this.db.exec('PRAGMA wal_autocheckpoint = 1000');
-        });
+        const { warn, debug } = opts.checkpointInBackground;
+        this.checkpointer = startCheckpointer(
+          path,
+          warn,
+          () => {
+            warn('WAL checkpoint worker ended: checkpoints are made by the writing connection again');
+            if (this.db.isOpen) this.db.exec('PRAGMA wal_autocheckpoint = 1000');
+          },
+          {
+            here: () => {
+              if (!this.db.isOpen || this.db.isTransaction) return false;
+              this.db.exec('PRAGMA wal_checkpoint(PASSIVE)');
+              return true;
+            },
+            ...(debug ? { onHere: (ms, walBytes) => debug('WAL checkpointed on the main thread', { ms: Math.round(ms), walBytes }) } : {}),
+          },
+        );
       }
     } catch (err) {
       this.db.close();

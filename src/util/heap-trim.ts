@@ -63,9 +63,36 @@ const REQUESTED_TRIM_EVERY_MS = 3_000;
  * own: memory was freed elsewhere (a worker thread ended, leaving its pages in V8's pool and its
  * allocations in malloc's heap).
  */
-export function requestHeapTrim(): void {
+export function requestHeapTrim(opts: { isolateEnded?: boolean } = {}): void {
   trimRequested = true;
+  if (opts.isolateEnded) isolateEnded = true;
   onRequest?.();
+}
+
+let isolateEnded = false;
+/**
+ * MiB of short-lived arrays the trimmer moves into the old generation before its collection after
+ * a worker's isolate ended (0: none). The pages a torn-down isolate's heap pooled go to V8's
+ * process-wide shared pool, released only by a task that runs 8 s later (page-pool.cc, a fixed
+ * delay); but an isolate without pooled pages of its own takes its new pages from that shared pool
+ * first. So this isolate grows its old generation by about the pool's size, the pages coming out of
+ * it, and the memory-reducing collection right after frees them and releases them at once
+ * (measured on a 210 MB pull with one stage worker: RSS at +2 s and +5 s 87 MiB, 91 without, idle 75).
+ */
+const ABSORB_MIB = Number(process.env.ENGINE_ABSORB_POOL_MB ?? 8);
+
+/**
+ * Allocates `mib` MiB of arrays and keeps them through two scavenges, which promotes them to the
+ * old generation (new pages, the shared pool's first); they die as this returns. Each array is
+ * 32 KiB (4 096 tagged slots), well under V8's largest regular object: a larger one would go to
+ * the large-object space, whose pages are never pooled.
+ */
+function absorbSharedPool(gc: Gc, mib: number): void {
+  const keep: unknown[][] = [];
+  for (let i = 0; i < mib * 32; i++) keep.push(new Array<number>(4096).fill(i));
+  gc({ type: 'minor' });
+  gc({ type: 'minor' });
+  keep.length = 0;
 }
 
 /** The running trimmer's early look after a request (without it, the next tick: up to 2 s later). */
@@ -165,6 +192,8 @@ export function startHeapTrimmer(opts: HeapTrimOptions): HeapTrimmer {
     trimRequested = false;
     const before = process.memoryUsage.rss();
     const started = performance.now();
+    if (isolateEnded && ABSORB_MIB > 0) absorbSharedPool(gc, ABSORB_MIB);
+    isolateEnded = false;
     gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
     const gcMs = performance.now() - started;
     const afterGc = process.memoryUsage.rss();

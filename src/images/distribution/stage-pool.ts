@@ -10,6 +10,7 @@
 // for), where a kept one held tens of MiB for as long as it was kept.
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm, unlink } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { BlobVerificationError, registerBlob, TMP_PREFIX, type BlobTarget } from './blob-writer.ts';
@@ -40,9 +41,13 @@ const WORKER_LIMITS = { maxYoungGenerationSizeMb: 3, maxOldGenerationSizeMb: 64 
  * (~13 MiB resident before any work): one or two per layer in flight (8 for a pull of 4 layers)
  * held ~25 MiB each with their buffers. A worker runs several jobs at once (stage-worker.ts), so
  * two keep both halves of a layer, and of every layer in flight, off the main thread on two cores.
+ * On a host of two cores or fewer, one: the main thread, containerd and the other worker share the
+ * same two cores, and a 210 MB pull took no longer with one (measured at load 7–20: 1.6–2.9 s with
+ * one, 2.0–3.6 s with two) for ~14 MiB less at the peak (113 against 127 MiB). With two CPU burners
+ * spinning, though, two workers win a larger share of the cores: 7.6–8.0 s against 9.6–13.2 s.
  * ENGINE_PULL_WORKERS changes it (measured with bench/pull-memory.ts).
  */
-const POOL_MAX = Math.max(1, Number(process.env.ENGINE_PULL_WORKERS) || 2);
+const POOL_MAX = Math.max(1, Number(process.env.ENGINE_PULL_WORKERS) || (availableParallelism() > 2 ? 2 : 1));
 
 /** What a job hears from its worker: its messages, or the worker's end. */
 interface JobHandlers {
@@ -78,7 +83,7 @@ function spawnSlot(): Slot {
   w.on('exit', () => {
     gone(new Error('blob writer thread exited'));
     // Its pages are unmapped; what its thread freed in malloc's arenas needs a trim.
-    if (!slots.length) requestHeapTrim();
+    if (!slots.length) requestHeapTrim({ isolateEnded: true });
   });
   slots.push(slot);
   return slot;

@@ -19,7 +19,8 @@ export interface StageOutcome {
   refused?: boolean;
 }
 
-const READ = 1 << 20;
+/** The blob file read in steps of this size (as the fetching half's gathered writes: stage-worker.ts GATHER). */
+const READ = Number(process.env.ENGINE_PULL_BUF_KB ?? 256) * 1024;
 /** Read buffers of ended unpacks, for the next ones (a fresh one per layer is garbage for a full collection). */
 const reads: Buffer[] = [];
 

@@ -87,8 +87,13 @@ async function discard(j: Job): Promise<void> {
   await j.stage?.discard();
 }
 
-/** Writes of the received chunks gathered into one write per MiB: socket reads are 64 KiB. */
-const GATHER = 1 << 20;
+/**
+ * Writes of the received chunks gathered into one write per 256 KiB: socket reads are 64 KiB. One
+ * gather buffer per layer in flight: 1 MiB ones made the peak of a 210 MB pull ~6 MiB higher
+ * (bench/pull-memory.ts) for no measurable gain in time. ENGINE_PULL_BUF_KB changes it (and the
+ * unpacking half's reads, stage-tail.ts).
+ */
+const GATHER = Number(process.env.ENGINE_PULL_BUF_KB ?? 256) * 1024;
 /** Gather buffers of ended downloads, for the next ones. */
 const gathers: Buffer[] = [];
 

@@ -32,7 +32,12 @@ export const cgroupDriverService: DaemonService<'cgroupDriver'> = {
 export const dbService: DaemonService<'db'> = {
   id: 'db',
   init: ({ options, log }) =>
-    openDatabase(join(options.roots.dataRoot, 'engine.db'), { checkpointInBackground: { warn: (message) => log.warn(message) } }),
+    openDatabase(join(options.roots.dataRoot, 'engine.db'), {
+      checkpointInBackground: {
+        warn: (message) => log.warn(message),
+        debug: (message, fields) => log.debug(message, fields),
+      },
+    }),
   stop: (db) => db.close(),
 };
 
