@@ -79,7 +79,10 @@ export function validate(value: unknown, schema: Schema, path = '$', errors: str
       return errors;
     }
     const obj = value as Record<string, unknown>;
-    for (const r of s.required ?? []) if (!(r in obj)) errors.push(`${path}: missing required ${r}`);
+    // A required name the schema does not declare is a slip of the description (ImageManifestSummary's
+    // ImageData lists `UnpackedSize`, a field moby's Go type does not have): dockerd never writes it.
+    for (const r of s.required ?? [])
+      if (!(r in obj) && (!s.properties || r in s.properties)) errors.push(`${path}: missing required ${r}`);
     for (const [k, v] of Object.entries(obj)) {
       if (s.properties?.[k]) validate(v, s.properties[k], `${path}.${k}`, errors);
       else if (s.additionalProperties && typeof s.additionalProperties === 'object')
