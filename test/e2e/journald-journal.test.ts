@@ -69,7 +69,8 @@ describe('journald driver read back from a real journal', { skip: why }, () => {
       'busybox',
       'sh',
       '-c',
-      'echo one; echo two >&2; echo three',
+      // stdout and stderr are two pipes: the pause makes `three` the journal's last entry (--tail 1).
+      'echo one; echo two >&2; sleep 0.3; echo three',
     ]);
     assert.equal(r.code, 0, r.stderr);
     const logs = await until(
