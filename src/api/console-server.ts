@@ -13,6 +13,7 @@ import { isIP, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { bridgeExecWebsocket, isExecWebsocket, type ConsoleApi } from './console-exec-ws.ts';
+import { KEEP_ALIVE_TIMEOUT_MS } from './listeners.ts';
 import { invalidParameter } from '../errors.ts';
 import type { Logger } from '../util/log.ts';
 import { http } from '../util/node-http.ts';
@@ -190,9 +191,11 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
       else res.destroy();
     });
   };
-  const server = opts.tls
-    ? https.createServer({ ...opts.tls, requestTimeout: 0 }, onRequest)
-    : http.createServer({ requestTimeout: 0 }, onRequest);
+  // The API listener's idle timeout: a browser reuses an idle connection the server would otherwise
+  // close at Node's 5 s, and the request racing that close fails ("Failed to fetch").
+  const serverOptions = { requestTimeout: 0, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS };
+  const server = opts.tls ? https.createServer({ ...opts.tls, ...serverOptions }, onRequest) : http.createServer(serverOptions, onRequest);
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.on('connection', (s: Socket) => {
     sockets.add(s);
     s.once('close', () => sockets.delete(s));

@@ -44,7 +44,7 @@ export interface OpenListener {
 
 // Longer than the idle timeout of common clients (Go's transport: 90s) so that the client, not
 // the server, closes an idle connection; otherwise a request can race the server's close.
-const KEEP_ALIVE_TIMEOUT_MS = 120_000;
+export const KEEP_ALIVE_TIMEOUT_MS = 120_000;
 // Go's net/http default; docker clients send large X-Registry-Auth / X-Registry-Config headers.
 const MAX_HEADER_SIZE = 1 << 20;
 const FIRST_ACTIVATION_FD = 3; // SD_LISTEN_FDS_START

@@ -14,10 +14,11 @@ import { REPO_ROOT, run, startDaemon, type TestDaemon } from '../helpers/daemon.
 import { loadBusybox } from '../helpers/images.ts';
 import { freePort } from '../helpers/ports.ts';
 import { until } from '../helpers/until.ts';
+import { loopbackSlot } from '../helpers/loopback-slot.ts';
 
 const ENGINE = join(REPO_ROOT, 'bin/engine');
 // Loopback addresses of this file: 127.0.<n>.6 (the other cluster files use .1 to .5).
-const base = 10 + (process.pid % 50) * 4;
+const base = 10 + loopbackSlot() * 4;
 const ip = `127.0.${base}.6`;
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any

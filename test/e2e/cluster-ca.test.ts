@@ -19,9 +19,10 @@ import { loadBusybox } from '../helpers/images.ts';
 import { until } from '../helpers/until.ts';
 import { joinSwarm } from '../helpers/cluster-nodes.ts';
 import { opensslVerifies } from '../helpers/openssl.ts';
+import { loopbackSlot } from '../helpers/loopback-slot.ts';
 
 // Loopback addresses of this file: 127.0.<n>.6 (the other cluster files use .1 to .5).
-const base = 10 + (process.pid % 50) * 4;
+const base = 10 + loopbackSlot() * 4;
 const ip = (i: number) => `127.0.${base + i}.6`;
 /** The test knob: renew every 3 s instead of at 50-80 % of the lifetime (1 h at least). */
 const env = { ENGINE_TEST_CERT_RENEW_MS: '3000' };

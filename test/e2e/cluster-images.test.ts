@@ -13,9 +13,10 @@ import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { RegistryProxy, startRegistry, type TestRegistry } from '../helpers/registry.ts';
 import { until } from '../helpers/until.ts';
+import { loopbackSlot } from '../helpers/loopback-slot.ts';
 
 // Loopback addresses of this file: 127.0.<n>.3 (the other cluster files use .1 and .2).
-const base = 10 + (process.pid % 50) * 4;
+const base = 10 + loopbackSlot() * 4;
 const ip = (i: number) => `127.0.${base + i}.3`;
 
 interface TaskView {

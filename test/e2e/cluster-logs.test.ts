@@ -12,9 +12,10 @@ import { after, before, describe, test } from 'node:test';
 import { run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { until } from '../helpers/until.ts';
+import { loopbackSlot } from '../helpers/loopback-slot.ts';
 
 // Loopback addresses of this file: 127.0.<n>.4 (the other cluster files use .1, .2 and .3).
-const base = 10 + (process.pid % 50) * 4;
+const base = 10 + loopbackSlot() * 4;
 const ip = (i: number) => `127.0.${base + i}.4`;
 
 interface TaskView {

@@ -10,10 +10,11 @@ import { after, before, describe, test } from 'node:test';
 import { run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { until } from '../helpers/until.ts';
+import { loopbackSlot } from '../helpers/loopback-slot.ts';
 
 // Loopback addresses of this file: 127.0.<n>.2 (cluster.test.ts uses 127.0.0.x, cluster-services
 // 127.0.<n>.1).
-const base = 10 + (process.pid % 50) * 4;
+const base = 10 + loopbackSlot() * 4;
 const ip = (i: number) => `127.0.${base + i}.2`;
 
 interface TaskView {

@@ -8,9 +8,10 @@ import { after, before, describe, test } from 'node:test';
 import { run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { until } from '../helpers/until.ts';
+import { loopbackSlot } from '../helpers/loopback-slot.ts';
 
 // Loopback addresses of this file: 127.0.<n>.3 (cluster-secrets uses .2, cluster-services .1).
-const base = 10 + (process.pid % 50) * 4;
+const base = 10 + loopbackSlot() * 4;
 const ip = `127.0.${base}.3`;
 
 interface TaskView {

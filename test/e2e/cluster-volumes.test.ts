@@ -6,9 +6,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { loopbackSlot } from '../helpers/loopback-slot.ts';
 
 // Loopback addresses of this file: 127.0.<n>.3 (see cluster-secrets.test.ts for the others).
-const ip = `127.0.${10 + (process.pid % 50) * 4}.3`;
+const ip = `127.0.${10 + loopbackSlot() * 4}.3`;
 
 async function ok(d: TestDaemon, args: string[]): Promise<string> {
   const r = await d.docker(args);

@@ -24,9 +24,10 @@ import { sh } from '../helpers/outside-host.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { daemonChainPrefix, daemonLinks } from '../helpers/network-teardown.ts';
 import { until } from '../helpers/until.ts';
+import { loopbackSlot } from '../helpers/loopback-slot.ts';
 
 // Loopback addresses of this file: 127.0.<n>.9 (the other cluster files use .1 to .8).
-const base = 10 + (process.pid % 50) * 4;
+const base = 10 + loopbackSlot() * 4;
 const ip = (i: number) => `127.0.${base + i}.9`;
 // A published port of its own per test process (another cluster on this host could pick a dynamic one).
 const PUBLISHED = 40_000 + (process.pid % 5_000);
