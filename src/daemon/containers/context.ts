@@ -24,7 +24,8 @@ import type { ContainerRecord } from './record.ts';
 import type { RootfsManager } from './fs/rootfs.ts';
 import type { ContainerRunEvents } from './run-events.ts';
 import type { StdinRelay } from './io/stdin-relay.ts';
-import type { RunningTask, TaskLauncher } from './run/task-launcher.ts';
+import type { RunningTask } from './run/running-task.ts';
+import type { TaskLauncher } from './run/task-launcher.ts';
 import { ExitWaiters } from './run/waiters.ts';
 import { recordText } from './record-text.ts';
 

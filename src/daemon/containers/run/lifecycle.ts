@@ -9,7 +9,7 @@ import type { ContainerRecord } from '../record.ts';
 import { removeLocked } from './removal.ts';
 import { killEffect, nextBackoff, shouldRestart } from './restart-policy.ts';
 import { stopTask } from './stop.ts';
-import type { RunningTask, TaskExit } from './task-launcher.ts';
+import type { RunningTask, TaskExit } from './running-task.ts';
 import type { ContainerVerifier } from '../create/verify.ts';
 
 /** How long an exit waits for the output FIFOs to drain, then for the log driver to write it. */
