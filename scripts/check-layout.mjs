@@ -92,7 +92,6 @@ export const BODY_EXCEPTIONS = new Set([
   'cluster/store/store.ts:ClusterStore',
   'daemon/containers/run/lifecycle.ts:Lifecycle',
   'daemon/containers/service.ts:ContainerService',
-  'daemon/exec/service.ts:ExecService',
   'daemon/metrics/engine-metrics.ts:EngineMetrics',
   'daemon/plugins/runner.ts:PluginRunner',
   'daemon/plugins/service.ts:PluginManager',
