@@ -95,7 +95,6 @@ export const BODY_EXCEPTIONS = new Set([
   'daemon/metrics/engine-metrics.ts:EngineMetrics',
   'daemon/plugins/runner.ts:PluginRunner',
   'daemon/plugins/service.ts:PluginManager',
-  'daemon/volumes/service.ts:VolumeService',
   'images/distribution/pull.ts:Puller',
   'images/distribution/registry-client.ts:RegistrySession',
   'images/distribution/service.ts:DistributionService',

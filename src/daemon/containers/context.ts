@@ -18,7 +18,7 @@ import type { SupervisorClient } from '../../supervisor/client.ts';
 import type { Logger } from '../../util/log.ts';
 import { KeyedMutex } from '../../util/mutex.ts';
 import type { RuntimeRegistry } from '../runtimes.ts';
-import type { ContainerVolumes } from '../volumes/service.ts';
+import type { ContainerVolumes } from '../volumes/contract.ts';
 import { OutputHub } from './io/output-hub.ts';
 import type { ContainerRecord } from './record.ts';
 import type { RootfsManager } from './fs/rootfs.ts';

@@ -11,7 +11,7 @@ import { writeEtcFiles } from '../../../network/sandbox/etc-files.ts';
 import { createNetns, netnsPath, removeNetns } from '../../../network/host/netns.ts';
 import type { RunNetworking, SandboxInfo } from '../../../network/container-contract.ts';
 import type { Logger } from '../../../util/log.ts';
-import type { ContainerVolumes } from '../../volumes/service.ts';
+import type { ContainerVolumes } from '../../volumes/contract.ts';
 import { mountShm, shmPath, unmountShm } from '../fs/ipc-shm.ts';
 import { unmountFuseRoot } from '../fs/fuse-rootfs.ts';
 import { mountNetnsSysfs, sysfsPath, unmountNetnsSysfs } from '../fs/netns-sysfs.ts';

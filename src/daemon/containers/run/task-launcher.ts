@@ -23,7 +23,7 @@ import { sysfsPath } from '../fs/netns-sysfs.ts';
 import { makeFifos, openFifoWriter, openOutputFifo, type StdioPaths } from '../io/fifo.ts';
 import type { RunNetworking } from '../../../network/container-contract.ts';
 import type { OutputHub } from '../io/output-hub.ts';
-import type { ContainerVolumes } from '../../volumes/service.ts';
+import type { ContainerVolumes } from '../../volumes/contract.ts';
 import type { ContainerRecord } from '../record.ts';
 import type { RootfsManager } from '../fs/rootfs.ts';
 import { ExitWatcher } from './exit-watch.ts';

@@ -8,7 +8,7 @@ import { isNotFound } from '../../../errors.ts';
 import { removeNetns } from '../../../network/host/netns.ts';
 import type { SupervisorClient } from '../../../supervisor/client.ts';
 import type { Logger } from '../../../util/log.ts';
-import type { ContainerVolumes } from '../../volumes/service.ts';
+import type { ContainerVolumes } from '../../volumes/contract.ts';
 import type { ContainerRecord } from '../record.ts';
 import type { RunHostSide } from './run-host.ts';
 import type { RunningTask } from './running-task.ts';
