@@ -93,8 +93,6 @@ export const BODY_EXCEPTIONS = new Set([
   'daemon/containers/run/lifecycle.ts:Lifecycle',
   'daemon/containers/service.ts:ContainerService',
   'daemon/metrics/engine-metrics.ts:EngineMetrics',
-  'daemon/plugins/runner.ts:PluginRunner',
-  'daemon/plugins/service.ts:PluginManager',
   'images/distribution/pull.ts:Puller',
   'images/distribution/registry-client.ts:RegistrySession',
   'images/distribution/service.ts:DistributionService',
