@@ -296,6 +296,9 @@ export type CreateState = Pick<ContainerContext, 'event' | 'nameHolder' | 'recs'
 export type IoState = Pick<ContainerContext, 'drivers' | 'event' | 'hub' | 'logDriverFor' | 'stdinRelays' | 'tasks'> &
   Deps<'client' | 'log'>;
 
+/** exclusive.ts: the container's lock lent to commit and archive, the task frozen meanwhile. */
+export type ExclusiveState = Pick<ContainerContext, 'lock' | 'recs'> & Deps<'client' | 'log'>;
+
 /** run/stop.ts: a signal, the wait for the exit, the kill after the timeout. */
 export type StopState = Pick<ContainerContext, 'event' | 'tasks' | 'waiters'> & Deps<'client' | 'launcher' | 'log'>;
 
