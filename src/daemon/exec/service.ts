@@ -74,7 +74,8 @@ export class ExecService {
 
   async close(): Promise<void> {
     clearInterval(this.gcTimer);
-    await this.fifos.close().catch(() => undefined); // Shutting down: the FIFO directory is under the exec-root, which the next start cleans.
+    // Shutting down: a FIFO directory left behind is under the exec-root, which the next start cleans.
+    await this.fifos.close().catch((err) => this.d.log.debug(`removing the exec FIFO pool: ${(err as Error).message}`));
   }
 
   // ---- create / inspect ------------------------------------------------------------------------
