@@ -102,7 +102,6 @@ export const BODY_EXCEPTIONS = new Set([
   'images/distribution/registry-client.ts:RegistrySession',
   'images/distribution/service.ts:DistributionService',
   'images/image-service.ts:ImageService',
-  'logging/logfile.ts:LogFile',
   'logging/plugin-driver.ts:PluginLogDriver',
   'network/networks-api.ts:NetworksApi',
   'network/overlay/driver.ts:OverlayNetworks',
