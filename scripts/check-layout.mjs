@@ -103,7 +103,6 @@ export const BODY_EXCEPTIONS = new Set([
   'images/distribution/service.ts:DistributionService',
   'images/image-service.ts:ImageService',
   'logging/plugin-driver.ts:PluginLogDriver',
-  'network/networks-api.ts:NetworksApi',
   'network/sandbox/sandboxes.ts:SandboxService',
 ]);
 /** Import circles inside a folder allowed until they are broken (issue 24): the sorted member files. */
