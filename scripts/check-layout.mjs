@@ -81,7 +81,6 @@ export const BODY_EXCEPTIONS = new Set([
   'build/executor.ts:BuildExecutor', // grew with every-stage builds: its stage loop to move out
   'util/re2.ts:parse', // the RE2 syntax parser's closures: to be split into a parser class
   'build/dockerfile/shell-words.ts:ShellWord',
-  'client/http.ts:HttpTransport',
   'cluster/agent/agent.ts:Agent',
   'cluster/store/etcd-process.ts:EtcdMember',
   'cluster/manager/manager.ts:Manager',
