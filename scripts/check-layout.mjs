@@ -102,7 +102,6 @@ export const BODY_EXCEPTIONS = new Set([
   'images/distribution/service.ts:DistributionService',
   'images/image-service.ts:ImageService',
   'logging/plugin-driver.ts:PluginLogDriver',
-  'network/sandbox/sandboxes.ts:SandboxService',
 ]);
 /** Import circles inside a folder allowed until they are broken (issue 24): the sorted member files. */
 export const FOLDER_CIRCLE_EXCEPTIONS = new Set([]);
