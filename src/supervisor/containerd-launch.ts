@@ -107,7 +107,7 @@ export class ContainerdLauncher {
             this.o.log.debug('containerd is up', { pid: child.pid, ms: Math.round(this.lastStartMs) });
             return;
           } catch {
-            // not yet
+            // no answer yet (UNAVAILABLE, or this probe's deadline) while containerd boots: poll again
           }
         }
         await sleep(3); // an existsSync is cheap; containerd's socket appears ~60 ms after the spawn

@@ -47,7 +47,7 @@ export function findOnPath(name: string, envPath = process.env.PATH ?? ''): stri
       fs.accessSync(candidate, fs.constants.X_OK);
       if (fs.statSync(candidate).isFile()) return candidate;
     } catch {
-      // not here
+      // not here (ENOENT) or not executable (EACCES): the next directory of PATH
     }
   }
   return null;

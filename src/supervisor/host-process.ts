@@ -38,7 +38,7 @@ export function findStaleContainerd(pidFile: string, configPath: string): number
     const pid = Number(fs.readFileSync(pidFile, 'utf8').trim());
     if (pid > 0 && isOurs(pid)) return pid;
   } catch {
-    // no pidfile
+    // no pidfile (ENOENT), or not a number: look on the command lines below
   }
   // The pidfile may be gone (exec-root on tmpfs cleaned, …): look for our config on a command line.
   for (const entry of fs.readdirSync('/proc')) {
@@ -65,7 +65,7 @@ export async function terminateProcess(pid: number, timeoutMs: number, log: Logg
     try {
       process.kill(pid, sig);
     } catch {
-      // already gone
+      // ESRCH: already gone
     }
   };
   signal('SIGTERM');

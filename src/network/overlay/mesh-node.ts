@@ -57,7 +57,9 @@ export class MeshNode {
         await control.publish({ networkId: ingress.Id, endpointId: mesh.endpointId, containerId: '', name, aliases: [], ip, mac });
       } catch (err) {
         // Tried again from the start with the next push; the devices go with their last endpoint.
-        await control.release(ingress.Id, mesh.endpointId, ip).catch(() => undefined); // never published: nothing to undo
+        await control
+          .release(ingress.Id, mesh.endpointId, ip)
+          .catch((e: Error) => this.d.log.debug(`routing mesh: releasing ${ip}: ${e.message}`));
         if (!this.d.state.endpointsOn(ingress.Id).length) await this.d.devices.down(ingress.Id);
         throw err;
       }
