@@ -88,7 +88,7 @@ export class OverlayNetworks implements OverlayHost {
     this.devices = new OverlayDevices({ log: d.log, dns: d.dns, tag: d.tag, remote });
     const devices = {
       up: (rec: NetworkRecord) => this.upDevices(rec),
-      down: (id: string) => this.downDevices(id),
+      down: (id: string) => this.devices.down(id),
       isUp: (id: string) => this.devices.isUp(id),
     };
     const vips = (netId: string) => this.vips.get(netId) ?? [];
@@ -113,7 +113,7 @@ export class OverlayNetworks implements OverlayHost {
       for (const id of [...this.nets.keys()]) {
         if (next.has(id)) continue;
         const rec = this.d.state.network(id);
-        await this.downDevices(id);
+        await this.devices.down(id);
         if (rec) this.d.state.dropSwarmNetwork(rec);
         if (rec && opts.events) this.d.state.event(rec, 'remove', undefined, 'swarm');
         this.nets.delete(id);
@@ -212,7 +212,7 @@ export class OverlayNetworks implements OverlayHost {
     await this.serial(() => this.syncVips());
     if (this.d.state.endpointsOn(ep.networkId).some((x) => x.ep.endpointId !== ep.endpointId)) return;
     if (this.mesh.current?.netId === ep.networkId) return; // the routing mesh keeps the ingress devices
-    await this.serial(() => this.downDevices(ep.networkId));
+    await this.serial(() => this.devices.down(ep.networkId));
   }
 
   isOverlay(net: NetworkRecord | undefined): boolean {
@@ -224,7 +224,7 @@ export class OverlayNetworks implements OverlayHost {
     this.closed = true;
     await this.serial(async () => {
       await this.mesh.write(undefined);
-      for (const id of this.devices.upNetworks()) await this.downDevices(id);
+      for (const id of this.devices.upNetworks()) await this.devices.down(id);
     });
   }
 
@@ -260,9 +260,5 @@ export class OverlayNetworks implements OverlayHost {
     const n = this.nets.get(net.Id);
     if (!n || !this.node || this.closed) return;
     await this.devices.up(net, n, this.node);
-  }
-
-  private downDevices(netId: string): Promise<void> {
-    return this.devices.down(netId);
   }
 }
