@@ -81,7 +81,6 @@ export const BODY_EXCEPTIONS = new Set([
   'build/executor.ts:BuildExecutor', // grew with every-stage builds: its stage loop to move out
   'util/re2.ts:parse', // the RE2 syntax parser's closures: to be split into a parser class
   'build/dockerfile/shell-words.ts:ShellWord',
-  'client/http.ts:HttpTransport',
   'cluster/agent/agent.ts:Agent',
   'cluster/store/etcd-process.ts:EtcdMember',
   'cluster/manager/manager.ts:Manager',
@@ -94,13 +93,6 @@ export const BODY_EXCEPTIONS = new Set([
   'images/distribution/registry-client.ts:RegistrySession',
   'images/distribution/service.ts:DistributionService',
   'images/image-service.ts:ImageService',
-  'logging/logfile.ts:LogFile',
-  'logging/plugin-driver.ts:PluginLogDriver',
-  'network/networks-api.ts:NetworksApi',
-  'network/overlay/driver.ts:OverlayNetworks',
-  'network/sandbox/sandboxes.ts:SandboxService',
-  'supervisor/client.ts:SupervisorClient',
-  'supervisor/containerd-process.ts:ManagedContainerd',
 ]);
 /** Import circles inside a folder allowed until they are broken (issue 24): the sorted member files. */
 export const FOLDER_CIRCLE_EXCEPTIONS = new Set([]);
