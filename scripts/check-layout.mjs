@@ -101,7 +101,6 @@ export const BODY_EXCEPTIONS = new Set([
   'images/distribution/pull.ts:Puller',
   'images/distribution/registry-client.ts:RegistrySession',
   'images/distribution/service.ts:DistributionService',
-  'images/image-service.ts:ImageService',
   'logging/logfile.ts:LogFile',
   'logging/plugin-driver.ts:PluginLogDriver',
   'network/networks-api.ts:NetworksApi',
