@@ -98,8 +98,6 @@ export const BODY_EXCEPTIONS = new Set([
   'daemon/plugins/runner.ts:PluginRunner',
   'daemon/plugins/service.ts:PluginManager',
   'daemon/volumes/service.ts:VolumeService',
-  'images/distribution/registry-client.ts:RegistrySession',
-  'images/distribution/service.ts:DistributionService',
   'logging/logfile.ts:LogFile',
   'logging/plugin-driver.ts:PluginLogDriver',
   'network/networks-api.ts:NetworksApi',

@@ -18,7 +18,8 @@ import {
   type ImageManifest,
   type Platform,
 } from './media.ts';
-import { NotV2Error, type FetchedManifest, type RegistrySession } from './registry-client.ts';
+import { NotV2Error } from './registry-auth.ts';
+import type { FetchedManifest, RegistrySession } from './registry-client.ts';
 import { certsDir, type Endpoint } from './registry-hosts.ts';
 import { TransportError } from './transport.ts';
 
