@@ -78,7 +78,6 @@ export const IMPORT_EXCEPTIONS = new Map();
 export const FOLDER_SIZE_EXCEPTIONS = new Set([]);
 /** Bodies allowed over MAX_BODY_LINES until they are split (issue 24): `file:name`. */
 export const BODY_EXCEPTIONS = new Set([
-  'build/dockerfile/shell-words.ts:ShellWord',
   'client/http.ts:HttpTransport',
   'cluster/agent/agent.ts:Agent',
   'cluster/store/etcd-process.ts:EtcdMember',
