@@ -119,7 +119,10 @@ export class LayerUnpacker {
           await client.snapshots.commit({ name: job.chainId, key, snapshotter }, { lease });
           mark(job.desc.digest, 'committed');
         } catch (err) {
-          await client.snapshots.remove(key, { snapshotter }).catch(() => undefined); // The unpack already failed (reported below); the partial snapshot is under the pull's lease.
+          // The unpack failed (reported below) or raced a concurrent one; the partial snapshot is under the pull's lease anyway.
+          await client.snapshots
+            .remove(key, { snapshotter })
+            .catch((e: Error) => this.log.debug(`extract snapshot ${key} not removed: ${e.message}`));
           if (grpcCode(err) !== GrpcStatus.ALREADY_EXISTS) throw err;
         }
         sink(itemProgress(job.id, 'Extracting', job.desc.size, job.desc.size));

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { internal } from '../../errors.ts';
 import type { SupervisorClient } from '../../supervisor/client.ts';
+import type { Logger } from '../../util/log.ts';
 import type { OciImageConfig } from '../image-store.ts';
 import { retryable } from './errors.ts';
 import { sleep } from './layer-download.ts';
@@ -32,11 +33,15 @@ export class PullContent {
     private readonly client: SupervisorClient,
     private readonly pull: ContentTarget,
     private readonly maxAttempts: () => number,
+    private readonly log: Logger,
   ) {}
 
   /** Keeps something that is already there alive for the rest of the pull. */
   async hold(id: string, type: string): Promise<void> {
-    await this.client.call('leases', 'AddResource', { id: this.pull.lease, resource: { id, type } }).catch(() => undefined); // Content already held by another lease or image stays anyway; this lease only guards against GC.
+    // Content already held by another lease or image stays anyway; this lease only guards against GC.
+    await this.client
+      .call('leases', 'AddResource', { id: this.pull.lease, resource: { id, type } })
+      .catch((err: Error) => this.log.debug(`pull lease: ${type} ${id} not added: ${err.message}`));
   }
 
   /** Adds this repository to a blob's distribution-source label (what push uses for cross-repository mounts). */
@@ -47,7 +52,9 @@ export class PullContent {
     const repos = (info?.labels[key] ?? '').split(',').filter(Boolean);
     if (!info || repos.includes(path)) return;
     // The source label only speeds up later cross-repository mounts; a pull does not depend on it.
-    await this.client.contentUpdate({ digest, labels: { [key]: [...repos, path].join(',') } }, [`labels.${key}`]).catch(() => undefined); // the label is an optimisation
+    await this.client
+      .contentUpdate({ digest, labels: { [key]: [...repos, path].join(',') } }, [`labels.${key}`])
+      .catch((err: Error) => this.log.debug(`distribution source label of ${digest}: ${err.message}`));
   }
 
   /** Writes a small blob we hold in memory (or merges labels into it when it is already there). */

@@ -149,7 +149,7 @@ export class Puller {
     const lease = await client.leases.create({ expireMs: LEASE_EXPIRE_MS, labels: { [PULL_LEASE_LABEL]: this.deps.instance } });
     this.lease = lease.id;
     const at = { domain: this.ref.domain, path: this.ref.path, lease: this.lease, ingestPrefix: this.ingestPrefix, signal };
-    const content = new PullContent(client, at, () => this.deps.limits().maxDownloadAttempts);
+    const content = new PullContent(client, at, () => this.deps.limits().maxDownloadAttempts, this.deps.log);
     const mark = (digest: string, what: string) => this.mark(digest, what);
     const downloads = new LayerDownloads(this.deps, { ...at, sink: this.sink, mark }, this.staged);
     const unpacker = new LayerUnpacker(
@@ -188,7 +188,8 @@ export class Puller {
           { media_type: r.top.mediaType, digest: r.top.digest, size: String(r.top.bytes.length) },
           {},
         );
-        await this.deps.images.list().catch(() => undefined); // refreshes the count /info shows
+        // Refreshes the count /info shows; a failing listing reports itself at the next one.
+        await this.deps.images.list().catch((err: Error) => this.deps.log.debug(`image count refresh after a pull: ${err.message}`));
       }
       this.sink({ status: `Digest: ${r.top.digest}` });
       this.sink({

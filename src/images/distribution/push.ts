@@ -170,6 +170,9 @@ export class Pusher {
     if (repos.has(this.ref.path)) return;
     repos.add(this.ref.path);
     const key = SOURCE_LABEL + this.ref.domain;
-    await this.deps.client.contentUpdate({ digest, labels: { [key]: [...repos].join(',') } }, [`labels.${key}`]).catch(() => undefined); // The source label only speeds up later cross-repository mounts; the push does not depend on it.
+    // The source label only speeds up later cross-repository mounts; the push does not depend on it.
+    await this.deps.client
+      .contentUpdate({ digest, labels: { [key]: [...repos].join(',') } }, [`labels.${key}`])
+      .catch((err: Error) => this.deps.log.debug(`distribution source label of ${digest}: ${err.message}`));
   }
 }

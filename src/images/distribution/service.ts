@@ -119,7 +119,11 @@ export class DistributionService {
   async dropStaleLeases(): Promise<void> {
     if (this.contentRoot) await cleanIngestLeftovers(this.contentRoot);
     if (this.contentRoot) await cleanStageLeftovers(dirname(this.contentRoot));
-    const leases = await this.deps.client.leases.list().catch(() => []); // Cleaning other instances' pull leases is housekeeping; without the list there is nothing to clean.
+    // Cleaning other instances' pull leases is housekeeping; without the list there is nothing to clean.
+    const leases = await this.deps.client.leases.list().catch((err: Error) => {
+      this.deps.log.debug(`stale pull leases not listed: ${err.message}`);
+      return [];
+    });
     for (const l of leases) {
       if (l.labels[PULL_LEASE_LABEL] && l.labels[PULL_LEASE_LABEL] !== this.instance) {
         await this.deps.client.leases.delete(l.id).catch(() => undefined); // A lease another daemon removed first, or one containerd expired: either way it is gone.
