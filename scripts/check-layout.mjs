@@ -78,9 +78,6 @@ export const IMPORT_EXCEPTIONS = new Map();
 export const FOLDER_SIZE_EXCEPTIONS = new Set([]);
 /** Bodies allowed over MAX_BODY_LINES until they are split (issue 24): `file:name`. */
 export const BODY_EXCEPTIONS = new Set([
-  'build/executor.ts:BuildExecutor', // grew with every-stage builds: its stage loop to move out
-  'util/re2.ts:parse', // the RE2 syntax parser's closures: to be split into a parser class
-  'build/dockerfile/shell-words.ts:ShellWord',
   'cluster/agent/agent.ts:Agent',
   'cluster/store/etcd-process.ts:EtcdMember',
   'cluster/manager/manager.ts:Manager',
@@ -89,10 +86,6 @@ export const BODY_EXCEPTIONS = new Set([
   'cluster/service.ts:ClusterService',
   'cluster/manager/services-api.ts:ServicesApi',
   'cluster/store/store.ts:ClusterStore',
-  'images/distribution/pull.ts:Puller',
-  'images/distribution/registry-client.ts:RegistrySession',
-  'images/distribution/service.ts:DistributionService',
-  'images/image-service.ts:ImageService',
 ]);
 /** Import circles inside a folder allowed until they are broken (issue 24): the sorted member files. */
 export const FOLDER_CIRCLE_EXCEPTIONS = new Set([]);
