@@ -1,9 +1,9 @@
 // Docker Engine API wire types for GET /version and GET /info as the daemon writes them: the
-// generated API types (api/) as Go's encoding/json writes them (go-json.ts), plus what older API
+// generated API types (api/) as Go's encoding/json writes them (go-nil.ts), plus what older API
 // versions still had (the router puts those back for older clients, api/routes/system-compat.ts).
 import type { Commit, RegistryServiceConfig, Runtime, SystemInfo, SystemVersion } from './api/index.ts';
 import type { ClusterObject } from './cluster.ts';
-import type { GoJson } from './go-json.ts';
+import type { GoJson } from './go-nil.ts';
 
 /** GET /version. */
 export type SystemVersionView = GoJson<SystemVersion>;

@@ -2,7 +2,7 @@
 import { invalidParameter } from '../../errors.ts';
 import type { EndpointSettings } from '../../types/container-api.ts';
 import type { Network } from '../../types/api/index.ts';
-import type { GoJson } from '../../types/go-json.ts';
+import type { GoJson } from '../../types/go-nil.ts';
 import type { NetworkConnectBody, NetworkCreateBody, NetworkDisconnectBody } from '../../types/networks.ts';
 import { readJsonObject, sendJson, sendNoContent } from '../http.ts';
 import { NETWORK_CONNECT, NETWORK_CREATE, NETWORK_DISCONNECT, decodeBody } from '../body-schemas.ts';

@@ -4,7 +4,7 @@
 // raw JSON digits).
 import { formatTimeNano, ZERO_TIME } from '../../util/time.ts';
 import type { ContainerStatsResponse } from '../../types/api/index.ts';
-import type { GoJson } from '../../types/go-json.ts';
+import type { GoJson } from '../../types/go-nil.ts';
 
 /** A uint64 counter: a number while it is exact, a bigint beyond that. */
 export type U64 = number | bigint;
