@@ -8,7 +8,8 @@ import { basename, dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { connector } from '../../client/transport.ts';
 import { settingsFromEnv } from '../../client/host.ts';
-import type { ContainerStatsResponse, EventMessage } from '../../types/api/index.ts';
+import type { ContainerStatsResponse, EventMessage, SystemVersion } from '../../types/api/index.ts';
+import type { GoJson } from '../../types/go-nil.ts';
 import { ENGINE_VERSION as VERSION } from '../../version.ts';
 import { filtersOf, flagsOf, UsageError } from '../args.ts';
 import type { CommandSpec, FlagHelp } from '../command-spec.ts';
@@ -32,10 +33,10 @@ export async function version(cli: Cli, argv: string[]): Promise<number> {
     Os: process.platform,
     Arch: process.arch === 'x64' ? 'amd64' : process.arch,
   };
-  let server: Record<string, unknown> | undefined;
+  let server: GoJson<SystemVersion> | undefined;
   let failure: unknown;
   try {
-    server = (await cli.api.version()) as Record<string, unknown>;
+    server = await cli.api.version();
   } catch (e) {
     failure = e;
   }
@@ -49,7 +50,7 @@ export async function version(cli: Cli, argv: string[]): Promise<number> {
       cli.out(
         `\nServer:\n Engine:\n  Version:          ${server.Version}\n  API version:      ${server.ApiVersion} (minimum version ${server.MinAPIVersion})\n  Git commit:       ${server.GitCommit}\n  OS/Arch:          ${server.Os}/${server.Arch}\n  Experimental:     ${!!server.Experimental}\n`,
       );
-      for (const c of (server.Components as { Name: string; Version: string; Details?: Record<string, string> }[] | undefined) ?? []) {
+      for (const c of server.Components ?? []) {
         if (c.Name === 'Engine') continue;
         cli.out(
           ` ${c.Name}:\n  Version:          ${c.Version}\n${Object.entries(c.Details ?? {})
@@ -69,13 +70,13 @@ const INFO_FLAGS: FlagHelp[] = [
 
 export async function info(cli: Cli, argv: string[]): Promise<number> {
   const f = flagsOf('info', argv, INFO_FLAGS, { max: 0 });
-  const i = (await cli.api.info()) as Record<string, unknown> & { Plugins?: Record<string, string[]> };
+  const i = await cli.api.info();
   if (f.str('format')) {
     cli.out(`${compile(f.str('format')!).render(i)}\n`);
     return 0;
   }
   cli.out(infoText(i, { version: VERSION, context: cli.contextName, debug: false }));
-  for (const w of (i.Warnings as string[] | null) ?? []) cli.err(`${w}\n`);
+  for (const w of i.Warnings ?? []) cli.err(`${w}\n`);
   return 0;
 }
 
