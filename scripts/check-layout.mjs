@@ -84,7 +84,6 @@ export const BODY_EXCEPTIONS = new Set([
   'client/http.ts:HttpTransport',
   'cluster/agent/agent.ts:Agent',
   'cluster/store/etcd-process.ts:EtcdMember',
-  'cluster/manager/manager.ts:Manager',
   'cluster/manager/networks.ts:ClusterNetworks',
   'cluster/manager/orchestrator-loop.ts:OrchestratorLoop',
   'cluster/service.ts:ClusterService',

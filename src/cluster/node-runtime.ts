@@ -232,7 +232,7 @@ async function startNetworks(m: Manager, deps: NodeRuntimeDeps): Promise<Cluster
     host: deps.overlay?.(),
     nodeId: st.nodeId,
     vtep: vtepOf(st),
-    cluster: async () => (await m.cluster()).value,
+    cluster: async () => (await m.settings.get()).value,
   });
   try {
     await n.start();

@@ -23,7 +23,8 @@ import { identityOf, issuerInChain, newKeyPair } from './ca/ca.ts';
 import { callManager, type HeartbeatResponse, type JoinRequest, type JoinResponse } from './node/endpoint.ts';
 import { InactiveCluster, NOT_A_MANAGER, NOT_IN_A_CLUSTER } from './inactive.ts';
 import { LocalStateFiles, type LocalClusterState, type NodeCerts, type RemoteManager } from './node/local-state.ts';
-import { Manager, newNodeRecord, type ManagerEnv } from './manager/manager.ts';
+import { Manager, type ManagerEnv } from './manager/manager.ts';
+import { newNodeRecord } from './manager/nodes.ts';
 import { mergeInitSpec } from './ca/swarm-object.ts';
 import { caDigest, tokenMatchesCa } from './ca/tokens.ts';
 import type { EventPublisher } from '../events/bus.ts';
@@ -347,7 +348,7 @@ export class ClusterService {
       try {
         m = await Manager.start(this.managerEnv(certs.caPem), state, certs);
         const self = newNodeRecord(nodeId, 'manager', advertiseAddr, describeNode(this.deps, certs.caPem), plan.availability);
-        await m.bootstrap(plan.record, self);
+        await m.settings.bootstrap(plan.record, self);
         await m.serve();
       } catch (err) {
         await m?.stop().catch((e: Error) => this.log.warn('stopping the half-made cluster failed', { error: e.message }));
@@ -389,10 +390,10 @@ export class ClusterService {
       const certs = this.files.readCerts();
       const m = await Manager.start(this.managerEnv(certs.caPem), next, certs, { forceNewCluster: true });
       try {
-        await m.dropOtherManagers();
+        await m.nodes.dropOtherManagers();
         await m.serve();
-        const c = await m.cluster();
-        await m.updateCluster(mergeInitSpec(c.value.Spec, spec), {
+        const c = await m.settings.get();
+        await m.settings.update(mergeInitSpec(c.value.Spec, spec), {
           version: c.version,
           rotateWorkerToken: false,
           rotateManagerToken: false,
@@ -473,7 +474,7 @@ export class ClusterService {
       if (this.phase === 'inactive') throw unavailable(NOT_IN_A_CLUSTER);
       if (this.phase === 'locked' && !force) throw unavailable(LOCKED); // as dockerd
       this.lockedState = null;
-      await this.node.manager?.leaveCluster(force); // refuses without force, as dockerd
+      await this.node.manager?.nodes.leaveCluster(force); // refuses without force, as dockerd
       await this.node.stopRole({ leaving: true });
       await this.node.removeTasks();
       this.files.remove();
@@ -501,16 +502,16 @@ export class ClusterService {
 
   async inspectCluster(): Promise<ClusterObject> {
     if (this.phase === 'inactive') return this.inactive.inspectCluster();
-    return this.requireManager().inspectCluster();
+    return this.requireManager().settings.inspect();
   }
 
   async updateCluster(spec: ClusterObject, opts: SwarmUpdateOptions): Promise<void> {
-    await this.requireManager().updateCluster(spec, opts);
+    await this.requireManager().settings.update(spec, opts);
   }
 
   async unlockKey(): Promise<{ UnlockKey: string }> {
     if (this.phase === 'inactive') return this.inactive.unlockKey();
-    return this.requireManager().unlockKeyView();
+    return this.requireManager().settings.unlockKeyView();
   }
 
   /** A locked manager (autolock) opens its node key with the unlock key and rejoins its cluster. */

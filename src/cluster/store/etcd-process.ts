@@ -56,6 +56,8 @@ const STOP_TIMEOUT_MS = 10_000;
 
 export const peerUrl = (host: string, port: number): string => `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
 export const clientUrl = peerUrl;
+/** A manager's etcd ports follow its advertise port: client = port+2, peer = port+3. */
+export const etcdPorts = (advertisePort: number) => ({ client: advertisePort + 2, peer: advertisePort + 3 });
 
 /**
  * Raft timings (heartbeat, election timeout, ms). `steady`: machines running the tests are loaded, so
