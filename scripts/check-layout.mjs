@@ -86,7 +86,6 @@ export const BODY_EXCEPTIONS = new Set([
   'cluster/store/etcd-process.ts:EtcdMember',
   'cluster/manager/networks.ts:ClusterNetworks',
   'cluster/manager/orchestrator-loop.ts:OrchestratorLoop',
-  'cluster/service.ts:ClusterService',
   'cluster/manager/services-api.ts:ServicesApi',
   'cluster/store/store.ts:ClusterStore',
   'daemon/containers/run/lifecycle.ts:Lifecycle',
