@@ -87,7 +87,6 @@ export const BODY_EXCEPTIONS = new Set([
   'cluster/manager/networks.ts:ClusterNetworks',
   'cluster/manager/orchestrator-loop.ts:OrchestratorLoop',
   'cluster/manager/services-api.ts:ServicesApi',
-  'cluster/store/store.ts:ClusterStore',
   'daemon/containers/run/lifecycle.ts:Lifecycle',
   'daemon/containers/service.ts:ContainerService',
   'daemon/containers/run/task-launcher.ts:TaskLauncher',

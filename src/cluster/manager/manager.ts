@@ -222,7 +222,7 @@ export class Manager {
   async stop(): Promise<void> {
     this.loop.stop();
     // Another manager orchestrates at once rather than after the lock's lease runs out.
-    await Promise.race([this.store.releaseLock(ORCHESTRATOR_LOCK), new Promise((r) => setTimeout(r, 1000).unref())]);
+    await Promise.race([this.store.leases.releaseLock(ORCHESTRATOR_LOCK), new Promise((r) => setTimeout(r, 1000).unref())]);
     await this.services.close();
     this.beat.stop();
     if (this.server) {
@@ -285,8 +285,8 @@ function loopSource(store: ClusterStore, api: ServicesApi, nodes: NodeRegistry, 
     store,
     api,
     lock: async () => {
-      const s = await store.leader();
-      return store.holdLock(ORCHESTRATOR_LOCK, LOCK_TTL_S, { node: selfId }, s.leader === s.member);
+      const s = await store.membership.leader();
+      return store.leases.holdLock(ORCHESTRATOR_LOCK, LOCK_TTL_S, { node: selfId }, s.leader === s.member);
     },
     nodes: async () => {
       const [all, live] = await Promise.all([nodes.records(), nodes.liveness()]);

@@ -83,7 +83,7 @@ export class NodeAdmission {
     };
     if (role === 'manager') {
       const peer = peerUrl(adv.host, etcdPorts(adv.port).peer);
-      const { members } = await store.addMember(peer).catch(async (err: Error) => {
+      const { members } = await store.membership.add(peer).catch(async (err: Error) => {
         await store
           .delete(nodeKey(nodeId))
           .catch((e: Error) => this.d.log.warn('cannot remove the node record of a failed join', { error: e.message }));
@@ -171,8 +171,8 @@ export class NodeAdmission {
     await this.settleBeforeGrowing();
     const addr = parseAddr(rec.ManagerAddr ?? `${rec.Addr}:2377`, 2377, 'manager address');
     const peer = peerUrl(addr.host, etcdPorts(addr.port).peer);
-    let members = await this.d.store.members();
-    if (!members.some((m) => m.name === rec.ID || m.peerUrls.includes(peer))) members = (await this.d.store.addMember(peer)).members;
+    let members = await this.d.store.membership.list();
+    if (!members.some((m) => m.name === rec.ID || m.peerUrls.includes(peer))) members = (await this.d.store.membership.add(peer)).members;
     return {
       initialCluster: members.map((m) => `${m.name || rec.ID}=${m.peerUrls[0]}`).join(','),
       clusterToken: this.d.etcdToken,
@@ -182,7 +182,7 @@ export class NodeAdmission {
   async promote(node: CertIdentity): Promise<void> {
     const id = await this.d.nodes.memberOf(node.nodeId);
     if (!id) throw notFound(`no etcd member for node ${node.nodeId}`);
-    await this.d.store.promoteMember(id);
+    await this.d.store.membership.promote(id);
     this.d.log.info('manager promoted to a voting etcd member', { node: node.nodeId });
   }
 
@@ -190,7 +190,7 @@ export class NodeAdmission {
     await this.d.store.delete(beatKey(node.nodeId));
     if (!abort) return;
     const member = node.role === 'manager' ? await this.d.nodes.memberOf(node.nodeId) : undefined;
-    if (member) await this.d.store.removeMember(member);
+    if (member) await this.d.store.membership.remove(member);
     await this.d.store.delete(nodeKey(node.nodeId));
     this.d.log.info('a join that did not complete was undone', { node: node.nodeId });
   }

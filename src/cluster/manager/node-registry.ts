@@ -33,11 +33,15 @@ export class NodeRegistry {
 
   /** A node's heartbeat lease refreshed: present for this many periods (no write, store.ts putLeased). */
   async touch(nodeId: string, periodSeconds: number): Promise<void> {
-    await this.store.putLeased(beatKey(nodeId), { at: new Date().toISOString() }, Math.ceil(periodSeconds * MISSED_BEATS));
+    await this.store.leases.putLeased(beatKey(nodeId), { at: new Date().toISOString() }, Math.ceil(periodSeconds * MISSED_BEATS));
   }
 
   async liveness(): Promise<(rec: NodeRecord) => { up: boolean; leader: boolean }> {
-    const [beats, members, status] = await Promise.all([this.store.list('heartbeats/'), this.store.members(), this.store.leader()]);
+    const [beats, members, status] = await Promise.all([
+      this.store.list('heartbeats/'),
+      this.store.membership.list(),
+      this.store.membership.leader(),
+    ]);
     const up = new Set(beats.map((b) => b.key.slice('heartbeats/'.length)));
     const leaderName = members.find((m) => m.id === status.leader)?.name;
     return (rec) => ({ up: up.has(rec.ID), leader: rec.ID === leaderName });
@@ -86,7 +90,7 @@ export class NodeRegistry {
     const member = await this.memberOf(s.value.ID);
     if (!member) return;
     try {
-      await this.store.removeMember(member);
+      await this.store.membership.remove(member);
     } catch (err) {
       await this.store
         .update(nodeKey(s.value.ID), { ...s.value, UpdatedAt: new Date().toISOString() }, written)
@@ -138,7 +142,7 @@ export class NodeRegistry {
     const peer = rec?.value.ManagerAddr
       ? peerUrl(rec.value.Addr, etcdPorts(parseAddr(rec.value.ManagerAddr, 0, 'manager address').port).peer)
       : undefined;
-    return (await this.store.members()).find((m) => m.name === nodeId || (peer !== undefined && m.peerUrls.includes(peer)))?.id;
+    return (await this.store.membership.list()).find((m) => m.name === nodeId || (peer !== undefined && m.peerUrls.includes(peer)))?.id;
   }
 
   /** A node's Description.TLSInfo as it reports it (the rotation's progress is read from these). */
@@ -157,7 +161,7 @@ export class NodeRegistry {
 
   /** dockerd's refusal of `swarm leave` without force on a manager, or the removal of this member. */
   async leaveCluster(force: boolean): Promise<void> {
-    const members = await this.store.members().catch((err: Error) => {
+    const members = await this.store.membership.list().catch((err: Error) => {
       if (!force) throw err;
       this.log.warn('cannot read the etcd members while leaving by force', { error: err.message });
       return [];
@@ -175,7 +179,7 @@ export class NodeRegistry {
         .catch((err: Error) => this.log.warn("cannot clear this node's heartbeat", { error: err.message }));
       // Only forced leaves get here: a member that cannot be removed now (no answer in time, no
       // quorum) still leaves, as asked, and says so.
-      await this.store.removeMember(self.id).catch((err: Error) => {
+      await this.store.membership.remove(self.id).catch((err: Error) => {
         this.log.warn('cannot remove this node from the store while leaving by force', { error: err.message });
       });
     }
