@@ -86,7 +86,6 @@ export const BODY_EXCEPTIONS = new Set([
   'cluster/store/etcd-process.ts:EtcdMember',
   'cluster/manager/networks.ts:ClusterNetworks',
   'cluster/manager/orchestrator-loop.ts:OrchestratorLoop',
-  'cluster/manager/services-api.ts:ServicesApi',
   'daemon/containers/run/lifecycle.ts:Lifecycle',
   'daemon/containers/service.ts:ContainerService',
   'daemon/containers/run/task-launcher.ts:TaskLauncher',

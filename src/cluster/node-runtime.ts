@@ -96,7 +96,7 @@ export class NodeRuntime {
     await this.startNodeEvents(m);
     this.networks = await startNetworks(m, this.deps);
     this.startAgent((req) =>
-      m.services.sync(st.nodeId, req.reports, req.known, undefined, { since: req.since, logAddr: st.advertiseAddr }),
+      m.services.agents.sync(st.nodeId, req.reports, req.known, undefined, { since: req.since, logAddr: st.advertiseAddr }),
     );
   }
 

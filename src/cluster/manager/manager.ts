@@ -21,11 +21,11 @@ import { RecordMode } from '../store/record-mode.ts';
 import { clusterDataKey, FileObjectsApi, fileObjectHooks } from './secrets-api.ts';
 import { ClusterVolumesApi } from './volumes-api.ts';
 import { ServicesApi } from './services-api.ts';
-import { endpointHandler } from './endpoint-handler.ts';
-import { ClusterSettings } from './cluster-settings.ts';
-import { NodeRegistry } from './node-registry.ts';
-import { NodeAdmission } from './node-admission.ts';
-import { ManagerBeat, type BeatChecks } from './manager-beat.ts';
+import { endpointHandler } from './control/endpoint-handler.ts';
+import { ClusterSettings } from './control/cluster-settings.ts';
+import { NodeRegistry } from './control/node-registry.ts';
+import { NodeAdmission } from './control/node-admission.ts';
+import { ManagerBeat, type BeatChecks } from './control/manager-beat.ts';
 
 /** Where the etcd ports are, for the bench's direct store access. */
 export { etcdPorts } from '../store/etcd-process.ts';

@@ -1,23 +1,23 @@
 // What a manager's endpoint answers other nodes about their membership: joins (token, certificate,
 // node record, an etcd learner for a manager), heartbeats (lease, role changes with a reissued
 // certificate), certificate renewals, a learner's promotion to voter, and leaves.
-import { invalidParameter, notFound, unavailable } from '../../errors.ts';
-import type { Logger } from '../../util/log.ts';
-import { openClusterKeys } from '../ca/autolock.ts';
-import { certIps, issueNodeCert, reissueForRole, type CertIdentity, type NodeRole } from '../ca/ca.ts';
-import { nodeCertLifetimeMs, signerOf } from '../ca/ca-rotation.ts';
-import type { ClusterRecord } from '../ca/swarm-object.ts';
-import { parseJoinToken, sameToken } from '../ca/tokens.ts';
-import { newId } from '../ids.ts';
-import { certificateIps, formatHostPort, parseAddr } from '../node/addresses.ts';
-import type { HeartbeatRequest, HeartbeatResponse, JoinRequest, JoinResponse, RenewResponse } from '../node/endpoint.ts';
-import type { LocalStateFiles, NodeCerts } from '../node/local-state.ts';
-import type { ClusterCache } from '../store/cluster-cache.ts';
-import { etcdPorts, peerUrl } from '../store/etcd-process.ts';
-import type { ClusterStore } from '../store/store.ts';
+import { invalidParameter, notFound, unavailable } from '../../../errors.ts';
+import type { Logger } from '../../../util/log.ts';
+import { openClusterKeys } from '../../ca/autolock.ts';
+import { certIps, issueNodeCert, reissueForRole, type CertIdentity, type NodeRole } from '../../ca/ca.ts';
+import { nodeCertLifetimeMs, signerOf } from '../../ca/ca-rotation.ts';
+import type { ClusterRecord } from '../../ca/swarm-object.ts';
+import { parseJoinToken, sameToken } from '../../ca/tokens.ts';
+import { newId } from '../../ids.ts';
+import { certificateIps, formatHostPort, parseAddr } from '../../node/addresses.ts';
+import type { HeartbeatRequest, HeartbeatResponse, JoinRequest, JoinResponse, RenewResponse } from '../../node/endpoint.ts';
+import type { LocalStateFiles, NodeCerts } from '../../node/local-state.ts';
+import type { ClusterCache } from '../../store/cluster-cache.ts';
+import { etcdPorts, peerUrl } from '../../store/etcd-process.ts';
+import type { ClusterStore } from '../../store/store.ts';
 import { CLUSTER_KEY, type ClusterSettings } from './cluster-settings.ts';
 import { beatKey, managersOf, nodeKey, type NodeRegistry } from './node-registry.ts';
-import { newNodeRecord, type NodeRecord } from './nodes.ts';
+import { newNodeRecord, type NodeRecord } from '../nodes.ts';
 
 export interface NodeAdmissionDeps {
   store: ClusterStore;

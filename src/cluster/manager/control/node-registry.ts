@@ -1,14 +1,14 @@
 // A manager's side of the node records: the list and inspect views with liveness (heartbeat keys)
 // and leadership, role changes and removals (with the etcd member a manager's record goes with),
 // heartbeat leases, TLS reports, and this manager's own leave of the etcd membership.
-import { invalidParameter, unavailable } from '../../errors.ts';
-import type { ClusterObject } from '../../types/cluster.ts';
-import type { Logger } from '../../util/log.ts';
-import { parseAddr } from '../node/addresses.ts';
-import type { RemoteManager } from '../node/local-state.ts';
-import { etcdPorts, peerUrl } from '../store/etcd-process.ts';
-import type { ClusterStore, Stored } from '../store/store.ts';
-import { checkNodeSpec, checkRemovable, filterNodes, findNode, nodeView, type NodeRecord } from './nodes.ts';
+import { invalidParameter, unavailable } from '../../../errors.ts';
+import type { ClusterObject } from '../../../types/cluster.ts';
+import type { Logger } from '../../../util/log.ts';
+import { parseAddr } from '../../node/addresses.ts';
+import type { RemoteManager } from '../../node/local-state.ts';
+import { etcdPorts, peerUrl } from '../../store/etcd-process.ts';
+import type { ClusterStore, Stored } from '../../store/store.ts';
+import { checkNodeSpec, checkRemovable, filterNodes, findNode, nodeView, type NodeRecord } from '../nodes.ts';
 
 export const nodeKey = (id: string) => `nodes/${id}`;
 export const beatKey = (id: string) => `heartbeats/${id}`;

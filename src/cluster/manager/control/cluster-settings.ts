@@ -1,20 +1,20 @@
 // The cluster record as a manager reads and changes it: the swarm object's view, `swarm init`'s
 // first write, `swarm update` (spec, join tokens, CA rotation, autolock on/off and key rotation)
 // and the unlock key it hands to the API and to other managers.
-import { forbidden, notFound, notImplemented, unavailable } from '../../errors.ts';
-import type { ClusterObject, SwarmUpdateOptions } from '../../types/cluster.ts';
-import type { Logger } from '../../util/log.ts';
-import { formatUnlockKey, kekOf, newUnlockKey, openClusterKeys, sealClusterKeys } from '../ca/autolock.ts';
-import { tlsInfoOf, type CertIdentity } from '../ca/ca.ts';
-import { caUpdate, storedSpec } from '../ca/ca-rotation.ts';
-import { newDataKey } from '../ca/secret-crypto.ts';
-import { checkSpec, clusterView, withDefaults, type ClusterRecord } from '../ca/swarm-object.ts';
-import { newJoinToken } from '../ca/tokens.ts';
-import type { LocalStateFiles } from '../node/local-state.ts';
-import type { RecordMode } from '../store/record-mode.ts';
-import type { ClusterStore, Stored } from '../store/store.ts';
+import { forbidden, notFound, notImplemented, unavailable } from '../../../errors.ts';
+import type { ClusterObject, SwarmUpdateOptions } from '../../../types/cluster.ts';
+import type { Logger } from '../../../util/log.ts';
+import { formatUnlockKey, kekOf, newUnlockKey, openClusterKeys, sealClusterKeys } from '../../ca/autolock.ts';
+import { tlsInfoOf, type CertIdentity } from '../../ca/ca.ts';
+import { caUpdate, storedSpec } from '../../ca/ca-rotation.ts';
+import { newDataKey } from '../../ca/secret-crypto.ts';
+import { checkSpec, clusterView, withDefaults, type ClusterRecord } from '../../ca/swarm-object.ts';
+import { newJoinToken } from '../../ca/tokens.ts';
+import type { LocalStateFiles } from '../../node/local-state.ts';
+import type { RecordMode } from '../../store/record-mode.ts';
+import type { ClusterStore, Stored } from '../../store/store.ts';
 import { nodeKey } from './node-registry.ts';
-import type { NodeRecord } from './nodes.ts';
+import type { NodeRecord } from '../nodes.ts';
 
 export const CLUSTER_KEY = 'cluster';
 

@@ -1,16 +1,16 @@
 // A manager's own heartbeat: its lease refreshed each period, and what it checks then — its role
 // in its record, the cluster's autolock KEK and record sealing, its TLS report, the end of a root
 // rotation, the CA heartbeat answers name — and the managers to ask when its own store is gone.
-import type { ClusterObject } from '../../types/cluster.ts';
-import type { Logger } from '../../util/log.ts';
-import { desiredIssuerKey, finishRotation } from '../ca/ca-rotation.ts';
-import { HEARTBEAT_PERIOD_NS, type ClusterRecord } from '../ca/swarm-object.ts';
-import type { LocalStateFiles, RemoteManager } from '../node/local-state.ts';
-import type { RecordMode } from '../store/record-mode.ts';
-import type { ClusterStore, Stored } from '../store/store.ts';
+import type { ClusterObject } from '../../../types/cluster.ts';
+import type { Logger } from '../../../util/log.ts';
+import { desiredIssuerKey, finishRotation } from '../../ca/ca-rotation.ts';
+import { HEARTBEAT_PERIOD_NS, type ClusterRecord } from '../../ca/swarm-object.ts';
+import type { LocalStateFiles, RemoteManager } from '../../node/local-state.ts';
+import type { RecordMode } from '../../store/record-mode.ts';
+import type { ClusterStore, Stored } from '../../store/store.ts';
 import { CLUSTER_KEY, type ClusterSettings } from './cluster-settings.ts';
 import { nodeKey, type NodeRegistry } from './node-registry.ts';
-import type { NodeRecord } from './nodes.ts';
+import type { NodeRecord } from '../nodes.ts';
 
 /** What the node's service checks when a heartbeat finds a change (cluster/service.ts). */
 export interface BeatChecks {

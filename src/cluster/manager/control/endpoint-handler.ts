@@ -1,12 +1,12 @@
 // The calls a manager's endpoint (node/endpoint.ts) serves, each handed to the part whose job it is:
 // membership to node-admission.ts, the unlock key to cluster-settings.ts, agents' syncs to the
 // services API, overlay networks and task logs to what the node's runtime passed in.
-import { invalidParameter, notFound } from '../../errors.ts';
-import type { CertIdentity } from '../ca/ca.ts';
-import type { EndpointHandler } from '../node/endpoint.ts';
+import { invalidParameter, notFound } from '../../../errors.ts';
+import type { CertIdentity } from '../../ca/ca.ts';
+import type { EndpointHandler } from '../../node/endpoint.ts';
 import type { ClusterSettings } from './cluster-settings.ts';
 import type { NodeAdmission } from './node-admission.ts';
-import type { ServicesApi } from './services-api.ts';
+import type { ServicesApi } from '../services-api.ts';
 
 export interface EndpointParts {
   caPem: () => string;
@@ -43,7 +43,7 @@ export function endpointHandler(p: EndpointParts): EndpointHandler {
       const since = typeof body.since === 'number' ? body.since : undefined;
       const logAddr = typeof body.logAddr === 'string' ? body.logAddr : undefined;
       const known = typeof body.known === 'string' ? body.known : undefined;
-      return p.services.sync(node.nodeId, body.reports, known, undefined, { since, logAddr });
+      return p.services.agents.sync(node.nodeId, body.reports, known, undefined, { since, logAddr });
     },
   };
 }
