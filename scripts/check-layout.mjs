@@ -84,7 +84,6 @@ export const BODY_EXCEPTIONS = new Set([
   'client/http.ts:HttpTransport',
   'cluster/agent/agent.ts:Agent',
   'cluster/store/etcd-process.ts:EtcdMember',
-  'cluster/manager/networks.ts:ClusterNetworks',
   'cluster/manager/orchestrator-loop.ts:OrchestratorLoop',
   'daemon/containers/run/lifecycle.ts:Lifecycle',
   'daemon/containers/service.ts:ContainerService',
