@@ -83,7 +83,6 @@ export const BODY_EXCEPTIONS = new Set([
   'build/dockerfile/shell-words.ts:ShellWord',
   'client/http.ts:HttpTransport',
   'cluster/store/etcd-process.ts:EtcdMember',
-  'cluster/manager/orchestrator-loop.ts:OrchestratorLoop',
   'daemon/containers/run/lifecycle.ts:Lifecycle',
   'daemon/containers/service.ts:ContainerService',
   'daemon/containers/run/task-launcher.ts:TaskLauncher',

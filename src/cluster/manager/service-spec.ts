@@ -36,6 +36,9 @@ export interface ServiceRecord {
   Ports?: PortConfig[];
 }
 
+/** A service's store key. */
+export const serviceKey = (id: string) => `services/${id}`;
+
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const obj = (v: unknown): Record<string, unknown> => (isObj(v) ? v : {});
 

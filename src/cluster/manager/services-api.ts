@@ -22,6 +22,7 @@ import {
   findService,
   modeOf,
   rolledBack,
+  serviceKey,
   serviceCounts,
   serviceView,
   tasksChanged,
@@ -31,7 +32,7 @@ import type { FileObjectHooks } from './secrets-api.ts';
 import type { ClusterStore, Stored } from '../store/store.ts';
 import { filterTasks, findTask, taskKey, taskView, type TaskRecord } from './tasks.ts';
 
-export const serviceKey = (id: string) => `services/${id}`;
+export { serviceKey } from './service-spec.ts';
 export { taskKey } from './tasks.ts';
 export { inParallel } from './in-parallel.ts';
 export { agentKey, SYNC_WAIT_MS, type AgentSyncRequest, type SyncAnswer, type TaskReport } from './agent-sync.ts';
