@@ -5,9 +5,8 @@
 // member leads; every write of a round is fenced by it, so two managers never orchestrate at once)
 // plans from the cache (orchestrator.ts) and writes the plan (plan-writes.ts: several writes at
 // once, each a compare-and-swap on the version it read; a write that lost a race is simply planned
-// again); the next round first waits until the cache has
-// seen those writes, so it never plans the same task twice. Without the cache (its watch could not
-// start) a round lists the store.
+// again); the next round first waits until the cache has seen those writes, so it never plans the
+// same task twice. Without the cache (its watch could not start) a round lists the store.
 import type { ClusterObject } from '../../types/cluster.ts';
 import type { Logger } from '../../util/log.ts';
 import { newId } from '../ids.ts';
