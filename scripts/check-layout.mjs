@@ -82,7 +82,6 @@ export const BODY_EXCEPTIONS = new Set([
   'util/re2.ts:parse', // the RE2 syntax parser's closures: to be split into a parser class
   'build/dockerfile/shell-words.ts:ShellWord',
   'client/http.ts:HttpTransport',
-  'cluster/store/etcd-process.ts:EtcdMember',
   'daemon/containers/run/lifecycle.ts:Lifecycle',
   'daemon/containers/service.ts:ContainerService',
   'daemon/containers/run/task-launcher.ts:TaskLauncher',

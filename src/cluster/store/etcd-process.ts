@@ -12,13 +12,9 @@ import { join } from 'node:path';
 import readline from 'node:readline';
 import { unavailable } from '../../errors.ts';
 import type { Logger, LogLevel } from '../../util/log.ts';
-import { memberAnswers, stopStaleMember } from './etcd-probes.ts';
+import { memberAnswers, stopStaleMember, type EtcdTls } from './etcd-probes.ts';
 
-export interface EtcdTls {
-  caFile: string;
-  certFile: string;
-  keyFile: string;
-}
+export type { EtcdTls } from './etcd-probes.ts';
 
 export interface EtcdMemberOptions {
   /** Member name: the node ID. */
