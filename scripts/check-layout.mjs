@@ -77,16 +77,7 @@ export const IMPORT_EXCEPTIONS = new Map();
 /** Folders allowed more than MAX_FILES_PER_FOLDER files until they get sub-rooms (issue 24). */
 export const FOLDER_SIZE_EXCEPTIONS = new Set([]);
 /** Bodies allowed over MAX_BODY_LINES until they are split (issue 24): `file:name`. */
-export const BODY_EXCEPTIONS = new Set([
-  'cluster/agent/agent.ts:Agent',
-  'cluster/store/etcd-process.ts:EtcdMember',
-  'cluster/manager/manager.ts:Manager',
-  'cluster/manager/networks.ts:ClusterNetworks',
-  'cluster/manager/orchestrator-loop.ts:OrchestratorLoop',
-  'cluster/service.ts:ClusterService',
-  'cluster/manager/services-api.ts:ServicesApi',
-  'cluster/store/store.ts:ClusterStore',
-]);
+export const BODY_EXCEPTIONS = new Set([]);
 /** Import circles inside a folder allowed until they are broken (issue 24): the sorted member files. */
 export const FOLDER_CIRCLE_EXCEPTIONS = new Set([]);
 // ---------------------------------------------------------------------------------------------------
