@@ -13,6 +13,8 @@ import { isIP, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { bridgeExecWebsocket, isExecWebsocket, type ConsoleApi } from './console-exec-ws.ts';
+import { bridgeStatsWebsocket, inProcessApi, isStatsWebsocket } from './console-stats-ws.ts';
+import { clientErrorAnswer, jsonErrorResponse, type ParserError } from './client-error.ts';
 import { KEEP_ALIVE_TIMEOUT_MS } from './listeners.ts';
 import { invalidParameter } from '../errors.ts';
 import type { Logger } from '../util/log.ts';
@@ -137,6 +139,7 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
   let boundPort = port;
   let allowed: Set<string> | 'ip-literals' = allowedHosts(host, port);
   const sockets = new Set<Socket>();
+  let inner: Http.Server | undefined; // the stats websockets' in-process requests, made at the first one
 
   const deny = (res: Http.ServerResponse, status: number, message: string) => {
     const body = JSON.stringify({ message });
@@ -209,18 +212,21 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
         : refusal(req, secret, scheme);
     if (why) {
       opts.log.debug('console: upgrade refused', { uri: req.url, reason: why });
-      socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${why}\n`);
+      socket.end(jsonErrorResponse(why === 'unknown host' ? 421 : why === 'page not found' ? 404 : 403, why));
       return;
     }
     delete req.headers.cookie;
     req.url = req.url!.slice(API_PREFIX.length);
     if (isExecWebsocket(req)) bridgeExecWebsocket(opts.api, req, socket, head);
+    else if (isStatsWebsocket(req)) bridgeStatsWebsocket((inner ??= inProcessApi(opts.api)), req, socket, head);
     else opts.api.handleUpgrade(req, socket, head, '');
   });
-  server.on('clientError', (err: Error, socket: Duplex) => {
-    opts.log.debug('console: bad request', { error: err.message });
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
-    else socket.destroy();
+  server.on('clientError', (err: ParserError, socket: Duplex) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) return socket.destroy(); // the client is gone: nobody to answer
+    const { status, message } = clientErrorAnswer(err);
+    opts.log.debug('console: bad request', { status, error: message });
+    socket.end(jsonErrorResponse(status, message));
+    setTimeout(() => socket.destroy(), 5000).unref(); // a client that never reads its answer does not keep the socket
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -245,6 +251,7 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
         server.close(() => resolve());
         server.closeAllConnections();
         for (const s of sockets) s.destroy();
+        inner?.closeAllConnections();
       }),
   };
 }

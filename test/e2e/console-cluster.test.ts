@@ -62,8 +62,15 @@ describe('web console: a service scaled on a one-node cluster', { skip: browserM
     const replicas = page.locator('tr[data-service="web"] [data-testid="replicas"]');
     await until('1/1 shown', async () => ((await replicas.textContent()) === '1/1' ? true : undefined));
     assert.deepEqual(await unnamedControls(page), [], 'every control on the cluster page is named');
-    page.once('dialog', (dialog) => void dialog.accept('3'));
+    // Scaled through the page's dialog: named controls, the current count filled in, Enter submits.
     await page.getByRole('button', { name: 'Scale web' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Scale web' });
+    const field = dialog.getByRole('spinbutton', { name: 'Replicas' });
+    assert.equal(await field.inputValue(), '1', 'the dialog starts from the current replicas');
+    assert.deepEqual(await unnamedControls(page), [], 'every control of the scale dialog is named');
+    await field.fill('3');
+    await field.press('Enter');
+    await dialog.waitFor({ state: 'detached' });
     await until('3/3 shown without a reload', async () => ((await replicas.textContent()) === '3/3' ? true : undefined), 90_000);
     assert.equal(await running(), 3, 'the daemon runs three tasks');
     const spec = (await d.request('GET', '/v1.51/services/web')).json<{ Spec: { Mode: { Replicated: { Replicas: number } } } }>();
