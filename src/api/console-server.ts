@@ -196,7 +196,8 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
   };
   // The API listener's idle timeout: a browser reuses an idle connection the server would otherwise
   // close at Node's 5 s, and the request racing that close fails ("Failed to fetch").
-  const serverOptions = { requestTimeout: 0, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS };
+  // Without a Host header Node would answer a bare 400 itself: onRequest answers its JSON 421 instead.
+  const serverOptions = { requestTimeout: 0, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, requireHostHeader: false };
   const server = opts.tls ? https.createServer({ ...opts.tls, ...serverOptions }, onRequest) : http.createServer(serverOptions, onRequest);
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.on('connection', (s: Socket) => {
@@ -204,6 +205,9 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
     s.once('close', () => sockets.delete(s));
   });
   server.on('upgrade', (req: Http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    // Node's own error listener leaves an upgraded socket: a client gone mid-answer (EPIPE,
+    // ECONNRESET) must not become an uncaught error that ends the daemon.
+    socket.on('error', (err: Error) => opts.log.debug('console: upgraded connection broke', { error: err.message }));
     const path = (req.url ?? '/').split('?')[0]!;
     const why = !hostAllowed(req.headers.host, allowed, boundPort)
       ? 'unknown host'
@@ -221,6 +225,8 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
     else if (isStatsWebsocket(req)) bridgeStatsWebsocket((inner ??= inProcessApi(opts.api)), req, socket, head);
     else opts.api.handleUpgrade(req, socket, head, '');
   });
+  // Without a listener Node closes a CONNECT without a word; nothing here takes one.
+  server.on('connect', (_req: Http.IncomingMessage, socket: Duplex) => socket.end(jsonErrorResponse(405, 'method not allowed')));
   server.on('clientError', (err: ParserError, socket: Duplex) => {
     if (err.code === 'ECONNRESET' || !socket.writable) return socket.destroy(); // the client is gone: nobody to answer
     const { status, message } = clientErrorAnswer(err);
