@@ -150,7 +150,8 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
   const serveAsset = async (req: Http.IncomingMessage, res: Http.ServerResponse, path: string) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return deny(res, 405, 'method not allowed');
     const name = path === '/' || path === '/index.html' ? 'index.html' : path.slice(1);
-    if (!ASSET_NAME.test(name)) return deny(res, 404, 'page not found');
+    // The .gz twins are served as the Content-Encoding of their file, never as files of their own.
+    if (!ASSET_NAME.test(name) || name.endsWith('.gz')) return deny(res, 404, 'page not found');
     const gzip = /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? '')) && name !== 'index.html';
     const gz = gzip ? await asset(`${name}.gz`) : undefined;
     const data = gz ?? (await asset(name));
