@@ -81,7 +81,7 @@ export function consoleCase(rng: Rng, t: ConsoleTarget, api: () => HostileCase):
   const good = [`Host: ${self}`, `Cookie: ${t.cookie}`];
   const pick = <T>(xs: readonly T[]) => rng.pick(xs);
   const apiPath = pick(['/api/v1.51/containers/json?all=1', '/api/_ping', '/api/v1.51/info', '/api/containers/hostile/json']);
-  switch (rng.int(9)) {
+  switch (rng.int(10)) {
     case 0: {
       const host = pick([
         '',
@@ -219,16 +219,19 @@ function websocketCase(rng: Rng, t: ConsoleTarget): HostileCase {
     '/',
     '/app.js',
   ]);
-  const key = rng.pick([KEY, KEY, KEY, '', 'short', 'x'.repeat(500)]);
+  // One thing wrong at a time (or nothing: the upgrade is accepted and the frames after it count).
+  const wrong = rng.int(9);
+  const key = wrong === 0 ? rng.pick(['', 'short', 'x'.repeat(500), '====']) : KEY;
   const headers = [
-    rng.int(8) === 0 ? `Host: evil.example:${t.port}` : `Host: ${self}`,
-    ...(rng.int(6) === 0 ? [] : [`Cookie: ${t.cookie}`]),
-    ...(rng.int(8) === 0 ? [`Origin: http://evil.example`] : []),
-    `Upgrade: ${rng.pick(['websocket', 'websocket', 'tcp', 'h2c', ''])}`,
+    wrong === 1 ? `Host: ${rng.pick(['evil.example', `${t.host}:${t.port + 1}`])}` : `Host: ${self}`,
+    ...(wrong === 2 ? [] : [`Cookie: ${t.cookie}`]),
+    ...(wrong === 3 ? [`Origin: ${rng.pick(['http://evil.example', 'null'])}`] : []),
+    `Upgrade: ${wrong === 4 ? rng.pick(['tcp', 'h2c', '', 'websocket, tcp']) : 'websocket'}`,
     'Connection: Upgrade',
     ...(key ? [`Sec-WebSocket-Key: ${key}`] : []),
     `Sec-WebSocket-Version: ${rng.pick(['13', '13', '8', 'x'])}`,
   ];
+  const method = wrong === 5 ? rng.pick(['POST', 'PUT', 'DELETE']) : 'GET';
   const after = rng.pick([
     Buffer.alloc(0),
     frame(0x1, Buffer.from('hello')),
@@ -241,7 +244,7 @@ function websocketCase(rng: Rng, t: ConsoleTarget): HostileCase {
     frame(0x0, Buffer.from('continuation first')),
     Buffer.from(Array.from({ length: 64 }, () => rng.int(256))),
   ]);
-  const head = `${rng.pick(['GET', 'GET', 'GET', 'POST'])} ${path} HTTP/1.1\r\n${headers.join('\r\n')}\r\n\r\n`;
+  const head = `${method} ${path} HTTP/1.1\r\n${headers.join('\r\n')}\r\n\r\n`;
   return {
     name: `console: websocket upgrade (${path
       .split('?')[0]!
