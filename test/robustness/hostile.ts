@@ -39,7 +39,8 @@ try {
     await d.docker(['volume', 'create', 'hostile']);
     if (values.cluster) {
       for (const args of [
-        ['swarm', 'init', '--advertise-addr', '127.0.0.1'],
+        // A port of its own: another daemon on this machine may hold the default 2377.
+        ['swarm', 'init', '--advertise-addr', '127.0.0.1', '--listen-addr', `127.0.0.1:${await freePort()}`],
         ['network', 'create', '-d', 'overlay', '--attachable', 'hostile-ov'],
         ['service', 'create', '--detach', '--name', 'hostile', '--replicas', '2', '--no-resolve-image', 'busybox', 'sleep', '3600'],
       ]) {
