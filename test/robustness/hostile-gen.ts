@@ -17,6 +17,8 @@ export interface HostileCase {
   abortAfterMs?: number;
   /** The server may close without an answer (e.g. after a protocol error it already answered). */
   mayCloseSilently?: boolean;
+  /** With abortAfterMs: end with a reset (RST on TCP), not a close. */
+  reset?: boolean;
   /** Sent to the web console's listener rather than the API socket (hostile-console.ts). */
   console?: boolean;
 }
@@ -461,7 +463,7 @@ function request(method: string, path: string, payload?: string, extraHeaders: s
 
 /** Protocol-level abuse: framing, versions, methods, sizes, truncation, pipelining, disconnects. */
 function protocolCase(rng: Rng): HostileCase {
-  switch (rng.int(12)) {
+  switch (rng.int(13)) {
     case 0:
       return {
         name: 'http: bad chunk framing',
@@ -515,6 +517,15 @@ function protocolCase(rng: Rng): HostileCase {
       };
     case 9:
       return { name: 'http: disconnect before the answer', bytes: request('GET', '/containers/json?all=1'), abortAfterMs: 0 };
+    case 11:
+      return {
+        name: 'http: an Upgrade header on a streaming route, then a reset',
+        bytes: Buffer.from(
+          `GET ${rng.pick(['/containers/hostile/stats', '/events', '/containers/hostile/logs?follow=1&stdout=1', '/containers/hostile/attach?stream=1&stdout=1'])} HTTP/1.1\r\nHost: e\r\nConnection: Upgrade\r\nUpgrade: ${rng.pick(['tcp', 'websocket', 'x'])}\r\n\r\n`,
+        ),
+        abortAfterMs: 1200,
+        reset: true,
+      };
     case 10:
       return { name: 'http: garbage', bytes: Buffer.from(Array.from({ length: 200 }, () => rng.int(256))) };
     default:

@@ -91,7 +91,12 @@ export function sendCase(to: string | { host: string; port: number }, c: Hostile
     sock.on('connect', () => {
       sock.write(c.bytes);
       if (c.halfClose) sock.end();
-      if (c.abortAfterMs !== undefined) setTimeout(() => finish(false), c.abortAfterMs);
+      if (c.abortAfterMs !== undefined)
+        setTimeout(() => {
+          // A reset exists on TCP only: on the unix socket the case ends with a close.
+          if (c.reset && !done && typeof to !== 'string') sock.resetAndDestroy();
+          finish(false);
+        }, c.abortAfterMs);
     });
   });
 }
