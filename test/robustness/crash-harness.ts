@@ -5,11 +5,32 @@
 // have happened or not. Each round counts lost and corrupt objects, failed starts, the time to the
 // first /_ping, and shims left for containers the daemon no longer knows.
 import { execFile } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { TestDaemon } from '../helpers/daemon.ts';
+import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { makeLoopFs } from '../helpers/loop-fs.ts';
 import { Rng } from './hostile-gen.ts';
 
 const pexec = promisify(execFile);
+
+/**
+ * A daemon on `driver`: overlay2 and fuse-overlayfs on the host's filesystem, btrfs on a loop
+ * filesystem made at its data root; `release` (after the daemon's cleanup) unmounts and detaches it.
+ */
+export async function startOnDriver(driver: string): Promise<{ daemon: TestDaemon; release: () => Promise<void> }> {
+  if (driver === 'overlay2') return { daemon: await startDaemon(), release: async () => undefined };
+  const dir = await mkdtemp(join(tmpdir(), 'engine-t-'));
+  const fs = driver === 'btrfs' ? await makeLoopFs('btrfs', join(dir, 'data'), 2048) : undefined;
+  try {
+    const daemon = await startDaemon({ dir, args: ['--storage-driver', driver] });
+    return { daemon, release: async () => fs?.release() };
+  } catch (err) {
+    await fs?.release();
+    throw err;
+  }
+}
 
 /** What the daemon acknowledged about one object; `pending` while a request about it is in flight. */
 interface Fact {
