@@ -3,7 +3,7 @@
 // durations as go-units prints them, and short IDs.
 import { UsageError } from './args.ts';
 import { clipLines, fitRows } from './table-fit.ts';
-import { compile } from './template.ts';
+import { compile, type TemplateErrors } from './template.ts';
 
 /** Aligns tab-separated rows: each column as wide as its widest cell + 3 (min `minWidth`); the last one unpadded. */
 export function alignTable(rows: string[][], minWidth = 10): string {
@@ -41,12 +41,13 @@ export function printFormatted(
   titles: Record<string, string>,
   out: (s: string) => void,
   fit?: Fit,
+  errors?: TemplateErrors,
 ): void {
   if (format === 'json') {
     for (const it of items) out(`${JSON.stringify(it)}\n`);
     return;
   }
-  const t = compile(format);
+  const t = compile(format, { errors });
   if (!t.table) {
     for (const it of items) out(`${t.render(it)}\n`);
     return;

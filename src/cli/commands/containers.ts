@@ -96,6 +96,7 @@ export async function ps(cli: Cli, argv: string[]): Promise<number> {
     PS_TITLES,
     (s) => cli.out(s),
     cli.tableFit(noTrunc),
+    'ps',
   );
   return 0;
 }
@@ -235,7 +236,7 @@ const FINDERS: Record<string, Finder> = {
 /** Writes items as `docker inspect` does: an indented JSON array, or one template rendering each. */
 export function printInspect(cli: Cli, items: unknown[], format: string | undefined): void {
   if (format) {
-    const t = compile(format);
+    const t = compile(format, { tables: false, jsonMaps: true });
     for (const it of items) cli.out(`${t.render(it)}\n`);
   } else cli.out(`${JSON.stringify(items, null, 4)}\n`);
 }

@@ -40,7 +40,9 @@ export async function version(cli: Cli, argv: string[]): Promise<number> {
     failure = e;
   }
   if (f.str('format')) {
-    cli.out(`${compile(f.str('format')!).render({ Client: client, Server: server ?? null })}\n`);
+    cli.out(
+      `${compile(f.str('format')!, { errors: 'bare-exec', name: 'version', tables: false }).render({ Client: client, Server: server ?? null })}\n`,
+    );
   } else {
     cli.out(
       `Client:\n Version:           ${client.Version}\n API version:       ${client.ApiVersion}\n Node version:      ${client.NodeVersion}\n OS/Arch:           ${client.Os}/${client.Arch}\n`,
@@ -71,7 +73,7 @@ export async function info(cli: Cli, argv: string[]): Promise<number> {
   const f = flagsOf('info', argv, INFO_FLAGS, { max: 0 });
   const i = (await cli.api.info()) as Record<string, unknown> & { Plugins?: Record<string, string[]> };
   if (f.str('format')) {
-    cli.out(`${compile(f.str('format')!).render(i)}\n`);
+    cli.out(`${compile(f.str('format')!, { errors: 'bare-exec', tables: false }).render(i)}\n`);
     return 0;
   }
   cli.out(infoText(i, { version: VERSION, context: cli.contextName, debug: false }));
@@ -100,7 +102,7 @@ const EVENTS_FLAGS: FlagHelp[] = [
 
 export async function events(cli: Cli, argv: string[]): Promise<number> {
   const f = flagsOf('events', argv, EVENTS_FLAGS, { max: 0 });
-  const t = f.str('format') && f.str('format') !== 'json' ? compile(f.str('format')!) : undefined;
+  const t = f.str('format') && f.str('format') !== 'json' ? compile(f.str('format')!, { errors: 'events' }) : undefined;
   for await (const e of cli.api.events({
     since: timestampArg(f.str('since')),
     until: timestampArg(f.str('until')),
