@@ -5,21 +5,13 @@
 import { EngineClient } from '../client/client.ts';
 import { ConnectionError, EngineError } from '../client/errors.ts';
 import { defaultConfigDir, type SettingsInput } from '../client/host.ts';
-import { HelpRequested, UsageError } from './args.ts';
+import { ExitError, HelpRequested, UsageError } from './args.ts';
 import { CliConfig } from './config.ts';
 import type { Fit } from './output.ts';
 
 export type Command = (cli: Cli, argv: string[]) => Promise<number>;
 
-/** An error whose exit status is set (run's 125/126/127, a container's own code). */
-export class ExitError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+export { ExitError };
 
 export class Cli {
   private client?: EngineClient;

@@ -4,6 +4,7 @@
 // (header row from the field names, columns aligned by output.ts). `\t` and `\n` escapes become
 // tabs and newlines as in the docker CLI.
 import { GoTemplateError, parseGoTemplate, type TemplateFunc } from '../wire/go-template.ts';
+import { ExitError } from './args.ts';
 
 /** A template that failed to parse or run (Go's wording). */
 export const TemplateError = GoTemplateError;
@@ -26,6 +27,11 @@ export interface Compiled {
   /** `table …`: render a header row and align the columns. */
   table: boolean;
   render(dot: unknown): string;
+  /**
+   * One rendering and a newline, as `version`, `info` and `inspect` print it: when the execution
+   * fails, what it wrote up to the failure and the newline still reach stdout before the error.
+   */
+  renderLine(dot: unknown, out: (s: string) => void): void;
   /** The header row of a table template: the template run over the titles, as the docker CLI does. */
   header(titles: Record<string, string>): string;
 }
@@ -47,7 +53,11 @@ const prefixed = (prefix: string, fn: () => string): string => {
   try {
     return fn();
   } catch (e) {
-    if (e instanceof GoTemplateError && prefix) throw new GoTemplateError(`${prefix}${e.message}`);
+    if (e instanceof GoTemplateError && prefix) {
+      const err = new GoTemplateError(`${prefix}${e.message}`);
+      err.partial = e.partial;
+      throw err;
+    }
     throw e;
   }
 };
@@ -78,6 +88,16 @@ export function compile(format: string, options: CompileOptions = {}): Compiled 
   return {
     table,
     render,
+    renderLine: (dot, out) => {
+      let text: string;
+      try {
+        text = render(dot);
+      } catch (e) {
+        if (e instanceof GoTemplateError) out(`${e.partial ?? ''}\n`);
+        throw e;
+      }
+      out(`${text}\n`);
+    },
     header: (titles) =>
       // Plain field actions are replaced by their titles; a template with variables or blocks runs
       // over the titles, every field reading its title (an unknown one its name in capitals).
@@ -90,4 +110,17 @@ export function compile(format: string, options: CompileOptions = {}): Compiled 
           )
         : body.replace(/\{\{-?\s*\.(\w+)\s*-?\}\}/g, (_m, f: string) => titles[f] ?? f.toUpperCase()).replace(/\{\{[^}]*\}\}/g, ''),
   };
+}
+
+/**
+ * The --format of `version`, `info` and `inspect`, read before the daemon is asked: a template that
+ * does not parse is a usage error (status 64), as in the docker CLI.
+ */
+export function usageTemplate(format: string, options: CompileOptions = {}): Compiled {
+  try {
+    return compile(format, { errors: 'bare-exec', tables: false, ...options });
+  } catch (e) {
+    if (e instanceof GoTemplateError) throw new ExitError(64, e.message);
+    throw e;
+  }
 }

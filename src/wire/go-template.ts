@@ -16,6 +16,8 @@
 
 export class GoTemplateError extends Error {
   override readonly name = 'GoTemplateError';
+  /** An execution's output up to the failure (Go's template writes as it goes). */
+  partial?: string;
 }
 
 export type TemplateFunc = (...args: unknown[]) => unknown;
@@ -394,23 +396,35 @@ function render(nodes: Node[], dot: unknown, ctx: Ctx, depth: number, vars: Vars
 }
 
 function renderList(nodes: Node[], dot: unknown, ctx: Ctx, depth: number, vars: Vars): string {
+  const acc = { out: '' };
+  try {
+    renderNodes(nodes, dot, ctx, depth, vars, acc);
+    return acc.out;
+  } catch (e) {
+    // Each level puts what it wrote before the inner one's partial output.
+    if (e instanceof GoTemplateError) e.partial = acc.out + (e.partial ?? '');
+    throw e;
+  }
+}
+
+function renderNodes(nodes: Node[], dot: unknown, ctx: Ctx, depth: number, vars: Vars, acc: { out: string }): void {
   const { name } = ctx;
-  let out = '';
   for (const n of nodes) {
     if (n.t === 'text') {
-      out += n.s;
+      acc.out += n.s;
       continue;
     }
     if (n.t === 'act') {
       // An action that declares or assigns prints nothing.
       const value = evaluateDecl(n, dot, ctx, depth, vars);
-      if (!n.decl && n.assign === undefined) out += goPrint(value);
+      if (!n.decl && n.assign === undefined) acc.out += goPrint(value);
       continue;
     }
     const mark = vars.length;
     const value = n.t === 'range' ? evaluate(n.pipe, dot, ctx, n.at, depth, vars) : evaluateDecl(n, dot, ctx, depth, vars);
-    if (n.t === 'if') out += render(truthy(value) ? n.yes : n.no, dot, ctx, depth + 1, vars);
-    else if (n.t === 'with') out += truthy(value) ? render(n.yes, value, ctx, depth + 1, vars) : render(n.no, dot, ctx, depth + 1, vars);
+    if (n.t === 'if') acc.out += render(truthy(value) ? n.yes : n.no, dot, ctx, depth + 1, vars);
+    else if (n.t === 'with')
+      acc.out += truthy(value) ? render(n.yes, value, ctx, depth + 1, vars) : render(n.no, dot, ctx, depth + 1, vars);
     else if (n.t === 'range') {
       const items = Array.isArray(value)
         ? value
@@ -423,7 +437,7 @@ function renderList(nodes: Node[], dot: unknown, ctx: Ctx, depth: number, vars: 
         throw new GoTemplateError(
           `template: ${name}:${n.at}: executing "${name}" at <${n.pipe}>: range can't iterate over ${goPrint(value)}`,
         );
-      if (!items.length) out += render(n.no, dot, ctx, depth + 1, vars);
+      if (!items.length) acc.out += render(n.no, dot, ctx, depth + 1, vars);
       const keys = Array.isArray(value) ? items.map((_, i) => i) : items.length ? sortedKeys(value as Map<string, unknown>) : [];
       // `range $v := x` declares the element; `range $k, $v := x` the key or index and the element.
       const [first, second] = n.decl ?? [];
@@ -434,12 +448,11 @@ function renderList(nodes: Node[], dot: unknown, ctx: Ctx, depth: number, vars: 
           slots[0]!.value = keys[i];
           slots[1]!.value = item;
         } else if (first !== undefined) slots[0]!.value = item;
-        out += render(n.body, item, ctx, depth + 1, vars);
+        acc.out += render(n.body, item, ctx, depth + 1, vars);
       });
     }
     vars.length = mark;
   }
-  return out;
 }
 
 function evaluate(pipe: string, dot: unknown, ctx: Ctx, at: string, depth: number, vars: Vars): unknown {

@@ -14,7 +14,7 @@ import { filtersOf, flagsOf, UsageError } from '../args.ts';
 import type { CommandSpec, FlagHelp } from '../command-spec.ts';
 import { ExitError, type Cli } from '../cli.ts';
 import { bytesSize, humanSize, printFormatted, shortId, timestampArg } from '../output.ts';
-import { compile } from '../template.ts';
+import { compile, usageTemplate } from '../template.ts';
 import { tarPath } from '../tar-context.ts';
 import { infoText } from './info-text.ts';
 
@@ -24,6 +24,7 @@ const VERSION_FLAGS: FlagHelp[] = [
 
 export async function version(cli: Cli, argv: string[]): Promise<number> {
   const f = flagsOf('version', argv, VERSION_FLAGS, { max: 0 });
+  const template = f.str('format') ? usageTemplate(f.str('format')!, { name: 'version' }) : undefined;
   const apiVersion = await cli.api.apiVersion().catch(() => undefined); // No daemon: `version` still prints the client part, as docker does (the server part reports the error).
   const client = {
     Version: VERSION,
@@ -39,10 +40,8 @@ export async function version(cli: Cli, argv: string[]): Promise<number> {
   } catch (e) {
     failure = e;
   }
-  if (f.str('format')) {
-    cli.out(
-      `${compile(f.str('format')!, { errors: 'bare-exec', name: 'version', tables: false }).render({ Client: client, Server: server ?? null })}\n`,
-    );
+  if (template) {
+    template.renderLine({ Client: client, Server: server ?? null }, (s) => cli.out(s));
   } else {
     cli.out(
       `Client:\n Version:           ${client.Version}\n API version:       ${client.ApiVersion}\n Node version:      ${client.NodeVersion}\n OS/Arch:           ${client.Os}/${client.Arch}\n`,
@@ -71,9 +70,10 @@ const INFO_FLAGS: FlagHelp[] = [
 
 export async function info(cli: Cli, argv: string[]): Promise<number> {
   const f = flagsOf('info', argv, INFO_FLAGS, { max: 0 });
+  const template = f.str('format') ? usageTemplate(f.str('format')!) : undefined;
   const i = (await cli.api.info()) as Record<string, unknown> & { Plugins?: Record<string, string[]> };
-  if (f.str('format')) {
-    cli.out(`${compile(f.str('format')!, { errors: 'bare-exec', tables: false }).render(i)}\n`);
+  if (template) {
+    template.renderLine(i, (s) => cli.out(s));
     return 0;
   }
   cli.out(infoText(i, { version: VERSION, context: cli.contextName, debug: false }));
