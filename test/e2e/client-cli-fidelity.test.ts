@@ -3,9 +3,10 @@
 // refused out of scope) and how each command words a template's failure; `inspect` of cluster
 // objects written back from their Go type (field order, omitempty, zero values) by `service`,
 // `node`, `secret` and `config inspect`, and the top-level `inspect` finding services, tasks, nodes,
-// secrets and configs (raw, as docker prints them) with --type's refusals.
+// secrets and configs (raw, as docker prints them) with --type's refusals; `stack deploy`'s refusal
+// of a compose file the compose schema refuses.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -18,7 +19,7 @@ const ENGINE = join(REPO_ROOT, 'bin/engine');
 // Loopback address of this file: 127.0.<n>.7 (the other cluster files use .1 to .6).
 const ip = `127.0.${10 + loopbackSlot() * 4}.7`;
 
-describe('engine CLI answers as the docker CLI: templates, cluster inspect', { timeout: 300_000 }, () => {
+describe('engine CLI answers as the docker CLI: templates, cluster inspect, compose schema', { timeout: 300_000 }, () => {
   let d: TestDaemon;
   let work: string;
   let env: NodeJS.ProcessEnv;
@@ -95,7 +96,7 @@ describe('engine CLI answers as the docker CLI: templates, cluster inspect', { t
     await same(['inspect', 'fid1', '--format', '{{range $k, $v := .Name}}{{end}}']);
   });
 
-  test('cluster objects: service/node/secret/config inspect as the Go types; inspect finds them raw', async () => {
+  test('cluster objects: service/node/secret/config inspect as the Go types; inspect finds them raw; stack deploy checks the schema', async () => {
     const init = await d.docker(['swarm', 'init', '--advertise-addr', ip, '--listen-addr', `${ip}:2377`]);
     assert.equal(init.code, 0, init.stderr);
     const svc = await d.docker([
@@ -142,6 +143,31 @@ describe('engine CLI answers as the docker CLI: templates, cluster inspect', { t
     await same(['inspect', '--type', 'bogus', 'x']);
     await same(['inspect', '--type=', 'x']);
     await same(['inspect', '--format', '{{.Spec.Name}}', 'fidweb', 'fid-config']);
+
+    // stack deploy checks each compose file against the compose schema first (no tie between two
+    // failures of one depth here: the docker CLI picks among those in Go's map order).
+    const service = (extra: string) => `version: "3.8"\nservices:\n  web:\n    image: busybox\n    ${extra}\n`;
+    const refused = [
+      service('foo: 1'),
+      service('ports: "80"'),
+      service('deploy: {replicas: "x"}'),
+      service('deploy: 5'),
+      service('deploy: {resources: {limits: {cpus: 0.5}}}'),
+      service('environment: 3'),
+      service('ports: [{target: 80, foo: 1}]'),
+      service('ulimits: {nofile: "x"}'),
+      service('logging: {options: {a: [1]}}'),
+      service('healthcheck: {interval: 5}'),
+      'version: "3.8"\nbogus: 1\nservices:\n  web:\n    image: busybox\n',
+      'version: "3.8"\nservices:\n  web:\n    image: busybox\nnetworks:\n  back:\n    driver: overlay\n    bar: 2\n',
+      'version: "3.8"\nservices: 5\n',
+      'version: "3.8"\nservices: {}\nvolumes: {v: 5}\n',
+    ];
+    for (const [n, text] of refused.entries()) {
+      await writeFile(join(work, `bad${n}.yml`), text);
+      const out = await same(['stack', 'deploy', '-c', `bad${n}.yml`, 'fidstack']);
+      assert.equal(out, '', text);
+    }
     const leave = await d.docker(['swarm', 'leave', '--force']);
     assert.equal(leave.code, 0, leave.stderr);
   });
