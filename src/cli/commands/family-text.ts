@@ -1,6 +1,6 @@
 // The docker CLI's usage lines, descriptions and flags of engine secret, config, stack, plugin and
 // builder (the commands are in secrets.ts, stack.ts, plugins.ts and builder.ts).
-import type { SpecText } from './spec-text.ts';
+import { PRETTY_INSPECT_FLAGS, type SpecText } from './spec-text.ts';
 
 /** ls, inspect and rm of secrets and configs: the same words but for the noun. */
 function storedObjectText(noun: 'secret' | 'config') {
@@ -19,10 +19,7 @@ function storedObjectText(noun: 'secret' | 'config') {
     inspect: {
       usage: `[OPTIONS] ${NAME} [${NAME}...]`,
       description: `Display detailed information on one or more ${noun}s`,
-      flags: [
-        { name: 'format', short: 'f', kind: 'string', description: 'Format output using a custom template' },
-        { name: 'pretty', kind: 'bool', description: 'Print the information in a human friendly format' },
-      ],
+      flags: PRETTY_INSPECT_FLAGS,
     },
     rm: {
       usage: `${NAME} [${NAME}...]`,

@@ -1,6 +1,6 @@
 // The docker CLI's usage lines, descriptions and flags of engine service (the commands are in
 // service.ts).
-import type { SpecText, TextFlag } from '../spec-text.ts';
+import { PRETTY_INSPECT_FLAGS, type SpecText, type TextFlag } from '../spec-text.ts';
 
 /** The words of the two rollout policies, whose six flags each are worded alike. */
 interface Rollout {
@@ -302,15 +302,7 @@ export const SERVICE_TEXT = {
   inspect: {
     usage: '[OPTIONS] SERVICE [SERVICE...]',
     description: 'Display detailed information on one or more services',
-    flags: [
-      {
-        name: 'format',
-        short: 'f',
-        kind: 'string',
-        description: 'Format output using a custom template',
-      },
-      { name: 'pretty', kind: 'bool', description: 'Print the information in a human friendly format' },
-    ],
+    flags: PRETTY_INSPECT_FLAGS,
   },
   ls: {
     usage: '[OPTIONS]',
