@@ -13,6 +13,7 @@ import type { CommandSpec, FlagHelp } from './command-spec.ts';
 import type { Cli } from './cli.ts';
 import type { CliConfig } from './config.ts';
 import { printFormatted } from './output.ts';
+import { readTextIfExists } from './out.ts';
 
 export interface ContextMeta {
   Name: string;
@@ -27,7 +28,8 @@ const tlsDir = (dir: string, name: string) => join(dir, 'contexts', 'tls', hash(
 
 export function readContext(configDir: string, name: string): ContextMeta | undefined {
   const f = join(metaDir(configDir, name), 'meta.json');
-  return existsSync(f) ? (JSON.parse(readFileSync(f, 'utf8')) as ContextMeta) : undefined;
+  const text = readTextIfExists(f);
+  return text === undefined ? undefined : (JSON.parse(text) as ContextMeta);
 }
 
 export function listContexts(configDir: string): ContextMeta[] {

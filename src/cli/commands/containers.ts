@@ -7,6 +7,7 @@ import type { CommandSpec, FlagHelp } from '../command-spec.ts';
 import { eachName, ExitError, type Cli } from '../cli.ts';
 import { ago, ellipsis, humanSize, printFormatted, shortId, timestampArg } from '../output.ts';
 import { usageTemplate } from '../template.ts';
+import { realStderr, realStdout } from '../out.ts';
 
 export function formatPorts(ports: Port[] | undefined): string {
   return (ports ?? [])
@@ -194,7 +195,7 @@ export async function logs(cli: Cli, argv: string[]): Promise<number> {
     until: timestampArg(f.str('until')),
     tty: !!info.Config?.Tty,
   });
-  for await (const fr of frames) (fr.stream === 'stderr' ? process.stderr : process.stdout).write(fr.data);
+  for await (const fr of frames) (fr.stream === 'stderr' ? realStderr() : realStdout()).write(fr.data);
   return 0;
 }
 

@@ -17,6 +17,7 @@ import { bytesSize, humanSize, printFormatted, shortId, timestampArg } from '../
 import { compile, usageTemplate } from '../template.ts';
 import { tarPath } from '../tar-context.ts';
 import { infoText } from './info-text.ts';
+import { realStdout } from '../out.ts';
 
 const VERSION_FLAGS: FlagHelp[] = [
   { name: 'format', short: 'f', kind: 'string', description: 'Format the output using the given Go template' },
@@ -219,7 +220,7 @@ export async function cp(cli: Cli, argv: string[]): Promise<number> {
   const api = cli.api.containers;
   if (src.ctr) {
     const tar = await api.getArchive(src.ctr, src.path);
-    if (dst.path === '-') return pipeline(tar, process.stdout).then(() => 0);
+    if (dst.path === '-') return pipeline(tar, realStdout()).then(() => 0);
     const intoDir = existsSync(dst.path) && statSync(dst.path).isDirectory();
     const workDir = mkdtempSync(join(intoDir ? dst.path : dirname(dst.path) || '.', '.engine-cp-'));
     try {
@@ -266,8 +267,8 @@ export async function dialStdio(cli: Cli, argv: string[]): Promise<number> {
     conn.on('error', reject);
     process.stdin.on('data', (b: Buffer) => conn.write(b));
     process.stdin.on('end', () => conn.end()); // half-close towards the daemon
-    conn.on('data', (b: Buffer) => process.stdout.write(b));
-    conn.on('end', () => process.stdout.end(() => resolve()));
+    conn.on('data', (b: Buffer) => realStdout().write(b));
+    conn.on('end', () => realStdout().end(() => resolve()));
   });
   return 0;
 }

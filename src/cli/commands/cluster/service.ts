@@ -15,6 +15,7 @@ import { waitOnService } from './service-wait.ts';
 import { prettyService } from './service-pretty.ts';
 import { leaf, management, parseFor } from '../spec-text.ts';
 import { familiarImage, naturalLess, printTasks, Resolver } from './tasks.ts';
+import { realStderr, realStdout } from '../../out.ts';
 
 // The API's open records (cluster objects, disk usage), read field by field.
 type Obj = Record<string, any>;
@@ -266,7 +267,7 @@ async function logs(cli: Cli, argv: string[]): Promise<number> {
     return p;
   };
   for await (const fr of frames) {
-    const w = fr.stream === 'stderr' ? process.stderr : process.stdout;
+    const w = fr.stream === 'stderr' ? realStderr() : realStdout();
     if (tty || raw) {
       w.write(fr.data);
       continue;
