@@ -12,7 +12,7 @@ import { flagsOf, UsageError } from './args.ts';
 import type { CommandSpec, FlagHelp } from './command-spec.ts';
 import type { Cli } from './cli.ts';
 import type { CliConfig } from './config.ts';
-import { printFormatted } from './output.ts';
+import { byteOrder, printFormatted } from './output.ts';
 import { readTextIfExists } from './out.ts';
 
 export interface ContextMeta {
@@ -40,7 +40,7 @@ export function listContexts(configDir: string): ContextMeta[] {
       const f = join(root, h, 'meta.json');
       return existsSync(f) ? [JSON.parse(readFileSync(f, 'utf8')) as ContextMeta] : [];
     })
-    .sort((a, b) => a.Name.localeCompare(b.Name));
+    .sort((a, b) => byteOrder(a.Name, b.Name));
 }
 
 /** The context in force: its name, and the settings it gives (undefined for "default"). */

@@ -13,7 +13,7 @@ import { ENGINE_VERSION as VERSION } from '../../version.ts';
 import { filtersOf, flagsOf, UsageError } from '../args.ts';
 import type { CommandSpec, FlagHelp } from '../command-spec.ts';
 import { ExitError, type Cli } from '../cli.ts';
-import { bytesSize, humanSize, printFormatted, shortId, timestampArg } from '../output.ts';
+import { byteOrder, bytesSize, humanSize, printFormatted, shortId, timestampArg } from '../output.ts';
 import { compile, usageTemplate } from '../template.ts';
 import { tarPath } from '../tar-context.ts';
 import { infoText } from './info-text.ts';
@@ -88,7 +88,7 @@ export function eventLine(e: EventMessage): string {
   const secs = Number(ns / 1_000_000_000n);
   const iso = new Date(secs * 1000).toISOString().replace(/\.\d+Z$/, `.${String(ns % 1_000_000_000n).padStart(9, '0')}Z`);
   const attrs = Object.entries(e.Actor?.Attributes ?? {})
-    .sort(([a], [b]) => a.localeCompare(b))
+    .sort(([a], [b]) => byteOrder(a, b))
     .map(([k, v]) => `${k}=${v}`)
     .join(', ');
   return `${iso} ${e.Type} ${e.Action} ${e.Actor?.ID ?? ''}${attrs ? ` (${attrs})` : ''}`;
