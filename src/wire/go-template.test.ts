@@ -137,3 +137,19 @@ test('variables: {{$x := …}} declares and prints nothing, {{$x = …}} assigns
   refused('{{$a, $b := 1}}', 'template: version:1: too many declarations in command');
   refused('{{range .List}}{{$e := 1}}{{end}}{{$e}}', 'template: version:1: undefined variable "$e"');
 });
+
+test("a field chain on a parenthesised group, as Go's ChainNode: (index .X 1).Name", () => {
+  const dot = {
+    Components: [
+      { Name: 'Engine', Version: '1.0' },
+      { Name: 'containerd', Version: '1.6' },
+    ],
+    Inner: { Os: 'linux' },
+  };
+  const render = (src: string) =>
+    parseGoTemplate('t', src, { index: (a: unknown, i: unknown) => (a as unknown[])[i as number] }).execute(dot);
+  assert.equal(render('{{(index .Components 1).Version}}'), '1.6');
+  assert.equal(render('{{ (index .Components 0).Name }} {{(.Inner).Os}}'), 'Engine linux');
+  assert.equal(render('{{printf "%s" (index .Components 1).Name}}'), 'containerd');
+  assert.throws(() => render('{{(index .Components 1).Nope}}'), /can't evaluate field Nope/);
+});

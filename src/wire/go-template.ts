@@ -354,6 +354,8 @@ function commands(pipe: string, fail: (msg: string) => Error): string[][] {
           if (d === ')') depth--;
           i++;
         } while (depth > 0);
+        // A field chain on the group's value, `(index .X 1).Name` (Go's ChainNode), stays in the word.
+        if (pipe[i] === '.') while (i < pipe.length && /[\w.]/.test(pipe[i]!)) i++;
       } else if (c === ')') throw fail('unexpected right paren');
       else while (i < pipe.length && !/[\s|()"`]/.test(pipe[i]!)) i++;
       out[out.length - 1]!.push(pipe.slice(start, i));
@@ -484,7 +486,11 @@ function evaluate(pipe: string, dot: unknown, ctx: Ctx, at: string, depth: numbe
       }
     }
     if (w.startsWith('`')) return w.slice(1, -1);
-    if (w.startsWith('(')) return evaluate(w.slice(1, -1), dot, ctx, at, depth + 1, vars);
+    if (w.startsWith('(')) {
+      const end = w.lastIndexOf(')');
+      const value = evaluate(w.slice(1, end), dot, ctx, at, depth + 1, vars);
+      return end === w.length - 1 ? value : field(value, w.slice(end + 1));
+    }
     if (w.startsWith('$')) {
       const [, v = '', path = ''] = /^\$(\w*)(.*)$/.exec(w)!;
       const found = lookup(vars, v);
