@@ -36,10 +36,10 @@ export class ContainerQueries {
    * docker ps. Which containers run is known only once containerd has been asked after a daemon
    * restart, so a listing waits for the containers whose state is not known yet (requests on one
    * container wait for that one only); not for the stops at start-up that may follow.
-   */
-  /**
+   *
    * The list entries: for the API route (no sizes) as cached JSON bytes (`JsonText`); `objects`
-   * asks for plain objects instead, for callers inside the daemon that read the fields.
+   * asks for the views instead, for callers inside the daemon that read the fields (with sizes
+   * they are views too).
    */
   list(opts: ContainerListOptions & { objects: true }): Promise<ContainerSummaryView[]>;
   list(opts: ContainerListOptions & { size: true }): Promise<ContainerSummaryView[]>;
