@@ -2,7 +2,7 @@
 // (a stream or one sample), attach and exec start as hijacked duplex streams, archives (docker cp),
 // top, changes, export, wait, prune. Shapes come from src/types/ and the generated src/types/api/.
 import type { Duplex, Readable } from 'node:stream';
-import type { ContainerCreateBody, WaitCondition } from '../types/container-api.ts';
+import type { ContainerCreateBody, ContainerUpdateBody, WaitCondition } from '../types/container-api.ts';
 import type { ExecCreateBody, ExecInspectResponse } from '../types/exec.ts';
 import type {
   ContainerInspectResponse,
@@ -101,7 +101,7 @@ export class ContainersApi {
   rename(id: string, name: string, opts: Sig = {}): Promise<void> {
     return this.t.call('POST', `/containers/${enc(id)}/rename`, { query: { name }, signal: opts.signal });
   }
-  update(id: string, body: Record<string, unknown>, opts: Sig = {}): Promise<ContainerUpdateResponse> {
+  update(id: string, body: ContainerUpdateBody, opts: Sig = {}): Promise<ContainerUpdateResponse> {
     return this.t.json('POST', `/containers/${enc(id)}/update`, { body, signal: opts.signal });
   }
   resize(id: string, h: number, w: number, opts: Sig = {}): Promise<void> {

@@ -2,6 +2,8 @@
 // API 1.51 answers (LayersSize and the four lists). Each part is computed only when asked for.
 import type { DiskUsageKinds, DiskUsageView } from '../types/system-df.ts';
 import type { VolumeView } from '../types/volumes.ts';
+import type { ImageSummary } from '../types/api/index.ts';
+import type { ContainerSummaryView } from '../types/container-views.ts';
 import type { BuildCacheEntry, BuildPruneOptions, BuildPruneResult } from '../types/build.ts';
 
 /** The classic builder's cache (build/service.ts), as /system/df and /build/prune see it. */
@@ -11,8 +13,9 @@ export interface BuildCacheUsage {
 }
 
 export interface DiskUsageDeps {
-  images: { diskUsage(): Promise<{ layersSize: number; images: Array<Record<string, unknown>> }> };
-  containers: { list(opts: { all: boolean; size: boolean; filters: Map<string, string[]> }): Promise<unknown[]> };
+  images: { diskUsage(): Promise<{ layersSize: number; images: ImageSummary[] }> };
+  /** The container list with sizes: views, never cached JSON text. */
+  containers: { list(opts: { all: boolean; size: true; filters: Map<string, string[]> }): Promise<ContainerSummaryView[]> };
   /** Volumes with UsageData {Size, RefCount}; absent until the volumes service exists. */
   volumes?: () => Promise<VolumeView[]>;
   buildCache: BuildCacheUsage;
@@ -36,14 +39,12 @@ export class DiskUsageService {
     if (containers) {
       // SizeRootFs is the writable layer plus the image's unpacked layers (what Images[].Size
       // counts), so the two lists add up the way the CLI's reclaimable figures assume.
-      const imageSize = new Map(images!.images.map((i) => [i.Id as string, i.Size as number]));
-      // The container list's entries are ContainerSummary objects (typed as unknown there).
-      const list = containers as Array<Record<string, unknown>>;
-      for (const c of list) {
-        const unpacked = imageSize.get(c.ImageID as string);
+      const imageSize = new Map(images!.images.map((i) => [i.Id, i.Size]));
+      for (const c of containers) {
+        const unpacked = c.ImageID === undefined ? undefined : imageSize.get(c.ImageID);
         if (unpacked !== undefined && typeof c.SizeRw === 'number') c.SizeRootFs = c.SizeRw + unpacked;
       }
-      out.Containers = list;
+      out.Containers = containers;
     }
     if (volumes) out.Volumes = volumes;
     if (buildCache) out.BuildCache = buildCache;

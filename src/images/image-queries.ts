@@ -125,7 +125,7 @@ export class ImageQueries {
    * For system df: every image with its shared size and how many containers use it, and the
    * unpacked size of all distinct layers together (LayersSize).
    */
-  async diskUsage(): Promise<{ layersSize: number; images: Array<Record<string, unknown>> }> {
+  async diskUsage(): Promise<{ layersSize: number; images: ImageSummary[] }> {
     const images = await this.images.list();
     const sizes = await this.sizes.sizes(images);
     const users = new Map<string, number>();
@@ -135,8 +135,7 @@ export class ImageQueries {
       const s = sizes.get(img.id)!;
       return summaryView(img, { size: s.size, sharedSize: s.sharedSize, containers: users.get(img.id) ?? 0 });
     });
-    // system df's backend (daemon/disk-usage.ts) declares plain records: each summary as one.
-    return { layersSize, images: views.sort((a, b) => b.Created - a.Created).map((v) => ({ ...v })) };
+    return { layersSize, images: views.sort((a, b) => b.Created - a.Created) };
   }
 
   /** Container IDs by the image ID they were created from. */

@@ -82,7 +82,7 @@ export class ImageService {
   }
 
   /** For system df: every image with its shared size and containers, and LayersSize. */
-  diskUsage(): Promise<{ layersSize: number; images: Array<Record<string, unknown>> }> {
+  diskUsage(): Promise<{ layersSize: number; images: ImageSummary[] }> {
     return this.queries.diskUsage();
   }
 

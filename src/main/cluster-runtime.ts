@@ -59,11 +59,10 @@ export function clusterRuntime(
       return Id;
     },
     async hostPorts(id) {
-      const view = (await containers.inspect(id, false, API_VERSION)) as { NetworkSettings?: { Ports?: Record<string, unknown> } };
+      const view = await containers.inspect(id, false, API_VERSION);
       const out: Array<{ target: string; published: number }> = [];
       for (const [target, binds] of Object.entries(view.NetworkSettings?.Ports ?? {}))
-        for (const b of (Array.isArray(binds) ? binds : []) as Array<{ HostIp?: string; HostPort?: string }>)
-          if (b.HostPort && !b.HostIp?.includes(':')) out.push({ target, published: Number(b.HostPort) });
+        for (const b of binds ?? []) if (b.HostPort && !b.HostIp?.includes(':')) out.push({ target, published: Number(b.HostPort) });
       return out;
     },
     state(id) {
@@ -86,16 +85,13 @@ export function clusterRuntime(
       });
     },
     async list() {
-      const all = (await containers.list({
+      const all = await containers.list({
         all: true,
         size: false,
         objects: true, // the fields are read here, not sent
         filters: new Map([['label', ['com.docker.swarm.task.id']]]),
-      })) as Array<{
-        Id: string;
-        Labels?: Record<string, string>;
-      }>;
-      return all.map((c) => ({ id: c.Id, taskId: c.Labels?.['com.docker.swarm.task.id'] ?? '' })).filter((c) => c.taskId);
+      });
+      return all.map((c) => ({ id: c.Id ?? '', taskId: c.Labels?.['com.docker.swarm.task.id'] ?? '' })).filter((c) => c.taskId);
     },
     async hasImage(image) {
       return images.store.resolve(image).then(

@@ -5,6 +5,7 @@
 import type { ContainerConfig, HostConfig, NetworkingConfig } from '../types/container-api.ts';
 import type { DnsSettings } from './sandbox/etc-files.ts';
 import type { EndpointView, NetworkSettingsView } from '../types/networks.ts';
+import type { Port } from '../types/api/index.ts';
 
 /** The fields of a container record networking reads (daemon/containers/record.ts satisfies it). */
 /** A container's networking as clients see it (views.ts builds it). */
@@ -13,7 +14,7 @@ export interface NetworkView {
   settings: NetworkSettingsView;
   /** The list entry's NetworkSettings.Networks and Ports. */
   summaryNetworks: Record<string, EndpointView>;
-  ports: Array<{ IP?: string; PrivatePort: number; PublicPort?: number; Type: string }>;
+  ports: Port[];
 }
 
 export interface NetContainer {

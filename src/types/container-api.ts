@@ -212,7 +212,8 @@ export interface EndpointIPAMConfig {
 
 /** The request part of EndpointSettings (the operational fields are output only). */
 export interface EndpointSettings {
-  IPAMConfig?: EndpointIPAMConfig;
+  /** The description's EndpointIPAMConfig is x-nullable: inspect shows null when none was asked for. */
+  IPAMConfig?: EndpointIPAMConfig | null;
   Links?: string[];
   MacAddress?: string;
   Aliases?: string[];
@@ -237,6 +238,13 @@ export type ContainerCreateBody = ContainerConfig & {
   HostConfig?: HostConfig;
   NetworkingConfig?: NetworkingConfig;
 };
+
+/**
+ * POST /containers/{id}/update: the description's inline body (Resources and RestartPolicy, dockerd's
+ * container.UpdateConfig). KernelMemory is gone from the description but old clients send it; the
+ * router drops it from API 1.42.
+ */
+export type ContainerUpdateBody = Resources & { RestartPolicy?: RestartPolicy; KernelMemory?: number };
 
 /** POST /containers/{id}/wait?condition= */
 export type WaitCondition = 'not-running' | 'next-exit' | 'removed';

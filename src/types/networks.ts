@@ -1,5 +1,6 @@
 // Wire types of the /networks API: the create request, its IPAM entries, connect and disconnect.
 import type { EndpointSettings } from './container-api.ts';
+import type { GoJson } from './go-nil.ts';
 
 /** One IPAM.Config entry (definition `IPAMConfig`): a subnet with its range, gateway and reserved addresses. */
 export interface IpamConfigEntry {
@@ -39,24 +40,11 @@ export interface NetworkDisconnectBody {
   Force?: boolean;
 }
 
-/** EndpointSettings as inspect and list show it: every field present, unset request fields null. */
-export interface EndpointView {
-  IPAMConfig: EndpointSettings['IPAMConfig'] | null;
-  Links: string[] | null;
-  Aliases: string[] | null;
-  MacAddress: string;
-  DriverOpts: Record<string, string> | null;
-  GwPriority: number;
-  NetworkID: string;
-  EndpointID: string;
-  Gateway: string;
-  IPAddress: string;
-  IPPrefixLen: number;
-  IPv6Gateway: string;
-  GlobalIPv6Address: string;
-  GlobalIPv6PrefixLen: number;
-  DNSNames: string[] | null;
-}
+/**
+ * EndpointSettings as inspect and list show it: every field present (Go's struct), unset lists and
+ * maps and a nil IPAMConfig as null.
+ */
+export type EndpointView = Required<GoJson<EndpointSettings>>;
 
 /** A published port as inspect's NetworkSettings.Ports shows it. */
 export interface PortBindingView {

@@ -4,7 +4,7 @@
 // container-wide MacAddress is moved to its endpoint. The body is the decoded one (canonical field
 // names, from body-schemas.ts) and is changed in place; the answer is the extra warnings.
 import { internal, invalidParameter } from '../../errors.ts';
-import type { ContainerCreateBody, EndpointSettings, MountSpec, NetworkingConfig } from '../../types/container-api.ts';
+import type { ContainerCreateBody, ContainerUpdateBody, EndpointSettings, MountSpec, NetworkingConfig } from '../../types/container-api.ts';
 import { versionLessThan } from '../../util/api-version.ts';
 import { isUserDefinedNetwork } from './container-compat.ts';
 
@@ -184,7 +184,7 @@ function checkInterfaceSysctls(body: ContainerCreateBody, version: string): void
 }
 
 /** POST /containers/{id}/update: PidsLimit only from 1.40, KernelMemory ignored from 1.42. */
-export function adaptUpdateForVersion(body: Record<string, unknown>, version: string): void {
+export function adaptUpdateForVersion(body: ContainerUpdateBody, version: string): void {
   if (versionLessThan(version, '1.40')) delete body.PidsLimit;
   if (atLeast(version, '1.42')) delete body.KernelMemory;
 }

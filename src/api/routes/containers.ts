@@ -2,11 +2,12 @@
 import { logPayload, TimestampPrefixes } from '../stream-framing.ts';
 import { parseTimeValue } from '../../util/time.ts';
 import { EngineError, invalidParameter, notFound } from '../../errors.ts';
-import type { ContainerCreateBody, WaitCondition } from '../../types/container-api.ts';
+import type { ContainerCreateBody, ContainerUpdateBody, WaitCondition } from '../../types/container-api.ts';
+import type { ContainerInspectView } from '../../types/container-views.ts';
 import type { LogChunks, LogsRequest } from '../../types/logs.ts';
 import { platformParam, readJson, readJsonObject, sendJson, sendJsonList, sendJsonSliced, sendNoContent, type Query } from '../http.ts';
 import type { Router } from '../router.ts';
-import { inspectForVersion, listForVersion } from './container-compat.ts';
+import { inspectForVersion, listForVersion, type ContainerListEntry } from './container-compat.ts';
 import { adaptCreateForVersion, adaptUpdateForVersion, type CreateCompatHost } from './container-create-compat.ts';
 import { CONTAINER_UPDATE, decodeBody, decodeContainerCreate } from '../body-schemas.ts';
 import { versionLessThan } from '../../util/api-version.ts';
@@ -19,8 +20,9 @@ export interface ContainersBackend {
     version: string,
     platform?: PlatformSpec,
   ): Promise<{ Id: string; Warnings: string[] }>;
-  list(opts: { all: boolean; limit?: number; size: boolean; filters: Map<string, string[]> }): Promise<unknown[]>;
-  inspect(ref: string, size: boolean, version: string): Promise<unknown>;
+  /** Entries as views, or as their JSON text where the service keeps that cached (docker ps). */
+  list(opts: { all: boolean; limit?: number; size: boolean; filters: Map<string, string[]> }): Promise<ContainerListEntry[]>;
+  inspect(ref: string, size: boolean, version: string): Promise<ContainerInspectView>;
   start(ref: string): Promise<'started' | 'already'>;
   stop(ref: string, opts: { timeout?: number; signal?: string }): Promise<'stopped' | 'already'>;
   restart(ref: string, opts: { timeout?: number; signal?: string }): Promise<void>;
@@ -31,7 +33,7 @@ export interface ContainersBackend {
   wait(ref: string, condition: WaitCondition): Promise<() => Promise<{ StatusCode: number; Error: { Message: string } | null }>>;
   remove(ref: string, opts: { force: boolean; volumes: boolean; link: boolean }): Promise<void>;
   rename(ref: string, newName: string): Promise<void>;
-  update(ref: string, body: Record<string, unknown>): Promise<{ Warnings: string[] }>;
+  update(ref: string, body: ContainerUpdateBody): Promise<{ Warnings: string[] }>;
   resize(ref: string, height: number, width: number): Promise<void>;
   top(ref: string, psArgs: string): Promise<{ Titles: string[]; Processes: string[][] }>;
   logs(ref: string, req: LogsRequest, signal: AbortSignal): Promise<{ tty: boolean; lines: LogChunks }>;
@@ -172,7 +174,7 @@ export function registerContainerRoutes(router: Router, backend: ContainersBacke
   });
 
   router.post('/containers/{id}/update', async (ctx) => {
-    const body = decodeBody(await readJsonObject(ctx.req), CONTAINER_UPDATE, 'UpdateConfig');
+    const body = decodeBody<ContainerUpdateBody>(await readJsonObject(ctx.req), CONTAINER_UPDATE, 'UpdateConfig');
     adaptUpdateForVersion(body, ctx.version);
     sendJson(ctx.res, 200, await backend.update(ctx.params.id, body));
   });

@@ -10,6 +10,20 @@ import { registerSystemDfRoutes, usageForVersion, type DiskUsageBackend } from '
 import { infoForVersion } from './system-compat.ts';
 import type { SystemInfoView } from '../../types/system.ts';
 import type { DiskUsageView } from '../../types/system-df.ts';
+import type { ImageSummary } from '../../types/api/index.ts';
+
+/** An image list entry of 7 bytes. */
+const image: ImageSummary = {
+  Id: 'sha256:1',
+  ParentId: '',
+  RepoTags: [],
+  RepoDigests: [],
+  Created: 1,
+  Size: 7,
+  SharedSize: -1,
+  Labels: {},
+  Containers: 0,
+};
 
 const info = {
   KernelVersion: '',
@@ -123,7 +137,7 @@ describe('usageForVersion on the typed /system/df view', () => {
   test('the backend’s answer is copied, never changed, at every version', () => {
     const du = {
       LayersSize: 3,
-      Images: [{ Id: 'sha256:1', Size: 7 }],
+      Images: [image],
       BuildCache: [
         {
           ID: 'b1',
@@ -178,7 +192,7 @@ describe('/events by API version', () => {
 describe('/system/df by API version', () => {
   const cacheEntry = { Type: 'regular', Description: '', InUse: false, Shared: false, CreatedAt: '', LastUsedAt: null, UsageCount: 0 };
   const usage: DiskUsageView = {
-    Images: [{ Id: 'sha256:1', Size: 7 }],
+    Images: [image],
     BuildCache: [
       { ID: 'b1', Parent: 'b0', Parents: ['b0'], Size: 5, ...cacheEntry },
       { ID: 'b0', Size: 3, ...cacheEntry },

@@ -16,6 +16,7 @@ import { OTHER_TEXT as T } from './other-text.ts';
 import { leaf, parseFor } from './spec-text.ts';
 import { EngineError } from '../../client/errors.ts';
 import { realStdout } from '../out.ts';
+import type { RestartPolicy, RestartPolicyName } from '../../types/container-api.ts';
 
 /** REPOSITORY[:TAG] split as the docker CLI does (a colon after the last slash starts the tag). */
 export function splitReference(ref: string): { repo?: string; tag?: string } {
@@ -79,11 +80,12 @@ async function importCmd(cli: Cli, argv: string[]): Promise<number> {
 }
 
 /** `--restart` as ParseRestartPolicy reads it: name[:max-retries]. */
-function restartPolicy(v: string): { Name: string; MaximumRetryCount?: number } {
+function restartPolicy(v: string): RestartPolicy {
   const [name, count] = v.split(':') as [string, string?];
   if (count !== undefined && !/^\d+$/.test(count))
     throw new UsageError(`invalid restart policy format: maximum retry count must be an integer`);
-  return { Name: name, ...(count !== undefined ? { MaximumRetryCount: Number(count) } : {}) };
+  // The name goes as typed: the daemon refuses an unknown one, and its message is the one shown.
+  return { Name: name as RestartPolicyName, ...(count !== undefined ? { MaximumRetryCount: Number(count) } : {}) };
 }
 
 async function update(cli: Cli, argv: string[]): Promise<number> {

@@ -27,5 +27,5 @@ test('set omitempty fields are shown, and fields beyond the struct pass through'
   const v = hostConfigView(hc);
   assert.deepEqual(v.Sysctls, { 'net.ipv4.ip_forward': '1' });
   assert.equal(v.Runtime, 'runc');
-  assert.equal(v.Extra, 'x');
+  assert.equal((v as Record<string, unknown>).Extra, 'x');
 });

@@ -6,6 +6,8 @@
 // keeps [] and absent apart; this only fills the rest in. Fields the record holds beyond the struct
 // (none expected) follow as they are.
 import type { HostConfig } from '../../types/container-api.ts';
+import type { HostConfigView } from '../../types/container-views.ts';
+import type { GoJson } from '../../types/go-nil.ts';
 
 type Zero = null | '' | 0 | false | 'omit' | (() => unknown);
 
@@ -95,7 +97,8 @@ function emptyForGo(v: unknown): boolean {
   return typeof v === 'object' && Object.keys(v).length === 0;
 }
 
-export function hostConfigView(hc: HostConfig): Record<string, unknown> {
+/** The record's HostConfig (with the Links inspect shows, null when none) as inspect writes it. */
+export function hostConfigView(hc: GoJson<HostConfig>): HostConfigView {
   const src = hc as Record<string, unknown>;
   const out: Record<string, unknown> = {};
   for (const [key, zero] of FIELDS) {
@@ -108,5 +111,6 @@ export function hostConfigView(hc: HostConfig): Record<string, unknown> {
     out[key] = v !== undefined ? v : typeof zero === 'function' ? zero() : zero;
   }
   for (const [k, v] of Object.entries(src)) if (!KNOWN.has(k) && v !== undefined) out[k] = v;
-  return out;
+  // Every value came from hc (its own type) or is its field's zero value.
+  return out as HostConfigView;
 }

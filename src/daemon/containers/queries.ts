@@ -9,6 +9,17 @@ import type { NetworkView } from '../../network/container-contract.ts';
 import { inspectView, summaryJson, summaryView } from './views.ts';
 import { mapLimit } from '../../util/map-limit.ts';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { JsonText } from '../../util/json-text.ts';
+import type { ContainerInspectView, ContainerSummaryView } from '../../types/container-views.ts';
+
+/** docker ps's options; `objects` asks for views even where the route gets cached JSON text. */
+export interface ContainerListOptions {
+  all: boolean;
+  limit?: number;
+  size: boolean;
+  filters: Map<string, string[]>;
+  objects?: boolean;
+}
 
 /** Bytes in the container's writable layer (what `size=1` and prune report). */
 export async function rwSize(ctx: Deps<'client'>, rec: ContainerRecord): Promise<number> {
@@ -25,12 +36,15 @@ export class ContainerQueries {
    * docker ps. Which containers run is known only once containerd has been asked after a daemon
    * restart, so a listing waits for the containers whose state is not known yet (requests on one
    * container wait for that one only); not for the stops at start-up that may follow.
-   */
-  /**
+   *
    * The list entries: for the API route (no sizes) as cached JSON bytes (`JsonText`); `objects`
-   * asks for plain objects instead, for callers inside the daemon that read the fields.
+   * asks for the views instead, for callers inside the daemon that read the fields (with sizes
+   * they are views too).
    */
-  async list(opts: { all: boolean; limit?: number; size: boolean; filters: Map<string, string[]>; objects?: boolean }): Promise<unknown[]> {
+  list(opts: ContainerListOptions & { objects: true }): Promise<ContainerSummaryView[]>;
+  list(opts: ContainerListOptions & { size: true }): Promise<ContainerSummaryView[]>;
+  list(opts: ContainerListOptions): Promise<Array<ContainerSummaryView | JsonText>>;
+  async list(opts: ContainerListOptions): Promise<Array<ContainerSummaryView | JsonText>> {
     const { ctx } = this;
     if (ctx.unknownState.size) await Promise.all(ctx.unknownState.values());
     const ancestorCache = new Map<string, Set<string>>();
@@ -59,7 +73,7 @@ export class ContainerQueries {
     if (!opts.size) {
       // Entries not cached yet (after many creates, or a start-up) cost ~10 µs each: 2 000 of them
       // are made in slices, with turns for other requests between.
-      const out: unknown[] = [];
+      const out: JsonText[] = [];
       let until = performance.now() + LIST_SLICE_MS;
       for (const r of list) {
         out.push(summaryJson(r, this.ctx.d.networks?.viewGeneration(r) ?? '', () => this.networkView(r)));
@@ -75,7 +89,7 @@ export class ContainerQueries {
     return mapLimit(list, 16, async (r) => summaryView(r, this.networkView(r), await this.sizes(r, imageSizes)));
   }
 
-  async inspect(rec: ContainerRecord, size: boolean): Promise<unknown> {
+  async inspect(rec: ContainerRecord, size: boolean): Promise<ContainerInspectView> {
     return inspectView(rec, this.networkView(rec), this.ctx.d.execs?.idsOf(rec.Id) ?? [], size ? await this.sizes(rec) : undefined);
   }
 

@@ -10,14 +10,16 @@ import type { ContainerSnapshot } from '../../images/container-facts.ts';
 import { readOwnCapabilities } from '../../oci/caps.ts';
 import { readDaemonHardLimits } from '../../oci/rlimits.ts';
 import type { AttachOptions, AttachSession } from '../../types/attach.ts';
-import type { ContainerCreateBody, WaitCondition } from '../../types/container-api.ts';
+import type { ContainerCreateBody, ContainerUpdateBody, WaitCondition } from '../../types/container-api.ts';
+import type { ContainerInspectView, ContainerSummaryView } from '../../types/container-views.ts';
+import type { JsonText } from '../../util/json-text.ts';
 import type { LogChunks, LogsRequest } from '../../types/logs.ts';
 import { ContainerContext, type ContainerServiceDeps } from './context.ts';
 import { ContainerCreator } from './create/create.ts';
 import { ExclusiveAccess } from './exclusive.ts';
 import { ContainerIo } from './io/io.ts';
 import { Lifecycle } from './run/lifecycle.ts';
-import { ContainerQueries } from './queries.ts';
+import { ContainerQueries, type ContainerListOptions } from './queries.ts';
 import type { ContainerRecord } from './record.ts';
 import { Removal } from './run/removal.ts';
 import { Restorer } from './run/restore.ts';
@@ -98,11 +100,14 @@ export class ContainerService {
     return this.creator.create(body, name, platform);
   }
 
-  list(opts: { all: boolean; limit?: number; size: boolean; filters: Map<string, string[]>; objects?: boolean }): Promise<unknown[]> {
+  list(opts: ContainerListOptions & { objects: true }): Promise<ContainerSummaryView[]>;
+  list(opts: ContainerListOptions & { size: true }): Promise<ContainerSummaryView[]>;
+  list(opts: ContainerListOptions): Promise<Array<ContainerSummaryView | JsonText>>;
+  list(opts: ContainerListOptions): Promise<Array<ContainerSummaryView | JsonText>> {
     return this.queries.list(opts);
   }
 
-  async inspect(ref: string, size: boolean, _version: string): Promise<unknown> {
+  async inspect(ref: string, size: boolean, _version: string): Promise<ContainerInspectView> {
     return this.queries.inspect(await this.ctx.known(ref), size);
   }
 
@@ -156,7 +161,7 @@ export class ContainerService {
     await this.io.resize(await this.ready(ref), height, width);
   }
 
-  async update(ref: string, body: Record<string, unknown>): Promise<{ Warnings: string[] }> {
+  async update(ref: string, body: ContainerUpdateBody): Promise<{ Warnings: string[] }> {
     const rec = await this.ready(ref);
     return this.ctx.lock.run(rec.Id, async () => {
       const hostConfig = this.verifier.verifyUpdate(rec, body);

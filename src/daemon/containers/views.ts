@@ -7,13 +7,14 @@ import { humanStatus } from './record.ts';
 import type { NetworkView } from '../../network/container-contract.ts';
 import { JsonText } from '../../util/json-text.ts';
 import { knownJsonText, spliceJson } from '../../util/json-sliced.ts';
+import type { ContainerInspectView, ContainerSummaryView } from '../../types/container-views.ts';
 
 export function inspectView(
   rec: ContainerRecord,
   net: NetworkView,
   execIds: string[],
   size?: { rw: number; rootFs: number },
-): Record<string, unknown> {
+): ContainerInspectView {
   return {
     Id: rec.Id,
     Created: rec.Created,
@@ -33,7 +34,7 @@ export function inspectView(
     ProcessLabel: rec.ProcessLabel,
     AppArmorProfile: rec.AppArmorProfile,
     ExecIDs: execIds.length ? execIds : null,
-    HostConfig: hostConfigView({ ...rec.HostConfig, Links: inspectLinks(rec) as string[] }),
+    HostConfig: hostConfigView({ ...rec.HostConfig, Links: inspectLinks(rec) }),
     GraphDriver: { Name: rec.Driver, Data: null },
     ...(size ? { SizeRw: size.rw, SizeRootFs: size.rootFs } : {}),
     Mounts: rec.Mounts,
@@ -53,7 +54,7 @@ export function summaryView(
   net: NetworkView,
   size?: { rw: number; rootFs: number },
   status = humanStatus(rec.State),
-): Record<string, unknown> {
+): ContainerSummaryView {
   return {
     Id: rec.Id,
     Names: [rec.Name],
