@@ -35,7 +35,7 @@ import { NotV2Error, RegistrySession, type FetchedManifest } from './registry-cl
 import { certsDir, type Endpoint, type RegistryHosts } from './registry-hosts.ts';
 import { Semaphore } from './shared.ts';
 import { writeBlob } from './blob-writer.ts';
-import { writeBlobThreaded } from './stage-pool.ts';
+import { warmStageWorker, writeBlobThreaded } from './stage-pool.ts';
 import { stageable, type StagedLayer } from './staged-unpack.ts';
 import { upperDirOf } from '../overlay-diff.ts';
 import type { Mount } from '../../supervisor/types.ts';
@@ -266,6 +266,7 @@ export class Puller {
     this.lease = lease.id;
     try {
       const previous = await client.images.get(recordName).catch(() => null); // No previous record under that name: a first pull.
+      if (previous?.target.digest !== r.top.digest && this.deps.contentRoot && this.deps.workerFetch !== false) warmStageWorker();
       const config = await this.fetchConfig(session, r.parsed.config);
       const diffIds = config.parsed.rootfs?.diff_ids ?? [];
       if (diffIds.length !== r.parsed.layers.length) throw internal(`layers from manifest don't match image configuration`);

@@ -13,6 +13,7 @@ import { parentPort, type MessagePort } from 'node:worker_threads';
 import { LayerStage } from './staged-unpack.ts';
 import { runTail, type StageOutcome, type ToTail } from './stage-tail.ts';
 import { failureOf, fetchBlob, type BlobFetch, type FetchFailure } from './worker-fetch.ts';
+import { PooledFile, WriteBuffers } from './pooled-writes.ts';
 
 /**
  * Messages from the pool (stage-pool.ts), each for one job (a layer's download, or its unpacking
@@ -60,6 +61,10 @@ interface Job {
   fetch?: AbortController;
   /** Told how much of the blob file is written, for another worker to unpack it (instead of `stage`). */
   tail?: MessagePort;
+  /** The blob file written on libuv's pool (a download unpacked here, or not at all). */
+  file?: PooledFile;
+  /** `fd` closed (never twice: the number may be another file's by then). */
+  closed?: boolean;
 }
 
 /** The running jobs by id (a job's 'start' to its answer). */
@@ -69,6 +74,14 @@ const post = (id: number, m: Answer, transfer?: ArrayBuffer[]) => parentPort!.po
 
 /** Closes the job's blob file and ends its stage: 'done' with the digest and staged layer. */
 async function finish(j: Job): Promise<void> {
+  if (j.file) {
+    await j.file.drained();
+    if (j.file.error) {
+      await discard(j);
+      throw j.file.error;
+    }
+  }
+  j.closed = true;
   closeSync(j.fd);
   const digest = `sha256:${j.hash.digest('hex')}`;
   const r = j.stage ? await j.stage.finish() : { layer: null, reason: j.stageError ?? 'not staged' };
@@ -83,6 +96,9 @@ async function finish(j: Job): Promise<void> {
 }
 
 async function discard(j: Job): Promise<void> {
+  await j.file?.drained(); // not closed under a write in flight
+  if (j.closed) return;
+  j.closed = true;
   closeSync(j.fd);
   await j.stage?.discard();
 }
@@ -96,6 +112,11 @@ async function discard(j: Job): Promise<void> {
 const GATHER = Number(process.env.ENGINE_PULL_BUF_KB ?? 256) * 1024;
 /** Gather buffers of ended downloads, for the next ones. */
 const gathers: Buffer[] = [];
+/**
+ * Buffers of this worker's writes on libuv's pool (pooled-writes.ts), blob files and extracted
+ * files together: 8 × 256 KiB in flight at most. ENGINE_PULL_POOL_WRITES=0: every write on this thread.
+ */
+const pooled = process.env.ENGINE_PULL_POOL_WRITES === '0' ? null : new WriteBuffers(GATHER, 8);
 
 /**
  * A young-generation collection after every SCAVENGE_EVERY bytes received by this worker (all its
@@ -141,7 +162,8 @@ async function download(j: Job, f: BlobFetch): Promise<void> {
   // Received chunks are copied into a gather buffer and let go at once: a socket read kept until a
   // MiB had gathered survived the scavenges meanwhile and was promoted to the old generation, which
   // only a full collection frees (measured: 20–27 MiB of dead socket reads per fetching worker).
-  const gather = gathers.pop() ?? Buffer.allocUnsafeSlow(GATHER);
+  const file = j.file;
+  const gather = file ? Buffer.alloc(0) : (gathers.pop() ?? Buffer.allocUnsafeSlow(GATHER));
   let fill = 0;
   let written = 0;
   let reported = 0;
@@ -164,7 +186,15 @@ async function download(j: Job, f: BlobFetch): Promise<void> {
         j.hash.update(c);
         j.size += c.length;
         j.stage?.push(c);
-        for (let off = 0; off < c.length;) {
+        if (file) {
+          file.push(c);
+          sinceGc += c.length;
+          if (sinceGc >= SCAVENGE_EVERY) {
+            sinceGc = 0;
+            scavenge();
+          }
+        }
+        for (let off = file ? c.length : 0; off < c.length;) {
           const n = c.copy(gather, fill, off);
           fill += n;
           off += n;
@@ -173,6 +203,7 @@ async function download(j: Job, f: BlobFetch): Promise<void> {
         if (j.size - reported >= GATHER) post(j.id, { type: 'progress', received: (reported = j.size) });
       },
       received: () => {
+        file?.flush();
         flush();
         j.tail?.postMessage({ type: 'end', bytes: written } satisfies ToTail);
         post(j.id, { type: 'progress', received: j.size });
@@ -193,7 +224,7 @@ async function download(j: Job, f: BlobFetch): Promise<void> {
     await discard(j).catch(() => undefined); // failing already: the failure below is what counts
     post(j.id, { type: 'fetch-failed', failure: failureOf(err) });
   } finally {
-    gathers.push(gather);
+    if (!file) gathers.push(gather);
   }
 }
 
@@ -204,7 +235,7 @@ async function handle(m: ToWorker): Promise<void> {
       let stageError: string | undefined;
       if (m.stageRoot) {
         try {
-          stage = await LayerStage.start(m.stageRoot, m.mediaType);
+          stage = await LayerStage.start(m.stageRoot, m.mediaType, pooled);
         } catch (err) {
           stageError = (err as Error).message;
         }
@@ -219,6 +250,7 @@ async function handle(m: ToWorker): Promise<void> {
       };
       jobs.set(m.id, job);
       if (m.tailPort) job.tail = m.tailPort;
+      else if (m.fetch && pooled) job.file = new PooledFile(job.fd, pooled);
       if (m.fetch) {
         job.fetch = new AbortController();
         void download(job, m.fetch); // not queued: an 'abort' must reach it meanwhile
