@@ -114,9 +114,11 @@ const GATHER = Number(process.env.ENGINE_PULL_BUF_KB ?? 256) * 1024;
 const gathers: Buffer[] = [];
 /**
  * Buffers of this worker's writes on libuv's pool (pooled-writes.ts), blob files and extracted
- * files together: 8 × 256 KiB in flight at most. ENGINE_PULL_POOL_WRITES=0: every write on this thread.
+ * files together: POOL_WRITES × 256 KiB in flight at most. ENGINE_PULL_POOL_WRITES=N changes the
+ * number; 0: every write on this thread.
  */
-const pooled = process.env.ENGINE_PULL_POOL_WRITES === '0' ? null : new WriteBuffers(GATHER, 8);
+const POOL_WRITES = Number(process.env.ENGINE_PULL_POOL_WRITES ?? 8);
+const pooled = POOL_WRITES > 0 ? new WriteBuffers(GATHER, POOL_WRITES) : null;
 
 /**
  * A young-generation collection after every SCAVENGE_EVERY bytes received by this worker (all its
