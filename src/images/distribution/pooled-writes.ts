@@ -52,12 +52,16 @@ export class PooledFile {
   private pos = 0;
   private pending = 0;
   private readonly waiters: Array<() => void> = [];
+  /** Writes sent, in file order: their end offsets, and whether done. */
+  private readonly order: Array<{ end: number; done: boolean }> = [];
   /** The first write that failed. */
   error: Error | null = null;
 
+  /** `written`: told the length of the file's written prefix as it grows (for a reader following the file). */
   constructor(
     private readonly fd: number,
     private readonly buffers: WriteBuffers,
+    private readonly written?: (bytes: number) => void,
   ) {}
 
   /** Takes `c` (copied: the caller may reuse it). */
@@ -72,6 +76,8 @@ export class PooledFile {
             off += n;
             this.pos += n;
           }
+          this.order.push({ end: this.pos, done: true });
+          this.advance();
           return;
         }
       }
@@ -92,11 +98,22 @@ export class PooledFile {
     this.fill = 0;
     if (!len) return this.buffers.give(buf);
     this.pending++;
+    const w = { end: this.pos, done: false };
+    this.order.push(w);
     writeAt(this.fd, buf, len, this.pos - len, (err) => {
       this.buffers.give(buf);
       this.error ??= err;
-      if (!--this.pending) for (const w of this.waiters.splice(0)) w();
+      w.done = true;
+      if (!err) this.advance();
+      if (!--this.pending) for (const f of this.waiters.splice(0)) f();
     });
+  }
+
+  /** The written prefix told, past every write done in order. */
+  private advance(): void {
+    let end = -1;
+    while (this.order[0]?.done) end = this.order.shift()!.end;
+    if (end >= 0) this.written?.(end);
   }
 
   /** Once every write sent is done (check `error` after). */

@@ -8,6 +8,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import type { MessagePort } from 'node:worker_threads';
 import { LayerStage, type StagedLayer } from './staged-unpack.ts';
+import type { WriteBuffers } from './pooled-writes.ts';
 
 /** Over the channel, fetching worker → unpacking worker: bytes of the file that are written so far, all of them, or none to use. */
 export type ToTail = { type: 'written'; bytes: number } | { type: 'end'; bytes: number } | { type: 'abort' };
@@ -25,10 +26,16 @@ const READ = Number(process.env.ENGINE_PULL_BUF_KB ?? 256) * 1024;
 const reads: Buffer[] = [];
 
 /** Unpacks `path` as its writer reports it written over `port`, into a staging tree under `stageRoot`; closes the port when done. */
-export async function runTail(port: MessagePort, path: string, stageRoot: string, mediaType: string): Promise<StageOutcome> {
+export async function runTail(
+  port: MessagePort,
+  path: string,
+  stageRoot: string,
+  mediaType: string,
+  writes: WriteBuffers | null = null,
+): Promise<StageOutcome> {
   let stage: LayerStage;
   try {
-    stage = await LayerStage.start(stageRoot, mediaType);
+    stage = await LayerStage.start(stageRoot, mediaType, writes);
   } catch (err) {
     port.close();
     return { staged: null, reason: (err as Error).message };

@@ -207,11 +207,17 @@ async function download(j: Job, f: BlobFetch): Promise<void> {
       received: () => {
         file?.flush();
         flush();
-        j.tail?.postMessage({ type: 'end', bytes: written } satisfies ToTail);
+        if (!file) j.tail?.postMessage({ type: 'end', bytes: written } satisfies ToTail);
         post(j.id, { type: 'progress', received: j.size });
         post(j.id, { type: 'received' });
       },
     });
+    if (file && status === 200) {
+      // The unpacking half told the end once the last pooled write is in the file.
+      await file.drained();
+      if (file.error) throw file.error;
+      j.tail?.postMessage({ type: 'end', bytes: j.size } satisfies ToTail);
+    }
     jobs.delete(j.id);
     if (status !== 200) {
       j.tail?.postMessage({ type: 'abort' } satisfies ToTail);
@@ -252,7 +258,14 @@ async function handle(m: ToWorker): Promise<void> {
       };
       jobs.set(m.id, job);
       if (m.tailPort) job.tail = m.tailPort;
-      else if (m.fetch && pooled) job.file = new PooledFile(job.fd, pooled);
+      if (m.fetch && pooled) {
+        const tail = job.tail;
+        job.file = new PooledFile(
+          job.fd,
+          pooled,
+          tail ? (bytes) => tail.postMessage({ type: 'written', bytes } satisfies ToTail) : undefined,
+        );
+      }
       if (m.fetch) {
         job.fetch = new AbortController();
         void download(job, m.fetch); // not queued: an 'abort' must reach it meanwhile
