@@ -275,7 +275,7 @@ async function handle(m: ToWorker): Promise<void> {
     case 'tail': {
       // Not awaited: the queue stays free (this worker gets nothing else until it answers).
       const id = m.id;
-      void runTail(m.port, m.tmp, m.stageRoot, m.mediaType).then(
+      void runTail(m.port, m.tmp, m.stageRoot, m.mediaType, pooled).then(
         (r) => post(id, { type: 'staged', ...r }),
         (err: Error) => post(id, { type: 'staged', staged: null, reason: err.message }),
       );
