@@ -6,6 +6,7 @@ import type { CommitRun } from './scenarios/commit.ts';
 import type { CpRun } from './scenarios/cp.ts';
 import type { FloorPhases } from './scenarios/floor.ts';
 import type { ListResult } from './scenarios/list.ts';
+import type { LogDriverRun } from './scenarios/log-drivers.ts';
 import type { LogsRun } from './scenarios/logs.ts';
 import type { PullRun } from './scenarios/pull.ts';
 import type { RemoveRun } from './scenarios/remove.ts';
@@ -55,6 +56,8 @@ export interface Results {
   client?: ClientResults;
   /** Lifecycle and commit per storage driver (daemons of their own). */
   storage?: StorageRun;
+  /** Per log driver: a container's stdout through it (a daemon of its own). */
+  logDrivers?: Record<string, LogDriverRun[]>;
   notes: string[];
 }
 

@@ -1,7 +1,7 @@
 // `npm run bench`: engined against Debian's dockerd 20.10 and the containerd / runc floors, in one
 // run, printed side by side (medians, p90, ratios) and written to bench/results/latest.md.
 //
-//   bin/node dist/bench/run.js [--quick] [--only startup,memory,lifecycle,parallel,list,remove,logs,exec,cp,commit,pull,ping,network,client,storage,soak] [--no-dockerd] [--soak-count N] [--busy N]
+//   bin/node dist/bench/run.js [--quick] [--only startup,memory,lifecycle,parallel,list,remove,logs,exec,cp,commit,pull,ping,network,client,storage,logdrivers,soak] [--no-dockerd] [--soak-count N] [--busy N]
 //
 // `soak` (10 000 sequential lifecycles by default) runs only when named in --only. Each group's
 // code is in groups/, the report's in report/. Every daemon runs on its own temp dir with its own
@@ -20,6 +20,7 @@ import type { GroupContext } from './groups/context.ts';
 import { clientGroup, commitGroup, logsGroup, pingGroup, pullGroup } from './groups/io.ts';
 import { lifecycleGroup, parallelGroup } from './groups/lifecycle.ts';
 import { networkGroup, startupGroup } from './groups/own-daemons.ts';
+import { logDriversGroup } from './groups/log-drivers.ts';
 import { storageGroup } from './groups/storage.ts';
 import { render } from './report/render.ts';
 import type { DaemonUnderTest } from './targets/daemon.ts';
@@ -100,6 +101,7 @@ async function main(): Promise<void> {
     // Daemons of their own: each with a bridge (the ones above may have none), stopped afterwards.
     if (want('network')) await networkGroup(res, it, useDockerd);
     if (want('storage')) await storageGroup(res, it, useDockerd);
+    if (want('logdrivers')) await logDriversGroup(res, it);
   } finally {
     progress('stopping daemons, cleaning up');
     await teardownAll();

@@ -77,39 +77,7 @@ export const IMPORT_EXCEPTIONS = new Map();
 /** Folders allowed more than MAX_FILES_PER_FOLDER files until they get sub-rooms (issue 24). */
 export const FOLDER_SIZE_EXCEPTIONS = new Set([]);
 /** Bodies allowed over MAX_BODY_LINES until they are split (issue 24): `file:name`. */
-export const BODY_EXCEPTIONS = new Set([
-  'build/executor.ts:BuildExecutor', // grew with every-stage builds: its stage loop to move out
-  'util/re2.ts:parse', // the RE2 syntax parser's closures: to be split into a parser class
-  'build/dockerfile/shell-words.ts:ShellWord',
-  'client/http.ts:HttpTransport',
-  'cluster/agent/agent.ts:Agent',
-  'cluster/store/etcd-process.ts:EtcdMember',
-  'cluster/manager/manager.ts:Manager',
-  'cluster/manager/networks.ts:ClusterNetworks',
-  'cluster/manager/orchestrator-loop.ts:OrchestratorLoop',
-  'cluster/service.ts:ClusterService',
-  'cluster/manager/services-api.ts:ServicesApi',
-  'cluster/store/store.ts:ClusterStore',
-  'daemon/containers/run/lifecycle.ts:Lifecycle',
-  'daemon/containers/service.ts:ContainerService',
-  'daemon/containers/run/task-launcher.ts:TaskLauncher',
-  'daemon/exec/service.ts:ExecService',
-  'daemon/metrics/engine-metrics.ts:EngineMetrics',
-  'daemon/plugins/runner.ts:PluginRunner',
-  'daemon/plugins/service.ts:PluginManager',
-  'daemon/volumes/service.ts:VolumeService',
-  'images/distribution/pull.ts:Puller',
-  'images/distribution/registry-client.ts:RegistrySession',
-  'images/distribution/service.ts:DistributionService',
-  'images/image-service.ts:ImageService',
-  'logging/logfile.ts:LogFile',
-  'logging/plugin-driver.ts:PluginLogDriver',
-  'network/networks-api.ts:NetworksApi',
-  'network/overlay/driver.ts:OverlayNetworks',
-  'network/sandbox/sandboxes.ts:SandboxService',
-  'supervisor/client.ts:SupervisorClient',
-  'supervisor/containerd-process.ts:ManagedContainerd',
-]);
+export const BODY_EXCEPTIONS = new Set([]);
 /** Import circles inside a folder allowed until they are broken (issue 24): the sorted member files. */
 export const FOLDER_CIRCLE_EXCEPTIONS = new Set([]);
 // ---------------------------------------------------------------------------------------------------

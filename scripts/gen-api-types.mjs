@@ -1,5 +1,6 @@
 // Generates src/types/api/ — TypeScript types for every definition of the Docker Engine API
-// description (../shared/api/engine-api-v1.51.yaml, or the path given), used by the client SDK
+// description (../shared/api/engine-api-v1.51.yaml, or the path given) and for the response objects
+// its paths define inline under a title, used by the client SDK
 // (src/client/) for response shapes. Definitions that already have a hand-written wire type in
 // src/types/ (shared with the daemon) are re-exported from there instead of generated again (the
 // HAND_WRITTEN table), so there is one type per wire shape. Output is split into parts of at most
@@ -47,6 +48,8 @@ const HAND_WRITTEN = {
   ImageDeleteResponseItem: ['images.ts', 'ImageDeleteItem'],
   Volume: ['volumes.ts', 'VolumeView'],
   VolumeCreateOptions: ['volumes.ts', 'VolumeCreateRequest'],
+  ProcessConfig: ['exec.ts', 'ProcessConfig'],
+  ExecInspectResponse: ['exec.ts', 'ExecInspectResponse'],
   EventActor: ['events.ts', 'EventActor'],
 };
 
@@ -99,18 +102,28 @@ function firstSentence(text) {
   return (m ? m[0] : one).trim().replace(/\*\//g, '* /');
 }
 
+// The response objects the paths describe inline under a title (SystemDataUsageResponse,
+// ExecInspectResponse, the prune responses, …; a list's item for HistoryResponseItem), generated as
+// definitions of that name unless a definition has it.
+const inline = {};
+for (const ops of Object.values(api.paths ?? {}))
+  for (const op of Object.values(ops ?? {}))
+    for (const res of Object.values(op?.responses ?? {})) {
+      const s = res?.schema;
+      const titled = s?.title ? s : s?.type === 'array' && s.items?.title ? s.items : undefined;
+      if (titled && !titled.$ref && !defs[titled.title] && !inline[titled.title]) inline[titled.title] = titled;
+    }
+
 // Each definition's text and the names it references.
 const blocks = [];
-for (const [name, schema] of Object.entries(defs)) {
+for (const [name, schema] of [...Object.entries(defs), ...Object.entries(inline)]) {
   if (HAND_WRITTEN[name]) continue;
   const refs = new Set();
   const body = typeOf(schema, 0, refs);
   const doc = firstSentence(schema.description);
   const head = doc ? `/** ${doc} */\n` : '';
   const text =
-    body.startsWith('{') && !body.endsWith('| null')
-      ? `${head}export interface ${name} ${body}\n`
-      : `${head}export type ${name} = ${body};\n`;
+    body.startsWith('{') && body.endsWith('}') ? `${head}export interface ${name} ${body}\n` : `${head}export type ${name} = ${body};\n`;
   refs.delete(name);
   blocks.push({ name, text, refs, lines: text.split('\n').length });
 }

@@ -1,8 +1,10 @@
 // The `storage` group: daemons of their own per storage driver — engined on overlay2 (the data root
-// on the host's filesystem) and on btrfs (a loop filesystem made for the run, released at the end),
-// and dockerd on both when it runs — each given busybox by `docker import`, then the lifecycle and a
-// commit taking turns across all of them.
+// on the host's filesystem), on btrfs (a loop filesystem made for the run, released at the end) and
+// on fuse-overlayfs (FUSE mounts on the host's filesystem), and dockerd on each when it runs — each
+// given busybox by `docker import`, then the lifecycle and a commit taking turns across all of them.
 
+import { existsSync } from 'node:fs';
+import { findOnPath } from '../../src/supervisor/containerd-process.ts';
 import { loopFsUnavailable, makeLoopFs } from '../../test/helpers/loop-fs.ts';
 import { progress, type Iterations } from '../lib/options.ts';
 import { interleave } from '../lib/stats.ts';
@@ -14,6 +16,12 @@ import { BIG_IMAGE_MIB, bigCommitOnce, makeBigImage, STORAGE_BENCH_DRIVERS, type
 import type { DaemonUnderTest } from '../targets/daemon.ts';
 import { Dockerd } from '../targets/dockerd.ts';
 import { Engined } from '../targets/engined.ts';
+
+/** Why fuse-overlayfs cannot run here, or undefined. */
+function fuseOverlayUnavailable(): string | undefined {
+  if (!findOnPath('fuse-overlayfs', `${process.env.PATH}:/usr/bin`)) return 'fuse-overlayfs is not installed';
+  return existsSync('/dev/fuse') ? undefined : 'no /dev/fuse';
+}
 
 /** Mounts a fresh 2 GiB btrfs at the data root; its undo unmounts it and detaches the loop device. */
 async function btrfsDataRoot(dataRoot: string): Promise<() => Promise<void>> {
@@ -37,7 +45,8 @@ async function start(kind: 'engined' | 'dockerd', driver: StorageBenchDriver): P
 export async function storageGroup(res: Results, it: Iterations, useDockerd: boolean): Promise<void> {
   const drivers: StorageBenchDriver[] = [];
   for (const driver of STORAGE_BENCH_DRIVERS) {
-    const why = driver === 'overlay2' ? undefined : await loopFsUnavailable(driver);
+    const why =
+      driver === 'overlay2' ? undefined : driver === 'fuse-overlayfs' ? fuseOverlayUnavailable() : await loopFsUnavailable(driver);
     if (why) res.notes.push(`storage: ${driver} skipped: ${why}`);
     else drivers.push(driver);
   }

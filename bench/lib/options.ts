@@ -20,6 +20,7 @@ export const SCENARIOS = [
   'network',
   'client',
   'storage',
+  'logdrivers',
   'soak',
 ] as const;
 export type Scenario = (typeof SCENARIOS)[number];
@@ -58,6 +59,8 @@ export function iterations(quick: boolean) {
         netWarmups: 1,
         clientN: 5,
         clientWarmups: 1,
+        logDriverRuns: 1,
+        logDriverMiB: 32,
       }
     : {
         startups: 5,
@@ -80,6 +83,8 @@ export function iterations(quick: boolean) {
         netWarmups: 3,
         clientN: 20,
         clientWarmups: 3,
+        logDriverRuns: 2,
+        logDriverMiB: 64,
       };
 }
 export type Iterations = ReturnType<typeof iterations>;

@@ -8,6 +8,7 @@ import type { Results } from '../results.ts';
 import { clientSection } from '../scenarios/client-cli.ts';
 import { removeSection } from '../scenarios/remove.ts';
 import { soakSection } from '../scenarios/soak.ts';
+import { logDriversSection } from '../scenarios/log-drivers.ts';
 import { storageSection } from '../scenarios/storage.ts';
 import type { StartupMarks } from '../targets/daemon.ts';
 import { lifecycleSections } from './lifecycle.ts';
@@ -43,7 +44,9 @@ export function render(res: Results, ctx: RenderContext): string {
   if (res.remove.engined || res.remove.dockerd)
     section('Removing created containers: per container, at two counts', removeSection(res.remove));
   if (res.soak) section('Soak: sequential lifecycles, first vs last', soakSection(res.soak));
-  if (res.storage) section('Storage drivers: overlay2 and btrfs (daemons of their own, taking turns)', storageSection(res.storage));
+  if (res.logDrivers) section('Log drivers (a daemon of its own, each driver in turn)', logDriversSection(res.logDrivers));
+  if (res.storage)
+    section('Storage drivers: overlay2, btrfs and fuse-overlayfs (daemons of their own, taking turns)', storageSection(res.storage));
   if (res.client) section('The engine CLI vs the docker CLI 28, both at engined', clientSection(res.client, it.clientN, it.clientWarmups));
   if (res.memory.length) section('Idle resident memory (VmRSS, MiB)', memoryTable(res.memory));
   const details = detailLines(res, it);

@@ -13,6 +13,8 @@ import { isIP, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { bridgeExecWebsocket, isExecWebsocket, type ConsoleApi } from './console-exec-ws.ts';
+import { bridgeStatsWebsocket, inProcessApi, isStatsWebsocket } from './console-stats-ws.ts';
+import { clientErrorAnswer, jsonErrorResponse, type ParserError } from './client-error.ts';
 import { KEEP_ALIVE_TIMEOUT_MS } from './listeners.ts';
 import { invalidParameter } from '../errors.ts';
 import type { Logger } from '../util/log.ts';
@@ -137,6 +139,7 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
   let boundPort = port;
   let allowed: Set<string> | 'ip-literals' = allowedHosts(host, port);
   const sockets = new Set<Socket>();
+  let inner: Http.Server | undefined; // the stats websockets' in-process requests, made at the first one
 
   const deny = (res: Http.ServerResponse, status: number, message: string) => {
     const body = JSON.stringify({ message });
@@ -147,7 +150,8 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
   const serveAsset = async (req: Http.IncomingMessage, res: Http.ServerResponse, path: string) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') return deny(res, 405, 'method not allowed');
     const name = path === '/' || path === '/index.html' ? 'index.html' : path.slice(1);
-    if (!ASSET_NAME.test(name)) return deny(res, 404, 'page not found');
+    // The .gz twins are served as the Content-Encoding of their file, never as files of their own.
+    if (!ASSET_NAME.test(name) || name.endsWith('.gz')) return deny(res, 404, 'page not found');
     const gzip = /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? '')) && name !== 'index.html';
     const gz = gzip ? await asset(`${name}.gz`) : undefined;
     const data = gz ?? (await asset(name));
@@ -193,7 +197,8 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
   };
   // The API listener's idle timeout: a browser reuses an idle connection the server would otherwise
   // close at Node's 5 s, and the request racing that close fails ("Failed to fetch").
-  const serverOptions = { requestTimeout: 0, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS };
+  // Without a Host header Node would answer a bare 400 itself: onRequest answers its JSON 421 instead.
+  const serverOptions = { requestTimeout: 0, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, requireHostHeader: false };
   const server = opts.tls ? https.createServer({ ...opts.tls, ...serverOptions }, onRequest) : http.createServer(serverOptions, onRequest);
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   server.on('connection', (s: Socket) => {
@@ -201,6 +206,9 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
     s.once('close', () => sockets.delete(s));
   });
   server.on('upgrade', (req: Http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    // Node's own error listener leaves an upgraded socket: a client gone mid-answer (EPIPE,
+    // ECONNRESET) must not become an uncaught error that ends the daemon.
+    socket.on('error', (err: Error) => opts.log.debug('console: upgraded connection broke', { error: err.message }));
     const path = (req.url ?? '/').split('?')[0]!;
     const why = !hostAllowed(req.headers.host, allowed, boundPort)
       ? 'unknown host'
@@ -209,18 +217,23 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
         : refusal(req, secret, scheme);
     if (why) {
       opts.log.debug('console: upgrade refused', { uri: req.url, reason: why });
-      socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${why}\n`);
+      socket.end(jsonErrorResponse(why === 'unknown host' ? 421 : why === 'page not found' ? 404 : 403, why));
       return;
     }
     delete req.headers.cookie;
     req.url = req.url!.slice(API_PREFIX.length);
     if (isExecWebsocket(req)) bridgeExecWebsocket(opts.api, req, socket, head);
+    else if (isStatsWebsocket(req)) bridgeStatsWebsocket((inner ??= inProcessApi(opts.api)), req, socket, head);
     else opts.api.handleUpgrade(req, socket, head, '');
   });
-  server.on('clientError', (err: Error, socket: Duplex) => {
-    opts.log.debug('console: bad request', { error: err.message });
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
-    else socket.destroy();
+  // Without a listener Node closes a CONNECT without a word; nothing here takes one.
+  server.on('connect', (_req: Http.IncomingMessage, socket: Duplex) => socket.end(jsonErrorResponse(405, 'method not allowed')));
+  server.on('clientError', (err: ParserError, socket: Duplex) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) return socket.destroy(); // the client is gone: nobody to answer
+    const { status, message } = clientErrorAnswer(err);
+    opts.log.debug('console: bad request', { status, error: message });
+    socket.end(jsonErrorResponse(status, message));
+    setTimeout(() => socket.destroy(), 5000).unref(); // a client that never reads its answer does not keep the socket
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -245,6 +258,7 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
         server.close(() => resolve());
         server.closeAllConnections();
         for (const s of sockets) s.destroy();
+        inner?.closeAllConnections();
       }),
   };
 }

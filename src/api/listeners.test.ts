@@ -197,6 +197,43 @@ describe('tcp listener', () => {
     }
   });
 
+  it('an upgraded connection reset while a route still answers on it is a debug line, not an uncaught error', async () => {
+    const { log, lines } = captureLog();
+    let timer: NodeJS.Timeout | undefined;
+    const listeners = await openListeners(
+      [parseHostSpec('tcp://127.0.0.1:0', false)],
+      options({
+        log,
+        // As the API server's handleUpgrade does for a route that is no hijack: an answer streamed on the socket.
+        onUpgrade(req, socket) {
+          const res = new http.ServerResponse(req);
+          res.assignSocket(socket as net.Socket);
+          res.writeHead(200);
+          timer = setInterval(() => res.write('{"n":1}\n'), 10);
+        },
+      }),
+    );
+    try {
+      const port = (listeners[0]!.server.address() as net.AddressInfo).port;
+      const client = net.connect(port, '127.0.0.1');
+      client.on('error', () => undefined); // the reset is ours
+      client.write('GET /containers/c/stats HTTP/1.1\r\nHost: e\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n\r\n');
+      await once(client, 'data');
+      client.resetAndDestroy();
+      const deadline = Date.now() + 10_000;
+      while (!lines.some((l) => l.msg === 'upgraded connection broke') && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 20));
+      assert.ok(
+        lines.some((l) => l.msg === 'upgraded connection broke'),
+        JSON.stringify(lines.filter((l) => l.level === 'debug')),
+      );
+      assert.equal((await request({ host: '127.0.0.1', port, path: '/_ping' })).status, 200, 'the listener still answers');
+    } finally {
+      clearInterval(timer);
+      await closeAll(listeners);
+    }
+  });
+
   it('fails clearly when the port is taken, and closes what it already opened', async () => {
     const taken = net.createServer();
     await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));

@@ -129,7 +129,15 @@ function createServer(spec: ListenSpec, prefix: string, opts: ListenerOptions, t
       });
     opts.onRequest(req, res, prefix);
   });
-  server.on('upgrade', (req, socket, head) => opts.onUpgrade(req, socket, head, prefix));
+  server.on('upgrade', (req, socket, head) => {
+    // Node's own error listener leaves an upgraded socket: a client that resets it while a route
+    // still answers on it (stats, events, logs asked for with an Upgrade header) must not become an
+    // uncaught error that ends the daemon.
+    socket.on('error', (err: Error) =>
+      opts.log.debug('upgraded connection broke', { listener: formatListenSpec(spec), error: err.message }),
+    );
+    opts.onUpgrade(req, socket, head, prefix);
+  });
   // Without a listener Node closes CONNECT connections without a word; no route takes CONNECT, so
   // the API server answers it like any unknown route.
   server.on('connect', (req, socket, head) => {

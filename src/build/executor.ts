@@ -1,10 +1,9 @@
 // Runs a parsed Dockerfile the way the classic builder does: every stage up to the target, one step
 // per instruction ("Step n/m : …"), each step's result an image whose parent is the previous
 // step's (config-only steps get an empty-layer history entry, RUN/COPY/ADD/WORKDIR a new layer),
-// each looked up in the layer cache first; each stage's image is announced (aux ID) as it ends.
-// Returns the target stage's final image.
+// each looked up in the layer cache first (step-commit.ts); each stage's image is announced (aux ID)
+// as it ends. Returns the target stage's final image.
 import { invalidParameter, notFound } from '../errors.ts';
-import type { LocalImage } from '../images/image-store.ts';
 import type { BuildOptions, BuildSink } from '../types/build.ts';
 import { planStages } from './dockerfile/stages.ts';
 import { expandInstruction } from './dockerfile/shell-words.ts';
@@ -12,20 +11,19 @@ import { parseTrigger } from './dockerfile/parser.ts';
 import type { BuildArgs } from './dockerfile/build-args.ts';
 import type { Dockerfile, Instruction, Stage } from './dockerfile/types.ts';
 import { applyConfigStep, DEFAULT_SHELL, nopCreatedBy } from './config-steps.ts';
-import { cacheKey } from './cache.ts';
-import { scratchImage, stepImageOf, type RuntimeConfig, type StepImage } from './image-writer.ts';
+import { scratchImage, stepImageOf, type StepImage } from './image-writer.ts';
 import { runStep } from './run-step.ts';
 import { workdirStep } from './fs-steps.ts';
-import { short, type ExecutorDeps, type StageState, type StepContext, type StepPlan } from './step-context.ts';
-
+import { short, type ExecutorDeps, type StageState, type StepContext } from './step-context.ts';
+import { StepCommitter } from './step-commit.ts';
 import { authForImage } from './registry-auth.ts';
-import { isAncestorOfSource, matchCacheFrom } from './cache-from.ts';
-import { parentId } from '../images/image-views.ts';
 
 export class BuildExecutor implements StepContext {
   private readonly results = new Map<number, StepImage>();
   private step = 0;
   private total = 0;
+  /** Each step's cache lookup or execution, and its image. */
+  private readonly steps: StepCommitter;
 
   constructor(
     readonly d: ExecutorDeps,
@@ -34,7 +32,9 @@ export class BuildExecutor implements StepContext {
     readonly contextDir: string,
     readonly sink: BuildSink,
     readonly signal: AbortSignal,
-  ) {}
+  ) {
+    this.steps = new StepCommitter(d, opts, signal, (text) => this.out(text), (id) => this.imageLine(id));
+  }
 
   /** The image an earlier stage ended with. */
   stageResult(index: number): StepImage {
@@ -141,15 +141,15 @@ export class BuildExecutor implements StepContext {
       case 'ARG': {
         for (const a of inst.args) state.args.declare(a.name, a.default);
         const text = inst.args.map((a) => (a.default === undefined ? a.name : `${a.name}=${a.default}`)).join(' ');
-        return this.commitStep(state, { createdBy: nopCreatedBy(shell, `ARG ${text}`), kind: 'internal' }, state.runtime);
+        return this.steps.commitStep(state, { createdBy: nopCreatedBy(shell, `ARG ${text}`), kind: 'internal' }, state.runtime);
       }
       case 'RUN':
-        return this.commitStep(state, runStep(this, state, inst), state.runtime);
+        return this.steps.commitStep(state, runStep(this, state, inst), state.runtime);
       case 'WORKDIR':
-        return this.commitStep(state, workdirStep(this, state, inst.path), state.runtime);
+        return this.steps.commitStep(state, workdirStep(this, state, inst.path), state.runtime);
       case 'COPY': case 'ADD': {
         if (!this.d.fs) throw invalidParameter(`${inst.kind} is not available in this build yet`);
-        return this.commitStep(state, await this.d.fs.copyStep(this, state, inst), state.runtime);
+        return this.steps.commitStep(state, await this.d.fs.copyStep(this, state, inst), state.runtime);
       }
       default: {
         const runtime = structuredClone(state.runtime);
@@ -158,108 +158,8 @@ export class BuildExecutor implements StepContext {
         if (comment === null) throw invalidParameter(`unknown instruction: ${inst.kind}`);
         if (inst.kind === 'CMD') state.cmdSet = true;
         if (inst.kind === 'ENTRYPOINT' && !hadCmd) runtime.Cmd = null;
-        return this.commitStep(state, { createdBy: nopCreatedBy(shell, comment), kind: 'internal' }, runtime);
+        return this.steps.commitStep(state, { createdBy: nopCreatedBy(shell, comment), kind: 'internal' }, runtime);
       }
-    }
-  }
-
-  /** Cache lookup, else execution and image write; the stage moves on to the step's image. */
-  private async commitStep(state: StageState, plan: StepPlan, runtime: RuntimeConfig): Promise<void> {
-    try {
-      await this.commitOrReuse(state, plan, runtime);
-    } finally {
-      await plan.cleanup?.();
-    }
-  }
-
-  private async commitOrReuse(state: StageState, plan: StepPlan, runtime: RuntimeConfig): Promise<void> {
-    const parent = state.image;
-    const key = cacheKey(parent.id, plan.createdBy, plan.checksum);
-    if (!this.opts.noCache) {
-      const sources = this.opts.cacheFrom.length ? await this.cacheFromImages() : undefined;
-      const hit = await this.d.cache.lookup(key, async (id) => !!(await this.findImage(id)));
-      // With cachefrom, the named images are the only cache sources (cache-from.ts).
-      if (hit && (!sources || (await isAncestorOfSource(hit, sources, (id) => this.parentOf(id))))) {
-        const img = (await this.findImage(hit))!;
-        state.image = img;
-        state.runtime = structuredClone(img.config.config ?? {});
-        this.out(' ---> Using cache\n');
-        this.imageLine(hit);
-        return;
-      }
-      const from = sources && matchCacheFrom(parent, plan.createdBy, sources);
-      if (from) {
-        let next: StepImage;
-        if (from.kind === 'image') next = from.source;
-        else {
-          const layer = from.layer ? { desc: from.layer.desc, diffId: from.layer.diffId, unpacked: false } : undefined;
-          next = await this.d.client.withLease((lease) => this.d.writer.write(parent, runtime, plan.createdBy, layer, lease, { entry: from.entry, author: from.source.config.author }));
-          this.cacheFrom = Promise.resolve([from.source]); // dockerd sticks to the source it restored from
-          this.parents.set(next.id, parent.id);
-          this.d.cache.store(key, { imageId: next.id, parentId: parent.id, createdBy: plan.createdBy, kind: plan.kind, size: from.layer ? Number(from.layer.desc.size) : 0 });
-        }
-        this.known?.set(next.id, next);
-        state.image = next;
-        state.runtime = structuredClone(next.config.config ?? {});
-        this.out(' ---> Using cache\n');
-        this.imageLine(next.id);
-        return;
-      }
-    }
-    const next = await this.d.client.withLease(async (lease) => {
-      const layer = plan.execute ? await plan.execute(lease) : undefined;
-      if (this.signal.aborted) throw this.signal.reason;
-      return this.d.writer.write(parent, runtime, plan.createdBy, layer, lease);
-    });
-    this.known?.set(next.id, next);
-    this.parents.set(next.id, parent.id);
-    const size = next.layers.length > parent.layers.length ? Number(next.layers.at(-1)!.size) : 0;
-    this.d.cache.store(key, { imageId: next.id, parentId: parent.id, createdBy: plan.createdBy, kind: plan.kind, size });
-    state.image = next;
-    state.runtime = structuredClone(next.config.config ?? {});
-    this.imageLine(next.id);
-  }
-
-  private cacheFrom?: Promise<StepImage[]>;
-  /** The cachefrom images present locally (dockerd skips missing ones silently; so do we, in the log). */
-  private cacheFromImages(): Promise<StepImage[]> {
-    this.cacheFrom ??= (async () => {
-      const out: StepImage[] = [];
-      for (const ref of this.opts.cacheFrom) {
-        const img = await this.d.base.find(ref);
-        if (img) out.push(stepImageOf(img));
-        else this.d.log.debug(`cachefrom image ${ref} is not present locally: not used`);
-      }
-      return out;
-    })();
-    return this.cacheFrom;
-  }
-  /** Parents of the images this build wrote (their records carry it too). */
-  private readonly parents = new Map<string, string>();
-
-  /** An image's Parent ('' when none or unknown). */
-  private async parentOf(id: string): Promise<string> {
-    const own = this.parents.get(id);
-    if (own !== undefined) return own;
-    this.known ??= new Map((await this.d.images.list()).map((i) => [i.id, i]));
-    const img = this.known.get(id);
-    return img && 'manifest' in img ? parentId(img) : '';
-  }
-
-  /** The local images by ID, listed once per build (a cached step costs no containerd round trip). */
-  private known?: Map<string, StepImage | LocalImage>;
-
-  async findImage(id: string): Promise<StepImage | undefined> {
-    this.known ??= new Map((await this.d.images.list()).map((i) => [i.id, i]));
-    const hit = this.known.get(id);
-    if (hit) return 'manifest' in hit ? stepImageOf(hit) : hit;
-    try {
-      // Made since the listing (a concurrent build): ask containerd.
-      const img = await this.d.images.resolve(id);
-      return img.id === id ? stepImageOf(img) : undefined;
-    } catch (err) {
-      if ((err as { code?: string }).code === 'NOT_FOUND') return undefined;
-      throw err;
     }
   }
 }

@@ -2,6 +2,17 @@
 // flags that combine (-it, -p 80:80, -p80:80), repeatable flags, booleans that take =true/=false,
 // `--` ending the flags, and commands such as run/exec whose flags stop at the first positional
 // (everything after the image belongs to the container).
+
+/** An error whose exit status is set (run's 125/126/127, a container's own code). */
+export class ExitError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 export type FlagKind = 'bool' | 'string' | 'list' | 'int';
 
 export interface FlagSpec {

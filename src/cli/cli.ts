@@ -5,21 +5,14 @@
 import { EngineClient } from '../client/client.ts';
 import { ConnectionError, EngineError } from '../client/errors.ts';
 import { defaultConfigDir, type SettingsInput } from '../client/host.ts';
-import { HelpRequested, UsageError } from './args.ts';
+import { ExitError, HelpRequested, UsageError } from './args.ts';
 import { CliConfig } from './config.ts';
+import { stdoutColumns, stdoutIsTty, writeErr, writeOut } from './out.ts';
 import type { Fit } from './output.ts';
 
 export type Command = (cli: Cli, argv: string[]) => Promise<number>;
 
-/** An error whose exit status is set (run's 125/126/127, a container's own code). */
-export class ExitError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+export { ExitError };
 
 export class Cli {
   private client?: EngineClient;
@@ -43,17 +36,17 @@ export class Cli {
     return this.cfg;
   }
   out(s: string): void {
-    process.stdout.write(s);
+    writeOut(s);
   }
   err(s: string): void {
-    process.stderr.write(s);
+    writeErr(s);
   }
   get stdoutTty(): boolean {
-    return !!process.stdout.isTTY;
+    return stdoutIsTty();
   }
   /** How a list table is fitted: to the terminal's width on a TTY; never with --no-trunc or when piped. */
   tableFit(noTrunc: boolean): Fit | undefined {
-    const cols = process.stdout.isTTY ? process.stdout.columns : 0;
+    const cols = stdoutColumns();
     return !noTrunc && cols > 0 ? { width: cols } : undefined;
   }
   close(): void {

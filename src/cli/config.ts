@@ -4,7 +4,8 @@
 // speaking the docker credential-helper protocol over stdin/stdout), detachKeys, psFormat and
 // imagesFormat. The file is rewritten whole with mode 0600.
 import type * as ChildProcess from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { readTextIfExists } from './out.ts';
 import { join } from 'node:path';
 import type { AuthConfig } from '../types/distribution.ts';
 
@@ -37,7 +38,8 @@ export class CliConfig {
   constructor(readonly dir: string) {
     this.file = join(dir, 'config.json');
     try {
-      this.data = existsSync(this.file) ? (JSON.parse(readFileSync(this.file, 'utf8')) as ConfigFile) : {};
+      const text = readTextIfExists(this.file);
+      this.data = text === undefined ? {} : (JSON.parse(text) as ConfigFile);
     } catch (e) {
       throw new Error(`loading config file ${this.file}: ${(e as Error).message}`);
     }

@@ -12,7 +12,8 @@ import { flagsOf, UsageError } from './args.ts';
 import type { CommandSpec, FlagHelp } from './command-spec.ts';
 import type { Cli } from './cli.ts';
 import type { CliConfig } from './config.ts';
-import { printFormatted } from './output.ts';
+import { byteOrder, printFormatted } from './output.ts';
+import { readTextIfExists } from './out.ts';
 
 export interface ContextMeta {
   Name: string;
@@ -27,7 +28,8 @@ const tlsDir = (dir: string, name: string) => join(dir, 'contexts', 'tls', hash(
 
 export function readContext(configDir: string, name: string): ContextMeta | undefined {
   const f = join(metaDir(configDir, name), 'meta.json');
-  return existsSync(f) ? (JSON.parse(readFileSync(f, 'utf8')) as ContextMeta) : undefined;
+  const text = readTextIfExists(f);
+  return text === undefined ? undefined : (JSON.parse(text) as ContextMeta);
 }
 
 export function listContexts(configDir: string): ContextMeta[] {
@@ -38,7 +40,7 @@ export function listContexts(configDir: string): ContextMeta[] {
       const f = join(root, h, 'meta.json');
       return existsSync(f) ? [JSON.parse(readFileSync(f, 'utf8')) as ContextMeta] : [];
     })
-    .sort((a, b) => a.Name.localeCompare(b.Name));
+    .sort((a, b) => byteOrder(a.Name, b.Name));
 }
 
 /** The context in force: its name, and the settings it gives (undefined for "default"). */

@@ -3,6 +3,7 @@
 // command's usage line, description, aliases and options (pflag's columns), and the words of an
 // unknown command.
 import type { CommandGroup, CommandSpec, FlagHelp } from './command-spec.ts';
+import { byteOrder } from './output.ts';
 import { GLOBAL_FLAGS, walk } from './table.ts';
 
 const HEADINGS: [CommandGroup, string][] = [
@@ -33,7 +34,7 @@ export function optionLines(flags: readonly FlagHelp[]): string {
   const shown = flags.filter((f) => f.name !== 'help' && !f.hidden);
   const width = Math.max(0, ...shown.map((f) => flagColumn(f).length)) + 3;
   return [...shown]
-    .sort((a, b) => a.name.localeCompare(b.name))
+    .sort((a, b) => byteOrder(a.name, b.name))
     .map((f) => `${flagColumn(f).padEnd(width)}${f.description ?? ''}`.trimEnd() + '\n')
     .join('');
 }
@@ -44,7 +45,7 @@ export function topHelp(table: readonly CommandSpec[]): string {
     const specs = table.filter((s) => (s.group ?? 'other') === group);
     if (!specs.length) return [];
     const order = (s: CommandSpec) => (group === 'common' ? COMMON_ORDER.indexOf(s.name) >>> 0 : 0);
-    specs.sort((a, b) => order(a) - order(b) || a.name.localeCompare(b.name));
+    specs.sort((a, b) => order(a) - order(b) || byteOrder(a.name, b.name));
     return [`${title}:\n${commandLines(specs)}`];
   });
   return [
@@ -75,7 +76,7 @@ function aliasesOf(table: readonly CommandSpec[], path: readonly string[], spec:
 export function commandHelp(table: readonly CommandSpec[], path: readonly string[], spec: CommandSpec): string {
   const name = `engine ${path.join(' ')}`;
   if (spec.subcommands) {
-    const subs = [...spec.subcommands].sort((a, b) => a.name.localeCompare(b.name));
+    const subs = [...spec.subcommands].sort((a, b) => byteOrder(a.name, b.name));
     return [
       `Usage:  ${name} COMMAND\n`,
       `${spec.description}\n`,

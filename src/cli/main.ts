@@ -19,6 +19,7 @@ import * as run from './commands/run.ts';
 import * as system from './commands/system.ts';
 import * as contexts from './contexts.ts';
 import { ENGINE_VERSION } from '../version.ts';
+import { writeErr, writeOut } from './out.ts';
 
 /** The command table: one spread per commands file (each exports `SPECS`). */
 export const TABLE: readonly CommandSpec[] = assemble(
@@ -64,27 +65,27 @@ export async function main(argv: string[]): Promise<number> {
       g = flagsOf('', argv, GLOBAL_FLAGS, { interspersed: false });
     } catch (e) {
       if (!(e instanceof FlagError)) throw e;
-      process.stderr.write(usageError(e.message, [], undefined));
+      writeErr(usageError(e.message, [], undefined));
       return 125;
     }
     if (g.bool('version')) {
-      process.stdout.write(`Engine version ${ENGINE_VERSION}\n`);
+      writeOut(`Engine version ${ENGINE_VERSION}\n`);
       return 0;
     }
     const words = g.args;
     const helpOnly = g.bool('help') || words[0] === 'help';
     const target = words[0] === 'help' ? words.slice(1) : words;
     if (!target.length) {
-      process.stdout.write(topHelp(TABLE));
+      writeOut(topHelp(TABLE));
       return 0;
     }
     const r = resolve(target, helpOnly);
     if (r.kind === 'unknown') {
-      process.stderr.write(helpOnly && words[0] === 'help' ? `unknown help topic: ${target.join(' ')}\n` : unknownCommand(r.path, r.name));
+      writeErr(helpOnly && words[0] === 'help' ? `unknown help topic: ${target.join(' ')}\n` : unknownCommand(r.path, r.name));
       return 1;
     }
     if (r.kind === 'help') {
-      process.stdout.write(commandHelp(TABLE, r.path, r.spec));
+      writeOut(commandHelp(TABLE, r.path, r.spec));
       return 0;
     }
     name = r.path.join(' ');

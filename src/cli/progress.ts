@@ -4,6 +4,7 @@
 // An error message ends the stream with an Error (the SDK's progress() throws it).
 import type { JsonMessage } from '../types/distribution.ts';
 import { humanSize } from './output.ts';
+import { realStdout } from './out.ts';
 
 type Out = NodeJS.WriteStream | { write(s: string): unknown; isTTY?: boolean; columns?: number };
 
@@ -30,7 +31,7 @@ export function messageLine(m: JsonMessage & { stream?: string }, tty: boolean):
 }
 
 /** Prints a progress stream; returns the messages' aux values (push digests, build image IDs). */
-export async function renderProgress(messages: AsyncIterable<JsonMessage>, out: Out = process.stdout): Promise<unknown[]> {
+export async function renderProgress(messages: AsyncIterable<JsonMessage>, out: Out = realStdout()): Promise<unknown[]> {
   const tty = !!out.isTTY;
   const lines = new Map<string, number>(); // id → line index (0 = first line printed)
   let count = 0;

@@ -5,6 +5,7 @@
 import { DEFAULT_DETACH_KEYS, parseDetachKeys as parseKeys } from '../wire/detach-keys.ts';
 import type * as ChildProcess from 'node:child_process';
 import type { Hijacked } from '../client/containers.ts';
+import { realStderr, realStdout } from './out.ts';
 
 export interface PumpOptions {
   tty: boolean;
@@ -36,7 +37,7 @@ export function rawMode(on: boolean): () => void {
 }
 
 export function terminalSize(): [number, number] | undefined {
-  const out = process.stdout;
+  const out = realStdout();
   return out.isTTY && out.rows && out.columns ? [out.rows, out.columns] : undefined;
 }
 
@@ -64,7 +65,7 @@ export async function pump(h: Hijacked, opts: PumpOptions): Promise<{ detached: 
   };
   if (opts.tty) {
     onResize();
-    process.stdout.on('resize', onResize);
+    realStdout().on('resize', onResize);
   }
   let stdinDone = false;
   if (opts.stdin) {
@@ -84,15 +85,15 @@ export async function pump(h: Hijacked, opts: PumpOptions): Promise<{ detached: 
   }
   try {
     for await (const f of h.output()) {
-      if (f.stream === 'stderr') process.stderr.write(f.data);
-      else process.stdout.write(f.data);
+      if (f.stream === 'stderr') realStderr().write(f.data);
+      else realStdout().write(f.data);
     }
   } catch (e) {
     // The connection is reset when the daemon closes it after the process ends: that is the end of output.
     if ((e as NodeJS.ErrnoException).code !== 'ECONNRESET') throw e;
   } finally {
     restore();
-    process.stdout.off('resize', onResize);
+    realStdout().off('resize', onResize);
     if (opts.stdin && !stdinDone) {
       process.stdin.pause();
       process.stdin.removeAllListeners('data');

@@ -4,6 +4,7 @@
 // (header row from the field names, columns aligned by output.ts). `\t` and `\n` escapes become
 // tabs and newlines as in the docker CLI.
 import { GoTemplateError, parseGoTemplate, type TemplateFunc } from '../wire/go-template.ts';
+import { ExitError } from './args.ts';
 
 /** A template that failed to parse or run (Go's wording). */
 export const TemplateError = GoTemplateError;
@@ -26,19 +27,100 @@ export interface Compiled {
   /** `table …`: render a header row and align the columns. */
   table: boolean;
   render(dot: unknown): string;
-  /** The header row of a table template: each {{.Field}} replaced by its title. */
+  /**
+   * One rendering and a newline, as `version`, `info` and `inspect` print it: when the execution
+   * fails, what it wrote up to the failure and the newline still reach stdout before the error.
+   */
+  renderLine(dot: unknown, out: (s: string) => void): void;
+  /** The header row of a table template: the template run over the titles, as the docker CLI does. */
   header(titles: Record<string, string>): string;
 }
 
+/**
+ * How the docker CLI words a template's failure, by command: its formatters say "template parsing
+ * error" for a parse and an execution alike; `ps` has words of its own; `version` and `info` print an
+ * execution's error bare; `events` checks the template before it streams.
+ */
+export type TemplateErrors = 'formatter' | 'ps' | 'bare-exec' | 'events';
+const PREFIXES: Record<TemplateErrors, [parse: string, exec: string]> = {
+  formatter: ['template parsing error: ', 'template parsing error: '],
+  ps: ['failed to parse template: ', 'failed to execute template: '],
+  'bare-exec': ['template parsing error: ', ''],
+  events: ['Error parsing format: ', 'Error parsing format: '],
+};
+
+const prefixed = (prefix: string, fn: () => string): string => {
+  try {
+    return fn();
+  } catch (e) {
+    if (e instanceof GoTemplateError && prefix) {
+      const err = new GoTemplateError(`${prefix}${e.message}`);
+      err.partial = e.partial;
+      throw err;
+    }
+    throw e;
+  }
+};
+
+/** How a command reads its --format (the docker CLI's defaults: a list's formatter). */
+export interface CompileOptions {
+  errors?: TemplateErrors;
+  /** The template's name in errors (`version` names its own). */
+  name?: string;
+  /** Whether `table` starts a table (a list's formatter) or is text (version, info, inspect). */
+  tables?: boolean;
+  /** Objects are decoded JSON maps under missingkey=error (inspect), not structs. */
+  jsonMaps?: boolean;
+}
+
 /** Compiles a --format value. */
-export function compile(format: string): Compiled {
-  const table = /^table(\s|$)/.test(format);
+export function compile(format: string, options: CompileOptions = {}): Compiled {
+  const { errors = 'formatter', name = '', tables = true } = options;
+  const table = tables && /^table(\s|$)/.test(format);
   const body = (table ? format.replace(/^table\s*/, '') : format).replace(/\\t/g, '\t').replace(/\\n/g, '\n');
-  const t = parseGoTemplate('', body, FUNCS, { objects: 'map' });
+  const [parsePrefix, execPrefix] = PREFIXES[errors];
+  let t: ReturnType<typeof parseGoTemplate> | undefined;
+  prefixed(parsePrefix, () => {
+    t = parseGoTemplate(name, body, FUNCS, { objects: 'map', missingKey: options.jsonMaps ? 'map' : 'field' });
+    return '';
+  });
+  const render = (dot: unknown) => prefixed(execPrefix, () => t!.execute(dot));
   return {
     table,
-    render: (dot) => t.execute(dot),
+    render,
+    renderLine: (dot, out) => {
+      let text: string;
+      try {
+        text = render(dot);
+      } catch (e) {
+        if (e instanceof GoTemplateError) out(`${e.partial ?? ''}\n`);
+        throw e;
+      }
+      out(`${text}\n`);
+    },
     header: (titles) =>
-      body.replace(/\{\{-?\s*\.(\w+)\s*-?\}\}/g, (_m, f: string) => titles[f] ?? f.toUpperCase()).replace(/\{\{[^}]*\}\}/g, ''),
+      // Plain field actions are replaced by their titles; a template with variables or blocks runs
+      // over the titles, every field reading its title (an unknown one its name in capitals).
+      /\{\{-?\s*(\$|if\b|with\b|range\b)/.test(body)
+        ? render(
+            new Proxy(titles, {
+              has: () => true,
+              get: (o, k) => (typeof k === 'string' ? (o[k] ?? k.toUpperCase()) : undefined),
+            }),
+          )
+        : body.replace(/\{\{-?\s*\.(\w+)\s*-?\}\}/g, (_m, f: string) => titles[f] ?? f.toUpperCase()).replace(/\{\{[^}]*\}\}/g, ''),
   };
+}
+
+/**
+ * The --format of `version`, `info` and `inspect`, read before the daemon is asked: a template that
+ * does not parse is a usage error (status 64), as in the docker CLI.
+ */
+export function usageTemplate(format: string, options: CompileOptions = {}): Compiled {
+  try {
+    return compile(format, { errors: 'bare-exec', tables: false, ...options });
+  } catch (e) {
+    if (e instanceof GoTemplateError) throw new ExitError(64, e.message);
+    throw e;
+  }
 }

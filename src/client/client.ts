@@ -2,7 +2,8 @@
 // version (ENGINE_API_VERSION or negotiated through /_ping), and the endpoint families as members;
 // system endpoints (ping, info, version, events, df, auth, build-cache prune) directly on it.
 import type { AuthConfig } from '../types/distribution.ts';
-import type { EventMessage, SystemInfo, SystemVersion } from '../types/api/index.ts';
+import type { EventMessage, SystemDataUsageResponse, SystemInfo, SystemVersion } from '../types/api/index.ts';
+import type { GoJson } from '../types/go-nil.ts';
 import { ContainersApi, ExecApi, type Filters } from './containers.ts';
 import { settingsFromEnv, type ConnectionSettings, type SettingsInput } from './host.ts';
 import { HttpTransport } from './http.ts';
@@ -28,13 +29,8 @@ export interface PingResult {
   swarm?: string;
 }
 
-export interface DiskUsage {
-  LayersSize?: number;
-  Images?: Record<string, unknown>[];
-  Containers?: Record<string, unknown>[];
-  Volumes?: Record<string, unknown>[];
-  BuildCache?: Record<string, unknown>[];
-}
+/** GET /system/df: the API's SystemDataUsageResponse as Go writes it (nil lists and maps as null). */
+export type DiskUsage = GoJson<SystemDataUsageResponse>;
 
 export class EngineClient {
   readonly transport: HttpTransport;
@@ -76,10 +72,10 @@ export class EngineClient {
       ...(h['swarm'] ? { swarm: String(h['swarm']) } : {}),
     };
   }
-  info(opts: Sig = {}): Promise<SystemInfo> {
+  info(opts: Sig = {}): Promise<GoJson<SystemInfo>> {
     return this.transport.json('GET', '/info', opts);
   }
-  version(opts: Sig = {}): Promise<SystemVersion> {
+  version(opts: Sig = {}): Promise<GoJson<SystemVersion>> {
     return this.transport.json('GET', '/version', opts);
   }
   df(opts: Sig & { type?: string[] } = {}): Promise<DiskUsage> {

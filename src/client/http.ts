@@ -1,9 +1,11 @@
 // The HTTP layer of the SDK: requests with query encoding, JSON and streamed bodies, error answers
 // turned into EngineError, cancellation by AbortSignal, API version negotiation through /_ping
 // (the lower of the daemon's API-Version and ours, unless a version was fixed), and hijacked
-// connections (attach, exec start: `Upgrade: tcp`, then the raw socket as a Duplex).
-import type { Agent as HttpAgent, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
-import type { Duplex, Readable } from 'node:stream';
+// connections (attach, exec start: `Upgrade: tcp`, then the raw socket as a Duplex). Whole-answer
+// requests go direct on unix sockets and plain TCP (simple-http.ts, bun-fetch.ts); the rest
+// through node:http (node-http-client.ts).
+import type { IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { API_VERSION, compareVersions } from '../util/api-version.ts';
 import { ConnectionError, EngineError, errorMessage } from './errors.ts';
 import type { ConnectionSettings } from './host.ts';
@@ -11,6 +13,7 @@ import { collect } from './streams.ts';
 import { fetchExchange, UNDER_BUN } from './bun-fetch.ts';
 import { exchange, requestHead, upgradeExchange, type SimpleResponse } from './simple-http.ts';
 import { connector, type Connector } from './transport.ts';
+import { isReadable, NodeHttpClient } from './node-http-client.ts';
 
 export type QueryValue = string | number | boolean | undefined | null | string[] | Record<string, unknown>;
 export type Query = Record<string, QueryValue>;
@@ -48,24 +51,10 @@ interface DirectRequest {
   headers: Record<string, string | number | string[] | undefined>;
 }
 
-function isReadable(b: unknown): b is Readable {
-  return !!b && typeof (b as Readable).pipe === 'function' && typeof (b as Readable).on === 'function';
-}
-
-// node:http loads on first use, not at start-up: a CLI command that never reaches the daemon
-// (--version, usage errors) does not pay for it, and the bundle has no HTTP state before main runs
-// (see src/util/node-http.ts for why it is required rather than imported).
-let httpModule: typeof import('node:http') | undefined;
-const http = () => (httpModule ??= process.getBuiltinModule('node:http') as typeof import('node:http'));
-
-function abortError(signal: AbortSignal): Error {
-  const r = signal.reason as unknown;
-  return r instanceof Error ? r : new DOMException('This operation was aborted', 'AbortError');
-}
-
 export class HttpTransport {
   private readonly connect: Connector;
-  private pool?: HttpAgent;
+  /** Requests through node:http (streamed bodies and answers, TLS, ssh). */
+  private readonly node: NodeHttpClient;
   /** Whole-answer requests skip node:http (simple-http.ts): on a unix socket or plain TCP. */
   private readonly direct: boolean;
   private negotiated?: Promise<string>;
@@ -78,6 +67,7 @@ export class HttpTransport {
     private readonly fixedVersion?: string,
   ) {
     this.connect = connector(settings);
+    this.node = new NodeHttpClient(this.connect, (e) => this.wrapError(e));
     const t = settings.target;
     this.direct = t.kind === 'unix' || (t.kind === 'tcp' && !settings.tls);
     this.prefix = t.kind === 'tcp' ? t.prefix : '';
@@ -87,17 +77,6 @@ export class HttpTransport {
         : t.kind === 'tcp'
           ? `${settings.tls ? 'https' : 'tcp'}://${t.host}:${t.port}`
           : `ssh://${t.user ? `${t.user}@` : ''}${t.host}${t.port ? `:${t.port}` : ''}`;
-  }
-
-  /** The keep-alive pool of node:http, made on first use (a CLI run that needs none never loads node:http). */
-  private get agent(): HttpAgent {
-    if (this.pool) return this.pool;
-    // servername '' (the TLS connector sets its own): otherwise the agent derives one from the Host
-    // header through net.isIP, whose IPv6 regex costs a CLI run ~5 ms of compilation.
-    const agent = new (http().Agent)({ keepAlive: true, maxSockets: 16, servername: '' } as import('node:http').AgentOptions);
-    // The agent opens every pooled connection through our transport (unix, tcp, tls, ssh).
-    (agent as unknown as { createConnection: Connector }).createConnection = this.connect;
-    return (this.pool = agent);
   }
 
   /** The API version requests use: fixed, or negotiated once through /_ping. */
@@ -128,38 +107,11 @@ export class HttpTransport {
     return h;
   }
 
-  private send(req: import('node:http').ClientRequest, body: unknown): void {
-    if (body === undefined) req.end();
-    else if (isReadable(body)) body.pipe(req);
-    else if (Buffer.isBuffer(body) || typeof body === 'string') req.end(body);
-    else req.end(JSON.stringify(body));
-  }
-
   /** Sends a request; resolves with the response of a 1xx/2xx/3xx status, rejects with EngineError otherwise. */
   async request(method: string, path: string, opts: RequestOptions = {}): Promise<IncomingMessage> {
     const url = await this.url(path, opts);
     opts.signal?.throwIfAborted();
-    return new Promise((resolve, reject) => {
-      // The signal is handled here rather than by node:http: an abort after the answer began then
-      // ends the body's iteration with the AbortError itself, not with a connection reset.
-      const signal = opts.signal;
-      const onAbort = () => {
-        const reason = abortError(signal!);
-        req.destroy(reason);
-        current?.destroy(reason);
-      };
-      let current: IncomingMessage | undefined;
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const req = http().request({ agent: this.agent, method, path: url, headers: this.headers(opts) }, (res) => {
-        current = res;
-        res.once('close', () => signal?.removeEventListener('abort', onAbort));
-        const status = res.statusCode ?? 0;
-        if (status < 400) return resolve(res);
-        collect(res).then((b) => reject(new EngineError(status, errorMessage(b.toString('utf8'), status), method, path)), reject);
-      });
-      req.on('error', (e: NodeJS.ErrnoException) => reject(this.wrapError(e)));
-      this.send(req, opts.body);
-    });
+    return this.node.request({ method, path, url, headers: this.headers(opts), body: opts.body, signal: opts.signal });
   }
 
   private wrapError(e: NodeJS.ErrnoException): Error {
@@ -278,31 +230,11 @@ export class HttpTransport {
       return { stream: r.stream, contentType: r.headers['content-type'] ?? '' };
     }
     const url = await this.url(path, opts);
-    return new Promise((resolve, reject) => {
-      const headers = { ...this.headers(opts), Connection: 'Upgrade', Upgrade: 'tcp' };
-      const req = http().request(
-        { createConnection: this.connect, method, path: url, headers, signal: opts.signal } as import('node:http').RequestOptions,
-        (res) => {
-          const status = res.statusCode ?? 0;
-          if (status >= 400) {
-            collect(res).then((b) => reject(new EngineError(status, errorMessage(b.toString('utf8'), status), method, path)), reject);
-            return;
-          }
-          // No upgrade: the response body carries the stream; the request side carries nothing more.
-          resolve({ stream: res.socket as Duplex, contentType: String(res.headers['content-type'] ?? '') });
-        },
-      );
-      req.on('upgrade', (res, socket, head) => {
-        if (head.length) socket.unshift(head);
-        resolve({ stream: socket, contentType: String(res.headers['content-type'] ?? '') });
-      });
-      req.on('error', (e: NodeJS.ErrnoException) => reject(this.wrapError(e)));
-      this.send(req, opts.body);
-    });
+    return this.node.hijack({ method, path, url, headers: this.headers(opts), body: opts.body, signal: opts.signal });
   }
 
   /** Closes pooled connections (a CLI calls it before exiting; an idle keep-alive socket would hold the loop). */
   close(): void {
-    this.pool?.destroy();
+    this.node.close();
   }
 }

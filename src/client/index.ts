@@ -23,3 +23,4 @@ export { jsonLines, demux, rawFrames, encodeFrame, collect, type Frame, type Std
 export { sshArgs, dialStdioCommand } from './transport.ts';
 export { SshStream } from './ssh-stream.ts';
 export type * from '../types/api/index.ts';
+export type { GoJson } from '../types/go-nil.ts';

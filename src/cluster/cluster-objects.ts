@@ -37,15 +37,15 @@ export class ClusterObjects {
 
   async list(kind: ClusterObjectKind, filters: Map<string, string[]>, opts: { status?: boolean } = {}): Promise<ClusterObject[]> {
     const m = this.deps.manager();
-    if (kind === 'nodes') return m.listNodes(filters);
+    if (kind === 'nodes') return m.nodes.list(filters);
     if (kind === 'services') return m.services.list(filters, !!opts.status);
-    if (kind === 'tasks') return m.services.listTasks(filters, await m.nodesList());
+    if (kind === 'tasks') return m.services.listTasks(filters, await m.nodes.nodesList());
     return fileObjects(m, kind).list(filters);
   }
 
   async inspect(kind: ClusterObjectKind, id: string, opts: { insertDefaults?: boolean } = {}): Promise<ClusterObject> {
     const m = this.deps.manager();
-    if (kind === 'nodes') return m.inspectNode(id);
+    if (kind === 'nodes') return m.nodes.inspect(id);
     if (kind === 'services') return m.services.inspect(id, !!opts.insertDefaults);
     if (kind === 'tasks') return m.services.inspectTask(id);
     return fileObjects(m, kind).inspect(id);
@@ -103,7 +103,7 @@ export class ClusterObjects {
       await fileObjects(m, kind).update(id, spec, opts.version);
       return {};
     }
-    await m.updateNode(id, spec, opts.version);
+    await m.nodes.update(id, spec, opts.version);
     m.kick();
     return {};
   }
@@ -112,7 +112,7 @@ export class ClusterObjects {
     const m = this.deps.manager();
     if (kind === 'services') return m.services.remove(id);
     if (kind !== 'nodes') return fileObjects(m, kind).remove(id);
-    await m.removeNode(id, opts.force);
+    await m.nodes.remove(id, opts.force);
   }
 
   isManager(): boolean {

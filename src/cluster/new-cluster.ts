@@ -10,11 +10,10 @@ import { checkSpec, withDefaults, type ClusterRecord } from './ca/swarm-object.t
 import { newJoinToken } from './ca/tokens.ts';
 import { newId } from './ids.ts';
 import { checkInitNetworking } from './init-request.ts';
-import { etcdPorts } from './manager/manager.ts';
 import { certificateIps, formatHostPort, type HostPort } from './node/addresses.ts';
 import type { LocalClusterState, NodeCerts } from './node/local-state.ts';
 import { checkAvailability } from './node/node-helpers.ts';
-import { peerUrl } from './store/etcd-process.ts';
+import { etcdPorts, peerUrl } from './store/etcd-process.ts';
 import type { SwarmInitRequest } from '../types/cluster.ts';
 
 export interface NewCluster {

@@ -96,7 +96,7 @@ export class NodeRuntime {
     await this.startNodeEvents(m);
     this.networks = await startNetworks(m, this.deps);
     this.startAgent((req) =>
-      m.services.sync(st.nodeId, req.reports, req.known, undefined, { since: req.since, logAddr: st.advertiseAddr }),
+      m.services.agents.sync(st.nodeId, req.reports, req.known, undefined, { since: req.since, logAddr: st.advertiseAddr }),
     );
   }
 
@@ -232,7 +232,7 @@ async function startNetworks(m: Manager, deps: NodeRuntimeDeps): Promise<Cluster
     host: deps.overlay?.(),
     nodeId: st.nodeId,
     vtep: vtepOf(st),
-    cluster: async () => (await m.cluster()).value,
+    cluster: async () => (await m.settings.get()).value,
   });
   try {
     await n.start();

@@ -5,6 +5,7 @@ import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import { DialogHost } from './dialog.tsx';
 import { ClusterView } from './views/cluster.tsx';
 import { ContainerView } from './views/container.tsx';
 import { ContainersView } from './views/containers.tsx';
@@ -52,6 +53,7 @@ function App() {
         ))}
       </nav>
       <main>{view}</main>
+      <DialogHost />
     </div>
   );
 }

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { bytes, cpuPercent, humanDuration, memoryUsed, portsText } from './format.ts';
 import { FrameDemux, JsonLines, LineSplitter } from './streams.ts';
 import { TarLister, writeTar } from './tar.ts';
-import { rowWindow } from './virtual.ts';
+import { rowWindow, streamedRows } from './virtual.ts';
 
 test('JsonLines: messages split across chunks come out whole, blank lines skipped', () => {
   const p = new JsonLines<{ a: number }>();
@@ -74,6 +74,20 @@ test('rowWindow renders only the rows in view plus the overscan', () => {
   assert.deepEqual([mid.first, mid.last, mid.offset], [492, 518, 492 * 34]);
   assert.deepEqual(rowWindow(34 * 995, 340, 34, 1000, 8).last, 1000);
   assert.deepEqual(rowWindow(0, 340, 34, 0), { first: 0, last: 0, offset: 0, total: 0 });
+});
+
+test('streamedRows: the running rows in view, no overscan, at most the cap', () => {
+  const rows = Array.from({ length: 1000 }, (_, i) => ({ Id: `c${i}`, State: i % 3 === 0 ? 'exited' : 'running' }));
+  // Rows 0–9 in view (340 px of 34): 0, 3, 6, 9 exited.
+  assert.deepEqual(streamedRows(rows, 0, 340, 34, 30), ['c1', 'c2', 'c4', 'c5', 'c7', 'c8']);
+  // Scrolled by half a row: row 10 is partly in view too.
+  assert.deepEqual(streamedRows(rows, 17, 340, 34, 30), ['c1', 'c2', 'c4', 'c5', 'c7', 'c8', 'c10']);
+  assert.deepEqual(streamedRows(rows, 34 * 500, 170, 34, 30), ['c500', 'c502', 'c503']);
+  // A window as tall as the whole list: the cap holds.
+  const all = streamedRows(rows, 0, 34 * 1000, 34, 30);
+  assert.equal(all.length, 30);
+  assert.deepEqual(streamedRows(rows, 34 * 998, 340, 34, 30), ['c998']);
+  assert.deepEqual(streamedRows([], 0, 340, 34, 30), []);
 });
 
 test('writeTar makes a tar GNU tar reads; TarLister lists GNU tar’s own output, long names included', () => {

@@ -24,7 +24,7 @@ export function ActionButton(props: {
   class?: string;
   disabled?: boolean;
   title?: string;
-  onError?: (m: string) => void;
+  onError: (m: string) => void;
 }) {
   const [busy, setBusy] = useState(false);
   return (
@@ -39,7 +39,7 @@ export function ActionButton(props: {
         try {
           await props.run();
         } catch (err) {
-          (props.onError ?? alert)((err as Error).message);
+          props.onError((err as Error).message);
         } finally {
           setBusy(false);
         }

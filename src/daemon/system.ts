@@ -5,8 +5,12 @@ import { parseGenericResources, type GenericResource } from '../config/generic-r
 import { readdirSync } from 'node:fs';
 import { API_VERSION, MIN_API_VERSION } from '../util/api-version.ts';
 import type { DaemonConfig } from '../config/daemon-config.ts';
+import type { CgroupDriver } from '../oci/cgroups.ts';
 import { ENGINE_COMMIT, ENGINE_VERSION } from '../version.ts';
 import { hostInfo } from './host-info.ts';
+import type { ClusterObject } from '../types/cluster.ts';
+import type { IndexInfo } from '../types/api/index.ts';
+import type { InfoRuntime, SystemInfoView, SystemVersionView } from '../types/system.ts';
 
 export interface ComponentVersions {
   containerd: { version: string; revision: string };
@@ -30,7 +34,7 @@ export interface SystemDeps {
   counters: SystemCounters;
   supervisorAddress: string;
   runtimes: () => Record<string, { path?: string; runtimeArgs?: string[]; runtimeType?: string }>;
-  cgroupDriver: string;
+  cgroupDriver: CgroupDriver;
   startedAt: Date;
   /** Open /events streams. */
   eventListeners?: () => number;
@@ -41,7 +45,7 @@ export interface SystemDeps {
   /** Enabled managed plugins implementing an interface (VolumeDriver, LogDriver), for /info Plugins. */
   managedPlugins?: (iface: string) => string[];
   /** The Swarm section of /info and the Swarm header of /_ping (cluster/ fills them; absent: inactive). */
-  cluster?: { info(): Promise<Record<string, unknown>>; pingState(): string };
+  cluster?: { info(): Promise<ClusterObject>; pingState(): string };
   /** The oldest API version served (DOCKER_MIN_API_VERSION); default MIN_API_VERSION. */
   minApiVersion?: string;
 }
@@ -59,7 +63,7 @@ export class SystemService {
     return this.deps.cluster?.pingState() ?? 'inactive';
   }
 
-  async version(): Promise<Record<string, unknown>> {
+  async version(): Promise<SystemVersionView> {
     const host = hostInfo();
     const c = await this.deps.components();
     const engineDetails = {
@@ -94,19 +98,19 @@ export class SystemService {
     };
   }
 
-  async info(): Promise<Record<string, unknown>> {
+  async info(): Promise<SystemInfoView> {
     const cfg = this.deps.config();
     const host = hostInfo();
     const [c, swarm] = await Promise.all([this.deps.components(), this.deps.cluster?.info() ?? INACTIVE_SWARM]);
     const counts = this.deps.counters.containers();
     const insecure = ['127.0.0.0/8', '::1/128', ...cfg['insecure-registries'].filter((r) => r.includes('/'))];
-    const indexConfigs: Record<string, unknown> = {
+    const indexConfigs: Record<string, IndexInfo> = {
       'docker.io': { Name: 'docker.io', Mirrors: cfg['registry-mirrors'], Secure: true, Official: true },
     };
     for (const r of cfg['insecure-registries'].filter((r) => !r.includes('/'))) {
       indexConfigs[r] = { Name: r, Mirrors: [], Secure: false, Official: false };
     }
-    const runtimes: Record<string, unknown> = {};
+    const runtimes: Record<string, InfoRuntime> = {};
     for (const [name, rt] of Object.entries(this.deps.runtimes())) {
       runtimes[name] = rt.runtimeType
         ? { runtimeType: rt.runtimeType }

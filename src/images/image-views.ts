@@ -4,6 +4,7 @@ import { parseTimeValue } from '../util/time.ts';
 import { versionLessThan } from '../util/api-version.ts';
 import { invalidParameter } from '../errors.ts';
 import type { Timestamp } from '../supervisor/types.ts';
+import type { ImageInspect, ImageSummary } from '../types/api/index.ts';
 import type { LocalImage } from './image-store.ts';
 import { LABEL } from './image-write.ts';
 import { familiarName, familiarString, parseReference } from '../util/image-reference.ts';
@@ -47,10 +48,7 @@ export function repoDigests(img: LocalImage): string[] {
   return [...out].sort();
 }
 
-export function summaryView(
-  img: LocalImage,
-  o: { size: number; sharedSize: number; containers: number; tags?: string[] },
-): Record<string, unknown> {
+export function summaryView(img: LocalImage, o: { size: number; sharedSize: number; containers: number; tags?: string[] }): ImageSummary {
   return {
     Containers: o.containers,
     Created: createdSeconds(img),
@@ -70,7 +68,7 @@ function rfc3339(ts: Timestamp | null | undefined): string | undefined {
   return `${new Date(ms).toISOString().slice(0, 19)}.${String(ts.nanos).padStart(9, '0')}Z`;
 }
 
-export function inspectView(img: LocalImage, o: { size: number; driver: string; version: string }): Record<string, unknown> {
+export function inspectView(img: LocalImage, o: { size: number; driver: string; version: string }): ImageInspect {
   const c = img.config as typeof img.config & { variant?: string; 'os.version'?: string; comment?: string; docker_version?: string };
   const rc = c.config ?? {};
   const config: Record<string, unknown> = {

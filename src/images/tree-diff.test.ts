@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
-import { linkSync, lutimesSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, lutimesSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, test } from 'node:test';
+import { findOnPath } from '../supervisor/containerd-process.ts';
+import { mountAll, readOnlyMounts, unmount } from '../supervisor/mounts.ts';
+import { FuseOverlaySnapshotter } from '../supervisor/snapshotter/fuse-overlayfs.ts';
+import type { Mount } from '../supervisor/types.ts';
 import { TarWriter } from '../util/tar-writer.ts';
 import { readXattrsOf, writeChangesTar } from './overlay-diff.ts';
 import { readTar } from './tar-reader.ts';
@@ -69,5 +73,53 @@ describe('two trees compared by metadata, as dockerd', () => {
       'symlink:etc/link->../bin/tool',
       'file:etc/.wh.passwd',
     ]);
+  });
+});
+
+describe('on fuse-overlayfs mounts (the fuse-overlayfs storage driver: docker diff and commit)', () => {
+  const skip = !findOnPath('fuse-overlayfs', `${process.env.PATH}:/usr/bin`)
+    ? 'fuse-overlayfs is not installed (Debian package fuse-overlayfs)'
+    : !existsSync('/dev/fuse')
+      ? 'no /dev/fuse'
+      : false;
+
+  test('a directory replaced by a new one of the same name: what the old one held is deleted', { skip }, async () => {
+    const s = await FuseOverlaySnapshotter.open(join(dir, 'root'));
+    const mounted: string[] = [];
+    const mountAt = async (mounts: Mount[], name: string) => {
+      const target = join(dir, name);
+      mkdirSync(target);
+      await mountAll(mounts, target);
+      mounted.push(target);
+      return target;
+    };
+    try {
+      writeFileSync(join((await s.prepare('a1', ''))[0]!.source, 'top'), '1');
+      await s.commit('L1', 'a1');
+      // The layer is written through a FUSE mount, as a pull unpacks it: its new directories are
+      // marked opaque there (what makes fuse-overlayfs before 1.15 show the old entries by name).
+      const l2 = await mountAt(await s.prepare('a2', 'L1'), 'l2');
+      mkdirSync(join(l2, 'data/keep'), { recursive: true });
+      writeFileSync(join(l2, 'data/keep/a'), 'a\n');
+      await unmount(l2);
+      await s.commit('L2', 'a2');
+      const c = await s.prepare('c', 'L2');
+      const root = await mountAt(c, 'rootfs');
+      rmSync(join(root, 'data/keep'), { recursive: true });
+      mkdirSync(join(root, 'data/keep'));
+      writeFileSync(join(root, 'data/keep/b'), 'b\n');
+      await unmount(root);
+
+      const oldRoot = await mountAt(await s.view('v', 'L2'), 'old');
+      const newRoot = await mountAt(readOnlyMounts(c), 'new');
+      const changes = await treeChanges(oldRoot, newRoot);
+      assert.deepEqual(
+        changes.map((x) => `${x.Kind} ${x.Path}`),
+        ['0 /data', '0 /data/keep', '2 /data/keep/a', '1 /data/keep/b'],
+      );
+    } finally {
+      for (const m of mounted) await unmount(m);
+      s.close();
+    }
   });
 });

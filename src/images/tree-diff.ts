@@ -44,12 +44,15 @@ export async function treeChanges(oldRoot: string, newRoot: string): Promise<Cha
   };
   const walk = async (dir: string): Promise<void> => {
     const oldNames = new Set(await sortedNames(join(oldRoot, dir)));
-    const newNames = await sortedNames(join(newRoot, dir));
+    const newNames = new Set(await sortedNames(join(newRoot, dir)));
     const names = [...new Set([...oldNames, ...newNames])].sort();
     for (const name of names) {
       const path = dir === '/' ? `/${name}` : `${dir}/${name}`;
+      // A name is on a side only if that side's listing has it: fuse-overlayfs before 1.15 answers a
+      // lookup by name of what a lower layer has below a directory a higher layer made opaque (its
+      // listing is right), so a file deleted with its directory would look unchanged.
       const a = oldNames.has(name) ? await lstatOrNull(join(oldRoot, path)) : null;
-      const b = await lstatOrNull(join(newRoot, path));
+      const b = newNames.has(name) ? await lstatOrNull(join(newRoot, path)) : null;
       if (a && !b) changes.push({ Path: path, Kind: CHANGE_DELETE });
       else if (!a && b) await addAll(path);
       else if (a && b) {

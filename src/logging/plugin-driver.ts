@@ -3,34 +3,28 @@
 // as a length-prefixed protobuf LogEntry (log-entry.ts); at the end LogDriver.StopLogging {File}.
 // `docker logs` streams LogDriver.ReadLogs when the plugin says it can (Cap.ReadLogs); otherwise, as
 // dockerd's dual logging, from a local-format cache beside the container (container-cached.log), or
-// dockerd's 501 with cache-disabled=true.
-import { randomBytes } from 'node:crypto';
-import { constants, openSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
-import { Socket } from 'node:net';
+// dockerd's 501 with cache-disabled=true. The FIFO: plugin-fifo.ts; ReadLogs' answer: plugin-read.ts.
 import { PassThrough } from 'node:stream';
-import { join } from 'node:path';
 import { internal, notImplemented } from '../errors.ts';
-import { runCommand } from '../util/helper-shell.ts';
 import { formatTimeNano, nowNano, ZERO_TIME } from '../util/time.ts';
 import { EntrySplitter, LineFramer, type RecordEncoder, type StreamId } from './framer.ts';
-import { encodeLogEntry, LogEntryDecoder, type LogEntry } from './log-entry.ts';
+import { encodeLogEntry, type LogEntry } from './log-entry.ts';
 import { READ_NOT_SUPPORTED } from './none.ts';
 import type { LogDriver, LogMessage, LogPluginInfo, LogPluginTransport, LogReadOptions, LogStreams } from './types.ts';
 
 import { FileLogDriver } from './file-driver.ts';
 import { localCodec } from './format-local.ts';
 import { cacheEnabled, cacheOptions, fileLogConfig } from './options.ts';
+import { PluginFifo } from './plugin-fifo.ts';
+import { pluginLogMessages } from './plugin-read.ts';
 
-/** Where a managed plugin finds the FIFOs, inside its rootfs (dockerd: /run/docker/logging). */
-const MANAGED_FIFO_DIR = '/run/engine/logging';
 const SOURCES = ['stdout', 'stderr'] as const;
 /** How long close() lets followers end on their own (the plugin ends ReadLogs) before cutting them. */
 const FOLLOW_GRACE_MS = 1000;
 
 export class PluginLogDriver implements LogDriver {
   readonly logPath = '';
-  private fifo?: { host: string; plugin: string; sock: Socket };
+  private fifo?: PluginFifo;
   private canRead?: boolean;
   private readonly active = new Set<NodeJS.ReadableStream>();
   private readonly attaching = new Set<Promise<void>>();
@@ -70,17 +64,7 @@ export class PluginLogDriver implements LogDriver {
   /** Opens the FIFO and has the plugin start reading it; a failure fails the container's start. */
   async start(): Promise<void> {
     await this.prepareRead();
-    const scope = this.plugin.address.scopePath;
-    const id = randomBytes(32).toString('hex');
-    const hostDir = scope ? scope(MANAGED_FIFO_DIR) : this.fifoDir;
-    const host = join(hostDir, id);
-    await mkdir(hostDir, { recursive: true, mode: 0o700 });
-    await runCommand('mkfifo', ['-m', '0700', host]);
-    // Read-write, as dockerd: the open never waits for the plugin, and a plugin that dies does not
-    // break the pipe (the container blocks once the pipe is full instead).
-    const sock = new Socket({ fd: openSync(host, constants.O_RDWR | constants.O_NONBLOCK), readable: false, writable: true });
-    sock.on('error', () => {}); // reported by the write that meets it
-    this.fifo = { host, plugin: scope ? join(MANAGED_FIFO_DIR, id) : host, sock };
+    this.fifo = await PluginFifo.create(this.plugin.address.scopePath, this.fifoDir);
     try {
       const r = await this.plugin.call<{ Err?: string }>('LogDriver.StartLogging', { File: this.fifo.plugin, Info: this.info });
       if (r.Err) throw new Error(r.Err);
@@ -143,21 +127,7 @@ export class PluginLogDriver implements LogDriver {
 
   private async write(out: Buffer[]): Promise<void> {
     if (out.length === 0 || !this.fifo) return;
-    const data = out.length === 1 ? out[0]! : Buffer.concat(out);
-    out.length = 0;
-    const sock = this.fifo.sock;
-    if (sock.destroyed) return;
-    if (!sock.write(data)) {
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          sock.off('drain', done);
-          sock.off('close', done);
-          resolve();
-        };
-        sock.on('drain', done);
-        sock.on('close', done);
-      });
-    }
+    await this.fifo.write(out);
   }
 
   read(opts: LogReadOptions, signal?: AbortSignal): AsyncIterable<LogMessage> {
@@ -184,22 +154,7 @@ export class PluginLogDriver implements LogDriver {
         },
         ctl.signal,
       );
-      const decoder = new LogEntryDecoder();
-      try {
-        for await (const chunk of res as AsyncIterable<Buffer>) {
-          for (const e of decoder.push(chunk)) {
-            const stream = e.source === 'stderr' ? 'stderr' : 'stdout';
-            if (stream === 'stdout' ? !opts.stdout : !opts.stderr) continue;
-            // The plugin should have filtered; dockerd checks again.
-            if (opts.since !== undefined && e.timeNano < opts.since) continue;
-            if (opts.until !== undefined && e.timeNano > opts.until) return;
-            const partial = e.partial;
-            yield { stream, line: partial ? e.line : Buffer.concat([e.line, Buffer.from('\n')]), timeNano: e.timeNano, partial };
-          }
-        }
-      } catch (err) {
-        if (!ctl.signal.aborted) throw internal(`error decoding log message: ${(err as Error).message}`);
-      }
+      yield* pluginLogMessages(res as AsyncIterable<Buffer>, opts, ctl.signal);
     } catch (err) {
       if (ctl.signal.aborted) return;
       throw internal(`error getting log reader: ${(err as Error).message}`);
@@ -220,15 +175,7 @@ export class PluginLogDriver implements LogDriver {
       const fifo = this.fifo;
       if (fifo) {
         // What we queued reaches the pipe before the plugin is told to drain it and stop.
-        if (fifo.sock.writableLength > 0) {
-          await new Promise<void>((resolve) => {
-            const t = setTimeout(resolve, 5000);
-            fifo.sock.once('drain', () => {
-              clearTimeout(t);
-              resolve();
-            });
-          });
-        }
+        await fifo.flushed(5000);
         let stopErr: unknown;
         await this.plugin.call<{ Err?: string }>('LogDriver.StopLogging', { File: fifo.plugin }).then(
           (r) => {
@@ -248,10 +195,7 @@ export class PluginLogDriver implements LogDriver {
   }
 
   private async dropFifo(): Promise<void> {
-    const fifo = this.fifo;
-    if (!fifo) return;
-    fifo.sock.destroy();
-    await rm(fifo.host, { force: true });
+    await this.fifo?.drop();
   }
 }
 

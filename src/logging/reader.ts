@@ -5,7 +5,8 @@
 import type { FileHandle } from 'node:fs/promises';
 import { CorruptLogError, ReadSink, type EntrySink, type LogCodec } from './codec.ts';
 import { gunzipChunks, gzipLastTime } from './gzip.ts';
-import { closeAll, type Follower, type LogFile } from './logfile.ts';
+import type { LogFile } from './logfile.ts';
+import { closeAll, type Follower } from './log-segments.ts';
 import type { LogMessage, LogReadOptions } from './types.ts';
 
 const BLOCK = 256 * 1024;
@@ -102,7 +103,7 @@ export async function* readBatches<B>(
     if (snap.follower && !sink.stopped) yield* follow(file, codec, snap.follower, snap.limit, sink, signal);
   } finally {
     await closeAll(snap.history);
-    if (snap.follower) file.endFollow(snap.follower);
+    if (snap.follower) file.readers.endFollow(snap.follower);
     else snap.current.release();
   }
 }
@@ -292,12 +293,12 @@ async function* follow<B>(
     }
     if (seg.complete) {
       // Everything this generation will ever hold has been read: move on to the next file.
-      if (!file.advance(f)) return;
+      if (!file.readers.advance(f)) return;
       pos = 0;
       rest = null;
       continue;
     }
-    await file.changedOrAborted(signal);
+    await file.readers.changedOrAborted(signal);
   }
 }
 

@@ -1,33 +1,24 @@
-// The /networks API backend: list, inspect, create (the bridge, its subnets chosen under the
-// host-wide lock, firewall and DNS), remove, prune, connect and disconnect (checked here, carried
-// out on the sandbox by sandboxes.ts). Network creation and removal are serialised.
+// The /networks API backend: list, inspect, create (a local network's bridge, subnets, firewall
+// and DNS by local-networks.ts; an overlay network in the replicated store), remove, prune, connect
+// and disconnect (checked here, carried out on the sandbox by sandboxes.ts). Network creation and
+// removal are serialised.
 import type { DaemonConfig } from '../config/daemon-config.ts';
-import { conflict, forbidden, internal, invalidParameter, notFound, unavailable } from '../errors.ts';
-import type { IpamConfigEntry, NetworkConnectBody, NetworkCreateBody, NetworkDisconnectBody } from '../types/networks.ts';
+import { conflict, forbidden, invalidParameter, notFound, unavailable } from '../errors.ts';
+import type { NetworkConnectBody, NetworkCreateBody, NetworkDisconnectBody } from '../types/networks.ts';
+import type { NetworkContainer, NetworkCreateResponse } from '../types/api/index.ts';
 import type { Logger } from '../util/log.ts';
 import { KeyedMutex } from '../util/mutex.ts';
-import { nowIso } from '../util/time.ts';
 import { validateEndpoint } from './attachments.ts';
-import { bridgeSysctls } from './host/bridges.ts';
 import type { ContainerLookup, NetContainer } from './container-contract.ts';
 import type { NetworkDns } from './dns/dns-glue.ts';
 import { compileListFilters, compilePruneFilters } from './filters.ts';
 import type { FirewallSync } from './firewall/firewall-sync.ts';
-import { withHostLock } from './ipam/host-lock.ts';
-import { formatCidr, formatIPv4, parseCidr, type Cidr } from './ipam/ip4.ts';
-import { parseCidr6 } from './ipam/ip6.ts';
-import { ipv4First } from './ipam/ipam-config.ts';
-import { DEFAULT_POOLS, hostRoutes, hostRoutes6, pickSubnet, type AddressPool } from './ipam/ipam.ts';
-import { bridgeOptions, parseCreateRequest, type CreateRequest } from './create-request.ts';
-import { deleteLinks, ensureBridge, isBridge, linkExists } from './host/netlink.ts';
-import { linkAlias, newId } from './naming.ts';
-import type { Attachment, NetworkFacts, NetworkRecord } from './records.ts';
+import { LocalNetworks } from './local-networks.ts';
+import type { Attachment, NetworkRecord } from './records.ts';
 import type { OverlayControl } from './overlay/contract.ts';
 import type { SandboxService } from './sandbox/sandboxes.ts';
 import type { NetworkState } from './state.ts';
-import { checkFreeSubnet, newIPv6Facts, pools6, takenSubnets } from './ipam/subnets.ts';
 import { networkInspect, type NetworkInspectView } from './views.ts';
-import type { NetworkContainer } from '../types/api/index.ts';
 
 export interface NetworksApiDeps {
   config: () => DaemonConfig;
@@ -54,10 +45,14 @@ const NETWORKS = '\0networks';
 
 export class NetworksApi {
   private readonly lock = new KeyedMutex();
+  /** Local networks' records and devices. */
+  private readonly local: LocalNetworks;
 
-  constructor(private readonly d: NetworksApiDeps) {}
+  constructor(private readonly d: NetworksApiDeps) {
+    this.local = new LocalNetworks({ log: d.log, state: d.state, firewall: d.firewall, dns: d.dns, tag: d.tag, ulaSeed: d.ulaSeed });
+  }
 
-  list(filters: Map<string, string[]>): unknown[] {
+  list(filters: Map<string, string[]>): NetworkInspectView[] {
     const inUse = (n: NetworkRecord) => this.d.state.endpointsOn(n.Id).length > 0 || this.d.state.configuredOn(n.Id);
     const match = compileListFilters(filters, { inUse });
     // As dockerd: managers list every swarm network, other nodes those their containers use.
@@ -87,7 +82,7 @@ export class NetworksApi {
     return networkInspect(n, containers);
   }
 
-  async create(body: NetworkCreateBody): Promise<{ Id: string; Warning: string }> {
+  async create(body: NetworkCreateBody): Promise<NetworkCreateResponse> {
     return this.lock.run(NETWORKS, () => this.createLocked(body));
   }
 
@@ -112,7 +107,7 @@ export class NetworksApi {
         throw forbidden(`error while removing network: network ${n.Name} id ${n.Id} has active endpoints`);
       if (this.d.state.networks().some((o) => o.ConfigFrom.Network === n.Name))
         throw forbidden(`configuration network "${n.Name}" is in use`);
-      await this.removeDevices(n);
+      await this.local.removeDevices(n);
       this.d.state.deleteNetwork(n);
       this.d.state.event(n, 'destroy');
       await this.d.firewall.syncOrWarn();
@@ -189,68 +184,20 @@ export class NetworksApi {
     try {
       return this.d.containers.find(id);
     } catch {
-      return undefined; // shown without a name, as dockerd shows an endpoint whose container went
+      return undefined; // not found: the container went (its endpoint is being released); shown without a name, as dockerd does
     }
   }
 
-  private async createLocked(body: NetworkCreateBody): Promise<{ Id: string; Warning: string }> {
+  private async createLocked(body: NetworkCreateBody): Promise<NetworkCreateResponse> {
     const cfg = this.d.config();
     // On a cluster manager dockerd would create it; outside a cluster parseCreateRequest says why not.
     if (body.Driver === 'overlay' && this.d.clusterManager?.()) return this.createOverlay(body);
     if (body.Driver === 'overlay' && this.d.overlay?.()) throw unavailable(WORKER_TEXT);
-    const req = parseCreateRequest(body, this.d.state, cfg);
-    const id = newId();
-    const base: Omit<NetworkRecord, 'x'> = {
-      Name: req.name,
-      Id: id,
-      Created: nowIso(),
-      Scope: 'local',
-      Driver: body.ConfigOnly ? 'null' : req.driver,
-      EnableIPv4: req.enableIPv4,
-      EnableIPv6: req.enableIPv6,
-      IPAM: { Driver: req.ipamDriver, Options: body.IPAM?.Options ?? null, Config: ipv4First(req.ipamConfig).map((c) => ({ ...c })) },
-      Internal: body.Internal === true,
-      Attachable: body.Attachable === true,
-      Ingress: false,
-      ConfigFrom: { Network: req.from?.Name ?? '' },
-      ConfigOnly: body.ConfigOnly === true,
-      Options: req.options,
-      Labels: { ...(body.Labels ?? {}) },
-    };
-    if (body.ConfigOnly) {
-      const rec: NetworkRecord = { ...base, x: { predefined: false } };
-      this.d.state.saveNetwork(rec);
-      this.d.state.event(rec, 'create');
-      return { Id: id, Warning: '' };
-    }
-    const rec: NetworkRecord = { ...base, x: await this.makeBridge(req, id, cfg) };
-    // The IPAM config shows what was chosen: subnets from the pools, gateways filled in.
-    const x = rec.x;
-    const filled = (entry: IpamConfigEntry | undefined, subnet: string, gateway: string) => {
-      if (!entry) return [{ Subnet: subnet, Gateway: gateway }];
-      if (!entry.Gateway) rec.IPAM.Config = rec.IPAM.Config.map((c) => (c.Subnet === entry.Subnet ? { ...c, Gateway: gateway } : c));
-      return [];
-    };
-    rec.IPAM.Config = [...filled(req.v4, x.subnet!, x.gateway!), ...rec.IPAM.Config];
-    if (x.subnet6) rec.IPAM.Config.push(...filled(req.v6, x.subnet6, x.gateway6!));
-    if (x.subnet6 && cfg['ip-forward']) this.d.firewall.enableForwarding6();
-    this.d.state.saveNetwork(rec);
-    this.d.state.addresses.add(rec);
-    bridgeSysctls(rec, cfg, this.d.log);
-    try {
-      await this.d.firewall.sync();
-    } catch (err) {
-      await this.removeDevices(rec);
-      this.d.state.deleteNetwork(rec);
-      throw internal(`programming the firewall for network ${req.name}: ${(err as Error).message}`);
-    }
-    await this.d.dns.start(rec);
-    this.d.state.event(rec, 'create');
-    return { Id: id, Warning: '' };
+    return this.local.create(body, cfg);
   }
 
   /** An overlay network: made in the replicated store; shown here once the store's change arrives. */
-  private async createOverlay(body: NetworkCreateBody): Promise<{ Id: string; Warning: string }> {
+  private async createOverlay(body: NetworkCreateBody): Promise<NetworkCreateResponse> {
     const control = this.d.overlay?.();
     if (!control) throw unavailable(WORKER_TEXT);
     if (body.Name && this.d.state.networks().some((n) => n.Name === body.Name))
@@ -263,57 +210,5 @@ export class NetworksApi {
   /** Waits (up to 10 s) for a change of the replicated store to reach this node's state. */
   private async until(done: () => boolean): Promise<void> {
     for (const deadline = Date.now() + 10_000; !done() && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 20));
-  }
-
-  /** The new network's bridge, with its subnets chosen (given or from the pools) under the host-wide lock. */
-  private async makeBridge(req: CreateRequest, id: string, cfg: DaemonConfig): Promise<NetworkFacts> {
-    const opts = bridgeOptions(req.options, id, this.d.state, cfg);
-    const ownsBridge = !linkExists(opts.bridgeName);
-    if (!ownsBridge && !isBridge(opts.bridgeName)) throw forbidden(`device ${opts.bridgeName} exists and is not a bridge`);
-    const given = req.v4;
-    return withHostLock(async () => {
-      const nets = this.d.state.networks();
-      let subnet: Cidr;
-      if (given?.Subnet) {
-        subnet = parseCidr(given.Subnet);
-        checkFreeSubnet(nets, subnet);
-      } else {
-        const pools: AddressPool[] = cfg['default-address-pools'].length ? cfg['default-address-pools'] : DEFAULT_POOLS;
-        const picked = pickSubnet(pools, takenSubnets(nets, hostRoutes()));
-        if (!picked) throw forbidden('all predefined address pools have been fully subnetted');
-        subnet = picked;
-      }
-      const gateway = given?.Gateway || formatIPv4(subnet.base + 1);
-      const x: NetworkFacts = {
-        predefined: false,
-        bridge: opts.bridgeName,
-        ownsBridge,
-        subnet: formatCidr(subnet),
-        gateway,
-        ...(given?.IPRange ? { range: formatCidr(parseCidr(given.IPRange)) } : {}),
-        reserved: Object.values(given?.AuxiliaryAddresses ?? {}),
-        userSubnet: Boolean(given?.Subnet),
-        mtu: opts.mtu,
-        icc: opts.icc,
-        masquerade: opts.masquerade,
-        hostBindingIpv4: opts.hostBindingIpv4,
-        ifPrefix: opts.ifPrefix,
-        ...(req.enableIPv6 ? newIPv6Facts(nets, pools6(cfg['default-address-pools'], this.d.ulaSeed), hostRoutes6(), req.v6) : {}),
-      };
-      const address6 = x.subnet6 ? `${x.gateway6}/${parseCidr6(x.subnet6).bits}` : undefined;
-      await ensureBridge({
-        name: opts.bridgeName,
-        mtu: opts.mtu,
-        address: `${gateway}/${subnet.bits}`,
-        ...(address6 ? { address6 } : {}),
-        ...(ownsBridge ? { alias: linkAlias(this.d.tag) } : {}),
-      });
-      return x;
-    });
-  }
-
-  private async removeDevices(n: NetworkRecord): Promise<void> {
-    await this.d.dns.stop(n.Id);
-    if (n.x.ownsBridge && n.x.bridge) await deleteLinks([n.x.bridge]);
   }
 }

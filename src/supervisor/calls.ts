@@ -17,10 +17,14 @@ export interface CallOptions {
 
 export interface SupervisorCalls {
   readonly namespace: string;
+  /** The default snapshotter of the snapshot calls. */
+  readonly snapshotter: string;
   readonly closed: boolean;
   readonly protos: Protos;
   call<Res = any>(service: ServiceName, method: string, req: object, opts?: CallOptions): Promise<Res>;
   serverStream<Res = any>(service: ServiceName, method: string, req: object, opts?: CallOptions): grpc.ClientReadableStream<Res>;
+  /** Reads a whole server stream into an array (errors mapped). */
+  collect<Res = any>(service: ServiceName, method: string, req: object, opts?: CallOptions): Promise<Res[]>;
   bidiStream<Req extends object = any, Res = any>(
     service: ServiceName,
     method: string,

@@ -4,7 +4,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { once } from 'node:events';
-import { containerdConfig, findOnPath, ManagedContainerd, mapLevel, parseLogfmt } from './containerd-process.ts';
+import { mapLevel, parseLogfmt } from './containerd-log.ts';
+import { containerdConfig, findOnPath, ManagedContainerd } from './containerd-process.ts';
 import { SupervisorClient } from './client.ts';
 import { makeTestEnv, pidAlive, waitFor, type TestEnv } from '../../test/helpers/supervisor-harness.ts';
 

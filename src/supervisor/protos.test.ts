@@ -7,7 +7,8 @@ import * as grpc from '@grpc/grpc-js';
 import { EngineError } from '../errors.ts';
 import { loadProtos, SERVICES, timestampToDate, timestampToRfc3339, dateToTimestamp } from './protos.ts';
 import { fromGrpc, grpcCode } from './errors.ts';
-import { grpcTarget, jsonAny, SPEC_TYPE_URL } from './client.ts';
+import { jsonAny, SPEC_TYPE_URL } from './client.ts';
+import { grpcTarget } from './grpc-channel.ts';
 
 const repoRoot = (() => {
   let dir = path.dirname(fileURLToPath(import.meta.url));

@@ -34,13 +34,22 @@ export interface RunningExec {
   done: Promise<number>;
 }
 
-/** GET /exec/{id}/json (ExecInspectResponse in the API description, defined inline there). */
+/** An exec's process in GET /exec/{id}/json (user only when one was given). */
+export interface ProcessConfig {
+  tty: boolean;
+  entrypoint: string;
+  arguments: string[];
+  privileged: boolean;
+  user?: string;
+}
+
+/** GET /exec/{id}/json (ExecInspectResponse in the API description, defined inline there; ExitCode null until the process exited). */
 export interface ExecInspectResponse {
   CanRemove?: boolean;
   ID: string;
   Running: boolean;
   ExitCode: number | null;
-  ProcessConfig: { tty: boolean; entrypoint: string; arguments: string[]; privileged: boolean; user?: string };
+  ProcessConfig: ProcessConfig;
   OpenStdin: boolean;
   OpenStderr: boolean;
   OpenStdout: boolean;

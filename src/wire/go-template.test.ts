@@ -66,10 +66,10 @@ test('caller functions, and errors as Go words them', () => {
     );
   fails(
     '{{.Service.Labels.missing}}',
-    /^template: expansion:1:1: executing "expansion" at <\.Service\.Labels\.missing>: map has no entry for key "missing"$/,
+    /^template: expansion:1:10: executing "expansion" at <\.Service\.Labels\.missing>: map has no entry for key "missing"$/,
   );
   fails('{{.Service.Nope}}', /can't evaluate field Nope/);
-  fails('x\n {{nofunc 1}}', /^template: expansion:2:2: function "nofunc" not defined$/);
+  fails('x\n {{nofunc 1}}', /^template: expansion:2: function "nofunc" not defined$/);
   fails('{{boom}}', /error calling boom: no such thing/);
   fails('{{if .Task.ID}}unclosed', /unexpected EOF/);
   fails('{{end}}', /unexpected \{\{end\}\}/);
@@ -110,4 +110,46 @@ test('variables: range $k, $v := over maps and lists, range $v :=, $ for the roo
   assert.equal(parseGoTemplate('t', '{{range $e := .List}}{{$e}}{{$.Name}}{{end}}').execute(d), 'xnyn');
   assert.equal(parseGoTemplate('t', '{{range .List}}{{$.Name}}{{end}}').execute(d), 'nn');
   assert.throws(() => parseGoTemplate('t', '{{$x}}').execute(d), /undefined variable "\$x"/);
+});
+
+test('variables: {{$x := …}} declares and prints nothing, {{$x = …}} assigns, if/with declare; scopes end at {{end}}', () => {
+  const d = { Name: 'n', Os: 'linux', Inner: { Os: 'inner' }, List: ['x', 'y'] };
+  const run = (src: string) => parseGoTemplate('version', src, {}, { objects: 'map' }).execute(d);
+  assert.equal(run('{{$x := .Name}}[{{$x}}]'), '[n]');
+  assert.equal(run('{{$x := 1}}{{$x = 2}}{{$x}}'), '2');
+  // An assignment inside a block reaches the outer variable; a declaration there shadows it until {{end}}.
+  assert.equal(run('{{$x := 1}}{{if true}}{{$x = 3}}{{$y := 4}}{{$y}}{{end}}{{$x}}'), '43');
+  assert.equal(run('{{$x := 1}}{{if true}}{{$x := 5}}{{$x}}{{end}}{{$x}}'), '51');
+  assert.equal(run('{{if $v := .Os}}{{$v}}{{else}}no {{$v}}{{end}}'), 'linux');
+  assert.equal(run('{{with $c := .Inner}}{{$c.Os}} {{.Os}}{{end}}'), 'inner inner');
+  assert.equal(run('{{$n := 0}}{{range $i, $e := .List}}{{$n = $i}}{{end}}{{$n}}'), '1');
+  assert.equal(run('{{range $e := .List}}{{$t := printf "<%s>" $e}}{{$t}}{{end}}'), '<x><y>');
+  assert.equal(run('{{$s := "a $b"}}{{$s}}'), 'a $b');
+  // Go refuses at parse time, naming the line only.
+  const refused = (src: string, msg: string) => assert.throws(() => parseGoTemplate('version', src), { message: msg });
+  refused('{{$x}}', 'template: version:1: undefined variable "$x"');
+  refused('{{if $v := .Os}}{{end}}{{$v}}', 'template: version:1: undefined variable "$v"');
+  // An assignment to an undeclared variable passes the parse; its execution fails where Go places it.
+  assert.throws(() => run('\n{{$x = 1}}'), { message: 'template: version:2:7: executing "version" at <1>: undefined variable: $x' });
+  assert.throws(() => run('{{range $k, $v := .Name}}{{end}}'), {
+    message: 'template: version:1:18: executing "version" at <.Name>: range can\'t iterate over n',
+  });
+  refused('{{$a, $b := 1}}', 'template: version:1: too many declarations in command');
+  refused('{{range .List}}{{$e := 1}}{{end}}{{$e}}', 'template: version:1: undefined variable "$e"');
+});
+
+test("a field chain on a parenthesised group, as Go's ChainNode: (index .X 1).Name", () => {
+  const dot = {
+    Components: [
+      { Name: 'Engine', Version: '1.0' },
+      { Name: 'containerd', Version: '1.6' },
+    ],
+    Inner: { Os: 'linux' },
+  };
+  const render = (src: string) =>
+    parseGoTemplate('t', src, { index: (a: unknown, i: unknown) => (a as unknown[])[i as number] }).execute(dot);
+  assert.equal(render('{{(index .Components 1).Version}}'), '1.6');
+  assert.equal(render('{{ (index .Components 0).Name }} {{(.Inner).Os}}'), 'Engine linux');
+  assert.equal(render('{{printf "%s" (index .Components 1).Name}}'), 'containerd');
+  assert.throws(() => render('{{(index .Components 1).Nope}}'), /can't evaluate field Nope/);
 });

@@ -1,7 +1,9 @@
 // A subset of Go's text/template, the one implementation the daemon and the CLI share: text and
 // {{actions}} with `{{-`/`-}}` trimming and comments; pipelines (`a | f`); fields (`.A.B`); string
-// ("…", `…`), number and boolean literals; if/else if/else, range and with blocks (dot rebinds;
-// `range $v := …`, `range $k, $v := …` declare variables; `$` is the root);
+// ("…", `…`), number and boolean literals; if/else if/else, range and with blocks (dot rebinds);
+// variables: `{{$x := …}}` declares, `{{$x = …}}` assigns, `if`/`with`/`range` may declare
+// (`range $v := …`, `range $k, $v := …`), `$` is the root; a variable lives to the `end` of the
+// block that declared it, and one used outside its scope is refused at parse time as Go does;
 // Go's builtins and, or, not, len, index, print, printf, println, eq, ne; functions supplied by
 // the caller. Nesting is bounded. Errors read as Go's ("template: <name>:<line>:<col>: …").
 //
@@ -14,16 +16,39 @@
 
 export class GoTemplateError extends Error {
   override readonly name = 'GoTemplateError';
+  /** An execution's output up to the failure (Go's template writes as it goes). */
+  partial?: string;
 }
 
 export type TemplateFunc = (...args: unknown[]) => unknown;
 
-type Tok = { text: string } | { action: string; line: number; col: number };
+/** `col` is the 1-based column of the action's `{{`; `at0` the 0-based one of its first word. */
+type Tok = { text: string } | { action: string; line: number; col: number; at0: number };
+/** A pipeline's leading `$a :=` (`decl`: the names it declares, two only in a range) or `$a =` (`assign`). */
+interface Decl {
+  decl?: string[];
+  assign?: string;
+}
 type Node =
   | { t: 'text'; s: string }
-  | { t: 'act'; pipe: string; at: string }
-  | { t: 'if' | 'with'; pipe: string; at: string; yes: Node[]; no: Node[] }
-  | { t: 'range'; pipe: string; at: string; body: Node[]; no: Node[]; key?: string; value?: string };
+  | ({ t: 'act'; pipe: string; at: string } & Decl)
+  | ({ t: 'if' | 'with'; pipe: string; at: string; yes: Node[]; no: Node[] } & Decl)
+  | ({ t: 'range'; pipe: string; at: string; body: Node[]; no: Node[] } & Decl);
+
+/** Splits `$a := x`, `$a, $b := x` or `$a = x` into the names and the pipeline. */
+function splitDecl(action: string): Decl & { pipe: string } {
+  const m = /^\$(\w+)(?:\s*,\s*\$(\w+))?\s*(:?=)(?!=)\s*/.exec(action);
+  if (!m) return { pipe: action };
+  const pipe = action.slice(m[0].length);
+  if (m[3] === '=') return m[2] === undefined ? { assign: m[1]!, pipe } : { pipe: action };
+  return { decl: m[2] === undefined ? [m[1]!] : [m[1]!, m[2]], pipe };
+}
+
+/** The variables a pipeline reads (`$x`, `$x.F`, `$` as ''), string literals skipped. */
+function usedVariables(pipe: string): string[] {
+  const bare = pipe.replace(/"(?:[^"\\]|\\.)*"|`[^`]*`/g, '""');
+  return [...bare.matchAll(/\$(\w*)/g)].map((m) => m[1]!);
+}
 
 const MAX_DEPTH = 64;
 
@@ -34,6 +59,12 @@ export interface GoTemplate {
 /** How plain objects read (see the header). */
 export interface GoTemplateOptions {
   objects?: 'struct' | 'map';
+  /**
+   * With objects 'map', how a missing key of a plain object fails: 'field' as a Go struct's
+   * ("can't evaluate field X"; the docker CLI's list rows are structs), 'map' as a decoded JSON map
+   * under missingkey=error (`inspect`: "map has no entry for key").
+   */
+  missingKey?: 'field' | 'map';
 }
 
 /** Parses `src` (named `name` in errors) with the extra functions `funcs`. */
@@ -46,6 +77,16 @@ export function parseGoTemplate(
   const fail = (where: string, msg: string) => new GoTemplateError(`template: ${name}:${where}: ${msg}`);
   const toks = lex(src, name);
   let k = 0;
+  // The variables in scope while parsing (Go refuses an undefined one at parse time); '' is `$`.
+  const scope: string[] = [''];
+  /** Checks a pipeline's variables and declaration, and declares its names (the caller restores `scope`). */
+  const declare = (action: string, line: number, range: boolean): Decl & { pipe: string } => {
+    const d = splitDecl(action);
+    for (const v of usedVariables(d.pipe)) if (!scope.includes(v)) throw fail(`${line}`, `undefined variable "$${v}"`);
+    if (d.decl && d.decl.length > 1 && !range) throw fail(`${line}`, 'too many declarations in command');
+    if (d.decl) scope.push(...d.decl);
+    return d;
+  };
   const block = (depth: number, stops: string[]): { nodes: Node[]; stop: string; rest: string } => {
     if (depth > MAX_DEPTH) throw new GoTemplateError(`template: ${name}: nesting deeper than ${MAX_DEPTH}`);
     const nodes: Node[] = [];
@@ -56,22 +97,30 @@ export function parseGoTemplate(
         continue;
       }
       const at = `${tk.line}:${tk.col}`;
+      /** Where Go places a failure of the pipeline: its first command, or a field chain's second element. */
+      const pipeAt = (pipe: string) => {
+        const chain = /^(\$\w*|\.\w+)\./.exec(pipe);
+        return `${tk.line}:${tk.at0 + tk.action.length - pipe.length + (chain ? chain[1]!.length : 0)}`;
+      };
       const [word = '', ...restWords] = tk.action.split(/\s+/);
       const rest = tk.action.slice(word.length).trim();
       if (stops.includes(word)) return { nodes, stop: word, rest };
       if (word === 'if' || word === 'with' || word === 'range') {
         if (!rest) throw fail(at, `missing value for ${word}`);
+        // A block's variables (those its pipeline declares, those of its body) end at its {{end}}.
+        const mark = scope.length;
+        const d = declare(rest, tk.line, word === 'range');
         const body = block(depth + 1, ['else', 'end']);
         const no = body.stop === 'else' ? elseBranch(depth + 1, body.rest, tk) : [];
-        if (word === 'range') {
-          // `range $v := x` and `range $k, $v := x` declare the element (and its key or index).
-          const decl = /^\$(\w+)(?:\s*,\s*\$(\w+))?\s*:=\s*/.exec(rest);
-          const vars = !decl ? {} : decl[2] === undefined ? { value: decl[1] } : { key: decl[1], value: decl[2] };
-          nodes.push({ t: 'range', pipe: decl ? rest.slice(decl[0].length) : rest, at, body: body.nodes, no, ...vars });
-        } else nodes.push({ t: word, pipe: rest, at, yes: body.nodes, no });
+        scope.length = mark;
+        if (word === 'range') nodes.push({ t: 'range', ...d, at: pipeAt(d.pipe), body: body.nodes, no });
+        else nodes.push({ t: word, ...d, at: pipeAt(d.pipe), yes: body.nodes, no });
       } else if (word === 'end' || word === 'else') throw fail(at, `unexpected {{${word}}}`);
       else if (restWords.length === 0 && word === '') throw fail(at, 'missing value for command');
-      else nodes.push({ t: 'act', pipe: tk.action, at });
+      else {
+        const d = declare(tk.action, tk.line, false);
+        nodes.push({ t: 'act', ...d, at: pipeAt(d.pipe) });
+      }
     }
     if (stops.length) throw fail(`${toks.length}`, 'unexpected EOF');
     return { nodes, stop: '', rest: '' };
@@ -79,16 +128,29 @@ export function parseGoTemplate(
   /** After {{else}} or {{else if x}}: the rest up to the block's {{end}} (shared by an else-if chain). */
   const elseBranch = (depth: number, rest: string, tk: { line: number; col: number }): Node[] => {
     if (depth > MAX_DEPTH) throw new GoTemplateError(`template: ${name}: nesting deeper than ${MAX_DEPTH}`);
-    if (!rest.startsWith('if ')) return block(depth, ['end']).nodes;
+    const mark = scope.length;
+    if (!rest.startsWith('if ')) {
+      const nodes = block(depth, ['end']).nodes;
+      scope.length = mark;
+      return nodes;
+    }
+    const d = declare(rest.slice(3).trim(), tk.line, false);
     const body = block(depth + 1, ['else', 'end']);
     const no = body.stop === 'else' ? elseBranch(depth + 1, body.rest, tk) : [];
-    return [{ t: 'if', pipe: rest.slice(3).trim(), at: `${tk.line}:${tk.col}`, yes: body.nodes, no }];
+    scope.length = mark;
+    return [{ t: 'if', ...d, at: `${tk.line}:${tk.col}`, yes: body.nodes, no }];
   };
   const nodes = block(0, []).nodes;
-  const ctx: Ctx = { funcs: { ...BUILTINS, ...funcs }, name, maps: options.objects === 'map', pipes: new Map() };
+  const ctx: Ctx = {
+    funcs: { ...BUILTINS, ...funcs },
+    name,
+    maps: options.objects === 'map',
+    jsonMaps: options.missingKey === 'map',
+    pipes: new Map(),
+  };
   return {
     execute(dot: unknown): string {
-      return withObjectsAsMaps(ctx.maps, () => render(nodes, dot, ctx, 0, new Map([['', dot]])));
+      return withObjectsAsMaps(ctx.maps, () => render(nodes, dot, ctx, 0, [{ name: '', value: dot }]));
     },
   };
 }
@@ -97,6 +159,8 @@ function lex(src: string, name: string): Tok[] {
   const out: Tok[] = [];
   let i = 0;
   let trimNext = false;
+  /** A byte's 0-based column in its line. */
+  const p0 = (at: number) => at - src.lastIndexOf('\n', at - 1) - 1;
   const position = (at: number) => {
     const before = src.slice(0, at);
     const line = before.split('\n').length;
@@ -127,9 +191,10 @@ function lex(src: string, name: string): Tok[] {
       inner = inner.slice(0, -1);
       trimNext = true;
     }
+    const at0 = p0(body + (inner.length - inner.trimStart().length));
     inner = inner.trim();
     const p = position(open);
-    if (!(inner.startsWith('/*') && inner.endsWith('*/'))) out.push({ action: inner, line: p.line, col: p.col });
+    if (!(inner.startsWith('/*') && inner.endsWith('*/'))) out.push({ action: inner, line: p.line, col: p.col, at0 });
     i = close + 2;
   }
   return out;
@@ -144,6 +209,8 @@ interface Ctx {
   name: string;
   /** objects: 'map'. */
   maps: boolean;
+  /** missingKey: 'map'. */
+  jsonMaps: boolean;
 }
 
 // Whether plain objects read as maps in the execution under way: execution is synchronous, and the
@@ -287,6 +354,8 @@ function commands(pipe: string, fail: (msg: string) => Error): string[][] {
           if (d === ')') depth--;
           i++;
         } while (depth > 0);
+        // A field chain on the group's value, `(index .X 1).Name` (Go's ChainNode), stays in the word.
+        if (pipe[i] === '.') while (i < pipe.length && /[\w.]/.test(pipe[i]!)) i++;
       } else if (c === ')') throw fail('unexpected right paren');
       else while (i < pipe.length && !/[\s|()"`]/.test(pipe[i]!)) i++;
       out[out.length - 1]!.push(pipe.slice(start, i));
@@ -295,21 +364,69 @@ function commands(pipe: string, fail: (msg: string) => Error): string[][] {
   return out;
 }
 
-/** Variables in scope: `$` (the root, under '') and those a range declared. */
-type Vars = Map<string, unknown>;
+/**
+ * Variables in scope, a stack as Go's: `$` (the root, under '') first; a declaration pushes, an
+ * assignment sets the innermost of its name, and a block pops what it pushed at its end.
+ */
+type Vars = { name: string; value: unknown }[];
+
+function lookup(vars: Vars, name: string): { value: unknown } | undefined {
+  for (let i = vars.length - 1; i >= 0; i--) if (vars[i]!.name === name) return vars[i];
+  return undefined;
+}
+
+/** Evaluates a node's pipeline, then declares or assigns its variables (the caller pops them). */
+function evaluateDecl(n: { pipe: string; at: string } & Decl, dot: unknown, ctx: Ctx, depth: number, vars: Vars): unknown {
+  const value = evaluate(n.pipe, dot, ctx, n.at, depth, vars);
+  if (n.assign !== undefined) {
+    // Go's parser lets an assignment to an undeclared variable through; its execution refuses it.
+    const slot = lookup(vars, n.assign);
+    if (!slot)
+      throw new GoTemplateError(`template: ${ctx.name}:${n.at}: executing "${ctx.name}" at <${n.pipe}>: undefined variable: $${n.assign}`);
+    slot.value = value;
+  } else if (n.decl) for (const name of n.decl) vars.push({ name, value });
+  return value;
+}
 
 function render(nodes: Node[], dot: unknown, ctx: Ctx, depth: number, vars: Vars): string {
+  const mark = vars.length;
+  try {
+    return renderList(nodes, dot, ctx, depth, vars);
+  } finally {
+    vars.length = mark;
+  }
+}
+
+function renderList(nodes: Node[], dot: unknown, ctx: Ctx, depth: number, vars: Vars): string {
+  const acc = { out: '' };
+  try {
+    renderNodes(nodes, dot, ctx, depth, vars, acc);
+    return acc.out;
+  } catch (e) {
+    // Each level puts what it wrote before the inner one's partial output.
+    if (e instanceof GoTemplateError) e.partial = acc.out + (e.partial ?? '');
+    throw e;
+  }
+}
+
+function renderNodes(nodes: Node[], dot: unknown, ctx: Ctx, depth: number, vars: Vars, acc: { out: string }): void {
   const { name } = ctx;
-  let out = '';
   for (const n of nodes) {
     if (n.t === 'text') {
-      out += n.s;
+      acc.out += n.s;
       continue;
     }
-    const value = evaluate(n.pipe, dot, ctx, n.at, depth, vars);
-    if (n.t === 'act') out += goPrint(value);
-    else if (n.t === 'if') out += render(truthy(value) ? n.yes : n.no, dot, ctx, depth + 1, vars);
-    else if (n.t === 'with') out += truthy(value) ? render(n.yes, value, ctx, depth + 1, vars) : render(n.no, dot, ctx, depth + 1, vars);
+    if (n.t === 'act') {
+      // An action that declares or assigns prints nothing.
+      const value = evaluateDecl(n, dot, ctx, depth, vars);
+      if (!n.decl && n.assign === undefined) acc.out += goPrint(value);
+      continue;
+    }
+    const mark = vars.length;
+    const value = n.t === 'range' ? evaluate(n.pipe, dot, ctx, n.at, depth, vars) : evaluateDecl(n, dot, ctx, depth, vars);
+    if (n.t === 'if') acc.out += render(truthy(value) ? n.yes : n.no, dot, ctx, depth + 1, vars);
+    else if (n.t === 'with')
+      acc.out += truthy(value) ? render(n.yes, value, ctx, depth + 1, vars) : render(n.no, dot, ctx, depth + 1, vars);
     else if (n.t === 'range') {
       const items = Array.isArray(value)
         ? value
@@ -318,18 +435,26 @@ function render(nodes: Node[], dot: unknown, ctx: Ctx, depth: number, vars: Vars
           : value === undefined || value === null
             ? []
             : undefined;
-      if (!items) throw new GoTemplateError(`template: ${name}:${n.at}: range can't iterate over ${goPrint(value)}`);
-      if (!items.length) out += render(n.no, dot, ctx, depth + 1, vars);
+      if (!items)
+        throw new GoTemplateError(
+          `template: ${name}:${n.at}: executing "${name}" at <${n.pipe}>: range can't iterate over ${goPrint(value)}`,
+        );
+      if (!items.length) acc.out += render(n.no, dot, ctx, depth + 1, vars);
       const keys = Array.isArray(value) ? items.map((_, i) => i) : items.length ? sortedKeys(value as Map<string, unknown>) : [];
+      // `range $v := x` declares the element; `range $k, $v := x` the key or index and the element.
+      const [first, second] = n.decl ?? [];
+      const slots = n.decl ? n.decl.map((name) => ({ name, value: undefined as unknown })) : [];
+      vars.push(...slots);
       items.forEach((item, i) => {
-        const scope = n.key === undefined && n.value === undefined ? vars : new Map(vars);
-        if (n.key !== undefined) scope.set(n.key, keys[i]);
-        if (n.value !== undefined) scope.set(n.value, item);
-        out += render(n.body, item, ctx, depth + 1, scope);
+        if (second !== undefined) {
+          slots[0]!.value = keys[i];
+          slots[1]!.value = item;
+        } else if (first !== undefined) slots[0]!.value = item;
+        acc.out += render(n.body, item, ctx, depth + 1, vars);
       });
     }
+    vars.length = mark;
   }
-  return out;
 }
 
 function evaluate(pipe: string, dot: unknown, ctx: Ctx, at: string, depth: number, vars: Vars): unknown {
@@ -345,6 +470,9 @@ function evaluate(pipe: string, dot: unknown, ctx: Ctx, at: string, depth: numbe
       } else if (v !== null && typeof v === 'object' && !Array.isArray(v) && part in v) v = (v as Record<string, unknown>)[part];
       else if ((v === undefined || v === null) && ctx.maps) return undefined;
       else if (v === undefined || v === null) throw fail(`nil pointer evaluating .${part}`);
+      // The docker CLI's inspect runs the template over the Go type first (`ID`), its JSON map after (`Id`).
+      else if (ctx.jsonMaps && part === 'ID' && isObjectMap(v) && 'Id' in v) v = v.Id;
+      else if (ctx.jsonMaps && isObjectMap(v)) throw fail(`map has no entry for key "${part}"`);
       else throw fail(`can't evaluate field ${part}`);
     }
     return v;
@@ -358,11 +486,16 @@ function evaluate(pipe: string, dot: unknown, ctx: Ctx, at: string, depth: numbe
       }
     }
     if (w.startsWith('`')) return w.slice(1, -1);
-    if (w.startsWith('(')) return evaluate(w.slice(1, -1), dot, ctx, at, depth + 1, vars);
+    if (w.startsWith('(')) {
+      const end = w.lastIndexOf(')');
+      const value = evaluate(w.slice(1, end), dot, ctx, at, depth + 1, vars);
+      return end === w.length - 1 ? value : field(value, w.slice(end + 1));
+    }
     if (w.startsWith('$')) {
       const [, v = '', path = ''] = /^\$(\w*)(.*)$/.exec(w)!;
-      if (!vars.has(v)) throw fail(`undefined variable "$${v}"`);
-      return path ? field(vars.get(v), path) : vars.get(v);
+      const found = lookup(vars, v);
+      if (!found) throw fail(`undefined variable "$${v}"`);
+      return path ? field(found.value, path) : found.value;
     }
     if (w === '.') return dot;
     if (w.startsWith('.')) return field(dot, w);
@@ -373,7 +506,8 @@ function evaluate(pipe: string, dot: unknown, ctx: Ctx, at: string, depth: numbe
   };
   const call = (fn: string, args: unknown[]): unknown => {
     const f = Object.hasOwn(funcs, fn) ? funcs[fn] : undefined;
-    if (!f) throw new GoTemplateError(`template: ${name}:${at}: function "${fn}" not defined`);
+    // Go's parser refuses it, naming the line only.
+    if (!f) throw new GoTemplateError(`template: ${name}:${at.split(':')[0]}: function "${fn}" not defined`);
     try {
       return f(...args);
     } catch (err) {

@@ -62,8 +62,15 @@ describe('web console: a service scaled on a one-node cluster', { skip: browserM
     const replicas = page.locator('tr[data-service="web"] [data-testid="replicas"]');
     await until('1/1 shown', async () => ((await replicas.textContent()) === '1/1' ? true : undefined));
     assert.deepEqual(await unnamedControls(page), [], 'every control on the cluster page is named');
-    page.once('dialog', (dialog) => void dialog.accept('3'));
+    // Scaled through the page's dialog: named controls, the current count filled in, Enter submits.
     await page.getByRole('button', { name: 'Scale web' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Scale web' });
+    const field = dialog.getByRole('spinbutton', { name: 'Replicas' });
+    assert.equal(await field.inputValue(), '1', 'the dialog starts from the current replicas');
+    assert.deepEqual(await unnamedControls(page), [], 'every control of the scale dialog is named');
+    await field.fill('3');
+    await field.press('Enter');
+    await dialog.waitFor({ state: 'detached' });
     await until('3/3 shown without a reload', async () => ((await replicas.textContent()) === '3/3' ? true : undefined), 90_000);
     assert.equal(await running(), 3, 'the daemon runs three tasks');
     const spec = (await d.request('GET', '/v1.51/services/web')).json<{ Spec: { Mode: { Replicated: { Replicas: number } } } }>();
@@ -75,6 +82,24 @@ describe('web console: a service scaled on a one-node cluster', { skip: browserM
     await until('1/1 shown after the rollback', async () => ((await replicas.textContent()) === '1/1' ? true : undefined), 90_000);
     const back = (await d.request('GET', '/v1.51/services/web')).json<{ Spec: { Mode: { Replicated: { Replicas: number } } } }>();
     assert.equal(back.Spec.Mode.Replicated.Replicas, 1);
+
+    // An image the daemon refuses (blank): its own message in the dialog, which stays open; Escape
+    // closes it.
+    await page.getByRole('button', { name: 'Update the image of web' }).click();
+    const imageDialog = page.getByRole('dialog', { name: 'Update the image of web' });
+    await imageDialog.getByLabel('Image').fill('   ');
+    await imageDialog.getByLabel('Image').press('Enter');
+    const current = (await d.request('GET', '/v1.51/services/web')).json<{
+      Version: { Index: number };
+      Spec: { TaskTemplate: { ContainerSpec: { Image: string } } };
+    }>();
+    const bad = structuredClone(current.Spec);
+    bad.TaskTemplate.ContainerSpec.Image = '';
+    const direct = await d.request('POST', `/v1.51/services/web/update?version=${current.Version.Index}`, { body: bad });
+    assert.equal(direct.status, 400, direct.text());
+    await imageDialog.getByRole('alert').getByText(direct.json<{ message: string }>().message, { exact: true }).waitFor();
+    await page.keyboard.press('Escape');
+    await imageDialog.waitFor({ state: 'detached' });
 
     // Service logs: the tasks' output through GET /services/{id}/logs.
     const svc = await d.docker([

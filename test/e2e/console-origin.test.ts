@@ -1,10 +1,10 @@
 // Issue 28: the web console cannot be driven from another origin. A page served by a second local
 // HTTP server (another port: the same site, so the SameSite cookie does go along; and another host
 // name: another site) is loaded in the same browser as an open console and tries every way a web
-// page has to reach the daemon: fetch (no-cors and cors), a form POST, websockets to attach and to
-// the exec bridge. Nothing may be created or attached. Raw requests check the rest: no cookie, a
-// DNS-rebinding Host, a foreign Origin with the right cookie, and no CORS header ever. Under
-// --tlsverify the console is HTTPS and wants the client certificate, as the API does.
+// page has to reach the daemon: fetch (no-cors and cors), a form POST, websockets to attach, to
+// stats and to the exec bridge. Nothing may be created or attached. Raw requests check the rest:
+// no cookie, a DNS-rebinding Host, a foreign Origin with the right cookie, and no CORS header
+// ever. Under --tlsverify the console is HTTPS and wants the client certificate, as the API does.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -70,6 +70,7 @@ const tryWs = (name, url) => new Promise((resolve) => {
   } catch (e) { results.cors = 'failed'; }
   document.getElementById('f').submit();
   await tryWs('attachWs', '${target.replace('http', 'ws')}/api/v1.51/containers/${victimId}/attach/ws?stream=1&stdin=1&stdout=1');
+  await tryWs('statsWs', '${target.replace('http', 'ws')}/api/v1.51/containers/${victimId}/stats?stream=1');
   results.done = true;
 })();
 </script></body></html>`;
@@ -169,6 +170,7 @@ describe('web console: other origins cannot drive the daemon', { timeout: 180_00
         assert.equal(results.corsRead, 'failed', `${attacker}: a cross-origin read fails`);
         assert.equal(results.cors, 'failed', `${attacker}: a cross-origin JSON POST fails`);
         assert.notEqual(results.attachWs, 'opened', `${attacker}: the attach websocket does not open`);
+        assert.notEqual(results.statsWs, 'opened', `${attacker}: the console's stats websocket does not open`);
         await page.close();
       }
       await new Promise((r) => setTimeout(r, 500)); // the form's navigation lands in its frame

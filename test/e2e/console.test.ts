@@ -205,6 +205,82 @@ describe('web console in a browser', { skip, timeout: 300_000 }, () => {
     assert.deepEqual(dl, { status: 200, type: 'application/x-tar', size: 2048 }, 'the download link serves the file as a tar');
   });
 
+  test('table sparklines stream for the running rows in view only: scrolling moves them, nobody looking closes them', async () => {
+    // Fourteen running containers (spark-0 … spark-11, cache, web) and a window showing a few rows.
+    for (let i = 0; i < 12; i += 4)
+      await Promise.all(
+        [i, i + 1, i + 2, i + 3].map(async (k) => {
+          const r = await d.docker(['run', '-d', '--name', `spark-${k}`, 'busybox', 'sleep', '3600']);
+          assert.equal(r.code, 0, r.stderr);
+        }),
+      );
+    // The stats streams the page holds, seen from the browser's side: websockets by container id.
+    const open = new Set<string>();
+    const track = (ws: import('playwright-core').WebSocket) => {
+      const id = /\/containers\/([0-9a-f]{64})\/stats/.exec(ws.url())?.[1];
+      if (!id) return;
+      open.add(id);
+      ws.on('close', () => open.delete(id));
+    };
+    page.on('websocket', track);
+    try {
+      await page.setViewportSize({ width: 1280, height: 430 });
+      await page.goto(`${base}/#/containers`);
+      await page
+        .getByTestId('row-count')
+        .getByText(/^\d+ shown$/)
+        .waitFor();
+      // The running rows whose box meets the scrolled body's box.
+      const runningInView = () =>
+        page.locator('.vbody').evaluate((body) => {
+          const b = body.getBoundingClientRect();
+          return [...body.querySelectorAll<HTMLElement>('.vrow[data-state="running"]')]
+            .filter((r) => {
+              const box = r.getBoundingClientRect();
+              return box.bottom > b.top && box.top < b.bottom;
+            })
+            .map((r) => r.dataset.id!)
+            .sort();
+        });
+      const streams = (want: string[], what: string) =>
+        until(what, async () => ([...open].sort().join() === want.join() ? true : undefined), 15_000).catch(() =>
+          assert.fail(`${what}: open ${JSON.stringify([...open].sort())}, want ${JSON.stringify(want)}`),
+        );
+      const top = await runningInView();
+      assert.ok(top.length >= 4 && top.length < 14, `a few running rows in view: ${top.length}`);
+      await streams(top, 'a stream for each running row in view, none for the others');
+      const web = (await containers()).find((c) => c.Names[0] === '/web')!.Id;
+      assert.ok(!top.includes(web), 'web, the oldest, is out of view at the top');
+
+      await page.locator('.vbody').evaluate((el) => (el.scrollTop = el.scrollHeight));
+      await page.locator(`.vrow[data-id="${web}"]`).waitFor();
+      const bottom = await runningInView();
+      assert.ok(bottom.includes(web) && bottom.every((id) => !top.includes(id)), 'other rows in view after the scroll');
+      await streams(bottom, 'the streams follow the scroll: the rows scrolled out closed theirs');
+      const mem = page.locator(`.vrow[data-id="${web}"] .c-mem .spark span`);
+      await until('the scrolled-in row’s memory sparkline shows a value', async () =>
+        (await mem.textContent())?.match(/[0-9]+[KMG]/) ? true : undefined,
+      );
+
+      // Nobody looking: the page hidden (another tab in front), then another view of the console.
+      const setHidden = (hidden: boolean) =>
+        page.evaluate((h) => {
+          Object.defineProperty(document, 'hidden', { configurable: true, get: () => h });
+          document.dispatchEvent(new Event('visibilitychange'));
+        }, hidden);
+      await setHidden(true);
+      await streams([], 'no stream while the page is hidden');
+      await setHidden(false);
+      await streams(bottom, 'the streams again once it is shown');
+      await page.goto(`${base}/#/images`);
+      await streams([], 'no stream once the table is not shown');
+    } finally {
+      page.off('websocket', track);
+      await page.setViewportSize({ width: 1280, height: 800 });
+      await d.docker(['rm', '-f', ...Array.from({ length: 12 }, (_, k) => `spark-${k}`)]);
+    }
+  });
+
   test('stop from the page: the state changes without a reload, in the container page and the table', async () => {
     const id = (await containers()).find((c) => c.Names[0] === '/web')!.Id;
     await page.goto(`${base}/#/containers`);
@@ -264,14 +340,44 @@ describe('web console in a browser', { skip, timeout: 300_000 }, () => {
     assert.equal(inspect.status, 200, 'the daemon has the pulled image');
     await page.screenshot({ path: join(SHOTS, 'images.png') });
 
-    // Tag it under another repository and push that from the page: the registry has it then.
+    // Tag it under another repository and push that from the page, through the page's dialogs: a
+    // refused tag shows the daemon's own message in the dialog, which stays open; Escape cancels; Tab
+    // stays inside the dialog; Enter submits.
     const pushed = `${registry.host}/console/pushed:v2`;
-    page.once('dialog', (dialog) => void dialog.accept(pushed));
-    await page.getByRole('button', { name: `Tag ${ref}` }).click();
-    await page.locator(`tr[data-image="${ref}"]`).getByText(pushed).waitFor();
     const row = page.locator(`tr[data-image="${ref}"]`);
-    page.once('dialog', (dialog) => void dialog.accept(pushed));
+    const tagButton = page.getByRole('button', { name: `Tag ${ref}` });
+    const dialog = page.getByRole('dialog', { name: `Tag ${ref}` });
+    await tagButton.click();
+    await dialog.waitFor();
+    const input = dialog.getByLabel('New tag (repository:tag)');
+    assert.ok(await input.evaluate((el) => el === document.activeElement), 'the dialog’s first field has the focus');
+    const inside: boolean[] = [];
+    for (let i = 0; i < 6; i++) {
+      await page.keyboard.press(i % 3 === 2 ? 'Shift+Tab' : 'Tab');
+      inside.push(await page.evaluate(() => !!document.activeElement?.closest('dialog[open]')));
+    }
+    assert.deepEqual(inside, Array(6).fill(true), 'Tab and Shift+Tab keep the focus inside the dialog');
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+    assert.ok(await tagButton.evaluate((el) => el === document.activeElement), 'the focus goes back to the Tag button');
+
+    await tagButton.click();
+    await input.fill('Bad Repo:v1');
+    await input.press('Enter');
+    const refused = await d.request('POST', `/images/${encodeURIComponent(ref)}/tag?repo=${encodeURIComponent('Bad Repo')}&tag=v1`);
+    assert.equal(refused.status, 400, refused.text());
+    await dialog.getByRole('alert').getByText(refused.json<{ message: string }>().message, { exact: true }).waitFor();
+    assert.ok(await dialog.isVisible(), 'a refused tag leaves the dialog open');
+    await input.fill(pushed);
+    await input.press('Enter');
+    await dialog.waitFor({ state: 'detached' });
+    await row.getByText(pushed).waitFor();
+
     await row.getByRole('button', { name: /^Push / }).click();
+    const pushDialog = page.getByRole('dialog', { name: /^Push / });
+    await pushDialog.getByLabel('Tag to push').selectOption(pushed);
+    await pushDialog.getByRole('button', { name: 'Push', exact: true }).click();
+    await pushDialog.waitFor({ state: 'detached', timeout: 60_000 });
     const tags = await until('the registry has the pushed tag', async () => {
       const r = (await (await fetch(`http://${registry!.host}/v2/console/pushed/tags/list`)).json()) as { tags?: string[] };
       return r.tags?.length ? r.tags : undefined;
@@ -299,13 +405,24 @@ describe('web console in a browser', { skip, timeout: 300_000 }, () => {
     await page.getByRole('cell', { name: 'console-net', exact: true }).waitFor();
     assert.equal((await d.request('GET', '/networks/console-net')).status, 200);
     const row = page.locator('tr', { has: page.getByRole('cell', { name: 'console-net', exact: true }) });
-    page.once('dialog', (dialog) => void dialog.accept('web'));
     await page.getByRole('button', { name: 'Connect a container to console-net' }).click();
+    const connect = page.getByRole('dialog', { name: 'Connect a container to console-net' });
+    await connect.getByLabel('Container (name or ID)').fill('no-such-container');
+    await connect.getByRole('button', { name: 'Connect', exact: true }).click();
+    await connect
+      .getByRole('alert')
+      .getByText(/No such container/)
+      .waitFor();
+    await connect.getByLabel('Container (name or ID)').fill('web');
+    await connect.getByRole('button', { name: 'Connect', exact: true }).click();
+    await connect.waitFor({ state: 'detached' });
     await row.getByRole('cell', { name: 'web', exact: true }).waitFor();
     const inspect = (await d.request('GET', '/containers/web/json')).json<{ NetworkSettings: { Networks: Record<string, unknown> } }>();
     assert.ok('console-net' in inspect.NetworkSettings.Networks, 'the daemon connected web to console-net');
-    page.once('dialog', (dialog) => void dialog.accept('web'));
     await page.getByRole('button', { name: 'Disconnect a container from console-net' }).click();
+    const disconnect = page.getByRole('dialog', { name: 'Disconnect a container from console-net' });
+    await disconnect.getByLabel('Container').selectOption('web');
+    await disconnect.getByRole('button', { name: 'Disconnect', exact: true }).click();
     await row.getByRole('cell', { name: 'web', exact: true }).waitFor({ state: 'detached' });
     await page.getByRole('button', { name: 'Remove network console-net' }).click();
     await page.getByRole('cell', { name: 'console-net', exact: true }).waitFor({ state: 'detached' });
@@ -383,6 +500,17 @@ describe('web console in a browser', { skip, timeout: 300_000 }, () => {
       const unnamed = await unnamedControls(page);
       assert.deepEqual(unnamed, [], `unnamed controls on #/${p}`);
     }
+    // The dialogs: every field and button named, the dialog itself named by its title.
+    await page.goto(`${base}/#/images`);
+    await page.getByRole('button', { name: 'Tag busybox:latest' }).click();
+    await page.getByRole('dialog', { name: 'Tag busybox:latest' }).waitFor();
+    assert.deepEqual(await unnamedControls(page), [], 'unnamed controls in the tag dialog');
+    await page.keyboard.press('Escape');
+    await page.getByRole('button', { name: 'Push busybox:latest' }).click();
+    await page.getByRole('dialog', { name: 'Push busybox:latest' }).waitFor();
+    assert.deepEqual(await unnamedControls(page), [], 'unnamed controls in the push dialog');
+    await page.keyboard.press('Escape');
+    await page.getByRole('dialog').waitFor({ state: 'detached' });
     // Keyboard: Tab reaches the navigation's links and Enter follows them.
     await page.goto(`${base}/#/overview`);
     await page.locator('main h1').first().waitFor();

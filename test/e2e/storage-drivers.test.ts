@@ -5,12 +5,14 @@
 // how to give the daemon its filesystem and what to pass it. Also: the drivers this host cannot
 // serve refuse the start with one line naming what is missing.
 import assert from 'node:assert/strict';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { SupervisorClient } from '../../src/supervisor/client.ts';
+import { findOnPath } from '../../src/supervisor/containerd-process.ts';
 import { tarToBuffer } from '../../src/util/tar-writer.ts';
 import { buildBusyboxLayer } from '../fixtures/busybox-image.ts';
 import { run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
@@ -55,6 +57,19 @@ const DRIVERS: DriverCase[] = [
     // Quotas on from the start (dockerd turns them on when btrfs.min_space is set).
     args: ['--storage-opt', 'btrfs.min_space=16M'],
     sizeOpt: { minSpace: '16.78MB' },
+  },
+  {
+    // The daemon serves containerd this snapshotter itself (a proxy plugin); FUSE mounts, no loop fs.
+    driver: 'fuse-overlayfs',
+    snapshotter: 'fuse-overlayfs',
+    unavailable: async () =>
+      !findOnPath('fuse-overlayfs', `${process.env.PATH}:/usr/bin`) || !findOnPath('mount.fuse3', `${process.env.PATH}:/usr/sbin:/sbin`)
+        ? 'fuse-overlayfs or mount.fuse3 is not installed (Debian packages fuse-overlayfs, fuse3)'
+        : existsSync('/dev/fuse')
+          ? undefined
+          : 'no /dev/fuse',
+    setUp: async () => async () => undefined,
+    sizeOpt: { refusal: '--storage-opt is not supported' },
   },
 ];
 
@@ -318,6 +333,19 @@ for (const c of DRIVERS.filter((x) => !only?.length || only.includes(x.driver)))
         ]);
         assert.equal(subvols.code, 0, subvols.stderr);
         assert.equal(subvols.stdout.trim(), '', 'no subvolume left');
+      }
+      // For fuse-overlayfs: no snapshot directory and no FUSE mount of the daemon's remains.
+      if (c.driver === 'fuse-overlayfs') {
+        assert.deepEqual(readdirSync(join(d.dataRoot, 'fuse-overlayfs', 'snapshots')), [], 'no snapshot directory left');
+        const fuse = (await readFile('/proc/self/mountinfo', 'utf8'))
+          .split('\n')
+          .map((l) => l.split(' '))
+          .filter((f) => f.length > 8 && f[4]!.startsWith(`${d.dir}/`) && f[f.indexOf('-') + 1] === 'fuse.fuse-overlayfs');
+        assert.deepEqual(
+          fuse.map((f) => f[4]),
+          [],
+          'no FUSE mount left',
+        );
       }
     });
   });

@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
 import { until } from '../helpers/until.ts';
+import { apiSpecMissing, responseSchema, validate } from '../helpers/openapi.ts';
 
 const MB = 1024 * 1024;
 
@@ -209,5 +210,38 @@ describe('system: info counters, df, prune', () => {
     // As dockerd since API 1.42: prune takes anonymous volumes only; named ones need `volume prune -a`.
     assert.deepEqual(left, ['named-vol']);
     assert.equal((await d.docker(['volume', 'rm', 'named-vol'])).code, 0);
+  });
+
+  test('/system/df, the volume answers and exec inspect conform to the API description', { skip: apiSpecMissing() }, async () => {
+    // `nilExitCode`: an exec that has not run has ExitCode null (dockerd's *int), which the description does not say.
+    const conforms = async (path: string, schemaPath: string, nilExitCode = false) => {
+      const r = await d.request('GET', `/v1.51${path}`);
+      assert.equal(r.status, 200, r.text());
+      const v = r.json();
+      if (nilExitCode) assert.equal(v.ExitCode, null);
+      const checked = nilExitCode ? { ...v, ExitCode: 0 } : v;
+      assert.deepEqual(validate(checked, responseSchema(schemaPath, 'get', '200')), [], `${path}: ${r.text()}`);
+      return v;
+    };
+    await loadBusybox(d); // the prunes above removed it
+    assert.equal((await d.docker(['volume', 'create', '--label', 'k=v', 'schema-vol'])).code, 0);
+    const run = await d.docker(['run', '-d', '--name', 'schema-c', '-v', 'schema-vol:/v', '-v', '/anon', 'busybox', 'sleep', '100000']);
+    assert.equal(run.code, 0, run.stderr);
+    const du = await conforms('/system/df', '/system/df');
+    assert.ok(du.Volumes.length >= 2 && du.Containers.length >= 1 && du.Images.length >= 1, JSON.stringify(du));
+    assert.ok((await conforms('/volumes', '/volumes')).Volumes.length >= 2);
+    assert.equal((await conforms('/volumes/schema-vol', '/volumes/{name}')).Labels.k, 'v');
+    // An exec before it ran (ExitCode null, as dockerd's *int) and after.
+    const created = await d.request('POST', '/containers/schema-c/exec', { body: { Cmd: ['sh', '-c', 'exit 3'] } });
+    assert.equal(created.status, 201, created.text());
+    const id = created.json().Id as string;
+    assert.equal((await conforms(`/exec/${id}/json`, '/exec/{id}/json', true)).Running, false);
+    assert.equal((await d.request('POST', `/exec/${id}/start`, { body: { Detach: true } })).status, 200);
+    await until('the exec to end', async () => ((await d.request('GET', `/exec/${id}/json`)).json().Running === false ? true : undefined));
+    const done = await conforms(`/exec/${id}/json`, '/exec/{id}/json');
+    assert.equal(done.ExitCode, 3);
+    assert.deepEqual(done.ProcessConfig, { tty: false, entrypoint: 'sh', arguments: ['-c', 'exit 3'], privileged: false });
+    assert.equal((await d.docker(['rm', '-f', 'schema-c'])).code, 0);
+    assert.equal((await d.docker(['volume', 'rm', 'schema-vol'])).code, 0);
   });
 });

@@ -5,15 +5,36 @@
 // have happened or not. Each round counts lost and corrupt objects, failed starts, the time to the
 // first /_ping, and shims left for containers the daemon no longer knows.
 import { execFile } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { TestDaemon } from '../helpers/daemon.ts';
+import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { makeLoopFs } from '../helpers/loop-fs.ts';
 import { Rng } from './hostile-gen.ts';
 
 const pexec = promisify(execFile);
 
+/**
+ * A daemon on `driver`: overlay2 and fuse-overlayfs on the host's filesystem, btrfs on a loop
+ * filesystem made at its data root; `release` (after the daemon's cleanup) unmounts and detaches it.
+ */
+export async function startOnDriver(driver: string): Promise<{ daemon: TestDaemon; release: () => Promise<void> }> {
+  if (driver === 'overlay2') return { daemon: await startDaemon(), release: async () => undefined };
+  const dir = await mkdtemp(join(tmpdir(), 'engine-t-'));
+  const fs = driver === 'btrfs' ? await makeLoopFs('btrfs', join(dir, 'data'), 2048) : undefined;
+  try {
+    const daemon = await startDaemon({ dir, args: ['--storage-driver', driver] });
+    return { daemon, release: async () => fs?.release() };
+  } catch (err) {
+    await fs?.release();
+    throw err;
+  }
+}
+
 /** What the daemon acknowledged about one object; `pending` while a request about it is in flight. */
 interface Fact {
-  kind: 'container' | 'tag';
+  kind: 'container' | 'tag' | 'image';
   exists: boolean;
   running?: boolean;
   pending: boolean;
@@ -37,11 +58,19 @@ export class CrashWorkload {
   private seq = 0;
   private stopped = false;
   acknowledged = 0;
+  /** Commits acknowledged (with `commits`). */
+  committed = 0;
 
+  /**
+   * `commits`: also commit containers to images and remove them (layers made and removed in the
+   * storage driver's snapshotter while the daemon may die); off, the random sequence of a seed is
+   * the one it always was.
+   */
   constructor(
     private readonly d: TestDaemon,
     private readonly rng: Rng,
     private readonly tag: string,
+    private readonly opts: { commits?: boolean } = {},
   ) {}
 
   /** Runs `workers` loops of random operations until stop(); errors from the dying daemon are expected. */
@@ -70,6 +99,7 @@ export class CrashWorkload {
   }
 
   private async step(): Promise<void> {
+    if (this.opts.commits && this.rng.int(3) === 0) return this.imageStep();
     const r = this.rng.int(10);
     const containers = [...this.facts].filter(([, f]) => f.kind === 'container' && !f.pending);
     const tags = [...this.facts].filter(([, f]) => f.kind === 'tag' && !f.pending);
@@ -143,6 +173,29 @@ export class CrashWorkload {
     }
   }
 
+  /** A container committed to a new image, or a committed image removed (its layer with it). */
+  private async imageStep(): Promise<void> {
+    const containers = [...this.facts].filter(([, f]) => f.kind === 'container' && !f.pending && f.exists);
+    const images = [...this.facts].filter(([, f]) => f.kind === 'image' && !f.pending && f.exists);
+    if (images.length && (this.rng.int(2) === 0 || !containers.length)) {
+      const [name, fact] = this.rng.pick(images);
+      fact.pending = true;
+      const res = await this.req('DELETE', `/images/crashimg:${name}`);
+      if (res.status !== 200) throw new Error(`rmi ${res.status}`);
+      this.ack(fact, { exists: false });
+      return;
+    }
+    if (!containers.length) return;
+    const [container] = this.rng.pick(containers);
+    const name = `${this.tag}-i${this.seq++}`;
+    const fact: Fact = { kind: 'image', exists: false, pending: true };
+    this.facts.set(name, fact);
+    const res = await this.req('POST', `/commit?container=${container}&repo=crashimg&tag=${name}`);
+    if (res.status !== 201) throw new Error(`commit ${res.status}`);
+    this.ack(fact, { exists: true });
+    this.committed++;
+  }
+
   private ack(fact: Fact, state: { exists: boolean; running?: boolean }): void {
     fact.exists = state.exists;
     if (state.running !== undefined) fact.running = state.running;
@@ -164,7 +217,12 @@ export class CrashWorkload {
     const lost: string[] = [];
     const corrupt: string[] = [];
     for (const [name, fact] of this.facts) {
-      const path = fact.kind === 'container' ? `/containers/${name}/json` : `/images/crash:${name}/json`;
+      const path =
+        fact.kind === 'container'
+          ? `/containers/${name}/json`
+          : fact.kind === 'image'
+            ? `/images/crashimg:${name}/json`
+            : `/images/crash:${name}/json`;
       const res = await this.req('GET', path);
       let present = res.status === 200;
       if (res.status !== 200 && res.status !== 404) corrupt.push(`${name}: inspect answered ${res.status} ${res.text().slice(0, 120)}`);
@@ -177,6 +235,10 @@ export class CrashWorkload {
         } catch (err) {
           corrupt.push(`${name}: inspect is not JSON: ${(err as Error).message}`);
         }
+      }
+      if (present && fact.kind === 'image') {
+        const layers = (res.json() as { RootFS?: { Layers?: string[] } }).RootFS?.Layers ?? [];
+        if (layers.length !== 2) corrupt.push(`${name}: the committed image has ${layers.length} layers, not busybox's and its own`);
       }
       if (fact.pending) {
         fact.exists = present;
@@ -207,6 +269,24 @@ export class CrashWorkload {
       } else {
         corrupt.push(`could not read the volume back: create answered ${c.status}`);
       }
+    }
+    // A committed image still runs: its chain of snapshots mounts (the newest one acknowledged).
+    const image = [...this.facts].filter(([, f]) => f.kind === 'image' && f.exists).at(-1)?.[0];
+    if (image) {
+      const c = await this.req('POST', '/containers/create', {
+        Image: `crashimg:${image}`,
+        Cmd: ['true'],
+        HostConfig: { AutoRemove: true },
+      });
+      const id = c.status === 201 ? (c.json() as { Id: string }).Id : undefined;
+      const wait = id ? this.req('POST', `/containers/${id}/wait?condition=removed`) : undefined;
+      wait?.catch(() => undefined); // not awaited when the start fails: that failure is the one reported
+      const s = id ? await this.req('POST', `/containers/${id}/start`) : undefined;
+      const w = s?.status === 204 ? await wait : undefined;
+      if (!w || w.status !== 200 || (w.json() as { StatusCode: number }).StatusCode !== 0)
+        corrupt.push(
+          `crashimg:${image} does not run: create ${c.status} ${c.text().slice(0, 200)}, start ${s?.status} ${s?.text().slice(0, 200)}`,
+        );
     }
     const ps = await this.req('GET', '/containers/json?all=1');
     if (ps.status !== 200) corrupt.push(`docker ps -a answered ${ps.status}`);

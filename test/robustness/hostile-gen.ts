@@ -1,8 +1,10 @@
 // The hostile-input generator: from a seed, raw HTTP requests a careless or malicious client could
 // send to the API socket — bad JSON and wrong types in every body field, huge strings and arrays,
 // deep nesting, bad query values and encodings, traversal in names and archive paths, wrong
-// methods, truncated bodies, broken framing, pipelining and abrupt disconnects. The same seed gives
-// the same requests, so a failure found once can be replayed.
+// methods, truncated bodies, broken framing, pipelining and abrupt disconnects; and, when a run aims
+// at it too, the web console's listener (hostile-console.ts). The same seed gives the same requests,
+// so a failure found once can be replayed.
+import { consoleCase, type ConsoleTarget } from './hostile-console.ts';
 
 /** One request as bytes on the wire, and how the client behaves around it. */
 export interface HostileCase {
@@ -15,6 +17,10 @@ export interface HostileCase {
   abortAfterMs?: number;
   /** The server may close without an answer (e.g. after a protocol error it already answered). */
   mayCloseSilently?: boolean;
+  /** With abortAfterMs: end with a reset (RST on TCP), not a close. */
+  reset?: boolean;
+  /** Sent to the web console's listener rather than the API socket (hostile-console.ts). */
+  console?: boolean;
 }
 
 /** A small, fast, seeded PRNG (mulberry32). */
@@ -245,6 +251,8 @@ function clusterEndpoints(): Endpoint[] {
     { method: 'DELETE', path: '/secrets/{x}' },
     { method: 'POST', path: '/configs/create', fields: FILE },
     { method: 'GET', path: '/configs', query: { filters: 'filters' } },
+    // Cluster volumes: the update takes a version and a ClusterVolumeSpec.
+    { method: 'PUT', path: '/volumes/{v}', fields: { Spec: 'object' }, query: { version: 'int' } },
     {
       method: 'POST',
       path: '/nodes/{x}/update',
@@ -455,7 +463,7 @@ function request(method: string, path: string, payload?: string, extraHeaders: s
 
 /** Protocol-level abuse: framing, versions, methods, sizes, truncation, pipelining, disconnects. */
 function protocolCase(rng: Rng): HostileCase {
-  switch (rng.int(12)) {
+  switch (rng.int(13)) {
     case 0:
       return {
         name: 'http: bad chunk framing',
@@ -509,6 +517,15 @@ function protocolCase(rng: Rng): HostileCase {
       };
     case 9:
       return { name: 'http: disconnect before the answer', bytes: request('GET', '/containers/json?all=1'), abortAfterMs: 0 };
+    case 11:
+      return {
+        name: 'http: an Upgrade header on a streaming route, then a reset',
+        bytes: Buffer.from(
+          `GET ${rng.pick(['/containers/hostile/stats', '/events', '/containers/hostile/logs?follow=1&stdout=1', '/containers/hostile/attach?stream=1&stdout=1'])} HTTP/1.1\r\nHost: e\r\nConnection: Upgrade\r\nUpgrade: ${rng.pick(['tcp', 'websocket', 'x'])}\r\n\r\n`,
+        ),
+        abortAfterMs: 1200,
+        reset: true,
+      };
     case 10:
       return { name: 'http: garbage', bytes: Buffer.from(Array.from({ length: 200 }, () => rng.int(256))) };
     default:
@@ -522,8 +539,16 @@ function protocolCase(rng: Rng): HostileCase {
 /** Endpoints of a run that keeps the daemon in its cluster: no `swarm leave`. */
 const IN_CLUSTER = ENDPOINTS.filter((e) => e.path !== '/swarm/leave');
 
-/** The i-th case of a run with this seed (`keepCluster`: never a `swarm leave`). */
-export function hostileCase(seed: number, i: number, keepCluster = false): HostileCase {
+/**
+ * The i-th case of a run with this seed (`keepCluster`: never a `swarm leave`). With `console`, about
+ * one case in four goes to the web console's listener instead (drawn from a second generator, so the
+ * API cases of a seed stay what they were).
+ */
+export function hostileCase(seed: number, i: number, keepCluster = false, console?: ConsoleTarget): HostileCase {
+  if (console) {
+    const crng = new Rng((seed * 7_919 + i * 31 + 17) >>> 0);
+    if (crng.int(4) === 0) return consoleCase(crng, console, () => hostileCase(seed, i, keepCluster));
+  }
   const rng = new Rng((seed * 1_000_003 + i) >>> 0);
   const kind = rng.int(20);
   if (kind < 3) return protocolCase(rng);
@@ -533,6 +558,7 @@ export function hostileCase(seed: number, i: number, keepCluster = false): Hosti
     const method = rng.pick(['PATCH', 'OPTIONS', 'TRACE', 'PUT', 'DELETE', 'GET']);
     return { name: `wrong method: ${method} ${ep.path}`, bytes: request(method, target(rng, ep)) };
   }
+  if (ep.path === '/volumes/{v}' && ep.method === 'PUT' && rng.int(2) === 0) return volumeUpdateCase(rng);
   if (ep.fields && (ep.method === 'POST' || kind === 4)) {
     return { name: `${ep.method} ${ep.path}: hostile body`, bytes: request(ep.method, target(rng, ep), body(rng, ep.fields)) };
   }
@@ -549,6 +575,32 @@ export function hostileCase(seed: number, i: number, keepCluster = false): Hosti
     };
   }
   return { name: `${ep.method} ${ep.path}: hostile query`, bytes: request(ep.method, target(rng, ep)) };
+}
+
+/** PUT /volumes/{name}: versions and ClusterVolumeSpecs nearly right, or not at all. */
+function volumeUpdateCase(rng: Rng): HostileCase {
+  const version = rng.pick(['', '1', '-1', '0', '18446744073709551616', '1.5', 'x', '0x10', ' 1', '%00']);
+  const spec = rng.pick([
+    '{"Spec":{"Availability":"drain"}}',
+    '{"Spec":{"Availability":"bogus"}}',
+    '{"Spec":{"Availability":7}}',
+    '{"Spec":{"Group":"g","AccessMode":{"Scope":"multi","Sharing":"all"}}}',
+    '{"Spec":{"AccessMode":{"Scope":"sideways","MountVolume":{"FsType":"' + 'f'.repeat(5000) + '"}}}}',
+    '{"Spec":{"CapacityRange":{"RequiredBytes":-1,"LimitBytes":1e308}}}',
+    '{"Spec":{"Secrets":[{"Key":"k","Secret":"nope"},null]}}',
+    '{"Spec":{"AccessibilityRequirements":{"Requisite":[{"Segments":{"a":1}}]}}}',
+    '{"Spec":null}',
+    '{"Spec":[]}',
+    '{}',
+    'null',
+    '[]',
+    '{"Spec":' + deepObject(200) + '}',
+  ]);
+  const name = encodeURIComponent(rng.pick(NAMES));
+  return {
+    name: 'PUT /volumes/{name}: cluster volume update',
+    bytes: request('PUT', `/${rng.pick(['v1.51/', 'v1.41/', ''])}volumes/${name}${version ? `?version=${version}` : ''}`, spec),
+  };
 }
 
 /** A tar (as a latin1 string, so it survives request()) with traversal, links out, or garbage. */

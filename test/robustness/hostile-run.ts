@@ -3,6 +3,7 @@
 // dead daemon. Between cases it checks that /_ping still answers quickly, so a request that holds
 // the event loop shows up as a stall even when it eventually answers.
 import { connect } from 'node:net';
+import type { ConsoleTarget } from './hostile-console.ts';
 import { hostileCase, type HostileCase } from './hostile-gen.ts';
 
 export interface Outcome {
@@ -38,13 +39,13 @@ export interface RunReport {
 
 const UPSTREAM = /dial tcp|no such host|connection refused|i\/o timeout|network is unreachable/;
 
-/** Sends one case; reads until the server closes, the answer is complete, or the timeout. */
-export function sendCase(socketPath: string, c: HostileCase, timeoutMs: number): Promise<Outcome> {
+/** Sends one case (to a unix socket, or host and port); reads until the server closes, the answer is complete, or the timeout. */
+export function sendCase(to: string | { host: string; port: number }, c: HostileCase, timeoutMs: number): Promise<Outcome> {
   const started = Date.now();
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let done = false;
-    const sock = connect(socketPath);
+    const sock = typeof to === 'string' ? connect(to) : connect(to.port, to.host);
     const finish = (hang: boolean) => {
       if (done) return;
       done = true;
@@ -57,6 +58,9 @@ export function sendCase(socketPath: string, c: HostileCase, timeoutMs: number):
       const contentType = /^content-type:\s*([^\r\n]*)/im.exec(headers)?.[1];
       let body = m?.[3] ?? '';
       if (/^transfer-encoding:\s*chunked/im.test(headers)) body = dechunk(body);
+      // A pipelined or garbage-led second answer after this one is not part of its body.
+      const length = /^content-length:\s*(\d+)/im.exec(headers)?.[1];
+      if (length !== undefined) body = Buffer.from(body, 'latin1').subarray(0, Number(length)).toString('latin1');
       resolve({
         ...(m ? { status: Number(m[1]) } : {}),
         ...(contentType ? { contentType } : {}),
@@ -87,7 +91,12 @@ export function sendCase(socketPath: string, c: HostileCase, timeoutMs: number):
     sock.on('connect', () => {
       sock.write(c.bytes);
       if (c.halfClose) sock.end();
-      if (c.abortAfterMs !== undefined) setTimeout(() => finish(false), c.abortAfterMs);
+      if (c.abortAfterMs !== undefined)
+        setTimeout(() => {
+          // A reset exists on TCP only: on the unix socket the case ends with a close.
+          if (c.reset && !done && typeof to !== 'string') sock.resetAndDestroy();
+          finish(false);
+        }, c.abortAfterMs);
     });
   });
 }
@@ -123,13 +132,25 @@ function isJsonError(o: Outcome): boolean {
   }
 }
 
-async function ping(socketPath: string): Promise<number | undefined> {
+async function ping(socketPath: string, console?: ConsoleTarget): Promise<number | undefined> {
   const o = await sendCase(
     socketPath,
     { name: 'ping', bytes: Buffer.from('GET /_ping HTTP/1.1\r\nHost: e\r\nConnection: close\r\n\r\n') },
     10_000,
   );
-  return o.status === 200 ? o.ms : undefined;
+  if (o.status !== 200 || !console) return o.status === 200 ? o.ms : undefined;
+  // The console's listener and its passthrough answer too.
+  const c = await sendCase(
+    console,
+    {
+      name: 'console ping',
+      bytes: Buffer.from(
+        `GET /api/_ping HTTP/1.1\r\nHost: ${console.host}:${console.port}\r\nCookie: ${console.cookie}\r\nConnection: close\r\n\r\n`,
+      ),
+    },
+    10_000,
+  );
+  return c.status === 200 ? Math.max(o.ms, c.ms) : undefined;
 }
 
 export interface RunOptions {
@@ -147,6 +168,8 @@ export interface RunOptions {
   only?: number[];
   /** Never send `swarm leave` (a run inside a cluster stays in it). */
   keepCluster?: boolean;
+  /** The daemon's web console listener: about a quarter of the cases go there (hostile-console.ts). */
+  console?: ConsoleTarget;
   /** Called with every case's outcome (for replaying findings by hand). */
   onOutcome?: (index: number, c: HostileCase, o: Outcome) => void;
   onProgress?: (done: number) => void;
@@ -167,8 +190,8 @@ export async function runHostile(opts: RunOptions): Promise<RunReport> {
     while (!crashed && next < total) {
       const n = next++;
       const index = opts.only ? opts.only[n]! : n;
-      const c = hostileCase(opts.seed, index, opts.keepCluster);
-      const o = await sendCase(opts.socketPath, c, timeoutMs);
+      const c = hostileCase(opts.seed, index, opts.keepCluster, opts.console);
+      const o = await sendCase(c.console && opts.console ? opts.console : opts.socketPath, c, timeoutMs);
       opts.onOutcome?.(index, c, o);
       const key = o.hang ? 'hang' : o.status !== undefined ? String(o.status) : 'closed';
       byStatus[key] = (byStatus[key] ?? 0) + 1;
@@ -192,7 +215,7 @@ export async function runHostile(opts: RunOptions): Promise<RunReport> {
       } else if (o.status === undefined && o.closedSilently && c.abortAfterMs === undefined && !c.mayCloseSilently)
         add('non-JSON error', 'closed without an answer');
       if (n % 25 === 0) {
-        const ms = await ping(opts.socketPath);
+        const ms = await ping(opts.socketPath, opts.console);
         if (ms === undefined) {
           if (opts.alive && !opts.alive()) {
             add('crash', 'the daemon exited');

@@ -5,9 +5,13 @@
 //   npm run hostile -- --seed 7 --cases 269,390   (replays those cases and prints each answer)
 //   npm run hostile -- --cluster ...   (the daemon is first made a one-node cluster with a service,
 //   a secret, a config and an overlay network named `hostile`, so the cluster routes run for real)
+//   npm run hostile -- --console ...   (the daemon also serves its web console on a loopback port,
+//   and about a quarter of the cases go to that listener: hostile-console.ts)
 import { parseArgs } from 'node:util';
 import { startDaemon, type TestDaemon } from '../helpers/daemon.ts';
 import { loadBusybox } from '../helpers/images.ts';
+import { freePort } from '../helpers/ports.ts';
+import { consoleSession, type ConsoleTarget } from './hostile-console.ts';
 import { runHostile } from './hostile-run.ts';
 
 const { values } = parseArgs({
@@ -18,12 +22,16 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '4' },
     cases: { type: 'string' },
     cluster: { type: 'boolean', default: false },
+    console: { type: 'boolean', default: false },
   },
 });
 
 let d: TestDaemon | undefined;
-const socketPath = values.socket ?? (d = await startDaemon()).socket;
+const consolePort = values.console && !values.socket ? await freePort() : undefined;
+const socketPath =
+  values.socket ?? (d = await startDaemon(consolePort ? { args: ['--console-addr', `127.0.0.1:${consolePort}`] } : {})).socket;
 try {
+  const console_: ConsoleTarget | undefined = consolePort ? await consoleSession('127.0.0.1', consolePort) : undefined;
   if (d) {
     await loadBusybox(d);
     await d.docker(['run', '-d', '--name', 'hostile', 'busybox', 'sleep', '3600']);
@@ -31,7 +39,8 @@ try {
     await d.docker(['volume', 'create', 'hostile']);
     if (values.cluster) {
       for (const args of [
-        ['swarm', 'init', '--advertise-addr', '127.0.0.1'],
+        // A port of its own: another daemon on this machine may hold the default 2377.
+        ['swarm', 'init', '--advertise-addr', '127.0.0.1', '--listen-addr', `127.0.0.1:${await freePort()}`],
         ['network', 'create', '-d', 'overlay', '--attachable', 'hostile-ov'],
         ['service', 'create', '--detach', '--name', 'hostile', '--replicas', '2', '--no-resolve-image', 'busybox', 'sleep', '3600'],
       ]) {
@@ -53,6 +62,7 @@ try {
     count,
     concurrency: Number(values.concurrency),
     keepCluster: values.cluster,
+    ...(console_ ? { console: console_ } : {}),
     ...(d ? { alive: () => d!.exitCode === null } : {}),
     ...(only
       ? {
@@ -94,6 +104,7 @@ try {
     else kinds.set(k, { n: 1, first: f });
   }
   for (const [k, e] of kinds) console.log(`${String(e.n).padStart(5)} × ${k} (first #${e.first.index}: ${e.first.detail.slice(0, 160)})`);
+  if ((report.counts.crash || report.counts.stall) && d) console.log(`the daemon's last words:\n${d.output.slice(-4000)}`);
   process.exitCode = report.findings.length ? 1 : 0;
 } finally {
   await d?.cleanup();

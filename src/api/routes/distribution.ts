@@ -1,6 +1,7 @@
 // Registry-facing routes: pull (POST /images/create?fromImage=), import (…?fromSrc=), push, login
 // (POST /auth), search and distribution inspect. Progress streams start lazily: an error before the
 // first message is a real HTTP status with {"message"}, after it an errorDetail line (as dockerd).
+import type { OCIDescriptor } from '../../types/api/index.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { invalidParameter, messageOf, notImplemented } from '../../errors.ts';
 import type { AuthConfig, ImportRequest, JsonMessage, ProgressSink, SearchResult } from '../../types/distribution.ts';
@@ -20,7 +21,7 @@ export interface DistributionBackend {
   push(name: string, tag: string | undefined, auth: AuthConfig, sink: ProgressSink, signal: AbortSignal): Promise<void>;
   login(auth: AuthConfig): Promise<{ Status: string; IdentityToken: string }>;
   search(term: string, limit: number, filters: Map<string, string[]>, auth: AuthConfig): Promise<SearchResult[]>;
-  inspect(name: string, auth: AuthConfig): Promise<{ Descriptor: unknown; Platforms: Platform[] }>;
+  inspect(name: string, auth: AuthConfig): Promise<{ Descriptor: OCIDescriptor; Platforms: Platform[] }>;
 }
 
 /** A JSON-lines response whose status line goes out with the first message (plugins' pull and push use it too). */

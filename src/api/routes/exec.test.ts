@@ -3,14 +3,29 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { fakeBackend, RouteHarness } from '../../../test/helpers/route-harness.ts';
-import type { OutputSink } from '../../types/exec.ts';
+import type { ExecInspectResponse, OutputSink } from '../../types/exec.ts';
 import { frame } from '../stream-framing.ts';
 import { registerExecRoutes, type ExecBackend } from './exec.ts';
+
+/** An exec's inspect view: one that ran `sh -c 'exit 2'` in container c1 and exited. */
+const inspectView: ExecInspectResponse = {
+  ID: 'e1',
+  Running: false,
+  ExitCode: 2,
+  ProcessConfig: { tty: false, entrypoint: 'sh', arguments: ['-c', 'exit 2'], privileged: false },
+  OpenStdin: false,
+  OpenStderr: true,
+  OpenStdout: true,
+  CanRemove: false,
+  ContainerID: 'c1',
+  DetachKeys: '',
+  Pid: 42,
+};
 
 describe('exec routes', () => {
   const { backend, calls } = fakeBackend<ExecBackend>({
     create: { Id: 'e1' },
-    inspect: { ID: 'e1', ExitCode: 0 },
+    inspect: inspectView,
     resize: undefined,
     checkStartable: { tty: false, openStdin: false },
     start: async (_id: string, _opts: unknown, sink: OutputSink | null) => {
@@ -37,7 +52,8 @@ describe('exec routes', () => {
     assert.equal(r.status, 201);
     assert.deepEqual(r.json, { Id: 'e1' });
     assert.deepEqual(calls.at(-1)?.args, ['c1', { Cmd: ['true'], AttachStdout: true }]);
-    assert.deepEqual((await h.request('GET', '/exec/e1/json')).json, { ID: 'e1', ExitCode: 0 });
+    const inspected = await h.request('GET', '/exec/e1/json');
+    assert.equal(inspected.text, JSON.stringify(inspectView));
   });
 
   test('resize needs integer h and w', async () => {
@@ -88,7 +104,7 @@ describe("exec start framing (dockerd: the start body's Tty decides, not the exe
   // An exec created with a TTY: its process writes everything to stdout.
   const { backend } = fakeBackend<ExecBackend>({
     create: { Id: 'e1' },
-    inspect: {},
+    inspect: inspectView,
     resize: undefined,
     checkStartable: { tty: true, openStdin: false },
     start: async (_id: string, _opts: unknown, sink: OutputSink | null) => {

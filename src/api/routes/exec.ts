@@ -8,7 +8,7 @@ import { parseBodyJson, readJsonObject, sendJson } from '../http.ts';
 import { readUpgradeBody } from '../upgrade-body.ts';
 import { EXEC_OPTIONS, EXEC_START_OPTIONS, decodeBody } from '../body-schemas.ts';
 import type { Router } from '../router.ts';
-import type { ExecCreateBody, ExecStartOptions, OutputSink, RunningExec } from '../../types/exec.ts';
+import type { ExecCreateBody, ExecInspectResponse, ExecStartOptions, OutputSink, RunningExec } from '../../types/exec.ts';
 import { versionLessThan } from '../../util/api-version.ts';
 
 export interface ExecBackend {
@@ -17,7 +17,7 @@ export interface ExecBackend {
   checkStartable(id: string): { tty: boolean; openStdin: boolean };
   start(id: string, opts: ExecStartOptions, sink: OutputSink | null): Promise<RunningExec>;
   resize(id: string, height: number, width: number): Promise<void>;
-  inspect(id: string): Record<string, unknown>;
+  inspect(id: string): ExecInspectResponse;
 }
 
 /** Watches a TTY session's stdin for the detach sequence (see daemon/exec/detach-keys.ts). */

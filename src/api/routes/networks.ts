@@ -1,6 +1,8 @@
 // Network routes: list, inspect, create, remove, connect, disconnect, prune.
 import { invalidParameter } from '../../errors.ts';
 import type { EndpointSettings } from '../../types/container-api.ts';
+import type { Network } from '../../types/api/index.ts';
+import type { GoJson } from '../../types/go-nil.ts';
 import type { NetworkConnectBody, NetworkCreateBody, NetworkDisconnectBody } from '../../types/networks.ts';
 import { readJsonObject, sendJson, sendNoContent } from '../http.ts';
 import { NETWORK_CONNECT, NETWORK_CREATE, NETWORK_DISCONNECT, decodeBody } from '../body-schemas.ts';
@@ -8,8 +10,9 @@ import type { Router } from '../router.ts';
 import { versionLessThan } from '../../util/api-version.ts';
 
 export interface NetworksBackend {
+  /** Network summaries (the networks service's list, untyped there). */
   list(filters: Map<string, string[]>): unknown[];
-  inspect(ref: string, opts: { scope?: string }): unknown;
+  inspect(ref: string, opts: { scope?: string }): GoJson<Network>;
   /** The body as sent: the backend checks its field types (dockerd's decoder errors). */
   create(body: NetworkCreateBody): Promise<{ Id: string; Warning: string }>;
   remove(ref: string): Promise<void>;
@@ -31,7 +34,7 @@ export function registerNetworkRoutes(router: Router, backend: NetworksBackend):
     if (!versionLessThan(ctx.version, '1.28')) return sendJson(ctx.res, 200, list);
     const detailed = list.map((n) => {
       const id = (n as { Id?: string }).Id;
-      const full = id ? (backend.inspect(id, {}) as { Containers?: unknown }) : undefined;
+      const full = id ? backend.inspect(id, {}) : undefined;
       return full?.Containers !== undefined ? { ...(n as object), Containers: full.Containers } : n;
     });
     sendJson(ctx.res, 200, detailed);

@@ -6,7 +6,10 @@ import { fakeBackend, RouteHarness } from '../../../test/helpers/route-harness.t
 import type { EngineEvent } from '../../types/events.ts';
 import { registerEventRoutes, type EventsBackend } from './events.ts';
 import { registerSystemRoutes, type SystemBackend } from './system.ts';
-import { registerSystemDfRoutes, type DiskUsageBackend } from './system-df.ts';
+import { registerSystemDfRoutes, usageForVersion, type DiskUsageBackend } from './system-df.ts';
+import { infoForVersion } from './system-compat.ts';
+import type { SystemInfoView } from '../../types/system.ts';
+import type { DiskUsageView } from '../../types/system-df.ts';
 
 const info = {
   KernelVersion: '',
@@ -71,6 +74,80 @@ describe('/info by API version', () => {
   });
 });
 
+/** Every API version from 1.24 (the oldest served) to 1.51. */
+const everyVersion = Array.from({ length: 51 - 24 + 1 }, (_, i) => `1.${24 + i}`);
+
+describe('infoForVersion on the typed /info view', () => {
+  // As the daemon writes it: Go's nil lists and maps as null (GoJson), a shim v2 runtime beside runc.
+  const view: SystemInfoView = {
+    ID: 'e1',
+    KernelVersion: '6.1.0',
+    OperatingSystem: 'Debian GNU/Linux 12',
+    Plugins: { Volume: ['local'], Network: ['bridge', 'host', 'none'], Authorization: null, Log: ['json-file', 'local'] },
+    GenericResources: null,
+    SecurityOptions: ['name=seccomp,profile=builtin'],
+    Runtimes: { runc: { path: 'runc', status: { x: '{}' } }, kata: { runtimeType: 'io.containerd.kata.v2' } },
+    RegistryConfig: { InsecureRegistryCIDRs: ['127.0.0.0/8'], IndexConfigs: {}, Mirrors: null },
+    ContainerdCommit: { ID: 'abc' },
+    RuncCommit: { ID: 'def' },
+    InitCommit: { ID: 'ghi' },
+    Swarm: { NodeID: '', LocalNodeState: 'inactive', RemoteManagers: null },
+    KernelMemory: true,
+  };
+
+  test('the backend’s answer is copied, never changed, at every version', () => {
+    const before = structuredClone(view);
+    for (const v of everyVersion) infoForVersion(view, v);
+    assert.deepEqual(view, before);
+  });
+  test('from 1.50 the answer is the view as it is, KernelMemory left out (same fields, same order)', () => {
+    const { KernelMemory: _k, ...rest } = view;
+    for (const v of ['1.50', '1.51']) assert.equal(JSON.stringify(infoForVersion(view, v)), JSON.stringify(rest));
+  });
+  test('Go’s nulls stay null at every version; reshaped parts only where present', () => {
+    const nulls: SystemInfoView = { ID: 'e2', SecurityOptions: null, Runtimes: null, RegistryConfig: null };
+    for (const v of everyVersion) {
+      const out = infoForVersion(nulls, v);
+      assert.equal(out.SecurityOptions, null, v);
+      assert.equal(out.Runtimes, null, v);
+      assert.equal(out.RegistryConfig, null, v);
+      assert.equal('RuncCommit' in out, false, v);
+    }
+  });
+  test('before 1.44 every runtime loses its status, a shim v2 runtime kept as it is', () => {
+    assert.deepEqual(infoForVersion(view, '1.43').Runtimes, { runc: { path: 'runc' }, kata: { runtimeType: 'io.containerd.kata.v2' } });
+  });
+});
+
+describe('usageForVersion on the typed /system/df view', () => {
+  test('the backend’s answer is copied, never changed, at every version', () => {
+    const du = {
+      LayersSize: 3,
+      Images: [{ Id: 'sha256:1', Size: 7 }],
+      BuildCache: [
+        {
+          ID: 'b1',
+          Parent: 'b0',
+          Parents: ['b0'],
+          Size: 5,
+          Type: 'regular',
+          Description: '',
+          InUse: false,
+          Shared: false,
+          CreatedAt: '',
+          LastUsedAt: null,
+          UsageCount: 0,
+        },
+      ],
+    };
+    const before = structuredClone(du);
+    for (const v of everyVersion) usageForVersion(du, v);
+    assert.deepEqual(du, before);
+    assert.equal(usageForVersion(du, '1.41').BuilderSize, 5);
+    assert.equal(usageForVersion({ BuildCache: [] }, '1.41').BuilderSize, undefined);
+  });
+});
+
 describe('/events by API version', () => {
   const ev = (Type: string, Action: string): EngineEvent => ({
     Type,
@@ -99,11 +176,12 @@ describe('/events by API version', () => {
 });
 
 describe('/system/df by API version', () => {
-  const usage = {
+  const cacheEntry = { Type: 'regular', Description: '', InUse: false, Shared: false, CreatedAt: '', LastUsedAt: null, UsageCount: 0 };
+  const usage: DiskUsageView = {
     Images: [{ Id: 'sha256:1', Size: 7 }],
     BuildCache: [
-      { ID: 'b1', Parent: 'b0', Parents: ['b0'], Size: 5 },
-      { ID: 'b0', Size: 3 },
+      { ID: 'b1', Parent: 'b0', Parents: ['b0'], Size: 5, ...cacheEntry },
+      { ID: 'b0', Size: 3, ...cacheEntry },
     ],
   };
   const { backend, calls } = fakeBackend<DiskUsageBackend>({
@@ -116,10 +194,10 @@ describe('/system/df by API version', () => {
 
   test('1.42: build cache Parents and no BuilderSize from, Parent and BuilderSize before', async () => {
     const old = await at('1.41');
-    assert.deepEqual(old.BuildCache[0], { ID: 'b1', Parent: 'b0', Size: 5 });
+    assert.deepEqual(old.BuildCache[0], { ID: 'b1', Parent: 'b0', Size: 5, ...cacheEntry });
     assert.equal(old.BuilderSize, 8);
     const cur = await at('1.42');
-    assert.deepEqual(cur.BuildCache[0], { ID: 'b1', Parents: ['b0'], Size: 5 });
+    assert.deepEqual(cur.BuildCache[0], { ID: 'b1', Parents: ['b0'], Size: 5, ...cacheEntry });
     assert.equal('BuilderSize' in cur, false);
   });
   test('1.44: images VirtualSize before', async () => {

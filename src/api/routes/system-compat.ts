@@ -1,13 +1,11 @@
 // GET /info shaped by the client's API version, as dockerd's system router does it: fields newer
 // than the version are left out, fields an older version still had are put back with the values
 // that version gave. The backend's answer is copied, never changed.
+import type { SystemInfoView, VersionedInfo } from '../../types/system.ts';
 import { versionLessThan } from '../../util/api-version.ts';
 
-type Info = Record<string, unknown>;
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** The /info answer for a client of API `version`. */
-export function infoForVersion(source: Info, version: string): Info {
+export function infoForVersion(source: SystemInfoView, version: string): VersionedInfo {
   const lt = (v: string) => versionLessThan(version, v);
   if (!lt('1.42') && 'KernelMemory' in source) {
     // KernelMemory is false (omitted) from API 1.42.
@@ -15,28 +13,20 @@ export function infoForVersion(source: Info, version: string): Info {
     source = rest;
   }
   if (!lt('1.50')) return source;
-  const info: Info = { ...source };
+  const info: VersionedInfo = { ...source };
   // Before 1.25 SecurityOptions were names only ("seccomp", not "name=seccomp,profile=…").
-  if (lt('1.25') && Array.isArray(info.SecurityOptions)) {
-    info.SecurityOptions = (info.SecurityOptions as string[]).map((o) => securityOptionName(o));
-  }
+  if (lt('1.25') && info.SecurityOptions) info.SecurityOptions = info.SecurityOptions.map((o) => securityOptionName(o));
   if (lt('1.39')) {
     if (!info.KernelVersion) info.KernelVersion = '<unknown>';
     if (!info.OperatingSystem) info.OperatingSystem = '<unknown>';
   }
   // A runtime's status exists from 1.44.
-  if (lt('1.44') && isObj(info.Runtimes)) {
-    info.Runtimes = Object.fromEntries(
-      Object.entries(info.Runtimes).map(([k, rt]) => {
-        if (!isObj(rt)) return [k, rt];
-        const { status: _status, ...rest } = rt;
-        return [k, rest];
-      }),
-    );
+  if (lt('1.44') && info.Runtimes) {
+    info.Runtimes = Object.fromEntries(Object.entries(info.Runtimes).map(([k, { status: _status, ...rest }]) => [k, rest]));
   }
   if (lt('1.46')) delete info.Containerd;
   // Before 1.47 these two were always present, even empty (null).
-  if (lt('1.47') && isObj(info.RegistryConfig)) {
+  if (lt('1.47') && info.RegistryConfig) {
     info.RegistryConfig = {
       AllowNondistributableArtifactsCIDRs: null,
       AllowNondistributableArtifactsHostnames: null,
@@ -46,9 +36,9 @@ export function infoForVersion(source: Info, version: string): Info {
   if (lt('1.49')) {
     delete info.FirewallBackend;
     // The commits' Expected (equal to ID) were dropped in 1.49.
-    for (const k of ['ContainerdCommit', 'RuncCommit', 'InitCommit']) {
+    for (const k of ['ContainerdCommit', 'RuncCommit', 'InitCommit'] as const) {
       const c = info[k];
-      if (isObj(c)) info[k] = { ...c, Expected: c.ID };
+      if (c) info[k] = { ...c, Expected: c.ID };
     }
   }
   // Before 1.50: no DiscoveredDevices, and the bridge-nf fields always false.

@@ -3,12 +3,12 @@
 import { invalidParameter } from '../../errors.ts';
 import { sendJson } from '../http.ts';
 import type { Router } from '../router.ts';
-import type { DiskUsageKinds } from '../../types/system-df.ts';
+import type { DiskUsageKinds, DiskUsageView, VersionedDiskUsage } from '../../types/system-df.ts';
 import { versionLessThan } from '../../util/api-version.ts';
 import type { BuildPruneOptions, BuildPruneResult } from '../../types/build.ts';
 
 export interface DiskUsageBackend {
-  usage(kinds: DiskUsageKinds): Promise<Record<string, unknown>>;
+  usage(kinds: DiskUsageKinds): Promise<DiskUsageView>;
   pruneBuildCache(opts: BuildPruneOptions): Promise<BuildPruneResult>;
 }
 
@@ -19,25 +19,22 @@ const KIND_NAMES: Record<string, keyof DiskUsageKinds> = {
   'build-cache': 'buildCache',
 };
 
-type Entry = Record<string, unknown>;
-const entries = (v: unknown): Entry[] | undefined => (Array.isArray(v) ? (v as Entry[]) : undefined);
-
 /**
  * /system/df for a client of API `version`, as dockerd's system router: before 1.42 build cache
  * entries have no Parents and the cache's total is BuilderSize; from 1.42 no Parent; before 1.44
  * images carry VirtualSize. The backend's answer is copied, never changed.
  */
-export function usageForVersion(du: Record<string, unknown>, version: string): Record<string, unknown> {
-  const out = { ...du };
-  const cache = entries(du.BuildCache);
+export function usageForVersion(du: DiskUsageView, version: string): VersionedDiskUsage {
+  const out: VersionedDiskUsage = { ...du };
+  const cache = du.BuildCache;
   if (cache) {
     if (versionLessThan(version, '1.42')) {
       out.BuildCache = cache.map(({ Parents: _parents, ...rest }) => rest);
-      const total = cache.reduce((n, b) => n + (typeof b.Size === 'number' ? b.Size : 0), 0);
+      const total = cache.reduce((n, b) => n + b.Size, 0);
       if (total) out.BuilderSize = total;
     } else out.BuildCache = cache.map(({ Parent: _parent, ...rest }) => rest);
   }
-  const images = entries(du.Images);
+  const images = du.Images;
   if (images && versionLessThan(version, '1.44')) out.Images = images.map((i) => ({ ...i, VirtualSize: i.Size }));
   return out;
 }

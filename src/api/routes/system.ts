@@ -2,10 +2,11 @@
 import type { Router } from '../router.ts';
 import { sendJson } from '../http.ts';
 import { infoForVersion } from './system-compat.ts';
+import type { SystemInfoView, SystemVersionView } from '../../types/system.ts';
 
 export interface SystemBackend {
-  version(): Promise<Record<string, unknown>>;
-  info(): Promise<Record<string, unknown>>;
+  version(): Promise<SystemVersionView>;
+  info(): Promise<SystemInfoView>;
   experimental(): boolean;
   /** The Swarm header: inactive, pending, error, locked, active/worker or active/manager. */
   swarmState(): string;

@@ -1,15 +1,15 @@
 // Docker's shell lexer for variable substitution in Dockerfile words (buildkit's
 // frontend/dockerfile/shell, which dockerd's classic builder uses): `$var`, `${var}`,
 // `${var:-x}` `${var-x}` `${var:+x}` `${var+x}` `${var:?msg}` `${var?msg}`, `${var#p}` `${var##p}`
-// `${var%p}` `${var%%p}` `${var/p/r}` `${var//p/r}`, single and double quotes, and the escape
-// character. A word is either processed whole (expandWord: quotes removed, no splitting) or split
+// `${var%p}` `${var%%p}` `${var/p/r}` `${var//p/r}` (those in shell-subst.ts), single and double
+// quotes, and the escape character. A word is either processed whole (expandWord: quotes removed, no splitting) or split
 // into words after expansion (expandWords, used by EXPOSE). expandInstruction applies it to the
 // fields Docker expands, per instruction; RUN, CMD, ENTRYPOINT, SHELL, HEALTHCHECK, ONBUILD and
 // MAINTAINER are never expanded by the builder (the shell does it at run time).
 import { invalidParameter } from '../../errors.ts';
-import { compileShellGlob, GlobBudgetError, GlobError, type Nfa } from '../../wire/glob.ts';
 import { isSpace } from './split.ts';
 import type { EscapeChar, Instruction } from './types.ts';
+import { EOF, LexError, Substitution, type WordLexer } from './shell-subst.ts';
 
 /** name → value, undefined when unset. */
 export type EnvLookup = (name: string) => string | undefined;
@@ -23,9 +23,6 @@ export interface LexOptions {
   skipUnsetEnv?: boolean;
 }
 
-class LexError extends Error {}
-
-const EOF = null;
 const MAX_DEPTH = 100;
 
 class Words {
@@ -58,22 +55,25 @@ class Words {
   }
 }
 
-class ShellWord {
+class ShellWord implements WordLexer {
   private readonly chars: string[];
   private pos = 0;
   private rawEscapes: boolean;
   /** Nesting of `${…${…}}`: bounded, so a hostile word cannot exhaust the stack. */
   private depth = 0;
+  /** `$…` and `${…}` (shell-subst.ts), which reads the words inside through this lexer. */
+  private readonly subst: Substitution;
 
-  constructor(word: string, private readonly env: EnvLookup, private readonly escape: string, private readonly opts: LexOptions) {
+  constructor(word: string, env: EnvLookup, private readonly escape: string, private readonly opts: LexOptions) {
     this.chars = Array.from(word);
     this.rawEscapes = !!opts.rawEscapes;
+    this.subst = new Substitution(this, env, !!opts.skipUnsetEnv);
   }
 
-  private peek(): string | null {
+  peek(): string | null {
     return this.pos < this.chars.length ? this.chars[this.pos]! : EOF;
   }
-  private next(): string | null {
+  next(): string | null {
     return this.pos < this.chars.length ? this.chars[this.pos++]! : EOF;
   }
 
@@ -90,7 +90,7 @@ class ShellWord {
           return { result, words: words.done() };
         }
         if (ch === '$') {
-          const v = this.dollar();
+          const v = this.subst.dollar();
           result += v;
           words.addString(v);
         } else if (ch === '<') {
@@ -154,7 +154,7 @@ class ShellWord {
         return out;
       }
       if (p === '$') {
-        out += this.dollar();
+        out += this.subst.dollar();
         continue;
       }
       let ch = this.next()!;
@@ -177,163 +177,6 @@ class ShellWord {
     return `<<${space}`;
   }
 
-  private name(): string {
-    let name = '';
-    for (let ch = this.peek(); ch !== EOF; ch = this.peek()) {
-      if (name === '' && /^\d$/u.test(ch)) {
-        while (this.peek() !== EOF && /^\d$/u.test(this.peek()!)) name += this.next();
-        return name;
-      }
-      if (name === '' && '@*#?-$!0'.includes(ch)) return this.next()!;
-      if (!/^[\p{L}\p{Nd}_]$/u.test(ch)) break;
-      name += this.next();
-    }
-    return name;
-  }
-
-  private dollar(): string {
-    this.next();
-    if (this.peek() !== '{') {
-      const name = this.name();
-      if (name === '') return '$';
-      const value = this.env(name);
-      if (value === undefined && this.opts.skipUnsetEnv) return `$${name}`;
-      return value ?? '';
-    }
-    this.next();
-    const first = this.peek();
-    if (first === EOF) throw new LexError("syntax error: missing '}'");
-    if (first === '{' || first === '}' || first === ':') throw new LexError('syntax error: bad substitution');
-    const name = this.name();
-    let ch = this.next();
-    let chs = ch ?? '';
-    let nullIsUnset = false;
-    if (ch === '}') {
-      const value = this.env(name);
-      if (value === undefined && this.opts.skipUnsetEnv) return `\${${name}}`;
-      return value ?? '';
-    }
-    if (ch === ':') {
-      nullIsUnset = true;
-      ch = this.next();
-      chs += ch ?? '';
-    } else if (ch === '/') {
-      return this.replace(name);
-    } else if (ch === EOF) {
-      throw new LexError("syntax error: missing '}'");
-    } else if (!'+-?#%'.includes(ch)) {
-      throw new LexError(`unsupported modifier (${chs}) in substitution`);
-    }
-    const rawEscapes = ch === '#' || ch === '%';
-    if (nullIsUnset && rawEscapes) throw new LexError(`unsupported modifier (${chs}) in substitution`);
-    let word: string;
-    try {
-      word = this.process('}', rawEscapes).result;
-    } catch (err) {
-      if (this.peek() === EOF) throw new LexError("syntax error: missing '}'");
-      throw err;
-    }
-    const value = this.env(name);
-    const set = value !== undefined;
-    if (this.opts.skipUnsetEnv && !set) return `\${${name}${chs}${word}}`;
-    const empty = !set || (nullIsUnset && value === '');
-    switch (ch) {
-      case '-': return empty ? word : value!;
-      case '+': return empty ? '' : word;
-      case '?':
-        if (!set) throw new LexError(`${name}: ${word || 'is not allowed to be unset'}`);
-        if (nullIsUnset && value === '') throw new LexError(`${name}: ${word || 'is not allowed to be empty'}`);
-        return value;
-      case '#': case '%': {
-        const greedy = word.startsWith(ch);
-        const pattern = greedy ? word.slice(1) : word;
-        return ch === '%' ? trimSuffix(pattern, value ?? '', greedy) : trimPrefix(pattern, value ?? '', greedy);
-      }
-      default:
-        throw new LexError(`unsupported modifier (${chs}) in substitution`);
-    }
-  }
-
-  private replace(name: string): string {
-    const all = this.peek() === '/';
-    if (all) this.next();
-    const part = (stop: string, missing: string) => {
-      try {
-        return this.process(stop, true).result;
-      } catch (err) {
-        if (this.peek() === EOF) throw new LexError(missing);
-        throw err;
-      }
-    };
-    const pattern = part('/', "syntax error: missing '/' in ${}");
-    const replacement = part('}', "syntax error: missing '}'");
-    const value = this.env(name);
-    if (value === undefined && this.opts.skipUnsetEnv) return `\${${name}/${pattern}/${replacement}}`;
-    return replacePattern(pattern, value ?? '', replacement, all);
-  }
-}
-
-/** The shell pattern's NFA; a bad escape is the lexer's error, as in Docker. */
-function shellNfa(pattern: string, reversed = false): Nfa {
-  try {
-    return compileShellGlob(pattern, reversed);
-  } catch (err) {
-    if (err instanceof GlobError) throw new LexError(`invalid pattern (${pattern}) in substitution: ${err.message}`);
-    throw err;
-  }
-}
-
-function guarded<T>(f: () => T): T {
-  try {
-    return f();
-  } catch (err) {
-    if (err instanceof GlobBudgetError) throw new LexError(err.message);
-    throw err;
-  }
-}
-
-/** `${v#p}` / `${v##p}`: the shortest / longest prefix matching the pattern removed. */
-function trimPrefix(pattern: string, value: string, greedy: boolean): string {
-  const chars = Array.from(value);
-  const ends = guarded(() => shellNfa(pattern).ends(chars));
-  if (!ends.length) return value;
-  return chars.slice(greedy ? ends[ends.length - 1]! : ends[0]!).join('');
-}
-
-/** `${v%p}` / `${v%%p}`: the shortest / longest suffix matching the pattern removed (one pass, backwards). */
-function trimSuffix(pattern: string, value: string, greedy: boolean): string {
-  const chars = Array.from(value);
-  const lengths = guarded(() => shellNfa(pattern, true).ends([...chars].reverse()));
-  if (!lengths.length) return value;
-  return chars.slice(0, chars.length - (greedy ? lengths[lengths.length - 1]! : lengths[0]!)).join('');
-}
-
-/** `${v/p/r}` and `${v//p/r}`: the leftmost longest match(es) replaced. */
-function replacePattern(pattern: string, value: string, replacement: string, all: boolean): string {
-  const chars = Array.from(value);
-  const nfa = shellNfa(pattern);
-  const budget = { ops: 50_000_000 };
-  let out = '';
-  let pos = 0;
-  let replaced = false;
-  while (pos <= chars.length && !(replaced && !all)) {
-    const ends = guarded(() => nfa.ends(chars, pos, budget));
-    if (!ends.length) {
-      if (pos < chars.length) out += chars[pos];
-      pos++;
-      continue;
-    }
-    const end = ends[ends.length - 1]!;
-    out += replacement;
-    replaced = true;
-    if (end === pos) {
-      if (pos < chars.length) out += chars[pos];
-      pos++;
-    } else {
-      pos = end;
-    }
-  }
-  return out + chars.slice(pos).join('');
 }
 
 function run<T>(word: string, f: () => T): T {

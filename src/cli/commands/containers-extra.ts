@@ -15,6 +15,7 @@ import { printRows, readSource } from './family-output.ts';
 import { OTHER_TEXT as T } from './other-text.ts';
 import { leaf, parseFor } from './spec-text.ts';
 import { EngineError } from '../../client/errors.ts';
+import { realStdout } from '../out.ts';
 
 /** REPOSITORY[:TAG] split as the docker CLI does (a colon after the last slash starts the tag). */
 export function splitReference(ref: string): { repo?: string; tag?: string } {
@@ -52,7 +53,7 @@ async function exportCmd(cli: Cli, argv: string[]): Promise<number> {
   const output = f.str('output');
   if (!output && cli.stdoutTty) throw new Error('cowardly refusing to save to a terminal. Use the -o flag or redirect');
   const tar = await cli.api.containers.export(f.args[0]!);
-  if (!output) await pipeline(tar, process.stdout, { end: false });
+  if (!output) await pipeline(tar, realStdout(), { end: false });
   else
     await pipeline(tar, createWriteStream(output, { mode: 0o600 })).catch((e: Error) => {
       throw new Error(`failed to export container: ${e.message}`);

@@ -6,7 +6,8 @@ import { filtersOf, flagsOf } from '../args.ts';
 import type { CommandSpec, FlagHelp } from '../command-spec.ts';
 import { eachName, ExitError, type Cli } from '../cli.ts';
 import { ago, ellipsis, humanSize, printFormatted, shortId, timestampArg } from '../output.ts';
-import { compile } from '../template.ts';
+import { usageTemplate } from '../template.ts';
+import { realStderr, realStdout } from '../out.ts';
 
 export function formatPorts(ports: Port[] | undefined): string {
   return (ports ?? [])
@@ -96,6 +97,7 @@ export async function ps(cli: Cli, argv: string[]): Promise<number> {
     PS_TITLES,
     (s) => cli.out(s),
     cli.tableFit(noTrunc),
+    'ps',
   );
   return 0;
 }
@@ -193,7 +195,7 @@ export async function logs(cli: Cli, argv: string[]): Promise<number> {
     until: timestampArg(f.str('until')),
     tty: !!info.Config?.Tty,
   });
-  for await (const fr of frames) (fr.stream === 'stderr' ? process.stderr : process.stdout).write(fr.data);
+  for await (const fr of frames) (fr.stream === 'stderr' ? realStderr() : realStdout()).write(fr.data);
   return 0;
 }
 
@@ -230,13 +232,25 @@ const FINDERS: Record<string, Finder> = {
   image: (cli, n) => cli.api.images.inspect(n),
   network: (cli, n) => cli.api.networks.inspect(n),
   volume: (cli, n) => cli.api.volumes.inspect(n),
+  // Service inspect shows the defaults of unset fields, as the docker CLI asks.
+  service: (cli, n) => cli.api.cluster.get('services', n, { insertDefaults: true }),
+  task: (cli, n) => cli.api.cluster.get('tasks', n),
+  node: (cli, n) => cli.api.cluster.get('nodes', n),
+  plugin: (cli, n) => cli.api.plugins.inspect(n),
+  secret: (cli, n) => cli.api.cluster.get('secrets', n),
+  config: (cli, n) => cli.api.cluster.get('configs', n),
 };
+/** The kinds `inspect` tries without --type, in the docker CLI's order. */
+const AUTODETECT = ['container', 'image', 'network', 'volume', 'service', 'task', 'node', 'plugin', 'secret', 'config'];
+/** Those tried only on a swarm manager (one /info call says so). */
+const SWARM_KINDS = new Set(['service', 'task', 'node', 'secret', 'config']);
+const ALL_TYPES = Object.keys(FINDERS).sort();
 
 /** Writes items as `docker inspect` does: an indented JSON array, or one template rendering each. */
 export function printInspect(cli: Cli, items: unknown[], format: string | undefined): void {
   if (format) {
-    const t = compile(format);
-    for (const it of items) cli.out(`${t.render(it)}\n`);
+    const t = usageTemplate(format, { errors: 'formatter', jsonMaps: true });
+    for (const it of items) t.renderLine(it, (s) => cli.out(s));
   } else cli.out(`${JSON.stringify(items, null, 4)}\n`);
 }
 
@@ -248,26 +262,44 @@ export const INSPECT_FLAGS: FlagHelp[] = [
 
 export async function inspect(cli: Cli, argv: string[], only?: string): Promise<number> {
   const f = flagsOf('inspect', argv, only ? INSPECT_FLAGS.filter((x) => x.name !== 'type') : INSPECT_FLAGS, { min: 1 });
-  const kinds = only ? [only] : f.str('type') ? [f.str('type')!] : ['container', 'image', 'volume', 'network'];
+  const type = f.str('type');
+  const types = `"${ALL_TYPES.join('", "')}"`;
+  if (type === '') throw new ExitError(1, `type is empty: must be one of ${types}`);
+  if (type !== undefined && !FINDERS[type]) throw new ExitError(1, `unknown type: "${type}": must be one of ${types}`);
+  const kinds = only ? [only] : type ? [type] : AUTODETECT;
+  let manager: Promise<boolean> | undefined;
+  const swarmManager = () =>
+    (manager ??= cli.api.info().then(
+      (i) => !!(i as { Swarm?: { ControlAvailable?: boolean } }).Swarm?.ControlAvailable,
+      (e: Error) => {
+        cli.err(`${e.message}\n`);
+        return false;
+      },
+    ));
   const found: unknown[] = [];
-  let failed = false;
+  const missing: string[] = [];
   for (const name of f.args) {
     let hit: unknown;
+    let refused: string | undefined;
     for (const k of kinds) {
+      if (kinds === AUTODETECT && SWARM_KINDS.has(k) && !(await swarmManager())) continue;
       try {
         hit = k === 'container' && f.bool('size') ? await cli.api.containers.inspect(name, { size: true }) : await FINDERS[k]!(cli, name);
         break;
       } catch (e) {
         if (!(e instanceof EngineError && e.status === 404)) throw e;
+        // With --type the daemon's own words are the answer; autodetection goes on to the next kind.
+        if (type || only) refused = `Error response from daemon: ${e.message}\n`;
       }
     }
-    if (hit === undefined) {
-      failed = true;
-      cli.err(only ? `Error response from daemon: No such ${only}: ${name}\n` : `Error: No such object: ${name}\n`);
-    } else found.push(hit);
+    if (hit === undefined)
+      missing.push(refused ?? (only ? `Error response from daemon: No such ${only}: ${name}\n` : `Error: No such object: ${name}\n`));
+    else found.push(hit);
   }
+  // What was found is written first, the names not found after it, as the docker CLI does.
   if (found.length || !f.str('format')) printInspect(cli, found, f.str('format'));
-  return failed ? 1 : 0;
+  for (const m of missing) cli.err(m);
+  return missing.length ? 1 : 0;
 }
 
 export const PS: CommandSpec = { name: 'ps', group: 'common', description: 'List containers', flags: PS_FLAGS, run: ps };

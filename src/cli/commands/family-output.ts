@@ -7,6 +7,7 @@ import type { Cli } from '../cli.ts';
 import { printFormatted } from '../output.ts';
 import { compile } from '../template.ts';
 import { printInspect } from './containers.ts';
+import { goValue, type InspectType } from './cluster/go-layout.ts';
 
 /** A list's rows under --format (default: the docker table); json rows keep Go's sorted keys. */
 export function printRows(
@@ -38,7 +39,12 @@ export function printRows(
 
 /** JSON as Go's encoding/json writes it: <, > and & escaped. */
 export function goJson(v: unknown): string {
-  return JSON.stringify(v).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return goEscape(JSON.stringify(v));
+}
+
+/** JSON text with <, >, & and the JavaScript line separators escaped, as Go's encoder writes them. */
+function goEscape(json: string): string {
+  return json.replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /**
@@ -58,8 +64,20 @@ function sortedKeys(r: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** `inspect` output: the indented array (also for --format json), or one template line per item. */
-export function printInspected(cli: Cli, items: unknown[], format: string | undefined): void {
-  printInspect(cli, items, format === 'json' ? undefined : format);
+export function printInspected(cli: Cli, items: unknown[], format: string | undefined, goType?: InspectType): void {
+  const f = format === 'json' ? undefined : format;
+  // Without a template the docker CLI writes the object back from its Go type (cluster/go-layout.ts).
+  if (goType && !f)
+    cli.out(
+      `${goEscape(
+        JSON.stringify(
+          items.map((it) => goValue(it, goType)),
+          null,
+          4,
+        ),
+      )}\n`,
+    );
+  else printInspect(cli, items, f);
 }
 
 /** The bytes of a file argument, `-` meaning stdin. */

@@ -1,6 +1,34 @@
 // The docker CLI's usage lines, descriptions and flags of engine secret, config, stack, plugin and
 // builder (the commands are in secrets.ts, stack.ts, plugins.ts and builder.ts).
-import type { SpecText } from './spec-text.ts';
+import { PRETTY_INSPECT_FLAGS, type SpecText } from './spec-text.ts';
+
+/** ls, inspect and rm of secrets and configs: the same words but for the noun. */
+function storedObjectText(noun: 'secret' | 'config') {
+  const NAME = noun.toUpperCase();
+  return {
+    ls: {
+      usage: '[OPTIONS]',
+      description: `List ${noun}s`,
+      aliases: ['list'],
+      flags: [
+        { name: 'filter', short: 'f', kind: 'list', description: 'Filter output based on conditions provided' },
+        { name: 'format', kind: 'string', description: 'Format output using a custom template' },
+        { name: 'quiet', short: 'q', kind: 'bool', description: 'Only display IDs' },
+      ],
+    },
+    inspect: {
+      usage: `[OPTIONS] ${NAME} [${NAME}...]`,
+      description: `Display detailed information on one or more ${noun}s`,
+      flags: PRETTY_INSPECT_FLAGS,
+    },
+    rm: {
+      usage: `${NAME} [${NAME}...]`,
+      description: `Remove one or more ${noun}s`,
+      aliases: ['remove'],
+      flags: [],
+    },
+  } satisfies Record<string, SpecText>;
+}
 
 export const SECRET_TEXT = {
   create: {
@@ -12,39 +40,7 @@ export const SECRET_TEXT = {
       { name: 'template-driver', kind: 'string', description: 'Template driver' },
     ],
   },
-  ls: {
-    usage: '[OPTIONS]',
-    description: 'List secrets',
-    aliases: ['list'],
-    flags: [
-      { name: 'filter', short: 'f', kind: 'list', description: 'Filter output based on conditions provided' },
-      {
-        name: 'format',
-        kind: 'string',
-        description: 'Format output using a custom template',
-      },
-      { name: 'quiet', short: 'q', kind: 'bool', description: 'Only display IDs' },
-    ],
-  },
-  inspect: {
-    usage: '[OPTIONS] SECRET [SECRET...]',
-    description: 'Display detailed information on one or more secrets',
-    flags: [
-      {
-        name: 'format',
-        short: 'f',
-        kind: 'string',
-        description: 'Format output using a custom template',
-      },
-      { name: 'pretty', kind: 'bool', description: 'Print the information in a human friendly format' },
-    ],
-  },
-  rm: {
-    usage: 'SECRET [SECRET...]',
-    description: 'Remove one or more secrets',
-    aliases: ['remove'],
-    flags: [],
-  },
+  ...storedObjectText('secret'),
 } satisfies Record<string, SpecText>;
 
 export const CONFIG_TEXT = {
@@ -56,39 +52,7 @@ export const CONFIG_TEXT = {
       { name: 'template-driver', kind: 'string', description: 'Template driver' },
     ],
   },
-  ls: {
-    usage: '[OPTIONS]',
-    description: 'List configs',
-    aliases: ['list'],
-    flags: [
-      { name: 'filter', short: 'f', kind: 'list', description: 'Filter output based on conditions provided' },
-      {
-        name: 'format',
-        kind: 'string',
-        description: 'Format output using a custom template',
-      },
-      { name: 'quiet', short: 'q', kind: 'bool', description: 'Only display IDs' },
-    ],
-  },
-  inspect: {
-    usage: '[OPTIONS] CONFIG [CONFIG...]',
-    description: 'Display detailed information on one or more configs',
-    flags: [
-      {
-        name: 'format',
-        short: 'f',
-        kind: 'string',
-        description: 'Format output using a custom template',
-      },
-      { name: 'pretty', kind: 'bool', description: 'Print the information in a human friendly format' },
-    ],
-  },
-  rm: {
-    usage: 'CONFIG [CONFIG...]',
-    description: 'Remove one or more configs',
-    aliases: ['remove'],
-    flags: [],
-  },
+  ...storedObjectText('config'),
 } satisfies Record<string, SpecText>;
 
 export const STACK_TEXT = {

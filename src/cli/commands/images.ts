@@ -11,6 +11,7 @@ import { DEFAULT_REGISTRY, registryKey } from '../config.ts';
 import { ago, humanSize, printFormatted, shortId } from '../output.ts';
 import { renderProgress } from '../progress.ts';
 import { stdinContext, tarContext } from '../tar-context.ts';
+import { realStdout } from '../out.ts';
 
 const IMAGES_TITLES = {
   Repository: 'REPOSITORY',
@@ -94,7 +95,7 @@ export async function pull(cli: Cli, argv: string[]): Promise<number> {
   const auth = cli.config.credentials(registryKey(ref));
   const stream = cli.api.images.pull(f.bool('all-tags') ? ref : withTag, { platform: f.str('platform'), auth });
   if (f.bool('quiet')) for await (const _ of stream);
-  else await renderProgress(stream, process.stdout);
+  else await renderProgress(stream, realStdout());
   cli.out(`${full}\n`);
   return 0;
 }
@@ -113,7 +114,7 @@ export async function push(cli: Cli, argv: string[]): Promise<number> {
   const auth = cli.config.credentials(registryKey(ref));
   const stream = cli.api.images.push(name, { tag, auth, platform: f.str('platform') });
   if (f.bool('quiet')) for await (const _ of stream);
-  else await renderProgress(stream, process.stdout);
+  else await renderProgress(stream, realStdout());
   if (f.bool('quiet')) cli.out(`${ref}\n`);
   return 0;
 }
@@ -183,9 +184,9 @@ const SAVE_FLAGS: FlagHelp[] = [
 export async function save(cli: Cli, argv: string[]): Promise<number> {
   const f = flagsOf('save', argv, SAVE_FLAGS, { min: 1 });
   const out = f.str('output');
-  if (!out && process.stdout.isTTY) throw new ExitError(1, 'cowardly refusing to save to a terminal. Use the -o flag or redirect');
+  if (!out && realStdout().isTTY) throw new ExitError(1, 'cowardly refusing to save to a terminal. Use the -o flag or redirect');
   const tar = await cli.api.images.save(f.args, { platform: f.str('platform') });
-  await pipeline(tar, out ? createWriteStream(out) : process.stdout);
+  await pipeline(tar, out ? createWriteStream(out) : realStdout());
   return 0;
 }
 
@@ -247,7 +248,7 @@ export async function build(cli: Cli, argv: string[]): Promise<number> {
   try {
     await renderProgress(
       messages,
-      f.bool('quiet') ? { write: (chunk: string | Uint8Array) => (quiet.push(String(chunk)), true) } : process.stdout,
+      f.bool('quiet') ? { write: (chunk: string | Uint8Array) => (quiet.push(String(chunk)), true) } : realStdout(),
     );
   } catch (e) {
     // A failed step: the docker CLI exits with the error's code (a RUN's exit status), 1 without one.

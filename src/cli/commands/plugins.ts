@@ -17,6 +17,7 @@ import { confirm, printInspected, printRows } from './family-output.ts';
 import { PLUGIN_TEXT as T } from './family-text.ts';
 import { eachJoined } from './cluster/node.ts';
 import { leaf, management, parseFor } from './spec-text.ts';
+import { realStdout } from '../out.ts';
 
 // The API's open records (cluster objects, disk usage), read field by field.
 type Obj = Record<string, any>;
@@ -54,7 +55,7 @@ async function install(cli: Cli, argv: string[]): Promise<number> {
     privileges,
     registryAuth: registryAuth(cli, remote),
   });
-  await renderProgress(r.progress, process.stdout);
+  await renderProgress(r.progress, realStdout());
   if (settings.length) await cli.api.plugins.set(r.name, settings);
   if (!f.bool('disable')) await cli.api.plugins.enable(r.name, { timeout: 30 });
   cli.out(`Installed plugin ${remoteArg}\n`);
@@ -99,7 +100,7 @@ async function push(cli: Cli, argv: string[]): Promise<number> {
   const f = parseFor('plugin push', T.push, argv, { min: 1, max: 1 });
   const name = f.args[0]!;
   if (name.includes('@')) throw new Error(`invalid name: ${name}`);
-  await renderProgress(cli.api.plugins.push(withTag(name), { registryAuth: registryAuth(cli, name) }), process.stdout);
+  await renderProgress(cli.api.plugins.push(withTag(name), { registryAuth: registryAuth(cli, name) }), realStdout());
   return 0;
 }
 
@@ -126,7 +127,7 @@ async function upgrade(cli: Cli, argv: string[]): Promise<number> {
     if (!(await confirm(cli, 'Plugin images do not match, are you sure?'))) throw new Error('plugin upgrade has been cancelled');
   }
   const privileges = await grantPrivileges(cli, remote, f.bool('grant-all-permissions'));
-  await renderProgress(cli.api.plugins.upgrade(name, remote, { privileges, registryAuth: registryAuth(cli, remote) }), process.stdout);
+  await renderProgress(cli.api.plugins.upgrade(name, remote, { privileges, registryAuth: registryAuth(cli, remote) }), realStdout());
   cli.out(`Upgraded plugin ${name} to ${f.args[1] ?? current}\n`);
   return 0;
 }

@@ -3,7 +3,7 @@
 import { filtersOf, flagsOf, keyValues, UsageError } from '../args.ts';
 import type { CommandSpec, FlagHelp } from '../command-spec.ts';
 import { eachName, type Cli } from '../cli.ts';
-import { humanSize, printFormatted, shortId } from '../output.ts';
+import { byteOrder, humanSize, printFormatted, shortId } from '../output.ts';
 import { inspect, INSPECT_FLAGS } from './containers.ts';
 import { confirm } from './family-output.ts';
 
@@ -53,7 +53,7 @@ async function networkCmd(cli: Cli, sub: string, argv: string[]): Promise<number
     case 'list': {
       const f = flagsOf('network ls', argv, LS_FLAGS, { max: 0 });
       const list = await api.list({ filters: filtersOf(f.list('filter')) });
-      list.sort((a, b) => String(a.Name).localeCompare(String(b.Name)));
+      list.sort((a, b) => byteOrder(String(a.Name), String(b.Name)));
       const rows = list.map((n) => ({
         ID: f.bool('no-trunc') ? n.Id : shortId(n.Id),
         Name: n.Name,
@@ -148,7 +148,7 @@ async function volumeCmd(cli: Cli, sub: string, argv: string[]): Promise<number>
       const f = flagsOf('volume ls', argv, LS_FLAGS, { max: 0 });
       const r = await api.list({ filters: filtersOf(f.list('filter')) });
       const rows = (r.Volumes ?? [])
-        .sort((a, b) => a.Name.localeCompare(b.Name))
+        .sort((a, b) => byteOrder(a.Name, b.Name))
         .map((v) => ({
           Driver: v.Driver,
           Name: v.Name,

@@ -14,6 +14,7 @@ import { registryKey } from '../config.ts';
 import { renderProgress } from '../progress.ts';
 import { createBody, CREATE_FLAGS, RUN_FLAGS } from '../run-options.ts';
 import { pump, terminalSize } from '../stdio.ts';
+import { realStderr, realStdout } from '../out.ts';
 
 const PROXIED: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2'];
 
@@ -36,7 +37,7 @@ export function startErrorStatus(message: string): number {
 
 async function pullImage(cli: Cli, image: string, platform: string | undefined, toStderr: boolean): Promise<void> {
   const auth = cli.config.credentials(registryKey(image));
-  await renderProgress(cli.api.images.pull(image, { platform, auth }), toStderr ? process.stderr : process.stdout);
+  await renderProgress(cli.api.images.pull(image, { platform, auth }), toStderr ? realStderr() : realStdout());
 }
 
 async function createContainer(

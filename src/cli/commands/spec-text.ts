@@ -7,6 +7,12 @@ import type { CommandGroup, CommandSpec } from '../command-spec.ts';
 
 export type TextFlag = FlagSpec & { description: string };
 
+/** The flags of the cluster families' inspect (service, node, secret, config): a template or --pretty. */
+export const PRETTY_INSPECT_FLAGS: readonly TextFlag[] = [
+  { name: 'format', short: 'f', kind: 'string', description: 'Format output using a custom template' },
+  { name: 'pretty', kind: 'bool', description: 'Print the information in a human friendly format' },
+];
+
 export interface SpecText {
   usage: string;
   description: string;

@@ -8,15 +8,17 @@ import { basename, dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { connector } from '../../client/transport.ts';
 import { settingsFromEnv } from '../../client/host.ts';
-import type { ContainerStatsResponse, EventMessage } from '../../types/api/index.ts';
+import type { ContainerStatsResponse, EventMessage, SystemVersion } from '../../types/api/index.ts';
+import type { GoJson } from '../../types/go-nil.ts';
 import { ENGINE_VERSION as VERSION } from '../../version.ts';
 import { filtersOf, flagsOf, UsageError } from '../args.ts';
 import type { CommandSpec, FlagHelp } from '../command-spec.ts';
 import { ExitError, type Cli } from '../cli.ts';
-import { bytesSize, humanSize, printFormatted, shortId, timestampArg } from '../output.ts';
-import { compile } from '../template.ts';
+import { byteOrder, bytesSize, humanSize, printFormatted, shortId, timestampArg } from '../output.ts';
+import { compile, usageTemplate } from '../template.ts';
 import { tarPath } from '../tar-context.ts';
 import { infoText } from './info-text.ts';
+import { realStdout } from '../out.ts';
 
 const VERSION_FLAGS: FlagHelp[] = [
   { name: 'format', short: 'f', kind: 'string', description: 'Format the output using the given Go template' },
@@ -24,6 +26,7 @@ const VERSION_FLAGS: FlagHelp[] = [
 
 export async function version(cli: Cli, argv: string[]): Promise<number> {
   const f = flagsOf('version', argv, VERSION_FLAGS, { max: 0 });
+  const template = f.str('format') ? usageTemplate(f.str('format')!, { name: 'version' }) : undefined;
   const apiVersion = await cli.api.apiVersion().catch(() => undefined); // No daemon: `version` still prints the client part, as docker does (the server part reports the error).
   const client = {
     Version: VERSION,
@@ -32,15 +35,15 @@ export async function version(cli: Cli, argv: string[]): Promise<number> {
     Os: process.platform,
     Arch: process.arch === 'x64' ? 'amd64' : process.arch,
   };
-  let server: Record<string, unknown> | undefined;
+  let server: GoJson<SystemVersion> | undefined;
   let failure: unknown;
   try {
-    server = (await cli.api.version()) as Record<string, unknown>;
+    server = await cli.api.version();
   } catch (e) {
     failure = e;
   }
-  if (f.str('format')) {
-    cli.out(`${compile(f.str('format')!).render({ Client: client, Server: server ?? null })}\n`);
+  if (template) {
+    template.renderLine({ Client: client, Server: server ?? null }, (s) => cli.out(s));
   } else {
     cli.out(
       `Client:\n Version:           ${client.Version}\n API version:       ${client.ApiVersion}\n Node version:      ${client.NodeVersion}\n OS/Arch:           ${client.Os}/${client.Arch}\n`,
@@ -49,7 +52,7 @@ export async function version(cli: Cli, argv: string[]): Promise<number> {
       cli.out(
         `\nServer:\n Engine:\n  Version:          ${server.Version}\n  API version:      ${server.ApiVersion} (minimum version ${server.MinAPIVersion})\n  Git commit:       ${server.GitCommit}\n  OS/Arch:          ${server.Os}/${server.Arch}\n  Experimental:     ${!!server.Experimental}\n`,
       );
-      for (const c of (server.Components as { Name: string; Version: string; Details?: Record<string, string> }[] | undefined) ?? []) {
+      for (const c of server.Components ?? []) {
         if (c.Name === 'Engine') continue;
         cli.out(
           ` ${c.Name}:\n  Version:          ${c.Version}\n${Object.entries(c.Details ?? {})
@@ -69,13 +72,14 @@ const INFO_FLAGS: FlagHelp[] = [
 
 export async function info(cli: Cli, argv: string[]): Promise<number> {
   const f = flagsOf('info', argv, INFO_FLAGS, { max: 0 });
-  const i = (await cli.api.info()) as Record<string, unknown> & { Plugins?: Record<string, string[]> };
-  if (f.str('format')) {
-    cli.out(`${compile(f.str('format')!).render(i)}\n`);
+  const template = f.str('format') ? usageTemplate(f.str('format')!) : undefined;
+  const i = await cli.api.info();
+  if (template) {
+    template.renderLine(i, (s) => cli.out(s));
     return 0;
   }
   cli.out(infoText(i, { version: VERSION, context: cli.contextName, debug: false }));
-  for (const w of (i.Warnings as string[] | null) ?? []) cli.err(`${w}\n`);
+  for (const w of i.Warnings ?? []) cli.err(`${w}\n`);
   return 0;
 }
 
@@ -85,7 +89,7 @@ export function eventLine(e: EventMessage): string {
   const secs = Number(ns / 1_000_000_000n);
   const iso = new Date(secs * 1000).toISOString().replace(/\.\d+Z$/, `.${String(ns % 1_000_000_000n).padStart(9, '0')}Z`);
   const attrs = Object.entries(e.Actor?.Attributes ?? {})
-    .sort(([a], [b]) => a.localeCompare(b))
+    .sort(([a], [b]) => byteOrder(a, b))
     .map(([k, v]) => `${k}=${v}`)
     .join(', ');
   return `${iso} ${e.Type} ${e.Action} ${e.Actor?.ID ?? ''}${attrs ? ` (${attrs})` : ''}`;
@@ -100,7 +104,7 @@ const EVENTS_FLAGS: FlagHelp[] = [
 
 export async function events(cli: Cli, argv: string[]): Promise<number> {
   const f = flagsOf('events', argv, EVENTS_FLAGS, { max: 0 });
-  const t = f.str('format') && f.str('format') !== 'json' ? compile(f.str('format')!) : undefined;
+  const t = f.str('format') && f.str('format') !== 'json' ? compile(f.str('format')!, { errors: 'events' }) : undefined;
   for await (const e of cli.api.events({
     since: timestampArg(f.str('since')),
     until: timestampArg(f.str('until')),
@@ -217,7 +221,7 @@ export async function cp(cli: Cli, argv: string[]): Promise<number> {
   const api = cli.api.containers;
   if (src.ctr) {
     const tar = await api.getArchive(src.ctr, src.path);
-    if (dst.path === '-') return pipeline(tar, process.stdout).then(() => 0);
+    if (dst.path === '-') return pipeline(tar, realStdout()).then(() => 0);
     const intoDir = existsSync(dst.path) && statSync(dst.path).isDirectory();
     const workDir = mkdtempSync(join(intoDir ? dst.path : dirname(dst.path) || '.', '.engine-cp-'));
     try {
@@ -264,8 +268,8 @@ export async function dialStdio(cli: Cli, argv: string[]): Promise<number> {
     conn.on('error', reject);
     process.stdin.on('data', (b: Buffer) => conn.write(b));
     process.stdin.on('end', () => conn.end()); // half-close towards the daemon
-    conn.on('data', (b: Buffer) => process.stdout.write(b));
-    conn.on('end', () => process.stdout.end(() => resolve()));
+    conn.on('data', (b: Buffer) => realStdout().write(b));
+    conn.on('end', () => realStdout().end(() => resolve()));
   });
   return 0;
 }

@@ -100,7 +100,7 @@ test('an unknown driver, a missing target or a bad template fail the task with t
   const base = { secrets: { sid: b64('x'), tsid: b64('{{secret "nope"}}') }, configs: { cid: b64('c') } };
   assert.throws(
     () => taskFiles(task(), { ...base, templating: { secrets: { tsid: { Name: 'golang' } }, configs: {} } }, node),
-    /^Error: failed to expand templated secret tsid: template: expansion:1:1: executing "expansion" at <secret "nope">: error calling secret: secret target nope not found$/,
+    /^Error: failed to expand templated secret tsid: template: expansion:1:2: executing "expansion" at <secret "nope">: error calling secret: secret target nope not found$/,
   );
   assert.throws(
     () => taskFiles(task(), { ...base, templating: { secrets: {}, configs: { cid: { Name: 'jinja' } } } }, node),

@@ -86,7 +86,7 @@ describe('sealed records on a real etcd', () => {
     await store.update('things/a', { v: 'secret-update-2' }, v);
     await store.batch([{ key: 'things/b', value: { v: 'secret-batch-3' } }]);
     await store.put('things/c', { v: 'secret-put-4' });
-    await store.putLeased('heartbeats/n1', { v: 'secret-lease-5' }, 30);
+    await store.leases.putLeased('heartbeats/n1', { v: 'secret-lease-5' }, 30);
     await store.create('cluster', { v: 'cluster-record-6' });
     for (const s of ['secret-create-1', 'secret-update-2', 'secret-batch-3', 'secret-put-4', 'secret-lease-5'])
       assert.ok(!filesHold(dir, s), `${s} is not in etcd's files`);

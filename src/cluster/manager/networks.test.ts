@@ -11,7 +11,8 @@ import type { OverlayEndpoint, OverlayHost, OverlayNode, SwarmNetwork } from '..
 import { Logger } from '../../util/log.ts';
 import { until } from '../../../test/helpers/until.ts';
 import { EtcdMember } from '../store/etcd-process.ts';
-import { checkOverlayBody, ClusterNetworks } from './networks.ts';
+import { ClusterNetworks } from './networks.ts';
+import { checkOverlayBody } from './network-records.ts';
 import { specPorts } from './published-ports.ts';
 import { claimServiceVips, freeServiceVips, resolveNetworkTargets } from './service-vips.ts';
 import { ClusterStore } from '../store/store.ts';

@@ -53,11 +53,13 @@ test('watch: join, beat, drain, leader change, down, remove', async () => {
       watchers.set(prefix, fn);
       return async () => undefined;
     },
-    leader: async () => ({ leader: leader, member: '1' }),
-    members: async () => [
-      { id: '1', name: 'm1', peerUrls: [], clientUrls: [] },
-      { id: '2', name: 'm2', peerUrls: [], clientUrls: [] },
-    ],
+    membership: {
+      leader: async () => ({ leader: leader, member: '1' }),
+      list: async () => [
+        { id: '1', name: 'm1', peerUrls: [], clientUrls: [] },
+        { id: '2', name: 'm2', peerUrls: [], clientUrls: [] },
+      ],
+    },
   };
   const got: Array<{ Action: string; Actor: { ID: string; Attributes: Record<string, string> } }> = [];
   const ev = new NodeEvents(store as never, { publish: (m) => got.push(m as never) }, { debug: () => undefined } as never);

@@ -107,8 +107,8 @@ export class NodeEvents {
   }
 
   private async leaderNode(): Promise<string | undefined> {
-    const { leader } = await this.store.leader();
-    return (await this.store.members()).find((m) => m.id === leader)?.name || undefined;
+    const { leader } = await this.store.membership.leader();
+    return (await this.store.membership.list()).find((m) => m.id === leader)?.name || undefined;
   }
 
   private async checkLeader(): Promise<void> {

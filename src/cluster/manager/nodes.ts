@@ -5,6 +5,7 @@ import { invalidParameter, notFound } from '../../errors.ts';
 import type { ClusterObject } from '../../types/cluster.ts';
 import { allLabelsMatch, checkFilterNames } from '../../util/filters.ts';
 import type { NodeRole } from '../ca/ca.ts';
+import { parseAddr } from '../node/addresses.ts';
 
 export interface NodeSpec {
   Labels: Record<string, string>;
@@ -112,4 +113,26 @@ export function checkRemovable(rec: NodeRecord, up: boolean, force: boolean): vo
     );
   }
   if (up && !force) throw invalidParameter(`rpc error: code = FailedPrecondition desc = node ${rec.ID} is not down and can't be removed`);
+}
+
+/** A new node's record: created and updated now, its address from the advertise address. */
+export function newNodeRecord(
+  id: string,
+  role: NodeRole,
+  advertiseAddr: string,
+  description: NodeRecord['Description'],
+  availability = 'active',
+): NodeRecord {
+  const now = new Date().toISOString();
+  const adv = parseAddr(advertiseAddr, 0, 'advertise address');
+  return {
+    ID: id,
+    CreatedAt: now,
+    UpdatedAt: now,
+    Spec: { Labels: {}, Role: role, Availability: availability as NodeRecord['Spec']['Availability'] },
+    Description: description,
+    Addr: adv.host,
+    // Kept for workers too: a promoted worker's endpoint and etcd ports follow from it.
+    ManagerAddr: advertiseAddr,
+  };
 }

@@ -3,21 +3,19 @@
 // more round), and every second for what only time changes (restart delays, update delays and
 // monitors). In a round the manager holding the orchestrator's lock (taken by the manager whose etcd
 // member leads; every write of a round is fenced by it, so two managers never orchestrate at once)
-// plans from the cache (orchestrator.ts)
-// and writes the plan, several writes at once, each a compare-and-swap on the version it read (a
-// write that lost a race is simply planned again); the next round first waits until the cache has
-// seen those writes, so it never plans the same task twice. Without the cache (its watch could not
-// start) a round lists the store.
+// plans from the cache (orchestrator.ts) and writes the plan (plan-writes.ts: several writes at
+// once, each a compare-and-swap on the version it read; a write that lost a race is simply planned
+// again); the next round first waits until the cache has seen those writes, so it never plans the
+// same task twice. Without the cache (its watch could not start) a round lists the store.
 import type { ClusterObject } from '../../types/cluster.ts';
 import type { Logger } from '../../util/log.ts';
 import { newId } from '../ids.ts';
 import type { NodeRecord } from './nodes.ts';
-import { plan, type Action } from './orchestrator.ts';
+import { plan } from './orchestrator.ts';
 import type { NodeResources, SchedNode } from './scheduler.ts';
-import type { ServiceRecord } from './service-spec.ts';
-import { inParallel, serviceKey, taskKey, type ServicesApi } from './services-api.ts';
-import type { ClusterStore, Fence, Stored } from '../store/store.ts';
-import type { TaskRecord } from './tasks.ts';
+import type { ServicesApi } from './services-api.ts';
+import { writePlan } from './plan-writes.ts';
+import type { ClusterStore, Fence } from '../store/store.ts';
 
 /** The store key of the orchestrator's lock (store.ts holdLock): one manager orchestrates at a time. */
 export const ORCHESTRATOR_LOCK = 'orchestrator';
@@ -39,11 +37,6 @@ export interface LoopSource {
 
 /** Rounds for what only time changes; changes themselves start a round at once. */
 const ROUND_MS = 1000;
-/** Writes of one round under way at once. */
-const WRITE_WIDTH = 32;
-/** Task writes per transaction (etcd allows 128 operations), and such transactions at once. */
-const BATCH = 100;
-const BATCH_WIDTH = 4;
 /**
  * A pause before a round that changes during the last one asked for: a burst of changes (agents
  * reporting hundreds of tasks) makes one round, not one per change, as each round plans every task.
@@ -182,99 +175,13 @@ export class OrchestratorLoop {
       newId,
     });
     if (!actions.length) return;
-    // Copies: apply() moves their value and version along with its writes; the cache's stay the store's.
-    const svc = new Map(services.map((s) => [s.value.ID, { ...s }]));
-    const tsk = new Map(tasks.map((t) => [t.value.ID, { ...t }]));
-    // Actions on one object stay in order (a task's desire then its deletion); objects go in parallel.
-    const byObject = new Map<string, Action[]>();
-    for (const a of actions) {
-      const k = a.op === 'create' ? a.task.ID : a.op === 'updateStatus' || a.op === 'rollback' ? `s:${a.service}` : a.id;
-      byObject.set(k, [...(byObject.get(k) ?? []), a]);
-    }
-    // Creates and task updates alone on their object go in transactions of BATCH writes (one Raft
-    // proposal each); a batch that fails (some task changed meanwhile) is written one by one below.
-    const lists = [...byObject.values()];
-    const single = lists.filter((l) => l.length === 1 && (l[0]!.op === 'create' || l[0]!.op === 'desire' || l[0]!.op === 'assign'));
-    const chunks: Action[][] = [];
-    for (let i = 0; i < single.length; i += BATCH) chunks.push(single.slice(i, i + BATCH).map((l) => l[0]!));
-    const retry: Action[][] = lists.filter((l) => !single.includes(l));
-    await inParallel(chunks, BATCH_WIDTH, async (chunk) => {
-      const now = new Date().toISOString();
-      const writes = chunk.flatMap((a) => {
-        if (a.op === 'create') return [{ key: taskKey(a.task.ID), value: a.task as unknown }];
-        const t = tsk.get((a as { id: string }).id);
-        return t ? [{ key: taskKey(t.value.ID), value: taskAfter(a, t.value, now) as unknown, version: t.version }] : [];
-      });
-      try {
-        const rev = await this.src.store.batch(writes, this.fence);
-        this.wrote.tasks = Math.max(this.wrote.tasks, rev);
-        for (const w of writes) {
-          const t = tsk.get((w.value as TaskRecord).ID);
-          if (t) [t.value, t.version] = [w.value as TaskRecord, rev];
-        }
-      } catch (err) {
-        this.log.debug('orchestrator batch lost; writing one by one', { writes: writes.length, error: (err as Error).message });
-        retry.push(...chunk.map((a) => [a]));
-      }
-    });
-    await inParallel(retry, WRITE_WIDTH, async (list) => {
-      for (const a of list) {
-        try {
-          const rev = await this.apply(a, svc, tsk);
-          const which = a.op === 'updateStatus' || a.op === 'rollback' ? 'services' : 'tasks';
-          if (rev) this.wrote[which] = Math.max(this.wrote[which], rev);
-        } catch (err) {
-          this.log.debug('orchestrator write lost', { op: a.op, error: (err as Error).message });
-        }
-      }
+    await writePlan(actions, services, tasks, {
+      store: this.src.store,
+      fence: this.fence,
+      written: (which, rev) => (this.wrote[which] = Math.max(this.wrote[which], rev)),
+      log: this.log,
     });
   }
-
-  /** Writes one action; returns the store revision written (0: nothing, or a delete). */
-  private async apply(a: Action, svc: Map<string, Stored<ServiceRecord>>, tsk: Map<string, Stored<TaskRecord>>): Promise<number> {
-    const store = this.src.store;
-    const fence = this.fence;
-    const now = new Date().toISOString();
-    const task = (id: string) => tsk.get(id);
-    switch (a.op) {
-      case 'create':
-        return store.create(taskKey(a.task.ID), a.task, fence);
-      case 'delete':
-        await store.delete(taskKey(a.id), undefined, fence);
-        return 0;
-      case 'desire':
-      case 'assign': {
-        const t = task(a.id);
-        if (!t) return 0;
-        t.version = await store.update(taskKey(a.id), (t.value = taskAfter(a, t.value, now)), t.version, fence);
-        return t.version;
-      }
-      case 'updateStatus':
-      case 'rollback': {
-        const s = svc.get(a.service);
-        if (!s) return 0;
-        const next: ServiceRecord = { ...s.value, UpdateStatus: a.status, UpdatedAt: now };
-        if (a.op === 'rollback' && s.value.PreviousSpec) {
-          next.Spec = s.value.PreviousSpec;
-          next.PreviousSpec = s.value.Spec;
-          next.SpecVersion = s.value.SpecVersion + 1;
-        }
-        s.version = await store.update(serviceKey(a.service), (s.value = next), s.version, fence);
-        if (a.op === 'rollback') this.log.info('service update rolled back', { service: a.service });
-        return s.version;
-      }
-    }
-  }
-}
-
-/** A task after a desire or assign action. */
-function taskAfter(a: Action, t: TaskRecord, now: string): TaskRecord {
-  if (a.op === 'desire') return { ...t, DesiredState: a.state, UpdatedAt: now };
-  if (a.op !== 'assign') return t;
-  const next: TaskRecord = { ...t, Status: a.status, UpdatedAt: now };
-  if (a.node) next.NodeID = a.node;
-  if (a.named) next.AssignedGenericResources = a.named;
-  return next;
 }
 
 export function schedNode(rec: NodeRecord, up: boolean): SchedNode {

@@ -8,6 +8,7 @@ import { allLabelsMatch, checkFilterNames } from '../../util/filters.ts';
 import { fileRefs } from './secret-spec.ts';
 import { withoutPullOptions } from './pull-options.ts';
 import { checkPrivileges } from '../agent/privileges.ts';
+import { isTerminal, type TaskRecord } from './tasks.ts';
 
 export type ServiceMode = 'replicated' | 'global' | 'replicated-job' | 'global-job';
 
@@ -34,6 +35,9 @@ export interface ServiceRecord {
   /** Endpoint.Ports: the spec's ports with the PublishedPort of each (published-ports.ts). */
   Ports?: PortConfig[];
 }
+
+/** A service's store key. */
+export const serviceKey = (id: string) => `services/${id}`;
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const obj = (v: unknown): Record<string, unknown> => (isObj(v) ? v : {});
@@ -294,6 +298,33 @@ export interface ServiceCounts {
   running: number;
   desired: number;
   completed: number;
+}
+
+/** A service's task counts for `service ls` (ServiceStatus): running, desired, completed (jobs). */
+export function serviceCounts(s: ServiceRecord, tasks: TaskRecord[]): ServiceCounts {
+  const mine = tasks.filter((t) => t.ServiceID === s.ID);
+  const live = mine.filter((t) => t.DesiredState === 'running');
+  const mode = modeOf(s.Spec);
+  return {
+    running: live.filter((t) => t.Status.State === 'running').length,
+    desired:
+      mode === 'replicated' || mode === 'replicated-job' ? replicasOf(s.Spec) : live.filter((t) => !isTerminal(t.Status.State)).length,
+    completed: mine.filter((t) => t.Status.State === 'complete' && (t.JobIteration ?? 0) === (s.JobIteration ?? 0)).length,
+  };
+}
+
+/** `service update --rollback`: the previous spec back, as a new spec version (swarmkit's words when there is none). */
+export function rolledBack(cur: ServiceRecord, now: string): ServiceRecord {
+  if (!cur.PreviousSpec)
+    throw invalidParameter(`rpc error: code = FailedPrecondition desc = service ${cur.ID} does not have a previous spec`);
+  return {
+    ...cur,
+    Spec: cur.PreviousSpec,
+    PreviousSpec: cur.Spec,
+    UpdatedAt: now,
+    SpecVersion: cur.SpecVersion + 1,
+    UpdateStatus: { State: 'rollback_started', StartedAt: now, Message: 'manually requested rollback' },
+  };
 }
 
 export function serviceView(

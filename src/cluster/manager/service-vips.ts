@@ -6,7 +6,7 @@
 import { notFound } from '../../errors.ts';
 import type { MeshPort, OverlayEndpoint, SwarmNetwork } from '../../network/overlay/contract.ts';
 import type { ClusterObject } from '../../types/cluster.ts';
-import { claimNetworkAddress, epPrefix, ipPrefix } from './networks.ts';
+import { claimNetworkAddress, epPrefix, ipPrefix } from './network-records.ts';
 import type { PortConfig } from './published-ports.ts';
 import type { ClusterStore } from '../store/store.ts';
 import { effectiveNetworks } from './service-spec.ts';

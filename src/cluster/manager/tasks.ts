@@ -6,6 +6,9 @@ import { allLabelsMatch, checkFilterNames } from '../../util/filters.ts';
 import { withoutPullOptions } from './pull-options.ts';
 
 /** swarmkit's task states, in order: a task only ever moves forward. */
+/** A task's store key. */
+export const taskKey = (id: string) => `tasks/${id}`;
+
 export const TASK_STATES = [
   'new',
   'pending',

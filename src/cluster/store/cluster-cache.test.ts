@@ -107,11 +107,11 @@ describe('cluster cache and agent sync on a real etcd', () => {
     await store.create(taskKey('a1'), task('a1', 'na'));
     const r2 = await store.create(taskKey('a2'), task('a2', 'na'));
     await api.cache.waitFor('tasks', r2);
-    const full = await api.sync('na', []);
+    const full = await api.agents.sync('na', []);
     assert.deepEqual(full.tasks.map((t) => t.ID).sort(), ['a1', 'a2']);
     assert.equal(full.ids, undefined);
     // A report written by the sync is in its own answer.
-    const rep = await api.sync(
+    const rep = await api.agents.sync(
       'na',
       [{ id: 'a1', status: { Timestamp: new Date().toISOString(), State: 'running', Message: 'started' } }],
       full.digest,
@@ -126,7 +126,7 @@ describe('cluster cache and agent sync on a real etcd', () => {
     );
     // Nothing new: the poll waits; a change on another node does not end it, one on this node does.
     const t0 = Date.now();
-    const poll = api.sync('na', [], rep.digest, 1500, { since: rep.rev });
+    const poll = api.agents.sync('na', [], rep.digest, 1500, { since: rep.rev });
     await new Promise((r) => setTimeout(r, 200));
     await store.create(taskKey('b1'), task('b1', 'nb'));
     await new Promise((r) => setTimeout(r, 300));
@@ -136,7 +136,7 @@ describe('cluster cache and agent sync on a real etcd', () => {
     assert.deepEqual(woke.ids, ['a1'], 'a deleted task drops out of the IDs');
     assert.deepEqual(woke.tasks, []);
     // A `since` from the future (another manager's, further on): a full answer.
-    const future = await api.sync('na', [], undefined, 0, { since: (woke.rev ?? 0) + 1000 });
+    const future = await api.agents.sync('na', [], undefined, 0, { since: (woke.rev ?? 0) + 1000 });
     assert.equal(future.ids, undefined);
     assert.deepEqual(
       future.tasks.map((t) => t.ID),
@@ -162,10 +162,10 @@ describe('cluster cache and agent sync on a real etcd', () => {
     try {
       const r1 = await store.create(taskKey('g1'), task('g1', 'ng'));
       await api2.cache.waitFor('tasks', r1);
-      const base = await api2.sync('ng', []);
+      const base = await api2.agents.sync('ng', []);
       during = async () => api2.cache.waitFor('tasks', await store.create(taskKey('g2'), task('g2', 'ng'))).then(() => undefined);
       const t0 = Date.now();
-      const got = await api2.sync('ng', [], base.digest, 3000);
+      const got = await api2.agents.sync('ng', [], base.digest, 3000);
       const ms = Date.now() - t0;
       assert.deepEqual(got.tasks.map((t) => t.ID).sort(), ['g1', 'g2']);
       assert.notEqual(got.digest, base.digest);

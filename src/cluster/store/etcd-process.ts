@@ -8,18 +8,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
-import { request } from 'node:https';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import readline from 'node:readline';
 import { unavailable } from '../../errors.ts';
 import type { Logger, LogLevel } from '../../util/log.ts';
+import { memberAnswers, stopStaleMember, type EtcdTls } from './etcd-probes.ts';
 
-export interface EtcdTls {
-  caFile: string;
-  certFile: string;
-  keyFile: string;
-}
+export type { EtcdTls } from './etcd-probes.ts';
 
 export interface EtcdMemberOptions {
   /** Member name: the node ID. */
@@ -56,6 +51,8 @@ const STOP_TIMEOUT_MS = 10_000;
 
 export const peerUrl = (host: string, port: number): string => `https://${host.includes(':') ? `[${host}]` : host}:${port}`;
 export const clientUrl = peerUrl;
+/** A manager's etcd ports follow its advertise port: client = port+2, peer = port+3. */
+export const etcdPorts = (advertisePort: number) => ({ client: advertisePort + 2, peer: advertisePort + 3 });
 
 /**
  * Raft timings (heartbeat, election timeout, ms). `steady`: machines running the tests are loaded, so
@@ -136,31 +133,6 @@ export function parseEtcdLine(line: string): { level: LogLevel; msg: string; fie
   }
 }
 
-/** Whether a process is gone (or a zombie nobody reaped yet). */
-function gone(pid: number): boolean {
-  try {
-    return / Z /.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\)/s, ')'));
-  } catch {
-    // ENOENT: no /proc entry, the process is gone
-    return true;
-  }
-}
-
-/** Whether a TCP connection to host:port is accepted (refused at once when nothing listens). */
-function portAnswers(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const sock = connect({ host, port, timeout: 1000 }, () => {
-      sock.destroy();
-      resolve(true);
-    });
-    sock.on('timeout', () => {
-      sock.destroy();
-      resolve(true); // not refused: something may hold the port, so look
-    });
-    sock.on('error', () => resolve(false));
-  });
-}
-
 export class EtcdMember extends EventEmitter {
   private child: ChildProcess | null = null;
   private stopping = false;
@@ -191,7 +163,7 @@ export class EtcdMember extends EventEmitter {
     const alone =
       this.opts.initialState === 'new' && !this.opts.initialCluster.includes(',') && !fs.existsSync(join(this.opts.dataDir, 'member'));
     fs.mkdirSync(this.opts.dataDir, { recursive: true, mode: 0o700 });
-    await this.stopStale();
+    await stopStaleMember(this.opts, this.log);
     await this.spawnAndWait(this.opts.forceNewCluster ?? false, alone ? 'alone' : 'steady');
   }
 
@@ -245,7 +217,7 @@ export class EtcdMember extends EventEmitter {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       if (outcome !== null) throw unavailable(`etcd failed to start (${outcome})${this.recentLog()}`);
-      if (await (this.opts.waitFor === 'serving' ? this.answers('/version') : this.healthy())) {
+      if (await (this.opts.waitFor === 'serving' ? memberAnswers(this.endpoint, this.opts.tls, '/version') : this.healthy())) {
         ready = true;
         this.log.debug('etcd is up', { pid: child.pid, ms: Date.now() - this.startedAt });
         return;
@@ -257,65 +229,9 @@ export class EtcdMember extends EventEmitter {
     throw unavailable(`etcd did not become healthy on ${this.endpoint} within ${timeoutMs} ms${this.recentLog()}`);
   }
 
-  /**
-   * After `kill -9` of the daemon its etcd (own session) keeps running and holds the ports; etcd
-   * is crash-safe, so it is killed and started again under this daemon's watch. The /proc scan
-   * reads every process's command line (0.2-0.8 s on a loaded host), so it runs only when such an
-   * etcd may exist: the data directory holds a member, or something answers on the member's ports.
-   */
-  private async stopStale(): Promise<void> {
-    if (!fs.existsSync(join(this.opts.dataDir, 'member'))) {
-      const held = await Promise.all([this.opts.clientPort, this.opts.peerPort].map((p) => portAnswers(this.opts.host, p)));
-      if (!held.includes(true)) return;
-    }
-    for (const entry of fs.readdirSync('/proc')) {
-      const pid = Number(entry);
-      if (!(pid > 0) || pid === process.pid) continue;
-      let cmd: string[];
-      try {
-        cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-      } catch {
-        continue; // gone meanwhile
-      }
-      const i = cmd.indexOf('--data-dir');
-      if (i < 0 || cmd[i + 1] !== this.opts.dataDir) continue;
-      this.log.info('stopping the etcd a previous daemon left running', { pid });
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        continue; // already gone
-      }
-      while (!gone(pid)) await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-
   /** GET /health over mutual TLS: true once the member serves with a quorum. */
   healthy(timeoutMs = 2000): Promise<boolean> {
-    return this.answers('/health', timeoutMs, (body) => /"health":\s*"true"/.test(body));
-  }
-
-  private answers(path: string, timeoutMs = 2000, ok: (body: string) => boolean = () => true): Promise<boolean> {
-    const { tls } = this.opts;
-    return new Promise((resolve) => {
-      const req = request(
-        `${this.endpoint}${path}`,
-        {
-          ca: fs.readFileSync(tls.caFile),
-          cert: fs.readFileSync(tls.certFile),
-          key: fs.readFileSync(tls.keyFile),
-          timeout: timeoutMs,
-        },
-        (res) => {
-          let body = '';
-          res.on('data', (d) => (body += d));
-          res.on('end', () => resolve(res.statusCode === 200 && ok(body)));
-          res.on('error', () => resolve(false));
-        },
-      );
-      req.on('timeout', () => req.destroy());
-      req.on('error', () => resolve(false)); // not listening yet, or no quorum: the caller retries
-      req.end();
-    });
+    return memberAnswers(this.endpoint, this.opts.tls, '/health', timeoutMs, (body) => /"health":\s*"true"/.test(body));
   }
 
   private recentLog(): string {

@@ -3,6 +3,7 @@
 // configs by name only. Read again on node, service, secret and config events.
 import { useEffect, useState } from 'preact/hooks';
 import { call, getJson, onEvents, postJson, streamBytes } from '../api.ts';
+import { DialogButton } from '../dialog.tsx';
 import { FrameDemux } from '../streams.ts';
 import { ActionButton, ErrorLine } from '../ui.tsx';
 
@@ -164,24 +165,37 @@ export function ClusterView() {
                 <td>{mine.map((t) => `${t.Slot ?? ''}:${t.Status.State}`).join(' ')}</td>
                 <td class="actions">
                   {want !== undefined && (
-                    <ActionButton
+                    <DialogButton
                       label="Scale"
                       title={`Scale ${s.Spec.Name}`}
-                      onError={setError}
-                      run={async () => {
-                        const n = prompt(`Replicas of ${s.Spec.Name}`, String(want));
-                        if (n !== null && /^[0-9]+$/.test(n)) await update(s, (spec) => (spec.Mode.Replicated!.Replicas = Number(n)));
-                      }}
+                      dialog={() => ({
+                        title: `Scale ${s.Spec.Name}`,
+                        fields: [{ name: 'replicas', label: 'Replicas', type: 'number', min: 0, required: true, value: String(want) }],
+                        submit: 'Scale',
+                        run: async ({ replicas }) => {
+                          const n = replicas!.trim();
+                          if (!/^[0-9]+$/.test(n)) throw new Error(`replicas: want a whole number, not ${JSON.stringify(n)}`);
+                          await update(s, (spec) => (spec.Mode.Replicated!.Replicas = Number(n)));
+                        },
+                      })}
                     />
                   )}
-                  <ActionButton
+                  <DialogButton
                     label="Update image"
                     title={`Update the image of ${s.Spec.Name}`}
-                    onError={setError}
-                    run={async () => {
-                      const im = prompt(`New image for ${s.Spec.Name}`, s.Spec.TaskTemplate.ContainerSpec.Image.replace(/@sha256:.*/, ''));
-                      if (im) await update(s, (spec) => (spec.TaskTemplate.ContainerSpec.Image = im));
-                    }}
+                    dialog={() => ({
+                      title: `Update the image of ${s.Spec.Name}`,
+                      fields: [
+                        {
+                          name: 'image',
+                          label: 'Image',
+                          required: true,
+                          value: s.Spec.TaskTemplate.ContainerSpec.Image.replace(/@sha256:.*/, ''),
+                        },
+                      ],
+                      submit: 'Update',
+                      run: ({ image }) => update(s, (spec) => (spec.TaskTemplate.ContainerSpec.Image = image!.trim())),
+                    })}
                   />
                   <ActionButton
                     label="Roll back"

@@ -1,17 +1,18 @@
 // Containers: one virtualised table for thousands of rows (only the rows in view are in the DOM),
-// search and state filter, ports, live CPU and memory sparklines, actions on one or many, and the
-// create-and-run form. Rows change from the events stream (containers-store.ts).
+// search and state filter, ports, live CPU and memory sparklines (for the running rows in view),
+// actions on one or many, and the create-and-run form. Rows change from the events stream (containers-store.ts).
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { call } from '../api.ts';
 import { containerStore, nameOf, statusOf, type ContainerRow } from '../containers-store.ts';
 import { ago, portsText, shortId } from '../format.ts';
 import { MAX_TABLE_STREAMS } from '../stats-hub.ts';
 import { ActionButton, ErrorLine, useStore } from '../ui.tsx';
-import { rowWindow } from '../virtual.ts';
+import { rowWindow, streamedRows } from '../virtual.ts';
 import { CreateForm } from './create.tsx';
 import { Sparkline } from './sparkline.tsx';
 
 const ROW = 34;
+const SETTLE_MS = 150;
 export const ACTIONS: Array<{ label: string; path: (id: string) => [string, string]; when: (s: string) => boolean }> = [
   { label: 'Start', path: (id) => ['POST', `/containers/${id}/start`], when: (s) => s === 'created' || s === 'exited' || s === 'dead' },
   { label: 'Stop', path: (id) => ['POST', `/containers/${id}/stop`], when: (s) => s === 'running' || s === 'restarting' },
@@ -61,14 +62,20 @@ export function ContainersView() {
 
   const win = rowWindow(scroll.top, scroll.height, ROW, rows.length);
   const visible = rows.slice(win.first, win.last);
-  // Sparklines for the first few running rows actually in view (see stats-hub.ts for why few).
-  const inView = rows.slice(Math.floor(scroll.top / ROW), Math.ceil((scroll.top + scroll.height) / ROW));
-  const sparked = new Set(
-    inView
-      .filter((c) => c.State === 'running')
-      .slice(0, MAX_TABLE_STREAMS)
-      .map((c) => c.Id),
-  );
+  // Sparklines for the running rows in view, once the scrolling settles (a fling through a thousand
+  // rows opens no stream), at most MAX_TABLE_STREAMS of them; none while the page is hidden.
+  const [settled, setSettled] = useState(scroll);
+  useEffect(() => {
+    const t = setTimeout(() => setSettled(scroll), SETTLE_MS);
+    return () => clearTimeout(t);
+  }, [scroll.top, scroll.height]);
+  const [hidden, setHidden] = useState(document.hidden);
+  useEffect(() => {
+    const on = () => setHidden(document.hidden);
+    document.addEventListener('visibilitychange', on);
+    return () => document.removeEventListener('visibilitychange', on);
+  }, []);
+  const sparked = new Set(hidden ? [] : streamedRows(rows, settled.top, settled.height, ROW, MAX_TABLE_STREAMS));
 
   const bulk = async (label: string) => {
     const action = ACTIONS.find((a) => a.label === label)!;

@@ -5,6 +5,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { call, getJson, onEvents, streamJson } from '../api.ts';
 import { containerStore } from '../containers-store.ts';
 import { ago, bytes, shortId } from '../format.ts';
+import { DialogButton } from '../dialog.tsx';
 import { writeTar } from '../tar.ts';
 import { ActionButton, ErrorLine, Field, useStore } from '../ui.tsx';
 
@@ -74,40 +75,48 @@ export function ImagesView() {
                     onError={setError}
                     run={async () => setHistory({ id: tag, rows: await getJson(`/images/${encodeURIComponent(im.Id)}/history`) })}
                   />
-                  <ActionButton
+                  <DialogButton
                     label="Tag"
                     title={`Tag ${tag}`}
-                    onError={setError}
-                    run={async () => {
-                      const to = prompt(`New tag for ${tag} (repo:tag)`);
-                      if (!to) return;
-                      const cut = to.lastIndexOf(':') > to.lastIndexOf('/') ? to.lastIndexOf(':') : -1;
-                      const q =
-                        cut > 0
-                          ? `repo=${encodeURIComponent(to.slice(0, cut))}&tag=${encodeURIComponent(to.slice(cut + 1))}`
-                          : `repo=${encodeURIComponent(to)}`;
-                      await call('POST', `/images/${encodeURIComponent(im.Id)}/tag?${q}`);
-                    }}
+                    dialog={() => ({
+                      title: `Tag ${tag}`,
+                      fields: [{ name: 'to', label: 'New tag (repository:tag)', required: true, placeholder: 'registry/repo:tag' }],
+                      submit: 'Tag',
+                      run: async ({ to }) => {
+                        const ref = to!.trim();
+                        const cut = ref.lastIndexOf(':') > ref.lastIndexOf('/') ? ref.lastIndexOf(':') : -1;
+                        const q =
+                          cut > 0
+                            ? `repo=${encodeURIComponent(ref.slice(0, cut))}&tag=${encodeURIComponent(ref.slice(cut + 1))}`
+                            : `repo=${encodeURIComponent(ref)}`;
+                        await call('POST', `/images/${encodeURIComponent(im.Id)}/tag?${q}`);
+                      },
+                    })}
                   />
-                  <ActionButton
+                  <DialogButton
                     label="Push"
                     title={`Push ${tag}`}
                     disabled={!im.RepoTags?.length}
-                    onError={setError}
-                    run={async () => {
-                      const which = im.RepoTags!.length > 1 ? prompt(`Push which tag? (${im.RepoTags!.join(', ')})`, tag) : tag;
-                      if (!which) return;
-                      let failed = '';
-                      await streamJson<Progress>(
-                        'POST',
-                        `/images/${encodeURIComponent(which)}/push`,
-                        (m) => (failed ||= m.errorDetail?.message ?? m.error ?? ''),
-                        new AbortController().signal,
-                        undefined,
-                        { 'X-Registry-Auth': NO_AUTH },
-                      );
-                      if (failed) throw new Error(failed);
-                    }}
+                    dialog={() => ({
+                      title: `Push ${tag}`,
+                      fields: [{ name: 'ref', label: 'Tag to push', options: im.RepoTags ?? [] }],
+                      submit: 'Push',
+                      run: async ({ ref }, progress) => {
+                        let failed = '';
+                        await streamJson<Progress>(
+                          'POST',
+                          `/images/${encodeURIComponent(ref!)}/push`,
+                          (m) => {
+                            failed ||= m.errorDetail?.message ?? m.error ?? '';
+                            if (m.status) progress(`${m.id ? `${m.id}: ` : ''}${m.status}`);
+                          },
+                          new AbortController().signal,
+                          undefined,
+                          { 'X-Registry-Auth': NO_AUTH },
+                        );
+                        if (failed) throw new Error(failed);
+                      },
+                    })}
                   />
                   <ActionButton
                     label="Remove"

@@ -3,6 +3,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { call, getJson, onEvents, postJson } from '../api.ts';
 import { containerStore, nameOf } from '../containers-store.ts';
+import { DialogButton } from '../dialog.tsx';
 import { ActionButton, ErrorLine, Field, Tree, useStore } from '../ui.tsx';
 
 function useList<T>(path: string, type: string, pick: (v: unknown) => T[]) {
@@ -100,25 +101,40 @@ export function NetworksView() {
                   onError={setError}
                   run={async () => setInspect(await getJson(`/networks/${n.Id}`))}
                 />
-                <ActionButton
+                <DialogButton
                   label="Connect"
                   title={`Connect a container to ${n.Name}`}
-                  onError={setError}
-                  run={async () => {
-                    const c = prompt(`Container to connect to ${n.Name}`);
-                    if (c) await call('POST', `/networks/${n.Id}/connect`, { Container: c });
-                    if (c) reread(c);
-                  }}
+                  dialog={() => ({
+                    title: `Connect a container to ${n.Name}`,
+                    fields: [
+                      {
+                        name: 'container',
+                        label: 'Container (name or ID)',
+                        required: true,
+                        suggestions: [...containerStore.rows.values()].filter((c) => !users(n).includes(c)).map(nameOf),
+                      },
+                    ],
+                    submit: 'Connect',
+                    run: async ({ container }) => {
+                      const c = container!.trim();
+                      await call('POST', `/networks/${n.Id}/connect`, { Container: c });
+                      reread(c);
+                    },
+                  })}
                 />
-                <ActionButton
+                <DialogButton
                   label="Disconnect"
                   title={`Disconnect a container from ${n.Name}`}
-                  onError={setError}
-                  run={async () => {
-                    const c = prompt(`Container to disconnect from ${n.Name}`);
-                    if (c) await call('POST', `/networks/${n.Id}/disconnect`, { Container: c });
-                    if (c) reread(c);
-                  }}
+                  disabled={users(n).length === 0}
+                  dialog={() => ({
+                    title: `Disconnect a container from ${n.Name}`,
+                    fields: [{ name: 'container', label: 'Container', options: users(n).map(nameOf) }],
+                    submit: 'Disconnect',
+                    run: async ({ container }) => {
+                      await call('POST', `/networks/${n.Id}/disconnect`, { Container: container });
+                      reread(container!);
+                    },
+                  })}
                 />
                 <ActionButton
                   label="Remove"

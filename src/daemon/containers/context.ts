@@ -18,13 +18,14 @@ import type { SupervisorClient } from '../../supervisor/client.ts';
 import type { Logger } from '../../util/log.ts';
 import { KeyedMutex } from '../../util/mutex.ts';
 import type { RuntimeRegistry } from '../runtimes.ts';
-import type { ContainerVolumes } from '../volumes/service.ts';
+import type { ContainerVolumes } from '../volumes/contract.ts';
 import { OutputHub } from './io/output-hub.ts';
 import type { ContainerRecord } from './record.ts';
 import type { RootfsManager } from './fs/rootfs.ts';
 import type { ContainerRunEvents } from './run-events.ts';
 import type { StdinRelay } from './io/stdin-relay.ts';
-import type { RunningTask, TaskLauncher } from './run/task-launcher.ts';
+import type { RunningTask } from './run/running-task.ts';
+import type { TaskLauncher } from './run/task-launcher.ts';
 import { ExitWaiters } from './run/waiters.ts';
 import { recordText } from './record-text.ts';
 
@@ -294,6 +295,9 @@ export type CreateState = Pick<ContainerContext, 'event' | 'nameHolder' | 'recs'
 /** io/io.ts: logs, attach, stdin, resize. */
 export type IoState = Pick<ContainerContext, 'drivers' | 'event' | 'hub' | 'logDriverFor' | 'stdinRelays' | 'tasks'> &
   Deps<'client' | 'log'>;
+
+/** exclusive.ts: the container's lock lent to commit and archive, the task frozen meanwhile. */
+export type ExclusiveState = Pick<ContainerContext, 'lock' | 'recs'> & Deps<'client' | 'log'>;
 
 /** run/stop.ts: a signal, the wait for the exit, the kill after the timeout. */
 export type StopState = Pick<ContainerContext, 'event' | 'tasks' | 'waiters'> & Deps<'client' | 'launcher' | 'log'>;

@@ -3,10 +3,9 @@
 // names (waiting while a daemon restart is still reconciling that one container) and hands the work
 // to the part that does it: verify.ts (checks), create.ts, lifecycle.ts (start, exit, stop, kill,
 // pause), removal.ts (rm, rename, prune), io.ts (logs, attach, top, resize), queries.ts (list,
-// inspect), restore.ts (after a daemon restart). Listing and inspecting read the in-memory records
+// inspect), restore.ts (after a daemon restart), exclusive.ts (the lock lent to commit and archive). Listing and inspecting read the in-memory records
 // and never wait on a busy container; state changes on one container run one at a time (its lock).
 import { removeLegacyLink } from './create/links.ts';
-import { notFound } from '../../errors.ts';
 import type { ContainerSnapshot } from '../../images/container-facts.ts';
 import { readOwnCapabilities } from '../../oci/caps.ts';
 import { readDaemonHardLimits } from '../../oci/rlimits.ts';
@@ -15,6 +14,7 @@ import type { ContainerCreateBody, WaitCondition } from '../../types/container-a
 import type { LogChunks, LogsRequest } from '../../types/logs.ts';
 import { ContainerContext, type ContainerServiceDeps } from './context.ts';
 import { ContainerCreator } from './create/create.ts';
+import { ExclusiveAccess } from './exclusive.ts';
 import { ContainerIo } from './io/io.ts';
 import { Lifecycle } from './run/lifecycle.ts';
 import { ContainerQueries } from './queries.ts';
@@ -36,30 +36,19 @@ export class ContainerService {
   private readonly io: ContainerIo;
   private readonly queries: ContainerQueries;
   private readonly restorer: Restorer;
+  private readonly lent: ExclusiveAccess;
 
   constructor(d: ContainerServiceDeps) {
     const ctx = new ContainerContext(d);
     this.ctx = ctx;
-    this.verifier = new ContainerVerifier({
-      images: d.images,
-      runtimes: d.runtimes,
-      config: d.config,
-      shmSize: d.shmSize,
-      limits: { hard: readDaemonHardLimits, canRaise: readOwnCapabilities().includes('CAP_SYS_RESOURCE') },
-      ...(d.networks ? { networks: d.networks } : {}),
-      ...(d.volumes ? { volumes: d.volumes } : {}),
-      ...(d.cdi ? { cdi: d.cdi } : {}),
-      userns: d.rootfs.remapping,
-      noCgroups: !d.launcher.killsAll,
-      find: (ref) => ctx.find(ref),
-      ...(d.logPlugins ? { logPlugin: (name: string) => ctx.logPlugin(name) } : {}),
-    });
+    this.verifier = verifierFor(d, ctx);
     this.creator = new ContainerCreator(ctx, this.verifier);
     this.lifecycle = new Lifecycle(ctx, this.verifier);
     this.removal = new Removal(ctx);
     this.io = new ContainerIo(ctx);
     this.queries = new ContainerQueries(ctx);
     this.restorer = new Restorer(ctx, this.lifecycle);
+    this.lent = new ExclusiveAccess(ctx);
   }
 
   // ---- lookups and facts for other services ----------------------------------------------------
@@ -201,8 +190,7 @@ export class ContainerService {
 
   /** Runs fn with the task frozen (commit's pause) unless it is not running or paused already. */
   async frozen<T>(ref: string, fn: () => Promise<T>): Promise<T> {
-    const rec = await this.ready(ref);
-    return this.ctx.lock.run(rec.Id, () => this.whileFrozen(rec, true, 'commit', fn));
+    return this.lent.frozen(await this.ready(ref), fn);
   }
 
   /**
@@ -210,33 +198,7 @@ export class ContainerService {
    * running container's processes stay frozen during it (the archive endpoints writing into it).
    */
   async exclusive<T>(ref: string, freeze: boolean, fn: (rec: ContainerRecord) => Promise<T>): Promise<T> {
-    const rec = await this.ready(ref);
-    return this.ctx.lock.run(rec.Id, async () => {
-      if (!this.ctx.recs.has(rec.Id)) throw notFound(`No such container: ${ref}`);
-      return this.whileFrozen(rec, freeze, 'archive', () => fn(rec));
-    });
-  }
-
-  private async whileFrozen<T>(rec: ContainerRecord, freeze: boolean, what: string, fn: () => Promise<T>): Promise<T> {
-    const { client, log } = this.ctx.d;
-    // A pause that fails (the task just exited) is no reason to refuse: fn runs unfrozen.
-    const frozen =
-      freeze &&
-      rec.State.Running &&
-      !rec.State.Paused &&
-      (await client.tasks.pause(rec.Id).then(
-        () => true,
-        (err) => {
-          log.debug(`pause for ${what}: ${(err as Error).message}`, { id: rec.Id });
-          return false;
-        },
-      ));
-    try {
-      return await fn();
-    } finally {
-      if (frozen)
-        await client.tasks.resume(rec.Id).catch((err) => log.warn(`resume after ${what}: ${(err as Error).message}`, { id: rec.Id }));
-    }
+    return this.lent.exclusive(await this.ready(ref), ref, freeze, fn);
   }
 
   // ---- daemon start-up and shutdown ------------------------------------------------------------
@@ -255,4 +217,22 @@ export class ContainerService {
     await this.restorer.whenDone(); // no start-up restart may race the shutdown's stops
     await this.lifecycle.shutdown(liveRestore, timeoutS);
   }
+}
+
+/** The one check of create, update and start requests, with what it reads of the daemon. */
+function verifierFor(d: ContainerServiceDeps, ctx: ContainerContext): ContainerVerifier {
+  return new ContainerVerifier({
+    images: d.images,
+    runtimes: d.runtimes,
+    config: d.config,
+    shmSize: d.shmSize,
+    limits: { hard: readDaemonHardLimits, canRaise: readOwnCapabilities().includes('CAP_SYS_RESOURCE') },
+    ...(d.networks ? { networks: d.networks } : {}),
+    ...(d.volumes ? { volumes: d.volumes } : {}),
+    ...(d.cdi ? { cdi: d.cdi } : {}),
+    userns: d.rootfs.remapping,
+    noCgroups: !d.launcher.killsAll,
+    find: (ref) => ctx.find(ref),
+    ...(d.logPlugins ? { logPlugin: (name: string) => ctx.logPlugin(name) } : {}),
+  });
 }

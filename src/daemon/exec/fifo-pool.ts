@@ -30,7 +30,7 @@ export class FifoPool {
   async close(): Promise<void> {
     // A refill in flight would add FIFOs while the directory is being removed (rm: ENOTEMPTY); its
     // failure does not matter here, the directory goes either way.
-    await this.filling?.catch(() => undefined); // the directory goes either way
+    await this.filling?.catch(() => undefined); // a refill's failure (mkfifo, or its directory removed under it): the directory goes either way
     this.ready.length = 0;
     await rm(this.dir, { recursive: true, force: true });
   }

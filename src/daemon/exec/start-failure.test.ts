@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { EngineError } from '../../errors.ts';
-import { startError, startFailureExitCode } from './service.ts';
+import { startError, startFailureExitCode } from './start-failure.ts';
 
 const runc = (what: string) => new Error(`OCI runtime exec failed: exec failed: unable to start container process: exec: ${what}: unknown`);
 

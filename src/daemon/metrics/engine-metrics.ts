@@ -2,28 +2,10 @@
 // engine_ prefix — daemon info, container actions and their durations, container states, events,
 // network actions, health checks, builds — plus per-container CPU, memory, network and block I/O read from
 // the stats sampler at scrape time, labelled by container name and id, so a scrape can replace
-// `docker stats`. prom-client renders the text format.
+// `docker stats` (those families and the builder's in families.ts). prom-client renders the text format.
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { BUILD_FAILURE_REASONS } from '../../build/failure-reason.ts';
-import type { EngineEvent } from '../../types/events.ts';
-import type { Sample, U64 } from '../stats/wire.ts';
-
-export interface MetricsContainer {
-  id: string;
-  /** Without the leading slash. */
-  name: string;
-  state: 'running' | 'paused' | 'stopped';
-}
-
-export interface MetricsSources {
-  info: Record<string, string>;
-  containers(): MetricsContainer[];
-  /** A reading of a running container's counters, or undefined. */
-  sample(id: string): Sample | undefined;
-  subscribeEvents(fn: (ev: EngineEvent) => void): () => void;
-}
-
-const num = (v: U64 | undefined): number => (v === undefined ? 0 : Number(v));
+import { builderFamilies, perContainerFamilies } from './families.ts';
+import type { MetricsSources } from './sources.ts';
 
 /** Seconds buckets as dockerd's container action histograms. */
 const ACTION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -38,7 +20,7 @@ export class EngineMetrics {
   /** The builder's counts (dockerd's builder_builds_triggered and builder_builds_failed{reason}). */
   readonly builds: { triggered(): void; failed(reason: string): void };
 
-  constructor(private readonly src: MetricsSources) {
+  constructor(src: MetricsSources) {
     const r = [this.registry];
     new Gauge({
       name: 'engine_daemon_engine_info',
@@ -85,118 +67,8 @@ export class EngineMetrics {
         for (const [state, n] of Object.entries(counts)) this.set({ state }, n);
       },
     });
-    this.builds = this.builderFamilies(r);
-    this.perContainer(r);
-  }
-
-  private builderFamilies(r: Registry[]): { triggered(): void; failed(reason: string): void } {
-    const triggered = new Counter({
-      name: 'engine_builder_builds_triggered_total',
-      help: 'Number of triggered image builds',
-      registers: r,
-    });
-    const failed = new Counter({
-      name: 'engine_builder_builds_failed_total',
-      help: 'Number of failed image builds',
-      labelNames: ['reason'],
-      registers: r,
-    });
-    // As dockerd: every reason is exported from the start, at 0.
-    for (const reason of BUILD_FAILURE_REASONS) failed.inc({ reason }, 0);
-    return { triggered: () => triggered.inc(), failed: (reason) => failed.inc({ reason }) };
-  }
-
-  /** Per-container counters, read when scraped (nothing is sampled between scrapes). */
-  private perContainer(r: Registry[]): void {
-    const labelNames = ['name', 'id'] as const;
-    const cpu = new Counter({
-      name: 'engine_container_cpu_usage_seconds_total',
-      help: 'CPU time the container used (user and system)',
-      labelNames,
-      registers: [],
-    });
-    const cpuUser = new Counter({
-      name: 'engine_container_cpu_user_seconds_total',
-      help: 'CPU time the container used in user mode',
-      labelNames,
-      registers: [],
-    });
-    const cpuSys = new Counter({
-      name: 'engine_container_cpu_system_seconds_total',
-      help: 'CPU time the container used in kernel mode',
-      labelNames,
-      registers: [],
-    });
-    const mem = new Gauge({ name: 'engine_container_memory_usage_bytes', help: 'Memory the container uses', labelNames, registers: [] });
-    const memLimit = new Gauge({
-      name: 'engine_container_memory_limit_bytes',
-      help: "The container's memory limit",
-      labelNames,
-      registers: [],
-    });
-    const rx = new Counter({
-      name: 'engine_container_network_receive_bytes_total',
-      help: "Bytes received on the container's interfaces",
-      labelNames: [...labelNames, 'interface'],
-      registers: [],
-    });
-    const tx = new Counter({
-      name: 'engine_container_network_transmit_bytes_total',
-      help: "Bytes sent on the container's interfaces",
-      labelNames: [...labelNames, 'interface'],
-      registers: [],
-    });
-    const blkRead = new Counter({
-      name: 'engine_container_blkio_read_bytes_total',
-      help: 'Bytes read from block devices',
-      labelNames,
-      registers: [],
-    });
-    const blkWrite = new Counter({
-      name: 'engine_container_blkio_write_bytes_total',
-      help: 'Bytes written to block devices',
-      labelNames,
-      registers: [],
-    });
-    const pids = new Gauge({ name: 'engine_container_pids', help: 'Processes in the container', labelNames, registers: [] });
-    const src = this.src;
-    // One collect() refreshes every per-container family: they are reset so removed containers go.
-    const families = [cpu, cpuUser, cpuSys, mem, memLimit, rx, tx, blkRead, blkWrite, pids];
-    // Registered first: the registry reads metrics in order, so this collect() runs before the
-    // families it fills are read.
-    new Gauge({
-      name: 'engine_containers_sampled',
-      help: 'Running containers whose counters this scrape read',
-      registers: r,
-      collect() {
-        for (const f of families) f.reset();
-        let n = 0;
-        for (const c of src.containers()) {
-          if (c.state === 'stopped') continue;
-          const s = src.sample(c.id);
-          if (!s) continue;
-          n++;
-          const l = { name: c.name, id: c.id };
-          cpu.inc(l, num(s.cpu.cpu_usage.total_usage) / 1e9);
-          cpuUser.inc(l, num(s.cpu.cpu_usage.usage_in_usermode) / 1e9);
-          cpuSys.inc(l, num(s.cpu.cpu_usage.usage_in_kernelmode) / 1e9);
-          mem.set(l, num(s.memory.usage));
-          memLimit.set(l, num(s.memory.limit));
-          pids.set(l, num(s.pids.current));
-          for (const [ifname, net] of Object.entries(s.networks ?? {})) {
-            rx.inc({ ...l, interface: ifname }, num(net.rx_bytes));
-            tx.inc({ ...l, interface: ifname }, num(net.tx_bytes));
-          }
-          for (const e of s.blkio.io_service_bytes_recursive ?? []) {
-            const op = e.op.toLowerCase();
-            if (op === 'read') blkRead.inc(l, num(e.value));
-            if (op === 'write') blkWrite.inc(l, num(e.value));
-          }
-        }
-        this.set(n);
-      },
-    });
-    for (const f of families) r[0]!.registerMetric(f);
+    this.builds = builderFamilies(r);
+    perContainerFamilies(r, src);
   }
 
   /** Wraps `backend` so the listed methods are timed into the container or network histogram. */

@@ -9,16 +9,11 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { EngineError } from '../../errors.ts';
-import { DEFAULT_CAPABILITIES } from '../../oci/caps.ts';
-import { cgroupsPath, type CgroupDriver } from '../../oci/cgroups.ts';
-import { DEFAULT_DEVICE_RULES, PRIVILEGED_DEVICE_RULES, resolveDevice } from '../../oci/devices.ts';
-import { baseMounts, shmTmpfs } from '../../oci/mounts.ts';
-import type { OciMount } from '../../oci/spec-types.ts';
-import { DEFAULT_MASKED_PATHS, DEFAULT_PATH_ENV, DEFAULT_READONLY_PATHS } from '../../oci/spec.ts';
+import type { CgroupDriver } from '../../oci/cgroups.ts';
 import { SPEC_TYPE_URL, type SupervisorClient } from '../../supervisor/client.ts';
 import { grpcCode, GrpcStatus } from '../../supervisor/errors.ts';
 import type { Logger } from '../../util/log.ts';
-import { PLUGIN_SOCKET_DIR_IN_CONTAINER } from './config.ts';
+import { pluginSpec } from './plugin-spec.ts';
 import type { PluginFiles, PluginRecord } from './store.ts';
 
 const run = promisify(execFile);
@@ -55,71 +50,6 @@ export class PluginRunner {
     return join(this.d.socketsRoot, id.slice(0, 12));
   }
 
-  /** The OCI spec of the plugin's container, from its config and current settings. */
-  spec(rec: PluginRecord): Record<string, unknown> {
-    const c = rec.Config;
-    const s = rec.Settings;
-    const caps = [...new Set([...DEFAULT_CAPABILITIES, ...(c.Linux.Capabilities ?? [])])];
-    const mounts: OciMount[] = [
-      ...baseMounts().filter((m) => m.destination !== '/sys/fs/cgroup'),
-      shmTmpfs(64 << 20),
-      { destination: PLUGIN_SOCKET_DIR_IN_CONTAINER, type: 'bind', source: this.socketDir(rec.Id), options: ['rbind', 'rw'] },
-    ];
-    if (c.PropagatedMount)
-      mounts.push({
-        destination: c.PropagatedMount,
-        type: 'bind',
-        source: this.d.files.propagatedMount(rec.Id),
-        options: ['rbind', 'rshared'],
-      });
-    for (const m of s.Mounts) {
-      if (!m.Source && m.Type === 'bind') continue; // a bind mount nobody gave a source: nothing to mount
-      mounts.push({
-        destination: m.Destination,
-        type: m.Type || 'bind',
-        source: m.Source || m.Type || 'none',
-        options: m.Options?.length ? m.Options : m.Type === 'bind' || !m.Type ? ['rbind', 'rw'] : [],
-      });
-    }
-    const devices = s.Devices.filter((d) => d.Path).map((d) => resolveDevice(d.Path!));
-    const namespaces = [{ type: 'mount' }, { type: 'uts' }];
-    if (!c.PidHost) namespaces.push({ type: 'pid' });
-    if (!c.IpcHost) namespaces.push({ type: 'ipc' });
-    if (c.Network.Type !== 'host') namespaces.push({ type: 'network' });
-    const args = [...(c.Entrypoint ?? []), ...s.Args];
-    if (!args.length) throw new EngineError('INVALID_PARAMETER', `plugin ${rec.Name} has no Entrypoint to run`);
-    return {
-      ociVersion: '1.0.2',
-      process: {
-        terminal: false,
-        user: { uid: c.User.UID ?? 0, gid: c.User.GID ?? 0 },
-        args,
-        env: [`PATH=${DEFAULT_PATH_ENV}`, ...s.Env],
-        cwd: c.WorkDir || '/',
-        capabilities: { bounding: caps, effective: caps, permitted: caps },
-        noNewPrivileges: false,
-      },
-      root: { path: this.d.files.rootfs(rec.Id), readonly: false },
-      hostname: rec.Id.slice(0, 12),
-      mounts,
-      linux: {
-        namespaces,
-        cgroupsPath: cgroupsPath(this.d.cgroupDriver, this.d.cgroupDriver === 'systemd' ? undefined : '/engine/plugins', rec.Id),
-        resources: {
-          devices: c.Linux.AllowAllDevices
-            ? [...PRIVILEGED_DEVICE_RULES]
-            : [
-                ...DEFAULT_DEVICE_RULES,
-                ...devices.map((d) => ({ allow: true, type: d.type, major: d.major, minor: d.minor, access: 'rwm' })),
-              ],
-        },
-        devices: devices.map(({ path, type, major, minor, fileMode, uid, gid }) => ({ path, type, major, minor, fileMode, uid, gid })),
-        maskedPaths: [...DEFAULT_MASKED_PATHS],
-        readonlyPaths: [...DEFAULT_READONLY_PATHS],
-      },
-    };
-  }
-
   /** Starts the plugin and waits (up to `timeoutSec`) for its socket to accept connections. */
   async start(rec: PluginRecord, timeoutSec: number): Promise<void> {
     const client = this.d.client;
@@ -130,7 +60,12 @@ export class PluginRunner {
     await rm(this.shortDir(id), { force: true });
     if (this.socketPath(rec).startsWith(this.shortDir(id) + '/')) await symlink(id, this.shortDir(id));
     if (rec.Config.PropagatedMount) await this.sharePropagatedMount(id);
-    const spec = this.spec(rec);
+    const spec = pluginSpec(rec, {
+      socketDir: this.socketDir(id),
+      rootfs: this.d.files.rootfs(id),
+      propagatedMount: this.d.files.propagatedMount(id),
+      cgroupDriver: this.d.cgroupDriver,
+    });
     await client.containers.create({
       id,
       runtime: {

@@ -3,9 +3,23 @@
 // 2^53 — unlimited memory limits, system CPU time on big hosts — are kept as bigint and written as
 // raw JSON digits).
 import { formatTimeNano, ZERO_TIME } from '../../util/time.ts';
+import type { ContainerStatsResponse } from '../../types/api/index.ts';
+import type { GoJson } from '../../types/go-nil.ts';
 
 /** A uint64 counter: a number while it is exact, a bigint beyond that. */
 export type U64 = number | bigint;
+
+/** `T` with every number a U64 (what encodeStats writes exactly). */
+type Exact<T> = T extends number
+  ? U64
+  : T extends readonly (infer E)[]
+    ? Exact<E>[]
+    : T extends object
+      ? { [K in keyof T]: Exact<T[K]> }
+      : T;
+
+/** One frame of GET /containers/{id}/stats: the API's ContainerStatsResponse as Go writes it, counters exact. */
+export type StatsFrame = Exact<GoJson<ContainerStatsResponse>>;
 
 export interface BlkioEntry {
   major: U64;
@@ -101,8 +115,8 @@ export interface Identity {
 }
 
 /** The object for one frame, keys in dockerd's order. `prev` fills preread/precpu_stats. */
-export function statsFrame(who: Identity, s: Sample, prev: Sample | undefined): Record<string, unknown> {
-  const frame: Record<string, unknown> = {
+export function statsFrame(who: Identity, s: Sample, prev: Sample | undefined): StatsFrame {
+  const frame: StatsFrame = {
     read: formatTimeNano(s.readNs),
     preread: prev ? formatTimeNano(prev.readNs) : ZERO_TIME,
     pids_stats: s.pids,
@@ -120,7 +134,7 @@ export function statsFrame(who: Identity, s: Sample, prev: Sample | undefined): 
 }
 
 /** What dockerd sends for a container that is not running: Go zero values plus name and id. */
-export function emptyFrame(who: Identity): Record<string, unknown> {
+export function emptyFrame(who: Identity): StatsFrame {
   return {
     read: ZERO_TIME,
     preread: ZERO_TIME,

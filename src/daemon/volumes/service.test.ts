@@ -6,7 +6,8 @@ import { openDatabase, type EngineDatabase } from '../../store/database.ts';
 import { RecordTable } from '../../store/kv.ts';
 import { tempDir, type TempDir } from '../../../test/helpers/temp-dir.ts';
 import { Logger } from '../../util/log.ts';
-import { VolumeService, type VolumeRecord, type VolumeUser } from './service.ts';
+import type { VolumeRecord, VolumeUser } from './contract.ts';
+import { VolumeService } from './service.ts';
 
 let tmp: TempDir;
 let db: EngineDatabase;

@@ -9,7 +9,8 @@ import { decodeAuthHeader, decodeAuthHeaderLenient, hostFromServerAddress } from
 import { RegistryError, translatePullError } from './errors.ts';
 import { parsePlatform, selectManifest } from './media.ts';
 import { encodeMessage, humanSize, renderProgress } from './progress.ts';
-import { parseChallenges, RegistrySession } from './registry-client.ts';
+import { parseChallenges } from './registry-auth.ts';
+import { RegistrySession } from './registry-client.ts';
 import { readCertsDir, RegistryHosts } from './registry-hosts.ts';
 import { SharedOperations, Semaphore } from './shared.ts';
 import { describeNetError, effectiveProxies, RegistryTransport } from './transport.ts';

@@ -6,11 +6,11 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { EngineError, internal } from '../../errors.ts';
+import { EngineError, internal, notFound } from '../../errors.ts';
 import type { SupervisorClient } from '../../supervisor/client.ts';
 import type { Logger } from '../../util/log.ts';
-import type { LocalImage } from '../image-store.ts';
-import { repoName, type Reference } from '../../util/image-reference.ts';
+import type { ImageStore, LocalImage } from '../image-store.ts';
+import { familiarName, repoName, type Reference } from '../../util/image-reference.ts';
 import { isForeign } from './media.ts';
 import type { ProgressSink } from '../../types/distribution.ts';
 import { itemStatus, ProgressThrottle, shortId } from './progress.ts';
@@ -32,6 +32,39 @@ interface Blob {
 }
 
 const SOURCE_LABEL = 'containerd.io/distribution.source.';
+
+/**
+ * The local images a push of `ref` sends: the tag asked for, or every local tag of the repository;
+ * none at all is dockerd's 404.
+ */
+export async function imagesToPush(
+  client: SupervisorClient,
+  images: ImageStore,
+  ref: Reference,
+  tag: string | undefined,
+): Promise<Array<{ tag: string; image: LocalImage }>> {
+  const repo = repoName(ref);
+  let tags: string[];
+  if (tag || ref.tag) tags = [tag || ref.tag!];
+  else {
+    const records = await client.images.list();
+    tags = records
+      .map((r) => r.name)
+      .filter((n) => n.startsWith(repo + ':') && !n.includes('@'))
+      .map((n) => n.slice(repo.length + 1))
+      .sort();
+  }
+  const out = [];
+  for (const t of tags) {
+    try {
+      out.push({ tag: t, image: await images.resolve(`${repo}:${t}`) });
+    } catch {
+      // no such local image (a tag removed meanwhile, incomplete content): skipped; none left is the 404 below
+    }
+  }
+  if (!out.length) throw notFound(`An image does not exist locally with the tag: ${familiarName(ref)}`);
+  return out;
+}
 
 export class Pusher {
   private readonly sem: Semaphore;
@@ -137,6 +170,9 @@ export class Pusher {
     if (repos.has(this.ref.path)) return;
     repos.add(this.ref.path);
     const key = SOURCE_LABEL + this.ref.domain;
-    await this.deps.client.contentUpdate({ digest, labels: { [key]: [...repos].join(',') } }, [`labels.${key}`]).catch(() => undefined); // The source label only speeds up later cross-repository mounts; the push does not depend on it.
+    // The source label only speeds up later cross-repository mounts; the push does not depend on it.
+    await this.deps.client
+      .contentUpdate({ digest, labels: { [key]: [...repos].join(',') } }, [`labels.${key}`])
+      .catch((err: Error) => this.deps.log.debug(`distribution source label of ${digest}: ${err.message}`));
   }
 }

@@ -1,70 +1,14 @@
-// One authenticated conversation with a registry endpoint about one repository: the /v2/ ping that
-// learns the auth challenge (and refuses registries without the v2 protocol), Basic credentials or
-// Bearer tokens from the challenge's realm (anonymous, user/password, or identity token), and the
-// distribution API calls pull and push need.
+// One authenticated conversation with a registry endpoint about one repository: the distribution
+// API calls pull and push need, each request with the credentials registry-auth.ts gives (the /v2/
+// ping and its challenge, Basic or Bearer), a new token fetched once on a 401.
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { EngineError } from '../../errors.ts';
 import type { AuthConfig } from '../../types/distribution.ts';
-import { registryErrorFrom, RegistryError } from './errors.ts';
+import { registryErrorFrom } from './errors.ts';
+import { RegistryAuth, type Challenge } from './registry-auth.ts';
 import type { Endpoint, TlsSettings } from './registry-hosts.ts';
 import { readAll, type HttpResponse, type ProxySettings, type RegistryTransport } from './transport.ts';
-
-export interface Challenge {
-  scheme: string;
-  params: Record<string, string>;
-}
-
-/** Parses WWW-Authenticate: `Bearer realm="…",service="…", Basic realm="…"` (several challenges allowed). */
-export function parseChallenges(header: string | string[] | undefined): Challenge[] {
-  const out: Challenge[] = [];
-  const TOKEN = /[A-Za-z0-9_!#$%&'*+.^`|~-]/;
-  for (const h of Array.isArray(header) ? header : header ? [header] : []) {
-    let i = 0;
-    let current: Challenge | null = null;
-    const skip = (chars: RegExp) => {
-      while (i < h.length && chars.test(h[i]!)) i++;
-    };
-    while (i < h.length) {
-      skip(/[\s,]/);
-      const start = i;
-      while (i < h.length && TOKEN.test(h[i]!)) i++;
-      if (i === start) {
-        i++;
-        continue;
-      }
-      const token = h.slice(start, i);
-      skip(/\s/);
-      if (h[i] !== '=') {
-        current = { scheme: token.toLowerCase(), params: {} };
-        out.push(current);
-        continue;
-      }
-      i++;
-      skip(/\s/);
-      let value = '';
-      if (h[i] === '"') {
-        i++;
-        while (i < h.length && h[i] !== '"') {
-          if (h[i] === '\\' && i + 1 < h.length) i++;
-          value += h[i++];
-        }
-        i++;
-      } else {
-        const vs = i;
-        while (i < h.length && !/[\s,]/.test(h[i]!)) i++;
-        value = h.slice(vs, i);
-      }
-      if (current) current.params[token.toLowerCase()] = value;
-    }
-  }
-  return out;
-}
-
-/** A registry that answers /v2/ with neither success, a challenge nor the v2 version header. */
-export class NotV2Error extends Error {}
-
-const goOp = (method: string) => method.charAt(0).toUpperCase() + method.slice(1).toLowerCase();
 
 export const MANIFEST_ACCEPT = [
   'application/vnd.docker.distribution.manifest.list.v2+json',
@@ -81,25 +25,50 @@ export interface FetchedManifest {
   digest: string;
 }
 
-interface Token {
-  value: string;
-  expiresAt: number;
+/**
+ * A manifest's bytes checked against the digest asked for (or the registry's Docker-Content-Digest
+ * header for a tag), and its media type: the document's own, else the response's content type.
+ */
+function verifiedManifest(reference: string, bytes: Buffer, headers: HttpResponse['headers']): FetchedManifest {
+  const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
+  if (reference.includes(':') && reference !== digest) {
+    throw new EngineError('INTERNAL', `manifest verification failed for digest ${reference}: got content with digest ${digest}`);
+  }
+  const header = String(headers['docker-content-digest'] ?? '');
+  if (!reference.includes(':') && header.startsWith('sha256:') && header !== digest) {
+    throw new EngineError(
+      'INTERNAL',
+      `manifest verification failed: the registry announced ${header} but sent content with digest ${digest}`,
+    );
+  }
+  let mediaType = String(headers['content-type'] ?? '')
+    .split(';')[0]!
+    .trim();
+  try {
+    const declared = (JSON.parse(bytes.toString('utf8')) as { mediaType?: string }).mediaType;
+    if (declared) mediaType = declared;
+    else if (!mediaType || mediaType === 'application/json' || mediaType === 'text/plain')
+      mediaType = 'application/vnd.oci.image.manifest.v1+json';
+  } catch {
+    throw new EngineError('INTERNAL', `${reference}: the registry returned a manifest that is not JSON`);
+  }
+  return { bytes, mediaType, digest };
 }
 
 export class RegistrySession {
-  private pinged: Promise<Challenge | null> | null = null;
-  private token: Promise<Token> | null = null;
-  /** A refresh token the token server handed out (POST /auth returns it as IdentityToken). */
-  refreshToken = '';
+  /** The endpoint's challenge and this session's credentials or tokens. */
+  private readonly authn: RegistryAuth;
 
   constructor(
     private readonly transport: RegistryTransport,
     readonly endpoint: Endpoint,
     private readonly auth: AuthConfig,
     /** Token scopes, e.g. ['repository:library/busybox:pull']. */
-    private readonly scopes: string[],
-    private readonly opts: { offlineToken?: boolean } = {},
-  ) {}
+    scopes: string[],
+    opts: { offlineToken?: boolean } = {},
+  ) {
+    this.authn = new RegistryAuth(transport, endpoint, auth, scopes, opts);
+  }
 
   url(path: string): string {
     return this.endpoint.url + path;
@@ -107,114 +76,12 @@ export class RegistrySession {
 
   /** GET /v2/: learns the auth challenge (null when none is needed). */
   ping(signal?: AbortSignal): Promise<Challenge | null> {
-    this.pinged ??= (async () => {
-      const res = await this.transport.request({
-        method: 'GET',
-        url: this.url('/v2/'),
-        tls: this.endpoint.tls,
-        ...(signal ? { signal } : {}),
-        idleTimeoutMs: 15_000,
-      });
-      res.body.resume();
-      const v2 = String(res.headers['docker-distribution-api-version'] ?? '')
-        .split(/[\s,]+/)
-        .includes('registry/2.0');
-      if (res.status === 401) {
-        const challenges = parseChallenges(res.headers['www-authenticate']);
-        return (
-          challenges.find((c) => c.scheme === 'bearer') ?? challenges.find((c) => c.scheme === 'basic') ?? { scheme: 'basic', params: {} }
-        );
-      }
-      if (res.status >= 200 && res.status < 300) return null;
-      if (!v2)
-        throw new NotV2Error(
-          `${this.endpoint.registry} does not support the registry v2 API (GET ${this.url('/v2/')} answered ${res.status}); registries that speak only the v1 protocol are not supported`,
-        );
-      return null;
-    })();
-    this.pinged.catch(() => {
-      this.pinged = null;
-    });
-    return this.pinged;
+    return this.authn.ping(signal);
   }
 
-  private async fetchToken(c: Challenge, signal?: AbortSignal): Promise<Token> {
-    const realm = c.params.realm;
-    if (!realm) throw new EngineError('INTERNAL', `${this.endpoint.registry}: bearer challenge without a realm`);
-    const url = new URL(realm);
-    const headers: Record<string, string> = {};
-    let method = 'GET';
-    let body: Buffer | undefined;
-    const scopes = this.scopes.length ? this.scopes : c.params.scope ? [c.params.scope] : [];
-    if (this.auth.identitytoken) {
-      // OAuth2 refresh-token grant, as the docker client's token handler sends it.
-      method = 'POST';
-      const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: this.auth.identitytoken, client_id: 'docker' });
-      if (c.params.service) form.set('service', c.params.service);
-      if (scopes.length) form.set('scope', scopes.join(' '));
-      body = Buffer.from(form.toString());
-      headers['Content-Type'] = 'application/x-www-form-urlencoded; charset=utf-8';
-    } else {
-      if (c.params.service) url.searchParams.set('service', c.params.service);
-      for (const s of scopes) url.searchParams.append('scope', s);
-      if (this.auth.username) {
-        url.searchParams.set('account', this.auth.username);
-        headers.Authorization = 'Basic ' + Buffer.from(`${this.auth.username}:${this.auth.password ?? ''}`).toString('base64');
-      }
-      if (this.opts.offlineToken) {
-        url.searchParams.set('offline_token', 'true');
-        url.searchParams.set('client_id', 'docker');
-      }
-    }
-    // The token server is trusted like the registry when it is the same host.
-    const tls = url.host === new URL(this.endpoint.url).host ? this.endpoint.tls : undefined;
-    const res = await this.transport.request({
-      method,
-      url: url.toString(),
-      headers,
-      ...(body ? { body } : {}),
-      ...(tls ? { tls } : {}),
-      ...(signal ? { signal } : {}),
-      idleTimeoutMs: 30_000,
-    });
-    if (res.status !== 200) throw await registryErrorFrom(res);
-    const parsed = JSON.parse((await readAll(res.body, 1 << 20)).toString('utf8')) as {
-      token?: string;
-      access_token?: string;
-      expires_in?: number;
-      refresh_token?: string;
-    };
-    const value = parsed.access_token || parsed.token;
-    if (!value) throw new EngineError('INTERNAL', `${realm}: the token server returned no token`);
-    if (parsed.refresh_token) this.refreshToken = parsed.refresh_token;
-    const ttl = Math.max(60, parsed.expires_in ?? 60);
-    return { value, expiresAt: Date.now() + (ttl - 10) * 1000 };
-  }
-
-  /** The Authorization header for the next request (undefined when the registry wants none). */
-  private async authorization(method: string, url: string, signal?: AbortSignal, refresh = false): Promise<string | undefined> {
-    if (this.auth.registrytoken) return `Bearer ${this.auth.registrytoken}`;
-    const c = await this.ping(signal);
-    if (!c) return undefined;
-    if (c.scheme === 'basic') {
-      if (!this.auth.username)
-        throw new RegistryError(
-          401,
-          [{ code: 'UNAUTHORIZED', message: 'no basic auth credentials' }],
-          `${goOp(method)} "${url}": no basic auth credentials`,
-        );
-      return 'Basic ' + Buffer.from(`${this.auth.username}:${this.auth.password ?? ''}`).toString('base64');
-    }
-    if (refresh) this.token = null;
-    if (this.token) {
-      const t = await this.token.catch(() => null); // A failed token fetch means asking anonymously; the registry's answer then says what is wrong.
-      if (!t || t.expiresAt < Date.now()) this.token = null;
-    }
-    this.token ??= this.fetchToken(c, signal);
-    this.token.catch(() => {
-      this.token = null;
-    });
-    return `Bearer ${(await this.token).value}`;
+  /** A refresh token the token server handed out (POST /auth returns it as IdentityToken). */
+  get refreshToken(): string {
+    return this.authn.refreshToken;
   }
 
   /** A request to the registry with credentials; a 401 with a replayable body fetches a new token once. */
@@ -231,7 +98,7 @@ export class RegistrySession {
   ): Promise<HttpResponse> {
     const url = /^https?:\/\//.test(path) ? path : this.url(path);
     for (let attempt = 0; ; attempt++) {
-      const auth = await this.authorization(method, url, o.signal, attempt > 0);
+      const auth = await this.authn.authorization(method, url, o.signal, attempt > 0);
       const res = await this.transport.request({
         method,
         url,
@@ -260,30 +127,7 @@ export class RegistrySession {
       ...(signal ? { signal } : {}),
     });
     if (res.status !== 200) throw await registryErrorFrom(res);
-    const bytes = await readAll(res.body, 4 << 20);
-    const digest = `sha256:${createHash('sha256').update(bytes).digest('hex')}`;
-    if (reference.includes(':') && reference !== digest) {
-      throw new EngineError('INTERNAL', `manifest verification failed for digest ${reference}: got content with digest ${digest}`);
-    }
-    const header = String(res.headers['docker-content-digest'] ?? '');
-    if (!reference.includes(':') && header.startsWith('sha256:') && header !== digest) {
-      throw new EngineError(
-        'INTERNAL',
-        `manifest verification failed: the registry announced ${header} but sent content with digest ${digest}`,
-      );
-    }
-    let mediaType = String(res.headers['content-type'] ?? '')
-      .split(';')[0]!
-      .trim();
-    try {
-      const declared = (JSON.parse(bytes.toString('utf8')) as { mediaType?: string }).mediaType;
-      if (declared) mediaType = declared;
-      else if (!mediaType || mediaType === 'application/json' || mediaType === 'text/plain')
-        mediaType = 'application/vnd.oci.image.manifest.v1+json';
-    } catch {
-      throw new EngineError('INTERNAL', `${reference}: the registry returned a manifest that is not JSON`);
-    }
-    return { bytes, mediaType, digest };
+    return verifiedManifest(reference, await readAll(res.body, 4 << 20), res.headers);
   }
 
   /** GET a blob; the caller streams the body (size checks are the caller's). */
@@ -306,7 +150,7 @@ export class RegistrySession {
     signal?: AbortSignal,
   ): Promise<{ url: string; headers: Record<string, string>; tls: TlsSettings; proxies: ProxySettings }> {
     const url = this.url(`/v2/${repo}/blobs/${digest}`);
-    const auth = await this.authorization('GET', url, signal);
+    const auth = await this.authn.authorization('GET', url, signal);
     return { url, headers: auth ? { Authorization: auth } : {}, tls: this.endpoint.tls, proxies: this.transport.proxySettings() };
   }
 

@@ -1,6 +1,6 @@
 // Downloads written (and unpacked) by worker threads (stage-worker.ts): a worker GETs the layer
 // itself (worker-fetch.ts) and another job, on the other worker, unpacks the blob file as it is
-// written (stage-tail.ts); or (ENGINE_PULL_FETCH=main) the main thread copies the received bytes
+// written (stage-worker.ts runTail); or (ENGINE_PULL_FETCH=main) the main thread copies the received bytes
 // into 1 MiB batches and hands them over (transferred, not copied again) to a worker that hashes
 // them, writes the temporary blob file and, when asked, gunzips, hashes and extracts the layer into
 // a staging tree. So the layers of a pull download and unpack in parallel, off the main thread, on
@@ -15,8 +15,7 @@ import { join } from 'node:path';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { BlobVerificationError, registerBlob, TMP_PREFIX, type BlobTarget } from './blob-writer.ts';
 import type { StagedLayer } from './staged-unpack.ts';
-import type { FromWorker, ToWorker } from './stage-worker.ts';
-import type { StageOutcome } from './stage-tail.ts';
+import type { FromWorker, StageOutcome, ToWorker } from './stage-worker.ts';
 import { errorOf, type BlobFetch } from './worker-fetch.ts';
 import { internal } from '../../errors.ts';
 import { requestHeapTrim } from '../../util/heap-trim.ts';
@@ -262,7 +261,7 @@ export interface FetchEvents {
 /**
  * The worker GETs the blob itself into `tmp`; `status` when the registry did not answer 200. With
  * `stage`, another job (on the other worker when there are two) unpacks the file as it is written
- * (stage-tail.ts).
+ * (stage-worker.ts runTail).
  */
 async function fetchInWorker(
   tmp: string,

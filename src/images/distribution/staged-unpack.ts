@@ -20,8 +20,7 @@ import { join, posix } from 'node:path';
 import { safeEntryPath, TarParser, TarPathGuard, type TarHeader } from '../tar-reader.ts';
 import { applyEntryMeta, DirTimes } from '../tar-disk.ts';
 import { SyncGunzip } from './sync-gunzip.ts';
-import type { WriteBuffers } from './pooled-writes.ts';
-import { StagedFiles } from './stage-files.ts';
+import { StagedFiles, type WriteBuffers } from './pooled-writes.ts';
 
 const STAGE_PREFIX = '.engine-unpack-';
 

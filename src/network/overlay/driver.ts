@@ -1,22 +1,20 @@
 // The overlay driver on one node: the cluster's swarm networks shown in the node's network state
 // (in memory only: the replicated store is their home), and for each network with a local endpoint
-// a Linux bridge holding the gateway address (the embedded DNS listens there) plus a vxlan port
-// (VNI of the network, the cluster's data-path port, learning off, proxy ARP), whose forwarding
-// database and neighbour entries name every remote endpoint. Local endpoints get cluster-unique
-// addresses through OverlayControl and are published there; their devices go with the last one.
+// its devices (devices.ts: a bridge plus a vxlan port whose forwarding entries name every remote
+// endpoint). Local endpoints get cluster-unique addresses through OverlayControl and are published
+// there; their devices go with the last one. Service VIPs are DNATed in the local containers'
+// namespaces (vips.ts); this node's part in the routing mesh is mesh-node.ts's.
 import { forbidden, unavailable } from '../../errors.ts';
-import { runCommand } from '../../util/helper-shell.ts';
 import type { Logger } from '../../util/log.ts';
 import type { NetworkDns } from '../dns/dns-glue.ts';
 import type { FirewallSync } from '../firewall/firewall-sync.ts';
-import { ipBatch, linkExists } from '../host/netlink.ts';
-import { linkAlias } from '../naming.ts';
 import type { ActiveEndpoint, Attachment, NetworkRecord } from '../records.ts';
 import type { NetworkState } from '../state.ts';
 import type { OverlayControl, OverlayEndpoint, OverlayHost, OverlayNode, SwarmNetwork } from './contract.ts';
-import { allowLocalnet, meshMac, meshTargets } from './mesh.ts';
+import { OverlayDevices } from './devices.ts';
+import { MeshNode } from './mesh-node.ts';
 import { VipRules, vipRestore, vipTargets } from './vips.ts';
-import { OVERLAY_MTU, overlayDevices, planPeers, type PeerEntry } from './plan.ts';
+import { OVERLAY_MTU, overlayDevices } from './plan.ts';
 
 export interface OverlayDeps {
   log: Logger;
@@ -74,21 +72,28 @@ export class OverlayNetworks implements OverlayHost {
   private readonly nets = new Map<string, SwarmNetwork>();
   /** Remote endpoints by network. */
   private remote = new Map<string, OverlayEndpoint[]>();
-  /** Peer entries programmed on each network's vxlan device (networks whose devices are up). */
-  private readonly peers = new Map<string, PeerEntry[]>();
   private readonly tasks = new Set<string>();
   /** Service VIPs by network (vip endpoints: no device, no node). */
   private vips = new Map<string, OverlayEndpoint[]>();
   private readonly vipRules = new VipRules();
+  private readonly devices: OverlayDevices;
   /** The routing mesh: this node's address on `ingress` (claimed and published) and its rules. */
-  private mesh: { netId: string; ip: string; endpointId: string } | undefined;
-  /** The mesh rules last handed to the firewall (JSON), so an unchanged push writes nothing. */
-  private meshWritten = '';
+  private readonly mesh: MeshNode;
   private queue: Promise<unknown> = Promise.resolve();
   /** Closed at shutdown: a late push from the cluster (it stops after networking) brings no device up. */
   private closed = false;
 
-  constructor(private readonly d: OverlayDeps) {}
+  constructor(private readonly d: OverlayDeps) {
+    const remote = (netId: string) => this.remote.get(netId) ?? [];
+    this.devices = new OverlayDevices({ log: d.log, dns: d.dns, tag: d.tag, remote });
+    const devices = {
+      up: (rec: NetworkRecord) => this.upDevices(rec),
+      down: (id: string) => this.devices.down(id),
+      isUp: (id: string) => this.devices.isUp(id),
+    };
+    const vips = (netId: string) => this.vips.get(netId) ?? [];
+    this.mesh = new MeshNode({ log: d.log, state: d.state, firewall: d.firewall, control: d.control, devices, remote, vips });
+  }
 
   /** Device changes one at a time (pushes from the store and local endpoints interleave). */
   private serial<T>(fn: () => Promise<T>): Promise<T> {
@@ -102,13 +107,13 @@ export class OverlayNetworks implements OverlayHost {
   setNetworks(node: OverlayNode | null, networks: SwarmNetwork[], opts: { events?: boolean } = {}): Promise<void> {
     return this.serial(async () => {
       this.node = node;
-      if (!node) this.mesh = undefined;
+      if (!node) this.mesh.current = undefined;
       const next = new Map((node ? networks : []).map((n) => [n.Id, n]));
       const changed = next.size !== this.nets.size || [...next.keys()].some((id) => !this.nets.has(id));
       for (const id of [...this.nets.keys()]) {
         if (next.has(id)) continue;
         const rec = this.d.state.network(id);
-        await this.downDevices(id);
+        await this.devices.down(id);
         if (rec) this.d.state.dropSwarmNetwork(rec);
         if (rec && opts.events) this.d.state.event(rec, 'remove', undefined, 'swarm');
         this.nets.delete(id);
@@ -123,7 +128,7 @@ export class OverlayNetworks implements OverlayHost {
         this.nets.set(n.Id, n);
       }
       // The networks' forwarding rules come and go with them (and the mesh's with the node).
-      if (!node) await this.writeMesh(undefined);
+      if (!node) await this.mesh.write(undefined);
       if (changed) await this.d.firewall.syncOrWarn();
     });
   }
@@ -140,9 +145,14 @@ export class OverlayNetworks implements OverlayHost {
       }
       this.remote = by;
       this.vips = vips;
-      for (const id of this.peers.keys()) await this.syncPeers(id);
+      for (const id of this.devices.upNetworks()) await this.devices.syncPeers(id);
       await this.syncVips();
-      await this.syncMesh().catch((err: Error) => this.d.log.warn(`routing mesh: ${err.message}`));
+      await this.mesh
+        .sync(
+          this.node,
+          [...this.nets.values()].find((n) => n.Ingress),
+        )
+        .catch((err: Error) => this.d.log.warn(`routing mesh: ${err.message}`));
     });
   }
 
@@ -152,7 +162,7 @@ export class OverlayNetworks implements OverlayHost {
 
   localEndpoints(): string[] {
     const mine = [...this.nets.keys()].flatMap((id) => this.d.state.endpointsOn(id).map((x) => x.ep.endpointId));
-    return this.mesh ? [...mine, this.mesh.endpointId] : mine;
+    return this.mesh.current ? [...mine, this.mesh.current.endpointId] : mine;
   }
 
   // ---- the sandboxes' side -----------------------------------------------------------------------
@@ -201,8 +211,8 @@ export class OverlayNetworks implements OverlayHost {
       .catch((err: Error) => this.d.log.warn(`unpublishing overlay endpoint ${ep.ip}: ${err.message}`));
     await this.serial(() => this.syncVips());
     if (this.d.state.endpointsOn(ep.networkId).some((x) => x.ep.endpointId !== ep.endpointId)) return;
-    if (this.mesh?.netId === ep.networkId) return; // the routing mesh keeps the ingress devices
-    await this.serial(() => this.downDevices(ep.networkId));
+    if (this.mesh.current?.netId === ep.networkId) return; // the routing mesh keeps the ingress devices
+    await this.serial(() => this.devices.down(ep.networkId));
   }
 
   isOverlay(net: NetworkRecord | undefined): boolean {
@@ -213,8 +223,8 @@ export class OverlayNetworks implements OverlayHost {
   async close(): Promise<void> {
     this.closed = true;
     await this.serial(async () => {
-      await this.writeMesh(undefined);
-      for (const id of [...this.peers.keys()]) await this.downDevices(id);
+      await this.mesh.write(undefined);
+      for (const id of this.devices.upNetworks()) await this.devices.down(id);
     });
   }
 
@@ -244,115 +254,11 @@ export class OverlayNetworks implements OverlayHost {
     this.vipRules.keepOnly(seen);
   }
 
-  // ---- routing mesh ------------------------------------------------------------------------------
-
-  /** With published ports of mode ingress in the cluster: this node's address, devices and rules. */
-  private async syncMesh(): Promise<void> {
-    const ingress = [...this.nets.values()].find((n) => n.Ingress);
-    const vips = ingress ? (this.vips.get(ingress.Id) ?? []).filter((v) => v.ports?.length) : [];
-    const control = this.d.control();
-    if (!ingress || !this.node || !control) return;
-    if (!vips.length && !this.mesh) return;
-    const rec = this.d.state.network(ingress.Id);
-    if (!rec) return;
-    const dev = overlayDevices(ingress.Id);
-    if (!this.mesh) {
-      const ip = await control.claimAddress(ingress.Id);
-      const mesh = { netId: ingress.Id, ip, endpointId: `ingress-${this.node.nodeId}` };
-      const mac = meshMac(ip);
-      try {
-        await this.upDevices(rec);
-        await ipBatch([`link set ${dev.bridge} address ${mac}`, `addr add ${ip}/${ingress.subnet.split('/')[1]} dev ${dev.bridge}`]);
-        const name = `ingress-endpoint-${this.node.nodeId.slice(0, 12)}`;
-        await control.publish({ networkId: ingress.Id, endpointId: mesh.endpointId, containerId: '', name, aliases: [], ip, mac });
-      } catch (err) {
-        // Tried again from the start with the next push; the devices go with their last endpoint.
-        await control.release(ingress.Id, mesh.endpointId, ip).catch(() => undefined); // never published: nothing to undo
-        if (!this.d.state.endpointsOn(ingress.Id).length) await this.downDevices(ingress.Id);
-        throw err;
-      }
-      this.mesh = mesh;
-      this.d.log.info('routing mesh: this node on the ingress network', { ip });
-    } else if (!this.peers.has(ingress.Id) || !linkExists(dev.bridge)) {
-      await this.upDevices(rec);
-    }
-    const remote = (this.remote.get(ingress.Id) ?? []).map((e) => ({ names: e.aliases, ip: e.ip }));
-    const local = this.d.state.endpointsOn(ingress.Id).map(({ c, ep }) => ({
-      names: [...(c.attachments.find((a) => a.networkId === ingress.Id)?.config.Aliases ?? [])],
-      ip: ep.ip,
-    }));
-    await allowLocalnet(dev.bridge);
-    const targets = meshTargets(vips, [...local, ...remote]).map((t) => ({ ...t.port, backends: t.backends }));
-    await this.writeMesh({ bridge: dev.bridge, nodeIp: this.mesh.ip, targets });
-  }
-
-  /** Hands the mesh's rules to the daemon's chains when they changed. */
-  private async writeMesh(mesh: Parameters<FirewallSync['setMesh']>[0]): Promise<void> {
-    const text = mesh ? JSON.stringify(mesh) : '';
-    if (text === this.meshWritten) return;
-    this.d.firewall.setMesh(mesh);
-    this.meshWritten = text;
-    await this.d.firewall.syncOrWarn();
-  }
-
   // ---- devices -------------------------------------------------------------------------------------
 
   private async upDevices(net: NetworkRecord): Promise<void> {
     const n = this.nets.get(net.Id);
     if (!n || !this.node || this.closed) return;
-    const dev = overlayDevices(n.Id);
-    if (!this.peers.has(n.Id) || !linkExists(dev.vxlan)) {
-      const bits = n.subnet.split('/')[1];
-      const alias = linkAlias(this.d.tag);
-      const lines = linkExists(dev.bridge)
-        ? []
-        : [
-            `link add ${dev.bridge} mtu ${OVERLAY_MTU} type bridge`,
-            `link set ${dev.bridge} alias ${alias}`,
-            `addr add ${n.gateway}/${bits} dev ${dev.bridge}`,
-          ];
-      if (!linkExists(dev.vxlan))
-        lines.push(
-          `link add ${dev.vxlan} mtu ${OVERLAY_MTU} type vxlan id ${n.vni} dstport ${this.node.port} local ${this.node.vtep} nolearning proxy`,
-          `link set ${dev.vxlan} alias ${alias}`,
-          `link set ${dev.vxlan} master ${dev.bridge}`,
-        );
-      lines.push(`link set ${dev.vxlan} up`, `link set ${dev.bridge} up`);
-      await ipBatch(lines);
-      this.peers.set(n.Id, []);
-      this.d.log.info('overlay devices up', { network: n.Name, vni: n.vni, vtep: this.node.vtep });
-    }
-    await this.d.dns.start(net);
-    await this.syncPeers(n.Id);
-  }
-
-  private async downDevices(netId: string): Promise<void> {
-    if (!this.peers.has(netId)) return;
-    this.peers.delete(netId);
-    await this.d.dns.stop(netId);
-    const dev = overlayDevices(netId);
-    const lines = [dev.vxlan, dev.bridge].filter(linkExists).map((l) => `link del ${l}`);
-    await ipBatch(lines).catch((err: Error) => this.d.log.warn(`removing overlay devices: ${err.message}`));
-  }
-
-  /** The vxlan device's fdb and neighbour entries follow the remote endpoints. */
-  private async syncPeers(netId: string): Promise<void> {
-    const have = this.peers.get(netId);
-    if (!have) return;
-    const want = (this.remote.get(netId) ?? []).map((e) => ({ ip: e.ip, mac: e.mac, vtep: e.vtep }));
-    const plan = planPeers(overlayDevices(netId).vxlan, have, want);
-    if (!plan.bridge.length) return;
-    try {
-      // Deletions of entries the kernel already dropped fail alone: -force goes on past them.
-      await runCommand('bridge', ['-force', '-batch', '-'], { input: plan.bridge.join('\n') + '\n' }).catch((e: Error) =>
-        this.d.log.debug(`bridge fdb: ${e.message}`),
-      );
-      await runCommand('ip', ['-force', '-batch', '-'], { input: plan.ip.join('\n') + '\n' }).catch((e: Error) =>
-        this.d.log.debug(`ip neigh: ${e.message}`),
-      );
-      this.peers.set(netId, want);
-    } catch (err) {
-      this.d.log.warn(`programming overlay peers: ${(err as Error).message}`);
-    }
+    await this.devices.up(net, n, this.node);
   }
 }

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { EngineError, invalidParameter } from '../../errors.ts';
 import { bridgeNetwork } from '../../../test/helpers/network-records.ts';
-import { chooseGateway, setupError } from './sandboxes.ts';
+import { chooseGateway, setupError } from './endpoint-plan.ts';
 
 describe('sandboxes', () => {
   test('chooseGateway: internal networks never; highest GwPriority, then the first name', () => {

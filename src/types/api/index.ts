@@ -22,4 +22,6 @@ export type { ProgressDetail } from '../distribution.ts';
 export type { ImageDeleteItem as ImageDeleteResponseItem } from '../images.ts';
 export type { VolumeView as Volume } from '../volumes.ts';
 export type { VolumeCreateRequest as VolumeCreateOptions } from '../volumes.ts';
+export type { ProcessConfig } from '../exec.ts';
+export type { ExecInspectResponse } from '../exec.ts';
 export type { EventActor } from '../events.ts';

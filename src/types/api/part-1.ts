@@ -32,7 +32,7 @@ export interface Limit {
 }
 
 /** User-defined resources can be either Integer resources (e.g, `SSD=3`) or String resources (e.g, `GPU=UUID1`). */
-export interface GenericResources {
+export type GenericResources = {
   NamedResourceSpec?: {
     Kind?: string;
     Value?: string;
@@ -41,7 +41,7 @@ export interface GenericResources {
     Kind?: string;
     Value?: number;
   };
-}[]
+}[];
 
 /** An object describing the resources which can be advertised by a node and requested by a task. */
 export interface ResourceObject {
@@ -208,14 +208,6 @@ export interface ImageSummary {
   Containers: number;
   Manifests?: ImageManifestSummary[];
   Descriptor?: OCIDescriptor | null;
-}
-
-export interface ProcessConfig {
-  privileged?: boolean;
-  user?: string;
-  tty?: boolean;
-  entrypoint?: string;
-  arguments?: string[];
 }
 
 /** Volume list response */

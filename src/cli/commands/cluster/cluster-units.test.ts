@@ -3,7 +3,10 @@
 // conversion (scoped names, namespace labels, the default network, YAML 1.1 octal modes,
 // interpolation, restart policies, config targets).
 import assert from 'node:assert/strict';
-import { before, describe, test } from 'node:test';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
 import { splitReference } from '../containers-extra.ts';
 import { goJson, tabwrite } from '../family-output.ts';
 import { goDuration } from './service-pretty.ts';
@@ -83,12 +86,18 @@ networks:
 secrets:
   token: { external: true }
 configs:
-  conf: { content: "x=1" }
+  conf: { file: ./conf.txt }
 `;
   const ns = new Namespace('app');
   let compose: Record<string, unknown> = {};
+  let dir = '';
   before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'engine-stack-unit-'));
+    await writeFile(join(dir, 'conf.txt'), 'x=1');
     compose = await loadCompose([{ path: 'f.yml', text: file }], { A_VALUE: undefined });
+  });
+  after(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   test('networks: declared and default ones scoped and labelled; external ones only when used', () => {
@@ -123,11 +132,15 @@ configs:
     assert.deepEqual(specs.get('worker')!.TaskTemplate.Networks, [{ Target: 'app_default', Aliases: ['worker'] }]);
   });
 
-  test('secrets and configs: external names kept, content read', () => {
-    assert.deepEqual(convertFileObjects(ns, compose, 'secrets', '/tmp'), [{ key: 'token', name: 'token', external: true }]);
-    const [conf] = convertFileObjects(ns, compose, 'configs', '/tmp');
+  test('secrets and configs: external names kept, content read; `content` is no compose v3 key', async () => {
+    assert.deepEqual(convertFileObjects(ns, compose, 'secrets', dir), [{ key: 'token', name: 'token', external: true }]);
+    const [conf] = convertFileObjects(ns, compose, 'configs', dir);
     assert.equal(conf!.name, 'app_conf');
     assert.equal(Buffer.from(conf!.spec!.Data, 'base64').toString(), 'x=1');
+    await assert.rejects(
+      loadCompose([{ path: 'f.yml', text: file.replace('file: ./conf.txt', 'content: "x=1"') }], {}),
+      /^Error: configs\.conf Additional property content is not allowed$/,
+    );
   });
 
   test('interpolation: defaults, $$ and unset variables', async () => {

@@ -109,7 +109,7 @@ function family(kind: Kind) {
       }
     }
     if (f.bool('pretty') || f.str('format') === 'pretty') cli.out(found.map(pretty).join('\n\n'));
-    else if (found.length || !f.str('format')) printInspected(cli, found, f.str('format'));
+    else if (found.length || !f.str('format')) printInspected(cli, found, f.str('format'), kind === 'secrets' ? 'Secret' : 'Config');
     if (errors.length) cli.err(`${errors.join('\n')}\n`);
     return errors.length ? 1 : 0;
   }

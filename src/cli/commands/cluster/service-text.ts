@@ -1,6 +1,60 @@
 // The docker CLI's usage lines, descriptions and flags of engine service (the commands are in
 // service.ts).
-import type { SpecText, TextFlag } from '../spec-text.ts';
+import { PRETTY_INSPECT_FLAGS, type SpecText, type TextFlag } from '../spec-text.ts';
+
+/** The words of the two rollout policies, whose six flags each are worded alike. */
+interface Rollout {
+  prefix: 'rollback' | 'update';
+  /** "task rollbacks" / "updates" (the delay's). */
+  between: string;
+  /** "a rollback" / "an update". */
+  during: string;
+  /** "task rollback" / "task update" (the monitor's). */
+  each: string;
+  /** "rolled back" / "updated", "roll back" / "update" (the parallelism's). */
+  done: string;
+  doAll: string;
+  actions: string;
+}
+const ROLLBACK: Rollout = {
+  prefix: 'rollback',
+  between: 'task rollbacks',
+  during: 'a rollback',
+  each: 'task rollback',
+  done: 'rolled back',
+  doAll: 'roll back',
+  actions: '"pause", "continue"',
+};
+const UPDATE: Rollout = {
+  prefix: 'update',
+  between: 'updates',
+  during: 'an update',
+  each: 'task update',
+  done: 'updated',
+  doAll: 'update',
+  actions: '"pause", "continue", "rollback"',
+};
+
+/** --rollback-* and --update-*: delay, failure action, failure ratio, monitor, order, parallelism. */
+function rolloutFlags(r: Rollout): TextFlag[] {
+  const noun = r.prefix === 'rollback' ? 'Rollback' : 'Update';
+  return [
+    { name: `${r.prefix}-delay`, kind: 'string', description: `Delay between ${r.between} (ns|us|ms|s|m|h) (default 0s)` },
+    { name: `${r.prefix}-failure-action`, kind: 'string', description: `Action on ${r.prefix} failure (${r.actions}) (default "pause")` },
+    { name: `${r.prefix}-max-failure-ratio`, kind: 'string', description: `Failure rate to tolerate during ${r.during} (default 0)` },
+    {
+      name: `${r.prefix}-monitor`,
+      kind: 'string',
+      description: `Duration after each ${r.each} to monitor for failure (ns|us|ms|s|m|h) (default 5s)`,
+    },
+    { name: `${r.prefix}-order`, kind: 'string', description: `${noun} order ("start-first", "stop-first") (default "stop-first")` },
+    {
+      name: `${r.prefix}-parallelism`,
+      kind: 'int',
+      description: `Maximum number of tasks ${r.done} simultaneously (0 to ${r.doAll} all at once) (default 1)`,
+    },
+  ];
+}
 
 const CREATE_FLAGS: TextFlag[] = [
   { name: 'cap-add', kind: 'list', description: 'Add Linux capabilities' },
@@ -67,24 +121,7 @@ const CREATE_FLAGS: TextFlag[] = [
   { name: 'restart-delay', kind: 'string', description: 'Delay between restart attempts (ns|us|ms|s|m|h) (default 5s)' },
   { name: 'restart-max-attempts', kind: 'int', description: 'Maximum number of restarts before giving up' },
   { name: 'restart-window', kind: 'string', description: 'Window used to evaluate the restart policy (ns|us|ms|s|m|h)' },
-  { name: 'rollback-delay', kind: 'string', description: 'Delay between task rollbacks (ns|us|ms|s|m|h) (default 0s)' },
-  {
-    name: 'rollback-failure-action',
-    kind: 'string',
-    description: 'Action on rollback failure (\"pause\", \"continue\") (default \"pause\")',
-  },
-  { name: 'rollback-max-failure-ratio', kind: 'string', description: 'Failure rate to tolerate during a rollback (default 0)' },
-  {
-    name: 'rollback-monitor',
-    kind: 'string',
-    description: 'Duration after each task rollback to monitor for failure (ns|us|ms|s|m|h) (default 5s)',
-  },
-  { name: 'rollback-order', kind: 'string', description: 'Rollback order (\"start-first\", \"stop-first\") (default \"stop-first\")' },
-  {
-    name: 'rollback-parallelism',
-    kind: 'int',
-    description: 'Maximum number of tasks rolled back simultaneously (0 to roll back all at once) (default 1)',
-  },
+  ...rolloutFlags(ROLLBACK),
   { name: 'secret', kind: 'list', description: 'Specify secrets to expose to the service' },
   {
     name: 'stop-grace-period',
@@ -95,24 +132,7 @@ const CREATE_FLAGS: TextFlag[] = [
   { name: 'sysctl', kind: 'list', description: 'Sysctl options' },
   { name: 'tty', short: 't', kind: 'bool', description: 'Allocate a pseudo-TTY' },
   { name: 'ulimit', kind: 'list', description: 'Ulimit options (default [])' },
-  { name: 'update-delay', kind: 'string', description: 'Delay between updates (ns|us|ms|s|m|h) (default 0s)' },
-  {
-    name: 'update-failure-action',
-    kind: 'string',
-    description: 'Action on update failure (\"pause\", \"continue\", \"rollback\") (default \"pause\")',
-  },
-  { name: 'update-max-failure-ratio', kind: 'string', description: 'Failure rate to tolerate during an update (default 0)' },
-  {
-    name: 'update-monitor',
-    kind: 'string',
-    description: 'Duration after each task update to monitor for failure (ns|us|ms|s|m|h) (default 5s)',
-  },
-  { name: 'update-order', kind: 'string', description: 'Update order (\"start-first\", \"stop-first\") (default \"stop-first\")' },
-  {
-    name: 'update-parallelism',
-    kind: 'int',
-    description: 'Maximum number of tasks updated simultaneously (0 to update all at once) (default 1)',
-  },
+  ...rolloutFlags(UPDATE),
   { name: 'user', short: 'u', kind: 'string', description: 'Username or UID (format: <name|uid>[:<group|gid>])' },
   { name: 'with-registry-auth', kind: 'bool', description: 'Send registry authentication details to swarm agents' },
   { name: 'workdir', short: 'w', kind: 'string', description: 'Working directory inside the container' },
@@ -282,15 +302,7 @@ export const SERVICE_TEXT = {
   inspect: {
     usage: '[OPTIONS] SERVICE [SERVICE...]',
     description: 'Display detailed information on one or more services',
-    flags: [
-      {
-        name: 'format',
-        short: 'f',
-        kind: 'string',
-        description: 'Format output using a custom template',
-      },
-      { name: 'pretty', kind: 'bool', description: 'Print the information in a human friendly format' },
-    ],
+    flags: PRETTY_INSPECT_FLAGS,
   },
   ls: {
     usage: '[OPTIONS]',

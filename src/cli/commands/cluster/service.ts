@@ -15,6 +15,7 @@ import { waitOnService } from './service-wait.ts';
 import { prettyService } from './service-pretty.ts';
 import { leaf, management, parseFor } from '../spec-text.ts';
 import { familiarImage, naturalLess, printTasks, Resolver } from './tasks.ts';
+import { realStderr, realStdout } from '../../out.ts';
 
 // The API's open records (cluster objects, disk usage), read field by field.
 type Obj = Record<string, any>;
@@ -266,7 +267,7 @@ async function logs(cli: Cli, argv: string[]): Promise<number> {
     return p;
   };
   for await (const fr of frames) {
-    const w = fr.stream === 'stderr' ? process.stderr : process.stdout;
+    const w = fr.stream === 'stderr' ? realStderr() : realStdout();
     if (tty || raw) {
       w.write(fr.data);
       continue;
@@ -309,7 +310,7 @@ async function inspect(cli: Cli, argv: string[]): Promise<number> {
         if (net?.Id) names.set(net.Id, String(net.Name));
       }
     cli.out(found.map((s) => prettyService(s, names)).join(''));
-  } else if (found.length || !f.str('format')) printInspected(cli, found, f.str('format'));
+  } else if (found.length || !f.str('format')) printInspected(cli, found, f.str('format'), 'Service');
   if (errors.length) cli.err(`${errors.join('\n')}\n`);
   return errors.length ? 1 : 0;
 }

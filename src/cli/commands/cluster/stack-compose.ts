@@ -8,6 +8,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { UsageError } from '../../args.ts';
 import { parseBytes, parseDuration } from '../../run-options.ts';
 import { capName, omitEmpty, parsePublish } from './service-spec.ts';
+import { composeSchemaError } from './stack-schema.ts';
 
 // The API's open records (cluster objects, disk usage), read field by field.
 type Obj = Record<string, any>;
@@ -39,7 +40,11 @@ export async function loadCompose(files: { path: string; text: string }[], env: 
   for (const f of files) {
     const doc = parseYaml(f.text, { version: '1.1' }) as Obj | null;
     if (!doc || typeof doc !== 'object') throw new Error(`Top-level object must be a mapping`);
-    merged = mergeDeep(merged, env ? (interpolate(doc, env) as Obj) : doc);
+    const file = env ? (interpolate(doc, env) as Obj) : doc;
+    // Each file is checked against the compose schema once interpolated, as the docker CLI does.
+    const refused = composeSchemaError(file);
+    if (refused) throw new Error(refused);
+    merged = mergeDeep(merged, file);
   }
   if (!merged.services || typeof merged.services !== 'object') throw new Error('no services defined in the compose file');
   return merged;

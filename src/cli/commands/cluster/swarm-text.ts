@@ -1,25 +1,40 @@
 // The docker CLI's usage lines, descriptions and flags of engine swarm and engine node (the
 // interface facts help and completion print; the commands are in swarm.ts and node.ts).
-import type { SpecText } from '../spec-text.ts';
+import { PRETTY_INSPECT_FLAGS, type SpecText, type TextFlag } from '../spec-text.ts';
+
+/** Rows that `swarm init` shares with `join`, `update` and `ca`, worded once. */
+const SHARED = [
+  { name: 'advertise-addr', kind: 'string', description: 'Advertised address (format: \"<ip|interface>[:port]\")' },
+  {
+    name: 'availability',
+    kind: 'string',
+    description: 'Availability of the node (\"active\", \"pause\", \"drain\") (default \"active\")',
+  },
+  { name: 'cert-expiry', kind: 'string', description: 'Validity period for node certificates (ns|us|ms|s|m|h) (default 2160h0m0s)' },
+  {
+    name: 'data-path-addr',
+    kind: 'string',
+    description: 'Address or interface to use for data path traffic (format: \"<ip|interface>\")',
+  },
+  { name: 'dispatcher-heartbeat', kind: 'string', description: 'Dispatcher heartbeat period (ns|us|ms|s|m|h) (default 5s)' },
+  { name: 'external-ca', kind: 'list', description: 'Specifications of one or more certificate signing endpoints' },
+  { name: 'listen-addr', kind: 'string', description: 'Listen address (format: \"<ip|interface>[:port]\") (default 0.0.0.0:2377)' },
+  { name: 'max-snapshots', kind: 'int', description: 'Number of additional Raft snapshots to retain' },
+  { name: 'snapshot-interval', kind: 'int', description: 'Number of log entries between Raft snapshots (default 10000)' },
+  { name: 'task-history-limit', kind: 'int', description: 'Task history retention limit (default 5)' },
+] as const satisfies readonly TextFlag[];
+const row = (name: (typeof SHARED)[number]['name']): TextFlag => SHARED.find((f) => f.name === name)!;
 
 export const SWARM_TEXT = {
   init: {
     usage: '[OPTIONS]',
     description: 'Initialize a swarm',
     flags: [
-      { name: 'advertise-addr', kind: 'string', description: 'Advertised address (format: \"<ip|interface>[:port]\")' },
+      row('advertise-addr'),
       { name: 'autolock', kind: 'bool', description: 'Enable manager autolocking (requiring an unlock key to start a stopped manager)' },
-      {
-        name: 'availability',
-        kind: 'string',
-        description: 'Availability of the node (\"active\", \"pause\", \"drain\") (default \"active\")',
-      },
-      { name: 'cert-expiry', kind: 'string', description: 'Validity period for node certificates (ns|us|ms|s|m|h) (default 2160h0m0s)' },
-      {
-        name: 'data-path-addr',
-        kind: 'string',
-        description: 'Address or interface to use for data path traffic (format: \"<ip|interface>\")',
-      },
+      row('availability'),
+      row('cert-expiry'),
+      row('data-path-addr'),
       {
         name: 'data-path-port',
         kind: 'string',
@@ -28,31 +43,23 @@ export const SWARM_TEXT = {
       },
       { name: 'default-addr-pool', kind: 'list', description: 'default address pool in CIDR format (default [])' },
       { name: 'default-addr-pool-mask-length', kind: 'string', description: 'default address pool subnet mask length (default 24)' },
-      { name: 'dispatcher-heartbeat', kind: 'string', description: 'Dispatcher heartbeat period (ns|us|ms|s|m|h) (default 5s)' },
-      { name: 'external-ca', kind: 'list', description: 'Specifications of one or more certificate signing endpoints' },
+      row('dispatcher-heartbeat'),
+      row('external-ca'),
       { name: 'force-new-cluster', kind: 'bool', description: 'Force create a new cluster from current state' },
-      { name: 'listen-addr', kind: 'string', description: 'Listen address (format: \"<ip|interface>[:port]\") (default 0.0.0.0:2377)' },
-      { name: 'max-snapshots', kind: 'int', description: 'Number of additional Raft snapshots to retain' },
-      { name: 'snapshot-interval', kind: 'int', description: 'Number of log entries between Raft snapshots (default 10000)' },
-      { name: 'task-history-limit', kind: 'int', description: 'Task history retention limit (default 5)' },
+      row('listen-addr'),
+      row('max-snapshots'),
+      row('snapshot-interval'),
+      row('task-history-limit'),
     ],
   },
   join: {
     usage: '[OPTIONS] HOST:PORT',
     description: 'Join a swarm as a node and/or manager',
     flags: [
-      { name: 'advertise-addr', kind: 'string', description: 'Advertised address (format: \"<ip|interface>[:port]\")' },
-      {
-        name: 'availability',
-        kind: 'string',
-        description: 'Availability of the node (\"active\", \"pause\", \"drain\") (default \"active\")',
-      },
-      {
-        name: 'data-path-addr',
-        kind: 'string',
-        description: 'Address or interface to use for data path traffic (format: \"<ip|interface>\")',
-      },
-      { name: 'listen-addr', kind: 'string', description: 'Listen address (format: \"<ip|interface>[:port]\") (default 0.0.0.0:2377)' },
+      row('advertise-addr'),
+      row('availability'),
+      row('data-path-addr'),
+      row('listen-addr'),
       { name: 'token', kind: 'string', description: 'Token for entry into the swarm' },
     ],
   },
@@ -74,12 +81,12 @@ export const SWARM_TEXT = {
     description: 'Update the swarm',
     flags: [
       { name: 'autolock', kind: 'bool', description: 'Change manager autolocking setting (true|false)' },
-      { name: 'cert-expiry', kind: 'string', description: 'Validity period for node certificates (ns|us|ms|s|m|h) (default 2160h0m0s)' },
-      { name: 'dispatcher-heartbeat', kind: 'string', description: 'Dispatcher heartbeat period (ns|us|ms|s|m|h) (default 5s)' },
-      { name: 'external-ca', kind: 'list', description: 'Specifications of one or more certificate signing endpoints' },
-      { name: 'max-snapshots', kind: 'int', description: 'Number of additional Raft snapshots to retain' },
-      { name: 'snapshot-interval', kind: 'int', description: 'Number of log entries between Raft snapshots (default 10000)' },
-      { name: 'task-history-limit', kind: 'int', description: 'Task history retention limit (default 5)' },
+      row('cert-expiry'),
+      row('dispatcher-heartbeat'),
+      row('external-ca'),
+      row('max-snapshots'),
+      row('snapshot-interval'),
+      row('task-history-limit'),
     ],
   },
   unlock: {
@@ -101,9 +108,9 @@ export const SWARM_TEXT = {
     flags: [
       { name: 'ca-cert', kind: 'string', description: 'Path to the PEM-formatted root CA certificate to use for the new cluster' },
       { name: 'ca-key', kind: 'string', description: 'Path to the PEM-formatted root CA key to use for the new cluster' },
-      { name: 'cert-expiry', kind: 'string', description: 'Validity period for node certificates (ns|us|ms|s|m|h) (default 2160h0m0s)' },
+      row('cert-expiry'),
       { name: 'detach', short: 'd', kind: 'bool', description: 'Exit immediately instead of waiting for the root rotation to converge' },
-      { name: 'external-ca', kind: 'list', description: 'Specifications of one or more certificate signing endpoints' },
+      row('external-ca'),
       { name: 'quiet', short: 'q', kind: 'bool', description: 'Suppress progress output' },
       {
         name: 'rotate',
@@ -143,15 +150,7 @@ export const NODE_TEXT = {
   inspect: {
     usage: '[OPTIONS] self|NODE [NODE...]',
     description: 'Display detailed information on one or more nodes',
-    flags: [
-      {
-        name: 'format',
-        short: 'f',
-        kind: 'string',
-        description: 'Format output using a custom template',
-      },
-      { name: 'pretty', kind: 'bool', description: 'Print the information in a human friendly format' },
-    ],
+    flags: PRETTY_INSPECT_FLAGS,
   },
   update: {
     usage: '[OPTIONS] NODE',

@@ -10,6 +10,7 @@ import type { CommandSpec } from '../../command-spec.ts';
 import { parseDuration } from '../../run-options.ts';
 import { leaf, management, parseFor } from '../spec-text.ts';
 import { SWARM_TEXT as T } from './swarm-text.ts';
+import { realStdout } from '../../out.ts';
 
 // The API's open records (cluster objects, disk usage), read field by field.
 type Obj = Record<string, any>;
@@ -196,14 +197,14 @@ async function update(cli: Cli, argv: string[]): Promise<number> {
 }
 
 async function readKey(prompt: string): Promise<string> {
-  if (process.stdin.isTTY) process.stdout.write(prompt);
+  if (process.stdin.isTTY) realStdout().write(prompt);
   const rl = createInterface({ input: process.stdin, terminal: false });
   try {
     for await (const line of rl) return line.trim();
     return '';
   } finally {
     rl.close();
-    if (process.stdin.isTTY) process.stdout.write('\n');
+    if (process.stdin.isTTY) realStdout().write('\n');
   }
 }
 

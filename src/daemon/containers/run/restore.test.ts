@@ -9,7 +9,7 @@ import { ContainerContext, type ContainerServiceDeps } from '../context.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { initialState, type ContainerRecord } from '../record.ts';
 import { Restorer } from './restore.ts';
-import type { RunningTask } from './task-launcher.ts';
+import type { RunningTask } from './running-task.ts';
 import type { ContainerVerifier } from '../create/verify.ts';
 
 let dir: string;
