@@ -167,9 +167,21 @@ export async function registerBlob(
   void syncLater(blob);
 }
 
-/** fdatasync of a committed blob, in the background; a failure only loses durability, never data. */
+let syncs: Promise<void> = Promise.resolve();
+
+/**
+ * fdatasync of a committed blob, in the background; a failure only loses durability, never data.
+ * One at a time: each holds a thread of libuv's pool for as long as the disk takes (seconds for a
+ * 50 MB layer on a busy disk), and the pull's own file writes go through that pool
+ * (pooled-writes.ts): four layers' syncs at once held all four of its threads and the next
+ * layers' writes waited behind them.
+ */
 function syncLater(path: string): Promise<void> {
-  return open(path, 'r')
-    .then((h) => h.datasync().finally(() => h.close()))
-    .catch(() => undefined); // a failed sync only loses durability
+  syncs = syncs.then(
+    () =>
+      open(path, 'r')
+        .then((h) => h.datasync().finally(() => h.close()))
+        .catch(() => undefined), // a failed sync only loses durability
+  );
+  return syncs;
 }

@@ -27,6 +27,7 @@ import { checkPlatform, describePullError, resolveManifest, type Resolved } from
 import type { StagedLayer } from './staged-unpack.ts';
 import type { RegistryTransport } from './transport.ts';
 import { PullContent } from './pull-content.ts';
+import { warmStageWorker } from './stage-pool.ts';
 
 export const PULL_LEASE_LABEL = 'engine.pull';
 const LEASE_EXPIRE_MS = 24 * 3600_000;
@@ -168,6 +169,7 @@ export class Puller {
     );
     try {
       const previous = await client.images.get(recordName).catch(() => null); // No previous record under that name: a first pull.
+      if (previous?.target.digest !== r.top.digest && this.deps.contentRoot && this.deps.workerFetch !== false) warmStageWorker();
       const config = await content.fetchConfig(session, r.parsed.config);
       const diffIds = config.parsed.rootfs?.diff_ids ?? [];
       if (diffIds.length !== r.parsed.layers.length) throw internal(`layers from manifest don't match image configuration`);

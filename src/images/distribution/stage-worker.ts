@@ -6,13 +6,13 @@
 // keeps the main thread's event loop for the API, and keeps the buffers' garbage (hundreds of MB
 // per pull) in this small heap, whose collections are cheap.
 import { createHash, type Hash } from 'node:crypto';
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { parentPort, type MessagePort } from 'node:worker_threads';
-import { LayerStage } from './staged-unpack.ts';
-import { runTail, type StageOutcome, type ToTail } from './stage-tail.ts';
+import { LayerStage, type StagedLayer } from './staged-unpack.ts';
 import { failureOf, fetchBlob, type BlobFetch, type FetchFailure } from './worker-fetch.ts';
+import { PooledFile, WriteBuffers } from './pooled-writes.ts';
 
 /**
  * Messages from the pool (stage-pool.ts), each for one job (a layer's download, or its unpacking
@@ -21,7 +21,7 @@ import { failureOf, fetchBlob, type BlobFetch, type FetchFailure } from './worke
  */
 export type ToWorker = { id: number } & (
   | { type: 'start'; tmp: string; stageRoot: string | null; mediaType: string; fetch?: BlobFetch; tailPort?: MessagePort }
-  /** The unpacking half of a layer whose GET another worker does, reading `tmp` as it is written (stage-tail.ts). */
+  /** The unpacking half of a layer whose GET another worker does, reading `tmp` as it is written (runTail below). */
   | { type: 'tail'; tmp: string; stageRoot: string; mediaType: string; port: MessagePort }
   | { type: 'chunk'; buf: ArrayBuffer; length: number }
   | { type: 'end' }
@@ -60,6 +60,10 @@ interface Job {
   fetch?: AbortController;
   /** Told how much of the blob file is written, for another worker to unpack it (instead of `stage`). */
   tail?: MessagePort;
+  /** The blob file written on libuv's pool (a download unpacked here, or not at all). */
+  file?: PooledFile;
+  /** `fd` closed (never twice: the number may be another file's by then). */
+  closed?: boolean;
 }
 
 /** The running jobs by id (a job's 'start' to its answer). */
@@ -69,6 +73,14 @@ const post = (id: number, m: Answer, transfer?: ArrayBuffer[]) => parentPort!.po
 
 /** Closes the job's blob file and ends its stage: 'done' with the digest and staged layer. */
 async function finish(j: Job): Promise<void> {
+  if (j.file) {
+    await j.file.drained();
+    if (j.file.error) {
+      await discard(j);
+      throw j.file.error;
+    }
+  }
+  j.closed = true;
   closeSync(j.fd);
   const digest = `sha256:${j.hash.digest('hex')}`;
   const r = j.stage ? await j.stage.finish() : { layer: null, reason: j.stageError ?? 'not staged' };
@@ -83,6 +95,9 @@ async function finish(j: Job): Promise<void> {
 }
 
 async function discard(j: Job): Promise<void> {
+  await j.file?.drained(); // not closed under a write in flight
+  if (j.closed) return;
+  j.closed = true;
   closeSync(j.fd);
   await j.stage?.discard();
 }
@@ -91,11 +106,18 @@ async function discard(j: Job): Promise<void> {
  * Writes of the received chunks gathered into one write per 256 KiB: socket reads are 64 KiB. One
  * gather buffer per layer in flight: 1 MiB ones made the peak of a 210 MB pull ~6 MiB higher
  * (bench/pull-memory.ts) for no measurable gain in time. ENGINE_PULL_BUF_KB changes it (and the
- * unpacking half's reads, stage-tail.ts).
+ * unpacking half's reads, runTail).
  */
 const GATHER = Number(process.env.ENGINE_PULL_BUF_KB ?? 256) * 1024;
 /** Gather buffers of ended downloads, for the next ones. */
 const gathers: Buffer[] = [];
+/**
+ * Buffers of this worker's writes on libuv's pool (pooled-writes.ts), blob files and extracted
+ * files together: POOL_WRITES × 256 KiB in flight at most. ENGINE_PULL_POOL_WRITES=N changes the
+ * number; 0: every write on this thread.
+ */
+const POOL_WRITES = Number(process.env.ENGINE_PULL_POOL_WRITES ?? 8);
+const pooled = POOL_WRITES > 0 ? new WriteBuffers(GATHER, POOL_WRITES) : null;
 
 /**
  * A young-generation collection after every SCAVENGE_EVERY bytes received by this worker (all its
@@ -141,7 +163,8 @@ async function download(j: Job, f: BlobFetch): Promise<void> {
   // Received chunks are copied into a gather buffer and let go at once: a socket read kept until a
   // MiB had gathered survived the scavenges meanwhile and was promoted to the old generation, which
   // only a full collection frees (measured: 20–27 MiB of dead socket reads per fetching worker).
-  const gather = gathers.pop() ?? Buffer.allocUnsafeSlow(GATHER);
+  const file = j.file;
+  const gather = file ? Buffer.alloc(0) : (gathers.pop() ?? Buffer.allocUnsafeSlow(GATHER));
   let fill = 0;
   let written = 0;
   let reported = 0;
@@ -164,7 +187,15 @@ async function download(j: Job, f: BlobFetch): Promise<void> {
         j.hash.update(c);
         j.size += c.length;
         j.stage?.push(c);
-        for (let off = 0; off < c.length;) {
+        if (file) {
+          file.push(c);
+          sinceGc += c.length;
+          if (sinceGc >= SCAVENGE_EVERY) {
+            sinceGc = 0;
+            scavenge();
+          }
+        }
+        for (let off = file ? c.length : 0; off < c.length;) {
           const n = c.copy(gather, fill, off);
           fill += n;
           off += n;
@@ -173,12 +204,19 @@ async function download(j: Job, f: BlobFetch): Promise<void> {
         if (j.size - reported >= GATHER) post(j.id, { type: 'progress', received: (reported = j.size) });
       },
       received: () => {
+        file?.flush();
         flush();
-        j.tail?.postMessage({ type: 'end', bytes: written } satisfies ToTail);
+        if (!file) j.tail?.postMessage({ type: 'end', bytes: written } satisfies ToTail);
         post(j.id, { type: 'progress', received: j.size });
         post(j.id, { type: 'received' });
       },
     });
+    if (file && status === 200) {
+      // The unpacking half told the end once the last pooled write is in the file.
+      await file.drained();
+      if (file.error) throw file.error;
+      j.tail?.postMessage({ type: 'end', bytes: j.size } satisfies ToTail);
+    }
     jobs.delete(j.id);
     if (status !== 200) {
       j.tail?.postMessage({ type: 'abort' } satisfies ToTail);
@@ -193,7 +231,7 @@ async function download(j: Job, f: BlobFetch): Promise<void> {
     await discard(j).catch(() => undefined); // failing already: the failure below is what counts
     post(j.id, { type: 'fetch-failed', failure: failureOf(err) });
   } finally {
-    gathers.push(gather);
+    if (!file) gathers.push(gather);
   }
 }
 
@@ -204,7 +242,7 @@ async function handle(m: ToWorker): Promise<void> {
       let stageError: string | undefined;
       if (m.stageRoot) {
         try {
-          stage = await LayerStage.start(m.stageRoot, m.mediaType);
+          stage = await LayerStage.start(m.stageRoot, m.mediaType, pooled);
         } catch (err) {
           stageError = (err as Error).message;
         }
@@ -219,6 +257,14 @@ async function handle(m: ToWorker): Promise<void> {
       };
       jobs.set(m.id, job);
       if (m.tailPort) job.tail = m.tailPort;
+      if (m.fetch && pooled) {
+        const tail = job.tail;
+        job.file = new PooledFile(
+          job.fd,
+          pooled,
+          tail ? (bytes) => tail.postMessage({ type: 'written', bytes } satisfies ToTail) : undefined,
+        );
+      }
       if (m.fetch) {
         job.fetch = new AbortController();
         void download(job, m.fetch); // not queued: an 'abort' must reach it meanwhile
@@ -228,7 +274,7 @@ async function handle(m: ToWorker): Promise<void> {
     case 'tail': {
       // Not awaited: the queue stays free (this worker gets nothing else until it answers).
       const id = m.id;
-      void runTail(m.port, m.tmp, m.stageRoot, m.mediaType).then(
+      void runTail(m.port, m.tmp, m.stageRoot, m.mediaType, pooled).then(
         (r) => post(id, { type: 'staged', ...r }),
         (err: Error) => post(id, { type: 'staged', staged: null, reason: err.message }),
       );
@@ -265,6 +311,92 @@ async function handle(m: ToWorker): Promise<void> {
       return;
     }
   }
+}
+
+// The unpacking half of a layer whose GET another stage worker does: it reads the compressed bytes back from the temporary blob file as the fetching worker writes them (page
+// cache: one copy of the compressed bytes) and inflates, hashes and extracts them
+// (staged-unpack.ts). So a download no longer goes at the pace of its unpack: its bytes are in
+// (and its download slot free for the next layer) once received, hashed and written, while the
+// unpack follows on its own thread. Without this, the last layer of a pull started only when the
+// first had been unpacked, and was unpacked alone at the end on one thread.
+
+/** Over the channel, fetching worker → unpacking worker: bytes of the file that are written so far, all of them, or none to use. */
+export type ToTail = { type: 'written'; bytes: number } | { type: 'end'; bytes: number } | { type: 'abort' };
+
+/** What the unpacking half answers: the staged layer, or why there is none. */
+export interface StageOutcome {
+  staged: StagedLayer | null;
+  reason?: string;
+  refused?: boolean;
+}
+
+/** The blob file read in steps of this size (as the fetching half's gathered writes: GATHER). */
+const READ = Number(process.env.ENGINE_PULL_BUF_KB ?? 256) * 1024;
+/** Read buffers of ended unpacks, for the next ones (a fresh one per layer is garbage for a full collection). */
+const reads: Buffer[] = [];
+
+/** Unpacks `path` as its writer reports it written over `port`, into a staging tree under `stageRoot`; closes the port when done. */
+export async function runTail(
+  port: MessagePort,
+  path: string,
+  stageRoot: string,
+  mediaType: string,
+  writes: WriteBuffers | null = null,
+): Promise<StageOutcome> {
+  let stage: LayerStage;
+  try {
+    stage = await LayerStage.start(stageRoot, mediaType, writes);
+  } catch (err) {
+    port.close();
+    return { staged: null, reason: (err as Error).message };
+  }
+  const s = stage;
+  const buf = reads.pop() ?? Buffer.allocUnsafeSlow(READ);
+  let pos = 0;
+  let fd = -1; // opened at the first bytes written (the writer creates the file)
+  /** Reads and unpacks up to `avail` (synchronously: the stage is done with `buf` after each push). */
+  const pump = (avail: number) => {
+    if (fd < 0) fd = openSync(path, 'r');
+    while (pos < avail) {
+      const n = readSync(fd, buf, 0, Math.min(READ, avail - pos), pos);
+      if (n <= 0) throw new Error(`blob file: ${pos} of ${avail} bytes readable`);
+      s.push(buf.subarray(0, n));
+      pos += n;
+    }
+  };
+  return new Promise<StageOutcome>((resolve) => {
+    let done = false;
+    const settle = (p: Promise<StageOutcome>) => {
+      done = true;
+      void p.then((r) => {
+        if (fd >= 0) closeSync(fd);
+        port.close();
+        reads.push(buf);
+        resolve(r);
+      });
+    };
+    const discarded = async (reason: string): Promise<StageOutcome> => {
+      await s.discard();
+      return { staged: null, reason };
+    };
+    port.on('message', (m: ToTail) => {
+      if (done) return;
+      try {
+        if (m.type === 'written') return pump(m.bytes);
+        if (m.type === 'abort') return settle(discarded('aborted'));
+        pump(m.bytes);
+        settle(
+          s.finish().then((r) => ({ staged: r.layer, ...(r.reason ? { reason: r.reason } : {}), ...(r.refused ? { refused: true } : {}) })),
+        );
+      } catch (err) {
+        settle(discarded((err as Error).message));
+      }
+    });
+    // The writer's thread gone without an end: nothing complete to keep.
+    port.on('close', () => {
+      if (!done) settle(discarded('the download thread ended'));
+    });
+  });
 }
 
 parentPort?.on('message', (m: ToWorker) => {

@@ -11,53 +11,64 @@ import { gzipSync } from 'node:zlib';
 import { tarToBuffer, type TarWriter } from '../../util/tar-writer.ts';
 import { run } from '../../../test/helpers/daemon.ts';
 import { LayerStage, stageable } from './staged-unpack.ts';
+import { WriteBuffers } from './pooled-writes.ts';
 
 const GZ = 'application/vnd.oci.image.layer.v1.tar+gzip';
 const T = 1704067200;
 
-async function stage(build: (tw: TarWriter) => Promise<void>, chunk = 1000) {
+async function stage(build: (tw: TarWriter) => Promise<void>, chunk = 1000, writes: WriteBuffers | null = null) {
   const root = await mkdtemp(join(tmpdir(), 'engine-stage-'));
   const tar = await tarToBuffer(build);
   const gz = gzipSync(tar);
-  const s = await LayerStage.start(root, GZ);
+  const s = await LayerStage.start(root, GZ, writes);
   for (let off = 0; off < gz.length; off += chunk) await s.push(gz.subarray(off, off + chunk));
   const r = await s.finish();
   return { ...r, root, diffId: `sha256:${createHash('sha256').update(tar).digest('hex')}` };
 }
 
-test('a layer of directories, files, symlinks and hard links is staged as containerd would unpack it', async () => {
-  const r = await stage(async (tw) => {
-    await tw.directory('./', { mode: 0o755, mtime: T });
-    await tw.directory('bin', { mode: 0o711, uid: 0, gid: 0, mtime: T });
-    await tw.file('bin/tool', 'hello', { mode: 0o4755, uid: 0, gid: 0, mtime: T });
-    await tw.hardlink('bin/tool2', 'bin/tool', { mtime: T });
-    await tw.symlink('bin/sh', 'tool', { mtime: T, uid: 1000, gid: 1000 });
-    await tw.directory('home', { mode: 0o700, uid: 1000, gid: 1001, mtime: T + 5 });
-    await tw.file('home/big', Buffer.alloc(300_000, 7), { mode: 0o600, uid: 1000, gid: 1001, mtime: T });
-    await tw.file('bin/tool', 'replaced', { mode: 0o755, mtime: T }); // a later entry of the same path wins
+// Synchronous writes, and writes on libuv's pool out of two 4 KiB buffers (pooled-writes.ts): the
+// 300 000-byte file takes both and goes on synchronously, the hard link's metadata waits for its target's writes.
+for (const pooled of [false, true])
+  test(`a layer of directories, files, symlinks and hard links is staged as containerd would unpack it${pooled ? ' (pooled writes)' : ''}`, async () => {
+    const r = await stage(
+      async (tw) => {
+        await tw.directory('./', { mode: 0o755, mtime: T });
+        await tw.directory('bin', { mode: 0o711, uid: 0, gid: 0, mtime: T });
+        await tw.file('bin/tool', Buffer.alloc(9000, 'hello'), { mode: 0o4755, uid: 0, gid: 0, mtime: T + 1 });
+        await tw.hardlink('bin/tool2', 'bin/tool', { mode: 0o750, uid: 1000, gid: 1000, mtime: T + 2 });
+        await tw.symlink('bin/sh', 'tool', { mtime: T, uid: 1000, gid: 1000 });
+        await tw.directory('home', { mode: 0o700, uid: 1000, gid: 1001, mtime: T + 5 });
+        await tw.file('home/big', Buffer.alloc(300_000, 7), { mode: 0o600, uid: 1000, gid: 1001, mtime: T });
+        await tw.file('bin/tool', 'replaced', { mode: 0o755, mtime: T }); // a later entry of the same path wins
+      },
+      1000,
+      pooled ? new WriteBuffers(4096, 2) : null,
+    );
+    try {
+      assert.ok(r.layer, r.reason);
+      assert.equal(r.layer.diffId, r.diffId);
+      const d = r.layer.dir;
+      assert.equal((await lstat(d)).mode & 0o7777, 0o755);
+      assert.equal((await lstat(join(d, 'bin'))).mode & 0o7777, 0o711);
+      assert.equal(await readFile(join(d, 'bin/tool'), 'utf8'), 'replaced');
+      assert.equal(await readFile(join(d, 'bin/tool2'), 'utf8'), Buffer.alloc(9000, 'hello').toString()); // linked to the first one
+      const link = await lstat(join(d, 'bin/tool2')); // the link entry's metadata on the shared inode, after the file's
+      assert.deepEqual([link.mode & 0o7777, link.uid, Math.floor(link.mtimeMs / 1000)], [0o750, 1000, T + 2]);
+      assert.equal(await readlink(join(d, 'bin/sh')), 'tool');
+      const sh = await lstat(join(d, 'bin/sh'));
+      assert.deepEqual([sh.uid, sh.gid, Math.floor(sh.mtimeMs / 1000)], [1000, 1000, T]);
+      const home = await lstat(join(d, 'home'));
+      assert.deepEqual([home.mode & 0o7777, home.uid, home.gid, Math.floor(home.mtimeMs / 1000)], [0o700, 1000, 1001, T + 5]);
+      const big = await lstat(join(d, 'home/big'));
+      assert.deepEqual([big.size, big.mode & 0o7777, big.uid], [300_000, 0o600, 1000]);
+      assert.ok((await readFile(join(d, 'home/big'))).equals(Buffer.alloc(300_000, 7)));
+      const suid = await stage(async (tw) => tw.file('x', 'y', { mode: 0o4755, uid: 1000, gid: 0, mtime: T }));
+      assert.equal((await lstat(join(suid.layer!.dir, 'x'))).mode & 0o7777, 0o4755); // set-id bits survive the chown
+      await rm(suid.root, { recursive: true });
+    } finally {
+      await rm(r.root, { recursive: true });
+    }
   });
-  try {
-    assert.ok(r.layer, r.reason);
-    assert.equal(r.layer.diffId, r.diffId);
-    const d = r.layer.dir;
-    assert.equal((await lstat(d)).mode & 0o7777, 0o755);
-    assert.equal((await lstat(join(d, 'bin'))).mode & 0o7777, 0o711);
-    assert.equal(await readFile(join(d, 'bin/tool'), 'utf8'), 'replaced');
-    assert.equal(await readFile(join(d, 'bin/tool2'), 'utf8'), 'hello'); // linked to the first one
-    assert.equal(await readlink(join(d, 'bin/sh')), 'tool');
-    const sh = await lstat(join(d, 'bin/sh'));
-    assert.deepEqual([sh.uid, sh.gid, Math.floor(sh.mtimeMs / 1000)], [1000, 1000, T]);
-    const home = await lstat(join(d, 'home'));
-    assert.deepEqual([home.mode & 0o7777, home.uid, home.gid, Math.floor(home.mtimeMs / 1000)], [0o700, 1000, 1001, T + 5]);
-    const big = await lstat(join(d, 'home/big'));
-    assert.deepEqual([big.size, big.mode & 0o7777, big.uid], [300_000, 0o600, 1000]);
-    const suid = await stage(async (tw) => tw.file('x', 'y', { mode: 0o4755, uid: 1000, gid: 0, mtime: T }));
-    assert.equal((await lstat(join(suid.layer!.dir, 'x'))).mode & 0o7777, 0o4755); // set-id bits survive the chown
-    await rm(suid.root, { recursive: true });
-  } finally {
-    await rm(r.root, { recursive: true });
-  }
-});
 
 test('whiteouts become 0:0 character devices, opaque markers the overlay xattr, text xattrs are set', async () => {
   const r = await stage(async (tw) => {

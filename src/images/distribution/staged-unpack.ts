@@ -14,12 +14,13 @@
 // itself never fails because of the stage). An entry leading out of the layer refuses the layer.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, linkSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
+import { linkSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { safeEntryPath, TarParser, TarPathGuard, type TarHeader } from '../tar-reader.ts';
-import { applyEntryMeta, applyFileMeta, DirTimes, openNewFile, writeChunkSync } from '../tar-disk.ts';
+import { applyEntryMeta, DirTimes } from '../tar-disk.ts';
 import { SyncGunzip } from './sync-gunzip.ts';
+import { StagedFiles, type WriteBuffers } from './pooled-writes.ts';
 
 const STAGE_PREFIX = '.engine-unpack-';
 
@@ -98,24 +99,31 @@ export class LayerStage {
   private readonly seen = new Set<string>();
   private readonly dirTimes = new DirTimes();
   private readonly marks: OverlayMarks = { whiteouts: new Map(), xattrs: [] };
-  /** The regular file whose content is being written. */
-  private file: { fd: number; h: TarHeader } | null = null;
+  /** The regular files' writing. */
+  private readonly files: StagedFiles;
 
   private constructor(
     readonly dir: string,
     private readonly gunzip: SyncGunzip | null,
+    writes: WriteBuffers | null,
   ) {
+    this.files = new StagedFiles(
+      writes,
+      (err) => this.fail(err),
+      () => this.failed !== null,
+    );
     this.parser = new TarParser({ entry: (h) => this.entry(h), data: (c) => this.data(c), entryEnd: () => this.entryEnd() });
   }
 
-  static async start(stageRoot: string, mediaType: string): Promise<LayerStage> {
+  /** `writes`: the files' bytes written on libuv's pool out of these buffers (pooled-writes.ts), else synchronously. */
+  static async start(stageRoot: string, mediaType: string, writes: WriteBuffers | null = null): Promise<LayerStage> {
     const gzip = /gzip$/.test(mediaType);
     const gunzip = gzip ? SyncGunzip.create() : null;
     if (gzip && !gunzip) throw new GiveUp("this Node's zlib has no synchronous handle");
     try {
       const dir = await mkdtemp(join(stageRoot, STAGE_PREFIX));
       await chmod(dir, 0o755); // the upper directory containerd would have made
-      return new LayerStage(dir, gunzip);
+      return new LayerStage(dir, gunzip, writes);
     } catch (err) {
       gunzip?.close();
       throw err;
@@ -144,15 +152,7 @@ export class LayerStage {
 
   private fail(err: Error): void {
     this.failed ??= err;
-    if (this.file) {
-      const { fd } = this.file;
-      this.file = null;
-      try {
-        closeSync(fd);
-      } catch {
-        // Already failing: the staged tree is removed anyway.
-      }
-    }
+    this.files.abort();
   }
 
   /** After the last chunk: the staged layer, or null (with the reason) when the diff service must do it. */
@@ -161,6 +161,7 @@ export class LayerStage {
       try {
         this.gunzip?.write(Buffer.alloc(0), true, this.tar); // a stream cut short throws here
         this.parser.end();
+        await this.files.drained();
         await applyMarks(this.dir, this.marks);
         this.dirTimes.apply(); // last: creating their children changed them
       } catch (err) {
@@ -168,6 +169,7 @@ export class LayerStage {
       }
     }
     this.gunzip?.close();
+    await this.files.drained(); // a write that failed: the others' end
     if (this.failed) {
       const refused = this.failed instanceof LayerRefused;
       const reason = this.failed.message;
@@ -180,6 +182,7 @@ export class LayerStage {
   async discard(): Promise<void> {
     this.fail(new Error('discarded'));
     this.gunzip?.close();
+    await this.files.drained();
     await rm(this.dir, { recursive: true, force: true }).catch(() => undefined); // a tree left behind is swept at the next start (cleanStageLeftovers)
   }
 
@@ -213,6 +216,7 @@ export class LayerStage {
       marks.xattrs.push([rel, k.slice('SCHILY.xattr.'.length), Buffer.from(v, 'utf8')]);
     }
     const abs = rel === '' ? this.dir : join(this.dir, rel);
+    this.files.forget(rel);
     if (this.seen.has(rel) && h.kind !== 'directory') {
       rmSync(abs, { recursive: true, force: true });
       this.dirs.delete(rel);
@@ -234,7 +238,7 @@ export class LayerStage {
         return;
       }
       case 'file':
-        this.file = { fd: openNewFile(abs), h };
+        this.files.begin(abs, rel, h);
         return;
       case 'symlink':
         symlinkSync(h.linkname, abs);
@@ -244,6 +248,7 @@ export class LayerStage {
         const target = safeEntryPath(h.linkname);
         if (!this.seen.has(target) || this.dirs.has(target) || target === rel) throw new GiveUp('hard link to something outside the layer');
         linkSync(join(this.dir, target), abs);
+        if (this.files.linkDeferred(target, rel, h)) return;
         // As containerd's applier: the link entry's owner, mode and time go to the shared inode.
         applyEntryMeta(abs, { ...h, kind: 'file' }, h, this.dirTimes);
         return;
@@ -255,18 +260,10 @@ export class LayerStage {
 
   /** Content of the entry: written when it is a regular file (others' content, if any, is skipped). */
   private data(c: Buffer): void {
-    const f = this.file;
-    if (f) writeChunkSync(f.fd, c);
+    this.files.data(c);
   }
 
   private entryEnd(): void {
-    const f = this.file;
-    if (!f) return;
-    this.file = null;
-    try {
-      applyFileMeta(f.fd, f.h, f.h);
-    } finally {
-      closeSync(f.fd);
-    }
+    this.files.end();
   }
 }
