@@ -46,7 +46,7 @@ for (const f of readdirSync('dist/bundle', { withFileTypes: true })) {
 
 await build({
   // The pull's blob writer runs in worker threads (stage-pool.ts) loaded from beside the bundle.
-  entryPoints: ['dist/src/main/engined.js', 'dist/src/images/distribution/stage-worker.js'],
+  entryPoints: ['dist/src/main/engined.js', 'dist/src/images/distribution/stage/stage-worker.js'],
   outdir: 'dist/bundle',
   entryNames: '[name]',
   chunkNames: 'engined-[name]-[hash]',

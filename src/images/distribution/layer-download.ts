@@ -14,8 +14,8 @@ import { itemStatus, ProgressThrottle } from './progress.ts';
 import type { RegistrySession } from './registry-client.ts';
 import type { Semaphore } from './shared.ts';
 import { writeBlob } from './blob-writer.ts';
-import { writeBlobThreaded } from './stage-pool.ts';
-import { stageable, type StagedLayer } from './staged-unpack.ts';
+import { writeBlobThreaded } from './stage/stage-pool.ts';
+import { stageable, type StagedLayer } from './stage/staged-unpack.ts';
 
 /** What the daemon's configuration says about downloading layers. */
 export interface LayerDownloadSettings {

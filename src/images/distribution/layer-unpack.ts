@@ -13,7 +13,7 @@ import type { ProgressSink } from '../../types/distribution.ts';
 import { upperDirOf } from '../overlay-diff.ts';
 import type { Descriptor } from './media.ts';
 import { itemProgress, itemStatus } from './progress.ts';
-import type { StagedLayer } from './staged-unpack.ts';
+import type { StagedLayer } from './stage/staged-unpack.ts';
 
 export interface LayerJob {
   desc: Descriptor;

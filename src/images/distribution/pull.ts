@@ -24,10 +24,10 @@ import { Semaphore } from './shared.ts';
 import { LayerDownloads, type LayerDownloadSettings } from './layer-download.ts';
 import { isPresent, LayerUnpacker, type LayerJob } from './layer-unpack.ts';
 import { checkPlatform, describePullError, resolveManifest, type Resolved } from './pull-resolve.ts';
-import type { StagedLayer } from './staged-unpack.ts';
+import type { StagedLayer } from './stage/staged-unpack.ts';
 import type { RegistryTransport } from './transport.ts';
 import { PullContent } from './pull-content.ts';
-import { warmStageWorker } from './stage-pool.ts';
+import { warmStageWorker } from './stage/stage-pool.ts';
 
 export const PULL_LEASE_LABEL = 'engine.pull';
 const LEASE_EXPIRE_MS = 24 * 3600_000;

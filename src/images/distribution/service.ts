@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { cleanIngestLeftovers } from './blob-writer.ts';
-import { cleanStageLeftovers } from './staged-unpack.ts';
+import { cleanStageLeftovers } from './stage/staged-unpack.ts';
 import type { DaemonConfig } from '../../config/daemon-config.ts';
 import { invalidParameter } from '../../errors.ts';
 import type { SupervisorClient } from '../../supervisor/client.ts';

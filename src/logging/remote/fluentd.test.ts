@@ -419,7 +419,7 @@ describe('fluentd log driver', () => {
       dir: await newDir(),
       options: {
         'fluentd-address': `127.0.0.1:${port}`,
-        'fluentd-write-timeout': '300ms',
+        'fluentd-write-timeout': '1s',
         'fluentd-retry-wait': '50ms',
         'cache-disabled': 'true',
       },

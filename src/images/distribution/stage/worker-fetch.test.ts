@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import { TransportError } from './transport.ts';
+import { TransportError } from '../transport.ts';
 import { errorOf, failureOf, fetchBlob, type BlobFetch } from './worker-fetch.ts';
 
 const BLOB = randomBytes(3 << 20);

@@ -5,8 +5,8 @@
 // receives on its own thread: under load, the main thread is no longer a serial step every byte of
 // every layer waits for. Anything but a 200 is left to the main thread (its error wording, auth
 // refresh): the worker answers the status and the pull repeats the GET the usual way.
-import type { TlsSettings } from './registry-hosts.ts';
-import { RegistryTransport, TransportError, type ProxySettings } from './transport.ts';
+import type { TlsSettings } from '../registry-hosts.ts';
+import { RegistryTransport, TransportError, type ProxySettings } from '../transport.ts';
 
 /** What the worker needs to GET a blob. */
 export interface BlobFetch {

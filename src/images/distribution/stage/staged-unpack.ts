@@ -17,10 +17,11 @@ import { createHash } from 'node:crypto';
 import { linkSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { join, posix } from 'node:path';
-import { safeEntryPath, TarParser, TarPathGuard, type TarHeader } from '../tar-reader.ts';
-import { applyEntryMeta, DirTimes } from '../tar-disk.ts';
+import { safeEntryPath, TarParser, TarPathGuard, type TarHeader } from '../../tar-reader.ts';
+import { applyEntryMeta, DirTimes } from '../../tar-disk.ts';
 import { SyncGunzip } from './sync-gunzip.ts';
-import { StagedFiles, type WriteBuffers } from './pooled-writes.ts';
+import type { WriteBuffers } from './pooled-writes.ts';
+import { StagedFiles } from './stage-files.ts';
 
 const STAGE_PREFIX = '.engine-unpack-';
 

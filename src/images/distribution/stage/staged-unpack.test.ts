@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { gzipSync } from 'node:zlib';
-import { tarToBuffer, type TarWriter } from '../../util/tar-writer.ts';
-import { run } from '../../../test/helpers/daemon.ts';
+import { tarToBuffer, type TarWriter } from '../../../util/tar-writer.ts';
+import { run } from '../../../../test/helpers/daemon.ts';
 import { LayerStage, stageable } from './staged-unpack.ts';
 import { WriteBuffers } from './pooled-writes.ts';
 

@@ -6,13 +6,14 @@
 // keeps the main thread's event loop for the API, and keeps the buffers' garbage (hundreds of MB
 // per pull) in this small heap, whose collections are cheap.
 import { createHash, type Hash } from 'node:crypto';
-import { closeSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { parentPort, type MessagePort } from 'node:worker_threads';
-import { LayerStage, type StagedLayer } from './staged-unpack.ts';
+import { LayerStage } from './staged-unpack.ts';
 import { failureOf, fetchBlob, type BlobFetch, type FetchFailure } from './worker-fetch.ts';
 import { PooledFile, WriteBuffers } from './pooled-writes.ts';
+import { runTail, type StageOutcome, type ToTail } from './stage-tail.ts';
 
 /**
  * Messages from the pool (stage-pool.ts), each for one job (a layer's download, or its unpacking
@@ -21,7 +22,7 @@ import { PooledFile, WriteBuffers } from './pooled-writes.ts';
  */
 export type ToWorker = { id: number } & (
   | { type: 'start'; tmp: string; stageRoot: string | null; mediaType: string; fetch?: BlobFetch; tailPort?: MessagePort }
-  /** The unpacking half of a layer whose GET another worker does, reading `tmp` as it is written (runTail below). */
+  /** The unpacking half of a layer whose GET another worker does, reading `tmp` as it is written (stage-tail.ts). */
   | { type: 'tail'; tmp: string; stageRoot: string; mediaType: string; port: MessagePort }
   | { type: 'chunk'; buf: ArrayBuffer; length: number }
   | { type: 'end' }
@@ -106,7 +107,7 @@ async function discard(j: Job): Promise<void> {
  * Writes of the received chunks gathered into one write per 256 KiB: socket reads are 64 KiB. One
  * gather buffer per layer in flight: 1 MiB ones made the peak of a 210 MB pull ~6 MiB higher
  * (bench/pull-memory.ts) for no measurable gain in time. ENGINE_PULL_BUF_KB changes it (and the
- * unpacking half's reads, runTail).
+ * unpacking half's reads, stage-tail.ts).
  */
 const GATHER = Number(process.env.ENGINE_PULL_BUF_KB ?? 256) * 1024;
 /** Gather buffers of ended downloads, for the next ones. */
@@ -311,92 +312,6 @@ async function handle(m: ToWorker): Promise<void> {
       return;
     }
   }
-}
-
-// The unpacking half of a layer whose GET another stage worker does: it reads the compressed bytes back from the temporary blob file as the fetching worker writes them (page
-// cache: one copy of the compressed bytes) and inflates, hashes and extracts them
-// (staged-unpack.ts). So a download no longer goes at the pace of its unpack: its bytes are in
-// (and its download slot free for the next layer) once received, hashed and written, while the
-// unpack follows on its own thread. Without this, the last layer of a pull started only when the
-// first had been unpacked, and was unpacked alone at the end on one thread.
-
-/** Over the channel, fetching worker → unpacking worker: bytes of the file that are written so far, all of them, or none to use. */
-export type ToTail = { type: 'written'; bytes: number } | { type: 'end'; bytes: number } | { type: 'abort' };
-
-/** What the unpacking half answers: the staged layer, or why there is none. */
-export interface StageOutcome {
-  staged: StagedLayer | null;
-  reason?: string;
-  refused?: boolean;
-}
-
-/** The blob file read in steps of this size (as the fetching half's gathered writes: GATHER). */
-const READ = Number(process.env.ENGINE_PULL_BUF_KB ?? 256) * 1024;
-/** Read buffers of ended unpacks, for the next ones (a fresh one per layer is garbage for a full collection). */
-const reads: Buffer[] = [];
-
-/** Unpacks `path` as its writer reports it written over `port`, into a staging tree under `stageRoot`; closes the port when done. */
-export async function runTail(
-  port: MessagePort,
-  path: string,
-  stageRoot: string,
-  mediaType: string,
-  writes: WriteBuffers | null = null,
-): Promise<StageOutcome> {
-  let stage: LayerStage;
-  try {
-    stage = await LayerStage.start(stageRoot, mediaType, writes);
-  } catch (err) {
-    port.close();
-    return { staged: null, reason: (err as Error).message };
-  }
-  const s = stage;
-  const buf = reads.pop() ?? Buffer.allocUnsafeSlow(READ);
-  let pos = 0;
-  let fd = -1; // opened at the first bytes written (the writer creates the file)
-  /** Reads and unpacks up to `avail` (synchronously: the stage is done with `buf` after each push). */
-  const pump = (avail: number) => {
-    if (fd < 0) fd = openSync(path, 'r');
-    while (pos < avail) {
-      const n = readSync(fd, buf, 0, Math.min(READ, avail - pos), pos);
-      if (n <= 0) throw new Error(`blob file: ${pos} of ${avail} bytes readable`);
-      s.push(buf.subarray(0, n));
-      pos += n;
-    }
-  };
-  return new Promise<StageOutcome>((resolve) => {
-    let done = false;
-    const settle = (p: Promise<StageOutcome>) => {
-      done = true;
-      void p.then((r) => {
-        if (fd >= 0) closeSync(fd);
-        port.close();
-        reads.push(buf);
-        resolve(r);
-      });
-    };
-    const discarded = async (reason: string): Promise<StageOutcome> => {
-      await s.discard();
-      return { staged: null, reason };
-    };
-    port.on('message', (m: ToTail) => {
-      if (done) return;
-      try {
-        if (m.type === 'written') return pump(m.bytes);
-        if (m.type === 'abort') return settle(discarded('aborted'));
-        pump(m.bytes);
-        settle(
-          s.finish().then((r) => ({ staged: r.layer, ...(r.reason ? { reason: r.reason } : {}), ...(r.refused ? { refused: true } : {}) })),
-        );
-      } catch (err) {
-        settle(discarded((err as Error).message));
-      }
-    });
-    // The writer's thread gone without an end: nothing complete to keep.
-    port.on('close', () => {
-      if (!done) settle(discarded('the download thread ended'));
-    });
-  });
 }
 
 parentPort?.on('message', (m: ToWorker) => {

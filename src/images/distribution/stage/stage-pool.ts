@@ -13,13 +13,14 @@ import { mkdir, rm, unlink } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
-import { BlobVerificationError, registerBlob, TMP_PREFIX, type BlobTarget } from './blob-writer.ts';
+import { BlobVerificationError, registerBlob, TMP_PREFIX, type BlobTarget } from '../blob-writer.ts';
 import type { StagedLayer } from './staged-unpack.ts';
-import type { FromWorker, StageOutcome, ToWorker } from './stage-worker.ts';
+import type { FromWorker, ToWorker } from './stage-worker.ts';
+import type { StageOutcome } from './stage-tail.ts';
 import { errorOf, type BlobFetch } from './worker-fetch.ts';
-import { internal } from '../../errors.ts';
-import { requestHeapTrim } from '../../util/heap-trim.ts';
-import { mallocTrim } from '../../util/malloc-trim.ts';
+import { internal } from '../../../errors.ts';
+import { requestHeapTrim } from '../../../util/heap-trim.ts';
+import { mallocTrim } from '../../../util/malloc-trim.ts';
 
 const BATCH = 1 << 20;
 /** Bytes handed to a worker and not yet written by it: the download waits beyond this. */
