@@ -9,6 +9,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "$(id -u)" != 0 ]; then echo "run-tests: the suite needs root (namespaces, mounts, iptables)" >&2; exit 1; fi
 bin/node scripts/check-layout.mjs
+# The copy-paste check: a run of 8+ equal code lines in src/ is one concept written twice.
+bin/node scripts/check-duplicates.mjs
 # The formatter's check (prettier, .prettierrc.json) on a whole run; `npm run format` fixes what it lists.
 if [ $# -eq 0 ]; then
   bin/node node_modules/prettier/bin/prettier.cjs --check --log-level warn "src/**/*.ts" "src/**/*.tsx" "test/**/*.ts" "bench/**/*.ts" "scripts/**/*.mjs" \

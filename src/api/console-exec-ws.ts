@@ -7,7 +7,7 @@ import type * as Http from 'node:http';
 import type { Socket } from 'node:net';
 import { duplexPair, type Duplex } from 'node:stream';
 import { http } from '../util/node-http.ts';
-import { closeFrame, encodeFrame, FrameParser, handshakeResponse, isWebsocketRequest, OP } from './websocket.ts';
+import { closeFrame, encodeFrame, handshakeResponse, isWebsocketRequest, OP, readClientFrames } from './websocket.ts';
 
 /** What the console listener hands requests to: the API server. */
 export interface ConsoleApi {
@@ -77,25 +77,14 @@ export function bridgeExecWebsocket(api: ConsoleApi, req: Http.IncomingMessage, 
   outer.on('end', () => close());
   outer.on('error', () => close(1011));
 
-  const parser = new FrameParser();
-  const onData = (chunk: Buffer) => {
-    let messages;
-    try {
-      messages = parser.push(chunk);
-    } catch {
-      return close(1002); // not a websocket frame the protocol allows: close with "protocol error"
-    }
-    for (const m of messages) {
-      if (m.opcode === OP.close) close();
-      else if (m.opcode === OP.ping) socket.write(encodeFrame(OP.pong, m.payload));
-      else if ((m.opcode === OP.text || m.opcode === OP.binary) && !closed) {
-        if (header === null) outer.write(m.payload);
-        else if (early.length < 256) early.push(m.payload);
-      }
-    }
-  };
-  if (head.length) onData(head);
-  socket.on('data', onData);
+  readClientFrames(socket, head, {
+    onMessage: (payload) => {
+      if (closed) return;
+      if (header === null) outer.write(payload);
+      else if (early.length < 256) early.push(payload);
+    },
+    onClose: (code) => close(code),
+  });
   socket.on('close', () => {
     closed = true;
     outer.destroy();

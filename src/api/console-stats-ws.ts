@@ -10,7 +10,7 @@ import type { Socket } from 'node:net';
 import { duplexPair, type Duplex } from 'node:stream';
 import { http } from '../util/node-http.ts';
 import type { ConsoleApi } from './console-exec-ws.ts';
-import { closeFrame, encodeFrame, FrameParser, handshakeResponse, isWebsocketRequest, OP } from './websocket.ts';
+import { closeFrame, encodeFrame, handshakeResponse, isWebsocketRequest, OP, readClientFrames } from './websocket.ts';
 
 const STATS = /^(\/v[0-9.]+)?\/containers\/[^/]+\/stats$/;
 const MAX_ERROR_BODY = 16 << 10;
@@ -79,22 +79,8 @@ export function bridgeStatsWebsocket(server: Http.Server, req: Http.IncomingMess
   get.on('error', () => close(1011)); // the in-process connection broke: nothing more to send
   get.end();
 
-  const parser = new FrameParser();
-  const onData = (chunk: Buffer) => {
-    let messages;
-    try {
-      messages = parser.push(chunk);
-    } catch {
-      return close(1002); // not a websocket frame the protocol allows: close with "protocol error"
-    }
-    for (const m of messages) {
-      if (m.opcode === OP.close) close();
-      else if (m.opcode === OP.ping && !closed) socket.write(encodeFrame(OP.pong, m.payload));
-      // data frames mean nothing here: the stream goes one way
-    }
-  };
-  if (head.length) onData(head);
-  socket.on('data', onData);
+  // Data frames mean nothing here: the stream goes one way.
+  readClientFrames(socket, head, { onMessage: () => undefined, onClose: (code) => close(code) });
   socket.on('close', () => close());
   socket.on('error', () => close()); // the browser's connection broke: the request ends with it
 }

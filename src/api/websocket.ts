@@ -2,6 +2,7 @@
 // written by the server (never masked) and a parser for the client's frames (always masked),
 // with fragmented messages reassembled and control frames passed through as they come.
 import { createHash } from 'node:crypto';
+import type { Duplex } from 'node:stream';
 
 const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 
@@ -117,4 +118,39 @@ export class FrameParser {
     }
     return out;
   }
+}
+
+/** What a reader of a client's frames is told (readClientFrames). */
+export interface ClientFrameHandlers {
+  /** A whole text or binary message. */
+  onMessage(payload: Buffer): void;
+  /** The client's close frame (1000), or a frame the protocol refuses (1002: close with "protocol error"). */
+  onClose(code: 1000 | 1002): void;
+}
+
+/**
+ * Reads a client's frames from `socket` (`head`: bytes that came with the upgrade request): a ping is
+ * answered with a pong while the socket is writable, a close frame or a refused frame ends the read
+ * through `onClose`, messages go to `onMessage`. The one reading loop of the websocket bridges
+ * (attach, the console's exec and stats).
+ */
+export function readClientFrames(socket: Duplex, head: Buffer, h: ClientFrameHandlers): void {
+  const parser = new FrameParser();
+  const onData = (chunk: Buffer) => {
+    let messages;
+    try {
+      messages = parser.push(chunk);
+    } catch {
+      h.onClose(1002);
+      return;
+    }
+    for (const m of messages) {
+      if (m.opcode === OP.close) h.onClose(1000);
+      else if (m.opcode === OP.ping) {
+        if (socket.writable) socket.write(encodeFrame(OP.pong, m.payload));
+      } else if (m.opcode === OP.text || m.opcode === OP.binary) h.onMessage(m.payload);
+    }
+  };
+  if (head.length) onData(head);
+  socket.on('data', onData);
 }

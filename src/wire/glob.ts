@@ -167,6 +167,18 @@ function parseClass(chars: readonly string[], i: number): { test: Test; next: nu
   return { test, next: j + 1 };
 }
 
+/** A `[...]` class or a literal character at `chars[i]`, added to `b`: the index of its last character, -1 if malformed. */
+function classOrLiteral(chars: string[], i: number, b: Builder): number {
+  if (chars[i] !== '[') {
+    b.one(isChar(chars[i]!));
+    return i;
+  }
+  const cls = parseClass(chars, i);
+  if (!cls) return -1;
+  b.one(cls.test);
+  return cls.next - 1;
+}
+
 /** Go's filepath.Match: `*` and `?` stop at `/`; `[...]` classes; `\` escapes. Null if malformed. */
 export function compileGoGlob(pattern: string): Nfa | null {
   const chars = Array.from(pattern);
@@ -178,13 +190,9 @@ export function compileGoGlob(pattern: string): Nfa | null {
     else if (ch === '\\') {
       if (i + 1 >= chars.length) return null;
       b.one(isChar(chars[++i]!));
-    } else if (ch === '[') {
-      const cls = parseClass(chars, i);
-      if (!cls) return null;
-      b.one(cls.test);
-      i = cls.next - 1;
     } else {
-      b.one(isChar(ch));
+      i = classOrLiteral(chars, i, b);
+      if (i < 0) return null;
     }
   }
   return b.done();
@@ -213,13 +221,9 @@ export function compileIgnoreGlob(pattern: string): Nfa | null {
     } else if (ch === '\\') {
       if (i + 1 < chars.length) b.one(isChar(chars[++i]!));
       else b.one(isChar('\\'));
-    } else if (ch === '[') {
-      const cls = parseClass(chars, i);
-      if (!cls) return null;
-      b.one(cls.test);
-      i = cls.next - 1;
     } else {
-      b.one(isChar(ch));
+      i = classOrLiteral(chars, i, b);
+      if (i < 0) return null;
     }
   }
   return b.done();

@@ -6,7 +6,7 @@ import type { Socket } from 'node:net';
 import { invalidParameter } from '../../errors.ts';
 import type { Router } from '../router.ts';
 import { versionLessThan } from '../../util/api-version.ts';
-import { closeFrame, encodeFrame, FrameParser, handshakeResponse, isWebsocketRequest, OP } from '../websocket.ts';
+import { closeFrame, encodeFrame, handshakeResponse, isWebsocketRequest, OP, readClientFrames } from '../websocket.ts';
 import type { AttachOptions } from '../../types/attach.ts';
 import type { AttachBackend } from './attach.ts';
 
@@ -48,29 +48,18 @@ export function registerAttachWsRoutes(router: Router, backend: AttachBackend): 
     const unsubscribe = opts.stream ? session.subscribe((c) => (c ? write(c) : close())) : () => undefined;
     if (session.history) for await (const m of session.history) write({ stream: m.stream, data: m.line });
 
-    const parser = new FrameParser();
-    socket.on('data', (chunk: Buffer) => {
-      let messages;
-      try {
-        messages = parser.push(chunk);
-      } catch {
-        close(1002);
-        return;
-      }
-      for (const m of messages) {
-        if (m.opcode === OP.close) {
-          void session.closeStdin().catch(() => undefined); // The client closed the websocket: a stdin that is already closed or gone needs nothing more.
-          close();
-        } else if (m.opcode === OP.ping) {
-          if (socket.writable) socket.write(encodeFrame(OP.pong, m.payload));
-        } else if (m.opcode === OP.text || m.opcode === OP.binary) {
-          const stdin = opts.stdin ? session.stdin?.() : undefined;
-          if (stdin && !stdin.write(m.payload)) {
-            socket.pause();
-            stdin.once('drain', () => socket.resume());
-          }
+    readClientFrames(socket, Buffer.alloc(0), {
+      onMessage: (payload) => {
+        const stdin = opts.stdin ? session.stdin?.() : undefined;
+        if (stdin && !stdin.write(payload)) {
+          socket.pause();
+          stdin.once('drain', () => socket.resume());
         }
-      }
+      },
+      onClose: (code) => {
+        if (code === 1000) void session.closeStdin().catch(() => undefined); // The client closed the websocket: a stdin that is already closed or gone needs nothing more.
+        close(code);
+      },
     });
     socket.on('end', () => finish());
     socket.on('close', () => finish());
