@@ -103,7 +103,7 @@ export async function commitFromUpper(
     }
     return { layer, top };
   } finally {
-    if (!committed) await w.client.snapshots.remove(key, opts).catch(() => undefined); // Under the commit's lease anyway; removing it at once frees the copy early.
+    if (!committed) await w.client.snapshots.remove(key, opts).catch(() => undefined); // NotFound (already gone) or containerd unavailable: it is under the commit's lease anyway; removing it at once only frees the copy early.
   }
 }
 
@@ -129,7 +129,7 @@ export async function layerFromTrees(
     const upper = readOnlyMounts(await client.snapshots.mounts(container.snapshotKey, { snapshotter }));
     return await layerFromMountedTrees(w, tmpDir, lower, upper, `commit-${container.id.slice(0, 12)}-${viewKey.slice(12)}`);
   } finally {
-    await client.snapshots.remove(viewKey, { snapshotter, lease }).catch(() => undefined); // The view holds no data of its own; it is under the lease, which containerd expires.
+    await client.snapshots.remove(viewKey, { snapshotter, lease }).catch(() => undefined); // NotFound (already gone) or containerd unavailable: the view holds no data of its own, and the lease containerd expires takes it.
   }
 }
 

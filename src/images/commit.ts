@@ -119,7 +119,7 @@ export async function diffContainerLayer(
       { lease },
     );
   } finally {
-    await client.snapshots.remove(viewKey, { snapshotter, lease }).catch(() => undefined); // The view holds no data of its own; it is under the commit's lease, which containerd expires.
+    await client.snapshots.remove(viewKey, { snapshotter, lease }).catch(() => undefined); // NotFound (already gone) or containerd unavailable: the view holds no data of its own, and the commit's lease takes it.
   }
 }
 
@@ -216,7 +216,8 @@ export async function commitContainer(
     const labels = { [LABEL.parent]: parent.id };
     if (ref) await setName(client, deps.images, referenceString(ref), manifest, labels);
     else await ensureReachable(client, deps.images, manifest, labels, configDesc.digest);
-    void deps.images.list().catch(() => undefined); // the /info count; not worth the commit's latency
+    // Refreshes the /info count in the background: not worth the commit's latency.
+    void deps.images.list().catch((err: Error) => deps.log?.debug(`image count refresh after a commit: ${err.message}`));
     return { id: configDesc.digest };
   });
 }

@@ -91,7 +91,7 @@ export async function unpackLayers(w: WriteContext, layers: Descriptor[], diffId
         throw invalidParameter(`layer ${layers[i]!.digest} has diff ID ${applied.digest}, the image config says ${diffIds[i]}`);
       await w.client.snapshots.commit({ name: chain[i]!, key, snapshotter: w.snapshotter }, { lease: w.lease });
     } catch (err) {
-      await w.client.snapshots.remove(key, { snapshotter: w.snapshotter, lease: w.lease }).catch(() => undefined); // The snapshot is under the write's lease; removing it early is an optimisation.
+      await w.client.snapshots.remove(key, { snapshotter: w.snapshotter, lease: w.lease }).catch(() => undefined); // NotFound (already gone) or containerd unavailable: the snapshot is under the write's lease; removing it early is an optimisation.
       if (!(err instanceof EngineError && err.code === 'CONFLICT' && (await snapshotExists(w, chain[i]!)))) throw err; // a concurrent unpack won
     }
   }
