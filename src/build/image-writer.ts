@@ -77,7 +77,7 @@ export class StepImageWriter {
     parent: StepImage, runtime: RuntimeConfig, createdBy: string, layer: NewLayer | undefined, lease: string,
     restore?: { entry: NonNullable<ImageConfig['history']>[number]; author?: string | undefined },
   ): Promise<StepImage> {
-    const w: WriteContext = { client: this.d.client, snapshotter: this.d.snapshotter, lease };
+    const w: WriteContext = { client: this.d.client, snapshotter: this.d.snapshotter, lease, log: this.d.log };
     const created = restore?.entry.created ?? nowIso();
     const diffIds = [...(parent.config.rootfs?.diff_ids ?? [])];
     const layers = [...parent.layers];

@@ -142,7 +142,7 @@ export async function commitContainer(
   if (!parent) throw conflict(`cannot commit container ${c.id.slice(0, 12)}: its image ${c.imageId} no longer exists`);
   const { client } = deps;
   return client.withLease(async (lease) => {
-    const w: WriteContext = { client, snapshotter: deps.snapshotter, lease };
+    const w: WriteContext = { client, snapshotter: deps.snapshotter, lease, log: deps.log };
     const parentDiffIds = parent.config.rootfs?.diff_ids ?? [];
     // The fast path reads the upper directory twice (tar and copy): only while nothing writes to
     // it, or blob and snapshot could differ; a running container committed without pausing goes
