@@ -335,17 +335,21 @@ export function bodiesOf(source) {
  * no comment on its line, empty catches without a comment, catches that only return a default
  * without a comment (silent: an offence outside tests, listed by line), and catches whose only word
  * is a comment (commented: acceptable when the comment names the failure expected; counted).
+ * `.catch(() => x)` handlers with a comment on their line are counted apart (commentedHandlers):
+ * they drop an error just as a commented catch block does.
  */
 export function swallowedErrors(source) {
   const lineOf = (i) => source.slice(0, i).split('\n').length;
   const at = (re) => [...source.matchAll(re)].map((m) => lineOf(m.index));
+  const constant = String.raw`\.catch\(\(\) => (?:undefined|null|false|true|\{\s*\}|\[\](?: as [\w[\]]+)?|0|''|void 0)\)`;
   const silentLines = [
-    ...at(/\.catch\(\(\) => (?:undefined|null|false|true|\{\s*\}|\[\](?: as [\w[\]]+)?|0|''|void 0)\)(?![^\n]*\/\/)/g),
+    ...at(new RegExp(`${constant}(?![^\\n]*\\/\\/)`, 'g')),
     ...at(/\bcatch\s*(?:\(\w*\))?\s*\{\s*\}/g),
     ...at(/\bcatch\s*(?:\(\w*\))?\s*\{\s*return\b[^;{}\n]*;?\s*\}/g),
   ].sort((a, b) => a - b);
   const commented = at(/\bcatch\s*(?:\(\w*\))?\s*\{\s*(?:\/\/[^\n]*\s*)+(?:return\b[^;{}\n]*;?\s*)?\}/g).length;
-  return { silent: silentLines.length, silentLines, commented };
+  const commentedHandlers = at(new RegExp(`${constant}(?=[^\\n]*\\/\\/)`, 'g')).length;
+  return { silent: silentLines.length, silentLines, commented, commentedHandlers };
 }
 
 /** The module specifiers a TypeScript file imports (static, re-exports, side-effect, dynamic). */
@@ -425,7 +429,7 @@ export function checkLayout(
   const siblingEdges = new Map();
   const filesPerFolder = new Map();
   const bodies = [];
-  const swallowed = { silent: 0, commented: 0, at: [] };
+  const swallowed = { silent: 0, commented: 0, commentedHandlers: 0, at: [] };
   const devOnly = devOnlyPackages(srcDir);
   const devImports = [];
   for (const file of files) {
@@ -447,6 +451,7 @@ export function checkLayout(
       swallowed.silent += sw.silent;
       for (const line of sw.silentLines) swallowed.at.push(`src/${rel}:${line}`);
       swallowed.commented += sw.commented;
+      swallowed.commentedHandlers += sw.commentedHandlers;
     }
     for (const spec of importsOf(text)) {
       if (!spec.startsWith('.')) {
@@ -546,6 +551,7 @@ export function checkLayout(
       folderCircles: folderCircles.length + usedCircleExceptions.size,
       swallowedSilent: swallowed.silent,
       swallowedCommented: swallowed.commented,
+      swallowedCommentedHandlers: swallowed.commentedHandlers,
     },
     offences: {
       [`files over ${MAX_LINES} lines`]: long,
@@ -640,7 +646,7 @@ function main() {
   }
   const c = r.counts;
   process.stdout.write(
-    `check-layout: counts: largest body ${c.largestBody}; ${c.bodiesOverLimit} bodies over ${MAX_BODY_LINES} lines; fullest folder ${c.fullestFolder}; ${c.foldersOverLimit} folders over ${MAX_FILES_PER_FOLDER} files; ${c.folderCircles} import circles inside folders; swallowed errors: ${c.swallowedSilent} silent, ${c.swallowedCommented} with a comment only\n`,
+    `check-layout: counts: largest body ${c.largestBody}; ${c.bodiesOverLimit} bodies over ${MAX_BODY_LINES} lines; fullest folder ${c.fullestFolder}; ${c.foldersOverLimit} folders over ${MAX_FILES_PER_FOLDER} files; ${c.folderCircles} import circles inside folders; swallowed errors: ${c.swallowedSilent} silent, ${c.swallowedCommented} catch blocks and ${c.swallowedCommentedHandlers} .catch handlers with a comment only\n`,
   );
   const excepted = r.excepted.length ? `\n  temporary exceptions still in use:\n${r.excepted.map((e) => `    ${e}`).join('\n')}` : '';
   process.stdout.write(

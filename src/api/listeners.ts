@@ -347,7 +347,7 @@ function pickActivationFds(specs: ListenSpec[], env: NodeJS.ProcessEnv): Map<Lis
     try {
       closeSync(fd);
     } catch {
-      // already closed: nothing to release
+      // EBADF: already closed, nothing to release
     }
   }
   return taken;

@@ -77,7 +77,7 @@ export class StepImageWriter {
     parent: StepImage, runtime: RuntimeConfig, createdBy: string, layer: NewLayer | undefined, lease: string,
     restore?: { entry: NonNullable<ImageConfig['history']>[number]; author?: string | undefined },
   ): Promise<StepImage> {
-    const w: WriteContext = { client: this.d.client, snapshotter: this.d.snapshotter, lease };
+    const w: WriteContext = { client: this.d.client, snapshotter: this.d.snapshotter, lease, log: this.d.log };
     const created = restore?.entry.created ?? nowIso();
     const diffIds = [...(parent.config.rootfs?.diff_ids ?? [])];
     const layers = [...parent.layers];
@@ -160,7 +160,11 @@ export class StepImageWriter {
       }
       return { desc, unpacked: true };
     } finally {
-      if (!committed) await client.snapshots.remove(key, { snapshotter, lease }).catch(() => undefined); // under the lease: gone with it anyway
+      // Under the lease, so gone with it anyway if this removal fails.
+      if (!committed)
+        await client.snapshots
+          .remove(key, { snapshotter, lease })
+          .catch((err: Error) => this.d.log?.debug(`build step layer: snapshot ${key} not removed: ${err.message}`));
     }
   }
 
@@ -202,7 +206,11 @@ export class StepImageWriter {
       );
       return { desc, byMetadata: false };
     } finally {
-      if (parentChain) await client.snapshots.remove(viewKey, { snapshotter, lease }).catch(() => undefined); // A view holds no data of its own, and it is under the step's lease anyway.
+      // A view holds no data of its own, and it is under the step's lease anyway.
+      if (parentChain)
+        await client.snapshots
+          .remove(viewKey, { snapshotter, lease })
+          .catch((err: Error) => this.d.log?.debug(`build step layer: view ${viewKey} not removed: ${err.message}`));
     }
   }
 }

@@ -22,7 +22,7 @@ export function initVersion(configured?: string): { version: string; commit: str
     const m = /version\s+([0-9][^\s-]*)(?:\s*-\s*git\.([0-9a-f]+))?/.exec(out);
     if (m) v = { version: m[1]!, commit: m[2] ?? 'N/A' };
   } catch {
-    // leave N/A
+    // ENOENT, not executable, or no answer within 2 s: the version stays N/A (as dockerd's info)
   }
   cache.set(path, v);
   return v;

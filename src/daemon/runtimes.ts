@@ -44,7 +44,7 @@ function onPath(name: string): string | undefined {
       accessSync(p, constants.X_OK);
       return p;
     } catch {
-      // next
+      // ENOENT or EACCES: not in this directory of PATH, try the next
     }
   }
   return undefined;

@@ -57,7 +57,7 @@ function moduleInstalled(name: string): boolean {
     try {
       if (readdirSync(dir).some((f) => f === `${name}.ko` || f.startsWith(`${name}.ko.`))) return true;
     } catch {
-      // not there on this host
+      // ENOENT: no such module directory on this host
     }
   }
   return false;

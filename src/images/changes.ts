@@ -86,7 +86,7 @@ function jsonArray(rest: string): string[] | null {
     const v = JSON.parse(rest) as unknown;
     if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v as string[];
   } catch {
-    // shell form after all
+    // not JSON (a SyntaxError): the shell form after all
   }
   return null;
 }

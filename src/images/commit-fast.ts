@@ -103,7 +103,9 @@ export async function commitFromUpper(
     }
     return { layer, top };
   } finally {
-    if (!committed) await w.client.snapshots.remove(key, opts).catch(() => undefined); // Under the commit's lease anyway; removing it at once frees the copy early.
+    // Under the commit's lease anyway; removing it at once only frees the copy early.
+    if (!committed)
+      await w.client.snapshots.remove(key, opts).catch((e: Error) => w.log?.debug(`commit: snapshot ${key} not removed: ${e.message}`));
   }
 }
 
@@ -129,7 +131,10 @@ export async function layerFromTrees(
     const upper = readOnlyMounts(await client.snapshots.mounts(container.snapshotKey, { snapshotter }));
     return await layerFromMountedTrees(w, tmpDir, lower, upper, `commit-${container.id.slice(0, 12)}-${viewKey.slice(12)}`);
   } finally {
-    await client.snapshots.remove(viewKey, { snapshotter, lease }).catch(() => undefined); // The view holds no data of its own; it is under the lease, which containerd expires.
+    // The view holds no data of its own, and the lease containerd expires takes it.
+    await client.snapshots
+      .remove(viewKey, { snapshotter, lease })
+      .catch((e: Error) => w.log?.debug(`commit: view ${viewKey} not removed: ${e.message}`));
   }
 }
 

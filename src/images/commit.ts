@@ -119,7 +119,7 @@ export async function diffContainerLayer(
       { lease },
     );
   } finally {
-    await client.snapshots.remove(viewKey, { snapshotter, lease }).catch(() => undefined); // The view holds no data of its own; it is under the commit's lease, which containerd expires.
+    await client.snapshots.remove(viewKey, { snapshotter, lease }).catch(() => undefined); // NotFound (already gone) or containerd unavailable: the view holds no data of its own, and the commit's lease takes it.
   }
 }
 
@@ -142,7 +142,7 @@ export async function commitContainer(
   if (!parent) throw conflict(`cannot commit container ${c.id.slice(0, 12)}: its image ${c.imageId} no longer exists`);
   const { client } = deps;
   return client.withLease(async (lease) => {
-    const w: WriteContext = { client, snapshotter: deps.snapshotter, lease };
+    const w: WriteContext = { client, snapshotter: deps.snapshotter, lease, log: deps.log };
     const parentDiffIds = parent.config.rootfs?.diff_ids ?? [];
     // The fast path reads the upper directory twice (tar and copy): only while nothing writes to
     // it, or blob and snapshot could differ; a running container committed without pausing goes
@@ -216,7 +216,8 @@ export async function commitContainer(
     const labels = { [LABEL.parent]: parent.id };
     if (ref) await setName(client, deps.images, referenceString(ref), manifest, labels);
     else await ensureReachable(client, deps.images, manifest, labels, configDesc.digest);
-    void deps.images.list().catch(() => undefined); // the /info count; not worth the commit's latency
+    // Refreshes the /info count in the background: not worth the commit's latency.
+    void deps.images.list().catch((err: Error) => deps.log?.debug(`image count refresh after a commit: ${err.message}`));
     return { id: configDesc.digest };
   });
 }

@@ -5,6 +5,7 @@
 import { sniffCompression } from '../wire/compression.ts';
 import { createHash, randomBytes, webcrypto } from 'node:crypto';
 import { EngineError, invalidParameter, isNotFound } from '../errors.ts';
+import type { Logger } from '../util/log.ts';
 import type { SupervisorClient } from '../supervisor/client.ts';
 import type { Descriptor, ImageRecord } from '../supervisor/types.ts';
 import { chainIds, type ImageStore, type LocalImage } from './image-store.ts';
@@ -35,6 +36,8 @@ export interface WriteContext {
   client: SupervisorClient;
   snapshotter: string;
   lease: string;
+  /** For the debug lines of best-effort clean-ups. */
+  log?: Logger;
 }
 
 export const sha256 = (b: Buffer | string): string => `sha256:${createHash('sha256').update(b).digest('hex')}`;
@@ -91,7 +94,10 @@ export async function unpackLayers(w: WriteContext, layers: Descriptor[], diffId
         throw invalidParameter(`layer ${layers[i]!.digest} has diff ID ${applied.digest}, the image config says ${diffIds[i]}`);
       await w.client.snapshots.commit({ name: chain[i]!, key, snapshotter: w.snapshotter }, { lease: w.lease });
     } catch (err) {
-      await w.client.snapshots.remove(key, { snapshotter: w.snapshotter, lease: w.lease }).catch(() => undefined); // The snapshot is under the write's lease; removing it early is an optimisation.
+      // The snapshot is under the write's lease; removing it early is an optimisation.
+      await w.client.snapshots
+        .remove(key, { snapshotter: w.snapshotter, lease: w.lease })
+        .catch((e: Error) => w.log?.debug(`unpack: snapshot ${key} not removed: ${e.message}`));
       if (!(err instanceof EngineError && err.code === 'CONFLICT' && (await snapshotExists(w, chain[i]!)))) throw err; // a concurrent unpack won
     }
   }

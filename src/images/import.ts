@@ -145,7 +145,7 @@ export async function importImage(
     } else {
       await ensureReachable(client, deps.images, manifest, {}, id);
     }
-    await deps.images.list().catch(() => undefined); // refresh the count /info shows
+    await deps.images.list().catch(() => undefined); // refreshes the count /info shows; a failed listing (containerd busy) only leaves it stale until the next
     return { id, ...(ref ? { name: referenceString(ref) } : {}) };
   });
 }

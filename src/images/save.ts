@@ -65,7 +65,7 @@ export async function resolveSaveNames(images: ImageStore, requested: string[]):
       const r = parseReference(raw);
       if (r.tag && !r.digest && full.names.includes(referenceString(r))) tagged = referenceString(r);
     } catch {
-      // saved by ID
+      // not a reference (an image ID or ID prefix): saved by ID, untagged
     }
     add(full, tagged);
   }

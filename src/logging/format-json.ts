@@ -255,7 +255,7 @@ function parseRecord(buf: Buffer, s: number, e: number, sink: EntrySink<unknown>
         try {
           ts = timeAt(buf, tq + 1, e - 2);
         } catch {
-          // not our layout after all
+          // parseTimeNano refuses the text (not an RFC 3339 time): not our layout after all
         }
         if (ts >= 0n) {
           // Remembered before the sink may overwrite the record.

@@ -129,10 +129,13 @@ async function main(): Promise<void> {
   } catch (err) {
     log.fatal(`failed to start daemon: ${(err as Error).message}`);
     if (log.enabled('debug')) log.debug('start-up failure', { stack: (err as Error).stack });
-    if (!daemon) await containerd?.managed.stop().catch(() => undefined); // startDaemon stops (or, with live-restore, releases) the containerd it took over; this covers a failure before that.
-    await daemon?.shutdown().catch(() => undefined); // Start-up failed (logged above as fatal): shutting down what started is best effort before exit(1).
-    if (!daemon) await snapshotServer?.close().catch(() => undefined); // As containerd above: exiting anyway, the socket is replaced at the next start.
-    await releasePid?.().catch(() => undefined); // Exiting anyway: a pid file left behind is taken over by the next start (it checks the pid).
+    // startDaemon stops (or, with live-restore, releases) the containerd it took over; this covers a
+    // failure before that. Exiting anyway: each clean-up below is best effort, its failure a debug line.
+    if (!daemon) await containerd?.managed.stop().catch((e: Error) => log.debug(`stopping containerd after a failed start: ${e.message}`));
+    await daemon?.shutdown().catch((e: Error) => log.debug(`shutting down after a failed start: ${e.message}`));
+    if (!daemon) await snapshotServer?.close().catch((e: Error) => log.debug(`closing the snapshotter after a failed start: ${e.message}`));
+    // A pid file left behind is taken over by the next start (it checks the pid).
+    await releasePid?.().catch((e: Error) => log.debug(`removing the pid file: ${e.message}`));
     process.exit(1);
   }
   const running = daemon;
@@ -171,7 +174,8 @@ async function main(): Promise<void> {
     } catch (err) {
       log.error(`shutdown: ${(err as Error).message}`);
     }
-    await releasePid?.().catch(() => undefined); // Exiting anyway: a pid file left behind is taken over by the next start (it checks the pid).
+    // Exiting anyway: a pid file left behind is taken over by the next start (it checks the pid).
+    await releasePid?.().catch((e: Error) => log.debug(`removing the pid file: ${e.message}`));
     log.info('Daemon shutdown complete');
     process.exit(0);
   };

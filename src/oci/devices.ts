@@ -90,7 +90,7 @@ export function resolveDeviceMappings(mappings: readonly DeviceMapping[] | undef
     try {
       isDir = statSync(host).isDirectory();
     } catch {
-      // resolveDevice reports the error
+      // ENOENT or EACCES: not a directory we can see; resolveDevice reports the error
     }
     if (!isDir) {
       out.push(resolveDevice(host, inContainer, perms));

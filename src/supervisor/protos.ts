@@ -226,7 +226,7 @@ function parseFiles(protoDir: string, files: string[], cacheFile: string | null)
     fs.writeFileSync(tmp, JSON.stringify(root.toJSON()));
     fs.renameSync(tmp, cacheFile);
   } catch {
-    // a read-only tree: parse every time
+    // EROFS or EACCES (a read-only tree): parse every time
   }
   return root;
 }

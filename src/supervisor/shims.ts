@@ -87,7 +87,7 @@ function childrenOf(pid: number): number[] {
     try {
       for (const c of readFileSync(`/proc/${pid}/task/${t}/children`, 'utf8').split(' ')) if (Number(c) > 0) kids.push(Number(c));
     } catch {
-      // that thread ended meanwhile
+      // ENOENT: that thread ended meanwhile
     }
   }
   return kids;

@@ -80,7 +80,16 @@ describe('volume routes: cluster volumes from API 1.42 on a manager', () => {
       if (name !== 'v1' && !opts.force) throw notFound(`get ${name}: no such volume`);
     },
   });
-  const cv = { Name: 'cv', Driver: 'csi', Scope: 'global', ClusterVolume: { ID: 'abc' } };
+  const cv: VolumeView & { ClusterVolume: { ID: string } } = {
+    Name: 'cv',
+    Driver: 'csi',
+    Scope: 'global',
+    CreatedAt: '2026-01-02 03:04:05 +0000 UTC',
+    Labels: null,
+    Mountpoint: '',
+    Options: null,
+    ClusterVolume: { ID: 'abc' },
+  };
   let manager = true;
   const clusterCalls: Array<[string, ...unknown[]]> = [];
   const cluster: ClusterVolumesBackend = {

@@ -22,9 +22,9 @@ export interface VolumesBackend {
 export interface ClusterVolumesBackend {
   /** An active manager (never loads cluster mode to answer). */
   isManager(): boolean;
-  listVolumes(): Promise<Record<string, unknown>[]>;
-  getVolume(ref: string): Promise<Record<string, unknown>>;
-  createVolume(req: Record<string, unknown>): Promise<Record<string, unknown>>;
+  listVolumes(): Promise<VolumeView[]>;
+  getVolume(ref: string): Promise<VolumeView>;
+  createVolume(req: Record<string, unknown>): Promise<VolumeView>;
   updateVolume(ref: string, version: number, body: Record<string, unknown>): Promise<void>;
   removeVolume(ref: string, force: boolean): Promise<void>;
 }

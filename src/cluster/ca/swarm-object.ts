@@ -1,7 +1,9 @@
 // The cluster object (what GET /swarm shows) as it is kept in the store, its spec defaults as
 // dockerd fills them, and the checks of a spec sent to init or update.
 import { invalidParameter } from '../../errors.ts';
+import type { Swarm, TLSInfo } from '../../types/api/index.ts';
 import type { ClusterObject } from '../../types/cluster.ts';
+import type { GoJson } from '../../types/go-nil.ts';
 import { checkCaConfig, DEFAULT_NODE_CERT_EXPIRY_NS } from './ca-rotation.ts';
 import type { ClusterRecord } from './cluster-record.ts';
 
@@ -50,9 +52,12 @@ export function checkSpec(spec: ClusterObject): void {
     throw invalidParameter('invalid Dispatcher.HeartbeatPeriod: at least 1s is required');
 }
 
+/** The API's Swarm; its Spec is the stored one (withDefaults), not retyped. */
+export type SwarmView = Omit<NonNullable<GoJson<Swarm>>, 'Spec'> & { Spec: ClusterObject };
+
 /** GET /swarm's answer (the `Cluster` of /info without JoinTokens). */
-export function clusterView(rec: ClusterRecord, version: number, tls: ClusterObject, withTokens: boolean): ClusterObject {
-  const view: ClusterObject = {
+export function clusterView(rec: ClusterRecord, version: number, tls: GoJson<TLSInfo>, withTokens: boolean): SwarmView {
+  const view: SwarmView = {
     ID: rec.ID,
     Version: { Index: version },
     CreatedAt: rec.CreatedAt,

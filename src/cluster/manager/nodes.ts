@@ -2,7 +2,9 @@
 // node's heartbeat key, ManagerStatus from the etcd membership), list filters, lookup by ID, name
 // or ID prefix, and the checks of a node update or removal with swarmkit's messages.
 import { invalidParameter, notFound } from '../../errors.ts';
+import type { Node, NodeDescription } from '../../types/api/index.ts';
 import type { ClusterObject } from '../../types/cluster.ts';
+import type { GoJson } from '../../types/go-nil.ts';
 import { allLabelsMatch, checkFilterNames } from '../../util/filters.ts';
 import type { NodeRole } from '../ca/ca.ts';
 import { parseAddr } from '../node/addresses.ts';
@@ -18,7 +20,11 @@ export interface NodeRecord {
   CreatedAt: string;
   UpdatedAt: string;
   Spec: NodeSpec;
-  Description: ClusterObject & { Hostname: string; Engine: { EngineVersion: string; Labels: Record<string, string>; Plugins: unknown[] } };
+  /** As the node sent it at join (describeNode), TLSInfo updated by its heartbeats. */
+  Description: GoJson<NodeDescription> & {
+    Hostname: string;
+    Engine: NonNullable<GoJson<NodeDescription>['Engine']> & { EngineVersion: string; Labels: Record<string, string> };
+  };
   /** The IP other nodes reach it at (Status.Addr). */
   Addr: string;
   /** host:port of its manager endpoint, for managers (ManagerStatus.Addr). */
@@ -33,8 +39,11 @@ export interface NodeLiveness {
   leader: boolean;
 }
 
-export function nodeView(rec: NodeRecord, version: number, live: NodeLiveness): ClusterObject {
-  const view: ClusterObject = {
+/** The API's Node (swarmkit's api.Node through dockerd's convert.NodeFromGRPC). */
+export type NodeView = GoJson<Node>;
+
+export function nodeView(rec: NodeRecord, version: number, live: NodeLiveness): NodeView {
+  const view: NodeView = {
     ID: rec.ID,
     Version: { Index: version },
     CreatedAt: rec.CreatedAt,

@@ -185,7 +185,7 @@ export class OrchestratorLoop {
 }
 
 export function schedNode(rec: NodeRecord, up: boolean): SchedNode {
-  const platform = (rec.Description.Platform ?? {}) as ClusterObject;
+  const platform = rec.Description.Platform ?? {};
   return {
     id: rec.ID,
     hostname: rec.Description.Hostname ?? '',

@@ -5,7 +5,9 @@
 // makes to them (validated against the objects that exist; in-use checks). Pure.
 import { timingSafeEqual } from 'node:crypto';
 import { invalidParameter, notFound, notImplemented } from '../../errors.ts';
+import type { Config } from '../../types/api/index.ts';
 import type { ClusterObject } from '../../types/cluster.ts';
+import type { GoJson } from '../../types/go-nil.ts';
 import { allLabelsMatch, checkFilterNames } from '../../util/filters.ts';
 
 export type FileKind = 'secrets' | 'configs';
@@ -95,8 +97,15 @@ export function checkUpdate(kind: FileKind, cur: FileObjectRecord, data: Buffer,
   return { ...cur.Spec, Labels: labelsOf(body.Labels) };
 }
 
-export function fileObjectView(kind: FileKind, rec: FileObjectRecord, version: number, data?: Buffer): ClusterObject {
-  const spec: ClusterObject = { Name: rec.Spec.Name, Labels: rec.Spec.Labels };
+/**
+ * The API's Config, and its Secret (the same fields; a secret's Data is never shown). Templating is
+ * as stored: its Name may be absent, where the generated Driver requires one.
+ */
+export type FileObjectView = Omit<GoJson<Config>, 'Spec'> & { Spec: FileObjectSpecView };
+type FileObjectSpecView = Omit<NonNullable<GoJson<Config>['Spec']>, 'Templating'> & { Templating?: TemplatingDriver };
+
+export function fileObjectView(kind: FileKind, rec: FileObjectRecord, version: number, data?: Buffer): FileObjectView {
+  const spec: FileObjectSpecView = { Name: rec.Spec.Name, Labels: rec.Spec.Labels };
   if (kind === 'configs' && data) spec.Data = data.toString('base64');
   if (rec.Spec.Templating) spec.Templating = rec.Spec.Templating;
   return { ID: rec.ID, Version: { Index: version }, CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt, Spec: spec };

@@ -19,6 +19,7 @@ import {
   inUse,
   type FileKind,
   type FileObjectRecord,
+  type FileObjectView,
   type TemplatingDriver,
 } from './secret-spec.ts';
 import type { TemplatePayloads } from '../agent/task-template.ts';
@@ -121,7 +122,7 @@ export class FileObjectsApi {
     throw taken();
   }
 
-  async list(filters: Map<string, string[]>): Promise<ClusterObject[]> {
+  async list(filters: Map<string, string[]>): Promise<FileObjectView[]> {
     const all = await this.all();
     const keep = new Set(
       filterFileObjects(
@@ -135,7 +136,7 @@ export class FileObjectsApi {
       .map((s) => fileObjectView(this.kind, s.value, s.version, key ? open(key, s.value.ID, s.value.Sealed) : undefined));
   }
 
-  async inspect(ref: string): Promise<ClusterObject> {
+  async inspect(ref: string): Promise<FileObjectView> {
     const s = await this.find(ref);
     const data = this.kind === 'configs' ? open(await this.key(), s.value.ID, s.value.Sealed) : undefined;
     return fileObjectView(this.kind, s.value, s.version, data);

@@ -30,7 +30,7 @@ import {
 } from './service-spec.ts';
 import type { FileObjectHooks } from './secrets-api.ts';
 import type { ClusterStore, Stored } from '../store/store.ts';
-import { filterTasks, findTask, taskKey, taskView, type TaskRecord } from './tasks.ts';
+import { filterTasks, findTask, taskKey, taskView, type TaskRecord, type TaskView } from './tasks.ts';
 
 export { serviceKey } from './service-spec.ts';
 export { taskKey } from './tasks.ts';
@@ -186,7 +186,7 @@ export class ServicesApi {
     this.publish('remove', s.value);
   }
 
-  async listTasks(filters: Map<string, string[]>, nodes: NodeRecord[]): Promise<ClusterObject[]> {
+  async listTasks(filters: Map<string, string[]>, nodes: NodeRecord[]): Promise<TaskView[]> {
     const [tasks, services] = await Promise.all([this.tasks(), this.services()]);
     const svc = services.map((s) => s.value);
     const keep = new Set(
@@ -204,7 +204,7 @@ export class ServicesApi {
     return tasks.filter((t) => keep.has(t.value.ID)).map((t) => taskView(t.value, t.version));
   }
 
-  async inspectTask(ref: string): Promise<ClusterObject> {
+  async inspectTask(ref: string): Promise<TaskView> {
     const all = await this.tasks();
     const t = findTask(
       all.map((x) => x.value),

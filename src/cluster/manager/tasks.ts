@@ -1,7 +1,9 @@
 // Task objects: the record a manager keeps in the store (`tasks/<id>`), the task state machine in
 // swarmkit's order, the API view, GET /tasks filters and lookup. Pure.
 import { invalidParameter, notFound } from '../../errors.ts';
+import type { Task } from '../../types/api/index.ts';
 import type { ClusterObject } from '../../types/cluster.ts';
+import type { GoJson } from '../../types/go-nil.ts';
 import { allLabelsMatch, checkFilterNames } from '../../util/filters.ts';
 import { withoutPullOptions } from './pull-options.ts';
 
@@ -106,8 +108,11 @@ export function containerName(t: Pick<TaskRecord, 'ServiceName' | 'Slot' | 'Node
   return `${taskName(t)}.${t.ID}`;
 }
 
-export function taskView(t: TaskRecord, version: number): ClusterObject {
-  const view: ClusterObject = {
+/** The API's Task; its Spec is the service's TaskTemplate as stored (checked at create, not retyped). */
+export type TaskView = Omit<GoJson<Task>, 'Spec'> & { Spec?: ClusterObject };
+
+export function taskView(t: TaskRecord, version: number): TaskView {
+  const view: TaskView = {
     ID: t.ID,
     Version: { Index: version },
     CreatedAt: t.CreatedAt,

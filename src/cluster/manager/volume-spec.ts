@@ -4,6 +4,9 @@
 // access winning over block), swarmkit's create checks in its words, and the Volume view
 // (ClusterVolume with ID, Version, CreatedAt/UpdatedAt, Spec, PublishStatus, Info; Scope global).
 import { invalidParameter } from '../../errors.ts';
+import type { ClusterVolume } from '../../types/api/index.ts';
+import type { GoJson } from '../../types/go-nil.ts';
+import type { VolumeView } from '../../types/volumes.ts';
 
 export interface ClusterVolumeSpec {
   Group?: string;
@@ -131,8 +134,16 @@ export function goTimeString(iso: string): string {
   return `${t.slice(0, 10)} ${t.slice(11, -1)} +0000 UTC`;
 }
 
+/**
+ * The API's Volume for a cluster volume. Its Spec is the local ClusterVolumeSpec: the generated one
+ * nests Secrets, CapacityRange and Availability under AccessMode, where the wire does not have them.
+ */
+export interface ClusterVolumeView extends VolumeView {
+  ClusterVolume: Omit<GoJson<ClusterVolume>, 'Spec'> & { Spec: ClusterVolumeSpec };
+}
+
 /** The API's Volume for a cluster volume (dockerd's convert.VolumeFromGRPC). */
-export function volumeView(rec: VolumeRecord, version: number): Record<string, unknown> {
+export function volumeView(rec: VolumeRecord, version: number): ClusterVolumeView {
   return {
     ClusterVolume: {
       ID: rec.ID,

@@ -7,7 +7,7 @@
 import { conflict, invalidParameter, isNotFound, notFound } from '../../errors.ts';
 import { newId } from '../ids.ts';
 import type { ClusterStore, Stored } from '../store/store.ts';
-import { volumeRecord, volumeView, type VolumeRecord } from './volume-spec.ts';
+import { volumeRecord, volumeView, type ClusterVolumeView, type VolumeRecord } from './volume-spec.ts';
 
 const PREFIX = 'volumes/';
 const NAMES = 'volumes-names/';
@@ -32,7 +32,7 @@ export class ClusterVolumesApi {
     return hits[0]!;
   }
 
-  async create(req: Record<string, unknown>): Promise<Record<string, unknown>> {
+  async create(req: Record<string, unknown>): Promise<ClusterVolumeView> {
     const id = newId();
     const rec = volumeRecord(id, req, new Date().toISOString());
     const missing: string[] = [];
@@ -59,11 +59,11 @@ export class ClusterVolumesApi {
     }
   }
 
-  async list(): Promise<Record<string, unknown>[]> {
+  async list(): Promise<ClusterVolumeView[]> {
     return (await this.all()).map((s) => volumeView(s.value, s.version));
   }
 
-  async get(ref: string): Promise<Record<string, unknown>> {
+  async get(ref: string): Promise<ClusterVolumeView> {
     const s = await this.find(ref);
     return volumeView(s.value, s.version);
   }

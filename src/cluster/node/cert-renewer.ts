@@ -5,6 +5,8 @@
 // shared with the rest of the node's runtime (heartbeats, agent, endpoint) and updated in place.
 import { X509Certificate } from 'node:crypto';
 import type { Server } from 'node:https';
+import type { TLSInfo } from '../../types/api/index.ts';
+import type { GoJson } from '../../types/go-nil.ts';
 import type { Logger } from '../../util/log.ts';
 import { identityOf, issuerInChain, newKeyPair, nodeTlsInfo, type CertIdentity } from '../ca/ca.ts';
 import type { RenewResponse } from './endpoint.ts';
@@ -53,7 +55,7 @@ export class CertRenewer {
   }
 
   /** This node's Description.TLSInfo. */
-  tlsInfo(): Record<string, unknown> {
+  tlsInfo(): GoJson<TLSInfo> {
     return nodeTlsInfo(this.certs.caPem, this.certs.certPem);
   }
 

@@ -3,6 +3,8 @@
 // managers each answer carries (saved, so a restarted worker finds them again). An answer saying the
 // node is a manager now (a promotion) is handed to the service, which turns the node into one.
 import { createHash } from 'node:crypto';
+import type { TLSInfo } from '../../types/api/index.ts';
+import type { GoJson } from '../../types/go-nil.ts';
 import type { Logger } from '../../util/log.ts';
 import { callManager, type HeartbeatResponse } from './endpoint.ts';
 import type { LocalClusterState, LocalStateFiles, NodeCerts } from './local-state.ts';
@@ -33,7 +35,7 @@ export class Worker {
     /** A heartbeat answer says the node is a manager now (a promotion): the service switches it. */
     private readonly onPromoted?: (r: HeartbeatResponse) => void,
     /** The node's TLSInfo sent with each heartbeat, and the answer's view of the cluster CA (cert-renewer.ts). */
-    private readonly tls?: { info(): Record<string, unknown>; check(ca: HeartbeatResponse['ca']): void },
+    private readonly tls?: { info(): GoJson<TLSInfo>; check(ca: HeartbeatResponse['ca']): void },
   ) {
     this.next = firstManager(state.nodeId, state.managers.length);
   }

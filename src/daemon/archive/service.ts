@@ -250,7 +250,10 @@ export class ArchiveService {
             withMounted(readOnlyMounts(mounts), this.d.tmpDir, (newRoot) => treeChanges(oldRoot, newRoot)),
           );
         } finally {
-          await client.snapshots.remove(viewKey, opts).catch(() => undefined); // The view holds no data of its own; the lease's end lets containerd's GC collect it if this removal fails.
+          // The view holds no data of its own; the lease's end lets containerd's GC collect it if this removal fails.
+          await client.snapshots
+            .remove(viewKey, opts)
+            .catch((err: Error) => this.d.log.debug(`changes view ${viewKey} not removed: ${err.message}`));
         }
       });
     }

@@ -116,7 +116,7 @@ export class OpenFiles {
     try {
       closeSync(fd);
     } catch {
-      // already closed
+      // EBADF: already closed
     }
   }
 }

@@ -35,7 +35,7 @@ export async function cleanIngestLeftovers(contentRoot: string): Promise<void> {
     // No blob directory yet (a fresh content store): nothing left over.
     return;
   }
-  await Promise.all(names.filter((n) => n.startsWith(TMP_PREFIX)).map((n) => unlink(join(dir, n)).catch(() => undefined))); // Stale temporary files of an earlier run: removing them is tidying, not correctness.
+  await Promise.all(names.filter((n) => n.startsWith(TMP_PREFIX)).map((n) => unlink(join(dir, n)).catch(() => undefined))); // ENOENT (another start swept it) or EACCES: stale temporary files are tidying, not correctness.
 }
 
 /**
@@ -136,7 +136,7 @@ export async function storeNewBlob(
     await registerBlob(t, tmp, blob, { ref, digest, size, labels });
     return { digest, size };
   } finally {
-    await fh.close().catch(() => undefined); // already closed on success
+    await fh.close().catch(() => undefined); // EBADF: already closed on success
     // The temporary file (the blob is its hard link now, or the write failed)
     await unlink(tmp).catch(() => undefined); // ENOENT: the blob is its hard link now; otherwise the write's error matters
   }
@@ -181,7 +181,7 @@ function syncLater(path: string): Promise<void> {
     () =>
       open(path, 'r')
         .then((h) => h.datasync().finally(() => h.close()))
-        .catch(() => undefined), // a failed sync only loses durability
+        .catch(() => undefined), // EIO or ENOENT (removed meanwhile): a failed sync only loses durability
   );
   return syncs;
 }

@@ -26,7 +26,7 @@ export async function withHostLock<T>(fn: () => Promise<T>, path = hostLockPath(
       try {
         if (Date.now() - statSync(path).mtimeMs > STALE_MS) rmdirSync(path);
       } catch {
-        // released meanwhile
+        // ENOENT: released meanwhile
       }
       if (Date.now() > deadline) throw new Error(`timed out waiting for the host network lock ${path}`);
       await new Promise((r) => setTimeout(r, 5 + Math.random() * 10));
@@ -38,7 +38,7 @@ export async function withHostLock<T>(fn: () => Promise<T>, path = hostLockPath(
     try {
       rmdirSync(path);
     } catch {
-      // nothing to release
+      // ENOENT: a stale-lock sweep by another process took it; nothing to release
     }
   }
 }

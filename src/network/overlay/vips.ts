@@ -52,7 +52,7 @@ export class VipRules {
     if (this.applied.get(containerId) === text) return;
     const ns = `--net=${netns}`;
     if (!this.applied.has(containerId)) {
-      await runCommand('nsenter', [ns, 'iptables', '-w', '-t', 'nat', '-N', VIP_CHAIN]).catch(() => undefined); // exists already
+      await runCommand('nsenter', [ns, 'iptables', '-w', '-t', 'nat', '-N', VIP_CHAIN]).catch(() => undefined); // iptables -N fails when the chain exists already (an earlier apply); -C below checks the jump
       await runCommand('nsenter', [ns, 'iptables', '-w', '-t', 'nat', '-C', 'OUTPUT', '-j', VIP_CHAIN]).catch(() =>
         runCommand('nsenter', [ns, 'iptables', '-w', '-t', 'nat', '-A', 'OUTPUT', '-j', VIP_CHAIN]),
       );

@@ -242,6 +242,6 @@ export function killStaleProxy(pid: number, path: string): void {
     const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] ?? '';
     if (cmd === path) process.kill(pid, 'SIGKILL');
   } catch {
-    // gone already
+    // ENOENT (no /proc entry) or ESRCH: the process is gone already
   }
 }

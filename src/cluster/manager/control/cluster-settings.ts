@@ -8,7 +8,7 @@ import { formatUnlockKey, kekOf, newUnlockKey, openClusterKeys, sealClusterKeys 
 import { tlsInfoOf, type CertIdentity } from '../../ca/ca.ts';
 import { caUpdate, storedSpec } from '../../ca/ca-rotation.ts';
 import { newDataKey } from '../../ca/secret-crypto.ts';
-import { checkSpec, clusterView, withDefaults, type ClusterRecord } from '../../ca/swarm-object.ts';
+import { checkSpec, clusterView, withDefaults, type ClusterRecord, type SwarmView } from '../../ca/swarm-object.ts';
 import { newJoinToken } from '../../ca/tokens.ts';
 import type { LocalStateFiles } from '../../node/local-state.ts';
 import type { RecordMode } from '../../store/record-mode.ts';
@@ -36,7 +36,7 @@ export class ClusterSettings {
     return c;
   }
 
-  async inspect(withTokens = true): Promise<ClusterObject> {
+  async inspect(withTokens = true): Promise<SwarmView> {
     const c = await this.get();
     return clusterView(c.value, c.version, tlsInfoOf(c.value.ca.certPem), withTokens);
   }

@@ -110,7 +110,7 @@ export class ManagerBeat {
   /** Ends a root rotation once every node's certificate is of the new root (a compare-and-swap). */
   private async endRotation(c: Stored<ClusterRecord>): Promise<boolean> {
     const nodes = await this.d.nodes.records();
-    const keys = nodes.map((n) => String((n.value.Description.TLSInfo as ClusterObject | undefined)?.CertIssuerPublicKey ?? ''));
+    const keys = nodes.map((n) => n.value.Description.TLSInfo?.CertIssuerPublicKey ?? '');
     const done = finishRotation(c.value, keys);
     if (!done) return false;
     return this.d.store.update(CLUSTER_KEY, done, c.version).then(

@@ -8,7 +8,7 @@ import { parseAddr } from '../../node/addresses.ts';
 import type { RemoteManager } from '../../node/local-state.ts';
 import { etcdPorts, peerUrl } from '../../store/etcd-process.ts';
 import type { ClusterStore, Stored } from '../../store/store.ts';
-import { checkNodeSpec, checkRemovable, filterNodes, findNode, nodeView, type NodeRecord } from '../nodes.ts';
+import { checkNodeSpec, checkRemovable, filterNodes, findNode, nodeView, type NodeRecord, type NodeView } from '../nodes.ts';
 
 export const nodeKey = (id: string) => `nodes/${id}`;
 export const beatKey = (id: string) => `heartbeats/${id}`;
@@ -47,7 +47,7 @@ export class NodeRegistry {
     return (rec) => ({ up: up.has(rec.ID), leader: rec.ID === leaderName });
   }
 
-  async list(filters: Map<string, string[]>): Promise<ClusterObject[]> {
+  async list(filters: Map<string, string[]>): Promise<NodeView[]> {
     const all = await this.records();
     const keep = new Set(
       filterNodes(
@@ -68,7 +68,7 @@ export class NodeRegistry {
     return all.find((s) => s.value.ID === rec.ID)!;
   }
 
-  async inspect(ref: string): Promise<ClusterObject> {
+  async inspect(ref: string): Promise<NodeView> {
     const s = await this.find(ref);
     return nodeView(s.value, s.version, (await this.liveness())(s.value));
   }
@@ -147,8 +147,8 @@ export class NodeRegistry {
 
   /** A node's Description.TLSInfo as it reports it (the rotation's progress is read from these). */
   async recordTls(rec: Stored<NodeRecord>, info: ClusterObject): Promise<void> {
-    const cur = rec.value.Description.TLSInfo as ClusterObject | undefined;
-    if (cur && ['TrustRoot', 'CertIssuerSubject', 'CertIssuerPublicKey'].every((k) => cur[k] === info[k])) return;
+    const cur = rec.value.Description.TLSInfo;
+    if (cur && (['TrustRoot', 'CertIssuerSubject', 'CertIssuerPublicKey'] as const).every((k) => cur[k] === info[k])) return;
     const TLSInfo = {
       TrustRoot: String(info.TrustRoot ?? ''),
       CertIssuerSubject: String(info.CertIssuerSubject ?? ''),

@@ -28,6 +28,6 @@ export async function unmountNetnsSysfs(path: string): Promise<void> {
   try {
     if (isMounted(path)) await runCommand('umount', ['-l', path]);
   } catch {
-    // nothing mounted, or already gone with the directory
+    // umount fails (not mounted, EINVAL) or the directory went meanwhile (ENOENT): nothing to detach
   }
 }

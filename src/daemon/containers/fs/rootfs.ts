@@ -105,7 +105,7 @@ export class RootfsManager {
       } finally {
         // The view only served the copy; a failure to drop it leaves an unlabelled snapshot that
         // containerd's garbage collector removes.
-        await this.client.snapshots.remove(viewKey).catch(() => undefined); // containerd's GC removes the unlabelled view
+        await this.client.snapshots.remove(viewKey).catch(() => undefined); // NotFound (already gone) or containerd unavailable: containerd's GC removes the unlabelled view
       }
       return name;
     });
