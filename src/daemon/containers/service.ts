@@ -3,8 +3,11 @@
 // names (waiting while a daemon restart is still reconciling that one container) and hands the work
 // to the part that does it: verify.ts (checks), create.ts, lifecycle.ts (start, exit, stop, kill,
 // pause), removal.ts (rm, rename, prune), io.ts (logs, attach, top, resize), queries.ts (list,
-// inspect), restore.ts (after a daemon restart), exclusive.ts (the lock lent to commit and archive). Listing and inspecting read the in-memory records
-// and never wait on a busy container; state changes on one container run one at a time (its lock).
+// inspect), restore.ts (after a daemon restart), exclusive.ts (the lock lent to commit and archive).
+// It builds the collaborators those parts share and hands each part the ones it uses, by name in
+// its constructor: the records (records.ts), the runs' state and lock (run/run-state.ts), the log
+// drivers (io/log-drivers.ts). Listing and inspecting read the in-memory records and never wait on
+// a busy container; state changes on one container run one at a time (its lock).
 import { removeLegacyLink } from './create/links.ts';
 import type { ContainerSnapshot } from '../../images/container-facts.ts';
 import { readOwnCapabilities } from '../../oci/caps.ts';
