@@ -2,7 +2,8 @@
 // counters of /info and the facts the image service needs (snapshot, users of an image).
 import { usesRemap } from '../../oci/userns.ts';
 import type { ContainerSnapshot } from '../../images/container-facts.ts';
-import type { Deps, QueryState } from './context.ts';
+import type { ContainerServiceDeps } from './deps.ts';
+import type { ContainerRecords } from './records.ts';
 import { compileFilters } from './filters.ts';
 import type { ContainerRecord } from './record.ts';
 import type { NetworkView } from '../../network/container-contract.ts';
@@ -22,15 +23,18 @@ export interface ContainerListOptions {
 }
 
 /** Bytes in the container's writable layer (what `size=1` and prune report). */
-export async function rwSize(ctx: Deps<'client'>, rec: ContainerRecord): Promise<number> {
-  return Number((await ctx.d.client.snapshots.usage(rec.Internal.snapshotKey, { snapshotter: rec.Internal.snapshotter })).size);
+export async function rwSize(d: Pick<ContainerServiceDeps, 'client'>, rec: ContainerRecord): Promise<number> {
+  return Number((await d.client.snapshots.usage(rec.Internal.snapshotKey, { snapshotter: rec.Internal.snapshotter })).size);
 }
 
 /** How long docker ps builds entries before other requests get a turn. */
 const LIST_SLICE_MS = 8;
 
 export class ContainerQueries {
-  constructor(private readonly ctx: QueryState) {}
+  constructor(
+    private readonly records: Pick<ContainerRecords, 'byId' | 'find' | 'unknownState'>,
+    private readonly d: Pick<ContainerServiceDeps, 'client' | 'execs' | 'images' | 'log' | 'networks' | 'rootfs'>,
+  ) {}
 
   /**
    * docker ps. Which containers run is known only once containerd has been asked after a daemon
@@ -45,25 +49,25 @@ export class ContainerQueries {
   list(opts: ContainerListOptions & { size: true }): Promise<ContainerSummaryView[]>;
   list(opts: ContainerListOptions): Promise<Array<ContainerSummaryView | JsonText>>;
   async list(opts: ContainerListOptions): Promise<Array<ContainerSummaryView | JsonText>> {
-    const { ctx } = this;
-    if (ctx.unknownState.size) await Promise.all(ctx.unknownState.values());
+    const { records, d } = this;
+    if (records.unknownState.size) await Promise.all(records.unknownState.values());
     const ancestorCache = new Map<string, Set<string>>();
     for (const v of opts.filters.get('ancestor') ?? []) {
       const ids = new Set<string>();
       try {
-        ids.add((await ctx.d.images.resolve(v)).id);
+        ids.add((await d.images.resolve(v)).id);
       } catch {
         // an unknown ancestor matches nothing (as dockerd)
       }
       ancestorCache.set(v, ids);
     }
     const match = compileFilters(opts.filters, {
-      resolve: (ref) => ctx.find(ref),
+      resolve: (ref) => records.find(ref),
       ancestorImageIds: (ref) => ancestorCache.get(ref) ?? new Set(),
-      networksOf: (r) => (ctx.d.networks ? ctx.d.networks.networksOf(r) : [r.HostConfig.NetworkMode ?? 'bridge']),
+      networksOf: (r) => (d.networks ? d.networks.networksOf(r) : [r.HostConfig.NetworkMode ?? 'bridge']),
     });
     const showAll = opts.all || opts.filters.has('status') || opts.filters.has('exited') || opts.limit !== undefined;
-    let list = [...ctx.recs.values()]
+    let list = [...records.byId.values()]
       .filter((r) => showAll || r.State.Running || r.State.Paused || r.State.Restarting)
       .filter(match)
       .sort((a, b) => (a.Created < b.Created ? 1 : a.Created > b.Created ? -1 : 0));
@@ -76,7 +80,7 @@ export class ContainerQueries {
       const out: JsonText[] = [];
       let until = performance.now() + LIST_SLICE_MS;
       for (const r of list) {
-        out.push(summaryJson(r, this.ctx.d.networks?.viewGeneration(r) ?? '', () => this.networkView(r)));
+        out.push(summaryJson(r, this.d.networks?.viewGeneration(r) ?? '', () => this.networkView(r)));
         if (performance.now() > until) {
           await nextTurn();
           until = performance.now() + LIST_SLICE_MS;
@@ -90,21 +94,21 @@ export class ContainerQueries {
   }
 
   async inspect(rec: ContainerRecord, size: boolean): Promise<ContainerInspectView> {
-    return inspectView(rec, this.networkView(rec), this.ctx.d.execs?.idsOf(rec.Id) ?? [], size ? await this.sizes(rec) : undefined);
+    return inspectView(rec, this.networkView(rec), this.d.execs?.idsOf(rec.Id) ?? [], size ? await this.sizes(rec) : undefined);
   }
 
   counts(): { total: number; running: number; paused: number; stopped: number } {
     let running = 0;
     let paused = 0;
-    for (const r of this.ctx.recs.values()) {
+    for (const r of this.records.byId.values()) {
       if (r.State.Paused) paused++;
       else if (r.State.Running) running++;
     }
-    return { total: this.ctx.recs.size, running, paused, stopped: this.ctx.recs.size - running - paused };
+    return { total: this.records.byId.size, running, paused, stopped: this.records.byId.size - running - paused };
   }
 
   snapshotOf(rec: ContainerRecord): ContainerSnapshot {
-    const map = usesRemap(rec.HostConfig.UsernsMode, this.ctx.d.rootfs.remapping) ? this.ctx.d.rootfs.remap : undefined;
+    const map = usesRemap(rec.HostConfig.UsernsMode, this.d.rootfs.remapping) ? this.d.rootfs.remap : undefined;
     return {
       id: rec.Id,
       imageId: rec.Image,
@@ -118,13 +122,13 @@ export class ContainerQueries {
   }
 
   imageUsers(): Array<{ id: string; image: string; running: boolean }> {
-    return [...this.ctx.recs.values()].map((r) => ({ id: r.Id, image: r.Image, running: r.State.Running || r.State.Restarting }));
+    return [...this.records.byId.values()].map((r) => ({ id: r.Id, image: r.Image, running: r.State.Running || r.State.Restarting }));
   }
 
   /** SizeRw and SizeRootFs (writable layer plus the image) for inspect and list with size=1. */
   private async sizes(rec: ContainerRecord, imageSizes = new Map<string, Promise<number>>()): Promise<{ rw: number; rootFs: number }> {
-    const { d } = this.ctx;
-    const rw = await rwSize(this.ctx, rec).catch((err) => {
+    const { d } = this;
+    const rw = await rwSize(this.d, rec).catch((err) => {
       d.log.debug(`size of the writable layer: ${(err as Error).message}`, { id: rec.Id });
       return 0;
     });
@@ -141,7 +145,7 @@ export class ContainerQueries {
   }
 
   private networkView(rec: ContainerRecord): NetworkView {
-    if (this.ctx.d.networks) return this.ctx.d.networks.containerView(rec);
+    if (this.d.networks) return this.d.networks.containerView(rec);
     return standInNetworkView(rec);
   }
 }

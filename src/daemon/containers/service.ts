@@ -3,8 +3,11 @@
 // names (waiting while a daemon restart is still reconciling that one container) and hands the work
 // to the part that does it: verify.ts (checks), create.ts, lifecycle.ts (start, exit, stop, kill,
 // pause), removal.ts (rm, rename, prune), io.ts (logs, attach, top, resize), queries.ts (list,
-// inspect), restore.ts (after a daemon restart), exclusive.ts (the lock lent to commit and archive). Listing and inspecting read the in-memory records
-// and never wait on a busy container; state changes on one container run one at a time (its lock).
+// inspect), restore.ts (after a daemon restart), exclusive.ts (the lock lent to commit and archive).
+// It builds the collaborators those parts share and hands each part the ones it uses, by name in
+// its constructor: the records (records.ts), the runs' state and lock (run/run-state.ts), the log
+// drivers (io/log-drivers.ts). Listing and inspecting read the in-memory records and never wait on
+// a busy container; state changes on one container run one at a time (its lock).
 import { removeLegacyLink } from './create/links.ts';
 import type { ContainerSnapshot } from '../../images/container-facts.ts';
 import { readOwnCapabilities } from '../../oci/caps.ts';
@@ -14,23 +17,27 @@ import type { ContainerCreateBody, ContainerUpdateBody, WaitCondition } from '..
 import type { ContainerInspectView, ContainerSummaryView } from '../../types/container-views.ts';
 import type { JsonText } from '../../util/json-text.ts';
 import type { LogChunks, LogsRequest } from '../../types/logs.ts';
-import { ContainerContext, type ContainerServiceDeps } from './context.ts';
+import type { ContainerServiceDeps } from './deps.ts';
 import { ContainerCreator } from './create/create.ts';
 import { ExclusiveAccess } from './exclusive.ts';
 import { ContainerIo } from './io/io.ts';
+import { LogDrivers } from './io/log-drivers.ts';
 import { Lifecycle } from './run/lifecycle.ts';
 import { ContainerQueries, type ContainerListOptions } from './queries.ts';
 import type { ContainerRecord } from './record.ts';
+import { ContainerRecords } from './records.ts';
 import { Removal } from './run/removal.ts';
 import { Restorer } from './run/restore.ts';
+import { RunState } from './run/run-state.ts';
 import { ContainerVerifier } from './create/verify.ts';
 import type { WaitResult } from './run/waiters.ts';
 import type { PlatformSpec } from '../../util/platform-spec.ts';
 
-export type { ContainerExecs, ContainerNetworks, ContainerServiceDeps } from './context.ts';
+export type { ContainerExecs, ContainerNetworks, ContainerServiceDeps } from './deps.ts';
 
 export class ContainerService {
-  private readonly ctx: ContainerContext;
+  private readonly records: ContainerRecords;
+  private readonly runs: RunState;
   private readonly verifier: ContainerVerifier;
   private readonly creator: ContainerCreator;
   private readonly lifecycle: Lifecycle;
@@ -40,29 +47,32 @@ export class ContainerService {
   private readonly restorer: Restorer;
   private readonly lent: ExclusiveAccess;
 
-  constructor(d: ContainerServiceDeps) {
-    const ctx = new ContainerContext(d);
-    this.ctx = ctx;
-    this.verifier = verifierFor(d, ctx);
-    this.creator = new ContainerCreator(ctx, this.verifier);
-    this.lifecycle = new Lifecycle(ctx, this.verifier);
-    this.removal = new Removal(ctx);
-    this.io = new ContainerIo(ctx);
-    this.queries = new ContainerQueries(ctx);
-    this.restorer = new Restorer(ctx, this.lifecycle);
-    this.lent = new ExclusiveAccess(ctx);
+  constructor(private readonly d: ContainerServiceDeps) {
+    const records = new ContainerRecords(d);
+    const runs = new RunState();
+    const logs = new LogDrivers(d);
+    this.records = records;
+    this.runs = runs;
+    this.verifier = verifierFor(d, records, logs);
+    this.creator = new ContainerCreator(records, d, this.verifier);
+    this.lifecycle = new Lifecycle(records, runs, logs, d, this.verifier);
+    this.removal = new Removal(records, runs, logs, d);
+    this.io = new ContainerIo(records, runs, logs, d);
+    this.queries = new ContainerQueries(records, d);
+    this.restorer = new Restorer(records, runs, logs, d, this.lifecycle);
+    this.lent = new ExclusiveAccess(records, runs, d);
   }
 
   // ---- lookups and facts for other services ----------------------------------------------------
 
   /** Full ID, unique ID prefix, or name with or without the leading slash (never waits). */
   find(ref: string): ContainerRecord {
-    return this.ctx.find(ref);
+    return this.records.find(ref);
   }
 
   /** find(), once a restart's reconciliation of that container is over. */
   ready(ref: string): Promise<ContainerRecord> {
-    return this.ctx.ready(ref);
+    return this.records.ready(ref);
   }
 
   counts(): { total: number; running: number; paused: number; stopped: number } {
@@ -71,18 +81,18 @@ export class ContainerService {
 
   /** An event about a container from another module (exec, health, commit); ignored once it is gone. */
   publishEvent(ref: string, action: string, extra: Record<string, string> = {}): void {
-    const rec = this.ctx.recs.get(ref) ?? [...this.ctx.recs.values()].find((r) => r.Name === `/${ref}`);
-    if (rec) this.ctx.event(rec, action, extra);
+    const rec = this.records.byId.get(ref) ?? [...this.records.byId.values()].find((r) => r.Name === `/${ref}`);
+    if (rec) this.records.event(rec, action, extra);
   }
 
   /** Persists a record whose state another module updated in place (health status). */
   saveState(id: string): void {
-    const rec = this.ctx.recs.get(id);
-    if (rec && !rec.Internal.removing) this.ctx.persist(rec);
+    const rec = this.records.byId.get(id);
+    if (rec && !rec.Internal.removing) this.records.persist(rec);
   }
 
   snapshotOf(ref: string): ContainerSnapshot {
-    return this.queries.snapshotOf(this.ctx.find(ref));
+    return this.queries.snapshotOf(this.records.find(ref));
   }
 
   imageUsers(): Array<{ id: string; image: string; running: boolean }> {
@@ -108,7 +118,7 @@ export class ContainerService {
   }
 
   async inspect(ref: string, size: boolean, _version: string): Promise<ContainerInspectView> {
-    return this.queries.inspect(await this.ctx.known(ref), size);
+    return this.queries.inspect(await this.records.known(ref), size);
   }
 
   async start(ref: string): Promise<'started' | 'already'> {
@@ -141,7 +151,7 @@ export class ContainerService {
       if (condition === 'not-running' && !rec.State.Running && !rec.State.Restarting) {
         return Promise.resolve({ StatusCode: rec.State.ExitCode, Error: null });
       }
-      return this.ctx.waiters.next(rec.Id, condition);
+      return this.runs.waiters.next(rec.Id, condition);
     };
   }
 
@@ -163,11 +173,11 @@ export class ContainerService {
 
   async update(ref: string, body: ContainerUpdateBody): Promise<{ Warnings: string[] }> {
     const rec = await this.ready(ref);
-    return this.ctx.lock.run(rec.Id, async () => {
+    return this.runs.lock.run(rec.Id, async () => {
       const hostConfig = this.verifier.verifyUpdate(rec, body);
-      await this.ctx.d.launcher.applyResources(rec, hostConfig);
+      await this.d.launcher.applyResources(rec, hostConfig);
       rec.HostConfig = hostConfig;
-      this.ctx.persist(rec);
+      this.records.persist(rec);
       return { Warnings: [] };
     });
   }
@@ -176,8 +186,8 @@ export class ContainerService {
     if (opts.link) {
       // Only the link goes (`parent/alias` is no container name: resolved before any lookup); the
       // parent's record loses it, nothing else is touched.
-      const parent = removeLegacyLink(ref, (r) => this.ctx.find(r));
-      this.ctx.persist(parent);
+      const parent = removeLegacyLink(ref, (r) => this.records.find(r));
+      this.records.persist(parent);
       return;
     }
     await this.removal.remove(await this.ready(ref), opts, ref);
@@ -218,14 +228,14 @@ export class ContainerService {
 
   /** Without live-restore, running containers stop within the shutdown timeout. */
   async shutdown(liveRestore: boolean, timeoutS: number): Promise<void> {
-    this.ctx.shuttingDown = true;
+    this.runs.shuttingDown = true;
     await this.restorer.whenDone(); // no start-up restart may race the shutdown's stops
     await this.lifecycle.shutdown(liveRestore, timeoutS);
   }
 }
 
 /** The one check of create, update and start requests, with what it reads of the daemon. */
-function verifierFor(d: ContainerServiceDeps, ctx: ContainerContext): ContainerVerifier {
+function verifierFor(d: ContainerServiceDeps, records: ContainerRecords, logs: LogDrivers): ContainerVerifier {
   return new ContainerVerifier({
     images: d.images,
     runtimes: d.runtimes,
@@ -237,7 +247,7 @@ function verifierFor(d: ContainerServiceDeps, ctx: ContainerContext): ContainerV
     ...(d.cdi ? { cdi: d.cdi } : {}),
     userns: d.rootfs.remapping,
     noCgroups: !d.launcher.killsAll,
-    find: (ref) => ctx.find(ref),
-    ...(d.logPlugins ? { logPlugin: (name: string) => ctx.logPlugin(name) } : {}),
+    find: (ref) => records.find(ref),
+    ...(d.logPlugins ? { logPlugin: (name: string) => logs.plugin(name) } : {}),
   });
 }

@@ -7,7 +7,8 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { join } from 'node:path';
 import { conflict, notFound } from '../../../errors.ts';
 import { nowIso } from '../../../util/time.ts';
-import type { CreateState } from '../context.ts';
+import type { ContainerServiceDeps } from '../deps.ts';
+import type { ContainerRecords } from '../records.ts';
 import { argv } from './create-config.ts';
 import { generateName, normalizeName } from '../names.ts';
 import { initialState, type ContainerRecord } from '../record.ts';
@@ -44,12 +45,16 @@ function checkImagePlatform(v: VerifiedCreate, want: PlatformSpec): void {
 
 export class ContainerCreator {
   constructor(
-    private readonly ctx: CreateState,
+    private readonly records: Pick<ContainerRecords, 'byId' | 'event' | 'nameHolder' | 'reservedNames'>,
+    private readonly d: Pick<
+      ContainerServiceDeps,
+      'config' | 'containersDir' | 'launcher' | 'log' | 'networks' | 'rootfs' | 'store' | 'volumes'
+    >,
     private readonly verifier: ContainerVerifier,
   ) {}
 
   async create(body: unknown, name: string | undefined, platform?: PlatformSpec): Promise<{ Id: string; Warnings: string[] }> {
-    const { ctx } = this;
+    const { records } = this;
     const id = randomBytes(32).toString('hex');
     const verified = await this.verifier.verifyCreate(body, id);
     if (platform) checkImagePlatform(verified, platform);
@@ -58,25 +63,24 @@ export class ContainerCreator {
       if (w) verified.warnings.push(w);
     }
     // Through the name index, not a scan of every record (creating the 2 000th container).
-    const taken = (n: string) => ctx.nameHolder(n) !== undefined;
+    const taken = (n: string) => records.nameHolder(n) !== undefined;
     const fullName = name ? normalizeName(name) : generateName(taken);
-    const holderId = ctx.nameHolder(fullName);
+    const holderId = records.nameHolder(fullName);
     if (holderId)
       throw conflict(
         `Conflict. The container name "${fullName}" is already in use by container "${holderId}". You have to remove (or rename) that container to be able to reuse that name.`,
       );
     // Reserved until the record is stored: concurrent creates must not pick the same name.
-    ctx.reservedNames.set(fullName, id);
+    records.reservedNames.set(fullName, id);
     try {
       return await this.createNamed(id, fullName, verified);
     } finally {
-      ctx.reservedNames.delete(fullName);
+      records.reservedNames.delete(fullName);
     }
   }
 
   private async createNamed(id: string, fullName: string, v: VerifiedCreate): Promise<{ Id: string; Warnings: string[] }> {
-    const { ctx } = this;
-    const { d } = ctx;
+    const { records, d } = this;
     const { config, hostConfig } = v;
     // Volumes first: they are created here (anonymous ones too), after every check passed. An
     // image volume at a destination VolumesFrom provides is not made (as dockerd).
@@ -130,13 +134,13 @@ export class ContainerCreator {
       await d.volumes?.release(rec, true).catch((e) => d.log.debug(`undoing a create: volumes: ${(e as Error).message}`, { id }));
       throw err;
     }
-    ctx.recs.set(id, rec);
+    records.byId.set(id, rec);
     d.launcher.created(id);
     d.networks?.containerCreated(id, hostConfig, config, v.request.NetworkingConfig);
     // Storing a large record and the event's copy of its labels are each a long synchronous pass:
     // other requests get a turn between them.
     await nextTurn();
-    ctx.event(rec, 'create');
+    records.event(rec, 'create');
     d.log.debug('container created', { id, name: fullName });
     return { Id: id, Warnings: v.warnings };
   }

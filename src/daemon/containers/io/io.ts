@@ -4,20 +4,28 @@ import { conflict } from '../../../errors.ts';
 import type { AttachOptions, AttachSession } from '../../../types/attach.ts';
 import { LogMessages, type LogMessage } from '../../../logging/index.ts';
 import type { LogChunk, LogChunks, LogsRequest } from '../../../types/logs.ts';
-import type { IoState } from '../context.ts';
+import type { ContainerServiceDeps } from '../deps.ts';
+import type { ContainerRecords } from '../records.ts';
+import type { RunState } from '../run/run-state.ts';
+import type { LogDrivers } from './log-drivers.ts';
 import type { ContainerRecord } from '../record.ts';
 import { StdinRelay } from './stdin-relay.ts';
 import { runTop } from '../top.ts';
 
 export class ContainerIo {
-  constructor(private readonly ctx: IoState) {}
+  constructor(
+    private readonly records: Pick<ContainerRecords, 'event'>,
+    private readonly runs: Pick<RunState, 'hub' | 'stdinRelays' | 'tasks'>,
+    private readonly drivers: Pick<LogDrivers, 'create' | 'get'>,
+    private readonly d: Pick<ContainerServiceDeps, 'client' | 'log'>,
+  ) {}
 
   async logs(rec: ContainerRecord, req: LogsRequest, signal: AbortSignal): Promise<{ tty: boolean; lines: LogChunks }> {
-    const { d } = this.ctx;
-    let driver = this.ctx.drivers.get(rec.Id);
+    const { d } = this;
+    let driver = this.drivers.get(rec.Id);
     let owned = false;
     if (!driver) {
-      driver = await this.ctx.logDriverFor(rec, {});
+      driver = await this.drivers.create(rec, {});
       owned = true;
     }
     // A log plugin says here whether it can read (dockerd's 501 otherwise, before any output).
@@ -62,8 +70,8 @@ export class ContainerIo {
   }
 
   async attach(rec: ContainerRecord, opts: AttachOptions): Promise<AttachSession> {
-    const hub = this.ctx.hub(rec.Id);
-    this.ctx.event(rec, 'attach');
+    const hub = this.runs.hub(rec.Id);
+    this.records.event(rec, 'attach');
     let history: AsyncIterable<LogChunk> | undefined;
     if (opts.logs) {
       history = (
@@ -93,9 +101,9 @@ export class ContainerIo {
 
   /** The relay of the current (or next) run's stdin; undefined once that input was closed. */
   private stdinRelay(rec: ContainerRecord): StdinRelay | undefined {
-    const { ctx } = this;
-    const task = ctx.tasks.get(rec.Id);
-    let relay = ctx.stdinRelays.get(rec.Id);
+    const { runs, d } = this;
+    const task = runs.tasks.get(rec.Id);
+    let relay = runs.stdinRelays.get(rec.Id);
     if (relay && (relay.destroyed || (relay.connected && relay.connectedTo !== task?.stdin))) {
       relay.destroy(); // it belonged to an earlier run
       relay = undefined;
@@ -103,15 +111,13 @@ export class ContainerIo {
     if (!relay) {
       relay = new StdinRelay(async (target) => {
         target.end();
-        if (ctx.tasks.get(rec.Id)?.stdin !== target) return;
+        if (runs.tasks.get(rec.Id)?.stdin !== target) return;
         // The task may be gone already (it exited): nothing left to close then.
-        await ctx.d.client.tasks
-          .closeIO(rec.Id)
-          .catch((err) => ctx.d.log.debug(`closing stdin: ${(err as Error).message}`, { id: rec.Id }));
+        await d.client.tasks.closeIO(rec.Id).catch((err) => d.log.debug(`closing stdin: ${(err as Error).message}`, { id: rec.Id }));
       });
       // A write after the process closed its stdin (EPIPE) ends the relay; the attach goes on.
-      relay.on('error', (err: Error) => ctx.d.log.debug(`stdin relay: ${err.message}`, { id: rec.Id }));
-      ctx.stdinRelays.set(rec.Id, relay);
+      relay.on('error', (err: Error) => d.log.debug(`stdin relay: ${err.message}`, { id: rec.Id }));
+      runs.stdinRelays.set(rec.Id, relay);
     }
     if (!relay.connected && task?.stdin && rec.State.Running) relay.connect(task.stdin);
     return relay.writableEnded ? undefined : relay;
@@ -119,13 +125,13 @@ export class ContainerIo {
 
   async resize(rec: ContainerRecord, height: number, width: number): Promise<void> {
     if (!rec.State.Running) throw conflict(`Container ${rec.Id} is not running`);
-    await this.ctx.d.client.tasks.resizePty(rec.Id, { width, height });
-    this.ctx.event(rec, 'resize', { height: String(height), width: String(width) });
+    await this.d.client.tasks.resizePty(rec.Id, { width, height });
+    this.records.event(rec, 'resize', { height: String(height), width: String(width) });
   }
 
   async top(rec: ContainerRecord, psArgs: string): Promise<{ Titles: string[]; Processes: string[][] }> {
     if (!rec.State.Running) throw conflict(`Container ${rec.Id} is not running`);
-    const pids = (await this.ctx.d.client.tasks.listPids(rec.Id)).map((p) => p.pid);
+    const pids = (await this.d.client.tasks.listPids(rec.Id)).map((p) => p.pid);
     return runTop(pids, psArgs);
   }
 }

@@ -3,9 +3,12 @@
 // exit-recorder.ts; stop, kill, pause, unpause and the stops of a daemon shutdown in run-control.ts.
 import { conflict } from '../../../errors.ts';
 import { nowIso, ZERO_TIME } from '../../../util/time.ts';
-import type { LifecycleState } from '../context.ts';
+import type { RunDeps } from '../deps.ts';
+import type { LogDrivers } from '../io/log-drivers.ts';
 import type { ContainerRecord } from '../record.ts';
+import type { ContainerRecords } from '../records.ts';
 import { removeLocked } from './removal.ts';
+import type { RunState } from './run-state.ts';
 import type { RunningTask } from './running-task.ts';
 import type { ContainerVerifier } from '../create/verify.ts';
 import { ExitRecorder } from './exit-recorder.ts';
@@ -16,15 +19,18 @@ export class Lifecycle {
   private readonly control: RunControl;
 
   constructor(
-    private readonly ctx: LifecycleState,
+    private readonly records: ContainerRecords,
+    private readonly runs: RunState,
+    private readonly logs: LogDrivers,
+    private readonly d: RunDeps,
     private readonly verifier: ContainerVerifier,
   ) {
-    this.exits = new ExitRecorder(ctx, (rec) => this.startLocked(rec));
-    this.control = new RunControl(ctx);
+    this.exits = new ExitRecorder(records, runs, logs, d, (rec) => this.startLocked(rec));
+    this.control = new RunControl(records, runs, logs, d);
   }
 
   async start(rec: ContainerRecord): Promise<'started' | 'already'> {
-    return this.ctx.lock.run(rec.Id, async () => {
+    return this.runs.lock.run(rec.Id, async () => {
       if (rec.State.Paused) throw conflict('cannot start a paused container, try unpause instead');
       if (rec.State.Running) return 'already';
       if (rec.Internal.removing) throw conflict('container is marked for removal and cannot be started');
@@ -37,17 +43,16 @@ export class Lifecycle {
 
   /** Starts a run; the caller holds the container's lock. */
   async startLocked(rec: ContainerRecord): Promise<void> {
-    const { ctx } = this;
-    const { d } = ctx;
-    const hub = ctx.hub(rec.Id);
+    const { records, runs, logs, d } = this;
+    const hub = runs.hub(rec.Id);
     hub.reset();
     let task: RunningTask;
     let logging: Promise<void> | undefined;
     try {
       // The daemon's limits, runtimes and CDI specs may have changed since the create (reload).
       const { cdi } = this.verifier.checkStart(rec.HostConfig);
-      logging = (await ctx.openLogDriver(rec)).done;
-      task = await d.launcher.launch(rec, hub, (ref) => ctx.find(ref), cdi);
+      logging = (await logs.open(rec, hub)).done;
+      task = await d.launcher.launch(rec, hub, (ref) => records.find(ref), cdi);
     } catch (err) {
       hub.endLog();
       hub.endRun();
@@ -63,18 +68,18 @@ export class Lifecycle {
         ExitCode: startFailureExitCode(message),
         Error: message,
       };
-      ctx.persist(rec);
+      records.persist(rec);
       // As dockerd: an AutoRemove container that fails to start is removed (`docker run --rm`
       // waits for condition=removed and would otherwise hang).
       if (rec.HostConfig.AutoRemove)
-        await removeLocked(ctx, rec, true).catch((e) =>
+        await removeLocked({ records, runs, logs, d }, rec, true).catch((e) =>
           d.log.warn(`auto-remove after a failed start: ${(e as Error).message}`, { id: rec.Id }),
         );
       throw err;
     }
-    ctx.tasks.set(rec.Id, task);
+    runs.tasks.set(rec.Id, task);
     // Input an attached client sent before the start (docker run -i) flows now.
-    const relay = ctx.stdinRelays.get(rec.Id);
+    const relay = runs.stdinRelays.get(rec.Id);
     if (relay && !relay.connected && !relay.destroyed && task.stdin) relay.connect(task.stdin);
     rec.State = {
       ...rec.State,
@@ -90,19 +95,19 @@ export class Lifecycle {
       StartedAt: task.startedAt ?? nowIso(),
     };
     d.runs?.emit(rec, 'started');
-    ctx.persist(rec);
-    ctx.event(rec, 'start');
+    records.persist(rec);
+    records.event(rec, 'start');
     d.log.debug('container started', { id: rec.Id, pid: task.pid });
     this.exits.watch(rec, task, logging, Date.now());
   }
 
   /** Watches a task that survived a daemon restart as if this daemon had started it. */
   adopt(rec: ContainerRecord, task: RunningTask): void {
-    this.ctx.tasks.set(rec.Id, task);
+    this.runs.tasks.set(rec.Id, task);
     // A log plugin that fails now loses the output (the task already runs); the error is logged.
-    const logging = this.ctx.openLogDriver(rec).then((l) => l.done);
+    const logging = this.logs.open(rec, this.runs.hub(rec.Id)).then((l) => l.done);
     this.exits.watch(rec, task, logging, Date.now());
-    this.ctx.d.runs?.emit(rec, 'started');
+    this.d.runs?.emit(rec, 'started');
   }
 
   stop(rec: ContainerRecord, opts: { timeout?: number; signal?: string }): Promise<'stopped' | 'already'> {
@@ -111,13 +116,13 @@ export class Lifecycle {
 
   async restart(rec: ContainerRecord, opts: { timeout?: number; signal?: string }): Promise<void> {
     await this.stop(rec, opts);
-    await this.ctx.lock.run(rec.Id, async () => {
+    await this.runs.lock.run(rec.Id, async () => {
       if (rec.State.Running) return;
       rec.Internal.stoppedByUser = false;
       delete rec.Internal.signalledByUser;
       await this.startLocked(rec);
     });
-    this.ctx.event(rec, 'restart');
+    this.records.event(rec, 'restart');
   }
 
   kill(rec: ContainerRecord, signal: string | undefined): Promise<void> {

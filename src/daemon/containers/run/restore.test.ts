@@ -5,7 +5,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { ContainerContext, type ContainerServiceDeps } from '../context.ts';
+import type { ContainerServiceDeps } from '../deps.ts';
+import { LogDrivers } from '../io/log-drivers.ts';
+import { ContainerRecords } from '../records.ts';
+import { RunState } from './run-state.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { initialState, type ContainerRecord } from '../record.ts';
 import { Restorer } from './restore.ts';
@@ -55,7 +58,13 @@ interface Fakes {
   exitCodes: Map<string, number>;
 }
 
-function setUp(recs: ContainerRecord[], listed: string[]): { ctx: ContainerContext; restorer: Restorer; f: Fakes } {
+interface Parts {
+  records: ContainerRecords;
+  runs: RunState;
+  d: ContainerServiceDeps;
+}
+
+function setUp(recs: ContainerRecord[], listed: string[]): { parts: Parts; restorer: Restorer; f: Fakes } {
   const f: Fakes = { calls: [], stored: new Map(recs.map((r) => [r.Id, r])), reattach: new Map(), exitCodes: new Map() };
   const quiet = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined, child: () => quiet };
   const deps = {
@@ -85,9 +94,11 @@ function setUp(recs: ContainerRecord[], listed: string[]): { ctx: ContainerConte
     log: quiet,
     containersDir: dir,
   } as unknown as ContainerServiceDeps;
-  const ctx = new ContainerContext(deps);
-  const lifecycle = new Lifecycle(ctx, {} as ContainerVerifier);
-  return { ctx, restorer: new Restorer(ctx, lifecycle), f };
+  const records = new ContainerRecords(deps);
+  const runs = new RunState();
+  const logs = new LogDrivers(deps);
+  const lifecycle = new Lifecycle(records, runs, logs, deps, {} as ContainerVerifier);
+  return { parts: { records, runs, d: deps }, restorer: new Restorer(records, runs, logs, deps, lifecycle), f };
 }
 
 function fakeTask(pid: number): RunningTask {
@@ -95,7 +106,7 @@ function fakeTask(pid: number): RunningTask {
 }
 
 test('each record is made to match containerd: adopted, exit recorded, leftovers cleaned, removal finished', async () => {
-  const { ctx, restorer, f } = setUp(
+  const { parts, restorer, f } = setUp(
     [
       record('alive', { Status: 'running', Running: true, Pid: 10 }),
       record('died', { Status: 'running', Running: true, Pid: 11 }),
@@ -109,12 +120,12 @@ test('each record is made to match containerd: adopted, exit recorded, leftovers
   f.exitCodes.set('died', 3);
   await restorer.restore(true);
 
-  assert.equal(ctx.find('alive').State.Running, true);
-  assert.equal(ctx.tasks.get('alive')?.pid, 10, 'the surviving task is watched again');
-  const died = ctx.find('died').State;
+  assert.equal(parts.records.find('alive').State.Running, true);
+  assert.equal(parts.runs.tasks.get('alive')?.pid, 10, 'the surviving task is watched again');
+  const died = parts.records.find('died').State;
   assert.deepEqual([died.Status, died.Running, died.ExitCode, died.Pid], ['exited', false, 3, 0]);
   assert.equal(f.stored.get('died')?.State.Status, 'exited', 'the exit is persisted');
-  assert.throws(() => ctx.find('doomed'), /No such container/);
+  assert.throws(() => parts.records.find('doomed'), /No such container/);
   assert.equal(f.stored.has('doomed'), false);
   assert.ok(f.calls.includes('rootfs-rm doomed'));
   assert.ok(
@@ -125,30 +136,30 @@ test('each record is made to match containerd: adopted, exit recorded, leftovers
     !f.calls.includes('forget quiet') && !f.calls.includes('cleanup quiet'),
     'a stopped container with nothing left is not touched',
   );
-  assert.deepEqual(ctx.find('quiet').State.ExitCode, 1);
+  assert.deepEqual(parts.records.find('quiet').State.ExitCode, 1);
   // A containerd container the store does not know goes, with its snapshot.
   assert.ok(f.calls.includes('forget stranger') && f.calls.includes('snapshot-rm stranger'));
   assert.ok(!f.calls.includes('forget alive'), 'a re-attached task is left alone');
-  assert.equal(ctx.reconciling.size, 0, 'every gate released');
+  assert.equal(parts.records.reconciling.size, 0, 'every gate released');
 });
 
 test("a request waits for its own container's reconciliation only", async () => {
   const slowTask = deferred<RunningTask | undefined>();
-  const { ctx, restorer, f } = setUp(
+  const { parts, restorer, f } = setUp(
     [record('slow', { Status: 'running', Running: true, Pid: 20 }), record('fast', { Status: 'running', Running: true, Pid: 21 })],
     ['slow'],
   );
   f.reattach.set('slow', slowTask.promise);
   f.exitCodes.set('fast', 137);
   const done = restorer.restore(true);
-  assert.equal(ctx.reconciling.size, 2, 'gated before restore() returns');
+  assert.equal(parts.records.reconciling.size, 2, 'gated before restore() returns');
 
   let slowAnswered = false;
-  const slow = ctx.ready('slow').then((r) => {
+  const slow = parts.records.ready('slow').then((r) => {
     slowAnswered = true;
     return r;
   });
-  const fast = await ctx.ready('fast');
+  const fast = await parts.records.ready('fast');
   assert.equal(fast.State.Status, 'exited', 'the fast one is answered with its reconciled state');
   assert.equal(fast.State.ExitCode, 137);
   await new Promise((r) => setImmediate(r));
@@ -159,50 +170,50 @@ test("a request waits for its own container's reconciliation only", async () => 
   assert.equal(rec.State.Status, 'exited');
   assert.equal(rec.State.ExitCode, 255, 'no exit status known: 255, as dockerd');
   await done;
-  assert.equal(ctx.reconciling.size, 0);
+  assert.equal(parts.records.reconciling.size, 0);
 });
 
 test('a failure while reconciling one container is logged and releases its gate', async () => {
-  const { ctx, restorer, f } = setUp([record('broken', { Status: 'running', Running: true, Pid: 30 })], []);
+  const { parts, restorer, f } = setUp([record('broken', { Status: 'running', Running: true, Pid: 30 })], []);
   f.reattach.set('broken', Promise.resolve(undefined));
-  (ctx.d.launcher as unknown as { cleanup: () => Promise<void> }).cleanup = async () => {
+  (parts.d.launcher as unknown as { cleanup: () => Promise<void> }).cleanup = async () => {
     throw new Error('umount failed');
   };
   await restorer.restore(false);
-  const r = await ctx.ready('broken');
+  const r = await parts.records.ready('broken');
   assert.equal(r.State.Status, 'exited', 'the exit is recorded although the clean-up failed');
 });
 
 test('without live-restore: a re-attached container is known at once (running, its pid); actions wait for its stop', async () => {
-  const { ctx, restorer, f } = setUp([record('kept', { Status: 'running', Running: true, Pid: 40 })], ['kept']);
+  const { parts, restorer, f } = setUp([record('kept', { Status: 'running', Running: true, Pid: 40 })], ['kept']);
   const exit = deferred<{ status: number; at: string; oom: boolean }>();
   f.reattach.set('kept', Promise.resolve({ ...fakeTask(40), exited: exit.promise }));
   const signals: number[] = [];
-  (ctx.d.client as unknown as { tasks: unknown }).tasks = { kill: async (_id: string, sig: number) => void signals.push(sig) };
+  (parts.d.client as unknown as { tasks: unknown }).tasks = { kill: async (_id: string, sig: number) => void signals.push(sig) };
   // What a daemon killed during the clean-up after the exit (containerd's task delete) finds on disk.
   let storedAtCleanup: string | undefined;
-  (ctx.d.launcher as unknown as { cleanup: (r: ContainerRecord) => Promise<void> }).cleanup = async (r) => {
+  (parts.d.launcher as unknown as { cleanup: (r: ContainerRecord) => Promise<void> }).cleanup = async (r) => {
     storedAtCleanup = `${f.stored.get(r.Id)?.State.Status} ${f.stored.get(r.Id)?.State.ExitCode}`;
   };
   const done = restorer.restore(false);
 
-  const known = await ctx.known('kept');
+  const known = await parts.records.known('kept');
   assert.deepEqual([known.State.Status, known.State.Pid], ['running', 40], 'inspect sees the real state: still running');
   let acted = false;
-  const action = ctx.ready('kept').then((r) => ((acted = true), r));
+  const action = parts.records.ready('kept').then((r) => ((acted = true), r));
   await until(() => signals.length > 0);
   assert.deepEqual(signals, [15], 'the stop at start-up sent SIGTERM');
   await new Promise((r) => setImmediate(r));
   assert.equal(acted, false, 'an action waits for the stop at start-up');
 
-  ctx.hub('kept').endLog(); // its output ends with it (no FIFO here)
+  parts.runs.hub('kept').endLog(); // its output ends with it (no FIFO here)
   exit.resolve({ status: 143, at: '2030-01-01T00:00:01Z', oom: false });
   const after = await action;
   assert.deepEqual([after.State.Status, after.State.ExitCode, after.State.Pid], ['exited', 143, 0]);
   assert.equal(f.stored.get('kept')?.State.ExitCode, 143);
   assert.equal(storedAtCleanup, 'exited 143', 'the exit is on disk before the task is deleted');
   await done;
-  assert.equal(ctx.unknownState.size + ctx.reconciling.size, 0, 'every gate released');
+  assert.equal(parts.records.unknownState.size + parts.records.reconciling.size, 0, 'every gate released');
 });
 
 async function until(cond: () => boolean): Promise<void> {

@@ -1,19 +1,22 @@
 // After a (re)start of the daemon: brings the records and containerd into agreement, in the
-// background. The API answers at once; each container has two gates. The first (ctx.unknownState:
-// inspect and list wait for it, ctx.known) opens after its first look: interrupted removals finished,
+// background. The API answers at once; each container has two gates. The first (records.unknownState:
+// inspect and list wait for it, records.known) opens after its first look: interrupted removals finished,
 // tasks left running re-attached, exits that happened while the daemon was down recorded — its state
-// is then the host's. The second (ctx.reconciling: every other request waits for it, ctx.ready) opens
+// is then the host's. The second (records.reconciling: every other request waits for it, records.ready) opens
 // once the rest is done: without live-restore the stop the shutdown would have given (the
 // container's own stop timeout, as dockerd's restore), then the restart policy. containerd
 // containers the store does not know are removed alongside.
 import { isNotFound } from '../../../errors.ts';
 import { nowIso, ZERO_TIME } from '../../../util/time.ts';
-import { DEFAULT_STOP_TIMEOUT_S, type RestoreState } from '../context.ts';
+import type { RunDeps } from '../deps.ts';
+import type { LogDrivers } from '../io/log-drivers.ts';
 import type { Lifecycle } from './lifecycle.ts';
 import type { ContainerRecord } from '../record.ts';
-import { removeLocked } from './removal.ts';
+import type { ContainerRecords } from '../records.ts';
+import { removeLocked, type RemovalParts } from './removal.ts';
 import { restartAtStartup } from './restart-policy.ts';
-import { stopTask } from './stop.ts';
+import type { RunState } from './run-state.ts';
+import { DEFAULT_STOP_TIMEOUT_S, stopSignal, stopTask, type StopParts } from './stop.ts';
 
 /**
  * Containers whose containerd state is examined at the same time (each is a few gRPC calls, mostly
@@ -26,23 +29,30 @@ type Next = 'done' | 'stop';
 
 export class Restorer {
   private done: Promise<void> = Promise.resolve();
+  /** What the removals and stops of the reconciliation use. */
+  private readonly parts: RemovalParts & StopParts;
 
   constructor(
-    private readonly ctx: RestoreState,
+    private readonly records: ContainerRecords,
+    private readonly runs: RunState,
+    logs: LogDrivers,
+    private readonly d: RunDeps,
     private readonly lifecycle: Lifecycle,
-  ) {}
+  ) {
+    this.parts = { records, runs, logs, d };
+  }
 
   /**
    * Starts the reconciliation and returns its completion (it never rejects: failures are logged).
    * Every known container is gated before this returns, so no request sees a state not yet checked.
    */
   restore(liveRestore: boolean): Promise<void> {
-    const known = gatesOn(this.ctx.unknownState, this.ctx.recs.keys());
-    const settled = gatesOn(this.ctx.reconciling, this.ctx.recs.keys());
+    const known = gatesOn(this.records.unknownState, this.records.byId.keys());
+    const settled = gatesOn(this.records.reconciling, this.records.byId.keys());
     const release = { known: (id: string) => known.release(id), settled: (id: string) => (known.release(id), settled.release(id)) };
     this.done = this.run(liveRestore, release)
       .catch((err) => {
-        this.ctx.d.log.error(`reconciling containers after the start: ${(err as Error).message}`);
+        this.d.log.error(`reconciling containers after the start: ${(err as Error).message}`);
       })
       .finally(() => {
         // Whatever happened, nobody waits forever.
@@ -58,7 +68,7 @@ export class Restorer {
   }
 
   private async run(liveRestore: boolean, release: { known: (id: string) => void; settled: (id: string) => void }): Promise<void> {
-    const { d } = this.ctx;
+    const { d } = this;
     const started = Date.now();
     const listed = await d.client.containers.list().catch((err) => {
       d.log.warn(`listing containerd's containers at start-up: ${(err as Error).message}`);
@@ -67,7 +77,7 @@ export class Restorer {
     d.log.debug("containerd's containers listed", { containers: listed.length, ms: Date.now() - started });
     const inSupervisor = new Set(listed.map((c) => c.id));
     const unknown = this.removeUnknown(listed);
-    const queue = [...this.ctx.recs.values()];
+    const queue = [...this.records.byId.values()];
     const pipelines: Array<Promise<void>> = [];
     // The stops begin once every state is known: 200 stops at once slowed the first looks still
     // under way (200 states known ~2.8 s after /_ping instead of ~0.5 s on a loaded machine).
@@ -76,7 +86,7 @@ export class Restorer {
     const worker = async () => {
       for (let rec = queue.shift(); rec; rec = queue.shift()) {
         const r = rec;
-        const next = await this.ctx.lock
+        const next = await this.runs.lock
           .run(r.Id, () => this.firstLook(r, liveRestore, inSupervisor))
           .catch((err) => {
             d.log.error(`reconciling a container: ${(err as Error).message}`, { id: r.Id });
@@ -89,19 +99,20 @@ export class Restorer {
       }
     };
     await Promise.all(Array.from({ length: PARALLEL }, worker));
-    d.log.debug('containers known', { containers: this.ctx.recs.size, ms: Date.now() - started });
+    d.log.debug('containers known', { containers: this.records.byId.size, ms: Date.now() - started });
     allKnown();
     await Promise.all(pipelines);
     await unknown;
-    d.log.info('containers reconciled', { containers: this.ctx.recs.size, ms: Date.now() - started });
+    d.log.info('containers reconciled', { containers: this.records.byId.size, ms: Date.now() - started });
   }
 
   /** Under the container's lock: what containerd and the host hold for it, made to match the record. */
   private async firstLook(rec: ContainerRecord, liveRestore: boolean, inSupervisor: Set<string>): Promise<Next> {
-    const { ctx } = this;
-    const { d } = ctx;
+    const { records, runs, d } = this;
     if (rec.Internal.removing) {
-      await removeLocked(ctx, rec, false).catch((err) => d.log.error(`finishing removal: ${(err as Error).message}`, { id: rec.Id }));
+      await removeLocked(this.parts, rec, false).catch((err) =>
+        d.log.error(`finishing removal: ${(err as Error).message}`, { id: rec.Id }),
+      );
       return 'done';
     }
     if (!rec.State.Running && !rec.State.Restarting) {
@@ -113,14 +124,14 @@ export class Restorer {
         await d.launcher
           .cleanup(rec)
           .catch((err) => d.log.debug(`clean-up of an unrecorded start: ${(err as Error).message}`, { id: rec.Id }));
-        ctx.persist(rec);
+        records.persist(rec);
       }
       return 'done';
     }
     // Re-attach even without live-restore: output written while the daemon was down reaches the
     // log, and the stop goes through the normal exit path (state, clean-up, AutoRemove).
     const task = rec.State.Running
-      ? await d.launcher.reattach(rec, ctx.hub(rec.Id)).catch((err) => {
+      ? await d.launcher.reattach(rec, runs.hub(rec.Id)).catch((err) => {
           d.log.debug(`re-attaching: ${(err as Error).message}`, { id: rec.Id });
           return undefined;
         })
@@ -150,31 +161,32 @@ export class Restorer {
       ExitCode: exitCode ?? (rec.State.Running ? 255 : rec.State.ExitCode),
       FinishedAt: finishedAt,
     };
-    ctx.persist(rec);
+    records.persist(rec);
     if (rec.HostConfig.AutoRemove)
-      await removeLocked(ctx, rec, true).catch((err) => d.log.error(`auto-remove at start-up: ${(err as Error).message}`, { id: rec.Id }));
+      await removeLocked(this.parts, rec, true).catch((err) =>
+        d.log.error(`auto-remove at start-up: ${(err as Error).message}`, { id: rec.Id }),
+      );
     return 'done';
   }
 
   /** The stop a crashed daemon's shutdown would have given, then the restart policy. */
   private async finish(rec: ContainerRecord, next: Next): Promise<void> {
-    const { ctx } = this;
-    const { d } = ctx;
+    const { records, runs, d } = this;
     if (next === 'stop') {
       // The container's own stop timeout, as dockerd's restore (not the daemon's shutdown-timeout,
       // the bound of a whole shutdown); -1, "wait without a limit", would hold the container's
       // requests: the default timeout instead.
-      ctx.startupStops.add(rec.Id);
+      runs.startupStops.add(rec.Id);
       try {
         const own = rec.Config.StopTimeout;
-        await stopTask(ctx, rec, ctx.stopSignal(rec), own !== undefined && own >= 0 ? own : DEFAULT_STOP_TIMEOUT_S);
+        await stopTask(this.parts, rec, stopSignal(rec), own !== undefined && own >= 0 ? own : DEFAULT_STOP_TIMEOUT_S);
       } catch (err) {
         d.log.warn(`stopping at start-up: ${(err as Error).message}`, { id: rec.Id });
       } finally {
-        ctx.startupStops.delete(rec.Id);
+        runs.startupStops.delete(rec.Id);
       }
     }
-    if (!ctx.recs.has(rec.Id) || ctx.shuttingDown) return;
+    if (!records.byId.has(rec.Id) || runs.shuttingDown) return;
     const facts = {
       startedBefore: rec.State.StartedAt !== ZERO_TIME,
       running: rec.State.Running,
@@ -184,9 +196,9 @@ export class Restorer {
       restartCount: rec.RestartCount,
     };
     if (!restartAtStartup(rec.HostConfig.RestartPolicy, facts)) return;
-    await ctx.lock
+    await runs.lock
       .run(rec.Id, async () => {
-        if (rec.State.Running || !ctx.recs.has(rec.Id) || ctx.shuttingDown) return;
+        if (rec.State.Running || !records.byId.has(rec.Id) || runs.shuttingDown) return;
         // As dockerd: a start by the daemon is a fresh start (count reset, no longer "stopped by user").
         rec.RestartCount = 0;
         rec.Internal.stoppedByUser = false;
@@ -198,11 +210,10 @@ export class Restorer {
 
   /** Containers in containerd's namespace that the store does not know, with their tasks and snapshots. */
   private async removeUnknown(listed: Array<{ id: string; snapshot_key?: string; snapshotter?: string }>): Promise<void> {
-    const { ctx } = this;
-    const { d } = ctx;
-    const ownSnapshots = new Set([...ctx.recs.values()].map((r) => r.Internal.snapshotKey));
+    const { records, d } = this;
+    const ownSnapshots = new Set([...records.byId.values()].map((r) => r.Internal.snapshotKey));
     for (const c of listed) {
-      if (ctx.recs.has(c.id)) continue;
+      if (records.byId.has(c.id)) continue;
       d.log.info('removing a containerd container the store does not know', { id: c.id });
       await d.launcher.forget(c.id).catch((err) => d.log.warn(`removing unknown container: ${(err as Error).message}`, { id: c.id }));
       if (c.snapshot_key && !ownSnapshots.has(c.snapshot_key)) {
@@ -212,7 +223,7 @@ export class Restorer {
       }
     }
     await d.launcher
-      .removeStaleRuntimeDirs(new Set(ctx.recs.keys()))
+      .removeStaleRuntimeDirs(new Set(records.byId.keys()))
       .catch((err) => d.log.warn(`removing stale runtime directories: ${(err as Error).message}`));
   }
 }

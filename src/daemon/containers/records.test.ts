@@ -1,9 +1,11 @@
-// The shared container state: lookups by ID, prefix and name, and the per-container gate a request
-// waits on while a daemon restart is still reconciling that container.
+// The container records: lookups by ID, prefix and name, and the per-container gate a request
+// waits on while a daemon restart is still reconciling that container; the log drivers' attributes.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { EngineError } from '../../errors.ts';
-import { ContainerContext, logAttrs, type ContainerServiceDeps } from './context.ts';
+import type { ContainerServiceDeps } from './deps.ts';
+import { logAttrs } from './io/log-drivers.ts';
+import { ContainerRecords } from './records.ts';
 import { initialState, type ContainerRecord } from './record.ts';
 
 function record(id: string, name: string): ContainerRecord {
@@ -22,7 +24,7 @@ function record(id: string, name: string): ContainerRecord {
   } as unknown as ContainerRecord;
 }
 
-function context(recs: ContainerRecord[]): ContainerContext {
+function context(recs: ContainerRecord[]): ContainerRecords {
   // The store's name and ID-prefix indexes, over the same records.
   const store = {
     list: () => recs,
@@ -35,7 +37,7 @@ function context(recs: ContainerRecord[]): ContainerContext {
             .sort()
         : [],
   } as unknown as ContainerServiceDeps['store'];
-  return new ContainerContext({ store } as ContainerServiceDeps);
+  return new ContainerRecords({ store });
 }
 
 const A = 'abc1' + '0'.repeat(60);
@@ -90,7 +92,7 @@ test('ready: a container removed while being reconciled (AutoRemove) is a 404', 
   let release!: () => void;
   ctx.reconciling.set(A, new Promise<void>((r) => (release = r)));
   const pending = ctx.ready('gone');
-  ctx.recs.delete(A);
+  ctx.byId.delete(A);
   release();
   await assert.rejects(pending, (e: unknown) => e instanceof EngineError && e.status === 404);
 });
