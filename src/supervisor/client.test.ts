@@ -174,7 +174,11 @@ test('content: an interrupted upload resumes from the server offset', async () =
     async function* failing() {
       yield blob.subarray(0, 1 << 20);
       yield blob.subarray(1 << 20, 2 << 20);
-      await new Promise((r) => setTimeout(r, 100)); // let the server write both chunks
+      // The break comes once the server has written both chunks (a fixed wait was too short under load).
+      await waitFor('both chunks written', async () => {
+        const s = await client.contentStatus(`resume-${d}`);
+        return s && Number(s.offset) === 2 << 20 ? s : null;
+      });
       throw new Error('source broke');
     }
     await assert.rejects(client.contentWrite(`resume-${d}`, failing(), { expected: d, total: blob.length, lease }), /source broke/);
