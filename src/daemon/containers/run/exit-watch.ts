@@ -52,6 +52,18 @@ export class ExitWatcher {
     });
   }
 
+  /** The OOM kills the task's cgroup counts (cgroup v1 memory.oom_control, v2 memory.events); 0 if unknown. */
+  private async oomKills(id: string): Promise<number> {
+    try {
+      const [m] = await this.client.tasks.metrics([`id==${id}`]);
+      const data = m?.data as { memory_oom_control?: { oom_kill?: unknown }; memory_events?: { oom_kill?: unknown } } | null | undefined;
+      return Number(data?.memory_oom_control?.oom_kill ?? data?.memory_events?.oom_kill ?? 0);
+    } catch (err) {
+      this.log.debug(`the exited task's OOM count: ${(err as Error).message}`, { id });
+      return 0;
+    }
+  }
+
   /** Tasks.Wait, re-issued when containerd restarts underneath (the task itself keeps running). */
   wait(id: string, memoryLimited: boolean): { promise: Promise<TaskExit>; cancel: () => void } {
     let cancelled = false;
@@ -61,7 +73,12 @@ export class ExitWatcher {
           const r = await this.client.tasks.wait(id, '', { waitForReady: true });
           // The OOM event comes on the event stream, the exit on this call: a memory-limited task
           // killed by SIGKILL gives the event a moment to arrive.
-          if (memoryLimited && r.exit_status === 137 && !this.oomed.has(id)) await this.oomEvent(id, OOM_EVENT_WAIT_MS);
+          if (memoryLimited && r.exit_status === 137 && !this.oomed.has(id)) {
+            await this.oomEvent(id, OOM_EVENT_WAIT_MS);
+            // An event slower than that (a loaded host): the task's cgroup, still there until the
+            // task is deleted, counts the kernel's OOM kills.
+            if (!this.oomed.has(id) && (await this.oomKills(id)) > 0) this.oomed.add(id);
+          }
           return { status: r.exit_status, at: tsToIso(r.exited_at as { seconds: string; nanos: number } | null), oom: this.oomed.has(id) };
         } catch (err) {
           if (cancelled) return new Promise<TaskExit>(() => undefined);
