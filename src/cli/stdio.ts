@@ -4,7 +4,7 @@
 // every SIGWINCH.
 import { DEFAULT_DETACH_KEYS, parseDetachKeys as parseKeys } from '../wire/detach-keys.ts';
 import type * as ChildProcess from 'node:child_process';
-import type { Hijacked } from '../client/containers.ts';
+import type { HijackedConn } from '../client/containers.ts';
 import { realStderr, realStdout } from './out.ts';
 
 export interface PumpOptions {
@@ -51,7 +51,7 @@ export function parseDetachKeys(spec: string | undefined): Buffer {
  * daemon, which gets the same keys, ends the session and the container runs on), false when the
  * process ended.
  */
-export async function pump(h: Hijacked, opts: PumpOptions): Promise<{ detached: boolean }> {
+export async function pump(h: HijackedConn, opts: PumpOptions): Promise<{ detached: boolean }> {
   const seq = opts.stdin ? parseDetachKeys(opts.detachKeys) : Buffer.alloc(0);
   let matched = 0;
   let detached = false;
@@ -93,7 +93,8 @@ export async function pump(h: Hijacked, opts: PumpOptions): Promise<{ detached: 
     if ((e as NodeJS.ErrnoException).code !== 'ECONNRESET') throw e;
   } finally {
     restore();
-    realStdout().off('resize', onResize);
+    // Only a TTY session listens (realStdout() builds process.stdout, which a run without output never needs).
+    if (opts.tty) realStdout().off('resize', onResize);
     if (opts.stdin && !stdinDone) {
       process.stdin.pause();
       process.stdin.removeAllListeners('data');
