@@ -23,8 +23,10 @@ export interface PumpOptions {
  * terminal, whose settings `stty -g` saved are put back at the end.
  */
 export function rawMode(on: boolean): () => void {
+  // process.stdin is not touched otherwise: under Bun it is built on first use, with node:stream.
+  if (!on) return () => {};
   const stdin = process.stdin;
-  if (!on || !stdin.isTTY) return () => {};
+  if (!stdin.isTTY) return () => {};
   const { spawnSync } = process.getBuiltinModule('node:child_process') as typeof ChildProcess;
   const stty = (args: string[]) => spawnSync('stty', args, { stdio: ['inherit', 'pipe', 'ignore'], encoding: 'utf8' });
   const saved = stty(['-g']);
