@@ -5,7 +5,7 @@
 import { DEFAULT_DETACH_KEYS, parseDetachKeys as parseKeys } from '../wire/detach-keys.ts';
 import type * as ChildProcess from 'node:child_process';
 import type { HijackedConn } from '../client/containers.ts';
-import { realStderr, realStdout } from './out.ts';
+import { realStdout, writeOutput } from './out.ts';
 
 export interface PumpOptions {
   tty: boolean;
@@ -87,8 +87,8 @@ export async function pump(h: HijackedConn, opts: PumpOptions): Promise<{ detach
   }
   try {
     for await (const f of h.output()) {
-      if (f.stream === 'stderr') realStderr().write(f.data);
-      else realStdout().write(f.data);
+      const written = writeOutput(f.stream === 'stderr' ? 'err' : 'out', f.data);
+      if (written) await written;
     }
   } catch (e) {
     // The connection is reset when the daemon closes it after the process ends: that is the end of output.
