@@ -213,6 +213,13 @@ export class ContainersApi {
   }
 }
 
+type ExecStartOptions = Sig & { tty?: boolean; consoleSize?: [number, number] };
+const execStartBody = (opts: ExecStartOptions) => ({
+  Detach: false,
+  Tty: !!opts.tty,
+  ...(opts.consoleSize ? { ConsoleSize: opts.consoleSize } : {}),
+});
+
 export class ExecApi {
   constructor(private readonly t: HttpTransport) {}
 
@@ -220,9 +227,12 @@ export class ExecApi {
     return this.t.json('POST', `/containers/${enc(container)}/exec`, { body, signal: opts.signal });
   }
   /** Starts the exec hijacked: stdin goes to `stream`, output comes from output(). */
-  async start(id: string, opts: Sig & { tty?: boolean; consoleSize?: [number, number] } = {}): Promise<Hijacked> {
-    const body = { Detach: false, Tty: !!opts.tty, ...(opts.consoleSize ? { ConsoleSize: opts.consoleSize } : {}) };
-    return hijacked(await this.t.hijack('POST', `/exec/${enc(id)}/start`, { body, signal: opts.signal }));
+  async start(id: string, opts: ExecStartOptions = {}): Promise<Hijacked> {
+    return hijacked(await this.t.hijack('POST', `/exec/${enc(id)}/start`, { body: execStartBody(opts), signal: opts.signal }));
+  }
+  /** start() for an exec created without AttachStdin: its connection is not a node:stream (attachOutput()). */
+  async startOutput(id: string, opts: ExecStartOptions = {}): Promise<HijackedConn> {
+    return hijacked(await this.t.hijackLight('POST', `/exec/${enc(id)}/start`, { body: execStartBody(opts), signal: opts.signal }));
   }
   startDetached(id: string, opts: Sig = {}): Promise<void> {
     return this.t.call('POST', `/exec/${enc(id)}/start`, { body: { Detach: true }, signal: opts.signal });

@@ -241,7 +241,8 @@ export async function exec(cli: Cli, argv: string[]): Promise<number> {
   }
   let h;
   try {
-    h = await cli.api.exec.start(Id, { tty, ...(size ? { consoleSize: size } : {}) });
+    const startOpts = { tty, ...(size ? { consoleSize: size } : {}) };
+    h = interactive ? await cli.api.exec.start(Id, startOpts) : await cli.api.exec.startOutput(Id, startOpts);
   } catch (e) {
     throw new ExitError(startErrorStatus((e as Error).message), `Error response from daemon: ${(e as Error).message}`);
   }
