@@ -165,7 +165,9 @@ export async function start(cli: Cli, argv: string[]): Promise<number> {
   const info = await api.inspect(id);
   const tty = !!info.Config?.Tty;
   const detachKeys = f.str('detach-keys') ?? cli.config.data.detachKeys;
-  const h = await api.attach(id, { stdin: f.bool('interactive'), stream: true, detachKeys });
+  const h = f.bool('interactive')
+    ? await api.attach(id, { stdin: true, stream: true, detachKeys })
+    : await api.attachOutput(id, { stream: true, detachKeys });
   const { result: waited } = await api.waitRegistered(id, { condition: 'next-exit' });
   await api.start(id);
   const { detached } = await pump(h, {
@@ -194,7 +196,7 @@ export async function attach(cli: Cli, argv: string[]): Promise<number> {
   const stdin = !f.bool('no-stdin') && !!info.Config?.OpenStdin;
   const detachKeys = f.str('detach-keys') ?? cli.config.data.detachKeys;
   const { result: waited } = await api.waitRegistered(id, { condition: 'next-exit' });
-  const h = await api.attach(id, { stdin, stream: true, detachKeys });
+  const h = stdin ? await api.attach(id, { stdin, stream: true, detachKeys }) : await api.attachOutput(id, { stream: true, detachKeys });
   const { detached } = await pump(h, { tty, stdin, detachKeys, resize: tty ? (hh, w) => api.resize(id, hh, w) : undefined });
   if (detached) {
     cli.err('read escape sequence\n');
