@@ -4,8 +4,8 @@
 // every SIGWINCH.
 import { DEFAULT_DETACH_KEYS, parseDetachKeys as parseKeys } from '../wire/detach-keys.ts';
 import type * as ChildProcess from 'node:child_process';
-import type { Hijacked } from '../client/containers.ts';
-import { realStderr, realStdout } from './out.ts';
+import type { HijackedConn } from '../client/containers.ts';
+import { realStdout, writeOutput } from './out.ts';
 
 export interface PumpOptions {
   tty: boolean;
@@ -23,8 +23,10 @@ export interface PumpOptions {
  * terminal, whose settings `stty -g` saved are put back at the end.
  */
 export function rawMode(on: boolean): () => void {
+  // process.stdin is not touched otherwise: under Bun it is built on first use, with node:stream.
+  if (!on) return () => {};
   const stdin = process.stdin;
-  if (!on || !stdin.isTTY) return () => {};
+  if (!stdin.isTTY) return () => {};
   const { spawnSync } = process.getBuiltinModule('node:child_process') as typeof ChildProcess;
   const stty = (args: string[]) => spawnSync('stty', args, { stdio: ['inherit', 'pipe', 'ignore'], encoding: 'utf8' });
   const saved = stty(['-g']);
@@ -51,7 +53,7 @@ export function parseDetachKeys(spec: string | undefined): Buffer {
  * daemon, which gets the same keys, ends the session and the container runs on), false when the
  * process ended.
  */
-export async function pump(h: Hijacked, opts: PumpOptions): Promise<{ detached: boolean }> {
+export async function pump(h: HijackedConn, opts: PumpOptions): Promise<{ detached: boolean }> {
   const seq = opts.stdin ? parseDetachKeys(opts.detachKeys) : Buffer.alloc(0);
   let matched = 0;
   let detached = false;
@@ -85,15 +87,16 @@ export async function pump(h: Hijacked, opts: PumpOptions): Promise<{ detached: 
   }
   try {
     for await (const f of h.output()) {
-      if (f.stream === 'stderr') realStderr().write(f.data);
-      else realStdout().write(f.data);
+      const written = writeOutput(f.stream === 'stderr' ? 'err' : 'out', f.data);
+      if (written) await written;
     }
   } catch (e) {
     // The connection is reset when the daemon closes it after the process ends: that is the end of output.
     if ((e as NodeJS.ErrnoException).code !== 'ECONNRESET') throw e;
   } finally {
     restore();
-    realStdout().off('resize', onResize);
+    // Only a TTY session listens (realStdout() builds process.stdout, which a run without output never needs).
+    if (opts.tty) realStdout().off('resize', onResize);
     if (opts.stdin && !stdinDone) {
       process.stdin.pause();
       process.stdin.removeAllListeners('data');

@@ -16,6 +16,7 @@ import type {
 import type { ContainerPathStat } from '../types/archive.ts';
 import type { HttpTransport, Query } from './http.ts';
 import { demux, jsonLines, rawFrames, type Frame } from './streams.ts';
+import type { HijackStream } from './bun-hijack.ts';
 
 export type Filters = Record<string, string[]>;
 type Sig = { signal?: AbortSignal };
@@ -43,16 +44,29 @@ export interface AttachStreamOptions extends Sig {
 }
 
 /** A hijacked attach or exec: write stdin to `stream`, end() it for EOF, read output from `output()`. */
-export interface Hijacked {
-  stream: Duplex;
+export interface HijackedConn<S extends HijackStream = HijackStream> {
+  stream: S;
   /** True when the output is framed (no TTY): output() demultiplexes. */
   multiplexed: boolean;
   output(): AsyncGenerator<Frame>;
 }
+/** attach() and exec start: the connection is a node:stream Duplex. */
+export type Hijacked = HijackedConn<Duplex>;
 
-function hijacked(h: { stream: Duplex; contentType: string }): Hijacked {
+function hijacked<S extends HijackStream>(h: { stream: S; contentType: string }): HijackedConn<S> {
   const multiplexed = h.contentType.includes('multiplexed');
   return { stream: h.stream, multiplexed, output: () => (multiplexed ? demux(h.stream) : rawFrames(h.stream)) };
+}
+
+function attachQuery(opts: AttachStreamOptions): Query {
+  return {
+    stdin: opts.stdin,
+    stdout: opts.stdout ?? true,
+    stderr: opts.stderr ?? true,
+    stream: opts.stream ?? true,
+    logs: opts.logs,
+    detachKeys: opts.detachKeys,
+  };
 }
 
 export class ContainersApi {
@@ -158,15 +172,16 @@ export class ContainersApi {
   }
 
   async attach(id: string, opts: AttachStreamOptions = {}): Promise<Hijacked> {
-    const q: Query = {
-      stdin: opts.stdin,
-      stdout: opts.stdout ?? true,
-      stderr: opts.stderr ?? true,
-      stream: opts.stream ?? true,
-      logs: opts.logs,
-      detachKeys: opts.detachKeys,
-    };
-    return hijacked(await this.t.hijack('POST', `/containers/${enc(id)}/attach`, { query: q, signal: opts.signal }));
+    return hijacked(await this.t.hijack('POST', `/containers/${enc(id)}/attach`, { query: attachQuery(opts), signal: opts.signal }));
+  }
+
+  /**
+   * An attach without stdin, for its output alone: its connection is not a node:stream (under Bun,
+   * Bun's own socket: bun-hijack.ts), what `engine run` without -i uses.
+   */
+  async attachOutput(id: string, opts: Omit<AttachStreamOptions, 'stdin'> = {}): Promise<HijackedConn> {
+    const query = attachQuery({ ...opts, stdin: false });
+    return hijacked(await this.t.hijackLight('POST', `/containers/${enc(id)}/attach`, { query, signal: opts.signal }));
   }
 
   // ---- archives (docker cp) ----
@@ -198,6 +213,13 @@ export class ContainersApi {
   }
 }
 
+type ExecStartOptions = Sig & { tty?: boolean; consoleSize?: [number, number] };
+const execStartBody = (opts: ExecStartOptions) => ({
+  Detach: false,
+  Tty: !!opts.tty,
+  ...(opts.consoleSize ? { ConsoleSize: opts.consoleSize } : {}),
+});
+
 export class ExecApi {
   constructor(private readonly t: HttpTransport) {}
 
@@ -205,9 +227,12 @@ export class ExecApi {
     return this.t.json('POST', `/containers/${enc(container)}/exec`, { body, signal: opts.signal });
   }
   /** Starts the exec hijacked: stdin goes to `stream`, output comes from output(). */
-  async start(id: string, opts: Sig & { tty?: boolean; consoleSize?: [number, number] } = {}): Promise<Hijacked> {
-    const body = { Detach: false, Tty: !!opts.tty, ...(opts.consoleSize ? { ConsoleSize: opts.consoleSize } : {}) };
-    return hijacked(await this.t.hijack('POST', `/exec/${enc(id)}/start`, { body, signal: opts.signal }));
+  async start(id: string, opts: ExecStartOptions = {}): Promise<Hijacked> {
+    return hijacked(await this.t.hijack('POST', `/exec/${enc(id)}/start`, { body: execStartBody(opts), signal: opts.signal }));
+  }
+  /** start() for an exec created without AttachStdin: its connection is not a node:stream (attachOutput()). */
+  async startOutput(id: string, opts: ExecStartOptions = {}): Promise<HijackedConn> {
+    return hijacked(await this.t.hijackLight('POST', `/exec/${enc(id)}/start`, { body: execStartBody(opts), signal: opts.signal }));
   }
   startDetached(id: string, opts: Sig = {}): Promise<void> {
     return this.t.call('POST', `/exec/${enc(id)}/start`, { body: { Detach: true }, signal: opts.signal });

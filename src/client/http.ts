@@ -11,6 +11,7 @@ import { ConnectionError, EngineError, errorMessage } from './errors.ts';
 import type { ConnectionSettings } from './host.ts';
 import { collect } from './streams.ts';
 import { fetchExchange, UNDER_BUN } from './bun-fetch.ts';
+import { bunUpgrade, type HijackStream } from './bun-hijack.ts';
 import { exchange, requestHead, upgradeExchange, type SimpleResponse } from './simple-http.ts';
 import { connector, type Connector } from './transport.ts';
 import { isReadable, NodeHttpClient } from './node-http-client.ts';
@@ -41,6 +42,14 @@ export function encodeQuery(q: Query | undefined): string {
     else add(String(v));
   }
   return parts.length ? `?${parts.join('&')}` : '';
+}
+
+/** A hijack's answer: the connection after a 1xx/2xx/3xx head, else the whole error answer. */
+interface UpgradeAnswer<S> {
+  status: number;
+  headers: Record<string, string>;
+  stream?: S;
+  body?: Buffer;
 }
 
 /** A request that can go direct: its head as text, and its parts for Bun's fetch. */
@@ -219,18 +228,27 @@ export class HttpTransport {
    */
   async hijack(method: string, path: string, opts: RequestOptions = {}): Promise<{ stream: Duplex; contentType: string }> {
     const d = await this.directHead(method, path, opts, true);
-    if (d) {
-      let r: Awaited<ReturnType<typeof upgradeExchange>>;
-      try {
-        r = await upgradeExchange(this.connect(), d.head, d.body, opts.signal);
-      } catch (e) {
-        throw this.wrapError(e as NodeJS.ErrnoException);
-      }
-      if (!r.stream) throw new EngineError(r.status, errorMessage((r.body ?? Buffer.alloc(0)).toString('utf8'), r.status), method, path);
-      return { stream: r.stream, contentType: r.headers['content-type'] ?? '' };
-    }
+    if (d) return this.upgraded(method, path, upgradeExchange(this.connect(), d.head, d.body, opts.signal));
     const url = await this.url(path, opts);
     return this.node.hijack({ method, path, url, headers: this.headers(opts), body: opts.body, signal: opts.signal });
+  }
+
+  /** A hijack whose connection is never used as a node:stream: under Bun, Bun's own socket (bun-hijack.ts). */
+  async hijackLight(method: string, path: string, opts: RequestOptions = {}): Promise<{ stream: HijackStream; contentType: string }> {
+    const t = this.settings.target;
+    const d = UNDER_BUN && t.kind !== 'ssh' ? await this.directHead(method, path, opts, true) : undefined;
+    if (!d || t.kind === 'ssh') return this.hijack(method, path, opts);
+    return this.upgraded(method, path, bunUpgrade(t, d.head, d.body, opts.signal));
+  }
+
+  private async upgraded<S>(
+    method: string,
+    path: string,
+    exchange: Promise<UpgradeAnswer<S>>,
+  ): Promise<{ stream: S; contentType: string }> {
+    const r = await exchange.catch((e: unknown) => Promise.reject(this.wrapError(e as NodeJS.ErrnoException)));
+    if (!r.stream) throw new EngineError(r.status, errorMessage((r.body ?? Buffer.alloc(0)).toString('utf8'), r.status), method, path);
+    return { stream: r.stream, contentType: r.headers['content-type'] ?? '' };
   }
 
   /** Closes pooled connections (a CLI calls it before exiting; an idle keep-alive socket would hold the loop). */

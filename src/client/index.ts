@@ -16,7 +16,16 @@ export {
   type SettingsInput,
 } from './host.ts';
 export { HttpTransport, encodeQuery, type RequestOptions, type Query } from './http.ts';
-export { ContainersApi, ExecApi, type Filters, type LogsOptions, type AttachStreamOptions, type Hijacked } from './containers.ts';
+export {
+  ContainersApi,
+  ExecApi,
+  type Filters,
+  type LogsOptions,
+  type AttachStreamOptions,
+  type Hijacked,
+  type HijackedConn,
+} from './containers.ts';
+export type { HijackStream } from './bun-hijack.ts';
 export { ImagesApi, encodeAuth, progress, type BuildOptions } from './images.ts';
 export { NetworksApi, VolumesApi, PluginsApi, ClusterApi, type NetworkCreateOptions } from './resources.ts';
 export { jsonLines, demux, rawFrames, encodeFrame, collect, type Frame, type StdStream } from './streams.ts';

@@ -106,8 +106,10 @@ export async function run(cli: Cli, argv: string[]): Promise<number> {
     return 0;
   }
   const detachKeys = f.str('detach-keys') ?? cli.config.data.detachKeys;
+  const streams = { stdout: !!body.AttachStdout, stderr: !!body.AttachStderr, stream: true, detachKeys };
+  // Without stdin the connection is only read: attachOutput() (Bun's own socket in the compiled CLI).
   const [attached, { result: waited }] = await Promise.all([
-    api.attach(id, { stdin: !!body.AttachStdin, stdout: !!body.AttachStdout, stderr: !!body.AttachStderr, stream: true, detachKeys }),
+    body.AttachStdin ? api.attach(id, { stdin: true, ...streams }) : api.attachOutput(id, streams),
     api.waitRegistered(id, { condition: body.HostConfig?.AutoRemove ? 'removed' : 'next-exit' }),
   ]);
   waited.catch(() => {
@@ -119,8 +121,8 @@ export async function run(cli: Cli, argv: string[]): Promise<number> {
     attached.stream.destroy();
     throw new ExitError(startErrorStatus((e as Error).message), `Error response from daemon: ${(e as Error).message}`);
   }
-  const size = terminalSize();
-  if (tty && size) await api.resize(id, size[0], size[1]).catch(() => {}); // The container may already have exited; a lost resize is harmless, as with docker.
+  const size = tty ? terminalSize() : undefined;
+  if (size) await api.resize(id, size[0], size[1]).catch(() => {}); // The container may already have exited; a lost resize is harmless, as with docker.
   // --sig-proxy (default on without a TTY): signals the CLI receives go to the container.
   if (!tty && (f.has('sig-proxy') ? f.bool('sig-proxy') : true)) proxySignals((sig) => api.kill(id, { killSignal: sig }));
   const { detached: left } = await pump(attached, {
@@ -163,7 +165,9 @@ export async function start(cli: Cli, argv: string[]): Promise<number> {
   const info = await api.inspect(id);
   const tty = !!info.Config?.Tty;
   const detachKeys = f.str('detach-keys') ?? cli.config.data.detachKeys;
-  const h = await api.attach(id, { stdin: f.bool('interactive'), stream: true, detachKeys });
+  const h = f.bool('interactive')
+    ? await api.attach(id, { stdin: true, stream: true, detachKeys })
+    : await api.attachOutput(id, { stream: true, detachKeys });
   const { result: waited } = await api.waitRegistered(id, { condition: 'next-exit' });
   await api.start(id);
   const { detached } = await pump(h, {
@@ -192,7 +196,7 @@ export async function attach(cli: Cli, argv: string[]): Promise<number> {
   const stdin = !f.bool('no-stdin') && !!info.Config?.OpenStdin;
   const detachKeys = f.str('detach-keys') ?? cli.config.data.detachKeys;
   const { result: waited } = await api.waitRegistered(id, { condition: 'next-exit' });
-  const h = await api.attach(id, { stdin, stream: true, detachKeys });
+  const h = stdin ? await api.attach(id, { stdin, stream: true, detachKeys }) : await api.attachOutput(id, { stream: true, detachKeys });
   const { detached } = await pump(h, { tty, stdin, detachKeys, resize: tty ? (hh, w) => api.resize(id, hh, w) : undefined });
   if (detached) {
     cli.err('read escape sequence\n');
@@ -239,7 +243,8 @@ export async function exec(cli: Cli, argv: string[]): Promise<number> {
   }
   let h;
   try {
-    h = await cli.api.exec.start(Id, { tty, ...(size ? { consoleSize: size } : {}) });
+    const startOpts = { tty, ...(size ? { consoleSize: size } : {}) };
+    h = interactive ? await cli.api.exec.start(Id, startOpts) : await cli.api.exec.startOutput(Id, startOpts);
   } catch (e) {
     throw new ExitError(startErrorStatus((e as Error).message), `Error response from daemon: ${(e as Error).message}`);
   }
