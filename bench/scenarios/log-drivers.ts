@@ -131,6 +131,8 @@ export function logDriversSection(runs: Record<string, LogDriverRun[]>): string 
     return [...row, num(rate(d)), num(cpuPerMib(d), 1), got(d), ratio(rate(e), rate(d)), ratio(cpuPerMib(e), cpuPerMib(d))];
   });
   const mib = Object.values(runs)[0]?.[0]?.mib ?? 0;
+  const gelfMib = runs['gelf']?.[0]?.mib;
+  const gelfNote = gelfMib !== undefined && gelfMib !== mib ? ` (gelf ${gelfMib} MiB)` : '';
   const head = ['driver', 'MiB/s', 'daemon CPU ms/MiB', '÷ json-file CPU', 'receiver got'];
   const dockerdHead = [
     'dockerd MiB/s',
@@ -140,7 +142,7 @@ export function logDriversSection(runs: Record<string, LogDriverRun[]>): string 
     'CPU/MiB engined ÷ dockerd',
   ];
   return [
-    `A container writes ${mib} MiB of 100-byte lines to stdout with each driver in turn (${withDockerd ? 'engined and dockerd taking turns' : 'engined'}; receivers in the benchmark process: UDP for gelf, TCP for syslog and fluentd, a unix datagram socket for journald). MiB/s from start to exit (median); the daemon's CPU per MiB written (mean); the bytes the receiver got against the bytes written (a remote driver's frame adds its fields; UDP and datagrams can drop)${withDockerd ? `; dockerd's journald writes only to the host's journal (${DOCKERD_JOURNAL}), "not run" where there is none` : ''}:`,
+    `A container writes ${mib} MiB${gelfNote} of 100-byte lines to stdout with each driver in turn (${withDockerd ? 'engined and dockerd taking turns' : 'engined'}; receivers in the benchmark process: UDP for gelf, TCP for syslog and fluentd, a unix datagram socket for journald). MiB/s from start to exit (median); the daemon's CPU per MiB written (mean); the bytes the receiver got against the bytes written (a remote driver's frame adds its fields; UDP and datagrams can drop)${withDockerd ? `; dockerd's journald writes only to the host's journal (${DOCKERD_JOURNAL}), "not run" where there is none` : ''}:`,
     '',
     table(withDockerd ? [...head, ...dockerdHead] : head, rows),
   ].join('\n');
