@@ -70,7 +70,7 @@ export class DatagramTransport extends QueueBase implements Transport {
     this.ready ??= (async () => {
       const address = isIP(this.host) ? this.host : (await lookup(this.host)).address;
       const sock = createSocket(isIP(address) === 6 ? 'udp6' : 'udp4');
-      sock.on('error', (err) => (this.lastError = err)); // a send's callback reports it too
+      sock.on('error', (err) => (this.lastError = err)); // ECONNREFUSED from an ICMP port unreachable, or a failed send without a callback
       await new Promise<void>((resolve, reject) => {
         sock.once('error', reject);
         sock.connect(this.port, address, () => (sock.off('error', reject), resolve()));
