@@ -101,7 +101,7 @@ async function main(): Promise<void> {
     // Daemons of their own: each with a bridge (the ones above may have none), stopped afterwards.
     if (want('network')) await networkGroup(res, it, useDockerd);
     if (want('storage')) await storageGroup(res, it, useDockerd);
-    if (want('logdrivers')) await logDriversGroup(res, it);
+    if (want('logdrivers')) await logDriversGroup(res, it, useDockerd);
   } finally {
     progress('stopping daemons, cleaning up');
     await teardownAll();

@@ -105,23 +105,45 @@ export function logDriverLine(driver: string, r: LogDriverRun): string {
   return `${driver.padEnd(9)} ${(r.mib / r.s).toFixed(1).padStart(6)} MiB/s (${r.s.toFixed(2)} s) | daemon CPU ${r.cpuMs.toFixed(0)} ms, ${(r.cpuMs / r.mib).toFixed(1)} ms/MiB${got}`;
 }
 
+/** The key of a daemon's runs: engined's under the driver's name, dockerd's under `dockerd <driver>`. */
+export function runKey(kind: 'engined' | 'dockerd', driver: string): string {
+  return kind === 'engined' ? driver : `dockerd ${driver}`;
+}
+
+/** Where dockerd's journald driver writes (sd_journal_send): it cannot be pointed elsewhere. */
+export const DOCKERD_JOURNAL = '/run/systemd/journal/socket';
+
 export function logDriversSection(runs: Record<string, LogDriverRun[]>): string {
   const rate = (rs: LogDriverRun[] | undefined) => (rs?.length ? summarize(rs.map((r) => r.mib / r.s)).median : undefined);
   const cpuPerMib = (rs: LogDriverRun[] | undefined) => (rs?.length ? rs.reduce((a, r) => a + r.cpuMs / r.mib, 0) / rs.length : undefined);
-  const rows = Object.entries(runs).map(([driver, rs]) => {
-    const got = rs.filter((r) => r.received !== undefined);
-    return [
-      driver,
-      num(rate(rs)),
-      num(cpuPerMib(rs), 1),
-      ratio(cpuPerMib(rs), cpuPerMib(runs['json-file'])),
-      got.length ? `${((100 * got.reduce((a, r) => a + r.received!, 0)) / got.reduce((a, r) => a + r.mib * 1048576, 0)).toFixed(0)}%` : '—',
-    ];
+  const got = (rs: LogDriverRun[] | undefined) => {
+    const g = (rs ?? []).filter((r) => r.received !== undefined);
+    return g.length ? `${((100 * g.reduce((a, r) => a + r.received!, 0)) / g.reduce((a, r) => a + r.mib * 1048576, 0)).toFixed(0)}%` : '—';
+  };
+  const drivers = Object.keys(runs).filter((k) => !k.startsWith('dockerd '));
+  const withDockerd = Object.keys(runs).some((k) => k.startsWith('dockerd '));
+  const rows = drivers.map((driver) => {
+    const e = runs[driver];
+    const row = [driver, num(rate(e)), num(cpuPerMib(e), 1), ratio(cpuPerMib(e), cpuPerMib(runs['json-file'])), got(e)];
+    if (!withDockerd) return row;
+    const d = runs[runKey('dockerd', driver)];
+    if (!d) return [...row, 'not run', '', '', '', ''];
+    return [...row, num(rate(d)), num(cpuPerMib(d), 1), got(d), ratio(rate(e), rate(d)), ratio(cpuPerMib(e), cpuPerMib(d))];
   });
   const mib = Object.values(runs)[0]?.[0]?.mib ?? 0;
+  const gelfMib = runs['gelf']?.[0]?.mib;
+  const gelfNote = gelfMib !== undefined && gelfMib !== mib ? ` (gelf ${gelfMib} MiB)` : '';
+  const head = ['driver', 'MiB/s', 'daemon CPU ms/MiB', '÷ json-file CPU', 'receiver got'];
+  const dockerdHead = [
+    'dockerd MiB/s',
+    'dockerd CPU ms/MiB',
+    'dockerd receiver got',
+    'MiB/s engined ÷ dockerd',
+    'CPU/MiB engined ÷ dockerd',
+  ];
   return [
-    `A container writes ${mib} MiB of 100-byte lines to stdout with each driver in turn (engined; receivers in the benchmark process: UDP for gelf, TCP for syslog and fluentd, a unix datagram socket for journald). MiB/s from start to exit (median); the daemon's CPU per MiB written (mean); the bytes the receiver got against the bytes written (a remote driver's frame adds its fields; UDP and datagrams can drop):`,
+    `A container writes ${mib} MiB${gelfNote} of 100-byte lines to stdout with each driver in turn (${withDockerd ? 'engined and dockerd taking turns' : 'engined'}; receivers in the benchmark process: UDP for gelf, TCP for syslog and fluentd, a unix datagram socket for journald). MiB/s from start to exit (median); the daemon's CPU per MiB written (mean); the bytes the receiver got against the bytes written (a remote driver's frame adds its fields; UDP and datagrams can drop)${withDockerd ? `; dockerd's journald writes only to the host's journal (${DOCKERD_JOURNAL}), "not run" where there is none` : ''}:`,
     '',
-    table(['driver', 'MiB/s', 'daemon CPU ms/MiB', '÷ json-file CPU', 'receiver got'], rows),
+    table(withDockerd ? [...head, ...dockerdHead] : head, rows),
   ].join('\n');
 }

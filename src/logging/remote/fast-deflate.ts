@@ -49,36 +49,41 @@ function distSym(d: number): number {
   return lo;
 }
 
+// Hash heads hold `base + position`; entries below the current base belong to earlier calls, so the
+// table needs no clearing per message (a fill of 16 KiB cost more than a short message's search).
 const head = new Int32Array(1 << HASH_BITS);
+let base = 0;
+const HASH_MASK = (1 << HASH_BITS) - 1;
 
-/** Raw DEFLATE (one final fixed-Huffman block) of `src`. */
-export function deflateRawFast(src: Buffer): Buffer {
-  // Worst case: 9 bits per literal, plus the block header and end code.
-  const out = Buffer.allocUnsafe(Math.ceil((src.length * 9) / 8) + 8);
-  let o = 0;
-  let bits = 0;
-  let nbits = 0;
-  const put = (value: number, n: number): void => {
-    bits |= value << nbits;
-    nbits += n;
-    while (nbits >= 8) {
-      out[o++] = bits & 0xff;
-      bits >>>= 8;
-      nbits -= 8;
-    }
-  };
-  put(1, 1); // BFINAL
-  put(1, 2); // BTYPE 01: fixed codes
-  head.fill(-1);
-  const n = src.length;
+/** The worst case of deflateRawInto for `n` bytes: 9 bits per literal, the block header and end code. */
+export function deflateBound(n: number): number {
+  return Math.ceil((n * 9) / 8) + 8;
+}
+
+/**
+ * Raw DEFLATE (one final fixed-Huffman block) of `src[0, n)` into `out` from `at` (room for
+ * deflateBound(n) bytes); returns where the output ends. Greedy matching, as deflateRawFast always did.
+ */
+export function deflateRawInto(src: Buffer, n: number, out: Buffer, at: number): number {
+  if (base > 0x7fffffff - 2 * n - WINDOW) {
+    head.fill(0);
+    base = 0;
+  }
+  base += WINDOW + 1; // every head left by an earlier call is now out of the window
+  const b0 = base;
+  let o = at;
+  // The bit buffer: codes are written LSB first, whole bytes flushed as they fill.
+  let bits = 3; // BFINAL 1, BTYPE 01 (fixed codes)
+  let nbits = 3;
   let i = 0;
   while (i < n) {
     let matchLen = 0;
     let dist = 0;
     if (i + MIN_MATCH <= n) {
-      const h = (Math.imul(src.readUInt32LE(i), 2654435761) >>> (32 - HASH_BITS)) & ((1 << HASH_BITS) - 1);
-      const cand = head[h]!;
-      head[h] = i;
+      const w = src[i]! | (src[i + 1]! << 8) | (src[i + 2]! << 16) | (src[i + 3]! << 24);
+      const h = (Math.imul(w, 2654435761) >>> (32 - HASH_BITS)) & HASH_MASK;
+      const cand = head[h]! - b0;
+      head[h] = b0 + i;
       if (cand >= 0 && i - cand <= WINDOW) {
         const max = Math.min(MAX_MATCH, n - i);
         let l = 0;
@@ -91,25 +96,65 @@ export function deflateRawFast(src: Buffer): Buffer {
     }
     if (matchLen === 0) {
       const b = src[i++]!;
-      put(LIT_CODE[b]!, LIT_LEN[b]!);
-      continue;
+      bits |= LIT_CODE[b]! << nbits;
+      nbits += LIT_LEN[b]!;
+    } else {
+      const ls = LEN_SYM[matchLen]!;
+      bits |= LIT_CODE[257 + ls]! << nbits;
+      nbits += LIT_LEN[257 + ls]!;
+      const le = LEN_EXTRA[ls]!;
+      if (le) {
+        bits |= (matchLen - LEN_BASE[ls]!) << nbits;
+        nbits += le;
+      }
+      while (nbits >= 8) {
+        out[o++] = bits & 0xff;
+        bits >>>= 8;
+        nbits -= 8;
+      }
+      const ds = distSym(dist);
+      bits |= DIST_CODE[ds]! << nbits;
+      nbits += 5;
+      const de = DIST_EXTRA[ds]!;
+      if (de) {
+        // up to 13 extra bits: flush first so that the accumulator stays within 32 bits
+        while (nbits >= 8) {
+          out[o++] = bits & 0xff;
+          bits >>>= 8;
+          nbits -= 8;
+        }
+        bits |= (dist - DIST_BASE[ds]!) << nbits;
+        nbits += de;
+      }
+      // Index the positions the match covered (bounded: long runs index their start only).
+      const end = i + Math.min(matchLen, 16);
+      for (let j = i + 1; j < end && j + MIN_MATCH <= n; j++) {
+        const wj = src[j]! | (src[j + 1]! << 8) | (src[j + 2]! << 16) | (src[j + 3]! << 24);
+        head[(Math.imul(wj, 2654435761) >>> (32 - HASH_BITS)) & HASH_MASK] = b0 + j;
+      }
+      i += matchLen;
     }
-    const ls = LEN_SYM[matchLen]!;
-    put(LIT_CODE[257 + ls]!, LIT_LEN[257 + ls]!);
-    if (LEN_EXTRA[ls]) put(matchLen - LEN_BASE[ls]!, LEN_EXTRA[ls]!);
-    const ds = distSym(dist);
-    put(DIST_CODE[ds]!, 5);
-    if (DIST_EXTRA[ds]) put(dist - DIST_BASE[ds]!, DIST_EXTRA[ds]!);
-    // Index the positions the match covered (bounded: long runs index their start only).
-    const end = i + Math.min(matchLen, 16);
-    for (let j = i + 1; j < end && j + MIN_MATCH <= n; j++) {
-      head[(Math.imul(src.readUInt32LE(j), 2654435761) >>> (32 - HASH_BITS)) & ((1 << HASH_BITS) - 1)] = j;
+    while (nbits >= 8) {
+      out[o++] = bits & 0xff;
+      bits >>>= 8;
+      nbits -= 8;
     }
-    i += matchLen;
   }
-  put(LIT_CODE[256]!, LIT_LEN[256]!); // end of block
-  if (nbits > 0) out[o++] = bits & 0xff;
-  return out.subarray(0, o);
+  bits |= LIT_CODE[256]! << nbits; // end of block
+  nbits += LIT_LEN[256]!;
+  while (nbits > 0) {
+    out[o++] = bits & 0xff;
+    bits >>>= 8;
+    nbits -= 8;
+  }
+  base += n;
+  return o;
+}
+
+/** Raw DEFLATE (one final fixed-Huffman block) of `src`. */
+export function deflateRawFast(src: Buffer): Buffer {
+  const out = Buffer.allocUnsafe(deflateBound(src.length));
+  return out.subarray(0, deflateRawInto(src, src.length, out, 0));
 }
 
 const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 4, 0xff]);

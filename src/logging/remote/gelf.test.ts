@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { gunzipSync, inflateSync } from 'node:zlib';
 import { collect, runDriverSuite, tempDirs, text, waitFor } from '../driver-suite.ts';
 import { createLogDriver, validateLogOptions } from '../index.ts';
-import { gelfDatagrams } from './gelf.ts';
+import { compress, gelfDatagrams, gelfExtra, gelfJson, GelfUdpEncoder, type GelfCompression } from './gelf.ts';
 
 const ID = 'c0ffee1234567890c0ffee1234567890c0ffee1234567890c0ffee1234567890';
 const ATTRS = {
@@ -155,6 +155,44 @@ describe('gelf log driver', () => {
       await driver.close();
     });
   }
+
+  it('the UDP encoder sends the bytes the string path makes, for plain and escaped lines, every framing', () => {
+    const extra = gelfExtra(ID, { labels: 'team', env: 'STAGE' }, ATTRS);
+    const lines = [
+      'plain 123',
+      'x'.repeat(99),
+      'quote " and \\ back',
+      '<b>&amp;</b>',
+      'tab\there',
+      'héllo ☃',
+      '\u007f del',
+      'y'.repeat(4000),
+    ];
+    for (const [type, level] of [
+      ['gzip', 1],
+      ['zlib', 1],
+      ['none', 1],
+      ['gzip', 6],
+    ] as [GelfCompression, number][]) {
+      const enc = new GelfUdpEncoder('host-1', extra, type, level);
+      for (const [i, line] of lines.entries())
+        for (const stream of ['stdout', 'stderr'] as const) {
+          const rec = { stream, line: Buffer.from(line), timeNano: 1767323045123456789n + BigInt(i) * 1_000_000n };
+          const want = Buffer.concat(
+            gelfDatagrams(compress(Buffer.from(gelfJson(rec, 'host-1', extra)), type, level)).map((c) =>
+              c[0] === 0x1e ? c.subarray(12) : c,
+            ),
+          );
+          const got = enc.encode(rec)!;
+          // chunk ids are random: the payloads after the 12-byte headers must match
+          assert.ok(
+            Buffer.concat(got.map((c) => (c[0] === 0x1e && got.length > 1 ? c.subarray(12) : c))).equals(want),
+            `${type}/${level} ${stream} ${JSON.stringify(line.slice(0, 20))}`,
+          );
+        }
+      assert.equal(enc.encode({ stream: 'stdout', line: Buffer.alloc(0), timeNano: 1n }), null, 'an empty line sends nothing');
+    }
+  });
 
   it("the raw JSON is go-gelf's: field order, Go escapes, sorted extras", async () => {
     const rx = await udpReceiver();

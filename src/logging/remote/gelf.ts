@@ -8,10 +8,10 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { constants, gzipSync, deflateSync } from 'node:zlib';
+import { constants, crc32, gzipSync, deflateSync } from 'node:zlib';
 import { goJsonObject, goJsonString } from '../json-escape.ts';
 import { extraAttrs, logTag } from './attrs.ts';
-import { gzipFast, zlibFast } from './fast-deflate.ts';
+import { deflateBound, deflateRawInto, gzipFast, zlibFast } from './fast-deflate.ts';
 import { RemoteLogDriver, type RemoteFactoryOptions, type RemoteRecord } from './driver.ts';
 import { DatagramTransport, StreamTransport, type Transport } from './transport.ts';
 import { atoi, gelfAddress } from './validate.ts';
@@ -79,6 +79,82 @@ export function compress(json: Buffer, type: GelfCompression, level: number): Bu
   return json;
 }
 
+// Bytes a JSON string takes as they are (printable ASCII but the ones encoding/json escapes).
+const PLAIN = new Uint8Array(256);
+for (let b = 0x20; b < 0x7f; b++) PLAIN[b] = 1;
+for (const c of '"\\<>&') PLAIN[c.charCodeAt(0)] = 0;
+const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 4, 0xff]);
+
+/**
+ * The UDP encoder: gelfJson's bytes, compressed, as datagrams, with the constant parts (everything
+ * before the message and the container's fields after it) encoded once and the JSON and deflate
+ * output built in buffers kept across messages. A line of plain ASCII is copied as it is; anything
+ * else goes through gelfJson, so the bytes are the same either way.
+ */
+export class GelfUdpEncoder {
+  private readonly head: Buffer;
+  private readonly tail: Buffer;
+  private json = Buffer.allocUnsafe(4096);
+  private deflated = Buffer.allocUnsafe(deflateBound(4096));
+  private lastMs = -1n;
+  private lastSeconds = '';
+
+  constructor(
+    private readonly host: string,
+    private readonly extraJson: string,
+    private readonly type: GelfCompression,
+    private readonly level: number,
+  ) {
+    this.head = Buffer.from(`{"version":"1.1","host":${goJsonString(host)},"short_message":"`);
+    this.tail = Buffer.from(extraJson.length > 2 ? `,${extraJson.slice(1)}` : '}');
+  }
+
+  encode(rec: RemoteRecord): Buffer[] | null {
+    const line = rec.line;
+    if (line.length === 0) return null;
+    let plain = true;
+    for (let i = 0; i < line.length; i++)
+      if (PLAIN[line[i]!] === 0) {
+        plain = false;
+        break;
+      }
+    if (!plain) return gelfDatagrams(compress(Buffer.from(gelfJson(rec, this.host, this.extraJson)), this.type, this.level));
+    const ms = rec.timeNano / 1_000_000n;
+    if (ms !== this.lastMs) {
+      this.lastMs = ms;
+      this.lastSeconds = `${Number(ms) / 1000}`;
+    }
+    const level = rec.stream === 'stderr' ? '3' : '6';
+    const need = this.head.length + line.length + 40 + this.lastSeconds.length + this.tail.length;
+    if (need > this.json.length) {
+      this.json = Buffer.allocUnsafe(need * 2);
+      this.deflated = Buffer.allocUnsafe(deflateBound(need * 2));
+    }
+    const j = this.json;
+    let n = this.head.copy(j, 0);
+    n += line.copy(j, n);
+    n += j.write(`","timestamp":${this.lastSeconds},"level":${level}`, n, 'latin1');
+    n += this.tail.copy(j, n);
+    return gelfDatagrams(this.compressed(j, n));
+  }
+
+  /** The payload of `j[0, n)`: the in-process encoder at BestSpeed, zlib otherwise. */
+  private compressed(j: Buffer, n: number): Buffer {
+    if (this.level !== 1 || this.type === 'none') return compress(Buffer.from(j.subarray(0, n)), this.type, this.level);
+    const end = deflateRawInto(j, n, this.deflated, 0);
+    const src = j.subarray(0, n);
+    if (this.type === 'gzip') {
+      const out = Buffer.allocUnsafe(10 + end + 8);
+      GZIP_HEADER.copy(out, 0);
+      this.deflated.copy(out, 10, 0, end);
+      out.writeUInt32LE(crc32(src), 10 + end);
+      out.writeUInt32LE(n >>> 0, 14 + end);
+      return out;
+    }
+    return zlibFast(Buffer.from(src)); // zlib framing: rare, the plain path
+  }
+}
+
 export function createGelfDriver(o: RemoteFactoryOptions): RemoteLogDriver {
   const cfg = o.options;
   const address = gelfAddress(cfg['gelf-address']);
@@ -91,7 +167,8 @@ export function createGelfDriver(o: RemoteFactoryOptions): RemoteLogDriver {
     const type = (cfg['gelf-compression-type'] ?? 'gzip') as GelfCompression;
     const level = atoi(cfg['gelf-compression-level'] ?? '') ?? 1; // go-gelf: flate.BestSpeed
     transport = new DatagramTransport(address.host, Number(address.port));
-    encode = (rec) => (rec.line.length === 0 ? null : gelfDatagrams(compress(Buffer.from(gelfJson(rec, host, extraJson)), type, level)));
+    const encoder = new GelfUdpEncoder(host, extraJson, type, level);
+    encode = (rec) => encoder.encode(rec);
   } else {
     const retries = atoi(cfg['gelf-tcp-max-reconnect'] ?? '') ?? 3;
     const delay = atoi(cfg['gelf-tcp-reconnect-delay'] ?? '') ?? 1;

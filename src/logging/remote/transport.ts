@@ -37,6 +37,10 @@ abstract class QueueBase {
     return new Promise((resolve) => this.waiters.push({ low, resolve }));
   }
 
+  protected get waiting(): boolean {
+    return this.waiters.length > 0;
+  }
+
   protected wake(): void {
     if (this.waiters.length === 0) return;
     const keep: typeof this.waiters = [];
@@ -47,7 +51,9 @@ abstract class QueueBase {
 
 /** UDP: each packet one datagram to host:port. */
 export class DatagramTransport extends QueueBase implements Transport {
-  queued = 0;
+  /** Bytes written before the socket was connected. */
+  private held = 0;
+  private poll?: NodeJS.Timeout;
   private sock?: DgramSocket;
   private ready?: Promise<void>;
   private readonly pending: Buffer[] = [];
@@ -64,29 +70,59 @@ export class DatagramTransport extends QueueBase implements Transport {
     this.ready ??= (async () => {
       const address = isIP(this.host) ? this.host : (await lookup(this.host)).address;
       const sock = createSocket(isIP(address) === 6 ? 'udp6' : 'udp4');
-      sock.on('error', (err) => (this.lastError = err)); // a send's callback reports it too
+      sock.on('error', (err) => (this.lastError = err)); // ECONNREFUSED from an ICMP port unreachable, or a failed send without a callback
       await new Promise<void>((resolve, reject) => {
         sock.once('error', reject);
         sock.connect(this.port, address, () => (sock.off('error', reject), resolve()));
       });
       this.sock = sock;
+      this.held = 0;
       for (const p of this.pending.splice(0)) this.send(p);
+      this.wake();
     })();
     return this.ready;
+  }
+
+  /**
+   * Datagrams without a callback that libuv had to queue wake no one when they leave: while anyone
+   * waits for room, the queue is looked at every few milliseconds as well.
+   */
+  override waitForRoom(low: number): Promise<void> {
+    const room = super.waitForRoom(low);
+    if (this.waiting && !this.poll) {
+      this.poll = setInterval(() => {
+        this.wake();
+        if (!this.waiting) (clearInterval(this.poll), (this.poll = undefined));
+      }, 5);
+    }
+    return room;
+  }
+
+  /** Before the connection, what waits for it; then what waits in libuv's send queue. */
+  get queued(): number {
+    return this.held + (this.sock?.getSendQueueSize() ?? 0);
   }
 
   write(packets: Buffer[]): void {
     if (this.closed) return;
     for (const p of packets) {
-      this.queued += p.length;
       if (this.sock) this.send(p);
-      else this.pending.push(p);
+      else (this.pending.push(p), (this.held += p.length));
     }
   }
 
   private send(p: Buffer): void {
-    this.sock!.send(p, (err) => {
-      this.queued -= p.length;
+    const sock = this.sock!;
+    // With nothing in libuv's queue the datagram goes to the kernel at once (or fails with the
+    // ICMP error, reported on the socket's 'error'): no callback, no tick per datagram. Behind
+    // queued ones it waits too, and its callback wakes whoever waits for room (the queue is FIFO:
+    // the datagrams before it have left by then). A failed send without a callback is lost from
+    // `dropped`, as the datagram itself is.
+    if (sock.getSendQueueCount() === 0) {
+      sock.send(p);
+      return;
+    }
+    sock.send(p, (err) => {
       if (err) {
         // ECONNREFUSED after an ICMP port unreachable: the receiver is not there yet, as dockerd's
         // UDP writer the datagram is lost
