@@ -103,6 +103,32 @@ describe('log frames straight from the file', () => {
       await driver.close();
     });
 
+  for (const [kind, options] of [
+    ['json-file', {}],
+    ['json-file', { 'max-size': '200k', 'max-file': '50' }],
+    ['local', {}],
+  ] as Array<[string, Record<string, string>]>)
+    it(`${kind} ${JSON.stringify(options)}: frames followed live while 3 MiB is written are the bytes written (blocks reused)`, async () => {
+      const dir = await newDir();
+      const driver = createLogDriver(kind, { containerId: 'c0ffee', dir, options, attrs: {} });
+      const out = new PassThrough();
+      const done = driver.attach({ stdout: out });
+      const followed = framed(driver, { ...ALL, follow: true }, true, false);
+      const parts: string[] = [];
+      for (let i = 0, size = 0; size < 3 * 1024 * 1024; i++) {
+        const line = `${i} ${'abcdefgh"\\'.repeat(((i * 7919) % 3001) / 10)}\n`;
+        parts.push(line);
+        size += line.length;
+        out.write(line);
+        // Let the follower catch up now and then, so it reads both small and large stretches.
+        if (i % 500 === 0) await new Promise((r) => setTimeout(r, 1));
+      }
+      out.end();
+      await done;
+      await driver.close(); // ends the follower after everything
+      assert.ok((await followed).equals(Buffer.from(parts.join(''))), 'the followed frames are the bytes written, once, in order');
+    });
+
   it('json-file lines in layouts other than ours (fields reordered, escapes) are framed like read() gives them', async () => {
     const dir = await newDir();
     const driver = createLogDriver('json-file', { containerId: 'c0ffee', dir, options: {}, attrs: {} });

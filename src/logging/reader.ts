@@ -100,7 +100,7 @@ export async function* readBatches<B>(
         if (signal?.aborted) return;
       }
     }
-    if (snap.follower && !sink.stopped) yield* follow(file, codec, snap.follower, snap.limit, sink, signal);
+    if (snap.follower && !sink.stopped) yield* follow(file, codec, snap.follower, snap.limit, sink, signal, pool);
   } finally {
     await closeAll(snap.history);
     if (snap.follower) file.readers.endFollow(snap.follower);
@@ -262,15 +262,21 @@ async function* follow<B>(
   pos: number,
   sink: EntrySink<B>,
   signal: AbortSignal | undefined,
+  pool: BlockPool | undefined,
 ): AsyncGenerator<B> {
   let rest: Buffer | null = null;
   for (;;) {
     if (signal?.aborted || sink.stopped) return;
     const seg = f.seg;
     if (pos < seg.size && seg.handle) {
-      // A fresh block per read: the entries handed out are views into it.
+      // A block per read (the entries handed out are views into it): the pool's when the consumer
+      // hands blocks back, else a fresh one. Fresh blocks for a flood followed live piled up as
+      // garbage until the collector ran for the external memory (tens of MiB at the peak).
       const have: number = rest ? rest.length : 0;
-      const block = Buffer.allocUnsafe(have + Math.min(BLOCK, seg.size - pos));
+      const block =
+        pool && have < POOLED_BLOCK / 2
+          ? pool.get().subarray(0, have + Math.min(POOLED_BLOCK - have, seg.size - pos))
+          : Buffer.allocUnsafe(have + Math.min(BLOCK, seg.size - pos));
       if (rest) rest.copy(block, 0);
       const { bytesRead } = await seg.handle.read(block, have, block.length - have, pos);
       if (bytesRead === 0) return;
@@ -286,8 +292,15 @@ async function* follow<B>(
       } finally {
         sink.finish();
       }
-      if (sink.pending) yield sink.take();
+      // Copy the unparsed tail before the block can go back to the pool.
       rest = next < end ? Buffer.from(block.subarray(next, end)) : null;
+      pool?.parsedChunk(block);
+      const pending = sink.pending;
+      pool?.handedOut(pending);
+      if (pending) {
+        yield sink.take();
+        pool?.resumed();
+      }
       if (rest && rest.length > codec.maxRecordBytes) return; // not records: give up on this read
       continue;
     }
