@@ -10,7 +10,7 @@ import { closeAll, type Follower } from './log-segments.ts';
 import type { LogMessage, LogReadOptions } from './types.ts';
 
 const BLOCK = 256 * 1024;
-/** Blocks of a read whose consumer hands them back (readFrames): larger, fewer writes. */
+/** Blocks of a read whose consumer hands them back (readFrames, files and the live one followed): larger, fewer writes. */
 const POOLED_BLOCK = 1024 * 1024;
 
 /**
