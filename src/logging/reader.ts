@@ -20,7 +20,7 @@ const POOLED_BLOCK = 1024 * 1024;
  * external memory (~40% of the read's CPU for 435 MiB of json-file).
  */
 export class BlockPool {
-  private readonly free: ArrayBuffer[] = [];
+  private free: ArrayBuffer[] = [];
   private readonly mine = new WeakSet<ArrayBufferLike>();
   /** Blocks in the batch before the last one handed out, and in the last one. */
   private older: ArrayBuffer[] = [];
@@ -54,7 +54,21 @@ export class BlockPool {
     this.older = this.newer;
     this.newer = [];
   }
+
+  /**
+   * Lets every block go (a follow gone quiet): none is reused after this, so those still being
+   * written by the consumer stay whole, and the collector takes them once written.
+   */
+  forget(): void {
+    this.free = [];
+    this.older = [];
+    this.newer = [];
+    this.parsed = [];
+  }
 }
+
+/** A follow that has waited this long for the writer lets its pool's blocks go. */
+const POOL_IDLE_MS = 1000;
 
 interface Source {
   handle: FileHandle;
@@ -311,7 +325,14 @@ async function* follow<B>(
       rest = null;
       continue;
     }
-    await file.readers.changedOrAborted(signal);
+    // A quiet container's follower (there may be many) keeps no blocks for long: a flood's
+    // follower, woken by every write, keeps reusing the same few.
+    const forget = pool ? setTimeout(() => pool.forget(), POOL_IDLE_MS).unref() : undefined;
+    try {
+      await file.readers.changedOrAborted(signal);
+    } finally {
+      if (forget) clearTimeout(forget);
+    }
   }
 }
 
