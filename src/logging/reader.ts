@@ -288,8 +288,8 @@ async function* follow<B>(
       // garbage until the collector ran for the external memory (tens of MiB at the peak).
       const have: number = rest ? rest.length : 0;
       // BLOCK at a time either way: the parse of a read holds the event loop, and the container's
-      // FIFO waits behind it (with 1 MiB reads a followed
-      // flood's burst took 4–6 % longer than with fresh 256 KiB blocks, in three paired rounds).
+      // FIFO waits behind it (with 1 MiB reads a followed flood's burst took 4–6 % longer than
+      // with fresh 256 KiB blocks, in three paired rounds).
       const block =
         pool && have + BLOCK <= POOLED_BLOCK
           ? pool.get().subarray(0, have + Math.min(BLOCK, seg.size - pos))
