@@ -18,6 +18,7 @@ import type { SupervisorClient } from '../supervisor/client.ts';
 import type { ImageStore } from '../images/image-store.ts';
 import type { BuildCacheEntry, BuildOptions, BuildPruneOptions, BuildPruneResult, BuildSink } from '../types/build.ts';
 import { extractContext } from './context/tar-extract.ts';
+import { releaseDigestBuffer } from './context/checksum.ts';
 import { parseDockerfile } from './dockerfile/parser.ts';
 import { readDockerfile, removeIgnoredBuildFiles } from './dockerfile-file.ts';
 import { BuildExecutor } from './executor.ts';
@@ -148,6 +149,7 @@ export class BuildService {
     } finally {
       signal.removeEventListener('abort', onAbort);
       this.running.delete(buildId);
+      if (this.running.size === 0) releaseDigestBuffer();
       bounding.stop();
       if (memory) this.d.log.debug('build memory', { entries, ...memory() });
       await this.removeWork(work, entries, succeeded);

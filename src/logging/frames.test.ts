@@ -9,6 +9,7 @@ import { describe, it } from 'node:test';
 import { rfc3339NanoFixed } from '../util/time.ts';
 import { ALL, tempDirs } from './driver-suite.ts';
 import { createLogDriver, type LogDriver, type LogReadOptions } from './index.ts';
+import { BlockPool } from './reader.ts';
 
 /** The reference: each entry of read() framed on its own (8-byte header unless tty, time first with timestamps). */
 async function reference(driver: LogDriver, opts: LogReadOptions, tty: boolean, timestamps: boolean): Promise<Buffer> {
@@ -102,6 +103,54 @@ describe('log frames straight from the file', () => {
       assert.deepEqual(await framed(driver, ALL, false, true), await reference(driver, ALL, false, true));
       await driver.close();
     });
+
+  for (const [kind, options] of [
+    ['json-file', {}],
+    ['json-file', { 'max-size': '200k', 'max-file': '50' }],
+    ['local', {}],
+  ] as Array<[string, Record<string, string>]>)
+    it(`${kind} ${JSON.stringify(options)}: frames followed live while 3 MiB is written are the bytes written (blocks reused)`, async () => {
+      const dir = await newDir();
+      const driver = createLogDriver(kind, { containerId: 'c0ffee', dir, options, attrs: {} });
+      const out = new PassThrough();
+      const done = driver.attach({ stdout: out });
+      const followed = framed(driver, { ...ALL, follow: true }, true, false);
+      const parts: string[] = [];
+      for (let i = 0, size = 0; size < 3 * 1024 * 1024; i++) {
+        const line = `${i} ${'abcdefgh"\\'.repeat(((i * 7919) % 3001) / 10)}\n`;
+        parts.push(line);
+        size += line.length;
+        out.write(line);
+        // Let the follower catch up now and then, so it reads both small and large stretches.
+        if (i % 500 === 0) await new Promise((r) => setTimeout(r, 1));
+      }
+      out.end();
+      await done;
+      await driver.close(); // ends the follower after everything
+      assert.ok((await followed).equals(Buffer.from(parts.join(''))), 'the followed frames are the bytes written, once, in order');
+    });
+
+  it('the block pool reuses a block only after the batch after next is asked for, and none once it forgot them', () => {
+    const pool = new BlockPool();
+    const a = pool.get();
+    pool.parsedChunk(a);
+    pool.handedOut(true); // batch 1 holds a
+    pool.resumed(); // batch 2 asked for: batch 1 may still be on the wire
+    assert.notEqual(pool.get().buffer, a.buffer);
+    const b = pool.get();
+    pool.parsedChunk(b);
+    pool.handedOut(true); // batch 2 holds b
+    pool.resumed(); // batch 3 asked for: batch 1 is flushed, a is free again
+    assert.equal(pool.get().buffer, a.buffer);
+    pool.parsedChunk(a);
+    pool.handedOut(false); // nothing handed out: a is free at once (b is still in the batch before)
+    pool.forget();
+    const fresh = [pool.get(), pool.get()];
+    assert.ok(
+      fresh.every((x) => x.buffer !== a.buffer && x.buffer !== b.buffer),
+      'forgotten blocks are not reused',
+    );
+  });
 
   it('json-file lines in layouts other than ours (fields reordered, escapes) are framed like read() gives them', async () => {
     const dir = await newDir();

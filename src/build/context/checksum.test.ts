@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { after, describe, test } from 'node:test';
-import { checksumSources, fileDigest } from './checksum.ts';
+import { checksumSources, fileDigest, releaseDigestBuffer } from './checksum.ts';
 import { resolveSources } from './copy-sources.ts';
 
 const base = mkdtempSync(`${tmpdir()}/checksum-test-`);
@@ -78,5 +78,18 @@ describe('source checksum', () => {
     assert.equal(fileDigest(path, data.length), createHash('sha256').update(data).digest('hex'));
     writeFileSync(`${base}/empty`, '');
     assert.equal(fileDigest(`${base}/empty`, 0), createHash('sha256').digest('hex'));
+  });
+
+  test('after the read buffer is let go (a build ended), digests of small and large files are the same', () => {
+    const big = Buffer.alloc((1 << 20) + 77, 3);
+    big[5] = 1;
+    writeFileSync(`${base}/big2`, big);
+    writeFileSync(`${base}/small2`, 'small');
+    const want = [createHash('sha256').update(big).digest('hex'), createHash('sha256').update('small').digest('hex')];
+    assert.deepEqual([fileDigest(`${base}/big2`), fileDigest(`${base}/small2`)], want);
+    releaseDigestBuffer();
+    assert.deepEqual([fileDigest(`${base}/small2`), fileDigest(`${base}/big2`)], want.toReversed());
+    releaseDigestBuffer();
+    assert.deepEqual([fileDigest(`${base}/big2`), fileDigest(`${base}/small2`)], want);
   });
 });

@@ -25,9 +25,15 @@ const CHUNK = 1 << 20;
 /**
  * The one read buffer of every digest: reads are synchronous, so it is never shared by two at a
  * time. A fresh buffer per file (as before) left ~1 MiB of garbage per large file, and the peak RSS
- * of a build grew with the context's size until a GC caught up.
+ * of a build grew with the context's size until a GC caught up. Let go when the last build ends
+ * (releaseDigestBuffer): kept, it was 1 MiB of an idle daemon's RSS for good after its first build.
  */
 let shared: Buffer | undefined;
+
+/** Drops the shared read buffer (no build is running): the next digest allocates a fresh one. */
+export function releaseDigestBuffer(): void {
+  shared = undefined;
+}
 
 /** SHA-256 of a file's data, read in chunks of at most 1 MiB. */
 export function fileDigest(path: string, _size?: number): string {
