@@ -288,6 +288,8 @@ describe('engine CLI: swarm, node, service, secret, config, stack', { timeout: 4
     const specOf = async (name: string) => {
       const s = JSON.parse(await ok(['service', 'inspect', name]))[0];
       s.Spec.Name = 'X';
+      // The docker CLI rebuilds Env after --env-add from a Go map: its order is random.
+      s.Spec.TaskTemplate.ContainerSpec.Env?.sort();
       return [s.Spec, s.PreviousSpec && { ...s.PreviousSpec, Name: 'X' }];
     };
     assert.deepEqual(await specOf('u-engine'), await specOf('u-docker'));

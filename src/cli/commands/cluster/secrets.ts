@@ -109,7 +109,9 @@ function family(kind: Kind) {
       }
     }
     if (f.bool('pretty') || f.str('format') === 'pretty') cli.out(found.map(pretty).join('\n\n'));
-    else if (found.length || !f.str('format')) printInspected(cli, found, f.str('format'), kind === 'secrets' ? 'Secret' : 'Config');
+    // The docker CLI prints a secret's or config's raw answer (SecretInspectWithRaw), indented, where
+    // services and nodes are written back from their Go types: times keep the daemon's digits.
+    else if (found.length || !f.str('format')) printInspected(cli, found, f.str('format'));
     if (errors.length) cli.err(`${errors.join('\n')}\n`);
     return errors.length ? 1 : 0;
   }
