@@ -65,6 +65,11 @@ export interface GoTemplateOptions {
    * under missingkey=error (`inspect`: "map has no entry for key").
    */
   missingKey?: 'field' | 'map';
+  /**
+   * The Go type a failed field access names ("can't evaluate field X in type T"): given the value
+   * and, when it was reached through a field, the value holding it and that field's name.
+   */
+  typeName?: (value: unknown, holder: unknown, key: string | undefined) => string | undefined;
 }
 
 /** Parses `src` (named `name` in errors) with the extra functions `funcs`. */
@@ -146,6 +151,7 @@ export function parseGoTemplate(
     name,
     maps: options.objects === 'map',
     jsonMaps: options.missingKey === 'map',
+    typeName: options.typeName,
     pipes: new Map(),
   };
   return {
@@ -211,6 +217,7 @@ interface Ctx {
   maps: boolean;
   /** missingKey: 'map'. */
   jsonMaps: boolean;
+  typeName: GoTemplateOptions['typeName'];
 }
 
 // Whether plain objects read as maps in the execution under way: execution is synchronous, and the
@@ -463,7 +470,14 @@ function evaluate(pipe: string, dot: unknown, ctx: Ctx, at: string, depth: numbe
   if (depth > MAX_DEPTH) throw fail(`nesting deeper than ${MAX_DEPTH}`);
   const field = (base: unknown, path: string): unknown => {
     let v = base;
+    let holder: unknown;
+    let key: string | undefined;
+    const noField = (part: string) => {
+      const type = ctx.typeName?.(v, holder, key);
+      return fail(`can't evaluate field ${part}${type ? ` in type ${type}` : ''}`);
+    };
     for (const part of path.split('.').filter(Boolean)) {
+      const from = v;
       if (isMap(v)) {
         if (!v.has(part)) throw fail(`map has no entry for key "${part}"`);
         v = v.get(part);
@@ -473,7 +487,9 @@ function evaluate(pipe: string, dot: unknown, ctx: Ctx, at: string, depth: numbe
       // The docker CLI's inspect runs the template over the Go type first (`ID`), its JSON map after (`Id`).
       else if (ctx.jsonMaps && part === 'ID' && isObjectMap(v) && 'Id' in v) v = v.Id;
       else if (ctx.jsonMaps && isObjectMap(v)) throw fail(`map has no entry for key "${part}"`);
-      else throw fail(`can't evaluate field ${part}`);
+      else throw noField(part);
+      holder = from;
+      key = part;
     }
     return v;
   };

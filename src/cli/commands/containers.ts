@@ -8,6 +8,7 @@ import { eachName, ExitError, type Cli } from '../cli.ts';
 import { ago, ellipsis, humanSize, printFormatted, shortId, timestampArg } from '../output.ts';
 import { usageTemplate } from '../template.ts';
 import { realStderr, realStdout } from '../out.ts';
+import { ROW } from '../go-types.ts';
 
 export function formatPorts(ports: Port[] | undefined): string {
   return (ports ?? [])
@@ -97,7 +98,7 @@ export async function ps(cli: Cli, argv: string[]): Promise<number> {
     PS_TITLES,
     (s) => cli.out(s),
     cli.tableFit(noTrunc),
-    'ps',
+    { errors: 'ps', type: ROW.container },
   );
   return 0;
 }

@@ -26,6 +26,7 @@ import {
   type FileObjectIds,
 } from './stack-compose.ts';
 import { naturalLess, printTasks } from './tasks.ts';
+import { ROW } from '../../go-types.ts';
 
 // The API's open records (cluster objects, disk usage), read field by field.
 type Obj = Record<string, any>;
@@ -213,7 +214,7 @@ async function ls(cli: Cli, argv: string[]): Promise<number> {
   const rows = [...counts]
     .sort(([a], [b]) => (naturalLess(a, b) ? -1 : naturalLess(b, a) ? 1 : 0))
     .map(([Name, n]) => ({ Name, Services: String(n) }));
-  printRows(cli, rows, f.str('format'), 'table {{.Name}}\t{{.Services}}', { Name: 'NAME', Services: 'SERVICES' });
+  printRows(cli, rows, f.str('format'), 'table {{.Name}}\t{{.Services}}', { Name: 'NAME', Services: 'SERVICES' }, false, ROW.stack);
   return 0;
 }
 
@@ -245,7 +246,7 @@ async function services(cli: Cli, argv: string[]): Promise<number> {
     return 0;
   }
   if (quiet) cli.out(list.map((s) => `${s.ID}\n`).join(''));
-  else printRows(cli, list.map(serviceRow), f.str('format'), SERVICE_TABLE, SERVICE_TITLES, true);
+  else printRows(cli, list.map(serviceRow), f.str('format'), SERVICE_TABLE, SERVICE_TITLES, true, ROW.service);
   return 0;
 }
 
