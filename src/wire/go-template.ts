@@ -50,6 +50,12 @@ function usedVariables(pipe: string): string[] {
   return [...bare.matchAll(/\$(\w*)/g)].map((m) => m[1]!);
 }
 
+/** The functions a pipeline calls: its bare identifiers (not fields, variables or constants), string literals skipped. */
+function usedFunctions(pipe: string): string[] {
+  const bare = pipe.replace(/"(?:[^"\\]|\\.)*"|`[^`]*`|'(?:[^'\\]|\\.)*'/g, '""');
+  return [...bare.matchAll(/(?<![\w.$])[A-Za-z_]\w*/g)].map((m) => m[0]).filter((w) => w !== 'true' && w !== 'false' && w !== 'nil');
+}
+
 const MAX_DEPTH = 64;
 
 export interface GoTemplate {
@@ -88,6 +94,8 @@ export function parseGoTemplate(
   const declare = (action: string, line: number, range: boolean): Decl & { pipe: string } => {
     const d = splitDecl(action);
     for (const v of usedVariables(d.pipe)) if (!scope.includes(v)) throw fail(`${line}`, `undefined variable "$${v}"`);
+    for (const fn of usedFunctions(d.pipe))
+      if (!Object.hasOwn(BUILTINS, fn) && !Object.hasOwn(funcs, fn)) throw fail(`${line}`, `function "${fn}" not defined`);
     if (d.decl && d.decl.length > 1 && !range) throw fail(`${line}`, 'too many declarations in command');
     if (d.decl) scope.push(...d.decl);
     return d;
