@@ -8,7 +8,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { UsageError } from '../../args.ts';
 import { parseBytes, parseDuration } from '../../run-options.ts';
 import { capName, omitEmpty, parsePublish } from './service-spec.ts';
-import { composeSchemaError } from './stack-schema.ts';
+import { composeSchemaError, composeVersion } from './stack-schema.ts';
 
 // The API's open records (cluster objects, disk usage), read field by field.
 type Obj = Record<string, any>;
@@ -37,12 +37,17 @@ export async function loadCompose(files: { path: string; text: string }[], env: 
   // Loaded on use: the YAML parser is most of the weight of these commands, and `engine ps` need not start it.
   const { parse: parseYaml } = await import('yaml');
   let merged: Obj = {};
+  let version: string | undefined;
   for (const f of files) {
     const doc = parseYaml(f.text, { version: '1.1' }) as Obj | null;
     if (!doc || typeof doc !== 'object') throw new Error(`Top-level object must be a mapping`);
+    // The first file's version is the one every file must declare, read before interpolation.
+    const declared = composeVersion(doc);
+    version ??= declared;
+    if (declared !== version) throw new Error(`version mismatched between two composefiles : ${version} and ${declared}`);
     const file = env ? (interpolate(doc, env) as Obj) : doc;
-    // Each file is checked against the compose schema once interpolated, as the docker CLI does.
-    const refused = composeSchemaError(file);
+    // Each file is checked against its version's compose schema once interpolated, as the docker CLI does.
+    const refused = composeSchemaError(file, version);
     if (refused) throw new Error(refused);
     merged = mergeDeep(merged, file);
   }
@@ -450,7 +455,7 @@ export function normalizedCompose(compose: Obj, dir: string): Obj {
           ]),
         )
       : undefined;
-  const out: Obj = { version: compose.version ?? '3.13', services };
+  const out: Obj = { version: composeVersion(compose), services };
   for (const [k, v] of [
     ['networks', compose.networks],
     ['volumes', compose.volumes],

@@ -1,7 +1,7 @@
-// The compose schema check: unknown keys, wrong types, oneOf alternatives, the most specific failure.
+// The compose schema check: unknown keys, wrong types, oneOf alternatives, the most specific failure, the schema of the declared version.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { composeSchemaError } from './stack-schema.ts';
+import { composeSchemaError, composeVersion } from './stack-schema.ts';
 
 const web = (extra: Record<string, unknown>) => ({ version: '3.8', services: { web: { image: 'busybox', ...extra } } });
 
@@ -24,4 +24,34 @@ test('unknown keys and wrong types in the docker CLI words; the deepest failure 
     composeSchemaError(web({ logging: { options: { a: [1] } } })),
     'services.web.logging.options.a must be a string, number or null',
   );
+});
+
+test("each file is checked against its declared version's schema; versions without one are refused", () => {
+  const rollback = (version?: unknown) => ({
+    ...(version === undefined ? {} : { version }),
+    services: { web: { image: 'busybox', deploy: { rollback_config: { parallelism: 1 } } } },
+  });
+  // "3", "" and no version mean the newest 3.x; a number is read as Go's %v prints it.
+  for (const v of ['3', '', undefined]) assert.equal(composeVersion(rollback(v)), '3.13');
+  assert.equal(composeVersion(rollback(2)), '2');
+  assert.equal(composeVersion(rollback(null)), '<nil>');
+  for (const v of ['3.13', '3.8', '3.7']) assert.equal(composeSchemaError(rollback(v), v), undefined, v);
+  for (const v of ['3.6', '3.0'])
+    assert.equal(composeSchemaError(rollback(v), v), 'services.web.deploy Additional property rollback_config is not allowed', v);
+  for (const v of ['2', '2.4', '3.14', '4', '<nil>'])
+    assert.equal(composeSchemaError(rollback(v), v), `unsupported Compose file version: ${v}`);
+  // The older schemas' other differences: no x- keys at the root before 3.4, no secrets in 3.0,
+  // ports and volumes only strings before 3.2, a number version refused by every schema.
+  assert.equal(composeSchemaError({ version: '3.3', 'x-a': 1, services: {} }, '3.3'), '(root) Additional property x-a is not allowed');
+  assert.equal(composeSchemaError({ version: '3.4', 'x-a': 1, services: {} }, '3.4'), undefined);
+  assert.equal(
+    composeSchemaError({ version: '3.0', services: {}, secrets: {} }, '3.0'),
+    '(root) Additional property secrets is not allowed',
+  );
+  assert.equal(composeSchemaError(web({ ports: [{ target: 80 }] }), '3.1'), 'services.web.ports.0 must be a string or number');
+  assert.equal(composeSchemaError({ version: 3.8, services: {} }, '3.8'), 'version must be a string');
+  // The newest schema is left as it was by the older ones made from it.
+  assert.equal(composeSchemaError(web({ init: true }), '3.13'), undefined);
+  assert.equal(composeSchemaError(web({ init: true }), '3.5'), 'services.web Additional property init is not allowed');
+  assert.equal(composeSchemaError(web({ init: true }), '3.13'), undefined);
 });
