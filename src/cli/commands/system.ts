@@ -135,7 +135,9 @@ export async function events(cli: Cli, argv: string[]): Promise<number> {
     until: timestampArg(f.str('until')),
     filters: filtersOf(f.list('filter')),
   })) {
-    cli.out(`${f.str('format') === 'json' ? JSON.stringify(e) : t ? t.render(goEvent(e)) : eventLine(e)}\n`);
+    // A failure while streaming ends the command; what the template wrote, and the newline, come first.
+    if (t) t.renderLine(goEvent(e), (s) => cli.out(s));
+    else cli.out(`${f.str('format') === 'json' ? JSON.stringify(e) : eventLine(e)}\n`);
   }
   return 0;
 }
