@@ -109,7 +109,6 @@ export function parseGoTemplate(
         if (tk.text) nodes.push({ t: 'text', s: tk.text });
         continue;
       }
-      const at = `${tk.line}:${tk.col}`;
       /** Where Go places a failure of the pipeline: its first command, or a field chain's second element. */
       const pipeAt = (pipe: string) => {
         const chain = /^(\$\w*|\.\w+)\./.exec(pipe);
@@ -119,7 +118,7 @@ export function parseGoTemplate(
       const rest = tk.action.slice(word.length).trim();
       if (stops.includes(word)) return { nodes, stop: word, rest };
       if (word === 'if' || word === 'with' || word === 'range') {
-        if (!rest) throw fail(at, `missing value for ${word}`);
+        if (!rest) throw fail(`${tk.line}`, `missing value for ${word}`);
         // A block's variables (those its pipeline declares, those of its body) end at its {{end}}.
         const mark = scope.length;
         const d = declare(rest, tk.line, word === 'range');
@@ -128,14 +127,14 @@ export function parseGoTemplate(
         scope.length = mark;
         if (word === 'range') nodes.push({ t: 'range', ...d, at: pipeAt(d.pipe), body: body.nodes, no });
         else nodes.push({ t: word, ...d, at: pipeAt(d.pipe), yes: body.nodes, no });
-      } else if (word === 'end' || word === 'else') throw fail(at, `unexpected {{${word}}}`);
-      else if (restWords.length === 0 && word === '') throw fail(at, 'missing value for command');
+      } else if (word === 'end' || word === 'else') throw fail(`${tk.line}`, `unexpected {{${word}}}`);
+      else if (restWords.length === 0 && word === '') throw fail(`${tk.line}`, 'missing value for command');
       else {
         const d = declare(tk.action, tk.line, false);
         nodes.push({ t: 'act', ...d, at: pipeAt(d.pipe) });
       }
     }
-    if (stops.length) throw fail(`${toks.length}`, 'unexpected EOF');
+    if (stops.length) throw fail(`${src.split('\n').length}`, 'unexpected EOF');
     return { nodes, stop: '', rest: '' };
   };
   /** After {{else}} or {{else if x}}: the rest up to the block's {{end}} (shared by an else-if chain). */

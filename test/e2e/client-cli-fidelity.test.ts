@@ -85,6 +85,8 @@ describe('engine CLI answers as the docker CLI: templates, cluster inspect, comp
       await same([...cmd, '--format', '{{if .ID}}{{end}}{{$v}}']);
       await same([...cmd, '--format', '{{$a, $b := 1}}']);
       await same([...cmd, '--format', '{{$x = 1}}']);
+      // Go's parser names the line only.
+      for (const format of ['{{if}}', '{{end}}', '{{}}', 'a\n{{if .ID}}\nb', '{{.ID}}\n{{else}}']) await same([...cmd, '--format', format]);
     }
     // A field that is not there names the Go type the docker CLI runs the template over: the
     // list's formatter context, info's and version's structs, a field's string, bool or int.
