@@ -270,6 +270,24 @@ describe('engine CLI answers as the docker CLI: templates, cluster inspect, comp
     await writeFile(join(work, 'p31.yml'), 'version: "3.1"\nservices:\n  web:\n    image: busybox\n    ports: [{target: 80}]\n');
     await writeFile(join(work, 's30.yml'), 'version: "3.0"\nservices:\n  web:\n    image: busybox\nsecrets:\n  s:\n    file: ./a\n');
     for (const f of ['x3.yml', 'p31.yml', 's30.yml']) await same(['stack', 'config', '-c', f]);
+    // Service keys the loader refuses come first (listed by deploy, named by config); those deploy
+    // ignores are named on stderr; `build: .` is a string.
+    await writeFile(join(work, 'fb.yml'), 'version: "2"\nservices:\n  web:\n    image: busybox\n    extends: x\n    mem_limit: 1\n');
+    assert.equal(await same(['stack', 'deploy', '-c', 'fb.yml', 'fidstack']), '');
+    await same(['stack', 'config', '-c', 'fb.yml']);
+    await writeFile(
+      join(work, 'ign.yml'),
+      'version: "3.8"\nservices:\n  web:\n    image: busybox\n    command: sleep 1000\n    build: .\n    privileged: true\n    container_name: x\n    expose: ["80"]\n',
+    );
+    const [eng, dock] = await Promise.all([
+      run(ENGINE, ['stack', 'deploy', '--detach=true', '-c', 'ign.yml', 'fidign'], { env: { ...env, ENGINE_HOST: d.host }, cwd: work }),
+      run('docker', ['stack', 'deploy', '--detach=true', '-c', 'ign.yml', 'fidign2'], { env: { ...env, DOCKER_HOST: d.host }, cwd: work }),
+    ]);
+    assert.deepEqual(
+      { code: eng.code, stdout: eng.stdout, stderr: eng.stderr },
+      { code: dock.code, stdout: dock.stdout.replaceAll('fidign2', 'fidign'), stderr: dock.stderr },
+    );
+    assert.match(dock.stderr, /^Ignoring unsupported options: build, privileged\n\nIgnoring deprecated options:\n\ncontainer_name: /);
 
     const leave = await d.docker(['swarm', 'leave', '--force']);
     assert.equal(leave.code, 0, leave.stderr);

@@ -1,6 +1,8 @@
-// The compose schema check: unknown keys, wrong types, oneOf alternatives, the most specific failure, the schema of the declared version.
+// The compose schema check: unknown keys, wrong types, oneOf alternatives, the most specific failure,
+// the schema of the declared version; the loader's other refusals and warnings.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { ForbiddenProperties, ignoredWarnings, loadCompose, propertyWarnings } from './stack-compose.ts';
 import { composeSchemaError, composeVersion } from './stack-schema.ts';
 
 const web = (extra: Record<string, unknown>) => ({ version: '3.8', services: { web: { image: 'busybox', ...extra } } });
@@ -54,4 +56,34 @@ test("each file is checked against its declared version's schema; versions witho
   assert.equal(composeSchemaError(web({ init: true }), '3.13'), undefined);
   assert.equal(composeSchemaError(web({ init: true }), '3.5'), 'services.web Additional property init is not allowed');
   assert.equal(composeSchemaError(web({ init: true }), '3.13'), undefined);
+});
+
+test('the loader: versions of several files, forbidden service keys before the schema, ignored ones, `.` a string', async () => {
+  const file = (head: string, extra = '') => ({ path: 'f.yml', text: `${head}services:\n  web:\n    image: busybox\n${extra}` });
+  await assert.rejects(
+    loadCompose([file('version: "3.8"\n'), file('')], {}),
+    /^Error: version mismatched between two composefiles : 3\.8 and 3\.13$/,
+  );
+  await assert.rejects(loadCompose([file('version: "2"\n')], {}), /^Error: unsupported Compose file version: 2$/);
+  // Forbidden keys are refused before the version or the schema is looked at.
+  await assert.rejects(loadCompose([file('version: "2"\n', '    extends: x\n    cpuset: "1"\n')], {}), (e: unknown) => {
+    assert.ok(e instanceof ForbiddenProperties);
+    assert.equal(
+      propertyWarnings(e.properties),
+      'cpuset: Set resource limits using deploy.resources\n\nextends: Support for `extends` is not implemented yet.',
+    );
+    return true;
+  });
+  const compose = await loadCompose(
+    [file('', '    build: .\n    privileged: true\n    expose: ["80"]\n    labels: {a: .5, b: 0440}\n')],
+    {},
+  );
+  assert.equal(compose.services.web.build, '.');
+  assert.deepEqual(compose.services.web.labels, { a: 0.5, b: 288 });
+  assert.equal(
+    ignoredWarnings(compose),
+    'Ignoring unsupported options: build, privileged\n\nIgnoring deprecated options:\n\n' +
+      "expose: Exposing ports is unnecessary - services on the same network can access each other's containers on any port.\n\n",
+  );
+  assert.equal(ignoredWarnings(await loadCompose([file('')], {})), '');
 });

@@ -18,11 +18,14 @@ import {
   convertFileObjects,
   convertNetworks,
   convertServices,
+  ForbiddenProperties,
+  ignoredWarnings,
   IMAGE_LABEL,
   loadCompose,
   Namespace,
   normalizedCompose,
   NAMESPACE_LABEL,
+  propertyWarnings,
   type FileObjectIds,
 } from './stack-compose.ts';
 import { naturalLess, printTasks } from './tasks.ts';
@@ -52,7 +55,17 @@ async function composeFrom(cli: Cli, files: string[]): Promise<{ compose: Obj; d
   if (!files.length) throw new Error('specify a Compose file (with --compose-file)');
   const texts = await Promise.all(files.map(async (p) => ({ path: p, text: (await readSource(p)).toString() })));
   const dir = files[0] === '-' ? process.cwd() : dirname(resolve(files[0]!));
-  return { compose: await loadCompose(texts, cli.env), dir };
+  let compose: Obj;
+  try {
+    compose = await loadCompose(texts, cli.env);
+  } catch (e) {
+    if (e instanceof ForbiddenProperties)
+      throw new Error(`Compose file contains unsupported options:\n\n${propertyWarnings(e.properties)}\n`);
+    throw e;
+  }
+  const ignored = ignoredWarnings(compose);
+  if (ignored) cli.err(ignored);
+  return { compose, dir };
 }
 
 /** Creates or updates the stack's secrets or configs; returns name → ID of every one the file names. */
