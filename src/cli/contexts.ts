@@ -14,6 +14,7 @@ import type { Cli } from './cli.ts';
 import type { CliConfig } from './config.ts';
 import { byteOrder, printFormatted } from './output.ts';
 import { readTextIfExists } from './out.ts';
+import { ROW } from './go-types.ts';
 
 export interface ContextMeta {
   Name: string;
@@ -146,6 +147,8 @@ export async function context(cli: Cli, argv: string[]): Promise<number> {
           f.str('format') ?? 'table {{.Name}}\t{{.Description}}\t{{.EngineEndpoint}}',
           { Name: 'NAME', Description: 'DESCRIPTION', EngineEndpoint: 'ENGINE ENDPOINT' },
           (s) => cli.out(s),
+          undefined,
+          { type: ROW.context },
         );
       return 0;
     }

@@ -3,7 +3,7 @@
 // durations as go-units prints them, and short IDs.
 import { UsageError } from './args.ts';
 import { clipLines, fitRows } from './table-fit.ts';
-import { compile, type TemplateErrors } from './template.ts';
+import { compile, type CompileOptions } from './template.ts';
 
 /** Aligns tab-separated rows: each column as wide as its widest cell + 3 (min `minWidth`); the last one unpadded. */
 /**
@@ -39,7 +39,8 @@ export const ID_TITLES: ReadonlySet<string> = new Set(['CONTAINER ID', 'IMAGE ID
 /**
  * Prints items with a --format value (or the default table format): `table …` gives a header from
  * `titles` and aligned columns (fitted to `fit.width` when given); a plain template prints one line
- * per item; `json` prints each item as JSON.
+ * per item; `json` prints each item as JSON. `how`: the command's wording of a template's failure
+ * and the Go type its rows are in the docker CLI.
  */
 export function printFormatted(
   items: unknown[],
@@ -47,13 +48,13 @@ export function printFormatted(
   titles: Record<string, string>,
   out: (s: string) => void,
   fit?: Fit,
-  errors?: TemplateErrors,
+  how: Pick<CompileOptions, 'errors' | 'type'> = {},
 ): void {
   if (format === 'json') {
     for (const it of items) out(`${JSON.stringify(it)}\n`);
     return;
   }
-  const t = compile(format, { errors });
+  const t = compile(format, how);
   if (!t.table) {
     for (const it of items) out(`${t.render(it)}\n`);
     return;

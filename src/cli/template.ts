@@ -5,6 +5,7 @@
 // tabs and newlines as in the docker CLI.
 import { GoTemplateError, parseGoTemplate, type TemplateFunc } from '../wire/go-template.ts';
 import { ExitError } from './args.ts';
+import { GoTypeNames, type GoType } from './go-types.ts';
 
 /** A template that failed to parse or run (Go's wording). */
 export const TemplateError = GoTemplateError;
@@ -39,14 +40,15 @@ export interface Compiled {
 /**
  * How the docker CLI words a template's failure, by command: its formatters say "template parsing
  * error" for a parse and an execution alike; `ps` has words of its own; `version` and `info` print an
- * execution's error bare; `events` checks the template before it streams.
+ * execution's error bare; `events` checks the template before it streams (eventsTemplate) and prints
+ * a failure while streaming bare.
  */
 export type TemplateErrors = 'formatter' | 'ps' | 'bare-exec' | 'events';
 const PREFIXES: Record<TemplateErrors, [parse: string, exec: string]> = {
   formatter: ['template parsing error: ', 'template parsing error: '],
   ps: ['failed to parse template: ', 'failed to execute template: '],
   'bare-exec': ['template parsing error: ', ''],
-  events: ['Error parsing format: ', 'Error parsing format: '],
+  events: ['Error parsing format: ', ''],
 };
 
 const prefixed = (prefix: string, fn: () => string): string => {
@@ -71,6 +73,8 @@ export interface CompileOptions {
   tables?: boolean;
   /** Objects are decoded JSON maps under missingkey=error (inspect), not structs. */
   jsonMaps?: boolean;
+  /** The Go type the docker CLI runs the template over (named in errors), or one per rendered value. */
+  type?: GoType | ((dot: unknown) => GoType | undefined);
 }
 
 /** Compiles a --format value. */
@@ -79,12 +83,22 @@ export function compile(format: string, options: CompileOptions = {}): Compiled 
   const table = tables && /^table(\s|$)/.test(format);
   const body = (table ? format.replace(/^table\s*/, '') : format).replace(/\\t/g, '\t').replace(/\\n/g, '\n');
   const [parsePrefix, execPrefix] = PREFIXES[errors];
+  const { type } = options;
+  const names = type === undefined ? undefined : new GoTypeNames();
   let t: ReturnType<typeof parseGoTemplate> | undefined;
   prefixed(parsePrefix, () => {
-    t = parseGoTemplate(name, body, FUNCS, { objects: 'map', missingKey: options.jsonMaps ? 'map' : 'field' });
+    t = parseGoTemplate(name, body, FUNCS, {
+      objects: 'map',
+      missingKey: options.jsonMaps ? 'map' : 'field',
+      typeName: names?.typeName,
+    });
     return '';
   });
-  const render = (dot: unknown) => prefixed(execPrefix, () => t!.execute(dot));
+  const render = (dot: unknown) => {
+    const goType = typeof type === 'function' ? type(dot) : type;
+    if (names && goType !== undefined) names.mark(dot, goType);
+    return prefixed(execPrefix, () => t!.execute(dot));
+  };
   return {
     table,
     render,
@@ -110,6 +124,23 @@ export function compile(format: string, options: CompileOptions = {}): Compiled 
           )
         : body.replace(/\{\{-?\s*\.(\w+)\s*-?\}\}/g, (_m, f: string) => titles[f] ?? f.toUpperCase()).replace(/\{\{[^}]*\}\}/g, ''),
   };
+}
+
+/**
+ * `events --format`: as the docker CLI, the template is parsed and run once over an empty message
+ * before anything is asked of the daemon; either failure is a usage error (status 64) worded
+ * "Error parsing format: …".
+ */
+export function eventsTemplate(format: string, emptyMessage: unknown, type: GoType): Compiled {
+  try {
+    const t = compile(format, { errors: 'events', tables: false, type });
+    t.render(emptyMessage);
+    return t;
+  } catch (e) {
+    if (e instanceof GoTemplateError)
+      throw new ExitError(64, e.message.startsWith(PREFIXES.events[0]) ? e.message : `${PREFIXES.events[0]}${e.message}`);
+    throw e;
+  }
 }
 
 /**

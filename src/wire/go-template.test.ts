@@ -70,6 +70,13 @@ test('caller functions, and errors as Go words them', () => {
   );
   fails('{{.Service.Nope}}', /can't evaluate field Nope/);
   fails('x\n {{nofunc 1}}', /^template: expansion:2: function "nofunc" not defined$/);
+  // Refused by the parser, as Go's: before any execution, wherever the call sits in the pipeline.
+  assert.throws(() => parseGoTemplate('n', '{{.A | nofunc}}'), /^GoTemplateError: template: n:1: function "nofunc" not defined$/);
+  assert.throws(() => parseGoTemplate('n', '{{if (eq .A (nofunc "x"))}}{{end}}'), /function "nofunc" not defined/);
+  assert.equal(
+    parseGoTemplate('n', '{{"nofunc" | len}} {{.A.b_c}} {{$.A}} {{1.5}} {{true}}').execute({ A: { b_c: 'x' } }),
+    '6 x {x} 1.5 true',
+  );
   fails('{{boom}}', /error calling boom: no such thing/);
   fails('{{if .Task.ID}}unclosed', /unexpected EOF/);
   fails('{{end}}', /unexpected \{\{end\}\}/);

@@ -50,6 +50,12 @@ function usedVariables(pipe: string): string[] {
   return [...bare.matchAll(/\$(\w*)/g)].map((m) => m[1]!);
 }
 
+/** The functions a pipeline calls: its bare identifiers (not fields, variables or constants), string literals skipped. */
+function usedFunctions(pipe: string): string[] {
+  const bare = pipe.replace(/"(?:[^"\\]|\\.)*"|`[^`]*`|'(?:[^'\\]|\\.)*'/g, '""');
+  return [...bare.matchAll(/(?<![\w.$])[A-Za-z_]\w*/g)].map((m) => m[0]).filter((w) => w !== 'true' && w !== 'false' && w !== 'nil');
+}
+
 const MAX_DEPTH = 64;
 
 export interface GoTemplate {
@@ -65,6 +71,11 @@ export interface GoTemplateOptions {
    * under missingkey=error (`inspect`: "map has no entry for key").
    */
   missingKey?: 'field' | 'map';
+  /**
+   * The Go type a failed field access names ("can't evaluate field X in type T"): given the value
+   * and, when it was reached through a field, the value holding it and that field's name.
+   */
+  typeName?: (value: unknown, holder: unknown, key: string | undefined) => string | undefined;
 }
 
 /** Parses `src` (named `name` in errors) with the extra functions `funcs`. */
@@ -83,6 +94,8 @@ export function parseGoTemplate(
   const declare = (action: string, line: number, range: boolean): Decl & { pipe: string } => {
     const d = splitDecl(action);
     for (const v of usedVariables(d.pipe)) if (!scope.includes(v)) throw fail(`${line}`, `undefined variable "$${v}"`);
+    for (const fn of usedFunctions(d.pipe))
+      if (!Object.hasOwn(BUILTINS, fn) && !Object.hasOwn(funcs, fn)) throw fail(`${line}`, `function "${fn}" not defined`);
     if (d.decl && d.decl.length > 1 && !range) throw fail(`${line}`, 'too many declarations in command');
     if (d.decl) scope.push(...d.decl);
     return d;
@@ -96,7 +109,6 @@ export function parseGoTemplate(
         if (tk.text) nodes.push({ t: 'text', s: tk.text });
         continue;
       }
-      const at = `${tk.line}:${tk.col}`;
       /** Where Go places a failure of the pipeline: its first command, or a field chain's second element. */
       const pipeAt = (pipe: string) => {
         const chain = /^(\$\w*|\.\w+)\./.exec(pipe);
@@ -106,7 +118,7 @@ export function parseGoTemplate(
       const rest = tk.action.slice(word.length).trim();
       if (stops.includes(word)) return { nodes, stop: word, rest };
       if (word === 'if' || word === 'with' || word === 'range') {
-        if (!rest) throw fail(at, `missing value for ${word}`);
+        if (!rest) throw fail(`${tk.line}`, `missing value for ${word}`);
         // A block's variables (those its pipeline declares, those of its body) end at its {{end}}.
         const mark = scope.length;
         const d = declare(rest, tk.line, word === 'range');
@@ -115,14 +127,14 @@ export function parseGoTemplate(
         scope.length = mark;
         if (word === 'range') nodes.push({ t: 'range', ...d, at: pipeAt(d.pipe), body: body.nodes, no });
         else nodes.push({ t: word, ...d, at: pipeAt(d.pipe), yes: body.nodes, no });
-      } else if (word === 'end' || word === 'else') throw fail(at, `unexpected {{${word}}}`);
-      else if (restWords.length === 0 && word === '') throw fail(at, 'missing value for command');
+      } else if (word === 'end' || word === 'else') throw fail(`${tk.line}`, `unexpected {{${word}}}`);
+      else if (restWords.length === 0 && word === '') throw fail(`${tk.line}`, 'missing value for command');
       else {
         const d = declare(tk.action, tk.line, false);
         nodes.push({ t: 'act', ...d, at: pipeAt(d.pipe) });
       }
     }
-    if (stops.length) throw fail(`${toks.length}`, 'unexpected EOF');
+    if (stops.length) throw fail(`${src.split('\n').length}`, 'unexpected EOF');
     return { nodes, stop: '', rest: '' };
   };
   /** After {{else}} or {{else if x}}: the rest up to the block's {{end}} (shared by an else-if chain). */
@@ -146,6 +158,7 @@ export function parseGoTemplate(
     name,
     maps: options.objects === 'map',
     jsonMaps: options.missingKey === 'map',
+    typeName: options.typeName,
     pipes: new Map(),
   };
   return {
@@ -211,6 +224,7 @@ interface Ctx {
   maps: boolean;
   /** missingKey: 'map'. */
   jsonMaps: boolean;
+  typeName: GoTemplateOptions['typeName'];
 }
 
 // Whether plain objects read as maps in the execution under way: execution is synchronous, and the
@@ -463,7 +477,14 @@ function evaluate(pipe: string, dot: unknown, ctx: Ctx, at: string, depth: numbe
   if (depth > MAX_DEPTH) throw fail(`nesting deeper than ${MAX_DEPTH}`);
   const field = (base: unknown, path: string): unknown => {
     let v = base;
+    let holder: unknown;
+    let key: string | undefined;
+    const noField = (part: string) => {
+      const type = ctx.typeName?.(v, holder, key);
+      return fail(`can't evaluate field ${part}${type ? ` in type ${type}` : ''}`);
+    };
     for (const part of path.split('.').filter(Boolean)) {
+      const from = v;
       if (isMap(v)) {
         if (!v.has(part)) throw fail(`map has no entry for key "${part}"`);
         v = v.get(part);
@@ -473,7 +494,9 @@ function evaluate(pipe: string, dot: unknown, ctx: Ctx, at: string, depth: numbe
       // The docker CLI's inspect runs the template over the Go type first (`ID`), its JSON map after (`Id`).
       else if (ctx.jsonMaps && part === 'ID' && isObjectMap(v) && 'Id' in v) v = v.Id;
       else if (ctx.jsonMaps && isObjectMap(v)) throw fail(`map has no entry for key "${part}"`);
-      else throw fail(`can't evaluate field ${part}`);
+      else throw noField(part);
+      holder = from;
+      key = part;
     }
     return v;
   };

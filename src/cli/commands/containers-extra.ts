@@ -17,6 +17,7 @@ import { leaf, parseFor } from './spec-text.ts';
 import { EngineError } from '../../client/errors.ts';
 import { realStdout } from '../out.ts';
 import type { RestartPolicy, RestartPolicyName } from '../../types/container-api.ts';
+import { ROW } from '../go-types.ts';
 
 /** REPOSITORY[:TAG] split as the docker CLI does (a colon after the last slash starts the tag). */
 export function splitReference(ref: string): { repo?: string; tag?: string } {
@@ -148,13 +149,21 @@ async function search(cli: Cli, argv: string[]): Promise<number> {
       IsAutomated: r.is_automated ? '[OK]' : '',
     };
   });
-  printRows(cli, rows, f.str('format'), 'table {{.Name}}\t{{.Description}}\t{{.StarCount}}\t{{.IsOfficial}}', {
-    Name: 'NAME',
-    Description: 'DESCRIPTION',
-    StarCount: 'STARS',
-    IsOfficial: 'OFFICIAL',
-    IsAutomated: 'AUTOMATED',
-  });
+  printRows(
+    cli,
+    rows,
+    f.str('format'),
+    'table {{.Name}}\t{{.Description}}\t{{.StarCount}}\t{{.IsOfficial}}',
+    {
+      Name: 'NAME',
+      Description: 'DESCRIPTION',
+      StarCount: 'STARS',
+      IsOfficial: 'OFFICIAL',
+      IsAutomated: 'AUTOMATED',
+    },
+    false,
+    ROW.search,
+  );
   return 0;
 }
 

@@ -6,8 +6,9 @@ import { filtersOf, flagsOf } from '../args.ts';
 import type { CommandSpec, FlagHelp } from '../command-spec.ts';
 import { eachName, ExitError, type Cli } from '../cli.ts';
 import { ago, ellipsis, humanSize, printFormatted, shortId, timestampArg } from '../output.ts';
-import { usageTemplate } from '../template.ts';
+import { compile, usageTemplate } from '../template.ts';
 import { realStderr, realStdout } from '../out.ts';
+import { ROW } from '../go-types.ts';
 
 export function formatPorts(ports: Port[] | undefined): string {
   return (ports ?? [])
@@ -64,6 +65,7 @@ const PS_TITLES = {
   Networks: 'NETWORKS',
   Size: 'SIZE',
 };
+const EMPTY_PS_ROW = Object.fromEntries(Object.keys(PS_TITLES).map((k) => [k, '']));
 const PS_FLAGS: FlagHelp[] = [
   { name: 'all', short: 'a', kind: 'bool', description: 'Show all containers (default shows just running)' },
   { name: 'quiet', short: 'q', kind: 'bool', description: 'Only display container IDs' },
@@ -77,6 +79,11 @@ const PS_FLAGS: FlagHelp[] = [
 
 export async function ps(cli: Cli, argv: string[]): Promise<number> {
   const f = flagsOf('ps', argv, PS_FLAGS, { max: 0 });
+  // As the docker CLI, any --format (even with -q; else the config's psFormat) is parsed and run
+  // once over an empty row before the daemon is asked, so a template naming an unknown field fails with no container listed.
+  const given = f.str('format') || cli.config.data.psFormat;
+  if (f.str('format') && f.bool('quiet')) cli.err('WARNING: Ignoring custom format, because both --format and --quiet are set.\n');
+  if (given) compile(given, { errors: 'ps', tables: false, type: ROW.container }).render(EMPTY_PS_ROW);
   const last = f.bool('latest') ? 1 : f.int('last');
   const list = await cli.api.containers.list({
     all: f.bool('all') || (last ?? -1) > 0,
@@ -97,7 +104,7 @@ export async function ps(cli: Cli, argv: string[]): Promise<number> {
     PS_TITLES,
     (s) => cli.out(s),
     cli.tableFit(noTrunc),
-    'ps',
+    { errors: 'ps', type: ROW.container },
   );
   return 0;
 }

@@ -5,6 +5,7 @@ import type { Cli } from '../cli.ts';
 import { ago, ellipsis, humanSize, shortId } from '../output.ts';
 import { compile } from '../template.ts';
 import { tabwrite } from './family-output.ts';
+import { ROW } from '../go-types.ts';
 
 // The API's open records (cluster objects, disk usage), read field by field.
 type Obj = Record<string, any>;
@@ -60,7 +61,9 @@ export async function dfVerbose(cli: Cli, format: string | undefined): Promise<n
       Shared: String(!!b.Shared),
     }));
   if (format && format !== 'table') {
-    cli.out(`${compile(format).render({ Images: images, Containers: containers, Volumes: volumes, BuildCache: cache })}\n`);
+    // The docker CLI prints an execution's failure here bare (its parse, as a formatter's).
+    const t = compile(format, { errors: 'bare-exec', type: ROW.diskUsage });
+    cli.out(`${t.render({ Images: images, Containers: containers, Volumes: volumes, BuildCache: cache })}\n`);
     return 0;
   }
   cli.out('Images space usage:\n\n');

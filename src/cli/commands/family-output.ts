@@ -6,10 +6,11 @@ import { createInterface } from 'node:readline';
 import type { Cli } from '../cli.ts';
 import { printFormatted } from '../output.ts';
 import { compile } from '../template.ts';
+import type { GoType } from '../go-types.ts';
 import { printInspect } from './containers.ts';
 import { goValue, type InspectType } from './cluster/go-layout.ts';
 
-/** A list's rows under --format (default: the docker table); json rows keep Go's sorted keys. */
+/** A list's rows under --format (default: the docker table); json rows keep Go's sorted keys; `type`: the rows' Go type in the docker CLI. */
 export function printRows(
   cli: Cli,
   rows: Record<string, unknown>[],
@@ -17,6 +18,7 @@ export function printRows(
   table: string,
   titles: Record<string, string>,
   noTrunc = false,
+  type?: GoType,
 ): void {
   const fmt = !format || format === 'table' ? table : format;
   if (fmt === 'json') {
@@ -27,14 +29,14 @@ export function printRows(
   const fit = cli.tableFit(noTrunc);
   if (/^table(\s|$)/.test(fmt) && !fit) {
     // The header: the template run over the titles, as Go renders it (node ls's `{{if .Self}}` too).
-    const t = compile(fmt);
+    const t = compile(fmt, { type });
     const header = fmt.includes('{{if')
       ? t.render(Object.fromEntries(Object.keys(rows[0] ?? titles).map((k) => [k, titles[k] ?? ''])))
       : t.header(titles);
     cli.out(tabwrite([header, ...items.map((r) => t.render(r))]));
     return;
   }
-  printFormatted(items, fmt, titles, (s) => cli.out(s), fit);
+  printFormatted(items, fmt, titles, (s) => cli.out(s), fit, { type });
 }
 
 /** JSON as Go's encoding/json writes it: <, > and & escaped. */

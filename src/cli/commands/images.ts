@@ -12,6 +12,7 @@ import { ago, humanSize, printFormatted, shortId } from '../output.ts';
 import { renderProgress } from '../progress.ts';
 import { stdinContext, tarContext } from '../tar-context.ts';
 import { realStdout } from '../out.ts';
+import { ROW } from '../go-types.ts';
 
 const IMAGES_TITLES = {
   Repository: 'REPOSITORY',
@@ -69,6 +70,7 @@ export async function images(cli: Cli, argv: string[]): Promise<number> {
     IMAGES_TITLES,
     (s) => cli.out(s),
     cli.tableFit(f.bool('no-trunc')),
+    { type: ROW.image },
   );
   return 0;
 }
@@ -172,6 +174,8 @@ export async function history(cli: Cli, argv: string[]): Promise<number> {
       f.str('format') ?? 'table {{.ID}}\t{{.CreatedSince}}\t{{.CreatedBy}}\t{{.Size}}\t{{.Comment}}',
       { ID: 'IMAGE', CreatedSince: 'CREATED', CreatedBy: 'CREATED BY', Size: 'SIZE', Comment: 'COMMENT' },
       (s) => cli.out(s),
+      undefined,
+      { type: ROW.history },
     );
   return 0;
 }

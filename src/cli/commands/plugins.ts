@@ -18,6 +18,7 @@ import { PLUGIN_TEXT as T } from './family-text.ts';
 import { eachJoined } from './cluster/node.ts';
 import { leaf, management, parseFor } from './spec-text.ts';
 import { realStdout } from '../out.ts';
+import { ROW } from '../go-types.ts';
 
 // The API's open records (cluster objects, disk usage), read field by field.
 type Obj = Record<string, any>;
@@ -150,13 +151,21 @@ async function ls(cli: Cli, argv: string[]): Promise<number> {
       PluginReference: p.PluginReference ?? '',
     };
   });
-  printRows(cli, rows, f.str('format'), 'table {{.ID}}\t{{.Name}}\t{{.Description}}\t{{.Enabled}}', {
-    ID: 'ID',
-    Name: 'NAME',
-    Description: 'DESCRIPTION',
-    Enabled: 'ENABLED',
-    PluginReference: 'IMAGE',
-  });
+  printRows(
+    cli,
+    rows,
+    f.str('format'),
+    'table {{.ID}}\t{{.Name}}\t{{.Description}}\t{{.Enabled}}',
+    {
+      ID: 'ID',
+      Name: 'NAME',
+      Description: 'DESCRIPTION',
+      Enabled: 'ENABLED',
+      PluginReference: 'IMAGE',
+    },
+    false,
+    ROW.plugin,
+  );
   return 0;
 }
 

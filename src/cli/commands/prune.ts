@@ -6,6 +6,7 @@ import type { CommandSpec, FlagHelp } from '../command-spec.ts';
 import { humanSize, printFormatted } from '../output.ts';
 import { confirm } from './family-output.ts';
 import { dfVerbose } from './disk-usage.ts';
+import { DISK_USAGE_ROWS } from '../go-types.ts';
 
 const PRUNE_FLAGS: FlagHelp[] = [
   { name: 'force', short: 'f', kind: 'bool', description: 'Do not prompt for confirmation' },
@@ -77,6 +78,8 @@ export async function df(cli: Cli, argv: string[]): Promise<number> {
     f.str('format') ?? 'table {{.Type}}\t{{.TotalCount}}\t{{.Active}}\t{{.Size}}\t{{.Reclaimable}}',
     { Type: 'TYPE', TotalCount: 'TOTAL', Active: 'ACTIVE', Size: 'SIZE', Reclaimable: 'RECLAIMABLE' },
     (s) => cli.out(s),
+    undefined,
+    { type: (row) => DISK_USAGE_ROWS[(row as { Type: string }).Type] },
   );
   return 0;
 }

@@ -6,6 +6,7 @@ import { eachName, type Cli } from '../cli.ts';
 import { byteOrder, humanSize, printFormatted, shortId } from '../output.ts';
 import { inspect, INSPECT_FLAGS } from './containers.ts';
 import { confirm } from './family-output.ts';
+import { ROW } from '../go-types.ts';
 
 const LS_FLAGS: FlagHelp[] = [
   { name: 'quiet', short: 'q', kind: 'bool', description: 'Only display network IDs or volume names' },
@@ -73,6 +74,7 @@ async function networkCmd(cli: Cli, sub: string, argv: string[]): Promise<number
           { ID: 'NETWORK ID', Name: 'NAME', Driver: 'DRIVER', Scope: 'SCOPE', IPv6: 'IPV6', Internal: 'INTERNAL', Labels: 'LABELS' },
           (s) => cli.out(s),
           cli.tableFit(f.bool('no-trunc')),
+          { type: ROW.network },
         );
       return 0;
     }
@@ -166,6 +168,7 @@ async function volumeCmd(cli: Cli, sub: string, argv: string[]): Promise<number>
           { Driver: 'DRIVER', Name: 'VOLUME NAME', Mountpoint: 'MOUNTPOINT', Scope: 'SCOPE', Labels: 'LABELS' },
           (s) => cli.out(s),
           cli.tableFit(f.bool('no-trunc')),
+          { type: ROW.volume },
         );
       return 0;
     }

@@ -15,10 +15,11 @@ import { filtersOf, flagsOf, UsageError } from '../args.ts';
 import type { CommandSpec, FlagHelp } from '../command-spec.ts';
 import { ExitError, type Cli } from '../cli.ts';
 import { byteOrder, bytesSize, humanSize, printFormatted, shortId, timestampArg } from '../output.ts';
-import { compile, usageTemplate } from '../template.ts';
+import { eventsTemplate, usageTemplate } from '../template.ts';
 import { tarPath } from '../tar-context.ts';
 import { infoText } from './info-text.ts';
 import { realStdout } from '../out.ts';
+import { DOCKER_INFO, EVENT_MESSAGE, ROW, VERSION_INFO } from '../go-types.ts';
 
 const VERSION_FLAGS: FlagHelp[] = [
   { name: 'format', short: 'f', kind: 'string', description: 'Format the output using the given Go template' },
@@ -26,7 +27,7 @@ const VERSION_FLAGS: FlagHelp[] = [
 
 export async function version(cli: Cli, argv: string[]): Promise<number> {
   const f = flagsOf('version', argv, VERSION_FLAGS, { max: 0 });
-  const template = f.str('format') ? usageTemplate(f.str('format')!, { name: 'version' }) : undefined;
+  const template = f.str('format') ? usageTemplate(f.str('format')!, { name: 'version', type: VERSION_INFO }) : undefined;
   const apiVersion = await cli.api.apiVersion().catch(() => undefined); // No daemon: `version` still prints the client part, as docker does (the server part reports the error).
   const client = {
     Version: VERSION,
@@ -72,7 +73,7 @@ const INFO_FLAGS: FlagHelp[] = [
 
 export async function info(cli: Cli, argv: string[]): Promise<number> {
   const f = flagsOf('info', argv, INFO_FLAGS, { max: 0 });
-  const template = f.str('format') ? usageTemplate(f.str('format')!) : undefined;
+  const template = f.str('format') ? usageTemplate(f.str('format')!, { type: DOCKER_INFO }) : undefined;
   const i = await cli.api.info();
   if (template) {
     template.renderLine(i, (s) => cli.out(s));
@@ -95,6 +96,30 @@ export function eventLine(e: EventMessage): string {
   return `${iso} ${e.Type} ${e.Action} ${e.Actor?.ID ?? ''}${attrs ? ` (${attrs})` : ''}`;
 }
 
+/**
+ * A message as the docker CLI's template reads it, an events.Message: the API's lower-case fields
+ * (status, id, from, scope, time, timeNano) read under their Go names too, Actor always there;
+ * `json` still writes the API's JSON (the Go names are not enumerable).
+ */
+function goEvent(e: EventMessage): object {
+  const raw = e as EventMessage & Record<string, unknown>;
+  const go = {
+    ...raw,
+    Type: raw.Type ?? '',
+    Action: raw.Action ?? '',
+    Actor: { ID: raw.Actor?.ID ?? '', Attributes: raw.Actor?.Attributes ?? null },
+  };
+  const hidden = (value: unknown) => ({ value, enumerable: false });
+  return Object.defineProperties(go, {
+    Status: hidden(raw.status ?? ''),
+    ID: hidden(raw.id ?? ''),
+    From: hidden(raw.from ?? ''),
+    Scope: hidden(raw.scope ?? ''),
+    Time: hidden(raw.time ?? 0),
+    TimeNano: hidden(raw.timeNano ?? 0),
+  });
+}
+
 const EVENTS_FLAGS: FlagHelp[] = [
   { name: 'since', kind: 'string', description: 'Show all events created since timestamp' },
   { name: 'until', kind: 'string', description: 'Stream events until this timestamp' },
@@ -104,13 +129,15 @@ const EVENTS_FLAGS: FlagHelp[] = [
 
 export async function events(cli: Cli, argv: string[]): Promise<number> {
   const f = flagsOf('events', argv, EVENTS_FLAGS, { max: 0 });
-  const t = f.str('format') && f.str('format') !== 'json' ? compile(f.str('format')!, { errors: 'events' }) : undefined;
+  const t = f.str('format') && f.str('format') !== 'json' ? eventsTemplate(f.str('format')!, goEvent({}), EVENT_MESSAGE) : undefined;
   for await (const e of cli.api.events({
     since: timestampArg(f.str('since')),
     until: timestampArg(f.str('until')),
     filters: filtersOf(f.list('filter')),
   })) {
-    cli.out(`${f.str('format') === 'json' ? JSON.stringify(e) : t ? t.render(e) : eventLine(e)}\n`);
+    // A failure while streaming ends the command; what the template wrote, and the newline, come first.
+    if (t) t.renderLine(goEvent(e), (s) => cli.out(s));
+    else cli.out(`${f.str('format') === 'json' ? JSON.stringify(e) : eventLine(e)}\n`);
   }
   return 0;
 }
@@ -172,7 +199,9 @@ export async function stats(cli: Cli, argv: string[]): Promise<number> {
   const latest = new Map<string, Record<string, string>>();
   const draw = () => {
     if (!f.bool('no-stream') && cli.stdoutTty) cli.out('\x1b[2J\x1b[H');
-    printFormatted(names.map((n) => latest.get(n)).filter(Boolean), format, STATS_TITLES, (s) => cli.out(s));
+    printFormatted(names.map((n) => latest.get(n)).filter(Boolean), format, STATS_TITLES, (s) => cli.out(s), undefined, {
+      type: ROW.stats,
+    });
   };
   if (f.bool('no-stream')) {
     await Promise.all(

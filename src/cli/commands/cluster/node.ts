@@ -8,6 +8,7 @@ import { printInspected, printRows } from '../family-output.ts';
 import { leaf, management, parseFor } from '../spec-text.ts';
 import { NODE_TEXT as T } from './swarm-text.ts';
 import { naturalLess, pretty, printTasks } from './tasks.ts';
+import { ROW } from '../../go-types.ts';
 
 // The API's open records (cluster objects, disk usage), read field by field.
 type Obj = Record<string, any>;
@@ -73,6 +74,7 @@ async function ls(cli: Cli, argv: string[]): Promise<number> {
       TLSStatus: 'TLS STATUS',
     },
     true,
+    ROW.node,
   );
   return 0;
 }

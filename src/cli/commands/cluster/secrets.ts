@@ -12,6 +12,7 @@ import { labelText, printInspected, printRows, readSource } from '../family-outp
 import { eachJoined, goTime } from './node.ts';
 import { leaf, management, parseFor } from '../spec-text.ts';
 import { naturalLess } from './tasks.ts';
+import { ROW } from '../../go-types.ts';
 
 // The API's open records (cluster objects, disk usage), read field by field.
 type Obj = Record<string, any>;
@@ -83,6 +84,7 @@ function family(kind: Kind) {
       table,
       { ID: 'ID', Name: 'NAME', Driver: 'DRIVER', CreatedAt: 'CREATED', UpdatedAt: 'UPDATED', Labels: 'LABELS' },
       true,
+      kind === 'secrets' ? ROW.secret : ROW.config,
     );
     return 0;
   }

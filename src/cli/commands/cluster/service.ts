@@ -16,6 +16,7 @@ import { prettyService } from './service-pretty.ts';
 import { leaf, management, parseFor } from '../spec-text.ts';
 import { familiarImage, naturalLess, printTasks, Resolver } from './tasks.ts';
 import { realStderr, realStdout } from '../../out.ts';
+import { ROW } from '../../go-types.ts';
 
 // The API's open records (cluster objects, disk usage), read field by field.
 type Obj = Record<string, any>;
@@ -177,7 +178,7 @@ async function ls(cli: Cli, argv: string[]): Promise<number> {
   const quiet = f.bool('quiet') && (!f.str('format') || f.str('format') === 'table');
   const list = sortServices((await cli.api.cluster.list('services', { filters: filtersOf(f.list('filter')), status: !quiet })) as Obj[]);
   if (quiet) cli.out(list.map((s) => `${s.ID}\n`).join(''));
-  else printRows(cli, list.map(serviceRow), f.str('format'), SERVICE_TABLE, SERVICE_TITLES, true);
+  else printRows(cli, list.map(serviceRow), f.str('format'), SERVICE_TABLE, SERVICE_TITLES, true, ROW.service);
   return 0;
 }
 

@@ -4,11 +4,12 @@
 // from their files, and each service's spec (image, command, environment, ports, mounts,
 // networks with the service's name as alias, secrets/configs by ID, deploy settings).
 import { readFileSync } from 'node:fs';
+import type { ScalarTag, Tags } from 'yaml';
 import { isAbsolute, resolve } from 'node:path';
 import { UsageError } from '../../args.ts';
 import { parseBytes, parseDuration } from '../../run-options.ts';
 import { capName, omitEmpty, parsePublish } from './service-spec.ts';
-import { composeSchemaError } from './stack-schema.ts';
+import { composeSchemaError, composeVersion } from './stack-schema.ts';
 
 // The API's open records (cluster objects, disk usage), read field by field.
 type Obj = Record<string, any>;
@@ -32,17 +33,103 @@ export function interpolate(v: unknown, env: NodeJS.ProcessEnv): unknown {
   return v;
 }
 
+// The service keys the docker CLI's compose loader refuses (before the schema check), and those
+// `stack deploy` ignores with a warning.
+const FORBIDDEN: Record<string, string> = {
+  extends: 'Support for `extends` is not implemented yet.',
+  volume_driver:
+    'Instead of setting the volume driver on the service, define a volume using the top-level `volumes` option and specify the driver there.',
+  volumes_from:
+    'To share a volume between services, define it using the top-level `volumes` option and reference it from each service that shares it using the service-level `volumes` option.',
+  cpu_quota: 'Set resource limits using deploy.resources',
+  cpu_shares: 'Set resource limits using deploy.resources',
+  cpuset: 'Set resource limits using deploy.resources',
+  mem_limit: 'Set resource limits using deploy.resources',
+  memswap_limit: 'Set resource limits using deploy.resources',
+};
+const UNSUPPORTED = [
+  'build',
+  'cgroupns_mode',
+  'cgroup_parent',
+  'devices',
+  'domainname',
+  'external_links',
+  'ipc',
+  'links',
+  'mac_address',
+  'network_mode',
+  'pid',
+  'privileged',
+  'restart',
+  'security_opt',
+  'shm_size',
+  'userns_mode',
+];
+const DEPRECATED: Record<string, string> = {
+  container_name: 'Setting the container name is not supported.',
+  expose: "Exposing ports is unnecessary - services on the same network can access each other's containers on any port.",
+};
+
+/** The services' mappings of a compose file (none when `services` is not a mapping). */
+const serviceDicts = (doc: Obj): Obj[] =>
+  doc.services && typeof doc.services === 'object' && !Array.isArray(doc.services)
+    ? Object.values(doc.services as Obj).filter((x): x is Obj => !!x && typeof x === 'object' && !Array.isArray(x))
+    : [];
+
+/** Properties named with their explanation, as the docker CLI lists them: sorted, a blank line between. */
+export const propertyWarnings = (props: Record<string, string>): string =>
+  Object.entries(props)
+    .map(([k, v]) => `${k}: ${v}`)
+    .sort()
+    .join('\n\n');
+
+/** A compose file with service keys the loader refuses (`stack deploy` words it with their list). */
+export class ForbiddenProperties extends Error {
+  constructor(readonly properties: Record<string, string>) {
+    super('Configuration contains forbidden properties');
+  }
+}
+
+/** `stack deploy`'s warnings for the service keys it ignores, as the docker CLI prints them. */
+export function ignoredWarnings(compose: Obj): string {
+  const services = serviceDicts(compose);
+  const unsupported = UNSUPPORTED.filter((k) => services.some((s) => Object.hasOwn(s, k)));
+  const deprecated = Object.fromEntries(Object.entries(DEPRECATED).filter(([k]) => services.some((s) => Object.hasOwn(s, k))));
+  return (
+    (unsupported.length ? `Ignoring unsupported options: ${unsupported.join(', ')}\n\n` : '') +
+    (Object.keys(deprecated).length ? `Ignoring deprecated options:\n\n${propertyWarnings(deprecated)}\n\n` : '')
+  );
+}
+
+/**
+ * YAML 1.1's float without a digit read as a string, as the docker CLI's YAML decoder reads it: the
+ * 1.1 pattern lets `.` (a build context) through as NaN.
+ */
+const digitFloats = (tags: Tags): Tags =>
+  tags.map((t) =>
+    typeof t === 'object' && 'test' in t && t.tag === 'tag:yaml.org,2002:float' && t.test?.source === '^[-+]?(?:[0-9][0-9_]*)?\\.[0-9_]*$'
+      ? ({ ...t, test: /^[-+]?(?:[0-9][0-9_]*\.[0-9_]*|\.[0-9][0-9_]*)$/ } as ScalarTag)
+      : t,
+  );
+
 /** Reads and merges compose files (later files override earlier keys), YAML 1.1 as compose reads it (0440 is octal). */
 export async function loadCompose(files: { path: string; text: string }[], env: NodeJS.ProcessEnv | null): Promise<Obj> {
   // Loaded on use: the YAML parser is most of the weight of these commands, and `engine ps` need not start it.
   const { parse: parseYaml } = await import('yaml');
   let merged: Obj = {};
+  let version: string | undefined;
   for (const f of files) {
-    const doc = parseYaml(f.text, { version: '1.1' }) as Obj | null;
+    const doc = parseYaml(f.text, { version: '1.1', customTags: digitFloats }) as Obj | null;
     if (!doc || typeof doc !== 'object') throw new Error(`Top-level object must be a mapping`);
+    // The first file's version is the one every file must declare, read before interpolation.
+    const declared = composeVersion(doc);
+    version ??= declared;
+    if (declared !== version) throw new Error(`version mismatched between two composefiles : ${version} and ${declared}`);
+    const forbidden = Object.fromEntries(Object.entries(FORBIDDEN).filter(([k]) => serviceDicts(doc).some((s) => Object.hasOwn(s, k))));
+    if (Object.keys(forbidden).length) throw new ForbiddenProperties(forbidden);
     const file = env ? (interpolate(doc, env) as Obj) : doc;
-    // Each file is checked against the compose schema once interpolated, as the docker CLI does.
-    const refused = composeSchemaError(file);
+    // Each file is checked against its version's compose schema once interpolated, as the docker CLI does.
+    const refused = composeSchemaError(file, version);
     if (refused) throw new Error(refused);
     merged = mergeDeep(merged, file);
   }
@@ -450,7 +537,7 @@ export function normalizedCompose(compose: Obj, dir: string): Obj {
           ]),
         )
       : undefined;
-  const out: Obj = { version: compose.version ?? '3.13', services };
+  const out: Obj = { version: composeVersion(compose), services };
   for (const [k, v] of [
     ['networks', compose.networks],
     ['volumes', compose.volumes],

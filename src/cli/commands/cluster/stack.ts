@@ -18,14 +18,18 @@ import {
   convertFileObjects,
   convertNetworks,
   convertServices,
+  ForbiddenProperties,
+  ignoredWarnings,
   IMAGE_LABEL,
   loadCompose,
   Namespace,
   normalizedCompose,
   NAMESPACE_LABEL,
+  propertyWarnings,
   type FileObjectIds,
 } from './stack-compose.ts';
 import { naturalLess, printTasks } from './tasks.ts';
+import { ROW } from '../../go-types.ts';
 
 // The API's open records (cluster objects, disk usage), read field by field.
 type Obj = Record<string, any>;
@@ -51,7 +55,17 @@ async function composeFrom(cli: Cli, files: string[]): Promise<{ compose: Obj; d
   if (!files.length) throw new Error('specify a Compose file (with --compose-file)');
   const texts = await Promise.all(files.map(async (p) => ({ path: p, text: (await readSource(p)).toString() })));
   const dir = files[0] === '-' ? process.cwd() : dirname(resolve(files[0]!));
-  return { compose: await loadCompose(texts, cli.env), dir };
+  let compose: Obj;
+  try {
+    compose = await loadCompose(texts, cli.env);
+  } catch (e) {
+    if (e instanceof ForbiddenProperties)
+      throw new Error(`Compose file contains unsupported options:\n\n${propertyWarnings(e.properties)}\n`);
+    throw e;
+  }
+  const ignored = ignoredWarnings(compose);
+  if (ignored) cli.err(ignored);
+  return { compose, dir };
 }
 
 /** Creates or updates the stack's secrets or configs; returns name → ID of every one the file names. */
@@ -213,7 +227,7 @@ async function ls(cli: Cli, argv: string[]): Promise<number> {
   const rows = [...counts]
     .sort(([a], [b]) => (naturalLess(a, b) ? -1 : naturalLess(b, a) ? 1 : 0))
     .map(([Name, n]) => ({ Name, Services: String(n) }));
-  printRows(cli, rows, f.str('format'), 'table {{.Name}}\t{{.Services}}', { Name: 'NAME', Services: 'SERVICES' });
+  printRows(cli, rows, f.str('format'), 'table {{.Name}}\t{{.Services}}', { Name: 'NAME', Services: 'SERVICES' }, false, ROW.stack);
   return 0;
 }
 
@@ -245,7 +259,7 @@ async function services(cli: Cli, argv: string[]): Promise<number> {
     return 0;
   }
   if (quiet) cli.out(list.map((s) => `${s.ID}\n`).join(''));
-  else printRows(cli, list.map(serviceRow), f.str('format'), SERVICE_TABLE, SERVICE_TITLES, true);
+  else printRows(cli, list.map(serviceRow), f.str('format'), SERVICE_TABLE, SERVICE_TITLES, true, ROW.service);
   return 0;
 }
 

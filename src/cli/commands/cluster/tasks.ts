@@ -5,6 +5,7 @@
 import type { Cli } from '../../cli.ts';
 import { ellipsis, humanDuration, shortId } from '../../output.ts';
 import { printRows } from '../family-output.ts';
+import { ROW } from '../../go-types.ts';
 
 // The API's open records (cluster objects, disk usage), read field by field.
 type Obj = Record<string, any>;
@@ -131,5 +132,6 @@ export async function printTasks(
     'table {{.ID}}\t{{.Name}}\t{{.Image}}\t{{.Node}}\t{{.DesiredState}}\t{{.CurrentState}}\t{{.Error}}\t{{.Ports}}',
     TITLES,
     true,
+    ROW.task,
   );
 }
