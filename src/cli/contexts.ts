@@ -8,7 +8,7 @@ import type * as Crypto from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULT_SOCKET, type SettingsInput } from '../client/host.ts';
-import { flagsOf, UsageError } from './args.ts';
+import { ExitError, flagsOf, UsageError } from './args.ts';
 import type { CommandSpec, FlagHelp } from './command-spec.ts';
 import type { Cli } from './cli.ts';
 import type { CliConfig } from './config.ts';
@@ -191,8 +191,21 @@ export async function context(cli: Cli, argv: string[]): Promise<number> {
             : undefined),
       );
       if (metas.some((m) => !m)) throw new UsageError(`context "${names[metas.findIndex((m) => !m)]}" does not exist`);
+      const format = f.str('format');
+      if (format && format !== 'json') {
+        // The docker CLI runs the template over its contextWithTLSListing struct alone.
+        const { printTyped } = await import('./commands/go-struct.ts');
+        const errors = printTyped(
+          cli,
+          metas.map((m) => listing(dir, m!)),
+          format,
+          'context.contextWithTLSListing',
+        );
+        if (errors.length) throw new ExitError(1, errors.join('\n'));
+        return 0;
+      }
       const { printInspect } = await import('./commands/containers.ts');
-      printInspect(cli, metas, f.str('format'));
+      printInspect(cli, metas, format);
       return 0;
     }
     case 'show':
@@ -201,6 +214,23 @@ export async function context(cli: Cli, argv: string[]): Promise<number> {
       return 0;
   }
   throw new UsageError(`engine context: '${sub ?? ''}' is not an engine context command.`);
+}
+
+/** A context as the docker CLI inspects it: its metadata, the TLS files of each endpoint, where it is stored. */
+function listing(dir: string, meta: ContextMeta): unknown {
+  const { Description, ...AdditionalFields } = meta.Metadata ?? {};
+  const stored = readContext(dir, meta.Name) !== undefined;
+  const tls = join(dir, 'contexts', 'tls', hash(meta.Name));
+  const TLSMaterial = Object.fromEntries(
+    stored && existsSync(tls) ? readdirSync(tls).map((ep) => [ep, readdirSync(join(tls, ep)).sort(byteOrder)]) : [],
+  );
+  return {
+    Name: meta.Name,
+    Metadata: { Description, AdditionalFields },
+    Endpoints: meta.Endpoints,
+    TLSMaterial,
+    Storage: stored ? { MetadataPath: metaDir(dir, meta.Name), TLSPath: tls } : { MetadataPath: '<IN MEMORY>', TLSPath: '<IN MEMORY>' },
+  };
 }
 
 const sub = (name: string, description: string, usage?: string, flags?: FlagHelp[], aliases?: string[]): CommandSpec => ({

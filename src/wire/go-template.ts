@@ -12,7 +12,9 @@
 // missing key is an error, a plain object prints as a struct `{a b}`) and 'map' (the CLI's
 // `--format`, over API answers decoded from JSON as the docker CLI decodes them: objects print as
 // `map[k:v]`, `range` walks their values in key order, `len` counts their keys, an empty one is
-// false, and a field of a nil value is nil rather than an error).
+// false, and a field of a nil value is nil rather than an error). Values that carry their Go type
+// (`GoValue`: structs, pointers, times…; `GoMap`: a typed map) read as Go's reflection reads them,
+// under the default missingkey: the CLI's inspect of the objects the docker CLI decodes into structs.
 
 export class GoTemplateError extends Error {
   override readonly name = 'GoTemplateError';
@@ -21,6 +23,42 @@ export class GoTemplateError extends Error {
 }
 
 export type TemplateFunc = (...args: unknown[]) => unknown;
+
+/** A value that carries its Go type: a struct, a pointer, a time, a duration… */
+export abstract class GoValue {
+  /** The Go type errors name (`swarm.Service`, `*swarm.UpdateStatus`, `interface {}`). */
+  abstract readonly goType: string;
+  /** A field (or a method without arguments): its value, 'nil' when read through a nil pointer, undefined when there is none. */
+  field(_name: string): { value: unknown } | 'nil' | undefined {
+    return undefined;
+  }
+  /** The Go type of a field, for errors on what it holds. */
+  fieldType(_name: string): string | undefined {
+    return undefined;
+  }
+  /** How fmt's %v prints it: at the top (a pointer's target) or nested in a struct, slice or map. */
+  abstract print(nested: boolean): string;
+  /** Go's truth: a struct is true, a nil pointer or a zero number false. */
+  truth(): boolean {
+    return true;
+  }
+}
+
+/** A Go map of a known type: a missing key reads as nothing (`<no value>`), `index` gives the element's zero. */
+export class GoMap extends Map<string, unknown> {
+  constructor(
+    entries: Iterable<[string, unknown]>,
+    readonly goType: string,
+    readonly zero: unknown,
+    /** A nil map (prints as `map[]`, JSON null). */
+    readonly nil = false,
+  ) {
+    super(entries);
+  }
+  toJSON(): unknown {
+    return this.nil ? null : Object.fromEntries([...this.keys()].sort().map((k) => [k, this.get(k)]));
+  }
+}
 
 /** `col` is the 1-based column of the action's `{{`; `at0` the 0-based one of its first word. */
 type Tok = { text: string } | { action: string; line: number; col: number; at0: number };
@@ -255,6 +293,7 @@ const sortedValues = (v: Map<string, unknown> | Record<string, unknown>): unknow
 function truthy(v: unknown): boolean {
   if (v === undefined || v === null || v === false || v === 0 || v === '') return false;
   if (Array.isArray(v)) return v.length > 0;
+  if (v instanceof GoValue) return v.truth();
   if (isMap(v)) return v.size > 0;
   if (isObjectMap(v)) return Object.keys(v).length > 0;
   return true;
@@ -262,12 +301,19 @@ function truthy(v: unknown): boolean {
 
 /** How Go prints a value: nil as <no value>, maps as map[k:v] (keys sorted), slices as [a b]. */
 export function goPrint(v: unknown): string {
+  return printAt(v, false);
+}
+
+const nestedPrint = (v: unknown) => printAt(v, true);
+
+function printAt(v: unknown, nested: boolean): string {
+  if (v instanceof GoValue) return v.print(nested);
   if (v === undefined || v === null) return '<no value>';
-  if (Array.isArray(v)) return `[${v.map(goPrint).join(' ')}]`;
+  if (Array.isArray(v)) return `[${v.map(nestedPrint).join(' ')}]`;
   if (isMap(v))
     return `map[${[...v.keys()]
       .sort()
-      .map((key) => `${key}:${goPrint(v.get(key))}`)
+      .map((key) => `${key}:${nestedPrint(v.get(key))}`)
       .join(' ')}]`;
   if (isObjectMap(v))
     return `map[${Object.keys(v)
@@ -282,6 +328,7 @@ export function goPrint(v: unknown): string {
 }
 
 function goLen(v: unknown): number {
+  if (v instanceof GoValue) throw new Error(`len of type ${v.goType}`);
   if (typeof v === 'string' || Array.isArray(v)) return v.length;
   if (isMap(v)) return v.size;
   if (isObjectMap(v)) return Object.keys(v).length;
@@ -315,7 +362,9 @@ const BUILTINS: Record<string, TemplateFunc> = {
   index: (v, ...keys) => {
     let cur = v;
     for (const key of keys) {
-      if (isMap(cur)) cur = cur.get(String(key));
+      if (cur instanceof GoMap) cur = cur.has(String(key)) ? cur.get(String(key)) : cur.zero;
+      else if (cur instanceof GoValue) throw new Error(`can't index item of type ${cur.goType}`);
+      else if (isMap(cur)) cur = cur.get(String(key));
       else if (isObjectMap(cur)) cur = cur[String(key)];
       else if (cur === undefined || cur === null) cur = undefined;
       else if (Array.isArray(cur) || typeof cur === 'string') {
@@ -480,12 +529,21 @@ function evaluate(pipe: string, dot: unknown, ctx: Ctx, at: string, depth: numbe
     let holder: unknown;
     let key: string | undefined;
     const noField = (part: string) => {
-      const type = ctx.typeName?.(v, holder, key);
+      const type =
+        (holder instanceof GoValue && key !== undefined ? holder.fieldType(key) : undefined) ??
+        (holder instanceof GoMap ? holder.goType.replace(/^map\[string\]/, '') : undefined) ??
+        ctx.typeName?.(v, holder, key);
       return fail(`can't evaluate field ${part}${type ? ` in type ${type}` : ''}`);
     };
     for (const part of path.split('.').filter(Boolean)) {
       const from = v;
-      if (isMap(v)) {
+      if (v instanceof GoValue) {
+        const r = v.field(part);
+        if (r === 'nil') throw fail(`nil pointer evaluating ${v.goType}.${part}`);
+        if (r === undefined) throw fail(`can't evaluate field ${part} in type ${v.goType}`);
+        v = r.value;
+      } else if (v instanceof GoMap) v = v.get(part);
+      else if (isMap(v)) {
         if (!v.has(part)) throw fail(`map has no entry for key "${part}"`);
         v = v.get(part);
       } else if (v !== null && typeof v === 'object' && !Array.isArray(v) && part in v) v = (v as Record<string, unknown>)[part];

@@ -9,6 +9,7 @@ import { ago, ellipsis, humanSize, printFormatted, shortId, timestampArg } from 
 import { compile, usageTemplate } from '../template.ts';
 import { realStderr, realStdout } from '../out.ts';
 import { ROW } from '../go-types.ts';
+import { printTyped } from './go-struct.ts';
 
 export function formatPorts(ports: Port[] | undefined): string {
   return (ports ?? [])
@@ -304,7 +305,11 @@ export async function inspect(cli: Cli, argv: string[], only?: string): Promise<
     else found.push(hit);
   }
   // What was found is written first, the names not found after it, as the docker CLI does.
-  if (found.length || !f.str('format')) printInspect(cli, found, f.str('format'));
+  const format = f.str('format');
+  // volume inspect runs the template over volume.Volume alone (no raw JSON to fall back on).
+  if (only === 'volume' && format && format !== 'json')
+    missing.push(...printTyped(cli, found, format, 'volume.Volume').map((e) => `${e}\n`));
+  else if (found.length || !format) printInspect(cli, found, format);
   for (const m of missing) cli.err(m);
   return missing.length ? 1 : 0;
 }

@@ -9,7 +9,7 @@
 type Field = readonly [name: string, type: string, omitempty?: 1];
 
 // prettier-ignore
-const GO_LAYOUT: Record<string, readonly Field[]> = {
+export const GO_LAYOUT: Record<string, readonly Field[]> = {
   'Service': [['ID', 'string'], ['Version', 'Version', 1], ['CreatedAt', 'time', 1], ['UpdatedAt', 'time', 1], ['Spec', 'ServiceSpec', 1], ['PreviousSpec', '*ServiceSpec', 1], ['Endpoint', 'Endpoint', 1], ['UpdateStatus', '*UpdateStatus', 1], ['ServiceStatus', '*ServiceStatus', 1], ['JobStatus', '*JobStatus', 1]],
   'Node': [['ID', 'string'], ['Version', 'Version', 1], ['CreatedAt', 'time', 1], ['UpdatedAt', 'time', 1], ['Spec', 'NodeSpec', 1], ['Description', 'NodeDescription', 1], ['Status', 'NodeStatus', 1], ['ManagerStatus', '*ManagerStatus', 1]],
   'Task': [['ID', 'string'], ['Version', 'Version', 1], ['CreatedAt', 'time', 1], ['UpdatedAt', 'time', 1], ['Name', 'string', 1], ['Labels', 'map[string]string'], ['Spec', 'TaskSpec', 1], ['ServiceID', 'string', 1], ['Slot', 'int', 1], ['NodeID', 'string', 1], ['Status', 'TaskStatus', 1], ['DesiredState', 'string', 1], ['NetworksAttachments', '[]NetworkAttachment', 1], ['GenericResources', '[]GenericResource', 1], ['JobIteration', '*Version', 1], ['Volumes', '[]VolumeAttachment']],

@@ -191,7 +191,7 @@ async function inspect(cli: Cli, argv: string[]): Promise<number> {
     }
   }
   if (f.bool('pretty') || f.str('format') === 'pretty') cli.out(found.map(prettyNode).join('\n'));
-  else if (found.length || !f.str('format')) printInspected(cli, found, f.str('format'), 'Node');
+  else if (found.length || !f.str('format')) errors.push(...printInspected(cli, found, f.str('format'), 'Node'));
   if (errors.length) cli.err(`${errors.join('\n')}\n`);
   return errors.length ? 1 : 0;
 }

@@ -311,7 +311,7 @@ async function inspect(cli: Cli, argv: string[]): Promise<number> {
         if (net?.Id) names.set(net.Id, String(net.Name));
       }
     cli.out(found.map((s) => prettyService(s, names)).join(''));
-  } else if (found.length || !f.str('format')) printInspected(cli, found, f.str('format'), 'Service');
+  } else if (found.length || !f.str('format')) errors.push(...printInspected(cli, found, f.str('format'), 'Service'));
   if (errors.length) cli.err(`${errors.join('\n')}\n`);
   return errors.length ? 1 : 0;
 }
