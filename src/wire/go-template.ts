@@ -38,6 +38,10 @@ export abstract class GoValue {
   }
   /** How fmt's %v prints it: at the top (a pointer's target) or nested in a struct, slice or map. */
   abstract print(nested: boolean): string;
+  /** What `len` counts (a byte slice); undefined for a type it refuses. */
+  length(): number | undefined {
+    return undefined;
+  }
   /** Go's truth: a struct is true, a nil pointer or a zero number false. */
   truth(): boolean {
     return true;
@@ -328,7 +332,11 @@ function printAt(v: unknown, nested: boolean): string {
 }
 
 function goLen(v: unknown): number {
-  if (v instanceof GoValue) throw new Error(`len of type ${v.goType}`);
+  if (v instanceof GoValue) {
+    const n = v.length();
+    if (n === undefined) throw new Error(`len of type ${v.goType}`);
+    return n;
+  }
   if (typeof v === 'string' || Array.isArray(v)) return v.length;
   if (isMap(v)) return v.size;
   if (isObjectMap(v)) return Object.keys(v).length;

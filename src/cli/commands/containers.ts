@@ -9,7 +9,7 @@ import { ago, ellipsis, humanSize, printFormatted, shortId, timestampArg } from 
 import { compile, usageTemplate } from '../template.ts';
 import { realStderr, realStdout } from '../out.ts';
 import { ROW } from '../go-types.ts';
-import { printTyped } from './go-struct.ts';
+import { printTyped, Refusal } from './go-struct.ts';
 
 export function formatPorts(ports: Port[] | undefined): string {
   return (ports ?? [])
@@ -286,6 +286,7 @@ export async function inspect(cli: Cli, argv: string[], only?: string): Promise<
     ));
   const found: unknown[] = [];
   const missing: string[] = [];
+  const ordered: unknown[] = [];
   for (const name of f.args) {
     let hit: unknown;
     let refused: string | undefined;
@@ -300,16 +301,20 @@ export async function inspect(cli: Cli, argv: string[], only?: string): Promise<
         if (type || only) refused = `Error response from daemon: ${e.message}\n`;
       }
     }
-    if (hit === undefined)
+    if (hit === undefined) {
       missing.push(refused ?? (only ? `Error response from daemon: No such ${only}: ${name}\n` : `Error: No such object: ${name}\n`));
-    else found.push(hit);
+      ordered.push(new Refusal(missing[missing.length - 1]!.slice(0, -1)));
+    } else ordered.push(found[found.push(hit) - 1]);
   }
   // What was found is written first, the names not found after it, as the docker CLI does.
   const format = f.str('format');
   // volume inspect runs the template over volume.Volume alone (no raw JSON to fall back on).
-  if (only === 'volume' && format && format !== 'json')
-    missing.push(...printTyped(cli, found, format, 'volume.Volume').map((e) => `${e}\n`));
-  else if (found.length || !format) printInspect(cli, found, format);
+  if (only === 'volume' && format && format !== 'json') {
+    const errors = printTyped(cli, ordered, format, 'volume.Volume');
+    if (errors.length) cli.err(`${errors.join('\n')}\n`);
+    return errors.length ? 1 : 0;
+  }
+  if (found.length || !format) printInspect(cli, found, format);
   for (const m of missing) cli.err(m);
   return missing.length ? 1 : 0;
 }

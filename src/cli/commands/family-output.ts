@@ -9,7 +9,6 @@ import { compile } from '../template.ts';
 import type { GoType } from '../go-types.ts';
 import { printInspect } from './containers.ts';
 import { goValue, type InspectType } from './cluster/go-layout.ts';
-import { printTyped } from './go-struct.ts';
 
 /** A list's rows under --format (default: the docker table); json rows keep Go's sorted keys; `type`: the rows' Go type in the docker CLI. */
 export function printRows(
@@ -66,15 +65,9 @@ function sortedKeys(r: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(r).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
-/**
- * `inspect` output: the indented array (also for --format json), or one template line per item.
- * A cluster object's template runs over its Go type (printTyped); the template's failures are
- * returned for the caller to report with its own.
- */
-export function printInspected(cli: Cli, items: unknown[], format: string | undefined, goType?: InspectType): string[] {
+/** `inspect` output: the indented array (also for --format json), or one template line per item. */
+export function printInspected(cli: Cli, items: unknown[], format: string | undefined, goType?: InspectType): void {
   const f = format === 'json' ? undefined : format;
-  // service and node inspect wrap the inspector's errors in a status 1, a template that does not parse too.
-  if (goType && f) return printTyped(cli, items, f, `swarm.${goType}`, 1);
   // Without a template the docker CLI writes the object back from its Go type (cluster/go-layout.ts).
   if (goType && !f)
     cli.out(
@@ -87,7 +80,6 @@ export function printInspected(cli: Cli, items: unknown[], format: string | unde
       )}\n`,
     );
   else printInspect(cli, items, f);
-  return [];
 }
 
 /** The bytes of a file argument, `-` meaning stdin. */

@@ -352,6 +352,9 @@ class GoBytes extends GoValue {
   override print(): string {
     return `[${[...this.bytes].join(' ')}]`;
   }
+  override length(): number {
+    return this.bytes.length;
+  }
   override truth(): boolean {
     return this.bytes.length > 0;
   }
@@ -459,11 +462,16 @@ function struct(raw: unknown, goType: string, d: StructDef): GoStruct {
   return new GoStruct(goType, d, values, raw);
 }
 
+/** An object the command could not find: its error, in its place among the others. */
+export class Refusal {
+  constructor(readonly message: string) {}
+}
+
 /**
  * A template over objects the docker CLI decodes into Go structs with no raw JSON to fall back on
  * (its inspect.Inspect with a nil raw element): each object's rendering is kept only when it
  * succeeds, stdout gets the renderings (a bare newline when there are none), and the failures come
- * back, worded "template parsing error: …". A template that does not parse exits with
+ * back in order with the refusals among `items`, worded "template parsing error: …". A template that does not parse exits with
  * `parseStatus`.
  */
 export function printTyped(cli: Cli, items: unknown[], format: string, goType: string, parseStatus = 64): string[] {
@@ -477,6 +485,10 @@ export function printTyped(cli: Cli, items: unknown[], format: string, goType: s
   let out = '';
   const errors: string[] = [];
   for (const it of items) {
+    if (it instanceof Refusal) {
+      errors.push(it.message);
+      continue;
+    }
     try {
       out += `${t.render(typed(it, goType))}\n`;
     } catch (e) {

@@ -1,10 +1,11 @@
 // engine node: ls, ps, inspect (also --pretty), update, promote, demote and rm, with the docker
 // CLI's table (the current node marked `*`, states pretty-printed) and messages.
-import { filtersOf } from '../../args.ts';
+import { ExitError, filtersOf } from '../../args.ts';
 import type { Cli } from '../../cli.ts';
 import type { CommandSpec } from '../../command-spec.ts';
 import { EngineError } from '../../../client/errors.ts';
 import { printInspected, printRows } from '../family-output.ts';
+import { printTyped, Refusal } from '../go-struct.ts';
 import { leaf, management, parseFor } from '../spec-text.ts';
 import { NODE_TEXT as T } from './swarm-text.ts';
 import { naturalLess, pretty, printTasks } from './tasks.ts';
@@ -183,15 +184,27 @@ async function inspect(cli: Cli, argv: string[]): Promise<number> {
   const f = parseFor('node inspect', T.inspect, argv, { min: 1 });
   const found: Obj[] = [];
   const errors: string[] = [];
+  const ordered: (Obj | Refusal)[] = [];
   for (const ref of f.args) {
     try {
       found.push((await cli.api.cluster.get('nodes', await reference(cli, ref))) as Obj);
+      ordered.push(found[found.length - 1]!);
     } catch (e) {
       errors.push(e instanceof EngineError ? `Error response from daemon: ${e.message}` : (e as Error).message);
+      ordered.push(new Refusal(errors[errors.length - 1]!));
     }
   }
+  const format = f.str('format');
+  if (!f.bool('pretty') && format?.startsWith('pretty') && format !== 'pretty')
+    throw new ExitError(1, 'cannot supply extra formatting options to the pretty template');
+  if (format && format !== 'json' && format !== 'pretty' && !f.bool('pretty')) {
+    // Over swarm.Node, the errors in the order of the names; a template that does not parse exits 1 too.
+    const all = printTyped(cli, ordered, format, 'swarm.Node', 1);
+    if (all.length) cli.err(`${all.join('\n')}\n`);
+    return all.length ? 1 : 0;
+  }
   if (f.bool('pretty') || f.str('format') === 'pretty') cli.out(found.map(prettyNode).join('\n'));
-  else if (found.length || !f.str('format')) errors.push(...printInspected(cli, found, f.str('format'), 'Node'));
+  else if (found.length || !f.str('format')) printInspected(cli, found, f.str('format'), 'Node');
   if (errors.length) cli.err(`${errors.join('\n')}\n`);
   return errors.length ? 1 : 0;
 }

@@ -2,12 +2,13 @@
 // with the docker CLI's output (the new service's ID, then its convergence unless --detach;
 // "web scaled to 3"; the service table with running/desired replicas; logs prefixed with
 // `service.slot.task@node    | `).
-import { filtersOf, UsageError } from '../../args.ts';
+import { ExitError, filtersOf, UsageError } from '../../args.ts';
 import type { Cli } from '../../cli.ts';
 import type { CommandSpec } from '../../command-spec.ts';
 import { shortId } from '../../output.ts';
 import { EngineError } from '../../../client/errors.ts';
 import { printInspected, printRows } from '../family-output.ts';
+import { printTyped, Refusal } from '../go-struct.ts';
 import { eachJoined } from './node.ts';
 import { SERVICE_TEXT as T } from './service-text.ts';
 import { createSpec, updateSpec, withLatest } from './service-spec.ts';
@@ -295,13 +296,25 @@ async function inspect(cli: Cli, argv: string[]): Promise<number> {
   const f = parseFor('service inspect', T.inspect, argv, { min: 1 });
   const found: Obj[] = [];
   const errors: string[] = [];
+  const ordered: (Obj | Refusal)[] = [];
   for (const name of f.args) {
     try {
       found.push((await cli.api.cluster.get('services', name, { insertDefaults: true })) as Obj);
+      ordered.push(found[found.length - 1]!);
     } catch (e) {
       if (e instanceof EngineError && e.status === 404) errors.push(`Error: no such service: ${name}`);
       else throw e;
+      ordered.push(new Refusal(errors[errors.length - 1]!));
     }
+  }
+  const format = f.str('format');
+  if (!f.bool('pretty') && format?.startsWith('pretty') && format !== 'pretty')
+    throw new ExitError(1, 'Cannot supply extra formatting options to the pretty template');
+  if (format && format !== 'json' && format !== 'pretty' && !f.bool('pretty')) {
+    // Over swarm.Service, the errors in the order of the names; a template that does not parse exits 1 too.
+    const all = printTyped(cli, ordered, format, 'swarm.Service', 1);
+    if (all.length) cli.err(`${all.join('\n')}\n`);
+    return all.length ? 1 : 0;
   }
   if (f.bool('pretty') || f.str('format') === 'pretty') {
     const names = new Map<string, string>();
@@ -311,7 +324,7 @@ async function inspect(cli: Cli, argv: string[]): Promise<number> {
         if (net?.Id) names.set(net.Id, String(net.Name));
       }
     cli.out(found.map((s) => prettyService(s, names)).join(''));
-  } else if (found.length || !f.str('format')) errors.push(...printInspected(cli, found, f.str('format'), 'Service'));
+  } else if (found.length || !f.str('format')) printInspected(cli, found, f.str('format'), 'Service');
   if (errors.length) cli.err(`${errors.join('\n')}\n`);
   return errors.length ? 1 : 0;
 }

@@ -1,0 +1,189 @@
+// `--format` of the inspect commands whose docker CLI formatter runs the template over a Go struct
+// with no raw JSON to fall back on — `volume`, `service`, `node` and `context inspect` — compared
+// word for word with the docker CLI 28 on one daemon: a known field, a nested struct, a time, a
+// duration, a nil pointer, an unknown field (named with its Go type), a missing map key
+// (`<no value>`), `json` of a struct and of a map, objects not found among those found, and a
+// template that does not parse.
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { REPO_ROOT, run, startDaemon, type TestDaemon } from '../helpers/daemon.ts';
+import { loadBusybox } from '../helpers/images.ts';
+import { loopbackSlot } from '../helpers/loopback-slot.ts';
+
+const ENGINE = join(REPO_ROOT, 'bin/engine');
+// Loopback address of this file: 127.0.<n>.10 (the other cluster files use .1 to .9).
+const ip = `127.0.${10 + loopbackSlot() * 4}.10`;
+
+describe('engine CLI inspect templates over Go structs, as the docker CLI', { timeout: 300_000 }, () => {
+  let d: TestDaemon;
+  let work: string;
+  let env: NodeJS.ProcessEnv;
+  const engineConfig = () => join(work, 'engine-config');
+  const dockerConfig = () => join(work, 'docker-config');
+  /**
+   * Runs `args` with both CLIs (docker's with `dockerArgs` when they differ) and compares stdout,
+   * stderr and status exactly; `norm` rewrites docker's answer where the two differ by design.
+   */
+  const same = async (args: string[], dockerArgs = args, norm = (s: string) => s) => {
+    const [e, k] = await Promise.all([
+      run(ENGINE, args, { env: { ...env, ENGINE_HOST: d.host }, timeoutMs: 120_000, cwd: work }),
+      run('docker', dockerArgs, { env: { ...env, DOCKER_HOST: d.host }, timeoutMs: 120_000, cwd: work }),
+    ]);
+    assert.deepEqual(
+      { code: e.code, stdout: e.stdout, stderr: e.stderr },
+      { code: k.code, stdout: norm(k.stdout), stderr: norm(k.stderr) },
+      `engine vs docker: ${args.join(' ')}`,
+    );
+    return k;
+  };
+  /** Each template with `inspect` of `names` by both CLIs. */
+  const each = async (cmd: string[], names: string[], formats: string[]) => {
+    for (const format of formats) await same([...cmd, ...names, '--format', format]);
+  };
+
+  before(async () => {
+    work = await mkdtemp(join(tmpdir(), 'engine-cli-inspect-'));
+    d = await startDaemon();
+    await loadBusybox(d);
+    env = { PATH: process.env.PATH, HOME: work, ENGINE_CONFIG: engineConfig(), DOCKER_CONFIG: dockerConfig() };
+  });
+  after(async () => {
+    await d?.cleanup();
+    if (work) await rm(work, { recursive: true, force: true });
+  });
+
+  test('volume inspect: over volume.Volume', async () => {
+    const v = await d.docker(['volume', 'create', '--label', 'a=1', '--opt', 'type=tmpfs', '--opt', 'device=tmpfs', 'tplvol']);
+    assert.equal(v.code, 0, v.stderr);
+    await each(
+      ['volume', 'inspect'],
+      ['tplvol'],
+      [
+        '{{.Name}} {{.Driver}} {{.Scope}} {{.Mountpoint}}',
+        '{{.CreatedAt}}',
+        '{{.}}',
+        '{{.Labels}} {{.Labels.a}} {{.Labels.nope}} [{{index .Labels "nope"}}]',
+        '{{.Options}}',
+        '{{.Status}} {{.UsageData}} {{.ClusterVolume}}',
+        '{{.UsageData.Size}}',
+        '{{.Foo}}',
+        '{{.Name}} {{.Foo}}',
+        '{{.Labels.a.Foo}}',
+        '{{.Name.Foo}}',
+        '{{json .}}',
+        '{{json .Labels}} {{json .Status}} {{json .UsageData}}',
+        '{{if .Labels}}L{{end}}{{if .Status}}S{{end}}{{if .UsageData}}U{{end}}{{len .Labels}}',
+        '{{range $k, $v := .Options}}{{$k}}={{$v}};{{end}}',
+        '{{.Name',
+      ],
+    );
+    await each(['volume', 'inspect'], ['tplvol', 'nope', 'tplvol'], ['{{.Name}}', '{{.Foo}}']);
+    await each(['volume', 'inspect'], ['nope'], ['{{.Name}}']);
+  });
+
+  test('service and node inspect: over swarm.Service and swarm.Node', async () => {
+    const init = await d.docker(['swarm', 'init', '--advertise-addr', ip, '--listen-addr', `${ip}:2377`]);
+    assert.equal(init.code, 0, init.stderr);
+    const svc = await d.docker(['service', 'create', '-q', '--detach', '--name', 'tplsvc', '--label', 'x=1', 'busybox', 'sleep', '1000']);
+    assert.equal(svc.code, 0, svc.stderr);
+    await each(
+      ['service', 'inspect'],
+      ['tplsvc'],
+      [
+        '{{.ID}} {{.Spec.Name}}',
+        '{{.Version}} {{.Version.Index}} {{.Version.String}}',
+        '{{.CreatedAt}} {{.UpdatedAt}}',
+        '{{.Meta}}',
+        '{{.Spec.Annotations}} {{.Spec.Labels}} {{.Spec.Labels.x}} {{.Spec.Labels.nope}}',
+        '{{.Spec.UpdateConfig}} {{.Spec.UpdateConfig.Monitor}} {{.Spec.UpdateConfig.Delay}}',
+        '{{.Spec.RollbackConfig}}',
+        '{{.Spec.Mode.Replicated.Replicas}} {{.Spec.Mode.Global}}',
+        '{{.Spec.TaskTemplate.ContainerSpec.Image}} {{.Spec.TaskTemplate.ContainerSpec.Args}} {{.Spec.TaskTemplate.ContainerSpec.Mounts}}',
+        '{{.Spec.TaskTemplate.ForceUpdate}} {{.Spec.TaskTemplate.Runtime}}',
+        '{{.Endpoint.Spec}} {{.Endpoint.Ports}}',
+        '{{.UpdateStatus}} {{.PreviousSpec}} {{.JobStatus}}',
+        '{{.UpdateStatus.State}}',
+        '{{.UpdateStatus.Foo}}',
+        '{{.Foo}}',
+        '{{.Spec.Foo}}',
+        '{{.Spec.Labels.x.Foo}}',
+        '{{.Spec.Mode.Replicated.Replicas.Foo}}',
+        '{{json .Spec.Labels}}',
+        '{{json .Version}} {{json .CreatedAt}}',
+        '{{json .Spec.UpdateConfig}}',
+        '{{json .Spec.Annotations}}',
+        '{{json .Endpoint}}',
+        '{{.ID',
+        'pretty{{.ID}}',
+      ],
+    );
+    await each(['service', 'inspect'], ['tplsvc', 'nope'], ['{{.Spec.Name}}', '{{.Foo}}']);
+    await each(['service', 'inspect'], ['nope'], ['{{.ID}}']);
+
+    await each(
+      ['node', 'inspect'],
+      ['self'],
+      [
+        '{{.Spec}} {{.Spec.Role}} {{.Spec.Availability}}',
+        '{{.Spec.Labels}} {{.Spec.Labels.nope}} [{{index .Spec.Labels "nope"}}]',
+        '{{.Description.Platform}} {{.Description.Hostname}}',
+        '{{.Status}} {{.Status.State}}',
+        '{{.ManagerStatus}} {{.ManagerStatus.Leader}}',
+        '{{.CreatedAt}}',
+        '{{.Description.Engine.Labels}} {{.Description.TLSInfo.TrustRoot | len}} {{len .Description.TLSInfo.CertIssuerSubject}}',
+        '{{.Foo}}',
+        '{{.Status.Foo}}',
+        '{{.Spec.Role.Foo}}',
+        '{{.Description.Resources.NanoCPUs.Foo}}',
+        '{{json .Status}} {{json .Spec}} {{json .ManagerStatus}}',
+        '{{json .Description.Platform}}',
+        '{{.ID',
+      ],
+    );
+    await each(['node', 'inspect'], ['self', 'nope'], ['{{.Spec.Role}}']);
+
+    const leave = await d.docker(['swarm', 'leave', '--force']);
+    assert.equal(leave.code, 0, leave.stderr);
+  });
+
+  test('context inspect: over the docker CLI context listing', async () => {
+    // The engine CLI names its endpoint "engine" where the docker CLI says "docker", and keeps its
+    // own configuration directory: docker's answer is read with those two words exchanged.
+    const norm = (s: string) =>
+      s
+        .replaceAll(dockerConfig(), engineConfig())
+        .replaceAll('docker:{', 'engine:{')
+        .replaceAll('"docker":', '"engine":')
+        .replaceAll('.Endpoints.docker', '.Endpoints.engine');
+    const both = (args: string[]) =>
+      same(
+        args,
+        args.map((a) => a.replaceAll('.Endpoints.engine', '.Endpoints.docker')),
+        norm,
+      );
+    await same(
+      ['context', 'create', 'tplctx', '--description', 'd1', '--docker', 'host=tcp://127.0.0.1:1'],
+      ['context', 'create', 'tplctx', '--description', 'd1', '--docker', 'host=tcp://127.0.0.1:1'],
+    );
+    for (const format of [
+      '{{.Name}}',
+      '{{.}}',
+      '{{.Metadata}}',
+      '{{.Metadata.Metadata}} {{.Metadata.Metadata.Description}}',
+      '{{.Endpoints}} {{.Endpoints.engine.Host}} {{.Endpoints.nope}} {{index .Endpoints "nope"}}',
+      '{{.TLSMaterial}} {{.Storage}} {{.Storage.MetadataPath}}',
+      '{{.Foo}}',
+      '{{.Metadata.Foo}}',
+      '{{.Endpoints.engine.Foo}}',
+      '{{json .}}',
+      '{{json .Metadata}} {{json .Metadata.Metadata}} {{json .TLSMaterial}}',
+      '{{.Name',
+    ]) {
+      await both(['context', 'inspect', 'tplctx', '--format', format]);
+      await both(['context', 'inspect', 'default', '--format', format]);
+    }
+  });
+});
