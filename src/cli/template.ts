@@ -71,8 +71,8 @@ export interface CompileOptions {
   name?: string;
   /** Whether `table` starts a table (a list's formatter) or is text (version, info, inspect). */
   tables?: boolean;
-  /** Objects are decoded JSON maps under missingkey=error (inspect), not structs. */
-  jsonMaps?: boolean;
+  /** Objects are decoded JSON maps under missingkey=error (inspect), not structs; 'raw': no `ID` read as `Id`. */
+  jsonMaps?: boolean | 'raw';
   /** The Go type the docker CLI runs the template over (named in errors), or one per rendered value. */
   type?: GoType | ((dot: unknown) => GoType | undefined);
 }
@@ -89,7 +89,7 @@ export function compile(format: string, options: CompileOptions = {}): Compiled 
   prefixed(parsePrefix, () => {
     t = parseGoTemplate(name, body, FUNCS, {
       objects: 'map',
-      missingKey: options.jsonMaps ? 'map' : 'field',
+      missingKey: options.jsonMaps === 'raw' ? 'raw' : options.jsonMaps ? 'map' : 'field',
       typeName: names?.typeName,
     });
     return '';

@@ -110,9 +110,10 @@ export interface GoTemplateOptions {
   /**
    * With objects 'map', how a missing key of a plain object fails: 'field' as a Go struct's
    * ("can't evaluate field X"; the docker CLI's list rows are structs), 'map' as a decoded JSON map
-   * under missingkey=error (`inspect`: "map has no entry for key").
+   * under missingkey=error (`inspect`: "map has no entry for key"), reading `ID` as `Id` where the
+   * Go type the map stands for has it; 'raw' the same without (a fallback after the Go type failed).
    */
-  missingKey?: 'field' | 'map';
+  missingKey?: 'field' | 'map' | 'raw';
   /**
    * The Go type a failed field access names ("can't evaluate field X in type T"): given the value
    * and, when it was reached through a field, the value holding it and that field's name.
@@ -199,7 +200,8 @@ export function parseGoTemplate(
     funcs: { ...BUILTINS, ...funcs },
     name,
     maps: options.objects === 'map',
-    jsonMaps: options.missingKey === 'map',
+    jsonMaps: options.missingKey === 'map' || options.missingKey === 'raw',
+    idAsId: options.missingKey === 'map',
     typeName: options.typeName,
     pipes: new Map(),
   };
@@ -264,8 +266,10 @@ interface Ctx {
   name: string;
   /** objects: 'map'. */
   maps: boolean;
-  /** missingKey: 'map'. */
+  /** missingKey: 'map' or 'raw'. */
   jsonMaps: boolean;
+  /** missingKey: 'map'. */
+  idAsId: boolean;
   typeName: GoTemplateOptions['typeName'];
 }
 
@@ -558,7 +562,7 @@ function evaluate(pipe: string, dot: unknown, ctx: Ctx, at: string, depth: numbe
       else if ((v === undefined || v === null) && ctx.maps) return undefined;
       else if (v === undefined || v === null) throw fail(`nil pointer evaluating .${part}`);
       // The docker CLI's inspect runs the template over the Go type first (`ID`), its JSON map after (`Id`).
-      else if (ctx.jsonMaps && part === 'ID' && isObjectMap(v) && 'Id' in v) v = v.Id;
+      else if (ctx.idAsId && part === 'ID' && isObjectMap(v) && 'Id' in v) v = v.Id;
       else if (ctx.jsonMaps && isObjectMap(v)) throw fail(`map has no entry for key "${part}"`);
       else throw noField(part);
       holder = from;

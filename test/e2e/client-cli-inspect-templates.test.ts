@@ -145,8 +145,67 @@ describe('engine CLI inspect templates over Go structs, as the docker CLI', { ti
     );
     await each(['node', 'inspect'], ['self', 'nope'], ['{{.Spec.Role}}']);
 
+    // secret and config inspect (and inspect of a service) have the raw JSON to fall back on: the
+    // template runs over the Go type first, over the JSON as maps when that fails.
+    const sec = await d.docker(['secret', 'create', '--label', 'k=v', 'tplsec', '-'], { input: 'hush' });
+    assert.equal(sec.code, 0, sec.stderr);
+    const cfg = await d.docker(['config', 'create', 'tplcfg', '-'], { input: 'hi' });
+    assert.equal(cfg.code, 0, cfg.stderr);
+    for (const [cmd, name] of [
+      ['secret', 'tplsec'],
+      ['config', 'tplcfg'],
+    ] as const) {
+      await each(
+        [cmd, 'inspect'],
+        [name],
+        [
+          '{{.ID}} {{.Spec.Name}} {{.Version}}',
+          '{{.CreatedAt}}',
+          '{{.Spec.Labels}} {{.Spec.Labels.nope}}',
+          '{{.Spec.Data}} {{json .Spec.Data}}',
+          '{{.Spec.Annotations}}',
+          '{{.Foo}}',
+          '{{.Spec.Foo}}',
+          '{{.Spec.Name}} {{.Foo}}',
+          '{{json .Spec}}',
+          '{{.ID',
+        ],
+      );
+      await each([cmd, 'inspect'], [name, 'nope'], ['{{.Spec.Name}}']);
+    }
+    await each(['inspect'], ['tplsvc'], ['{{.CreatedAt}}', '{{.Spec.Labels.nope}}', '{{.Foo}}', '{{.Spec.UpdateConfig.Monitor}}']);
+
     const leave = await d.docker(['swarm', 'leave', '--force']);
     assert.equal(leave.code, 0, leave.stderr);
+  });
+
+  test('network inspect and inspect: over the Go type, then the raw JSON', async () => {
+    const n = await d.docker(['network', 'create', '--label', 'a=1', '--subnet', '10.231.7.0/24', 'tplnet']);
+    assert.equal(n.code, 0, n.stderr);
+    await each(
+      ['network', 'inspect'],
+      ['tplnet'],
+      [
+        '{{.Name}} {{.Driver}} {{.Scope}} {{.Internal}}',
+        '{{.Created}}',
+        '{{.ID}} {{.Id}}',
+        '{{.IPAM}} {{.IPAM.Config}}',
+        '{{.Labels}} {{.Labels.nope}} {{.Options}}',
+        '{{.ConfigFrom}} {{.Containers}}',
+        '{{.Foo}}',
+        '{{json .IPAM}} {{json .Labels}}',
+        '{{.Name',
+      ],
+    );
+    await each(['network', 'inspect'], ['tplnet', 'nope'], ['{{.Name}}', '{{.Foo}}']);
+    await each(['inspect'], ['tplvol'], ['{{.Labels.nope}}', '{{.Foo}}', '{{.Name}} {{.Foo}}', '{{.UsageData}}']);
+    await each(['inspect'], ['tplnet', 'nope'], ['{{.Created}}', '{{.Foo}}']);
+    await each(['inspect'], ['nope'], ['{{.Name}}']);
+    // A failed template prints nothing of what it wrote before the failure.
+    const c = await d.docker(['run', '-d', '--name', 'tplc', '-l', 'a=1', 'busybox', 'sleep', '1000']);
+    assert.equal(c.code, 0, c.stderr);
+    await each(['inspect'], ['tplc'], ['{{.Name}} {{.Foo}}', '{{.Config.Labels.a}}']);
+    await each(['container', 'inspect'], ['tplc', 'nope'], ['{{.Name}}', '{{.Foo}}']);
   });
 
   test('context inspect: over the docker CLI context listing', async () => {

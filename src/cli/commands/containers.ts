@@ -248,6 +248,16 @@ const FINDERS: Record<string, Finder> = {
   secret: (cli, n) => cli.api.cluster.get('secrets', n),
   config: (cli, n) => cli.api.cluster.get('configs', n),
 };
+/** The Go types the docker CLI decodes each kind into, where this CLI knows their fields (cli/commands/go-struct.ts). */
+const INSPECTED_TYPES: Record<string, string | undefined> = {
+  service: 'swarm.Service',
+  node: 'swarm.Node',
+  task: 'swarm.Task',
+  secret: 'swarm.Secret',
+  config: 'swarm.Config',
+  volume: 'volume.Volume',
+  network: 'network.Inspect',
+};
 /** The kinds `inspect` tries without --type, in the docker CLI's order. */
 const AUTODETECT = ['container', 'image', 'network', 'volume', 'service', 'task', 'node', 'plugin', 'secret', 'config'];
 /** Those tried only on a swarm manager (one /info call says so). */
@@ -287,6 +297,7 @@ export async function inspect(cli: Cli, argv: string[], only?: string): Promise<
   const found: unknown[] = [];
   const missing: string[] = [];
   const ordered: unknown[] = [];
+  const kindOf = new WeakMap<object, string>();
   for (const name of f.args) {
     let hit: unknown;
     let refused: string | undefined;
@@ -294,6 +305,7 @@ export async function inspect(cli: Cli, argv: string[], only?: string): Promise<
       if (kinds === AUTODETECT && SWARM_KINDS.has(k) && !(await swarmManager())) continue;
       try {
         hit = k === 'container' && f.bool('size') ? await cli.api.containers.inspect(name, { size: true }) : await FINDERS[k]!(cli, name);
+        kindOf.set(hit as object, k);
         break;
       } catch (e) {
         if (!(e instanceof EngineError && e.status === 404)) throw e;
@@ -308,9 +320,11 @@ export async function inspect(cli: Cli, argv: string[], only?: string): Promise<
   }
   // What was found is written first, the names not found after it, as the docker CLI does.
   const format = f.str('format');
-  // volume inspect runs the template over volume.Volume alone (no raw JSON to fall back on).
-  if (only === 'volume' && format && format !== 'json') {
-    const errors = printTyped(cli, ordered, format, 'volume.Volume');
+  if (format && format !== 'json') {
+    // The template runs over the object's Go type, then over its JSON when that fails; volume
+    // inspect has no JSON to fall back on.
+    const typeOf = (it: unknown) => INSPECTED_TYPES[kindOf.get(it as object) ?? ''];
+    const errors = printTyped(cli, ordered, format, typeOf, { fallback: only !== 'volume' });
     if (errors.length) cli.err(`${errors.join('\n')}\n`);
     return errors.length ? 1 : 0;
   }

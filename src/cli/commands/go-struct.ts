@@ -133,6 +133,51 @@ STRUCTS.set('volume.Volume', {
 STRUCTS.set('volume.UsageData', { fields: [def('RefCount', 'int64'), def('Size', 'int64')] });
 // Cluster volumes are not served; one that came would keep its JSON.
 STRUCTS.set('volume.ClusterVolume', { fields: [], json: (s) => s.raw });
+// network.Inspect (moby api/types/network).
+STRUCTS.set('network.Inspect', {
+  fields: [
+    def('Name', 'string'),
+    def('ID', 'string', false, 'Id'),
+    def('Created', 'time.Time'),
+    def('Scope', 'string'),
+    def('Driver', 'string'),
+    def('EnableIPv4', 'bool'),
+    def('EnableIPv6', 'bool'),
+    def('IPAM', 'network.IPAM'),
+    def('Internal', 'bool'),
+    def('Attachable', 'bool'),
+    def('Ingress', 'bool'),
+    def('ConfigFrom', 'network.ConfigReference'),
+    def('ConfigOnly', 'bool'),
+    def('Containers', 'map[string]network.EndpointResource'),
+    def('Options', 'map[string]string'),
+    def('Labels', 'map[string]string'),
+    def('Peers', '[]network.PeerInfo', true),
+    def('Services', 'map[string]network.ServiceInfo', true),
+  ],
+});
+STRUCTS.set('network.IPAM', {
+  fields: [def('Driver', 'string'), def('Options', 'map[string]string'), def('Config', '[]network.IPAMConfig')],
+});
+STRUCTS.set('network.IPAMConfig', {
+  fields: [
+    def('Subnet', 'string', true),
+    def('IPRange', 'string', true),
+    def('Gateway', 'string', true),
+    def('AuxAddress', 'map[string]string', true, 'AuxiliaryAddresses'),
+  ],
+});
+STRUCTS.set('network.ConfigReference', { fields: [def('Network', 'string')] });
+STRUCTS.set('network.EndpointResource', {
+  fields: ['Name', 'EndpointID', 'MacAddress', 'IPv4Address', 'IPv6Address'].map((n) => def(n, 'string')),
+});
+STRUCTS.set('network.PeerInfo', { fields: [def('Name', 'string'), def('IP', 'string')] });
+STRUCTS.set('network.ServiceInfo', {
+  fields: [def('VIP', 'string'), def('Ports', '[]string'), def('LocalLBIndex', 'int'), def('Tasks', '[]network.Task')],
+});
+STRUCTS.set('network.Task', {
+  fields: [def('Name', 'string'), def('EndpointID', 'string'), def('EndpointIP', 'string'), def('Info', 'map[string]string')],
+});
 STRUCTS.set('context.contextWithTLSListing', {
   fields: [
     { ...def('Metadata', 'store.Metadata'), embed: true },
@@ -468,16 +513,30 @@ export class Refusal {
 }
 
 /**
- * A template over objects the docker CLI decodes into Go structs with no raw JSON to fall back on
- * (its inspect.Inspect with a nil raw element): each object's rendering is kept only when it
- * succeeds, stdout gets the renderings (a bare newline when there are none), and the failures come
- * back in order with the refusals among `items`, worded "template parsing error: …". A template that does not parse exits with
- * `parseStatus`.
+ * An inspect template as the docker CLI's inspect.Inspect runs it: over each object's Go type
+ * (`goType`, by object when a function; undefined where none is known here); when that fails and
+ * the command has the raw JSON (`fallback`: every inspect but volume, service, node and context's),
+ * over the JSON as maps under missingkey=error. An object's rendering is kept only when it
+ * succeeds; stdout gets the renderings (a bare newline when there are none); the failures come back
+ * in order with the refusals among `items`, worded "template parsing error: …". A template that
+ * does not parse exits with `parseStatus`.
  */
-export function printTyped(cli: Cli, items: unknown[], format: string, goType: string, parseStatus = 64): string[] {
+export function printTyped(
+  cli: Cli,
+  items: unknown[],
+  format: string,
+  goType: string | ((item: unknown) => string | undefined),
+  options: { parseStatus?: number; fallback?: boolean } = {},
+): string[] {
+  const { parseStatus = 64, fallback = false } = options;
   let t: Compiled;
+  let maps: Compiled | undefined;
+  let untyped: Compiled | undefined;
   try {
     t = usageTemplate(format, { errors: 'formatter' });
+    if (fallback) maps = usageTemplate(format, { errors: 'formatter', jsonMaps: 'raw' });
+    // An object whose Go type is not described here: its JSON as maps, `ID` read as `Id` as its Go type would.
+    if (fallback) untyped = usageTemplate(format, { errors: 'formatter', jsonMaps: true });
   } catch (e) {
     if (e instanceof ExitError) throw new ExitError(parseStatus, e.message);
     throw e;
@@ -489,11 +548,19 @@ export function printTyped(cli: Cli, items: unknown[], format: string, goType: s
       errors.push(it.message);
       continue;
     }
+    const type = typeof goType === 'function' ? goType(it) : goType;
     try {
-      out += `${t.render(typed(it, goType))}\n`;
+      out += `${type === undefined ? untyped!.render(it) : t.render(typed(it, type))}\n`;
     } catch (e) {
       if (!(e instanceof TemplateError)) throw e;
-      errors.push(e.message);
+      if (!maps || type === undefined) errors.push(e.message);
+      else
+        try {
+          out += `${maps.render(it)}\n`;
+        } catch (raw) {
+          if (!(raw instanceof TemplateError)) throw raw;
+          errors.push(raw.message);
+        }
     }
   }
   cli.out(out || '\n');

@@ -2,13 +2,14 @@
 // rm, as the docker CLI: the new object's ID, tables by name with CREATED/UPDATED ages, and the
 // errors of an empty or missing file.
 import { readFile } from 'node:fs/promises';
-import { filtersOf, keyValues } from '../../args.ts';
+import { ExitError, filtersOf, keyValues } from '../../args.ts';
 import type { Cli } from '../../cli.ts';
 import type { CommandSpec } from '../../command-spec.ts';
 import { humanDuration } from '../../output.ts';
 import { EngineError } from '../../../client/errors.ts';
 import { CONFIG_TEXT, SECRET_TEXT } from '../family-text.ts';
 import { labelText, printInspected, printRows, readSource } from '../family-output.ts';
+import { printTyped, Refusal } from '../go-struct.ts';
 import { eachJoined, goTime } from './node.ts';
 import { leaf, management, parseFor } from '../spec-text.ts';
 import { naturalLess } from './tasks.ts';
@@ -102,13 +103,28 @@ function family(kind: Kind) {
     const f = parseFor(`${one} inspect`, T.inspect, argv, { min: 1 });
     const found: Obj[] = [];
     const errors: string[] = [];
+    const ordered: (Obj | Refusal)[] = [];
     for (const name of f.args) {
       try {
         found.push((await cli.api.cluster.get(kind, name)) as Obj);
+        ordered.push(found[found.length - 1]!);
       } catch (e) {
         if (e instanceof EngineError) errors.push(`Error response from daemon: ${e.message}`);
         else throw e;
+        ordered.push(new Refusal(errors[errors.length - 1]!));
       }
+    }
+    const format = f.str('format');
+    if (!f.bool('pretty') && format?.startsWith('pretty') && format !== 'pretty')
+      throw new ExitError(1, 'cannot supply extra formatting options to the pretty template');
+    if (format && format !== 'json' && format !== 'pretty' && !f.bool('pretty')) {
+      // Over the Go type, then the raw JSON; a template that does not parse exits 1 as the others.
+      const all = printTyped(cli, ordered, format, kind === 'secrets' ? 'swarm.Secret' : 'swarm.Config', {
+        parseStatus: 1,
+        fallback: true,
+      });
+      if (all.length) cli.err(`${all.join('\n')}\n`);
+      return all.length ? 1 : 0;
     }
     if (f.bool('pretty') || f.str('format') === 'pretty') cli.out(found.map(pretty).join('\n\n'));
     // The docker CLI prints a secret's or config's raw answer (SecretInspectWithRaw), indented, where
