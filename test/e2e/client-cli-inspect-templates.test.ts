@@ -204,7 +204,24 @@ describe('engine CLI inspect templates over Go structs, as the docker CLI', { ti
     // A failed template prints nothing of what it wrote before the failure.
     const c = await d.docker(['run', '-d', '--name', 'tplc', '-l', 'a=1', 'busybox', 'sleep', '1000']);
     assert.equal(c.code, 0, c.stderr);
-    await each(['inspect'], ['tplc'], ['{{.Name}} {{.Foo}}', '{{.Config.Labels.a}}']);
+    await each(
+      ['inspect'],
+      ['tplc'],
+      [
+        '{{.Name}} {{.Foo}}',
+        '{{.Config.Labels.a}} {{.Config.Labels.nope}} [{{index .Config.Labels "nope"}}]',
+        '{{.ID}} {{.Id}}',
+        '{{.State.Status}} {{.State.Running}} {{.State.Health}} {{.RestartCount}}',
+        '{{.Config.Cmd}} {{.Config.Entrypoint}} {{.Config.Env}} {{.Config.Volumes}} {{.Config.ExposedPorts}}',
+        '{{.HostConfig.RestartPolicy}} {{.HostConfig.LogConfig}} {{.HostConfig.Memory}} {{.HostConfig.PidsLimit}} {{.HostConfig.ConsoleSize}}',
+        '{{.HostConfig.NetworkMode}} {{.HostConfig.PortBindings}} {{.NetworkSettings.Ports}} {{.NetworkSettings.IPAddress}}',
+        '{{.GraphDriver.Name}} {{.Mounts}} {{.SizeRw}}',
+        '{{.State.Health.Status}}',
+        '{{.Config.Foo}}',
+        '{{json .Config}}',
+        '{{json .Config.Labels}} {{json .HostConfig.RestartPolicy}} {{json .State.Health}}',
+      ],
+    );
     await each(['container', 'inspect'], ['tplc', 'nope'], ['{{.Name}}', '{{.Foo}}']);
   });
 

@@ -15,11 +15,13 @@ import type { Cli } from '../cli.ts';
 import { TemplateError, usageTemplate, type Compiled } from '../template.ts';
 import { GoMap, GoValue, goPrint } from '../../wire/go-template.ts';
 import { GO_LAYOUT } from './cluster/go-layout.ts';
+import { CONTAINER_NAMED, CONTAINER_STRUCTS } from './go-container.ts';
 
 /** A struct field: its Go name, JSON name, Go type, omitempty; `embed` for an embedded struct. */
 interface FieldDef {
   name: string;
-  json: string;
+  /** null: not encoded (`json:"-"`). */
+  json: string | null;
   type: string;
   omitempty: boolean;
   embed?: boolean;
@@ -113,6 +115,15 @@ for (const [type, layout] of Object.entries(GO_LAYOUT)) {
   STRUCTS.set(qualify(type), { fields });
 }
 STRUCTS.set('swarm.Version', { ...STRUCTS.get('swarm.Version')!, stringer: (s) => String(s.get('Index')) });
+
+// container.InspectResponse and what it reaches (go-container.ts); `struct {}` (a set's values).
+for (const [type, fields] of Object.entries(CONTAINER_STRUCTS))
+  STRUCTS.set(type, {
+    fields: fields.map(([name, t, json, omit, embed]) => ({ name, type: t, json, omitempty: omit === 1, embed: embed === 1 })),
+  });
+STRUCTS.set('struct {}', { fields: [] });
+/** Named types that are not structs: what they are made of. */
+const NAMED: Record<string, string> = CONTAINER_NAMED;
 
 const def = (name: string, type: string, omitempty = false, json = name): FieldDef => ({ name, json, type, omitempty });
 // volume.Volume (moby api/types/volume) and the context the docker CLI inspects (cli/command/context).
@@ -243,7 +254,7 @@ export class GoStruct extends GoValue {
     for (const f of this.def.fields) {
       const v = this.values.get(f.name);
       if (f.embed) Object.assign(out, (v as GoStruct).toJSON());
-      else if (!(f.omitempty && emptyValue(v))) out[f.json] = v;
+      else if (f.json !== null && !(f.omitempty && emptyValue(v))) out[f.json] = v;
     }
     return out;
   }
@@ -252,7 +263,7 @@ export class GoStruct extends GoValue {
 function fieldDef(d: StructDef, name: string): FieldDef | undefined {
   for (const f of d.fields) {
     if (f.name === name) return f;
-    const inner = f.embed ? STRUCTS.get(f.type) : undefined;
+    const inner = f.embed ? STRUCTS.get(f.type.replace(/^\*/, '')) : undefined;
     const found = inner && fieldDef(inner, name);
     if (found) return found;
   }
@@ -409,7 +420,7 @@ class GoBytes extends GoValue {
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-const NUMBERS = new Set(['int', 'int64', 'uint64', 'uint32', 'float32', 'float64']);
+const NUMBERS = new Set(['int', 'int8', 'int16', 'int32', 'int64', 'uint', 'uint8', 'uint16', 'uint32', 'uint64', 'float32', 'float64']);
 
 /** A nil slice: prints `[]` as an empty one does, but encodes as null. */
 function nilSlice(): unknown[] {
@@ -462,15 +473,24 @@ export function typed(raw: unknown, type: string): unknown {
     return d ? struct(raw, 'interface {}', d) : typed(raw, held);
   }
   if (type.startsWith('*')) {
-    const target = type.slice(1);
+    const named = NAMED[type.slice(1)];
+    const target = named !== undefined && STRUCTS.has(named) ? named : type.slice(1);
     const d = STRUCTS.get(target);
     if (raw === undefined || raw === null) return new GoNil(type, d);
     return d ? struct(raw, type, d) : new GoPointer(type, typed(raw, target));
   }
-  if (type === '[]byte') return new GoBytes(Buffer.from(typeof raw === 'string' ? raw : '', 'base64'), typeof raw !== 'string');
+  if (Object.hasOwn(NAMED, type)) return typed(raw, NAMED[type]!);
+  const array = /^\[(\d+)\](.+)$/.exec(type);
+  if (array) {
+    const n = Number(array[1]);
+    return Array.from({ length: n }, (_, i) => typed(Array.isArray(raw) ? raw[i] : undefined, array[2]!));
+  }
+  if (type === '[]byte' || type === '[]uint8')
+    return new GoBytes(Buffer.from(typeof raw === 'string' ? raw : '', 'base64'), typeof raw !== 'string');
   if (type.startsWith('[]')) return Array.isArray(raw) ? raw.map((x) => typed(x, type.slice(2))) : nilSlice();
-  if (type.startsWith('map[string]')) {
-    const item = type.slice(11);
+  if (type.startsWith('map[')) {
+    // map[K]V with K a string kind (string, nat.Port…): the value type after K's closing bracket.
+    const item = type.slice(type.indexOf(']') + 1);
     const goType = type.replace(/=.*/, '');
     if (!isObject(raw)) return new GoMap([], goType, zeroOf(item), true);
     return new GoMap(
@@ -503,7 +523,15 @@ export function typed(raw: unknown, type: string): unknown {
 function struct(raw: unknown, goType: string, d: StructDef): GoStruct {
   const o = isObject(raw) ? raw : {};
   const values = new Map<string, unknown>();
-  for (const f of d.fields) values.set(f.name, f.embed ? struct(o, f.type, STRUCTS.get(f.type)!) : typed(member(o, f.json), f.type));
+  for (const f of d.fields)
+    values.set(
+      f.name,
+      f.embed
+        ? struct(o, f.type, STRUCTS.get(f.type.replace(/^\*/, ''))!)
+        : f.json === null
+          ? zeroOf(f.type)
+          : typed(member(o, f.json), f.type),
+    );
   return new GoStruct(goType, d, values, raw);
 }
 
