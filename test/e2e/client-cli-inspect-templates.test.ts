@@ -223,6 +223,18 @@ describe('engine CLI inspect templates over Go structs, as the docker CLI', { ti
       ],
     );
     await each(['container', 'inspect'], ['tplc', 'nope'], ['{{.Name}}', '{{.Foo}}']);
+    await each(
+      ['image', 'inspect'],
+      ['busybox'],
+      [
+        '{{.ID}} {{.Id}} {{.Os}} {{.Architecture}} {{.RepoTags}}',
+        '{{.Config.Labels.nope}} {{.Config.Cmd}} {{.Config.Env}} {{.Config.Healthcheck}}',
+        '{{.Config}}',
+        '{{.RootFS}} {{.Metadata}} {{.Metadata.LastTagTime}} {{.GraphDriver.Name}}',
+        '{{.Foo}}',
+        '{{json .Config}} {{json .RootFS}} {{json .Metadata}}',
+      ],
+    );
   });
 
   test('context inspect: over the docker CLI context listing', async () => {

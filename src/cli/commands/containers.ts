@@ -251,6 +251,7 @@ const FINDERS: Record<string, Finder> = {
 /** The Go types the docker CLI decodes each kind into, where this CLI knows their fields (cli/commands/go-struct.ts). */
 const INSPECTED_TYPES: Record<string, string | undefined> = {
   container: 'container.InspectResponse',
+  image: 'image.InspectResponse',
   service: 'swarm.Service',
   node: 'swarm.Node',
   task: 'swarm.Task',

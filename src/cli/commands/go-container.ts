@@ -1,13 +1,16 @@
-// The Go types the docker CLI decodes `container inspect` into (moby api/types/container v28 and
-// the types it reaches: network, mount, storage, blkiodev, go-connections' nat, go-units, the OCI
-// image spec): per struct, its fields as [Go name, Go type, JSON name (null: not encoded),
-// omitempty, embedded]; named types beside with what they are made of. Facts of the wire format,
-// listed from the Go declarations; go-struct.ts reads them.
+// The Go types the docker CLI decodes `container inspect` and `image inspect` into (moby
+// api/types/container and image v28 and the types they reach: network, mount, storage, blkiodev,
+// go-connections' nat, go-units, the OCI and docker image specs): per struct, its fields as
+// [Go name, Go type, JSON name (null: not encoded), omitempty, embedded]; named types beside with
+// what they are made of. Facts of the wire format, listed from the Go declarations; go-struct.ts
+// reads them.
 
 type Field = readonly [name: string, type: string, json: string | null, omitempty: 0 | 1, embedded: 0 | 1];
 
 // prettier-ignore
-export const CONTAINER_STRUCTS: Record<string, readonly Field[]> = {
+export const INSPECT_STRUCTS: Record<string, readonly Field[]> = {
+  "struct { Content int64; Total int64 }": [["Content", "int64", "Content", 0, 0], ["Total", "int64", "Total", 0, 0]],
+  "struct { Unpacked int64 }": [["Unpacked", "int64", "Unpacked", 0, 0]],
   "container.InspectResponse": [["ContainerJSONBase", "*container.ContainerJSONBase", "ContainerJSONBase", 0, 1], ["Mounts", "[]container.MountPoint", "Mounts", 0, 0], ["Config", "*container.Config", "Config", 0, 0], ["NetworkSettings", "*container.NetworkSettings", "NetworkSettings", 0, 0], ["ImageManifestDescriptor", "*v1.Descriptor", "ImageManifestDescriptor", 1, 0]],
   "container.ContainerJSONBase": [["ID", "string", "Id", 0, 0], ["Created", "string", "Created", 0, 0], ["Path", "string", "Path", 0, 0], ["Args", "[]string", "Args", 0, 0], ["State", "*container.State", "State", 0, 0], ["Image", "string", "Image", 0, 0], ["ResolvConfPath", "string", "ResolvConfPath", 0, 0], ["HostnamePath", "string", "HostnamePath", 0, 0], ["HostsPath", "string", "HostsPath", 0, 0], ["LogPath", "string", "LogPath", 0, 0], ["Name", "string", "Name", 0, 0], ["RestartCount", "int", "RestartCount", 0, 0], ["Driver", "string", "Driver", 0, 0], ["Platform", "string", "Platform", 0, 0], ["MountLabel", "string", "MountLabel", 0, 0], ["ProcessLabel", "string", "ProcessLabel", 0, 0], ["AppArmorProfile", "string", "AppArmorProfile", 0, 0], ["ExecIDs", "[]string", "ExecIDs", 0, 0], ["HostConfig", "*container.HostConfig", "HostConfig", 0, 0], ["GraphDriver", "storage.DriverData", "GraphDriver", 0, 0], ["SizeRw", "*int64", "SizeRw", 1, 0], ["SizeRootFs", "*int64", "SizeRootFs", 1, 0]],
   "container.State": [["Status", "container.ContainerState", "Status", 0, 0], ["Running", "bool", "Running", 0, 0], ["Paused", "bool", "Paused", 0, 0], ["Restarting", "bool", "Restarting", 0, 0], ["OOMKilled", "bool", "OOMKilled", 0, 0], ["Dead", "bool", "Dead", 0, 0], ["Pid", "int", "Pid", 0, 0], ["ExitCode", "int", "ExitCode", 0, 0], ["Error", "string", "Error", 0, 0], ["StartedAt", "string", "StartedAt", 0, 0], ["FinishedAt", "string", "FinishedAt", 0, 0], ["Health", "*container.Health", "Health", 1, 0]],
@@ -32,7 +35,8 @@ export const CONTAINER_STRUCTS: Record<string, readonly Field[]> = {
   "mount.ClusterOptions": [],
   "storage.DriverData": [["Data", "map[string]string", "Data", 0, 0], ["Name", "string", "Name", 0, 0]],
   "container.MountPoint": [["Type", "mount.Type", "Type", 1, 0], ["Name", "string", "Name", 1, 0], ["Source", "string", "Source", 0, 0], ["Destination", "string", "Destination", 0, 0], ["Driver", "string", "Driver", 1, 0], ["Mode", "string", "Mode", 0, 0], ["RW", "bool", "RW", 0, 0], ["Propagation", "mount.Propagation", "Propagation", 0, 0]],
-  "container.Config": [["Hostname", "string", "Hostname", 0, 0], ["Domainname", "string", "Domainname", 0, 0], ["User", "string", "User", 0, 0], ["AttachStdin", "bool", "AttachStdin", 0, 0], ["AttachStdout", "bool", "AttachStdout", 0, 0], ["AttachStderr", "bool", "AttachStderr", 0, 0], ["ExposedPorts", "nat.PortSet", "ExposedPorts", 1, 0], ["Tty", "bool", "Tty", 0, 0], ["OpenStdin", "bool", "OpenStdin", 0, 0], ["StdinOnce", "bool", "StdinOnce", 0, 0], ["Env", "[]string", "Env", 0, 0], ["Cmd", "strslice.StrSlice", "Cmd", 0, 0], ["Healthcheck", "*v1.HealthcheckConfig", "Healthcheck", 1, 0], ["ArgsEscaped", "bool", "ArgsEscaped", 1, 0], ["Image", "string", "Image", 0, 0], ["Volumes", "map[string]struct {}", "Volumes", 0, 0], ["WorkingDir", "string", "WorkingDir", 0, 0], ["Entrypoint", "strslice.StrSlice", "Entrypoint", 0, 0], ["NetworkDisabled", "bool", "NetworkDisabled", 1, 0], ["MacAddress", "string", "MacAddress", 1, 0], ["OnBuild", "[]string", "OnBuild", 0, 0], ["Labels", "map[string]string", "Labels", 0, 0], ["StopSignal", "string", "StopSignal", 1, 0], ["StopTimeout", "*int", "StopTimeout", 1, 0], ["Shell", "strslice.StrSlice", "Shell", 1, 0]],
+  "container.Config": [["Hostname", "string", "Hostname", 0, 0], ["Domainname", "string", "Domainname", 0, 0], ["User", "string", "User", 0, 0], ["AttachStdin", "bool", "AttachStdin", 0, 0], ["AttachStdout", "bool", "AttachStdout", 0, 0], ["AttachStderr", "bool", "AttachStderr", 0, 0], ["ExposedPorts", "nat.PortSet", "ExposedPorts", 1, 0], ["Tty", "bool", "Tty", 0, 0], ["OpenStdin", "bool", "OpenStdin", 0, 0], ["StdinOnce", "bool", "StdinOnce", 0, 0], ["Env", "[]string", "Env", 0, 0], ["Cmd", "strslice.StrSlice", "Cmd", 0, 0], ["Healthcheck", "*container.HealthConfig", "Healthcheck", 1, 0], ["ArgsEscaped", "bool", "ArgsEscaped", 1, 0], ["Image", "string", "Image", 0, 0], ["Volumes", "map[string]struct {}", "Volumes", 0, 0], ["WorkingDir", "string", "WorkingDir", 0, 0], ["Entrypoint", "strslice.StrSlice", "Entrypoint", 0, 0], ["NetworkDisabled", "bool", "NetworkDisabled", 1, 0], ["MacAddress", "string", "MacAddress", 1, 0], ["OnBuild", "[]string", "OnBuild", 0, 0], ["Labels", "map[string]string", "Labels", 0, 0], ["StopSignal", "string", "StopSignal", 1, 0], ["StopTimeout", "*int", "StopTimeout", 1, 0], ["Shell", "strslice.StrSlice", "Shell", 1, 0]],
+  "v1.HealthcheckConfig": [["Test", "[]string", "Test", 1, 0], ["Interval", "time.Duration", "Interval", 1, 0], ["Timeout", "time.Duration", "Timeout", 1, 0], ["StartPeriod", "time.Duration", "StartPeriod", 1, 0], ["StartInterval", "time.Duration", "StartInterval", 1, 0], ["Retries", "int", "Retries", 1, 0]],
   "container.NetworkSettings": [["NetworkSettingsBase", "container.NetworkSettingsBase", "NetworkSettingsBase", 0, 1], ["DefaultNetworkSettings", "container.DefaultNetworkSettings", "DefaultNetworkSettings", 0, 1], ["Networks", "map[string]*network.EndpointSettings", "Networks", 0, 0]],
   "container.NetworkSettingsBase": [["Bridge", "string", "Bridge", 0, 0], ["SandboxID", "string", "SandboxID", 0, 0], ["SandboxKey", "string", "SandboxKey", 0, 0], ["Ports", "nat.PortMap", "Ports", 0, 0], ["HairpinMode", "bool", "HairpinMode", 0, 0], ["LinkLocalIPv6Address", "string", "LinkLocalIPv6Address", 0, 0], ["LinkLocalIPv6PrefixLen", "int", "LinkLocalIPv6PrefixLen", 0, 0], ["SecondaryIPAddresses", "[]network.Address", "SecondaryIPAddresses", 0, 0], ["SecondaryIPv6Addresses", "[]network.Address", "SecondaryIPv6Addresses", 0, 0]],
   "network.Address": [["Addr", "string", "Addr", 0, 0], ["PrefixLen", "int", "PrefixLen", 0, 0]],
@@ -41,11 +45,19 @@ export const CONTAINER_STRUCTS: Record<string, readonly Field[]> = {
   "network.EndpointIPAMConfig": [["IPv4Address", "string", "IPv4Address", 1, 0], ["IPv6Address", "string", "IPv6Address", 1, 0], ["LinkLocalIPs", "[]string", "LinkLocalIPs", 1, 0]],
   "v1.Descriptor": [["MediaType", "string", "mediaType", 0, 0], ["Digest", "digest.Digest", "digest", 0, 0], ["Size", "int64", "size", 0, 0], ["URLs", "[]string", "urls", 1, 0], ["Annotations", "map[string]string", "annotations", 1, 0], ["Data", "[]uint8", "data", 1, 0], ["Platform", "*v1.Platform", "platform", 1, 0], ["ArtifactType", "string", "artifactType", 1, 0]],
   "v1.Platform": [["Architecture", "string", "architecture", 0, 0], ["OS", "string", "os", 0, 0], ["OSVersion", "string", "os.version", 1, 0], ["OSFeatures", "[]string", "os.features", 1, 0], ["Variant", "string", "variant", 1, 0]],
-  "v1.HealthcheckConfig": [["Test", "[]string", "Test", 1, 0], ["Interval", "time.Duration", "Interval", 1, 0], ["Timeout", "time.Duration", "Timeout", 1, 0], ["StartPeriod", "time.Duration", "StartPeriod", 1, 0], ["StartInterval", "time.Duration", "StartInterval", 1, 0], ["Retries", "int", "Retries", 1, 0]],
+  "image.InspectResponse": [["ID", "string", "Id", 0, 0], ["RepoTags", "[]string", "RepoTags", 0, 0], ["RepoDigests", "[]string", "RepoDigests", 0, 0], ["Parent", "string", "Parent", 0, 0], ["Comment", "string", "Comment", 0, 0], ["Created", "string", "Created", 1, 0], ["Container", "string", "Container", 1, 0], ["ContainerConfig", "*container.Config", "ContainerConfig", 1, 0], ["DockerVersion", "string", "DockerVersion", 0, 0], ["Author", "string", "Author", 0, 0], ["Config", "*v1.DockerOCIImageConfig", "Config", 0, 0], ["Architecture", "string", "Architecture", 0, 0], ["Variant", "string", "Variant", 1, 0], ["Os", "string", "Os", 0, 0], ["OsVersion", "string", "OsVersion", 1, 0], ["Size", "int64", "Size", 0, 0], ["VirtualSize", "int64", "VirtualSize", 1, 0], ["GraphDriver", "storage.DriverData", "GraphDriver", 0, 0], ["RootFS", "image.RootFS", "RootFS", 0, 0], ["Metadata", "image.Metadata", "Metadata", 0, 0], ["Descriptor", "*v1.Descriptor", "Descriptor", 1, 0], ["Manifests", "[]image.ManifestSummary", "Manifests", 1, 0]],
+  "v1.DockerOCIImageConfig": [["ImageConfig", "v1.ImageConfig", "ImageConfig", 0, 1], ["DockerOCIImageConfigExt", "v1.DockerOCIImageConfigExt", "DockerOCIImageConfigExt", 0, 1]],
+  "v1.ImageConfig": [["User", "string", "User", 1, 0], ["ExposedPorts", "map[string]struct {}", "ExposedPorts", 1, 0], ["Env", "[]string", "Env", 1, 0], ["Entrypoint", "[]string", "Entrypoint", 1, 0], ["Cmd", "[]string", "Cmd", 1, 0], ["Volumes", "map[string]struct {}", "Volumes", 1, 0], ["WorkingDir", "string", "WorkingDir", 1, 0], ["Labels", "map[string]string", "Labels", 1, 0], ["StopSignal", "string", "StopSignal", 1, 0], ["ArgsEscaped", "bool", "ArgsEscaped", 1, 0]],
+  "v1.DockerOCIImageConfigExt": [["Healthcheck", "*v1.HealthcheckConfig", "Healthcheck", 1, 0], ["OnBuild", "[]string", "OnBuild", 1, 0], ["Shell", "[]string", "Shell", 1, 0]],
+  "image.RootFS": [["Type", "string", "Type", 1, 0], ["Layers", "[]string", "Layers", 1, 0]],
+  "image.Metadata": [["LastTagTime", "time.Time", "LastTagTime", 1, 0]],
+  "image.ManifestSummary": [["ID", "string", "ID", 0, 0], ["Descriptor", "v1.Descriptor", "Descriptor", 0, 0], ["Available", "bool", "Available", 0, 0], ["Size", "struct { Content int64; Total int64 }", "Size", 0, 0], ["Kind", "image.ManifestKind", "Kind", 0, 0], ["ImageData", "*image.ImageProperties", "ImageData", 1, 0], ["AttestationData", "*image.AttestationProperties", "AttestationData", 1, 0]],
+  "image.ImageProperties": [["Platform", "v1.Platform", "Platform", 0, 0], ["Size", "struct { Unpacked int64 }", "Size", 0, 0], ["Containers", "[]string", "Containers", 0, 0]],
+  "image.AttestationProperties": [["For", "digest.Digest", "For", 0, 0]],
 };
 
 // prettier-ignore
-export const CONTAINER_NAMED: Record<string, string> = {
+export const INSPECT_NAMED: Record<string, string> = {
   "container.ContainerState": "string",
   "container.HealthStatus": "string",
   "container.NetworkMode": "string",
@@ -65,5 +77,7 @@ export const CONTAINER_NAMED: Record<string, string> = {
   "mount.Consistency": "string",
   "mount.Propagation": "string",
   "nat.PortSet": "map[nat.Port]struct {}",
+  "container.HealthConfig": "v1.HealthcheckConfig",
+  "image.ManifestKind": "string",
   "digest.Digest": "string",
 };

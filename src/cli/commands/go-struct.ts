@@ -15,7 +15,7 @@ import type { Cli } from '../cli.ts';
 import { TemplateError, usageTemplate, type Compiled } from '../template.ts';
 import { GoMap, GoValue, goPrint } from '../../wire/go-template.ts';
 import { GO_LAYOUT } from './cluster/go-layout.ts';
-import { CONTAINER_NAMED, CONTAINER_STRUCTS } from './go-container.ts';
+import { INSPECT_NAMED, INSPECT_STRUCTS } from './go-container.ts';
 
 /** A struct field: its Go name, JSON name, Go type, omitempty; `embed` for an embedded struct. */
 interface FieldDef {
@@ -116,14 +116,14 @@ for (const [type, layout] of Object.entries(GO_LAYOUT)) {
 }
 STRUCTS.set('swarm.Version', { ...STRUCTS.get('swarm.Version')!, stringer: (s) => String(s.get('Index')) });
 
-// container.InspectResponse and what it reaches (go-container.ts); `struct {}` (a set's values).
-for (const [type, fields] of Object.entries(CONTAINER_STRUCTS))
+// container.InspectResponse, image.InspectResponse and what they reach (go-container.ts); `struct {}` (a set's values).
+for (const [type, fields] of Object.entries(INSPECT_STRUCTS))
   STRUCTS.set(type, {
     fields: fields.map(([name, t, json, omit, embed]) => ({ name, type: t, json, omitempty: omit === 1, embed: embed === 1 })),
   });
 STRUCTS.set('struct {}', { fields: [] });
 /** Named types that are not structs: what they are made of. */
-const NAMED: Record<string, string> = CONTAINER_NAMED;
+const NAMED: Record<string, string> = INSPECT_NAMED;
 
 const def = (name: string, type: string, omitempty = false, json = name): FieldDef => ({ name, json, type, omitempty });
 // volume.Volume (moby api/types/volume) and the context the docker CLI inspects (cli/command/context).
