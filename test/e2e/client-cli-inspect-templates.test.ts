@@ -1,9 +1,11 @@
-// `--format` of the inspect commands whose docker CLI formatter runs the template over a Go struct
-// with no raw JSON to fall back on — `volume`, `service`, `node` and `context inspect` — compared
-// word for word with the docker CLI 28 on one daemon: a known field, a nested struct, a time, a
-// duration, a nil pointer, an unknown field (named with its Go type), a missing map key
-// (`<no value>`), `json` of a struct and of a map, objects not found among those found, and a
-// template that does not parse.
+// `--format` of the inspect commands compared word for word with the docker CLI 28 on one daemon.
+// The docker CLI runs an inspect template over the Go type it decodes the object into: `volume`,
+// `service`, `node` and `context inspect` over that alone; `secret`, `config`, `network`,
+// `container`, `image` inspect and `inspect` (tasks too) fall back to the raw JSON as maps when it
+// fails. Compared: a known field, a nested struct, a time, a duration, a nil pointer, an unknown
+// field (named with its Go type, or the raw JSON's missing key), a missing map key (`<no value>`),
+// `json` of a struct and of a map, objects not found among those found, and a template that does
+// not parse.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -174,6 +176,21 @@ describe('engine CLI inspect templates over Go structs, as the docker CLI', { ti
       await each([cmd, 'inspect'], [name, 'nope'], ['{{.Spec.Name}}']);
     }
     await each(['inspect'], ['tplsvc'], ['{{.CreatedAt}}', '{{.Spec.Labels.nope}}', '{{.Foo}}', '{{.Spec.UpdateConfig.Monitor}}']);
+    // A task, over swarm.Task (the fields that do not move while it starts).
+    const ps = await d.docker(['service', 'ps', '-q', 'tplsvc']);
+    assert.equal(ps.code, 0, ps.stderr);
+    const task = ps.stdout.trim().split('\n')[0]!;
+    await each(
+      ['inspect', '--type', 'task'],
+      [task],
+      [
+        '{{.ServiceID}} {{.Slot}} {{.DesiredState}} {{.CreatedAt}}',
+        '{{.Spec.ContainerSpec.Image}} {{.Spec.ContainerSpec.Args}} {{.Spec.RestartPolicy.Condition}} {{.Spec.ForceUpdate}}',
+        '{{.Labels}} {{.Labels.nope}} {{.Annotations}} {{.JobIteration}}',
+        '{{.Foo}}',
+        '{{json .Spec.ContainerSpec.Args}} {{json .Labels}}',
+      ],
+    );
 
     const leave = await d.docker(['swarm', 'leave', '--force']);
     assert.equal(leave.code, 0, leave.stderr);
