@@ -32,6 +32,10 @@ export abstract class GoValue {
   field(_name: string): { value: unknown } | 'nil' | undefined {
     return undefined;
   }
+  /** A method that takes arguments (`{{.T.Format "2006"}}`): the function to call, undefined when there is none. */
+  method(_name: string): ((...args: unknown[]) => unknown) | undefined {
+    return undefined;
+  }
   /** The Go type of a field, for errors on what it holds. */
   fieldType(_name: string): string | undefined {
     return undefined;
@@ -619,8 +623,19 @@ function evaluate(pipe: string, dot: unknown, ctx: Ctx, at: string, depth: numbe
     const isFunc = /^[A-Za-z_]\w*$/.test(head) && !['true', 'false', 'nil'].includes(head);
     if (isFunc) result = call(head, [...rest.map(arg), ...piped]);
     else {
-      if (rest.length || piped.length) throw fail(`can't give argument to non-function ${head}`);
-      result = arg(head);
+      if (rest.length || piped.length) {
+        // A method of a typed value called with arguments: `.CreatedAt.Format "2006"`.
+        const cut = head.lastIndexOf('.');
+        const receiver = cut > 0 ? arg(head.slice(0, cut)) : cut === 0 ? dot : undefined;
+        const method = receiver instanceof GoValue ? receiver.method(head.slice(cut + 1)) : undefined;
+        if (!method) throw fail(`can't give argument to non-function ${head}`);
+        try {
+          result = method(...rest.map(arg), ...piped);
+        } catch (err) {
+          if (err instanceof GoTemplateError) throw err;
+          throw fail(`error calling ${head.slice(cut + 1)}: ${(err as Error).message}`);
+        }
+      } else result = arg(head);
     }
     first = false;
   }

@@ -98,6 +98,8 @@ describe('engine CLI inspect templates over Go structs, as the docker CLI', { ti
         '{{.ID}} {{.Spec.Name}}',
         '{{.Version}} {{.Version.Index}} {{.Version.String}}',
         '{{.CreatedAt}} {{.UpdatedAt}}',
+        '{{.CreatedAt.Format "2006-01-02T15:04:05.000Z07:00 Mon Monday Jan January _2 2 3:4:5 03 PM pm MST -0700 06 002 1"}}',
+        '{{.CreatedAt.Format "15:04:05.999999999|.99|,000000"}} {{.CreatedAt.Unix}} {{.CreatedAt.IsZero}} {{.CreatedAt.Year}}',
         '{{.Meta}}',
         '{{.Spec.Annotations}} {{.Spec.Labels}} {{.Spec.Labels.x}} {{.Spec.Labels.nope}}',
         '{{.Spec.UpdateConfig}} {{.Spec.UpdateConfig.Monitor}} {{.Spec.UpdateConfig.Delay}}',
@@ -205,6 +207,7 @@ describe('engine CLI inspect templates over Go structs, as the docker CLI', { ti
       [
         '{{.Name}} {{.Driver}} {{.Scope}} {{.Internal}}',
         '{{.Created}}',
+        '{{.Created.Format "Jan 2, 2006 at 3:04pm (MST)"}} {{.Created.Format "2006-01-02"}}',
         '{{.ID}} {{.Id}}',
         '{{.IPAM}} {{.IPAM.Config}}',
         '{{.Labels}} {{.Labels.nope}} {{.Options}}',

@@ -46,6 +46,11 @@ test('fields of a struct, embedded ones promoted; times, durations, Stringers as
     '[sleep 1] []',
   );
   assert.equal(render('{{.Endpoint.Spec}}', service, 'swarm.Service'), '{vip []}');
+  assert.equal(
+    render('{{.CreatedAt.Format "Jan 2, 2006 at 3:04pm (MST) Z07:00 .000 .999 Monday 002"}}', service, 'swarm.Service'),
+    'Nov 29, 2026 at 4:55am (UTC) Z .123 .123 Sunday 333',
+  );
+  assert.match(failure('{{.ID.Format "x"}}', service, 'swarm.Service'), /can't give argument to non-function \.ID\.Format$/);
 });
 
 test('unknown fields name the Go type; nil pointers; a missing map key is <no value>, its index the zero value', () => {

@@ -16,6 +16,7 @@ import { TemplateError, usageTemplate, type Compiled } from '../template.ts';
 import { GoMap, GoValue, goPrint } from '../../wire/go-template.ts';
 import { GO_LAYOUT } from './cluster/go-layout.ts';
 import { INSPECT_NAMED, INSPECT_STRUCTS } from './go-container.ts';
+import { formatGoTime } from './go-time.ts';
 
 /** A struct field: its Go name, JSON name, Go type, omitempty; `embed` for an embedded struct. */
 interface FieldDef {
@@ -350,6 +351,27 @@ class GoTime extends GoValue {
         return { value: Number(this.m?.[1] ?? 0) };
     }
     return undefined;
+  }
+  override method(name: string): ((...args: unknown[]) => unknown) | undefined {
+    const m = this.m;
+    if (name !== 'Format' || !m) return undefined;
+    const offset = m[8] === 'Z' ? 0 : (m[8]![0] === '-' ? -1 : 1) * (Number(m[8]!.slice(1, 3)) * 60 + Number(m[8]!.slice(4, 6)));
+    const parts = {
+      year: Number(m[1]),
+      month: Number(m[2]),
+      day: Number(m[3]),
+      hour: Number(m[4]),
+      minute: Number(m[5]),
+      second: Number(m[6]),
+      nanos: Number((m[7] ?? '').padEnd(9, '0').slice(0, 9)),
+      offset,
+      utc: m[8] === 'Z',
+    };
+    return (...args) => {
+      if (args.length !== 1) throw new Error(`wrong number of args for Format: want 1 got ${args.length}`);
+      if (typeof args[0] !== 'string') throw new Error(`wrong type for value; expected string; got ${typeof args[0]}`);
+      return formatGoTime(parts, args[0]);
+    };
   }
   /** MarshalJSON: RFC 3339 with the fraction's trailing zeros dropped. */
   toJSON(): string {
