@@ -192,7 +192,7 @@ export async function context(cli: Cli, argv: string[]): Promise<number> {
       );
       if (metas.some((m) => !m)) throw new UsageError(`context "${names[metas.findIndex((m) => !m)]}" does not exist`);
       const format = f.str('format');
-      if (format && format !== 'json') {
+      if (format) {
         // The docker CLI runs the template over its contextWithTLSListing struct alone.
         const { printTyped } = await import('./commands/go-struct.ts');
         const errors = printTyped(

@@ -83,7 +83,9 @@ describe('engine CLI inspect templates over Go structs, as the docker CLI', { ti
       ],
     );
     await each(['volume', 'inspect'], ['tplvol', 'nope', 'tplvol'], ['{{.Name}}', '{{.Foo}}']);
-    await each(['volume', 'inspect'], ['nope'], ['{{.Name}}']);
+    await each(['volume', 'inspect'], ['nope'], ['{{.Name}}', 'json']);
+    // `--format json`: one compact array, of the Go values (volume, service, node, context) or the raw answers.
+    await each(['volume', 'inspect'], ['tplvol', 'nope'], ['json']);
   });
 
   test('service and node inspect: over swarm.Service and swarm.Node', async () => {
@@ -117,7 +119,7 @@ describe('engine CLI inspect templates over Go structs, as the docker CLI', { ti
         '{{.Spec.Mode.Replicated.Replicas.Foo}}',
         '{{json .Spec.Labels}}',
         '{{json .Version}} {{json .CreatedAt}}',
-        '{{json .Spec.UpdateConfig}}',
+        '{{json .Spec.UpdateConfig}} {{json .Spec.TaskTemplate.RestartPolicy}} {{.Spec.TaskTemplate.RestartPolicy.Delay}}',
         '{{json .Spec.Annotations}}',
         '{{json .Endpoint}}',
         '{{.ID',
@@ -126,6 +128,7 @@ describe('engine CLI inspect templates over Go structs, as the docker CLI', { ti
     );
     await each(['service', 'inspect'], ['tplsvc', 'nope'], ['{{.Spec.Name}}', '{{.Foo}}']);
     await each(['service', 'inspect'], ['nope'], ['{{.ID}}']);
+    await each(['service', 'inspect'], ['tplsvc', 'nope'], ['json']);
 
     await each(
       ['node', 'inspect'],
@@ -147,7 +150,7 @@ describe('engine CLI inspect templates over Go structs, as the docker CLI', { ti
         '{{.ID',
       ],
     );
-    await each(['node', 'inspect'], ['self', 'nope'], ['{{.Spec.Role}}']);
+    await each(['node', 'inspect'], ['self', 'nope'], ['{{.Spec.Role}}', 'json']);
 
     // secret and config inspect (and inspect of a service) have the raw JSON to fall back on: the
     // template runs over the Go type first, over the JSON as maps when that fails.
@@ -175,7 +178,7 @@ describe('engine CLI inspect templates over Go structs, as the docker CLI', { ti
           '{{.ID',
         ],
       );
-      await each([cmd, 'inspect'], [name, 'nope'], ['{{.Spec.Name}}']);
+      await each([cmd, 'inspect'], [name, 'nope'], ['{{.Spec.Name}}', 'json']);
     }
     await each(['inspect'], ['tplsvc'], ['{{.CreatedAt}}', '{{.Spec.Labels.nope}}', '{{.Foo}}', '{{.Spec.UpdateConfig.Monitor}}']);
     // A task, over swarm.Task (the fields that do not move while it starts).
@@ -217,7 +220,7 @@ describe('engine CLI inspect templates over Go structs, as the docker CLI', { ti
         '{{.Name',
       ],
     );
-    await each(['network', 'inspect'], ['tplnet', 'nope'], ['{{.Name}}', '{{.Foo}}']);
+    await each(['network', 'inspect'], ['tplnet', 'nope'], ['{{.Name}}', '{{.Foo}}', 'json']);
     await each(['inspect'], ['tplvol'], ['{{.Labels.nope}}', '{{.Foo}}', '{{.Name}} {{.Foo}}', '{{.UsageData}}']);
     await each(['inspect'], ['tplnet', 'nope'], ['{{.Created}}', '{{.Foo}}']);
     await each(['inspect'], ['nope'], ['{{.Name}}']);
@@ -242,7 +245,8 @@ describe('engine CLI inspect templates over Go structs, as the docker CLI', { ti
         '{{json .Config.Labels}} {{json .HostConfig.RestartPolicy}} {{json .State.Health}}',
       ],
     );
-    await each(['container', 'inspect'], ['tplc', 'nope'], ['{{.Name}}', '{{.Foo}}']);
+    await each(['container', 'inspect'], ['tplc', 'nope'], ['{{.Name}}', '{{.Foo}}', 'json']);
+    await each(['inspect'], ['tplvol', 'tplnet'], ['json']);
     await each(
       ['image', 'inspect'],
       ['busybox'],
@@ -288,6 +292,7 @@ describe('engine CLI inspect templates over Go structs, as the docker CLI', { ti
       '{{.Endpoints.engine.Foo}}',
       '{{json .}}',
       '{{json .Metadata}} {{json .Metadata.Metadata}} {{json .TLSMaterial}}',
+      'json',
       '{{.Name',
     ]) {
       await both(['context', 'inspect', 'tplctx', '--format', format]);

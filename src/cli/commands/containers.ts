@@ -322,7 +322,7 @@ export async function inspect(cli: Cli, argv: string[], only?: string): Promise<
   }
   // What was found is written first, the names not found after it, as the docker CLI does.
   const format = f.str('format');
-  if (format && format !== 'json') {
+  if (format) {
     // The template runs over the object's Go type, then over its JSON when that fails; volume
     // inspect has no JSON to fall back on.
     const typeOf = (it: unknown) => INSPECTED_TYPES[kindOf.get(it as object) ?? ''];

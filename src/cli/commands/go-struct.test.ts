@@ -71,6 +71,8 @@ test('unknown fields name the Go type; nil pointers; a missing map key is <no va
 
 test('json writes the Go type back: field order, omitempty, embedded structs flattened, nil maps null', () => {
   assert.equal(render('{{json .Version}} {{json .CreatedAt}}', service, 'swarm.Service'), '{"Index":12} "2026-11-29T04:55:00.12345678Z"');
+  const restart = { Spec: { TaskTemplate: { RestartPolicy: { Condition: 'any', Delay: 5_000_000_000 } } } };
+  assert.equal(render('{{json .Spec.TaskTemplate.RestartPolicy}}', restart, 'swarm.Service'), '{"Condition":"any","Delay":5000000000}');
   assert.equal(render('{{json .Spec.Annotations}}', service, 'swarm.Service'), '{"Name":"web","Labels":{"x":"1"}}');
   assert.equal(
     render('{{json .Spec.UpdateConfig}}', service, 'swarm.Service'),

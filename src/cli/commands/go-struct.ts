@@ -316,7 +316,9 @@ class GoPointer extends GoValue {
     return nested_ ? ADDRESS : this.target instanceof GoValue ? this.target.print(false) : goPrint(this.target);
   }
   toJSON(): unknown {
-    return this.target;
+    // JSON.stringify does not call toJSON on what a toJSON returns.
+    const target = this.target as { toJSON?: () => unknown } | null;
+    return typeof target?.toJSON === 'function' ? target.toJSON() : target;
   }
 }
 
@@ -579,6 +581,7 @@ export function printTyped(
   options: { parseStatus?: number; fallback?: boolean } = {},
 ): string[] {
   const { parseStatus = 64, fallback = false } = options;
+  if (format === 'json') return printCompact(cli, items, goType, fallback);
   let t: Compiled;
   let maps: Compiled | undefined;
   let untyped: Compiled | undefined;
@@ -614,5 +617,21 @@ export function printTyped(
     }
   }
   cli.out(out || '\n');
+  return errors;
+}
+
+/** JSON as Go's encoding/json writes it: <, >, & and the JavaScript line separators escaped. */
+const goJsonText = (v: unknown) =>
+  JSON.stringify(v).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
+/**
+ * `--format json`: one compact JSON array, as the docker CLI's JSON inspector writes it — the raw
+ * answers where the command has them (`fallback`), else the Go values marshalled; `[]` when none.
+ */
+function printCompact(cli: Cli, items: unknown[], goType: string | ((item: unknown) => string | undefined), fallback: boolean): string[] {
+  const errors = items.flatMap((it) => (it instanceof Refusal ? [it.message] : []));
+  const found = items.filter((it) => !(it instanceof Refusal));
+  const values = fallback ? found : found.map((it) => typed(it, (typeof goType === 'function' ? goType(it) : goType) ?? 'interface {}'));
+  cli.out(`${goJsonText(values)}\n`);
   return errors;
 }

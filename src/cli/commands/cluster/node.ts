@@ -197,7 +197,7 @@ async function inspect(cli: Cli, argv: string[]): Promise<number> {
   const format = f.str('format');
   if (!f.bool('pretty') && format?.startsWith('pretty') && format !== 'pretty')
     throw new ExitError(1, 'cannot supply extra formatting options to the pretty template');
-  if (format && format !== 'json' && format !== 'pretty' && !f.bool('pretty')) {
+  if (format && format !== 'pretty' && !f.bool('pretty')) {
     // Over swarm.Node, the errors in the order of the names; a template that does not parse exits 1 too.
     const all = printTyped(cli, ordered, format, 'swarm.Node', { parseStatus: 1 });
     if (all.length) cli.err(`${all.join('\n')}\n`);

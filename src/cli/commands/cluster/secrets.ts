@@ -117,7 +117,7 @@ function family(kind: Kind) {
     const format = f.str('format');
     if (!f.bool('pretty') && format?.startsWith('pretty') && format !== 'pretty')
       throw new ExitError(1, 'cannot supply extra formatting options to the pretty template');
-    if (format && format !== 'json' && format !== 'pretty' && !f.bool('pretty')) {
+    if (format && format !== 'pretty' && !f.bool('pretty')) {
       // Over the Go type, then the raw JSON; a template that does not parse exits 1 as the others.
       const all = printTyped(cli, ordered, format, kind === 'secrets' ? 'swarm.Secret' : 'swarm.Config', {
         parseStatus: 1,
