@@ -1,7 +1,9 @@
 // The index against the full table: every command line it places (each path of the table, under
 // every alias) resolves in its file's entries to the very command the full table runs, and every
-// command of the table but `completion` is placed (a command left out would still run, slower).
+// command of the table but `completion` is placed (a command left out would still run, slower);
+// and `engine ps` / `engine images` load none of the other families' modules.
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { familyOf } from './command-index.ts';
 import type { CommandSpec } from './command-spec.ts';
@@ -62,4 +64,35 @@ test('command index: words it does not know, flags and management commands alone
   // A management command's file decides its subcommands (and refuses an unknown one through the full table).
   assert.ok(familyOf(['service']));
   assert.ok(familyOf(['container', 'nosuch']));
+});
+
+/** The modules of this build that `engine <args>` loads (Node's module hooks, in a child process). */
+function modulesLoaded(args: string[]): string[] {
+  const script = [
+    "const { registerHooks } = require('node:module');",
+    'const seen = [];',
+    'registerHooks({ resolve: (s, c, next) => { const r = next(s, c); seen.push(r.url); return r; } });',
+    `import(${JSON.stringify(new URL('./dispatch.js', import.meta.url).href)})`,
+    `  .then((m) => m.main(${JSON.stringify(args)}))`,
+    "  .then(() => process.stdout.write(seen.join('\\n')));",
+  ].join('\n');
+  const r = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', env: { PATH: process.env.PATH, HOME: '/nonexistent' } });
+  assert.equal(r.status, 0, r.stderr);
+  return r.stdout.split('\n').filter((u) => u.includes('/cli/'));
+}
+
+test('command index: ps and images load their own commands file, not the others', () => {
+  // Connecting fails (no daemon there): the command has run by then.
+  for (const [cmd, own] of [
+    ['ps', '/commands/containers.js'],
+    ['images', '/commands/images.js'],
+  ] as const) {
+    const loaded = modulesLoaded(['-H', 'unix:///nonexistent/engine.sock', cmd]);
+    assert.ok(
+      loaded.some((u) => u.endsWith(own)),
+      `${cmd} loads ${own}`,
+    );
+    const others = loaded.filter((u) => /\/commands\/cluster\/|command-table|families|management|tar-context|\/commands\/run\.js/.test(u));
+    assert.deepEqual(others, [], `${cmd} loads no other family`);
+  }
 });
