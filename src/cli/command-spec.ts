@@ -1,6 +1,6 @@
 // The shape of one entry of the `engine` command table: what `--help` prints (grouped as the docker
 // CLI groups its commands), what `engine completion bash|zsh` completes, and what runs. Each file of
-// commands/ exports its entries; main.ts assembles them into the one table.
+// commands/ exports its entries; command-table.ts assembles them into the one table.
 import type { FlagSpec } from './args.ts';
 import type { Command } from './cli.ts';
 

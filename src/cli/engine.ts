@@ -1,9 +1,9 @@
 // The entry of the `engine` executable: runs main() on the process's arguments and exits with its
 // status. Both builds start here: the Node bundle (dist/bundle/engine.cjs, for development) and the
-// compiled executable (dist/bin/engine, `bun build --compile`, scripts/build-cli.mjs). main.ts
-// itself only exports, so tests import it without running anything. main.ts (the command table
-// and every command) is imported on use: `engine --version` evaluates none of it (in the compiled
-// CLI, 31 → 26 MiB of peak RSS; a compiled "hello world" peaks at 25).
+// compiled executable (dist/bin/engine, `bun build --compile`, scripts/build-cli.mjs). dispatch.ts
+// itself only exports, so tests import it without running anything. dispatch.ts (and through it
+// the command's own file, command-index.ts) is imported on use: `engine --version` evaluates none
+// of it (in the compiled CLI, 31 → 26 MiB of peak RSS; a compiled "hello world" peaks at 25).
 import { ENGINE_VERSION } from '../version.ts';
 import { flushOutput } from './out.ts';
 
@@ -14,7 +14,7 @@ if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-v')) {
   console.log(`Engine version ${ENGINE_VERSION}`);
   process.exit(0);
 }
-import('./main.ts')
+import('./dispatch.ts')
   .then(({ main }) => main(argv))
   .then(
     (code) => {

@@ -1,7 +1,7 @@
 // The `engine` command table: the CommandSpec lists every commands file exports (SPECS), assembled
-// into one list, and the lookups main, help and completion share. A family adds itself with one
-// import and one spread in main.ts; two files may both contribute subcommands to one management
-// command (`container`), which are merged here.
+// into one list, and the lookups dispatch, help and completion share. A family adds itself with
+// one import and one spread in command-table.ts and a line in command-index.ts; two files may both
+// contribute subcommands to one management command (`container`), which are merged here.
 import type { CommandSpec, FlagHelp } from './command-spec.ts';
 
 /** The options before the command (`engine -H tcp://… ps`), as docker's. */

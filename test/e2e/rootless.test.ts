@@ -9,33 +9,20 @@
 // ranges when missing, removed after), and /dev/net/tun's mode when it is not the usual 0666
 // (slirp4netns opens it as the user; set back afterwards).
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { chmod, chown, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { get } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { SupervisorClient } from '../../src/supervisor/client.ts';
-import { ensureBusyboxImage } from '../fixtures/busybox-image.ts';
-import { ENGINED, httpOverUnix, run } from '../helpers/daemon.ts';
+import { httpOverUnix, run } from '../helpers/daemon.ts';
 import { freePort } from '../helpers/ports.ts';
+import { RootlessDaemon } from '../helpers/rootless-daemon.ts';
 import { until } from '../helpers/until.ts';
 
 const USER = 'engine-rl-test';
 const missing = ['rootlesskit', 'slirp4netns', 'newuidmap'].filter(
   (c) => !['/usr/bin', '/usr/sbin', '/bin'].some((d) => existsSync(join(d, c))),
 );
-
-function idOf(name: string): number | undefined {
-  const line = readFileSync('/etc/passwd', 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith(`${name}:`));
-  return line ? Number(line.split(':')[2]) : undefined;
-}
-
-/** A word for the login shell's command line, passed on unchanged. */
-const shellWord = (w: string) => `'${w.replaceAll("'", `'\\''`)}'`;
 
 function httpGet(port: number): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -55,105 +42,34 @@ describe(
   'rootless',
   { skip: missing.length ? `missing ${missing.join(', ')} (Debian packages rootlesskit, slirp4netns, uidmap)` : false },
   () => {
-    let dir: string;
-    let uid: number;
-    let createdUser = false;
-    let tunMode: number | undefined;
-    let daemon: ChildProcess | undefined;
-    let output = '';
-    const env = () => ({ XDG_RUNTIME_DIR: join(dir, 'run'), XDG_DATA_HOME: join(dir, 'data'), XDG_CONFIG_HOME: join(dir, 'config') });
-    const socket = () => join(dir, 'run', 'engine.sock');
-    const asUser = (cmd: string[], timeoutMs = 120_000) =>
-      run(
-        'runuser',
-        ['-u', USER, '--', 'env', `HOME=${dir}`, `DOCKER_HOST=unix://${socket()}`, `DOCKER_CONFIG=${join(dir, 'docker-config')}`, ...cmd],
-        { timeoutMs },
-      );
+    const rl = new RootlessDaemon(USER, 'engine-t-rootless-');
 
     before(async () => {
-      if (idOf(USER) === undefined) {
-        // A regular account: useradd gives it subordinate ranges from /etc/login.defs.
-        const r = await run('useradd', ['--no-create-home', '--shell', '/bin/sh', USER]);
-        assert.equal(r.code, 0, r.stderr);
-        createdUser = true;
-      }
-      uid = idOf(USER)!;
+      await rl.prepare();
       for (const f of ['/etc/subuid', '/etc/subgid']) {
         assert.match(await readFile(f, 'utf8').catch(() => ''), new RegExp(`^${USER}:`, 'm'), `${USER} needs ranges in ${f}`);
       }
-      const tun = statSync('/dev/net/tun').mode & 0o777;
-      if (tun !== 0o666) {
-        tunMode = tun;
-        await chmod('/dev/net/tun', 0o666);
-      }
-      dir = await mkdtemp(join(tmpdir(), 'engine-t-rootless-'));
-      await chmod(dir, 0o755);
-      await chown(dir, uid, uid);
       // Started as the user from a login shell, as a person would: Debian's default user PATH
       // (/etc/login.defs, /etc/profile) has no /usr/sbin or /sbin, where iptables* and ip live.
       const loginPath = await run('runuser', ['-l', USER, '-c', 'printf %s "$PATH"']);
       assert.equal(loginPath.code, 0, loginPath.stderr);
       assert.doesNotMatch(loginPath.stdout, /(^|:)\/(usr\/)?sbin(:|$)/, `the login PATH of ${USER} (the case this test is about)`);
-      // bin/engined hands over to bin/engined-rootless (rootlesskit).
-      const exports = Object.entries({ HOME: dir, ...env() }).map(([k, v]) => `${k}=${shellWord(v)}`);
-      daemon = spawn('runuser', ['-l', USER, '-c', `cd ${shellWord(dir)} && export ${exports.join(' ')} && exec ${shellWord(ENGINED)}`], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      daemon.stdout!.on('data', (d) => (output += d));
-      daemon.stderr!.on('data', (d) => (output += d));
-      const ready = await until(
-        'the rootless daemon to answer',
-        async () => {
-          if (daemon!.exitCode !== null) return 'exited';
-          return (await httpOverUnix(socket(), 'GET', '/_ping', { timeoutMs: 2000 })).status === 200 ? 'ready' : undefined;
-        },
-        90_000,
-        200,
-      ).catch((err: Error) => `${err.message}`);
-      assert.equal(ready, 'ready', `rootless daemon: ${ready}:\n${output}`);
-      // The image goes straight into the daemon's containerd (no registry in these tests).
-      const client = new SupervisorClient(join(dir, 'run', 'engine', 'containerd', 'containerd.sock'), { namespace: 'engine' });
-      try {
-        await ensureBusyboxImage(client, { name: 'docker.io/library/busybox:latest' });
-      } finally {
-        client.close();
-      }
+      await rl.start([], { name: 'docker.io/library/busybox:latest' });
     });
 
-    after(async () => {
-      const pid = Number(await readFile(join(dir, 'run', 'engine.pid'), 'utf8').catch(() => '0'));
-      if (pid > 0) {
-        try {
-          process.kill(pid, 'SIGTERM');
-        } catch {
-          // already gone
-        }
-      }
-      if (daemon && daemon.exitCode === null) {
-        const exited = new Promise((r) => daemon!.once('exit', r));
-        const timer = setTimeout(() => daemon!.kill('SIGKILL'), 30_000);
-        await exited;
-        clearTimeout(timer);
-      }
-      if (dir) await rm(dir, { recursive: true, force: true });
-      if (tunMode !== undefined) await chmod('/dev/net/tun', tunMode);
-      if (createdUser) {
-        const r = await run('userdel', [USER]);
-        if (r.code !== 0) console.error(`userdel ${USER}: ${r.stderr}`);
-      }
-    });
+    after(() => rl.cleanup());
 
     test('the daemon runs as the user, with data and socket under the XDG directories', async () => {
-      const pid = Number(readFileSync(join(dir, 'run', 'engine.pid'), 'utf8'));
+      const pid = Number(readFileSync(join(rl.dir, 'run', 'engine.pid'), 'utf8'));
       const uids = readFileSync(`/proc/${pid}/status`, 'utf8').match(/^Uid:\s+(\d+)/m)?.[1];
-      assert.equal(Number(uids), uid);
+      assert.equal(Number(uids), rl.uid);
       // Its children find the host tools: the sbin directories were added to the login PATH.
       const path = readFileSync(`/proc/${pid}/environ`, 'utf8')
         .split('\0')
         .find((e) => e.startsWith('PATH='));
       assert.match(path ?? '', /(^|:)\/usr\/sbin(:|$)/, `the daemon's ${path}`);
-      const info = (await httpOverUnix(socket(), 'GET', '/v1.51/info')).json();
-      assert.equal(info.DockerRootDir, join(dir, 'data', 'engine'));
+      const info = (await httpOverUnix(rl.socket, 'GET', '/v1.51/info')).json();
+      assert.equal(info.DockerRootDir, join(rl.dir, 'data', 'engine'));
       assert.ok(info.SecurityOptions.includes('name=rootless'), JSON.stringify(info.SecurityOptions));
       assert.ok(
         info.Warnings.some((w: string) => /rootless.*cgroup/i.test(w)),
@@ -162,16 +78,16 @@ describe(
     });
 
     test('docker run --rm busybox true, run by the user; the container is inside the user namespace', async () => {
-      const r = await asUser(['docker', 'run', '--rm', 'busybox', 'true']);
-      assert.equal(r.code, 0, `${r.stderr}\n${output}`);
-      const m = await asUser(['docker', 'run', '--rm', 'busybox', 'head', '-1', '/proc/self/uid_map']);
+      const r = await rl.asUser(['docker', 'run', '--rm', 'busybox', 'true']);
+      assert.equal(r.code, 0, `${r.stderr}\n${rl.output}`);
+      const m = await rl.asUser(['docker', 'run', '--rm', 'busybox', 'head', '-1', '/proc/self/uid_map']);
       assert.equal(m.code, 0, m.stderr);
-      assert.deepEqual(m.stdout.trim().split(/\s+/), ['0', String(uid), '1']);
+      assert.deepEqual(m.stdout.trim().split(/\s+/), ['0', String(rl.uid), '1']);
     });
 
     test('a published port answers on the host through the port driver', async () => {
       const port = await freePort();
-      const r = await asUser([
+      const r = await rl.asUser([
         'docker',
         'run',
         '-d',
@@ -184,10 +100,10 @@ describe(
         '-c',
         'echo rootless-ok > /tmp/index.html && exec httpd -f -p 80 -h /tmp',
       ]);
-      assert.equal(r.code, 0, `${r.stderr}\n${output}`);
+      assert.equal(r.code, 0, `${r.stderr}\n${rl.output}`);
       const body = await until('the published port', async () => (await httpGet(port)).trim() || undefined, 20_000, 200);
       assert.equal(body, 'rootless-ok');
-      assert.equal((await asUser(['docker', 'rm', '-f', 'web'])).code, 0);
+      assert.equal((await rl.asUser(['docker', 'rm', '-f', 'web'])).code, 0);
       // Closed on the host again with the container gone.
       await until(
         'the host port to close',
@@ -202,7 +118,7 @@ describe(
     });
 
     test('resource limits are refused: cgroups are not delegated here', async () => {
-      const r = await asUser(['docker', 'run', '--rm', '-m', '64m', 'busybox', 'true']);
+      const r = await rl.asUser(['docker', 'run', '--rm', '-m', '64m', 'busybox', 'true']);
       assert.notEqual(r.code, 0);
       assert.match(r.stderr, /cgroup/i);
       assert.match(r.stderr, /Memory/);

@@ -185,3 +185,9 @@ export const SPECS: CommandSpec[] = [
 /** The same commands under `engine container` and `engine image`. */
 export const CONTAINER_SUBS: CommandSpec[] = [COMMIT, DIFF, EXPORT, UPDATE];
 export const IMAGE_SUBS: CommandSpec[] = [IMPORT];
+
+/** Their management-command entries, which the table merges with management.ts's of the same name. */
+export const UNDER_MANAGEMENT: CommandSpec[] = [
+  { name: 'container', group: 'management', description: 'Manage containers', usage: 'COMMAND', subcommands: CONTAINER_SUBS },
+  { name: 'image', group: 'management', description: 'Manage images', usage: 'COMMAND', subcommands: IMAGE_SUBS },
+];

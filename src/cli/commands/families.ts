@@ -1,5 +1,5 @@
 // The command families written as command-table entries (swarm, node, service, secret, config,
-// stack, plugin, builder, commit/diff/export/import/update/search) for main.ts's table: their
+// stack, plugin, builder, commit/diff/export/import/update/search) for the command table: their
 // top-level entries, and the subcommands they add to `engine container` and `engine image` (the
 // table merges management commands of one name).
 import type { CommandSpec } from '../command-spec.ts';
@@ -9,7 +9,7 @@ import { SPECS as SECRETS } from './cluster/secrets.ts';
 import { SPECS as SERVICE } from './cluster/service.ts';
 import { SPECS as STACK } from './cluster/stack.ts';
 import { SPECS as SWARM } from './cluster/swarm.ts';
-import { CONTAINER_SUBS, SPECS as EXTRA, IMAGE_SUBS } from './containers-extra.ts';
+import { SPECS as EXTRA, UNDER_MANAGEMENT } from './containers-extra.ts';
 import { SPECS as PLUGINS } from './plugins.ts';
 
 export const SPECS: CommandSpec[] = [
@@ -21,6 +21,5 @@ export const SPECS: CommandSpec[] = [
   ...PLUGINS,
   ...BUILDER,
   ...EXTRA,
-  { name: 'container', group: 'management', description: 'Manage containers', usage: 'COMMAND', subcommands: CONTAINER_SUBS },
-  { name: 'image', group: 'management', description: 'Manage images', usage: 'COMMAND', subcommands: IMAGE_SUBS },
+  ...UNDER_MANAGEMENT,
 ];

@@ -10,7 +10,6 @@ import { eachName, ExitError, type Cli } from '../cli.ts';
 import { DEFAULT_REGISTRY, registryKey } from '../config.ts';
 import { ago, humanSize, printFormatted, shortId } from '../output.ts';
 import { renderProgress } from '../progress.ts';
-import { stdinContext, tarContext } from '../tar-context.ts';
 import { realStdout } from '../out.ts';
 import { ROW } from '../go-types.ts';
 
@@ -228,6 +227,8 @@ const BUILD_FLAGS: FlagHelp[] = [
 
 export async function build(cli: Cli, argv: string[]): Promise<number> {
   const f = flagsOf('build', argv, BUILD_FLAGS, { min: 1, max: 1 });
+  // The tar writer and .dockerignore matcher are build's alone: imported here, not at start-up.
+  const { stdinContext, tarContext } = await import('../tar-context.ts');
   const { stream, dockerfile } =
     f.args[0] === '-' ? await stdinContext(process.stdin, f.str('file')) : await tarContext(f.args[0]!, f.str('file'));
   const buildArgs = keyValues(f.list('build-arg'));

@@ -16,7 +16,6 @@ import type { CommandSpec, FlagHelp } from '../command-spec.ts';
 import { ExitError, type Cli } from '../cli.ts';
 import { byteOrder, bytesSize, humanSize, printFormatted, shortId, timestampArg } from '../output.ts';
 import { eventsTemplate, usageTemplate } from '../template.ts';
-import { tarPath } from '../tar-context.ts';
 import { infoText } from './info-text.ts';
 import { realStdout } from '../out.ts';
 import { DOCKER_INFO, EVENT_MESSAGE, ROW, VERSION_INFO } from '../go-types.ts';
@@ -286,6 +285,8 @@ export async function cp(cli: Cli, argv: string[]): Promise<number> {
     parent = dirname(dst.path); // the destination does not exist yet: it is the new name
     name = basename(dst.path);
   }
+  // The tar writer is cp's alone (into a container): imported here, not at start-up.
+  const { tarPath } = await import('../tar-context.ts');
   await api.putArchive(dst.ctr!, parent, tarPath(src.path, name));
   return 0;
 }

@@ -10,6 +10,7 @@ import { createServer as createTlsServer } from 'node:tls';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, describe, it } from 'node:test';
+import { freePort } from '../../../test/helpers/ports.ts';
 import { collect, tempDirs, text, waitFor } from '../driver-suite.ts';
 import { createLogDriver, validateLogOptions } from '../index.ts';
 import { decodeMsgpack, MsgpackShortRead, MsgpackWriter, type MsgpackValue } from './msgpack.ts';
@@ -47,16 +48,11 @@ async function receiver(listen: { port?: number; path?: string }): Promise<{ ser
   return { server, rx, port: listen.path ? 0 : (server.address() as AddressInfo).port };
 }
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
 describe('fluentd log driver', () => {
   const newDir = tempDirs();
+  /** The driver for the test container, its cache in a fresh directory. */
+  const fluentdDriver = async (options: Record<string, string>) =>
+    createLogDriver('fluentd', { containerId: ID, dir: await newDir(), options, attrs: ATTRS });
 
   it('validates options with dockerd messages', () => {
     const v = (o: Record<string, string>) => () => validateLogOptions('fluentd', o);
@@ -82,12 +78,7 @@ describe('fluentd log driver', () => {
 
   it("sends [tag, time, record, {}] with dockerd's record over TCP; docker logs reads the cache", async () => {
     const { rx, port } = await receiver({});
-    const driver = createLogDriver('fluentd', {
-      containerId: ID,
-      dir: await newDir(),
-      options: { 'fluentd-address': `127.0.0.1:${port}`, labels: 'team', env: 'STAGE' },
-      attrs: ATTRS,
-    });
+    const driver = await fluentdDriver({ 'fluentd-address': `127.0.0.1:${port}`, labels: 'team', env: 'STAGE' });
     await driver.start!();
     const before = Math.floor(Date.now() / 1000);
     const out = Array.from({ length: 300 }, (_, i) => `line ${i} é "x"\n`);
@@ -164,23 +155,18 @@ describe('fluentd log driver', () => {
 
   it('without fluentd-async an absent receiver fails the start', async () => {
     const port = await freePort();
-    const driver = createLogDriver('fluentd', {
-      containerId: ID,
-      dir: await newDir(),
-      options: { 'fluentd-address': `127.0.0.1:${port}` },
-      attrs: ATTRS,
-    });
+    const driver = await fluentdDriver({ 'fluentd-address': `127.0.0.1:${port}` });
     await assert.rejects(driver.start!(), new RegExp(`failed to initialize logging driver: dial tcp 127.0.0.1:${port}: .*ECONNREFUSED`));
     await driver.close();
   });
 
   it('fluentd-async: a receiver down at start and up later loses nothing within the buffer limit', async () => {
     const port = await freePort();
-    const driver = createLogDriver('fluentd', {
-      containerId: ID,
-      dir: await newDir(),
-      options: { 'fluentd-address': `127.0.0.1:${port}`, 'fluentd-async': 'true', 'fluentd-retry-wait': '50ms', 'cache-disabled': 'true' },
-      attrs: ATTRS,
+    const driver = await fluentdDriver({
+      'fluentd-address': `127.0.0.1:${port}`,
+      'fluentd-async': 'true',
+      'fluentd-retry-wait': '50ms',
+      'cache-disabled': 'true',
     });
     await driver.start!(); // does not wait for the receiver
     const n = 5000;
@@ -264,16 +250,11 @@ describe('fluentd log driver', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     after(() => server.close());
     const port = (server.address() as AddressInfo).port;
-    const driver = createLogDriver('fluentd', {
-      containerId: ID,
-      dir: await newDir(),
-      options: {
-        'fluentd-address': `127.0.0.1:${port}`,
-        'fluentd-request-ack': 'true',
-        'fluentd-retry-wait': '50ms',
-        'cache-disabled': 'true',
-      },
-      attrs: ATTRS,
+    const driver = await fluentdDriver({
+      'fluentd-address': `127.0.0.1:${port}`,
+      'fluentd-request-ack': 'true',
+      'fluentd-retry-wait': '50ms',
+      'cache-disabled': 'true',
     });
     await driver.start!();
     const { input } = driver.open!({ stdout: true, stderr: false });
@@ -289,17 +270,12 @@ describe('fluentd log driver', () => {
 
   it('fluentd-async with a small fluentd-buffer-limit: what exceeds it is dropped, the rest arrives', async () => {
     const port = await freePort();
-    const driver = createLogDriver('fluentd', {
-      containerId: ID,
-      dir: await newDir(),
-      options: {
-        'fluentd-address': `127.0.0.1:${port}`,
-        'fluentd-async': 'true',
-        'fluentd-retry-wait': '50ms',
-        'fluentd-buffer-limit': '100',
-        'cache-disabled': 'true',
-      },
-      attrs: ATTRS,
+    const driver = await fluentdDriver({
+      'fluentd-address': `127.0.0.1:${port}`,
+      'fluentd-async': 'true',
+      'fluentd-retry-wait': '50ms',
+      'fluentd-buffer-limit': '100',
+      'cache-disabled': 'true',
     });
     await driver.start!();
     await driver.attach({ stdout: Readable.from([Buffer.from(Array.from({ length: 300 }, (_, i) => `b ${i}\n`).join(''))]) });
@@ -354,17 +330,12 @@ describe('fluentd log driver', () => {
 
   it('fluentd-read-timeout: an ack that does not come in time drops the connection; the next one gets the messages again', async () => {
     const start = async (port: number, extra: Record<string, string>) => {
-      const driver = createLogDriver('fluentd', {
-        containerId: ID,
-        dir: await newDir(),
-        options: {
-          'fluentd-address': `127.0.0.1:${port}`,
-          'fluentd-request-ack': 'true',
-          'fluentd-retry-wait': '50ms',
-          'cache-disabled': 'true',
-          ...extra,
-        },
-        attrs: ATTRS,
+      const driver = await fluentdDriver({
+        'fluentd-address': `127.0.0.1:${port}`,
+        'fluentd-request-ack': 'true',
+        'fluentd-retry-wait': '50ms',
+        'cache-disabled': 'true',
+        ...extra,
       });
       await driver.start!();
       return driver;
@@ -414,16 +385,11 @@ describe('fluentd log driver', () => {
       on((v) => logs.push([conn, logOf(v)]));
       if (conn === 0) s.pause(); // reads nothing
     });
-    const driver = createLogDriver('fluentd', {
-      containerId: ID,
-      dir: await newDir(),
-      options: {
-        'fluentd-address': `127.0.0.1:${port}`,
-        'fluentd-write-timeout': '1s',
-        'fluentd-retry-wait': '50ms',
-        'cache-disabled': 'true',
-      },
-      attrs: ATTRS,
+    const driver = await fluentdDriver({
+      'fluentd-address': `127.0.0.1:${port}`,
+      'fluentd-write-timeout': '1s',
+      'fluentd-retry-wait': '50ms',
+      'cache-disabled': 'true',
     });
     await driver.start!();
     const n = 20_000;
@@ -448,17 +414,12 @@ describe('fluentd log driver', () => {
     const logs: string[] = [];
     const { port, conns } = await countingReceiver((_conn, _s, on) => on((v) => logs.push(logOf(v))));
     const run = async (extra: Record<string, string>, tag: string) => {
-      const driver = createLogDriver('fluentd', {
-        containerId: ID,
-        dir: await newDir(),
-        options: {
-          'fluentd-address': `127.0.0.1:${port}`,
-          'fluentd-async': 'true',
-          'fluentd-retry-wait': '50ms',
-          'cache-disabled': 'true',
-          ...extra,
-        },
-        attrs: ATTRS,
+      const driver = await fluentdDriver({
+        'fluentd-address': `127.0.0.1:${port}`,
+        'fluentd-async': 'true',
+        'fluentd-retry-wait': '50ms',
+        'cache-disabled': 'true',
+        ...extra,
       });
       await driver.start!();
       const { input } = driver.open!({ stdout: true, stderr: false });

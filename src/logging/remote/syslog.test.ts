@@ -7,12 +7,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { existsSync, statSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { createServer as createTlsServer } from 'node:tls';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
+import { freePort } from '../../../test/helpers/ports.ts';
 import { collect, tempDirs, text, waitFor } from '../driver-suite.ts';
 import { createLogDriver, validateLogOptions } from '../index.ts';
 import { syslogMessage } from './syslog.ts';
@@ -20,14 +21,6 @@ import { syslogMessage } from './syslog.ts';
 const ID = 'feedface1234567890feedface1234567890feedface1234567890feedface12';
 const ATTRS = { name: 'sys1', image: 'busybox', imageId: 'sha256:0123', 'label:team': 'core' };
 const RSYSLOGD = '/usr/sbin/rsyslogd';
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 describe('syslog log driver', () => {
   const newDir = tempDirs();
