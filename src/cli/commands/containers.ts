@@ -9,7 +9,6 @@ import { ago, ellipsis, humanSize, printFormatted, shortId, timestampArg } from 
 import { compile, usageTemplate } from '../template.ts';
 import { realStderr, realStdout } from '../out.ts';
 import { ROW } from '../go-types.ts';
-import { printTyped, Refusal } from './go-struct.ts';
 
 export function formatPorts(ports: Port[] | undefined): string {
   return (ports ?? [])
@@ -317,7 +316,7 @@ export async function inspect(cli: Cli, argv: string[], only?: string): Promise<
     }
     if (hit === undefined) {
       missing.push(refused ?? (only ? `Error response from daemon: No such ${only}: ${name}\n` : `Error: No such object: ${name}\n`));
-      ordered.push(new Refusal(missing[missing.length - 1]!.slice(0, -1)));
+      ordered.push({ refused: missing[missing.length - 1]!.slice(0, -1) });
     } else ordered.push(found[found.push(hit) - 1]);
   }
   // What was found is written first, the names not found after it, as the docker CLI does.
@@ -326,7 +325,10 @@ export async function inspect(cli: Cli, argv: string[], only?: string): Promise<
     // The template runs over the object's Go type, then over its JSON when that fails; volume
     // inspect has no JSON to fall back on.
     const typeOf = (it: unknown) => INSPECTED_TYPES[kindOf.get(it as object) ?? ''];
-    const errors = printTyped(cli, ordered, format, typeOf, { fallback: only !== 'volume' });
+    // The Go types load only for a template (`engine ps` and the like never read them).
+    const { printTyped, Refusal } = await import('./go-struct.ts');
+    const items = ordered.map((it) => (kindOf.has(it as object) ? it : new Refusal((it as { refused: string }).refused)));
+    const errors = printTyped(cli, items, format, typeOf, { fallback: only !== 'volume' });
     if (errors.length) cli.err(`${errors.join('\n')}\n`);
     return errors.length ? 1 : 0;
   }
