@@ -183,29 +183,27 @@ export async function context(cli: Cli, argv: string[]): Promise<number> {
     case 'inspect': {
       const f = flagsOf('context inspect', rest, CONTEXT_INSPECT_FLAGS);
       const names = f.args.length ? f.args : [cli.contextName];
-      const metas = names.map(
-        (n) =>
+      const { printTyped, Refusal, goJsonIndented, typed } = await import('./commands/go-struct.ts');
+      // Each context as the docker CLI lists it (contextWithTLSListing), a missing one in its words.
+      const items = names.map((n) => {
+        const meta =
           readContext(dir, n) ??
           (n === 'default'
             ? { Name: 'default', Metadata: {}, Endpoints: { engine: { Host: cli.env.ENGINE_HOST || `unix://${DEFAULT_SOCKET}` } } }
-            : undefined),
-      );
-      if (metas.some((m) => !m)) throw new UsageError(`context "${names[metas.findIndex((m) => !m)]}" does not exist`);
+            : undefined);
+        return meta
+          ? listing(dir, meta)
+          : new Refusal(`context "${n}": context not found: open ${join(metaDir(dir, n), 'meta.json')}: no such file or directory`);
+      });
       const format = f.str('format');
-      if (format) {
-        // The docker CLI runs the template over its contextWithTLSListing struct alone.
-        const { printTyped } = await import('./commands/go-struct.ts');
-        const errors = printTyped(
-          cli,
-          metas.map((m) => listing(dir, m!)),
-          format,
-          'context.contextWithTLSListing',
-        );
-        if (errors.length) throw new ExitError(1, errors.join('\n'));
-        return 0;
+      const errors = format
+        ? printTyped(cli, items, format, 'context.contextWithTLSListing')
+        : items.flatMap((it) => (it instanceof Refusal ? [it.message] : []));
+      if (!format) {
+        const found = items.filter((it) => !(it instanceof Refusal)).map((it) => typed(it, 'context.contextWithTLSListing'));
+        cli.out(`${found.length ? goJsonIndented(found) : '[]'}\n`);
       }
-      const { printInspect } = await import('./commands/containers.ts');
-      printInspect(cli, metas, format);
+      if (errors.length) throw new ExitError(1, errors.join('\n'));
       return 0;
     }
     case 'show':

@@ -298,5 +298,10 @@ describe('engine CLI inspect templates over Go structs, as the docker CLI', { ti
       await both(['context', 'inspect', 'tplctx', '--format', format]);
       await both(['context', 'inspect', 'default', '--format', format]);
     }
+    // Without a template: the listing indented; a context that is not there in the docker CLI's words.
+    await both(['context', 'inspect', 'tplctx', 'default']);
+    await both(['context', 'inspect', 'nope']);
+    await both(['context', 'inspect', 'tplctx', 'nope', '--format', '{{.Name}}']);
+    await both(['context', 'inspect', 'nope', '--format', '{{.Name']);
   });
 });

@@ -620,6 +620,10 @@ export function printTyped(
   return errors;
 }
 
+/** Go's json.MarshalIndent with four spaces, as the docker CLI's indented inspector writes Go values. */
+export const goJsonIndented = (v: unknown) =>
+  JSON.stringify(v, null, 4).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
 /** JSON as Go's encoding/json writes it: <, >, & and the JavaScript line separators escaped. */
 const goJsonText = (v: unknown) =>
   JSON.stringify(v).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
