@@ -624,8 +624,9 @@ function evaluate(pipe: string, dot: unknown, ctx: Ctx, at: string, depth: numbe
     if (isFunc) result = call(head, [...rest.map(arg), ...piped]);
     else {
       if (rest.length || piped.length) {
-        // A method of a typed value called with arguments: `.CreatedAt.Format "2006"`.
-        const cut = head.lastIndexOf('.');
+        // A method of a typed value called with arguments: `.CreatedAt.Format "2006"` (the CLI's
+        // objects only: the daemon's templates keep their refusal).
+        const cut = ctx.maps ? head.lastIndexOf('.') : -1;
         const receiver = cut > 0 ? arg(head.slice(0, cut)) : cut === 0 ? dot : undefined;
         const method = receiver instanceof GoValue ? receiver.method(head.slice(cut + 1)) : undefined;
         if (!method) throw fail(`can't give argument to non-function ${head}`);

@@ -86,6 +86,9 @@ describe('engine CLI inspect templates over Go structs, as the docker CLI', { ti
     await each(['volume', 'inspect'], ['nope'], ['{{.Name}}', 'json']);
     // `--format json`: one compact array, of the Go values (volume, service, node, context) or the raw answers.
     await each(['volume', 'inspect'], ['tplvol', 'nope'], ['json']);
+    // Without a template: volume.Volume indented.
+    await same(['volume', 'inspect', 'tplvol']);
+    await same(['volume', 'inspect', 'tplvol', 'nope']);
   });
 
   test('service and node inspect: over swarm.Service and swarm.Node', async () => {
