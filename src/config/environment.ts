@@ -41,6 +41,11 @@ export const ENVIRONMENT = [
     help: 'Set to keep containerd from decompressing with pigz',
   },
   {
+    name: 'ENGINE_CONTAINERD_GOGC',
+    values: 'a percentage (default 50)',
+    help: "GOGC of the containerd the daemon starts: how far its Go heap grows between collections (Go's own default is 100)",
+  },
+  {
     name: 'ENGINE_RAMDISK',
     values: ['', '1'],
     help: 'Set when the root file system is a ramdisk: containers start without pivot_root',
