@@ -12,39 +12,24 @@
 
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { run } from '../test/helpers/daemon.ts';
 import { api, drain } from './lib/http.ts';
-import { measureBurst, printTable, rounds, variantArg, type Daemon, type Variant } from './lib/burst.ts';
+import { measureBurst, parseBurstArgs, printTable, rounds, type Daemon } from './lib/burst.ts';
 import { createContainer } from './scenarios/api-lifecycle.ts';
 
-const argv = process.argv.slice(2);
-let nRounds = 3;
-let after = [0, 2, 5, 15];
-let work = ['build', 'logs'];
-let contextMiB = 100;
-let logMiB = 256;
-let busy = 0;
-let smaps = false;
-let debug = false;
-const variants: Variant[] = [];
-for (let i = 0; i < argv.length; i++) {
-  const a = argv[i]!;
-  if (a === '--rounds') nRounds = Number(argv[++i]);
-  else if (a === '--after') after = argv[++i]!.split(',').map(Number);
-  else if (a === '--work') work = argv[++i]!.split(',');
-  else if (a === '--context-mib') contextMiB = Number(argv[++i]);
-  else if (a === '--log-mib') logMiB = Number(argv[++i]);
-  else if (a === '--busy') busy = Number(argv[++i]);
-  else if (a === '--smaps') smaps = true;
-  else if (a === '--debug') debug = true;
-  else {
-    const v = variantArg(a);
-    if (!v) throw new Error(`unknown argument ${a}`);
-    variants.push(v);
-  }
-}
-if (!variants.some((v) => v.root)) variants.unshift({ label: 'this', root: resolve('.'), env: {} });
+const {
+  rounds: nRounds,
+  after,
+  busy,
+  smaps,
+  debug,
+  variants,
+  own,
+} = parseBurstArgs(process.argv.slice(2), { rounds: 3, after: [0, 2, 5, 15] }, ['--work', '--context-mib', '--log-mib']);
+const work = (own.get('--work') ?? 'build,logs').split(',');
+const contextMiB = Number(own.get('--context-mib') ?? 100);
+const logMiB = Number(own.get('--log-mib') ?? 256);
 
 const ctxDir = await mkdtemp('/tmp/bench-burst-');
 

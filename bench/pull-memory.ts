@@ -10,37 +10,21 @@
 //   bin/node dist/bench/pull-memory.js [--rounds 2] [--pulls 3] [--after 0,1,5,15,60] [--busy N]
 //     [--layers 4 --layer-mib 50] [--smaps] [--debug] [--dockerd] label=root[:K=V,K=V] …
 
-import { resolve } from 'node:path';
-import { measureBurst, printTable, rounds, variantArg, type Variant } from './lib/burst.ts';
+import { measureBurst, parseBurstArgs, printTable, rounds } from './lib/burst.ts';
 import { pullOnce, startPullRegistry } from './scenarios/pull.ts';
 
-const argv = process.argv.slice(2);
-let nRounds = 2;
-let pulls = 3;
-let busy = 0;
-let after = [0, 1, 5, 15, 60];
-let layers = 4;
-let layerMiB = 50;
-let smaps = false;
-let debug = false;
-const variants: Variant[] = [];
-for (let i = 0; i < argv.length; i++) {
-  const a = argv[i]!;
-  if (a === '--rounds') nRounds = Number(argv[++i]);
-  else if (a === '--pulls') pulls = Number(argv[++i]);
-  else if (a === '--busy') busy = Number(argv[++i]);
-  else if (a === '--after') after = argv[++i]!.split(',').map(Number);
-  else if (a === '--layers') layers = Number(argv[++i]);
-  else if (a === '--layer-mib') layerMiB = Number(argv[++i]);
-  else if (a === '--smaps') smaps = true;
-  else if (a === '--debug') debug = true;
-  else {
-    const v = variantArg(a);
-    if (!v) throw new Error(`unknown argument ${a}`);
-    variants.push(v);
-  }
-}
-if (!variants.some((v) => v.root)) variants.unshift({ label: 'this', root: resolve('.'), env: {} });
+const {
+  rounds: nRounds,
+  after,
+  busy,
+  smaps,
+  debug,
+  variants,
+  own,
+} = parseBurstArgs(process.argv.slice(2), { rounds: 2, after: [0, 1, 5, 15, 60] }, ['--pulls', '--layers', '--layer-mib']);
+const pulls = Number(own.get('--pulls') ?? 3);
+const layers = Number(own.get('--layers') ?? 4);
+const layerMiB = Number(own.get('--layer-mib') ?? 50);
 
 const img = await startPullRegistry({ layers, layerBytes: layerMiB << 20 });
 try {

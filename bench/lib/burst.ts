@@ -34,6 +34,44 @@ export function variantArg(a: string): Variant | null {
   return { label, root: resolve(root), env: Object.fromEntries(kv) };
 }
 
+/** The command line of a burst script: the options every one takes, then its own. */
+export interface BurstArgs {
+  rounds: number;
+  after: number[];
+  busy: number;
+  smaps: boolean;
+  debug: boolean;
+  /** engined from this checkout first when no variant names a root. */
+  variants: Variant[];
+  /** The script's own `--name value` options, by name, as given. */
+  own: Map<string, string>;
+}
+
+/** `--rounds N --after a,b --busy N --smaps --debug`, `label=root[:K=V,…]`/`--dockerd`, and `ownNames`. */
+export function parseBurstArgs(
+  argv: readonly string[],
+  defaults: { rounds: number; after: number[] },
+  ownNames: readonly string[],
+): BurstArgs {
+  const a: BurstArgs = { ...defaults, busy: 0, smaps: false, debug: false, variants: [], own: new Map() };
+  for (let i = 0; i < argv.length; i++) {
+    const w = argv[i]!;
+    if (w === '--rounds') a.rounds = Number(argv[++i]);
+    else if (w === '--after') a.after = argv[++i]!.split(',').map(Number);
+    else if (w === '--busy') a.busy = Number(argv[++i]);
+    else if (w === '--smaps') a.smaps = true;
+    else if (w === '--debug') a.debug = true;
+    else if (ownNames.includes(w)) a.own.set(w, argv[++i]!);
+    else {
+      const v = variantArg(w);
+      if (!v) throw new Error(`unknown argument ${w}`);
+      a.variants.push(v);
+    }
+  }
+  if (!a.variants.some((v) => v.root)) a.variants.unshift({ label: 'this', root: resolve('.'), env: {} });
+  return a;
+}
+
 export function status(pid: number | null, key: string): number {
   if (!pid) return NaN;
   try {

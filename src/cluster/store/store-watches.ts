@@ -13,21 +13,23 @@ export interface Change<T> {
   created: number;
 }
 
+/** A watch of the keys under `prefix`, from `revision` on when given; etcd down is storeDown. */
+async function openWatch(client: Etcd3, prefix: string, revision?: number): Promise<Watcher> {
+  const b = client.watch().prefix(PREFIX + prefix);
+  try {
+    return await (revision === undefined ? b : b.startRevision(String(revision))).create();
+  } catch (err) {
+    throw storeDown(`watch ${prefix}`, err);
+  }
+}
+
 /** Calls `onChange(key)` for every put or delete under `prefix`; returns the stop function. */
 export async function watchKeys(
   client: Etcd3,
   prefix: string,
   onChange: (key: string, deleted: boolean) => void,
 ): Promise<() => Promise<void>> {
-  let w: Watcher;
-  try {
-    w = await client
-      .watch()
-      .prefix(PREFIX + prefix)
-      .create();
-  } catch (err) {
-    throw storeDown(`watch ${prefix}`, err);
-  }
+  const w = await openWatch(client, prefix);
   w.on('put', (kv) => onChange(kv.key.toString().slice(PREFIX.length), false));
   w.on('delete', (kv) => onChange(kv.key.toString().slice(PREFIX.length), true));
   return () => w.cancel();
@@ -46,16 +48,7 @@ export async function watchChanges<T>(
   onChange: (c: Change<T>) => void,
   onError: (err: Error) => void,
 ): Promise<() => Promise<void>> {
-  let w: Watcher;
-  try {
-    w = await client
-      .watch()
-      .prefix(PREFIX + prefix)
-      .startRevision(String(revision))
-      .create();
-  } catch (err) {
-    throw storeDown(`watch ${prefix}`, err);
-  }
+  const w = await openWatch(client, prefix, revision);
   const key = (kv: { key: Buffer }) => kv.key.toString().slice(PREFIX.length);
   w.on('put', (kv) => {
     let value: T;

@@ -1,28 +1,15 @@
 // An exec instance's record made from its create request (checked as dockerd checks it) and its
 // inspect view (GET /exec/{id}/json, the API's inline ExecInspectResponse).
 import { randomBytes } from 'node:crypto';
-import type { ExecCreateBody } from '../../types/exec.ts';
-import type { ProcessConfig } from '../../types/api/index.ts';
+import type { ExecCreateBody, ExecInspectResponse } from '../../types/exec.ts';
 import { invalidParameter } from '../../errors.ts';
 import type { ContainerRecord } from '../containers/record.ts';
 import type { ExecRecord } from './registry.ts';
 import { parseDetachKeys } from './detach-keys.ts';
 import { execEnv } from './process-spec.ts';
 
-/** GET /exec/{id}/json (ExitCode null until the process exited, as dockerd). */
-export type ExecInspectView = {
-  ID: string;
-  Running: boolean;
-  ExitCode: number | null;
-  ProcessConfig: ProcessConfig;
-  OpenStdin: boolean;
-  OpenStderr: boolean;
-  OpenStdout: boolean;
-  CanRemove: boolean;
-  ContainerID: string;
-  DetachKeys: string;
-  Pid: number;
-};
+/** GET /exec/{id}/json: the wire type, with the two fields dockerd always writes required. */
+export type ExecInspectView = ExecInspectResponse & Required<Pick<ExecInspectResponse, 'CanRemove' | 'DetachKeys'>>;
 
 /** The record of a new exec in container `c` (running, checked by the caller). */
 export function newExecRecord(c: ContainerRecord, body: ExecCreateBody): ExecRecord {
