@@ -32,7 +32,7 @@ const envOf = (s: string | undefined) =>
     (s ?? '')
       .split(',')
       .filter(Boolean)
-      .map((kv) => kv.split('=', 2) as [string, string]),
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)] as [string, string]),
   );
 
 async function curl(socket: string, path: string): Promise<number> {

@@ -179,8 +179,10 @@ function rememberSuffix(buf: Buffer, from: number, to: number, stream: number, t
   lastSfxTs = ts;
 }
 
-// A DataView over the buffer being parsed (one per block: blocks are reused or large).
-let view: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0));
+// A DataView over the buffer being parsed (one per block: blocks are reused or large). Let go after
+// each parse: it would keep the last block read (a 1 MiB pooled block) for the daemon's life.
+const NO_VIEW: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0));
+let view = NO_VIEW;
 
 function viewOf(buf: Buffer): void {
   if (view.buffer !== buf.buffer) view = new DataView(buf.buffer);
@@ -300,11 +302,15 @@ export function jsonCodec(attrs: Record<string, string>): LogCodec {
     parse(buf, start, end, sink) {
       viewOf(buf);
       let i = start;
-      while (i < end && !sink.stopped) {
-        const nl = buf.indexOf(10, i);
-        if (nl === -1 || nl >= end) break;
-        parseRecord(buf, i, nl, sink);
-        i = nl + 1;
+      try {
+        while (i < end && !sink.stopped) {
+          const nl = buf.indexOf(10, i);
+          if (nl === -1 || nl >= end) break;
+          parseRecord(buf, i, nl, sink);
+          i = nl + 1;
+        }
+      } finally {
+        view = NO_VIEW;
       }
       return i;
     },

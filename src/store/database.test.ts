@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import { afterEach, beforeEach, describe, test } from 'node:test';
 import { openDatabase, type EngineDatabase, type Migration } from './database.ts';
+import { releaseCaches } from '../util/heap-trim.ts';
+import { mallocStats } from '../util/malloc-trim.ts';
 import { MIGRATIONS } from './schema.ts';
 import { tempDir, type TempDir } from '../../test/helpers/temp-dir.ts';
 
@@ -50,6 +52,22 @@ describe('openDatabase', () => {
     const db = open();
     db.exec('CREATE TABLE p (id INTEGER PRIMARY KEY); CREATE TABLE c (p INTEGER REFERENCES p (id))');
     assert.throws(() => db.exec('INSERT INTO c VALUES (42)'), /FOREIGN KEY constraint failed/);
+  });
+
+  test("an idle daemon's trim lets go of the page cache a burst filled", () => {
+    const db = open();
+    db.exec('CREATE TABLE big (id INTEGER PRIMARY KEY, data BLOB NOT NULL)');
+    const insert = db.statement('INSERT INTO big (data) VALUES (?)');
+    db.transaction(() => {
+      for (let i = 0; i < 2_000; i++) insert.run(Buffer.alloc(4_000, i));
+    });
+    assert.equal((db.statement('SELECT count(*) AS n FROM big WHERE length(data) = 4000').get() as { n: number }).n, 2_000);
+    const inUse = () => mallocStats()!.inUse / 2 ** 20;
+    assert.ok(mallocStats(), 'the native helper is built');
+    const before = inUse();
+    releaseCaches();
+    const released = before - inUse();
+    assert.ok(released > 5, `released ${released.toFixed(1)} MiB of ~8 MiB of cached pages`);
   });
 
   test('creates the file readable by its owner only', () => {

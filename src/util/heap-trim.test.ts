@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { boundHeapGrowth, collectingEvery, requestHeapTrim, startHeapTrimmer } from './heap-trim.ts';
+import { boundHeapGrowth, collectingEvery, onHeapTrim, requestHeapTrim, startHeapTrimmer } from './heap-trim.ts';
 import { Logger } from './log.ts';
 
 /** Event loop utilisation the test scripts: each check() sees the next interval's active ms. */
@@ -59,6 +59,32 @@ describe('heap trimmer', () => {
       );
       assert.equal(collected, 1);
     } finally {
+      t.stop();
+    }
+  });
+
+  it('runs the registered releasers before each collection, and no longer one unregistered', () => {
+    const order: string[] = [];
+    const t = startHeapTrimmer({
+      log,
+      intervalMs: 60_000,
+      startBusy: false,
+      gc: () => order.push('gc'),
+      utilization: scripted([
+        { active: 1000, utilization: 0.2 },
+        { active: 0, utilization: 0 }, // quiet after work: trim
+        { active: 1000, utilization: 0.2 },
+        { active: 0, utilization: 0 }, // and again, the releaser gone
+      ]),
+    });
+    const off = onHeapTrim(() => order.push('release'));
+    try {
+      assert.deepEqual([t.check(), t.check()], [false, true]);
+      off();
+      assert.deepEqual([t.check(), t.check()], [false, true]);
+      assert.deepEqual(order, ['release', 'gc', 'gc']);
+    } finally {
+      off();
       t.stop();
     }
   });

@@ -7,10 +7,10 @@
 // The Buffers it frees go back to malloc, whose heap keeps them resident unless trimmed: a
 // malloc_trim follows the collection (util/malloc-trim.ts).
 import { performance } from 'node:perf_hooks';
-import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { getHeapSpaceStatistics, getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Logger } from './log.ts';
-import { mallocTrim, mallocTrimAvailable } from './malloc-trim.ts';
+import { mallocStats, mallocTrim, mallocTrimAvailable } from './malloc-trim.ts';
 
 type GcOptions = { type: 'major'; execution: 'sync'; flavor: 'last-resort' } | { type: 'major'; execution: 'async' } | { type: 'minor' };
 type Gc = (options: GcOptions) => void;
@@ -47,6 +47,23 @@ export interface HeapTrimmer {
 function exposedGc(): Gc {
   setFlagsFromString('--expose-gc');
   return runInNewContext('gc') as Gc;
+}
+
+/** V8's own figures at a trim, MiB: what of the resident memory is heap (by space) and Buffers. */
+function heapFigures(): Record<string, number> {
+  const mib = (n: number) => Math.round(n / 104857.6) / 10;
+  const m = process.memoryUsage();
+  const out: Record<string, number> = {
+    heapUsedMiB: mib(m.heapUsed),
+    heapTotalMiB: mib(m.heapTotal),
+    externalMiB: mib(m.external),
+    arrayBuffersMiB: mib(m.arrayBuffers),
+  };
+  for (const s of getHeapSpaceStatistics()) out[`${s.space_name.replace(/_space$/, '')}MiB`] = mib(s.physical_space_size);
+  const malloc = mallocStats();
+  if (malloc)
+    Object.assign(out, { mallocInUseMiB: mib(malloc.inUse), mallocFreeMiB: mib(malloc.free), mallocMmappedMiB: mib(malloc.mmapped) });
+  return out;
 }
 
 let backgroundGc: Gc | undefined;
@@ -93,6 +110,22 @@ function absorbSharedPool(gc: Gc, mib: number): void {
   gc({ type: 'minor' });
   gc({ type: 'minor' });
   keep.length = 0;
+}
+
+const releasers = new Set<() => void>();
+/**
+ * Registers `release`, run at every trim before the collection: it lets go of a cache the daemon
+ * can rebuild (a database connection's page cache), which a burst filled and nothing else shrinks.
+ * Returns the function that unregisters it.
+ */
+export function onHeapTrim(release: () => void): () => void {
+  releasers.add(release);
+  return () => releasers.delete(release);
+}
+
+/** Runs the registered releasers (the trimmer, before its collection). */
+export function releaseCaches(): void {
+  for (const release of releasers) release();
 }
 
 /** The running trimmer's early look after a request (without it, the next tick: up to 2 s later). */
@@ -194,6 +227,7 @@ export function startHeapTrimmer(opts: HeapTrimOptions): HeapTrimmer {
     const started = performance.now();
     if (isolateEnded && ABSORB_MIB > 0) absorbSharedPool(gc, ABSORB_MIB);
     isolateEnded = false;
+    releaseCaches();
     gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
     const gcMs = performance.now() - started;
     const afterGc = process.memoryUsage.rss();
@@ -210,6 +244,7 @@ export function startHeapTrimmer(opts: HeapTrimOptions): HeapTrimmer {
           rssBeforeMiB: before >> 20,
           rssAfterGcMiB: afterGc >> 20,
           rssAfterMiB: process.memoryUsage.rss() >> 20,
+          ...heapFigures(),
         });
       }
     }, 100).unref();

@@ -5,14 +5,21 @@
 import { createRequire } from 'node:module';
 import { findUpwards } from './find-upwards.ts';
 
-let helper: { trim(): boolean } | null | undefined;
+/** What mallinfo2 says, in bytes: in use and free in the arenas, and in blocks mmapped on their own. */
+export interface MallocStats {
+  inUse: number;
+  free: number;
+  mmapped: number;
+}
+
+let helper: { trim(): boolean; stats(): MallocStats } | null | undefined;
 
 /** Whether the helper is there (loaded on first use). */
 export function mallocTrimAvailable(): boolean {
   if (helper === undefined) {
     const file = findUpwards(import.meta.url, 'build/native/malloc-trim.node');
     try {
-      helper = file ? (createRequire(import.meta.url)(file) as { trim(): boolean }) : null;
+      helper = file ? (createRequire(import.meta.url)(file) as { trim(): boolean; stats(): MallocStats }) : null;
     } catch {
       helper = null; // built for another platform or libc
     }
@@ -23,4 +30,9 @@ export function mallocTrimAvailable(): boolean {
 /** Returns the free pages of malloc's arenas to the OS; false when nothing was released or the helper is missing. */
 export function mallocTrim(): boolean {
   return mallocTrimAvailable() ? helper!.trim() : false;
+}
+
+/** malloc's own accounting (for the trimmer's debug line); null when the helper is missing. */
+export function mallocStats(): MallocStats | null {
+  return mallocTrimAvailable() ? helper!.stats() : null;
 }
