@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { boundHeapGrowth, collectingEvery, onHeapTrim, requestHeapTrim, startHeapTrimmer } from './heap-trim.ts';
+import { boundHeapGrowth, collectingEvery, onHeapTrim, releaseCaches, requestHeapTrim, startHeapTrimmer } from './heap-trim.ts';
 import { Logger } from './log.ts';
 
 /** Event loop utilisation the test scripts: each check() sees the next interval's active ms. */
@@ -89,6 +89,24 @@ describe('heap trimmer', () => {
     } finally {
       off();
       t.stop();
+    }
+  });
+
+  it('a releaser that throws is reported, and the others still run', () => {
+    const ran: string[] = [];
+    const offA = onHeapTrim(() => {
+      throw new Error('SQLITE_BUSY');
+    });
+    const offB = onHeapTrim(() => ran.push('b'));
+    try {
+      const failures: string[] = [];
+      releaseCaches((err) => failures.push((err as Error).message));
+      assert.deepEqual(ran, ['b']);
+      assert.deepEqual(failures, ['SQLITE_BUSY']);
+      assert.doesNotThrow(() => releaseCaches());
+    } finally {
+      offA();
+      offB();
     }
   });
 

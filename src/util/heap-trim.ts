@@ -126,9 +126,18 @@ export function onHeapTrim(release: () => void): () => void {
   return () => releasers.delete(release);
 }
 
-/** Runs the registered releasers (the trimmer, before its collection). */
-export function releaseCaches(): void {
-  for (const release of releasers) release();
+/**
+ * Runs the registered releasers (the trimmer, before its collection). One that fails is told to
+ * `failed` and the others still run: a cache that could not be let go must not end the daemon.
+ */
+export function releaseCaches(failed: (err: unknown) => void = () => undefined): void {
+  for (const release of releasers) {
+    try {
+      release();
+    } catch (err) {
+      failed(err);
+    }
+  }
 }
 
 /** The running trimmer's early look after a request (without it, the next tick: up to 2 s later). */
@@ -241,7 +250,7 @@ export function startHeapTrimmer(opts: HeapTrimOptions): HeapTrimmer {
     const started = performance.now();
     if (isolateEnded && ABSORB_MIB > 0) absorbSharedPool(gc, ABSORB_MIB);
     isolateEnded = false;
-    releaseCaches();
+    releaseCaches((err) => opts.log.warn('a cache could not be let go at the heap trim', { error: String(err) }));
     gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
     const gcMs = performance.now() - started;
     const afterGc = process.memoryUsage.rss();

@@ -118,6 +118,8 @@ export class TestDaemon {
   child!: ChildProcess;
   output = '';
   exitCode: number | null = null;
+  /** It answered /_ping since its last spawn. */
+  private wasReady = false;
   exited!: Promise<number | null>;
 
   constructor(
@@ -167,6 +169,7 @@ export class TestDaemon {
     await forwardDrop(this.opts.netns);
     this.output = '';
     this.exitCode = null;
+    this.wasReady = false;
     // Not `ip netns exec`: its fresh /sys lacks the cgroup mounts runc needs. The daemon enters the
     // namespace and, in a mount namespace of its own, sees the namespace's links in /sys/class/net.
     const sysNet =
@@ -196,6 +199,12 @@ export class TestDaemon {
     this.exited = new Promise((res) =>
       child.on('exit', (code, signal) => {
         const exitCode = code ?? (signal ? 128 : null);
+        // A daemon that was up and ended on its own (a crash, an uncaught exception): its last
+        // words on stderr, since the test then fails with little more than a refused connection.
+        if (this.wasReady && !child.killed && signal !== 'SIGKILL' && (code !== 0 || signal))
+          process.stderr.write(
+            `engined (pid ${child.pid}) ended by itself: code ${code}, signal ${signal}; its last output:\n${this.output.slice(-4000)}\n`,
+          );
         // The exit of a child a restart already replaced (a kill -9 not awaited) is not the new one's.
         if (this.child === child) this.exitCode = exitCode;
         res(exitCode);
@@ -210,7 +219,10 @@ export class TestDaemon {
       try {
         const r = await httpOverUnix(this.socket, 'GET', '/_ping', { timeoutMs: 2000 });
         // The unix socket may answer before a later -H tcp:// listener is bound: wait for those too.
-        if (r.status === 200 && (await this.tcpListenersUp())) return;
+        if (r.status === 200 && (await this.tcpListenersUp())) {
+          this.wasReady = true;
+          return;
+        }
       } catch {
         // not listening yet
       }
