@@ -24,7 +24,6 @@ describe('heap trimmer', () => {
       intervalMs: 60_000,
       startBusy: false,
       gc: (o) => calls.push(o),
-      rss: () => 0,
       utilization: scripted([
         { active: 2000, utilization: 0.4 }, // busy: no collection while working
         { active: 1000, utilization: 0.2 },
@@ -49,7 +48,6 @@ describe('heap trimmer', () => {
       minBusyMs: 300,
       startBusy: false,
       gc: () => collected++,
-      rss: () => 0,
       utilization: scripted(Array.from({ length: 10 }, () => ({ active: 40, utilization: 0.008 }))),
     });
     try {
@@ -72,7 +70,6 @@ describe('heap trimmer', () => {
       intervalMs: 60_000,
       startBusy: false,
       gc: () => order.push('gc'),
-      rss: () => 0,
       utilization: scripted([
         { active: 1000, utilization: 0.2 },
         { active: 0, utilization: 0 }, // quiet after work: trim
@@ -110,32 +107,6 @@ describe('heap trimmer', () => {
     }
   });
 
-  it('a quiet interval after the resident memory grew a step since the last trim trims, however little work there was', () => {
-    let collected = 0;
-    let rss = 100 << 20;
-    const t = startHeapTrimmer({
-      log,
-      intervalMs: 60_000,
-      startBusy: false,
-      grownBytes: 4 << 20,
-      gc: () => collected++,
-      trim: () => true,
-      rss: () => rss,
-      utilization: scripted(Array.from({ length: 6 }, () => ({ active: 5, utilization: 0.001 }))),
-    });
-    try {
-      rss += 3 << 20; // 103: under the step
-      assert.equal(t.check(), false);
-      rss -= 5 << 20; // 98: a new low, the step counts from there
-      assert.equal(t.check(), false);
-      rss += 5 << 20; // 103 again: a step above 98
-      assert.equal(t.check(), true);
-      assert.equal(collected, 1);
-    } finally {
-      t.stop();
-    }
-  });
-
   it('a requested trim needs no work of its own, only a quiet interval, and comes at most every 10 s', () => {
     let collected = 0;
     let trimmed = 0;
@@ -145,7 +116,6 @@ describe('heap trimmer', () => {
       startBusy: false,
       gc: () => collected++,
       trim: () => Boolean(trimmed++),
-      rss: () => 0,
       utilization: scripted([
         { active: 0, utilization: 0 }, // quiet, nothing asked: no collection
         { active: 100, utilization: 0.5 }, // asked during a busy interval: waits for a quiet one
@@ -189,7 +159,6 @@ describe('heap trimmer at start-up', () => {
       log,
       intervalMs: 60_000,
       gc: () => collected++,
-      rss: () => 0,
       utilization: scripted([
         { active: 500, utilization: 0.25 },
         { active: 1, utilization: 0.0005 },

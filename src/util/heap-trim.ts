@@ -21,8 +21,6 @@ export interface HeapTrimOptions {
   intervalMs?: number;
   /** JS work since the last trim that makes another worth its ~70 ms. */
   minBusyMs?: number;
-  /** Growth of the resident memory since the last trim that makes another worth it, whatever the work. */
-  grownBytes?: number;
   /** Utilisation of the event loop below which an interval counts as quiet. */
   quietBelow?: number;
   /** Whether the work before the trimmer started counts (default: yes, the daemon's start-up). */
@@ -31,7 +29,6 @@ export interface HeapTrimOptions {
   gc?: Gc;
   trim?: () => boolean;
   utilization?: (since?: EventLoopUtilization) => EventLoopUtilization;
-  rss?: () => number;
 }
 
 interface EventLoopUtilization {
@@ -212,13 +209,6 @@ export function startHeapTrimmer(opts: HeapTrimOptions): HeapTrimmer {
   // quiet second is enough to start it (an idle daemon is small within a couple of seconds).
   const intervalMs = opts.intervalMs ?? 1_000;
   const minBusyMs = opts.minBusyMs ?? 500;
-  // Work measured on the event loop misses what costs memory without costing it much time: a build
-  // of a 100 MiB context (~450 ms of the daemon's CPU, much of it in the thread pool) left 8–10 MiB
-  // more resident and no trim after it. Growth since the last trim asks for one too.
-  const grownBytes = opts.grownBytes ?? 4 << 20;
-  const rss = opts.rss ?? (() => process.memoryUsage.rss());
-  /** The lowest resident size seen since the last trim ended (then: what it left). */
-  let floor = rss();
   const trim = opts.trim ?? mallocTrim;
   if (!opts.trim && !mallocTrimAvailable()) {
     opts.log.info(
@@ -239,14 +229,11 @@ export function startHeapTrimmer(opts: HeapTrimOptions): HeapTrimmer {
     last = utilization();
     busySinceTrim += interval.active;
     const requested = trimRequested && performance.now() - lastRequested >= REQUESTED_TRIM_EVERY_MS;
-    const now = rss();
-    floor = Math.min(floor, now);
-    const grown = now - floor >= grownBytes;
-    if (interval.utilization >= quietBelow || (busySinceTrim < minBusyMs && !requested && !grown)) return false;
-    if (busySinceTrim < minBusyMs && requested) lastRequested = performance.now();
+    if (interval.utilization >= quietBelow || (busySinceTrim < minBusyMs && !requested)) return false;
+    if (busySinceTrim < minBusyMs) lastRequested = performance.now();
     trimRequested = false;
-    const before = now;
-    const reason = busySinceTrim >= minBusyMs ? 'work' : requested ? 'request' : 'growth';
+    const before = process.memoryUsage.rss();
+    const reason = busySinceTrim >= minBusyMs ? 'work' : 'request';
     const started = performance.now();
     if (isolateEnded && ABSORB_MIB > 0) absorbSharedPool(gc, ABSORB_MIB);
     isolateEnded = false;
@@ -259,7 +246,6 @@ export function startHeapTrimmer(opts: HeapTrimOptions): HeapTrimmer {
     setTimeout(() => {
       const t0 = performance.now();
       trim();
-      floor = rss();
       last = utilization();
       if (opts.log.enabled('debug')) {
         opts.log.debug('heap trimmed after a busy period', {
@@ -268,7 +254,7 @@ export function startHeapTrimmer(opts: HeapTrimOptions): HeapTrimmer {
           trimMs: Math.round(performance.now() - t0),
           rssBeforeMiB: before >> 20,
           rssAfterGcMiB: afterGc >> 20,
-          rssAfterMiB: floor >> 20,
+          rssAfterMiB: process.memoryUsage.rss() >> 20,
           ...heapFigures(),
         });
       }
