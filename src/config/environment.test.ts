@@ -8,6 +8,7 @@ test('switches read their value when it is one of theirs, else their default', (
   assert.deepEqual(readEnvironment({}), {
     ENGINE_PULL_UNPACK: 'staged',
     ENGINE_PULL_FETCH: 'worker',
+    ENGINE_PULL_HASH: 'main',
     ENGINE_COMMIT_DIFF: 'upper',
     ENGINE_DISABLE_PIGZ: '',
     ENGINE_RAMDISK: '',
@@ -15,6 +16,7 @@ test('switches read their value when it is one of theirs, else their default', (
   const e = readEnvironment({
     ENGINE_PULL_UNPACK: 'service',
     ENGINE_PULL_FETCH: 'bogus',
+    ENGINE_PULL_HASH: 'worker',
     ENGINE_COMMIT_DIFF: 'service',
     ENGINE_DISABLE_PIGZ: '1',
     ENGINE_RAMDISK: '1',
@@ -22,6 +24,7 @@ test('switches read their value when it is one of theirs, else their default', (
   assert.deepEqual(e, {
     ENGINE_PULL_UNPACK: 'service',
     ENGINE_PULL_FETCH: 'worker',
+    ENGINE_PULL_HASH: 'worker',
     ENGINE_COMMIT_DIFF: 'service',
     ENGINE_DISABLE_PIGZ: '1',
     ENGINE_RAMDISK: '1',

@@ -21,6 +21,11 @@ export const ENVIRONMENT = [
     help: 'Who receives layer downloads: the unpacking worker threads (worker) or the main thread, handing the bytes over (main)',
   },
   {
+    name: 'ENGINE_PULL_HASH',
+    values: ['main', 'worker'],
+    help: "Who computes the digest of a layer a worker thread downloads: the daemon's main thread, beside the worker's unpacking (main), or the worker (worker)",
+  },
+  {
     name: 'ENGINE_PULL_WORKERS',
     values: 'a number (default 2)',
     help: 'How many worker threads pulls share for downloading and unpacking layers',

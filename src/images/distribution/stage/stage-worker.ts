@@ -9,7 +9,8 @@ import { createHash, type Hash } from 'node:crypto';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { parentPort, type MessagePort } from 'node:worker_threads';
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
+import { HashRingWriter, type HashRingMemory } from './hash-ring.ts';
 import { LayerStage } from './staged-unpack.ts';
 import { failureOf, fetchBlob, type BlobFetch, type FetchFailure } from './worker-fetch.ts';
 import { PooledFile, WriteBuffers } from './pooled-writes.ts';
@@ -31,9 +32,17 @@ export type ToWorker = { id: number } & (
   | { type: 'exit' }
 );
 
+/** What the pool gives a worker at its start: the ring its downloads' bytes are hashed from (hash-ring.ts), if any. */
+export interface StageWorkerData {
+  hashRing: HashRingMemory | null;
+}
+
 /** Answers to the pool, each naming its job. */
 export type FromWorker = { id: number } & (
   | { type: 'ack'; bytes: number; buf: ArrayBuffer }
+  /** The next `bytes` of the hash ring are the job's, for the main thread to hash. */
+  | { type: 'hash'; bytes: number }
+  /** `digest`: '' when the main thread hashed the blob (hash-ring.ts). */
   | { type: 'done'; digest: string; size: number; staged: { dir: string; diffId: string } | null; reason?: string; refused?: boolean }
   | { type: 'error'; message: string }
   /** The worker's own GET (start.fetch): the response came, bytes received so far, all received. */
@@ -53,7 +62,8 @@ type Answer = FromWorker extends infer F ? (F extends unknown ? Omit<F, 'id'> : 
 interface Job {
   id: number;
   fd: number;
-  hash: Hash;
+  /** null: the blob's bytes go to the main thread's hash through the ring. */
+  hash: Hash | null;
   size: number;
   stage: LayerStage | null;
   stageError?: string;
@@ -71,6 +81,8 @@ interface Job {
 const jobs = new Map<number, Job>();
 let queue: Promise<void> = Promise.resolve();
 const post = (id: number, m: Answer, transfer?: ArrayBuffer[]) => parentPort!.postMessage({ id, ...m }, transfer);
+const ringMemory = (workerData as StageWorkerData | null)?.hashRing ?? null;
+const ring = ringMemory ? new HashRingWriter(ringMemory, (id, bytes) => post(id, { type: 'hash', bytes })) : null;
 
 /** Closes the job's blob file and ends its stage: 'done' with the digest and staged layer. */
 async function finish(j: Job): Promise<void> {
@@ -83,7 +95,8 @@ async function finish(j: Job): Promise<void> {
   }
   j.closed = true;
   closeSync(j.fd);
-  const digest = `sha256:${j.hash.digest('hex')}`;
+  ring?.flush(); // the job's last bytes told before its 'done'
+  const digest = j.hash ? `sha256:${j.hash.digest('hex')}` : '';
   const r = j.stage ? await j.stage.finish() : { layer: null, reason: j.stageError ?? 'not staged' };
   post(j.id, {
     type: 'done',
@@ -96,6 +109,7 @@ async function finish(j: Job): Promise<void> {
 }
 
 async function discard(j: Job): Promise<void> {
+  ring?.flush(); // the ring's reader stays in step: it skips what is told of an ended job
   await j.file?.drained(); // not closed under a write in flight
   if (j.closed) return;
   j.closed = true;
@@ -185,7 +199,8 @@ async function download(j: Job, f: BlobFetch): Promise<void> {
     const status = await fetchBlob(f, j.fetch!.signal, {
       response: () => post(j.id, { type: 'response' }),
       chunk: (c) => {
-        j.hash.update(c);
+        if (j.hash) j.hash.update(c);
+        else ring!.write(j.id, c);
         j.size += c.length;
         j.stage?.push(c);
         if (file) {
@@ -251,7 +266,7 @@ async function handle(m: ToWorker): Promise<void> {
       const job: Job = {
         id: m.id,
         fd: openSync(m.tmp, 'w', 0o644),
-        hash: createHash('sha256'),
+        hash: m.fetch && ring ? null : createHash('sha256'),
         size: 0,
         stage,
         ...(stageError ? { stageError } : {}),
@@ -285,7 +300,7 @@ async function handle(m: ToWorker): Promise<void> {
       const j = jobs.get(m.id);
       if (!j) return; // after an error: the pool drops this worker
       const b = Buffer.from(m.buf, 0, m.length);
-      j.hash.update(b);
+      j.hash?.update(b);
       for (let off = 0; off < b.length;) off += writeSync(j.fd, b, off, b.length - off);
       j.size += b.length;
       j.stage?.push(b); // synchronous: done with the batch when it returns
