@@ -12,7 +12,7 @@ import { join, posix } from 'node:path';
 import { invalidParameter, isNotFound } from '../errors.ts';
 import type { Logger } from '../util/log.ts';
 import { runCommand } from '../util/helper-shell.ts';
-import { boundHeapGrowth, collectInBackground } from '../util/heap-trim.ts';
+import { boundHeapGrowth, collectInBackground, requestHeapTrim } from '../util/heap-trim.ts';
 import { parseReference, familiarString } from '../util/image-reference.ts';
 import type { SupervisorClient } from '../supervisor/client.ts';
 import type { ImageStore } from '../images/image-store.ts';
@@ -149,8 +149,15 @@ export class BuildService {
     } finally {
       signal.removeEventListener('abort', onAbort);
       this.running.delete(buildId);
-      if (this.running.size === 0) releaseDigestBuffer();
       bounding.stop();
+      if (this.running.size === 0) {
+        releaseDigestBuffer();
+        // A build is mostly waiting (on the disk, containerd, the step's process), so its event-loop
+        // time is often less than what makes the trimmer act by itself; what it grew (the context's
+        // per-file garbage, malloc's freed buffers) stayed resident (measured: +8 MiB 5 s after
+        // a build of a 100 MiB context, none with this request).
+        requestHeapTrim();
+      }
       if (memory) this.d.log.debug('build memory', { entries, ...memory() });
       await this.removeWork(work, entries, succeeded);
     }
