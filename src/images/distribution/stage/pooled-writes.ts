@@ -6,28 +6,38 @@
 // The bytes go out of a few reused buffers (a fixed number: the memory does not grow with the
 // pull); when none is free the caller writes synchronously itself, which also paces it to the pool.
 import { write, writeSync } from 'node:fs';
+import type { HashHandoff } from './hash-handoff.ts';
 
 /** Buffers of the pool's writes in flight, at most `max` of `size` bytes each (one set per worker thread). */
 export class WriteBuffers {
   private readonly free: Buffer[] = [];
   private made = 0;
+  private readonly waiters: Array<() => void> = [];
 
+  /** `alloc`: how a buffer is made (shared memory for a blob file's: hash-handoff.ts). */
   constructor(
     readonly size: number,
     private readonly max: number,
+    private readonly alloc: (size: number) => Buffer = Buffer.allocUnsafeSlow,
   ) {}
 
-  /** A buffer for the next write, or null when `max` are in flight (write synchronously then). */
+  /** A buffer for the next write, or null when `max` are in flight (write synchronously then, or wait: `freed`). */
   take(): Buffer | null {
     const b = this.free.pop();
     if (b) return b;
     if (this.made >= this.max) return null;
     this.made++;
-    return Buffer.allocUnsafeSlow(this.size);
+    return this.alloc(this.size);
   }
 
   give(b: Buffer): void {
     this.free.push(b);
+    this.waiters.shift()?.();
+  }
+
+  /** Once a buffer was given back. */
+  freed(): Promise<void> {
+    return new Promise((r) => this.waiters.push(r));
   }
 }
 
@@ -57,18 +67,28 @@ export class PooledFile {
   /** The first write that failed. */
   error: Error | null = null;
 
-  /** `written`: told the length of the file's written prefix as it grows (for a reader following the file). */
+  /**
+   * `written`: told the length of the file's written prefix as it grows (for a reader following
+   * the file). `handoff`: each buffer is also handed to the main thread to hash, and reused only
+   * once hashed; with all buffers in flight, `push` then waits for one (the bytes must reach the
+   * hash in order, so none are written in place).
+   */
   constructor(
     private readonly fd: number,
     private readonly buffers: WriteBuffers,
     private readonly written?: (bytes: number) => void,
+    private readonly handoff?: HashHandoff,
   ) {}
 
-  /** Takes `c` (copied: the caller may reuse it). */
-  push(c: Buffer): void {
+  /** Takes `c` (copied: the caller may reuse it once this returns, or the promise it returns settles). */
+  push(c: Buffer): Promise<void> | undefined {
     for (let off = 0; off < c.length;) {
       if (!this.cur) {
         this.cur = this.buffers.take();
+        if (!this.cur && this.handoff) {
+          const rest = c.subarray(off);
+          return this.buffers.freed().then(() => this.push(rest));
+        }
         if (!this.cur) {
           // Every buffer in flight: written here, in its place.
           for (; off < c.length;) {
@@ -78,7 +98,7 @@ export class PooledFile {
           }
           this.order.push({ end: this.pos, done: true });
           this.advance();
-          return;
+          return undefined;
         }
       }
       const n = c.copy(this.cur, this.fill, off);
@@ -87,6 +107,7 @@ export class PooledFile {
       off += n;
       if (this.fill === this.cur.length) this.flush();
     }
+    return undefined;
   }
 
   /** Sends what is gathered; `drained()` then waits for it. */
@@ -100,8 +121,11 @@ export class PooledFile {
     this.pending++;
     const w = { end: this.pos, done: false };
     this.order.push(w);
+    this.handoff?.send(buf, len);
     writeAt(this.fd, buf, len, this.pos - len, (err) => {
-      this.buffers.give(buf);
+      const hashed = this.handoff?.hashed(buf);
+      if (hashed) void hashed.then(() => this.buffers.give(buf));
+      else this.buffers.give(buf);
       this.error ??= err;
       w.done = true;
       if (!err) this.advance();

@@ -16,7 +16,7 @@ import { MessageChannel, Worker, type MessagePort } from 'node:worker_threads';
 import { BlobVerificationError, registerBlob, TMP_PREFIX, type BlobTarget } from '../blob-writer.ts';
 import type { StagedLayer } from './staged-unpack.ts';
 import type { FromWorker, StageWorkerData, ToWorker } from './stage-worker.ts';
-import { createHashRing, HashRingReader } from './hash-ring.ts';
+import { takeHashed } from './hash-handoff.ts';
 import type { StageOutcome } from './stage-tail.ts';
 import { errorOf, type BlobFetch } from './worker-fetch.ts';
 import { internal } from '../../../errors.ts';
@@ -50,18 +50,14 @@ const WORKER_LIMITS = { maxYoungGenerationSizeMb: 3, maxOldGenerationSizeMb: 64 
  */
 const POOL_MAX = Math.max(1, Number(process.env.ENGINE_PULL_WORKERS) || (availableParallelism() > 2 ? 2 : 1));
 
-/**
- * Bytes of the ring through which a worker's downloads are hashed on the main thread
- * (hash-ring.ts); 0: the worker hashes them itself. At ~260 MB/s received per worker, 1 MiB is
- * ~4 ms of the main thread being busy elsewhere before the worker waits.
- */
-const HASH_RING = process.env.ENGINE_PULL_HASH === 'worker' ? 0 : 1 << 20;
+/** Whether a worker's downloads are hashed here (hash-handoff.ts) rather than by the worker. */
+const HASH_ON_MAIN = process.env.ENGINE_PULL_HASH !== 'worker';
 
 /** What a job hears from its worker: its messages, or the worker's end. */
 interface JobHandlers {
   message(m: FromWorker): void;
   gone(err: Error): void;
-  /** The blob's digest, computed here from the worker's hash ring. */
+  /** The blob's digest, computed here from the worker's write buffers. */
   hash?: Hash;
 }
 
@@ -69,7 +65,6 @@ interface Slot {
   w: Worker;
   jobs: Map<number, JobHandlers>;
   idleTimer: NodeJS.Timeout | null;
-  ring: HashRingReader | null;
 }
 
 const slots: Slot[] = [];
@@ -77,10 +72,9 @@ let nextId = 1;
 
 function spawnSlot(): Slot {
   // Beside this module: dist/src/… unbundled, dist/bundle/ in the bundle (scripts/bundle.mjs).
-  const ring = HASH_RING ? createHashRing(HASH_RING) : null;
-  const workerData: StageWorkerData = { hashRing: ring };
+  const workerData: StageWorkerData = { hashOnMain: HASH_ON_MAIN };
   const w = new Worker(new URL('./stage-worker.js', import.meta.url), { resourceLimits: WORKER_LIMITS, workerData });
-  const slot: Slot = { w, jobs: new Map(), idleTimer: null, ring: ring && new HashRingReader(ring) };
+  const slot: Slot = { w, jobs: new Map(), idleTimer: null };
   const gone = (err: Error) => {
     const i = slots.indexOf(slot);
     if (i >= 0) slots.splice(i, 1);
@@ -89,8 +83,8 @@ function spawnSlot(): Slot {
     for (const j of jobs) j.gone(err);
   };
   w.on('message', (m: FromWorker) => {
-    // Consumed whether or not the job is still followed: the ring's place is the worker's next bytes.
-    if (m.type === 'hash') return slot.ring?.take(m.bytes, slot.jobs.get(m.id)?.hash);
+    // Taken whether or not the job is still followed: the worker reuses the buffer once it is.
+    if (m.type === 'hash') return takeHashed(m, slot.jobs.get(m.id)?.hash);
     slot.jobs.get(m.id)?.message(m);
   });
   w.on('error', (err) => {

@@ -10,7 +10,7 @@ import { closeSync, openSync, writeSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
-import { HashRingWriter, type HashRingMemory } from './hash-ring.ts';
+import { handoffTo, sharedBuffer, type HashMessage } from './hash-handoff.ts';
 import { LayerStage } from './staged-unpack.ts';
 import { failureOf, fetchBlob, type BlobFetch, type FetchFailure } from './worker-fetch.ts';
 import { PooledFile, WriteBuffers } from './pooled-writes.ts';
@@ -32,16 +32,17 @@ export type ToWorker = { id: number } & (
   | { type: 'exit' }
 );
 
-/** What the pool gives a worker at its start: the ring its downloads' bytes are hashed from (hash-ring.ts), if any. */
+/** What the pool tells a worker at its start. */
 export interface StageWorkerData {
-  hashRing: HashRingMemory | null;
+  /** The blob digest of the worker's own downloads is computed by the main thread (hash-handoff.ts). */
+  hashOnMain: boolean;
 }
 
 /** Answers to the pool, each naming its job. */
 export type FromWorker = { id: number } & (
   | { type: 'ack'; bytes: number; buf: ArrayBuffer }
-  /** The next `bytes` of the hash ring are the job's, for the main thread to hash. */
-  | { type: 'hash'; bytes: number }
+  /** The next bytes of the job's blob, for the main thread to hash. */
+  | HashMessage
   /** `digest`: '' when the main thread hashed the blob (hash-ring.ts). */
   | { type: 'done'; digest: string; size: number; staged: { dir: string; diffId: string } | null; reason?: string; refused?: boolean }
   | { type: 'error'; message: string }
@@ -62,7 +63,7 @@ type Answer = FromWorker extends infer F ? (F extends unknown ? Omit<F, 'id'> : 
 interface Job {
   id: number;
   fd: number;
-  /** null: the blob's bytes go to the main thread's hash through the ring. */
+  /** null: the main thread hashes the blob (hash-handoff.ts). */
   hash: Hash | null;
   size: number;
   stage: LayerStage | null;
@@ -81,8 +82,6 @@ interface Job {
 const jobs = new Map<number, Job>();
 let queue: Promise<void> = Promise.resolve();
 const post = (id: number, m: Answer, transfer?: ArrayBuffer[]) => parentPort!.postMessage({ id, ...m }, transfer);
-const ringMemory = (workerData as StageWorkerData | null)?.hashRing ?? null;
-const ring = ringMemory ? new HashRingWriter(ringMemory, (id, bytes) => post(id, { type: 'hash', bytes })) : null;
 
 /** Closes the job's blob file and ends its stage: 'done' with the digest and staged layer. */
 async function finish(j: Job): Promise<void> {
@@ -95,7 +94,6 @@ async function finish(j: Job): Promise<void> {
   }
   j.closed = true;
   closeSync(j.fd);
-  ring?.flush(); // the job's last bytes told before its 'done'
   const digest = j.hash ? `sha256:${j.hash.digest('hex')}` : '';
   const r = j.stage ? await j.stage.finish() : { layer: null, reason: j.stageError ?? 'not staged' };
   post(j.id, {
@@ -109,7 +107,6 @@ async function finish(j: Job): Promise<void> {
 }
 
 async function discard(j: Job): Promise<void> {
-  ring?.flush(); // the ring's reader stays in step: it skips what is told of an ended job
   await j.file?.drained(); // not closed under a write in flight
   if (j.closed) return;
   j.closed = true;
@@ -133,6 +130,13 @@ const gathers: Buffer[] = [];
  */
 const POOL_WRITES = Number(process.env.ENGINE_PULL_POOL_WRITES ?? 8);
 const pooled = POOL_WRITES > 0 ? new WriteBuffers(GATHER, POOL_WRITES) : null;
+/**
+ * The blob files' pooled writes when the main thread hashes them: buffers of shared memory, each
+ * reused once written and hashed (hash-handoff.ts). Six: three downloads gathering and three in
+ * flight, the pull's default concurrency.
+ */
+const blobWrites =
+  pooled && (workerData as StageWorkerData | null)?.hashOnMain ? new WriteBuffers(GATHER, Math.max(POOL_WRITES, 6), sharedBuffer) : null;
 
 /**
  * A young-generation collection after every SCAVENGE_EVERY bytes received by this worker (all its
@@ -199,12 +203,12 @@ async function download(j: Job, f: BlobFetch): Promise<void> {
     const status = await fetchBlob(f, j.fetch!.signal, {
       response: () => post(j.id, { type: 'response' }),
       chunk: (c) => {
-        if (j.hash) j.hash.update(c);
-        else ring!.write(j.id, c);
+        j.hash?.update(c);
         j.size += c.length;
         j.stage?.push(c);
+        let wait: Promise<void> | undefined;
         if (file) {
-          file.push(c);
+          wait = file.push(c);
           sinceGc += c.length;
           if (sinceGc >= SCAVENGE_EVERY) {
             sinceGc = 0;
@@ -218,6 +222,7 @@ async function download(j: Job, f: BlobFetch): Promise<void> {
           if (fill === GATHER) flush();
         }
         if (j.size - reported >= GATHER) post(j.id, { type: 'progress', received: (reported = j.size) });
+        return wait;
       },
       received: () => {
         file?.flush();
@@ -266,7 +271,7 @@ async function handle(m: ToWorker): Promise<void> {
       const job: Job = {
         id: m.id,
         fd: openSync(m.tmp, 'w', 0o644),
-        hash: m.fetch && ring ? null : createHash('sha256'),
+        hash: m.fetch && blobWrites ? null : createHash('sha256'),
         size: 0,
         stage,
         ...(stageError ? { stageError } : {}),
@@ -277,8 +282,9 @@ async function handle(m: ToWorker): Promise<void> {
         const tail = job.tail;
         job.file = new PooledFile(
           job.fd,
-          pooled,
+          blobWrites ?? pooled,
           tail ? (bytes) => tail.postMessage({ type: 'written', bytes } satisfies ToTail) : undefined,
+          blobWrites ? handoffTo((h) => post(m.id, h)) : undefined,
         );
       }
       if (m.fetch) {
