@@ -65,7 +65,12 @@ test('a blob file hashed on another thread: the file and the digest are the byte
     for (let i = 0; i < CHUNKS; i++) expected.update(chunkOf(i));
     const want = expected.digest('hex');
     assert.equal(hash.digest('hex'), want);
-    assert.equal(createHash('sha256').update(await readFile(path)).digest('hex'), want);
+    assert.equal(
+      createHash('sha256')
+        .update(await readFile(path))
+        .digest('hex'),
+      want,
+    );
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
