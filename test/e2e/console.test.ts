@@ -465,6 +465,9 @@ describe('web console in a browser', { skip, timeout: 300_000 }, () => {
     await page.getByLabel('Search containers').fill('bulk-29');
     await page.getByTestId('row-count').getByText('11 shown', { exact: true }).waitFor();
     await page.getByLabel('Select all shown containers').check();
+    // What the browser says of a request that got no answer (a failed fetch only says "Failed to fetch").
+    const failedRequests: string[] = [];
+    page.on('requestfailed', (r) => failedRequests.push(`${r.method()} ${r.url()}: ${r.failure()?.errorText}`));
     await page.getByRole('button', { name: 'Remove selected containers' }).click();
     await until(
       'the removed rows gone',
@@ -472,7 +475,8 @@ describe('web console in a browser', { skip, timeout: 300_000 }, () => {
       60_000,
     ).catch(async (err: Error) =>
       assert.fail(
-        `${err.message}: the page says ${await page.getByTestId('row-count').textContent()}, ${await page.locator('.error').allTextContents()}`,
+        `${err.message}: the page says ${await page.getByTestId('row-count').textContent()}, ${await page.locator('.error').allTextContents()}; ` +
+          `the browser's failed requests: ${JSON.stringify(failedRequests)}; the daemon's last output:\n${d.output.slice(-6000)}`,
       ),
     );
     const left = (await containers()).filter((c) => c.Names[0]!.startsWith('/bulk-29'));
