@@ -4,7 +4,9 @@
 // threads the process already has, beside the worker's hashing and parsing, so a pull is no
 // longer one thread's work: under CPU contention each runnable thread is a share of the cores.
 // The bytes go out of a few reused buffers (a fixed number: the memory does not grow with the
-// pull); when none is free the caller writes synchronously itself, which also paces it to the pool.
+// pull); when none is free the caller writes synchronously itself, which also paces it to the pool
+// (a blob file whose buffers are also hashed on the main thread waits for one instead: its bytes
+// must reach that hash in order, hash-handoff.ts).
 import { write, writeSync } from 'node:fs';
 import type { HashHandoff } from './hash-handoff.ts';
 

@@ -1,6 +1,7 @@
 // The worker thread of stage-pool.ts: one layer at a time, it takes the compressed bytes of a
 // download — GETting them itself (worker-fetch.ts) or handed over by the main thread — hashes them
-// (the blob's digest), writes them to the temporary blob file, and (when asked) unpacks them into a
+// (the blob's digest; of its own GET, the main thread hashes the blob file's write buffers:
+// hash-handoff.ts), writes them to the temporary blob file, and (when asked) unpacks them into a
 // staging tree through staged-unpack.ts (gunzip, diffID, extraction). Doing this off the daemon's
 // main thread lets the layers of a pull download, decompress and extract on several cores at once,
 // keeps the main thread's event loop for the API, and keeps the buffers' garbage (hundreds of MB
@@ -43,7 +44,7 @@ export type FromWorker = { id: number } & (
   | { type: 'ack'; bytes: number; buf: ArrayBuffer }
   /** The next bytes of the job's blob, for the main thread to hash. */
   | HashMessage
-  /** `digest`: '' when the main thread hashed the blob (hash-ring.ts). */
+  /** `digest`: '' when the main thread hashed the blob (hash-handoff.ts). */
   | { type: 'done'; digest: string; size: number; staged: { dir: string; diffId: string } | null; reason?: string; refused?: boolean }
   | { type: 'error'; message: string }
   /** The worker's own GET (start.fetch): the response came, bytes received so far, all received. */
