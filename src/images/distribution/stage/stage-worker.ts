@@ -133,8 +133,8 @@ const POOL_WRITES = Number(process.env.ENGINE_PULL_POOL_WRITES ?? 8);
 const pooled = POOL_WRITES > 0 ? new WriteBuffers(GATHER, POOL_WRITES) : null;
 /**
  * The blob files' pooled writes when the main thread hashes them: buffers of shared memory, each
- * reused once written and hashed (hash-handoff.ts). Six: three downloads gathering and three in
- * flight, the pull's default concurrency.
+ * reused once written and hashed (hash-handoff.ts). As many as the pool's writes (8 by default),
+ * at least six: the pull's default three downloads each gathering one and writing one.
  */
 const blobWrites =
   pooled && (workerData as StageWorkerData | null)?.hashOnMain ? new WriteBuffers(GATHER, Math.max(POOL_WRITES, 6), sharedBuffer) : null;
