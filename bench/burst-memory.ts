@@ -74,7 +74,7 @@ try {
     await writeFile(join(ctxDir, 'sub', 'a.txt'), 'a\n');
     await writeFile(join(ctxDir, 'Dockerfile'), 'FROM busybox\nCOPY . /ctx\n');
   }
-  const o = { after, busy, smaps, debug };
+  const o = { after, busy, smaps, debug, grep: process.env.PM_LOG_GREP ?? 'heap trimmed' };
   const ready = async (d: Daemon) => {
     await d.loadBusybox!();
   };

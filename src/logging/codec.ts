@@ -1,5 +1,9 @@
 // What a file format supplies to the shared writer and reader: an encoder that appends records to
 // a LogFile, and parsing/counting/tail-finding over the bytes of its files.
+//
+// Functions run per line or per byte are named hot…: bin/engined lets TurboFan compile only those
+// (everything else stops at Maglev, which keeps TurboFan's ~5 MiB of code out of the daemon until
+// logs need it). hot-tiers.test.ts checks what V8 compiles.
 
 import type { FileHandle } from 'node:fs/promises';
 import type { RecordEncoder } from './framer.ts';
@@ -15,7 +19,7 @@ export interface LogCodec {
    * the last record consumed. Throws CorruptLogError when the bytes cannot be records. Entries may
    * be views into buf, which may be modified: the caller hands over a buffer it never reuses.
    */
-  parse(buf: Buffer, start: number, end: number, sink: EntrySink<unknown>): number;
+  hotParse(buf: Buffer, start: number, end: number, sink: EntrySink<unknown>): number;
   /** Counts the whole records in buf[start, end). */
   count(buf: Buffer, start: number, end: number): { next: number; count: number };
   /** Where the last n records of a plain file's first `size` bytes start, and how many there are (≤ n). */
@@ -44,7 +48,7 @@ export abstract class EntrySink<B> {
   ) {}
 
   /** Whether the record (stream 0 = stdout) is wanted; a record after `until` stops the read. */
-  accept(stream: number, ts: bigint): boolean {
+  hotAccept(stream: number, ts: bigint): boolean {
     if (this.skip > 0) {
       this.skip--;
       return false;
@@ -58,13 +62,13 @@ export abstract class EntrySink<B> {
   }
 
   /** An accepted entry; `line` may be a view into the block, which `recEnd` (the index after the record) ends. */
-  abstract entry(stream: number, ts: bigint, line: Buffer, partial: boolean, recEnd: number): void;
+  abstract hotEntry(stream: number, ts: bigint, line: Buffer, partial: boolean, recEnd: number): void;
 
   /**
    * An accepted entry whose bytes are buf[cs, ce), followed (whole lines) by a newline the sink adds:
    * buf[ce] and the rest of the record up to recEnd are the sink's to overwrite.
    */
-  abstract text(stream: number, ts: bigint, buf: Buffer, cs: number, ce: number, partial: boolean, recEnd: number): void;
+  abstract hotText(stream: number, ts: bigint, buf: Buffer, cs: number, ce: number, partial: boolean, recEnd: number): void;
 
   /** Before parsing buf from start on. */
   begin(_buf: Buffer, _start: number): void {}
@@ -84,15 +88,15 @@ const STREAM_NAMES = ['stdout', 'stderr'] as const;
 export class ReadSink extends EntrySink<LogMessage[]> {
   out: LogMessage[] = [];
 
-  entry(stream: number, ts: bigint, line: Buffer, partial: boolean): void {
+  hotEntry(stream: number, ts: bigint, line: Buffer, partial: boolean): void {
     const name = STREAM_NAMES[stream]!;
     this.out.push(partial ? { stream: name, line, timeNano: ts, partial: true } : { stream: name, line, timeNano: ts });
   }
 
-  text(stream: number, ts: bigint, buf: Buffer, cs: number, ce: number, partial: boolean): void {
-    if (partial) return this.entry(stream, ts, buf.subarray(cs, ce), true);
+  hotText(stream: number, ts: bigint, buf: Buffer, cs: number, ce: number, partial: boolean): void {
+    if (partial) return this.hotEntry(stream, ts, buf.subarray(cs, ce), true);
     buf[ce] = 10;
-    this.entry(stream, ts, buf.subarray(cs, ce + 1), false);
+    this.hotEntry(stream, ts, buf.subarray(cs, ce + 1), false);
   }
 
   get pending(): boolean {
@@ -137,13 +141,13 @@ export class FrameSink extends EntrySink<Buffer[]> {
     this.chunkStart = this.w;
   }
 
-  text(stream: number, ts: bigint, buf: Buffer, cs: number, ce: number, partial: boolean, recEnd: number): void {
+  hotText(stream: number, ts: bigint, buf: Buffer, cs: number, ce: number, partial: boolean, recEnd: number): void {
     const stamp = this.stamps?.of(ts);
     const lineLen = ce - cs + (partial ? 0 : 1);
     const at = this.w + this.headLen + (stamp ? stamp.length : 0);
     if (buf !== this.buf || at + lineLen > recEnd) {
       if (!partial) buf[ce] = 10;
-      return this.entry(stream, ts, buf.subarray(cs, ce + (partial ? 0 : 1)), partial, recEnd);
+      return this.hotEntry(stream, ts, buf.subarray(cs, ce + (partial ? 0 : 1)), partial, recEnd);
     }
     // The text first (it may overlap where the header and time go), then what precedes it.
     buf.copyWithin(at, cs, ce);
@@ -153,7 +157,7 @@ export class FrameSink extends EntrySink<Buffer[]> {
     this.w = at + lineLen;
   }
 
-  entry(stream: number, ts: bigint, line: Buffer, _partial: boolean, recEnd: number): void {
+  hotEntry(stream: number, ts: bigint, line: Buffer, _partial: boolean, recEnd: number): void {
     this.finish();
     const stamp = this.stamps?.of(ts);
     const size = line.length + (stamp ? stamp.length : 0);

@@ -11,10 +11,10 @@ class CountingSink extends EntrySink<number> {
   constructor() {
     super(true, true, undefined, undefined);
   }
-  entry(): void {
+  hotEntry(): void {
     this.n++;
   }
-  text(): void {
+  hotText(): void {
     this.n++;
   }
   get pending(): boolean {
@@ -36,7 +36,7 @@ describe('json-file parse', () => {
     (() => {
       const line = '{"log":"hello\\n","stream":"stdout","time":"2024-01-01T00:00:00.000000001Z"}\n';
       const block = Buffer.from(line.repeat(10_000));
-      assert.equal(codec.parse(block, 0, block.length, sink), block.length);
+      assert.equal(codec.hotParse(block, 0, block.length, sink), block.length);
       registry.register(block.buffer, 'block');
     })();
     assert.equal(sink.n, 10_000);

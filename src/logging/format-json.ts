@@ -8,7 +8,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { formatTimeNano, parseTimeNano } from '../util/time.ts';
 import { CorruptLogError, type EntrySink, type LogCodec } from './codec.ts';
 import { MAX_ENTRY, type RecordEncoder, type StreamId } from './framer.ts';
-import { escapeLogBytes, goJsonObject, MAX_ESCAPE_GROWTH, SpecialScanner } from './json-escape.ts';
+import { goJsonObject, hotEscapeLogBytes, hotIndexOfByte, MAX_ESCAPE_GROWTH, SpecialScanner, wordsOf } from './json-escape.ts';
 import type { LogFile } from './logfile.ts';
 
 const PREFIX = Buffer.from('{"log":"');
@@ -37,7 +37,7 @@ class JsonEncoder implements RecordEncoder {
     this.sfxTs[stream] = ts;
   }
 
-  lines(stream: StreamId, buf: Buffer, start: number, end: number, ts: bigint): void {
+  hotLines(stream: StreamId, buf: Buffer, start: number, end: number, ts: bigint): void {
     this.suffixes(stream, ts);
     const sfx = this.sfxFinal[stream];
     const sfxLen = sfx.length;
@@ -45,7 +45,8 @@ class JsonEncoder implements RecordEncoder {
     const maxSize = f.maxSize;
     const scanner = this.scanner;
     scanner.reset(buf, start, end);
-    let special = scanner.first(start);
+    let special = scanner.hotFirst(start);
+    const words = scanner.words;
     // The hot loop keeps the write position and file size in locals and syncs them with the
     // LogFile only around the (rare) calls that need it.
     let out = f.buf;
@@ -53,7 +54,7 @@ class JsonEncoder implements RecordEncoder {
     let size = f.fileBytes;
     let i = start;
     while (i < end) {
-      const nl = buf.indexOf(10, i);
+      const nl = hotIndexOfByte(buf, words, 10, i, end);
       if (nl < special && nl - i < MAX_ENTRY) {
         // Fast path: a line that needs no escaping.
         const need = 8 + (nl - i) + sfxLen;
@@ -61,7 +62,7 @@ class JsonEncoder implements RecordEncoder {
           f.pos = o;
           f.fileBytes = size;
           if (size >= maxSize) f.cut();
-          out = f.reserve(need);
+          out = f.hotReserve(need);
           o = f.pos;
           size = f.fileBytes;
         }
@@ -82,11 +83,11 @@ class JsonEncoder implements RecordEncoder {
         f.fileBytes = size;
         let ls = i;
         while (nl - ls >= MAX_ENTRY) {
-          this.escaped(buf, ls, ls + MAX_ENTRY, this.sfxPartial[stream]);
+          this.hotEscaped(buf, ls, ls + MAX_ENTRY, this.sfxPartial[stream]);
           ls += MAX_ENTRY;
         }
-        this.escaped(buf, ls, nl, sfx);
-        if (special < nl) special = scanner.first(nl + 1);
+        this.hotEscaped(buf, ls, nl, sfx);
+        if (special < nl) special = scanner.hotFirst(nl + 1);
         out = f.buf;
         o = f.pos;
         size = f.fileBytes;
@@ -99,16 +100,16 @@ class JsonEncoder implements RecordEncoder {
 
   partial(stream: StreamId, buf: Buffer, start: number, end: number, ts: bigint): void {
     this.suffixes(stream, ts);
-    this.escaped(buf, start, end, this.sfxPartial[stream]);
+    this.hotEscaped(buf, start, end, this.sfxPartial[stream]);
   }
 
-  private escaped(buf: Buffer, start: number, end: number, sfx: Buffer): void {
+  private hotEscaped(buf: Buffer, start: number, end: number, sfx: Buffer): void {
     const f = this.file;
     if (f.fileBytes >= f.maxSize) f.cut();
-    const out = f.reserve(8 + (end - start) * MAX_ESCAPE_GROWTH + sfx.length);
+    const out = f.hotReserve(8 + (end - start) * MAX_ESCAPE_GROWTH + sfx.length);
     let o = f.pos;
     o += PREFIX.copy(out, o);
-    o = escapeLogBytes(buf, start, end, out, o);
+    o = hotEscapeLogBytes(buf, start, end, out, o);
     o += sfx.copy(out, o);
     f.fileBytes += o - f.pos;
     f.pos = o;
@@ -182,10 +183,16 @@ function rememberSuffix(buf: Buffer, from: number, to: number, stream: number, t
 // A DataView over the buffer being parsed (one per block: blocks are reused or large). Let go after
 // each parse: it would keep the last block read (a 1 MiB pooled block) for the daemon's life.
 const NO_VIEW: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0));
+const NO_WORDS: Int32Array<ArrayBufferLike> = new Int32Array(0);
 let view = NO_VIEW;
+/** wordsOf the same buffer, for hotIndexOfByte; let go with the view. */
+let words = NO_WORDS;
 
 function viewOf(buf: Buffer): void {
-  if (view.buffer !== buf.buffer) view = new DataView(buf.buffer);
+  if (view.buffer !== buf.buffer) {
+    view = new DataView(buf.buffer);
+    words = wordsOf(buf);
+  }
 }
 
 // `{"log":"` as two little-endian words.
@@ -199,7 +206,7 @@ function hasPrefix(buf: Buffer, s: number): boolean {
 }
 
 /** buf[at, at + lastSfxLen) equals the remembered suffix (compared from the end: the time's last digits differ first). */
-function sameSuffix(buf: Buffer, at: number): boolean {
+function hotSameSuffix(buf: Buffer, at: number): boolean {
   const r = lastSfxLen & 3;
   const base = buf.byteOffset + at + r;
   for (let k = (lastSfxLen >>> 2) - 1; k >= 0; k--) if (view.getInt32(base + 4 * k, true) !== lastSfxWords[k]) return false;
@@ -208,14 +215,14 @@ function sameSuffix(buf: Buffer, at: number): boolean {
 }
 
 /** An accepted record's text buf[cs, ce) (the JSON string body) to the sink; e = index of the record's newline. */
-function emit(buf: Buffer, cs: number, ce: number, stream: number, ts: bigint, e: number, sink: EntrySink<unknown>): void {
-  if (!sink.accept(stream, ts)) return;
-  const bs = buf.indexOf(0x5c, cs);
-  if (bs === -1 || bs >= ce) sink.text(stream, ts, buf, cs, ce, true, e + 1);
-  else if (bs === ce - 2 && buf[ce - 1] === 0x6e) sink.text(stream, ts, buf, cs, ce - 2, false, e + 1);
+function hotEmit(buf: Buffer, cs: number, ce: number, stream: number, ts: bigint, e: number, sink: EntrySink<unknown>): void {
+  if (!sink.hotAccept(stream, ts)) return;
+  const bs = hotIndexOfByte(buf, words, 0x5c, cs, ce);
+  if (bs === -1) sink.hotText(stream, ts, buf, cs, ce, true, e + 1);
+  else if (bs === ce - 2 && buf[ce - 1] === 0x6e) sink.hotText(stream, ts, buf, cs, ce - 2, false, e + 1);
   else {
     const line = Buffer.from(JSON.parse(buf.toString('utf8', cs - 1, ce + 1)) as string, 'utf8');
-    sink.entry(stream, ts, line, line[line.length - 1] !== 10, e + 1);
+    sink.hotEntry(stream, ts, line, line[line.length - 1] !== 10, e + 1);
   }
 }
 
@@ -224,7 +231,7 @@ function emit(buf: Buffer, cs: number, ce: number, stream: number, ts: bigint, e
  * \n) goes to the sink as a span of buf (which the reader owns and never reuses: the sink may
  * overwrite the record); anything else is decoded.
  */
-function parseRecord(buf: Buffer, s: number, e: number, sink: EntrySink<unknown>): void {
+function hotParseRecord(buf: Buffer, s: number, e: number, sink: EntrySink<unknown>): void {
   if (sink.skip > 0) {
     sink.skip--;
     return;
@@ -233,11 +240,11 @@ function parseRecord(buf: Buffer, s: number, e: number, sink: EntrySink<unknown>
   if (
     lastSfxLen > 0 &&
     sfxAt >= s + PREFIX.length &&
-    sameSuffix(buf, sfxAt) &&
+    hotSameSuffix(buf, sfxAt) &&
     hasPrefix(buf, s) &&
     (buf[sfxAt - 1] !== 0x5c || !escapedAt(buf, sfxAt, s + PREFIX.length))
   ) {
-    emit(buf, s + PREFIX.length, sfxAt, lastSfxStream, lastSfxTs, e, sink);
+    hotEmit(buf, s + PREFIX.length, sfxAt, lastSfxStream, lastSfxTs, e, sink);
     return;
   }
   if (e - s > 40 && buf[e - 1] === 0x7d && buf[e - 2] === 0x22 && matchesAt(buf, s, PREFIX)) {
@@ -262,7 +269,7 @@ function parseRecord(buf: Buffer, s: number, e: number, sink: EntrySink<unknown>
         if (ts >= 0n) {
           // Remembered before the sink may overwrite the record.
           if (e - ce <= lastSfx.length) rememberSuffix(buf, ce, e, stream, ts);
-          emit(buf, cs, ce, stream, ts, e, sink);
+          hotEmit(buf, cs, ce, stream, ts, e, sink);
           return;
         }
       }
@@ -289,9 +296,9 @@ function parseGeneric(buf: Buffer, s: number, e: number, sink: EntrySink<unknown
     return; // a torn or foreign line: skip it, as dockerd's decoder resyncs on the next line
   }
   const stream = obj.stream === 'stderr' ? 1 : 0;
-  if (!sink.accept(stream, ts)) return;
+  if (!sink.hotAccept(stream, ts)) return;
   const line = Buffer.from(typeof obj.log === 'string' ? obj.log : '', 'utf8');
-  sink.entry(stream, ts, line, line[line.length - 1] !== 10, e + 1);
+  sink.hotEntry(stream, ts, line, line[line.length - 1] !== 10, e + 1);
 }
 
 export function jsonCodec(attrs: Record<string, string>): LogCodec {
@@ -299,18 +306,19 @@ export function jsonCodec(attrs: Record<string, string>): LogCodec {
   return {
     maxRecordBytes: 8 + MAX_ENTRY * MAX_ESCAPE_GROWTH + 1024 + attrsField.length * MAX_ESCAPE_GROWTH,
     createEncoder: (file) => new JsonEncoder(file, attrsField),
-    parse(buf, start, end, sink) {
+    hotParse(buf, start, end, sink) {
       viewOf(buf);
       let i = start;
       try {
         while (i < end && !sink.stopped) {
-          const nl = buf.indexOf(10, i);
-          if (nl === -1 || nl >= end) break;
-          parseRecord(buf, i, nl, sink);
+          const nl = hotIndexOfByte(buf, words, 10, i, end);
+          if (nl === -1) break;
+          hotParseRecord(buf, i, nl, sink);
           i = nl + 1;
         }
       } finally {
         view = NO_VIEW;
+        words = NO_WORDS;
       }
       return i;
     },

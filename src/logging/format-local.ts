@@ -5,6 +5,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { BlockReader, CorruptLogError, type EntrySink, type LogCodec } from './codec.ts';
 import { MAX_ENTRY, type RecordEncoder, type StreamId } from './framer.ts';
+import { hotIndexOfByte, wordsOf } from './json-escape.ts';
 import type { LogFile } from './logfile.ts';
 
 const HEAD = 13; // len + flags + time
@@ -14,46 +15,59 @@ const FLAG_PARTIAL = 2;
 const MAX_LEN = 9 + MAX_ENTRY + 1;
 
 class LocalEncoder implements RecordEncoder {
+  /** wordsOf the last chunk's Buffer (reads mostly reuse the same memory). */
+  private words: Int32Array<ArrayBufferLike> = new Int32Array(0);
+
   constructor(private readonly file: LogFile) {}
 
-  lines(stream: StreamId, buf: Buffer, start: number, end: number, ts: bigint): void {
+  hotLines(stream: StreamId, buf: Buffer, start: number, end: number, ts: bigint): void {
     const hi = Number(ts >> 32n) >>> 0;
     const lo = Number(ts & 0xffffffffn) >>> 0;
+    if (buf.buffer !== this.words.buffer) this.words = wordsOf(buf);
+    const words = this.words;
     let i = start;
     while (i < end) {
-      const nl = buf.indexOf(10, i);
+      const nl = hotIndexOfByte(buf, words, 10, i, end);
       let ls = i;
       while (nl - ls >= MAX_ENTRY) {
-        this.record(stream | FLAG_PARTIAL, buf, ls, ls + MAX_ENTRY, hi, lo);
+        this.hotRecord(stream | FLAG_PARTIAL, buf, ls, ls + MAX_ENTRY, hi, lo);
         ls += MAX_ENTRY;
       }
-      this.record(stream, buf, ls, nl + 1, hi, lo);
+      this.hotRecord(stream, buf, ls, nl + 1, hi, lo);
       i = nl + 1;
     }
   }
 
   partial(stream: StreamId, buf: Buffer, start: number, end: number, ts: bigint): void {
-    this.record(stream | FLAG_PARTIAL, buf, start, end, Number(ts >> 32n) >>> 0, Number(ts & 0xffffffffn) >>> 0);
+    this.hotRecord(stream | FLAG_PARTIAL, buf, start, end, Number(ts >> 32n) >>> 0, Number(ts & 0xffffffffn) >>> 0);
   }
 
-  private record(flags: number, buf: Buffer, start: number, end: number, hi: number, lo: number): void {
+  private hotRecord(flags: number, buf: Buffer, start: number, end: number, hi: number, lo: number): void {
     const f = this.file;
     if (f.fileBytes >= f.maxSize) f.cut();
     const len = 9 + (end - start);
-    const out = f.reserve(len + 8);
+    const out = f.hotReserve(len + 8);
     const o = f.pos;
-    out.writeUInt32BE(len, o);
+    hotPutU32BE(out, o, len);
     out[o + 4] = flags;
-    out.writeUInt32BE(hi, o + 5);
-    out.writeUInt32BE(lo, o + 9);
+    hotPutU32BE(out, o + 5, hi);
+    hotPutU32BE(out, o + 9, lo);
     buf.copy(out, o + HEAD, start, end);
-    out.writeUInt32BE(len, o + 4 + len);
+    hotPutU32BE(out, o + 4 + len, len);
     f.pos = o + len + 8;
     f.fileBytes += len + 8;
   }
 }
 
-function recordLen(buf: Buffer, i: number): number {
+/** out.writeUInt32BE without node's checks (their wrappers stay out of the hot functions' code). */
+function hotPutU32BE(out: Buffer, o: number, v: number): void {
+  out[o] = v >>> 24;
+  out[o + 1] = v >>> 16;
+  out[o + 2] = v >>> 8;
+  out[o + 3] = v;
+}
+
+function hotRecordLen(buf: Buffer, i: number): number {
   const len = buf.readUInt32BE(i);
   if (len < 9 || len > MAX_LEN) throw new CorruptLogError(`bad record length ${len}`);
   return len;
@@ -62,10 +76,10 @@ function recordLen(buf: Buffer, i: number): number {
 export const localCodec: LogCodec = {
   maxRecordBytes: MAX_LEN + 8,
   createEncoder: (file) => new LocalEncoder(file),
-  parse(buf: Buffer, start: number, end: number, sink: EntrySink<unknown>): number {
+  hotParse(buf: Buffer, start: number, end: number, sink: EntrySink<unknown>): number {
     let i = start;
     while (i + 4 <= end && !sink.stopped) {
-      const len = recordLen(buf, i);
+      const len = hotRecordLen(buf, i);
       if (i + len + 8 > end) break;
       if (buf.readUInt32BE(i + 4 + len) !== len) throw new CorruptLogError('record trailer mismatch');
       if (sink.skip > 0) {
@@ -74,9 +88,9 @@ export const localCodec: LogCodec = {
         const flags = buf[i + 4]!;
         const ts = (BigInt(buf.readUInt32BE(i + 5)) << 32n) | BigInt(buf.readUInt32BE(i + 9));
         const stream = flags & FLAG_STDERR;
-        if (sink.accept(stream, ts)) {
+        if (sink.hotAccept(stream, ts)) {
           // a view: the reader owns buf
-          sink.entry(stream, ts, buf.subarray(i + HEAD, i + 4 + len), (flags & FLAG_PARTIAL) !== 0, i + len + 8);
+          sink.hotEntry(stream, ts, buf.subarray(i + HEAD, i + 4 + len), (flags & FLAG_PARTIAL) !== 0, i + len + 8);
         }
       }
       i += len + 8;
@@ -87,7 +101,7 @@ export const localCodec: LogCodec = {
     let i = start;
     let count = 0;
     while (i + 4 <= end) {
-      const len = recordLen(buf, i);
+      const len = hotRecordLen(buf, i);
       if (i + len + 8 > end) break;
       i += len + 8;
       count++;

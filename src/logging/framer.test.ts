@@ -14,7 +14,7 @@ interface Entry {
 function framer(): { f: LineFramer; got: Entry[] } {
   const got: Entry[] = [];
   const enc: RecordEncoder = {
-    lines(_s, buf, start, end, ts) {
+    hotLines(_s, buf, start, end, ts) {
       // As the encoders do: a line over MAX_ENTRY goes out in MAX_ENTRY partial pieces first.
       for (let i = start; i < end;) {
         const nl = buf.indexOf(10, i);

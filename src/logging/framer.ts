@@ -9,12 +9,13 @@ export const MAX_ENTRY = 16 * 1024;
 
 export type StreamId = 0 | 1; // stdout, stderr
 
+/** An encoder's methods; hotLines is hot… for V8's tiers (codec.ts). */
 export interface RecordEncoder {
   /**
    * Complete lines buf[start, end) — buf[end - 1] is '\n' — all stamped ts. Lines whose content
    * exceeds MAX_ENTRY are written as MAX_ENTRY partial pieces followed by the final piece.
    */
-  lines(stream: StreamId, buf: Buffer, start: number, end: number, ts: bigint): void;
+  hotLines(stream: StreamId, buf: Buffer, start: number, end: number, ts: bigint): void;
   /** One partial entry (no newline). */
   partial(stream: StreamId, buf: Buffer, start: number, end: number, ts: bigint): void;
 }
@@ -42,13 +43,13 @@ export class LineFramer {
       }
       const line = this.pending ? Buffer.concat([this.pending, chunk.subarray(0, nl + 1)]) : chunk.subarray(0, nl + 1);
       this.pending = null;
-      this.encoder.lines(this.stream, line, 0, line.length, this.partialTs ?? ts);
+      this.encoder.hotLines(this.stream, line, 0, line.length, this.partialTs ?? ts);
       this.partialTs = null;
       start = nl + 1;
     }
     const last = chunk.lastIndexOf(10);
     if (last >= start) {
-      this.encoder.lines(this.stream, chunk, start, last + 1, ts);
+      this.encoder.hotLines(this.stream, chunk, start, last + 1, ts);
       start = last + 1;
     }
     if (start < chunk.length) {
@@ -101,7 +102,7 @@ export class EntrySplitter {
       emit(sid, line, ts, partial, { id: p.id, ordinal: p.ordinal++, last });
     };
     return {
-      lines: (sid, buf, start, end, ts) => {
+      hotLines: (sid, buf, start, end, ts) => {
         while (start < end) {
           const nl = buf.indexOf(10, start);
           let from = start;

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { escapeLogBytes, findSpecial, goJsonObject, SpecialScanner } from './json-escape.ts';
+import { findSpecial, goJsonObject, hotEscapeLogBytes, hotIndexOfByte, SpecialScanner, wordsOf } from './json-escape.ts';
 
 const verbatim = (b: number): boolean =>
   b === 0x0a || (b >= 0x20 && b < 0x80 && b !== 0x22 && b !== 0x5c && b !== 0x3c && b !== 0x3e && b !== 0x26);
@@ -24,12 +24,29 @@ describe('json escaping', () => {
     }
   });
 
+  it("finds a byte as Buffer#indexOf does, at any alignment and range, in a pool's slice too", () => {
+    const pool = Buffer.allocUnsafe(4096).fill(0x2a);
+    for (let t = 0; t < 20_000; t++) {
+      const n = 1 + (t % 1500); // past SWAR_BYTES too, where memchr takes over
+      const at = (t * 7) % (pool.length - n);
+      const buf = pool.subarray(at, at + n);
+      buf.fill(0x2a);
+      const byte = [0x0a, 0x5c, 0x22, 0x00, 0xff][t % 5]!;
+      for (let i = 0; i < n; i++) if (Math.random() < 2 / n) buf[i] = byte;
+      const start = Math.floor(Math.random() * n);
+      const end = start + Math.floor(Math.random() * (n - start + 1));
+      const found = buf.indexOf(byte, start);
+      const expected = found === -1 || found >= end ? -1 : found;
+      assert.equal(hotIndexOfByte(buf, wordsOf(buf), byte, start, end), expected, `${buf.toString('hex')} [${start}, ${end})`);
+    }
+  });
+
   it('walks a region with a scanner that remembers what it found', () => {
     const buf = Buffer.from('ok\n"q"\nok\n\tt\nok\né\n<\nok\n');
     const s = new SpecialScanner();
     s.reset(buf, 0, buf.length);
     const found: number[] = [];
-    for (let at = s.first(0); at < buf.length; at = s.first(at + 1)) found.push(at);
+    for (let at = s.hotFirst(0); at < buf.length; at = s.hotFirst(at + 1)) found.push(at);
     const expected: number[] = [];
     for (let i = 0; i < buf.length; i++) if (!verbatim(buf[i]!)) expected.push(i);
     assert.deepEqual(found, expected);
@@ -49,7 +66,7 @@ describe('json escaping', () => {
     for (const [input, expected] of cases) {
       const src = typeof input === 'string' ? Buffer.from(input) : Buffer.from(input);
       const out = Buffer.alloc(src.length * 6);
-      assert.equal(out.subarray(0, escapeLogBytes(src, 0, src.length, out, 0)).toString(), expected, JSON.stringify(input));
+      assert.equal(out.subarray(0, hotEscapeLogBytes(src, 0, src.length, out, 0)).toString(), expected, JSON.stringify(input));
     }
   });
 

@@ -1,18 +1,19 @@
 // Byte-exact copies of dockerd's JSON string encodings, working on Buffers without building JS strings:
-//  - escapeLogBytes: json-file's "log" value (jsonlog's hand-written encoder: only \" \\ \n \r get
+//  - hotEscapeLogBytes: json-file's "log" value (jsonlog's hand-written encoder: only \" \\ \n \r get
 //    short escapes, every other control byte and < > & become \u00XX, invalid UTF-8 bytes \ufffd,
 //    U+2028/U+2029 escaped).
 //  - goJsonString: encoding/json's string form, used for the attrs object.
+// The hot… names are for V8's tiers (codec.ts).
 
 import { isAscii } from 'node:buffer';
 
 const HEX = Buffer.from('0123456789abcdef');
 const U_FFFD = Buffer.from('\\ufffd');
 
-/** Largest output escapeLogBytes can produce per input byte (\u00XX or \ufffd). */
+/** Largest output hotEscapeLogBytes can produce per input byte (\u00XX or \ufffd). */
 export const MAX_ESCAPE_GROWTH = 6;
 
-// How escapeLogBytes treats each byte value.
+// How hotEscapeLogBytes treats each byte value.
 const VERBATIM = 0;
 const SHORT = 1; //    \" \\ \n \r
 const U00 = 2; //      \u00XX
@@ -30,15 +31,51 @@ SHORT_FORM[0x0a] = 0x6e; // n
 SHORT_FORM[0x0d] = 0x72; // r
 
 /** An Int32Array over all whole words of a Buffer's memory, for SWAR scans without per-call views. */
-function wordsOf(buf: Buffer): Int32Array<ArrayBufferLike> {
+export function wordsOf(buf: Buffer): Int32Array<ArrayBufferLike> {
   return new Int32Array(buf.buffer, 0, buf.buffer.byteLength >>> 2);
+}
+
+/** How far hotIndexOfByte searches word by word before it hands over to memchr. */
+const SWAR_BYTES = 512;
+
+/**
+ * Index of the first `byte` in buf[start, end), else -1: Buffer#indexOf's answer for a byte. Here
+ * because the hot functions (bin/engined lets TurboFan compile only those) would otherwise call
+ * node's indexOf wrappers once per line, wrappers that TurboFan does not inline and Maglev runs
+ * slowly. `words` is wordsOf(buf). The first SWAR_BYTES are tested a word at a time (a word XORed
+ * with the byte repeated has a zero byte exactly where the byte is): a log line mostly ends there.
+ * Farther on, one call to Buffer#indexOf (memchr, vectorised) is worth its wrappers.
+ */
+export function hotIndexOfByte(buf: Buffer, words: Int32Array<ArrayBufferLike>, byte: number, start: number, end: number): number {
+  let i = start;
+  if (end - start >= 16) {
+    const base = buf.byteOffset;
+    for (; ((base + i) & 3) !== 0; i++) if (buf[i] === byte) return i;
+    const pattern = Math.imul(byte, 0x01010101);
+    // The words wholly inside the range, SWAR_BYTES of them at most.
+    const last = Math.min((base + end) >>> 2, ((base + i) >>> 2) + SWAR_BYTES / 4);
+    for (let w = (base + i) >>> 2; w < last; w++) {
+      const x = words[w]! ^ pattern;
+      if ((((x - 0x01010101) | 0) & ~x & 0x80808080) !== 0) {
+        const p = w * 4 - base;
+        for (let q = p; q < p + 4; q++) if (buf[q] === byte) return q;
+      }
+    }
+    i = last * 4 - base;
+    if (end - i > 64) {
+      const at = buf.indexOf(byte, i);
+      return at === -1 || at >= end ? -1 : at;
+    }
+  }
+  for (; i < end; i++) if (buf[i] === byte) return i;
+  return -1;
 }
 
 /**
  * Index of the first control byte other than '\n' in buf[start, end), else end. `words` is
  * wordsOf(buf); aligned words are tested 16 at a time (SWAR).
  */
-function findControl(buf: Buffer, words: Int32Array<ArrayBufferLike>, start: number, end: number): number {
+function hotFindControl(buf: Buffer, words: Int32Array<ArrayBufferLike>, start: number, end: number): number {
   let i = start;
   if (end - start >= 128) {
     const base = buf.byteOffset;
@@ -70,14 +107,15 @@ function findControl(buf: Buffer, words: Int32Array<ArrayBufferLike>, start: num
 const QUOTED = [0x22, 0x5c, 0x3c, 0x3e, 0x26]; // " \ < > &
 
 /**
- * Finds the bytes of a region that escapeLogBytes would not copy verbatim ('\n' aside). Each kind
+ * Finds the bytes of a region that hotEscapeLogBytes would not copy verbatim ('\n' aside). Each kind
  * of byte is searched with the fastest tool for it (memchr via indexOf for the five quoted
  * characters, simdutf's isAscii for bytes ≥ 0x80, SWAR for control bytes), and every search
  * result is remembered until the caller moves past it, so a region costs one pass per kind.
  */
 export class SpecialScanner {
   private buf: Buffer = Buffer.alloc(0);
-  private words: Int32Array<ArrayBufferLike> = new Int32Array(0);
+  /** wordsOf the region's Buffer (kept while the same memory is scanned again). */
+  words: Int32Array<ArrayBufferLike> = new Int32Array(0);
   private end = 0;
   /** Next known position per kind: the five quoted characters, control bytes, bytes ≥ 0x80. */
   private readonly next = new Float64Array(7);
@@ -90,19 +128,20 @@ export class SpecialScanner {
   }
 
   /** First position ≥ from that needs escaping, or the region end. */
-  first(from: number): number {
+  hotFirst(from: number): number {
     const next = this.next;
     const buf = this.buf;
     const end = this.end;
     let min = end;
     for (let k = 0; k < 5; k++) {
       if (next[k]! < from) {
+        // Searched to the region's end, often without a find: memchr's job.
         const at = buf.indexOf(QUOTED[k]!, from);
         next[k] = at === -1 || at > end ? end : at;
       }
       if (next[k]! < min) min = next[k]!;
     }
-    if (next[5]! < from) next[5] = findControl(buf, this.words, from, min);
+    if (next[5]! < from) next[5] = hotFindControl(buf, this.words, from, min);
     if (next[5]! < min) min = next[5]!;
     else if (next[5] === min && min < end) next[5] = from - 1; // searched only up to min: unknown beyond
     if (next[6]! < from) {
@@ -119,7 +158,7 @@ export class SpecialScanner {
 export function findSpecial(buf: Buffer, start: number, end: number): number {
   const scanner = new SpecialScanner();
   scanner.reset(buf, start, end);
-  return scanner.first(start);
+  return scanner.hotFirst(start);
 }
 
 /** Length of the valid UTF-8 sequence at src[i] (Go's utf8.DecodeRune rules), or 0 when invalid. */
@@ -153,7 +192,7 @@ function utf8SeqLen(src: Buffer, i: number, end: number): number {
  * Writes src[start, end) escaped as json-file's "log" value (without quotes) into out at o and
  * returns the new offset. out needs (end - start) * MAX_ESCAPE_GROWTH bytes of room.
  */
-export function escapeLogBytes(src: Buffer, start: number, end: number, out: Buffer, o: number): number {
+export function hotEscapeLogBytes(src: Buffer, start: number, end: number, out: Buffer, o: number): number {
   let i = start;
   while (i < end) {
     const b = src[i]!;

@@ -11,7 +11,7 @@ import { LogFile } from './logfile.ts';
 
 function append(f: LogFile, text: string): void {
   const bytes = Buffer.from(text);
-  const buf = f.reserve(bytes.length);
+  const buf = f.hotReserve(bytes.length);
   bytes.copy(buf, f.pos);
   f.pos += bytes.length;
   f.commit();

@@ -102,8 +102,8 @@ export class LogFile {
 
   // ---------------------------------------------------------------- encoder API
 
-  /** Makes room for n more bytes at `pos` and returns the buffer to write into. */
-  reserve(n: number): Buffer {
+  /** Makes room for n more bytes at `pos` and returns the buffer to write into (per record: hot…, codec.ts). */
+  hotReserve(n: number): Buffer {
     if (this.pos + n <= this.buf.length) return this.buf;
     this.flushPiece();
     const grew = this.buf.length > 0;

@@ -170,7 +170,7 @@ async function lastTime(src: Source, codec: LogCodec): Promise<bigint | undefine
     const buf = Buffer.alloc(src.size - offset);
     await src.handle.read(buf, 0, buf.length, offset);
     const sink = new ReadSink(true, true, undefined, undefined);
-    codec.parse(buf, 0, buf.length, sink);
+    codec.hotParse(buf, 0, buf.length, sink);
     sink.finish();
     return sink.out[0]?.timeNano;
   } catch (err) {
@@ -205,7 +205,7 @@ async function* plainChunks(handle: FileHandle, from: number, to: number, pool: 
 function parseSpan<B>(codec: LogCodec, sink: EntrySink<B>, buf: Buffer, start: number, end: number): number {
   sink.begin(buf, start);
   try {
-    return codec.parse(buf, start, end, sink);
+    return codec.hotParse(buf, start, end, sink);
   } catch (err) {
     if (!(err instanceof CorruptLogError)) throw err;
     return -1;
@@ -302,7 +302,7 @@ async function* follow<B>(
       let next: number;
       sink.begin(block, 0);
       try {
-        next = codec.parse(block, 0, end, sink);
+        next = codec.hotParse(block, 0, end, sink);
       } catch (err) {
         if (!(err instanceof CorruptLogError)) throw err;
         return;

@@ -1,12 +1,12 @@
-// bin/engined's command line for node: V8's code tiers (no Sparkplug, TurboFan for the hottest code
-// only: see the launcher's comment for the memory each saves), ENGINE_V8_CODE=default to restore
-// V8's own, and ENGINE_V8_FLAGS for flags of one's own.
+// bin/engined's command line for node: V8's code tiers (no Sparkplug, TurboFan only for the functions
+// named hot… and only late: see the launcher's comment for the memory each saves),
+// ENGINE_V8_CODE=default to restore V8's own, and ENGINE_V8_FLAGS for flags of one's own.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { startDaemon } from '../helpers/daemon.ts';
 
-const CODE_FLAGS = ['--no-sparkplug', '--invocation-count-for-turbofan=100000'];
+const CODE_FLAGS = ['--no-sparkplug', '--invocation-count-for-turbofan=100000', '--turbo-filter=hot*'];
 
 async function nodeArgs(env: NodeJS.ProcessEnv): Promise<string[]> {
   const d = await startDaemon({ env, args: ['--bridge', 'none'] });
