@@ -8,7 +8,8 @@ import type { FileHandle } from 'node:fs/promises';
 import { formatTimeNano, parseTimeNano } from '../util/time.ts';
 import { CorruptLogError, type EntrySink, type LogCodec } from './codec.ts';
 import { MAX_ENTRY, type RecordEncoder, type StreamId } from './framer.ts';
-import { goJsonObject, hotEscapeLogBytes, hotIndexOfByte, MAX_ESCAPE_GROWTH, SpecialScanner, wordsOf } from './json-escape.ts';
+import { hotIndexOfByte, wordsFor } from './byte-scan.ts';
+import { goJsonObject, hotEscapeLogBytes, MAX_ESCAPE_GROWTH, SpecialScanner } from './json-escape.ts';
 import type { LogFile } from './logfile.ts';
 
 const PREFIX = Buffer.from('{"log":"');
@@ -185,13 +186,13 @@ function rememberSuffix(buf: Buffer, from: number, to: number, stream: number, t
 const NO_VIEW: DataView<ArrayBufferLike> = new DataView(new ArrayBuffer(0));
 const NO_WORDS: Int32Array<ArrayBufferLike> = new Int32Array(0);
 let view = NO_VIEW;
-/** wordsOf the same buffer, for hotIndexOfByte; let go with the view. */
+/** wordsFor the same buffer, for hotIndexOfByte; let go with the view. */
 let words = NO_WORDS;
 
 function viewOf(buf: Buffer): void {
   if (view.buffer !== buf.buffer) {
     view = new DataView(buf.buffer);
-    words = wordsOf(buf);
+    words = wordsFor(buf);
   }
 }
 

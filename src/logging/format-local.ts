@@ -5,7 +5,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { BlockReader, CorruptLogError, type EntrySink, type LogCodec } from './codec.ts';
 import { MAX_ENTRY, type RecordEncoder, type StreamId } from './framer.ts';
-import { hotIndexOfByte, wordsOf } from './json-escape.ts';
+import { hotIndexOfByte, wordsFor } from './byte-scan.ts';
 import type { LogFile } from './logfile.ts';
 
 const HEAD = 13; // len + flags + time
@@ -15,7 +15,7 @@ const FLAG_PARTIAL = 2;
 const MAX_LEN = 9 + MAX_ENTRY + 1;
 
 class LocalEncoder implements RecordEncoder {
-  /** wordsOf the last chunk's Buffer (reads mostly reuse the same memory). */
+  /** wordsFor the last chunk's Buffer. */
   private words: Int32Array<ArrayBufferLike> = new Int32Array(0);
 
   constructor(private readonly file: LogFile) {}
@@ -23,8 +23,7 @@ class LocalEncoder implements RecordEncoder {
   hotLines(stream: StreamId, buf: Buffer, start: number, end: number, ts: bigint): void {
     const hi = Number(ts >> 32n) >>> 0;
     const lo = Number(ts & 0xffffffffn) >>> 0;
-    if (buf.buffer !== this.words.buffer) this.words = wordsOf(buf);
-    const words = this.words;
+    const words = (this.words = wordsFor(buf, this.words));
     let i = start;
     while (i < end) {
       const nl = hotIndexOfByte(buf, words, 10, i, end);

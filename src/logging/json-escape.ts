@@ -6,6 +6,7 @@
 // The hot… names are for V8's tiers (codec.ts).
 
 import { isAscii } from 'node:buffer';
+import { wordsFor } from './byte-scan.ts';
 
 const HEX = Buffer.from('0123456789abcdef');
 const U_FFFD = Buffer.from('\\ufffd');
@@ -30,50 +31,9 @@ SHORT_FORM[0x5c] = 0x5c;
 SHORT_FORM[0x0a] = 0x6e; // n
 SHORT_FORM[0x0d] = 0x72; // r
 
-/** An Int32Array over all whole words of a Buffer's memory, for SWAR scans without per-call views. */
-export function wordsOf(buf: Buffer): Int32Array<ArrayBufferLike> {
-  return new Int32Array(buf.buffer, 0, buf.buffer.byteLength >>> 2);
-}
-
-/** How far hotIndexOfByte searches word by word before it hands over to memchr. */
-const SWAR_BYTES = 512;
-
-/**
- * Index of the first `byte` in buf[start, end), else -1: Buffer#indexOf's answer for a byte. Here
- * because the hot functions (bin/engined lets TurboFan compile only those) would otherwise call
- * node's indexOf wrappers once per line, wrappers that TurboFan does not inline and Maglev runs
- * slowly. `words` is wordsOf(buf). The first SWAR_BYTES are tested a word at a time (a word XORed
- * with the byte repeated has a zero byte exactly where the byte is): a log line mostly ends there.
- * Farther on, one call to Buffer#indexOf (memchr, vectorised) is worth its wrappers.
- */
-export function hotIndexOfByte(buf: Buffer, words: Int32Array<ArrayBufferLike>, byte: number, start: number, end: number): number {
-  let i = start;
-  if (end - start >= 16) {
-    const base = buf.byteOffset;
-    for (; ((base + i) & 3) !== 0; i++) if (buf[i] === byte) return i;
-    const pattern = Math.imul(byte, 0x01010101);
-    // The words wholly inside the range, SWAR_BYTES of them at most.
-    const last = Math.min((base + end) >>> 2, ((base + i) >>> 2) + SWAR_BYTES / 4);
-    for (let w = (base + i) >>> 2; w < last; w++) {
-      const x = words[w]! ^ pattern;
-      if ((((x - 0x01010101) | 0) & ~x & 0x80808080) !== 0) {
-        const p = w * 4 - base;
-        for (let q = p; q < p + 4; q++) if (buf[q] === byte) return q;
-      }
-    }
-    i = last * 4 - base;
-    if (end - i > 64) {
-      const at = buf.indexOf(byte, i);
-      return at === -1 || at >= end ? -1 : at;
-    }
-  }
-  for (; i < end; i++) if (buf[i] === byte) return i;
-  return -1;
-}
-
 /**
  * Index of the first control byte other than '\n' in buf[start, end), else end. `words` is
- * wordsOf(buf); aligned words are tested 16 at a time (SWAR).
+ * wordsFor(buf); aligned words are tested 16 at a time (SWAR).
  */
 function hotFindControl(buf: Buffer, words: Int32Array<ArrayBufferLike>, start: number, end: number): number {
   let i = start;
@@ -114,14 +74,14 @@ const QUOTED = [0x22, 0x5c, 0x3c, 0x3e, 0x26]; // " \ < > &
  */
 export class SpecialScanner {
   private buf: Buffer = Buffer.alloc(0);
-  /** wordsOf the region's Buffer (kept while the same memory is scanned again). */
+  /** wordsFor the region's Buffer. */
   words: Int32Array<ArrayBufferLike> = new Int32Array(0);
   private end = 0;
   /** Next known position per kind: the five quoted characters, control bytes, bytes ≥ 0x80. */
   private readonly next = new Float64Array(7);
 
   reset(buf: Buffer, start: number, end: number): void {
-    if (buf.buffer !== this.words.buffer) this.words = wordsOf(buf);
+    this.words = wordsFor(buf, this.words);
     this.buf = buf;
     this.end = end;
     this.next.fill(start - 1);
