@@ -69,30 +69,30 @@ describe('engine CLI against the daemon', () => {
   });
 
   test('run prints output and exits with the container status; ps, logs, inspect --format, rm', async () => {
-    const r = await engine(['run', '--name', 'c1', '-e', 'X=42', 'busybox', 'sh', '-c', 'echo out-$X; echo err >&2; exit 3']);
+    const r = await engine(['run', '--name', 'job1', '-e', 'X=42', 'busybox', 'sh', '-c', 'echo out-$X; echo err >&2; exit 3']);
     assert.equal(r.code, 3);
     assert.equal(r.stdout, 'out-42\n');
     assert.equal(r.stderr, 'err\n');
     const ps = await engine(['ps', '-a']);
     assert.match(ps.stdout, /^CONTAINER ID {3}IMAGE {5}COMMAND {18}CREATED {1,}STATUS {1,}PORTS {1,}NAMES\n/);
     // COMMAND is quoted and cut to 20 characters with an ellipsis, as docker ps does.
-    assert.match(ps.stdout, /busybox {3}"sh -c 'echo out-\$X;…" .*Exited \(3\) .* c1\n/);
-    assert.equal((await engine(['ps', '-a', '--format', '{{.Names}}|{{.State}}', '--filter', 'name=c1'])).stdout, 'c1|exited\n');
+    assert.match(ps.stdout, /busybox {3}"sh -c 'echo out-\$X;…" .*Exited \(3\) .* job1\n/);
+    assert.equal((await engine(['ps', '-a', '--format', '{{.Names}}|{{.State}}', '--filter', 'name=job1'])).stdout, 'job1|exited\n');
     assert.equal((await engine(['ps', '-q'])).stdout, '');
-    const logs = await engine(['logs', 'c1']);
+    const logs = await engine(['logs', 'job1']);
     assert.equal(logs.stdout, 'out-42\n');
     assert.equal(logs.stderr, 'err\n');
-    assert.match((await engine(['logs', '-t', 'c1'])).stdout, /^\d{4}-\d\d-\d\dT\S+Z out-42\n$/);
+    assert.match((await engine(['logs', '-t', 'job1'])).stdout, /^\d{4}-\d\d-\d\dT\S+Z out-42\n$/);
     assert.equal(
-      (await engine(['inspect', '-f', '{{.State.ExitCode}} {{index .Config.Env 0}} {{json .Config.Cmd}}', 'c1'])).stdout,
+      (await engine(['inspect', '-f', '{{.State.ExitCode}} {{index .Config.Env 0}} {{json .Config.Cmd}}', 'job1'])).stdout,
       `3 X=42 ["sh","-c","echo out-$X; echo err >&2; exit 3"]\n`,
     );
-    const full = JSON.parse((await engine(['inspect', 'c1'])).stdout);
-    assert.equal(full[0].Name, '/c1');
-    assert.deepEqual(await engine(['rm', 'c1']), { code: 0, stdout: 'c1\n', stderr: '' });
-    const missing = await engine(['inspect', 'c1']);
+    const full = JSON.parse((await engine(['inspect', 'job1'])).stdout);
+    assert.equal(full[0].Name, '/job1');
+    assert.deepEqual(await engine(['rm', 'job1']), { code: 0, stdout: 'job1\n', stderr: '' });
+    const missing = await engine(['inspect', 'job1']);
     assert.equal(missing.code, 1);
-    assert.match(missing.stderr, /No such object: c1/);
+    assert.match(missing.stderr, /No such object: job1/);
   });
 
   test("exit statuses as docker's: 125 daemon/usage error, 127 not found, 126 not executable; --rm removes", async () => {
