@@ -33,8 +33,8 @@ DEB_RUNTIME=(containerd runc crun tini iptables iproute2 containernetworking-plu
 # build tests; zsh checks the script of `engine completion zsh`. btrfs-progs: the storage-driver
 # tests make btrfs filesystems on loop files (mkfs.btrfs); its `btrfs` tool is also what the daemon
 # runs for btrfs.min_space and containers' size limits. chromium (headless) runs the web console's
-# browser tests.
-DEB_TEST=(chromium docker-registry busybox-static python3-docker apache2-utils openssl util-linux tmux docker.io openssh-server docker-compose rsyslog zsh btrfs-progs)
+# browser tests. util-linux-extra: fincore, which the tests read page-cache residency with.
+DEB_TEST=(chromium docker-registry busybox-static python3-docker apache2-utils openssl util-linux util-linux-extra tmux docker.io openssh-server docker-compose rsyslog zsh btrfs-progs)
 need=()
 for p in "${DEB_RUNTIME[@]}" $([ "$mode" = test ] && echo "${DEB_TEST[@]}"); do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")

@@ -8,7 +8,8 @@ import { after, before, test } from 'node:test';
 import { SupervisorClient } from '../../supervisor/client.ts';
 import { ManagedContainerd } from '../../supervisor/containerd-process.ts';
 import { makeTestEnv, type TestEnv } from '../../../test/helpers/supervisor-harness.ts';
-import { BlobVerificationError, cleanIngestLeftovers, writeBlob } from './blob-writer.ts';
+import { blobSyncsDone, BlobVerificationError, cleanIngestLeftovers, writeBlob } from './blob-writer.ts';
+import { cachedBytes } from '../../../test/helpers/page-cache.ts';
 
 let env: TestEnv;
 let client: SupervisorClient;
@@ -99,6 +100,17 @@ for (const direct of [true, false]) {
     assert.equal(existsSync(join(contentRoot, 'blobs', 'sha256', claimed.slice(7))), false);
   });
 }
+
+test('a stored blob leaves the page cache once its background sync is done', async () => {
+  const data = randomBytes(4 << 20);
+  const digest = digestOf(data);
+  // Checked under the lease: once it ends, containerd's GC may remove the blob.
+  await client.withLease(async (lease) => {
+    await writeBlob({ client, lease, contentRoot }, `pc-${digest}`, digest, data.length, chunks(data), {});
+    await blobSyncsDone();
+    assert.equal(cachedBytes(join(contentRoot, 'blobs', 'sha256', digest.slice(7))), 0);
+  });
+});
 
 test('leftover temporary files are cleaned', async () => {
   const { writeFile } = await import('node:fs/promises');

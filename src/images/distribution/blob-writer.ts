@@ -13,6 +13,7 @@ import { link, mkdir, open, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { SupervisorClient } from '../../supervisor/client.ts';
+import { dropPageCache } from './page-cache.ts';
 
 export interface BlobTarget {
   client: SupervisorClient;
@@ -171,17 +172,28 @@ let syncs: Promise<void> = Promise.resolve();
 
 /**
  * fdatasync of a committed blob, in the background; a failure only loses durability, never data.
- * One at a time: each holds a thread of libuv's pool for as long as the disk takes (seconds for a
- * 50 MB layer on a busy disk), and the pull's own file writes go through that pool
- * (pooled-writes.ts): four layers' syncs at once held all four of its threads and the next
- * layers' writes waited behind them.
+ * Then its pages leave the page cache (page-cache.ts): the blob is cold once stored. One at a
+ * time: each holds a thread of libuv's pool for as long as the disk takes (seconds for a 50 MB
+ * layer on a busy disk), and the pull's own file writes go through that pool (pooled-writes.ts):
+ * four layers' syncs at once held all four of its threads and the next layers' writes waited
+ * behind them.
  */
 function syncLater(path: string): Promise<void> {
   syncs = syncs.then(
     () =>
       open(path, 'r')
-        .then((h) => h.datasync().finally(() => h.close()))
+        .then((h) =>
+          h
+            .datasync()
+            .then(() => void dropPageCache(h.fd))
+            .finally(() => h.close()),
+        )
         .catch(() => undefined), // EIO or ENOENT (removed meanwhile): a failed sync only loses durability
   );
+  return syncs;
+}
+
+/** Once the background syncs (and page-cache drops) of the blobs stored so far are done. */
+export function blobSyncsDone(): Promise<void> {
   return syncs;
 }
