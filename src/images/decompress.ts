@@ -32,7 +32,11 @@ function throughTool(cmd: string, input: AsyncIterable<Buffer>): AsyncIterable<B
       for await (const c of child.stdout) yield c as Buffer;
       await exited;
     } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
+      if (child.exitCode === null) {
+        // The reader stopped early (the tar's end came before the tool's exit): killed, it exits null.
+        exited.catch(() => undefined); // that "exit null" is expected, not an error anyone waits for
+        child.kill('SIGKILL');
+      }
     }
   })();
 }
