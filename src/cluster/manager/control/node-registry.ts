@@ -1,13 +1,13 @@
 // A manager's side of the node records: the list and inspect views with liveness (heartbeat keys)
 // and leadership, role changes and removals (with the etcd member a manager's record goes with),
 // heartbeat leases, TLS reports, and this manager's own leave of the etcd membership.
-import { invalidParameter, unavailable } from '../../../errors.ts';
+import { conflict, invalidParameter, unavailable } from '../../../errors.ts';
 import type { ClusterObject } from '../../../types/cluster.ts';
 import type { Logger } from '../../../util/log.ts';
 import { parseAddr } from '../../node/addresses.ts';
 import type { RemoteManager } from '../../node/local-state.ts';
 import { etcdPorts, peerUrl } from '../../store/etcd-process.ts';
-import type { ClusterStore, Stored } from '../../store/store.ts';
+import { NO_LEADER, OUT_OF_SEQUENCE, type ClusterStore, type Stored } from '../../store/store.ts';
 import { checkNodeSpec, checkRemovable, filterNodes, findNode, nodeView, type NodeRecord, type NodeView } from '../nodes.ts';
 
 export const nodeKey = (id: string) => `nodes/${id}`;
@@ -76,7 +76,10 @@ export class NodeRegistry {
   /**
    * A role change is the record's: the node learns it from its heartbeat answer (with a certificate
    * for the role, and for a promotion an etcd learner added for it). A demotion removes the node's
-   * etcd member here, after the record (the node may be this one: its store goes with the member).
+   * etcd member here: before the record for another node, which stops its etcd once it learns it is
+   * a worker (record first, a member that etcd would not remove yet — its strict reconfiguration
+   * check refuses for ~5 s after a promotion — lost its etcd, and two managers their quorum); after
+   * the record for this one, whose store goes with its member.
    */
   async update(ref: string, body: ClusterObject, version: number): Promise<void> {
     const s = await this.find(ref);
@@ -85,6 +88,14 @@ export class NodeRegistry {
     if (demote) await this.checkDemotable(s.value);
     const rec: NodeRecord = { ...s.value, Spec: spec, UpdatedAt: new Date().toISOString() };
     if (spec.Role === 'manager' && !rec.ManagerAddr) rec.ManagerAddr = `${rec.Addr}:2377`;
+    if (demote && s.value.ID !== this.selfId) {
+      if (version !== s.version) throw conflict(OUT_OF_SEQUENCE); // checked before the member goes
+      const member = await this.memberOf(s.value.ID);
+      if (member) await this.store.membership.remove(member);
+      await writeAfterRemoval(this.store, nodeKey(s.value.ID), rec, version);
+      if (member) this.log.info('manager demoted: its etcd member removed', { node: s.value.ID });
+      return;
+    }
     const written = await this.store.update(nodeKey(s.value.ID), rec, version);
     if (!demote) return;
     const member = await this.memberOf(s.value.ID);
@@ -207,4 +218,21 @@ export function managersOf(nodes: Iterable<Stored<NodeRecord>>): RemoteManager[]
   for (const s of nodes)
     if (s.value.Spec.Role === 'manager' && s.value.ManagerAddr) out.push({ NodeID: s.value.ID, Addr: s.value.ManagerAddr });
   return out.sort((a, b) => (a.NodeID < b.NodeID ? -1 : a.NodeID > b.NodeID ? 1 : 0));
+}
+
+/** A write right after a member went: while the one removed led, the others elect a leader first. */
+async function writeAfterRemoval(store: ClusterStore, key: string, rec: NodeRecord, version: number): Promise<void> {
+  const deadline = Date.now() + 15_000;
+  for (let retried = false; ; retried = true) {
+    try {
+      await store.update(key, rec, version);
+      return;
+    } catch (err) {
+      // A timed-out try may have been written: the retry then finds the record moved on, with the role.
+      if (retried && (err as Error).message === OUT_OF_SEQUENCE && (await store.get<NodeRecord>(key))?.value.Spec.Role === rec.Spec.Role)
+        return;
+      if ((err as Error).message !== NO_LEADER || Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
 }
