@@ -135,7 +135,7 @@ export async function commitContainer(
   containers: ContainerFacts,
   opts: CommitOptions,
 ): Promise<{ id: string }> {
-  const c = containers.snapshotOf(opts.container);
+  const c = await containers.snapshotOf(opts.container);
   const ref = targetReference(opts.repo, opts.tag);
   const runtime = applyChanges(commitRuntimeConfig(c.config, opts.config), opts.changes);
   const parent = (await deps.images.list()).find((i) => i.id === c.imageId);

@@ -20,8 +20,13 @@ export interface ContainerSnapshot {
 }
 
 export interface ContainerFacts {
-  /** By ID, unique ID prefix or name; 404 when unknown. */
-  snapshotOf(ref: string): ContainerSnapshot;
+  /** By ID, unique ID prefix or name; 404 when unknown. Its writable layer is made if create left it for later. */
+  snapshotOf(ref: string): Promise<ContainerSnapshot>;
+  /**
+   * Makes the writable layers not made yet of the containers created from `imageId`: once the image
+   * is gone (rmi -f), they hold its layers, as dockerd's do.
+   */
+  keepLayersOf(imageId: string): Promise<void>;
   /** Every container and the image it uses. */
   imageUsers(): Array<{ id: string; image: string; running: boolean }>;
   /** Runs fn with the container's processes frozen when it is running (and not paused already). */

@@ -146,6 +146,7 @@ export class ImageRemoval {
     }
     const parent = parentId(img);
     for (const n of [...img.names]) await this.untag(img, n, out);
+    if (force) await this.d.containers.keepLayersOf(img.id);
     const { deletedChains } = await this.d.purge.purge([img]);
     out.push({ Deleted: img.id }, ...deletedChains.map((c) => ({ Deleted: c })));
     publishImageEvent(this.d.events, 'delete', img.id, img.id);

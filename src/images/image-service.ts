@@ -173,7 +173,7 @@ export class ImageService {
       // Each event stores the labels (4 MiB at most): other requests get a turn between the two.
       await nextTurn();
     }
-    this.d.containerEvent?.(this.d.containers.snapshotOf(opts.container).id, 'commit', {
+    this.d.containerEvent?.((await this.d.containers.snapshotOf(opts.container)).id, 'commit', {
       comment: opts.comment ?? '',
       imageID: id,
       imageRef,
@@ -182,7 +182,7 @@ export class ImageService {
   }
 
   async prepareExport(ref: string): Promise<(out: Writable) => Promise<void>> {
-    const c = this.d.containers.snapshotOf(ref);
+    const c = await this.d.containers.snapshotOf(ref);
     return (out) => writeContainerExport(this.client, c, this.d.tmpDir, out);
   }
 }

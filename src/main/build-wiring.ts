@@ -35,7 +35,7 @@ function stepContainers(containers: ContainerService, log: Logger): BuildContain
         HostConfig: spec.hostConfig,
       } as unknown as ContainerCreateBody;
       const { Id } = await containers.create(body, undefined, API_VERSION);
-      const snap = containers.snapshotOf(Id);
+      const snap = await containers.snapshotOf(Id);
       return { id: Id, snapshotKey: snap.snapshotKey, snapshotter: snap.snapshotter };
     },
     async run(id, output, signal) {

@@ -205,6 +205,32 @@ describe('local images through the docker CLI', () => {
     await ok(d, ['rm', '-f', long, cid]);
   });
 
+  test("a created container's writable layer is made at its first use; rmi -f of its image keeps what it needs", async () => {
+    await ok(d, ['run', '--name', 'lazy-src', 'busybox', 'sh', '-c', 'echo kept > /f']);
+    await ok(d, ['commit', 'lazy-src', 'lazy:1']);
+    await ok(d, ['rm', 'lazy-src']);
+    const client = supervisor(d);
+    try {
+      const hasLayer = async (id: string) => (await client.snapshots.list()).some((s) => s.name === id);
+      const cid = (await ok(d, ['create', 'lazy:1', 'cat', '/f'])).trim();
+      assert.equal(await hasLayer(cid), false, 'create makes no snapshot');
+      assert.equal((await d.request('GET', `/containers/${cid}/json?size=1`)).json().SizeRw, 0);
+      // Forced: the image goes, and the container's layer, made now, holds the image's layers.
+      const forced = await d.request('DELETE', '/images/lazy:1?force=1');
+      assert.equal(forced.status, 200, forced.text());
+      assert.ok(
+        forced.json().some((e: { Deleted?: string }) => e.Deleted),
+        forced.text(),
+      );
+      assert.equal(await hasLayer(cid), true);
+      assert.equal(await ok(d, ['start', '-a', cid]), 'kept\n');
+      await ok(d, ['rm', cid]);
+      assert.equal(await hasLayer(cid), false);
+    } finally {
+      client.close();
+    }
+  });
+
   test('the §3 sequence: create → start → wait → commit, then the committed image runs with the change', async () => {
     const create = await d.request('POST', '/containers/create', {
       body: { Image: 'busybox', Cmd: ['sh', '-c', 'echo committed-data > /newfile; rm /etc/group'] },

@@ -40,6 +40,8 @@ export interface ArchiveContainers {
   /** fn under the container's lock; with freeze, its processes are frozen while it runs (if running). */
   exclusive<T>(ref: string, freeze: boolean, fn: (rec: ContainerRecord) => Promise<T>): Promise<T>;
   publishEvent?(ref: string, action: string, extra?: Record<string, string>): void;
+  /** Makes the container's writable layer if create left it for later. */
+  writableLayer(rec: ContainerRecord): Promise<void>;
 }
 
 export interface ArchiveServiceDeps {
@@ -123,6 +125,7 @@ export class ArchiveService {
         return fn({ root, overlays: [], mounts, readonlyRootfs });
     }
     if (rec.State.Running) throw conflict(`container ${rec.Id} is not running any more`);
+    await this.d.containers.writableLayer(rec);
     let snap = await this.d.client.snapshots.mounts(rec.Internal.snapshotKey, { snapshotter: rec.Internal.snapshotter }).catch(() => {
       throw notFound(`the filesystem of container ${rec.Id} is missing`);
     });
@@ -226,6 +229,7 @@ export class ArchiveService {
     const rec = this.d.containers.find(ref);
     const { client } = this.d;
     const opts = { snapshotter: rec.Internal.snapshotter };
+    await this.d.containers.writableLayer(rec);
     const mounts = await client.snapshots.mounts(rec.Internal.snapshotKey, opts).catch(() => {
       throw notFound(`the filesystem of container ${rec.Id} is missing`);
     });

@@ -6,6 +6,7 @@ import type { ContainerServiceDeps } from './deps.ts';
 import type { ContainerRecords } from './records.ts';
 import { compileFilters } from './filters.ts';
 import type { ContainerRecord } from './record.ts';
+import { ensureWritableLayer } from './fs/writable-layer.ts';
 import type { NetworkView } from '../../network/container-contract.ts';
 import { inspectView, summaryJson, summaryView } from './views.ts';
 import { mapLimit } from '../../util/map-limit.ts';
@@ -24,6 +25,7 @@ export interface ContainerListOptions {
 
 /** Bytes in the container's writable layer (what `size=1` and prune report). */
 export async function rwSize(d: Pick<ContainerServiceDeps, 'client'>, rec: ContainerRecord): Promise<number> {
+  if (rec.Internal.layerPending) return 0; // not made yet: empty
   return Number((await d.client.snapshots.usage(rec.Internal.snapshotKey, { snapshotter: rec.Internal.snapshotter })).size);
 }
 
@@ -107,7 +109,9 @@ export class ContainerQueries {
     return { total: this.records.byId.size, running, paused, stopped: this.records.byId.size - running - paused };
   }
 
-  snapshotOf(rec: ContainerRecord): ContainerSnapshot {
+  /** What commit and export need of a container, its writable layer made if create left it for later. */
+  async snapshotOf(rec: ContainerRecord): Promise<ContainerSnapshot> {
+    await ensureWritableLayer(this.d.rootfs, rec);
     const map = usesRemap(rec.HostConfig.UsernsMode, this.d.rootfs.remapping) ? this.d.rootfs.remap : undefined;
     return {
       id: rec.Id,
@@ -119,6 +123,12 @@ export class ContainerQueries {
       config: rec.Config,
       ...(map ? { remap: { uid: (id: number) => map.toContainerUid(id), gid: (id: number) => map.toContainerGid(id) } } : {}),
     };
+  }
+
+  /** Makes the writable layers not made yet of the containers created from `imageId` (before a forced rmi). */
+  async keepLayersOf(imageId: string): Promise<void> {
+    for (const rec of this.records.byId.values())
+      if (rec.Image === imageId && !rec.Internal.removing) await ensureWritableLayer(this.d.rootfs, rec);
   }
 
   imageUsers(): Array<{ id: string; image: string; running: boolean }> {

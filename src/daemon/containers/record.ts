@@ -66,6 +66,13 @@ export interface ContainerRecord {
   Internal: {
     snapshotKey: string;
     snapshotter: string;
+    /** The image's chain the writable layer sits on (records from before it was kept lack it). */
+    chainId?: string;
+    /**
+     * The writable layer is not made yet: it is made at first use (start, cp, export, commit,
+     * diff; writable-layer.ts), not at create. Absent: it exists.
+     */
+    layerPending?: boolean;
     runtime: string;
     /** Set when the user stopped it (unless-stopped must not restart it after a daemon restart). */
     stoppedByUser: boolean;

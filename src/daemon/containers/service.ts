@@ -20,6 +20,7 @@ import type { LogChunks, LogsRequest } from '../../types/logs.ts';
 import type { ContainerServiceDeps } from './deps.ts';
 import { ContainerCreator } from './create/create.ts';
 import { ExclusiveAccess } from './exclusive.ts';
+import { ensureWritableLayer } from './fs/writable-layer.ts';
 import { ContainerIo } from './io/io.ts';
 import { LogDrivers } from './io/log-drivers.ts';
 import { Lifecycle } from './run/lifecycle.ts';
@@ -75,9 +76,7 @@ export class ContainerService {
     return this.records.ready(ref);
   }
 
-  counts(): { total: number; running: number; paused: number; stopped: number } {
-    return this.queries.counts();
-  }
+  readonly counts = (): { total: number; running: number; paused: number; stopped: number } => this.queries.counts();
 
   /** An event about a container from another module (exec, health, commit); ignored once it is gone. */
   publishEvent(ref: string, action: string, extra: Record<string, string> = {}): void {
@@ -91,13 +90,14 @@ export class ContainerService {
     if (rec && !rec.Internal.removing) this.records.persist(rec);
   }
 
-  snapshotOf(ref: string): ContainerSnapshot {
+  snapshotOf(ref: string): Promise<ContainerSnapshot> {
     return this.queries.snapshotOf(this.records.find(ref));
   }
 
-  imageUsers(): Array<{ id: string; image: string; running: boolean }> {
-    return this.queries.imageUsers();
-  }
+  /** The writable layers create leaves for their first use (fs/writable-layer.ts): one, or those on an image. */
+  readonly writableLayer = (rec: ContainerRecord): Promise<void> => ensureWritableLayer(this.d.rootfs, rec);
+  readonly keepLayersOf = (imageId: string): Promise<void> => this.queries.keepLayersOf(imageId);
+  readonly imageUsers = (): Array<{ id: string; image: string; running: boolean }> => this.queries.imageUsers();
 
   // ---- the API ---------------------------------------------------------------------------------
 

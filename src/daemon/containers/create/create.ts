@@ -1,6 +1,5 @@
 // Creating a container: the request verified (verify.ts), a name chosen or checked and reserved,
 // volumes prepared, the writable layer made, the record stored, the networks told.
-import { usesRemap } from '../../../oci/userns.ts';
 import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -120,11 +119,13 @@ export class ContainerCreator {
         stoppedByUser: false,
         ...(inheritedAt.size ? { inheritedMounts: [...inheritedAt] } : {}),
         chainId: v.image.chainId,
-      } as ContainerRecord['Internal'],
+        layerPending: true,
+      },
     };
     try {
       await mkdir(dir, { recursive: true, mode: 0o710 });
-      await d.rootfs.prepare(id, v.image.chainId, usesRemap(v.hostConfig.UsernsMode, d.rootfs.remapping), hostConfig.StorageOpt ?? {});
+      // The writable layer is made at first use (fs/writable-layer.ts); its options are checked now.
+      d.rootfs.checkStorageOpt(hostConfig.StorageOpt ?? {});
       await prepareRecordText(rec); // a large Config serialised in slices, once
       d.store.put(rec, recordText(rec)); // throws the 409 if a concurrent create took the name
     } catch (err) {

@@ -30,6 +30,8 @@ async function exists(p: string): Promise<boolean> {
 
 export class RootfsManager {
   private readonly builds = new Map<string, Promise<string>>();
+  /** Writable layers being made by `ensure`, by key. */
+  private readonly preparing = new Map<string, Promise<void>>();
   /** The client with the storage driver's snapshotter as its default: every call below goes there. */
   private readonly client: SupervisorClient;
 
@@ -158,6 +160,32 @@ export class RootfsManager {
     const parent = await this.initLayer(chainId, remapped);
     const mounts = await this.client.snapshots.prepare({ key, parent, labels: { [GC_ROOT]: new Date().toISOString() } });
     if (size !== undefined) await this.sizeLimit.apply(mounts, size);
+  }
+
+  /** Refuses a --storage-opt the driver does not take, with the error create answers (nothing is made). */
+  checkStorageOpt(storageOpt: Record<string, string> = {}): void {
+    this.sizeLimit.check(storageOpt);
+  }
+
+  /**
+   * The writable layer `key`, made now if it is not there yet (`prepare`, once however many callers
+   * ask at the same time). One that exists already counts as made: an earlier call got that far
+   * before the daemon was killed.
+   */
+  ensure(key: string, chainId: string, remapped: boolean, storageOpt: Record<string, string> = {}): Promise<void> {
+    let p = this.preparing.get(key);
+    if (!p) {
+      p = this.prepare(key, chainId, remapped, storageOpt)
+        .catch(async (err) => {
+          if (err instanceof EngineError && err.code === 'CONFLICT') return;
+          // A layer made whose size limit failed to apply goes: the next call makes it again.
+          await this.remove(key).catch(() => undefined); // the prepare's error is the one reported
+          throw err;
+        })
+        .finally(() => this.preparing.delete(key));
+      this.preparing.set(key, p);
+    }
+    return p;
   }
 
   /**

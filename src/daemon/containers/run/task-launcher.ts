@@ -20,6 +20,7 @@ import { nowIso } from '../../../util/time.ts';
 import { etcFilePaths } from '../../../network/sandbox/etc-files.ts';
 import { taskRootfs } from '../fs/fuse-rootfs.ts';
 import { sysfsPath } from '../fs/netns-sysfs.ts';
+import { ensureWritableLayer } from '../fs/writable-layer.ts';
 import { makeFifos, openFifoWriter, openOutputFifo, type StdioPaths } from '../io/fifo.ts';
 import type { RunNetworking } from '../../../network/container-contract.ts';
 import type { OutputHub } from '../io/output-hub.ts';
@@ -94,8 +95,8 @@ export class TaskLauncher {
     // Tasks.Create needs the namespace and the /etc files, and their paths are known already.
     const network = this.host.prepareNetwork(rec, dir, namespaces, ownNetwork, remap);
     network.catch(() => undefined); // settled below on every path
-    const rootMountsRead = this.d.rootfs.mounts(rec.Internal.snapshotKey);
-    rootMountsRead.catch(() => undefined); // a read: nothing to undo when a step before it fails
+    const rootMountsRead = ensureWritableLayer(this.d.rootfs, rec).then(() => this.d.rootfs.mounts(rec.Internal.snapshotKey));
+    rootMountsRead.catch(() => undefined); // awaited below; a layer made stays the container's (removed with it)
     let containerCreated = false;
     let fifosMade: Promise<StdioPaths> | undefined;
     try {
