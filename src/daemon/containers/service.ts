@@ -95,7 +95,7 @@ export class ContainerService {
   }
 
   /** The writable layers create leaves for their first use (fs/writable-layer.ts): one, or those on an image. */
-  readonly writableLayer = (rec: ContainerRecord): Promise<void> => ensureWritableLayer(this.d.rootfs, rec);
+  readonly writableLayer = (rec: ContainerRecord): Promise<void> => ensureWritableLayer(this.d.rootfs, rec).then(() => undefined);
   readonly keepLayersOf = (imageId: string): Promise<void> => this.queries.keepLayersOf(imageId);
   readonly imageUsers = (): Array<{ id: string; image: string; running: boolean }> => this.queries.imageUsers();
 

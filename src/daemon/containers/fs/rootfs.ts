@@ -31,7 +31,7 @@ async function exists(p: string): Promise<boolean> {
 export class RootfsManager {
   private readonly builds = new Map<string, Promise<string>>();
   /** Writable layers being made by `ensure`, by key. */
-  private readonly preparing = new Map<string, Promise<void>>();
+  private readonly preparing = new Map<string, Promise<Mount[] | undefined>>();
   /** The client with the storage driver's snapshotter as its default: every call below goes there. */
   private readonly client: SupervisorClient;
 
@@ -155,11 +155,12 @@ export class RootfsManager {
    * anything is made and applied to the new layer (btrfs: its size limit); a failure to apply
    * leaves the layer to the caller's undo.
    */
-  async prepare(key: string, chainId: string, remapped = false, storageOpt: Record<string, string> = {}): Promise<void> {
+  async prepare(key: string, chainId: string, remapped = false, storageOpt: Record<string, string> = {}): Promise<Mount[]> {
     const size = this.sizeLimit.check(storageOpt);
     const parent = await this.initLayer(chainId, remapped);
     const mounts = await this.client.snapshots.prepare({ key, parent, labels: { [GC_ROOT]: new Date().toISOString() } });
     if (size !== undefined) await this.sizeLimit.apply(mounts, size);
+    return mounts;
   }
 
   /** Refuses a --storage-opt the driver does not take, with the error create answers (nothing is made). */
@@ -169,15 +170,15 @@ export class RootfsManager {
 
   /**
    * The writable layer `key`, made now if it is not there yet (`prepare`, once however many callers
-   * ask at the same time). One that exists already counts as made: an earlier call got that far
-   * before the daemon was killed.
+   * ask at the same time), with its mounts. One that exists already counts as made (no mounts then):
+   * an earlier call got that far before the daemon was killed.
    */
-  ensure(key: string, chainId: string, remapped: boolean, storageOpt: Record<string, string> = {}): Promise<void> {
+  ensure(key: string, chainId: string, remapped: boolean, storageOpt: Record<string, string> = {}): Promise<Mount[] | undefined> {
     let p = this.preparing.get(key);
     if (!p) {
       p = this.prepare(key, chainId, remapped, storageOpt)
         .catch(async (err) => {
-          if (err instanceof EngineError && err.code === 'CONFLICT') return;
+          if (err instanceof EngineError && err.code === 'CONFLICT') return undefined;
           // A layer made whose size limit failed to apply goes: the next call makes it again.
           await this.remove(key).catch(() => undefined); // the prepare's error is the one reported
           throw err;

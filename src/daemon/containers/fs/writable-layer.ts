@@ -6,16 +6,23 @@
 // container that is created and removed without running now costs containerd nothing.
 import { usesRemap } from '../../../oci/userns.ts';
 import type { ContainerRecord } from '../record.ts';
+import type { Mount } from '../../../supervisor/types.ts';
 import type { RootfsManager } from './rootfs.ts';
 
-/** Makes `rec`'s writable layer if create left it for later; a no-op once it exists. */
-export async function ensureWritableLayer(rootfs: RootfsManager, rec: ContainerRecord): Promise<void> {
+/** Makes `rec`'s writable layer if create left it for later, answering its mounts; a no-op once it exists. */
+export async function ensureWritableLayer(rootfs: RootfsManager, rec: ContainerRecord): Promise<Mount[] | undefined> {
   const i = rec.Internal;
-  if (!i.layerPending) return;
+  if (!i.layerPending) return undefined;
   if (!i.chainId) throw new Error(`container ${rec.Id}: no image chain recorded for its writable layer`);
   if (i.snapshotter !== rootfs.snapshotter)
     throw new Error(`container ${rec.Id} was created with the ${i.snapshotter} snapshotter, not the daemon's ${rootfs.snapshotter}`);
-  await rootfs.ensure(i.snapshotKey, i.chainId, usesRemap(rec.HostConfig.UsernsMode, rootfs.remapping), rec.HostConfig.StorageOpt ?? {});
+  const mounts = await rootfs.ensure(
+    i.snapshotKey,
+    i.chainId,
+    usesRemap(rec.HostConfig.UsernsMode, rootfs.remapping),
+    rec.HostConfig.StorageOpt ?? {},
+  );
   // Kept in the stored record until it is next written: a layer found made counts as made.
   delete i.layerPending;
+  return mounts;
 }

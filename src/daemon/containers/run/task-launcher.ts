@@ -95,7 +95,7 @@ export class TaskLauncher {
     // Tasks.Create needs the namespace and the /etc files, and their paths are known already.
     const network = this.host.prepareNetwork(rec, dir, namespaces, ownNetwork, remap);
     network.catch(() => undefined); // settled below on every path
-    const rootMountsRead = ensureWritableLayer(this.d.rootfs, rec).then(() => this.d.rootfs.mounts(rec.Internal.snapshotKey));
+    const rootMountsRead = ensureWritableLayer(this.d.rootfs, rec).then((made) => made ?? this.d.rootfs.mounts(rec.Internal.snapshotKey));
     rootMountsRead.catch(() => undefined); // awaited below; a layer made stays the container's (removed with it)
     let containerCreated = false;
     let fifosMade: Promise<StdioPaths> | undefined;
