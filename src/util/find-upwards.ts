@@ -1,6 +1,7 @@
-// Files of the repository (build/commit, build/proto) found from the running module's location,
-// which is dist/src/<dir>/ for the compiled tree and dist/bundle/ for the bundled daemon.
+// Files of the repository (build/commit, build/proto, build/native) found from the running module's
+// location, which is dist/src/<dir>/ for the compiled tree and dist/bundle/ for the bundled daemon.
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -13,5 +14,20 @@ export function findUpwards(moduleUrl: string, relative: string): string | null 
     const parent = path.dirname(dir);
     if (parent === dir) return null;
     dir = parent;
+  }
+}
+
+/**
+ * The daemon's native helper `build/native/<name>.node` (built from src/native/<name>.c by
+ * scripts/build-native.mjs when a C compiler is there), or null when it was not built or does not
+ * load (built for another platform or libc). Each is optional: its callers say what goes without it.
+ */
+export function nativeHelper<T>(name: string): T | null {
+  const file = findUpwards(import.meta.url, `build/native/${name}.node`);
+  if (!file) return null;
+  try {
+    return createRequire(import.meta.url)(file) as T;
+  } catch {
+    return null; // built for another platform or libc
   }
 }

@@ -2,8 +2,7 @@
 // build/native/ when a C compiler is there). glibc gives freed memory back to the OS only from the
 // top of its heap: the buffers of a burst that die among a few survivors stay resident (measured:
 // 25–70 MiB free inside the heap after 256 MiB of logs, all of it returned by one malloc_trim).
-import { createRequire } from 'node:module';
-import { findUpwards } from './find-upwards.ts';
+import { nativeHelper } from './find-upwards.ts';
 
 /** What mallinfo2 says, in bytes: in use and free in the arenas, and in blocks mmapped on their own. */
 export interface MallocStats {
@@ -16,14 +15,7 @@ let helper: { trim(): boolean; stats(): MallocStats } | null | undefined;
 
 /** Whether the helper is there (loaded on first use). */
 export function mallocTrimAvailable(): boolean {
-  if (helper === undefined) {
-    const file = findUpwards(import.meta.url, 'build/native/malloc-trim.node');
-    try {
-      helper = file ? (createRequire(import.meta.url)(file) as { trim(): boolean; stats(): MallocStats }) : null;
-    } catch {
-      helper = null; // built for another platform or libc
-    }
-  }
+  if (helper === undefined) helper = nativeHelper<{ trim(): boolean; stats(): MallocStats }>('malloc-trim');
   return helper !== null;
 }
 

@@ -4,21 +4,13 @@
 // outright. Dropped at once, the blob's pages serve the pull's next writes while still warm. Measured
 // on a VM whose host takes back free guest memory (free page reporting): the pool's write CPU per
 // 210 MB pull 410–460 → 135–140 ms, the pull 0.66× → 0.58× dockerd's wall with 2 CPU burners.
-import { createRequire } from 'node:module';
-import { findUpwards } from '../../util/find-upwards.ts';
+import { nativeHelper } from '../../util/find-upwards.ts';
 
 let helper: { drop(fd: number): number } | null | undefined;
 
 /** Whether the helper is there (loaded on first use). */
 export function pageCacheHelperAvailable(): boolean {
-  if (helper === undefined) {
-    const file = findUpwards(import.meta.url, 'build/native/page-cache.node');
-    try {
-      helper = file ? (createRequire(import.meta.url)(file) as { drop(fd: number): number }) : null;
-    } catch {
-      helper = null; // built for another platform or libc
-    }
-  }
+  if (helper === undefined) helper = nativeHelper<{ drop(fd: number): number }>('page-cache');
   return helper !== null;
 }
 

@@ -3,9 +3,8 @@
 // Node's dgram cannot send on AF_UNIX. The sockets are non-blocking; a full socket buffer is retried
 // on a short timer, so the event loop never waits on a receiver.
 
-import { createRequire } from 'node:module';
 import { constants } from 'node:os';
-import { findUpwards } from '../../util/find-upwards.ts';
+import { nativeHelper } from '../../util/find-upwards.ts';
 import type { Transport } from './transport.ts';
 
 interface UnixgramHelper {
@@ -19,14 +18,7 @@ let helper: UnixgramHelper | null | undefined;
 
 /** The native helper, or null when it was not built. */
 export function unixgramHelper(): UnixgramHelper | null {
-  if (helper === undefined) {
-    const file = findUpwards(import.meta.url, 'build/native/unixgram.node');
-    try {
-      helper = file ? (createRequire(import.meta.url)(file) as UnixgramHelper) : null;
-    } catch {
-      helper = null; // built for another platform or libc
-    }
-  }
+  if (helper === undefined) helper = nativeHelper<UnixgramHelper>('unixgram');
   return helper;
 }
 
