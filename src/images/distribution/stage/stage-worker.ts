@@ -140,9 +140,9 @@ const blobWrites =
   pooled && (workerData as StageWorkerData | null)?.hashOnMain ? new WriteBuffers(GATHER, Math.max(POOL_WRITES, 6), sharedBuffer) : null;
 
 /**
- * A young-generation collection after every SCAVENGE_EVERY bytes received by this worker (all its
- * downloads together). Each socket read is a
- * fresh 64 KiB off-heap allocation owned by a Buffer that dies at once, but its memory goes back
+ * A young-generation collection after every SCAVENGE_EVERY bytes received through node:http by
+ * this worker (all its downloads together; socket-get.ts reads into one reused buffer, with no
+ * garbage to collect). Each socket read of node:http is a fresh 64 KiB off-heap allocation owned by a Buffer that dies at once, but its memory goes back
  * only when a collection finds it dead, and receiving makes so little garbage on the heap that
  * none comes for hundreds of MiB (external memory counts only against V8's global limit here:
  * bin/engined): measured, a 210 MB pull left ~100 MiB of socket reads per fetching worker in
@@ -188,21 +188,29 @@ async function download(j: Job, f: BlobFetch): Promise<void> {
   let fill = 0;
   let written = 0;
   let reported = 0;
-  const flush = () => {
-    for (let off = 0; off < fill;) off += writeSync(j.fd, gather, off, fill - off);
-    sinceGc += fill;
-    written += fill;
-    fill = 0;
-    // What is in the file (the rest of a received chunk may still be in the gather buffer).
-    j.tail?.postMessage({ type: 'written', bytes: written } satisfies ToTail);
+  /** Each chunk is a fresh allocation (node:http), freed only by a collection; not for socket-get.ts's reused buffer. */
+  let fresh = true;
+  const received = (n: number) => {
+    sinceGc += fresh ? n : 0;
     if (sinceGc >= SCAVENGE_EVERY) {
       sinceGc = 0;
       scavenge();
     }
   };
+  const flush = () => {
+    for (let off = 0; off < fill;) off += writeSync(j.fd, gather, off, fill - off);
+    written += fill;
+    // What is in the file (the rest of a received chunk may still be in the gather buffer).
+    j.tail?.postMessage({ type: 'written', bytes: written } satisfies ToTail);
+    received(fill);
+    fill = 0;
+  };
   try {
     const status = await fetchBlob(f, j.fetch!.signal, {
-      response: () => post(j.id, { type: 'response' }),
+      response: (how) => {
+        fresh = !how.reusedBuffer;
+        post(j.id, { type: 'response' });
+      },
       chunk: (c) => {
         j.hash?.update(c);
         j.size += c.length;
@@ -210,11 +218,7 @@ async function download(j: Job, f: BlobFetch): Promise<void> {
         let wait: Promise<void> | undefined;
         if (file) {
           wait = file.push(c);
-          sinceGc += c.length;
-          if (sinceGc >= SCAVENGE_EVERY) {
-            sinceGc = 0;
-            scavenge();
-          }
+          received(c.length);
         }
         for (let off = file ? c.length : 0; off < c.length;) {
           const n = c.copy(gather, fill, off);

@@ -7,6 +7,7 @@
 // refresh): the worker answers the status and the pull repeats the GET the usual way.
 import type { TlsSettings } from '../registry-hosts.ts';
 import { RegistryTransport, TransportError, type ProxySettings } from '../transport.ts';
+import { socketGet, socketGetFits } from './socket-get.ts';
 
 /** What the worker needs to GET a blob. */
 export interface BlobFetch {
@@ -59,16 +60,38 @@ function transportFor(proxies: ProxySettings): RegistryTransport {
 }
 
 export interface FetchHooks {
-  /** The response came (200). */
-  response(): void;
-  /** Every received chunk, in order; the chunk is the caller's to keep. */
+  /** The response came (200); `reusedBuffer`: the chunks are views of one reused buffer (socket-get.ts), not fresh allocations. */
+  response(how: { reusedBuffer: boolean }): void;
+  /** Every received chunk, in order: valid until this returns or the promise it returns settles (it may be a reused buffer). */
   chunk(c: Buffer): Promise<void> | void;
   /** All bytes are in. */
   received(): void;
 }
 
-/** GETs the blob; answers the HTTP status when it is not 200 (the body discarded), else 200 once all bytes went to `hooks.chunk`. */
+/** Whether a request to `url` goes through a proxy (as transport.ts decides; any NO_PROXY is not read: a proxy is assumed). */
+function proxied(url: URL, p: ProxySettings): boolean {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const loopback = host === 'localhost' || /^127\./.test(host) || host === '::1';
+  return !loopback && !!(p.httpProxy || p.httpsProxy || p.noProxy);
+}
+
+/**
+ * GETs the blob; answers the HTTP status when it is not 200 (the body discarded), else 200 once all
+ * bytes went to `hooks.chunk`. From a plain-HTTP registry the bytes come through socket-get.ts;
+ * whatever it declines goes through the worker's RegistryTransport.
+ */
 export async function fetchBlob(f: BlobFetch, signal: AbortSignal, hooks: FetchHooks): Promise<number> {
+  const url = new URL(f.url);
+  if (process.env.ENGINE_PULL_SOCKET_GET !== '0' && socketGetFits(url, proxied(url, f.proxies))) {
+    const r = await socketGet(url, f.headers, f.size, signal, {
+      response: () => hooks.response({ reusedBuffer: true }),
+      chunk: hooks.chunk,
+    });
+    if (r === 'done') {
+      hooks.received();
+      return 200;
+    }
+  }
   // Buffers arrive as plain Uint8Arrays (structured clone).
   const tls: TlsSettings = {
     ...f.tls,
@@ -87,7 +110,7 @@ export async function fetchBlob(f: BlobFetch, signal: AbortSignal, hooks: FetchH
       badLength: true,
     });
   }
-  hooks.response();
+  hooks.response({ reusedBuffer: false });
   let received = 0;
   try {
     for await (const chunk of res.body as AsyncIterable<Buffer>) {
