@@ -64,6 +64,28 @@ test('a 200 of the expected length: every byte in order, the request carrying th
       assert.equal(c.responses, 1);
       assert.ok(Buffer.concat(c.parts).equals(BLOB), `the bytes in order (a wait every ${waitEvery} chunks)`);
     }
+    // The head in pieces (its end split between two reads), the body after it.
+    const drip = await tcp((_req, s) => {
+      s.setNoDelay(true);
+      const pieces = [ok(BLOB.length).slice(0, 20), ok(BLOB.length).slice(20, -1), '\n', BLOB];
+      const next = () => {
+        const p = pieces.shift();
+        if (p === undefined) return void s.end();
+        s.write(p);
+        setTimeout(next, 15);
+      };
+      next();
+    });
+    const d = collect();
+    assert.equal(await socketGet(drip.url, {}, BLOB.length, new AbortController().signal, d.hooks), 'done');
+    assert.ok(Buffer.concat(d.parts).equals(BLOB), 'a head in pieces');
+    drip.server.close();
+    // An empty blob: done at the head.
+    const empty = await tcp((_req, s) => s.end(ok(0)));
+    const e = collect();
+    assert.equal(await socketGet(empty.url, {}, 0, new AbortController().signal, e.hooks), 'done');
+    assert.deepEqual([e.responses, e.parts.length], [1, 0]);
+    empty.server.close();
     assert.match(seen, /^GET \/v2\/x\/blobs\/sha256:abc HTTP\/1\.1\r\n/);
     assert.match(seen, new RegExp(`\r\nHost: 127\\.0\\.0\\.1:${url.port}\r\n`));
     assert.match(seen, /\r\nAuthorization: Bearer t\r\n/);
@@ -85,7 +107,7 @@ test('anything but a plain 200 of the expected length is declined before the cal
   const { server, url } = await tcp((req, s) => {
     const path = /^GET (\S+)/.exec(req)![1]!;
     if (path === '/closed') return void s.destroy();
-    if (path === '/endless') return void s.write('HTTP/1.1 200 OK\r\nX-Pad: ' + 'a'.repeat(300_000));
+    if (path === '/endless') return void s.write('HTTP/1.1 200 OK\r\nX-Pad: ' + 'a'.repeat(20_000)); // a head over 16 KiB
     s.end(answers[path]!);
   });
   try {

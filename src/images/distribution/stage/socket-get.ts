@@ -17,8 +17,10 @@ export interface SocketGetHooks {
   chunk(c: Buffer): Promise<void> | void;
 }
 
-/** Bytes of one socket read (and of the whole head at most). */
+/** Bytes of one socket read. */
 const READ = 256 * 1024;
+/** A response head longer than this is declined (node:http's default limit too). */
+const HEAD_MAX = 16 * 1024;
 /** Idle time allowed with no bytes moving, as the usual request's (transport.ts). */
 const IDLE_MS = 60_000;
 
@@ -71,7 +73,10 @@ export function socketGet(
 
   return new Promise((resolve, reject) => {
     const buf = buffers.pop() ?? Buffer.allocUnsafeSlow(READ);
-    let head: Buffer | null = Buffer.alloc(0); // null once the body began
+    // The head is copied out of the reads into its own buffer; its end is searched in the new bytes only.
+    const head = Buffer.allocUnsafe(HEAD_MAX);
+    let headLen = 0;
+    let inHead = true;
     let received = 0;
     let settled = false;
     const settle = (err: Error | null, r?: 'done' | 'declined') => {
@@ -108,30 +113,33 @@ export function socketGet(
     };
     const onRead = (nread: number): boolean => {
       if (settled) return false;
-      if (head === null) {
+      if (!inHead) {
         body(0, Math.min(nread, size - received));
         return true;
       }
-      const sofar = Buffer.concat([head, buf.subarray(0, nread)]);
-      const end = sofar.indexOf('\r\n\r\n');
+      const before = headLen;
+      headLen += buf.copy(head, headLen, 0, Math.min(nread, HEAD_MAX - headLen));
+      const end = head.subarray(0, headLen).indexOf('\r\n\r\n', Math.max(0, before - 3));
       if (end < 0) {
-        if (sofar.length >= READ)
-          settle(null, 'declined'); // a head this long is not a registry's blob answer
-        else head = sofar;
-        return true;
+        if (headLen < HEAD_MAX) return true;
+        settle(null, 'declined'); // a head this long is not a registry's blob answer
+        return false;
       }
-      const parsed = parseHead(sofar.subarray(0, end).toString('latin1'));
+      const parsed = parseHead(head.subarray(0, end).toString('latin1'));
       const length = parsed?.headers.get('content-length');
       if (!parsed || parsed.status !== 200 || parsed.headers.has('transfer-encoding') || length !== String(size)) {
         settle(null, 'declined');
         return false;
       }
-      head = null;
+      inHead = false;
       hooks.response();
-      // The first body bytes came with the head: `sofar` is a copy, so they go through the read buffer too.
-      const rest = sofar.subarray(end + 4, end + 4 + size);
-      rest.copy(buf, 0);
-      body(0, rest.length);
+      if (size === 0) {
+        settle(null, 'done');
+        return false;
+      }
+      // The first body bytes came with the end of the head, in this read.
+      const from = end + 4 - before;
+      body(from, Math.min(nread, from + size));
       return true;
     };
     const socket: Socket = connect({
@@ -140,13 +148,12 @@ export function socketGet(
       onread: { buffer: buf, callback: (n: number) => onRead(n) },
     });
     socket.setTimeout(IDLE_MS, () => {
-      if (head !== null) return settle(null, 'declined');
+      if (inHead) return settle(null, 'declined');
       settle(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' }));
     });
     socket.on('connect', () => socket.write(request));
     // Before the body: the usual request tries again and words what happens; after: a cut connection.
-    const cut = () =>
-      head !== null ? settle(null, 'declined') : settle(Object.assign(new Error('unexpected EOF'), { code: 'ECONNRESET' }));
+    const cut = () => (inHead ? settle(null, 'declined') : settle(Object.assign(new Error('unexpected EOF'), { code: 'ECONNRESET' })));
     socket.on('error', cut);
     socket.on('end', cut);
     signal.addEventListener('abort', onAbort, { once: true });
