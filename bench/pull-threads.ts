@@ -10,7 +10,7 @@
 // PULL_THREADS_LOG=file: its output. ENGINE_* variables for one tree: --root DIR:ENGINE_X=1.
 
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { startBurners } from './lib/burners.ts';
 import { loadAverage } from './lib/proc.ts';
@@ -41,24 +41,6 @@ for (let i = 0; i < args.length; i++) {
   else throw new Error(`unknown argument ${a}`);
 }
 if (!roots.length) roots.push({ root: resolve('.'), env: {} });
-
-/** CPU ms per thread name of a process (threads that ended are not counted). */
-function threads(pid: number): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    } catch {
-      continue; // ended meanwhile
-    }
-    const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const key = tid === String(pid) ? 'main' : name;
-    out.set(key, (out.get(key) ?? 0) + (Number(f[11]) + Number(f[12])) * 10);
-  }
-  return out;
-}
 
 interface Contender {
   name: string;
@@ -93,10 +75,8 @@ try {
       if (b) await new Promise((r) => setTimeout(r, 500)); // burners on the CPU before the pull
       try {
         for (const c of i % 2 ? [...contenders].reverse() : contenders) {
-          const before = threads(c.daemon.pid);
           const r = await pullOnce(c.daemon as never, img);
-          const after = threads(c.daemon.pid);
-          const t = new Map([...after].map(([k, v]) => [k, v - (before.get(k) ?? 0)] as const).filter(([, v]) => v > 0));
+          const t = r.threads;
           (c.runs[mode] ??= []).push({ ms: r.ms, cpu: r.cpu.daemon + r.cpu.containerd, ...r.cpu, threads: t });
           console.error(
             `${mode}: ${c.name}: ${r.ms.toFixed(0)} ms, CPU ${r.cpu.daemon} + ${r.cpu.containerd} ms (${[...t].map(([k, v]) => `${k} ${v}`).join(', ')}); load ${loadAverage()}`,

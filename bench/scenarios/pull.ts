@@ -10,7 +10,7 @@ import { pushRawImage, sha256, startRegistry, type TestRegistry } from '../../te
 import { SupervisorClient } from '../../src/supervisor/client.ts';
 import { tarToBuffer } from '../../src/util/tar-writer.ts';
 import { api } from '../lib/http.ts';
-import { cpuMeter } from '../lib/proc.ts';
+import { cpuMeter, threadCpu } from '../lib/proc.ts';
 import type { DaemonUnderTest } from '../targets/daemon.ts';
 
 export const PULL_LAYERS = 4;
@@ -27,6 +27,8 @@ export interface PullImage {
 export interface PullRun {
   ms: number;
   cpu: { daemon: number; containerd: number };
+  /** The daemon's CPU ms in the pull by thread kind (main, WorkerThread, libuv-worker, V8Worker…). */
+  threads: Map<string, number>;
 }
 
 /** The registry with the bench image pushed; `shape` changes its layers (default 4 × 50 MiB). */
@@ -55,9 +57,13 @@ export async function startPullRegistry(shape: { layers?: number; layerBytes?: n
 /** One pull on an empty store, then the image removed again (not timed). */
 export async function pullOnce(d: DaemonUnderTest & { containerdSocket?: string }, img: PullImage): Promise<PullRun> {
   const cpu = cpuMeter({ daemon: d.pid, containerd: d.containerdPid() });
+  const th0 = threadCpu(d.pid);
   const t0 = performance.now();
   const r = await api(d.socket, 'POST', `/images/create?fromImage=${encodeURIComponent(img.repo)}&tag=${img.tag}`, undefined, [200]);
-  const run = { ms: performance.now() - t0, cpu: cpu() };
+  const ms = performance.now() - t0;
+  const th1 = threadCpu(d.pid);
+  const threads = new Map([...th1].map(([k, v]) => [k, v - (th0.get(k) ?? 0)] as const).filter(([, v]) => v > 0));
+  const run = { ms, cpu: cpu(), threads };
   const text = r.text();
   if (/"error(Detail)?"/.test(text)) throw new Error(`${d.kind}: pull failed: ${text.slice(-500)}`);
   await api(d.socket, 'DELETE', `/images/${encodeURIComponent(`${img.repo}:${img.tag}`)}`, undefined, [200]);
