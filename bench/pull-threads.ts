@@ -13,7 +13,7 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { startBurners } from './lib/burners.ts';
-import { loadAverage } from './lib/proc.ts';
+import { loadAverage, meanByThread, threadText } from './lib/proc.ts';
 import { median } from './lib/stats.ts';
 import { pullOnce, startPullRegistry } from './scenarios/pull.ts';
 import type { DaemonUnderTest } from './targets/daemon.ts';
@@ -93,13 +93,7 @@ try {
   for (const mode of modes) {
     for (const c of contenders) {
       const rs = c.runs[mode] ?? [];
-      const names = new Set(rs.flatMap((r) => [...r.threads.keys()]));
-      const per = [...names]
-        .map((k) => [k, rs.reduce((s, r) => s + (r.threads.get(k) ?? 0), 0) / rs.length] as const)
-        .sort((a, b) => b[1] - a[1])
-        .filter(([, v]) => v >= 10)
-        .map(([k, v]) => `${k} ${v.toFixed(0)}`)
-        .join(', ');
+      const per = threadText(meanByThread(rs.map((r) => r.threads)), 10);
       const m = (f: (r: (typeof rs)[number]) => number) => median(rs.map(f)).toFixed(0);
       console.log(
         `| ${mode} | ${c.name} | ${m((r) => r.ms)} | ${m((r) => r.cpu)} | ${m((r) => r.daemon)} | ${m((r) => r.containerd)} | ${per} |`,

@@ -3,7 +3,7 @@
 import { mkdtemp } from 'node:fs/promises';
 import { progress } from '../lib/options.ts';
 import { startBurners } from '../lib/burners.ts';
-import { cpuMeter, loadAverage } from '../lib/proc.ts';
+import { cpuMeter, loadAverage, meanByThread, threadText } from '../lib/proc.ts';
 import { interleave } from '../lib/stats.ts';
 import { startTracked, stopTracked, workDirs } from '../lib/tracked.ts';
 import { clientCli } from '../scenarios/client-cli.ts';
@@ -84,22 +84,11 @@ export async function pullGroup(c: GroupContext): Promise<void> {
       `pull group: ${c.opts.busy ? `${c.opts.busy} CPU burners (--busy)` : 'no CPU burners'}, load average before ${loadBefore}, after ${loadAverage()}`,
     );
     // Where each daemon's CPU went: a slower pull shows which thread grew.
-    const byThread = Object.entries(r).map(([kind, runs]) => `${kind}: ${meanByThread(runs.map((x) => x.threads))}`);
+    const byThread = Object.entries(r).map(([kind, runs]) => `${kind}: ${threadText(meanByThread(runs.map((x) => x.threads)), 10)}`);
     c.res.notes.push(`pull, the daemon's CPU per pull by thread (mean ms): ${byThread.join('; ')}`);
   } finally {
     await burners.stop();
     await stopTracked(service);
     await img.registry.cleanup().catch((e) => progress(`stopping the registry: ${(e as Error).message}`));
   }
-}
-
-/** `WorkerThread 430, main 218, …`: the mean ms of each thread kind over the runs, largest first. */
-function meanByThread(runs: Array<Map<string, number>>): string {
-  const kinds = new Set(runs.flatMap((t) => [...t.keys()]));
-  return [...kinds]
-    .map((k) => [k, runs.reduce((s, t) => s + (t.get(k) ?? 0), 0) / runs.length] as const)
-    .filter(([, v]) => v >= 10)
-    .sort((a, b) => b[1] - a[1])
-    .map(([k, v]) => `${k} ${v.toFixed(0)}`)
-    .join(', ');
 }

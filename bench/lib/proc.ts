@@ -106,16 +106,30 @@ export function threadCpu(pid: number): Map<string, number> {
   return out;
 }
 
+/** The CPU ms each thread kind used between two threadCpu readings (kinds that used none left out). */
+export function threadCpuSince(a: Map<string, number>, b: Map<string, number>): Map<string, number> {
+  return new Map([...b].map(([k, v]) => [k, v - (a.get(k) ?? 0)] as const).filter(([, v]) => v > 0));
+}
+
+/** `WorkerThread 430, main 218, …`: thread kinds by cost, largest first, those under `min` ms left out. */
+export function threadText(t: Map<string, number>, min = 0): string {
+  return [...t]
+    .filter(([, v]) => v >= min)
+    .sort((x, y) => y[1] - x[1])
+    .map(([k, v]) => `${k} ${v.toFixed(0)}`)
+    .join(', ');
+}
+
+/** The mean of each thread kind over several threadCpuSince readings. */
+export function meanByThread(runs: Array<Map<string, number>>): Map<string, number> {
+  const kinds = new Set(runs.flatMap((t) => [...t.keys()]));
+  return new Map([...kinds].map((k) => [k, runs.reduce((s, t) => s + (t.get(k) ?? 0), 0) / runs.length] as const));
+}
+
 /** The CPU ms each thread kind used between two threadCpu readings: their total, and the kinds by cost. */
 export function threadDelta(a: Map<string, number>, b: Map<string, number>): { total: number; text: string } {
-  const d = [...b].map(([k, v]) => [k, v - (a.get(k) ?? 0)] as const).filter(([, v]) => v > 0);
-  return {
-    total: d.reduce((s, [, v]) => s + v, 0),
-    text: d
-      .sort((x, y) => y[1] - x[1])
-      .map(([k, v]) => `${k} ${v.toFixed(0)}`)
-      .join(', '),
-  };
+  const d = threadCpuSince(a, b);
+  return { total: [...d.values()].reduce((s, v) => s + v, 0), text: threadText(d) };
 }
 
 /** engined's resident memory by kind of mapping, MiB. */

@@ -10,7 +10,7 @@ import { pushRawImage, sha256, startRegistry, type TestRegistry } from '../../te
 import { SupervisorClient } from '../../src/supervisor/client.ts';
 import { tarToBuffer } from '../../src/util/tar-writer.ts';
 import { api } from '../lib/http.ts';
-import { cpuMeter, threadCpu } from '../lib/proc.ts';
+import { cpuMeter, threadCpu, threadCpuSince } from '../lib/proc.ts';
 import type { DaemonUnderTest } from '../targets/daemon.ts';
 
 export const PULL_LAYERS = 4;
@@ -61,9 +61,7 @@ export async function pullOnce(d: DaemonUnderTest & { containerdSocket?: string 
   const t0 = performance.now();
   const r = await api(d.socket, 'POST', `/images/create?fromImage=${encodeURIComponent(img.repo)}&tag=${img.tag}`, undefined, [200]);
   const ms = performance.now() - t0;
-  const th1 = threadCpu(d.pid);
-  const threads = new Map([...th1].map(([k, v]) => [k, v - (th0.get(k) ?? 0)] as const).filter(([, v]) => v > 0));
-  const run = { ms, cpu: cpu(), threads };
+  const run = { ms, cpu: cpu(), threads: threadCpuSince(th0, threadCpu(d.pid)) };
   const text = r.text();
   if (/"error(Detail)?"/.test(text)) throw new Error(`${d.kind}: pull failed: ${text.slice(-500)}`);
   await api(d.socket, 'DELETE', `/images/${encodeURIComponent(`${img.repo}:${img.tag}`)}`, undefined, [200]);

@@ -105,6 +105,17 @@ export function describeNetError(
   return { text: msg, tls: /ssl|tls|certificate/i.test(msg) };
 }
 
+/**
+ * Whether a request to `url` is handed to the proxy settings at all: some are set and the host is
+ * not loopback (like Go's ProxyFromEnvironment, localhost and loopback never go through a proxy).
+ * NO_PROXY is read by the agent afterwards.
+ */
+export function mayUseProxy(url: URL, proxies: ProxySettings): boolean {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const loopback = host === 'localhost' || /^127\./.test(host) || host === '::1';
+  return !loopback && !!(proxies.httpProxy || proxies.httpsProxy || proxies.noProxy);
+}
+
 export class RegistryTransport {
   private readonly agents = new Map<string, HttpAgent>();
 
@@ -121,10 +132,7 @@ export class RegistryTransport {
     if (proxies.httpProxy) proxyEnv.HTTP_PROXY = proxies.httpProxy;
     if (proxies.httpsProxy) proxyEnv.HTTPS_PROXY = proxies.httpsProxy;
     if (proxies.noProxy) proxyEnv.NO_PROXY = proxies.noProxy;
-    // Like Go's ProxyFromEnvironment: localhost and loopback addresses never go through a proxy.
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    const loopback = host === 'localhost' || /^127\./.test(host) || host === '::1';
-    const useProxy = !loopback && Object.keys(proxyEnv).length > 0;
+    const useProxy = mayUseProxy(url, proxies);
     const https = url.protocol === 'https:';
     const id = createHash('sha256')
       .update(JSON.stringify([https, useProxy ? proxyEnv : {}, tls?.verify ?? true, tls?.ca ?? null]))

@@ -6,7 +6,7 @@
 // every layer waits for. Anything but a 200 is left to the main thread (its error wording, auth
 // refresh): the worker answers the status and the pull repeats the GET the usual way.
 import type { TlsSettings } from '../registry-hosts.ts';
-import { RegistryTransport, TransportError, type ProxySettings } from '../transport.ts';
+import { mayUseProxy, RegistryTransport, TransportError, type ProxySettings } from '../transport.ts';
 import { socketGet, socketGetFits } from './socket-get.ts';
 
 /** What the worker needs to GET a blob. */
@@ -68,13 +68,6 @@ export interface FetchHooks {
   received(): void;
 }
 
-/** Whether a request to `url` goes through a proxy (as transport.ts decides; any NO_PROXY is not read: a proxy is assumed). */
-function proxied(url: URL, p: ProxySettings): boolean {
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  const loopback = host === 'localhost' || /^127\./.test(host) || host === '::1';
-  return !loopback && !!(p.httpProxy || p.httpsProxy || p.noProxy);
-}
-
 /**
  * GETs the blob; answers the HTTP status when it is not 200 (the body discarded), else 200 once all
  * bytes went to `hooks.chunk`. From a plain-HTTP registry the bytes come through socket-get.ts;
@@ -82,7 +75,7 @@ function proxied(url: URL, p: ProxySettings): boolean {
  */
 export async function fetchBlob(f: BlobFetch, signal: AbortSignal, hooks: FetchHooks): Promise<number> {
   const url = new URL(f.url);
-  if (process.env.ENGINE_PULL_SOCKET_GET !== '0' && socketGetFits(url, proxied(url, f.proxies))) {
+  if (process.env.ENGINE_PULL_SOCKET_GET !== '0' && socketGetFits(url, mayUseProxy(url, f.proxies))) {
     const r = await socketGet(url, f.headers, f.size, signal, {
       response: () => hooks.response({ reusedBuffer: true }),
       chunk: hooks.chunk,
